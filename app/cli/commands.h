@@ -1,0 +1,14 @@
+// Subcommands of the probe command line tool.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace probe::cli {
+
+using Args = std::vector<std::string>;
+
+int runConfigCommand(const Args& args);
+
+}  // namespace probe::cli

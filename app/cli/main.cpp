@@ -1,0 +1,58 @@
+// probe: the command line tool (run a model under the probe, check configs, summarise dumps).
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "probe_config.h"
+
+namespace {
+
+const char* kUsage =
+    "Usage: probe <command> [options]\n"
+    "\n"
+    "Find where a neural network's numbers go wrong.\n"
+    "\n"
+    "Commands:\n"
+    "  config validate FILE [--kind op|api]\n"
+    "                    Check a config file exactly as the runtime would and print every\n"
+    "                    problem (file, key, what is wrong, accepted values).\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help        Show this help (also: probe <command> --help)\n"
+    "  -V, --version     Show the version\n"
+    "\n"
+    "Exit codes: 0 success, 1 problems found, 64 usage error, 65 invalid config,\n"
+    "66 unreadable input, 70 internal error, 73 output not writable.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace probe::cli;
+    try {
+        Args args(argv + 1, argv + argc);
+        if (args.empty()) {
+            std::fputs(kUsage, stderr);
+            return kExitUsage;
+        }
+        const std::string command = args.front();
+        if (command == "-h" || command == "--help" || command == "help") {
+            std::fputs(kUsage, stdout);
+            return kExitOk;
+        }
+        if (command == "-V" || command == "--version") {
+            std::printf("probe %s\n", PROBE_VERSION_STRING);
+            return kExitOk;
+        }
+        Args rest(args.begin() + 1, args.end());
+        if (command == "config") return runConfigCommand(rest);
+        std::fprintf(stderr, "probe: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+        return kExitUsage;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "probe: internal error: %s\n", e.what());
+        return kExitInternal;
+    }
+}

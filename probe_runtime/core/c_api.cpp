@@ -1,0 +1,119 @@
+// The C API: thin wrappers that keep every exception inside the library.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <exception>
+#include <new>
+
+#include "probe/probe.h"
+#include "probe_config.h"
+#include "runtime.h"
+
+using probe::runtime::Runtime;
+
+namespace {
+
+// Runs `body`; any exception becomes PROBE_E_INTERNAL with its text as the thread's last error.
+template <typename Body>
+auto guarded(const char* function, Body body, decltype(body()) onError) noexcept -> decltype(body()) {
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        Runtime::setLastError(std::string(function) + ": out of memory");
+    } catch (const std::exception& e) {
+        Runtime::setLastError(std::string(function) + ": " + e.what());
+    } catch (...) {
+        Runtime::setLastError(std::string(function) + ": unknown failure");
+    }
+    return onError;
+}
+
+}  // namespace
+
+extern "C" {
+
+int probe_start(const char* output_dir, const char* config_path) {
+    return guarded("probe_start", [&] { return Runtime::instance().start(output_dir, config_path); },
+                   PROBE_E_INTERNAL);
+}
+
+int probe_stop(void) {
+    return guarded("probe_stop", [] { return Runtime::instance().stop(); }, PROBE_E_INTERNAL);
+}
+
+int probe_is_started(void) { return Runtime::instance().isStarted() ? 1 : 0; }
+
+int probe_op_begin(const char* name, const char* type, const char* param_json) {
+    return guarded("probe_op_begin",
+                   [&] { return Runtime::instance().opBegin(name, type, param_json, probe::runtime::OpKind::Auto); },
+                   PROBE_E_INTERNAL);
+}
+
+int probe_op_begin_kind(const char* name, const char* type, const char* param_json, int kind) {
+    return guarded("probe_op_begin_kind",
+                   [&] {
+                       auto k = static_cast<probe::runtime::OpKind>(kind);
+                       if (kind < 0 || kind > 2) k = probe::runtime::OpKind::Auto;
+                       return Runtime::instance().opBegin(name, type, param_json, k);
+                   },
+                   PROBE_E_INTERNAL);
+}
+
+int probe_op_tensor_ex(int io, int index, const char* arg_name, int dtype, int format, const int64_t* dims,
+                       int ndims, const void* data, uint64_t nbytes, uint64_t buffer_id) {
+    return guarded("probe_op_tensor",
+                   [&] {
+                       probe::runtime::TensorReport t;
+                       t.io = io;
+                       t.index = index;
+                       t.argName = arg_name;
+                       t.dtype = dtype;
+                       t.format = format;
+                       t.dims = dims;
+                       t.ndims = ndims;
+                       t.data = data;
+                       t.nbytes = nbytes;
+                       t.bufferId = buffer_id;
+                       return Runtime::instance().opTensor(t);
+                   },
+                   PROBE_E_INTERNAL);
+}
+
+int probe_op_tensor(int io, int index, const char* arg_name, int dtype, int format, const int64_t* dims, int ndims,
+                    const void* data, uint64_t nbytes) {
+    return probe_op_tensor_ex(io, index, arg_name, dtype, format, dims, ndims, data, nbytes, 0);
+}
+
+int probe_op_end(void) {
+    return guarded("probe_op_end", [] { return Runtime::instance().opEnd(); }, PROBE_E_INTERNAL);
+}
+
+int probe_op_wants(void) {
+    return guarded("probe_op_wants", [] { return Runtime::instance().opWants(); }, 0);
+}
+
+int probe_is_awake(void) { return Runtime::instance().isAwake() ? 1 : 0; }
+
+uint64_t probe_state_generation(void) { return Runtime::instance().stateGeneration(); }
+
+int probe_set_device(int device_id) {
+    return guarded("probe_set_device", [&] { return Runtime::instance().setDevice(device_id); }, PROBE_E_INTERNAL);
+}
+
+int probe_report_model(const char* model_name, const char* model_json) {
+    return guarded("probe_report_model", [&] { return Runtime::instance().reportModel(model_name, model_json); },
+                   PROBE_E_INTERNAL);
+}
+
+int probe_report_layer(const char* layer_name, const char* layer_json) {
+    return guarded("probe_report_layer", [&] { return Runtime::instance().reportLayer(layer_name, layer_json); },
+                   PROBE_E_INTERNAL);
+}
+
+int64_t probe_next_round(void) {
+    return guarded("probe_next_round", [] { return Runtime::instance().nextRound(); }, int64_t{PROBE_E_INTERNAL});
+}
+
+const char* probe_last_error(void) { return Runtime::lastError(); }
+
+const char* probe_version(void) { return PROBE_VERSION_STRING; }
+
+}  // extern "C"

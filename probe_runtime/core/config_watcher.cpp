@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "config_watcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+namespace probe::runtime {
+namespace {
+constexpr int kPollIntervalMs = 100;  // polling fallback only
+}
+
+ConfigWatcher::ConfigWatcher(std::string path, std::function<void(Change)> onChange)
+    : path_(std::move(path)), onChange_(std::move(onChange)) {
+    const size_t slash = path_.rfind('/');
+    directory_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
+    fileName_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+}
+
+ConfigWatcher::~ConfigWatcher() { stop(); }
+
+void ConfigWatcher::start() {
+    if (thread_.joinable()) return;
+    if (::pipe2(wakePipe_, O_CLOEXEC | O_NONBLOCK) != 0) wakePipe_[0] = wakePipe_[1] = -1;
+    inotifyFd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (inotifyFd_ >= 0) {
+        // Written in place (close after write) or replaced (rename onto it, the atomic way);
+        // creation alone is ignored: the content arrives with the close.
+        watchDescriptor_ = ::inotify_add_watch(inotifyFd_, directory_.c_str(),
+                                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM);
+        if (watchDescriptor_ < 0) {
+            ::close(inotifyFd_);
+            inotifyFd_ = -1;
+        }
+    }
+    pollFileChanged();  // remember the current state for the polling fallback
+    stop_ = false;
+    thread_ = std::thread([this] { run(); });
+}
+
+void ConfigWatcher::stop() {
+    if (!thread_.joinable()) return;
+    stop_ = true;
+    if (wakePipe_[1] >= 0) {
+        char c = 1;
+        if (::write(wakePipe_[1], &c, 1) < 0) {
+        }
+    }
+    thread_.join();
+    for (int* fd : {&inotifyFd_, &wakePipe_[0], &wakePipe_[1]}) {
+        if (*fd >= 0) ::close(*fd);
+        *fd = -1;
+    }
+}
+
+void ConfigWatcher::abandonAfterFork() {
+    if (thread_.joinable()) thread_.detach();
+    for (int* fd : {&inotifyFd_, &wakePipe_[0], &wakePipe_[1]}) {
+        if (*fd >= 0) ::close(*fd);
+        *fd = -1;
+    }
+}
+
+void ConfigWatcher::syncPending(int maxWaitMs) {
+    if (inotifyFd_ < 0) return;
+    // Order matters: the watcher raises busy_ before it reads the queue, so an event that is
+    // no longer queued is either being handled (busy_) or already applied.
+    int queued = 0;
+    if (::ioctl(inotifyFd_, FIONREAD, &queued) != 0) queued = 0;
+    if (queued == 0 && busy_.load(std::memory_order_seq_cst) == 0) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(maxWaitMs);
+    idle_.wait_until(lock, deadline, [&] {
+        int pending = 0;
+        if (::ioctl(inotifyFd_, FIONREAD, &pending) != 0) pending = 0;
+        return pending == 0 && busy_.load() == 0;
+    });
+}
+
+void ConfigWatcher::run() {
+    while (!stop_) {
+        pollfd fds[2];
+        int count = 0;
+        if (inotifyFd_ >= 0) fds[count++] = {inotifyFd_, POLLIN, 0};
+        if (wakePipe_[0] >= 0) fds[count++] = {wakePipe_[0], POLLIN, 0};
+        const int timeout = inotifyFd_ >= 0 ? -1 : kPollIntervalMs;
+        int ready = ::poll(fds, static_cast<nfds_t>(count), timeout);
+        if (stop_) break;
+        if (ready < 0 && errno != EINTR) {
+            ::usleep(kPollIntervalMs * 1000);
+            continue;
+        }
+        if (inotifyFd_ >= 0) {
+            busy_.store(1, std::memory_order_seq_cst);
+            handleInotifyEvents();
+            busy_.store(0, std::memory_order_seq_cst);
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+            }
+            idle_.notify_all();
+        } else if (pollFileChanged()) {
+            onChange_(lastSize_ >= 0 ? Change::Written : Change::Removed);
+        }
+    }
+}
+
+bool ConfigWatcher::handleInotifyEvents() {
+    alignas(inotify_event) char buffer[16384];
+    bool written = false, removed = false;
+    while (true) {
+        ssize_t n = ::read(inotifyFd_, buffer, sizeof buffer);
+        if (n <= 0) break;
+        for (char* p = buffer; p < buffer + n;) {
+            auto* event = reinterpret_cast<inotify_event*>(p);
+            p += sizeof(inotify_event) + event->len;
+            if (event->len == 0 || fileName_ != event->name) continue;
+            if (event->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) {
+                written = true;
+                removed = false;
+            } else if (event->mask & (IN_DELETE | IN_MOVED_FROM)) {
+                removed = true;
+            }
+        }
+    }
+    if (written) onChange_(Change::Written);
+    else if (removed) onChange_(Change::Removed);
+    if (written || removed) handled_.fetch_add(1);
+    return written || removed;
+}
+
+bool ConfigWatcher::pollFileChanged() {
+    struct stat st;
+    int64_t mtime = -1, size = -1;
+    uint64_t inode = 0;
+    if (::stat(path_.c_str(), &st) == 0) {
+        mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+        size = st.st_size;
+        inode = st.st_ino;
+    }
+    const bool changed = mtime != lastMtimeNs_ || size != lastSize_ || inode != lastInode_;
+    lastMtimeNs_ = mtime;
+    lastSize_ = size;
+    lastInode_ = inode;
+    return changed;
+}
+
+}  // namespace probe::runtime

@@ -1,0 +1,59 @@
+// Watches the config file from its own thread (inotify on the file's directory, polling when
+// inotify is unavailable) so that ops never touch the file system. A change is picked up at
+// the next layer-level op boundary: syncPending() lets that boundary wait the few microseconds
+// the watcher needs when an event is already queued.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace probe::runtime {
+
+class ConfigWatcher {
+public:
+    enum class Change { Written, Removed };
+    // `onChange` runs on the watcher thread whenever the file was written, replaced or removed.
+    ConfigWatcher(std::string path, std::function<void(Change)> onChange);
+    ~ConfigWatcher();
+    ConfigWatcher(const ConfigWatcher&) = delete;
+    ConfigWatcher& operator=(const ConfigWatcher&) = delete;
+
+    void start();
+    void stop();
+    bool usesInotify() const { return inotifyFd_ >= 0; }
+
+    // If a change of the file is queued or being handled, wait (at most `maxWaitMs`) until
+    // the watcher has applied it. One ioctl and an atomic load when nothing is pending.
+    void syncPending(int maxWaitMs = 500);
+
+    void abandonAfterFork();
+
+private:
+    void run();
+    bool handleInotifyEvents();  // true when an event concerned our file
+    bool pollFileChanged();
+
+    std::string path_, directory_, fileName_;
+    std::function<void(Change)> onChange_;
+    int inotifyFd_ = -1;
+    int watchDescriptor_ = -1;
+    int wakePipe_[2] = {-1, -1};
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::atomic<int> busy_{0};
+    std::atomic<uint64_t> handled_{0};
+    std::mutex mutex_;
+    std::condition_variable idle_;
+
+    // Polling fallback state.
+    int64_t lastMtimeNs_ = -1;
+    int64_t lastSize_ = -1;
+    uint64_t lastInode_ = 0;
+};
+
+}  // namespace probe::runtime

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "dump_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "probe/format/file_util.h"
+#include "probe/format/statistic_csv.h"
+
+namespace probe::runtime {
+namespace {
+
+constexpr size_t kMaxOpenCsvFiles = 32;
+constexpr uint64_t kDiskCheckEveryBytes = 64ull << 20;
+constexpr int64_t kDiskCheckEveryMs = 1000;
+
+int64_t nowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string parentDirectory(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+std::string megabytes(int64_t bytes) { return std::to_string(bytes / (1 << 20)) + " MiB"; }
+
+}  // namespace
+
+DumpWriter::DumpWriter(WriterOptions options, std::function<void(const std::string&)> onError)
+    : options_(std::move(options)), onError_(std::move(onError)) {}
+
+DumpWriter::~DumpWriter() { stop(); }
+
+void DumpWriter::start() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (running_) return;
+    running_ = true;
+    stopRequested_ = false;
+    thread_ = std::thread([this] { run(); });
+}
+
+bool DumpWriter::enqueue(WriteJob job) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!running_ || stopRequested_ || (diskStopped() && job.kind != WriteJob::Kind::LatestFile)) {
+        ++counters_.droppedJobs;
+        return false;
+    }
+    const uint64_t cost = job.size + job.head.size();
+    spaceAvailable_.wait(lock, [&] {
+        return queue_.empty() || queuedBytes_ + cost <= options_.memoryCapBytes || stopRequested_;
+    });
+    if (job.kind == WriteJob::Kind::LatestFile) {
+        // Only the newest content is written; older queued versions become no-ops.
+        latestContent_[job.path] = std::move(job.head);
+        job.head.clear();
+    }
+    job.charged = cost;
+    queuedBytes_ += cost;
+    queue_.push_back(std::move(job));
+    ++enqueuedSeq_;
+    workAvailable_.notify_one();
+    return true;
+}
+
+void DumpWriter::drain() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!running_) return;
+    const uint64_t target = enqueuedSeq_;
+    progressed_.wait(lock, [&] { return writtenSeq_ >= target || !running_; });
+}
+
+void DumpWriter::stop() {
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (!running_) return;
+        const uint64_t target = enqueuedSeq_;
+        progressed_.wait(lock, [&] { return writtenSeq_ >= target; });
+        stopRequested_ = true;
+        workAvailable_.notify_all();
+        spaceAvailable_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
+    progressed_.notify_all();
+}
+
+void DumpWriter::abandonAfterFork() {
+    // The thread does not exist in the child; detach the handle without touching the mutex
+    // state the parent's threads may have held.
+    if (thread_.joinable()) thread_.detach();
+    running_ = false;
+}
+
+std::string DumpWriter::diskStoppedReason() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return diskStoppedReason_;
+}
+
+WriterCounters DumpWriter::counters() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return counters_;
+}
+
+uint64_t DumpWriter::queuedBytes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return queuedBytes_;
+}
+
+void DumpWriter::run() {
+    std::deque<WriteJob> batch;
+    while (true) {
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            workAvailable_.wait(lock, [&] { return !queue_.empty() || stopRequested_; });
+            if (queue_.empty() && stopRequested_) break;
+            batch.swap(queue_);
+            // Resolve coalesced files now, under the lock: the job holding the newest content
+            // for a path is the last one queued for it.
+            for (auto it = batch.rbegin(); it != batch.rend(); ++it) {
+                if (it->kind != WriteJob::Kind::LatestFile) continue;
+                auto latest = latestContent_.find(it->path);
+                if (latest != latestContent_.end()) {
+                    it->head = std::move(latest->second);
+                    it->kind = WriteJob::Kind::File;
+                    latestContent_.erase(latest);
+                }
+            }
+        }
+        process(batch);
+        std::lock_guard<std::mutex> lock(mutex_);
+        writtenSeq_ += batch.size();
+        batch.clear();
+        progressed_.notify_all();
+    }
+    closeCsvDescriptors();
+}
+
+void DumpWriter::process(std::deque<WriteJob>& batch) {
+    // Rows for the same file are gathered and written with one write() of whole lines.
+    std::unordered_map<std::string, std::pair<std::string, uint64_t>> rows;
+    std::vector<std::string> rowOrder;
+    for (auto& job : batch) {
+        switch (job.kind) {
+            case WriteJob::Kind::Row: {
+                auto [it, inserted] = rows.try_emplace(job.path);
+                if (inserted) rowOrder.push_back(job.path);
+                it->second.first += job.head;
+                it->second.second += 1;
+                break;
+            }
+            case WriteJob::Kind::Tensor:
+            case WriteJob::Kind::File:
+                writeTensorOrFile(job);
+                break;
+            case WriteJob::Kind::LatestFile:
+                break;  // superseded by a newer version in this batch
+        }
+        // Memory goes back as soon as the job is done, so waiting ops resume early.
+        job.data.reset();
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            queuedBytes_ -= job.charged;
+        }
+        spaceAvailable_.notify_all();
+    }
+    for (const auto& path : rowOrder) {
+        auto& entry = rows[path];
+        appendRows(path, entry.first, entry.second);
+    }
+}
+
+bool DumpWriter::ensureDirectoryFor(const std::string& path) {
+    const std::string dir = parentDirectory(path);
+    if (dir.empty() || createdDirectories_.count(dir)) return true;
+    int error = format::makeDirectories(dir);
+    if (error) {
+        if (error == ENOSPC || error == EDQUOT)
+            stopDumping("no space left on the device holding " + dir);
+        else
+            reportError("cannot create directory " + dir + ": " + std::strerror(error));
+        return false;
+    }
+    createdDirectories_.insert(dir);
+    return true;
+}
+
+void DumpWriter::writeTensorOrFile(WriteJob& job) {
+    if (diskStopped() && job.kind == WriteJob::Kind::Tensor) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++counters_.droppedJobs;
+        return;
+    }
+    if (job.kind == WriteJob::Kind::Tensor && !checkDiskSpace(job.size + job.head.size())) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++counters_.droppedJobs;
+        return;
+    }
+    if (!ensureDirectoryFor(job.path)) return;
+    int error = format::writeFileAtomically(job.path, job.head, job.data.get(), job.size);
+    if (error) {
+        if (error == ENOSPC || error == EDQUOT)
+            stopDumping("no space left writing " + job.path);
+        else
+            reportError("cannot write " + job.path + ": " + std::strerror(error));
+        return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++counters_.files;
+    counters_.bytes += job.size + job.head.size();
+}
+
+int DumpWriter::csvDescriptor(const std::string& path) {
+    auto it = csvFiles_.find(path);
+    if (it != csvFiles_.end()) {
+        it->second.lastUse = ++useClock_;
+        return it->second.fd;
+    }
+    if (csvFiles_.size() >= kMaxOpenCsvFiles) {
+        auto oldest = csvFiles_.begin();
+        for (auto i = csvFiles_.begin(); i != csvFiles_.end(); ++i)
+            if (i->second.lastUse < oldest->second.lastUse) oldest = i;
+        ::close(oldest->second.fd);
+        csvFiles_.erase(oldest);
+    }
+    if (!ensureDirectoryFor(path)) return -1;
+    if (!format::fileExists(path)) {
+        // The header appears atomically with the file: a reader never sees a file without it.
+        int error = format::writeFileAtomically(path, std::string(format::kStatisticCsvHeader) + "\n");
+        if (error) {
+            if (error == ENOSPC || error == EDQUOT)
+                stopDumping("no space left writing " + path);
+            else
+                reportError("cannot create " + path + ": " + std::strerror(error));
+            return -1;
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++counters_.files;
+    }
+    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        reportError("cannot open " + path + ": " + std::strerror(errno));
+        return -1;
+    }
+    csvFiles_[path] = CsvFile{fd, ++useClock_};
+    return fd;
+}
+
+void DumpWriter::appendRows(const std::string& path, const std::string& text, uint64_t rowCount) {
+    if (diskStopped()) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        counters_.droppedJobs += rowCount;
+        return;
+    }
+    int fd = csvDescriptor(path);
+    if (fd < 0) return;
+    // One write() of whole lines: a reader or a crash never sees half a row (short writes on a
+    // regular file happen only when the disk is full, handled below).
+    const char* p = text.data();
+    size_t left = text.size();
+    while (left > 0) {
+        ssize_t n = ::write(fd, p, left);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int error = errno;
+            if (error == ENOSPC || error == EDQUOT)
+                stopDumping("no space left appending to " + path);
+            else
+                reportError("cannot append to " + path + ": " + std::strerror(error));
+            // Cut back to the last whole line so the file stays parseable.
+            const off_t end = ::lseek(fd, 0, SEEK_END);
+            const size_t written = text.size() - left;
+            if (end >= 0 && written > 0) {
+                const size_t lastLine = text.rfind('\n', written - 1);
+                const size_t keep = lastLine == std::string::npos ? 0 : lastLine + 1;
+                if (::ftruncate(fd, end - static_cast<off_t>(written - keep)) != 0) {
+                }
+            }
+            return;
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    counters_.rows += rowCount;
+    counters_.bytes += text.size();
+}
+
+void DumpWriter::closeCsvDescriptors() {
+    for (auto& [path, file] : csvFiles_) ::close(file.fd);
+    csvFiles_.clear();
+}
+
+bool DumpWriter::checkDiskSpace(uint64_t upcomingBytes) {
+    bytesSinceDiskCheck_ += upcomingBytes;
+    const int64_t now = nowMs();
+    if (bytesSinceDiskCheck_ < kDiskCheckEveryBytes && now - lastDiskCheckMs_ < kDiskCheckEveryMs)
+        return true;
+    bytesSinceDiskCheck_ = 0;
+    lastDiskCheckMs_ = now;
+    const int64_t free = format::freeDiskBytes(options_.root);
+    if (free < 0) return true;  // unknown: let the write itself report ENOSPC
+    if (static_cast<uint64_t>(free) < options_.minFreeBytes + upcomingBytes) {
+        stopDumping("only " + megabytes(free) + " free on the disk holding " + options_.root +
+                    " (the minimum is " + megabytes(static_cast<int64_t>(options_.minFreeBytes)) +
+                    ", set by PROBE_MIN_FREE_MB)");
+        return false;
+    }
+    return true;
+}
+
+void DumpWriter::stopDumping(const std::string& reason) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (diskStopped_.load()) return;
+        diskStoppedReason_ = reason;
+        diskStopped_.store(true, std::memory_order_release);
+    }
+    reportError("dump stopped: " + reason + "; the model keeps running without the probe");
+}
+
+void DumpWriter::reportError(const std::string& message) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++counters_.errors;
+    }
+    if (onError_) onError_(message);
+}
+
+}  // namespace probe::runtime

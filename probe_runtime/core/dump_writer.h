@@ -1,0 +1,115 @@
+// The writer thread: owns the disk. Ops hand it work through a bounded queue; when the
+// queued bytes exceed the memory cap the op waits (back-pressure). Every file is written
+// under a temporary name and renamed; statistic.csv grows by whole rows. A disk guard stops
+// dumping with a message when free space runs low, while the model goes on.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace probe::runtime {
+
+struct WriteJob {
+    enum class Kind {
+        Tensor,      // head (.bin header) + data, written atomically to path
+        Row,         // head is one or more whole statistic.csv lines appended to path
+        File,        // head is the whole content, written atomically to path
+        LatestFile,  // like File, but only the newest queued content for a path is written
+    };
+    Kind kind = Kind::File;
+    std::string path;
+    std::string head;
+    std::unique_ptr<uint8_t[]> data;
+    uint64_t size = 0;
+    uint64_t charged = 0;  // bytes counted against the memory cap (set by enqueue)
+};
+
+struct WriterOptions {
+    std::string root;                         // atb_dump_data: status file and disk checks
+    uint64_t memoryCapBytes = 512ull << 20;   // queued tensor bytes before ops wait
+    uint64_t minFreeBytes = 256ull << 20;     // stop dumping below this free space
+};
+
+struct WriterCounters {
+    uint64_t files = 0, bytes = 0, rows = 0, errors = 0, droppedJobs = 0;
+};
+
+class DumpWriter {
+public:
+    // `onError` receives each problem as text (called on the writer thread).
+    DumpWriter(WriterOptions options, std::function<void(const std::string&)> onError);
+    ~DumpWriter();
+    DumpWriter(const DumpWriter&) = delete;
+    DumpWriter& operator=(const DumpWriter&) = delete;
+
+    void start();
+    // Queues a job; blocks while the queued bytes exceed the memory cap (unless the queue is
+    // empty, so one tensor bigger than the cap still goes through). Returns false when the
+    // writer is stopped (the job is dropped and counted).
+    bool enqueue(WriteJob job);
+    // Waits until every job queued before this call has been written.
+    void drain();
+    // Drains, then ends the thread.
+    void stop();
+
+    // True once the disk guard has stopped dumping (or a write hit ENOSPC).
+    bool diskStopped() const { return diskStopped_.load(std::memory_order_acquire); }
+    std::string diskStoppedReason() const;
+    WriterCounters counters() const;
+    uint64_t queuedBytes() const;
+
+    // Forget the thread after fork(): the child must not join or touch it.
+    void abandonAfterFork();
+
+private:
+    void run();
+    void process(std::deque<WriteJob>& batch);
+    void writeTensorOrFile(WriteJob& job);
+    void appendRows(const std::string& path, const std::string& rows, uint64_t rowCount);
+    bool ensureDirectoryFor(const std::string& path);
+    bool checkDiskSpace(uint64_t upcomingBytes);
+    void stopDumping(const std::string& reason);
+    void reportError(const std::string& message);
+    int csvDescriptor(const std::string& path);
+    void closeCsvDescriptors();
+
+    WriterOptions options_;
+    std::function<void(const std::string&)> onError_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable workAvailable_, spaceAvailable_, progressed_;
+    std::deque<WriteJob> queue_;
+    std::unordered_map<std::string, std::string> latestContent_;  // LatestFile: path -> newest
+    uint64_t queuedBytes_ = 0;
+    uint64_t enqueuedSeq_ = 0, writtenSeq_ = 0;
+    bool stopRequested_ = false, running_ = false;
+    std::thread thread_;
+
+    std::atomic<bool> diskStopped_{false};
+    std::string diskStoppedReason_;
+    WriterCounters counters_;
+
+    // Writer-thread state.
+    std::unordered_set<std::string> createdDirectories_;
+    struct CsvFile {
+        int fd = -1;
+        uint64_t lastUse = 0;
+    };
+    std::unordered_map<std::string, CsvFile> csvFiles_;
+    uint64_t useClock_ = 0;
+    uint64_t bytesSinceDiskCheck_ = 0;
+    int64_t lastDiskCheckMs_ = 0;
+};
+
+}  // namespace probe::runtime

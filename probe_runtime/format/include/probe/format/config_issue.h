@@ -1,0 +1,39 @@
+// Problems found in a config file, worded for people: which file, which key, what is wrong,
+// and what would be accepted.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probe::format {
+
+struct ConfigIssue {
+    std::string file;      // path as given, or "<text>"
+    std::string key;       // dotted key ("statistics.data_mode"), "" for the file as a whole
+    std::string problem;   // what is wrong
+    std::string accepted;  // what would be accepted, "" when not applicable
+    int line = 0;          // 1-based; 0 when unknown
+    int column = 0;
+    bool warning = false;  // accepted, but worth saying (a key that has no effect here)
+
+    // `config.json: key "task": "tensors" is not a valid value; accepted: "tensor", "statistics", "all"`
+    std::string toString() const;
+};
+
+std::string describeIssues(const std::vector<ConfigIssue>& issues);
+
+// Reads a whole small file. nullopt with `error` set when it cannot be read.
+std::optional<std::string> readTextFile(const std::string& path, std::string* error);
+
+// Parses JSON text; on a syntax error returns false and appends an issue with line and column.
+bool parseJsonText(std::string_view text, const std::string& file, nlohmann::json& out,
+                   std::vector<ConfigIssue>& issues);
+
+// A short rendering of a JSON value for messages ("\"abc\"", "3", "[1, 2]").
+std::string jsonSnippet(const nlohmann::json& value);
+
+}  // namespace probe::format

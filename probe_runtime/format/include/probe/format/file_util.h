@@ -1,0 +1,30 @@
+// Small POSIX file helpers shared by the writer and the readers. None throws.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace probe::format {
+
+// mkdir -p. Returns 0 or an errno value.
+int makeDirectories(const std::string& path);
+
+// Writes `parts` under a temporary name in the same directory, then renames over `path`, so a
+// reader never sees half a file. Returns 0 or an errno value (the temporary is removed).
+int writeFileAtomically(const std::string& path, std::string_view content);
+int writeFileAtomically(const std::string& path, std::string_view head, const void* data, uint64_t size);
+
+// Free bytes for unprivileged users on the file system holding `path`; -1 when unknown.
+int64_t freeDiskBytes(const std::string& path);
+
+// The absolute form of `path` (relative to the current directory), without resolving links.
+std::string absolutePath(const std::string& path);
+
+std::string joinPath(std::string_view a, std::string_view b);
+
+bool isDirectory(const std::string& path);
+bool fileExists(const std::string& path);
+
+}  // namespace probe::format

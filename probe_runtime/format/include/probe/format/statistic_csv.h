@@ -1,0 +1,40 @@
+// statistic.csv: one row per dumped tensor (FORMATS.md section 1).
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace probe::format {
+
+// The exact header line, without the line end.
+extern const char* const kStatisticCsvHeader;
+
+struct StatRow {
+    std::string devicePid;  // "0_39943", or "39943" when no device is known
+    int64_t round = 0;      // Execution Count
+    std::string opName;     // "/"-joined path
+    std::string opType;
+    std::string opId;       // "2_0"
+    bool isOutput = false;  // Input/Output column
+    std::string index;      // "0" or "2_value"
+    std::string dtype;      // "float", "bf16", ...
+    std::string format;     // "nd", ...
+    std::string shape;      // "36x128", "" for a scalar
+    // nullopt is written as N/A (task "tensor", an empty tensor, complex data).
+    std::optional<double> max, min, mean, norm;
+    std::string tensorPath;  // absolute .bin path; "" is written as N/A
+};
+
+// "%f" with six decimals; inf, -inf and nan spelled exactly so (never "-nan"); N/A for nullopt.
+std::string formatStatValue(std::optional<double> value);
+// One line including its '\n'. Fields holding ',' '"' or a line end are quoted (RFC 4180).
+std::string formatStatRow(const StatRow& row);
+// Parses one line (without or with its line end). nullopt with `error` on a malformed line.
+std::optional<StatRow> parseStatRow(std::string_view line, std::string* error);
+// Parses "N/A", "inf", "-inf", "nan" and decimal numbers.
+std::optional<double> parseStatValue(std::string_view text, bool* ok);
+
+}  // namespace probe::format

@@ -1,0 +1,44 @@
+// The tensor .bin file: ASCII "key=value" header lines, then the raw bytes (FORMATS.md §1).
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probe::format {
+
+struct BinHeader {
+    int32_t formatCode = 2;  // nd
+    int32_t dtypeCode = 0;   // float
+    std::vector<int64_t> dims;
+    uint64_t dataLength = 0;  // bytes following the header; 0 for a header-only file
+    // For a header-only (de-duplicated) file: the "data=" value naming the first copy, e.g.
+    // "2_1_outtensor0.bin" (relative to the round directory); empty for a full file.
+    std::string alias;
+    size_t headerLength = 0;  // bytes of header text, set by parseBinHeader
+
+    bool headerOnly() const { return !alias.empty(); }
+};
+
+// The header text of a full file holding `dataLength` bytes, or of a header-only file when
+// `alias` is set.
+std::string makeBinHeader(const BinHeader& header);
+
+// Parses the header at the start of `bytes` (which may hold more, or be just the header).
+// On failure returns nullopt with a reason in `error`.
+std::optional<BinHeader> parseBinHeader(std::string_view bytes, std::string* error);
+
+struct BinFile {
+    BinHeader header;
+    std::vector<uint8_t> data;  // empty for header-only files
+};
+
+// Reads a whole .bin file and checks that the data length matches dtype and dims.
+std::optional<BinFile> readBinFile(const std::string& path, std::string* error);
+// Reads the header alone (a few hundred bytes) without the data.
+std::optional<BinHeader> readBinHeader(const std::string& path, std::string* error);
+
+}  // namespace probe::format

@@ -1,0 +1,42 @@
+// Tensor statistics in one fused pass: max, min, mean and L2 norm.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+
+#include "probe/format/dtype.h"
+
+namespace probe::format {
+
+struct TensorStats {
+    // False for an empty tensor or a dtype without an order (complex): the values are then
+    // meaningless and written as N/A.
+    bool valid = false;
+    // As PyTorch reports them: a NaN anywhere makes all four NaN. For bool, max = any and
+    // min = all. fp16/bf16 are widened to float, sums are accumulated in double.
+    double max = 0, min = 0, mean = 0, norm = 0;
+    uint64_t count = 0;     // elements
+    uint64_t nanCount = 0;  // NaN elements
+    // Whether +inf / -inf occur (independent of NaN).
+    bool hasPosInf = false, hasNegInf = false;
+
+    bool hasNan() const { return nanCount != 0; }
+    bool hasInf() const { return hasPosInf || hasNegInf; }
+};
+
+// Statistics of `count` elements of `dtype` at `data` (row-major, little-endian, any alignment
+// a C++ object of that type has). Never throws.
+TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count);
+
+// IEEE half and bfloat16 to float, exactly.
+float halfToFloat(uint16_t bits);
+float bf16ToFloat(uint16_t bits);
+
+// A 64-bit content hash (xxHash64 algorithm, seed 0) used to recognise the same data
+// appearing twice; not cryptographic.
+uint64_t contentHash64(const void* data, uint64_t nbytes);
+
+// CRC-32 as zlib computes it (the msprobe layout's "md5" field).
+uint32_t crc32(const void* data, uint64_t nbytes, uint32_t crc = 0);
+
+}  // namespace probe::format

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "probe/format/api_config.h"
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+namespace probe::format {
+namespace {
+
+const char* kAcceptedTask = "\"statistics\", \"tensor\"";
+const char* kAcceptedLevel = "\"L0\" (modules), \"L1\" (APIs), \"mix\" (both)";
+const char* kAcceptedSteps =
+    "a list of whole numbers 0..1000000 or \"a-b\" ranges, e.g. [0, 2, \"4-6\"]; [] for all";
+const char* kAcceptedScope =
+    "[] or two full entry names bounding a range, e.g. [\"Functional.linear.0.forward\", "
+    "\"Functional.relu.0.forward\"] or [\"Module.fc1.Linear.forward.0\", \"Module.fc2.Linear.forward.0\"]";
+const char* kAcceptedList = "a list of entry names or name fragments, e.g. [\"relu\", \"Functional.linear.0.forward\"]";
+const char* kAcceptedDataMode =
+    "a list of \"all\" alone, or of \"forward\", \"backward\", \"input\", \"output\"";
+const char* kAcceptedSummary = "\"statistics\", \"md5\"";
+const char* kAcceptedBool = "true or false (JSON booleans, without quotes)";
+
+// msprobe keys that configure things this tool does not do: accepted with a warning so that
+// existing config files keep working.
+const std::set<std::string> kIgnoredTopKeys = {"async_dump", "enable_dataloader", "acl_config", "precision",
+                                               "risk_level", "custom_op_namespaces", "load", "dump_enable",
+                                               "framework"};
+const std::set<std::string> kOtherTaskSections = {"overflow_check", "free_benchmark", "run_ut", "grad_probe",
+                                                  "acc_check", "structure", "diff_check", "nan_check",
+                                                  "exception_dump"};
+const std::set<std::string> kIgnoredTaskKeys = {"tensor_list", "file_format", "backward_input", "bench_path",
+                                                "diff_nums", "online_run_ut", "nfs_path", "host", "port"};
+
+bool isL1EntryName(const std::string& name) {
+    static const std::regex pattern(
+        R"(^(Distributed|Functional|Torch|Tensor|Aten|VF|NPU)\..*\.\d+\.(forward|backward)$)");
+    return std::regex_match(name, pattern);
+}
+
+bool isModuleEntryName(const std::string& name) {
+    static const std::regex pattern(R"(^Module\..*\.(forward|backward)\.\d+$)");
+    return std::regex_match(name, pattern);
+}
+
+}  // namespace
+
+std::string checkApiTask(const std::string& task) {
+    if (task == "statistics" || task == "tensor") return "";
+    return "\"" + task + "\" is not a supported task; accepted: " + kAcceptedTask;
+}
+
+std::string checkApiLevel(const std::string& level) {
+    if (level == "L0" || level == "L1" || level == "mix") return "";
+    return "\"" + level + "\" is not a supported level; accepted: " + kAcceptedLevel;
+}
+
+std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value, std::string* problem) {
+    constexpr int64_t kMax = 1000000;
+    if (!value.is_array()) {
+        *problem = "must be a list, found " + std::string(value.type_name()) + " " + jsonSnippet(value);
+        return std::nullopt;
+    }
+    std::set<int64_t> steps;
+    for (const auto& item : value) {
+        if (item.is_number_integer()) {
+            const int64_t v = item.get<int64_t>();
+            if (v < 0 || v > kMax) {
+                *problem = "element " + std::to_string(v) + " is outside 0..1000000";
+                return std::nullopt;
+            }
+            steps.insert(v);
+        } else if (item.is_string()) {
+            static const std::regex range(R"(^\s*(\d+)\s*-\s*(\d+)\s*$)");
+            std::smatch m;
+            const std::string text = item.get<std::string>();
+            if (!std::regex_match(text, m, range)) {
+                *problem = "element \"" + text + "\" is not a range like \"3-5\"";
+                return std::nullopt;
+            }
+            const int64_t lo = std::stoll(m[1]), hi = std::stoll(m[2]);
+            if (lo > hi || hi > kMax) {
+                *problem = "range \"" + text + "\" must have 0 <= start <= end <= 1000000";
+                return std::nullopt;
+            }
+            for (int64_t v = lo; v <= hi; ++v) steps.insert(v);
+        } else {
+            *problem = "element " + jsonSnippet(item) + " must be a whole number or a \"a-b\" string";
+            return std::nullopt;
+        }
+    }
+    return std::vector<int64_t>(steps.begin(), steps.end());
+}
+
+std::string guessConfigKind(const nlohmann::json& root) {
+    if (!root.is_object()) return "";
+    for (const char* key : {"exec_range", "ids", "op_name", "save_child", "filter_level", "device"})
+        if (root.contains(key)) return "op";
+    for (const char* key : {"level", "dump_path", "step", "rank", "statistics", "seed", "is_deterministic"})
+        if (root.contains(key)) return "api";
+    if (root.contains("task") && root["task"].is_string()) {
+        const auto task = root["task"].get<std::string>();
+        if (task == "all") return "op";
+    }
+    if (root.contains("dump_enable")) return "op";
+    return "";
+}
+
+nlohmann::ordered_json ApiConfig::toJson() const {
+    nlohmann::ordered_json j;
+    j["task"] = task;
+    j["dump_path"] = dumpPath;
+    j["rank"] = rank;
+    j["step"] = step;
+    j["level"] = level;
+    j["seed"] = seed;
+    j["is_deterministic"] = isDeterministic;
+    j["extra_info"] = extraInfo;
+    j["statistics"] = {{"scope", statistics.scope},
+                       {"list", statistics.list},
+                       {"data_mode", statistics.dataMode},
+                       {"summary_mode", statistics.summaryMode}};
+    j["tensor"] = {{"scope", tensor.scope}, {"list", tensor.list}, {"data_mode", tensor.dataMode}};
+    return j;
+}
+
+ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
+    ApiConfigResult result;
+    auto& issues = result.issues;
+    auto issue = [&](const std::string& key, std::string problem, const char* accepted, bool warning = false) {
+        ConfigIssue i{file, key, std::move(problem), accepted ? accepted : "", 0, 0, warning};
+        issues.push_back(std::move(i));
+    };
+    nlohmann::json root;
+    if (!parseJsonText(text, file, root, issues)) return result;
+    if (!root.is_object()) {
+        issue("", "the config must be a JSON object {...}, found " + std::string(root.type_name()),
+              "an object with keys such as task, dump_path, level, step, rank, statistics, tensor");
+        return result;
+    }
+    ApiConfig config;
+    const std::set<std::string> known = {"task", "dump_path", "rank", "step", "level", "seed",
+                                         "is_deterministic", "extra_info", "statistics", "tensor"};
+    for (const auto& item : root.items()) {
+        const std::string& key = item.key();
+        if (known.count(key)) continue;
+        if (kIgnoredTopKeys.count(key))
+            issue(key, "has no effect in Probe Studio and is ignored", nullptr, true);
+        else if (kOtherTaskSections.count(key))
+            issue(key, "configures a msprobe task Probe Studio does not run; the section is ignored", nullptr, true);
+        else
+            issue(key, "unknown key (a misspelling?)",
+                  "task, dump_path, rank, step, level, seed, is_deterministic, extra_info, statistics, tensor");
+    }
+
+    auto readString = [&](const char* key, std::string& out, const char* accepted) {
+        auto it = root.find(key);
+        if (it == root.end()) return false;
+        if (!it->is_string()) {
+            issue(key, "must be a string, found " + std::string(it->type_name()) + " " + jsonSnippet(*it), accepted);
+            return false;
+        }
+        out = it->get<std::string>();
+        return true;
+    };
+    auto readBool = [&](const char* key, bool& out) {
+        auto it = root.find(key);
+        if (it == root.end()) return;
+        if (!it->is_boolean())
+            issue(key, "must be a boolean, found " + std::string(it->type_name()) + " " + jsonSnippet(*it), kAcceptedBool);
+        else
+            out = it->get<bool>();
+    };
+
+    if (readString("task", config.task, kAcceptedTask)) {
+        if (!checkApiTask(config.task).empty())
+            issue("task", "\"" + config.task + "\" is not a supported task", kAcceptedTask);
+    }
+    if (readString("dump_path", config.dumpPath, "a directory path such as \"./dump_path\"") && config.dumpPath.empty())
+        issue("dump_path", "must not be empty", "a directory path such as \"./dump_path\"");
+    if (readString("level", config.level, kAcceptedLevel)) {
+        if (!checkApiLevel(config.level).empty())
+            issue("level", "\"" + config.level + "\" is not a supported level", kAcceptedLevel);
+    }
+    for (const char* key : {"rank", "step"}) {
+        auto it = root.find(key);
+        if (it == root.end()) continue;
+        std::string problem;
+        auto expanded = expandStepList(*it, &problem);
+        if (!expanded)
+            issue(key, problem, kAcceptedSteps);
+        else
+            (std::string(key) == "rank" ? config.rank : config.step) = std::move(*expanded);
+    }
+    if (auto it = root.find("seed"); it != root.end()) {
+        if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > 4294967295LL)
+            issue("seed", jsonSnippet(*it) + " is not a valid seed", "a whole number 0..4294967295");
+        else
+            config.seed = it->get<int64_t>();
+    }
+    readBool("is_deterministic", config.isDeterministic);
+    readBool("extra_info", config.extraInfo);
+
+    for (const char* section : {"statistics", "tensor"}) {
+        auto it = root.find(section);
+        if (it == root.end()) continue;
+        const std::string prefix = std::string(section) + ".";
+        if (!it->is_object()) {
+            issue(section, "must be an object, found " + std::string(it->type_name()), "an object with scope, list, data_mode");
+            continue;
+        }
+        ApiTaskConfig& task = std::string(section) == "tensor" ? config.tensor : config.statistics;
+        for (const auto& item : it->items()) {
+            const std::string& key = item.key();
+            if (key == "scope" || key == "list" || key == "data_mode" ||
+                (key == "summary_mode" && std::string(section) == "statistics"))
+                continue;
+            if (kIgnoredTaskKeys.count(key))
+                issue(prefix + key, "has no effect in Probe Studio and is ignored", nullptr, true);
+            else
+                issue(prefix + key, "unknown key (a misspelling?)",
+                      std::string(section) == "statistics" ? "scope, list, data_mode, summary_mode" : "scope, list, data_mode");
+        }
+        auto readStrings = [&](const char* key, std::vector<std::string>& out, const char* accepted) {
+            auto k = it->find(key);
+            if (k == it->end()) return false;
+            bool good = k->is_array();
+            if (good)
+                for (const auto& v : *k) good = good && v.is_string();
+            if (!good) {
+                issue(prefix + key, "must be a list of strings, found " + jsonSnippet(*k), accepted);
+                return false;
+            }
+            out = k->get<std::vector<std::string>>();
+            return true;
+        };
+        if (readStrings("scope", task.scope, kAcceptedScope)) {
+            if (!task.scope.empty() && task.scope.size() != 2) {
+                issue(prefix + "scope", "must hold exactly two entry names, found " + std::to_string(task.scope.size()),
+                      kAcceptedScope);
+            } else {
+                for (const auto& name : task.scope) {
+                    const bool api = isL1EntryName(name), module = isModuleEntryName(name);
+                    const bool fits = config.level == "L1" ? api : (config.level == "L0" ? module : (api || module));
+                    if (!fits)
+                        issue(prefix + "scope", "\"" + name + "\" is not a full entry name for level " + config.level,
+                              kAcceptedScope);
+                }
+            }
+        }
+        readStrings("list", task.list, kAcceptedList);
+        if (readStrings("data_mode", task.dataMode, kAcceptedDataMode)) {
+            static const std::set<std::string> modes = {"all", "forward", "backward", "input", "output"};
+            for (const auto& mode : task.dataMode)
+                if (!modes.count(mode)) issue(prefix + "data_mode", "\"" + mode + "\" is not a data mode", kAcceptedDataMode);
+            if (task.dataMode.empty())
+                issue(prefix + "data_mode", "must not be empty", kAcceptedDataMode);
+            else if (task.dataMode.size() > 1 &&
+                     std::find(task.dataMode.begin(), task.dataMode.end(), "all") != task.dataMode.end())
+                issue(prefix + "data_mode", "\"all\" cannot be combined with other modes", kAcceptedDataMode);
+        }
+        if (std::string(section) == "statistics") {
+            auto k = it->find("summary_mode");
+            if (k != it->end()) {
+                if (!k->is_string() || (k->get<std::string>() != "statistics" && k->get<std::string>() != "md5"))
+                    issue(prefix + "summary_mode", jsonSnippet(*k) + " is not a summary mode", kAcceptedSummary);
+                else
+                    task.summaryMode = k->get<std::string>();
+            }
+        }
+    }
+
+    const bool anyError = std::any_of(issues.begin(), issues.end(), [](const auto& i) { return !i.warning; });
+    if (!anyError) result.config = std::move(config);
+    return result;
+}
+
+ApiConfigResult loadApiConfigFile(const std::string& path) {
+    std::string error;
+    auto text = readTextFile(path, &error);
+    if (!text) {
+        ApiConfigResult result;
+        result.issues.push_back({path, "", "cannot be read: " + error, "a readable JSON file (see FORMATS.md section 3)", 0, 0, false});
+        return result;
+    }
+    return parseApiConfig(*text, path);
+}
+
+}  // namespace probe::format

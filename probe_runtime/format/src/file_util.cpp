@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "probe/format/file_util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+namespace probe::format {
+namespace {
+
+int writeAll(int fd, const void* data, uint64_t size) {
+    const auto* p = static_cast<const char*>(data);
+    while (size > 0) {
+        const size_t chunk = size > (1u << 30) ? (1u << 30) : static_cast<size_t>(size);
+        ssize_t n = ::write(fd, p, chunk);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        p += n;
+        size -= static_cast<uint64_t>(n);
+    }
+    return 0;
+}
+
+std::string temporaryNameFor(const std::string& path) {
+    static std::atomic<uint64_t> counter{0};
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    // Hidden, and unique per process and call, so concurrent writers never share a temporary.
+    return dir + "." + base + "." + std::to_string(::getpid()) + "." +
+           std::to_string(counter.fetch_add(1)) + ".tmp";
+}
+
+}  // namespace
+
+int makeDirectories(const std::string& path) {
+    if (path.empty()) return 0;
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    std::string partial;
+    partial.reserve(path.size());
+    size_t pos = 0;
+    while (pos != std::string::npos) {
+        pos = path.find('/', pos + 1);
+        partial = path.substr(0, pos);
+        if (partial.empty()) continue;
+        if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return errno;
+    }
+    if (::stat(path.c_str(), &st) != 0) return errno;
+    return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+}
+
+int writeFileAtomically(const std::string& path, std::string_view head, const void* data, uint64_t size) {
+    const std::string temporary = temporaryNameFor(path);
+    int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    int error = writeAll(fd, head.data(), head.size());
+    if (!error && size) error = writeAll(fd, data, size);
+    if (::close(fd) != 0 && !error) error = errno;
+    if (!error && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
+    if (error) ::unlink(temporary.c_str());
+    return error;
+}
+
+int writeFileAtomically(const std::string& path, std::string_view content) {
+    return writeFileAtomically(path, content, nullptr, 0);
+}
+
+int64_t freeDiskBytes(const std::string& path) {
+    struct statvfs vfs;
+    if (::statvfs(path.c_str(), &vfs) != 0) return -1;
+    return static_cast<int64_t>(vfs.f_bavail) * static_cast<int64_t>(vfs.f_frsize);
+}
+
+std::string absolutePath(const std::string& path) {
+    if (!path.empty() && path[0] == '/') return path;
+    char buffer[PATH_MAX];
+    if (!::getcwd(buffer, sizeof buffer)) return path;
+    std::string cwd(buffer);
+    if (path.empty() || path == ".") return cwd;
+    std::string rel = path;
+    while (rel.rfind("./", 0) == 0) rel = rel.substr(2);
+    return joinPath(cwd, rel);
+}
+
+std::string joinPath(std::string_view a, std::string_view b) {
+    if (a.empty()) return std::string(b);
+    std::string out(a);
+    if (out.back() != '/') out += '/';
+    out += b;
+    return out;
+}
+
+bool isDirectory(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool fileExists(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace probe::format

@@ -1,0 +1,188 @@
+/* Probe Studio runtime: the C API an inference engine (or an adapter) calls at op boundaries.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The runtime lives inside the model's process. The engine tells it "op X begins", reports
+ * the op's tensors, and "op X ends"; the runtime decides from the config which tensors are
+ * wanted, computes statistics, and writes the standard op-level dump (atb_dump_data layout)
+ * through its own writer thread.
+ *
+ * Rules every function follows:
+ *  - No C++ exception ever leaves the library; failures return a negative PROBE_E_* code and
+ *    the text is available from probe_last_error() on the same thread.
+ *  - Every function is safe to call from several threads. Each thread has its own op stack:
+ *    an op begun on a thread must end on that thread, and tensors are reported for the op on
+ *    top of the calling thread's stack.
+ *  - Before probe_start() (or after probe_stop()) op calls are cheap no-ops returning 0.
+ *
+ * Minimal use:
+ *
+ *     probe_start(NULL, NULL);                 // PROBE_OUTPUT_DIR / PROBE_CONFIG from the environment
+ *     if (probe_op_begin("Prefill_layer", "Prefill_layer", NULL) > 0) {
+ *         // only now copy device memory to the host
+ *         probe_op_tensor(PROBE_INPUT, 0, NULL, PROBE_DTYPE_FLOAT16, PROBE_FORMAT_ND, dims, 2, host, nbytes);
+ *     }
+ *     ... children: probe_op_begin / probe_op_tensor / probe_op_end, nested ...
+ *     probe_op_end();
+ *     probe_stop();
+ */
+#ifndef PROBE_PROBE_H
+#define PROBE_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define PROBE_API __attribute__((visibility("default")))
+#else
+#define PROBE_API
+#endif
+
+/* Version of this API (major * 10000 + minor * 100 + patch). */
+#define PROBE_API_VERSION 100
+
+/* Return codes. Non-negative values are success. */
+enum probe_status_code {
+    PROBE_OK = 0,
+    PROBE_E_INVALID_ARGUMENT = -1, /* a null or out-of-range argument */
+    PROBE_E_NOT_STARTED = -2,      /* the call needs a started runtime */
+    PROBE_E_CONFIG = -3,           /* the config file is unreadable or invalid (previous kept) */
+    PROBE_E_IO = -4,               /* the output directory cannot be created or written */
+    PROBE_E_STATE = -5,            /* e.g. probe_op_end() or probe_op_tensor() with no open op */
+    PROBE_E_INTERNAL = -6          /* an unexpected failure, caught; see probe_last_error() */
+};
+
+/* Tensor element types: the dtype codes of the .bin format. */
+enum probe_dtype {
+    PROBE_DTYPE_FLOAT = 0,
+    PROBE_DTYPE_FLOAT16 = 1,
+    PROBE_DTYPE_INT8 = 2,
+    PROBE_DTYPE_INT32 = 3,
+    PROBE_DTYPE_UINT8 = 4,
+    PROBE_DTYPE_INT16 = 6,
+    PROBE_DTYPE_UINT16 = 7,
+    PROBE_DTYPE_UINT32 = 8,
+    PROBE_DTYPE_INT64 = 9,
+    PROBE_DTYPE_UINT64 = 10,
+    PROBE_DTYPE_DOUBLE = 11,
+    PROBE_DTYPE_BOOL = 12,
+    PROBE_DTYPE_COMPLEX64 = 16,
+    PROBE_DTYPE_COMPLEX128 = 17,
+    PROBE_DTYPE_BF16 = 27
+};
+
+/* Tensor memory formats: the format codes of the .bin format. */
+enum probe_format {
+    PROBE_FORMAT_NCHW = 0,
+    PROBE_FORMAT_NHWC = 1,
+    PROBE_FORMAT_ND = 2,
+    PROBE_FORMAT_NC1HWC0 = 3,
+    PROBE_FORMAT_FRACTAL_Z = 4,
+    PROBE_FORMAT_FRACTAL_NZ = 29,
+    PROBE_FORMAT_NCDHW = 30,
+    PROBE_FORMAT_NC = 35,
+    PROBE_FORMAT_NCL = 47
+};
+
+enum probe_io { PROBE_INPUT = 0, PROBE_OUTPUT = 1 };
+
+/* Start the runtime. output_dir: the dump goes to <output_dir>/atb_dump_data; config_path: the
+ * op-level config JSON, watched for changes while the model runs (it need not exist yet).
+ * NULL for either takes PROBE_OUTPUT_DIR / PROBE_CONFIG from the environment; with no output
+ * directory at all the current directory is used, with no config the defaults (dump disabled).
+ * Calling it again while started is a no-op returning PROBE_OK.
+ * Returns PROBE_OK, or PROBE_E_IO when the output directory cannot be created; an invalid
+ * config does not fail the start: it is reported, and the defaults stay in force. */
+PROBE_API int probe_start(const char* output_dir, const char* config_path);
+
+/* Drain every pending write, mark the dump complete in probe_status.json and stop the
+ * runtime's threads. Also done automatically at normal exit and on SIGINT/SIGTERM. */
+PROBE_API int probe_stop(void);
+
+/* 1 when started, else 0. */
+PROBE_API int probe_is_started(void);
+
+/* Begin an op on the calling thread. An op begun with an empty stack is a layer-level op; ops
+ * begun inside it are its children (operations), their children kernels, and so on.
+ * name: shown in paths and statistic.csv; type: the op's type (NULL = same as name);
+ * param_json: the op's parameters as a JSON text, or NULL/"" (written to op_param.json).
+ * A layer-level op is identified by its name: each one counts its own executions (rounds).
+ * Returns 1 when this op's tensors are wanted (report them with data), 0 when not
+ * (the engine should skip device-to-host copies), negative on error. */
+PROBE_API int probe_op_begin(const char* name, const char* type, const char* param_json);
+
+/* Report a tensor of the op on top of the calling thread's stack.
+ * io: PROBE_INPUT or PROBE_OUTPUT; index: position among the op's inputs or outputs;
+ * arg_name: optional argument name (NULL or ""), which appears in the file and row names;
+ * dtype, format: PROBE_DTYPE_* and PROBE_FORMAT_* codes; dims/ndims: the shape (ndims 0 =
+ * scalar); data: host pointer to nbytes of contiguous row-major little-endian data, read only
+ * during this call. data may be NULL to report the tensor's metadata alone (used for the
+ * model/layer structure); nbytes must match the shape and dtype when data is given.
+ * Returns 1 when the tensor was captured, 0 when it was not wanted, negative on error. */
+PROBE_API int probe_op_tensor(int io, int index, const char* arg_name, int dtype, int format,
+                              const int64_t* dims, int ndims, const void* data, uint64_t nbytes);
+
+/* Same as probe_op_tensor, with buffer_id naming the underlying buffer (a device address, say)
+ * so that data flow between ops can be drawn in the layer structure even when the host copy
+ * lives elsewhere. probe_op_tensor uses the data pointer as the buffer id. */
+PROBE_API int probe_op_tensor_ex(int io, int index, const char* arg_name, int dtype, int format,
+                                 const int64_t* dims, int ndims, const void* data, uint64_t nbytes,
+                                 uint64_t buffer_id);
+
+/* Op kinds for probe_op_begin_kind(): how filter_level 2 classifies an op. With
+ * PROBE_OP_AUTO (what probe_op_begin uses) ops two or more levels below a layer-level op are
+ * kernels (layer -> operations -> kernels). */
+enum probe_op_kind { PROBE_OP_AUTO = 0, PROBE_OP_OPERATION = 1, PROBE_OP_KERNEL = 2 };
+
+PROBE_API int probe_op_begin_kind(const char* name, const char* type, const char* param_json, int kind);
+
+/* What the op on top of the calling thread's stack wants reported, as bit flags:
+ * PROBE_WANTS_DATA (report tensors with data), PROBE_WANTS_METADATA (report tensors, data or
+ * not, so that the layer structure can show data flow). 0 when nothing. */
+enum probe_wants { PROBE_WANTS_DATA = 1, PROBE_WANTS_METADATA = 2 };
+PROBE_API int probe_op_wants(void);
+
+/* End the op on top of the calling thread's stack. */
+PROBE_API int probe_op_end(void);
+
+/* 1 when an op begun now on this thread could be dumped (the runtime is started, dumping is
+ * enabled, the disk has room): lets an adapter skip per-op work entirely while the probe
+ * sleeps. A few atomic loads. */
+PROBE_API int probe_is_awake(void);
+
+/* A counter that changes whenever probe_is_awake() may have changed; adapters poll it cheaply
+ * to switch their own hooks on and off. */
+PROBE_API uint64_t probe_state_generation(void);
+
+/* The device id of this process (the <dev> of data/<dev>_<pid>); negative = unknown. */
+PROBE_API int probe_set_device(int device_id);
+
+/* Name the model (info/model/<dev>_<pid>/<model_name>.json). When model_json is non-NULL it
+ * is the engine's own description of the model (FORMATS.md, info/model) and is written as is;
+ * otherwise the runtime writes the structure it observed. */
+PROBE_API int probe_report_model(const char* model_name, const char* model_json);
+
+/* The engine's own description of a layer-level op (FORMATS.md, info/layer), written to
+ * info/layer/<dev>_<pid>/<layer_name>_<id>.json instead of the observed structure. */
+PROBE_API int probe_report_layer(const char* layer_name, const char* layer_json);
+
+/* Explicit rounds. An engine that calls this switches the runtime from per-layer execution
+ * counts to explicit rounds: every op's round is then the number of probe_next_round() calls
+ * so far, and layer-level ops of the same name within one round get distinct ids. Call it
+ * between model executions (e.g. after each token step). Returns the new round. */
+PROBE_API int64_t probe_next_round(void);
+
+/* The calling thread's last error as text ("" when none). Valid until the thread's next call. */
+PROBE_API const char* probe_last_error(void);
+
+/* Library version as text, e.g. "0.1.0". */
+PROBE_API const char* probe_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PROBE_PROBE_H */
