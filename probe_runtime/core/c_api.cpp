@@ -108,8 +108,8 @@ int probe_report_layer(const char* layer_name, const char* layer_json) {
                    PROBE_E_INTERNAL);
 }
 
-int64_t probe_next_round(void) {
-    return guarded("probe_next_round", [] { return Runtime::instance().nextRound(); }, int64_t{PROBE_E_INTERNAL});
+int probe_set_round(int64_t round) {
+    return guarded("probe_set_round", [&] { return Runtime::instance().setRound(round); }, PROBE_E_INTERNAL);
 }
 
 const char* probe_last_error(void) { return Runtime::lastError(); }

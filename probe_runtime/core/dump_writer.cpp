@@ -2,8 +2,10 @@
 #include "dump_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -204,6 +206,9 @@ void DumpWriter::writeTensorOrFile(WriteJob& job) {
         return;
     }
     if (!ensureDirectoryFor(job.path)) return;
+    // A file written again (the model structure as it grows) is still one file, of its new size.
+    struct stat previous;
+    const bool replacing = job.kind != WriteJob::Kind::Tensor && ::stat(job.path.c_str(), &previous) == 0;
     int error = format::writeFileAtomically(job.path, job.head, job.data.get(), job.size);
     if (error) {
         if (error == ENOSPC || error == EDQUOT)
@@ -213,8 +218,11 @@ void DumpWriter::writeTensorOrFile(WriteJob& job) {
         return;
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    ++counters_.files;
     counters_.bytes += job.size + job.head.size();
+    if (replacing)
+        counters_.bytes -= std::min<uint64_t>(counters_.bytes, static_cast<uint64_t>(previous.st_size));
+    else
+        ++counters_.files;
 }
 
 int DumpWriter::csvDescriptor(const std::string& path) {

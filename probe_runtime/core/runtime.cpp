@@ -292,22 +292,30 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     return 0;
 }
 
-int Runtime::stop() {
+int Runtime::stop() { return stopRuntime(/*fromHousekeeping=*/false); }
+
+int Runtime::stopRuntime(bool fromHousekeeping) {
     std::lock_guard<std::mutex> lifecycle(lifecycleMutex_);
     if (!started_.load()) return 0;
     if (::getpid() != ownerPid_) return 0;  // a forked child never owns the parent's dump
     started_.store(false, std::memory_order_release);
     recomputeAwake();
     if (watcher_) watcher_->stop();
+    // Drains what is queued; ops still running get their enqueue refused from here on, and no
+    // write is left half done (a temporary file) when the process ends right after.
     writer_->stop();
     housekeepingStop_ = true;
-    if (housekeepingPipe_[1] >= 0) {
-        unsigned char zero = 0;
-        if (::write(housekeepingPipe_[1], &zero, 1) < 0) {
+    if (!fromHousekeeping) {
+        if (housekeepingPipe_[1] >= 0) {
+            unsigned char zero = 0;
+            if (::write(housekeepingPipe_[1], &zero, 1) < 0) {
+            }
         }
+        auto* thread = static_cast<std::thread*>(housekeepingThread_);
+        if (thread && thread->joinable()) thread->join();
+    } else if (auto* thread = static_cast<std::thread*>(housekeepingThread_); thread && thread->joinable()) {
+        thread->detach();  // this very thread: it ends when the signal is handled
     }
-    auto* thread = static_cast<std::thread*>(housekeepingThread_);
-    if (thread && thread->joinable()) thread->join();
     writeStatus("complete");
     return 0;
 }
@@ -338,7 +346,7 @@ void Runtime::housekeepingLoop() {
         if (ready > 0) {
             unsigned char byte = 0;
             while (::read(housekeepingPipe_[0], &byte, 1) == 1)
-                if (byte != 0) handleSignal(byte);
+                if (byte != 0 && !housekeepingStop_.load()) handleSignal(byte);
         }
         if (housekeepingStop_.load()) break;
         const auto c = writer_->counters();
@@ -352,15 +360,15 @@ void Runtime::housekeepingLoop() {
 
 void Runtime::handleSignal(int signal) {
     info(std::string("received ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") +
-         ": writing out what is queued");
-    writer_->drain();
-    writeStatus("complete");
+         ": writing out what is queued, then stopping the probe");
+    stopRuntime(/*fromHousekeeping=*/true);
     // Hand the signal to whoever had it before us (or the default action).
-    struct sigaction* previous = signal == SIGINT ? &gPreviousInt : &gPreviousTerm;
+    const struct sigaction& previous = signal == SIGINT ? gPreviousInt : gPreviousTerm;
     gSignalsInstalled = false;
+    gSignalPipeWrite = -1;
     sigaction(SIGINT, &gPreviousInt, nullptr);
     sigaction(SIGTERM, &gPreviousTerm, nullptr);
-    if (previous->sa_handler != SIG_IGN) ::kill(::getpid(), signal);
+    if (previous.sa_handler != SIG_IGN) ::kill(::getpid(), signal);
 }
 
 void Runtime::writeStatus(const char* state) {
@@ -849,11 +857,16 @@ int Runtime::reportLayer(const char* layerName, const char* layerJson) {
     return 0;
 }
 
-int64_t Runtime::nextRound() {
+int Runtime::setRound(int64_t round) {
+    if (round < 0) {
+        setLastError("probe_set_round: the round must be >= 0");
+        return -1;
+    }
     std::lock_guard<std::mutex> lock(layersMutex_);
+    if (!explicitRounds_ || round != round_) occurrencesInRound_.clear();
     explicitRounds_ = true;
-    occurrencesInRound_.clear();
-    return ++round_;
+    round_ = round;
+    return 0;
 }
 
 }  // namespace probe::runtime

@@ -78,7 +78,7 @@ public:
     int setDevice(int device);
     int reportModel(const char* modelName, const char* modelJson);
     int reportLayer(const char* layerName, const char* layerJson);
-    int64_t nextRound();
+    int setRound(int64_t round);
 
     // Applies a config given as text (from the control socket): validated exactly like the
     // file; on success also written to the config file. Returns "" or the problems.
@@ -127,6 +127,7 @@ private:
     void info(const std::string& text);
     void error(const std::string& text);
     void writeStatus(const char* state);
+    int stopRuntime(bool fromHousekeeping);
 
     std::atomic<bool> started_{false};
     std::atomic<bool> awake_{false};

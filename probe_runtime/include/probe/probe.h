@@ -169,11 +169,11 @@ PROBE_API int probe_report_model(const char* model_name, const char* model_json)
  * info/layer/<dev>_<pid>/<layer_name>_<id>.json instead of the observed structure. */
 PROBE_API int probe_report_layer(const char* layer_name, const char* layer_json);
 
-/* Explicit rounds. An engine that calls this switches the runtime from per-layer execution
- * counts to explicit rounds: every op's round is then the number of probe_next_round() calls
- * so far, and layer-level ops of the same name within one round get distinct ids. Call it
- * between model executions (e.g. after each token step). Returns the new round. */
-PROBE_API int64_t probe_next_round(void);
+/* Explicit rounds. By default every layer-level op counts its own executions (its round).
+ * An engine that knows better (e.g. the token step) calls probe_set_round() before running the
+ * model: from then on every op's round is the one given, and layer-level ops of the same name
+ * executed within one round get distinct ids (by their order in the round). */
+PROBE_API int probe_set_round(int64_t round);
 
 /* The calling thread's last error as text ("" when none). Valid until the thread's next call. */
 PROBE_API const char* probe_last_error(void);

@@ -1,0 +1,98 @@
+// The code-level (msprobe style) config: every key validated, warnings for msprobe keys that
+// have no effect here.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include "probe/format/api_config.h"
+
+using namespace probe::format;
+
+namespace {
+ApiConfig parseOk(const std::string& text) {
+    auto result = parseApiConfig(text, "config.json");
+    EXPECT_TRUE(result.ok()) << describeIssues(result.issues);
+    return result.config.value_or(ApiConfig{});
+}
+ConfigIssue firstError(const std::string& text) {
+    auto result = parseApiConfig(text, "config.json");
+    EXPECT_FALSE(result.ok());
+    for (const auto& i : result.issues)
+        if (!i.warning) return i;
+    ADD_FAILURE() << "no error";
+    return {};
+}
+}  // namespace
+
+TEST(ApiConfig, TheDocumentedExampleParses) {
+    ApiConfig c = parseOk(R"({"task": "statistics", "dump_path": "./dump", "rank": [], "step": [], "level": "L1",
+        "seed": 1234, "is_deterministic": false,
+        "statistics": {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": "statistics"},
+        "tensor": {"scope": [], "list": [], "data_mode": ["all"]}})");
+    EXPECT_EQ(c.task, "statistics");
+    EXPECT_EQ(c.dumpPath, "./dump");
+    EXPECT_EQ(c.level, "L1");
+    EXPECT_EQ(c.seed, 1234);
+    EXPECT_EQ(c.statistics.summaryMode, "statistics");
+}
+
+TEST(ApiConfig, StepsAndRanksExpandRanges) {
+    ApiConfig c = parseOk(R"({"step": [0, "3-5", 2, 3], "rank": ["1-2"]})");
+    EXPECT_EQ(c.step, (std::vector<int64_t>{0, 2, 3, 4, 5}));
+    EXPECT_EQ(c.rank, (std::vector<int64_t>{1, 2}));
+    EXPECT_EQ(firstError(R"({"step": "1"})").key, "step");
+    EXPECT_EQ(firstError(R"({"step": [-1]})").key, "step");
+    EXPECT_EQ(firstError(R"({"step": ["5-3"]})").key, "step");
+    EXPECT_EQ(firstError(R"({"rank": [1.5]})").key, "rank");
+    EXPECT_EQ(firstError(R"({"rank": [true]})").key, "rank");
+}
+
+TEST(ApiConfig, TaskAndLevel) {
+    EXPECT_EQ(parseOk(R"({"task": "tensor"})").task, "tensor");
+    for (const char* level : {"L0", "L1", "mix"}) EXPECT_EQ(parseOk(std::string(R"({"level": ")") + level + "\"}").level, level);
+    auto issue = firstError(R"({"task": "overflow_check"})");
+    EXPECT_EQ(issue.key, "task");
+    EXPECT_NE(issue.accepted.find("statistics"), std::string::npos);
+    EXPECT_EQ(firstError(R"({"level": "L2"})").key, "level");
+}
+
+TEST(ApiConfig, TaskSections) {
+    ApiConfig c = parseOk(R"({"level": "mix", "statistics": {"scope": ["Module.fc1.Linear.forward.0", "Functional.relu.0.forward"],
+                                "list": ["relu"], "data_mode": ["forward", "input"], "summary_mode": "md5"}})");
+    EXPECT_EQ(c.statistics.scope.size(), 2u);
+    EXPECT_EQ(c.statistics.list, std::vector<std::string>{"relu"});
+    EXPECT_EQ(c.statistics.dataMode, (std::vector<std::string>{"forward", "input"}));
+    EXPECT_EQ(c.statistics.summaryMode, "md5");
+    EXPECT_EQ(firstError(R"({"statistics": {"scope": ["Functional.relu.0.forward"]}})").key, "statistics.scope");
+    EXPECT_EQ(firstError(R"({"level": "L1", "statistics": {"scope": ["Module.a.A.forward.0", "Module.b.B.forward.0"]}})").key,
+              "statistics.scope");
+    EXPECT_EQ(firstError(R"({"statistics": {"data_mode": ["all", "input"]}})").key, "statistics.data_mode");
+    EXPECT_EQ(firstError(R"({"statistics": {"data_mode": ["sideways"]}})").key, "statistics.data_mode");
+    EXPECT_EQ(firstError(R"({"statistics": {"summary_mode": "sha1"}})").key, "statistics.summary_mode");
+    EXPECT_EQ(firstError(R"({"tensor": {"summary_mode": "md5"}})").key, "tensor.summary_mode");
+    EXPECT_EQ(firstError(R"({"tensor": {"list": "relu"}})").key, "tensor.list");
+}
+
+TEST(ApiConfig, MsprobeOnlyKeysWarnUnknownKeysFail) {
+    auto result = parseApiConfig(R"({"task": "statistics", "async_dump": false, "overflow_check": {"overflow_nums": 1}})", "c.json");
+    ASSERT_TRUE(result.ok());
+    ASSERT_EQ(result.issues.size(), 2u);
+    EXPECT_TRUE(result.issues[0].warning);
+    EXPECT_NE(result.issues[0].toString().find("warning"), std::string::npos);
+    EXPECT_EQ(firstError(R"({"levle": "L1"})").key, "levle");
+}
+
+TEST(ApiConfig, SeedAndBooleans) {
+    EXPECT_EQ(parseOk(R"({"seed": 7})").seed, 7);
+    EXPECT_TRUE(parseOk(R"({"is_deterministic": true})").isDeterministic);
+    EXPECT_FALSE(parseOk(R"({"extra_info": false})").extraInfo);
+    EXPECT_EQ(firstError(R"({"seed": -1})").key, "seed");
+    EXPECT_EQ(firstError(R"({"seed": "1"})").key, "seed");
+    EXPECT_EQ(firstError(R"({"is_deterministic": "yes"})").key, "is_deterministic");
+}
+
+TEST(ApiConfig, KindIsRecognised) {
+    EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({"task":"tensor","exec_range":"all"})")), "op");
+    EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({"task":"statistics","level":"L1"})")), "api");
+    EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({"dump_enable":true})")), "op");
+    EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({})")), "");
+}

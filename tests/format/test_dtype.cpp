@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include "probe/format/dtype.h"
+
+using namespace probe::format;
+
+TEST(DType, CodesNamesAndSizesFollowTheFormat) {
+    struct Expect {
+        int code;
+        const char* name;
+        size_t size;
+    };
+    const Expect table[] = {{0, "float", 4},   {1, "float16", 2},    {2, "int8", 1},        {3, "int32", 4},
+                            {4, "uint8", 1},   {6, "int16", 2},      {7, "uint16", 2},      {8, "uint32", 4},
+                            {9, "int64", 8},   {10, "uint64", 8},    {11, "double", 8},     {12, "bool", 1},
+                            {16, "complex64", 8}, {17, "complex128", 16}, {27, "bf16", 2}};
+    for (const auto& e : table) {
+        auto dtype = dtypeFromCode(e.code);
+        ASSERT_TRUE(dtype) << e.code;
+        EXPECT_STREQ(dtypeName(*dtype), e.name);
+        EXPECT_EQ(dtypeSize(*dtype), e.size) << e.name;
+        EXPECT_EQ(dtypeFromName(e.name), dtype);
+    }
+    EXPECT_FALSE(dtypeFromCode(5));
+    EXPECT_FALSE(dtypeFromCode(13));
+}
+
+TEST(DType, FormatNames) {
+    EXPECT_EQ(formatName(0), "nchw");
+    EXPECT_EQ(formatName(1), "nhwc");
+    EXPECT_EQ(formatName(2), "nd");
+    EXPECT_EQ(formatName(3), "nc1hwc0");
+    EXPECT_EQ(formatName(4), "fractal_z");
+    EXPECT_EQ(formatName(29), "fractal_nz");
+    EXPECT_EQ(formatName(30), "ncdhw");
+    EXPECT_EQ(formatName(35), "nc");
+    EXPECT_EQ(formatName(47), "ncl");
+    EXPECT_EQ(formatName(99), "format_99");
+    EXPECT_EQ(formatCodeFromName("fractal_nz"), 29);
+    EXPECT_EQ(formatCodeFromName("format_99"), 99);
+    EXPECT_FALSE(formatCodeFromName("nope"));
+}
+
+TEST(DType, ShapesAndCounts) {
+    EXPECT_EQ(shapeString({36, 128}), "36x128");
+    EXPECT_EQ(shapeString({}), "");
+    EXPECT_EQ(parseShapeString("36x128"), (std::vector<int64_t>{36, 128}));
+    EXPECT_EQ(parseShapeString(""), std::vector<int64_t>{});
+    EXPECT_FALSE(parseShapeString("3xx4"));
+    EXPECT_EQ(elementCount({}), 1u);
+    EXPECT_EQ(elementCount({2, 0, 3}), 0u);
+    EXPECT_EQ(elementCount({2, 3, 4}), 24u);
+    EXPECT_FALSE(elementCount({-1}));
+    EXPECT_FALSE(elementCount({1LL << 40, 1LL << 40}));
+}

@@ -1,0 +1,161 @@
+// The C API's contract: cheap no-ops before start, errors as codes with readable text, never
+// an exception or a crash on bad input.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <sys/stat.h>
+
+#include <cstring>
+#include <thread>
+
+#include "probe/format/tensor_bin.h"
+#include "runtime_fixture.h"
+
+namespace probe::test {
+namespace {
+
+class CApi : public RuntimeTest {};
+
+TEST_F(CApi, CallsBeforeStartAreNoOps) {
+    ASSERT_EQ(probe_is_started(), 0);
+    EXPECT_EQ(probe_op_begin("A", nullptr, nullptr), 0);
+    const int64_t dims[] = {1};
+    float v = 1;
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &v, 4), 0);
+    EXPECT_EQ(probe_op_end(), 0);
+    EXPECT_EQ(probe_is_awake(), 0);
+    EXPECT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_STRNE(probe_version(), "");
+}
+
+TEST_F(CApi, UnwritableOutputDirectoryIsAnError) {
+    const std::string blocker = dir_ / "file";
+    writeFile(blocker, "x");
+    EXPECT_EQ(probe_start((blocker + "/sub").c_str(), nullptr), PROBE_E_IO);
+    EXPECT_NE(std::string(probe_last_error()).find("cannot create the output directory"), std::string::npos);
+    EXPECT_EQ(probe_is_started(), 0);
+}
+
+TEST_F(CApi, StartTwiceIsHarmlessAndEnvironmentIsUsed) {
+    writeFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    ::setenv("PROBE_OUTPUT_DIR", dir_.path().c_str(), 1);
+    ::setenv("PROBE_CONFIG", configPath().c_str(), 1);
+    ASSERT_EQ(probe_start(nullptr, nullptr), PROBE_OK);
+    EXPECT_EQ(probe_start("/elsewhere", nullptr), PROBE_OK);
+    ::unsetenv("PROBE_OUTPUT_DIR");
+    ::unsetenv("PROBE_CONFIG");
+    EXPECT_EQ(probe_is_started(), 1);
+    EXPECT_EQ(probe_is_awake(), 1);
+    EXPECT_EQ(probe_op_begin("Layer", "LayerType", nullptr), 1);
+    EXPECT_EQ(probe_op_end(), PROBE_OK);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_TRUE(exists(root() + "/probe_status.json"));
+}
+
+TEST_F(CApi, MisuseIsReportedNotFatal) {
+    start(R"({"task": "all", "dump_enable": true, "exec_range": "all"})");
+    EXPECT_EQ(probe_op_end(), PROBE_E_STATE);
+    EXPECT_NE(std::string(probe_last_error()).find("no op is open"), std::string::npos);
+    const int64_t dims[] = {2, 2};
+    float v[4] = {1, 2, 3, 4};
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 16), PROBE_E_STATE);
+    EXPECT_EQ(probe_op_begin(nullptr, nullptr, nullptr), PROBE_E_INVALID_ARGUMENT);
+    EXPECT_EQ(probe_op_begin("", nullptr, nullptr), PROBE_E_INVALID_ARGUMENT);
+    ASSERT_EQ(probe_op_begin("Layer", nullptr, nullptr), 1);
+    // Size that does not match the shape.
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 12),
+              PROBE_E_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(probe_last_error()).find("12 bytes do not match shape 2x2 of float (16 bytes expected)"),
+              std::string::npos);
+    // Bad io, negative index, missing dims, negative dimension, overflowing shape.
+    EXPECT_EQ(probe_op_tensor(7, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 16), PROBE_E_INVALID_ARGUMENT);
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, -1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 16), PROBE_E_INVALID_ARGUMENT);
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, nullptr, 2, v, 16), PROBE_E_INVALID_ARGUMENT);
+    const int64_t negative[] = {-2, 2};
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, negative, 2, v, 16), PROBE_E_INVALID_ARGUMENT);
+    const int64_t huge[] = {1LL << 40, 1LL << 40};
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, huge, 2, v, 16), PROBE_E_INVALID_ARGUMENT);
+    // A good one still works after all that, and so does a dtype we do not know (kept, no stats).
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, "x", PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 16), 1);
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 1, nullptr, 41, 29, dims, 2, v, 2), 1);
+    // A scalar and an empty tensor.
+    EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, nullptr, 0, v, 4), 1);
+    const int64_t empty[] = {0, 3};
+    EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, empty, 2, v, 0), 1);
+    EXPECT_EQ(probe_op_end(), PROBE_OK);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    auto rows = readRows();
+    ASSERT_EQ(rows.size(), 4u);
+    std::map<std::string, format::StatRow> byIndex;
+    for (const auto& r : rows) byIndex[(r.row.isOutput ? "out" : "in") + r.row.index] = r.row;
+    EXPECT_EQ(byIndex["in0_x"].max, 4.0);
+    EXPECT_EQ(byIndex["in1"].dtype, "undefined(41)");
+    EXPECT_EQ(byIndex["in1"].format, "fractal_nz");
+    EXPECT_FALSE(byIndex["in1"].max);
+    EXPECT_EQ(byIndex["out0"].shape, "");
+    EXPECT_EQ(byIndex["out0"].max, 1.0);
+    EXPECT_EQ(byIndex["out1"].shape, "0x3");
+    EXPECT_FALSE(byIndex["out1"].max);  // empty: N/A
+    std::string error;
+    auto scalar = format::readBinFile(byIndex["out0"].tensorPath, &error);
+    ASSERT_TRUE(scalar) << error;
+    EXPECT_TRUE(scalar->header.dims.empty());
+}
+
+TEST_F(CApi, BadParameterJsonIsKeptAsAString) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    ASSERT_EQ(probe_op_begin("Layer", nullptr, "{not json"), 1);
+    probe_op_end();
+    ASSERT_EQ(probe_op_begin("Other", nullptr, "{}"), 1);  // empty parameters: no file
+    probe_op_end();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_EQ(readFile(root() + "/data/" + pidDir() + "/0/0_Layer/op_param.json"), "\"{not json\"\n");
+    EXPECT_FALSE(exists(root() + "/data/" + pidDir() + "/0/1_Other/op_param.json"));
+}
+
+TEST_F(CApi, NamesWithSlashesCannotEscapeTheTree) {
+    start(R"({"task": "tensor", "dump_enable": true, "exec_range": "all"})");
+    ASSERT_EQ(probe_op_begin("../../evil/name", nullptr, nullptr), 1);
+    const int64_t dims[] = {1};
+    float v = 1;
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, "a/b", PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &v, 4), 1);
+    probe_op_end();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_TRUE(exists(root() + "/data/" + pidDir() + "/0/0_.._.._evil_name/before/intensor0_a_b.bin"));
+    EXPECT_FALSE(exists(dir_ / "evil"));
+}
+
+TEST_F(CApi, ExplicitStructureReports) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    EXPECT_EQ(probe_report_model("MyModel", R"({"modelName": "MyModel", "nodes": []})"), PROBE_OK);
+    EXPECT_EQ(probe_report_layer("MyLayer", R"({"opName": "MyLayer_0", "opType": "MyLayer", "nodes": []})"), PROBE_OK);
+    EXPECT_EQ(probe_report_layer("Bad", "[1,2"), PROBE_E_INVALID_ARGUMENT);
+    EXPECT_EQ(probe_report_model("", nullptr), PROBE_E_INVALID_ARGUMENT);
+    ASSERT_EQ(probe_op_begin("MyLayer", nullptr, nullptr), 1);  // keeps id 0, its reported structure wins
+    probe_op_end();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_EQ(readFile(root() + "/info/model/" + pidDir() + "/MyModel.json"), "{\"modelName\":\"MyModel\",\"nodes\":[]}\n");
+    EXPECT_EQ(readFile(root() + "/info/layer/" + pidDir() + "/MyLayer_0.json"),
+              "{\"opName\":\"MyLayer_0\",\"opType\":\"MyLayer\",\"nodes\":[]}\n");
+    EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{}));  // no tensors reported
+}
+
+TEST_F(CApi, RestartOnAnotherDirectory) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    probe_op_begin("A", nullptr, nullptr);  // left open on purpose: a restart must not inherit it
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    TempDir second("probe-restart");
+    writeFile(second / "c.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    ASSERT_EQ(probe_start(second.path().c_str(), (second / "c.json").c_str()), PROBE_OK);
+    EXPECT_EQ(probe_op_begin("B", nullptr, nullptr), 1);
+    const int64_t dims[] = {1};
+    float v = 5;
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &v, 4), 1);
+    probe_op_end();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    // B is a fresh layer op (id 0) of the new session, not a child of the stale A.
+    EXPECT_TRUE(exists(second.path() + "/atb_dump_data/data/" + pidDir() + "/0/statistic.csv"));
+    const std::string csv = readFile(second.path() + "/atb_dump_data/data/" + pidDir() + "/0/statistic.csv");
+    EXPECT_NE(csv.find(",0,B,B,0,input,0,float,nd,1,5.000000,"), std::string::npos) << csv;
+}
+
+}  // namespace
+}  // namespace probe::test

@@ -1,0 +1,133 @@
+// White-box tests of the writer thread.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include <atomic>
+#include <thread>
+
+#include "dump_writer.h"
+#include "probe/format/statistic_csv.h"
+#include "test_support.h"
+
+namespace probe::runtime {
+namespace {
+
+using probe::test::TempDir;
+
+TEST(DumpWriter, RowsAppendWholeLinesAfterTheHeader) {
+    TempDir dir;
+    DumpWriter writer({dir.path(), 1 << 20, 0}, nullptr);
+    writer.start();
+    for (int i = 0; i < 100; ++i) {
+        WriteJob job;
+        job.kind = WriteJob::Kind::Row;
+        job.path = dir / "a/b/statistic.csv";
+        job.head = "row " + std::to_string(i) + "\n";
+        ASSERT_TRUE(writer.enqueue(std::move(job)));
+    }
+    writer.stop();
+    const auto lines = probe::test::splitLines(probe::test::readFile(dir / "a/b/statistic.csv"));
+    ASSERT_EQ(lines.size(), 101u);
+    EXPECT_EQ(lines[0], format::kStatisticCsvHeader);
+    for (int i = 0; i < 100; ++i) EXPECT_EQ(lines[static_cast<size_t>(i) + 1], "row " + std::to_string(i));
+    EXPECT_EQ(writer.counters().rows, 100u);
+    EXPECT_FALSE(writer.enqueue(WriteJob{}));  // stopped
+}
+
+TEST(DumpWriter, LatestFileWritesOnlyTheNewestContent) {
+    TempDir dir;
+    DumpWriter writer({dir.path(), 1 << 20, 0}, nullptr);
+    writer.start();
+    for (int i = 0; i < 50; ++i) {
+        WriteJob job;
+        job.kind = WriteJob::Kind::LatestFile;
+        job.path = dir / "model.json";
+        job.head = "version " + std::to_string(i);
+        writer.enqueue(std::move(job));
+    }
+    writer.drain();
+    EXPECT_EQ(probe::test::readFile(dir / "model.json"), "version 49");
+    writer.stop();
+}
+
+TEST(DumpWriter, MemoryCapBoundsWhatIsQueued) {
+    TempDir dir;
+    constexpr uint64_t kCap = 64 * 1024, kJob = 10 * 1024;
+    DumpWriter writer({dir.path(), kCap, 0}, nullptr);
+    writer.start();
+    std::atomic<bool> done{false};
+    std::atomic<uint64_t> peak{0};
+    std::thread sampler([&] {
+        while (!done) {
+            peak = std::max<uint64_t>(peak, writer.queuedBytes());
+            std::this_thread::yield();
+        }
+    });
+    for (int i = 0; i < 300; ++i) {
+        WriteJob job;
+        job.kind = WriteJob::Kind::Tensor;
+        job.path = dir / ("t/" + std::to_string(i) + ".bin");
+        job.data.reset(new uint8_t[kJob]);
+        std::memset(job.data.get(), i & 0xff, kJob);
+        job.size = kJob;
+        ASSERT_TRUE(writer.enqueue(std::move(job)));
+    }
+    writer.stop();
+    done = true;
+    sampler.join();
+    EXPECT_LE(peak.load(), kCap);
+    EXPECT_EQ(writer.counters().files, 300u);
+    for (int i : {0, 150, 299}) {
+        const std::string content = probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin"));
+        ASSERT_EQ(content.size(), kJob);
+        EXPECT_EQ(static_cast<uint8_t>(content[0]), i & 0xff);
+    }
+}
+
+TEST(DumpWriter, DiskGuardStopsTensorsAndReportsOnce) {
+    TempDir dir;
+    std::vector<std::string> errors;
+    DumpWriter writer({dir.path(), 1 << 20, ~0ull >> 2}, [&](const std::string& e) { errors.push_back(e); });
+    writer.start();
+    for (int i = 0; i < 5; ++i) {
+        WriteJob job;
+        job.kind = WriteJob::Kind::Tensor;
+        job.path = dir / ("t" + std::to_string(i) + ".bin");
+        job.head = "header";
+        writer.enqueue(std::move(job));
+    }
+    writer.drain();
+    EXPECT_TRUE(writer.diskStopped());
+    EXPECT_NE(writer.diskStoppedReason().find("free"), std::string::npos);
+    WriteJob row;
+    row.kind = WriteJob::Kind::Row;
+    row.path = dir / "statistic.csv";
+    row.head = "x\n";
+    EXPECT_FALSE(writer.enqueue(std::move(row)));
+    writer.stop();
+    EXPECT_EQ(errors.size(), 1u);
+    EXPECT_EQ(writer.counters().files, 0u);
+    EXPECT_TRUE(probe::test::listFiles(dir.path()).empty());
+}
+
+TEST(DumpWriter, UnwritableDirectoryIsAnErrorNotACrash) {
+    TempDir dir;
+    probe::test::writeFile(dir / "file", "x");
+    std::vector<std::string> errors;
+    DumpWriter writer({dir.path(), 1 << 20, 0}, [&](const std::string& e) { errors.push_back(e); });
+    writer.start();
+    WriteJob job;
+    job.kind = WriteJob::Kind::File;
+    job.path = dir / "file/sub/x.json";
+    job.head = "{}";
+    writer.enqueue(std::move(job));
+    writer.stop();
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(errors[0].find("cannot create directory"), std::string::npos);
+    EXPECT_EQ(writer.counters().errors, 1u);
+}
+
+}  // namespace
+}  // namespace probe::runtime

@@ -1,0 +1,114 @@
+// Dynamic dump: the config file is replaced while the model runs; each change takes effect at
+// the next layer-level op boundary (no sleeps here: the runtime must not need them), an
+// invalid file is rejected whole and the previous config kept.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "probe/format/dump_status.h"
+#include "runtime_fixture.h"
+
+namespace probe::test {
+namespace {
+
+class DynamicConfig : public RuntimeTest {
+protected:
+    std::set<std::string> opsOfRound(const std::set<std::pair<int64_t, std::string>>& ops, int64_t round) {
+        std::set<std::string> out;
+        for (const auto& [r, id] : ops)
+            if (r == round) out.insert(id);
+        return out;
+    }
+};
+
+TEST_F(DynamicConfig, ReplacedFileTakesEffectAtTheNextOp) {
+    start(R"({"task": "statistics", "dump_enable": false, "exec_range": "all"})");
+    NativeModel model({});
+    model.run();  // round 0: disabled
+    model.run();  // round 1: disabled
+    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    model.run();  // round 2: all layer ops, from the first one on
+    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "2"})");
+    model.run();  // round 3: only layer 2
+    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "x"})");
+    model.run();  // round 4: rejected, layer 2 still
+    writeFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0"})");
+    model.run();  // round 5: written in place, layer 0
+    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": false})");
+    model.run();  // round 6: off again
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+
+    const auto ops = dumpedOps();
+    EXPECT_TRUE(opsOfRound(ops, 0).empty());
+    EXPECT_TRUE(opsOfRound(ops, 1).empty());
+    EXPECT_EQ(opsOfRound(ops, 2), (std::set<std::string>{"0", "1", "2", "3"}));
+    EXPECT_EQ(opsOfRound(ops, 3), (std::set<std::string>{"2"}));
+    EXPECT_EQ(opsOfRound(ops, 4), (std::set<std::string>{"2"}));
+    EXPECT_EQ(opsOfRound(ops, 5), (std::set<std::string>{"0"}));
+    EXPECT_TRUE(opsOfRound(ops, 6).empty());
+
+    std::string error;
+    auto status = format::readStatusFile(root(), &error);
+    ASSERT_TRUE(status) << error;
+    ASSERT_EQ(status->processes.size(), 1u);
+    bool rejectionReported = false;
+    for (const auto& m : status->processes[0].messages)
+        rejectionReported = rejectionReported || (m.find("config rejected") != std::string::npos &&
+                                                  m.find("key \"ids\"") != std::string::npos);
+    EXPECT_TRUE(rejectionReported);
+}
+
+TEST_F(DynamicConfig, ChangeInsideALayerOpAppliesFromTheNextLayerOp) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0", "save_child": true})");
+    const int64_t dims[] = {2};
+    const float values[] = {1.0f, 2.0f};
+    auto op = [&](const char* name) {
+        const int wanted = probe_op_begin(name, nullptr, nullptr);
+        if (wanted > 0) probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, values, 8);
+        return wanted;
+    };
+    EXPECT_EQ(op("A"), 1);
+    EXPECT_EQ(op("first"), 1);
+    probe_op_end();
+    // The whole layer op keeps the config it began with: no half-dumped layer.
+    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "1", "save_child": true})");
+    EXPECT_EQ(op("second"), 1);
+    probe_op_end();
+    probe_op_end();
+    EXPECT_EQ(op("B"), 1);  // id 1: the new config
+    EXPECT_EQ(op("child"), 1);
+    probe_op_end();
+    probe_op_end();
+    EXPECT_EQ(op("A"), 0);  // A's next round is not selected any more
+    probe_op_end();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const auto ops = dumpedOps();
+    EXPECT_EQ(ops, (std::set<std::pair<int64_t, std::string>>{{0, "0"}, {0, "0_0"}, {0, "0_1"}, {0, "1"}, {0, "1_0"}}));
+}
+
+TEST_F(DynamicConfig, ConfigWrittenAfterStartAndRemovedLater) {
+    start("");  // no file yet: defaults, dumping disabled
+    NativeModel model({});
+    model.run();
+    EXPECT_EQ(probe_is_awake(), 0);
+    const uint64_t generation = probe_state_generation();
+    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "3"})");
+    model.run();
+    EXPECT_EQ(probe_is_awake(), 1);
+    EXPECT_NE(probe_state_generation(), generation);
+    ::unlink(configPath().c_str());
+    model.run();  // the config in force stays
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{{1, "3"}, {2, "3"}}));
+}
+
+TEST_F(DynamicConfig, InvalidConfigAtStartKeepsDumpingDisabled) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "everything"})");
+    NativeModel model({});
+    model.run();
+    EXPECT_EQ(probe_is_awake(), 0);
+    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0"})");
+    model.run();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{{1, "0"}}));
+}
+
+}  // namespace
+}  // namespace probe::test

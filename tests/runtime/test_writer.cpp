@@ -1,0 +1,83 @@
+// The writer through the C API: back-pressure under a small memory cap loses nothing; the disk
+// guard stops dumping with a message and the model goes on.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <thread>
+
+#include "probe/format/dump_status.h"
+#include "probe/format/tensor_bin.h"
+#include "runtime_fixture.h"
+
+namespace probe::test {
+namespace {
+
+class Writer : public RuntimeTest {
+protected:
+    void TearDown() override {
+        RuntimeTest::TearDown();
+        ::unsetenv("PROBE_MEMORY_CAP_MB");
+        ::unsetenv("PROBE_MIN_FREE_MB");
+    }
+};
+
+TEST_F(Writer, BackPressureUnderATinyMemoryCapLosesNothing) {
+    ::setenv("PROBE_MEMORY_CAP_MB", "1", 1);
+    start(R"({"task": "tensor", "dump_enable": true, "exec_range": "all"})");
+    constexpr int kOps = 40, kThreads = 2;
+    constexpr int64_t kElements = 256 * 1024;  // 1 MiB per tensor: every op waits for the writer
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([t] {
+            std::vector<float> data(kElements);
+            const int64_t dims[] = {kElements};
+            const std::string name = "Layer_t" + std::to_string(t);
+            for (int i = 0; i < kOps; ++i) {
+                for (int64_t k = 0; k < kElements; k += 1024) data[static_cast<size_t>(k)] = static_cast<float>(i * 1000 + t);
+                ASSERT_EQ(probe_op_begin(name.c_str(), nullptr, nullptr), 1);
+                ASSERT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, data.data(),
+                                          data.size() * 4), 1);
+                probe_op_end();
+            }
+        });
+    for (auto& t : threads) t.join();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    for (int t = 0; t < kThreads; ++t) {
+        for (int i = 0; i < kOps; ++i) {
+            const std::string path = root() + "/data/" + pidDir() + "/" + std::to_string(i) + "/" + std::to_string(t) +
+                                     "_Layer_t" + std::to_string(t) + "/before/intensor0.bin";
+            std::string error;
+            auto file = format::readBinFile(path, &error);
+            ASSERT_TRUE(file) << path << ": " << error;
+            float first;
+            std::memcpy(&first, file->data.data(), 4);
+            EXPECT_EQ(first, static_cast<float>(i * 1000 + t));
+        }
+    }
+    std::string error;
+    auto status = format::readStatusFile(root(), &error);
+    ASSERT_TRUE(status);
+    EXPECT_EQ(status->state, "complete");
+    EXPECT_EQ(status->rows, static_cast<uint64_t>(kOps * kThreads));
+}
+
+TEST_F(Writer, DiskGuardStopsDumpingAndTheModelGoesOn) {
+    ::setenv("PROBE_MIN_FREE_MB", "1000000000", 1);  // more than any disk has
+    start(R"({"task": "all", "dump_enable": true, "exec_range": "all"})");
+    NativeModel model({});
+    model.run();
+    // The first tensor trips the guard; afterwards the probe sleeps and the model runs on.
+    for (int i = 0; i < 50 && probe_is_awake(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(probe_is_awake(), 0);
+    model.run();
+    EXPECT_EQ(model.begins().back().wanted, 0);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    std::string error;
+    auto status = format::readStatusFile(root(), &error);
+    ASSERT_TRUE(status) << error;
+    EXPECT_EQ(status->state, "incomplete");
+    ASSERT_EQ(status->processes.size(), 1u);
+    EXPECT_NE(status->processes[0].dumpStopped.find("PROBE_MIN_FREE_MB"), std::string::npos);
+    for (const auto& f : listFiles(root())) EXPECT_EQ(f.find(".bin"), std::string::npos) << f;
+}
+
+}  // namespace
+}  // namespace probe::test

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "test_support.h"
+
+#include <dirent.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace probe::test {
+namespace {
+
+int removeEntry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
+
+void listInto(const std::string& root, const std::string& relative, std::vector<std::string>& out) {
+    const std::string dir = relative.empty() ? root : root + "/" + relative;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    while (dirent* entry = ::readdir(d)) {
+        const std::string name = entry->d_name;
+        if (name == "." || name == "..") continue;
+        const std::string rel = relative.empty() ? name : relative + "/" + name;
+        struct stat st;
+        if (::stat((root + "/" + rel).c_str(), &st) != 0) continue;
+        if (S_ISDIR(st.st_mode))
+            listInto(root, rel, out);
+        else
+            out.push_back(rel);
+    }
+    ::closedir(d);
+}
+
+}  // namespace
+
+TempDir::TempDir(const std::string& tag) {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base && *base ? base : "/tmp") + "/" + tag + "-XXXXXX";
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    if (!::mkdtemp(buffer.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
+    path_ = buffer.data();
+}
+
+TempDir::~TempDir() {
+    if (std::getenv("PROBE_KEEP_TEST_DIRS")) return;
+    ::nftw(path_.c_str(), removeEntry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+std::vector<std::string> listFiles(const std::string& root) {
+    std::vector<std::string> out;
+    listInto(root, "", out);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<std::string> listSubdirectories(const std::string& dir) {
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return out;
+    while (dirent* entry = ::readdir(d)) {
+        const std::string name = entry->d_name;
+        if (name == "." || name == "..") continue;
+        struct stat st;
+        if (::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) out.push_back(name);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+void writeFile(const std::string& path, const std::string& content) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out << content;
+}
+
+void replaceFile(const std::string& path, const std::string& content) {
+    const std::string temporary = path + ".new";
+    writeFile(temporary, content);
+    if (::rename(temporary.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename onto " + path);
+}
+
+std::vector<std::string> splitLines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+    return lines;
+}
+
+bool exists(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace probe::test

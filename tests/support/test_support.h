@@ -1,0 +1,36 @@
+// Test helpers: temporary directories, file listing and reading.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace probe::test {
+
+// A fresh directory under $TMPDIR, removed (recursively) at destruction unless
+// PROBE_KEEP_TEST_DIRS is set.
+class TempDir {
+public:
+    explicit TempDir(const std::string& tag = "probe-test");
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::string& path() const { return path_; }
+    std::string operator/(const std::string& relative) const { return path_ + "/" + relative; }
+
+private:
+    std::string path_;
+};
+
+// Regular files below `root`, as paths relative to it, sorted.
+std::vector<std::string> listFiles(const std::string& root);
+// Directories directly below `dir`, sorted.
+std::vector<std::string> listSubdirectories(const std::string& dir);
+std::string readFile(const std::string& path);
+void writeFile(const std::string& path, const std::string& content);
+// Writes under a temporary name and renames: how tools (and people with care) replace a file.
+void replaceFile(const std::string& path, const std::string& content);
+std::vector<std::string> splitLines(const std::string& text);
+bool exists(const std::string& path);
+
+}  // namespace probe::test
