@@ -90,6 +90,11 @@ int probe_op_wants(void) {
     return guarded("probe_op_wants", [] { return Runtime::instance().opWants(); }, 0);
 }
 
+int probe_op_set_param(const char* param_json) {
+    return guarded("probe_op_set_param", [&] { return Runtime::instance().opSetParam(param_json); },
+                   PROBE_E_INTERNAL);
+}
+
 int probe_is_awake(void) { return Runtime::instance().isAwake() ? 1 : 0; }
 
 uint64_t probe_state_generation(void) { return Runtime::instance().stateGeneration(); }

@@ -516,6 +516,17 @@ int Runtime::opBegin(const char* name, const char* type, const char* paramJson, 
         return -1;
     }
     ThreadState& ts = threadState(epoch_.load(std::memory_order_relaxed));
+    if (!ts.stack.empty()) {
+        Frame& parent = ts.stack.back();
+        ++parent.childCount;
+        if (!parent.active || !parent.childrenActive) {
+            // Hot path inside an op nobody looks into: no strings, no locks.
+            Frame frame;
+            frame.depth = parent.depth + 1;
+            ts.stack.push_back(std::move(frame));
+            return 0;
+        }
+    }
     const std::string display = sanitizeName(name);
     const std::string typeName = type && *type ? sanitizeName(type) : display;
     if (ts.stack.empty()) return beginLayer(ts, display, typeName, paramJson);
@@ -579,13 +590,9 @@ int Runtime::beginLayer(ThreadState& ts, const std::string& name, const std::str
 int Runtime::beginChild(ThreadState& ts, const std::string& name, const std::string& type,
                         const char* paramJson, OpKind kind) {
     Frame& parent = ts.stack.back();
-    const uint32_t index = parent.childCount++;
+    const uint32_t index = parent.childCount - 1;  // counted by opBegin
     Frame frame;
     frame.depth = parent.depth + 1;
-    if (!parent.active || !parent.childrenActive) {
-        ts.stack.push_back(std::move(frame));
-        return 0;
-    }
     LayerExecution& layer = ts.layer;
     const auto& config = layer.config->config;
     const std::string local = std::to_string(index);
@@ -640,7 +647,22 @@ int Runtime::opWants() const {
     int wants = kWantsNothing;
     if (top.active && top.selected) wants |= kWantsData;
     if (top.observed) wants |= kWantsMetadata;
+    if (top.active && top.childrenActive) wants |= kWantsChildren;
     return wants;
+}
+
+int Runtime::opSetParam(const char* paramJson) {
+    if (!started_.load(std::memory_order_acquire)) return 0;
+    ThreadState& ts = threadState(epoch_.load(std::memory_order_relaxed));
+    if (ts.stack.empty()) {
+        setLastError("probe_op_set_param: no op is open on this thread");
+        return -5;
+    }
+    Frame& frame = ts.stack.back();
+    if (!frame.active) return 0;
+    if (frame.observed) frame.observed->paramJson = paramJson ? paramJson : "";
+    if (frame.selected) writeOpParam(ts.layer.roundDir + "/" + frame.relDir, paramJson);
+    return 0;
 }
 
 int Runtime::opTensor(const TensorReport& t) {

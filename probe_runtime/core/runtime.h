@@ -40,7 +40,7 @@ struct TensorReport {
 };
 
 // What the top op of the calling thread wants reported (bit flags).
-enum OpWants : int { kWantsNothing = 0, kWantsData = 1, kWantsMetadata = 2 };
+enum OpWants : int { kWantsNothing = 0, kWantsData = 1, kWantsMetadata = 2, kWantsChildren = 4 };
 
 // Observers of what the runtime sees, for the live control socket. Called on the op's thread;
 // must be cheap and must not call back into the runtime.
@@ -71,6 +71,7 @@ public:
     int opTensor(const TensorReport& tensor);
     int opEnd();
     int opWants() const;
+    int opSetParam(const char* paramJson);
 
     bool isAwake() const { return awake_.load(std::memory_order_acquire); }
     uint64_t stateGeneration() const { return stateGeneration_.load(std::memory_order_acquire); }

@@ -141,9 +141,15 @@ PROBE_API int probe_op_begin_kind(const char* name, const char* type, const char
 
 /* What the op on top of the calling thread's stack wants reported, as bit flags:
  * PROBE_WANTS_DATA (report tensors with data), PROBE_WANTS_METADATA (report tensors, data or
- * not, so that the layer structure can show data flow). 0 when nothing. */
-enum probe_wants { PROBE_WANTS_DATA = 1, PROBE_WANTS_METADATA = 2 };
+ * not, so that the layer structure can show data flow), PROBE_WANTS_CHILDREN (its children
+ * are observed: an adapter that sees this bit clear may skip reporting them at all).
+ * 0 when nothing. */
+enum probe_wants { PROBE_WANTS_DATA = 1, PROBE_WANTS_METADATA = 2, PROBE_WANTS_CHILDREN = 4 };
 PROBE_API int probe_op_wants(void);
+
+/* The parameters of the op on top of the calling thread's stack, as JSON text, for engines
+ * that know them only after probe_op_begin (same effect as passing them there). */
+PROBE_API int probe_op_set_param(const char* param_json);
 
 /* End the op on top of the calling thread's stack. */
 PROBE_API int probe_op_end(void);

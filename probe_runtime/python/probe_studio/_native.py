@@ -1,0 +1,60 @@
+"""ctypes bindings to the C++ runtime (libprobe_runtime.so) and the PyTorch adapter."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import ctypes
+
+from . import _paths
+
+WANTS_DATA = 1
+WANTS_METADATA = 2
+WANTS_CHILDREN = 4
+WANTS_TENSORS = WANTS_DATA | WANTS_METADATA
+
+_runtime = None
+_adapter = None
+
+
+def _declare(lib, name, restype, argtypes):
+    fn = getattr(lib, name)
+    fn.restype = restype
+    fn.argtypes = argtypes
+    return fn
+
+
+def runtime():
+    """The runtime library's C API (loaded once)."""
+    global _runtime
+    if _runtime is None:
+        lib = ctypes.CDLL(_paths.RUNTIME_LIBRARY)
+        c = ctypes
+        _declare(lib, "probe_start", c.c_int, [c.c_char_p, c.c_char_p])
+        _declare(lib, "probe_stop", c.c_int, [])
+        _declare(lib, "probe_is_started", c.c_int, [])
+        _declare(lib, "probe_is_awake", c.c_int, [])
+        _declare(lib, "probe_state_generation", c.c_uint64, [])
+        _declare(lib, "probe_op_wants", c.c_int, [])
+        _declare(lib, "probe_op_set_param", c.c_int, [c.c_char_p])
+        _declare(lib, "probe_last_error", c.c_char_p, [])
+        _declare(lib, "probe_version", c.c_char_p, [])
+        _declare(lib, "probe_set_device", c.c_int, [c.c_int])
+        _runtime = lib
+    return _runtime
+
+
+def adapter():
+    """The PyTorch adapter's C functions; the library must be loaded by torch first."""
+    global _adapter
+    if _adapter is None:
+        lib = ctypes.CDLL(_paths.TORCH_ADAPTER_LIBRARY)
+        c = ctypes
+        _declare(lib, "probe_torch_built_version", c.c_char_p, [])
+        _declare(lib, "probe_torch_root_begin", c.c_int, [c.c_char_p])
+        _declare(lib, "probe_torch_root_end", c.c_int, [])
+        _declare(lib, "probe_torch_module_begin", c.c_int, [c.c_char_p, c.c_char_p])
+        _declare(lib, "probe_torch_module_end", c.c_int, [])
+        _declare(lib, "probe_torch_unwind_to", c.c_int, [c.c_int])
+        _declare(lib, "probe_torch_depth", c.c_int, [])
+        _declare(lib, "probe_torch_backward_begin", c.c_int, [])
+        _declare(lib, "probe_torch_backward_end", c.c_int, [])
+        _declare(lib, "probe_torch_observing_ops", c.c_int, [])
+        _adapter = lib
+    return _adapter
