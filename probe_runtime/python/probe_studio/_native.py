@@ -40,6 +40,13 @@ def runtime():
     return _runtime
 
 
+def load_adapter(torch):
+    """Load the PyTorch adapter into this process (registers the torch.ops.probe ops) and
+    return its C functions. Loading it again is a no-op."""
+    torch.ops.load_library(_paths.TORCH_ADAPTER_LIBRARY)
+    return adapter()
+
+
 def adapter():
     """The PyTorch adapter's C functions; the library must be loaded by torch first."""
     global _adapter

@@ -150,10 +150,9 @@ def install(torch):
         _record_injection("torch_mismatch", message)
         return False
     try:
-        torch.ops.load_library(_paths.TORCH_ADAPTER_LIBRARY)
+        _adapter = _native.load_adapter(torch)
         _report_tensors = torch.ops.probe.report_tensors
         _runtime = _native.runtime()
-        _adapter = _native.adapter()
         if _runtime.probe_start(None, None) != 0:
             message = "the probe could not start: %s" % _runtime.probe_last_error().decode(errors="replace")
             _say("error: " + message)
