@@ -14,6 +14,10 @@ namespace {
 
 const char* kConfigUsage =
     "Usage: probe config validate FILE [--kind op|api]\n"
+    "       probe config default [--kind op|api]\n"
+    "\n"
+    "default prints a config to start from (op: statistics of every layer-level op, every\n"
+    "round; api: the code-level defaults).\n"
     "\n"
     "Checks a config file exactly as the runtime would and prints every problem.\n"
     "  op   the injected probe's op-level config (task, dump_enable, exec_range, ids, ...)\n"
@@ -31,6 +35,26 @@ int runConfigCommand(const Args& args) {
     if (args.empty() || args[0] == "--help" || args[0] == "-h") {
         std::fputs(kConfigUsage, args.empty() ? stderr : stdout);
         return args.empty() ? kExitUsage : kExitOk;
+    }
+    if (args[0] == "default") {
+        std::string kind = "op";
+        for (size_t i = 1; i < args.size(); ++i) {
+            if (args[i] == "--kind" && i + 1 < args.size()) kind = args[++i];
+            else if (args[i].rfind("--kind=", 0) == 0) kind = args[i].substr(7);
+            else {
+                std::fprintf(stderr, "probe config default: unknown argument '%s'\n", args[i].c_str());
+                return kExitUsage;
+            }
+        }
+        if (kind == "op") {
+            std::fputs(format::OpConfig::startingPoint().toFileText().c_str(), stdout);
+        } else if (kind == "api") {
+            std::printf("%s\n", format::ApiConfig{}.toJson().dump(4).c_str());
+        } else {
+            std::fprintf(stderr, "probe config default: --kind must be 'op' or 'api', not '%s'\n", kind.c_str());
+            return kExitUsage;
+        }
+        return kExitOk;
     }
     if (args[0] != "validate") {
         std::fprintf(stderr, "probe config: unknown subcommand '%s'\n\n%s", args[0].c_str(), kConfigUsage);

@@ -10,5 +10,7 @@ namespace probe::cli {
 using Args = std::vector<std::string>;
 
 int runConfigCommand(const Args& args);
+int runRunCommand(const Args& args);
+int runSummaryCommand(const Args& args);
 
 }  // namespace probe::cli

@@ -17,6 +17,10 @@ const char* kUsage =
     "Find where a neural network's numbers go wrong.\n"
     "\n"
     "Commands:\n"
+    "  run [--output DIR] [--config FILE] [--] COMMAND [ARGS...]\n"
+    "                    Run COMMAND (a PyTorch program, unchanged) with the probe injected and\n"
+    "                    dump what the config selects; prints a summary at the end.\n"
+    "  summary DIR       What a dump holds: ops, rounds, rows, files, the first NaN/Inf.\n"
     "  config validate FILE [--kind op|api]\n"
     "                    Check a config file exactly as the runtime would and print every\n"
     "                    problem (file, key, what is wrong, accepted values).\n"
@@ -26,7 +30,8 @@ const char* kUsage =
     "  -V, --version     Show the version\n"
     "\n"
     "Exit codes: 0 success, 1 problems found, 64 usage error, 65 invalid config,\n"
-    "66 unreadable input, 70 internal error, 73 output not writable.\n";
+    "66 unreadable input, 69 no torch, 70 internal error, 73 output not writable,\n"
+    "76 torch version mismatch, 127 command not found. `probe run` returns the command's own.\n";
 
 }  // namespace
 
@@ -49,6 +54,8 @@ int main(int argc, char** argv) {
         }
         Args rest(args.begin() + 1, args.end());
         if (command == "config") return runConfigCommand(rest);
+        if (command == "run") return runRunCommand(rest);
+        if (command == "summary") return runSummaryCommand(rest);
         std::fprintf(stderr, "probe: unknown command '%s'\n\n%s", command.c_str(), kUsage);
         return kExitUsage;
     } catch (const std::exception& e) {

@@ -446,7 +446,7 @@ std::string Runtime::applyConfigText(const std::string& text, const std::string&
     if (!configPath_.empty()) {
         // Keep the file in step, so that what is on disk is what runs. The watcher will see
         // the same config again and ignore it.
-        const std::string content = result.config->toJson().dump(4) + "\n";
+        const std::string content = result.config->toFileText();
         if (int err = format::writeFileAtomically(configPath_, content))
             error("cannot write the config file " + configPath_ + ": " + std::strerror(err));
     }

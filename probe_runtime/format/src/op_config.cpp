@@ -182,7 +182,20 @@ bool OpConfig::acceptsDevice(int device) const {
     return std::find(devices.begin(), devices.end(), text) != devices.end();
 }
 
-nlohmann::json OpConfig::toJson() const {
+OpConfig OpConfig::startingPoint() {
+    OpConfig config;
+    config.task = DumpTask::Statistics;
+    config.dumpEnable = true;
+    config.execRange.kind = ExecRange::Kind::All;
+    config.execRange.ranges.clear();
+    return config;
+}
+
+std::string OpConfig::toFileText() const { return orderedJson().dump(4) + "\n"; }
+
+nlohmann::json OpConfig::toJson() const { return nlohmann::json::parse(orderedJson().dump()); }
+
+nlohmann::ordered_json OpConfig::orderedJson() const {
     nlohmann::ordered_json j;
     j["task"] = dumpTaskName(task);
     j["dump_enable"] = dumpEnable;
@@ -192,7 +205,7 @@ nlohmann::json OpConfig::toJson() const {
     j["save_child"] = saveChild;
     j["device"] = joinList(devices);
     j["filter_level"] = filterLevel;
-    return nlohmann::json::parse(j.dump());
+    return j;
 }
 
 bool OpConfig::operator==(const OpConfig& o) const {

@@ -215,7 +215,7 @@ _CHILD = 1
 
 class _ThreadState(threading.local):
     def __init__(self):
-        self.stack = []      # [(module, kind)], the root first
+        self.stack = []      # [(module, kind, wants)], the root first
         self.names = {}      # id(module) -> attribute path, for the current root
 
 
@@ -310,7 +310,7 @@ def _pre_hook(module, args):
         if not stack:
             state.names = _module_names(module)
             _adapter.probe_torch_root_begin(type(module).__name__.encode())
-            stack.append((module, _ROOT))
+            stack.append((module, _ROOT, 0))
             return None
         path = state.names.get(id(module))
         if path is None:
@@ -320,7 +320,7 @@ def _pre_hook(module, args):
         else:
             name = path.rsplit(".", 1)[-1]  # a child: its attribute name ("self_attn")
         wants = _adapter.probe_torch_module_begin(name.encode(), type(module).__name__.encode())
-        stack.append((module, _CHILD))
+        stack.append((module, _CHILD, wants))
         if wants & _native.WANTS_TENSORS:
             param = _module_param(module)
             if param:
@@ -348,7 +348,7 @@ def _post_hook(module, args, output):
             stack.pop()
             _adapter.probe_torch_root_end()
             return None
-        if _runtime.probe_op_wants() & _native.WANTS_TENSORS:
+        if stack[-1][2] & _native.WANTS_TENSORS:
             _report(1, output, ())
         _adapter.probe_torch_module_end()
         stack.pop()

@@ -69,9 +69,17 @@ struct OpConfig {
     // Whether repeated tensors are written once and aliased afterwards (filter_level >= 1).
     bool deduplicatesTensors() const { return saveChild && filterLevel >= 1; }
 
+    // The config new users start from: statistics of every layer-level op, every round.
+    static OpConfig startingPoint();
+
     nlohmann::json toJson() const;
+    // The config file's text: the keys in the documented order, four-space indent.
+    std::string toFileText() const;
     bool operator==(const OpConfig& other) const;
     bool operator!=(const OpConfig& other) const { return !(*this == other); }
+
+private:
+    nlohmann::ordered_json orderedJson() const;
 };
 
 struct OpConfigResult {

@@ -1,0 +1,349 @@
+// probe run [--output DIR] [--config FILE] [--preload] [--] COMMAND [ARGS...]
+// Launches COMMAND with the probe injected into that process tree only, forwards its output,
+// returns its exit code, and prints where the dump went and what it holds.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/atb_dump.h"
+#include "commands.h"
+#include "exit_codes.h"
+#include "install_layout.h"
+#include "probe/format/config_issue.h"
+#include "probe/format/file_util.h"
+#include "probe/format/op_config.h"
+#include "probe_config.h"
+
+namespace probe::cli {
+namespace {
+
+const char* kRunUsage =
+    "Usage: probe run [--output DIR] [--config FILE] [--preload] [--quiet] [--] COMMAND [ARGS...]\n"
+    "\n"
+    "Runs COMMAND with the probe injected into it and the processes it starts, and dumps what the\n"
+    "config selects into DIR/atb_dump_data (FORMATS.md, op-level layout). The program is not\n"
+    "changed: a PyTorch program's modules become the layer-level ops, its aten ops their children.\n"
+    "\n"
+    "  --output DIR    where the dump goes (default: ./probe_dump)\n"
+    "  --config FILE   the op-level config (see `probe config validate`). Edit it while the program\n"
+    "                  runs: changes apply at the next layer-level op. Without it, DIR/probe_config.json\n"
+    "                  is written: statistics of every layer-level op, every round.\n"
+    "  --preload       also preload the PyTorch adapter (for native programs linking libtorch)\n"
+    "  --quiet         no probe messages from the program, no summary\n"
+    "\n"
+    "Exit code: COMMAND's own (128+N when killed by signal N), or: 64 usage, 65 invalid config,\n"
+    "66 unreadable config, 69 the Python interpreter has no torch, 73 output not writable,\n"
+    "76 torch differs from the version the adapter was built for, 127 COMMAND not found.\n";
+
+std::string baseName(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The executable COMMAND names, as execvp would find it; "" when there is none.
+std::string resolveCommand(const std::string& command) {
+    if (command.find('/') != std::string::npos)
+        return ::access(command.c_str(), X_OK) == 0 ? command : std::string();
+    const char* path = std::getenv("PATH");
+    std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+        const std::string candidate = (dir.empty() ? "." : dir) + "/" + command;
+        struct stat st;
+        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+    }
+    return "";
+}
+
+// Runs `argv` and returns its standard output (trimmed); nullopt when it could not run or failed.
+std::optional<std::string> captureOutput(const std::vector<std::string>& argv) {
+    int pipeFds[2];
+    if (::pipe2(pipeFds, O_CLOEXEC) != 0) return std::nullopt;
+    pid_t pid = ::fork();
+    if (pid < 0) return std::nullopt;
+    if (pid == 0) {
+        ::dup2(pipeFds[1], 1);
+        int devNull = ::open("/dev/null", O_WRONLY);
+        if (devNull >= 0) ::dup2(devNull, 2);
+        // Keep the probe out of this check.
+        ::unsetenv("PROBE_OUTPUT_DIR");
+        ::unsetenv("PROBE_CONFIG");
+        std::vector<char*> args;
+        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        ::execvp(args[0], args.data());
+        ::_exit(127);
+    }
+    ::close(pipeFds[1]);
+    std::string out;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(pipeFds[0], buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<size_t>(n));
+    ::close(pipeFds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out;
+}
+
+std::string majorMinor(const std::string& version) {
+    std::smatch m;
+    static const std::regex pattern(R"(^(\d+)\.(\d+))");
+    return std::regex_search(version, m, pattern) ? m[1].str() + "." + m[2].str() : version;
+}
+
+// For a Python interpreter: does it have torch, of the version the adapter was built for?
+// Checked without importing torch (a second or more), from the package's files.
+int checkPythonTorch(const std::string& interpreter) {
+    const std::string script =
+        "import importlib.util,os\n"
+        "s=importlib.util.find_spec('torch')\n"
+        "v=''\n"
+        "if s and s.submodule_search_locations:\n"
+        "    p=os.path.join(list(s.submodule_search_locations)[0],'version.py')\n"
+        "    if os.path.exists(p):\n"
+        "        for l in open(p):\n"
+        "            if l.startswith('__version__'): v=l.split('=',1)[1].strip().strip(\"'\\\"\")\n"
+        "    v=v or '?'\n"
+        "print(v)\n";
+    auto version = captureOutput({interpreter, "-c", script});
+    if (!version) {
+        std::fprintf(stderr, "probe run: could not ask %s which torch it has; continuing\n", interpreter.c_str());
+        return kExitOk;
+    }
+    if (version->empty()) {
+        std::fprintf(stderr,
+                     "probe run: %s has no torch module, so there is nothing to probe.\n"
+                     "  Debian's torch (python3-torch) belongs to /usr/bin/python3: run the program with that\n"
+                     "  interpreter, e.g. probe run -- /usr/bin/python3 script.py\n",
+                     interpreter.c_str());
+        return kExitNoTorch;
+    }
+    if (!PROBE_HAVE_TORCH_ADAPTER) {
+        std::fprintf(stderr, "probe run: this Probe Studio was built without the PyTorch adapter (libtorch was not "
+                             "found at build time); the program would run without the probe\n");
+        return kExitNoTorch;
+    }
+    if (*version != "?" && majorMinor(*version) != majorMinor(PROBE_TORCH_BUILT_VERSION)) {
+        std::fprintf(stderr,
+                     "probe run: %s has torch %s, but the PyTorch adapter was built for torch %s.\n"
+                     "  Run the program with the interpreter of that torch (Debian: /usr/bin/python3), or\n"
+                     "  rebuild Probe Studio against this torch.\n",
+                     interpreter.c_str(), version->c_str(), PROBE_TORCH_BUILT_VERSION);
+        return kExitTorchMismatch;
+    }
+    return kExitOk;
+}
+
+std::string prependPath(const std::string& item, const char* existing) {
+    return existing && *existing ? item + ":" + existing : item;
+}
+
+pid_t gChild = -1;
+
+void forwardSignal(int signal) {
+    if (gChild > 0) ::kill(gChild, signal);
+}
+
+// Lines the injected Python part wrote, one per process that imported torch.
+std::vector<nlohmann::json> readInjectionLog(const std::string& root) {
+    std::vector<nlohmann::json> lines;
+    auto text = format::readTextFile(root + "/probe_injection.jsonl", nullptr);
+    if (!text) return lines;
+    std::stringstream in(*text);
+    std::string line;
+    while (std::getline(in, line)) {
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (!j.is_discarded() && j.is_object()) lines.push_back(j);
+    }
+    return lines;
+}
+
+}  // namespace
+
+int runRunCommand(const Args& args) {
+    std::string output = "probe_dump", config;
+    bool preload = false, quiet = false;
+    size_t i = 0;
+    for (; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        if (a == "-h" || a == "--help") {
+            std::fputs(kRunUsage, stdout);
+            return kExitOk;
+        }
+        auto value = [&](const std::string& option) -> std::optional<std::string> {
+            if (a == option) {
+                if (i + 1 >= args.size()) return std::nullopt;
+                return args[++i];
+            }
+            return a.substr(option.size() + 1);
+        };
+        if (a == "--output" || a.rfind("--output=", 0) == 0) {
+            auto v = value("--output");
+            if (!v || v->empty()) {
+                std::fprintf(stderr, "probe run: --output needs a directory\n");
+                return kExitUsage;
+            }
+            output = *v;
+        } else if (a == "--config" || a.rfind("--config=", 0) == 0) {
+            auto v = value("--config");
+            if (!v || v->empty()) {
+                std::fprintf(stderr, "probe run: --config needs a file\n");
+                return kExitUsage;
+            }
+            config = *v;
+        } else if (a == "--preload") {
+            preload = true;
+        } else if (a == "--quiet") {
+            quiet = true;
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "probe run: unknown option '%s'\n\n%s", a.c_str(), kRunUsage);
+            return kExitUsage;
+        } else {
+            break;
+        }
+    }
+    std::vector<std::string> command(args.begin() + static_cast<long>(i), args.end());
+    if (command.empty()) {
+        std::fprintf(stderr, "probe run: no command to run\n\n%s", kRunUsage);
+        return kExitUsage;
+    }
+    const std::string executable = resolveCommand(command[0]);
+    if (executable.empty()) {
+        std::fprintf(stderr, "probe run: command not found or not executable: %s\n", command[0].c_str());
+        return kExitCommandNotFound;
+    }
+
+    static const std::regex pythonName(R"(^python[0-9.]*$)");
+    if (std::regex_match(baseName(command[0]), pythonName)) {
+        if (int code = checkPythonTorch(executable)) return code;
+    }
+
+    // The output directory first: a default config goes there.
+    const std::string outputDir = format::absolutePath(output);
+    if (int err = format::makeDirectories(outputDir)) {
+        std::fprintf(stderr, "probe run: cannot create the output directory %s: %s\n", outputDir.c_str(), std::strerror(err));
+        return kExitCannotCreate;
+    }
+    if (::access(outputDir.c_str(), W_OK) != 0) {
+        std::fprintf(stderr, "probe run: the output directory %s is not writable\n", outputDir.c_str());
+        return kExitCannotCreate;
+    }
+    if (config.empty()) {
+        config = outputDir + "/probe_config.json";
+        if (!format::fileExists(config)) {
+            if (int err = format::writeFileAtomically(config, format::OpConfig::startingPoint().toFileText())) {
+                std::fprintf(stderr, "probe run: cannot write %s: %s\n", config.c_str(), std::strerror(err));
+                return kExitCannotCreate;
+            }
+            if (!quiet)
+                std::fprintf(stderr, "probe run: no --config given; wrote %s (statistics of every layer-level op; "
+                                     "edit it while the program runs)\n", config.c_str());
+        }
+    } else {
+        config = format::absolutePath(config);
+        std::string error;
+        auto text = format::readTextFile(config, &error);
+        if (!text) {
+            std::fprintf(stderr, "probe run: cannot read the config %s: %s\n", config.c_str(), error.c_str());
+            return kExitConfigUnreadable;
+        }
+        auto parsed = format::parseOpConfig(*text, config);
+        if (!parsed.ok()) {
+            std::fprintf(stderr, "probe run: the config is not valid:\n%s\n", format::describeIssues(parsed.issues).c_str());
+            return kExitConfigInvalid;
+        }
+    }
+
+    const InstallLayout layout = installLayout();
+    const std::string dumpRoot = outputDir + "/atb_dump_data";
+    ::unlink((dumpRoot + "/probe_injection.jsonl").c_str());
+
+    // The probe goes into this process tree only: through the environment of the child.
+    ::setenv("PYTHONPATH", prependPath(layout.injectDir + ":" + layout.pythonDir, std::getenv("PYTHONPATH")).c_str(), 1);
+    ::setenv("PROBE_OUTPUT_DIR", outputDir.c_str(), 1);
+    ::setenv("PROBE_CONFIG", config.c_str(), 1);
+    if (quiet) ::setenv("PROBE_QUIET", "1", 1);
+    if (preload) ::setenv("LD_PRELOAD", prependPath(layout.libDir + "/libprobe_torch.so", std::getenv("LD_PRELOAD")).c_str(), 1);
+
+    if (!quiet) {
+        std::string shown;
+        for (const auto& c : command) shown += (shown.empty() ? "" : " ") + c;
+        std::fprintf(stderr, "probe run: %s\n  dump: %s\n  config: %s\n", shown.c_str(), dumpRoot.c_str(), config.c_str());
+    }
+    std::fflush(nullptr);
+
+    // Terminal signals (Ctrl-C) reach the child too, through the process group: let it decide.
+    // Signals sent to us alone are passed on.
+    struct sigaction ignore {}, forward {};
+    ignore.sa_handler = SIG_IGN;
+    forward.sa_handler = forwardSignal;
+    sigemptyset(&forward.sa_mask);
+    gChild = ::fork();
+    if (gChild < 0) {
+        std::fprintf(stderr, "probe run: cannot start %s: %s\n", command[0].c_str(), std::strerror(errno));
+        return kExitInternal;
+    }
+    if (gChild == 0) {
+        std::vector<char*> argv;
+        for (const auto& c : command) argv.push_back(const_cast<char*>(c.c_str()));
+        argv.push_back(nullptr);
+        ::execv(executable.c_str(), argv.data());
+        std::fprintf(stderr, "probe run: cannot execute %s: %s\n", executable.c_str(), std::strerror(errno));
+        ::_exit(kExitCommandNotFound);
+    }
+    sigaction(SIGINT, &ignore, nullptr);
+    sigaction(SIGQUIT, &ignore, nullptr);
+    sigaction(SIGTERM, &forward, nullptr);
+    sigaction(SIGHUP, &forward, nullptr);
+    int status = 0;
+    while (::waitpid(gChild, &status, 0) < 0 && errno == EINTR) {
+    }
+    int exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+    // What the injected part said, process by process.
+    bool attached = false;
+    for (const auto& line : readInjectionLog(dumpRoot)) {
+        const std::string st = line.value("status", "");
+        if (st == "attached") {
+            attached = true;
+            continue;
+        }
+        std::fprintf(stderr, "probe run: process %lld: %s\n", static_cast<long long>(line.value("pid", 0LL)),
+                     line.value("message", st).c_str());
+        if (st == "torch_mismatch" && exitCode == 0) exitCode = kExitTorchMismatch;
+    }
+    if (!quiet) {
+        if (!attached && !format::isDirectory(dumpRoot + "/data") && !format::fileExists(dumpRoot + "/probe_status.json"))
+            std::fprintf(stderr, "probe run: the program never started the probe (did it import torch?); nothing was dumped\n");
+        if (format::isDirectory(dumpRoot)) {
+            const auto summary = analysis::summarizeAtbDump(dumpRoot);
+            std::fprintf(stderr, "probe run: %s exited with %d\n%s", baseName(command[0]).c_str(),
+                         WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                         analysis::formatSummary(summary).c_str());
+        }
+    }
+    return exitCode;
+}
+
+}  // namespace probe::cli

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""A small LLaMA-style decoder with seeded weights: a prefill and a greedy decode.
+
+Token embedding, decoder layers (RMSNorm, rotary self-attention with a KV cache, SwiGLU MLP),
+a final RMSNorm and an LM head. The outermost module calls each of them directly, so under the
+probe they are the layer-level ops (one round per forward: the prefill is round 0, each
+decoded token the next). Runs on CPU in about a second.
+
+    /usr/bin/python3 llama_demo.py [--tokens 8] [--layers 4] [--dtype float32|bfloat16]
+                                   [--save-logits FILE] [--save-reference DIR]
+                                   [--nan-layer K --nan-step S]
+
+--save-reference saves each layer-level module's output of every step with torch.save, from
+the script's own hooks: tests compare the probe's .bin files against them.
+--nan-layer/--nan-step put an infinity into one layer's output at one step (which becomes
+NaN further on), to see where the numbers go wrong.
+"""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import argparse
+import math
+import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, hidden, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(hidden))
+
+    def forward(self, x):
+        variance = x.float().pow(2).mean(-1, keepdim=True)
+        return (x.float() * torch.rsqrt(variance + self.eps)).to(x.dtype) * self.weight
+
+
+class RotaryEmbedding(nn.Module):
+    def __init__(self, head_dim, max_positions=256, base=10000.0):
+        super().__init__()
+        inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2).float() / head_dim))
+        angles = torch.outer(torch.arange(max_positions).float(), inv_freq)
+        self.register_buffer("cos", torch.cat([angles.cos(), angles.cos()], dim=-1), persistent=False)
+        self.register_buffer("sin", torch.cat([angles.sin(), angles.sin()], dim=-1), persistent=False)
+
+    def forward(self, q, k, start):
+        length = q.shape[-2]
+        cos = self.cos[start:start + length].to(q.dtype)
+        sin = self.sin[start:start + length].to(q.dtype)
+        return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.head_dim = hidden // heads
+        self.q_proj = nn.Linear(hidden, hidden, bias=False)
+        self.k_proj = nn.Linear(hidden, hidden, bias=False)
+        self.v_proj = nn.Linear(hidden, hidden, bias=False)
+        self.o_proj = nn.Linear(hidden, hidden, bias=False)
+        self.rotary = RotaryEmbedding(self.head_dim)
+        self.k_cache = None
+        self.v_cache = None
+
+    def forward(self, x):
+        batch, length, hidden = x.shape
+        start = 0 if self.k_cache is None else self.k_cache.shape[-2]
+        q = self.q_proj(x).view(batch, length, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(batch, length, self.heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(batch, length, self.heads, self.head_dim).transpose(1, 2)
+        q, k = self.rotary(q, k, start)
+        if self.k_cache is not None:
+            k = torch.cat([self.k_cache, k], dim=-2)
+            v = torch.cat([self.v_cache, v], dim=-2)
+        self.k_cache, self.v_cache = k, v
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+        total = k.shape[-2]
+        mask = torch.ones(length, total, dtype=torch.bool).tril(diagonal=start)
+        scores = scores.masked_fill(~mask, float("-inf"))
+        weights = F.softmax(scores.float(), dim=-1).to(q.dtype)
+        out = torch.matmul(weights, v).transpose(1, 2).reshape(batch, length, hidden)
+        return self.o_proj(out)
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, hidden, intermediate):
+        super().__init__()
+        self.gate_proj = nn.Linear(hidden, intermediate, bias=False)
+        self.up_proj = nn.Linear(hidden, intermediate, bias=False)
+        self.down_proj = nn.Linear(intermediate, hidden, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, hidden, heads, intermediate):
+        super().__init__()
+        self.input_layernorm = RMSNorm(hidden)
+        self.self_attn = Attention(hidden, heads)
+        self.post_attention_layernorm = RMSNorm(hidden)
+        self.mlp = SwiGLU(hidden, intermediate)
+
+    def forward(self, x):
+        x = x + self.self_attn(self.input_layernorm(x))
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class TinyLlama(nn.Module):
+    def __init__(self, vocab=256, hidden=64, layers=4, heads=4, intermediate=172):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, hidden)
+        self.layers = nn.ModuleList(DecoderLayer(hidden, heads, intermediate) for _ in range(layers))
+        self.norm = RMSNorm(hidden)
+        self.lm_head = nn.Linear(hidden, vocab, bias=False)
+
+    def reset_cache(self):
+        for layer in self.layers:
+            layer.self_attn.k_cache = layer.self_attn.v_cache = None
+
+    def forward(self, input_ids):
+        hidden = self.embed_tokens(input_ids)
+        for layer in self.layers:
+            hidden = layer(hidden)
+        return self.lm_head(self.norm(hidden))
+
+
+def generate(model, prompt, tokens):
+    """Greedy decoding: one forward for the prompt, then one per new token."""
+    model.reset_cache()
+    ids = prompt
+    logits_per_step = []
+    with torch.no_grad():
+        logits = model(ids)
+        for _ in range(tokens):
+            logits_per_step.append(logits[:, -1].float().clone())
+            next_token = logits[:, -1].argmax(dim=-1, keepdim=True)
+            ids = torch.cat([ids, next_token], dim=-1)
+            logits = model(next_token)
+    return ids, torch.stack(logits_per_step)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tokens", type=int, default=8, help="tokens to decode after the prompt")
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
+    parser.add_argument("--save-logits", help="torch.save the logits of every step here")
+    parser.add_argument("--save-reference", help="save every layer-level module's output per step here")
+    parser.add_argument("--nan-layer", type=int, default=-1, help="put an inf into this decoder layer's output")
+    parser.add_argument("--nan-step", type=int, default=2, help="... at this forward step")
+    args = parser.parse_args()
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(1)  # deterministic, and fair to compare with and without the probe
+    model = TinyLlama(hidden=args.hidden, layers=args.layers).to(getattr(torch, args.dtype)).eval()
+    prompt = torch.randint(0, 256, (1, 12), generator=torch.Generator().manual_seed(args.seed + 1))
+
+    steps = {"count": 0}
+    handles = []
+    if args.save_reference:
+        os.makedirs(args.save_reference, exist_ok=True)
+        names = {m: n for n, m in model.named_modules() if n and "." not in n or n.startswith("layers.") and n.count(".") == 1}
+
+        def save(module, inputs, output):
+            torch.save(output.detach().clone(), os.path.join(args.save_reference, "%s.%d.pt" % (names[module], steps["count"])))
+
+        for module in names:
+            if module is not model.layers:
+                handles.append(module.register_forward_hook(save))
+    if args.nan_layer >= 0:
+        def poison(module, inputs, output):
+            if steps["count"] == args.nan_step:
+                output = output.clone()
+                output[0, -1, 0] = float("inf")
+                return output
+            return None
+        handles.append(model.layers[args.nan_layer].register_forward_hook(poison))
+
+    def count_steps(module, inputs, output):
+        steps["count"] += 1
+    handles.append(model.register_forward_hook(count_steps))
+
+    ids, logits = generate(model, prompt, args.tokens)
+    if args.save_logits:
+        torch.save(logits, args.save_logits)
+    print("prompt:", prompt[0].tolist())
+    print("generated:", ids[0, prompt.shape[1]:].tolist())
+    print("logits checksum: %.6f" % logits.double().sum().item())
+
+
+if __name__ == "__main__":
+    main()
