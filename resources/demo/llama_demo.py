@@ -12,8 +12,8 @@ decoded token the next). Runs on CPU in about a second.
 
 --save-reference saves each layer-level module's output of every step with torch.save, from
 the script's own hooks: tests compare the probe's .bin files against them.
---nan-layer/--nan-step put an infinity into one layer's output at one step (which becomes
-NaN further on), to see where the numbers go wrong.
+--nan-layer/--nan-step make one decoder layer's MLP overflow to inf at one step (NaN follows in
+the next layers): a planted bug, to see how Probe Studio points at it.
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
@@ -107,10 +107,14 @@ class DecoderLayer(nn.Module):
         self.self_attn = Attention(hidden, heads)
         self.post_attention_layernorm = RMSNorm(hidden)
         self.mlp = SwiGLU(hidden, intermediate)
+        self.overflow = False  # set by the driver: this forward's MLP overflows (a planted bug)
 
     def forward(self, x):
         x = x + self.self_attn(self.input_layernorm(x))
-        return x + self.mlp(self.post_attention_layernorm(x))
+        mlp_out = self.mlp(self.post_attention_layernorm(x))
+        if self.overflow:
+            mlp_out = mlp_out * torch.where(torch.arange(mlp_out.shape[-1]) == 0, float("inf"), 1.0)
+        return x + mlp_out
 
 
 class TinyLlama(nn.Module):
@@ -132,17 +136,19 @@ class TinyLlama(nn.Module):
         return self.lm_head(self.norm(hidden))
 
 
-def generate(model, prompt, tokens):
+def generate(model, prompt, tokens, before_step=lambda step: None):
     """Greedy decoding: one forward for the prompt, then one per new token."""
     model.reset_cache()
     ids = prompt
     logits_per_step = []
     with torch.no_grad():
+        before_step(0)
         logits = model(ids)
-        for _ in range(tokens):
+        for step in range(1, tokens + 1):
             logits_per_step.append(logits[:, -1].float().clone())
             next_token = logits[:, -1].argmax(dim=-1, keepdim=True)
             ids = torch.cat([ids, next_token], dim=-1)
+            before_step(step)
             logits = model(next_token)
     return ids, torch.stack(logits_per_step)
 
@@ -156,8 +162,8 @@ def main():
     parser.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     parser.add_argument("--save-logits", help="torch.save the logits of every step here")
     parser.add_argument("--save-reference", help="save every layer-level module's output per step here")
-    parser.add_argument("--nan-layer", type=int, default=-1, help="put an inf into this decoder layer's output")
-    parser.add_argument("--nan-step", type=int, default=2, help="... at this forward step")
+    parser.add_argument("--nan-layer", type=int, default=-1, help="make this decoder layer's MLP overflow to inf")
+    parser.add_argument("--nan-step", type=int, default=2, help="... at this forward step (0 is the prompt)")
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
@@ -166,31 +172,25 @@ def main():
     prompt = torch.randint(0, 256, (1, 12), generator=torch.Generator().manual_seed(args.seed + 1))
 
     steps = {"count": 0}
-    handles = []
     if args.save_reference:
         os.makedirs(args.save_reference, exist_ok=True)
-        names = {m: n for n, m in model.named_modules() if n and "." not in n or n.startswith("layers.") and n.count(".") == 1}
+        # The modules the model calls directly: the probe's layer-level ops.
+        layer_level = {module: name for name, module in model.named_children() if name != "layers"}
+        layer_level.update({layer: "layers.%d" % i for i, layer in enumerate(model.layers)})
 
         def save(module, inputs, output):
-            torch.save(output.detach().clone(), os.path.join(args.save_reference, "%s.%d.pt" % (names[module], steps["count"])))
+            path = os.path.join(args.save_reference, "%s.%d.pt" % (layer_level[module], steps["count"]))
+            torch.save(output.detach().clone(), path)
 
-        for module in names:
-            if module is not model.layers:
-                handles.append(module.register_forward_hook(save))
-    if args.nan_layer >= 0:
-        def poison(module, inputs, output):
-            if steps["count"] == args.nan_step:
-                output = output.clone()
-                output[0, -1, 0] = float("inf")
-                return output
-            return None
-        handles.append(model.layers[args.nan_layer].register_forward_hook(poison))
+        for module in layer_level:
+            module.register_forward_hook(save)
 
-    def count_steps(module, inputs, output):
-        steps["count"] += 1
-    handles.append(model.register_forward_hook(count_steps))
+    def before_step(step):
+        steps["count"] = step
+        for i, layer in enumerate(model.layers):
+            layer.overflow = i == args.nan_layer and step == args.nan_step
 
-    ids, logits = generate(model, prompt, args.tokens)
+    ids, logits = generate(model, prompt, args.tokens, before_step)
     if args.save_logits:
         torch.save(logits, args.save_logits)
     print("prompt:", prompt[0].tolist())

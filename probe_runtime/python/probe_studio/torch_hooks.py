@@ -2,8 +2,9 @@
 
 Armed by ``probe_studio/_inject/sitecustomize.py`` (``probe run``, the load script). Once
 ``torch`` is imported it loads the C++ adapter, starts the runtime (output directory and
-config from ``PROBE_OUTPUT_DIR`` / ``PROBE_CONFIG``), and installs global nn.Module forward
-hooks:
+config from ``PROBE_OUTPUT_DIR`` / ``PROBE_CONFIG``), and wraps ``nn.Module.__call__`` (rather
+than global forward hooks, so that a module's own hooks count as part of it and an exception
+closes exactly the ops it left):
 
 * the outermost module called is the model; the modules it calls directly are layer-level
   ops (named by attribute path, typed by class), nested modules their children;
@@ -163,8 +164,7 @@ def install(torch):
         _record_injection("load_failed", repr(exc))
         return False
 
-    torch.nn.modules.module.register_module_forward_pre_hook(_pre_hook)
-    torch.nn.modules.module.register_module_forward_hook(_post_hook)
+    _wrap_module_call(torch)
     _bracket_autograd(torch)
     atexit.register(_at_exit)
     _installed = True
@@ -207,15 +207,12 @@ def _bracket_autograd(torch):
 
 
 # ------------------------------------------------------------------------------------------
-# Module hooks
-
-_ROOT = 0
-_CHILD = 1
-
+# Module calls
 
 class _ThreadState(threading.local):
     def __init__(self):
-        self.stack = []      # [(module, kind, wants)], the root first
+        self.depth = 0       # modules open on this thread, the root included
+        self.root = None     # the outermost module being called
         self.names = {}      # id(module) -> attribute path, for the current root
 
 
@@ -277,81 +274,99 @@ def _flatten(value, name, tensors, names, torch_tensor):
             _flatten(item, str(key), tensors, names, torch_tensor)
 
 
-def _report(io, value, arg_names):
-    import torch
+def _report_inputs(module, args, kwargs, torch_tensor):
     tensors, names = [], []
-    if io == 0:
-        for i, item in enumerate(value):
-            _flatten(item, arg_names[i] if i < len(arg_names) else "", tensors, names, torch.Tensor)
-    elif isinstance(value, torch.Tensor):
-        tensors.append(value)
-        names.append("")
-    else:
-        _flatten(value, "", tensors, names, torch.Tensor)
+    arg_names = _arg_names(module)
+    for i, item in enumerate(args):
+        _flatten(item, arg_names[i] if i < len(arg_names) else "", tensors, names, torch_tensor)
+    for key, item in kwargs.items():
+        _flatten(item, key, tensors, names, torch_tensor)
     if tensors:
-        _report_tensors(io, tensors, names)
+        _report_tensors(0, tensors, names)
 
 
-def _unwind(depth):
-    """Close ops left open by an exception that went through modules: keep `depth` entries."""
+def _report_outputs(output, torch_tensor):
+    tensors, names = [], []
+    _flatten(output, "", tensors, names, torch_tensor)
+    if tensors:
+        _report_tensors(1, tensors, names)
+
+
+def _enter(module, args, kwargs, torch_tensor):
+    """Begin the op of a module call; returns what _leave needs, or None for the model itself."""
     state = _state
-    del state.stack[depth:]
+    if state.depth == 0:
+        state.root = module
+        state.names = _module_names(module)
+        _adapter.probe_torch_root_begin(type(module).__name__.encode())
+        return (0, 0)
+    path = state.names.get(id(module))
+    if path is None:
+        name = type(module).__name__  # made on the fly, not an attribute of the model
+    elif state.depth == 1:
+        name = path  # a layer-level op: its full attribute path ("layers.0")
+    else:
+        name = path.rsplit(".", 1)[-1]  # a child: its attribute name ("self_attn")
+    wants = _adapter.probe_torch_module_begin(name.encode(), type(module).__name__.encode())
+    if wants & _native.WANTS_TENSORS:
+        param = _module_param(module)
+        if param:
+            _runtime.probe_op_set_param(param)
+        _report_inputs(module, args, kwargs, torch_tensor)
+    return (state.depth, wants)
+
+
+def _leave(token, output, torch_tensor):
+    depth, wants = token
+    if depth == 0:
+        _adapter.probe_torch_root_end()
+        return
+    if wants & _native.WANTS_TENSORS:
+        _report_outputs(output, torch_tensor)
+    _adapter.probe_torch_module_end()
+
+
+def _leave_after_exception(token):
+    """An exception left this module: close its op and whatever it left open below it."""
+    depth = token[0]
     _adapter.probe_torch_unwind_to(max(0, depth - 1))
     if depth == 0:
         _adapter.probe_torch_root_end()
 
 
-def _pre_hook(module, args):
-    try:
+def _wrap_module_call(torch):
+    module_class = torch.nn.Module
+    original_call = module_class.__call__
+    if getattr(original_call, "_probe_wrapped", False):
+        return
+    torch_tensor = torch.Tensor
+
+    def __call__(self, *args, **kwargs):
         state = _state
-        stack = state.stack
-        if stack and stack[0][0] is module:
-            _unwind(0)  # the model called again while it seemed to run: an exception ended the last call
-        if not stack:
-            state.names = _module_names(module)
-            _adapter.probe_torch_root_begin(type(module).__name__.encode())
-            stack.append((module, _ROOT, 0))
-            return None
-        path = state.names.get(id(module))
-        if path is None:
-            name = type(module).__name__  # created on the fly, not an attribute of the model
-        elif len(stack) == 1:
-            name = path  # a layer-level op: its full attribute path ("layers.0")
-        else:
-            name = path.rsplit(".", 1)[-1]  # a child: its attribute name ("self_attn")
-        wants = _adapter.probe_torch_module_begin(name.encode(), type(module).__name__.encode())
-        stack.append((module, _CHILD, wants))
-        if wants & _native.WANTS_TENSORS:
-            param = _module_param(module)
-            if param:
-                _runtime.probe_op_set_param(param)
-            _report(0, args, _arg_names(module))
-    except Exception as exc:
-        _failure("module pre-hook", exc)
-    return None
+        try:
+            token = _enter(self, args, kwargs, torch_tensor)
+        except Exception as exc:
+            _failure("module call", exc)
+            token = None
+        state.depth += 1
+        try:
+            output = original_call(self, *args, **kwargs)
+        except BaseException:
+            state.depth -= 1
+            if token is not None:
+                try:
+                    _leave_after_exception(token)
+                except Exception as exc:
+                    _failure("module call", exc)
+            raise
+        state.depth -= 1
+        if token is not None:
+            try:
+                _leave(token, output, torch_tensor)
+            except Exception as exc:
+                _failure("module call", exc)
+        return output
 
-
-def _post_hook(module, args, output):
-    try:
-        stack = _state.stack
-        if not stack:
-            return None
-        if stack[-1][0] is not module:
-            # An exception inside this module's forward skipped some post-hooks; close those.
-            for depth in range(len(stack) - 1, -1, -1):
-                if stack[depth][0] is module:
-                    _unwind(depth + 1)
-                    break
-            else:
-                return None
-        if stack[-1][1] == _ROOT:
-            stack.pop()
-            _adapter.probe_torch_root_end()
-            return None
-        if stack[-1][2] & _native.WANTS_TENSORS:
-            _report(1, output, ())
-        _adapter.probe_torch_module_end()
-        stack.pop()
-    except Exception as exc:
-        _failure("module post-hook", exc)
-    return None
+    __call__._probe_wrapped = True
+    __call__.__wrapped__ = original_call
+    module_class.__call__ = __call__

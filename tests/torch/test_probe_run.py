@@ -1,0 +1,222 @@
+"""The demo models under `probe run` with several configs; every file checked against what the
+script itself saved and against statistics recomputed here."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import glob
+import json
+import os
+import subprocess
+import unittest
+
+import torch
+
+from probe_test_util import (LLAMA, PREFIX, PROBE, PYTHON, TRAIN, ProbeTestCase, expected_stats, read_bin,
+                             read_rows, run_probe, stat_value, write_config)
+
+LAYERS = ["embed_tokens", "layers.0", "layers.1", "layers.2", "layers.3", "norm", "lm_head"]
+TOKENS = 3  # rounds 0 (the prompt) .. 3
+
+
+class LlamaUnderProbe(ProbeTestCase):
+    def run_llama(self, *extra, out_name="out", **config):
+        out = self.path(out_name)
+        cfg = write_config(self.dir, **config)
+        run_probe(["--output", out, "--config", cfg, "--", PYTHON, LLAMA, "--tokens", str(TOKENS),
+                   "--save-reference", self.path("ref")] + list(extra))
+        return os.path.join(out, "atb_dump_data")
+
+    def reference(self, layer, step):
+        return torch.load(self.path("ref", "%s.%d.pt" % (layer, step)))
+
+    def test_statistics_of_every_layer_op_every_round(self):
+        root = self.run_llama(task="statistics")
+        rows = read_rows(root)
+        self.assertEqual(len(rows), len(LAYERS) * (TOKENS + 1) * 2)
+        ids = {}
+        for row in rows:
+            self.assertEqual(row["Tensor Path"], "N/A")
+            self.assertEqual(row["Op Id"].count("_"), 0)  # layer-level only
+            ids.setdefault(row["Op Name"], row["Op Id"])
+            self.assertEqual(ids[row["Op Name"]], row["Op Id"], "one id per layer op across rounds")
+            if row["Input/Output"] == "output":
+                self.assertStatsMatch(row, self.reference(row["Op Name"], int(row["Execution Count"])))
+        self.assertEqual(list(ids), LAYERS)
+        self.assertEqual([ids[name] for name in LAYERS], [str(i) for i in range(len(LAYERS))])
+        types = {row["Op Name"]: row["Op Type"] for row in rows}
+        self.assertEqual(types["layers.2"], "DecoderLayer")
+        self.assertEqual(types["embed_tokens"], "Embedding")
+        status = json.load(open(os.path.join(root, "probe_status.json")))
+        self.assertEqual(status["state"], "complete")
+        self.assertEqual(status["rows"], len(rows))
+
+    def test_tensor_task_bins_hold_the_scripts_values(self):
+        root = self.run_llama(task="tensor", exec_range="0,1")
+        rows = read_rows(root)
+        self.assertEqual({int(r["Execution Count"]) for r in rows}, {0, 1})
+        for row in rows:
+            self.assertEqual(row["Max"], "N/A")
+            header, tensor = read_bin(row["Tensor Path"])
+            self.assertEqual(header["$Version"], "1.0")
+            self.assertEqual(header["format"], "2")
+            if row["Input/Output"] == "output":
+                expected = self.reference(row["Op Name"], int(row["Execution Count"]))
+                self.assertTrue(torch.equal(tensor, expected), row["Tensor Path"])
+        # Paths as documented: data/<pid>/<round>/<id>_<name>/after/outtensor0.bin
+        pid = os.listdir(os.path.join(root, "data"))[0]
+        self.assertTrue(os.path.exists(os.path.join(root, "data", pid, "1", "3_layers.2", "after", "outtensor0.bin")))
+        self.assertTrue(os.path.exists(os.path.join(root, "data", pid, "0", "3_layers.2", "before", "intensor0_x.bin")))
+
+    def test_exec_range(self):
+        rows = read_rows(self.run_llama(exec_range="2,3"))
+        self.assertEqual({int(r["Execution Count"]) for r in rows}, {2, 3})
+
+    def test_ids_selects_one_layer(self):
+        rows = read_rows(self.run_llama(ids="3"))
+        self.assertEqual({r["Op Name"] for r in rows}, {"layers.2"})
+        self.assertEqual(len(rows), (TOKENS + 1) * 2)
+
+    def test_op_name_selects_one_layer_and_its_children_with_save_child(self):
+        rows = read_rows(self.run_llama(op_name="LAYERS.1", save_child=True, exec_range="0,0"))
+        names = {r["Op Name"] for r in rows}
+        self.assertIn("layers.1", names)
+        self.assertIn("layers.1/self_attn", names)
+        self.assertIn("layers.1/self_attn/q_proj", names)
+        self.assertIn("layers.1/self_attn/q_proj/linear", names)  # an aten op below the module
+        self.assertTrue(all(n.startswith("layers.1") for n in names), names)
+        by_name = {r["Op Name"]: r for r in rows}
+        self.assertEqual(by_name["layers.1/self_attn/q_proj/linear"]["Op Type"], "aten::linear")
+        self.assertEqual(by_name["layers.1/mlp"]["Op Type"], "SwiGLU")
+        # Children's ids extend the layer's id.
+        self.assertTrue(all(r["Op Id"] == "2" or r["Op Id"].startswith("2_") for r in rows))
+
+    def test_save_child_filter_levels(self):
+        census = {}
+        for level in (0, 1, 2):
+            root = self.run_llama(task="tensor", ids="1", save_child=True, exec_range="0,0", filter_level=level,
+                                  out_name="out%d" % level)
+            rows = read_rows(root)
+            full = aliases = own = 0
+            round_dir = os.path.dirname(rows[0]["_csv"])
+            for row in rows:
+                header, tensor = read_bin(row["Tensor Path"])
+                if tensor is not None:
+                    full += 1
+                    continue
+                name = os.path.basename(row["Tensor Path"])
+                if header["data"] == name:
+                    own += 1
+                    continue
+                aliases += 1
+                # "<op id>_<file name>" names a full copy elsewhere in the same round.
+                target = [r for r in rows if r["Op Id"] + "_" + os.path.basename(r["Tensor Path"]) == header["data"]]
+                self.assertEqual(len(target), 1, header["data"])
+                first_header, first = read_bin(target[0]["Tensor Path"])
+                self.assertIsNotNone(first)
+                self.assertEqual(first_header["dims"], header["dims"])
+            census[level] = (full, aliases, own, len(rows))
+            self.assertTrue(all(r["_csv"].startswith(round_dir) for r in rows))
+        full0, aliases0, own0, total0 = census[0]
+        self.assertEqual((aliases0, own0), (0, 0))
+        self.assertEqual(full0, total0)
+        full1, aliases1, own1, total1 = census[1]
+        self.assertEqual(total1, total0)
+        self.assertGreater(aliases1, 0)
+        self.assertEqual(own1, 0)
+        full2, aliases2, own2, total2 = census[2]
+        self.assertGreater(own2, 0)  # kernel-level tensors: header only
+        self.assertLess(full2, full1)
+
+    def test_planted_overflow_is_found(self):
+        root = self.run_llama("--nan-layer", "1", "--nan-step", "2", exec_range="all")
+        summary = subprocess.run([PROBE, "summary", root], capture_output=True, text=True, check=True).stdout
+        self.assertIn("first Inf: round 2, op 2 layers.1 (DecoderLayer), output 0", summary)
+        self.assertIn("first NaN: round 2, op 3 layers.2 (DecoderLayer)", summary)
+
+
+class TrainingUnderProbe(ProbeTestCase):
+    def test_backward_ops_are_linked_to_their_layers(self):
+        out = self.path("out")
+        cfg = write_config(self.dir, task="all", exec_range="all")
+        result = run_probe(["--output", out, "--config", cfg, "--", PYTHON, TRAIN])
+        self.assertIn("loss:", result.stdout)
+        rows = read_rows(os.path.join(out, "atb_dump_data"))
+        names = [r["Op Name"] for r in rows]
+        for name in ("linear_1", "linear_2", "relu", "relu.backward", "linear_2.backward", "linear_1.backward"):
+            self.assertIn(name, names)
+        by_name = {}
+        for r in rows:
+            by_name.setdefault(r["Op Name"], []).append(r)
+        self.assertEqual(by_name["linear_1.backward"][0]["Op Type"], "LinearBackward")
+        # Recompute the gradients flowing into each layer independently.
+        torch.manual_seed(1234)
+        exec(compile(open(TRAIN).read().split('if __name__ == "__main__":')[0], TRAIN, "exec"), namespace := {})
+        module = namespace["ModuleOP"]()
+        x = torch.randn(10, 8)
+        x1 = module.linear_1(x)
+        x2 = module.linear_2(x1)
+        r1 = module.relu(x2)
+        for t in (x1, x2, r1):
+            t.retain_grad()
+        r1.sum().backward()
+        for name, grad in (("relu.backward", r1.grad), ("linear_2.backward", x2.grad), ("linear_1.backward", x1.grad)):
+            row = by_name[name][0]
+            self.assertEqual(row["Input/Output"], "input")
+            _, tensor = read_bin(row["Tensor Path"])
+            self.assertTrue(torch.allclose(tensor, grad), name)
+            self.assertStatsMatch(row, grad)
+
+
+class Faithfulness(ProbeTestCase):
+    def test_results_are_bit_identical_with_and_without_the_probe(self):
+        plain = self.path("plain.pt")
+        subprocess.run([PYTHON, LLAMA, "--tokens", "4", "--save-logits", plain], check=True, capture_output=True)
+        cfg = write_config(self.dir, task="all", save_child=True, filter_level=0)
+        probed = self.path("probed.pt")
+        run_probe(["--output", self.path("out"), "--config", cfg, "--", PYTHON, LLAMA, "--tokens", "4",
+                   "--save-logits", probed])
+        a, b = torch.load(plain), torch.load(probed)
+        self.assertEqual(a.dtype, b.dtype)
+        self.assertTrue(torch.equal(a.view(torch.int32), b.view(torch.int32)), "logits differ in some bit")
+        self.assertGreater(len(read_rows(self.path("out", "atb_dump_data"))), 1000)
+
+    def test_bf16_model(self):
+        plain = self.path("plain.pt")
+        subprocess.run([PYTHON, LLAMA, "--tokens", "2", "--dtype", "bfloat16", "--save-logits", plain], check=True,
+                       capture_output=True)
+        cfg = write_config(self.dir, task="all", exec_range="0,0")
+        probed = self.path("probed.pt")
+        run_probe(["--output", self.path("out"), "--config", cfg, "--", PYTHON, LLAMA, "--tokens", "2", "--dtype",
+                   "bfloat16", "--save-logits", probed])
+        self.assertTrue(torch.equal(torch.load(plain).view(torch.int32), torch.load(probed).view(torch.int32)))
+        rows = read_rows(self.path("out", "atb_dump_data"))
+        self.assertIn("bf16", {r["Dtype"] for r in rows})
+        for row in rows:
+            if row["Dtype"] == "bf16":
+                _, tensor = read_bin(row["Tensor Path"])
+                self.assertStatsMatch(row, tensor.float())
+
+
+class LoadScript(ProbeTestCase):
+    def test_load_run_unload(self):
+        scripts = os.path.join(PREFIX, "share", "probe-studio", "scripts")
+        out = self.path("out")
+        cfg = write_config(self.dir, exec_range="0,0")
+        script = """
+set -e
+source {s}/load_probe.sh --output={out} --config={cfg}
+{py} {train}
+source {s}/unload_probe.sh
+echo "PYTHONPATH=${{PYTHONPATH-unset}} CONFIG=${{PROBE_CONFIG-unset}}"
+{py} {train}
+""".format(s=scripts, out=out, cfg=cfg, py=PYTHON, train=TRAIN)
+        result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env={
+            k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("PYTHONPATH=unset CONFIG=unset", result.stdout)
+        rows = read_rows(os.path.join(out, "atb_dump_data"))
+        # One process dumped (the second run, after unload, did not).
+        self.assertEqual(len(glob.glob(os.path.join(out, "atb_dump_data", "data", "*"))), 1)
+        self.assertIn("linear_1", {r["Op Name"] for r in rows})
+
+
+if __name__ == "__main__":
+    unittest.main()
