@@ -295,28 +295,37 @@ int Runtime::start(const char* outputDir, const char* configPath) {
 int Runtime::stop() { return stopRuntime(/*fromHousekeeping=*/false); }
 
 int Runtime::stopRuntime(bool fromHousekeeping) {
-    std::lock_guard<std::mutex> lifecycle(lifecycleMutex_);
-    if (!started_.load()) return 0;
-    if (::getpid() != ownerPid_) return 0;  // a forked child never owns the parent's dump
-    started_.store(false, std::memory_order_release);
-    recomputeAwake();
-    if (watcher_) watcher_->stop();
-    // Drains what is queued; ops still running get their enqueue refused from here on, and no
-    // write is left half done (a temporary file) when the process ends right after.
-    writer_->stop();
-    housekeepingStop_ = true;
-    if (!fromHousekeeping) {
-        if (housekeepingPipe_[1] >= 0) {
-            unsigned char zero = 0;
-            if (::write(housekeepingPipe_[1], &zero, 1) < 0) {
-            }
-        }
-        auto* thread = static_cast<std::thread*>(housekeepingThread_);
-        if (thread && thread->joinable()) thread->join();
-    } else if (auto* thread = static_cast<std::thread*>(housekeepingThread_); thread && thread->joinable()) {
-        thread->detach();  // this very thread: it ends when the signal is handled
+    std::thread* housekeeping = nullptr;
+    {
+        std::lock_guard<std::mutex> lifecycle(lifecycleMutex_);
+        if (!started_.load()) return 0;
+        if (::getpid() != ownerPid_) return 0;  // a forked child never owns the parent's dump
+        started_.store(false, std::memory_order_release);
+        recomputeAwake();
+        if (watcher_) watcher_->stop();
+        // Drains what is queued; ops still running get their enqueue refused from here on, and
+        // no write is left half done (a temporary file) when the process ends right after.
+        writer_->stop();
+        writeStatus("complete");
+        housekeepingStop_ = true;
+        housekeeping = static_cast<std::thread*>(housekeepingThread_);
+        housekeepingThread_ = nullptr;
     }
-    writeStatus("complete");
+    // Outside the lock: the housekeeping thread may itself be waiting for it (a signal arrived
+    // while this thread was stopping).
+    if (housekeeping && housekeeping->joinable()) {
+        if (fromHousekeeping) {
+            housekeeping->detach();  // this very thread: it ends when the signal is handled
+        } else {
+            if (housekeepingPipe_[1] >= 0) {
+                unsigned char zero = 0;
+                if (::write(housekeepingPipe_[1], &zero, 1) < 0) {
+                }
+            }
+            housekeeping->join();
+        }
+    }
+    delete housekeeping;
     return 0;
 }
 

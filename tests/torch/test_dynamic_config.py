@@ -1,0 +1,63 @@
+"""The config file is replaced while the model runs: dump off -> on -> one layer -> (in the
+middle of a forward) another layer. Dumping must follow each change from the next layer-level
+op on, without a delay and without losing an op of the round it took effect in."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import os
+import subprocess
+import time
+
+from probe_test_util import DEMO_DIR, PROBE, PYTHON, TEST_DIR, ProbeTestCase, read_rows, write_config
+
+
+class DynamicConfig(ProbeTestCase):
+    def wait_for(self, name, process):
+        path = self.path("sync", "ready_" + name)
+        deadline = time.time() + 120
+        while not os.path.exists(path):
+            if process.poll() is not None:
+                self.fail("the model ended early:\n" + process.stdout.read() + process.stderr.read())
+            self.assertLess(time.time(), deadline, "no %s" % name)
+            time.sleep(0.005)
+
+    def go(self, name):
+        open(self.path("sync", "go_" + name), "w").close()
+
+    def test_changes_apply_from_the_next_op(self):
+        os.makedirs(self.path("sync"))
+        cfg = write_config(self.dir, dump_enable=False)
+        process = subprocess.Popen(
+            [PROBE, "run", "--output", self.path("out"), "--config", cfg, "--", PYTHON,
+             os.path.join(TEST_DIR, "stepped_llama.py"), DEMO_DIR, self.path("sync"), "5"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            for step in ("0", "1"):
+                self.wait_for(step, process)
+                self.go(step)
+            self.wait_for("2", process)
+            write_config(self.dir, dump_enable=True)            # on: every layer op
+            self.go("2")
+            self.wait_for("3", process)
+            write_config(self.dir, dump_enable=True, ids="3")   # one layer: layers.2
+            self.go("3")
+            self.wait_for("4", process)
+            self.go("4")
+            self.wait_for("mid_4", process)                      # layers.2 has begun
+            write_config(self.dir, dump_enable=True, ids="5")   # another layer: norm
+            self.go("mid_4")
+            self.wait_for("5", process)
+            self.go("5")
+            out, err = process.communicate(timeout=120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        self.assertEqual(process.returncode, 0, err)
+        ops = {}
+        for row in read_rows(self.path("out", "atb_dump_data")):
+            ops.setdefault(int(row["Execution Count"]), set()).add(row["Op Id"])
+        self.assertNotIn(0, ops)
+        self.assertNotIn(1, ops)
+        self.assertEqual(ops[2], {"0", "1", "2", "3", "4", "5", "6"})
+        self.assertEqual(ops[3], {"3"})
+        self.assertEqual(ops[4], {"3", "5"})  # layers.2 keeps the config it began with; norm follows the new one
+        self.assertEqual(ops[5], {"5"})
+        self.assertIn("config applied", err)

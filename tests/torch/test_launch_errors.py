@@ -1,0 +1,97 @@
+"""probe run with bad input: each problem gets a clear message and its own exit code; the
+program's own exit code and signals pass through."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import os
+import stat
+import subprocess
+
+from probe_test_util import PROBE, PYTHON, ProbeTestCase, write_config
+
+
+class LaunchErrors(ProbeTestCase):
+    def probe_run(self, *args):
+        return subprocess.run([PROBE, "run"] + list(args), capture_output=True, text=True)
+
+    def script(self, name, text):
+        path = self.path(name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+        return path
+
+    def test_missing_command(self):
+        result = self.probe_run("--output", self.path("out"))
+        self.assertEqual(result.returncode, 64)
+        self.assertIn("no command to run", result.stderr)
+
+    def test_command_not_found(self):
+        result = self.probe_run("--output", self.path("out"), "--", "no-such-program-here")
+        self.assertEqual(result.returncode, 127)
+        self.assertIn("command not found", result.stderr)
+
+    def test_unreadable_and_invalid_config(self):
+        result = self.probe_run("--config", self.path("absent.json"), "--", PYTHON, "-c", "pass")
+        self.assertEqual(result.returncode, 66)
+        self.assertIn("cannot read the config", result.stderr)
+        with open(self.path("bad.json"), "w") as f:
+            f.write('{"task": "everything", "exec_range": "1"}')
+        result = self.probe_run("--config", self.path("bad.json"), "--", PYTHON, "-c", "pass")
+        self.assertEqual(result.returncode, 65)
+        self.assertIn('key "task": "everything" is not a valid value', result.stderr)
+        self.assertIn('key "exec_range"', result.stderr)
+
+    def test_output_not_writable(self):
+        with open(self.path("a-file"), "w") as f:
+            f.write("x")
+        result = self.probe_run("--output", self.path("a-file", "out"), "--", PYTHON, "-c", "pass")
+        self.assertEqual(result.returncode, 73)
+        self.assertIn("cannot create the output directory", result.stderr)
+
+    def test_interpreter_without_torch(self):
+        # A python3 that does not see the system's site-packages.
+        python = self.script("python3", "#!/bin/sh\nexec %s -S \"$@\"\n" % PYTHON)
+        result = self.probe_run("--output", self.path("out"), "--", python, "-c", "pass")
+        self.assertEqual(result.returncode, 69)
+        self.assertIn("has no torch module", result.stderr)
+        self.assertIn("/usr/bin/python3", result.stderr)
+
+    def test_torch_version_mismatch(self):
+        fake = self.path("fake", "torch")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "__init__.py"), "w") as f:
+            f.write("__version__ = '2.9.0'\n")
+        with open(os.path.join(fake, "version.py"), "w") as f:
+            f.write("__version__ = '2.9.0'\n")
+        python = self.script("python3", "#!/bin/sh\nPYTHONPATH=%s exec %s \"$@\"\n" % (self.path("fake"), PYTHON))
+        result = self.probe_run("--output", self.path("out"), "--", python, "-c", "pass")
+        self.assertEqual(result.returncode, 76)
+        self.assertIn("torch 2.9.0", result.stderr)
+        self.assertIn("built for torch 1.13", result.stderr)
+
+    def test_mismatch_found_inside_the_process_tree(self):
+        # The interpreter is started by a shell script, so only the injected part can tell.
+        fake = self.path("fake", "torch")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "__init__.py"), "w") as f:
+            f.write("__version__ = '2.9.0'\n")
+        launcher = self.script("train.sh", "#!/bin/sh\nPYTHONPATH=%s:$PYTHONPATH exec %s -c 'import torch'\n"
+                               % (self.path("fake"), PYTHON))
+        result = self.probe_run("--output", self.path("out"), "--", launcher)
+        self.assertEqual(result.returncode, 76)
+        self.assertIn("is not the version the adapter was built for", result.stderr)
+
+    def test_exit_code_and_signal_pass_through(self):
+        cfg = write_config(self.dir)
+        result = self.probe_run("--output", self.path("out"), "--config", cfg, "--", PYTHON, "-c",
+                                "import torch, sys; sys.exit(7)")
+        self.assertEqual(result.returncode, 7)
+        result = self.probe_run("--output", self.path("out2"), "--config", cfg, "--", PYTHON, "-c",
+                                "import os, signal, torch; os.kill(os.getpid(), signal.SIGTERM)")
+        self.assertEqual(result.returncode, 128 + 15)
+        self.assertIn("complete", result.stderr)  # the dump was drained on the way out
+
+    def test_program_that_never_imports_torch(self):
+        result = self.probe_run("--output", self.path("out"), "--", PYTHON, "-c", "print('hello')")
+        self.assertEqual(result.returncode, 0)
+        self.assertIn("hello", result.stdout)
+        self.assertIn("never started the probe", result.stderr)
