@@ -5,6 +5,7 @@
 
 #include "probe/probe.h"
 #include "probe_config.h"
+#include "probe/format/dtype.h"
 #include "runtime.h"
 
 using probe::runtime::Runtime;
@@ -80,6 +81,46 @@ int probe_op_tensor_ex(int io, int index, const char* arg_name, int dtype, int f
 int probe_op_tensor(int io, int index, const char* arg_name, int dtype, int format, const int64_t* dims, int ndims,
                     const void* data, uint64_t nbytes) {
     return probe_op_tensor_ex(io, index, arg_name, dtype, format, dims, ndims, data, nbytes, 0);
+}
+
+int probe_compute_stats(int dtype, const void* data, uint64_t count, probe_tensor_stats* out) {
+    return guarded("probe_compute_stats",
+                   [&] {
+                       if (!out) return static_cast<int>(PROBE_E_INVALID_ARGUMENT);
+                       const auto type = probe::format::dtypeFromCode(dtype);
+                       probe::format::TensorStats stats;
+                       if (type && data) stats = probe::format::computeTensorStats(*type, data, count);
+                       *out = {stats.max, stats.min, stats.mean, stats.norm, stats.count, stats.valid ? 1 : 0};
+                       return static_cast<int>(PROBE_OK);
+                   },
+                   PROBE_E_INTERNAL);
+}
+
+int probe_op_tensor_stats(int io, int index, const char* arg_name, int dtype, int format, const int64_t* dims,
+                          int ndims, const probe_tensor_stats* stats, uint64_t buffer_id) {
+    return guarded("probe_op_tensor_stats",
+                   [&] {
+                       if (!stats) return static_cast<int>(PROBE_E_INVALID_ARGUMENT);
+                       probe::format::TensorStats converted;
+                       converted.valid = stats->valid != 0;
+                       converted.max = stats->max;
+                       converted.min = stats->min;
+                       converted.mean = stats->mean;
+                       converted.norm = stats->norm;
+                       converted.count = stats->count;
+                       probe::runtime::TensorReport t;
+                       t.io = io;
+                       t.index = index;
+                       t.argName = arg_name;
+                       t.dtype = dtype;
+                       t.format = format;
+                       t.dims = dims;
+                       t.ndims = ndims;
+                       t.bufferId = buffer_id;
+                       t.stats = &converted;
+                       return Runtime::instance().opTensor(t);
+                   },
+                   PROBE_E_INTERNAL);
 }
 
 int probe_op_end(void) {

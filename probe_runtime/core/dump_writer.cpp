@@ -155,7 +155,7 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
                 auto [it, inserted] = rows.try_emplace(job.path);
                 if (inserted) rowOrder.push_back(job.path);
                 it->second.first += job.head;
-                it->second.second += 1;
+                it->second.second += job.rows ? job.rows : 1;
                 break;
             }
             case WriteJob::Kind::Tensor:

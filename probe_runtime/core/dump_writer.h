@@ -32,6 +32,7 @@ struct WriteJob {
     std::string head;
     std::unique_ptr<uint8_t[]> data;
     uint64_t size = 0;
+    uint64_t rows = 0;     // Row: how many lines `head` holds
     uint64_t charged = 0;  // bytes counted against the memory cap (set by enqueue)
 };
 

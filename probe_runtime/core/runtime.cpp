@@ -2,6 +2,8 @@
 #include "runtime.h"
 
 #include <fcntl.h>
+
+#include <algorithm>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -79,16 +81,46 @@ struct LayerExecution {
 
 }  // namespace
 
+// statistic.csv rows of one thread, written in batches rather than one job per row. Reachable
+// from stop() (through the registry below), so nothing pending is lost when the process ends.
+struct PendingRows {
+    std::mutex mutex;
+    std::string path, text;
+    uint64_t count = 0;
+};
+
 struct ThreadState {
     uint64_t epoch = 0;
     std::vector<Frame> stack;
     LayerExecution layer;
+    PendingRows rows;
+    ThreadState();
+    ~ThreadState();
 };
 
 namespace {
 
+std::mutex gThreadsMutex;
+std::vector<ThreadState*> gThreads;
+constexpr size_t kRowBatchBytes = 256 * 1024;
+
 thread_local ThreadState* tlsState = nullptr;
 thread_local std::string tlsLastError;
+
+}  // namespace
+
+ThreadState::ThreadState() {
+    std::lock_guard<std::mutex> lock(gThreadsMutex);
+    gThreads.push_back(this);
+}
+
+ThreadState::~ThreadState() {
+    Runtime::instance().flushRows(*this);
+    std::lock_guard<std::mutex> lock(gThreadsMutex);
+    gThreads.erase(std::remove(gThreads.begin(), gThreads.end(), this), gThreads.end());
+}
+
+namespace {
 
 ThreadState& threadState(uint64_t epoch) {
     if (!tlsState) {
@@ -99,6 +131,10 @@ ThreadState& threadState(uint64_t epoch) {
     if (tlsState->epoch != epoch) {
         tlsState->stack.clear();
         tlsState->layer.reset();
+        std::lock_guard<std::mutex> lock(tlsState->rows.mutex);
+        tlsState->rows.path.clear();
+        tlsState->rows.text.clear();
+        tlsState->rows.count = 0;
         tlsState->epoch = epoch;
     }
     return *tlsState;
@@ -303,6 +339,7 @@ int Runtime::stopRuntime(bool fromHousekeeping) {
         started_.store(false, std::memory_order_release);
         recomputeAwake();
         if (watcher_) watcher_->stop();
+        flushAllRows();
         // Drains what is queued; ops still running get their enqueue refused from here on, and
         // no write is left half done (a temporary file) when the process ends right after.
         writer_->stop();
@@ -590,7 +627,7 @@ int Runtime::beginLayer(ThreadState& ts, const std::string& name, const std::str
         layer.observed->paramJson = paramJson ? paramJson : "";
         frame.observed = layer.observed.get();
     }
-    if (frame.selected) writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
+    if (frame.selected && config.wantsTensors()) writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
     const int wanted = frame.selected ? 1 : 0;
     ts.stack.push_back(std::move(frame));
     return wanted;
@@ -624,12 +661,14 @@ int Runtime::beginChild(ThreadState& ts, const std::string& name, const std::str
         frame.observed = child.get();
         parent.observed->children.push_back(std::move(child));
     }
-    if (frame.selected) writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
+    if (frame.selected && config.wantsTensors()) writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
     const int wanted = frame.selected ? 1 : 0;
     ts.stack.push_back(std::move(frame));
     return wanted;
 }
 
+// op_param.json goes beside an op's tensor files: with task "statistics" there are none, and
+// thousands of small files per round would cost more than the statistics themselves.
 void Runtime::writeOpParam(const std::string& opDir, const char* paramJson) {
     if (!paramJson || !*paramJson) return;
     auto parsed = nlohmann::ordered_json::parse(paramJson, nullptr, false);
@@ -657,6 +696,7 @@ int Runtime::opWants() const {
     if (top.active && top.selected) wants |= kWantsData;
     if (top.observed) wants |= kWantsMetadata;
     if (top.active && top.childrenActive) wants |= kWantsChildren;
+    if ((wants & kWantsData) && !tlsState->layer.config->config.wantsTensors()) wants |= kWantsStatisticsOnly;
     return wants;
 }
 
@@ -670,7 +710,8 @@ int Runtime::opSetParam(const char* paramJson) {
     Frame& frame = ts.stack.back();
     if (!frame.active) return 0;
     if (frame.observed) frame.observed->paramJson = paramJson ? paramJson : "";
-    if (frame.selected) writeOpParam(ts.layer.roundDir + "/" + frame.relDir, paramJson);
+    if (frame.selected && ts.layer.config->config.wantsTensors())
+        writeOpParam(ts.layer.roundDir + "/" + frame.relDir, paramJson);
     return 0;
 }
 
@@ -690,8 +731,15 @@ int Runtime::opTensor(const TensorReport& t) {
     const bool isOutput = t.io == 1;
     if (frame.observed)
         frame.observed->addTensor(isOutput, t.index, t.bufferId ? t.bufferId : reinterpret_cast<uintptr_t>(t.data));
-    if (!frame.selected || !t.data) return 0;
+    if (!frame.selected || (!t.data && !t.stats)) return 0;
 
+    LayerExecution& layer = ts.layer;
+    const auto& config = layer.config->config;
+    if (t.stats && config.wantsTensors()) {
+        setLastError("probe_op_tensor_stats: this op wants the tensor's data (task " +
+                     std::string(format::dumpTaskName(config.task)) + "), not statistics alone");
+        return -1;
+    }
     std::vector<int64_t> dims(t.dims, t.dims + t.ndims);
     const auto dtype = format::dtypeFromCode(t.dtype);
     const auto count = format::elementCount(dims);
@@ -699,15 +747,13 @@ int Runtime::opTensor(const TensorReport& t) {
         setLastError("probe_op_tensor: negative dimension in shape " + format::shapeString(dims));
         return -1;
     }
-    if (dtype && *count * format::dtypeSize(*dtype) != t.nbytes) {
+    if (t.data && dtype && *count * format::dtypeSize(*dtype) != t.nbytes) {
         setLastError("probe_op_tensor: " + std::to_string(t.nbytes) + " bytes do not match shape " +
                      format::shapeString(dims) + " of " + format::dtypeName(*dtype) + " (" +
                      std::to_string(*count * format::dtypeSize(*dtype)) + " bytes expected)");
         return -1;
     }
 
-    LayerExecution& layer = ts.layer;
-    const auto& config = layer.config->config;
     const std::string arg = sanitizeName(t.argName);
     const std::string indexText = std::to_string(t.index) + (arg.empty() ? "" : "_" + arg);
     const std::string fileName = std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";
@@ -724,7 +770,7 @@ int Runtime::opTensor(const TensorReport& t) {
     row.format = format::formatName(t.format);
     row.shape = format::shapeString(dims);
     if (config.wantsStatistics() && dtype) {
-        const auto stats = format::computeTensorStats(*dtype, t.data, *count);
+        const auto stats = t.stats ? *t.stats : format::computeTensorStats(*dtype, t.data, *count);
         if (stats.valid) {
             row.max = stats.max;
             row.min = stats.min;
@@ -757,13 +803,37 @@ int Runtime::opTensor(const TensorReport& t) {
         row.tensorPath = job.path;
         writer_->enqueue(std::move(job));
     }
-    WriteJob rowJob;
-    rowJob.kind = WriteJob::Kind::Row;
-    rowJob.path = layer.csvPath;
-    rowJob.head = format::formatStatRow(row);
-    if (auto* l = listener_.load()) l->statisticRow(rowJob.head);
-    writer_->enqueue(std::move(rowJob));
+    const std::string line = format::formatStatRow(row);
+    if (auto* l = listener_.load()) l->statisticRow(line);
+    bool full = false;
+    {
+        std::lock_guard<std::mutex> lock(ts.rows.mutex);
+        if (ts.rows.count == 0) ts.rows.path = layer.csvPath;
+        ts.rows.text += line;
+        ++ts.rows.count;
+        full = ts.rows.text.size() >= kRowBatchBytes;
+    }
+    if (full) flushRows(ts);
     return 1;
+}
+
+void Runtime::flushRows(ThreadState& ts) {
+    std::lock_guard<std::mutex> lock(ts.rows.mutex);
+    if (ts.rows.count == 0) return;
+    WriteJob job;
+    job.kind = WriteJob::Kind::Row;
+    job.path = std::move(ts.rows.path);
+    job.head = std::move(ts.rows.text);
+    job.rows = ts.rows.count;
+    ts.rows.path.clear();
+    ts.rows.text.clear();
+    ts.rows.count = 0;
+    if (writer_) writer_->enqueue(std::move(job));
+}
+
+void Runtime::flushAllRows() {
+    std::lock_guard<std::mutex> lock(gThreadsMutex);
+    for (ThreadState* ts : gThreads) flushRows(*ts);
 }
 
 int Runtime::opEnd() {
@@ -776,6 +846,7 @@ int Runtime::opEnd() {
     const bool layerEnds = ts.stack.size() == 1;
     ts.stack.pop_back();
     if (layerEnds) {
+        flushRows(ts);
         if (ts.layer.capture && ts.layer.observed) finishLayerStructure(ts);
         ts.layer.reset();
     }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "probe/format/op_config.h"
+#include "probe/format/tensor_stats.h"
 
 namespace probe::runtime {
 
@@ -37,10 +38,12 @@ struct TensorReport {
     const void* data = nullptr;
     uint64_t nbytes = 0;
     uint64_t bufferId = 0;
+    // Statistics computed by the engine, used instead of data (task statistics only).
+    const format::TensorStats* stats = nullptr;
 };
 
 // What the top op of the calling thread wants reported (bit flags).
-enum OpWants : int { kWantsNothing = 0, kWantsData = 1, kWantsMetadata = 2, kWantsChildren = 4 };
+enum OpWants : int { kWantsNothing = 0, kWantsData = 1, kWantsMetadata = 2, kWantsChildren = 4, kWantsStatisticsOnly = 8 };
 
 // Observers of what the runtime sees, for the live control socket. Called on the op's thread;
 // must be cheap and must not call back into the runtime.
@@ -95,6 +98,10 @@ public:
     // Thread's last error.
     static const char* lastError();
     static void setLastError(std::string message);
+
+    // Internal: statistic.csv rows batched per thread.
+    void flushRows(struct ThreadState& ts);
+    void flushAllRows();
 
     // Internal: signal and fork handling.
     void handleSignal(int signal);

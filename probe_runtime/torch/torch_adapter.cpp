@@ -2,16 +2,21 @@
 // core through its C API. Loaded into a Python process by probe_studio (torch.ops.load_library)
 // or preloaded into a native libtorch program.
 //
-// Structure: the Python part reports nn.Module boundaries (modules called by the outermost
-// module are layer-level ops, nested modules their children); aten ops become children of the
+// Structure: the Python part reports nn.Module calls (modules called by the outermost module
+// are layer-level ops, nested modules their children); aten ops become children of the
 // innermost module, aten ops inside aten ops kernels. Backward nodes are linked to the layer of
-// their forward op by autograd's sequence number and grouped under "<layer>.backward" layer ops.
+// their forward op through autograd's sequence numbers (each layer op records the range of
+// numbers its forward used) and grouped under "<layer>.backward" layer ops.
 //
-// Cost while the probe sleeps: the RecordFunction callback is not registered at all; module
-// boundaries still count rounds (a few atomic loads and a map lookup each).
+// Cost: while the probe sleeps no RecordFunction callback is registered at all; module calls
+// still count rounds. While it is awake the callback is thread-local and switched off inside
+// every layer op whose children nobody looks at, so dumping layer-level ops costs about as
+// much as their own statistics. Statistics of several views of the same memory (a weight seen
+// by linear, t, transpose, ...) are computed once, on the memory as it lies.
 // Nothing here may throw into PyTorch: every entry point catches everything.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <ATen/ATen.h>
+#include <ATen/SequenceNumber.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
@@ -21,6 +26,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -55,50 +61,29 @@ int dtypeCode(c10::ScalarType type) {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Per-thread state, parallel to the runtime's op stack for the ops this adapter began.
-
-enum class FrameKind : uint8_t { Module, Aten, Passive, BackwardNode };
-
-struct Frame {
-    FrameKind kind;
-    bool observeChildren;  // the runtime looks into this op's children
-};
-
-struct LayerInfo {
-    std::string name, type;
-};
-
-struct ThreadState {
-    std::vector<Frame> frames;
-    bool inRoot = false;
-    std::unordered_map<std::string, int> rootOpOccurrences;  // root-level aten ops per root call
-    int currentLayer = -1;                                    // forward layer op being executed
-    int backwardLayer = -1;                                   // open "<layer>.backward" op
-    std::unordered_map<int, int> backwardOccurrences;         // per backward pass
-};
-
-thread_local ThreadState tls;
-
-// Forward op sequence numbers -> the layer op they ran in, for backward attribution.
-std::mutex gLayersMutex;
-std::vector<LayerInfo> gLayers;
-std::unordered_map<std::string, int> gLayerIndex;
-std::unordered_map<int64_t, int> gSequenceToLayer;
-constexpr size_t kMaxSequenceEntries = 4u << 20;
-
-std::atomic<uint64_t> gSeenGeneration{0};
-std::mutex gCallbackMutex;
-at::CallbackHandle gCallback = at::INVALID_CALLBACK_HANDLE;
-std::atomic<bool> gTimeReportingErrors{true};
+bool startsWith(const char* text, const char* prefix) { return std::strncmp(text, prefix, std::strlen(prefix)) == 0; }
 
 void reportFailure(const char* where, const char* what) {
-    // Rate-limited: one line per kind of failure is enough for a person.
+    // Rate-limited: a few lines per kind of failure are enough for a person.
     static std::mutex mutex;
     static std::unordered_map<std::string, int> seen;
     std::lock_guard<std::mutex> lock(mutex);
     if (seen[where]++ < 3) std::fprintf(stderr, "[probe] torch adapter: %s: %s (the model continues)\n", where, what);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Layers and the autograd sequence numbers their forward used
+
+struct LayerInfo {
+    std::string name, type;
+};
+
+std::mutex gLayersMutex;
+std::vector<LayerInfo> gLayers;
+std::unordered_map<std::string, int> gLayerIndex;
+// (forward thread, first sequence number) -> (one past the last, layer)
+std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, int>> gSequenceRanges;
+constexpr size_t kMaxSequenceRanges = 1u << 18;
 
 int layerIndexFor(const std::string& name, const std::string& type) {
     std::lock_guard<std::mutex> lock(gLayersMutex);
@@ -112,57 +97,79 @@ LayerInfo layerInfo(int index) {
     return index >= 0 && index < static_cast<int>(gLayers.size()) ? gLayers[static_cast<size_t>(index)] : LayerInfo{};
 }
 
+void recordSequenceRange(uint64_t first, uint64_t end, int layer) {
+    if (end <= first || layer < 0) return;  // the layer made no autograd nodes (inference)
+    const uint64_t thread = at::RecordFunction::currentThreadId();
+    std::lock_guard<std::mutex> lock(gLayersMutex);
+    if (gSequenceRanges.size() >= kMaxSequenceRanges) gSequenceRanges.erase(gSequenceRanges.begin());
+    gSequenceRanges[{thread, first}] = {end, layer};
+}
+
+int layerOfSequence(uint64_t thread, int64_t sequence) {
+    if (sequence < 0) return -1;
+    const auto seq = static_cast<uint64_t>(sequence);
+    std::lock_guard<std::mutex> lock(gLayersMutex);
+    auto it = gSequenceRanges.upper_bound({thread, seq});
+    if (it == gSequenceRanges.begin()) return -1;
+    --it;
+    if (it->first.first != thread || seq >= it->second.first) return -1;
+    return it->second.second;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-thread state, parallel to the runtime's op stack for the ops this adapter began.
+
+enum class FrameKind : uint8_t { Module, Aten, Passive, BackwardNode };
+
+struct Frame {
+    FrameKind kind;
+    bool observeChildren;  // the runtime looks into this op's children
+    // Layer-level forward ops: the callback this op switched off (to switch on again at its
+    // end), the first autograd sequence number its forward used, and the layer.
+    at::CallbackHandle callbackOff = at::INVALID_CALLBACK_HANDLE;
+    uint64_t firstSequence = 0;
+    int layer = -1;
+};
+
+// Statistics of memory seen through several views, for the current model call. Each entry
+// holds its storage, so the memory cannot be freed and reused by another tensor meanwhile.
+struct StatsKey {
+    const void* storage;
+    uint64_t offset, count;
+    int dtype;
+    int64_t version;
+    bool operator==(const StatsKey& o) const {
+        return storage == o.storage && offset == o.offset && count == o.count && dtype == o.dtype && version == o.version;
+    }
+};
+struct StatsKeyHash {
+    size_t operator()(const StatsKey& k) const {
+        return std::hash<const void*>()(k.storage) ^ (k.offset * 31 + k.count * 1000003 + static_cast<uint64_t>(k.version));
+    }
+};
+struct CachedStats {
+    c10::Storage storage;
+    probe_tensor_stats stats;
+};
+constexpr size_t kMaxCachedStats = 1024;
+
+struct ThreadState {
+    std::vector<Frame> frames;
+    bool inRoot = false;
+    std::unordered_map<std::string, int> rootOpOccurrences;  // root-level aten ops per root call
+    int currentLayer = -1;                                    // forward layer op being executed
+    int backwardLayer = -1;                                   // open "<layer>.backward" op
+    std::unordered_map<int, int> backwardOccurrences;         // per backward pass
+    at::CallbackHandle callback = at::INVALID_CALLBACK_HANDLE;
+    uint64_t seenGeneration = 0;
+    std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
+};
+
+thread_local ThreadState tls;
+std::atomic<int> gThreadsObserving{0};
+
 // ---------------------------------------------------------------------------------------------
 // Tensors
-
-uint64_t bufferIdOf(const at::Tensor& tensor);
-
-// Reports one tensor of the runtime's top op: with its data (made contiguous, on the CPU) when
-// `withData`, else its metadata and buffer identity only.
-void reportTensor(int io, int index, const char* argName, const at::Tensor& tensor, bool withData) {
-    if (!tensor.defined() || tensor.is_sparse() || tensor.is_mkldnn() || tensor.is_quantized()) return;
-    const int code = dtypeCode(tensor.scalar_type());
-    if (code < 0) return;
-    const auto sizes = tensor.sizes();
-    std::vector<int64_t> dims(sizes.begin(), sizes.end());
-    const uint64_t bufferId = bufferIdOf(tensor);
-    const uint64_t nbytes = static_cast<uint64_t>(tensor.numel()) * tensor.element_size();
-    if (!withData || !tensor.has_storage()) {
-        probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), static_cast<int>(dims.size()), nullptr,
-                           nbytes, bufferId);
-        return;
-    }
-    // Our own ATen calls must neither be recorded (re-entrance) nor tracked by autograd.
-    at::DisableRecordFunctionGuard noRecord;
-    c10::AutoGradMode noGrad(false);
-    at::Tensor host = tensor;
-    if (!host.device().is_cpu()) host = host.cpu();
-    if (host.is_conj()) host = host.resolve_conj();
-    if (host.is_neg()) host = host.resolve_neg();
-    if (!host.is_contiguous()) host = host.contiguous();
-    probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), static_cast<int>(dims.size()),
-                       host.data_ptr(), nbytes, bufferId);
-}
-
-// Argument names of an aten op from its schema, cached by operator name.
-const std::vector<std::string>* argumentNames(const at::RecordFunction& fn, bool outputs) {
-    thread_local std::unordered_map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> cache;
-    const char* name = fn.name();
-    auto it = cache.find(name);
-    if (it == cache.end()) {
-        std::pair<std::vector<std::string>, std::vector<std::string>> names;
-        if (auto op = fn.operator_name()) {
-            if (auto handle = c10::Dispatcher::singleton().findOp(*op)) {
-                if (handle->hasSchema()) {
-                    for (const auto& a : handle->schema().arguments()) names.first.push_back(a.name());
-                    for (const auto& r : handle->schema().returns()) names.second.push_back(r.name());
-                }
-            }
-        }
-        it = cache.emplace(name, std::move(names)).first;
-    }
-    return outputs ? &it->second.second : &it->second.first;
-}
 
 uint64_t bufferIdOf(const at::Tensor& tensor) {
     if (!tensor.defined() || !tensor.has_storage()) return 0;
@@ -170,26 +177,109 @@ uint64_t bufferIdOf(const at::Tensor& tensor) {
            static_cast<uint64_t>(tensor.storage_offset()) * tensor.element_size();
 }
 
+// Statistics of a tensor for a statistics-only op: computed once per memory region and model
+// call, directly on the memory when the tensor covers it densely (statistics do not depend on
+// the order of the elements), else on a contiguous copy.
+probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
+    const uint64_t count = static_cast<uint64_t>(tensor.numel());
+    const bool cacheable = tensor.has_storage() && !tensor.is_inference() && tensor.device().is_cpu();
+    StatsKey key{};
+    if (cacheable) {
+        key = {tensor.storage().unsafeGetStorageImpl(), static_cast<uint64_t>(tensor.storage_offset()), count, code,
+               static_cast<int64_t>(tensor._version())};
+        auto it = tls.statsCache.find(key);
+        if (it != tls.statsCache.end()) return it->second.stats;
+    }
+    probe_tensor_stats stats{};
+    if (tensor.device().is_cpu() && tensor.is_non_overlapping_and_dense() && !tensor.is_conj() && !tensor.is_neg()) {
+        probe_compute_stats(code, tensor.data_ptr(), count, &stats);
+    } else {
+        at::Tensor host = tensor.cpu().resolve_conj().resolve_neg().contiguous();
+        probe_compute_stats(code, host.data_ptr(), count, &stats);
+    }
+    if (cacheable) {
+        if (tls.statsCache.size() >= kMaxCachedStats) tls.statsCache.clear();
+        tls.statsCache.emplace(key, CachedStats{tensor.storage(), stats});
+    }
+    return stats;
+}
+
+// Reports one tensor of the runtime's top op, as `wants` (PROBE_WANTS_*) asks: with its data
+// (contiguous, on the CPU), its statistics alone, or its metadata and buffer identity only.
+void reportTensor(int io, int index, const char* argName, const at::Tensor& tensor, int wants, bool withData) {
+    if (!tensor.defined() || tensor.is_sparse() || tensor.is_mkldnn() || tensor.is_quantized()) return;
+    const int code = dtypeCode(tensor.scalar_type());
+    if (code < 0) return;
+    const auto sizes = tensor.sizes();
+    std::vector<int64_t> dims(sizes.begin(), sizes.end());
+    const uint64_t bufferId = bufferIdOf(tensor);
+    const uint64_t nbytes = static_cast<uint64_t>(tensor.numel()) * tensor.element_size();
+    const int ndims = static_cast<int>(dims.size());
+    if (!withData || !(wants & PROBE_WANTS_DATA) || !tensor.has_storage()) {
+        probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, nullptr, nbytes, bufferId);
+        return;
+    }
+    // Our own ATen calls must neither be recorded (re-entrance) nor tracked by autograd.
+    at::DisableRecordFunctionGuard noRecord;
+    c10::AutoGradMode noGrad(false);
+    if (wants & PROBE_WANTS_STATISTICS_ONLY) {
+        const probe_tensor_stats stats = statisticsOf(tensor, code);
+        probe_op_tensor_stats(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, &stats, bufferId);
+        return;
+    }
+    at::Tensor host = tensor;
+    if (!host.device().is_cpu()) host = host.cpu();
+    if (host.is_conj()) host = host.resolve_conj();
+    if (host.is_neg()) host = host.resolve_neg();
+    if (!host.is_contiguous()) host = host.contiguous();
+    probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, host.data_ptr(), nbytes, bufferId);
+}
+
+// Argument names of an aten op from its schema, cached per op name.
+const std::vector<std::string>* argumentNames(const at::RecordFunction& fn, bool outputs) {
+    struct Names {
+        std::string op;
+        std::vector<std::string> arguments, returns;
+    };
+    thread_local std::unordered_map<uint64_t, std::vector<Names>> cache;
+    const char* name = fn.name();
+    uint64_t hash = 1469598103934665603ull;  // FNV-1a: no allocation per lookup
+    for (const char* p = name; *p; ++p) hash = (hash ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
+    auto& bucket = cache[hash];
+    for (const auto& entry : bucket)
+        if (entry.op == name) return outputs ? &entry.returns : &entry.arguments;
+    Names names{name, {}, {}};
+    if (auto op = fn.operator_name()) {
+        if (auto handle = c10::Dispatcher::singleton().findOp(*op)) {
+            if (handle->hasSchema()) {
+                for (const auto& a : handle->schema().arguments()) names.arguments.push_back(a.name());
+                for (const auto& r : handle->schema().returns()) names.returns.push_back(r.name());
+            }
+        }
+    }
+    bucket.push_back(std::move(names));
+    return outputs ? &bucket.back().returns : &bucket.back().arguments;
+}
+
 // Reports every tensor among `values` (a Tensor or a list of tensors per value) and returns
 // the non-tensor ones as the op's parameters. With `overwrites`, the op replaces its first
 // argument without reading it (copy_, fill_, ...): that tensor's old content, often
 // uninitialised memory, goes as metadata only, as does any "out" argument.
 nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> values, const std::vector<std::string>* names,
-                                    bool withData, bool overwrites = false) {
+                                    int wants, bool overwrites = false) {
     nlohmann::ordered_json params = nlohmann::ordered_json::object();
     int tensorIndex = 0;
     for (size_t i = 0; i < values.size(); ++i) {
         const c10::IValue& v = values[i];
         const std::string argName = names && i < names->size() ? (*names)[i] : std::string();
         if (v.isTensor()) {
-            const at::Tensor& tensor = v.toTensor();
-            const bool data = withData && !((overwrites && i == 0) || argName == "out");
-            reportTensor(io, tensorIndex++, argName.empty() ? nullptr : argName.c_str(), tensor, data);
+            const bool withData = !((overwrites && i == 0) || argName == "out");
+            reportTensor(io, tensorIndex++, argName.empty() ? nullptr : argName.c_str(), v.toTensor(), wants, withData);
         } else if (v.isTensorList()) {
             const auto list = v.toTensorList();
             for (size_t k = 0; k < list.size(); ++k) {
                 const std::string itemName = argName.empty() ? std::string() : argName + std::to_string(k);
-                reportTensor(io, tensorIndex++, itemName.empty() ? nullptr : itemName.c_str(), list.get(k), withData);
+                reportTensor(io, tensorIndex++, itemName.empty() ? nullptr : itemName.c_str(), list.get(k), wants, true);
             }
         } else if (io == PROBE_INPUT) {
             const std::string key = argName.empty() ? "arg" + std::to_string(i) : argName;
@@ -212,7 +302,10 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
     return params;
 }
 
-bool startsWith(const char* text, const char* prefix) { return std::strncmp(text, prefix, std::strlen(prefix)) == 0; }
+c10::ArrayRef<const c10::IValue> outputsOf(const at::RecordFunction& fn) {
+    const auto& outputs = fn.outputs();
+    return c10::ArrayRef<const c10::IValue>(outputs.data(), outputs.size());
+}
 
 // Factories whose outputs hold uninitialised memory: their statistics would be noise.
 bool outputIsUninitialised(const char* name) {
@@ -224,10 +317,10 @@ bool outputIsUninitialised(const char* name) {
 // In-place ops that replace their first argument without reading it: its content before the
 // op is meaningless (typically a fresh, uninitialised output buffer).
 bool overwritesFirstArgument(const char* name) {
-    static const char* const kOverwriting[] = {"aten::copy_",    "aten::fill_",      "aten::zero_",
-                                               "aten::normal_",  "aten::uniform_",   "aten::bernoulli_",
+    static const char* const kOverwriting[] = {"aten::copy_",    "aten::fill_",        "aten::zero_",
+                                               "aten::normal_",  "aten::uniform_",     "aten::bernoulli_",
                                                "aten::random_",  "aten::exponential_", "aten::geometric_",
-                                               "aten::cauchy_",  "aten::log_normal_", "aten::resize_",
+                                               "aten::cauchy_",  "aten::log_normal_",  "aten::resize_",
                                                "aten::set_"};
     for (const char* op : kOverwriting)
         if (std::strcmp(name, op) == 0) return true;
@@ -239,19 +332,42 @@ bool overwritesFirstArgument(const char* name) {
 
 struct AdapterContext : at::ObserverContext {};
 
-int pushFrame(FrameKind kind) {
+// After probe_op_begin: pushes the frame. A forward layer-level op whose children nobody looks
+// at switches this thread's callback off until it ends (a backward one cannot: the next
+// layer's nodes must be seen).
+int pushFrame(FrameKind kind, int layer = -1) {
     const int wants = probe_op_wants();
-    tls.frames.push_back({kind, (wants & PROBE_WANTS_CHILDREN) != 0});
+    Frame frame{kind, (wants & PROBE_WANTS_CHILDREN) != 0};
+    if (tls.frames.empty() && kind != FrameKind::BackwardNode) {
+        frame.layer = layer;
+        frame.firstSequence = at::sequence_number::peek();
+        if (!frame.observeChildren && tls.callback != at::INVALID_CALLBACK_HANDLE) {
+            at::disableCallback(tls.callback);
+            frame.callbackOff = tls.callback;
+        }
+    }
+    tls.frames.push_back(frame);
     return wants;
+}
+
+// Pops the top frame and ends its op in the runtime (unless passive).
+void popFrame() {
+    const Frame frame = tls.frames.back();
+    tls.frames.pop_back();
+    if (frame.kind != FrameKind::Passive) probe_op_end();
+    if (frame.callbackOff != at::INVALID_CALLBACK_HANDLE && frame.callbackOff == tls.callback)
+        at::reenableCallback(tls.callback);
+    if (tls.frames.empty()) {
+        if (frame.kind != FrameKind::BackwardNode)
+            recordSequenceRange(frame.firstSequence, at::sequence_number::peek(), frame.layer);
+        tls.currentLayer = -1;
+    }
 }
 
 void closeBackwardLayer() {
     if (tls.backwardLayer < 0) return;
     // The backward layer op is the bottom frame; anything above it was closed with its node.
-    while (!tls.frames.empty()) {
-        tls.frames.pop_back();
-        probe_op_end();
-    }
+    while (!tls.frames.empty()) popFrame();
     tls.backwardLayer = -1;
 }
 
@@ -263,9 +379,8 @@ void openBackwardLayer(int layer, c10::ArrayRef<const c10::IValue> incomingGradi
     const int occurrence = tls.backwardOccurrences[layer]++;
     const std::string name = info.name + ".backward" + (occurrence ? "_" + std::to_string(occurrence) : std::string());
     probe_op_begin_kind(name.c_str(), (info.type + "Backward").c_str(), nullptr, PROBE_OP_OPERATION);
-    const int wants = pushFrame(FrameKind::Module);
-    if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))
-        reportValues(PROBE_INPUT, incomingGradients, nullptr, (wants & PROBE_WANTS_DATA) != 0);
+    const int wants = pushFrame(FrameKind::BackwardNode);
+    if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) reportValues(PROBE_INPUT, incomingGradients, nullptr, wants);
     tls.backwardLayer = layer;
 }
 
@@ -275,63 +390,38 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
         if (startsWith(name, "probe::") || startsWith(name, "autograd::engine::evaluate_function")) return nullptr;
         const bool backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
         int kind = PROBE_OP_OPERATION;
-        std::string opName, opType = name;
+        std::string opName;
+        std::string opType = name;
+        int layer = -1;
         if (backward) {
             // A backward node: under the backward op of the layer its forward op ran in.
-            int layer = -1;
-            {
-                std::lock_guard<std::mutex> lock(gLayersMutex);
-                auto it = gSequenceToLayer.find(fn.seqNr());
-                if (it != gSequenceToLayer.end()) {
-                    layer = it->second;
-                    gSequenceToLayer.erase(it);
-                }
-            }
-            if (layer >= 0 && tls.backwardLayer != layer && (tls.frames.empty() || tls.backwardLayer >= 0)) {
-                // The first node of another layer: its "<layer>.backward" op becomes the open
-                // layer-level op (a backward run inside a forward module stays nested there).
+            layer = layerOfSequence(fn.forwardThreadId(), fn.seqNr());
+            if (layer >= 0 && tls.backwardLayer != layer && (tls.frames.empty() || tls.backwardLayer >= 0))
                 openBackwardLayer(layer, fn.inputs());
-            }
-            // Nodes of no known layer (the loss outside the model) are skipped; those that follow
-            // a layer's nodes (accumulating its parameters' gradients) join that layer's op.
+            // Nodes of no known layer (the loss outside the model) are skipped; those that
+            // follow a layer's nodes (accumulating its parameters' gradients) join its op.
             if (tls.frames.empty()) return nullptr;
-            if (!tls.frames.back().observeChildren) {
-                tls.frames.push_back({FrameKind::Passive, false});
-                return std::make_unique<AdapterContext>();
-            }
             opName = name;
             opType = std::string("autograd::") + name;
+        } else if (tls.frames.empty()) {
+            if (!tls.inRoot) return nullptr;  // outside the model (data loading, the loss, ...)
+            // An aten op called by the outermost module itself: a layer-level op.
+            const std::string shortName = startsWith(name, "aten::") ? name + 6 : name;
+            opName = shortName + "_" + std::to_string(tls.rootOpOccurrences[shortName]++);
+            layer = tls.currentLayer = layerIndexFor(opName, opType);
         } else {
-            const bool layerLevel = tls.frames.empty();
-            if (layerLevel) {
-                if (!tls.inRoot) return nullptr;  // outside the model (data loading, the loss, ...)
-                // An aten op called by the outermost module itself: a layer-level op.
-                const std::string shortName = startsWith(name, "aten::") ? name + 6 : name;
-                opName = shortName + "_" + std::to_string(tls.rootOpOccurrences[shortName]++);
-                tls.currentLayer = layerIndexFor(opName, opType);
-            }
-            // Remember which layer this op's autograd node belongs to, even when nobody looks
-            // inside the layer now: its backward may be dumped.
-            if (fn.seqNr() >= 0 && tls.currentLayer >= 0) {
-                std::lock_guard<std::mutex> lock(gLayersMutex);
-                if (gSequenceToLayer.size() > kMaxSequenceEntries) gSequenceToLayer.clear();
-                gSequenceToLayer[fn.seqNr()] = tls.currentLayer;
-            }
-            if (!layerLevel) {
-                const Frame& parent = tls.frames.back();
-                if (!parent.observeChildren) {
-                    tls.frames.push_back({FrameKind::Passive, false});
-                    return std::make_unique<AdapterContext>();
-                }
-                opName = startsWith(name, "aten::") ? name + 6 : name;
-                if (parent.kind == FrameKind::Aten) kind = PROBE_OP_KERNEL;
-            }
+            opName = startsWith(name, "aten::") ? name + 6 : name;
+            if (tls.frames.back().kind == FrameKind::Aten) kind = PROBE_OP_KERNEL;
+        }
+        if (!tls.frames.empty() && !tls.frames.back().observeChildren) {
+            tls.frames.push_back({FrameKind::Passive, false});
+            return std::make_unique<AdapterContext>();
         }
         probe_op_begin_kind(opName.c_str(), opType.c_str(), nullptr, kind);
-        const int wants = pushFrame(backward ? FrameKind::BackwardNode : FrameKind::Aten);
+        const int wants = pushFrame(backward ? FrameKind::BackwardNode : FrameKind::Aten, layer);
         if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
-            auto params = reportValues(PROBE_INPUT, fn.inputs(), backward ? nullptr : argumentNames(fn, false),
-                                       (wants & PROBE_WANTS_DATA) != 0, !backward && overwritesFirstArgument(name));
+            auto params = reportValues(PROBE_INPUT, fn.inputs(), backward ? nullptr : argumentNames(fn, false), wants,
+                                       !backward && overwritesFirstArgument(name));
             if (!params.empty()) probe_op_set_param(params.dump().c_str());
         }
         return std::make_unique<AdapterContext>();
@@ -347,19 +437,16 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
     if (!context) return;
     try {
         if (tls.frames.empty()) return;
-        const Frame frame = tls.frames.back();
-        tls.frames.pop_back();
-        if (frame.kind == FrameKind::Passive) return;
-        const int wants = probe_op_wants();
-        if (outputIsUninitialised(fn.name())) {
-            if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))
-                reportValues(PROBE_OUTPUT, c10::ArrayRef<const c10::IValue>(fn.outputs().data(), fn.outputs().size()),
-                             nullptr, /*withData=*/false);
-        } else if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))
-            reportValues(PROBE_OUTPUT, c10::ArrayRef<const c10::IValue>(fn.outputs().data(), fn.outputs().size()), frame.kind == FrameKind::Aten ? argumentNames(fn, true) : nullptr,
-                         (wants & PROBE_WANTS_DATA) != 0);
-        probe_op_end();
-        if (tls.frames.empty()) tls.currentLayer = -1;
+        if (tls.frames.back().kind != FrameKind::Passive) {
+            const int wants = probe_op_wants();
+            if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
+                const bool garbage = outputIsUninitialised(fn.name());
+                const bool aten = tls.frames.back().kind == FrameKind::Aten;
+                reportValues(PROBE_OUTPUT, outputsOf(fn), aten ? argumentNames(fn, true) : nullptr,
+                             garbage ? (wants & ~PROBE_WANTS_DATA) : wants);
+            }
+        }
+        popFrame();
     } catch (const std::exception& e) {
         reportFailure("op end", e.what());
     } catch (...) {
@@ -367,21 +454,23 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
     }
 }
 
-// Registers the RecordFunction callback while the probe is awake, removes it while it sleeps.
+// Registers this thread's RecordFunction callback while the probe is awake, removes it while
+// it sleeps. A counter compare when nothing changed.
 void syncCallbackWithProbeState() {
     const uint64_t generation = probe_state_generation();
-    if (generation == gSeenGeneration.load(std::memory_order_acquire)) return;
-    std::lock_guard<std::mutex> lock(gCallbackMutex);
-    gSeenGeneration.store(generation, std::memory_order_release);
+    if (generation == tls.seenGeneration) return;
+    tls.seenGeneration = generation;
     const bool awake = probe_is_awake() != 0;
-    if (awake && gCallback == at::INVALID_CALLBACK_HANDLE) {
-        gCallback = at::addGlobalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
-                                              .needsInputs(true)
-                                              .needsOutputs(true)
-                                              .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
-    } else if (!awake && gCallback != at::INVALID_CALLBACK_HANDLE) {
-        at::removeCallback(gCallback);
-        gCallback = at::INVALID_CALLBACK_HANDLE;
+    if (awake && tls.callback == at::INVALID_CALLBACK_HANDLE) {
+        tls.callback = at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
+                                                      .needsInputs(true)
+                                                      .needsOutputs(true)
+                                                      .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+        gThreadsObserving.fetch_add(1);
+    } else if (!awake && tls.callback != at::INVALID_CALLBACK_HANDLE) {
+        at::removeCallback(tls.callback);
+        tls.callback = at::INVALID_CALLBACK_HANDLE;
+        gThreadsObserving.fetch_sub(1);
     }
 }
 
@@ -395,7 +484,7 @@ int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors, cons
         for (size_t i = 0; i < tensors.size(); ++i) {
             const std::string& name = i < names.size() ? names[i] : std::string();
             reportTensor(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, static_cast<int>(i), name.empty() ? nullptr : name.c_str(),
-                         tensors[i], (wants & PROBE_WANTS_DATA) != 0);
+                         tensors[i], wants, true);
         }
         return static_cast<int64_t>(tensors.size());
     } catch (const std::exception& e) {
@@ -418,11 +507,9 @@ TORCH_LIBRARY(probe, m) {
 
 using namespace probe::torch_adapter;
 
-PROBE_TORCH_API const char* probe_torch_built_version(void) {
-    return TORCH_VERSION;
-}
+PROBE_TORCH_API const char* probe_torch_built_version(void) { return TORCH_VERSION; }
 
-// The outermost module's forward begins / ends on this thread.
+// The outermost module's call begins / ends on this thread.
 PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
     try {
         syncCallbackWithProbeState();
@@ -442,19 +529,19 @@ PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
 
 PROBE_TORCH_API int probe_torch_root_end(void) {
     tls.inRoot = false;
+    tls.statsCache.clear();  // let go of the activations it holds
     return 0;
 }
 
-// A module's forward begins. Returns the runtime's wants flags for it (PROBE_WANTS_*).
+// A module's call begins. Returns the runtime's wants flags for it (PROBE_WANTS_*).
 PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type) {
     try {
-        syncCallbackWithProbeState();
         if (tls.frames.empty()) {
+            syncCallbackWithProbeState();
             closeBackwardLayer();
             probe_op_begin_kind(name, type, nullptr, PROBE_OP_OPERATION);
-            const int wants = pushFrame(FrameKind::Module);
             tls.currentLayer = layerIndexFor(name, type ? type : name);
-            return wants;
+            return pushFrame(FrameKind::Module, tls.currentLayer);
         }
         if (!tls.frames.back().observeChildren) {
             tls.frames.push_back({FrameKind::Passive, false});
@@ -470,10 +557,7 @@ PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type)
 PROBE_TORCH_API int probe_torch_module_end(void) {
     try {
         if (tls.frames.empty()) return -1;
-        const Frame frame = tls.frames.back();
-        tls.frames.pop_back();
-        if (frame.kind != FrameKind::Passive) probe_op_end();
-        if (tls.frames.empty()) tls.currentLayer = -1;
+        popFrame();
         return 0;
     } catch (...) {
         return -1;
@@ -483,12 +567,7 @@ PROBE_TORCH_API int probe_torch_module_end(void) {
 // Closes ops left open when an exception unwound through modules: keeps `depth` frames.
 PROBE_TORCH_API int probe_torch_unwind_to(int depth) {
     try {
-        while (static_cast<int>(tls.frames.size()) > depth && !tls.frames.empty()) {
-            const Frame frame = tls.frames.back();
-            tls.frames.pop_back();
-            if (frame.kind != FrameKind::Passive) probe_op_end();
-        }
-        if (tls.frames.empty()) tls.currentLayer = -1;
+        while (static_cast<int>(tls.frames.size()) > depth && !tls.frames.empty()) popFrame();
         return 0;
     } catch (...) {
         return -1;
@@ -512,14 +591,12 @@ PROBE_TORCH_API int probe_torch_backward_begin(void) {
 PROBE_TORCH_API int probe_torch_backward_end(void) {
     try {
         closeBackwardLayer();
+        tls.statsCache.clear();
         return 0;
     } catch (...) {
         return -1;
     }
 }
 
-// Whether the RecordFunction callback is registered (for tests and the benchmark).
-PROBE_TORCH_API int probe_torch_observing_ops(void) {
-    std::lock_guard<std::mutex> lock(gCallbackMutex);
-    return gCallback != at::INVALID_CALLBACK_HANDLE ? 1 : 0;
-}
+// How many threads have the RecordFunction callback registered (for tests and benchmarks).
+PROBE_TORCH_API int probe_torch_observing_ops(void) { return gThreadsObserving.load(); }

@@ -101,7 +101,7 @@ TEST_F(CApi, MisuseIsReportedNotFatal) {
 }
 
 TEST_F(CApi, BadParameterJsonIsKeptAsAString) {
-    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    start(R"({"task": "tensor", "dump_enable": true, "exec_range": "all"})");
     ASSERT_EQ(probe_op_begin("Layer", nullptr, "{not json"), 1);
     probe_op_end();
     ASSERT_EQ(probe_op_begin("Other", nullptr, "{}"), 1);  // empty parameters: no file
@@ -109,6 +109,45 @@ TEST_F(CApi, BadParameterJsonIsKeptAsAString) {
     ASSERT_EQ(probe_stop(), PROBE_OK);
     EXPECT_EQ(readFile(root() + "/data/" + pidDir() + "/0/0_Layer/op_param.json"), "\"{not json\"\n");
     EXPECT_FALSE(exists(root() + "/data/" + pidDir() + "/0/1_Other/op_param.json"));
+}
+
+TEST_F(CApi, ParametersGoWithTensorsNotWithStatisticsAlone) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    ASSERT_EQ(probe_op_begin("Layer", nullptr, "{\"k\": 1}"), 1);
+    probe_op_end();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_FALSE(exists(root() + "/data/" + pidDir() + "/0/0_Layer/op_param.json"));
+}
+
+TEST_F(CApi, PrecomputedStatisticsForStatisticsOnly) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    ASSERT_EQ(probe_op_begin("Layer", nullptr, nullptr), 1);
+    EXPECT_EQ(probe_op_wants() & (PROBE_WANTS_DATA | PROBE_WANTS_STATISTICS_ONLY), PROBE_WANTS_DATA | PROBE_WANTS_STATISTICS_ONLY);
+    const float values[] = {3.0f, -4.0f};
+    probe_tensor_stats stats;
+    ASSERT_EQ(probe_compute_stats(PROBE_DTYPE_FLOAT, values, 2, &stats), PROBE_OK);
+    EXPECT_EQ(stats.valid, 1);
+    EXPECT_EQ(stats.norm, 5.0);
+    const int64_t dims[] = {2};
+    EXPECT_EQ(probe_op_tensor_stats(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &stats, 0), 1);
+    EXPECT_EQ(probe_op_tensor_stats(PROBE_INPUT, 1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, nullptr, 0),
+              PROBE_E_INVALID_ARGUMENT);
+    probe_op_end();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const std::string csv = readFile(root() + "/data/" + pidDir() + "/0/statistic.csv");
+    EXPECT_NE(csv.find(",input,0,float,nd,2,3.000000,-4.000000,-0.500000,5.000000,N/A"), std::string::npos) << csv;
+}
+
+TEST_F(CApi, PrecomputedStatisticsAreRefusedWhenTensorsAreWanted) {
+    start(R"({"task": "all", "dump_enable": true, "exec_range": "all"})");
+    ASSERT_EQ(probe_op_begin("Layer", nullptr, nullptr), 1);
+    EXPECT_EQ(probe_op_wants() & PROBE_WANTS_STATISTICS_ONLY, 0);
+    probe_tensor_stats stats{1, 1, 1, 1, 1, 1};
+    const int64_t dims[] = {1};
+    EXPECT_EQ(probe_op_tensor_stats(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &stats, 0),
+              PROBE_E_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(probe_last_error()).find("wants the tensor's data"), std::string::npos);
+    probe_op_end();
 }
 
 TEST_F(CApi, NamesWithSlashesCannotEscapeTheTree) {

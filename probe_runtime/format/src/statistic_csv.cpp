@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "probe/format/statistic_csv.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -69,16 +70,11 @@ std::string formatStatValue(std::optional<double> value) {
     const double v = *value;
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    char buffer[64];
-    int n = std::snprintf(buffer, sizeof buffer, "%f", v);
-    if (n < 0 || n >= static_cast<int>(sizeof buffer)) {
-        // Beyond 1e55 or so: %f would need a longer buffer.
-        std::string big(512, '\0');
-        n = std::snprintf(big.data(), big.size(), "%f", v);
-        big.resize(n > 0 ? static_cast<size_t>(n) : 0);
-        return big;
-    }
-    return std::string(buffer, static_cast<size_t>(n));
+    // Same digits as printf("%f") (both round the exact binary value), several times faster.
+    char buffer[400];
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::fixed, 6);
+    if (ec != std::errc()) return "nan";
+    return std::string(buffer, end);
 }
 
 std::optional<double> parseStatValue(std::string_view text, bool* ok) {

@@ -144,12 +144,38 @@ PROBE_API int probe_op_begin_kind(const char* name, const char* type, const char
  * not, so that the layer structure can show data flow), PROBE_WANTS_CHILDREN (its children
  * are observed: an adapter that sees this bit clear may skip reporting them at all).
  * 0 when nothing. */
-enum probe_wants { PROBE_WANTS_DATA = 1, PROBE_WANTS_METADATA = 2, PROBE_WANTS_CHILDREN = 4 };
+enum probe_wants {
+    PROBE_WANTS_DATA = 1,
+    PROBE_WANTS_METADATA = 2,
+    PROBE_WANTS_CHILDREN = 4,
+    /* With PROBE_WANTS_DATA: only statistics are kept (task "statistics"), so the engine may
+     * hand over the elements in any order, or statistics it computed (probe_op_tensor_stats). */
+    PROBE_WANTS_STATISTICS_ONLY = 8
+};
 PROBE_API int probe_op_wants(void);
 
 /* The parameters of the op on top of the calling thread's stack, as JSON text, for engines
  * that know them only after probe_op_begin (same effect as passing them there). */
 PROBE_API int probe_op_set_param(const char* param_json);
+
+/* Statistics of a tensor, as the runtime computes them (one fused pass; NaN propagates as in
+ * PyTorch; fp16/bf16 widened; for bool max = any, min = all). valid is 0 for an empty tensor
+ * or a dtype without an order (complex). */
+typedef struct probe_tensor_stats {
+    double max, min, mean, norm;
+    uint64_t count;
+    int valid;
+} probe_tensor_stats;
+
+/* Computes the statistics of `count` elements of `dtype` at `data` (any element order). */
+PROBE_API int probe_compute_stats(int dtype, const void* data, uint64_t count, probe_tensor_stats* out);
+
+/* Like probe_op_tensor for an op whose tensors want statistics only
+ * (PROBE_WANTS_STATISTICS_ONLY): the engine hands over statistics it computed with
+ * probe_compute_stats (e.g. once for several views of the same memory) instead of the data. */
+PROBE_API int probe_op_tensor_stats(int io, int index, const char* arg_name, int dtype, int format,
+                                    const int64_t* dims, int ndims, const probe_tensor_stats* stats,
+                                    uint64_t buffer_id);
 
 /* End the op on top of the calling thread's stack. */
 PROBE_API int probe_op_end(void);

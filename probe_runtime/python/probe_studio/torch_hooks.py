@@ -211,9 +211,10 @@ def _bracket_autograd(torch):
 
 class _ThreadState(threading.local):
     def __init__(self):
-        self.depth = 0       # modules open on this thread, the root included
-        self.root = None     # the outermost module being called
-        self.names = {}      # id(module) -> attribute path, for the current root
+        self.depth = 0        # module calls open on this thread, the model's own included
+        self.pushed = 0       # ops those calls opened in the adapter
+        self.quiet_at = -1    # depth of a call whose children nobody observes (-1: none)
+        self.names = {}       # id(module) -> (path, attribute name, class name) as bytes
 
 
 _state = _ThreadState()
@@ -223,9 +224,13 @@ _arg_names_by_class = {}
 
 
 def _module_names(root):
+    """id(module) -> (attribute path, attribute name, class name), encoded once per model."""
     names = _names_by_root.get(root)
     if names is None:
-        names = {id(m): path for path, m in root.named_modules() if path}
+        names = {}
+        for path, module in root.named_modules():
+            if path:
+                names[id(module)] = (path.encode(), path.rsplit(".", 1)[-1].encode(), type(module).__name__.encode())
         _names_by_root[root] = names
     return names
 
@@ -293,43 +298,57 @@ def _report_outputs(output, torch_tensor):
 
 
 def _enter(module, args, kwargs, torch_tensor):
-    """Begin the op of a module call; returns what _leave needs, or None for the model itself."""
+    """Begin the op of a module call. Returns what _leave needs, or None when there is
+    nothing to do: inside a module whose children nobody observes (no call into the adapter
+    at all), or for the model itself (whose call brackets the layer-level ops)."""
     state = _state
-    if state.depth == 0:
-        state.root = module
+    depth = state.depth
+    if depth == 0:
         state.names = _module_names(module)
         _adapter.probe_torch_root_begin(type(module).__name__.encode())
-        return (0, 0)
-    path = state.names.get(id(module))
-    if path is None:
-        name = type(module).__name__  # made on the fly, not an attribute of the model
-    elif state.depth == 1:
-        name = path  # a layer-level op: its full attribute path ("layers.0")
-    else:
-        name = path.rsplit(".", 1)[-1]  # a child: its attribute name ("self_attn")
-    wants = _adapter.probe_torch_module_begin(name.encode(), type(module).__name__.encode())
+        return (0, 0, 0)
+    if 0 <= state.quiet_at < depth:
+        return None
+    names = state.names.get(id(module))
+    if names is None:  # made on the fly, not an attribute of the model
+        names = (type(module).__name__.encode(),) * 3
+    # A layer-level op is named by its full attribute path ("layers.0"), a child by its
+    # attribute name ("self_attn").
+    wants = _adapter.probe_torch_module_begin(names[0] if depth == 1 else names[1], names[2])
+    pushed_before = state.pushed
+    state.pushed += 1
+    if not wants & _native.WANTS_CHILDREN:
+        state.quiet_at = depth
     if wants & _native.WANTS_TENSORS:
         param = _module_param(module)
         if param:
             _runtime.probe_op_set_param(param)
         _report_inputs(module, args, kwargs, torch_tensor)
-    return (state.depth, wants)
+    return (depth, wants, pushed_before)
 
 
 def _leave(token, output, torch_tensor):
-    depth, wants = token
+    depth, wants, pushed_before = token
+    state = _state
     if depth == 0:
         _adapter.probe_torch_root_end()
         return
     if wants & _native.WANTS_TENSORS:
         _report_outputs(output, torch_tensor)
     _adapter.probe_torch_module_end()
+    state.pushed = pushed_before
+    if state.quiet_at == depth:
+        state.quiet_at = -1
 
 
 def _leave_after_exception(token):
-    """An exception left this module: close its op and whatever it left open below it."""
-    depth = token[0]
-    _adapter.probe_torch_unwind_to(max(0, depth - 1))
+    """An exception left this module: close its op and whatever it left open above it."""
+    depth, _, pushed_before = token
+    state = _state
+    _adapter.probe_torch_unwind_to(pushed_before)
+    state.pushed = pushed_before
+    if state.quiet_at >= depth:
+        state.quiet_at = -1
     if depth == 0:
         _adapter.probe_torch_root_end()
 
