@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""Cost of the code-level API (probe_studio.pytorch.PrecisionDebugger, task statistics) on a
+training step: a 20-layer MLP (Linear 1024 + ReLU), batch 64, CPU, SGD.
+
+Each configuration runs in its own process (the debugger wraps torch once per process), with
+the same seed and data; the step is the msprobe documentation's loop body:
+
+    debugger.start(); loss = mse(model(x), y); loss.backward(); debugger.stop()
+    optimizer.step(); optimizer.zero_grad(); debugger.step()
+
+and its wall time includes writing dump.json/stack.json/construct.json every step. With
+--optimizer-inside the optimizer runs between start() and stop() too (its Tensor.* calls are
+then dumped as well). Prints the ratios to the step without any debugger.
+
+    /usr/bin/python3 bench/api_overhead.py [--steps 10] [--warmup 3]
+    (PYTHONPATH must reach probe_studio: <build>/lib/python3/dist-packages; the CMake target
+    `bench_api_overhead` sets it.)
+"""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def child(mode, steps, warmup, optimizer_inside, dump_root):
+    import torch
+    import torch.nn.functional as F
+
+    debugger = None
+    if mode != "none":
+        from probe_studio.pytorch import PrecisionDebugger
+        config = {"task": "statistics", "dump_path": dump_root, "level": mode if mode != "skipped" else "mix",
+                  "step": [] if mode != "skipped" else [10 ** 6]}
+        path = os.path.join(dump_root, "config.json")
+        with open(path, "w") as f:
+            json.dump(config, f)
+    torch.manual_seed(1234)
+    layers = []
+    for _ in range(20):
+        layers += [torch.nn.Linear(1024, 1024), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x = torch.randn(64, 1024)
+    y = torch.randn(64, 1024)
+    if mode != "none":
+        debugger = PrecisionDebugger(config_path=path, model=model)
+
+    def one_step():
+        if debugger is not None:
+            debugger.start()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        if optimizer_inside:
+            optimizer.step()
+            optimizer.zero_grad()
+        if debugger is not None:
+            debugger.stop()
+        if not optimizer_inside:
+            optimizer.step()
+            optimizer.zero_grad()
+        if debugger is not None:
+            debugger.step()
+        return loss
+
+    for _ in range(warmup):
+        one_step()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        one_step()
+        times.append(time.perf_counter() - t0)
+    entries = 0
+    if debugger is not None and mode != "skipped":
+        last = os.path.join(dump_root, "step%d" % (warmup + steps - 1))
+        for folder in os.listdir(last):
+            with open(os.path.join(last, folder, "dump.json")) as f:
+                entries = len(json.load(f)["data"])
+    print(json.dumps({"median": statistics.median(times), "min": min(times), "entries": entries}))
+
+
+def run(mode, args, optimizer_inside):
+    dump_root = tempfile.mkdtemp(prefix="probe_bench_")
+    try:
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--steps", str(args.steps),
+               "--warmup", str(args.warmup), "--dump-root", dump_root]
+        if optimizer_inside:
+            cmd.append("--optimizer-inside")
+        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(dump_root, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--optimizer-inside", action="store_true")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--dump-root", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.steps, args.warmup, args.optimizer_inside, args.dump_root)
+        return
+    print("20-layer MLP (Linear 1024 + ReLU), batch 64, CPU, SGD; task statistics; median of %d steps"
+          % args.steps)
+    base = run("none", args, args.optimizer_inside)
+    print("  no debugger            %8.1f ms/step" % (base["median"] * 1e3))
+    for mode, label in (("skipped", "step not in step list"), ("L1", "L1 statistics"), ("mix", "mix statistics")):
+        r = run(mode, args, args.optimizer_inside)
+        extra = "" if mode == "skipped" else ", %d entries/step" % r["entries"]
+        print("  %-22s %8.1f ms/step  ratio %.2fx%s" % (label, r["median"] * 1e3, r["median"] / base["median"], extra))
+
+
+if __name__ == "__main__":
+    main()
