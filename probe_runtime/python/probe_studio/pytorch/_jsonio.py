@@ -21,9 +21,65 @@ def _float(value):
     return _float_repr(value)
 
 
+class TensorItem(dict):
+    """A tensor's JSON item: a flat dict of scalars and its "shape" list, rendered in one go."""
+
+    __slots__ = ()
+
+
+_PADS = ["\n" + " " * i for i in range(64)]
+
+
+def _pad(depth):
+    return _PADS[depth] if depth < len(_PADS) else "\n" + " " * depth
+
+
+def _finite_float(v):
+    return _float_repr(v) if v - v == 0.0 else _float(v)
+
+
+_SCALARS = {type(None): lambda v: "null", bool: lambda v: "true" if v else "false", str: _encode_str,
+            float: _finite_float, int: _int_repr}
+
+
+_item_formats = {}
+
+
+def _item_format(keys, indent):
+    fmt = _item_formats.get((keys, indent))
+    if fmt is None:
+        inner = _pad(indent + 1)
+        fmt = "{" + inner + ("," + inner).join(_encode_str(k).replace("%", "%%") + ": %s" for k in keys)
+        fmt += _pad(indent) + "}"
+        _item_formats[(keys, indent)] = fmt
+    return fmt
+
+
+def _encode_item(item, out, indent):
+    values = []
+    scalars = _SCALARS
+    for v in item.values():
+        render = scalars.get(type(v))
+        if render is not None:
+            values.append(render(v))
+        elif type(v) is list and all(type(d) is int for d in v):  # the shape
+            if v:
+                deeper = _pad(indent + 2)
+                values.append("[" + deeper + ("," + deeper).join(map(_int_repr, v)) + _pad(indent + 1) + "]")
+            else:
+                values.append("[]")
+        else:
+            rendered = []
+            _encode(v, rendered, indent + 1)
+            values.append("".join(rendered))
+    out.append(_item_format(tuple(item), indent) % tuple(values))
+
+
 def _encode(value, out, indent):
     """Appends the indent=1 rendering of `value` to `out`; `indent` is the current depth."""
-    if isinstance(value, str):
+    if type(value) is TensorItem and value:
+        _encode_item(value, out, indent)
+    elif isinstance(value, str):
         out.append(_encode_str(value))
     elif value is None:
         out.append("null")

@@ -26,6 +26,7 @@ import weakref
 import torch
 
 from . import _api_wrap, _jsonio, _ops
+from ._jsonio import TensorItem
 from ._config import BACKWARD, FORWARD, INPUT, OUTPUT
 
 _Tensor = torch.Tensor
@@ -87,15 +88,26 @@ class _Batch:
 
     def tensor(self, t, suffix):
         name, kind = _dtype_info(t.dtype)
-        item = {"type": "torch.Tensor", "dtype": name, "shape": list(t.shape),
-                "Max": None, "Min": None, "Mean": None, "Norm": None, "requires_grad": t.requires_grad}
+        item = TensorItem(type="torch.Tensor", dtype=name, shape=list(t.shape), Max=None, Min=None, Mean=None,
+                          Norm=None, requires_grad=t.requires_grad)
         service = self.service
         if service.tensor_dir is not None:
             file_name = "%s.%s.pt" % (self.entry, suffix)
             if service.save_tensor(t, file_name):
                 item["data_name"] = file_name
-        if service.md5:
+        md5 = service.md5
+        if md5:
             item["md5"] = None
+        cache = service.stat_cache
+        if cache is not None:
+            # The same tensor, unchanged since it was summarised in this forward pass (a module's
+            # parameters after the API that used them, a module's output after its last API).
+            hit = cache.get(id(t))
+            if hit is not None and hit[0]() is t and hit[1] == t._version:
+                item["Max"], item["Min"], item["Mean"], item["Norm"] = hit[2]
+                if md5:
+                    item["md5"] = hit[3]
+                return item
         self.items.append(item)
         self.tensors.append(t)
         self.kinds.append(kind)
@@ -188,6 +200,11 @@ class _Batch:
                     item["Mean"] = row[2]
             if md5:
                 item["md5"] = "%08x" % int(row[5])
+        cache = service.stat_cache
+        if cache is not None:
+            for item, t in zip(self.items, self.tensors):
+                cache[id(t)] = (weakref.ref(t), t._version, (item["Max"], item["Min"], item["Mean"], item["Norm"]),
+                                item.get("md5"))
         self.tensors = []
 
 
@@ -369,6 +386,8 @@ class Service:
         self.token_range = None
         self.token_id = 0
         self.models = []
+        self.stat_cache = None  # id(tensor) -> statistics, only during a forward pass of the model
+        self.root_depth = 0
         self._hooked_models = set()
         self._module_handles = []
         self._param_hooks = {}
@@ -406,6 +425,8 @@ class Service:
     def _update_active(self):
         active = self.running and self.gate and not self.ended and os.getpid() == self.pid
         self.active = active
+        self.stat_cache = None
+        self.root_depth = 0
         if self.wrapping is not None:
             _api_wrap.ACTIVE = self if active else None
 
@@ -559,6 +580,7 @@ class Service:
             self._hooked_models.add(id(m))
             self.models.append(m)
             self._module_handles.append(m.register_forward_pre_hook(self._root_pre_hook))
+            self._module_handles.append(m.register_forward_hook(self._root_post_hook))
             if not self.config.dumps_modules:
                 continue
             for path, sub in m.named_modules():
@@ -571,15 +593,25 @@ class Service:
                     functools.partial(self._module_post_hook, prefix)))
 
     def _root_pre_hook(self, module, args):
-        # token_range: the model's forward calls are the tokens; both ends inclusive.
-        if self.token_range is None or not self.running:
-            return None
-        token = self.token_id
-        self.token_id = token + 1
-        gate = self.token_range[0] <= token <= self.token_range[1]
-        if gate != self.gate:
-            self.gate = gate
-            self._update_active()
+        if self.token_range is not None and self.running:
+            # token_range: the model's forward calls are the tokens; both ends inclusive.
+            token = self.token_id
+            self.token_id = token + 1
+            gate = self.token_range[0] <= token <= self.token_range[1]
+            if gate != self.gate:
+                self.gate = gate
+                self._update_active()
+        if self.active and self.config.dumps_modules:
+            self.root_depth += 1
+            if self.stat_cache is None:
+                self.stat_cache = {}
+        return None
+
+    def _root_post_hook(self, module, args, output):
+        if self.root_depth > 0:
+            self.root_depth -= 1
+            if self.root_depth == 0:
+                self.stat_cache = None
         return None
 
     def _module_pre_hook(self, prefix, module, args):
