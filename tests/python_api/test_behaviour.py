@@ -167,6 +167,28 @@ class NeverHarmsTheModel(support.TempDirTestCase):
         self.assertEqual(meta["shape"], [2, 3])
 
 
+class InferenceMode(support.TempDirTestCase):
+    def test_inference_mode_tensors(self):
+        # Inference tensors have no version counter and no autograd: dumped all the same.
+        self.write_config({"dump_path": "./dump", "level": "mix", "task": "tensor"})
+        proc = self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+            model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            debugger.start()
+            with torch.inference_mode():
+                y = model(torch.randn(2, 4))
+            debugger.stop()
+            """)
+        self.assertNotIn("error", proc.stderr)
+        rank_dir = self.only_dump("dump")
+        dump = check_layout(self, rank_dir, task="tensor", level="mix")
+        self.assertEqual(list(dump["data"]), ["Functional.linear.0.forward", "Module.0.Linear.forward.0",
+                                              "Functional.relu.0.forward", "Module.1.ReLU.forward.0"])
+        self.assertFalse(os.path.exists(os.path.join(rank_dir, "dump_error_info.log")))
+
+
 class NothingLost(support.TempDirTestCase):
     def test_loop_ending_without_a_final_step_call_keeps_the_last_step(self):
         # step() at the top of the loop: the last step is never followed by stop() or step().

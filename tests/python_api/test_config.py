@@ -128,6 +128,20 @@ dist.init_process_group("gloo", init_method="file://" + sys.argv[1] + ".store", 
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "one")))
         self.assertEqual(list(load_dump(os.path.join(self.tmp, "all", "step0", "rank0"))["data"]),
                          FORWARD_L1 + BACKWARD_L1)
+        # Collectives are wrapped too.
+        self.run_python("""
+            import torch, torch.distributed as dist
+            from probe_studio.pytorch import PrecisionDebugger
+            dist.init_process_group("gloo", init_method="file://%s", rank=0, world_size=1)
+            debugger = PrecisionDebugger(dump_path="./collective")
+            t = torch.ones(3)
+            debugger.start()
+            dist.all_reduce(t)
+            debugger.stop()
+            """ % os.path.join(self.tmp, "collective.store"))
+        data = load_dump(os.path.join(self.tmp, "collective", "step0", "rank0"))["data"]
+        self.assertEqual(list(data), ["Distributed.all_reduce.0.forward"])
+        self.assertEqual(data["Distributed.all_reduce.0.forward"]["input_args"][0]["shape"], [3])
 
     def test_rank_without_torch_distributed_is_rank_0(self):
         self.train({"dump_path": "./r0", "rank": ["0-1"]})

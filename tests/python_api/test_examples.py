@@ -169,5 +169,62 @@ class GenerateExample(support.TempDirTestCase):
                             if construct.get(n) == "Module.blocks.0.attn.MultiheadAttention.forward.0"}
         self.assertEqual(inside_attention, {"Functional.multi_head_attention_forward", "Tensor.transpose"})
 
+class ModuleDumpAndSeedAllExamples(support.TempDirTestCase):
+    def test_module_dump_makes_the_module_one_entry(self):
+        self.copy_example("module_dump.py")
+        self.write_config({"task": "statistics", "dump_path": "./md", "level": "L1"})
+        self.run_python("module_dump.py")
+        rank_dir = self.only_dump("md")
+        dump = check_layout(self, rank_dir, level="L1", module_dump=True)
+        # Nothing inside the module (its linears, its relu) is an entry.
+        self.assertEqual(list(dump["data"]), ["Module.MyModuleOP.ModuleOP.forward.0", "Tensor.sum.0.forward",
+                                              "Tensor.sum.0.backward", "Module.MyModuleOP.ModuleOP.backward.0"])
+        forward = dump["data"]["Module.MyModuleOP.ModuleOP.forward.0"]
+        self.assertEqual(forward["input_args"][0]["shape"], [10, 8])
+        self.assertEqual(forward["output"][0]["shape"], [10, 2])
+        self.assertEqual(dump["data"]["Module.MyModuleOP.ModuleOP.backward.0"]["output"], [])
+
+    def test_seed_all_example(self):
+        self.copy_example("seed_all_example.py")
+        first = self.run_python("seed_all_example.py").stdout
+        second = self.run_python("seed_all_example.py").stdout
+        reference = self.run_python("""
+            import random
+            import numpy, torch
+            torch.manual_seed(1234)
+            print(torch.mean(torch.randn(2,2)))
+            print(torch.mean(torch.randn(2,2)))
+            """).stdout
+        self.assertEqual(first, second)
+        self.assertEqual(first, reference)
+        proc = self.run_python("""
+            import os, random
+            import numpy, torch
+            from probe_studio.pytorch import seed_all
+            seed_all(seed=5, mode=True)
+            a = (random.random(), numpy.random.rand(), torch.rand(1).item())
+            print("DETERMINISTIC", torch.are_deterministic_algorithms_enabled(), os.environ["PYTHONHASHSEED"])
+            random.seed(5); numpy.random.seed(5); torch.manual_seed(5)
+            print("SAME", a == (random.random(), numpy.random.rand(), torch.rand(1).item()))
+            seed_all(seed=5, mode=False, rm_dropout=True)
+            x = torch.ones(1000)
+            print("DROPOUT OFF", torch.equal(torch.nn.functional.dropout(x, 0.5), x),
+                  torch.are_deterministic_algorithms_enabled())
+            for kwargs in ({"seed": -1}, {"seed": "1"}, {"seed": 2 ** 32}, {"mode": 1}, {"rm_dropout": None}):
+                try:
+                    seed_all(**kwargs)
+                except (TypeError, ValueError) as exc:
+                    print("REFUSED", exc)
+            """)
+        self.assertIn("DETERMINISTIC True 5", proc.stdout)
+        self.assertIn("SAME True", proc.stdout)
+        self.assertIn("DROPOUT OFF True False", proc.stdout)
+        self.assertIn("REFUSED seed_all: seed must be between 0 and 4294967295, not -1", proc.stdout)
+        self.assertIn("REFUSED seed_all: seed must be an integer 0..4294967295, not '1'", proc.stdout)
+        self.assertIn("REFUSED seed_all: mode must be True or False", proc.stdout)
+        self.assertIn("REFUSED seed_all: rm_dropout must be True or False", proc.stdout)
+        self.assertEqual(proc.stdout.count("REFUSED"), 5)
+
+
 if __name__ == "__main__":
     unittest.main()

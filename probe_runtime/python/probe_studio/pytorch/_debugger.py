@@ -91,4 +91,22 @@ class PrecisionDebugger:
             cls._get().service.set_init_step(step)
 
 
-__all__ = ["PrecisionDebugger", "ProbeConfigError", "seed_all"]
+def module_dump(module, dump_name):
+    """Dumps `module` as one entry, Module.<dump_name>.<Class>.forward.<n> (and its backward),
+    until module_dump_end(); the APIs and child modules it runs are not dumped."""
+    import torch
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError("module_dump: module must be a torch.nn.Module, not %s" % type(module).__name__)
+    if not isinstance(dump_name, str) or not dump_name:
+        raise TypeError("module_dump: dump_name must be a non-empty str, not %r" % (dump_name,))
+    with PrecisionDebugger._lock:
+        PrecisionDebugger._get().service.module_dump(module, dump_name)
+
+
+def module_dump_end():
+    """Ends module_dump(): the module is no longer dumped as a whole."""
+    with PrecisionDebugger._lock:
+        PrecisionDebugger._get().service.module_dump_end()
+
+
+__all__ = ["PrecisionDebugger", "ProbeConfigError", "module_dump", "module_dump_end", "seed_all"]

@@ -103,7 +103,7 @@ class _Batch:
             # The same tensor, unchanged since it was summarised in this forward pass (a module's
             # parameters after the API that used them, a module's output after its last API).
             hit = cache.get(id(t))
-            if hit is not None and hit[0]() is t and hit[1] == t._version:
+            if hit is not None and hit[0]() is t and hit[1] == _version(t):
                 item["Max"], item["Min"], item["Mean"], item["Norm"] = hit[2]
                 if md5:
                     item["md5"] = hit[3]
@@ -177,6 +177,9 @@ class _Batch:
         service = self.service
         md5 = service.md5
         rows, ints = _ops.tensor_summaries(self.tensors, md5)
+        if rows is None or ints is None:  # the C++ side could not allocate its result: statistics stay null
+            self.tensors = []
+            return
         rows = rows.tolist()
         ints = ints.tolist()
         for item, kind, row, exact in zip(self.items, self.kinds, rows, ints):
@@ -203,9 +206,20 @@ class _Batch:
         cache = service.stat_cache
         if cache is not None:
             for item, t in zip(self.items, self.tensors):
-                cache[id(t)] = (weakref.ref(t), t._version, (item["Max"], item["Min"], item["Mean"], item["Norm"]),
-                                item.get("md5"))
+                version = _version(t)
+                if version is not None:
+                    cache[id(t)] = (weakref.ref(t), version, (item["Max"], item["Min"], item["Mean"], item["Norm"]),
+                                    item.get("md5"))
         self.tensors = []
+
+
+def _version(t):
+    """The tensor's version counter (bumped by every in-place change), None when it has none
+    (inference-mode tensors)."""
+    try:
+        return t._version
+    except RuntimeError:
+        return None
 
 
 def _slice_part(x):
@@ -303,6 +317,8 @@ class _ThreadState(threading.local):
         self.module_stack = []   # forward entry names of the modules running on this thread
         self.module_calls = []   # _ModuleCall of those modules
         self.expand = 0          # mix: modules selected by `list` that are running
+        self.suppress = 0        # module_dump: inside a module dumped as a whole
+        self.dumped_calls = []   # module_dump: modules whose call raised `suppress`
 
 
 class _ModuleCall:
@@ -390,6 +406,7 @@ class Service:
         self.root_depth = 0
         self._hooked_models = set()
         self._module_handles = []
+        self._dump_handles = []
         self._param_hooks = {}
         self._stack_cache = {}
         self._warned = set()
@@ -497,6 +514,8 @@ class Service:
         tls.module_stack = []
         tls.module_calls = []
         tls.expand = 0
+        tls.suppress = 0
+        tls.dumped_calls = []
         steps = self.config.step
         if steps and self.current_iter > steps[-1]:
             self._end()
@@ -514,12 +533,13 @@ class Service:
         _api_wrap.ACTIVE = None
         if self.wrapping is not None:
             self.wrapping.uninstall()
-        for handle in self._module_handles:
+        for handle in self._module_handles + self._dump_handles:
             try:
                 handle.remove()
             except Exception:
                 pass
         self._module_handles = []
+        self._dump_handles = []
         for _, handle in self._param_hooks.values():
             try:
                 handle.remove()
@@ -618,15 +638,22 @@ class Service:
         if not self.active:
             return None
         tls = self.tls
-        if tls.inside:
+        if tls.inside or tls.suppress:
             return None
+        self._module_begin(prefix, module, args)
+        return None
+
+    def _module_begin(self, prefix, module, args):
+        tls = self.tls
+        tls.inside = True
         try:
             count = self.module_counts.get(prefix, 0)
             self.module_counts[prefix] = count + 1
             name = prefix + "forward." + str(count)
             stack = tls.module_stack
             parent = stack[-1] if stack else None
-            self.construct[name] = parent
+            if self.config.dumps_modules:  # construct.json stays {} at L1 (module_dump included)
+                self.construct[name] = parent
             self.scope.begin(name)
             inputs = None
             if self.want_backward and torch.is_grad_enabled():
@@ -640,7 +667,8 @@ class Service:
             stack.append(name)
         except Exception as exc:
             self.record_error("module forward pre-hook", exc)
-        return None
+        finally:
+            tls.inside = False
 
     def _module_post_hook(self, prefix, module, args, output):
         tls = self.tls
@@ -696,6 +724,38 @@ class Service:
         if self.want_backward and torch.is_grad_enabled():
             self._hook_module_backward(call, output)
             self._hook_param_grads(module, call.prefix)
+
+    # module_dump(module, name) .. module_dump_end(): the module is one entry
+    # (Module.<name>.<Class>.forward.<n>); the APIs and modules it runs are not dumped.
+
+    def module_dump(self, module, dump_name):
+        prefix = "Module.%s.%s." % (dump_name, module.__class__.__name__)
+        self._dump_handles.append(module.register_forward_pre_hook(
+            functools.partial(self._dumped_module_pre_hook, prefix)))
+        self._dump_handles.append(module.register_forward_hook(
+            functools.partial(self._dumped_module_post_hook, prefix)))
+
+    def module_dump_end(self):
+        for handle in self._dump_handles:
+            handle.remove()
+        self._dump_handles = []
+
+    def _dumped_module_pre_hook(self, prefix, module, args):
+        tls = self.tls
+        if not self.active or tls.inside or tls.suppress:
+            return None
+        self._module_begin(prefix, module, args)
+        tls.suppress += 1
+        tls.dumped_calls.append(module)
+        return None
+
+    def _dumped_module_post_hook(self, prefix, module, args, output):
+        tls = self.tls
+        if tls.dumped_calls and tls.dumped_calls[-1] is module:
+            tls.dumped_calls.pop()
+            tls.suppress -= 1
+            self._module_post_hook(prefix, module, args, output)
+        return None
 
     def _hook_module_backward(self, call, output):
         outs = _grad_tensors(output, [])
@@ -805,7 +865,7 @@ class Service:
 
     def call_api(self, original, prefix, args, kwargs):
         tls = self.tls
-        if tls.inside:  # nested in another wrapped API, or our own work: not an entry
+        if tls.inside or tls.suppress:  # nested in another wrapped API, our own work, module_dump
             return original(*args, **kwargs)
         tls.inside = True
         try:
