@@ -90,6 +90,31 @@ class NeverHarmsTheModel(support.TempDirTestCase):
                 check_layout(self, self.only_dump(config["dump_path"], step), task=config["task"],
                              level=config["level"], md5=name == "L1_md5")
 
+    def test_model_can_be_copied_and_saved_while_hooked(self):
+        self.write_config({"dump_path": "./dump", "level": "mix"})
+        proc = self.run_python("""
+            import copy
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+            model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            debugger.start()
+            model(torch.ones(3)).sum().backward()
+            twin = copy.deepcopy(model)
+            torch.save(model, "model.pt")
+            loaded = torch.load("model.pt")
+            twin(torch.ones(3))
+            debugger.stop()
+            print("OK", torch.equal(loaded(torch.ones(3)), model(torch.ones(3))))
+            """)
+        self.assertIn("OK True", proc.stdout)
+        names = list(load_dump(self.only_dump("dump"))["data"])
+        # The copy is not the model given to the debugger: only its APIs are entries.
+        self.assertEqual([n for n in names if n.startswith("Module.") and ".forward." in n],
+                         ["Module.0.Linear.forward.0", "Module.1.ReLU.forward.0"])
+        self.assertIn("Functional.linear.1.forward", names)
+
     def test_in_place_module_gradients(self):
         with open(os.path.join(self.tmp, "train.py"), "w") as f:
             f.write(TRAIN)
@@ -269,18 +294,19 @@ class CostOutsideSteps(support.TempDirTestCase):
             debugger = PrecisionDebugger(config_path="./config.json", model=model)
             again = PrecisionDebugger(level="L0")
             print("SAME", again is debugger, debugger.config.level)
+            from torch.nn.modules import module as module_module
             for step in range(4):
                 debugger.start()
                 print("STEP", step, "collecting" if _api_wrap.ACTIVE is not None else "idle",
                       "wrapped" if hasattr(torch.nn.functional.linear, "_probe_original") else "plain",
-                      len(model[0]._forward_hooks))
+                      len(module_module._global_forward_hooks) + len(module_module._global_forward_pre_hooks))
                 model(torch.ones(3)).sum().backward()
                 debugger.stop()
                 debugger.step()
             """)
         self.assertIn("SAME True mix", proc.stdout)
         self.assertIn("arguments of this second construction are ignored", proc.stderr)
-        self.assertIn("STEP 0 idle wrapped 1", proc.stdout)
+        self.assertIn("STEP 0 idle wrapped 2", proc.stdout)
         self.assertIn("STEP 2 collecting wrapped", proc.stdout)
         self.assertIn("STEP 3 idle plain 0", proc.stdout)  # after the last listed step: unhooked
         self.assertEqual(os.listdir(os.path.join(self.tmp, "dump")), ["step2"])

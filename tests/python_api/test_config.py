@@ -172,6 +172,13 @@ dist.init_process_group("gloo", init_method="file://" + sys.argv[1] + ".store", 
         self.train({"dump_path": "./tscope", "task": "tensor", "tensor": {
             "scope": ["Functional.relu.0.forward", "Tensor.sum.0.forward"]}})
         self.assertEqual(self.names("tscope"), ["Functional.relu.0.forward", "Tensor.sum.0.forward"])
+        # ... and its list and data_mode; the statistics section is then ignored.
+        self.train({"dump_path": "./tlist", "task": "tensor", "statistics": {"list": ["linear"]},
+                    "tensor": {"list": ["relu"], "data_mode": ["forward"]}})
+        rank_dir = self.only_dump("tlist")
+        self.assertEqual(list(load_dump(rank_dir)["data"]), ["Functional.relu.0.forward"])
+        self.assertEqual(sorted(os.listdir(os.path.join(rank_dir, "dump_tensor_data"))),
+                         ["Functional.relu.0.forward.input.0.pt", "Functional.relu.0.forward.output.0.pt"])
 
     # --- list ---------------------------------------------------------------------------------
     def test_list(self):

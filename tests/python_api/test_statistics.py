@@ -146,6 +146,17 @@ class TensorTaskStatistics(support.TempDirTestCase):
         grad_t = torch.load(os.path.join(dump["dump_data_dir"], "Functional.linear.0.backward.output.2.pt"))
         self.assertTrue(torch.equal(grad, grad_t.t()))
 
+    def test_generate_example_tensors_recomputed_from_pt_files(self):
+        self.copy_example("generate.py")
+        self.write_config({"task": "tensor", "level": "mix"})
+        self.run_python("generate.py")
+        rank_dir = self.only_dump("dump_path")
+        dump = check_layout(self, rank_dir, task="tensor", level="mix")
+        self.assertGreater(self._recompute_and_compare(rank_dir, dump), 300)
+        tokens = torch.load(os.path.join(dump["dump_data_dir"], "Functional.embedding.0.forward.input.0.pt"))
+        self.assertEqual(tokens.dtype, torch.int64)
+        self.assertEqual(list(tokens.shape), [1, 5])
+
     def test_every_dtype_recomputed_from_pt_files(self):
         self.write_config({"task": "tensor", "dump_path": "./dtypes", "level": "L1"})
         self.run_python(DTYPE_SCRIPT)

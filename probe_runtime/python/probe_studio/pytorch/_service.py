@@ -404,8 +404,9 @@ class Service:
         self.models = []
         self.stat_cache = None  # id(tensor) -> statistics, only during a forward pass of the model
         self.root_depth = 0
-        self._hooked_models = set()
-        self._module_handles = []
+        self._roots = {}          # id(model) -> weakref: the models given to the debugger
+        self._prefixes = {}       # id(submodule) -> (weakref, "Module.<path>.<Class>.")
+        self._global_handles = []
         self._dump_handles = []
         self._param_hooks = {}
         self._stack_cache = {}
@@ -533,12 +534,12 @@ class Service:
         _api_wrap.ACTIVE = None
         if self.wrapping is not None:
             self.wrapping.uninstall()
-        for handle in self._module_handles + self._dump_handles:
+        for handle in self._global_handles + self._dump_handles:
             try:
                 handle.remove()
             except Exception:
                 pass
-        self._module_handles = []
+        self._global_handles = []
         self._dump_handles = []
         for _, handle in self._param_hooks.values():
             try:
@@ -588,6 +589,10 @@ class Service:
     # Models and module hooks (L0 / mix)
 
     def add_model(self, model):
+        """Registers the model(s) whose submodules are dumped (L0, mix) and whose forward calls
+        count tokens (token_range). The hooks are process-wide module hooks that look the module
+        up here: nothing is stored in the model, so copy.deepcopy(model) and torch.save(model)
+        work as without the debugger."""
         models = list(model) if isinstance(model, (list, tuple)) else [model]
         for m in models:
             if not isinstance(m, torch.nn.Module):
@@ -595,22 +600,47 @@ class Service:
                                 % type(m).__name__)
         is_list = isinstance(model, (list, tuple))
         for index, m in enumerate(models):
-            if id(m) in self._hooked_models:
+            known = self._roots.get(id(m))
+            if known is not None and known() is m:
                 continue
-            self._hooked_models.add(id(m))
+            self._roots[id(m)] = weakref.ref(m)
             self.models.append(m)
-            self._module_handles.append(m.register_forward_pre_hook(self._root_pre_hook))
-            self._module_handles.append(m.register_forward_hook(self._root_post_hook))
             if not self.config.dumps_modules:
                 continue
             for path, sub in m.named_modules():
                 if sub is m:
                     continue  # the model itself is not an entry
+                known = self._prefixes.get(id(sub))
+                if known is not None and known[0]() is sub:
+                    continue  # a module shared with a model registered before keeps its first name
                 prefix = "Module.%s%s.%s." % ("%d." % index if is_list else "", path, sub.__class__.__name__)
-                self._module_handles.append(sub.register_forward_pre_hook(
-                    functools.partial(self._module_pre_hook, prefix)))
-                self._module_handles.append(sub.register_forward_hook(
-                    functools.partial(self._module_post_hook, prefix)))
+                self._prefixes[id(sub)] = (weakref.ref(sub), prefix)
+        if not self._global_handles:
+            from torch.nn.modules import module as module_module
+            self._global_handles = [module_module.register_module_forward_pre_hook(self._global_pre_hook),
+                                    module_module.register_module_forward_hook(self._global_post_hook)]
+
+    def _global_pre_hook(self, module, args):
+        key = id(module)
+        root = self._roots.get(key)
+        if root is not None and root() is module:
+            self._root_pre_hook(module, args)
+        if self.active:
+            info = self._prefixes.get(key)
+            if info is not None and info[0]() is module:
+                self._module_pre_hook(info[1], module, args)
+        return None
+
+    def _global_post_hook(self, module, args, output):
+        key = id(module)
+        if self.tls.module_calls:
+            info = self._prefixes.get(key)
+            if info is not None and info[0]() is module:
+                self._module_post_hook(info[1], module, args, output)
+        root = self._roots.get(key)
+        if root is not None and root() is module:
+            self._root_post_hook(module, args, output)
+        return None
 
     def _root_pre_hook(self, module, args):
         if self.token_range is not None and self.running:
