@@ -115,6 +115,30 @@ class NeverHarmsTheModel(support.TempDirTestCase):
                          ["Module.0.Linear.forward.0", "Module.1.ReLU.forward.0"])
         self.assertIn("Functional.linear.1.forward", names)
 
+    def test_torchscript_compiles_after_wrapping(self):
+        self.write_config({"dump_path": "./dump", "level": "L1"})
+        proc = self.run_python("""
+            import torch
+            import torch.nn.functional as F
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./config.json")
+
+            def g(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+                y = F.relu(torch.add(x, 1.0))  # a Python functional and a builtin, both wrapped
+                y = F.softmax(F.linear(y, w), dim=-1)
+                return torch.matmul(y, w) + y.sum()
+
+            scripted = torch.jit.script(g)
+            x, w = torch.randn(3, 4), torch.randn(4, 4)
+            debugger.start()
+            same = torch.equal(scripted(x, w), g(x, w))
+            debugger.stop()
+            print("SAME", same)
+            """)
+        self.assertIn("SAME True", proc.stdout)
+        # The eager call is dumped; the scripted one runs inside TorchScript.
+        self.assertIn("Functional.linear.0.forward", load_dump(self.only_dump("dump"))["data"])
+
     def test_in_place_module_gradients(self):
         with open(os.path.join(self.tmp, "train.py"), "w") as f:
             f.write(TRAIN)

@@ -108,7 +108,7 @@ class ConfigKeys(support.TempDirTestCase):
             self.assertEqual(self.names("steps", step), FORWARD_L1 + BACKWARD_L1)
         # After the last listed step the process goes on and torch is unwrapped again.
         self.assertIn("DONE unwrapped", proc.stdout)
-        self.assertIn("dump ends", proc.stderr)
+        self.assertIn("probe_studio ends successfully.", proc.stderr)
         # The constructor's step replaces the file's.
         self.train({"dump_path": "./steparg", "step": [1]}, steps=3, kwargs={"step": [0, 2]})
         self.assertEqual(sorted(os.listdir(os.path.join(self.tmp, "steparg"))), ["step0", "step2"])

@@ -8,6 +8,7 @@ PrecisionDebugger is created (so that APIs imported by name later are wrapped to
 undone when the dump has ended."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import functools
+import inspect
 
 from . import _wrap_lists
 
@@ -28,7 +29,21 @@ def _make_wrapper(original, api_prefix):
         pass
     probe_api._probe_original = original
     probe_api._probe_api = api_prefix
+    if inspect.isfunction(original):
+        # torch.jit.script compiles the wrapped Python function instead of this wrapper (the
+        # mechanism torch.jit._script_if_tracing uses).
+        setattr(probe_api, "__script_if_tracing_wrapper", True)
+        setattr(probe_api, "__original_fn", original)
     return probe_api
+
+
+def _jit_builtin_table():
+    """TorchScript's table of Python callables that are aten ops (id -> op name), or None."""
+    try:
+        from torch.jit import _builtins
+        return _builtins._get_builtin_table()
+    except Exception:
+        return None
 
 
 def _targets(torch):
@@ -72,11 +87,15 @@ class ApiWrapping:
 
     def __init__(self):
         self._patched = []  # (owner, attribute, original, owner had its own attribute)
+        self._jit_ids = []  # our wrappers entered in TorchScript's builtin table
         self.count = 0
 
     def install(self, torch):
         if self._patched:
             return
+        # Built now, from the originals; each wrapper of a builtin is then entered as the same
+        # aten op, so that scripted code calling torch.add & co still compiles.
+        jit_table = _jit_builtin_table()
         for owner, attr, prefix in _targets(torch):
             try:
                 original = getattr(owner, attr, None)
@@ -85,14 +104,23 @@ class ApiWrapping:
             if not _wrappable(original) or getattr(original, "_probe_original", None) is not None:
                 continue
             owned = attr in vars(owner) if hasattr(owner, "__dict__") else True
+            wrapper = _make_wrapper(original, prefix)
             try:
-                setattr(owner, attr, _make_wrapper(original, prefix))
+                setattr(owner, attr, wrapper)
             except (AttributeError, TypeError):
                 continue
             self._patched.append((owner, attr, original, owned))
+            if jit_table is not None and id(original) in jit_table:
+                jit_table[id(wrapper)] = jit_table[id(original)]
+                self._jit_ids.append(id(wrapper))
         self.count = len(self._patched)
 
     def uninstall(self):
+        jit_table = _jit_builtin_table()
+        if jit_table is not None:
+            for key in self._jit_ids:
+                jit_table.pop(key, None)
+        self._jit_ids = []
         while self._patched:
             owner, attr, original, owned = self._patched.pop()
             try:

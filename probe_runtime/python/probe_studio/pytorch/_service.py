@@ -433,7 +433,6 @@ class Service:
         self.scope = _Scope(self.config.scope)
         self.param_grad_index = {}
         self.selected_modules = set()
-        self.pending_backward = []
         self.step_dir = None
         self.tensor_dir = None
         self.dirty = False
@@ -548,8 +547,8 @@ class Service:
                 pass
         self._param_hooks = {}
         line = "*" * 76
-        _say("\n%s\n*%s*\n%s" % (line, "Probe Studio dump ends successfully (last step of the config's "
-                                         "step list done)".center(74)[:74], line))
+        _say("the last step of the config's step list is done: nothing more is dumped\n%s\n*%s*\n%s"
+             % (line, "probe_studio ends successfully.".center(74), line))
 
     def _set_token_range(self, token_range):
         if (not isinstance(token_range, (list, tuple)) or len(token_range) != 2 or
