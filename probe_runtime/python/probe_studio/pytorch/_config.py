@@ -16,8 +16,8 @@ class ProbeConfigError(ValueError):
     problem with the key it concerns and the accepted values."""
 
 
-def _warn(message):
-    sys.stderr.write("[probe] warning: %s\n" % message)
+def _say(message):
+    sys.stderr.write("[probe] %s\n" % message)
 
 
 def _raise_issues(issues, intro):
@@ -78,7 +78,7 @@ def _check(text, label):
     config, issues = _ops.check_config(text, label)
     for issue in issues:
         if issue["warning"]:
-            _warn(issue["text"])
+            _say(issue["text"])  # "<file>: warning: key ...: has no effect ..."
     return config, issues
 
 
