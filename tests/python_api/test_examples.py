@@ -6,7 +6,7 @@ import re
 import unittest
 
 import support
-from support import check_layout, load, load_dump
+from support import check_layout, load
 
 TRAINING_L1_ORDER = [
     "Functional.linear.0.forward", "Functional.linear.1.forward", "Functional.relu.0.forward",

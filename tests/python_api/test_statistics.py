@@ -3,7 +3,6 @@ saved .pt tensors (task tensor), the md5 (CRC-32) field, and the JSON form of no
 # SPDX-License-Identifier: GPL-3.0-or-later
 import math
 import os
-import struct
 import unittest
 import zlib
 
