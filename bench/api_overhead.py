@@ -2,17 +2,22 @@
 """Cost of the code-level API (probe_studio.pytorch.PrecisionDebugger, task statistics) on a
 training step: a 20-layer MLP (Linear 1024 + ReLU), batch 64, CPU, SGD.
 
-Each configuration runs in its own process (the debugger wraps torch once per process), with
-the same seed and data; the step is the msprobe documentation's loop body:
+The step is the msprobe documentation's loop body:
 
     debugger.start(); loss = mse(model(x), y); loss.backward(); debugger.stop()
     optimizer.step(); optimizer.zero_grad(); debugger.step()
 
-and its wall time includes writing dump.json/stack.json/construct.json every step. With
+and its wall time includes writing dump.json/stack.json/construct.json. With
 --optimizer-inside the optimizer runs between start() and stop() too (its Tensor.* calls are
-then dumped as well). Prints the ratios to the step without any debugger.
+then dumped as well).
 
-    /usr/bin/python3 bench/api_overhead.py [--steps 8] [--warmup 2] [--rounds 2] [--optimizer-inside]
+Each level (L1, mix) runs in its own process (the debugger wraps torch once per process).
+In that process the same step is first timed without any debugger, then with the debugger
+and a step list holding every other step, so dumped steps alternate with steps outside the
+list. The machine is shared: alternating keeps the compared steps under the same conditions,
+and the best step of each kind is the one least disturbed by other processes.
+
+    /usr/bin/python3 bench/api_overhead.py [--steps 8] [--warmup 2] [--optimizer-inside]
     (PYTHONPATH must reach probe_studio: <build>/lib/python3/dist-packages; the CMake target
     `bench_api_overhead` sets it.)
 """
@@ -28,18 +33,10 @@ import tempfile
 import time
 
 
-def child(mode, steps, warmup, optimizer_inside, dump_root):
+def child(level, steps, warmup, optimizer_inside, dump_root):
     import torch
     import torch.nn.functional as F
 
-    debugger = None
-    if mode != "none":
-        from probe_studio.pytorch import PrecisionDebugger
-        config = {"task": "statistics", "dump_path": dump_root, "level": mode if mode != "skipped" else "mix",
-                  "step": [] if mode != "skipped" else [10 ** 6]}
-        path = os.path.join(dump_root, "config.json")
-        with open(path, "w") as f:
-            json.dump(config, f)
     torch.manual_seed(1234)
     layers = []
     for _ in range(20):
@@ -48,8 +45,7 @@ def child(mode, steps, warmup, optimizer_inside, dump_root):
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(64, 1024)
     y = torch.randn(64, 1024)
-    if mode != "none":
-        debugger = PrecisionDebugger(config_path=path, model=model)
+    debugger = None
 
     def one_step():
         if debugger is not None:
@@ -66,30 +62,41 @@ def child(mode, steps, warmup, optimizer_inside, dump_root):
             optimizer.zero_grad()
         if debugger is not None:
             debugger.step()
-        return loss
+
+    def timed():
+        t0 = time.perf_counter()
+        one_step()
+        return time.perf_counter() - t0
 
     for _ in range(warmup):
         one_step()
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        one_step()
-        times.append(time.perf_counter() - t0)
-    entries = 0
-    if debugger is not None and mode != "skipped":
-        last = os.path.join(dump_root, "step%d" % (warmup + steps - 1))
-        for folder in os.listdir(last):
-            with open(os.path.join(last, folder, "dump.json")) as f:
-                entries = len(json.load(f)["data"])
-    print(json.dumps({"median": statistics.median(times), "min": min(times), "entries": entries}))
+    baseline = [timed() for _ in range(steps)]
+
+    from probe_studio.pytorch import PrecisionDebugger
+    total = 2 * (warmup + steps)
+    path = os.path.join(dump_root, "config.json")
+    with open(path, "w") as f:
+        json.dump({"task": "statistics", "dump_path": dump_root, "level": level,
+                   "step": list(range(0, total + 2, 2))}, f)  # the list outlasts the run
+    debugger = PrecisionDebugger(config_path=path, model=model)
+    dumped, skipped = [], []
+    for i in range(total):
+        t = timed()
+        if i >= 2 * warmup:
+            (dumped if i % 2 == 0 else skipped).append(t)
+    with open(os.path.join(dump_root, "step0", os.listdir(os.path.join(dump_root, "step0"))[0], "dump.json")) as f:
+        entries = len(json.load(f)["data"])
+    pairs = [d / s for d, s in zip(dumped, skipped)]
+    print(json.dumps({"baseline": baseline, "dumped": dumped, "skipped": skipped, "pairs": pairs,
+                      "entries": entries}))
 
 
-def run(mode, args, optimizer_inside):
+def run(level, args):
     dump_root = tempfile.mkdtemp(prefix="probe_bench_")
     try:
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", mode, "--steps", str(args.steps),
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", level, "--steps", str(args.steps),
                "--warmup", str(args.warmup), "--dump-root", dump_root]
-        if optimizer_inside:
+        if args.optimizer_inside:
             cmd.append("--optimizer-inside")
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
         return json.loads(out.strip().splitlines()[-1])
@@ -99,10 +106,8 @@ def run(mode, args, optimizer_inside):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=8, help="timed steps of each kind")
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=2,
-                        help="each configuration runs this many times, interleaved with the others")
     parser.add_argument("--optimizer-inside", action="store_true")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--dump-root", help=argparse.SUPPRESS)
@@ -110,25 +115,24 @@ def main():
     if args.child:
         child(args.child, args.steps, args.warmup, args.optimizer_inside, args.dump_root)
         return
-    modes = (("none", "no debugger"), ("skipped", "step not in step list"), ("L1", "L1 statistics"),
-             ("mix", "mix statistics"))
-    results = {mode: [] for mode, _ in modes}
-    for _ in range(args.rounds):
-        for mode, _ in modes:
-            results[mode].append(run(mode, args, args.optimizer_inside))
-    # The fastest step of all rounds: other processes on the machine only ever slow a step down.
-    best = {mode: min(r["min"] for r in rs) for mode, rs in results.items()}
-    median = {mode: statistics.median(r["median"] for r in rs) for mode, rs in results.items()}
-    print("20-layer MLP (Linear 1024 + ReLU), batch 64, CPU, SGD, task statistics%s; %d rounds x %d steps"
-          % (", optimizer inside start/stop" if args.optimizer_inside else "", args.rounds, args.steps))
-    print("  %-22s %10s %8s %12s %8s" % ("", "best ms", "ratio", "median ms", "ratio"))
-    for mode, label in modes:
-        entries = results[mode][-1]["entries"]
-        print("  %-22s %10.1f %7.2fx %12.1f %7.2fx%s" % (
-            label, best[mode] * 1e3, best[mode] / best["none"], median[mode] * 1e3, median[mode] / median["none"],
-            "   %d entries/step" % entries if entries else ""))
-    print("ratio to no debugger: L1 %.2fx, mix %.2fx (best step); msprobe's published figures: 26x and 38x"
-          % (best["L1"] / best["none"], best["mix"] / best["none"]))
+    print("20-layer MLP (Linear 1024 + ReLU), batch 64, CPU, SGD, task statistics%s; %d steps of each kind"
+          % (", optimizer inside start/stop" if args.optimizer_inside else "", args.steps))
+    print("  %-38s %9s %9s" % ("", "best ms", "median ms"))
+    ratios = {}
+    for level in ("L1", "mix"):
+        r = run(level, args)
+        base = min(r["baseline"])
+        print("  %-38s %9.1f %9.1f" % (level + ": without debugger", base * 1e3, statistics.median(r["baseline"]) * 1e3))
+        print("  %-38s %9.1f %9.1f" % (level + ": step outside the step list", min(r["skipped"]) * 1e3,
+                                       statistics.median(r["skipped"]) * 1e3))
+        print("  %-38s %9.1f %9.1f   %d entries/step" % (level + ": dumped step", min(r["dumped"]) * 1e3,
+                                                         statistics.median(r["dumped"]) * 1e3, r["entries"]))
+        ratios[level] = (min(r["dumped"]) / base, statistics.median(r["pairs"]), min(r["skipped"]) / base)
+    for level, (to_base, to_neighbour, skipped) in ratios.items():
+        print("%-3s ratio to no dumping: %.2fx (best dumped step / best step without debugger); %.2fx (median of "
+              "dumped step / the next step outside the list); outside the list: %.2fx"
+              % (level, to_base, to_neighbour, skipped))
+    print("msprobe's published figures: L1 26x, mix 38x")
 
 
 if __name__ == "__main__":
