@@ -1,0 +1,44 @@
+"""The C++ side of the code-level API: statistics and config validation ops registered by the
+PyTorch adapter library (probe_runtime/torch/stats_op.cpp)."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import json
+import os
+
+from .. import _native, _paths
+
+try:
+    from .. import _build_info
+except ImportError:  # an unbuilt source tree
+    _build_info = None
+
+tensor_summaries = None  # torch.ops.probe.tensor_summaries
+_config_check = None
+
+
+def _major_minor(version):
+    parts = str(version).split("+")[0].split(".")
+    return tuple(int("".join(ch for ch in p if ch.isdigit()) or 0) for p in parts[:2])
+
+
+def load(torch):
+    """Loads the adapter library once. Raises ImportError saying what to do when it cannot."""
+    global tensor_summaries, _config_check
+    if tensor_summaries is not None:
+        return
+    if _build_info is None or not _build_info.HAVE_TORCH_ADAPTER or not os.path.exists(_paths.TORCH_ADAPTER_LIBRARY):
+        raise ImportError("probe_studio.pytorch needs the PyTorch adapter (%s), which this Probe Studio was built "
+                          "without; rebuild with libtorch-dev installed" % _paths.TORCH_ADAPTER_LIBRARY)
+    built = getattr(_build_info, "TORCH_BUILT_VERSION", "unknown")
+    if _major_minor(torch.__version__) != _major_minor(built):
+        raise ImportError("probe_studio.pytorch: torch %s is not the version the adapter was built for (%s); use "
+                          "the interpreter of that torch (Debian: /usr/bin/python3)" % (torch.__version__, built))
+    _native.load_adapter(torch)
+    tensor_summaries = torch.ops.probe.tensor_summaries
+    _config_check = torch.ops.probe.api_config_check
+
+
+def check_config(text, label):
+    """Validates a code-level config text with the C++ validator (probe::format::parseApiConfig).
+    Returns (config dict or None, issues list)."""
+    result = json.loads(_config_check(text, label))
+    return result["config"], result["issues"]

@@ -1,0 +1,340 @@
+"""The debugger never harms the model (bit-identical results, in-place modules, failures of its
+own), loses nothing at the end of a loop or at exit, and costs nothing outside its steps."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import os
+import signal
+import unittest
+
+import torch
+
+import support
+from support import check_layout, load_dump
+
+# Trains a model that exercises in-place modules, residuals, shared inputs, layer norm,
+# embedding and dropout; saves the losses and final parameters. With a config path argument
+# the whole run is dumped (task tensor at mix: the most intrusive setting).
+TRAIN = """
+import sys
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(20, 16)
+        self.fc1 = nn.Linear(16, 16)
+        self.act = nn.ReLU(inplace=True)
+        self.norm = nn.LayerNorm(16)
+        self.fc2 = nn.Linear(16, 16)
+        self.drop = nn.Dropout(0.1)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, tokens):
+        x = self.embed(tokens).mean(1)
+        h = self.act(self.fc1(x))
+        h = self.norm(h + x)
+        h = self.drop(self.fc2(h)) + self.fc2(x)  # fc2 called twice, x used twice
+        return self.head(h)
+
+torch.manual_seed(0)
+model = Net()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+debugger = None
+if len(sys.argv) > 2:
+    from probe_studio.pytorch import PrecisionDebugger
+    debugger = PrecisionDebugger(config_path=sys.argv[2], model=model)
+losses = []
+for step in range(3):
+    tokens = torch.randint(0, 20, (8, 6))
+    labels = torch.randint(0, 5, (8,))
+    if debugger:
+        debugger.start()
+    loss = F.cross_entropy(model(tokens), labels)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if debugger:
+        debugger.stop()
+        debugger.step()
+    losses.append(loss.detach())
+with torch.no_grad():
+    probe = model(torch.arange(12).reshape(2, 6))
+torch.save({"losses": losses, "params": model.state_dict(), "probe": probe}, sys.argv[1])
+"""
+
+
+class NeverHarmsTheModel(support.TempDirTestCase):
+    def test_results_are_bit_identical_with_and_without_dumping(self):
+        with open(os.path.join(self.tmp, "train.py"), "w") as f:
+            f.write(TRAIN)
+        self.run_python("train.py", ["plain.pt"])
+        configs = {
+            "mix_tensor": {"task": "tensor", "dump_path": "./mix_tensor", "level": "mix"},
+            "L1_md5": {"task": "statistics", "dump_path": "./l1_md5", "level": "L1",
+                       "statistics": {"summary_mode": "md5"}},
+            "L0_stats": {"task": "statistics", "dump_path": "./l0", "level": "L0"},
+        }
+        plain = torch.load(os.path.join(self.tmp, "plain.pt"))
+        for name, config in configs.items():
+            path = self.write_config(config, name + ".json")
+            proc = self.run_python("train.py", [name + ".pt", path])
+            self.assertNotIn("error", proc.stderr.lower(), (name, proc.stderr))
+            dumped = torch.load(os.path.join(self.tmp, name + ".pt"))
+            for a, b in zip(plain["losses"], dumped["losses"]):
+                self.assertTrue(torch.equal(a, b), name)
+            for key, value in plain["params"].items():
+                self.assertTrue(torch.equal(value, dumped["params"][key]), (name, key))
+            self.assertTrue(torch.equal(plain["probe"], dumped["probe"]), name)
+            for step in range(3):
+                check_layout(self, self.only_dump(config["dump_path"], step), task=config["task"],
+                             level=config["level"], md5=name == "L1_md5")
+
+    def test_model_can_be_copied_and_saved_while_hooked(self):
+        self.write_config({"dump_path": "./dump", "level": "mix"})
+        proc = self.run_python("""
+            import copy
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+            model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            debugger.start()
+            model(torch.ones(3)).sum().backward()
+            twin = copy.deepcopy(model)
+            torch.save(model, "model.pt")
+            loaded = torch.load("model.pt")
+            twin(torch.ones(3))
+            debugger.stop()
+            print("OK", torch.equal(loaded(torch.ones(3)), model(torch.ones(3))))
+            """)
+        self.assertIn("OK True", proc.stdout)
+        names = list(load_dump(self.only_dump("dump"))["data"])
+        # The copy is not the model given to the debugger: only its APIs are entries.
+        self.assertEqual([n for n in names if n.startswith("Module.") and ".forward." in n],
+                         ["Module.0.Linear.forward.0", "Module.1.ReLU.forward.0"])
+        self.assertIn("Functional.linear.1.forward", names)
+
+    def test_torchscript_compiles_after_wrapping(self):
+        self.write_config({"dump_path": "./dump", "level": "L1"})
+        proc = self.run_python("""
+            import torch
+            import torch.nn.functional as F
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./config.json")
+
+            def g(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+                y = F.relu(torch.add(x, 1.0))  # a Python functional and a builtin, both wrapped
+                y = F.softmax(F.linear(y, w), dim=-1)
+                return torch.matmul(y, w) + y.sum()
+
+            scripted = torch.jit.script(g)
+            x, w = torch.randn(3, 4), torch.randn(4, 4)
+            debugger.start()
+            same = torch.equal(scripted(x, w), g(x, w))
+            debugger.stop()
+            print("SAME", same)
+            """)
+        self.assertIn("SAME True", proc.stdout)
+        # The eager call is dumped; the scripted one runs inside TorchScript.
+        self.assertIn("Functional.linear.0.forward", load_dump(self.only_dump("dump"))["data"])
+
+    def test_in_place_module_gradients(self):
+        with open(os.path.join(self.tmp, "train.py"), "w") as f:
+            f.write(TRAIN)
+        path = self.write_config({"task": "tensor", "dump_path": "./dump", "level": "mix", "step": [0]})
+        self.run_python("train.py", ["out.pt", path])
+        dump = load_dump(self.only_dump("dump"))
+        data = dump["data"]
+        tensor_dir = dump["dump_data_dir"]
+
+        def saved(item):
+            return torch.load(os.path.join(tensor_dir, item["data_name"]))
+
+        # nn.ReLU(inplace=True): the gradient flowing out is the incoming one masked by the output.
+        backward = data["Module.act.ReLU.backward.0"]
+        grad_out = saved(backward["input"][0])
+        grad_in = saved(backward["output"][0])
+        relu_out = saved(data["Module.act.ReLU.forward.0"]["output"][0])
+        self.assertTrue(torch.equal(grad_in, grad_out * (relu_out > 0)))
+        # fc1's output gradient is the gradient with respect to the ReLU's input.
+        self.assertTrue(torch.equal(saved(data["Module.fc1.Linear.backward.0"]["input"][0]), grad_in))
+        # fc2 is called twice: two forward and two backward entries.
+        for name in ("Module.fc2.Linear.forward.0", "Module.fc2.Linear.forward.1", "Module.fc2.Linear.backward.0",
+                     "Module.fc2.Linear.backward.1", "Module.fc2.Linear.parameters_grad.0"):
+            self.assertIn(name, data)
+        # Dropout forward entries exist, with their p.
+        self.assertEqual(data["Functional.dropout.0.forward"]["input_args"][1], {"type": "float", "value": 0.1})
+        # Parameter gradient = the accumulated .grad (fc2 was used twice).
+        grad = saved(data["Module.fc2.Linear.parameters_grad.0"]["weight"][0])
+        self.assertEqual(list(grad.shape), [16, 16])
+
+    def test_meta_tensors_and_failing_output_directory(self):
+        blocker = os.path.join(self.tmp, "a_file")
+        with open(blocker, "w") as f:
+            f.write("not a directory")
+        self.write_config({"task": "tensor", "dump_path": os.path.join(blocker, "dump")})
+        proc = self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./config.json")
+            debugger.start()
+            y = torch.add(torch.ones(3), 1)
+            debugger.stop()
+            print("RESULT", y.tolist())
+            """)
+        self.assertIn("RESULT [2.0, 2.0, 2.0]", proc.stdout)
+        self.assertIn("cannot create the dump directory", proc.stderr)
+        # Meta tensors have no data: statistics are null, no file; a write failure in the middle
+        # of a step keeps the data for the next write.
+        self.write_config({"task": "tensor", "dump_path": "./dump"}, "ok.json")
+        proc = self.run_python("""
+            import os, shutil, torch
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./ok.json")
+            debugger.start()
+            torch.add(torch.empty(2, 3, device="meta"), 1)
+            step_dir = os.path.join("dump", "step0")
+            shutil.move(step_dir, "moved_away")
+            with open(step_dir, "w") as f:
+                f.write("in the way")
+            debugger.stop()
+            os.remove(step_dir)
+            shutil.move("moved_away", step_dir)
+            debugger.start()
+            torch.mul(torch.ones(2), 3)
+            debugger.stop()
+            print("FINISHED")
+            """)
+        self.assertIn("FINISHED", proc.stdout)
+        self.assertIn("cannot write the dump files", proc.stderr)
+        data = load_dump(self.only_dump("dump"))["data"]
+        self.assertEqual(list(data), ["Torch.add.0.forward", "Torch.mul.0.forward"])
+        meta = data["Torch.add.0.forward"]["input_args"][0]
+        self.assertEqual([meta["Max"], meta["Min"], meta["Mean"], meta["Norm"]], [None] * 4)
+        self.assertNotIn("data_name", meta)
+        self.assertEqual(meta["shape"], [2, 3])
+
+
+class InferenceMode(support.TempDirTestCase):
+    def test_inference_mode_tensors(self):
+        # Inference tensors have no version counter and no autograd: dumped all the same.
+        self.write_config({"dump_path": "./dump", "level": "mix", "task": "tensor"})
+        proc = self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+            model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            debugger.start()
+            with torch.inference_mode():
+                y = model(torch.randn(2, 4))
+            debugger.stop()
+            """)
+        self.assertNotIn("error", proc.stderr)
+        rank_dir = self.only_dump("dump")
+        dump = check_layout(self, rank_dir, task="tensor", level="mix")
+        self.assertEqual(list(dump["data"]), ["Functional.linear.0.forward", "Module.0.Linear.forward.0",
+                                              "Functional.relu.0.forward", "Module.1.ReLU.forward.0"])
+        self.assertFalse(os.path.exists(os.path.join(rank_dir, "dump_error_info.log")))
+
+
+class NothingLost(support.TempDirTestCase):
+    def test_loop_ending_without_a_final_step_call_keeps_the_last_step(self):
+        # step() at the top of the loop: the last step is never followed by stop() or step().
+        self.write_config({"dump_path": "./dump", "level": "mix"})
+        self.run_python("""
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+            model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            loader = torch.utils.data.DataLoader(torch.randn(12, 4), batch_size=4)
+            for i, batch in enumerate(loader):
+                if i:
+                    debugger.step()
+                debugger.start()
+                model(batch).sum().backward()
+            """)
+        for step in range(3):
+            data = load_dump(self.only_dump("dump", step))["data"]
+            self.assertIn("Module.0.Linear.parameters_grad.0", data, step)
+            self.assertIn("Functional.linear.0.backward", data, step)
+
+    def test_sigterm_and_keyboard_interrupt_write_the_files(self):
+        self.write_config({"dump_path": "./term"}, "term.json")
+        proc = self.run_python("""
+            import os, signal, torch
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./term.json")
+            debugger.start()
+            torch.relu(torch.randn(3))
+            os.kill(os.getpid(), signal.SIGTERM)
+            """, expect_ok=False)
+        self.assertEqual(proc.returncode, -signal.SIGTERM)
+        self.assertEqual(list(load_dump(self.only_dump("term"))["data"]), ["Torch.relu.0.forward"])
+        self.write_config({"dump_path": "./int"}, "int.json")
+        proc = self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./int.json")
+            debugger.start()
+            torch.relu(torch.randn(3))
+            raise KeyboardInterrupt
+            """, expect_ok=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertEqual(list(load_dump(self.only_dump("int"))["data"]), ["Torch.relu.0.forward"])
+
+    def test_dataloader_workers_do_not_dump(self):
+        self.write_config({"dump_path": "./dump"})
+        self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+
+            class Data(torch.utils.data.Dataset):
+                def __len__(self):
+                    return 8
+                def __getitem__(self, i):
+                    return torch.sin(torch.ones(2) * i)  # wrapped APIs, in a forked worker
+
+            debugger = PrecisionDebugger(config_path="./config.json")
+            debugger.start()
+            for batch in torch.utils.data.DataLoader(Data(), batch_size=4, num_workers=2):
+                torch.cos(batch)
+            debugger.stop()
+            """)
+        self.assertEqual(list(load_dump(self.only_dump("dump"))["data"]),
+                         ["Torch.cos.0.forward", "Torch.cos.1.forward"])
+
+
+class CostOutsideSteps(support.TempDirTestCase):
+    def test_unselected_steps_collect_nothing_and_the_debugger_is_a_singleton(self):
+        self.write_config({"dump_path": "./dump", "step": [2], "level": "mix"})
+        proc = self.run_python("""
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+            from probe_studio.pytorch import _api_wrap
+            model = nn.Sequential(nn.Linear(3, 3))
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            again = PrecisionDebugger(level="L0")
+            print("SAME", again is debugger, debugger.config.level)
+            from torch.nn.modules import module as module_module
+            for step in range(4):
+                debugger.start()
+                print("STEP", step, "collecting" if _api_wrap.ACTIVE is not None else "idle",
+                      "wrapped" if hasattr(torch.nn.functional.linear, "_probe_original") else "plain",
+                      len(module_module._global_forward_hooks) + len(module_module._global_forward_pre_hooks))
+                model(torch.ones(3)).sum().backward()
+                debugger.stop()
+                debugger.step()
+            """)
+        self.assertIn("SAME True mix", proc.stdout)
+        self.assertIn("arguments of this second construction are ignored", proc.stderr)
+        self.assertIn("STEP 0 idle wrapped 2", proc.stdout)
+        self.assertIn("STEP 2 collecting wrapped", proc.stdout)
+        self.assertIn("STEP 3 idle plain 0", proc.stdout)  # after the last listed step: unhooked
+        self.assertEqual(os.listdir(os.path.join(self.tmp, "dump")), ["step2"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,243 @@
+"""Statistics written by the C++ core, checked against values recomputed independently from the
+saved .pt tensors (task tensor), the md5 (CRC-32) field, and the JSON form of non-tensors."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import math
+import os
+import unittest
+import zlib
+
+import torch
+
+import support
+from support import check_layout, is_float32, tensor_items
+
+DTYPE_SCRIPT = """
+import torch
+from probe_studio.pytorch import PrecisionDebugger, seed_all
+seed_all(7)
+debugger = PrecisionDebugger(config_path="./config.json")
+values = [
+    torch.randn(5, 7).half(),                                  # 0 float16
+    torch.randn(5, 7).bfloat16(),                              # 1 bfloat16
+    torch.randn(3, 3, dtype=torch.float64),                    # 2 float64
+    torch.randint(-5, 5, (4,), dtype=torch.int32),             # 3 int32
+    torch.tensor([2 ** 60 + 1, -3, 7]),                        # 4 int64 beyond 2^53
+    torch.tensor([True, False, True]),                         # 5 bool
+    torch.randn(4, dtype=torch.complex64),                     # 6 complex
+    torch.tensor(-2.5),                                        # 7 0-d float
+    torch.tensor(7),                                           # 8 0-d int
+    torch.empty(0, 3),                                         # 9 empty
+    torch.tensor([1.0, float("nan"), 2.0]),                    # 10 NaN
+    torch.tensor([1.0, float("inf"), -3.0]),                   # 11 inf
+    torch.randn(6, 4).t(),                                     # 12 not contiguous
+    torch.tensor([0, 255, 7], dtype=torch.uint8),              # 13 uint8
+    torch.tensor([True, True]),                                # 14 all true
+    torch.randn(300, 301) * 1000,                              # 15 larger float32
+]
+debugger.start()
+for v in values:
+    torch.clone(v)
+debugger.stop()
+"""
+
+
+def _bits_equal_half(x, dtype):
+    return torch.tensor(x, dtype=dtype).item() == x
+
+
+class TensorTaskStatistics(support.TempDirTestCase):
+    def _recompute_and_compare(self, rank_dir, dump):
+        """Every tensor item: its .pt file exists, holds a contiguous tensor of the item's dtype
+        and shape, and the statistics recomputed from it agree with the item."""
+        tensor_dir = dump["dump_data_dir"]
+        referenced = set()
+        checked = 0
+        for name, entry in dump["data"].items():
+            for item in tensor_items(entry):
+                self.assertIn("data_name", item, name)
+                path = os.path.join(tensor_dir, item["data_name"])
+                referenced.add(item["data_name"])
+                t = torch.load(path)
+                self.assertIsInstance(t, torch.Tensor)
+                self.assertTrue(t.is_contiguous())
+                self.assertEqual(str(t.dtype), item["dtype"], path)
+                self.assertEqual(list(t.shape), item["shape"], path)
+                self.assertFalse(t.requires_grad)
+                self._compare(item, t, path)
+                checked += 1
+        on_disk = set(os.listdir(tensor_dir))
+        self.assertEqual(on_disk, referenced, "every .pt file is referenced, every reference exists")
+        return checked
+
+    def _compare(self, item, t, where):
+        if t.numel() == 0:
+            self.assertEqual([item["Max"], item["Min"], item["Mean"], item["Norm"]], [None] * 4, where)
+            return
+        if t.dtype == torch.bool:
+            self.assertIs(item["Max"], bool(t.any()), where)
+            self.assertIs(item["Min"], bool(t.all()), where)
+            self.assertIsNone(item["Mean"])
+            self.assertIsNone(item["Norm"])
+            return
+        if t.is_complex():
+            a = t.abs().double()
+            self.assertAlmostEqual(item["Max"], a.max().item(), places=5)
+            self.assertAlmostEqual(item["Min"], a.min().item(), places=5)
+            self.assertAlmostEqual(item["Mean"], a.mean().item(), places=5)
+            self.assertIsNone(item["Norm"])
+            return
+        if not t.is_floating_point():
+            self.assertEqual(item["Max"], t.max().item(), where)
+            self.assertEqual(item["Min"], t.min().item(), where)
+            self.assertIsInstance(item["Max"], int)
+            if t.dim() == 0:
+                self.assertEqual(item["Mean"], t.item())
+                self.assertEqual(item["Norm"], t.item())
+            else:
+                self.assertIsNone(item["Mean"], where)
+                self.assertIsNone(item["Norm"], where)
+            return
+        d = t.double()
+        if t.dim() == 0:
+            expected = [d.item()] * 4  # msprobe: a scalar's four statistics are its value
+        else:
+            expected = [d.max().item(), d.min().item(), d.mean().item(), d.norm().item()]
+        for key, want in zip(("Max", "Min", "Mean", "Norm"), expected):
+            got = item[key]
+            if math.isnan(want):
+                self.assertTrue(math.isnan(got), (where, key))
+            elif math.isinf(want):
+                self.assertEqual(got, want, (where, key))
+            elif key in ("Max", "Min") or t.dim() == 0:
+                self.assertEqual(got, want, (where, key))  # exact
+            else:
+                tolerance = {torch.float16: 2e-3, torch.bfloat16: 1e-2}.get(t.dtype, 1e-6)
+                self.assertLessEqual(abs(got - want), tolerance * max(1.0, abs(want)), (where, key, got, want))
+            # The value is the tensor dtype's own result, written as a Python double.
+            if t.dtype == torch.float32:
+                self.assertTrue(is_float32(got), (where, key, got))
+            elif t.dtype in (torch.float16, torch.bfloat16) and not math.isnan(got):
+                self.assertTrue(_bits_equal_half(got, t.dtype), (where, key, got))
+
+    def test_training_example_tensors_recomputed_from_pt_files(self):
+        self.copy_example("quickstart_2025.py")
+        with open(os.path.join(self.tmp, "quickstart_2025.py")) as f:
+            source = f.read().replace("PrecisionDebugger()", "PrecisionDebugger('./config.json')")
+        with open(os.path.join(self.tmp, "train_tensor.py"), "w") as f:
+            f.write(source)
+        self.write_config({"task": "tensor", "dump_path": "./tensor_dump", "level": "mix"})
+        self.run_python("train_tensor.py")
+        rank_dir = self.only_dump("tensor_dump")
+        dump = check_layout(self, rank_dir, task="tensor", level="mix")
+        self.assertGreater(self._recompute_and_compare(rank_dir, dump), 30)
+        data = dump["data"]
+        self.assertEqual(data["Functional.linear.0.forward"]["input_args"][0]["data_name"],
+                         "Functional.linear.0.forward.input.0.pt")
+        self.assertEqual(data["Functional.linear.0.backward"]["output"][2]["data_name"],
+                         "Functional.linear.0.backward.output.2.pt")
+        self.assertIsNone(data["Functional.linear.0.backward"]["output"][1])  # no file for a null gradient
+        self.assertEqual(data["Module.linear_1.Linear.forward.0"]["parameters"]["weight"]["data_name"],
+                         "Module.linear_1.Linear.forward.0.parameters.weight.pt")
+        self.assertEqual(data["Module.linear_1.Linear.parameters_grad.0"]["weight"][0]["data_name"],
+                         "Module.linear_1.Linear.parameters_grad.0.weight.pt")
+        # The saved gradient is the parameter's .grad after backward.
+        grad = torch.load(os.path.join(dump["dump_data_dir"], "Module.linear_1.Linear.parameters_grad.0.weight.pt"))
+        grad_t = torch.load(os.path.join(dump["dump_data_dir"], "Functional.linear.0.backward.output.2.pt"))
+        self.assertTrue(torch.equal(grad, grad_t.t()))
+
+    def test_generate_example_tensors_recomputed_from_pt_files(self):
+        self.copy_example("generate.py")
+        self.write_config({"task": "tensor", "level": "mix"})
+        self.run_python("generate.py")
+        rank_dir = self.only_dump("dump_path")
+        dump = check_layout(self, rank_dir, task="tensor", level="mix")
+        self.assertGreater(self._recompute_and_compare(rank_dir, dump), 300)
+        tokens = torch.load(os.path.join(dump["dump_data_dir"], "Functional.embedding.0.forward.input.0.pt"))
+        self.assertEqual(tokens.dtype, torch.int64)
+        self.assertEqual(list(tokens.shape), [1, 5])
+
+    def test_every_dtype_recomputed_from_pt_files(self):
+        self.write_config({"task": "tensor", "dump_path": "./dtypes", "level": "L1"})
+        self.run_python(DTYPE_SCRIPT)
+        rank_dir = self.only_dump("dtypes")
+        dump = check_layout(self, rank_dir, task="tensor", level="L1")
+        self.assertEqual(len(dump["data"]), 16)
+        self._recompute_and_compare(rank_dir, dump)
+        data = dump["data"]
+        self.assertEqual(data["Torch.clone.4.forward"]["input_args"][0]["Max"], 2 ** 60 + 1)
+        self.assertEqual(data["Torch.clone.7.forward"]["input_args"][0]["shape"], [])
+        self.assertEqual(data["Torch.clone.12.forward"]["input_args"][0]["shape"], [4, 6])
+        self.assertEqual(data["Torch.clone.15.forward"]["output"][0]["dtype"], "torch.float32")
+
+    def test_md5_is_crc32_of_the_tensor_bytes_and_statistics_stay(self):
+        self.write_config({"task": "tensor", "dump_path": "./as_tensor", "level": "L1"}, "tensor.json")
+        self.write_config({"task": "statistics", "dump_path": "./as_md5", "level": "L1",
+                           "statistics": {"summary_mode": "md5"}})
+        script = DTYPE_SCRIPT.replace('config_path="./config.json"', 'config_path=__import__("sys").argv[1]')
+        self.run_python(script, ["tensor.json"])
+        self.run_python(script, ["config.json"])
+        with_tensors = support.load_dump(self.only_dump("as_tensor"))
+        rank_dir = self.only_dump("as_md5")
+        with_md5 = check_layout(self, rank_dir, task="statistics", level="L1", md5=True)
+        tensor_dir = with_tensors["dump_data_dir"]
+        for name, entry in with_md5["data"].items():
+            md5_items = list(tensor_items(entry))
+            saved_items = list(tensor_items(with_tensors["data"][name]))
+            self.assertEqual(len(md5_items), len(saved_items))
+            for md5_item, saved in zip(md5_items, saved_items):
+                t = torch.load(os.path.join(tensor_dir, saved["data_name"]))
+                if t.dtype == torch.bfloat16:
+                    raw = t.view(torch.int16).numpy().tobytes()
+                else:
+                    raw = t.numpy().tobytes()
+                self.assertEqual(md5_item["md5"], "%08x" % zlib.crc32(raw), name)
+                for key in ("Max", "Min", "Mean", "Norm"):
+                    a, b = md5_item[key], saved[key]
+                    self.assertTrue(a == b or (a != a and b != b), (name, key, a, b))
+
+
+class NonTensorValues(support.TempDirTestCase):
+    def test_arguments_that_are_not_tensors(self):
+        self.write_config({"task": "statistics", "dump_path": "./values", "level": "L1"})
+        self.run_python("""
+            import torch
+            import torch.nn.functional as F
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./config.json")
+            x = torch.ones(2, 3)
+            debugger.start()
+            torch.sum(x, dim=1, keepdim=True)
+            x.to(torch.float16)
+            x.to(dtype=torch.float64)
+            x.reshape(torch.Size([3, 2]))
+            F.pad(x, (1, 1), mode="constant", value=0.5)
+            x[..., 0] = 1.0
+            x[0:1] = 2.0
+            torch.max(x, dim=1)
+            torch.cat([x, x], 0)
+            debugger.stop()
+            """)
+        data = support.load_dump(self.only_dump("values"))["data"]
+        self.assertEqual(data["Torch.sum.0.forward"]["input_kwargs"],
+                         {"dim": {"type": "int", "value": 1}, "keepdim": {"type": "bool", "value": True}})
+        self.assertEqual(data["Torch.sum.0.forward"]["output"][0]["shape"], [2, 1])
+        self.assertEqual(data["Tensor.to.0.forward"]["input_args"][1], {})  # positional dtype, as msprobe
+        self.assertEqual(data["Tensor.to.1.forward"]["input_kwargs"]["dtype"],
+                         {"type": "torch.dtype", "value": "torch.float64"})
+        self.assertEqual(data["Tensor.reshape.0.forward"]["input_args"][1], {"type": "torch.Size", "value": [3, 2]})
+        pad = data["Functional.pad.0.forward"]
+        self.assertEqual(pad["input_args"][1], [{"type": "int", "value": 1}, {"type": "int", "value": 1}])
+        self.assertEqual(pad["input_kwargs"], {"mode": {"type": "str", "value": "constant"},
+                                               "value": {"type": "float", "value": 0.5}})
+        setitem = data["Tensor.__setitem__.0.forward"]
+        self.assertEqual(setitem["input_args"][1], [{"type": "ellipsis", "value": "..."}, {"type": "int", "value": 0}])
+        self.assertEqual(setitem["output"], [None])
+        self.assertEqual(data["Tensor.__setitem__.1.forward"]["input_args"][1],
+                         {"type": "slice", "value": [0, 1, None]})
+        # torch.max(dim) returns a (values, indices) pair: a flat output list.
+        self.assertEqual([o["dtype"] for o in data["Torch.max.0.forward"]["output"]], ["torch.float32", "torch.int64"])
+        self.assertEqual(len(data["Torch.cat.0.forward"]["input_args"][0]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
