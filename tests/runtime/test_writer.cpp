@@ -40,10 +40,12 @@ TEST_F(Writer, BackPressureUnderATinyMemoryCapLosesNothing) {
         });
     for (auto& t : threads) t.join();
     ASSERT_EQ(probe_stop(), PROBE_OK);
+    // Which thread's layer got which id depends on who came first: find each by its rows.
+    std::map<std::pair<std::string, int64_t>, std::string> paths;
+    for (const auto& r : readRows()) paths[{r.row.opName, r.row.round}] = r.row.tensorPath;
     for (int t = 0; t < kThreads; ++t) {
         for (int i = 0; i < kOps; ++i) {
-            const std::string path = root() + "/data/" + pidDir() + "/" + std::to_string(i) + "/" + std::to_string(t) +
-                                     "_Layer_t" + std::to_string(t) + "/before/intensor0.bin";
+            const std::string path = paths[{"Layer_t" + std::to_string(t), i}];
             std::string error;
             auto file = format::readBinFile(path, &error);
             ASSERT_TRUE(file) << path << ": " << error;
