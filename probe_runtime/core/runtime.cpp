@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "config_watcher.h"
+#include "control_server.h"
 #include "dump_writer.h"
 #include "probe/format/config_issue.h"
 #include "probe/format/dtype.h"
@@ -29,6 +30,7 @@
 #include "probe/format/tensor_bin.h"
 #include "probe/format/tensor_stats.h"
 #include "structure_builder.h"
+#include "probe_config.h"
 
 namespace probe::runtime {
 
@@ -321,6 +323,20 @@ int Runtime::start(const char* outputDir, const char* configPath) {
         std::atexit(stopAtExit);
     });
 
+    // The live control socket, for the application to attach to.
+    control_ = nullptr;
+    const char* control = std::getenv("PROBE_CONTROL");
+    if (!(control && std::strcmp(control, "0") == 0)) {
+        auto* server = new ControlServer(*this);
+        const std::string problem = server->start();
+        if (problem.empty()) {
+            control_ = server;
+            setListener(server);
+        } else {
+            info("no live control socket (" + problem + "); the dump is written as usual");
+        }
+    }
+
     epoch_.fetch_add(1);
     started_.store(true, std::memory_order_release);
     recomputeAwake();
@@ -344,6 +360,10 @@ int Runtime::stopRuntime(bool fromHousekeeping) {
         // no write is left half done (a temporary file) when the process ends right after.
         writer_->stop();
         writeStatus("complete");
+        if (control_) {
+            setListener(nullptr);
+            control_->stop();
+        }
         housekeepingStop_ = true;
         housekeeping = static_cast<std::thread*>(housekeepingThread_);
         housekeepingThread_ = nullptr;
@@ -374,6 +394,10 @@ void Runtime::afterForkInChild() {
     stateGeneration_.fetch_add(1);
     if (writer_) writer_->abandonAfterFork();
     if (watcher_) watcher_->abandonAfterFork();
+    if (control_) {
+        listener_.store(nullptr);
+        control_->abandonAfterFork();
+    }
     auto* thread = static_cast<std::thread*>(housekeepingThread_);
     if (thread && thread->joinable()) thread->detach();
     housekeepingThread_ = nullptr;
@@ -502,8 +526,11 @@ std::string Runtime::applyConfigText(const std::string& text, const std::string&
 void Runtime::applyConfig(const format::OpConfig& config, const std::string& source) {
     {
         std::lock_guard<std::mutex> lock(configMutex_);
-        if (config_ && config_->config == config && config_->generation > 1) return;
-        config_ = std::make_shared<ConfigSnapshot>(ConfigSnapshot{config, ++configGeneration_});
+        const bool unchanged = config_ && config_->config == config;
+        // The file rewritten with what is in force already (by a client's push, say): nothing
+        // to say. A client asking for it is still answered.
+        if (unchanged && source == "file") return;
+        if (!unchanged) config_ = std::make_shared<ConfigSnapshot>(ConfigSnapshot{config, ++configGeneration_});
     }
     recomputeAwake();
     std::string summary = "config applied (" + source + "): dump_enable=" +
@@ -522,8 +549,46 @@ void Runtime::recomputeAwake() {
         auto snapshot = currentConfig();
         awake = snapshot && snapshot->config.dumpEnable && snapshot->config.acceptsDevice(device_.load());
     }
-    if (awake_.exchange(awake) != awake) stateGeneration_.fetch_add(1, std::memory_order_acq_rel);
+    if (awake_.exchange(awake) != awake) {
+        stateGeneration_.fetch_add(1, std::memory_order_acq_rel);
+        if (auto* l = listener_.load()) {
+            std::string reason;
+            if (awake) reason = "dump_enable is true";
+            else if (writer_ && writer_->diskStopped()) reason = writer_->diskStoppedReason();
+            else if (!started_.load()) reason = "the probe stopped";
+            else reason = "dump_enable is false, or this device is not selected";
+            l->stateChanged(stateName(), reason);
+        }
+    }
 }
+
+std::string Runtime::stateName() const {
+    if (awake_.load()) return "dumping";
+    if (writer_ && writer_->diskStopped()) return "stopped";
+    return "sleeping";
+}
+
+nlohmann::json Runtime::describe() const {
+    return {{"probe_version", PROBE_VERSION_STRING},
+            {"pid", ownerPid_},
+            {"device", device_.load()},
+            {"command", command_},
+            {"output_dir", outputDir_},
+            {"dump_root", root_},
+            {"config_path", configPath_},
+            {"state", stateName()},
+            {"started", startedAt_}};
+}
+
+std::vector<LayerDescription> Runtime::knownLayers() {
+    std::vector<LayerDescription> layers;
+    std::lock_guard<std::mutex> lock(layersMutex_);
+    for (const auto& [key, slot] : layers_) layers.push_back({slot->id, slot->name, slot->type});
+    std::sort(layers.begin(), layers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    return layers;
+}
+
+std::string Runtime::controlSocketPath() const { return control_ ? control_->socketPath() : std::string(); }
 
 // ---------------------------------------------------------------------------------------------
 // Ops

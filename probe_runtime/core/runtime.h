@@ -54,8 +54,17 @@ public:
     virtual void statisticRow(const std::string& csvLine) = 0;
     virtual void configApplied(const format::OpConfig& config, const std::string& source) = 0;
     virtual void configRejected(const std::string& reason, const std::string& source) = 0;
+    // "sleeping", "dumping", "stopped" (dumping stopped early), with why.
+    virtual void stateChanged(const std::string& state, const std::string& reason) = 0;
     virtual void message(const std::string& text) = 0;
 };
+
+struct LayerDescription {
+    int id = 0;
+    std::string name, type;
+};
+
+class ControlServer;
 
 struct ConfigSnapshot {
     format::OpConfig config;
@@ -90,6 +99,11 @@ public:
     std::shared_ptr<const ConfigSnapshot> currentConfig() const;
 
     void setListener(RuntimeListener* listener) { listener_.store(listener); }
+    // For a client attaching: who this process is and what it does (the hello message).
+    nlohmann::json describe() const;
+    std::vector<LayerDescription> knownLayers();
+    // The control socket's path, "" when there is none.
+    std::string controlSocketPath() const;
 
     std::string dumpRoot() const { return root_; }
     std::string configPath() const { return configPath_; }
@@ -150,6 +164,7 @@ private:
     // Old instances are leaked on restart rather than freed under a racing op.
     DumpWriter* writer_ = nullptr;
     ConfigWatcher* watcher_ = nullptr;
+    ControlServer* control_ = nullptr;
 
     mutable std::mutex configMutex_;
     std::shared_ptr<const ConfigSnapshot> config_;
@@ -171,6 +186,7 @@ private:
     std::vector<std::string> messages_;
     uint64_t messageErrors_ = 0;
     std::string startedAt_, command_;
+    std::string stateName() const;
     bool quiet_ = false;
     int housekeepingPipe_[2] = {-1, -1};
     std::atomic<bool> housekeepingStop_{false};

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "control_server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "probe/format/control_protocol.h"
+
+namespace probe::runtime {
+namespace {
+
+constexpr size_t kMaxPendingRows = 200000;
+constexpr size_t kMaxClientBacklog = 64u << 20;  // bytes; beyond, the client is dropped
+constexpr size_t kRowsPerMessage = 2000;
+constexpr int kFlushIntervalMs = 100;
+
+std::string line(const nlohmann::json& message) { return message.dump() + "\n"; }
+
+// The id of the set_config request the server thread is applying (-1: none), so the
+// runtime's answer, which comes back through the listener, can carry it.
+thread_local int64_t currentRequest = -1;
+
+}  // namespace
+
+struct ControlServer::Client {
+    int fd = -1;
+    std::string in, out;
+    bool closing = false;
+};
+
+ControlServer::ControlServer(Runtime& runtime) : runtime_(runtime) {}
+
+ControlServer::~ControlServer() { stop(); }
+
+std::string ControlServer::start() {
+    std::string error;
+    auto dir = format::controlSocketDirectory(true, &error);
+    if (!dir) return error;
+    socketPath_ = *dir + "/" + format::controlSocketName(::getpid());
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (socketPath_.size() >= sizeof(address.sun_path)) return "socket path too long: " + socketPath_;
+    std::strncpy(address.sun_path, socketPath_.c_str(), sizeof(address.sun_path) - 1);
+    ::unlink(socketPath_.c_str());
+    listenFd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (listenFd_ < 0) return std::string("socket: ") + std::strerror(errno);
+    // Created with no permissions for others from the start, then made 0600.
+    const mode_t previous = ::umask(0177);
+    const int bound = ::bind(listenFd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    ::umask(previous);
+    if (bound != 0 || ::listen(listenFd_, 8) != 0) {
+        error = "cannot listen on " + socketPath_ + ": " + std::strerror(errno);
+        ::close(listenFd_);
+        listenFd_ = -1;
+        return error;
+    }
+    ::chmod(socketPath_.c_str(), 0600);
+    if (::pipe2(wakePipe_, O_CLOEXEC | O_NONBLOCK) != 0) wakePipe_[0] = wakePipe_[1] = -1;
+    stop_ = false;
+    thread_ = std::thread([this] { run(); });
+    return "";
+}
+
+void ControlServer::stop() {
+    if (!thread_.joinable()) return;
+    post(line({{"type", "state"}, {"state", "exiting"}, {"reason", "the probe stopped"}}));
+    stop_ = true;
+    wake();
+    thread_.join();
+    for (int* fd : {&listenFd_, &wakePipe_[0], &wakePipe_[1]}) {
+        if (*fd >= 0) ::close(*fd);
+        *fd = -1;
+    }
+    ::unlink(socketPath_.c_str());
+}
+
+void ControlServer::abandonAfterFork() {
+    if (thread_.joinable()) thread_.detach();
+    for (auto& client : clients_) ::close(client->fd);
+    for (int* fd : {&listenFd_, &wakePipe_[0], &wakePipe_[1]}) {
+        if (*fd >= 0) ::close(*fd);
+        *fd = -1;
+    }
+    clientCount_ = 0;
+}
+
+void ControlServer::wake() {
+    if (wakePipe_[1] >= 0) {
+        char c = 1;
+        if (::write(wakePipe_[1], &c, 1) < 0) {
+        }
+    }
+}
+
+void ControlServer::post(std::string message) {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    pendingMessages_.push_back(std::move(message));
+}
+
+// --- events from the runtime (model threads): queue only ---------------------------------------
+
+void ControlServer::layerDiscovered(int id, const std::string& name, const std::string& type) {
+    if (clientCount_.load(std::memory_order_relaxed) == 0) return;
+    post(line({{"type", "layer"}, {"id", std::to_string(id)}, {"name", name}, {"op_type", type}}));
+}
+
+void ControlServer::statisticRow(const std::string& csvLine) {
+    if (clientCount_.load(std::memory_order_relaxed) == 0) return;
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    if (pendingRows_.size() >= kMaxPendingRows) {
+        ++droppedRows_;
+        return;
+    }
+    pendingRows_.push_back(csvLine.substr(0, csvLine.size() - (!csvLine.empty() && csvLine.back() == '\n')));
+}
+
+void ControlServer::configApplied(const format::OpConfig& config, const std::string& source) {
+    nlohmann::json message{{"type", "config_applied"}, {"config", config.toJson()}, {"source", source}};
+    if (source == "client" && currentRequest >= 0) message["request"] = currentRequest;
+    post(line(message));
+    wake();
+}
+
+void ControlServer::configRejected(const std::string& reason, const std::string& source) {
+    nlohmann::json message{{"type", "config_rejected"}, {"reason", reason}, {"source", source}};
+    if (source == "client" && currentRequest >= 0) message["request"] = currentRequest;
+    post(line(message));
+    wake();
+}
+
+void ControlServer::stateChanged(const std::string& state, const std::string& reason) {
+    post(line({{"type", "state"}, {"state", state}, {"reason", reason}}));
+    wake();
+}
+
+void ControlServer::message(const std::string& text) {
+    const bool error = text.rfind("error: ", 0) == 0;
+    post(line({{"type", "message"}, {"level", error ? "error" : "info"}, {"text", error ? text.substr(7) : text}}));
+}
+
+// --- the server thread ---------------------------------------------------------------------------
+
+void ControlServer::run() {
+    auto lastFlush = std::chrono::steady_clock::now();
+    while (!stop_.load()) {
+        std::vector<pollfd> fds;
+        fds.push_back({listenFd_, POLLIN, 0});
+        fds.push_back({wakePipe_[0], POLLIN, 0});
+        for (auto& client : clients_) fds.push_back({client->fd, static_cast<short>(POLLIN | (client->out.empty() ? 0 : POLLOUT)), 0});
+        ::poll(fds.data(), fds.size(), kFlushIntervalMs);
+        if (fds[1].revents & POLLIN) {
+            char buffer[64];
+            while (::read(wakePipe_[0], buffer, sizeof buffer) > 0) {
+            }
+        }
+        if (fds[0].revents & POLLIN) acceptClient();
+        for (size_t i = 0; i < clients_.size(); ++i) {
+            const short revents = fds[i + 2].revents;
+            if (revents & (POLLIN | POLLHUP | POLLERR)) readFrom(*clients_[i]);
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now - lastFlush >= std::chrono::milliseconds(kFlushIntervalMs) || (fds[1].revents & POLLIN)) {
+            flush();
+            lastFlush = now;
+        }
+        // Write what each client can take; drop the ones that are gone or hopelessly behind.
+        for (auto& client : clients_) {
+            while (!client->out.empty() && !client->closing) {
+                const ssize_t n = ::send(client->fd, client->out.data(), client->out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n > 0) {
+                    client->out.erase(0, static_cast<size_t>(n));
+                } else {
+                    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) client->closing = true;
+                    break;
+                }
+            }
+            if (client->out.size() > kMaxClientBacklog) client->closing = true;
+        }
+        for (auto it = clients_.begin(); it != clients_.end();) {
+            if ((*it)->closing) {
+                ::close((*it)->fd);
+                it = clients_.erase(it);
+                clientCount_.fetch_sub(1);
+            } else {
+                ++it;
+            }
+        }
+    }
+    // Last words, best effort, then close.
+    flush();
+    for (auto& client : clients_) {
+        if (!client->out.empty()) {
+            const ssize_t n = ::send(client->fd, client->out.data(), client->out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            (void)n;
+        }
+        ::close(client->fd);
+    }
+    clients_.clear();
+    clientCount_ = 0;
+}
+
+void ControlServer::acceptClient() {
+    while (true) {
+        const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) return;
+        auto client = std::make_unique<Client>();
+        client->fd = fd;
+        const auto snapshot = runtime_.currentConfig();
+        nlohmann::json hello = runtime_.describe();
+        hello["type"] = "hello";
+        hello["protocol"] = format::kControlProtocolVersion;
+        hello["config"] = snapshot ? snapshot->config.toJson() : nlohmann::json::object();
+        client->out = line(hello);
+        for (const auto& layer : runtime_.knownLayers())
+            client->out += line({{"type", "layer"}, {"id", std::to_string(layer.id)}, {"name", layer.name}, {"op_type", layer.type}});
+        clients_.push_back(std::move(client));
+        clientCount_.fetch_add(1);
+    }
+}
+
+void ControlServer::readFrom(Client& client) {
+    char buffer[65536];
+    while (true) {
+        const ssize_t n = ::recv(client.fd, buffer, sizeof buffer, MSG_DONTWAIT);
+        if (n > 0) {
+            client.in.append(buffer, static_cast<size_t>(n));
+            if (client.in.size() > (1u << 20)) {  // no message is that long: not our client
+                client.closing = true;
+                return;
+            }
+            continue;
+        }
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) client.closing = true;
+        break;
+    }
+    size_t newline;
+    while ((newline = client.in.find('\n')) != std::string::npos) {
+        const std::string message = client.in.substr(0, newline);
+        client.in.erase(0, newline + 1);
+        if (!message.empty()) handleLine(client, message);
+    }
+}
+
+void ControlServer::handleLine(Client& client, const std::string& text) {
+    const auto message = nlohmann::json::parse(text, nullptr, false);
+    if (message.is_discarded() || !message.is_object()) {
+        client.out += line({{"type", "message"}, {"level", "error"}, {"text", "not a JSON object: " + text.substr(0, 80)}});
+        return;
+    }
+    const std::string type = message.value("type", "");
+    if (type == "ping") {
+        client.out += line({{"type", "pong"}, {"id", message.value("id", nlohmann::json())}});
+    } else if (type == "set_config") {
+        currentRequest = message.contains("id") && message["id"].is_number_integer() ? message["id"].get<int64_t>() : -1;
+        const auto config = message.value("config", nlohmann::json());
+        if (!config.is_object()) {
+            nlohmann::json reply{{"type", "config_rejected"}, {"reason", "set_config needs a \"config\" object"}, {"source", "client"}};
+            if (currentRequest >= 0) reply["request"] = currentRequest;
+            client.out += line(reply);
+        } else {
+            runtime_.applyConfigText(config.dump(), "client");  // answers through configApplied/Rejected
+        }
+        currentRequest = -1;
+        flush();
+    }
+    // Other types: ignored, as the protocol says.
+}
+
+void ControlServer::flush() {
+    std::vector<std::string> messages, rows;
+    uint64_t dropped = 0;
+    {
+        std::lock_guard<std::mutex> lock(queueMutex_);
+        messages.swap(pendingMessages_);
+        rows.swap(pendingRows_);
+        dropped = droppedRows_;
+        droppedRows_ = 0;
+    }
+    std::string out;
+    for (const auto& m : messages) out += m;
+    for (size_t i = 0; i < rows.size(); i += kRowsPerMessage) {
+        const auto first = rows.begin() + static_cast<long>(i);
+        const auto last = rows.begin() + static_cast<long>(std::min(rows.size(), i + kRowsPerMessage));
+        out += line({{"type", "rows"}, {"rows", std::vector<std::string>(first, last)}});
+    }
+    if (dropped) out += line({{"type", "dropped"}, {"rows", dropped}});
+    if (out.empty()) return;
+    for (auto& client : clients_) client->out += out;
+}
+
+}  // namespace probe::runtime

@@ -1,0 +1,65 @@
+// The probe's side of the live control socket (docs/control-protocol.md): a thread that accepts
+// clients, streams what the runtime sees, and hands pushed configs to the runtime. Events come
+// from the model's threads through the RuntimeListener interface and are only queued there; the
+// server thread does all socket I/O, never blocking an op.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime.h"
+
+namespace probe::runtime {
+
+class ControlServer : public RuntimeListener {
+public:
+    explicit ControlServer(Runtime& runtime);
+    ~ControlServer() override;
+
+    // Creates the socket and starts the thread. Returns "" or why it could not.
+    std::string start();
+    // Says goodbye to the clients, closes and removes the socket.
+    void stop();
+    void abandonAfterFork();
+    const std::string& socketPath() const { return socketPath_; }
+
+    // RuntimeListener (called on the model's threads).
+    void layerDiscovered(int id, const std::string& name, const std::string& type) override;
+    void statisticRow(const std::string& csvLine) override;
+    void configApplied(const format::OpConfig& config, const std::string& source) override;
+    void configRejected(const std::string& reason, const std::string& source) override;
+    void stateChanged(const std::string& state, const std::string& reason) override;
+    void message(const std::string& text) override;
+
+private:
+    struct Client;
+    void run();
+    void post(std::string line);  // a whole message line, queued for every client
+    void acceptClient();
+    void readFrom(Client& client);
+    void handleLine(Client& client, const std::string& line);
+    void flush();
+    void wake();
+
+    Runtime& runtime_;
+    std::string socketPath_;
+    int listenFd_ = -1;
+    int wakePipe_[2] = {-1, -1};
+    std::thread thread_;
+    std::atomic<bool> stop_{false};
+    std::atomic<int> clientCount_{0};
+
+    std::mutex queueMutex_;
+    std::vector<std::string> pendingMessages_;
+    std::vector<std::string> pendingRows_;
+    uint64_t droppedRows_ = 0;
+
+    std::vector<std::unique_ptr<Client>> clients_;  // server thread only
+};
+
+}  // namespace probe::runtime

@@ -1,0 +1,164 @@
+// The live control socket, spoken to as a client would: hello, layers, rows, pushed configs
+// taking effect at the next op, refusals, ping, permissions, cleanup.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "probe/format/control_protocol.h"
+#include "runtime_fixture.h"
+
+namespace probe::test {
+namespace {
+
+class ControlSocket : public RuntimeTest {
+protected:
+    void SetUp() override {
+        RuntimeTest::SetUp();
+        ::setenv("PROBE_CONTROL_DIR", socketDir_.path().c_str(), 1);
+        ::chmod(socketDir_.path().c_str(), 0700);
+    }
+    void TearDown() override {
+        if (fd_ >= 0) ::close(fd_);
+        RuntimeTest::TearDown();
+        ::unsetenv("PROBE_CONTROL_DIR");
+    }
+    std::string socketPath() const { return socketDir_.path() + "/probe-" + std::to_string(::getpid()) + ".sock"; }
+
+    void connectClient() {
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, socketPath().c_str(), sizeof(address.sun_path) - 1);
+        ASSERT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0) << std::strerror(errno);
+    }
+    void send(const nlohmann::json& message) {
+        const std::string text = message.dump() + "\n";
+        ASSERT_EQ(::write(fd_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    }
+    // The first not yet taken message of `type`, waiting up to two seconds for it. Messages of
+    // other types stay queued for later calls.
+    nlohmann::json next(const std::string& type) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        while (true) {
+            size_t newline;
+            while ((newline = buffer_.find('\n')) != std::string::npos) {
+                queued_.push_back(nlohmann::json::parse(buffer_.substr(0, newline)));
+                buffer_.erase(0, newline + 1);
+            }
+            for (auto it = queued_.begin(); it != queued_.end(); ++it) {
+                if ((*it)["type"] == type) {
+                    auto message = *it;
+                    queued_.erase(it);
+                    return message;
+                }
+            }
+            if (std::chrono::steady_clock::now() >= deadline) break;
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 50) > 0) {
+                char chunk[65536];
+                const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+                if (n <= 0) break;
+                buffer_.append(chunk, static_cast<size_t>(n));
+            }
+        }
+        ADD_FAILURE() << "no '" << type << "' message";
+        return {};
+    }
+
+    TempDir socketDir_{"probe-control"};
+    int fd_ = -1;
+    std::string buffer_;
+    std::vector<nlohmann::json> queued_;
+};
+
+TEST_F(ControlSocket, HelloLayersRowsAndConfigPush) {
+    start(R"({"task": "statistics", "dump_enable": false, "exec_range": "all"})");
+    struct stat st;
+    ASSERT_EQ(::stat(socketPath().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    NativeModel model({});
+    model.run();  // discovers the layer ops while sleeping
+
+    connectClient();
+    auto hello = next("hello");
+    EXPECT_EQ(hello["protocol"], format::kControlProtocolVersion);
+    EXPECT_EQ(hello["pid"], ::getpid());
+    EXPECT_EQ(hello["state"], "sleeping");
+    EXPECT_EQ(hello["dump_root"], root());
+    EXPECT_EQ(hello["config_path"], configPath());
+    EXPECT_EQ(hello["config"]["dump_enable"], false);
+    auto firstLayer = next("layer");
+    EXPECT_EQ(firstLayer["id"], "0");
+    EXPECT_EQ(firstLayer["name"], "WordEmbedding");
+
+    // Push a config: applied, answered with the request id, written to the file, in force
+    // from the next op.
+    send({{"type", "set_config"}, {"id", 7}, {"config", {{"task", "statistics"}, {"dump_enable", true}, {"exec_range", "all"}, {"ids", "3"}}}});
+    auto applied = next("config_applied");
+    EXPECT_EQ(applied["request"], 7);
+    EXPECT_EQ(applied["source"], "client");
+    EXPECT_EQ(applied["config"]["ids"], "3");
+    EXPECT_EQ(next("state")["state"], "dumping");
+    EXPECT_NE(readFile(configPath()).find("\"ids\": \"3\""), std::string::npos);
+    model.run();
+    auto rows = next("rows");
+    ASSERT_EQ(rows["rows"].size(), 3u);  // LmHead: its input and two outputs
+    auto parsed = format::parseStatRow(rows["rows"][0].get<std::string>(), nullptr);
+    ASSERT_TRUE(parsed);
+    EXPECT_EQ(parsed->opName, "LmHead");
+    EXPECT_EQ(parsed->round, 1);
+
+    // A bad config is refused with every problem; the previous one stays.
+    send({{"type", "set_config"}, {"id", 8}, {"config", {{"task", "everything"}, {"filter_level", 9}}}});
+    auto rejected = next("config_rejected");
+    EXPECT_EQ(rejected["request"], 8);
+    EXPECT_NE(rejected["reason"].get<std::string>().find("key \"task\""), std::string::npos);
+    EXPECT_NE(rejected["reason"].get<std::string>().find("key \"filter_level\""), std::string::npos);
+    send({{"type", "set_config"}, {"id", 9}, {"config", "not an object"}});
+    EXPECT_EQ(next("config_rejected")["request"], 9);
+    send({{"type", "ping"}, {"id", 42}});
+    EXPECT_EQ(next("pong")["id"], 42);
+    // Garbage is answered, not fatal.
+    const std::string garbage = "this is not json\n";
+    ASSERT_EQ(::write(fd_, garbage.data(), garbage.size()), static_cast<ssize_t>(garbage.size()));
+    nlohmann::json answer;
+    do answer = next("message");
+    while (!answer.is_null() && answer["text"].get<std::string>().find("not a JSON object") == std::string::npos);
+    EXPECT_EQ(answer["level"], "error");
+
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_EQ(next("state")["state"], "sleeping");
+    EXPECT_EQ(next("state")["state"], "exiting");
+    EXPECT_FALSE(exists(socketPath()));
+}
+
+TEST_F(ControlSocket, ListedWhileRunningAndNotForOthers) {
+    start(R"({"dump_enable": false})");
+    auto probes = format::listLiveProbes();
+    ASSERT_EQ(probes.size(), 1u);
+    EXPECT_EQ(probes[0].pid, ::getpid());
+    EXPECT_EQ(probes[0].socketPath, socketPath());
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_TRUE(format::listLiveProbes().empty());
+    // A directory others may write to is refused.
+    ::chmod(socketDir_.path().c_str(), 0777);
+    std::string error;
+    EXPECT_FALSE(format::controlSocketDirectory(false, &error));
+    EXPECT_NE(error.find("private"), std::string::npos);
+    ::chmod(socketDir_.path().c_str(), 0700);
+}
+
+TEST_F(ControlSocket, DisabledByEnvironment) {
+    ::setenv("PROBE_CONTROL", "0", 1);
+    start(R"({"dump_enable": false})");
+    ::unsetenv("PROBE_CONTROL");
+    EXPECT_FALSE(exists(socketPath()));
+}
+
+}  // namespace
+}  // namespace probe::test
