@@ -1,0 +1,92 @@
+// The application's control client against a real runtime in this process.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <QJsonObject>
+#include <QSignalSpy>
+
+#include "native_model.h"
+#include "probe/probe.h"
+#include "session/control_client.h"
+#include "session/live_probes.h"
+#include "test_support.h"
+
+namespace probe::session {
+namespace {
+
+class ControlClientTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ::setenv("PROBE_QUIET", "1", 1);
+        ::setenv("PROBE_CONTROL_DIR", sockets_.path().c_str(), 1);
+        ::chmod(sockets_.path().c_str(), 0700);
+        probe::test::writeFile(dir_ / "config.json", R"({"task": "statistics", "dump_enable": false, "exec_range": "all"})");
+        ASSERT_EQ(probe_start(dir_.path().c_str(), (dir_ / "config.json").c_str()), PROBE_OK);
+    }
+    void TearDown() override {
+        probe_stop();
+        ::unsetenv("PROBE_CONTROL_DIR");
+    }
+    probe::test::TempDir dir_{"probe-client"}, sockets_{"probe-sockets"};
+};
+
+TEST_F(ControlClientTest, AttachesFollowsAndPushes) {
+    probe::test::NativeModel model({});
+    model.run();
+    const auto probes = liveProbes();
+    ASSERT_EQ(probes.size(), 1u);
+    EXPECT_EQ(probes[0].pid, QCoreApplication::applicationPid());
+    EXPECT_TRUE(probes[0].command.contains("test_ui_session"));
+
+    ControlClient client;
+    QSignalSpy hello(&client, &ControlClient::hello);
+    QSignalSpy layers(&client, &ControlClient::layerDiscovered);
+    client.connectToProbe(probes[0].socketPath);
+    ASSERT_TRUE(hello.wait(3000));
+    EXPECT_EQ(client.helloMessage().value("state").toString(), "sleeping");
+    EXPECT_EQ(client.helloMessage().value("dump_root").toString().toStdString(), dir_ / "atb_dump_data");
+    if (layers.count() < 4) layers.wait(1000);
+    ASSERT_EQ(layers.count(), 4);  // WordEmbedding, two decoder layers, LmHead
+    EXPECT_EQ(layers.at(3).at(1).toString(), "LmHead");
+
+    QSignalSpy applied(&client, &ControlClient::configApplied);
+    QSignalSpy state(&client, &ControlClient::stateChanged);
+    const qint64 request =
+        client.pushConfig({{"task", "statistics"}, {"dump_enable", true}, {"exec_range", "all"}, {"ids", "0"}});
+    ASSERT_TRUE(applied.wait(3000));
+    EXPECT_EQ(applied.at(0).at(2).toLongLong(), request);
+    EXPECT_EQ(applied.at(0).at(0).toJsonObject().value("ids").toString(), "0");
+    if (state.isEmpty()) state.wait(1000);
+    ASSERT_FALSE(state.isEmpty());
+    EXPECT_EQ(state.at(0).at(0).toString(), "dumping");
+
+    QSignalSpy rows(&client, &ControlClient::rowsReceived);
+    model.run();
+    ASSERT_TRUE(rows.wait(3000));
+    const QStringList lines = rows.at(0).at(0).toStringList();
+    ASSERT_EQ(lines.size(), 3);  // WordEmbedding: two inputs and an output
+    EXPECT_TRUE(lines[0].contains(",WordEmbedding,WordEmbedding,0,input,0_input_ids,int64,"));
+
+    QSignalSpy rejected(&client, &ControlClient::configRejected);
+    const qint64 bad = client.pushConfig({{"exec_range", "sometimes"}});
+    ASSERT_TRUE(rejected.wait(3000));
+    EXPECT_EQ(rejected.at(0).at(2).toLongLong(), bad);
+    EXPECT_TRUE(rejected.at(0).at(0).toString().contains("exec_range"));
+
+    QSignalSpy gone(&client, &ControlClient::disconnected);
+    probe_stop();
+    ASSERT_TRUE(gone.wait(3000));
+    EXPECT_TRUE(liveProbes().isEmpty());
+}
+
+TEST_F(ControlClientTest, NoSuchSocketIsReported) {
+    ControlClient client;
+    QSignalSpy failed(&client, &ControlClient::failed);
+    client.connectToProbe(QString::fromStdString(sockets_ / "probe-1.sock"));
+    ASSERT_TRUE(failed.count() > 0 || failed.wait(3000));
+    EXPECT_FALSE(failed.at(0).at(0).toString().isEmpty());
+}
+
+}  // namespace
+}  // namespace probe::session

@@ -1,0 +1,102 @@
+// Launching a program the way the application does: through probe run, attached over the
+// control socket, its output, state and exit followed.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <QDir>
+#include <QSignalSpy>
+
+#include "probe/format/dump_status.h"
+#include "session/launch_session.h"
+#include "test_support.h"
+
+namespace probe::session {
+namespace {
+
+class LaunchSessionTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ::setenv("PROBE_CONTROL_DIR", sockets_.path().c_str(), 1);
+        ::chmod(sockets_.path().c_str(), 0700);
+    }
+    void TearDown() override { ::unsetenv("PROBE_CONTROL_DIR"); }
+
+    LaunchSpec engine(const QStringList& args) {
+        LaunchSpec spec;
+        spec.program = PROBE_NATIVE_ENGINE;
+        spec.arguments = args;
+        spec.outputDirectory = QString::fromStdString(dir_ / "out");
+        spec.probeExecutable = PROBE_CLI;
+        return spec;
+    }
+    // Waits until the session reaches `state` (or an end state).
+    bool waitFor(LaunchSession& session, SessionState wanted, int ms = 20000) {
+        QSignalSpy spy(&session, &LaunchSession::stateChanged);
+        QElapsedTimer timer;
+        timer.start();
+        while (session.state() != wanted && timer.elapsed() < ms) {
+            if (session.state() == SessionState::Finished || session.state() == SessionState::Crashed ||
+                session.state() == SessionState::FailedToStart)
+                break;
+            spy.wait(200);
+        }
+        return session.state() == wanted;
+    }
+    probe::test::TempDir dir_{"probe-launch"}, sockets_{"probe-sockets"};
+};
+
+TEST_F(LaunchSessionTest, LaunchAttachDumpFinish) {
+    probe::test::writeFile(dir_ / "config.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    LaunchSession session;
+    QSignalSpy attached(&session, &LaunchSession::attached);
+    QString output;
+    QObject::connect(&session, &LaunchSession::output, [&](const QString& text, bool) { output += text; });
+    LaunchSpec spec = engine({"--rounds", "30", "--sleep-ms", "20"});
+    spec.configPath = QString::fromStdString(dir_ / "config.json");
+    ASSERT_TRUE(session.start(spec));
+    ASSERT_TRUE(attached.count() > 0 || attached.wait(15000)) << output.toStdString();
+    EXPECT_EQ(session.state(), SessionState::Dumping);
+    EXPECT_EQ(session.configPath(), spec.configPath);
+    EXPECT_TRUE(session.control()->helloMessage().value("command").toString().contains("probe_native_engine"));
+    ASSERT_TRUE(waitFor(session, SessionState::Finished)) << sessionStateName(session.state()).toStdString();
+    EXPECT_EQ(session.exitCode(), 0);
+    EXPECT_TRUE(output.contains("engine done: 30 rounds"));   // the program's own output
+    EXPECT_TRUE(output.contains("dump: "));                   // probe run's summary
+    std::string error;
+    auto status = format::readStatusFile(session.dumpRoot().toStdString(), &error);
+    ASSERT_TRUE(status) << error;
+    EXPECT_EQ(status->state, "complete");
+    EXPECT_EQ(status->rows, 30u * 10u);  // 30 rounds; WordEmbedding 3 tensors, 2 decoder layers 2 each, LmHead 3
+}
+
+TEST_F(LaunchSessionTest, StopEndsTheModel) {
+    LaunchSession session;
+    QSignalSpy attached(&session, &LaunchSession::attached);
+    ASSERT_TRUE(session.start(engine({"--rounds", "100000", "--sleep-ms", "5"})));
+    ASSERT_TRUE(attached.count() > 0 || attached.wait(15000));
+    session.stop();
+    ASSERT_TRUE(waitFor(session, SessionState::Crashed));
+    EXPECT_EQ(session.exitCode(), 128 + 15);
+}
+
+TEST_F(LaunchSessionTest, RefusalsBeforeStarting) {
+    LaunchSession session;
+    LaunchSpec spec = engine({});
+    spec.configPath = QString::fromStdString(dir_ / "absent.json");
+    EXPECT_FALSE(session.start(spec));
+    EXPECT_EQ(session.state(), SessionState::FailedToStart);
+    probe::test::writeFile(dir_ / "bad.json", R"({"task": "some"})");
+    spec.configPath = QString::fromStdString(dir_ / "bad.json");
+    ASSERT_TRUE(session.start(spec));
+    QSignalSpy changed(&session, &LaunchSession::stateChanged);
+    ASSERT_TRUE(waitFor(session, SessionState::FailedToStart));
+    EXPECT_EQ(session.exitCode(), 65);
+    spec = engine({});
+    spec.program.clear();
+    EXPECT_FALSE(session.start(spec));
+    EXPECT_TRUE(spec.problem().contains("program"));
+}
+
+}  // namespace
+}  // namespace probe::session
