@@ -19,6 +19,7 @@ the next layers): a planted bug, to see how Probe Studio points at it.
 import argparse
 import math
 import os
+import time
 
 import torch
 import torch.nn as nn
@@ -164,6 +165,8 @@ def main():
     parser.add_argument("--save-reference", help="save every layer-level module's output per step here")
     parser.add_argument("--nan-layer", type=int, default=-1, help="make this decoder layer's MLP overflow to inf")
     parser.add_argument("--nan-step", type=int, default=2, help="... at this forward step (0 is the prompt)")
+    parser.add_argument("--delay", type=float, default=0.0,
+                        help="seconds to wait before each step, to watch the statistics arrive live")
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
@@ -186,6 +189,8 @@ def main():
             module.register_forward_hook(save)
 
     def before_step(step):
+        if args.delay > 0:
+            time.sleep(args.delay)
         steps["count"] = step
         for i, layer in enumerate(model.layers):
             layer.overflow = i == args.nan_layer and step == args.nan_step
