@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -30,7 +31,11 @@ ConfigWatcher::~ConfigWatcher() { stop(); }
 void ConfigWatcher::start() {
     if (thread_.joinable()) return;
     if (::pipe2(wakePipe_, O_CLOEXEC | O_NONBLOCK) != 0) wakePipe_[0] = wakePipe_[1] = -1;
-    inotifyFd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    // PROBE_CONFIG_WATCH=poll forces the fallback (for file systems inotify does not see, e.g.
+    // a config edited on another host of a network file system).
+    const char* mode = std::getenv("PROBE_CONFIG_WATCH");
+    const bool forcePolling = mode && std::strcmp(mode, "poll") == 0;
+    inotifyFd_ = forcePolling ? -1 : ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (inotifyFd_ >= 0) {
         // Written in place (close after write) or replaced (rename onto it, the atomic way);
         // creation alone is ignored: the content arrives with the close.
