@@ -12,5 +12,6 @@ using Args = std::vector<std::string>;
 int runConfigCommand(const Args& args);
 int runRunCommand(const Args& args);
 int runSummaryCommand(const Args& args);
+int runCompareCommand(const Args& args);
 
 }  // namespace probe::cli

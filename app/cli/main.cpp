@@ -21,6 +21,7 @@ const char* kUsage =
     "                    Run COMMAND (a PyTorch program, unchanged) with the probe injected and\n"
     "                    dump what the config selects; prints a summary at the end.\n"
     "  summary DIR       What a dump holds: ops, rounds, rows, files, the first NaN/Inf.\n"
+    "  compare REF CAND  Two runs tensor by tensor: where do they first diverge?\n"
     "  config validate FILE [--kind op|api]\n"
     "                    Check a config file exactly as the runtime would and print every\n"
     "                    problem (file, key, what is wrong, accepted values).\n"
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
         if (command == "config") return runConfigCommand(rest);
         if (command == "run") return runRunCommand(rest);
         if (command == "summary") return runSummaryCommand(rest);
+        if (command == "compare") return runCompareCommand(rest);
         std::fprintf(stderr, "probe: unknown command '%s'\n\n%s", command.c_str(), kUsage);
         return kExitUsage;
     } catch (const std::exception& e) {

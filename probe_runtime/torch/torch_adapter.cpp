@@ -124,6 +124,7 @@ enum class FrameKind : uint8_t { Module, Aten, Passive, BackwardNode };
 struct Frame {
     FrameKind kind;
     bool observeChildren;  // the runtime looks into this op's children
+    bool metadataOnly = false;  // a view inside another aten op: its memory may not be written yet
     // Layer-level forward ops: the callback this op switched off (to switch on again at its
     // end), the first autograd sequence number its forward used, and the layer.
     at::CallbackHandle callbackOff = at::INVALID_CALLBACK_HANDLE;
@@ -235,30 +236,37 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
     probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, host.data_ptr(), nbytes, bufferId);
 }
 
-// Argument names of an aten op from its schema, cached per op name.
-const std::vector<std::string>* argumentNames(const at::RecordFunction& fn, bool outputs) {
-    struct Names {
-        std::string op;
-        std::vector<std::string> arguments, returns;
-    };
-    thread_local std::unordered_map<uint64_t, std::vector<Names>> cache;
+// What the schema says of an aten op: its argument and return names, and whether it is a
+// view (its result aliases an input without writing it). Cached per op name.
+struct OpSchemaFacts {
+    std::string op;
+    std::vector<std::string> arguments, returns;
+    bool view = false;
+};
+
+const OpSchemaFacts& schemaFacts(const at::RecordFunction& fn) {
+    thread_local std::unordered_map<uint64_t, std::vector<OpSchemaFacts>> cache;
     const char* name = fn.name();
     uint64_t hash = 1469598103934665603ull;  // FNV-1a: no allocation per lookup
     for (const char* p = name; *p; ++p) hash = (hash ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
     auto& bucket = cache[hash];
     for (const auto& entry : bucket)
-        if (entry.op == name) return outputs ? &entry.returns : &entry.arguments;
-    Names names{name, {}, {}};
+        if (entry.op == name) return entry;
+    OpSchemaFacts facts{name, {}, {}, false};
     if (auto op = fn.operator_name()) {
         if (auto handle = c10::Dispatcher::singleton().findOp(*op)) {
             if (handle->hasSchema()) {
-                for (const auto& a : handle->schema().arguments()) names.arguments.push_back(a.name());
-                for (const auto& r : handle->schema().returns()) names.returns.push_back(r.name());
+                const auto& schema = handle->schema();
+                for (const auto& a : schema.arguments()) facts.arguments.push_back(a.name());
+                for (const auto& r : schema.returns()) {
+                    facts.returns.push_back(r.name());
+                    if (r.alias_info() && !r.alias_info()->isWrite()) facts.view = true;
+                }
             }
         }
     }
-    bucket.push_back(std::move(names));
-    return outputs ? &bucket.back().returns : &bucket.back().arguments;
+    bucket.push_back(std::move(facts));
+    return bucket.back();
 }
 
 // Reports every tensor among `values` (a Tensor or a list of tensors per value) and returns
@@ -418,9 +426,17 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             return std::make_unique<AdapterContext>();
         }
         probe_op_begin_kind(opName.c_str(), opType.c_str(), nullptr, kind);
-        const int wants = pushFrame(backward ? FrameKind::BackwardNode : FrameKind::Aten, layer);
+        int wants = pushFrame(backward ? FrameKind::BackwardNode : FrameKind::Aten, layer);
         if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
-            auto params = reportValues(PROBE_INPUT, fn.inputs(), backward ? nullptr : argumentNames(fn, false), wants,
+            const OpSchemaFacts* facts = backward ? nullptr : &schemaFacts(fn);
+            // A view made inside another aten op often looks into that op's output buffer
+            // before it is written (index_select selects rows of its empty result to fill
+            // them): its statistics would be noise, and its data is its input's anyway.
+            if (facts && facts->view && kind == PROBE_OP_KERNEL) {
+                tls.frames.back().metadataOnly = true;
+                wants &= ~PROBE_WANTS_DATA;
+            }
+            auto params = reportValues(PROBE_INPUT, fn.inputs(), facts ? &facts->arguments : nullptr, wants,
                                        !backward && overwritesFirstArgument(name));
             if (!params.empty()) probe_op_set_param(params.dump().c_str());
         }
@@ -437,13 +453,14 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
     if (!context) return;
     try {
         if (tls.frames.empty()) return;
-        if (tls.frames.back().kind != FrameKind::Passive) {
+        const Frame& top = tls.frames.back();
+        if (top.kind != FrameKind::Passive) {
             const int wants = probe_op_wants();
             if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
-                const bool garbage = outputIsUninitialised(fn.name());
-                const bool aten = tls.frames.back().kind == FrameKind::Aten;
-                reportValues(PROBE_OUTPUT, outputsOf(fn), aten ? argumentNames(fn, true) : nullptr,
-                             garbage ? (wants & ~PROBE_WANTS_DATA) : wants);
+                const bool noData = top.metadataOnly || outputIsUninitialised(fn.name());
+                const bool aten = top.kind == FrameKind::Aten;
+                reportValues(PROBE_OUTPUT, outputsOf(fn), aten ? &schemaFacts(fn).returns : nullptr,
+                             noData ? (wants & ~PROBE_WANTS_DATA) : wants);
             }
         }
         popFrame();

@@ -65,6 +65,12 @@ bool splitCsvLine(std::string_view line, std::vector<std::string>& fields) {
 
 }  // namespace
 
+std::string csvField(std::string_view field) {
+    std::string out;
+    appendField(out, field);
+    return out;
+}
+
 std::string formatStatValue(std::optional<double> value) {
     if (!value) return "N/A";
     const double v = *value;

@@ -28,6 +28,8 @@ struct StatRow {
     std::string tensorPath;  // absolute .bin path; "" is written as N/A
 };
 
+// A CSV field, quoted (RFC 4180) when it holds ',' '"' or a line end.
+std::string csvField(std::string_view field);
 // "%f" with six decimals; inf, -inf and nan spelled exactly so (never "-nan"); N/A for nullopt.
 std::string formatStatValue(std::optional<double> value);
 // One line including its '\n'. Fields holding ',' '"' or a line end are quoted (RFC 4180).

@@ -1,0 +1,116 @@
+// Reading dumps back: the summary and the comparison of two runs, on dumps the runtime wrote
+// from the native test engine.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include "analysis/atb_dump.h"
+#include "analysis/compare.h"
+#include "native_model.h"
+#include "probe/probe.h"
+#include "test_support.h"
+
+namespace probe::analysis {
+namespace {
+
+using probe::test::TempDir;
+
+// Runs the native model for `rounds` under a config that dumps every op with its tensors.
+std::string dumpModel(const TempDir& dir, const std::string& name, probe::test::NativeModelOptions options, int rounds) {
+    const std::string out = dir / name;
+    probe::test::writeFile(dir / (name + ".json"),
+                           R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 1})");
+    ::setenv("PROBE_QUIET", "1", 1);
+    EXPECT_EQ(probe_start(out.c_str(), (dir / (name + ".json")).c_str()), PROBE_OK);
+    probe::test::NativeModel model(options);
+    for (int r = 0; r < rounds; ++r) model.run();
+    EXPECT_EQ(probe_stop(), PROBE_OK);
+    return out + "/atb_dump_data";
+}
+
+TEST(Analysis, FindsTheDumpRootFromAnyLevel) {
+    TempDir dir;
+    const std::string root = dumpModel(dir, "run", {}, 1);
+    EXPECT_EQ(findAtbDumpRoot(dir / "run"), root);
+    EXPECT_EQ(findAtbDumpRoot(root), root);
+    EXPECT_EQ(findAtbDumpRoot(root + "/data"), root);
+    EXPECT_FALSE(findAtbDumpRoot(dir.path()));
+}
+
+TEST(Analysis, SummaryCountsAndFirstNan) {
+    TempDir dir;
+    probe::test::NativeModelOptions options;
+    options.nanInLayer = 1;
+    const std::string root = dumpModel(dir, "run", options, 3);
+    const auto summary = summarizeAtbDump(root);
+    EXPECT_EQ(summary.state, "complete");
+    EXPECT_EQ(summary.processes.size(), 1u);
+    EXPECT_EQ(summary.layerOps, 4u);
+    EXPECT_EQ(summary.ops, 24u);  // every op of the model
+    EXPECT_EQ(summary.firstRound, 0);
+    EXPECT_EQ(summary.lastRound, 2);
+    EXPECT_GT(summary.rows, 100u);
+    ASSERT_TRUE(summary.firstNan);
+    EXPECT_EQ(summary.firstNan->round, 0);
+    EXPECT_EQ(summary.firstNan->opName, "Decoder_layer_1/Mlp/MatMulKernel");
+    EXPECT_TRUE(summary.firstNan->isOutput);
+    const std::string text = formatSummary(summary);
+    EXPECT_NE(text.find("first NaN: round 0, op 2_2_0 Decoder_layer_1/Mlp/MatMulKernel"), std::string::npos) << text;
+}
+
+TEST(Analysis, IdenticalRunsDoNotDiverge) {
+    TempDir dir;
+    const std::string a = dumpModel(dir, "a", {}, 2), b = dumpModel(dir, "b", {}, 2);
+    const auto result = compareAtbDumps(a, b, {});
+    EXPECT_GT(result.tensors.size(), 100u);
+    EXPECT_FALSE(result.firstDivergence);
+    EXPECT_EQ(result.onlyInReference, 0u);
+    EXPECT_EQ(result.onlyInCandidate, 0u);
+    for (const auto& t : result.tensors) {
+        ASSERT_TRUE(t.cosine) << t.reference.opName;  // data compared, aliases followed
+        EXPECT_DOUBLE_EQ(*t.cosine, 1.0);
+        EXPECT_EQ(*t.maxAbsError, 0.0);
+    }
+    EXPECT_NE(formatCompareReport(result).find("no tensor diverges"), std::string::npos);
+}
+
+TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
+    TempDir dir;
+    probe::test::NativeModelOptions broken;
+    broken.nanInLayer = 1;
+    const std::string a = dumpModel(dir, "a", {}, 2), b = dumpModel(dir, "b", broken, 2);
+    const auto result = compareAtbDumps(a, b, {});
+    ASSERT_TRUE(result.firstDivergence);
+    const auto& first = result.tensors[*result.firstDivergence];
+    EXPECT_EQ(first.reference.round, 0);
+    EXPECT_EQ(first.reference.opName, "Decoder_layer_1/Mlp/MatMulKernel");
+    EXPECT_TRUE(first.reference.isOutput);
+    EXPECT_NE(first.why.find("NaN/Inf in one run only"), std::string::npos) << first.why;
+    // Every tensor before it matches.
+    for (size_t i = 0; i < *result.firstDivergence; ++i) EXPECT_FALSE(result.tensors[i].diverges);
+    const std::string csv = compareResultCsv(result);
+    EXPECT_EQ(csv.substr(0, csv.find('\n')),
+              "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate Max,Reference Mean,"
+              "Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,Max Relative Error,Diverges,Why");
+    EXPECT_NE(csv.find("Decoder_layer_1/Mlp/MatMulKernel,MatMulKernel,output,0,4x8,"), std::string::npos);
+}
+
+TEST(Analysis, StatisticsAloneFindTheSameDivergence) {
+    TempDir dir;
+    probe::test::NativeModelOptions broken;
+    broken.nanInLayer = 1;
+    const std::string a = dumpModel(dir, "a", {}, 1), b = dumpModel(dir, "b", broken, 1);
+    CompareOptions options;
+    options.useTensorData = false;
+    const auto result = compareAtbDumps(a, b, options);
+    for (const auto& t : result.tensors) EXPECT_FALSE(t.cosine.has_value());
+    ASSERT_TRUE(result.firstDivergence);
+    const auto& first = result.tensors[*result.firstDivergence];
+    EXPECT_EQ(first.reference.opName, "Decoder_layer_1/Mlp/MatMulKernel");
+    EXPECT_NE(first.why.find(" vs nan"), std::string::npos) << first.why;
+    // A looser tolerance does not hide a NaN.
+    options.rtol = 1e9;
+    EXPECT_EQ(compareAtbDumps(a, b, options).firstDivergence, result.firstDivergence);
+}
+
+}  // namespace
+}  // namespace probe::analysis

@@ -1,0 +1,51 @@
+// Comparing two op-level dumps (two runs of the same model: fp32 and bf16, two devices, before
+// and after a change) tensor by tensor, to find the first op whose numbers diverge.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/format/statistic_csv.h"
+
+namespace probe::analysis {
+
+struct CompareOptions {
+    // A tensor diverges when a statistic differs by more than atol + rtol * |reference|, or,
+    // when both runs dumped its data, when the cosine similarity falls below minCosine.
+    double rtol = 1e-3;
+    double atol = 1e-6;
+    double minCosine = 0.999;
+    bool useTensorData = true;  // read the .bin files when both runs have them
+};
+
+// One tensor seen in both runs (matched by round, op name path, input/output and index: op
+// ids may differ between runs, the names do not).
+struct TensorComparison {
+    format::StatRow reference, candidate;
+    double worstStatisticError = 0;  // the largest |difference| / (atol + rtol * |reference|)
+    std::string worstStatistic;      // "max", "min", "mean", "norm" or "nan/inf"
+    // From the .bin data, when both have it.
+    std::optional<double> cosine, maxAbsError, maxRelativeError;
+    bool diverges = false;
+    std::string why;
+};
+
+struct CompareResult {
+    std::vector<TensorComparison> tensors;  // in the reference's execution order
+    uint64_t onlyInReference = 0, onlyInCandidate = 0;
+    std::optional<size_t> firstDivergence;  // index into `tensors`
+    std::vector<std::string> problems;      // unreadable files and the like
+};
+
+CompareResult compareAtbDumps(const std::string& referenceRoot, const std::string& candidateRoot,
+                              const CompareOptions& options);
+
+// A short report for a terminal: the counts, the first divergence and its neighbourhood.
+std::string formatCompareReport(const CompareResult& result, size_t context = 5);
+// Every compared tensor as CSV (one line each, with a header).
+std::string compareResultCsv(const CompareResult& result);
+
+}  // namespace probe::analysis
