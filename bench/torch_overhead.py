@@ -23,7 +23,9 @@ here = os.path.dirname(os.path.abspath(__file__))
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(here, "..", "build"), help="build tree (or install prefix)")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5, help="timed generate loops per process")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="processes per configuration, run interleaved so that load changes hit all alike")
     args = parser.parse_args()
     prefix = os.path.abspath(args.build)
     probe = os.path.join(prefix, "bin", "probe")
@@ -36,23 +38,30 @@ def main():
         ("layer stats", {"task": "statistics", "dump_enable": True, "exec_range": "all"}),
         ("all stats", {"task": "statistics", "dump_enable": True, "exec_range": "all", "save_child": True}),
     ]
-    results = {}
+    samples = {"none": []}
+    samples.update({name: [] for name, _ in configs})
     with tempfile.TemporaryDirectory(prefix="probe-bench-") as work:
-        def median_time(command):
+        def times_of(command):
             out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
             line = [l for l in out.splitlines() if l.startswith("{")][-1]
-            return statistics.median(json.loads(line)["times"])
+            return json.loads(line)["times"]
 
-        results["none"] = median_time([python, timing, demo, str(args.repeats)])
+        paths = {}
         for name, config in configs:
             cfg = os.path.join(work, name.replace(" ", "_") + ".json")
             with open(cfg, "w") as f:
                 json.dump(config, f)
-            out = os.path.join(work, name.replace(" ", "_"))
-            results[name] = median_time([probe, "run", "--quiet", "--output", out, "--config", cfg, "--",
-                                         python, timing, demo, str(args.repeats)])
+            paths[name] = cfg
+        for round_ in range(args.rounds):
+            samples["none"] += times_of([python, timing, demo, str(args.repeats)])
+            for name, _ in configs:
+                out = os.path.join(work, "%s_%d" % (name.replace(" ", "_"), round_))
+                samples[name] += times_of([probe, "run", "--quiet", "--output", out, "--config", paths[name], "--",
+                                           python, timing, demo, str(args.repeats)])
+    results = {name: statistics.median(values) for name, values in samples.items()}
     base = results["none"]
-    print("demo decoder (6 layers, hidden 256, 32-token prompt + 24 tokens), median of %d, CPU:" % args.repeats)
+    print("demo decoder (6 layers, hidden 256, 32-token prompt + 24 tokens), CPU, median of %d loops"
+          " (%d interleaved processes x %d):" % (args.rounds * args.repeats, args.rounds, args.repeats))
     print("  %-12s %8.3f s" % ("no probe", base))
     for name, _ in configs:
         print("  %-12s %8.3f s   %5.2fx" % (name, results[name], results[name] / base))

@@ -17,6 +17,10 @@ namespace probe::runtime {
 namespace {
 
 constexpr size_t kMaxOpenCsvFiles = 32;
+// The writer wakes by itself this often; ops wake it earlier only when a lot is queued. Waking
+// a thread per small job (a layer op's rows) costs the model more than the writing itself.
+constexpr auto kWriterPeriod = std::chrono::milliseconds(20);
+constexpr uint64_t kWakeWriterAboveBytes = 4u << 20;
 constexpr uint64_t kDiskCheckEveryBytes = 64ull << 20;
 constexpr int64_t kDiskCheckEveryMs = 1000;
 
@@ -67,7 +71,7 @@ bool DumpWriter::enqueue(WriteJob job) {
     queuedBytes_ += cost;
     queue_.push_back(std::move(job));
     ++enqueuedSeq_;
-    workAvailable_.notify_one();
+    if (queuedBytes_ > std::min(kWakeWriterAboveBytes, options_.memoryCapBytes / 4)) workAvailable_.notify_one();
     return true;
 }
 
@@ -75,6 +79,8 @@ void DumpWriter::drain() {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!running_) return;
     const uint64_t target = enqueuedSeq_;
+    drainRequested_ = true;
+    workAvailable_.notify_one();
     progressed_.wait(lock, [&] { return writtenSeq_ >= target || !running_; });
 }
 
@@ -83,6 +89,8 @@ void DumpWriter::stop() {
         std::unique_lock<std::mutex> lock(mutex_);
         if (!running_) return;
         const uint64_t target = enqueuedSeq_;
+        drainRequested_ = true;
+        workAvailable_.notify_one();
         progressed_.wait(lock, [&] { return writtenSeq_ >= target; });
         stopRequested_ = true;
         workAvailable_.notify_all();
@@ -121,8 +129,12 @@ void DumpWriter::run() {
     while (true) {
         {
             std::unique_lock<std::mutex> lock(mutex_);
-            workAvailable_.wait(lock, [&] { return !queue_.empty() || stopRequested_; });
-            if (queue_.empty() && stopRequested_) break;
+            workAvailable_.wait_for(lock, kWriterPeriod, [&] { return stopRequested_ || drainRequested_; });
+            drainRequested_ = false;
+            if (queue_.empty()) {
+                if (stopRequested_) break;
+                continue;
+            }
             batch.swap(queue_);
             // Resolve coalesced files now, under the lock: the job holding the newest content
             // for a path is the last one queued for it.

@@ -94,7 +94,7 @@ private:
     std::unordered_map<std::string, std::string> latestContent_;  // LatestFile: path -> newest
     uint64_t queuedBytes_ = 0;
     uint64_t enqueuedSeq_ = 0, writtenSeq_ = 0;
-    bool stopRequested_ = false, running_ = false;
+    bool stopRequested_ = false, running_ = false, drainRequested_ = false;
     std::thread thread_;
 
     std::atomic<bool> diskStopped_{false};

@@ -298,17 +298,14 @@ def _report_outputs(output, torch_tensor):
 
 
 def _enter(module, args, kwargs, torch_tensor):
-    """Begin the op of a module call. Returns what _leave needs, or None when there is
-    nothing to do: inside a module whose children nobody observes (no call into the adapter
-    at all), or for the model itself (whose call brackets the layer-level ops)."""
+    """Begin the op of a module call (not inside a module whose children nobody observes:
+    the caller skips those without calling into the adapter). Returns what _leave needs."""
     state = _state
     depth = state.depth
     if depth == 0:
         state.names = _module_names(module)
         _adapter.probe_torch_root_begin(type(module).__name__.encode())
         return (0, 0, 0)
-    if 0 <= state.quiet_at < depth:
-        return None
     names = state.names.get(id(module))
     if names is None:  # made on the fly, not an attribute of the model
         names = (type(module).__name__.encode(),) * 3
@@ -362,23 +359,31 @@ def _wrap_module_call(torch):
 
     def __call__(self, *args, **kwargs):
         state = _state
+        depth = state.depth
+        if 0 <= state.quiet_at < depth:
+            # Inside a module whose children nobody observes: only keep count of the depth.
+            state.depth = depth + 1
+            try:
+                return original_call(self, *args, **kwargs)
+            finally:
+                state.depth = depth
         try:
             token = _enter(self, args, kwargs, torch_tensor)
         except Exception as exc:
             _failure("module call", exc)
             token = None
-        state.depth += 1
+        state.depth = depth + 1
         try:
             output = original_call(self, *args, **kwargs)
         except BaseException:
-            state.depth -= 1
+            state.depth = depth
             if token is not None:
                 try:
                     _leave_after_exception(token)
                 except Exception as exc:
                     _failure("module call", exc)
             raise
-        state.depth -= 1
+        state.depth = depth
         if token is not None:
             try:
                 _leave(token, output, torch_tensor)
