@@ -27,6 +27,20 @@ auto guarded(const char* function, Body body, decltype(body()) onError) noexcept
     return onError;
 }
 
+probe::runtime::TensorReport tensorReport(int io, int index, const char* argName, int dtype, int format,
+                                          const int64_t* dims, int ndims, uint64_t bufferId) {
+    probe::runtime::TensorReport t;
+    t.io = io;
+    t.index = index;
+    t.argName = argName;
+    t.dtype = dtype;
+    t.format = format;
+    t.dims = dims;
+    t.ndims = ndims;
+    t.bufferId = bufferId;
+    return t;
+}
+
 }  // namespace
 
 extern "C" {
@@ -62,17 +76,9 @@ int probe_op_tensor_ex(int io, int index, const char* arg_name, int dtype, int f
                        int ndims, const void* data, uint64_t nbytes, uint64_t buffer_id) {
     return guarded("probe_op_tensor",
                    [&] {
-                       probe::runtime::TensorReport t;
-                       t.io = io;
-                       t.index = index;
-                       t.argName = arg_name;
-                       t.dtype = dtype;
-                       t.format = format;
-                       t.dims = dims;
-                       t.ndims = ndims;
+                       auto t = tensorReport(io, index, arg_name, dtype, format, dims, ndims, buffer_id);
                        t.data = data;
                        t.nbytes = nbytes;
-                       t.bufferId = buffer_id;
                        return Runtime::instance().opTensor(t);
                    },
                    PROBE_E_INTERNAL);
@@ -108,15 +114,7 @@ int probe_op_tensor_stats(int io, int index, const char* arg_name, int dtype, in
                        converted.mean = stats->mean;
                        converted.norm = stats->norm;
                        converted.count = stats->count;
-                       probe::runtime::TensorReport t;
-                       t.io = io;
-                       t.index = index;
-                       t.argName = arg_name;
-                       t.dtype = dtype;
-                       t.format = format;
-                       t.dims = dims;
-                       t.ndims = ndims;
-                       t.bufferId = buffer_id;
+                       auto t = tensorReport(io, index, arg_name, dtype, format, dims, ndims, buffer_id);
                        t.stats = &converted;
                        return Runtime::instance().opTensor(t);
                    },

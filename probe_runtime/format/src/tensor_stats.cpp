@@ -56,16 +56,21 @@ const std::array<float, 65536>& halfTable() {
 constexpr int kLanes = 16;
 constexpr uint64_t kBlock = 4096;  // elements converted at a time for fp16 / bf16
 
-struct FloatAccumulator {
+// Sums and sums of squares in double; max and min in the element type.
+template <typename T>
+struct Accumulator {
     double sum = 0, sumSq = 0;
-    float max = -std::numeric_limits<float>::infinity();
-    float min = std::numeric_limits<float>::infinity();
+    T max = -std::numeric_limits<T>::infinity();
+    T min = std::numeric_limits<T>::infinity();
 };
+using FloatAccumulator = Accumulator<float>;
+using DoubleAccumulator = Accumulator<double>;
 
-__attribute__((target_clones("avx2", "default")))
-void accumulateFloats(const float* __restrict p, uint64_t count, FloatAccumulator& acc) {
+// always_inline: inlined into each target clone below, so each is vectorised for its target.
+template <typename T>
+__attribute__((always_inline)) inline void accumulateLanes(const T* __restrict p, uint64_t count, Accumulator<T>& acc) {
     double sum[kLanes] = {}, sumSq[kLanes] = {};
-    float mx[kLanes], mn[kLanes];
+    T mx[kLanes], mn[kLanes];
     for (int l = 0; l < kLanes; ++l) {
         mx[l] = acc.max;
         mn[l] = acc.min;
@@ -73,7 +78,7 @@ void accumulateFloats(const float* __restrict p, uint64_t count, FloatAccumulato
     uint64_t i = 0;
     for (; i + kLanes <= count; i += kLanes) {
         for (int l = 0; l < kLanes; ++l) {
-            const float x = p[i + l];
+            const T x = p[i + l];
             // Comparisons with NaN are false: NaN never becomes the max or the min.
             mx[l] = x > mx[l] ? x : mx[l];
             mn[l] = x < mn[l] ? x : mn[l];
@@ -83,7 +88,7 @@ void accumulateFloats(const float* __restrict p, uint64_t count, FloatAccumulato
         }
     }
     for (; i < count; ++i) {
-        const float x = p[i];
+        const T x = p[i];
         mx[0] = x > mx[0] ? x : mx[0];
         mn[0] = x < mn[0] ? x : mn[0];
         const double d = x;
@@ -98,42 +103,15 @@ void accumulateFloats(const float* __restrict p, uint64_t count, FloatAccumulato
     }
 }
 
-struct DoubleAccumulator {
-    double sum = 0, sumSq = 0;
-    double max = -std::numeric_limits<double>::infinity();
-    double min = std::numeric_limits<double>::infinity();
-};
+// The same loop built twice, for AVX2 and for any x86-64, picked when the library loads.
+__attribute__((target_clones("avx2", "default")))
+void accumulateFloats(const float* __restrict p, uint64_t count, FloatAccumulator& acc) {
+    accumulateLanes(p, count, acc);
+}
 
 __attribute__((target_clones("avx2", "default")))
 void accumulateDoubles(const double* __restrict p, uint64_t count, DoubleAccumulator& acc) {
-    double sum[kLanes] = {}, sumSq[kLanes] = {}, mx[kLanes], mn[kLanes];
-    for (int l = 0; l < kLanes; ++l) {
-        mx[l] = acc.max;
-        mn[l] = acc.min;
-    }
-    uint64_t i = 0;
-    for (; i + kLanes <= count; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) {
-            const double x = p[i + l];
-            mx[l] = x > mx[l] ? x : mx[l];
-            mn[l] = x < mn[l] ? x : mn[l];
-            sum[l] += x;
-            sumSq[l] += x * x;
-        }
-    }
-    for (; i < count; ++i) {
-        const double x = p[i];
-        mx[0] = x > mx[0] ? x : mx[0];
-        mn[0] = x < mn[0] ? x : mn[0];
-        sum[0] += x;
-        sumSq[0] += x * x;
-    }
-    for (int l = 0; l < kLanes; ++l) {
-        acc.sum += sum[l];
-        acc.sumSq += sumSq[l];
-        acc.max = mx[l] > acc.max ? mx[l] : acc.max;
-        acc.min = mn[l] < acc.min ? mn[l] : acc.min;
-    }
+    accumulateLanes(p, count, acc);
 }
 
 template <typename T>
