@@ -19,11 +19,18 @@ namespace {
 constexpr int kPollIntervalMs = 100;  // polling fallback only
 }
 
-ConfigWatcher::ConfigWatcher(std::string path, std::function<void(Change)> onChange)
-    : path_(std::move(path)), onChange_(std::move(onChange)) {
+ConfigWatcher::ConfigWatcher(std::string path, std::function<void(Change)> onChange) : onChange_(std::move(onChange)) {
+    setPath(std::move(path));
+}
+
+void ConfigWatcher::setPath(std::string path) {
+    if (thread_.joinable()) return;
+    path_ = std::move(path);
     const size_t slash = path_.rfind('/');
     directory_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
     fileName_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+    lastMtimeNs_ = lastSize_ = -1;
+    lastInode_ = 0;
 }
 
 ConfigWatcher::~ConfigWatcher() { stop(); }

@@ -23,6 +23,8 @@ public:
     ConfigWatcher(const ConfigWatcher&) = delete;
     ConfigWatcher& operator=(const ConfigWatcher&) = delete;
 
+    // Watches another file from the next start() on (only while stopped).
+    void setPath(std::string path);
     void start();
     void stop();
     bool usesInotify() const { return inotifyFd_ >= 0; }

@@ -162,11 +162,13 @@ void ControlServer::run() {
             while (::read(wakePipe_[0], buffer, sizeof buffer) > 0) {
             }
         }
-        if (fds[0].revents & POLLIN) acceptClient();
-        for (size_t i = 0; i < clients_.size(); ++i) {
+        // The clients polled are the first fds.size() - 2; accepting adds more after them.
+        const size_t polledClients = fds.size() - 2;
+        for (size_t i = 0; i < polledClients; ++i) {
             const short revents = fds[i + 2].revents;
             if (revents & (POLLIN | POLLHUP | POLLERR)) readFrom(*clients_[i]);
         }
+        if (fds[0].revents & POLLIN) acceptClient();
         const auto now = std::chrono::steady_clock::now();
         if (now - lastFlush >= std::chrono::milliseconds(kFlushIntervalMs) || (fds[1].revents & POLLIN)) {
             flush();

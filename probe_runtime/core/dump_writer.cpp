@@ -44,6 +44,18 @@ DumpWriter::DumpWriter(WriterOptions options, std::function<void(const std::stri
 
 DumpWriter::~DumpWriter() { stop(); }
 
+void DumpWriter::reset(WriterOptions options) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (running_) return;
+    options_ = std::move(options);
+    counters_ = {};
+    diskStopped_ = false;
+    diskStoppedReason_.clear();
+    createdDirectories_.clear();
+    bytesSinceDiskCheck_ = 0;
+    lastDiskCheckMs_ = 0;
+}
+
 void DumpWriter::start() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (running_) return;

@@ -54,6 +54,9 @@ public:
     DumpWriter(const DumpWriter&) = delete;
     DumpWriter& operator=(const DumpWriter&) = delete;
 
+    // Takes new options and forgets the previous session's counters and state (only while
+    // stopped: the runtime reuses one writer for every start).
+    void reset(WriterOptions options);
     void start();
     // Queues a job; blocks while the queued bytes exceed the memory cap (unless the queue is
     // empty, so one tensor bigger than the cap still goes through). Returns false when the

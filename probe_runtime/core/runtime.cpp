@@ -270,10 +270,16 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     options.root = root_;
     options.memoryCapBytes = envMegabytes("PROBE_MEMORY_CAP_MB", 512);
     options.minFreeBytes = envMegabytes("PROBE_MIN_FREE_MB", 256);
-    writer_ = new DumpWriter(options, [this](const std::string& text) {
-        error(text);
-        recomputeAwake();
-    });
+    // One writer, watcher and control server for the process, reused by every start: an op
+    // racing a stop on another thread may still hold a pointer to them.
+    if (!writer_) {
+        writer_ = new DumpWriter(options, [this](const std::string& text) {
+            error(text);
+            recomputeAwake();
+        });
+    } else {
+        writer_->reset(options);
+    }
     writer_->start();
 
     // The config in force: the file when it is valid, else the defaults (dump disabled).
@@ -292,12 +298,17 @@ int Runtime::start(const char* outputDir, const char* configPath) {
         } else {
             info("config " + configPath_ + " does not exist yet; dumping is disabled until it is written");
         }
-        watcher_ = new ConfigWatcher(configPath_, [this](ConfigWatcher::Change change) {
-            onConfigFileChanged(change == ConfigWatcher::Change::Removed);
-        });
+        if (!watcher_) {
+            watcher_ = new ConfigWatcher(configPath_, [this](ConfigWatcher::Change change) {
+                onConfigFileChanged(change == ConfigWatcher::Change::Removed);
+            });
+        } else {
+            watcher_->setPath(configPath_);
+        }
         watcher_->start();
+        watching_ = true;
     } else {
-        watcher_ = nullptr;
+        watching_ = false;
     }
 
     // Housekeeping: status file once a second, and signals.
@@ -324,14 +335,14 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     });
 
     // The live control socket, for the application to attach to.
-    control_ = nullptr;
+    controlling_ = false;
     const char* control = std::getenv("PROBE_CONTROL");
     if (!(control && std::strcmp(control, "0") == 0)) {
-        auto* server = new ControlServer(*this);
-        const std::string problem = server->start();
+        if (!control_) control_ = new ControlServer(*this);
+        const std::string problem = control_->start();
         if (problem.empty()) {
-            control_ = server;
-            setListener(server);
+            controlling_ = true;
+            setListener(control_);
         } else {
             info("no live control socket (" + problem + "); the dump is written as usual");
         }
@@ -354,13 +365,13 @@ int Runtime::stopRuntime(bool fromHousekeeping) {
         if (::getpid() != ownerPid_) return 0;  // a forked child never owns the parent's dump
         started_.store(false, std::memory_order_release);
         recomputeAwake();
-        if (watcher_) watcher_->stop();
+        if (watching_) watcher_->stop();
         flushAllRows();
         // Drains what is queued; ops still running get their enqueue refused from here on, and
         // no write is left half done (a temporary file) when the process ends right after.
         writer_->stop();
         writeStatus("complete");
-        if (control_) {
+        if (controlling_) {
             setListener(nullptr);
             control_->stop();
         }
@@ -588,7 +599,7 @@ std::vector<LayerDescription> Runtime::knownLayers() {
     return layers;
 }
 
-std::string Runtime::controlSocketPath() const { return control_ ? control_->socketPath() : std::string(); }
+std::string Runtime::controlSocketPath() const { return controlling_ ? control_->socketPath() : std::string(); }
 
 // ---------------------------------------------------------------------------------------------
 // Ops
@@ -647,7 +658,7 @@ int Runtime::opBegin(const char* name, const char* type, const char* paramJson, 
 int Runtime::beginLayer(ThreadState& ts, const std::string& name, const std::string& type, const char* paramJson) {
     // A config change already made to the file takes effect here, at this boundary, for the
     // whole of this layer op (its children never see half of one config and half of another).
-    if (watcher_) watcher_->syncPending();
+    if (watching_) watcher_->syncPending();
     int64_t round = 0;
     LayerSlot* slot = slotFor(name, type, round);
 

@@ -161,10 +161,13 @@ private:
 
     std::mutex lifecycleMutex_;
     std::string outputDir_, root_, configPath_;
-    // Old instances are leaked on restart rather than freed under a racing op.
+    // Created once, reused by every start, never freed: an op racing a stop on another thread
+    // may still use them.
     DumpWriter* writer_ = nullptr;
     ConfigWatcher* watcher_ = nullptr;
     ControlServer* control_ = nullptr;
+    std::atomic<bool> watching_{false};     // this session watches a config file
+    std::atomic<bool> controlling_{false};  // this session has a control socket
 
     mutable std::mutex configMutex_;
     std::shared_ptr<const ConfigSnapshot> config_;
