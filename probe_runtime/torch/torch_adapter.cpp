@@ -183,7 +183,12 @@ uint64_t bufferIdOf(const at::Tensor& tensor) {
 // the order of the elements), else on a contiguous copy.
 probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
     const uint64_t count = static_cast<uint64_t>(tensor.numel());
-    const bool cacheable = tensor.has_storage() && !tensor.is_inference() && tensor.device().is_cpu();
+    // Only a tensor covering its memory densely is known by (storage, offset, count): it holds
+    // exactly the elements of that range, whatever their order. Anything else (an expand
+    // repeating elements, a strided slice) may share those numbers with different elements.
+    const bool dense = tensor.device().is_cpu() && tensor.is_non_overlapping_and_dense() && !tensor.is_conj() &&
+                       !tensor.is_neg();
+    const bool cacheable = dense && tensor.has_storage() && !tensor.is_inference();
     StatsKey key{};
     if (cacheable) {
         key = {tensor.storage().unsafeGetStorageImpl(), static_cast<uint64_t>(tensor.storage_offset()), count, code,
@@ -192,7 +197,7 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
         if (it != tls.statsCache.end()) return it->second.stats;
     }
     probe_tensor_stats stats{};
-    if (tensor.device().is_cpu() && tensor.is_non_overlapping_and_dense() && !tensor.is_conj() && !tensor.is_neg()) {
+    if (dense) {
         probe_compute_stats(code, tensor.data_ptr(), count, &stats);
     } else {
         at::Tensor host = tensor.cpu().resolve_conj().resolve_neg().contiguous();

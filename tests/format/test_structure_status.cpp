@@ -43,6 +43,20 @@ TEST(StructureJson, ModelKeysInOrder) {
     EXPECT_FALSE(ModelStructure::fromJson(nlohmann::json::parse("[1]"), &error));
 }
 
+TEST(DumpStatus, FieldsOfTheWrongTypeFallBack) {
+    probe::test::TempDir dir;
+    probe::test::writeFile(dir / "probe_status.json",
+                           R"({"processes": [{"pid": "12", "state": 3, "rows": -1, "files": 5, "messages": [1, "x"]}]})");
+    std::string error;
+    auto status = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(status) << error;
+    ASSERT_EQ(status->processes.size(), 1u);
+    EXPECT_EQ(status->processes[0].pid, 0);
+    EXPECT_EQ(status->processes[0].state, "running");
+    EXPECT_EQ(status->files, 5u);
+    EXPECT_EQ(status->processes[0].messages, std::vector<std::string>{"x"});
+}
+
 TEST(DumpStatus, ProcessesMergeUnderTheLock) {
     probe::test::TempDir dir;
     std::vector<std::thread> writers;

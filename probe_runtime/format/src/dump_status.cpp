@@ -34,20 +34,37 @@ nlohmann::ordered_json ProcessDumpStatus::toJson() const {
     return j;
 }
 
+namespace {
+
+// A field of the expected type, or the fallback: a status file from another version (or a
+// damaged one) must not stop a reader.
+template <typename T>
+T field(const nlohmann::json& j, const char* key, T fallback) {
+    auto it = j.find(key);
+    if (it == j.end()) return fallback;
+    try {
+        return it->get<T>();
+    } catch (const nlohmann::json::exception&) {
+        return fallback;
+    }
+}
+
+}  // namespace
+
 ProcessDumpStatus ProcessDumpStatus::fromJson(const nlohmann::json& j) {
     ProcessDumpStatus s;
-    s.pid = j.value("pid", int64_t{0});
-    s.device = j.value("device", -1);
-    s.state = j.value("state", std::string("running"));
-    s.command = j.value("command", std::string());
-    s.started = j.value("started", std::string());
-    s.updated = j.value("updated", std::string());
-    s.files = j.value("files", uint64_t{0});
-    s.bytes = j.value("bytes", uint64_t{0});
-    s.rows = j.value("rows", uint64_t{0});
-    s.errors = j.value("errors", uint64_t{0});
-    s.droppedRows = j.value("dropped_rows", uint64_t{0});
-    s.dumpStopped = j.value("dump_stopped", std::string());
+    s.pid = field<int64_t>(j, "pid", 0);
+    s.device = field<int>(j, "device", -1);
+    s.state = field<std::string>(j, "state", "running");
+    s.command = field<std::string>(j, "command", "");
+    s.started = field<std::string>(j, "started", "");
+    s.updated = field<std::string>(j, "updated", "");
+    s.files = field<uint64_t>(j, "files", 0);
+    s.bytes = field<uint64_t>(j, "bytes", 0);
+    s.rows = field<uint64_t>(j, "rows", 0);
+    s.errors = field<uint64_t>(j, "errors", 0);
+    s.droppedRows = field<uint64_t>(j, "dropped_rows", 0);
+    s.dumpStopped = field<std::string>(j, "dump_stopped", "");
     if (auto it = j.find("messages"); it != j.end() && it->is_array())
         for (const auto& m : *it)
             if (m.is_string()) s.messages.push_back(m.get<std::string>());

@@ -30,37 +30,45 @@ void appendField(std::string& out, std::string_view field) {
     out += '"';
 }
 
-bool splitCsvLine(std::string_view line, std::vector<std::string>& fields) {
-    fields.clear();
-    std::string current;
-    bool quoted = false;
-    size_t i = 0;
-    while (i < line.size()) {
-        char c = line[i];
-        if (quoted) {
-            if (c == '"') {
-                if (i + 1 < line.size() && line[i + 1] == '"') {
-                    current += '"';
-                    ++i;
+// Splits one line into its fields without copying them: a quoted field is unquoted into
+// `scratch` (rare: only names holding commas or quotes are quoted).
+bool splitCsvLine(std::string_view line, std::string_view (&fields)[kColumns], int& count,
+                  std::vector<std::string>& scratch) {
+    count = 0;
+    scratch.clear();
+    scratch.reserve(kColumns);  // views into it must stay valid
+    size_t pos = 0;
+    while (true) {
+        if (count == kColumns) return false;
+        if (pos < line.size() && line[pos] == '"') {
+            std::string unquoted;
+            size_t i = pos + 1;
+            for (;; ++i) {
+                if (i >= line.size()) return false;  // unterminated
+                if (line[i] == '"') {
+                    if (i + 1 < line.size() && line[i + 1] == '"') {
+                        unquoted += '"';
+                        ++i;
+                    } else {
+                        break;
+                    }
                 } else {
-                    quoted = false;
+                    unquoted += line[i];
                 }
-            } else {
-                current += c;
             }
-        } else if (c == '"' && current.empty()) {
-            quoted = true;
-        } else if (c == ',') {
-            fields.push_back(std::move(current));
-            current.clear();
-        } else {
-            current += c;
+            scratch.push_back(std::move(unquoted));
+            fields[count++] = scratch.back();
+            pos = i + 1;
+            if (pos == line.size()) return true;
+            if (line[pos] != ',') return false;
+            ++pos;
+            continue;
         }
-        ++i;
+        const size_t comma = line.find(',', pos);
+        fields[count++] = line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        if (comma == std::string_view::npos) return true;
+        pos = comma + 1;
     }
-    if (quoted) return false;
-    fields.push_back(std::move(current));
-    return true;
 }
 
 }  // namespace
@@ -89,10 +97,9 @@ std::optional<double> parseStatValue(std::string_view text, bool* ok) {
     if (text == "nan" || text == "-nan") return std::nan("");
     if (text == "inf") return HUGE_VAL;
     if (text == "-inf") return -HUGE_VAL;
-    std::string copy(text);
-    char* end = nullptr;
-    double v = std::strtod(copy.c_str(), &end);
-    if (copy.empty() || end != copy.c_str() + copy.size()) {
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
         if (ok) *ok = false;
         return std::nullopt;
     }
@@ -131,28 +138,29 @@ std::string formatStatRow(const StatRow& row) {
 
 std::optional<StatRow> parseStatRow(std::string_view line, std::string* error) {
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-    std::vector<std::string> f;
-    if (!splitCsvLine(line, f)) {
-        if (error) *error = "unterminated quote";
+    std::string_view f[kColumns];
+    int count = 0;
+    thread_local std::vector<std::string> scratch;
+    if (!splitCsvLine(line, f, count, scratch)) {
+        if (error) *error = count == kColumns ? "more than 15 columns" : "unterminated quote";
         return std::nullopt;
     }
-    if (static_cast<int>(f.size()) != kColumns) {
-        if (error) *error = "expected 15 columns, found " + std::to_string(f.size());
+    if (count != kColumns) {
+        if (error) *error = "expected 15 columns, found " + std::to_string(count);
         return std::nullopt;
     }
     StatRow row;
     row.devicePid = f[0];
-    char* end = nullptr;
-    row.round = std::strtoll(f[1].c_str(), &end, 10);
-    if (f[1].empty() || *end != '\0') {
-        if (error) *error = "Execution Count is not a number: " + f[1];
+    auto [ptr, ec] = std::from_chars(f[1].data(), f[1].data() + f[1].size(), row.round);
+    if (f[1].empty() || ec != std::errc() || ptr != f[1].data() + f[1].size()) {
+        if (error) *error = "Execution Count is not a number: " + std::string(f[1]);
         return std::nullopt;
     }
     row.opName = f[2];
     row.opType = f[3];
     row.opId = f[4];
     if (f[5] != "input" && f[5] != "output") {
-        if (error) *error = "Input/Output must be input or output: " + f[5];
+        if (error) *error = "Input/Output must be input or output: " + std::string(f[5]);
         return std::nullopt;
     }
     row.isOutput = f[5] == "output";
@@ -165,11 +173,11 @@ std::optional<StatRow> parseStatRow(std::string_view line, std::string* error) {
         bool ok = true;
         *values[i] = parseStatValue(f[10 + i], &ok);
         if (!ok) {
-            if (error) *error = "not a number: " + f[10 + i];
+            if (error) *error = "not a number: " + std::string(f[10 + i]);
             return std::nullopt;
         }
     }
-    row.tensorPath = f[14] == "N/A" ? std::string() : f[14];
+    if (f[14] != "N/A") row.tensorPath = f[14];
     return row;
 }
 
