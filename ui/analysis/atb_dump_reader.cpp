@@ -119,12 +119,12 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::
 }
 
 uint32_t AtbDumpReader::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index) {
-    for (uint32_t s : ops_[op].slots)
+    for (uint32_t s : ops_[op].tensorSlots)
         if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
     const auto slot = static_cast<uint32_t>(slots_.size());
     slots_.push_back({isOutput, index});
-    ops_[op].slots.push_back(slot);
-    delta.slots.push_back({op, isOutput, index});
+    ops_[op].tensorSlots.push_back(slot);
+    delta.tensorSlots.push_back({op, isOutput, index});
     return slot;
 }
 

@@ -44,7 +44,7 @@ private:
     };
     struct OpState {
         uint32_t process = 0;
-        std::vector<uint32_t> slots;
+        std::vector<uint32_t> tensorSlots;
         bool typed = false;     // type known (from a row or a structure file)
         bool hasParam = false;  // parameters known (from a structure file)
         bool fromStructure = false;  // described by a structure file

@@ -97,14 +97,14 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         touch(u.op);
     }
 
-    for (auto& d : delta.slots) {
+    for (auto& d : delta.tensorSlots) {
         const auto index = static_cast<uint32_t>(slots_.size());
         Slot slot;
         slot.op = d.op;
         slot.isOutput = d.isOutput;
         slot.index = std::move(d.index);
         slots_.push_back(std::move(slot));
-        ops_[d.op].slots.push_back(index);
+        ops_[d.op].tensorSlots.push_back(index);
     }
 
     change.firstNewRow = static_cast<uint32_t>(rows_.size());
@@ -187,7 +187,7 @@ format::OpLocation DumpIndex::location(uint32_t op) const {
 
 uint32_t DumpIndex::representativeSlot(uint32_t op) const {
     uint32_t firstInput = kNone;
-    for (uint32_t s : ops_[op].slots) {
+    for (uint32_t s : ops_[op].tensorSlots) {
         if (slots_[s].rows.empty()) continue;
         if (slots_[s].isOutput) return s;
         if (firstInput == kNone) firstInput = s;
@@ -255,13 +255,21 @@ std::string DumpIndex::resolveTensorAlias(uint32_t row, const std::string& alias
     const uint32_t process = ops_[slots_[r.slot].op].process;
     const uint32_t op = findOp(process, id);
     if (op == kNone) return {};
-    for (uint32_t s : ops_[op].slots) {
+    for (uint32_t s : ops_[op].tensorSlots) {
         const uint32_t candidate = slotRow(s, r.round);
         if (candidate == kNone) continue;
         std::string path = tensorPath(candidate);
         if (endsWith(path, file)) return path;
     }
     return {};
+}
+
+uint32_t DumpIndex::firstAnomalousRow(uint32_t process, uint8_t bits) const {
+    if (process >= processes_.size()) return kNone;
+    for (const auto& [round, rows] : processes_[process].rounds)
+        for (uint32_t row : rows)
+            if (rows_[row].anomalies & bits) return row;
+    return kNone;
 }
 
 std::string DumpIndex::describeOp(uint32_t op) const {

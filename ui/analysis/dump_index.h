@@ -76,7 +76,7 @@ struct DumpDelta {
     std::vector<Process> processes;
     std::vector<Op> ops;
     std::vector<OpUpdate> opUpdates;
-    std::vector<Slot> slots;
+    std::vector<Slot> tensorSlots;
     std::vector<std::string> strings;  // appended to DumpIndex::strings
     std::vector<std::string> sources;  // appended to DumpIndex::sources
     std::vector<StatRecord> rows;
@@ -86,7 +86,7 @@ struct DumpDelta {
     bool more = false;                         // the reader stopped early: poll again at once
 
     bool empty() const {
-        return processes.empty() && ops.empty() && opUpdates.empty() && slots.empty() && rows.empty() && !status &&
+        return processes.empty() && ops.empty() && opUpdates.empty() && tensorSlots.empty() && rows.empty() && !status &&
                problems.empty();
     }
 };
@@ -122,7 +122,7 @@ public:
         int depth = 0;     // 0 for layer-level
         std::string id, name, type, namePath, param;
         std::vector<uint32_t> children;
-        std::vector<uint32_t> slots;
+        std::vector<uint32_t> tensorSlots;
         std::vector<int32_t> rounds;  // distinct rounds it has rows in, sorted
         uint8_t anomalies = 0;        // of its own rows
         uint8_t subtreeAnomalies = 0; // of its rows and its descendants' rows
@@ -191,6 +191,10 @@ public:
         int maxDepth = -1;    // -1: every depth; 0: layer-level ops only
     };
     std::vector<ProfilePoint> roundProfile(uint32_t process, int32_t round, const ProfileOptions& options) const;
+
+    // The first row (in round order, then file order) whose statistics have any of `bits`, in
+    // one process; kNone if none. Where a NaN first appears is where to start looking.
+    uint32_t firstAnomalousRow(uint32_t process, uint8_t bits) const;
 
     std::optional<format::DumpStatus> status() const { return status_; }
     const std::vector<std::string>& problems() const { return problems_; }

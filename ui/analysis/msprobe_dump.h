@@ -73,7 +73,7 @@ private:
         uint64_t bytesRead = 0;
     };
     struct OpState {
-        std::vector<uint32_t> slots;
+        std::vector<uint32_t> tensorSlots;
     };
     struct SlotKey {
         bool isOutput;
