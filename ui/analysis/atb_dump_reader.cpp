@@ -140,7 +140,12 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
     if (stamp == statusStamp_) return;
     statusStamp_ = stamp;
     std::string error;
-    auto status = format::readStatusFile(root_, &error);
+    std::optional<format::DumpStatus> status;
+    try {
+        status = format::readStatusFile(root_, &error);
+    } catch (const std::exception& e) {  // a field of the wrong type
+        error = std::string("not a status file this version understands: ") + e.what();
+    }
     if (!status) {
         delta.problems.push_back(path + ": " + error);
         return;
@@ -248,7 +253,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                         delta.problems.push_back(path + ": not a layer structure file: " + error);
                         continue;
                     }
-                    const size_t position = layerId.empty() ? opById_[process].size() : std::stoul(layerId);
+                    const size_t position = layerId.empty() ? opById_[process].size() : std::strtoull(layerId.c_str(), nullptr, 10);
                     mergeStructureNode(delta, process, kNone, {}, position, *layer);
                 }
             }
@@ -367,23 +372,16 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         file.offset += lastNewline + 1;
         consumed += lastNewline + 1;
     }
-    // A last line without its line end is complete only if nobody is writing any more.
+    // Rows are written whole, line end included: a last line without one, once nobody writes
+    // any more, is a row cut short (a crash, a full disk, a copy interrupted). It may even
+    // parse (a cut path), so it is reported and skipped, never taken for a real row.
     const bool writerDone = state_ == "complete" || state_ == "incomplete" || (!hasStatusFile_ && stable);
     if (file.offset < size && consumed < budget && writerDone) {
-        buffer.resize(size - file.offset);
-        const ssize_t n = ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(file.offset));
-        if (n > 0 && buffer.find('\n') == std::string::npos) {
-            ++file.lineNumber;
-            std::string error;
-            auto row = file.headerChecked ? format::parseStatRow(buffer, &error) : std::nullopt;
-            if (row)
-                addRow(delta, file, process, *row, file.offset);
-            else
-                malformedLine(delta, path, file, "the last line is cut short (the file was truncated)");
-            file.headerChecked = true;
-            consumed += size - file.offset;
-            file.offset = size;
-        }
+        ++file.lineNumber;
+        malformedLine(delta, path, file, "the last line is cut short (no line end): the file was truncated");
+        file.headerChecked = true;
+        consumed += size - file.offset;
+        file.offset = size;
     }
     ::close(fd);
     return consumed;
@@ -401,12 +399,14 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
     uint64_t used = 0;
     for (const auto& file : listRoundFiles(root_)) {
         if (used < byteBudget) used += pollCsv(file.path, file.devicePid, byteBudget - used, delta);
-        const CsvFile& state = csvFiles_[file.path];
+        // A file not reached in this poll (budget spent) is not known yet: offset 0.
+        auto known = csvFiles_.find(file.path);
+        const uint64_t offset = known == csvFiles_.end() ? 0 : known->second.offset;
         struct stat st;
-        const uint64_t size = ::stat(file.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : state.offset;
-        delta.bytesDone += state.offset;
-        delta.bytesTotal += std::max(size, state.offset);
-        if (state.offset < size && used >= byteBudget) delta.more = true;
+        const uint64_t size = ::stat(file.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : offset;
+        delta.bytesDone += offset;
+        delta.bytesTotal += std::max(size, offset);
+        if (offset < size && used >= byteBudget) delta.more = true;
     }
     finished_ = (state_ == "complete" || state_ == "incomplete") && !delta.more && delta.bytesDone == delta.bytesTotal;
     return delta;

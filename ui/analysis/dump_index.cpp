@@ -62,7 +62,17 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         touched.push_back(op);
     };
 
+    // A delta that does not fit this index (a reader bug) is dropped item by item, never
+    // allowed to index out of range.
+    auto rejected = [&](const char* what) {
+        if (problems_.size() < kMaxProblems)
+            problems_.push_back(std::string("internal: a ") + what + " referring to an unknown index was ignored");
+    };
     for (auto& d : delta.ops) {
+        if (d.process >= processes_.size() || (d.parent != kNone && d.parent >= ops_.size())) {
+            rejected("new op");
+            continue;
+        }
         const auto index = static_cast<uint32_t>(ops_.size());
         Op op;
         op.process = d.process;
@@ -87,7 +97,7 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         process.opById.emplace(op.id, index);
         ops_.push_back(std::move(op));
     }
-    change.newOps = static_cast<uint32_t>(delta.ops.size());
+    change.newOps = static_cast<uint32_t>(ops_.size()) - change.firstNewOp;
 
     for (auto& u : delta.opUpdates) {
         if (u.op >= ops_.size()) continue;
@@ -98,6 +108,10 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
     }
 
     for (auto& d : delta.tensorSlots) {
+        if (d.op >= ops_.size()) {
+            rejected("tensor");
+            continue;
+        }
         const auto index = static_cast<uint32_t>(slots_.size());
         Slot slot;
         slot.op = d.op;
@@ -110,6 +124,10 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
     change.firstNewRow = static_cast<uint32_t>(rows_.size());
     rows_.reserve(rows_.size() + delta.rows.size());
     for (const auto& record : delta.rows) {
+        if (record.slot >= slots_.size()) {
+            rejected("row");
+            continue;
+        }
         const auto index = static_cast<uint32_t>(rows_.size());
         rows_.push_back(record);
         Slot& slot = slots_[record.slot];
@@ -145,7 +163,7 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
             }
         }
     }
-    change.newRows = static_cast<uint32_t>(delta.rows.size());
+    change.newRows = static_cast<uint32_t>(rows_.size()) - change.firstNewRow;
 
     if (delta.status) {
         status_ = std::move(delta.status);

@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -37,7 +40,8 @@ bool allDigits(std::string_view s) {
 // "step12" -> 12; -1 when not a step directory.
 int64_t stepNumber(const std::string& name) {
     if (name.size() < 5 || name.compare(0, 4, "step") != 0 || !allDigits(std::string_view(name).substr(4))) return -1;
-    return std::stoll(name.substr(4));
+    const long long n = std::strtoll(name.c_str() + 4, nullptr, 10);
+    return n > INT32_MAX ? -1 : n;  // a round is an int32
 }
 
 bool isRankDirectoryName(const std::string& name) {
@@ -137,7 +141,7 @@ std::optional<MsprobeEntryName> parseMsprobeEntryName(std::string_view entry) {
         allDigits(parts.back())) {
         name.kind = MsprobeEntryName::Kind::ParametersGrad;
         name.prefix = "Module";
-        name.call = std::stoll(parts.back());
+        name.call = std::strtoll(parts.back().c_str(), nullptr, 10);
         name.moduleClass = parts[parts.size() - 3];
         name.name = join(parts, 1, parts.size() - 3, '.');
         return name;
@@ -146,7 +150,7 @@ std::optional<MsprobeEntryName> parseMsprobeEntryName(std::string_view entry) {
         (parts[parts.size() - 2] == "forward" || parts[parts.size() - 2] == "backward")) {
         name.kind = MsprobeEntryName::Kind::Module;
         name.prefix = "Module";
-        name.call = std::stoll(parts.back());
+        name.call = std::strtoll(parts.back().c_str(), nullptr, 10);
         name.direction = parts[parts.size() - 2];
         name.moduleClass = parts[parts.size() - 3];
         name.name = join(parts, 1, parts.size() - 3, '.');
@@ -156,7 +160,7 @@ std::optional<MsprobeEntryName> parseMsprobeEntryName(std::string_view entry) {
         (parts.back() == "forward" || parts.back() == "backward")) {
         name.kind = MsprobeEntryName::Kind::Api;
         name.prefix = parts[0];
-        name.call = std::stoll(parts[parts.size() - 2]);
+        name.call = std::strtoll(parts[parts.size() - 2].c_str(), nullptr, 10);
         name.direction = parts.back();
         name.name = join(parts, 1, parts.size() - 2, '.');
         return name;

@@ -47,9 +47,15 @@ void DumpLoader::pollOnce() {
     auto delta = std::make_shared<analysis::DumpDelta>();
     try {
         *delta = reader_->poll(analysis::kDefaultPollBudget);
-    } catch (const std::exception& e) {  // readers report problems rather than throw; this is a last resort
+    } catch (const std::exception& e) {
+        // Readers report problems rather than throw; if one does, its state may no longer match
+        // the index, so stop following rather than risk wrong data.
         delta = std::make_shared<analysis::DumpDelta>();
-        delta->problems.push_back("reading " + reader_->root() + " failed: " + e.what());
+        delta->problems.push_back("reading " + reader_->root() + " stopped: " + e.what() + "; reopen the folder to try again");
+        ++*pendingDeltas_;
+        emit deltaReady(generation_, delta);
+        emit caughtUp(generation_);
+        return;
     }
     const bool more = delta->more;
     const bool found = !delta->rows.empty() || !delta->ops.empty() || delta->status.has_value();
