@@ -10,6 +10,7 @@
 #include "probe/format/file_util.h"
 #include "probe/format/tensor_bin.h"
 #include "probe/format/tensor_stats.h"
+#include "test_support.h"
 
 namespace probe::test {
 
@@ -94,6 +95,40 @@ void DumpBuilder::setStatus(const std::string& state) {
     status.pid = std::stoll(underscore == std::string::npos ? devicePid_ : devicePid_.substr(underscore + 1));
     status.state = state;
     format::updateStatusFile(root_, status);
+}
+
+const char* const kMsprobeDumpJson = R"({
+ "task": "tensor", "level": "mix", "framework": "pytorch", "dump_data_dir": "/elsewhere/dump_tensor_data",
+ "data": {
+  "Functional.linear.0.forward": {
+   "input_args": [
+    {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [10, 8], "Max": 1.5, "Min": -1.0, "Mean": 0.25, "Norm": 3.0,
+     "requires_grad": false, "data_name": "Functional.linear.0.forward.input.0.pt"},
+    {"type": "int", "value": 3},
+    null
+   ],
+   "input_kwargs": {"bias": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": NaN, "Min": -Infinity,
+                             "Mean": NaN, "Norm": Infinity, "requires_grad": true}},
+   "output": [{"type": "torch.Tensor", "dtype": "torch.bool", "shape": [], "Max": true, "Min": false, "Mean": null, "Norm": null,
+               "requires_grad": false}]
+  },
+  "Module.fc.Linear.forward.0": {
+   "input_args": [], "input_kwargs": {}, "output": [[{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [2, 2],
+     "Max": 2.0, "Min": 0.0, "Mean": 1.0, "Norm": 2.5, "requires_grad": true}]],
+   "parameters": {"weight": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": 0.5, "Min": -0.5,
+     "Mean": 0.0, "Norm": 1.0, "requires_grad": true}}
+  },
+  "Module.fc.Linear.parameters_grad.0": {"weight": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8],
+     "Max": 0.1, "Min": -0.1, "Mean": 0.0, "Norm": 0.2, "requires_grad": false}]}
+ }})";
+
+void writeMsprobeStep(const std::string& dumpPath, int step, const std::string& dumpJson) {
+    const std::string dir = dumpPath + "/step" + std::to_string(step) + "/rank0";
+    format::makeDirectories(dir + "/dump_tensor_data");
+    writeFile(dir + "/construct.json",
+                    R"({"Functional.linear.0.forward": "Module.fc.Linear.forward.0", "Module.fc.Linear.forward.0": null})");
+    writeFile(dir + "/stack.json", "{}");
+    replaceFile(dir + "/dump.json", dumpJson);
 }
 
 format::StructureNode node(const std::string& name, const std::string& id, const std::string& type,

@@ -40,6 +40,13 @@ private:
     std::string output_, devicePid_, root_;
 };
 
+// A dump.json as PrecisionDebugger writes it (FORMATS.md section 2): three entries (an API call
+// inside a module, the module with its parameters, its parameters' gradients), with NaN and
+// Infinity among the statistics.
+extern const char* const kMsprobeDumpJson;
+// Writes <dumpPath>/step<step>/rank0/{dump.json (replaced atomically), construct.json, stack.json}.
+void writeMsprobeStep(const std::string& dumpPath, int step, const std::string& dumpJson);
+
 // A structure node "<name>_<id>" with children.
 format::StructureNode node(const std::string& name, const std::string& id, const std::string& type,
                            std::vector<format::StructureNode> children = {});

@@ -337,46 +337,11 @@ TEST(DumpIndex, ProfileListsOpsOfARoundInExecutionOrder) {
 
 // --- msprobe layout ---------------------------------------------------------------------------
 
-// A dump.json as PrecisionDebugger writes it (FORMATS.md section 2), with non-finite values.
-const char* kDumpJson = R"({
- "task": "tensor", "level": "mix", "framework": "pytorch", "dump_data_dir": "/elsewhere/dump_tensor_data",
- "data": {
-  "Functional.linear.0.forward": {
-   "input_args": [
-    {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [10, 8], "Max": 1.5, "Min": -1.0, "Mean": 0.25, "Norm": 3.0,
-     "requires_grad": false, "data_name": "Functional.linear.0.forward.input.0.pt"},
-    {"type": "int", "value": 3},
-    null
-   ],
-   "input_kwargs": {"bias": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": NaN, "Min": -Infinity,
-                             "Mean": NaN, "Norm": Infinity, "requires_grad": true}},
-   "output": [{"type": "torch.Tensor", "dtype": "torch.bool", "shape": [], "Max": true, "Min": false, "Mean": null, "Norm": null,
-               "requires_grad": false}]
-  },
-  "Module.fc.Linear.forward.0": {
-   "input_args": [], "input_kwargs": {}, "output": [[{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [2, 2],
-     "Max": 2.0, "Min": 0.0, "Mean": 1.0, "Norm": 2.5, "requires_grad": true}]],
-   "parameters": {"weight": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": 0.5, "Min": -0.5,
-     "Mean": 0.0, "Norm": 1.0, "requires_grad": true}}
-  },
-  "Module.fc.Linear.parameters_grad.0": {"weight": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8],
-     "Max": 0.1, "Min": -0.1, "Mean": 0.0, "Norm": 0.2, "requires_grad": false}]}
- }})";
-
-void writeMsprobeStep(const std::string& dumpPath, int step, const std::string& dumpJson) {
-    const std::string dir = dumpPath + "/step" + std::to_string(step) + "/rank0";
-    format::makeDirectories(dir + "/dump_tensor_data");
-    test::writeFile(dir + "/construct.json",
-                    R"({"Functional.linear.0.forward": "Module.fc.Linear.forward.0", "Module.fc.Linear.forward.0": null})");
-    test::writeFile(dir + "/stack.json", "{}");
-    test::replaceFile(dir + "/dump.json", dumpJson);
-}
-
 TEST(MsprobeReader, ReadsEntriesTensorsAndTheModuleTree) {
     test::TempDir dir("ui-analysis");
     const std::string dumpPath = dir / "dump_path";
-    writeMsprobeStep(dumpPath, 0, kDumpJson);
-    writeMsprobeStep(dumpPath, 3, kDumpJson);
+    test::writeMsprobeStep(dumpPath, 0, test::kMsprobeDumpJson);
+    test::writeMsprobeStep(dumpPath, 3, test::kMsprobeDumpJson);
     for (const std::string& start : {dir.path(), dumpPath, dumpPath + "/step3", dumpPath + "/step0/rank0"}) {
         auto root = analysis::findMsprobeDumpRoot(start);
         ASSERT_TRUE(root) << start;
@@ -432,17 +397,17 @@ TEST(MsprobeReader, ReadsEntriesTensorsAndTheModuleTree) {
 TEST(MsprobeReader, ARewrittenDumpJsonAddsOnlyNewEntries) {
     test::TempDir dir("ui-analysis");
     const std::string dumpPath = dir / "dump_path";
-    std::string partial = kDumpJson;
+    std::string partial = test::kMsprobeDumpJson;
     // The first rewrite during a long step holds only the first entry.
     const size_t second = partial.find("\"Module.fc.Linear.forward.0\": {");
     const std::string firstOnly = partial.substr(0, partial.rfind(',', second)) + "\n }}";
-    writeMsprobeStep(dumpPath, 0, firstOnly);
+    test::writeMsprobeStep(dumpPath, 0, firstOnly);
     auto reader = open(dumpPath);
     DumpIndex index(reader->layout(), reader->root());
     index.apply(reader->poll(analysis::kDefaultPollBudget));
     EXPECT_TRUE(index.problems().empty()) << problems(index);
     EXPECT_EQ(index.rowCount(), 3u);
-    test::replaceFile(dumpPath + "/step0/rank0/dump.json", kDumpJson);
+    test::replaceFile(dumpPath + "/step0/rank0/dump.json", test::kMsprobeDumpJson);
     const auto change = index.apply(reader->poll(analysis::kDefaultPollBudget));
     EXPECT_EQ(index.rowCount(), 6u);
     EXPECT_EQ(change.newRows, 3u);
@@ -452,9 +417,9 @@ TEST(MsprobeReader, ARewrittenDumpJsonAddsOnlyNewEntries) {
 TEST(MsprobeReader, BrokenFilesGiveMessages) {
     test::TempDir dir("ui-analysis");
     const std::string dumpPath = dir / "dump_path";
-    writeMsprobeStep(dumpPath, 0, std::string(kDumpJson).substr(0, 300));  // truncated
-    writeMsprobeStep(dumpPath, 1, "{\"task\": \"statistics\"}");             // no data
-    writeMsprobeStep(dumpPath, 2, kDumpJson);
+    test::writeMsprobeStep(dumpPath, 0, std::string(test::kMsprobeDumpJson).substr(0, 300));  // truncated
+    test::writeMsprobeStep(dumpPath, 1, "{\"task\": \"statistics\"}");             // no data
+    test::writeMsprobeStep(dumpPath, 2, test::kMsprobeDumpJson);
     test::writeFile(dumpPath + "/step2/rank0/construct.json", "[1, 2");
     test::writeFile(dumpPath + "/step2/rank0/dump_error_info.log", "RuntimeError: hook failed\nmore");
     auto reader = open(dumpPath);
