@@ -258,6 +258,9 @@ int main(int argc, char** argv) {
     MainWindow window;
     window.resize(windowSize);
     window.show();
+    if (window.size() != windowSize)
+        std::fprintf(stderr, "probe-studio: the window cannot be %dx%d; it is %dx%d\n", windowSize.width(), windowSize.height(),
+                     window.width(), window.height());
     if (!dir.isEmpty()) window.openDump(dir);
     if (request.file.isEmpty()) {
         // Interactive: arrange what was asked for once the dump is loaded.

@@ -88,6 +88,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     // Status bar: state, progress, problems.
     state_ = new QLabel(this);
+    state_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
     progress_ = new QProgressBar(this);
     progress_->setMaximumWidth(220);
     progress_->setVisible(false);

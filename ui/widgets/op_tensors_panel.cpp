@@ -21,6 +21,7 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     : QWidget(parent), store_(store), cursor_(cursor) {
     model_ = new OpTensorsModel(store_, this);
     title_ = new QLabel(this);
+    title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
     QFont bold = title_->font();
     bold.setBold(true);
     bold.setPointSizeF(bold.pointSizeF() * 1.1);

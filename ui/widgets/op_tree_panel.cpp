@@ -77,6 +77,7 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
 
     configBar_ = new QWidget(this);
     configLabel_ = new QLabel(configBar_);
+    configLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
     configLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     includeChildren_ = new QCheckBox(tr("Include children"), configBar_);
     includeChildren_->setToolTip(tr("save_child: ticked ops' children are dumped too (shown half-ticked)"));

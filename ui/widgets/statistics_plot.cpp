@@ -80,8 +80,10 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     controls->addWidget(clearPins_);
 
     title_ = new QLabel(this);
+    title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
     title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     readout_ = new QLabel(this);
+    readout_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
     readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     readout_->setMinimumHeight(readout_->fontMetrics().height() + 4);
 
@@ -435,12 +437,12 @@ Stat StatisticsPlot::seriesStat(int seriesIndex) const {
     return seriesIndex >= 0 && seriesIndex < seriesStats_.size() ? seriesStats_[seriesIndex] : Stat::Max;
 }
 
-uint32_t StatisticsPlot::rowNear(const QPoint& pos) const {
+StatisticsPlot::Pick StatisticsPlot::pick(const QPoint& pos) const {
     const auto& idx = store_->index();
     const QRect rect = plot_->axisRect()->rect();
     const double lo = plot_->xAxis->pixelToCoord(pos.x() - kPickRadius), hi = plot_->xAxis->pixelToCoord(pos.x() + kPickRadius);
     double best = kPickRadius;
-    uint32_t bestRow = kNone;
+    Pick found;
     for (int s = 0; s < series_.size(); ++s) {
         const auto& series = series_[s];
         const Stat stat = seriesStat(s);
@@ -449,52 +451,45 @@ uint32_t StatisticsPlot::rowNear(const QPoint& pos) const {
         for (auto it = first; it != series.x.end() && *it <= std::max(lo, hi) && checked < 5000; ++it, ++checked) {
             const int i = static_cast<int>(it - series.x.begin());
             const auto& record = idx.row(series.rows[i]);
-            double py;
             if (!record.has(stat)) continue;
             const double v = record.get(stat);
+            double py;
             if (std::isfinite(v)) {
                 if (log_ && v <= 0) continue;
                 py = plot_->yAxis->coordToPixel(v);
-            } else {
+            } else {  // drawn as a mark at the edge
                 py = std::isinf(v) && v < 0 ? rect.bottom() - kMarkInset : rect.top() + kMarkInset;
             }
             const double d = std::hypot(plot_->xAxis->coordToPixel(*it) - pos.x(), py - pos.y());
             if (d <= best) {
                 best = d;
-                bestRow = series.rows[i];
+                found = {s, i, series.rows[i]};
             }
         }
     }
-    return bestRow;
+    return found;
 }
 
 void StatisticsPlot::hoverAt(const QPoint& pos) {
-    const uint32_t row = rowNear(pos);
     if (!hover_) return;
-    if (row == kNone) {
-        if (!readoutText_.isEmpty()) {
+    const Pick p = pick(pos);
+    if (p.row == kNone) {
+        if (!hover_->data()->isEmpty()) {
             hover_->data()->clear();
             plot_->replot(QCustomPlot::rpQueuedReplot);
         }
         return;
     }
-    // The series holding the row tells which statistic it plots.
-    const auto& idx = store_->index();
-    for (int s = 0; s < series_.size(); ++s) {
-        const int i = static_cast<int>(series_[s].rows.indexOf(row));
-        if (i < 0) continue;
-        const Stat stat = seriesStat(s);
-        const double v = idx.row(row).get(stat);
-        const QRect rect = plot_->axisRect()->rect();
-        double y = v;
-        if (!std::isfinite(v))
-            y = plot_->yAxis->pixelToCoord(std::isinf(v) && v < 0 ? rect.bottom() - kMarkInset : rect.top() + kMarkInset);
-        hover_->setData({series_[s].x[i]}, {y});
-        readoutText_ = describeRow(row, stat);
-        readout_->setText(readoutText_);
-        plot_->replot(QCustomPlot::rpQueuedReplot);
-        return;
-    }
+    const Stat stat = seriesStat(p.series);
+    const double v = store_->index().row(p.row).get(stat);
+    const QRect rect = plot_->axisRect()->rect();
+    double y = v;
+    if (!std::isfinite(v))
+        y = plot_->yAxis->pixelToCoord(std::isinf(v) && v < 0 ? rect.bottom() - kMarkInset : rect.top() + kMarkInset);
+    hover_->setData({series_[p.series].x[p.point]}, {y});
+    readoutText_ = describeRow(p.row, stat);
+    readout_->setText(readoutText_);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 QString StatisticsPlot::readout() const { return readoutText_; }

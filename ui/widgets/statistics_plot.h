@@ -53,7 +53,7 @@ public:
     // Hover at a point of the plot widget (what moving the mouse there does).
     void hoverAt(const QPoint& pos);
     // The row of the point nearest to `pos` within a few pixels, or kNone.
-    uint32_t rowNear(const QPoint& pos) const;
+    uint32_t rowNear(const QPoint& pos) const { return pick(pos).row; }
 
 signals:
     // A point was clicked: select that op, tensor and round.
@@ -65,6 +65,11 @@ private:
         QCPGraph* marks[3] = {nullptr, nullptr, nullptr};  // NaN, +Inf, -Inf at the plot's edges
     };
 
+    struct Pick {
+        int series = -1, point = -1;
+        uint32_t row = analysis::kNone;
+    };
+    Pick pick(const QPoint& pos) const;
     void rebuild();
     void scheduleRebuild();
     void placeMarkers();

@@ -52,6 +52,7 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
     values_ = new data::TensorValuesModel(document_, this);
 
     title_ = new QLabel(tr("No tensor"), this);
+    title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
     QFont bold = title_->font();
     bold.setBold(true);
     bold.setPointSizeF(bold.pointSizeF() * 1.1);
@@ -102,7 +103,9 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
     pixmap_->topLeft->setType(QCPItemPosition::ptPlotCoords);
     pixmap_->bottomRight->setType(QCPItemPosition::ptPlotCoords);
     heatmapLegend_ = new QLabel(this);
+    heatmapLegend_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
     heatmapReadout_ = new QLabel(this);
+    heatmapReadout_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
     heatmapReadout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     connect(heatmap_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hoverHeatmap(e->pos()); });
     auto* heatmapPage = new QWidget(this);
@@ -147,6 +150,7 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
     histogramLog_ = new QCheckBox(tr("Log scale"), this);
     connect(histogramLog_, &QCheckBox::toggled, this, &TensorPreview::updateHistogram);
     histogramLegend_ = new QLabel(this);
+    histogramLegend_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
     auto* histogramPage = new QWidget(this);
     auto* histogramLayout = new QVBoxLayout(histogramPage);
     histogramLayout->setContentsMargins(0, 0, 0, 0);
@@ -248,8 +252,8 @@ void TensorPreview::onLoaded() {
     updateFacts();
     rebuildSliceControls();
     updateHistogram();
+    pixmap_->setVisible(values);
     if (!values) {
-        pixmap_->setPixmap(QPixmap());
         heatmapLegend_->clear();
         heatmapReadout_->clear();
         heatmap_->replot();
@@ -343,6 +347,7 @@ void TensorPreview::onImage() {
     const auto& image = document_->image();
     const auto g = document_->geometry();
     pixmap_->setPixmap(QPixmap::fromImage(image.image));
+    pixmap_->setVisible(!image.image.isNull());
     pixmap_->topLeft->setCoords(-0.5, -0.5);
     pixmap_->bottomRight->setCoords(static_cast<double>(g.cols) - 0.5, static_cast<double>(g.rows) - 0.5);
     heatmap_->xAxis->setRange(-0.5, static_cast<double>(g.cols) - 0.5);
