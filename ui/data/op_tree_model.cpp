@@ -19,6 +19,9 @@ const QColor kNanColor(200, 30, 30);
 const QColor kInfColor(210, 120, 0);
 const QColor kBelowColor(150, 150, 150);
 
+// Past this many changed ops in one update, views are told by a layout change instead.
+constexpr size_t kMaxDataChangedOps = 500;
+
 // NaN sorts above everything, so sorting by a statistic puts broken ops together.
 double sortable(double v) { return std::isnan(v) ? DBL_MAX : v; }
 
@@ -154,6 +157,14 @@ void OpTreeModel::flushDirty() {
     std::vector<uint32_t> ops;
     ops.swap(dirty_);
     for (uint32_t op : ops) isDirty_[op] = 0;
+    if (ops.size() > kMaxDataChangedOps) {
+        // Thousands of dataChanged signals cost views a search each (QTreeView looks every
+        // changed index up among its laid-out items): one layout change tells them all at once.
+        // Nothing moves, so persistent indexes (selection, expanded items) stay as they are.
+        emit layoutAboutToBeChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+        emit layoutChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+        return;
+    }
     emitChanged(std::move(ops), 0, ColumnCount - 1);
 }
 
