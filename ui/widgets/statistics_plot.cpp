@@ -90,8 +90,16 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     plot_ = new QCustomPlot(this);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->setNoAntialiasingOnDrag(true);
-    plot_->legend->setBrush(QColor(255, 255, 255, 220));
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    // The legend sits right of the plot, never over the data, at the top of its column.
+    auto* legendColumn = new QCPLayoutGrid;
+    plot_->plotLayout()->addElement(0, 1, legendColumn);
+    legendColumn->addElement(0, 0, plot_->legend);
+    legendColumn->addElement(1, 0, new QCPLayoutElement(plot_));
+    legendColumn->setRowStretchFactor(0, 0.001);
+    legendColumn->setRowStretchFactor(1, 1);
+    plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
+    plot_->legend->setBorderPen(Qt::NoPen);
+    plot_->legend->setBrush(Qt::NoBrush);
     connect(plot_, &QCustomPlot::afterLayout, this, &StatisticsPlot::placeMarkers);
     connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
         if (event->buttons() != Qt::NoButton) userZoomed_ = true;  // dragging the range
@@ -268,6 +276,7 @@ void StatisticsPlot::rebuild() {
     const uint32_t currentOp = cursor_->op();
     const uint32_t process = currentOp != kNone ? idx.op(currentOp).process : 0;
     QString title;
+    QVector<QString> profileNames;  // x tick labels of a layer-level profile
 
     if (mode_ == Mode::Rounds) {
         std::vector<uint32_t> shownSlots = pinnedSlots_;
@@ -320,6 +329,8 @@ void StatisticsPlot::rebuild() {
             series_.push_back(profile.series);
             seriesStats_.push_back(profileStat_);
             if (shown[r] != current) continue;
+            if (!profileAllDepths_ && profile.layerNames.size() == profile.series.x.size() && profile.series.x.size() <= 40)
+                profileNames = profile.layerNames;
             // Alternate shading per layer-level op, so the eye finds where a layer starts.
             for (int l = 0; l < profile.layerStarts.size(); l += 2) {
                 auto* band = new QCPItemRect(plot_);
@@ -367,9 +378,19 @@ void StatisticsPlot::rebuild() {
         plot_->yAxis->setNumberFormat(QStringLiteral("gb"));
         plot_->yAxis->setNumberPrecision(6);
     }
-    plot_->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerFixed));
-    qSharedPointerCast<QCPAxisTickerFixed>(plot_->xAxis->ticker())->setTickStep(1);
-    qSharedPointerCast<QCPAxisTickerFixed>(plot_->xAxis->ticker())->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    if (!profileNames.isEmpty()) {
+        // Few layer-level ops: name them under the axis.
+        QSharedPointer<QCPAxisTickerText> names(new QCPAxisTickerText);
+        for (int i = 0; i < profileNames.size(); ++i) names->addTick(i, profileNames[i]);
+        plot_->xAxis->setTicker(names);
+        plot_->xAxis->setTickLabelRotation(profileNames.size() > 8 ? 40 : 0);
+    } else {
+        QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);  // rounds and positions are whole numbers
+        whole->setTickStep(1);
+        whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        plot_->xAxis->setTicker(whole);
+        plot_->xAxis->setTickLabelRotation(0);
+    }
 
     if (userZoomed_) {
         plot_->xAxis->setRange(xRange);
@@ -404,6 +425,7 @@ void StatisticsPlot::rebuild() {
     }
 
     plot_->legend->setVisible(drawn_.size() > 1);
+    plot_->plotLayout()->setColumnStretchFactor(1, drawn_.size() > 1 ? 0.001 : 1e-9);
     hover_ = plot_->addGraph();
     hover_->setLineStyle(QCPGraph::lsNone);
     hover_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::black, 1.5), Qt::NoBrush, 12));

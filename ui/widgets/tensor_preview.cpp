@@ -276,7 +276,7 @@ void TensorPreview::updateFacts() {
     QString text = tr("<b>%1</b> · format %2 · shape [%3] · %4 elements · %5 bytes of data")
                        .arg(QString::fromStdString(analysis::dtypeLabel(*tensor)), QString::fromStdString(format::formatName(h.formatCode)), dims)
                        .arg(tensor->count)
-                       .arg(h.dataLength);
+                       .arg(static_cast<qulonglong>(tensor->bytes.size()));
     if (!document_->error().isEmpty())
         text += QStringLiteral("<br><span style='color:#c81e1e'>%1</span>").arg(document_->error().toHtmlEscaped());
     const auto& s = tensor->stats;
