@@ -256,6 +256,8 @@ int main(int argc, char** argv) {
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/probe-studio.png")));
 
     MainWindow window;
+    // Relocatable: what is shipped is found from the executable, <prefix>/bin/probe-studio.
+    window.setDataDirectory(QDir(QCoreApplication::applicationDirPath() + QStringLiteral("/../share/probe-studio")).absolutePath());
     window.resize(windowSize);
     window.show();
     if (window.size() != windowSize)

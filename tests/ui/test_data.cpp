@@ -136,6 +136,36 @@ TEST(DumpStore, TheTreeGrowsWhileTheDumpIsWritten) {
     EXPECT_TRUE(s.store.index().problems().empty());
 }
 
+TEST(DumpStore, AMassUpdateOfExistingOpsPassesTheTester) {
+    // A new round touching thousands of known ops is announced as one layout change.
+    test::TempDir dir("ui-data");
+    const auto written = synthetic(dir.path(), 3000, 6000, 10);  // one round
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    QSignalSpy layout(&s.model, &QAbstractItemModel::layoutChanged);
+    const QModelIndex deep = s.find("7_3_2");
+    ASSERT_TRUE(deep.isValid());
+    const QPersistentModelIndex kept(s.proxy.mapFromSource(deep));
+    EXPECT_EQ(s.text("7_3_2", OpTreeModel::RoundsColumn), "1");
+    // Round 1: the same rows again, as the runtime would append them.
+    const std::string round0 = test::readFile(written.root + "/data/0_4242/0/statistic.csv");
+    std::string round1;
+    for (const auto& line : test::splitLines(round0)) {
+        if (line.rfind("0_4242,0,", 0) != 0) {
+            round1 += line + "\n";
+            continue;
+        }
+        round1 += "0_4242,1," + line.substr(9) + "\n";
+    }
+    format::makeDirectories(written.root + "/data/0_4242/1");
+    test::writeFile(written.root + "/data/0_4242/1/statistic.csv", round1);
+    ASSERT_TRUE(waitFor([&] { return s.text("7_3_2", OpTreeModel::RoundsColumn) == "2"; }));
+    EXPECT_GT(layout.count(), 0);
+    EXPECT_TRUE(kept.isValid());
+    EXPECT_EQ(s.proxy.mapToSource(kept), deep);
+    EXPECT_EQ(countRows(s.model), 3000);
+}
+
 TEST(DumpStore, ANewerOpenMakesTheOlderResultsStale) {
     test::TempDir big("ui-data-big"), small("ui-data-small");
     synthetic(big.path(), 20000, 200000, 20);  // tens of polls

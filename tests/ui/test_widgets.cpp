@@ -14,6 +14,7 @@
 #include <cmath>
 #include <functional>
 
+#include "dump_builder.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "main_window.h"
@@ -197,6 +198,31 @@ TEST_F(MainWindowTest, StatisticsOnlyRowsExplainWhyThereIsNoTensor) {
     EXPECT_FALSE(window_.previewCurrentTensor());
     window_.tensorPreview()->openRow(window_.cursor()->row());
     EXPECT_TRUE(window_.tensorPreview()->factsText().contains("no tensor file")) << window_.tensorPreview()->factsText().toStdString();
+}
+
+TEST(MainWindow, PlotsFollowAGrowingDump) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    dump.addRow(0, "0", "layer", "Layer", true, {1, 2, 3});
+    MainWindow window;
+    window.store()->setIdlePollInterval(40);
+    window.show();
+    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
+    window.openDump(QString::fromStdString(dir.path()));
+    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    window.showView(MainWindow::View::Plot);
+    auto* plot = window.statisticsPlot();
+    ASSERT_EQ(plot->series().size(), 4);
+    EXPECT_EQ(plot->series()[0].x.size(), 1);
+    // The model runs on: two more rounds, the second with an overflow.
+    dump.addRow(1, "0", "layer", "Layer", true, {1, 2, 4});
+    dump.addRow(2, "0", "layer", "Layer", true, {1, INFINITY, 4});
+    ASSERT_TRUE(waitFor([&] { return plot->series()[0].x.size() == 3; }));
+    EXPECT_EQ(plot->series()[0].markers.size(), 1);  // Max = +inf at round 2
+    EXPECT_TRUE(window.statusText().contains("running")) << window.statusText().toStdString();
+    dump.setStatus("complete");
+    ASSERT_TRUE(waitFor([&] { return window.statusText().contains("complete"); }));
 }
 
 TEST(MainWindow, ShowsProblemsOfABrokenDump) {

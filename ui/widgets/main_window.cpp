@@ -211,7 +211,8 @@ void MainWindow::chooseTensorFile() {
 }
 
 void MainWindow::loadConfig() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Load an op-level config"), QString(), tr("Config files (*.json);;All files (*)"));
+    const QString start = dataDirectory_.isEmpty() ? QString() : dataDirectory_ + QStringLiteral("/configs");
+    const QString path = QFileDialog::getOpenFileName(this, tr("Load an op-level config"), start, tr("Config files (*.json);;All files (*)"));
     if (path.isEmpty()) return;
     QString error;
     if (!selection_->load(path, &error)) QMessageBox::warning(this, tr("Config not loaded"), error);

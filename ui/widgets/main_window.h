@@ -40,6 +40,9 @@ public:
     bool selectOp(const QString& id);
     bool selectProcess(const QString& key);
     void setRound(int round);  // -1: the latest
+    // Where the installed data lives (<prefix>/share/probe-studio): config dialogs start in its
+    // configs folder.
+    void setDataDirectory(const QString& dir) { dataDirectory_ = dir; }
     // Opens the current tensor (op, slot, round) in the preview; false when it has no file.
     bool previewCurrentTensor();
 
@@ -81,6 +84,7 @@ private:
     QDockWidget* problemsDock_;
     QPlainTextEdit* problemsText_;
     QStringList problems_;
+    QString dataDirectory_;
 };
 
 }  // namespace probe::widgets
