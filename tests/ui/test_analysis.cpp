@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -304,6 +305,21 @@ TEST(AtbReader, BinaryJunkAndMissingHeaderNeverCrash) {
     EXPECT_EQ(index.rowCount(), 1u);  // the round-1 row
     EXPECT_TRUE(anyProblemContains(index, "no header line")) << problems(index);
     EXPECT_FALSE(index.problems().empty());
+}
+
+TEST(DumpReader, AFolderDeletedWhileFollowedIsReportedOnce) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 1u);
+    std::system(("rm -rf '" + dump.root() + "'").c_str());
+    index.apply(reader->poll(analysis::kDefaultPollBudget));
+    index.apply(reader->poll(analysis::kDefaultPollBudget));
+    EXPECT_EQ(index.problems().size(), 1u) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "no longer exists"));
+    EXPECT_EQ(index.rowCount(), 1u);  // what was read stays
 }
 
 TEST(DumpReader, ExplainsWhatIsNotADump) {

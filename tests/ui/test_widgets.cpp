@@ -189,6 +189,12 @@ TEST_F(MainWindowTest, TensorPreviewRendersTheHeatmapAndExports) {
     ASSERT_TRUE(preview->exportCsv(csv, &error)) << error.toStdString();
     EXPECT_EQ(test::readFile(npy.toStdString()).substr(1, 5), "NUMPY");
     EXPECT_EQ(test::splitLines(test::readFile(csv.toStdString())).size(), 16u);
+    // While shown, the preview follows the selection (a click on a plot point, a table row).
+    const auto& idx = window_.store()->index();
+    const uint32_t other = idx.slotRow(idx.representativeSlot(idx.findOp(0, "0")), 1);
+    window_.cursor()->setRow(other);
+    EXPECT_EQ(preview->row(), other);
+    EXPECT_TRUE(preview->document()->path().endsWith("1/0_layers.0/after/outtensor0.bin")) << preview->document()->path().toStdString();
 }
 
 TEST_F(MainWindowTest, StatisticsOnlyRowsExplainWhyThereIsNoTensor) {

@@ -390,10 +390,12 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
 DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
     DumpDelta delta;
     if (!format::isDirectory(root_)) {
-        delta.problems.push_back(root_ + " no longer exists");
+        if (!vanished_) delta.problems.push_back(root_ + " no longer exists");
+        vanished_ = true;
         finished_ = true;
         return delta;
     }
+    vanished_ = false;
     pollStatus(delta);
     pollStructure(delta);
     uint64_t used = 0;

@@ -88,6 +88,7 @@ private:
     bool hasStatusFile_ = false;
     std::string state_;  // from probe_status.json: running | complete | incomplete, "" unknown
     bool finished_ = false;
+    bool vanished_ = false;  // the folder was deleted (said once)
 };
 
 }  // namespace probe::analysis

@@ -392,9 +392,11 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
 DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     DumpDelta delta;
     if (!format::isDirectory(root_)) {
-        delta.problems.push_back(root_ + " no longer exists");
+        if (!vanished_) delta.problems.push_back(root_ + " no longer exists");
+        vanished_ = true;
         return delta;
     }
+    vanished_ = false;
     std::vector<std::pair<int64_t, std::string>> steps;
     for (const auto& name : listDirectories(root_))
         if (const int64_t n = stepNumber(name); n >= 0) steps.emplace_back(n, name);

@@ -99,6 +99,7 @@ private:
     std::unordered_map<std::string, uint32_t> strings_;
     uint32_t sourceCount_ = 0;
     std::map<std::string, RankDir> rankDirs_;
+    bool vanished_ = false;  // the folder was deleted (said once)
 };
 
 }  // namespace probe::analysis

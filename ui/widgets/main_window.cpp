@@ -161,6 +161,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         showView(View::Tensor);
     });
     connect(plot_, &StatisticsPlot::rowActivated, this, [this](uint32_t row) { cursor_->setRow(row); });
+    // While the preview is shown it follows the selection: click a point, see its tensor.
+    auto followInPreview = [this] {
+        if (tabs_->currentWidget() != preview_) return;
+        const uint32_t row = cursor_->row();
+        if (row != kNone && row != preview_->row() && store_->index().row(row).hasTensorFile) preview_->openRow(row);
+    };
+    connect(cursor_, &data::DumpCursor::changed, this, followInPreview);
+    connect(tabs_, &QTabWidget::currentChanged, this, followInPreview);
     connect(tree_, &OpTreePanel::loadConfigRequested, this, &MainWindow::loadConfig);
     connect(tree_, &OpTreePanel::saveConfigRequested, this, &MainWindow::saveConfig);
 

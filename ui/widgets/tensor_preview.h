@@ -41,6 +41,8 @@ public:
     // Any .bin file.
     void openFile(const QString& path);
     void showPage(Page page);
+    // The statistic row whose tensor is shown (kNone for a file opened by itself).
+    uint32_t row() const { return row_; }
     void setOverlay(bool on);
 
     data::TensorDocument* document() const { return document_; }
