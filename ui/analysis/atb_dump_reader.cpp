@@ -22,6 +22,8 @@ namespace {
 // Malformed lines reported one by one per file; past this they are only counted.
 constexpr uint32_t kReportedMalformedPerFile = 5;
 constexpr uint64_t kMaxReadChunk = 4u << 20;
+// Past this many new ops from structure files, a poll returns before reading rows.
+constexpr size_t kOpsAlonePerDelta = 20000;
 
 std::vector<std::string> listNames(const std::string& dir, bool directories) {
     std::vector<std::string> out;
@@ -398,6 +400,12 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
     vanished_ = false;
     pollStatus(delta);
     pollStructure(delta);
+    if (delta.ops.size() > kOpsAlonePerDelta) {
+        // A big model's structure is a delta of its own: applying it and its rows at once would
+        // hold up the thread that owns the index.
+        delta.more = true;
+        return delta;
+    }
     uint64_t used = 0;
     for (const auto& file : listRoundFiles(root_)) {
         if (used < byteBudget) used += pollCsv(file.path, file.devicePid, byteBudget - used, delta);

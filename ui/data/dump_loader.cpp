@@ -2,6 +2,9 @@
 #include "dump_loader.h"
 
 #include <exception>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace probe::data {
 namespace {
@@ -58,6 +61,14 @@ void DumpLoader::pollOnce() {
         return;
     }
     const bool more = delta->more;
+#ifdef __GLIBC__
+    // Once the initial load is applied, give back the freed delta buffers malloc keeps in its
+    // arenas (hundreds of MiB after a big dump). Done here, off the GUI thread.
+    if (caughtUpOnce_ && !trimmed_ && pendingDeltas_->load() == 0) {
+        trimmed_ = true;
+        malloc_trim(0);
+    }
+#endif
     const bool found = !delta->rows.empty() || !delta->ops.empty() || delta->status.has_value();
     ++*pendingDeltas_;
     emit deltaReady(generation_, delta);
@@ -66,6 +77,7 @@ void DumpLoader::pollOnce() {
         return;
     }
     emit caughtUp(generation_);
+    caughtUpOnce_ = true;
     idleMs_ = found ? kBusyPollMs : std::min(idlePollMs_, std::max(kBusyPollMs, idleMs_ * 3 / 2));
     schedule(idleMs_);
 }

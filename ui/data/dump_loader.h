@@ -44,6 +44,8 @@ private:
     std::unique_ptr<analysis::DumpReader> reader_;
     QTimer* timer_ = nullptr;
     std::atomic<bool> stopRequested_{false};
+    bool caughtUpOnce_ = false;
+    bool trimmed_ = false;
 };
 
 }  // namespace probe::data
