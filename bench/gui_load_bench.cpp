@@ -24,6 +24,7 @@
 #include "dump_store.h"
 #include "main_window.h"
 #include "op_filter_proxy.h"
+#include "op_selection.h"
 #include "op_tree_panel.h"
 #include "statistics_plot.h"
 #include "synthetic_dump.h"
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
         s.start();
         action();
         QCoreApplication::processEvents();
-        std::printf("  %-52s %7.1f ms\n", what, ms(s));
+        std::printf("  %-58s %7.1f ms\n", what, ms(s));
     };
     QTreeView* tree = window.treePanel()->view();
     step("expand every layer-level op", [&] { tree->expandToDepth(0); });
@@ -170,6 +171,8 @@ int main(int argc, char** argv) {
         window.statisticsPlot()->setMode(probe::widgets::StatisticsPlot::Mode::RoundProfile);
     });
     step("scroll the tree to the end", [&] { tree->scrollToBottom(); });
+    step("tick an op (every check mark and \"dumped\" re-evaluated)", [&] { window.selection()->setTicked("42", true); });
+    step("include children (save_child)", [&] { window.selection()->setIncludesChildren(true); });
 
     if (!generated.empty() && !keep) std::system(("rm -rf '" + generated + "'").c_str());
     else if (!generated.empty()) std::printf("kept %s\n", generated.c_str());

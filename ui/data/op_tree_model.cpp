@@ -194,6 +194,12 @@ void OpTreeModel::emitChanged(std::vector<uint32_t> ops, int first, int last) {
 void OpTreeModel::onSelectionChanged() {
     const auto& idx = store_->index();
     if (process_ == kNone) return;
+    if (idx.process(process_).opById.size() > kMaxDataChangedOps) {
+        // As for mass updates: one layout change instead of a signal per parent.
+        emit layoutAboutToBeChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+        emit layoutChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+        return;
+    }
     // Check marks and the "dumped" column of every op may change: one signal per sibling run.
     if (announcedTop_ > 0)
         emit dataChanged(index(0, NameColumn), index(static_cast<int>(announcedTop_) - 1, DumpedColumn));
