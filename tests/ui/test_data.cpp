@@ -183,6 +183,29 @@ TEST(DumpStore, ANewerOpenMakesTheOlderResultsStale) {
     EXPECT_EQ(countRows(s.model), 60);
 }
 
+TEST(DumpStore, EachProcessHasItsOwnTree) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder first(dir.path(), "0_100"), second(dir.path(), "1_200");
+    first.addRow(0, "0", "layer", "Layer", true);
+    second.addRow(0, "0", "layer", "Layer", true);
+    second.addRow(0, "1", "head", "Linear", true);
+    first.setStatus("complete");
+    second.setStatus("complete");
+    Session s;
+    QSignalSpy processes(&s.model, &OpTreeModel::processesChanged);
+    ASSERT_TRUE(s.open(dir.path()));
+    ASSERT_EQ(s.store.index().processCount(), 2u);
+    EXPECT_GT(processes.count(), 0);
+    const uint32_t other = s.store.index().findProcess("1_200");
+    ASSERT_NE(other, kNone);
+    const uint32_t shown = s.model.process();
+    EXPECT_EQ(s.model.rowCount(), shown == other ? 2 : 1);
+    s.model.setProcess(other);
+    EXPECT_EQ(s.model.rowCount(), 2);
+    EXPECT_EQ(s.text("1", OpTreeModel::NameColumn), "head");
+    EXPECT_EQ(s.store.dumpState(), "complete");
+}
+
 TEST(DumpStore, ProblemsAndFailuresAreReported) {
     test::TempDir dir("ui-data");
     test::DumpBuilder dump(dir.path());
