@@ -1,0 +1,324 @@
+// probe-studio: the desktop application. Parses the command line, opens the dump, and for
+// --screenshot renders the window once the dump is loaded and exits. Everything else lives in
+// ui/ (data layer, widgets).
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QIcon>
+#include <QPixmap>
+#include <QSize>
+#include <QTimer>
+#include <cstdio>
+#include <optional>
+
+#include "dump_cursor.h"
+#include "main_window.h"
+#include "op_filter_proxy.h"
+#include "op_tree_panel.h"
+#include "probe_config.h"
+#include "statistics_plot.h"
+#include "tensor_document.h"
+#include "tensor_preview.h"
+
+namespace {
+
+using probe::widgets::MainWindow;
+
+// Exit codes, as the probe CLI's (app/cli/exit_codes.h).
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 64;
+constexpr int kExitCannotWrite = 73;
+
+// How long --screenshot waits for a dump to load before giving up.
+constexpr int kScreenshotTimeoutMs = 180000;
+
+struct ScreenshotRequest {
+    QString file;
+    MainWindow::View view = MainWindow::View::Tree;
+    QString op, process, search, show, tensorFile, tensorPage, plotMode, stat;
+    int round = -1;
+    bool roundGiven = false, log = false, allOps = false, overlay = false;
+    QStringList pin;  // "round:N" or op ids to overlay
+};
+
+int fail(const QString& message, int code) {
+    std::fprintf(stderr, "probe-studio: %s\n", qPrintable(message));
+    return code;
+}
+
+std::optional<probe::analysis::Stat> parseStat(const QString& text) {
+    const QString s = text.toLower();
+    if (s == QLatin1String("max")) return probe::analysis::Stat::Max;
+    if (s == QLatin1String("min")) return probe::analysis::Stat::Min;
+    if (s == QLatin1String("mean")) return probe::analysis::Stat::Mean;
+    if (s == QLatin1String("norm")) return probe::analysis::Stat::Norm;
+    return std::nullopt;
+}
+
+// Puts the window in the state the screenshot asks for; returns false (with a message) when
+// something asked for does not exist in the dump.
+bool arrange(MainWindow& window, const ScreenshotRequest& r, QString* problem) {
+    if (!r.process.isEmpty() && !window.selectProcess(r.process)) {
+        *problem = QStringLiteral("no process %1 in the dump").arg(r.process);
+        return false;
+    }
+    if (!r.search.isEmpty()) window.treePanel()->setSearchText(r.search);
+    if (!r.show.isEmpty()) {
+        using Show = probe::data::OpFilterProxy::Show;
+        const QString s = r.show.toLower();
+        const Show show = s == QLatin1String("nan") ? Show::NanOnly
+                          : s == QLatin1String("anomalies") ? Show::Anomalies
+                          : s == QLatin1String("dumped") ? Show::Dumped
+                          : s == QLatin1String("ticked") ? Show::Ticked
+                                                          : Show::All;
+        window.treePanel()->proxy()->setShow(show);
+    }
+    if (r.roundGiven) window.setRound(r.round);
+    if (!r.op.isEmpty() && !window.selectOp(r.op)) {
+        *problem = QStringLiteral("no op with id %1 in the dump").arg(r.op);
+        return false;
+    }
+    auto* plot = window.statisticsPlot();
+    plot->setMode(r.plotMode == QLatin1String("ops") ? probe::widgets::StatisticsPlot::Mode::RoundProfile
+                                                      : probe::widgets::StatisticsPlot::Mode::Rounds);
+    if (!r.stat.isEmpty()) {
+        const auto stat = parseStat(r.stat);
+        if (!stat) {
+            *problem = QStringLiteral("--stat must be max, min, mean or norm");
+            return false;
+        }
+        if (plot->mode() == probe::widgets::StatisticsPlot::Mode::RoundProfile) {
+            plot->setProfileStat(*stat);
+        } else {
+            for (int s = 0; s < probe::analysis::kStatCount; ++s)
+                plot->setStatEnabled(static_cast<probe::analysis::Stat>(s), static_cast<probe::analysis::Stat>(s) == *stat);
+        }
+    }
+    plot->setProfileAllDepths(r.allOps);
+    plot->setLogScale(r.log);
+    for (const QString& pin : r.pin) {
+        // Pin the named op's tensor (rounds mode) or the named round (ops mode), then come back.
+        const uint32_t op = window.cursor()->op();
+        const int32_t round = window.cursor()->round();
+        if (pin.startsWith(QLatin1String("round:"))) {
+            window.setRound(pin.mid(6).toInt());
+        } else if (!window.selectOp(pin)) {
+            *problem = QStringLiteral("--pin: no op with id %1").arg(pin);
+            return false;
+        }
+        plot->pinCurrent();
+        window.cursor()->setOp(op);
+        window.setRound(round);
+    }
+    window.tensorPreview()->setOverlay(r.overlay);
+    window.showView(r.view);
+    if (r.view == MainWindow::View::Tensor) {
+        if (!r.tensorFile.isEmpty())
+            window.tensorPreview()->openFile(r.tensorFile);
+        else if (!window.previewCurrentTensor()) {
+            *problem = QStringLiteral("the selected op has no tensor file in this round (pick one with --op/--round, or --tensor FILE)");
+            return false;
+        }
+        using Page = probe::widgets::TensorPreview::Page;
+        window.tensorPreview()->showPage(r.tensorPage == QLatin1String("values")      ? Page::Values
+                                         : r.tensorPage == QLatin1String("histogram") ? Page::Histogram
+                                                                                      : Page::Heatmap);
+    }
+    return true;
+}
+
+// Parses the command line into `request`/`dir`/`windowSize`; returns an exit code when the
+// program should end now (help, version, a usage error), -1 to go on.
+int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, QString& dir, QSize& windowSize) {
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral(
+        "Probe Studio: find where a neural network's numbers go wrong.\n"
+        "Opens a dump folder of either layout (atb_dump_data written by `probe run`, or msprobe\n"
+        "step<N>/rank<R> folders written by PrecisionDebugger), complete or still being written."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("DIR"), QStringLiteral("A dump folder to open."), QStringLiteral("[DIR]"));
+    const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open the dump folder DIR."), QStringLiteral("DIR"));
+    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                        QStringLiteral("Render the window once the dump is loaded, save it as a PNG and exit."),
+                                        QStringLiteral("FILE"));
+    const QCommandLineOption view(QStringLiteral("view"), QStringLiteral("View to show: tree (an op's tensors), plot or tensor."),
+                                  QStringLiteral("tree|plot|tensor"), QStringLiteral("tree"));
+    const QCommandLineOption op(QStringLiteral("op"), QStringLiteral("Select the op with this id (\"2_1\"; msprobe: the entry name)."),
+                                QStringLiteral("ID"));
+    const QCommandLineOption process(QStringLiteral("process"), QStringLiteral("Show this process's ops (\"0_1234\", \"rank0\")."),
+                                     QStringLiteral("KEY"));
+    const QCommandLineOption round(QStringLiteral("round"), QStringLiteral("Select this round (execution count, or step)."),
+                                   QStringLiteral("N"));
+    const QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Filter the op tree by this text."), QStringLiteral("TEXT"));
+    const QCommandLineOption show(QStringLiteral("show"), QStringLiteral("Ops to show: all, anomalies, nan, dumped, ticked."),
+                                  QStringLiteral("WHAT"));
+    const QCommandLineOption plot(QStringLiteral("plot"),
+                                  QStringLiteral("Plot a tensor across rounds, or one statistic of the ops across a round."),
+                                  QStringLiteral("rounds|ops"), QStringLiteral("rounds"));
+    const QCommandLineOption stat(QStringLiteral("stat"), QStringLiteral("Statistic to plot (ops plot), or the only one (rounds plot)."),
+                                  QStringLiteral("max|min|mean|norm"));
+    const QCommandLineOption allOps(QStringLiteral("all-ops"), QStringLiteral("Ops plot: every op, not only layer-level ones."));
+    const QCommandLineOption log(QStringLiteral("log"), QStringLiteral("Logarithmic y axis."));
+    const QCommandLineOption pin(QStringLiteral("pin"), QStringLiteral("Overlay this op's tensor (rounds plot) or round:N (ops plot); repeatable."),
+                                 QStringLiteral("ID|round:N"));
+    const QCommandLineOption tensor(QStringLiteral("tensor"), QStringLiteral("Preview this .bin file."), QStringLiteral("FILE"));
+    const QCommandLineOption tensorPage(QStringLiteral("tensor-page"), QStringLiteral("Tensor preview page: heatmap, values or histogram."),
+                                       QStringLiteral("PAGE"), QStringLiteral("heatmap"));
+    const QCommandLineOption overlay(QStringLiteral("overlay"), QStringLiteral("Tensor preview: NaN/Inf/negative overlay."));
+    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size."), QStringLiteral("WxH"), QStringLiteral("1500x900"));
+    for (const auto* o : {&open, &screenshot, &view, &op, &process, &round, &search, &show, &plot, &stat, &allOps, &log, &pin,
+                          &tensor, &tensorPage, &overlay, &size})
+        parser.addOption(*o);
+    if (!parser.parse(arguments)) return fail(parser.errorText(), kExitUsage);
+    if (parser.isSet(QStringLiteral("help"))) parser.showHelp(kExitOk);
+    if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
+
+    dir = parser.value(open);
+    const QStringList positional = parser.positionalArguments();
+    if (positional.size() > 1) return fail(QStringLiteral("one dump folder at a time (got %1)").arg(positional.join(QLatin1Char(' '))), kExitUsage);
+    if (!positional.isEmpty()) {
+        if (!dir.isEmpty()) return fail(QStringLiteral("give the folder either as DIR or with --open, not both"), kExitUsage);
+        dir = positional.front();
+    }
+
+    const QStringList sizeParts = parser.value(size).split(QLatin1Char('x'));
+    bool widthOk = false, heightOk = false;
+    const int width = sizeParts.value(0).toInt(&widthOk), height = sizeParts.value(1).toInt(&heightOk);
+    if (sizeParts.size() != 2 || !widthOk || !heightOk || width < 200 || height < 150)
+        return fail(QStringLiteral("--size must be WIDTHxHEIGHT, e.g. 1500x900"), kExitUsage);
+
+    windowSize = QSize(width, height);
+    request.file = parser.value(screenshot);
+    const QString viewName = parser.value(view);
+    if (viewName == QLatin1String("tree"))
+        request.view = MainWindow::View::Tree;
+    else if (viewName == QLatin1String("plot"))
+        request.view = MainWindow::View::Plot;
+    else if (viewName == QLatin1String("tensor"))
+        request.view = MainWindow::View::Tensor;
+    else
+        return fail(QStringLiteral("--view must be tree, plot or tensor"), kExitUsage);
+    request.op = parser.value(op);
+    request.process = parser.value(process);
+    request.search = parser.value(search);
+    request.show = parser.value(show);
+    request.tensorFile = parser.value(tensor);
+    request.tensorPage = parser.value(tensorPage);
+    request.plotMode = parser.value(plot);
+    request.stat = parser.value(stat);
+    request.log = parser.isSet(log);
+    request.allOps = parser.isSet(allOps);
+    request.overlay = parser.isSet(overlay);
+    request.pin = parser.values(pin);
+    if (parser.isSet(round)) {
+        bool ok = false;
+        request.round = parser.value(round).toInt(&ok);
+        if (!ok || request.round < 0) return fail(QStringLiteral("--round must be a round number"), kExitUsage);
+        request.roundGiven = true;
+    }
+    if (request.plotMode != QLatin1String("rounds") && request.plotMode != QLatin1String("ops"))
+        return fail(QStringLiteral("--plot must be rounds or ops"), kExitUsage);
+    if (!request.stat.isEmpty() && !parseStat(request.stat)) return fail(QStringLiteral("--stat must be max, min, mean or norm"), kExitUsage);
+    return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    ScreenshotRequest request;
+    QString dir;
+    QSize windowSize;
+    {
+        // Parsed before the GUI exists, so that --help, --version and usage errors need no display.
+        QCoreApplication parsing(argc, argv);
+        QCoreApplication::setApplicationName(QStringLiteral("probe-studio"));
+        QCoreApplication::setApplicationVersion(QStringLiteral(PROBE_VERSION_STRING));
+        const int code = parseCommandLine(QCoreApplication::arguments(), request, dir, windowSize);
+        if (code >= 0) return code;
+    }
+    const bool haveDisplay = !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+                             !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+    if (!haveDisplay) {
+        if (request.file.isEmpty())
+            return fail(QStringLiteral("no display (DISPLAY is not set). Run it on a desktop or over `ssh -X`; "
+                                       "`probe summary DIR` summarises a dump in a terminal, and --screenshot renders without a display"),
+                        kExitFailed);
+        qputenv("QT_QPA_PLATFORM", "offscreen");  // a screenshot needs no screen
+    }
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("probe-studio"));
+    QApplication::setApplicationDisplayName(QStringLiteral("Probe Studio"));
+    QApplication::setApplicationVersion(QStringLiteral(PROBE_VERSION_STRING));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/probe-studio.png")));
+
+    MainWindow window;
+    // Relocatable: what is shipped is found from the executable, <prefix>/bin/probe-studio.
+    window.setDataDirectory(QDir(QCoreApplication::applicationDirPath() + QStringLiteral("/../share/probe-studio")).absolutePath());
+    window.resize(windowSize);
+    window.show();
+    if (window.size() != windowSize)
+        std::fprintf(stderr, "probe-studio: the window cannot be %dx%d; it is %dx%d\n", windowSize.width(), windowSize.height(),
+                     window.width(), window.height());
+    if (!dir.isEmpty()) window.openDump(dir);
+    if (request.file.isEmpty()) {
+        // Interactive: arrange what was asked for once the dump is loaded.
+        if (!dir.isEmpty())
+            QObject::connect(&window, &MainWindow::sessionLoaded, &window, [&window, request](bool ok) {
+                QString problem;
+                if (ok && !arrange(window, request, &problem)) std::fprintf(stderr, "probe-studio: %s\n", qPrintable(problem));
+            });
+        return app.exec();
+    }
+
+    // --screenshot: wait for the dump (and the tensor, if one is shown), settle, grab, exit.
+    int exitCode = kExitOk;
+    bool capturing = false;
+    auto capture = [&] {
+        if (capturing) return;
+        capturing = true;
+        // Give layouts and queued replots a moment.
+        QTimer::singleShot(400, &window, [&] {
+            const QPixmap shot = window.grab();
+            if (!shot.save(request.file, "PNG")) {
+                exitCode = fail(QStringLiteral("cannot write %1").arg(request.file), kExitCannotWrite);
+            } else {
+                std::printf("probe-studio: saved %s (%dx%d)\n", qPrintable(QFileInfo(request.file).absoluteFilePath()), shot.width(),
+                            shot.height());
+            }
+            app.exit(exitCode);
+        });
+    };
+    QTimer::singleShot(kScreenshotTimeoutMs, &app, [&] {
+        exitCode = fail(QStringLiteral("the dump did not finish loading in %1 s; saving what is shown").arg(kScreenshotTimeoutMs / 1000), kExitFailed);
+        capture();
+    });
+    if (dir.isEmpty()) {
+        capture();
+    } else {
+        QObject::connect(&window, &MainWindow::sessionLoaded, &window, [&](bool ok) {
+            QString problem;
+            if (!ok) {
+                exitCode = kExitFailed;
+                fail(window.problems().value(0, QStringLiteral("the dump could not be opened")), kExitFailed);
+            } else if (!arrange(window, request, &problem)) {
+                exitCode = fail(problem, kExitFailed);
+            }
+            auto* document = window.tensorPreview()->document();
+            if (request.view == MainWindow::View::Tensor && exitCode == kExitOk && document->isLoading()) {
+                // Wait for the tensor and its heatmap.
+                QObject::connect(document, &probe::data::TensorDocument::imageReady, &window, capture);
+                QObject::connect(document, &probe::data::TensorDocument::failed, &window, capture);
+                QObject::connect(document, &probe::data::TensorDocument::loaded, &window, [&, document] {
+                    if (!document->isLoading() && !(document->tensor() && document->tensor()->hasValues())) capture();
+                });
+            } else {
+                capture();
+            }
+        });
+    }
+    return app.exec();
+}

@@ -1,0 +1,180 @@
+// probe_bench_gui_load: how long a big dump takes to open, and whether the window stays
+// responsive meanwhile and afterwards. Writes a synthetic dump (100,000 ops, 1,000,000 rows by
+// default) unless given one, then measures
+//   1. the Qt-free readers alone (parse + index), and
+//   2. the application: probe-studio's main window (offscreen) opening the dump, with the
+//      longest stall of its event loop while loading, then browsing (expand, search, filter,
+//      select a deep op, plot every op of a round).
+//   probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTest>
+#include <QTimer>
+#include <QTreeView>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "analysis/atb_dump.h"
+#include "analysis/dump_reader.h"
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "main_window.h"
+#include "op_filter_proxy.h"
+#include "op_selection.h"
+#include "op_tree_panel.h"
+#include "statistics_plot.h"
+#include "synthetic_dump.h"
+
+namespace {
+
+long residentMiB() {
+    FILE* f = std::fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long kb = -1;
+    while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, "VmRSS:", 6) == 0) kb = std::strtol(line + 6, nullptr, 10);
+    std::fclose(f);
+    return kb / 1024;
+}
+
+// Measures the longest gap between ticks of a 5 ms timer: how long the GUI thread was busy.
+class StallMeter : public QObject {
+public:
+    StallMeter() {
+        connect(&timer_, &QTimer::timeout, this, [this] {
+            const qint64 gap = clock_.restart();
+            if (gap > longest_) longest_ = gap;
+            if (gap > 100) ++over100_;
+        });
+        timer_.start(5);
+        clock_.start();
+    }
+    void reset() {
+        longest_ = 0;
+        over100_ = 0;
+        clock_.restart();
+    }
+    qint64 longest() const { return longest_; }
+    int over100() const { return over100_; }
+
+private:
+    QTimer timer_;
+    QElapsedTimer clock_;
+    qint64 longest_ = 0;
+    int over100_ = 0;
+};
+
+double ms(const QElapsedTimer& t) { return static_cast<double>(t.nsecsElapsed()) / 1e6; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string dump;
+    probe::bench::SyntheticDumpOptions options;
+    options.ops = 100000;
+    options.rows = 1000000;
+    options.layers = 100;
+    options.nanLayer = 60;
+    options.nanRound = 3;
+    bool keep = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--dump" && i + 1 < argc) dump = argv[++i];
+        else if (arg == "--ops" && i + 1 < argc) options.ops = std::strtoull(argv[++i], nullptr, 10);
+        else if (arg == "--rows" && i + 1 < argc) options.rows = std::strtoull(argv[++i], nullptr, 10);
+        else if (arg == "--keep") keep = true;
+        else {
+            std::fprintf(stderr, "usage: probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]\n");
+            return 64;
+        }
+    }
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+
+    std::string generated;
+    if (dump.empty()) {
+        char pattern[] = "/tmp/probe-bench-dump-XXXXXX";
+        if (!::mkdtemp(pattern)) return 73;
+        generated = dump = pattern;
+        options.output = dump;
+        QElapsedTimer t;
+        t.start();
+        const auto result = probe::bench::writeSyntheticDump(options);
+        std::printf("synthetic dump: %llu ops, %llu rows, %llu rounds, %s, written in %.0f ms\n",
+                    static_cast<unsigned long long>(result.ops), static_cast<unsigned long long>(result.rows),
+                    static_cast<unsigned long long>(result.rounds), probe::analysis::humanBytes(result.bytes).c_str(), ms(t));
+    }
+
+    {  // 1. the readers alone
+        QElapsedTimer t;
+        t.start();
+        std::string error;
+        auto reader = probe::analysis::openDumpReader(dump, &error);
+        if (!reader) {
+            std::fprintf(stderr, "%s\n", error.c_str());
+            return 66;
+        }
+        probe::analysis::DumpIndex index(reader->layout(), reader->root());
+        int polls = 0;
+        for (bool more = true; more; ++polls) {
+            auto delta = reader->poll(probe::analysis::kDefaultPollBudget);
+            more = delta.more;
+            index.apply(std::move(delta));
+        }
+        std::printf("readers alone: %zu ops, %zu rows read and indexed in %.0f ms (%d polls), resident %ld MiB\n",
+                    index.opCount(), index.rowCount(), ms(t), polls, residentMiB());
+    }
+
+    // 2. the application
+    probe::widgets::MainWindow window;
+    window.resize(1500, 900);
+    window.show();
+    QTest::qWait(100);
+    StallMeter stalls;
+    QSignalSpy loaded(&window, &probe::widgets::MainWindow::sessionLoaded);
+    QElapsedTimer t;
+    t.start();
+    stalls.reset();
+    window.openDump(QString::fromStdString(dump));
+    if (!QTest::qWaitFor([&] { return loaded.count() > 0; }, 600000)) {
+        std::fprintf(stderr, "the dump did not load in 10 minutes\n");
+        return 1;
+    }
+    const double loadMs = ms(t);
+    QTest::qWait(300);  // pending tree updates
+    const auto& idx = window.store()->index();
+    std::printf("probe-studio: opened %zu ops, %zu rows in %.0f ms; longest GUI stall while loading %lld ms (%d over 100 ms); "
+                "resident %ld MiB\n",
+                idx.opCount(), idx.rowCount(), loadMs, static_cast<long long>(stalls.longest()), stalls.over100(), residentMiB());
+
+    auto step = [&](const char* what, const std::function<void()>& action) {
+        QElapsedTimer s;
+        s.start();
+        action();
+        QCoreApplication::processEvents();
+        std::printf("  %-58s %7.1f ms\n", what, ms(s));
+    };
+    QTreeView* tree = window.treePanel()->view();
+    step("expand every layer-level op", [&] { tree->expandToDepth(0); });
+    step("search \"mlp\" (filter the whole tree)", [&] { window.treePanel()->setSearchText(QStringLiteral("mlp")); });
+    step("clear the search", [&] { window.treePanel()->setSearchText(QString()); });
+    step("show only NaN ops", [&] { window.treePanel()->proxy()->setShow(probe::data::OpFilterProxy::Show::NanOnly); });
+    step("show all ops", [&] { window.treePanel()->proxy()->setShow(probe::data::OpFilterProxy::Show::All); });
+    step("select a deep op (reveal, tensors table, plot)", [&] { window.selectOp(QStringLiteral("77_20_3")); });
+    step("plot every op of a round (one statistic)", [&] {
+        window.statisticsPlot()->setProfileAllDepths(true);
+        window.statisticsPlot()->setMode(probe::widgets::StatisticsPlot::Mode::RoundProfile);
+    });
+    step("scroll the tree to the end", [&] { tree->scrollToBottom(); });
+    step("tick an op (every check mark and \"dumped\" re-evaluated)", [&] { window.selection()->setTicked("42", true); });
+    step("include children (save_child)", [&] { window.selection()->setIncludesChildren(true); });
+
+    if (!generated.empty() && !keep) std::system(("rm -rf '" + generated + "'").c_str());
+    else if (!generated.empty()) std::printf("kept %s\n", generated.c_str());
+    return 0;
+}

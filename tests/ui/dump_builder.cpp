@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "dump_builder.h"
+
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "probe/format/dtype.h"
+#include "probe/format/dump_status.h"
+#include "probe/format/file_util.h"
+#include "probe/format/tensor_bin.h"
+#include "probe/format/tensor_stats.h"
+#include "test_support.h"
+
+namespace probe::test {
+
+DumpBuilder::DumpBuilder(std::string output, std::string devicePid)
+    : output_(std::move(output)), devicePid_(std::move(devicePid)), root_(output_ + "/atb_dump_data") {
+    format::makeDirectories(root_ + "/data/" + devicePid_);
+}
+
+std::string DumpBuilder::roundDir(int round) const { return root_ + "/data/" + devicePid_ + "/" + std::to_string(round); }
+
+std::string DumpBuilder::csvPath(int round) const { return roundDir(round) + "/statistic.csv"; }
+
+void DumpBuilder::appendRaw(int round, const std::string& text, bool header) {
+    format::makeDirectories(roundDir(round));
+    const bool exists = format::fileExists(csvPath(round));
+    std::ofstream out(csvPath(round), std::ios::app | std::ios::binary);
+    if (!exists && header) out << format::kStatisticCsvHeader << "\n";
+    out << text;
+}
+
+format::StatRow DumpBuilder::addRow(int round, const std::string& id, const std::string& namePath, const std::string& type,
+                                    bool isOutput, std::vector<float> values, std::vector<int64_t> dims,
+                                    std::optional<double> forceMax) {
+    format::StatRow row;
+    row.devicePid = devicePid_;
+    row.round = round;
+    row.opName = namePath;
+    row.opType = type;
+    row.opId = id;
+    row.isOutput = isOutput;
+    row.index = "0";
+    row.dtype = "float";
+    row.format = "nd";
+    if (values.empty()) values = {1.0f, -2.0f, 3.0f};
+    if (dims.empty()) dims = {static_cast<int64_t>(values.size())};
+    row.shape = format::shapeString(dims);
+    const auto stats = format::computeTensorStats(format::DType::Float, values.data(), values.size());
+    row.max = forceMax ? *forceMax : stats.max;
+    row.min = stats.min;
+    row.mean = stats.mean;
+    row.norm = stats.norm;
+    // The tensor file, in a directory named after the op (flat here: tests only need it unique).
+    const std::string dir = roundDir(round) + "/" + id + "_" + format::safeFileComponent(namePath.substr(namePath.rfind('/') + 1)) +
+                            (isOutput ? "/after" : "/before");
+    format::makeDirectories(dir);
+    row.tensorPath = dir + (isOutput ? "/outtensor0.bin" : "/intensor0.bin");
+    format::BinHeader header;
+    header.dims = dims;
+    header.dataLength = values.size() * sizeof(float);
+    if (format::writeFileAtomically(row.tensorPath, format::makeBinHeader(header), values.data(), header.dataLength) != 0)
+        throw std::runtime_error("cannot write " + row.tensorPath);
+    appendRaw(round, format::formatStatRow(row));
+    return row;
+}
+
+std::string DumpBuilder::writeAliasBin(int round, const std::string& relativePath, const std::string& alias,
+                                       std::vector<int64_t> dims) {
+    format::BinHeader header;
+    header.dims = std::move(dims);
+    header.alias = alias;
+    const std::string path = roundDir(round) + "/" + relativePath;
+    format::makeDirectories(path.substr(0, path.rfind('/')));
+    if (format::writeFileAtomically(path, format::makeBinHeader(header)) != 0) throw std::runtime_error("cannot write " + path);
+    return path;
+}
+
+void DumpBuilder::writeModel(const format::ModelStructure& model, const std::string& name) {
+    const std::string dir = root_ + "/info/model/" + devicePid_;
+    format::makeDirectories(dir);
+    format::writeFileAtomically(dir + "/" + name + ".json", model.toJson().dump());
+}
+
+void DumpBuilder::writeLayer(const format::StructureNode& layer, const std::string& fileName) {
+    const std::string dir = root_ + "/info/layer/" + devicePid_;
+    format::makeDirectories(dir);
+    format::writeFileAtomically(dir + "/" + fileName, layer.toJson().dump());
+}
+
+void DumpBuilder::setStatus(const std::string& state) {
+    format::ProcessDumpStatus status;
+    const size_t underscore = devicePid_.find('_');
+    status.pid = std::stoll(underscore == std::string::npos ? devicePid_ : devicePid_.substr(underscore + 1));
+    status.state = state;
+    format::updateStatusFile(root_, status);
+}
+
+const char* const kMsprobeDumpJson = R"({
+ "task": "tensor", "level": "mix", "framework": "pytorch", "dump_data_dir": "/elsewhere/dump_tensor_data",
+ "data": {
+  "Functional.linear.0.forward": {
+   "input_args": [
+    {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [10, 8], "Max": 1.5, "Min": -1.0, "Mean": 0.25, "Norm": 3.0,
+     "requires_grad": false, "data_name": "Functional.linear.0.forward.input.0.pt"},
+    {"type": "int", "value": 3},
+    null
+   ],
+   "input_kwargs": {"bias": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": NaN, "Min": -Infinity,
+                             "Mean": NaN, "Norm": Infinity, "requires_grad": true}},
+   "output": [{"type": "torch.Tensor", "dtype": "torch.bool", "shape": [], "Max": true, "Min": false, "Mean": null, "Norm": null,
+               "requires_grad": false}]
+  },
+  "Module.fc.Linear.forward.0": {
+   "input_args": [], "input_kwargs": {}, "output": [[{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [2, 2],
+     "Max": 2.0, "Min": 0.0, "Mean": 1.0, "Norm": 2.5, "requires_grad": true}]],
+   "parameters": {"weight": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8], "Max": 0.5, "Min": -0.5,
+     "Mean": 0.0, "Norm": 1.0, "requires_grad": true}}
+  },
+  "Module.fc.Linear.parameters_grad.0": {"weight": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8],
+     "Max": 0.1, "Min": -0.1, "Mean": 0.0, "Norm": 0.2, "requires_grad": false}]}
+ }})";
+
+void writeMsprobeStep(const std::string& dumpPath, int step, const std::string& dumpJson) {
+    const std::string dir = dumpPath + "/step" + std::to_string(step) + "/rank0";
+    format::makeDirectories(dir + "/dump_tensor_data");
+    writeFile(dir + "/construct.json",
+                    R"({"Functional.linear.0.forward": "Module.fc.Linear.forward.0", "Module.fc.Linear.forward.0": null})");
+    writeFile(dir + "/stack.json", "{}");
+    replaceFile(dir + "/dump.json", dumpJson);
+}
+
+format::StructureNode node(const std::string& name, const std::string& id, const std::string& type,
+                           std::vector<format::StructureNode> children) {
+    format::StructureNode n;
+    n.opName = name + "_" + id;
+    n.opType = type;
+    n.nodes = std::move(children);
+    return n;
+}
+
+}  // namespace probe::test

@@ -1,0 +1,54 @@
+// Writes small op-level dumps row by row with the format library, the way the runtime does
+// (whole lines appended to statistic.csv, other files replaced atomically), so tests can grow a
+// dump while a reader follows it, or break it on purpose.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/format/statistic_csv.h"
+#include "probe/format/structure_json.h"
+
+namespace probe::test {
+
+class DumpBuilder {
+public:
+    // Writes below <output>/atb_dump_data for process `devicePid`.
+    explicit DumpBuilder(std::string output, std::string devicePid = "0_777");
+
+    const std::string& root() const { return root_; }
+    std::string csvPath(int round) const;
+    std::string roundDir(int round) const;
+
+    // Appends one row; with `values` also writes the tensor file (float32, dims) the row names.
+    // Returns the row as written.
+    format::StatRow addRow(int round, const std::string& id, const std::string& namePath, const std::string& type,
+                           bool isOutput, std::vector<float> values = {}, std::vector<int64_t> dims = {},
+                           std::optional<double> forceMax = std::nullopt);
+    // Appends raw text to a round's statistic.csv (creating it with its header when asked).
+    void appendRaw(int round, const std::string& text, bool header = true);
+    // A header-only .bin naming `alias` as the file with the data, at `path` relative to the round.
+    std::string writeAliasBin(int round, const std::string& relativePath, const std::string& alias, std::vector<int64_t> dims);
+    void writeModel(const format::ModelStructure& model, const std::string& name = "Model");
+    void writeLayer(const format::StructureNode& layer, const std::string& fileName);
+    void setStatus(const std::string& state);  // running | complete
+
+private:
+    std::string output_, devicePid_, root_;
+};
+
+// A dump.json as PrecisionDebugger writes it (FORMATS.md section 2): three entries (an API call
+// inside a module, the module with its parameters, its parameters' gradients), with NaN and
+// Infinity among the statistics.
+extern const char* const kMsprobeDumpJson;
+// Writes <dumpPath>/step<step>/rank0/{dump.json (replaced atomically), construct.json, stack.json}.
+void writeMsprobeStep(const std::string& dumpPath, int step, const std::string& dumpJson);
+
+// A structure node "<name>_<id>" with children.
+format::StructureNode node(const std::string& name, const std::string& id, const std::string& type,
+                           std::vector<format::StructureNode> children = {});
+
+}  // namespace probe::test

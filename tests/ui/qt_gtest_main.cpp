@@ -1,0 +1,20 @@
+// main() of the Qt test suites: GoogleTest inside a Qt application on the offscreen platform
+// (no display needed). PROBE_TEST_WIDGETS selects QApplication; the data layer needs only
+// QGuiApplication, which keeps widgets out of its tests.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#ifdef PROBE_TEST_WIDGETS
+#include <QApplication>
+using TestApplication = QApplication;
+#else
+#include <QGuiApplication>
+using TestApplication = QGuiApplication;
+#endif
+
+int main(int argc, char** argv) {
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    TestApplication app(argc, argv);
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}

@@ -1,0 +1,609 @@
+// The Qt-free readers and index (ui/analysis): both layouts, complete and growing dumps, and
+// broken files, which must give messages and never crash.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "analysis/atb_dump_reader.h"
+#include "analysis/dump_reader.h"
+#include "analysis/msprobe_dump.h"
+#include "analysis/tensor_export.h"
+#include "analysis/tensor_view.h"
+#include "dump_builder.h"
+#include "probe/format/file_util.h"
+#include "probe/format/tensor_bin.h"
+#include "synthetic_dump.h"
+#include "test_support.h"
+
+namespace probe {
+namespace {
+
+using analysis::DumpIndex;
+using analysis::kNone;
+
+// Reads everything there is now, `budget` bytes of rows per poll.
+DumpIndex readAll(analysis::DumpReader& reader, uint64_t budget = analysis::kDefaultPollBudget) {
+    DumpIndex index(reader.layout(), reader.root());
+    for (int polls = 0; polls < 100000; ++polls) {
+        auto delta = reader.poll(budget);
+        const bool more = delta.more;
+        index.apply(std::move(delta));
+        if (!more) break;
+    }
+    return index;
+}
+
+std::unique_ptr<analysis::DumpReader> open(const std::string& path) {
+    std::string error;
+    auto reader = analysis::openDumpReader(path, &error);
+    EXPECT_TRUE(reader) << error;
+    return reader;
+}
+
+bool anyProblemContains(const DumpIndex& index, const std::string& text) {
+    for (const auto& p : index.problems())
+        if (p.find(text) != std::string::npos) return true;
+    return false;
+}
+
+std::string problems(const DumpIndex& index) {
+    std::string out;
+    for (const auto& p : index.problems()) out += p + "\n";
+    return out;
+}
+
+bench::SyntheticDumpResult smallSynthetic(const std::string& dir, bool tensors = true) {
+    bench::SyntheticDumpOptions options;
+    options.output = dir;
+    options.ops = 60;
+    options.rows = 600;
+    options.layers = 3;
+    options.nanLayer = 1;
+    options.nanRound = 2;
+    options.tensors = tensors;
+    return bench::writeSyntheticDump(options);
+}
+
+// --- atb layout -------------------------------------------------------------------------------
+
+TEST(AtbReader, ReadsASyntheticDumpWhole) {
+    test::TempDir dir("ui-analysis");
+    const auto written = smallSynthetic(dir.path());
+    auto reader = open(dir.path());  // the --output directory: atb_dump_data is found below it
+    ASSERT_TRUE(reader);
+    EXPECT_EQ(reader->layout(), analysis::DumpLayout::Atb);
+    EXPECT_EQ(reader->root(), written.root);
+    DumpIndex index = readAll(*reader);
+    EXPECT_TRUE(reader->finished());
+    EXPECT_TRUE(index.problems().empty()) << problems(index);
+    ASSERT_EQ(index.processCount(), 1u);
+    EXPECT_EQ(index.process(0).key, "0_4242");
+    EXPECT_EQ(index.opCount(), written.ops);
+    EXPECT_EQ(index.rowCount(), written.rows);
+    EXPECT_EQ(index.rounds(0), (std::vector<int32_t>{0, 1, 2, 3, 4}));
+    ASSERT_EQ(index.process(0).topOps.size(), 3u);
+    const auto& layer1 = index.op(index.process(0).topOps[1]);
+    EXPECT_EQ(layer1.id, "1");
+    EXPECT_EQ(layer1.name, "layers.1");
+    EXPECT_EQ(layer1.type, "DecoderLayer");
+    ASSERT_FALSE(layer1.children.empty());
+    const auto& child = index.op(layer1.children[0]);
+    EXPECT_EQ(child.id, "1_0");
+    EXPECT_EQ(child.namePath, "layers.1/input_layernorm");
+    EXPECT_EQ(child.depth, 1);
+    ASSERT_TRUE(index.status());
+    EXPECT_EQ(index.status()->state, "complete");
+
+    // The planted overflow: layer 1's output is +inf in round 2, everything after NaN.
+    EXPECT_EQ(layer1.anomalies, analysis::kHasInf);
+    const uint32_t layer2 = index.findOp(0, "2");
+    EXPECT_TRUE(index.op(layer2).anomalies & analysis::kHasNan);
+    const uint32_t firstNan = index.firstAnomalousRow(0, analysis::kHasNan);
+    ASSERT_NE(firstNan, kNone);
+    EXPECT_EQ(index.row(firstNan).round, 2);
+    EXPECT_EQ(index.slot(index.row(firstNan).slot).op, layer2);
+    EXPECT_FALSE(index.slot(index.row(firstNan).slot).isOutput);
+    // Statistics come through exactly (six decimals in the file).
+    const uint32_t out = index.slotRow(index.representativeSlot(layer2), 0);
+    ASSERT_NE(out, kNone);
+    EXPECT_TRUE(index.row(out).has(analysis::Stat::Norm));
+    EXPECT_TRUE(std::isfinite(index.row(out).get(analysis::Stat::Norm)));
+
+    // Every tensor path read back from its statistic.csv line names a real file.
+    size_t withFiles = 0;
+    for (uint32_t r = 0; r < index.rowCount(); ++r) {
+        if (!index.row(r).hasTensorFile) continue;
+        ++withFiles;
+        std::string error;
+        const std::string path = index.tensorPath(r, &error);
+        EXPECT_TRUE(format::fileExists(path)) << "row " << r << ": '" << path << "' " << error;
+    }
+    EXPECT_EQ(withFiles, written.tensorFiles);
+}
+
+TEST(AtbReader, SmallPollBudgetsBuildTheSameIndex) {
+    test::TempDir dir("ui-analysis");
+    smallSynthetic(dir.path());
+    auto whole = open(dir.path());
+    auto pieces = open(dir.path());
+    DumpIndex a = readAll(*whole);
+    DumpIndex b = readAll(*pieces, 700);  // a few rows per poll, file boundaries crossed mid-poll
+    ASSERT_EQ(a.rowCount(), b.rowCount());
+    ASSERT_EQ(a.opCount(), b.opCount());
+    for (uint32_t r = 0; r < a.rowCount(); ++r) {
+        const auto &x = a.row(r), &y = b.row(r);
+        ASSERT_EQ(x.round, y.round);
+        ASSERT_EQ(a.op(a.slot(x.slot).op).id, b.op(b.slot(y.slot).op).id);
+        ASSERT_EQ(x.slot, y.slot);
+        ASSERT_EQ(std::memcmp(x.value, y.value, sizeof x.value), 0);
+        ASSERT_EQ(a.tensorPath(r), b.tensorPath(r)) << "row " << r;
+    }
+}
+
+TEST(AtbReader, FollowsADumpAsItGrows) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    dump.writeModel([] {
+        format::ModelStructure m;
+        m.modelName = "Tiny";
+        m.nodes.push_back(test::node("layer", "0", "Layer", {test::node("mm", "0_0", "aten::mm")}));
+        return m;
+    }());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    dump.addRow(0, "0_0", "layer/mm", "aten::mm", false);
+    // A row cut in the middle, as a reader may find it while the writer appends.
+    const format::StatRow cut = [&] {
+        format::StatRow r;
+        r.devicePid = "0_777";
+        r.opName = "layer/mm";
+        r.opType = "aten::mm";
+        r.opId = "0_0";
+        r.isOutput = true;
+        r.index = "0";
+        r.dtype = "float";
+        r.format = "nd";
+        r.shape = "3";
+        r.max = r.min = r.mean = r.norm = 1.0;
+        return r;
+    }();
+    const std::string line = format::formatStatRow(cut);
+    dump.appendRaw(0, line.substr(0, 20));
+
+    auto reader = open(dir.path());
+    ASSERT_TRUE(reader);
+    DumpIndex index(reader->layout(), reader->root());
+    auto change = index.apply(reader->poll(analysis::kDefaultPollBudget));
+    EXPECT_EQ(index.opCount(), 2u);  // from the model file
+    EXPECT_EQ(index.rowCount(), 2u);  // the cut line waits for its end
+    EXPECT_EQ(change.newOps, 2u);
+    EXPECT_FALSE(reader->finished());
+    EXPECT_EQ(index.status()->state, "running");
+
+    // The line is finished, a new round starts, a new layer op appears with its layer file.
+    dump.appendRaw(0, line.substr(20));
+    dump.addRow(1, "0", "layer", "Layer", false);
+    dump.addRow(1, "1", "head", "Linear", true, {std::nanf("")});
+    dump.writeLayer(test::node("head", "1", "Linear", {test::node("linear", "1_0", "aten::linear")}), "head_1.json");
+    change = index.apply(reader->poll(analysis::kDefaultPollBudget));
+    EXPECT_EQ(index.rowCount(), 5u);
+    EXPECT_EQ(change.newRows, 3u);
+    EXPECT_TRUE(change.newRounds);
+    EXPECT_EQ(index.rounds(0), (std::vector<int32_t>{0, 1}));
+    const uint32_t head = index.findOp(0, "1");
+    ASSERT_NE(head, kNone);
+    EXPECT_EQ(index.op(head).type, "Linear");
+    EXPECT_NE(index.findOp(0, "1_0"), kNone);  // its child, from the layer file
+    EXPECT_EQ(index.op(head).anomalies, analysis::kHasNan);
+    // The layer op got a row in round 1: reported as touched, with its rounds seen.
+    const uint32_t layer = index.findOp(0, "0");
+    EXPECT_TRUE(std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), layer));
+    EXPECT_EQ(index.op(layer).rounds, (std::vector<int32_t>{0, 1}));
+
+    dump.setStatus("complete");
+    change = index.apply(reader->poll(analysis::kDefaultPollBudget));
+    EXPECT_TRUE(change.statusChanged);
+    EXPECT_EQ(index.status()->state, "complete");
+    EXPECT_TRUE(reader->finished());
+    EXPECT_TRUE(index.problems().empty()) << problems(index);
+    // Nothing new: an empty delta.
+    EXPECT_TRUE(reader->poll(analysis::kDefaultPollBudget).empty());
+}
+
+TEST(AtbReader, StructureFileNamesOpsWithoutRows) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    // A row of a deep op whose ancestors have no rows: they are created, named from the path.
+    dump.addRow(0, "2_1_0", "Prefill_layer/Attention/MatMul", "MatMul", true);
+    dump.setStatus("complete");
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    const uint32_t attention = index.findOp(0, "2_1");
+    ASSERT_NE(attention, kNone);
+    EXPECT_EQ(index.op(attention).name, "Attention");
+    EXPECT_EQ(index.op(index.findOp(0, "2")).name, "Prefill_layer");
+    EXPECT_EQ(index.op(index.findOp(0, "2_1_0")).namePath, "Prefill_layer/Attention/MatMul");
+    EXPECT_EQ(index.op(attention).rowCount, 0u);
+}
+
+TEST(AtbReader, TruncatedLastLineOfAFinishedDumpIsReported) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    const std::string line = format::formatStatRow(dump.addRow(0, "0", "layer", "Layer", true));
+    // Cut the file in the middle of its last line: a crash or a full disk.
+    const std::string csv = dump.csvPath(0);
+    std::string text = test::readFile(csv);
+    text.resize(text.size() - line.size() / 2);
+    test::writeFile(csv, text);
+    dump.setStatus("complete");
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 1u);
+    EXPECT_TRUE(anyProblemContains(index, "statistic.csv:3: row skipped: the last line is cut short")) << problems(index);
+}
+
+TEST(AtbReader, MalformedRowsAreSkippedWithTheirLine) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    dump.appendRaw(0, "this is not a row\n");
+    dump.appendRaw(0, "0_777,x,layer,Layer,0,input,0,float,nd,3,1,1,1,1,N/A\n");         // round not a number
+    dump.appendRaw(0, "0_777,0,layer,Layer,0,sideways,0,float,nd,3,1,1,1,1,N/A\n");      // bad direction
+    dump.appendRaw(0, "0_777,0,layer,Layer,0,input,0,float,nd,3,one,1,1,1,N/A\n");       // bad number
+    dump.appendRaw(0, "0_777,0,layer,Layer,0,input,0,float,nd,3,1,1,1,1,\"unterminated\n");
+    dump.appendRaw(0, "0_777,0,layer,Layer,,input,0,float,nd,3,1,1,1,1,N/A\n");          // no op id
+    dump.appendRaw(0, "\n");                                                               // blank: ignored
+    dump.addRow(0, "0", "layer", "Layer", true);
+    dump.setStatus("complete");
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 2u);
+    EXPECT_TRUE(anyProblemContains(index, "statistic.csv:3: row skipped: expected 15 columns, found 1")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, ":4: row skipped: Execution Count is not a number")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, ":5: row skipped: Input/Output must be input or output")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, ":6: row skipped: not a number: one")) << problems(index);
+    // Past five per file, malformed rows are counted, not listed.
+    EXPECT_TRUE(anyProblemContains(index, "more malformed rows skipped")) << problems(index);
+}
+
+TEST(AtbReader, BrokenStructureAndStatusFilesGiveMessages) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    format::makeDirectories(dump.root() + "/info/model/0_777");
+    format::makeDirectories(dump.root() + "/info/layer/0_777");
+    test::writeFile(dump.root() + "/info/model/0_777/Model.json", "{\"modelName\": \"M\", \"nodes\": [{\"opName\": ");
+    test::writeFile(dump.root() + "/info/layer/0_777/layer_0.json", "{\"opName\": \"layer_0\", \"nodes\": 7}");
+    // Fields of the wrong type are read leniently by the format library; a cut file is not.
+    test::writeFile(dump.root() + "/probe_status.json", "{\"processes\": [{\"pid\": 12, \"state\": ");
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 1u);
+    EXPECT_TRUE(anyProblemContains(index, "Model.json")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "layer_0.json: not a layer structure file: nodes is not an array")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "probe_status.json")) << problems(index);
+}
+
+TEST(AtbReader, BinaryJunkAndMissingHeaderNeverCrash) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    std::mt19937 random(7);
+    std::string junk(20000, '\0');
+    for (char& c : junk) c = static_cast<char>(random() & 0xff);
+    dump.appendRaw(0, junk, false);
+    dump.appendRaw(1, "0_777,1,layer,Layer,0,input,0,float,nd,3,1,1,1,1,N/A\n", false);  // no header line
+    format::makeDirectories(dump.roundDir(2));
+    test::writeFile(dump.roundDir(2) + "/statistic.csv", "");                                 // empty
+    dump.setStatus("complete");
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 1u);  // the round-1 row
+    EXPECT_TRUE(anyProblemContains(index, "no header line")) << problems(index);
+    EXPECT_FALSE(index.problems().empty());
+}
+
+TEST(DumpReader, AFolderDeletedWhileFollowedIsReportedOnce) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 1u);
+    std::system(("rm -rf '" + dump.root() + "'").c_str());
+    index.apply(reader->poll(analysis::kDefaultPollBudget));
+    index.apply(reader->poll(analysis::kDefaultPollBudget));
+    EXPECT_EQ(index.problems().size(), 1u) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "no longer exists"));
+    EXPECT_EQ(index.rowCount(), 1u);  // what was read stays
+}
+
+TEST(DumpReader, ExplainsWhatIsNotADump) {
+    test::TempDir dir("ui-analysis");
+    std::string error;
+    EXPECT_FALSE(analysis::openDumpReader(dir.path(), &error));
+    EXPECT_NE(error.find("holds no dump"), std::string::npos) << error;
+    EXPECT_FALSE(analysis::openDumpReader(dir / "missing", &error));
+    EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
+    test::writeFile(dir / "file.txt", "x");
+    EXPECT_FALSE(analysis::openDumpReader(dir / "file.txt", &error));
+    EXPECT_NE(error.find("is a file"), std::string::npos) << error;
+}
+
+TEST(DumpIndex, ProfileListsOpsOfARoundInExecutionOrder) {
+    test::TempDir dir("ui-analysis");
+    smallSynthetic(dir.path(), false);
+    auto reader = open(dir.path());
+    DumpIndex index = readAll(*reader);
+    DumpIndex::ProfileOptions layers;
+    layers.maxDepth = 0;
+    const auto points = index.roundProfile(0, 1, layers);
+    ASSERT_EQ(points.size(), 3u);
+    EXPECT_EQ(index.op(points[0].op).id, "0");
+    EXPECT_EQ(index.op(points[2].op).id, "2");
+    for (const auto& p : points) EXPECT_TRUE(index.slot(index.row(p.row).slot).isOutput);
+    DumpIndex::ProfileOptions all;
+    EXPECT_EQ(index.roundProfile(0, 1, all).size(), 60u);
+    EXPECT_TRUE(index.roundProfile(0, 99, all).empty());
+}
+
+// --- msprobe layout ---------------------------------------------------------------------------
+
+TEST(MsprobeReader, ReadsEntriesTensorsAndTheModuleTree) {
+    test::TempDir dir("ui-analysis");
+    const std::string dumpPath = dir / "dump_path";
+    test::writeMsprobeStep(dumpPath, 0, test::kMsprobeDumpJson);
+    test::writeMsprobeStep(dumpPath, 3, test::kMsprobeDumpJson);
+    for (const std::string& start : {dir.path(), dumpPath, dumpPath + "/step3", dumpPath + "/step0/rank0"}) {
+        auto root = analysis::findMsprobeDumpRoot(start);
+        ASSERT_TRUE(root) << start;
+        EXPECT_EQ(*root, dumpPath) << start;
+    }
+    auto reader = open(dumpPath + "/step0");
+    ASSERT_TRUE(reader);
+    EXPECT_EQ(reader->layout(), analysis::DumpLayout::Msprobe);
+    DumpIndex index = readAll(*reader);
+    EXPECT_TRUE(index.problems().empty()) << problems(index);
+    ASSERT_EQ(index.processCount(), 1u);
+    EXPECT_EQ(index.process(0).key, "rank0");
+    EXPECT_EQ(index.rounds(0), (std::vector<int32_t>{0, 3}));
+    ASSERT_EQ(index.opCount(), 3u);
+    // construct.json: the API call sits under its module.
+    const uint32_t module = index.findOp(0, "Module.fc.Linear.forward.0");
+    const uint32_t linear = index.findOp(0, "Functional.linear.0.forward");
+    ASSERT_NE(module, kNone);
+    ASSERT_NE(linear, kNone);
+    EXPECT_EQ(index.op(linear).parent, module);
+    EXPECT_EQ(index.op(linear).type, "Functional.linear");
+    EXPECT_EQ(index.op(module).type, "Linear");
+    EXPECT_EQ(index.op(index.findOp(0, "Module.fc.Linear.parameters_grad.0")).type, "Linear.parameters_grad");
+    // Tensors: args by position, kwargs by name; non-tensors and nulls skipped.
+    std::vector<std::string> slots;
+    for (uint32_t s : index.op(linear).tensorSlots) slots.push_back(index.describeSlot(s));
+    EXPECT_EQ(slots, (std::vector<std::string>{"input 0", "input bias", "output 0"}));
+    EXPECT_EQ(index.op(linear).rowCount, 6u);  // three tensors, two steps
+    const uint32_t bias = index.slotRow(index.op(linear).tensorSlots[1], 3);
+    ASSERT_NE(bias, kNone);
+    EXPECT_TRUE(std::isnan(index.row(bias).get(analysis::Stat::Max)));
+    EXPECT_EQ(index.row(bias).get(analysis::Stat::Min), -HUGE_VAL);
+    EXPECT_EQ(index.row(bias).get(analysis::Stat::Norm), HUGE_VAL);
+    EXPECT_EQ(index.op(linear).anomalies, analysis::kHasNan | analysis::kHasInf);
+    EXPECT_TRUE(index.op(module).subtreeAnomalies & analysis::kHasNan);
+    const uint32_t flag = index.slotRow(index.op(linear).tensorSlots[2], 0);
+    EXPECT_EQ(index.row(flag).get(analysis::Stat::Max), 1.0);  // bool: any
+    EXPECT_FALSE(index.row(flag).has(analysis::Stat::Mean));
+    EXPECT_EQ(index.text(index.row(flag).dtype), "torch.bool");
+    EXPECT_EQ(index.text(index.row(flag).shape), "");
+    // The tensor file is looked up beside dump.json, not at the recorded (moved) dump_data_dir.
+    const uint32_t input = index.slotRow(index.op(linear).tensorSlots[0], 0);
+    EXPECT_EQ(index.tensorPath(input), dumpPath + "/step0/rank0/dump_tensor_data/Functional.linear.0.forward.input.0.pt");
+    // Nested outputs and parameters get dotted indices.
+    slots.clear();
+    for (uint32_t s : index.op(module).tensorSlots) slots.push_back(index.describeSlot(s));
+    EXPECT_EQ(slots, (std::vector<std::string>{"output 0.0", "input parameters.weight"}));
+    slots.clear();
+    for (uint32_t s : index.op(index.findOp(0, "Module.fc.Linear.parameters_grad.0")).tensorSlots) slots.push_back(index.describeSlot(s));
+    EXPECT_EQ(slots, (std::vector<std::string>{"output weight"}));
+}
+
+TEST(MsprobeReader, ARewrittenDumpJsonAddsOnlyNewEntries) {
+    test::TempDir dir("ui-analysis");
+    const std::string dumpPath = dir / "dump_path";
+    std::string partial = test::kMsprobeDumpJson;
+    // The first rewrite during a long step holds only the first entry.
+    const size_t second = partial.find("\"Module.fc.Linear.forward.0\": {");
+    const std::string firstOnly = partial.substr(0, partial.rfind(',', second)) + "\n }}";
+    test::writeMsprobeStep(dumpPath, 0, firstOnly);
+    auto reader = open(dumpPath);
+    DumpIndex index(reader->layout(), reader->root());
+    index.apply(reader->poll(analysis::kDefaultPollBudget));
+    EXPECT_TRUE(index.problems().empty()) << problems(index);
+    EXPECT_EQ(index.rowCount(), 3u);
+    test::replaceFile(dumpPath + "/step0/rank0/dump.json", test::kMsprobeDumpJson);
+    const auto change = index.apply(reader->poll(analysis::kDefaultPollBudget));
+    EXPECT_EQ(index.rowCount(), 6u);
+    EXPECT_EQ(change.newRows, 3u);
+    EXPECT_EQ(index.opCount(), 3u);
+}
+
+TEST(MsprobeReader, BrokenFilesGiveMessages) {
+    test::TempDir dir("ui-analysis");
+    const std::string dumpPath = dir / "dump_path";
+    test::writeMsprobeStep(dumpPath, 0, std::string(test::kMsprobeDumpJson).substr(0, 300));  // truncated
+    test::writeMsprobeStep(dumpPath, 1, "{\"task\": \"statistics\"}");             // no data
+    test::writeMsprobeStep(dumpPath, 2, test::kMsprobeDumpJson);
+    test::writeFile(dumpPath + "/step2/rank0/construct.json", "[1, 2");
+    test::writeFile(dumpPath + "/step2/rank0/dump_error_info.log", "RuntimeError: hook failed\nmore");
+    auto reader = open(dumpPath);
+    DumpIndex index = readAll(*reader);
+    EXPECT_TRUE(anyProblemContains(index, "step0/rank0/dump.json")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "step1/rank0/dump.json: has no \"data\" object")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "construct.json: not a JSON object")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "the debugger recorded errors: RuntimeError: hook failed")) << problems(index);
+    EXPECT_EQ(index.rowCount(), 6u);  // step 2 still read
+}
+
+TEST(MsprobeNames, EntryNamesAndNonFiniteTokens) {
+    auto api = analysis::parseMsprobeEntryName("Functional.scaled_dot_product_attention.12.backward");
+    ASSERT_TRUE(api);
+    EXPECT_EQ(api->kind, analysis::MsprobeEntryName::Kind::Api);
+    EXPECT_EQ(api->name, "scaled_dot_product_attention");
+    EXPECT_EQ(api->call, 12);
+    EXPECT_EQ(api->direction, "backward");
+    auto module = analysis::parseMsprobeEntryName("Module.layers.0.mlp.MLP.forward.3");
+    ASSERT_TRUE(module);
+    EXPECT_EQ(module->name, "layers.0.mlp");
+    EXPECT_EQ(module->moduleClass, "MLP");
+    EXPECT_EQ(analysis::msprobeEntryType(*module), "MLP");
+    EXPECT_FALSE(analysis::parseMsprobeEntryName("not an entry"));
+    EXPECT_EQ(analysis::quoteNonFiniteJsonTokens(R"({"a": NaN, "b": [-Infinity, Infinity], "NaN": "x NaN Infinity"})"),
+              R"({"a": "NaN", "b": ["-Infinity", "Infinity"], "NaN": "x NaN Infinity"})");
+}
+
+// --- tensors ----------------------------------------------------------------------------------
+
+std::string writeHalfTensor(const std::string& path) {
+    // float16 [2, 3, 4]: 0..23 scaled, one NaN, one +inf, negatives.
+    std::vector<uint16_t> halves(24);
+    auto toHalf = [](float f) -> uint16_t {  // exact for these small values
+        if (std::isnan(f)) return 0x7e00;
+        if (std::isinf(f)) return f > 0 ? 0x7c00 : 0xfc00;
+        if (f == 0) return 0;
+        uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        const uint16_t sign = (bits >> 16) & 0x8000;
+        const int exponent = int((bits >> 23) & 0xff) - 127 + 15;
+        return static_cast<uint16_t>(sign | (exponent << 10) | ((bits >> 13) & 0x3ff));
+    };
+    for (int i = 0; i < 24; ++i) halves[i] = toHalf(static_cast<float>(i) - 6.0f);
+    halves[5] = toHalf(std::nanf(""));
+    halves[17] = toHalf(INFINITY);
+    format::BinHeader header;
+    header.dtypeCode = 1;
+    header.dims = {2, 3, 4};
+    header.dataLength = 48;
+    format::writeFileAtomically(path, format::makeBinHeader(header), halves.data(), 48);
+    return path;
+}
+
+TEST(TensorView, DecodesSlicesAndCounts) {
+    test::TempDir dir("ui-analysis");
+    std::string error;
+    auto tensor = analysis::loadTensorFile(writeHalfTensor(dir / "t.bin"), &error);
+    ASSERT_TRUE(tensor) << error;
+    EXPECT_EQ(analysis::dtypeLabel(*tensor), "float16");
+    EXPECT_EQ(tensor->count, 24u);
+    EXPECT_EQ(tensor->at(0), -6.0);
+    EXPECT_EQ(tensor->at(23), 17.0);
+    EXPECT_TRUE(std::isnan(tensor->at(5)));
+    EXPECT_TRUE(tensor->stats.valid);
+    EXPECT_EQ(tensor->stats.nanCount, 1u);
+    EXPECT_TRUE(tensor->stats.hasPosInf);
+    const auto g = analysis::sliceGeometry(tensor->header.dims);
+    EXPECT_EQ(g.rows, 3);
+    EXPECT_EQ(g.cols, 4);
+    EXPECT_EQ(g.sliceCount(), 2u);
+    EXPECT_EQ(analysis::sliceStart(g, {1}), 12u);
+    EXPECT_EQ(analysis::sliceStart(g, {9}), 12u);  // clamped
+    const auto second = analysis::summarizeValues(*tensor, 12, 12);
+    EXPECT_EQ(second.posInf, 1u);
+    EXPECT_EQ(second.nan, 0u);
+    EXPECT_EQ(second.min, 6.0);
+    const auto histogram = analysis::computeHistogram(*tensor, 8);
+    uint64_t counted = 0;
+    for (auto b : histogram.bins) counted += b;
+    EXPECT_EQ(counted, 22u);  // finite values
+    EXPECT_EQ(histogram.nan, 1u);
+    EXPECT_EQ(histogram.posInf, 1u);
+    EXPECT_EQ(histogram.lo, -6.0);
+    EXPECT_EQ(histogram.hi, 17.0);
+}
+
+TEST(TensorView, BrokenAndHeaderOnlyFiles) {
+    test::TempDir dir("ui-analysis");
+    const std::string path = writeHalfTensor(dir / "t.bin");
+    std::string text = test::readFile(path);
+    test::writeFile(dir / "short.bin", text.substr(0, text.size() - 10));
+    std::string error;
+    EXPECT_FALSE(analysis::loadTensorFile(dir / "short.bin", &error));
+    EXPECT_NE(error.find("short.bin"), std::string::npos) << error;
+    test::writeFile(dir / "junk.bin", "\x01\x02 not a header");
+    EXPECT_FALSE(analysis::loadTensorFile(dir / "junk.bin", &error));
+    EXPECT_FALSE(analysis::loadTensorFile(dir / "missing.bin", &error));
+
+    format::BinHeader alias;
+    alias.dtypeCode = 1;
+    alias.dims = {2, 3, 4};
+    alias.alias = "t.bin";
+    format::writeFileAtomically(dir / "alias.bin", format::makeBinHeader(alias));
+    auto headerOnly = analysis::loadTensorFile(dir / "alias.bin", &error);
+    ASSERT_TRUE(headerOnly) << error;
+    EXPECT_FALSE(headerOnly->hasValues());
+    EXPECT_EQ(headerOnly->header.alias, "t.bin");
+    ASSERT_TRUE(analysis::loadAliasedData(*headerOnly, path, &error)) << error;
+    EXPECT_EQ(headerOnly->stats.nanCount, 1u);
+    alias.dims = {24};
+    format::writeFileAtomically(dir / "other.bin", format::makeBinHeader(alias));
+    auto mismatched = analysis::loadTensorFile(dir / "other.bin", &error);
+    ASSERT_TRUE(mismatched);
+    EXPECT_FALSE(analysis::loadAliasedData(*mismatched, path, &error));
+    EXPECT_NE(error.find("different dtype or shape"), std::string::npos) << error;
+}
+
+TEST(TensorView, AliasesResolveToTheFirstCopyInTheIndex) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    const auto first = dump.addRow(0, "2_1", "layer/mm", "aten::mm", true);
+    // The next op's input is the same data: a header-only file naming the first copy.
+    format::StatRow second = first;
+    second.opId = "2_2";
+    second.opName = "layer/add";
+    second.isOutput = false;
+    second.tensorPath = dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {3});
+    dump.appendRaw(0, format::formatStatRow(second));
+    dump.setStatus("complete");
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    const uint32_t row = index.slotRow(index.op(index.findOp(0, "2_2")).tensorSlots[0], 0);
+    EXPECT_EQ(index.resolveTensorAlias(row, "2_1_outtensor0.bin"), first.tensorPath);
+    EXPECT_EQ(index.resolveTensorAlias(row, "9_outtensor0.bin"), "");
+    EXPECT_EQ(index.resolveTensorAlias(row, "garbage"), "");
+}
+
+TEST(TensorExport, NpyAndCsv) {
+    test::TempDir dir("ui-analysis");
+    std::string error;
+    auto tensor = analysis::loadTensorFile(writeHalfTensor(dir / "t.bin"), &error);
+    ASSERT_TRUE(tensor);
+    ASSERT_TRUE(analysis::writeNpy(*tensor, dir / "t.npy", &error)) << error;
+    const std::string npy = test::readFile(dir / "t.npy");
+    ASSERT_GT(npy.size(), 10u);
+    EXPECT_EQ(npy.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+    const size_t headerLength = static_cast<unsigned char>(npy[8]) | (static_cast<unsigned char>(npy[9]) << 8);
+    EXPECT_EQ((10 + headerLength) % 64, 0u);
+    const std::string dict = npy.substr(10, headerLength);
+    EXPECT_NE(dict.find("'descr': '<f2'"), std::string::npos) << dict;
+    EXPECT_NE(dict.find("'shape': (2, 3, 4)"), std::string::npos) << dict;
+    EXPECT_EQ(dict.back(), '\n');
+    EXPECT_EQ(npy.substr(10 + headerLength), std::string(reinterpret_cast<const char*>(tensor->bytes.data()), 48));
+
+    ASSERT_TRUE(analysis::writeCsv(*tensor, dir / "t.csv", &error)) << error;
+    const auto lines = test::splitLines(test::readFile(dir / "t.csv"));
+    ASSERT_EQ(lines.size(), 6u);
+    EXPECT_EQ(lines[0], "-6,-5,-4,-3");
+    EXPECT_EQ(lines[1], "-2,nan,0,1");
+    EXPECT_EQ(lines[4], "10,inf,12,13");
+
+    analysis::TensorData empty;
+    EXPECT_FALSE(analysis::writeNpy(empty, dir / "e.npy", &error));
+    EXPECT_FALSE(analysis::writeCsv(*tensor, dir / "no/such/dir/t.csv", &error));
+    EXPECT_NE(error.find("cannot write"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace probe

@@ -1,0 +1,480 @@
+// The application's data layer (ui/data) alone, without widgets: the dump store and its loader
+// thread, the models under QAbstractItemModelTester (as a dump grows, too), the op selection
+// config, tensor documents.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QTest>
+#include <cmath>
+#include <functional>
+
+#include "dump_builder.h"
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "op_filter_proxy.h"
+#include "op_selection.h"
+#include "op_tensors_model.h"
+#include "op_tree_model.h"
+#include "probe/format/file_util.h"
+#include "probe/format/op_config.h"
+#include "statistics_series.h"
+#include "synthetic_dump.h"
+#include "tensor_document.h"
+#include "tensor_values_model.h"
+#include "test_support.h"
+
+namespace probe {
+namespace {
+
+using analysis::kNone;
+using data::OpTreeModel;
+using Tester = QAbstractItemModelTester;
+
+bool waitFor(const std::function<bool()>& condition, int ms = 20000) { return QTest::qWaitFor(condition, ms); }
+
+bench::SyntheticDumpResult synthetic(const std::string& dir, uint64_t ops = 60, uint64_t rows = 600, int layers = 3) {
+    bench::SyntheticDumpOptions options;
+    options.output = dir;
+    options.ops = ops;
+    options.rows = rows;
+    options.layers = layers;
+    options.nanLayer = 1;
+    options.nanRound = 2;
+    options.tensors = true;
+    return bench::writeSyntheticDump(options);
+}
+
+// A store with its tree model and proxy, all under the tester from the start.
+struct Session {
+    data::DumpStore store;
+    data::OpSelection selection;
+    OpTreeModel model{&store, &selection};
+    data::OpFilterProxy proxy{&store, &selection};
+    Tester modelTester{&model, Tester::FailureReportingMode::Fatal};
+    Tester proxyTester{&proxy, Tester::FailureReportingMode::Fatal};
+    QSignalSpy loaded{&store, &data::DumpStore::initialLoadFinished};
+
+    Session() {
+        store.setIdlePollInterval(40);
+        model.setUpdateDelay(0);
+        proxy.setOpModel(&model);
+    }
+    bool open(const std::string& path) {
+        store.open(QString::fromStdString(path));
+        return waitFor([&] { return loaded.count() > 0; });
+    }
+    QModelIndex find(const std::string& id) { return model.indexOfOp(store.index().findOp(model.process(), id)); }
+    QString text(const std::string& id, int column) { return find(id).siblingAtColumn(column).data().toString(); }
+};
+
+int countRows(const QAbstractItemModel& model, const QModelIndex& parent = {}) {
+    int n = 0;
+    for (int r = 0; r < model.rowCount(parent); ++r) n += 1 + countRows(model, model.index(r, 0, parent));
+    return n;
+}
+
+TEST(DumpStore, LoadsADumpIntoTheTreeModel) {
+    test::TempDir dir("ui-data");
+    const auto written = synthetic(dir.path());
+    Session s;
+    QSignalSpy opened(&s.store, &data::DumpStore::opened);
+    ASSERT_TRUE(s.open(dir.path()));
+    ASSERT_EQ(opened.count(), 1);
+    EXPECT_EQ(opened.front().front().toString().toStdString(), written.root);
+    EXPECT_EQ(s.store.dumpState(), "complete");
+    EXPECT_EQ(s.model.rowCount(), 3);
+    EXPECT_EQ(countRows(s.model), 60);
+    EXPECT_EQ(s.text("0", OpTreeModel::NameColumn), "layers.0");
+    EXPECT_EQ(s.text("1_0", OpTreeModel::NameColumn), "input_layernorm");
+    EXPECT_EQ(s.text("1", OpTreeModel::TypeColumn), "DecoderLayer");
+    EXPECT_EQ(s.text("1", OpTreeModel::RoundsColumn), "5");
+    EXPECT_EQ(s.text("1", OpTreeModel::ShapeColumn), "16x64");
+    EXPECT_EQ(s.text("1", OpTreeModel::DtypeColumn), "float");
+    // The planted overflow: layer 1 Inf in its output, layer 2 NaN, layer 0 clean.
+    EXPECT_EQ(s.text("1", OpTreeModel::AnomalyColumn), "Inf");
+    EXPECT_EQ(s.text("2", OpTreeModel::AnomalyColumn), "NaN");
+    EXPECT_EQ(s.text("0", OpTreeModel::AnomalyColumn), "");
+    // The last round's statistics are finite again.
+    bool ok = false;
+    s.text("2", OpTreeModel::NormColumn).toDouble(&ok);
+    EXPECT_TRUE(ok) << s.text("2", OpTreeModel::NormColumn).toStdString();
+    EXPECT_EQ(s.find("2").data(OpTreeModel::AnomalyRole).toUInt(), unsigned(analysis::kHasNan));
+}
+
+TEST(DumpStore, TheTreeGrowsWhileTheDumpIsWritten) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    format::ModelStructure model;
+    model.modelName = "Growing";
+    model.nodes.push_back(test::node("layer", "0", "Layer"));
+    dump.writeModel(model);
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    EXPECT_EQ(s.model.rowCount(), 1);
+    EXPECT_EQ(s.text("0", OpTreeModel::RoundsColumn), "");  // no rows yet
+    QSignalSpy changed(&s.model, &QAbstractItemModel::dataChanged);
+    QSignalSpy state(&s.store, &data::DumpStore::dumpStateChanged);
+
+    // A child the structure did not know, rows of the layer, then a second layer op.
+    dump.addRow(0, "0", "layer", "Layer", false);
+    dump.addRow(0, "0_0", "layer/matmul", "aten::mm", true);
+    ASSERT_TRUE(waitFor([&] { return s.model.rowCount(s.find("0")) == 1; }));
+    EXPECT_EQ(s.text("0_0", OpTreeModel::TypeColumn), "aten::mm");
+    ASSERT_TRUE(waitFor([&] { return s.text("0", OpTreeModel::RoundsColumn) == "1"; }));
+    EXPECT_GT(changed.count(), 0);
+    dump.addRow(1, "0", "layer", "Layer", false);
+    dump.addRow(1, "1", "head", "Linear", true, {1.0f, std::nanf("")});
+    ASSERT_TRUE(waitFor([&] { return s.model.rowCount() == 2; }));
+    ASSERT_TRUE(waitFor([&] { return s.text("0", OpTreeModel::RoundsColumn) == "2"; }));
+    EXPECT_EQ(s.text("1", OpTreeModel::AnomalyColumn), "NaN");
+    dump.setStatus("complete");
+    ASSERT_TRUE(waitFor([&] { return state.count() > 0; }));
+    EXPECT_EQ(state.back().front().toString(), "complete");
+    EXPECT_TRUE(s.store.index().problems().empty());
+}
+
+TEST(DumpStore, AMassUpdateOfExistingOpsPassesTheTester) {
+    // A new round touching thousands of known ops is announced as one layout change.
+    test::TempDir dir("ui-data");
+    const auto written = synthetic(dir.path(), 3000, 6000, 10);  // one round
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    QSignalSpy layout(&s.model, &QAbstractItemModel::layoutChanged);
+    const QModelIndex deep = s.find("7_3_2");
+    ASSERT_TRUE(deep.isValid());
+    const QPersistentModelIndex kept(s.proxy.mapFromSource(deep));
+    EXPECT_EQ(s.text("7_3_2", OpTreeModel::RoundsColumn), "1");
+    // Round 1: the same rows again, as the runtime would append them.
+    const std::string round0 = test::readFile(written.root + "/data/0_4242/0/statistic.csv");
+    std::string round1;
+    for (const auto& line : test::splitLines(round0)) {
+        if (line.rfind("0_4242,0,", 0) != 0) {
+            round1 += line + "\n";
+            continue;
+        }
+        round1 += "0_4242,1," + line.substr(9) + "\n";
+    }
+    format::makeDirectories(written.root + "/data/0_4242/1");
+    test::writeFile(written.root + "/data/0_4242/1/statistic.csv", round1);
+    ASSERT_TRUE(waitFor([&] { return s.text("7_3_2", OpTreeModel::RoundsColumn) == "2"; }));
+    EXPECT_GT(layout.count(), 0);
+    EXPECT_TRUE(kept.isValid());
+    EXPECT_EQ(s.proxy.mapToSource(kept), deep);
+    EXPECT_EQ(countRows(s.model), 3000);
+}
+
+TEST(DumpStore, ANewerOpenMakesTheOlderResultsStale) {
+    test::TempDir big("ui-data-big"), small("ui-data-small");
+    synthetic(big.path(), 20000, 200000, 20);  // tens of polls
+    const auto smallDump = synthetic(small.path());
+    Session s;
+    QSignalSpy progress(&s.store, &data::DumpStore::loadProgress);
+    s.store.open(QString::fromStdString(big.path()));
+    ASSERT_TRUE(waitFor([&] { return progress.count() > 0; }));  // the big one is being read
+    ASSERT_TRUE(s.open(small.path()));
+    EXPECT_EQ(s.store.root().toStdString(), smallDump.root);
+    // Whatever the first loader still sends is dropped.
+    QTest::qWait(300);
+    EXPECT_EQ(s.store.index().opCount(), smallDump.ops);
+    EXPECT_EQ(s.store.index().rowCount(), smallDump.rows);
+    EXPECT_EQ(countRows(s.model), 60);
+}
+
+TEST(DumpStore, EachProcessHasItsOwnTree) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder first(dir.path(), "0_100"), second(dir.path(), "1_200");
+    first.addRow(0, "0", "layer", "Layer", true);
+    second.addRow(0, "0", "layer", "Layer", true);
+    second.addRow(0, "1", "head", "Linear", true);
+    first.setStatus("complete");
+    second.setStatus("complete");
+    Session s;
+    QSignalSpy processes(&s.model, &OpTreeModel::processesChanged);
+    ASSERT_TRUE(s.open(dir.path()));
+    ASSERT_EQ(s.store.index().processCount(), 2u);
+    EXPECT_GT(processes.count(), 0);
+    const uint32_t other = s.store.index().findProcess("1_200");
+    ASSERT_NE(other, kNone);
+    const uint32_t shown = s.model.process();
+    EXPECT_EQ(s.model.rowCount(), shown == other ? 2 : 1);
+    s.model.setProcess(other);
+    EXPECT_EQ(s.model.rowCount(), 2);
+    EXPECT_EQ(s.text("1", OpTreeModel::NameColumn), "head");
+    EXPECT_EQ(s.store.dumpState(), "complete");
+}
+
+TEST(DumpStore, ProblemsAndFailuresAreReported) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    dump.appendRaw(0, "broken,line\n");
+    dump.setStatus("complete");
+    data::DumpStore store;
+    QSignalSpy problems(&store, &data::DumpStore::problemsAdded);
+    QSignalSpy loaded(&store, &data::DumpStore::initialLoadFinished);
+    store.open(QString::fromStdString(dir.path()));
+    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_GT(problems.count(), 0);
+    EXPECT_TRUE(problems.front().front().toStringList().join("\n").contains("statistic.csv:3: row skipped"));
+    EXPECT_EQ(store.index().rowCount(), 1u);
+
+    QSignalSpy failed(&store, &data::DumpStore::openFailed);
+    test::TempDir empty("ui-data-empty");
+    store.open(QString::fromStdString(empty.path()));
+    ASSERT_TRUE(waitFor([&] { return failed.count() > 0; }));
+    EXPECT_TRUE(failed.front().front().toString().contains("holds no dump"));
+    EXPECT_FALSE(store.isOpen());
+    EXPECT_EQ(store.index().opCount(), 0u);
+}
+
+TEST(DumpStore, OpensTheMsprobeLayoutAsAModuleTree) {
+    test::TempDir dir("ui-data");
+    test::writeMsprobeStep(dir / "dump_path", 0, test::kMsprobeDumpJson);
+    test::writeMsprobeStep(dir / "dump_path", 1, test::kMsprobeDumpJson);
+    Session s;
+    ASSERT_TRUE(s.open(dir / "dump_path"));
+    EXPECT_EQ(s.store.layout(), analysis::DumpLayout::Msprobe);
+    EXPECT_EQ(s.model.rowCount(), 2);  // the module (with its API call inside) and the parameter gradients
+    const QModelIndex module = s.find("Module.fc.Linear.forward.0");
+    ASSERT_TRUE(module.isValid());
+    ASSERT_EQ(s.model.rowCount(module), 1);
+    EXPECT_EQ(s.model.index(0, OpTreeModel::NameColumn, module).data().toString(), "Functional.linear.0.forward");
+    EXPECT_EQ(s.model.index(0, OpTreeModel::AnomalyColumn, module).data().toString(), "NaN Inf");
+    EXPECT_EQ(module.siblingAtColumn(OpTreeModel::AnomalyColumn).data().toString(), "NaN Inf below");
+    EXPECT_EQ(s.text("Module.fc.Linear.forward.0", OpTreeModel::RoundsColumn), "2");
+    // The op-level config does not apply to this layout: nothing to tick.
+    EXPECT_FALSE(module.flags() & Qt::ItemIsUserCheckable);
+}
+
+TEST(OpSelection, TickingWritesIdsAndTheTreeShowsWhatTheConfigDumps) {
+    test::TempDir dir("ui-data");
+    synthetic(dir.path());
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    const QString check = QStringLiteral("\u2713");
+    // The starting config dumps every layer-level op, and nothing below.
+    EXPECT_EQ(s.text("0", OpTreeModel::DumpedColumn), check);
+    EXPECT_EQ(s.text("0_1", OpTreeModel::DumpedColumn), "");
+    QSignalSpy changed(&s.model, &QAbstractItemModel::dataChanged);
+    ASSERT_TRUE(s.model.setData(s.find("1"), Qt::Checked, Qt::CheckStateRole));
+    EXPECT_EQ(s.selection.config().ids, (std::vector<std::string>{"1"}));
+    EXPECT_GT(changed.count(), 0);
+    EXPECT_EQ(s.find("1").data(Qt::CheckStateRole).toInt(), int(Qt::Checked));
+    EXPECT_EQ(s.text("1", OpTreeModel::DumpedColumn), check);
+    EXPECT_EQ(s.text("0", OpTreeModel::DumpedColumn), "");  // ids given: only those
+    EXPECT_EQ(s.text("1_0", OpTreeModel::DumpedColumn), "");
+    // A child ticked on its own is dumped exactly.
+    s.model.setData(s.find("2_3"), Qt::Checked, Qt::CheckStateRole);
+    EXPECT_EQ(s.text("2_3", OpTreeModel::DumpedColumn), check);
+    // save_child: a ticked op brings its descendants, shown half-ticked.
+    s.selection.setIncludesChildren(true);
+    EXPECT_EQ(s.find("1_0").data(Qt::CheckStateRole).toInt(), int(Qt::PartiallyChecked));
+    EXPECT_EQ(s.text("1_0", OpTreeModel::DumpedColumn), check);
+    EXPECT_EQ(s.text("0_0", OpTreeModel::DumpedColumn), "");
+    s.model.setData(s.find("2_3"), Qt::Unchecked, Qt::CheckStateRole);
+    EXPECT_EQ(s.selection.config().ids, (std::vector<std::string>{"1"}));
+
+    // Saved in the documented form, and read back the same by the format library.
+    const QString path = QString::fromStdString(dir / "config.json");
+    QString error;
+    ASSERT_TRUE(s.selection.save(path, &error)) << error.toStdString();
+    const auto reloaded = format::loadOpConfigFile(path.toStdString());
+    ASSERT_TRUE(reloaded.ok());
+    EXPECT_EQ(*reloaded.config, s.selection.config());
+    EXPECT_FALSE(s.selection.isModified());
+    data::OpSelection other;
+    ASSERT_TRUE(other.load(path, &error)) << error.toStdString();
+    EXPECT_TRUE(other.isTicked("1"));
+    EXPECT_TRUE(other.includesChildren());
+    // A bad file is refused with its problems, and the current config kept.
+    test::writeFile(dir / "bad.json", R"({"task": "tensors", "save_child": "yes"})");
+    EXPECT_FALSE(other.load(QString::fromStdString(dir / "bad.json"), &error));
+    EXPECT_TRUE(error.contains("task")) << error.toStdString();
+    EXPECT_TRUE(error.contains("save_child")) << error.toStdString();
+    EXPECT_TRUE(other.isTicked("1"));
+    EXPECT_FALSE(other.save(QString::fromStdString(dir / "no/such/dir/c.json"), &error));
+}
+
+TEST(OpFilterProxy, SearchAndShowKeepAncestors) {
+    test::TempDir dir("ui-data");
+    synthetic(dir.path());
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    s.proxy.setSearchText("mlp");
+    // Every layer holds an mlp: three layers, each with its matching children only.
+    ASSERT_EQ(s.proxy.rowCount(), 3);
+    const QModelIndex layer = s.proxy.index(0, 0);
+    ASSERT_GT(s.proxy.rowCount(layer), 0);
+    for (int r = 0; r < s.proxy.rowCount(layer); ++r)
+        EXPECT_TRUE(s.proxy.index(r, 0, layer).data().toString().contains("mlp"));
+    s.proxy.setSearchText("layers.1/self");  // a path
+    EXPECT_EQ(s.proxy.rowCount(), 1);
+    s.proxy.setSearchText("");
+    s.proxy.setShow(data::OpFilterProxy::Show::NanOnly);
+    ASSERT_EQ(s.proxy.rowCount(), 1);  // only layer 2 has NaN (the layer after the overflow)
+    EXPECT_EQ(s.proxy.index(0, OpTreeModel::IdColumn).data().toString(), "2");
+    s.proxy.setShow(data::OpFilterProxy::Show::Anomalies);
+    EXPECT_EQ(s.proxy.rowCount(), 2);
+    s.proxy.setShow(data::OpFilterProxy::Show::Ticked);
+    EXPECT_EQ(s.proxy.rowCount(), 0);
+    s.selection.setTicked("0_2", true);
+    EXPECT_EQ(s.proxy.rowCount(), 1);
+    // Sorting by a statistic works on numbers, not text.
+    s.proxy.setShow(data::OpFilterProxy::Show::All);
+    s.proxy.sort(OpTreeModel::RoundsColumn, Qt::DescendingOrder);
+    EXPECT_EQ(s.proxy.rowCount(), 3);
+}
+
+TEST(OpTensorsModel, RowsOfAnOpByRound) {
+    test::TempDir dir("ui-data");
+    synthetic(dir.path());
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    data::OpTensorsModel tensors(&s.store);
+    Tester tester(&tensors, Tester::FailureReportingMode::Fatal);
+    const uint32_t layer = s.store.index().findOp(0, "1");
+    tensors.setOp(layer);
+    ASSERT_EQ(tensors.rowCount(), 10);  // input and output, five rounds
+    EXPECT_EQ(tensors.index(0, data::OpTensorsModel::RoundColumn).data().toInt(), 0);
+    EXPECT_EQ(tensors.index(0, data::OpTensorsModel::DirectionColumn).data().toString(), "input");
+    EXPECT_EQ(tensors.index(0, data::OpTensorsModel::FileColumn).data().toString(), "intensor0.bin");
+    tensors.setRound(2);
+    ASSERT_EQ(tensors.rowCount(), 2);
+    EXPECT_EQ(tensors.index(1, data::OpTensorsModel::MaxColumn).data().toString(), "inf");
+    const uint32_t row = tensors.rowAt(1);
+    EXPECT_EQ(tensors.tableRowOf(row), 1);
+    EXPECT_TRUE(tensors.tensorPath(row).endsWith("2/1_layers.1/after/outtensor0.bin")) << tensors.tensorPath(row).toStdString();
+}
+
+TEST(DumpCursor, KeepsOpTensorAndRoundTogether) {
+    test::TempDir dir("ui-data");
+    synthetic(dir.path());
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    data::DumpCursor cursor(&s.store);
+    QSignalSpy ops(&cursor, &data::DumpCursor::opChanged);
+    const auto& idx = s.store.index();
+    const uint32_t layer = idx.findOp(0, "1");
+    cursor.setOp(layer);
+    EXPECT_EQ(cursor.slot(), idx.representativeSlot(layer));
+    EXPECT_TRUE(idx.slot(cursor.slot()).isOutput);
+    EXPECT_EQ(idx.row(cursor.row()).round, 4);  // the latest round
+    const uint32_t nan = idx.firstAnomalousRow(0, analysis::kHasNan);
+    cursor.setRow(nan);
+    EXPECT_EQ(cursor.op(), idx.findOp(0, "2"));
+    EXPECT_EQ(cursor.round(), 2);
+    EXPECT_EQ(cursor.row(), nan);
+    EXPECT_EQ(ops.count(), 2);
+}
+
+TEST(StatisticsSeries, RoundsAndProfilesMarkNonFiniteValues) {
+    test::TempDir dir("ui-data");
+    synthetic(dir.path());
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    const auto& idx = s.store.index();
+    const uint32_t slot = idx.representativeSlot(idx.findOp(0, "1"));
+    const auto series = data::roundSeries(idx, slot, analysis::Stat::Max);
+    EXPECT_EQ(series.x, (QVector<double>{0, 1, 2, 3, 4}));
+    EXPECT_TRUE(std::isnan(series.y[2]));  // a gap where the value is +inf
+    ASSERT_EQ(series.markers.size(), 1);
+    EXPECT_EQ(series.markers[0].x, 2);
+    EXPECT_EQ(series.markers[0].mark, data::PlotSeries::Mark::PosInf);
+    EXPECT_TRUE(std::isfinite(series.y[3]));
+    analysis::DumpIndex::ProfileOptions layers;
+    layers.maxDepth = 0;
+    const auto profile = data::profileSeries(idx, 0, 2, analysis::Stat::Norm, layers);
+    EXPECT_EQ(profile.series.x.size(), 3);
+    EXPECT_EQ(profile.layerNames, (QVector<QString>{"layers.0", "layers.1", "layers.2"}));
+    EXPECT_EQ(profile.series.markers.size(), 2);  // +inf norm of layer 1, NaN of layer 2
+}
+
+TEST(TensorDocument, LoadsRendersAndPagesATensor) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    std::vector<float> values(300 * 4);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 7) - 2.0f;
+    values[5] = std::nanf("");
+    values[6] = INFINITY;
+    const auto row = dump.addRow(0, "0", "layer", "Layer", true, values, {300, 4});
+    data::TensorDocument document;
+    QSignalSpy loaded(&document, &data::TensorDocument::loaded);
+    QSignalSpy image(&document, &data::TensorDocument::imageReady);
+    data::TensorValuesModel valuesModel(&document);
+    Tester tester(&valuesModel, Tester::FailureReportingMode::Fatal);
+    document.open(QString::fromStdString(row.tensorPath));
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    ASSERT_TRUE(document.tensor());
+    EXPECT_EQ(document.tensor()->stats.nanCount, 1u);
+    EXPECT_EQ(document.histogram().nan, 1u);
+    EXPECT_EQ(document.histogram().posInf, 1u);
+    EXPECT_EQ(document.geometry().rows, 300);
+    EXPECT_EQ(document.geometry().cols, 4);
+    // The image: one pixel per element; NaN red, Inf green, values grey.
+    const QImage& img = document.image().image;
+    ASSERT_EQ(img.size(), QSize(4, 300));
+    EXPECT_EQ(QColor(img.pixel(1, 1)), QColor(230, 20, 20));
+    EXPECT_EQ(QColor(img.pixel(2, 1)), QColor(20, 210, 40));
+    EXPECT_EQ(QColor(img.pixel(0, 0)).red(), QColor(img.pixel(0, 0)).blue());
+    // The overlay shows negative values blue.
+    image.clear();
+    document.setOverlay(data::TensorDocument::Overlay::NanInfNegative);
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    const QColor negative(document.image().image.pixel(0, 0));  // value -2
+    EXPECT_EQ(negative.red(), 0);
+    EXPECT_GT(negative.blue(), 90);
+    // Values a page at a time.
+    EXPECT_EQ(valuesModel.pageCount(), 2);
+    EXPECT_EQ(valuesModel.rowCount(), data::TensorValuesModel::kPageRows);
+    EXPECT_EQ(valuesModel.columnCount(), 4);
+    EXPECT_EQ(valuesModel.index(1, 1).data().toString(), "nan");
+    EXPECT_EQ(valuesModel.index(1, 2).data().toString(), "inf");
+    EXPECT_EQ(valuesModel.index(0, 0).data().toString(), "-2");
+    valuesModel.setPage(1);
+    EXPECT_EQ(valuesModel.rowCount(), 300 - data::TensorValuesModel::kPageRows);
+    EXPECT_EQ(valuesModel.headerData(0, Qt::Vertical).toString(), QString::number(data::TensorValuesModel::kPageRows));
+    // A big slice is drawn a block per pixel, keeping its NaN visible.
+    const auto small = data::TensorDocument::renderSlice(*document.tensor(), 0, 300, 4, data::TensorDocument::Overlay::None, 100);
+    EXPECT_EQ(small.blockSize, 3);
+    EXPECT_EQ(QColor(small.image.pixel(0, 0)), QColor(230, 20, 20));
+}
+
+TEST(TensorDocument, FollowsDeduplicatedFilesAndReportsBrokenOnes) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    const auto first = dump.addRow(0, "2_1", "layer/mm", "aten::mm", true, {1, 2, 3, 4}, {2, 2});
+    format::StatRow second = first;
+    second.opId = "2_2";
+    second.opName = "layer/add";
+    second.isOutput = false;
+    second.tensorPath = dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {2, 2});
+    dump.appendRaw(0, format::formatStatRow(second));
+    dump.setStatus("complete");
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    const auto& idx = s.store.index();
+    const uint32_t row = idx.slotRow(idx.op(idx.findOp(0, "2_2")).tensorSlots[0], 0);
+    data::TensorDocument document;
+    QSignalSpy image(&document, &data::TensorDocument::imageReady);
+    document.open(QString::fromStdString(second.tensorPath), [&](const QString& alias) {
+        return QString::fromStdString(idx.resolveTensorAlias(row, alias.toStdString()));
+    });
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    EXPECT_TRUE(document.note().contains("De-duplicated")) << document.note().toStdString();
+    EXPECT_EQ(document.tensor()->at(3), 4.0);
+
+    // A truncated file: a message, no tensor.
+    std::string bytes = test::readFile(first.tensorPath);
+    test::writeFile(dir / "cut.bin", bytes.substr(0, bytes.size() - 3));
+    QSignalSpy failed(&document, &data::TensorDocument::failed);
+    document.open(QString::fromStdString(dir / "cut.bin"));
+    ASSERT_TRUE(waitFor([&] { return failed.count() > 0; }));
+    EXPECT_TRUE(document.error().contains("cut.bin")) << document.error().toStdString();
+    EXPECT_FALSE(document.tensor());
+}
+
+}  // namespace
+}  // namespace probe

@@ -1,0 +1,329 @@
+// The widgets (ui/widgets) and the probe-studio command line, rendered offscreen: what is drawn
+// is checked in the rendered pixels, not only in the models behind them.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTest>
+#include <QTreeView>
+#include <cmath>
+#include <functional>
+
+#include "dump_builder.h"
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "main_window.h"
+#include "op_filter_proxy.h"
+#include "op_selection.h"
+#include "op_tensors_model.h"
+#include "op_tensors_panel.h"
+#include "op_tree_model.h"
+#include "op_tree_panel.h"
+#include "probe/format/file_util.h"
+#include "statistics_plot.h"
+#include "synthetic_dump.h"
+#include "tensor_document.h"
+#include "tensor_preview.h"
+#include "tensor_values_model.h"
+#include "test_support.h"
+
+namespace probe {
+namespace {
+
+using analysis::kNone;
+using widgets::MainWindow;
+
+bool waitFor(const std::function<bool()>& condition, int ms = 20000) { return QTest::qWaitFor(condition, ms); }
+
+void synthetic(const std::string& dir) {
+    bench::SyntheticDumpOptions options;
+    options.output = dir;
+    options.ops = 60;
+    options.rows = 600;
+    options.layers = 3;
+    options.nanLayer = 1;
+    options.nanRound = 2;
+    options.tensors = true;
+    bench::writeSyntheticDump(options);
+}
+
+// Pixels of `image` for which `match` holds.
+int countPixels(const QImage& image, const std::function<bool(QColor)>& match) {
+    int n = 0;
+    const QImage rgb = image.convertToFormat(QImage::Format_RGB32);
+    for (int y = 0; y < rgb.height(); ++y)
+        for (int x = 0; x < rgb.width(); ++x)
+            if (match(QColor(rgb.pixel(x, y)))) ++n;
+    return n;
+}
+
+bool reddish(QColor c) { return c.red() > 190 && c.green() < 70 && c.blue() < 70; }
+
+class MainWindowTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        synthetic(dir_.path());
+        window_.resize(1400, 900);
+        window_.show();
+        QSignalSpy loaded(&window_, &MainWindow::sessionLoaded);
+        window_.openDump(QString::fromStdString(dir_.path()));
+        ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+        ASSERT_TRUE(loaded.front().front().toBool());
+        QTest::qWait(50);  // let queued updates and replots run
+    }
+
+    test::TempDir dir_{"ui-widgets"};
+    MainWindow window_;
+};
+
+TEST_F(MainWindowTest, OpensAtTheFirstNaNAndDrawsTheTree) {
+    const auto& idx = window_.store()->index();
+    // The first NaN in execution order: layer 2's input in round 2 (after layer 1 overflowed).
+    EXPECT_EQ(window_.cursor()->op(), idx.findOp(0, "2"));
+    EXPECT_EQ(window_.cursor()->round(), 2);
+    QTreeView* tree = window_.treePanel()->view();
+    const QModelIndex current = tree->currentIndex();
+    ASSERT_TRUE(current.isValid());
+    EXPECT_EQ(current.siblingAtColumn(data::OpTreeModel::IdColumn).data().toString(), "2");
+    EXPECT_TRUE(window_.statusText().contains("60 ops")) << window_.statusText().toStdString();
+    EXPECT_TRUE(window_.statusText().contains("complete")) << window_.statusText().toStdString();
+    // The NaN mark beside the layer's name is drawn in its colour.
+    const QImage tree_image = tree->viewport()->grab().toImage();
+    EXPECT_GT(countPixels(tree_image, [](QColor c) { return c == QColor(200, 30, 30); }), 20);
+    // The tensors table lists the op's rows: input and output in five rounds.
+    EXPECT_EQ(window_.tensorsPanel()->model()->rowCount(), 10);
+    const QTableView* table = window_.tensorsPanel()->view();
+    EXPECT_EQ(window_.tensorsPanel()->model()->rowAt(table->currentIndex().row()), window_.cursor()->row());
+    // Ticking an op in the tree is written to the config and shown in the config bar.
+    window_.treePanel()->model()->setData(window_.treePanel()->model()->indexOfOp(idx.findOp(0, "1")), Qt::Checked,
+                                          Qt::CheckStateRole);
+    EXPECT_EQ(window_.selection()->config().ids, (std::vector<std::string>{"1"}));
+    bool barSaysIt = false;
+    for (auto* label : window_.treePanel()->findChildren<QLabel*>())
+        barSaysIt = barSaysIt || label->text().contains("1 ticked op");
+    EXPECT_TRUE(barSaysIt);
+    // Search filters the drawn tree.
+    window_.treePanel()->setSearchText("self_attn");
+    ASSERT_EQ(tree->model()->rowCount(), 3);
+    EXPECT_EQ(tree->model()->rowCount(tree->model()->index(0, 0)), 1);
+    EXPECT_EQ(tree->model()->index(0, 0, tree->model()->index(0, 0)).data().toString(), "self_attn");
+}
+
+TEST_F(MainWindowTest, StatisticsPlotDrawsMarksAndPicksPoints) {
+    window_.showView(MainWindow::View::Plot);
+    auto* plot = window_.statisticsPlot();
+    plot->setMode(widgets::StatisticsPlot::Mode::Rounds);
+    ASSERT_EQ(plot->series().size(), 4);  // Max, Min, Mean, Norm of layer 2's output
+    for (const auto& series : plot->series()) EXPECT_EQ(series.x.size(), 5);
+    EXPECT_EQ(plot->series()[0].markers.size(), 1);  // NaN in round 2
+    QTest::qWait(50);
+    const QImage image = plot->plot()->grab().toImage();
+    EXPECT_GT(countPixels(image, reddish), 10);  // the NaN marks at the top edge
+
+    // Hovering a point reads it out; clicking it selects that op and round.
+    const auto& norm = plot->series()[3];
+    QCustomPlot* qcp = plot->plot();
+    const QPoint point(static_cast<int>(qcp->xAxis->coordToPixel(norm.x[4])), static_cast<int>(qcp->yAxis->coordToPixel(norm.y[4])));
+    plot->hoverAt(point);
+    EXPECT_TRUE(plot->readout().contains("round 4")) << plot->readout().toStdString();
+    EXPECT_TRUE(plot->readout().contains("Norm")) << plot->readout().toStdString();
+    QSignalSpy activated(plot, &widgets::StatisticsPlot::rowActivated);
+    QTest::mouseClick(qcp, Qt::LeftButton, Qt::NoModifier, point);
+    ASSERT_EQ(activated.count(), 1);
+    EXPECT_EQ(window_.cursor()->round(), 4);
+    EXPECT_EQ(window_.cursor()->row(), norm.rows[4]);
+
+    // One statistic of every layer-level op of the round, then of every op.
+    window_.setRound(2);
+    plot->setMode(widgets::StatisticsPlot::Mode::RoundProfile);
+    ASSERT_EQ(plot->series().size(), 1);
+    EXPECT_EQ(plot->series()[0].x.size(), 3);
+    plot->setProfileAllDepths(true);
+    EXPECT_EQ(plot->series()[0].x.size(), 60);
+    plot->pinCurrent();
+    window_.setRound(1);
+    EXPECT_EQ(plot->series().size(), 2);  // round 2 pinned, round 1 current
+    plot->setLogScale(true);
+    EXPECT_EQ(qcp->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    plot->clearPins();
+    EXPECT_EQ(plot->series().size(), 1);
+}
+
+TEST_F(MainWindowTest, TensorPreviewRendersTheHeatmapAndExports) {
+    window_.showView(MainWindow::View::Tensor);
+    auto* preview = window_.tensorPreview();
+    QSignalSpy image(preview->document(), &data::TensorDocument::imageReady);
+    ASSERT_TRUE(window_.previewCurrentTensor());  // layer 2's input in round 2: NaN planted
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    QTest::qWait(50);
+    EXPECT_TRUE(preview->factsText().contains("NaN")) << preview->factsText().toStdString();
+    EXPECT_TRUE(preview->factsText().contains("matches")) << preview->factsText().toStdString();
+    EXPECT_TRUE(preview->factsText().contains("16 × 64")) << preview->factsText().toStdString();
+    const QImage heat = preview->heatmap()->grab().toImage();
+    const int red = countPixels(heat, [](QColor c) { return c == QColor(230, 20, 20); });
+    EXPECT_GT(red, 100);
+    EXPECT_EQ(countPixels(heat, [](QColor c) { return c.red() == 0 && c.green() == 0 && c.blue() > 90; }), 0);
+    image.clear();
+    preview->setOverlay(true);
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    QTest::qWait(50);
+    const QImage overlay = preview->heatmap()->grab().toImage();
+    EXPECT_GT(countPixels(overlay, [](QColor c) { return c.red() == 0 && c.green() == 0 && c.blue() > 90; }), 100);
+    // Hover read-out of a heatmap cell.
+    QCustomPlot* heatmap = preview->heatmap();
+    preview->hoverHeatmap(QPoint(static_cast<int>(heatmap->xAxis->coordToPixel(0)), static_cast<int>(heatmap->yAxis->coordToPixel(0))));
+    EXPECT_TRUE(preview->heatmapReadout().startsWith("row 0, column 0 (element 0): nan")) << preview->heatmapReadout().toStdString();
+    // Values and histogram pages have content.
+    EXPECT_EQ(preview->valuesModel()->rowCount(), 16);
+    EXPECT_EQ(preview->valuesModel()->columnCount(), 64);
+    EXPECT_GT(preview->histogramPlot()->plottable(0)->interface1D()->dataCount(), 10);
+    // Export.
+    QString error;
+    const QString npy = QString::fromStdString(dir_ / "t.npy"), csv = QString::fromStdString(dir_ / "t.csv");
+    ASSERT_TRUE(preview->exportNpy(npy, &error)) << error.toStdString();
+    ASSERT_TRUE(preview->exportCsv(csv, &error)) << error.toStdString();
+    EXPECT_EQ(test::readFile(npy.toStdString()).substr(1, 5), "NUMPY");
+    EXPECT_EQ(test::splitLines(test::readFile(csv.toStdString())).size(), 16u);
+    // While shown, the preview follows the selection (a click on a plot point, a table row).
+    const auto& idx = window_.store()->index();
+    const uint32_t other = idx.slotRow(idx.representativeSlot(idx.findOp(0, "0")), 1);
+    window_.cursor()->setRow(other);
+    EXPECT_EQ(preview->row(), other);
+    EXPECT_TRUE(preview->document()->path().endsWith("1/0_layers.0/after/outtensor0.bin")) << preview->document()->path().toStdString();
+}
+
+TEST_F(MainWindowTest, StatisticsOnlyRowsExplainWhyThereIsNoTensor) {
+    // Kernel rows of the synthetic dump have no tensor file.
+    const auto& idx = window_.store()->index();
+    window_.cursor()->setOp(idx.findOp(0, "0_1"));
+    EXPECT_FALSE(window_.previewCurrentTensor());
+    window_.tensorPreview()->openRow(window_.cursor()->row());
+    EXPECT_TRUE(window_.tensorPreview()->factsText().contains("no tensor file")) << window_.tensorPreview()->factsText().toStdString();
+}
+
+TEST(MainWindow, PlotsFollowAGrowingDump) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    dump.addRow(0, "0", "layer", "Layer", true, {1, 2, 3});
+    MainWindow window;
+    window.store()->setIdlePollInterval(40);
+    window.show();
+    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
+    window.openDump(QString::fromStdString(dir.path()));
+    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    window.showView(MainWindow::View::Plot);
+    auto* plot = window.statisticsPlot();
+    ASSERT_EQ(plot->series().size(), 4);
+    EXPECT_EQ(plot->series()[0].x.size(), 1);
+    // The model runs on: two more rounds, the second with an overflow.
+    dump.addRow(1, "0", "layer", "Layer", true, {1, 2, 4});
+    dump.addRow(2, "0", "layer", "Layer", true, {1, INFINITY, 4});
+    ASSERT_TRUE(waitFor([&] { return plot->series()[0].x.size() == 3; }));
+    EXPECT_EQ(plot->series()[0].markers.size(), 1);  // Max = +inf at round 2
+    EXPECT_TRUE(window.statusText().contains("running")) << window.statusText().toStdString();
+    dump.setStatus("complete");
+    ASSERT_TRUE(waitFor([&] { return window.statusText().contains("complete"); }));
+}
+
+TEST(MainWindow, ShowsProblemsOfABrokenDump) {
+    test::TempDir dir("ui-widgets");
+    synthetic(dir.path());
+    // Cut a statistic.csv in the middle of a line and break the model file.
+    const std::string csv = dir / "atb_dump_data/data/0_4242/1/statistic.csv";
+    const std::string text = test::readFile(csv);
+    test::writeFile(csv, text.substr(0, text.size() / 2));
+    test::writeFile(dir / "atb_dump_data/info/model/0_4242/SyntheticModel.json", "{\"nodes\": [");
+    MainWindow window;
+    window.show();
+    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
+    window.openDump(QString::fromStdString(dir.path()));
+    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    const QString problems = window.problems().join("\n");
+    EXPECT_TRUE(problems.contains("the last line is cut short")) << problems.toStdString();
+    EXPECT_TRUE(problems.contains("SyntheticModel.json")) << problems.toStdString();
+    EXPECT_GT(window.store()->index().rowCount(), 400u);  // everything else is there
+}
+
+// --- the command line -------------------------------------------------------------------------
+
+struct StudioRun {
+    int exitCode;
+    QString out, err;
+};
+
+StudioRun runStudio(const QStringList& arguments) {
+    QProcess process;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("DISPLAY"));  // --screenshot must work without a display
+    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+    process.setProcessEnvironment(env);
+    process.start(QStringLiteral(PROBE_STUDIO), arguments);
+    if (!process.waitForFinished(120000)) return {-1, {}, QStringLiteral("timed out")};
+    return {process.exitCode(), QString::fromLocal8Bit(process.readAllStandardOutput()),
+            QString::fromLocal8Bit(process.readAllStandardError())};
+}
+
+TEST(CommandLine, ScreenshotsOfEachView) {
+    test::TempDir dir("ui-cli");
+    synthetic(dir.path());
+    struct Case {
+        QStringList arguments;
+        std::function<void(const QImage&)> check;
+    };
+    const std::vector<Case> cases = {
+        {{"--view", "tree"}, [](const QImage& image) { EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(200, 30, 30); }), 20); }},
+        {{"--view", "plot", "--op", "1", "--stat", "max"}, [](const QImage& image) { EXPECT_GT(countPixels(image, reddish), 10); }},
+        {{"--view", "tensor", "--op", "2", "--round", "2", "--overlay"},
+         [](const QImage& image) { EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(230, 20, 20); }), 100); }},
+    };
+    for (const auto& c : cases) {
+        const QString png = QString::fromStdString(dir / "shot.png");
+        QFile::remove(png);
+        const StudioRun run = runStudio(QStringList({QString::fromStdString(dir.path()), "--screenshot", png, "--size", "1200x800"}) + c.arguments);
+        ASSERT_EQ(run.exitCode, 0) << c.arguments.join(' ').toStdString() << "\n" << run.err.toStdString();
+        EXPECT_TRUE(run.out.contains("saved")) << run.out.toStdString();
+        QImage image(png);
+        ASSERT_FALSE(image.isNull());
+        EXPECT_EQ(image.size(), QSize(1200, 800));
+        c.check(image);
+    }
+}
+
+TEST(CommandLine, UsageErrorsAndMissingDumps) {
+    test::TempDir dir("ui-cli");
+    StudioRun run = runStudio({"--version"});
+    EXPECT_EQ(run.exitCode, 0);
+    EXPECT_TRUE(run.out.contains("probe-studio " PROBE_VERSION)) << run.out.toStdString();
+    run = runStudio({"--help"});
+    EXPECT_EQ(run.exitCode, 0);
+    EXPECT_TRUE(run.out.contains("--screenshot")) << run.out.toStdString();
+    run = runStudio({"--no-such-option"});
+    EXPECT_EQ(run.exitCode, 64);
+    run = runStudio({"--view", "sideways", "--screenshot", "x.png"});
+    EXPECT_EQ(run.exitCode, 64);
+    EXPECT_TRUE(run.err.contains("--view must be")) << run.err.toStdString();
+    run = runStudio({"a", "b"});
+    EXPECT_EQ(run.exitCode, 64);
+    run = runStudio({QString::fromStdString(dir.path())});  // no display, no screenshot
+    EXPECT_EQ(run.exitCode, 1);
+    EXPECT_TRUE(run.err.contains("no display")) << run.err.toStdString();
+    // Not a dump: the screenshot still shows why, and the exit code says it failed.
+    const QString png = QString::fromStdString(dir / "empty.png");
+    run = runStudio({"--open", QString::fromStdString(dir.path()), "--screenshot", png});
+    EXPECT_EQ(run.exitCode, 1);
+    EXPECT_TRUE(run.err.contains("holds no dump")) << run.err.toStdString();
+    EXPECT_FALSE(QImage(png).isNull());
+    synthetic(dir.path());
+    run = runStudio({QString::fromStdString(dir.path()), "--screenshot", png, "--op", "no_such_op"});
+    EXPECT_EQ(run.exitCode, 1);
+    EXPECT_TRUE(run.err.contains("no op with id no_such_op")) << run.err.toStdString();
+}
+
+}  // namespace
+}  // namespace probe

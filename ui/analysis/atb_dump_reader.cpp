@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/atb_dump_reader.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "analysis/atb_dump.h"
+#include "probe/format/config_issue.h"
+#include "probe/format/dump_status.h"
+#include "probe/format/file_util.h"
+
+namespace probe::analysis {
+namespace {
+
+// Malformed lines reported one by one per file; past this they are only counted.
+constexpr uint32_t kReportedMalformedPerFile = 5;
+constexpr uint64_t kMaxReadChunk = 4u << 20;
+// Past this many new ops from structure files, a poll returns before reading rows.
+constexpr size_t kOpsAlonePerDelta = 20000;
+
+std::vector<std::string> listNames(const std::string& dir, bool directories) {
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return out;
+    while (dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        struct stat st;
+        if (::stat((dir + "/" + name).c_str(), &st) != 0) continue;
+        if (S_ISDIR(st.st_mode) == directories) out.push_back(name);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool allDigits(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The layer-level "<name>_<id>" of a structure node, split; id "" when there is no numeric suffix.
+std::pair<std::string, std::string> splitNameAndId(const std::string& opName) {
+    const size_t underscore = opName.rfind('_');
+    if (underscore == std::string::npos || underscore == 0) return {opName, ""};
+    const std::string suffix = opName.substr(underscore + 1);
+    if (!allDigits(suffix)) return {opName, ""};
+    return {opName.substr(0, underscore), suffix};
+}
+
+std::string paramText(const nlohmann::ordered_json& param) {
+    if (param.is_null() || (param.is_string() && param.get<std::string>().empty())) return {};
+    if (param.is_object() && param.empty()) return {};
+    return param.dump();
+}
+
+}  // namespace
+
+AtbDumpReader::AtbDumpReader(std::string root) : root_(std::move(root)) {}
+
+uint32_t AtbDumpReader::processIndex(DumpDelta& delta, const std::string& key) {
+    auto it = processByKey_.find(key);
+    if (it != processByKey_.end()) return it->second;
+    const auto index = static_cast<uint32_t>(opById_.size());
+    processByKey_.emplace(key, index);
+    opById_.emplace_back();
+    delta.processes.push_back({key});
+    return index;
+}
+
+uint32_t AtbDumpReader::intern(DumpDelta& delta, const std::string& text, InternCache& cache) {
+    // Neighbouring rows mostly share dtype, format and shape: skip the hash lookup then.
+    if (cache.index != kNone && cache.text == text) return cache.index;
+    auto [it, inserted] = strings_.try_emplace(text, static_cast<uint32_t>(strings_.size()));
+    if (inserted) delta.strings.push_back(text);
+    cache.text = text;
+    cache.index = it->second;
+    return it->second;
+}
+
+uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::string& id, std::string_view namePath,
+                                 const std::string& type) {
+    auto& byId = opById_[process];
+    if (auto it = byId.find(id); it != byId.end()) {
+        OpState& op = ops_[it->second];
+        if (!type.empty() && !op.typed) {
+            op.typed = true;
+            delta.opUpdates.push_back({it->second, type, {}});
+        }
+        return it->second;
+    }
+    const size_t idSplit = id.rfind('_');
+    const std::string parentId = idSplit == std::string::npos ? std::string() : id.substr(0, idSplit);
+    const size_t nameSplit = namePath.rfind('/');
+    std::string ownName(nameSplit == std::string_view::npos ? namePath : namePath.substr(nameSplit + 1));
+    // Name ancestors from the path only when it has one component per id component.
+    const auto idDepth = std::count(id.begin(), id.end(), '_');
+    const auto nameDepth = std::count(namePath.begin(), namePath.end(), '/');
+    std::string_view parentPath;
+    if (idDepth == nameDepth && nameSplit != std::string_view::npos) parentPath = namePath.substr(0, nameSplit);
+    if (ownName.empty()) ownName = id;
+    const uint32_t parent = parentId.empty() ? kNone : ensureOp(delta, process, parentId, parentPath, {});
+    const auto index = static_cast<uint32_t>(ops_.size());
+    OpState state;
+    state.process = process;
+    state.typed = !type.empty();
+    ops_.push_back(std::move(state));
+    byId.emplace(id, index);
+    delta.ops.push_back({process, parent, id, std::move(ownName), type, {}});
+    return index;
+}
+
+uint32_t AtbDumpReader::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index) {
+    for (uint32_t s : ops_[op].tensorSlots)
+        if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
+    const auto slot = static_cast<uint32_t>(slots_.size());
+    slots_.push_back({isOutput, index});
+    ops_[op].tensorSlots.push_back(slot);
+    delta.tensorSlots.push_back({op, isOutput, index});
+    return slot;
+}
+
+void AtbDumpReader::pollStatus(DumpDelta& delta) {
+    const std::string path = root_ + "/" + format::kStatusFileName;
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+        hasStatusFile_ = false;
+        return;
+    }
+    hasStatusFile_ = true;
+    const FileStamp stamp{static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, st.st_size};
+    if (stamp == statusStamp_) return;
+    statusStamp_ = stamp;
+    std::string error;
+    std::optional<format::DumpStatus> status;
+    try {
+        status = format::readStatusFile(root_, &error);
+    } catch (const std::exception& e) {  // a field of the wrong type
+        error = std::string("not a status file this version understands: ") + e.what();
+    }
+    if (!status) {
+        delta.problems.push_back(path + ": " + error);
+        return;
+    }
+    state_ = status->state;
+    delta.status = std::move(status);
+}
+
+void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent,
+                                       const std::string& parentId, size_t position,
+                                       const format::StructureNode& node) {
+    std::string id, name;
+    if (parentId.empty()) {
+        auto [n, suffix] = splitNameAndId(node.opName);
+        id = suffix.empty() ? std::to_string(position) : suffix;
+        name = suffix.empty() ? node.opName : n;
+    } else {
+        // A child's id is its parent's plus its position; its opName ends with the id (this
+        // probe) or with its position alone.
+        id = parentId + "_" + std::to_string(position);
+        const std::string full = "_" + id, local = "_" + std::to_string(position);
+        if (endsWith(node.opName, full) && node.opName.size() > full.size())
+            name = node.opName.substr(0, node.opName.size() - full.size());
+        else if (endsWith(node.opName, local) && node.opName.size() > local.size())
+            name = node.opName.substr(0, node.opName.size() - local.size());
+        else
+            name = node.opName;
+    }
+    if (name.empty()) name = id;
+    const std::string param = paramText(node.param);
+    auto& byId = opById_[process];
+    uint32_t op;
+    if (auto it = byId.find(id); it != byId.end()) {
+        op = it->second;
+        OpState& state = ops_[op];
+        state.fromStructure = true;
+        const bool needsType = !state.typed && !node.opType.empty();
+        if (needsType || (!param.empty() && !state.hasParam)) {
+            delta.opUpdates.push_back({op, needsType ? node.opType : std::string(), param});
+            state.typed = state.typed || needsType;
+            state.hasParam = state.hasParam || !param.empty();
+        }
+    } else {
+        op = static_cast<uint32_t>(ops_.size());
+        OpState state;
+        state.process = process;
+        state.typed = !node.opType.empty();
+        state.hasParam = !param.empty();
+        state.fromStructure = true;
+        ops_.push_back(std::move(state));
+        byId.emplace(id, op);
+        delta.ops.push_back({process, parent, id, name, node.opType, param});
+    }
+    for (size_t i = 0; i < node.nodes.size(); ++i) mergeStructureNode(delta, process, op, id, i, node.nodes[i]);
+}
+
+void AtbDumpReader::pollStructure(DumpDelta& delta) {
+    // The model file first: it lists the layer-level ops in the order they were first seen, and
+    // holds what each layer file holds.
+    for (const char* kind : {"model", "layer"}) {
+        const bool isModel = std::string(kind) == "model";
+        const std::string dir = root_ + "/info/" + kind;
+        for (const auto& processKey : listNames(dir, true)) {
+            const std::string processDir = dir + "/" + processKey;
+            for (const auto& file : listNames(processDir, false)) {
+                if (!endsWith(file, ".json") || file[0] == '.') continue;  // .tmp files are being written
+                const std::string path = processDir + "/" + file;
+                struct stat st;
+                if (::stat(path.c_str(), &st) != 0) continue;
+                const FileStamp stamp{static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                                      st.st_size};
+                FileStamp& known = structureFiles_[path];
+                if (known == stamp) continue;
+                known = stamp;
+                const uint32_t process = processIndex(delta, processKey);
+                // "<OpName>_<id>.json": skip a layer the model file described already.
+                const std::string layerId = isModel ? std::string() : splitNameAndId(file.substr(0, file.size() - 5)).second;
+                if (!isModel) {
+                    auto it = opById_[process].find(layerId);
+                    if (it != opById_[process].end() && ops_[it->second].fromStructure) continue;
+                }
+                std::string error;
+                auto text = format::readTextFile(path, &error);
+                if (!text) {
+                    delta.problems.push_back(path + ": " + error);
+                    continue;
+                }
+                std::vector<format::ConfigIssue> issues;
+                nlohmann::json json;
+                if (!format::parseJsonText(*text, path, json, issues)) {
+                    delta.problems.push_back(issues.empty() ? path + ": not valid JSON" : issues.front().toString());
+                    continue;
+                }
+                if (isModel) {
+                    auto model = format::ModelStructure::fromJson(json, &error);
+                    if (!model) {
+                        delta.problems.push_back(path + ": not a model structure file: " + error);
+                        continue;
+                    }
+                    for (size_t i = 0; i < model->nodes.size(); ++i)
+                        mergeStructureNode(delta, process, kNone, {}, i, model->nodes[i]);
+                } else {
+                    auto layer = format::StructureNode::fromJson(json, &error);
+                    if (!layer) {
+                        delta.problems.push_back(path + ": not a layer structure file: " + error);
+                        continue;
+                    }
+                    const size_t position = layerId.empty() ? opById_[process].size() : std::strtoull(layerId.c_str(), nullptr, 10);
+                    mergeStructureNode(delta, process, kNone, {}, position, *layer);
+                }
+            }
+        }
+    }
+}
+
+void AtbDumpReader::malformedLine(DumpDelta& delta, const std::string& path, CsvFile& file, const std::string& why) {
+    ++file.malformed;
+    if (file.malformed <= kReportedMalformedPerFile)
+        delta.problems.push_back(path + ":" + std::to_string(file.lineNumber) + ": row skipped: " + why);
+    else if (file.malformed == kReportedMalformedPerFile + 1)
+        delta.problems.push_back(path + ": more malformed rows skipped (only the first " +
+                                 std::to_string(kReportedMalformedPerFile) + " are listed)");
+}
+
+void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRow& row,
+                           uint64_t lineOffset) {
+    if (row.opId.empty()) {
+        malformedLine(delta, file.path, file, "empty Op Id");
+        return;
+    }
+    const uint32_t op = ensureOp(delta, process, row.opId, row.opName, row.opType);
+    StatRecord record;
+    record.slot = slotIndex(delta, op, row.isOutput, row.index);
+    record.round = static_cast<int32_t>(row.round);
+    record.dtype = intern(delta, row.dtype, lastDtype_);
+    record.format = intern(delta, row.format, lastFormat_);
+    record.shape = intern(delta, row.shape, lastShape_);
+    record.source = file.source;
+    record.lineOffset = lineOffset;
+    record.hasTensorFile = !row.tensorPath.empty();
+    const std::optional<double>* values[] = {&row.max, &row.min, &row.mean, &row.norm};
+    for (int i = 0; i < kStatCount; ++i) {
+        if (!*values[i]) continue;
+        record.value[i] = **values[i];
+        record.present |= static_cast<uint8_t>(1u << i);
+        record.anomalies |= anomalyBits(record.value[i]);
+    }
+    delta.rows.push_back(record);
+}
+
+uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devicePid, uint64_t budget,
+                                DumpDelta& delta) {
+    auto [it, isNew] = csvFiles_.try_emplace(path);
+    CsvFile& file = it->second;
+    if (isNew) {
+        file.source = sourceCount_++;
+        file.path = path;
+        delta.sources.push_back(path);
+    }
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return 0;
+    const auto size = static_cast<uint64_t>(st.st_size);
+    if (size < file.offset) {
+        if (file.lastSize != static_cast<int64_t>(size))
+            delta.problems.push_back(path + " shrank from " + std::to_string(file.offset) + " to " + std::to_string(size) +
+                                     " bytes while being read; the rows read before are kept");
+        file.lastSize = static_cast<int64_t>(size);
+        return 0;
+    }
+    const bool stable = file.lastSize == static_cast<int64_t>(size);
+    file.lastSize = static_cast<int64_t>(size);
+    if (file.offset == size) return 0;
+
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        delta.problems.push_back(path + ": cannot open: " + std::strerror(errno));
+        return 0;
+    }
+    const uint32_t process = processIndex(delta, devicePid);
+    uint64_t consumed = 0;
+    std::string buffer;
+    uint64_t chunk = std::min<uint64_t>(kMaxReadChunk, std::max<uint64_t>(budget, 64u << 10));
+    auto handleLine = [&](std::string_view line, uint64_t lineOffset) {
+        ++file.lineNumber;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!file.headerChecked) {
+            file.headerChecked = true;
+            if (line == format::kStatisticCsvHeader) return;
+            if (line.rfind("Device and PID", 0) == 0) {
+                delta.problems.push_back(path + ":1: unexpected header, read as if it were the standard one");
+                return;
+            }
+            delta.problems.push_back(path + ":1: no header line; rows read anyway");
+        }
+        if (line.empty()) return;
+        std::string error;
+        auto row = format::parseStatRow(line, &error);
+        if (!row) {
+            malformedLine(delta, path, file, error);
+            return;
+        }
+        addRow(delta, file, process, *row, lineOffset);
+    };
+    while (file.offset < size && consumed < budget) {
+        const uint64_t want = std::min<uint64_t>(size - file.offset, chunk);
+        buffer.resize(want);
+        const ssize_t n = ::pread(fd, buffer.data(), want, static_cast<off_t>(file.offset));
+        if (n <= 0) break;
+        buffer.resize(static_cast<size_t>(n));
+        const size_t lastNewline = buffer.rfind('\n');
+        if (lastNewline == std::string::npos) {
+            if (file.offset + static_cast<uint64_t>(n) < size) {  // one line longer than the chunk
+                chunk *= 2;
+                continue;
+            }
+            break;  // a partial last line: the writer has not finished it (yet)
+        }
+        size_t start = 0;
+        while (start <= lastNewline) {
+            const size_t end = buffer.find('\n', start);
+            handleLine(std::string_view(buffer).substr(start, end - start), file.offset + start);
+            start = end + 1;
+        }
+        file.offset += lastNewline + 1;
+        consumed += lastNewline + 1;
+    }
+    // Rows are written whole, line end included: a last line without one, once nobody writes
+    // any more, is a row cut short (a crash, a full disk, a copy interrupted). It may even
+    // parse (a cut path), so it is reported and skipped, never taken for a real row.
+    const bool writerDone = state_ == "complete" || state_ == "incomplete" || (!hasStatusFile_ && stable);
+    if (file.offset < size && consumed < budget && writerDone) {
+        ++file.lineNumber;
+        malformedLine(delta, path, file, "the last line is cut short (no line end): the file was truncated");
+        file.headerChecked = true;
+        consumed += size - file.offset;
+        file.offset = size;
+    }
+    ::close(fd);
+    return consumed;
+}
+
+DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
+    DumpDelta delta;
+    if (!format::isDirectory(root_)) {
+        if (!vanished_) delta.problems.push_back(root_ + " no longer exists");
+        vanished_ = true;
+        finished_ = true;
+        return delta;
+    }
+    vanished_ = false;
+    pollStatus(delta);
+    pollStructure(delta);
+    if (delta.ops.size() > kOpsAlonePerDelta) {
+        // A big model's structure is a delta of its own: applying it and its rows at once would
+        // hold up the thread that owns the index.
+        delta.more = true;
+        return delta;
+    }
+    uint64_t used = 0;
+    for (const auto& file : listRoundFiles(root_)) {
+        if (used < byteBudget) used += pollCsv(file.path, file.devicePid, byteBudget - used, delta);
+        // A file not reached in this poll (budget spent) is not known yet: offset 0.
+        auto known = csvFiles_.find(file.path);
+        const uint64_t offset = known == csvFiles_.end() ? 0 : known->second.offset;
+        struct stat st;
+        const uint64_t size = ::stat(file.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : offset;
+        delta.bytesDone += offset;
+        delta.bytesTotal += std::max(size, offset);
+        if (offset < size && used >= byteBudget) delta.more = true;
+    }
+    finished_ = (state_ == "complete" || state_ == "incomplete") && !delta.more && delta.bytesDone == delta.bytesTotal;
+    return delta;
+}
+
+}  // namespace probe::analysis

@@ -1,0 +1,94 @@
+// Incremental reader of the op-level layout (FORMATS.md section 1): statistic.csv files growing
+// by whole lines, info/model and info/layer structure files replaced atomically, and
+// probe_status.json saying whether the dump is still being written.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/dump_reader.h"
+#include "probe/format/statistic_csv.h"
+#include "probe/format/structure_json.h"
+
+namespace probe::analysis {
+
+class AtbDumpReader : public DumpReader {
+public:
+    // `root` is the atb_dump_data directory (see findAtbDumpRoot).
+    explicit AtbDumpReader(std::string root);
+
+    DumpLayout layout() const override { return DumpLayout::Atb; }
+    const std::string& root() const override { return root_; }
+    DumpDelta poll(uint64_t byteBudget) override;
+    bool finished() const override { return finished_; }
+
+private:
+    struct FileStamp {
+        int64_t mtimeNs = -1;
+        int64_t size = -1;
+        bool operator==(const FileStamp& o) const { return mtimeNs == o.mtimeNs && size == o.size; }
+        bool operator!=(const FileStamp& o) const { return !(*this == o); }
+    };
+    struct CsvFile {
+        std::string path;
+        uint32_t source = 0;
+        uint64_t offset = 0;      // bytes consumed (whole lines)
+        uint64_t lineNumber = 0;  // lines consumed
+        int64_t lastSize = -1;    // size at the previous poll: a stable size means no writer
+        uint32_t malformed = 0;
+        bool headerChecked = false;
+    };
+    struct OpState {
+        uint32_t process = 0;
+        std::vector<uint32_t> tensorSlots;
+        bool typed = false;     // type known (from a row or a structure file)
+        bool hasParam = false;  // parameters known (from a structure file)
+        bool fromStructure = false;  // described by a structure file
+    };
+    struct SlotKey {
+        bool isOutput;
+        std::string index;
+    };
+
+    void pollStatus(DumpDelta& delta);
+    void pollStructure(DumpDelta& delta);
+    void mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent, const std::string& parentId,
+                            size_t position, const format::StructureNode& node);
+    uint64_t pollCsv(const std::string& path, const std::string& devicePid, uint64_t budget, DumpDelta& delta);
+    void addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRow& row, uint64_t lineOffset);
+    void malformedLine(DumpDelta& delta, const std::string& path, CsvFile& file, const std::string& why);
+
+    uint32_t processIndex(DumpDelta& delta, const std::string& key);
+    // The op with this id, created (with its missing ancestors) when new. `namePath` is the
+    // row's "/"-joined name, used to name ancestors that have no rows of their own.
+    uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& id, std::string_view namePath,
+                      const std::string& type);
+    uint32_t slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index);
+    struct InternCache {
+        std::string text;
+        uint32_t index = kNone;
+    };
+    uint32_t intern(DumpDelta& delta, const std::string& text, InternCache& cache);
+
+    std::string root_;
+    std::map<std::string, uint32_t> processByKey_;
+    std::vector<std::unordered_map<std::string, uint32_t>> opById_;  // per process
+    std::vector<OpState> ops_;
+    std::vector<SlotKey> slots_;
+    std::unordered_map<std::string, uint32_t> strings_;
+    InternCache lastDtype_, lastFormat_, lastShape_;
+    uint32_t sourceCount_ = 0;
+    std::map<std::string, CsvFile> csvFiles_;
+    std::map<std::string, FileStamp> structureFiles_;
+    FileStamp statusStamp_;
+    bool hasStatusFile_ = false;
+    std::string state_;  // from probe_status.json: running | complete | incomplete, "" unknown
+    bool finished_ = false;
+    bool vanished_ = false;  // the folder was deleted (said once)
+};
+
+}  // namespace probe::analysis

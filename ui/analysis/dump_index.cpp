@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/dump_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <unordered_map>
+
+#include "probe/format/statistic_csv.h"
+
+namespace probe::analysis {
+namespace {
+
+// Past this many, problems are counted rather than kept (a badly broken dump must not eat memory).
+constexpr size_t kMaxProblems = 500;
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+const char* layoutName(DumpLayout layout) { return layout == DumpLayout::Atb ? "atb" : "msprobe"; }
+
+const char* statName(Stat stat) {
+    switch (stat) {
+    case Stat::Max: return "Max";
+    case Stat::Min: return "Min";
+    case Stat::Mean: return "Mean";
+    case Stat::Norm: return "Norm";
+    }
+    return "?";
+}
+
+uint8_t anomalyBits(double value) {
+    if (std::isnan(value)) return kHasNan;
+    if (std::isinf(value)) return kHasInf;
+    return 0;
+}
+
+IndexChange DumpIndex::apply(DumpDelta&& delta) {
+    IndexChange change;
+    ++applyCount_;
+
+    change.firstNewProcess = static_cast<uint32_t>(processes_.size());
+    for (auto& p : delta.processes) {
+        Process process;
+        process.key = std::move(p.key);
+        processes_.push_back(std::move(process));
+    }
+    change.newProcesses = static_cast<uint32_t>(delta.processes.size());
+    for (auto& s : delta.strings) strings_.push_back(std::move(s));
+    for (auto& s : delta.sources) sources_.push_back(std::move(s));
+
+    change.firstNewOp = static_cast<uint32_t>(ops_.size());
+    ops_.reserve(ops_.size() + delta.ops.size());
+    touchStamp_.resize(ops_.size() + delta.ops.size(), 0);
+    std::vector<uint32_t> touched;
+    auto touch = [&](uint32_t op) {
+        if (op >= change.firstNewOp || touchStamp_[op] == applyCount_) return;
+        touchStamp_[op] = applyCount_;
+        touched.push_back(op);
+    };
+
+    // A delta that does not fit this index (a reader bug) is dropped item by item, never
+    // allowed to index out of range.
+    auto rejected = [&](const char* what) {
+        if (problems_.size() < kMaxProblems)
+            problems_.push_back(std::string("internal: a ") + what + " referring to an unknown index was ignored");
+    };
+    for (auto& d : delta.ops) {
+        if (d.process >= processes_.size() || (d.parent != kNone && d.parent >= ops_.size())) {
+            rejected("new op");
+            continue;
+        }
+        const auto index = static_cast<uint32_t>(ops_.size());
+        Op op;
+        op.process = d.process;
+        op.parent = d.parent;
+        Process& process = processes_[d.process];
+        if (d.parent == kNone) {
+            op.depth = 0;
+            op.namePath = d.name;
+            op.row = static_cast<uint32_t>(process.topOps.size());
+            process.topOps.push_back(index);
+        } else {
+            Op& parent = ops_[d.parent];
+            op.depth = parent.depth + 1;
+            op.namePath = parent.namePath + "/" + d.name;
+            op.row = static_cast<uint32_t>(parent.children.size());
+            parent.children.push_back(index);
+        }
+        op.id = std::move(d.id);
+        op.name = std::move(d.name);
+        op.type = std::move(d.type);
+        op.param = std::move(d.param);
+        process.opById.emplace(op.id, index);
+        ops_.push_back(std::move(op));
+    }
+    change.newOps = static_cast<uint32_t>(ops_.size()) - change.firstNewOp;
+
+    for (auto& u : delta.opUpdates) {
+        if (u.op >= ops_.size()) continue;
+        Op& op = ops_[u.op];
+        if (!u.type.empty()) op.type = std::move(u.type);
+        if (!u.param.empty()) op.param = std::move(u.param);
+        touch(u.op);
+    }
+
+    for (auto& d : delta.tensorSlots) {
+        if (d.op >= ops_.size()) {
+            rejected("tensor");
+            continue;
+        }
+        const auto index = static_cast<uint32_t>(slots_.size());
+        Slot slot;
+        slot.op = d.op;
+        slot.isOutput = d.isOutput;
+        slot.index = std::move(d.index);
+        slots_.push_back(std::move(slot));
+        ops_[d.op].tensorSlots.push_back(index);
+    }
+
+    change.firstNewRow = static_cast<uint32_t>(rows_.size());
+    rows_.reserve(rows_.size() + delta.rows.size());
+    for (const auto& record : delta.rows) {
+        if (record.slot >= slots_.size()) {
+            rejected("row");
+            continue;
+        }
+        const auto index = static_cast<uint32_t>(rows_.size());
+        rows_.push_back(record);
+        Slot& slot = slots_[record.slot];
+        if (slot.rows.empty() || rows_[slot.rows.back()].round <= record.round) {
+            slot.rows.push_back(index);
+        } else {  // a row of an earlier round written late (another thread's batch)
+            auto at = std::upper_bound(slot.rows.begin(), slot.rows.end(), record.round,
+                                       [this](int32_t round, uint32_t row) { return round < rows_[row].round; });
+            slot.rows.insert(at, index);
+        }
+        Op& op = ops_[slot.op];
+        ++op.rowCount;
+        if (op.rounds.empty() || op.rounds.back() < record.round) {
+            op.rounds.push_back(record.round);
+        } else {
+            auto at = std::lower_bound(op.rounds.begin(), op.rounds.end(), record.round);
+            if (at == op.rounds.end() || *at != record.round) op.rounds.insert(at, record.round);
+        }
+        Process& process = processes_[op.process];
+        ++process.rows;
+        auto [round, inserted] = process.rounds.try_emplace(record.round);
+        if (inserted) change.newRounds = true;
+        round->second.push_back(index);
+        touch(slot.op);
+        if (record.anomalies & ~op.anomalies) {
+            op.anomalies |= record.anomalies;
+            // The badge of every ancestor says "something below is NaN/Inf".
+            for (uint32_t cur = slot.op; cur != kNone; cur = ops_[cur].parent) {
+                Op& o = ops_[cur];
+                if ((o.subtreeAnomalies & record.anomalies) == record.anomalies) break;
+                o.subtreeAnomalies |= record.anomalies;
+                touch(cur);
+            }
+        }
+    }
+    change.newRows = static_cast<uint32_t>(rows_.size()) - change.firstNewRow;
+
+    if (delta.status) {
+        status_ = std::move(delta.status);
+        change.statusChanged = true;
+    }
+    for (auto& p : delta.problems) {
+        if (problems_.size() < kMaxProblems)
+            problems_.push_back(std::move(p));
+        else
+            ++droppedProblems_;
+    }
+    std::sort(touched.begin(), touched.end());
+    change.touchedOps = std::move(touched);
+    return change;
+}
+
+const std::string& DumpIndex::text(uint32_t stringIndex) const {
+    static const std::string empty;
+    return stringIndex < strings_.size() ? strings_[stringIndex] : empty;
+}
+
+uint32_t DumpIndex::findProcess(const std::string& key) const {
+    for (size_t i = 0; i < processes_.size(); ++i)
+        if (processes_[i].key == key) return static_cast<uint32_t>(i);
+    return kNone;
+}
+
+uint32_t DumpIndex::findOp(uint32_t process, const std::string& id) const {
+    if (process >= processes_.size()) return kNone;
+    const auto& byId = processes_[process].opById;
+    auto it = byId.find(id);
+    return it == byId.end() ? kNone : it->second;
+}
+
+format::OpLocation DumpIndex::location(uint32_t op) const {
+    const Op& o = ops_[op];
+    return format::OpLocation{o.id, o.namePath, o.depth};
+}
+
+uint32_t DumpIndex::representativeSlot(uint32_t op) const {
+    uint32_t firstInput = kNone;
+    for (uint32_t s : ops_[op].tensorSlots) {
+        if (slots_[s].rows.empty()) continue;
+        if (slots_[s].isOutput) return s;
+        if (firstInput == kNone) firstInput = s;
+    }
+    return firstInput;
+}
+
+uint32_t DumpIndex::slotRow(uint32_t slot, int32_t round) const {
+    if (slot >= slots_.size()) return kNone;
+    const auto& rows = slots_[slot].rows;
+    if (rows.empty()) return kNone;
+    if (round < 0) return rows.back();
+    auto it = std::lower_bound(rows.begin(), rows.end(), round,
+                               [this](uint32_t row, int32_t r) { return rows_[row].round < r; });
+    if (it == rows.end() || rows_[*it].round != round) return kNone;
+    return *it;
+}
+
+std::vector<int32_t> DumpIndex::rounds(uint32_t process) const {
+    std::vector<int32_t> out;
+    if (process >= processes_.size()) return out;
+    out.reserve(processes_[process].rounds.size());
+    for (const auto& entry : processes_[process].rounds) out.push_back(entry.first);
+    return out;
+}
+
+std::string DumpIndex::tensorPath(uint32_t row, std::string* error) const {
+    if (row >= rows_.size()) return {};
+    const StatRecord& r = rows_[row];
+    if (!r.hasTensorFile || r.source >= sources_.size()) return {};
+    if (layout_ == DumpLayout::Msprobe) return sources_[r.source];
+    // atb: the path is the row's last column; read the line back instead of keeping a
+    // million paths in memory.
+    const std::string& csv = sources_[r.source];
+    std::ifstream in(csv, std::ios::binary);
+    if (!in) {
+        if (error) *error = "cannot open " + csv;
+        return {};
+    }
+    in.seekg(static_cast<std::streamoff>(r.lineOffset));
+    std::string line;
+    if (!std::getline(in, line)) {
+        if (error) *error = "cannot read the row at byte " + std::to_string(r.lineOffset) + " of " + csv;
+        return {};
+    }
+    std::string parseError;
+    auto parsed = format::parseStatRow(line, &parseError);
+    if (!parsed) {
+        if (error) *error = csv + " changed since it was read: " + parseError;
+        return {};
+    }
+    return parsed->tensorPath;
+}
+
+std::string DumpIndex::resolveTensorAlias(uint32_t row, const std::string& alias) const {
+    if (row >= rows_.size()) return {};
+    // "<first op id>_<file name>", where the file name starts with intensor or outtensor and op
+    // ids hold only digits and '_'.
+    size_t split = std::string::npos;
+    for (const char* kind : {"_intensor", "_outtensor"}) split = std::min(split, alias.find(kind));
+    if (split == std::string::npos) return {};
+    const std::string id = alias.substr(0, split);
+    const std::string file = "/" + alias.substr(split + 1);
+    const StatRecord& r = rows_[row];
+    const uint32_t process = ops_[slots_[r.slot].op].process;
+    const uint32_t op = findOp(process, id);
+    if (op == kNone) return {};
+    for (uint32_t s : ops_[op].tensorSlots) {
+        const uint32_t candidate = slotRow(s, r.round);
+        if (candidate == kNone) continue;
+        std::string path = tensorPath(candidate);
+        if (endsWith(path, file)) return path;
+    }
+    return {};
+}
+
+uint32_t DumpIndex::firstAnomalousRow(uint32_t process, uint8_t bits) const {
+    if (process >= processes_.size()) return kNone;
+    for (const auto& [round, rows] : processes_[process].rounds)
+        for (uint32_t row : rows)
+            if (rows_[row].anomalies & bits) return row;
+    return kNone;
+}
+
+std::string DumpIndex::describeOp(uint32_t op) const {
+    if (op >= ops_.size()) return "?";
+    const Op& o = ops_[op];
+    if (layout_ == DumpLayout::Msprobe) return o.id;
+    return o.namePath + " (" + o.id + ")";
+}
+
+std::string DumpIndex::describeSlot(uint32_t slot) const {
+    if (slot >= slots_.size()) return "?";
+    return std::string(slots_[slot].isOutput ? "output " : "input ") + slots_[slot].index;
+}
+
+std::vector<DumpIndex::ProfilePoint> DumpIndex::roundProfile(uint32_t process, int32_t round,
+                                                             const ProfileOptions& options) const {
+    std::vector<ProfilePoint> points;
+    if (process >= processes_.size()) return points;
+    auto it = processes_[process].rounds.find(round);
+    if (it == processes_[process].rounds.end()) return points;
+    std::unordered_map<uint32_t, size_t> pointOfOp;
+    pointOfOp.reserve(it->second.size());
+    for (uint32_t row : it->second) {
+        const Slot& slot = slots_[rows_[row].slot];
+        const Op& op = ops_[slot.op];
+        if (options.maxDepth >= 0 && op.depth > options.maxDepth) continue;
+        auto [at, inserted] = pointOfOp.try_emplace(slot.op, points.size());
+        if (inserted) points.push_back({slot.op, kNone});
+        if (slot.isOutput == options.outputs && points[at->second].row == kNone) points[at->second].row = row;
+    }
+    points.erase(std::remove_if(points.begin(), points.end(), [](const ProfilePoint& p) { return p.row == kNone; }),
+                 points.end());
+    return points;
+}
+
+}  // namespace probe::analysis

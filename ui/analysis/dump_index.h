@@ -1,0 +1,224 @@
+// An in-memory index of a dump of either layout (op-level "atb" or framework-level "msprobe"):
+// processes, the op tree, each op's tensors ("slots") and every statistic row, kept compact so
+// that a dump with a million rows fits comfortably. Readers (atb_dump_reader.h,
+// msprobe_dump.h) produce DumpDelta batches on a worker thread; the owner applies them here in
+// order, so a dump that is still being written grows by appending. No Qt.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "probe/format/dump_status.h"
+#include "probe/format/op_config.h"
+
+namespace probe::analysis {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+enum class DumpLayout { Atb, Msprobe };
+const char* layoutName(DumpLayout layout);
+
+enum class Stat : uint8_t { Max = 0, Min = 1, Mean = 2, Norm = 3 };
+constexpr int kStatCount = 4;
+const char* statName(Stat stat);  // "Max", "Min", "Mean", "Norm"
+
+// Anomaly bits of a row, an op or a subtree.
+enum AnomalyFlag : uint8_t { kHasNan = 1, kHasInf = 2 };
+
+// One statistic row, compact: strings live in the index's tables.
+struct StatRecord {
+    double value[kStatCount] = {0, 0, 0, 0};
+    uint32_t slot = kNone;     // which tensor of which op
+    int32_t round = 0;         // execution count (atb) or step (msprobe)
+    uint32_t dtype = kNone;    // index into DumpIndex::strings
+    uint32_t format = kNone;
+    uint32_t shape = kNone;
+    uint32_t source = kNone;   // atb: the statistic.csv (DumpIndex::sources); msprobe: the tensor file
+    uint64_t lineOffset = 0;   // atb: byte offset of the row's line in its statistic.csv
+    uint8_t present = 0;       // bit i set when value[i] is not N/A
+    uint8_t anomalies = 0;     // kHasNan | kHasInf over the present values
+    bool hasTensorFile = false;
+
+    bool has(Stat s) const { return present & (1u << static_cast<int>(s)); }
+    double get(Stat s) const { return value[static_cast<int>(s)]; }
+};
+
+// What a reader found since its previous poll. Indices continue those of earlier deltas of
+// the same reader: the first op of a delta is op number DumpIndex::opCount() at apply time.
+struct DumpDelta {
+    struct Process {
+        std::string key;  // "0_39943" (atb), "rank0" or "proc1234" (msprobe)
+    };
+    struct Op {
+        uint32_t process = 0;
+        uint32_t parent = kNone;  // kNone for a top-level (layer-level) op
+        std::string id;           // "2_1" (atb), the entry name (msprobe)
+        std::string name;         // the op's own name ("Attention", "Functional.linear.0.forward")
+        std::string type;         // "Prefill_layer", "aten::mm", "Functional.linear"
+        std::string param;        // compact JSON of its parameters, "" when none
+    };
+    // Facts learned later about an op created earlier (type or parameters from a structure file).
+    struct OpUpdate {
+        uint32_t op = kNone;
+        std::string type, param;
+    };
+    struct Slot {
+        uint32_t op = 0;
+        bool isOutput = false;
+        std::string index;  // "0", "2_value", "input_args.0", "weight"
+    };
+
+    std::vector<Process> processes;
+    std::vector<Op> ops;
+    std::vector<OpUpdate> opUpdates;
+    std::vector<Slot> tensorSlots;
+    std::vector<std::string> strings;  // appended to DumpIndex::strings
+    std::vector<std::string> sources;  // appended to DumpIndex::sources
+    std::vector<StatRecord> rows;
+    std::optional<format::DumpStatus> status;  // when probe_status.json changed
+    std::vector<std::string> problems;         // malformed or unreadable files, for people
+    uint64_t bytesDone = 0, bytesTotal = 0;    // progress of reading the row files
+    bool more = false;                         // the reader stopped early: poll again at once
+
+    bool empty() const {
+        return processes.empty() && ops.empty() && opUpdates.empty() && tensorSlots.empty() && rows.empty() && !status &&
+               problems.empty();
+    }
+};
+
+// What applying a delta changed, so that models can notify their views precisely.
+struct IndexChange {
+    uint32_t firstNewOp = 0, newOps = 0;
+    uint32_t firstNewRow = 0, newRows = 0;
+    uint32_t firstNewProcess = 0, newProcesses = 0;
+    // Ops that existed before this delta and whose columns changed (rounds, last statistics,
+    // anomaly badges of themselves or of a descendant), sorted, unique.
+    std::vector<uint32_t> touchedOps;
+    bool newRounds = false;
+    bool statusChanged = false;
+    bool empty() const {
+        return newOps == 0 && newRows == 0 && newProcesses == 0 && touchedOps.empty() && !newRounds && !statusChanged;
+    }
+};
+
+class DumpIndex {
+public:
+    struct Process {
+        std::string key;
+        std::vector<uint32_t> topOps;                      // layer-level ops in order of discovery
+        std::map<int32_t, std::vector<uint32_t>> rounds;   // round -> its rows in file order
+        std::unordered_map<std::string, uint32_t> opById;
+        uint64_t rows = 0;
+    };
+    struct Op {
+        uint32_t process = 0;
+        uint32_t parent = kNone;
+        uint32_t row = 0;  // position among its siblings (or among the process's top-level ops)
+        int depth = 0;     // 0 for layer-level
+        std::string id, name, type, namePath, param;
+        std::vector<uint32_t> children;
+        std::vector<uint32_t> tensorSlots;
+        std::vector<int32_t> rounds;  // distinct rounds it has rows in, sorted
+        uint8_t anomalies = 0;        // of its own rows
+        uint8_t subtreeAnomalies = 0; // of its rows and its descendants' rows
+        uint64_t rowCount = 0;
+    };
+    struct Slot {
+        uint32_t op = 0;
+        bool isOutput = false;
+        std::string index;
+        std::vector<uint32_t> rows;  // sorted by round
+    };
+
+    DumpIndex() = default;
+    explicit DumpIndex(DumpLayout layout, std::string root) : layout_(layout), root_(std::move(root)) {}
+
+    DumpLayout layout() const { return layout_; }
+    const std::string& root() const { return root_; }
+
+    // Appends the delta. Indices in it must continue this index's (see DumpDelta).
+    IndexChange apply(DumpDelta&& delta);
+
+    size_t processCount() const { return processes_.size(); }
+    size_t opCount() const { return ops_.size(); }
+    size_t slotCount() const { return slots_.size(); }
+    size_t rowCount() const { return rows_.size(); }
+    const Process& process(uint32_t i) const { return processes_[i]; }
+    const Op& op(uint32_t i) const { return ops_[i]; }
+    const Slot& slot(uint32_t i) const { return slots_[i]; }
+    const StatRecord& row(uint32_t i) const { return rows_[i]; }
+    const std::string& text(uint32_t stringIndex) const;  // "" for kNone
+    const std::vector<std::string>& sources() const { return sources_; }
+
+    uint32_t findProcess(const std::string& key) const;
+    uint32_t findOp(uint32_t process, const std::string& id) const;
+    // Where the op sits, for OpConfig::selects. The views point into this index.
+    format::OpLocation location(uint32_t op) const;
+
+    // The tensor that stands for the op in the tree's columns: its first output, else its
+    // first input; kNone when it has no rows.
+    uint32_t representativeSlot(uint32_t op) const;
+    // The slot's row of `round`, or of its last round when round < 0; kNone if none.
+    uint32_t slotRow(uint32_t slot, int32_t round = -1) const;
+    // Every round of a process (sorted), and all rounds of all processes.
+    std::vector<int32_t> rounds(uint32_t process) const;
+
+    // Absolute path of the row's tensor file ("" when the row has none); atb rows re-read
+    // their statistic.csv line. `error` says why it could not.
+    std::string tensorPath(uint32_t row, std::string* error = nullptr) const;
+    // A header-only .bin names the first copy of the same data ("2_1_outtensor0.bin"): the
+    // path of that copy in the same round and process, or "" when it is not found.
+    std::string resolveTensorAlias(uint32_t row, const std::string& alias) const;
+
+    // "Prefill_layer/Attention (2_1)", for messages and titles.
+    std::string describeOp(uint32_t op) const;
+    // "output 0" / "input 2_value"
+    std::string describeSlot(uint32_t slot) const;
+
+    // One statistic of one tensor per op, across the ops of a round in execution order (the
+    // order their first row of that round was written in).
+    struct ProfilePoint {
+        uint32_t op;
+        uint32_t row;
+    };
+    struct ProfileOptions {
+        bool outputs = true;  // the op's first output (else its first input)
+        int maxDepth = -1;    // -1: every depth; 0: layer-level ops only
+    };
+    std::vector<ProfilePoint> roundProfile(uint32_t process, int32_t round, const ProfileOptions& options) const;
+
+    // The first row (in round order, then file order) whose statistics have any of `bits`, in
+    // one process; kNone if none. Where a NaN first appears is where to start looking.
+    uint32_t firstAnomalousRow(uint32_t process, uint8_t bits) const;
+
+    std::optional<format::DumpStatus> status() const { return status_; }
+    const std::vector<std::string>& problems() const { return problems_; }
+    uint64_t droppedProblems() const { return droppedProblems_; }
+
+private:
+
+    DumpLayout layout_ = DumpLayout::Atb;
+    std::string root_;
+    std::vector<Process> processes_;
+    std::vector<Op> ops_;
+    std::vector<Slot> slots_;
+    std::vector<StatRecord> rows_;
+    std::vector<std::string> strings_;
+    std::vector<std::string> sources_;
+    std::optional<format::DumpStatus> status_;
+    std::vector<std::string> problems_;
+    uint64_t droppedProblems_ = 0;
+    // Which apply() last reported an op as touched (so each is reported once per delta).
+    std::vector<uint32_t> touchStamp_;
+    uint32_t applyCount_ = 0;
+};
+
+// kHasNan, kHasInf or 0 for one statistic value.
+uint8_t anomalyBits(double value);
+
+}  // namespace probe::analysis

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/dump_reader.h"
+
+#include "analysis/atb_dump.h"
+#include "analysis/atb_dump_reader.h"
+#include "analysis/msprobe_dump.h"
+#include "probe/format/file_util.h"
+
+namespace probe::analysis {
+
+std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string* error) {
+    if (!format::isDirectory(path)) {
+        if (error)
+            *error = format::fileExists(path) ? path + " is a file; open the dump's folder"
+                                              : path + " does not exist";
+        return nullptr;
+    }
+    if (auto root = findAtbDumpRoot(path)) return std::make_unique<AtbDumpReader>(*root);
+    if (auto root = findMsprobeDumpRoot(path)) return std::make_unique<MsprobeDumpReader>(*root);
+    if (error)
+        *error = path + " holds no dump: expected an atb_dump_data folder (written by probe run or the load "
+                        "script) or step<N>/rank<R> folders (written by PrecisionDebugger)";
+    return nullptr;
+}
+
+}  // namespace probe::analysis

@@ -1,0 +1,37 @@
+// Incremental readers of a dump folder: each poll returns what appeared since the previous one
+// (new ops, rows, structure, status), so the same code opens a finished dump and follows one
+// that a running model is still writing. No Qt; meant to run on a worker thread.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "analysis/dump_index.h"
+
+namespace probe::analysis {
+
+class DumpReader {
+public:
+    virtual ~DumpReader() = default;
+    virtual DumpLayout layout() const = 0;
+    // The folder the reader reads: the atb_dump_data directory, or the msprobe dump_path.
+    virtual const std::string& root() const = 0;
+    // Reads what is new, stopping after about `byteBudget` bytes of row data (then sets
+    // DumpDelta::more). Never throws; unreadable or malformed files become problems.
+    virtual DumpDelta poll(uint64_t byteBudget) = 0;
+    // True once the dump says it is finished and every byte of it was read.
+    virtual bool finished() const = 0;
+};
+
+// Which layout `path` holds and where its root is: the atb_dump_data directory (given it, its
+// parent or a directory inside it) or an msprobe dump (given the dump_path, a step<N> or a
+// rank<R>/proc<pid> directory). nullptr with a message in `error` when it is neither.
+std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string* error);
+
+// Default amount of row data read per poll: large enough to be efficient, small enough that
+// applying one delta never stalls the thread that owns the index.
+constexpr uint64_t kDefaultPollBudget = 8u << 20;
+
+}  // namespace probe::analysis

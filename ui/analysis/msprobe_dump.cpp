@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/msprobe_dump.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "probe/format/config_issue.h"
+#include "probe/format/file_util.h"
+
+namespace probe::analysis {
+namespace {
+
+std::vector<std::string> listDirectories(const std::string& dir) {
+    std::vector<std::string> out;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return out;
+    while (dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        struct stat st;
+        if (::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) out.push_back(name);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool allDigits(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "step12" -> 12; -1 when not a step directory.
+int64_t stepNumber(const std::string& name) {
+    if (name.size() < 5 || name.compare(0, 4, "step") != 0 || !allDigits(std::string_view(name).substr(4))) return -1;
+    const long long n = std::strtoll(name.c_str() + 4, nullptr, 10);
+    return n > INT32_MAX ? -1 : n;  // a round is an int32
+}
+
+bool isRankDirectoryName(const std::string& name) {
+    for (const char* prefix : {"rank", "proc"}) {
+        const size_t n = std::char_traits<char>::length(prefix);
+        if (name.size() > n && name.compare(0, n, prefix) == 0 && allDigits(std::string_view(name).substr(n)))
+            return true;
+    }
+    return false;
+}
+
+bool hasStepDirectory(const std::string& dir) {
+    for (const auto& name : listDirectories(dir))
+        if (stepNumber(name) >= 0) return true;
+    return false;
+}
+
+std::string parentOf(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0) return "/";
+    return path.substr(0, slash);
+}
+
+std::string baseName(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::vector<std::string> split(std::string_view text, char separator) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (true) {
+        const size_t at = text.find(separator, start);
+        parts.emplace_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+        if (at == std::string_view::npos) break;
+        start = at + 1;
+    }
+    return parts;
+}
+
+std::string join(const std::vector<std::string>& parts, size_t from, size_t to, char separator) {
+    std::string out;
+    for (size_t i = from; i < to; ++i) {
+        if (i > from) out += separator;
+        out += parts[i];
+    }
+    return out;
+}
+
+using Stamp = std::pair<int64_t, int64_t>;
+bool stampOf(const std::string& path, int64_t& mtimeNs, int64_t& size) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return false;
+    mtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    size = st.st_size;
+    return true;
+}
+
+bool isTensorItem(const nlohmann::ordered_json& value) {
+    return value.is_object() && value.contains("dtype") && value.contains("shape");
+}
+
+std::string shapeText(const nlohmann::ordered_json& shape) {
+    if (!shape.is_array()) return shape.is_null() ? std::string() : shape.dump();
+    std::string out;
+    for (size_t i = 0; i < shape.size(); ++i) {
+        if (i) out += 'x';
+        out += shape[i].is_number_integer() ? std::to_string(shape[i].get<int64_t>()) : shape[i].dump();
+    }
+    return out;
+}
+
+}  // namespace
+
+std::optional<std::string> findMsprobeDumpRoot(const std::string& path) {
+    std::string p = format::absolutePath(path);
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    if (!format::isDirectory(p)) return std::nullopt;
+    if (hasStepDirectory(p)) return p;
+    const std::string base = baseName(p);
+    if (stepNumber(base) >= 0) return parentOf(p);  // a step directory
+    if (isRankDirectoryName(base) && stepNumber(baseName(parentOf(p))) >= 0) return parentOf(parentOf(p));
+    // A directory holding the dump_path (a script's working directory): exactly one candidate.
+    std::optional<std::string> found;
+    for (const auto& name : listDirectories(p)) {
+        if (!hasStepDirectory(p + "/" + name)) continue;
+        if (found) return std::nullopt;
+        found = p + "/" + name;
+    }
+    return found;
+}
+
+std::optional<MsprobeEntryName> parseMsprobeEntryName(std::string_view entry) {
+    const auto parts = split(entry, '.');
+    MsprobeEntryName name;
+    if (parts.size() >= 5 && parts[0] == "Module" && parts[parts.size() - 2] == "parameters_grad" &&
+        allDigits(parts.back())) {
+        name.kind = MsprobeEntryName::Kind::ParametersGrad;
+        name.prefix = "Module";
+        name.call = std::strtoll(parts.back().c_str(), nullptr, 10);
+        name.moduleClass = parts[parts.size() - 3];
+        name.name = join(parts, 1, parts.size() - 3, '.');
+        return name;
+    }
+    if (parts.size() >= 5 && parts[0] == "Module" && allDigits(parts.back()) &&
+        (parts[parts.size() - 2] == "forward" || parts[parts.size() - 2] == "backward")) {
+        name.kind = MsprobeEntryName::Kind::Module;
+        name.prefix = "Module";
+        name.call = std::strtoll(parts.back().c_str(), nullptr, 10);
+        name.direction = parts[parts.size() - 2];
+        name.moduleClass = parts[parts.size() - 3];
+        name.name = join(parts, 1, parts.size() - 3, '.');
+        return name;
+    }
+    if (parts.size() >= 4 && parts[0] != "Module" && allDigits(parts[parts.size() - 2]) &&
+        (parts.back() == "forward" || parts.back() == "backward")) {
+        name.kind = MsprobeEntryName::Kind::Api;
+        name.prefix = parts[0];
+        name.call = std::strtoll(parts[parts.size() - 2].c_str(), nullptr, 10);
+        name.direction = parts.back();
+        name.name = join(parts, 1, parts.size() - 2, '.');
+        return name;
+    }
+    return std::nullopt;
+}
+
+std::string msprobeEntryType(const MsprobeEntryName& name) {
+    switch (name.kind) {
+    case MsprobeEntryName::Kind::Api: return name.prefix + "." + name.name;
+    case MsprobeEntryName::Kind::Module: return name.moduleClass;
+    case MsprobeEntryName::Kind::ParametersGrad: return name.moduleClass + ".parameters_grad";
+    }
+    return {};
+}
+
+std::string quoteNonFiniteJsonTokens(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() + 64);
+    bool inString = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            out += c;
+            if (c == '\\' && i + 1 < text.size()) {
+                out += text[++i];
+            } else if (c == '"') {
+                inString = false;
+            }
+            continue;
+        }
+        if (c == '"') {
+            inString = true;
+            out += c;
+            continue;
+        }
+        bool replaced = false;
+        for (std::string_view token : {std::string_view("NaN"), std::string_view("Infinity"), std::string_view("-Infinity")}) {
+            if (text.compare(i, token.size(), token) == 0) {
+                out += '"';
+                out += token;
+                out += '"';
+                i += token.size() - 1;
+                replaced = true;
+                break;
+            }
+        }
+        if (!replaced) out += c;
+    }
+    return out;
+}
+
+std::optional<double> msprobeStatValue(const nlohmann::ordered_json& value) {
+    if (value.is_number()) return value.get<double>();
+    if (value.is_boolean()) return value.get<bool>() ? 1.0 : 0.0;
+    if (value.is_string()) {
+        const auto& s = value.get_ref<const std::string&>();
+        if (s == "NaN") return std::nan("");
+        if (s == "Infinity") return HUGE_VAL;
+        if (s == "-Infinity") return -HUGE_VAL;
+    }
+    return std::nullopt;
+}
+
+MsprobeDumpReader::MsprobeDumpReader(std::string root) : root_(std::move(root)) {}
+
+uint32_t MsprobeDumpReader::processIndex(DumpDelta& delta, const std::string& key) {
+    auto it = processByKey_.find(key);
+    if (it != processByKey_.end()) return it->second;
+    const auto index = static_cast<uint32_t>(opById_.size());
+    processByKey_.emplace(key, index);
+    opById_.emplace_back();
+    delta.processes.push_back({key});
+    return index;
+}
+
+uint32_t MsprobeDumpReader::intern(DumpDelta& delta, const std::string& text) {
+    auto [it, inserted] = strings_.try_emplace(text, static_cast<uint32_t>(strings_.size()));
+    if (inserted) delta.strings.push_back(text);
+    return it->second;
+}
+
+uint32_t MsprobeDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry,
+                                     const RankDir& state, int depth) {
+    auto& byId = opById_[process];
+    if (auto it = byId.find(entry); it != byId.end()) return it->second;
+    uint32_t parent = kNone;
+    auto parentIt = state.parentOf.find(entry);
+    // depth guards against a cycle in a damaged construct.json
+    if (parentIt != state.parentOf.end() && !parentIt->second.empty() && parentIt->second != entry && depth < 256)
+        parent = ensureOp(delta, process, parentIt->second, state, depth + 1);
+    const auto parsed = parseMsprobeEntryName(entry);
+    const auto index = static_cast<uint32_t>(ops_.size());
+    ops_.emplace_back();
+    byId.emplace(entry, index);
+    delta.ops.push_back({process, parent, entry, entry, parsed ? msprobeEntryType(*parsed) : std::string(), {}});
+    return index;
+}
+
+uint32_t MsprobeDumpReader::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index) {
+    for (uint32_t s : ops_[op].tensorSlots)
+        if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
+    const auto slot = static_cast<uint32_t>(slots_.size());
+    slots_.push_back({isOutput, index});
+    ops_[op].tensorSlots.push_back(slot);
+    delta.tensorSlots.push_back({op, isOutput, index});
+    return slot;
+}
+
+void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
+                                   const nlohmann::ordered_json& value, bool isOutput, const std::string& index) {
+    if (value.is_array()) {
+        for (size_t i = 0; i < value.size(); ++i)
+            addTensors(delta, op, step, dir, value[i], isOutput, index.empty() ? std::to_string(i) : index + "." + std::to_string(i));
+        return;
+    }
+    if (!value.is_object()) return;
+    if (!isTensorItem(value)) {
+        if (value.contains("type")) return;  // a non-tensor argument: {"type": "int", "value": 3}
+        for (const auto& [key, item] : value.items())
+            addTensors(delta, op, step, dir, item, isOutput, index.empty() ? key : index + "." + key);
+        return;
+    }
+    StatRecord record;
+    record.slot = slotIndex(delta, op, isOutput, index.empty() ? "0" : index);
+    record.round = step;
+    std::string dtype = value["dtype"].is_string() ? value["dtype"].get<std::string>() : value["dtype"].dump();
+    record.dtype = intern(delta, dtype);
+    record.shape = intern(delta, shapeText(value["shape"]));
+    const char* keys[] = {"Max", "Min", "Mean", "Norm"};
+    for (int i = 0; i < kStatCount; ++i) {
+        auto it = value.find(keys[i]);
+        if (it == value.end()) continue;
+        const auto v = msprobeStatValue(*it);
+        if (!v) continue;
+        record.value[i] = *v;
+        record.present |= static_cast<uint8_t>(1u << i);
+        record.anomalies |= anomalyBits(*v);
+    }
+    auto dataName = value.find("data_name");
+    if (dataName != value.end() && dataName->is_string()) {
+        record.source = sourceCount_++;
+        record.hasTensorFile = true;
+        delta.sources.push_back(dir + "/dump_tensor_data/" + dataName->get<std::string>());
+    }
+    delta.rows.push_back(record);
+}
+
+void MsprobeDumpReader::addEntry(DumpDelta& delta, uint32_t process, int32_t step, const std::string& dir,
+                                 const std::string& entry, const nlohmann::ordered_json& value, const RankDir& state) {
+    const uint32_t op = ensureOp(delta, process, entry, state, 0);
+    if (!value.is_object()) return;
+    for (const auto& [key, item] : value.items()) {
+        if (key == "input_args" || key == "input_kwargs" || key == "input") {
+            addTensors(delta, op, step, dir, item, false, {});
+        } else if (key == "output") {
+            addTensors(delta, op, step, dir, item, true, {});
+        } else if (key == "parameters") {
+            addTensors(delta, op, step, dir, item, false, "parameters");
+        } else if (item.is_array() && item.size() == 1) {  // parameters_grad: {"weight": [item]}
+            addTensors(delta, op, step, dir, item[0], true, key);
+        } else {
+            addTensors(delta, op, step, dir, item, true, key);
+        }
+    }
+}
+
+uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir, const std::string& processKey,
+                                        int32_t step, RankDir& state) {
+    const std::string errorLog = dir + "/dump_error_info.log";
+    if (!state.errorLogReported && format::fileExists(errorLog)) {
+        state.errorLogReported = true;
+        std::ifstream in(errorLog);
+        std::string first;
+        std::getline(in, first);
+        delta.problems.push_back(errorLog + ": the debugger recorded errors: " + first);
+    }
+    const std::string dumpPath = dir + "/dump.json";
+    FileStamp stamp;
+    if (!stampOf(dumpPath, stamp.mtimeNs, stamp.size) || stamp == state.dumpStamp) return 0;
+    state.dumpStamp = stamp;
+
+    std::string error;
+    FileStamp constructStamp;
+    const std::string constructPath = dir + "/construct.json";
+    if (stampOf(constructPath, constructStamp.mtimeNs, constructStamp.size) && constructStamp != state.constructStamp) {
+        state.constructStamp = constructStamp;
+        if (auto text = format::readTextFile(constructPath, &error)) {
+            auto json = nlohmann::json::parse(*text, nullptr, false);
+            if (json.is_object()) {
+                for (const auto& [entry, parent] : json.items())
+                    state.parentOf[entry] = parent.is_string() ? parent.get<std::string>() : std::string();
+            } else {
+                delta.problems.push_back(constructPath + ": not a JSON object (entry -> parent module); the tree "
+                                                         "of this step is shown flat");
+            }
+        } else {
+            delta.problems.push_back(constructPath + ": " + error);
+        }
+    }
+
+    auto text = format::readTextFile(dumpPath, &error);
+    if (!text) {
+        delta.problems.push_back(dumpPath + ": " + error);
+        return 0;
+    }
+    const auto json = nlohmann::ordered_json::parse(quoteNonFiniteJsonTokens(*text), nullptr, false);
+    if (json.is_discarded()) {
+        std::vector<format::ConfigIssue> issues;
+        nlohmann::json ignored;
+        format::parseJsonText(quoteNonFiniteJsonTokens(*text), dumpPath, ignored, issues);
+        delta.problems.push_back(issues.empty() ? dumpPath + ": not valid JSON" : issues.front().toString());
+        return text->size();
+    }
+    auto data = json.find("data");
+    if (!json.is_object() || data == json.end() || !data->is_object()) {
+        delta.problems.push_back(dumpPath + ": has no \"data\" object; is it a dump.json written by PrecisionDebugger?");
+        return text->size();
+    }
+    const uint32_t process = processIndex(delta, processKey);
+    for (const auto& [entry, value] : data->items()) {
+        if (!state.entriesRead.insert(entry).second) continue;  // read at an earlier rewrite
+        addEntry(delta, process, step, dir, entry, value, state);
+    }
+    state.bytesRead = text->size();
+    return text->size();
+}
+
+DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
+    DumpDelta delta;
+    if (!format::isDirectory(root_)) {
+        if (!vanished_) delta.problems.push_back(root_ + " no longer exists");
+        vanished_ = true;
+        return delta;
+    }
+    vanished_ = false;
+    std::vector<std::pair<int64_t, std::string>> steps;
+    for (const auto& name : listDirectories(root_))
+        if (const int64_t n = stepNumber(name); n >= 0) steps.emplace_back(n, name);
+    std::sort(steps.begin(), steps.end());
+    uint64_t used = 0;
+    for (const auto& [step, stepName] : steps) {
+        const std::string stepDir = root_ + "/" + stepName;
+        for (const auto& rankName : listDirectories(stepDir)) {
+            if (!isRankDirectoryName(rankName)) continue;
+            const std::string dir = stepDir + "/" + rankName;
+            RankDir& state = rankDirs_[dir];
+            FileStamp now;
+            const bool exists = stampOf(dir + "/dump.json", now.mtimeNs, now.size);
+            if (exists && now != state.dumpStamp) {
+                if (used >= byteBudget) {
+                    delta.more = true;
+                } else {
+                    used += readRankDir(delta, dir, rankName, static_cast<int32_t>(step), state);
+                }
+            }
+            if (exists) {
+                delta.bytesTotal += static_cast<uint64_t>(now.size);
+                delta.bytesDone += state.dumpStamp == now ? static_cast<uint64_t>(now.size) : 0;
+            }
+        }
+    }
+    return delta;
+}
+
+}  // namespace probe::analysis

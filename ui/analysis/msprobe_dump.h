@@ -1,0 +1,105 @@
+// Reading the framework-level layout (FORMATS.md section 2) that PrecisionDebugger writes:
+// <dump_path>/step<N>/rank<R>|proc<pid>/{dump.json, construct.json, stack.json,
+// dump_tensor_data/}. Each entry of dump.json becomes an op (its parent module from
+// construct.json), each tensor item a slot, the step its round. No Qt.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/dump_reader.h"
+
+namespace probe::analysis {
+
+// The dump_path holding step<N> directories, found from it, from a step<N> directory, from a
+// rank/proc directory, or from a directory holding the dump_path. nullopt when none.
+std::optional<std::string> findMsprobeDumpRoot(const std::string& path);
+
+struct MsprobeEntryName {
+    enum class Kind { Api, Module, ParametersGrad };
+    Kind kind = Kind::Api;
+    std::string prefix;       // Functional, Torch, Tensor, Aten, Distributed, VF, ... or Module
+    std::string name;         // the API ("linear") or the module path ("layers.0.mlp")
+    std::string moduleClass;  // modules: "Linear"
+    int64_t call = 0;         // call number
+    std::string direction;    // forward | backward; "" for parameters_grad
+};
+
+// "Functional.linear.0.forward", "Module.fc.Linear.backward.1", "Module.fc.Linear.parameters_grad.0".
+std::optional<MsprobeEntryName> parseMsprobeEntryName(std::string_view entry);
+// What the op tree shows as the entry's type: "Functional.linear", "Linear", "Linear.parameters_grad".
+std::string msprobeEntryType(const MsprobeEntryName& name);
+
+// dump.json spells non-finite statistics as Python does (NaN, Infinity, -Infinity), which is not
+// JSON: returns the text with those tokens (outside strings) turned into strings "NaN", ...
+std::string quoteNonFiniteJsonTokens(std::string_view text);
+
+// A statistic value of a tensor item: a number, a bool (bool tensors: Max = any, Min = all), the
+// strings made by quoteNonFiniteJsonTokens, or null (nullopt).
+std::optional<double> msprobeStatValue(const nlohmann::ordered_json& value);
+
+class MsprobeDumpReader : public DumpReader {
+public:
+    explicit MsprobeDumpReader(std::string root);
+
+    DumpLayout layout() const override { return DumpLayout::Msprobe; }
+    const std::string& root() const override { return root_; }
+    DumpDelta poll(uint64_t byteBudget) override;
+    // PrecisionDebugger writes no status file: a dump is never known to be finished.
+    bool finished() const override { return false; }
+
+private:
+    struct FileStamp {
+        int64_t mtimeNs = -1;
+        int64_t size = -1;
+        bool operator==(const FileStamp& o) const { return mtimeNs == o.mtimeNs && size == o.size; }
+        bool operator!=(const FileStamp& o) const { return !(*this == o); }
+    };
+    // One step<N>/<rank or proc> directory.
+    struct RankDir {
+        FileStamp dumpStamp, constructStamp;
+        bool errorLogReported = false;
+        std::set<std::string> entriesRead;
+        std::unordered_map<std::string, std::string> parentOf;  // construct.json
+        uint64_t bytesRead = 0;
+    };
+    struct OpState {
+        std::vector<uint32_t> tensorSlots;
+    };
+    struct SlotKey {
+        bool isOutput;
+        std::string index;
+    };
+
+    uint64_t readRankDir(DumpDelta& delta, const std::string& dir, const std::string& processKey, int32_t step,
+                         RankDir& state);
+    void addEntry(DumpDelta& delta, uint32_t process, int32_t step, const std::string& dir, const std::string& entry,
+                  const nlohmann::ordered_json& value, const RankDir& state);
+    void addTensors(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
+                    const nlohmann::ordered_json& value, bool isOutput, const std::string& index);
+    uint32_t processIndex(DumpDelta& delta, const std::string& key);
+    uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry, const RankDir& state, int depth);
+    uint32_t slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index);
+    uint32_t intern(DumpDelta& delta, const std::string& text);
+
+    std::string root_;
+    std::map<std::string, uint32_t> processByKey_;
+    std::vector<std::unordered_map<std::string, uint32_t>> opById_;
+    std::vector<OpState> ops_;
+    std::vector<SlotKey> slots_;
+    std::unordered_map<std::string, uint32_t> strings_;
+    uint32_t sourceCount_ = 0;
+    std::map<std::string, RankDir> rankDirs_;
+    bool vanished_ = false;  // the folder was deleted (said once)
+};
+
+}  // namespace probe::analysis

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/tensor_export.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "probe/format/file_util.h"
+
+namespace probe::analysis {
+namespace {
+
+bool isBf16(const TensorData& t) { return t.dtype && *t.dtype == format::DType::BF16; }
+
+std::string shapeTuple(const std::vector<int64_t>& dims) {
+    std::string out = "(";
+    for (size_t i = 0; i < dims.size(); ++i) {
+        if (i) out += ", ";
+        out += std::to_string(dims[i]);
+    }
+    if (dims.size() == 1) out += ",";
+    return out + ")";
+}
+
+void appendNumber(std::string& out, double v, bool exactFloat32) {
+    if (std::isnan(v)) {
+        out += "nan";
+    } else if (std::isinf(v)) {
+        out += v > 0 ? "inf" : "-inf";
+    } else {
+        char buffer[64];
+        // Shortest text that reads back to the same value (float for 32-bit and narrower types).
+        auto result = exactFloat32 ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(v))
+                                   : std::to_chars(buffer, buffer + sizeof buffer, v);
+        out.append(buffer, result.ptr);
+    }
+}
+
+}  // namespace
+
+std::string npyDescr(const TensorData& tensor) {
+    using format::DType;
+    if (!tensor.dtype) return {};
+    switch (*tensor.dtype) {
+    case DType::Float: return "<f4";
+    case DType::Float16: return "<f2";
+    case DType::BF16: return "<f4";
+    case DType::Double: return "<f8";
+    case DType::Int8: return "|i1";
+    case DType::UInt8: return "|u1";
+    case DType::Int16: return "<i2";
+    case DType::UInt16: return "<u2";
+    case DType::Int32: return "<i4";
+    case DType::UInt32: return "<u4";
+    case DType::Int64: return "<i8";
+    case DType::UInt64: return "<u8";
+    case DType::Bool: return "|b1";
+    case DType::Complex64: return "<c8";
+    case DType::Complex128: return "<c16";
+    }
+    return {};
+}
+
+bool writeNpy(const TensorData& tensor, const std::string& path, std::string* error) {
+    if (!tensor.hasValues()) {
+        if (error) *error = "the tensor has no data to export";
+        return false;
+    }
+    std::string dict = "{'descr': '" + npyDescr(tensor) + "', 'fortran_order': False, 'shape': " +
+                       shapeTuple(tensor.header.dims) + ", }";
+    // Magic (6) + version (2) + header length (2) + dict + padding + '\n', a multiple of 64.
+    const size_t unpadded = 10 + dict.size() + 1;
+    dict.append((64 - unpadded % 64) % 64, ' ');
+    dict += '\n';
+    std::string head("\x93NUMPY\x01\x00", 8);
+    head += static_cast<char>(dict.size() & 0xff);
+    head += static_cast<char>((dict.size() >> 8) & 0xff);
+    head += dict;
+
+    std::vector<uint8_t> widened;
+    const void* data = tensor.bytes.data();
+    uint64_t size = tensor.bytes.size();
+    if (isBf16(tensor)) {
+        widened.resize(tensor.count * sizeof(float));
+        for (uint64_t i = 0; i < tensor.count; ++i) {
+            uint16_t bits;
+            std::memcpy(&bits, tensor.bytes.data() + 2 * i, 2);
+            const float f = format::bf16ToFloat(bits);
+            std::memcpy(widened.data() + 4 * i, &f, 4);
+        }
+        data = widened.data();
+        size = widened.size();
+    }
+    if (const int rc = format::writeFileAtomically(path, head, data, size); rc != 0) {
+        if (error) *error = "cannot write " + path + ": " + std::strerror(rc);
+        return false;
+    }
+    return true;
+}
+
+bool writeCsv(const TensorData& tensor, const std::string& path, std::string* error) {
+    if (!tensor.hasValues()) {
+        if (error) *error = "the tensor has no data to export";
+        return false;
+    }
+    using format::DType;
+    const DType d = *tensor.dtype;
+    const bool narrow = d == DType::Float || d == DType::Float16 || d == DType::BF16 || d == DType::Complex64;
+    const uint64_t cols = tensor.header.dims.empty() ? 1 : static_cast<uint64_t>(std::max<int64_t>(tensor.header.dims.back(), 1));
+    const std::string temp = path + ".tmp";
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        if (!out) {
+            if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
+            return false;
+        }
+        std::string line;
+        for (uint64_t i = 0; i < tensor.count; i += cols) {
+            line.clear();
+            for (uint64_t c = 0; c < cols && i + c < tensor.count; ++c) {
+                if (c) line += ',';
+                appendNumber(line, tensor.at(i + c), narrow);
+            }
+            line += '\n';
+            out << line;
+        }
+        out.flush();
+        if (!out) {
+            if (error) *error = "cannot write " + path + " (disk full?)";
+            std::remove(temp.c_str());
+            return false;
+        }
+    }
+    if (std::rename(temp.c_str(), path.c_str()) != 0) {
+        if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
+        std::remove(temp.c_str());
+        return false;
+    }
+    return true;
+}
+
+}  // namespace probe::analysis

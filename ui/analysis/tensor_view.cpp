@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/tensor_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace probe::analysis {
+namespace {
+
+template <typename T>
+T load(const uint8_t* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Calls f(double) for elements [first, first + count), decoding per dtype outside the loop.
+template <typename F>
+void forEachValue(const TensorData& t, uint64_t first, uint64_t count, F&& f) {
+    using format::DType;
+    if (!t.hasValues()) return;
+    const uint64_t end = std::min(t.count, first + count);
+    const size_t size = format::dtypeSize(*t.dtype);
+    if (t.bytes.size() < end * size) return;
+    const uint8_t* base = t.bytes.data();
+    auto loop = [&](auto decode) {
+        for (uint64_t i = first; i < end; ++i) f(decode(base + i * size));
+    };
+    switch (*t.dtype) {
+    case DType::Float: loop([](const uint8_t* p) { return double(load<float>(p)); }); break;
+    case DType::Double: loop([](const uint8_t* p) { return load<double>(p); }); break;
+    case DType::Float16: loop([](const uint8_t* p) { return double(format::halfToFloat(load<uint16_t>(p))); }); break;
+    case DType::BF16: loop([](const uint8_t* p) { return double(format::bf16ToFloat(load<uint16_t>(p))); }); break;
+    case DType::Int8: loop([](const uint8_t* p) { return double(load<int8_t>(p)); }); break;
+    case DType::UInt8: loop([](const uint8_t* p) { return double(load<uint8_t>(p)); }); break;
+    case DType::Int16: loop([](const uint8_t* p) { return double(load<int16_t>(p)); }); break;
+    case DType::UInt16: loop([](const uint8_t* p) { return double(load<uint16_t>(p)); }); break;
+    case DType::Int32: loop([](const uint8_t* p) { return double(load<int32_t>(p)); }); break;
+    case DType::UInt32: loop([](const uint8_t* p) { return double(load<uint32_t>(p)); }); break;
+    case DType::Int64: loop([](const uint8_t* p) { return double(load<int64_t>(p)); }); break;
+    case DType::UInt64: loop([](const uint8_t* p) { return double(load<uint64_t>(p)); }); break;
+    case DType::Bool: loop([](const uint8_t* p) { return *p ? 1.0 : 0.0; }); break;
+    case DType::Complex64: loop([](const uint8_t* p) { return double(load<float>(p)); }); break;
+    case DType::Complex128: loop([](const uint8_t* p) { return load<double>(p); }); break;
+    }
+}
+
+}  // namespace
+
+double TensorData::at(uint64_t i) const {
+    double out = std::nan("");
+    forEachValue(*this, i, 1, [&](double v) { out = v; });
+    return out;
+}
+
+std::string dtypeLabel(const TensorData& tensor) {
+    return tensor.dtype ? format::dtypeName(*tensor.dtype) : "dtype " + std::to_string(tensor.header.dtypeCode);
+}
+
+std::optional<TensorData> loadTensorFile(const std::string& path, std::string* error) {
+    std::string why;
+    auto file = format::readBinFile(path, &why);
+    if (!file) {
+        if (error) *error = path + ": " + why;
+        return std::nullopt;
+    }
+    TensorData t;
+    t.path = path;
+    t.header = std::move(file->header);
+    t.bytes = std::move(file->data);
+    t.dtype = format::dtypeFromCode(t.header.dtypeCode);
+    t.count = format::elementCount(t.header.dims).value_or(0);
+    if (t.hasValues()) t.stats = format::computeTensorStats(*t.dtype, t.bytes.data(), t.count);
+    return t;
+}
+
+bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::string* error) {
+    std::string why;
+    auto file = format::readBinFile(dataPath, &why);
+    if (!file) {
+        if (error) *error = dataPath + ": " + why;
+        return false;
+    }
+    if (file->header.dtypeCode != tensor.header.dtypeCode || file->header.dims != tensor.header.dims) {
+        if (error) *error = dataPath + " holds a different dtype or shape than " + tensor.path;
+        return false;
+    }
+    if (file->data.empty()) {
+        if (error) *error = dataPath + " is itself header-only";
+        return false;
+    }
+    tensor.bytes = std::move(file->data);
+    tensor.dataFrom = dataPath;
+    if (tensor.hasValues()) tensor.stats = format::computeTensorStats(*tensor.dtype, tensor.bytes.data(), tensor.count);
+    return true;
+}
+
+uint64_t SliceGeometry::sliceCount() const {
+    uint64_t n = 1;
+    for (int64_t d : leadingDims) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+    return n;
+}
+
+SliceGeometry sliceGeometry(const std::vector<int64_t>& dims) {
+    SliceGeometry g;
+    if (dims.size() == 1) g.cols = dims[0];
+    if (dims.size() >= 2) {
+        g.rows = dims[dims.size() - 2];
+        g.cols = dims.back();
+        g.leadingDims.assign(dims.begin(), dims.end() - 2);
+    }
+    return g;
+}
+
+uint64_t sliceStart(const SliceGeometry& g, const std::vector<int64_t>& leading) {
+    uint64_t index = 0;
+    for (size_t i = 0; i < g.leadingDims.size(); ++i) {
+        const int64_t size = std::max<int64_t>(g.leadingDims[i], 1);
+        const int64_t at = i < leading.size() ? std::clamp<int64_t>(leading[i], 0, size - 1) : 0;
+        index = index * static_cast<uint64_t>(size) + static_cast<uint64_t>(at);
+    }
+    return index * static_cast<uint64_t>(std::max<int64_t>(g.rows, 0)) * static_cast<uint64_t>(std::max<int64_t>(g.cols, 0));
+}
+
+ValueSummary summarizeValues(const TensorData& tensor, uint64_t first, uint64_t count) {
+    ValueSummary s;
+    bool any = false;
+    forEachValue(tensor, first, count, [&](double v) {
+        if (std::isnan(v)) {
+            ++s.nan;
+            return;
+        }
+        if (std::isinf(v)) {
+            ++(v > 0 ? s.posInf : s.negInf);
+            return;
+        }
+        if (v < 0) ++s.negative;
+        ++s.finite;
+        if (!any) {
+            s.min = s.max = v;
+            any = true;
+        } else {
+            s.min = std::min(s.min, v);
+            s.max = std::max(s.max, v);
+        }
+    });
+    return s;
+}
+
+Histogram computeHistogram(const TensorData& tensor, int binCount) {
+    Histogram h;
+    const ValueSummary range = summarizeValues(tensor, 0, tensor.count);
+    h.nan = range.nan;
+    h.posInf = range.posInf;
+    h.negInf = range.negInf;
+    if (range.finite == 0 || binCount <= 0) return h;
+    h.lo = range.min;
+    h.hi = range.max;
+    h.bins.assign(static_cast<size_t>(binCount), 0);
+    const double width = h.hi - h.lo;
+    forEachValue(tensor, 0, tensor.count, [&](double v) {
+        if (!std::isfinite(v)) return;
+        size_t bin = 0;
+        if (width > 0) bin = std::min(static_cast<size_t>((v - h.lo) / width * binCount), h.bins.size() - 1);
+        ++h.bins[bin];
+    });
+    return h;
+}
+
+}  // namespace probe::analysis

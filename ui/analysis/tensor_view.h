@@ -1,0 +1,66 @@
+// A dumped tensor (.bin) decoded for viewing: element access in any dtype, 2-D slices, value
+// ranges and histograms. No Qt; the application runs these on a worker thread.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/format/dtype.h"
+#include "probe/format/tensor_bin.h"
+#include "probe/format/tensor_stats.h"
+
+namespace probe::analysis {
+
+struct TensorData {
+    std::string path;
+    format::BinHeader header;
+    std::optional<format::DType> dtype;  // nullopt for a dtype code this version does not know
+    std::vector<uint8_t> bytes;          // empty for a header-only file
+    uint64_t count = 0;                  // elements, from dims
+    format::TensorStats stats;           // recomputed from the bytes by the format library
+    std::string dataFrom;                // a de-duplicated file: the first copy the data came from
+
+    bool hasValues() const { return dtype.has_value() && !bytes.empty() && count > 0; }
+    // Element i as a double (complex: its real part; bool: 0 or 1).
+    double at(uint64_t i) const;
+};
+
+// Reads a .bin file and recomputes its statistics. A header-only file loads without bytes
+// (header.alias says which file holds the data). nullopt with a message on any error.
+std::optional<TensorData> loadTensorFile(const std::string& path, std::string* error);
+// Reads the data of `dataPath` for a header-only `tensor` (its dtype and dims must match).
+bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::string* error);
+
+// The 2-D view of a tensor: its last two dims (a 1-D tensor is one row, a scalar 1x1); the
+// leading dims pick which slice.
+struct SliceGeometry {
+    int64_t rows = 1, cols = 1;
+    std::vector<int64_t> leadingDims;  // sizes of the dims before the last two
+    uint64_t sliceCount() const;
+};
+SliceGeometry sliceGeometry(const std::vector<int64_t>& dims);
+// Flat index of the first element of the slice at `leading` (clamped into range).
+uint64_t sliceStart(const SliceGeometry& geometry, const std::vector<int64_t>& leading);
+
+struct ValueSummary {
+    double min = 0, max = 0;  // over finite values; 0 when there are none
+    uint64_t finite = 0, nan = 0, posInf = 0, negInf = 0, negative = 0;
+};
+ValueSummary summarizeValues(const TensorData& tensor, uint64_t first, uint64_t count);
+
+struct Histogram {
+    double lo = 0, hi = 0;         // range of finite values
+    std::vector<uint64_t> bins;    // equal-width bins over [lo, hi]
+    uint64_t nan = 0, posInf = 0, negInf = 0;
+    double binWidth() const { return bins.empty() ? 0 : (hi - lo) / static_cast<double>(bins.size()); }
+};
+Histogram computeHistogram(const TensorData& tensor, int binCount);
+
+// "float16", "dtype 99" for unknown codes.
+std::string dtypeLabel(const TensorData& tensor);
+
+}  // namespace probe::analysis

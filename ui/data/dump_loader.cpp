@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "dump_loader.h"
+
+#include <exception>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+namespace probe::data {
+namespace {
+
+// Fast polls while a dump is growing; idle ones back off to the configured interval.
+constexpr int kBusyPollMs = 200;
+// Deltas allowed to wait for the GUI thread before the loader pauses (bounds memory).
+constexpr int kMaxPendingDeltas = 3;
+
+}  // namespace
+
+DumpLoader::DumpLoader(QString path, quint64 generation, int idlePollMs, std::shared_ptr<std::atomic<int>> pendingDeltas)
+    : path_(std::move(path)), generation_(generation), idlePollMs_(idlePollMs), pendingDeltas_(std::move(pendingDeltas)) {}
+
+void DumpLoader::start() {
+    timer_ = new QTimer(this);
+    timer_->setSingleShot(true);
+    connect(timer_, &QTimer::timeout, this, &DumpLoader::pollOnce);
+    std::string error;
+    try {
+        reader_ = analysis::openDumpReader(path_.toStdString(), &error);
+    } catch (const std::exception& e) {
+        error = path_.toStdString() + ": " + e.what();
+    }
+    if (!reader_) {
+        emit failed(generation_, QString::fromStdString(error));
+        return;
+    }
+    emit opened(generation_, static_cast<int>(reader_->layout()), QString::fromStdString(reader_->root()));
+    schedule(0);
+}
+
+void DumpLoader::schedule(int ms) {
+    if (!stopRequested_) timer_->start(ms);
+}
+
+void DumpLoader::pollOnce() {
+    if (stopRequested_) return;
+    if (pendingDeltas_->load() >= kMaxPendingDeltas) {  // the GUI thread is behind: let it catch up
+        schedule(5);
+        return;
+    }
+    auto delta = std::make_shared<analysis::DumpDelta>();
+    try {
+        *delta = reader_->poll(analysis::kDefaultPollBudget);
+    } catch (const std::exception& e) {
+        // Readers report problems rather than throw; if one does, its state may no longer match
+        // the index, so stop following rather than risk wrong data.
+        delta = std::make_shared<analysis::DumpDelta>();
+        delta->problems.push_back("reading " + reader_->root() + " stopped: " + e.what() + "; reopen the folder to try again");
+        ++*pendingDeltas_;
+        emit deltaReady(generation_, delta);
+        emit caughtUp(generation_);
+        return;
+    }
+    const bool more = delta->more;
+#ifdef __GLIBC__
+    // Once the initial load is applied, give back the freed delta buffers malloc keeps in its
+    // arenas (hundreds of MiB after a big dump). Done here, off the GUI thread.
+    if (caughtUpOnce_ && !trimmed_ && pendingDeltas_->load() == 0) {
+        trimmed_ = true;
+        malloc_trim(0);
+    }
+#endif
+    const bool found = !delta->rows.empty() || !delta->ops.empty() || delta->status.has_value();
+    ++*pendingDeltas_;
+    emit deltaReady(generation_, delta);
+    if (more) {
+        schedule(0);
+        return;
+    }
+    emit caughtUp(generation_);
+    caughtUpOnce_ = true;
+    idleMs_ = found ? kBusyPollMs : std::min(idlePollMs_, std::max(kBusyPollMs, idleMs_ * 3 / 2));
+    schedule(idleMs_);
+}
+
+}  // namespace probe::data

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "op_tree_model.h"
+
+#include <QColor>
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+#include "dump_store.h"
+#include "op_selection.h"
+
+namespace probe::data {
+
+using analysis::kNone;
+
+namespace {
+
+const QColor kNanColor(200, 30, 30);
+const QColor kInfColor(210, 120, 0);
+const QColor kBelowColor(150, 150, 150);
+
+// Past this many changed ops in one update, views are told by a layout change instead.
+constexpr size_t kMaxDataChangedOps = 500;
+
+// NaN sorts above everything, so sorting by a statistic puts broken ops together.
+double sortable(double v) { return std::isnan(v) ? DBL_MAX : v; }
+
+QString anomalyText(uint8_t bits) {
+    QStringList parts;
+    if (bits & analysis::kHasNan) parts << QStringLiteral("NaN");
+    if (bits & analysis::kHasInf) parts << QStringLiteral("Inf");
+    return parts.join(QLatin1Char(' '));
+}
+
+}  // namespace
+
+OpTreeModel::OpTreeModel(DumpStore* store, OpSelection* selection, QObject* parent)
+    : QAbstractItemModel(parent), store_(store), selection_(selection) {
+    flushTimer_.setSingleShot(true);
+    flushTimer_.setInterval(150);
+    connect(&flushTimer_, &QTimer::timeout, this, &OpTreeModel::flushDirty);
+    connect(store_, &DumpStore::aboutToReset, this, &OpTreeModel::onAboutToReset);
+    connect(store_, &DumpStore::wasReset, this, &OpTreeModel::onReset);
+    connect(store_, &DumpStore::changed, this, &OpTreeModel::onChanged);
+    if (selection_) connect(selection_, &OpSelection::changed, this, &OpTreeModel::onSelectionChanged);
+    if (store_->index().processCount() > 0) {
+        process_ = 0;
+        announceAll();
+    }
+}
+
+QString OpTreeModel::formatValue(double value) {
+    if (std::isnan(value)) return QStringLiteral("nan");
+    if (std::isinf(value)) return value > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(value, 'g', 6);
+}
+
+bool OpTreeModel::checkable() const { return selection_ && store_->layout() == analysis::DumpLayout::Atb; }
+
+void OpTreeModel::announceAll() {
+    const auto& idx = store_->index();
+    announced_.assign(idx.opCount(), 0);
+    isDirty_.assign(idx.opCount(), 0);
+    dirty_.clear();
+    announcedTop_ = 0;
+    if (process_ >= idx.processCount()) return;
+    for (uint32_t op = 0; op < idx.opCount(); ++op)
+        if (idx.op(op).process == process_) announced_[op] = static_cast<uint32_t>(idx.op(op).children.size());
+    announcedTop_ = static_cast<uint32_t>(idx.process(process_).topOps.size());
+}
+
+void OpTreeModel::setProcess(uint32_t process) {
+    if (process == process_) return;
+    beginResetModel();
+    process_ = process;
+    announceAll();
+    endResetModel();
+}
+
+void OpTreeModel::onAboutToReset() {
+    beginResetModel();
+    flushTimer_.stop();
+}
+
+void OpTreeModel::onReset() {
+    process_ = store_->index().processCount() > 0 ? 0 : kNone;
+    announceAll();
+    endResetModel();
+    emit processesChanged();
+}
+
+uint32_t OpTreeModel::announcedCount(uint32_t parent) const {
+    if (parent == kNone) return announcedTop_;
+    return parent < announced_.size() ? announced_[parent] : 0;
+}
+
+void OpTreeModel::onChanged(const analysis::IndexChange& change) {
+    const auto& idx = store_->index();
+    if (process_ == kNone) {
+        if (idx.processCount() == 0) return;
+        beginResetModel();
+        process_ = 0;
+        announceAll();
+        endResetModel();
+        emit processesChanged();
+        return;
+    }
+    if (change.newProcesses) emit processesChanged();
+    announced_.resize(idx.opCount(), 0);
+    isDirty_.resize(idx.opCount(), 0);
+
+    // New ops: their children are all new too, so a new op enters with its subtree whole; only
+    // parents that views already know get rows inserted.
+    bool topGrew = false;
+    std::vector<uint32_t> grownParents;
+    for (uint32_t op = change.firstNewOp; op < change.firstNewOp + change.newOps; ++op) {
+        const auto& o = idx.op(op);
+        if (o.process != process_) continue;
+        announced_[op] = static_cast<uint32_t>(o.children.size());
+        if (o.parent == kNone)
+            topGrew = true;
+        else if (o.parent < change.firstNewOp)
+            grownParents.push_back(o.parent);
+    }
+    if (topGrew) {
+        const auto count = static_cast<uint32_t>(idx.process(process_).topOps.size());
+        if (count > announcedTop_) {
+            beginInsertRows(QModelIndex(), static_cast<int>(announcedTop_), static_cast<int>(count) - 1);
+            announcedTop_ = count;
+            endInsertRows();
+        }
+    }
+    std::sort(grownParents.begin(), grownParents.end());
+    grownParents.erase(std::unique(grownParents.begin(), grownParents.end()), grownParents.end());
+    for (uint32_t parent : grownParents) {
+        const auto count = static_cast<uint32_t>(idx.op(parent).children.size());
+        if (count <= announced_[parent]) continue;
+        beginInsertRows(indexOfOp(parent), static_cast<int>(announced_[parent]), static_cast<int>(count) - 1);
+        announced_[parent] = count;
+        endInsertRows();
+    }
+
+    for (uint32_t op : change.touchedOps) {
+        if (idx.op(op).process != process_ || isDirty_[op]) continue;
+        isDirty_[op] = 1;
+        dirty_.push_back(op);
+    }
+    if (!dirty_.empty() && !flushTimer_.isActive()) {
+        if (flushTimer_.interval() == 0)
+            flushDirty();
+        else
+            flushTimer_.start();
+    }
+}
+
+void OpTreeModel::flushDirty() {
+    std::vector<uint32_t> ops;
+    ops.swap(dirty_);
+    for (uint32_t op : ops) isDirty_[op] = 0;
+    if (ops.size() > kMaxDataChangedOps) {
+        // Thousands of dataChanged signals cost views a search each (QTreeView looks every
+        // changed index up among its laid-out items): one layout change tells them all at once.
+        // Nothing moves, so persistent indexes (selection, expanded items) stay as they are.
+        emit layoutAboutToBeChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+        emit layoutChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+        return;
+    }
+    emitChanged(std::move(ops), 0, ColumnCount - 1);
+}
+
+void OpTreeModel::emitChanged(std::vector<uint32_t> ops, int first, int last) {
+    const auto& idx = store_->index();
+    // Only ops views know about (all but the newest, which arrive with their data).
+    ops.erase(std::remove_if(ops.begin(), ops.end(),
+                             [&](uint32_t op) {
+                                 const auto& o = idx.op(op);
+                                 return o.process != process_ || o.row >= announcedCount(o.parent);
+                             }),
+              ops.end());
+    std::sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) {
+        const auto &oa = idx.op(a), &ob = idx.op(b);
+        return oa.parent != ob.parent ? oa.parent < ob.parent : oa.row < ob.row;
+    });
+    for (size_t i = 0; i < ops.size();) {
+        size_t j = i;
+        while (j + 1 < ops.size() && idx.op(ops[j + 1]).parent == idx.op(ops[i]).parent &&
+               idx.op(ops[j + 1]).row == idx.op(ops[j]).row + 1)
+            ++j;
+        emit dataChanged(indexOfOp(ops[i], first), indexOfOp(ops[j], last));
+        i = j + 1;
+    }
+}
+
+void OpTreeModel::onSelectionChanged() {
+    const auto& idx = store_->index();
+    if (process_ == kNone) return;
+    if (idx.process(process_).opById.size() > kMaxDataChangedOps) {
+        // As for mass updates: one layout change instead of a signal per parent.
+        emit layoutAboutToBeChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+        emit layoutChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+        return;
+    }
+    // Check marks and the "dumped" column of every op may change: one signal per sibling run.
+    if (announcedTop_ > 0)
+        emit dataChanged(index(0, NameColumn), index(static_cast<int>(announcedTop_) - 1, DumpedColumn));
+    for (uint32_t op = 0; op < announced_.size(); ++op) {
+        if (announced_[op] == 0 || idx.op(op).process != process_) continue;
+        const QModelIndex parent = indexOfOp(op);
+        emit dataChanged(index(0, NameColumn, parent), index(static_cast<int>(announced_[op]) - 1, DumpedColumn, parent));
+    }
+}
+
+uint32_t OpTreeModel::opAt(const QModelIndex& index) const {
+    if (!index.isValid() || index.model() != this) return kNone;
+    return static_cast<uint32_t>(index.internalId());
+}
+
+QModelIndex OpTreeModel::indexOfOp(uint32_t op, int column) const {
+    const auto& idx = store_->index();
+    if (op >= idx.opCount() || op >= announced_.size()) return {};
+    const auto& o = idx.op(op);
+    if (o.process != process_ || o.row >= announcedCount(o.parent)) return {};
+    return createIndex(static_cast<int>(o.row), column, static_cast<quintptr>(op));
+}
+
+QModelIndex OpTreeModel::index(int row, int column, const QModelIndex& parent) const {
+    if (row < 0 || column < 0 || column >= ColumnCount || process_ == kNone) return {};
+    if (parent.isValid() && parent.column() != 0) return {};
+    const auto& idx = store_->index();
+    const uint32_t parentOp = parent.isValid() ? opAt(parent) : kNone;
+    if (static_cast<uint32_t>(row) >= announcedCount(parentOp)) return {};
+    const uint32_t op = parentOp == kNone ? idx.process(process_).topOps[row] : idx.op(parentOp).children[row];
+    return createIndex(row, column, static_cast<quintptr>(op));
+}
+
+QModelIndex OpTreeModel::parent(const QModelIndex& child) const {
+    const uint32_t op = opAt(child);
+    if (op == kNone) return {};
+    const uint32_t parent = store_->index().op(op).parent;
+    if (parent == kNone) return {};
+    return createIndex(static_cast<int>(store_->index().op(parent).row), 0, static_cast<quintptr>(parent));
+}
+
+int OpTreeModel::rowCount(const QModelIndex& parent) const {
+    if (process_ == kNone) return 0;
+    if (!parent.isValid()) return static_cast<int>(announcedTop_);
+    if (parent.column() != 0) return 0;
+    return static_cast<int>(announcedCount(opAt(parent)));
+}
+
+int OpTreeModel::columnCount(const QModelIndex&) const { return ColumnCount; }
+
+bool OpTreeModel::hasChildren(const QModelIndex& parent) const { return rowCount(parent) > 0; }
+
+Qt::ItemFlags OpTreeModel::flags(const QModelIndex& index) const {
+    if (!index.isValid()) return Qt::NoItemFlags;
+    Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+    if (index.column() == NameColumn && checkable()) f |= Qt::ItemIsUserCheckable;
+    return f;
+}
+
+QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
+    const uint32_t op = opAt(index);
+    if (op == kNone) return {};
+    const auto& idx = store_->index();
+    const auto& o = idx.op(op);
+    const int column = index.column();
+
+    switch (role) {
+    case OpRole: return op;
+    case AnomalyRole: return o.anomalies;
+    case SubtreeAnomalyRole: return o.subtreeAnomalies;
+    case SelectedRole: return selection_ && selection_->selects(idx.location(op));
+    case Qt::CheckStateRole: {
+        if (column != NameColumn || !checkable()) return {};
+        if (selection_->isTicked(o.id)) return Qt::Checked;
+        // Dumped because a ticked ancestor brings its children (save_child): shown half-ticked.
+        if (selection_->includesChildren())
+            for (uint32_t a = o.parent; a != kNone; a = idx.op(a).parent)
+                if (selection_->isTicked(idx.op(a).id)) return Qt::PartiallyChecked;
+        return Qt::Unchecked;
+    }
+    case Qt::TextAlignmentRole:
+        if (column == RoundsColumn || (column >= MaxColumn && column <= NormColumn))
+            return static_cast<int>(Qt::AlignRight | Qt::AlignVCenter);
+        if (column == DumpedColumn || column == AnomalyColumn) return static_cast<int>(Qt::AlignCenter);
+        return {};
+    case Qt::ForegroundRole:
+        if (column == AnomalyColumn) {
+            if (o.anomalies & analysis::kHasNan) return kNanColor;
+            if (o.anomalies & analysis::kHasInf) return kInfColor;
+            return kBelowColor;
+        }
+        if (column >= MaxColumn && column <= NormColumn) {
+            const uint32_t row = idx.slotRow(idx.representativeSlot(op));
+            const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
+            if (row != kNone && idx.row(row).has(stat) && !std::isfinite(idx.row(row).get(stat)))
+                return std::isnan(idx.row(row).get(stat)) ? kNanColor : kInfColor;
+        }
+        return {};
+    case Qt::DecorationRole:
+        if (column != NameColumn) return {};
+        if (o.anomalies & analysis::kHasNan) return kNanColor;
+        if (o.anomalies & analysis::kHasInf) return kInfColor;
+        if (o.subtreeAnomalies & analysis::kHasNan) return kNanColor.lighter(170);
+        if (o.subtreeAnomalies & analysis::kHasInf) return kInfColor.lighter(160);
+        return {};
+    default: break;
+    }
+
+    if (role != Qt::DisplayRole && role != SortRole && role != Qt::ToolTipRole) return {};
+    const bool sort = role == SortRole;
+    const uint32_t slot = idx.representativeSlot(op);
+    const uint32_t row = idx.slotRow(slot);
+
+    if (role == Qt::ToolTipRole) {
+        switch (column) {
+        case NameColumn:
+        case IdColumn:
+        case TypeColumn: {
+            QString tip = QStringLiteral("%1\nid %2   type %3").arg(QString::fromStdString(o.namePath), QString::fromStdString(o.id),
+                                                                QString::fromStdString(o.type));
+            if (!o.param.empty()) tip += QStringLiteral("\nparameters: ") + QString::fromStdString(o.param.substr(0, 400));
+            return tip;
+        }
+        case RoundsColumn:
+            if (o.rounds.empty()) return QStringLiteral("no rows yet");
+            return QStringLiteral("%1 rounds (%2..%3), %4 rows").arg(o.rounds.size()).arg(o.rounds.front()).arg(o.rounds.back()).arg(o.rowCount);
+        case AnomalyColumn:
+            if (o.anomalies) return QStringLiteral("%1 in this op's statistics").arg(anomalyText(o.anomalies));
+            if (o.subtreeAnomalies) return QStringLiteral("%1 in an op below this one").arg(anomalyText(o.subtreeAnomalies));
+            return {};
+        case DumpedColumn:
+            return QStringLiteral("Whether the current config dumps this op (ids, op_name, save_child)");
+        default:
+            if (row == kNone) return {};
+            return QStringLiteral("%1, round %2").arg(QString::fromStdString(idx.describeSlot(slot))).arg(idx.row(row).round);
+        }
+    }
+
+    switch (column) {
+    case NameColumn: return QString::fromStdString(o.name);
+    case IdColumn: return sort ? QVariant(o.row) : QVariant(QString::fromStdString(o.id));
+    case TypeColumn: return QString::fromStdString(o.type);
+    case RoundsColumn: return sort || !o.rounds.empty() ? QVariant(static_cast<qulonglong>(o.rounds.size())) : QVariant();
+    case ShapeColumn: return row == kNone ? QVariant() : QVariant(QString::fromStdString(idx.text(idx.row(row).shape)));
+    case DtypeColumn: return row == kNone ? QVariant() : QVariant(QString::fromStdString(idx.text(idx.row(row).dtype)));
+    case MaxColumn:
+    case MinColumn:
+    case MeanColumn:
+    case NormColumn: {
+        const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
+        if (row == kNone || !idx.row(row).has(stat)) return sort ? QVariant(-DBL_MAX) : QVariant();
+        const double v = idx.row(row).get(stat);
+        return sort ? QVariant(sortable(v)) : QVariant(formatValue(v));
+    }
+    case AnomalyColumn: {
+        if (sort) return (o.anomalies << 2) | o.subtreeAnomalies;
+        if (o.anomalies) return anomalyText(o.anomalies);
+        if (o.subtreeAnomalies) return anomalyText(o.subtreeAnomalies) + QStringLiteral(" below");
+        return {};
+    }
+    case DumpedColumn: {
+        const bool selected = selection_ && store_->layout() == analysis::DumpLayout::Atb && selection_->selects(idx.location(op));
+        if (sort) return selected;
+        return selected ? QStringLiteral("\u2713") : QVariant();
+    }
+    default: return {};
+    }
+}
+
+bool OpTreeModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+    if (role != Qt::CheckStateRole || index.column() != NameColumn || !checkable()) return false;
+    const uint32_t op = opAt(index);
+    if (op == kNone) return false;
+    // The selection's changed() makes every affected item report its new state.
+    selection_->setTicked(store_->index().op(op).id, value.toInt() == Qt::Checked);
+    return true;
+}
+
+QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal) return {};
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case NameColumn: return QStringLiteral("The op's own name; tick ops to add their ids to the config");
+        case RoundsColumn: return QStringLiteral("How many rounds (executions) have rows");
+        case ShapeColumn:
+        case DtypeColumn: return QStringLiteral("Of the op's first output (else its first input), last round");
+        case MaxColumn:
+        case MinColumn:
+        case MeanColumn:
+        case NormColumn: return QStringLiteral("Of the op's first output (else its first input), in its last round");
+        case AnomalyColumn: return QStringLiteral("NaN or Inf in the op's statistics (\"below\": in an op inside it)");
+        case DumpedColumn: return QStringLiteral("The current config dumps this op");
+        default: return {};
+        }
+    }
+    if (role != Qt::DisplayRole) return {};
+    switch (section) {
+    case NameColumn: return QStringLiteral("Name");
+    case IdColumn: return QStringLiteral("Id");
+    case TypeColumn: return QStringLiteral("Type");
+    case RoundsColumn: return QStringLiteral("Rounds");
+    case ShapeColumn: return QStringLiteral("Shape");
+    case DtypeColumn: return QStringLiteral("Dtype");
+    case MaxColumn: return QStringLiteral("Max");
+    case MinColumn: return QStringLiteral("Min");
+    case MeanColumn: return QStringLiteral("Mean");
+    case NormColumn: return QStringLiteral("Norm");
+    case AnomalyColumn: return QStringLiteral("NaN/Inf");
+    case DumpedColumn: return QStringLiteral("Dumped");
+    default: return {};
+    }
+}
+
+}  // namespace probe::data

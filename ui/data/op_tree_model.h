@@ -1,0 +1,99 @@
+// The op tree of one process of the open dump, as a lazy item model: items are op indices of the
+// DumpIndex, nothing is copied. It grows while the dump grows (rows are announced per parent as
+// they appear) and shows, per op, what the rows say and what the current config selects.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QAbstractItemModel>
+#include <QTimer>
+#include <vector>
+
+#include "analysis/dump_index.h"
+
+namespace probe::data {
+
+class DumpStore;
+class OpSelection;
+
+class OpTreeModel : public QAbstractItemModel {
+    Q_OBJECT
+public:
+    enum Column {
+        NameColumn,
+        IdColumn,
+        TypeColumn,
+        RoundsColumn,
+        ShapeColumn,
+        DtypeColumn,
+        MaxColumn,
+        MinColumn,
+        MeanColumn,
+        NormColumn,
+        AnomalyColumn,  // NaN / Inf badge
+        DumpedColumn,   // selected by the current config
+        ColumnCount
+    };
+    enum Role {
+        OpRole = Qt::UserRole + 1,  // uint: the op's index in the DumpIndex
+        SortRole,                   // numbers as numbers, for sorting
+        AnomalyRole,                // uint: kHasNan | kHasInf of the op's own rows
+        SubtreeAnomalyRole,         // uint: the same over the op and its descendants
+        SelectedRole,               // bool: the config dumps this op
+    };
+
+    // `selection` may be null (no config: nothing is checkable).
+    OpTreeModel(DumpStore* store, OpSelection* selection, QObject* parent = nullptr);
+
+    // Which process's tree is shown (the first one by default).
+    uint32_t process() const { return process_; }
+    void setProcess(uint32_t process);
+
+    uint32_t opAt(const QModelIndex& index) const;
+    QModelIndex indexOfOp(uint32_t op, int column = 0) const;
+    static int statColumn(analysis::Stat stat) { return MaxColumn + static_cast<int>(stat); }
+
+    // How long changes to existing ops are gathered before views are told (milliseconds; 0
+    // tells at once).
+    void setUpdateDelay(int ms) { flushTimer_.setInterval(ms); }
+
+    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+    QModelIndex parent(const QModelIndex& child) const override;
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    bool hasChildren(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    bool setData(const QModelIndex& index, const QVariant& value, int role) override;
+    Qt::ItemFlags flags(const QModelIndex& index) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    // Text of a statistic the way the tree and tables show it ("1.2345e+04", "nan", "inf").
+    static QString formatValue(double value);
+
+signals:
+    // A process appeared (for process pickers).
+    void processesChanged();
+
+private:
+    void onAboutToReset();
+    void onReset();
+    void onChanged(const analysis::IndexChange& change);
+    void onSelectionChanged();
+    void flushDirty();
+    void announceAll();
+    uint32_t announcedCount(uint32_t parent) const;
+    // Emits dataChanged for `ops` (siblings grouped into runs), columns [first, last].
+    void emitChanged(std::vector<uint32_t> ops, int first, int last);
+    bool checkable() const;
+
+    DumpStore* store_;
+    OpSelection* selection_;
+    uint32_t process_ = analysis::kNone;
+    // Children announced to views, per op; the process's top-level ops likewise.
+    std::vector<uint32_t> announced_;
+    uint32_t announcedTop_ = 0;
+    std::vector<uint32_t> dirty_;
+    std::vector<char> isDirty_;
+    QTimer flushTimer_;
+};
+
+}  // namespace probe::data

@@ -1,0 +1,42 @@
+// The data behind the statistics plots, taken from the DumpIndex: one statistic of one tensor
+// against rounds, or of every op of a round in execution order. Non-finite values are gaps in
+// the line and listed separately, so the plot can mark them where the line breaks.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QString>
+#include <QVector>
+
+#include "analysis/dump_index.h"
+
+namespace probe::data {
+
+struct PlotSeries {
+    enum class Mark { Nan, PosInf, NegInf };
+    struct Marker {
+        double x;
+        Mark mark;
+        uint32_t row;
+    };
+    QString label;
+    QVector<double> x, y;    // y is NaN where the value is not finite or N/A (a gap)
+    QVector<uint32_t> rows;  // the statistic row behind each point
+    QVector<Marker> markers; // non-finite values
+    bool empty() const { return x.isEmpty(); }
+};
+
+// One statistic of a tensor (slot) in every round it has.
+PlotSeries roundSeries(const analysis::DumpIndex& index, uint32_t slot, analysis::Stat stat);
+
+struct ProfileSeries {
+    PlotSeries series;
+    // Where each layer-level op starts on the x axis, with its name (to shade and label).
+    QVector<double> layerStarts;
+    QVector<QString> layerNames;
+};
+
+// One statistic of each op's first output (or input) across a round, x = execution position.
+ProfileSeries profileSeries(const analysis::DumpIndex& index, uint32_t process, int32_t round, analysis::Stat stat,
+                            const analysis::DumpIndex::ProfileOptions& options);
+
+}  // namespace probe::data

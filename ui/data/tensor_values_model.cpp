@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "tensor_values_model.h"
+
+#include <QColor>
+#include <algorithm>
+#include <cmath>
+
+#include "tensor_document.h"
+
+namespace probe::data {
+
+TensorValuesModel::TensorValuesModel(TensorDocument* document, QObject* parent)
+    : QAbstractTableModel(parent), document_(document) {
+    connect(document_, &TensorDocument::loaded, this, [this] {
+        page_ = 0;
+        reload();
+    });
+    connect(document_, &TensorDocument::failed, this, [this] { reload(); });
+    connect(document_, &TensorDocument::sliceChanged, this, [this] { reload(); });
+    connect(document_, &TensorDocument::imageReady, this, [this] {
+        // The overlay mode may have changed: recolour the visible cells.
+        if (rows_ > 0 && cols_ > 0) emit dataChanged(index(0, 0), index(rows_ - 1, cols_ - 1), {Qt::BackgroundRole});
+    });
+}
+
+int TensorValuesModel::pageCount() const {
+    const auto tensor = document_->tensor();
+    if (!tensor || !tensor->hasValues()) return 0;
+    const int64_t rows = document_->geometry().rows;
+    return static_cast<int>((rows + kPageRows - 1) / kPageRows);
+}
+
+void TensorValuesModel::setPage(int page) {
+    page = std::clamp(page, 0, std::max(0, pageCount() - 1));
+    if (page == page_) return;
+    page_ = page;
+    reload();
+    emit pageChanged(page_);
+}
+
+void TensorValuesModel::reload() {
+    beginResetModel();
+    const auto tensor = document_->tensor();
+    if (!tensor || !tensor->hasValues()) {
+        rows_ = cols_ = 0;
+    } else {
+        const auto g = document_->geometry();
+        rows_ = static_cast<int>(std::clamp<int64_t>(g.rows - firstRow(), 0, kPageRows));
+        cols_ = static_cast<int>(std::min<int64_t>(g.cols, 1 << 20));
+    }
+    endResetModel();
+}
+
+int64_t TensorValuesModel::elementAt(const QModelIndex& index) const {
+    if (!index.isValid() || index.row() >= rows_ || index.column() >= cols_) return -1;
+    const auto g = document_->geometry();
+    return static_cast<int64_t>(document_->sliceStart()) + (firstRow() + index.row()) * g.cols + index.column();
+}
+
+int TensorValuesModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : rows_; }
+
+int TensorValuesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : cols_; }
+
+QVariant TensorValuesModel::data(const QModelIndex& index, int role) const {
+    const int64_t element = elementAt(index);
+    if (element < 0) return {};
+    const auto tensor = document_->tensor();
+    const double v = tensor->at(static_cast<uint64_t>(element));
+    switch (role) {
+    case Qt::DisplayRole:
+        if (std::isnan(v)) return QStringLiteral("nan");
+        if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+        return QString::number(v, 'g', 7);
+    case Qt::TextAlignmentRole: return static_cast<int>(Qt::AlignRight | Qt::AlignVCenter);
+    case Qt::BackgroundRole:
+        if (std::isnan(v)) return QColor(255, 190, 190);
+        if (std::isinf(v)) return QColor(190, 255, 190);
+        if (v < 0 && document_->overlay() == TensorDocument::Overlay::NanInfNegative) return QColor(200, 210, 255);
+        return {};
+    case Qt::ToolTipRole: return QStringLiteral("element %1").arg(element);
+    default: return {};
+    }
+}
+
+QVariant TensorValuesModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (role != Qt::DisplayRole) return {};
+    if (orientation == Qt::Vertical) return QString::number(firstRow() + section);
+    return QString::number(section);
+}
+
+}  // namespace probe::data

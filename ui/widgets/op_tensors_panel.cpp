@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "op_tensors_panel.h"
+
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "op_tensors_model.h"
+
+namespace probe::widgets {
+
+using analysis::kNone;
+using data::OpTensorsModel;
+
+OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor, QWidget* parent)
+    : QWidget(parent), store_(store), cursor_(cursor) {
+    model_ = new OpTensorsModel(store_, this);
+    title_ = new QLabel(this);
+    title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    QFont bold = title_->font();
+    bold.setBold(true);
+    bold.setPointSizeF(bold.pointSizeF() * 1.1);
+    title_->setFont(bold);
+    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    details_ = new QLabel(this);
+    details_->setWordWrap(true);
+    details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    roundOnly_ = new QCheckBox(tr("Current round only"), this);
+    roundOnly_->setToolTip(tr("Show the rows of the round chosen in the toolbar (or by a click on a plot)"));
+
+    view_ = new QTableView(this);
+    view_->setModel(model_);
+    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view_->setSelectionMode(QAbstractItemView::SingleSelection);
+    view_->setAlternatingRowColors(true);
+    view_->verticalHeader()->setVisible(false);
+    view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 6);
+    view_->horizontalHeader()->setStretchLastSection(true);
+    view_->setWordWrap(false);
+
+    auto* head = new QHBoxLayout;
+    head->addWidget(title_, 1);
+    head->addWidget(roundOnly_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(head);
+    layout->addWidget(details_);
+    layout->addWidget(view_, 1);
+
+    connect(cursor_, &data::DumpCursor::opChanged, this, [this](uint32_t op) {
+        model_->setOp(op);
+        updateHeader();
+        view_->resizeColumnsToContents();
+        selectCursorRow();
+    });
+    connect(cursor_, &data::DumpCursor::changed, this, &OpTensorsPanel::selectCursorRow);
+    connect(cursor_, &data::DumpCursor::roundChanged, this, [this](int32_t round) {
+        if (roundOnly_->isChecked()) model_->setRound(round);
+        selectCursorRow();
+    });
+    connect(roundOnly_, &QCheckBox::toggled, this, [this](bool on) {
+        model_->setRound(on ? cursor_->round() : -1);
+        selectCursorRow();
+    });
+    connect(store_, &data::DumpStore::changed, this, [this](const analysis::IndexChange& change) {
+        if (cursor_->op() != kNone && std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), cursor_->op()))
+            updateHeader();
+    });
+    connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+        if (syncing_ || !current.isValid()) return;
+        syncing_ = true;
+        cursor_->setRow(model_->rowAt(current.row()));
+        syncing_ = false;
+    });
+    connect(view_, &QTableView::activated, this, [this](const QModelIndex& index) {
+        const uint32_t row = model_->rowAt(index.row());
+        if (row != kNone) emit previewRequested(row);
+    });
+    updateHeader();
+}
+
+void OpTensorsPanel::updateHeader() {
+    const auto& idx = store_->index();
+    const uint32_t op = cursor_->op();
+    if (op == kNone || op >= idx.opCount()) {
+        title_->setText(tr("No op selected"));
+        details_->setText(tr("Pick an op in the tree, or a point on a plot."));
+        return;
+    }
+    const auto& o = idx.op(op);
+    title_->setText(QString::fromStdString(o.namePath));
+    QString text = tr("id %1 · type %2 · depth %3 · %n round(s)", nullptr, static_cast<int>(o.rounds.size()))
+                       .arg(QString::fromStdString(o.id), QString::fromStdString(o.type))
+                       .arg(o.depth);
+    if (!o.rounds.empty()) text += tr(" (%1..%2)").arg(o.rounds.front()).arg(o.rounds.back());
+    text += tr(" · %n row(s)", nullptr, static_cast<int>(o.rowCount));
+    if (o.anomalies & analysis::kHasNan) text += tr(" · <b style='color:#c81e1e'>NaN</b>");
+    if (o.anomalies & analysis::kHasInf) text += tr(" · <b style='color:#d27800'>Inf</b>");
+    if (!o.param.empty()) text += tr("<br>parameters: <tt>%1</tt>").arg(QString::fromStdString(o.param.substr(0, 300)).toHtmlEscaped());
+    details_->setText(text);
+}
+
+void OpTensorsPanel::selectCursorRow() {
+    if (syncing_) return;
+    const int tableRow = model_->tableRowOf(cursor_->row());
+    syncing_ = true;
+    if (tableRow >= 0) {
+        view_->selectionModel()->setCurrentIndex(model_->index(tableRow, 0),
+                                                 QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        view_->scrollTo(model_->index(tableRow, 0));
+    } else {
+        view_->selectionModel()->clearSelection();
+    }
+    syncing_ = false;
+}
+
+}  // namespace probe::widgets

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "op_tree_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QTimer>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "op_filter_proxy.h"
+#include "op_selection.h"
+#include "op_tree_model.h"
+
+namespace probe::widgets {
+
+using data::OpTreeModel;
+using Show = data::OpFilterProxy::Show;
+
+OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, data::DumpCursor* cursor, QWidget* parent)
+    : QWidget(parent), store_(store), selection_(selection), cursor_(cursor) {
+    model_ = new OpTreeModel(store_, selection_, this);
+    proxy_ = new data::OpFilterProxy(store_, selection_, this);
+    proxy_->setOpModel(model_);
+
+    search_ = new QLineEdit(this);
+    search_->setPlaceholderText(tr("Search ops: name, id or type (a/b searches name paths)"));
+    search_->setClearButtonEnabled(true);
+    searchDelay_ = new QTimer(this);
+    searchDelay_->setSingleShot(true);
+    searchDelay_->setInterval(200);  // filter once typing pauses, not on every key
+    connect(search_, &QLineEdit::textChanged, searchDelay_, qOverload<>(&QTimer::start));
+    connect(searchDelay_, &QTimer::timeout, this, [this] {
+        proxy_->setSearchText(search_->text());
+        if (!search_->text().trimmed().isEmpty()) view_->expandToDepth(2);
+    });
+
+    show_ = new QComboBox(this);
+    show_->addItem(tr("All ops"), int(Show::All));
+    show_->addItem(tr("NaN or Inf"), int(Show::Anomalies));
+    show_->addItem(tr("NaN only"), int(Show::NanOnly));
+    show_->addItem(tr("Dumped by the config"), int(Show::Dumped));
+    show_->addItem(tr("Ticked"), int(Show::Ticked));
+    show_->setToolTip(tr("Which ops to show (their ancestors stay visible)"));
+    connect(show_, &QComboBox::currentIndexChanged, this, [this] {
+        proxy_->setShow(static_cast<Show>(show_->currentData().toInt()));
+        if (show_->currentIndex() != 0) view_->expandAll();
+    });
+
+    process_ = new QComboBox(this);
+    process_->setToolTip(tr("Process (device and pid, or rank) whose ops are shown"));
+    process_->setVisible(false);
+    connect(process_, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0) model_->setProcess(static_cast<uint32_t>(i));
+    });
+
+    view_ = new QTreeView(this);
+    view_->setModel(proxy_);
+    view_->setUniformRowHeights(true);  // lets the view lay out 100k rows without asking each
+    view_->setAlternatingRowColors(true);
+    view_->setIconSize(QSize(9, 9));  // the NaN/Inf colour mark beside a name: a small square
+    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view_->setSelectionMode(QAbstractItemView::SingleSelection);
+    view_->header()->setSortIndicator(-1, Qt::AscendingOrder);
+    view_->setSortingEnabled(true);
+    view_->header()->setSortIndicatorShown(true);
+    view_->header()->setStretchLastSection(false);
+    view_->setColumnHidden(OpTreeModel::DtypeColumn, false);
+    connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &OpTreePanel::onCurrentChanged);
+
+    configBar_ = new QWidget(this);
+    configLabel_ = new QLabel(configBar_);
+    configLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    configLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    includeChildren_ = new QCheckBox(tr("Include children"), configBar_);
+    includeChildren_->setToolTip(tr("save_child: ticked ops' children are dumped too (shown half-ticked)"));
+    connect(includeChildren_, &QCheckBox::toggled, selection_, &data::OpSelection::setIncludesChildren);
+    clearTicks_ = new QPushButton(tr("Clear ticks"), configBar_);
+    connect(clearTicks_, &QPushButton::clicked, this, [this] {
+        auto config = selection_->config();
+        config.ids.clear();
+        selection_->setConfig(config);
+    });
+    auto* load = new QPushButton(tr("Load config…"), configBar_);
+    auto* save = new QPushButton(tr("Save config…"), configBar_);
+    connect(load, &QPushButton::clicked, this, &OpTreePanel::loadConfigRequested);
+    connect(save, &QPushButton::clicked, this, &OpTreePanel::saveConfigRequested);
+    auto* configLayout = new QHBoxLayout(configBar_);
+    configLayout->setContentsMargins(0, 0, 0, 0);
+    configLayout->addWidget(configLabel_, 1);
+    configLayout->addWidget(includeChildren_);
+    configLayout->addWidget(clearTicks_);
+    configLayout->addWidget(load);
+    configLayout->addWidget(save);
+    connect(selection_, &data::OpSelection::changed, this, &OpTreePanel::updateConfigBar);
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(search_, 1);
+    top->addWidget(show_);
+    top->addWidget(process_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(top);
+    layout->addWidget(view_, 1);
+    layout->addWidget(configBar_);
+
+    connect(model_, &OpTreeModel::processesChanged, this, &OpTreePanel::updateProcesses);
+    connect(store_, &data::DumpStore::wasReset, this, [this] {
+        columnsFitted_ = false;
+        updateConfigBar();
+    });
+    connect(store_, &data::DumpStore::initialLoadFinished, this, &OpTreePanel::fitColumns);
+    connect(cursor_, &data::DumpCursor::opChanged, this, [this](uint32_t op) {
+        if (!syncing_ && op != analysis::kNone) revealOp(op);
+    });
+    updateConfigBar();
+}
+
+void OpTreePanel::fitColumns() {
+    if (columnsFitted_) return;
+    columnsFitted_ = true;
+    view_->expandToDepth(0);
+    for (int c = 0; c < OpTreeModel::ColumnCount; ++c) view_->resizeColumnToContents(c);
+    view_->setColumnWidth(OpTreeModel::NameColumn, std::max(view_->columnWidth(OpTreeModel::NameColumn), 220));
+    // Deeper ops (not expanded yet) have longer ids.
+    view_->setColumnWidth(OpTreeModel::IdColumn, std::max(view_->columnWidth(OpTreeModel::IdColumn),
+                                                          view_->fontMetrics().horizontalAdvance(QStringLiteral("00_00_00_00")) + 12));
+    // The id column says the same as the name for the msprobe layout (entries are their own ids).
+    view_->setColumnHidden(OpTreeModel::IdColumn, store_->layout() == analysis::DumpLayout::Msprobe);
+    view_->setColumnHidden(OpTreeModel::DumpedColumn, store_->layout() == analysis::DumpLayout::Msprobe);
+}
+
+void OpTreePanel::updateProcesses() {
+    const auto& idx = store_->index();
+    const QSignalBlocker blocker(process_);
+    process_->clear();
+    for (size_t i = 0; i < idx.processCount(); ++i) process_->addItem(QString::fromStdString(idx.process(static_cast<uint32_t>(i)).key));
+    if (model_->process() != analysis::kNone) process_->setCurrentIndex(static_cast<int>(model_->process()));
+    process_->setVisible(idx.processCount() > 1);
+}
+
+bool OpTreePanel::setProcessKey(const QString& key) {
+    const uint32_t process = store_->index().findProcess(key.toStdString());
+    if (process == analysis::kNone) return false;
+    model_->setProcess(process);
+    process_->setCurrentIndex(static_cast<int>(process));
+    return true;
+}
+
+void OpTreePanel::updateConfigBar() {
+    const bool atb = store_->layout() == analysis::DumpLayout::Atb;
+    configBar_->setVisible(atb);
+    const QSignalBlocker blocker(includeChildren_);
+    includeChildren_->setChecked(selection_->includesChildren());
+    const auto& config = selection_->config();
+    QString what;
+    if (config.ids.empty() && config.opNames.empty())
+        what = config.saveChild ? tr("dumps every op") : tr("dumps every layer-level op");
+    else
+        what = tr("%n ticked op(s)", nullptr, static_cast<int>(config.ids.size())) +
+               (config.opNames.empty() ? QString() : tr(", %n name prefix(es)", nullptr, static_cast<int>(config.opNames.size())));
+    const QString file = selection_->filePath().isEmpty() ? tr("new config") : QFileInfo(selection_->filePath()).fileName();
+    configLabel_->setText(tr("Config: %1%2 — %3").arg(file, selection_->isModified() ? QStringLiteral("*") : QString(), what));
+    configLabel_->setToolTip(selection_->fileText());
+    clearTicks_->setEnabled(!config.ids.empty());
+}
+
+void OpTreePanel::onCurrentChanged() {
+    const QModelIndex current = proxy_->mapToSource(view_->currentIndex());
+    const uint32_t op = model_->opAt(current);
+    if (op == analysis::kNone) return;
+    syncing_ = true;
+    cursor_->setOp(op);
+    syncing_ = false;
+}
+
+bool OpTreePanel::revealOp(uint32_t op) {
+    const QModelIndex source = model_->indexOfOp(op);
+    if (!source.isValid()) return false;
+    const QModelIndex proxied = proxy_->mapFromSource(source);
+    if (!proxied.isValid()) return false;  // filtered out
+    for (QModelIndex p = proxied.parent(); p.isValid(); p = p.parent()) view_->expand(p);
+    syncing_ = true;
+    view_->selectionModel()->setCurrentIndex(proxied, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    syncing_ = false;
+    view_->scrollTo(proxied, QAbstractItemView::PositionAtCenter);
+    return true;
+}
+
+void OpTreePanel::setSearchText(const QString& text) {
+    search_->setText(text);
+    searchDelay_->stop();
+    proxy_->setSearchText(text);
+}
+
+}  // namespace probe::widgets

@@ -1,0 +1,68 @@
+// The op tree with its search, filter, process picker and the config bar (tick ops to dump,
+// include their children, load or save the config file).
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTimer;
+class QTreeView;
+
+namespace probe::data {
+class DumpCursor;
+class DumpStore;
+class OpFilterProxy;
+class OpSelection;
+class OpTreeModel;
+}  // namespace probe::data
+
+namespace probe::widgets {
+
+class OpTreePanel : public QWidget {
+    Q_OBJECT
+public:
+    OpTreePanel(data::DumpStore* store, data::OpSelection* selection, data::DumpCursor* cursor, QWidget* parent = nullptr);
+
+    QTreeView* view() const { return view_; }
+    data::OpTreeModel* model() const { return model_; }
+    data::OpFilterProxy* proxy() const { return proxy_; }
+    // Shows and selects the op (expanding its ancestors); false when it is not in the tree.
+    bool revealOp(uint32_t op);
+    void setSearchText(const QString& text);
+    // Chooses which process's tree is shown, by key ("0_1234", "rank0").
+    bool setProcessKey(const QString& key);
+
+signals:
+    void loadConfigRequested();
+    void saveConfigRequested();
+
+private:
+    void updateProcesses();
+    void updateConfigBar();
+    void onCurrentChanged();
+    void fitColumns();
+
+    data::DumpStore* store_;
+    data::OpSelection* selection_;
+    data::DumpCursor* cursor_;
+    data::OpTreeModel* model_;
+    data::OpFilterProxy* proxy_;
+    QLineEdit* search_;
+    QTimer* searchDelay_;
+    QComboBox* show_;
+    QComboBox* process_;
+    QTreeView* view_;
+    QWidget* configBar_;
+    QLabel* configLabel_;
+    QCheckBox* includeChildren_;
+    QPushButton* clearTicks_;
+    bool syncing_ = false;
+    bool columnsFitted_ = false;
+};
+
+}  // namespace probe::widgets
