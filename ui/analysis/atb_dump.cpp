@@ -16,21 +16,6 @@
 namespace probe::analysis {
 namespace {
 
-std::vector<std::string> entries(const std::string& dir, bool directories) {
-    std::vector<std::string> out;
-    DIR* d = ::opendir(dir.c_str());
-    if (!d) return out;
-    while (dirent* e = ::readdir(d)) {
-        const std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        struct stat st;
-        if (::stat((dir + "/" + name).c_str(), &st) != 0) continue;
-        if (S_ISDIR(st.st_mode) == directories) out.push_back(name);
-    }
-    ::closedir(d);
-    return out;
-}
-
 bool allDigits(const std::string& s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -77,11 +62,10 @@ std::optional<std::string> findAtbDumpRoot(const std::string& path) {
 std::vector<RoundFile> listRoundFiles(const std::string& root) {
     std::vector<RoundFile> files;
     const std::string data = root + "/data";
-    auto processes = entries(data, true);
-    std::sort(processes.begin(), processes.end());
+    const auto processes = format::listDirectory(data, format::EntryKind::Directories);
     for (const auto& devicePid : processes) {
         std::vector<int64_t> rounds;
-        for (const auto& r : entries(data + "/" + devicePid, true))
+        for (const auto& r : format::listDirectory(data + "/" + devicePid, format::EntryKind::Directories))
             if (allDigits(r)) rounds.push_back(std::stoll(r));
         std::sort(rounds.begin(), rounds.end());
         for (int64_t round : rounds) {
@@ -160,7 +144,7 @@ AtbDumpSummary summarizeAtbDump(const std::string& root) {
         &s.malformedRows);
     s.ops = ops.size();
     s.roundDirectories = roundDirs.size();
-    for (const auto& p : entries(root + "/data", true)) processes.insert(p);
+    for (const auto& p : format::listDirectory(root + "/data", format::EntryKind::Directories)) processes.insert(p);
     s.processes.assign(processes.begin(), processes.end());
     walkFiles(root, s.files, s.bytes, s.tensorFiles);
     return s;

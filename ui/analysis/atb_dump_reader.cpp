@@ -25,22 +25,6 @@ constexpr uint64_t kMaxReadChunk = 4u << 20;
 // Past this many new ops from structure files, a poll returns before reading rows.
 constexpr size_t kOpsAlonePerDelta = 20000;
 
-std::vector<std::string> listNames(const std::string& dir, bool directories) {
-    std::vector<std::string> out;
-    DIR* d = ::opendir(dir.c_str());
-    if (!d) return out;
-    while (dirent* e = ::readdir(d)) {
-        const std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        struct stat st;
-        if (::stat((dir + "/" + name).c_str(), &st) != 0) continue;
-        if (S_ISDIR(st.st_mode) == directories) out.push_back(name);
-    }
-    ::closedir(d);
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
 bool endsWith(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -68,36 +52,23 @@ std::string paramText(const nlohmann::ordered_json& param) {
 
 AtbDumpReader::AtbDumpReader(std::string root) : root_(std::move(root)) {}
 
-uint32_t AtbDumpReader::processIndex(DumpDelta& delta, const std::string& key) {
-    auto it = processByKey_.find(key);
-    if (it != processByKey_.end()) return it->second;
-    const auto index = static_cast<uint32_t>(opById_.size());
-    processByKey_.emplace(key, index);
-    opById_.emplace_back();
-    delta.processes.push_back({key});
-    return index;
-}
-
 uint32_t AtbDumpReader::intern(DumpDelta& delta, const std::string& text, InternCache& cache) {
     // Neighbouring rows mostly share dtype, format and shape: skip the hash lookup then.
     if (cache.index != kNone && cache.text == text) return cache.index;
-    auto [it, inserted] = strings_.try_emplace(text, static_cast<uint32_t>(strings_.size()));
-    if (inserted) delta.strings.push_back(text);
     cache.text = text;
-    cache.index = it->second;
-    return it->second;
+    cache.index = index_.intern(delta, text);
+    return cache.index;
 }
 
 uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::string& id, std::string_view namePath,
                                  const std::string& type) {
-    auto& byId = opById_[process];
-    if (auto it = byId.find(id); it != byId.end()) {
-        OpState& op = ops_[it->second];
+    if (const uint32_t existing = index_.findOp(process, id); existing != kNone) {
+        OpState& op = ops_[existing];
         if (!type.empty() && !op.typed) {
             op.typed = true;
-            delta.opUpdates.push_back({it->second, type, {}});
+            delta.opUpdates.push_back({existing, type, {}});
         }
-        return it->second;
+        return existing;
     }
     const size_t idSplit = id.rfind('_');
     const std::string parentId = idSplit == std::string::npos ? std::string() : id.substr(0, idSplit);
@@ -110,24 +81,13 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::
     if (idDepth == nameDepth && nameSplit != std::string_view::npos) parentPath = namePath.substr(0, nameSplit);
     if (ownName.empty()) ownName = id;
     const uint32_t parent = parentId.empty() ? kNone : ensureOp(delta, process, parentId, parentPath, {});
-    const auto index = static_cast<uint32_t>(ops_.size());
+    const uint32_t index = index_.addOp(process, id);
     OpState state;
     state.process = process;
     state.typed = !type.empty();
-    ops_.push_back(std::move(state));
-    byId.emplace(id, index);
+    ops_.push_back(state);
     delta.ops.push_back({process, parent, id, std::move(ownName), type, {}});
     return index;
-}
-
-uint32_t AtbDumpReader::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index) {
-    for (uint32_t s : ops_[op].tensorSlots)
-        if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
-    const auto slot = static_cast<uint32_t>(slots_.size());
-    slots_.push_back({isOutput, index});
-    ops_[op].tensorSlots.push_back(slot);
-    delta.tensorSlots.push_back({op, isOutput, index});
-    return slot;
 }
 
 void AtbDumpReader::pollStatus(DumpDelta& delta) {
@@ -178,10 +138,8 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
     }
     if (name.empty()) name = id;
     const std::string param = paramText(node.param);
-    auto& byId = opById_[process];
-    uint32_t op;
-    if (auto it = byId.find(id); it != byId.end()) {
-        op = it->second;
+    uint32_t op = index_.findOp(process, id);
+    if (op != kNone) {
         OpState& state = ops_[op];
         state.fromStructure = true;
         const bool needsType = !state.typed && !node.opType.empty();
@@ -191,14 +149,13 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
             state.hasParam = state.hasParam || !param.empty();
         }
     } else {
-        op = static_cast<uint32_t>(ops_.size());
+        op = index_.addOp(process, id);
         OpState state;
         state.process = process;
         state.typed = !node.opType.empty();
         state.hasParam = !param.empty();
         state.fromStructure = true;
-        ops_.push_back(std::move(state));
-        byId.emplace(id, op);
+        ops_.push_back(state);
         delta.ops.push_back({process, parent, id, name, node.opType, param});
     }
     for (size_t i = 0; i < node.nodes.size(); ++i) mergeStructureNode(delta, process, op, id, i, node.nodes[i]);
@@ -210,9 +167,9 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
     for (const char* kind : {"model", "layer"}) {
         const bool isModel = std::string(kind) == "model";
         const std::string dir = root_ + "/info/" + kind;
-        for (const auto& processKey : listNames(dir, true)) {
+        for (const auto& processKey : format::listDirectory(dir, format::EntryKind::Directories)) {
             const std::string processDir = dir + "/" + processKey;
-            for (const auto& file : listNames(processDir, false)) {
+            for (const auto& file : format::listDirectory(processDir, format::EntryKind::Files)) {
                 if (!endsWith(file, ".json") || file[0] == '.') continue;  // .tmp files are being written
                 const std::string path = processDir + "/" + file;
                 struct stat st;
@@ -222,12 +179,12 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                 FileStamp& known = structureFiles_[path];
                 if (known == stamp) continue;
                 known = stamp;
-                const uint32_t process = processIndex(delta, processKey);
+                const uint32_t process = index_.processIndex(delta, processKey);
                 // "<OpName>_<id>.json": skip a layer the model file described already.
                 const std::string layerId = isModel ? std::string() : splitNameAndId(file.substr(0, file.size() - 5)).second;
                 if (!isModel) {
-                    auto it = opById_[process].find(layerId);
-                    if (it != opById_[process].end() && ops_[it->second].fromStructure) continue;
+                    const uint32_t existing = index_.findOp(process, layerId);
+                    if (existing != kNone && ops_[existing].fromStructure) continue;
                 }
                 std::string error;
                 auto text = format::readTextFile(path, &error);
@@ -255,7 +212,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                         delta.problems.push_back(path + ": not a layer structure file: " + error);
                         continue;
                     }
-                    const size_t position = layerId.empty() ? opById_[process].size() : std::strtoull(layerId.c_str(), nullptr, 10);
+                    const size_t position = layerId.empty() ? index_.opCountOf(process) : std::strtoull(layerId.c_str(), nullptr, 10);
                     mergeStructureNode(delta, process, kNone, {}, position, *layer);
                 }
             }
@@ -280,7 +237,7 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process, co
     }
     const uint32_t op = ensureOp(delta, process, row.opId, row.opName, row.opType);
     StatRecord record;
-    record.slot = slotIndex(delta, op, row.isOutput, row.index);
+    record.slot = index_.slotIndex(delta, op, row.isOutput, row.index);
     record.round = static_cast<int32_t>(row.round);
     record.dtype = intern(delta, row.dtype, lastDtype_);
     record.format = intern(delta, row.format, lastFormat_);
@@ -326,7 +283,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         delta.problems.push_back(path + ": cannot open: " + std::strerror(errno));
         return 0;
     }
-    const uint32_t process = processIndex(delta, devicePid);
+    const uint32_t process = index_.processIndex(delta, devicePid);
     uint64_t consumed = 0;
     std::string buffer;
     uint64_t chunk = std::min<uint64_t>(kMaxReadChunk, std::max<uint64_t>(budget, 64u << 10));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/dump_reader.h"
+#include "analysis/reader_index.h"
 #include "probe/format/statistic_csv.h"
 #include "probe/format/structure_json.h"
 
@@ -42,18 +43,12 @@ private:
         uint32_t malformed = 0;
         bool headerChecked = false;
     };
-    struct OpState {
+    struct OpState {  // beside the shared bookkeeping, by op index
         uint32_t process = 0;
-        std::vector<uint32_t> tensorSlots;
         bool typed = false;     // type known (from a row or a structure file)
         bool hasParam = false;  // parameters known (from a structure file)
         bool fromStructure = false;  // described by a structure file
     };
-    struct SlotKey {
-        bool isOutput;
-        std::string index;
-    };
-
     void pollStatus(DumpDelta& delta);
     void pollStructure(DumpDelta& delta);
     void mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent, const std::string& parentId,
@@ -62,12 +57,10 @@ private:
     void addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRow& row, uint64_t lineOffset);
     void malformedLine(DumpDelta& delta, const std::string& path, CsvFile& file, const std::string& why);
 
-    uint32_t processIndex(DumpDelta& delta, const std::string& key);
     // The op with this id, created (with its missing ancestors) when new. `namePath` is the
     // row's "/"-joined name, used to name ancestors that have no rows of their own.
     uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& id, std::string_view namePath,
                       const std::string& type);
-    uint32_t slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index);
     struct InternCache {
         std::string text;
         uint32_t index = kNone;
@@ -75,11 +68,8 @@ private:
     uint32_t intern(DumpDelta& delta, const std::string& text, InternCache& cache);
 
     std::string root_;
-    std::map<std::string, uint32_t> processByKey_;
-    std::vector<std::unordered_map<std::string, uint32_t>> opById_;  // per process
+    ReaderIndex index_;
     std::vector<OpState> ops_;
-    std::vector<SlotKey> slots_;
-    std::unordered_map<std::string, uint32_t> strings_;
     InternCache lastDtype_, lastFormat_, lastShape_;
     uint32_t sourceCount_ = 0;
     std::map<std::string, CsvFile> csvFiles_;

@@ -18,21 +18,6 @@
 namespace probe::analysis {
 namespace {
 
-std::vector<std::string> listDirectories(const std::string& dir) {
-    std::vector<std::string> out;
-    DIR* d = ::opendir(dir.c_str());
-    if (!d) return out;
-    while (dirent* e = ::readdir(d)) {
-        const std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        struct stat st;
-        if (::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) out.push_back(name);
-    }
-    ::closedir(d);
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
 bool allDigits(std::string_view s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -54,7 +39,7 @@ bool isRankDirectoryName(const std::string& name) {
 }
 
 bool hasStepDirectory(const std::string& dir) {
-    for (const auto& name : listDirectories(dir))
+    for (const auto& name : format::listDirectory(dir, format::EntryKind::Directories))
         if (stepNumber(name) >= 0) return true;
     return false;
 }
@@ -126,7 +111,7 @@ std::optional<std::string> findMsprobeDumpRoot(const std::string& path) {
     if (isRankDirectoryName(base) && stepNumber(baseName(parentOf(p))) >= 0) return parentOf(parentOf(p));
     // A directory holding the dump_path (a script's working directory): exactly one candidate.
     std::optional<std::string> found;
-    for (const auto& name : listDirectories(p)) {
+    for (const auto& name : format::listDirectory(p, format::EntryKind::Directories)) {
         if (!hasStepDirectory(p + "/" + name)) continue;
         if (found) return std::nullopt;
         found = p + "/" + name;
@@ -227,47 +212,18 @@ std::optional<double> msprobeStatValue(const nlohmann::ordered_json& value) {
 
 MsprobeDumpReader::MsprobeDumpReader(std::string root) : root_(std::move(root)) {}
 
-uint32_t MsprobeDumpReader::processIndex(DumpDelta& delta, const std::string& key) {
-    auto it = processByKey_.find(key);
-    if (it != processByKey_.end()) return it->second;
-    const auto index = static_cast<uint32_t>(opById_.size());
-    processByKey_.emplace(key, index);
-    opById_.emplace_back();
-    delta.processes.push_back({key});
-    return index;
-}
-
-uint32_t MsprobeDumpReader::intern(DumpDelta& delta, const std::string& text) {
-    auto [it, inserted] = strings_.try_emplace(text, static_cast<uint32_t>(strings_.size()));
-    if (inserted) delta.strings.push_back(text);
-    return it->second;
-}
-
 uint32_t MsprobeDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry,
                                      const RankDir& state, int depth) {
-    auto& byId = opById_[process];
-    if (auto it = byId.find(entry); it != byId.end()) return it->second;
+    if (const uint32_t existing = index_.findOp(process, entry); existing != kNone) return existing;
     uint32_t parent = kNone;
     auto parentIt = state.parentOf.find(entry);
     // depth guards against a cycle in a damaged construct.json
     if (parentIt != state.parentOf.end() && !parentIt->second.empty() && parentIt->second != entry && depth < 256)
         parent = ensureOp(delta, process, parentIt->second, state, depth + 1);
     const auto parsed = parseMsprobeEntryName(entry);
-    const auto index = static_cast<uint32_t>(ops_.size());
-    ops_.emplace_back();
-    byId.emplace(entry, index);
+    const uint32_t index = index_.addOp(process, entry);
     delta.ops.push_back({process, parent, entry, entry, parsed ? msprobeEntryType(*parsed) : std::string(), {}});
     return index;
-}
-
-uint32_t MsprobeDumpReader::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index) {
-    for (uint32_t s : ops_[op].tensorSlots)
-        if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
-    const auto slot = static_cast<uint32_t>(slots_.size());
-    slots_.push_back({isOutput, index});
-    ops_[op].tensorSlots.push_back(slot);
-    delta.tensorSlots.push_back({op, isOutput, index});
-    return slot;
 }
 
 void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
@@ -285,11 +241,11 @@ void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step, 
         return;
     }
     StatRecord record;
-    record.slot = slotIndex(delta, op, isOutput, index.empty() ? "0" : index);
+    record.slot = index_.slotIndex(delta, op, isOutput, index.empty() ? "0" : index);
     record.round = step;
     std::string dtype = value["dtype"].is_string() ? value["dtype"].get<std::string>() : value["dtype"].dump();
-    record.dtype = intern(delta, dtype);
-    record.shape = intern(delta, shapeText(value["shape"]));
+    record.dtype = index_.intern(delta, dtype);
+    record.shape = index_.intern(delta, shapeText(value["shape"]));
     const char* keys[] = {"Max", "Min", "Mean", "Norm"};
     for (int i = 0; i < kStatCount; ++i) {
         auto it = value.find(keys[i]);
@@ -380,7 +336,7 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
         delta.problems.push_back(dumpPath + ": has no \"data\" object; is it a dump.json written by PrecisionDebugger?");
         return text->size();
     }
-    const uint32_t process = processIndex(delta, processKey);
+    const uint32_t process = index_.processIndex(delta, processKey);
     for (const auto& [entry, value] : data->items()) {
         if (!state.entriesRead.insert(entry).second) continue;  // read at an earlier rewrite
         addEntry(delta, process, step, dir, entry, value, state);
@@ -398,13 +354,13 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     }
     vanished_ = false;
     std::vector<std::pair<int64_t, std::string>> steps;
-    for (const auto& name : listDirectories(root_))
+    for (const auto& name : format::listDirectory(root_, format::EntryKind::Directories))
         if (const int64_t n = stepNumber(name); n >= 0) steps.emplace_back(n, name);
     std::sort(steps.begin(), steps.end());
     uint64_t used = 0;
     for (const auto& [step, stepName] : steps) {
         const std::string stepDir = root_ + "/" + stepName;
-        for (const auto& rankName : listDirectories(stepDir)) {
+        for (const auto& rankName : format::listDirectory(stepDir, format::EntryKind::Directories)) {
             if (!isRankDirectoryName(rankName)) continue;
             const std::string dir = stepDir + "/" + rankName;
             RankDir& state = rankDirs_[dir];

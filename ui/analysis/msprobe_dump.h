@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/dump_reader.h"
+#include "analysis/reader_index.h"
 
 namespace probe::analysis {
 
@@ -72,31 +73,16 @@ private:
         std::unordered_map<std::string, std::string> parentOf;  // construct.json
         uint64_t bytesRead = 0;
     };
-    struct OpState {
-        std::vector<uint32_t> tensorSlots;
-    };
-    struct SlotKey {
-        bool isOutput;
-        std::string index;
-    };
-
     uint64_t readRankDir(DumpDelta& delta, const std::string& dir, const std::string& processKey, int32_t step,
                          RankDir& state);
     void addEntry(DumpDelta& delta, uint32_t process, int32_t step, const std::string& dir, const std::string& entry,
                   const nlohmann::ordered_json& value, const RankDir& state);
     void addTensors(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
                     const nlohmann::ordered_json& value, bool isOutput, const std::string& index);
-    uint32_t processIndex(DumpDelta& delta, const std::string& key);
     uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry, const RankDir& state, int depth);
-    uint32_t slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index);
-    uint32_t intern(DumpDelta& delta, const std::string& text);
 
     std::string root_;
-    std::map<std::string, uint32_t> processByKey_;
-    std::vector<std::unordered_map<std::string, uint32_t>> opById_;
-    std::vector<OpState> ops_;
-    std::vector<SlotKey> slots_;
-    std::unordered_map<std::string, uint32_t> strings_;
+    ReaderIndex index_;
     uint32_t sourceCount_ = 0;
     std::map<std::string, RankDir> rankDirs_;
     bool vanished_ = false;  // the folder was deleted (said once)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace probe::format {
 
@@ -25,6 +26,10 @@ std::string absolutePath(const std::string& path);
 std::string joinPath(std::string_view a, std::string_view b);
 
 bool isDirectory(const std::string& path);
+
+enum class EntryKind { Directories, Files };
+// The names in `dir` of that kind (following links), sorted; empty when it cannot be read.
+std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind);
 bool fileExists(const std::string& path);
 
 }  // namespace probe::format

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/reader_index.h"
+
+namespace probe::analysis {
+
+uint32_t ReaderIndex::processIndex(DumpDelta& delta, const std::string& key) {
+    auto it = processByKey_.find(key);
+    if (it != processByKey_.end()) return it->second;
+    const auto index = static_cast<uint32_t>(opsById_.size());
+    processByKey_.emplace(key, index);
+    opsById_.emplace_back();
+    delta.processes.push_back({key});
+    return index;
+}
+
+uint32_t ReaderIndex::findOp(uint32_t process, const std::string& id) const {
+    const auto& byId = opsById_[process];
+    auto it = byId.find(id);
+    return it == byId.end() ? kNone : it->second;
+}
+
+uint32_t ReaderIndex::addOp(uint32_t process, const std::string& id) {
+    const auto index = static_cast<uint32_t>(slotsOfOp_.size());
+    slotsOfOp_.emplace_back();
+    opsById_[process].emplace(id, index);
+    return index;
+}
+
+uint32_t ReaderIndex::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index) {
+    for (uint32_t s : slotsOfOp_[op])
+        if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
+    const auto slot = static_cast<uint32_t>(slots_.size());
+    slots_.push_back({isOutput, index});
+    slotsOfOp_[op].push_back(slot);
+    delta.tensorSlots.push_back({op, isOutput, index});
+    return slot;
+}
+
+uint32_t ReaderIndex::intern(DumpDelta& delta, const std::string& text) {
+    auto [it, inserted] = strings_.try_emplace(text, static_cast<uint32_t>(strings_.size()));
+    if (inserted) delta.strings.push_back(text);
+    return it->second;
+}
+
+}  // namespace probe::analysis
