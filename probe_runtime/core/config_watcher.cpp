@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "config_watcher.h"
 
+#include "probe/format/file_util.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,8 +30,8 @@ void ConfigWatcher::setPath(std::string path) {
     const size_t slash = path_.rfind('/');
     directory_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
     fileName_ = slash == std::string::npos ? path_ : path_.substr(slash + 1);
-    lastMtimeNs_ = lastSize_ = -1;
-    lastInode_ = 0;
+    lastStamp_ = {};
+    lastExists_ = false;
 }
 
 ConfigWatcher::~ConfigWatcher() { stop(); }
@@ -119,7 +120,7 @@ void ConfigWatcher::run() {
             }
             idle_.notify_all();
         } else if (pollFileChanged()) {
-            onChange_(lastSize_ >= 0 ? Change::Written : Change::Removed);
+            onChange_(lastExists_ ? Change::Written : Change::Removed);
         }
     }
 }
@@ -149,18 +150,11 @@ bool ConfigWatcher::handleInotifyEvents() {
 }
 
 bool ConfigWatcher::pollFileChanged() {
-    struct stat st;
-    int64_t mtime = -1, size = -1;
-    uint64_t inode = 0;
-    if (::stat(path_.c_str(), &st) == 0) {
-        mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-        size = st.st_size;
-        inode = st.st_ino;
-    }
-    const bool changed = mtime != lastMtimeNs_ || size != lastSize_ || inode != lastInode_;
-    lastMtimeNs_ = mtime;
-    lastSize_ = size;
-    lastInode_ = inode;
+    const auto stamp = format::fileStamp(path_);
+    const bool exists = stamp.has_value();
+    const bool changed = exists != lastExists_ || (exists && *stamp != lastStamp_);
+    lastExists_ = exists;
+    if (stamp) lastStamp_ = *stamp;
     return changed;
 }
 

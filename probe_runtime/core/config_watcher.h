@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+#include "probe/format/file_util.h"
+
 namespace probe::runtime {
 
 class ConfigWatcher {
@@ -53,9 +55,8 @@ private:
     std::condition_variable idle_;
 
     // Polling fallback state.
-    int64_t lastMtimeNs_ = -1;
-    int64_t lastSize_ = -1;
-    uint64_t lastInode_ = 0;
+    format::FileStamp lastStamp_;
+    bool lastExists_ = false;
 };
 
 }  // namespace probe::runtime

@@ -92,15 +92,10 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::
 
 void AtbDumpReader::pollStatus(DumpDelta& delta) {
     const std::string path = root_ + "/" + format::kStatusFileName;
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) {
-        hasStatusFile_ = false;
-        return;
-    }
-    hasStatusFile_ = true;
-    const FileStamp stamp{static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, st.st_size};
-    if (stamp == statusStamp_) return;
-    statusStamp_ = stamp;
+    const auto stamp = format::fileStamp(path);
+    hasStatusFile_ = stamp.has_value();
+    if (!stamp || *stamp == statusStamp_) return;
+    statusStamp_ = *stamp;
     std::string error;
     std::optional<format::DumpStatus> status;
     try {
@@ -172,13 +167,11 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
             for (const auto& file : format::listDirectory(processDir, format::EntryKind::Files)) {
                 if (!endsWith(file, ".json") || file[0] == '.') continue;  // .tmp files are being written
                 const std::string path = processDir + "/" + file;
-                struct stat st;
-                if (::stat(path.c_str(), &st) != 0) continue;
-                const FileStamp stamp{static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-                                      st.st_size};
+                const auto stamp = format::fileStamp(path);
+                if (!stamp) continue;
                 FileStamp& known = structureFiles_[path];
-                if (known == stamp) continue;
-                known = stamp;
+                if (known == *stamp) continue;
+                known = *stamp;
                 const uint32_t process = index_.processIndex(delta, processKey);
                 // "<OpName>_<id>.json": skip a layer the model file described already.
                 const std::string layerId = isModel ? std::string() : splitNameAndId(file.substr(0, file.size() - 5)).second;

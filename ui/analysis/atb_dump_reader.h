@@ -12,6 +12,7 @@
 
 #include "analysis/dump_reader.h"
 #include "analysis/reader_index.h"
+#include "probe/format/file_util.h"
 #include "probe/format/statistic_csv.h"
 #include "probe/format/structure_json.h"
 
@@ -28,12 +29,7 @@ public:
     bool finished() const override { return finished_; }
 
 private:
-    struct FileStamp {
-        int64_t mtimeNs = -1;
-        int64_t size = -1;
-        bool operator==(const FileStamp& o) const { return mtimeNs == o.mtimeNs && size == o.size; }
-        bool operator!=(const FileStamp& o) const { return !(*this == o); }
-    };
+    using FileStamp = format::FileStamp;
     struct CsvFile {
         std::string path;
         uint32_t source = 0;

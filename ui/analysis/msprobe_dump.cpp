@@ -77,14 +77,6 @@ std::string join(const std::vector<std::string>& parts, size_t from, size_t to, 
 }
 
 using Stamp = std::pair<int64_t, int64_t>;
-bool stampOf(const std::string& path, int64_t& mtimeNs, int64_t& size) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return false;
-    mtimeNs = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-    size = st.st_size;
-    return true;
-}
-
 bool isTensorItem(const nlohmann::ordered_json& value) {
     return value.is_object() && value.contains("dtype") && value.contains("shape");
 }
@@ -295,15 +287,15 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
         delta.problems.push_back(errorLog + ": the debugger recorded errors: " + first);
     }
     const std::string dumpPath = dir + "/dump.json";
-    FileStamp stamp;
-    if (!stampOf(dumpPath, stamp.mtimeNs, stamp.size) || stamp == state.dumpStamp) return 0;
-    state.dumpStamp = stamp;
+    const auto stamp = format::fileStamp(dumpPath);
+    if (!stamp || *stamp == state.dumpStamp) return 0;
+    state.dumpStamp = *stamp;
 
     std::string error;
-    FileStamp constructStamp;
     const std::string constructPath = dir + "/construct.json";
-    if (stampOf(constructPath, constructStamp.mtimeNs, constructStamp.size) && constructStamp != state.constructStamp) {
-        state.constructStamp = constructStamp;
+    const auto constructStamp = format::fileStamp(constructPath);
+    if (constructStamp && *constructStamp != state.constructStamp) {
+        state.constructStamp = *constructStamp;
         if (auto text = format::readTextFile(constructPath, &error)) {
             auto json = nlohmann::json::parse(*text, nullptr, false);
             if (json.is_object()) {
@@ -364,18 +356,17 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
             if (!isRankDirectoryName(rankName)) continue;
             const std::string dir = stepDir + "/" + rankName;
             RankDir& state = rankDirs_[dir];
-            FileStamp now;
-            const bool exists = stampOf(dir + "/dump.json", now.mtimeNs, now.size);
-            if (exists && now != state.dumpStamp) {
+            const auto now = format::fileStamp(dir + "/dump.json");
+            if (now && *now != state.dumpStamp) {
                 if (used >= byteBudget) {
                     delta.more = true;
                 } else {
                     used += readRankDir(delta, dir, rankName, static_cast<int32_t>(step), state);
                 }
             }
-            if (exists) {
-                delta.bytesTotal += static_cast<uint64_t>(now.size);
-                delta.bytesDone += state.dumpStamp == now ? static_cast<uint64_t>(now.size) : 0;
+            if (now) {
+                delta.bytesTotal += static_cast<uint64_t>(now->size);
+                delta.bytesDone += state.dumpStamp == *now ? static_cast<uint64_t>(now->size) : 0;
             }
         }
     }

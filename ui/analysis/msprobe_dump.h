@@ -18,6 +18,7 @@
 
 #include "analysis/dump_reader.h"
 #include "analysis/reader_index.h"
+#include "probe/format/file_util.h"
 
 namespace probe::analysis {
 
@@ -59,12 +60,7 @@ public:
     bool finished() const override { return false; }
 
 private:
-    struct FileStamp {
-        int64_t mtimeNs = -1;
-        int64_t size = -1;
-        bool operator==(const FileStamp& o) const { return mtimeNs == o.mtimeNs && size == o.size; }
-        bool operator!=(const FileStamp& o) const { return !(*this == o); }
-    };
+    using FileStamp = format::FileStamp;
     // One step<N>/<rank or proc> directory.
     struct RankDir {
         FileStamp dumpStamp, constructStamp;

@@ -106,6 +106,13 @@ bool isDirectory(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+std::optional<FileStamp> fileStamp(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    return FileStamp{static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, st.st_size,
+                     static_cast<uint64_t>(st.st_ino)};
+}
+
 std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind) {
     std::vector<std::string> names;
     DIR* d = ::opendir(dir.c_str());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,18 @@ std::string absolutePath(const std::string& path);
 std::string joinPath(std::string_view a, std::string_view b);
 
 bool isDirectory(const std::string& path);
+
+// What says a file changed: its modification time, size and inode (replacing a file by a
+// rename gives it a new inode).
+struct FileStamp {
+    int64_t mtimeNs = -1;
+    int64_t size = -1;
+    uint64_t inode = 0;
+    bool operator==(const FileStamp& o) const { return mtimeNs == o.mtimeNs && size == o.size && inode == o.inode; }
+    bool operator!=(const FileStamp& o) const { return !(*this == o); }
+};
+// nullopt when the file does not exist (or cannot be stat'ed).
+std::optional<FileStamp> fileStamp(const std::string& path);
 
 enum class EntryKind { Directories, Files };
 // The names in `dir` of that kind (following links), sorted; empty when it cannot be read.
