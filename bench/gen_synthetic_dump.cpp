@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "analysis/atb_dump.h"
+#include "analysis/dump_summary.h"
 #include "synthetic_dump.h"
 
 namespace {

@@ -18,7 +18,7 @@
 #include <cstring>
 #include <string>
 
-#include "analysis/atb_dump.h"
+#include "analysis/dump_summary.h"
 #include "analysis/dump_reader.h"
 #include "dump_cursor.h"
 #include "dump_store.h"

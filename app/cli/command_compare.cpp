@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "analysis/atb_dump.h"
+#include "analysis/dump_reader.h"
 #include "analysis/compare.h"
 #include "commands.h"
 #include "exit_codes.h"
@@ -17,9 +17,10 @@ namespace {
 const char* kCompareUsage =
     "Usage: probe compare REFERENCE CANDIDATE [--rtol R] [--atol A] [--min-cosine C] [--no-data] [--csv FILE]\n"
     "\n"
-    "Compares two op-level dumps (each a --output directory, its atb_dump_data, or a directory in\n"
-    "it) tensor by tensor, matched by round, op name, input/output and index, and reports the first\n"
-    "tensor, in the reference's execution order, whose numbers diverge:\n"
+    "Compares two dumps of the same model tensor by tensor (op-level dumps: a --output directory,\n"
+    "its atb_dump_data, or a directory in it; or msprobe dumps: a dump_path, step or rank folder),\n"
+    "matched by round (step), op name, input/output and index, and reports the first tensor, in\n"
+    "the reference's execution order, whose numbers diverge:\n"
     "  a statistic (max, min, mean, norm) differs by more than ATOL + RTOL * |reference|\n"
     "  (defaults 1e-6 and 1e-3), or, where both runs kept the tensor's data, the cosine\n"
     "  similarity is below C (default 0.999; --no-data compares statistics only).\n"
@@ -73,17 +74,18 @@ int runCompareCommand(const Args& args) {
         std::fprintf(stderr, "probe compare: give two dumps (reference, candidate)\n\n%s", kCompareUsage);
         return kExitUsage;
     }
-    std::string roots[2];
+    std::optional<analysis::DumpIndex> indexes[2];
     for (int k = 0; k < 2; ++k) {
-        auto root = analysis::findAtbDumpRoot(dumps[static_cast<size_t>(k)]);
-        if (!root) {
-            std::fprintf(stderr, "probe compare: no atb_dump_data directory at or above %s\n", dumps[static_cast<size_t>(k)].c_str());
+        std::string error;
+        indexes[k] = analysis::readDump(dumps[static_cast<size_t>(k)], &error);
+        if (!indexes[k]) {
+            std::fprintf(stderr, "probe compare: %s\n", error.c_str());
             return kExitConfigUnreadable;
         }
-        roots[k] = *root;
     }
-    std::fprintf(stderr, "probe compare: reference %s\n               candidate %s\n", roots[0].c_str(), roots[1].c_str());
-    const auto result = analysis::compareAtbDumps(roots[0], roots[1], options);
+    std::fprintf(stderr, "probe compare: reference %s\n               candidate %s\n", indexes[0]->root().c_str(),
+                 indexes[1]->root().c_str());
+    const auto result = analysis::compareDumps(*indexes[0], *indexes[1], options);
     std::fputs(analysis::formatCompareReport(result).c_str(), stdout);
     if (!csv.empty()) {
         if (int err = format::writeFileAtomically(csv, analysis::compareResultCsv(result))) {

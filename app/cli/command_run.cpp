@@ -19,7 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/atb_dump.h"
+#include "analysis/dump_reader.h"
+#include "analysis/dump_summary.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "install_layout.h"
@@ -337,10 +338,11 @@ int runRunCommand(const Args& args) {
         if (!attached && !format::isDirectory(dumpRoot + "/data") && !format::fileExists(dumpRoot + "/probe_status.json"))
             std::fprintf(stderr, "probe run: the program never started the probe (did it import torch?); nothing was dumped\n");
         if (format::isDirectory(dumpRoot)) {
-            const auto summary = analysis::summarizeAtbDump(dumpRoot);
+            std::string error;
+            auto index = analysis::readDump(dumpRoot, &error);
             std::fprintf(stderr, "probe run: %s exited with %d\n%s", baseName(command[0]).c_str(),
                          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
-                         analysis::formatSummary(summary).c_str());
+                         index ? analysis::formatSummary(analysis::summarizeDump(*index)).c_str() : error.c_str());
         }
     }
     return exitCode;

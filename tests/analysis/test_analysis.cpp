@@ -5,6 +5,8 @@
 
 #include "analysis/atb_dump.h"
 #include "analysis/compare.h"
+#include "analysis/dump_reader.h"
+#include "analysis/dump_summary.h"
 #include "native_model.h"
 #include "probe/probe.h"
 #include "test_support.h"
@@ -13,6 +15,13 @@ namespace probe::analysis {
 namespace {
 
 using probe::test::TempDir;
+
+DumpIndex indexOf(const std::string& root) {
+    std::string error;
+    auto index = readDump(root, &error);
+    EXPECT_TRUE(index) << error;
+    return index ? std::move(*index) : DumpIndex();
+}
 
 // Runs the native model for `rounds` under a config that dumps every op with its tensors.
 std::string dumpModel(const TempDir& dir, const std::string& name, probe::test::NativeModelOptions options, int rounds) {
@@ -41,7 +50,7 @@ TEST(Analysis, SummaryCountsAndFirstNan) {
     probe::test::NativeModelOptions options;
     options.nanInLayer = 1;
     const std::string root = dumpModel(dir, "run", options, 3);
-    const auto summary = summarizeAtbDump(root);
+    const auto summary = summarizeDump(indexOf(root));
     EXPECT_EQ(summary.state, "complete");
     EXPECT_EQ(summary.processes.size(), 1u);
     EXPECT_EQ(summary.layerOps, 4u);
@@ -51,16 +60,17 @@ TEST(Analysis, SummaryCountsAndFirstNan) {
     EXPECT_GT(summary.rows, 100u);
     ASSERT_TRUE(summary.firstNan);
     EXPECT_EQ(summary.firstNan->round, 0);
-    EXPECT_EQ(summary.firstNan->opName, "Decoder_layer_1/Mlp/MatMulKernel");
-    EXPECT_TRUE(summary.firstNan->isOutput);
+    EXPECT_EQ(summary.firstNan->op, "Decoder_layer_1/Mlp/MatMulKernel (2_2_0)");
+    EXPECT_EQ(summary.firstNan->tensor, "output 0");
     const std::string text = formatSummary(summary);
-    EXPECT_NE(text.find("first NaN: round 0, op 2_2_0 Decoder_layer_1/Mlp/MatMulKernel"), std::string::npos) << text;
+    EXPECT_NE(text.find("first NaN: round 0, op Decoder_layer_1/Mlp/MatMulKernel (2_2_0) [MatMulKernel], output 0: max=nan"),
+              std::string::npos) << text;
 }
 
 TEST(Analysis, IdenticalRunsDoNotDiverge) {
     TempDir dir;
     const std::string a = dumpModel(dir, "a", {}, 2), b = dumpModel(dir, "b", {}, 2);
-    const auto result = compareAtbDumps(a, b, {});
+    const auto result = compareDumps(indexOf(a), indexOf(b), {});
     EXPECT_GT(result.tensors.size(), 100u);
     EXPECT_FALSE(result.firstDivergence);
     EXPECT_EQ(result.onlyInReference, 0u);
@@ -78,7 +88,7 @@ TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
     probe::test::NativeModelOptions broken;
     broken.nanInLayer = 1;
     const std::string a = dumpModel(dir, "a", {}, 2), b = dumpModel(dir, "b", broken, 2);
-    const auto result = compareAtbDumps(a, b, {});
+    const auto result = compareDumps(indexOf(a), indexOf(b), {});
     ASSERT_TRUE(result.firstDivergence);
     const auto& first = result.tensors[*result.firstDivergence];
     EXPECT_EQ(first.reference.round, 0);
@@ -101,7 +111,7 @@ TEST(Analysis, StatisticsAloneFindTheSameDivergence) {
     const std::string a = dumpModel(dir, "a", {}, 1), b = dumpModel(dir, "b", broken, 1);
     CompareOptions options;
     options.useTensorData = false;
-    const auto result = compareAtbDumps(a, b, options);
+    const auto result = compareDumps(indexOf(a), indexOf(b), options);
     for (const auto& t : result.tensors) EXPECT_FALSE(t.cosine.has_value());
     ASSERT_TRUE(result.firstDivergence);
     const auto& first = result.tensors[*result.firstDivergence];
@@ -109,7 +119,7 @@ TEST(Analysis, StatisticsAloneFindTheSameDivergence) {
     EXPECT_NE(first.why.find(" vs nan"), std::string::npos) << first.why;
     // A looser tolerance does not hide a NaN.
     options.rtol = 1e9;
-    EXPECT_EQ(compareAtbDumps(a, b, options).firstDivergence, result.firstDivergence);
+    EXPECT_EQ(compareDumps(indexOf(a), indexOf(b), options).firstDivergence, result.firstDivergence);
 }
 
 }  // namespace

@@ -128,8 +128,8 @@ class LlamaUnderProbe(ProbeTestCase):
     def test_planted_overflow_is_found(self):
         root = self.run_llama("--nan-layer", "1", "--nan-step", "2", exec_range="all")
         summary = subprocess.run([PROBE, "summary", root], capture_output=True, text=True, check=True).stdout
-        self.assertIn("first Inf: round 2, op 2 layers.1 (DecoderLayer), output 0", summary)
-        self.assertIn("first NaN: round 2, op 3 layers.2 (DecoderLayer)", summary)
+        self.assertIn("first Inf: round 2, op layers.1 (2) [DecoderLayer], output 0", summary)
+        self.assertIn("first NaN: round 2, op layers.2 (3) [DecoderLayer]", summary)
 
 
 class TrainingUnderProbe(ProbeTestCase):

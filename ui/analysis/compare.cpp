@@ -8,7 +8,7 @@
 #include <map>
 #include <tuple>
 
-#include "analysis/atb_dump.h"
+#include "analysis/tensor_view.h"
 #include "probe/format/dtype.h"
 #include "probe/format/tensor_bin.h"
 #include "probe/format/tensor_stats.h"
@@ -20,78 +20,66 @@ namespace {
 // the same name (a loop calling `select` twelve times) pair up in execution order.
 using Key = std::tuple<int64_t, std::string, bool, std::string, int>;
 
-std::vector<Key> keysOf(const std::vector<format::StatRow>& rows) {
-    std::map<std::tuple<int64_t, std::string, bool, std::string>, int> seen;
+// One run's rows in execution order (process by process, round by round, as written).
+struct Side {
+    const DumpIndex& index;
+    std::vector<uint32_t> rows;
+    std::vector<format::StatRow> stats;
     std::vector<Key> keys;
-    keys.reserve(rows.size());
-    for (const auto& row : rows) {
-        const int occurrence = seen[{row.round, row.opName, row.isOutput, row.index}]++;
-        keys.emplace_back(row.round, row.opName, row.isOutput, row.index, occurrence);
-    }
-    return keys;
-}
+};
 
-// Elements of a .bin as doubles (nullopt when the dtype has no numeric reading).
-std::optional<std::vector<double>> valuesOf(const format::BinFile& file) {
-    auto dtype = format::dtypeFromCode(file.header.dtypeCode);
-    if (!dtype || format::dtypeIsComplex(*dtype)) return std::nullopt;
-    const size_t size = format::dtypeSize(*dtype);
-    const size_t count = file.data.size() / size;
-    std::vector<double> out(count);
-    const uint8_t* p = file.data.data();
-    for (size_t i = 0; i < count; ++i, p += size) {
-        switch (*dtype) {
-            case format::DType::Float: { float v; std::memcpy(&v, p, 4); out[i] = v; break; }
-            case format::DType::Double: { double v; std::memcpy(&v, p, 8); out[i] = v; break; }
-            case format::DType::Float16: { uint16_t v; std::memcpy(&v, p, 2); out[i] = format::halfToFloat(v); break; }
-            case format::DType::BF16: { uint16_t v; std::memcpy(&v, p, 2); out[i] = format::bf16ToFloat(v); break; }
-            case format::DType::Int8: out[i] = static_cast<int8_t>(*p); break;
-            case format::DType::UInt8: case format::DType::Bool: out[i] = *p; break;
-            case format::DType::Int16: { int16_t v; std::memcpy(&v, p, 2); out[i] = v; break; }
-            case format::DType::UInt16: { uint16_t v; std::memcpy(&v, p, 2); out[i] = v; break; }
-            case format::DType::Int32: { int32_t v; std::memcpy(&v, p, 4); out[i] = v; break; }
-            case format::DType::UInt32: { uint32_t v; std::memcpy(&v, p, 4); out[i] = v; break; }
-            case format::DType::Int64: { int64_t v; std::memcpy(&v, p, 8); out[i] = static_cast<double>(v); break; }
-            case format::DType::UInt64: { uint64_t v; std::memcpy(&v, p, 8); out[i] = static_cast<double>(v); break; }
-            default: return std::nullopt;
-        }
-    }
+format::StatRow rowOf(const DumpIndex& index, uint32_t row) {
+    const StatRecord& r = index.row(row);
+    const auto& slot = index.slot(r.slot);
+    const auto& op = index.op(slot.op);
+    format::StatRow out;
+    out.devicePid = index.process(op.process).key;
+    out.round = r.round;
+    out.opName = index.layout() == DumpLayout::Msprobe ? op.id : op.namePath;
+    out.opType = op.type;
+    out.opId = op.id;
+    out.isOutput = slot.isOutput;
+    out.index = slot.index;
+    out.dtype = index.text(r.dtype);
+    out.format = index.text(r.format);
+    out.shape = index.text(r.shape);
+    std::optional<double>* values[] = {&out.max, &out.min, &out.mean, &out.norm};
+    for (int i = 0; i < kStatCount; ++i)
+        if (r.has(static_cast<Stat>(i))) *values[i] = r.get(static_cast<Stat>(i));
     return out;
 }
 
-struct Side {
-    std::vector<format::StatRow> rows;                  // execution order
-    std::vector<std::string> csvOfRow;                  // the statistic.csv each row is in
-    std::map<std::string, std::string> aliasTargets;    // "<statistic.csv>|<op id>_<file>" -> path
-};
-
-std::string fileNameOf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
-Side readSide(const std::string& root) {
-    Side side;
-    forEachRow(root, [&](const RoundFile& file, const format::StatRow& row) {
-        side.rows.push_back(row);
-        side.csvOfRow.push_back(file.path);
-        if (!row.tensorPath.empty())
-            side.aliasTargets[file.path + "|" + row.opId + "_" + fileNameOf(row.tensorPath)] = row.tensorPath;
-        return true;
-    });
+Side sideOf(const DumpIndex& index) {
+    Side side{index, {}, {}, {}};
+    std::map<std::tuple<int64_t, std::string, bool, std::string>, int> seen;
+    for (uint32_t p = 0; p < index.processCount(); ++p) {
+        for (const auto& [round, rows] : index.process(p).rounds) {
+            for (uint32_t row : rows) {
+                format::StatRow stats = rowOf(index, row);
+                const int occurrence = seen[{stats.round, stats.opName, stats.isOutput, stats.index}]++;
+                side.keys.emplace_back(stats.round, stats.opName, stats.isOutput, stats.index, occurrence);
+                side.rows.push_back(row);
+                side.stats.push_back(std::move(stats));
+            }
+        }
+    }
     return side;
 }
 
-// The data of a row's .bin, following a header-only alias ("<op id>_<file>") to the first copy
-// in the same round. nullopt when the data was not kept (filter_level 2) or cannot be read.
-std::optional<std::vector<double>> tensorValues(const Side& side, size_t index, std::string* error) {
-    const format::StatRow& row = side.rows[index];
-    auto file = format::readBinFile(row.tensorPath, error);
-    if (!file) return std::nullopt;
-    if (file->header.headerOnly()) {
-        auto it = side.aliasTargets.find(side.csvOfRow[index] + "|" + file->header.alias);
-        if (it == side.aliasTargets.end() || it->second == row.tensorPath) return std::nullopt;
-        file = format::readBinFile(it->second, error);
-        if (!file || file->header.headerOnly()) return std::nullopt;
+// The decoded data of a row's .bin, following a header-only alias to the first copy. nullopt
+// when the run kept no data for it (task statistics, filter_level 2, an msprobe .pt file).
+std::optional<TensorData> tensorOf(const DumpIndex& index, uint32_t row, std::string* error) {
+    if (!index.row(row).hasTensorFile) return std::nullopt;
+    const std::string path = index.tensorPath(row, error);
+    if (path.size() < 4 || path.compare(path.size() - 4, 4, ".bin") != 0) return std::nullopt;
+    auto tensor = loadTensorFile(path, error);
+    if (!tensor) return std::nullopt;
+    if (tensor->header.headerOnly()) {
+        const std::string first = index.resolveTensorAlias(row, tensor->header.alias);
+        if (first.empty() || first == path || !loadAliasedData(*tensor, first, error)) return std::nullopt;
     }
-    return valuesOf(*file);
+    if (!tensor->hasValues() || format::dtypeIsComplex(*tensor->dtype)) return std::nullopt;
+    return tensor;
 }
 
 void compareStatistics(TensorComparison& c, const CompareOptions& options) {
@@ -119,12 +107,12 @@ void compareStatistics(TensorComparison& c, const CompareOptions& options) {
 
 // Element by element. Elements that are NaN in both, or the same infinity in both, agree and
 // are left out of the measures; a NaN or infinity in one run only is a divergence of its own.
-void compareData(TensorComparison& c, const std::vector<double>& a, const std::vector<double>& b) {
-    if (a.size() != b.size()) return;
+void compareData(TensorComparison& c, const TensorData& a, const TensorData& b) {
+    if (a.count != b.count) return;
     double dot = 0, na = 0, nb = 0, maxAbs = 0, maxRel = 0;
     uint64_t nonFiniteDisagreements = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        const double x = a[i], y = b[i];
+    for (uint64_t i = 0; i < a.count; ++i) {
+        const double x = a.at(i), y = b.at(i);
         if (!std::isfinite(x) || !std::isfinite(y)) {
             const bool agree = (std::isnan(x) && std::isnan(y)) || x == y;
             nonFiniteDisagreements += agree ? 0 : 1;
@@ -149,37 +137,39 @@ void compareData(TensorComparison& c, const std::vector<double>& a, const std::v
 
 }  // namespace
 
-CompareResult compareAtbDumps(const std::string& referenceRoot, const std::string& candidateRoot,
-                              const CompareOptions& options) {
+CompareResult compareDumps(const DumpIndex& referenceIndex, const DumpIndex& candidateIndex,
+                           const CompareOptions& options) {
     CompareResult result;
-    const Side reference = readSide(referenceRoot), candidate = readSide(candidateRoot);
-    const std::vector<Key> referenceKeys = keysOf(reference.rows), candidateKeys = keysOf(candidate.rows);
+    const Side reference = sideOf(referenceIndex), candidate = sideOf(candidateIndex);
     std::map<Key, size_t> candidateByKey;
-    for (size_t i = 0; i < candidate.rows.size(); ++i) candidateByKey.emplace(candidateKeys[i], i);
+    for (size_t i = 0; i < candidate.keys.size(); ++i) candidateByKey.emplace(candidate.keys[i], i);
     size_t matched = 0;
-    for (size_t r = 0; r < reference.rows.size(); ++r) {
-        const format::StatRow& row = reference.rows[r];
-        auto it = candidateByKey.find(referenceKeys[r]);
+    for (size_t r = 0; r < reference.keys.size(); ++r) {
+        auto it = candidateByKey.find(reference.keys[r]);
         if (it == candidateByKey.end()) {
             ++result.onlyInReference;
             continue;
         }
         ++matched;
         TensorComparison c;
-        c.reference = row;
-        c.candidate = candidate.rows[it->second];
+        c.reference = reference.stats[r];
+        c.candidate = candidate.stats[it->second];
         compareStatistics(c, options);
         if (c.reference.shape != c.candidate.shape) {
             c.diverges = true;
             c.why = "shape " + c.reference.shape + " vs " + c.candidate.shape;
         }
-        if (options.useTensorData && !row.tensorPath.empty() && !c.candidate.tensorPath.empty() &&
-            c.reference.shape == c.candidate.shape) {
+        if (options.useTensorData && c.reference.shape == c.candidate.shape) {
             std::string error;
-            auto a = tensorValues(reference, r, &error);
-            auto b = a ? tensorValues(candidate, it->second, &error) : std::nullopt;
-            if (a && b) compareData(c, *a, *b);
-            else if (!error.empty() && result.problems.size() < 20) result.problems.push_back(error);
+            auto a = tensorOf(referenceIndex, reference.rows[r], &error);
+            auto b = a ? tensorOf(candidateIndex, candidate.rows[it->second], &error) : std::nullopt;
+            if (a && b) {
+                c.reference.tensorPath = a->path;
+                c.candidate.tensorPath = b->path;
+                compareData(c, *a, *b);
+            } else if (!error.empty() && result.problems.size() < 20) {
+                result.problems.push_back(error);
+            }
         }
         if (c.worstStatisticError > 1) {
             c.diverges = true;
@@ -194,7 +184,7 @@ CompareResult compareAtbDumps(const std::string& referenceRoot, const std::strin
         if (c.diverges && !result.firstDivergence) result.firstDivergence = result.tensors.size();
         result.tensors.push_back(std::move(c));
     }
-    result.onlyInCandidate = candidate.rows.size() - matched;
+    result.onlyInCandidate = candidate.keys.size() - matched;
     return result;
 }
 

@@ -1,5 +1,6 @@
-// Comparing two op-level dumps (two runs of the same model: fp32 and bf16, two devices, before
-// and after a change) tensor by tensor, to find the first op whose numbers diverge.
+// Comparing two dumps of the same model (fp32 and bf16, two devices, before and after a change)
+// tensor by tensor, to find the first op whose numbers diverge. Either layout; tensor data is
+// compared where both runs kept it in .bin files.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/dump_index.h"
 #include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
@@ -21,8 +23,8 @@ struct CompareOptions {
     bool useTensorData = true;  // read the .bin files when both runs have them
 };
 
-// One tensor seen in both runs (matched by round, op name path, input/output and index: op
-// ids may differ between runs, the names do not).
+// One tensor seen in both runs (matched by round, op name path (msprobe: entry name),
+// input/output and index: op ids may differ between runs, the names do not).
 struct TensorComparison {
     format::StatRow reference, candidate;
     double worstStatisticError = 0;  // the largest |difference| / (atol + rtol * |reference|)
@@ -40,8 +42,7 @@ struct CompareResult {
     std::vector<std::string> problems;      // unreadable files and the like
 };
 
-CompareResult compareAtbDumps(const std::string& referenceRoot, const std::string& candidateRoot,
-                              const CompareOptions& options);
+CompareResult compareDumps(const DumpIndex& reference, const DumpIndex& candidate, const CompareOptions& options);
 
 // A short report for a terminal: the counts, the first divergence and its neighbourhood.
 std::string formatCompareReport(const CompareResult& result, size_t context = 5);

@@ -23,4 +23,17 @@ std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string*
     return nullptr;
 }
 
+std::optional<DumpIndex> readDump(const std::string& path, std::string* error) {
+    auto reader = openDumpReader(path, error);
+    if (!reader) return std::nullopt;
+    DumpIndex index(reader->layout(), reader->root());
+    while (true) {
+        auto delta = reader->poll(kDefaultPollBudget);
+        const bool more = delta.more;
+        index.apply(std::move(delta));
+        if (!more) break;
+    }
+    return index;
+}
+
 }  // namespace probe::analysis

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "analysis/dump_index.h"
@@ -29,6 +30,10 @@ public:
 // parent or a directory inside it) or an msprobe dump (given the dump_path, a step<N> or a
 // rank<R>/proc<pid> directory). nullptr with a message in `error` when it is neither.
 std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string* error);
+
+// Everything the dump at `path` (either layout) holds now, read in one go: for the command
+// line. nullopt with a message in `error` when `path` holds no dump.
+std::optional<DumpIndex> readDump(const std::string& path, std::string* error);
 
 // Default amount of row data read per poll: large enough to be efficient, small enough that
 // applying one delta never stalls the thread that owns the index.

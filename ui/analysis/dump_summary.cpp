@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/dump_summary.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "probe/format/dump_status.h"
+#include "probe/format/statistic_csv.h"
+
+namespace probe::analysis {
+namespace {
+
+void walkFiles(const std::string& dir, DumpSummary& s) {
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    while (dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        const std::string path = dir + "/" + name;
+        struct stat st;
+        if (::lstat(path.c_str(), &st) != 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            walkFiles(path, s);
+        } else if (S_ISREG(st.st_mode)) {
+            if (name == format::kStatusFileName || name == ".probe_status.lock" || name == "probe_injection.jsonl") continue;
+            if (name[0] == '.' && name.size() > 4 && name.substr(name.size() - 4) == ".tmp") continue;  // being written
+            ++s.files;
+            s.bytes += static_cast<uint64_t>(st.st_size);
+            const bool tensor = (name.size() > 4 && name.substr(name.size() - 4) == ".bin") ||
+                                (name.size() > 3 && name.substr(name.size() - 3) == ".pt");
+            s.tensorFiles += tensor ? 1 : 0;
+        }
+    }
+    ::closedir(d);
+}
+
+std::optional<Anomaly> anomalyAt(const DumpIndex& index, uint32_t row) {
+    if (row == kNone) return std::nullopt;
+    const StatRecord& r = index.row(row);
+    const auto& slot = index.slot(r.slot);
+    const auto& op = index.op(slot.op);
+    Anomaly a{index.process(op.process).key, r.round, index.describeOp(slot.op), op.type, index.describeSlot(r.slot), {}};
+    for (int i = 0; i < kStatCount; ++i) {
+        const auto stat = static_cast<Stat>(i);
+        if (!r.has(stat) || std::isfinite(r.get(stat))) continue;
+        std::string name = statName(stat);
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+        a.what += (a.what.empty() ? "" : " ") + name + "=" + format::formatStatValue(r.get(stat));
+    }
+    return a;
+}
+
+// The earliest (by round) of each process's first anomalous row.
+std::optional<Anomaly> firstAnomaly(const DumpIndex& index, uint8_t bits) {
+    uint32_t best = kNone;
+    for (uint32_t p = 0; p < index.processCount(); ++p) {
+        const uint32_t row = index.firstAnomalousRow(p, bits);
+        if (row != kNone && (best == kNone || index.row(row).round < index.row(best).round)) best = row;
+    }
+    return anomalyAt(index, best);
+}
+
+}  // namespace
+
+DumpSummary summarizeDump(const DumpIndex& index) {
+    DumpSummary s;
+    s.root = index.root();
+    s.layout = index.layout();
+    if (auto status = index.status()) {
+        s.state = status->state;
+        for (const auto& p : status->processes) {
+            for (const auto& m : p.messages) s.runtimeErrors.push_back(m);
+            if (!p.dumpStopped.empty()) s.dumpStopped = p.dumpStopped;
+        }
+    } else {
+        s.state = "unknown";
+    }
+    for (uint32_t p = 0; p < index.processCount(); ++p) s.processes.push_back(index.process(p).key);
+    s.ops = index.opCount();
+    for (uint32_t o = 0; o < index.opCount(); ++o) s.layerOps += index.op(o).depth == 0 ? 1 : 0;
+    std::set<int32_t> rounds;
+    for (uint32_t p = 0; p < index.processCount(); ++p)
+        for (const auto& [round, rows] : index.process(p).rounds) rounds.insert(round);
+    if (!rounds.empty()) {
+        s.firstRound = *rounds.begin();
+        s.lastRound = *rounds.rbegin();
+    }
+    s.rounds = rounds.size();
+    s.rows = index.rowCount();
+    s.firstNan = firstAnomaly(index, kHasNan);
+    s.firstInf = firstAnomaly(index, kHasInf);
+    s.problems = index.problems();
+    walkFiles(index.root(), s);
+    return s;
+}
+
+std::string humanBytes(uint64_t bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024 && unit < 4) {
+        value /= 1024;
+        ++unit;
+    }
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+    return buffer;
+}
+
+std::string formatSummary(const DumpSummary& s) {
+    const bool atb = s.layout == DumpLayout::Atb;
+    std::string out = std::string(atb ? "dump: " : "msprobe dump: ") + s.root;
+    out += s.state == "unknown" ? (atb ? " (no probe_status.json)\n" : "\n") : " (" + s.state + ")\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "  %s: %zu   ops: %llu (%llu %s)   %s: ", atb ? "processes" : "ranks",
+                  s.processes.size(), static_cast<unsigned long long>(s.ops), static_cast<unsigned long long>(s.layerOps),
+                  atb ? "layer-level" : "top-level", atb ? "rounds" : "steps");
+    out += line;
+    if (s.firstRound < 0)
+        out += "none";
+    else
+        out += std::to_string(s.firstRound) + ".." + std::to_string(s.lastRound) + " (" + std::to_string(s.rounds) + ")";
+    out += "\n";
+    std::snprintf(line, sizeof line, "  rows: %llu   files: %llu (%llu tensors)   size: %s\n",
+                  static_cast<unsigned long long>(s.rows), static_cast<unsigned long long>(s.files),
+                  static_cast<unsigned long long>(s.tensorFiles), humanBytes(s.bytes).c_str());
+    out += line;
+    auto describe = [&](const Anomaly& a) {
+        return std::string(atb ? "round " : "step ") + std::to_string(a.round) + ", op " + a.op + " [" + a.opType +
+               "], " + a.tensor + ": " + a.what + "\n";
+    };
+    if (s.firstNan) out += "  first NaN: " + describe(*s.firstNan);
+    if (s.firstInf) out += "  first Inf: " + describe(*s.firstInf);
+    if (!s.firstNan && !s.firstInf && s.rows > 0) out += "  no NaN or Inf in any statistic\n";
+    if (!s.dumpStopped.empty()) out += "  dumping stopped early: " + s.dumpStopped + "\n";
+    for (const auto& m : s.runtimeErrors) out += "  runtime error: " + m.substr(0, m.find('\n')) + "\n";
+    for (size_t i = 0; i < s.problems.size() && i < 5; ++i) out += "  problem: " + s.problems[i] + "\n";
+    if (s.problems.size() > 5) out += "  (" + std::to_string(s.problems.size() - 5) + " more problems)\n";
+    return out;
+}
+
+}  // namespace probe::analysis

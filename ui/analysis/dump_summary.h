@@ -1,0 +1,47 @@
+// What a dump holds, for a person at a terminal: counts, rounds, where the first NaN and the
+// first infinity are. Built on the same index the application reads dumps into. No Qt.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/dump_index.h"
+
+namespace probe::analysis {
+
+// A row whose statistics hold a NaN or an infinity.
+struct Anomaly {
+    std::string process;  // "0_39943", "proc1234"
+    int64_t round = 0;    // the round (atb) or the step (msprobe)
+    std::string op;       // DumpIndex::describeOp: name path and id
+    std::string opType;
+    std::string tensor;   // DumpIndex::describeSlot: "output 0"
+    std::string what;     // "max=nan min=-inf"
+};
+
+struct DumpSummary {
+    std::string root;
+    DumpLayout layout = DumpLayout::Atb;
+    std::string state;  // from probe_status.json: running | complete | incomplete; "unknown" without one
+    std::vector<std::string> processes;
+    uint64_t ops = 0, layerOps = 0;
+    int64_t firstRound = -1, lastRound = -1;
+    uint64_t rounds = 0;
+    uint64_t rows = 0;
+    uint64_t files = 0, bytes = 0, tensorFiles = 0;  // on disk (status file and lock excepted)
+    // The first row with a NaN, and the first with an infinity (an -inf from masking is often
+    // intended; a NaN rarely is), in execution order.
+    std::optional<Anomaly> firstNan, firstInf;
+    std::vector<std::string> runtimeErrors;  // what the runtime recorded in probe_status.json
+    std::string dumpStopped;                 // why dumping stopped early, if it did
+    std::vector<std::string> problems;       // files that could not be read
+};
+
+DumpSummary summarizeDump(const DumpIndex& index);
+std::string formatSummary(const DumpSummary& summary);
+std::string humanBytes(uint64_t bytes);
+
+}  // namespace probe::analysis
