@@ -241,9 +241,13 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     const QStringList positional = parser.positionalArguments();
     const bool takesCommand = session.launch || viewName == QLatin1String("launch");
     if (takesCommand) {
-        session.command = positional;
+        // The command is what follows "--"; anything positional before it is a mistake.
+        const qsizetype dashes = arguments.indexOf(QStringLiteral("--"));
+        session.command = dashes < 0 ? QStringList() : arguments.mid(dashes + 1);
         if (session.launch && session.command.isEmpty())
             return fail(QStringLiteral("--launch needs the command to run after --, e.g. --launch -- /usr/bin/python3 train.py"), kExitUsage);
+        if (positional.size() != session.command.size())
+            return fail(QStringLiteral("give either a dump folder or a command after --, not both"), kExitUsage);
     } else {
         if (positional.size() > 1)
             return fail(QStringLiteral("one dump folder at a time (got %1); to run a command use --launch -- COMMAND").arg(positional.join(QLatin1Char(' '))),
@@ -392,6 +396,11 @@ void whenReady(MainWindow& window, const SessionRequest& session, const std::fun
             if (loaded && rounds >= static_cast<size_t>(session.waitRounds) && window.cursor()->op() != probe::analysis::kNone) {
                 poll->stop();
                 fire(true);
+                return;
+            }
+            if (live->state() == probe::session::SessionState::FailedToStart) {
+                poll->stop();
+                fire(false);
                 return;
             }
             if (!live->hasEnded()) return;

@@ -51,7 +51,7 @@ public:
     QJsonObject configInForce() const { return configInForce_; }
     // The connection to the probe (connected once hello arrived).
     ControlClient* control();
-    bool canPushConfig() { return control()->isConnected() && !control()->helloMessage().isEmpty(); }
+    bool canPushConfig() { return !hasEnded() && control()->isConnected() && !control()->helloMessage().isEmpty(); }
     // Sends an op-level config to the probe; the request id configApplied/configRejected carry,
     // or -1 when no probe is connected.
     qint64 pushConfig(const QJsonObject& config);

@@ -10,10 +10,10 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
-#include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QVBoxLayout>
+#include <optional>
 
 namespace probe::widgets {
 namespace {
@@ -25,6 +25,44 @@ QString shellWord(const QString& word) {
     QString quoted = word;
     quoted.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
     return QLatin1Char('\'') + quoted + QLatin1Char('\'');
+}
+
+// Splits arguments as a POSIX shell does with quotes ('...' literal, "..." with \" \\ \$ \`
+// escapes, \ outside quotes); no expansions. nullopt when a quote is not closed.
+std::optional<QStringList> splitShellWords(const QString& text) {
+    QStringList words;
+    QString word;
+    bool inWord = false;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if (c.isSpace()) {
+            if (inWord) words << word;
+            word.clear();
+            inWord = false;
+        } else if (c == QLatin1Char('\\')) {
+            inWord = true;
+            if (++i < text.size()) word += text[i];
+        } else if (c == QLatin1Char('\'')) {
+            inWord = true;
+            const qsizetype close = text.indexOf(QLatin1Char('\''), i + 1);
+            if (close < 0) return std::nullopt;
+            word += text.mid(i + 1, close - i - 1);
+            i = close;
+        } else if (c == QLatin1Char('"')) {
+            inWord = true;
+            for (++i;; ++i) {
+                if (i >= text.size()) return std::nullopt;
+                if (text[i] == QLatin1Char('"')) break;
+                if (text[i] == QLatin1Char('\\') && i + 1 < text.size() && QStringLiteral("\"\\$`").contains(text[i + 1])) ++i;
+                word += text[i];
+            }
+        } else {
+            inWord = true;
+            word += c;
+        }
+    }
+    if (inWord) words << word;
+    return words;
 }
 
 QString shellLine(const QStringList& words) {
@@ -205,7 +243,7 @@ void LaunchForm::setSpec(const session::LaunchSpec& spec) {
 session::LaunchSpec LaunchForm::spec() const {
     session::LaunchSpec s;
     s.program = program_->text().trimmed();
-    s.arguments = QProcess::splitCommand(arguments_->text());
+    s.arguments = splitShellWords(arguments_->text()).value_or(QStringList());
     s.interpreter = interpreter_->text().trimmed();
     s.workingDirectory = workingDirectory_->text().trimmed();
     for (const QString& line : environment_->toPlainText().split(QLatin1Char('\n'))) {
@@ -233,6 +271,8 @@ void LaunchForm::updateChecks() {
     const session::LaunchSpec s = spec();
     command_->setText(commandLine());
     QString problem = s.problem();
+    if (problem.isEmpty() && !splitShellWords(arguments_->text()))
+        problem = tr("The arguments have a quote that is not closed.");
     if (problem.isEmpty() && s.interpreter.isEmpty() && !QFileInfo(s.program).isAbsolute() && s.program.contains(QLatin1Char('/')) &&
         !QFileInfo::exists(QDir(s.workingDirectory.isEmpty() ? QDir::currentPath() : s.workingDirectory).absoluteFilePath(s.program)))
         problem = tr("The program %1 does not exist.").arg(s.program);
