@@ -381,6 +381,31 @@ TEST(DumpCursor, KeepsOpTensorAndRoundTogether) {
     EXPECT_EQ(ops.count(), 2);
 }
 
+TEST(DumpCursor, AnOpChosenBeforeItsRowsGetsItsTensorWhenTheyCome) {
+    // A model just launched: its structure is known before any statistic row is written.
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    format::ModelStructure model;
+    model.modelName = "Starting";
+    model.nodes.push_back(test::node("layer", "0", "Layer"));
+    dump.writeModel(model);
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    data::DumpCursor cursor(&s.store);
+    const uint32_t layer = s.store.index().findOp(0, "0");
+    ASSERT_NE(layer, kNone);
+    cursor.setOp(layer);
+    EXPECT_EQ(cursor.slot(), kNone);
+    QSignalSpy slotChanges(&cursor, &data::DumpCursor::slotChanged);
+    dump.addRow(0, "0", "layer", "Layer", true);
+    ASSERT_TRUE(waitFor([&] { return cursor.slot() != kNone; }));
+    EXPECT_EQ(cursor.op(), layer);
+    EXPECT_EQ(cursor.slot(), s.store.index().representativeSlot(layer));
+    EXPECT_EQ(slotChanges.count(), 1);
+    EXPECT_NE(cursor.row(), kNone);
+}
+
 TEST(StatisticsSeries, RoundsAndProfilesMarkNonFiniteValues) {
     test::TempDir dir("ui-data");
     synthetic(dir.path());

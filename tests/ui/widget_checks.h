@@ -28,6 +28,7 @@ inline int countPixels(const QImage& image, const std::function<bool(QColor)>& m
     return n;
 }
 
+#ifdef PROBE_STUDIO
 struct StudioRun {
     int exitCode;
     QString out, err;
@@ -49,5 +50,6 @@ inline StudioRun runStudio(const QStringList& arguments, int timeoutMs = 120000)
     return {process.exitCode(), QString::fromLocal8Bit(process.readAllStandardOutput()),
             QString::fromLocal8Bit(process.readAllStandardError())};
 }
+#endif
 
 }  // namespace probe::test
