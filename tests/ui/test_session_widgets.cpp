@@ -10,6 +10,7 @@
 #include <QComboBox>
 #include <QCommandLinkButton>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -429,6 +430,27 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     ASSERT_FALSE(recent.isEmpty());
     EXPECT_EQ(recent[0].kind, session::RecentSession::Kind::Launch);
     EXPECT_EQ(recent[0].launch.program, PROBE_NATIVE_ENGINE);
+}
+
+TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuiet) {
+    // Polling the folder backs off while nothing changes (up to the idle interval, long here);
+    // the socket's rows message makes the window read the folder at once.
+    window_.store()->setIdlePollInterval(10000);
+    ASSERT_TRUE(window_.launch(engineSpec(3, 2500)));
+    auto* live = window_.liveSession();
+    ASSERT_TRUE(waitFor([&] { return live->canPushConfig(); }));
+    QElapsedTimer clock;
+    clock.start();
+    std::vector<qint64> told, shown;  // when the socket told of a round's rows, when the window had them
+    QObject::connect(live->control(), &session::ControlClient::rowsReceived, [&] {
+        if (told.size() == shown.size()) told.push_back(clock.elapsed());
+    });
+    QObject::connect(window_.store(), &data::DumpStore::changed, [&](const analysis::IndexChange& change) {
+        if (change.newRows > 0 && shown.size() < told.size()) shown.push_back(clock.elapsed());
+    });
+    ASSERT_TRUE(waitFor([&] { return shown.size() >= 2 && rounds() >= 3; }, 15000)) << told.size() << " " << shown.size();
+    for (size_t i = 0; i < shown.size(); ++i) EXPECT_LT(shown[i] - told[i], 500) << "round " << i;
+    live->stop();
 }
 
 TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {

@@ -79,6 +79,12 @@ void LiveSession::connectControl(ControlClient* client) {
         if (client == control() && origin_ == Origin::Attached)
             emit output(QStringLiteral("[probe] %1\n").arg(text), level == QLatin1String("error"));
     });
+    connect(client, &ControlClient::rowsReceived, this, [this, client] {
+        if (client == control()) emit dumpGrew();
+    });
+    connect(client, &ControlClient::layerDiscovered, this, [this, client] {
+        if (client == control()) emit dumpGrew();
+    });
     connect(client, &ControlClient::rowsDropped, this, [this, client](qint64 count) {
         if (client == control() && origin_ == Origin::Attached)
             emit output(tr("[probe] %1 live rows were not sent (the dump folder has them all)\n").arg(count), false);

@@ -64,6 +64,9 @@ signals:
     void helloReceived(const QJsonObject& hello);
     // The dump folder exists and belongs to this session: open it and follow it. Once.
     void dumpFolderReady(const QString& dumpRoot);
+    // The probe wrote statistics rows or met a new layer-level op: its dump folder holds more
+    // (the rows themselves are read from the folder, which has them all).
+    void dumpGrew();
     // The probe applied a config (from its file or from a client), or refused one; `request`
     // is a pushConfig() id, or -1.
     void configApplied(const QJsonObject& config, const QString& source, qint64 request);

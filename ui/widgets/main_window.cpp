@@ -365,6 +365,9 @@ void MainWindow::startLiveSession(session::LiveSession* live) {
     store_->close();
     connect(live, &session::LiveSession::dumpFolderReady, this, &MainWindow::openDumpFolder);
     connect(live, &session::LiveSession::stateChanged, this, &MainWindow::updateSessionStatus);
+    // The socket says when the probe wrote: read the folder then, not at the next (backed-off)
+    // poll, so rows show within a fraction of a second however long the model was quiet.
+    connect(live, &session::LiveSession::dumpGrew, store_, &data::DumpStore::pollNow);
     connect(live, &session::LiveSession::helloReceived, this, [this](const QJsonObject& hello) {
         // The editor shows the config the probe has in force, as its file holds it.
         const QString path = hello.value(QStringLiteral("config_path")).toString();
