@@ -97,6 +97,10 @@ TEST_F(LiveDemoTest, DemoLaunchedFromTheAppFillsTheTreeAndPlots) {
     ASSERT_NE(firstNan, kNone);
     EXPECT_EQ(index().row(firstNan).round, 6);
     EXPECT_EQ(index().op(index().slot(index().row(firstNan).slot).op).name, "layers.2");
+    // The window says where the first NaN is, and went there once the dump was complete.
+    EXPECT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 6, layers.2/")) << window_.firstNanText().toStdString();
+    EXPECT_EQ(window_.cursor()->round(), 6);
+    EXPECT_EQ(index().op(window_.cursor()->op()).namePath.rfind("layers.2/", 0), 0u) << index().op(window_.cursor()->op()).namePath;
 }
 
 TEST_F(LiveDemoTest, ConfigPushedFromTheEditorIsAppliedAndTheDumpFollowsIt) {

@@ -80,6 +80,7 @@ TEST_F(MainWindowTest, OpensAtTheFirstNaNAndDrawsTheTree) {
     // The first NaN in execution order: layer 2's input in round 2 (after layer 1 overflowed).
     EXPECT_EQ(window_.cursor()->op(), idx.findOp(0, "2"));
     EXPECT_EQ(window_.cursor()->round(), 2);
+    EXPECT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 2, ")) << window_.firstNanText().toStdString();
     QTreeView* tree = window_.treePanel()->view();
     const QModelIndex current = tree->currentIndex();
     ASSERT_TRUE(current.isValid());

@@ -45,7 +45,7 @@ namespace probe::widgets {
 
 using analysis::kNone;
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), firstNanRow_(kNone), autoSelectedOp_(kNone) {
     store_ = new data::DumpStore(this);
     selection_ = new data::OpSelection(this);
     config_ = new data::ConfigDocument(this);
@@ -146,8 +146,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     problemsButton_ = new QPushButton(this);
     problemsButton_->setFlat(true);
     problemsButton_->setVisible(false);
+    firstNanButton_ = new QPushButton(this);
+    firstNanButton_->setFlat(true);
+    firstNanButton_->setVisible(false);
+    firstNanButton_->setStyleSheet(QStringLiteral("color: #c81e1e; font-weight: bold"));
+    firstNanButton_->setToolTip(tr("Where the numbers first went wrong, in execution order: select that op and round"));
+    connect(firstNanButton_, &QPushButton::clicked, this, [this] {
+        if (firstNanRow_ != kNone) cursor_->setRow(firstNanRow_);
+    });
     statusBar()->addWidget(sessionState_);
     statusBar()->addWidget(state_, 1);
+    statusBar()->addPermanentWidget(firstNanButton_);
     statusBar()->addPermanentWidget(progress_);
     statusBar()->addPermanentWidget(problemsButton_);
     problemsText_ = new QPlainTextEdit(this);
@@ -196,12 +205,23 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         // A dump opened before it held any op (a model just launched): show its first op as
         // soon as there is one, so the tables and plots fill while it runs.
         if (store_->initialLoadDone() && cursor_->op() == kNone && change.newOps > 0 && store_->index().processCount() > 0 &&
-            !store_->index().process(0).topOps.empty())
-            cursor_->setOp(store_->index().process(0).topOps.front());
+            !store_->index().process(0).topOps.empty()) {
+            autoSelectedOp_ = store_->index().process(0).topOps.front();
+            cursor_->setOp(autoSelectedOp_);
+        }
+        lookForFirstNan(change);
     });
     connect(store_, &data::DumpStore::dumpStateChanged, this, &MainWindow::updateStatus);
+    connect(store_, &data::DumpStore::dumpStateChanged, this, [this](const QString& state) {
+        // A dump followed from its start is complete: show where it first went wrong, unless
+        // the user looked elsewhere meanwhile.
+        if (state != QLatin1String("running") && firstNanRow_ != kNone && autoSelectedOp_ != kNone && cursor_->op() == autoSelectedOp_)
+            cursor_->setRow(firstNanRow_);
+    });
     connect(store_, &data::DumpStore::problemsAdded, this, &MainWindow::addProblems);
     connect(store_, &data::DumpStore::wasReset, this, [this] {
+        firstNanRow_ = autoSelectedOp_ = kNone;
+        firstNanButton_->setVisible(false);
         problems_.clear();
         problemsText_->clear();
         problemsButton_->setVisible(false);
@@ -216,10 +236,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         const auto& idx = store_->index();
         if (cursor_->op() == kNone && idx.processCount() > 0) {
             const uint32_t firstNan = idx.firstAnomalousRow(0, analysis::kHasNan);
-            if (firstNan != kNone)
+            if (firstNan != kNone) {
+                showFirstNan(firstNan);  // everything read: this is the first in execution order
                 cursor_->setRow(firstNan);
-            else if (!idx.process(0).topOps.empty())
+            } else if (!idx.process(0).topOps.empty()) {
                 cursor_->setOp(idx.process(0).topOps.front());
+            }
         }
         emit sessionLoaded(true);
     });
@@ -546,6 +568,31 @@ void MainWindow::updateStatus() {
     if (!store_->initialLoadDone()) text += tr(" · reading…");
     state_->setText(text);
 }
+
+void MainWindow::lookForFirstNan(const analysis::IndexChange& change) {
+    if (firstNanRow_ != kNone || change.newRows == 0) return;
+    const auto& idx = store_->index();
+    // Only the new rows are looked at until a NaN turns up; then where it first appears in
+    // execution order (an earlier round may have been read later).
+    for (uint32_t r = change.firstNewRow; r < change.firstNewRow + change.newRows; ++r) {
+        if (!(idx.row(r).anomalies & analysis::kHasNan)) continue;
+        const uint32_t process = idx.op(idx.slot(idx.row(r).slot).op).process;
+        const uint32_t first = idx.firstAnomalousRow(process, analysis::kHasNan);
+        showFirstNan(first == kNone ? r : first);
+        return;
+    }
+}
+
+void MainWindow::showFirstNan(uint32_t row) {
+    const auto& idx = store_->index();
+    firstNanRow_ = row;
+    const auto& record = idx.row(row);
+    firstNanButton_->setText(
+        tr("⚠ First NaN: round %1, %2").arg(record.round).arg(QString::fromStdString(idx.describeOp(idx.slot(record.slot).op))));
+    firstNanButton_->setVisible(true);
+}
+
+QString MainWindow::firstNanText() const { return firstNanButton_->isVisible() ? firstNanButton_->text() : QString(); }
 
 void MainWindow::updateRounds() {
     const auto& idx = store_->index();

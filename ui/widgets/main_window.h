@@ -8,6 +8,8 @@
 #include <QMainWindow>
 #include <QPointer>
 
+#include "analysis/dump_index.h"
+
 #include "session/launch_session.h"
 #include "session/live_probes.h"
 #include "session/live_session.h"
@@ -94,6 +96,8 @@ public:
     SessionPanel* sessionPanel() const { return sessionPanel_; }
     session::RecentSessions* recentSessions() const { return recent_; }
     QString statusText() const;
+    // "⚠ First NaN: round 6, layers.2/input_layernorm/mul (3_0_6)" once the dump has a NaN.
+    QString firstNanText() const;
     QStringList problems() const { return problems_; }
 
 signals:
@@ -123,6 +127,8 @@ private:
     void updateStatus();
     void updateSessionStatus();
     void updateRounds();
+    void lookForFirstNan(const analysis::IndexChange& change);
+    void showFirstNan(uint32_t row);
 
     data::DumpStore* store_;
     data::OpSelection* selection_;
@@ -148,6 +154,11 @@ private:
     QLabel* sessionState_;
     QProgressBar* progress_;
     QPushButton* problemsButton_;
+    QPushButton* firstNanButton_;
+    uint32_t firstNanRow_;
+    // The op the window chose by itself when a growing dump got its first ops: still shown
+    // when the dump completes, the window moves on to the first NaN, as for a dump opened whole.
+    uint32_t autoSelectedOp_;
     QDockWidget* problemsDock_;
     QPlainTextEdit* problemsText_;
     QStringList problems_;
