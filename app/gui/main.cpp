@@ -478,6 +478,7 @@ int main(int argc, char** argv) {
         capturing = true;
         // Give layouts and queued replots a moment.
         QTimer::singleShot(400, &window, [&] {
+            window.statisticsPlot()->refresh();  // a live dump grew meanwhile: the plot as the tree
             const QPixmap shot = window.grab();
             if (!shot.save(request.file, "PNG")) {
                 exitCode = fail(QStringLiteral("cannot write %1").arg(request.file), kExitCannotWrite);

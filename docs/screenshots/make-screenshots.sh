@@ -6,7 +6,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=${1:-$here/../../build}
+build=$(cd "${1:-$here/../../build}" && pwd)
 work=$(mktemp -d -t probe-studio-demo.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 # Settings (the start page's recent sessions) and data of these runs only.
@@ -48,6 +48,19 @@ studio live-session --view plot --op 2 --wait-rounds 9 --output "$work/live" --c
 # The launch form, filled with the same command.
 studio launch-form --view launch --output "$work/live2" --config "$work/demo_config.json" \
     -- /usr/bin/python3 "$demo" --tokens 16 --nan-layer 1 --nan-step 6 --delay 0.3
+# The config editor in a live session: the ops ticked in the tree are the config's ids, the
+# one the probe has in force.
+cat > "$work/ticked_config.json" <<'JSON'
+{
+    "task": "statistics",
+    "dump_enable": true,
+    "exec_range": "all",
+    "ids": "2,3",
+    "save_child": true
+}
+JSON
+studio config-live --view config --wait-rounds 4 --output "$work/live3" --config "$work/ticked_config.json" \
+    --launch -- /usr/bin/python3 "$demo" --tokens 16 --nan-layer 1 --nan-step 6 --delay 0.3
 # The config editor with a config that has two mistakes, shown where they are.
 cat > "$work/my_config.json" <<'JSON'
 {
@@ -61,7 +74,7 @@ cat > "$work/my_config.json" <<'JSON'
     "filter_level": 1
 }
 JSON
-studio config-editor --view config --config "$work/my_config.json"
+studio config-editor "$work/dump" --view config --config "$work/my_config.json"
 # The start page, with the sessions above among the recent ones.
 studio start --view start
 ls -l "$here"/*.png

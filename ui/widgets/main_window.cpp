@@ -121,7 +121,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), firstNanRow_(kNon
     toolbar->addAction(tr("Attach…"), this, &MainWindow::chooseProbeToAttach);
     toolbar->addAction(tr("Open…"), this, &MainWindow::chooseDump);
     toolbar->addAction(tr("Config"), this, &MainWindow::editConfig);
-    toolbar->addSeparator();
+    workspaceActions_ << toolbar->addSeparator();
     workspaceActions_ << toolbar->addWidget(new QLabel(tr(" Round "), toolbar));
     round_ = new QSpinBox(toolbar);
     round_->setMinimum(-1);
@@ -323,6 +323,9 @@ bool MainWindow::launch(const session::LaunchSpec& given) {
     endLiveSession(false);
     session::LaunchSpec spec = given;
     if (spec.probeExecutable.isEmpty()) spec.probeExecutable = probeExecutable_;
+    // Where it runs is part of what was launched (relative paths in it are that folder's): kept
+    // so that the recent session launches the same again from anywhere.
+    if (spec.workingDirectory.isEmpty()) spec.workingDirectory = QDir::currentPath();
     auto* live = new session::LiveSession(this);
     startLiveSession(live);
     if (!live->launch(spec)) {

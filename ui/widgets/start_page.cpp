@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "start_page.h"
 
+#include <QApplication>
 #include <QCommandLinkButton>
 #include <QFileInfo>
 #include <QGridLayout>
@@ -8,7 +9,9 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QLocale>
+#include <QPainter>
 #include <QPushButton>
+#include <QStyledItemDelegate>
 #include <QVBoxLayout>
 
 namespace probe::widgets {
@@ -16,6 +19,45 @@ namespace probe::widgets {
 using session::RecentSession;
 
 namespace {
+
+// A recent session in two lines: what it was (the command line, the folder), then in smaller
+// grey type how and when, and its dump folder.
+class RecentSessionDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+    void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+        QStyleOptionViewItem opt = option;
+        initStyleOption(&opt, index);
+        const QString text = index.data(Qt::DisplayRole).toString();  // opt.text has its newline replaced
+        opt.text.clear();
+        QStyle* style = opt.widget ? opt.widget->style() : QApplication::style();
+        style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, opt.widget);  // background, selection
+        const QString title = text.section(QLatin1Char('\n'), 0, 0), detail = text.section(QLatin1Char('\n'), 1);
+        const QRect area = opt.rect.adjusted(6, 3, -6, -3);
+        const bool selected = opt.state & QStyle::State_Selected;
+        painter->save();
+        painter->setPen(opt.palette.color(selected ? QPalette::HighlightedText : QPalette::Text));
+        painter->setFont(opt.font);
+        const QFontMetrics titleMetrics(opt.font);
+        painter->drawText(area.left(), area.top() + titleMetrics.ascent(), titleMetrics.elidedText(title, Qt::ElideMiddle, area.width()));
+        QFont small = opt.font;
+        small.setPointSizeF(small.pointSizeF() * 0.9);
+        const QFontMetrics smallMetrics(small);
+        painter->setFont(small);
+        painter->setPen(selected ? opt.palette.color(QPalette::HighlightedText) : QColor(110, 110, 110));
+        painter->drawText(area.left(), area.top() + titleMetrics.height() + 2 + smallMetrics.ascent(),
+                          smallMetrics.elidedText(detail, Qt::ElideMiddle, area.width()));
+        painter->restore();
+    }
+
+    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+        QFont small = option.font;
+        small.setPointSizeF(small.pointSizeF() * 0.9);
+        return {QStyledItemDelegate::sizeHint(option, index).width(),
+                QFontMetrics(option.font).height() + QFontMetrics(small).height() + 10};
+    }
+};
 
 QString kindWord(RecentSession::Kind kind) {
     switch (kind) {
@@ -82,8 +124,7 @@ StartPage::StartPage(session::RecentSessions* recent, QWidget* parent) : QWidget
     recentHead->addWidget(clear_);
     recentList_ = new QListWidget(this);
     recentList_->setAlternatingRowColors(true);
-    recentList_->setWordWrap(false);
-    recentList_->setTextElideMode(Qt::ElideMiddle);
+    recentList_->setItemDelegate(new RecentSessionDelegate(recentList_));
     recentList_->setToolTip(tr("Double-click to take a session up again: a launch opens the form filled in, an attached probe is "
                                "attached to again (or its dump opened when it ended), a folder is opened."));
     recentEmpty_ = new QLabel(tr("Nothing yet: the models you launch, the probes you attach to and the folders you open are "
