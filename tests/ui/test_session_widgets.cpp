@@ -12,6 +12,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -19,9 +20,11 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTreeWidget>
 #include <QTreeView>
 
 #include "config_document.h"
+#include "attach_dialog.h"
 #include "config_editor.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
@@ -455,6 +458,23 @@ TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuie
     live->stop();
 }
 
+TEST_F(LiveWindowTest, ALaunchReplacesTheRunningModelWithoutWaitingForIt) {
+    ASSERT_TRUE(window_.launch(engineSpec(100000, 10)));
+    ASSERT_TRUE(waitFor([&] { return window_.liveSession()->canPushConfig(); }));
+    const qint64 first = window_.liveSession()->probePid();
+    session::LaunchSpec second = engineSpec(100000, 10);
+    second.outputDirectory = QString::fromStdString(dir_ / "second");
+    QElapsedTimer clock;
+    clock.start();
+    ASSERT_TRUE(window_.launch(second));
+    EXPECT_LT(clock.elapsed(), 500);  // the first model is stopped in the background
+    ASSERT_TRUE(waitFor([&] { return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(first)); }));
+    ASSERT_TRUE(waitFor([&] { return rounds() >= 2; }));
+    EXPECT_EQ(window_.store()->root().toStdString(), dir_ / "second/atb_dump_data");
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
+    EXPECT_NE(window_.liveSession()->probePid(), first);
+}
+
 TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
     engine_.start(PROBE_NATIVE_ENGINE, {"--output", QString::fromStdString(dir_ / "engine"), "--config",
                                         QString::fromStdString(dir_ / "config.json"), "--rounds", "100000", "--sleep-ms", "10"});
@@ -464,6 +484,13 @@ TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
             if (p.pid == engine_.processId()) probe = p;
         return probe.pid != 0;
     }));
+    {
+        // The attach dialog lists it, with its command line.
+        widgets::AttachDialog dialog;
+        ASSERT_TRUE(dialog.selectPid(engine_.processId()));
+        EXPECT_EQ(dialog.selectedProbe().socketPath, probe.socketPath);
+        EXPECT_TRUE(dialog.list()->currentItem()->text(1).contains("probe_native_engine"));
+    }
     window_.attach(probe);
     ASSERT_TRUE(waitFor([&] { return rounds() >= 2; }));
     EXPECT_EQ(window_.store()->root().toStdString(), dir_ / "engine/atb_dump_data");
@@ -481,6 +508,14 @@ TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
     QTest::mouseClick(enable, Qt::LeftButton, {}, QPoint(6, enable->height() / 2));
     ASSERT_TRUE(window_.configEditor()->apply());
     ASSERT_TRUE(waitFor([&] { return window_.sessionPanel()->stateText() == "sleeping"; }));
+    // Someone else writes a broken config file: the probe refuses it and keeps its config; the
+    // editor and the log say so.
+    test::replaceFile(dir_ / "config.json", R"({"task": "tensors"})");
+    ASSERT_TRUE(waitFor([&] { return window_.configEditor()->applyStatus().contains("refused a change of its config file"); }))
+        << window_.configEditor()->applyStatus().toStdString();
+    EXPECT_TRUE(window_.configEditor()->applyStatus().contains("\"tensors\" is not a valid value"));
+    EXPECT_TRUE(window_.sessionPanel()->log()->toPlainText().contains("the probe refused a config"));
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "sleeping");
 
     QTest::mouseClick(window_.sessionPanel()->stopButton(), Qt::LeftButton);
     ASSERT_TRUE(waitFor([&] { return window_.sessionPanel()->stateText() == "detached"; }));

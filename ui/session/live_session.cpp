@@ -115,10 +115,9 @@ void LiveSession::stop() {
         return;
     }
     detaching_ = true;
-    if (attachClient_.isConnected())
-        attachClient_.disconnectFromProbe();
-    else
-        setState(SessionState::Detached, tr("detached"));
+    const bool connected = attachClient_.isConnected();
+    attachClient_.disconnectFromProbe();  // also ends a connection still being made
+    if (!connected) setState(SessionState::Detached, tr("detached"));
 }
 
 int LiveSession::exitCode() const { return origin_ == Origin::Launched ? launch_.exitCode() : -1; }

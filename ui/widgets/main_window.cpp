@@ -426,7 +426,17 @@ bool MainWindow::endLiveSession(bool ask) {
     sessionPanel_->setSession(nullptr);
     configEditor_->setSession(nullptr);
     disconnect(old, nullptr, this, nullptr);
-    delete old;  // stops a launched model (SIGTERM, then SIGKILL), lets an attached probe go
+    disconnect(old, nullptr, store_, nullptr);
+    // A launched model is asked to stop (SIGTERM, SIGKILL after a grace period), an attached
+    // probe let go; the session goes once that is done, without the window waiting for it.
+    if (old->hasEnded()) {
+        old->deleteLater();
+    } else {
+        connect(old, &session::LiveSession::stateChanged, old, [old] {
+            if (old->hasEnded()) old->deleteLater();
+        });
+        old->stop();
+    }
     updateSessionStatus();
     return true;
 }
