@@ -9,12 +9,16 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/tools/build.sh"
 build=${PROBE_BUILD_DIR:-$here/build}
 demo=$build/share/probe-studio/demo/llama_demo.py
-config=$build/share/probe-studio/configs/demo.json
 output=${PROBE_DEMO_OUTPUT:-$(mktemp -d "${TMPDIR:-/tmp}/probe-demo-XXXXXX")}
 model=(/usr/bin/python3 "$demo" --tokens 16 --nan-layer 1 --nan-step 6)
+# The probe (and the app's config editor) rewrite the config file they run with: give them a
+# copy, so the shipped demo config stays as it is.
+mkdir -p "$output"
+config=$output/demo_config.json
+cp "$build/share/probe-studio/configs/demo.json" "$config"
 
 if [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" && -x "$build/bin/probe-studio" ]]; then
-    echo "Opening Probe Studio with the demo model running (dump in $output)" >&2
+    echo "Opening Probe Studio with the demo model running (dump in $output, config $config)" >&2
     exec "$build/bin/probe-studio" --output "$output" --config "$config" --launch -- "${model[@]}" --delay 0.3
 fi
 if [[ -x "$build/bin/probe-studio" ]]; then

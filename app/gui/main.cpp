@@ -1,23 +1,32 @@
-// probe-studio: the desktop application. Parses the command line, opens the dump, and for
-// --screenshot renders the window once the dump is loaded and exits. Everything else lives in
-// ui/ (data layer, widgets).
+// probe-studio: the desktop application. Parses the command line, opens the dump, launches a
+// model or attaches to a probe, and for --screenshot renders the window once the dump is
+// loaded (or a live session has data) and exits. Everything else lives in ui/ (sessions, data
+// layer, widgets).
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QIcon>
 #include <QPixmap>
 #include <QSize>
 #include <QTimer>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <optional>
 
+#include "config_document.h"
+#include "config_editor.h"
 #include "dump_cursor.h"
 #include "main_window.h"
 #include "op_filter_proxy.h"
 #include "op_tree_panel.h"
+#include "dump_store.h"
 #include "probe_config.h"
+#include "session/launch_session.h"
+#include "session/live_probes.h"
 #include "statistics_plot.h"
 #include "tensor_document.h"
 #include "tensor_preview.h"
@@ -35,13 +44,29 @@ constexpr int kExitCannotWrite = 73;
 // How long --screenshot waits for a dump to load before giving up.
 constexpr int kScreenshotTimeoutMs = 180000;
 
+// What the window shows first: a view of the workspace, the start page or the launch form.
+enum class Shown { Tree, Plot, Tensor, Config, Start, Launch };
+
 struct ScreenshotRequest {
     QString file;
+    Shown shown = Shown::Tree;
     MainWindow::View view = MainWindow::View::Tree;
     QString op, process, search, show, tensorFile, tensorPage, plotMode, stat;
     int round = -1;
     bool roundGiven = false, log = false, allOps = false, overlay = false;
     QStringList pin;  // "round:N" or op ids to overlay
+};
+
+// What to open, launch or attach to.
+struct SessionRequest {
+    QString dir;            // a dump folder
+    QStringList command;    // --launch -- COMMAND..., or the launch form's command
+    bool launch = false;
+    bool demo = false;
+    qint64 attachPid = 0;
+    QString output, config;
+    int waitRounds = 3;     // --screenshot of a live session: rounds the dump must hold first
+    bool live() const { return launch || demo || attachPid > 0; }
 };
 
 int fail(const QString& message, int code) {
@@ -115,6 +140,7 @@ bool arrange(MainWindow& window, const ScreenshotRequest& r, QString* problem) {
     }
     window.tensorPreview()->setOverlay(r.overlay);
     window.showView(r.view);
+    if (r.shown == Shown::Start) window.showPage(MainWindow::Page::Start);
     if (r.view == MainWindow::View::Tensor) {
         if (!r.tensorFile.isEmpty())
             window.tensorPreview()->openFile(r.tensorFile);
@@ -130,23 +156,52 @@ bool arrange(MainWindow& window, const ScreenshotRequest& r, QString* problem) {
     return true;
 }
 
-// Parses the command line into `request`/`dir`/`windowSize`; returns an exit code when the
-// program should end now (help, version, a usage error), -1 to go on.
-int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, QString& dir, QSize& windowSize) {
+// Parses the command line into `request`/`session`/`windowSize`; returns an exit code when
+// the program should end now (help, version, a usage error), -1 to go on.
+int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, SessionRequest& session, QSize& windowSize) {
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Probe Studio: find where a neural network's numbers go wrong.\n"
         "Opens a dump folder of either layout (atb_dump_data written by `probe run`, or msprobe\n"
-        "step<N>/rank<R> folders written by PrecisionDebugger), complete or still being written."));
+        "step<N>/rank<R> folders written by PrecisionDebugger), complete or still being written;\n"
+        "launches a model under the probe and follows it live; attaches to a running probe.\n"
+        "\n"
+        "  probe-studio                                    the start page\n"
+        "  probe-studio DIR                                open a dump folder\n"
+        "  probe-studio --launch -- /usr/bin/python3 train.py --epochs 2\n"
+        "  probe-studio --output out --config cfg.json --launch -- ./engine\n"
+        "  probe-studio --demo                             the bundled demo, launched"));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("DIR"), QStringLiteral("A dump folder to open."), QStringLiteral("[DIR]"));
+    parser.addPositionalArgument(QStringLiteral("COMMAND"), QStringLiteral("With --launch: the program and its arguments, after --."),
+                                 QStringLiteral("| --launch -- COMMAND [ARGS...]"));
     const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open the dump folder DIR."), QStringLiteral("DIR"));
-    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                        QStringLiteral("Render the window once the dump is loaded, save it as a PNG and exit."),
-                                        QStringLiteral("FILE"));
-    const QCommandLineOption view(QStringLiteral("view"), QStringLiteral("View to show: tree (an op's tensors), plot or tensor."),
-                                  QStringLiteral("tree|plot|tensor"), QStringLiteral("tree"));
+    const QCommandLineOption launch(QStringLiteral("launch"),
+                                    QStringLiteral("Launch the COMMAND after -- under the probe, as `probe run` does, and follow it live."));
+    const QCommandLineOption output(QStringLiteral("output"),
+                                    QStringLiteral("With --launch: where the dump goes (DIR/atb_dump_data; default: a new folder)."),
+                                    QStringLiteral("DIR"));
+    const QCommandLineOption config(QStringLiteral("config"),
+                                    QStringLiteral("With --launch: the op-level config the model starts with (probe run's default\n"
+                                                   "without it). Otherwise: a config file of either kind to edit."),
+                                    QStringLiteral("FILE"));
+    const QCommandLineOption demo(QStringLiteral("demo"), QStringLiteral("Launch the bundled demo model (a planted overflow to find)."));
+    const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to the running probe of this process."),
+                                    QStringLiteral("PID"));
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Render the window once the dump is loaded (a live session: once the tree and the\n"
+                       "plots have --wait-rounds rounds), save it as a PNG and exit."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption waitRounds(QStringLiteral("wait-rounds"),
+                                        QStringLiteral("--screenshot of a live session: the rounds its dump must hold first."),
+                                        QStringLiteral("N"), QStringLiteral("3"));
+    const QCommandLineOption view(
+        QStringLiteral("view"),
+        QStringLiteral("What to show: tree (an op's tensors), plot, tensor, config (the config editor),\n"
+                       "start (the start page) or launch (the launch form, filled with the COMMAND after --)."),
+        QStringLiteral("tree|plot|tensor|config|start|launch"), QStringLiteral("tree"));
     const QCommandLineOption op(QStringLiteral("op"), QStringLiteral("Select the op with this id (\"2_1\"; msprobe: the entry name)."),
                                 QStringLiteral("ID"));
     const QCommandLineOption process(QStringLiteral("process"), QStringLiteral("Show this process's ops (\"0_1234\", \"rank0\")."),
@@ -170,19 +225,51 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, Q
                                        QStringLiteral("PAGE"), QStringLiteral("heatmap"));
     const QCommandLineOption overlay(QStringLiteral("overlay"), QStringLiteral("Tensor preview: NaN/Inf/negative overlay."));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size."), QStringLiteral("WxH"), QStringLiteral("1500x900"));
-    for (const auto* o : {&open, &screenshot, &view, &op, &process, &round, &search, &show, &plot, &stat, &allOps, &log, &pin,
-                          &tensor, &tensorPage, &overlay, &size})
+    for (const auto* o : {&open, &launch, &output, &config, &demo, &attach, &screenshot, &waitRounds, &view, &op, &process, &round,
+                          &search, &show, &plot, &stat, &allOps, &log, &pin, &tensor, &tensorPage, &overlay, &size})
         parser.addOption(*o);
     if (!parser.parse(arguments)) return fail(parser.errorText(), kExitUsage);
     if (parser.isSet(QStringLiteral("help"))) parser.showHelp(kExitOk);
     if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
 
-    dir = parser.value(open);
+    const QString viewName = parser.value(view);
+    session.dir = parser.value(open);
+    session.launch = parser.isSet(launch);
+    session.demo = parser.isSet(demo);
+    session.output = parser.value(output);
+    session.config = parser.value(config);
     const QStringList positional = parser.positionalArguments();
-    if (positional.size() > 1) return fail(QStringLiteral("one dump folder at a time (got %1)").arg(positional.join(QLatin1Char(' '))), kExitUsage);
-    if (!positional.isEmpty()) {
-        if (!dir.isEmpty()) return fail(QStringLiteral("give the folder either as DIR or with --open, not both"), kExitUsage);
-        dir = positional.front();
+    const bool takesCommand = session.launch || viewName == QLatin1String("launch");
+    if (takesCommand) {
+        // The command is what follows "--"; anything positional before it is a mistake.
+        const qsizetype dashes = arguments.indexOf(QStringLiteral("--"));
+        session.command = dashes < 0 ? QStringList() : arguments.mid(dashes + 1);
+        if (session.launch && session.command.isEmpty())
+            return fail(QStringLiteral("--launch needs the command to run after --, e.g. --launch -- /usr/bin/python3 train.py"), kExitUsage);
+        if (positional.size() != session.command.size())
+            return fail(QStringLiteral("give either a dump folder or a command after --, not both"), kExitUsage);
+    } else {
+        if (positional.size() > 1)
+            return fail(QStringLiteral("one dump folder at a time (got %1); to run a command use --launch -- COMMAND").arg(positional.join(QLatin1Char(' '))),
+                        kExitUsage);
+        if (!positional.isEmpty()) {
+            if (!session.dir.isEmpty()) return fail(QStringLiteral("give the folder either as DIR or with --open, not both"), kExitUsage);
+            session.dir = positional.front();
+        }
+    }
+    if (parser.isSet(attach)) {
+        bool ok = false;
+        session.attachPid = parser.value(attach).toLongLong(&ok);
+        if (!ok || session.attachPid <= 0) return fail(QStringLiteral("--attach needs a process id"), kExitUsage);
+    }
+    const int sources = int(!session.dir.isEmpty()) + int(session.launch) + int(session.demo) + int(session.attachPid > 0);
+    if (sources > 1) return fail(QStringLiteral("give one of DIR (--open), --launch, --demo and --attach"), kExitUsage);
+    if (!session.output.isEmpty() && !session.launch && viewName != QLatin1String("launch"))
+        return fail(QStringLiteral("--output goes with --launch"), kExitUsage);
+    {
+        bool ok = false;
+        session.waitRounds = parser.value(waitRounds).toInt(&ok);
+        if (!ok || session.waitRounds < 1) return fail(QStringLiteral("--wait-rounds must be a number of rounds, 1 or more"), kExitUsage);
     }
 
     const QStringList sizeParts = parser.value(size).split(QLatin1Char('x'));
@@ -193,15 +280,24 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, Q
 
     windowSize = QSize(width, height);
     request.file = parser.value(screenshot);
-    const QString viewName = parser.value(view);
     if (viewName == QLatin1String("tree"))
-        request.view = MainWindow::View::Tree;
+        request.shown = Shown::Tree;
     else if (viewName == QLatin1String("plot"))
-        request.view = MainWindow::View::Plot;
+        request.shown = Shown::Plot;
     else if (viewName == QLatin1String("tensor"))
-        request.view = MainWindow::View::Tensor;
+        request.shown = Shown::Tensor;
+    else if (viewName == QLatin1String("config"))
+        request.shown = Shown::Config;
+    else if (viewName == QLatin1String("start"))
+        request.shown = Shown::Start;
+    else if (viewName == QLatin1String("launch"))
+        request.shown = Shown::Launch;
     else
-        return fail(QStringLiteral("--view must be tree, plot or tensor"), kExitUsage);
+        return fail(QStringLiteral("--view must be tree, plot, tensor, config, start or launch"), kExitUsage);
+    request.view = request.shown == Shown::Plot     ? MainWindow::View::Plot
+                   : request.shown == Shown::Tensor ? MainWindow::View::Tensor
+                   : request.shown == Shown::Config ? MainWindow::View::Config
+                                                    : MainWindow::View::Tree;
     request.op = parser.value(op);
     request.process = parser.value(process);
     request.search = parser.value(search);
@@ -226,18 +322,115 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, Q
     return -1;
 }
 
+// Starts what the command line asks for: a dump, a launch, the demo, an attach, the launch
+// form or the config editor. Returns "" or why it could not.
+QString startSession(MainWindow& window, const ScreenshotRequest& request, const SessionRequest& session) {
+    if (!session.config.isEmpty() && !session.launch && request.shown != Shown::Launch) {
+        QString error;
+        if (!window.configDocument()->load(session.config, &error)) return error;
+        window.showPage(MainWindow::Page::Workspace);
+        window.showView(MainWindow::View::Config);
+    }
+    if (session.demo) {
+        QString error;
+        return window.launchDemo(&error) ? QString() : error;
+    }
+    if (session.launch || request.shown == Shown::Launch) {
+        probe::session::LaunchSpec spec = probe::session::launchSpecFromCommand(session.command);
+        if (!session.output.isEmpty()) spec.outputDirectory = QFileInfo(session.output).absoluteFilePath();
+        if (!session.config.isEmpty()) spec.configPath = QFileInfo(session.config).absoluteFilePath();
+        if (!session.launch) {
+            window.showLaunchForm(spec);
+            return {};
+        }
+        if (spec.outputDirectory.isEmpty()) spec.outputDirectory = probe::session::freshOutputDirectory(spec.program);
+        return window.launch(spec) ? QString() : QStringLiteral("cannot launch: %1").arg(window.liveSession()->stateDetail());
+    }
+    if (session.attachPid > 0) {
+        for (const auto& probe : probe::session::liveProbes()) {
+            if (probe.pid == session.attachPid) {
+                window.attach(probe);
+                return {};
+            }
+        }
+        return QStringLiteral("no probe runs in process %1 (File › Attach lists the running ones)").arg(session.attachPid);
+    }
+    if (!session.dir.isEmpty()) {
+        window.openDump(session.dir);
+    } else if (request.shown == Shown::Config || request.shown == Shown::Tree || request.shown == Shown::Plot ||
+               request.shown == Shown::Tensor) {
+        if (request.shown == Shown::Config) {
+            window.showPage(MainWindow::Page::Workspace);
+            window.showView(MainWindow::View::Config);
+        }
+    }
+    return {};
+}
+
+// Calls `ready(ok)` once the window has what it is to show: the dump loaded; a live session's
+// dump holding `waitRounds` rounds with an op selected (or the session over and its dump read);
+// at once for the start page, the launch form and the config editor.
+void whenReady(MainWindow& window, const SessionRequest& session, const std::function<void(bool)>& ready) {
+    auto fired = std::make_shared<bool>(false);
+    auto fire = [fired, ready](bool ok) {
+        if (*fired) return;
+        *fired = true;
+        ready(ok);
+    };
+    if (!session.dir.isEmpty()) {
+        QObject::connect(&window, &MainWindow::sessionLoaded, &window, fire);
+    } else if (session.live()) {
+        auto* poll = new QTimer(&window);
+        auto endedAt = std::make_shared<QElapsedTimer>();
+        QObject::connect(poll, &QTimer::timeout, &window, [&window, session, poll, endedAt, fire] {
+            const auto* live = window.liveSession();
+            if (!live) {
+                poll->stop();
+                fire(false);
+                return;
+            }
+            const auto* store = window.store();
+            const bool loaded = store->isOpen() && store->initialLoadDone();
+            const auto& idx = store->index();
+            const size_t rounds = idx.processCount() > 0 ? idx.rounds(0).size() : 0;
+            if (loaded && rounds >= static_cast<size_t>(session.waitRounds) && window.cursor()->op() != probe::analysis::kNone) {
+                poll->stop();
+                fire(true);
+                return;
+            }
+            if (live->state() == probe::session::SessionState::FailedToStart) {
+                poll->stop();
+                fire(false);
+                return;
+            }
+            if (!live->hasEnded()) return;
+            if (!endedAt->isValid()) endedAt->start();
+            // Over: show what its dump holds once it is read (the status says so, or after a
+            // moment for a model killed before it could write it).
+            const bool settled = loaded && (store->dumpState() != QLatin1String("running") || endedAt->elapsed() > 3000);
+            if (settled || (!store->isOpen() && endedAt->elapsed() > 3000)) {
+                poll->stop();
+                fire(loaded);
+            }
+        });
+        poll->start(200);
+    } else {
+        QTimer::singleShot(0, &window, [fire] { fire(true); });
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     ScreenshotRequest request;
-    QString dir;
+    SessionRequest session;
     QSize windowSize;
     {
         // Parsed before the GUI exists, so that --help, --version and usage errors need no display.
         QCoreApplication parsing(argc, argv);
         QCoreApplication::setApplicationName(QStringLiteral("probe-studio"));
         QCoreApplication::setApplicationVersion(QStringLiteral(PROBE_VERSION_STRING));
-        const int code = parseCommandLine(QCoreApplication::arguments(), request, dir, windowSize);
+        const int code = parseCommandLine(QCoreApplication::arguments(), request, session, windowSize);
         if (code >= 0) return code;
     }
     const bool haveDisplay = !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
@@ -245,7 +438,8 @@ int main(int argc, char** argv) {
     if (!haveDisplay) {
         if (request.file.isEmpty())
             return fail(QStringLiteral("no display (DISPLAY is not set). Run it on a desktop or over `ssh -X`; "
-                                       "`probe summary DIR` summarises a dump in a terminal, and --screenshot renders without a display"),
+                                       "`probe run` dumps without it, `probe summary DIR` summarises a dump in a terminal, and "
+                                       "--screenshot renders without a display"),
                         kExitFailed);
         qputenv("QT_QPA_PLATFORM", "offscreen");  // a screenshot needs no screen
     }
@@ -256,18 +450,20 @@ int main(int argc, char** argv) {
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/probe-studio.png")));
 
     MainWindow window;
-    // Relocatable: what is shipped is found from the executable, <prefix>/bin/probe-studio.
-    window.setDataDirectory(QDir(QCoreApplication::applicationDirPath() + QStringLiteral("/../share/probe-studio")).absolutePath());
     window.resize(windowSize);
     window.show();
     if (window.size() != windowSize)
         std::fprintf(stderr, "probe-studio: the window cannot be %dx%d; it is %dx%d\n", windowSize.width(), windowSize.height(),
                      window.width(), window.height());
-    if (!dir.isEmpty()) window.openDump(dir);
+    const QString startProblem = startSession(window, request, session);
+    if (!startProblem.isEmpty()) {
+        fail(startProblem, kExitFailed);
+        if (!request.file.isEmpty()) return kExitFailed;
+    }
     if (request.file.isEmpty()) {
-        // Interactive: arrange what was asked for once the dump is loaded.
-        if (!dir.isEmpty())
-            QObject::connect(&window, &MainWindow::sessionLoaded, &window, [&window, request](bool ok) {
+        // Interactive: arrange what was asked for once there is something to show.
+        if (!session.dir.isEmpty() || session.live())
+            whenReady(window, session, [&window, request](bool ok) {
                 QString problem;
                 if (ok && !arrange(window, request, &problem)) std::fprintf(stderr, "probe-studio: %s\n", qPrintable(problem));
             });
@@ -282,6 +478,7 @@ int main(int argc, char** argv) {
         capturing = true;
         // Give layouts and queued replots a moment.
         QTimer::singleShot(400, &window, [&] {
+            window.statisticsPlot()->refresh();  // a live dump grew meanwhile: the plot as the tree
             const QPixmap shot = window.grab();
             if (!shot.save(request.file, "PNG")) {
                 exitCode = fail(QStringLiteral("cannot write %1").arg(request.file), kExitCannotWrite);
@@ -296,29 +493,29 @@ int main(int argc, char** argv) {
         exitCode = fail(QStringLiteral("the dump did not finish loading in %1 s; saving what is shown").arg(kScreenshotTimeoutMs / 1000), kExitFailed);
         capture();
     });
-    if (dir.isEmpty()) {
-        capture();
-    } else {
-        QObject::connect(&window, &MainWindow::sessionLoaded, &window, [&](bool ok) {
-            QString problem;
-            if (!ok) {
-                exitCode = kExitFailed;
-                fail(window.problems().value(0, QStringLiteral("the dump could not be opened")), kExitFailed);
-            } else if (!arrange(window, request, &problem)) {
-                exitCode = fail(problem, kExitFailed);
-            }
-            auto* document = window.tensorPreview()->document();
-            if (request.view == MainWindow::View::Tensor && exitCode == kExitOk && document->isLoading()) {
-                // Wait for the tensor and its heatmap.
-                QObject::connect(document, &probe::data::TensorDocument::imageReady, &window, capture);
-                QObject::connect(document, &probe::data::TensorDocument::failed, &window, capture);
-                QObject::connect(document, &probe::data::TensorDocument::loaded, &window, [&, document] {
-                    if (!document->isLoading() && !(document->tensor() && document->tensor()->hasValues())) capture();
-                });
-            } else {
-                capture();
-            }
-        });
-    }
+    const bool hasDump = !session.dir.isEmpty() || session.live();
+    whenReady(window, session, [&](bool ok) {
+        QString problem;
+        if (!ok) {
+            exitCode = kExitFailed;
+            const QString why = session.live() && window.liveSession() ? window.liveSession()->stateDetail() : QString();
+            fail(window.problems().value(0, why.isEmpty() ? QStringLiteral("the dump could not be opened") : why), kExitFailed);
+        } else if (hasDump && !arrange(window, request, &problem)) {
+            exitCode = fail(problem, kExitFailed);
+        } else if (!hasDump && request.shown == Shown::Start) {
+            window.showPage(MainWindow::Page::Start);
+        }
+        auto* document = window.tensorPreview()->document();
+        if (request.view == MainWindow::View::Tensor && exitCode == kExitOk && document->isLoading()) {
+            // Wait for the tensor and its heatmap.
+            QObject::connect(document, &probe::data::TensorDocument::imageReady, &window, capture);
+            QObject::connect(document, &probe::data::TensorDocument::failed, &window, capture);
+            QObject::connect(document, &probe::data::TensorDocument::loaded, &window, [&, document] {
+                if (!document->isLoading() && !(document->tensor() && document->tensor()->hasValues())) capture();
+            });
+        } else {
+            capture();
+        }
+    });
     return app.exec();
 }

@@ -1,25 +1,33 @@
 #!/usr/bin/env bash
-# Remakes the screenshots in this folder from a real dump of the demo model, with the planted
-# overflow (layer 1 overflows at step 2; NaN follows). Needs a build (with PyTorch) and xvfb.
+# Remakes the screenshots in this folder from real runs of the demo model, with the planted
+# overflow (layer 1 overflows at step 2 in the dump opened, at step 6 in the live session; NaN
+# follows). Needs a build (with PyTorch) and xvfb.
 #   docs/screenshots/make-screenshots.sh [BUILD_DIR]
 # SPDX-License-Identifier: GPL-3.0-or-later
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=${1:-$here/../../build}
+build=$(cd "${1:-$here/../../build}" && pwd)
 work=$(mktemp -d -t probe-studio-demo.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# Settings (the start page's recent sessions) and data of these runs only.
+export XDG_CONFIG_HOME=$work/config XDG_DATA_HOME=$work/data
+demo=$build/share/probe-studio/demo/llama_demo.py
 
 # Every op, statistics and tensors.
 echo '{"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true}' > "$work/config.json"
 "$build/bin/probe" run --output "$work/dump" --config "$work/config.json" -- \
-    /usr/bin/python3 "$build/share/probe-studio/demo/llama_demo.py" --nan-layer 1 --nan-step 2 > "$work/run.log"
+    /usr/bin/python3 "$demo" --nan-layer 1 --nan-step 2 > "$work/run.log"
 
-shot() {  # shot NAME ARGS...: the main window, then a smaller 256-colour PNG
+studio() {  # studio NAME ARGS...: probe-studio's window, then a smaller 256-colour PNG
     local name=$1
     shift
-    xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/probe-studio" "$work/dump" --size 1400x860 \
-        --screenshot "$work/$name.png" "$@"
+    xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/probe-studio" --size 1400x860 --screenshot "$work/$name.png" "$@"
     convert "$work/$name.png" -colors 256 "PNG8:$here/$name.png"
+}
+shot() {  # shot NAME ARGS...: the dump opened
+    local name=$1
+    shift
+    studio "$name" "$work/dump" "$@"
 }
 # Opens where the first NaN appears: its op, round and tensors.
 shot tree
@@ -31,4 +39,42 @@ shot plot-ops --view plot --plot ops --round 2 --stat norm --op 2 --pin round:1
 shot tensor --view tensor --op 2 --round 0 --overlay
 # The overflowing multiplication of step 2: +Inf among its values.
 shot tensor-histogram --view tensor --op 2_8 --round 2 --tensor-page histogram
+
+# Live: the demo launched from the app (as tools/run-demo.sh does), shown once its dump holds 9
+# rounds: the log and state below, the tree, and layer 1's statistics with the overflow of step 6.
+cp "$build/share/probe-studio/configs/demo.json" "$work/demo_config.json"
+studio live-session --view plot --op 2 --wait-rounds 9 --output "$work/live" --config "$work/demo_config.json" \
+    --launch -- /usr/bin/python3 "$demo" --tokens 16 --nan-layer 1 --nan-step 6 --delay 0.3
+# The launch form, filled with the same command.
+studio launch-form --view launch --output "$work/live2" --config "$work/demo_config.json" \
+    -- /usr/bin/python3 "$demo" --tokens 16 --nan-layer 1 --nan-step 6 --delay 0.3
+# The config editor in a live session: the ops ticked in the tree are the config's ids, the
+# one the probe has in force.
+cat > "$work/ticked_config.json" <<'JSON'
+{
+    "task": "statistics",
+    "dump_enable": true,
+    "exec_range": "all",
+    "ids": "2,3",
+    "save_child": true
+}
+JSON
+studio config-live --view config --wait-rounds 4 --output "$work/live3" --config "$work/ticked_config.json" \
+    --launch -- /usr/bin/python3 "$demo" --tokens 16 --nan-layer 1 --nan-step 6 --delay 0.3
+# The config editor with a config that has two mistakes, shown where they are.
+cat > "$work/my_config.json" <<'JSON'
+{
+    "task": "statistics",
+    "dump_enable": true,
+    "exec_range": "2,",
+    "ids": "1,3",
+    "op_name": "",
+    "save_child": "yes",
+    "device": "",
+    "filter_level": 1
+}
+JSON
+studio config-editor "$work/dump" --view config --config "$work/my_config.json"
+# The start page, with the sessions above among the recent ones.
+studio start --view start
 ls -l "$here"/*.png

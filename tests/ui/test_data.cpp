@@ -1,6 +1,6 @@
 // The application's data layer (ui/data) alone, without widgets: the dump store and its loader
 // thread, the models under QAbstractItemModelTester (as a dump grows, too), the op selection
-// config, tensor documents.
+// config and the config document of either kind, tensor documents.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
@@ -13,10 +13,12 @@
 #include "dump_builder.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "config_document.h"
 #include "op_filter_proxy.h"
 #include "op_selection.h"
 #include "op_tensors_model.h"
 #include "op_tree_model.h"
+#include "probe/format/api_config.h"
 #include "probe/format/file_util.h"
 #include "probe/format/op_config.h"
 #include "statistics_series.h"
@@ -277,25 +279,34 @@ TEST(OpSelection, TickingWritesIdsAndTheTreeShowsWhatTheConfigDumps) {
     s.model.setData(s.find("2_3"), Qt::Unchecked, Qt::CheckStateRole);
     EXPECT_EQ(s.selection.config().ids, (std::vector<std::string>{"1"}));
 
-    // Saved in the documented form, and read back the same by the format library.
+    // Saved through the config document that follows the selection, in the documented form, and
+    // read back the same by the format library.
+    data::ConfigDocument document;
+    document.followSelection(&s.selection);
     const QString path = QString::fromStdString(dir / "config.json");
     QString error;
-    ASSERT_TRUE(s.selection.save(path, &error)) << error.toStdString();
+    ASSERT_TRUE(document.save(path, &error)) << error.toStdString();
     const auto reloaded = format::loadOpConfigFile(path.toStdString());
     ASSERT_TRUE(reloaded.ok());
     EXPECT_EQ(*reloaded.config, s.selection.config());
-    EXPECT_FALSE(s.selection.isModified());
+    EXPECT_FALSE(document.isModified());
     data::OpSelection other;
-    ASSERT_TRUE(other.load(path, &error)) << error.toStdString();
+    data::ConfigDocument otherDocument;
+    otherDocument.followSelection(&other);
+    ASSERT_TRUE(otherDocument.load(path, &error)) << error.toStdString();
     EXPECT_TRUE(other.isTicked("1"));
     EXPECT_TRUE(other.includesChildren());
-    // A bad file is refused with its problems, and the current config kept.
+    // A bad file is loaded to be fixed, with its problems at their keys; the selection (what the
+    // tree shows) keeps the last good config.
     test::writeFile(dir / "bad.json", R"({"task": "tensors", "save_child": "yes"})");
-    EXPECT_FALSE(other.load(QString::fromStdString(dir / "bad.json"), &error));
-    EXPECT_TRUE(error.contains("task")) << error.toStdString();
-    EXPECT_TRUE(error.contains("save_child")) << error.toStdString();
+    ASSERT_TRUE(otherDocument.load(QString::fromStdString(dir / "bad.json"), &error));
+    EXPECT_EQ(otherDocument.issuesAt("task").size(), 1);
+    EXPECT_EQ(otherDocument.issuesAt("save_child").size(), 1);
     EXPECT_TRUE(other.isTicked("1"));
-    EXPECT_FALSE(other.save(QString::fromStdString(dir / "no/such/dir/c.json"), &error));
+    EXPECT_FALSE(otherDocument.save(QString::fromStdString(dir / "bad.json"), &error));
+    EXPECT_TRUE(error.contains("task")) << error.toStdString();
+    EXPECT_FALSE(document.save(QString::fromStdString(dir / "no/such/dir/c.json"), &error));
+    EXPECT_TRUE(error.contains("no/such/dir")) << error.toStdString();
 }
 
 TEST(OpFilterProxy, SearchAndShowKeepAncestors) {
@@ -368,6 +379,31 @@ TEST(DumpCursor, KeepsOpTensorAndRoundTogether) {
     EXPECT_EQ(cursor.round(), 2);
     EXPECT_EQ(cursor.row(), nan);
     EXPECT_EQ(ops.count(), 2);
+}
+
+TEST(DumpCursor, AnOpChosenBeforeItsRowsGetsItsTensorWhenTheyCome) {
+    // A model just launched: its structure is known before any statistic row is written.
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    format::ModelStructure model;
+    model.modelName = "Starting";
+    model.nodes.push_back(test::node("layer", "0", "Layer"));
+    dump.writeModel(model);
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    data::DumpCursor cursor(&s.store);
+    const uint32_t layer = s.store.index().findOp(0, "0");
+    ASSERT_NE(layer, kNone);
+    cursor.setOp(layer);
+    EXPECT_EQ(cursor.slot(), kNone);
+    QSignalSpy slotChanges(&cursor, &data::DumpCursor::slotChanged);
+    dump.addRow(0, "0", "layer", "Layer", true);
+    ASSERT_TRUE(waitFor([&] { return cursor.slot() != kNone; }));
+    EXPECT_EQ(cursor.op(), layer);
+    EXPECT_EQ(cursor.slot(), s.store.index().representativeSlot(layer));
+    EXPECT_EQ(slotChanges.count(), 1);
+    EXPECT_NE(cursor.row(), kNone);
 }
 
 TEST(StatisticsSeries, RoundsAndProfilesMarkNonFiniteValues) {
@@ -474,6 +510,176 @@ TEST(TensorDocument, FollowsDeduplicatedFilesAndReportsBrokenOnes) {
     ASSERT_TRUE(waitFor([&] { return failed.count() > 0; }));
     EXPECT_TRUE(document.error().contains("cut.bin")) << document.error().toStdString();
     EXPECT_FALSE(document.tensor());
+}
+
+// One bad and one good value of a key, as the form would write them.
+struct KeyCase {
+    std::string key;
+    data::ConfigDocument::Json bad, good;
+};
+
+// Sets each key to a bad value, then to a good one, and checks that the document's issues at
+// that key are exactly what the format library says about the same text.
+void checkEveryKey(data::ConfigDocument& document, const std::vector<KeyCase>& cases) {
+    using Kind = data::ConfigDocument::Kind;
+    std::vector<std::string> covered;
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.key);
+        covered.push_back(c.key);
+        ASSERT_TRUE(document.setValue(c.key, c.bad));
+        const std::string text = document.text().toStdString();
+        const auto library = document.kind() == Kind::Op ? format::parseOpConfig(text, "x").issues : format::parseApiConfig(text, "x").issues;
+        ASSERT_EQ(library.size(), 1u) << format::describeIssues(library);
+        EXPECT_EQ(library[0].key, c.key);
+        const QStringList shown = document.issuesAt(c.key);
+        ASSERT_EQ(shown.size(), 1) << shown.join('\n').toStdString();
+        EXPECT_TRUE(shown[0].startsWith(QString::fromStdString(library[0].problem))) << shown[0].toStdString();
+        EXPECT_TRUE(document.hasErrors());
+        EXPECT_TRUE(document.generalIssues(data::ConfigDocument::formKeys(document.kind())).isEmpty());
+        ASSERT_TRUE(document.setValue(c.key, c.good));
+        EXPECT_TRUE(document.issuesAt(c.key).isEmpty()) << document.issuesAt(c.key).join('\n').toStdString();
+        EXPECT_FALSE(document.hasErrors()) << document.text().toStdString();
+        EXPECT_EQ(document.value(c.key), c.good);
+    }
+    // The cases cover the whole form.
+    EXPECT_EQ(covered, data::ConfigDocument::formKeys(document.kind()));
+}
+
+TEST(ConfigDocument, EveryOpLevelKeyIsJudgedByTheFormatLibrary) {
+    data::ConfigDocument document;
+    ASSERT_EQ(document.kind(), data::ConfigDocument::Kind::Op);
+    EXPECT_FALSE(document.hasErrors());
+    checkEveryKey(document, {{"task", "tensors", "all"},
+                             {"dump_enable", "yes", true},
+                             {"exec_range", "3,1", "0,5"},
+                             {"ids", "1,,2", "0,2_1"},
+                             {"op_name", "a,,b", "Prefill_layer"},
+                             {"save_child", 1, true},
+                             {"device", "gpu0", "0,1"},
+                             {"filter_level", 3, 2}});
+    ASSERT_TRUE(document.opConfig());
+    EXPECT_EQ(document.opConfig()->ids, (std::vector<std::string>{"0", "2_1"}));
+    EXPECT_EQ(document.opConfig()->filterLevel, 2);
+    // Syntax errors and unknown keys are for the whole text, with line and column.
+    document.setText("{\n  \"task\": \"all\",\n  \"dump_enabel\": true\n}\n");
+    EXPECT_EQ(document.generalIssues(data::ConfigDocument::formKeys(document.kind())).join('\n').toStdString(),
+              "key \"dump_enabel\": unknown key (a misspelling?); accepted: task, dump_enable, exec_range, ids, op_name, "
+              "save_child, device, filter_level");
+    document.setText("{\n  \"task\": \"all\",\n  \"ids\" \"1\"\n}\n");
+    EXPECT_FALSE(document.isObject());
+    const QStringList general = document.generalIssues(data::ConfigDocument::formKeys(document.kind()));
+    ASSERT_EQ(general.size(), 1);
+    EXPECT_TRUE(general[0].startsWith("line 3, column")) << general[0].toStdString();
+    EXPECT_FALSE(document.setValue("task", "all"));  // the form waits for valid JSON
+}
+
+TEST(ConfigDocument, EveryCodeLevelKeyIsJudgedByTheFormatLibrary) {
+    data::ConfigDocument document;
+    document.startNew(data::ConfigDocument::Kind::Api);
+    EXPECT_FALSE(document.hasErrors()) << document.text().toStdString();
+    checkEveryKey(document, {{"task", "dump", "tensor"},
+                             {"dump_path", "", "./my_dump"},
+                             {"rank", {"x"}, {0, "2-3"}},
+                             {"step", {-1}, {1}},
+                             {"level", "L3", "mix"},
+                             {"seed", -1, 42},
+                             {"is_deterministic", "no", true},
+                             {"extra_info", 0, false},
+                             {"statistics.scope", {"relu"}, data::ConfigDocument::Json::array()},
+                             {"statistics.list", "relu", {"relu"}},
+                             {"statistics.data_mode", {"all", "forward"}, {"forward", "input"}},
+                             {"statistics.summary_mode", "sha", "md5"},
+                             {"tensor.scope", {"a", "b", "c"}, data::ConfigDocument::Json::array()},
+                             {"tensor.list", 3, data::ConfigDocument::Json::array()},
+                             {"tensor.data_mode", data::ConfigDocument::Json::array(), {"backward"}}});
+    ASSERT_TRUE(document.apiConfig());
+    EXPECT_EQ(document.apiConfig()->rank, (std::vector<int64_t>{0, 2, 3}));
+    EXPECT_EQ(document.apiConfig()->statistics.summaryMode, "md5");
+    // msprobe keys this tool ignores are warnings, not errors.
+    ASSERT_TRUE(document.setValue("async_dump", false));
+    EXPECT_FALSE(document.hasErrors());
+    EXPECT_TRUE(document.generalIssues(data::ConfigDocument::formKeys(document.kind())).join('\n').contains("warning"));
+}
+
+TEST(ConfigDocument, TextRoundTripAndFiles) {
+    test::TempDir dir("ui-data");
+    data::ConfigDocument document;
+    QSignalSpy changed(&document, &data::ConfigDocument::changed);
+    // Written by hand: its key order is kept when the form changes a key.
+    const QString typed = "{\"save_child\": true, \"task\": \"statistics\", \"dump_enable\": true, \"exec_range\": \"all\"}";
+    document.setText(typed);
+    EXPECT_TRUE(document.isModified());
+    EXPECT_EQ(changed.count(), 1);
+    EXPECT_EQ(document.value("save_child"), true);
+    EXPECT_TRUE(document.value("ids").is_null());
+    EXPECT_FALSE(document.contains("ids"));
+    ASSERT_TRUE(document.setValue("ids", "3"));
+    const auto rewritten = nlohmann::ordered_json::parse(document.text().toStdString());
+    std::vector<std::string> keys;
+    for (const auto& item : rewritten.items()) keys.push_back(item.key());
+    EXPECT_EQ(keys, (std::vector<std::string>{"save_child", "task", "dump_enable", "exec_range", "ids"}));
+    // Saved atomically; the file is what the format library reads back as the same config.
+    const QString path = QString::fromStdString(dir / "op.json");
+    QString error;
+    ASSERT_TRUE(document.save(path, &error)) << error.toStdString();
+    EXPECT_FALSE(document.isModified());
+    EXPECT_EQ(document.filePath(), path);
+    EXPECT_EQ(QString::fromStdString(test::readFile(path.toStdString())), document.text());
+    const auto reread = format::loadOpConfigFile(path.toStdString());
+    ASSERT_TRUE(reread.ok());
+    EXPECT_EQ(*reread.config, *document.opConfig());
+
+    // A code-level file is recognised by its keys when loaded.
+    test::writeFile(dir / "api.json", R"({"task": "tensor", "level": "L0", "step": ["0-2"], "tensor": {"data_mode": ["forward"]}})");
+    ASSERT_TRUE(document.load(QString::fromStdString(dir / "api.json"), &error)) << error.toStdString();
+    EXPECT_EQ(document.kind(), data::ConfigDocument::Kind::Api);
+    EXPECT_FALSE(document.isModified());
+    ASSERT_TRUE(document.apiConfig());
+    EXPECT_EQ(document.apiConfig()->step, (std::vector<int64_t>{0, 1, 2}));
+    ASSERT_TRUE(document.setValue("tensor.list", {"relu"}));
+    ASSERT_TRUE(document.save(QString::fromStdString(dir / "api2.json"), &error));
+    const auto api = format::loadApiConfigFile(dir / "api2.json");
+    ASSERT_TRUE(api.ok());
+    EXPECT_EQ(api.config->tensor.list, (std::vector<std::string>{"relu"}));
+    EXPECT_EQ(api.config->level, "L0");
+    // Unreadable files say so.
+    EXPECT_FALSE(document.load(QString::fromStdString(dir / "absent.json"), &error));
+    EXPECT_TRUE(error.contains("absent.json")) << error.toStdString();
+}
+
+TEST(ConfigDocument, FollowsTheOpSelectionBothWays) {
+    data::OpSelection selection;
+    data::ConfigDocument document;
+    document.followSelection(&selection);
+    EXPECT_EQ(*document.opConfig(), selection.config());
+    // Ticks in the tree write ids and save_child into the text.
+    selection.setTicked("2", true);
+    selection.setTicked("0_1", true);
+    selection.setIncludesChildren(true);
+    EXPECT_EQ(document.value("ids"), "2,0_1");
+    EXPECT_EQ(document.value("save_child"), true);
+    EXPECT_TRUE(document.isModified());
+    // The text's ids become the ticks.
+    ASSERT_TRUE(document.setValue("ids", "3"));
+    EXPECT_TRUE(selection.isTicked("3"));
+    EXPECT_FALSE(selection.isTicked("2"));
+    // A half-edited text keeps its other keys when a tick arrives; the tree keeps its last good
+    // config meanwhile.
+    ASSERT_TRUE(document.setValue("exec_range", "5,"));
+    EXPECT_TRUE(document.hasErrors());
+    selection.setTicked("4", true);
+    EXPECT_EQ(document.value("ids"), "3,4");
+    EXPECT_EQ(document.value("exec_range"), "5,");
+    ASSERT_TRUE(document.setValue("exec_range", "5,9"));
+    EXPECT_EQ(selection.config().execRange.toString(), "5,9");
+    EXPECT_TRUE(selection.isTicked("4"));
+    // A code-level document leaves the tree alone.
+    document.startNew(data::ConfigDocument::Kind::Api);
+    selection.setTicked("1", true);
+    EXPECT_FALSE(document.contains("ids"));
+    // Back to op-level: the tree's config, ticks included.
+    document.startNew(data::ConfigDocument::Kind::Op);
+    EXPECT_EQ(document.value("ids"), "3,4,1");
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "tensor_preview.h"
 #include "tensor_values_model.h"
 #include "test_support.h"
+#include "widget_checks.h"
 
 namespace probe {
 namespace {
@@ -38,7 +39,10 @@ namespace {
 using analysis::kNone;
 using widgets::MainWindow;
 
-bool waitFor(const std::function<bool()>& condition, int ms = 20000) { return QTest::qWaitFor(condition, ms); }
+using test::countPixels;
+using test::runStudio;
+using test::StudioRun;
+using test::waitFor;
 
 void synthetic(const std::string& dir) {
     bench::SyntheticDumpOptions options;
@@ -50,16 +54,6 @@ void synthetic(const std::string& dir) {
     options.nanRound = 2;
     options.tensors = true;
     bench::writeSyntheticDump(options);
-}
-
-// Pixels of `image` for which `match` holds.
-int countPixels(const QImage& image, const std::function<bool(QColor)>& match) {
-    int n = 0;
-    const QImage rgb = image.convertToFormat(QImage::Format_RGB32);
-    for (int y = 0; y < rgb.height(); ++y)
-        for (int x = 0; x < rgb.width(); ++x)
-            if (match(QColor(rgb.pixel(x, y)))) ++n;
-    return n;
 }
 
 bool reddish(QColor c) { return c.red() > 190 && c.green() < 70 && c.blue() < 70; }
@@ -86,6 +80,7 @@ TEST_F(MainWindowTest, OpensAtTheFirstNaNAndDrawsTheTree) {
     // The first NaN in execution order: layer 2's input in round 2 (after layer 1 overflowed).
     EXPECT_EQ(window_.cursor()->op(), idx.findOp(0, "2"));
     EXPECT_EQ(window_.cursor()->round(), 2);
+    EXPECT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 2, ")) << window_.firstNanText().toStdString();
     QTreeView* tree = window_.treePanel()->view();
     const QModelIndex current = tree->currentIndex();
     ASSERT_TRUE(current.isValid());
@@ -251,23 +246,6 @@ TEST(MainWindow, ShowsProblemsOfABrokenDump) {
 }
 
 // --- the command line -------------------------------------------------------------------------
-
-struct StudioRun {
-    int exitCode;
-    QString out, err;
-};
-
-StudioRun runStudio(const QStringList& arguments) {
-    QProcess process;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.remove(QStringLiteral("DISPLAY"));  // --screenshot must work without a display
-    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
-    process.setProcessEnvironment(env);
-    process.start(QStringLiteral(PROBE_STUDIO), arguments);
-    if (!process.waitForFinished(120000)) return {-1, {}, QStringLiteral("timed out")};
-    return {process.exitCode(), QString::fromLocal8Bit(process.readAllStandardOutput()),
-            QString::fromLocal8Bit(process.readAllStandardError())};
-}
 
 TEST(CommandLine, ScreenshotsOfEachView) {
     test::TempDir dir("ui-cli");

@@ -16,6 +16,12 @@ DumpCursor::DumpCursor(DumpStore* store, QObject* parent) : QObject(parent), sto
         emit roundChanged(round_);
         emit changed();
     });
+    // An op chosen before it had rows (a model just started): its tensor once it has one.
+    connect(store_, &DumpStore::changed, this, [this](const analysis::IndexChange& change) {
+        if (op_ == kNone || slot_ != kNone || change.newRows == 0) return;
+        const uint32_t slot = store_->index().representativeSlot(op_);
+        if (slot != kNone) setSlot(slot);
+    });
 }
 
 uint32_t DumpCursor::row() const {

@@ -13,6 +13,10 @@ namespace {
 constexpr int kBusyPollMs = 200;
 // Deltas allowed to wait for the GUI thread before the loader pauses (bounds memory).
 constexpr int kMaxPendingDeltas = 3;
+// After a nudge (pollNow), quick polls that may find nothing yet: the probe tells its socket
+// about rows a little before its writer thread has appended them to the file.
+constexpr int kNudgedPolls = 5;
+constexpr int kNudgedPollMs = 40;
 
 }  // namespace
 
@@ -35,6 +39,13 @@ void DumpLoader::start() {
     }
     emit opened(generation_, static_cast<int>(reader_->layout()), QString::fromStdString(reader_->root()));
     schedule(0);
+}
+
+void DumpLoader::pollNow() {
+    // A poll in progress (timer not active) schedules the next one itself.
+    if (stopRequested_ || !timer_) return;
+    nudgedPolls_ = kNudgedPolls;
+    if (timer_->isActive()) timer_->start(0);
 }
 
 void DumpLoader::schedule(int ms) {
@@ -78,6 +89,12 @@ void DumpLoader::pollOnce() {
     }
     emit caughtUp(generation_);
     caughtUpOnce_ = true;
+    if (found) nudgedPolls_ = 0;
+    if (!found && nudgedPolls_ > 0) {
+        --nudgedPolls_;
+        schedule(kNudgedPollMs);
+        return;
+    }
     idleMs_ = found ? kBusyPollMs : std::min(idlePollMs_, std::max(kBusyPollMs, idleMs_ * 3 / 2));
     schedule(idleMs_);
 }

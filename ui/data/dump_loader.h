@@ -24,6 +24,9 @@ public:
 
 public slots:
     void start();
+    // Polls at once instead of at the next (maybe backed-off) interval: the probe said over its
+    // socket that it wrote more. Called on the loader's thread (queued).
+    void pollNow();
 
 signals:
     void opened(quint64 generation, int layout, const QString& root);
@@ -44,6 +47,7 @@ private:
     std::unique_ptr<analysis::DumpReader> reader_;
     QTimer* timer_ = nullptr;
     std::atomic<bool> stopRequested_{false};
+    int nudgedPolls_ = 0;  // quick polls left after pollNow()
     bool caughtUpOnce_ = false;
     bool trimmed_ = false;
 };

@@ -65,6 +65,10 @@ void DumpStore::open(const QString& path) {
     thread_->start();
 }
 
+void DumpStore::pollNow() {
+    if (loader_) QMetaObject::invokeMethod(loader_, &DumpLoader::pollNow, Qt::QueuedConnection);
+}
+
 void DumpStore::close() {
     stopLoader();
     ++generation_;

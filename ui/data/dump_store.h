@@ -50,6 +50,9 @@ public:
 
     // How often a finished or idle dump is looked at again (milliseconds).
     void setIdlePollInterval(int ms) { idlePollMs_ = ms; }
+    // Reads the folder again now rather than at the next interval: for a live session whose
+    // probe says (over its socket) that it wrote more.
+    void pollNow();
 
 signals:
     // The index was emptied (before: models must begin a reset; after: end it).

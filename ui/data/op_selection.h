@@ -1,7 +1,7 @@
-// The op-level config being edited (FORMATS.md section 3, "Injected probe"): which ops the
+// The op-level config the tree shows (FORMATS.md section 3, "Injected probe"): which ops the
 // probe dumps. Ticking ops in the tree adds their ids; the tree asks selects() (the format
-// library's rule, never re-implemented) to show what the config dumps. Loaded from and saved
-// to a config file. No widgets.
+// library's rule, never re-implemented) to show what the config dumps. Its file (the text, the
+// other keys, loading and saving) is a ConfigDocument that follows it. No widgets.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -34,28 +34,14 @@ public:
     // Whether the probe would dump this op's tensors (OpConfig::selects).
     bool selects(const format::OpLocation& op) const { return config_.selects(op); }
 
-    // The file the config came from or was last saved to ("" for a new config), and whether
-    // it changed since.
-    QString filePath() const { return filePath_; }
-    bool isModified() const { return modified_; }
-    // Reads and validates a config file; on problems keeps the current config and returns
-    // false with every problem in `error`.
-    bool load(const QString& path, QString* error);
-    // Writes the config file atomically (keys in the documented order).
-    bool save(const QString& path, QString* error);
-    QString fileText() const { return QString::fromStdString(config_.toFileText()); }
-
 signals:
     void changed();
 
 private:
     void syncTicked();
-    void markChanged();
 
     format::OpConfig config_;
     std::unordered_set<std::string> ticked_;
-    QString filePath_;
-    bool modified_ = false;
 };
 
 }  // namespace probe::data

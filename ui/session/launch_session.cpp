@@ -2,8 +2,11 @@
 #include "session/launch_session.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QStandardPaths>
 
 #include "session/live_probes.h"
 
@@ -19,8 +22,83 @@ QString sessionStateName(SessionState state) {
         case SessionState::Finished: return QObject::tr("finished");
         case SessionState::Crashed: return QObject::tr("crashed");
         case SessionState::FailedToStart: return QObject::tr("failed to start");
+        case SessionState::Detached: return QObject::tr("detached");
     }
     return {};
+}
+
+SessionState sessionStateFromProbe(const QString& probeState, SessionState fallback) {
+    if (probeState == QLatin1String("dumping")) return SessionState::Dumping;
+    if (probeState == QLatin1String("sleeping")) return SessionState::Sleeping;
+    if (probeState == QLatin1String("stopped")) return SessionState::Stopped;
+    return fallback;
+}
+
+bool sessionHasEnded(SessionState state) {
+    return state == SessionState::Finished || state == SessionState::Crashed || state == SessionState::FailedToStart ||
+           state == SessionState::Detached;
+}
+
+LaunchSpec launchSpecFromCommand(const QStringList& command) {
+    LaunchSpec spec;
+    if (command.isEmpty()) return spec;
+    const bool python = QFileInfo(command.front()).fileName().startsWith(QLatin1String("python"));
+    if (python && command.size() > 1 && command[1].endsWith(QLatin1String(".py"))) {
+        spec.interpreter = command[0];
+        spec.program = command[1];
+        spec.arguments = command.mid(2);
+    } else {
+        spec.program = command.front();
+        spec.arguments = command.mid(1);
+    }
+    return spec;
+}
+
+QString defaultInterpreterFor(const QString& program) {
+    return program.trimmed().endsWith(QLatin1String(".py")) ? QStringLiteral("/usr/bin/python3") : QString();
+}
+
+bool prepareDemoLaunch(const QString& dataDirectory, LaunchSpec* spec, QString* error) {
+    const QDir data(dataDirectory);
+    const QString script = data.absoluteFilePath(QStringLiteral("demo/llama_demo.py"));
+    const QString config = data.absoluteFilePath(QStringLiteral("configs/demo.json"));
+    for (const QString& file : {script, config}) {
+        if (!QFileInfo::exists(file)) {
+            *error = QObject::tr("The demo is not installed: %1 is missing.").arg(file);
+            return false;
+        }
+    }
+    LaunchSpec demo;
+    demo.interpreter = defaultInterpreterFor(script);
+    demo.program = script;
+    // As tools/run-demo.sh: 16 decoded tokens, slowed down to watch the statistics arrive.
+    demo.arguments = {QStringLiteral("--tokens"), QStringLiteral("16"), QStringLiteral("--nan-layer"), QStringLiteral("1"),
+                      QStringLiteral("--nan-step"), QStringLiteral("6"), QStringLiteral("--delay"), QStringLiteral("0.3")};
+    demo.outputDirectory = freshOutputDirectory(script);
+    if (!QDir().mkpath(demo.outputDirectory)) {
+        *error = QObject::tr("Cannot create the folder %1 for the demo's dump.").arg(demo.outputDirectory);
+        return false;
+    }
+    demo.configPath = QDir(demo.outputDirectory).absoluteFilePath(QStringLiteral("demo_config.json"));
+    if (!QFile::copy(config, demo.configPath)) {
+        *error = QObject::tr("Cannot copy the demo's config to %1.").arg(demo.configPath);
+        return false;
+    }
+    // A copy of a read-only installed file is read-only too; the probe rewrites it.
+    QFile::setPermissions(demo.configPath, QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup | QFile::ReadOther);
+    *spec = demo;
+    return true;
+}
+
+QString freshOutputDirectory(const QString& program) {
+    QString name = QFileInfo(program).completeBaseName();
+    if (name.isEmpty()) name = QStringLiteral("run");
+    const QString base = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs/") + name +
+                         QLatin1Char('-') + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    // Two launches within a second get different folders.
+    QString candidate = base;
+    for (int n = 2; QFileInfo::exists(candidate); ++n) candidate = base + QLatin1Char('-') + QString::number(n);
+    return candidate;
 }
 
 QStringList LaunchSpec::probeRunArguments() const {
@@ -66,16 +144,14 @@ LaunchSession::LaunchSession(QObject* parent) : QObject(parent) {
     connect(&attachTimer_, &QTimer::timeout, this, &LaunchSession::lookForProbe);
     connect(&control_, &ControlClient::hello, this, [this](const QJsonObject& hello) {
         attachTimer_.stop();
-        const QString state = hello.value("state").toString();
-        setState(state == "dumping" ? SessionState::Dumping : state == "stopped" ? SessionState::Stopped : SessionState::Sleeping,
+        setState(sessionStateFromProbe(hello.value("state").toString(), SessionState::Sleeping),
                  tr("probe attached (pid %1)").arg(hello.value("pid").toInteger()));
         emit attached(hello);
     });
     connect(&control_, &ControlClient::stateChanged, this, [this](const QString& state, const QString& reason) {
         if (state_ == SessionState::Finished || state_ == SessionState::Crashed) return;
-        if (state == "dumping") setState(SessionState::Dumping, reason);
-        else if (state == "sleeping") setState(SessionState::Sleeping, reason);
-        else if (state == "stopped") setState(SessionState::Stopped, reason);
+        const SessionState mapped = sessionStateFromProbe(state, state_);
+        if (mapped != state_) setState(mapped, reason);
     });
 }
 

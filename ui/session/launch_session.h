@@ -38,9 +38,33 @@ enum class SessionState {
     Stopped,    // dumping stopped early (disk full...), the model goes on
     Finished,   // the model exited with 0
     Crashed,    // the model exited with another code, or was killed
-    FailedToStart
+    FailedToStart,
+    Detached    // an attached probe went away, could not be reached, or was let go
 };
 QString sessionStateName(SessionState state);
+// The session state a probe's own state word stands for (hello's and state events' `state`:
+// sleeping, dumping, stopped); `fallback` for others (exiting, unknown words).
+SessionState sessionStateFromProbe(const QString& probeState, SessionState fallback);
+// Whether the model of a session in this state is gone (nothing more will happen).
+bool sessionHasEnded(SessionState state);
+
+// The spec of a command line ("/usr/bin/python3 train.py --epochs 2"): a Python interpreter
+// followed by a script becomes interpreter and program, so the launch form shows them apart.
+LaunchSpec launchSpecFromCommand(const QStringList& command);
+
+// The interpreter a script is run with when none is given (/usr/bin/python3 for .py: Debian's
+// torch belongs to it), or "" for other programs.
+QString defaultInterpreterFor(const QString& program);
+
+// The bundled demo (<dataDirectory>/demo/llama_demo.py, a LLaMA-style decoder with a planted
+// overflow in layer 1 at step 6) with configs/demo.json copied into a fresh output folder: a
+// probe writes pushed configs to its config file, and the shipped one must stay as it is.
+// False with the reason when the demo is not there or the folder cannot be made.
+bool prepareDemoLaunch(const QString& dataDirectory, LaunchSpec* spec, QString* error);
+
+// A new folder name for a launch's dump, <app data>/runs/<program>-<date>-<time>, so that
+// launches never add their processes to an earlier dump by accident.
+QString freshOutputDirectory(const QString& program);
 
 class LaunchSession : public QObject {
     Q_OBJECT
@@ -58,6 +82,7 @@ public:
     QString dumpRoot() const;
     QString configPath() const;
     ControlClient* control() { return &control_; }
+    const ControlClient* control() const { return &control_; }
     qint64 probeRunPid() const { return process_.processId(); }
 
 signals:

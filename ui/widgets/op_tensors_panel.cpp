@@ -56,8 +56,17 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
         model_->setOp(op);
         updateHeader();
         view_->resizeColumnsToContents();
+        columnsFitted_ = model_->rowCount() > 0;
         selectCursorRow();
     });
+    // An op chosen before it had rows (a model just launched): fit the columns to its first ones.
+    auto fitOnFirstRows = [this] {
+        if (columnsFitted_ || model_->rowCount() == 0) return;
+        columnsFitted_ = true;
+        view_->resizeColumnsToContents();
+    };
+    connect(model_, &QAbstractItemModel::rowsInserted, this, fitOnFirstRows);
+    connect(model_, &QAbstractItemModel::modelReset, this, fitOnFirstRows);
     connect(cursor_, &data::DumpCursor::changed, this, &OpTensorsPanel::selectCursorRow);
     connect(cursor_, &data::DumpCursor::roundChanged, this, [this](int32_t round) {
         if (roundOnly_->isChecked()) model_->setRound(round);

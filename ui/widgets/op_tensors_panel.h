@@ -41,6 +41,7 @@ private:
     QCheckBox* roundOnly_;
     QTableView* view_;
     bool syncing_ = false;
+    bool columnsFitted_ = false;
 };
 
 }  // namespace probe::widgets

@@ -13,6 +13,7 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include "config_document.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "op_filter_proxy.h"
@@ -24,8 +25,9 @@ namespace probe::widgets {
 using data::OpTreeModel;
 using Show = data::OpFilterProxy::Show;
 
-OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, data::DumpCursor* cursor, QWidget* parent)
-    : QWidget(parent), store_(store), selection_(selection), cursor_(cursor) {
+OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, data::ConfigDocument* config, data::DumpCursor* cursor,
+                         QWidget* parent)
+    : QWidget(parent), store_(store), selection_(selection), config_(config), cursor_(cursor) {
     model_ = new OpTreeModel(store_, selection_, this);
     proxy_ = new data::OpFilterProxy(store_, selection_, this);
     proxy_->setOpModel(model_);
@@ -84,22 +86,24 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
     connect(includeChildren_, &QCheckBox::toggled, selection_, &data::OpSelection::setIncludesChildren);
     clearTicks_ = new QPushButton(tr("Clear ticks"), configBar_);
     connect(clearTicks_, &QPushButton::clicked, this, [this] {
-        auto config = selection_->config();
-        config.ids.clear();
-        selection_->setConfig(config);
+        auto cleared = selection_->config();
+        cleared.ids.clear();
+        selection_->setConfig(cleared);
     });
-    auto* load = new QPushButton(tr("Load config…"), configBar_);
-    auto* save = new QPushButton(tr("Save config…"), configBar_);
-    connect(load, &QPushButton::clicked, this, &OpTreePanel::loadConfigRequested);
-    connect(save, &QPushButton::clicked, this, &OpTreePanel::saveConfigRequested);
+    auto* edit = new QPushButton(tr("Edit config…"), configBar_);
+    edit->setToolTip(tr("Every key of the config, its JSON, loading and saving (the Config tab)"));
+    apply_ = new QPushButton(tr("Apply"), configBar_);
+    connect(edit, &QPushButton::clicked, this, &OpTreePanel::editConfigRequested);
+    connect(apply_, &QPushButton::clicked, this, &OpTreePanel::applyConfigRequested);
     auto* configLayout = new QHBoxLayout(configBar_);
     configLayout->setContentsMargins(0, 0, 0, 0);
     configLayout->addWidget(configLabel_, 1);
     configLayout->addWidget(includeChildren_);
     configLayout->addWidget(clearTicks_);
-    configLayout->addWidget(load);
-    configLayout->addWidget(save);
+    configLayout->addWidget(edit);
+    configLayout->addWidget(apply_);
     connect(selection_, &data::OpSelection::changed, this, &OpTreePanel::updateConfigBar);
+    connect(config_, &data::ConfigDocument::changed, this, &OpTreePanel::updateConfigBar);
 
     auto* top = new QHBoxLayout;
     top->addWidget(search_, 1);
@@ -117,6 +121,10 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
         updateConfigBar();
     });
     connect(store_, &data::DumpStore::initialLoadFinished, this, &OpTreePanel::fitColumns);
+    // A dump opened as its model starts has no ops yet when first read: fit to the first ones.
+    connect(store_, &data::DumpStore::changed, this, [this](const analysis::IndexChange& change) {
+        if (!columnsFitted_ && change.newOps > 0 && store_->initialLoadDone()) fitColumns();
+    });
     connect(cursor_, &data::DumpCursor::opChanged, this, [this](uint32_t op) {
         if (!syncing_ && op != analysis::kNone) revealOp(op);
     });
@@ -124,7 +132,7 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
 }
 
 void OpTreePanel::fitColumns() {
-    if (columnsFitted_) return;
+    if (columnsFitted_ || model_->rowCount() == 0) return;
     columnsFitted_ = true;
     view_->expandToDepth(0);
     for (int c = 0; c < OpTreeModel::ColumnCount; ++c) view_->resizeColumnToContents(c);
@@ -166,10 +174,18 @@ void OpTreePanel::updateConfigBar() {
     else
         what = tr("%n ticked op(s)", nullptr, static_cast<int>(config.ids.size())) +
                (config.opNames.empty() ? QString() : tr(", %n name prefix(es)", nullptr, static_cast<int>(config.opNames.size())));
-    const QString file = selection_->filePath().isEmpty() ? tr("new config") : QFileInfo(selection_->filePath()).fileName();
-    configLabel_->setText(tr("Config: %1%2 — %3").arg(file, selection_->isModified() ? QStringLiteral("*") : QString(), what));
-    configLabel_->setToolTip(selection_->fileText());
+    // The file is the config document's when it is an op-level one (the editor may hold a
+    // code-level config meanwhile; the tree still shows the op selection).
+    const bool opDocument = config_->kind() == data::ConfigDocument::Kind::Op;
+    const QString path = opDocument ? config_->filePath() : QString();
+    const QString file = path.isEmpty() ? tr("new config") : QFileInfo(path).fileName();
+    const bool modified = opDocument && config_->isModified();
+    configLabel_->setText(tr("Config: %1%2 — %3").arg(file, modified ? QStringLiteral("*") : QString(), what));
+    configLabel_->setToolTip(opDocument ? config_->text() : QString::fromStdString(config.toFileText()));
     clearTicks_->setEnabled(!config.ids.empty());
+    apply_->setEnabled(opDocument && !config_->hasErrors());
+    apply_->setToolTip(opDocument ? tr("Write the config file and, when a probe is attached, push the config to it")
+                                  : tr("The config editor holds a code-level config"));
 }
 
 void OpTreePanel::onCurrentChanged() {

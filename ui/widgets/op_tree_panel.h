@@ -1,5 +1,5 @@
 // The op tree with its search, filter, process picker and the config bar (tick ops to dump,
-// include their children, load or save the config file).
+// include their children, open the config editor, apply the config).
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -14,6 +14,7 @@ class QTimer;
 class QTreeView;
 
 namespace probe::data {
+class ConfigDocument;
 class DumpCursor;
 class DumpStore;
 class OpFilterProxy;
@@ -26,7 +27,8 @@ namespace probe::widgets {
 class OpTreePanel : public QWidget {
     Q_OBJECT
 public:
-    OpTreePanel(data::DumpStore* store, data::OpSelection* selection, data::DumpCursor* cursor, QWidget* parent = nullptr);
+    OpTreePanel(data::DumpStore* store, data::OpSelection* selection, data::ConfigDocument* config, data::DumpCursor* cursor,
+                QWidget* parent = nullptr);
 
     QTreeView* view() const { return view_; }
     data::OpTreeModel* model() const { return model_; }
@@ -38,8 +40,8 @@ public:
     bool setProcessKey(const QString& key);
 
 signals:
-    void loadConfigRequested();
-    void saveConfigRequested();
+    void editConfigRequested();
+    void applyConfigRequested();
 
 private:
     void updateProcesses();
@@ -49,6 +51,7 @@ private:
 
     data::DumpStore* store_;
     data::OpSelection* selection_;
+    data::ConfigDocument* config_;
     data::DumpCursor* cursor_;
     data::OpTreeModel* model_;
     data::OpFilterProxy* proxy_;
@@ -61,6 +64,7 @@ private:
     QLabel* configLabel_;
     QCheckBox* includeChildren_;
     QPushButton* clearTicks_;
+    QPushButton* apply_;
     bool syncing_ = false;
     bool columnsFitted_ = false;
 };

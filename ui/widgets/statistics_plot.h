@@ -42,6 +42,9 @@ public:
     void setProfileStat(analysis::Stat stat);
     void setProfileAllDepths(bool all);
     void setLogScale(bool on);
+    // Redraws now with everything the dump holds (a growing dump is otherwise redrawn a few
+    // times a second at most): for a screenshot that matches the tree beside it.
+    void refresh() { rebuild(); }
     // Overlays the current tensor (rounds mode) or round (profile mode).
     void pinCurrent();
     void clearPins();

@@ -1,0 +1,608 @@
+// The session widgets offscreen: the config editor (every key of both kinds through the format
+// library, the JSON both ways, Apply), the launch form, the start page; the main window
+// launching and attaching to real probes (the native test engine, no PyTorch needed), pushing
+// a config from the editor and the dump following it; probe-studio --launch on the command line.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCommandLinkButton>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTreeWidget>
+#include <QTreeView>
+
+#include "config_document.h"
+#include "attach_dialog.h"
+#include "config_editor.h"
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "launch_form.h"
+#include "main_window.h"
+#include "op_selection.h"
+#include "op_tree_model.h"
+#include "op_tree_panel.h"
+#include "probe/format/api_config.h"
+#include "probe/format/op_config.h"
+#include "session/live_probes.h"
+#include "session/live_session.h"
+#include "session_panel.h"
+#include "start_page.h"
+#include "statistics_plot.h"
+#include "synthetic_dump.h"
+#include "test_support.h"
+#include "widget_checks.h"
+
+namespace probe {
+namespace {
+
+using data::ConfigDocument;
+using test::countPixels;
+using test::runStudio;
+using test::waitFor;
+using widgets::ConfigEditor;
+using widgets::MainWindow;
+
+// Types into a line edit as a user does (replacing what it held).
+void typeInto(QWidget* field, const QString& text) {
+    auto* line = qobject_cast<QLineEdit*>(field);
+    ASSERT_TRUE(line);
+    line->selectAll();
+    if (text.isEmpty())
+        QTest::keyClick(line, Qt::Key_Delete);
+    else
+        QTest::keyClicks(line, text);
+}
+
+bool shown(const QLabel* label) { return label && label->isVisibleTo(label->window()) && !label->text().isEmpty(); }
+
+// --- the config editor ------------------------------------------------------------------------
+
+class ConfigEditorTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        editor_.resize(1100, 800);
+        editor_.show();
+    }
+    ConfigDocument document_;
+    ConfigEditor editor_{&document_};
+};
+
+TEST_F(ConfigEditorTest, EveryKeyHasAFieldWithATooltip) {
+    for (const auto kind : {ConfigDocument::Kind::Op, ConfigDocument::Kind::Api}) {
+        document_.startNew(kind);
+        for (const auto& key : ConfigDocument::formKeys(kind)) {
+            SCOPED_TRACE(key);
+            QWidget* field = editor_.field(key);
+            ASSERT_TRUE(field);
+            EXPECT_TRUE(field->isVisibleTo(&editor_));
+            EXPECT_GT(field->toolTip().size(), 30) << field->toolTip().toStdString();
+            EXPECT_EQ(editor_.caption(key)->toolTip(), field->toolTip());
+            EXPECT_FALSE(shown(editor_.issueLabel(key)));
+        }
+    }
+}
+
+TEST_F(ConfigEditorTest, OpLevelFieldsAreJudgedAsYouType) {
+    // Typed values: the format library's issue under the field, the JSON beside it follows.
+    typeInto(editor_.field("exec_range"), "3,1");
+    EXPECT_EQ(document_.value("exec_range"), "3,1");
+    EXPECT_TRUE(editor_.jsonEdit()->toPlainText().contains("\"exec_range\": \"3,1\""));
+    ASSERT_TRUE(shown(editor_.issueLabel("exec_range")));
+    EXPECT_TRUE(editor_.issueLabel("exec_range")->text().startsWith("\"3,1\" is not a valid range; accepted:"))
+        << editor_.issueLabel("exec_range")->text().toStdString();
+    EXPECT_FALSE(editor_.applyButton()->isEnabled());
+    // The issue is drawn in red under the field.
+    const QImage drawn = editor_.grab().toImage();
+    EXPECT_GT(countPixels(drawn, [](QColor c) { return c.red() > 140 && c.green() < 80 && c.blue() < 80; }), 50);
+    typeInto(editor_.field("exec_range"), "0,5");
+    EXPECT_FALSE(shown(editor_.issueLabel("exec_range")));
+    EXPECT_TRUE(editor_.applyButton()->isEnabled());
+
+    typeInto(editor_.field("ids"), "2_1,x");
+    EXPECT_TRUE(editor_.issueLabel("ids")->text().contains("\"x\" is not an op id"));
+    typeInto(editor_.field("ids"), "2_1, 3");
+    EXPECT_EQ(qobject_cast<QLineEdit*>(editor_.field("ids"))->text(), "2_1, 3");  // left as typed
+    EXPECT_EQ(document_.opConfig()->ids, (std::vector<std::string>{"2_1", "3"}));
+    typeInto(editor_.field("device"), "gpu");
+    EXPECT_TRUE(editor_.issueLabel("device")->text().contains("not a device id"));
+    typeInto(editor_.field("device"), "");
+    typeInto(editor_.field("op_name"), "Layers.1");
+    EXPECT_EQ(document_.opConfig()->opNames, (std::vector<std::string>{"layers.1"}));
+
+    // Choices and switches write proper JSON values.
+    auto* task = qobject_cast<QComboBox*>(editor_.field("task"));
+    ASSERT_TRUE(task);
+    task->setFocus();
+    QTest::keyClick(task, Qt::Key_Down);  // statistics -> all
+    EXPECT_EQ(document_.value("task"), "all");
+    auto* filter = qobject_cast<QComboBox*>(editor_.field("filter_level"));
+    filter->setFocus();
+    QTest::keyClick(filter, Qt::Key_Down);
+    EXPECT_EQ(document_.value("filter_level"), 2);
+    auto* enable = qobject_cast<QCheckBox*>(editor_.field("dump_enable"));
+    ASSERT_TRUE(enable->isChecked());
+    QTest::mouseClick(enable, Qt::LeftButton, {}, QPoint(6, enable->height() / 2));
+    EXPECT_EQ(document_.value("dump_enable"), false);
+    auto* saveChild = qobject_cast<QCheckBox*>(editor_.field("save_child"));
+    QTest::mouseClick(saveChild, Qt::LeftButton, {}, QPoint(6, saveChild->height() / 2));
+    EXPECT_EQ(document_.value("save_child"), true);
+    EXPECT_FALSE(document_.hasErrors());
+    // What the form wrote is what the format library reads from the text.
+    const auto reread = format::parseOpConfig(editor_.jsonEdit()->toPlainText().toStdString(), "x");
+    ASSERT_TRUE(reread.ok());
+    EXPECT_EQ(*reread.config, *document_.opConfig());
+}
+
+TEST_F(ConfigEditorTest, JsonTextAndFormAreOneConfig) {
+    // Edited as text: the form shows the values, and the issues at their fields.
+    editor_.jsonEdit()->setPlainText(R"({"task": "tensors", "dump_enable": "yes", "ids": "0,1", "filter_level": 7, "colour": 1})");
+    EXPECT_EQ(qobject_cast<QLineEdit*>(editor_.field("ids"))->text(), "0,1");
+    EXPECT_TRUE(qobject_cast<QComboBox*>(editor_.field("task"))->currentText().contains("tensors"));
+    EXPECT_TRUE(editor_.issueLabel("task")->text().contains("\"tensors\" is not a valid value"));
+    EXPECT_TRUE(editor_.issueLabel("dump_enable")->text().contains("must be a boolean"));
+    EXPECT_TRUE(editor_.issueLabel("filter_level")->text().contains("7 is out of range"));
+    ASSERT_TRUE(shown(editor_.generalIssuesLabel()));
+    EXPECT_TRUE(editor_.generalIssuesLabel()->text().contains("\"colour\": unknown key"));
+    // A form edit keeps the rest of the text (and its problems) as they are.
+    typeInto(editor_.field("ids"), "4");
+    EXPECT_TRUE(editor_.jsonEdit()->toPlainText().contains("\"colour\": 1"));
+    EXPECT_TRUE(editor_.jsonEdit()->toPlainText().contains("\"ids\": \"4\""));
+    // Broken JSON: the form waits, the line and column of the problem are shown.
+    editor_.jsonEdit()->setPlainText("{\"task\": \"all\",\n \"ids\" 1}");
+    EXPECT_FALSE(editor_.field("ids")->isEnabled());
+    EXPECT_TRUE(editor_.generalIssuesLabel()->text().startsWith("line 2, column")) << editor_.generalIssuesLabel()->text().toStdString();
+    editor_.jsonEdit()->setPlainText(R"({"task": "all", "ids": "1"})");
+    EXPECT_TRUE(editor_.field("ids")->isEnabled());
+    EXPECT_FALSE(shown(editor_.generalIssuesLabel()));
+}
+
+TEST_F(ConfigEditorTest, CodeLevelFieldsAreJudgedAsYouType) {
+    document_.startNew(ConfigDocument::Kind::Api);
+    EXPECT_EQ(editor_.kindBox()->currentIndex(), 1);
+    typeInto(editor_.field("step"), "0, 4-6");
+    EXPECT_EQ(document_.value("step"), ConfigDocument::Json::parse(R"([0, "4-6"])"));
+    EXPECT_EQ(document_.apiConfig()->step, (std::vector<int64_t>{0, 4, 5, 6}));
+    typeInto(editor_.field("rank"), "1, two");
+    EXPECT_TRUE(editor_.issueLabel("rank")->text().contains("\"two\" is not a range")) << editor_.issueLabel("rank")->text().toStdString();
+    typeInto(editor_.field("rank"), "");
+    typeInto(editor_.field("seed"), "abc");
+    EXPECT_TRUE(editor_.issueLabel("seed")->text().contains("is not a valid seed"));
+    typeInto(editor_.field("seed"), "42");
+    EXPECT_EQ(document_.value("seed"), 42);
+    typeInto(editor_.field("dump_path"), "");
+    EXPECT_TRUE(editor_.issueLabel("dump_path")->text().contains("must not be empty"));
+    typeInto(editor_.field("dump_path"), "./out");
+    typeInto(editor_.field("tensor.scope"), "Functional.relu.0.forward");
+    EXPECT_TRUE(editor_.issueLabel("tensor.scope")->text().contains("exactly two entry names"));
+    typeInto(editor_.field("tensor.scope"), "Functional.linear.0.forward, Functional.relu.0.forward");
+    EXPECT_FALSE(shown(editor_.issueLabel("tensor.scope")));
+    typeInto(editor_.field("statistics.list"), "relu, linear");
+    EXPECT_EQ(document_.apiConfig()->statistics.list, (std::vector<std::string>{"relu", "linear"}));
+    // Data modes: "all" with another one is refused, as the library says.
+    const QList<QCheckBox*> modes = editor_.modeBoxes("statistics.data_mode");
+    ASSERT_EQ(modes.size(), 5);
+    EXPECT_TRUE(modes[0]->isChecked());  // "all", the default
+    QTest::mouseClick(modes[1], Qt::LeftButton, {}, QPoint(6, modes[1]->height() / 2));
+    EXPECT_TRUE(editor_.issueLabel("statistics.data_mode")->text().contains("cannot be combined"));
+    QTest::mouseClick(modes[0], Qt::LeftButton, {}, QPoint(6, modes[0]->height() / 2));
+    EXPECT_EQ(document_.apiConfig()->statistics.dataMode, (std::vector<std::string>{"forward"}));
+    auto* level = qobject_cast<QComboBox*>(editor_.field("level"));
+    level->setFocus();
+    QTest::keyClick(level, Qt::Key_Down);  // L1 -> mix
+    EXPECT_EQ(document_.apiConfig()->level, "mix");
+    auto* summary = qobject_cast<QComboBox*>(editor_.field("statistics.summary_mode"));
+    summary->setFocus();
+    QTest::keyClick(summary, Qt::Key_Down);
+    EXPECT_EQ(document_.apiConfig()->statistics.summaryMode, "md5");
+    EXPECT_FALSE(document_.hasErrors()) << document_.text().toStdString();
+}
+
+TEST_F(ConfigEditorTest, ApplyWritesTheFileAtomically) {
+    test::TempDir dir("ui-config");
+    typeInto(editor_.field("ids"), "3");
+    typeInto(editor_.field("exec_range"), "2,");
+    EXPECT_FALSE(editor_.apply(QString::fromStdString(dir / "refused.json")));
+    EXPECT_TRUE(editor_.applyStatus().contains("fix the problems")) << editor_.applyStatus().toStdString();
+    EXPECT_FALSE(test::exists(dir / "refused.json"));
+    typeInto(editor_.field("exec_range"), "2,4");
+    const QString path = QString::fromStdString(dir / "op.json");
+    ASSERT_TRUE(editor_.apply(path)) << editor_.applyStatus().toStdString();
+    EXPECT_TRUE(editor_.applyStatus().contains("Written to " + path)) << editor_.applyStatus().toStdString();
+    EXPECT_EQ(document_.filePath(), path);
+    EXPECT_FALSE(document_.isModified());
+    const auto written = format::loadOpConfigFile(path.toStdString());
+    ASSERT_TRUE(written.ok());
+    EXPECT_EQ(written.config->ids, (std::vector<std::string>{"3"}));
+    EXPECT_EQ(written.config->execRange.toString(), "2,4");
+    EXPECT_EQ(test::listFiles(dir.path()), (std::vector<std::string>{"op.json"}));  // no temporary left behind
+    // A code-level config too.
+    document_.startNew(ConfigDocument::Kind::Api);
+    typeInto(editor_.field("step"), "1-2");
+    ASSERT_TRUE(editor_.apply(QString::fromStdString(dir / "api.json")));
+    const auto api = format::loadApiConfigFile(dir / "api.json");
+    ASSERT_TRUE(api.ok());
+    EXPECT_EQ(api.config->step, (std::vector<int64_t>{1, 2}));
+    // An unwritable place says why.
+    typeInto(editor_.field("step"), "3");
+    document_.setFileContent(ConfigDocument::Kind::Api, QString::fromStdString(dir / "no/such/dir/api.json"), document_.text());
+    EXPECT_FALSE(editor_.apply());
+    EXPECT_TRUE(editor_.applyStatus().contains("cannot write")) << editor_.applyStatus().toStdString();
+}
+
+// --- the launch form and the start page -------------------------------------------------------
+
+TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
+    test::TempDir dir("ui-launch");
+    widgets::LaunchForm form;
+    form.resize(1000, 700);
+    form.show();
+    typeInto(form.workingDirectoryEdit(), QString::fromStdString(dir.path()));
+    typeInto(form.programEdit(), "train.py");
+    // A script gets /usr/bin/python3 and a fresh output folder of its own.
+    EXPECT_EQ(form.interpreterEdit()->text(), "/usr/bin/python3");
+    EXPECT_TRUE(QFileInfo(form.outputEdit()->text()).fileName().startsWith("train-")) << form.outputEdit()->text().toStdString();
+    EXPECT_TRUE(form.problem().contains("The script train.py does not exist")) << form.problem().toStdString();
+    EXPECT_FALSE(form.launchButton()->isEnabled());
+    test::writeFile(dir / "train.py", "print('hi')\n");
+    typeInto(form.programEdit(), "train.py");
+    EXPECT_TRUE(form.problem().isEmpty()) << form.problem().toStdString();
+    EXPECT_TRUE(form.launchButton()->isEnabled());
+
+    typeInto(form.argumentsEdit(), "--epochs 2 --name 'a b'");  // quoted as in a shell
+    EXPECT_EQ(form.spec().arguments, QStringList({"--epochs", "2", "--name", "a b"}));
+    typeInto(form.argumentsEdit(), R"(--name "a \"b\"" c\ d 'x)");
+    EXPECT_TRUE(form.problem().contains("quote that is not closed")) << form.problem().toStdString();
+    typeInto(form.argumentsEdit(), R"(--name "a \"b\"" c\ d)");
+    EXPECT_EQ(form.spec().arguments, QStringList({"--name", "a \"b\"", "c d"}));
+    typeInto(form.argumentsEdit(), "--epochs 2 --name 'a b'");
+    form.environmentEdit()->setPlainText("FOO=1\n\nBAR=x=y");
+    typeInto(form.outputEdit(), "out");
+    typeInto(form.configEdit(), "missing.json");
+    EXPECT_TRUE(form.problem().contains("missing.json does not exist")) << form.problem().toStdString();
+    test::writeFile(dir / "missing.json", "{}");
+    typeInto(form.configEdit(), "missing.json");
+    EXPECT_TRUE(form.problem().isEmpty()) << form.problem().toStdString();
+    form.environmentEdit()->setPlainText("FOO");
+    EXPECT_TRUE(form.problem().contains("NAME=value")) << form.problem().toStdString();
+    form.environmentEdit()->setPlainText("FOO=1\n\nBAR=x=y");
+
+    const session::LaunchSpec spec = form.spec();
+    EXPECT_EQ(spec.arguments, QStringList({"--epochs", "2", "--name", "a b"}));
+    EXPECT_EQ(spec.environment, QStringList({"FOO=1", "BAR=x=y"}));
+    EXPECT_EQ(spec.outputDirectory.toStdString(), dir / "out");  // relative to the working directory
+    EXPECT_EQ(spec.configPath.toStdString(), dir / "missing.json");
+    EXPECT_EQ(form.commandLine().toStdString(), "probe run --output " + dir / "out" + " --config " + dir / "missing.json" +
+                                                    " -- /usr/bin/python3 train.py --epochs 2 --name 'a b'");
+    EXPECT_TRUE(form.note().isEmpty());
+    ASSERT_TRUE(QDir().mkpath(QString::fromStdString(dir / "out/atb_dump_data")));
+    typeInto(form.outputEdit(), "out");
+    EXPECT_TRUE(form.note().contains("holds a dump already")) << form.note().toStdString();
+
+    QSignalSpy launched(&form, &widgets::LaunchForm::launchRequested);
+    QTest::mouseClick(form.launchButton(), Qt::LeftButton);
+    ASSERT_EQ(launched.count(), 1);
+    const auto sent = launched.at(0).at(0).value<session::LaunchSpec>();
+    EXPECT_EQ(sent.program, "train.py");
+    EXPECT_EQ(sent.probeRunArguments(), spec.probeRunArguments());
+    // The form filled from a recent launch shows it as it was.
+    form.setSpec(sent);
+    EXPECT_EQ(form.spec().probeRunArguments(), spec.probeRunArguments());
+}
+
+TEST(StartPage, OffersTheDemoAndTheRecentSessions) {
+    session::RecentSessions recent;
+    recent.clear();
+    widgets::StartPage page(&recent);
+    page.resize(1000, 700);
+    page.show();
+    EXPECT_FALSE(page.recentList()->isVisibleTo(&page));  // nothing yet
+    session::RecentSession opened;
+    opened.kind = session::RecentSession::Kind::Open;
+    opened.path = "/dumps/one";
+    recent.add(opened);
+    session::RecentSession launched;
+    launched.kind = session::RecentSession::Kind::Launch;
+    launched.launch = session::launchSpecFromCommand({"/usr/bin/python3", "train.py", "--epochs", "2"});
+    launched.path = "/runs/x/atb_dump_data";
+    recent.add(launched);
+    ASSERT_EQ(page.recentList()->count(), 2);  // follows the list as it changes
+    EXPECT_TRUE(page.recentList()->isVisibleTo(&page));
+    EXPECT_TRUE(page.recentList()->item(0)->text().startsWith("python3 train.py --epochs 2\nlaunched "))
+        << page.recentList()->item(0)->text().toStdString();
+    EXPECT_TRUE(page.recentList()->item(1)->text().startsWith("/dumps/one\nopened "));
+    QSignalSpy activated(&page, &widgets::StartPage::recentActivated);
+    page.activateRecent(1);
+    ASSERT_EQ(activated.count(), 1);
+    EXPECT_EQ(activated.at(0).at(0).value<session::RecentSession>().path, "/dumps/one");
+
+    QSignalSpy demo(&page, &widgets::StartPage::launchDemoRequested);
+    QTest::mouseClick(page.demoButton(), Qt::LeftButton);
+    EXPECT_EQ(demo.count(), 1);
+    page.setDemoAvailable(false, "not installed");
+    EXPECT_FALSE(page.demoButton()->isEnabled());
+    recent.clear();
+    EXPECT_EQ(page.recentList()->count(), 0);
+}
+
+// --- the main window with live probes ---------------------------------------------------------
+
+class LiveWindowTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ::setenv("PROBE_CONTROL_DIR", sockets_.path().c_str(), 1);
+        ::chmod(sockets_.path().c_str(), 0700);
+        test::writeFile(dir_ / "config.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+        window_.setProbeExecutable(PROBE_CLI);
+        window_.setDataDirectory(PROBE_DATADIR);
+        window_.store()->setIdlePollInterval(100);
+        window_.resize(1400, 900);
+        window_.show();
+    }
+    void TearDown() override {
+        if (engine_.state() != QProcess::NotRunning) {
+            engine_.kill();
+            engine_.waitForFinished(5000);
+        }
+        ::unsetenv("PROBE_CONTROL_DIR");
+    }
+    session::LaunchSpec engineSpec(int rounds, int sleepMs) {
+        session::LaunchSpec spec;
+        spec.program = PROBE_NATIVE_ENGINE;
+        spec.arguments = {"--rounds", QString::number(rounds), "--sleep-ms", QString::number(sleepMs)};
+        spec.outputDirectory = QString::fromStdString(dir_ / "out");
+        spec.configPath = QString::fromStdString(dir_ / "config.json");
+        return spec;
+    }
+    size_t rounds() const {
+        const auto& idx = window_.store()->index();
+        return idx.processCount() > 0 ? idx.rounds(0).size() : 0;
+    }
+    const analysis::DumpIndex::Op& op(const std::string& id) const {
+        const auto& idx = window_.store()->index();
+        return idx.op(idx.findOp(0, id));
+    }
+
+    test::TempDir dir_{"ui-live"}, sockets_{"probe-sockets"};
+    MainWindow window_;
+    QProcess engine_;
+};
+
+TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig) {
+    ASSERT_TRUE(window_.launch(engineSpec(100000, 10)));
+    EXPECT_EQ(window_.page(), MainWindow::Page::Workspace);
+    auto* panel = window_.sessionPanel();
+    ASSERT_TRUE(panel->isVisibleTo(&window_));
+    // The dump opens as the model starts and fills the tree and the plot while it runs.
+    window_.showView(MainWindow::View::Plot);
+    ASSERT_TRUE(waitFor([&] { return rounds() >= 3 && window_.cursor()->op() != analysis::kNone; }))
+        << panel->log()->toPlainText().toStdString();
+    EXPECT_EQ(window_.store()->root().toStdString(), dir_ / "out/atb_dump_data");
+    EXPECT_EQ(window_.treePanel()->model()->rowCount(), 4);  // WordEmbedding, two decoder layers, LmHead
+    ASSERT_TRUE(waitFor([&] { return !window_.statisticsPlot()->series().isEmpty() && window_.statisticsPlot()->series()[0].x.size() >= 3; }));
+    EXPECT_EQ(panel->stateText(), "dumping");
+    EXPECT_TRUE(window_.statusText().contains("running")) << window_.statusText().toStdString();
+    EXPECT_TRUE(panel->log()->toPlainText().contains("probe attached")) << panel->log()->toPlainText().toStdString();
+
+    // The editor holds the probe's config file, in force.
+    auto* editor = window_.configEditor();
+    auto* document = window_.configDocument();
+    ASSERT_TRUE(waitFor([&] { return document->filePath().toStdString() == dir_ / "config.json"; }));
+    EXPECT_TRUE(editor->inForceText().contains("has in force")) << editor->inForceText().toStdString();
+
+    // Only decoder layer 1 from now on: typed in the form, applied, answered by the probe.
+    window_.showView(MainWindow::View::Config);
+    typeInto(editor->field("ids"), "1");
+    EXPECT_TRUE(editor->inForceText().contains("Not in force")) << editor->inForceText().toStdString();
+    EXPECT_TRUE(window_.selection()->isTicked("1"));  // the tree shows the tick
+    QTest::mouseClick(editor->applyButton(), Qt::LeftButton);
+    ASSERT_TRUE(waitFor([&] { return editor->applyStatus().startsWith("Applied by the probe"); })) << editor->applyStatus().toStdString();
+    EXPECT_TRUE(editor->inForceText().contains("has in force"));
+    EXPECT_EQ(format::loadOpConfigFile(dir_ / "config.json").config->ids, (std::vector<std::string>{"1"}));
+
+    // The dump follows: the embedding's rows stop (the probe may be some rounds ahead of what
+    // the window has read when its answer comes), layer 1's go on.
+    const int32_t readAtApply = static_cast<int32_t>(rounds()) - 1;
+    // Fetched afresh each time: the index's ops may move as it grows.
+    auto roundsOf = [&](const std::string& id) { return op(id).rounds; };
+    auto lastRound = [&] { return window_.store()->index().rounds(0).back(); };
+    ASSERT_TRUE(waitFor([&] { return lastRound() >= roundsOf("0").back() + 3; })) << "rows of op 0 still written after the config dropped it";
+    const int32_t embeddingLast = roundsOf("0").back();
+    EXPECT_GE(embeddingLast, readAtApply);  // dumped until the config changed
+    const std::vector<int32_t> layerRounds = roundsOf("1");
+    for (int32_t r = embeddingLast + 1; r <= lastRound(); ++r)
+        EXPECT_TRUE(std::binary_search(layerRounds.begin(), layerRounds.end(), r)) << "no row of op 1 in round " << r;
+
+    // Stop ends the model; the panel says how.
+    QTest::mouseClick(panel->stopButton(), Qt::LeftButton);
+    ASSERT_TRUE(waitFor([&] { return window_.liveSession()->hasEnded(); }));
+    EXPECT_EQ(panel->stateText(), "crashed, exit code 143");
+    EXPECT_FALSE(panel->stopButton()->isEnabled());
+    ASSERT_TRUE(waitFor([&] { return window_.store()->dumpState() == "complete"; }));
+    // It is a recent session now, to launch again.
+    const auto recent = window_.recentSessions()->list();
+    ASSERT_FALSE(recent.isEmpty());
+    EXPECT_EQ(recent[0].kind, session::RecentSession::Kind::Launch);
+    EXPECT_EQ(recent[0].launch.program, PROBE_NATIVE_ENGINE);
+}
+
+TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuiet) {
+    // Polling the folder backs off while nothing changes (up to the idle interval, long here);
+    // the socket's rows message makes the window read the folder at once.
+    window_.store()->setIdlePollInterval(10000);
+    ASSERT_TRUE(window_.launch(engineSpec(3, 2500)));
+    auto* live = window_.liveSession();
+    ASSERT_TRUE(waitFor([&] { return live->canPushConfig(); }));
+    QElapsedTimer clock;
+    clock.start();
+    std::vector<qint64> told, shown;  // when the socket told of a round's rows, when the window had them
+    QObject::connect(live->control(), &session::ControlClient::rowsReceived, [&] {
+        if (told.size() == shown.size()) told.push_back(clock.elapsed());
+    });
+    QObject::connect(window_.store(), &data::DumpStore::changed, [&](const analysis::IndexChange& change) {
+        if (change.newRows > 0 && shown.size() < told.size()) shown.push_back(clock.elapsed());
+    });
+    ASSERT_TRUE(waitFor([&] { return shown.size() >= 2 && rounds() >= 3; }, 15000)) << told.size() << " " << shown.size();
+    for (size_t i = 0; i < shown.size(); ++i) EXPECT_LT(shown[i] - told[i], 500) << "round " << i;
+    live->stop();
+}
+
+TEST_F(LiveWindowTest, ALaunchReplacesTheRunningModelWithoutWaitingForIt) {
+    ASSERT_TRUE(window_.launch(engineSpec(100000, 10)));
+    ASSERT_TRUE(waitFor([&] { return window_.liveSession()->canPushConfig(); }));
+    const qint64 first = window_.liveSession()->probePid();
+    session::LaunchSpec second = engineSpec(100000, 10);
+    second.outputDirectory = QString::fromStdString(dir_ / "second");
+    QElapsedTimer clock;
+    clock.start();
+    ASSERT_TRUE(window_.launch(second));
+    EXPECT_LT(clock.elapsed(), 500);  // the first model is stopped in the background
+    ASSERT_TRUE(waitFor([&] { return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(first)); }));
+    ASSERT_TRUE(waitFor([&] { return rounds() >= 2; }));
+    EXPECT_EQ(window_.store()->root().toStdString(), dir_ / "second/atb_dump_data");
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
+    EXPECT_NE(window_.liveSession()->probePid(), first);
+}
+
+TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
+    engine_.start(PROBE_NATIVE_ENGINE, {"--output", QString::fromStdString(dir_ / "engine"), "--config",
+                                        QString::fromStdString(dir_ / "config.json"), "--rounds", "100000", "--sleep-ms", "10"});
+    session::LiveProbeInfo probe;
+    ASSERT_TRUE(waitFor([&] {
+        for (const auto& p : session::liveProbes())
+            if (p.pid == engine_.processId()) probe = p;
+        return probe.pid != 0;
+    }));
+    {
+        // The attach dialog lists it, with its command line.
+        widgets::AttachDialog dialog;
+        ASSERT_TRUE(dialog.selectPid(engine_.processId()));
+        EXPECT_EQ(dialog.selectedProbe().socketPath, probe.socketPath);
+        EXPECT_TRUE(dialog.list()->currentItem()->text(1).contains("probe_native_engine"));
+    }
+    window_.attach(probe);
+    ASSERT_TRUE(waitFor([&] { return rounds() >= 2; }));
+    EXPECT_EQ(window_.store()->root().toStdString(), dir_ / "engine/atb_dump_data");
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
+    EXPECT_EQ(window_.sessionPanel()->stopButton()->text(), "Detach");
+    EXPECT_EQ(window_.configDocument()->filePath().toStdString(), dir_ / "config.json");
+    const auto recent = window_.recentSessions()->list();
+    ASSERT_FALSE(recent.isEmpty());
+    EXPECT_EQ(recent[0].kind, session::RecentSession::Kind::Attach);
+    EXPECT_EQ(recent[0].pid, engine_.processId());
+
+    // Stopping dumping from the editor puts the probe to sleep; the panel shows it.
+    window_.showView(MainWindow::View::Config);
+    QCheckBox* enable = qobject_cast<QCheckBox*>(window_.configEditor()->field("dump_enable"));
+    QTest::mouseClick(enable, Qt::LeftButton, {}, QPoint(6, enable->height() / 2));
+    ASSERT_TRUE(window_.configEditor()->apply());
+    ASSERT_TRUE(waitFor([&] { return window_.sessionPanel()->stateText() == "sleeping"; }));
+    // Someone else writes a broken config file: the probe refuses it and keeps its config; the
+    // editor and the log say so.
+    test::replaceFile(dir_ / "config.json", R"({"task": "tensors"})");
+    ASSERT_TRUE(waitFor([&] { return window_.configEditor()->applyStatus().contains("refused a change of its config file"); }))
+        << window_.configEditor()->applyStatus().toStdString();
+    EXPECT_TRUE(window_.configEditor()->applyStatus().contains("\"tensors\" is not a valid value"));
+    EXPECT_TRUE(window_.sessionPanel()->log()->toPlainText().contains("the probe refused a config"));
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "sleeping");
+
+    QTest::mouseClick(window_.sessionPanel()->stopButton(), Qt::LeftButton);
+    ASSERT_TRUE(waitFor([&] { return window_.sessionPanel()->stateText() == "detached"; }));
+    QTest::qWait(100);
+    EXPECT_EQ(engine_.state(), QProcess::Running);  // detaching does not end the program
+}
+
+TEST_F(LiveWindowTest, RecentSessionsAreTakenUpFromTheStartPage) {
+    test::TempDir dump("ui-live");
+    bench::SyntheticDumpOptions options;
+    options.output = dump.path();
+    options.ops = 20;
+    options.rows = 100;
+    bench::writeSyntheticDump(options);
+    window_.openDump(QString::fromStdString(dump.path()));
+    window_.showPage(MainWindow::Page::Start);
+    auto* list = window_.startPage()->recentList();
+    ASSERT_GE(list->count(), 1);
+    EXPECT_TRUE(list->item(0)->text().startsWith(QString::fromStdString(dump.path())));
+    window_.store()->close();
+    window_.startPage()->activateRecent(0);
+    EXPECT_EQ(window_.page(), MainWindow::Page::Workspace);
+    ASSERT_TRUE(waitFor([&] { return window_.store()->initialLoadDone(); }));
+    EXPECT_EQ(window_.store()->index().opCount(), 20u);
+    // A launch comes back as the launch form, filled in.
+    session::RecentSession launched;
+    launched.kind = session::RecentSession::Kind::Launch;
+    launched.launch = engineSpec(3, 0);
+    window_.recentSessions()->add(launched);
+    window_.showPage(MainWindow::Page::Start);
+    window_.startPage()->activateRecent(0);
+    EXPECT_EQ(window_.page(), MainWindow::Page::Launch);
+    EXPECT_EQ(window_.launchForm()->programEdit()->text(), PROBE_NATIVE_ENGINE);
+    EXPECT_EQ(window_.launchForm()->spec().probeRunArguments(), launched.launch.probeRunArguments());
+}
+
+// --- the command line -------------------------------------------------------------------------
+
+TEST(CommandLineSessions, LaunchedModelScreenshotAndUsageErrors) {
+    test::TempDir dir("ui-cli-live");
+    test::TempDir sockets("probe-sockets");
+    ::chmod(sockets.path().c_str(), 0700);
+    ::setenv("PROBE_CONTROL_DIR", sockets.path().c_str(), 1);
+    test::writeFile(dir / "config.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    const QString png = QString::fromStdString(dir / "live.png");
+    // The window once the live dump has 4 rounds: the tree, the plot, the session's log.
+    test::StudioRun run = runStudio({"--output", QString::fromStdString(dir / "out"), "--config", QString::fromStdString(dir / "config.json"),
+                                     "--screenshot", png, "--view", "plot", "--wait-rounds", "4", "--size", "1200x800", "--launch", "--",
+                                     PROBE_NATIVE_ENGINE, "--rounds", "100000", "--sleep-ms", "10"});
+    ASSERT_EQ(run.exitCode, 0) << run.err.toStdString();
+    QImage image(png);
+    ASSERT_EQ(image.size(), QSize(1200, 800));
+    EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(30, 140, 60); }), 100);  // the green "dumping" badge
+    EXPECT_TRUE(test::exists(dir / "out/atb_dump_data/probe_status.json"));
+    // The model was stopped when the application quit.
+    EXPECT_TRUE(session::liveProbes().isEmpty());
+
+    // The start page, the launch form filled with a command, the config editor with a file.
+    for (const QStringList& arguments :
+         {QStringList{"--view", "start"}, QStringList{"--view", "launch", "--", "/usr/bin/python3", "train.py", "--epochs", "2"},
+          QStringList{"--view", "config", "--config", QString::fromStdString(dir / "config.json")}}) {
+        QFile::remove(png);
+        run = runStudio(QStringList{"--screenshot", png} + arguments);
+        EXPECT_EQ(run.exitCode, 0) << arguments.join(' ').toStdString() << run.err.toStdString();
+        EXPECT_FALSE(QImage(png).isNull());
+    }
+
+    run = runStudio({"--launch", "--screenshot", png});
+    EXPECT_EQ(run.exitCode, 64);
+    EXPECT_TRUE(run.err.contains("--launch needs the command")) << run.err.toStdString();
+    run = runStudio({"--output", "x", "--screenshot", png});
+    EXPECT_EQ(run.exitCode, 64);
+    EXPECT_TRUE(run.err.contains("--output goes with --launch")) << run.err.toStdString();
+    run = runStudio({QString::fromStdString(dir.path()), "--launch", "--", "x"});
+    EXPECT_EQ(run.exitCode, 64);
+    run = runStudio({"--attach", "999999", "--screenshot", png});
+    EXPECT_EQ(run.exitCode, 1);
+    EXPECT_TRUE(run.err.contains("no probe runs in process 999999")) << run.err.toStdString();
+    run = runStudio({"--config", QString::fromStdString(dir / "absent.json"), "--screenshot", png});
+    EXPECT_EQ(run.exitCode, 1);
+    EXPECT_TRUE(run.err.contains("absent.json")) << run.err.toStdString();
+    // A program that does not exist: probe run refuses it, the screenshot says so.
+    run = runStudio({"--screenshot", png, "--output", QString::fromStdString(dir / "none"), "--launch", "--", "/no/such/program"});
+    EXPECT_EQ(run.exitCode, 1);
+    EXPECT_TRUE(run.err.contains("/no/such/program")) << run.err.toStdString();
+    ::unsetenv("PROBE_CONTROL_DIR");
+}
+
+}  // namespace
+}  // namespace probe

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "session/live_session.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace probe::session {
+namespace {
+
+// How often a launched session looks for its dump folder before the probe said hello (a probe
+// without a control socket, PROBE_CONTROL=0, never does).
+constexpr int kDumpFolderPollMs = 250;
+
+}  // namespace
+
+LiveSession::LiveSession(QObject* parent) : QObject(parent) {
+    connect(&launch_, &LaunchSession::stateChanged, this, [this](SessionState state, const QString& detail) {
+        if (origin_ != Origin::Launched) return;
+        if (sessionHasEnded(state)) {
+            lookForDumpFolder();  // a model that ended before the probe was heard from
+            dumpFolderTimer_.stop();
+        }
+        setState(state, detail);
+    });
+    connect(&launch_, &LaunchSession::output, this, &LiveSession::output);
+    connectControl(launch_.control());
+    connectControl(&attachClient_);
+    connect(&attachClient_, &ControlClient::failed, this, [this](const QString& reason) {
+        if (origin_ != Origin::Attached || hasEnded()) return;
+        const bool greeted = !attachClient_.helloMessage().isEmpty();
+        setState(SessionState::Detached, greeted ? tr("the connection to the probe (pid %1) failed: %2").arg(attachedProbe_.pid).arg(reason)
+                                                 : tr("could not attach to the probe of pid %1: %2").arg(attachedProbe_.pid).arg(reason));
+    });
+    connect(&attachClient_, &ControlClient::disconnected, this, [this] {
+        if (origin_ != Origin::Attached || hasEnded()) return;
+        if (detaching_)
+            setState(SessionState::Detached, tr("detached; the program goes on running"));
+        else if (!QFileInfo::exists(QStringLiteral("/proc/%1").arg(attachedProbe_.pid)))
+            setState(SessionState::Detached, tr("the program ended (pid %1)").arg(attachedProbe_.pid));
+        else
+            setState(SessionState::Detached, tr("the probe closed the connection (pid %1)").arg(attachedProbe_.pid));
+    });
+    dumpFolderTimer_.setInterval(kDumpFolderPollMs);
+    connect(&dumpFolderTimer_, &QTimer::timeout, this, &LiveSession::lookForDumpFolder);
+}
+
+LiveSession::~LiveSession() {
+    // The members end the model and close sockets as they are destroyed; what they signal then
+    // must not reach this half-destroyed object.
+    disconnect(&launch_, nullptr, this, nullptr);
+    disconnect(launch_.control(), nullptr, this, nullptr);
+    disconnect(&attachClient_, nullptr, this, nullptr);
+}
+
+void LiveSession::connectControl(ControlClient* client) {
+    connect(client, &ControlClient::hello, this, [this, client](const QJsonObject& hello) {
+        if (client == control()) onHello(hello);
+    });
+    connect(client, &ControlClient::stateChanged, this, [this, client](const QString& state, const QString& reason) {
+        // Launched sessions get their states from LaunchSession (which also knows the exit).
+        if (client != control() || origin_ != Origin::Attached || hasEnded()) return;
+        if (state == QLatin1String("exiting")) {
+            emit output(tr("[probe] the program is exiting\n"), false);
+            return;
+        }
+        const SessionState mapped = sessionStateFromProbe(state, state_);
+        if (mapped != state_) setState(mapped, reason);
+    });
+    connect(client, &ControlClient::configApplied, this, [this, client](const QJsonObject& config, const QString& source, qint64 request) {
+        if (client != control()) return;
+        configInForce_ = config;
+        emit configApplied(config, source, request);
+    });
+    connect(client, &ControlClient::configRejected, this, [this, client](const QString& reason, const QString& source, qint64 request) {
+        if (client == control()) emit configRejected(reason, source, request);
+    });
+    connect(client, &ControlClient::messageReceived, this, [this, client](const QString& level, const QString& text) {
+        // A launched model's runtime prints its messages on its standard error already.
+        if (client == control() && origin_ == Origin::Attached)
+            emit output(QStringLiteral("[probe] %1\n").arg(text), level == QLatin1String("error"));
+    });
+    connect(client, &ControlClient::rowsReceived, this, [this, client] {
+        if (client == control()) emit dumpGrew();
+    });
+    connect(client, &ControlClient::layerDiscovered, this, [this, client] {
+        if (client == control()) emit dumpGrew();
+    });
+    connect(client, &ControlClient::rowsDropped, this, [this, client](qint64 count) {
+        if (client == control() && origin_ == Origin::Attached)
+            emit output(tr("[probe] %1 live rows were not sent (the dump folder has them all)\n").arg(count), false);
+    });
+}
+
+bool LiveSession::launch(const LaunchSpec& spec) {
+    origin_ = Origin::Launched;
+    // Files the probe writes from now on are this session's (a second earlier, for file systems
+    // that keep whole seconds).
+    launchedAt_ = QDateTime::currentDateTime().addSecs(-1);
+    if (!launch_.start(spec)) return false;
+    dumpFolderTimer_.start();
+    return true;
+}
+
+void LiveSession::attach(const LiveProbeInfo& probe) {
+    origin_ = Origin::Attached;
+    attachedProbe_ = probe;
+    setState(SessionState::Starting, tr("attaching to the probe of pid %1").arg(probe.pid));
+    attachClient_.connectToProbe(probe.socketPath);
+}
+
+void LiveSession::stop() {
+    if (hasEnded()) return;
+    if (origin_ == Origin::Launched) {
+        launch_.stop();
+        return;
+    }
+    detaching_ = true;
+    const bool connected = attachClient_.isConnected();
+    attachClient_.disconnectFromProbe();  // also ends a connection still being made
+    if (!connected) setState(SessionState::Detached, tr("detached"));
+}
+
+int LiveSession::exitCode() const { return origin_ == Origin::Launched ? launch_.exitCode() : -1; }
+
+ControlClient* LiveSession::control() { return origin_ == Origin::Launched ? launch_.control() : &attachClient_; }
+
+qint64 LiveSession::probePid() const {
+    const QJsonObject hello = origin_ == Origin::Launched ? launch_.control()->helloMessage() : attachClient_.helloMessage();
+    if (hello.contains(QStringLiteral("pid"))) return hello.value(QStringLiteral("pid")).toInteger();
+    return origin_ == Origin::Attached ? attachedProbe_.pid : 0;
+}
+
+QString LiveSession::command() const {
+    const QJsonObject hello = origin_ == Origin::Launched ? launch_.control()->helloMessage() : attachClient_.helloMessage();
+    if (hello.contains(QStringLiteral("command"))) return hello.value(QStringLiteral("command")).toString();
+    if (origin_ == Origin::Attached) return attachedProbe_.command;
+    const LaunchSpec& spec = launch_.spec();
+    QStringList words;
+    if (!spec.interpreter.isEmpty()) words << spec.interpreter;
+    words << spec.program << spec.arguments;
+    return words.join(QLatin1Char(' '));
+}
+
+QString LiveSession::dumpRoot() const {
+    if (origin_ == Origin::Launched) return launch_.dumpRoot();
+    return attachClient_.helloMessage().value(QStringLiteral("dump_root")).toString();
+}
+
+QString LiveSession::configPath() const {
+    if (origin_ == Origin::Launched) return launch_.configPath();
+    return attachClient_.helloMessage().value(QStringLiteral("config_path")).toString();
+}
+
+qint64 LiveSession::pushConfig(const QJsonObject& config) {
+    if (!canPushConfig()) return -1;
+    return control()->pushConfig(config);
+}
+
+void LiveSession::setState(SessionState state, const QString& detail) {
+    state_ = state;
+    detail_ = detail;
+    emit stateChanged(state, detail);
+}
+
+void LiveSession::onHello(const QJsonObject& hello) {
+    configInForce_ = hello.value(QStringLiteral("config")).toObject();
+    if (origin_ == Origin::Attached)
+        setState(sessionStateFromProbe(hello.value(QStringLiteral("state")).toString(), SessionState::Sleeping),
+                 tr("attached to the probe of pid %1").arg(hello.value(QStringLiteral("pid")).toInteger()));
+    emit helloReceived(hello);
+    announceDumpFolder(hello.value(QStringLiteral("dump_root")).toString());
+}
+
+void LiveSession::lookForDumpFolder() {
+    if (dumpFolderAnnounced_ || origin_ != Origin::Launched) return;
+    // The probe writes its status file as it starts: one written since the launch is this run's.
+    const QFileInfo status(QDir(launch_.dumpRoot()).absoluteFilePath(QStringLiteral("probe_status.json")));
+    if (status.exists() && status.lastModified() >= launchedAt_) announceDumpFolder(launch_.dumpRoot());
+}
+
+void LiveSession::announceDumpFolder(const QString& root) {
+    if (dumpFolderAnnounced_ || root.isEmpty()) return;
+    dumpFolderAnnounced_ = true;
+    dumpFolderTimer_.stop();
+    emit dumpFolderReady(root);
+}
+
+}  // namespace probe::session

@@ -1,0 +1,95 @@
+// The live session the application shows: a model it launched (through `probe run`) or a probe
+// it attached to over the control socket. One interface for both, so that the window, the
+// session panel and the config editor need not know which: state, output, the dump folder to
+// follow, the config in force, and pushing a new one.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QDateTime>
+#include <QJsonObject>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+#include "session/control_client.h"
+#include "session/launch_session.h"
+#include "session/live_probes.h"
+
+namespace probe::session {
+
+class LiveSession : public QObject {
+    Q_OBJECT
+public:
+    enum class Origin { Launched, Attached };
+
+    explicit LiveSession(QObject* parent = nullptr);
+    ~LiveSession() override;
+
+    // Starts the model as `probe run` does; false (with the state FailedToStart and the reason
+    // as its detail) when the spec is refused before anything runs.
+    bool launch(const LaunchSpec& spec);
+    // Connects to a running probe's control socket; hello, or Detached with the reason, follows.
+    void attach(const LiveProbeInfo& probe);
+    // Launched: asks the model to stop (SIGTERM, killed after a grace period). Attached: lets
+    // the probe go (it goes on running).
+    void stop();
+
+    Origin origin() const { return origin_; }
+    SessionState state() const { return state_; }
+    QString stateDetail() const { return detail_; }
+    // The model's exit code once it ended (launched sessions), else -1.
+    int exitCode() const;
+    bool hasEnded() const { return sessionHasEnded(state_); }
+    // The probe's process id (0 until known) and its command line.
+    qint64 probePid() const;
+    QString command() const;
+    const LaunchSpec& launchSpec() const { return launch_.spec(); }
+    // The dump folder (atb_dump_data) the session writes; "" until known for an attached probe.
+    QString dumpRoot() const;
+    // The config file the probe watches ("" when it has none), and the config in force.
+    QString configPath() const;
+    QJsonObject configInForce() const { return configInForce_; }
+    // The connection to the probe (connected once hello arrived).
+    ControlClient* control();
+    bool canPushConfig() { return !hasEnded() && control()->isConnected() && !control()->helloMessage().isEmpty(); }
+    // Sends an op-level config to the probe; the request id configApplied/configRejected carry,
+    // or -1 when no probe is connected.
+    qint64 pushConfig(const QJsonObject& config);
+
+signals:
+    void stateChanged(probe::session::SessionState state, const QString& detail);
+    // The model's standard output and error (launched), the runtime's messages (attached).
+    void output(const QString& text, bool isError);
+    // The probe said hello: its pid, dump_root, config_path, config, state...
+    void helloReceived(const QJsonObject& hello);
+    // The dump folder exists and belongs to this session: open it and follow it. Once.
+    void dumpFolderReady(const QString& dumpRoot);
+    // The probe wrote statistics rows or met a new layer-level op: its dump folder holds more
+    // (the rows themselves are read from the folder, which has them all).
+    void dumpGrew();
+    // The probe applied a config (from its file or from a client), or refused one; `request`
+    // is a pushConfig() id, or -1.
+    void configApplied(const QJsonObject& config, const QString& source, qint64 request);
+    void configRejected(const QString& reason, const QString& source, qint64 request);
+
+private:
+    void setState(SessionState state, const QString& detail);
+    void onHello(const QJsonObject& hello);
+    void connectControl(ControlClient* client);
+    void lookForDumpFolder();
+    void announceDumpFolder(const QString& root);
+
+    Origin origin_ = Origin::Launched;
+    LaunchSession launch_;
+    ControlClient attachClient_;
+    LiveProbeInfo attachedProbe_;
+    SessionState state_ = SessionState::NotStarted;
+    QString detail_;
+    QJsonObject configInForce_;
+    QDateTime launchedAt_;
+    QTimer dumpFolderTimer_;
+    bool dumpFolderAnnounced_ = false;
+    bool detaching_ = false;
+};
+
+}  // namespace probe::session

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "attach_dialog.h"
+
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTimer>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace probe::widgets {
+
+AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent) {
+    setWindowTitle(tr("Attach to a running probe"));
+    auto* intro = new QLabel(tr("Programs running with the probe (started by <code>probe run</code>, the load script, or "
+                                "another Probe Studio). Attaching shows their dump live, their state, and lets you push "
+                                "configs; the program is not disturbed."),
+                             this);
+    intro->setWordWrap(true);
+    list_ = new QTreeWidget(this);
+    list_->setColumnCount(2);
+    list_->setHeaderLabels({tr("PID"), tr("Command")});
+    list_->setRootIsDecorated(false);
+    list_->setAlternatingRowColors(true);
+    list_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    list_->header()->setStretchLastSection(true);
+    hint_ = new QLabel(this);
+    hint_->setWordWrap(true);
+    auto* buttons = new QDialogButtonBox(this);
+    attach_ = buttons->addButton(tr("Attach"), QDialogButtonBox::AcceptRole);
+    auto* refreshButton = buttons->addButton(tr("Refresh"), QDialogButtonBox::ActionRole);
+    buttons->addButton(QDialogButtonBox::Cancel);
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(refreshButton, &QPushButton::clicked, this, &AttachDialog::refresh);
+    connect(list_, &QTreeWidget::itemDoubleClicked, this, &QDialog::accept);
+    connect(list_, &QTreeWidget::currentItemChanged, this, [this] { attach_->setEnabled(selectedProbe().pid > 0); });
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(intro);
+    layout->addWidget(list_, 1);
+    layout->addWidget(hint_);
+    layout->addWidget(buttons);
+    resize(760, 360);
+
+    // Probes come and go: the list follows while the dialog is open.
+    timer_ = new QTimer(this);
+    timer_->setInterval(1000);
+    connect(timer_, &QTimer::timeout, this, &AttachDialog::refresh);
+    timer_->start();
+    refresh();
+}
+
+void AttachDialog::refresh() {
+    const qint64 selected = selectedProbe().pid;
+    probes_ = session::liveProbes();
+    list_->clear();
+    for (const auto& probe : probes_) {
+        auto* item = new QTreeWidgetItem(list_, {QString::number(probe.pid), probe.command});
+        item->setData(0, Qt::UserRole, probe.pid);
+        item->setToolTip(1, tr("%1\nsocket: %2").arg(probe.command, probe.socketPath));
+    }
+    if (!selectPid(selected) && list_->topLevelItemCount() > 0) list_->setCurrentItem(list_->topLevelItem(0));
+    hint_->setText(probes_.isEmpty() ? tr("No probe is running now. Start a program with <code>probe run</code> or Launch; "
+                                          "probes started with PROBE_CONTROL=0, or by other users, are not listed.")
+                                     : tr("%n probe(s) running.", nullptr, static_cast<int>(probes_.size())));
+    attach_->setEnabled(selectedProbe().pid > 0);
+}
+
+bool AttachDialog::selectPid(qint64 pid) {
+    for (int i = 0; i < list_->topLevelItemCount(); ++i) {
+        if (list_->topLevelItem(i)->data(0, Qt::UserRole).toLongLong() == pid) {
+            list_->setCurrentItem(list_->topLevelItem(i));
+            return true;
+        }
+    }
+    return false;
+}
+
+session::LiveProbeInfo AttachDialog::selectedProbe() const {
+    const QTreeWidgetItem* item = list_->currentItem();
+    if (!item) return {};
+    const qint64 pid = item->data(0, Qt::UserRole).toLongLong();
+    for (const auto& probe : probes_)
+        if (probe.pid == pid) return probe;
+    return {};
+}
+
+}  // namespace probe::widgets

@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "config_editor.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTextBlock>
+#include <QTime>
+#include <QVBoxLayout>
+
+#include "session/live_session.h"
+
+namespace probe::widgets {
+
+using Json = data::ConfigDocument::Json;
+
+namespace {
+
+const char* kErrorColor = "#b41e1e";
+const char* kWarningColor = "#8a5a00";
+const char* kGoodColor = "#1e7a32";
+const char* kDataModes[] = {"all", "forward", "backward", "input", "output"};
+
+// A JSON value as one line of text for a field ("abc" without quotes, 3, [1, 2]).
+QString displayText(const Json& value) {
+    if (value.is_string()) return QString::fromStdString(value.get<std::string>());
+    if (value.is_null()) return {};
+    return QString::fromStdString(value.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+// "0, 2, 4-6" from [0, 2, "4-6"]; a value that is not a list as its JSON.
+QString listText(const Json& value) {
+    if (!value.is_array()) return displayText(value);
+    QStringList items;
+    for (const auto& item : value) items << displayText(item);
+    return items.join(QStringLiteral(", "));
+}
+
+QStringList splitItems(const QString& text) {
+    QStringList items;
+    for (const QString& part : text.split(QLatin1Char(','))) {
+        const QString item = part.trimmed();
+        if (!item.isEmpty()) items << item;
+    }
+    return items;
+}
+
+// The op config the probe reported (hello or config_applied), as the format library reads it.
+std::optional<format::OpConfig> opConfigOf(const QJsonObject& object) {
+    if (object.isEmpty()) return std::nullopt;
+    auto result = format::parseOpConfig(QJsonDocument(object).toJson(QJsonDocument::Compact).toStdString(), "probe");
+    return result.config;
+}
+
+}  // namespace
+
+ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
+    kind_ = new QComboBox(this);
+    kind_->addItem(tr("Op-level config (probe run, the load script)"), int(Kind::Op));
+    kind_->addItem(tr("Code-level config (PrecisionDebugger)"), int(Kind::Api));
+    kind_->setToolTip(tr("Op-level: what the injected probe dumps, editable while the model runs.\n"
+                         "Code-level: what PrecisionDebugger(config_path=...) dumps (msprobe style)."));
+    connect(kind_, &QComboBox::activated, this, [this] {
+        const auto kind = static_cast<Kind>(kind_->currentData().toInt());
+        if (kind == document_->kind()) return;
+        if (document_->isModified() &&
+            QMessageBox::question(this, tr("Start a new config"),
+                                  tr("The config being edited has changes that were not written. Start a new %1 config anyway?")
+                                      .arg(kind == Kind::Op ? tr("op-level") : tr("code-level"))) != QMessageBox::Yes) {
+            updateHeader();
+            return;
+        }
+        document_->startNew(kind);
+    });
+    file_ = new QLabel(this);
+    file_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long paths must not widen the window
+    file_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* newButton = new QPushButton(tr("New"), this);
+    newButton->setToolTip(tr("A new config of this kind (op-level: the tree's current ticks)"));
+    connect(newButton, &QPushButton::clicked, this, [this] { document_->startNew(document_->kind()); });
+    auto* load = new QPushButton(tr("Load…"), this);
+    connect(load, &QPushButton::clicked, this, &ConfigEditor::chooseAndLoad);
+    auto* save = new QPushButton(tr("Save as…"), this);
+    connect(save, &QPushButton::clicked, this, &ConfigEditor::chooseAndSave);
+    apply_ = new QPushButton(tr("Apply"), this);
+    apply_->setDefault(true);
+    connect(apply_, &QPushButton::clicked, this, [this] { apply(); });
+    auto* head = new QHBoxLayout;
+    head->addWidget(kind_);
+    head->addWidget(file_, 1);
+    head->addWidget(newButton);
+    head->addWidget(load);
+    head->addWidget(save);
+    head->addWidget(apply_);
+
+    status_ = new QLabel(this);
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    inForce_ = new QLabel(this);
+    inForce_->setWordWrap(true);
+
+    forms_ = new QStackedWidget(this);
+    forms_->addWidget(buildOpForm());
+    forms_->addWidget(buildApiForm());
+    formBlocked_ = new QLabel(tr("The text is not a JSON object: fix it on the right to use the form."), this);
+    formBlocked_->setWordWrap(true);
+    formBlocked_->setStyleSheet(QStringLiteral("color: %1").arg(QLatin1String(kErrorColor)));
+    auto* formBox = new QWidget(this);
+    auto* formLayout = new QVBoxLayout(formBox);
+    formLayout->setContentsMargins(0, 0, 0, 0);
+    formLayout->addWidget(formBlocked_);
+    formLayout->addWidget(forms_);
+    formLayout->addStretch(1);
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(formBox);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+    json_ = new QPlainTextEdit(this);
+    json_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    json_->setLineWrapMode(QPlainTextEdit::NoWrap);
+    json_->setTabChangesFocus(true);
+    json_->setToolTip(tr("The config file's text: edit here or in the form, both are the same config"));
+    connect(json_, &QPlainTextEdit::textChanged, this, [this] {
+        if (showingDocument_) return;
+        editingKey_.clear();
+        document_->setText(json_->toPlainText());
+    });
+    generalIssues_ = new QLabel(this);
+    generalIssues_->setWordWrap(true);
+    generalIssues_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* jsonBox = new QWidget(this);
+    auto* jsonLayout = new QVBoxLayout(jsonBox);
+    jsonLayout->setContentsMargins(0, 0, 0, 0);
+    jsonLayout->addWidget(new QLabel(tr("JSON"), this));
+    jsonLayout->addWidget(json_, 1);
+    jsonLayout->addWidget(generalIssues_);
+
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(scroll);
+    splitter->addWidget(jsonBox);
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 1);
+    splitter->setChildrenCollapsible(false);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(head);
+    layout->addWidget(status_);
+    layout->addWidget(inForce_);
+    layout->addWidget(splitter, 1);
+
+    connect(document_, &data::ConfigDocument::changed, this, &ConfigEditor::onDocumentChanged);
+    onDocumentChanged();
+    setStatus({}, {});
+}
+
+ConfigEditor::Field& ConfigEditor::addField(Kind kind, QFormLayout* form, const std::string& key, const QString& label, FieldType type,
+                                            const QString& tooltip, std::vector<Json> choices, const QString& placeholder) {
+    auto& fields = fields_[kind];
+    fields.emplace_back();
+    Field& f = fields.back();
+    f.key = key;
+    f.type = type;
+    f.choices = std::move(choices);
+    // The value a missing key takes, from the format library's own defaults.
+    if (kind == Kind::Op) {
+        f.defaultValue = Json::parse(format::OpConfig().toJson().value(key, nlohmann::json()).dump());
+    } else {
+        const Json defaults = format::ApiConfig().toJson();
+        const size_t dot = key.find('.');
+        f.defaultValue = dot == std::string::npos ? defaults.value(key, Json()) : defaults[key.substr(0, dot)].value(key.substr(dot + 1), Json());
+    }
+
+    f.caption = new QLabel(label, this);
+    f.caption->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    f.caption->setToolTip(tooltip);
+    Field* field = &f;
+    switch (type) {
+        case FieldType::Choice: {
+            f.combo = new QComboBox(this);
+            for (const auto& choice : f.choices) f.combo->addItem(displayText(choice));
+            connect(f.combo, &QComboBox::activated, this, [this, field](int index) {
+                if (index < static_cast<int>(field->choices.size())) writeField(*field);
+            });
+            f.editor = f.combo;
+            break;
+        }
+        case FieldType::Bool:
+            f.check = new QCheckBox(this);
+            connect(f.check, &QCheckBox::clicked, this, [this, field] { writeField(*field); });
+            f.editor = f.check;
+            break;
+        case FieldType::Text:
+        case FieldType::Integer:
+        case FieldType::IntegerList:
+        case FieldType::TextList:
+            f.line = new QLineEdit(this);
+            f.line->setPlaceholderText(placeholder);
+            connect(f.line, &QLineEdit::textEdited, this, [this, field] { writeField(*field); });
+            f.editor = f.line;
+            break;
+        case FieldType::DataModes: {
+            auto* box = new QWidget(this);
+            auto* row = new QHBoxLayout(box);
+            row->setContentsMargins(0, 0, 0, 0);
+            for (const char* mode : kDataModes) {
+                auto* check = new QCheckBox(QString::fromLatin1(mode), box);
+                connect(check, &QCheckBox::clicked, this, [this, field] { writeField(*field); });
+                row->addWidget(check);
+                f.modes << check;
+            }
+            row->addStretch(1);
+            f.editor = box;
+            break;
+        }
+    }
+    f.editor->setToolTip(tooltip);
+    f.caption->setBuddy(f.editor);
+    f.issues = new QLabel(this);
+    f.issues->setWordWrap(true);
+    f.issues->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    f.issues->setVisible(false);
+    auto* cell = new QWidget(this);
+    auto* cellLayout = new QVBoxLayout(cell);
+    cellLayout->setContentsMargins(0, 0, 0, 0);
+    cellLayout->setSpacing(1);
+    cellLayout->addWidget(f.editor);
+    cellLayout->addWidget(f.issues);
+    form->addRow(f.caption, cell);
+    return f;
+}
+
+QWidget* ConfigEditor::buildOpForm() {
+    auto* page = new QWidget(this);
+    auto* form = new QFormLayout(page);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // Tooltips: FORMATS.md section 3, "Injected probe".
+    addField(Kind::Op, form, "task", QStringLiteral("task"), FieldType::Choice,
+             tr("What is written for the selected ops: \"tensor\" their raw data, \"statistics\" statistics only, \"all\" both.\n"
+                "statistic.csv is written in every case."),
+             {"tensor", "statistics", "all"});
+    addField(Kind::Op, form, "dump_enable", QStringLiteral("dump_enable"), FieldType::Bool,
+             tr("Nothing is dumped while false: the probe sleeps (a few atomic loads per op).\n"
+                "Turn it on while the model runs: it takes effect at the next layer-level op."));
+    addField(Kind::Op, form, "exec_range", QStringLiteral("exec_range"), FieldType::Text,
+             tr("The rounds (executions of the model, e.g. decoding steps) to dump: \"all\", \"none\",\n"
+                "or inclusive \"start,end\" (several pairs allowed: \"0,2,5,7\")."),
+             {}, tr("default: 0,0 (the first round only)"));
+    addField(Kind::Op, form, "ids", QStringLiteral("ids"), FieldType::Text,
+             tr("Comma list of op ids (\"0,2_1\"); empty = all layer-level ops.\n"
+                "Ticking ops in the tree writes them here. ids and op_name are alternatives: either selects an op."),
+             {}, tr("empty: all layer-level ops"));
+    addField(Kind::Op, form, "op_name", QStringLiteral("op_name"), FieldType::Text,
+             tr("Comma list of case-insensitive op name prefixes (\"layers.1,lm_head\"); empty = all layer-level ops.\n"
+                "Without save_child a prefix must match the op's own name; with it, the op's or any ancestor's."),
+             {}, tr("empty: all layer-level ops"));
+    addField(Kind::Op, form, "save_child", QStringLiteral("save_child"), FieldType::Bool,
+             tr("Also dump the children of the selected ops (with ids and op_name empty: every op).\n"
+                "\"Include children\" under the tree sets it."));
+    addField(Kind::Op, form, "device", QStringLiteral("device"), FieldType::Text,
+             tr("Comma list of device ids whose processes dump (\"0,1\"); empty = all."), {}, tr("empty: all devices"));
+    addField(Kind::Op, form, "filter_level", QStringLiteral("filter_level"), FieldType::Choice,
+             tr("With save_child: 0 no filtering;\n"
+                "1 a tensor that appears again (the same data flowing from one op to the next) is written once,\n"
+                "  later appearances are header-only aliases;\n"
+                "2 as 1, and kernel-level tensors are skipped too."),
+             {0, 1, 2});
+    return page;
+}
+
+QWidget* ConfigEditor::buildApiForm() {
+    auto* page = new QWidget(this);
+    auto* column = new QVBoxLayout(page);
+    auto* top = new QFormLayout;
+    top->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    column->addLayout(top);
+    // Tooltips: FORMATS.md section 3, "Code-level API".
+    addField(Kind::Api, top, "task", QStringLiteral("task"), FieldType::Choice,
+             tr("\"statistics\": statistics of each tensor (dump.json); \"tensor\": the tensors' data too (.pt files)."),
+             {"statistics", "tensor"});
+    addField(Kind::Api, top, "dump_path", QStringLiteral("dump_path"), FieldType::Text,
+             tr("The folder the dump goes to (step<N>/rank<R> folders inside); relative to the script's working directory."), {},
+             tr("default: ./dump_path"));
+    addField(Kind::Api, top, "rank", QStringLiteral("rank"), FieldType::IntegerList,
+             tr("The ranks (processes of a distributed job) to dump: whole numbers or \"a-b\" ranges, e.g. 0, 2, 4-6; empty = all."),
+             {}, tr("empty: all ranks"));
+    addField(Kind::Api, top, "step", QStringLiteral("step"), FieldType::IntegerList,
+             tr("The steps (debugger.step() counts them) to dump: whole numbers or \"a-b\" ranges, e.g. 0, 2, 4-6; empty = all."),
+             {}, tr("empty: all steps"));
+    addField(Kind::Api, top, "level", QStringLiteral("level"), FieldType::Choice,
+             tr("L0: modules; L1: APIs (torch, torch.nn.functional, Tensor methods, distributed); mix: both."),
+             {"L0", "L1", "mix"});
+    addField(Kind::Api, top, "seed", QStringLiteral("seed"), FieldType::Integer,
+             tr("The seed seed_all() sets for Python, NumPy and torch (a whole number 0..4294967295)."), {}, tr("default: 1234"));
+    addField(Kind::Api, top, "is_deterministic", QStringLiteral("is_deterministic"), FieldType::Bool,
+             tr("seed_all() also makes torch use deterministic algorithms (reproducible, maybe slower)."));
+    addField(Kind::Api, top, "extra_info", QStringLiteral("extra_info"), FieldType::Bool,
+             tr("Also write stack.json (where each API was called from) and construct.json (the module tree)."));
+    const QString scope = tr("Two full entry names bounding a range, e.g. Functional.linear.0.forward, Functional.relu.0.forward\n"
+                             "(L0: Module.fc1.Linear.forward.0, ...); empty = everything.");
+    const QString list = tr("Entry names or name fragments to keep, e.g. relu, Functional.linear.0.forward; empty = all.");
+    const QString modes = tr("Which tensors: \"all\", or any of forward, backward, input, output.");
+    for (const char* section : {"statistics", "tensor"}) {
+        const std::string prefix = std::string(section) + ".";
+        auto* group = new QGroupBox(section == std::string("statistics") ? tr("statistics (used by task \"statistics\")")
+                                                                         : tr("tensor (used by task \"tensor\")"),
+                                    page);
+        auto* form = new QFormLayout(group);
+        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        addField(Kind::Api, form, prefix + "scope", QStringLiteral("scope"), FieldType::TextList, scope, {}, tr("empty: everything"));
+        addField(Kind::Api, form, prefix + "list", QStringLiteral("list"), FieldType::TextList, list, {}, tr("empty: all entries"));
+        addField(Kind::Api, form, prefix + "data_mode", QStringLiteral("data_mode"), FieldType::DataModes, modes);
+        if (prefix == "statistics.")
+            addField(Kind::Api, form, "statistics.summary_mode", QStringLiteral("summary_mode"), FieldType::Choice,
+                     tr("\"statistics\": Max, Min, Mean and Norm of each tensor; \"md5\": also a checksum of its data,\n"
+                        "to compare two runs bit for bit."),
+                     {"statistics", "md5"});
+        column->addWidget(group);
+    }
+    return page;
+}
+
+void ConfigEditor::writeField(const Field& f) {
+    Json value;
+    switch (f.type) {
+        case FieldType::Choice: value = f.choices.at(static_cast<size_t>(f.combo->currentIndex())); break;
+        case FieldType::Bool: value = f.check->isChecked(); break;
+        case FieldType::Text: value = f.line->text().toStdString(); break;
+        case FieldType::Integer: {
+            // A number when it is one; anything else as typed, for the format library to judge.
+            bool ok = false;
+            const qlonglong number = f.line->text().trimmed().toLongLong(&ok);
+            value = ok ? Json(number) : Json(f.line->text().toStdString());
+            break;
+        }
+        case FieldType::IntegerList: {
+            value = Json::array();
+            for (const QString& item : splitItems(f.line->text())) {
+                bool ok = false;
+                const qlonglong number = item.toLongLong(&ok);
+                value.push_back(ok ? Json(number) : Json(item.toStdString()));
+            }
+            break;
+        }
+        case FieldType::TextList:
+            value = Json::array();
+            for (const QString& item : splitItems(f.line->text())) value.push_back(item.toStdString());
+            break;
+        case FieldType::DataModes:
+            value = Json::array();
+            for (const QCheckBox* check : f.modes)
+                if (check->isChecked()) value.push_back(check->text().toStdString());
+            break;
+    }
+    editingKey_ = f.line ? f.key : std::string();
+    document_->setValue(f.key, value);
+}
+
+void ConfigEditor::showField(Field& f) {
+    const bool present = document_->contains(f.key);
+    const Json value = present ? document_->value(f.key) : f.defaultValue;
+    switch (f.type) {
+        case FieldType::Choice: {
+            const QSignalBlocker blocker(f.combo);
+            // A value the choices do not hold is shown as an extra entry, with its issue below.
+            while (f.combo->count() > static_cast<int>(f.choices.size())) f.combo->removeItem(f.combo->count() - 1);
+            const auto it = std::find(f.choices.begin(), f.choices.end(), value);
+            if (it != f.choices.end()) {
+                f.combo->setCurrentIndex(static_cast<int>(it - f.choices.begin()));
+            } else {
+                f.combo->addItem(tr("%1 (not accepted)").arg(displayText(value)));
+                f.combo->setCurrentIndex(f.combo->count() - 1);
+            }
+            break;
+        }
+        case FieldType::Bool: {
+            const QSignalBlocker blocker(f.check);
+            f.check->setChecked(value.is_boolean() && value.get<bool>());
+            f.check->setText(value.is_boolean() ? QString()
+                                                : tr("(%1 is not a boolean)").arg(QString::fromStdString(value.dump(-1, ' ', false, Json::error_handler_t::replace))));
+            break;
+        }
+        case FieldType::Text:
+        case FieldType::Integer:
+        case FieldType::IntegerList:
+        case FieldType::TextList: {
+            if (f.key == editingKey_) break;  // leave the text as typed ("0, 2" stays, not "0,2")
+            const QString text = !present ? QString() : (f.type == FieldType::IntegerList || f.type == FieldType::TextList) ? listText(value)
+                                                                                                                           : displayText(value);
+            if (f.line->text() != text) f.line->setText(text);
+            break;
+        }
+        case FieldType::DataModes:
+            for (QCheckBox* check : f.modes) {
+                const QSignalBlocker blocker(check);
+                bool on = false;
+                if (value.is_array())
+                    for (const auto& item : value) on = on || (item.is_string() && item.get<std::string>() == check->text().toStdString());
+                check->setChecked(on);
+            }
+            break;
+    }
+    const QStringList issues = document_->issuesAt(f.key);
+    bool errors = false;
+    for (const auto& issue : document_->issues())
+        errors = errors || (!issue.warning && (issue.key == f.key));
+    f.issues->setText(issues.join(QLatin1Char('\n')));
+    f.issues->setVisible(!issues.isEmpty());
+    f.issues->setStyleSheet(QStringLiteral("color: %1").arg(QLatin1String(errors ? kErrorColor : kWarningColor)));
+    f.caption->setStyleSheet(errors ? QStringLiteral("color: %1; font-weight: bold").arg(QLatin1String(kErrorColor)) : QString());
+    // An absent key shows its default; its caption is in italics.
+    QFont font = f.caption->font();
+    font.setItalic(!present);
+    f.caption->setFont(font);
+}
+
+void ConfigEditor::onDocumentChanged() {
+    const Kind kind = document_->kind();
+    forms_->setCurrentIndex(kind == Kind::Op ? 0 : 1);
+    forms_->setEnabled(document_->isObject());
+    formBlocked_->setVisible(!document_->isObject());
+    for (Field& f : fields_[kind]) showField(f);
+    if (json_->toPlainText() != document_->text()) {
+        // Replaced as one edit (undo keeps working), the cursor kept where it was.
+        showingDocument_ = true;
+        const int position = json_->textCursor().position();
+        QTextCursor cursor(json_->document());
+        cursor.select(QTextCursor::Document);
+        cursor.insertText(document_->text());
+        QTextCursor restored = json_->textCursor();
+        restored.setPosition(std::min(position, static_cast<int>(document_->text().size())));
+        json_->setTextCursor(restored);
+        showingDocument_ = false;
+    }
+    const QStringList general = document_->generalIssues(data::ConfigDocument::formKeys(kind));
+    generalIssues_->setText(general.join(QLatin1Char('\n')));
+    generalIssues_->setVisible(!general.isEmpty());
+    bool generalErrors = false;
+    for (const auto& issue : document_->issues()) {
+        const auto& keys = data::ConfigDocument::formKeys(kind);
+        if (!issue.warning && std::find(keys.begin(), keys.end(), issue.key) == keys.end()) generalErrors = true;
+    }
+    generalIssues_->setStyleSheet(QStringLiteral("color: %1").arg(QLatin1String(generalErrors ? kErrorColor : kWarningColor)));
+    updateHeader();
+    updateInForce();
+}
+
+void ConfigEditor::updateHeader() {
+    kind_->setCurrentIndex(document_->kind() == Kind::Op ? 0 : 1);
+    const QString path = document_->filePath();
+    file_->setText(path.isEmpty() ? tr("new config, not written yet") : QFileInfo(path).fileName() + (document_->isModified() ? QStringLiteral(" *") : QString()));
+    file_->setToolTip(path);
+    const bool errors = document_->hasErrors();
+    apply_->setEnabled(!errors);
+    const bool pushes = document_->kind() == Kind::Op && session_ && session_->canPushConfig();
+    apply_->setToolTip(errors ? tr("Fix the problems shown in red first")
+                              : pushes ? tr("Write the file and push the config to the probe (pid %1)").arg(session_->probePid())
+                                       : tr("Write the file"));
+}
+
+void ConfigEditor::updateInForce() {
+    QString text;
+    if (document_->kind() == Kind::Op && session_ && !session_->configInForce().isEmpty()) {
+        const auto inForce = opConfigOf(session_->configInForce());
+        const bool same = inForce && document_->opConfig() && *inForce == *document_->opConfig();
+        text = same ? tr("<span style='color:%1'>●</span> This is the config the probe (pid %2) has in force.")
+                          .arg(QLatin1String(kGoodColor))
+                          .arg(session_->probePid())
+                    : tr("<span style='color:%1'>●</span> Not in force: the probe (pid %2) runs another config until you apply this one.")
+                          .arg(QLatin1String(kWarningColor))
+                          .arg(session_->probePid());
+    }
+    inForce_->setText(text);
+    inForce_->setVisible(!text.isEmpty());
+}
+
+QString ConfigEditor::inForceText() const { return inForce_->text(); }
+
+void ConfigEditor::setStatus(const QString& text, const QString& color) {
+    statusText_ = text;
+    status_->setText(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+    status_->setStyleSheet(color.isEmpty() ? QString() : QStringLiteral("color: %1").arg(color));
+    status_->setVisible(!text.isEmpty());
+}
+
+QString ConfigEditor::applyStatus() const { return statusText_; }
+
+void ConfigEditor::setSession(session::LiveSession* session) {
+    if (session_) disconnect(session_, nullptr, this, nullptr);
+    session_ = session;
+    pendingRequest_ = -1;
+    if (session_) {
+        connect(session_, &session::LiveSession::configApplied, this, &ConfigEditor::onConfigApplied);
+        connect(session_, &session::LiveSession::configRejected, this, &ConfigEditor::onConfigRejected);
+        connect(session_, &session::LiveSession::helloReceived, this, [this] {
+            updateHeader();
+            updateInForce();
+        });
+        connect(session_, &session::LiveSession::stateChanged, this, [this] {
+            if (pendingRequest_ >= 0 && session_->hasEnded()) {
+                pendingRequest_ = -1;
+                setStatus(tr("The probe went away before it answered (%1); the file was written.").arg(session_->stateDetail()),
+                          QLatin1String(kErrorColor));
+            }
+            updateHeader();
+        });
+    }
+    updateHeader();
+    updateInForce();
+}
+
+bool ConfigEditor::apply(const QString& pathForNewFile) {
+    if (document_->hasErrors()) {
+        setStatus(tr("Not applied: fix the problems shown in red first."), QLatin1String(kErrorColor));
+        return false;
+    }
+    const bool op = document_->kind() == Kind::Op;
+    QString path = document_->filePath();
+    if (path.isEmpty()) path = pathForNewFile;
+    if (path.isEmpty() && op && session_) path = session_->configPath();
+    if (path.isEmpty()) {
+        path = QFileDialog::getSaveFileName(this, tr("Write the config to"), configDirectory_, tr("Config files (*.json)"));
+        if (path.isEmpty()) return false;
+    }
+    QString error;
+    if (!document_->save(path, &error)) {
+        setStatus(tr("Not applied: %1").arg(error), QLatin1String(kErrorColor));
+        return false;
+    }
+    if (op && session_ && session_->canPushConfig()) {
+        // The text as written, for the probe to judge exactly as it judges its file.
+        const QJsonObject config = QJsonDocument::fromJson(document_->text().toUtf8()).object();
+        pendingRequest_ = session_->pushConfig(config);
+        setStatus(tr("Written to %1 and sent to the probe (pid %2); waiting for its answer…").arg(path).arg(session_->probePid()),
+                  QString());
+    } else if (op) {
+        setStatus(tr("Written to %1. A probe watching this file applies it at its next layer-level op; none is attached here.").arg(path),
+                  QLatin1String(kGoodColor));
+    } else {
+        setStatus(tr("Written to %1. PrecisionDebugger(config_path=...) reads it when the script creates the debugger.").arg(path),
+                  QLatin1String(kGoodColor));
+    }
+    emit applied(path);
+    return true;
+}
+
+void ConfigEditor::onConfigApplied(const QJsonObject& config, const QString& source, qint64 request) {
+    if (request >= 0 && request == pendingRequest_) {
+        pendingRequest_ = -1;
+        setStatus(tr("Applied by the probe (pid %1) at %2: dumping follows it from the next layer-level op.")
+                      .arg(session_->probePid())
+                      .arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))),
+                  QLatin1String(kGoodColor));
+    } else if (source == QLatin1String("file") && document_->kind() == Kind::Op && !document_->isModified() &&
+               document_->filePath() == session_->configPath()) {
+        // Someone changed the probe's config file outside this editor: show what is in force.
+        const auto applied = opConfigOf(config);
+        if (applied && (!document_->opConfig() || *applied != *document_->opConfig())) {
+            document_->setFileContent(Kind::Op, document_->filePath(), QString::fromStdString(applied->toFileText()));
+            setStatus(tr("The probe applied a change of its config file made outside this editor (%1).")
+                          .arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))),
+                      QString());
+        }
+    }
+    updateInForce();
+}
+
+void ConfigEditor::onConfigRejected(const QString& reason, const QString& source, qint64 request) {
+    if (request >= 0 && request == pendingRequest_) {
+        pendingRequest_ = -1;
+        setStatus(tr("Refused by the probe (pid %1); the previous config stays in force:\n%2").arg(session_->probePid()).arg(reason),
+                  QLatin1String(kErrorColor));
+    } else if (source == QLatin1String("file")) {
+        setStatus(tr("The probe refused a change of its config file; the previous config stays in force:\n%1").arg(reason),
+                  QLatin1String(kWarningColor));
+    }
+    updateInForce();
+}
+
+void ConfigEditor::chooseAndLoad() {
+    if (document_->isModified() &&
+        QMessageBox::question(this, tr("Load a config"), tr("The config being edited has changes that were not written. Load another anyway?")) !=
+            QMessageBox::Yes)
+        return;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Load a config (either kind)"), configDirectory_, tr("Config files (*.json);;All files (*)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!document_->load(path, &error))
+        setStatus(error, QLatin1String(kErrorColor));
+    else
+        setStatus(document_->hasErrors() ? tr("Loaded %1; it has problems, shown in red.").arg(path) : tr("Loaded %1.").arg(path), QString());
+}
+
+void ConfigEditor::chooseAndSave() {
+    const QString start = document_->filePath().isEmpty() ? configDirectory_ : document_->filePath();
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save the config as"), start, tr("Config files (*.json)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!document_->save(path, &error))
+        setStatus(error, QLatin1String(kErrorColor));
+    else
+        setStatus(tr("Saved to %1.").arg(path), QLatin1String(kGoodColor));
+}
+
+const ConfigEditor::Field* ConfigEditor::findField(const std::string& key) const {
+    const auto it = fields_.find(document_->kind());
+    if (it == fields_.end()) return nullptr;
+    for (const Field& f : it->second)
+        if (f.key == key) return &f;
+    return nullptr;
+}
+
+QWidget* ConfigEditor::field(const std::string& key) const {
+    const Field* f = findField(key);
+    return f ? f->editor : nullptr;
+}
+
+QLabel* ConfigEditor::caption(const std::string& key) const {
+    const Field* f = findField(key);
+    return f ? f->caption : nullptr;
+}
+
+QLabel* ConfigEditor::issueLabel(const std::string& key) const {
+    const Field* f = findField(key);
+    return f ? f->issues : nullptr;
+}
+
+QList<QCheckBox*> ConfigEditor::modeBoxes(const std::string& key) const {
+    const Field* f = findField(key);
+    return f ? f->modes : QList<QCheckBox*>();
+}
+
+}  // namespace probe::widgets

@@ -1,0 +1,71 @@
+// The launch form: what to run under the probe (command or script, arguments, working
+// directory, environment, interpreter), where the dump goes and with which config. It shows
+// the `probe run` command line it stands for and what is wrong with it as you type; Launch is
+// enabled once nothing is.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QWidget>
+
+#include "session/launch_session.h"
+
+class QGridLayout;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+
+namespace probe::widgets {
+
+class LaunchForm : public QWidget {
+    Q_OBJECT
+public:
+    explicit LaunchForm(QWidget* parent = nullptr);
+
+    // Fills the form (an empty output folder gets a fresh one).
+    void setSpec(const session::LaunchSpec& spec);
+    session::LaunchSpec spec() const;
+    // What the form says is wrong ("" when Launch is enabled), and its note (an output folder
+    // that holds a dump already).
+    QString problem() const;
+    QString note() const;
+    // Where config dialogs start (the installed configs folder).
+    void setConfigDirectory(const QString& dir) { configDirectory_ = dir; }
+
+    QLineEdit* programEdit() const { return program_; }
+    QLineEdit* argumentsEdit() const { return arguments_; }
+    QLineEdit* interpreterEdit() const { return interpreter_; }
+    QLineEdit* workingDirectoryEdit() const { return workingDirectory_; }
+    QPlainTextEdit* environmentEdit() const { return environment_; }
+    QLineEdit* outputEdit() const { return output_; }
+    QLineEdit* configEdit() const { return config_; }
+    QPushButton* launchButton() const { return launch_; }
+    QString commandLine() const;
+
+signals:
+    void launchRequested(const probe::session::LaunchSpec& spec);
+    void cancelled();
+
+private:
+    void onProgramEdited();
+    void updateChecks();
+    QLineEdit* addPathRow(QGridLayout* grid, int row, const QString& label, const QString& tooltip, bool directory,
+                          const QString& filter = {});
+
+    QLineEdit* program_;
+    QLineEdit* arguments_;
+    QLineEdit* interpreter_;
+    QLineEdit* workingDirectory_;
+    QPlainTextEdit* environment_;
+    QLineEdit* output_;
+    QLineEdit* config_;
+    QLabel* command_;
+    QLabel* problem_;
+    QLabel* note_;
+    QPushButton* launch_;
+    QString configDirectory_;
+    bool interpreterChosen_ = false;  // by the user, not filled in for a .py
+    bool outputChosen_ = false;
+};
+
+}  // namespace probe::widgets

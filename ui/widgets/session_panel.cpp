@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "session_panel.h"
+
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QTextCursor>
+#include <QVBoxLayout>
+
+#include "session/live_session.h"
+
+namespace probe::widgets {
+
+using session::SessionState;
+
+namespace {
+
+// Lines kept in the log: a chatty model must not grow the window's memory without end.
+constexpr int kLogLines = 20000;
+
+}  // namespace
+
+SessionPanel::SessionPanel(QWidget* parent) : QWidget(parent) {
+    badge_ = new QLabel(this);
+    badge_->setObjectName(QStringLiteral("sessionState"));
+    badge_->setMargin(3);
+    QFont bold = badge_->font();
+    bold.setBold(true);
+    badge_->setFont(bold);
+    detail_ = new QLabel(this);
+    detail_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    command_ = new QLabel(this);
+    command_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    command_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    command_->setStyleSheet(QStringLiteral("color: palette(mid)"));
+    stop_ = new QPushButton(tr("Stop"), this);
+    connect(stop_, &QPushButton::clicked, this, [this] {
+        if (session_) session_->stop();
+    });
+
+    log_ = new QPlainTextEdit(this);
+    log_->setReadOnly(true);
+    log_->setMaximumBlockCount(kLogLines);
+    log_->setLineWrapMode(QPlainTextEdit::NoWrap);
+    log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    log_->setPlaceholderText(tr("The model's output appears here."));
+
+    auto* head = new QHBoxLayout;
+    head->addWidget(badge_);
+    head->addWidget(detail_, 2);
+    head->addWidget(command_, 3);
+    head->addWidget(stop_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(head);
+    layout->addWidget(log_, 1);
+    updateState();
+}
+
+void SessionPanel::setSession(session::LiveSession* session) {
+    if (session_) disconnect(session_, nullptr, this, nullptr);
+    session_ = session;
+    log_->clear();
+    if (session_) {
+        connect(session_, &session::LiveSession::stateChanged, this, [this](SessionState, const QString& detail) {
+            if (!detail.isEmpty()) appendNote(QStringLiteral("[%1] %2\n").arg(describeState(*session_), detail));
+            updateState();
+        });
+        connect(session_, &session::LiveSession::output, this, &SessionPanel::appendLog);
+        connect(session_, &session::LiveSession::helloReceived, this, &SessionPanel::updateState);
+        connect(session_, &session::LiveSession::configApplied, this, [this](const QJsonObject&, const QString& source, qint64) {
+            appendNote(tr("[config] the probe applied a config (from %1)\n")
+                           .arg(source == QLatin1String("client") ? tr("this application") : tr("its file")));
+        });
+        connect(session_, &session::LiveSession::configRejected, this, [this](const QString& reason, const QString&, qint64) {
+            append(tr("[config] the probe refused a config; the previous one stays:\n%1\n").arg(reason), QColor(170, 30, 30));
+        });
+        connect(session_, &QObject::destroyed, this, &SessionPanel::updateState);
+        if (!session_->stateDetail().isEmpty())
+            appendNote(QStringLiteral("[%1] %2\n").arg(describeState(*session_), session_->stateDetail()));
+    }
+    updateState();
+}
+
+QColor SessionPanel::stateColor(SessionState state) {
+    switch (state) {
+        case SessionState::Dumping: return QColor(30, 140, 60);
+        case SessionState::Finished: return QColor(40, 100, 160);
+        case SessionState::Starting: return QColor(110, 110, 160);
+        case SessionState::Sleeping:
+        case SessionState::Detached:
+        case SessionState::NotStarted: return QColor(120, 120, 120);
+        case SessionState::Stopped: return QColor(190, 120, 0);
+        case SessionState::Crashed:
+        case SessionState::FailedToStart: return QColor(200, 30, 30);
+    }
+    return QColor(120, 120, 120);
+}
+
+QString SessionPanel::describeState(const session::LiveSession& s) {
+    const QString name = session::sessionStateName(s.state());
+    if ((s.state() == SessionState::Crashed || s.state() == SessionState::Finished) && s.exitCode() >= 0)
+        return tr("%1, exit code %2").arg(name).arg(s.exitCode());
+    return name;
+}
+
+QString SessionPanel::stateText() const { return badge_->text(); }
+
+void SessionPanel::updateState() {
+    if (!session_) {
+        badge_->setText(tr("no session"));
+        badge_->setStyleSheet(QStringLiteral("color: white; background: #888; border-radius: 3px"));
+        detail_->clear();
+        command_->clear();
+        stop_->setEnabled(false);
+        return;
+    }
+    badge_->setText(describeState(*session_));
+    badge_->setStyleSheet(QStringLiteral("color: white; background: %1; border-radius: 3px").arg(stateColor(session_->state()).name()));
+    detail_->setText(session_->stateDetail());
+    detail_->setToolTip(session_->stateDetail());
+    const qint64 pid = session_->probePid();
+    const QString what = session_->command();
+    command_->setText(pid > 0 ? tr("pid %1: %2").arg(pid).arg(what) : what);
+    command_->setToolTip(command_->text());
+    const bool launched = session_->origin() == session::LiveSession::Origin::Launched;
+    stop_->setText(launched ? tr("Stop the model") : tr("Detach"));
+    stop_->setToolTip(launched ? tr("Ends the program (SIGTERM, then SIGKILL after 5 s); the dump is kept")
+                               : tr("Lets the probe go; the program goes on running"));
+    stop_->setEnabled(!session_->hasEnded());
+}
+
+void SessionPanel::appendLog(const QString& text, bool isError) { append(text, isError ? QColor(170, 30, 30) : QColor()); }
+
+void SessionPanel::appendNote(const QString& text) { append(text, QColor(110, 110, 130)); }
+
+void SessionPanel::append(const QString& text, const QColor& color) {
+    QScrollBar* bar = log_->verticalScrollBar();
+    const bool atEnd = bar->value() == bar->maximum();
+    QTextCursor cursor(log_->document());
+    cursor.movePosition(QTextCursor::End);
+    QTextCharFormat format;
+    if (color.isValid()) format.setForeground(color);
+    cursor.insertText(text, format);
+    if (atEnd) bar->setValue(bar->maximum());  // follow the output unless the user scrolled up
+}
+
+}  // namespace probe::widgets

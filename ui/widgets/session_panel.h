@@ -1,0 +1,53 @@
+// The live session's panel: its state (starting, sleeping, dumping, finished, crashed with the
+// exit code...), what runs, a Stop (launched) or Detach (attached) button, and the log: the
+// model's standard output and error, or the attached probe's messages.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QPointer>
+#include <QWidget>
+
+#include "session/live_session.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+
+namespace probe::widgets {
+
+class SessionPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SessionPanel(QWidget* parent = nullptr);
+
+    // The session shown (nullptr: none). The log starts afresh.
+    void setSession(session::LiveSession* session);
+    session::LiveSession* session() const { return session_; }
+
+    QPlainTextEdit* log() const { return log_; }
+    QPushButton* stopButton() const { return stop_; }
+    // "dumping", "crashed (exit code 1)": what the state badge says.
+    QString stateText() const;
+    // The badge's colour for a state, also used by the window's status bar.
+    static QColor stateColor(session::SessionState state);
+    // The state word with its exit code when the model ended.
+    static QString describeState(const session::LiveSession& session);
+
+    // The model's output (its standard error in red, as IDEs show it).
+    void appendLog(const QString& text, bool isError);
+    // What the application says about the session (states, configs), set apart in grey.
+    void appendNote(const QString& text);
+
+private:
+    void updateState();
+    void append(const QString& text, const QColor& color);
+
+    QPointer<session::LiveSession> session_;
+    QLabel* badge_;
+    QLabel* detail_;
+    QLabel* command_;
+    QPushButton* stop_;
+    QPlainTextEdit* log_;
+};
+
+}  // namespace probe::widgets
