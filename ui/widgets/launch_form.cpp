@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "launch_form.h"
+#include "page_style.h"
 
 #include <QDir>
 #include <QFileDialog>
@@ -98,10 +99,7 @@ QLineEdit* LaunchForm::addPathRow(QGridLayout* grid, int row, const QString& lab
 
 LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     auto* title = new QLabel(tr("Launch a model under the probe"), this);
-    QFont big = title->font();
-    big.setPointSizeF(big.pointSizeF() * 1.5);
-    big.setBold(true);
-    title->setFont(big);
+    setHeadingFont(title, 1.5);
     auto* intro = new QLabel(tr("The program runs unchanged, exactly as <code>probe run</code> runs it: its modules become the "
                                 "layer-level ops, its aten ops their children. Its output appears in the session panel; the dump "
                                 "opens here and grows as it runs."),
@@ -195,14 +193,7 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     column->addWidget(note_);
     column->addLayout(buttons);
     column->addStretch(1);
-    // A readable line length on a wide window.
-    auto* frame = new QWidget(this);
-    frame->setLayout(column);
-    frame->setMaximumWidth(980);
-    auto* outer = new QHBoxLayout(this);
-    outer->addStretch(1);
-    outer->addWidget(frame, 8);
-    outer->addStretch(1);
+    setReadableColumn(this, column);
 
     connect(program_, &QLineEdit::textEdited, this, &LaunchForm::onProgramEdited);
     connect(interpreter_, &QLineEdit::textEdited, this, [this] {

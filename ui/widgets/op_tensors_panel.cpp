@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_tensors_panel.h"
+#include "page_style.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -20,13 +21,7 @@ using data::OpTensorsModel;
 OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor, QWidget* parent)
     : QWidget(parent), store_(store), cursor_(cursor) {
     model_ = new OpTensorsModel(store_, this);
-    title_ = new QLabel(this);
-    title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
-    QFont bold = title_->font();
-    bold.setBold(true);
-    bold.setPointSizeF(bold.pointSizeF() * 1.1);
-    title_->setFont(bold);
-    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    title_ = makePaneTitle(QString(), this);
     details_ = new QLabel(this);
     details_->setWordWrap(true);
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);

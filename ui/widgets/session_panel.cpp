@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "session_panel.h"
+#include "page_style.h"
 
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -27,9 +28,7 @@ SessionPanel::SessionPanel(QWidget* parent) : QWidget(parent) {
     badge_ = new QLabel(this);
     badge_->setObjectName(QStringLiteral("sessionState"));
     badge_->setMargin(3);
-    QFont bold = badge_->font();
-    bold.setBold(true);
-    badge_->setFont(bold);
+    setHeadingFont(badge_, 1.0);
     detail_ = new QLabel(this);
     detail_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
     detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "start_page.h"
+#include "page_style.h"
 
 #include <QApplication>
 #include <QCommandLinkButton>
@@ -72,10 +73,7 @@ QString kindWord(RecentSession::Kind kind) {
 
 StartPage::StartPage(session::RecentSessions* recent, QWidget* parent) : QWidget(parent), recent_(recent) {
     auto* title = new QLabel(tr("Probe Studio"), this);
-    QFont big = title->font();
-    big.setPointSizeF(big.pointSizeF() * 2.2);
-    big.setBold(true);
-    title->setFont(big);
+    setHeadingFont(title, 2.2);
     auto* subtitle = new QLabel(tr("Find where a neural network's numbers go wrong: launch a model under the probe, tick the ops "
                                    "to dump, watch their statistics round by round, look at the tensors."),
                                 this);
@@ -112,10 +110,7 @@ StartPage::StartPage(session::RecentSessions* recent, QWidget* parent) : QWidget
     actions->addWidget(config_, 2, 0);
 
     auto* recentTitle = new QLabel(tr("Recent sessions"), this);
-    QFont bold = recentTitle->font();
-    bold.setBold(true);
-    bold.setPointSizeF(bold.pointSizeF() * 1.2);
-    recentTitle->setFont(bold);
+    setHeadingFont(recentTitle, 1.2);
     clear_ = new QPushButton(tr("Clear"), this);
     clear_->setFlat(true);
     connect(clear_, &QPushButton::clicked, recent_, &session::RecentSessions::clear);
@@ -146,13 +141,7 @@ StartPage::StartPage(session::RecentSessions* recent, QWidget* parent) : QWidget
     column->addWidget(recentEmpty_);
     column->addWidget(recentList_, 3);
     column->addStretch(1);  // the page keeps to the top when the list is short or hidden
-    auto* frame = new QWidget(this);
-    frame->setLayout(column);
-    frame->setMaximumWidth(980);
-    auto* outer = new QHBoxLayout(this);
-    outer->addStretch(1);
-    outer->addWidget(frame, 8);
-    outer->addStretch(1);
+    setReadableColumn(this, column);
     refresh();
 }
 

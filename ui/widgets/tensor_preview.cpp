@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "tensor_preview.h"
+#include "page_style.h"
 
 #include <qcustomplot.h>
 
@@ -51,13 +52,7 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
     document_ = new TensorDocument(this);
     values_ = new data::TensorValuesModel(document_, this);
 
-    title_ = new QLabel(tr("No tensor"), this);
-    title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
-    QFont bold = title_->font();
-    bold.setBold(true);
-    bold.setPointSizeF(bold.pointSizeF() * 1.1);
-    title_->setFont(bold);
-    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    title_ = makePaneTitle(tr("No tensor"), this);
     facts_ = new QLabel(this);
     facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     facts_->setWordWrap(true);

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "page_style.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+
+namespace probe::widgets {
+
+void setHeadingFont(QWidget* widget, double scale) {
+    QFont font = widget->font();
+    font.setBold(true);
+    font.setPointSizeF(font.pointSizeF() * scale);
+    widget->setFont(font);
+}
+
+QLabel* makePaneTitle(const QString& text, QWidget* parent) {
+    auto* title = new QLabel(text, parent);
+    title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    setHeadingFont(title, 1.1);
+    title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    return title;
+}
+
+void setReadableColumn(QWidget* page, QLayout* column) {
+    auto* frame = new QWidget(page);
+    frame->setLayout(column);
+    frame->setMaximumWidth(980);
+    auto* outer = new QHBoxLayout(page);
+    outer->addStretch(1);
+    outer->addWidget(frame, 8);
+    outer->addStretch(1);
+}
+
+}  // namespace probe::widgets

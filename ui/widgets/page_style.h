@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The few looks the application's pages and panes share, so they are set in one place.
+
+class QLabel;
+class QLayout;
+class QString;
+class QWidget;
+
+namespace probe::widgets {
+
+// Bold, and `scale` times the widget's current point size.
+void setHeadingFont(QWidget* widget, double scale);
+
+// A pane's title (the op or tensor shown): bold, selectable, and never widening the window
+// however long the text is.
+QLabel* makePaneTitle(const QString& text, QWidget* parent);
+
+// Lays `column` out on `page` centred, at most a readable line length wide on a wide window.
+void setReadableColumn(QWidget* page, QLayout* column);
+
+}  // namespace probe::widgets
