@@ -8,8 +8,9 @@
 // their forward op through autograd's sequence numbers (each layer op records the range of
 // numbers its forward used) and grouped under "<layer>.backward" layer ops.
 //
-// Cost: while the probe sleeps no RecordFunction callback is registered at all; module calls
-// still count rounds. While it is awake the callback is thread-local and switched off inside
+// Cost: while the probe sleeps the RecordFunction callback is registered only during the
+// outermost module's own code (its aten ops are layer-level ops, counted for stable ids and
+// rounds) and is off inside every layer; module calls still count rounds. While it is awake the callback is thread-local and switched off inside
 // every layer op whose children nobody looks at, so dumping layer-level ops costs about as
 // much as their own statistics. Statistics of several views of the same memory (a weight seen
 // by linear, t, transpose, ...) are computed once, on the memory as it lies.
@@ -163,6 +164,7 @@ struct ThreadState {
     std::unordered_map<int, int> backwardOccurrences;         // per backward pass
     at::CallbackHandle callback = at::INVALID_CALLBACK_HANDLE;
     uint64_t seenGeneration = 0;
+    bool seenInRoot = false;
     std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
 };
 
@@ -476,20 +478,24 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
     }
 }
 
-// Registers this thread's RecordFunction callback while the probe is awake, removes it while
-// it sleeps. A counter compare when nothing changed.
+// Registers this thread's RecordFunction callback while the probe is awake, and while it sleeps
+// only during the outermost module's call: the aten ops that module calls itself are layer-level
+// ops, counted even while sleeping so that their ids and rounds do not depend on when dumping
+// began (inside the layers the callback is off, as in any layer nobody looks into). Removed
+// otherwise. Two compares when nothing changed.
 void syncCallbackWithProbeState() {
     const uint64_t generation = probe_state_generation();
-    if (generation == tls.seenGeneration) return;
+    if (generation == tls.seenGeneration && tls.inRoot == tls.seenInRoot) return;
     tls.seenGeneration = generation;
-    const bool awake = probe_is_awake() != 0;
-    if (awake && tls.callback == at::INVALID_CALLBACK_HANDLE) {
+    tls.seenInRoot = tls.inRoot;
+    const bool wanted = tls.inRoot || probe_is_awake() != 0;
+    if (wanted && tls.callback == at::INVALID_CALLBACK_HANDLE) {
         tls.callback = at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
                                                       .needsInputs(true)
                                                       .needsOutputs(true)
                                                       .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
         gThreadsObserving.fetch_add(1);
-    } else if (!awake && tls.callback != at::INVALID_CALLBACK_HANDLE) {
+    } else if (!wanted && tls.callback != at::INVALID_CALLBACK_HANDLE) {
         at::removeCallback(tls.callback);
         tls.callback = at::INVALID_CALLBACK_HANDLE;
         gThreadsObserving.fetch_sub(1);
@@ -534,10 +540,10 @@ PROBE_TORCH_API const char* probe_torch_built_version(void) { return TORCH_VERSI
 // The outermost module's call begins / ends on this thread.
 PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
     try {
-        syncCallbackWithProbeState();
         closeBackwardLayer();
         tls.inRoot = true;
         tls.rootOpOccurrences.clear();
+        syncCallbackWithProbeState();
         static thread_local std::string lastModel;
         if (model_name && lastModel != model_name) {
             lastModel = model_name;
@@ -550,9 +556,14 @@ PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
 }
 
 PROBE_TORCH_API int probe_torch_root_end(void) {
-    tls.inRoot = false;
-    tls.statsCache.clear();  // let go of the activations it holds
-    return 0;
+    try {
+        tls.inRoot = false;
+        syncCallbackWithProbeState();
+        tls.statsCache.clear();  // let go of the activations it holds
+        return 0;
+    } catch (...) {
+        return -1;
+    }
 }
 
 // A module's call begins. Returns the runtime's wants flags for it (PROBE_WANTS_*).

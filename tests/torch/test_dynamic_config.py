@@ -6,7 +6,7 @@ import os
 import subprocess
 import time
 
-from probe_test_util import DEMO_DIR, PROBE, PYTHON, TEST_DIR, ProbeTestCase, read_rows, write_config
+from probe_test_util import DEMO_DIR, PROBE, PYTHON, TEST_DIR, ProbeTestCase, read_rows, run_probe, write_config
 
 
 class DynamicConfig(ProbeTestCase):
@@ -61,3 +61,22 @@ class DynamicConfig(ProbeTestCase):
         self.assertEqual(ops[4], {"3", "5"})  # layers.2 keeps the config it began with; norm follows the new one
         self.assertEqual(ops[5], {"5"})
         self.assertIn("config applied", err)
+
+    def test_ops_of_the_outermost_module_keep_their_ids_and_rounds_when_dumping_starts_late(self):
+        # The probe sleeps through steps 0 and 1; the aten ops the outermost module calls
+        # itself (mul, add) are layer-level ops: their ids and rounds must be those of a run
+        # that dumped from the start, although nothing of them was dumped while sleeping.
+        script = os.path.join(TEST_DIR, "root_ops_model.py")
+        seen = {}
+        for name, enable, wake in (("early", True, -1), ("late", False, 2)):
+            os.makedirs(self.path(name))
+            cfg = write_config(self.path(name), dump_enable=enable)
+            result = run_probe(["--output", self.path(name, "out"), "--config", cfg, "--", PYTHON, script,
+                                "--wake-at", str(wake)])
+            self.assertIn("done", result.stdout)
+            seen[name] = {(int(r["Execution Count"]), r["Op Name"], r["Op Id"], r["Input/Output"], r["Index"],
+                           r["Max"], r["Norm"]) for r in read_rows(self.path(name, "out", "atb_dump_data"))}
+        early_ops = {(count, op, op_id) for count, op, op_id, *_ in seen["early"]}
+        self.assertIn((0, "mul_0", "1"), early_ops)
+        self.assertIn((3, "add_0", "3"), early_ops)
+        self.assertEqual(seen["late"], {row for row in seen["early"] if row[0] >= 2})
