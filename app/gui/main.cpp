@@ -347,13 +347,12 @@ QString startSession(MainWindow& window, const ScreenshotRequest& request, const
         return window.launch(spec) ? QString() : QStringLiteral("cannot launch: %1").arg(window.liveSession()->stateDetail());
     }
     if (session.attachPid > 0) {
-        for (const auto& probe : probe::session::liveProbes()) {
-            if (probe.pid == session.attachPid) {
-                window.attach(probe);
-                return {};
-            }
+        if (const auto probe = probe::session::probeOfProcess(session.attachPid)) {
+            window.attach(*probe);
+            return {};
         }
-        return QStringLiteral("no probe runs in process %1 (File › Attach lists the running ones)").arg(session.attachPid);
+        return QStringLiteral("no probe runs in process %1 or its children (File › Attach lists the running ones)")
+            .arg(session.attachPid);
     }
     if (!session.dir.isEmpty()) {
         window.openDump(session.dir);

@@ -153,6 +153,34 @@ TEST_F(ControlSocket, ListedWhileRunningAndNotForOthers) {
     ::chmod(socketDir_.path().c_str(), 0700);
 }
 
+TEST_F(ControlSocket, ListedWhereverTheProbeStartedWithoutAnExplicitDirectory) {
+    // A probe started from a terminal without XDG_RUNTIME_DIR puts its socket in
+    // /tmp/probe-studio-<uid>; an application in a desktop session (XDG_RUNTIME_DIR set) must
+    // still list it.
+    ::unsetenv("PROBE_CONTROL_DIR");
+    const char* savedRuntimeDir = std::getenv("XDG_RUNTIME_DIR");
+    const std::string saved = savedRuntimeDir ? savedRuntimeDir : "";
+    ::unsetenv("XDG_RUNTIME_DIR");
+    start(R"({"dump_enable": false})");
+    const std::string tmpSocket = "/tmp/probe-studio-" + std::to_string(::getuid()) + "/probe-" +
+                                  std::to_string(::getpid()) + ".sock";
+    EXPECT_TRUE(exists(tmpSocket));
+    const std::string desktopRuntimeDir = socketDir_.path() + "/runtime";
+    ASSERT_EQ(::mkdir(desktopRuntimeDir.c_str(), 0700), 0);
+    ::setenv("XDG_RUNTIME_DIR", desktopRuntimeDir.c_str(), 1);
+    EXPECT_EQ(*format::controlSocketDirectory(true, nullptr), desktopRuntimeDir + "/probe-studio");
+    const auto probes = format::listLiveProbes();
+    ASSERT_EQ(probes.size(), 1u);
+    EXPECT_EQ(probes[0].pid, ::getpid());
+    EXPECT_EQ(probes[0].socketPath, tmpSocket);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_FALSE(exists(tmpSocket));
+    if (saved.empty())
+        ::unsetenv("XDG_RUNTIME_DIR");
+    else
+        ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+}
+
 TEST_F(ControlSocket, DisabledByEnvironment) {
     ::setenv("PROBE_CONTROL", "0", 1);
     start(R"({"dump_enable": false})");

@@ -3,6 +3,7 @@
 // launch helpers (command lines, the demo).
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <QDir>
@@ -143,6 +144,31 @@ TEST_F(LiveSessionTest, AttachedProbeFollowedUntilItEnds) {
     ASSERT_TRUE(waitFor([&] { return session.hasEnded(); }));
     EXPECT_EQ(session.state(), SessionState::Detached);
     EXPECT_TRUE(session.stateDetail().contains("ended")) << session.stateDetail().toStdString();
+}
+
+TEST_F(LiveSessionTest, ProbeFoundFromTheProcessTheUserKnows) {
+    // The user knows the pid of a wrapper (probe run, a shell script): its child's probe is found.
+    QProcess wrapper;
+    wrapper.setProcessChannelMode(QProcess::ForwardedChannels);
+    wrapper.start("/bin/sh", {"-c", QStringLiteral("'%1' --output '%2' --config '%3' --rounds 100000 --sleep-ms 5; true")
+                                        .arg(PROBE_NATIVE_ENGINE, QString::fromStdString(dir_ / "engine"),
+                                             QString::fromStdString(dir_ / "config.json"))});
+    ASSERT_TRUE(wrapper.waitForStarted());
+    std::optional<LiveProbeInfo> found;
+    EXPECT_TRUE(waitFor([&] { return (found = probeOfProcess(wrapper.processId())).has_value(); }));
+    ASSERT_TRUE(found);
+    EXPECT_NE(found->pid, wrapper.processId());
+    EXPECT_EQ(found->parentPid, wrapper.processId());
+    EXPECT_EQ(probeOfProcess(found->pid)->pid, found->pid);
+    // A process with no probe in it or below it has none.
+    QProcess unrelated;
+    unrelated.start("/bin/sleep", {"30"});
+    ASSERT_TRUE(unrelated.waitForStarted());
+    EXPECT_FALSE(probeOfProcess(unrelated.processId()));
+    unrelated.kill();
+    unrelated.waitForFinished();
+    ::kill(static_cast<pid_t>(found->pid), SIGTERM);
+    EXPECT_TRUE(wrapper.waitForFinished(10000));
 }
 
 TEST_F(LiveSessionTest, DetachLeavesTheProgramRunningAndBadSocketsAreReported) {

@@ -211,13 +211,7 @@ void LaunchSession::stop(int graceMs) {
 
 void LaunchSession::lookForProbe() {
     if (control_.isConnected() || process_.state() != QProcess::Running) return;
-    const qint64 runner = process_.processId();
-    for (const auto& probe : liveProbes()) {
-        if (probe.pid != runner && isDescendantOf(probe.pid, runner)) {
-            control_.connectToProbe(probe.socketPath);
-            return;
-        }
-    }
+    if (const auto probe = probeOfProcess(process_.processId())) control_.connectToProbe(probe->socketPath);
 }
 
 void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {

@@ -35,6 +35,15 @@ QList<LiveProbeInfo> liveProbes() {
     return probes;
 }
 
+std::optional<LiveProbeInfo> probeOfProcess(qint64 pid) {
+    std::optional<LiveProbeInfo> found;
+    for (const LiveProbeInfo& probe : liveProbes()) {
+        if (probe.pid == pid) return probe;
+        if (isDescendantOf(probe.pid, pid) && (!found || probe.pid < found->pid)) found = probe;
+    }
+    return found;
+}
+
 bool isDescendantOf(qint64 pid, qint64 ancestor) {
     for (int depth = 0; pid > 1 && depth < 64; ++depth) {
         if (pid == ancestor) return true;

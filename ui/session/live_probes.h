@@ -4,6 +4,7 @@
 
 #include <QList>
 #include <QString>
+#include <optional>
 
 namespace probe::session {
 
@@ -18,5 +19,9 @@ QList<LiveProbeInfo> liveProbes();
 
 // Whether `pid` is `ancestor` or one of its descendants (from /proc).
 bool isDescendantOf(qint64 pid, qint64 ancestor);
+
+// The probe running in process `pid`, else the first (lowest pid) among its descendants: the
+// model under `probe run`, a shell script or a launcher is found from the pid the user knows.
+std::optional<LiveProbeInfo> probeOfProcess(qint64 pid);
 
 }  // namespace probe::session

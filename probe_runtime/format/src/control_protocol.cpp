@@ -12,16 +12,18 @@
 
 namespace probe::format {
 
-std::optional<std::string> controlSocketDirectory(bool create, std::string* error) {
-    std::string dir;
-    if (const char* explicitDir = std::getenv("PROBE_CONTROL_DIR"); explicitDir && *explicitDir) {
-        dir = explicitDir;
-    } else if (const char* runtimeDir = std::getenv("XDG_RUNTIME_DIR");
-               runtimeDir && *runtimeDir && ::access(runtimeDir, W_OK) == 0) {
-        dir = std::string(runtimeDir) + "/probe-studio";
-    } else {
-        dir = "/tmp/probe-studio-" + std::to_string(::getuid());
+namespace {
+
+std::string defaultDirectory(bool inRuntimeDir) {
+    if (inRuntimeDir) {
+        const char* runtimeDir = std::getenv("XDG_RUNTIME_DIR");
+        if (!runtimeDir || !*runtimeDir || ::access(runtimeDir, W_OK) != 0) return {};
+        return std::string(runtimeDir) + "/probe-studio";
     }
+    return "/tmp/probe-studio-" + std::to_string(::getuid());
+}
+
+std::optional<std::string> privateDirectory(const std::string& dir, bool create, std::string* error) {
     if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
         if (error) *error = "cannot create " + dir + ": " + std::strerror(errno);
         return std::nullopt;
@@ -40,21 +42,18 @@ std::optional<std::string> controlSocketDirectory(bool create, std::string* erro
     return dir;
 }
 
-std::string controlSocketName(int64_t pid) { return "probe-" + std::to_string(pid) + ".sock"; }
-
-std::vector<LiveProbe> listLiveProbes() {
-    std::vector<LiveProbe> probes;
-    auto dir = controlSocketDirectory(false, nullptr);
-    if (!dir) return probes;
-    DIR* d = ::opendir(dir->c_str());
-    if (!d) return probes;
+// Adds the probes with a socket in `dir` whose processes are alive; removes the sockets of
+// processes that are gone.
+void addLiveProbes(const std::string& dir, std::vector<LiveProbe>& probes) {
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
     while (dirent* e = ::readdir(d)) {
         const std::string name = e->d_name;
         if (name.rfind("probe-", 0) != 0 || name.size() < 12 || name.substr(name.size() - 5) != ".sock") continue;
         char* end = nullptr;
         const long long pid = std::strtoll(name.c_str() + 6, &end, 10);
         if (pid <= 0 || std::string(end) != ".sock") continue;
-        const std::string path = *dir + "/" + name;
+        const std::string path = dir + "/" + name;
         if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
             ::unlink(path.c_str());  // its process is gone
             continue;
@@ -62,6 +61,36 @@ std::vector<LiveProbe> listLiveProbes() {
         probes.push_back({pid, path});
     }
     ::closedir(d);
+}
+
+}  // namespace
+
+std::optional<std::string> controlSocketDirectory(bool create, std::string* error) {
+    std::string dir;
+    if (const char* explicitDir = std::getenv("PROBE_CONTROL_DIR"); explicitDir && *explicitDir)
+        dir = explicitDir;
+    else
+        dir = defaultDirectory(true);
+    if (dir.empty()) dir = defaultDirectory(false);
+    return privateDirectory(dir, create, error);
+}
+
+std::string controlSocketName(int64_t pid) { return "probe-" + std::to_string(pid) + ".sock"; }
+
+std::vector<LiveProbe> listLiveProbes() {
+    std::vector<LiveProbe> probes;
+    // A probe started where XDG_RUNTIME_DIR was unset (a terminal, ssh, a batch job) has its
+    // socket in /tmp, one started in a desktop session in the runtime directory: look in both,
+    // unless a directory was named explicitly.
+    std::vector<std::string> dirs;
+    if (const char* explicitDir = std::getenv("PROBE_CONTROL_DIR"); explicitDir && *explicitDir) {
+        dirs = {explicitDir};
+    } else {
+        for (bool inRuntimeDir : {true, false})
+            if (std::string dir = defaultDirectory(inRuntimeDir); !dir.empty()) dirs.push_back(dir);
+    }
+    for (const std::string& dir : dirs)
+        if (privateDirectory(dir, false, nullptr)) addLiveProbes(dir, probes);
     return probes;
 }
 

@@ -27,7 +27,9 @@ struct LiveProbe {
     std::string socketPath;
 };
 
-// The probes whose sockets are in the directory and whose processes are alive. Sockets of
+// The probes whose processes are alive, with their sockets: those in $PROBE_CONTROL_DIR when
+// it is set, else those in both default directories (a probe started without XDG_RUNTIME_DIR,
+// from a terminal or a batch job, is listed by an application that has it). Sockets of
 // processes that are gone are removed.
 std::vector<LiveProbe> listLiveProbes();
 
