@@ -96,3 +96,21 @@ TEST(ApiConfig, KindIsRecognised) {
     EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({"dump_enable":true})")), "op");
     EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({})")), "");
 }
+
+TEST(ApiConfig, EveryBadElementOfAListIsNamed) {
+    const ConfigIssue issue = firstError(R"({"step": ["6-4", "x-y", 1.5, 3]})");
+    EXPECT_EQ(issue.key, "step");
+    for (const char* part : {"\"6-4\"", "\"x-y\"", "1.5"}) EXPECT_NE(issue.problem.find(part), std::string::npos) << part;
+    EXPECT_EQ(issue.problem.find(" 3"), std::string::npos) << issue.problem;
+}
+
+TEST(ApiConfig, KeysGivenTwiceAreSaidWithTheirPath) {
+    auto result = parseApiConfig(R"({"task": "tensor", "statistics": {"list": [], "list": ["relu"]}, "task": "statistics"})",
+                                 "c.json");
+    ASSERT_TRUE(result.ok()) << describeIssues(result.issues);  // legal JSON: warned, not refused
+    EXPECT_EQ(result.config->task, "statistics");                // the last value counts, as it says
+    std::vector<std::string> warned;
+    for (const auto& i : result.issues)
+        if (i.warning && i.problem.find("more than once") != std::string::npos) warned.push_back(i.key);
+    EXPECT_EQ(warned, (std::vector<std::string>{"statistics.list", "task"}));
+}

@@ -61,33 +61,39 @@ std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value, 
         *problem = "must be a list, found " + std::string(value.type_name()) + " " + jsonSnippet(value);
         return std::nullopt;
     }
+    // Every bad element is named, not only the first.
+    std::vector<std::string> problems;
     std::set<int64_t> steps;
     for (const auto& item : value) {
         if (item.is_number_integer()) {
             const int64_t v = item.get<int64_t>();
-            if (v < 0 || v > kMax) {
-                *problem = "element " + std::to_string(v) + " is outside 0..1000000";
-                return std::nullopt;
-            }
-            steps.insert(v);
+            if (v < 0 || v > kMax)
+                problems.push_back("element " + std::to_string(v) + " is outside 0..1000000");
+            else
+                steps.insert(v);
         } else if (item.is_string()) {
             static const std::regex range(R"(^\s*(\d+)\s*-\s*(\d+)\s*$)");
             std::smatch m;
             const std::string text = item.get<std::string>();
             if (!std::regex_match(text, m, range)) {
-                *problem = "element \"" + text + "\" is not a range like \"3-5\"";
-                return std::nullopt;
+                problems.push_back("element \"" + text + "\" is not a range like \"3-5\"");
+                continue;
             }
             const int64_t lo = std::stoll(m[1]), hi = std::stoll(m[2]);
             if (lo > hi || hi > kMax) {
-                *problem = "range \"" + text + "\" must have 0 <= start <= end <= 1000000";
-                return std::nullopt;
+                problems.push_back("range \"" + text + "\" must have 0 <= start <= end <= 1000000");
+                continue;
             }
             for (int64_t v = lo; v <= hi; ++v) steps.insert(v);
         } else {
-            *problem = "element " + jsonSnippet(item) + " must be a whole number or a \"a-b\" string";
-            return std::nullopt;
+            problems.push_back("element " + jsonSnippet(item) + " must be a whole number or a \"a-b\" string");
         }
+    }
+    if (!problems.empty()) {
+        std::string joined;
+        for (const std::string& p : problems) joined += (joined.empty() ? "" : "; ") + p;
+        *problem = joined;
+        return std::nullopt;
     }
     return std::vector<int64_t>(steps.begin(), steps.end());
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 namespace probe::format {
@@ -45,8 +46,37 @@ std::optional<std::string> readTextFile(const std::string& path, std::string* er
 
 bool parseJsonText(std::string_view text, const std::string& file, nlohmann::json& out,
                    std::vector<ConfigIssue>& issues) {
+    // JSON allows a key twice in an object and the parser keeps the last value: legal, but the
+    // person who wrote the file may have meant the first, so it is said.
+    struct Object {
+        std::string prefix;  // "statistics." inside the "statistics" object
+        std::set<std::string> keys;
+    };
+    std::vector<Object> objects;
+    std::string lastKey;
+    std::vector<std::string> repeated;
+    auto noteKeys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using Event = nlohmann::json::parse_event_t;
+        if (event == Event::object_start) {
+            objects.push_back({objects.empty() ? std::string() : objects.back().prefix + lastKey + ".", {}});
+        } else if (event == Event::object_end) {
+            if (!objects.empty()) objects.pop_back();
+        } else if (event == Event::key && !objects.empty()) {
+            lastKey = parsed.get<std::string>();
+            if (!objects.back().keys.insert(lastKey).second) repeated.push_back(objects.back().prefix + lastKey);
+        }
+        return true;
+    };
     try {
-        out = nlohmann::json::parse(text.begin(), text.end());
+        out = nlohmann::json::parse(text.begin(), text.end(), noteKeys);
+        for (const std::string& key : repeated) {
+            ConfigIssue issue;
+            issue.file = file;
+            issue.key = key;
+            issue.problem = "is given more than once; only the last value counts";
+            issue.warning = true;
+            issues.push_back(std::move(issue));
+        }
         return true;
     } catch (const nlohmann::json::parse_error& e) {
         ConfigIssue issue;
