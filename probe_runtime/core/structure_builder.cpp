@@ -114,11 +114,12 @@ void ModelStructureBuilder::addLayer(const ObservedOp& observed, format::Structu
         }
     }
     for (const auto& t : outputs) {
-        out.push_back(model_.modelName + "_internal_" + std::to_string(model_.internalTensors.size()));
-        model_.internalTensors.push_back(out.back());
+        out.push_back(model_.modelName + "_internal_" + std::to_string(internalCount_++));
         if (t.buffer) current_[t.buffer] = out.back();
     }
-    // The model's outputs are, as far as anyone can tell while it runs, those of the latest layer.
+    // The model's outputs are, as far as anyone can tell while it runs, those of the latest layer;
+    // the previous layer's outputs are internal tensors from now on.
+    model_.internalTensors.insert(model_.internalTensors.end(), model_.outTensors.begin(), model_.outTensors.end());
     model_.outTensors = out;
     // In the model file the layer's own tensors take their model-level names, down the subtree.
     std::unordered_map<std::string, std::string> rename;

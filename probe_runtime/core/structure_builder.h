@@ -43,6 +43,7 @@ public:
 private:
     format::ModelStructure model_;
     std::unordered_map<uint64_t, std::string> current_;  // buffer -> model tensor name
+    size_t internalCount_ = 0;
 };
 
 }  // namespace probe::runtime

@@ -2,6 +2,7 @@
 // output tree is then checked file by file against FORMATS.md and against what the engine
 // itself handed over.
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -135,6 +136,10 @@ TEST_F(NativeEngineDump, EveryTensorEveryRoundFileByFile) {
     EXPECT_EQ(modelStructure->nodes[0].opName, "WordEmbedding_0");
     for (size_t i = 1; i + 1 < modelStructure->nodes.size(); ++i)
         EXPECT_EQ(modelStructure->nodes[i].inTensors[0], modelStructure->nodes[i - 1].outTensors[0]) << i;
+    // The model's output is the last layer's, and not also an internal tensor.
+    EXPECT_EQ(modelStructure->outTensors, modelStructure->nodes.back().outTensors);
+    for (const auto& out : modelStructure->outTensors)
+        EXPECT_EQ(std::count(modelStructure->internalTensors.begin(), modelStructure->internalTensors.end(), out), 0) << out;
 
     // Status: complete, and its counts are those of the tree.
     auto status = format::readStatusFile(root(), &error);
