@@ -250,6 +250,7 @@ int Runtime::start(const char* outputDir, const char* configPath) {
         std::lock_guard<std::mutex> lock(statusMutex_);
         messages_.clear();
         messageErrors_ = 0;
+        interruptedBy_.clear();
     }
     {
         std::lock_guard<std::mutex> lock(layersMutex_);
@@ -440,8 +441,13 @@ void Runtime::housekeepingLoop() {
 }
 
 void Runtime::handleSignal(int signal) {
-    info(std::string("received ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") +
-         ": writing out what is queued, then stopping the probe");
+    const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+    info(std::string("received ") + name + ": writing out what is queued, then stopping the probe");
+    {
+        // The dump is whole, but the program did not run to its end: the status says so.
+        std::lock_guard<std::mutex> lock(statusMutex_);
+        interruptedBy_ = name;
+    }
     stopRuntime(/*fromHousekeeping=*/true);
     // Hand the signal to whoever had it before us (or the default action).
     const struct sigaction& previous = signal == SIGINT ? gPreviousInt : gPreviousTerm;
@@ -471,6 +477,7 @@ void Runtime::writeStatus(const char* state) {
         std::lock_guard<std::mutex> lock(statusMutex_);
         status.errors = messageErrors_;
         status.messages = messages_;
+        status.interruptedBy = interruptedBy_;
     }
     if (int err = format::updateStatusFile(root_, status))
         std::fprintf(stderr, "[probe] cannot write %s/probe_status.json: %s\n", root_.c_str(), std::strerror(err));

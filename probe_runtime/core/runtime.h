@@ -188,6 +188,7 @@ private:
     std::mutex statusMutex_;
     std::vector<std::string> messages_;
     uint64_t messageErrors_ = 0;
+    std::string interruptedBy_;  // the signal that ended the program ("SIGTERM"), if one did
     std::string startedAt_, command_;
     std::string stateName() const;
     bool quiet_ = false;

@@ -73,6 +73,7 @@ TEST_F(Process, NormalExitWithoutStopDrainsEverything) {
     auto dump = format::readStatusFile(root(), &error);
     ASSERT_TRUE(dump) << error;
     EXPECT_EQ(dump->state, "complete");
+    EXPECT_EQ(dump->processes.at(0).interruptedBy, "");
     // 3 rounds of the whole model: 24 ops per round, all their tensors.
     const std::string data = root() + "/data/1_" + std::to_string(pid);
     EXPECT_EQ(listSubdirectories(data), (std::vector<std::string>{"0", "1", "2"}));
@@ -95,7 +96,9 @@ TEST_F(Process, SigtermMidRunLeavesACompleteDumpAndTerminates) {
     std::string error;
     auto dump = format::readStatusFile(root(), &error);
     ASSERT_TRUE(dump) << error;
-    EXPECT_EQ(dump->state, "complete");
+    EXPECT_EQ(dump->state, "complete");  // every file whole, writing over...
+    ASSERT_EQ(dump->processes.size(), 1u);
+    EXPECT_EQ(dump->processes[0].interruptedBy, "SIGTERM");  // ...but the program did not run to its end
     expectWholeFiles(root());
     EXPECT_EQ(dump->rows, readRows().size());
 }

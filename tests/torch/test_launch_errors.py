@@ -89,6 +89,7 @@ class LaunchErrors(ProbeTestCase):
                                 "import os, signal, torch; os.kill(os.getpid(), signal.SIGTERM)")
         self.assertEqual(result.returncode, 128 + 15)
         self.assertIn("complete", result.stderr)  # the dump was drained on the way out
+        self.assertIn("stopped by SIGTERM before its end", result.stderr)  # and says where it ends
 
     def test_program_that_never_imports_torch(self):
         result = self.probe_run("--output", self.path("out"), "--", PYTHON, "-c", "print('hello')")

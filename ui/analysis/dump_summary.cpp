@@ -76,6 +76,7 @@ DumpSummary summarizeDump(const DumpIndex& index) {
         for (const auto& p : status->processes) {
             for (const auto& m : p.messages) s.runtimeErrors.push_back(m);
             if (!p.dumpStopped.empty()) s.dumpStopped = p.dumpStopped;
+            if (!p.interruptedBy.empty()) s.interruptedBy = p.interruptedBy;
         }
     } else {
         s.state = "unknown";
@@ -115,7 +116,12 @@ std::string humanBytes(uint64_t bytes) {
 std::string formatSummary(const DumpSummary& s) {
     const bool atb = s.layout == DumpLayout::Atb;
     std::string out = std::string(atb ? "dump: " : "msprobe dump: ") + s.root;
-    out += s.state == "unknown" ? (atb ? " (no probe_status.json)\n" : "\n") : " (" + s.state + ")\n";
+    if (s.state == "unknown")
+        out += atb ? " (no probe_status.json)\n" : "\n";
+    else if (!s.interruptedBy.empty())
+        out += " (" + s.state + "; the program was stopped by " + s.interruptedBy + " before its end)\n";
+    else
+        out += " (" + s.state + ")\n";
     char line[512];
     std::snprintf(line, sizeof line, "  %s: %zu   ops: %llu (%llu %s)   %s: ", atb ? "processes" : "ranks",
                   s.processes.size(), static_cast<unsigned long long>(s.ops), static_cast<unsigned long long>(s.layerOps),

@@ -37,6 +37,7 @@ struct DumpSummary {
     std::optional<Anomaly> firstNan, firstInf;
     std::vector<std::string> runtimeErrors;  // what the runtime recorded in probe_status.json
     std::string dumpStopped;                 // why dumping stopped early, if it did
+    std::string interruptedBy;               // the signal that stopped the program, if one did
     std::vector<std::string> problems;       // files that could not be read
 };
 

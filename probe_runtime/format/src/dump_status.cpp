@@ -30,6 +30,7 @@ nlohmann::ordered_json ProcessDumpStatus::toJson() const {
     j["errors"] = errors;
     j["dropped_rows"] = droppedRows;
     j["dump_stopped"] = dumpStopped;
+    j["interrupted_by"] = interruptedBy;
     j["messages"] = messages;
     return j;
 }
@@ -65,6 +66,7 @@ ProcessDumpStatus ProcessDumpStatus::fromJson(const nlohmann::json& j) {
     s.errors = field<uint64_t>(j, "errors", 0);
     s.droppedRows = field<uint64_t>(j, "dropped_rows", 0);
     s.dumpStopped = field<std::string>(j, "dump_stopped", "");
+    s.interruptedBy = field<std::string>(j, "interrupted_by", "");
     if (auto it = j.find("messages"); it != j.end() && it->is_array())
         for (const auto& m : *it)
             if (m.is_string()) s.messages.push_back(m.get<std::string>());

@@ -23,6 +23,8 @@ struct ProcessDumpStatus {
     uint64_t files = 0, bytes = 0, rows = 0, errors = 0;
     uint64_t droppedRows = 0;         // rows not written because dumping had stopped
     std::string dumpStopped;          // why dumping stopped early ("" when it did not)
+    std::string interruptedBy;        // "SIGTERM" / "SIGINT" when the program was stopped by it:
+                                      // the dump is whole but ends where the program was stopped
     std::vector<std::string> messages;  // the latest error messages, newest last
 
     nlohmann::ordered_json toJson() const;
