@@ -427,6 +427,7 @@ int main(int argc, char** argv) {
     {
         // Parsed before the GUI exists, so that --help, --version and usage errors need no display.
         QCoreApplication parsing(argc, argv);
+        QCoreApplication::setOrganizationName(QStringLiteral("probe-studio"));
         QCoreApplication::setApplicationName(QStringLiteral("probe-studio"));
         QCoreApplication::setApplicationVersion(QStringLiteral(PROBE_VERSION_STRING));
         const int code = parseCommandLine(QCoreApplication::arguments(), request, session, windowSize);
@@ -443,6 +444,8 @@ int main(int argc, char** argv) {
         qputenv("QT_QPA_PLATFORM", "offscreen");  // a screenshot needs no screen
     }
     QApplication app(argc, argv);
+    // Settings go to ~/.config/probe-studio/probe-studio.conf.
+    QApplication::setOrganizationName(QStringLiteral("probe-studio"));
     QApplication::setApplicationName(QStringLiteral("probe-studio"));
     QApplication::setApplicationDisplayName(QStringLiteral("Probe Studio"));
     QApplication::setApplicationVersion(QStringLiteral(PROBE_VERSION_STRING));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dump_builder.h"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -121,6 +122,17 @@ const char* const kMsprobeDumpJson = R"({
   "Module.fc.Linear.parameters_grad.0": {"weight": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4, 8],
      "Max": 0.1, "Min": -0.1, "Mean": 0.0, "Norm": 0.2, "requires_grad": false}]}
  }})";
+
+std::string msprobeCalls(const std::vector<std::pair<std::string, double>>& calls) {
+    std::string data;
+    for (const auto& [entry, value] : calls) {
+        if (!data.empty()) data += ",\n";
+        const std::string v = std::isnan(value) ? "NaN" : std::to_string(value);
+        data += "\"" + entry + "\": {\"input_args\": [], \"output\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", "
+                "\"shape\": [2], \"Max\": " + v + ", \"Min\": 0, \"Mean\": 0, \"Norm\": " + v + "}]}";
+    }
+    return "{\"task\": \"statistics\", \"level\": \"mix\", \"data\": {\n" + data + "\n}}";
+}
 
 void writeMsprobeStep(const std::string& dumpPath, int step, const std::string& dumpJson) {
     const std::string dir = dumpPath + "/step" + std::to_string(step) + "/rank0";

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "probe/format/statistic_csv.h"
@@ -44,6 +45,9 @@ private:
 // inside a module, the module with its parameters, its parameters' gradients), with NaN and
 // Infinity among the statistics.
 extern const char* const kMsprobeDumpJson;
+// A dump.json of API calls outside any module, in this order, each with one output whose Max
+// and Norm are the given value (NaN written as Python writes it).
+std::string msprobeCalls(const std::vector<std::pair<std::string, double>>& calls);
 // Writes <dumpPath>/step<step>/rank0/{dump.json (replaced atomically), construct.json, stack.json}.
 void writeMsprobeStep(const std::string& dumpPath, int step, const std::string& dumpJson);
 

@@ -428,6 +428,107 @@ TEST(StatisticsSeries, RoundsAndProfilesMarkNonFiniteValues) {
     EXPECT_EQ(profile.series.markers.size(), 2);  // +inf norm of layer 1, NaN of layer 2
 }
 
+QStringList childNames(const QAbstractItemModel& model, const QModelIndex& parent = {}) {
+    QStringList names;
+    for (int r = 0; r < model.rowCount(parent); ++r) names << model.index(r, OpTreeModel::NameColumn, parent).data().toString();
+    return names;
+}
+
+TEST(DumpStore, TheTreeKeepsOpsInExecutionOrderWhateverOrderTheyAreFoundIn) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    dump.addRow(0, "0", "embed", "Embedding", true);
+    dump.addRow(0, "6", "lm_head", "Linear", true);
+    dump.addRow(0, "2_1", "layer/mlp", "Mlp", true);
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    ASSERT_EQ(childNames(s.model), (QStringList{"embed", "layer", "lm_head"}));
+    const QPersistentModelIndex head = s.find("6");
+    // Rows written by another thread come later: each op goes where its id puts it, under the
+    // testers (the rows around an insertion stay what they were).
+    dump.addRow(0, "5", "norm", "RmsNorm", true);
+    dump.addRow(0, "2_0", "layer/attention", "Attention", true);
+    dump.addRow(0, "10", "sample", "Sample", true);
+    ASSERT_TRUE(waitFor([&] { return s.model.rowCount() == 5 && s.model.rowCount(s.find("2")) == 2; }));
+    EXPECT_EQ(childNames(s.model), (QStringList{"embed", "layer", "norm", "lm_head", "sample"}));
+    EXPECT_EQ(childNames(s.model, s.find("2")), (QStringList{"attention", "mlp"}));
+    EXPECT_EQ(head.row(), 3);  // views' indexes follow
+    EXPECT_EQ(childNames(s.proxy), childNames(s.model));
+}
+
+TEST(DumpStore, MsprobeOpsFirstSeenInALaterStepGoWhereTheyRan) {
+    test::TempDir dir("ui-data");
+    test::writeMsprobeStep(dir / "dump_path", 1,
+                           test::msprobeCalls({{"Torch.matmul.0.forward", 1}, {"Torch.relu.0.forward", 2}, {"Functional.linear.1.forward", 3}}));
+    Session s;
+    ASSERT_TRUE(s.open(dir / "dump_path"));
+    ASSERT_EQ(s.model.rowCount(), 3);
+    // Step 2 runs an extra op first and another in the middle.
+    test::writeMsprobeStep(dir / "dump_path", 2,
+                           test::msprobeCalls({{"Tensor.__mul__.0.forward", 10}, {"Torch.matmul.0.forward", 11}, {"Torch.relu.0.forward", 12},
+                                         {"Tensor.__add__.0.forward", 13}, {"Functional.linear.1.forward", 14}}));
+    ASSERT_TRUE(waitFor([&] { return s.model.rowCount() == 5; }));
+    const QStringList order{"Tensor.__mul__.0.forward", "Torch.matmul.0.forward", "Torch.relu.0.forward",
+                            "Tensor.__add__.0.forward", "Functional.linear.1.forward"};
+    EXPECT_EQ(childNames(s.model), order);
+    // Opened whole, the same order.
+    Session whole;
+    ASSERT_TRUE(whole.open(dir / "dump_path"));
+    EXPECT_EQ(childNames(whole.model), order);
+}
+
+TEST(StatisticsSeries, APinnedRoundIsPlacedOpByOpNotByPosition) {
+    // Step 2 runs an extra op first (an `x * 2` in the training script): step 1's values belong
+    // at the same ops of step 2's axis, with a gap at the op step 1 did not run.
+    test::TempDir dir("ui-data");
+    test::writeMsprobeStep(dir / "dump_path", 1,
+                           test::msprobeCalls({{"Torch.matmul.0.forward", 1}, {"Torch.relu.0.forward", 2}, {"Functional.linear.1.forward", 3}}));
+    test::writeMsprobeStep(dir / "dump_path", 2,
+                           test::msprobeCalls({{"Tensor.__mul__.0.forward", 10}, {"Torch.matmul.0.forward", 11},
+                                         {"Torch.relu.0.forward", 12}, {"Functional.linear.1.forward", 13}}));
+    Session s;
+    ASSERT_TRUE(s.open(dir / "dump_path"));
+    const auto& idx = s.store.index();
+    analysis::DumpIndex::ProfileOptions layers;
+    layers.maxDepth = 0;
+    const auto step2 = data::profileSeries(idx, 0, 2, analysis::Stat::Norm, layers);
+    ASSERT_EQ(step2.series.y, (QVector<double>{10, 11, 12, 13}));
+    const auto step1 = data::alignedProfileSeries(idx, 0, 1, analysis::Stat::Norm, layers, step2.series);
+    ASSERT_EQ(step1.x, step2.series.x);
+    EXPECT_TRUE(std::isnan(step1.y[0]));
+    EXPECT_EQ(step1.rows[0], kNone);
+    EXPECT_EQ(step1.y.mid(1), (QVector<double>{1, 2, 3}));
+    EXPECT_EQ(idx.row(step1.rows[1]).round, 1);
+
+    // The other way round: step 2 on step 1's axis leaves out the op step 1 lacks.
+    const auto step1Own = data::profileSeries(idx, 0, 1, analysis::Stat::Norm, layers);
+    EXPECT_EQ(data::alignedProfileSeries(idx, 0, 2, analysis::Stat::Norm, layers, step1Own.series).y, (QVector<double>{11, 12, 13}));
+}
+
+TEST(StatisticsSeries, APinnedAtbRoundIsPlacedByOpId) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(1, "0", "embed", "Embedding", true, {3, 4});     // norm 5
+    dump.addRow(1, "2", "head", "Linear", true, {6, 8});        // norm 10
+    dump.addRow(2, "0", "embed", "Embedding", true, {0, 1});    // norm 1
+    dump.addRow(2, "1", "layer", "Layer", true, {0, 2});        // norm 2, only in round 2
+    dump.addRow(2, "2", "head", "Linear", true, {0, 3});        // norm 3
+    dump.setStatus("complete");
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    const auto& idx = s.store.index();
+    analysis::DumpIndex::ProfileOptions layers;
+    layers.maxDepth = 0;
+    const auto round2 = data::profileSeries(idx, 0, 2, analysis::Stat::Norm, layers);
+    ASSERT_EQ(round2.series.y, (QVector<double>{1, 2, 3}));
+    const auto round1 = data::alignedProfileSeries(idx, 0, 1, analysis::Stat::Norm, layers, round2.series);
+    ASSERT_EQ(round1.y.size(), 3);
+    EXPECT_EQ(round1.y[0], 5);
+    EXPECT_TRUE(std::isnan(round1.y[1]));
+    EXPECT_EQ(round1.y[2], 10);
+}
+
 TEST(TensorDocument, LoadsRendersAndPagesATensor) {
     test::TempDir dir("ui-data");
     test::DumpBuilder dump(dir.path());

@@ -531,6 +531,7 @@ TEST_F(LiveWindowTest, RecentSessionsAreTakenUpFromTheStartPage) {
     options.rows = 100;
     bench::writeSyntheticDump(options);
     window_.openDump(QString::fromStdString(dump.path()));
+    ASSERT_TRUE(waitFor([&] { return window_.store()->isOpen(); }));  // a folder is recent once it opened
     window_.showPage(MainWindow::Page::Start);
     auto* list = window_.startPage()->recentList();
     ASSERT_GE(list->count(), 1);

@@ -86,7 +86,7 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::
     state.process = process;
     state.typed = !type.empty();
     ops_.push_back(state);
-    delta.ops.push_back({process, parent, id, std::move(ownName), type, {}});
+    delta.ops.push_back({process, parent, id, std::move(ownName), type, {}, std::nullopt});
     return index;
 }
 
@@ -105,6 +105,7 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
     }
     if (!status) {
         delta.problems.push_back(path + ": " + error);
+        delta.statusError = error;
         return;
     }
     state_ = status->state;
@@ -151,7 +152,7 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
         state.hasParam = !param.empty();
         state.fromStructure = true;
         ops_.push_back(state);
-        delta.ops.push_back({process, parent, id, name, node.opType, param});
+        delta.ops.push_back({process, parent, id, name, node.opType, param, std::nullopt});
     }
     for (size_t i = 0; i < node.nodes.size(); ++i) mergeStructureNode(delta, process, op, id, i, node.nodes[i]);
 }

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <fstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "probe/format/statistic_csv.h"
@@ -16,6 +18,25 @@ constexpr size_t kMaxProblems = 500;
 
 bool endsWith(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Execution order of atb op ids: "_"-joined numbers ("2_9" before "2_10"); parts that are not
+// numbers compare as text.
+bool atbIdBefore(const std::string& a, const std::string& b) {
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        const size_t ia = std::min(a.find('_', i), a.size()), jb = std::min(b.find('_', j), b.size());
+        const std::string_view pa(a.data() + i, ia - i), pb(b.data() + j, jb - j);
+        auto digits = [](std::string_view part) {
+            return !part.empty() && std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); });
+        };
+        const bool numbers = digits(pa) && digits(pb);
+        if (numbers && pa.size() != pb.size()) return pa.size() < pb.size();  // no leading zeros in ids
+        if (pa != pb) return pa < pb;
+        i = ia + 1;
+        j = jb + 1;
+    }
+    return a.size() - std::min(a.size(), i) < b.size() - std::min(b.size(), j);
 }
 
 }  // namespace
@@ -81,21 +102,20 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         if (d.parent == kNone) {
             op.depth = 0;
             op.namePath = d.name;
-            op.row = static_cast<uint32_t>(process.topOps.size());
-            process.topOps.push_back(index);
         } else {
-            Op& parent = ops_[d.parent];
-            op.depth = parent.depth + 1;
-            op.namePath = parent.namePath + "/" + d.name;
-            op.row = static_cast<uint32_t>(parent.children.size());
-            parent.children.push_back(index);
+            op.depth = ops_[d.parent].depth + 1;
+            op.namePath = ops_[d.parent].namePath + "/" + d.name;
         }
+        std::vector<uint32_t>& siblings = d.parent == kNone ? process.topOps : ops_[d.parent].children;
+        const size_t position = placeAmongSiblings(siblings, d);
         op.id = std::move(d.id);
         op.name = std::move(d.name);
         op.type = std::move(d.type);
         op.param = std::move(d.param);
         process.opById.emplace(op.id, index);
         ops_.push_back(std::move(op));
+        siblings.insert(siblings.begin() + static_cast<std::ptrdiff_t>(position), index);
+        for (size_t i = position; i < siblings.size(); ++i) ops_[siblings[i]].row = static_cast<uint32_t>(i);
     }
     change.newOps = static_cast<uint32_t>(ops_.size()) - change.firstNewOp;
 
@@ -167,6 +187,11 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
 
     if (delta.status) {
         status_ = std::move(delta.status);
+        statusError_.clear();
+        change.statusChanged = true;
+    }
+    if (delta.statusError) {
+        statusError_ = std::move(*delta.statusError);
         change.statusChanged = true;
     }
     for (auto& p : delta.problems) {
@@ -178,6 +203,21 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
     std::sort(touched.begin(), touched.end());
     change.touchedOps = std::move(touched);
     return change;
+}
+
+size_t DumpIndex::placeAmongSiblings(const std::vector<uint32_t>& siblings, const DumpDelta::Op& op) const {
+    if (layout_ == DumpLayout::Atb) {
+        // Mostly found in order: look from the end.
+        if (siblings.empty() || !atbIdBefore(op.id, ops_[siblings.back()].id)) return siblings.size();
+        return static_cast<size_t>(std::upper_bound(siblings.begin(), siblings.end(), op.id,
+                                                    [this](const std::string& id, uint32_t sibling) { return atbIdBefore(id, ops_[sibling].id); }) -
+                                   siblings.begin());
+    }
+    if (!op.after) return siblings.size();
+    if (*op.after == kNone) return 0;
+    if (*op.after < ops_.size() && ops_[*op.after].parent == op.parent && ops_[*op.after].process == op.process)
+        return ops_[*op.after].row + 1;
+    return siblings.size();  // not a sibling (the module tree changed between steps)
 }
 
 const std::string& DumpIndex::text(uint32_t stringIndex) const {

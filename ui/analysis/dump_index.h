@@ -61,6 +61,11 @@ struct DumpDelta {
         std::string name;         // the op's own name ("Attention", "Functional.linear.0.forward")
         std::string type;         // "Prefill_layer", "aten::mm", "Functional.linear"
         std::string param;        // compact JSON of its parameters, "" when none
+        // Where it goes among its siblings (which are kept in execution order). msprobe: the
+        // sibling it ran right after in the round it first ran in (kNone: it ran before them
+        // all). Without it, and always for atb ops (placed by id: "2_9" before "2_10"), the
+        // index places it.
+        std::optional<uint32_t> after;
     };
     // Facts learned later about an op created earlier (type or parameters from a structure file).
     struct OpUpdate {
@@ -81,18 +86,21 @@ struct DumpDelta {
     std::vector<std::string> sources;  // appended to DumpIndex::sources
     std::vector<StatRecord> rows;
     std::optional<format::DumpStatus> status;  // when probe_status.json changed
+    std::optional<std::string> statusError;    // when it changed and could not be read: why
     std::vector<std::string> problems;         // malformed or unreadable files, for people
     uint64_t bytesDone = 0, bytesTotal = 0;    // progress of reading the row files
     bool more = false;                         // the reader stopped early: poll again at once
 
     bool empty() const {
         return processes.empty() && ops.empty() && opUpdates.empty() && tensorSlots.empty() && rows.empty() && !status &&
-               problems.empty();
+               !statusError && problems.empty();
     }
 };
 
 // What applying a delta changed, so that models can notify their views precisely.
 struct IndexChange {
+    // New ops are numbered on from the old ones, but need not come after them among their
+    // siblings (Op::row says where each went).
     uint32_t firstNewOp = 0, newOps = 0;
     uint32_t firstNewRow = 0, newRows = 0;
     uint32_t firstNewProcess = 0, newProcesses = 0;
@@ -110,7 +118,7 @@ class DumpIndex {
 public:
     struct Process {
         std::string key;
-        std::vector<uint32_t> topOps;                      // layer-level ops in order of discovery
+        std::vector<uint32_t> topOps;                      // layer-level ops in execution order
         std::map<int32_t, std::vector<uint32_t>> rounds;   // round -> its rows in file order
         std::unordered_map<std::string, uint32_t> opById;
         uint64_t rows = 0;
@@ -118,7 +126,9 @@ public:
     struct Op {
         uint32_t process = 0;
         uint32_t parent = kNone;
-        uint32_t row = 0;  // position among its siblings (or among the process's top-level ops)
+        // Position among its siblings (or among the process's top-level ops), in execution
+        // order: an op found later may be placed before ones found earlier.
+        uint32_t row = 0;
         int depth = 0;     // 0 for layer-level
         std::string id, name, type, namePath, param;
         std::vector<uint32_t> children;
@@ -197,10 +207,14 @@ public:
     uint32_t firstAnomalousRow(uint32_t process, uint8_t bits) const;
 
     std::optional<format::DumpStatus> status() const { return status_; }
+    // Why the status file present now cannot be read (invalid JSON...); "" when it can or is absent.
+    const std::string& statusError() const { return statusError_; }
     const std::vector<std::string>& problems() const { return problems_; }
     uint64_t droppedProblems() const { return droppedProblems_; }
 
 private:
+    // Where a new op goes among `siblings` (execution order).
+    size_t placeAmongSiblings(const std::vector<uint32_t>& siblings, const DumpDelta::Op& op) const;
 
     DumpLayout layout_ = DumpLayout::Atb;
     std::string root_;
@@ -211,6 +225,7 @@ private:
     std::vector<std::string> strings_;
     std::vector<std::string> sources_;
     std::optional<format::DumpStatus> status_;
+    std::string statusError_;
     std::vector<std::string> problems_;
     uint64_t droppedProblems_ = 0;
     // Which apply() last reported an op as touched (so each is reported once per delta).

@@ -205,17 +205,25 @@ std::optional<double> msprobeStatValue(const nlohmann::ordered_json& value) {
 MsprobeDumpReader::MsprobeDumpReader(std::string root) : root_(std::move(root)) {}
 
 uint32_t MsprobeDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry,
-                                     const RankDir& state, int depth) {
-    if (const uint32_t existing = index_.findOp(process, entry); existing != kNone) return existing;
+                                     const RankDir& state, LastChildren& lastChildren, int depth) {
+    uint32_t op = index_.findOp(process, entry);
     uint32_t parent = kNone;
-    auto parentIt = state.parentOf.find(entry);
-    // depth guards against a cycle in a damaged construct.json
-    if (parentIt != state.parentOf.end() && !parentIt->second.empty() && parentIt->second != entry && depth < 256)
-        parent = ensureOp(delta, process, parentIt->second, state, depth + 1);
-    const auto parsed = parseMsprobeEntryName(entry);
-    const uint32_t index = index_.addOp(process, entry);
-    delta.ops.push_back({process, parent, entry, entry, parsed ? msprobeEntryType(*parsed) : std::string(), {}});
-    return index;
+    if (op != kNone) {
+        parent = parentOfOp_[op];
+    } else {
+        auto parentIt = state.parentOf.find(entry);
+        // depth guards against a cycle in a damaged construct.json
+        if (parentIt != state.parentOf.end() && !parentIt->second.empty() && parentIt->second != entry && depth < 256)
+            parent = ensureOp(delta, process, parentIt->second, state, lastChildren, depth + 1);
+        const auto parsed = parseMsprobeEntryName(entry);
+        op = index_.addOp(process, entry);
+        parentOfOp_.push_back(parent);
+        const auto last = lastChildren.find(parent);
+        delta.ops.push_back({process, parent, entry, entry, parsed ? msprobeEntryType(*parsed) : std::string(), {},
+                             last == lastChildren.end() ? kNone : last->second});
+    }
+    lastChildren[parent] = op;
+    return op;
 }
 
 void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
@@ -257,9 +265,8 @@ void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step, 
     delta.rows.push_back(record);
 }
 
-void MsprobeDumpReader::addEntry(DumpDelta& delta, uint32_t process, int32_t step, const std::string& dir,
-                                 const std::string& entry, const nlohmann::ordered_json& value, const RankDir& state) {
-    const uint32_t op = ensureOp(delta, process, entry, state, 0);
+void MsprobeDumpReader::addEntry(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
+                                 const nlohmann::ordered_json& value) {
     if (!value.is_object()) return;
     for (const auto& [key, item] : value.items()) {
         if (key == "input_args" || key == "input_kwargs" || key == "input") {
@@ -329,9 +336,11 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
         return text->size();
     }
     const uint32_t process = index_.processIndex(delta, processKey);
+    LastChildren lastChildren;
     for (const auto& [entry, value] : data->items()) {
+        const uint32_t op = ensureOp(delta, process, entry, state, lastChildren, 0);
         if (!state.entriesRead.insert(entry).second) continue;  // read at an earlier rewrite
-        addEntry(delta, process, step, dir, entry, value, state);
+        addEntry(delta, op, step, dir, value);
     }
     state.bytesRead = text->size();
     return text->size();

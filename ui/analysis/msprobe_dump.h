@@ -71,14 +71,18 @@ private:
     };
     uint64_t readRankDir(DumpDelta& delta, const std::string& dir, const std::string& processKey, int32_t step,
                          RankDir& state);
-    void addEntry(DumpDelta& delta, uint32_t process, int32_t step, const std::string& dir, const std::string& entry,
-                  const nlohmann::ordered_json& value, const RankDir& state);
+    // The last op seen under each parent (kNone: the top level) while reading one step in
+    // execution order: where an op first seen in that step goes among its siblings.
+    using LastChildren = std::unordered_map<uint32_t, uint32_t>;
+    void addEntry(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir, const nlohmann::ordered_json& value);
     void addTensors(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
                     const nlohmann::ordered_json& value, bool isOutput, const std::string& index);
-    uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry, const RankDir& state, int depth);
+    uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry, const RankDir& state,
+                      LastChildren& lastChildren, int depth);
 
     std::string root_;
     ReaderIndex index_;
+    std::vector<uint32_t> parentOfOp_;  // by op index
     uint32_t sourceCount_ = 0;
     std::map<std::string, RankDir> rankDirs_;
     bool vanished_ = false;  // the folder was deleted (said once)

@@ -82,6 +82,10 @@ QString DumpStore::dumpState() const {
     return status ? QString::fromStdString(status->state) : QString();
 }
 
+QString DumpStore::roundName() const {
+    return index_.layout() == analysis::DumpLayout::Msprobe ? QStringLiteral("step") : QStringLiteral("round");
+}
+
 void DumpStore::onLoaderOpened(quint64 generation, int layout, const QString& root) {
     if (generation != generation_) return;
     open_ = true;

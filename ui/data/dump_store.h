@@ -42,6 +42,9 @@ public:
     bool initialLoadDone() const { return initialLoadDone_; }
     // running | complete | incomplete (probe_status.json), or "" when the dump has no status.
     QString dumpState() const;
+    // What a round is called in this layout, as the probe and its CLI call it: "step" (msprobe)
+    // or "round" (atb: an execution count).
+    QString roundName() const;
     // Bytes of row files read so far and known in all, for progress.
     qint64 bytesDone() const { return bytesDone_; }
     qint64 bytesTotal() const { return bytesTotal_; }

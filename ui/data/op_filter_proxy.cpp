@@ -47,6 +47,7 @@ void OpFilterProxy::setShow(Show show) {
     if (show == show_) return;
     show_ = show;
     invalidateFilter();
+    emit showChanged(show);
 }
 
 bool OpFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const {

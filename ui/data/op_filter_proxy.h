@@ -27,6 +27,10 @@ public:
     Show show() const { return show_; }
     void setShow(Show show);
 
+signals:
+    // Whoever set it: controls that name the filter follow.
+    void showChanged(probe::data::OpFilterProxy::Show show);
+
 protected:
     bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;
     bool lessThan(const QModelIndex& left, const QModelIndex& right) const override;

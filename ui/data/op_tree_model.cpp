@@ -59,14 +59,74 @@ bool OpTreeModel::checkable() const { return selection_ && store_->layout() == a
 
 void OpTreeModel::announceAll() {
     const auto& idx = store_->index();
-    announced_.assign(idx.opCount(), 0);
     isDirty_.assign(idx.opCount(), 0);
     dirty_.clear();
-    announcedTop_ = 0;
-    if (process_ >= idx.processCount()) return;
-    for (uint32_t op = 0; op < idx.opCount(); ++op)
-        if (idx.op(op).process == process_) announced_[op] = static_cast<uint32_t>(idx.op(op).children.size());
-    announcedTop_ = static_cast<uint32_t>(idx.process(process_).topOps.size());
+    knownOps_ = static_cast<uint32_t>(idx.opCount());
+    hiddenRows_.clear();
+    hiddenCollectedAt_ = idx.opCount();
+}
+
+void OpTreeModel::collectHidden() const {
+    const auto& idx = store_->index();
+    if (hiddenCollectedAt_ == idx.opCount()) return;
+    hiddenCollectedAt_ = idx.opCount();
+    hiddenRows_.clear();
+    if (process_ == kNone) return;
+    for (uint32_t op = knownOps_; op < idx.opCount(); ++op) {
+        const auto& o = idx.op(op);
+        if (o.process == process_ && (o.parent == kNone || o.parent < knownOps_)) hiddenRows_[o.parent].push_back(o.row);
+    }
+    for (auto& [parent, rows] : hiddenRows_) std::sort(rows.begin(), rows.end());
+}
+
+const std::vector<uint32_t>* OpTreeModel::hiddenRows(uint32_t parent) const {
+    collectHidden();
+    if (hiddenRows_.empty()) return nullptr;
+    auto it = hiddenRows_.find(parent);
+    return it == hiddenRows_.end() ? nullptr : &it->second;
+}
+
+uint32_t OpTreeModel::visibleCount(uint32_t parent) const {
+    const auto& idx = store_->index();
+    if (process_ == kNone) return 0;
+    const auto& siblings = parent == kNone ? idx.process(process_).topOps : idx.op(parent).children;
+    const auto* hidden = hiddenRows(parent);
+    return static_cast<uint32_t>(siblings.size() - (hidden ? hidden->size() : 0));
+}
+
+uint32_t OpTreeModel::childAt(uint32_t parent, uint32_t visibleRow) const {
+    const auto& idx = store_->index();
+    const auto& siblings = parent == kNone ? idx.process(process_).topOps : idx.op(parent).children;
+    uint32_t row = visibleRow;
+    if (const auto* hidden = hiddenRows(parent))
+        for (uint32_t h : *hidden) {  // skip the hidden rows up to it
+            if (h > row) break;
+            ++row;
+        }
+    return row < siblings.size() ? siblings[row] : kNone;
+}
+
+bool OpTreeModel::visibleRowOf(uint32_t op, uint32_t* row) const {
+    const auto& idx = store_->index();
+    collectHidden();
+    if (hiddenRows_.empty()) {
+        *row = idx.op(op).row;
+        return true;
+    }
+    // Hidden itself, or below a hidden op?
+    uint32_t own = 0;
+    for (uint32_t cur = op; cur != kNone; cur = idx.op(cur).parent) {
+        const uint32_t r = idx.op(cur).row;
+        const auto* hidden = hiddenRows(idx.op(cur).parent);
+        uint32_t before = 0;
+        if (hidden) {
+            if (std::binary_search(hidden->begin(), hidden->end(), r)) return false;
+            before = static_cast<uint32_t>(std::lower_bound(hidden->begin(), hidden->end(), r) - hidden->begin());
+        }
+        if (cur == op) own = r - before;
+    }
+    *row = own;
+    return true;
 }
 
 void OpTreeModel::setProcess(uint32_t process) {
@@ -89,11 +149,6 @@ void OpTreeModel::onReset() {
     emit processesChanged();
 }
 
-uint32_t OpTreeModel::announcedCount(uint32_t parent) const {
-    if (parent == kNone) return announcedTop_;
-    return parent < announced_.size() ? announced_[parent] : 0;
-}
-
 void OpTreeModel::onChanged(const analysis::IndexChange& change) {
     const auto& idx = store_->index();
     if (process_ == kNone) {
@@ -106,39 +161,28 @@ void OpTreeModel::onChanged(const analysis::IndexChange& change) {
         return;
     }
     if (change.newProcesses) emit processesChanged();
-    announced_.resize(idx.opCount(), 0);
     isDirty_.resize(idx.opCount(), 0);
 
-    // New ops: their children are all new too, so a new op enters with its subtree whole; only
-    // parents that views already know get rows inserted.
-    bool topGrew = false;
-    std::vector<uint32_t> grownParents;
-    for (uint32_t op = change.firstNewOp; op < change.firstNewOp + change.newOps; ++op) {
-        const auto& o = idx.op(op);
-        if (o.process != process_) continue;
-        announced_[op] = static_cast<uint32_t>(o.children.size());
-        if (o.parent == kNone)
-            topGrew = true;
-        else if (o.parent < change.firstNewOp)
-            grownParents.push_back(o.parent);
-    }
-    if (topGrew) {
-        const auto count = static_cast<uint32_t>(idx.process(process_).topOps.size());
-        if (count > announcedTop_) {
-            beginInsertRows(QModelIndex(), static_cast<int>(announcedTop_), static_cast<int>(count) - 1);
-            announcedTop_ = count;
+    // New ops enter with their subtrees whole, under ops views know, each run of adjacent
+    // ones where it belongs (from the top: every row above it is announced already).
+    collectHidden();
+    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> pending(hiddenRows_.begin(), hiddenRows_.end());
+    std::sort(pending.begin(), pending.end());
+    for (auto& [parent, rows] : pending) {
+        const QModelIndex parentIndex = parent == kNone ? QModelIndex() : indexOfOp(parent);
+        for (size_t i = 0; i < rows.size();) {
+            size_t j = i;
+            while (j + 1 < rows.size() && rows[j + 1] == rows[j] + 1) ++j;
+            beginInsertRows(parentIndex, static_cast<int>(rows[i]), static_cast<int>(rows[j]));
+            auto& hidden = hiddenRows_[parent];
+            hidden.erase(hidden.begin(), hidden.begin() + static_cast<std::ptrdiff_t>(j - i + 1));
+            if (hidden.empty()) hiddenRows_.erase(parent);
             endInsertRows();
+            i = j + 1;
         }
     }
-    std::sort(grownParents.begin(), grownParents.end());
-    grownParents.erase(std::unique(grownParents.begin(), grownParents.end()), grownParents.end());
-    for (uint32_t parent : grownParents) {
-        const auto count = static_cast<uint32_t>(idx.op(parent).children.size());
-        if (count <= announced_[parent]) continue;
-        beginInsertRows(indexOfOp(parent), static_cast<int>(announced_[parent]), static_cast<int>(count) - 1);
-        announced_[parent] = count;
-        endInsertRows();
-    }
+    knownOps_ = static_cast<uint32_t>(idx.opCount());
+    hiddenRows_.clear();
 
     for (uint32_t op : change.touchedOps) {
         if (idx.op(op).process != process_ || isDirty_[op]) continue;
@@ -174,7 +218,7 @@ void OpTreeModel::emitChanged(std::vector<uint32_t> ops, int first, int last) {
     ops.erase(std::remove_if(ops.begin(), ops.end(),
                              [&](uint32_t op) {
                                  const auto& o = idx.op(op);
-                                 return o.process != process_ || o.row >= announcedCount(o.parent);
+                                 return o.process != process_ || op >= knownOps_;
                              }),
               ops.end());
     std::sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) {
@@ -201,12 +245,13 @@ void OpTreeModel::onSelectionChanged() {
         return;
     }
     // Check marks and the "dumped" column of every op may change: one signal per sibling run.
-    if (announcedTop_ > 0)
-        emit dataChanged(index(0, NameColumn), index(static_cast<int>(announcedTop_) - 1, DumpedColumn));
-    for (uint32_t op = 0; op < announced_.size(); ++op) {
-        if (announced_[op] == 0 || idx.op(op).process != process_) continue;
+    if (const uint32_t top = visibleCount(kNone); top > 0)
+        emit dataChanged(index(0, NameColumn), index(static_cast<int>(top) - 1, DumpedColumn));
+    for (uint32_t op = 0; op < knownOps_; ++op) {
+        if (idx.op(op).children.empty() || idx.op(op).process != process_) continue;
         const QModelIndex parent = indexOfOp(op);
-        emit dataChanged(index(0, NameColumn, parent), index(static_cast<int>(announced_[op]) - 1, DumpedColumn, parent));
+        if (!parent.isValid()) continue;
+        emit dataChanged(index(0, NameColumn, parent), index(static_cast<int>(visibleCount(op)) - 1, DumpedColumn, parent));
     }
 }
 
@@ -217,19 +262,18 @@ uint32_t OpTreeModel::opAt(const QModelIndex& index) const {
 
 QModelIndex OpTreeModel::indexOfOp(uint32_t op, int column) const {
     const auto& idx = store_->index();
-    if (op >= idx.opCount() || op >= announced_.size()) return {};
-    const auto& o = idx.op(op);
-    if (o.process != process_ || o.row >= announcedCount(o.parent)) return {};
-    return createIndex(static_cast<int>(o.row), column, static_cast<quintptr>(op));
+    if (op >= idx.opCount() || process_ == kNone || idx.op(op).process != process_) return {};
+    uint32_t row = 0;
+    if (!visibleRowOf(op, &row)) return {};
+    return createIndex(static_cast<int>(row), column, static_cast<quintptr>(op));
 }
 
 QModelIndex OpTreeModel::index(int row, int column, const QModelIndex& parent) const {
     if (row < 0 || column < 0 || column >= ColumnCount || process_ == kNone) return {};
     if (parent.isValid() && parent.column() != 0) return {};
-    const auto& idx = store_->index();
     const uint32_t parentOp = parent.isValid() ? opAt(parent) : kNone;
-    if (static_cast<uint32_t>(row) >= announcedCount(parentOp)) return {};
-    const uint32_t op = parentOp == kNone ? idx.process(process_).topOps[row] : idx.op(parentOp).children[row];
+    const uint32_t op = childAt(parentOp, static_cast<uint32_t>(row));
+    if (op == kNone) return {};
     return createIndex(row, column, static_cast<quintptr>(op));
 }
 
@@ -238,14 +282,14 @@ QModelIndex OpTreeModel::parent(const QModelIndex& child) const {
     if (op == kNone) return {};
     const uint32_t parent = store_->index().op(op).parent;
     if (parent == kNone) return {};
-    return createIndex(static_cast<int>(store_->index().op(parent).row), 0, static_cast<quintptr>(parent));
+    return indexOfOp(parent);
 }
 
 int OpTreeModel::rowCount(const QModelIndex& parent) const {
     if (process_ == kNone) return 0;
-    if (!parent.isValid()) return static_cast<int>(announcedTop_);
+    if (!parent.isValid()) return static_cast<int>(visibleCount(kNone));
     if (parent.column() != 0) return 0;
-    return static_cast<int>(announcedCount(opAt(parent)));
+    return static_cast<int>(visibleCount(opAt(parent)));
 }
 
 int OpTreeModel::columnCount(const QModelIndex&) const { return ColumnCount; }

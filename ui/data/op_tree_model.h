@@ -6,6 +6,7 @@
 
 #include <QAbstractItemModel>
 #include <QTimer>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/dump_index.h"
@@ -80,7 +81,13 @@ private:
     void onSelectionChanged();
     void flushDirty();
     void announceAll();
-    uint32_t announcedCount(uint32_t parent) const;
+    // Ops of the index that views have not been told about yet (a delta just applied, until
+    // onChanged announces them) are hidden: the model shows what the views were told.
+    void collectHidden() const;
+    const std::vector<uint32_t>* hiddenRows(uint32_t parent) const;
+    uint32_t visibleCount(uint32_t parent) const;
+    uint32_t childAt(uint32_t parent, uint32_t visibleRow) const;  // kNone when out of range
+    bool visibleRowOf(uint32_t op, uint32_t* row) const;            // false when hidden
     // Emits dataChanged for `ops` (siblings grouped into runs), columns [first, last].
     void emitChanged(std::vector<uint32_t> ops, int first, int last);
     bool checkable() const;
@@ -88,9 +95,13 @@ private:
     DumpStore* store_;
     OpSelection* selection_;
     uint32_t process_ = analysis::kNone;
-    // Children announced to views, per op; the process's top-level ops likewise.
-    std::vector<uint32_t> announced_;
-    uint32_t announcedTop_ = 0;
+    // Ops numbered from knownOps_ are new to views. Those under ops views know (or at the top)
+    // are hidden, by parent (kNone: the top level), as rows among its children, sorted; their
+    // own children come with them. New ops need not come last among their siblings (they are
+    // in execution order), so they are announced run by run where they belong.
+    uint32_t knownOps_ = 0;
+    mutable size_t hiddenCollectedAt_ = 0;  // the op count hiddenRows_ was collected for
+    mutable std::unordered_map<uint32_t, std::vector<uint32_t>> hiddenRows_;
     std::vector<uint32_t> dirty_;
     std::vector<char> isDirty_;
     QTimer flushTimer_;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 namespace probe::data {
 namespace {
@@ -19,6 +20,12 @@ void addPoint(PlotSeries& s, double x, const analysis::StatRecord& record, uint3
     s.x.push_back(x);
     s.y.push_back(y);
     s.rows.push_back(row);
+}
+
+QString profileLabel(int32_t round, analysis::Stat stat, const analysis::DumpIndex::ProfileOptions& options) {
+    return QStringLiteral("round %1 %2 of each op's %3")
+        .arg(round)
+        .arg(QString::fromLatin1(analysis::statName(stat)), options.outputs ? QStringLiteral("output") : QStringLiteral("input"));
 }
 
 }  // namespace
@@ -40,9 +47,7 @@ ProfileSeries profileSeries(const analysis::DumpIndex& index, uint32_t process, 
                             const analysis::DumpIndex::ProfileOptions& options) {
     ProfileSeries p;
     const auto points = index.roundProfile(process, round, options);
-    p.series.label = QStringLiteral("round %1 %2 of each op's %3")
-                         .arg(round)
-                         .arg(QString::fromLatin1(analysis::statName(stat)), options.outputs ? QStringLiteral("output") : QStringLiteral("input"));
+    p.series.label = profileLabel(round, stat, options);
     p.series.x.reserve(static_cast<qsizetype>(points.size()));
     p.series.y.reserve(static_cast<qsizetype>(points.size()));
     uint32_t currentLayer = analysis::kNone;
@@ -57,6 +62,28 @@ ProfileSeries profileSeries(const analysis::DumpIndex& index, uint32_t process, 
         }
     }
     return p;
+}
+
+PlotSeries alignedProfileSeries(const analysis::DumpIndex& index, uint32_t process, int32_t round, analysis::Stat stat,
+                                const analysis::DumpIndex::ProfileOptions& options, const PlotSeries& reference) {
+    PlotSeries s;
+    s.label = profileLabel(round, stat, options);
+    std::unordered_map<uint32_t, uint32_t> rowOfOp;  // op -> its row in `round`
+    for (const auto& point : index.roundProfile(process, round, options)) rowOfOp.emplace(point.op, point.row);
+    s.x.reserve(reference.x.size());
+    s.y.reserve(reference.x.size());
+    for (qsizetype i = 0; i < reference.x.size(); ++i) {
+        const uint32_t referenceRow = reference.rows[i];
+        auto found = referenceRow == analysis::kNone ? rowOfOp.end() : rowOfOp.find(index.slot(index.row(referenceRow).slot).op);
+        if (found != rowOfOp.end()) {
+            addPoint(s, reference.x[i], index.row(found->second), found->second, stat);
+        } else {  // the op did not run in this round
+            s.x.push_back(reference.x[i]);
+            s.y.push_back(std::numeric_limits<double>::quiet_NaN());
+            s.rows.push_back(analysis::kNone);
+        }
+    }
+    return s;
 }
 
 }  // namespace probe::data

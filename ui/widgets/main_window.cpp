@@ -24,6 +24,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
+#include <memory>
 
 #include "attach_dialog.h"
 #include "config_document.h"
@@ -122,12 +123,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), firstNanRow_(kNon
     toolbar->addAction(tr("Open…"), this, &MainWindow::chooseDump);
     toolbar->addAction(tr("Config"), this, &MainWindow::editConfig);
     workspaceActions_ << toolbar->addSeparator();
-    workspaceActions_ << toolbar->addWidget(new QLabel(tr(" Round "), toolbar));
+    roundLabel_ = new QLabel(toolbar);
+    workspaceActions_ << toolbar->addWidget(roundLabel_);
     round_ = new QSpinBox(toolbar);
     round_->setMinimum(-1);
     round_->setMaximum(-1);
     round_->setSpecialValueText(tr("latest"));
-    round_->setToolTip(tr("The round (execution count, or step) the tables and the op profile show"));
     workspaceActions_ << toolbar->addWidget(round_);
     connect(round_, &QSpinBox::valueChanged, this, [this](int v) { cursor_->setRound(v); });
     connect(cursor_, &data::DumpCursor::roundChanged, this, [this](int32_t round) {
@@ -182,9 +183,18 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), firstNanRow_(kNon
     // Wiring.
     connect(store_, &data::DumpStore::opened, this, [this](const QString& root) {
         setWindowTitle(tr("%1 — Probe Studio").arg(root));
+        if (!openingRecent_.isEmpty()) {
+            session::RecentSession recent;
+            recent.kind = session::RecentSession::Kind::Open;
+            recent.path = openingRecent_;
+            recent_->add(recent);
+            openingRecent_.clear();
+        }
+        updateRounds();
         updateStatus();
     });
     connect(store_, &data::DumpStore::openFailed, this, [this](const QString& message) {
+        openingRecent_.clear();
         addProblems({message});
         state_->setText(tr("Could not open: %1").arg(message));
         emit sessionLoaded(false);
@@ -212,12 +222,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), firstNanRow_(kNon
         lookForFirstNan(change);
     });
     connect(store_, &data::DumpStore::dumpStateChanged, this, &MainWindow::updateStatus);
-    connect(store_, &data::DumpStore::dumpStateChanged, this, [this](const QString& state) {
-        // A dump followed from its start is complete: show where it first went wrong, unless
-        // the user looked elsewhere meanwhile.
-        if (state != QLatin1String("running") && firstNanRow_ != kNone && autoSelectedOp_ != kNone && cursor_->op() == autoSelectedOp_)
-            cursor_->setRow(firstNanRow_);
-    });
+    connect(store_, &data::DumpStore::dumpStateChanged, this, &MainWindow::goToFirstNanUnlessMovedAway);
     connect(store_, &data::DumpStore::problemsAdded, this, &MainWindow::addProblems);
     connect(store_, &data::DumpStore::wasReset, this, [this] {
         firstNanRow_ = autoSelectedOp_ = kNone;
@@ -306,14 +311,12 @@ void MainWindow::showLaunchForm(const session::LaunchSpec& spec) {
 }
 
 void MainWindow::openDump(const QString& path) {
-    session::RecentSession recent;
-    recent.kind = session::RecentSession::Kind::Open;
-    recent.path = QFileInfo(path).absoluteFilePath();
-    recent_->add(recent);
     openDumpFolder(path);
+    openingRecent_ = QFileInfo(path).absoluteFilePath();  // recent once it opened
 }
 
 void MainWindow::openDumpFolder(const QString& path) {
+    openingRecent_.clear();
     showPage(Page::Workspace);
     state_->setText(tr("Opening %1…").arg(path));
     store_->open(path);
@@ -333,12 +336,21 @@ bool MainWindow::launch(const session::LaunchSpec& given) {
         return false;
     }
     setWindowTitle(tr("%1 — Probe Studio").arg(live->command()));
+    // A recent session once the model runs under the probe (it said hello, or its dump
+    // appeared): a command that cannot start is not one to take up again.
     session::RecentSession recent;
     recent.kind = session::RecentSession::Kind::Launch;
     recent.launch = spec;
     recent.launch.probeExecutable.clear();
-    recent.path = live->dumpRoot();
-    recent_->add(recent);
+    auto added = std::make_shared<bool>(false);
+    auto addRecent = [this, live, recent, added]() mutable {
+        if (session_ != live || *added) return;
+        *added = true;
+        recent.path = live->dumpRoot();
+        recent_->add(recent);
+    };
+    connect(live, &session::LiveSession::helloReceived, this, addRecent);
+    connect(live, &session::LiveSession::dumpFolderReady, this, addRecent);
     return true;
 }
 
@@ -572,7 +584,11 @@ void MainWindow::updateStatus() {
     }
     const QLocale locale;
     QString state = store_->dumpState();
-    if (state.isEmpty()) state = idx.layout() == analysis::DumpLayout::Msprobe ? tr("no status file (msprobe layout)") : tr("no status file");
+    if (!idx.statusError().empty())  // the Problems pane has the details
+        state = state.isEmpty() ? tr("status file unreadable (%1)").arg(QString::fromStdString(idx.statusError()))
+                                : tr("%1 (the status file is unreadable now)").arg(state);
+    else if (state.isEmpty())
+        state = idx.layout() == analysis::DumpLayout::Msprobe ? tr("no status file (msprobe layout)") : tr("no status file");
     if (state == QLatin1String("running")) state = tr("running — following it as it grows");
     QString text = tr("%1 · %2 layout · %3 · %4 ops · %5 rows")
                        .arg(store_->root(), QString::fromLatin1(analysis::layoutName(idx.layout())), state,
@@ -592,8 +608,16 @@ void MainWindow::lookForFirstNan(const analysis::IndexChange& change) {
         const uint32_t process = idx.op(idx.slot(idx.row(r).slot).op).process;
         const uint32_t first = idx.firstAnomalousRow(process, analysis::kHasNan);
         showFirstNan(first == kNone ? r : first);
+        // The status may have said "complete" before the last rows were read.
+        goToFirstNanUnlessMovedAway();
         return;
     }
+}
+
+void MainWindow::goToFirstNanUnlessMovedAway() {
+    if (firstNanRow_ == kNone || autoSelectedOp_ == kNone || cursor_->op() != autoSelectedOp_) return;
+    if (!store_->initialLoadDone() || store_->dumpState() == QLatin1String("running") || store_->dumpState().isEmpty()) return;
+    cursor_->setRow(firstNanRow_);
 }
 
 void MainWindow::showFirstNan(uint32_t row) {
@@ -601,7 +625,7 @@ void MainWindow::showFirstNan(uint32_t row) {
     firstNanRow_ = row;
     const auto& record = idx.row(row);
     firstNanButton_->setText(
-        tr("⚠ First NaN: round %1, %2").arg(record.round).arg(QString::fromStdString(idx.describeOp(idx.slot(record.slot).op))));
+        tr("⚠ First NaN: %1 %2, %3").arg(store_->roundName()).arg(record.round).arg(QString::fromStdString(idx.describeOp(idx.slot(record.slot).op))));
     firstNanButton_->setVisible(true);
 }
 
@@ -615,6 +639,11 @@ void MainWindow::updateRounds() {
         if (!rounds.empty()) last = std::max(last, rounds.back());
     }
     round_->setMaximum(std::max(-1, last));
+    const QString name = store_->roundName();
+    roundLabel_->setText(QStringLiteral(" %1 ").arg(name.left(1).toUpper() + name.mid(1)));
+    round_->setToolTip(store_->layout() == analysis::DumpLayout::Msprobe
+                           ? tr("The step the tables and the op profile show")
+                           : tr("The round (execution count) the tables and the op profile show"));
 }
 
 }  // namespace probe::widgets

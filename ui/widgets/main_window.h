@@ -129,6 +129,9 @@ private:
     void updateRounds();
     void lookForFirstNan(const analysis::IndexChange& change);
     void showFirstNan(uint32_t row);
+    // Selects the first NaN when the window chose what is shown (not the user) and the dump
+    // is read whole: opened complete, or followed until it completed.
+    void goToFirstNanUnlessMovedAway();
 
     data::DumpStore* store_;
     data::OpSelection* selection_;
@@ -148,6 +151,7 @@ private:
     ConfigEditor* configEditor_;
     SessionPanel* sessionPanel_;
     QDockWidget* sessionDock_;
+    QLabel* roundLabel_;
     QSpinBox* round_;
     QList<QAction*> workspaceActions_;
     QLabel* state_;
@@ -162,6 +166,8 @@ private:
     QDockWidget* problemsDock_;
     QPlainTextEdit* problemsText_;
     QStringList problems_;
+    // The folder openDump() was asked for: a recent session once it opened.
+    QString openingRecent_;
     QString dataDirectory_;
     QString probeExecutable_;
 };

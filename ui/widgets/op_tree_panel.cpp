@@ -51,9 +51,11 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
     show_->addItem(tr("Dumped by the config"), int(Show::Dumped));
     show_->addItem(tr("Ticked"), int(Show::Ticked));
     show_->setToolTip(tr("Which ops to show (their ancestors stay visible)"));
-    connect(show_, &QComboBox::currentIndexChanged, this, [this] {
-        proxy_->setShow(static_cast<Show>(show_->currentData().toInt()));
-        if (show_->currentIndex() != 0) view_->expandAll();
+    connect(show_, &QComboBox::currentIndexChanged, this, [this] { proxy_->setShow(static_cast<Show>(show_->currentData().toInt())); });
+    // The combo names the filter in force, also when it was set elsewhere (--show).
+    connect(proxy_, &data::OpFilterProxy::showChanged, this, [this](Show show) {
+        show_->setCurrentIndex(show_->findData(int(show)));
+        if (show != Show::All) view_->expandAll();
     });
 
     process_ = new QComboBox(this);
@@ -180,13 +182,24 @@ void OpTreePanel::updateConfigBar() {
     const QString path = opDocument ? config_->filePath() : QString();
     const QString file = path.isEmpty() ? tr("new config") : QFileInfo(path).fileName();
     const bool modified = opDocument && config_->isModified();
-    configLabel_->setText(tr("Config: %1%2 — %3").arg(file, modified ? QStringLiteral("*") : QString(), what));
+    if (opDocument && config_->hasErrors()) {
+        // Its ticks and ids are not in force: the tree shows the last valid config's.
+        configLabel_->setText(tr("Config: %1%2 invalid, not applied (see Config) — the Dumped column shows the last valid "
+                                 "config: %3")
+                                  .arg(file, modified ? QStringLiteral("*") : QString(), what));
+    } else {
+        configLabel_->setText(tr("Config: %1%2 — %3").arg(file, modified ? QStringLiteral("*") : QString(), what));
+    }
     configLabel_->setToolTip(opDocument ? config_->text() : QString::fromStdString(config.toFileText()));
     clearTicks_->setEnabled(!config.ids.empty());
     apply_->setEnabled(opDocument && !config_->hasErrors());
     apply_->setToolTip(opDocument ? tr("Write the config file and, when a probe is attached, push the config to it")
                                   : tr("The config editor holds a code-level config"));
 }
+
+QString OpTreePanel::showText() const { return show_->currentText(); }
+
+QString OpTreePanel::configText() const { return configLabel_->text(); }
 
 void OpTreePanel::onCurrentChanged() {
     const QModelIndex current = proxy_->mapToSource(view_->currentIndex());

@@ -33,6 +33,9 @@ public:
     QTreeView* view() const { return view_; }
     data::OpTreeModel* model() const { return model_; }
     data::OpFilterProxy* proxy() const { return proxy_; }
+    // What the filter combo and the config line under the tree say.
+    QString showText() const;
+    QString configText() const;
     // Shows and selects the op (expanding its ancestors); false when it is not in the tree.
     bool revealOp(uint32_t op);
     void setSearchText(const QString& text);

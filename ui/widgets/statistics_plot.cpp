@@ -24,12 +24,11 @@ using data::PlotSeries;
 
 namespace {
 
-// Tableau 10 without its red: red is kept for NaN and Inf marks.
+// Tableau 10 without its red (red says "broken" elsewhere in the window).
 const QColor kPalette[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(148, 103, 189),
                            QColor(140, 86, 75),  QColor(227, 119, 194), QColor(127, 127, 127), QColor(188, 189, 34),
                            QColor(23, 190, 207)};
 constexpr int kPaletteSize = sizeof kPalette / sizeof kPalette[0];
-const QColor kMarkColor(220, 20, 20);
 const Qt::PenStyle kStatPenStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine};
 // Points farther than this from the mouse (pixels) are not picked.
 constexpr double kPickRadius = 12;
@@ -256,7 +255,8 @@ void StatisticsPlot::addSeries(const PlotSeries& series, const QColor& color, bo
         if (!any) continue;
         QCPGraph* g = plot_->addGraph();
         g->setLineStyle(QCPGraph::lsNone);
-        g->setScatterStyle(QCPScatterStyle(shapes[m], QPen(kMarkColor, 2), m == 0 ? Qt::NoBrush : QBrush(kMarkColor), 11));
+        // In the series' colour: with several series overlaid, whose NaN it is shows.
+        g->setScatterStyle(QCPScatterStyle(shapes[m], QPen(color, 2), m == 0 ? Qt::NoBrush : QBrush(color), 11));
         g->removeFromLegend();
         drawn.marks[m] = g;
     }
@@ -298,7 +298,7 @@ void StatisticsPlot::rebuild() {
                 seriesStats_.push_back(static_cast<Stat>(s));
             }
         }
-        plot_->xAxis->setLabel(tr("round"));
+        plot_->xAxis->setLabel(store_->roundName());
         plot_->yAxis->setLabel(tr("value"));
         if (shownSlots.empty())
             title = tr("Select an op or a tensor to plot its statistics round by round.");
@@ -322,13 +322,20 @@ void StatisticsPlot::rebuild() {
         if (current >= 0 && std::find(shown.begin(), shown.end(), current) == shown.end()) shown.push_back(current);
         analysis::DumpIndex::ProfileOptions options;
         options.maxDepth = profileAllDepths_ ? -1 : 0;
+        // The current round sets the x axis; pinned rounds are placed op by op on it.
+        data::ProfileSeries profile;
+        if (current >= 0) profile = data::profileSeries(idx, process, current, profileStat_, options);
         for (size_t r = 0; r < shown.size(); ++r) {
-            data::ProfileSeries profile = data::profileSeries(idx, process, shown[r], profileStat_, options);
-            profile.series.label = tr("round %1").arg(shown[r]);
-            addSeries(profile.series, kPalette[r % kPaletteSize], profile.series.x.size() < 600);
-            series_.push_back(profile.series);
+            PlotSeries series = shown[r] == current ? profile.series
+                                : profile.series.empty()
+                                    ? data::profileSeries(idx, process, shown[r], profileStat_, options).series
+                                    : data::alignedProfileSeries(idx, process, shown[r], profileStat_, options, profile.series);
+            series.label = QStringLiteral("%1 %2").arg(store_->roundName()).arg(shown[r]);
+            addSeries(series, kPalette[r % kPaletteSize], series.x.size() < 600);
+            series_.push_back(series);
             seriesStats_.push_back(profileStat_);
-            if (shown[r] != current) continue;
+        }
+        if (current >= 0) {
             if (!profileAllDepths_ && profile.layerNames.size() == profile.series.x.size() && profile.series.x.size() <= 40)
                 profileNames = profile.layerNames;
             // Alternate shading per layer-level op, so the eye finds where a layer starts.
@@ -360,10 +367,10 @@ void StatisticsPlot::rebuild() {
         if (shown.empty())
             title = tr("No rounds yet.");
         else
-            title = tr("<b>%1</b> of each op's first output in round %2%3 (shaded bands: layer-level ops)")
-                        .arg(QString::fromLatin1(analysis::statName(profileStat_)))
+            title = tr("<b>%1</b> of each op's first output in %2 %3%4 (shaded bands: layer-level ops)")
+                        .arg(QString::fromLatin1(analysis::statName(profileStat_)), store_->roundName())
                         .arg(current)
-                        .arg(shown.size() > 1 ? tr(", %n other round(s) pinned", nullptr, static_cast<int>(shown.size()) - 1) : QString());
+                        .arg(shown.size() > 1 ? tr(", %n other one(s) pinned", nullptr, static_cast<int>(shown.size()) - 1) : QString());
     }
     title_->setText(title);
 
@@ -472,6 +479,7 @@ StatisticsPlot::Pick StatisticsPlot::pick(const QPoint& pos) const {
         int checked = 0;
         for (auto it = first; it != series.x.end() && *it <= std::max(lo, hi) && checked < 5000; ++it, ++checked) {
             const int i = static_cast<int>(it - series.x.begin());
+            if (series.rows[i] == kNone) continue;  // a gap: the op did not run in that round
             const auto& record = idx.row(series.rows[i]);
             if (!record.has(stat)) continue;
             const double v = record.get(stat);
@@ -520,7 +528,8 @@ QString StatisticsPlot::describeRow(uint32_t row, Stat stat) const {
     const auto& idx = store_->index();
     const auto& record = idx.row(row);
     const uint32_t op = idx.slot(record.slot).op;
-    return tr("round %1 · %2 · %3 · %4 = %5 · %6 %7")
+    return tr("%1 %2 · %3 · %4 · %5 = %6 · %7 %8")
+        .arg(store_->roundName())
         .arg(record.round)
         .arg(QString::fromStdString(idx.describeOp(op)), QString::fromStdString(idx.describeSlot(record.slot)),
              QString::fromLatin1(analysis::statName(stat)), data::OpTreeModel::formatValue(record.get(stat)),
