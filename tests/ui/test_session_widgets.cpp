@@ -301,6 +301,42 @@ TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     EXPECT_EQ(form.spec().probeRunArguments(), spec.probeRunArguments());
 }
 
+// An invalid config and an output folder that cannot be made keep Launch disabled, the config's
+// problems worded by the format library, as `probe config validate` words them.
+TEST(LaunchForm, RefusesAnInvalidConfigAndAnOutputFolderThatCannotBeMade) {
+    test::TempDir dir("ui-launch");
+    test::writeFile(dir / "train.py", "print('hi')\n");
+    const std::string bad = R"({"task":"bogus","dump_enable":"yes"})";
+    test::writeFile(dir / "bad.json", bad);
+    test::writeFile(dir / "good.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    test::writeFile(dir / "afile", "");
+    widgets::LaunchForm form;
+    session::LaunchSpec spec = session::launchSpecFromCommand({"/usr/bin/python3", "train.py"});
+    spec.workingDirectory = QString::fromStdString(dir.path());
+    spec.outputDirectory = "/proc/nope";
+    spec.configPath = QString::fromStdString(dir / "bad.json");
+    form.setSpec(spec);
+    const auto issues = format::parseOpConfig(bad, dir / "bad.json").issues;
+    ASSERT_GE(issues.size(), 2u);  // the task and dump_enable
+    for (const auto& issue : issues) EXPECT_TRUE(form.problem().contains(QString::fromStdString(issue.toString()))) << form.problem().toStdString();
+    EXPECT_TRUE(form.problem().contains("The output folder /proc/nope cannot be created in /proc")) << form.problem().toStdString();
+    EXPECT_FALSE(form.launchButton()->isEnabled());
+    EXPECT_FALSE(form.spec().problem().isEmpty());  // what a launch checks before it starts
+
+    typeInto(form.configEdit(), QString::fromStdString(dir / "good.json"));
+    EXPECT_FALSE(form.problem().contains("not valid")) << form.problem().toStdString();
+    EXPECT_FALSE(form.launchButton()->isEnabled());
+    typeInto(form.outputEdit(), QString::fromStdString(dir / "afile/out"));
+    EXPECT_TRUE(form.problem().contains("is not a folder")) << form.problem().toStdString();
+    EXPECT_FALSE(form.launchButton()->isEnabled());
+    // A folder that can be made: fine, and the check leaves nothing behind.
+    typeInto(form.outputEdit(), QString::fromStdString(dir / "new/out"));
+    EXPECT_TRUE(form.problem().isEmpty()) << form.problem().toStdString();
+    EXPECT_TRUE(form.launchButton()->isEnabled());
+    EXPECT_EQ(QDir(QString::fromStdString(dir.path())).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+              QStringList({"afile", "bad.json", "good.json", "train.py"}));
+}
+
 TEST(StartPage, OffersTheDemoAndTheRecentSessions) {
     session::RecentSessions recent;
     recent.clear();

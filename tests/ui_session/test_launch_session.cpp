@@ -86,12 +86,20 @@ TEST_F(LaunchSessionTest, RefusalsBeforeStarting) {
     spec.configPath = QString::fromStdString(dir_ / "absent.json");
     EXPECT_FALSE(session.start(spec));
     EXPECT_EQ(session.state(), SessionState::FailedToStart);
+    // An invalid config is refused before probe run starts, in the format library's words.
     probe::test::writeFile(dir_ / "bad.json", R"({"task": "some"})");
     spec.configPath = QString::fromStdString(dir_ / "bad.json");
-    ASSERT_TRUE(session.start(spec));
     QSignalSpy changed(&session, &LaunchSession::stateChanged);
+    EXPECT_FALSE(session.start(spec));
+    EXPECT_EQ(session.state(), SessionState::FailedToStart);
+    ASSERT_FALSE(changed.isEmpty());
+    EXPECT_TRUE(changed.last().at(1).toString().contains("\"task\"")) << changed.last().at(1).toString().toStdString();
+    // What only probe run finds (the command does not exist) ends it with its exit code.
+    spec = engine({});
+    spec.program = QString::fromStdString(dir_ / "no-such-engine");
+    ASSERT_TRUE(session.start(spec));
     ASSERT_TRUE(waitFor(session, SessionState::FailedToStart));
-    EXPECT_EQ(session.exitCode(), 65);
+    EXPECT_EQ(session.exitCode(), 127);
     spec = engine({});
     spec.program.clear();
     EXPECT_FALSE(session.start(spec));
