@@ -465,12 +465,30 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     ASSERT_TRUE(waitFor([&] { return window_.liveSession()->hasEnded(); }));
     EXPECT_EQ(panel->stateText(), "crashed, exit code 143");
     EXPECT_FALSE(panel->stopButton()->isEnabled());
+    // Nothing is in force now: the editor says what was.
+    const QString ended = QStringLiteral("This is the config that was in force when the probe (pid %1) ended.")
+                              .arg(window_.liveSession()->probePid());
+    EXPECT_TRUE(editor->inForceText().contains(ended)) << editor->inForceText().toStdString();
     ASSERT_TRUE(waitFor([&] { return window_.store()->dumpState() == "complete"; }));
     // It is a recent session now, to launch again.
     const auto recent = window_.recentSessions()->list();
     ASSERT_FALSE(recent.isEmpty());
     EXPECT_EQ(recent[0].kind, session::RecentSession::Kind::Launch);
     EXPECT_EQ(recent[0].launch.program, PROBE_NATIVE_ENGINE);
+}
+
+// A program that ends before anything is dumped: the status bar says so, with the exit code,
+// and no longer that it waits for the probe.
+TEST_F(LiveWindowTest, AProgramThatEndsBeforeDumpingIsNotWaitedFor) {
+    session::LaunchSpec spec = engineSpec(0, 0);
+    spec.program = "/bin/sh";
+    spec.arguments = {"-c", "echo boom; exit 3"};
+    ASSERT_TRUE(window_.launch(spec));
+    ASSERT_TRUE(waitFor([&] { return window_.liveSession()->hasEnded(); }));
+    QTest::qWait(100);
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "crashed, exit code 3");
+    EXPECT_EQ(window_.statusText(), "The program ended (exited with code 3) before the probe dumped anything.");
+    EXPECT_TRUE(window_.sessionPanel()->log()->toPlainText().contains("boom"));
 }
 
 TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuiet) {

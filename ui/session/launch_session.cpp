@@ -270,7 +270,9 @@ void LaunchSession::lookForProbe() {
 
 void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {
     attachTimer_.stop();
-    exitCode_ = status == QProcess::CrashExit ? -1 : exitCode;
+    // probe run itself killed by a signal: QProcess gives the signal as the exit code; the code
+    // is then the shell's, 128 + the signal (as probe run reports a killed model's).
+    exitCode_ = status == QProcess::CrashExit ? 128 + exitCode : exitCode;
     if (state_ == SessionState::FailedToStart) return;
     // probe run's own refusals (bad config, no torch, ...) end it before the model started.
     const bool refused = !control_.isConnected() && control_.helloMessage().isEmpty() &&
@@ -282,7 +284,7 @@ void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {
     } else if (status == QProcess::NormalExit && exitCode == 0) {
         setState(SessionState::Finished, tr("the program exited normally"));
     } else if (status == QProcess::CrashExit) {
-        setState(SessionState::Crashed, tr("probe run itself crashed"));
+        setState(SessionState::Crashed, tr("probe run itself was killed by signal %1 (exit code %2)").arg(exitCode).arg(exitCode_));
     } else if (exitCode > 128) {
         setState(SessionState::Crashed, tr("killed by signal %1 (exit code %2)").arg(exitCode - 128).arg(exitCode));
     } else {

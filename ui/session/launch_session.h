@@ -79,6 +79,7 @@ public:
     void stop(int graceMs = 5000);
 
     SessionState state() const { return state_; }
+    // probe run's exit code once it ended (128 + the signal when a signal ended it), else -1.
     int exitCode() const { return exitCode_; }
     const LaunchSpec& spec() const { return spec_; }
     QString dumpRoot() const;
