@@ -12,6 +12,7 @@
 #include <QPixmap>
 #include <QSize>
 #include <QTimer>
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "dump_cursor.h"
 #include "main_window.h"
 #include "op_filter_proxy.h"
+#include "op_tree_model.h"
 #include "op_tree_panel.h"
 #include "dump_store.h"
 #include "probe_config.h"
@@ -41,17 +43,26 @@ constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 64;
 constexpr int kExitCannotWrite = 73;
 
+// The smallest window --size may ask for.
+constexpr int kMinWidth = 200;
+constexpr int kMinHeight = 150;
+
 // How long --screenshot waits for a dump to load before giving up.
 constexpr int kScreenshotTimeoutMs = 180000;
 
 // What the window shows first: a view of the workspace, the start page or the launch form.
 enum class Shown { Tree, Plot, Tensor, Config, Start, Launch };
 
+using Show = probe::data::OpFilterProxy::Show;
+using TensorPage = probe::widgets::TensorPreview::Page;
+
 struct ScreenshotRequest {
     QString file;
     Shown shown = Shown::Tree;
     MainWindow::View view = MainWindow::View::Tree;
-    QString op, process, search, show, tensorFile, tensorPage, plotMode, stat;
+    QString op, process, search, tensorFile, plotMode, stat;
+    std::optional<Show> show;
+    TensorPage tensorPage = TensorPage::Heatmap;
     int round = -1;
     bool roundGiven = false, log = false, allOps = false, overlay = false;
     QStringList pin;  // "round:N" or op ids to overlay
@@ -83,6 +94,39 @@ std::optional<probe::analysis::Stat> parseStat(const QString& text) {
     return std::nullopt;
 }
 
+std::optional<Show> parseShow(const QString& text) {
+    const QString s = text.toLower();
+    if (s == QLatin1String("all")) return Show::All;
+    if (s == QLatin1String("anomalies")) return Show::Anomalies;
+    if (s == QLatin1String("nan")) return Show::NanOnly;
+    if (s == QLatin1String("dumped")) return Show::Dumped;
+    if (s == QLatin1String("ticked")) return Show::Ticked;
+    return std::nullopt;
+}
+
+std::optional<TensorPage> parseTensorPage(const QString& text) {
+    const QString s = text.toLower();
+    if (s == QLatin1String("heatmap")) return TensorPage::Heatmap;
+    if (s == QLatin1String("values")) return TensorPage::Values;
+    if (s == QLatin1String("histogram")) return TensorPage::Histogram;
+    return std::nullopt;
+}
+
+// The tensor view with --tensor FILE, or else the selected op's tensor of the selected round.
+bool showTensor(MainWindow& window, const ScreenshotRequest& r, QString* problem) {
+    window.showPage(MainWindow::Page::Workspace);
+    window.showView(MainWindow::View::Tensor);
+    window.tensorPreview()->setOverlay(r.overlay);
+    if (!r.tensorFile.isEmpty()) {
+        window.tensorPreview()->openFile(r.tensorFile);
+    } else if (!window.previewCurrentTensor()) {
+        *problem = QStringLiteral("the selected op has no tensor file in this round (pick one with --op/--round, or --tensor FILE)");
+        return false;
+    }
+    window.tensorPreview()->showPage(r.tensorPage);
+    return true;
+}
+
 // Puts the window in the state the screenshot asks for; returns false (with a message) when
 // something asked for does not exist in the dump.
 bool arrange(MainWindow& window, const ScreenshotRequest& r, QString* problem) {
@@ -91,17 +135,20 @@ bool arrange(MainWindow& window, const ScreenshotRequest& r, QString* problem) {
         return false;
     }
     if (!r.search.isEmpty()) window.treePanel()->setSearchText(r.search);
-    if (!r.show.isEmpty()) {
-        using Show = probe::data::OpFilterProxy::Show;
-        const QString s = r.show.toLower();
-        const Show show = s == QLatin1String("nan") ? Show::NanOnly
-                          : s == QLatin1String("anomalies") ? Show::Anomalies
-                          : s == QLatin1String("dumped") ? Show::Dumped
-                          : s == QLatin1String("ticked") ? Show::Ticked
-                                                          : Show::All;
-        window.treePanel()->proxy()->setShow(show);
+    if (r.show) window.treePanel()->proxy()->setShow(*r.show);
+    if (r.roundGiven) {
+        const uint32_t shownProcess = window.treePanel()->model()->process();
+        const auto rounds = window.store()->index().rounds(shownProcess == probe::analysis::kNone ? 0 : shownProcess);
+        if (!std::binary_search(rounds.begin(), rounds.end(), r.round)) {
+            *problem = rounds.empty() ? QStringLiteral("--round %1: the dump has no rounds").arg(r.round)
+                                      : QStringLiteral("--round %1: the dump's rounds are %2 to %3")
+                                            .arg(r.round)
+                                            .arg(rounds.front())
+                                            .arg(rounds.back());
+            return false;
+        }
+        window.setRound(r.round);
     }
-    if (r.roundGiven) window.setRound(r.round);
     if (!r.op.isEmpty() && !window.selectOp(r.op)) {
         *problem = QStringLiteral("no op with id %1 in the dump").arg(r.op);
         return false;
@@ -138,21 +185,10 @@ bool arrange(MainWindow& window, const ScreenshotRequest& r, QString* problem) {
         window.cursor()->setOp(op);
         window.setRound(round);
     }
-    window.tensorPreview()->setOverlay(r.overlay);
+    window.tensorPreview()->setOverlay(r.overlay);  // for the tensor view, now or later
     window.showView(r.view);
     if (r.shown == Shown::Start) window.showPage(MainWindow::Page::Start);
-    if (r.view == MainWindow::View::Tensor) {
-        if (!r.tensorFile.isEmpty())
-            window.tensorPreview()->openFile(r.tensorFile);
-        else if (!window.previewCurrentTensor()) {
-            *problem = QStringLiteral("the selected op has no tensor file in this round (pick one with --op/--round, or --tensor FILE)");
-            return false;
-        }
-        using Page = probe::widgets::TensorPreview::Page;
-        window.tensorPreview()->showPage(r.tensorPage == QLatin1String("values")      ? Page::Values
-                                         : r.tensorPage == QLatin1String("histogram") ? Page::Histogram
-                                                                                      : Page::Heatmap);
-    }
+    if (r.view == MainWindow::View::Tensor) return showTensor(window, r, problem);
     return true;
 }
 
@@ -220,7 +256,9 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     const QCommandLineOption log(QStringLiteral("log"), QStringLiteral("Logarithmic y axis."));
     const QCommandLineOption pin(QStringLiteral("pin"), QStringLiteral("Overlay this op's tensor (rounds plot) or round:N (ops plot); repeatable."),
                                  QStringLiteral("ID|round:N"));
-    const QCommandLineOption tensor(QStringLiteral("tensor"), QStringLiteral("Preview this .bin file."), QStringLiteral("FILE"));
+    const QCommandLineOption tensor(QStringLiteral("tensor"),
+                                    QStringLiteral("Open this .bin file in the tensor preview (--view tensor), with or without DIR."),
+                                    QStringLiteral("FILE"));
     const QCommandLineOption tensorPage(QStringLiteral("tensor-page"), QStringLiteral("Tensor preview page: heatmap, values or histogram."),
                                        QStringLiteral("PAGE"), QStringLiteral("heatmap"));
     const QCommandLineOption overlay(QStringLiteral("overlay"), QStringLiteral("Tensor preview: NaN/Inf/negative overlay."));
@@ -232,7 +270,15 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     if (parser.isSet(QStringLiteral("help"))) parser.showHelp(kExitOk);
     if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
 
-    const QString viewName = parser.value(view);
+    QString viewName = parser.value(view);
+    if (parser.isSet(tensor)) {
+        // --tensor FILE is a view of its own: the tensor preview.
+        if (parser.isSet(view) && viewName != QLatin1String("tensor"))
+            return fail(QStringLiteral("--tensor opens the tensor view; it does not go with --view %1").arg(viewName), kExitUsage);
+        if (!QFileInfo(parser.value(tensor)).isFile())
+            return fail(QStringLiteral("--tensor: no file %1").arg(parser.value(tensor)), kExitUsage);
+        viewName = QStringLiteral("tensor");
+    }
     session.dir = parser.value(open);
     session.launch = parser.isSet(launch);
     session.demo = parser.isSet(demo);
@@ -265,7 +311,9 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     const int sources = int(!session.dir.isEmpty()) + int(session.launch) + int(session.demo) + int(session.attachPid > 0);
     if (sources > 1) return fail(QStringLiteral("give one of DIR (--open), --launch, --demo and --attach"), kExitUsage);
     if (!session.output.isEmpty() && !session.launch && viewName != QLatin1String("launch"))
-        return fail(QStringLiteral("--output goes with --launch"), kExitUsage);
+        return fail(session.demo ? QStringLiteral("--output goes with --launch (--demo writes to a fresh folder of its own)")
+                                 : QStringLiteral("--output goes with --launch"),
+                    kExitUsage);
     {
         bool ok = false;
         session.waitRounds = parser.value(waitRounds).toInt(&ok);
@@ -275,8 +323,10 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     const QStringList sizeParts = parser.value(size).split(QLatin1Char('x'));
     bool widthOk = false, heightOk = false;
     const int width = sizeParts.value(0).toInt(&widthOk), height = sizeParts.value(1).toInt(&heightOk);
-    if (sizeParts.size() != 2 || !widthOk || !heightOk || width < 200 || height < 150)
+    if (sizeParts.size() != 2 || !widthOk || !heightOk)
         return fail(QStringLiteral("--size must be WIDTHxHEIGHT, e.g. 1500x900"), kExitUsage);
+    if (width < kMinWidth || height < kMinHeight)
+        return fail(QStringLiteral("--size must be at least %1x%2").arg(kMinWidth).arg(kMinHeight), kExitUsage);
 
     windowSize = QSize(width, height);
     request.file = parser.value(screenshot);
@@ -301,9 +351,14 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     request.op = parser.value(op);
     request.process = parser.value(process);
     request.search = parser.value(search);
-    request.show = parser.value(show);
-    request.tensorFile = parser.value(tensor);
-    request.tensorPage = parser.value(tensorPage);
+    if (parser.isSet(show)) {
+        request.show = parseShow(parser.value(show));
+        if (!request.show) return fail(QStringLiteral("--show must be all, anomalies, nan, dumped or ticked"), kExitUsage);
+    }
+    request.tensorFile = parser.isSet(tensor) ? QFileInfo(parser.value(tensor)).absoluteFilePath() : QString();
+    const auto page = parseTensorPage(parser.value(tensorPage));
+    if (!page) return fail(QStringLiteral("--tensor-page must be heatmap, values or histogram"), kExitUsage);
+    request.tensorPage = *page;
     request.plotMode = parser.value(plot);
     request.stat = parser.value(stat);
     request.log = parser.isSet(log);
@@ -464,11 +519,15 @@ int main(int argc, char** argv) {
     }
     if (request.file.isEmpty()) {
         // Interactive: arrange what was asked for once there is something to show.
-        if (!session.dir.isEmpty() || session.live())
+        if (!session.dir.isEmpty() || session.live()) {
             whenReady(window, session, [&window, request](bool ok) {
                 QString problem;
                 if (ok && !arrange(window, request, &problem)) std::fprintf(stderr, "probe-studio: %s\n", qPrintable(problem));
             });
+        } else if (!request.tensorFile.isEmpty()) {
+            QString problem;
+            showTensor(window, request, &problem);
+        }
         return app.exec();
     }
 
@@ -506,6 +565,8 @@ int main(int argc, char** argv) {
             exitCode = fail(problem, kExitFailed);
         } else if (!hasDump && request.shown == Shown::Start) {
             window.showPage(MainWindow::Page::Start);
+        } else if (!hasDump && !request.tensorFile.isEmpty()) {
+            showTensor(window, request, &problem);
         }
         auto* document = window.tensorPreview()->document();
         if (request.view == MainWindow::View::Tensor && exitCode == kExitOk && document->isLoading()) {

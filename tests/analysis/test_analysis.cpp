@@ -3,10 +3,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
 #include "analysis/atb_dump.h"
 #include "analysis/compare.h"
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
+#include "analysis/tensor_view.h"
+#include "probe/format/tensor_bin.h"
 #include "native_model.h"
 #include "probe/probe.h"
 #include "test_support.h"
@@ -120,6 +126,106 @@ TEST(Analysis, StatisticsAloneFindTheSameDivergence) {
     // A looser tolerance does not hide a NaN.
     options.rtol = 1e9;
     EXPECT_EQ(compareDumps(indexOf(a), indexOf(b), options).firstDivergence, result.firstDivergence);
+}
+
+bool startsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+// The .bin files below `dir` that hold data (not de-duplicated ones) of dtype float, sorted.
+std::vector<std::string> floatTensorFiles(const std::string& dir) {
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+        if (entry.path().extension() != ".bin") continue;
+        std::string error;
+        auto tensor = loadTensorFile(entry.path().string(), &error);
+        if (tensor && tensor->hasValues() && tensor->dtype == format::DType::Float) files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+// Every row's tensor file, as the index resolves it.
+std::vector<std::string> rowTensorPaths(const DumpIndex& index) {
+    std::vector<std::string> paths;
+    for (uint32_t row = 0; row < index.rowCount(); ++row)
+        if (index.row(row).hasTensorFile) paths.push_back(index.tensorPath(row));
+    return paths;
+}
+
+// Dumps are copied between machines: a copy is read from its own files, not from the folder the
+// statistic.csv rows name (which still exists here, with other data).
+TEST(Analysis, ACopiedDumpIsReadAndComparedFromItsOwnTensors) {
+    TempDir dir;
+    const std::string a = dumpModel(dir, "a", {}, 1), b = dumpModel(dir, "b", {}, 1);
+    std::filesystem::copy(dir / "b", dir / "copy", std::filesystem::copy_options::recursive);
+    const std::string copy = dir / "copy/atb_dump_data";
+    const DumpIndex copyIndex = indexOf(copy);
+    const auto paths = rowTensorPaths(copyIndex);
+    ASSERT_FALSE(paths.empty());
+    for (const auto& path : paths) EXPECT_TRUE(startsWith(path, copy + "/data/")) << path;
+
+    // A NaN in one tensor of the copy only: the copy diverges from run a, the original does not.
+    const auto files = floatTensorFiles(copy);
+    ASSERT_FALSE(files.empty());
+    std::string bytes = probe::test::readFile(files.front());
+    const float nan = NAN;
+    std::memcpy(&bytes[bytes.find("$End=1\n") + 7], &nan, sizeof nan);
+    probe::test::writeFile(files.front(), bytes);
+    EXPECT_FALSE(compareDumps(indexOf(a), indexOf(b), {}).firstDivergence);
+    const auto result = compareDumps(indexOf(a), copyIndex, {});
+    ASSERT_TRUE(result.firstDivergence);
+    const auto& first = result.tensors[*result.firstDivergence];
+    EXPECT_EQ(first.candidate.tensorPath, files.front());
+    EXPECT_NE(first.why.find("NaN/Inf in one run only"), std::string::npos) << first.why;
+}
+
+// A dump moved away from where it was written still has all its tensors, aliases included.
+TEST(Analysis, AMovedDumpIsReadAndComparedFromItsOwnTensors) {
+    TempDir dir;
+    const std::string a = dumpModel(dir, "a", {}, 2);
+    dumpModel(dir, "b", {}, 2);
+    std::filesystem::rename(dir / "b", dir / "moved");
+    const std::string moved = dir / "moved/atb_dump_data";
+    const DumpIndex movedIndex = indexOf(moved);
+    for (const auto& path : rowTensorPaths(movedIndex)) {
+        EXPECT_TRUE(startsWith(path, moved + "/data/")) << path;
+        EXPECT_TRUE(std::filesystem::exists(path)) << path;
+    }
+    const auto result = compareDumps(indexOf(a), movedIndex, {});
+    EXPECT_TRUE(result.problems.empty()) << result.problems.front();
+    EXPECT_GT(result.tensors.size(), 100u);
+    EXPECT_FALSE(result.firstDivergence);
+    for (const auto& t : result.tensors) {
+        ASSERT_TRUE(t.cosine) << t.reference.opName;
+        EXPECT_TRUE(startsWith(t.candidate.tensorPath, moved)) << t.candidate.tensorPath;
+    }
+}
+
+// A header-only .bin names its first copy by op id; in a real dump op directories nest, and the
+// copy is found from the file's own path, as from its row.
+TEST(Analysis, DeduplicatedFilesFindTheirFirstCopyFromTheirPath) {
+    TempDir dir;
+    const std::string root = dumpModel(dir, "run", {}, 2);
+    const DumpIndex index = indexOf(root);
+    int aliases = 0;
+    for (uint32_t row = 0; row < index.rowCount(); ++row) {
+        if (!index.row(row).hasTensorFile) continue;
+        const std::string path = index.tensorPath(row);
+        std::string error;
+        auto header = format::readBinHeader(path, &error);
+        ASSERT_TRUE(header) << path << ": " << error;
+        if (!header->headerOnly()) continue;
+        ++aliases;
+        const std::string first = findFirstCopy(path, header->alias);
+        ASSERT_FALSE(first.empty()) << path << " names " << header->alias;
+        auto firstHeader = format::readBinHeader(first, &error);
+        ASSERT_TRUE(firstHeader) << first << ": " << error;
+        EXPECT_FALSE(firstHeader->headerOnly()) << first;
+        EXPECT_EQ(index.resolveTensorAlias(row, header->alias), first);
+        auto tensor = loadTensorFile(path, &error);
+        ASSERT_TRUE(tensor);
+        EXPECT_TRUE(loadAliasedData(*tensor, first, &error)) << path << " -> " << first << ": " << error;
+    }
+    EXPECT_GT(aliases, 0);
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <filesystem>
 #include <random>
 
+#include "analysis/atb_dump.h"
 #include "analysis/atb_dump_reader.h"
 #include "analysis/dump_reader.h"
 #include "analysis/msprobe_dump.h"
@@ -573,6 +575,49 @@ TEST(TensorView, AliasesResolveToTheFirstCopyInTheIndex) {
     EXPECT_EQ(index.resolveTensorAlias(row, "2_1_outtensor0.bin"), first.tensorPath);
     EXPECT_EQ(index.resolveTensorAlias(row, "9_outtensor0.bin"), "");
     EXPECT_EQ(index.resolveTensorAlias(row, "garbage"), "");
+}
+
+// statistic.csv records absolute paths into the folder the dump was written to; a copy or a
+// moved dump is read from its own files (a copied file that is broken is not hidden by the
+// original), aliases included.
+TEST(AtbReader, TensorPathsResolveInsideACopiedOrMovedDump) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir / "run");
+    const auto first = dump.addRow(0, "2_1", "layer/mm", "aten::mm", true, {1, 2, 3, 4});
+    format::StatRow second = first;
+    second.opId = "2_2";
+    second.opName = "layer/add";
+    second.isOutput = false;
+    second.tensorPath = dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {4});
+    dump.appendRaw(0, format::formatStatRow(second));
+    dump.setStatus("complete");
+    const std::string firstInRound = "/data/0_777/0/2_1_mm/after/outtensor0.bin";
+    ASSERT_EQ(first.tensorPath, dump.root() + firstInRound);
+
+    std::filesystem::copy(dir / "run", dir / "copy", std::filesystem::copy_options::recursive);
+    const std::string copyRoot = dir / "copy/atb_dump_data";
+    std::filesystem::resize_file(copyRoot + firstInRound, std::filesystem::file_size(copyRoot + firstInRound) - 4);
+    DumpIndex copy = readAll(*open(dir / "copy"));
+    const uint32_t firstRow = copy.slotRow(copy.op(copy.findOp(0, "2_1")).tensorSlots[0], 0);
+    const uint32_t secondRow = copy.slotRow(copy.op(copy.findOp(0, "2_2")).tensorSlots[0], 0);
+    EXPECT_EQ(copy.tensorPath(firstRow), copyRoot + firstInRound);
+    EXPECT_EQ(copy.tensorPath(secondRow), copyRoot + "/data/0_777/0/2_2_add/before/intensor0.bin");
+    EXPECT_EQ(copy.resolveTensorAlias(secondRow, "2_1_outtensor0.bin"), copyRoot + firstInRound);
+    std::string error;
+    EXPECT_FALSE(analysis::loadTensorFile(copy.tensorPath(firstRow), &error));
+    EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+
+    std::filesystem::rename(dir / "run", dir / "moved");
+    const std::string movedRoot = dir / "moved/atb_dump_data";
+    DumpIndex moved = readAll(*open(dir / "moved"));
+    EXPECT_EQ(moved.tensorPath(firstRow), movedRoot + firstInRound);
+    EXPECT_EQ(moved.resolveTensorAlias(secondRow, "2_1_outtensor0.bin"), movedRoot + firstInRound);
+    auto tensor = analysis::loadTensorFile(moved.tensorPath(firstRow), &error);
+    ASSERT_TRUE(tensor) << error;
+    EXPECT_EQ(tensor->stats.max, 4.0);
+
+    // A path that does not go through a round directory is taken as recorded.
+    EXPECT_EQ(analysis::tensorPathInDump(copyRoot + "/data/0_777/0/statistic.csv", "/elsewhere/x.bin"), "/elsewhere/x.bin");
 }
 
 TEST(TensorExport, NpyAndCsv) {

@@ -301,6 +301,42 @@ TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     EXPECT_EQ(form.spec().probeRunArguments(), spec.probeRunArguments());
 }
 
+// An invalid config and an output folder that cannot be made keep Launch disabled, the config's
+// problems worded by the format library, as `probe config validate` words them.
+TEST(LaunchForm, RefusesAnInvalidConfigAndAnOutputFolderThatCannotBeMade) {
+    test::TempDir dir("ui-launch");
+    test::writeFile(dir / "train.py", "print('hi')\n");
+    const std::string bad = R"({"task":"bogus","dump_enable":"yes"})";
+    test::writeFile(dir / "bad.json", bad);
+    test::writeFile(dir / "good.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    test::writeFile(dir / "afile", "");
+    widgets::LaunchForm form;
+    session::LaunchSpec spec = session::launchSpecFromCommand({"/usr/bin/python3", "train.py"});
+    spec.workingDirectory = QString::fromStdString(dir.path());
+    spec.outputDirectory = "/proc/nope";
+    spec.configPath = QString::fromStdString(dir / "bad.json");
+    form.setSpec(spec);
+    const auto issues = format::parseOpConfig(bad, dir / "bad.json").issues;
+    ASSERT_GE(issues.size(), 2u);  // the task and dump_enable
+    for (const auto& issue : issues) EXPECT_TRUE(form.problem().contains(QString::fromStdString(issue.toString()))) << form.problem().toStdString();
+    EXPECT_TRUE(form.problem().contains("The output folder /proc/nope cannot be created in /proc")) << form.problem().toStdString();
+    EXPECT_FALSE(form.launchButton()->isEnabled());
+    EXPECT_FALSE(form.spec().problem().isEmpty());  // what a launch checks before it starts
+
+    typeInto(form.configEdit(), QString::fromStdString(dir / "good.json"));
+    EXPECT_FALSE(form.problem().contains("not valid")) << form.problem().toStdString();
+    EXPECT_FALSE(form.launchButton()->isEnabled());
+    typeInto(form.outputEdit(), QString::fromStdString(dir / "afile/out"));
+    EXPECT_TRUE(form.problem().contains("is not a folder")) << form.problem().toStdString();
+    EXPECT_FALSE(form.launchButton()->isEnabled());
+    // A folder that can be made: fine, and the check leaves nothing behind.
+    typeInto(form.outputEdit(), QString::fromStdString(dir / "new/out"));
+    EXPECT_TRUE(form.problem().isEmpty()) << form.problem().toStdString();
+    EXPECT_TRUE(form.launchButton()->isEnabled());
+    EXPECT_EQ(QDir(QString::fromStdString(dir.path())).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+              QStringList({"afile", "bad.json", "good.json", "train.py"}));
+}
+
 TEST(StartPage, OffersTheDemoAndTheRecentSessions) {
     session::RecentSessions recent;
     recent.clear();
@@ -429,12 +465,30 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     ASSERT_TRUE(waitFor([&] { return window_.liveSession()->hasEnded(); }));
     EXPECT_EQ(panel->stateText(), "crashed, exit code 143");
     EXPECT_FALSE(panel->stopButton()->isEnabled());
+    // Nothing is in force now: the editor says what was.
+    const QString ended = QStringLiteral("This is the config that was in force when the probe (pid %1) ended.")
+                              .arg(window_.liveSession()->probePid());
+    EXPECT_TRUE(editor->inForceText().contains(ended)) << editor->inForceText().toStdString();
     ASSERT_TRUE(waitFor([&] { return window_.store()->dumpState() == "complete"; }));
     // It is a recent session now, to launch again.
     const auto recent = window_.recentSessions()->list();
     ASSERT_FALSE(recent.isEmpty());
     EXPECT_EQ(recent[0].kind, session::RecentSession::Kind::Launch);
     EXPECT_EQ(recent[0].launch.program, PROBE_NATIVE_ENGINE);
+}
+
+// A program that ends before anything is dumped: the status bar says so, with the exit code,
+// and no longer that it waits for the probe.
+TEST_F(LiveWindowTest, AProgramThatEndsBeforeDumpingIsNotWaitedFor) {
+    session::LaunchSpec spec = engineSpec(0, 0);
+    spec.program = "/bin/sh";
+    spec.arguments = {"-c", "echo boom; exit 3"};
+    ASSERT_TRUE(window_.launch(spec));
+    ASSERT_TRUE(waitFor([&] { return window_.liveSession()->hasEnded(); }));
+    QTest::qWait(100);
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "crashed, exit code 3");
+    EXPECT_EQ(window_.statusText(), "The program ended (exited with code 3) before the probe dumped anything.");
+    EXPECT_TRUE(window_.sessionPanel()->log()->toPlainText().contains("boom"));
 }
 
 TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuiet) {

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <functional>
 
+#include "analysis/dump_reader.h"
 #include "config_document.h"
 #include "dump_builder.h"
 #include "dump_cursor.h"
@@ -436,6 +437,74 @@ TEST(CommandLine, UsageErrorsAndMissingDumps) {
     run = runStudio({QString::fromStdString(dir.path()), "--screenshot", png, "--op", "no_such_op"});
     EXPECT_EQ(run.exitCode, 1);
     EXPECT_TRUE(run.err.contains("no op with id no_such_op")) << run.err.toStdString();
+}
+
+// Values an option does not know are usage errors, said as such, never ignored.
+TEST(CommandLine, UnknownValuesAreRejected) {
+    test::TempDir dir("ui-cli");
+    const QString png = QString::fromStdString(dir / "x.png");
+    const std::vector<std::pair<QStringList, QString>> cases = {
+        {{"--tensor-page", "foo"}, "--tensor-page must be heatmap, values or histogram"},
+        {{"--show", "weird"}, "--show must be all, anomalies, nan, dumped or ticked"},
+        {{"--size", "10x10"}, "--size must be at least 200x150"},
+        {{"--size", "big"}, "--size must be WIDTHxHEIGHT"},
+        {{"--output", "out", "--demo"}, "--output goes with --launch (--demo writes to a fresh folder of its own)\n"},
+        {{"--tensor", QString::fromStdString(dir / "none.bin")}, "--tensor: no file"},
+    };
+    for (const auto& [arguments, message] : cases) {
+        const StudioRun run = runStudio(arguments + QStringList{"--screenshot", png});
+        EXPECT_EQ(run.exitCode, 64) << arguments.join(' ').toStdString();
+        EXPECT_TRUE(run.err.contains(message)) << arguments.join(' ').toStdString() << ": " << run.err.toStdString();
+        EXPECT_FALSE(QFile::exists(png));
+    }
+    // A round the dump does not have: said, with the rounds it has.
+    synthetic(dir.path());
+    std::string error;
+    const auto index = analysis::readDump(dir.path(), &error);
+    ASSERT_TRUE(index) << error;
+    const QString rounds = QStringLiteral("the dump's rounds are 0 to %1").arg(index->rounds(0).back());
+    const StudioRun run = runStudio({QString::fromStdString(dir.path()), "--round", "999", "--screenshot", png});
+    EXPECT_EQ(run.exitCode, 1);
+    EXPECT_TRUE(run.err.contains("--round 999: " + rounds)) << run.err.toStdString();
+}
+
+// --tensor FILE shows that file in the tensor preview, with a dump open or without one, and a
+// de-duplicated file opened by its path is followed to its first copy as from the tree.
+TEST(CommandLine, TensorFileOpensInThePreview) {
+    test::TempDir dir("ui-cli");
+    synthetic(dir.path());
+    std::string error;
+    const auto index = analysis::readDump(dir.path(), &error);
+    ASSERT_TRUE(index) << error;
+    const uint32_t nanRow = index->slotRow(index->representativeSlot(index->findOp(0, "2")), 2);
+    ASSERT_NE(nanRow, kNone);
+    const QString bin = QString::fromStdString(index->tensorPath(nanRow));
+    const QString png = QString::fromStdString(dir / "tensor.png");
+    for (const QStringList& dump : {QStringList(), QStringList{QString::fromStdString(dir.path()), "--op", "0"}}) {
+        QFile::remove(png);
+        const StudioRun run = runStudio(dump + QStringList{"--tensor", bin, "--overlay", "--screenshot", png, "--size", "1200x800"});
+        ASSERT_EQ(run.exitCode, 0) << run.err.toStdString();
+        const QImage image(png);
+        ASSERT_FALSE(image.isNull());
+        // NaN elements in the heatmap (the op of --op 0 has none).
+        EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(230, 20, 20); }), 100) << dump.join(' ').toStdString();
+    }
+    const StudioRun run = runStudio({"--tensor", bin, "--view", "plot", "--screenshot", png});
+    EXPECT_EQ(run.exitCode, 64);
+    EXPECT_TRUE(run.err.contains("--tensor opens the tensor view")) << run.err.toStdString();
+
+    // A de-duplicated file, opened by path in a nested round directory.
+    test::TempDir other("ui-cli");
+    test::DumpBuilder builder(other.path());
+    const auto first = builder.addRow(0, "2_1", "layer/mm", "aten::mm", true, {1, 2, 3, 4}, {2, 2});
+    const std::string alias = builder.writeAliasBin(0, "2_Layer/2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {2, 2});
+    data::DumpStore store;
+    widgets::TensorPreview preview(&store);
+    QSignalSpy image(preview.document(), &data::TensorDocument::imageReady);
+    preview.openFile(QString::fromStdString(alias));
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    EXPECT_TRUE(preview.document()->note().contains(QString::fromStdString(first.tensorPath))) << preview.document()->note().toStdString();
+    EXPECT_EQ(preview.document()->tensor()->at(3), 4.0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <QDir>
 #include <QSignalSpy>
+#include <QTest>
 
 #include "probe/format/dump_status.h"
 #include "session/launch_session.h"
@@ -80,18 +81,48 @@ TEST_F(LaunchSessionTest, StopEndsTheModel) {
     EXPECT_EQ(session.exitCode(), 128 + 15);
 }
 
+// probe run itself killed (here: the model ignores SIGTERM, so Stop kills it after the grace
+// time): the session still has an exit code, the shell's 128 + the signal.
+TEST_F(LaunchSessionTest, ASignalEndingProbeRunGivesAnExitCode) {
+    LaunchSession session;
+    LaunchSpec spec = engine({});
+    spec.program = "/bin/sh";
+    spec.arguments = {"-c", "trap '' TERM; echo ready; sleep 5"};
+    QString output;
+    QObject::connect(&session, &LaunchSession::output, [&](const QString& text, bool) { output += text; });
+    QString detail;
+    QObject::connect(&session, &LaunchSession::stateChanged, [&](SessionState, const QString& d) { detail = d; });
+    ASSERT_TRUE(session.start(spec));
+    QElapsedTimer timer;
+    timer.start();
+    while (!output.contains("ready") && timer.elapsed() < 15000) QTest::qWait(50);
+    ASSERT_TRUE(output.contains("ready")) << output.toStdString();
+    session.stop(300);
+    ASSERT_TRUE(waitFor(session, SessionState::Crashed));
+    EXPECT_EQ(session.exitCode(), 128 + 9);
+    EXPECT_EQ(detail, "probe run itself was killed by signal 9 (exit code 137)");
+}
+
 TEST_F(LaunchSessionTest, RefusalsBeforeStarting) {
     LaunchSession session;
     LaunchSpec spec = engine({});
     spec.configPath = QString::fromStdString(dir_ / "absent.json");
     EXPECT_FALSE(session.start(spec));
     EXPECT_EQ(session.state(), SessionState::FailedToStart);
+    // An invalid config is refused before probe run starts, in the format library's words.
     probe::test::writeFile(dir_ / "bad.json", R"({"task": "some"})");
     spec.configPath = QString::fromStdString(dir_ / "bad.json");
-    ASSERT_TRUE(session.start(spec));
     QSignalSpy changed(&session, &LaunchSession::stateChanged);
+    EXPECT_FALSE(session.start(spec));
+    EXPECT_EQ(session.state(), SessionState::FailedToStart);
+    ASSERT_FALSE(changed.isEmpty());
+    EXPECT_TRUE(changed.last().at(1).toString().contains("\"task\"")) << changed.last().at(1).toString().toStdString();
+    // What only probe run finds (the command does not exist) ends it with its exit code.
+    spec = engine({});
+    spec.program = QString::fromStdString(dir_ / "no-such-engine");
+    ASSERT_TRUE(session.start(spec));
     ASSERT_TRUE(waitFor(session, SessionState::FailedToStart));
-    EXPECT_EQ(session.exitCode(), 65);
+    EXPECT_EQ(session.exitCode(), 127);
     spec = engine({});
     spec.program.clear();
     EXPECT_FALSE(session.start(spec));

@@ -12,6 +12,36 @@ bool allDigits(const std::string& s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+std::string parentOf(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+std::string baseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+bool startsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+// The file `file` of the op whose id parts are parts[k..] below `dir`. The runtime nests op
+// directories and names each by the last part of the id ("0_WordEmbedding/0_Gather" for op 0_0);
+// a flat directory named by the whole id ("2_1_mm") is found as well. Names may start with
+// digits too, so every directory that fits is tried and the file decides.
+std::string findOpFile(const std::string& dir, const std::vector<std::string>& parts, size_t k, const std::string& file) {
+    if (k == parts.size()) {
+        const std::string path = dir + "/" + file;
+        return format::fileExists(path) ? path : std::string();
+    }
+    for (const auto& child : format::listDirectory(dir, format::EntryKind::Directories)) {
+        std::string prefix;
+        for (size_t end = k; end < parts.size(); ++end) {
+            prefix += parts[end] + "_";
+            if (!startsWith(child, prefix)) break;
+            std::string found = findOpFile(dir + "/" + child, parts, end + 1, file);
+            if (!found.empty()) return found;
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 std::optional<std::string> findAtbDumpRoot(const std::string& path) {
@@ -44,6 +74,43 @@ std::vector<RoundFile> listRoundFiles(const std::string& root) {
         }
     }
     return files;
+}
+
+std::string tensorPathInDump(const std::string& csvPath, const std::string& recordedPath) {
+    // "data/<dev_pid>/<round>": the last three directories of the statistic.csv's path.
+    const std::string roundDir = parentOf(csvPath);
+    std::string tail = roundDir;
+    size_t start = std::string::npos;
+    for (int parts = 0; parts < 3; ++parts) {
+        start = tail.rfind('/');
+        if (start == std::string::npos) return recordedPath;
+        tail.resize(start);
+    }
+    const std::string marker = roundDir.substr(start) + "/";  // "/data/0_1234/2/"
+    const size_t at = recordedPath.rfind(marker);
+    if (at == std::string::npos) return recordedPath;
+    return roundDir + "/" + recordedPath.substr(at + marker.size());
+}
+
+std::string findFirstCopy(const std::string& binPath, const std::string& alias) {
+    // Op ids hold only digits and '_'; the file name starts with intensor or outtensor.
+    size_t split = std::string::npos;
+    for (const char* kind : {"_intensor", "_outtensor"}) split = std::min(split, alias.find(kind));
+    if (split == std::string::npos || split == 0) return {};
+    const std::string id = alias.substr(0, split);
+    if (id.find_first_not_of("0123456789_") != std::string::npos) return {};
+    const std::string file = alias.substr(split + 1);
+    const std::string side = startsWith(file, "outtensor") ? "after/" : "before/";
+    // The round directory is the nearest one named by digits alone (op directories are "<id>_<name>").
+    std::string round = parentOf(binPath);
+    while (!round.empty() && !allDigits(baseName(round))) round = parentOf(round);
+    if (round.empty()) return {};
+    std::vector<std::string> parts;
+    for (size_t begin = 0, end = 0; end != std::string::npos; begin = end + 1) {
+        end = id.find('_', begin);
+        parts.push_back(id.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    }
+    return findOpFile(round, parts, 0, side + file);
 }
 
 }  // namespace probe::analysis

@@ -24,4 +24,15 @@ struct RoundFile {
 // Every statistic.csv below <root>/data, ordered by process, then round (numerically).
 std::vector<RoundFile> listRoundFiles(const std::string& root);
 
+// Where a row's tensor file is in the dump as it was opened. The row records an absolute path
+// into the folder the dump was written to, and dumps get copied and moved: the part after the
+// round directory ("data/<dev_pid>/<round>/") is taken from under the directory of `csvPath`
+// (the row's statistic.csv). The recorded path is returned only when it has no such part.
+std::string tensorPathInDump(const std::string& csvPath, const std::string& recordedPath);
+
+// A de-duplicated (header-only) .bin names the first copy of its data, "<op id>_<file>"
+// ("2_1_outtensor0.bin"): an op of the same round. The path of that copy in the round directory
+// that holds `binPath`, or "" when it is not there.
+std::string findFirstCopy(const std::string& binPath, const std::string& alias);
+
 }  // namespace probe::analysis

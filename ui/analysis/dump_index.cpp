@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "analysis/atb_dump.h"
 #include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
@@ -15,10 +16,6 @@ namespace {
 
 // Past this many, problems are counted rather than kept (a badly broken dump must not eat memory).
 constexpr size_t kMaxProblems = 500;
-
-bool endsWith(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // Execution order of atb op ids: "_"-joined numbers ("2_9" before "2_10"); parts that are not
 // numbers compare as text.
@@ -297,29 +294,13 @@ std::string DumpIndex::tensorPath(uint32_t row, std::string* error) const {
         if (error) *error = csv + " changed since it was read: " + parseError;
         return {};
     }
-    return parsed->tensorPath;
+    return parsed->tensorPath.empty() ? std::string() : tensorPathInDump(csv, parsed->tensorPath);
 }
 
 std::string DumpIndex::resolveTensorAlias(uint32_t row, const std::string& alias) const {
-    if (row >= rows_.size()) return {};
-    // "<first op id>_<file name>", where the file name starts with intensor or outtensor and op
-    // ids hold only digits and '_'.
-    size_t split = std::string::npos;
-    for (const char* kind : {"_intensor", "_outtensor"}) split = std::min(split, alias.find(kind));
-    if (split == std::string::npos) return {};
-    const std::string id = alias.substr(0, split);
-    const std::string file = "/" + alias.substr(split + 1);
-    const StatRecord& r = rows_[row];
-    const uint32_t process = ops_[slots_[r.slot].op].process;
-    const uint32_t op = findOp(process, id);
-    if (op == kNone) return {};
-    for (uint32_t s : ops_[op].tensorSlots) {
-        const uint32_t candidate = slotRow(s, r.round);
-        if (candidate == kNone) continue;
-        std::string path = tensorPath(candidate);
-        if (endsWith(path, file)) return path;
-    }
-    return {};
+    if (layout_ != DumpLayout::Atb) return {};
+    const std::string path = tensorPath(row);
+    return path.empty() ? std::string() : findFirstCopy(path, alias);
 }
 
 uint32_t DumpIndex::firstAnomalousRow(uint32_t process, uint8_t bits) const {

@@ -178,11 +178,12 @@ public:
     // Every round of a process (sorted), and all rounds of all processes.
     std::vector<int32_t> rounds(uint32_t process) const;
 
-    // Absolute path of the row's tensor file ("" when the row has none); atb rows re-read
+    // Absolute path of the row's tensor file ("" when the row has none), inside this dump even
+    // when it was copied or moved since it was written (tensorPathInDump); atb rows re-read
     // their statistic.csv line. `error` says why it could not.
     std::string tensorPath(uint32_t row, std::string* error = nullptr) const;
     // A header-only .bin names the first copy of the same data ("2_1_outtensor0.bin"): the
-    // path of that copy in the same round and process, or "" when it is not found.
+    // path of that copy in the same round and process (findFirstCopy), or "" when it is not found.
     std::string resolveTensorAlias(uint32_t row, const std::string& alias) const;
 
     // "Prefill_layer/Attention (2_1)", for messages and titles.

@@ -7,6 +7,13 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QStandardPaths>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+#include "probe/format/config_issue.h"
+#include "probe/format/op_config.h"
 
 #include "session/live_probes.h"
 
@@ -110,21 +117,62 @@ QStringList LaunchSpec::probeRunArguments() const {
     return args;
 }
 
+namespace {
+
+// Why the dump cannot go to `dir` ("" when it can): probe run creates the folder and writes into
+// it. Tried for real with a scratch folder, removed at once, because permission bits do not tell
+// (root may write anywhere they allow, but not into /proc or a read-only mount).
+QString outputDirectoryProblem(const QString& dir) {
+    QString existing = QDir::cleanPath(QDir(dir).absolutePath());
+    while (!QFileInfo::exists(existing)) existing = QFileInfo(existing).path();
+    if (!QFileInfo(existing).isDir())
+        return QObject::tr("The output folder %1 cannot be created: %2 is not a folder.").arg(dir, existing);
+    QByteArray scratch = QFile::encodeName(existing + QStringLiteral("/.probe-write-check-XXXXXX"));
+    if (!::mkdtemp(scratch.data())) {
+        const QString why = QString::fromLocal8Bit(std::strerror(errno));
+        return existing == QDir::cleanPath(QDir(dir).absolutePath())
+                   ? QObject::tr("The output folder %1 is not writable (%2).").arg(dir, why)
+                   : QObject::tr("The output folder %1 cannot be created in %2 (%3).").arg(dir, existing, why);
+    }
+    ::rmdir(scratch.constData());
+    return {};
+}
+
+// The format library's verdict on an op-level config file, as `probe run` and `probe config
+// validate` give it: "" when it is valid.
+QString configProblem(const QString& path) {
+    if (!QFileInfo::exists(path)) return QObject::tr("The config file %1 does not exist.").arg(path);
+    std::string error;
+    const auto text = format::readTextFile(path.toStdString(), &error);
+    if (!text) return QObject::tr("The config file %1 cannot be read: %2").arg(path, QString::fromStdString(error));
+    const auto parsed = format::parseOpConfig(*text, path.toStdString());
+    if (parsed.ok()) return {};
+    return QObject::tr("The config is not valid:\n%1").arg(QString::fromStdString(format::describeIssues(parsed.issues)));
+}
+
+}  // namespace
+
 QString LaunchSpec::problem() const {
     if (program.trimmed().isEmpty()) return QObject::tr("Choose the program (or script) to run.");
     if (outputDirectory.trimmed().isEmpty()) return QObject::tr("Choose where the dump goes.");
+    // Everything else at once: each is for a different field.
+    QStringList problems;
     if (!interpreter.isEmpty() && !QFileInfo(interpreter).isExecutable())
-        return QObject::tr("The interpreter %1 does not exist or is not executable.").arg(interpreter);
-    if (!interpreter.isEmpty() && !QFileInfo::exists(QDir(workingDirectory).absoluteFilePath(program)))
-        return QObject::tr("The script %1 does not exist.").arg(program);
+        problems << QObject::tr("The interpreter %1 does not exist or is not executable.").arg(interpreter);
+    else if (!interpreter.isEmpty() && !QFileInfo::exists(QDir(workingDirectory).absoluteFilePath(program)))
+        problems << QObject::tr("The script %1 does not exist.").arg(program);
     if (!workingDirectory.isEmpty() && !QFileInfo(workingDirectory).isDir())
-        return QObject::tr("The working directory %1 does not exist.").arg(workingDirectory);
-    if (!configPath.isEmpty() && !QFileInfo::exists(configPath))
-        return QObject::tr("The config file %1 does not exist.").arg(configPath);
-    for (const QString& entry : environment)
-        if (!entry.contains('=') || entry.startsWith('='))
-            return QObject::tr("Environment entries are NAME=value; \"%1\" is not.").arg(entry);
-    return {};
+        problems << QObject::tr("The working directory %1 does not exist.").arg(workingDirectory);
+    if (const QString output = outputDirectoryProblem(outputDirectory); !output.isEmpty()) problems << output;
+    if (!configPath.isEmpty())
+        if (const QString config = configProblem(configPath); !config.isEmpty()) problems << config;
+    for (const QString& entry : environment) {
+        if (!entry.contains('=') || entry.startsWith('=')) {
+            problems << QObject::tr("Environment entries are NAME=value; \"%1\" is not.").arg(entry);
+            break;
+        }
+    }
+    return problems.join(QLatin1Char('\n'));
 }
 
 LaunchSession::LaunchSession(QObject* parent) : QObject(parent) {
@@ -216,7 +264,9 @@ void LaunchSession::lookForProbe() {
 
 void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {
     attachTimer_.stop();
-    exitCode_ = status == QProcess::CrashExit ? -1 : exitCode;
+    // probe run itself killed by a signal: QProcess gives the signal as the exit code; the code
+    // is then the shell's, 128 + the signal (as probe run reports a killed model's).
+    exitCode_ = status == QProcess::CrashExit ? 128 + exitCode : exitCode;
     if (state_ == SessionState::FailedToStart) return;
     // probe run's own refusals (bad config, no torch, ...) end it before the model started.
     const bool refused = !control_.isConnected() && control_.helloMessage().isEmpty() &&
@@ -228,7 +278,7 @@ void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {
     } else if (status == QProcess::NormalExit && exitCode == 0) {
         setState(SessionState::Finished, tr("the program exited normally"));
     } else if (status == QProcess::CrashExit) {
-        setState(SessionState::Crashed, tr("probe run itself crashed"));
+        setState(SessionState::Crashed, tr("probe run itself was killed by signal %1 (exit code %2)").arg(exitCode).arg(exitCode_));
     } else if (exitCode > 128) {
         setState(SessionState::Crashed, tr("killed by signal %1 (exit code %2)").arg(exitCode - 128).arg(exitCode));
     } else {

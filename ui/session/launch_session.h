@@ -26,7 +26,9 @@ struct LaunchSpec {
 
     // The `probe run ...` command line this spec stands for.
     QStringList probeRunArguments() const;
-    // What is wrong with the spec for a person to fix, or "" (checked before starting).
+    // What is wrong with the spec for a person to fix, a line each, or "" (checked before
+    // starting): files that are missing, an output folder that cannot be created or written, a
+    // config's problems as the format library words them (as `probe config validate`).
     QString problem() const;
 };
 
@@ -77,6 +79,7 @@ public:
     void stop(int graceMs = 5000);
 
     SessionState state() const { return state_; }
+    // probe run's exit code once it ended (128 + the signal when a signal ended it), else -1.
     int exitCode() const { return exitCode_; }
     const LaunchSpec& spec() const { return spec_; }
     QString dumpRoot() const;

@@ -479,12 +479,21 @@ void ConfigEditor::updateInForce() {
     if (document_->kind() == Kind::Op && session_ && !session_->configInForce().isEmpty()) {
         const auto inForce = opConfigOf(session_->configInForce());
         const bool same = inForce && document_->opConfig() && *inForce == *document_->opConfig();
-        text = same ? tr("<span style='color:%1'>●</span> This is the config the probe (pid %2) has in force.")
-                          .arg(QLatin1String(kGoodColor))
-                          .arg(session_->probePid())
-                    : tr("<span style='color:%1'>●</span> Not in force: the probe (pid %2) runs another config until you apply this one.")
-                          .arg(QLatin1String(kWarningColor))
-                          .arg(session_->probePid());
+        const QString color = QLatin1String(same ? kGoodColor : kWarningColor);
+        const qint64 pid = session_->probePid();
+        if (session_->hasEnded()) {
+            // Nothing is in force any more: say what was, until the end.
+            const QString when = session_->state() == session::SessionState::Detached
+                                     ? tr("when this application detached from the probe (pid %1)").arg(pid)
+                                     : tr("when the probe (pid %1) ended").arg(pid);
+            text = same ? tr("<span style='color:%1'>●</span> This is the config that was in force %2.").arg(color, when)
+                        : tr("<span style='color:%1'>●</span> Not the config that was in force %2.").arg(color, when);
+        } else {
+            text = same ? tr("<span style='color:%1'>●</span> This is the config the probe (pid %2) has in force.").arg(color).arg(pid)
+                        : tr("<span style='color:%1'>●</span> Not in force: the probe (pid %2) runs another config until you apply this one.")
+                              .arg(color)
+                              .arg(pid);
+        }
     }
     inForce_->setText(text);
     inForce_->setVisible(!text.isEmpty());
@@ -519,6 +528,7 @@ void ConfigEditor::setSession(session::LiveSession* session) {
                           QLatin1String(kErrorColor));
             }
             updateHeader();
+            updateInForce();
         });
     }
     updateHeader();

@@ -570,7 +570,9 @@ void MainWindow::updateSessionStatus() {
     if (!store_->isOpen() && store_->requestedPath().isEmpty()) {
         if (session_->state() == session::SessionState::FailedToStart || session_->state() == session::SessionState::Detached)
             state_->setText(session_->stateDetail());
-        else if (!session_->hasEnded())
+        else if (session_->hasEnded())
+            state_->setText(tr("The program ended (%1) before the probe dumped anything.").arg(session_->stateDetail()));
+        else
             state_->setText(tr("Waiting for the probe to start dumping…"));
     }
 }

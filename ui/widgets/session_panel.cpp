@@ -102,8 +102,8 @@ QColor SessionPanel::stateColor(SessionState state) {
 
 QString SessionPanel::describeState(const session::LiveSession& s) {
     const QString name = session::sessionStateName(s.state());
-    if ((s.state() == SessionState::Crashed || s.state() == SessionState::Finished) && s.exitCode() >= 0)
-        return tr("%1, exit code %2").arg(name).arg(s.exitCode());
+    // How it ended is half the story: the exit code always goes with it.
+    if (s.state() == SessionState::Crashed || s.state() == SessionState::Finished) return tr("%1, exit code %2").arg(name).arg(s.exitCode());
     return name;
 }
 

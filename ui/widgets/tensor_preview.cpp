@@ -18,6 +18,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "analysis/atb_dump.h"
 #include "analysis/tensor_export.h"
 #include "dump_store.h"
 #include "op_tree_model.h"
@@ -219,7 +220,10 @@ void TensorPreview::openRow(uint32_t row) {
 
 void TensorPreview::openFile(const QString& path) {
     row_ = kNone;
-    document_->open(path);
+    // A de-duplicated file is followed as from its row: to the first copy in its round directory.
+    document_->open(path, [path](const QString& alias) {
+        return QString::fromStdString(analysis::findFirstCopy(path.toStdString(), alias.toStdString()));
+    });
 }
 
 void TensorPreview::showPage(Page page) { tabs_->setCurrentIndex(static_cast<int>(page)); }
