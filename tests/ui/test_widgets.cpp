@@ -20,6 +20,7 @@
 #include "analysis/dump_reader.h"
 #include "config_document.h"
 #include "dump_builder.h"
+#include "probe/format/dump_status.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "main_window.h"
@@ -278,6 +279,23 @@ TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
     ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
     EXPECT_TRUE(window.statusText().contains("status file unreadable")) << window.statusText().toStdString();
     EXPECT_FALSE(window.statusText().contains("no status file")) << window.statusText().toStdString();
+}
+
+TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
+    test::TempDir dir("ui-widgets");
+    synthetic(dir.path());
+    format::ProcessDumpStatus process;
+    process.pid = 4242;
+    process.state = "complete";
+    process.interruptedBy = "SIGTERM";
+    ASSERT_EQ(format::updateStatusFile(dir / "atb_dump_data", process), 0);
+    MainWindow window;
+    window.show();
+    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
+    window.openDump(QString::fromStdString(dir.path()));
+    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    EXPECT_TRUE(window.statusText().contains("complete, the program stopped by SIGTERM before its end"))
+        << window.statusText().toStdString();
 }
 
 TEST(MainWindow, MsprobeDumpsSayStepAndPinnedStepsArePlacedByOp) {

@@ -592,6 +592,12 @@ void MainWindow::updateStatus() {
     else if (state.isEmpty())
         state = idx.layout() == analysis::DumpLayout::Msprobe ? tr("no status file (msprobe layout)") : tr("no status file");
     if (state == QLatin1String("running")) state = tr("running — following it as it grows");
+    if (const auto status = idx.status(); status && status->state != "running")
+        for (const auto& process : status->processes)
+            if (!process.interruptedBy.empty()) {
+                state += tr(", the program stopped by %1 before its end").arg(QString::fromStdString(process.interruptedBy));
+                break;
+            }
     QString text = tr("%1 · %2 layout · %3 · %4 ops · %5 rows")
                        .arg(store_->root(), QString::fromLatin1(analysis::layoutName(idx.layout())), state,
                             locale.toString(static_cast<qulonglong>(idx.opCount())), locale.toString(static_cast<qulonglong>(idx.rowCount())));
