@@ -147,6 +147,11 @@ int probe_report_model(const char* model_name, const char* model_json) {
                    PROBE_E_INTERNAL);
 }
 
+int probe_report_weight(const char* name, uint64_t buffer_id) {
+    return guarded("probe_report_weight", [&] { return Runtime::instance().reportWeight(name, buffer_id); },
+                   PROBE_E_INTERNAL);
+}
+
 int probe_report_layer(const char* layer_name, const char* layer_json) {
     return guarded("probe_report_layer", [&] { return Runtime::instance().reportLayer(layer_name, layer_json); },
                    PROBE_E_INTERNAL);

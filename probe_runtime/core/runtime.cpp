@@ -946,7 +946,8 @@ void Runtime::finishLayerStructure(ThreadState& ts) {
         explicitLayer = slot->explicitStructure;
     }
     const ObservedOp& observed = *ts.layer.observed;
-    format::StructureNode layer = buildLayerStructure(observed);
+    std::vector<SourceTensor> sources;
+    format::StructureNode layer = buildLayerStructure(observed, &sources);
     if (!explicitLayer) {
         WriteJob job;
         job.kind = WriteJob::Kind::File;
@@ -958,7 +959,11 @@ void Runtime::finishLayerStructure(ThreadState& ts) {
     if (explicitModels_.count(modelName_)) return;
     auto& builder = models_[modelName_];
     if (!builder) builder = std::make_unique<ModelStructureBuilder>(modelName_);
-    builder->addLayer(observed, std::move(layer));
+    // Of what the layer's ops read and no op wrote, the reported weights are the model's.
+    sources.erase(std::remove_if(sources.begin(), sources.end(),
+                                 [&](const SourceTensor& s) { return weightBuffers_.count(s.buffer) == 0; }),
+                  sources.end());
+    builder->addLayer(observed, std::move(layer), sources);
     WriteJob job;
     job.kind = WriteJob::Kind::LatestFile;
     job.path = infoDirectory("model") + "/" + format::safeFileComponent(modelName_) + ".json";
@@ -1003,6 +1008,16 @@ int Runtime::reportModel(const char* modelName, const char* modelJson) {
         job.head = std::move(content);
         writer_->enqueue(std::move(job));
     }
+    return 0;
+}
+
+int Runtime::reportWeight(const char* name, uint64_t bufferId) {
+    if (bufferId == 0) {
+        setLastError(std::string("probe_report_weight: no buffer id for ") + (name ? name : "the weight"));
+        return -1;
+    }
+    std::lock_guard<std::mutex> lock(modelMutex_);
+    weightBuffers_.insert(bufferId);
     return 0;
 }
 

@@ -90,6 +90,7 @@ public:
 
     int setDevice(int device);
     int reportModel(const char* modelName, const char* modelJson);
+    int reportWeight(const char* name, uint64_t bufferId);
     int reportLayer(const char* layerName, const char* layerJson);
     int setRound(int64_t round);
 
@@ -184,6 +185,7 @@ private:
     std::string modelName_;
     std::unordered_map<std::string, std::unique_ptr<ModelStructureBuilder>> models_;
     std::unordered_set<std::string> explicitModels_;
+    std::unordered_set<uint64_t> weightBuffers_;  // reported by probe_report_weight
 
     std::mutex statusMutex_;
     std::vector<std::string> messages_;

@@ -19,7 +19,7 @@ nlohmann::ordered_json paramOf(const ObservedOp& op) {
 }
 
 format::StructureNode buildNode(const ObservedOp& op, std::vector<std::string> inNames,
-                                std::vector<std::string> outNames) {
+                                std::vector<std::string> outNames, std::vector<SourceTensor>* sources) {
     format::StructureNode node;
     node.opName = op.name + "_" + op.id;
     node.opType = op.type;
@@ -53,8 +53,11 @@ format::StructureNode buildNode(const ObservedOp& op, std::vector<std::string> i
             if (it != current.end()) {
                 childIn.push_back(it->second);
             } else {
+                // Read by a child, written by no op seen: a weight, a constant, or a buffer the
+                // op wrote without reporting it.
                 childIn.push_back(newInternal());
                 if (t.buffer) current[t.buffer] = childIn.back();
+                if (sources && t.buffer) sources->push_back({childIn.back(), t.buffer});
             }
         }
         for (const auto& t : childOutputs) {
@@ -62,15 +65,20 @@ format::StructureNode buildNode(const ObservedOp& op, std::vector<std::string> i
             childOut.push_back(it != parentOutputs.end() ? it->second : newInternal());
             if (t.buffer) current[t.buffer] = childOut.back();
         }
-        node.nodes.push_back(buildNode(*child, std::move(childIn), std::move(childOut)));
+        node.nodes.push_back(buildNode(*child, std::move(childIn), std::move(childOut), sources));
     }
     return node;
 }
 
+// Renames tensors down the subtree; an internal tensor that is renamed has become a model-level
+// tensor (a weight) and leaves the internal list of the node that held it.
 void renameTensors(format::StructureNode& node, const std::unordered_map<std::string, std::string>& names) {
     for (auto* list : {&node.inTensors, &node.outTensors})
         for (auto& name : *list)
             if (auto it = names.find(name); it != names.end()) name = it->second;
+    auto& internal = node.internalTensors;
+    internal.erase(std::remove_if(internal.begin(), internal.end(), [&](const std::string& n) { return names.count(n) > 0; }),
+                   internal.end());
     for (auto& child : node.nodes) renameTensors(child, names);
 }
 
@@ -86,19 +94,20 @@ void ObservedOp::addTensor(bool isOutput, int index, uint64_t buffer) {
     list.push_back({index, buffer});
 }
 
-format::StructureNode buildLayerStructure(const ObservedOp& layer) {
+format::StructureNode buildLayerStructure(const ObservedOp& layer, std::vector<SourceTensor>* sources) {
     const std::string opName = layer.name + "_" + layer.id;
     std::vector<std::string> in, out;
     for (size_t i = 0; i < layer.inputs.size(); ++i) in.push_back(opName + "_input_" + std::to_string(i));
     for (size_t i = 0; i < layer.outputs.size(); ++i) out.push_back(opName + "_output_" + std::to_string(i));
-    return buildNode(layer, std::move(in), std::move(out));
+    return buildNode(layer, std::move(in), std::move(out), sources);
 }
 
 ModelStructureBuilder::ModelStructureBuilder(std::string modelName) {
     model_.modelName = std::move(modelName);
 }
 
-void ModelStructureBuilder::addLayer(const ObservedOp& observed, format::StructureNode layer) {
+void ModelStructureBuilder::addLayer(const ObservedOp& observed, format::StructureNode layer,
+                                     const std::vector<SourceTensor>& weights) {
     auto inputs = observed.inputs, outputs = observed.outputs;
     sortByIndex(inputs);
     sortByIndex(outputs);
@@ -121,8 +130,18 @@ void ModelStructureBuilder::addLayer(const ObservedOp& observed, format::Structu
     // the previous layer's outputs are internal tensors from now on.
     model_.internalTensors.insert(model_.internalTensors.end(), model_.outTensors.begin(), model_.outTensors.end());
     model_.outTensors = out;
-    // In the model file the layer's own tensors take their model-level names, down the subtree.
+    // In the model file the layer's own tensors take their model-level names, down the subtree;
+    // so do its weights, one name per buffer (a weight read by two layers, as tied embeddings
+    // are, is one tensor).
     std::unordered_map<std::string, std::string> rename;
+    for (const SourceTensor& weight : weights) {
+        std::string& name = weightNames_[weight.buffer];
+        if (name.empty()) {
+            name = model_.modelName + "_weight_" + std::to_string(model_.weightTensors.size());
+            model_.weightTensors.push_back(name);
+        }
+        rename[weight.name] = name;
+    }
     for (size_t i = 0; i < layer.inTensors.size() && i < in.size(); ++i) rename[layer.inTensors[i]] = in[i];
     for (size_t i = 0; i < layer.outTensors.size() && i < out.size(); ++i) rename[layer.outTensors[i]] = out[i];
     renameTensors(layer, rename);

@@ -28,22 +28,32 @@ struct ObservedOp {
     void addTensor(bool isOutput, int index, uint64_t buffer);
 };
 
+// A tensor the layer's ops read that no op of the layer wrote, by its name in the layer file and
+// its buffer.
+struct SourceTensor {
+    std::string name;
+    uint64_t buffer = 0;
+};
+
 // The layer file: tensors of the layer are "<opName>_input_i" / "_output_i"; children name
 // theirs after the parent's tensors they share a buffer with, or as new internal tensors.
-format::StructureNode buildLayerStructure(const ObservedOp& layer);
+// `sources` (when given) receives the internal tensors that no op wrote.
+format::StructureNode buildLayerStructure(const ObservedOp& layer, std::vector<SourceTensor>* sources = nullptr);
 
 // Accumulates layer-level ops into the model description as they are first seen.
 class ModelStructureBuilder {
 public:
     explicit ModelStructureBuilder(std::string modelName);
     const std::string& modelName() const { return model_.modelName; }
-    void addLayer(const ObservedOp& observed, format::StructureNode layer);
+    // `weights`: the layer's tensors no op wrote that hold model weights (weightTensors).
+    void addLayer(const ObservedOp& observed, format::StructureNode layer, const std::vector<SourceTensor>& weights);
     const format::ModelStructure& model() const { return model_; }
 
 private:
     format::ModelStructure model_;
     std::unordered_map<uint64_t, std::string> current_;  // buffer -> model tensor name
     size_t internalCount_ = 0;
+    std::unordered_map<uint64_t, std::string> weightNames_;  // buffer -> "<model>_weight_<i>"
 };
 
 }  // namespace probe::runtime

@@ -7,6 +7,9 @@
 #include <thread>
 
 #include "probe/format/tensor_bin.h"
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include "probe/format/structure_json.h"
 #include "runtime_fixture.h"
 
 namespace probe::test {
@@ -175,6 +178,50 @@ TEST_F(CApi, ExplicitStructureReports) {
     EXPECT_EQ(readFile(root() + "/info/layer/" + pidDir() + "/MyLayer_0.json"),
               "{\"opName\":\"MyLayer_0\",\"opType\":\"MyLayer\",\"nodes\":[]}\n");
     EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{}));  // no tensors reported
+}
+
+TEST_F(CApi, ReportedWeightsAreTheModelsWeightTensors) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    float x[4] = {1, 2, 3, 4}, w[4] = {0.5f, 0.5f, 0.5f, 0.5f}, c[4] = {9, 9, 9, 9}, y[4] = {};
+    const int64_t dims[1] = {4};
+    const auto id = [](const float* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); };
+    EXPECT_EQ(probe_report_weight("fc.weight", id(w)), PROBE_OK);
+    EXPECT_EQ(probe_report_weight("fc.weight", id(w)), PROBE_OK);  // again: harmless
+    EXPECT_EQ(probe_report_weight("nothing", 0), PROBE_E_INVALID_ARGUMENT);
+    ASSERT_EQ(probe_report_model("Net", nullptr), PROBE_OK);
+    // Two layers reading the same weight (tied), one also reading a constant that is no weight.
+    for (const char* layer : {"fc", "head"}) {
+        probe_op_begin(layer, "Linear", nullptr);
+        probe_op_tensor_ex(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x, sizeof x, id(x));
+        probe_op_begin("mul", "aten::mul", nullptr);
+        probe_op_tensor_ex(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x, sizeof x, id(x));
+        probe_op_tensor_ex(PROBE_INPUT, 1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, w, sizeof w, id(w));
+        if (std::string(layer) == "head")
+            probe_op_tensor_ex(PROBE_INPUT, 2, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, c, sizeof c, id(c));
+        probe_op_tensor_ex(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y, sizeof y, id(y));
+        probe_op_end();
+        probe_op_tensor_ex(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y, sizeof y, id(y));
+        probe_op_end();
+    }
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    std::string error;
+    auto model = format::ModelStructure::fromJson(
+        nlohmann::json::parse(readFile(root() + "/info/model/" + pidDir() + "/Net.json")), &error);
+    ASSERT_TRUE(model) << error;
+    EXPECT_EQ(model->weightTensors, std::vector<std::string>{"Net_weight_0"});
+    ASSERT_EQ(model->nodes.size(), 2u);
+    for (const auto& layer : model->nodes) {
+        ASSERT_EQ(layer.nodes.size(), 1u);
+        EXPECT_EQ(layer.nodes[0].inTensors.at(1), "Net_weight_0") << layer.opName;
+        EXPECT_EQ(std::count(layer.internalTensors.begin(), layer.internalTensors.end(), "Net_weight_0"), 0);
+    }
+    // The constant stays an internal tensor of its layer; the layer file keeps its own names.
+    EXPECT_EQ(model->nodes[1].internalTensors.size(), 1u);
+    EXPECT_EQ(model->nodes[1].nodes[0].inTensors.at(2), model->nodes[1].internalTensors[0]);
+    auto layerFile = format::StructureNode::fromJson(
+        nlohmann::json::parse(readFile(root() + "/info/layer/" + pidDir() + "/fc_0.json")), &error);
+    ASSERT_TRUE(layerFile) << error;
+    EXPECT_EQ(layerFile->nodes[0].inTensors.at(1), layerFile->internalTensors.at(0));
 }
 
 TEST_F(CApi, RestartOnAnotherDirectory) {

@@ -47,6 +47,27 @@ class LlamaUnderProbe(ProbeTestCase):
         status = json.load(open(os.path.join(root, "probe_status.json")))
         self.assertEqual(status["state"], "complete")
         self.assertEqual(status["rows"], len(rows))
+        # info/model: the layers in execution order, the model's parameters and buffers that its
+        # ops read as weightTensors (internal to no node), the last layer's output as the model's.
+        (model_file,) = glob.glob(os.path.join(root, "info", "model", "*", "TinyLlama.json"))
+        model = json.load(open(model_file))
+        self.assertEqual([n["opName"] for n in model["nodes"]], ["%s_%d" % (n, i) for i, n in enumerate(LAYERS)])
+        demo = subprocess.run([PYTHON, "-c", "import sys; sys.path.insert(0, %r); import llama_demo; m = llama_demo.TinyLlama();"
+                               "print(len(list(m.parameters())) + len(list(m.buffers())))" % os.path.dirname(LLAMA)],
+                              capture_output=True, text=True, check=True)
+        self.assertEqual(len(model["weightTensors"]), int(demo.stdout))
+        weights, read = set(model["weightTensors"]), set()
+
+        def visit(node):
+            self.assertFalse(weights & set(node["internalTensors"]), node["opName"])
+            read.update(weights & set(node["inTensors"]))
+            for child in node["nodes"]:
+                visit(child)
+        for node in model["nodes"]:
+            visit(node)
+        self.assertEqual(read, weights)
+        self.assertEqual(model["outTensors"], model["nodes"][-1]["outTensors"])
+        self.assertFalse(set(model["outTensors"]) & set(model["internalTensors"]))
 
     def test_tensor_task_bins_hold_the_scripts_values(self):
         root = self.run_llama(task="tensor", exec_range="0,1")

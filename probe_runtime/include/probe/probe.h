@@ -197,6 +197,13 @@ PROBE_API int probe_set_device(int device_id);
  * otherwise the runtime writes the structure it observed. */
 PROBE_API int probe_report_model(const char* model_name, const char* model_json);
 
+/* A buffer holding one of the model's weights (a parameter, a constant buffer), by the same
+ * buffer id its tensors are reported with (probe_op_tensor_ex; the data pointer otherwise).
+ * The observed model structure (info/model) lists the weights its ops read in weightTensors
+ * ("<model>_weight_<i>") instead of as internal tensors of the layers. Reporting the same buffer
+ * again is harmless. */
+PROBE_API int probe_report_weight(const char* name, uint64_t buffer_id);
+
 /* The engine's own description of a layer-level op (FORMATS.md, info/layer), written to
  * info/layer/<dev>_<pid>/<layer_name>_<id>.json instead of the observed structure. */
 PROBE_API int probe_report_layer(const char* layer_name, const char* layer_json);

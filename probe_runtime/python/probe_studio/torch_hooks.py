@@ -232,7 +232,20 @@ def _module_names(root):
             if path:
                 names[id(module)] = (path.encode(), path.rsplit(".", 1)[-1].encode(), type(module).__name__.encode())
         _names_by_root[root] = names
+        _report_weights(root)
     return names
+
+
+def _report_weights(root):
+    """The model's parameters and buffers, by the memory they hold: info/model lists those its
+    ops read as weightTensors."""
+    try:
+        for name, tensor in list(root.named_parameters()) + list(root.named_buffers()):
+            address = tensor.data_ptr()  # the adapter's buffer id of a tensor that starts there
+            if address:
+                _runtime.probe_report_weight(name.encode(), address)
+    except Exception:  # never harm the model: the structure just lists no weights
+        pass
 
 
 def _module_param(module):
