@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -101,6 +102,12 @@ TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
     EXPECT_EQ(first.reference.opName, "Decoder_layer_1/Mlp/MatMulKernel");
     EXPECT_TRUE(first.reference.isOutput);
     EXPECT_NE(first.why.find("NaN/Inf in one run only"), std::string::npos) << first.why;
+    // The cosine leaves the NaN out, and the report says so rather than a bare "cos=1".
+    EXPECT_GT(first.nonFiniteDisagreements, 0u);
+    const std::string report = formatCompareReport(result);
+    const std::string firstLine = report.substr(report.find("first divergence"), report.find('\n', report.find("first divergence")) -
+                                                                                      report.find("first divergence"));
+    EXPECT_NE(firstLine.find("of the other elements"), std::string::npos) << firstLine;
     // Every tensor before it matches.
     for (size_t i = 0; i < *result.firstDivergence; ++i) EXPECT_FALSE(result.tensors[i].diverges);
     const std::string csv = compareResultCsv(result);
@@ -108,6 +115,52 @@ TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
               "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate Max,Reference Mean,"
               "Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,Max Relative Error,Diverges,Why");
     EXPECT_NE(csv.find("Decoder_layer_1/Mlp/MatMulKernel,MatMulKernel,output,0,4x8,"), std::string::npos);
+}
+
+// A layer whose control flow changes in one round: ids are positions, so in round 1 its second
+// child has the id its first child has in round 0. With `extraOpInRound1`, round 1 runs an
+// arange (int64) before the add.
+std::string dumpBranchingLayer(const TempDir& dir, const std::string& name, bool extraOpInRound1) {
+    const std::string out = dir / name;
+    probe::test::writeFile(dir / (name + ".json"), R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    ::setenv("PROBE_QUIET", "1", 1);
+    EXPECT_EQ(probe_start(out.c_str(), (dir / (name + ".json")).c_str()), PROBE_OK);
+    float x[4] = {1, 2, 3, 4}, y[4] = {2, 3, 4, 5};
+    int64_t steps[4] = {0, 1, 2, 3};
+    const int64_t dims[1] = {4};
+    for (int round = 0; round < 2; ++round) {
+        probe_op_begin("L", "Layer", nullptr);
+        if (round == 1 && extraOpInRound1) {
+            probe_op_begin("arange", "aten::arange", nullptr);
+            probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_INT64, PROBE_FORMAT_ND, dims, 1, steps, sizeof steps);
+            probe_op_end();
+        }
+        probe_op_begin("add", "aten::add", nullptr);
+        probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x, sizeof x);
+        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y, sizeof y);
+        probe_op_end();
+        probe_op_end();
+    }
+    EXPECT_EQ(probe_stop(), PROBE_OK);
+    return out + "/atb_dump_data";
+}
+
+TEST(Analysis, AnIdNamesAnotherOpWhenTheControlFlowChanges) {
+    TempDir dir;
+    const std::string a = dumpBranchingLayer(dir, "a", false), b = dumpBranchingLayer(dir, "b", true);
+    const DumpIndex index = indexOf(b);
+    // "0_0" is the add in round 0 and the arange in round 1: two ops, each with its own rows.
+    std::vector<std::string> children;
+    for (uint32_t op = 0; op < index.opCount(); ++op)
+        if (index.op(op).depth == 1)
+            children.push_back(index.op(op).id + " " + index.op(op).name + " rounds " + std::to_string(index.op(op).rounds.size()));
+    std::sort(children.begin(), children.end());
+    EXPECT_EQ(children, (std::vector<std::string>{"0_0 add rounds 1", "0_0 arange rounds 1", "0_1 add rounds 1"}));
+    // The comparison pairs the adds by name, not the add with the arange.
+    const auto result = compareDumps(indexOf(a), index, {});
+    EXPECT_FALSE(result.firstDivergence) << formatCompareReport(result);
+    EXPECT_EQ(result.onlyInCandidate, 1u);  // the arange
+    for (const auto& t : result.tensors) EXPECT_EQ(t.reference.dtype, t.candidate.dtype) << t.reference.opName;
 }
 
 TEST(Analysis, StatisticsAloneFindTheSameDivergence) {

@@ -62,7 +62,7 @@ uint32_t AtbDumpReader::intern(DumpDelta& delta, const std::string& text, Intern
 
 uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::string& id, std::string_view namePath,
                                  const std::string& type) {
-    if (const uint32_t existing = index_.findOp(process, id); existing != kNone) {
+    if (const uint32_t existing = index_.findOp(process, id, std::string(namePath)); existing != kNone) {
         OpState& op = ops_[existing];
         if (!type.empty() && !op.typed) {
             op.typed = true;
@@ -81,7 +81,7 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::
     if (idDepth == nameDepth && nameSplit != std::string_view::npos) parentPath = namePath.substr(0, nameSplit);
     if (ownName.empty()) ownName = id;
     const uint32_t parent = parentId.empty() ? kNone : ensureOp(delta, process, parentId, parentPath, {});
-    const uint32_t index = index_.addOp(process, id);
+    const uint32_t index = index_.addOp(process, id, std::string(namePath));
     OpState state;
     state.process = process;
     state.typed = !type.empty();
@@ -113,7 +113,7 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
 }
 
 void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent,
-                                       const std::string& parentId, size_t position,
+                                       const std::string& parentId, const std::string& parentPath, size_t position,
                                        const format::StructureNode& node) {
     std::string id, name;
     if (parentId.empty()) {
@@ -134,7 +134,8 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
     }
     if (name.empty()) name = id;
     const std::string param = paramText(node.param);
-    uint32_t op = index_.findOp(process, id);
+    const std::string namePath = parentPath.empty() ? name : parentPath + "/" + name;  // as statistic.csv has it
+    uint32_t op = index_.findOp(process, id, namePath);
     if (op != kNone) {
         OpState& state = ops_[op];
         state.fromStructure = true;
@@ -145,7 +146,7 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
             state.hasParam = state.hasParam || !param.empty();
         }
     } else {
-        op = index_.addOp(process, id);
+        op = index_.addOp(process, id, namePath);
         OpState state;
         state.process = process;
         state.typed = !node.opType.empty();
@@ -154,7 +155,7 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
         ops_.push_back(state);
         delta.ops.push_back({process, parent, id, name, node.opType, param, std::nullopt});
     }
-    for (size_t i = 0; i < node.nodes.size(); ++i) mergeStructureNode(delta, process, op, id, i, node.nodes[i]);
+    for (size_t i = 0; i < node.nodes.size(); ++i) mergeStructureNode(delta, process, op, id, namePath, i, node.nodes[i]);
 }
 
 void AtbDumpReader::pollStructure(DumpDelta& delta) {
@@ -199,7 +200,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                         continue;
                     }
                     for (size_t i = 0; i < model->nodes.size(); ++i)
-                        mergeStructureNode(delta, process, kNone, {}, i, model->nodes[i]);
+                        mergeStructureNode(delta, process, kNone, {}, {}, i, model->nodes[i]);
                 } else {
                     auto layer = format::StructureNode::fromJson(json, &error);
                     if (!layer) {
@@ -207,7 +208,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                         continue;
                     }
                     const size_t position = layerId.empty() ? index_.opCountOf(process) : std::strtoull(layerId.c_str(), nullptr, 10);
-                    mergeStructureNode(delta, process, kNone, {}, position, *layer);
+                    mergeStructureNode(delta, process, kNone, {}, {}, position, *layer);
                 }
             }
         }
@@ -229,7 +230,14 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process, co
         malformedLine(delta, file.path, file, "empty Op Id");
         return;
     }
-    const uint32_t op = ensureOp(delta, process, row.opId, row.opName, row.opType);
+    // An op's rows come one after the other: look it up once for them.
+    if (process != lastRowOp_.process || row.opId != lastRowOp_.id || row.opName != lastRowOp_.namePath) {
+        lastRowOp_.op = ensureOp(delta, process, row.opId, row.opName, row.opType);
+        lastRowOp_.process = process;
+        lastRowOp_.id = row.opId;
+        lastRowOp_.namePath = row.opName;
+    }
+    const uint32_t op = lastRowOp_.op;
     StatRecord record;
     record.slot = index_.slotIndex(delta, op, row.isOutput, row.index);
     record.round = static_cast<int32_t>(row.round);

@@ -48,15 +48,20 @@ private:
     void pollStatus(DumpDelta& delta);
     void pollStructure(DumpDelta& delta);
     void mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent, const std::string& parentId,
-                            size_t position, const format::StructureNode& node);
+                            const std::string& parentPath, size_t position, const format::StructureNode& node);
     uint64_t pollCsv(const std::string& path, const std::string& devicePid, uint64_t budget, DumpDelta& delta);
     void addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRow& row, uint64_t lineOffset);
     void malformedLine(DumpDelta& delta, const std::string& path, CsvFile& file, const std::string& why);
 
-    // The op with this id, created (with its missing ancestors) when new. `namePath` is the
-    // row's "/"-joined name, used to name ancestors that have no rows of their own.
+    // The op with this id and name path, created (with its missing ancestors) when new: one id
+    // may name different ops in different rounds (ids are positions). `namePath` is the row's
+    // "/"-joined name, also used to name ancestors that have no rows of their own.
     uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& id, std::string_view namePath,
                       const std::string& type);
+    struct LastRowOp {
+        uint32_t process = kNone, op = kNone;
+        std::string id, namePath;
+    } lastRowOp_;
     struct InternCache {
         std::string text;
         uint32_t index = kNone;

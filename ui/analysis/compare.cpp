@@ -110,7 +110,7 @@ void compareStatistics(TensorComparison& c, const CompareOptions& options) {
 void compareData(TensorComparison& c, const TensorData& a, const TensorData& b) {
     if (a.count != b.count) return;
     double dot = 0, na = 0, nb = 0, maxAbs = 0, maxRel = 0;
-    uint64_t nonFiniteDisagreements = 0;
+    uint64_t& nonFiniteDisagreements = c.nonFiniteDisagreements;
     for (uint64_t i = 0; i < a.count; ++i) {
         const double x = a.at(i), y = b.at(i);
         if (!std::isfinite(x) || !std::isfinite(y)) {
@@ -192,7 +192,9 @@ namespace {
 
 std::string describe(const TensorComparison& c) {
     char cosine[48] = "";
-    if (c.cosine) std::snprintf(cosine, sizeof cosine, "  cos=%.6f", *c.cosine);
+    if (c.cosine)
+        std::snprintf(cosine, sizeof cosine, c.nonFiniteDisagreements ? "  cos=%.6f of the other elements" : "  cos=%.6f",
+                      *c.cosine);
     const std::string dtypes =
         c.reference.dtype == c.candidate.dtype ? c.reference.dtype : c.reference.dtype + " vs " + c.candidate.dtype;
     return "round " + std::to_string(c.reference.round) + "  " + c.reference.opName + " (" + c.reference.opType + ") " +

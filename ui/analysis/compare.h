@@ -31,6 +31,9 @@ struct TensorComparison {
     std::string worstStatistic;      // "max", "min", "mean", "norm" or "nan/inf"
     // From the .bin data, when both have it.
     std::optional<double> cosine, maxAbsError, maxRelativeError;
+    // Elements NaN or infinite in one run only: a divergence of their own, left out of the
+    // measures above (which then describe the other elements).
+    uint64_t nonFiniteDisagreements = 0;
     bool diverges = false;
     std::string why;
 };

@@ -6,23 +6,25 @@ namespace probe::analysis {
 uint32_t ReaderIndex::processIndex(DumpDelta& delta, const std::string& key) {
     auto it = processByKey_.find(key);
     if (it != processByKey_.end()) return it->second;
-    const auto index = static_cast<uint32_t>(opsById_.size());
+    const auto index = static_cast<uint32_t>(opsByKey_.size());
     processByKey_.emplace(key, index);
-    opsById_.emplace_back();
+    opsByKey_.emplace_back();
+    firstOpById_.emplace_back();
     delta.processes.push_back({key});
     return index;
 }
 
-uint32_t ReaderIndex::findOp(uint32_t process, const std::string& id) const {
-    const auto& byId = opsById_[process];
-    auto it = byId.find(id);
-    return it == byId.end() ? kNone : it->second;
+uint32_t ReaderIndex::findOp(uint32_t process, const std::string& id, const std::string& namePath) const {
+    const auto& ops = namePath.empty() ? firstOpById_[process] : opsByKey_[process];
+    auto it = ops.find(namePath.empty() ? id : key(id, namePath));
+    return it == ops.end() ? kNone : it->second;
 }
 
-uint32_t ReaderIndex::addOp(uint32_t process, const std::string& id) {
+uint32_t ReaderIndex::addOp(uint32_t process, const std::string& id, const std::string& namePath) {
     const auto index = static_cast<uint32_t>(slotsOfOp_.size());
     slotsOfOp_.emplace_back();
-    opsById_[process].emplace(id, index);
+    opsByKey_[process].emplace(key(id, namePath), index);
+    firstOpById_[process].emplace(id, index);
     return index;
 }
 

@@ -18,12 +18,15 @@ class ReaderIndex {
 public:
     // The process with this key, announced in `delta` when new.
     uint32_t processIndex(DumpDelta& delta, const std::string& key);
-    // The op with `id` in `process`, or kNone.
-    uint32_t findOp(uint32_t process, const std::string& id) const;
-    size_t opCountOf(uint32_t process) const { return opsById_[process].size(); }
+    // The op with `id` and name path `namePath` in `process`, or kNone. An id alone does not
+    // name an op in every layout: atb ids are positions ("2_5": the sixth child of layer 2), and
+    // a layer whose control flow changes from one round to the next runs another op there. With
+    // an empty `namePath`, the first op found with `id`.
+    uint32_t findOp(uint32_t process, const std::string& id, const std::string& namePath = {}) const;
+    size_t opCountOf(uint32_t process) const { return opsByKey_[process].size(); }
     uint32_t opCount() const { return static_cast<uint32_t>(slotsOfOp_.size()); }
     // Registers a new op and returns its index; announcing it in the delta is the reader's.
-    uint32_t addOp(uint32_t process, const std::string& id);
+    uint32_t addOp(uint32_t process, const std::string& id, const std::string& namePath = {});
     // The slot of an op's input or output `index`, announced in `delta` when new.
     uint32_t slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index);
     // The string's number, announced in `delta` when new.
@@ -35,7 +38,15 @@ private:
         std::string index;
     };
     std::map<std::string, uint32_t> processByKey_;
-    std::vector<std::unordered_map<std::string, uint32_t>> opsById_;  // per process
+    // "<name path>\x1f<id>", built in a buffer kept between calls (a million rows look ops up).
+    const std::string& key(const std::string& id, const std::string& namePath) const {
+        keyScratch_.assign(namePath).push_back('\x1f');
+        keyScratch_.append(id);
+        return keyScratch_;
+    }
+    mutable std::string keyScratch_;
+    std::vector<std::unordered_map<std::string, uint32_t>> opsByKey_;  // per process: (name path, id)
+    std::vector<std::unordered_map<std::string, uint32_t>> firstOpById_;  // per process
     std::vector<std::vector<uint32_t>> slotsOfOp_;
     std::vector<Slot> slots_;
     std::unordered_map<std::string, uint32_t> strings_;
