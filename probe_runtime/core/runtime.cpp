@@ -294,7 +294,7 @@ int Runtime::start(const char* outputDir, const char* configPath) {
             if (result.ok())
                 applyConfig(*result.config, "file");
             else
-                error("config rejected, dumping stays disabled until it is fixed:\n" +
+                warning("config rejected, dumping stays disabled until it is fixed:\n" +
                       format::describeIssues(result.issues));
         } else {
             info("config " + configPath_ + " does not exist yet; dumping is disabled until it is written");
@@ -488,15 +488,23 @@ void Runtime::info(const std::string& text) {
     if (auto* l = listener_.load()) l->message(text);
 }
 
-void Runtime::error(const std::string& text) {
-    std::fprintf(stderr, "[probe] error: %s\n", text.c_str());
+void Runtime::error(const std::string& text) { record("error", text); }
+
+void Runtime::warning(const std::string& text) { record("warning", text); }
+
+// Errors are the dump's own (files not written: the status counts them, and a dump with errors
+// is incomplete); warnings are said and kept in the status's messages without making the dump
+// incomplete (a config refused while the previous one dumped on).
+void Runtime::record(const char* level, const std::string& text) {
+    std::fprintf(stderr, "[probe] %s: %s\n", level, text.c_str());
+    const bool isError = std::strcmp(level, "error") == 0;
     {
         std::lock_guard<std::mutex> lock(statusMutex_);
-        ++messageErrors_;
-        messages_.push_back(text);
+        if (isError) ++messageErrors_;
+        messages_.push_back(isError ? text : std::string(level) + ": " + text);
         if (messages_.size() > 20) messages_.erase(messages_.begin());
     }
-    if (auto* l = listener_.load()) l->message("error: " + text);
+    if (auto* l = listener_.load()) l->message(std::string(level) + ": " + text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -515,7 +523,7 @@ void Runtime::onConfigFileChanged(bool removed) {
     auto result = format::loadOpConfigFile(configPath_);
     if (!result.ok()) {
         const std::string reason = format::describeIssues(result.issues);
-        error("config rejected, the previous one stays in force:\n" + reason);
+        warning("config rejected, the previous one stays in force:\n" + reason);
         if (auto* l = listener_.load()) l->configRejected(reason, "file");
         return;
     }
@@ -526,7 +534,7 @@ std::string Runtime::applyConfigText(const std::string& text, const std::string&
     auto result = format::parseOpConfig(text, source);
     if (!result.ok()) {
         const std::string reason = format::describeIssues(result.issues);
-        error("config rejected, the previous one stays in force:\n" + reason);
+        warning("config rejected, the previous one stays in force:\n" + reason);
         if (auto* l = listener_.load()) l->configRejected(reason, source);
         return reason;
     }

@@ -13,6 +13,7 @@
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
 #include "analysis/tensor_view.h"
+#include "probe/format/dump_status.h"
 #include "probe/format/tensor_bin.h"
 #include "native_model.h"
 #include "probe/probe.h"
@@ -72,6 +73,23 @@ TEST(Analysis, SummaryCountsAndFirstNan) {
     const std::string text = formatSummary(summary);
     EXPECT_NE(text.find("first NaN: round 0, op Decoder_layer_1/Mlp/MatMulKernel (2_2_0) [MatMulKernel], output 0: max=nan"),
               std::string::npos) << text;
+}
+
+TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {
+    TempDir dir;
+    const std::string root = dumpModel(dir, "a", {}, 1);
+    format::ProcessDumpStatus other;
+    other.pid = 1;
+    other.state = "complete";
+    other.messages = {"warning: config rejected, the previous one stays in force:\nc.json: key \"ids\": bad\nc.json: key \"task\": bad",
+                      "cannot write x.bin: No space left on device"};
+    ASSERT_EQ(format::updateStatusFile(root, other), 0);
+    const std::string text = formatSummary(summarizeDump(indexOf(root)));
+    EXPECT_NE(text.find("  warning: config rejected, the previous one stays in force: c.json: key \"ids\": bad; c.json: key "
+                        "\"task\": bad\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  runtime error: cannot write x.bin: No space left on device\n"), std::string::npos) << text;
 }
 
 TEST(Analysis, IdenticalRunsDoNotDiverge) {

@@ -74,7 +74,7 @@ DumpSummary summarizeDump(const DumpIndex& index) {
     if (auto status = index.status()) {
         s.state = status->state;
         for (const auto& p : status->processes) {
-            for (const auto& m : p.messages) s.runtimeErrors.push_back(m);
+            for (const auto& m : p.messages) s.runtimeMessages.push_back(m);
             if (!p.dumpStopped.empty()) s.dumpStopped = p.dumpStopped;
             if (!p.interruptedBy.empty()) s.interruptedBy = p.interruptedBy;
         }
@@ -144,7 +144,12 @@ std::string formatSummary(const DumpSummary& s) {
     if (s.firstInf) out += "  first Inf: " + describe(*s.firstInf);
     if (!s.firstNan && !s.firstInf && s.rows > 0) out += "  no NaN or Inf in any statistic\n";
     if (!s.dumpStopped.empty()) out += "  dumping stopped early: " + s.dumpStopped + "\n";
-    for (const auto& m : s.runtimeErrors) out += "  runtime error: " + m.substr(0, m.find('\n')) + "\n";
+    for (std::string m : s.runtimeMessages) {
+        // One line each: "config rejected, ...:\n<file>: key ...\n..." reads as "...: <file>: key ...; ...".
+        for (size_t at = m.find('\n'); at != std::string::npos; at = m.find('\n', at))
+            m.replace(at, 1, at > 0 && m[at - 1] == ':' ? " " : "; ");
+        out += m.rfind("warning: ", 0) == 0 ? "  " + m + "\n" : "  runtime error: " + m + "\n";
+    }
     for (size_t i = 0; i < s.problems.size() && i < 5; ++i) out += "  problem: " + s.problems[i] + "\n";
     if (s.problems.size() > 5) out += "  (" + std::to_string(s.problems.size() - 5) + " more problems)\n";
     return out;

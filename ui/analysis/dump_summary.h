@@ -35,7 +35,7 @@ struct DumpSummary {
     // The first row with a NaN, and the first with an infinity (an -inf from masking is often
     // intended; a NaN rarely is), in execution order.
     std::optional<Anomaly> firstNan, firstInf;
-    std::vector<std::string> runtimeErrors;  // what the runtime recorded in probe_status.json
+    std::vector<std::string> runtimeMessages;  // what the runtime recorded in probe_status.json
     std::string dumpStopped;                 // why dumping stopped early, if it did
     std::string interruptedBy;               // the signal that stopped the program, if one did
     std::vector<std::string> problems;       // files that could not be read
