@@ -21,8 +21,9 @@ const char* kCompareUsage =
     "its atb_dump_data, or a directory in it; or msprobe dumps: a dump_path, step or rank folder),\n"
     "matched by round (step), op name, input/output and index, and reports the first tensor, in\n"
     "the reference's execution order, whose numbers diverge:\n"
-    "  a statistic (max, min, mean, norm) differs by more than ATOL + RTOL * |reference|\n"
-    "  (defaults 1e-6 and 1e-3), or, where both runs kept the tensor's data, the cosine\n"
+    "  a statistic (max, min, mean, norm) differs by more than ATOL + RTOL * max(|reference|,\n"
+    "  rms), rms being the reference elements' root mean square (defaults 1e-6 and 1e-3),\n"
+    "  or a NaN or Inf is in one run only, or, where both runs kept the tensor's data, the cosine\n"
     "  similarity is below C (default 0.999; --no-data compares statistics only).\n"
     "--csv FILE writes every compared tensor with its measures.\n"
     "Exit code: 0 when nothing diverges, 1 when something does, 64 usage, 66 no dump found.\n";

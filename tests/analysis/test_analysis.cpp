@@ -181,6 +181,34 @@ TEST(Analysis, AnIdNamesAnotherOpWhenTheControlFlowChanges) {
     for (const auto& t : result.tensors) EXPECT_EQ(t.reference.dtype, t.candidate.dtype) << t.reference.opName;
 }
 
+// One op with one float output, statistics only.
+std::string dumpOneTensor(const TempDir& dir, const std::string& name, std::vector<float> values) {
+    const std::string out = dir / name;
+    probe::test::writeFile(dir / (name + ".json"), R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    ::setenv("PROBE_QUIET", "1", 1);
+    EXPECT_EQ(probe_start(out.c_str(), (dir / (name + ".json")).c_str()), PROBE_OK);
+    const int64_t dims[1] = {static_cast<int64_t>(values.size())};
+    probe_op_begin("op", "Op", nullptr);
+    probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, values.data(), values.size() * 4);
+    probe_op_end();
+    EXPECT_EQ(probe_stop(), PROBE_OK);
+    return out + "/atb_dump_data";
+}
+
+TEST(Analysis, AStatisticNearZeroIsMeasuredAgainstTheElementsSize) {
+    TempDir dir;
+    // Means 2.5e-5 and 5e-5 of elements of size 1: twice as large, yet a rounding difference.
+    const std::string a = dumpOneTensor(dir, "a", {1, -1, 1, -1 + 1e-4f});
+    const std::string b = dumpOneTensor(dir, "b", {1, -1, 1, -1 + 2e-4f});
+    EXPECT_FALSE(compareDumps(indexOf(a), indexOf(b), {}).firstDivergence);
+    // A mean that moves by 0.025 with the same elements' size does diverge.
+    const std::string c = dumpOneTensor(dir, "c", {1, -1, 1, -0.9f});
+    const auto result = compareDumps(indexOf(a), indexOf(c), {});
+    ASSERT_TRUE(result.firstDivergence);
+    EXPECT_NE(result.tensors[*result.firstDivergence].why.find("mean"), std::string::npos)
+        << result.tensors[*result.firstDivergence].why;
+}
+
 TEST(Analysis, StatisticsAloneFindTheSameDivergence) {
     TempDir dir;
     probe::test::NativeModelOptions broken;

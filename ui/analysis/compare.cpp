@@ -86,6 +86,11 @@ void compareStatistics(TensorComparison& c, const CompareOptions& options) {
     const char* names[] = {"max", "min", "mean", "norm"};
     const std::optional<double> a[] = {c.reference.max, c.reference.min, c.reference.mean, c.reference.norm};
     const std::optional<double> b[] = {c.candidate.max, c.candidate.min, c.candidate.mean, c.candidate.norm};
+    double rms = 0;  // norm / sqrt(count) of the reference
+    if (c.reference.norm && std::isfinite(*c.reference.norm))
+        if (const auto dims = format::parseShapeString(c.reference.shape))
+            if (const auto count = format::elementCount(*dims); count && *count > 0)
+                rms = *c.reference.norm / std::sqrt(static_cast<double>(*count));
     for (int i = 0; i < 4; ++i) {
         if (!a[i] || !b[i]) continue;
         const double x = *a[i], y = *b[i];
@@ -97,7 +102,10 @@ void compareStatistics(TensorComparison& c, const CompareOptions& options) {
             }
             continue;
         }
-        const double error = std::fabs(x - y) / (options.atol + options.rtol * std::fabs(x));
+        // A statistic near zero (a mean of terms that cancel, the min of squares) is measured
+        // against the size of the tensor's elements, their root mean square, rather than against
+        // itself: a rounding difference there is no divergence.
+        const double error = std::fabs(x - y) / (options.atol + options.rtol * std::max(std::fabs(x), rms));
         if (error > c.worstStatisticError) {
             c.worstStatisticError = error;
             c.worstStatistic = std::string(names[i]) + " " + format::formatStatValue(x) + " vs " + format::formatStatValue(y);

@@ -15,8 +15,9 @@
 namespace probe::analysis {
 
 struct CompareOptions {
-    // A tensor diverges when a statistic differs by more than atol + rtol * |reference|, or,
-    // when both runs dumped its data, when the cosine similarity falls below minCosine.
+    // A tensor diverges when a statistic differs by more than atol + rtol * max(|reference|,
+    // the reference elements' root mean square), or, when both runs dumped its data, when the
+    // cosine similarity falls below minCosine.
     double rtol = 1e-3;
     double atol = 1e-6;
     double minCosine = 0.999;
@@ -27,7 +28,7 @@ struct CompareOptions {
 // input/output and index: op ids may differ between runs, the names do not).
 struct TensorComparison {
     format::StatRow reference, candidate;
-    double worstStatisticError = 0;  // the largest |difference| / (atol + rtol * |reference|)
+    double worstStatisticError = 0;  // the largest |difference| / (atol + rtol * scale), see CompareOptions
     std::string worstStatistic;      // "max", "min", "mean", "norm" or "nan/inf"
     // From the .bin data, when both have it.
     std::optional<double> cosine, maxAbsError, maxRelativeError;
