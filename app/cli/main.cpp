@@ -25,6 +25,8 @@ const char* kUsage =
     "  config validate FILE [--kind op|api]\n"
     "                    Check a config file exactly as the runtime would and print every\n"
     "                    problem (file, key, what is wrong, accepted values).\n"
+    "  config default    Print the config probe run uses without --config (statistics of every\n"
+    "                    layer-level op, every round), to start one of your own from.\n"
     "\n"
     "Options:\n"
     "  -h, --help        Show this help (also: probe <command> --help)\n"
