@@ -377,8 +377,10 @@ void StatisticsPlot::rebuild() {
     if (log_) {
         plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
         plot_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-        plot_->yAxis->setNumberFormat(QStringLiteral("eb"));
-        plot_->yAxis->setNumberPrecision(0);
+        // Ticks fall between powers of ten when the range is narrower than a decade: with no
+        // digits after the mantissa, 12 and 14 would both read "10¹".
+        plot_->yAxis->setNumberFormat(QStringLiteral("gb"));
+        plot_->yAxis->setNumberPrecision(3);
     } else {
         plot_->yAxis->setScaleType(QCPAxis::stLinear);
         plot_->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
