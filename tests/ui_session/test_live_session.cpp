@@ -11,6 +11,7 @@
 #include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTest>
 
 #include "session/live_session.h"
@@ -213,6 +214,8 @@ TEST(LaunchHelpers, CommandLinesDemoAndOutputFolders) {
     // Each launch gets a folder of its own.
     const QString first = freshOutputDirectory("/x/train.py");
     EXPECT_TRUE(QFileInfo(first).fileName().startsWith("train-"));
+    EXPECT_TRUE(first.startsWith(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + "/probe-studio/runs/"))
+        << first.toStdString();
     ASSERT_TRUE(QDir().mkpath(first));
     EXPECT_NE(freshOutputDirectory("/x/train.py"), first);
     QDir(first).removeRecursively();

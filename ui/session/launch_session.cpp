@@ -100,7 +100,10 @@ bool prepareDemoLaunch(const QString& dataDirectory, LaunchSpec* spec, QString* 
 QString freshOutputDirectory(const QString& program) {
     QString name = QFileInfo(program).completeBaseName();
     if (name.isEmpty()) name = QStringLiteral("run");
-    const QString base = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs/") + name +
+    // ~/.local/share/probe-studio/runs: named here rather than by the application's organisation
+    // and name, which would say probe-studio twice.
+    const QString base = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
+                         QStringLiteral("/probe-studio/runs/") + name +
                          QLatin1Char('-') + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
     // Two launches within a second get different folders.
     QString candidate = base;
