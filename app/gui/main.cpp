@@ -118,7 +118,7 @@ bool showTensor(MainWindow& window, const ScreenshotRequest& r, QString* problem
     window.showView(MainWindow::View::Tensor);
     window.tensorPreview()->setOverlay(r.overlay);
     if (!r.tensorFile.isEmpty()) {
-        window.tensorPreview()->openFile(r.tensorFile);
+        window.previewTensorFile(r.tensorFile);
     } else if (!window.previewCurrentTensor()) {
         *problem = QStringLiteral("the selected op has no tensor file in this round (pick one with --op/--round, or --tensor FILE)");
         return false;

@@ -15,6 +15,7 @@
 #include <QTest>
 #include <QTreeView>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 
 #include "analysis/dump_reader.h"
@@ -488,6 +489,30 @@ TEST(CommandLine, UnknownValuesAreRejected) {
 
 // --tensor FILE shows that file in the tensor preview, with a dump open or without one, and a
 // de-duplicated file opened by its path is followed to its first copy as from the tree.
+TEST(MainWindow, ATensorFileOfTheOpenDumpSelectsItsOpAndRound) {
+    test::TempDir dir("ui-widgets");
+    synthetic(dir.path());
+    MainWindow window;
+    window.show();
+    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
+    window.openDump(QString::fromStdString(dir.path()));
+    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    const auto& idx = window.store()->index();
+    const uint32_t row = idx.slotRow(idx.representativeSlot(idx.findOp(0, "2")), 2);
+    ASSERT_NE(row, kNone);
+    window.selectOp("0");
+    window.previewTensorFile(QString::fromStdString(idx.tensorPath(row)));
+    EXPECT_EQ(window.cursor()->row(), row);  // op 2, round 2: where the file belongs
+    EXPECT_EQ(window.tensorPreview()->row(), row);  // so the preview compares it with its row
+    // A file from elsewhere is only previewed.
+    const std::string elsewhere = dir / "copy.bin";
+    std::filesystem::copy_file(idx.tensorPath(row), elsewhere);
+    window.selectOp("0");
+    window.previewTensorFile(QString::fromStdString(elsewhere));
+    EXPECT_EQ(window.tensorPreview()->row(), kNone);
+    EXPECT_EQ(idx.op(idx.slot(idx.row(window.cursor()->row()).slot).op).id, "0");
+}
+
 TEST(CommandLine, TensorFileOpensInThePreview) {
     test::TempDir dir("ui-cli");
     synthetic(dir.path());

@@ -81,6 +81,9 @@ public:
     void setProbeExecutable(const QString& path) { probeExecutable_ = path; }
     // Opens the current tensor (op, slot, round) in the preview; false when it has no file.
     bool previewCurrentTensor();
+    // Previews a .bin file; when it belongs to the open dump, its op and round are selected and
+    // the preview compares it with its statistic.csv row.
+    void previewTensorFile(const QString& path);
 
     data::DumpStore* store() const { return store_; }
     data::OpSelection* selection() const { return selection_; }
