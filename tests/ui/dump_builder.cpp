@@ -152,4 +152,17 @@ format::StructureNode node(const std::string& name, const std::string& id, const
     return n;
 }
 
+bench::SyntheticDumpResult writeSmallSyntheticDump(const std::string& dir, uint64_t ops, uint64_t rows, int layers,
+                                                   bool tensors) {
+    bench::SyntheticDumpOptions options;
+    options.output = dir;
+    options.ops = ops;
+    options.rows = rows;
+    options.layers = layers;
+    options.nanLayer = 1;
+    options.nanRound = 2;
+    options.tensors = tensors;
+    return bench::writeSyntheticDump(options);
+}
+
 }  // namespace probe::test

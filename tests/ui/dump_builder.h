@@ -12,6 +12,7 @@
 
 #include "probe/format/statistic_csv.h"
 #include "probe/format/structure_json.h"
+#include "synthetic_dump.h"
 
 namespace probe::test {
 
@@ -54,5 +55,10 @@ void writeMsprobeStep(const std::string& dumpPath, int step, const std::string& 
 // A structure node "<name>_<id>" with children.
 format::StructureNode node(const std::string& name, const std::string& id, const std::string& type,
                            std::vector<format::StructureNode> children = {});
+
+// The small synthetic dump the application's tests share: `ops` ops in `layers` layers, `rows`
+// rows, a NaN planted in layer 1 from round 2, and tensor files when `tensors`.
+bench::SyntheticDumpResult writeSmallSyntheticDump(const std::string& dir, uint64_t ops = 60, uint64_t rows = 600,
+                                                   int layers = 3, bool tensors = true);
 
 }  // namespace probe::test

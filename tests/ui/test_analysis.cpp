@@ -59,23 +59,12 @@ std::string problems(const DumpIndex& index) {
     return out;
 }
 
-bench::SyntheticDumpResult smallSynthetic(const std::string& dir, bool tensors = true) {
-    bench::SyntheticDumpOptions options;
-    options.output = dir;
-    options.ops = 60;
-    options.rows = 600;
-    options.layers = 3;
-    options.nanLayer = 1;
-    options.nanRound = 2;
-    options.tensors = tensors;
-    return bench::writeSyntheticDump(options);
-}
 
 // --- atb layout -------------------------------------------------------------------------------
 
 TEST(AtbReader, ReadsASyntheticDumpWhole) {
     test::TempDir dir("ui-analysis");
-    const auto written = smallSynthetic(dir.path());
+    const auto written = test::writeSmallSyntheticDump(dir.path());
     auto reader = open(dir.path());  // the --output directory: atb_dump_data is found below it
     ASSERT_TRUE(reader);
     EXPECT_EQ(reader->layout(), analysis::DumpLayout::Atb);
@@ -130,7 +119,7 @@ TEST(AtbReader, ReadsASyntheticDumpWhole) {
 
 TEST(AtbReader, SmallPollBudgetsBuildTheSameIndex) {
     test::TempDir dir("ui-analysis");
-    smallSynthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     auto whole = open(dir.path());
     auto pieces = open(dir.path());
     DumpIndex a = readAll(*whole);
@@ -339,7 +328,7 @@ TEST(DumpReader, ExplainsWhatIsNotADump) {
 
 TEST(DumpIndex, ProfileListsOpsOfARoundInExecutionOrder) {
     test::TempDir dir("ui-analysis");
-    smallSynthetic(dir.path(), false);
+    test::writeSmallSyntheticDump(dir.path(), 60, 600, 3, /*tensors=*/false);
     auto reader = open(dir.path());
     DumpIndex index = readAll(*reader);
     DumpIndex::ProfileOptions layers;

@@ -36,17 +36,6 @@ using Tester = QAbstractItemModelTester;
 
 bool waitFor(const std::function<bool()>& condition, int ms = 20000) { return QTest::qWaitFor(condition, ms); }
 
-bench::SyntheticDumpResult synthetic(const std::string& dir, uint64_t ops = 60, uint64_t rows = 600, int layers = 3) {
-    bench::SyntheticDumpOptions options;
-    options.output = dir;
-    options.ops = ops;
-    options.rows = rows;
-    options.layers = layers;
-    options.nanLayer = 1;
-    options.nanRound = 2;
-    options.tensors = true;
-    return bench::writeSyntheticDump(options);
-}
 
 // A store with its tree model and proxy, all under the tester from the start.
 struct Session {
@@ -79,7 +68,7 @@ int countRows(const QAbstractItemModel& model, const QModelIndex& parent = {}) {
 
 TEST(DumpStore, LoadsADumpIntoTheTreeModel) {
     test::TempDir dir("ui-data");
-    const auto written = synthetic(dir.path());
+    const auto written = test::writeSmallSyntheticDump(dir.path());
     Session s;
     QSignalSpy opened(&s.store, &data::DumpStore::opened);
     ASSERT_TRUE(s.open(dir.path()));
@@ -141,7 +130,7 @@ TEST(DumpStore, TheTreeGrowsWhileTheDumpIsWritten) {
 TEST(DumpStore, AMassUpdateOfExistingOpsPassesTheTester) {
     // A new round touching thousands of known ops is announced as one layout change.
     test::TempDir dir("ui-data");
-    const auto written = synthetic(dir.path(), 3000, 6000, 10);  // one round
+    const auto written = test::writeSmallSyntheticDump(dir.path(), 3000, 6000, 10);  // one round
     Session s;
     ASSERT_TRUE(s.open(dir.path()));
     QSignalSpy layout(&s.model, &QAbstractItemModel::layoutChanged);
@@ -170,8 +159,8 @@ TEST(DumpStore, AMassUpdateOfExistingOpsPassesTheTester) {
 
 TEST(DumpStore, ANewerOpenMakesTheOlderResultsStale) {
     test::TempDir big("ui-data-big"), small("ui-data-small");
-    synthetic(big.path(), 20000, 200000, 20);  // tens of polls
-    const auto smallDump = synthetic(small.path());
+    test::writeSmallSyntheticDump(big.path(), 20000, 200000, 20);  // tens of polls
+    const auto smallDump = test::writeSmallSyntheticDump(small.path());
     Session s;
     QSignalSpy progress(&s.store, &data::DumpStore::loadProgress);
     s.store.open(QString::fromStdString(big.path()));
@@ -253,7 +242,7 @@ TEST(DumpStore, OpensTheMsprobeLayoutAsAModuleTree) {
 
 TEST(OpSelection, TickingWritesIdsAndTheTreeShowsWhatTheConfigDumps) {
     test::TempDir dir("ui-data");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     Session s;
     ASSERT_TRUE(s.open(dir.path()));
     const QString check = QStringLiteral("\u2713");
@@ -311,7 +300,7 @@ TEST(OpSelection, TickingWritesIdsAndTheTreeShowsWhatTheConfigDumps) {
 
 TEST(OpFilterProxy, SearchAndShowKeepAncestors) {
     test::TempDir dir("ui-data");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     Session s;
     ASSERT_TRUE(s.open(dir.path()));
     s.proxy.setSearchText("mlp");
@@ -341,7 +330,7 @@ TEST(OpFilterProxy, SearchAndShowKeepAncestors) {
 
 TEST(OpTensorsModel, RowsOfAnOpByRound) {
     test::TempDir dir("ui-data");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     Session s;
     ASSERT_TRUE(s.open(dir.path()));
     data::OpTensorsModel tensors(&s.store);
@@ -362,7 +351,7 @@ TEST(OpTensorsModel, RowsOfAnOpByRound) {
 
 TEST(DumpCursor, KeepsOpTensorAndRoundTogether) {
     test::TempDir dir("ui-data");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     Session s;
     ASSERT_TRUE(s.open(dir.path()));
     data::DumpCursor cursor(&s.store);
@@ -408,7 +397,7 @@ TEST(DumpCursor, AnOpChosenBeforeItsRowsGetsItsTensorWhenTheyCome) {
 
 TEST(StatisticsSeries, RoundsAndProfilesMarkNonFiniteValues) {
     test::TempDir dir("ui-data");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     Session s;
     ASSERT_TRUE(s.open(dir.path()));
     const auto& idx = s.store.index();

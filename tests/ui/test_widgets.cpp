@@ -51,22 +51,11 @@ using test::runStudio;
 using test::StudioRun;
 using test::waitFor;
 
-void synthetic(const std::string& dir) {
-    bench::SyntheticDumpOptions options;
-    options.output = dir;
-    options.ops = 60;
-    options.rows = 600;
-    options.layers = 3;
-    options.nanLayer = 1;
-    options.nanRound = 2;
-    options.tensors = true;
-    bench::writeSyntheticDump(options);
-}
 
 class MainWindowTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        synthetic(dir_.path());
+        test::writeSmallSyntheticDump(dir_.path());
         window_.resize(1400, 900);
         window_.show();
         QSignalSpy loaded(&window_, &MainWindow::sessionLoaded);
@@ -242,7 +231,7 @@ TEST(MainWindow, PlotsFollowAGrowingDump) {
 
 TEST(MainWindow, ShowsProblemsOfABrokenDump) {
     test::TempDir dir("ui-widgets");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     // Cut a statistic.csv in the middle of a line and break the model file.
     const std::string csv = dir / "atb_dump_data/data/0_4242/1/statistic.csv";
     const std::string text = test::readFile(csv);
@@ -271,7 +260,7 @@ TEST_F(MainWindowTest, TheFilterAndConfigLinesSayWhatIsInForce) {
 
 TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
     test::TempDir dir("ui-widgets");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     test::writeFile(dir / "atb_dump_data/probe_status.json", "{\"state\": ");
     MainWindow window;
     window.show();
@@ -284,7 +273,7 @@ TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
 
 TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
     test::TempDir dir("ui-widgets");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     format::ProcessDumpStatus process;
     process.pid = 4242;
     process.state = "complete";
@@ -375,7 +364,7 @@ TEST(MainWindow, OnlySessionsThatOpenedAreRecent) {
         EXPECT_FALSE(loaded.front().front().toBool()) << bad;
     }
     EXPECT_EQ(paths(), before);
-    synthetic(dir / "good");
+    test::writeSmallSyntheticDump(dir / "good");
     loaded.clear();
     window.openDump(QString::fromStdString(dir / "good"));
     ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
@@ -388,7 +377,7 @@ TEST(CommandLine, SettingsAreProbeStudiosOwn) {
     // The suite's main points XDG_CONFIG_HOME at a folder of this run: the probe-studio it
     // starts keeps its recent sessions there, under its organisation's name.
     test::TempDir dir("ui-cli");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     const QString png = QString::fromStdString(dir / "shot.png");
     const StudioRun run = runStudio({QString::fromStdString(dir.path()), "--screenshot", png});
     ASSERT_EQ(run.exitCode, 0) << run.err.toStdString();
@@ -403,7 +392,7 @@ TEST(CommandLine, SettingsAreProbeStudiosOwn) {
 
 TEST(CommandLine, ScreenshotsOfEachView) {
     test::TempDir dir("ui-cli");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     struct Case {
         QStringList arguments;
         std::function<void(const QImage&)> check;
@@ -452,7 +441,7 @@ TEST(CommandLine, UsageErrorsAndMissingDumps) {
     EXPECT_EQ(run.exitCode, 1);
     EXPECT_TRUE(run.err.contains("holds no dump")) << run.err.toStdString();
     EXPECT_FALSE(QImage(png).isNull());
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     run = runStudio({QString::fromStdString(dir.path()), "--screenshot", png, "--op", "no_such_op"});
     EXPECT_EQ(run.exitCode, 1);
     EXPECT_TRUE(run.err.contains("no op with id no_such_op")) << run.err.toStdString();
@@ -477,7 +466,7 @@ TEST(CommandLine, UnknownValuesAreRejected) {
         EXPECT_FALSE(QFile::exists(png));
     }
     // A round the dump does not have: said, with the rounds it has.
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     std::string error;
     const auto index = analysis::readDump(dir.path(), &error);
     ASSERT_TRUE(index) << error;
@@ -491,7 +480,7 @@ TEST(CommandLine, UnknownValuesAreRejected) {
 // de-duplicated file opened by its path is followed to its first copy as from the tree.
 TEST(MainWindow, ATensorFileOfTheOpenDumpSelectsItsOpAndRound) {
     test::TempDir dir("ui-widgets");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     MainWindow window;
     window.show();
     QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
@@ -515,7 +504,7 @@ TEST(MainWindow, ATensorFileOfTheOpenDumpSelectsItsOpAndRound) {
 
 TEST(CommandLine, TensorFileOpensInThePreview) {
     test::TempDir dir("ui-cli");
-    synthetic(dir.path());
+    test::writeSmallSyntheticDump(dir.path());
     std::string error;
     const auto index = analysis::readDump(dir.path(), &error);
     ASSERT_TRUE(index) << error;
