@@ -488,16 +488,16 @@ void Runtime::info(const std::string& text) {
     if (auto* l = listener_.load()) l->message(text);
 }
 
-void Runtime::error(const std::string& text) { record("error", text); }
+void Runtime::error(const std::string& text) { record(true, text); }
 
-void Runtime::warning(const std::string& text) { record("warning", text); }
+void Runtime::warning(const std::string& text) { record(false, text); }
 
 // Errors are the dump's own (files not written: the status counts them, and a dump with errors
 // is incomplete); warnings are said and kept in the status's messages without making the dump
 // incomplete (a config refused while the previous one dumped on).
-void Runtime::record(const char* level, const std::string& text) {
+void Runtime::record(bool isError, const std::string& text) {
+    const char* level = isError ? "error" : "warning";
     std::fprintf(stderr, "[probe] %s: %s\n", level, text.c_str());
-    const bool isError = std::strcmp(level, "error") == 0;
     {
         std::lock_guard<std::mutex> lock(statusMutex_);
         if (isError) ++messageErrors_;

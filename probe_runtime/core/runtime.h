@@ -150,7 +150,7 @@ private:
     void info(const std::string& text);
     void error(const std::string& text);
     void warning(const std::string& text);
-    void record(const char* level, const std::string& text);
+    void record(bool isError, const std::string& text);
     void writeStatus(const char* state);
     int stopRuntime(bool fromHousekeeping);
 
