@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cctype>
 #include <fstream>
 #include <string_view>
@@ -267,6 +268,36 @@ std::vector<int32_t> DumpIndex::rounds(uint32_t process) const {
     out.reserve(processes_[process].rounds.size());
     for (const auto& entry : processes_[process].rounds) out.push_back(entry.first);
     return out;
+}
+
+namespace {
+
+std::string canonicalPath(const std::string& path) {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (!resolved) return {};
+    std::string out = resolved;
+    std::free(resolved);
+    return out;
+}
+
+}  // namespace
+
+uint32_t DumpIndex::rowOfTensorFile(const std::string& path) const {
+    const std::string file = canonicalPath(path), data = canonicalPath(root_ + "/data");
+    if (layout_ != DumpLayout::Atb || file.empty() || data.empty() || file.rfind(data + "/", 0) != 0) return kNone;
+    // <dev_pid>/<round>/...
+    const std::string rest = file.substr(data.size() + 1);
+    const size_t slash = rest.find('/'), next = slash == std::string::npos ? slash : rest.find('/', slash + 1);
+    if (next == std::string::npos) return kNone;
+    const uint32_t process = findProcess(rest.substr(0, slash));
+    const std::string round = rest.substr(slash + 1, next - slash - 1);
+    if (process == kNone || round.empty() || round.find_first_not_of("0123456789") != std::string::npos) return kNone;
+    const auto& rounds = processes_[process].rounds;
+    const auto it = rounds.find(std::stoi(round));
+    if (it == rounds.end()) return kNone;
+    for (uint32_t row : it->second)
+        if (rows_[row].hasTensorFile && canonicalPath(tensorPath(row)) == file) return row;
+    return kNone;
 }
 
 std::string DumpIndex::tensorPath(uint32_t row, std::string* error) const {

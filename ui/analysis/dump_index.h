@@ -182,6 +182,10 @@ public:
     // when it was copied or moved since it was written (tensorPathInDump); atb rows re-read
     // their statistic.csv line. `error` says why it could not.
     std::string tensorPath(uint32_t row, std::string* error = nullptr) const;
+    // The row whose tensor file is `path` (the same file, however the path is spelled), or
+    // kNone. atb: only the rows of the round the path lies in (data/<dev_pid>/<round>/...) are
+    // read back, not the whole dump.
+    uint32_t rowOfTensorFile(const std::string& path) const;
     // A header-only .bin names the first copy of the same data ("2_1_outtensor0.bin"): the
     // path of that copy in the same round and process (findFirstCopy), or "" when it is not found.
     std::string resolveTensorAlias(uint32_t row, const std::string& alias) const;

@@ -531,31 +531,13 @@ bool MainWindow::previewCurrentTensor() {
 
 void MainWindow::previewTensorFile(const QString& path) {
     showView(View::Tensor);
-    const auto& idx = store_->index();
-    const std::string file = QFileInfo(path).canonicalFilePath().toStdString();
-    // data/<dev_pid>/<round>/...: only that round's rows can name it (reading every row's path
-    // back from its statistic.csv line would take long in a large dump).
-    const std::string data = QFileInfo(QString::fromStdString(idx.root() + "/data")).canonicalFilePath().toStdString() + "/";
-    if (store_->isOpen() && idx.layout() == analysis::DumpLayout::Atb && file.rfind(data, 0) == 0) {
-        const std::string rest = file.substr(data.size());
-        const size_t slash = rest.find('/'), next = rest.find('/', slash + 1);
-        const uint32_t process = idx.findProcess(rest.substr(0, slash));
-        const std::string roundText = slash == std::string::npos || next == std::string::npos ? std::string() : rest.substr(slash + 1, next - slash - 1);
-        if (process != kNone && !roundText.empty() && roundText.find_first_not_of("0123456789") == std::string::npos) {
-            const auto& rounds = idx.process(process).rounds;
-            if (auto it = rounds.find(std::stoi(roundText)); it != rounds.end()) {
-                for (uint32_t row : it->second) {
-                    if (!idx.row(row).hasTensorFile) continue;
-                    const QString rowPath = QString::fromStdString(idx.tensorPath(row));
-                    if (QFileInfo(rowPath).canonicalFilePath().toStdString() != file) continue;
-                    cursor_->setRow(row);
-                    preview_->openRow(row);
-                    return;
-                }
-            }
-        }
+    const uint32_t row = store_->isOpen() ? store_->index().rowOfTensorFile(path.toStdString()) : kNone;
+    if (row == kNone) {
+        preview_->openFile(path);
+        return;
     }
-    preview_->openFile(path);
+    cursor_->setRow(row);
+    preview_->openRow(row);
 }
 
 void MainWindow::chooseDump() {
