@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "config_state.h"
+
+#include <cstring>
+
+#include "probe/format/config_issue.h"
+#include "probe/format/file_util.h"
+#include "runtime.h"
+
+namespace probe::runtime {
+
+std::shared_ptr<const ConfigSnapshot> ConfigState::current() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return config_;
+}
+
+void ConfigState::startWith(const std::string& path) {
+    // The config in force: the file when it is valid, else the defaults (dump disabled).
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        config_ = std::make_shared<ConfigSnapshot>(ConfigSnapshot{format::OpConfig{}, ++generation_});
+    }
+    if (path.empty()) return;
+    if (format::fileExists(path)) {
+        auto result = format::loadOpConfigFile(path);
+        if (result.ok())
+            apply(*result.config, "file");
+        else
+            runtime_.status().warning("config rejected, dumping stays disabled until it is fixed:\n" +
+                                      format::describeIssues(result.issues));
+    } else {
+        runtime_.status().info("config " + path + " does not exist yet; dumping is disabled until it is written");
+    }
+}
+
+void ConfigState::onFileChanged(const std::string& path, bool removed) {
+    if (removed) {
+        runtime_.status().info("config " + path + " was removed; the current config stays in force");
+        return;
+    }
+    auto result = format::loadOpConfigFile(path);
+    if (!result.ok()) {
+        reject(format::describeIssues(result.issues), "file");
+        return;
+    }
+    apply(*result.config, "file");
+}
+
+std::string ConfigState::applyText(const std::string& text, const std::string& source) {
+    auto result = format::parseOpConfig(text, source);
+    if (!result.ok()) {
+        const std::string reason = format::describeIssues(result.issues);
+        reject(reason, source);
+        return reason;
+    }
+    apply(*result.config, source);
+    const std::string path = runtime_.configPath();
+    if (!path.empty()) {
+        // Keep the file in step, so that what is on disk is what runs. The watcher will see
+        // the same config again and ignore it.
+        const std::string content = result.config->toFileText();
+        if (int err = format::writeFileAtomically(path, content))
+            runtime_.status().error("cannot write the config file " + path + ": " + std::strerror(err));
+    }
+    return "";
+}
+
+void ConfigState::reject(const std::string& reason, const std::string& source) {
+    runtime_.status().warning("config rejected, the previous one stays in force:\n" + reason);
+    if (auto* l = runtime_.listener()) l->configRejected(reason, source);
+}
+
+void ConfigState::apply(const format::OpConfig& config, const std::string& source) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        const bool unchanged = config_ && config_->config == config;
+        // The file rewritten with what is in force already (by a client's push, say): nothing
+        // to say. A client asking for it is still answered.
+        if (unchanged && source == "file") return;
+        if (!unchanged) config_ = std::make_shared<ConfigSnapshot>(ConfigSnapshot{config, ++generation_});
+    }
+    runtime_.recomputeAwake();
+    std::string summary = "config applied (" + source + "): dump_enable=" +
+                          (config.dumpEnable ? "true" : "false") + " task=" + format::dumpTaskName(config.task) +
+                          " exec_range=" + config.execRange.toString();
+    if (!config.ids.empty()) summary += " ids=" + config.toJson()["ids"].get<std::string>();
+    if (!config.opNames.empty()) summary += " op_name=" + config.toJson()["op_name"].get<std::string>();
+    if (config.saveChild) summary += " save_child=true filter_level=" + std::to_string(config.filterLevel);
+    runtime_.status().info(summary);
+    if (auto* l = runtime_.listener()) l->configApplied(config, source);
+}
+
+}  // namespace probe::runtime

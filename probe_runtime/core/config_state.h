@@ -1,0 +1,46 @@
+// The config in force: an immutable snapshot swapped whole when a new config is applied (from
+// the file, or pushed by a client), so an op holds one config from its beginning to its end.
+// A config that fails validation is reported and the previous one stays.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "probe/format/op_config.h"
+
+namespace probe::runtime {
+
+class Runtime;
+
+struct ConfigSnapshot {
+    format::OpConfig config;
+    uint64_t generation = 0;
+};
+
+class ConfigState {
+public:
+    explicit ConfigState(Runtime& runtime) : runtime_(runtime) {}
+
+    std::shared_ptr<const ConfigSnapshot> current() const;
+    // Back to the defaults (dump disabled), then the file at `path` when there is one.
+    void startWith(const std::string& path);
+    // The watcher saw the file written (or removed).
+    void onFileChanged(const std::string& path, bool removed);
+    // A config as text (from the control socket): validated like the file; on success also
+    // written to the config file. Returns "" or the problems.
+    std::string applyText(const std::string& text, const std::string& source);
+
+private:
+    void apply(const format::OpConfig& config, const std::string& source);
+    void reject(const std::string& reason, const std::string& source);
+
+    Runtime& runtime_;
+    mutable std::mutex mutex_;
+    std::shared_ptr<const ConfigSnapshot> config_;
+    uint64_t generation_ = 0;
+};
+
+}  // namespace probe::runtime

@@ -1,0 +1,302 @@
+// The runtime's lifecycle: start and stop, the housekeeping thread (status file, signals), the
+// probe's state (sleeping, dumping, stopped), and what happens at exit, at a signal and in a
+// forked child.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "config_watcher.h"
+#include "control_server.h"
+#include "dump_writer.h"
+#include "op_names.h"
+#include "probe/format/file_util.h"
+#include "runtime.h"
+
+namespace probe::runtime {
+namespace {
+
+uint64_t envMegabytes(const char* name, uint64_t fallbackMb) {
+    const char* value = std::getenv(name);
+    if (!value || !*value) return fallbackMb << 20;
+    char* end = nullptr;
+    unsigned long long mb = std::strtoull(value, &end, 10);
+    if (end == value || *end != '\0') return fallbackMb << 20;
+    return static_cast<uint64_t>(mb) << 20;
+}
+
+std::string processName() {
+    std::ifstream in("/proc/self/comm");
+    std::string name;
+    std::getline(in, name);
+    return name.empty() ? "model" : sanitizeName(name.c_str());
+}
+
+// Signals: the handler only writes the signal number to a pipe; the housekeeping thread drains
+// the writer, marks the dump complete, restores the previous handler and re-raises.
+int gSignalPipeWrite = -1;
+struct sigaction gPreviousInt, gPreviousTerm;
+std::atomic<bool> gSignalsInstalled{false};
+
+void onSignal(int signal) {
+    const int saved = errno;
+    if (gSignalPipeWrite >= 0) {
+        unsigned char byte = static_cast<unsigned char>(signal);
+        if (::write(gSignalPipeWrite, &byte, 1) < 0) {
+        }
+    }
+    errno = saved;
+}
+
+void childAfterFork() { Runtime::instance().afterForkInChild(); }
+
+void stopAtExit() {
+    try {
+        Runtime::instance().stop();
+    } catch (...) {
+    }
+}
+
+}  // namespace
+
+int Runtime::start(const char* outputDir, const char* configPath) {
+    std::lock_guard<std::mutex> lifecycle(lifecycleMutex_);
+    if (started_.load()) return 0;
+
+    std::string out = outputDir && *outputDir ? outputDir : "";
+    if (out.empty()) {
+        const char* env = std::getenv("PROBE_OUTPUT_DIR");
+        out = env && *env ? env : ".";
+    }
+    std::string cfg = configPath && *configPath ? configPath : "";
+    if (cfg.empty()) {
+        const char* env = std::getenv("PROBE_CONFIG");
+        cfg = env && *env ? env : "";
+    }
+    outputDir_ = format::absolutePath(out);
+    root_ = format::joinPath(outputDir_, "atb_dump_data");
+    configPath_ = cfg.empty() ? std::string() : format::absolutePath(cfg);
+    const char* quiet = std::getenv("PROBE_QUIET");
+
+    if (int err = format::makeDirectories(root_)) {
+        setLastError("cannot create the output directory " + root_ + ": " + std::strerror(err));
+        return -4;
+    }
+    if (::access(root_.c_str(), W_OK) != 0) {
+        setLastError("the output directory " + root_ + " is not writable: " + std::strerror(errno));
+        return -4;
+    }
+
+    ownerPid_ = ::getpid();
+    status_.begin(quiet && *quiet && std::strcmp(quiet, "0") != 0);
+    ops_.layers().reset();
+    models_.reset(processName());
+
+    WriterOptions options;
+    options.root = root_;
+    options.memoryCapBytes = envMegabytes("PROBE_MEMORY_CAP_MB", 512);
+    options.minFreeBytes = envMegabytes("PROBE_MIN_FREE_MB", 256);
+    // One writer, watcher and control server for the process, reused by every start: an op
+    // racing a stop on another thread may still hold a pointer to them.
+    if (!writer_) {
+        writer_ = new DumpWriter(options, [this](const std::string& text) {
+            status_.error(text);
+            recomputeAwake();
+        });
+    } else {
+        writer_->reset(options);
+    }
+    writer_->start();
+
+    config_.startWith(configPath_);
+    if (!configPath_.empty()) {
+        if (!watcher_) {
+            watcher_ = new ConfigWatcher(configPath_, [this](ConfigWatcher::Change change) {
+                config_.onFileChanged(configPath_, change == ConfigWatcher::Change::Removed);
+            });
+        } else {
+            watcher_->setPath(configPath_);
+        }
+        watcher_->start();
+        watching_ = true;
+    } else {
+        watching_ = false;
+    }
+
+    // Housekeeping: status file once a second, and signals.
+    if (::pipe2(housekeepingPipe_, O_CLOEXEC | O_NONBLOCK) != 0) housekeepingPipe_[0] = housekeepingPipe_[1] = -1;
+    housekeepingStop_ = false;
+    housekeepingThread_ = new std::thread([this] { housekeepingLoop(); });
+
+    const char* signals = std::getenv("PROBE_SIGNALS");
+    if (!(signals && std::strcmp(signals, "0") == 0) && !gSignalsInstalled.exchange(true)) {
+        gSignalPipeWrite = housekeepingPipe_[1];
+        struct sigaction action {};
+        action.sa_handler = onSignal;
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_RESTART;
+        sigaction(SIGINT, &action, &gPreviousInt);
+        sigaction(SIGTERM, &action, &gPreviousTerm);
+    } else if (gSignalsInstalled) {
+        gSignalPipeWrite = housekeepingPipe_[1];
+    }
+    static std::once_flag processHooks;
+    std::call_once(processHooks, [] {
+        pthread_atfork(nullptr, nullptr, childAfterFork);
+        std::atexit(stopAtExit);
+    });
+
+    // The live control socket, for the application to attach to.
+    controlling_ = false;
+    const char* control = std::getenv("PROBE_CONTROL");
+    if (!(control && std::strcmp(control, "0") == 0)) {
+        if (!control_) control_ = new ControlServer(*this);
+        const std::string problem = control_->start();
+        if (problem.empty()) {
+            controlling_ = true;
+            setListener(control_);
+        } else {
+            status_.info("no live control socket (" + problem + "); the dump is written as usual");
+        }
+    }
+
+    epoch_.fetch_add(1);
+    started_.store(true, std::memory_order_release);
+    recomputeAwake();
+    status_.write("running");
+    return 0;
+}
+
+int Runtime::stop() { return stopRuntime(/*fromHousekeeping=*/false); }
+
+int Runtime::stopRuntime(bool fromHousekeeping) {
+    std::thread* housekeeping = nullptr;
+    {
+        std::lock_guard<std::mutex> lifecycle(lifecycleMutex_);
+        if (!started_.load()) return 0;
+        if (::getpid() != ownerPid_) return 0;  // a forked child never owns the parent's dump
+        started_.store(false, std::memory_order_release);
+        recomputeAwake();
+        if (watching_) watcher_->stop();
+        capture_.flushAllRows();
+        // Drains what is queued; ops still running get their enqueue refused from here on, and
+        // no write is left half done (a temporary file) when the process ends right after.
+        writer_->stop();
+        status_.write("complete");
+        if (controlling_) {
+            setListener(nullptr);
+            control_->stop();
+        }
+        housekeepingStop_ = true;
+        housekeeping = static_cast<std::thread*>(housekeepingThread_);
+        housekeepingThread_ = nullptr;
+    }
+    // Outside the lock: the housekeeping thread may itself be waiting for it (a signal arrived
+    // while this thread was stopping).
+    if (housekeeping && housekeeping->joinable()) {
+        if (fromHousekeeping) {
+            housekeeping->detach();  // this very thread: it ends when the signal is handled
+        } else {
+            if (housekeepingPipe_[1] >= 0) {
+                unsigned char zero = 0;
+                if (::write(housekeepingPipe_[1], &zero, 1) < 0) {
+                }
+            }
+            housekeeping->join();
+        }
+    }
+    delete housekeeping;
+    return 0;
+}
+
+void Runtime::afterForkInChild() {
+    // Only this thread exists in the child. The parent's dump belongs to the parent: the child
+    // runs unprobed (its threads are gone), and never joins or drains anything.
+    started_.store(false);
+    awake_.store(false);
+    stateGeneration_.fetch_add(1);
+    if (writer_) writer_->abandonAfterFork();
+    if (watcher_) watcher_->abandonAfterFork();
+    if (control_) {
+        listener_.store(nullptr);
+        control_->abandonAfterFork();
+    }
+    auto* thread = static_cast<std::thread*>(housekeepingThread_);
+    if (thread && thread->joinable()) thread->detach();
+    housekeepingThread_ = nullptr;
+    gSignalPipeWrite = -1;
+    if (gSignalsInstalled.exchange(false)) {
+        sigaction(SIGINT, &gPreviousInt, nullptr);
+        sigaction(SIGTERM, &gPreviousTerm, nullptr);
+    }
+}
+
+void Runtime::housekeepingLoop() {
+    uint64_t lastWritten = ~0ull;
+    while (!housekeepingStop_.load()) {
+        pollfd fd{housekeepingPipe_[0], POLLIN, 0};
+        int ready = ::poll(&fd, housekeepingPipe_[0] >= 0 ? 1 : 0, 1000);
+        if (ready > 0) {
+            unsigned char byte = 0;
+            while (::read(housekeepingPipe_[0], &byte, 1) == 1)
+                if (byte != 0 && !housekeepingStop_.load()) handleSignal(byte);
+        }
+        if (housekeepingStop_.load()) break;
+        const auto c = writer_->counters();
+        const uint64_t fingerprint = c.files * 1000003 + c.rows * 31 + c.errors + status_.errorCount();
+        if (fingerprint != lastWritten) {
+            lastWritten = fingerprint;
+            status_.write("running");
+        }
+    }
+}
+
+void Runtime::handleSignal(int signal) {
+    const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+    status_.info(std::string("received ") + name + ": writing out what is queued, then stopping the probe");
+    // The dump is whole, but the program did not run to its end: the status says so.
+    status_.setInterruptedBy(name);
+    stopRuntime(/*fromHousekeeping=*/true);
+    // Hand the signal to whoever had it before us (or the default action).
+    const struct sigaction& previous = signal == SIGINT ? gPreviousInt : gPreviousTerm;
+    gSignalsInstalled = false;
+    gSignalPipeWrite = -1;
+    sigaction(SIGINT, &gPreviousInt, nullptr);
+    sigaction(SIGTERM, &gPreviousTerm, nullptr);
+    if (previous.sa_handler != SIG_IGN) ::kill(::getpid(), signal);
+}
+
+void Runtime::recomputeAwake() {
+    bool awake = false;
+    if (started_.load() && writer_ && !writer_->diskStopped()) {
+        auto snapshot = currentConfig();
+        awake = snapshot && snapshot->config.dumpEnable && snapshot->config.acceptsDevice(device_.load());
+    }
+    if (awake_.exchange(awake) != awake) {
+        stateGeneration_.fetch_add(1, std::memory_order_acq_rel);
+        if (auto* l = listener_.load()) {
+            std::string reason;
+            if (awake) reason = "dump_enable is true";
+            else if (writer_ && writer_->diskStopped()) reason = writer_->diskStoppedReason();
+            else if (!started_.load()) reason = "the probe stopped";
+            else reason = "dump_enable is false, or this device is not selected";
+            l->stateChanged(stateName(), reason);
+        }
+    }
+}
+
+std::string Runtime::stateName() const {
+    if (awake_.load()) return "dumping";
+    if (writer_ && writer_->diskStopped()) return "stopped";
+    return "sleeping";
+}
+
+}  // namespace probe::runtime

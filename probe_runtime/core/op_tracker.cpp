@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "op_tracker.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "dump_writer.h"
+#include "op_names.h"
+#include "runtime.h"
+#include "thread_state.h"
+
+namespace probe::runtime {
+
+// ---------------------------------------------------------------------------------------------
+// Thread states
+
+namespace {
+thread_local ThreadState* tlsState = nullptr;
+}  // namespace
+
+ThreadState& threadState(uint64_t epoch) {
+    if (!tlsState) {
+        // Freed at thread exit by a thread_local owner.
+        static thread_local std::unique_ptr<ThreadState> owner(new ThreadState);
+        tlsState = owner.get();
+    }
+    if (tlsState->epoch != epoch) {
+        tlsState->stack.clear();
+        tlsState->layer.reset();
+        std::lock_guard<std::mutex> lock(tlsState->rows.mutex);
+        tlsState->rows.path.clear();
+        tlsState->rows.text.clear();
+        tlsState->rows.count = 0;
+        tlsState->epoch = epoch;
+    }
+    return *tlsState;
+}
+
+ThreadState* existingThreadState(uint64_t epoch) {
+    return tlsState && tlsState->epoch == epoch ? tlsState : nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layer-level ops
+
+void LayerRegistry::reset() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    slots_.clear();
+    nextId_ = 0;
+    explicitRounds_ = false;
+    round_ = 0;
+    occurrencesInRound_.clear();
+}
+
+LayerRegistry::Slot* LayerRegistry::begin(const std::string& name, const std::string& type, int64_t& round) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string key = name;
+    if (explicitRounds_) key += "\x1f" + std::to_string(occurrencesInRound_[name]++);
+    auto& slot = slots_[key];
+    if (!slot) {
+        slot = std::make_unique<Slot>();
+        slot->id = nextId_++;
+        slot->name = name;
+        slot->type = type;
+        if (auto* l = runtime_.listener()) l->layerDiscovered(slot->id, name, type);
+    }
+    round = explicitRounds_ ? round_ : slot->executions;
+    ++slot->executions;
+    return slot.get();
+}
+
+bool LayerRegistry::wantsStructure(const Slot& slot) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return !slot.structureCaptured;
+}
+
+bool LayerRegistry::claimStructure(Slot& slot, bool* explicitLayer) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (slot.structureCaptured) return false;
+    slot.structureCaptured = true;
+    *explicitLayer = slot.explicitStructure;
+    return true;
+}
+
+int LayerRegistry::markExplicit(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& slot = slots_[name];
+    if (!slot) {
+        slot = std::make_unique<Slot>();
+        slot->id = nextId_++;
+        slot->name = name;
+        slot->type = name;
+    }
+    slot->explicitStructure = true;
+    return slot->id;
+}
+
+int LayerRegistry::setRound(int64_t round) {
+    if (round < 0) {
+        Runtime::setLastError("probe_set_round: the round must be >= 0");
+        return -1;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!explicitRounds_ || round != round_) occurrencesInRound_.clear();
+    explicitRounds_ = true;
+    round_ = round;
+    return 0;
+}
+
+std::vector<LayerDescription> LayerRegistry::known() {
+    std::vector<LayerDescription> layers;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [key, slot] : slots_) layers.push_back({slot->id, slot->name, slot->type});
+    std::sort(layers.begin(), layers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    return layers;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Op boundaries
+
+int OpTracker::opBegin(const char* name, const char* type, const char* paramJson, OpKind kind) {
+    if (!runtime_.isStarted()) return 0;
+    if (!name || !*name) {
+        Runtime::setLastError("probe_op_begin: the op name is empty");
+        return -1;
+    }
+    ThreadState& ts = threadState(runtime_.epoch());
+    if (!ts.stack.empty()) {
+        Frame& parent = ts.stack.back();
+        ++parent.childCount;
+        if (!parent.active || !parent.childrenActive) {
+            // Hot path inside an op nobody looks into: no strings, no locks.
+            Frame frame;
+            frame.depth = parent.depth + 1;
+            ts.stack.push_back(std::move(frame));
+            return 0;
+        }
+    }
+    const std::string display = sanitizeName(name);
+    const std::string typeName = type && *type ? sanitizeName(type) : display;
+    if (ts.stack.empty()) return beginLayer(ts, display, typeName, paramJson);
+    return beginChild(ts, display, typeName, paramJson, kind);
+}
+
+int OpTracker::beginLayer(ThreadState& ts, const std::string& name, const std::string& type, const char* paramJson) {
+    // A config change already made to the file takes effect here, at this boundary, for the
+    // whole of this layer op (its children never see half of one config and half of another).
+    runtime_.syncConfigFile();
+    int64_t round = 0;
+    LayerRegistry::Slot* slot = layers_.begin(name, type, round);
+
+    Frame frame;
+    frame.depth = 0;
+    LayerExecution& layer = ts.layer;
+    layer.reset();
+    auto snapshot = runtime_.currentConfig();
+    const auto& config = snapshot->config;
+    const bool active =
+        config.dumpEnable && config.acceptsDevice(runtime_.device()) && !runtime_.writer().diskStopped();
+    if (!active) {
+        ts.stack.push_back(std::move(frame));
+        return 0;
+    }
+    layer.config = snapshot;
+    layer.slot = slot;
+    layer.round = round;
+    layer.inRange = config.execRange.contains(round);
+    layer.capture = layers_.wantsStructure(*slot);
+    frame.id = std::to_string(slot->id);
+    frame.name = name;
+    frame.type = type;
+    frame.namePath = name;
+    frame.relDir = frame.id + "_" + name;
+    const format::OpLocation location{frame.id, frame.namePath, 0};
+    frame.selected = layer.inRange && config.selects(location);
+    frame.childrenActive = layer.capture || (layer.inRange && config.maySelectDescendants(location));
+    frame.active = frame.selected || frame.childrenActive;
+    if (frame.active) {
+        layer.devicePid = runtime_.devicePid();
+        layer.roundDir = runtime_.root() + "/data/" + layer.devicePid + "/" + std::to_string(round);
+        layer.csvPath = layer.roundDir + "/statistic.csv";
+    }
+    if (layer.capture) {
+        layer.observed = std::make_unique<ObservedOp>();
+        layer.observed->name = name;
+        layer.observed->type = type;
+        layer.observed->id = frame.id;
+        layer.observed->paramJson = paramJson ? paramJson : "";
+        frame.observed = layer.observed.get();
+    }
+    if (frame.selected && config.wantsTensors()) writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
+    const int wanted = frame.selected ? 1 : 0;
+    ts.stack.push_back(std::move(frame));
+    return wanted;
+}
+
+int OpTracker::beginChild(ThreadState& ts, const std::string& name, const std::string& type,
+                          const char* paramJson, OpKind kind) {
+    Frame& parent = ts.stack.back();
+    const uint32_t index = parent.childCount - 1;  // counted by opBegin
+    Frame frame;
+    frame.depth = parent.depth + 1;
+    LayerExecution& layer = ts.layer;
+    const auto& config = layer.config->config;
+    const std::string local = std::to_string(index);
+    frame.id = parent.id + "_" + local;
+    frame.name = name;
+    frame.type = type;
+    frame.namePath = parent.namePath + "/" + name;
+    frame.relDir = parent.relDir + "/" + local + "_" + name;
+    frame.kernel = kind == OpKind::Kernel || (kind == OpKind::Auto && frame.depth >= 2);
+    const format::OpLocation location{frame.id, frame.namePath, frame.depth};
+    frame.selected = layer.inRange && config.selects(location);
+    frame.childrenActive = layer.capture || (layer.inRange && config.maySelectDescendants(location));
+    frame.active = true;
+    if (parent.observed) {
+        auto child = std::make_unique<ObservedOp>();
+        child->name = name;
+        child->type = type;
+        child->id = frame.id;
+        child->paramJson = paramJson ? paramJson : "";
+        frame.observed = child.get();
+        parent.observed->children.push_back(std::move(child));
+    }
+    if (frame.selected && config.wantsTensors()) writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
+    const int wanted = frame.selected ? 1 : 0;
+    ts.stack.push_back(std::move(frame));
+    return wanted;
+}
+
+// op_param.json goes beside an op's tensor files: with task "statistics" there are none, and
+// thousands of small files per round would cost more than the statistics themselves.
+void OpTracker::writeOpParam(const std::string& opDir, const char* paramJson) {
+    if (!paramJson || !*paramJson) return;
+    auto parsed = nlohmann::ordered_json::parse(paramJson, nullptr, false);
+    std::string content;
+    if (parsed.is_discarded()) {
+        Runtime::setLastError("op parameters are not valid JSON; written as a string");
+        content = nlohmann::json(std::string(paramJson)).dump();
+    } else {
+        if ((parsed.is_object() || parsed.is_array()) && parsed.empty()) return;
+        content = parsed.dump();
+    }
+    WriteJob job;
+    job.kind = WriteJob::Kind::File;
+    job.path = opDir + "/op_param.json";
+    job.head = content + "\n";
+    runtime_.writer().enqueue(std::move(job));
+}
+
+int OpTracker::opWants() const {
+    if (!runtime_.isStarted()) return kWantsNothing;
+    const ThreadState* ts = existingThreadState(runtime_.epoch());
+    if (!ts || ts->stack.empty()) return kWantsNothing;
+    const Frame& top = ts->stack.back();
+    int wants = kWantsNothing;
+    if (top.active && top.selected) wants |= kWantsData;
+    if (top.observed) wants |= kWantsMetadata;
+    if (top.active && top.childrenActive) wants |= kWantsChildren;
+    if ((wants & kWantsData) && !ts->layer.config->config.wantsTensors()) wants |= kWantsStatisticsOnly;
+    return wants;
+}
+
+int OpTracker::opSetParam(const char* paramJson) {
+    if (!runtime_.isStarted()) return 0;
+    ThreadState& ts = threadState(runtime_.epoch());
+    if (ts.stack.empty()) {
+        Runtime::setLastError("probe_op_set_param: no op is open on this thread");
+        return -5;
+    }
+    Frame& frame = ts.stack.back();
+    if (!frame.active) return 0;
+    if (frame.observed) frame.observed->paramJson = paramJson ? paramJson : "";
+    if (frame.selected && ts.layer.config->config.wantsTensors())
+        writeOpParam(ts.layer.roundDir + "/" + frame.relDir, paramJson);
+    return 0;
+}
+
+int OpTracker::opEnd() {
+    if (!runtime_.isStarted()) return 0;
+    ThreadState& ts = threadState(runtime_.epoch());
+    if (ts.stack.empty()) {
+        Runtime::setLastError("probe_op_end: no op is open on this thread");
+        return -5;
+    }
+    const bool layerEnds = ts.stack.size() == 1;
+    ts.stack.pop_back();
+    if (layerEnds) {
+        runtime_.capture().flushRows(ts);
+        if (ts.layer.capture && ts.layer.observed) runtime_.models().layerObserved(*ts.layer.slot, *ts.layer.observed);
+        ts.layer.reset();
+    }
+    return 0;
+}
+
+}  // namespace probe::runtime

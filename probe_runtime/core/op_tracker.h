@@ -1,0 +1,87 @@
+// Op tracking: each thread's stack of open ops, the layer-level ops (by name) with their ids and
+// rounds, and what the config in force selects of each op as it begins.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config_state.h"
+
+namespace probe::runtime {
+
+class Runtime;
+struct ObservedOp;
+struct ThreadState;
+
+// How the runtime classifies an op for filter_level 2 (kernel-level tensors).
+enum class OpKind { Auto = 0, Operation = 1, Kernel = 2 };
+
+// What the top op of the calling thread wants reported (bit flags).
+enum OpWants : int { kWantsNothing = 0, kWantsData = 1, kWantsMetadata = 2, kWantsChildren = 4, kWantsStatisticsOnly = 8 };
+
+struct LayerDescription {
+    int id = 0;
+    std::string name, type;
+};
+
+// The layer-level ops seen so far: ids in first-seen order, executions (rounds) per op, or the
+// engine's explicit rounds.
+class LayerRegistry {
+public:
+    struct Slot {
+        int id = 0;
+        std::string name, type;
+        int64_t executions = 0;
+        bool structureCaptured = false;
+        bool explicitStructure = false;
+    };
+
+    explicit LayerRegistry(Runtime& runtime) : runtime_(runtime) {}
+    void reset();
+    // The slot of the layer op `name` beginning now, and the round of this execution.
+    Slot* begin(const std::string& name, const std::string& type, int64_t& round);
+    // True when this execution should capture the layer's structure (none captured yet).
+    bool wantsStructure(const Slot& slot);
+    // Claims the structure capture of `slot`; false when another thread got there first.
+    bool claimStructure(Slot& slot, bool* explicitLayer);
+    // The engine describes the layer itself (probe_report_layer): its id.
+    int markExplicit(const std::string& name);
+    int setRound(int64_t round);
+    std::vector<LayerDescription> known();
+
+private:
+    Runtime& runtime_;
+    std::mutex mutex_;
+    std::unordered_map<std::string, std::unique_ptr<Slot>> slots_;
+    int nextId_ = 0;
+    bool explicitRounds_ = false;
+    int64_t round_ = 0;
+    std::unordered_map<std::string, int> occurrencesInRound_;
+};
+
+class OpTracker {
+public:
+    explicit OpTracker(Runtime& runtime) : runtime_(runtime), layers_(runtime) {}
+
+    int opBegin(const char* name, const char* type, const char* paramJson, OpKind kind);
+    int opEnd();
+    int opWants() const;
+    int opSetParam(const char* paramJson);
+    LayerRegistry& layers() { return layers_; }
+
+private:
+    int beginLayer(ThreadState& ts, const std::string& name, const std::string& type, const char* paramJson);
+    int beginChild(ThreadState& ts, const std::string& name, const std::string& type, const char* paramJson,
+                   OpKind kind);
+    void writeOpParam(const std::string& opDir, const char* paramJson);
+
+    Runtime& runtime_;
+    LayerRegistry layers_;
+};
+
+}  // namespace probe::runtime

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "status_recorder.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "dump_writer.h"
+#include "probe/format/dump_status.h"
+#include "runtime.h"
+
+namespace probe::runtime {
+namespace {
+
+std::string processCommandLine() {
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (auto& c : raw)
+        if (c == '\0') c = ' ';
+    while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+    return raw;
+}
+
+}  // namespace
+
+void StatusRecorder::begin(bool quiet) {
+    startedAt_ = format::isoTimestampNow();
+    command_ = processCommandLine();
+    std::lock_guard<std::mutex> lock(mutex_);
+    quiet_ = quiet;
+    messages_.clear();
+    errors_ = 0;
+    interruptedBy_.clear();
+}
+
+void StatusRecorder::info(const std::string& text) {
+    if (!quiet_) std::fprintf(stderr, "[probe] %s\n", text.c_str());
+    if (auto* l = runtime_.listener()) l->message(text);
+}
+
+void StatusRecorder::record(bool isError, const std::string& text) {
+    const char* level = isError ? "error" : "warning";
+    std::fprintf(stderr, "[probe] %s: %s\n", level, text.c_str());
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (isError) ++errors_;
+        messages_.push_back(isError ? text : std::string(level) + ": " + text);
+        if (messages_.size() > 20) messages_.erase(messages_.begin());
+    }
+    if (auto* l = runtime_.listener()) l->message(std::string(level) + ": " + text);
+}
+
+void StatusRecorder::setInterruptedBy(const std::string& signalName) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    interruptedBy_ = signalName;
+}
+
+uint64_t StatusRecorder::errorCount() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return errors_;
+}
+
+void StatusRecorder::write(const char* state) {
+    if (!runtime_.hasWriter()) return;
+    DumpWriter& writer = runtime_.writer();
+    format::ProcessDumpStatus status;
+    status.pid = runtime_.ownerPid();
+    status.device = runtime_.device();
+    status.state = state;
+    status.command = command_;
+    status.started = startedAt_;
+    status.updated = format::isoTimestampNow();
+    const auto counters = writer.counters();
+    status.files = counters.files;
+    status.bytes = counters.bytes;
+    status.rows = counters.rows;
+    status.droppedRows = counters.droppedJobs;
+    status.dumpStopped = writer.diskStopped() ? writer.diskStoppedReason() : "";
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        status.errors = errors_;
+        status.messages = messages_;
+        status.interruptedBy = interruptedBy_;
+    }
+    const std::string& root = runtime_.root();
+    if (int err = format::updateStatusFile(root, status))
+        std::fprintf(stderr, "[probe] cannot write %s/probe_status.json: %s\n", root.c_str(), std::strerror(err));
+}
+
+}  // namespace probe::runtime

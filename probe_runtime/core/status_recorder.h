@@ -1,0 +1,51 @@
+// What the runtime says to people: messages on stderr, to a live client, and kept in
+// probe_status.json with the counters of what was written and how the program ended.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace probe::runtime {
+
+class Runtime;
+
+class StatusRecorder {
+public:
+    explicit StatusRecorder(Runtime& runtime) : runtime_(runtime) {}
+
+    // A new session: no messages yet; who this process is, for the status file.
+    void begin(bool quiet);
+    const std::string& startedAt() const { return startedAt_; }
+    const std::string& command() const { return command_; }
+
+    // Said on stderr (unless quiet) and to a live client; not kept.
+    void info(const std::string& text);
+    // Errors are the dump's own (files not written: the status counts them, and a dump with
+    // errors is incomplete); warnings are said and kept in the status's messages without making
+    // the dump incomplete (a config refused while the previous one dumped on).
+    void error(const std::string& text) { record(true, text); }
+    void warning(const std::string& text) { record(false, text); }
+
+    // The signal that ended the program ("SIGTERM"): the dump is whole but ends early.
+    void setInterruptedBy(const std::string& signalName);
+    uint64_t errorCount() const;
+
+    // Merges this process's entry into <root>/probe_status.json.
+    void write(const char* state);
+
+private:
+    void record(bool isError, const std::string& text);
+
+    Runtime& runtime_;
+    mutable std::mutex mutex_;
+    std::vector<std::string> messages_;
+    uint64_t errors_ = 0;
+    std::string interruptedBy_;
+    std::string startedAt_, command_;
+    bool quiet_ = false;
+};
+
+}  // namespace probe::runtime

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "tensor_capture.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "dump_writer.h"
+#include "op_names.h"
+#include "probe/format/dtype.h"
+#include "probe/format/statistic_csv.h"
+#include "probe/format/tensor_bin.h"
+#include "runtime.h"
+#include "thread_state.h"
+
+namespace probe::runtime {
+namespace {
+
+std::mutex gThreadsMutex;
+std::vector<ThreadState*> gThreads;
+constexpr size_t kRowBatchBytes = 256 * 1024;
+
+}  // namespace
+
+ThreadState::ThreadState() {
+    std::lock_guard<std::mutex> lock(gThreadsMutex);
+    gThreads.push_back(this);
+}
+
+ThreadState::~ThreadState() {
+    Runtime::instance().capture().flushRows(*this);
+    std::lock_guard<std::mutex> lock(gThreadsMutex);
+    gThreads.erase(std::remove(gThreads.begin(), gThreads.end(), this), gThreads.end());
+}
+
+int TensorCapture::opTensor(const TensorReport& t) {
+    if (!runtime_.isStarted()) return 0;
+    ThreadState& ts = threadState(runtime_.epoch());
+    if (ts.stack.empty()) {
+        Runtime::setLastError("probe_op_tensor: no op is open on this thread (call probe_op_begin first)");
+        return -5;
+    }
+    if ((t.io != 0 && t.io != 1) || t.index < 0 || t.ndims < 0 || (t.ndims > 0 && !t.dims)) {
+        Runtime::setLastError(
+            "probe_op_tensor: io must be PROBE_INPUT or PROBE_OUTPUT, index >= 0, and dims given when ndims > 0");
+        return -1;
+    }
+    Frame& frame = ts.stack.back();
+    if (!frame.active) return 0;
+    const bool isOutput = t.io == 1;
+    if (frame.observed)
+        frame.observed->addTensor(isOutput, t.index, t.bufferId ? t.bufferId : reinterpret_cast<uintptr_t>(t.data));
+    if (!frame.selected || (!t.data && !t.stats)) return 0;
+
+    LayerExecution& layer = ts.layer;
+    const auto& config = layer.config->config;
+    if (t.stats && config.wantsTensors()) {
+        Runtime::setLastError("probe_op_tensor_stats: this op wants the tensor's data (task " +
+                              std::string(format::dumpTaskName(config.task)) + "), not statistics alone");
+        return -1;
+    }
+    std::vector<int64_t> dims(t.dims, t.dims + t.ndims);
+    const auto dtype = format::dtypeFromCode(t.dtype);
+    const auto count = format::elementCount(dims);
+    if (!count) {
+        Runtime::setLastError("probe_op_tensor: negative dimension in shape " + format::shapeString(dims));
+        return -1;
+    }
+    if (t.data && dtype && *count * format::dtypeSize(*dtype) != t.nbytes) {
+        Runtime::setLastError("probe_op_tensor: " + std::to_string(t.nbytes) + " bytes do not match shape " +
+                              format::shapeString(dims) + " of " + format::dtypeName(*dtype) + " (" +
+                              std::to_string(*count * format::dtypeSize(*dtype)) + " bytes expected)");
+        return -1;
+    }
+
+    const std::string arg = sanitizeName(t.argName);
+    const std::string indexText = std::to_string(t.index) + (arg.empty() ? "" : "_" + arg);
+    const std::string fileName = std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";
+
+    format::StatRow row;
+    row.devicePid = layer.devicePid;
+    row.round = layer.round;
+    row.opName = frame.namePath;
+    row.opType = frame.type;
+    row.opId = frame.id;
+    row.isOutput = isOutput;
+    row.index = indexText;
+    row.dtype = dtype ? format::dtypeName(*dtype) : "undefined(" + std::to_string(t.dtype) + ")";
+    row.format = format::formatName(t.format);
+    row.shape = format::shapeString(dims);
+    if (config.wantsStatistics() && dtype) {
+        const auto stats = t.stats ? *t.stats : format::computeTensorStats(*dtype, t.data, *count);
+        if (stats.valid) {
+            row.max = stats.max;
+            row.min = stats.min;
+            row.mean = stats.mean;
+            row.norm = stats.norm;
+        }
+    }
+    if (config.wantsTensors()) {
+        format::BinHeader header;
+        header.formatCode = t.format;
+        header.dtypeCode = t.dtype;
+        header.dims = dims;
+        header.dataLength = t.nbytes;
+        if (frame.kernel && config.skipsKernelTensors()) {
+            header.alias = fileName;  // as the reference: header only, naming itself
+        } else if (config.deduplicatesTensors()) {
+            DedupKey key{format::contentHash64(t.data, t.nbytes), t.nbytes, t.dtype, row.shape};
+            auto [it, inserted] = layer.firstCopies.try_emplace(std::move(key), frame.id + "_" + fileName);
+            if (!inserted) header.alias = it->second;
+        }
+        WriteJob job;
+        job.kind = WriteJob::Kind::Tensor;
+        job.path = layer.roundDir + "/" + frame.relDir + (isOutput ? "/after/" : "/before/") + fileName;
+        job.head = format::makeBinHeader(header);
+        if (!header.headerOnly() && t.nbytes) {
+            job.data.reset(new uint8_t[t.nbytes]);
+            std::memcpy(job.data.get(), t.data, t.nbytes);
+            job.size = t.nbytes;
+        }
+        row.tensorPath = job.path;
+        runtime_.writer().enqueue(std::move(job));
+    }
+    const std::string line = format::formatStatRow(row);
+    if (auto* l = runtime_.listener()) l->statisticRow(line);
+    bool full = false;
+    {
+        std::lock_guard<std::mutex> lock(ts.rows.mutex);
+        if (ts.rows.count == 0) ts.rows.path = layer.csvPath;
+        ts.rows.text += line;
+        ++ts.rows.count;
+        full = ts.rows.text.size() >= kRowBatchBytes;
+    }
+    if (full) flushRows(ts);
+    return 1;
+}
+
+void TensorCapture::flushRows(ThreadState& ts) {
+    std::lock_guard<std::mutex> lock(ts.rows.mutex);
+    if (ts.rows.count == 0) return;
+    WriteJob job;
+    job.kind = WriteJob::Kind::Row;
+    job.path = std::move(ts.rows.path);
+    job.head = std::move(ts.rows.text);
+    job.rows = ts.rows.count;
+    ts.rows.path.clear();
+    ts.rows.text.clear();
+    ts.rows.count = 0;
+    if (runtime_.hasWriter()) runtime_.writer().enqueue(std::move(job));
+}
+
+void TensorCapture::flushAllRows() {
+    std::lock_guard<std::mutex> lock(gThreadsMutex);
+    for (ThreadState* ts : gThreads) flushRows(*ts);
+}
+
+}  // namespace probe::runtime

@@ -1,0 +1,83 @@
+// Per-thread state of the op tracker and the tensor capture: the stack of open ops, the layer
+// op being executed, and the statistic.csv rows waiting to be handed to the writer.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config_state.h"
+#include "op_tracker.h"
+#include "structure_builder.h"
+
+namespace probe::runtime {
+
+struct Frame {
+    bool active = false;          // part of an execution being observed
+    bool selected = false;        // this op's tensors are dumped
+    bool childrenActive = false;  // children must be observed (selected or structure capture)
+    bool kernel = false;
+    int depth = 0;
+    uint32_t childCount = 0;
+    std::string id, name, type, namePath, relDir;
+    ObservedOp* observed = nullptr;
+};
+
+struct DedupKey {
+    uint64_t hash, nbytes;
+    int32_t dtype;
+    std::string shape;
+    bool operator==(const DedupKey& o) const {
+        return hash == o.hash && nbytes == o.nbytes && dtype == o.dtype && shape == o.shape;
+    }
+};
+struct DedupKeyHash {
+    size_t operator()(const DedupKey& k) const { return static_cast<size_t>(k.hash ^ (k.nbytes << 7)); }
+};
+
+struct LayerExecution {
+    std::shared_ptr<const ConfigSnapshot> config;
+    LayerRegistry::Slot* slot = nullptr;
+    int64_t round = 0;
+    bool inRange = false;
+    bool capture = false;
+    std::string devicePid, roundDir, csvPath;
+    std::unique_ptr<ObservedOp> observed;
+    std::unordered_map<DedupKey, std::string, DedupKeyHash> firstCopies;
+
+    void reset() {
+        config.reset();
+        slot = nullptr;
+        observed.reset();
+        firstCopies.clear();
+        capture = inRange = false;
+    }
+};
+
+// statistic.csv rows of one thread, written in batches rather than one job per row. Reachable
+// from stop() (through the registry of thread states), so nothing pending is lost at the end.
+struct PendingRows {
+    std::mutex mutex;
+    std::string path, text;
+    uint64_t count = 0;
+};
+
+struct ThreadState {
+    uint64_t epoch = 0;
+    std::vector<Frame> stack;
+    LayerExecution layer;
+    PendingRows rows;
+    ThreadState();   // registers itself for TensorCapture::flushAllRows
+    ~ThreadState();  // flushes its rows
+};
+
+// The calling thread's state, reset when the runtime was restarted since its last op.
+ThreadState& threadState(uint64_t epoch);
+// The calling thread's state when it has one for `epoch`, else null (no allocation).
+ThreadState* existingThreadState(uint64_t epoch);
+
+}  // namespace probe::runtime
