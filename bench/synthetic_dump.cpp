@@ -242,7 +242,7 @@ private:
         const size_t underscore = o_.devicePid.find('_');
         status.pid = std::stoll(underscore == std::string::npos ? o_.devicePid : o_.devicePid.substr(underscore + 1));
         status.device = underscore == std::string::npos ? -1 : std::stoi(o_.devicePid.substr(0, underscore));
-        status.state = o_.complete ? "complete" : "running";
+        status.state = o_.complete ? format::DumpState::Complete : format::DumpState::Running;
         status.command = "synthetic dump";
         status.started = status.updated = format::isoTimestampNow();
         status.rows = r_.rows;

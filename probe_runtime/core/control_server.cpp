@@ -72,7 +72,7 @@ std::string ControlServer::start() {
 
 void ControlServer::stop() {
     if (!thread_.joinable()) return;
-    post(line({{"type", "state"}, {"state", "exiting"}, {"reason", "the probe stopped"}}));
+    post(line({{"type", "state"}, {"state", format::toString(format::ProbeState::Exiting)}, {"reason", "the probe stopped"}}));
     stop_ = true;
     wake();
     thread_.join();
@@ -137,14 +137,13 @@ void ControlServer::configRejected(const std::string& reason, const std::string&
     wake();
 }
 
-void ControlServer::stateChanged(const std::string& state, const std::string& reason) {
-    post(line({{"type", "state"}, {"state", state}, {"reason", reason}}));
+void ControlServer::stateChanged(format::ProbeState state, const std::string& reason) {
+    post(line({{"type", "state"}, {"state", format::toString(state)}, {"reason", reason}}));
     wake();
 }
 
-void ControlServer::message(const std::string& text) {
-    const bool error = text.rfind("error: ", 0) == 0;
-    post(line({{"type", "message"}, {"level", error ? "error" : "info"}, {"text", error ? text.substr(7) : text}}));
+void ControlServer::message(format::MessageLevel level, const std::string& text) {
+    post(line({{"type", "message"}, {"level", format::toString(level)}, {"text", text}}));
 }
 
 // --- the server thread ---------------------------------------------------------------------------

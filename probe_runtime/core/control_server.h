@@ -33,8 +33,8 @@ public:
     void statisticRow(const std::string& csvLine) override;
     void configApplied(const format::OpConfig& config, const std::string& source) override;
     void configRejected(const std::string& reason, const std::string& source) override;
-    void stateChanged(const std::string& state, const std::string& reason) override;
-    void message(const std::string& text) override;
+    void stateChanged(format::ProbeState state, const std::string& reason) override;
+    void message(format::MessageLevel level, const std::string& text) override;
 
 private:
     struct Client;

@@ -171,7 +171,7 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     epoch_.fetch_add(1);
     started_.store(true, std::memory_order_release);
     recomputeAwake();
-    status_.write("running");
+    status_.write(format::DumpState::Running);
     return 0;
 }
 
@@ -190,7 +190,7 @@ int Runtime::stopRuntime(bool fromHousekeeping) {
         // Drains what is queued; ops still running get their enqueue refused from here on, and
         // no write is left half done (a temporary file) when the process ends right after.
         writer_->stop();
-        status_.write("complete");
+        status_.write(format::DumpState::Complete);
         if (controlling_) {
             setListener(nullptr);
             control_->stop();
@@ -254,7 +254,7 @@ void Runtime::housekeepingLoop() {
         const uint64_t fingerprint = c.files * 1000003 + c.rows * 31 + c.errors + status_.errorCount();
         if (fingerprint != lastWritten) {
             lastWritten = fingerprint;
-            status_.write("running");
+            status_.write(format::DumpState::Running);
         }
     }
 }
@@ -263,7 +263,7 @@ void Runtime::handleSignal(int signal) {
     const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
     status_.info(std::string("received ") + name + ": writing out what is queued, then stopping the probe");
     // The dump is whole, but the program did not run to its end: the status says so.
-    status_.setInterruptedBy(name);
+    status_.setEndedBy({format::ProgramEnd::How::Signaled, signal, "the probe"});
     stopRuntime(/*fromHousekeeping=*/true);
     // Hand the signal to whoever had it before us (or the default action).
     const struct sigaction& previous = signal == SIGINT ? gPreviousInt : gPreviousTerm;
@@ -288,15 +288,15 @@ void Runtime::recomputeAwake() {
             else if (writer_ && writer_->diskStopped()) reason = writer_->diskStoppedReason();
             else if (!started_.load()) reason = "the probe stopped";
             else reason = "dump_enable is false, or this device is not selected";
-            l->stateChanged(stateName(), reason);
+            l->stateChanged(probeState(), reason);
         }
     }
 }
 
-std::string Runtime::stateName() const {
-    if (awake_.load()) return "dumping";
-    if (writer_ && writer_->diskStopped()) return "stopped";
-    return "sleeping";
+format::ProbeState Runtime::probeState() const {
+    if (awake_.load()) return format::ProbeState::Dumping;
+    if (writer_ && writer_->diskStopped()) return format::ProbeState::Stopped;
+    return format::ProbeState::Sleeping;
 }
 
 }  // namespace probe::runtime

@@ -3,10 +3,15 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace probe::runtime {
 
 // The name with path separators and line breaks replaced; "" for null.
 std::string sanitizeName(const char* text);
+
+// `text` with every byte that is not part of valid UTF-8 written as \xNN, so that any bytes can
+// go into JSON and on screen, and different bytes stay different.
+std::string validUtf8(std::string_view text);
 
 }  // namespace probe::runtime

@@ -30,7 +30,7 @@ nlohmann::json Runtime::describe() const {
             {"output_dir", outputDir_},
             {"dump_root", root_},
             {"config_path", configPath_},
-            {"state", stateName()},
+            {"state", format::toString(probeState())},
             {"started", status_.startedAt()}};
 }
 

@@ -22,6 +22,7 @@
 #include "model_reports.h"
 #include "op_tracker.h"
 #include "probe/format/op_config.h"
+#include "probe/format/states.h"
 #include "probe/format/tensor_stats.h"
 #include "status_recorder.h"
 #include "tensor_capture.h"
@@ -41,9 +42,8 @@ public:
     virtual void statisticRow(const std::string& csvLine) = 0;
     virtual void configApplied(const format::OpConfig& config, const std::string& source) = 0;
     virtual void configRejected(const std::string& reason, const std::string& source) = 0;
-    // "sleeping", "dumping", "stopped" (dumping stopped early), with why.
-    virtual void stateChanged(const std::string& state, const std::string& reason) = 0;
-    virtual void message(const std::string& text) = 0;
+    virtual void stateChanged(format::ProbeState state, const std::string& reason) = 0;
+    virtual void message(format::MessageLevel level, const std::string& text) = 0;
 };
 
 class Runtime {
@@ -122,7 +122,7 @@ public:
 private:
     Runtime();
 
-    std::string stateName() const;
+    format::ProbeState probeState() const;
     int stopRuntime(bool fromHousekeeping);
 
     std::atomic<bool> started_{false};

@@ -7,7 +7,7 @@
 #include <iterator>
 
 #include "dump_writer.h"
-#include "probe/format/dump_status.h"
+#include "op_names.h"
 #include "runtime.h"
 
 namespace probe::runtime {
@@ -19,7 +19,7 @@ std::string processCommandLine() {
     for (auto& c : raw)
         if (c == '\0') c = ' ';
     while (!raw.empty() && raw.back() == ' ') raw.pop_back();
-    return raw;
+    return validUtf8(raw);
 }
 
 }  // namespace
@@ -31,29 +31,28 @@ void StatusRecorder::begin(bool quiet) {
     quiet_ = quiet;
     messages_.clear();
     errors_ = 0;
-    interruptedBy_.clear();
+    endedBy_.reset();
 }
 
 void StatusRecorder::info(const std::string& text) {
     if (!quiet_) std::fprintf(stderr, "[probe] %s\n", text.c_str());
-    if (auto* l = runtime_.listener()) l->message(text);
+    if (auto* l = runtime_.listener()) l->message(format::MessageLevel::Info, text);
 }
 
-void StatusRecorder::record(bool isError, const std::string& text) {
-    const char* level = isError ? "error" : "warning";
-    std::fprintf(stderr, "[probe] %s: %s\n", level, text.c_str());
+void StatusRecorder::record(format::MessageLevel level, const std::string& text) {
+    std::fprintf(stderr, "[probe] %s: %s\n", format::toString(level), text.c_str());
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (isError) ++errors_;
-        messages_.push_back(isError ? text : std::string(level) + ": " + text);
+        if (level == format::MessageLevel::Error) ++errors_;
+        messages_.push_back({level, text});
         if (messages_.size() > 20) messages_.erase(messages_.begin());
     }
-    if (auto* l = runtime_.listener()) l->message(std::string(level) + ": " + text);
+    if (auto* l = runtime_.listener()) l->message(level, text);
 }
 
-void StatusRecorder::setInterruptedBy(const std::string& signalName) {
+void StatusRecorder::setEndedBy(const format::ProgramEnd& end) {
     std::lock_guard<std::mutex> lock(mutex_);
-    interruptedBy_ = signalName;
+    endedBy_ = end;
 }
 
 uint64_t StatusRecorder::errorCount() const {
@@ -61,7 +60,7 @@ uint64_t StatusRecorder::errorCount() const {
     return errors_;
 }
 
-void StatusRecorder::write(const char* state) {
+void StatusRecorder::write(format::DumpState state) {
     if (!runtime_.hasWriter()) return;
     DumpWriter& writer = runtime_.writer();
     format::ProcessDumpStatus status;
@@ -81,7 +80,7 @@ void StatusRecorder::write(const char* state) {
         std::lock_guard<std::mutex> lock(mutex_);
         status.errors = errors_;
         status.messages = messages_;
-        status.interruptedBy = interruptedBy_;
+        status.endedBy = endedBy_;
     }
     const std::string& root = runtime_.root();
     if (int err = format::updateStatusFile(root, status))

@@ -5,8 +5,12 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "probe/format/dump_status.h"
+#include "probe/format/states.h"
 
 namespace probe::runtime {
 
@@ -26,24 +30,24 @@ public:
     // Errors are the dump's own (files not written: the status counts them, and a dump with
     // errors is incomplete); warnings are said and kept in the status's messages without making
     // the dump incomplete (a config refused while the previous one dumped on).
-    void error(const std::string& text) { record(true, text); }
-    void warning(const std::string& text) { record(false, text); }
+    void error(const std::string& text) { record(format::MessageLevel::Error, text); }
+    void warning(const std::string& text) { record(format::MessageLevel::Warning, text); }
 
-    // The signal that ended the program ("SIGTERM"): the dump is whole but ends early.
-    void setInterruptedBy(const std::string& signalName);
+    // How the program ended, as the probe saw it (a signal it handled).
+    void setEndedBy(const format::ProgramEnd& end);
     uint64_t errorCount() const;
 
     // Merges this process's entry into <root>/probe_status.json.
-    void write(const char* state);
+    void write(format::DumpState state);
 
 private:
-    void record(bool isError, const std::string& text);
+    void record(format::MessageLevel level, const std::string& text);
 
     Runtime& runtime_;
     mutable std::mutex mutex_;
-    std::vector<std::string> messages_;
+    std::vector<format::StatusMessage> messages_;
     uint64_t errors_ = 0;
-    std::string interruptedBy_;
+    std::optional<format::ProgramEnd> endedBy_;
     std::string startedAt_, command_;
     bool quiet_ = false;
 };

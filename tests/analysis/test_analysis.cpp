@@ -59,7 +59,7 @@ TEST(Analysis, SummaryCountsAndFirstNan) {
     options.nanInLayer = 1;
     const std::string root = dumpModel(dir, "run", options, 3);
     const auto summary = summarizeDump(indexOf(root));
-    EXPECT_EQ(summary.state, "complete");
+    EXPECT_EQ(summary.state, format::DumpState::Complete);
     EXPECT_EQ(summary.processes.size(), 1u);
     EXPECT_EQ(summary.layerOps, 4u);
     EXPECT_EQ(summary.ops, 24u);  // every op of the model
@@ -80,9 +80,10 @@ TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {
     const std::string root = dumpModel(dir, "a", {}, 1);
     format::ProcessDumpStatus other;
     other.pid = 1;
-    other.state = "complete";
-    other.messages = {"warning: config rejected, the previous one stays in force:\nc.json: key \"ids\": bad\nc.json: key \"task\": bad",
-                      "cannot write x.bin: No space left on device"};
+    other.state = format::DumpState::Complete;
+    other.messages = {{format::MessageLevel::Warning,
+                       "config rejected, the previous one stays in force:\nc.json: key \"ids\": bad\nc.json: key \"task\": bad"},
+                      {format::MessageLevel::Error, "cannot write x.bin: No space left on device"}};
     ASSERT_EQ(format::updateStatusFile(root, other), 0);
     const std::string text = formatSummary(summarizeDump(indexOf(root)));
     EXPECT_NE(text.find("  warning: config rejected, the previous one stays in force: c.json: key \"ids\": bad; c.json: key "

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <thread>
 
 #include "probe/format/dump_status.h"
@@ -52,9 +53,9 @@ TEST(DumpStatus, FieldsOfTheWrongTypeFallBack) {
     ASSERT_TRUE(status) << error;
     ASSERT_EQ(status->processes.size(), 1u);
     EXPECT_EQ(status->processes[0].pid, 0);
-    EXPECT_EQ(status->processes[0].state, "running");
+    EXPECT_EQ(status->processes[0].state, DumpState::Running);
     EXPECT_EQ(status->files, 5u);
-    EXPECT_EQ(status->processes[0].messages, std::vector<std::string>{"x"});
+    EXPECT_EQ(status->processes[0].messages, (std::vector<StatusMessage>{{MessageLevel::Error, "x"}}));
 }
 
 TEST(DumpStatus, ProcessesMergeUnderTheLock) {
@@ -66,7 +67,7 @@ TEST(DumpStatus, ProcessesMergeUnderTheLock) {
             s.pid = pid;
             s.files = static_cast<uint64_t>(pid);
             s.rows = 10;
-            s.state = pid == 3 ? "running" : "complete";
+            s.state = pid == 3 ? DumpState::Running : DumpState::Complete;
             ASSERT_EQ(updateStatusFile(dir.path(), s), 0);
         });
     }
@@ -77,14 +78,107 @@ TEST(DumpStatus, ProcessesMergeUnderTheLock) {
     EXPECT_EQ(status->processes.size(), 8u);
     EXPECT_EQ(status->files, 36u);
     EXPECT_EQ(status->rows, 80u);
-    EXPECT_EQ(status->state, "running");
+    EXPECT_EQ(status->state, DumpState::Running);
     ProcessDumpStatus three;
     three.pid = 3;
-    three.state = "complete";
+    three.state = DumpState::Complete;
     three.files = 3;
     ASSERT_EQ(updateStatusFile(dir.path(), three), 0);
-    EXPECT_EQ(readStatusFile(dir.path(), &error)->state, "complete");
+    EXPECT_EQ(readStatusFile(dir.path(), &error)->state, DumpState::Complete);
     three.dumpStopped = "disk full";
     ASSERT_EQ(updateStatusFile(dir.path(), three), 0);
-    EXPECT_EQ(readStatusFile(dir.path(), &error)->state, "incomplete");
+    EXPECT_EQ(readStatusFile(dir.path(), &error)->state, DumpState::Incomplete);
+}
+
+TEST(DumpStatus, StatesAndLevelsHaveOneNameEach) {
+    for (auto state : {DumpState::Running, DumpState::Complete, DumpState::Incomplete})
+        EXPECT_EQ(dumpStateFromString(toString(state)), state);
+    for (auto state : {ProbeState::Sleeping, ProbeState::Dumping, ProbeState::Stopped, ProbeState::Exiting})
+        EXPECT_EQ(probeStateFromString(toString(state)), state);
+    for (auto level : {MessageLevel::Error, MessageLevel::Warning, MessageLevel::Info})
+        EXPECT_EQ(messageLevelFromString(toString(level)), level);
+    EXPECT_STREQ(toString(DumpState::Incomplete), "incomplete");
+    EXPECT_STREQ(toString(ProbeState::Dumping), "dumping");
+    EXPECT_FALSE(dumpStateFromString("Complete"));
+    EXPECT_FALSE(messageLevelFromString("error: "));
+}
+
+TEST(DumpStatus, MessagesKeepTheirLevelAndTheEndIsRecorded) {
+    probe::test::TempDir dir;
+    ProcessDumpStatus s;
+    s.pid = 7;
+    s.state = DumpState::Complete;
+    s.messages = {{MessageLevel::Warning, "config rejected"}, {MessageLevel::Error, "error: a text that starts so"}};
+    s.endedBy = ProgramEnd{ProgramEnd::How::Signaled, 15, "the probe"};
+    ASSERT_EQ(updateStatusFile(dir.path(), s), 0);
+    const auto json = nlohmann::json::parse(probe::test::readFile(dir / "probe_status.json"));
+    EXPECT_EQ(json["processes"][0]["messages"][0], (nlohmann::json{{"level", "warning"}, {"text", "config rejected"}}));
+    EXPECT_EQ(json["processes"][0]["ended_by"]["signal"], "SIGTERM");
+    std::string error;
+    auto status = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(status) << error;
+    EXPECT_EQ(status->processes[0].messages, s.messages);
+    EXPECT_EQ(status->processes[0].endedBy, s.endedBy);
+}
+
+TEST(DumpStatus, StatusFilesOfTheVersionBeforeAreRead) {
+    probe::test::TempDir dir;
+    probe::test::writeFile(dir / "probe_status.json", R"({"state": "complete", "processes": [{"pid": 12,
+        "state": "complete", "interrupted_by": "SIGINT", "messages": ["warning: config rejected", "cannot write x"]}]})");
+    std::string error;
+    auto status = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(status) << error;
+    EXPECT_EQ(status->state, DumpState::Complete);
+    const auto& p = status->processes.at(0);
+    EXPECT_EQ(p.messages, (std::vector<StatusMessage>{{MessageLevel::Warning, "config rejected"},
+                                                      {MessageLevel::Error, "cannot write x"}}));
+    ASSERT_TRUE(p.endedBy);
+    EXPECT_EQ(p.endedBy->how, ProgramEnd::How::Signaled);
+    EXPECT_EQ(p.endedBy->code, 2);
+}
+
+TEST(DumpStatus, TextThatIsNotUtf8IsWrittenNotThrown) {
+    probe::test::TempDir dir;
+    ProcessDumpStatus s;
+    s.pid = 9;
+    s.command = "python3 train.py --name \xff\xfe";
+    EXPECT_EQ(updateStatusFile(dir.path(), s), 0);
+    // The lock was let go: the next update does not wait for ever.
+    s.state = DumpState::Complete;
+    EXPECT_EQ(updateStatusFile(dir.path(), s), 0);
+    std::string error;
+    auto status = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(status) << error;
+    EXPECT_EQ(status->state, DumpState::Complete);
+    EXPECT_EQ(status->processes.at(0).command.rfind("python3 train.py --name ", 0), 0u);
+}
+
+TEST(DumpStatus, TheParentRecordsHowTheProgramEnded) {
+    probe::test::TempDir dir;
+    EXPECT_EQ(recordProgramEnd(dir.path(), 12, {ProgramEnd::How::Exited, 0, "probe run"}), ENOENT);
+    // The program (12) was killed with its probe running; another process of its tree (a pid
+    // that cannot exist) was too; a third stopped its probe normally.
+    ProcessDumpStatus program, child, done;
+    program.pid = 12;
+    child.pid = 99999999;
+    done.pid = 13;
+    done.state = DumpState::Complete;
+    for (const auto& p : {program, child, done}) ASSERT_EQ(updateStatusFile(dir.path(), p), 0);
+    ASSERT_EQ(recordProgramEnd(dir.path(), 12, {ProgramEnd::How::Signaled, 9, "probe run"}), 0);
+    std::string error;
+    auto status = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(status) << error;
+    EXPECT_EQ(status->state, DumpState::Incomplete);
+    ASSERT_EQ(status->processes.size(), 3u);
+    const auto& p12 = status->processes[0];
+    const auto& p13 = status->processes[1];
+    const auto& gone = status->processes[2];
+    EXPECT_EQ(p12.state, DumpState::Incomplete);
+    EXPECT_EQ(p12.endedBy, (ProgramEnd{ProgramEnd::How::Signaled, 9, "probe run"}));
+    EXPECT_EQ(p13.state, DumpState::Complete);
+    EXPECT_FALSE(p13.endedBy);
+    EXPECT_EQ(gone.state, DumpState::Incomplete);
+    ASSERT_TRUE(gone.endedBy);
+    EXPECT_EQ(gone.endedBy->how, ProgramEnd::How::Vanished);
+    EXPECT_EQ(describeProgramEnd(*p12.endedBy), "killed by SIGKILL");
 }

@@ -50,12 +50,13 @@ TEST_F(DynamicConfig, ReplacedFileTakesEffectAtTheNextOp) {
     ASSERT_EQ(status->processes.size(), 1u);
     bool rejectionReported = false;
     for (const auto& m : status->processes[0].messages)
-        rejectionReported = rejectionReported || (m.find("config rejected") != std::string::npos &&
-                                                  m.find("key \"ids\"") != std::string::npos);
+        rejectionReported = rejectionReported || (m.level == format::MessageLevel::Warning &&
+                                                  m.text.find("config rejected") != std::string::npos &&
+                                                  m.text.find("key \"ids\"") != std::string::npos);
     EXPECT_TRUE(rejectionReported);
     // A refused config is the user's to fix, not a fault of the dump: said, but not an error.
     EXPECT_EQ(status->errors, 0u);
-    EXPECT_EQ(status->state, "complete");
+    EXPECT_EQ(status->state, format::DumpState::Complete);
 }
 
 TEST_F(DynamicConfig, ChangeInsideALayerOpAppliesFromTheNextLayerOp) {

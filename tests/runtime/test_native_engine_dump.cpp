@@ -144,7 +144,7 @@ TEST_F(NativeEngineDump, EveryTensorEveryRoundFileByFile) {
     // Status: complete, and its counts are those of the tree.
     auto status = format::readStatusFile(root(), &error);
     ASSERT_TRUE(status) << error;
-    EXPECT_EQ(status->state, "complete");
+    EXPECT_EQ(status->state, format::DumpState::Complete);
     ASSERT_EQ(status->processes.size(), 1u);
     EXPECT_EQ(status->rows, rows.size());
     EXPECT_EQ(status->errors, 0u);

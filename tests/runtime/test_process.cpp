@@ -72,8 +72,8 @@ TEST_F(Process, NormalExitWithoutStopDrainsEverything) {
     std::string error;
     auto dump = format::readStatusFile(root(), &error);
     ASSERT_TRUE(dump) << error;
-    EXPECT_EQ(dump->state, "complete");
-    EXPECT_EQ(dump->processes.at(0).interruptedBy, "");
+    EXPECT_EQ(dump->state, format::DumpState::Complete);
+    EXPECT_FALSE(dump->processes.at(0).endedBy);
     // 3 rounds of the whole model: 24 ops per round, all their tensors.
     const std::string data = root() + "/data/1_" + std::to_string(pid);
     EXPECT_EQ(listSubdirectories(data), (std::vector<std::string>{"0", "1", "2"}));
@@ -96,9 +96,12 @@ TEST_F(Process, SigtermMidRunLeavesACompleteDumpAndTerminates) {
     std::string error;
     auto dump = format::readStatusFile(root(), &error);
     ASSERT_TRUE(dump) << error;
-    EXPECT_EQ(dump->state, "complete");  // every file whole, writing over...
+    EXPECT_EQ(dump->state, format::DumpState::Complete);  // every file whole, writing over...
     ASSERT_EQ(dump->processes.size(), 1u);
-    EXPECT_EQ(dump->processes[0].interruptedBy, "SIGTERM");  // ...but the program did not run to its end
+    // ...but the program did not run to its end.
+    ASSERT_TRUE(dump->processes[0].endedBy);
+    EXPECT_EQ(dump->processes[0].endedBy->how, format::ProgramEnd::How::Signaled);
+    EXPECT_EQ(dump->processes[0].endedBy->code, SIGTERM);
     expectWholeFiles(root());
     EXPECT_EQ(dump->rows, readRows().size());
 }
@@ -117,7 +120,7 @@ TEST_F(Process, SigintIsHandedToThePreviousDisposition) {
     std::string error;
     auto dump = format::readStatusFile(root(), &error);
     ASSERT_TRUE(dump) << error;
-    EXPECT_EQ(dump->state, "complete");
+    EXPECT_EQ(dump->state, format::DumpState::Complete);
     EXPECT_GT(dump->rows, 0u);
     EXPECT_EQ(dump->rows, readRows().size());
 }

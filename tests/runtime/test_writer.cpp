@@ -57,7 +57,7 @@ TEST_F(Writer, BackPressureUnderATinyMemoryCapLosesNothing) {
     std::string error;
     auto status = format::readStatusFile(root(), &error);
     ASSERT_TRUE(status);
-    EXPECT_EQ(status->state, "complete");
+    EXPECT_EQ(status->state, format::DumpState::Complete);
     EXPECT_EQ(status->rows, static_cast<uint64_t>(kOps * kThreads));
 }
 
@@ -75,7 +75,7 @@ TEST_F(Writer, DiskGuardStopsDumpingAndTheModelGoesOn) {
     std::string error;
     auto status = format::readStatusFile(root(), &error);
     ASSERT_TRUE(status) << error;
-    EXPECT_EQ(status->state, "incomplete");
+    EXPECT_EQ(status->state, format::DumpState::Incomplete);
     ASSERT_EQ(status->processes.size(), 1u);
     EXPECT_NE(status->processes[0].dumpStopped.find("PROBE_MIN_FREE_MB"), std::string::npos);
     for (const auto& f : listFiles(root())) EXPECT_EQ(f.find(".bin"), std::string::npos) << f;

@@ -94,7 +94,7 @@ void DumpBuilder::setStatus(const std::string& state) {
     format::ProcessDumpStatus status;
     const size_t underscore = devicePid_.find('_');
     status.pid = std::stoll(underscore == std::string::npos ? devicePid_ : devicePid_.substr(underscore + 1));
-    status.state = state;
+    status.state = format::dumpStateFromString(state).value();
     format::updateStatusFile(root_, status);
 }
 

@@ -88,7 +88,7 @@ TEST(AtbReader, ReadsASyntheticDumpWhole) {
     EXPECT_EQ(child.namePath, "layers.1/input_layernorm");
     EXPECT_EQ(child.depth, 1);
     ASSERT_TRUE(index.status());
-    EXPECT_EQ(index.status()->state, "complete");
+    EXPECT_EQ(index.status()->state, format::DumpState::Complete);
 
     // The planted overflow: layer 1's output is +inf in round 2, everything after NaN.
     EXPECT_EQ(layer1.anomalies, analysis::kHasInf);
@@ -174,7 +174,7 @@ TEST(AtbReader, FollowsADumpAsItGrows) {
     EXPECT_EQ(index.rowCount(), 2u);  // the cut line waits for its end
     EXPECT_EQ(change.newOps, 2u);
     EXPECT_FALSE(reader->finished());
-    EXPECT_EQ(index.status()->state, "running");
+    EXPECT_EQ(index.status()->state, format::DumpState::Running);
 
     // The line is finished, a new round starts, a new layer op appears with its layer file.
     dump.appendRaw(0, line.substr(20));
@@ -199,7 +199,7 @@ TEST(AtbReader, FollowsADumpAsItGrows) {
     dump.setStatus("complete");
     change = index.apply(reader->poll(analysis::kDefaultPollBudget));
     EXPECT_TRUE(change.statusChanged);
-    EXPECT_EQ(index.status()->state, "complete");
+    EXPECT_EQ(index.status()->state, format::DumpState::Complete);
     EXPECT_TRUE(reader->finished());
     EXPECT_TRUE(index.problems().empty()) << problems(index);
     // Nothing new: an empty delta.

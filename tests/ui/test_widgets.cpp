@@ -15,6 +15,7 @@
 #include <QTest>
 #include <QTreeView>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <functional>
 
@@ -276,8 +277,8 @@ TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
     test::writeSmallSyntheticDump(dir.path());
     format::ProcessDumpStatus process;
     process.pid = 4242;
-    process.state = "complete";
-    process.interruptedBy = "SIGTERM";
+    process.state = format::DumpState::Complete;
+    process.endedBy = format::ProgramEnd{format::ProgramEnd::How::Signaled, SIGTERM, "the probe"};
     ASSERT_EQ(format::updateStatusFile(dir / "atb_dump_data", process), 0);
     MainWindow window;
     window.show();

@@ -67,7 +67,7 @@ TEST_F(LaunchSessionTest, LaunchAttachDumpFinish) {
     std::string error;
     auto status = format::readStatusFile(session.dumpRoot().toStdString(), &error);
     ASSERT_TRUE(status) << error;
-    EXPECT_EQ(status->state, "complete");
+    EXPECT_EQ(status->state, format::DumpState::Complete);
     EXPECT_EQ(status->rows, 30u * 10u);  // 30 rounds; WordEmbedding 3 tensors, 2 decoder layers 2 each, LmHead 3
 }
 

@@ -336,7 +336,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
     // Rows are written whole, line end included: a last line without one, once nobody writes
     // any more, is a row cut short (a crash, a full disk, a copy interrupted). It may even
     // parse (a cut path), so it is reported and skipped, never taken for a real row.
-    const bool writerDone = state_ == "complete" || state_ == "incomplete" || (!hasStatusFile_ && stable);
+    const bool writerDone = (state_ && *state_ != format::DumpState::Running) || (!hasStatusFile_ && stable);
     if (file.offset < size && consumed < budget && writerDone) {
         ++file.lineNumber;
         malformedLine(delta, path, file, "the last line is cut short (no line end): the file was truncated");
@@ -377,7 +377,7 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
         delta.bytesTotal += std::max(size, offset);
         if (offset < size && used >= byteBudget) delta.more = true;
     }
-    finished_ = (state_ == "complete" || state_ == "incomplete") && !delta.more && delta.bytesDone == delta.bytesTotal;
+    finished_ = state_ && *state_ != format::DumpState::Running && !delta.more && delta.bytesDone == delta.bytesTotal;
     return delta;
 }
 

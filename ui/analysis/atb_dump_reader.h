@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include "analysis/dump_reader.h"
 #include "analysis/reader_index.h"
 #include "probe/format/file_util.h"
+#include "probe/format/states.h"
 #include "probe/format/statistic_csv.h"
 #include "probe/format/structure_json.h"
 
@@ -77,7 +79,7 @@ private:
     std::map<std::string, FileStamp> structureFiles_;
     FileStamp statusStamp_;
     bool hasStatusFile_ = false;
-    std::string state_;  // from probe_status.json: running | complete | incomplete, "" unknown
+    std::optional<format::DumpState> state_;  // from probe_status.json; none when unknown
     bool finished_ = false;
     bool vanished_ = false;  // the folder was deleted (said once)
 };

@@ -65,6 +65,19 @@ std::optional<Anomaly> firstAnomaly(const DumpIndex& index, uint8_t bits) {
     return anomalyAt(index, best);
 }
 
+// "the program was killed by SIGKILL before its probe could drain: rows of its last 100 ms or
+// so may be missing", "the program was stopped by SIGTERM before its end", ...
+std::string describeEnd(const DumpSummary& s) {
+    const format::ProgramEnd& end = *s.endedBy;
+    const std::string who = s.processes.size() > 1 ? "process " + std::to_string(s.endedByPid) : "the program";
+    if (s.endedByCutOff)
+        return who + " " + format::describeProgramEnd(end) +
+               " before its probe could write out what was queued: rows of its last 100 ms or so may be missing";
+    if (end.how == format::ProgramEnd::How::Signaled)
+        return who + " was stopped by " + format::signalName(end.code) + " before its end";
+    return who + " " + format::describeProgramEnd(end);
+}
+
 }  // namespace
 
 DumpSummary summarizeDump(const DumpIndex& index) {
@@ -73,13 +86,21 @@ DumpSummary summarizeDump(const DumpIndex& index) {
     s.layout = index.layout();
     if (auto status = index.status()) {
         s.state = status->state;
+        int worst = -1;
         for (const auto& p : status->processes) {
             for (const auto& m : p.messages) s.runtimeMessages.push_back(m);
             if (!p.dumpStopped.empty()) s.dumpStopped = p.dumpStopped;
-            if (!p.interruptedBy.empty()) s.interruptedBy = p.interruptedBy;
+            if (!p.endedBy) continue;
+            const bool cutOff = p.state == format::DumpState::Incomplete;
+            const bool normal = p.endedBy->how == format::ProgramEnd::How::Exited && p.endedBy->code == 0;
+            const int rank = cutOff ? 3 : !normal ? 2 : 1;
+            if (rank > worst) {
+                worst = rank;
+                s.endedBy = p.endedBy;
+                s.endedByPid = p.pid;
+                s.endedByCutOff = cutOff;
+            }
         }
-    } else {
-        s.state = "unknown";
     }
     for (uint32_t p = 0; p < index.processCount(); ++p) s.processes.push_back(index.process(p).key);
     s.ops = index.opCount();
@@ -116,12 +137,13 @@ std::string humanBytes(uint64_t bytes) {
 std::string formatSummary(const DumpSummary& s) {
     const bool atb = s.layout == DumpLayout::Atb;
     std::string out = std::string(atb ? "dump: " : "msprobe dump: ") + s.root;
-    if (s.state == "unknown")
+    if (!s.state) {
         out += atb ? " (no probe_status.json)\n" : "\n";
-    else if (!s.interruptedBy.empty())
-        out += " (" + s.state + "; the program was stopped by " + s.interruptedBy + " before its end)\n";
-    else
-        out += " (" + s.state + ")\n";
+    } else {
+        out += std::string(" (") + format::toString(*s.state);
+        if (s.endedBy) out += "; " + describeEnd(s);
+        out += ")\n";
+    }
     char line[512];
     std::snprintf(line, sizeof line, "  %s: %zu   ops: %llu (%llu %s)   %s: ", atb ? "processes" : "ranks",
                   s.processes.size(), static_cast<unsigned long long>(s.ops), static_cast<unsigned long long>(s.layerOps),
@@ -144,11 +166,16 @@ std::string formatSummary(const DumpSummary& s) {
     if (s.firstInf) out += "  first Inf: " + describe(*s.firstInf);
     if (!s.firstNan && !s.firstInf && s.rows > 0) out += "  no NaN or Inf in any statistic\n";
     if (!s.dumpStopped.empty()) out += "  dumping stopped early: " + s.dumpStopped + "\n";
-    for (std::string m : s.runtimeMessages) {
+    for (const auto& message : s.runtimeMessages) {
         // One line each: "config rejected, ...:\n<file>: key ...\n..." reads as "...: <file>: key ...; ...".
+        std::string m = message.text;
         for (size_t at = m.find('\n'); at != std::string::npos; at = m.find('\n', at))
             m.replace(at, 1, at > 0 && m[at - 1] == ':' ? " " : "; ");
-        out += m.rfind("warning: ", 0) == 0 ? "  " + m + "\n" : "  runtime error: " + m + "\n";
+        switch (message.level) {
+            case format::MessageLevel::Error: out += "  runtime error: " + m + "\n"; break;
+            case format::MessageLevel::Warning: out += "  warning: " + m + "\n"; break;
+            case format::MessageLevel::Info: out += "  " + m + "\n"; break;
+        }
     }
     for (size_t i = 0; i < s.problems.size() && i < 5; ++i) out += "  problem: " + s.problems[i] + "\n";
     if (s.problems.size() > 5) out += "  (" + std::to_string(s.problems.size() - 5) + " more problems)\n";

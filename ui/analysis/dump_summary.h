@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/dump_index.h"
+#include "probe/format/dump_status.h"
 
 namespace probe::analysis {
 
@@ -25,7 +26,7 @@ struct Anomaly {
 struct DumpSummary {
     std::string root;
     DumpLayout layout = DumpLayout::Atb;
-    std::string state;  // from probe_status.json: running | complete | incomplete; "unknown" without one
+    std::optional<format::DumpState> state;  // from probe_status.json; none without one
     std::vector<std::string> processes;
     uint64_t ops = 0, layerOps = 0;
     int64_t firstRound = -1, lastRound = -1;
@@ -35,9 +36,13 @@ struct DumpSummary {
     // The first row with a NaN, and the first with an infinity (an -inf from masking is often
     // intended; a NaN rarely is), in execution order.
     std::optional<Anomaly> firstNan, firstInf;
-    std::vector<std::string> runtimeMessages;  // what the runtime recorded in probe_status.json
+    std::vector<format::StatusMessage> runtimeMessages;  // what the runtime recorded in probe_status.json
     std::string dumpStopped;                 // why dumping stopped early, if it did
-    std::string interruptedBy;               // the signal that stopped the program, if one did
+    // How the program ended, when someone saw it end: of the processes that did not end well
+    // (cut off first: a crash, a kill), else of the program probe run started.
+    std::optional<format::ProgramEnd> endedBy;
+    int64_t endedByPid = 0;                  // whose end that is
+    bool endedByCutOff = false;              // that process never drained: its last rows may be missing
     std::vector<std::string> problems;       // files that could not be read
 };
 

@@ -79,7 +79,7 @@ void DumpStore::close() {
 
 QString DumpStore::dumpState() const {
     const auto status = index_.status();
-    return status ? QString::fromStdString(status->state) : QString();
+    return status ? QString::fromLatin1(format::toString(status->state)) : QString();
 }
 
 QString DumpStore::roundName() const {

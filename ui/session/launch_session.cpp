@@ -14,6 +14,7 @@
 
 #include "probe/format/config_issue.h"
 #include "probe/format/op_config.h"
+#include "probe/format/states.h"
 
 #include "session/live_probes.h"
 
@@ -35,9 +36,12 @@ QString sessionStateName(SessionState state) {
 }
 
 SessionState sessionStateFromProbe(const QString& probeState, SessionState fallback) {
-    if (probeState == QLatin1String("dumping")) return SessionState::Dumping;
-    if (probeState == QLatin1String("sleeping")) return SessionState::Sleeping;
-    if (probeState == QLatin1String("stopped")) return SessionState::Stopped;
+    switch (format::probeStateFromString(probeState.toStdString()).value_or(format::ProbeState::Exiting)) {
+        case format::ProbeState::Dumping: return SessionState::Dumping;
+        case format::ProbeState::Sleeping: return SessionState::Sleeping;
+        case format::ProbeState::Stopped: return SessionState::Stopped;
+        case format::ProbeState::Exiting: break;
+    }
     return fallback;
 }
 

@@ -4,6 +4,8 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "probe/format/states.h"
+
 namespace probe::session {
 namespace {
 
@@ -76,8 +78,10 @@ void LiveSession::connectControl(ControlClient* client) {
     });
     connect(client, &ControlClient::messageReceived, this, [this, client](const QString& level, const QString& text) {
         // A launched model's runtime prints its messages on its standard error already.
-        if (client == control() && origin_ == Origin::Attached)
-            emit output(QStringLiteral("[probe] %1\n").arg(text), level == QLatin1String("error"));
+        if (client != control() || origin_ != Origin::Attached) return;
+        const auto typed = format::messageLevelFromString(level.toStdString()).value_or(format::MessageLevel::Info);
+        const QString prefix = typed == format::MessageLevel::Info ? QString() : level + QStringLiteral(": ");
+        emit output(QStringLiteral("[probe] %1%2\n").arg(prefix, text), typed == format::MessageLevel::Error);
     });
     connect(client, &ControlClient::rowsReceived, this, [this, client] {
         if (client == control()) emit dumpGrew();

@@ -602,10 +602,11 @@ void MainWindow::updateStatus() {
     else if (state.isEmpty())
         state = idx.layout() == analysis::DumpLayout::Msprobe ? tr("no status file (msprobe layout)") : tr("no status file");
     if (state == QLatin1String("running")) state = tr("running — following it as it grows");
-    if (const auto status = idx.status(); status && status->state != "running")
+    if (const auto status = idx.status(); status && status->state != format::DumpState::Running)
         for (const auto& process : status->processes)
-            if (!process.interruptedBy.empty()) {
-                state += tr(", the program stopped by %1 before its end").arg(QString::fromStdString(process.interruptedBy));
+            if (process.endedBy && process.endedBy->how == format::ProgramEnd::How::Signaled) {
+                state += tr(", the program stopped by %1 before its end")
+                             .arg(QString::fromStdString(format::signalName(process.endedBy->code)));
                 break;
             }
     QString text = tr("%1 · %2 layout · %3 · %4 ops · %5 rows")

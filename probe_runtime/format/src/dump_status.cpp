@@ -2,10 +2,12 @@
 #include "probe/format/dump_status.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <ctime>
 
@@ -16,26 +18,22 @@ namespace probe::format {
 
 const char* const kStatusFileName = "probe_status.json";
 
-nlohmann::ordered_json ProcessDumpStatus::toJson() const {
-    nlohmann::ordered_json j;
-    j["pid"] = pid;
-    j["device"] = device;
-    j["state"] = state;
-    j["command"] = command;
-    j["started"] = started;
-    j["updated"] = updated;
-    j["files"] = files;
-    j["bytes"] = bytes;
-    j["rows"] = rows;
-    j["errors"] = errors;
-    j["dropped_rows"] = droppedRows;
-    j["dump_stopped"] = dumpStopped;
-    j["interrupted_by"] = interruptedBy;
-    j["messages"] = messages;
-    return j;
-}
-
 namespace {
+
+const std::pair<int, const char*> kSignalNames[] = {
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"},
+    {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"},
+    {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+    {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"}};
+
+const std::pair<ProgramEnd::How, const char*> kHowNames[] = {
+    {ProgramEnd::How::Exited, "exited"}, {ProgramEnd::How::Signaled, "signal"}, {ProgramEnd::How::Vanished, "vanished"}};
+
+int signalNumber(const std::string& name) {
+    for (const auto& [number, n] : kSignalNames)
+        if (name == n) return number;
+    return 0;
+}
 
 // A field of the expected type, or the fallback: a status file from another version (or a
 // damaged one) must not stop a reader.
@@ -50,13 +48,158 @@ T field(const nlohmann::json& j, const char* key, T fallback) {
     }
 }
 
+// Messages were once bare strings, a warning's starting "warning: ".
+std::optional<StatusMessage> messageFromJson(const nlohmann::json& m) {
+    if (m.is_string()) {
+        const std::string text = m.get<std::string>();
+        if (text.rfind("warning: ", 0) == 0) return StatusMessage{MessageLevel::Warning, text.substr(9)};
+        return StatusMessage{MessageLevel::Error, text};
+    }
+    if (!m.is_object()) return std::nullopt;
+    const auto level = messageLevelFromString(field<std::string>(m, "level", ""));
+    return StatusMessage{level.value_or(MessageLevel::Error), field<std::string>(m, "text", "")};
+}
+
+// The descriptor of an open file, closed (and its lock released) however the scope is left.
+struct Descriptor {
+    int fd = -1;
+    explicit Descriptor(int f) : fd(f) {}
+    ~Descriptor() {
+        if (fd >= 0) ::close(fd);
+    }
+    Descriptor(const Descriptor&) = delete;
+    Descriptor& operator=(const Descriptor&) = delete;
+};
+
+int writeAll(int fd, const std::string& text) {
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        done += static_cast<size_t>(n);
+    }
+    return 0;
+}
+
+// Writes `text` to <dir>/probe_status.json through a temporary created there, never following
+// a link planted under either name.
+int replaceStatusFile(int dirFd, const std::string& text) {
+    static std::atomic<uint64_t> counter{0};
+    const std::string temporary = std::string(".") + kStatusFileName + "." + std::to_string(::getpid()) + "." +
+                                  std::to_string(counter.fetch_add(1)) + ".tmp";
+    int error = 0;
+    {
+        Descriptor file(::openat(dirFd, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+        if (file.fd < 0) return errno;
+        error = writeAll(file.fd, text);
+        if (::close(file.fd) != 0 && !error) error = errno;
+        file.fd = -1;
+    }
+    if (!error && ::renameat(dirFd, temporary.c_str(), dirFd, kStatusFileName) != 0) error = errno;
+    if (error) ::unlinkat(dirFd, temporary.c_str(), 0);
+    return error;
+}
+
+// Runs `change` on the processes of <root>/probe_status.json under its lock and writes the
+// result. Never throws; the lock goes with the descriptor whatever happens.
+template <typename Change>
+int changeStatusFile(const std::string& root, Change change) {
+    Descriptor dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.fd < 0) return errno;
+    Descriptor lock(::openat(dir.fd, ".probe_status.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (lock.fd < 0) return errno;
+    while (::flock(lock.fd, LOCK_EX) != 0)
+        if (errno != EINTR) return errno;
+    try {
+        std::vector<ProcessDumpStatus> processes;
+        if (auto existing = readStatusFile(root, nullptr)) processes = std::move(existing->processes);
+        if (int error = change(processes)) return error;
+        // Text that is not UTF-8 (a command line's bytes) is replaced, never a reason to fail.
+        const std::string text =
+            aggregateStatus(std::move(processes)).toJson().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+            "\n";
+        return replaceStatusFile(dir.fd, text);
+    } catch (const std::bad_alloc&) {
+        return ENOMEM;
+    } catch (const std::exception&) {
+        return EINVAL;
+    }
+}
+
+bool processGone(int64_t pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
 }  // namespace
+
+std::string signalName(int signal) {
+    for (const auto& [number, name] : kSignalNames)
+        if (number == signal) return name;
+    return "signal " + std::to_string(signal);
+}
+
+std::string describeProgramEnd(const ProgramEnd& end) {
+    switch (end.how) {
+        case ProgramEnd::How::Exited: return "exited with code " + std::to_string(end.code);
+        case ProgramEnd::How::Signaled: return "killed by " + signalName(end.code);
+        case ProgramEnd::How::Vanished: return "gone without stopping its probe (killed or crashed)";
+    }
+    return "";
+}
+
+nlohmann::ordered_json ProgramEnd::toJson() const {
+    nlohmann::ordered_json j;
+    for (const auto& [value, name] : kHowNames)
+        if (value == how) j["how"] = name;
+    j["code"] = code;
+    if (how == How::Signaled) j["signal"] = signalName(code);
+    j["seen_by"] = seenBy;
+    return j;
+}
+
+std::optional<ProgramEnd> ProgramEnd::fromJson(const nlohmann::json& j) {
+    if (!j.is_object()) return std::nullopt;
+    const std::string how = field<std::string>(j, "how", "");
+    ProgramEnd end;
+    bool known = false;
+    for (const auto& [value, name] : kHowNames)
+        if (how == name) {
+            end.how = value;
+            known = true;
+        }
+    if (!known) return std::nullopt;
+    end.code = field<int>(j, "code", 0);
+    end.seenBy = field<std::string>(j, "seen_by", "");
+    return end;
+}
+
+nlohmann::ordered_json ProcessDumpStatus::toJson() const {
+    nlohmann::ordered_json j;
+    j["pid"] = pid;
+    j["device"] = device;
+    j["state"] = toString(state);
+    j["command"] = command;
+    j["started"] = started;
+    j["updated"] = updated;
+    j["files"] = files;
+    j["bytes"] = bytes;
+    j["rows"] = rows;
+    j["errors"] = errors;
+    j["dropped_rows"] = droppedRows;
+    j["dump_stopped"] = dumpStopped;
+    j["ended_by"] = endedBy ? nlohmann::ordered_json(endedBy->toJson()) : nlohmann::ordered_json();
+    auto list = nlohmann::ordered_json::array();
+    for (const auto& m : messages) list.push_back({{"level", toString(m.level)}, {"text", m.text}});
+    j["messages"] = std::move(list);
+    return j;
+}
 
 ProcessDumpStatus ProcessDumpStatus::fromJson(const nlohmann::json& j) {
     ProcessDumpStatus s;
     s.pid = field<int64_t>(j, "pid", 0);
     s.device = field<int>(j, "device", -1);
-    s.state = field<std::string>(j, "state", "running");
+    s.state = dumpStateFromString(field<std::string>(j, "state", "")).value_or(DumpState::Running);
     s.command = field<std::string>(j, "command", "");
     s.started = field<std::string>(j, "started", "");
     s.updated = field<std::string>(j, "updated", "");
@@ -66,10 +209,14 @@ ProcessDumpStatus ProcessDumpStatus::fromJson(const nlohmann::json& j) {
     s.errors = field<uint64_t>(j, "errors", 0);
     s.droppedRows = field<uint64_t>(j, "dropped_rows", 0);
     s.dumpStopped = field<std::string>(j, "dump_stopped", "");
-    s.interruptedBy = field<std::string>(j, "interrupted_by", "");
+    if (auto it = j.find("ended_by"); it != j.end()) s.endedBy = ProgramEnd::fromJson(*it);
+    // Before ended_by: the signal that stopped the program, its probe having drained the dump.
+    const std::string interruptedBy = field<std::string>(j, "interrupted_by", "");
+    if (!s.endedBy && signalNumber(interruptedBy))
+        s.endedBy = ProgramEnd{ProgramEnd::How::Signaled, signalNumber(interruptedBy), "the probe"};
     if (auto it = j.find("messages"); it != j.end() && it->is_array())
         for (const auto& m : *it)
-            if (m.is_string()) s.messages.push_back(m.get<std::string>());
+            if (auto message = messageFromJson(m)) s.messages.push_back(std::move(*message));
     return s;
 }
 
@@ -81,19 +228,18 @@ DumpStatus aggregateStatus(std::vector<ProcessDumpStatus> processes) {
         status.bytes += p.bytes;
         status.rows += p.rows;
         status.errors += p.errors;
-        running = running || p.state == "running";
-        clean = clean && p.dumpStopped.empty() && p.errors == 0;
+        running = running || p.state == DumpState::Running;
+        clean = clean && p.state != DumpState::Incomplete && p.dumpStopped.empty() && p.errors == 0;
     }
-    status.state = running ? "running" : (clean ? "complete" : "incomplete");
-    std::sort(processes.begin(), processes.end(),
-              [](const auto& a, const auto& b) { return a.pid < b.pid; });
+    status.state = running ? DumpState::Running : (clean ? DumpState::Complete : DumpState::Incomplete);
+    std::sort(processes.begin(), processes.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
     status.processes = std::move(processes);
     return status;
 }
 
 nlohmann::ordered_json DumpStatus::toJson() const {
     nlohmann::ordered_json j;
-    j["state"] = state;
+    j["state"] = toString(state);
     j["files"] = files;
     j["bytes"] = bytes;
     j["rows"] = rows;
@@ -128,26 +274,31 @@ std::optional<DumpStatus> readStatusFile(const std::string& root, std::string* e
 }
 
 int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine) {
-    const std::string lockPath = joinPath(root, ".probe_status.lock");
-    int lockFd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lockFd < 0) return errno;
-    while (::flock(lockFd, LOCK_EX) != 0) {
-        if (errno != EINTR) {
-            int error = errno;
-            ::close(lockFd);
-            return error;
+    return changeStatusFile(root, [&](std::vector<ProcessDumpStatus>& processes) {
+        processes.erase(std::remove_if(processes.begin(), processes.end(),
+                                       [&](const ProcessDumpStatus& p) { return p.pid == mine.pid; }),
+                        processes.end());
+        processes.push_back(mine);
+        return 0;
+    });
+}
+
+int recordProgramEnd(const std::string& root, int64_t pid, const ProgramEnd& end) {
+    if (!fileExists(joinPath(root, kStatusFileName))) return ENOENT;
+    const std::string now = isoTimestampNow();
+    return changeStatusFile(root, [&](std::vector<ProcessDumpStatus>& processes) {
+        for (auto& p : processes) {
+            const bool theProgram = p.pid == pid;
+            if (!theProgram && (p.state != DumpState::Running || !processGone(p.pid))) continue;
+            p.endedBy = theProgram ? end : ProgramEnd{ProgramEnd::How::Vanished, 0, end.seenBy};
+            if (p.state == DumpState::Running) {
+                // Its probe never drained: what was queued in its last moments is missing.
+                p.state = DumpState::Incomplete;
+                p.updated = now;
+            }
         }
-    }
-    std::vector<ProcessDumpStatus> processes;
-    if (auto existing = readStatusFile(root, nullptr))
-        for (auto& p : existing->processes)
-            if (p.pid != mine.pid) processes.push_back(std::move(p));
-    processes.push_back(mine);
-    const std::string text = aggregateStatus(std::move(processes)).toJson().dump(2) + "\n";
-    int error = writeFileAtomically(joinPath(root, kStatusFileName), text);
-    ::flock(lockFd, LOCK_UN);
-    ::close(lockFd);
-    return error;
+        return 0;
+    });
 }
 
 std::string isoTimestampNow() {

@@ -1,6 +1,6 @@
-// probe_status.json at the dump root: whether writing has finished, and what was written.
-// Several processes of one process tree may share a dump root; each owns its entry under
-// "processes" and the file is updated under a lock, atomically.
+// probe_status.json at the dump root: whether writing has finished, what was written, and how
+// each program ended. Several processes of one process tree may share a dump root; each owns
+// its entry under "processes" and the file is updated under a lock, atomically.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -10,31 +10,55 @@
 #include <string>
 #include <vector>
 
+#include "probe/format/states.h"
+
 namespace probe::format {
 
 extern const char* const kStatusFileName;  // "probe_status.json"
 
+// How a program ended, as far as someone saw it.
+struct ProgramEnd {
+    enum class How {
+        Exited,    // exit() with `code`
+        Signaled,  // killed by signal `code`
+        Vanished,  // gone without stopping its probe, and nobody saw how (killed or crashed)
+    };
+    How how = How::Exited;
+    int code = 0;        // the exit code, or the signal's number
+    std::string seenBy;  // "probe run", "the probe" (the process itself, at a signal), ...
+
+    bool operator==(const ProgramEnd& o) const { return how == o.how && code == o.code && seenBy == o.seenBy; }
+    nlohmann::ordered_json toJson() const;
+    static std::optional<ProgramEnd> fromJson(const nlohmann::json& j);
+};
+
+// "SIGKILL", or "signal 42" for one without a name.
+std::string signalName(int signal);
+// For people: "exited with code 3", "killed by SIGKILL", "gone without stopping its probe".
+std::string describeProgramEnd(const ProgramEnd& end);
+
 struct ProcessDumpStatus {
     int64_t pid = 0;
     int device = -1;
-    std::string state = "running";  // "running" | "complete"
+    // Running while its probe writes; Complete once it stopped and drained; Incomplete when it
+    // ended without draining (a crash, kill -9: rows of about the last 100 ms may be missing).
+    DumpState state = DumpState::Running;
     std::string command;            // the process's command line, for people
     std::string started, updated;   // ISO 8601 UTC
     uint64_t files = 0, bytes = 0, rows = 0, errors = 0;
     uint64_t droppedRows = 0;         // rows not written because dumping had stopped
     std::string dumpStopped;          // why dumping stopped early ("" when it did not)
-    std::string interruptedBy;        // "SIGTERM" / "SIGINT" when the program was stopped by it:
-                                      // the dump is whole but ends where the program was stopped
-    std::vector<std::string> messages;  // the latest error messages, newest last
+    std::optional<ProgramEnd> endedBy;  // how the program ended, when someone saw it end
+    std::vector<StatusMessage> messages;  // the latest errors and warnings, newest last
 
     nlohmann::ordered_json toJson() const;
     static ProcessDumpStatus fromJson(const nlohmann::json& j);
 };
 
 struct DumpStatus {
-    // "running" while any process is, "complete" when all finished and nothing stopped early,
-    // "incomplete" when all finished but some dump stopped early or had errors.
-    std::string state;
+    // Running while any process is, Complete when all finished and nothing stopped early,
+    // Incomplete when all finished but some dump stopped early, had errors or was cut off.
+    DumpState state = DumpState::Running;
     uint64_t files = 0, bytes = 0, rows = 0, errors = 0;
     std::vector<ProcessDumpStatus> processes;
 
@@ -47,6 +71,12 @@ DumpStatus aggregateStatus(std::vector<ProcessDumpStatus> processes);
 // Merges `mine` into <root>/probe_status.json under an flock, and writes it atomically.
 // Returns 0 or an errno value.
 int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine);
+
+// Said by whoever saw the program `pid` end (its parent): its entry records `end`, and becomes
+// Incomplete if its probe was still running (it never drained). Entries of other processes
+// still running whose process is gone are settled the same way, as Vanished. Returns 0, or an
+// errno value (ENOENT when there is no status file: the program never started a probe).
+int recordProgramEnd(const std::string& root, int64_t pid, const ProgramEnd& end);
 
 std::optional<DumpStatus> readStatusFile(const std::string& root, std::string* error);
 
