@@ -12,6 +12,7 @@
 
 #include "probe/format/file_util.h"
 #include "probe/format/statistic_csv.h"
+#include "signals.h"
 
 namespace probe::runtime {
 namespace {
@@ -137,6 +138,7 @@ uint64_t DumpWriter::queuedBytes() const {
 }
 
 void DumpWriter::run() {
+    signals::setWriterThread(signals::currentThreadId());  // a crash here must not wait for itself
     std::deque<WriteJob> batch;
     while (true) {
         {

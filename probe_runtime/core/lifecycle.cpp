@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -20,6 +22,7 @@
 #include "op_names.h"
 #include "probe/format/file_util.h"
 #include "runtime.h"
+#include "signals.h"
 
 namespace probe::runtime {
 namespace {
@@ -40,21 +43,11 @@ std::string processName() {
     return name.empty() ? "model" : sanitizeName(name.c_str());
 }
 
-// Signals: the handler only writes the signal number to a pipe; the housekeeping thread drains
-// the writer, marks the dump complete, restores the previous handler and re-raises.
-int gSignalPipeWrite = -1;
-struct sigaction gPreviousInt, gPreviousTerm;
-std::atomic<bool> gSignalsInstalled{false};
-
-void onSignal(int signal) {
-    const int saved = errno;
-    if (gSignalPipeWrite >= 0) {
-        unsigned char byte = static_cast<unsigned char>(signal);
-        if (::write(gSignalPipeWrite, &byte, 1) < 0) {
-        }
-    }
-    errno = saved;
-}
+// Rows pending in the op threads are handed to the writer this often, and the writer writes
+// what it holds at least every 20 ms: a row reaches its file within about 70 ms, so a program
+// killed outright (kill -9) loses at most its last 100 ms of rows.
+constexpr int kRowFlushPeriodMs = 50;
+constexpr int kStatusPeriodMs = 1000;
 
 void childAfterFork() { Runtime::instance().afterForkInChild(); }
 
@@ -136,18 +129,9 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     housekeepingStop_ = false;
     housekeepingThread_ = new std::thread([this] { housekeepingLoop(); });
 
-    const char* signals = std::getenv("PROBE_SIGNALS");
-    if (!(signals && std::strcmp(signals, "0") == 0) && !gSignalsInstalled.exchange(true)) {
-        gSignalPipeWrite = housekeepingPipe_[1];
-        struct sigaction action {};
-        action.sa_handler = onSignal;
-        sigemptyset(&action.sa_mask);
-        action.sa_flags = SA_RESTART;
-        sigaction(SIGINT, &action, &gPreviousInt);
-        sigaction(SIGTERM, &action, &gPreviousTerm);
-    } else if (gSignalsInstalled) {
-        gSignalPipeWrite = housekeepingPipe_[1];
-    }
+    const char* handleSignals = std::getenv("PROBE_SIGNALS");
+    if (!(handleSignals && std::strcmp(handleSignals, "0") == 0) && housekeepingPipe_[1] >= 0)
+        signals::install(housekeepingPipe_[1]);
     static std::once_flag processHooks;
     std::call_once(processHooks, [] {
         pthread_atfork(nullptr, nullptr, childAfterFork);
@@ -184,6 +168,7 @@ int Runtime::stopRuntime(bool fromHousekeeping) {
         if (!started_.load()) return 0;
         if (::getpid() != ownerPid_) return 0;  // a forked child never owns the parent's dump
         started_.store(false, std::memory_order_release);
+        signals::uninstall();
         recomputeAwake();
         if (watching_) watcher_->stop();
         capture_.flushAllRows();
@@ -232,24 +217,26 @@ void Runtime::afterForkInChild() {
     auto* thread = static_cast<std::thread*>(housekeepingThread_);
     if (thread && thread->joinable()) thread->detach();
     housekeepingThread_ = nullptr;
-    gSignalPipeWrite = -1;
-    if (gSignalsInstalled.exchange(false)) {
-        sigaction(SIGINT, &gPreviousInt, nullptr);
-        sigaction(SIGTERM, &gPreviousTerm, nullptr);
-    }
+    signals::uninstall();
 }
 
 void Runtime::housekeepingLoop() {
+    signals::setHousekeepingThread(signals::currentThreadId());
     uint64_t lastWritten = ~0ull;
+    auto lastStatus = std::chrono::steady_clock::now();
     while (!housekeepingStop_.load()) {
         pollfd fd{housekeepingPipe_[0], POLLIN, 0};
-        int ready = ::poll(&fd, housekeepingPipe_[0] >= 0 ? 1 : 0, 1000);
+        int ready = ::poll(&fd, housekeepingPipe_[0] >= 0 ? 1 : 0, kRowFlushPeriodMs);
         if (ready > 0) {
             unsigned char byte = 0;
             while (::read(housekeepingPipe_[0], &byte, 1) == 1)
                 if (byte != 0 && !housekeepingStop_.load()) handleSignal(byte);
         }
         if (housekeepingStop_.load()) break;
+        capture_.flushAllRows();
+        const auto now = std::chrono::steady_clock::now();
+        if (now - lastStatus < std::chrono::milliseconds(kStatusPeriodMs)) continue;
+        lastStatus = now;
         const auto c = writer_->counters();
         const uint64_t fingerprint = c.files * 1000003 + c.rows * 31 + c.errors + status_.errorCount();
         if (fingerprint != lastWritten) {
@@ -260,18 +247,31 @@ void Runtime::housekeepingLoop() {
 }
 
 void Runtime::handleSignal(int signal) {
-    const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
-    status_.info(std::string("received ") + name + ": writing out what is queued, then stopping the probe");
+    if (signals::isFatal(signal)) {
+        drainForFatalSignal(signal);
+        return;
+    }
+    const std::string name = format::signalName(signal);
+    status_.info("received " + name + ": writing out what is queued, then stopping the probe");
     // The dump is whole, but the program did not run to its end: the status says so.
     status_.setEndedBy({format::ProgramEnd::How::Signaled, signal, "the probe"});
     stopRuntime(/*fromHousekeeping=*/true);
-    // Hand the signal to whoever had it before us (or the default action).
-    const struct sigaction& previous = signal == SIGINT ? gPreviousInt : gPreviousTerm;
-    gSignalsInstalled = false;
-    gSignalPipeWrite = -1;
-    sigaction(SIGINT, &gPreviousInt, nullptr);
-    sigaction(SIGTERM, &gPreviousTerm, nullptr);
-    if (previous.sa_handler != SIG_IGN) ::kill(::getpid(), signal);
+    // Hand the signal on: stopping gave it back the disposition it had before us (never
+    // ignored: a signal the program ignores is not handled by the probe at all).
+    ::kill(::getpid(), signal);
+}
+
+void Runtime::drainForFatalSignal(int signal) {
+    // The program dies as soon as this is done (or the handler's wait runs out): what is
+    // queued goes to disk, and the status says the program did not end well. The thread that
+    // crashed may hold a row batch's lock: its rows are skipped rather than waited for.
+    std::fprintf(stderr, "[probe] the program received %s: writing out what is queued before it ends\n",
+                 format::signalName(signal).c_str());
+    capture_.flushAllRows(/*skipBusy=*/true);
+    writer_->drain();
+    status_.setEndedBy({format::ProgramEnd::How::Signaled, signal, "the probe"});
+    status_.write(format::DumpState::Incomplete);
+    signals::fatalDrainDone();
 }
 
 void Runtime::recomputeAwake() {

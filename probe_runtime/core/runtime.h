@@ -116,6 +116,7 @@ public:
 
     // Internal: signal and fork handling (lifecycle.cpp).
     void handleSignal(int signal);
+    void drainForFatalSignal(int signal);
     void afterForkInChild();
     void housekeepingLoop();
 

@@ -27,6 +27,10 @@ std::string processCommandLine() {
 void StatusRecorder::begin(bool quiet) {
     startedAt_ = format::isoTimestampNow();
     command_ = processCommandLine();
+    {
+        std::lock_guard<std::mutex> lock(writeMutex_);
+        finalWritten_ = false;
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     quiet_ = quiet;
     messages_.clear();
@@ -62,6 +66,9 @@ uint64_t StatusRecorder::errorCount() const {
 
 void StatusRecorder::write(format::DumpState state) {
     if (!runtime_.hasWriter()) return;
+    std::lock_guard<std::mutex> order(writeMutex_);
+    if (finalWritten_ && state == format::DumpState::Running) return;
+    finalWritten_ = state != format::DumpState::Running;
     DumpWriter& writer = runtime_.writer();
     format::ProcessDumpStatus status;
     status.pid = runtime_.ownerPid();

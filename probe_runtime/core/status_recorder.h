@@ -37,7 +37,8 @@ public:
     void setEndedBy(const format::ProgramEnd& end);
     uint64_t errorCount() const;
 
-    // Merges this process's entry into <root>/probe_status.json.
+    // Merges this process's entry into <root>/probe_status.json. Once a final state is written
+    // (complete, incomplete), a late "running" from the housekeeping thread is not.
     void write(format::DumpState state);
 
 private:
@@ -50,6 +51,8 @@ private:
     std::optional<format::ProgramEnd> endedBy_;
     std::string startedAt_, command_;
     bool quiet_ = false;
+    std::mutex writeMutex_;  // one status write at a time, in order
+    bool finalWritten_ = false;
 };
 
 }  // namespace probe::runtime

@@ -137,8 +137,12 @@ int TensorCapture::opTensor(const TensorReport& t) {
     return 1;
 }
 
-void TensorCapture::flushRows(ThreadState& ts) {
-    std::lock_guard<std::mutex> lock(ts.rows.mutex);
+void TensorCapture::flushRows(ThreadState& ts, bool skipBusy) {
+    std::unique_lock<std::mutex> lock(ts.rows.mutex, std::defer_lock);
+    if (!skipBusy)
+        lock.lock();
+    else if (!lock.try_lock())
+        return;
     if (ts.rows.count == 0) return;
     WriteJob job;
     job.kind = WriteJob::Kind::Row;
@@ -151,9 +155,13 @@ void TensorCapture::flushRows(ThreadState& ts) {
     if (runtime_.hasWriter()) runtime_.writer().enqueue(std::move(job));
 }
 
-void TensorCapture::flushAllRows() {
-    std::lock_guard<std::mutex> lock(gThreadsMutex);
-    for (ThreadState* ts : gThreads) flushRows(*ts);
+void TensorCapture::flushAllRows(bool skipBusy) {
+    std::unique_lock<std::mutex> lock(gThreadsMutex, std::defer_lock);
+    if (!skipBusy)
+        lock.lock();
+    else if (!lock.try_lock())
+        return;
+    for (ThreadState* ts : gThreads) flushRows(*ts, skipBusy);
 }
 
 }  // namespace probe::runtime

@@ -34,9 +34,10 @@ public:
 
     int opTensor(const TensorReport& tensor);
     // Hands the thread's pending rows to the writer.
-    void flushRows(ThreadState& ts);
-    // Every thread's pending rows (at stop).
-    void flushAllRows();
+    void flushRows(ThreadState& ts, bool skipBusy = false);
+    // Every thread's pending rows (periodically, and at stop). With `skipBusy`, a thread whose
+    // rows are locked (it crashed while adding one) is skipped instead of waited for.
+    void flushAllRows(bool skipBusy = false);
 
 private:
     Runtime& runtime_;

@@ -174,8 +174,10 @@ TEST(DumpStatus, TheParentRecordsHowTheProgramEnded) {
     const auto& p13 = status->processes[1];
     const auto& gone = status->processes[2];
     EXPECT_EQ(p12.state, DumpState::Incomplete);
+    EXPECT_TRUE(p12.cutOff);
     EXPECT_EQ(p12.endedBy, (ProgramEnd{ProgramEnd::How::Signaled, 9, "probe run"}));
     EXPECT_EQ(p13.state, DumpState::Complete);
+    EXPECT_FALSE(p13.cutOff);
     EXPECT_FALSE(p13.endedBy);
     EXPECT_EQ(gone.state, DumpState::Incomplete);
     ASSERT_TRUE(gone.endedBy);

@@ -73,6 +73,9 @@ std::string describeEnd(const DumpSummary& s) {
     if (s.endedByCutOff)
         return who + " " + format::describeProgramEnd(end) +
                " before its probe could write out what was queued: rows of its last 100 ms or so may be missing";
+    if (s.endedByCrashed)
+        return who + " " + format::describeProgramEnd(end) +
+               "; its probe wrote out what was queued (the op running then is cut short)";
     if (end.how == format::ProgramEnd::How::Signaled)
         return who + " was stopped by " + format::signalName(end.code) + " before its end";
     return who + " " + format::describeProgramEnd(end);
@@ -91,14 +94,16 @@ DumpSummary summarizeDump(const DumpIndex& index) {
             for (const auto& m : p.messages) s.runtimeMessages.push_back(m);
             if (!p.dumpStopped.empty()) s.dumpStopped = p.dumpStopped;
             if (!p.endedBy) continue;
-            const bool cutOff = p.state == format::DumpState::Incomplete;
+            const bool cutOff = p.cutOff;
+            const bool crashed = p.state == format::DumpState::Incomplete;
             const bool normal = p.endedBy->how == format::ProgramEnd::How::Exited && p.endedBy->code == 0;
-            const int rank = cutOff ? 3 : !normal ? 2 : 1;
+            const int rank = cutOff ? 4 : crashed ? 3 : !normal ? 2 : 1;
             if (rank > worst) {
                 worst = rank;
                 s.endedBy = p.endedBy;
                 s.endedByPid = p.pid;
                 s.endedByCutOff = cutOff;
+                s.endedByCrashed = crashed && !cutOff;
             }
         }
     }

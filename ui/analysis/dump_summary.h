@@ -43,6 +43,7 @@ struct DumpSummary {
     std::optional<format::ProgramEnd> endedBy;
     int64_t endedByPid = 0;                  // whose end that is
     bool endedByCutOff = false;              // that process never drained: its last rows may be missing
+    bool endedByCrashed = false;             // it died of a signal after its probe drained (incomplete)
     std::vector<std::string> problems;       // files that could not be read
 };
 

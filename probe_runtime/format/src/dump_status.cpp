@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,6 +104,37 @@ int replaceStatusFile(int dirFd, const std::string& text) {
     return error;
 }
 
+// The disk is full: no new file can be made, but the status file's own blocks can be written
+// again (a status saying "running" for ever is worse than a torn read, which readers retry). The
+// text goes in place, compact, padded with spaces to the old size (JSON allows trailing white
+// space); the oldest messages are left out until it fits.
+int overwriteInPlace(int dirFd, DumpStatus status) {
+    Descriptor file(::openat(dirFd, kStatusFileName, O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (file.fd < 0) return errno;
+    struct stat st {};
+    if (::fstat(file.fd, &st) != 0) return errno;
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1) return EPERM;
+    const size_t size = static_cast<size_t>(st.st_size);
+    const size_t room = std::max(size, static_cast<size_t>(st.st_blocks) * 512);
+    while (true) {
+        std::string text = status.toJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        if (text.size() <= room) {
+            if (text.size() < size) text.append(size - text.size(), ' ');
+            for (size_t done = 0; done < text.size();) {
+                const ssize_t n = ::pwrite(file.fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+                if (n < 0 && errno != EINTR) return errno;
+                if (n > 0) done += static_cast<size_t>(n);
+            }
+            return 0;
+        }
+        auto most = std::max_element(status.processes.begin(), status.processes.end(), [](const auto& a, const auto& b) {
+            return a.messages.size() < b.messages.size();
+        });
+        if (most == status.processes.end() || most->messages.empty()) return ENOSPC;
+        most->messages.erase(most->messages.begin());
+    }
+}
+
 // Runs `change` on the processes of <root>/probe_status.json under its lock and writes the
 // result. Never throws; the lock goes with the descriptor whatever happens.
 template <typename Change>
@@ -118,10 +150,11 @@ int changeStatusFile(const std::string& root, Change change) {
         if (auto existing = readStatusFile(root, nullptr)) processes = std::move(existing->processes);
         if (int error = change(processes)) return error;
         // Text that is not UTF-8 (a command line's bytes) is replaced, never a reason to fail.
-        const std::string text =
-            aggregateStatus(std::move(processes)).toJson().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-            "\n";
-        return replaceStatusFile(dir.fd, text);
+        DumpStatus status = aggregateStatus(std::move(processes));
+        const std::string text = status.toJson().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        const int error = replaceStatusFile(dir.fd, text);
+        if (error == ENOSPC || error == EDQUOT) return overwriteInPlace(dir.fd, std::move(status));
+        return error;
     } catch (const std::bad_alloc&) {
         return ENOMEM;
     } catch (const std::exception&) {
@@ -189,6 +222,7 @@ nlohmann::ordered_json ProcessDumpStatus::toJson() const {
     j["dropped_rows"] = droppedRows;
     j["dump_stopped"] = dumpStopped;
     j["ended_by"] = endedBy ? nlohmann::ordered_json(endedBy->toJson()) : nlohmann::ordered_json();
+    j["cut_off"] = cutOff;
     auto list = nlohmann::ordered_json::array();
     for (const auto& m : messages) list.push_back({{"level", toString(m.level)}, {"text", m.text}});
     j["messages"] = std::move(list);
@@ -210,6 +244,7 @@ ProcessDumpStatus ProcessDumpStatus::fromJson(const nlohmann::json& j) {
     s.droppedRows = field<uint64_t>(j, "dropped_rows", 0);
     s.dumpStopped = field<std::string>(j, "dump_stopped", "");
     if (auto it = j.find("ended_by"); it != j.end()) s.endedBy = ProgramEnd::fromJson(*it);
+    s.cutOff = field<bool>(j, "cut_off", false);
     // Before ended_by: the signal that stopped the program, its probe having drained the dump.
     const std::string interruptedBy = field<std::string>(j, "interrupted_by", "");
     if (!s.endedBy && signalNumber(interruptedBy))
@@ -294,6 +329,7 @@ int recordProgramEnd(const std::string& root, int64_t pid, const ProgramEnd& end
             if (p.state == DumpState::Running) {
                 // Its probe never drained: what was queued in its last moments is missing.
                 p.state = DumpState::Incomplete;
+                p.cutOff = true;
                 p.updated = now;
             }
         }

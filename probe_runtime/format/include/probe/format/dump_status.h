@@ -49,6 +49,9 @@ struct ProcessDumpStatus {
     uint64_t droppedRows = 0;         // rows not written because dumping had stopped
     std::string dumpStopped;          // why dumping stopped early ("" when it did not)
     std::optional<ProgramEnd> endedBy;  // how the program ended, when someone saw it end
+    // It died with its probe running (kill -9, or a crash the probe could not drain): rows of
+    // about its last 100 ms may be missing. Said by whoever saw it end.
+    bool cutOff = false;
     std::vector<StatusMessage> messages;  // the latest errors and warnings, newest last
 
     nlohmann::ordered_json toJson() const;
