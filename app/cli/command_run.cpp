@@ -1,7 +1,9 @@
-// probe run [--output DIR] [--config FILE] [--preload] [--] COMMAND [ARGS...]
+// probe run [--output DIR] [--config FILE] [--append|--overwrite] [--preload] [--] COMMAND [ARGS...]
 // Launches COMMAND with the probe injected into that process tree only, forwards its output,
-// returns its exit code, and prints where the dump went and what it holds.
+// returns its exit code, records how it ended in probe_status.json, and prints where the dump
+// went and what it holds.
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -25,6 +27,7 @@
 #include "exit_codes.h"
 #include "install_layout.h"
 #include "probe/format/config_issue.h"
+#include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
 #include "probe/format/op_config.h"
 #include "probe_config.h"
@@ -33,7 +36,8 @@ namespace probe::cli {
 namespace {
 
 const char* kRunUsage =
-    "Usage: probe run [--output DIR] [--config FILE] [--preload] [--quiet] [--] COMMAND [ARGS...]\n"
+    "Usage: probe run [--output DIR] [--config FILE] [--append | --overwrite] [--preload] [--quiet] [--]\n"
+    "                 COMMAND [ARGS...]\n"
     "\n"
     "Runs COMMAND with the probe injected into it and the processes it starts, and dumps what the\n"
     "config selects into DIR/atb_dump_data (FORMATS.md, op-level layout). The program is not\n"
@@ -43,12 +47,20 @@ const char* kRunUsage =
     "  --config FILE   the op-level config (see `probe config validate`). Edit it while the program\n"
     "                  runs: changes apply at the next layer-level op. Without it, DIR/probe_config.json\n"
     "                  is written: statistics of every layer-level op, every round.\n"
+    "  --append        add this run to the dump DIR holds already (as the load script's programs do)\n"
+    "  --overwrite     delete the dump DIR holds already, then dump this run there\n"
+    "                  (without either, a DIR holding the dump of another run is refused)\n"
     "  --preload       also preload the PyTorch adapter (for native programs linking libtorch)\n"
     "  --quiet         no probe messages from the program, no summary\n"
     "\n"
+    "How COMMAND ended (its exit code, or the signal that killed it, kill -9 included) is recorded in\n"
+    "DIR/atb_dump_data/probe_status.json: a program killed before its probe could write out what was\n"
+    "queued leaves an incomplete dump, missing the rows of about its last 100 ms.\n"
+    "\n"
     "Exit code: COMMAND's own (128+N when killed by signal N), or: 64 usage, 65 invalid config,\n"
-    "66 unreadable config, 69 the Python interpreter has no torch, 73 output not writable,\n"
-    "76 torch differs from the version the adapter was built for, 127 COMMAND not found.\n";
+    "66 unreadable config or missing script, 69 the Python interpreter has no torch, 73 output not\n"
+    "writable or holding another run's dump, 76 torch differs from the version the adapter was built\n"
+    "for, 127 COMMAND not found.\n";
 
 std::string baseName(const std::string& path) {
     const size_t slash = path.rfind('/');
@@ -152,6 +164,73 @@ int checkPythonTorch(const std::string& interpreter) {
     return kExitOk;
 }
 
+// The script a Python command line runs ("" for -c, -m, - or none), as the interpreter would
+// take it from its arguments.
+std::string pythonScript(const std::vector<std::string>& command) {
+    for (size_t i = 1; i < command.size(); ++i) {
+        const std::string& a = command[i];
+        if (a == "-" || a == "-c" || a == "-m" || a.rfind("-c", 0) == 0 || a.rfind("-m", 0) == 0) return "";
+        if (a == "-W" || a == "-X" || a == "--check-hash-based-pycs") {
+            ++i;  // the option's value
+            continue;
+        }
+        if (a.size() > 1 && a[0] == '-') {
+            // Bundled flags ("-uB"); "-Wd" and "-Xdev" carry their value.
+            if (a[1] != '-' && a.find_first_of("cm", 1) != std::string::npos &&
+                a.find_first_of("WX", 1) == std::string::npos)
+                return "";
+            continue;
+        }
+        return a;
+    }
+    return "";
+}
+
+// Removes `name` in `dirFd` and everything below it, following no link (a link is removed,
+// never what it points to).
+int removeTree(int dirFd, const std::string& name) {
+    int fd = ::openat(dirFd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOTDIR && errno != ELOOP) return errno;
+        return ::unlinkat(dirFd, name.c_str(), 0) == 0 ? 0 : errno;
+    }
+    DIR* dir = ::fdopendir(fd);
+    if (!dir) {
+        const int error = errno;
+        ::close(fd);
+        return error;
+    }
+    int error = 0;
+    std::vector<std::string> entries;
+    while (dirent* e = ::readdir(dir))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) entries.push_back(e->d_name);
+    for (const auto& entry : entries)
+        if (int e = removeTree(::dirfd(dir), entry); e && !error) error = e;
+    ::closedir(dir);
+    if (!error && ::unlinkat(dirFd, name.c_str(), AT_REMOVEDIR) != 0) error = errno;
+    return error;
+}
+
+// What the dump root `dumpRoot` holds already: "" when nothing (absent or empty), else a
+// description for people ("3 processes, complete, started 2026-...").
+std::string earlierDump(const std::string& dumpRoot) {
+    struct stat st;
+    if (::lstat(dumpRoot.c_str(), &st) != 0) return "";
+    if (S_ISLNK(st.st_mode)) return "a symbolic link, never followed";
+    if (!S_ISDIR(st.st_mode)) return "a file, not a dump folder";
+    if (format::listDirectory(dumpRoot, format::EntryKind::Directories).empty() &&
+        format::listDirectory(dumpRoot, format::EntryKind::Files).empty())
+        return "";
+    auto status = format::readStatusFile(dumpRoot, nullptr);
+    if (!status) return "files of an earlier dump";
+    std::string started;
+    for (const auto& p : status->processes)
+        if (!p.started.empty() && (started.empty() || p.started < started)) started = p.started;
+    return "the dump of another run: " + std::to_string(status->processes.size()) + " process" +
+           (status->processes.size() == 1 ? "" : "es") + ", " + format::toString(status->state) +
+           (started.empty() ? "" : ", started " + started);
+}
+
 std::string prependPath(const std::string& item, const char* existing) {
     return existing && *existing ? item + ":" + existing : item;
 }
@@ -180,7 +259,7 @@ std::vector<nlohmann::json> readInjectionLog(const std::string& root) {
 
 int runRunCommand(const Args& args) {
     std::string output = "probe_dump", config;
-    bool preload = false, quiet = false;
+    bool preload = false, quiet = false, append = false, overwrite = false;
     size_t i = 0;
     for (; i < args.size(); ++i) {
         const std::string& a = args[i];
@@ -213,6 +292,10 @@ int runRunCommand(const Args& args) {
                 return kExitUsage;
             }
             config = *v;
+        } else if (a == "--append") {
+            append = true;
+        } else if (a == "--overwrite") {
+            overwrite = true;
         } else if (a == "--preload") {
             preload = true;
         } else if (a == "--quiet") {
@@ -229,19 +312,62 @@ int runRunCommand(const Args& args) {
         std::fprintf(stderr, "probe run: no command to run\n\n%s", kRunUsage);
         return kExitUsage;
     }
+    if (append && overwrite) {
+        std::fprintf(stderr, "probe run: --append and --overwrite exclude each other\n");
+        return kExitUsage;
+    }
     const std::string executable = resolveCommand(command[0]);
     if (executable.empty()) {
         std::fprintf(stderr, "probe run: command not found or not executable: %s\n", command[0].c_str());
         return kExitCommandNotFound;
     }
 
+    // Everything is checked before anything is created: a command that cannot run leaves no
+    // output folder behind.
     static const std::regex pythonName(R"(^python[0-9.]*$)");
     if (std::regex_match(baseName(command[0]), pythonName)) {
+        const std::string script = pythonScript(command);
+        if (!script.empty() && !format::fileExists(script)) {
+            std::fprintf(stderr, "probe run: the script %s does not exist; nothing was run or created\n",
+                         format::absolutePath(script).c_str());
+            return kExitConfigUnreadable;
+        }
         if (int code = checkPythonTorch(executable)) return code;
+    }
+    if (!config.empty()) {
+        config = format::absolutePath(config);
+        std::string error;
+        auto text = format::readTextFile(config, &error);
+        if (!text) {
+            std::fprintf(stderr, "probe run: cannot read the config %s: %s\n", config.c_str(), error.c_str());
+            return kExitConfigUnreadable;
+        }
+        auto parsed = format::parseOpConfig(*text, config);
+        if (!parsed.ok()) {
+            std::fprintf(stderr, "probe run: the config is not valid:\n%s\n", format::describeIssues(parsed.issues).c_str());
+            return kExitConfigInvalid;
+        }
+    }
+    const std::string outputDir = format::absolutePath(output);
+    const std::string dumpRoot = outputDir + "/atb_dump_data";
+    if (const std::string earlier = earlierDump(dumpRoot); !earlier.empty()) {
+        if (overwrite && earlier.find("never followed") == std::string::npos) {
+            if (int err = removeTree(AT_FDCWD, dumpRoot)) {
+                std::fprintf(stderr, "probe run: cannot delete the earlier dump %s: %s\n", dumpRoot.c_str(),
+                             std::strerror(err));
+                return kExitCannotCreate;
+            }
+            if (!quiet) std::fprintf(stderr, "probe run: deleted the earlier dump in %s (--overwrite)\n", dumpRoot.c_str());
+        } else if (!append || earlier.find("never followed") != std::string::npos) {
+            std::fprintf(stderr,
+                         "probe run: %s holds %s.\n"
+                         "  Use --append to add this run to it, --overwrite to replace it, or another --output.\n",
+                         dumpRoot.c_str(), earlier.c_str());
+            return kExitCannotCreate;
+        }
     }
 
     // The output directory first: a default config goes there.
-    const std::string outputDir = format::absolutePath(output);
     if (int err = format::makeDirectories(outputDir)) {
         std::fprintf(stderr, "probe run: cannot create the output directory %s: %s\n", outputDir.c_str(), std::strerror(err));
         return kExitCannotCreate;
@@ -261,23 +387,9 @@ int runRunCommand(const Args& args) {
                 std::fprintf(stderr, "probe run: no --config given; wrote %s (statistics of every layer-level op; "
                                      "edit it while the program runs)\n", config.c_str());
         }
-    } else {
-        config = format::absolutePath(config);
-        std::string error;
-        auto text = format::readTextFile(config, &error);
-        if (!text) {
-            std::fprintf(stderr, "probe run: cannot read the config %s: %s\n", config.c_str(), error.c_str());
-            return kExitConfigUnreadable;
-        }
-        auto parsed = format::parseOpConfig(*text, config);
-        if (!parsed.ok()) {
-            std::fprintf(stderr, "probe run: the config is not valid:\n%s\n", format::describeIssues(parsed.issues).c_str());
-            return kExitConfigInvalid;
-        }
     }
 
     const InstallLayout layout = installLayout();
-    const std::string dumpRoot = outputDir + "/atb_dump_data";
     ::unlink((dumpRoot + "/probe_injection.jsonl").c_str());
 
     // The probe goes into this process tree only: through the environment of the child.
@@ -321,6 +433,13 @@ int runRunCommand(const Args& args) {
     while (::waitpid(gChild, &status, 0) < 0 && errno == EINTR) {
     }
     int exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+    // How it ended, whatever ended it (kill -9 too), goes into the status of its dump.
+    const format::ProgramEnd end{WIFEXITED(status) ? format::ProgramEnd::How::Exited : format::ProgramEnd::How::Signaled,
+                                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), "probe run"};
+    if (int err = format::recordProgramEnd(dumpRoot, gChild, end); err && err != ENOENT)
+        std::fprintf(stderr, "probe run: cannot record in %s/probe_status.json how the program ended: %s\n",
+                     dumpRoot.c_str(), std::strerror(err));
 
     // What the injected part said, process by process.
     bool attached = false;

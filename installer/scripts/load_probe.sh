@@ -2,12 +2,15 @@
 #
 #     source <prefix>/share/probe-studio/scripts/load_probe.sh --output=DIR --config=FILE
 #     python3 train.py            # runs unchanged; its modules and ops are dumped
+#     probe_exec python3 train.py # the same, and how it ended (exit code, or the signal that
+#                                 # killed it, kill -9 too) is recorded in probe_status.json
 #     # edit FILE while it runs: changes apply at the next layer-level op
 #     source <prefix>/share/probe-studio/scripts/unload_probe.sh
 #
 # --output defaults to the current directory, --config to DIR/probe_config.json (written with
 # the defaults of `probe config default` when absent). Only processes started from this shell
-# (and their children) see the probe, through PYTHONPATH and PROBE_* variables.
+# (and their children) see the probe, through PYTHONPATH and PROBE_* variables. Programs run
+# from this shell add to the same dump, each process its own entry.
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 _probe_load() {
@@ -49,6 +52,17 @@ _probe_load() {
     export PROBE_CONFIG=$config
     export PROBE_LOADED_PREFIX=$prefix
     echo "[probe] loaded: dump to $output/atb_dump_data, config $config" >&2
+}
+
+# probe_exec COMMAND [ARGS...]: runs COMMAND under the probe as `probe run` does, into this
+# shell's dump (added to it), so that its end is recorded whatever ends it: a program killed
+# outright cannot say so itself, its parent does. Returns COMMAND's exit code (128+N for signal N).
+probe_exec() {
+    if [[ -z "${PROBE_LOADED_PREFIX:-}" ]]; then
+        echo "probe_exec: the probe is not loaded in this shell (source load_probe.sh first)" >&2
+        return 64
+    fi
+    "$PROBE_LOADED_PREFIX/bin/probe" run --append --output="$PROBE_OUTPUT_DIR" --config="$PROBE_CONFIG" -- "$@"
 }
 
 _probe_load "$@"

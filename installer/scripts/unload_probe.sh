@@ -9,6 +9,7 @@ if [[ -n "${PROBE_LOADED_PREFIX:-}" ]]; then
     fi
     echo "[probe] unloaded (the dump stays in $PROBE_OUTPUT_DIR/atb_dump_data)" >&2
     unset _PROBE_SAVED_PYTHONPATH PROBE_OUTPUT_DIR PROBE_CONFIG PROBE_LOADED_PREFIX
+    unset -f probe_exec
 else
     echo "[probe] not loaded in this shell" >&2
 fi

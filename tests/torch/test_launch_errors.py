@@ -1,6 +1,7 @@
 """probe run with bad input: each problem gets a clear message and its own exit code; the
 program's own exit code and signals pass through."""
 # SPDX-License-Identifier: GPL-3.0-or-later
+import json
 import os
 import stat
 import subprocess
@@ -90,6 +91,39 @@ class LaunchErrors(ProbeTestCase):
         self.assertEqual(result.returncode, 128 + 15)
         self.assertIn("complete", result.stderr)  # the dump was drained on the way out
         self.assertIn("stopped by SIGTERM before its end", result.stderr)  # and says where it ends
+
+    def test_missing_script_creates_nothing(self):
+        out = self.path("out")
+        result = self.probe_run("--output", out, "--", PYTHON, "-u", self.path("no_such_script.py"), "--epochs", "2")
+        self.assertEqual(result.returncode, 66)
+        self.assertIn("no_such_script.py does not exist", result.stderr)
+        self.assertFalse(os.path.exists(out), "the output folder was created for a program that cannot run")
+
+    def test_a_folder_holding_another_runs_dump_is_refused_unless_appended_or_overwritten(self):
+        out = self.path("out")
+        status = os.path.join(out, "atb_dump_data", "probe_status.json")
+        program = [PYTHON, "-c", "import torch; torch.nn.Linear(2, 2)(torch.ones(1, 2))"]
+        first = self.probe_run("--output", out, "--", *program)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        with open(status) as f:
+            before = json.load(f)
+        self.assertEqual(len(before["processes"]), 1)
+        again = self.probe_run("--output", out, "--", *program)
+        self.assertEqual(again.returncode, 73)
+        self.assertIn("holds the dump of another run: 1 process, complete", again.stderr)
+        self.assertIn("--append", again.stderr)
+        with open(status) as f:
+            self.assertEqual(json.load(f), before, "the refused run changed the dump")
+        appended = self.probe_run("--output", out, "--append", "--", *program)
+        self.assertEqual(appended.returncode, 0, appended.stderr)
+        with open(status) as f:
+            self.assertEqual(len(json.load(f)["processes"]), 2)  # each process its own entry
+        replaced = self.probe_run("--output", out, "--overwrite", "--", *program)
+        self.assertEqual(replaced.returncode, 0, replaced.stderr)
+        with open(status) as f:
+            after = json.load(f)
+        self.assertEqual(len(after["processes"]), 1)
+        self.assertNotIn(after["processes"][0]["pid"], [p["pid"] for p in before["processes"]])
 
     def test_program_that_never_imports_torch(self):
         result = self.probe_run("--output", self.path("out"), "--", PYTHON, "-c", "print('hello')")

@@ -216,6 +216,68 @@ class Faithfulness(ProbeTestCase):
                 self.assertStatsMatch(row, tensor.float())
 
 
+# A tiny model stepped quickly, then killed the way the test asks: its three layer-level
+# modules (Linear, ReLU, Linear) give 6 rows a step.
+CRASHING = """
+import ctypes, os, signal, sys, time
+import torch
+model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+x = torch.ones(4, 8)
+for step in range(5):
+    model(x)
+how = sys.argv[1]
+if how == "segv":
+    ctypes.string_at(0)
+time.sleep(0.3)  # the steps are 300 ms old when it is killed: rows older than 100 ms are on disk
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+ROWS_PER_STEP = 6
+
+
+class Crashes(ProbeTestCase):
+    def crash(self, how):
+        script = self.path("crashing.py")
+        with open(script, "w") as f:
+            f.write(CRASHING)
+        out = self.path("out")
+        result = run_probe(["--output", out, "--config", write_config(self.dir), "--", PYTHON, script, how],
+                           check=False)
+        root = os.path.join(out, "atb_dump_data")
+        with open(os.path.join(root, "probe_status.json")) as f:
+            status = json.load(f)
+        summary = subprocess.run([PROBE, "summary", root], capture_output=True, text=True, check=True).stdout
+        return result, status, read_rows(root), summary
+
+    def assertEveryStepDumped(self, rows):
+        rounds = {}
+        for row in rows:
+            rounds.setdefault(int(row["Execution Count"]), []).append(row)
+        self.assertEqual(sorted(rounds), [0, 1, 2, 3, 4])
+        for step, step_rows in rounds.items():
+            self.assertEqual(len(step_rows), ROWS_PER_STEP, "step %d" % step)
+
+    def test_a_segfault_after_five_quick_steps_keeps_their_rows_and_says_so(self):
+        result, status, rows, summary = self.crash("segv")
+        self.assertEqual(result.returncode, 128 + 11, result.stderr)
+        self.assertEqual(status["state"], "incomplete")
+        (process,) = status["processes"]
+        self.assertEqual(process["ended_by"]["signal"], "SIGSEGV")
+        self.assertFalse(process["cut_off"])  # the probe drained before the program died
+        self.assertEveryStepDumped(rows)
+        self.assertIn("(incomplete; the program was killed by SIGSEGV; its probe wrote out what was queued", summary)
+
+    def test_kill_9_is_recorded_by_probe_run_and_older_rows_are_kept(self):
+        result, status, rows, summary = self.crash("kill")
+        self.assertEqual(result.returncode, 128 + 9, result.stderr)
+        self.assertEqual(status["state"], "incomplete")
+        (process,) = status["processes"]
+        self.assertEqual(process["ended_by"], {"how": "signal", "code": 9, "signal": "SIGKILL", "seen_by": "probe run"})
+        self.assertTrue(process["cut_off"])
+        self.assertEveryStepDumped(rows)
+        self.assertIn("was killed by SIGKILL before its probe could write out what was queued", summary)
+        self.assertIn("killed by SIGKILL", result.stderr)  # probe run's own summary says it too
+
+
 class LoadScript(ProbeTestCase):
     def test_load_run_unload(self):
         scripts = os.path.join(PREFIX, "share", "probe-studio", "scripts")
@@ -237,6 +299,64 @@ echo "PYTHONPATH=${{PYTHONPATH-unset}} CONFIG=${{PROBE_CONFIG-unset}}"
         # One process dumped (the second run, after unload, did not).
         self.assertEqual(len(glob.glob(os.path.join(out, "atb_dump_data", "data", "*"))), 1)
         self.assertIn("linear_1", {r["Op Name"] for r in rows})
+
+
+    def test_probe_exec_records_how_the_program_ended(self):
+        scripts = os.path.join(PREFIX, "share", "probe-studio", "scripts")
+        out = self.path("out")
+        cfg = write_config(self.dir)
+        killed = self.path("killed.py")
+        with open(killed, "w") as f:
+            f.write("import os, signal, torch\ntorch.nn.Linear(2, 2)(torch.ones(1, 2))\nos.kill(os.getpid(), signal.SIGKILL)\n")
+        script = """
+source {s}/load_probe.sh --output={out} --config={cfg}
+{py} {train} > /dev/null
+probe_exec {py} {killed}
+echo "exit $?"
+source {s}/unload_probe.sh
+type probe_exec > /dev/null 2>&1 || echo "probe_exec gone"
+""".format(s=scripts, out=out, cfg=cfg, py=PYTHON, train=TRAIN, killed=killed)
+        result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env={
+            k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+        self.assertIn("exit 137", result.stdout, result.stderr)
+        self.assertIn("probe_exec gone", result.stdout)
+        with open(os.path.join(out, "atb_dump_data", "probe_status.json")) as f:
+            status = json.load(f)
+        # Both programs in the shell's one dump; the one run by probe_exec says how it ended.
+        self.assertEqual(len(status["processes"]), 2)
+        ends = [p["ended_by"] for p in status["processes"]]
+        self.assertIn(None, ends)  # run directly: nobody saw it end, it stopped its probe normally
+        self.assertIn({"how": "signal", "code": 9, "signal": "SIGKILL", "seen_by": "probe run"}, ends)
+        self.assertEqual(status["state"], "incomplete")
+
+
+    def test_probe_exec_records_how_the_program_ended(self):
+        scripts = os.path.join(PREFIX, "share", "probe-studio", "scripts")
+        out = self.path("out")
+        cfg = write_config(self.dir)
+        killed = self.path("killed.py")
+        with open(killed, "w") as f:
+            f.write("import os, signal, torch\ntorch.nn.Linear(2, 2)(torch.ones(1, 2))\nos.kill(os.getpid(), signal.SIGKILL)\n")
+        script = """
+source {s}/load_probe.sh --output={out} --config={cfg}
+{py} {train} > /dev/null
+probe_exec {py} {killed}
+echo "exit $?"
+source {s}/unload_probe.sh
+type probe_exec > /dev/null 2>&1 || echo "probe_exec gone"
+""".format(s=scripts, out=out, cfg=cfg, py=PYTHON, train=TRAIN, killed=killed)
+        result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env={
+            k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+        self.assertIn("exit 137", result.stdout, result.stderr)
+        self.assertIn("probe_exec gone", result.stdout)
+        with open(os.path.join(out, "atb_dump_data", "probe_status.json")) as f:
+            status = json.load(f)
+        # Both programs in the shell's one dump; the one run by probe_exec says how it ended.
+        self.assertEqual(len(status["processes"]), 2)
+        ends = [p["ended_by"] for p in status["processes"]]
+        self.assertIn(None, ends)  # run directly: nobody saw it end, it stopped its probe normally
+        self.assertIn({"how": "signal", "code": 9, "signal": "SIGKILL", "seen_by": "probe run"}, ends)
+        self.assertEqual(status["state"], "incomplete")
 
 
 if __name__ == "__main__":

@@ -70,15 +70,19 @@ std::optional<Anomaly> firstAnomaly(const DumpIndex& index, uint8_t bits) {
 std::string describeEnd(const DumpSummary& s) {
     const format::ProgramEnd& end = *s.endedBy;
     const std::string who = s.processes.size() > 1 ? "process " + std::to_string(s.endedByPid) : "the program";
+    std::string how;
+    switch (end.how) {
+        case format::ProgramEnd::How::Exited: how = "exited with code " + std::to_string(end.code); break;
+        case format::ProgramEnd::How::Signaled: how = "was killed by " + format::signalName(end.code); break;
+        case format::ProgramEnd::How::Vanished: how = "ended without stopping its probe (killed or crashed)"; break;
+    }
     if (s.endedByCutOff)
-        return who + " " + format::describeProgramEnd(end) +
-               " before its probe could write out what was queued: rows of its last 100 ms or so may be missing";
-    if (s.endedByCrashed)
-        return who + " " + format::describeProgramEnd(end) +
-               "; its probe wrote out what was queued (the op running then is cut short)";
+        return who + " " + how + " before its probe could write out what was queued: rows of its last 100 ms or so "
+               "may be missing";
+    if (s.endedByCrashed) return who + " " + how + "; its probe wrote out what was queued (the op running then is cut short)";
     if (end.how == format::ProgramEnd::How::Signaled)
         return who + " was stopped by " + format::signalName(end.code) + " before its end";
-    return who + " " + format::describeProgramEnd(end);
+    return who + " " + how;
 }
 
 }  // namespace
