@@ -31,11 +31,6 @@ int64_t nowMs() {
         .count();
 }
 
-std::string parentDirectory(const std::string& path) {
-    const size_t slash = path.rfind('/');
-    return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
-
 std::string megabytes(int64_t bytes) { return std::to_string(bytes / (1 << 20)) + " MiB"; }
 
 }  // namespace
@@ -52,17 +47,20 @@ void DumpWriter::reset(WriterOptions options) {
     counters_ = {};
     diskStopped_ = false;
     diskStoppedReason_.clear();
-    createdDirectories_.clear();
+    refusedPlaces_.clear();
     bytesSinceDiskCheck_ = 0;
     lastDiskCheckMs_ = 0;
 }
 
-void DumpWriter::start() {
+int DumpWriter::start() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (running_) return;
+    if (running_) return 0;
+    // Before the thread exists: the directory is the thread's alone from then on.
+    if (int error = directory_.open(options_.root)) return error;
     running_ = true;
     stopRequested_ = false;
     thread_ = std::thread([this] { run(); });
+    return 0;
 }
 
 bool DumpWriter::enqueue(WriteJob job) {
@@ -169,6 +167,7 @@ void DumpWriter::run() {
         progressed_.notify_all();
     }
     closeCsvDescriptors();
+    directory_.close();
 }
 
 void DumpWriter::process(std::deque<WriteJob>& batch) {
@@ -205,19 +204,19 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
     }
 }
 
-bool DumpWriter::ensureDirectoryFor(const std::string& path) {
-    const std::string dir = parentDirectory(path);
-    if (dir.empty() || createdDirectories_.count(dir)) return true;
-    int error = format::makeDirectories(dir);
-    if (error) {
-        if (error == ENOSPC || error == EDQUOT)
-            stopDumping("no space left on the device holding " + dir);
-        else
-            reportError("cannot create directory " + dir + ": " + std::strerror(error));
-        return false;
+void DumpWriter::refused(const DumpDirectory::Refusal& refusal, const std::string& what) {
+    if (refusal.error == ENOSPC || refusal.error == EDQUOT) {
+        stopDumping("no space left " + what + " " + options_.root + "/" + refusal.where);
+        return;
     }
-    createdDirectories_.insert(dir);
-    return true;
+    // Once per place: a planted round folder would otherwise say so for each of its files.
+    if (refusedPlaces_.insert(refusal.where).second) {
+        reportError(options_.root + "/" + describeRefusal(refusal));
+    } else {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++counters_.errors;
+        ++counters_.unreported;
+    }
 }
 
 void DumpWriter::writeTensorOrFile(WriteJob& job) {
@@ -231,22 +230,21 @@ void DumpWriter::writeTensorOrFile(WriteJob& job) {
         ++counters_.droppedJobs;
         return;
     }
-    if (!ensureDirectoryFor(job.path)) return;
+    const auto relative = directory_.relative(job.path);
+    if (!relative) {
+        refused({EINVAL, job.path}, "writing");
+        return;
+    }
     // A file written again (the model structure as it grows) is still one file, of its new size.
-    struct stat previous;
-    const bool replacing = job.kind != WriteJob::Kind::Tensor && ::stat(job.path.c_str(), &previous) == 0;
-    int error = format::writeFileAtomically(job.path, job.head, job.data.get(), job.size);
-    if (error) {
-        if (error == ENOSPC || error == EDQUOT)
-            stopDumping("no space left writing " + job.path);
-        else
-            reportError("cannot write " + job.path + ": " + std::strerror(error));
+    int64_t previousSize = -1;
+    if (auto refusal = directory_.writeFile(*relative, job.head, job.data.get(), job.size, &previousSize)) {
+        refused(*refusal, "writing");
         return;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     counters_.bytes += job.size + job.head.size();
-    if (replacing)
-        counters_.bytes -= std::min<uint64_t>(counters_.bytes, static_cast<uint64_t>(previous.st_size));
+    if (previousSize >= 0 && job.kind != WriteJob::Kind::Tensor)
+        counters_.bytes -= std::min<uint64_t>(counters_.bytes, static_cast<uint64_t>(previousSize));
     else
         ++counters_.files;
 }
@@ -264,24 +262,21 @@ int DumpWriter::csvDescriptor(const std::string& path) {
         ::close(oldest->second.fd);
         csvFiles_.erase(oldest);
     }
-    if (!ensureDirectoryFor(path)) return -1;
-    if (!format::fileExists(path)) {
-        // The header appears atomically with the file: a reader never sees a file without it.
-        int error = format::writeFileAtomically(path, std::string(format::kStatisticCsvHeader) + "\n");
-        if (error) {
-            if (error == ENOSPC || error == EDQUOT)
-                stopDumping("no space left writing " + path);
-            else
-                reportError("cannot create " + path + ": " + std::strerror(error));
-            return -1;
-        }
+    const auto relative = directory_.relative(path);
+    if (!relative) {
+        refused({EINVAL, path}, "appending to");
+        return -1;
+    }
+    int fd = -1;
+    bool created = false;
+    if (auto refusal = directory_.openForAppend(*relative, std::string(format::kStatisticCsvHeader) + "\n", &fd,
+                                                &created)) {
+        refused(*refusal, "appending to");
+        return -1;
+    }
+    if (created) {
         std::lock_guard<std::mutex> lock(mutex_);
         ++counters_.files;
-    }
-    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd < 0) {
-        reportError("cannot open " + path + ": " + std::strerror(errno));
-        return -1;
     }
     csvFiles_[path] = CsvFile{fd, ++useClock_};
     return fd;
@@ -294,7 +289,11 @@ void DumpWriter::appendRows(const std::string& path, const std::string& text, ui
         return;
     }
     int fd = csvDescriptor(path);
-    if (fd < 0) return;
+    if (fd < 0) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        counters_.droppedJobs += rowCount;
+        return;
+    }
     // One write() of whole lines: a reader or a crash never sees half a row (short writes on a
     // regular file happen only when the disk is full, handled below).
     const char* p = text.data();

@@ -1,7 +1,8 @@
 // The writer thread: owns the disk. Ops hand it work through a bounded queue; when the
 // queued bytes exceed the memory cap the op waits (back-pressure). Every file is written
 // under a temporary name and renamed; statistic.csv grows by whole rows. A disk guard stops
-// dumping with a message when free space runs low, while the model goes on.
+// dumping with a message when free space runs low, while the model goes on. It writes only
+// inside its root, through DumpDirectory: a link planted in the dump is never followed.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -17,6 +18,8 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include "dump_directory.h"
 
 namespace probe::runtime {
 
@@ -44,6 +47,7 @@ struct WriterOptions {
 
 struct WriterCounters {
     uint64_t files = 0, bytes = 0, rows = 0, errors = 0, droppedJobs = 0;
+    uint64_t unreported = 0;  // errors counted without a message (the same refusal again)
 };
 
 class DumpWriter {
@@ -57,7 +61,9 @@ public:
     // Takes new options and forgets the previous session's counters and state (only while
     // stopped: the runtime reuses one writer for every start).
     void reset(WriterOptions options);
-    void start();
+    // Opens the root (made when missing; refused when it is a link) and starts the thread.
+    // Returns 0, or an errno value with nothing started.
+    int start();
     // Queues a job; blocks while the queued bytes exceed the memory cap (unless the queue is
     // empty, so one tensor bigger than the cap still goes through). Returns false when the
     // writer is stopped (the job is dropped and counted).
@@ -81,7 +87,9 @@ private:
     void process(std::deque<WriteJob>& batch);
     void writeTensorOrFile(WriteJob& job);
     void appendRows(const std::string& path, const std::string& rows, uint64_t rowCount);
-    bool ensureDirectoryFor(const std::string& path);
+    // A write the dump directory refused: a full disk stops dumping, something planted is
+    // reported once per place (and counted every time).
+    void refused(const DumpDirectory::Refusal& refusal, const std::string& what);
     bool checkDiskSpace(uint64_t upcomingBytes);
     void stopDumping(const std::string& reason);
     void reportError(const std::string& message);
@@ -105,7 +113,8 @@ private:
     WriterCounters counters_;
 
     // Writer-thread state.
-    std::unordered_set<std::string> createdDirectories_;
+    DumpDirectory directory_;
+    std::unordered_set<std::string> refusedPlaces_;
     struct CsvFile {
         int fd = -1;
         uint64_t lastUse = 0;

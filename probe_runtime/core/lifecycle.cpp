@@ -79,15 +79,6 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     configPath_ = cfg.empty() ? std::string() : format::absolutePath(cfg);
     const char* quiet = std::getenv("PROBE_QUIET");
 
-    if (int err = format::makeDirectories(root_)) {
-        setLastError("cannot create the output directory " + root_ + ": " + std::strerror(err));
-        return -4;
-    }
-    if (::access(root_.c_str(), W_OK) != 0) {
-        setLastError("the output directory " + root_ + " is not writable: " + std::strerror(errno));
-        return -4;
-    }
-
     ownerPid_ = ::getpid();
     status_.begin(quiet && *quiet && std::strcmp(quiet, "0") != 0);
     ops_.layers().reset();
@@ -107,7 +98,12 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     } else {
         writer_->reset(options);
     }
-    writer_->start();
+    if (int err = writer_->start()) {
+        setLastError(err == ELOOP ? root_ + " is a symbolic link: the probe writes only into a folder of its own "
+                                            "(give the link's target as the output directory instead)"
+                                  : "cannot create the output directory " + root_ + ": " + std::strerror(err));
+        return -4;
+    }
 
     config_.startWith(configPath_);
     if (!configPath_.empty()) {

@@ -34,7 +34,7 @@ void ModelReports::layerObserved(LayerRegistry::Slot& slot, const ObservedOp& ob
         job.kind = WriteJob::Kind::File;
         job.path = runtime_.infoDirectory("layer") + "/" + format::safeFileComponent(slot.name + "_" + observed.id) +
                    ".json";
-        job.head = layer.toJson().dump() + "\n";
+        job.head = layer.toJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
         runtime_.writer().enqueue(std::move(job));
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -49,7 +49,7 @@ void ModelReports::layerObserved(LayerRegistry::Slot& slot, const ObservedOp& ob
     WriteJob job;
     job.kind = WriteJob::Kind::LatestFile;
     job.path = runtime_.infoDirectory("model") + "/" + format::safeFileComponent(modelName_) + ".json";
-    job.head = builder->model().toJson().dump() + "\n";
+    job.head = builder->model().toJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     runtime_.writer().enqueue(std::move(job));
 }
 
@@ -66,7 +66,7 @@ int ModelReports::reportModel(const char* modelName, const char* modelJson) {
             Runtime::setLastError("probe_report_model: the model description is not a JSON object");
             return -1;
         }
-        content = parsed.dump() + "\n";
+        content = parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -112,12 +112,12 @@ int ModelReports::reportLayer(const char* layerName, const char* layerJson) {
         return -1;
     }
     const std::string name = sanitizeName(layerName);
-    const int id = runtime_.ops().layers().markExplicit(name);
+    const int id = runtime_.ops().layers().markExplicit(layerName, name);
     WriteJob job;
     job.kind = WriteJob::Kind::LatestFile;
     job.path = runtime_.infoDirectory("layer") + "/" + format::safeFileComponent(name + "_" + std::to_string(id)) +
                ".json";
-    job.head = parsed.dump() + "\n";
+    job.head = parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     runtime_.writer().enqueue(std::move(job));
     return 0;
 }

@@ -2,15 +2,9 @@
 #include "op_names.h"
 
 #include <cstdint>
+#include <cstdio>
 
 namespace probe::runtime {
-
-std::string sanitizeName(const char* text) {
-    std::string out = text ? text : "";
-    for (auto& c : out)
-        if (c == '/' || c == '\n' || c == '\r' || c == '\0') c = '_';
-    return out;
-}
 
 namespace {
 
@@ -53,6 +47,24 @@ std::string validUtf8(std::string_view text) {
         out += "\\x";
         out += kHex[c >> 4];
         out += kHex[c & 15];
+    }
+    return out;
+}
+
+std::string sanitizeName(const char* text) {
+    if (!text) return "";
+    const std::string_view raw(text);
+    std::string out = validUtf8(raw);
+    for (auto& c : out)
+        if (c == '/' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '_';
+    if (out.size() > kMaxNameBytes) {
+        size_t cut = kMaxNameBytes;
+        while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;  // whole characters
+        uint64_t hash = 1469598103934665603ull;  // FNV-1a of the raw name
+        for (unsigned char c : raw) hash = (hash ^ c) * 1099511628211ull;
+        char suffix[16];
+        std::snprintf(suffix, sizeof suffix, "~%08x", static_cast<unsigned>(hash ^ (hash >> 32)));
+        out = out.substr(0, cut) + suffix;
     }
     return out;
 }

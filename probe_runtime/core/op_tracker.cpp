@@ -52,11 +52,10 @@ void LayerRegistry::reset() {
     occurrencesInRound_.clear();
 }
 
-LayerRegistry::Slot* LayerRegistry::begin(const std::string& name, const std::string& type, int64_t& round) {
+LayerRegistry::Slot* LayerRegistry::begin(const std::string& key, const std::string& name, const std::string& type,
+                                          int64_t& round) {
     std::lock_guard<std::mutex> lock(mutex_);
-    std::string key = name;
-    if (explicitRounds_) key += "\x1f" + std::to_string(occurrencesInRound_[name]++);
-    auto& slot = slots_[key];
+    auto& slot = slots_[explicitRounds_ ? key + '\0' + std::to_string(occurrencesInRound_[key]++) : key];
     if (!slot) {
         slot = std::make_unique<Slot>();
         slot->id = nextId_++;
@@ -82,9 +81,9 @@ bool LayerRegistry::claimStructure(Slot& slot, bool* explicitLayer) {
     return true;
 }
 
-int LayerRegistry::markExplicit(const std::string& name) {
+int LayerRegistry::markExplicit(const std::string& key, const std::string& name) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& slot = slots_[name];
+    auto& slot = slots_[key];
     if (!slot) {
         slot = std::make_unique<Slot>();
         slot->id = nextId_++;
@@ -138,16 +137,17 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
     }
     const std::string display = sanitizeName(name);
     const std::string typeName = type && *type ? sanitizeName(type) : display;
-    if (ts.stack.empty()) return beginLayer(ts, display, typeName, paramJson);
+    if (ts.stack.empty()) return beginLayer(ts, name, display, typeName, paramJson);
     return beginChild(ts, display, typeName, paramJson, kind);
 }
 
-int OpTracker::beginLayer(ThreadState& ts, const std::string& name, const std::string& type, const char* paramJson) {
+int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::string& name, const std::string& type,
+                          const char* paramJson) {
     // A config change already made to the file takes effect here, at this boundary, for the
     // whole of this layer op (its children never see half of one config and half of another).
     runtime_.syncConfigFile();
     int64_t round = 0;
-    LayerRegistry::Slot* slot = layers_.begin(name, type, round);
+    LayerRegistry::Slot* slot = layers_.begin(rawName, name, type, round);
 
     Frame frame;
     frame.depth = 0;
@@ -236,10 +236,10 @@ void OpTracker::writeOpParam(const std::string& opDir, const char* paramJson) {
     std::string content;
     if (parsed.is_discarded()) {
         Runtime::setLastError("op parameters are not valid JSON; written as a string");
-        content = nlohmann::json(std::string(paramJson)).dump();
+        content = nlohmann::json(std::string(paramJson)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     } else {
         if ((parsed.is_object() || parsed.is_array()) && parsed.empty()) return;
-        content = parsed.dump();
+        content = parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
     WriteJob job;
     job.kind = WriteJob::Kind::File;

@@ -43,14 +43,15 @@ public:
 
     explicit LayerRegistry(Runtime& runtime) : runtime_(runtime) {}
     void reset();
-    // The slot of the layer op `name` beginning now, and the round of this execution.
-    Slot* begin(const std::string& name, const std::string& type, int64_t& round);
+    // The slot of the layer op `key` (its raw name) beginning now, shown as `name`, and the
+    // round of this execution.
+    Slot* begin(const std::string& key, const std::string& name, const std::string& type, int64_t& round);
     // True when this execution should capture the layer's structure (none captured yet).
     bool wantsStructure(const Slot& slot);
     // Claims the structure capture of `slot`; false when another thread got there first.
     bool claimStructure(Slot& slot, bool* explicitLayer);
     // The engine describes the layer itself (probe_report_layer): its id.
-    int markExplicit(const std::string& name);
+    int markExplicit(const std::string& key, const std::string& name);
     int setRound(int64_t round);
     std::vector<LayerDescription> known();
 
@@ -75,7 +76,8 @@ public:
     LayerRegistry& layers() { return layers_; }
 
 private:
-    int beginLayer(ThreadState& ts, const std::string& name, const std::string& type, const char* paramJson);
+    int beginLayer(ThreadState& ts, const char* rawName, const std::string& name, const std::string& type,
+                   const char* paramJson);
     int beginChild(ThreadState& ts, const std::string& name, const std::string& type, const char* paramJson,
                    OpKind kind);
     void writeOpParam(const std::string& opDir, const char* paramJson);

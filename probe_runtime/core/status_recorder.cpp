@@ -85,7 +85,7 @@ void StatusRecorder::write(format::DumpState state) {
     status.dumpStopped = writer.diskStopped() ? writer.diskStoppedReason() : "";
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        status.errors = errors_;
+        status.errors = errors_ + counters.unreported;
         status.messages = messages_;
         status.endedBy = endedBy_;
     }
