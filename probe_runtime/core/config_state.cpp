@@ -67,7 +67,7 @@ std::string ConfigState::applyText(const std::string& text, const std::string& s
 
 void ConfigState::reject(const std::string& reason, const std::string& source) {
     runtime_.status().warning("config rejected, the previous one stays in force:\n" + reason);
-    if (auto* l = runtime_.listener()) l->configRejected(reason, source);
+    runtime_.notify([&](RuntimeListener& l) { l.configRejected(reason, source); });
 }
 
 void ConfigState::apply(const format::OpConfig& config, const std::string& source) {
@@ -87,7 +87,7 @@ void ConfigState::apply(const format::OpConfig& config, const std::string& sourc
     if (!config.opNames.empty()) summary += " op_name=" + config.toJson()["op_name"].get<std::string>();
     if (config.saveChild) summary += " save_child=true filter_level=" + std::to_string(config.filterLevel);
     runtime_.status().info(summary);
-    if (auto* l = runtime_.listener()) l->configApplied(config, source);
+    runtime_.notify([&](RuntimeListener& l) { l.configApplied(config, source); });
 }
 
 }  // namespace probe::runtime

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "config_watcher.h"
 
+#include "after_fork.h"
 #include "probe/format/file_util.h"
 
 #include <fcntl.h>
@@ -75,7 +76,7 @@ void ConfigWatcher::stop() {
 }
 
 void ConfigWatcher::abandonAfterFork() {
-    if (thread_.joinable()) thread_.detach();
+    forgetThreadAfterFork(thread_);
     for (int* fd : {&inotifyFd_, &wakePipe_[0], &wakePipe_[1]}) {
         if (*fd >= 0) ::close(*fd);
         *fd = -1;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "after_fork.h"
 #include "probe/format/control_protocol.h"
 
 namespace probe::runtime {
@@ -84,7 +85,7 @@ void ControlServer::stop() {
 }
 
 void ControlServer::abandonAfterFork() {
-    if (thread_.joinable()) thread_.detach();
+    forgetThreadAfterFork(thread_);
     for (auto& client : clients_) ::close(client->fd);
     for (int* fd : {&listenFd_, &wakePipe_[0], &wakePipe_[1]}) {
         if (*fd >= 0) ::close(*fd);

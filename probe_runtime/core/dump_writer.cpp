@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "probe/format/file_util.h"
+#include "after_fork.h"
 #include "probe/format/statistic_csv.h"
 #include "signals.h"
 
@@ -114,9 +115,9 @@ void DumpWriter::stop() {
 }
 
 void DumpWriter::abandonAfterFork() {
-    // The thread does not exist in the child; detach the handle without touching the mutex
-    // state the parent's threads may have held.
-    if (thread_.joinable()) thread_.detach();
+    // The thread does not exist in the child: its handle is forgotten, and the mutex state the
+    // parent's threads may have held is not touched.
+    forgetThreadAfterFork(thread_);
     running_ = false;
 }
 

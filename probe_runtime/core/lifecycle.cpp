@@ -166,7 +166,12 @@ int Runtime::stopRuntime(bool fromHousekeeping) {
         started_.store(false, std::memory_order_release);
         signals::uninstall();
         recomputeAwake();
-        if (watching_) watcher_->stop();
+        // Ops still running may be inside the watcher (at a layer boundary): it is switched off
+        // first, and stopped once none is.
+        if (watching_.exchange(false)) {
+            quiesce();
+            watcher_->stop();
+        }
         capture_.flushAllRows();
         // Drains what is queued; ops still running get their enqueue refused from here on, and
         // no write is left half done (a temporary file) when the process ends right after.
@@ -174,6 +179,7 @@ int Runtime::stopRuntime(bool fromHousekeeping) {
         status_.write(format::DumpState::Complete);
         if (controlling_) {
             setListener(nullptr);
+            quiesce();
             control_->stop();
         }
         housekeepingStop_ = true;
@@ -210,8 +216,7 @@ void Runtime::afterForkInChild() {
         listener_.store(nullptr);
         control_->abandonAfterFork();
     }
-    auto* thread = static_cast<std::thread*>(housekeepingThread_);
-    if (thread && thread->joinable()) thread->detach();
+    // The housekeeping thread's handle is left as it is, never freed: that thread is the parent's.
     housekeepingThread_ = nullptr;
     signals::uninstall();
 }
@@ -278,14 +283,14 @@ void Runtime::recomputeAwake() {
     }
     if (awake_.exchange(awake) != awake) {
         stateGeneration_.fetch_add(1, std::memory_order_acq_rel);
-        if (auto* l = listener_.load()) {
+        notify([&](RuntimeListener& l) {
             std::string reason;
             if (awake) reason = "dump_enable is true";
             else if (writer_ && writer_->diskStopped()) reason = writer_->diskStoppedReason();
             else if (!started_.load()) reason = "the probe stopped";
             else reason = "dump_enable is false, or this device is not selected";
-            l->stateChanged(probeState(), reason);
-        }
+            l.stateChanged(probeState(), reason);
+        });
     }
 }
 

@@ -61,7 +61,7 @@ LayerRegistry::Slot* LayerRegistry::begin(const std::string& key, const std::str
         slot->id = nextId_++;
         slot->name = name;
         slot->type = type;
-        if (auto* l = runtime_.listener()) l->layerDiscovered(slot->id, name, type);
+        runtime_.notify([&](RuntimeListener& l) { l.layerDiscovered(slot->id, name, type); });
     }
     round = explicitRounds_ ? round_ : slot->executions;
     ++slot->executions;

@@ -5,6 +5,8 @@
 #include "control_server.h"
 #include "probe_config.h"
 
+#include <thread>
+
 namespace probe::runtime {
 namespace {
 thread_local std::string tlsLastError;
@@ -45,7 +47,12 @@ std::string Runtime::devicePid() const {
 std::string Runtime::infoDirectory(const char* kind) const { return root_ + "/info/" + kind + "/" + devicePid(); }
 
 void Runtime::syncConfigFile() {
-    if (watching_) watcher_->syncPending();
+    const InFlight inFlight(inFlight_);
+    if (watching_.load()) watcher_->syncPending();
+}
+
+void Runtime::quiesce() {
+    while (inFlight_.load() != 0) std::this_thread::yield();
 }
 
 int Runtime::setDevice(int device) {

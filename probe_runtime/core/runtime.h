@@ -81,7 +81,13 @@ public:
     std::shared_ptr<const ConfigSnapshot> currentConfig() const { return config_.current(); }
 
     void setListener(RuntimeListener* listener) { listener_.store(listener); }
-    RuntimeListener* listener() const { return listener_.load(); }
+    // Tells the listener, if there is one. Calls from op threads are counted, so that stopping
+    // waits until none is under way before the listener goes (see quiesce()).
+    template <typename Call>
+    void notify(Call call) {
+        const InFlight inFlight(inFlight_);
+        if (auto* l = listener_.load()) call(*l);
+    }
     // For a client attaching: who this process is and what it does (the hello message).
     nlohmann::json describe() const;
     std::vector<LayerDescription> knownLayers() { return ops_.layers().known(); }
@@ -123,6 +129,17 @@ public:
 private:
     Runtime();
 
+    // Counts a call into a piece that stop() stops (the listener, the config watcher) while
+    // it is under way.
+    struct InFlight {
+        explicit InFlight(std::atomic<int>& count) : count_(count) { count_.fetch_add(1); }
+        ~InFlight() { count_.fetch_sub(1); }
+        std::atomic<int>& count_;
+    };
+    // Waits until no op thread is inside the listener or the watcher (those that come later
+    // find them gone). Called with them switched off.
+    void quiesce();
+
     format::ProbeState probeState() const;
     int stopRuntime(bool fromHousekeeping);
 
@@ -132,6 +149,7 @@ private:
     std::atomic<uint64_t> epoch_{0};
     std::atomic<int> device_{-1};
     std::atomic<RuntimeListener*> listener_{nullptr};
+    std::atomic<int> inFlight_{0};
     int64_t ownerPid_ = 0;
 
     std::mutex lifecycleMutex_;

@@ -40,7 +40,7 @@ void StatusRecorder::begin(bool quiet) {
 
 void StatusRecorder::info(const std::string& text) {
     if (!quiet_) std::fprintf(stderr, "[probe] %s\n", text.c_str());
-    if (auto* l = runtime_.listener()) l->message(format::MessageLevel::Info, text);
+    runtime_.notify([&](RuntimeListener& l) { l.message(format::MessageLevel::Info, text); });
 }
 
 void StatusRecorder::record(format::MessageLevel level, const std::string& text) {
@@ -51,7 +51,7 @@ void StatusRecorder::record(format::MessageLevel level, const std::string& text)
         messages_.push_back({level, text});
         if (messages_.size() > 20) messages_.erase(messages_.begin());
     }
-    if (auto* l = runtime_.listener()) l->message(level, text);
+    runtime_.notify([&](RuntimeListener& l) { l.message(level, text); });
 }
 
 void StatusRecorder::setEndedBy(const format::ProgramEnd& end) {

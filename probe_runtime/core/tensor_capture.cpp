@@ -124,7 +124,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
         runtime_.writer().enqueue(std::move(job));
     }
     const std::string line = format::formatStatRow(row);
-    if (auto* l = runtime_.listener()) l->statisticRow(line);
+    runtime_.notify([&](RuntimeListener& l) { l.statisticRow(line); });
     bool full = false;
     {
         std::lock_guard<std::mutex> lock(ts.rows.mutex);
