@@ -324,12 +324,13 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
                 for (auto& b : births) report.births.push_back(std::move(b));
                 if (!options.allBirths) break;
             } else if (!found && firstBad.row == kNone) {
+                // Values that enter as an op's input before any op outputs them came from
+                // outside the dump; a first overflowed output belongs to an ignored op.
                 for (uint32_t row : rows) {
                     TensorVerdict v = checker.verdict(row);
-                    if (v.overflowed) {
-                        firstBad = v;
-                        break;
-                    }
+                    if (!v.overflowed) continue;
+                    if (!index.slot(index.row(row).slot).isOutput) firstBad = v;
+                    break;
                 }
             }
         }

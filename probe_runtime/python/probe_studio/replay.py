@@ -41,6 +41,9 @@ DROPOUTS = {"dropout", "dropout_", "native_dropout", "feature_dropout", "feature
 # Ops that look at the input's storage rather than its values, which the dump does not hold.
 STORAGE_OPS = {"as_strided", "as_strided_", "_reshape_alias", "set_", "resize_", "resize_as_", "_unsafe_view"}
 ALLOCATIONS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+# In-place ops that replace their first argument without reading it: the probe keeps no data for
+# it (often an uninitialised buffer); replayed into zeros of the output's shape and dtype.
+OVERWRITING = {"copy_", "fill_", "zero_"}
 
 BENCHMARK_RATIO = 10.0  # msprobe's benchmark standard: error ratio to the bench
 EPS_ALLOWANCE = 4.0
@@ -93,10 +96,11 @@ def read_bin_header(path):
 
 
 def _find_op_dir(round_dir, id_parts):
-    """The directory of op id "2_1_0" below a round directory: "2_<name>/2_1_<name>/2_1_0_<name>"."""
+    """The directory of op id "2_1_0" below a round directory: "2_<name>/1_<name>/0_<name>" (each
+    level named by its own part of the id)."""
     current = round_dir
-    for depth in range(len(id_parts)):
-        prefix = "_".join(id_parts[:depth + 1]) + "_"
+    for part in id_parts:
+        prefix = part + "_"
         try:
             names = sorted(os.listdir(current))
         except OSError:
@@ -509,6 +513,13 @@ def replay_op(op):
         except (MissingData, OSError, ValueError) as exc:
             return {"verdict": "not replayable", "reason": "missing input: %s" % exc, "outputs": []}
         inputs.append(tensors[name])
+    if short in OVERWRITING and "self" not in tensors:
+        out_path = next((path for _, _, path, _, _ in sorted(op.outputs, key=lambda x: x[0]) if path), None)
+        try:
+            template = load_tensor(out_path)
+        except (MissingData, OSError, ValueError) as exc:
+            return {"verdict": "not replayable", "reason": "missing input: %s" % exc, "outputs": []}
+        tensors["self"] = torch.zeros_like(template)
     try:
         overload, args, kwargs = build_call(op, params, tensors)
     except NotReplayable as exc:
