@@ -114,13 +114,11 @@ class GradMonitor:
     def attach_optimizer(self, optimizer):
         """Writes this monitor's rows right before every ``optimizer.step()``."""
         original = optimizer.step
-        monitor = weakref.ref(self)
+        monitor = self  # kept alive by the optimizer: GradMonitor(model, dir, optimizer=o) needs no variable
 
         @functools.wraps(original)
         def step(*args, **kwargs):
-            m = monitor()
-            if m is not None:
-                m._step_safely()
+            monitor._step_safely()
             return original(*args, **kwargs)
         optimizer.step = step
         self._optimizers.append((weakref.ref(optimizer), original))
