@@ -13,14 +13,17 @@ namespace probe::cli {
 namespace {
 
 const char* kGradsUsage =
-    "Usage: probe grads DIR [--spike N] [--vanish X] [--explode X] [--window STEPS] [--max LINES] [--json]\n"
+    "Usage: probe grads DIR [--spike N] [--vanish X] [--explode X] [--window STEPS] [--max LINES] "
+    "[--json]\n"
     "\n"
     "Reads the gradient monitor's CSV files below DIR (grad_reduced_<a>-<b>.csv, written by\n"
-    "probe_studio.grad_monitor or msprobe's monitor; one folder per rank) and prints, with the step\n"
+    "probe_studio.grad_monitor or msprobe's monitor; one folder per rank) and prints, with the "
+    "step\n"
     "and the parameter:\n"
     "  nan        a gradient holding NaN (the nans column, or a NaN norm)\n"
     "  inf        an infinite gradient norm\n"
-    "  spike      a norm beyond N times the median of its previous WINDOW steps (--spike, default 10;\n"
+    "  spike      a norm beyond N times the median of its previous WINDOW steps (--spike, default "
+    "10;\n"
     "             judged from the 4th step on)\n"
     "  exploding  a norm above X (--explode; off unless given)\n"
     "  vanishing  a norm below X (--vanish, default 1e-8), once per run of steps\n"
@@ -54,7 +57,8 @@ int runGradsCommand(const Args& args) {
             json = true;
             continue;
         }
-        if (a == "--spike" || a == "--vanish" || a == "--explode" || a == "--window" || a == "--max") {
+        if (a == "--spike" || a == "--vanish" || a == "--explode" || a == "--window" ||
+            a == "--max") {
             double v = 0;
             if (i + 1 >= args.size() || !parseDouble(args[i + 1], v) || !(v >= 0)) {
                 std::fprintf(stderr, "probe grads: %s needs a number >= 0\n", a.c_str());
@@ -73,7 +77,8 @@ int runGradsCommand(const Args& args) {
             return kExitUsage;
         }
         if (!dir.empty()) {
-            std::fprintf(stderr, "probe grads: one directory at a time ('%s' and '%s')\n", dir.c_str(), a.c_str());
+            std::fprintf(stderr, "probe grads: one directory at a time ('%s' and '%s')\n",
+                         dir.c_str(), a.c_str());
             return kExitUsage;
         }
         dir = a;
@@ -94,15 +99,16 @@ int runGradsCommand(const Args& args) {
     } else {
         size_t samples = 0;
         for (const auto& s : data->series) samples += s.samples.size();
-        std::printf("gradients: %zu parameter(s), %zu sample(s) in %zu file(s) below %s\n", data->series.size(), samples,
-                    data->files.size(), dir.c_str());
+        std::printf("gradients: %zu parameter(s), %zu sample(s) in %zu file(s) below %s\n",
+                    data->series.size(), samples, data->files.size(), dir.c_str());
         size_t shown = 0;
         for (const auto& f : findings) {
             if (shown >= static_cast<size_t>(maxLines)) break;
             std::printf("  %s\n", analysis::formatGradFinding(f).c_str());
             ++shown;
         }
-        if (findings.size() > shown) std::printf("  (%zu more findings; --max to see them)\n", findings.size() - shown);
+        if (findings.size() > shown)
+            std::printf("  (%zu more findings; --max to see them)\n", findings.size() - shown);
         if (findings.empty()) std::printf("  no NaN, spike, vanishing or exploding gradient\n");
         for (const auto& p : data->problems) std::printf("  problem: %s\n", p.c_str());
     }

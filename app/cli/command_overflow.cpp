@@ -15,7 +15,8 @@ namespace probe::cli {
 namespace {
 
 const char* kOverflowUsage =
-    "Usage: probe overflow DIR [--range float16|bfloat16] [--all] [--ignore TEXT]... [--output DIR] [--json]\n"
+    "Usage: probe overflow DIR [--range float16|bfloat16] [--all] [--ignore TEXT]... [--output "
+    "DIR] [--json]\n"
     "\n"
     "Finds, per process (rank), the op where an overflow is born: its inputs are finite while one\n"
     "of its outputs holds Inf or NaN. Ops after it merely inherit the values. DIR is a dump of\n"
@@ -23,12 +24,14 @@ const char* kOverflowUsage =
     "step/rank folder); every process and rank in it is checked.\n"
     "\n"
     "  --range FORMAT  also count floating values beyond FORMAT's largest finite value (float16:\n"
-    "                  65504, bfloat16: 3.39e38) as overflowed: for a float32 run that should also\n"
+    "                  65504, bfloat16: 3.39e38) as overflowed: for a float32 run that should "
+    "also\n"
     "                  work in that format. Without it only Inf and NaN count (a float32 value of\n"
     "                  70000 is no overflow in a float32 run).\n"
     "  --all           every birth in every round/step, not only the first of each process\n"
     "  --ignore TEXT   ops whose type contains TEXT are never a birth (repeatable; replaces\n"
-    "                  the default: empty, fill, full, parameters_grad; an Inf a program fills in on\n"
+    "                  the default: empty, fill, full, parameters_grad; an Inf a program fills in "
+    "on\n"
     "                  purpose, as an attention mask, is no overflow)\n"
     "  --output DIR    also write DIR/anomaly_analyze_<ns>.json (msprobe overflow_check's file)\n"
     "  --json          print that JSON on standard output instead of the report\n"
@@ -59,7 +62,8 @@ int runOverflowCommand(const Args& args) {
             if (!v) return kExitUsage;
             auto limit = analysis::parseRangeLimit(*v);
             if (!limit) {
-                std::fprintf(stderr, "probe overflow: --range %s: expected float16 or bfloat16\n", v->c_str());
+                std::fprintf(stderr, "probe overflow: --range %s: expected float16 or bfloat16\n",
+                             v->c_str());
                 return kExitUsage;
             }
             options.range = *limit;
@@ -78,12 +82,14 @@ int runOverflowCommand(const Args& args) {
         } else if (a == "--json") {
             json = true;
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "probe overflow: unknown option '%s'\n\n%s", a.c_str(), kOverflowUsage);
+            std::fprintf(stderr, "probe overflow: unknown option '%s'\n\n%s", a.c_str(),
+                         kOverflowUsage);
             return kExitUsage;
         } else if (dir.empty()) {
             dir = a;
         } else {
-            std::fprintf(stderr, "probe overflow: one dump at a time ('%s' and '%s')\n", dir.c_str(), a.c_str());
+            std::fprintf(stderr, "probe overflow: one dump at a time ('%s' and '%s')\n",
+                         dir.c_str(), a.c_str());
             return kExitUsage;
         }
     }
@@ -106,16 +112,21 @@ int runOverflowCommand(const Args& args) {
     if (!outputDir.empty()) {
         if (!found) {
             // As msprobe: no anomaly, no file.
-            std::fprintf(stderr, "probe overflow: no overflow is born in any op; no result file written\n");
+            std::fprintf(stderr,
+                         "probe overflow: no overflow is born in any op; no result file written\n");
         } else {
             const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();
-            const std::string path = format::absolutePath(outputDir) + "/anomaly_analyze_" + std::to_string(ns) + ".json";
+            const std::string path = format::absolutePath(outputDir) + "/anomaly_analyze_" +
+                                     std::to_string(ns) + ".json";
             int err = format::makeDirectories(format::absolutePath(outputDir));
-            if (!err) err = format::writeFileAtomically(path, analysis::anomalyAnalyzeJson(*index, report) + "\n");
+            if (!err)
+                err = format::writeFileAtomically(
+                    path, analysis::anomalyAnalyzeJson(*index, report) + "\n");
             if (err) {
-                std::fprintf(stderr, "probe overflow: cannot write %s: %s\n", path.c_str(), std::strerror(err));
+                std::fprintf(stderr, "probe overflow: cannot write %s: %s\n", path.c_str(),
+                             std::strerror(err));
                 return kExitCannotCreate;
             }
             std::fprintf(stderr, "probe overflow: result written to %s\n", path.c_str());

@@ -39,7 +39,8 @@ int execPythonTool(const char* command, const std::string& module, const Args& a
     }
     const std::string packageDir = installLayout().pythonDir;
     const char* existing = std::getenv("PYTHONPATH");
-    ::setenv("PYTHONPATH", (existing && *existing ? packageDir + ":" + existing : packageDir).c_str(), 1);
+    ::setenv("PYTHONPATH",
+             (existing && *existing ? packageDir + ":" + existing : packageDir).c_str(), 1);
     ::setenv("PROBE_COMMAND_NAME", (std::string("probe ") + command).c_str(), 1);
     std::vector<std::string> argv = {python, "-m", "probe_studio." + module};
     argv.insert(argv.end(), rest.begin(), rest.end());
@@ -50,7 +51,8 @@ int execPythonTool(const char* command, const std::string& module, const Args& a
     ::execvp(pointers[0], pointers.data());
     std::fprintf(stderr,
                  "probe %s: cannot run the Python interpreter %s: %s\n"
-                 "  It needs Python with torch (Debian: /usr/bin/python3 with python3-torch); name another with\n"
+                 "  It needs Python with torch (Debian: /usr/bin/python3 with python3-torch); name "
+                 "another with\n"
                  "  --python PATH or PROBE_PYTHON.\n",
                  command, python.c_str(), std::strerror(errno));
     return kExitNoTorch;

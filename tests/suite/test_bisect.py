@@ -5,7 +5,6 @@ it has already run."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import glob
 import json
-import os
 import unittest
 
 from suite_util import PYTHON, ProbeTestCase, model, probe

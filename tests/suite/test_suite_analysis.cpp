@@ -19,7 +19,8 @@ namespace probe::analysis {
 namespace {
 
 const char* kHeader =
-    "Device and PID,Execution Count,Op Name,Op Type,Op Id,Input/Output,Index,Dtype,Format,Shape,Max,Min,Mean,Norm,"
+    "Device and PID,Execution Count,Op Name,Op Type,Op "
+    "Id,Input/Output,Index,Dtype,Format,Shape,Max,Min,Mean,Norm,"
     "Tensor Path\n";
 
 void makeDirs(const std::string& path) {
@@ -33,14 +34,16 @@ struct Row {
     std::string name, type, id, io, index, dtype, max, min;
 };
 
-void writeRound(const std::string& root, const std::string& process, int round, const std::vector<Row>& rows) {
+void writeRound(const std::string& root, const std::string& process, int round,
+                const std::vector<Row>& rows) {
     const std::string dir = root + "/atb_dump_data/data/" + process + "/" + std::to_string(round);
     makeDirs(dir);
     std::string text = kHeader;
     for (const auto& r : rows) {
         const std::string mean = r.max == "nan" || r.min == "nan" ? "nan" : "1.000000";
-        text += process + "," + std::to_string(round) + "," + r.name + "," + r.type + "," + r.id + "," + r.io + "," +
-                r.index + "," + r.dtype + ",nd,2x2," + r.max + "," + r.min + "," + mean + ",1.000000,N/A\n";
+        text += process + "," + std::to_string(round) + "," + r.name + "," + r.type + "," + r.id +
+                "," + r.io + "," + r.index + "," + r.dtype + ",nd,2x2," + r.max + "," + r.min +
+                "," + mean + ",1.000000,N/A\n";
     }
     test::writeFile(dir + "/statistic.csv", text);
 }
@@ -90,7 +93,8 @@ TEST(Overflow, ValuesBeyondANarrowerFormatCountOnlyWhenAsked) {
     test::TempDir dir;
     // 70000 in a float32 run, and an int64 tensor of token ids beyond 65504 feeding the layer.
     auto rows = layerRound("70000.000000");
-    rows.insert(rows.begin(), {"L", "Block", "0", "input", "1_ids", "int64", "100000.000000", "0.000000"});
+    rows.insert(rows.begin(),
+                {"L", "Block", "0", "input", "1_ids", "int64", "100000.000000", "0.000000"});
     writeRound(dir.path(), "0_100", 0, rows);
     const auto index = read(dir.path());
     EXPECT_TRUE(findOverflowBirths(index, {}).births.empty());
@@ -121,7 +125,8 @@ TEST(Overflow, AMaskFilledWithInfIsNoBirthAndInheritedValuesAreExplained) {
     EXPECT_TRUE(report.births.empty());
     // 0_100's -inf comes from the ignored full: deliberate, no note. 0_200's came in from outside.
     ASSERT_EQ(report.unexplained.size(), 1u);
-    EXPECT_NE(report.unexplained[0].find("0_200: overflowed values (nan) first appear in input 0 of L (0)"),
+    EXPECT_NE(report.unexplained[0].find(
+                  "0_200: overflowed values (nan) first appear in input 0 of L (0)"),
               std::string::npos)
         << report.unexplained[0];
     OverflowOptions noIgnore;
@@ -154,8 +159,10 @@ TEST(Overflow, EachProcessHasItsBirthAndTheJsonHasMsprobesShape) {
     EXPECT_EQ(json["rank_1_101"][0]["round"], 1);
     EXPECT_EQ(json["rank_1_101"][0]["reason"], "output 0: nan");
     const auto formatted = formatOverflowReport(index, report);
-    EXPECT_NE(formatted.find("0_100: born in round 0, op L/b (0_1) [aten::exp]"), std::string::npos) << formatted;
-    EXPECT_NE(formatted.find("1_101: born in round 1, op L/a (0_0) [aten::mul]"), std::string::npos) << formatted;
+    EXPECT_NE(formatted.find("0_100: born in round 0, op L/b (0_1) [aten::exp]"), std::string::npos)
+        << formatted;
+    EXPECT_NE(formatted.find("1_101: born in round 1, op L/a (0_0) [aten::mul]"), std::string::npos)
+        << formatted;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -165,11 +172,12 @@ void writeMonitor(const std::string& path, const std::string& rows) {
     test::writeFile(path, "vpp_stage,name,step,norm,max,min,mean,nans\n" + rows);
 }
 
-std::string series(const std::string& name, const std::vector<std::string>& norms, int firstStep = 0) {
+std::string series(const std::string& name, const std::vector<std::string>& norms,
+                   int firstStep = 0) {
     std::string rows;
     for (size_t i = 0; i < norms.size(); ++i)
-        rows += "0," + name + "," + std::to_string(firstStep + static_cast<int>(i)) + "," + norms[i] + ",1,-1,0," +
-                (norms[i] == "nan" ? "3" : "0") + "\n";
+        rows += "0," + name + "," + std::to_string(firstStep + static_cast<int>(i)) + "," +
+                norms[i] + ",1,-1,0," + (norms[i] == "nan" ? "3" : "0") + "\n";
     return rows;
 }
 
@@ -179,7 +187,8 @@ TEST(GradMonitor, SpikesVanishingExplodingAndNanWithStepAndParameter) {
                  series("fc1.weight", {"1.0", "1.2", "0.9", "1.1", "1.0", "30.0", "1.0"}) +
                      series("fc2.weight", {"0.5", "0.5", "0.5", "0", "0", "0.6", "0.5"}) +
                      series("fc2.bias", {"1", "1", "1", "1", "nan", "1", "1"}));
-    writeMonitor(dir / "rank1/grad_reduced_0-999.csv", series("fc1.weight", {"1", "1", "1", "1", "1", "1", "5e4"}));
+    writeMonitor(dir / "rank1/grad_reduced_0-999.csv",
+                 series("fc1.weight", {"1", "1", "1", "1", "1", "1", "5e4"}));
     std::string error;
     const auto data = readGradMonitor(dir.path(), &error);
     ASSERT_TRUE(data) << error;

@@ -22,7 +22,8 @@ namespace {
 constexpr int kMaxDepth = 4;
 
 bool isGradCsv(const std::string& name) {
-    return name.rfind("grad_reduced_", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".csv") == 0;
+    return name.rfind("grad_reduced_", 0) == 0 && name.size() > 4 &&
+           name.compare(name.size() - 4, 4, ".csv") == 0;
 }
 
 void findCsvFiles(const std::string& dir, int depth, std::vector<std::string>& out) {
@@ -37,10 +38,12 @@ void findCsvFiles(const std::string& dir, int depth, std::vector<std::string>& o
 std::string rankOf(const std::string& path, const std::string& root) {
     static const std::regex rank(R"((^|[^A-Za-z])rank(\d+))");
     std::string rest = path.substr(root.size());
-    for (size_t end = rest.rfind('/'); end != std::string::npos && end > 0; end = rest.rfind('/', end - 1)) {
+    for (size_t end = rest.rfind('/'); end != std::string::npos && end > 0;
+         end = rest.rfind('/', end - 1)) {
         const size_t begin = rest.rfind('/', end - 1);
-        const std::string component = rest.substr(begin == std::string::npos ? 0 : begin + 1,
-                                                  end - (begin == std::string::npos ? 0 : begin + 1));
+        const std::string component =
+            rest.substr(begin == std::string::npos ? 0 : begin + 1,
+                        end - (begin == std::string::npos ? 0 : begin + 1));
         std::smatch m;
         if (std::regex_search(component, m, rank)) return "rank" + m[2].str();
         if (begin == std::string::npos) break;
@@ -89,10 +92,12 @@ std::optional<double> parseNumber(const std::string& text) {
 
 double median(std::vector<double> values) {
     const size_t mid = values.size() / 2;
-    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid),
+                     values.end());
     double m = values[mid];
     if (values.size() % 2 == 0) {
-        const double lowerHalf = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+        const double lowerHalf =
+            *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
         m = (m + lowerHalf) / 2;
     }
     return m;
@@ -113,18 +118,26 @@ nlohmann::ordered_json jsonNumber(double v) {
 
 const char* gradFindingKindName(GradFinding::Kind kind) {
     switch (kind) {
-    case GradFinding::Kind::Nan: return "nan";
-    case GradFinding::Kind::Inf: return "inf";
-    case GradFinding::Kind::Spike: return "spike";
-    case GradFinding::Kind::Exploding: return "exploding";
-    case GradFinding::Kind::Vanishing: return "vanishing";
+        case GradFinding::Kind::Nan:
+            return "nan";
+        case GradFinding::Kind::Inf:
+            return "inf";
+        case GradFinding::Kind::Spike:
+            return "spike";
+        case GradFinding::Kind::Exploding:
+            return "exploding";
+        case GradFinding::Kind::Vanishing:
+            return "vanishing";
     }
     return "?";
 }
 
 std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::string* error) {
     if (!format::isDirectory(dir)) {
-        if (error) *error = dir + (format::fileExists(dir) ? " is a file; give the monitor's output directory" : " does not exist");
+        if (error)
+            *error =
+                dir + (format::fileExists(dir) ? " is a file; give the monitor's output directory"
+                                               : " does not exist");
         return std::nullopt;
     }
     GradMonitorData data;
@@ -132,8 +145,10 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
     std::sort(data.files.begin(), data.files.end());
     if (data.files.empty()) {
         if (error)
-            *error = dir + " holds no grad_reduced_*.csv (written by probe_studio.grad_monitor.GradMonitor or msprobe's "
-                           "monitor)";
+            *error = dir +
+                     " holds no grad_reduced_*.csv (written by "
+                     "probe_studio.grad_monitor.GradMonitor or msprobe's "
+                     "monitor)";
         return std::nullopt;
     }
     std::unordered_map<std::string, size_t> seriesOf;  // rank \x1f name
@@ -153,11 +168,13 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
                 if (header[i] == name) return static_cast<int>(i);
             return -1;
         };
-        const int nameColumn = column("name"), stepColumn = column("step"), vppColumn = column("vpp_stage");
+        const int nameColumn = column("name"), stepColumn = column("step"),
+                  vppColumn = column("vpp_stage");
         const int normColumn = column("norm"), maxColumn = column("max"), minColumn = column("min"),
                   meanColumn = column("mean"), nansColumn = column("nans");
         if (nameColumn < 0 || stepColumn < 0) {
-            data.problems.push_back(path + ": line 1: no 'name' and 'step' columns; is it a gradient monitor CSV?");
+            data.problems.push_back(
+                path + ": line 1: no 'name' and 'step' columns; is it a gradient monitor CSV?");
             continue;
         }
         const std::string rank = rankOf(path, dir);
@@ -166,11 +183,14 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
             ++lineNumber;
             if (line.empty() || line == "\r") continue;
             const auto fields = splitCsvLine(line);
-            auto field = [&](int c) -> std::string { return c >= 0 && static_cast<size_t>(c) < fields.size() ? fields[c] : ""; };
+            auto field = [&](int c) -> std::string {
+                return c >= 0 && static_cast<size_t>(c) < fields.size() ? fields[c] : "";
+            };
             const auto step = parseNumber(field(stepColumn));
             if (!step || field(nameColumn).empty()) {
                 if (data.problems.size() < 50)
-                    data.problems.push_back(path + ": line " + std::to_string(lineNumber) + ": no parameter name or step");
+                    data.problems.push_back(path + ": line " + std::to_string(lineNumber) +
+                                            ": no parameter name or step");
                 continue;
             }
             std::string name = field(nameColumn);
@@ -256,32 +276,42 @@ std::vector<GradFinding> analyzeGradients(const GradMonitorData& data, const Gra
             if (static_cast<int>(history.size()) > t.window) history.pop_front();
         }
     }
-    std::stable_sort(findings.begin(), findings.end(), [](const GradFinding& a, const GradFinding& b) {
-        return std::tie(a.step, a.rank, a.parameter) < std::tie(b.step, b.rank, b.parameter);
-    });
+    std::stable_sort(
+        findings.begin(), findings.end(), [](const GradFinding& a, const GradFinding& b) {
+            return std::tie(a.step, a.rank, a.parameter) < std::tie(b.step, b.rank, b.parameter);
+        });
     return findings;
 }
 
 std::string formatGradFinding(const GradFinding& f) {
-    std::string out = "step " + std::to_string(f.step) + "  " + f.rank + "  " + f.parameter + ": " + gradFindingKindName(f.kind);
+    std::string out = "step " + std::to_string(f.step) + "  " + f.rank + "  " + f.parameter + ": " +
+                      gradFindingKindName(f.kind);
     switch (f.kind) {
-    case GradFinding::Kind::Nan:
-        out += f.nans > 0 ? ", " + number(f.nans) + " NaN element(s)" : ", norm=nan";
-        break;
-    case GradFinding::Kind::Inf: out += ", norm=" + number(f.norm); break;
-    case GradFinding::Kind::Spike:
-        out += ", norm " + number(f.norm) + " is " + number(f.norm / f.reference) + "x its running median " + number(f.reference);
-        break;
-    case GradFinding::Kind::Exploding: out += ", norm " + number(f.norm) + " above " + number(f.reference); break;
-    case GradFinding::Kind::Vanishing:
-        out += ", norm " + number(f.norm) + " below " + number(f.reference);
-        if (f.steps > 1) out += " for " + std::to_string(f.steps) + " steps (to step " + std::to_string(f.lastStep) + ")";
-        break;
+        case GradFinding::Kind::Nan:
+            out += f.nans > 0 ? ", " + number(f.nans) + " NaN element(s)" : ", norm=nan";
+            break;
+        case GradFinding::Kind::Inf:
+            out += ", norm=" + number(f.norm);
+            break;
+        case GradFinding::Kind::Spike:
+            out += ", norm " + number(f.norm) + " is " + number(f.norm / f.reference) +
+                   "x its running median " + number(f.reference);
+            break;
+        case GradFinding::Kind::Exploding:
+            out += ", norm " + number(f.norm) + " above " + number(f.reference);
+            break;
+        case GradFinding::Kind::Vanishing:
+            out += ", norm " + number(f.norm) + " below " + number(f.reference);
+            if (f.steps > 1)
+                out += " for " + std::to_string(f.steps) + " steps (to step " +
+                       std::to_string(f.lastStep) + ")";
+            break;
     }
     return out;
 }
 
-std::string gradFindingsJson(const GradMonitorData& data, const std::vector<GradFinding>& findings) {
+std::string gradFindingsJson(const GradMonitorData& data,
+                             const std::vector<GradFinding>& findings) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     out["files"] = data.files;
     out["parameters"] = data.series.size();

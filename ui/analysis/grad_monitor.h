@@ -25,8 +25,8 @@ struct GradSample {
 };
 
 struct GradSeries {
-    std::string rank;  // "rank0"
-    std::string name;  // the parameter's name ("layers.0.mlp.weight")
+    std::string rank;                 // "rank0"
+    std::string name;                 // the parameter's name ("layers.0.mlp.weight")
     std::vector<GradSample> samples;  // by step
 };
 
@@ -42,11 +42,11 @@ struct GradMonitorData {
 std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::string* error);
 
 struct GradThresholds {
-    double spike = 10;      // a norm beyond this many times its running median
-    double vanish = 1e-8;   // a norm below this
+    double spike = 10;              // a norm beyond this many times its running median
+    double vanish = 1e-8;           // a norm below this
     std::optional<double> explode;  // a norm above this (off unless set)
-    int window = 20;        // steps in the running median
-    int minHistory = 3;     // steps before spikes are judged
+    int window = 20;                // steps in the running median
+    int minHistory = 3;             // steps before spikes are judged
 };
 
 struct GradFinding {
@@ -60,11 +60,13 @@ struct GradFinding {
     double reference = 0;  // spike: the running median; exploding/vanishing: the threshold
     double nans = 0;
 };
-const char* gradFindingKindName(GradFinding::Kind kind);  // "nan", "inf", "spike", "exploding", "vanishing"
+const char* gradFindingKindName(
+    GradFinding::Kind kind);  // "nan", "inf", "spike", "exploding", "vanishing"
 
 // Findings sorted by step, rank, parameter. A vanishing parameter is one finding per run of
 // consecutive steps.
-std::vector<GradFinding> analyzeGradients(const GradMonitorData& data, const GradThresholds& thresholds);
+std::vector<GradFinding> analyzeGradients(const GradMonitorData& data,
+                                          const GradThresholds& thresholds);
 
 std::string formatGradFinding(const GradFinding& finding);
 std::string gradFindingsJson(const GradMonitorData& data, const std::vector<GradFinding>& findings);

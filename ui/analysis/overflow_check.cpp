@@ -24,18 +24,22 @@ using ordered_json = nlohmann::ordered_json;
 
 bool isFloatingDtype(std::string_view name) {
     if (name.rfind("torch.", 0) == 0) name.remove_prefix(6);
-    static const char* const kFloating[] = {"float", "float32", "float16", "half", "bf16", "bfloat16", "double", "float64"};
+    static const char* const kFloating[] = {"float", "float32",  "float16", "half",
+                                            "bf16",  "bfloat16", "double",  "float64"};
     for (const char* f : kFloating)
         if (name == f) return true;
     return false;
 }
 
 std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
     return text;
 }
 
-std::string formatValue(double v) { return format::formatStatValue(v); }
+std::string formatValue(double v) {
+    return format::formatStatValue(v);
+}
 
 // Short, for sentences: "1e+07", "65504", "inf".
 std::string compact(double v) {
@@ -54,7 +58,8 @@ struct Extremes {
 
 class Checker {
 public:
-    Checker(const DumpIndex& index, const OverflowOptions& options) : index_(index), options_(options) {}
+    Checker(const DumpIndex& index, const OverflowOptions& options)
+        : index_(index), options_(options) {}
 
     TensorVerdict verdict(uint32_t rowIndex) {
         TensorVerdict v;
@@ -65,9 +70,11 @@ public:
         auto say = [&](const std::string& what) { v.why += (v.why.empty() ? "" : " ") + what; };
         if (e.nan || std::isnan(e.max) || std::isnan(e.min)) say("nan");
         if (std::isinf(e.max)) say("max=" + compact(e.max));
-        if (std::isinf(e.min) && !(std::isinf(e.max) && e.min == e.max)) say("min=" + compact(e.min));
+        if (std::isinf(e.min) && !(std::isinf(e.max) && e.min == e.max))
+            say("min=" + compact(e.min));
         const double limit = rangeLimitMax(options_.range);
-        if (v.why.empty() && options_.range != RangeLimit::None && isFloatingDtype(index_.text(row.dtype))) {
+        if (v.why.empty() && options_.range != RangeLimit::None &&
+            isFloatingDtype(index_.text(row.dtype))) {
             const char* name = rangeLimitName(options_.range);
             if (std::fabs(e.max) > limit) say("max=" + compact(e.max));
             if (std::fabs(e.min) > limit) say("min=" + compact(e.min));
@@ -126,8 +133,8 @@ struct OpInRound {
 };
 
 // The births of one round of one process, in execution order.
-std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checker, uint32_t process, int32_t round,
-                                         const std::vector<uint32_t>& rows) {
+std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checker, uint32_t process,
+                                         int32_t round, const std::vector<uint32_t>& rows) {
     std::unordered_map<uint32_t, OpInRound> ops;
     for (size_t position = 0; position < rows.size(); ++position) {
         const uint32_t rowIndex = rows[position];
@@ -151,7 +158,8 @@ std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checke
     // The innermost op is where it is born: a module whose child is a birth is not one.
     std::unordered_set<uint32_t> enclosing;
     for (uint32_t op : candidates)
-        for (uint32_t parent = index.op(op).parent; parent != kNone; parent = index.op(parent).parent)
+        for (uint32_t parent = index.op(op).parent; parent != kNone;
+             parent = index.op(parent).parent)
             if (candidates.count(parent)) enclosing.insert(parent);
     std::vector<std::pair<size_t, uint32_t>> ordered;
     for (uint32_t op : candidates)
@@ -180,7 +188,8 @@ std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checke
 // JSON as Python's json.dump(indent=2) writes it, NaN and infinities included.
 
 void writePythonJson(const ordered_json& value, int indent, int depth, std::string& out) {
-    const std::string pad(static_cast<size_t>(indent * (depth + 1)), ' '), close(static_cast<size_t>(indent * depth), ' ');
+    const std::string pad(static_cast<size_t>(indent * (depth + 1)), ' '),
+        close(static_cast<size_t>(indent * depth), ' ');
     if (value.is_object() || value.is_array()) {
         const bool object = value.is_object();
         if (value.empty()) {
@@ -243,7 +252,8 @@ ordered_json atbTensorItem(const DumpIndex& index, const TensorVerdict& v) {
     item["index"] = index.slot(row.slot).index;
     item["dtype"] = index.text(row.dtype);
     item["shape"] = shapeJson(index.text(row.shape));
-    for (Stat s : {Stat::Max, Stat::Min, Stat::Mean, Stat::Norm}) item[statName(s)] = statValue(row, s);
+    for (Stat s : {Stat::Max, Stat::Min, Stat::Mean, Stat::Norm})
+        item[statName(s)] = statValue(row, s);
     if (row.hasTensorFile) item["tensor_path"] = index.tensorPath(v.row);
     if (v.overflowed) item["overflow"] = v.why;
     return item;
@@ -264,7 +274,8 @@ private:
         if (it != files_.end()) return it->second;
         ordered_json parsed;
         if (auto text = format::readTextFile(path, nullptr)) {
-            parsed = ordered_json::parse(quoted ? quoteNonFiniteJsonTokens(*text) : *text, nullptr, false);
+            parsed = ordered_json::parse(quoted ? quoteNonFiniteJsonTokens(*text) : *text, nullptr,
+                                         false);
             if (parsed.is_discarded()) parsed = nullptr;
         }
         return files_.emplace(path, std::move(parsed)).first->second;
@@ -293,18 +304,24 @@ std::optional<RangeLimit> parseRangeLimit(std::string_view name) {
 
 const char* rangeLimitName(RangeLimit limit) {
     switch (limit) {
-    case RangeLimit::Float16: return "float16";
-    case RangeLimit::BFloat16: return "bfloat16";
-    case RangeLimit::None: break;
+        case RangeLimit::Float16:
+            return "float16";
+        case RangeLimit::BFloat16:
+            return "bfloat16";
+        case RangeLimit::None:
+            break;
     }
     return "none";
 }
 
 double rangeLimitMax(RangeLimit limit) {
     switch (limit) {
-    case RangeLimit::Float16: return 65504.0;
-    case RangeLimit::BFloat16: return 3.3895313892515355e38;  // (2 - 2^-7) * 2^127
-    case RangeLimit::None: break;
+        case RangeLimit::Float16:
+            return 65504.0;
+        case RangeLimit::BFloat16:
+            return 3.3895313892515355e38;  // (2 - 2^-7) * 2^127
+        case RangeLimit::None:
+            break;
     }
     return std::numeric_limits<double>::infinity();
 }
@@ -338,10 +355,13 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
             const StatRecord& row = index.row(firstBad.row);
             const auto& slot = index.slot(row.slot);
             report.unexplained.push_back(
-                index.process(p).key + ": overflowed values (" + firstBad.why + ") first appear in " +
-                index.describeSlot(row.slot) + " of " + index.describeOp(slot.op) + " (" +
-                (index.layout() == DumpLayout::Atb ? "round " : "step ") + std::to_string(row.round) +
-                "), but no dumped op turns finite inputs into them: they were born before the dump or in an "
+                index.process(p).key + ": overflowed values (" + firstBad.why +
+                ") first appear in " + index.describeSlot(row.slot) + " of " +
+                index.describeOp(slot.op) + " (" +
+                (index.layout() == DumpLayout::Atb ? "round " : "step ") +
+                std::to_string(row.round) +
+                "), but no dumped op turns finite inputs into them: they were born before the dump "
+                "or in an "
                 "op that was not dumped (dump its children: save_child, or level L1/mix)");
         }
     }
@@ -351,17 +371,19 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
 
 std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& report) {
     const bool atb = index.layout() == DumpLayout::Atb;
-    std::string out = std::string("overflow check: ") + index.root() + " (" + layoutName(index.layout()) + " layout; " +
-                      std::to_string(index.processCount()) + (atb ? " process(es)" : " rank(s)") + "; counted: Inf, NaN" +
+    std::string out = std::string("overflow check: ") + index.root() + " (" +
+                      layoutName(index.layout()) + " layout; " +
+                      std::to_string(index.processCount()) + (atb ? " process(es)" : " rank(s)") +
+                      "; counted: Inf, NaN" +
                       (report.range == RangeLimit::None
                            ? std::string()
-                           : std::string(", values beyond ") + rangeLimitName(report.range) + "'s " +
-                                 compact(rangeLimitMax(report.range))) +
+                           : std::string(", values beyond ") + rangeLimitName(report.range) +
+                                 "'s " + compact(rangeLimitMax(report.range))) +
                       ")\n";
     auto tensorLine = [&](const TensorVerdict& v) {
         const StatRecord& row = index.row(v.row);
-        std::string line = "    " + index.describeSlot(row.slot) + ": " + index.text(row.dtype) + " [" +
-                           index.text(row.shape) + "]";
+        std::string line = "    " + index.describeSlot(row.slot) + ": " + index.text(row.dtype) +
+                           " [" + index.text(row.shape) + "]";
         for (Stat s : {Stat::Max, Stat::Min, Stat::Mean, Stat::Norm}) {
             if (!row.has(s)) continue;
             line += " " + lower(statName(s)) + "=" + formatValue(row.get(s));
@@ -372,18 +394,22 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
     MsprobeFiles files;
     for (const auto& birth : report.births) {
         const auto& op = index.op(birth.op);
-        out += index.process(birth.process).key + ": born in " + (atb ? "round " : "step ") + std::to_string(birth.round) +
-               ", op " + index.describeOp(birth.op) + " [" + op.type + "]\n";
+        out += index.process(birth.process).key + ": born in " + (atb ? "round " : "step ") +
+               std::to_string(birth.round) + ", op " + index.describeOp(birth.op) + " [" + op.type +
+               "]\n";
         if (!atb && op.parent != kNone) {
             std::string chain;
-            for (uint32_t p = op.parent; p != kNone; p = index.op(p).parent) chain = index.op(p).id + (chain.empty() ? "" : " > ") + chain;
+            for (uint32_t p = op.parent; p != kNone; p = index.op(p).parent)
+                chain = index.op(p).id + (chain.empty() ? "" : " > ") + chain;
             out += "  in: " + chain + "\n";
         }
-        out += "  why: " + birth.why + (birth.inputs.empty() ? " (no inputs dumped)" : ", every input finite") + "\n";
+        out += "  why: " + birth.why +
+               (birth.inputs.empty() ? " (no inputs dumped)" : ", every input finite") + "\n";
         for (const auto& v : birth.inputs) out += tensorLine(v);
         for (const auto& v : birth.outputs) out += tensorLine(v);
         if (!atb) {
-            const auto stack = msprobeStack(files.stack(rankDirectory(index, birth.process, birth.round)), op.id);
+            const auto stack =
+                msprobeStack(files.stack(rankDirectory(index, birth.process, birth.round)), op.id);
             if (stack.is_array() && !stack.empty()) {
                 out += "  stack:\n";
                 size_t shown = 0;
@@ -401,9 +427,10 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
     std::vector<bool> reported(index.processCount(), false);
     for (const auto& b : report.births) reported[b.process] = true;
     for (uint32_t p = 0; p < index.processCount(); ++p)
-        if (!reported[p] && std::none_of(report.unexplained.begin(), report.unexplained.end(), [&](const std::string& s) {
-                return s.rfind(index.process(p).key + ":", 0) == 0;
-            }))
+        if (!reported[p] && std::none_of(report.unexplained.begin(), report.unexplained.end(),
+                                         [&](const std::string& s) {
+                                             return s.rfind(index.process(p).key + ":", 0) == 0;
+                                         }))
             out += index.process(p).key + ": no overflow\n";
     if (report.unreadableTensors)
         out += "note: " + std::to_string(report.unreadableTensors) +
@@ -413,9 +440,12 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
 
 std::string anomalyRankKey(const DumpIndex& index, uint32_t process) {
     const std::string& key = index.process(process).key;
-    if (key.size() > 4 && key.rfind("rank", 0) == 0 && key.find_first_not_of("0123456789", 4) == std::string::npos)
+    if (key.size() > 4 && key.rfind("rank", 0) == 0 &&
+        key.find_first_not_of("0123456789", 4) == std::string::npos)
         return "rank_" + key.substr(4);
-    if (index.layout() == DumpLayout::Msprobe && index.processCount() == 1 && key.rfind("proc", 0) == 0) return "rank_0";
+    if (index.layout() == DumpLayout::Msprobe && index.processCount() == 1 &&
+        key.rfind("proc", 0) == 0)
+        return "rank_0";
     return "rank_" + key;
 }
 
@@ -432,7 +462,8 @@ std::string anomalyAnalyzeJson(const DumpIndex& index, const OverflowReport& rep
         const bool backward = !atb && op.id.find(".backward") != std::string::npos;
         if (atb) {
             data["input_args"] = ordered_json::array();
-            for (const auto& v : birth.inputs) data["input_args"].push_back(atbTensorItem(index, v));
+            for (const auto& v : birth.inputs)
+                data["input_args"].push_back(atbTensorItem(index, v));
             data["input_kwargs"] = ordered_json::object();
             data["output"] = ordered_json::array();
             for (const auto& v : birth.outputs) data["output"].push_back(atbTensorItem(index, v));
@@ -440,15 +471,18 @@ std::string anomalyAnalyzeJson(const DumpIndex& index, const OverflowReport& rep
             const std::string dir = rankDirectory(index, birth.process, birth.round);
             const ordered_json& dump = files.dump(dir);
             ordered_json entry;
-            if (dump.is_object() && dump.contains("data") && dump["data"].is_object() && dump["data"].contains(op.id))
+            if (dump.is_object() && dump.contains("data") && dump["data"].is_object() &&
+                dump["data"].contains(op.id))
                 entry = dump["data"][op.id];
             // msprobe's keys: input_args/input_kwargs/output forward, input/output backward.
-            const std::vector<std::string> keys = backward ? std::vector<std::string>{"input", "output"}
-                                                           : std::vector<std::string>{"input_args", "input_kwargs", "output"};
+            const std::vector<std::string> keys =
+                backward ? std::vector<std::string>{"input", "output"}
+                         : std::vector<std::string>{"input_args", "input_kwargs", "output"};
             for (const auto& key : keys) {
-                ordered_json value = entry.is_object() && entry.contains(key)
-                                         ? entry[key]
-                                         : (key == "input_kwargs" ? ordered_json::object() : ordered_json::array());
+                ordered_json value =
+                    entry.is_object() && entry.contains(key)
+                        ? entry[key]
+                        : (key == "input_kwargs" ? ordered_json::object() : ordered_json::array());
                 restoreNonFinite(value);
                 data[key] = std::move(value);
             }

@@ -19,9 +19,10 @@ namespace probe::analysis {
 // float16 tensors cannot hold more than 65504 (they hold inf instead), so the limit matters for
 // float32 (or float64) runs that are meant to run in float16/bfloat16 later.
 enum class RangeLimit { None, Float16, BFloat16 };
-std::optional<RangeLimit> parseRangeLimit(std::string_view name);  // float16|fp16|half, bfloat16|bf16
-const char* rangeLimitName(RangeLimit limit);                     // "float16", "bfloat16", "none"
-double rangeLimitMax(RangeLimit limit);                           // 65504, 3.3895e38, inf
+std::optional<RangeLimit> parseRangeLimit(
+    std::string_view name);                    // float16|fp16|half, bfloat16|bf16
+const char* rangeLimitName(RangeLimit limit);  // "float16", "bfloat16", "none"
+double rangeLimitMax(RangeLimit limit);        // 65504, 3.3895e38, inf
 
 struct OverflowOptions {
     RangeLimit range = RangeLimit::None;

@@ -41,9 +41,11 @@ import subprocess
 import sys
 import time
 
-from . import _paths
+from . import _paths, _tool
 
-EXIT_OK, EXIT_UNEXPLAINED, EXIT_USAGE, EXIT_BAD_LOG, EXIT_NO_TORCH, EXIT_PROGRAM_FAILED = 0, 1, 64, 66, 69, 70
+EXIT_OK, EXIT_UNEXPLAINED, EXIT_USAGE, EXIT_BAD_LOG, EXIT_PROGRAM_FAILED = 0, 1, 64, 66, 70
+EXIT_NO_TORCH = _tool.EXIT_NO_TORCH
+NAME = "probe bisect"
 TARGETS = {"autocast-bf16": "bfloat16", "autocast-fp16": "float16"}
 LOG_VERSION = 1
 
@@ -51,12 +53,11 @@ _torch = None
 
 
 def _command_name():
-    return os.environ.get("PROBE_COMMAND_NAME", "probe bisect")
+    return _tool.command_name(NAME)
 
 
 def _say(message):
-    sys.stderr.write("%s: %s\n" % (_command_name(), message))
-    sys.stderr.flush()
+    _tool.say(NAME, message)
 
 
 def _env_assignments(items, option):
@@ -450,12 +451,8 @@ def main(argv=None):
         _say("--resume LOG continues LOG: --log is not needed")
         return EXIT_USAGE
     global _torch
-    try:
-        import torch
-        _torch = torch
-    except ImportError:
-        _say("this Python (%s) has no torch; use the interpreter that has (Debian: /usr/bin/python3): --python PATH "
-             "or PROBE_PYTHON" % sys.executable)
+    _torch = _tool.import_torch(NAME)
+    if _torch is None:
         return EXIT_NO_TORCH
     try:
         bisector = Bisector(options, command)

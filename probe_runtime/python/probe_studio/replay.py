@@ -23,11 +23,13 @@ Exit code: 0 nothing wrong, 1 an op is wrong, 64 usage, 66 no op-level dump, 69 
 import argparse
 import csv
 import json
-import math
 import os
 import sys
 
-EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_NO_DUMP, EXIT_NO_TORCH = 0, 1, 64, 66, 69
+from . import _tool
+
+EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_NO_DUMP, EXIT_NO_TORCH = 0, 1, 64, 66, _tool.EXIT_NO_TORCH
+NAME = "probe replay"
 
 STAT_HEADER = ("Device and PID,Execution Count,Op Name,Op Type,Op Id,Input/Output,Index,Dtype,Format,Shape,"
                "Max,Min,Mean,Norm,Tensor Path")
@@ -52,7 +54,7 @@ _torch = None
 
 
 def _say(message):
-    sys.stderr.write("%s: %s\n" % (os.environ.get("PROBE_COMMAND_NAME", "probe replay"), message))
+    _tool.say(NAME, message)
 
 
 # -----------------------------------------------------------------------------------------
@@ -564,7 +566,7 @@ def _matches(op, wanted):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog=os.environ.get("PROBE_COMMAND_NAME", "probe replay"),
+        prog=_tool.command_name(NAME),
         description="Re-run dumped aten ops on the CPU from their dumped inputs, in float64 and in their own "
                     "dtype, and say whether each op is wrong by itself or only inherits bad inputs. Needs an "
                     "op-level dump written with task tensor (or all) and save_child.")
@@ -580,12 +582,8 @@ def main(argv=None):
     except SystemExit as exc:
         return EXIT_USAGE if exc.code else EXIT_OK
     global _torch
-    try:
-        import torch
-        _torch = torch
-    except ImportError:
-        _say("this Python (%s) has no torch; run it with the interpreter that has (Debian: /usr/bin/python3): "
-             "--python PATH or PROBE_PYTHON" % sys.executable)
+    _torch = _tool.import_torch(NAME)
+    if _torch is None:
         return EXIT_NO_TORCH
     root = find_dump_root(options.dir)
     if not root:
