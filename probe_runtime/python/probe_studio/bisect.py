@@ -423,7 +423,10 @@ def main(argv=None):
         prog=_command_name(), usage="%(prog)s [options] -- COMMAND [ARGS...]",
         description="Runs a PyTorch program at reference and at target precision and narrows down, by bisection "
                     "over layers and then ops, which part kept at reference precision removes the divergence of "
-                    "the final output.")
+                    "the final output.",
+        epilog="--python PATH names the interpreter that runs the bisection (default $PROBE_PYTHON, else "
+               "/usr/bin/python3); COMMAND names its own. Exit code: 0 culprits found or no divergence, 1 not "
+               "attributable, 64 usage, 66 --resume log unusable, 69 no torch, 70 the program failed.")
     parser.add_argument("--target", choices=sorted(TARGETS), help="the target precision as autocast around the "
                         "outermost module (autocast-fp16 needs CUDA)")
     parser.add_argument("--target-env", action="append", metavar="NAME=VALUE",

@@ -183,7 +183,8 @@ class _Trial:
                 if self.autocast:
                     contexts.append(torch.autocast(device_type=self.device_type,
                                                    dtype=getattr(torch, self.autocast)))
-                contexts.append(_FunctionCounter(self))
+                if self.recording or self.keep_ops or self.keep_modules:  # the reference run needs no counting
+                    contexts.append(_FunctionCounter(self))
             if kept_here:
                 contexts.append(torch.autocast(device_type=self.device_type, enabled=False))
                 args, kwargs = upcast(args), upcast(kwargs)

@@ -569,7 +569,10 @@ def main(argv=None):
         prog=_tool.command_name(NAME),
         description="Re-run dumped aten ops on the CPU from their dumped inputs, in float64 and in their own "
                     "dtype, and say whether each op is wrong by itself or only inherits bad inputs. Needs an "
-                    "op-level dump written with task tensor (or all) and save_child.")
+                    "op-level dump written with task tensor (or all) and save_child.",
+        epilog="--python PATH names the interpreter with torch (default $PROBE_PYTHON, else /usr/bin/python3). "
+               "Verdicts: ok, WRONG, inherits, overflow, not replayable (docs/suite.md). Exit code: 0 nothing "
+               "wrong, 1 an op is wrong, 64 usage, 66 no op-level dump, 69 no torch.")
     parser.add_argument("dir", help="the dump: probe run's --output directory or its atb_dump_data")
     parser.add_argument("--op", help="an op id (1_0_2), its name path (layers.0/mlp/gelu), the end of it (gelu) "
                         "or its type (aten::gelu); default: every aten op of the round")
