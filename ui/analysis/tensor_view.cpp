@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/tensor_view.h"
 
+#include "analysis/pt_tensor.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -53,11 +55,18 @@ double TensorData::at(uint64_t i) const {
     return out;
 }
 
+uint64_t TensorData::decode(uint64_t first, uint64_t count, double* out) const {
+    uint64_t n = 0;
+    forEachValue(*this, first, count, [&](double v) { out[n++] = v; });
+    return n;
+}
+
 std::string dtypeLabel(const TensorData& tensor) {
     return tensor.dtype ? format::dtypeName(*tensor.dtype) : "dtype " + std::to_string(tensor.header.dtypeCode);
 }
 
 std::optional<TensorData> loadTensorFile(const std::string& path, std::string* error) {
+    if (isPtTensorPath(path)) return loadPtTensorFile(path, error);  // the msprobe layout's tensors
     std::string why;
     auto file = format::readBinFile(path, &why);
     if (!file) {

@@ -27,6 +27,9 @@ struct TensorData {
     bool hasValues() const { return dtype.has_value() && !bytes.empty() && count > 0; }
     // Element i as a double (complex: its real part; bool: 0 or 1).
     double at(uint64_t i) const;
+    // Elements [first, first + count) as doubles into `out` (as at() decodes them, the dtype
+    // switch outside the loop); returns how many were written (fewer at the end of the data).
+    uint64_t decode(uint64_t first, uint64_t count, double* out) const;
 };
 
 // Reads a .bin file and recomputes its statistics. A header-only file loads without bytes
