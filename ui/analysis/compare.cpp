@@ -136,17 +136,18 @@ std::optional<TensorData> tensorOf(const DumpIndex& index, uint32_t row, std::st
     return tensor;
 }
 
-// msprobe: a module's parameters (and their gradients) are replica invariants and sources.
+// msprobe: a module's parameters are sources wherever they differ.
 bool isParameterSlot(const DumpIndex& index, uint32_t row) {
     const auto& slot = index.slot(index.row(row).slot);
     return index.layout() == DumpLayout::Msprobe && !slot.isOutput && startsWith(slot.index, "parameters");
 }
+// What data-parallel replicas must agree on: module parameters, and what collectives return.
+// (Not parameters_grad: those are recorded where autograd computes them, before DDP averages
+// them; averaged gradients that disagree show as parameters that disagree at the next step.)
 bool isReplicaInvariant(const DumpIndex& index, uint32_t row) {
     if (isParameterSlot(index, row)) return true;
     const auto& slot = index.slot(index.row(row).slot);
-    const auto& type = index.op(slot.op).type;
-    return index.layout() == DumpLayout::Msprobe && type.size() > 16 &&
-           type.compare(type.size() - 16, 16, ".parameters_grad") == 0;
+    return index.layout() == DumpLayout::Msprobe && slot.isOutput && startsWith(index.op(slot.op).type, "Distributed.");
 }
 
 // Runs work(i) for i in [0, n) on `threads` threads (the caller is one of them); the caller
@@ -215,6 +216,16 @@ private:
     }
 
     bool pairProcesses() {
+        const bool paired = pairProcessesOnly();
+        result_.nameProcesses = result_.processPairs.size() > 1 || !options_.referenceScope.process.empty() ||
+                                !options_.candidateScope.process.empty();
+        for (const auto& [rp, cp] : result_.processPairs)
+            if (ref_.layout() == DumpLayout::Msprobe && ref_.process(rp).key != cand_.process(cp).key)
+                result_.nameProcesses = true;
+        return paired;
+    }
+
+    bool pairProcessesOnly() {
         const std::string& rs = options_.referenceScope.process;
         const std::string& cs = options_.candidateScope.process;
         uint32_t rp = kNone, cp = kNone;
@@ -422,6 +433,7 @@ private:
         }
         t.statistics = diffStatistics(t.referenceStats, t.candidateStats);
         t.differs = shapeDiffers_[i] || (t.hasData ? !t.data.bytesEqual : statisticsDiffer(t, rr, cr));
+        if (options_.replicas && !t.replicaInvariant) t.differs = false;  // replicas' activations differ by design
         if (t.hasData) {
             t.ownRms = t.data.referenceRms;
             t.requiredScale = t.data.requiredScale;
@@ -714,7 +726,9 @@ std::string CompareResult::describeOp(uint32_t o) const {
     const auto& r = reference->op(op.referenceOp);
     std::string out = "round " + std::to_string(op.referenceRound);
     if (op.candidateRound != op.referenceRound) out += " (candidate " + std::to_string(op.candidateRound) + ")";
-    if (processPairs.size() > 1 || reference->processCount() > 1) out += "  " + reference->process(op.referenceProcess).key;
+    const std::string& refKey = reference->process(op.referenceProcess).key;
+    const std::string& candKey = candidate->process(op.candidateProcess).key;
+    if (nameProcesses) out += "  " + (refKey == candKey ? refKey : refKey + " vs " + candKey);
     out += "  " + (reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath);
     if (!r.type.empty() && reference->layout() != DumpLayout::Msprobe) out += " (" + r.type + ")";
     return out;
@@ -783,7 +797,12 @@ std::string CompareResult::explain(uint32_t i) const {
                                                 ") x max(|reference|, scale " + number(t.scale) + ")"
                                           : dtype + " must be equal";
     switch (t.rule) {
-    case DivergenceRule::None: return "matches";
+    case DivergenceRule::None:
+        if (!t.differs) return "matches";
+        if (t.hasData)
+            return "differs by at most " + number(t.data.maxAbsError) + ", below the " + floor +
+                   ", downstream of a divergence";
+        return "its statistics differ, below the " + floor + ", downstream of a divergence";
     case DivergenceRule::Shape: return "shape differs";
     case DivergenceRule::NonFinite:
         if (t.hasData)

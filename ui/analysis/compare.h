@@ -41,8 +41,8 @@ struct CompareOptions {
     // runs on the same machine that should be bit-identical.
     bool exact = false;
     // Data-parallel replicas (two ranks of one job): their inputs differ by design, so only the
-    // tensors that replicas must agree on decide (msprobe: module parameters and parameter
-    // gradients); the rest are measured but never called divergent.
+    // tensors that replicas must agree on decide (msprobe: module parameters, and tensors that
+    // collectives return); the rest are measured but never called divergent.
     bool replicas = false;
     DumpScope referenceScope, candidateScope;
     unsigned threads = 0;  // 0: one per core
@@ -127,6 +127,9 @@ struct CompareResult {
     const DumpIndex* reference = nullptr;
     const DumpIndex* candidate = nullptr;
     bool exact = false, replicas = false;
+    // Name the processes in descriptions: several were compared, or chosen (ranks), or they
+    // are ranks of another name. Two single-process op-level runs differ only by pid.
+    bool nameProcesses = false;
     std::vector<OpComparison> ops;          // paired op executions in the reference's execution order
     std::vector<TensorComparison> tensors;  // grouped by op: inputs, then outputs
     std::vector<UnpairedOp> unpaired;       // op executions in one run only (the first few thousand)

@@ -55,7 +55,14 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
     if (op.cause != kNone) {
         out += "  " + result.describeTensor(op.cause) + ": " + result.explain(op.cause) + "\n";
         const TensorComparison& t = result.tensors[op.cause];
-        if (!t.isOutput && t.source)
+        const auto& slot = result.reference->slot(result.reference->row(t.referenceRow).slot);
+        if (!t.isOutput && t.source && slot.index.rfind("parameters", 0) == 0)
+            out += "  (a parameter of the module: it differs where the module uses it)\n";
+        else if (!t.isOutput && t.source && t.producer != kNone)
+            out += "  (this input differs from the tensor it came from, " + result.describeOp(result.tensors[t.producer].op) +
+                   " " + result.describeTensor(t.producer) + ", which matches: an op that was not dumped changed it, a cast "
+                   "for example)\n";
+        else if (!t.isOutput && t.source)
             out += "  (this input differs and no compared op produced it: a parameter, a buffer, the model's input, or "
                    "the output of an op that was not dumped)\n";
     }
@@ -86,7 +93,7 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
            plural(result.ops.size(), "op execution", "op executions") + " (" +
            std::to_string(result.tensorsWithData) + " by their data, the rest by statistics)";
     if (result.exact) out += ", exactly";
-    if (result.replicas) out += ", as data-parallel replicas (parameters and their gradients decide)";
+    if (result.replicas) out += ", as data-parallel replicas (only parameters and what collectives return decide)";
     out += ": " + plural(result.divergingTensors, "tensor diverges", "tensors diverge") + "\n";
     if (result.unpairedOps || result.tensorsOnlyInReference || result.tensorsOnlyInCandidate) {
         uint64_t inRef = 0;
