@@ -256,9 +256,9 @@ private:
         for (uint32_t p = 0; p < (byKey ? ref_.processCount() : n); ++p)
             result_.processPairs.emplace_back(p, byKey ? cand_.findProcess(ref_.process(p).key) : p);
         if (!byKey && ref_.processCount() != cand_.processCount())
-            problem("the reference has " + std::to_string(ref_.processCount()) + " processes (" + processList(ref_) +
+            problem("the reference has " + std::to_string(ref_.processCount()) + " process(es) (" + processList(ref_) +
                     "), the candidate " + std::to_string(cand_.processCount()) + " (" + processList(cand_) +
-                    "): the first " + std::to_string(n) + " are compared in order");
+                    "): the first " + std::to_string(n) + " compared in order");
         return true;
     }
 
@@ -281,23 +281,26 @@ private:
             if (rr.count(a) && cr.count(b)) pairs.emplace_back(a, b);
             return pairs;
         }
-        for (const auto& [round, rows] : rr) {
-            (void)rows;
-            if (cr.count(round))
-                pairs.emplace_back(round, round);
-            else
-                unpairedRound(ref_, true, rp, round);
-        }
-        for (const auto& [round, rows] : cr)
-            if (!rr.count(round)) unpairedRound(cand_, false, cp, round);
+        for (const auto& [round, rows] : rr)
+            if (cr.count(round)) pairs.emplace_back(round, round);
         return pairs;
     }
-    void unpairedRound(const DumpIndex& index, bool inReference, uint32_t process, int32_t round) {
-        uint32_t last = kNone;
-        for (uint32_t row : index.process(process).rounds.at(round)) {
+    // Rounds of one side that the other does not have: all their ops are unpaired.
+    void unpairedRounds(uint32_t rp, uint32_t cp) {
+        if (options_.referenceScope.round || options_.candidateScope.round) return;
+        const auto& rr = ref_.process(rp).rounds;
+        const auto& cr = cand_.process(cp).rounds;
+        for (const auto& [round, rows] : rr)
+            if (!cr.count(round)) unpairedRound(ref_, true, rp, round, rows);
+        for (const auto& [round, rows] : cr)
+            if (!rr.count(round)) unpairedRound(cand_, false, cp, round, rows);
+    }
+    void unpairedRound(const DumpIndex& index, bool inReference, uint32_t process, int32_t round,
+                       const std::vector<uint32_t>& rows) {
+        std::unordered_map<uint32_t, bool> seen;
+        for (uint32_t row : rows) {
             const uint32_t op = index.slot(index.row(row).slot).op;
-            if (op != last) addUnpaired(inReference, process, round, op);
-            last = op;
+            if (seen.emplace(op, true).second) addUnpaired(inReference, process, round, op);
         }
     }
 
@@ -342,6 +345,7 @@ private:
             for (uint32_t i = 0; i < c.instances.size(); ++i)
                 if (!candPaired[i]) addUnpaired(false, cp, cRound, c.instances[i].op);
         }
+        unpairedRounds(rp, cp);
     }
 
     void pairTensors(uint32_t op, const uint32_t* refRows, uint32_t refCount, const uint32_t* candRows, uint32_t candCount) {

@@ -125,7 +125,8 @@ private:
     }
     bool line(std::string& out) {
         const size_t end = in_.find('\n', pos_);
-        if (end == std::string_view::npos || end - pos_ > 256) return bad("a GLOBAL opcode's name is malformed");
+        if (end == std::string_view::npos) return bad("the pickle is truncated");
+        if (end - pos_ > 256) return bad("a GLOBAL opcode's name is malformed");
         out.assign(in_.substr(pos_, end - pos_));
         pos_ = end + 1;
         return true;
