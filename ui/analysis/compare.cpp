@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -722,6 +723,18 @@ std::string number(double v) {
     return text;
 }
 
+// Element values as they are (shortest text that reads back the same), so two that differ in
+// the last bit do not print alike.
+std::string exactNumber(double v, std::optional<format::DType> dtype) {
+    if (!std::isfinite(v)) return number(v);
+    char text[32];
+    const bool single = dtype && (*dtype == format::DType::Float || *dtype == format::DType::Float16 ||
+                                  *dtype == format::DType::BF16);
+    const auto end = single ? std::to_chars(text, text + sizeof text, static_cast<float>(v)).ptr
+                            : std::to_chars(text, text + sizeof text, v).ptr;
+    return std::string(text, end);
+}
+
 }  // namespace
 
 std::string CompareResult::describeOp(uint32_t o) const {
@@ -819,16 +832,15 @@ std::string CompareResult::explain(uint32_t i) const {
         }
         return "a statistic is NaN/Inf in one run only";
     case DivergenceRule::Bytes:
-        return t.hasData ? "bytes differ" + std::string(t.data.worstElement || t.data.requiredScale > 0
-                                                            ? ", largest at element " + elementIndex(i, t.data.worstElement) +
-                                                                  ": " + number(t.data.worstReference) + " vs " +
-                                                                  number(t.data.worstCandidate)
-                                                            : std::string())
-                         : "statistics differ";
+        if (!t.hasData) return "statistics differ";
+        if (t.data.largestErrorReference == t.data.largestErrorCandidate) return "bytes differ";  // -0 vs 0, NaN payloads
+        return "bytes differ, the most at element " + elementIndex(i, t.data.largestErrorElement) + ": " +
+               exactNumber(t.data.largestErrorReference, t.referenceDType) + " vs " + exactNumber(t.data.largestErrorCandidate, t.candidateDType) + " (" +
+               number(t.data.maxUlpError) + " ulp)";
     case DivergenceRule::Elements: {
         const double error = std::fabs(t.data.worstCandidate - t.data.worstReference);
-        std::string out = "element " + elementIndex(i, t.data.worstElement) + ": " + number(t.data.worstReference) + " vs " +
-                          number(t.data.worstCandidate) + ", error " + number(error);
+        std::string out = "element " + elementIndex(i, t.data.worstElement) + ": " + exactNumber(t.data.worstReference, t.referenceDType) +
+                          " vs " + exactNumber(t.data.worstCandidate, t.candidateDType) + ", error " + number(error);
         if (t.data.worstReference != 0) out += " (" + number(100 * error / std::fabs(t.data.worstReference)) + "%)";
         return out + " beyond the " + floor;
     }

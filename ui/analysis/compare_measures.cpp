@@ -129,7 +129,7 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
     const double relEpsilon = wide(reference.dtype) || wide(candidate.dtype) ? DBL_EPSILON : FLT_EPSILON;
     const double epsilon = machineEpsilon(judged), tiny = smallestNormal(judged);
 
-    double dot = 0, normRef = 0, normCand = 0, squaredDiff = 0, maxAbs = 0, maxRel = 0, refSquares = 0;
+    double dot = 0, normRef = 0, normCand = 0, squaredDiff = 0, maxAbs = 0, maxRel = 0, refSquares = 0, largestError = 0;
     bool absNan = false, relNan = false, masksDiffer = false;
     uint64_t belowThousandth = 0, belowFiveThousandths = 0, refFinite = 0;
     double a[kBlock], b[kBlock];
@@ -141,11 +141,21 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
             // Ours: NaN/Inf must agree; finite pairs are judged against the floor.
             if (!std::isfinite(r) || !std::isfinite(c)) {
                 const bool agree = (std::isnan(r) && std::isnan(c)) || r == c;
-                if (!agree) ++m.nonFiniteMismatches;
+                if (!agree && m.nonFiniteMismatches++ == 0 && largestError == 0) {
+                    m.largestErrorElement = first + k;
+                    m.largestErrorReference = r;
+                    m.largestErrorCandidate = c;
+                }
             } else {
                 const double error = std::fabs(c - r);
                 refSquares += r * r;
                 ++refFinite;
+                if (error > largestError) {
+                    largestError = error;
+                    m.largestErrorElement = first + k;
+                    m.largestErrorReference = r;
+                    m.largestErrorCandidate = c;
+                }
                 if (error > 0) {
                     m.maxUlpError = std::max(m.maxUlpError, error / ulpOf(judged, r));
                     const double need = requiredScale(error, r, ulps, epsilon, tiny);

@@ -68,6 +68,10 @@ struct DataMeasures {
     double requiredScale = 0;        // the largest requiredScale() over the elements
     uint64_t worstElement = 0;       // the element that needs it (flat row-major index)
     double worstReference = 0, worstCandidate = 0;
+    // The element with the largest |difference| (the first NaN/Inf mismatch when no finite
+    // pair differs), whatever the floor: what --exact shows.
+    uint64_t largestErrorElement = 0;
+    double largestErrorReference = 0, largestErrorCandidate = 0;
     double referenceRms = 0;         // root mean square of the reference's finite elements
 };
 

@@ -411,6 +411,13 @@ bool writeCompareXlsx(const CompareResult& result, const std::string& path, std:
     }
     const bool tensorMode = result.tensorsWithData > 0;
     const std::string temporary = path + ".tmp" + std::to_string(::getpid()) + ".xlsx";
+    // libxlsxwriter reports its own errors on stderr: find out first whether the file can be made.
+    if (FILE* probe = std::fopen(temporary.c_str(), "wb")) {
+        std::fclose(probe);
+    } else {
+        if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
+        return false;
+    }
     lxw_workbook_options options = {};
     options.constant_memory = LXW_TRUE;  // rows go to disk as they are written
     lxw_workbook* book = workbook_new_opt(temporary.c_str(), &options);
