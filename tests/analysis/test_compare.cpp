@@ -109,8 +109,8 @@ TEST(Compare, ANumberNearZeroIsJudgedAgainstTheOpsInputs) {
         na += static_cast<long double>(refMean[i]) * refMean[i];
         nb += static_cast<long double>(candMean[i]) * candMean[i];
     }
-    EXPECT_NEAR(*mean.data.cosine, static_cast<double>(dot / std::sqrt(na * nb)), 1e-9);
-    EXPECT_LT(*mean.data.cosine, 0.5);
+    EXPECT_NEAR(*result.data(2).cosine, static_cast<double>(dot / std::sqrt(na * nb)), 1e-9);
+    EXPECT_LT(*result.data(2).cosine, 0.5);
     // ...the floor at the input's scale does not.
     long double squares = 0;
     for (float v : x) squares += static_cast<long double>(v) * v;
@@ -170,16 +170,17 @@ TEST(Compare, AWeightChangedInOneElementIsBornWhereItIsUsed) {
     EXPECT_EQ(nameOf(result, linear), "block/linear");
     EXPECT_EQ(result.ops[linear].verdict, OpVerdict::BornHere);
     const TensorComparison& weight = result.tensors[result.ops[linear].cause];
+    const DataMeasures& measures = result.data(result.ops[linear].cause);
     EXPECT_FALSE(weight.isOutput);
     EXPECT_EQ(a.slot(a.row(weight.referenceRow).slot).index, "1");
     EXPECT_TRUE(weight.source);
     EXPECT_EQ(weight.rule, DivergenceRule::Elements);
-    EXPECT_EQ(result.elementIndex(result.ops[linear].cause, weight.data.worstElement), "[3, 5]");
+    EXPECT_EQ(result.elementIndex(result.ops[linear].cause, measures.worstElement), "[3, 5]");
     const auto w = randomValues(64, 3, 0.1f);
     const long double changed = static_cast<long double>(w[element] * 1.05f);
-    EXPECT_NEAR(weight.data.maxRelativeError, static_cast<double>(std::fabs((changed - w[element]) / w[element])), 1e-12);
-    EXPECT_NEAR(weight.data.maxRelativeError, 0.05, 1e-6);
-    EXPECT_FALSE(weight.data.bytesEqual);
+    EXPECT_NEAR(measures.maxRelativeError, static_cast<double>(std::fabs((changed - w[element]) / w[element])), 1e-12);
+    EXPECT_NEAR(measures.maxRelativeError, 0.05, 1e-6);
+    EXPECT_FALSE(measures.bytesEqual);
     // The block surfaces it; the relu and the head inherit it.
     EXPECT_EQ(result.bornHereAncestors(linear), std::vector<uint32_t>{opNamed(result, "block")});
     EXPECT_TRUE(result.ops[opNamed(result, "block")].bornInChild);
@@ -300,8 +301,8 @@ TEST(Compare, ExactFindsTheFirstTensorWhoseBytesDiffer) {
     EXPECT_EQ(nameOf(result, result.tensors[t].op), "second");
     EXPECT_TRUE(result.tensors[t].isOutput);
     EXPECT_EQ(result.tensors[t].rule, DivergenceRule::Bytes);
-    EXPECT_EQ(result.tensors[t].data.largestErrorElement, 1u);
-    EXPECT_EQ(result.tensors[t].data.maxUlpError, 1.0);
+    EXPECT_EQ(result.data(t).largestErrorElement, 1u);
+    EXPECT_EQ(result.data(t).maxUlpError, 1.0);
     ASSERT_TRUE(result.firstBornHere);
     EXPECT_EQ(nameOf(result, *result.firstBornHere), "second");
     EXPECT_EQ(result.ops[opNamed(result, "third")].verdict, OpVerdict::Inherited);
@@ -325,9 +326,10 @@ TEST(Compare, ShapesAndNonFiniteValuesAlwaysDiverge) {
     loose.ulps.float32 = 1e30;  // no floor hides these
     const auto result = compareDumps(a, b, loose);
     EXPECT_EQ(result.tensors[result.ops[opNamed(result, "reshape")].firstTensor + 1].rule, DivergenceRule::Shape);
-    const auto& log = result.tensors[result.ops[opNamed(result, "log")].firstTensor + 1];
+    const uint32_t logOutput = result.ops[opNamed(result, "log")].firstTensor + 1;
+    const auto& log = result.tensors[logOutput];
     EXPECT_EQ(log.rule, DivergenceRule::NonFinite);
-    EXPECT_EQ(log.data.nonFiniteMismatches, 1u);
+    EXPECT_EQ(result.data(logOutput).nonFiniteMismatches, 1u);
     EXPECT_EQ(result.bornHereOps, 2u);
 }
 
@@ -547,7 +549,7 @@ TEST(Compare, ReportsForScripts) {
     EXPECT_EQ(row[0], "block/linear.0.input.1");
     EXPECT_EQ(row[2], "float");
     EXPECT_EQ(row[4], "[8, 8]");
-    EXPECT_DOUBLE_EQ(std::stod(row[11]), result.tensors[cause].data.maxRelativeError);
+    EXPECT_DOUBLE_EQ(std::stod(row[11]), result.data(cause).maxRelativeError);
     EXPECT_EQ(row[23], "error");
     EXPECT_EQ(xlsxRow(xlsx, "sheet2.xml", 1).at(4), "Verdict");
     // Statistics only: msprobe's statistics columns.

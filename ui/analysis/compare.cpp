@@ -66,6 +66,7 @@ TreeOrder treeOrder(const DumpIndex& index, uint32_t process) {
 class NameTable {
 public:
     uint32_t id(const std::string& name) { return ids_.try_emplace(name, static_cast<uint32_t>(ids_.size())).first->second; }
+    size_t size() const { return ids_.size(); }
     std::vector<uint32_t> ofOps(const DumpIndex& index) {
         std::vector<uint32_t> out(index.opCount());
         for (uint32_t op = 0; op < index.opCount(); ++op)
@@ -88,28 +89,79 @@ struct RoundInstances {
     std::vector<Instance> instances;  // in pre-order
 };
 
+// `occurrences` is scratch sized to the name table, all zero on entry and on return.
 RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& roundRows, const TreeOrder& order,
-                           const std::vector<uint32_t>& nameIds) {
+                           const std::vector<uint32_t>& nameIds, std::vector<uint32_t>& occurrences) {
     RoundInstances out;
-    out.rows = roundRows;
-    auto opOf = [&](uint32_t row) { return index.slot(index.row(row).slot).op; };
-    // Pre-order, and within an op inputs before outputs, each in file order.
-    std::stable_sort(out.rows.begin(), out.rows.end(), [&](uint32_t a, uint32_t b) {
-        const uint32_t pa = order.pre[opOf(a)], pb = order.pre[opOf(b)];
-        if (pa != pb) return pa < pb;
-        return !index.slot(index.row(a).slot).isOutput && index.slot(index.row(b).slot).isOutput;
-    });
-    std::unordered_map<uint32_t, uint32_t> occurrences;
+    // Pre-order, and within an op inputs before outputs, each in file order: one sort key each.
+    std::vector<std::pair<uint64_t, uint32_t>> keyed(roundRows.size());
+    for (size_t i = 0; i < roundRows.size(); ++i) {
+        const auto& slot = index.slot(index.row(roundRows[i]).slot);
+        keyed[i] = {(uint64_t(order.pre[slot.op]) << 33) | (uint64_t(slot.isOutput) << 32) | i, roundRows[i]};
+    }
+    std::sort(keyed.begin(), keyed.end());
+    out.rows.resize(keyed.size());
+    for (size_t i = 0; i < keyed.size(); ++i) out.rows[i] = keyed[i].second;
+    auto opOf = [&](size_t i) { return static_cast<uint32_t>(keyed[i].first >> 33); };  // its pre-order position
     for (uint32_t i = 0; i < out.rows.size();) {
-        const uint32_t op = opOf(out.rows[i]);
+        const uint32_t pre = opOf(i);
         uint32_t j = i + 1;
-        while (j < out.rows.size() && opOf(out.rows[j]) == op) ++j;
+        while (j < out.rows.size() && opOf(j) == pre) ++j;
+        const uint32_t op = index.slot(index.row(out.rows[i]).slot).op;
         const uint32_t occurrence = occurrences[nameIds[op]]++;
         out.instances.push_back({op, i, j - i, (uint64_t(nameIds[op]) << 24) ^ occurrence});
         i = j;
     }
+    for (const Instance& instance : out.instances) occurrences[nameIds[instance.op]] = 0;
     return out;
 }
+
+// Fingerprint -> tensor, open addressing (0 is no fingerprint): a million outputs go in and
+// out of it while the walk runs, without a node allocation each.
+class PrintMap {
+public:
+    void clear() {
+        keys_.assign(16, 0);
+        values_.assign(16, kNone);
+        size_ = 0;
+    }
+    void set(uint64_t key, uint32_t value) {
+        if (!key) return;
+        if ((size_ + 1) * 2 > keys_.size()) grow();
+        const size_t at = slot(key);
+        if (!keys_[at]) ++size_;
+        keys_[at] = key;
+        values_[at] = value;
+    }
+    uint32_t find(uint64_t key) const {
+        if (!key || keys_.empty()) return kNone;
+        const size_t at = slot(key);
+        return keys_[at] == key ? values_[at] : kNone;
+    }
+
+private:
+    size_t slot(uint64_t key) const {
+        const size_t mask = keys_.size() - 1;
+        size_t at = static_cast<size_t>(key * 0x9e3779b97f4a7c15ull >> 20) & mask;
+        while (keys_[at] && keys_[at] != key) at = (at + 1) & mask;
+        return at;
+    }
+    void grow() {
+        std::vector<uint64_t> keys = std::move(keys_);
+        std::vector<uint32_t> values = std::move(values_);
+        keys_.assign(std::max<size_t>(16, keys.size() * 2), 0);
+        values_.assign(keys_.size(), kNone);
+        for (size_t i = 0; i < keys.size(); ++i) {
+            if (!keys[i]) continue;
+            const size_t at = slot(keys[i]);
+            keys_[at] = keys[i];
+            values_[at] = values[i];
+        }
+    }
+    std::vector<uint64_t> keys_;
+    std::vector<uint32_t> values_;
+    size_t size_ = 0;
+};
 
 StatValues statValuesOf(const StatRecord& r) {
     StatValues v;
@@ -151,23 +203,23 @@ bool isReplicaInvariant(const DumpIndex& index, uint32_t row) {
     return index.layout() == DumpLayout::Msprobe && slot.isOutput && startsWith(index.op(slot.op).type, "Distributed.");
 }
 
-// Runs work(i) for i in [0, n) on `threads` threads (the caller is one of them); the caller
-// reports progress between its own items.
+// Runs work(i, worker) for i in [0, n) on `threads` threads (worker 0 is the caller, which
+// also reports progress between its own items).
 template <typename Work>
-void parallelFor(size_t n, unsigned threads, Work&& work, const std::function<void(size_t)>& progress) {
+void parallelFor(size_t n, unsigned threads, Work&& work, const std::function<void(size_t)>& progress = {}) {
     std::atomic<size_t> next{0}, done{0};
-    auto loop = [&](bool caller) {
+    auto loop = [&](unsigned worker) {
         while (true) {
             const size_t i = next.fetch_add(1);
             if (i >= n) break;
-            work(i);
+            work(i, worker);
             const size_t d = done.fetch_add(1) + 1;
-            if (caller && progress) progress(d);
+            if (worker == 0 && progress) progress(d);
         }
     };
     std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(loop, false);
-    loop(true);
+    for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(loop, t);
+    loop(0);
     for (auto& t : pool) t.join();
     if (progress) progress(n);
 }
@@ -180,6 +232,7 @@ public:
         result_.candidate = &candidate;
         result_.exact = options.exact;
         result_.replicas = options.replicas;
+        threads_ = std::min(options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency()), 64u);
     }
 
     CompareResult run() {
@@ -187,7 +240,10 @@ public:
         NameTable names;
         refNames_ = names.ofOps(ref_);
         candNames_ = names.ofOps(cand_);
+        nameCount_ = names.size();
+        result_.tensors.reserve(ref_.rowCount());
         for (const auto& [rp, cp] : result_.processPairs) pairOps(rp, cp);
+        prepareStrings();
         measure();
         walk();
         summarise();
@@ -307,22 +363,50 @@ private:
 
     void pairOps(uint32_t rp, uint32_t cp) {
         const TreeOrder refOrder = treeOrder(ref_, rp), candOrder = treeOrder(cand_, cp);
-        for (const auto& [rRound, cRound] : pairRounds(rp, cp)) {
-            const RoundInstances r = instancesOf(ref_, ref_.process(rp).rounds.at(rRound), refOrder, refNames_);
-            const RoundInstances c = instancesOf(cand_, cand_.process(cp).rounds.at(cRound), candOrder, candNames_);
+        // Every round's ops of both runs, sorted into execution order on the pool.
+        const auto rounds = pairRounds(rp, cp);
+        std::vector<RoundInstances> refRounds(rounds.size()), candRounds(rounds.size());
+        std::vector<std::vector<uint32_t>> scratch(threads_);  // occurrence counters per worker
+        parallelFor(2 * rounds.size(), threads_, [&](size_t k, unsigned worker) {
+            auto& occurrences = scratch[worker];
+            if (occurrences.size() != nameCount_) occurrences.assign(nameCount_, 0);
+            const size_t r = k / 2;
+            if (k % 2 == 0)
+                refRounds[r] = instancesOf(ref_, ref_.process(rp).rounds.at(rounds[r].first), refOrder, refNames_, occurrences);
+            else
+                candRounds[r] = instancesOf(cand_, cand_.process(cp).rounds.at(rounds[r].second), candOrder, candNames_, occurrences);
+        });
+        // Reference op -> its OpComparison in the round being paired (stamped with the round).
+        std::vector<std::pair<uint32_t, uint32_t>> compared(ref_.opCount(), {kNone, kNone});
+        uint32_t stamp = 0;
+        for (size_t k = 0; k < rounds.size(); ++k) {
+            const auto [rRound, cRound] = rounds[k];
+            ++stamp;
+            const RoundInstances r = std::move(refRounds[k]);
+            const RoundInstances c = std::move(candRounds[k]);
+            // Runs of one model mostly list the same ops in the same order: walk both, and look
+            // an op up only where they part.
             std::unordered_map<uint64_t, uint32_t> candByKey;
-            candByKey.reserve(c.instances.size());
-            for (uint32_t i = 0; i < c.instances.size(); ++i) candByKey.emplace(c.instances[i].key, i);
             std::vector<bool> candPaired(c.instances.size(), false);
-            std::unordered_map<uint32_t, uint32_t> compared;  // reference op -> its OpComparison this round
+            size_t next = 0;
             for (const Instance& ri : r.instances) {
-                auto it = candByKey.find(ri.key);
-                if (it == candByKey.end()) {
+                uint32_t match = kNone;
+                if (next < c.instances.size() && c.instances[next].key == ri.key && !candPaired[next]) {
+                    match = static_cast<uint32_t>(next++);
+                } else {
+                    if (candByKey.empty())
+                        for (uint32_t i = 0; i < c.instances.size(); ++i) candByKey.emplace(c.instances[i].key, i);
+                    if (auto it = candByKey.find(ri.key); it != candByKey.end() && !candPaired[it->second]) {
+                        match = it->second;
+                        next = match + 1;
+                    }
+                }
+                if (match == kNone) {
                     addUnpaired(true, rp, rRound, ri.op);
                     continue;
                 }
-                candPaired[it->second] = true;
-                const Instance& ci = c.instances[it->second];
+                candPaired[match] = true;
+                const Instance& ci = c.instances[match];
                 OpComparison op;
                 op.referenceOp = ri.op;
                 op.candidateOp = ci.op;
@@ -330,9 +414,9 @@ private:
                 op.candidateProcess = cp;
                 op.referenceRound = rRound;
                 op.candidateRound = cRound;
-                for (uint32_t up = ref_.op(ri.op).parent; up != kNone; up = ref_.op(up).parent) {
-                    if (auto p = compared.find(up); p != compared.end()) {
-                        op.parent = p->second;
+                for (uint32_t up = ref_.op(ri.op).parent; up != kNone && up < compared.size(); up = ref_.op(up).parent) {
+                    if (compared[up].first == stamp) {
+                        op.parent = compared[up].second;
                         break;
                     }
                 }
@@ -340,7 +424,7 @@ private:
                 const uint32_t opIndex = static_cast<uint32_t>(result_.ops.size());
                 pairTensors(opIndex, &r.rows[ri.firstRow], ri.rowCount, &c.rows[ci.firstRow], ci.rowCount);
                 op.tensorCount = static_cast<uint32_t>(result_.tensors.size()) - op.firstTensor;
-                compared.emplace(ri.op, opIndex);
+                compared[ri.op] = {stamp, opIndex};
                 result_.ops.push_back(op);
             }
             for (uint32_t i = 0; i < c.instances.size(); ++i)
@@ -380,8 +464,6 @@ private:
         statsPrint_.assign(n, 0);
         statsNonFinite_.assign(n, false);
         shapeDiffers_.assign(n, false);
-        unsigned threads = options_.threads ? options_.threads : std::max(1u, std::thread::hardware_concurrency());
-        threads = std::min(threads, 64u);
         // Statistics alone are cheap: hand them out in batches.
         const size_t batch = options_.useTensorData ? 1 : 256;
         const size_t batches = (n + batch - 1) / batch;
@@ -389,8 +471,8 @@ private:
         std::function<void(size_t)> progress;
         if (options_.progress) progress = [&](size_t done) { options_.progress(std::min<uint64_t>(done * batch, n), n); };
         parallelFor(
-            batches, threads,
-            [&](size_t b) {
+            batches, threads_,
+            [&](size_t b, unsigned) {
                 for (size_t i = b * batch; i < std::min(n, (b + 1) * batch); ++i) {
                     std::string error;
                     measureTensor(i, &error);
@@ -403,31 +485,53 @@ private:
             progress);
     }
 
+    // Per string of each index: the dtype it names, and (reference) the element count of the
+    // shape it spells; computed once, not per row.
+    void prepareStrings() {
+        auto dtypes = [](const DumpIndex& index) {
+            std::vector<std::optional<format::DType>> out(index.stringCount());
+            for (uint32_t s = 0; s < out.size(); ++s) out[s] = dtypeFromAnyName(index.text(s));
+            return out;
+        };
+        refDTypes_ = dtypes(ref_);
+        candDTypes_ = dtypes(cand_);
+        refCounts_.assign(ref_.stringCount(), 0);
+        for (uint32_t s = 0; s < refCounts_.size(); ++s)
+            if (const auto dims = format::parseShapeString(ref_.text(s))) refCounts_[s] = format::elementCount(*dims).value_or(0);
+        // Where both runs kept the data, a slot for its measures.
+        for (auto& t : result_.tensors) {
+            if (!options_.useTensorData || !ref_.row(t.referenceRow).hasTensorFile || !cand_.row(t.candidateRow).hasTensorFile)
+                continue;
+            t.dataIndex = static_cast<uint32_t>(result_.measures.size());
+            result_.measures.emplace_back();
+        }
+    }
+    static std::optional<format::DType> dtypeAt(const std::vector<std::optional<format::DType>>& table, uint32_t s) {
+        return s < table.size() ? table[s] : std::nullopt;
+    }
+
     void measureTensor(size_t i, std::string* error) {
         TensorComparison& t = result_.tensors[i];
         const StatRecord& rr = ref_.row(t.referenceRow);
         const StatRecord& cr = cand_.row(t.candidateRow);
         t.referenceStats = statValuesOf(rr);
         t.candidateStats = statValuesOf(cr);
-        const std::string& refDtype = ref_.text(rr.dtype);
-        const std::string& refShape = ref_.text(rr.shape);
-        t.referenceDType = dtypeFromAnyName(refDtype);
-        t.candidateDType = dtypeFromAnyName(cand_.text(cr.dtype));
+        t.referenceDType = dtypeAt(refDTypes_, rr.dtype);
+        t.candidateDType = dtypeAt(candDTypes_, cr.dtype);
         t.judgedDType = judgingDType(t.referenceDType, t.candidateDType);
         t.ulps = t.judgedDType ? allowedUlps(options_.ulps, *t.judgedDType) : 0;
         t.replicaInvariant = options_.replicas && isReplicaInvariant(ref_, t.referenceRow);
-        shapeDiffers_[i] = refShape != cand_.text(cr.shape);
-        const auto dims = format::parseShapeString(refShape);
-        uint64_t count = dims ? format::elementCount(*dims).value_or(0) : 0;
-        if (t.referenceStats.present) statsPrint_[i] = statsFingerprint(refDtype, count, t.referenceStats);
+        shapeDiffers_[i] = ref_.text(rr.shape) != cand_.text(cr.shape);
+        uint64_t count = rr.shape < refCounts_.size() ? refCounts_[rr.shape] : 0;
+        if (t.referenceStats.present) statsPrint_[i] = statsFingerprint(ref_.text(rr.dtype), count, t.referenceStats);
 
-        if (options_.useTensorData && !shapeDiffers_[i] && rr.hasTensorFile && cr.hasTensorFile) {
+        if (t.dataIndex != kNone && !shapeDiffers_[i]) {
             auto a = tensorOf(ref_, t.referenceRow, error);
             auto b = a ? tensorOf(cand_, t.candidateRow, error) : std::nullopt;
             if (a && b && a->header.dims != b->header.dims) {
                 shapeDiffers_[i] = true;
             } else if (a && b && t.judgedDType) {
-                t.data = measureData(*a, *b, *t.judgedDType, t.ulps);
+                result_.measures[t.dataIndex] = measureData(*a, *b, *t.judgedDType, t.ulps);
                 t.hasData = true;
                 dataPrint_[i] = dataFingerprint(*a);
                 count = a->count;
@@ -436,12 +540,12 @@ private:
                 fillStats(t.candidateStats, b->stats);
             }
         }
-        t.statistics = diffStatistics(t.referenceStats, t.candidateStats);
-        t.differs = shapeDiffers_[i] || (t.hasData ? !t.data.bytesEqual : statisticsDiffer(t, rr, cr));
+        const DataMeasures& m = result_.data(static_cast<uint32_t>(i));
+        t.differs = shapeDiffers_[i] || (t.hasData ? !m.bytesEqual : statisticsDiffer(t, rr, cr));
         if (options_.replicas && !t.replicaInvariant) t.differs = false;  // replicas' activations differ by design
         if (t.hasData) {
-            t.ownRms = t.data.referenceRms;
-            t.requiredScale = t.data.requiredScale;
+            t.ownRms = m.referenceRms;
+            t.requiredScale = m.requiredScale;
         } else {
             if (t.referenceStats.has(3) && std::isfinite(t.referenceStats.value[3]) && count > 0)
                 t.ownRms = t.referenceStats.value[3] / std::sqrt(static_cast<double>(count));
@@ -481,11 +585,11 @@ private:
             rule = DivergenceRule::Shape;
         } else if (options_.exact) {
             if (t.hasData) {
-                if (!t.data.bytesEqual) rule = DivergenceRule::Bytes;
+                if (!result_.data(i).bytesEqual) rule = DivergenceRule::Bytes;
             } else if (t.differs) {
                 rule = DivergenceRule::Bytes;
             }
-        } else if (t.hasData ? t.data.nonFiniteMismatches > 0 : statsNonFinite_[i]) {
+        } else if (t.hasData ? result_.data(i).nonFiniteMismatches > 0 : statsNonFinite_[i]) {
             rule = DivergenceRule::NonFinite;
         } else if (t.requiredScale > scale) {
             rule = t.hasData ? DivergenceRule::Elements : DivergenceRule::Statistic;
@@ -509,13 +613,8 @@ private:
             for (uint32_t u = a.firstTensor; u < a.firstTensor + a.tensorCount; ++u)
                 if (!result_.tensors[u].isOutput && u != i && samePrint(i, u)) return u;
         }
-        if (dataPrint_[i]) {
-            if (auto it = producedData_.find(dataPrint_[i]); it != producedData_.end()) return it->second;
-        }
-        if (statsPrint_[i]) {
-            if (auto it = producedStats_.find(statsPrint_[i]); it != producedStats_.end()) return it->second;
-        }
-        return kNone;
+        if (const uint32_t found = producedData_.find(dataPrint_[i]); found != kNone) return found;
+        return producedStats_.find(statsPrint_[i]);
     }
 
     void openOp(uint32_t o, const std::vector<uint32_t>& open) {
@@ -567,8 +666,8 @@ private:
             TensorComparison& t = result_.tensors[i];
             if (!t.isOutput) continue;
             t.carriesDivergence = t.diverges || (t.differs && op.verdict != OpVerdict::Matches);
-            if (dataPrint_[i]) producedData_[dataPrint_[i]] = i;
-            if (statsPrint_[i]) producedStats_[statsPrint_[i]] = i;
+            producedData_.set(dataPrint_[i], i);
+            producedStats_.set(statsPrint_[i], i);
         }
     }
 
@@ -637,10 +736,14 @@ private:
     const DumpIndex& cand_;
     const CompareOptions& options_;
     CompareResult result_;
+    unsigned threads_ = 1;
     std::vector<uint32_t> refNames_, candNames_;
+    size_t nameCount_ = 0;
     std::vector<uint64_t> dataPrint_, statsPrint_;  // reference fingerprints by tensor (0: none)
     std::vector<bool> statsNonFinite_, shapeDiffers_;
-    std::unordered_map<uint64_t, uint32_t> producedData_, producedStats_;
+    std::vector<std::optional<format::DType>> refDTypes_, candDTypes_;
+    std::vector<uint64_t> refCounts_;
+    PrintMap producedData_, producedStats_;
     uint64_t clock_ = 0;
     std::optional<uint32_t> firstDiverging_;
 };
@@ -807,6 +910,7 @@ std::string CompareResult::elementIndex(uint32_t i, uint64_t flat) const {
 std::string CompareResult::explain(uint32_t i) const {
     if (i >= tensors.size() || !reference) return "?";
     const TensorComparison& t = tensors[i];
+    const DataMeasures& d = data(i);
     const char* statNames[] = {"max", "min", "mean", "norm"};
     const double epsilon = t.judgedDType ? machineEpsilon(*t.judgedDType) : 0;
     const std::string dtype = t.judgedDType ? format::dtypeName(*t.judgedDType) : "unknown dtype";
@@ -817,13 +921,13 @@ std::string CompareResult::explain(uint32_t i) const {
     case DivergenceRule::None:
         if (!t.differs) return "matches";
         if (t.hasData)
-            return "differs by at most " + number(t.data.maxAbsError) + ", below the " + floor +
+            return "differs by at most " + number(d.maxAbsError) + ", below the " + floor +
                    ", downstream of a divergence";
         return "its statistics differ, below the " + floor + ", downstream of a divergence";
     case DivergenceRule::Shape: return "shape differs";
     case DivergenceRule::NonFinite:
         if (t.hasData)
-            return std::to_string(t.data.nonFiniteMismatches) + " element(s) NaN/Inf in one run only";
+            return std::to_string(d.nonFiniteMismatches) + " element(s) NaN/Inf in one run only";
         for (int k = 0; k < 4; ++k) {
             const double a = t.referenceStats.value[k], b = t.candidateStats.value[k];
             if (t.referenceStats.has(k) && t.candidateStats.has(k) && (!std::isfinite(a) || !std::isfinite(b)) &&
@@ -833,15 +937,15 @@ std::string CompareResult::explain(uint32_t i) const {
         return "a statistic is NaN/Inf in one run only";
     case DivergenceRule::Bytes:
         if (!t.hasData) return "statistics differ";
-        if (t.data.largestErrorReference == t.data.largestErrorCandidate) return "bytes differ";  // -0 vs 0, NaN payloads
-        return "bytes differ, the most at element " + elementIndex(i, t.data.largestErrorElement) + ": " +
-               exactNumber(t.data.largestErrorReference, t.referenceDType) + " vs " + exactNumber(t.data.largestErrorCandidate, t.candidateDType) + " (" +
-               number(t.data.maxUlpError) + " ulp)";
+        if (d.largestErrorReference == d.largestErrorCandidate) return "bytes differ";  // -0 vs 0, NaN payloads
+        return "bytes differ, the most at element " + elementIndex(i, d.largestErrorElement) + ": " +
+               exactNumber(d.largestErrorReference, t.referenceDType) + " vs " + exactNumber(d.largestErrorCandidate, t.candidateDType) + " (" +
+               number(d.maxUlpError) + " ulp)";
     case DivergenceRule::Elements: {
-        const double error = std::fabs(t.data.worstCandidate - t.data.worstReference);
-        std::string out = "element " + elementIndex(i, t.data.worstElement) + ": " + exactNumber(t.data.worstReference, t.referenceDType) +
-                          " vs " + exactNumber(t.data.worstCandidate, t.candidateDType) + ", error " + number(error);
-        if (t.data.worstReference != 0) out += " (" + number(100 * error / std::fabs(t.data.worstReference)) + "%)";
+        const double error = std::fabs(d.worstCandidate - d.worstReference);
+        std::string out = "element " + elementIndex(i, d.worstElement) + ": " + exactNumber(d.worstReference, t.referenceDType) +
+                          " vs " + exactNumber(d.worstCandidate, t.candidateDType) + ", error " + number(error);
+        if (d.worstReference != 0) out += " (" + number(100 * error / std::fabs(d.worstReference)) + "%)";
         return out + " beyond the " + floor;
     }
     case DivergenceRule::Statistic: {
@@ -851,6 +955,17 @@ std::string CompareResult::explain(uint32_t i) const {
     }
     }
     return "";
+}
+
+const DataMeasures& CompareResult::data(uint32_t tensor) const {
+    static const DataMeasures kNoMeasures;
+    if (tensor >= tensors.size() || tensors[tensor].dataIndex >= measures.size()) return kNoMeasures;
+    return measures[tensors[tensor].dataIndex];
+}
+
+StatisticDiffs CompareResult::statisticDiffs(uint32_t tensor) const {
+    if (tensor >= tensors.size()) return {};
+    return diffStatistics(tensors[tensor].referenceStats, tensors[tensor].candidateStats);
 }
 
 std::vector<uint32_t> CompareResult::bornHereAncestors(uint32_t o) const {

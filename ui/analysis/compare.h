@@ -69,9 +69,8 @@ struct TensorComparison {
     StatValues referenceStats, candidateStats;
     std::optional<format::DType> referenceDType, candidateDType;
     std::optional<format::DType> judgedDType;  // the reference's, whose epsilon judges (judgingDType)
-    DataMeasures data;         // meaningful when hasData
-    StatisticDiffs statistics;  // msprobe's summary columns
-    int worstStatistic = -1;    // statistics rule: 0 max, 1 min, 2 mean, 3 norm
+    uint32_t dataIndex = kNone;  // its measures in CompareResult::measures (CompareResult::data)
+    int worstStatistic = -1;     // statistics rule: 0 max, 1 min, 2 mean, 3 norm
     double ulps = 0;            // allowance for judgedDType
     double ownRms = 0;          // the reference tensor's root mean square
     double scale = 0;           // what the floor is measured against (see compare_measures.h)
@@ -132,6 +131,7 @@ struct CompareResult {
     bool nameProcesses = false;
     std::vector<OpComparison> ops;          // paired op executions in the reference's execution order
     std::vector<TensorComparison> tensors;  // grouped by op: inputs, then outputs
+    std::vector<DataMeasures> measures;     // of the tensors whose data both runs kept (data())
     std::vector<UnpairedOp> unpaired;       // op executions in one run only (the first few thousand)
     uint64_t unpairedOps = 0;               // all of them
     uint64_t tensorsOnlyInReference = 0, tensorsOnlyInCandidate = 0;
@@ -146,6 +146,10 @@ struct CompareResult {
     std::vector<std::string> problems;                      // unreadable files and the like
 
     bool nothingCompared() const { return tensors.empty(); }
+    // A tensor's measures from both runs' data (meaningful when hasData; zeros otherwise).
+    const DataMeasures& data(uint32_t tensor) const;
+    // msprobe's statistics columns of a tensor (diffStatistics of its two runs' statistics).
+    StatisticDiffs statisticDiffs(uint32_t tensor) const;
     bool diverges() const { return divergingTensors > 0; }
 
     // For people: "round 2  layers.1/mlp/down_proj (Linear)"; msprobe: the entry name.

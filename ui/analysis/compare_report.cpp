@@ -165,20 +165,21 @@ std::string compareResultCsv(const CompareResult& result) {
         const auto& slot = ref->slot(ref->row(t.referenceRow).slot);
         const auto& op = ref->op(slot.op);
         const bool data = t.hasData;
+        const DataMeasures& m = result.data(i);
         out += std::to_string(result.ops[t.op].referenceRound) + "," +
                format::csvField(ref->layout() == DumpLayout::Msprobe ? op.id : op.namePath) + "," +
                format::csvField(op.type) + "," + (t.isOutput ? "output," : "input,") + format::csvField(slot.index) + "," +
                rowText(*ref, t.referenceRow, true) + "," + stat(t.referenceStats, 0) + "," + stat(t.candidateStats, 0) +
                "," + stat(t.referenceStats, 2) + "," + stat(t.candidateStats, 2) + "," + stat(t.referenceStats, 3) + "," +
-               stat(t.candidateStats, 3) + "," + (data ? optionalNumber(t.data.cosine) : "N/A") + "," +
-               (data ? shortest(t.data.maxAbsError) : "N/A") + "," + (data ? shortest(t.data.maxRelativeError) : "N/A") +
+               stat(t.candidateStats, 3) + "," + (data ? optionalNumber(m.cosine) : "N/A") + "," +
+               (data ? shortest(m.maxAbsError) : "N/A") + "," + (data ? shortest(m.maxRelativeError) : "N/A") +
                "," + (t.diverges ? "yes" : "no") + "," + format::csvField(t.diverges ? result.explain(i) : "") + "," +
                verdictName(result.ops[t.op].verdict) + "," + ruleName(t.rule) + "," +
-               (data && t.rule != DivergenceRule::None ? format::csvField(result.elementIndex(i, t.data.worstElement)) : "") +
-               "," + (data ? optionalNumber(t.data.euclideanDistance) : "N/A") + "," +
-               (data ? optionalNumber(t.data.oneThousandthErrRatio) : "N/A") + "," +
-               (data ? optionalNumber(t.data.fiveThousandthsErrRatio) : "N/A") + "," +
-               (data ? shortest(t.data.maxUlpError) : "N/A") + "," + shortest(t.scale) + "\n";
+               (data && t.rule != DivergenceRule::None ? format::csvField(result.elementIndex(i, m.worstElement)) : "") +
+               "," + (data ? optionalNumber(m.euclideanDistance) : "N/A") + "," +
+               (data ? optionalNumber(m.oneThousandthErrRatio) : "N/A") + "," +
+               (data ? optionalNumber(m.fiveThousandthsErrRatio) : "N/A") + "," +
+               (data ? shortest(m.maxUlpError) : "N/A") + "," + shortest(t.scale) + "\n";
     }
     return out;
 }
@@ -212,15 +213,16 @@ Json tensorJson(const CompareResult& result, uint32_t i) {
     j["scale"] = numberJson(t.scale);
     j["requiredScale"] = numberJson(t.requiredScale);
     Json stats;
+    const StatisticDiffs diffs = result.statisticDiffs(i);
     for (int k = 0; k < 4; ++k) {
         stats[kStatNames[k]] = {t.referenceStats.has(k) ? numberJson(t.referenceStats.value[k]) : Json(nullptr),
                                 t.candidateStats.has(k) ? numberJson(t.candidateStats.value[k]) : Json(nullptr)};
-        stats[std::string(kStatNames[k]) + "Diff"] = optionalJson(t.statistics.diff[k]);
-        stats[std::string(kStatNames[k]) + "RelativeErrPercent"] = optionalJson(t.statistics.relativePercent[k]);
+        stats[std::string(kStatNames[k]) + "Diff"] = optionalJson(diffs.diff[k]);
+        stats[std::string(kStatNames[k]) + "RelativeErrPercent"] = optionalJson(diffs.relativePercent[k]);
     }
     j["statistics"] = std::move(stats);
     if (t.hasData) {
-        const DataMeasures& m = t.data;
+        const DataMeasures& m = result.data(i);
         j["data"] = {{"cosine", optionalJson(m.cosine)},
                      {"eucDist", optionalJson(m.euclideanDistance)},
                      {"maxAbsErr", numberJson(m.maxAbsError)},
@@ -357,7 +359,7 @@ std::vector<Cell> msprobeRow(const CompareResult& result, uint32_t i, bool tenso
                              textCell(msprobeShape(rowText(ref, t.referenceRow, true))), textCell("N/A"), textCell("N/A")};
     if (tensorMode) {
         if (t.hasData) {
-            const DataMeasures& m = t.data;
+            const DataMeasures& m = result.data(i);
             row.push_back(optionalCell(m.cosine, "unsupported"));
             row.push_back(optionalCell(m.euclideanDistance, "unsupported"));
             row.push_back(numberCell(m.maxAbsError));
@@ -368,8 +370,9 @@ std::vector<Cell> msprobeRow(const CompareResult& result, uint32_t i, bool tenso
             for (int k = 0; k < 6; ++k) row.push_back(textCell("N/A"));
         }
     } else {
-        for (int k = 0; k < 4; ++k) row.push_back(optionalCell(t.statistics.diff[k], "N/A"));
-        for (int k = 0; k < 4; ++k) row.push_back(percentCell(t.statistics.relativePercent[k]));
+        const StatisticDiffs diffs = result.statisticDiffs(i);
+        for (int k = 0; k < 4; ++k) row.push_back(optionalCell(diffs.diff[k], "N/A"));
+        for (int k = 0; k < 4; ++k) row.push_back(percentCell(diffs.relativePercent[k]));
     }
     for (const StatValues* s : {&t.candidateStats, &t.referenceStats})
         for (int k = 0; k < 4; ++k) row.push_back(s->has(k) ? numberCell(s->value[k]) : textCell("N/A"));
