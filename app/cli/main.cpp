@@ -21,7 +21,7 @@ const char* kUsage =
     "                    Run COMMAND (a PyTorch program, unchanged) with the probe injected and\n"
     "                    dump what the config selects; prints a summary at the end.\n"
     "  summary DIR       What a dump holds: ops, rounds, rows, files, the first NaN/Inf.\n"
-    "  compare REF CAND  Two runs tensor by tensor: where do they first diverge?\n"
+    "  compare REF CAND  Two runs (or two ranks) op by op: where is the first divergence born?\n"
     "  overflow DIR      Where each Inf/NaN is born: the op with finite inputs and an overflowed\n"
     "                    output, per process/rank (msprobe overflow_check's anomaly_analyze JSON).\n"
     "  replay DIR [--op ID|NAME] [--round N]\n"
