@@ -41,7 +41,9 @@ public:
     }
     void begin(const char* name, const char* type = nullptr) { probe_op_begin(name, type ? type : name, nullptr); }
     void end() { probe_op_end(); }
-    void input(int i, const std::vector<float>& v, std::vector<int64_t> dims = {}) { tensor(PROBE_INPUT, i, v, dims); }
+    void input(int i, const std::vector<float>& v, std::vector<int64_t> dims = {}, const char* arg = nullptr) {
+        tensor(PROBE_INPUT, i, v, dims, arg);
+    }
     void output(int i, const std::vector<float>& v, std::vector<int64_t> dims = {}) { tensor(PROBE_OUTPUT, i, v, dims); }
     // An op with inputs and outputs and nothing inside.
     void op(const char* name, std::vector<std::vector<float>> inputs, std::vector<std::vector<float>> outputs) {
@@ -56,9 +58,9 @@ public:
     }
 
 private:
-    void tensor(int io, int i, const std::vector<float>& v, std::vector<int64_t> dims) {
+    void tensor(int io, int i, const std::vector<float>& v, std::vector<int64_t> dims, const char* arg = nullptr) {
         if (dims.empty()) dims = {static_cast<int64_t>(v.size())};
-        probe_op_tensor(io, i, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims.data(), static_cast<int>(dims.size()),
+        probe_op_tensor(io, i, arg, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims.data(), static_cast<int>(dims.size()),
                         v.data(), v.size() * sizeof(float));
     }
     std::string out_;
@@ -470,6 +472,31 @@ TEST(Compare, ReplicasAreJudgedOnTheirParameters) {
     ASSERT_FALSE(missing.problems.empty());
     EXPECT_NE(missing.problems[0].find("no process (rank) rank7; it has rank0, rank1"), std::string::npos)
         << missing.problems[0];
+}
+
+// Op-level dumps name no parameters: as replicas, inputs named weight or bias are judged.
+TEST(Compare, OpLevelReplicasAreJudgedOnInputsNamedWeight) {
+    TempDir dir;
+    auto write = [&](const char* name, float input, float weight) {
+        ApiRun run(dir, name);
+        run.begin("linear");
+        run.input(0, {input, 2 * input}, {}, "input");
+        run.input(1, {weight, 0.5f}, {}, "weight");
+        run.output(0, {input * weight, input});
+        run.end();
+        return run.finish();
+    };
+    const DumpIndex rank0 = indexOf(write("r0", 1, 0.25f)), rank1 = indexOf(write("r1", 3, 0.25f)),
+                    skewed = indexOf(write("skewed", 3, 0.5f));
+    CompareOptions replicas;
+    replicas.replicas = true;
+    EXPECT_TRUE(compareDumps(rank0, rank1, {}).diverges());  // their data differ
+    EXPECT_FALSE(compareDumps(rank0, rank1, replicas).diverges());
+    const auto result = compareDumps(rank0, skewed, replicas);
+    ASSERT_TRUE(result.firstBornHere) << formatCompareReport(result);
+    const auto& cause = result.tensors[result.ops[*result.firstBornHere].cause];
+    EXPECT_EQ(rank0.slot(rank0.row(cause.referenceRow).slot).index, "1_weight");
+    EXPECT_EQ(result.divergingTensors, 1u);
 }
 
 // ---- reports ---------------------------------------------------------------------------------

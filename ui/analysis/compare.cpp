@@ -197,10 +197,16 @@ bool isParameterSlot(const DumpIndex& index, uint32_t row) {
 // What data-parallel replicas must agree on: module parameters, and what collectives return.
 // (Not parameters_grad: those are recorded where autograd computes them, before DDP averages
 // them; averaged gradients that disagree show as parameters that disagree at the next step.)
+// Op-level dumps list no parameters: inputs named weight or bias (aten's argument names,
+// "1_weight") stand for them.
 bool isReplicaInvariant(const DumpIndex& index, uint32_t row) {
     if (isParameterSlot(index, row)) return true;
     const auto& slot = index.slot(index.row(row).slot);
-    return index.layout() == DumpLayout::Msprobe && slot.isOutput && startsWith(index.op(slot.op).type, "Distributed.");
+    if (index.layout() == DumpLayout::Msprobe)
+        return slot.isOutput && startsWith(index.op(slot.op).type, "Distributed.");
+    const size_t underscore = slot.index.find('_');
+    const std::string name = underscore == std::string::npos ? "" : slot.index.substr(underscore + 1);
+    return !slot.isOutput && (name == "weight" || name == "bias");
 }
 
 // Runs work(i, worker) for i in [0, n) on `threads` threads (worker 0 is the caller, which

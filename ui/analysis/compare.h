@@ -42,7 +42,8 @@ struct CompareOptions {
     bool exact = false;
     // Data-parallel replicas (two ranks of one job): their inputs differ by design, so only the
     // tensors that replicas must agree on decide (msprobe: module parameters, and tensors that
-    // collectives return); the rest are measured but never called divergent.
+    // collectives return; op-level: inputs named weight or bias); the rest are measured but
+    // never called divergent.
     bool replicas = false;
     DumpScope referenceScope, candidateScope;
     unsigned threads = 0;  // 0: one per core
