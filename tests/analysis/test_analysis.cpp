@@ -18,19 +18,13 @@
 #include "probe/format/tensor_bin.h"
 #include "native_model.h"
 #include "probe/probe.h"
+#include "read_dump.h"
 #include "test_support.h"
 
 namespace probe::analysis {
 namespace {
 
 using probe::test::TempDir;
-
-DumpIndex indexOf(const std::string& root) {
-    std::string error;
-    auto index = readDump(root, &error);
-    EXPECT_TRUE(index) << error;
-    return index ? std::move(*index) : DumpIndex();
-}
 
 // Runs the native model for `rounds` under a config that dumps every op with its tensors.
 std::string dumpModel(const TempDir& dir, const std::string& name, probe::test::NativeModelOptions options, int rounds) {

@@ -16,19 +16,13 @@
 #include "analysis/compare_report.h"
 #include "analysis/dump_reader.h"
 #include "probe/probe.h"
+#include "read_dump.h"
 #include "test_support.h"
 
 namespace probe::analysis {
 namespace {
 
 using probe::test::TempDir;
-
-DumpIndex indexOf(const std::string& root) {
-    std::string error;
-    auto index = readDump(root, &error);
-    EXPECT_TRUE(index) << error;
-    return index ? std::move(*index) : DumpIndex();
-}
 
 // One run written through the C API, every tensor's data kept.
 class ApiRun {
