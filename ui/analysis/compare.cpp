@@ -746,7 +746,8 @@ private:
     std::vector<uint32_t> refNames_, candNames_;
     size_t nameCount_ = 0;
     std::vector<uint64_t> dataPrint_, statsPrint_;  // reference fingerprints by tensor (0: none)
-    std::vector<bool> statsNonFinite_, shapeDiffers_;
+    // Written by the pool, one element per tensor: bytes, not bits (vector<bool> packs them).
+    std::vector<uint8_t> statsNonFinite_, shapeDiffers_;
     std::vector<std::optional<format::DType>> refDTypes_, candDTypes_;
     std::vector<uint64_t> refCounts_;
     PrintMap producedData_, producedStats_;
