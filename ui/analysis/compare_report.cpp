@@ -267,7 +267,9 @@ std::string compareResultJson(const CompareResult& result) {
     j["candidate"] = result.candidate ? result.candidate->root() : "";
     j["exact"] = result.exact;
     j["replicas"] = result.replicas;
-    j["summary"] = {{"tensors", result.tensors.size()},
+    j["summary"] = {{"nothingCompared", result.nothingCompared()},
+                    {"diverges", result.diverges()},
+                    {"tensors", result.tensors.size()},
                     {"tensorsWithData", result.tensorsWithData},
                     {"divergingTensors", result.divergingTensors},
                     {"ops", result.ops.size()},
