@@ -1,8 +1,8 @@
 // How many statistic rows `probe compare` compares per second: two synthetic op-level dumps of
 // 1,000,000 rows each (100,000 ops), the second with a planted overflow, compared by their
-// statistics on one thread and on all cores (the best of three runs each). Reading the dumps is not timed (probe summary's
-// business); pairing, measuring, the walk that finds where divergences are born and the report
-// are.
+// statistics on one thread and on all cores (the best of three runs each). Reading the dumps is not
+// timed (probe summary's business); pairing, measuring, the walk that finds where divergences are
+// born and the report are.
 //   cmake --build build --target bench_compare     (or run probe_bench_compare [--rows N])
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <chrono>
@@ -37,13 +37,15 @@ int main(int argc, char** argv) {
     uint64_t rows = 1000000;
     for (int i = 1; i + 1 < argc; ++i)
         if (std::string(argv[i]) == "--rows") rows = std::strtoull(argv[i + 1], nullptr, 10);
-    const auto dir = std::filesystem::temp_directory_path() / ("probe-bench-compare-" + std::to_string(::getpid()));
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("probe-bench-compare-" + std::to_string(::getpid()));
     probe::bench::SyntheticDumpOptions options;
     options.rows = rows;
     options.ops = rows / 10;
     options.layers = 100;
     options.output = (dir / "reference").string();
-    std::printf("writing two dumps of %llu rows in %s ...\n", static_cast<unsigned long long>(rows), dir.c_str());
+    std::printf("writing two dumps of %llu rows in %s ...\n", static_cast<unsigned long long>(rows),
+                dir.c_str());
     const auto reference = probe::bench::writeSyntheticDump(options);
     options.output = (dir / "candidate").string();
     options.nanLayer = options.layers / 2;
@@ -65,13 +67,17 @@ int main(int argc, char** argv) {
             const auto start = std::chrono::steady_clock::now();
             result = probe::analysis::compareDumps(a, b, compareOptions);
             const std::string report = probe::analysis::formatCompareReport(result);
-            seconds = std::min(seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+            seconds = std::min(
+                seconds,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         }
         const double rate = static_cast<double>(result.tensors.size()) / seconds;
         if (threads == 1) oneThread = rate;
-        std::printf("%u thread(s): %zu tensors compared in %.2f s: %.2f M rows/s (%.2fx one thread); %llu born here\n",
-                    threads, result.tensors.size(), seconds, rate / 1e6, rate / oneThread,
-                    static_cast<unsigned long long>(result.bornHereOps));
+        std::printf(
+            "%u thread(s): %zu tensors compared in %.2f s: %.2f M rows/s (%.2fx one thread); %llu "
+            "born here\n",
+            threads, result.tensors.size(), seconds, rate / 1e6, rate / oneThread,
+            static_cast<unsigned long long>(result.bornHereOps));
         if (!result.firstBornHere) std::printf("  (the planted overflow was not found!)\n");
     }
     std::filesystem::remove_all(dir);

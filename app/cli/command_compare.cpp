@@ -31,7 +31,8 @@ const char* kCompareUsage =
     "dump's root compares that process (rank) or round (step) only.\n"
     "\n"
     "Where both runs kept a tensor's data (.bin, or msprobe's .pt) every element is compared; an\n"
-    "element differs when |candidate - reference| > ULPS x epsilon(dtype) x max(|reference|, scale)\n"
+    "element differs when |candidate - reference| > ULPS x epsilon(dtype) x max(|reference|, "
+    "scale)\n"
     "+ the dtype's smallest normal number, scale being the root mean square of the op's reference\n"
     "inputs and of the tensor itself. Elsewhere the statistics (max, min, mean, norm) are judged\n"
     "the same way. NaN or Inf in one run only and a different shape always diverge. Details:\n"
@@ -69,7 +70,8 @@ bool parseUlps(const std::string& text, analysis::NoiseFloorUlps& ulps, std::str
     size_t start = 0;
     while (start <= text.size()) {
         const size_t comma = text.find(',', start);
-        const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const std::string item =
+            text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         const size_t eq = item.find('=');
         double value = 0;
         if (eq == std::string::npos || !parseNumber(item.substr(eq + 1), value)) {
@@ -105,12 +107,15 @@ public:
         const double elapsed = seconds(now - start_);
         if (tty_) {
             if (elapsed < 0.5 || (seconds(now - last_) < 0.1 && done < total)) return;
-            std::fprintf(stderr, "\rprobe compare: %llu/%llu tensors (%.0f%%)", static_cast<unsigned long long>(done),
-                         static_cast<unsigned long long>(total), total ? 100.0 * double(done) / double(total) : 100.0);
+            std::fprintf(stderr, "\rprobe compare: %llu/%llu tensors (%.0f%%)",
+                         static_cast<unsigned long long>(done),
+                         static_cast<unsigned long long>(total),
+                         total ? 100.0 * double(done) / double(total) : 100.0);
             shown_ = true;
         } else {
             if (elapsed < 10 || seconds(now - last_) < 10) return;
-            std::fprintf(stderr, "probe compare: %llu/%llu tensors compared\n", static_cast<unsigned long long>(done),
+            std::fprintf(stderr, "probe compare: %llu/%llu tensors compared\n",
+                         static_cast<unsigned long long>(done),
                          static_cast<unsigned long long>(total));
         }
         last_ = now;
@@ -176,7 +181,8 @@ int runCompareCommand(const Args& args) {
             double n = 0;
             if (!value(text)) return kExitUsage;
             if (!parseNumber(text, n) || n < 1 || n > 256 || n != std::floor(n)) {
-                std::fprintf(stderr, "probe compare: --threads needs a whole number from 1 to 256\n");
+                std::fprintf(stderr,
+                             "probe compare: --threads needs a whole number from 1 to 256\n");
                 return kExitUsage;
             }
             options.threads = static_cast<unsigned>(n);
@@ -190,12 +196,14 @@ int runCompareCommand(const Args& args) {
             json = true;
         } else if (a == "--rtol" || a == "--atol" || a == "--min-cosine") {
             std::fprintf(stderr,
-                         "probe compare: %s is gone: a noise floor per dtype replaced the tolerances (see --ulps and "
+                         "probe compare: %s is gone: a noise floor per dtype replaced the "
+                         "tolerances (see --ulps and "
                          "docs/compare.md)\n",
                          a.c_str());
             return kExitUsage;
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "probe compare: unknown option '%s'\n\n%s", a.c_str(), kCompareUsage);
+            std::fprintf(stderr, "probe compare: unknown option '%s'\n\n%s", a.c_str(),
+                         kCompareUsage);
             return kExitUsage;
         } else {
             dumps.push_back(a);
@@ -203,9 +211,11 @@ int runCompareCommand(const Args& args) {
     }
     if (dumps.size() == 1 && !againstRank.empty()) dumps.push_back(dumps.front());
     if (dumps.size() != 2) {
-        std::fprintf(stderr, "probe compare: give two dumps (reference, candidate), or one dump with --rank and "
-                             "--against-rank\n\n%s",
-                     kCompareUsage);
+        std::fprintf(
+            stderr,
+            "probe compare: give two dumps (reference, candidate), or one dump with --rank and "
+            "--against-rank\n\n%s",
+            kCompareUsage);
         return kExitUsage;
     }
     analysis::DumpLocation locations[2];
@@ -225,12 +235,15 @@ int runCompareCommand(const Args& args) {
     const bool sameDump = locations[0].root == locations[1].root;
     if (sameDump && locations[0].scope.process == locations[1].scope.process &&
         locations[0].scope.round == locations[1].scope.round) {
-        std::fprintf(stderr, "probe compare: both sides are the same part of %s: choose two ranks (--rank R "
-                             "--against-rank S, or two rank folders) or two dumps\n",
-                     locations[0].root.c_str());
+        std::fprintf(
+            stderr,
+            "probe compare: both sides are the same part of %s: choose two ranks (--rank R "
+            "--against-rank S, or two rank folders) or two dumps\n",
+            locations[0].root.c_str());
         return kExitUsage;
     }
-    if (sameDump && !replicasSet && locations[0].scope.process != locations[1].scope.process) options.replicas = true;
+    if (sameDump && !replicasSet && locations[0].scope.process != locations[1].scope.process)
+        options.replicas = true;
 
     std::optional<analysis::DumpIndex> indexes[2];
     for (int k = 0; k < (sameDump ? 1 : 2); ++k) {
@@ -243,18 +256,21 @@ int runCompareCommand(const Args& args) {
     }
     const analysis::DumpIndex& reference = *indexes[0];
     const analysis::DumpIndex& candidate = sameDump ? *indexes[0] : *indexes[1];
-    std::fprintf(stderr, "probe compare: reference %s\n               candidate %s\n", describeScope(locations[0]).c_str(),
-                 describeScope(locations[1]).c_str());
+    std::fprintf(stderr, "probe compare: reference %s\n               candidate %s\n",
+                 describeScope(locations[0]).c_str(), describeScope(locations[1]).c_str());
     Progress progress;
     options.progress = [&](uint64_t done, uint64_t total) { progress(done, total); };
     const auto result = analysis::compareDumps(reference, candidate, options);
     progress.finish();
 
-    std::fputs(json ? analysis::compareResultJson(result).c_str() : analysis::formatCompareReport(result).c_str(), stdout);
+    std::fputs(json ? analysis::compareResultJson(result).c_str()
+                    : analysis::formatCompareReport(result).c_str(),
+               stdout);
     if (result.nothingCompared()) return kExitNothingToCompare;
     if (!csv.empty()) {
         if (int err = format::writeFileAtomically(csv, analysis::compareResultCsv(result))) {
-            std::fprintf(stderr, "probe compare: cannot write %s: %s\n", csv.c_str(), std::strerror(err));
+            std::fprintf(stderr, "probe compare: cannot write %s: %s\n", csv.c_str(),
+                         std::strerror(err));
             return kExitCannotCreate;
         }
         std::fprintf(stderr, "probe compare: every compared tensor is in %s\n", csv.c_str());
@@ -265,7 +281,8 @@ int runCompareCommand(const Args& args) {
             std::fprintf(stderr, "probe compare: %s\n", error.c_str());
             return kExitCannotCreate;
         }
-        std::fprintf(stderr, "probe compare: msprobe's compare_result layout is in %s\n", xlsx.c_str());
+        std::fprintf(stderr, "probe compare: msprobe's compare_result layout is in %s\n",
+                     xlsx.c_str());
     }
     return result.diverges() ? kExitFailure : kExitOk;
 }

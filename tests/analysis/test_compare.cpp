@@ -27,20 +27,29 @@ using probe::test::TempDir;
 // One run written through the C API, every tensor's data kept.
 class ApiRun {
 public:
-    ApiRun(const TempDir& dir, const std::string& name, const char* task = "all") : out_(dir / name) {
-        probe::test::writeFile(dir / (name + ".json"), std::string(R"({"task": ")") + task +
-                                                           R"(", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 1})");
+    ApiRun(const TempDir& dir, const std::string& name, const char* task = "all")
+        : out_(dir / name) {
+        probe::test::writeFile(
+            dir / (name + ".json"),
+            std::string(R"({"task": ")") + task +
+                R"(", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 1})");
         ::setenv("PROBE_QUIET", "1", 1);
         EXPECT_EQ(probe_start(out_.c_str(), (dir / (name + ".json")).c_str()), PROBE_OK);
     }
-    void begin(const char* name, const char* type = nullptr) { probe_op_begin(name, type ? type : name, nullptr); }
+    void begin(const char* name, const char* type = nullptr) {
+        probe_op_begin(name, type ? type : name, nullptr);
+    }
     void end() { probe_op_end(); }
-    void input(int i, const std::vector<float>& v, std::vector<int64_t> dims = {}, const char* arg = nullptr) {
+    void input(int i, const std::vector<float>& v, std::vector<int64_t> dims = {},
+               const char* arg = nullptr) {
         tensor(PROBE_INPUT, i, v, dims, arg);
     }
-    void output(int i, const std::vector<float>& v, std::vector<int64_t> dims = {}) { tensor(PROBE_OUTPUT, i, v, dims); }
+    void output(int i, const std::vector<float>& v, std::vector<int64_t> dims = {}) {
+        tensor(PROBE_OUTPUT, i, v, dims);
+    }
     // An op with inputs and outputs and nothing inside.
-    void op(const char* name, std::vector<std::vector<float>> inputs, std::vector<std::vector<float>> outputs) {
+    void op(const char* name, std::vector<std::vector<float>> inputs,
+            std::vector<std::vector<float>> outputs) {
         begin(name);
         for (size_t i = 0; i < inputs.size(); ++i) input(static_cast<int>(i), inputs[i]);
         for (size_t i = 0; i < outputs.size(); ++i) output(static_cast<int>(i), outputs[i]);
@@ -52,10 +61,11 @@ public:
     }
 
 private:
-    void tensor(int io, int i, const std::vector<float>& v, std::vector<int64_t> dims, const char* arg = nullptr) {
+    void tensor(int io, int i, const std::vector<float>& v, std::vector<int64_t> dims,
+                const char* arg = nullptr) {
         if (dims.empty()) dims = {static_cast<int64_t>(v.size())};
-        probe_op_tensor(io, i, arg, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims.data(), static_cast<int>(dims.size()),
-                        v.data(), v.size() * sizeof(float));
+        probe_op_tensor(io, i, arg, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims.data(),
+                        static_cast<int>(dims.size()), v.data(), v.size() * sizeof(float));
     }
     std::string out_;
 };
@@ -68,7 +78,9 @@ std::vector<float> randomValues(size_t n, unsigned seed, float scale = 1) {
     return v;
 }
 
-const std::string& nameOf(const CompareResult& r, uint32_t op) { return r.reference->op(r.ops[op].referenceOp).namePath; }
+const std::string& nameOf(const CompareResult& r, uint32_t op) {
+    return r.reference->op(r.ops[op].referenceOp).namePath;
+}
 
 uint32_t opNamed(const CompareResult& r, const std::string& name) {
     for (uint32_t o = 0; o < r.ops.size(); ++o)
@@ -92,7 +104,8 @@ TEST(Compare, ANumberNearZeroIsJudgedAgainstTheOpsInputs) {
         run.end();
         return run.finish();
     };
-    const std::vector<float> refMean = {1e-8f, -2e-8f, 3e-8f, 1e-8f}, candMean = {2e-8f, 1e-8f, 2e-8f, -1e-8f};
+    const std::vector<float> refMean = {1e-8f, -2e-8f, 3e-8f, 1e-8f},
+                             candMean = {2e-8f, 1e-8f, 2e-8f, -1e-8f};
     const DumpIndex a = indexOf(write("a", refMean, true)), b = indexOf(write("b", candMean, true));
     const auto result = compareDumps(a, b, {});
     ASSERT_EQ(result.tensors.size(), 3u);
@@ -114,14 +127,16 @@ TEST(Compare, ANumberNearZeroIsJudgedAgainstTheOpsInputs) {
     EXPECT_FALSE(mean.diverges);
     EXPECT_FALSE(result.diverges()) << formatCompareReport(result);
     // The same numbers judged against themselves (no input dumped) would diverge.
-    const DumpIndex c = indexOf(write("c", refMean, false)), d = indexOf(write("d", candMean, false));
+    const DumpIndex c = indexOf(write("c", refMean, false)),
+                    d = indexOf(write("d", candMean, false));
     const auto alone = compareDumps(c, d, {});
     EXPECT_TRUE(alone.diverges());
 }
 
 // A block: linear(x, weight) -> relu -> a head. One weight element of the linear changed by 5%
 // barely moves the weight's statistics; the comparison names the linear, where it is used.
-std::string writeBlock(const TempDir& dir, const std::string& name, float factor, size_t element, int rounds = 1) {
+std::string writeBlock(const TempDir& dir, const std::string& name, float factor, size_t element,
+                       int rounds = 1) {
     const auto x = randomValues(16, 2), w = randomValues(64, 3, 0.1f);
     std::vector<float> weight = w;
     weight[element] *= factor;
@@ -158,7 +173,8 @@ std::string writeBlock(const TempDir& dir, const std::string& name, float factor
 TEST(Compare, AWeightChangedInOneElementIsBornWhereItIsUsed) {
     TempDir dir;
     const size_t element = 3 * 8 + 5;
-    const DumpIndex a = indexOf(writeBlock(dir, "a", 1, element)), b = indexOf(writeBlock(dir, "b", 1.05f, element));
+    const DumpIndex a = indexOf(writeBlock(dir, "a", 1, element)),
+                    b = indexOf(writeBlock(dir, "b", 1.05f, element));
     const auto result = compareDumps(a, b, {});
     const std::string report = formatCompareReport(result);
     ASSERT_TRUE(result.firstBornHere) << report;
@@ -174,7 +190,8 @@ TEST(Compare, AWeightChangedInOneElementIsBornWhereItIsUsed) {
     EXPECT_EQ(result.elementIndex(result.ops[linear].cause, measures.worstElement), "[3, 5]");
     const auto w = randomValues(64, 3, 0.1f);
     const long double changed = static_cast<long double>(w[element] * 1.05f);
-    EXPECT_NEAR(measures.maxRelativeError, static_cast<double>(std::fabs((changed - w[element]) / w[element])), 1e-12);
+    EXPECT_NEAR(measures.maxRelativeError,
+                static_cast<double>(std::fabs((changed - w[element]) / w[element])), 1e-12);
     EXPECT_NEAR(measures.maxRelativeError, 0.05, 1e-6);
     EXPECT_FALSE(measures.bytesEqual);
     // The block surfaces it; the relu and the head inherit it.
@@ -185,9 +202,13 @@ TEST(Compare, AWeightChangedInOneElementIsBornWhereItIsUsed) {
     EXPECT_EQ(nameOf(result, *result.firstInherited), "block/relu");
     EXPECT_EQ(result.ops[*result.firstInherited].inheritedFrom, linear);
     EXPECT_EQ(result.ops[opNamed(result, "head")].verdict, OpVerdict::Inherited);
-    EXPECT_NE(report.find("first divergence, born here: round 0  block/linear (aten::linear)"), std::string::npos) << report;
+    EXPECT_NE(report.find("first divergence, born here: round 0  block/linear (aten::linear)"),
+              std::string::npos)
+        << report;
     EXPECT_NE(report.find("input 1 [float 8x8]: element [3, 5]"), std::string::npos) << report;
-    EXPECT_NE(report.find("first op that inherits it: round 0  block/relu (aten::relu)"), std::string::npos) << report;
+    EXPECT_NE(report.find("first op that inherits it: round 0  block/relu (aten::relu)"),
+              std::string::npos)
+        << report;
     // Identical runs: nothing.
     const DumpIndex again = indexOf(writeBlock(dir, "again", 1, element));
     const auto same = compareDumps(a, again, {});
@@ -199,7 +220,8 @@ TEST(Compare, AWeightChangedInOneElementIsBornWhereItIsUsed) {
 // Every round uses the weight: it is born again in each, and the first is round 0.
 TEST(Compare, AWeightDivergesInEveryRoundAndTheFirstIsNamed) {
     TempDir dir;
-    const DumpIndex a = indexOf(writeBlock(dir, "a", 1, 7, 3)), b = indexOf(writeBlock(dir, "b", 0.9f, 7, 3));
+    const DumpIndex a = indexOf(writeBlock(dir, "a", 1, 7, 3)),
+                    b = indexOf(writeBlock(dir, "b", 0.9f, 7, 3));
     const auto result = compareDumps(a, b, {});
     ASSERT_TRUE(result.firstBornHere);
     EXPECT_EQ(result.ops[*result.firstBornHere].referenceRound, 0);
@@ -226,7 +248,8 @@ TEST(Compare, ADifferenceBelowTheFloorDownstreamOfADivergenceIsInherited) {
     EXPECT_EQ(nameOf(result, *result.firstBornHere), "copy");
     const uint32_t mean = opNamed(result, "mean"), addEps = opNamed(result, "add_eps");
     EXPECT_EQ(result.ops[mean].verdict, OpVerdict::Inherited);
-    EXPECT_FALSE(result.tensors[result.ops[mean].firstTensor + 1].diverges);  // its output is within its floor
+    EXPECT_FALSE(result.tensors[result.ops[mean].firstTensor + 1]
+                     .diverges);  // its output is within its floor
     EXPECT_TRUE(result.tensors[result.ops[mean].firstTensor + 1].carriesDivergence);
     EXPECT_EQ(result.ops[addEps].verdict, OpVerdict::Inherited);
     EXPECT_TRUE(result.tensors[result.ops[addEps].firstTensor + 1].diverges);  // beyond its own
@@ -269,7 +292,8 @@ TEST(Compare, AnOpOnRoundedInputsIsBornHere) {
     ASSERT_NE(input.producer, kNone);  // it came from the producer's output, which matches
     EXPECT_EQ(nameOf(result, result.tensors[input.producer].op), "producer");
     EXPECT_FALSE(result.tensors[input.producer].diverges);
-    EXPECT_NE(report.find("which matches: an op that was not dumped changed it"), std::string::npos) << report;
+    EXPECT_NE(report.find("which matches: an op that was not dumped changed it"), std::string::npos)
+        << report;
     EXPECT_EQ(result.ops[opNamed(result, "consumer")].verdict, OpVerdict::Inherited);
     ASSERT_EQ(result.unpairedOps, 1u);
     EXPECT_FALSE(result.unpaired[0].inReference);
@@ -303,7 +327,8 @@ TEST(Compare, ExactFindsTheFirstTensorWhoseBytesDiffer) {
     EXPECT_EQ(nameOf(result, *result.firstBornHere), "second");
     EXPECT_EQ(result.ops[opNamed(result, "third")].verdict, OpVerdict::Inherited);
     const std::string report = formatCompareReport(result);
-    EXPECT_NE(report.find("first tensor whose bytes differ: round 0  second (second), output 0 [float 2]: bytes differ, "
+    EXPECT_NE(report.find("first tensor whose bytes differ: round 0  second (second), output 0 "
+                          "[float 2]: bytes differ, "
                           "the most at element [1]: 4 vs 4.0000005 (1 ulp)"),
               std::string::npos)
         << report;
@@ -317,11 +342,13 @@ TEST(Compare, ShapesAndNonFiniteValuesAlwaysDiverge) {
         run.op("log", {{1, 2}}, {{0, value}});
         return run.finish();
     };
-    const DumpIndex a = indexOf(write("a", {1, 2, 3, 4}, 0.5f)), b = indexOf(write("b", {1, 2, 3}, -INFINITY));
+    const DumpIndex a = indexOf(write("a", {1, 2, 3, 4}, 0.5f)),
+                    b = indexOf(write("b", {1, 2, 3}, -INFINITY));
     CompareOptions loose;
     loose.ulps.float32 = 1e30;  // no floor hides these
     const auto result = compareDumps(a, b, loose);
-    EXPECT_EQ(result.tensors[result.ops[opNamed(result, "reshape")].firstTensor + 1].rule, DivergenceRule::Shape);
+    EXPECT_EQ(result.tensors[result.ops[opNamed(result, "reshape")].firstTensor + 1].rule,
+              DivergenceRule::Shape);
     const uint32_t logOutput = result.ops[opNamed(result, "log")].firstTensor + 1;
     const auto& log = result.tensors[logOutput];
     EXPECT_EQ(log.rule, DivergenceRule::NonFinite);
@@ -350,7 +377,8 @@ TEST(Compare, NothingToCompareIsSaid) {
 
 TEST(Compare, ThreadsAndProgressDoNotChangeTheResult) {
     TempDir dir;
-    const DumpIndex a = indexOf(writeBlock(dir, "a", 1, 9, 4)), b = indexOf(writeBlock(dir, "b", 1.5f, 9, 4));
+    const DumpIndex a = indexOf(writeBlock(dir, "a", 1, 9, 4)),
+                    b = indexOf(writeBlock(dir, "b", 1.5f, 9, 4));
     CompareOptions one, many;
     one.threads = 1;
     many.threads = 3;
@@ -369,9 +397,10 @@ TEST(Compare, ThreadsAndProgressDoNotChangeTheResult) {
 
 std::string item(double max, double min, double mean, double norm, const char* shape = "[4, 8]") {
     char text[400];
-    std::snprintf(text, sizeof text,
-                  R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": %s, "Max": %.17g, "Min": %.17g, "Mean": %.17g, "Norm": %.17g, "requires_grad": false})",
-                  shape, max, min, mean, norm);
+    std::snprintf(
+        text, sizeof text,
+        R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": %s, "Max": %.17g, "Min": %.17g, "Mean": %.17g, "Norm": %.17g, "requires_grad": false})",
+        shape, max, min, mean, norm);
     return text;
 }
 
@@ -383,16 +412,19 @@ std::string writeRanks(const TempDir& dir, double weightMax) {
         const std::string rankDir = root + "/step0/rank" + std::to_string(rank);
         const double in = rank == 0 ? 1.0 : 2.0;
         const std::string json =
-            std::string(R"({"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {)") +
-            R"("Functional.linear.0.forward": {"input_args": [)" + item(in, -in, 0.1 * in, 3 * in) + ", " +
-            item(rank ? weightMax : 0.5, -0.5, 0, 2) + R"(], "input_kwargs": {}, "output": [)" +
-            item(4 * in, -4 * in, in, 9 * in) + "]}, " + R"("Module.fc.Linear.forward.0": {"input_args": [)" +
-            item(in, -in, 0.1 * in, 3 * in) + R"(], "input_kwargs": {}, "output": [)" + item(4 * in, -4 * in, in, 9 * in) +
+            std::string(
+                R"({"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {)") +
+            R"("Functional.linear.0.forward": {"input_args": [)" + item(in, -in, 0.1 * in, 3 * in) +
+            ", " + item(rank ? weightMax : 0.5, -0.5, 0, 2) +
+            R"(], "input_kwargs": {}, "output": [)" + item(4 * in, -4 * in, in, 9 * in) + "]}, " +
+            R"("Module.fc.Linear.forward.0": {"input_args": [)" + item(in, -in, 0.1 * in, 3 * in) +
+            R"(], "input_kwargs": {}, "output": [)" + item(4 * in, -4 * in, in, 9 * in) +
             R"(], "parameters": {"weight": )" + item(rank ? weightMax : 0.5, -0.5, 0, 2) + "}}}}";
         std::filesystem::create_directories(rankDir);
         probe::test::writeFile(rankDir + "/dump.json", json);
-        probe::test::writeFile(rankDir + "/construct.json",
-                               R"({"Functional.linear.0.forward": "Module.fc.Linear.forward.0", "Module.fc.Linear.forward.0": null})");
+        probe::test::writeFile(
+            rankDir + "/construct.json",
+            R"({"Functional.linear.0.forward": "Module.fc.Linear.forward.0", "Module.fc.Linear.forward.0": null})");
         probe::test::writeFile(rankDir + "/stack.json", "{}");
     }
     return root;
@@ -440,7 +472,9 @@ TEST(Compare, ReplicasAreJudgedOnTheirParameters) {
     // Everything judged: the inputs differ (by design), so the first op is "born here".
     const auto everything = compareDumps(same, same, options);
     ASSERT_TRUE(everything.firstBornHere) << formatCompareReport(everything);
-    EXPECT_EQ(everything.processPairs, (std::vector<std::pair<uint32_t, uint32_t>>{{same.findProcess("rank0"), same.findProcess("rank1")}}));
+    EXPECT_EQ(everything.processPairs,
+              (std::vector<std::pair<uint32_t, uint32_t>>{
+                  {same.findProcess("rank0"), same.findProcess("rank1")}}));
     // As replicas: their parameters agree, so nothing diverges.
     options.replicas = true;
     const auto replicas = compareDumps(same, same, options);
@@ -452,19 +486,22 @@ TEST(Compare, ReplicasAreJudgedOnTheirParameters) {
     const auto result = compareDumps(skewed, skewed, options);
     const std::string report = formatCompareReport(result);
     ASSERT_TRUE(result.firstBornHere) << report;
-    EXPECT_EQ(skewed.op(result.ops[*result.firstBornHere].referenceOp).id, "Module.fc.Linear.forward.0");
+    EXPECT_EQ(skewed.op(result.ops[*result.firstBornHere].referenceOp).id,
+              "Module.fc.Linear.forward.0");
     const auto& cause = result.tensors[result.ops[*result.firstBornHere].cause];
     EXPECT_EQ(skewed.slot(skewed.row(cause.referenceRow).slot).index, "parameters.weight");
     EXPECT_EQ(cause.rule, DivergenceRule::Statistic);
     EXPECT_EQ(result.divergingTensors, 1u);  // the API's weight input is an activation to replicas
-    EXPECT_NE(report.find("round 0  rank0 vs rank1  Module.fc.Linear.forward.0"), std::string::npos) << report;
+    EXPECT_NE(report.find("round 0  rank0 vs rank1  Module.fc.Linear.forward.0"), std::string::npos)
+        << report;
     EXPECT_NE(report.find("a parameter of the module"), std::string::npos) << report;
     // A rank that is not there.
     options.candidateScope.process = "rank7";
     const auto missing = compareDumps(skewed, skewed, options);
     EXPECT_TRUE(missing.nothingCompared());
     ASSERT_FALSE(missing.problems.empty());
-    EXPECT_NE(missing.problems[0].find("no process (rank) rank7; it has rank0, rank1"), std::string::npos)
+    EXPECT_NE(missing.problems[0].find("no process (rank) rank7; it has rank0, rank1"),
+              std::string::npos)
         << missing.problems[0];
 }
 
@@ -535,7 +572,8 @@ std::vector<std::string> xlsxRow(const std::string& path, const std::string& she
 TEST(Compare, ReportsForScripts) {
     TempDir dir;
     const size_t element = 3 * 8 + 5;
-    const DumpIndex a = indexOf(writeBlock(dir, "a", 1, element)), b = indexOf(writeBlock(dir, "b", 1.05f, element));
+    const DumpIndex a = indexOf(writeBlock(dir, "a", 1, element)),
+                    b = indexOf(writeBlock(dir, "b", 1.05f, element));
     const auto result = compareDumps(a, b, {});
     // JSON
     const auto json = nlohmann::json::parse(compareResultJson(result));
@@ -557,10 +595,21 @@ TEST(Compare, ReportsForScripts) {
     ASSERT_TRUE(writeCompareXlsx(result, xlsx, &error)) << error;
     EXPECT_EQ(xlsxRow(xlsx, "sheet1.xml", 1), msprobeCompareHeader(true));
     const auto header = msprobeCompareHeader(true);
-    const std::vector<std::string> expectedStart = {"NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape",
-                                                    "Bench Tensor Shape", "NPU Requires_grad", "Bench Requires_grad",
-                                                    "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
-                                                    "One Thousandth Err Ratio", "Five Thousandths Err Ratio", "NPU max"};
+    const std::vector<std::string> expectedStart = {"NPU Name",
+                                                    "Bench Name",
+                                                    "NPU Dtype",
+                                                    "Bench Dtype",
+                                                    "NPU Tensor Shape",
+                                                    "Bench Tensor Shape",
+                                                    "NPU Requires_grad",
+                                                    "Bench Requires_grad",
+                                                    "Cosine",
+                                                    "EucDist",
+                                                    "MaxAbsErr",
+                                                    "MaxRelativeErr",
+                                                    "One Thousandth Err Ratio",
+                                                    "Five Thousandths Err Ratio",
+                                                    "NPU max"};
     EXPECT_TRUE(std::equal(expectedStart.begin(), expectedStart.end(), header.begin()));
     EXPECT_EQ(header.back(), "Err_message");
     EXPECT_EQ(header.size(), 25u);

@@ -29,11 +29,16 @@ TensorData tensorOf(DType dtype, std::vector<int64_t> dims, const std::vector<T>
     t.header.dims = std::move(dims);
     t.count = values.size();
     t.bytes.resize(values.size() * sizeof(T));
-    for (size_t i = 0; i < values.size(); ++i) std::memcpy(t.bytes.data() + i * sizeof(T), &values[i], sizeof(T));
+    for (size_t i = 0; i < values.size(); ++i)
+        std::memcpy(t.bytes.data() + i * sizeof(T), &values[i], sizeof(T));
     return t;
 }
-TensorData floats(const std::vector<float>& v, const std::vector<int64_t>& dims) { return tensorOf(DType::Float, dims, v); }
-TensorData floats(const std::vector<float>& v) { return floats(v, {static_cast<int64_t>(v.size())}); }
+TensorData floats(const std::vector<float>& v, const std::vector<int64_t>& dims) {
+    return tensorOf(DType::Float, dims, v);
+}
+TensorData floats(const std::vector<float>& v) {
+    return floats(v, {static_cast<int64_t>(v.size())});
+}
 
 // IEEE binary16 and bfloat16 decoded from their bits by the formula, independently of the
 // format library.
@@ -42,12 +47,17 @@ LD decode16(uint16_t bits, int exponentBits, int mantissaBits) {
     const int e = (bits >> mantissaBits) & ((1 << exponentBits) - 1);
     const LD m = bits & ((1 << mantissaBits) - 1);
     const LD sign = (bits >> 15) ? -1 : 1;
-    if (e == (1 << exponentBits) - 1) return m ? std::numeric_limits<LD>::quiet_NaN() : sign * INFINITY;
+    if (e == (1 << exponentBits) - 1)
+        return m ? std::numeric_limits<LD>::quiet_NaN() : sign * INFINITY;
     if (e == 0) return sign * std::ldexp(m / (1 << mantissaBits), 1 - bias);
     return sign * std::ldexp(1 + m / (1 << mantissaBits), e - bias);
 }
-LD half(uint16_t bits) { return decode16(bits, 5, 10); }
-LD bf16(uint16_t bits) { return decode16(bits, 8, 7); }
+LD half(uint16_t bits) {
+    return decode16(bits, 5, 10);
+}
+LD bf16(uint16_t bits) {
+    return decode16(bits, 8, 7);
+}
 
 // msprobe's measures, recomputed from the definitions: NaN/Inf in the same places become 0.
 struct Expected {
@@ -88,8 +98,10 @@ TEST(CompareMeasures, DtypeConstants) {
     EXPECT_EQ(ulpOf(DType::Float, 1.5), std::ldexp(1.0, -23));
     EXPECT_EQ(ulpOf(DType::Float, 2.0), std::ldexp(1.0, -22));
     EXPECT_EQ(ulpOf(DType::Float, -3.0), std::ldexp(1.0, -22));
-    EXPECT_EQ(ulpOf(DType::Float, 0.0), static_cast<double>(std::numeric_limits<float>::denorm_min()));
-    EXPECT_EQ(ulpOf(DType::Float, 1e-40), static_cast<double>(std::numeric_limits<float>::denorm_min()));
+    EXPECT_EQ(ulpOf(DType::Float, 0.0),
+              static_cast<double>(std::numeric_limits<float>::denorm_min()));
+    EXPECT_EQ(ulpOf(DType::Float, 1e-40),
+              static_cast<double>(std::numeric_limits<float>::denorm_min()));
     EXPECT_EQ(ulpOf(DType::Float, 1.0), static_cast<double>(std::nextafter(1.0f, 2.0f) - 1.0f));
     EXPECT_EQ(ulpOf(DType::Float16, 1.0), static_cast<double>(half(0x3c01) - half(0x3c00)));
     EXPECT_EQ(ulpOf(DType::Float16, 0.0), static_cast<double>(half(0x0001)));
@@ -150,11 +162,13 @@ TEST(CompareMeasures, Float32MeasuresMatchTheirDefinitions) {
     const auto m = measureData(floats(r, {10, 100}), floats(c, {10, 100}), DType::Float, 256);
     std::vector<LD> rl(r.begin(), r.end()), cl(c.begin(), c.end());
     const Expected e = expectedMeasures(rl, cl, FLT_EPSILON);
-    ASSERT_TRUE(m.cosine && m.euclideanDistance && m.oneThousandthErrRatio && m.fiveThousandthsErrRatio);
+    ASSERT_TRUE(m.cosine && m.euclideanDistance && m.oneThousandthErrRatio &&
+                m.fiveThousandthsErrRatio);
     EXPECT_NEAR(*m.cosine, static_cast<double>(e.cosine), 1e-12);
     EXPECT_NEAR(*m.euclideanDistance, static_cast<double>(e.euclidean), 1e-12);
     EXPECT_EQ(m.maxAbsError, static_cast<double>(e.maxAbs));
-    EXPECT_NEAR(m.maxRelativeError, static_cast<double>(e.maxRel), 1e-9 * static_cast<double>(e.maxRel));
+    EXPECT_NEAR(m.maxRelativeError, static_cast<double>(e.maxRel),
+                1e-9 * static_cast<double>(e.maxRel));
     EXPECT_DOUBLE_EQ(*m.oneThousandthErrRatio, static_cast<double>(e.below1));
     EXPECT_DOUBLE_EQ(*m.fiveThousandthsErrRatio, static_cast<double>(e.below5));
     EXPECT_FALSE(m.bytesEqual);
@@ -165,7 +179,8 @@ TEST(CompareMeasures, Float32MeasuresMatchTheirDefinitions) {
     EXPECT_EQ(m.worstCandidate, c[500]);
     LD maxUlp = 0, squares = 0;
     for (size_t i = 0; i < r.size(); ++i) {
-        const LD ulp = std::ldexp(1.0L, std::max(std::ilogb(r[i] == 0 ? FLT_MIN / 2 : r[i]), -126) - 23);
+        const LD ulp =
+            std::ldexp(1.0L, std::max(std::ilogb(r[i] == 0 ? FLT_MIN / 2 : r[i]), -126) - 23);
         maxUlp = std::max(maxUlp, std::fabs(cl[i] - rl[i]) / ulp);
         squares += rl[i] * rl[i];
     }
@@ -175,7 +190,8 @@ TEST(CompareMeasures, Float32MeasuresMatchTheirDefinitions) {
     LD need = 0;
     for (size_t i = 0; i < r.size(); ++i) {
         const LD error = std::fabs(cl[i] - rl[i]);
-        if (error > unit * std::fabs(rl[i]) + FLT_MIN) need = std::max(need, (error - FLT_MIN) / unit);
+        if (error > unit * std::fabs(rl[i]) + FLT_MIN)
+            need = std::max(need, (error - FLT_MIN) / unit);
     }
     EXPECT_NEAR(m.requiredScale, static_cast<double>(need), 1e-9 * static_cast<double>(need));
     // Identical data: everything zero or one, the bytes equal.
@@ -214,7 +230,8 @@ TEST(CompareMeasures, DenormalsAreFlushToZeroNoise) {
     const float denormal = 1e-40f;  // below FLT_MIN
     ASSERT_LT(denormal, FLT_MIN);
     ASSERT_GT(denormal, 0.0f);
-    const auto m = measureData(floats({0, 1, denormal}), floats({denormal, 1, 0}), DType::Float, 256);
+    const auto m =
+        measureData(floats({0, 1, denormal}), floats({denormal, 1, 0}), DType::Float, 256);
     EXPECT_EQ(m.requiredScale, 0.0);  // never a divergence
     EXPECT_EQ(m.maxAbsError, static_cast<double>(denormal));
     // In ulps of float32 at 0: the smallest subnormal, 2^-149.
@@ -231,15 +248,18 @@ TEST(CompareMeasures, DenormalsAreFlushToZeroNoise) {
 TEST(CompareMeasures, NanAndInf) {
     const float nan = NAN, inf = INFINITY;
     // In the same places: they agree; msprobe counts them as zeros.
-    const auto same = measureData(floats({1, nan, inf, 2}), floats({1, nan, inf, 2.5f}), DType::Float, 256);
+    const auto same =
+        measureData(floats({1, nan, inf, 2}), floats({1, nan, inf, 2.5f}), DType::Float, 256);
     EXPECT_EQ(same.nonFiniteMismatches, 0u);
     EXPECT_EQ(same.maxAbsError, 0.5);
-    const Expected e = expectedMeasures({1, NAN, INFINITY, 2}, {1, NAN, INFINITY, 2.5L}, FLT_EPSILON);
+    const Expected e =
+        expectedMeasures({1, NAN, INFINITY, 2}, {1, NAN, INFINITY, 2.5L}, FLT_EPSILON);
     EXPECT_NEAR(*same.cosine, static_cast<double>(e.cosine), 1e-15);
     EXPECT_NEAR(*same.euclideanDistance, 0.5, 1e-15);
     EXPECT_EQ(*same.oneThousandthErrRatio, 0.75);
     // In one run only: ours counts them; every msprobe measure is "Nan".
-    const auto differ = measureData(floats({1, 2, 3, 4}), floats({1, nan, 3, inf}), DType::Float, 256);
+    const auto differ =
+        measureData(floats({1, 2, 3, 4}), floats({1, nan, 3, inf}), DType::Float, 256);
     EXPECT_EQ(differ.nonFiniteMismatches, 2u);
     EXPECT_TRUE(std::isnan(*differ.cosine));
     EXPECT_TRUE(std::isnan(*differ.euclideanDistance));
@@ -280,7 +300,8 @@ TEST(CompareMeasures, MismatchedShapesHaveNoElementMeasures) {
     EXPECT_FALSE(m.bytesEqual);
     EXPECT_EQ(m.requiredScale, 0.0);
     // Same count, other dims: the element-wise measures exist (the verdict says "shape").
-    const auto reshaped = measureData(floats({1, 2, 3, 4}, {2, 2}), floats({1, 2, 3, 4}, {4}), DType::Float, 256);
+    const auto reshaped =
+        measureData(floats({1, 2, 3, 4}, {2, 2}), floats({1, 2, 3, 4}, {4}), DType::Float, 256);
     EXPECT_FALSE(reshaped.bytesEqual);
     EXPECT_EQ(reshaped.maxAbsError, 0.0);
 }
@@ -293,7 +314,8 @@ TEST(CompareMeasures, MismatchedDtypesAreJudgedByTheReferences) {
     for (float v : r) {
         uint32_t u;
         std::memcpy(&u, &v, 4);
-        const uint16_t b = static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);  // round to nearest even
+        const uint16_t b =
+            static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);  // round to nearest even
         bits.push_back(b);
         rounded.push_back(bf16(b));
     }
@@ -400,17 +422,18 @@ TEST(CompareMeasures, StatisticsRule) {
     bool nonFinite = false;
     int worst = -1;
     // The norm is judged as the root mean square: norm 200 of 10000 elements is rms 2.
-    const double need = statisticsRequiredScale(stats(1, -1, 0, 200), stats(1, -1, 0, 200.5), 10000, 256, eps, FLT_MIN,
-                                                0, &nonFinite, &worst);
+    const double need = statisticsRequiredScale(stats(1, -1, 0, 200), stats(1, -1, 0, 200.5), 10000,
+                                                256, eps, FLT_MIN, 0, &nonFinite, &worst);
     EXPECT_EQ(worst, 3);
     EXPECT_NEAR(need, (0.005 - FLT_MIN) / (256 * eps), 1e-9 * need);
     EXPECT_FALSE(nonFinite);
     // The printing quantum of atb statistics excuses a last-digit difference.
-    EXPECT_EQ(statisticsRequiredScale(stats(1e-6, 0, 0, 1), stats(2e-6, 0, 0, 1), 1, 256, eps, FLT_MIN, 1e-6, &nonFinite,
-                                      &worst),
+    EXPECT_EQ(statisticsRequiredScale(stats(1e-6, 0, 0, 1), stats(2e-6, 0, 0, 1), 1, 256, eps,
+                                      FLT_MIN, 1e-6, &nonFinite, &worst),
               0.0);
     // A NaN in one run only.
-    EXPECT_EQ(statisticsRequiredScale(stats(1, 0, 0, 1), stats(NAN, 0, 0, 1), 1, 256, eps, FLT_MIN, 0, &nonFinite, &worst),
+    EXPECT_EQ(statisticsRequiredScale(stats(1, 0, 0, 1), stats(NAN, 0, 0, 1), 1, 256, eps, FLT_MIN,
+                                      0, &nonFinite, &worst),
               INFINITY);
     EXPECT_TRUE(nonFinite);
     EXPECT_EQ(worst, 0);

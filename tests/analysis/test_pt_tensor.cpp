@@ -25,7 +25,8 @@ protected:
     static void SetUpTestSuite() {
         dir_ = new TempDir("pt");
         const std::string command =
-            std::string("'" PROBE_TEST_PYTHON "' '" PROBE_MAKE_PT_TENSORS "' '") + dir_->path() + "' >/dev/null 2>&1";
+            std::string("'" PROBE_TEST_PYTHON "' '" PROBE_MAKE_PT_TENSORS "' '") + dir_->path() +
+            "' >/dev/null 2>&1";
         ASSERT_EQ(std::system(command.c_str()), 0) << command;
     }
     static void TearDownTestSuite() {
@@ -67,7 +68,8 @@ protected:
 TempDir* PtFiles::dir_ = nullptr;
 
 TEST_F(PtFiles, EveryDtype) {
-    for (const char* name : {"float32", "float16", "bfloat16", "float64", "int64", "int32", "uint8", "bool"})
+    for (const char* name :
+         {"float32", "float16", "bfloat16", "float64", "int64", "int32", "uint8", "bool"})
         expectAsTorchSaid(name);
 }
 
@@ -89,14 +91,19 @@ TEST_F(PtFiles, ScalarsEmptyAndSpecialValues) {
 }
 
 TEST_F(PtFiles, ViewsAreGatheredFromTheirStorage) {
-    for (const char* name : {"transposed", "sliced", "stepped", "expanded", "bf16_transposed"}) expectAsTorchSaid(name);
+    for (const char* name : {"transposed", "sliced", "stepped", "expanded", "bf16_transposed"})
+        expectAsTorchSaid(name);
 }
 
-TEST_F(PtFiles, AParameterIsItsData) { expectAsTorchSaid("parameter"); }
+TEST_F(PtFiles, AParameterIsItsData) {
+    expectAsTorchSaid("parameter");
+}
 
 TEST_F(PtFiles, OtherObjectsAndFormatsAreRefused) {
-    EXPECT_NE(refusal("dict.pt").find("torch.save does not write for a single tensor"), std::string::npos);
-    EXPECT_NE(refusal("list.pt").find("torch.save does not write for a single tensor"), std::string::npos);
+    EXPECT_NE(refusal("dict.pt").find("torch.save does not write for a single tensor"),
+              std::string::npos);
+    EXPECT_NE(refusal("list.pt").find("torch.save does not write for a single tensor"),
+              std::string::npos);
     EXPECT_NE(refusal("legacy.pt").find("_use_new_zipfile_serialization=False"), std::string::npos);
     const std::string evil = refusal("evil.pt");
     EXPECT_NE(evil.find("posix.system"), std::string::npos) << evil;
@@ -108,15 +115,16 @@ TEST_F(PtFiles, OtherObjectsAndFormatsAreRefused) {
 
 // Pickles made here, byte by byte: every bound holds without allocating what they ask for.
 using namespace std::string_literals;
-std::string rebuild(const std::string& storageType, const std::string& numel, const std::string& offset,
-                    const std::string& size, const std::string& stride) {
-    return "\x80\x02"s + "ctorch._utils\n_rebuild_tensor_v2\n" + "((" + "X\x07\0\0\0"s + "storage" + "ctorch\n" +
-           storageType + "\n" + "X\x01\0\0\0"s + "0" + "X\x03\0\0\0"s + "cpu" + numel + "tQ" + offset + size + stride +
-           "\x89" + "ccollections\nOrderedDict\n" + ")Rt" + "R.";
+std::string rebuild(const std::string& storageType, const std::string& numel,
+                    const std::string& offset, const std::string& size, const std::string& stride) {
+    return "\x80\x02"s + "ctorch._utils\n_rebuild_tensor_v2\n" + "((" + "X\x07\0\0\0"s + "storage" +
+           "ctorch\n" + storageType + "\n" + "X\x01\0\0\0"s + "0" + "X\x03\0\0\0"s + "cpu" + numel +
+           "tQ" + offset + size + stride + "\x89" + "ccollections\nOrderedDict\n" + ")Rt" + "R.";
 }
 
 TEST(PtPickle, ThePickleOfOneTensor) {
-    const std::string ok = rebuild("FloatStorage", "K\x06", "K\x01", "K\x02K\x02\x86", "K\x03K\x01\x86");
+    const std::string ok =
+        rebuild("FloatStorage", "K\x06", "K\x01", "K\x02K\x02\x86", "K\x03K\x01\x86");
     std::string error;
     const auto t = parseTensorPickle(ok, &error);
     ASSERT_TRUE(t) << error;
@@ -127,9 +135,9 @@ TEST(PtPickle, ThePickleOfOneTensor) {
     EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 2}));
     EXPECT_EQ(t->stride, (std::vector<int64_t>{3, 1}));
     // LONG1 and BININT sizes.
-    const auto big = parseTensorPickle(
-        rebuild("BFloat16Storage", "\x8a\x05\0\0\0\0\x01"s, "K\0"s, "J\0\0\0\x01\x85"s, "K\x01\x85"),
-        &error);
+    const auto big = parseTensorPickle(rebuild("BFloat16Storage", "\x8a\x05\0\0\0\0\x01"s, "K\0"s,
+                                               "J\0\0\0\x01\x85"s, "K\x01\x85"),
+                                       &error);
     ASSERT_TRUE(big) << error;
     EXPECT_EQ(big->storageElements, 1ull << 32);
     EXPECT_EQ(big->shape, (std::vector<int64_t>{1 << 24}));
@@ -143,15 +151,22 @@ TEST(PtPickle, RefusesWhatATensorsPickleIsNot) {
         EXPECT_FALSE(error.empty());
         return error;
     };
-    EXPECT_NE(refused("\x80\x02" "cos\nsystem\n.").find("os.system"), std::string::npos);
-    EXPECT_NE(refused(rebuild("QUInt8Storage", "K\x06", "K\0"s, "K\x06\x85", "K\x01\x85")).find("torch.QUInt8Storage"),
+    EXPECT_NE(refused("\x80\x02"
+                      "cos\nsystem\n.")
+                  .find("os.system"),
               std::string::npos);
-    EXPECT_NE(refused(rebuild("FloatStorage", "K\x06", "K\0"s, "K\x06\x85", "J\xff\xff\xff\xff\x85"s))
-                  .find("non-negative"),
-              std::string::npos);  // a negative stride
+    EXPECT_NE(refused(rebuild("QUInt8Storage", "K\x06", "K\0"s, "K\x06\x85", "K\x01\x85"))
+                  .find("torch.QUInt8Storage"),
+              std::string::npos);
+    EXPECT_NE(
+        refused(rebuild("FloatStorage", "K\x06", "K\0"s, "K\x06\x85", "J\xff\xff\xff\xff\x85"s))
+            .find("non-negative"),
+        std::string::npos);  // a negative stride
     EXPECT_NE(refused("\x80\x01.").find("protocol 1"), std::string::npos);
-    EXPECT_NE(refused(rebuild("FloatStorage", "K\x06", "K\0"s, "K\x06\x85", "K\x01\x85").substr(0, 60)).find("truncated"),
-              std::string::npos);
+    EXPECT_NE(
+        refused(rebuild("FloatStorage", "K\x06", "K\0"s, "K\x06\x85", "K\x01\x85").substr(0, 60))
+            .find("truncated"),
+        std::string::npos);
     EXPECT_NE(refused(std::string(300, '(')).find("deeper"), std::string::npos);
     EXPECT_NE(refused("\x80\x02K\x01r\xff\xff\xff\x7f.").find("memo"), std::string::npos);
     EXPECT_NE(refused("\x80\x02h\x05.").find("never wrote"), std::string::npos);
@@ -161,14 +176,16 @@ TEST(PtPickle, RefusesWhatATensorsPickleIsNot) {
     bomb += ".";
     EXPECT_NE(refused(bomb).find("larger structure"), std::string::npos);
     EXPECT_NE(refused("\x80\x02X\xff\xff\xff\x7f"s).find("longer"), std::string::npos);
-    EXPECT_NE(refused(std::string(70000, 'N')).find("larger than a tensor's ever is"), std::string::npos);
+    EXPECT_NE(refused(std::string(70000, 'N')).find("larger than a tensor's ever is"),
+              std::string::npos);
     EXPECT_NE(refused("\x80\x02]q\x00."s).find("0x5d"), std::string::npos);  // a list
 }
 
 // Damaged pickles (bytes changed, dropped, repeated at random, a fixed seed): every one is
 // read or refused with a reason; none crashes or hangs (run it under the sanitizers).
 TEST(PtPickle, DamagedPicklesAreReadOrRefused) {
-    const std::string valid = rebuild("FloatStorage", "K\x06", "K\x01", "K\x02K\x02\x86", "K\x03K\x01\x86");
+    const std::string valid =
+        rebuild("FloatStorage", "K\x06", "K\x01", "K\x02K\x02\x86", "K\x03K\x01\x86");
     std::mt19937 rng(42);
     int refused = 0;
     for (int trial = 0; trial < 20000; ++trial) {
@@ -177,9 +194,15 @@ TEST(PtPickle, DamagedPicklesAreReadOrRefused) {
         for (int e = 0; e < edits && !pickle.empty(); ++e) {
             const size_t at = rng() % pickle.size();
             switch (rng() % 3) {
-            case 0: pickle[at] = static_cast<char>(rng()); break;
-            case 1: pickle.erase(at, 1 + rng() % 8); break;
-            default: pickle.insert(at, pickle.substr(at, 1 + rng() % 16)); break;
+                case 0:
+                    pickle[at] = static_cast<char>(rng());
+                    break;
+                case 1:
+                    pickle.erase(at, 1 + rng() % 8);
+                    break;
+                default:
+                    pickle.insert(at, pickle.substr(at, 1 + rng() % 16));
+                    break;
             }
         }
         std::string error;

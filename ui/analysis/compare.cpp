@@ -26,7 +26,9 @@ constexpr size_t kMaxUnpairedListed = 5000;
 // by at most this much.
 constexpr double kAtbStatisticQuantum = 1e-6;
 
-bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool startsWith(const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
 
 std::string baseName(const std::string& path) {
     const size_t slash = path.rfind('/');
@@ -53,7 +55,8 @@ TreeOrder treeOrder(const DumpIndex& index, uint32_t process) {
     while (!stack.empty()) {
         const uint32_t op = stack.back();
         stack.pop_back();
-        if (op >= order.pre.size() || order.pre[op] != kNone) continue;  // a damaged tree: visit once
+        if (op >= order.pre.size() || order.pre[op] != kNone)
+            continue;  // a damaged tree: visit once
         order.pre[op] = next++;
         const auto& children = index.op(op).children;
         for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
@@ -65,12 +68,15 @@ TreeOrder treeOrder(const DumpIndex& index, uint32_t process) {
 // control flow changes), or the msprobe entry name (which carries the call number).
 class NameTable {
 public:
-    uint32_t id(const std::string& name) { return ids_.try_emplace(name, static_cast<uint32_t>(ids_.size())).first->second; }
+    uint32_t id(const std::string& name) {
+        return ids_.try_emplace(name, static_cast<uint32_t>(ids_.size())).first->second;
+    }
     size_t size() const { return ids_.size(); }
     std::vector<uint32_t> ofOps(const DumpIndex& index) {
         std::vector<uint32_t> out(index.opCount());
         for (uint32_t op = 0; op < index.opCount(); ++op)
-            out[op] = id(index.layout() == DumpLayout::Msprobe ? index.op(op).id : index.op(op).namePath);
+            out[op] =
+                id(index.layout() == DumpLayout::Msprobe ? index.op(op).id : index.op(op).namePath);
         return out;
     }
 
@@ -90,19 +96,23 @@ struct RoundInstances {
 };
 
 // `occurrences` is scratch sized to the name table, all zero on entry and on return.
-RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& roundRows, const TreeOrder& order,
-                           const std::vector<uint32_t>& nameIds, std::vector<uint32_t>& occurrences) {
+RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& roundRows,
+                           const TreeOrder& order, const std::vector<uint32_t>& nameIds,
+                           std::vector<uint32_t>& occurrences) {
     RoundInstances out;
     // Pre-order, and within an op inputs before outputs, each in file order: one sort key each.
     std::vector<std::pair<uint64_t, uint32_t>> keyed(roundRows.size());
     for (size_t i = 0; i < roundRows.size(); ++i) {
         const auto& slot = index.slot(index.row(roundRows[i]).slot);
-        keyed[i] = {(uint64_t(order.pre[slot.op]) << 33) | (uint64_t(slot.isOutput) << 32) | i, roundRows[i]};
+        keyed[i] = {(uint64_t(order.pre[slot.op]) << 33) | (uint64_t(slot.isOutput) << 32) | i,
+                    roundRows[i]};
     }
     std::sort(keyed.begin(), keyed.end());
     out.rows.resize(keyed.size());
     for (size_t i = 0; i < keyed.size(); ++i) out.rows[i] = keyed[i].second;
-    auto opOf = [&](size_t i) { return static_cast<uint32_t>(keyed[i].first >> 33); };  // its pre-order position
+    auto opOf = [&](size_t i) {
+        return static_cast<uint32_t>(keyed[i].first >> 33);
+    };  // its pre-order position
     for (uint32_t i = 0; i < out.rows.size();) {
         const uint32_t pre = opOf(i);
         uint32_t j = i + 1;
@@ -192,7 +202,8 @@ std::optional<TensorData> tensorOf(const DumpIndex& index, uint32_t row, std::st
 // msprobe: a module's parameters are sources wherever they differ.
 bool isParameterSlot(const DumpIndex& index, uint32_t row) {
     const auto& slot = index.slot(index.row(row).slot);
-    return index.layout() == DumpLayout::Msprobe && !slot.isOutput && startsWith(slot.index, "parameters");
+    return index.layout() == DumpLayout::Msprobe && !slot.isOutput &&
+           startsWith(slot.index, "parameters");
 }
 // What data-parallel replicas must agree on: module parameters, and what collectives return.
 // (Not parameters_grad: those are recorded where autograd computes them, before DDP averages
@@ -205,14 +216,16 @@ bool isReplicaInvariant(const DumpIndex& index, uint32_t row) {
     if (index.layout() == DumpLayout::Msprobe)
         return slot.isOutput && startsWith(index.op(slot.op).type, "Distributed.");
     const size_t underscore = slot.index.find('_');
-    const std::string name = underscore == std::string::npos ? "" : slot.index.substr(underscore + 1);
+    const std::string name =
+        underscore == std::string::npos ? "" : slot.index.substr(underscore + 1);
     return !slot.isOutput && (name == "weight" || name == "bias");
 }
 
 // Runs work(i, worker) for i in [0, n) on `threads` threads (worker 0 is the caller, which
 // also reports progress between its own items).
 template <typename Work>
-void parallelFor(size_t n, unsigned threads, Work&& work, const std::function<void(size_t)>& progress = {}) {
+void parallelFor(size_t n, unsigned threads, Work&& work,
+                 const std::function<void(size_t)>& progress = {}) {
     std::atomic<size_t> next{0}, done{0};
     auto loop = [&](unsigned worker) {
         while (true) {
@@ -238,7 +251,9 @@ public:
         result_.candidate = &candidate;
         result_.exact = options.exact;
         result_.replicas = options.replicas;
-        threads_ = std::min(options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency()), 64u);
+        threads_ = std::min(
+            options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency()),
+            64u);
     }
 
     CompareResult run() {
@@ -274,16 +289,19 @@ private:
     }
     static std::string processList(const DumpIndex& index) {
         std::string out;
-        for (uint32_t p = 0; p < index.processCount(); ++p) out += (p ? ", " : "") + index.process(p).key;
+        for (uint32_t p = 0; p < index.processCount(); ++p)
+            out += (p ? ", " : "") + index.process(p).key;
         return out.empty() ? "none" : out;
     }
 
     bool pairProcesses() {
         const bool paired = pairProcessesOnly();
-        result_.nameProcesses = result_.processPairs.size() > 1 || !options_.referenceScope.process.empty() ||
+        result_.nameProcesses = result_.processPairs.size() > 1 ||
+                                !options_.referenceScope.process.empty() ||
                                 !options_.candidateScope.process.empty();
         for (const auto& [rp, cp] : result_.processPairs)
-            if (ref_.layout() == DumpLayout::Msprobe && ref_.process(rp).key != cand_.process(cp).key)
+            if (ref_.layout() == DumpLayout::Msprobe &&
+                ref_.process(rp).key != cand_.process(cp).key)
                 result_.nameProcesses = true;
         return paired;
     }
@@ -301,11 +319,13 @@ private:
             return false;
         }
         if (rp != kNone || cp != kNone) {
-            if (rp == kNone) rp = ref_.processCount() == 1 ? 0 : ref_.findProcess(cand_.process(cp).key);
-            if (cp == kNone) cp = cand_.processCount() == 1 ? 0 : cand_.findProcess(ref_.process(rp).key);
+            if (rp == kNone)
+                rp = ref_.processCount() == 1 ? 0 : ref_.findProcess(cand_.process(cp).key);
+            if (cp == kNone)
+                cp = cand_.processCount() == 1 ? 0 : cand_.findProcess(ref_.process(rp).key);
             if (rp == kNone || cp == kNone) {
-                problem("choose the other side's process too: the reference has " + processList(ref_) +
-                        ", the candidate " + processList(cand_));
+                problem("choose the other side's process too: the reference has " +
+                        processList(ref_) + ", the candidate " + processList(cand_));
                 return false;
             }
             result_.processPairs.emplace_back(rp, cp);
@@ -314,20 +334,25 @@ private:
         // Every process: by key when the keys agree (msprobe ranks), else in order (atb keys
         // hold the pid, which differs between runs).
         bool byKey = ref_.processCount() > 0;
-        for (uint32_t p = 0; p < ref_.processCount() && byKey; ++p) byKey = cand_.findProcess(ref_.process(p).key) != kNone;
-        const uint32_t n = static_cast<uint32_t>(std::min(ref_.processCount(), cand_.processCount()));
+        for (uint32_t p = 0; p < ref_.processCount() && byKey; ++p)
+            byKey = cand_.findProcess(ref_.process(p).key) != kNone;
+        const uint32_t n =
+            static_cast<uint32_t>(std::min(ref_.processCount(), cand_.processCount()));
         for (uint32_t p = 0; p < (byKey ? ref_.processCount() : n); ++p)
-            result_.processPairs.emplace_back(p, byKey ? cand_.findProcess(ref_.process(p).key) : p);
+            result_.processPairs.emplace_back(p,
+                                              byKey ? cand_.findProcess(ref_.process(p).key) : p);
         if (!byKey && ref_.processCount() != cand_.processCount())
-            problem("the reference has " + std::to_string(ref_.processCount()) + " process(es) (" + processList(ref_) +
-                    "), the candidate " + std::to_string(cand_.processCount()) + " (" + processList(cand_) +
-                    "): the first " + std::to_string(n) + " compared in order");
+            problem("the reference has " + std::to_string(ref_.processCount()) + " process(es) (" +
+                    processList(ref_) + "), the candidate " + std::to_string(cand_.processCount()) +
+                    " (" + processList(cand_) + "): the first " + std::to_string(n) +
+                    " compared in order");
         return true;
     }
 
     void addUnpaired(bool inReference, uint32_t process, int32_t round, uint32_t op) {
         ++result_.unpairedOps;
-        if (result_.unpaired.size() < kMaxUnpairedListed) result_.unpaired.push_back({inReference, process, round, op});
+        if (result_.unpaired.size() < kMaxUnpairedListed)
+            result_.unpaired.push_back({inReference, process, round, op});
     }
 
     // The rounds compared: the scopes' rounds against each other, else equal numbers.
@@ -339,8 +364,12 @@ private:
         std::vector<std::pair<int32_t, int32_t>> pairs;
         if (rs || cs) {
             const int32_t a = rs ? *rs : *cs, b = cs ? *cs : *rs;
-            if (!rr.count(a)) problem("the reference's process " + ref_.process(rp).key + " has no round (step) " + std::to_string(a));
-            if (!cr.count(b)) problem("the candidate's process " + cand_.process(cp).key + " has no round (step) " + std::to_string(b));
+            if (!rr.count(a))
+                problem("the reference's process " + ref_.process(rp).key +
+                        " has no round (step) " + std::to_string(a));
+            if (!cr.count(b))
+                problem("the candidate's process " + cand_.process(cp).key +
+                        " has no round (step) " + std::to_string(b));
             if (rr.count(a) && cr.count(b)) pairs.emplace_back(a, b);
             return pairs;
         }
@@ -378,9 +407,11 @@ private:
             if (occurrences.size() != nameCount_) occurrences.assign(nameCount_, 0);
             const size_t r = k / 2;
             if (k % 2 == 0)
-                refRounds[r] = instancesOf(ref_, ref_.process(rp).rounds.at(rounds[r].first), refOrder, refNames_, occurrences);
+                refRounds[r] = instancesOf(ref_, ref_.process(rp).rounds.at(rounds[r].first),
+                                           refOrder, refNames_, occurrences);
             else
-                candRounds[r] = instancesOf(cand_, cand_.process(cp).rounds.at(rounds[r].second), candOrder, candNames_, occurrences);
+                candRounds[r] = instancesOf(cand_, cand_.process(cp).rounds.at(rounds[r].second),
+                                            candOrder, candNames_, occurrences);
         });
         // Reference op -> its OpComparison in the round being paired (stamped with the round).
         std::vector<std::pair<uint32_t, uint32_t>> compared(ref_.opCount(), {kNone, kNone});
@@ -397,12 +428,15 @@ private:
             size_t next = 0;
             for (const Instance& ri : r.instances) {
                 uint32_t match = kNone;
-                if (next < c.instances.size() && c.instances[next].key == ri.key && !candPaired[next]) {
+                if (next < c.instances.size() && c.instances[next].key == ri.key &&
+                    !candPaired[next]) {
                     match = static_cast<uint32_t>(next++);
                 } else {
                     if (candByKey.empty())
-                        for (uint32_t i = 0; i < c.instances.size(); ++i) candByKey.emplace(c.instances[i].key, i);
-                    if (auto it = candByKey.find(ri.key); it != candByKey.end() && !candPaired[it->second]) {
+                        for (uint32_t i = 0; i < c.instances.size(); ++i)
+                            candByKey.emplace(c.instances[i].key, i);
+                    if (auto it = candByKey.find(ri.key);
+                        it != candByKey.end() && !candPaired[it->second]) {
                         match = it->second;
                         next = match + 1;
                     }
@@ -420,7 +454,8 @@ private:
                 op.candidateProcess = cp;
                 op.referenceRound = rRound;
                 op.candidateRound = cRound;
-                for (uint32_t up = ref_.op(ri.op).parent; up != kNone && up < compared.size(); up = ref_.op(up).parent) {
+                for (uint32_t up = ref_.op(ri.op).parent; up != kNone && up < compared.size();
+                     up = ref_.op(up).parent) {
                     if (compared[up].first == stamp) {
                         op.parent = compared[up].second;
                         break;
@@ -428,7 +463,8 @@ private:
                 }
                 op.firstTensor = static_cast<uint32_t>(result_.tensors.size());
                 const uint32_t opIndex = static_cast<uint32_t>(result_.ops.size());
-                pairTensors(opIndex, &r.rows[ri.firstRow], ri.rowCount, &c.rows[ci.firstRow], ci.rowCount);
+                pairTensors(opIndex, &r.rows[ri.firstRow], ri.rowCount, &c.rows[ci.firstRow],
+                            ci.rowCount);
                 op.tensorCount = static_cast<uint32_t>(result_.tensors.size()) - op.firstTensor;
                 compared[ri.op] = {stamp, opIndex};
                 result_.ops.push_back(op);
@@ -439,7 +475,8 @@ private:
         unpairedRounds(rp, cp);
     }
 
-    void pairTensors(uint32_t op, const uint32_t* refRows, uint32_t refCount, const uint32_t* candRows, uint32_t candCount) {
+    void pairTensors(uint32_t op, const uint32_t* refRows, uint32_t refCount,
+                     const uint32_t* candRows, uint32_t candCount) {
         std::vector<bool> used(candCount, false);
         for (uint32_t i = 0; i < refCount; ++i) {
             const auto& rs = ref_.slot(ref_.row(refRows[i]).slot);
@@ -475,7 +512,10 @@ private:
         const size_t batches = (n + batch - 1) / batch;
         std::mutex problemsMutex;
         std::function<void(size_t)> progress;
-        if (options_.progress) progress = [&](size_t done) { options_.progress(std::min<uint64_t>(done * batch, n), n); };
+        if (options_.progress)
+            progress = [&](size_t done) {
+                options_.progress(std::min<uint64_t>(done * batch, n), n);
+            };
         parallelFor(
             batches, threads_,
             [&](size_t b, unsigned) {
@@ -503,16 +543,19 @@ private:
         candDTypes_ = dtypes(cand_);
         refCounts_.assign(ref_.stringCount(), 0);
         for (uint32_t s = 0; s < refCounts_.size(); ++s)
-            if (const auto dims = format::parseShapeString(ref_.text(s))) refCounts_[s] = format::elementCount(*dims).value_or(0);
+            if (const auto dims = format::parseShapeString(ref_.text(s)))
+                refCounts_[s] = format::elementCount(*dims).value_or(0);
         // Where both runs kept the data, a slot for its measures.
         for (auto& t : result_.tensors) {
-            if (!options_.useTensorData || !ref_.row(t.referenceRow).hasTensorFile || !cand_.row(t.candidateRow).hasTensorFile)
+            if (!options_.useTensorData || !ref_.row(t.referenceRow).hasTensorFile ||
+                !cand_.row(t.candidateRow).hasTensorFile)
                 continue;
             t.dataIndex = static_cast<uint32_t>(result_.measures.size());
             result_.measures.emplace_back();
         }
     }
-    static std::optional<format::DType> dtypeAt(const std::vector<std::optional<format::DType>>& table, uint32_t s) {
+    static std::optional<format::DType> dtypeAt(
+        const std::vector<std::optional<format::DType>>& table, uint32_t s) {
         return s < table.size() ? table[s] : std::nullopt;
     }
 
@@ -529,7 +572,8 @@ private:
         t.replicaInvariant = options_.replicas && isReplicaInvariant(ref_, t.referenceRow);
         shapeDiffers_[i] = ref_.text(rr.shape) != cand_.text(cr.shape);
         uint64_t count = rr.shape < refCounts_.size() ? refCounts_[rr.shape] : 0;
-        if (t.referenceStats.present) statsPrint_[i] = statsFingerprint(ref_.text(rr.dtype), count, t.referenceStats);
+        if (t.referenceStats.present)
+            statsPrint_[i] = statsFingerprint(ref_.text(rr.dtype), count, t.referenceStats);
 
         if (t.dataIndex != kNone && !shapeDiffers_[i]) {
             auto a = tensorOf(ref_, t.referenceRow, error);
@@ -548,29 +592,38 @@ private:
         }
         const DataMeasures& m = result_.data(static_cast<uint32_t>(i));
         t.differs = shapeDiffers_[i] || (t.hasData ? !m.bytesEqual : statisticsDiffer(t, rr, cr));
-        if (options_.replicas && !t.replicaInvariant) t.differs = false;  // replicas' activations differ by design
+        if (options_.replicas && !t.replicaInvariant)
+            t.differs = false;  // replicas' activations differ by design
         if (t.hasData) {
             t.ownRms = m.referenceRms;
             t.requiredScale = m.requiredScale;
         } else {
             if (t.referenceStats.has(3) && std::isfinite(t.referenceStats.value[3]) && count > 0)
                 t.ownRms = t.referenceStats.value[3] / std::sqrt(static_cast<double>(count));
-            const format::DType judged = t.judgedDType.value_or(format::DType::Int64);  // unknown: exact
+            const format::DType judged =
+                t.judgedDType.value_or(format::DType::Int64);  // unknown: exact
             bool nonFinite = false;
             t.requiredScale = statisticsRequiredScale(
-                t.referenceStats, t.candidateStats, count, t.ulps, machineEpsilon(judged), smallestNormal(judged),
-                ref_.layout() == DumpLayout::Atb || cand_.layout() == DumpLayout::Atb ? kAtbStatisticQuantum : 0,
+                t.referenceStats, t.candidateStats, count, t.ulps, machineEpsilon(judged),
+                smallestNormal(judged),
+                ref_.layout() == DumpLayout::Atb || cand_.layout() == DumpLayout::Atb
+                    ? kAtbStatisticQuantum
+                    : 0,
                 &nonFinite, &t.worstStatistic);
             statsNonFinite_[i] = nonFinite;
         }
     }
 
     // Without data: whether the dtype or any statistic differs at all (NaN equals NaN).
-    bool statisticsDiffer(const TensorComparison& t, const StatRecord& rr, const StatRecord& cr) const {
-        if (ref_.text(rr.dtype) != cand_.text(cr.dtype) || t.referenceStats.present != t.candidateStats.present) return true;
+    bool statisticsDiffer(const TensorComparison& t, const StatRecord& rr,
+                          const StatRecord& cr) const {
+        if (ref_.text(rr.dtype) != cand_.text(cr.dtype) ||
+            t.referenceStats.present != t.candidateStats.present)
+            return true;
         for (int k = 0; k < 4; ++k) {
             const double a = t.referenceStats.value[k], b = t.candidateStats.value[k];
-            if (t.referenceStats.has(k) && !(a == b || (std::isnan(a) && std::isnan(b)))) return true;
+            if (t.referenceStats.has(k) && !(a == b || (std::isnan(a) && std::isnan(b))))
+                return true;
         }
         return false;
     }
@@ -633,7 +686,8 @@ private:
             t.producer = isParameterSlot(ref_, t.referenceRow) ? kNone : producerOf(i, open);
             const double inherited = t.producer != kNone ? result_.tensors[t.producer].scale : 0;
             judge(i, std::max(t.ownRms, inherited));
-            const bool carried = t.producer != kNone && result_.tensors[t.producer].carriesDivergence;
+            const bool carried =
+                t.producer != kNone && result_.tensors[t.producer].carriesDivergence;
             t.source = t.diverges && !carried;
             t.carriesDivergence = t.diverges || (t.differs && carried);
         }
@@ -644,7 +698,8 @@ private:
         op.finished = clock_++;
         double inputScale = 0;
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i)
-            if (!result_.tensors[i].isOutput) inputScale = std::max(inputScale, result_.tensors[i].ownRms);
+            if (!result_.tensors[i].isOutput)
+                inputScale = std::max(inputScale, result_.tensors[i].ownRms);
         uint32_t inheritedInput = kNone, sourceInput = kNone, divergingOutput = kNone;
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
@@ -655,9 +710,11 @@ private:
             }
             // An output that is a child's output passed up is judged as the child judged it.
             const uint32_t inner = producerOf(i, {});
-            const bool fromChild = inner != kNone && result_.ops[result_.tensors[inner].op].began > op.began;
+            const bool fromChild =
+                inner != kNone && result_.ops[result_.tensors[inner].op].began > op.began;
             if (fromChild) t.producer = inner;
-            judge(i, std::max({t.ownRms, inputScale, fromChild ? result_.tensors[inner].scale : 0.0}));
+            judge(i,
+                  std::max({t.ownRms, inputScale, fromChild ? result_.tensors[inner].scale : 0.0}));
             if (t.diverges && divergingOutput == kNone) divergingOutput = i;
         }
         if (inheritedInput != kNone) {
@@ -715,24 +772,30 @@ private:
         for (const OpComparison& op : result_.ops) {
             if (op.verdict != OpVerdict::BornHere) continue;
             for (uint32_t p = op.parent; p != kNone; p = result_.ops[p].parent)
-                if (result_.ops[p].verdict == OpVerdict::BornHere) result_.ops[p].bornInChild = true;
+                if (result_.ops[p].verdict == OpVerdict::BornHere)
+                    result_.ops[p].bornInChild = true;
         }
         for (uint32_t o = 0; o < result_.ops.size(); ++o) {
             const OpComparison& op = result_.ops[o];
             if (op.verdict == OpVerdict::BornHere) {
                 result_.bornHereOps += op.bornInChild ? 0 : 1;
-                if (!result_.firstBornHere || op.finished < result_.ops[*result_.firstBornHere].finished) result_.firstBornHere = o;
+                if (!result_.firstBornHere ||
+                    op.finished < result_.ops[*result_.firstBornHere].finished)
+                    result_.firstBornHere = o;
             } else if (op.verdict == OpVerdict::Inherited) {
                 ++result_.inheritedOps;
             }
         }
-        // The first op after the first born-here one to receive a divergence (else the first to finish).
-        const uint64_t after = result_.firstBornHere ? result_.ops[*result_.firstBornHere].finished : 0;
+        // The first op after the first born-here one to receive a divergence (else the first to
+        // finish).
+        const uint64_t after =
+            result_.firstBornHere ? result_.ops[*result_.firstBornHere].finished : 0;
         std::optional<uint32_t> firstAfter, firstAny;
         for (uint32_t o = 0; o < result_.ops.size(); ++o) {
             const OpComparison& op = result_.ops[o];
             if (op.verdict != OpVerdict::Inherited) continue;
-            if (op.began > after && (!firstAfter || op.began < result_.ops[*firstAfter].began)) firstAfter = o;
+            if (op.began > after && (!firstAfter || op.began < result_.ops[*firstAfter].began))
+                firstAfter = o;
             if (!firstAny || op.finished < result_.ops[*firstAny].finished) firstAny = o;
         }
         result_.firstInherited = firstAfter ? firstAfter : firstAny;
@@ -759,21 +822,30 @@ private:
 
 const char* ruleName(DivergenceRule rule) {
     switch (rule) {
-    case DivergenceRule::None: return "";
-    case DivergenceRule::Shape: return "shape";
-    case DivergenceRule::NonFinite: return "nan/inf";
-    case DivergenceRule::Elements: return "elements";
-    case DivergenceRule::Statistic: return "statistic";
-    case DivergenceRule::Bytes: return "bytes";
+        case DivergenceRule::None:
+            return "";
+        case DivergenceRule::Shape:
+            return "shape";
+        case DivergenceRule::NonFinite:
+            return "nan/inf";
+        case DivergenceRule::Elements:
+            return "elements";
+        case DivergenceRule::Statistic:
+            return "statistic";
+        case DivergenceRule::Bytes:
+            return "bytes";
     }
     return "";
 }
 
 const char* verdictName(OpVerdict verdict) {
     switch (verdict) {
-    case OpVerdict::Matches: return "matches";
-    case OpVerdict::BornHere: return "born here";
-    case OpVerdict::Inherited: return "inherited";
+        case OpVerdict::Matches:
+            return "matches";
+        case OpVerdict::BornHere:
+            return "born here";
+        case OpVerdict::Inherited:
+            return "inherited";
     }
     return "";
 }
@@ -793,7 +865,8 @@ std::optional<DumpLocation> locateDump(const std::string& path, std::string* err
             const size_t slash = rest.find('/');
             location.scope.process = rest.substr(0, slash);
             if (slash != std::string::npos) {
-                const std::string round = rest.substr(slash + 1, rest.find('/', slash + 1) - slash - 1);
+                const std::string round =
+                    rest.substr(slash + 1, rest.find('/', slash + 1) - slash - 1);
                 if (allDigits(round)) location.scope.round = std::stoi(round);
             }
         }
@@ -802,7 +875,8 @@ std::optional<DumpLocation> locateDump(const std::string& path, std::string* err
     // <root>/step<N>[/rank<R>|proc<pid>]
     const std::string base = baseName(p);
     auto stepOf = [](const std::string& name) -> std::optional<int32_t> {
-        if (name.size() > 4 && name.compare(0, 4, "step") == 0 && allDigits(name.substr(4))) return std::stoi(name.substr(4));
+        if (name.size() > 4 && name.compare(0, 4, "step") == 0 && allDigits(name.substr(4)))
+            return std::stoi(name.substr(4));
         return std::nullopt;
     };
     if (auto step = stepOf(base)) {
@@ -817,7 +891,8 @@ std::optional<DumpLocation> locateDump(const std::string& path, std::string* err
     return location;
 }
 
-CompareResult compareDumps(const DumpIndex& reference, const DumpIndex& candidate, const CompareOptions& options) {
+CompareResult compareDumps(const DumpIndex& reference, const DumpIndex& candidate,
+                           const CompareOptions& options) {
     return Comparer(reference, candidate, options).run();
 }
 
@@ -838,8 +913,9 @@ std::string number(double v) {
 std::string exactNumber(double v, std::optional<format::DType> dtype) {
     if (!std::isfinite(v)) return number(v);
     char text[32];
-    const bool single = dtype && (*dtype == format::DType::Float || *dtype == format::DType::Float16 ||
-                                  *dtype == format::DType::BF16);
+    const bool single =
+        dtype && (*dtype == format::DType::Float || *dtype == format::DType::Float16 ||
+                  *dtype == format::DType::BF16);
     const auto end = single ? std::to_chars(text, text + sizeof text, static_cast<float>(v)).ptr
                             : std::to_chars(text, text + sizeof text, v).ptr;
     return std::string(text, end);
@@ -852,7 +928,8 @@ std::string CompareResult::describeOp(uint32_t o) const {
     const OpComparison& op = ops[o];
     const auto& r = reference->op(op.referenceOp);
     std::string out = "round " + std::to_string(op.referenceRound);
-    if (op.candidateRound != op.referenceRound) out += " (candidate " + std::to_string(op.candidateRound) + ")";
+    if (op.candidateRound != op.referenceRound)
+        out += " (candidate " + std::to_string(op.candidateRound) + ")";
     const std::string& refKey = reference->process(op.referenceProcess).key;
     const std::string& candKey = candidate->process(op.candidateProcess).key;
     if (nameProcesses) out += "  " + (refKey == candKey ? refKey : refKey + " vs " + candKey);
@@ -865,7 +942,8 @@ std::string CompareResult::describeUnpaired(const UnpairedOp& u) const {
     const DumpIndex* index = u.inReference ? reference : candidate;
     if (!index || u.op >= index->opCount()) return "?";
     const auto& op = index->op(u.op);
-    std::string out = std::string(u.inReference ? "reference" : "candidate") + " round " + std::to_string(u.round) + "  ";
+    std::string out = std::string(u.inReference ? "reference" : "candidate") + " round " +
+                      std::to_string(u.round) + "  ";
     if (index->processCount() > 1) out += index->process(u.process).key + "  ";
     out += index->layout() == DumpLayout::Msprobe ? op.id : op.namePath + " (" + op.type + ")";
     return out;
@@ -880,7 +958,8 @@ std::string CompareResult::describeTensor(uint32_t i) const {
     if (candidate->text(cr.dtype) != dtype) dtype += " vs " + candidate->text(cr.dtype);
     std::string shape = reference->text(rr.shape);
     if (candidate->text(cr.shape) != shape) shape += " vs " + candidate->text(cr.shape);
-    return reference->describeSlot(rr.slot) + " [" + dtype + (shape.empty() ? "" : " " + shape) + "]";
+    return reference->describeSlot(rr.slot) + " [" + dtype + (shape.empty() ? "" : " " + shape) +
+           "]";
 }
 
 std::string CompareResult::tensorName(uint32_t i) const {
@@ -891,17 +970,19 @@ std::string CompareResult::tensorName(uint32_t i) const {
     if (reference->layout() == DumpLayout::Msprobe) {
         // msprobe names parameters "<entry>.parameters.<name>" and gradients "<entry>.<name>"
         if (startsWith(slot.index, "parameters")) return op.id + "." + slot.index;
-        if (op.type.size() > 16 && op.type.compare(op.type.size() - 16, 16, ".parameters_grad") == 0)
+        if (op.type.size() > 16 &&
+            op.type.compare(op.type.size() - 16, 16, ".parameters_grad") == 0)
             return op.id + "." + slot.index;
         return op.id + (slot.isOutput ? ".output." : ".input.") + slot.index;
     }
-    return op.namePath + "." + std::to_string(ops[t.op].referenceRound) + (slot.isOutput ? ".output." : ".input.") +
-           slot.index;
+    return op.namePath + "." + std::to_string(ops[t.op].referenceRound) +
+           (slot.isOutput ? ".output." : ".input.") + slot.index;
 }
 
 std::string CompareResult::elementIndex(uint32_t i, uint64_t flat) const {
     if (i >= tensors.size() || !reference) return "?";
-    const auto dims = format::parseShapeString(reference->text(reference->row(tensors[i].referenceRow).shape));
+    const auto dims =
+        format::parseShapeString(reference->text(reference->row(tensors[i].referenceRow).shape));
     if (!dims || dims->empty()) return "[]";
     std::vector<uint64_t> at(dims->size());
     for (size_t d = dims->size(); d-- > 0;) {
@@ -921,52 +1002,64 @@ std::string CompareResult::explain(uint32_t i) const {
     const char* statNames[] = {"max", "min", "mean", "norm"};
     const double epsilon = t.judgedDType ? machineEpsilon(*t.judgedDType) : 0;
     const std::string dtype = t.judgedDType ? format::dtypeName(*t.judgedDType) : "unknown dtype";
-    const std::string floor = epsilon > 0 ? "floor " + number(t.ulps) + " ulp x " + number(epsilon) + " (" + dtype +
-                                                ") x max(|reference|, scale " + number(t.scale) + ")"
-                                          : dtype + " must be equal";
+    const std::string floor =
+        epsilon > 0 ? "floor " + number(t.ulps) + " ulp x " + number(epsilon) + " (" + dtype +
+                          ") x max(|reference|, scale " + number(t.scale) + ")"
+                    : dtype + " must be equal";
     switch (t.rule) {
-    case DivergenceRule::None:
-        if (!t.differs) return "matches";
-        if (t.hasData)
-            return "differs by at most " + number(d.maxAbsError) + ", below the " + floor +
-                   ", downstream of a divergence";
-        return "its statistics differ, below the " + floor + ", downstream of a divergence";
-    case DivergenceRule::Shape: return "shape differs";
-    case DivergenceRule::NonFinite:
-        if (t.hasData)
-            return std::to_string(d.nonFiniteMismatches) + " element(s) NaN/Inf in one run only";
-        for (int k = 0; k < 4; ++k) {
-            const double a = t.referenceStats.value[k], b = t.candidateStats.value[k];
-            if (t.referenceStats.has(k) && t.candidateStats.has(k) && (!std::isfinite(a) || !std::isfinite(b)) &&
-                !(a == b || (std::isnan(a) && std::isnan(b))))
-                return std::string(statNames[k]) + " " + number(a) + " vs " + number(b) + ": NaN/Inf in one run only";
+        case DivergenceRule::None:
+            if (!t.differs) return "matches";
+            if (t.hasData)
+                return "differs by at most " + number(d.maxAbsError) + ", below the " + floor +
+                       ", downstream of a divergence";
+            return "its statistics differ, below the " + floor + ", downstream of a divergence";
+        case DivergenceRule::Shape:
+            return "shape differs";
+        case DivergenceRule::NonFinite:
+            if (t.hasData)
+                return std::to_string(d.nonFiniteMismatches) +
+                       " element(s) NaN/Inf in one run only";
+            for (int k = 0; k < 4; ++k) {
+                const double a = t.referenceStats.value[k], b = t.candidateStats.value[k];
+                if (t.referenceStats.has(k) && t.candidateStats.has(k) &&
+                    (!std::isfinite(a) || !std::isfinite(b)) &&
+                    !(a == b || (std::isnan(a) && std::isnan(b))))
+                    return std::string(statNames[k]) + " " + number(a) + " vs " + number(b) +
+                           ": NaN/Inf in one run only";
+            }
+            return "a statistic is NaN/Inf in one run only";
+        case DivergenceRule::Bytes:
+            if (!t.hasData) return "statistics differ";
+            if (d.largestErrorReference == d.largestErrorCandidate)
+                return "bytes differ";  // -0 vs 0, NaN payloads
+            return "bytes differ, the most at element " + elementIndex(i, d.largestErrorElement) +
+                   ": " + exactNumber(d.largestErrorReference, t.referenceDType) + " vs " +
+                   exactNumber(d.largestErrorCandidate, t.candidateDType) + " (" +
+                   number(d.maxUlpError) + " ulp)";
+        case DivergenceRule::Elements: {
+            const double error = std::fabs(d.worstCandidate - d.worstReference);
+            std::string out = "element " + elementIndex(i, d.worstElement) + ": " +
+                              exactNumber(d.worstReference, t.referenceDType) + " vs " +
+                              exactNumber(d.worstCandidate, t.candidateDType) + ", error " +
+                              number(error);
+            if (d.worstReference != 0)
+                out += " (" + number(100 * error / std::fabs(d.worstReference)) + "%)";
+            return out + " beyond the " + floor;
         }
-        return "a statistic is NaN/Inf in one run only";
-    case DivergenceRule::Bytes:
-        if (!t.hasData) return "statistics differ";
-        if (d.largestErrorReference == d.largestErrorCandidate) return "bytes differ";  // -0 vs 0, NaN payloads
-        return "bytes differ, the most at element " + elementIndex(i, d.largestErrorElement) + ": " +
-               exactNumber(d.largestErrorReference, t.referenceDType) + " vs " + exactNumber(d.largestErrorCandidate, t.candidateDType) + " (" +
-               number(d.maxUlpError) + " ulp)";
-    case DivergenceRule::Elements: {
-        const double error = std::fabs(d.worstCandidate - d.worstReference);
-        std::string out = "element " + elementIndex(i, d.worstElement) + ": " + exactNumber(d.worstReference, t.referenceDType) +
-                          " vs " + exactNumber(d.worstCandidate, t.candidateDType) + ", error " + number(error);
-        if (d.worstReference != 0) out += " (" + number(100 * error / std::fabs(d.worstReference)) + "%)";
-        return out + " beyond the " + floor;
-    }
-    case DivergenceRule::Statistic: {
-        const int k = std::max(t.worstStatistic, 0);
-        return std::string(statNames[k]) + " " + number(t.referenceStats.value[k]) + " vs " +
-               number(t.candidateStats.value[k]) + " beyond the " + floor + " (statistics only)";
-    }
+        case DivergenceRule::Statistic: {
+            const int k = std::max(t.worstStatistic, 0);
+            return std::string(statNames[k]) + " " + number(t.referenceStats.value[k]) + " vs " +
+                   number(t.candidateStats.value[k]) + " beyond the " + floor +
+                   " (statistics only)";
+        }
     }
     return "";
 }
 
 const DataMeasures& CompareResult::data(uint32_t tensor) const {
     static const DataMeasures kNoMeasures;
-    if (tensor >= tensors.size() || tensors[tensor].dataIndex >= measures.size()) return kNoMeasures;
+    if (tensor >= tensors.size() || tensors[tensor].dataIndex >= measures.size())
+        return kNoMeasures;
     return measures[tensors[tensor].dataIndex];
 }
 

@@ -53,29 +53,30 @@ struct CompareOptions {
 
 enum class DivergenceRule : uint8_t {
     None,
-    Shape,       // the shapes differ
-    NonFinite,   // NaN or Inf in one run only (or Inf of the other sign)
-    Elements,    // an element differs by more than the noise floor (data)
-    Statistic,   // a statistic differs by more than the noise floor (no data on one side)
-    Bytes,       // --exact: the bytes (statistics) differ
+    Shape,      // the shapes differ
+    NonFinite,  // NaN or Inf in one run only (or Inf of the other sign)
+    Elements,   // an element differs by more than the noise floor (data)
+    Statistic,  // a statistic differs by more than the noise floor (no data on one side)
+    Bytes,      // --exact: the bytes (statistics) differ
 };
 const char* ruleName(DivergenceRule rule);  // "shape", "nan/inf", "elements", "statistic", "bytes"
 
 // One tensor seen in both runs: the same slot (input/output and index) of a paired op.
 struct TensorComparison {
-    uint32_t op = 0;  // into CompareResult::ops
+    uint32_t op = 0;                                      // into CompareResult::ops
     uint32_t referenceRow = kNone, candidateRow = kNone;  // rows of the two DumpIndexes
     bool isOutput = false;
     bool hasData = false;  // both runs' data were read and measured
     StatValues referenceStats, candidateStats;
     std::optional<format::DType> referenceDType, candidateDType;
-    std::optional<format::DType> judgedDType;  // the reference's, whose epsilon judges (judgingDType)
+    std::optional<format::DType>
+        judgedDType;             // the reference's, whose epsilon judges (judgingDType)
     uint32_t dataIndex = kNone;  // its measures in CompareResult::measures (CompareResult::data)
     int worstStatistic = -1;     // statistics rule: 0 max, 1 min, 2 mean, 3 norm
-    double ulps = 0;            // allowance for judgedDType
-    double ownRms = 0;          // the reference tensor's root mean square
-    double scale = 0;           // what the floor is measured against (see compare_measures.h)
-    double requiredScale = 0;   // the smallest scale at which its differences would be noise
+    double ulps = 0;             // allowance for judgedDType
+    double ownRms = 0;           // the reference tensor's root mean square
+    double scale = 0;            // what the floor is measured against (see compare_measures.h)
+    double requiredScale = 0;    // the smallest scale at which its differences would be noise
     bool diverges = false;
     DivergenceRule rule = DivergenceRule::None;
     // An input that is the same data as an earlier op's output (or an enclosing op's input):
@@ -100,7 +101,7 @@ struct OpComparison {
     uint32_t referenceOp = kNone, candidateOp = kNone;            // ops of the DumpIndexes
     uint32_t referenceProcess = kNone, candidateProcess = kNone;  // processes of the DumpIndexes
     int32_t referenceRound = 0, candidateRound = 0;
-    uint32_t parent = kNone;                   // the enclosing compared op, kNone at the top
+    uint32_t parent = kNone;                    // the enclosing compared op, kNone at the top
     uint32_t firstTensor = 0, tensorCount = 0;  // its tensors in CompareResult::tensors
     // When it began and finished in the reference's execution (one clock for all ops): children
     // begin after and finish before their parent.
@@ -130,13 +131,14 @@ struct CompareResult {
     // Name the processes in descriptions: several were compared, or chosen (ranks), or they
     // are ranks of another name. Two single-process op-level runs differ only by pid.
     bool nameProcesses = false;
-    std::vector<OpComparison> ops;          // paired op executions in the reference's execution order
+    std::vector<OpComparison> ops;  // paired op executions in the reference's execution order
     std::vector<TensorComparison> tensors;  // grouped by op: inputs, then outputs
     std::vector<DataMeasures> measures;     // of the tensors whose data both runs kept (data())
-    std::vector<UnpairedOp> unpaired;       // op executions in one run only (the first few thousand)
-    uint64_t unpairedOps = 0;               // all of them
+    std::vector<UnpairedOp> unpaired;  // op executions in one run only (the first few thousand)
+    uint64_t unpairedOps = 0;          // all of them
     uint64_t tensorsOnlyInReference = 0, tensorsOnlyInCandidate = 0;
-    std::vector<std::pair<uint32_t, uint32_t>> processPairs;  // (reference, candidate) processes compared
+    std::vector<std::pair<uint32_t, uint32_t>>
+        processPairs;  // (reference, candidate) processes compared
     // bornHereOps counts the innermost ones (not bornInChild).
     uint64_t divergingTensors = 0, bornHereOps = 0, inheritedOps = 0, tensorsWithData = 0;
     // The op where the first divergence is born: among the born-here ops, the first to finish
@@ -158,7 +160,8 @@ struct CompareResult {
     std::string describeUnpaired(const UnpairedOp& op) const;
     // "input 1 [float32 64x172]"
     std::string describeTensor(uint32_t tensor) const;
-    // msprobe's name of the tensor ("Functional.linear.0.forward.input.0"); atb: "<name path>.<round>.<input|output>.<index>"
+    // msprobe's name of the tensor ("Functional.linear.0.forward.input.0"); atb: "<name
+    // path>.<round>.<input|output>.<index>"
     std::string tensorName(uint32_t tensor) const;
     // The worst element of a tensor as an index into its shape: "[3, 5]".
     std::string elementIndex(uint32_t tensor, uint64_t flat) const;
@@ -170,7 +173,8 @@ struct CompareResult {
 
 // Compares `candidate` against `reference`. Ops pair up by round (step), process, name path
 // (msprobe: entry name) and occurrence; tensors by input/output and index.
-CompareResult compareDumps(const DumpIndex& reference, const DumpIndex& candidate, const CompareOptions& options);
+CompareResult compareDumps(const DumpIndex& reference, const DumpIndex& candidate,
+                           const CompareOptions& options);
 // The result refers to the dumps: they must outlive it, so temporaries are refused.
 CompareResult compareDumps(DumpIndex&&, const DumpIndex&, const CompareOptions&) = delete;
 CompareResult compareDumps(const DumpIndex&, DumpIndex&&, const CompareOptions&) = delete;

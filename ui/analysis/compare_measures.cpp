@@ -22,13 +22,19 @@ struct FloatLayout {
 
 std::optional<FloatLayout> floatLayout(DType dtype) {
     switch (dtype) {
-    case DType::Double: return FloatLayout{53, -1022};
-    case DType::Float:
-    case DType::Complex64: return FloatLayout{24, -126};
-    case DType::Complex128: return FloatLayout{53, -1022};
-    case DType::Float16: return FloatLayout{11, -14};
-    case DType::BF16: return FloatLayout{8, -126};
-    default: return std::nullopt;
+        case DType::Double:
+            return FloatLayout{53, -1022};
+        case DType::Float:
+        case DType::Complex64:
+            return FloatLayout{24, -126};
+        case DType::Complex128:
+            return FloatLayout{53, -1022};
+        case DType::Float16:
+            return FloatLayout{11, -14};
+        case DType::BF16:
+            return FloatLayout{8, -126};
+        default:
+            return std::nullopt;
     }
 }
 
@@ -48,7 +54,9 @@ uint64_t splitMix(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-uint64_t hashText(std::string_view text) { return format::contentHash64(text.data(), text.size()); }
+uint64_t hashText(std::string_view text) {
+    return format::contentHash64(text.data(), text.size());
+}
 
 }  // namespace
 
@@ -59,13 +67,27 @@ std::optional<DType> dtypeFromAnyName(std::string_view name) {
         DType dtype;
     };
     static constexpr Alias kAliases[] = {
-        {"torch.float32", DType::Float},   {"torch.float", DType::Float},     {"torch.float64", DType::Double},
-        {"torch.double", DType::Double},   {"torch.float16", DType::Float16}, {"torch.half", DType::Float16},
-        {"torch.bfloat16", DType::BF16},   {"bfloat16", DType::BF16},         {"torch.int8", DType::Int8},
-        {"torch.uint8", DType::UInt8},     {"torch.int16", DType::Int16},     {"torch.short", DType::Int16},
-        {"torch.int32", DType::Int32},     {"torch.int", DType::Int32},       {"torch.int64", DType::Int64},
-        {"torch.long", DType::Int64},      {"torch.bool", DType::Bool},       {"torch.complex64", DType::Complex64},
-        {"torch.complex128", DType::Complex128}, {"float32", DType::Float},   {"float64", DType::Double},
+        {"torch.float32", DType::Float},
+        {"torch.float", DType::Float},
+        {"torch.float64", DType::Double},
+        {"torch.double", DType::Double},
+        {"torch.float16", DType::Float16},
+        {"torch.half", DType::Float16},
+        {"torch.bfloat16", DType::BF16},
+        {"bfloat16", DType::BF16},
+        {"torch.int8", DType::Int8},
+        {"torch.uint8", DType::UInt8},
+        {"torch.int16", DType::Int16},
+        {"torch.short", DType::Int16},
+        {"torch.int32", DType::Int32},
+        {"torch.int", DType::Int32},
+        {"torch.int64", DType::Int64},
+        {"torch.long", DType::Int64},
+        {"torch.bool", DType::Bool},
+        {"torch.complex64", DType::Complex64},
+        {"torch.complex128", DType::Complex128},
+        {"float32", DType::Float},
+        {"float64", DType::Double},
     };
     for (const auto& alias : kAliases)
         if (alias.name == name) return alias.dtype;
@@ -97,45 +119,57 @@ std::optional<DType> judgingDType(std::optional<DType> reference, std::optional<
 
 double allowedUlps(const NoiseFloorUlps& floor, DType dtype) {
     switch (dtype) {
-    case DType::Double:
-    case DType::Complex128: return floor.float64;
-    case DType::Float:
-    case DType::Complex64: return floor.float32;
-    case DType::Float16: return floor.float16;
-    case DType::BF16: return floor.bfloat16;
-    default: return 0;
+        case DType::Double:
+        case DType::Complex128:
+            return floor.float64;
+        case DType::Float:
+        case DType::Complex64:
+            return floor.float32;
+        case DType::Float16:
+            return floor.float16;
+        case DType::BF16:
+            return floor.bfloat16;
+        default:
+            return 0;
     }
 }
 
-double requiredScale(double error, double reference, double ulps, double epsilon, double tiny, double quantum) {
+double requiredScale(double error, double reference, double ulps, double epsilon, double tiny,
+                     double quantum) {
     const double unit = ulps * epsilon;
     if (error <= unit * std::fabs(reference) + tiny + quantum) return 0;
     if (unit <= 0) return std::numeric_limits<double>::infinity();
     return (error - tiny - quantum) / unit;
 }
 
-DataMeasures measureData(const TensorData& reference, const TensorData& candidate, DType judged, double ulps) {
+DataMeasures measureData(const TensorData& reference, const TensorData& candidate, DType judged,
+                         double ulps) {
     DataMeasures m;
     const uint64_t n = reference.count;
     if (!reference.hasValues() || !candidate.hasValues() || candidate.count != n) return m;
-    m.bytesEqual = reference.dtype == candidate.dtype && reference.header.dims == candidate.header.dims &&
-                   reference.bytes.size() == candidate.bytes.size() &&
-                   std::memcmp(reference.bytes.data(), candidate.bytes.data(), reference.bytes.size()) == 0;
+    m.bytesEqual =
+        reference.dtype == candidate.dtype && reference.header.dims == candidate.header.dims &&
+        reference.bytes.size() == candidate.bytes.size() &&
+        std::memcmp(reference.bytes.data(), candidate.bytes.data(), reference.bytes.size()) == 0;
     const bool scalar = reference.header.dims.empty();
     // msprobe computes relative errors in float32 unless a side is float64 or an integer.
     const auto wide = [](std::optional<DType> d) {
-        return !d || !(*d == DType::Float || *d == DType::Float16 || *d == DType::BF16 || *d == DType::Complex64);
+        return !d || !(*d == DType::Float || *d == DType::Float16 || *d == DType::BF16 ||
+                       *d == DType::Complex64);
     };
-    const double relEpsilon = wide(reference.dtype) || wide(candidate.dtype) ? DBL_EPSILON : FLT_EPSILON;
+    const double relEpsilon =
+        wide(reference.dtype) || wide(candidate.dtype) ? DBL_EPSILON : FLT_EPSILON;
     const double epsilon = machineEpsilon(judged), tiny = smallestNormal(judged);
 
-    double dot = 0, normRef = 0, normCand = 0, squaredDiff = 0, maxAbs = 0, maxRel = 0, refSquares = 0, largestError = 0;
+    double dot = 0, normRef = 0, normCand = 0, squaredDiff = 0, maxAbs = 0, maxRel = 0,
+           refSquares = 0, largestError = 0;
     bool absNan = false, relNan = false, masksDiffer = false;
     uint64_t belowThousandth = 0, belowFiveThousandths = 0, refFinite = 0;
     double a[kBlock], b[kBlock];
     for (uint64_t first = 0; first < n; first += kBlock) {
         const uint64_t len = std::min(kBlock, n - first);
-        if (reference.decode(first, len, a) != len || candidate.decode(first, len, b) != len) return DataMeasures{};
+        if (reference.decode(first, len, a) != len || candidate.decode(first, len, b) != len)
+            return DataMeasures{};
         for (uint64_t k = 0; k < len; ++k) {
             const double r = a[k], c = b[k];
             // Ours: NaN/Inf must agree; finite pairs are judged against the floor.
@@ -181,7 +215,8 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
             const double absDiff = std::fabs(diff);
             if (std::isnan(absDiff)) absNan = true;
             maxAbs = std::max(maxAbs, absDiff);
-            const double rel = x == 0 ? std::fabs((y + relEpsilon) - (x + relEpsilon)) / relEpsilon : std::fabs(diff / x);
+            const double rel = x == 0 ? std::fabs((y + relEpsilon) - (x + relEpsilon)) / relEpsilon
+                                      : std::fabs(diff / x);
             if (std::isnan(rel)) relNan = true;
             maxRel = std::max(maxRel, rel);
             belowThousandth += rel < 0.001;
@@ -258,14 +293,16 @@ StatisticDiffs diffStatistics(const StatValues& reference, const StatValues& can
             d.diff[i] = d.relativePercent[i] = c - r;  // the signed infinity
         } else {
             d.diff[i] = c - r;
-            d.relativePercent[i] = r == 0 ? std::numeric_limits<double>::infinity() : std::fabs((c - r) / r * 100);
+            d.relativePercent[i] =
+                r == 0 ? std::numeric_limits<double>::infinity() : std::fabs((c - r) / r * 100);
         }
     }
     return d;
 }
 
-double statisticsRequiredScale(const StatValues& reference, const StatValues& candidate, uint64_t count, double ulps,
-                               double epsilon, double tiny, double quantum, bool* nonFinite, int* worstStatistic) {
+double statisticsRequiredScale(const StatValues& reference, const StatValues& candidate,
+                               uint64_t count, double ulps, double epsilon, double tiny,
+                               double quantum, bool* nonFinite, int* worstStatistic) {
     double worst = 0;
     const double root = std::sqrt(static_cast<double>(std::max<uint64_t>(count, 1)));
     for (int i = 0; i < 4; ++i) {
@@ -274,7 +311,8 @@ double statisticsRequiredScale(const StatValues& reference, const StatValues& ca
         if (!std::isfinite(r) || !std::isfinite(c)) {
             if (!((std::isnan(r) && std::isnan(c)) || r == c)) {
                 if (nonFinite) *nonFinite = true;
-                if (worstStatistic && worst != std::numeric_limits<double>::infinity()) *worstStatistic = i;
+                if (worstStatistic && worst != std::numeric_limits<double>::infinity())
+                    *worstStatistic = i;
                 worst = std::numeric_limits<double>::infinity();
             }
             continue;

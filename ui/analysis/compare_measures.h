@@ -3,7 +3,8 @@
 //
 // The measures are msprobe's (its compare's column definitions, reference = "Bench", candidate
 // = "NPU"), plus the largest error in ULPs. The verdict is ours: an element differs when
-//   |candidate - reference| > ulps(dtype) * epsilon(dtype) * max(|reference|, scale) + smallest normal(dtype)
+//   |candidate - reference| > ulps(dtype) * epsilon(dtype) * max(|reference|, scale) + smallest
+//   normal(dtype)
 // where `scale` is the root mean square of the numbers the op worked with (the reference
 // tensor and the op's reference inputs): a value that is 1e-8 because it is the mean of
 // normalised numbers is judged against the size of those numbers, not against itself.
@@ -34,7 +35,8 @@ std::optional<format::DType> dtypeFromAnyName(std::string_view name);
 // `candidate` in the other: the reference's (the run you trust: a candidate that rounded a
 // float32 tensor to bfloat16 diverges where it rounded), else the candidate's when the
 // reference's is unknown.
-std::optional<format::DType> judgingDType(std::optional<format::DType> reference, std::optional<format::DType> candidate);
+std::optional<format::DType> judgingDType(std::optional<format::DType> reference,
+                                          std::optional<format::DType> candidate);
 
 // Machine epsilon (the spacing of numbers at 1.0): 2^-23 for float32, 2^-7 for bfloat16, 2^-10
 // for float16, 2^-52 for float64; 0 for integer and bool dtypes.
@@ -50,7 +52,8 @@ double allowedUlps(const NoiseFloorUlps& floor, format::DType dtype);
 // noise under the rule above: 0 when it is noise at any scale (within its own relative
 // tolerance), +inf when no scale excuses it (exact dtypes). `quantum` is an absolute allowance
 // on top (statistics printed with 6 decimals).
-double requiredScale(double error, double reference, double ulps, double epsilon, double tiny, double quantum = 0);
+double requiredScale(double error, double reference, double ulps, double epsilon, double tiny,
+                     double quantum = 0);
 
 // msprobe's measures of two tensors' data, and ours. Filled only when both have data of the
 // same number of elements (a shape mismatch has no element-wise measures).
@@ -62,21 +65,22 @@ struct DataMeasures {
     double maxAbsError = 0, maxRelativeError = 0;
     std::optional<double> oneThousandthErrRatio, fiveThousandthsErrRatio;
     // Ours.
-    double maxUlpError = 0;          // largest |difference| in ULPs of the judging dtype at the reference
-    bool bytesEqual = false;         // same dtype, shape and bytes
+    double maxUlpError = 0;   // largest |difference| in ULPs of the judging dtype at the reference
+    bool bytesEqual = false;  // same dtype, shape and bytes
     uint64_t nonFiniteMismatches = 0;  // NaN in one run only, or a different infinity
-    double requiredScale = 0;        // the largest requiredScale() over the elements
-    uint64_t worstElement = 0;       // the element that needs it (flat row-major index)
+    double requiredScale = 0;          // the largest requiredScale() over the elements
+    uint64_t worstElement = 0;         // the element that needs it (flat row-major index)
     double worstReference = 0, worstCandidate = 0;
     // The element with the largest |difference| (the first NaN/Inf mismatch when no finite
     // pair differs), whatever the floor: what --exact shows.
     uint64_t largestErrorElement = 0;
     double largestErrorReference = 0, largestErrorCandidate = 0;
-    double referenceRms = 0;         // root mean square of the reference's finite elements
+    double referenceRms = 0;  // root mean square of the reference's finite elements
 };
 
 // `judged` is judgingDType() of the two; `ulps` the allowance for it.
-DataMeasures measureData(const TensorData& reference, const TensorData& candidate, format::DType judged, double ulps);
+DataMeasures measureData(const TensorData& reference, const TensorData& candidate,
+                         format::DType judged, double ulps);
 
 // A 64-bit fingerprint of a tensor's dtype, element count and values, independent of their
 // order: the same data seen again (an op's output arriving as the next op's input, a weight
@@ -104,7 +108,8 @@ StatisticDiffs diffStatistics(const StatValues& reference, const StatValues& can
 // The statistics-only rule: requiredScale over max, min, mean and the root mean square
 // (norm / sqrt(count)); `quantum` the printing precision of the statistics (atb: 1e-6).
 // `nonFinite` is set when a statistic is NaN or infinite in one run and not in the other.
-double statisticsRequiredScale(const StatValues& reference, const StatValues& candidate, uint64_t count, double ulps,
-                               double epsilon, double tiny, double quantum, bool* nonFinite, int* worstStatistic);
+double statisticsRequiredScale(const StatValues& reference, const StatValues& candidate,
+                               uint64_t count, double ulps, double epsilon, double tiny,
+                               double quantum, bool* nonFinite, int* worstStatistic);
 
 }  // namespace probe::analysis

@@ -59,12 +59,16 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
         if (!t.isOutput && t.source && slot.index.rfind("parameters", 0) == 0)
             out += "  (a parameter of the module: it differs where the module uses it)\n";
         else if (!t.isOutput && t.source && t.producer != kNone)
-            out += "  (this input differs from the tensor it came from, " + result.describeOp(result.tensors[t.producer].op) +
-                   " " + result.describeTensor(t.producer) + ", which matches: an op that was not dumped changed it, a cast "
+            out += "  (this input differs from the tensor it came from, " +
+                   result.describeOp(result.tensors[t.producer].op) + " " +
+                   result.describeTensor(t.producer) +
+                   ", which matches: an op that was not dumped changed it, a cast "
                    "for example)\n";
         else if (!t.isOutput && t.source)
-            out += "  (this input differs and no compared op produced it: a parameter, a buffer, the model's input, or "
-                   "the output of an op that was not dumped)\n";
+            out +=
+                "  (this input differs and no compared op produced it: a parameter, a buffer, the "
+                "model's input, or "
+                "the output of an op that was not dumped)\n";
     }
 }
 
@@ -80,11 +84,13 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
             size_t n = 0;
             for (const auto& u : result.unpaired) n += u.inReference == inReference ? 1 : 0;
             if (!n) continue;
-            out += std::string("  ops only in the ") + (inReference ? "reference" : "candidate") + " (" +
-                   std::to_string(n) + (result.unpaired.size() < result.unpairedOps ? "+" : "") + "), the first:\n";
+            out += std::string("  ops only in the ") + (inReference ? "reference" : "candidate") +
+                   " (" + std::to_string(n) +
+                   (result.unpaired.size() < result.unpairedOps ? "+" : "") + "), the first:\n";
             listed = 0;
             for (const auto& u : result.unpaired)
-                if (u.inReference == inReference && listed++ < 8) out += "    " + result.describeUnpaired(u) + "\n";
+                if (u.inReference == inReference && listed++ < 8)
+                    out += "    " + result.describeUnpaired(u) + "\n";
         }
         for (const auto& p : result.problems) out += "note: " + p + "\n";
         return out;
@@ -93,7 +99,8 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
            plural(result.ops.size(), "op execution", "op executions") + " (" +
            std::to_string(result.tensorsWithData) + " by their data, the rest by statistics)";
     if (result.exact) out += ", exactly";
-    if (result.replicas) out += ", as data-parallel replicas (only parameters and what collectives return decide)";
+    if (result.replicas)
+        out += ", as data-parallel replicas (only parameters and what collectives return decide)";
     out += ": " + plural(result.divergingTensors, "tensor diverges", "tensors diverge") + "\n";
     if (result.unpairedOps || result.tensorsOnlyInReference || result.tensorsOnlyInCandidate) {
         uint64_t inRef = 0;
@@ -102,14 +109,18 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
         if (result.unpaired.size() == result.unpairedOps)
             out += " (" + std::to_string(inRef) + " only in the reference, " +
                    std::to_string(result.unpairedOps - inRef) + " only in the candidate)";
-        out += ", " + std::to_string(result.tensorsOnlyInReference) + " tensors only in the reference, " +
-               std::to_string(result.tensorsOnlyInCandidate) + " only in the candidate\n";
+        out += ", " + std::to_string(result.tensorsOnlyInReference) +
+               " tensors only in the reference, " + std::to_string(result.tensorsOnlyInCandidate) +
+               " only in the candidate\n";
     }
     if (!result.firstBornHere) {
         out += "no tensor diverges\n";
     } else {
-        out += "  " + plural(result.bornHereOps, "op where a divergence is born", "ops where a divergence is born") +
-               ", " + plural(result.inheritedOps, "op that inherits one", "ops that inherit one") + "\n";
+        out += "  " +
+               plural(result.bornHereOps, "op where a divergence is born",
+                      "ops where a divergence is born") +
+               ", " + plural(result.inheritedOps, "op that inherits one", "ops that inherit one") +
+               "\n";
         const uint32_t first = *result.firstBornHere;
         describeFirst(out, result, first, "first divergence, born here: ");
         const auto ancestors = result.bornHereAncestors(first);
@@ -117,7 +128,8 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
             out += "  it surfaces in the enclosing ops too:";
             for (uint32_t a : ancestors) {
                 const auto& op = result.reference->op(result.ops[a].referenceOp);
-                out += " " + (result.reference->layout() == DumpLayout::Msprobe ? op.id : op.namePath);
+                out +=
+                    " " + (result.reference->layout() == DumpLayout::Msprobe ? op.id : op.namePath);
             }
             out += "\n";
         }
@@ -125,26 +137,32 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
             const uint32_t inherited = *result.firstInherited;
             describeFirst(out, result, inherited, "first op that inherits it: ");
             if (result.ops[inherited].inheritedFrom != kNone)
-                out += "  received from " + result.describeOp(result.ops[inherited].inheritedFrom) + "\n";
+                out += "  received from " + result.describeOp(result.ops[inherited].inheritedFrom) +
+                       "\n";
         }
         size_t more = 0;
         for (uint32_t o = 0; o < result.ops.size(); ++o) {
-            if (result.ops[o].verdict != OpVerdict::BornHere || result.ops[o].bornInChild || o == first) continue;
+            if (result.ops[o].verdict != OpVerdict::BornHere || result.ops[o].bornInChild ||
+                o == first)
+                continue;
             if (more == 0) out += "other ops where a divergence is born:\n";
-            if (more++ < 10) out += "    " + result.describeOp(o) + ": " + result.describeTensor(result.ops[o].cause) + "\n";
+            if (more++ < 10)
+                out += "    " + result.describeOp(o) + ": " +
+                       result.describeTensor(result.ops[o].cause) + "\n";
         }
         if (more > 10) out += "    ... " + std::to_string(more - 10) + " more\n";
         out += "around the first divergence, in execution order:\n";
         const size_t from = first >= context ? first - context : 0;
         const size_t to = std::min(result.ops.size(), size_t(first) + context + 1);
         for (size_t o = from; o < to; ++o)
-            out += std::string(o == first ? "  > " : "    ") + result.describeOp(static_cast<uint32_t>(o)) + ": " +
+            out += std::string(o == first ? "  > " : "    ") +
+                   result.describeOp(static_cast<uint32_t>(o)) + ": " +
                    verdictName(result.ops[o].verdict) + "\n";
     }
     if (result.exact && result.firstDivergingTensor) {
         const uint32_t t = *result.firstDivergingTensor;
-        out += "first tensor whose bytes differ: " + result.describeOp(result.tensors[t].op) + ", " +
-               result.describeTensor(t) + ": " + result.explain(t) + "\n";
+        out += "first tensor whose bytes differ: " + result.describeOp(result.tensors[t].op) +
+               ", " + result.describeTensor(t) + ": " + result.explain(t) + "\n";
     }
     for (const auto& p : result.problems) out += "note: " + p + "\n";
     return out;
@@ -154,11 +172,13 @@ std::string compareResultCsv(const CompareResult& result) {
     std::string out =
         "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate Max,"
         "Reference Mean,Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,"
-        "Max Relative Error,Diverges,Why,Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err Ratio,"
+        "Max Relative Error,Diverges,Why,Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err "
+        "Ratio,"
         "Five Thousandths Err Ratio,Max ULP Error,Scale\n";
     const DumpIndex* ref = result.reference;
     auto stat = [](const StatValues& s, int k) {
-        return s.has(k) ? format::formatStatValue(s.value[k]) : format::formatStatValue(std::nullopt);
+        return s.has(k) ? format::formatStatValue(s.value[k])
+                        : format::formatStatValue(std::nullopt);
     };
     for (uint32_t i = 0; i < result.tensors.size(); ++i) {
         const TensorComparison& t = result.tensors[i];
@@ -168,14 +188,19 @@ std::string compareResultCsv(const CompareResult& result) {
         const DataMeasures& m = result.data(i);
         out += std::to_string(result.ops[t.op].referenceRound) + "," +
                format::csvField(ref->layout() == DumpLayout::Msprobe ? op.id : op.namePath) + "," +
-               format::csvField(op.type) + "," + (t.isOutput ? "output," : "input,") + format::csvField(slot.index) + "," +
-               rowText(*ref, t.referenceRow, true) + "," + stat(t.referenceStats, 0) + "," + stat(t.candidateStats, 0) +
-               "," + stat(t.referenceStats, 2) + "," + stat(t.candidateStats, 2) + "," + stat(t.referenceStats, 3) + "," +
-               stat(t.candidateStats, 3) + "," + (data ? optionalNumber(m.cosine) : "N/A") + "," +
-               (data ? shortest(m.maxAbsError) : "N/A") + "," + (data ? shortest(m.maxRelativeError) : "N/A") +
-               "," + (t.diverges ? "yes" : "no") + "," + format::csvField(t.diverges ? result.explain(i) : "") + "," +
+               format::csvField(op.type) + "," + (t.isOutput ? "output," : "input,") +
+               format::csvField(slot.index) + "," + rowText(*ref, t.referenceRow, true) + "," +
+               stat(t.referenceStats, 0) + "," + stat(t.candidateStats, 0) + "," +
+               stat(t.referenceStats, 2) + "," + stat(t.candidateStats, 2) + "," +
+               stat(t.referenceStats, 3) + "," + stat(t.candidateStats, 3) + "," +
+               (data ? optionalNumber(m.cosine) : "N/A") + "," +
+               (data ? shortest(m.maxAbsError) : "N/A") + "," +
+               (data ? shortest(m.maxRelativeError) : "N/A") + "," + (t.diverges ? "yes" : "no") +
+               "," + format::csvField(t.diverges ? result.explain(i) : "") + "," +
                verdictName(result.ops[t.op].verdict) + "," + ruleName(t.rule) + "," +
-               (data && t.rule != DivergenceRule::None ? format::csvField(result.elementIndex(i, m.worstElement)) : "") +
+               (data && t.rule != DivergenceRule::None
+                    ? format::csvField(result.elementIndex(i, m.worstElement))
+                    : "") +
                "," + (data ? optionalNumber(m.euclideanDistance) : "N/A") + "," +
                (data ? optionalNumber(m.oneThousandthErrRatio) : "N/A") + "," +
                (data ? optionalNumber(m.fiveThousandthsErrRatio) : "N/A") + "," +
@@ -192,7 +217,9 @@ Json numberJson(double v) {
     if (std::isfinite(v)) return v;
     return shortest(v);  // JSON has no NaN or Infinity: "nan", "inf", "-inf"
 }
-Json optionalJson(const std::optional<double>& v) { return v ? numberJson(*v) : Json(nullptr); }
+Json optionalJson(const std::optional<double>& v) {
+    return v ? numberJson(*v) : Json(nullptr);
+}
 
 Json tensorJson(const CompareResult& result, uint32_t i) {
     const TensorComparison& t = result.tensors[i];
@@ -215,10 +242,12 @@ Json tensorJson(const CompareResult& result, uint32_t i) {
     Json stats;
     const StatisticDiffs diffs = result.statisticDiffs(i);
     for (int k = 0; k < 4; ++k) {
-        stats[kStatNames[k]] = {t.referenceStats.has(k) ? numberJson(t.referenceStats.value[k]) : Json(nullptr),
-                                t.candidateStats.has(k) ? numberJson(t.candidateStats.value[k]) : Json(nullptr)};
+        stats[kStatNames[k]] = {
+            t.referenceStats.has(k) ? numberJson(t.referenceStats.value[k]) : Json(nullptr),
+            t.candidateStats.has(k) ? numberJson(t.candidateStats.value[k]) : Json(nullptr)};
         stats[std::string(kStatNames[k]) + "Diff"] = optionalJson(diffs.diff[k]);
-        stats[std::string(kStatNames[k]) + "RelativeErrPercent"] = optionalJson(diffs.relativePercent[k]);
+        stats[std::string(kStatNames[k]) + "RelativeErrPercent"] =
+            optionalJson(diffs.relativePercent[k]);
     }
     j["statistics"] = std::move(stats);
     if (t.hasData) {
@@ -253,7 +282,8 @@ Json opJson(const CompareResult& result, uint32_t o, bool withTensors) {
     if (op.inheritedFrom != kNone) j["inheritedFrom"] = result.describeOp(op.inheritedFrom);
     if (withTensors) {
         Json tensors = Json::array();
-        for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) tensors.push_back(tensorJson(result, i));
+        for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i)
+            tensors.push_back(tensorJson(result, i));
         j["tensors"] = std::move(tensors);
     }
     return j;
@@ -283,7 +313,8 @@ std::string compareResultJson(const CompareResult& result) {
         if (result.ops[*result.firstBornHere].cause != kNone)
             first["tensor"] = tensorJson(result, result.ops[*result.firstBornHere].cause);
         Json ancestors = Json::array();
-        for (uint32_t a : result.bornHereAncestors(*result.firstBornHere)) ancestors.push_back(result.describeOp(a));
+        for (uint32_t a : result.bornHereAncestors(*result.firstBornHere))
+            ancestors.push_back(result.describeOp(a));
         first["enclosingOpsBornHereToo"] = std::move(ancestors);
         j["firstBornHere"] = std::move(first);
     }
@@ -310,19 +341,21 @@ std::string compareResultJson(const CompareResult& result) {
 }
 
 std::vector<std::string> msprobeCompareHeader(bool tensorMode) {
-    std::vector<std::string> header = {"NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape",
-                                       "Bench Tensor Shape", "NPU Requires_grad", "Bench Requires_grad"};
+    std::vector<std::string> header = {
+        "NPU Name",         "Bench Name",         "NPU Dtype",         "Bench Dtype",
+        "NPU Tensor Shape", "Bench Tensor Shape", "NPU Requires_grad", "Bench Requires_grad"};
     if (tensorMode) {
-        for (const char* c : {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
-                              "Five Thousandths Err Ratio"})
+        for (const char* c : {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                              "One Thousandth Err Ratio", "Five Thousandths Err Ratio"})
             header.push_back(c);
     } else {
-        for (const char* c : {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr",
-                              "MeanRelativeErr", "NormRelativeErr"})
+        for (const char* c : {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr",
+                              "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"})
             header.push_back(c);
     }
-    for (const char* c : {"NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min", "Bench mean",
-                          "Bench l2norm", "Requires_grad Consistent", "Result", "Err_message"})
+    for (const char* c :
+         {"NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min", "Bench mean",
+          "Bench l2norm", "Requires_grad Consistent", "Result", "Err_message"})
         header.push_back(c);
     return header;
 }
@@ -335,13 +368,17 @@ struct Cell {
     double number = 0;
     std::string text;
 };
-Cell textCell(std::string s) { return Cell{false, 0, std::move(s)}; }
+Cell textCell(std::string s) {
+    return Cell{false, 0, std::move(s)};
+}
 Cell numberCell(double v) {
     if (std::isnan(v)) return textCell("Nan");
     if (std::isinf(v)) return textCell(v > 0 ? "inf" : "-inf");
     return Cell{true, v, {}};
 }
-Cell optionalCell(const std::optional<double>& v, const char* missing) { return v ? numberCell(*v) : textCell(missing); }
+Cell optionalCell(const std::optional<double>& v, const char* missing) {
+    return v ? numberCell(*v) : textCell(missing);
+}
 Cell percentCell(const std::optional<double>& v) {
     if (!v) return textCell("N/A");
     if (*v == 0) return textCell("0");
@@ -355,10 +392,14 @@ std::vector<Cell> msprobeRow(const CompareResult& result, uint32_t i, bool tenso
     const DumpIndex& ref = *result.reference;
     const DumpIndex& cand = *result.candidate;
     // NPU is the run under test (the candidate), Bench the reference.
-    std::vector<Cell> row = {textCell(result.tensorName(i)), textCell(result.tensorName(i)),
-                             textCell(rowText(cand, t.candidateRow, false)), textCell(rowText(ref, t.referenceRow, false)),
+    std::vector<Cell> row = {textCell(result.tensorName(i)),
+                             textCell(result.tensorName(i)),
+                             textCell(rowText(cand, t.candidateRow, false)),
+                             textCell(rowText(ref, t.referenceRow, false)),
                              textCell(msprobeShape(rowText(cand, t.candidateRow, true))),
-                             textCell(msprobeShape(rowText(ref, t.referenceRow, true))), textCell("N/A"), textCell("N/A")};
+                             textCell(msprobeShape(rowText(ref, t.referenceRow, true))),
+                             textCell("N/A"),
+                             textCell("N/A")};
     if (tensorMode) {
         if (t.hasData) {
             const DataMeasures& m = result.data(i);
@@ -377,11 +418,13 @@ std::vector<Cell> msprobeRow(const CompareResult& result, uint32_t i, bool tenso
         for (int k = 0; k < 4; ++k) row.push_back(percentCell(diffs.relativePercent[k]));
     }
     for (const StatValues* s : {&t.candidateStats, &t.referenceStats})
-        for (int k = 0; k < 4; ++k) row.push_back(s->has(k) ? numberCell(s->value[k]) : textCell("N/A"));
+        for (int k = 0; k < 4; ++k)
+            row.push_back(s->has(k) ? numberCell(s->value[k]) : textCell("N/A"));
     row.push_back(textCell("N/A"));
     row.push_back(textCell(t.diverges ? "error" : "pass"));
     std::string message = t.diverges ? result.explain(i) : "";
-    if (tensorMode && !t.hasData) message = (message.empty() ? "" : message + ". ") + "No real data: compared by statistics.";
+    if (tensorMode && !t.hasData)
+        message = (message.empty() ? "" : message + ". ") + "No real data: compared by statistics.";
     row.push_back(textCell(message));
     return row;
 }
@@ -389,10 +432,12 @@ std::vector<Cell> msprobeRow(const CompareResult& result, uint32_t i, bool tenso
 constexpr uint32_t kMaxExcelRows = 1048500;  // msprobe's MAX_EXCEL_LENGTH
 
 bool writeSheet(lxw_workbook* book, const std::string& name, const std::vector<std::string>& header,
-                const std::function<std::vector<Cell>(uint32_t)>& rowOf, uint32_t from, uint32_t to) {
+                const std::function<std::vector<Cell>(uint32_t)>& rowOf, uint32_t from,
+                uint32_t to) {
     lxw_worksheet* sheet = workbook_add_worksheet(book, name.c_str());
     if (!sheet) return false;
-    for (size_t c = 0; c < header.size(); ++c) worksheet_write_string(sheet, 0, static_cast<lxw_col_t>(c), header[c].c_str(), nullptr);
+    for (size_t c = 0; c < header.size(); ++c)
+        worksheet_write_string(sheet, 0, static_cast<lxw_col_t>(c), header[c].c_str(), nullptr);
     for (uint32_t r = from; r < to; ++r) {
         const auto cells = rowOf(r);
         const lxw_row_t row = r - from + 1;
@@ -436,25 +481,29 @@ bool writeCompareXlsx(const CompareResult& result, const std::string& path, std:
     if (n < kMaxExcelRows) {
         writeSheet(book, "Sheet1", header, tensorRow, 0, n);
     } else {
-        const uint32_t parts = (n + kMaxExcelRows - 1) / kMaxExcelRows, size = (n + parts - 1) / parts;
+        const uint32_t parts = (n + kMaxExcelRows - 1) / kMaxExcelRows,
+                       size = (n + parts - 1) / parts;
         for (uint32_t p = 0; p < parts; ++p)
-            writeSheet(book, "part_" + std::to_string(p), header, tensorRow, p * size, std::min(n, (p + 1) * size));
+            writeSheet(book, "part_" + std::to_string(p), header, tensorRow, p * size,
+                       std::min(n, (p + 1) * size));
     }
-    const std::vector<std::string> opHeader = {"Round", "Process", "Op", "Type", "Verdict", "Cause", "Why",
-                                               "Inherited From"};
+    const std::vector<std::string> opHeader = {"Round",   "Process", "Op",  "Type",
+                                               "Verdict", "Cause",   "Why", "Inherited From"};
     auto opRow = [&](uint32_t o) {
         const OpComparison& op = result.ops[o];
         const auto& r = result.reference->op(op.referenceOp);
-        return std::vector<Cell>{numberCell(op.referenceRound),
-                                 textCell(result.reference->process(op.referenceProcess).key),
-                                 textCell(result.reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath),
-                                 textCell(r.type),
-                                 textCell(verdictName(op.verdict)),
-                                 textCell(op.cause != kNone ? result.tensorName(op.cause) : ""),
-                                 textCell(op.cause != kNone ? result.explain(op.cause) : ""),
-                                 textCell(op.inheritedFrom != kNone ? result.describeOp(op.inheritedFrom) : "")};
+        return std::vector<Cell>{
+            numberCell(op.referenceRound),
+            textCell(result.reference->process(op.referenceProcess).key),
+            textCell(result.reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath),
+            textCell(r.type),
+            textCell(verdictName(op.verdict)),
+            textCell(op.cause != kNone ? result.tensorName(op.cause) : ""),
+            textCell(op.cause != kNone ? result.explain(op.cause) : ""),
+            textCell(op.inheritedFrom != kNone ? result.describeOp(op.inheritedFrom) : "")};
     };
-    writeSheet(book, "ops", opHeader, opRow, 0, std::min<uint32_t>(static_cast<uint32_t>(result.ops.size()), kMaxExcelRows));
+    writeSheet(book, "ops", opHeader, opRow, 0,
+               std::min<uint32_t>(static_cast<uint32_t>(result.ops.size()), kMaxExcelRows));
     const lxw_error status = workbook_close(book);
     if (status != LXW_NO_ERROR) {
         ::unlink(temporary.c_str());
