@@ -1,0 +1,337 @@
+"""The records of a step: the values of a call turned into dump.json items (statistics by the
+C++ core, one call per batch of tensors; .pt files for task tensor), the step's entries,
+construct.json's parents and stack.json's groups (FORMATS.md section 2).
+
+Nothing here installs hooks or writes the JSON files: the hooks fill a StepRecords, the step
+writer writes it."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import linecache
+import os
+import sys
+import weakref
+
+import torch
+
+from . import _ops
+from ._jsonio import TensorItem
+
+_Tensor = torch.Tensor
+_MEMORY_FORMATS = {torch.contiguous_format: "contiguous_format", torch.channels_last: "channels_last",
+                   torch.channels_last_3d: "channels_last_3d", torch.preserve_format: "preserve_format"}
+_MAX_DEPTH = 64
+
+try:
+    import numpy as _np
+except ImportError:  # numpy is optional for torch
+    _np = None
+
+# ------------------------------------------------------------------------------------------
+# dtype names and kinds
+
+_dtype_cache = {}
+
+
+def _dtype_info(dtype):
+    info = _dtype_cache.get(dtype)
+    if info is None:
+        if dtype is torch.bool:
+            kind = "b"
+        elif dtype.is_complex:
+            kind = "c"
+        elif dtype.is_floating_point:
+            kind = "f"
+        else:
+            kind = "i"
+        info = _dtype_cache[dtype] = (str(dtype), kind)
+    return info
+
+
+def tensor_version(t):
+    """The tensor's version counter (bumped by every in-place change), None when it has none
+    (inference-mode tensors)."""
+    try:
+        return t._version
+    except RuntimeError:
+        return None
+
+
+def backward_name(forward_name):
+    """Module.a.Linear.forward.3 -> Module.a.Linear.backward.3 (None stays None)."""
+    if forward_name is None:
+        return None
+    if forward_name.startswith("Module."):
+        head, _, tail = forward_name.rpartition(".forward.")
+        return head + ".backward." + tail
+    return forward_name[: -len("forward")] + "backward"
+
+
+# ------------------------------------------------------------------------------------------
+# The step's records
+
+class StepRecords:
+    """What one step recorded: dump.json's "data" (entry name -> entry, in the order met),
+    construct.json (entry -> parent module entry) and stack.json's groups (formatted stack ->
+    entry names)."""
+
+    __slots__ = ("data", "construct", "stack_groups", "dirty", "unflushed")
+
+    def __init__(self):
+        self.data = {}
+        self.construct = {}
+        self.stack_groups = {}
+        self.dirty = False
+        self.unflushed = 0  # entries inserted since the files were last written
+
+    def insert(self, name, entry):
+        self.data[name] = entry
+        self.dirty = True
+        self.unflushed += 1
+
+    def set_value(self, name, key, value):
+        """Sets one key of an entry, creating the entry when it is not there yet."""
+        entry = self.data.get(name)
+        if entry is None:
+            entry = self.data[name] = {}
+        entry[key] = value
+        self.dirty = True
+
+    def add_stack(self, formatted, name):
+        names = self.stack_groups.get(formatted)
+        if names is None:
+            self.stack_groups[formatted] = [name]
+        else:
+            names.append(name)
+
+
+class StackCapture:
+    """The Python stack of a call as stack.json writes it (innermost frame first, our own
+    package's frames left out), formatted once per distinct stack."""
+
+    def __init__(self, package_dir):
+        self.package_dir = package_dir
+        self._formatted = {}
+
+    def capture(self, depth):
+        """The stack from `depth` frames above the caller."""
+        frame = sys._getframe(depth + 1)
+        package_dir = self.package_dir
+        raw = []
+        while frame is not None:
+            code = frame.f_code
+            filename = code.co_filename
+            if not filename.startswith(package_dir):
+                raw.append((filename, frame.f_lineno, code.co_name))
+            frame = frame.f_back
+        raw = tuple(raw)
+        formatted = self._formatted.get(raw)
+        if formatted is None:
+            lines = []
+            for filename, lineno, func in raw:
+                source = linecache.getline(filename, lineno).strip()
+                if source:
+                    lines.append("File %s, line %d, in %s, \n %s" % (filename, lineno, func, source))
+            formatted = self._formatted[raw] = tuple(lines)
+        return formatted
+
+
+# ------------------------------------------------------------------------------------------
+# Values -> items
+
+class Recorder:
+    """Turns the values of a call into items: what the config asks of every tensor (md5,
+    a .pt file for task tensor) and the statistics cache of the current forward pass."""
+
+    def __init__(self, config, record_error):
+        self.md5 = config.summary_mode == "md5"
+        self.tensor_dir = None  # the step's dump_tensor_data, task tensor only
+        self.stat_cache = None  # id(tensor) -> statistics, only during a forward pass of the model
+        self.record_error = record_error
+
+    def batch(self, entry):
+        return Batch(self, entry)
+
+    def save_tensor(self, t, file_name):
+        """task tensor: the tensor as torch.save writes it, contiguous and detached."""
+        path = os.path.join(self.tensor_dir, file_name)
+        try:
+            data = t.detach()
+            if data.is_meta:
+                return False
+            if data.device.type != "cpu":
+                data = data.cpu()
+            if data.is_conj():
+                data = data.resolve_conj()
+            if data.is_neg():
+                data = data.resolve_neg()
+            data = data.clone(memory_format=torch.contiguous_format)
+            tmp = path + ".tmp"
+            torch.save(data, tmp)
+            os.replace(tmp, path)
+            return True
+        except Exception as exc:
+            self.record_error("saving %s" % file_name, exc)
+            return False
+
+
+class Batch:
+    """The items of one entry's values; all their tensors summarised by one C++ call in
+    finish()."""
+
+    __slots__ = ("recorder", "entry", "items", "tensors", "kinds")
+
+    def __init__(self, recorder, entry):
+        self.recorder = recorder
+        self.entry = entry
+        self.items = []
+        self.tensors = []
+        self.kinds = []
+
+    def tensor(self, t, suffix):
+        name, kind = _dtype_info(t.dtype)
+        item = TensorItem(type="torch.Tensor", dtype=name, shape=list(t.shape), Max=None, Min=None, Mean=None,
+                          Norm=None, requires_grad=t.requires_grad)
+        recorder = self.recorder
+        if recorder.tensor_dir is not None:
+            file_name = "%s.%s.pt" % (self.entry, suffix)
+            if recorder.save_tensor(t, file_name):
+                item["data_name"] = file_name
+        md5 = recorder.md5
+        if md5:
+            item["md5"] = None
+        cache = recorder.stat_cache
+        if cache is not None:
+            # The same tensor, unchanged since it was summarised in this forward pass (a module's
+            # parameters after the API that used them, a module's output after its last API).
+            hit = cache.get(id(t))
+            if hit is not None and hit[0]() is t and hit[1] == tensor_version(t):
+                item["Max"], item["Min"], item["Mean"], item["Norm"] = hit[2]
+                if md5:
+                    item["md5"] = hit[3]
+                return item
+        self.items.append(item)
+        self.tensors.append(t)
+        self.kinds.append(kind)
+        return item
+
+    def value(self, v, suffix, key=None, depth=0):
+        if isinstance(v, _Tensor):
+            return self.tensor(v, suffix)
+        if v is None:
+            return None
+        if key is not None:
+            if key == "dtype" or key == "output_dtype":
+                return {"type": "torch.dtype", "value": str(v)}
+            if key == "device":
+                if isinstance(v, (int, str)):
+                    return {"type": "torch.device", "value": v}
+                if isinstance(v, torch.device):
+                    return {"type": "torch.device", "value": "%s:%s" % (v.type, v.index)}
+                return {"type": "torch.device"}
+        t = type(v)
+        if t is bool or t is int or t is float or t is str:
+            return {"type": t.__name__, "value": v}
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(v, torch.Size):
+            return {"type": "torch.Size", "value": [int(x) for x in v]}
+        if isinstance(v, (list, tuple)):
+            fields = getattr(v, "_fields", None)
+            if fields is not None and isinstance(v, tuple):  # a namedtuple: an object of its fields
+                return {f: self.value(x, "%s.%s" % (suffix, f), f, depth + 1) for f, x in zip(fields, v)}
+            return [self.value(x, "%s.%d" % (suffix, i), None, depth + 1) for i, x in enumerate(v)]
+        if isinstance(v, dict):
+            return {str(k): self.value(x, "%s.%s" % (suffix, k), k if isinstance(k, str) else None, depth + 1)
+                    for k, x in v.items()}
+        if isinstance(v, (int, float, str)):  # subclasses (IntEnum, ...)
+            return {"type": t.__name__, "value": v}
+        if v is Ellipsis:
+            return {"type": "ellipsis", "value": "..."}
+        if isinstance(v, slice):
+            return {"type": "slice", "value": [_slice_part(v.start), _slice_part(v.stop), _slice_part(v.step)]}
+        if isinstance(v, torch.memory_format):
+            return {"type": "torch.memory_format", "format": _MEMORY_FORMATS.get(v)}
+        if isinstance(v, (torch.dtype, torch.device)):
+            return {}
+        if _np is not None:
+            if isinstance(v, _np.ndarray):
+                return _ndarray(v)
+            if isinstance(v, _np.generic):
+                return {"type": type(v).__name__, "value": v.item()}
+        return None
+
+    def args(self, args, category):
+        return [self.value(v, "%s.%d" % (category, i)) for i, v in enumerate(args)]
+
+    def kwargs(self, kwargs):
+        return {str(k): self.value(v, "kwargs.%s" % k, k) for k, v in kwargs.items()}
+
+    def output(self, output):
+        if not isinstance(output, tuple) or hasattr(output, "_fields"):
+            output = (output,)
+        return [self.value(v, "output.%d" % i) for i, v in enumerate(output)]
+
+    def finish(self):
+        """Computes the statistics of every tensor of the batch in one call to the C++ core."""
+        if not self.tensors:
+            return
+        recorder = self.recorder
+        md5 = recorder.md5
+        rows, ints = _ops.tensor_summaries(self.tensors, md5)
+        if rows is None or ints is None:  # the C++ side could not allocate its result: statistics stay null
+            self.tensors = []
+            return
+        rows = rows.tolist()
+        ints = ints.tolist()
+        for item, kind, row, exact in zip(self.items, self.kinds, rows, ints):
+            if row[4]:
+                if kind == "f":
+                    item["Max"] = row[0]
+                    item["Min"] = row[1]
+                    item["Mean"] = row[2]
+                    item["Norm"] = row[3]
+                elif kind == "i":
+                    item["Max"] = exact[0]
+                    item["Min"] = exact[1]
+                    if not item["shape"]:
+                        item["Mean"] = item["Norm"] = exact[0]
+                elif kind == "b":
+                    item["Max"] = row[0] != 0.0
+                    item["Min"] = row[1] != 0.0
+                else:  # complex: statistics of the magnitude, no norm
+                    item["Max"] = row[0]
+                    item["Min"] = row[1]
+                    item["Mean"] = row[2]
+            if md5:
+                item["md5"] = "%08x" % int(row[5])
+        cache = recorder.stat_cache
+        if cache is not None:
+            for item, t in zip(self.items, self.tensors):
+                version = tensor_version(t)
+                if version is not None:
+                    cache[id(t)] = (weakref.ref(t), version, (item["Max"], item["Min"], item["Mean"], item["Norm"]),
+                                    item.get("md5"))
+        self.tensors = []
+
+
+def _slice_part(x):
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    try:
+        return int(x)
+    except Exception:
+        return None
+
+
+def _ndarray(a):
+    info = {"type": "numpy.ndarray", "dtype": str(a.dtype), "shape": list(a.shape),
+            "Max": None, "Min": None, "Mean": None, "Norm": None}
+    try:
+        if a.size and a.dtype.kind in "biuf":
+            info["Max"] = a.max().item()
+            info["Min"] = a.min().item()
+            if a.dtype.kind == "f":
+                info["Mean"] = a.mean().item()
+                info["Norm"] = float(_np.linalg.norm(a))
+    except Exception:
+        pass
+    return info
