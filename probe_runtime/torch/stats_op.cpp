@@ -20,6 +20,11 @@
 //       {"ok": bool, "config": {...normalised...} | null,
 //        "issues": [{"key", "problem", "accepted", "warning", "line", "column", "text"}]}
 //
+//   probe::msprobe_tables() -> str
+//       The format library's msprobe tables, for Python and its tests:
+//       {"config_keys": [{"block", "key", "use": "honoured" | "no_effect" | "other_task", "note"}],
+//        "layout": {"dump_keys", "forward_keys", "backward_keys", "tensor_keys", "api_prefixes", ...}}
+//
 // Nothing here throws into PyTorch: a failure becomes an invalid row or an issue.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <ATen/ATen.h>
@@ -39,6 +44,7 @@
 
 #include "probe/format/api_config.h"
 #include "probe/format/dtype.h"
+#include "probe/format/msprobe_layout.h"
 #include "probe/format/tensor_stats.h"
 
 namespace probe::torch_api {
@@ -190,10 +196,42 @@ std::string apiConfigCheck(const std::string& text, const std::string& file) {
     }
 }
 
+template <typename Names>
+nlohmann::ordered_json nameList(const Names& names) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (std::string_view name : names) list.push_back(std::string(name));
+    return list;
+}
+
+std::string msprobeTables() {
+    namespace layout = probe::format::msprobe_layout;
+    using probe::format::MsprobeKeyUse;
+    nlohmann::ordered_json out;
+    out["config_keys"] = nlohmann::ordered_json::array();
+    for (const auto& k : probe::format::msprobeConfigKeys()) {
+        const char* use = k.use == MsprobeKeyUse::Honoured ? "honoured"
+                          : k.use == MsprobeKeyUse::NoEffect ? "no_effect"
+                                                              : "other_task";
+        out["config_keys"].push_back({{"block", k.block}, {"key", k.key}, {"use", use}, {"note", k.note}});
+    }
+    out["layout"] = {{"files", nameList(std::array{layout::kDumpFile, layout::kStackFile, layout::kConstructFile,
+                                                   layout::kErrorLogFile, layout::kTensorDir})},
+                     {"dump_keys", nameList(layout::kDumpKeys)},
+                     {"forward_keys", nameList(layout::kForwardKeys)},
+                     {"backward_keys", nameList(layout::kBackwardKeys)},
+                     {"tensor_type", std::string(layout::kTensorType)},
+                     {"tensor_keys", nameList(layout::kTensorKeys)},
+                     {"api_prefixes", nameList(layout::kApiPrefixes)},
+                     {"module_prefix", std::string(layout::kModulePrefix)},
+                     {"parameters_grad", std::string(layout::kParametersGrad)}};
+    return out.dump();
+}
+
 }  // namespace
 }  // namespace probe::torch_api
 
 TORCH_LIBRARY_FRAGMENT(probe, m) {
     m.def("tensor_summaries(Tensor[] tensors, bool crc) -> (Tensor, Tensor)", &probe::torch_api::tensorSummaries);
     m.def("api_config_check(str text, str file) -> str", &probe::torch_api::apiConfigCheck);
+    m.def("msprobe_tables() -> str", &probe::torch_api::msprobeTables);
 }

@@ -13,6 +13,7 @@ except ImportError:  # an unbuilt source tree
 
 tensor_summaries = None  # torch.ops.probe.tensor_summaries
 _config_check = None
+_tables = None
 
 
 def _major_minor(version):
@@ -22,7 +23,7 @@ def _major_minor(version):
 
 def load(torch):
     """Loads the adapter library once. Raises ImportError saying what to do when it cannot."""
-    global tensor_summaries, _config_check
+    global tensor_summaries, _config_check, _tables
     if tensor_summaries is not None:
         return
     if _build_info is None or not _build_info.HAVE_TORCH_ADAPTER or not os.path.exists(_paths.TORCH_ADAPTER_LIBRARY):
@@ -35,6 +36,7 @@ def load(torch):
     _native.load_adapter(torch)
     tensor_summaries = torch.ops.probe.tensor_summaries
     _config_check = torch.ops.probe.api_config_check
+    _tables = torch.ops.probe.msprobe_tables
 
 
 def check_config(text, label):
@@ -42,3 +44,9 @@ def check_config(text, label):
     Returns (config dict or None, issues list)."""
     result = json.loads(_config_check(text, label))
     return result["config"], result["issues"]
+
+
+def msprobe_tables():
+    """The format library's msprobe tables (probe/format/api_config.h, msprobe_layout.h):
+    {"config_keys": [{"block", "key", "use", "note"}], "layout": {"dump_keys", "tensor_keys", ...}}."""
+    return json.loads(_tables())

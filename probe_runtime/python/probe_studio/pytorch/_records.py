@@ -143,15 +143,19 @@ class Recorder:
 
     def __init__(self, config, record_error):
         self.md5 = config.summary_mode == "md5"
-        self.tensor_dir = None  # the step's dump_tensor_data, task tensor only
+        self.tensor_dir = None  # the step's dump_tensor_data, when tensors are saved
+        # task statistics with a tensor_list: only the entries it names save their tensors
+        self.tensor_list = tuple(config.tensor_list) if config.task == "statistics" else None
         self.stat_cache = None  # id(tensor) -> statistics, only during a forward pass of the model
         self.record_error = record_error
 
     def batch(self, entry):
-        return Batch(self, entry)
+        saves = self.tensor_dir is not None and (
+            self.tensor_list is None or any(fragment in entry for fragment in self.tensor_list))
+        return Batch(self, entry, saves)
 
     def save_tensor(self, t, file_name):
-        """task tensor: the tensor as torch.save writes it, contiguous and detached."""
+        """The tensor as torch.save writes it, contiguous and detached."""
         path = os.path.join(self.tensor_dir, file_name)
         try:
             data = t.detach()
@@ -177,11 +181,12 @@ class Batch:
     """The items of one entry's values; all their tensors summarised by one C++ call in
     finish()."""
 
-    __slots__ = ("recorder", "entry", "items", "tensors", "kinds")
+    __slots__ = ("recorder", "entry", "saves", "items", "tensors", "kinds")
 
-    def __init__(self, recorder, entry):
+    def __init__(self, recorder, entry, saves):
         self.recorder = recorder
         self.entry = entry
+        self.saves = saves  # each tensor also goes to a .pt file
         self.items = []
         self.tensors = []
         self.kinds = []
@@ -191,7 +196,7 @@ class Batch:
         item = TensorItem(type="torch.Tensor", dtype=name, shape=list(t.shape), Max=None, Min=None, Mean=None,
                           Norm=None, requires_grad=t.requires_grad)
         recorder = self.recorder
-        if recorder.tensor_dir is not None:
+        if self.saves:
             file_name = "%s.%s.pt" % (self.entry, suffix)
             if recorder.save_tensor(t, file_name):
                 item["data_name"] = file_name

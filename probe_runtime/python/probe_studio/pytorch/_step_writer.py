@@ -29,13 +29,13 @@ class StepWriter:
 
     def create_step_dir(self, current_iter, rank, pid):
         """Makes step<N>/rank<R> (proc<pid> without a distributed rank) and, for task tensor,
-        its dump_tensor_data. False (said once) when it cannot be made."""
+        its dump_tensor_data when tensors are saved. False (said once) when it cannot be made."""
         folder = "rank%d" % rank if rank is not None else "proc%d" % pid
         path = os.path.join(self.config.dump_path, "step%d" % current_iter, folder)
         try:
             os.makedirs(path, mode=0o750, exist_ok=True)
             tensor_dir = None
-            if self.config.task == "tensor":
+            if self.config.saves_tensors:
                 tensor_dir = os.path.join(path, "dump_tensor_data")
                 os.makedirs(tensor_dir, mode=0o750, exist_ok=True)
         except OSError as exc:
