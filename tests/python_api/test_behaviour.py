@@ -216,6 +216,48 @@ class NeverHarmsTheModel(support.TempDirTestCase):
         self.assertEqual(meta["shape"], [2, 3])
 
 
+class NamesSurvive(support.TempDirTestCase):
+    def test_module_names_with_any_characters_keep_their_tensors(self):
+        # add_module accepts any name without a dot: a "/" (not allowed in a file name), a lone
+        # surrogate (UTF-8 cannot encode it: torch.save and JSON readers refuse it) and a "%".
+        self.write_config({"task": "tensor", "dump_path": "./dump", "level": "mix"})
+        proc = self.run_python("""
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+            model = nn.Sequential()
+            for name in ("enc/dec", "x\\udc80y", "x\\udc81y", "100%"):
+                model.add_module(name, nn.Linear(3, 3))
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            debugger.start()
+            model(torch.randn(2, 3)).sum().backward()
+            debugger.stop()
+            print("DONE")
+            """)
+        self.assertIn("DONE", proc.stdout)
+        self.assertNotIn("error", proc.stderr)
+        rank_dir = self.only_dump("dump")
+        with open(os.path.join(rank_dir, "dump.json"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertNotRegex(text, r"(?<!\\)\\ud[89a-f]", "a lone surrogate escape: strict JSON readers refuse it")
+        dump = load_dump(rank_dir)
+        modules = [n for n in dump["data"] if n.startswith("Module.") and ".forward." in n]
+        self.assertEqual(modules, ["Module.enc/dec.Linear.forward.0", "Module.x\\udc80y.Linear.forward.0",
+                                   "Module.x\\udc81y.Linear.forward.0", "Module.100%.Linear.forward.0"])
+        tensor_dir = dump["dump_data_dir"]
+        files = set(os.listdir(tensor_dir))
+        checked = 0
+        for name, entry in dump["data"].items():
+            for item in support.tensor_items(entry):
+                self.assertIn(item["data_name"], files, name)
+                self.assertEqual(list(torch.load(os.path.join(tensor_dir, item["data_name"])).shape), item["shape"])
+                checked += 1
+        self.assertGreater(checked, 40)
+        self.assertIn("Module.enc%2Fdec.Linear.forward.0.output.0.pt", files)
+        self.assertIn("Module.100%25.Linear.backward.0.input.0.pt", files)
+        self.assertIn("Module.x\\udc81y.Linear.parameters_grad.0.weight.pt", files)
+
+
 class InferenceMode(support.TempDirTestCase):
     def test_inference_mode_tensors(self):
         # Inference tensors have no version counter and no autograd: dumped all the same.

@@ -27,6 +27,7 @@ import threading
 import weakref
 
 from . import _native, _paths
+from ._names import name_bytes, safe_text
 
 try:
     from . import _build_info
@@ -224,13 +225,15 @@ _arg_names_by_class = {}
 
 
 def _module_names(root):
-    """id(module) -> (attribute path, attribute name, class name), encoded once per model."""
+    """id(module) -> (attribute path, attribute name, class name), encoded once per model (any
+    characters: see _names)."""
     names = _names_by_root.get(root)
     if names is None:
         names = {}
         for path, module in root.named_modules():
             if path:
-                names[id(module)] = (path.encode(), path.rsplit(".", 1)[-1].encode(), type(module).__name__.encode())
+                names[id(module)] = (name_bytes(path), name_bytes(path.rsplit(".", 1)[-1]),
+                                     name_bytes(type(module).__name__))
         _names_by_root[root] = names
         _report_weights(root)
     return names
@@ -243,7 +246,7 @@ def _report_weights(root):
         for name, tensor in list(root.named_parameters()) + list(root.named_buffers()):
             address = tensor.data_ptr()  # the adapter's buffer id of a tensor that starts there
             if address:
-                _runtime.probe_report_weight(name.encode(), address)
+                _runtime.probe_report_weight(name_bytes(name), address)
     except Exception:  # never harm the model: the structure just lists no weights
         pass
 
@@ -257,9 +260,9 @@ def _module_param(module):
             if key.startswith("_"):
                 continue
             if isinstance(value, (bool, int, float, str)):
-                params[key] = value
+                params[safe_text(key)] = safe_text(value) if isinstance(value, str) else value
             elif isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str)) for v in value):
-                params[key] = list(value)
+                params[safe_text(key)] = [safe_text(v) if isinstance(v, str) else v for v in value]
         cached = json.dumps(params).encode() if params else b""
         _params_by_module[module] = cached
     return cached
@@ -289,7 +292,7 @@ def _flatten(value, name, tensors, names, torch_tensor):
             _flatten(item, "%s%d" % (name, i) if name else "", tensors, names, torch_tensor)
     elif isinstance(value, dict):
         for key, item in value.items():
-            _flatten(item, str(key), tensors, names, torch_tensor)
+            _flatten(item, safe_text(str(key)), tensors, names, torch_tensor)
 
 
 def _report_inputs(module, args, kwargs, torch_tensor):
@@ -298,7 +301,7 @@ def _report_inputs(module, args, kwargs, torch_tensor):
     for i, item in enumerate(args):
         _flatten(item, arg_names[i] if i < len(arg_names) else "", tensors, names, torch_tensor)
     for key, item in kwargs.items():
-        _flatten(item, key, tensors, names, torch_tensor)
+        _flatten(item, safe_text(key), tensors, names, torch_tensor)
     if tensors:
         _report_tensors(0, tensors, names)
 
@@ -317,11 +320,11 @@ def _enter(module, args, kwargs, torch_tensor):
     depth = state.depth
     if depth == 0:
         state.names = _module_names(module)
-        _adapter.probe_torch_root_begin(type(module).__name__.encode())
+        _adapter.probe_torch_root_begin(name_bytes(type(module).__name__))
         return (0, 0, 0)
     names = state.names.get(id(module))
     if names is None:  # made on the fly, not an attribute of the model
-        names = (type(module).__name__.encode(),) * 3
+        names = (name_bytes(type(module).__name__),) * 3
     # A layer-level op is named by its full attribute path ("layers.0"), a child by its
     # attribute name ("self_attn").
     wants = _adapter.probe_torch_module_begin(names[0] if depth == 1 else names[1], names[2])

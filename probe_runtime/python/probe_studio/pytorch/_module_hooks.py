@@ -12,6 +12,7 @@ import weakref
 
 import torch
 
+from .._names import safe_text
 from ._records import backward_name
 
 _Tensor = torch.Tensor
@@ -151,7 +152,8 @@ class ModuleHooks:
                 known = self._prefixes.get(id(sub))
                 if known is not None and known[0]() is sub:
                     continue  # a module shared with a model registered before keeps its first name
-                prefix = "Module.%s%s.%s." % ("%d." % index if is_list else "", path, sub.__class__.__name__)
+                prefix = safe_text("Module.%s%s.%s." % ("%d." % index if is_list else "", path,
+                                                        sub.__class__.__name__))
                 self._prefixes[id(sub)] = (weakref.ref(sub), prefix)
         if not self._global_handles:
             from torch.nn.modules import module as module_module
@@ -316,7 +318,7 @@ class ModuleHooks:
     # (Module.<name>.<Class>.forward.<n>); the APIs and modules it runs are not dumped.
 
     def module_dump(self, module, dump_name):
-        prefix = "Module.%s.%s." % (dump_name, module.__class__.__name__)
+        prefix = safe_text("Module.%s.%s." % (dump_name, module.__class__.__name__))
         self._dump_handles.append(module.register_forward_pre_hook(
             functools.partial(self._dumped_module_pre_hook, prefix)))
         self._dump_handles.append(module.register_forward_hook(

@@ -13,6 +13,7 @@ import weakref
 import torch
 
 from . import _ops
+from .._names import file_name as _file_name
 from ._jsonio import TensorItem
 
 _Tensor = torch.Tensor
@@ -169,7 +170,10 @@ class Recorder:
                 data = data.resolve_neg()
             data = data.clone(memory_format=torch.contiguous_format)
             tmp = path + ".tmp"
-            torch.save(data, tmp)
+            # An open file rather than its path: torch would encode the path as strict UTF-8 (and
+            # abort the process on a dump_path with undecodable bytes); open() takes any path.
+            with open(tmp, "wb") as f:
+                torch.save(data, f)
             os.replace(tmp, path)
             return True
         except Exception as exc:
@@ -197,7 +201,7 @@ class Batch:
                           Norm=None, requires_grad=t.requires_grad)
         recorder = self.recorder
         if self.saves:
-            file_name = "%s.%s.pt" % (self.entry, suffix)
+            file_name = _file_name("%s.%s.pt" % (self.entry, suffix))
             if recorder.save_tensor(t, file_name):
                 item["data_name"] = file_name
         md5 = recorder.md5
