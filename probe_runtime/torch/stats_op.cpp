@@ -25,6 +25,13 @@
 //       {"config_keys": [{"block", "key", "use": "honoured" | "no_effect" | "other_task", "note"}],
 //        "layout": {"dump_keys", "forward_keys", "backward_keys", "tensor_keys", "api_prefixes", ...}}
 //
+//   probe::json_indent(str compact) -> str
+//   probe_api_write_json(compact, size, path) (C, for ctypes: the GIL is released meanwhile)
+//       The msprobe layout's JSON files as msprobe writes them (json.dump(value, f, indent=1)),
+//       from the text Python's C encoder writes fast (json.dumps(value, separators=(",", ": "))):
+//       the same tokens, only the line breaks and indents differ. The file is written under a
+//       temporary name and renamed, so no reader ever sees half of it.
+//
 // Nothing here throws into PyTorch: a failure becomes an invalid row or an issue.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <ATen/ATen.h>
@@ -34,6 +41,7 @@
 #include <c10/util/Half.h>
 #include <torch/library.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -44,6 +52,7 @@
 
 #include "probe/format/api_config.h"
 #include "probe/format/dtype.h"
+#include "probe/format/file_util.h"
 #include "probe/format/msprobe_layout.h"
 #include "probe/format/tensor_stats.h"
 
@@ -196,6 +205,105 @@ std::string apiConfigCheck(const std::string& text, const std::string& file) {
     }
 }
 
+// The 16-bit code of the four hex digits at `p`, or -1.
+int hexCode(const char* p) {
+    int code = 0;
+    for (int i = 0; i < 4; ++i) {
+        const char c = p[i];
+        const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (digit < 0) return -1;
+        code = code * 16 + digit;
+    }
+    return code;
+}
+
+bool isHighSurrogate(int code) { return code >= 0xD800 && code <= 0xDBFF; }
+bool isLowSurrogate(int code) { return code >= 0xDC00 && code <= 0xDFFF; }
+
+// Copies the string token starting at compact[i] (its opening quote) to `out`; returns the
+// index after its closing quote. A lone surrogate's escape (text UTF-8 cannot carry, refused by
+// strict JSON readers) is written as the text of the escape, "\\udc80", the way
+// probe_studio._names writes such names.
+size_t copyString(std::string_view compact, size_t i, std::string& out) {
+    const size_t n = compact.size();
+    out += compact[i++];
+    while (i < n) {
+        const char c = compact[i];
+        if (c == '"') {
+            out += c;
+            return i + 1;
+        }
+        if (c != '\\' || i + 1 >= n) {
+            out += c;
+            ++i;
+            continue;
+        }
+        if (compact[i + 1] != 'u' || i + 6 > n) {
+            out.append(compact.substr(i, 2));
+            i += 2;
+            continue;
+        }
+        const int code = hexCode(compact.data() + i + 2);
+        const bool pair = isHighSurrogate(code) && i + 12 <= n && compact[i + 6] == '\\' && compact[i + 7] == 'u' &&
+                          isLowSurrogate(hexCode(compact.data() + i + 8));
+        if (pair) {
+            out.append(compact.substr(i, 12));
+            i += 12;
+        } else {
+            if (isHighSurrogate(code) || isLowSurrogate(code)) out += '\\';
+            out.append(compact.substr(i, 6));
+            i += 6;
+        }
+    }
+    return i;
+}
+
+// json.dumps(value, indent=1) from json.dumps(value, separators=(",", ": ")): after an opening
+// bracket and after a comma a line break and the depth's indent, before a closing bracket the
+// outer depth's; an empty [] or {} stays as it is.
+std::string indentJson(std::string_view compact) {
+    std::string out;
+    out.reserve(compact.size() + compact.size() / 2);
+    int depth = 0;
+    auto lineBreak = [&] {
+        out += '\n';
+        out.append(static_cast<size_t>(depth), ' ');
+    };
+    const size_t n = compact.size();
+    size_t i = 0;
+    while (i < n) {
+        const char c = compact[i];
+        if (c == '"') {
+            i = copyString(compact, i, out);
+            continue;
+        }
+        if (c == '[' || c == '{') {
+            const char close = c == '[' ? ']' : '}';
+            out += c;
+            if (i + 1 < n && compact[i + 1] == close) {
+                out += close;
+                i += 2;
+                continue;
+            }
+            ++depth;
+            lineBreak();
+        } else if (c == ']' || c == '}') {
+            --depth;
+            lineBreak();
+            out += c;
+        } else if (c == ',') {
+            out += c;
+            lineBreak();
+        } else {
+            out += c;
+        }
+        ++i;
+    }
+    return out;
+}
+
+std::string jsonIndent(const std::string& compact) { return indentJson(compact); }
+
 template <typename Names>
 nlohmann::ordered_json nameList(const Names& names) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -234,4 +342,18 @@ TORCH_LIBRARY_FRAGMENT(probe, m) {
     m.def("tensor_summaries(Tensor[] tensors, bool crc) -> (Tensor, Tensor)", &probe::torch_api::tensorSummaries);
     m.def("api_config_check(str text, str file) -> str", &probe::torch_api::apiConfigCheck);
     m.def("msprobe_tables() -> str", &probe::torch_api::msprobeTables);
+    m.def("json_indent(str compact) -> str", &probe::torch_api::jsonIndent);
+}
+
+// Writes indentJson(compact) to `path` atomically. Returns 0 or an errno value. Called through
+// ctypes, which releases the GIL: the model's threads run on while the file is written.
+extern "C" __attribute__((visibility("default"))) int probe_api_write_json(const char* compact, uint64_t size,
+                                                                            const char* path) {
+    try {
+        return probe::format::writeFileAtomically(path, probe::torch_api::indentJson(std::string_view(compact, size)));
+    } catch (const std::bad_alloc&) {
+        return ENOMEM;
+    } catch (...) {
+        return EIO;
+    }
 }

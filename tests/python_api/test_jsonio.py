@@ -25,6 +25,15 @@ class JsonWriter(unittest.TestCase):
         for document in documents:
             self.assertEqual(_jsonio.dumps(document), json.dumps(document, indent=1))
 
+    def test_a_lone_surrogate_is_written_as_the_text_of_its_escape(self):
+        # UTF-8 cannot carry a lone surrogate and strict JSON readers refuse its escape: it is
+        # written the way probe_studio._names writes names; a surrogate pair stays a pair.
+        value = {"a\udc80b": ["\ud800", "x\\udc80", "\U0001f600", "\udbff\udfff", "\udfff\udbff"]}
+        text = _jsonio.dumps(value)
+        self.assertEqual(json.loads(text), {"a\\udc80b": ["\\ud800", "x\\udc80", "\U0001f600", "\U0010ffff",
+                                                          "\\udfff\\udbff"]})
+        text.encode("ascii")
+
     def test_atomic_write_leaves_no_temporary_file(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "dump.json")

@@ -397,13 +397,12 @@ class ModuleHooks:
             values = record.entry.get(side)
             if values is None or index >= len(values):
                 return
-            if grad is None:
-                values[index] = None
-            else:
+            item = None
+            if grad is not None:
                 batch = service.recorder.batch(name)
-                values[index] = batch.tensor(grad, "%s.%d" % (side, index))
+                item = batch.tensor(grad, "%s.%d" % (side, index))
                 batch.finish()
-            service.records.dirty = True
+            service.set_item(values, index, item)
         except Exception as exc:
             service.record_error("module backward hook", exc)
         finally:

@@ -14,6 +14,8 @@ except ImportError:  # an unbuilt source tree
 tensor_summaries = None  # torch.ops.probe.tensor_summaries
 _config_check = None
 _tables = None
+_json_indent = None
+_write_json = None
 
 
 def _major_minor(version):
@@ -23,7 +25,7 @@ def _major_minor(version):
 
 def load(torch):
     """Loads the adapter library once. Raises ImportError saying what to do when it cannot."""
-    global tensor_summaries, _config_check, _tables
+    global tensor_summaries, _config_check, _tables, _json_indent, _write_json
     if tensor_summaries is not None:
         return
     if _build_info is None or not _build_info.HAVE_TORCH_ADAPTER or not os.path.exists(_paths.TORCH_ADAPTER_LIBRARY):
@@ -33,10 +35,11 @@ def load(torch):
     if _major_minor(torch.__version__) != _major_minor(built):
         raise ImportError("probe_studio.pytorch: torch %s is not the version the adapter was built for (%s); use "
                           "the interpreter of that torch (Debian: /usr/bin/python3)" % (torch.__version__, built))
-    _native.load_adapter(torch)
+    _write_json = _native.load_adapter(torch).probe_api_write_json
     tensor_summaries = torch.ops.probe.tensor_summaries
     _config_check = torch.ops.probe.api_config_check
     _tables = torch.ops.probe.msprobe_tables
+    _json_indent = torch.ops.probe.json_indent
 
 
 def check_config(text, label):
@@ -50,3 +53,24 @@ def msprobe_tables():
     """The format library's msprobe tables (probe/format/api_config.h, msprobe_layout.h):
     {"config_keys": [{"block", "key", "use", "note"}], "layout": {"dump_keys", "tensor_keys", ...}}."""
     return json.loads(_tables())
+
+
+def _loaded():
+    if _write_json is None:
+        import torch
+        load(torch)
+
+
+def json_indent(compact):
+    """json.dumps(value, indent=1) from json.dumps(value, separators=(",", ": "))."""
+    _loaded()
+    return _json_indent(compact)
+
+
+def write_json(compact, path):
+    """Writes json_indent(compact) to `path` atomically (C++, without the GIL). Raises OSError."""
+    _loaded()
+    data = compact.encode("ascii")  # the C encoder writes ASCII only
+    error = _write_json(data, len(data), os.fsencode(path))
+    if error:
+        raise OSError(error, os.strerror(error), path)

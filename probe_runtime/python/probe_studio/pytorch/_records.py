@@ -14,7 +14,6 @@ import torch
 
 from . import _ops
 from .._names import file_name as _file_name
-from ._jsonio import TensorItem
 
 _Tensor = torch.Tensor
 _MEMORY_FORMATS = {torch.contiguous_format: "contiguous_format", torch.channels_last: "channels_last",
@@ -74,14 +73,15 @@ class StepRecords:
     construct.json (entry -> parent module entry) and stack.json's groups (formatted stack ->
     entry names)."""
 
-    __slots__ = ("data", "construct", "stack_groups", "dirty", "unflushed")
+    __slots__ = ("data", "construct", "stack_groups", "dirty", "unflushed", "queued")
 
     def __init__(self):
         self.data = {}
         self.construct = {}
         self.stack_groups = {}
         self.dirty = False
-        self.unflushed = 0  # entries inserted since the files were last written
+        self.unflushed = 0    # entries inserted since the files were last written
+        self.queued = False   # a write of them is waiting for the writer thread
 
     def insert(self, name, entry):
         self.data[name] = entry
@@ -106,33 +106,44 @@ class StepRecords:
 
 class StackCapture:
     """The Python stack of a call as stack.json writes it (innermost frame first, our own
-    package's frames left out), formatted once per distinct stack."""
+    package's frames left out). Per call only the frames' code objects and positions are read;
+    the text (file names, line numbers, source lines) is made once per distinct stack."""
 
     def __init__(self, package_dir):
         self.package_dir = package_dir
-        self._formatted = {}
+        self._ours = {}       # code object -> whether it is our package's (left out)
+        self._formatted = {}  # ((code, position), ...) -> the stack's lines
 
-    def capture(self, depth):
-        """The stack from `depth` frames above the caller."""
-        frame = sys._getframe(depth + 1)
-        package_dir = self.package_dir
-        raw = []
+    def capture(self):
+        """The stack of the code that called into our package."""
+        frame = sys._getframe(1)
+        ours = self._ours
+        key = []
         while frame is not None:
             code = frame.f_code
-            filename = code.co_filename
-            if not filename.startswith(package_dir):
-                raw.append((filename, frame.f_lineno, code.co_name))
+            own = ours.get(code)
+            if own is None:
+                own = ours[code] = code.co_filename.startswith(self.package_dir)
+            if not own:
+                key.append((code, frame.f_lasti))
             frame = frame.f_back
-        raw = tuple(raw)
-        formatted = self._formatted.get(raw)
+        key = tuple(key)
+        formatted = self._formatted.get(key)
         if formatted is None:
-            lines = []
-            for filename, lineno, func in raw:
-                source = linecache.getline(filename, lineno).strip()
-                if source:
-                    lines.append("File %s, line %d, in %s, \n %s" % (filename, lineno, func, source))
-            formatted = self._formatted[raw] = tuple(lines)
+            formatted = self._formatted[key] = self._format(sys._getframe(1))
         return formatted
+
+    def _format(self, frame):
+        lines = []
+        while frame is not None:
+            code = frame.f_code
+            if not self._ours[code]:
+                source = linecache.getline(code.co_filename, frame.f_lineno).strip()
+                if source:
+                    lines.append("File %s, line %d, in %s, \n %s" % (code.co_filename, frame.f_lineno, code.co_name,
+                                                                    source))
+            frame = frame.f_back
+        return tuple(lines)
 
 
 # ------------------------------------------------------------------------------------------
@@ -197,8 +208,8 @@ class Batch:
 
     def tensor(self, t, suffix):
         name, kind = _dtype_info(t.dtype)
-        item = TensorItem(type="torch.Tensor", dtype=name, shape=list(t.shape), Max=None, Min=None, Mean=None,
-                          Norm=None, requires_grad=t.requires_grad)
+        item = {"type": "torch.Tensor", "dtype": name, "shape": list(t.shape), "Max": None, "Min": None, "Mean": None,
+                "Norm": None, "requires_grad": t.requires_grad}
         recorder = self.recorder
         if self.saves:
             file_name = _file_name("%s.%s.pt" % (self.entry, suffix))

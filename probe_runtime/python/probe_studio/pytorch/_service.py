@@ -94,7 +94,7 @@ class Service:
         self._error_count = 0
         self.recorder = Recorder(config, self.record_error)
         self.stacks = StackCapture(_PACKAGE_DIR)
-        self.writer = _step_writer.StepWriter(config, self._note_once)
+        self.writer = _step_writer.StepWriter(config, self.lock, self._note_once)
         self._reset_step()
         self.modules = ModuleHooks(self)
         self.apis = ApiHooks(self) if config.dumps_apis else None
@@ -126,6 +126,8 @@ class Service:
         # A forked child (DataLoader workers) does not dump into its parent's files.
         self.running = False
         self.active = False
+        self.lock = threading.RLock()
+        self.writer.stop_in_forked_child(self.lock)
         if self.apis is not None:
             self.apis.set_active(False)
 
@@ -177,7 +179,7 @@ class Service:
                 return
             self.recorder.tensor_dir = self.writer.tensor_dir
             self.records.dirty = True
-            self.flush()
+            self.flush(wait=False)
         self.running = True
         self._update_active()
 
@@ -186,12 +188,12 @@ class Service:
             return
         self.running = False
         self._update_active()
-        self.flush()
+        self.flush(wait=True)
 
     def step(self):
         if self.ended:
             return
-        self.flush()
+        self.flush(wait=False)
         self.running = False
         self._update_active()
         self.current_iter += 1
@@ -211,7 +213,7 @@ class Service:
     def _end(self):
         """After the last step of the config's step list: nothing more is collected and every
         hook is removed, so the rest of the run costs nothing. The process goes on."""
-        self.flush()
+        self.flush(wait=True)
         self.running = False
         self.ended = True
         self._update_active()
@@ -253,23 +255,30 @@ class Service:
         with self.lock:
             self.records.insert(name, entry)
         if self.records.unflushed >= _FLUSH_EVERY:
-            self.flush()
+            self.flush(wait=False)
 
     def set_value(self, name, key, value):
         with self.lock:
             self.records.set_value(name, key, value)
 
+    def set_item(self, values, index, item):
+        """Fills a place of a list inside an entry already in the records."""
+        with self.lock:
+            values[index] = item
+            self.records.dirty = True
+
     def record_stack(self, name):
         if not self.config.extra_info:
             return
-        formatted = self.stacks.capture(1)
+        formatted = self.stacks.capture()
         with self.lock:
             self.records.add_stack(formatted, name)
 
-    def flush(self):
-        """Rewrites dump.json, stack.json and construct.json of the current step."""
-        with self.lock:
-            self.writer.write(self.records)
+    def flush(self, wait, timeout=None):
+        """Has dump.json, stack.json and construct.json of the current step rewritten by the
+        writer thread; with `wait`, returns once they are on disk. Never called holding the
+        records' lock (the writer needs it)."""
+        self.writer.write(self.records, wait, timeout)
 
     def record_error(self, where, exc):
         """An error inside our hooks: logged, never raised into the model."""
