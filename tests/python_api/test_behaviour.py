@@ -216,6 +216,51 @@ class NeverHarmsTheModel(support.TempDirTestCase):
         self.assertEqual(meta["shape"], [2, 3])
 
 
+class ModuleCalledTwice(support.TempDirTestCase):
+    def test_both_calls_have_their_backward_entry_with_their_gradient(self):
+        # A shared embedding for two sequences; the backward nodes of the two calls run one
+        # after the other (as under `probe run`, where they were one op).
+        script = """
+            import sys
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+
+            class Pair(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.embed = nn.Embedding(10, 4)
+                    self.head = nn.Linear(4, 2)
+
+                def forward(self, a, b):
+                    return self.head(torch.cat([self.embed(a), self.embed(b) * 3.0]))
+
+            torch.manual_seed(5)
+            model = Pair()
+            debugger = PrecisionDebugger(config_path=sys.argv[1], model=model)
+            debugger.start()
+            model(torch.tensor([1, 2, 3]), torch.tensor([4, 5, 6])).sum().backward()
+            debugger.stop()
+            """
+        torch.manual_seed(5)
+        embed, head = torch.nn.Embedding(10, 4), torch.nn.Linear(4, 2)
+        ea, eb = embed(torch.tensor([1, 2, 3])), embed(torch.tensor([4, 5, 6]))
+        for t in (ea, eb):
+            t.retain_grad()
+        head(torch.cat([ea, eb * 3.0])).sum().backward()
+        for level in ("L0", "mix"):
+            path = self.write_config({"task": "tensor", "dump_path": "./" + level, "level": level}, level + ".json")
+            self.run_python(script, [path])
+            dump = check_layout(self, self.only_dump(level), task="tensor", level=level)
+            data = dump["data"]
+            for call, grad in ((0, ea.grad), (1, eb.grad)):
+                self.assertIn("Module.embed.Embedding.forward.%d" % call, data)
+                entry = data["Module.embed.Embedding.backward.%d" % call]
+                saved = torch.load(os.path.join(dump["dump_data_dir"], entry["input"][0]["data_name"]))
+                self.assertTrue(torch.equal(saved, grad), (level, call))
+                self.assertEqual(entry["output"], [])  # the token ids need no gradient
+
+
 class NamesSurvive(support.TempDirTestCase):
     def test_module_names_with_any_characters_keep_their_tensors(self):
         # add_module accepts any name without a dot: a "/" (not allowed in a file name), a lone
