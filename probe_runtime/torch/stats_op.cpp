@@ -1,19 +1,21 @@
 // Custom ops for the code-level API (probe_studio.pytorch, the msprobe layout), compiled into
 // libprobe_torch.so next to the adapter:
 //
-//   probe::tensor_summaries(Tensor[] tensors, bool crc) -> (Tensor, Tensor)
+//   probe::tensor_summaries(Tensor[] tensors, bool crc) -> (float[], int[])
 //       One row per tensor, computed by the format library's fused statistics pass
 //       (probe::format::computeTensorStats) over contiguous CPU data, so that Python never
-//       loops over elements and all tensors of a dump entry cost one call.
-//         rows  float64 [N, 6]: max, min, mean, norm, valid, crc32
+//       loops over elements and all tensors of a dump entry cost one call. Python lists, not
+//       tensors: nothing to allocate through the dispatcher or convert back per call.
+//         rows  N x 6 floats, row after row: max, min, mean, norm, valid, crc32
 //               max/min/mean/norm are rounded to the tensor's own floating dtype (float32,
 //               float16, bfloat16): msprobe writes the dtype's result as a Python double.
 //               Complex tensors are summarised by their magnitude. A 0-d tensor has all four
 //               equal to its value. valid is 0 when nothing could be computed (empty tensor,
 //               unsupported layout or dtype): the four values are then meaningless.
 //               crc32 is zlib's CRC-32 of the contiguous bytes (the "md5" field), 0 unless asked.
-//         ints  int64 [N, 2]: exact max and min for integer and bool tensors (a double cannot
+//         ints  N x 2 ints: exact max and min for integer and bool tensors (a double cannot
 //               hold every int64).
+//       Both are empty when memory ran out: the statistics then stay null.
 //
 //   probe::api_config_check(str text, str file) -> str
 //       The code-level config validator (probe::format::parseApiConfig) for Python:
@@ -25,13 +27,6 @@
 //       {"config_keys": [{"block", "key", "use": "honoured" | "no_effect" | "other_task", "note"}],
 //        "layout": {"dump_keys", "forward_keys", "backward_keys", "tensor_keys", "api_prefixes", ...}}
 //
-//   probe::json_indent(str compact) -> str
-//   probe_api_write_json(compact, size, path) (C, for ctypes: the GIL is released meanwhile)
-//       The msprobe layout's JSON files as msprobe writes them (json.dump(value, f, indent=1)),
-//       from the text Python's C encoder writes fast (json.dumps(value, separators=(",", ": "))):
-//       the same tokens, only the line breaks and indents differ. The file is written under a
-//       temporary name and renamed, so no reader ever sees half of it.
-//
 // Nothing here throws into PyTorch: a failure becomes an invalid row or an issue.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <ATen/ATen.h>
@@ -41,7 +36,6 @@
 #include <c10/util/Half.h>
 #include <torch/library.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -52,7 +46,6 @@
 
 #include "probe/format/api_config.h"
 #include "probe/format/dtype.h"
-#include "probe/format/file_util.h"
 #include "probe/format/msprobe_layout.h"
 #include "probe/format/tensor_stats.h"
 
@@ -148,24 +141,23 @@ void summarise(const at::Tensor& input, bool crc, double* row, int64_t* ints) {
     row[kValid] = 1.0;
 }
 
-std::tuple<at::Tensor, at::Tensor> tensorSummaries(const std::vector<at::Tensor>& tensors, bool crc) {
+std::tuple<std::vector<double>, std::vector<int64_t>> tensorSummaries(const std::vector<at::Tensor>& tensors, bool crc) {
     at::DisableRecordFunctionGuard noRecord;
     c10::AutoGradMode noGrad(false);
-    const auto n = static_cast<int64_t>(tensors.size());
-    at::Tensor rows, ints;
+    const size_t n = tensors.size();
+    std::vector<double> rows;
+    std::vector<int64_t> ints;
     try {
-        rows = at::zeros({n, kColumns}, at::TensorOptions().dtype(at::kDouble));
-        ints = at::zeros({n, 2}, at::TensorOptions().dtype(at::kLong));
+        rows.assign(n * kColumns, 0.0);
+        ints.assign(n * 2, 0);
     } catch (const std::exception& e) {
         reportFailure(e.what());
-        return {at::Tensor(), at::Tensor()};
+        return {};
     }
-    double* rowData = rows.data_ptr<double>();
-    int64_t* intData = ints.data_ptr<int64_t>();
-    for (int64_t i = 0; i < n; ++i) {
-        double* row = rowData + i * kColumns;
+    for (size_t i = 0; i < n; ++i) {
+        double* row = rows.data() + i * kColumns;
         try {
-            summarise(tensors[static_cast<size_t>(i)], crc, row, intData + i * 2);
+            summarise(tensors[i], crc, row, ints.data() + i * 2);
         } catch (const std::exception& e) {
             row[kValid] = 0.0;
             reportFailure(e.what());
@@ -174,7 +166,7 @@ std::tuple<at::Tensor, at::Tensor> tensorSummaries(const std::vector<at::Tensor>
             reportFailure("unknown failure");
         }
     }
-    return {rows, ints};
+    return {std::move(rows), std::move(ints)};
 }
 
 std::string apiConfigCheck(const std::string& text, const std::string& file) {
@@ -204,105 +196,6 @@ std::string apiConfigCheck(const std::string& text, const std::string& file) {
         return failed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
 }
-
-// The 16-bit code of the four hex digits at `p`, or -1.
-int hexCode(const char* p) {
-    int code = 0;
-    for (int i = 0; i < 4; ++i) {
-        const char c = p[i];
-        const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (digit < 0) return -1;
-        code = code * 16 + digit;
-    }
-    return code;
-}
-
-bool isHighSurrogate(int code) { return code >= 0xD800 && code <= 0xDBFF; }
-bool isLowSurrogate(int code) { return code >= 0xDC00 && code <= 0xDFFF; }
-
-// Copies the string token starting at compact[i] (its opening quote) to `out`; returns the
-// index after its closing quote. A lone surrogate's escape (text UTF-8 cannot carry, refused by
-// strict JSON readers) is written as the text of the escape, "\\udc80", the way
-// probe_studio._names writes such names.
-size_t copyString(std::string_view compact, size_t i, std::string& out) {
-    const size_t n = compact.size();
-    out += compact[i++];
-    while (i < n) {
-        const char c = compact[i];
-        if (c == '"') {
-            out += c;
-            return i + 1;
-        }
-        if (c != '\\' || i + 1 >= n) {
-            out += c;
-            ++i;
-            continue;
-        }
-        if (compact[i + 1] != 'u' || i + 6 > n) {
-            out.append(compact.substr(i, 2));
-            i += 2;
-            continue;
-        }
-        const int code = hexCode(compact.data() + i + 2);
-        const bool pair = isHighSurrogate(code) && i + 12 <= n && compact[i + 6] == '\\' && compact[i + 7] == 'u' &&
-                          isLowSurrogate(hexCode(compact.data() + i + 8));
-        if (pair) {
-            out.append(compact.substr(i, 12));
-            i += 12;
-        } else {
-            if (isHighSurrogate(code) || isLowSurrogate(code)) out += '\\';
-            out.append(compact.substr(i, 6));
-            i += 6;
-        }
-    }
-    return i;
-}
-
-// json.dumps(value, indent=1) from json.dumps(value, separators=(",", ": ")): after an opening
-// bracket and after a comma a line break and the depth's indent, before a closing bracket the
-// outer depth's; an empty [] or {} stays as it is.
-std::string indentJson(std::string_view compact) {
-    std::string out;
-    out.reserve(compact.size() + compact.size() / 2);
-    int depth = 0;
-    auto lineBreak = [&] {
-        out += '\n';
-        out.append(static_cast<size_t>(depth), ' ');
-    };
-    const size_t n = compact.size();
-    size_t i = 0;
-    while (i < n) {
-        const char c = compact[i];
-        if (c == '"') {
-            i = copyString(compact, i, out);
-            continue;
-        }
-        if (c == '[' || c == '{') {
-            const char close = c == '[' ? ']' : '}';
-            out += c;
-            if (i + 1 < n && compact[i + 1] == close) {
-                out += close;
-                i += 2;
-                continue;
-            }
-            ++depth;
-            lineBreak();
-        } else if (c == ']' || c == '}') {
-            --depth;
-            lineBreak();
-            out += c;
-        } else if (c == ',') {
-            out += c;
-            lineBreak();
-        } else {
-            out += c;
-        }
-        ++i;
-    }
-    return out;
-}
-
-std::string jsonIndent(const std::string& compact) { return indentJson(compact); }
 
 template <typename Names>
 nlohmann::ordered_json nameList(const Names& names) {
@@ -339,21 +232,7 @@ std::string msprobeTables() {
 }  // namespace probe::torch_api
 
 TORCH_LIBRARY_FRAGMENT(probe, m) {
-    m.def("tensor_summaries(Tensor[] tensors, bool crc) -> (Tensor, Tensor)", &probe::torch_api::tensorSummaries);
+    m.def("tensor_summaries(Tensor[] tensors, bool crc) -> (float[], int[])", &probe::torch_api::tensorSummaries);
     m.def("api_config_check(str text, str file) -> str", &probe::torch_api::apiConfigCheck);
     m.def("msprobe_tables() -> str", &probe::torch_api::msprobeTables);
-    m.def("json_indent(str compact) -> str", &probe::torch_api::jsonIndent);
-}
-
-// Writes indentJson(compact) to `path` atomically. Returns 0 or an errno value. Called through
-// ctypes, which releases the GIL: the model's threads run on while the file is written.
-extern "C" __attribute__((visibility("default"))) int probe_api_write_json(const char* compact, uint64_t size,
-                                                                            const char* path) {
-    try {
-        return probe::format::writeFileAtomically(path, probe::torch_api::indentJson(std::string_view(compact, size)));
-    } catch (const std::bad_alloc&) {
-        return ENOMEM;
-    } catch (...) {
-        return EIO;
-    }
 }

@@ -6,7 +6,7 @@ import functools
 import torch
 
 from . import _api_wrap
-from ._records import backward_name
+from ._records import backward_name, tensor_version
 
 _Tensor = torch.Tensor
 _DROPOUT_APIS = frozenset((
@@ -32,6 +32,28 @@ def _first_tensor(value, depth=0):
     return None
 
 
+_writes_by_name = {}
+
+
+def _may_write_inputs(prefix, args, kwargs):
+    """Whether a call may change its inputs in place (their statistics are then taken before
+    it): in-place methods and functions (add_, __iadd__, __setitem__), collectives, an out= or
+    inplace=True, and any positional True of a functional (F.dropout(x, p, training, inplace))."""
+    by_name = _writes_by_name.get(prefix)
+    if by_name is None:
+        by_name = _writes_by_name[prefix] = (prefix.endswith("_.") or prefix.startswith("Tensor.__i") or
+                                             "__setitem__" in prefix or prefix.startswith("Distributed."))
+    if by_name:
+        return True
+    if kwargs and ("out" in kwargs or kwargs.get("inplace") is True):
+        return True
+    if prefix.startswith("Functional."):
+        for arg in args:
+            if arg is True:
+                return True
+    return False
+
+
 def _dropout_p(args, kwargs):
     if "p" in kwargs:
         return kwargs["p"]
@@ -46,6 +68,7 @@ class ApiHooks:
 
     def __init__(self, service):
         self.service = service
+        self.tls = service.tls  # read by the wrappers
         self.counts = {}
         self.wrapping = _api_wrap.ApiWrapping()
         self.wrapping.install(torch)
@@ -96,20 +119,30 @@ class ApiHooks:
         if scope.enabled:
             scope.begin(name)
         selected = service.selected(name)
+        batch = versions = None
         if selected:
             service.record_stack(name)
             if service.fwd_in:
                 batch = service.recorder.batch(name)
                 entry = {"input_args": batch.args(args, "input"), "input_kwargs": batch.kwargs(kwargs)}
-                batch.finish()
+                if service.fwd_out and not _may_write_inputs(prefix, args, kwargs):
+                    # The inputs' statistics are taken with the outputs' after the call, in one
+                    # call to the C++ core; their versions show if the call changed them anyway.
+                    versions = [tensor_version(t) for t in batch.tensors]
+                else:
+                    batch.finish()
+                    batch = None
                 service.insert(name, entry)
-        return (name, count, parent, selected, service.step_serial)
+        return (name, count, parent, selected, service.step_serial, batch, versions)
 
     def _end(self, call, prefix, args, kwargs, output):
         service = self.service
-        name, count, parent, selected, serial = call
+        name, count, parent, selected, serial, batch, versions = call
         if selected and service.fwd_out:
-            batch = service.recorder.batch(name)
+            if batch is None:
+                batch = service.recorder.batch(name)
+            elif versions:
+                batch.drop_changed(versions, name)
             value = batch.output(output)
             batch.finish()
             service.set_value(name, "output", value)

@@ -19,7 +19,7 @@ ACTIVE = None
 def _make_wrapper(original, api_prefix):
     def probe_api(*args, **kwargs):
         hooks = ACTIVE
-        if hooks is None:
+        if hooks is None or hooks.tls.inside:  # not collecting, or nested in a wrapped call
             return original(*args, **kwargs)
         return hooks.call_api(original, api_prefix, args, kwargs)
 

@@ -1,6 +1,7 @@
 """The C++ side of the code-level API: statistics and config validation ops registered by the
 PyTorch adapter library (probe_runtime/torch/stats_op.cpp)."""
 # SPDX-License-Identifier: GPL-3.0-or-later
+import errno
 import json
 import os
 
@@ -15,7 +16,8 @@ tensor_summaries = None  # torch.ops.probe.tensor_summaries
 _config_check = None
 _tables = None
 _json_indent = None
-_write_json = None
+_queue_json = None
+_wait_json = None
 
 
 def _major_minor(version):
@@ -25,7 +27,7 @@ def _major_minor(version):
 
 def load(torch):
     """Loads the adapter library once. Raises ImportError saying what to do when it cannot."""
-    global tensor_summaries, _config_check, _tables, _json_indent, _write_json
+    global tensor_summaries, _config_check, _tables, _json_indent, _queue_json, _wait_json
     if tensor_summaries is not None:
         return
     if _build_info is None or not _build_info.HAVE_TORCH_ADAPTER or not os.path.exists(_paths.TORCH_ADAPTER_LIBRARY):
@@ -35,8 +37,9 @@ def load(torch):
     if _major_minor(torch.__version__) != _major_minor(built):
         raise ImportError("probe_studio.pytorch: torch %s is not the version the adapter was built for (%s); use "
                           "the interpreter of that torch (Debian: /usr/bin/python3)" % (torch.__version__, built))
-    _write_json = _native.load_adapter(torch).probe_api_write_json
-    tensor_summaries = torch.ops.probe.tensor_summaries
+    adapter = _native.load_adapter(torch)
+    _queue_json, _wait_json = adapter.probe_api_queue_json, adapter.probe_api_wait_json
+    tensor_summaries = torch.ops.probe.tensor_summaries.default  # the overload: one Python call less
     _config_check = torch.ops.probe.api_config_check
     _tables = torch.ops.probe.msprobe_tables
     _json_indent = torch.ops.probe.json_indent
@@ -56,7 +59,7 @@ def msprobe_tables():
 
 
 def _loaded():
-    if _write_json is None:
+    if _queue_json is None:
         import torch
         load(torch)
 
@@ -67,10 +70,23 @@ def json_indent(compact):
     return _json_indent(compact)
 
 
-def write_json(compact, path):
-    """Writes json_indent(compact) to `path` atomically (C++, without the GIL). Raises OSError."""
+def queue_json(compact, path, waited):
+    """Queues json_indent(compact) to be written to `path` atomically by the C++ writer thread;
+    returns the ticket for wait_json. Raises OSError when it cannot be queued."""
     _loaded()
     data = compact.encode("ascii")  # the C encoder writes ASCII only
-    error = _write_json(data, len(data), os.fsencode(path))
+    ticket = _queue_json(data, len(data), os.fsencode(path), 1 if waited else 0)
+    if not ticket:
+        raise OSError(errno.ENOMEM, "the JSON file writer could not take %s" % path, path)
+    return ticket
+
+
+def wait_json(ticket, timeout=None):
+    """Waits (the GIL released) until `ticket` and every file queued before it are written.
+    False when `timeout` seconds passed first; raises OSError when that file failed."""
+    error = _wait_json(ticket, -1 if timeout is None else int(timeout * 1000))
+    if error < 0:
+        return False
     if error:
-        raise OSError(error, os.strerror(error), path)
+        raise OSError(error, os.strerror(error))
+    return True

@@ -70,8 +70,8 @@ def backward_name(forward_name):
 
 class StepRecords:
     """What one step recorded: dump.json's "data" (entry name -> entry, in the order met),
-    construct.json (entry -> parent module entry) and stack.json's groups (formatted stack ->
-    entry names)."""
+    construct.json (entry -> parent module entry) and stack.json's groups (id of a formatted
+    stack -> (the stack, entry names)); the stacks stay alive in StackCapture."""
 
     __slots__ = ("data", "construct", "stack_groups", "dirty", "unflushed", "queued")
 
@@ -97,53 +97,55 @@ class StepRecords:
         self.dirty = True
 
     def add_stack(self, formatted, name):
-        names = self.stack_groups.get(formatted)
-        if names is None:
-            self.stack_groups[formatted] = [name]
+        """`formatted` from StackCapture: equal stacks are one object, grouped by its id."""
+        group = self.stack_groups.get(id(formatted))
+        if group is None:
+            self.stack_groups[id(formatted)] = (formatted, [name])
         else:
-            names.append(name)
+            group[1].append(name)
 
 
 class StackCapture:
     """The Python stack of a call as stack.json writes it (innermost frame first, our own
-    package's frames left out). Per call only the frames' code objects and positions are read;
-    the text (file names, line numbers, source lines) is made once per distinct stack."""
+    package's frames left out). Per call only each frame's code object (by id: hashing a code
+    object hashes its contents) and position are read; the text (file names, line numbers,
+    source lines) is made once per call site reached by a distinct path, and equal stacks are
+    one object."""
 
     def __init__(self, package_dir):
         self.package_dir = package_dir
-        self._ours = {}       # code object -> whether it is our package's (left out)
-        self._formatted = {}  # ((code, position), ...) -> the stack's lines
+        self._formatted = {}  # (id(code), position, ...) -> (the stack's lines, the code objects)
+        self._stacks = {}     # the stack's lines -> the one tuple of them
 
     def capture(self):
         """The stack of the code that called into our package."""
         frame = sys._getframe(1)
-        ours = self._ours
         key = []
+        append = key.append
         while frame is not None:
-            code = frame.f_code
-            own = ours.get(code)
-            if own is None:
-                own = ours[code] = code.co_filename.startswith(self.package_dir)
-            if not own:
-                key.append((code, frame.f_lasti))
+            append(id(frame.f_code))
+            append(frame.f_lasti)
             frame = frame.f_back
         key = tuple(key)
-        formatted = self._formatted.get(key)
-        if formatted is None:
-            formatted = self._formatted[key] = self._format(sys._getframe(1))
-        return formatted
+        known = self._formatted.get(key)
+        if known is None:
+            # The code objects stay alive with the key, so no other one can take their ids.
+            known = self._formatted[key] = self._format(sys._getframe(1))
+        return known[0]
 
     def _format(self, frame):
-        lines = []
+        lines, codes = [], []
         while frame is not None:
             code = frame.f_code
-            if not self._ours[code]:
+            codes.append(code)
+            if not code.co_filename.startswith(self.package_dir):
                 source = linecache.getline(code.co_filename, frame.f_lineno).strip()
                 if source:
                     lines.append("File %s, line %d, in %s, \n %s" % (code.co_filename, frame.f_lineno, code.co_name,
                                                                     source))
             frame = frame.f_back
-        return tuple(lines)
+        lines = tuple(lines)
+        return self._stacks.setdefault(lines, lines), tuple(codes)
 
 
 # ------------------------------------------------------------------------------------------
@@ -256,11 +258,16 @@ class Batch:
             return {"type": "torch.Size", "value": [int(x) for x in v]}
         if isinstance(v, (list, tuple)):
             fields = getattr(v, "_fields", None)
+            if suffix is None:  # no file names to make (nothing is saved)
+                if fields is not None and isinstance(v, tuple):
+                    return {f: self.value(x, None, f, depth + 1) for f, x in zip(fields, v)}
+                return [self.value(x, None, None, depth + 1) for x in v]
             if fields is not None and isinstance(v, tuple):  # a namedtuple: an object of its fields
                 return {f: self.value(x, "%s.%s" % (suffix, f), f, depth + 1) for f, x in zip(fields, v)}
             return [self.value(x, "%s.%d" % (suffix, i), None, depth + 1) for i, x in enumerate(v)]
         if isinstance(v, dict):
-            return {str(k): self.value(x, "%s.%s" % (suffix, k), k if isinstance(k, str) else None, depth + 1)
+            return {str(k): self.value(x, None if suffix is None else "%s.%s" % (suffix, k),
+                                       k if isinstance(k, str) else None, depth + 1)
                     for k, x in v.items()}
         if isinstance(v, (int, float, str)):  # subclasses (IntEnum, ...)
             return {"type": t.__name__, "value": v}
@@ -279,16 +286,34 @@ class Batch:
                 return {"type": type(v).__name__, "value": v.item()}
         return None
 
+    # The suffix of a value (input.0, kwargs.dim, output.1.2) names its .pt file; without files
+    # it is not made.
+
     def args(self, args, category):
+        if not self.saves:
+            return [self.value(v, None) for v in args]
         return [self.value(v, "%s.%d" % (category, i)) for i, v in enumerate(args)]
 
     def kwargs(self, kwargs):
+        if not self.saves:
+            return {str(k): self.value(v, None, k) for k, v in kwargs.items()}
         return {str(k): self.value(v, "kwargs.%s" % k, k) for k, v in kwargs.items()}
 
     def output(self, output):
         if not isinstance(output, tuple) or hasattr(output, "_fields"):
             output = (output,)
-        return [self.value(v, "output.%d" % i) for i, v in enumerate(output)]
+        return self.args(output, "output")
+
+    def drop_changed(self, versions, entry):
+        """Leaves out of the statistics the tensors changed in place since `versions` were taken
+        (their items keep null statistics: the values they had are gone), said in the error log."""
+        changed = [i for i, (t, v) in enumerate(zip(self.tensors, versions)) if tensor_version(t) != v]
+        if not changed:
+            return
+        for i in reversed(changed):
+            del self.items[i], self.tensors[i], self.kinds[i]
+        self.recorder.record_error("statistics of %s" % entry, RuntimeError(
+            "the call changed %d of its input tensors in place: their statistics are null" % len(changed)))
 
     def finish(self):
         """Computes the statistics of every tensor of the batch in one call to the C++ core."""
@@ -297,32 +322,33 @@ class Batch:
         recorder = self.recorder
         md5 = recorder.md5
         rows, ints = _ops.tensor_summaries(self.tensors, md5)
-        if rows is None or ints is None:  # the C++ side could not allocate its result: statistics stay null
+        if len(rows) != 6 * len(self.tensors):  # the C++ side ran out of memory: statistics stay null
             self.tensors = []
             return
-        rows = rows.tolist()
-        ints = ints.tolist()
-        for item, kind, row, exact in zip(self.items, self.kinds, rows, ints):
-            if row[4]:
+        at = 0
+        for item, kind in zip(self.items, self.kinds):
+            if rows[at + 4]:
                 if kind == "f":
-                    item["Max"] = row[0]
-                    item["Min"] = row[1]
-                    item["Mean"] = row[2]
-                    item["Norm"] = row[3]
+                    item["Max"] = rows[at]
+                    item["Min"] = rows[at + 1]
+                    item["Mean"] = rows[at + 2]
+                    item["Norm"] = rows[at + 3]
                 elif kind == "i":
-                    item["Max"] = exact[0]
-                    item["Min"] = exact[1]
+                    exact = at // 3  # two exact values per row of six
+                    item["Max"] = ints[exact]
+                    item["Min"] = ints[exact + 1]
                     if not item["shape"]:
-                        item["Mean"] = item["Norm"] = exact[0]
+                        item["Mean"] = item["Norm"] = ints[exact]
                 elif kind == "b":
-                    item["Max"] = row[0] != 0.0
-                    item["Min"] = row[1] != 0.0
+                    item["Max"] = rows[at] != 0.0
+                    item["Min"] = rows[at + 1] != 0.0
                 else:  # complex: statistics of the magnitude, no norm
-                    item["Max"] = row[0]
-                    item["Min"] = row[1]
-                    item["Mean"] = row[2]
+                    item["Max"] = rows[at]
+                    item["Min"] = rows[at + 1]
+                    item["Mean"] = rows[at + 2]
             if md5:
-                item["md5"] = "%08x" % int(row[5])
+                item["md5"] = "%08x" % int(rows[at + 5])
+            at += 6
         cache = recorder.stat_cache
         if cache is not None:
             for item, t in zip(self.items, self.tensors):

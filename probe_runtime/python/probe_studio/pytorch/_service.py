@@ -178,8 +178,7 @@ class Service:
             if not self.writer.create_step_dir(self.current_iter, rank, self.pid):
                 return
             self.recorder.tensor_dir = self.writer.tensor_dir
-            self.records.dirty = True
-            self.flush(wait=False)
+            self.writer.write_empty()
         self.running = True
         self._update_active()
 

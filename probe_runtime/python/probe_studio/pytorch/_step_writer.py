@@ -2,12 +2,16 @@
 stack.json and construct.json exactly as msprobe writes them, and dump_error_info.log
 (FORMATS.md section 2).
 
-The files are written by a writer thread: the model's thread only queues a step's records (at
-step(), without waiting; at stop(), waiting until they are on disk). The writer renders them
-with Python's C encoder while holding the records' lock (a consistent snapshot, a fraction of
-a millisecond) and indents and writes them in C++ without the GIL, each file under a temporary
-name and then renamed, so a file is never half-written under its real name. The queue is
-drained at exit and on SIGTERM; a forked child writes nothing."""
+Two threads write, and the model's thread does no more than it must:
+  * the files are written (indented, under a temporary name, then renamed: never half-written
+    under their real name) by the adapter's C++ file writer thread, which never takes the GIL
+    (_jsonio); the model's thread only hands it the text;
+  * the text is rendered with Python's C encoder while holding the records' lock (a consistent
+    snapshot) and handed over under the same lock, so files are written in the order rendered.
+    stop() renders on the model's thread and returns once the files are on disk; step() only
+    queues the step's records to this module's writer thread (and not even that when stop()
+    wrote them already), which renders them and waits for their files.
+Everything queued is written at exit and on SIGTERM; a forked child writes nothing."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import atexit
 import collections
@@ -26,16 +30,6 @@ def _say(message):
     sys.stderr.write("[probe] %s\n" % message)
 
 
-class _Job:
-    __slots__ = ("records", "step_dir", "tensor_dir", "done")
-
-    def __init__(self, records, step_dir, tensor_dir):
-        self.records = records
-        self.step_dir = step_dir
-        self.tensor_dir = tensor_dir
-        self.done = False
-
-
 class StepWriter:
     def __init__(self, config, lock, note_once):
         self.config = config
@@ -44,10 +38,10 @@ class StepWriter:
         self.step_dir = None
         self.tensor_dir = None
         self._logged_errors = set()  # (where, exception type) already in this step's log
-        self._jobs = collections.deque()
+        self._jobs = collections.deque()  # (records, step_dir, tensor_dir) for the writer thread
         self._changed = threading.Condition(threading.Lock())
         self._thread = None
-        self._pid = os.getpid()
+        self._last_ticket = 0  # of the last file handed to the C++ writer
         self._stopped = False
 
     def create_step_dir(self, current_iter, rank, pid):
@@ -76,15 +70,21 @@ class StepWriter:
         self._logged_errors = set()
 
     def write(self, records, wait, timeout=None):
-        """Queues `records` to be written into the current step's folder (unless they are queued
-        already); with `wait`, returns once they are on disk or writing them failed and was said
-        (or after `timeout` seconds, when given)."""
-        if self.step_dir is None or self._stopped or (records.queued and not wait):
+        """Has `records` written into the current step's folder. With `wait`, renders them here
+        and returns once the files are on disk, or writing them failed and was said (or after
+        `timeout` seconds, when given); else queues them to the writer thread (unless nothing
+        changed since they were last written, or they are queued already)."""
+        if self.step_dir is None or self._stopped:
             return
-        job = _Job(records, self.step_dir, self.tensor_dir)
+        place = (self.step_dir, self.tensor_dir)
+        if wait:
+            self._write(records, place, timeout)
+            return
+        if records.queued or not records.dirty:
+            return
         with self._changed:
             records.queued = True
-            self._jobs.append(job)
+            self._jobs.append((records, place))
             if self._thread is None:
                 thread = threading.Thread(target=self._run, name="probe_studio step writer", daemon=True)
                 try:
@@ -92,24 +92,38 @@ class StepWriter:
                     self._thread = thread
                 except RuntimeError:  # no new threads at interpreter shutdown: written here
                     self._jobs.pop()
-                    self._write(job)
+                    self._write(records, place, None)
                     return
             self._changed.notify_all()
-            deadline = None if timeout is None else time.monotonic() + timeout
-            while wait and not job.done:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    break
-                self._changed.wait(left)
 
-    def drain(self):
-        """Returns once every queued write is done (at exit)."""
+    def write_empty(self):
+        """The step's files as they are before anything is recorded (msprobe writes them when
+        the step begins): handed to the C++ writer, not waited for (a failure is said when the
+        step's data is written)."""
+        doc = {"task": self.config.task, "level": self.config.level, "framework": "pytorch",
+               "dump_data_dir": self.tensor_dir, "data": {}}
+        try:
+            self._queue_file("dump.json", self.step_dir, _jsonio.compact(doc), False)
+            if self.config.extra_info:
+                self._queue_file("stack.json", self.step_dir, "{}", False)
+                self._queue_file("construct.json", self.step_dir, "{}", False)
+        except OSError:
+            pass
+
+    def drain(self, timeout=None):
+        """Returns once everything queued is on disk (at exit), or after `timeout` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._changed:
             while self._jobs and self._thread is not None and self._thread.is_alive():
-                self._changed.wait()
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return
+                self._changed.wait(left)
+        if self._last_ticket:
+            _jsonio.wait(self._last_ticket, None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def stop_in_forked_child(self, lock):
-        # The parent's writer thread does not exist in a forked child (its locks may have been
+        # The parent's writer threads do not exist in a forked child (their locks may have been
         # held at the fork): nothing is written there.
         self.lock = lock
         self.step_dir = None
@@ -123,49 +137,55 @@ class StepWriter:
             with self._changed:
                 while not self._jobs:
                     self._changed.wait()
-                job = self._jobs[0]
+                records, place = self._jobs[0]
             try:
-                self._write(job)
+                self._write(records, place, None)
             except BaseException as exc:  # never let the thread die with jobs waiting on it
-                _say("could not write the dump files in %s: %r" % (job.step_dir, exc))
+                _say("could not write the dump files in %s: %r" % (place[0], exc))
             with self._changed:
                 self._jobs.popleft()
-                job.done = True
                 self._changed.notify_all()
 
-    def _write(self, job):
-        """Writes dump.json, stack.json and construct.json of a step from its records; on
-        failure the data stays and is written again next time."""
-        records = job.records
+    def _queue_file(self, name, step_dir, text, waited):
+        ticket = _jsonio.queue(os.path.join(step_dir, name), text, waited)
+        self._last_ticket = ticket
+        return ticket
+
+    def _write(self, records, place, timeout):
+        """Renders dump.json, stack.json and construct.json of a step from its records, hands
+        them to the C++ writer and waits for them; on failure the data stays and is written
+        again next time."""
+        step_dir, tensor_dir = place
         config = self.config
-        with self.lock:
-            records.queued = False
-            if not records.dirty:
-                return
-            doc = {"task": config.task, "level": config.level, "framework": "pytorch",
-                   "dump_data_dir": job.tensor_dir, "data": records.data}
-            dump_text = _jsonio.compact(doc)
-            stack_text = construct_text = None
-            if config.extra_info:
-                stack = {}
-                for index, (frames, names) in enumerate(records.stack_groups.items()):
-                    stack[str(index)] = [names, frames]
-                stack_text = _jsonio.compact(stack)
-                construct_text = _jsonio.compact(records.construct)
-            records.dirty = False
-            records.unflushed = 0
+        tickets = []
         try:
-            _jsonio.write_compact_atomic(os.path.join(job.step_dir, "dump.json"), dump_text)
-            if stack_text is not None:
-                _jsonio.write_compact_atomic(os.path.join(job.step_dir, "stack.json"), stack_text)
-                _jsonio.write_compact_atomic(os.path.join(job.step_dir, "construct.json"), construct_text)
+            with self.lock:
+                records.queued = False
+                if not records.dirty:
+                    return
+                doc = {"task": config.task, "level": config.level, "framework": "pytorch",
+                       "dump_data_dir": tensor_dir, "data": records.data}
+                tickets.append(self._queue_file("dump.json", step_dir, _jsonio.compact(doc), True))
+                if config.extra_info:
+                    stack = {}
+                    for index, (frames, names) in enumerate(records.stack_groups.values()):
+                        stack[str(index)] = [names, frames]
+                    tickets.append(self._queue_file("stack.json", step_dir, _jsonio.compact(stack), True))
+                    tickets.append(self._queue_file("construct.json", step_dir, _jsonio.compact(records.construct),
+                                                    True))
+                records.dirty = False
+                records.unflushed = 0
+            deadline = None if timeout is None else time.monotonic() + timeout
+            for ticket in tickets:
+                if not _jsonio.wait(ticket, None if deadline is None else max(0.0, deadline - time.monotonic())):
+                    return  # the time given is up: the files are written after
         except OSError as exc:
             with self.lock:
                 records.dirty = True
-            self.note_once(("write", job.step_dir, exc.errno),
+            self.note_once(("write", step_dir, exc.errno),
                            "cannot write the dump files in %s: %s; the data stays in memory and is written "
                            "again at the next stop()/step() (the model continues)"
-                           % (job.step_dir, exc.strerror or exc))
+                           % (step_dir, exc.strerror or exc))
 
     def log_error(self, where, exc):
         """Appends an error of our hooks to the step's dump_error_info.log, once per kind."""
@@ -199,9 +219,8 @@ def _flush_at_exit(service_ref, timeout=None):
     service = service_ref()
     if service is not None and os.getpid() == service.pid:
         try:
+            service.writer.drain(timeout)
             service.flush(wait=True, timeout=timeout)
-            if timeout is None:
-                service.writer.drain()
         except Exception as exc:
             _say("could not write the dump files at exit: %r" % (exc,))
 
