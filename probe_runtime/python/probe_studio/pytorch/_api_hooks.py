@@ -2,11 +2,12 @@
 backward), called by the wrappers of _api_wrap while the debugger collects."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import functools
+import inspect
 
 import torch
 
 from . import _api_wrap
-from ._records import backward_name, tensor_version
+from ._records import backward_name
 
 _Tensor = torch.Tensor
 _DROPOUT_APIS = frozenset((
@@ -32,25 +33,37 @@ def _first_tensor(value, depth=0):
     return None
 
 
-_writes_by_name = {}
+_in_place_switches_by_prefix = {}
 
 
-def _may_write_inputs(prefix, args, kwargs):
-    """Whether a call may change its inputs in place (their statistics are then taken before
-    it): in-place methods and functions (add_, __iadd__, __setitem__), collectives, an out= or
-    inplace=True, and any positional True of a functional (F.dropout(x, p, training, inplace))."""
-    by_name = _writes_by_name.get(prefix)
-    if by_name is None:
-        by_name = _writes_by_name[prefix] = (prefix.endswith("_.") or prefix.startswith("Tensor.__i") or
-                                             "__setitem__" in prefix or prefix.startswith("Distributed."))
-    if by_name:
+def _in_place_switches(prefix, original):
+    """True when the API changes a tensor in place by its name (add_, __iadd__, __setitem__, a
+    collective); else the parameters that make it do so when True, as (name, position): inplace
+    (F.relu, F.dropout), and training / use_input_stats of the norms that update their running
+    statistics (F.batch_norm, F.instance_norm)."""
+    if (prefix.endswith("_.") or prefix.startswith("Tensor.__i") or "__setitem__" in prefix or
+            prefix.startswith("Distributed.")):
         return True
-    if kwargs and ("out" in kwargs or kwargs.get("inplace") is True):
+    try:
+        params = list(inspect.signature(original).parameters)
+    except (TypeError, ValueError):  # a builtin without a signature: only out= can tell
+        return ()
+    names = ["inplace"] + (["training", "use_input_stats"] if "running_mean" in params else [])
+    return tuple((n, params.index(n)) for n in names if n in params)
+
+
+def _may_write_in_place(prefix, original, args, kwargs):
+    """Whether the call may change tensors in place: the statistics still waiting are then
+    taken before it."""
+    switches = _in_place_switches_by_prefix.get(prefix)
+    if switches is None:
+        switches = _in_place_switches_by_prefix[prefix] = _in_place_switches(prefix, original)
+    if switches is True or (kwargs and "out" in kwargs):
         return True
-    if prefix.startswith("Functional."):
-        for arg in args:
-            if arg is True:
-                return True
+    for name, position in switches:
+        value = kwargs[name] if name in kwargs else (args[position] if position < len(args) else None)
+        if value is True:
+            return True
     return False
 
 
@@ -91,7 +104,7 @@ class ApiHooks:
         tls.inside = True
         try:
             try:
-                call = self._begin(prefix, args, kwargs)
+                call = self._begin(original, prefix, args, kwargs)
             except Exception as exc:
                 call = None
                 service.record_error("API forward (inputs)", exc)
@@ -105,7 +118,7 @@ class ApiHooks:
         finally:
             tls.inside = False
 
-    def _begin(self, prefix, args, kwargs):
+    def _begin(self, original, prefix, args, kwargs):
         service = self.service
         count = self.counts.get(prefix, 0)
         self.counts[prefix] = count + 1
@@ -119,30 +132,23 @@ class ApiHooks:
         if scope.enabled:
             scope.begin(name)
         selected = service.selected(name)
-        batch = versions = None
         if selected:
             service.record_stack(name)
             if service.fwd_in:
                 batch = service.recorder.batch(name)
                 entry = {"input_args": batch.args(args, "input"), "input_kwargs": batch.kwargs(kwargs)}
-                if service.fwd_out and not _may_write_inputs(prefix, args, kwargs):
-                    # The inputs' statistics are taken with the outputs' after the call, in one
-                    # call to the C++ core; their versions show if the call changed them anyway.
-                    versions = [tensor_version(t) for t in batch.tensors]
-                else:
-                    batch.finish()
-                    batch = None
+                batch.finish()
                 service.insert(name, entry)
-        return (name, count, parent, selected, service.step_serial, batch, versions)
+        if _may_write_in_place(prefix, original, args, kwargs):
+            # Statistics still waiting are taken now, before the call may change their tensors.
+            service.recorder.settle()
+        return (name, count, parent, selected, service.step_serial)
 
     def _end(self, call, prefix, args, kwargs, output):
         service = self.service
-        name, count, parent, selected, serial, batch, versions = call
+        name, count, parent, selected, serial = call
         if selected and service.fwd_out:
-            if batch is None:
-                batch = service.recorder.batch(name)
-            elif versions:
-                batch.drop_changed(versions, name)
+            batch = service.recorder.batch(name)
             value = batch.output(output)
             batch.finish()
             service.set_value(name, "output", value)

@@ -155,6 +155,12 @@ class ModuleHooks:
                 prefix = safe_text("Module.%s%s.%s." % ("%d." % index if is_list else "", path,
                                                         sub.__class__.__name__))
                 self._prefixes[id(sub)] = (weakref.ref(sub), prefix)
+        if dumps_modules:
+            self._install_global_hooks()
+
+    def _install_global_hooks(self):
+        """The process-wide module hooks: for module entries, and token_range's count of the
+        model's calls. Not otherwise: they put every module call on torch's slow path."""
         if not self._global_handles:
             from torch.nn.modules import module as module_module
             self._global_handles = [module_module.register_module_forward_pre_hook(self._global_pre_hook),
@@ -172,6 +178,7 @@ class ModuleHooks:
                              "must receive model=...")
         self.token_range = (token_range[0], token_range[1])
         self.token_id = 0
+        self._install_global_hooks()
 
     def _global_pre_hook(self, module, args):
         key = id(module)
@@ -440,7 +447,8 @@ class ModuleHooks:
                 state[0] += 1
             name = "%sparameters_grad.%d" % (prefix, state[0])
             grad = param.grad
-            batch = service.recorder.batch(name)
+            # Eager: the next backward pass (gradient accumulation) adds to .grad in place.
+            batch = service.recorder.batch(name, eager=True)
             value = [batch.tensor(grad, pname) if grad is not None else None]
             batch.finish()
             service.set_value(name, pname, value)

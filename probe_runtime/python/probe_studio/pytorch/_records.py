@@ -151,22 +151,118 @@ class StackCapture:
 # ------------------------------------------------------------------------------------------
 # Values -> items
 
+_SETTLE_COUNT = 1024           # tensors waiting for their statistics ...
+_SETTLE_BYTES = 64 * 1024 ** 2  # ... or bytes of them: then they are computed
+
+
+class _Summary:
+    """One tensor whose statistics are to be computed, and the items that show them."""
+
+    __slots__ = ("tensor", "kind", "version", "items")
+
+    def __init__(self, tensor, kind, version, item):
+        self.tensor = tensor
+        self.kind = kind
+        self.version = version
+        self.items = [item]
+
+
 class Recorder:
     """Turns the values of a call into items: what the config asks of every tensor (md5,
-    a .pt file for task tensor) and the statistics cache of the current forward pass."""
+    a .pt file for task tensor), and when their statistics are computed.
 
-    def __init__(self, config, record_error):
+    Deferred (levels L1 and mix, where the API wrappers see every call that may change a tensor
+    in place): a tensor's statistics wait, with the tensor and its version, until settle() —
+    before such a call, at stop()/step() and when many wait — and all are computed by one call
+    to the C++ core; a tensor recorded twice meanwhile is computed once. A tensor changed in
+    place all the same (its version moved) keeps null statistics, said in the error log.
+    Otherwise (L0, and what must be taken at once) each batch computes its own in finish()."""
+
+    def __init__(self, config, record_error, deferred):
         self.md5 = config.summary_mode == "md5"
+        self.deferred = deferred
         self.tensor_dir = None  # the step's dump_tensor_data, when tensors are saved
         # task statistics with a tensor_list: only the entries it names save their tensors
         self.tensor_list = tuple(config.tensor_list) if config.task == "statistics" else None
         self.stat_cache = None  # id(tensor) -> statistics, only during a forward pass of the model
         self.record_error = record_error
+        self.pending = []        # _Summary waiting for settle()
+        self.pending_by_id = {}  # id(tensor) -> its _Summary (the tensor is held, so its id is its own)
+        self.pending_bytes = 0
 
-    def batch(self, entry):
+    def batch(self, entry, eager=False):
         saves = self.tensor_dir is not None and (
             self.tensor_list is None or any(fragment in entry for fragment in self.tensor_list))
-        return Batch(self, entry, saves)
+        return Batch(self, entry, saves, eager or not self.deferred)
+
+    def defer(self, t, kind, version, item):
+        summary = self.pending_by_id.get(id(t))
+        if summary is not None and summary.version == version:
+            summary.items.append(item)  # the same tensor, unchanged: computed once
+            return
+        summary = _Summary(t, kind, version, item)
+        self.pending.append(summary)
+        self.pending_by_id[id(t)] = summary
+        self.pending_bytes += t.numel() * t.element_size()
+        if len(self.pending) >= _SETTLE_COUNT or self.pending_bytes >= _SETTLE_BYTES:
+            self.settle()
+
+    def settle(self):
+        """Computes the statistics of every waiting tensor (one call to the C++ core)."""
+        pending = self.pending
+        if not pending:
+            return
+        self.pending = []
+        self.pending_by_id = {}
+        self.pending_bytes = 0
+        unchanged = [s for s in pending if tensor_version(s.tensor) == s.version]
+        if len(unchanged) != len(pending):
+            changed = [s.items[0] for s in pending if tensor_version(s.tensor) != s.version]
+            self.record_error("statistics", RuntimeError(
+                "%d tensor(s) (the first %s %s) changed in place before their statistics were taken: they stay null"
+                % (len(changed), changed[0]["dtype"], changed[0]["shape"])))
+        self.summarise(unchanged)
+
+    def summarise(self, summaries):
+        """Fills the items of `summaries` with their statistics, computed by one C++ call."""
+        if not summaries:
+            return
+        md5 = self.md5
+        rows, ints = _ops.tensor_summaries([s.tensor for s in summaries], md5)
+        if len(rows) != 6 * len(summaries):  # the C++ side ran out of memory: statistics stay null
+            return
+        cache = self.stat_cache
+        at = 0
+        for summary in summaries:
+            kind = summary.kind
+            valid = rows[at + 4]
+            for item in summary.items:
+                if valid:
+                    if kind == "f":
+                        item["Max"] = rows[at]
+                        item["Min"] = rows[at + 1]
+                        item["Mean"] = rows[at + 2]
+                        item["Norm"] = rows[at + 3]
+                    elif kind == "i":
+                        exact = at // 3  # two exact values per row of six
+                        item["Max"] = ints[exact]
+                        item["Min"] = ints[exact + 1]
+                        if not item["shape"]:
+                            item["Mean"] = item["Norm"] = ints[exact]
+                    elif kind == "b":
+                        item["Max"] = rows[at] != 0.0
+                        item["Min"] = rows[at + 1] != 0.0
+                    else:  # complex: statistics of the magnitude, no norm
+                        item["Max"] = rows[at]
+                        item["Min"] = rows[at + 1]
+                        item["Mean"] = rows[at + 2]
+                if md5:
+                    item["md5"] = "%08x" % int(rows[at + 5])
+            if cache is not None and summary.version is not None:
+                item = summary.items[0]
+                cache[id(summary.tensor)] = (weakref.ref(summary.tensor), summary.version,
+                                             (item["Max"], item["Min"], item["Mean"], item["Norm"]), item.get("md5"))
+            at += 6
 
     def save_tensor(self, t, file_name):
         """The tensor as torch.save writes it, contiguous and detached."""
@@ -195,18 +291,17 @@ class Recorder:
 
 
 class Batch:
-    """The items of one entry's values; all their tensors summarised by one C++ call in
-    finish()."""
+    """The items of one entry's values. Their statistics wait for the recorder's settle(), or,
+    eager, are computed in finish() by one C++ call."""
 
-    __slots__ = ("recorder", "entry", "saves", "items", "tensors", "kinds")
+    __slots__ = ("recorder", "entry", "saves", "eager", "summaries")
 
-    def __init__(self, recorder, entry, saves):
+    def __init__(self, recorder, entry, saves, eager):
         self.recorder = recorder
         self.entry = entry
         self.saves = saves  # each tensor also goes to a .pt file
-        self.items = []
-        self.tensors = []
-        self.kinds = []
+        self.eager = eager
+        self.summaries = []
 
     def tensor(self, t, suffix):
         name, kind = _dtype_info(t.dtype)
@@ -220,19 +315,21 @@ class Batch:
         md5 = recorder.md5
         if md5:
             item["md5"] = None
+        version = tensor_version(t)
         cache = recorder.stat_cache
         if cache is not None:
             # The same tensor, unchanged since it was summarised in this forward pass (a module's
             # parameters after the API that used them, a module's output after its last API).
             hit = cache.get(id(t))
-            if hit is not None and hit[0]() is t and hit[1] == tensor_version(t):
+            if hit is not None and hit[0]() is t and hit[1] == version:
                 item["Max"], item["Min"], item["Mean"], item["Norm"] = hit[2]
                 if md5:
                     item["md5"] = hit[3]
                 return item
-        self.items.append(item)
-        self.tensors.append(t)
-        self.kinds.append(kind)
+        if self.eager or version is None:  # no version: a change could not be seen
+            self.summaries.append(_Summary(t, kind, version, item))
+        else:
+            recorder.defer(t, kind, version, item)
         return item
 
     def value(self, v, suffix, key=None, depth=0):
@@ -304,59 +401,11 @@ class Batch:
             output = (output,)
         return self.args(output, "output")
 
-    def drop_changed(self, versions, entry):
-        """Leaves out of the statistics the tensors changed in place since `versions` were taken
-        (their items keep null statistics: the values they had are gone), said in the error log."""
-        changed = [i for i, (t, v) in enumerate(zip(self.tensors, versions)) if tensor_version(t) != v]
-        if not changed:
-            return
-        for i in reversed(changed):
-            del self.items[i], self.tensors[i], self.kinds[i]
-        self.recorder.record_error("statistics of %s" % entry, RuntimeError(
-            "the call changed %d of its input tensors in place: their statistics are null" % len(changed)))
-
     def finish(self):
-        """Computes the statistics of every tensor of the batch in one call to the C++ core."""
-        if not self.tensors:
-            return
-        recorder = self.recorder
-        md5 = recorder.md5
-        rows, ints = _ops.tensor_summaries(self.tensors, md5)
-        if len(rows) != 6 * len(self.tensors):  # the C++ side ran out of memory: statistics stay null
-            self.tensors = []
-            return
-        at = 0
-        for item, kind in zip(self.items, self.kinds):
-            if rows[at + 4]:
-                if kind == "f":
-                    item["Max"] = rows[at]
-                    item["Min"] = rows[at + 1]
-                    item["Mean"] = rows[at + 2]
-                    item["Norm"] = rows[at + 3]
-                elif kind == "i":
-                    exact = at // 3  # two exact values per row of six
-                    item["Max"] = ints[exact]
-                    item["Min"] = ints[exact + 1]
-                    if not item["shape"]:
-                        item["Mean"] = item["Norm"] = ints[exact]
-                elif kind == "b":
-                    item["Max"] = rows[at] != 0.0
-                    item["Min"] = rows[at + 1] != 0.0
-                else:  # complex: statistics of the magnitude, no norm
-                    item["Max"] = rows[at]
-                    item["Min"] = rows[at + 1]
-                    item["Mean"] = rows[at + 2]
-            if md5:
-                item["md5"] = "%08x" % int(rows[at + 5])
-            at += 6
-        cache = recorder.stat_cache
-        if cache is not None:
-            for item, t in zip(self.items, self.tensors):
-                version = tensor_version(t)
-                if version is not None:
-                    cache[id(t)] = (weakref.ref(t), version, (item["Max"], item["Min"], item["Mean"], item["Norm"]),
-                                    item.get("md5"))
-        self.tensors = []
+        """Computes the statistics of the batch's eager tensors."""
+        if self.summaries:
+            self.recorder.summarise(self.summaries)
+            self.summaries = []
 
 
 def _slice_part(x):

@@ -92,7 +92,9 @@ class Service:
         self.ended = False
         self._warned = set()
         self._error_count = 0
-        self.recorder = Recorder(config, self.record_error)
+        # The API wrappers (L1, mix) see every call that may change a tensor in place: statistics
+        # can wait for the step's end (or such a call) and be computed together.
+        self.recorder = Recorder(config, self.record_error, deferred=config.dumps_apis)
         self.stacks = StackCapture(_PACKAGE_DIR)
         self.writer = _step_writer.StepWriter(config, self.lock, self._note_once)
         self._reset_step()
@@ -277,6 +279,8 @@ class Service:
         """Has dump.json, stack.json and construct.json of the current step rewritten by the
         writer thread; with `wait`, returns once they are on disk. Never called holding the
         records' lock (the writer needs it)."""
+        if os.getpid() == self.pid:
+            self.recorder.settle()  # on this thread: the tensors may change once it goes on
         self.writer.write(self.records, wait, timeout)
 
     def record_error(self, where, exc):
