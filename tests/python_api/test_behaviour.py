@@ -261,6 +261,36 @@ class ModuleCalledTwice(support.TempDirTestCase):
                 self.assertEqual(entry["output"], [])  # the token ids need no gradient
 
 
+class GradientAccumulation(support.TempDirTestCase):
+    def test_each_backward_pass_has_its_parameter_gradients(self):
+        # Two backward passes in one step: the second adds to .grad in place, so each pass's
+        # parameters_grad entry is taken when that pass ends.
+        self.write_config({"task": "tensor", "dump_path": "./dump", "level": "mix"})
+        self.run_python("""
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+            torch.manual_seed(2)
+            model = nn.Sequential(nn.Linear(3, 2))
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            debugger.start()
+            for _ in range(2):
+                model(torch.randn(4, 3)).square().sum().backward()
+            debugger.stop()
+            """)
+        torch.manual_seed(2)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 2))
+        grads = []
+        for _ in range(2):
+            model(torch.randn(4, 3)).square().sum().backward()
+            grads.append(model[0].weight.grad.clone())
+        dump = load_dump(self.only_dump("dump"))
+        for index, grad in enumerate(grads):
+            item = dump["data"]["Module.0.Linear.parameters_grad.%d" % index]["weight"][0]
+            self.assertTrue(torch.equal(torch.load(os.path.join(dump["dump_data_dir"], item["data_name"])), grad))
+            self.assertAlmostEqual(item["Max"], grad.max().item(), places=6)
+
+
 class NamesSurvive(support.TempDirTestCase):
     def test_module_names_with_any_characters_keep_their_tensors(self):
         # add_module accepts any name without a dot: a "/" (not allowed in a file name), a lone

@@ -16,6 +16,7 @@ from .._names import safe_text
 from ._records import backward_name
 
 _Tensor = torch.Tensor
+_execution_engine = torch.autograd.Variable._execution_engine
 
 
 def _grad_tensors(value, out, depth=0):
@@ -99,6 +100,7 @@ class ModuleHooks:
         self._global_handles = []
         self._dump_handles = []
         self._param_hooks = {}
+        self._grad_summaries = None  # parameter gradients of the running backward pass
         self.root_depth = 0
         self.token_range = None
         self.token_id = 0
@@ -429,6 +431,13 @@ class ModuleHooks:
             handle = node.register_hook(functools.partial(self._param_grad_hook, prefix, pname, weakref.ref(p)))
             self._param_hooks[key] = (node, handle)
 
+    def _summarise_param_grads(self):
+        summaries, self._grad_summaries = self._grad_summaries, None
+        try:
+            self.service.recorder.summarise(summaries)
+        except Exception as exc:
+            self.service.record_error("parameter gradients", exc)
+
     def _param_grad_hook(self, prefix, pname, param_ref, grad_inputs, grad_outputs):
         service = self.service
         if not service.active or prefix not in self.selected_modules:
@@ -447,10 +456,20 @@ class ModuleHooks:
                 state[0] += 1
             name = "%sparameters_grad.%d" % (prefix, state[0])
             grad = param.grad
-            # Eager: the next backward pass (gradient accumulation) adds to .grad in place.
+            # Summarised when this backward pass ends (one C++ call for all): the next pass (gradient
+            # accumulation) adds to .grad in place.
             batch = service.recorder.batch(name, eager=True)
+            if self._grad_summaries is None:
+                try:
+                    _execution_engine.queue_callback(self._summarise_param_grads)
+                    self._grad_summaries = []
+                except RuntimeError:  # not in a backward pass the engine runs: summarised at once
+                    pass
+            if self._grad_summaries is not None:
+                batch.summaries = self._grad_summaries
             value = [batch.tensor(grad, pname) if grad is not None else None]
-            batch.finish()
+            if self._grad_summaries is None:
+                batch.finish()
             service.set_value(name, pname, value)
         except Exception as exc:
             service.record_error("parameter gradient hook", exc)
