@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -87,13 +88,25 @@ size_t copyString(std::string_view compact, size_t i, std::string& out) {
     return i;
 }
 
+// The content of a string token that stands for raw JSON (Python's _jsonio.RAW_JSON_MARK, the
+// character U+0001, then the JSON text, escaped as a string by the C encoder), unescaped; or
+// nullopt for any other string. `end` is the index after the token.
+std::optional<std::string> rawJsonOf(std::string_view compact, size_t begin, size_t end) {
+    constexpr std::string_view kMark = "\"\\u0001";
+    if (compact.compare(begin, kMark.size(), kMark) != 0) return std::nullopt;
+    std::string raw;
+    for (size_t i = begin + kMark.size(); i + 1 < end; ++i) {
+        if (compact[i] == '\\' && i + 2 < end) ++i;  // only \" and \\ occur in the raw text
+        raw += compact[i];
+    }
+    return raw;
+}
+
 // json.dumps(value, indent=1) from json.dumps(value, separators=(",", ": ")): after an opening
 // bracket and after a comma a line break and the depth's indent, before a closing bracket the
-// outer depth's; an empty [] or {} stays as it is.
-std::string indentJson(std::string_view compact) {
-    std::string out;
-    out.reserve(compact.size() + compact.size() / 2);
-    int depth = 0;
+// outer depth's; an empty [] or {} stays as it is. Raw JSON strings are spliced in, indented
+// at their depth.
+void indentInto(std::string_view compact, std::string& out, int& depth) {
     auto lineBreak = [&] {
         out += '\n';
         out.append(static_cast<size_t>(depth), ' ');
@@ -103,7 +116,13 @@ std::string indentJson(std::string_view compact) {
     while (i < n) {
         const char c = compact[i];
         if (c == '"') {
-            i = copyString(compact, i, out);
+            const size_t mark = out.size();
+            const size_t end = copyString(compact, i, out);
+            if (auto raw = rawJsonOf(compact, i, end)) {
+                out.resize(mark);
+                indentInto(*raw, out, depth);
+            }
+            i = end;
             continue;
         }
         if (c == '[' || c == '{') {
@@ -128,6 +147,13 @@ std::string indentJson(std::string_view compact) {
         }
         ++i;
     }
+}
+
+std::string indentJson(std::string_view compact) {
+    std::string out;
+    out.reserve(compact.size() + compact.size() / 2);
+    int depth = 0;
+    indentInto(compact, out, depth);
     return out;
 }
 

@@ -10,11 +10,21 @@ import json
 
 from . import _ops
 
+# An object with a raw_json() method (a tensor item, rendered in C++ with its statistics) is
+# written as a string of this mark and its JSON text; the C++ side splices the text back in.
+RAW_JSON_MARK = "\x01"
+
+
+def _default(value):
+    raw_json = getattr(value, "raw_json", None)
+    if raw_json is not None:
+        return RAW_JSON_MARK + raw_json()
+    return str(value)  # anything JSON has no type for: its str(), never raised
+
 
 def compact(value):
-    """The compact text (C encoder) the C++ side indents; anything JSON has no type for is
-    written as its str(), never raised."""
-    return json.dumps(value, separators=(",", ": "), default=str)
+    """The compact text (C encoder) the C++ side indents."""
+    return json.dumps(value, separators=(",", ": "), default=_default)
 
 
 def dumps(value):

@@ -12,7 +12,7 @@ try:
 except ImportError:  # an unbuilt source tree
     _build_info = None
 
-tensor_summaries = None  # torch.ops.probe.tensor_summaries
+tensor_items = None  # torch.ops.probe.tensor_items
 _config_check = None
 _tables = None
 _json_indent = None
@@ -27,8 +27,8 @@ def _major_minor(version):
 
 def load(torch):
     """Loads the adapter library once. Raises ImportError saying what to do when it cannot."""
-    global tensor_summaries, _config_check, _tables, _json_indent, _queue_json, _wait_json
-    if tensor_summaries is not None:
+    global tensor_items, _config_check, _tables, _json_indent, _queue_json, _wait_json
+    if tensor_items is not None:
         return
     if _build_info is None or not _build_info.HAVE_TORCH_ADAPTER or not os.path.exists(_paths.TORCH_ADAPTER_LIBRARY):
         raise ImportError("probe_studio.pytorch needs the PyTorch adapter (%s), which this Probe Studio was built "
@@ -39,7 +39,7 @@ def load(torch):
                           "the interpreter of that torch (Debian: /usr/bin/python3)" % (torch.__version__, built))
     adapter = _native.load_adapter(torch)
     _queue_json, _wait_json = adapter.probe_api_queue_json, adapter.probe_api_wait_json
-    tensor_summaries = torch.ops.probe.tensor_summaries.default  # the overload: one Python call less
+    tensor_items = torch.ops.probe.tensor_items.default  # the overload: one Python call less
     _config_check = torch.ops.probe.api_config_check
     _tables = torch.ops.probe.msprobe_tables
     _json_indent = torch.ops.probe.json_indent

@@ -9,6 +9,7 @@ import linecache
 import os
 import sys
 import weakref
+from json.encoder import encode_basestring_ascii as _encode_str
 
 import torch
 
@@ -26,24 +27,16 @@ except ImportError:  # numpy is optional for torch
     _np = None
 
 # ------------------------------------------------------------------------------------------
-# dtype names and kinds
+# dtype names
 
-_dtype_cache = {}
+_dtype_names = {}
 
 
-def _dtype_info(dtype):
-    info = _dtype_cache.get(dtype)
-    if info is None:
-        if dtype is torch.bool:
-            kind = "b"
-        elif dtype.is_complex:
-            kind = "c"
-        elif dtype.is_floating_point:
-            kind = "f"
-        else:
-            kind = "i"
-        info = _dtype_cache[dtype] = (str(dtype), kind)
-    return info
+def _dtype_name(dtype):
+    name = _dtype_names.get(dtype)
+    if name is None:
+        name = _dtype_names[dtype] = str(dtype)
+    return name
 
 
 def tensor_version(t):
@@ -155,14 +148,41 @@ _SETTLE_COUNT = 1024           # tensors waiting for their statistics ...
 _SETTLE_BYTES = 64 * 1024 ** 2  # ... or bytes of them: then they are computed
 
 
+class TensorItem:
+    """A tensor's item of dump.json. Its text up to "requires_grad" (core) is rendered in C++
+    with the statistics; data_name and md5 follow in that order, as msprobe writes them."""
+
+    __slots__ = ("dtype", "shape", "requires_grad", "core", "data_name", "md5")
+
+    def __init__(self, dtype, shape, requires_grad, md5):
+        self.dtype = dtype  # str(torch dtype)
+        self.shape = shape
+        self.requires_grad = requires_grad
+        self.core = None        # until the statistics are computed
+        self.data_name = None   # the .pt file, when saved
+        self.md5 = md5          # False: not asked for; None: not computed; else 8 hex digits
+
+    def raw_json(self):
+        core = self.core
+        if core is None:  # no statistics (not computed, or could not be)
+            core = ('{"type": "torch.Tensor","dtype": "%s","shape": [%s],"Max": null,"Min": null,"Mean": null,'
+                    '"Norm": null,"requires_grad": %s' % (self.dtype, ",".join(map(str, self.shape)),
+                                                          "true" if self.requires_grad else "false"))
+        if self.data_name is not None:
+            core += ',"data_name": ' + _encode_str(self.data_name)
+        md5 = self.md5
+        if md5 is not False:
+            core += ',"md5": "%s"' % md5 if md5 is not None else ',"md5": null'
+        return core + "}"
+
+
 class _Summary:
     """One tensor whose statistics are to be computed, and the items that show them."""
 
-    __slots__ = ("tensor", "kind", "version", "items")
+    __slots__ = ("tensor", "version", "items")
 
-    def __init__(self, tensor, kind, version, item):
+    def __init__(self, tensor, version, item):
         self.tensor = tensor
-        self.kind = kind
         self.version = version
         self.items = [item]
 
@@ -195,12 +215,12 @@ class Recorder:
             self.tensor_list is None or any(fragment in entry for fragment in self.tensor_list))
         return Batch(self, entry, saves, eager or not self.deferred)
 
-    def defer(self, t, kind, version, item):
+    def defer(self, t, version, item):
         summary = self.pending_by_id.get(id(t))
         if summary is not None and summary.version == version:
             summary.items.append(item)  # the same tensor, unchanged: computed once
             return
-        summary = _Summary(t, kind, version, item)
+        summary = _Summary(t, version, item)
         self.pending.append(summary)
         self.pending_by_id[id(t)] = summary
         self.pending_bytes += t.numel() * t.element_size()
@@ -220,49 +240,26 @@ class Recorder:
             changed = [s.items[0] for s in pending if tensor_version(s.tensor) != s.version]
             self.record_error("statistics", RuntimeError(
                 "%d tensor(s) (the first %s %s) changed in place before their statistics were taken: they stay null"
-                % (len(changed), changed[0]["dtype"], changed[0]["shape"])))
+                % (len(changed), changed[0].dtype, list(changed[0].shape))))
         self.summarise(unchanged)
 
     def summarise(self, summaries):
-        """Fills the items of `summaries` with their statistics, computed by one C++ call."""
+        """Gives the items of `summaries` their statistics, computed and rendered by one C++ call."""
         if not summaries:
             return
         md5 = self.md5
-        rows, ints = _ops.tensor_summaries([s.tensor for s in summaries], md5)
-        if len(rows) != 6 * len(summaries):  # the C++ side ran out of memory: statistics stay null
+        cores, md5s = _ops.tensor_items([s.tensor for s in summaries], [s.items[0].dtype for s in summaries], md5)
+        if len(cores) != len(summaries):  # the C++ side ran out of memory: statistics stay null
             return
         cache = self.stat_cache
-        at = 0
-        for summary in summaries:
-            kind = summary.kind
-            valid = rows[at + 4]
+        for index, summary in enumerate(summaries):
+            core = cores[index]
+            digest = md5s[index] if md5 else False
             for item in summary.items:
-                if valid:
-                    if kind == "f":
-                        item["Max"] = rows[at]
-                        item["Min"] = rows[at + 1]
-                        item["Mean"] = rows[at + 2]
-                        item["Norm"] = rows[at + 3]
-                    elif kind == "i":
-                        exact = at // 3  # two exact values per row of six
-                        item["Max"] = ints[exact]
-                        item["Min"] = ints[exact + 1]
-                        if not item["shape"]:
-                            item["Mean"] = item["Norm"] = ints[exact]
-                    elif kind == "b":
-                        item["Max"] = rows[at] != 0.0
-                        item["Min"] = rows[at + 1] != 0.0
-                    else:  # complex: statistics of the magnitude, no norm
-                        item["Max"] = rows[at]
-                        item["Min"] = rows[at + 1]
-                        item["Mean"] = rows[at + 2]
-                if md5:
-                    item["md5"] = "%08x" % int(rows[at + 5])
+                item.core = core
+                item.md5 = digest
             if cache is not None and summary.version is not None:
-                item = summary.items[0]
-                cache[id(summary.tensor)] = (weakref.ref(summary.tensor), summary.version,
-                                             (item["Max"], item["Min"], item["Mean"], item["Norm"]), item.get("md5"))
-            at += 6
+                cache[id(summary.tensor)] = (weakref.ref(summary.tensor), summary.version, core, digest)
 
     def save_tensor(self, t, file_name):
         """The tensor as torch.save writes it, contiguous and detached."""
@@ -304,32 +301,27 @@ class Batch:
         self.summaries = []
 
     def tensor(self, t, suffix):
-        name, kind = _dtype_info(t.dtype)
-        item = {"type": "torch.Tensor", "dtype": name, "shape": list(t.shape), "Max": None, "Min": None, "Mean": None,
-                "Norm": None, "requires_grad": t.requires_grad}
+        version = tensor_version(t)
         recorder = self.recorder
+        item = TensorItem(_dtype_name(t.dtype), t.shape, t.requires_grad, None if recorder.md5 else False)
         if self.saves:
             file_name = _file_name("%s.%s.pt" % (self.entry, suffix))
             if recorder.save_tensor(t, file_name):
-                item["data_name"] = file_name
-        md5 = recorder.md5
-        if md5:
-            item["md5"] = None
-        version = tensor_version(t)
+                item.data_name = file_name
         cache = recorder.stat_cache
         if cache is not None:
             # The same tensor, unchanged since it was summarised in this forward pass (a module's
             # parameters after the API that used them, a module's output after its last API).
             hit = cache.get(id(t))
             if hit is not None and hit[0]() is t and hit[1] == version:
-                item["Max"], item["Min"], item["Mean"], item["Norm"] = hit[2]
-                if md5:
-                    item["md5"] = hit[3]
+                item.core = hit[2]
+                if item.md5 is not False:
+                    item.md5 = hit[3]
                 return item
         if self.eager or version is None:  # no version: a change could not be seen
-            self.summaries.append(_Summary(t, kind, version, item))
+            self.summaries.append(_Summary(t, version, item))
         else:
-            recorder.defer(t, kind, version, item)
+            recorder.defer(t, version, item)
         return item
 
     def value(self, v, suffix, key=None, depth=0):
