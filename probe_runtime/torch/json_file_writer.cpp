@@ -8,8 +8,9 @@
 //
 //   The writing is done by this library's own thread, which never needs Python's GIL: Python
 //   queues a file (probe_api_queue_json, a copy of the text) and, when it must know the file is
-//   on disk, waits for it (probe_api_wait_json; ctypes releases the GIL meanwhile). Files are
-//   written in the order queued. The thread lives as long as the process.
+//   on disk, waits for it (probe_api_wait_json; ctypes releases the GIL meanwhile), writing the
+//   files queued before it itself if the writer thread has not taken them yet. Files are written
+//   one at a time in the order queued. The thread lives as long as the process.
 //
 //   probe::json_indent(str compact) -> str       the indented text, for Python's dumps()
 //
@@ -159,25 +160,36 @@ std::string indentJson(std::string_view compact) {
 
 std::string jsonIndent(const std::string& compact) { return indentJson(compact); }
 
+// Files are written one at a time, in the order queued, by the writer thread or by a thread
+// waiting for them: one that must wait anyway writes the next file itself rather than wait for
+// the writer thread to be scheduled (on a busy machine that wait is the longer one). Files
+// nobody waits for are the writer thread's.
 class JsonFileWriter {
 public:
+    // A waited file is not handed to the writer thread (waking it costs the waiting thread its
+    // processor on a busy machine): the thread that waits for it writes it.
     uint64_t queue(std::string path, std::string compact, bool waited) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
         jobs_.push_back({++queued_, waited, std::move(path), std::move(compact)});
-        wake_.notify_all();
+        if (!waited) changed_.notify_all();
         return queued_;
     }
 
     // The errno value of writing job `ticket` (0: written), -1 when `timeoutMs` (>= 0) passed
     // first. A waited job's error is kept until asked for once.
     int wait(uint64_t ticket, int64_t timeoutMs) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
         std::unique_lock<std::mutex> lock(mutex_);
-        auto written = [&] { return finished_ >= ticket; };
-        if (timeoutMs < 0)
-            done_.wait(lock, written);
-        else if (!done_.wait_for(lock, std::chrono::milliseconds(timeoutMs), written))
-            return -1;
+        while (finished_ < ticket) {
+            if (!writing_ && !jobs_.empty()) {
+                writeNext(lock);
+            } else if (timeoutMs < 0) {
+                changed_.wait(lock);
+            } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && finished_ < ticket) {
+                return -1;
+            }
+        }
         auto it = errors_.find(ticket);
         if (it == errors_.end()) return 0;
         const int error = it->second;
@@ -192,33 +204,41 @@ private:
         std::string path, compact;
     };
 
+    // Writes the job at the head of the queue; `lock` is held on entry and on return.
+    void writeNext(std::unique_lock<std::mutex>& lock) {
+        Job job = std::move(jobs_.front());
+        jobs_.pop_front();
+        writing_ = true;
+        lock.unlock();
+        int error;
+        try {
+            error = format::writeFileAtomically(job.path, indentJson(job.compact));
+        } catch (const std::bad_alloc&) {
+            error = ENOMEM;
+        } catch (...) {
+            error = EIO;
+        }
+        lock.lock();
+        writing_ = false;
+        if (error && job.waited) errors_[job.ticket] = error;
+        finished_ = job.ticket;
+        changed_.notify_all();
+    }
+
     void run() {
         std::unique_lock<std::mutex> lock(mutex_);
         while (true) {
-            wake_.wait(lock, [&] { return !jobs_.empty(); });
-            Job job = std::move(jobs_.front());
-            jobs_.pop_front();
-            lock.unlock();
-            int error;
-            try {
-                error = format::writeFileAtomically(job.path, indentJson(job.compact));
-            } catch (const std::bad_alloc&) {
-                error = ENOMEM;
-            } catch (...) {
-                error = EIO;
-            }
-            lock.lock();
-            if (error && job.waited) errors_[job.ticket] = error;
-            finished_ = job.ticket;
-            done_.notify_all();
+            changed_.wait(lock, [&] { return !writing_ && !jobs_.empty(); });
+            writeNext(lock);
         }
     }
 
     std::mutex mutex_;
-    std::condition_variable wake_, done_;
+    std::condition_variable changed_;  // a job queued or written
     std::deque<Job> jobs_;
     std::unordered_map<uint64_t, int> errors_;
     uint64_t queued_ = 0, finished_ = 0;
+    bool writing_ = false;  // a thread is writing the job it took from the queue
     std::thread thread_;
 };
 
