@@ -183,9 +183,9 @@ class ApiHooks:
                 batch = service.recorder.batch(name)
                 entry = {}
                 if service.bwd_in:
-                    entry["input"] = [batch.value(g, "input.%d" % i) for i, g in enumerate(grad_outputs)]
+                    entry["input"] = batch.args(grad_outputs, "input")
                 if service.bwd_out:
-                    entry["output"] = [batch.value(g, "output.%d" % i) for i, g in enumerate(grad_inputs)]
+                    entry["output"] = batch.args(grad_inputs, "output")
                 batch.finish()
                 service.insert(name, entry)
         except Exception as exc:
