@@ -513,22 +513,28 @@ void syncCallbackWithProbeState() {
 // ---------------------------------------------------------------------------------------------
 // Custom ops called from Python
 
-int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names) {
+// Reports `tensors` (named by `names`) as the top op's inputs or outputs, numbered from
+// `first`. Returns how many, 0 when the op wants none, -1 on a failure (said).
+int64_t reportTensorList(int io, int first, const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names,
+                         const char* where) {
     try {
         const int wants = probe_op_wants();
         if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
         for (size_t i = 0; i < tensors.size(); ++i) {
             const std::string& name = i < names.size() ? names[i] : std::string();
-            reportTensor(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, static_cast<int>(i), name.empty() ? nullptr : name.c_str(),
-                         tensors[i], wants, true);
+            reportTensor(io, first + static_cast<int>(i), name.empty() ? nullptr : name.c_str(), tensors[i], wants, true);
         }
         return static_cast<int64_t>(tensors.size());
     } catch (const std::exception& e) {
-        reportFailure("module tensors", e.what());
+        reportFailure(where, e.what());
     } catch (...) {
-        reportFailure("module tensors", "unknown failure");
+        reportFailure(where, "unknown failure");
     }
     return -1;
+}
+
+int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names) {
+    return reportTensorList(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, 0, tensors, names, "module tensors");
 }
 
 // The gradients flowing out of a layer (those of its forward inputs, from Python's tensor hooks)
@@ -538,20 +544,10 @@ int64_t reportBackwardOutputsOp(const std::string& layer, int64_t first, const s
                                 const std::vector<std::string>& names) {
     try {
         if (tls.backwardLayer < 0 || tls.frames.size() != 1 || layerInfo(tls.backwardLayer).name != layer) return 0;
-        const int wants = probe_op_wants();
-        if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
-        for (size_t i = 0; i < grads.size(); ++i) {
-            const std::string& name = i < names.size() ? names[i] : std::string();
-            reportTensor(PROBE_OUTPUT, static_cast<int>(first) + static_cast<int>(i), name.empty() ? nullptr : name.c_str(),
-                         grads[i], wants, true);
-        }
-        return static_cast<int64_t>(grads.size());
-    } catch (const std::exception& e) {
-        reportFailure("backward outputs", e.what());
     } catch (...) {
-        reportFailure("backward outputs", "unknown failure");
+        return -1;
     }
-    return -1;
+    return reportTensorList(PROBE_OUTPUT, static_cast<int>(first), grads, names, "backward outputs");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-"""The records of a step: the values of a call turned into dump.json items (statistics by the
-C++ core, one call per batch of tensors; .pt files for task tensor), the step's entries,
-construct.json's parents and stack.json's groups (FORMATS.md section 2).
+"""The records of a step: the values of a call turned into dump.json items (each tensor's item
+rendered with its statistics by the C++ core, many tensors per call; .pt files when tensors are
+saved), the step's entries, construct.json's parents and stack.json's groups (FORMATS.md
+section 2).
 
 Nothing here installs hooks or writes the JSON files: the hooks fill a StepRecords, the step
 writer writes it."""
