@@ -93,6 +93,7 @@ def main():
     parser.add_argument("--steps", type=int, default=None, help="steps per repeat (default: 500 for small_mlp, 1 else)")
     parser.add_argument("--debugger", choices=("L1", "mix"))
     parser.add_argument("--dump-path")
+    parser.add_argument("--profile", help="write a cProfile of the timed repeats to this file")
     args = parser.parse_args()
     torch.manual_seed(1234)
     torch.set_num_threads(1)
@@ -116,15 +117,26 @@ def main():
         debugger.stop()
         debugger.step()
 
-    times = []
+    times, cpu_times = [], []
+    profiler = None
     for i in range(args.warmup + args.repeats):
-        start = time.perf_counter()
+        if i == args.warmup and args.profile:
+            import cProfile
+            profiler = cProfile.Profile()
+            profiler.enable()
+        start, cpu_start = time.perf_counter(), time.process_time()
         for _ in range(steps):
             one_step()
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         if i >= args.warmup:
             times.append(elapsed)
-    print(json.dumps({"times": times, "runs": args.warmup + args.repeats, "steps": steps}))
+            cpu_times.append(cpu)
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(args.profile)
+    # cpu: the process's CPU time (all its threads): on a shared machine it varies far less
+    # than the wall time.
+    print(json.dumps({"times": times, "cpu": cpu_times, "runs": args.warmup + args.repeats, "steps": steps}))
 
 
 if __name__ == "__main__":

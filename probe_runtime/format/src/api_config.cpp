@@ -21,16 +21,132 @@ const char* kAcceptedDataMode =
 const char* kAcceptedSummary = "\"statistics\", \"md5\"";
 const char* kAcceptedBool = "true or false (JSON booleans, without quotes)";
 
-// msprobe keys that configure things this tool does not do: accepted with a warning so that
-// existing config files keep working.
-const std::set<std::string> kIgnoredTopKeys = {"async_dump", "enable_dataloader", "acl_config", "precision",
-                                               "risk_level", "custom_op_namespaces", "load", "dump_enable",
-                                               "framework"};
-const std::set<std::string> kOtherTaskSections = {"overflow_check", "free_benchmark", "run_ut", "grad_probe",
-                                                  "acc_check", "structure", "diff_check", "nan_check",
-                                                  "exception_dump"};
-const std::set<std::string> kIgnoredTaskKeys = {"tensor_list", "file_format", "backward_input", "bench_path",
-                                                "diff_nums", "online_run_ut", "nfs_path", "host", "port"};
+using Use = MsprobeKeyUse;
+
+// The keys msprobe's BaseConfig reads in every task block, and what they do in the blocks this
+// tool runs (statistics, tensor).
+struct BaseKey {
+    const char* key;
+    Use use;
+    const char* note;
+};
+constexpr BaseKey kBaseKeys[] = {
+    {"scope", Use::Honoured, ""},
+    {"list", Use::Honoured, ""},
+    {"data_mode", Use::Honoured, ""},
+    {"summary_mode", Use::Honoured, ""},
+    {"slice", Use::NoEffect, "tensors are summarised and saved whole, not sliced"},
+    {"request_id", Use::NoEffect, "serving requests (scheduled_tokens) are not tracked"},
+    {"diff_nums", Use::NoEffect, "it counts differences for msprobe's diff_check task"},
+};
+constexpr const char* kOlderMsprobe = "it is read only by older msprobe versions";
+
+std::vector<MsprobeConfigKey> buildMsprobeKeys() {
+    std::vector<MsprobeConfigKey> keys = {
+        // CommonConfig
+        {"", "task", Use::Honoured, ""},
+        {"", "dump_path", Use::Honoured, ""},
+        {"", "rank", Use::Honoured, ""},
+        {"", "step", Use::Honoured, ""},
+        {"", "level", Use::Honoured, ""},
+        {"", "dump_enable", Use::NoEffect,
+         "the config is read once, at PrecisionDebugger(...): dumping follows start() and stop()"},
+        {"", "extra_info", Use::Honoured, ""},
+        {"", "async_dump", Use::NoEffect, "the dump files are always written by a writer thread"},
+        {"", "precision", Use::NoEffect, "statistics are always accumulated in double precision"},
+        {"", "risk_level", Use::NoEffect, "it grades APIs for msprobe's accuracy checks, which are not run here"},
+        {"", "custom_op_namespaces", Use::NoEffect, "Ascend custom operator namespaces are not wrapped"},
+        // msprobe 1.x
+        {"", "seed", Use::Honoured, ""},
+        {"", "is_deterministic", Use::Honoured, ""},
+        {"", "enable_dataloader", Use::NoEffect, kOlderMsprobe},
+        {"", "acl_config", Use::NoEffect, kOlderMsprobe},
+        {"", "load", Use::NoEffect, kOlderMsprobe},
+        {"", "framework", Use::NoEffect, kOlderMsprobe},
+        // The task blocks (msprobe reads the one named by "task").
+        {"", "statistics", Use::Honoured, ""},
+        {"", "tensor", Use::Honoured, ""},
+    };
+    for (const char* block : {"acc_check", "diff_check", "structure", "nan_check", "overflow_check", "free_benchmark",
+                              "run_ut", "grad_probe", "exception_dump"})
+        keys.push_back({"", block, Use::OtherTask, ""});
+    for (const char* block : {"statistics", "tensor"})
+        for (const BaseKey& k : kBaseKeys) keys.push_back({block, k.key, k.use, k.note});
+    keys.push_back({"statistics", "tensor_list", Use::Honoured, ""});
+    keys.push_back({"tensor", "bench_path", Use::NoEffect,
+                    "comparing with a bench dump while dumping is msprobe's diff_check; compare two dumps with "
+                    "`probe compare` instead"});
+    for (const char* block : {"statistics", "tensor"})
+        for (const char* key : {"file_format", "backward_input", "online_run_ut", "nfs_path", "host", "port"})
+            keys.push_back({block, key, Use::NoEffect, kOlderMsprobe});
+    // The blocks of the tasks this tool does not run, as msprobe reads them.
+    for (const char* block : {"acc_check", "diff_check", "structure", "nan_check"})
+        for (const BaseKey& k : kBaseKeys) keys.push_back({block, k.key, Use::OtherTask, ""});
+    for (const char* key : {"white_list", "black_list", "error_data_path"})
+        keys.push_back({"acc_check", key, Use::OtherTask, ""});
+    keys.push_back({"nan_check", "tensor_list", Use::OtherTask, ""});
+    return keys;
+}
+
+const MsprobeConfigKey* findMsprobeKey(std::string_view block, std::string_view key) {
+    for (const auto& k : msprobeConfigKeys())
+        if (block == k.block && key == k.key) return &k;
+    return nullptr;
+}
+
+size_t editDistance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// The keys of `block` this tool honours, for messages: "task, dump_path, ...".
+std::string honouredKeys(std::string_view block) {
+    std::string out;
+    for (const auto& k : msprobeConfigKeys())
+        if (block == k.block && k.use == Use::Honoured) out += (out.empty() ? "" : ", ") + std::string(k.key);
+    return out + " (and msprobe's other keys, which have no effect here)";
+}
+
+// A key msprobe does not read in `block`: said with the closest known key of the block, or
+// with the block that does read it.
+std::string unknownKeyProblem(std::string_view block, const std::string& key) {
+    for (const auto& k : msprobeConfigKeys()) {
+        if (key == k.key && block != k.block && k.use != Use::OtherTask) {
+            const std::string where = *k.block ? "the \"" + std::string(k.block) + "\" block" : "the top level";
+            return "unknown key here, ignored: msprobe reads \"" + key + "\" at " + where;
+        }
+    }
+    const char* closest = nullptr;
+    size_t best = 0;
+    for (const auto& k : msprobeConfigKeys()) {
+        if (block != k.block || k.use == Use::OtherTask) continue;
+        const size_t d = editDistance(key, k.key);
+        if (!closest || d < best) {
+            closest = k.key;
+            best = d;
+        }
+    }
+    return "unknown key, ignored; the closest known key is \"" + std::string(closest ? closest : "") + "\"";
+}
+
+}  // namespace
+
+const std::vector<MsprobeConfigKey>& msprobeConfigKeys() {
+    static const std::vector<MsprobeConfigKey> keys = buildMsprobeKeys();
+    return keys;
+}
+
+namespace {
 
 bool isL1EntryName(const std::string& name) {
     static const std::regex pattern(
@@ -125,8 +241,12 @@ nlohmann::ordered_json ApiConfig::toJson() const {
     j["statistics"] = {{"scope", statistics.scope},
                        {"list", statistics.list},
                        {"data_mode", statistics.dataMode},
-                       {"summary_mode", statistics.summaryMode}};
-    j["tensor"] = {{"scope", tensor.scope}, {"list", tensor.list}, {"data_mode", tensor.dataMode}};
+                       {"summary_mode", statistics.summaryMode},
+                       {"tensor_list", statistics.tensorList}};
+    j["tensor"] = {{"scope", tensor.scope},
+                   {"list", tensor.list},
+                   {"data_mode", tensor.dataMode},
+                   {"summary_mode", tensor.summaryMode}};
     return j;
 }
 
@@ -144,20 +264,25 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
               "an object with keys such as task, dump_path, level, step, rank, statistics, tensor");
         return result;
     }
+    // Every key msprobe reads is accepted: honoured, or said to have no effect here; any other key
+    // is ignored with a warning naming the closest known one, as msprobe ignores it.
+    auto checkKeys = [&](const char* block, const nlohmann::json& object) {
+        const std::string prefix = *block ? std::string(block) + "." : std::string();
+        for (const auto& item : object.items()) {
+            const std::string& key = item.key();
+            const MsprobeConfigKey* known = findMsprobeKey(block, key);
+            if (!known)
+                issue(prefix + key, unknownKeyProblem(block, key), honouredKeys(block).c_str(), true);
+            else if (known->use == Use::NoEffect)
+                issue(prefix + key, std::string("has no effect in Probe Studio and is ignored: ") + known->note, nullptr,
+                      true);
+            else if (known->use == Use::OtherTask)
+                issue(prefix + key, "configures a msprobe task Probe Studio does not run; the section is ignored",
+                      nullptr, true);
+        }
+    };
     ApiConfig config;
-    const std::set<std::string> known = {"task", "dump_path", "rank", "step", "level", "seed",
-                                         "is_deterministic", "extra_info", "statistics", "tensor"};
-    for (const auto& item : root.items()) {
-        const std::string& key = item.key();
-        if (known.count(key)) continue;
-        if (kIgnoredTopKeys.count(key))
-            issue(key, "has no effect in Probe Studio and is ignored", nullptr, true);
-        else if (kOtherTaskSections.count(key))
-            issue(key, "configures a msprobe task Probe Studio does not run; the section is ignored", nullptr, true);
-        else
-            issue(key, "unknown key (a misspelling?)",
-                  "task, dump_path, rank, step, level, seed, is_deterministic, extra_info, statistics, tensor");
-    }
+    checkKeys("", root);
 
     auto readString = [&](const char* key, std::string& out, const char* accepted) {
         auto it = root.find(key);
@@ -216,17 +341,7 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
             continue;
         }
         ApiTaskConfig& task = std::string(section) == "tensor" ? config.tensor : config.statistics;
-        for (const auto& item : it->items()) {
-            const std::string& key = item.key();
-            if (key == "scope" || key == "list" || key == "data_mode" ||
-                (key == "summary_mode" && std::string(section) == "statistics"))
-                continue;
-            if (kIgnoredTaskKeys.count(key))
-                issue(prefix + key, "has no effect in Probe Studio and is ignored", nullptr, true);
-            else
-                issue(prefix + key, "unknown key (a misspelling?)",
-                      std::string(section) == "statistics" ? "scope, list, data_mode, summary_mode" : "scope, list, data_mode");
-        }
+        checkKeys(section, *it);
         auto readStrings = [&](const char* key, std::vector<std::string>& out, const char* accepted) {
             auto k = it->find(key);
             if (k == it->end()) return false;
@@ -265,17 +380,18 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
                      std::find(task.dataMode.begin(), task.dataMode.end(), "all") != task.dataMode.end())
                 issue(prefix + "data_mode", "\"all\" cannot be combined with other modes", kAcceptedDataMode);
         }
-        if (std::string(section) == "statistics") {
-            auto k = it->find("summary_mode");
-            if (k != it->end()) {
-                if (!k->is_string() || (k->get<std::string>() != "statistics" && k->get<std::string>() != "md5"))
-                    issue(prefix + "summary_mode", jsonSnippet(*k) + " is not a summary mode", kAcceptedSummary);
-                else
-                    task.summaryMode = k->get<std::string>();
-            }
+        if (auto k = it->find("summary_mode"); k != it->end()) {
+            if (!k->is_string() || (k->get<std::string>() != "statistics" && k->get<std::string>() != "md5"))
+                issue(prefix + "summary_mode",
+                      jsonSnippet(*k) + " is not a summary mode Probe Studio computes (msprobe's \"xor\" checksum "
+                      "runs on Ascend NPUs only)",
+                      kAcceptedSummary);
+            else
+                task.summaryMode = k->get<std::string>();
         }
+        if (std::string(section) == "statistics")
+            readStrings("tensor_list", task.tensorList, kAcceptedList);
     }
-
     const bool anyError = std::any_of(issues.begin(), issues.end(), [](const auto& i) { return !i.warning; });
     if (!anyError) result.config = std::move(config);
     return result;
