@@ -1,12 +1,12 @@
 // probe config validate FILE [--kind op|api]
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "exit_codes.h"
 #include "probe/format/api_config.h"
 #include "probe/format/config_issue.h"
+#include "probe/format/json_input.h"
 #include "probe/format/op_config.h"
 
 namespace probe::cli {
@@ -49,7 +49,7 @@ int runConfigCommand(const Args& args) {
         if (kind == "op") {
             std::fputs(format::OpConfig::startingPoint().toFileText().c_str(), stdout);
         } else if (kind == "api") {
-            std::printf("%s\n", format::ApiConfig{}.toJson().dump(4).c_str());
+            std::printf("%s\n", format::dumpJson(format::ApiConfig{}.toJson(), 4).c_str());
         } else {
             std::fprintf(stderr, "probe config default: --kind must be 'op' or 'api', not '%s'\n", kind.c_str());
             return kExitUsage;
@@ -88,16 +88,18 @@ int runConfigCommand(const Args& args) {
         return kExitUsage;
     }
     std::string error;
-    auto text = format::readTextFile(file, &error);
+    const std::string shownFile = format::printableText(file, 4096);
+    auto text = format::readTextFile(file, &error, format::kConfigJsonLimits.maxBytes);
     if (!text) {
-        std::fprintf(stderr, "%s: cannot be read: %s\n", file.c_str(), error.c_str());
+        std::fprintf(stderr, "%s: cannot be read: %s\n", shownFile.c_str(), error.c_str());
         return kExitConfigUnreadable;
     }
     if (kind.empty()) {
-        nlohmann::json root = nlohmann::json::parse(*text, nullptr, false);
-        kind = root.is_discarded() ? "op" : format::guessConfigKind(root);
+        // Text that is not JSON is judged as an op-level config: its error says where it breaks.
+        auto parsed = format::parseJson(*text, file, format::kConfigJsonLimits);
+        kind = parsed.ok() ? format::guessConfigKind(*parsed.value) : "op";
         if (kind.empty()) {
-            std::printf("%s: cannot tell which kind of config this is; use --kind op or --kind api\n", file.c_str());
+            std::printf("%s: cannot tell which kind of config this is; use --kind op or --kind api\n", shownFile.c_str());
             return kExitConfigInvalid;
         }
     }
@@ -113,14 +115,18 @@ int runConfigCommand(const Args& args) {
         issues = std::move(result.issues);
     }
     printIssues(issues);
+    size_t errors = 0;
+    for (const auto& i : issues) errors += i.warning ? 0 : 1;
+    const size_t warnings = issues.size() - errors;
+    const char* kindName = kind == "op" ? "op-level" : "code-level";
     if (!ok) {
-        size_t errors = 0;
-        for (const auto& i : issues) errors += i.warning ? 0 : 1;
-        std::printf("%s: invalid %s config (%zu problem%s)\n", file.c_str(), kind == "op" ? "op-level" : "code-level",
-                    errors, errors == 1 ? "" : "s");
+        std::printf("%s: invalid %s config (%zu problem%s)\n", shownFile.c_str(), kindName, errors, errors == 1 ? "" : "s");
         return kExitConfigInvalid;
     }
-    std::printf("%s: valid %s config\n", file.c_str(), kind == "op" ? "op-level" : "code-level");
+    if (warnings)
+        std::printf("%s: valid %s config (%zu warning%s)\n", shownFile.c_str(), kindName, warnings, warnings == 1 ? "" : "s");
+    else
+        std::printf("%s: valid %s config\n", shownFile.c_str(), kindName);
     return kExitOk;
 }
 
