@@ -744,6 +744,9 @@ TEST(HostileDump, CraftedTensorHeadersAreErrorsNamingTheFileAndLine) {
         {bin(max, "0", "4", "0," + max), "header line 3: data length 18446744073709551615 does not match dims 4"},
         {bin("16", "0", "4", max + ",16"), "header line 7:"},
         {bin("16", "777", "4", "0,16"), "header line 5: dtype=777 is not a dtype code this version knows"},
+        // The attacker's file: an unknown dtype skipped the length check, and length + header
+        // wrapped around 2^64: "vector::_M_default_append" from probe compare.
+        {bin("18446744073709551500", "777", "4", "0,18446744073709551500"), "header line 5: dtype=777 is not"},
         {bin("16", "0", "65536,65536,65536,65536", "0,16"), "header line 6: dims 65536x65536x65536x65536 hold more"},
         {bin("0", "0", "4611686018427387904", "0,0"), "header line 6: dims 4611686018427387904 hold more"},  // 0 bytes mod 2^64
     };
