@@ -90,15 +90,16 @@ TEST_F(HostileConfig, AFifoInPlaceOfTheConfigBlocksNothing) {
     start(kLayer2);
     NativeModel model({});
     model.run();  // round 0
-    const std::string fifo = dir_ / "fifo.tmp";
+    const std::string fifo = dir_ / "fifo.tmp", keeper = dir_ / "fifo.keeper";
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    ASSERT_EQ(::link(fifo.c_str(), keeper.c_str()), 0);  // a name to open it by after it is replaced
     ASSERT_EQ(::rename(fifo.c_str(), configPath().c_str()), 0);
     model.run();  // round 1: the watcher looked at it and refused it
     replaceFile(configPath(), kLayer0);
     model.run();  // round 2: a watcher stuck in open() on the FIFO would never see this
     // Release a watcher blocked on the FIFO (as before the fix), so that a failure here is an
     // assertion, not a hang: a writer that opens and closes lets its open() return.
-    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    const int writer = ::open(keeper.c_str(), O_WRONLY | O_NONBLOCK);
     if (writer >= 0) ::close(writer);
     ASSERT_EQ(probe_stop(), PROBE_OK);
     const auto rounds = layersByRound(3);
