@@ -197,7 +197,7 @@ TEST_F(ControlSocket, BadLinesAreAnsweredAndTheConnectionLivesOn) {
         {R"({"id":1})", "a message needs a string \"type\"; found none"},
         {"\xff", "not a JSON object: control socket:1:1: not valid JSON"},
         {"{\"type\":\"ping\",\"id\":\"\xe2\x82", "not valid JSON"},  // cut in the middle of a character
-        {"{\"type\":\"ping\",\"id\":\"a\xffb\"}", "not valid JSON"},
+        {"{\"type\":\"ping\",\"id\":\"a\xff" "b\"}", "not valid JSON"},
         {"{\"type\":\"set_config\",\"id\":3,\"config\":{\"task\":" + deep, "nested deeper than 32 levels"},
         {"[1e999]", "out of range"},
         {"[1, 2]", "not a JSON object: found array"},
