@@ -1,6 +1,9 @@
 // probe config validate FILE [--kind op|api]
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <cstdint>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include "commands.h"
 #include "exit_codes.h"
@@ -19,11 +22,34 @@ const char* kConfigUsage =
     "default prints a config to start from (op: statistics of every layer-level op, every\n"
     "round; api: the code-level defaults).\n"
     "\n"
-    "Checks a config file exactly as the runtime would and prints every problem.\n"
+    "Checks a config file exactly as the runtime would and prints every problem. FILE - reads\n"
+    "standard input; any other FILE must be a regular file (a FIFO or device is refused).\n"
     "  op   the injected probe's op-level config (task, dump_enable, exec_range, ids, ...)\n"
     "  api  the code-level API's config (task, dump_path, level, step, rank, ...)\n"
     "Without --kind the kind is recognised from the keys.\n"
     "Exit code 0 when valid, 65 when not, 66 when the file cannot be read.\n";
+
+// "-" or /dev/stdin reads standard input (a pipe there is what was asked for), up to the config
+// size limit. Any other path must be a regular file: a FIFO or a device is refused, not read.
+std::optional<std::string> readConfigText(const std::string& file, std::string* error) {
+    const uint64_t limit = format::kConfigJsonLimits.maxBytes;
+    if (file != "-" && file != "/dev/stdin") return format::readTextFile(file, error, limit);
+    std::string text;
+    char buffer[65536];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) {
+        text.append(buffer, n);
+        if (text.size() > limit) {
+            *error = "more than the limit of " + std::to_string(limit) + " bytes";
+            return std::nullopt;
+        }
+    }
+    if (std::ferror(stdin)) {
+        *error = "standard input cannot be read";
+        return std::nullopt;
+    }
+    return text;
+}
 
 void printIssues(const std::vector<format::ConfigIssue>& issues) {
     for (const auto& issue : issues) std::printf("%s\n", issue.toString().c_str());
@@ -69,7 +95,7 @@ int runConfigCommand(const Args& args) {
         } else if (args[i] == "--help" || args[i] == "-h") {
             std::fputs(kConfigUsage, stdout);
             return kExitOk;
-        } else if (!args[i].empty() && args[i][0] == '-') {
+        } else if (args[i].size() > 1 && args[i][0] == '-') {  // "-" alone: standard input
             std::fprintf(stderr, "probe config validate: unknown option '%s'\n\n%s", args[i].c_str(), kConfigUsage);
             return kExitUsage;
         } else if (file.empty()) {
@@ -89,7 +115,7 @@ int runConfigCommand(const Args& args) {
     }
     std::string error;
     const std::string shownFile = format::printableText(file, 4096);
-    auto text = format::readTextFile(file, &error, format::kConfigJsonLimits.maxBytes);
+    auto text = readConfigText(file, &error);
     if (!text) {
         std::fprintf(stderr, "%s: cannot be read: %s\n", shownFile.c_str(), error.c_str());
         return kExitConfigUnreadable;

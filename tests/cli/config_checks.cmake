@@ -66,3 +66,11 @@ expect_run(66 "a_directory.json: cannot be read: is a directory, not a file" con
 execute_process(COMMAND mkfifo ${WORK}/fifo.json)
 expect_run(66 "fifo.json: cannot be read: is a named pipe \\(FIFO\\), not a regular file" config validate ${WORK}/fifo.json)
 expect_run(66 "cannot be read: is a character device, not a regular file" config validate /dev/zero)
+# Standard input is read when asked for by name: "-" or /dev/stdin (a pipe, as in a shell pipeline).
+foreach(name - /dev/stdin)
+    execute_process(COMMAND ${PROBE} config validate ${name} --kind op INPUT_FILE ${WORK}/op_ok.json
+                    RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT code EQUAL 0 OR NOT out MATCHES "valid op-level config")
+        message(FATAL_ERROR "probe config validate ${name} < op_ok.json: exit ${code}\n${out}${err}")
+    endif()
+endforeach()

@@ -437,7 +437,7 @@ TEST(MsprobeReader, BrokenFilesGiveMessages) {
     DumpIndex index = readAll(*reader);
     EXPECT_TRUE(anyProblemContains(index, "step0/rank0/dump.json")) << problems(index);
     EXPECT_TRUE(anyProblemContains(index, "step1/rank0/dump.json: has no \"data\" object")) << problems(index);
-    EXPECT_TRUE(anyProblemContains(index, "construct.json: not a JSON object")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "construct.json:1:6: not valid JSON")) << problems(index);
     EXPECT_TRUE(anyProblemContains(index, "the debugger recorded errors: RuntimeError: hook failed")) << problems(index);
     EXPECT_EQ(index.rowCount(), 6u);  // step 2 still read
 }

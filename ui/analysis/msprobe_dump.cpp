@@ -303,7 +303,7 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
         state.constructStamp = *constructStamp;
         const auto construct = format::readJsonFile(constructPath, format::kDumpJsonLimits);
         if (!construct.ok()) {
-            delta.problems.push_back(construct.error.toString());
+            delta.problems.push_back(construct.error.toString() + "; the tree of this step is shown flat");
         } else if (construct.value->is_object()) {
             for (const auto& [entry, parent] : construct.value->items())
                 state.parentOf[entry] = parent.is_string() ? parent.get<std::string>() : std::string();
