@@ -125,7 +125,9 @@ int runConfigCommand(const Args& args) {
         auto parsed = format::parseJson(*text, file, format::kConfigJsonLimits);
         kind = parsed.ok() ? format::guessConfigKind(*parsed.value) : "op";
         if (kind.empty()) {
-            std::printf("%s: cannot tell which kind of config this is; use --kind op or --kind api\n", shownFile.c_str());
+            std::printf(
+                "%s: cannot tell which kind of config this is; use --kind op or --kind api\n",
+                shownFile.c_str());
             return kExitConfigInvalid;
         }
     }
@@ -146,11 +148,13 @@ int runConfigCommand(const Args& args) {
     const size_t warnings = issues.size() - errors;
     const char* kindName = kind == "op" ? "op-level" : "code-level";
     if (!ok) {
-        std::printf("%s: invalid %s config (%zu problem%s)\n", shownFile.c_str(), kindName, errors, errors == 1 ? "" : "s");
+        std::printf("%s: invalid %s config (%zu problem%s)\n", shownFile.c_str(), kindName, errors,
+                    errors == 1 ? "" : "s");
         return kExitConfigInvalid;
     }
     if (warnings)
-        std::printf("%s: valid %s config (%zu warning%s)\n", shownFile.c_str(), kindName, warnings, warnings == 1 ? "" : "s");
+        std::printf("%s: valid %s config (%zu warning%s)\n", shownFile.c_str(), kindName, warnings,
+                    warnings == 1 ? "" : "s");
     else
         std::printf("%s: valid %s config\n", shownFile.c_str(), kindName);
     return kExitOk;

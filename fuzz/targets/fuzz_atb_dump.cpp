@@ -10,7 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const std::string root = [] {
         const std::string r = fuzz::scratchDirectory() + "/atb_dump_data";
         PROBE_FUZZ_CHECK(format::makeDirectories(r + "/data/0_1/0") == 0);
-        fuzz::writeScratchFile(r + "/probe_status.json", R"({"state": "complete", "processes": []})");
+        fuzz::writeScratchFile(r + "/probe_status.json",
+                               R"({"state": "complete", "processes": []})");
         return r;
     }();
     fuzz::writeScratchFile(root + "/data/0_1/0/statistic.csv", fuzz::textOf(data, size));

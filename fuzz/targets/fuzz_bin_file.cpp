@@ -22,12 +22,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const analysis::TensorData tensor = analysis::decodeTensor("fuzz.bin", std::move(*file));
     const auto summary = analysis::summarizeValues(tensor, 0, tensor.count);
     if (tensor.hasValues())
-        PROBE_FUZZ_CHECK(summary.finite + summary.nan + summary.posInf + summary.negInf == tensor.count);
+        PROBE_FUZZ_CHECK(summary.finite + summary.nan + summary.posInf + summary.negInf ==
+                         tensor.count);
     analysis::computeHistogram(tensor, 64);
     const auto geometry = analysis::sliceGeometry(tensor.header.dims);
-    const uint64_t start = analysis::sliceStart(geometry, std::vector<int64_t>(geometry.leadingDims.size(), 1 << 30));
+    const uint64_t start =
+        analysis::sliceStart(geometry, std::vector<int64_t>(geometry.leadingDims.size(), 1 << 30));
     if (tensor.count > 0) PROBE_FUZZ_CHECK(start < tensor.count);
-    analysis::summarizeValues(tensor, start, static_cast<uint64_t>(geometry.rows) * static_cast<uint64_t>(geometry.cols));
+    analysis::summarizeValues(
+        tensor, start, static_cast<uint64_t>(geometry.rows) * static_cast<uint64_t>(geometry.cols));
     tensor.at(tensor.count / 2);
     analysis::dtypeLabel(tensor);
     return 0;

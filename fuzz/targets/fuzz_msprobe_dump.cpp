@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     PROBE_FUZZ_CHECK(reader);
     analysis::DumpIndex index(reader->layout(), reader->root());
     index.apply(reader->poll(analysis::kDefaultPollBudget));
-    for (uint32_t op = 0; op < index.opCount(); ++op) analysis::parseMsprobeEntryName(index.op(op).id);
+    for (uint32_t op = 0; op < index.opCount(); ++op)
+        analysis::parseMsprobeEntryName(index.op(op).id);
     return 0;
 }

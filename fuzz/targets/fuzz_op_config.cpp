@@ -18,7 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text = result.config->toFileText();
     auto again = format::parseOpConfig(text, "again");
     PROBE_FUZZ_CHECK(again.ok() && *again.config == *result.config);
-    PROBE_FUZZ_CHECK(format::parseOpConfig(format::dumpJson(result.config->toJson()), "json").config == result.config);
+    PROBE_FUZZ_CHECK(
+        format::parseOpConfig(format::dumpJson(result.config->toJson()), "json").config ==
+        result.config);
     result.config->selects({"2_1", "Layer/Op", 1});
     result.config->maySelectDescendants({"2", "Layer", 0});
     result.config->execRange.contains(3);

@@ -24,8 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const std::string written = format::formatStatRow(*row);
         auto again = format::parseStatRow(written, &error);
         PROBE_FUZZ_CHECK(again);
-        PROBE_FUZZ_CHECK(again->opName == row->opName && again->opId == row->opId && again->round == row->round &&
-                         again->tensorPath == row->tensorPath && again->shape == row->shape);
+        PROBE_FUZZ_CHECK(again->opName == row->opName && again->opId == row->opId &&
+                         again->round == row->round && again->tensorPath == row->tensorPath &&
+                         again->shape == row->shape);
         PROBE_FUZZ_CHECK(format::formatStatRow(*again) == written);
         format::parseShapeString(row->shape);
     }

@@ -7,9 +7,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace probe;
-    auto parsed = format::parseJson(fuzz::textOf(data, size), "layer.json", format::kStructureJsonLimits);
+    auto parsed =
+        format::parseJson(fuzz::textOf(data, size), "layer.json", format::kStructureJsonLimits);
     if (!parsed.ok()) {
-        PROBE_FUZZ_CHECK(!parsed.error.problem.empty() && format::isValidUtf8(parsed.error.toString()));
+        PROBE_FUZZ_CHECK(!parsed.error.problem.empty() &&
+                         format::isValidUtf8(parsed.error.toString()));
         return 0;
     }
     std::string error;
@@ -20,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         auto reread = format::StructureNode::fromJson(*again.value, &error);
         PROBE_FUZZ_CHECK(reread && format::dumpJson(reread->toJson()) == text);
     }
-    if (auto model = format::ModelStructure::fromJson(*parsed.value, &error)) format::dumpJson(model->toJson(), 1);
+    if (auto model = format::ModelStructure::fromJson(*parsed.value, &error))
+        format::dumpJson(model->toJson(), 1);
     return 0;
 }

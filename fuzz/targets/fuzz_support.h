@@ -12,13 +12,13 @@
 namespace probe::fuzz {
 
 // A broken invariant is a finding like a crash: say which, and abort so the input is kept.
-#define PROBE_FUZZ_CHECK(condition)                                                        \
-    do {                                                                                   \
-        if (!(condition)) {                                                                \
+#define PROBE_FUZZ_CHECK(condition)                                                           \
+    do {                                                                                      \
+        if (!(condition)) {                                                                   \
             std::fprintf(stderr, "fuzz invariant broken: %s (%s:%d)\n", #condition, __FILE__, \
-                         __LINE__);                                                        \
-            std::abort();                                                                  \
-        }                                                                                  \
+                         __LINE__);                                                           \
+            std::abort();                                                                     \
+        }                                                                                     \
     } while (0)
 
 inline std::string_view textOf(const uint8_t* data, size_t size) {

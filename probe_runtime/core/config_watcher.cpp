@@ -49,8 +49,9 @@ void ConfigWatcher::start() {
         // Written in place (close after write) or replaced (rename onto it, the atomic way);
         // creating a regular file alone is ignored (the content arrives with the close), but a
         // directory, FIFO, device or link created in its place is reported at once.
-        watchDescriptor_ = ::inotify_add_watch(inotifyFd_, directory_.c_str(),
-                                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_CREATE);
+        watchDescriptor_ = ::inotify_add_watch(
+            inotifyFd_, directory_.c_str(),
+            IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_CREATE);
         if (watchDescriptor_ < 0) {
             ::close(inotifyFd_);
             inotifyFd_ = -1;
@@ -155,8 +156,10 @@ bool ConfigWatcher::handleInotifyEvents() {
         removed = false;
         written = true;
     }
-    if (written) notify(Change::Written);
-    else if (removed) notify(Change::Removed);
+    if (written)
+        notify(Change::Written);
+    else if (removed)
+        notify(Change::Removed);
     if (written || removed) handled_.fetch_add(1);
     return written || removed;
 }

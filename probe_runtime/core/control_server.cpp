@@ -25,7 +25,9 @@ constexpr size_t kRowsPerMessage = 2000;
 constexpr int kFlushIntervalMs = 100;
 
 // Never throws: a path or name that is not UTF-8 is sent with U+FFFD in its place.
-std::string line(const nlohmann::json& message) { return format::dumpJson(message) + "\n"; }
+std::string line(const nlohmann::json& message) {
+    return format::dumpJson(message) + "\n";
+}
 
 std::string errorLine(const std::string& text) {
     return line({{"type", "message"}, {"level", "error"}, {"text", text}});
@@ -225,7 +227,8 @@ void ControlServer::acceptClient() {
         // socket's permissions were widened after it was created.
         ucred peer{};
         socklen_t length = sizeof peer;
-        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.uid != ::geteuid()) {
+        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 ||
+            peer.uid != ::geteuid()) {
             ::close(fd);
             continue;
         }
@@ -248,7 +251,8 @@ void ControlServer::readFrom(Client& client) {
     char buffer[65536];
     while (!client.closing) {
         const ssize_t n = ::recv(client.fd, buffer, sizeof buffer, MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) client.closing = true;
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            client.closing = true;
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         client.in.append(buffer, static_cast<size_t>(n));
@@ -260,8 +264,10 @@ void ControlServer::readFrom(Client& client) {
             } else if (newline > start) {
                 try {
                     handleLine(client, client.in.substr(start, newline - start));
-                } catch (const std::exception& e) {  // out of memory: this line fails, the model goes on
-                    client.out += errorLine(std::string("the message could not be handled: ") + e.what());
+                } catch (
+                    const std::exception& e) {  // out of memory: this line fails, the model goes on
+                    client.out +=
+                        errorLine(std::string("the message could not be handled: ") + e.what());
                 }
             }
             start = newline + 1;
@@ -269,7 +275,8 @@ void ControlServer::readFrom(Client& client) {
         client.in.erase(0, start);
         if (client.in.size() > format::kControlLineLimits.maxBytes) {
             if (!client.skippingLongLine)
-                client.out += errorLine("a line longer than " + std::to_string(format::kControlLineLimits.maxBytes) +
+                client.out += errorLine("a line longer than " +
+                                        std::to_string(format::kControlLineLimits.maxBytes) +
                                         " bytes was refused");
             client.skippingLongLine = true;
             client.in.clear();
@@ -280,21 +287,29 @@ void ControlServer::readFrom(Client& client) {
 void ControlServer::handleLine(Client& client, const std::string& text) {
     auto request = format::parseControlRequest(text);
     switch (request.kind) {
-    case format::ControlRequest::Kind::Invalid: client.out += errorLine(request.problem); break;
-    case format::ControlRequest::Kind::Ping: client.out += line({{"type", "pong"}, {"id", std::move(request.id)}}); break;
-    case format::ControlRequest::Kind::SetConfig:
-        currentRequest = request.request;
-        if (!request.config) {
-            nlohmann::json reply{{"type", "config_rejected"}, {"reason", "set_config needs a \"config\" object"}, {"source", "client"}};
-            if (currentRequest >= 0) reply["request"] = currentRequest;
-            client.out += line(reply);
-        } else {
-            runtime_.applyConfigText(format::dumpJson(*request.config), "client");  // answers through configApplied/Rejected
-        }
-        currentRequest = -1;
-        flush();
-        break;
-    case format::ControlRequest::Kind::Ignored: break;
+        case format::ControlRequest::Kind::Invalid:
+            client.out += errorLine(request.problem);
+            break;
+        case format::ControlRequest::Kind::Ping:
+            client.out += line({{"type", "pong"}, {"id", std::move(request.id)}});
+            break;
+        case format::ControlRequest::Kind::SetConfig:
+            currentRequest = request.request;
+            if (!request.config) {
+                nlohmann::json reply{{"type", "config_rejected"},
+                                     {"reason", "set_config needs a \"config\" object"},
+                                     {"source", "client"}};
+                if (currentRequest >= 0) reply["request"] = currentRequest;
+                client.out += line(reply);
+            } else {
+                runtime_.applyConfigText(format::dumpJson(*request.config),
+                                         "client");  // answers through configApplied/Rejected
+            }
+            currentRequest = -1;
+            flush();
+            break;
+        case format::ControlRequest::Kind::Ignored:
+            break;
     }
 }
 

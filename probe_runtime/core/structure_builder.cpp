@@ -17,8 +17,10 @@ void sortByIndex(std::vector<ObservedTensor>& tensors) {
 nlohmann::ordered_json paramOf(const ObservedOp& op) {
     if (op.paramJson.empty()) return "";
     // The engine's text, through the guarded parser; kept as a (valid UTF-8) string otherwise.
-    auto parsed = format::parseOrderedJson(op.paramJson, "op parameters", format::kStructureJsonLimits);
-    return parsed.ok() ? std::move(*parsed.value) : nlohmann::ordered_json(format::toValidUtf8(op.paramJson));
+    auto parsed =
+        format::parseOrderedJson(op.paramJson, "op parameters", format::kStructureJsonLimits);
+    return parsed.ok() ? std::move(*parsed.value)
+                       : nlohmann::ordered_json(format::toValidUtf8(op.paramJson));
 }
 
 format::StructureNode buildNode(const ObservedOp& op, std::vector<std::string> inNames,

@@ -17,7 +17,8 @@ namespace {
 
 constexpr JsonLimits kSmall{1u << 20, 32};
 
-std::string nested(size_t depth, const std::string& open, const std::string& close, const std::string& inner = "1") {
+std::string nested(size_t depth, const std::string& open, const std::string& close,
+                   const std::string& inner = "1") {
     std::string text;
     text.reserve(depth * (open.size() + close.size()) + inner.size());
     for (size_t i = 0; i < depth; ++i) text += open;
@@ -35,7 +36,8 @@ long maxResidentKb() {
 }  // namespace
 
 TEST(JsonInput, ParsesWhatIsWithinTheLimits) {
-    auto parsed = parseJson(R"({"a": [1, 2.5, "x", null, true], "b": {"c": -3}})", "t.json", kSmall);
+    auto parsed =
+        parseJson(R"({"a": [1, 2.5, "x", null, true], "b": {"c": -3}})", "t.json", kSmall);
     ASSERT_TRUE(parsed.ok()) << parsed.error.toString();
     EXPECT_EQ((*parsed.value)["a"][1], 2.5);
     EXPECT_EQ((*parsed.value)["b"]["c"], -3);
@@ -58,7 +60,8 @@ TEST(JsonInput, DeepNestingIsRefusedBeforeTheParserSeesIt) {
         EXPECT_EQ(parsed.error.line, 1);
         EXPECT_GT(parsed.error.column, 32);
         EXPECT_LT(parsed.error.column, 32 * 5 + 12);
-        EXPECT_NE(parsed.error.problem.find("nested deeper than 32 levels"), std::string::npos) << parsed.error.problem;
+        EXPECT_NE(parsed.error.problem.find("nested deeper than 32 levels"), std::string::npos)
+            << parsed.error.problem;
         EXPECT_EQ(parsed.error.toString().rfind("deep.json:1:", 0), 0u) << parsed.error.toString();
     }
     EXPECT_LT(maxResidentKb() - before, 100 * 1024);  // far from the 10 GB the old reader took
@@ -68,13 +71,15 @@ TEST(JsonInput, NumbersBeyondDoubleRangeAreErrorsWithTheirPlace) {
     for (const char* text : {"{\n  \"task\": 1e999\n}", "{\n  \"x\": -1e999}", "[\n\n 1E+400]"}) {
         auto parsed = parseJson(text, "n.json", kSmall);
         ASSERT_FALSE(parsed.ok()) << text;
-        EXPECT_NE(parsed.error.problem.find("out of range"), std::string::npos) << parsed.error.problem;
+        EXPECT_NE(parsed.error.problem.find("out of range"), std::string::npos)
+            << parsed.error.problem;
         EXPECT_GE(parsed.error.line, 2);
     }
     auto error = parseJson("{\n  \"task\": 1e999\n}", "n.json", kSmall).error;
     EXPECT_EQ(error.line, 2);
     EXPECT_EQ(error.column, 11);  // where the number starts
-    EXPECT_EQ(error.problem, "the number 1e999 is out of range (beyond +-1.8e308, the range of a double)");
+    EXPECT_EQ(error.problem,
+              "the number 1e999 is out of range (beyond +-1.8e308, the range of a double)");
     // Tiny numbers underflow to zero: that is a number, not an error.
     auto tiny = parseJson("[1e-999]", "n", kSmall);
     ASSERT_TRUE(tiny.ok());
@@ -82,8 +87,9 @@ TEST(JsonInput, NumbersBeyondDoubleRangeAreErrorsWithTheirPlace) {
 }
 
 TEST(JsonInput, InvalidUtf8IsAnErrorWhoseTextIsValidUtf8) {
-    for (const std::string& text : {std::string("{\"task\": \"a\xff\"}"), std::string("{\"\xc3\": 1}"),
-                                   std::string("\xff"), std::string("{\"id\": \"\xe2\x82")}) {
+    for (const std::string& text :
+         {std::string("{\"task\": \"a\xff\"}"), std::string("{\"\xc3\": 1}"), std::string("\xff"),
+          std::string("{\"id\": \"\xe2\x82")}) {
         auto parsed = parseJson(text, "bad\xfe.json", kSmall);
         ASSERT_FALSE(parsed.ok());
         const std::string message = parsed.error.toString();
@@ -122,7 +128,8 @@ TEST(JsonInput, RepeatedKeysKeepTheLastValueAndAreListed) {
     EXPECT_EQ(parsed.duplicateKeys, (std::vector<std::string>{"s.k", "a"}));
     // The ordered form keeps the first position and the last value, also in big objects.
     std::string big = "{";
-    for (int i = 0; i < 100; ++i) big += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+    for (int i = 0; i < 100; ++i)
+        big += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
     big += "\"k5\": 500}";
     auto ordered = parseOrderedJson(big, "t", kSmall);
     ASSERT_TRUE(ordered.ok());
@@ -134,12 +141,14 @@ TEST(JsonInput, RepeatedKeysKeepTheLastValueAndAreListed) {
 }
 
 TEST(JsonInput, SyntaxErrorsNameLineAndColumn) {
-    auto parsed = parseJson("{\n  \"task\": \"tensor\"\n  \"dump_enable\": true\n}", "cfg.json", kSmall);
+    auto parsed =
+        parseJson("{\n  \"task\": \"tensor\"\n  \"dump_enable\": true\n}", "cfg.json", kSmall);
     ASSERT_FALSE(parsed.ok());
     EXPECT_EQ(parsed.error.line, 3);
     EXPECT_EQ(parsed.error.toString().rfind("cfg.json:3:", 0), 0u) << parsed.error.toString();
     EXPECT_NE(parsed.error.problem.find("not valid JSON"), std::string::npos);
-    EXPECT_EQ(parsed.error.problem.find("json.exception"), std::string::npos) << parsed.error.problem;
+    EXPECT_EQ(parsed.error.problem.find("json.exception"), std::string::npos)
+        << parsed.error.problem;
     // A long bad token is not copied whole into the message.
     auto longToken = parseJson("[\"" + std::string(100000, 'x') + "\xff\"]", "t", kSmall);
     ASSERT_FALSE(longToken.ok());
@@ -177,7 +186,8 @@ TEST(JsonInput, AHugeSparseFileIsRefusedBeforeAnythingIsAllocated) {
     const long before = maxResidentKb();
     auto parsed = readJsonFile(path, kDumpJsonLimits);
     ASSERT_FALSE(parsed.ok());
-    EXPECT_EQ(parsed.error.toString(), path + ": is 6442450944 bytes, more than the limit of 1073741824");
+    EXPECT_EQ(parsed.error.toString(),
+              path + ": is 6442450944 bytes, more than the limit of 1073741824");
     std::string error;
     EXPECT_FALSE(readRegularFile(path, 1u << 20, &error));
     EXPECT_LT(maxResidentKb() - before, 10 * 1024);
@@ -185,10 +195,12 @@ TEST(JsonInput, AHugeSparseFileIsRefusedBeforeAnythingIsAllocated) {
 
 TEST(JsonInput, PrintableText) {
     EXPECT_EQ(printableText("plain caf\xc3\xa9"), "plain caf\xc3\xa9");
-    EXPECT_EQ(printableText("a\xff" "b\x01"), "a\\xFFb\\x01");
+    EXPECT_EQ(printableText("a\xff"
+                            "b\x01"),
+              "a\\xFFb\\x01");
     EXPECT_EQ(printableText(std::string(50, 'x'), 10), std::string(10, 'x') + "...");
     EXPECT_TRUE(isValidUtf8("\xf0\x9f\x98\x80"));
-    EXPECT_FALSE(isValidUtf8("\xed\xa0\x80"));   // a surrogate
-    EXPECT_FALSE(isValidUtf8("\xc0\xaf"));       // overlong
+    EXPECT_FALSE(isValidUtf8("\xed\xa0\x80"));      // a surrogate
+    EXPECT_FALSE(isValidUtf8("\xc0\xaf"));          // overlong
     EXPECT_FALSE(isValidUtf8("\xf4\x90\x80\x80"));  // past U+10FFFF
 }

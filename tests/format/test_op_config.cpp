@@ -228,27 +228,34 @@ TEST(OpConfigSelection, MaySelectDescendants) {
 
 namespace {
 
-bool validUtf8(const std::string& text) { return nlohmann::json(text).dump(-1, ' ', false).size() > 0; }
+bool validUtf8(const std::string& text) {
+    return nlohmann::json(text).dump(-1, ' ', false).size() > 0;
+}
 
-std::string deepArray(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+std::string deepArray(size_t depth) {
+    return std::string(depth, '[') + std::string(depth, ']');
+}
 
 }  // namespace
 
 TEST(OpConfigHostile, NumberBeyondDoubleRangeIsAnIssue) {
     // out_of_range.406 escaped the parser and aborted the model.
-    for (const char* text : {R"({"task": 1e999})", R"({"filter_level": -1e999})", R"({"x": [1e400]})"}) {
+    for (const char* text :
+         {R"({"task": 1e999})", R"({"filter_level": -1e999})", R"({"x": [1e400]})"}) {
         auto result = parseOpConfig(text, "cfg.json");
         ASSERT_FALSE(result.ok()) << text;
         ASSERT_EQ(result.issues.size(), 1u);
         EXPECT_EQ(result.issues[0].line, 1);
-        EXPECT_NE(result.issues[0].toString().find("out of range"), std::string::npos) << result.issues[0].toString();
+        EXPECT_NE(result.issues[0].toString().find("out of range"), std::string::npos)
+            << result.issues[0].toString();
     }
 }
 
 TEST(OpConfigHostile, BytesThatAreNotUtf8AreAnIssueThatCanBeSent) {
     // type_error.316 came after the rejection, when its text was put in a JSON message.
-    for (const std::string& text : {std::string("{\"task\": \"\xff\"}"), std::string("{\"\xfe\": 1}"),
-                                   std::string("{\"ids\": \"1\", \"op_name\": \"a\xc3\"}")}) {
+    for (const std::string& text :
+         {std::string("{\"task\": \"\xff\"}"), std::string("{\"\xfe\": 1}"),
+          std::string("{\"ids\": \"1\", \"op_name\": \"a\xc3\"}")}) {
         auto result = parseOpConfig(text, "cfg\xff.json");
         ASSERT_FALSE(result.ok());
         const std::string reason = describeIssues(result.issues);
@@ -278,19 +285,23 @@ TEST(OpConfigHostile, ARepeatedKeyWarnsAndTheLastValueCounts) {
     EXPECT_EQ(result.config->ids, (std::vector<std::string>{"2"}));
     ASSERT_EQ(result.issues.size(), 1u);
     EXPECT_TRUE(result.issues[0].warning);
-    EXPECT_EQ(result.issues[0].toString(), "cfg.json: warning: key \"ids\": is given more than once; only the last value counts");
+    EXPECT_EQ(
+        result.issues[0].toString(),
+        "cfg.json: warning: key \"ids\": is given more than once; only the last value counts");
 }
 
 TEST(OpConfigHostile, AConfigPathThatIsNotARegularFileIsReportedAsWhatItIs) {
     probe::test::TempDir dir;
     auto fromDir = loadOpConfigFile(dir.path());
     ASSERT_FALSE(fromDir.ok());
-    EXPECT_NE(fromDir.issues[0].toString().find("is a directory"), std::string::npos) << fromDir.issues[0].toString();
+    EXPECT_NE(fromDir.issues[0].toString().find("is a directory"), std::string::npos)
+        << fromDir.issues[0].toString();
     const std::string fifo = dir / "fifo.json";
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     auto fromFifo = loadOpConfigFile(fifo);  // blocked in open() for a writer before
     ASSERT_FALSE(fromFifo.ok());
-    EXPECT_NE(fromFifo.issues[0].toString().find("named pipe"), std::string::npos) << fromFifo.issues[0].toString();
+    EXPECT_NE(fromFifo.issues[0].toString().find("named pipe"), std::string::npos)
+        << fromFifo.issues[0].toString();
     auto fromDevice = loadOpConfigFile("/dev/zero");  // read forever before
     ASSERT_FALSE(fromDevice.ok());
     EXPECT_NE(fromDevice.issues[0].toString().find("character device"), std::string::npos);

@@ -196,9 +196,13 @@ TEST_F(ControlSocket, BadLinesAreAnsweredAndTheConnectionLivesOn) {
         {R"({"type":null})", "a message needs a string \"type\"; found null"},
         {R"({"id":1})", "a message needs a string \"type\"; found none"},
         {"\xff", "not a JSON object: control socket:1:1: not valid JSON"},
-        {"{\"type\":\"ping\",\"id\":\"\xe2\x82", "not valid JSON"},  // cut in the middle of a character
-        {"{\"type\":\"ping\",\"id\":\"a\xff" "b\"}", "not valid JSON"},
-        {"{\"type\":\"set_config\",\"id\":3,\"config\":{\"task\":" + deep, "nested deeper than 32 levels"},
+        {"{\"type\":\"ping\",\"id\":\"\xe2\x82",
+         "not valid JSON"},  // cut in the middle of a character
+        {"{\"type\":\"ping\",\"id\":\"a\xff"
+         "b\"}",
+         "not valid JSON"},
+        {"{\"type\":\"set_config\",\"id\":3,\"config\":{\"task\":" + deep,
+         "nested deeper than 32 levels"},
         {"[1e999]", "out of range"},
         {"[1, 2]", "not a JSON object: found array"},
     };
@@ -207,7 +211,8 @@ TEST_F(ControlSocket, BadLinesAreAnsweredAndTheConnectionLivesOn) {
         ASSERT_EQ(::write(fd_, sent.data(), sent.size()), static_cast<ssize_t>(sent.size()));
         auto answer = next("message");
         EXPECT_EQ(answer["level"], "error");
-        EXPECT_NE(answer["text"].get<std::string>().find(expected), std::string::npos) << answer["text"];
+        EXPECT_NE(answer["text"].get<std::string>().find(expected), std::string::npos)
+            << answer["text"];
         send({{"type", "ping"}, {"id", text.size()}});
         EXPECT_EQ(next("pong")["id"], text.size());
         model.run();
@@ -220,12 +225,16 @@ TEST_F(ControlSocket, BadLinesAreAnsweredAndTheConnectionLivesOn) {
         ASSERT_GT(n, 0) << std::strerror(errno);
         written += static_cast<size_t>(n);
     }
-    EXPECT_NE(next("message")["text"].get<std::string>().find("a line longer than 1048576 bytes was refused"),
+    EXPECT_NE(next("message")["text"].get<std::string>().find(
+                  "a line longer than 1048576 bytes was refused"),
               std::string::npos);
     send({{"type", "ping"}, {"id", "after"}});
     EXPECT_EQ(next("pong")["id"], "after");
     // The model and the probe are fine: a pushed config still applies.
-    send({{"type", "set_config"}, {"id", 11}, {"config", {{"task", "statistics"}, {"dump_enable", true}, {"exec_range", "all"}, {"ids", "3"}}}});
+    send({{"type", "set_config"},
+          {"id", 11},
+          {"config",
+           {{"task", "statistics"}, {"dump_enable", true}, {"exec_range", "all"}, {"ids", "3"}}}});
     EXPECT_EQ(next("config_applied")["request"], 11);
     model.run();
     ASSERT_EQ(probe_stop(), PROBE_OK);
@@ -266,7 +275,8 @@ TEST_F(ControlSocket, PeersOfAnotherUserAreRefusedEvenIfTheSocketWereOpen) {
     int status = 0;
     ASSERT_EQ(::waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: it was sent the hello; 2: no answer; 4: could not connect";
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "1: it was sent the hello; 2: no answer; 4: could not connect";
     // This user still is served.
     connectClient();
     EXPECT_EQ(next("hello")["pid"], ::getpid());

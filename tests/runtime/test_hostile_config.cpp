@@ -12,8 +12,10 @@
 namespace probe::test {
 namespace {
 
-const char* kLayer2 = R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "2"})";
-const char* kLayer0 = R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0"})";
+const char* kLayer2 =
+    R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "2"})";
+const char* kLayer0 =
+    R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0"})";
 
 std::string nested(size_t depth, const std::string& open, const std::string& close) {
     std::string text;
@@ -46,7 +48,8 @@ protected:
         if (!status || status->processes.empty()) return {};
         return status->processes[0].messages;
     }
-    static bool anyContains(const std::vector<std::string>& messages, const std::string& a, const std::string& b) {
+    static bool anyContains(const std::vector<std::string>& messages, const std::string& a,
+                            const std::string& b) {
         for (const auto& m : messages)
             if (m.find(a) != std::string::npos && m.find(b) != std::string::npos) return true;
         return false;
@@ -59,11 +62,13 @@ TEST_F(HostileConfig, ConfigsThatKilledTheModelAreRefusedAndThePreviousStays) {
     model.run();  // round 0: layer 2
     const long before = maxResidentKb();
     const std::vector<std::pair<std::string, std::string>> hostile = {
-        {R"({"task": "statistics", "dump_enable": true, "ids": 1e999})", "out of range"},      // out_of_range.406
-        {"{\"task\": \"statistics\xff\", \"dump_enable\": true}", "not valid JSON"},           // type_error.316
+        {R"({"task": "statistics", "dump_enable": true, "ids": 1e999})",
+         "out of range"},  // out_of_range.406
+        {"{\"task\": \"statistics\xff\", \"dump_enable\": true}",
+         "not valid JSON"},  // type_error.316
         {"{\"\xfe\": 1}", "not valid JSON"},
-        {"{\"task\": " + nested(100000, "[", "]") + "}", "nested deeper than"},               // SIGSEGV
-        {nested(100000, "{\"a\":", "}"), "nested deeper than"},                                  // 10.5 GB, quadratic
+        {"{\"task\": " + nested(100000, "[", "]") + "}", "nested deeper than"},  // SIGSEGV
+        {nested(100000, "{\"a\":", "}"), "nested deeper than"},  // 10.5 GB, quadratic
     };
     for (const auto& [text, expected] : hostile) {
         replaceFile(configPath(), text);
@@ -92,7 +97,8 @@ TEST_F(HostileConfig, AFifoInPlaceOfTheConfigBlocksNothing) {
     model.run();  // round 0
     const std::string fifo = dir_ / "fifo.tmp", keeper = dir_ / "fifo.keeper";
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-    ASSERT_EQ(::link(fifo.c_str(), keeper.c_str()), 0);  // a name to open it by after it is replaced
+    ASSERT_EQ(::link(fifo.c_str(), keeper.c_str()),
+              0);  // a name to open it by after it is replaced
     ASSERT_EQ(::rename(fifo.c_str(), configPath().c_str()), 0);
     model.run();  // round 1: the watcher looked at it and refused it
     replaceFile(configPath(), kLayer0);
@@ -106,7 +112,8 @@ TEST_F(HostileConfig, AFifoInPlaceOfTheConfigBlocksNothing) {
     EXPECT_EQ(rounds[0], std::set<std::string>{"2"});
     EXPECT_EQ(rounds[1], std::set<std::string>{"2"});
     EXPECT_EQ(rounds[2], std::set<std::string>{"0"});
-    EXPECT_TRUE(anyContains(statusMessages(), "config rejected", "is a named pipe (FIFO), not a regular file"));
+    EXPECT_TRUE(anyContains(statusMessages(), "config rejected",
+                            "is a named pipe (FIFO), not a regular file"));
 }
 
 TEST_F(HostileConfig, ADirectoryInPlaceOfTheConfigIsSaidToBeOne) {
@@ -148,7 +155,9 @@ TEST_F(HostileConfig, ARepeatedKeyIsAcceptedWithItsLastValue) {
     start(kLayer2);
     NativeModel model({});
     model.run();
-    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "2", "ids": "0"})");
+    replaceFile(
+        configPath(),
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "2", "ids": "0"})");
     model.run();
     ASSERT_EQ(probe_stop(), PROBE_OK);
     const auto rounds = layersByRound(2);
@@ -162,7 +171,8 @@ TEST_F(HostileConfig, ANonUtf8PathIsNamedPrintably) {
     const std::string subdir = dir_ / "conf\xff";
     ASSERT_EQ(::mkdir(subdir.c_str(), 0755), 0);
     const std::string config = subdir + "/config.json";
-    writeFile(config, R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "x"})");
+    writeFile(config,
+              R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "x"})");
     ASSERT_EQ(probe_start(dir_.path().c_str(), config.c_str()), PROBE_OK) << probe_last_error();
     NativeModel model({});
     model.run();

@@ -666,9 +666,15 @@ TEST(HostileDump, SpecialFilesInPlaceOfDumpFilesAreRefusedWithoutBlocking) {
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);
     EXPECT_EQ(index.rowCount(), 1u);
-    EXPECT_TRUE(anyProblemContains(index, "layer_0.json: is a named pipe (FIFO), not a regular file")) << problems(index);
-    EXPECT_TRUE(anyProblemContains(index, "1/statistic.csv: is a named pipe (FIFO), not a regular file")) << problems(index);
-    EXPECT_TRUE(anyProblemContains(index, "2/statistic.csv: is a character device, not a regular file")) << problems(index);
+    EXPECT_TRUE(
+        anyProblemContains(index, "layer_0.json: is a named pipe (FIFO), not a regular file"))
+        << problems(index);
+    EXPECT_TRUE(
+        anyProblemContains(index, "1/statistic.csv: is a named pipe (FIFO), not a regular file"))
+        << problems(index);
+    EXPECT_TRUE(
+        anyProblemContains(index, "2/statistic.csv: is a character device, not a regular file"))
+        << problems(index);
     EXPECT_TRUE(anyProblemContains(index, "probe_status.json: is a named pipe")) << problems(index);
     // Said once, not at every poll.
     const size_t said = index.problems().size();
@@ -692,7 +698,9 @@ TEST(HostileDump, ARowWithoutEndIsSkippedNotBuffered) {
     DumpIndex index = readAll(*reader);
     EXPECT_LT(maxResidentKb() - before, 24 * 1024);
     EXPECT_EQ(index.rowCount(), 3u);
-    EXPECT_TRUE(anyProblemContains(index, "1/statistic.csv:3: row skipped: longer than 1048576 bytes")) << problems(index);
+    EXPECT_TRUE(
+        anyProblemContains(index, "1/statistic.csv:3: row skipped: longer than 1048576 bytes"))
+        << problems(index);
     EXPECT_EQ(index.problems().size(), 1u) << problems(index);
 }
 
@@ -711,23 +719,36 @@ TEST(HostileDump, HugeAndDeepJsonFilesAreRefusedWithTheirPlace) {
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);
     EXPECT_LT(maxResidentKb() - before, 24 * 1024);
-    EXPECT_TRUE(anyProblemContains(index, "Model.json: is 6442450944 bytes, more than the limit of 268435456")) << problems(index);
-    EXPECT_TRUE(anyProblemContains(index, "layer_0.json:2:266: nested deeper than 256 levels")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(
+        index, "Model.json: is 6442450944 bytes, more than the limit of 268435456"))
+        << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "layer_0.json:2:266: nested deeper than 256 levels"))
+        << problems(index);
 
     const std::string dumpPath = dir / "dump_path";
-    test::writeMsprobeStep(dumpPath, 0, "{\"task\": \"statistics\", \"data\": {\"x\": " + std::string(300000, '[') + "}}");
-    test::writeMsprobeStep(dumpPath, 1, std::string("{\"data\": {\"Functional.relu.0.forward\": {\"output\": [{\"type\": \"torch.Tensor\", "
-                                                    "\"dtype\": \"torch.float32\", \"shape\": [2], \"Max\": 1e999}]}}}"));
+    test::writeMsprobeStep(
+        dumpPath, 0,
+        "{\"task\": \"statistics\", \"data\": {\"x\": " + std::string(300000, '[') + "}}");
+    test::writeMsprobeStep(
+        dumpPath, 1,
+        std::string(
+            "{\"data\": {\"Functional.relu.0.forward\": {\"output\": [{\"type\": \"torch.Tensor\", "
+            "\"dtype\": \"torch.float32\", \"shape\": [2], \"Max\": 1e999}]}}}"));
     test::writeMsprobeStep(dumpPath, 2, test::kMsprobeDumpJson);
     ASSERT_EQ(::unlink((dumpPath + "/step2/rank0/construct.json").c_str()), 0);
     ASSERT_EQ(::mkfifo((dumpPath + "/step2/rank0/construct.json").c_str(), 0600), 0);
     auto msprobe = open(dumpPath);
     DumpIndex msprobeIndex = readAll(*msprobe);
-    EXPECT_TRUE(anyProblemContains(msprobeIndex, "step0/rank0/dump.json:1:")) << problems(msprobeIndex);
-    EXPECT_TRUE(anyProblemContains(msprobeIndex, "nested deeper than 256 levels")) << problems(msprobeIndex);
-    EXPECT_TRUE(anyProblemContains(msprobeIndex, "step1/rank0/dump.json:1:")) << problems(msprobeIndex);
-    EXPECT_TRUE(anyProblemContains(msprobeIndex, "the number 1e999 is out of range")) << problems(msprobeIndex);
-    EXPECT_TRUE(anyProblemContains(msprobeIndex, "construct.json: is a named pipe")) << problems(msprobeIndex);
+    EXPECT_TRUE(anyProblemContains(msprobeIndex, "step0/rank0/dump.json:1:"))
+        << problems(msprobeIndex);
+    EXPECT_TRUE(anyProblemContains(msprobeIndex, "nested deeper than 256 levels"))
+        << problems(msprobeIndex);
+    EXPECT_TRUE(anyProblemContains(msprobeIndex, "step1/rank0/dump.json:1:"))
+        << problems(msprobeIndex);
+    EXPECT_TRUE(anyProblemContains(msprobeIndex, "the number 1e999 is out of range"))
+        << problems(msprobeIndex);
+    EXPECT_TRUE(anyProblemContains(msprobeIndex, "construct.json: is a named pipe"))
+        << problems(msprobeIndex);
     EXPECT_EQ(msprobeIndex.rowCount(), 6u);  // step 2 still read
 }
 
@@ -736,19 +757,26 @@ TEST(HostileDump, CraftedTensorHeadersAreErrorsNamingTheFileAndLine) {
     // (QUnhandledException in the app, "internal error" in probe compare) or a huge allocation.
     test::TempDir dir("ui-analysis");
     const std::string max = "18446744073709551615";
-    auto bin = [](const std::string& length, const std::string& dtype, const std::string& dims, const std::string& data) {
-        return "$Version=1.0\n$Object.Count=1\n$Object.Length=" + length + "\nformat=2\ndtype=" + dtype + "\ndims=" +
-               dims + "\n$Object.data=" + data + "\n$End=1\n0123456789abcdef";
+    auto bin = [](const std::string& length, const std::string& dtype, const std::string& dims,
+                  const std::string& data) {
+        return "$Version=1.0\n$Object.Count=1\n$Object.Length=" + length +
+               "\nformat=2\ndtype=" + dtype + "\ndims=" + dims + "\n$Object.data=" + data +
+               "\n$End=1\n0123456789abcdef";
     };
     const std::vector<std::pair<std::string, std::string>> crafted = {
-        {bin(max, "0", "4", "0," + max), "header line 3: data length 18446744073709551615 does not match dims 4"},
+        {bin(max, "0", "4", "0," + max),
+         "header line 3: data length 18446744073709551615 does not match dims 4"},
         {bin("16", "0", "4", max + ",16"), "header line 7:"},
-        {bin("16", "777", "4", "0,16"), "header line 5: dtype=777 is not a dtype code this version knows"},
+        {bin("16", "777", "4", "0,16"),
+         "header line 5: dtype=777 is not a dtype code this version knows"},
         // The attacker's file: an unknown dtype skipped the length check, and length + header
         // wrapped around 2^64: "vector::_M_default_append" from probe compare.
-        {bin("18446744073709551500", "777", "4", "0,18446744073709551500"), "header line 5: dtype=777 is not"},
-        {bin("16", "0", "65536,65536,65536,65536", "0,16"), "header line 6: dims 65536x65536x65536x65536 hold more"},
-        {bin("0", "0", "4611686018427387904", "0,0"), "header line 6: dims 4611686018427387904 hold more"},  // 0 bytes mod 2^64
+        {bin("18446744073709551500", "777", "4", "0,18446744073709551500"),
+         "header line 5: dtype=777 is not"},
+        {bin("16", "0", "65536,65536,65536,65536", "0,16"),
+         "header line 6: dims 65536x65536x65536x65536 hold more"},
+        {bin("0", "0", "4611686018427387904", "0,0"),
+         "header line 6: dims 4611686018427387904 hold more"},  // 0 bytes mod 2^64
     };
     for (size_t i = 0; i < crafted.size(); ++i) {
         const std::string path = dir / ("t" + std::to_string(i) + ".bin");

@@ -110,14 +110,16 @@ TEST(ControlClientHostile, LinesThatAreNotMessagesAreSaidAndSkipped) {
     peer->write("{\"type\": \"layer\", \"id\": " + deep + "\n");
     peer->write("{\"type\": \"dropped\", \"rows\": 1e999}\n");
     peer->write("[\"not an object\"]\n");
-    peer->write("{\"type\": \"layer\", \"id\": \"7\", \"name\": \"Decoder\", \"op_type\": \"T\"}\n");
+    peer->write(
+        "{\"type\": \"layer\", \"id\": \"7\", \"name\": \"Decoder\", \"op_type\": \"T\"}\n");
     peer->flush();
     ASSERT_TRUE(layers.count() > 0 || layers.wait(3000));
     ASSERT_EQ(hello.count(), 1);
     EXPECT_EQ(client.helloMessage().value("output_dir").toString(), "/tmp/x");
     ASSERT_EQ(messages.count(), 4);
     for (const auto& m : messages) EXPECT_EQ(m.at(0).toString(), "error");
-    EXPECT_TRUE(messages.at(0).at(1).toString().contains("not valid JSON")) << messages.at(0).at(1).toString().toStdString();
+    EXPECT_TRUE(messages.at(0).at(1).toString().contains("not valid JSON"))
+        << messages.at(0).at(1).toString().toStdString();
     EXPECT_TRUE(messages.at(1).at(1).toString().contains("nested deeper than 32 levels"));
     EXPECT_TRUE(messages.at(2).at(1).toString().contains("out of range"));
     EXPECT_TRUE(messages.at(3).at(1).toString().contains("not a JSON object"));

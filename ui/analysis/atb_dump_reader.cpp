@@ -340,7 +340,8 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             if (buffer.size() - start >= kMaxRowBytes) {
                 skip(start);
                 ++file.lineNumber;
-                malformedLine(delta, path, file, "longer than " + std::to_string(kMaxRowBytes) + " bytes");
+                malformedLine(delta, path, file,
+                              "longer than " + std::to_string(kMaxRowBytes) + " bytes");
                 file.headerChecked = true;
                 file.skippingLongRow = true;
                 skip(buffer.size() - start);
@@ -367,7 +368,8 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
     if (file.offset < size && consumed < budget && writerDone) {
         if (!file.skippingLongRow) {
             ++file.lineNumber;
-            malformedLine(delta, path, file, "the last line is cut short (no line end): the file was truncated");
+            malformedLine(delta, path, file,
+                          "the last line is cut short (no line end): the file was truncated");
         }
         file.headerChecked = true;
         file.skippingLongRow = false;

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/dump_index.h"
 
+#include <unistd.h>
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
-#include <unistd.h>
+#include <cstdlib>
 #include <string_view>
 #include <unordered_map>
 
@@ -297,7 +297,8 @@ uint32_t DumpIndex::rowOfTensorFile(const std::string& path) const {
     if (process == kNone || round.empty() || round.find_first_not_of("0123456789") != std::string::npos) return kNone;
     const auto& rounds = processes_[process].rounds;
     int32_t roundNumber = 0;
-    if (std::from_chars(round.data(), round.data() + round.size(), roundNumber).ec != std::errc()) return kNone;
+    if (std::from_chars(round.data(), round.data() + round.size(), roundNumber).ec != std::errc())
+        return kNone;
     const auto it = rounds.find(roundNumber);
     if (it == rounds.end()) return kNone;
     for (uint32_t row : it->second)

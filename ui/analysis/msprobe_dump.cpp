@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <cmath>
 #include "probe/format/config_issue.h"
 #include "probe/format/file_util.h"
 #include "probe/format/json_input.h"
@@ -84,7 +84,8 @@ std::string shapeText(const nlohmann::ordered_json& shape) {
     std::string out;
     for (size_t i = 0; i < shape.size(); ++i) {
         if (i) out += 'x';
-        out += shape[i].is_number_integer() ? std::to_string(shape[i].get<int64_t>()) : format::dumpJson(shape[i]);
+        out += shape[i].is_number_integer() ? std::to_string(shape[i].get<int64_t>())
+                                            : format::dumpJson(shape[i]);
     }
     return out;
 }
@@ -242,7 +243,8 @@ void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step, 
     record.slot = index_.slotIndex(delta, op, isOutput, index.empty() ? "0" : index);
     record.round = step;
     const auto& dtypeField = value.at("dtype");  // isTensorItem: both present
-    std::string dtype = dtypeField.is_string() ? dtypeField.get<std::string>() : format::dumpJson(dtypeField);
+    std::string dtype =
+        dtypeField.is_string() ? dtypeField.get<std::string>() : format::dumpJson(dtypeField);
     record.dtype = index_.intern(delta, dtype);
     record.shape = index_.intern(delta, shapeText(value.at("shape")));
     const char* keys[] = {"Max", "Min", "Mean", "Norm"};
@@ -289,8 +291,10 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
         state.errorLogReported = true;
         std::string error;
         const auto text = format::readTextFile(errorLog, &error, 1u << 20);
-        const std::string first = text ? text->substr(0, text->find('\n')) : "(cannot be read: " + error + ")";
-        delta.problems.push_back(errorLog + ": the debugger recorded errors: " + format::printableText(first));
+        const std::string first =
+            text ? text->substr(0, text->find('\n')) : "(cannot be read: " + error + ")";
+        delta.problems.push_back(errorLog +
+                                 ": the debugger recorded errors: " + format::printableText(first));
     }
     const std::string dumpPath = dir + "/dump.json";
     const auto stamp = format::fileStamp(dumpPath);
@@ -303,13 +307,16 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
         state.constructStamp = *constructStamp;
         const auto construct = format::readJsonFile(constructPath, format::kDumpJsonLimits);
         if (!construct.ok()) {
-            delta.problems.push_back(construct.error.toString() + "; the tree of this step is shown flat");
+            delta.problems.push_back(construct.error.toString() +
+                                     "; the tree of this step is shown flat");
         } else if (construct.value->is_object()) {
             for (const auto& [entry, parent] : construct.value->items())
-                state.parentOf[entry] = parent.is_string() ? parent.get<std::string>() : std::string();
+                state.parentOf[entry] =
+                    parent.is_string() ? parent.get<std::string>() : std::string();
         } else {
-            delta.problems.push_back(constructPath + ": not a JSON object (entry -> parent module); the tree "
-                                                     "of this step is shown flat");
+            delta.problems.push_back(constructPath +
+                                     ": not a JSON object (entry -> parent module); the tree "
+                                     "of this step is shown flat");
         }
     }
 
@@ -319,7 +326,8 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
         delta.problems.push_back(dumpPath + ": " + error);
         return 0;
     }
-    const auto parsed = format::parseOrderedJson(quoteNonFiniteJsonTokens(*text), dumpPath, format::kDumpJsonLimits);
+    const auto parsed = format::parseOrderedJson(quoteNonFiniteJsonTokens(*text), dumpPath,
+                                                 format::kDumpJsonLimits);
     if (!parsed.ok()) {
         delta.problems.push_back(parsed.error.toString());
         return text->size();

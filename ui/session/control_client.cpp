@@ -13,22 +13,29 @@ namespace {
 // A value the guarded parser accepted (bounded depth, UTF-8, finite numbers) as Qt's JSON.
 QJsonValue toQt(const nlohmann::json& value) {
     switch (value.type()) {
-    case nlohmann::json::value_t::boolean: return value.get<bool>();
-    case nlohmann::json::value_t::number_integer: return static_cast<qint64>(value.get<int64_t>());
-    case nlohmann::json::value_t::number_unsigned: return static_cast<double>(value.get<uint64_t>());
-    case nlohmann::json::value_t::number_float: return value.get<double>();
-    case nlohmann::json::value_t::string: return QString::fromStdString(value.get_ref<const std::string&>());
-    case nlohmann::json::value_t::array: {
-        QJsonArray array;
-        for (const auto& item : value) array.append(toQt(item));
-        return array;
-    }
-    case nlohmann::json::value_t::object: {
-        QJsonObject object;
-        for (const auto& item : value.items()) object.insert(QString::fromStdString(item.key()), toQt(item.value()));
-        return object;
-    }
-    default: return QJsonValue();
+        case nlohmann::json::value_t::boolean:
+            return value.get<bool>();
+        case nlohmann::json::value_t::number_integer:
+            return static_cast<qint64>(value.get<int64_t>());
+        case nlohmann::json::value_t::number_unsigned:
+            return static_cast<double>(value.get<uint64_t>());
+        case nlohmann::json::value_t::number_float:
+            return value.get<double>();
+        case nlohmann::json::value_t::string:
+            return QString::fromStdString(value.get_ref<const std::string&>());
+        case nlohmann::json::value_t::array: {
+            QJsonArray array;
+            for (const auto& item : value) array.append(toQt(item));
+            return array;
+        }
+        case nlohmann::json::value_t::object: {
+            QJsonObject object;
+            for (const auto& item : value.items())
+                object.insert(QString::fromStdString(item.key()), toQt(item.value()));
+            return object;
+        }
+        default:
+            return QJsonValue();
     }
 }
 
@@ -77,7 +84,8 @@ void ControlClient::readLines() {
     buffer_ += socket_.readAll();
     qsizetype start = 0, newline;
     while ((newline = buffer_.indexOf('\n', start)) >= 0) {
-        const std::string_view line(buffer_.constData() + start, static_cast<size_t>(newline - start));
+        const std::string_view line(buffer_.constData() + start,
+                                    static_cast<size_t>(newline - start));
         start = newline + 1;
         if (skippingLongLine_) {
             skippingLongLine_ = false;
@@ -88,8 +96,9 @@ void ControlClient::readLines() {
         auto parsed = format::parseJson(line, "the probe's message", kLimits);
         if (!parsed.ok() || !parsed.value->is_object()) {
             emit messageReceived(QStringLiteral("error"),
-                                 QString::fromStdString(parsed.ok() ? "the probe sent a line that is not a JSON object"
-                                                                    : parsed.error.toString()));
+                                 QString::fromStdString(
+                                     parsed.ok() ? "the probe sent a line that is not a JSON object"
+                                                 : parsed.error.toString()));
             continue;
         }
         dispatch(toQt(*parsed.value).toObject());
@@ -98,8 +107,9 @@ void ControlClient::readLines() {
     buffer_.remove(0, start);
     if (static_cast<uint64_t>(buffer_.size()) > kLimits.maxBytes) {
         if (!skippingLongLine_)
-            emit messageReceived(QStringLiteral("error"), tr("the probe sent a line longer than %1 bytes; it was ignored")
-                                                              .arg(kLimits.maxBytes));
+            emit messageReceived(QStringLiteral("error"),
+                                 tr("the probe sent a line longer than %1 bytes; it was ignored")
+                                     .arg(kLimits.maxBytes));
         skippingLongLine_ = true;
         buffer_.clear();
     }

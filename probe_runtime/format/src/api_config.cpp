@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <climits>
 #include <cstdint>
-#include <charconv>
-#include <string_view>
 #include <set>
+#include <string_view>
 
 namespace probe::format {
 namespace {
@@ -39,7 +39,8 @@ const std::set<std::string> kIgnoredTaskKeys = {"tensor_list", "file_format", "b
 // Matched by hand, not by std::regex: its matcher recurses once per character, so a long name
 // in a config overflowed the stack.
 bool allDigits(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 bool endsWith(std::string_view s, std::string_view suffix) {
@@ -49,13 +50,17 @@ bool endsWith(std::string_view s, std::string_view suffix) {
 // "<Prefix>.<anything>.<call>.<forward|backward>"
 bool isL1EntryName(std::string_view name) {
     std::string_view head = name;
-    if (endsWith(head, ".forward")) head.remove_suffix(8);
-    else if (endsWith(head, ".backward")) head.remove_suffix(9);
-    else return false;
+    if (endsWith(head, ".forward"))
+        head.remove_suffix(8);
+    else if (endsWith(head, ".backward"))
+        head.remove_suffix(9);
+    else
+        return false;
     const size_t dot = head.rfind('.');
     if (dot == std::string_view::npos || !allDigits(head.substr(dot + 1))) return false;
     head = head.substr(0, dot + 1);  // "<Prefix>.<anything>."
-    for (std::string_view prefix : {"Distributed.", "Functional.", "Torch.", "Tensor.", "Aten.", "VF.", "NPU."})
+    for (std::string_view prefix :
+         {"Distributed.", "Functional.", "Torch.", "Tensor.", "Aten.", "VF.", "NPU."})
         if (head.size() > prefix.size() && head.substr(0, prefix.size()) == prefix) return true;
     return false;
 }
@@ -66,9 +71,12 @@ bool isModuleEntryName(std::string_view name) {
     if (dot == std::string_view::npos || !allDigits(name.substr(dot + 1))) return false;
     const std::string_view head = name.substr(0, dot);
     std::string_view rest;
-    if (endsWith(head, ".forward")) rest = head.substr(0, head.size() - 8);
-    else if (endsWith(head, ".backward")) rest = head.substr(0, head.size() - 9);
-    else return false;
+    if (endsWith(head, ".forward"))
+        rest = head.substr(0, head.size() - 8);
+    else if (endsWith(head, ".backward"))
+        rest = head.substr(0, head.size() - 9);
+    else
+        return false;
     return rest.size() >= 7 && rest.substr(0, 7) == "Module.";
 }
 
@@ -76,7 +84,8 @@ bool isModuleEntryName(std::string_view name) {
 // fit in 64 bits.
 bool parseStepRange(std::string_view text, int64_t& lo, int64_t& hi) {
     auto trim = [](std::string_view s) {
-        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+            s.remove_prefix(1);
         while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
         return s;
     };

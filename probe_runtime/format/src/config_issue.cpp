@@ -28,7 +28,8 @@ std::string describeIssues(const std::vector<ConfigIssue>& issues) {
     return out;
 }
 
-std::optional<std::string> readTextFile(const std::string& path, std::string* error, uint64_t maxBytes) {
+std::optional<std::string> readTextFile(const std::string& path, std::string* error,
+                                        uint64_t maxBytes) {
     return readRegularFile(path, maxBytes, error);
 }
 

@@ -103,10 +103,12 @@ ControlRequest parseControlRequest(std::string_view line) {
     } else if (*type == "set_config") {
         request.kind = ControlRequest::Kind::SetConfig;
         if (id != message.end() && id->is_number_integer()) request.request = id->get<int64_t>();
-        if (const auto config = message.find("config"); config != message.end() && config->is_object())
+        if (const auto config = message.find("config");
+            config != message.end() && config->is_object())
             request.config = std::move(*config);
     } else {
-        request.kind = ControlRequest::Kind::Ignored;  // a newer client's message: ignored, as the protocol says
+        request.kind = ControlRequest::Kind::Ignored;  // a newer client's message: ignored, as the
+                                                       // protocol says
     }
     return request;
 }

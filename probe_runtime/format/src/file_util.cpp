@@ -120,7 +120,8 @@ std::string refusedKind(mode_t mode) {
 
 }  // namespace
 
-int openRegularFile(const std::string& path, uint64_t maxBytes, uint64_t* size, std::string* error) {
+int openRegularFile(const std::string& path, uint64_t maxBytes, uint64_t* size,
+                    std::string* error) {
     auto fail = [&](std::string why) {
         if (error) *error = std::move(why);
         return -1;
@@ -139,13 +140,15 @@ int openRegularFile(const std::string& path, uint64_t maxBytes, uint64_t* size, 
     const auto bytes = static_cast<uint64_t>(st.st_size);
     if (bytes > maxBytes) {
         ::close(fd);
-        return fail("is " + std::to_string(bytes) + " bytes, more than the limit of " + std::to_string(maxBytes));
+        return fail("is " + std::to_string(bytes) + " bytes, more than the limit of " +
+                    std::to_string(maxBytes));
     }
     if (size) *size = bytes;
     return fd;
 }
 
-std::optional<std::string> readRegularFile(const std::string& path, uint64_t maxBytes, std::string* error) {
+std::optional<std::string> readRegularFile(const std::string& path, uint64_t maxBytes,
+                                           std::string* error) {
     uint64_t size = 0;
     const int fd = openRegularFile(path, maxBytes, &size, error);
     if (fd < 0) return std::nullopt;
@@ -171,7 +174,9 @@ std::optional<std::string> readRegularFile(const std::string& path, uint64_t max
     }
     ::close(fd);
     if (used > maxBytes) {
-        if (error) *error = "grew past the limit of " + std::to_string(maxBytes) + " bytes while being read";
+        if (error)
+            *error =
+                "grew past the limit of " + std::to_string(maxBytes) + " bytes while being read";
         return std::nullopt;
     }
     text.resize(used);

@@ -49,8 +49,10 @@ size_t findTooDeep(std::string_view text, int maxDepth) {
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (inString) {
-            if (c == '\\') ++i;
-            else if (c == '"') inString = false;
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                inString = false;
             continue;
         }
         if (c == '"') {
@@ -69,7 +71,8 @@ size_t findTooDeep(std::string_view text, int maxDepth) {
 std::string parserMessage(const std::string& what) {
     size_t start = 0;
     if (const size_t column = what.find(", column "); column != std::string::npos) {
-        if (const size_t colon = what.find(": ", column); colon != std::string::npos) start = colon + 2;
+        if (const size_t colon = what.find(": ", column); colon != std::string::npos)
+            start = colon + 2;
     } else if (const size_t bracket = what.find("] "); bracket != std::string::npos) {
         start = bracket + 2;
     }
@@ -122,7 +125,8 @@ public:
             } else {
                 if (frame.keys.empty())
                     for (const auto& item : items) frame.keys.insert(item.first);
-                if (!frame.keys.insert(name).second) found = std::find_if(items.begin(), items.end(), sameKey);
+                if (!frame.keys.insert(name).second)
+                    found = std::find_if(items.begin(), items.end(), sameKey);
             }
             if (found != items.end()) {
                 noteDuplicate(name);
@@ -148,7 +152,8 @@ public:
         frames_.pop_back();
         return true;
     }
-    bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& e) {
+    bool parse_error(std::size_t position, const std::string& token,
+                     const nlohmann::detail::exception& e) {
         errorOffset = position > 0 ? position - 1 : 0;
         if (e.id == 406) {
             // Valid JSON, but no double holds it: the place is where the number starts.
@@ -168,8 +173,8 @@ public:
 private:
     struct Frame {
         Json* value;
-        std::string key;                         // the object's current key
-        std::unordered_set<std::string> keys;    // ordered objects only
+        std::string key;                       // the object's current key
+        std::unordered_set<std::string> keys;  // ordered objects only
     };
     // Where the next value goes: the root, the object's pending key, or the end of the array.
     Json* slot() {
@@ -200,7 +205,8 @@ private:
 };
 
 template <typename Json>
-JsonParse<Json> parseGuarded(std::string_view text, const std::string& source, const JsonLimits& limits) {
+JsonParse<Json> parseGuarded(std::string_view text, const std::string& source,
+                             const JsonLimits& limits) {
     JsonParse<Json> result;
     result.error.source = source;
     auto failAt = [&](size_t offset, std::string problem) {
@@ -209,12 +215,13 @@ JsonParse<Json> parseGuarded(std::string_view text, const std::string& source, c
         return result;
     };
     if (text.size() > limits.maxBytes) {
-        result.error.problem = "is " + std::to_string(text.size()) + " bytes, more than the limit of " +
-                               std::to_string(limits.maxBytes);
+        result.error.problem = "is " + std::to_string(text.size()) +
+                               " bytes, more than the limit of " + std::to_string(limits.maxBytes);
         return result;
     }
     if (const size_t deep = findTooDeep(text, limits.maxDepth); deep != std::string_view::npos)
-        return failAt(deep, "nested deeper than " + std::to_string(limits.maxDepth) + " levels of arrays and objects");
+        return failAt(deep, "nested deeper than " + std::to_string(limits.maxDepth) +
+                                " levels of arrays and objects");
     Json root;
     GuardedBuilder<Json> builder(root);
     bool parsed = false;
@@ -227,7 +234,9 @@ JsonParse<Json> parseGuarded(std::string_view text, const std::string& source, c
         result.error.problem = printableText(e.what());
         return result;
     }
-    if (!parsed) return failAt(builder.errorOffset, builder.errorMessage.empty() ? "not valid JSON" : builder.errorMessage);
+    if (!parsed)
+        return failAt(builder.errorOffset,
+                      builder.errorMessage.empty() ? "not valid JSON" : builder.errorMessage);
     result.duplicateKeys = std::move(builder.duplicates);
     result.value = std::move(root);
     return result;
@@ -269,7 +278,8 @@ std::string JsonError::placeAndProblem() const {
     return "line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + problem;
 }
 
-JsonParse<nlohmann::json> parseJson(std::string_view text, const std::string& source, const JsonLimits& limits) {
+JsonParse<nlohmann::json> parseJson(std::string_view text, const std::string& source,
+                                    const JsonLimits& limits) {
     return parseGuarded<nlohmann::json>(text, source, limits);
 }
 
@@ -282,12 +292,17 @@ JsonParse<nlohmann::json> readJsonFile(const std::string& path, const JsonLimits
     return readGuarded<nlohmann::json>(path, limits);
 }
 
-JsonParse<nlohmann::ordered_json> readOrderedJsonFile(const std::string& path, const JsonLimits& limits) {
+JsonParse<nlohmann::ordered_json> readOrderedJsonFile(const std::string& path,
+                                                      const JsonLimits& limits) {
     return readGuarded<nlohmann::ordered_json>(path, limits);
 }
 
-std::string dumpJson(const nlohmann::json& value, int indent) { return dumpGuarded(value, indent); }
-std::string dumpJson(const nlohmann::ordered_json& value, int indent) { return dumpGuarded(value, indent); }
+std::string dumpJson(const nlohmann::json& value, int indent) {
+    return dumpGuarded(value, indent);
+}
+std::string dumpJson(const nlohmann::ordered_json& value, int indent) {
+    return dumpGuarded(value, indent);
+}
 
 bool isValidUtf8(std::string_view text) {
     for (size_t i = 0; i < text.size();) {

@@ -193,7 +193,9 @@ OpConfig OpConfig::startingPoint() {
     return config;
 }
 
-std::string OpConfig::toFileText() const { return dumpJson(orderedJson(), 4) + "\n"; }
+std::string OpConfig::toFileText() const {
+    return dumpJson(orderedJson(), 4) + "\n";
+}
 
 nlohmann::json OpConfig::toJson() const {
     // Converted, not dumped and parsed back: a name that is not UTF-8 must not throw here.
@@ -352,7 +354,8 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
     }
 
     // Warnings (a key given twice) are said, but do not reject the file.
-    const bool anyError = std::any_of(issues.begin(), issues.end(), [](const auto& i) { return !i.warning; });
+    const bool anyError =
+        std::any_of(issues.begin(), issues.end(), [](const auto& i) { return !i.warning; });
     if (!anyError) result.config = std::move(config);
     return result;
 }

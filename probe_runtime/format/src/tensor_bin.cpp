@@ -16,7 +16,6 @@
 namespace probe::format {
 namespace {
 
-
 std::string joinDims(const std::vector<int64_t>& dims) {
     std::string out;
     for (size_t i = 0; i < dims.size(); ++i) {
@@ -56,7 +55,9 @@ std::string makeBinHeader(const BinHeader& h) {
 std::optional<BinHeader> parseBinHeader(std::string_view bytes, std::string* error) {
     int lineNumber = 0;
     auto fail = [&](std::string why) -> std::optional<BinHeader> {
-        if (error) *error = lineNumber > 0 ? "header line " + std::to_string(lineNumber) + ": " + why : why;
+        if (error)
+            *error =
+                lineNumber > 0 ? "header line " + std::to_string(lineNumber) + ": " + why : why;
         return std::nullopt;
     };
     BinHeader h;
@@ -69,11 +70,13 @@ std::optional<BinHeader> parseBinHeader(std::string_view bytes, std::string* err
         size_t nl = bytes.find('\n', pos);
         ++lineNumber;
         if (nl == std::string_view::npos || nl >= kMaxHeaderBytes)
-            return fail("the header is truncated (no line end within " + std::to_string(kMaxHeaderBytes) + " bytes)");
+            return fail("the header is truncated (no line end within " +
+                        std::to_string(kMaxHeaderBytes) + " bytes)");
         std::string_view line = bytes.substr(pos, nl - pos);
         pos = nl + 1;
         size_t eq = line.find('=');
-        if (eq == std::string_view::npos) return fail("no '=' in \"" + printableText(line, 60) + "\"");
+        if (eq == std::string_view::npos)
+            return fail("no '=' in \"" + printableText(line, 60) + "\"");
         std::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
         const std::string shown = printableText(line, 80);
         if (key == "$Version") {
@@ -88,7 +91,8 @@ std::optional<BinHeader> parseBinHeader(std::string_view bytes, std::string* err
             sawFormat = true;
         } else if (key == "dtype") {
             if (!parseNumber(value, h.dtypeCode)) return fail("bad dtype code in " + shown);
-            if (!dtypeFromCode(h.dtypeCode)) return fail(shown + " is not a dtype code this version knows");
+            if (!dtypeFromCode(h.dtypeCode))
+                return fail(shown + " is not a dtype code this version knows");
             sawDtype = true;
         } else if (key == "dims") {
             sawDims = true;
@@ -99,7 +103,8 @@ std::optional<BinHeader> parseBinHeader(std::string_view bytes, std::string* err
                 size_t comma = value.find(',', p);
                 if (comma == std::string_view::npos) comma = value.size();
                 int64_t d = 0;
-                if (!parseNumber(value.substr(p, comma - p), d) || d < 0) return fail("bad dims in " + shown);
+                if (!parseNumber(value.substr(p, comma - p), d) || d < 0)
+                    return fail("bad dims in " + shown);
                 h.dims.push_back(d);
                 p = comma + 1;
             }
@@ -140,9 +145,9 @@ std::optional<BinHeader> parseBinHeader(std::string_view bytes, std::string* err
         lineNumber = lengthLine;
         if (objectLength != h.dataLength) return fail("$Object.Length disagrees with $Object.data");
         if (h.dataLength != *count * elementSize)
-            return fail("data length " + std::to_string(h.dataLength) + " does not match dims " + shapeString(h.dims) +
-                        " of " + dtypeName(*dtypeFromCode(h.dtypeCode)) + " (" + std::to_string(*count * elementSize) +
-                        " bytes)");
+            return fail("data length " + std::to_string(h.dataLength) + " does not match dims " +
+                        shapeString(h.dims) + " of " + dtypeName(*dtypeFromCode(h.dtypeCode)) +
+                        " (" + std::to_string(*count * elementSize) + " bytes)");
         if (h.dataLength > kMaxTensorDataBytes) {
             lineNumber = lengthLine;
             return fail(std::to_string(h.dataLength) + " bytes of data, more than the limit of " +
@@ -163,8 +168,8 @@ namespace {
 bool holdsData(const BinHeader& header, uint64_t size, std::string* error) {
     if (header.dataLength <= size - header.headerLength) return true;
     if (error)
-        *error = "file is truncated: header promises " + std::to_string(header.dataLength) + " bytes, " +
-                 std::to_string(size - header.headerLength) + " present";
+        *error = "file is truncated: header promises " + std::to_string(header.dataLength) +
+                 " bytes, " + std::to_string(size - header.headerLength) + " present";
     return false;
 }
 
@@ -173,7 +178,8 @@ std::optional<BinHeader> readHeaderOf(int fd, uint64_t size, std::string* error)
     std::string head(static_cast<size_t>(std::min<uint64_t>(size, kMaxHeaderBytes)), '\0');
     size_t used = 0;
     while (used < head.size()) {
-        const ssize_t n = ::pread(fd, head.data() + used, head.size() - used, static_cast<off_t>(used));
+        const ssize_t n =
+            ::pread(fd, head.data() + used, head.size() - used, static_cast<off_t>(used));
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
             if (error) *error = std::string("cannot read: ") + std::strerror(errno);
@@ -222,16 +228,21 @@ std::optional<BinFile> readBinFile(const std::string& path, std::string* error) 
     try {
         file.data.resize(static_cast<size_t>(header->dataLength));
     } catch (const std::bad_alloc&) {
-        if (error) *error = "not enough memory for " + std::to_string(header->dataLength) + " bytes of data";
+        if (error)
+            *error =
+                "not enough memory for " + std::to_string(header->dataLength) + " bytes of data";
         return std::nullopt;
     }
     uint64_t used = 0;
     while (used < header->dataLength) {
-        const size_t chunk = static_cast<size_t>(std::min<uint64_t>(header->dataLength - used, 1u << 30));
-        const ssize_t n = ::pread(fd, file.data.data() + used, chunk, static_cast<off_t>(header->headerLength + used));
+        const size_t chunk =
+            static_cast<size_t>(std::min<uint64_t>(header->dataLength - used, 1u << 30));
+        const ssize_t n = ::pread(fd, file.data.data() + used, chunk,
+                                  static_cast<off_t>(header->headerLength + used));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            if (error) *error = n < 0 ? std::string("cannot read: ") + std::strerror(errno) : "short read";
+            if (error)
+                *error = n < 0 ? std::string("cannot read: ") + std::strerror(errno) : "short read";
             return std::nullopt;
         }
         used += static_cast<uint64_t>(n);

@@ -29,10 +29,10 @@ std::string controlSocketName(int64_t pid);
 struct ControlRequest {
     enum class Kind { Ping, SetConfig, Ignored, Invalid };
     Kind kind = Kind::Invalid;
-    nlohmann::json id;          // ping: echoed whatever it is (null when absent)
-    int64_t request = -1;       // set_config: its integer id, -1 when it has none
+    nlohmann::json id;                     // ping: echoed whatever it is (null when absent)
+    int64_t request = -1;                  // set_config: its integer id, -1 when it has none
     std::optional<nlohmann::json> config;  // set_config: the config object, nullopt when missing
-    std::string problem;        // Invalid: why, for an error message back
+    std::string problem;                   // Invalid: why, for an error message back
 };
 ControlRequest parseControlRequest(std::string_view line);
 

@@ -35,7 +35,8 @@ bool isDirectory(const std::string& path);
 // (FIFO), not a regular file", "is 6442450944 bytes, more than the limit of 1048576").
 int openRegularFile(const std::string& path, uint64_t maxBytes, uint64_t* size, std::string* error);
 // A whole regular file of at most `maxBytes`, read through openRegularFile.
-std::optional<std::string> readRegularFile(const std::string& path, uint64_t maxBytes, std::string* error);
+std::optional<std::string> readRegularFile(const std::string& path, uint64_t maxBytes,
+                                           std::string* error);
 // What kind of thing is at `path` when it is not a regular file ("a directory", "a named pipe
 // (FIFO)", ...); "" for a regular file or nothing at all.
 std::string nonRegularKind(const std::string& path);

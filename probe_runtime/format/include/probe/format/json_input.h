@@ -36,10 +36,10 @@ constexpr JsonLimits kSmallJsonLimits{16u << 20, 32};
 
 // What is wrong with an input, and where: "config.json:3:7: nesting deeper than 32 levels".
 struct JsonError {
-    std::string source;    // file path, or a label such as "control socket"
-    int line = 0;          // 1-based; 0 when the error is about the input as a whole
-    int column = 0;        // 1-based byte column
-    std::string problem;   // valid UTF-8, without the source
+    std::string source;   // file path, or a label such as "control socket"
+    int line = 0;         // 1-based; 0 when the error is about the input as a whole
+    int column = 0;       // 1-based byte column
+    std::string problem;  // valid UTF-8, without the source
     std::string toString() const;
     std::string placeAndProblem() const;  // "line 3, column 7: ..." for a caller naming the source
 };
@@ -54,12 +54,14 @@ struct JsonParse {
     bool ok() const { return value.has_value(); }
 };
 
-JsonParse<nlohmann::json> parseJson(std::string_view text, const std::string& source, const JsonLimits& limits);
+JsonParse<nlohmann::json> parseJson(std::string_view text, const std::string& source,
+                                    const JsonLimits& limits);
 JsonParse<nlohmann::ordered_json> parseOrderedJson(std::string_view text, const std::string& source,
                                                    const JsonLimits& limits);
 // Reads `path` (a regular file of at most limits.maxBytes, see readRegularFile) and parses it.
 JsonParse<nlohmann::json> readJsonFile(const std::string& path, const JsonLimits& limits);
-JsonParse<nlohmann::ordered_json> readOrderedJsonFile(const std::string& path, const JsonLimits& limits);
+JsonParse<nlohmann::ordered_json> readOrderedJsonFile(const std::string& path,
+                                                      const JsonLimits& limits);
 
 // Serialises without ever throwing: bytes that are not UTF-8 become U+FFFD. indent -1: one line.
 std::string dumpJson(const nlohmann::json& value, int indent = -1);
