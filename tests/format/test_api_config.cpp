@@ -173,3 +173,29 @@ TEST(ApiConfig, KeysGivenTwiceAreSaidWithTheirPath) {
         if (i.warning && i.problem.find("more than once") != std::string::npos) warned.push_back(i.key);
     EXPECT_EQ(warned, (std::vector<std::string>{"statistics.list", "task"}));
 }
+
+TEST(ApiConfigHostile, HostileValuesAreIssuesNotCrashes) {
+    // Beyond double range, not UTF-8, nested 100k deep: issues with their place.
+    for (const std::string& text :
+         {std::string(R"({"seed": 1e999})"), std::string("{\"level\": \"L\xff\"}"),
+          "{\"step\": " + std::string(100000, '[') + std::string(100000, ']') + "}"}) {
+        auto result = parseApiConfig(text, "c.json");
+        ASSERT_FALSE(result.ok());
+        EXPECT_EQ(result.issues.at(0).line, 1) << describeIssues(result.issues);
+    }
+    // A range whose numbers do not fit in 64 bits: std::stoll threw out_of_range.
+    const ConfigIssue issue =
+        firstError(R"({"step": ["99999999999999999999-1", "0-99999999999999999999"]})");
+    EXPECT_EQ(issue.key, "step");
+    EXPECT_NE(issue.problem.find("99999999999999999999-1"), std::string::npos) << issue.problem;
+}
+
+TEST(ApiConfigHostile, AVeryLongEntryNameInScopeIsJudgedWithoutRecursion) {
+    // std::regex matched ".*" one stack frame per character: a long name overflowed the stack.
+    const std::string name = "Functional." + std::string(300000, 'x') + ".0.forward";
+    auto result = parseApiConfig(
+        "{\"level\": \"L1\", \"statistics\": {\"scope\": [\"" + name + "\", \"" + name + "\"]}}",
+        "c.json");
+    ASSERT_TRUE(result.ok()) << describeIssues(result.issues);
+    EXPECT_EQ(result.config->statistics.scope.size(), 2u);
+}

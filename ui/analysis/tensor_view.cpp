@@ -73,10 +73,14 @@ std::optional<TensorData> loadTensorFile(const std::string& path, std::string* e
         if (error) *error = path + ": " + why;
         return std::nullopt;
     }
+    return decodeTensor(path, std::move(*file));
+}
+
+TensorData decodeTensor(const std::string& path, format::BinFile file) {
     TensorData t;
     t.path = path;
-    t.header = std::move(file->header);
-    t.bytes = std::move(file->data);
+    t.header = std::move(file.header);
+    t.bytes = std::move(file.data);
     t.dtype = format::dtypeFromCode(t.header.dtypeCode);
     t.count = format::elementCount(t.header.dims).value_or(0);
     if (t.hasValues()) t.stats = format::computeTensorStats(*t.dtype, t.bytes.data(), t.count);

@@ -35,6 +35,8 @@ struct TensorData {
 // Reads a .bin file and recomputes its statistics. A header-only file loads without bytes
 // (header.alias says which file holds the data). nullopt with a message on any error.
 std::optional<TensorData> loadTensorFile(const std::string& path, std::string* error);
+// The same for a file already read and checked (format::readBinFile or parseBinFile).
+TensorData decodeTensor(const std::string& path, format::BinFile file);
 // Reads the data of `dataPath` for a header-only `tensor` (its dtype and dims must match).
 bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::string* error);
 

@@ -2,8 +2,12 @@
 #include "probe/format/api_config.h"
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <cstdint>
 #include <set>
+#include <string_view>
 
 namespace probe::format {
 namespace {
@@ -148,15 +152,68 @@ const std::vector<MsprobeConfigKey>& msprobeConfigKeys() {
 
 namespace {
 
-bool isL1EntryName(const std::string& name) {
-    static const std::regex pattern(
-        R"(^(Distributed|Functional|Torch|Tensor|Aten|VF|NPU)\..*\.\d+\.(forward|backward)$)");
-    return std::regex_match(name, pattern);
+// Matched by hand, not by std::regex: its matcher recurses once per character, so a long name
+// in a config overflowed the stack.
+bool allDigits(std::string_view s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool isModuleEntryName(const std::string& name) {
-    static const std::regex pattern(R"(^Module\..*\.(forward|backward)\.\d+$)");
-    return std::regex_match(name, pattern);
+bool endsWith(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// "<Prefix>.<anything>.<call>.<forward|backward>"
+bool isL1EntryName(std::string_view name) {
+    std::string_view head = name;
+    if (endsWith(head, ".forward"))
+        head.remove_suffix(8);
+    else if (endsWith(head, ".backward"))
+        head.remove_suffix(9);
+    else
+        return false;
+    const size_t dot = head.rfind('.');
+    if (dot == std::string_view::npos || !allDigits(head.substr(dot + 1))) return false;
+    head = head.substr(0, dot + 1);  // "<Prefix>.<anything>."
+    for (std::string_view prefix :
+         {"Distributed.", "Functional.", "Torch.", "Tensor.", "Aten.", "VF.", "NPU."})
+        if (head.size() > prefix.size() && head.substr(0, prefix.size()) == prefix) return true;
+    return false;
+}
+
+// "Module.<anything>.<forward|backward>.<call>"
+bool isModuleEntryName(std::string_view name) {
+    const size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || !allDigits(name.substr(dot + 1))) return false;
+    const std::string_view head = name.substr(0, dot);
+    std::string_view rest;
+    if (endsWith(head, ".forward"))
+        rest = head.substr(0, head.size() - 8);
+    else if (endsWith(head, ".backward"))
+        rest = head.substr(0, head.size() - 9);
+    else
+        return false;
+    return rest.size() >= 7 && rest.substr(0, 7) == "Module.";
+}
+
+// "a-b" with optional spaces around the numbers; false when it is not that or a number does not
+// fit in 64 bits.
+bool parseStepRange(std::string_view text, int64_t& lo, int64_t& hi) {
+    auto trim = [](std::string_view s) {
+        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+            s.remove_prefix(1);
+        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+        return s;
+    };
+    auto number = [](std::string_view s, int64_t& value) {
+        if (!allDigits(s)) return false;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+        if (ec == std::errc::result_out_of_range) value = INT64_MAX;  // out of range, said as such
+        return ec != std::errc::invalid_argument && end == s.data() + s.size();
+    };
+    const size_t dash = text.find('-');
+    return dash != std::string_view::npos && number(trim(text.substr(0, dash)), lo) &&
+           number(trim(text.substr(dash + 1)), hi);
 }
 
 }  // namespace
@@ -188,14 +245,12 @@ std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value, 
             else
                 steps.insert(v);
         } else if (item.is_string()) {
-            static const std::regex range(R"(^\s*(\d+)\s*-\s*(\d+)\s*$)");
-            std::smatch m;
             const std::string text = item.get<std::string>();
-            if (!std::regex_match(text, m, range)) {
+            int64_t lo = 0, hi = 0;
+            if (!parseStepRange(text, lo, hi)) {
                 problems.push_back("element \"" + text + "\" is not a range like \"3-5\"");
                 continue;
             }
-            const int64_t lo = std::stoll(m[1]), hi = std::stoll(m[2]);
             if (lo > hi || hi > kMax) {
                 problems.push_back("range \"" + text + "\" must have 0 <= start <= end <= 1000000");
                 continue;

@@ -11,6 +11,7 @@
 
 #include "probe/format/config_issue.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 
 namespace probe::format {
 
@@ -117,14 +118,12 @@ std::optional<DumpStatus> DumpStatus::fromJson(const nlohmann::json& j, std::str
 }
 
 std::optional<DumpStatus> readStatusFile(const std::string& root, std::string* error) {
-    auto text = readTextFile(joinPath(root, kStatusFileName), error);
-    if (!text) return std::nullopt;
-    nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_discarded()) {
-        if (error) *error = "probe_status.json is not valid JSON";
+    auto parsed = readJsonFile(joinPath(root, kStatusFileName), kSmallJsonLimits);
+    if (!parsed.ok()) {
+        if (error) *error = parsed.error.placeAndProblem();
         return std::nullopt;
     }
-    return DumpStatus::fromJson(j, error);
+    return DumpStatus::fromJson(*parsed.value, error);
 }
 
 int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine) {
@@ -143,7 +142,7 @@ int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine) {
         for (auto& p : existing->processes)
             if (p.pid != mine.pid) processes.push_back(std::move(p));
     processes.push_back(mine);
-    const std::string text = aggregateStatus(std::move(processes)).toJson().dump(2) + "\n";
+    const std::string text = dumpJson(aggregateStatus(std::move(processes)).toJson(), 2) + "\n";
     int error = writeFileAtomically(joinPath(root, kStatusFileName), text);
     ::flock(lockFd, LOCK_UN);
     ::close(lockFd);

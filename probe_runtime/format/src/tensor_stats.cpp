@@ -3,6 +3,7 @@
 // kernels are also built for AVX2 and picked at load time (target_clones).
 #include "probe/format/tensor_stats.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -269,6 +270,17 @@ float halfToFloat(uint16_t bits) { return halfTable()[bits]; }
 
 float bf16ToFloat(uint16_t bits) { return bitsToFloat(static_cast<uint32_t>(bits) << 16); }
 
+namespace {
+// CPUID rather than __builtin_cpu_supports("f16c"), which clang 14 (the fuzzing build) lacks.
+bool cpuHasF16c() {
+    static const bool has = [] {
+        unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+        return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+    }();
+    return has;
+}
+}  // namespace
+
 TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count) {
     if (count == 0 || data == nullptr) {
         TensorStats s;
@@ -279,7 +291,7 @@ TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count) {
         case DType::Float: return statsOfFloats(static_cast<const float*>(data), count);
         case DType::Double: return statsOfDoubles(static_cast<const double*>(data), count);
         case DType::Float16:
-            if (__builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx2"))
+            if (cpuHasF16c() && __builtin_cpu_supports("avx2"))
                 return statsOfWidened(static_cast<const uint16_t*>(data), count, halfBlockF16c);
             return statsOfWidened(static_cast<const uint16_t*>(data), count, halfBlockTable);
         case DType::BF16: return statsOfWidened(static_cast<const uint16_t*>(data), count, bf16Block);
