@@ -1,25 +1,20 @@
 #!/usr/bin/python3
-"""Cost of the code-level API (probe_studio.pytorch.PrecisionDebugger, task statistics) on a
-training step: a 20-layer MLP (Linear 1024 + ReLU), batch 64, CPU, SGD.
+"""Cost of the code-level API (probe_studio.pytorch.PrecisionDebugger, task statistics, every
+step dumped) as ratios to the same steps without any debugger, on the models of workloads.py
+(small_op: the 2-layer TransformerEncoder of the issue's targets; mlp20: large ops, where
+statistics dominate). bench/run_all.py --only api reports the same wall-time figure against
+its target; this bench adds the CPU time and a profile, to find where the time goes.
 
-The step is the msprobe documentation's loop body:
+The debugger wraps torch once per process, so "without" and "with" run in separate processes,
+interleaved (none, L1, mix, none, L1, mix, ...) for --rounds rounds so that changes of the
+machine's load hit all alike, each on one thread. A ratio is the median over rounds of (median
+repeat with the debugger / median repeat of the process without it in the same round), for the
+wall time and for the process's CPU time (writer thread included; on a loaded machine it
+varies far less than the wall time).
 
-    debugger.start(); loss = mse(model(x), y); loss.backward(); debugger.stop()
-    optimizer.step(); optimizer.zero_grad(); debugger.step()
-
-and its wall time includes writing dump.json/stack.json/construct.json. With
---optimizer-inside the optimizer runs between start() and stop() too (its Tensor.* calls are
-then dumped as well).
-
-Each level (L1, mix) runs in its own process (the debugger wraps torch once per process).
-In that process the same step is first timed without any debugger, then with the debugger
-and a step list holding every other step, so dumped steps alternate with steps outside the
-list. The machine is shared: alternating keeps the compared steps under the same conditions,
-and the best step of each kind is the one least disturbed by other processes.
-
-    /usr/bin/python3 bench/api_overhead.py [--steps 8] [--warmup 2] [--optimizer-inside]
+    /usr/bin/python3 bench/api_overhead.py [--model small_op] [--rounds 5] [--profile mix]
     (PYTHONPATH must reach probe_studio: <build>/lib/python3/dist-packages; the CMake target
-    `bench_api_overhead` sets it.)
+    `bench_api_overhead` sets it.) --profile LEVEL also writes a cProfile of that level's steps.
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
@@ -30,109 +25,61 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+WORKLOADS = os.path.join(here, "workloads.py")
+REPEATS = {"small_op": ["--repeats", "3", "--steps", "20"], "mlp20": ["--repeats", "3", "--steps", "2"]}
+LEVELS = ("none", "L1", "mix")
 
 
-def child(level, steps, warmup, optimizer_inside, dump_root):
-    import torch
-    import torch.nn.functional as F
-
-    torch.manual_seed(1234)
-    layers = []
-    for _ in range(20):
-        layers += [torch.nn.Linear(1024, 1024), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
-    x = torch.randn(64, 1024)
-    y = torch.randn(64, 1024)
-    debugger = None
-
-    def one_step():
-        if debugger is not None:
-            debugger.start()
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        if optimizer_inside:
-            optimizer.step()
-            optimizer.zero_grad()
-        if debugger is not None:
-            debugger.stop()
-        if not optimizer_inside:
-            optimizer.step()
-            optimizer.zero_grad()
-        if debugger is not None:
-            debugger.step()
-
-    def timed():
-        t0 = time.perf_counter()
-        one_step()
-        return time.perf_counter() - t0
-
-    for _ in range(warmup):
-        one_step()
-    baseline = [timed() for _ in range(steps)]
-
-    from probe_studio.pytorch import PrecisionDebugger
-    total = 2 * (warmup + steps)
-    path = os.path.join(dump_root, "config.json")
-    with open(path, "w") as f:
-        json.dump({"task": "statistics", "dump_path": dump_root, "level": level,
-                   "step": list(range(0, total + 2, 2))}, f)  # the list outlasts the run
-    debugger = PrecisionDebugger(config_path=path, model=model)
-    dumped, skipped = [], []
-    for i in range(total):
-        t = timed()
-        if i >= 2 * warmup:
-            (dumped if i % 2 == 0 else skipped).append(t)
-    with open(os.path.join(dump_root, "step0", os.listdir(os.path.join(dump_root, "step0"))[0], "dump.json")) as f:
-        entries = len(json.load(f)["data"])
-    pairs = [d / s for d, s in zip(dumped, skipped)]
-    print(json.dumps({"baseline": baseline, "dumped": dumped, "skipped": skipped, "pairs": pairs,
-                      "entries": entries}))
-
-
-def run(level, args):
+def run_workload(model, level, profile=None):
+    """{"times": [...], "cpu": [...]} of one process of workloads.py."""
     dump_root = tempfile.mkdtemp(prefix="probe_bench_")
     try:
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", level, "--steps", str(args.steps),
-               "--warmup", str(args.warmup), "--dump-root", dump_root]
-        if args.optimizer_inside:
-            cmd.append("--optimizer-inside")
-        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
-        return json.loads(out.strip().splitlines()[-1])
+        cmd = [sys.executable, WORKLOADS, model] + REPEATS[model]
+        if level != "none":
+            cmd += ["--debugger", level, "--dump-path", dump_root]
+        if profile:
+            cmd += ["--profile", profile]
+        # One thread per process (BLAS pools spin, which shows as CPU time): the machine is shared.
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        if proc.returncode != 0:
+            sys.exit("%s failed (%d):\n%s" % (" ".join(cmd), proc.returncode, proc.stderr[-3000:]))
+        return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
     finally:
         shutil.rmtree(dump_root, ignore_errors=True)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=8, help="timed steps of each kind")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--optimizer-inside", action="store_true")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--dump-root", help=argparse.SUPPRESS)
+    parser.add_argument("--model", choices=sorted(REPEATS), action="append", help="default: small_op and mlp20")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of processes")
+    parser.add_argument("--profile", choices=LEVELS[1:], help="also write a cProfile of one process at LEVEL")
     args = parser.parse_args()
-    if args.child:
-        child(args.child, args.steps, args.warmup, args.optimizer_inside, args.dump_root)
-        return
-    print("20-layer MLP (Linear 1024 + ReLU), batch 64, CPU, SGD, task statistics%s; %d steps of each kind"
-          % (", optimizer inside start/stop" if args.optimizer_inside else "", args.steps))
-    print("  %-38s %9s %9s" % ("", "best ms", "median ms"))
-    ratios = {}
-    for level in ("L1", "mix"):
-        r = run(level, args)
-        base = min(r["baseline"])
-        print("  %-38s %9.1f %9.1f" % (level + ": without debugger", base * 1e3, statistics.median(r["baseline"]) * 1e3))
-        print("  %-38s %9.1f %9.1f" % (level + ": step outside the step list", min(r["skipped"]) * 1e3,
-                                       statistics.median(r["skipped"]) * 1e3))
-        print("  %-38s %9.1f %9.1f   %d entries/step" % (level + ": dumped step", min(r["dumped"]) * 1e3,
-                                                         statistics.median(r["dumped"]) * 1e3, r["entries"]))
-        ratios[level] = (min(r["dumped"]) / base, statistics.median(r["pairs"]), min(r["skipped"]) / base)
-    for level, (to_base, to_neighbour, skipped) in ratios.items():
-        print("%-3s ratio to no dumping: %.2fx (best dumped step / best step without debugger); %.2fx (median of "
-              "dumped step / the next step outside the list); outside the list: %.2fx"
-              % (level, to_base, to_neighbour, skipped))
-    print("msprobe's published figures: L1 26x, mix 38x")
+    for model in args.model or ["small_op", "mlp20"]:
+        if args.profile:
+            path = os.path.abspath("api_overhead_%s_%s.prof" % (model, args.profile))
+            run_workload(model, args.profile, path)
+            print("cProfile of %s at %s: %s" % (model, args.profile, path))
+        medians = {level: {"times": [], "cpu": []} for level in LEVELS}
+        for _ in range(args.rounds):
+            for level in LEVELS:
+                result = run_workload(model, level)
+                for kind in ("times", "cpu"):
+                    medians[level][kind].append(statistics.median(result[kind]))
+        steps = int(REPEATS[model][-1])
+        print("%s, task statistics, every step dumped, %d rounds" % (model, args.rounds))
+        print("  %-14s %14s %14s" % ("", "wall ms/step", "CPU ms/step"))
+        for level in LEVELS:
+            print("  %-14s %14.2f %14.2f" % ("no debugger" if level == "none" else level,
+                                             statistics.median(medians[level]["times"]) / steps * 1e3,
+                                             statistics.median(medians[level]["cpu"]) / steps * 1e3))
+        for level in LEVELS[1:]:
+            for kind, label in (("times", "wall"), ("cpu", "CPU")):
+                ratios = [a / b for a, b in zip(medians[level][kind], medians["none"][kind])]
+                print("  %-4s %-4s ratio %.2fx (per round: %s)"
+                      % (level, label, statistics.median(ratios), " ".join("%.2f" % r for r in ratios)))
 
 
 if __name__ == "__main__":

@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     const double loadMs = ms(t);
+    const qint64 loadStall = stalls.longest();
     QTest::qWait(300);  // pending tree updates
     const auto& idx = window.store()->index();
     std::printf("probe-studio: opened %zu ops, %zu rows in %.0f ms; longest GUI stall while loading %lld ms (%d over 100 ms); "
@@ -157,7 +158,9 @@ int main(int argc, char** argv) {
         s.start();
         action();
         QCoreApplication::processEvents();
-        std::printf("  %-58s %7.1f ms\n", what, ms(s));
+        const double took = ms(s);
+        std::printf("  %-58s %7.1f ms\n", what, took);
+        return took;
     };
     QTreeView* tree = window.treePanel()->view();
     step("expand every layer-level op", [&] { tree->expandToDepth(0); });
@@ -165,7 +168,9 @@ int main(int argc, char** argv) {
     step("clear the search", [&] { window.treePanel()->setSearchText(QString()); });
     step("show only NaN ops", [&] { window.treePanel()->proxy()->setShow(probe::data::OpFilterProxy::Show::NanOnly); });
     step("show all ops", [&] { window.treePanel()->proxy()->setShow(probe::data::OpFilterProxy::Show::All); });
-    step("select a deep op (reveal, tensors table, plot)", [&] { window.selectOp(QStringLiteral("77_20_3")); });
+    const double switchOp =
+        step("select a deep op (reveal, tensors table, plot)", [&] { window.selectOp(QStringLiteral("77_20_3")); });
+    const double switchRound = step("switch to another round", [&] { window.setRound(2); });
     step("plot every op of a round (one statistic)", [&] {
         window.statisticsPlot()->setProfileAllDepths(true);
         window.statisticsPlot()->setMode(probe::widgets::StatisticsPlot::Mode::RoundProfile);
@@ -174,6 +179,9 @@ int main(int argc, char** argv) {
     step("tick an op (every check mark and \"dumped\" re-evaluated)", [&] { window.selection()->setTicked("42", true); });
     step("include children (save_child)", [&] { window.selection()->setIncludesChildren(true); });
 
+    // For bench/run_all.py.
+    std::printf("{\"load_ms\": %.1f, \"longest_stall_ms\": %lld, \"switch_op_ms\": %.1f, \"switch_round_ms\": %.1f}\n", loadMs,
+                static_cast<long long>(loadStall), switchOp, switchRound);
     if (!generated.empty() && !keep) std::system(("rm -rf '" + generated + "'").c_str());
     else if (!generated.empty()) std::printf("kept %s\n", generated.c_str());
     return 0;

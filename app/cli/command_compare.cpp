@@ -1,12 +1,17 @@
-// probe compare REFERENCE CANDIDATE: two runs of the same model, tensor by tensor; where do
-// they first diverge?
+// probe compare REFERENCE CANDIDATE: two runs of the same model (or two ranks of one run), op by
+// op; where is the first divergence born?
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-#include "analysis/dump_reader.h"
 #include "analysis/compare.h"
+#include "analysis/compare_report.h"
+#include "analysis/dump_reader.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "probe/format/file_util.h"
@@ -15,23 +20,123 @@ namespace probe::cli {
 namespace {
 
 const char* kCompareUsage =
-    "Usage: probe compare REFERENCE CANDIDATE [--rtol R] [--atol A] [--min-cosine C] [--no-data] [--csv FILE]\n"
+    "Usage: probe compare REFERENCE CANDIDATE [options]\n"
+    "       probe compare DUMP --rank R --against-rank S [options]\n"
     "\n"
-    "Compares two dumps of the same model tensor by tensor (op-level dumps: a --output directory,\n"
-    "its atb_dump_data, or a directory in it; or msprobe dumps: a dump_path, step or rank folder),\n"
-    "matched by round (step), op name, input/output and index, and reports the first tensor, in\n"
-    "the reference's execution order, whose numbers diverge:\n"
-    "  a statistic (max, min, mean, norm) differs by more than ATOL + RTOL * max(|reference|,\n"
-    "  rms), rms being the reference elements' root mean square (defaults 1e-6 and 1e-3),\n"
-    "  or a NaN or Inf is in one run only, or, where both runs kept the tensor's data, the cosine\n"
-    "  similarity is below C (default 0.999; --no-data compares statistics only).\n"
-    "--csv FILE writes every compared tensor with its measures.\n"
-    "Exit code: 0 when nothing diverges, 1 when something does, 64 usage, 66 no dump found.\n";
+    "Compares two dumps of the same model op by op and names the op where the first divergence\n"
+    "is born: its inputs match and an output (or a parameter it uses) differs. Every op after it\n"
+    "that receives a differing tensor merely inherits the divergence. A dump is an op-level dump\n"
+    "(a --output directory, its atb_dump_data, or a data/<dev_pid>[/<round>] folder in it) or an\n"
+    "msprobe dump (a dump_path, a step<N> folder or a step<N>/rank<R> folder); a folder below the\n"
+    "dump's root compares that process (rank) or round (step) only.\n"
+    "\n"
+    "Where both runs kept a tensor's data (.bin, or msprobe's .pt) every element is compared; an\n"
+    "element differs when |candidate - reference| > ULPS x epsilon(dtype) x max(|reference|, "
+    "scale)\n"
+    "+ the dtype's smallest normal number, scale being the root mean square of the op's reference\n"
+    "inputs and of the tensor itself. Elsewhere the statistics (max, min, mean, norm) are judged\n"
+    "the same way. NaN or Inf in one run only and a different shape always diverge. Details:\n"
+    "docs/compare.md.\n"
+    "\n"
+    "Options:\n"
+    "  --rank R            the reference's process only: msprobe rank R (rank<R>), an atb device\n"
+    "                      id, or a process key (proc4242, 0_4242)\n"
+    "  --against-rank S    the candidate's process; with one DUMP, compares two of its ranks\n"
+    "  --replicas          data-parallel replicas: only module parameters (and what collectives\n"
+    "                      return) decide (on for two ranks of one dump; --no-replicas: off)\n"
+    "  --exact             a tensor diverges when its bytes (statistics) differ at all: for two\n"
+    "                      runs on the same machine; also names the first tensor that differs\n"
+    "  --ulps DTYPE=N,...  the allowance in units of the dtype's epsilon (defaults float64=1024,\n"
+    "                      float32=256, float16=4, bfloat16=2)\n"
+    "  --no-data           compare statistics only\n"
+    "  --threads N         worker threads (default: one per core)\n"
+    "  --csv FILE          every compared tensor with its measures and verdict\n"
+    "  --xlsx FILE         msprobe's compare_result layout (Cosine, EucDist, MaxAbsErr, ... or,\n"
+    "                      statistics only, Max diff ... NormRelativeErr), plus a sheet of ops\n"
+    "  --json              the whole result as JSON on stdout instead of the report\n"
+    "Exit code: 0 nothing diverges, 1 something diverges, 65 nothing pairs up (different\n"
+    "models, layouts, rounds or ranks), 64 usage, 66 no dump found, 73 cannot write a file.\n";
+
+// sysexits' EX_DATAERR: the dumps were read, but nothing in them can be compared.
+constexpr int kExitNothingToCompare = kExitConfigInvalid;
 
 bool parseNumber(const std::string& text, double& out) {
     char* end = nullptr;
     out = std::strtod(text.c_str(), &end);
-    return !text.empty() && *end == '\0';
+    return !text.empty() && *end == '\0' && std::isfinite(out) && out >= 0;
+}
+
+bool parseUlps(const std::string& text, analysis::NoiseFloorUlps& ulps, std::string& why) {
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = text.find(',', start);
+        const std::string item =
+            text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const size_t eq = item.find('=');
+        double value = 0;
+        if (eq == std::string::npos || !parseNumber(item.substr(eq + 1), value)) {
+            why = "'" + item + "' is not DTYPE=N (N a number >= 0)";
+            return false;
+        }
+        const std::string dtype = item.substr(0, eq);
+        if (dtype == "float64" || dtype == "double") {
+            ulps.float64 = value;
+        } else if (dtype == "float32" || dtype == "float") {
+            ulps.float32 = value;
+        } else if (dtype == "float16" || dtype == "half") {
+            ulps.float16 = value;
+        } else if (dtype == "bfloat16" || dtype == "bf16") {
+            ulps.bfloat16 = value;
+        } else {
+            why = "unknown dtype '" + dtype + "' (float64, float32, float16, bfloat16)";
+            return false;
+        }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return true;
+}
+
+// Progress on stderr: on a terminal once it takes more than half a second, elsewhere a line
+// every ten seconds once it takes that long.
+class Progress {
+public:
+    Progress() : tty_(::isatty(STDERR_FILENO) == 1), start_(Clock::now()), last_(start_) {}
+    void operator()(uint64_t done, uint64_t total) {
+        const auto now = Clock::now();
+        const double elapsed = seconds(now - start_);
+        if (tty_) {
+            if (elapsed < 0.5 || (seconds(now - last_) < 0.1 && done < total)) return;
+            std::fprintf(stderr, "\rprobe compare: %llu/%llu tensors (%.0f%%)",
+                         static_cast<unsigned long long>(done),
+                         static_cast<unsigned long long>(total),
+                         total ? 100.0 * double(done) / double(total) : 100.0);
+            shown_ = true;
+        } else {
+            if (elapsed < 10 || seconds(now - last_) < 10) return;
+            std::fprintf(stderr, "probe compare: %llu/%llu tensors compared\n",
+                         static_cast<unsigned long long>(done),
+                         static_cast<unsigned long long>(total));
+        }
+        last_ = now;
+    }
+    void finish() {
+        if (shown_) std::fputs("\r\033[K", stderr);
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    static double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+    bool tty_;
+    bool shown_ = false;
+    Clock::time_point start_, last_;
+};
+
+std::string describeScope(const analysis::DumpLocation& location) {
+    std::string out = location.root;
+    if (!location.scope.process.empty()) out += ", process " + location.scope.process;
+    if (location.scope.round) out += ", round " + std::to_string(*location.scope.round);
+    return out;
 }
 
 }  // namespace
@@ -39,63 +144,147 @@ bool parseNumber(const std::string& text, double& out) {
 int runCompareCommand(const Args& args) {
     std::vector<std::string> dumps;
     analysis::CompareOptions options;
-    std::string csv;
+    std::string csv, xlsx, rank, againstRank;
+    bool json = false, replicasSet = false;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "-h" || a == "--help") {
             std::fputs(kCompareUsage, stdout);
             return kExitOk;
         }
-        auto number = [&](double& out) {
-            if (i + 1 >= args.size() || !parseNumber(args[i + 1], out)) {
-                std::fprintf(stderr, "probe compare: %s needs a number\n", a.c_str());
+        auto value = [&](std::string& out) {
+            if (i + 1 >= args.size()) {
+                std::fprintf(stderr, "probe compare: %s needs a value\n", a.c_str());
                 return false;
             }
-            ++i;
+            out = args[++i];
             return true;
         };
-        if (a == "--rtol") {
-            if (!number(options.rtol)) return kExitUsage;
-        } else if (a == "--atol") {
-            if (!number(options.atol)) return kExitUsage;
-        } else if (a == "--min-cosine") {
-            if (!number(options.minCosine)) return kExitUsage;
+        std::string text;
+        if (a == "--rank") {
+            if (!value(rank)) return kExitUsage;
+        } else if (a == "--against-rank") {
+            if (!value(againstRank)) return kExitUsage;
+        } else if (a == "--replicas" || a == "--no-replicas") {
+            options.replicas = a == "--replicas";
+            replicasSet = true;
+        } else if (a == "--exact") {
+            options.exact = true;
+        } else if (a == "--ulps") {
+            std::string why;
+            if (!value(text)) return kExitUsage;
+            if (!parseUlps(text, options.ulps, why)) {
+                std::fprintf(stderr, "probe compare: --ulps %s: %s\n", text.c_str(), why.c_str());
+                return kExitUsage;
+            }
+        } else if (a == "--threads") {
+            double n = 0;
+            if (!value(text)) return kExitUsage;
+            if (!parseNumber(text, n) || n < 1 || n > 256 || n != std::floor(n)) {
+                std::fprintf(stderr,
+                             "probe compare: --threads needs a whole number from 1 to 256\n");
+                return kExitUsage;
+            }
+            options.threads = static_cast<unsigned>(n);
         } else if (a == "--no-data") {
             options.useTensorData = false;
-        } else if (a == "--csv" && i + 1 < args.size()) {
-            csv = args[++i];
+        } else if (a == "--csv") {
+            if (!value(csv)) return kExitUsage;
+        } else if (a == "--xlsx") {
+            if (!value(xlsx)) return kExitUsage;
+        } else if (a == "--json") {
+            json = true;
+        } else if (a == "--rtol" || a == "--atol" || a == "--min-cosine") {
+            std::fprintf(stderr,
+                         "probe compare: %s is gone: a noise floor per dtype replaced the "
+                         "tolerances (see --ulps and "
+                         "docs/compare.md)\n",
+                         a.c_str());
+            return kExitUsage;
         } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "probe compare: unknown option '%s'\n\n%s", a.c_str(), kCompareUsage);
+            std::fprintf(stderr, "probe compare: unknown option '%s'\n\n%s", a.c_str(),
+                         kCompareUsage);
             return kExitUsage;
         } else {
             dumps.push_back(a);
         }
     }
+    if (dumps.size() == 1 && !againstRank.empty()) dumps.push_back(dumps.front());
     if (dumps.size() != 2) {
-        std::fprintf(stderr, "probe compare: give two dumps (reference, candidate)\n\n%s", kCompareUsage);
+        std::fprintf(
+            stderr,
+            "probe compare: give two dumps (reference, candidate), or one dump with --rank and "
+            "--against-rank\n\n%s",
+            kCompareUsage);
         return kExitUsage;
     }
-    std::optional<analysis::DumpIndex> indexes[2];
+    analysis::DumpLocation locations[2];
     for (int k = 0; k < 2; ++k) {
         std::string error;
-        indexes[k] = analysis::readDump(dumps[static_cast<size_t>(k)], &error);
+        auto location = analysis::locateDump(dumps[static_cast<size_t>(k)], &error);
+        if (!location) {
+            std::fprintf(stderr, "probe compare: %s\n", error.c_str());
+            return kExitConfigUnreadable;
+        }
+        locations[k] = std::move(*location);
+    }
+    if (!rank.empty()) locations[0].scope.process = rank;
+    if (!againstRank.empty()) locations[1].scope.process = againstRank;
+    options.referenceScope = locations[0].scope;
+    options.candidateScope = locations[1].scope;
+    const bool sameDump = locations[0].root == locations[1].root;
+    if (sameDump && locations[0].scope.process == locations[1].scope.process &&
+        locations[0].scope.round == locations[1].scope.round) {
+        std::fprintf(
+            stderr,
+            "probe compare: both sides are the same part of %s: choose two ranks (--rank R "
+            "--against-rank S, or two rank folders) or two dumps\n",
+            locations[0].root.c_str());
+        return kExitUsage;
+    }
+    if (sameDump && !replicasSet && locations[0].scope.process != locations[1].scope.process)
+        options.replicas = true;
+
+    std::optional<analysis::DumpIndex> indexes[2];
+    for (int k = 0; k < (sameDump ? 1 : 2); ++k) {
+        std::string error;
+        indexes[k] = analysis::readDump(locations[k].root, &error);
         if (!indexes[k]) {
             std::fprintf(stderr, "probe compare: %s\n", error.c_str());
             return kExitConfigUnreadable;
         }
     }
-    std::fprintf(stderr, "probe compare: reference %s\n               candidate %s\n", indexes[0]->root().c_str(),
-                 indexes[1]->root().c_str());
-    const auto result = analysis::compareDumps(*indexes[0], *indexes[1], options);
-    std::fputs(analysis::formatCompareReport(result).c_str(), stdout);
+    const analysis::DumpIndex& reference = *indexes[0];
+    const analysis::DumpIndex& candidate = sameDump ? *indexes[0] : *indexes[1];
+    std::fprintf(stderr, "probe compare: reference %s\n               candidate %s\n",
+                 describeScope(locations[0]).c_str(), describeScope(locations[1]).c_str());
+    Progress progress;
+    options.progress = [&](uint64_t done, uint64_t total) { progress(done, total); };
+    const auto result = analysis::compareDumps(reference, candidate, options);
+    progress.finish();
+
+    std::fputs(json ? analysis::compareResultJson(result).c_str()
+                    : analysis::formatCompareReport(result).c_str(),
+               stdout);
+    if (result.nothingCompared()) return kExitNothingToCompare;
     if (!csv.empty()) {
         if (int err = format::writeFileAtomically(csv, analysis::compareResultCsv(result))) {
-            std::fprintf(stderr, "probe compare: cannot write %s: %s\n", csv.c_str(), std::strerror(err));
+            std::fprintf(stderr, "probe compare: cannot write %s: %s\n", csv.c_str(),
+                         std::strerror(err));
             return kExitCannotCreate;
         }
         std::fprintf(stderr, "probe compare: every compared tensor is in %s\n", csv.c_str());
     }
-    return result.firstDivergence ? kExitFailure : kExitOk;
+    if (!xlsx.empty()) {
+        std::string error;
+        if (!analysis::writeCompareXlsx(result, xlsx, &error)) {
+            std::fprintf(stderr, "probe compare: %s\n", error.c_str());
+            return kExitCannotCreate;
+        }
+        std::fprintf(stderr, "probe compare: msprobe's compare_result layout is in %s\n",
+                     xlsx.c_str());
+    }
+    return result.diverges() ? kExitFailure : kExitOk;
 }
 
 }  // namespace probe::cli

@@ -1,12 +1,15 @@
 // probe config validate FILE [--kind op|api]
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <cstdint>
 #include <cstdio>
-#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "commands.h"
 #include "exit_codes.h"
 #include "probe/format/api_config.h"
 #include "probe/format/config_issue.h"
+#include "probe/format/json_input.h"
 #include "probe/format/op_config.h"
 
 namespace probe::cli {
@@ -19,11 +22,34 @@ const char* kConfigUsage =
     "default prints a config to start from (op: statistics of every layer-level op, every\n"
     "round; api: the code-level defaults).\n"
     "\n"
-    "Checks a config file exactly as the runtime would and prints every problem.\n"
+    "Checks a config file exactly as the runtime would and prints every problem. FILE - reads\n"
+    "standard input; any other FILE must be a regular file (a FIFO or device is refused).\n"
     "  op   the injected probe's op-level config (task, dump_enable, exec_range, ids, ...)\n"
     "  api  the code-level API's config (task, dump_path, level, step, rank, ...)\n"
     "Without --kind the kind is recognised from the keys.\n"
     "Exit code 0 when valid, 65 when not, 66 when the file cannot be read.\n";
+
+// "-" or /dev/stdin reads standard input (a pipe there is what was asked for), up to the config
+// size limit. Any other path must be a regular file: a FIFO or a device is refused, not read.
+std::optional<std::string> readConfigText(const std::string& file, std::string* error) {
+    const uint64_t limit = format::kConfigJsonLimits.maxBytes;
+    if (file != "-" && file != "/dev/stdin") return format::readTextFile(file, error, limit);
+    std::string text;
+    char buffer[65536];
+    size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) {
+        text.append(buffer, n);
+        if (text.size() > limit) {
+            *error = "more than the limit of " + std::to_string(limit) + " bytes";
+            return std::nullopt;
+        }
+    }
+    if (std::ferror(stdin)) {
+        *error = "standard input cannot be read";
+        return std::nullopt;
+    }
+    return text;
+}
 
 void printIssues(const std::vector<format::ConfigIssue>& issues) {
     for (const auto& issue : issues) std::printf("%s\n", issue.toString().c_str());
@@ -49,7 +75,7 @@ int runConfigCommand(const Args& args) {
         if (kind == "op") {
             std::fputs(format::OpConfig::startingPoint().toFileText().c_str(), stdout);
         } else if (kind == "api") {
-            std::printf("%s\n", format::ApiConfig{}.toJson().dump(4).c_str());
+            std::printf("%s\n", format::dumpJson(format::ApiConfig{}.toJson(), 4).c_str());
         } else {
             std::fprintf(stderr, "probe config default: --kind must be 'op' or 'api', not '%s'\n", kind.c_str());
             return kExitUsage;
@@ -69,7 +95,7 @@ int runConfigCommand(const Args& args) {
         } else if (args[i] == "--help" || args[i] == "-h") {
             std::fputs(kConfigUsage, stdout);
             return kExitOk;
-        } else if (!args[i].empty() && args[i][0] == '-') {
+        } else if (args[i].size() > 1 && args[i][0] == '-') {  // "-" alone: standard input
             std::fprintf(stderr, "probe config validate: unknown option '%s'\n\n%s", args[i].c_str(), kConfigUsage);
             return kExitUsage;
         } else if (file.empty()) {
@@ -88,16 +114,20 @@ int runConfigCommand(const Args& args) {
         return kExitUsage;
     }
     std::string error;
-    auto text = format::readTextFile(file, &error);
+    const std::string shownFile = format::printableText(file, 4096);
+    auto text = readConfigText(file, &error);
     if (!text) {
-        std::fprintf(stderr, "%s: cannot be read: %s\n", file.c_str(), error.c_str());
+        std::fprintf(stderr, "%s: cannot be read: %s\n", shownFile.c_str(), error.c_str());
         return kExitConfigUnreadable;
     }
     if (kind.empty()) {
-        nlohmann::json root = nlohmann::json::parse(*text, nullptr, false);
-        kind = root.is_discarded() ? "op" : format::guessConfigKind(root);
+        // Text that is not JSON is judged as an op-level config: its error says where it breaks.
+        auto parsed = format::parseJson(*text, file, format::kConfigJsonLimits);
+        kind = parsed.ok() ? format::guessConfigKind(*parsed.value) : "op";
         if (kind.empty()) {
-            std::printf("%s: cannot tell which kind of config this is; use --kind op or --kind api\n", file.c_str());
+            std::printf(
+                "%s: cannot tell which kind of config this is; use --kind op or --kind api\n",
+                shownFile.c_str());
             return kExitConfigInvalid;
         }
     }
@@ -113,14 +143,20 @@ int runConfigCommand(const Args& args) {
         issues = std::move(result.issues);
     }
     printIssues(issues);
+    size_t errors = 0;
+    for (const auto& i : issues) errors += i.warning ? 0 : 1;
+    const size_t warnings = issues.size() - errors;
+    const char* kindName = kind == "op" ? "op-level" : "code-level";
     if (!ok) {
-        size_t errors = 0;
-        for (const auto& i : issues) errors += i.warning ? 0 : 1;
-        std::printf("%s: invalid %s config (%zu problem%s)\n", file.c_str(), kind == "op" ? "op-level" : "code-level",
-                    errors, errors == 1 ? "" : "s");
+        std::printf("%s: invalid %s config (%zu problem%s)\n", shownFile.c_str(), kindName, errors,
+                    errors == 1 ? "" : "s");
         return kExitConfigInvalid;
     }
-    std::printf("%s: valid %s config\n", file.c_str(), kind == "op" ? "op-level" : "code-level");
+    if (warnings)
+        std::printf("%s: valid %s config (%zu warning%s)\n", shownFile.c_str(), kindName, warnings,
+                    warnings == 1 ? "" : "s");
+    else
+        std::printf("%s: valid %s config\n", shownFile.c_str(), kindName);
     return kExitOk;
 }
 

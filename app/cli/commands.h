@@ -13,5 +13,9 @@ int runConfigCommand(const Args& args);
 int runRunCommand(const Args& args);
 int runSummaryCommand(const Args& args);
 int runCompareCommand(const Args& args);
+int runOverflowCommand(const Args& args);
+int runGradsCommand(const Args& args);
+int runReplayCommand(const Args& args);
+int runBisectCommand(const Args& args);
 
 }  // namespace probe::cli

@@ -21,7 +21,17 @@ const char* kUsage =
     "                    Run COMMAND (a PyTorch program, unchanged) with the probe injected and\n"
     "                    dump what the config selects; prints a summary at the end.\n"
     "  summary DIR       What a dump holds: ops, rounds, rows, files, the first NaN/Inf.\n"
-    "  compare REF CAND  Two runs tensor by tensor: where do they first diverge?\n"
+    "  compare REF CAND  Two runs (or two ranks) op by op: where is the first divergence born?\n"
+    "  overflow DIR      Where each Inf/NaN is born: the op with finite inputs and an overflowed\n"
+    "                    output, per process/rank (msprobe overflow_check's anomaly_analyze JSON).\n"
+    "  replay DIR [--op ID|NAME] [--round N]\n"
+    "                    Re-run dumped aten ops on the CPU (float64 and their own dtype): is the op\n"
+    "                    itself wrong, or does it inherit bad inputs?\n"
+    "  bisect [--target autocast-bf16 | --target-env K=V] -- COMMAND [ARGS...]\n"
+    "                    Which layers and ops, kept at reference precision, remove the divergence\n"
+    "                    of a program's output at lower precision.\n"
+    "  grads DIR         Gradient spikes, vanishing/exploding norms and NaN per parameter and step\n"
+    "                    (from probe_studio.grad_monitor's CSV files).\n"
     "  config validate FILE [--kind op|api]\n"
     "                    Check a config file exactly as the runtime would and print every\n"
     "                    problem (file, key, what is wrong, accepted values).\n"
@@ -60,6 +70,10 @@ int main(int argc, char** argv) {
         if (command == "run") return runRunCommand(rest);
         if (command == "summary") return runSummaryCommand(rest);
         if (command == "compare") return runCompareCommand(rest);
+        if (command == "overflow") return runOverflowCommand(rest);
+        if (command == "replay") return runReplayCommand(rest);
+        if (command == "bisect") return runBisectCommand(rest);
+        if (command == "grads") return runGradsCommand(rest);
         std::fprintf(stderr, "probe: unknown command '%s'\n\n%s", command.c_str(), kUsage);
         return kExitUsage;
     } catch (const std::exception& e) {

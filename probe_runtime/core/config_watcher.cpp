@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -47,9 +48,11 @@ void ConfigWatcher::start() {
     inotifyFd_ = forcePolling ? -1 : ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (inotifyFd_ >= 0) {
         // Written in place (close after write) or replaced (rename onto it, the atomic way);
-        // creation alone is ignored: the content arrives with the close.
-        watchDescriptor_ = ::inotify_add_watch(inotifyFd_, directory_.c_str(),
-                                               IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM);
+        // creating a regular file alone is ignored (the content arrives with the close), but a
+        // directory, FIFO, device or link created in its place is reported at once.
+        watchDescriptor_ = ::inotify_add_watch(
+            inotifyFd_, directory_.c_str(),
+            IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_CREATE);
         if (watchDescriptor_ < 0) {
             ::close(inotifyFd_);
             inotifyFd_ = -1;
@@ -121,7 +124,7 @@ void ConfigWatcher::run() {
             }
             idle_.notify_all();
         } else if (pollFileChanged()) {
-            onChange_(lastExists_ ? Change::Written : Change::Removed);
+            notify(lastExists_ ? Change::Written : Change::Removed);
         }
     }
 }
@@ -139,15 +142,41 @@ bool ConfigWatcher::handleInotifyEvents() {
             if (event->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) {
                 written = true;
                 removed = false;
+            } else if (event->mask & IN_CREATE) {
+                if (somethingElseInPlace()) {
+                    written = true;
+                    removed = false;
+                }
             } else if (event->mask & (IN_DELETE | IN_MOVED_FROM)) {
                 removed = true;
             }
         }
     }
-    if (written) onChange_(Change::Written);
-    else if (removed) onChange_(Change::Removed);
+    // Removed, then something else made in its place (rm; mkdir): that is what is there now.
+    if (removed && somethingElseInPlace()) {
+        removed = false;
+        written = true;
+    }
+    if (written)
+        notify(Change::Written);
+    else if (removed)
+        notify(Change::Removed);
     if (written || removed) handled_.fetch_add(1);
     return written || removed;
+}
+
+void ConfigWatcher::notify(Change change) {
+    // The handler reports its own errors; nothing it throws may end the model's process.
+    try {
+        onChange_(change);
+    } catch (...) {
+    }
+}
+
+bool ConfigWatcher::somethingElseInPlace() const {
+    // A link counts even when it leads to a regular file: its content is there already.
+    struct stat st;
+    return ::lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
 }
 
 bool ConfigWatcher::pollFileChanged() {

@@ -20,6 +20,8 @@ class ConfigWatcher {
 public:
     enum class Change { Written, Removed };
     // `onChange` runs on the watcher thread whenever the file was written, replaced or removed.
+    // Something other than a regular file put in its place (a directory, a FIFO) counts as
+    // Written: reading it is what says what it is (format::readRegularFile never blocks).
     ConfigWatcher(std::string path, std::function<void(Change)> onChange);
     ~ConfigWatcher();
     ConfigWatcher(const ConfigWatcher&) = delete;
@@ -41,6 +43,8 @@ private:
     void run();
     bool handleInotifyEvents();  // true when an event concerned our file
     bool pollFileChanged();
+    void notify(Change change);
+    bool somethingElseInPlace() const;  // not a regular file where the config should be
 
     std::string path_, directory_, fileName_;
     std::function<void(Change)> onChange_;

@@ -15,6 +15,7 @@
 
 #include "after_fork.h"
 #include "probe/format/control_protocol.h"
+#include "probe/format/json_input.h"
 
 namespace probe::runtime {
 namespace {
@@ -24,7 +25,14 @@ constexpr size_t kMaxClientBacklog = 64u << 20;  // bytes; beyond, the client is
 constexpr size_t kRowsPerMessage = 2000;
 constexpr int kFlushIntervalMs = 100;
 
-std::string line(const nlohmann::json& message) { return message.dump() + "\n"; }
+// Never throws: a path or name that is not UTF-8 is sent with U+FFFD in its place.
+std::string line(const nlohmann::json& message) {
+    return format::dumpJson(message) + "\n";
+}
+
+std::string errorLine(const std::string& text) {
+    return line({{"type", "message"}, {"level", "error"}, {"text", text}});
+}
 
 // The id of the set_config request the server thread is applying (-1: none), so the
 // runtime's answer, which comes back through the listener, can carry it.
@@ -36,6 +44,7 @@ struct ControlServer::Client {
     int fd = -1;
     std::string in, out;
     bool closing = false;
+    bool skippingLongLine = false;  // dropping the rest of a line over the limit
 };
 
 ControlServer::ControlServer(Runtime& runtime) : runtime_(runtime) {}
@@ -214,6 +223,15 @@ void ControlServer::acceptClient() {
     while (true) {
         const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) return;
+        // Only this user's processes may watch the model or change its config, even if the
+        // socket's permissions were widened after it was created.
+        ucred peer{};
+        socklen_t length = sizeof peer;
+        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 ||
+            peer.uid != ::geteuid()) {
+            ::close(fd);
+            continue;
+        }
         auto client = std::make_unique<Client>();
         client->fd = fd;
         const auto snapshot = runtime_.currentConfig();
@@ -231,50 +249,68 @@ void ControlServer::acceptClient() {
 
 void ControlServer::readFrom(Client& client) {
     char buffer[65536];
-    while (true) {
+    while (!client.closing) {
         const ssize_t n = ::recv(client.fd, buffer, sizeof buffer, MSG_DONTWAIT);
-        if (n > 0) {
-            client.in.append(buffer, static_cast<size_t>(n));
-            if (client.in.size() > (1u << 20)) {  // no message is that long: not our client
-                client.closing = true;
-                return;
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            client.closing = true;
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        client.in.append(buffer, static_cast<size_t>(n));
+        // Whole lines are handled as they arrive; only the unfinished one is kept, up to the limit.
+        size_t start = 0, newline;
+        while ((newline = client.in.find('\n', start)) != std::string::npos) {
+            if (client.skippingLongLine) {
+                client.skippingLongLine = false;
+            } else if (newline > start) {
+                try {
+                    handleLine(client, client.in.substr(start, newline - start));
+                } catch (
+                    const std::exception& e) {  // out of memory: this line fails, the model goes on
+                    client.out +=
+                        errorLine(std::string("the message could not be handled: ") + e.what());
+                }
             }
-            continue;
+            start = newline + 1;
         }
-        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) client.closing = true;
-        break;
-    }
-    size_t newline;
-    while ((newline = client.in.find('\n')) != std::string::npos) {
-        const std::string message = client.in.substr(0, newline);
-        client.in.erase(0, newline + 1);
-        if (!message.empty()) handleLine(client, message);
+        client.in.erase(0, start);
+        if (client.in.size() > format::kControlLineLimits.maxBytes) {
+            if (!client.skippingLongLine)
+                client.out += errorLine("a line longer than " +
+                                        std::to_string(format::kControlLineLimits.maxBytes) +
+                                        " bytes was refused");
+            client.skippingLongLine = true;
+            client.in.clear();
+        }
     }
 }
 
 void ControlServer::handleLine(Client& client, const std::string& text) {
-    const auto message = nlohmann::json::parse(text, nullptr, false);
-    if (message.is_discarded() || !message.is_object()) {
-        client.out += line({{"type", "message"}, {"level", "error"}, {"text", "not a JSON object: " + text.substr(0, 80)}});
-        return;
+    auto request = format::parseControlRequest(text);
+    switch (request.kind) {
+        case format::ControlRequest::Kind::Invalid:
+            client.out += errorLine(request.problem);
+            break;
+        case format::ControlRequest::Kind::Ping:
+            client.out += line({{"type", "pong"}, {"id", std::move(request.id)}});
+            break;
+        case format::ControlRequest::Kind::SetConfig:
+            currentRequest = request.request;
+            if (!request.config) {
+                nlohmann::json reply{{"type", "config_rejected"},
+                                     {"reason", "set_config needs a \"config\" object"},
+                                     {"source", "client"}};
+                if (currentRequest >= 0) reply["request"] = currentRequest;
+                client.out += line(reply);
+            } else {
+                runtime_.applyConfigText(format::dumpJson(*request.config),
+                                         "client");  // answers through configApplied/Rejected
+            }
+            currentRequest = -1;
+            flush();
+            break;
+        case format::ControlRequest::Kind::Ignored:
+            break;
     }
-    const std::string type = message.value("type", "");
-    if (type == "ping") {
-        client.out += line({{"type", "pong"}, {"id", message.value("id", nlohmann::json())}});
-    } else if (type == "set_config") {
-        currentRequest = message.contains("id") && message["id"].is_number_integer() ? message["id"].get<int64_t>() : -1;
-        const auto config = message.value("config", nlohmann::json());
-        if (!config.is_object()) {
-            nlohmann::json reply{{"type", "config_rejected"}, {"reason", "set_config needs a \"config\" object"}, {"source", "client"}};
-            if (currentRequest >= 0) reply["request"] = currentRequest;
-            client.out += line(reply);
-        } else {
-            runtime_.applyConfigText(config.dump(), "client");  // answers through configApplied/Rejected
-        }
-        currentRequest = -1;
-        flush();
-    }
-    // Other types: ignored, as the protocol says.
 }
 
 void ControlServer::flush() {

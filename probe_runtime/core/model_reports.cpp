@@ -8,6 +8,7 @@
 #include "dump_writer.h"
 #include "op_names.h"
 #include "probe/format/structure_json.h"
+#include "probe/format/json_input.h"
 #include "runtime.h"
 #include "structure_builder.h"
 
@@ -34,7 +35,7 @@ void ModelReports::layerObserved(LayerRegistry::Slot& slot, const ObservedOp& ob
         job.kind = WriteJob::Kind::File;
         job.path = runtime_.infoDirectory("layer") + "/" + format::safeFileComponent(slot.name + "_" + observed.id) +
                    ".json";
-        job.head = layer.toJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        job.head = format::dumpJson(layer.toJson()) + "\n";
         runtime_.writer().enqueue(std::move(job));
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -49,7 +50,7 @@ void ModelReports::layerObserved(LayerRegistry::Slot& slot, const ObservedOp& ob
     WriteJob job;
     job.kind = WriteJob::Kind::LatestFile;
     job.path = runtime_.infoDirectory("model") + "/" + format::safeFileComponent(modelName_) + ".json";
-    job.head = builder->model().toJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    job.head = format::dumpJson(builder->model().toJson()) + "\n";
     runtime_.writer().enqueue(std::move(job));
 }
 
@@ -66,7 +67,7 @@ int ModelReports::reportModel(const char* modelName, const char* modelJson) {
             Runtime::setLastError("probe_report_model: the model description is not a JSON object");
             return -1;
         }
-        content = parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        content = format::dumpJson(parsed) + "\n";
     }
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -117,7 +118,7 @@ int ModelReports::reportLayer(const char* layerName, const char* layerJson) {
     job.kind = WriteJob::Kind::LatestFile;
     job.path = runtime_.infoDirectory("layer") + "/" + format::safeFileComponent(name + "_" + std::to_string(id)) +
                ".json";
-    job.head = parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    job.head = format::dumpJson(parsed) + "\n";
     runtime_.writer().enqueue(std::move(job));
     return 0;
 }

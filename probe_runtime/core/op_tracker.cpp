@@ -6,6 +6,7 @@
 
 #include "dump_writer.h"
 #include "op_names.h"
+#include "probe/format/json_input.h"
 #include "runtime.h"
 #include "thread_state.h"
 
@@ -236,10 +237,10 @@ void OpTracker::writeOpParam(const std::string& opDir, const char* paramJson) {
     std::string content;
     if (parsed.is_discarded()) {
         Runtime::setLastError("op parameters are not valid JSON; written as a string");
-        content = nlohmann::json(std::string(paramJson)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        content = format::dumpJson(nlohmann::json(std::string(paramJson)));
     } else {
         if ((parsed.is_object() || parsed.is_array()) && parsed.empty()) return;
-        content = parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        content = format::dumpJson(parsed);
     }
     WriteJob job;
     job.kind = WriteJob::Kind::File;

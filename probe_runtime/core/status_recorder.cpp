@@ -7,7 +7,7 @@
 #include <iterator>
 
 #include "dump_writer.h"
-#include "op_names.h"
+#include "probe/format/json_input.h"
 #include "runtime.h"
 
 namespace probe::runtime {
@@ -19,7 +19,7 @@ std::string processCommandLine() {
     for (auto& c : raw)
         if (c == '\0') c = ' ';
     while (!raw.empty() && raw.back() == ' ') raw.pop_back();
-    return validUtf8(raw);
+    return format::printableText(raw, std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "probe/format/json_input.h"
+
 namespace probe::runtime {
 namespace {
 
@@ -14,8 +16,11 @@ void sortByIndex(std::vector<ObservedTensor>& tensors) {
 
 nlohmann::ordered_json paramOf(const ObservedOp& op) {
     if (op.paramJson.empty()) return "";
-    auto parsed = nlohmann::ordered_json::parse(op.paramJson, nullptr, false);
-    return parsed.is_discarded() ? nlohmann::ordered_json(op.paramJson) : parsed;
+    // The engine's text, through the guarded parser; kept as a (valid UTF-8) string otherwise.
+    auto parsed =
+        format::parseOrderedJson(op.paramJson, "op parameters", format::kStructureJsonLimits);
+    return parsed.ok() ? std::move(*parsed.value)
+                       : nlohmann::ordered_json(format::toValidUtf8(op.paramJson));
 }
 
 format::StructureNode buildNode(const ObservedOp& op, std::vector<std::string> inNames,

@@ -1,24 +1,25 @@
 // Custom ops for the code-level API (probe_studio.pytorch, the msprobe layout), compiled into
 // libprobe_torch.so next to the adapter:
 //
-//   probe::tensor_summaries(Tensor[] tensors, bool crc) -> (Tensor, Tensor)
-//       One row per tensor, computed by the format library's fused statistics pass
-//       (probe::format::computeTensorStats) over contiguous CPU data, so that Python never
-//       loops over elements and all tensors of a dump entry cost one call.
-//         rows  float64 [N, 6]: max, min, mean, norm, valid, crc32
-//               max/min/mean/norm are rounded to the tensor's own floating dtype (float32,
-//               float16, bfloat16): msprobe writes the dtype's result as a Python double.
-//               Complex tensors are summarised by their magnitude. A 0-d tensor has all four
-//               equal to its value. valid is 0 when nothing could be computed (empty tensor,
-//               unsupported layout or dtype): the four values are then meaningless.
-//               crc32 is zlib's CRC-32 of the contiguous bytes (the "md5" field), 0 unless asked.
-//         ints  int64 [N, 2]: exact max and min for integer and bool tensors (a double cannot
-//               hold every int64).
+//   probe::tensor_items(Tensor[] tensors, str[] dtypes, bool crc) -> (str[] cores, str[] md5s)
+//       Each tensor's dump.json item, rendered here with its statistics so that Python neither
+//       loops over elements nor formats numbers, and all tensors waiting cost one call: the
+//       item up to its "requires_grad" (itemCore) and, with crc, its "md5" value (8 hex digits
+//       of zlib's CRC-32 of the contiguous bytes). The statistics come from the format
+//       library's fused pass (probe::format::computeTensorStats) over contiguous CPU data;
+//       float values are rounded to the tensor's own floating dtype (msprobe writes the
+//       dtype's result as a Python double); complex tensors are summarised by their magnitude;
+//       a 0-d tensor has all four equal to its value. Both lists are empty when memory ran out.
 //
 //   probe::api_config_check(str text, str file) -> str
 //       The code-level config validator (probe::format::parseApiConfig) for Python:
 //       {"ok": bool, "config": {...normalised...} | null,
 //        "issues": [{"key", "problem", "accepted", "warning", "line", "column", "text"}]}
+//
+//   probe::msprobe_tables() -> str
+//       The format library's msprobe tables, for Python and its tests:
+//       {"config_keys": [{"block", "key", "use": "honoured" | "no_effect" | "other_task", "note"}],
+//        "layout": {"dump_keys", "forward_keys", "backward_keys", "tensor_keys", "api_prefixes", ...}}
 //
 // Nothing here throws into PyTorch: a failure becomes an invalid row or an issue.
 // SPDX-License-Identifier: GPL-3.0-or-later
@@ -29,7 +30,10 @@
 #include <c10/util/Half.h>
 #include <torch/library.h>
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -39,6 +43,7 @@
 
 #include "probe/format/api_config.h"
 #include "probe/format/dtype.h"
+#include "probe/format/msprobe_layout.h"
 #include "probe/format/tensor_stats.h"
 
 namespace probe::torch_api {
@@ -46,6 +51,7 @@ namespace {
 
 using probe::format::DType;
 
+// One tensor's statistics while they are made: max, min, mean, norm, valid, crc32.
 enum Column : int { kMax = 0, kMin, kMean, kNorm, kValid, kCrc, kColumns };
 
 bool formatDtype(c10::ScalarType type, DType* out) {
@@ -133,33 +139,136 @@ void summarise(const at::Tensor& input, bool crc, double* row, int64_t* ints) {
     row[kValid] = 1.0;
 }
 
-std::tuple<at::Tensor, at::Tensor> tensorSummaries(const std::vector<at::Tensor>& tensors, bool crc) {
-    at::DisableRecordFunctionGuard noRecord;
-    c10::AutoGradMode noGrad(false);
-    const auto n = static_cast<int64_t>(tensors.size());
-    at::Tensor rows, ints;
-    try {
-        rows = at::zeros({n, kColumns}, at::TensorOptions().dtype(at::kDouble));
-        ints = at::zeros({n, 2}, at::TensorOptions().dtype(at::kLong));
-    } catch (const std::exception& e) {
-        reportFailure(e.what());
-        return {at::Tensor(), at::Tensor()};
+// Appends `value` as Python's repr() writes a float (json.dumps uses it): the shortest digits
+// that read back as the same double, in fixed notation when the decimal point falls within
+// -4 < point <= 16 (with ".0" when integral), else as d.ddde+XX; NaN and infinities as JSON5.
+void appendPythonFloat(std::string& out, double value) {
+    if (std::isnan(value)) {
+        out += "NaN";
+        return;
     }
-    double* rowData = rows.data_ptr<double>();
-    int64_t* intData = ints.data_ptr<int64_t>();
-    for (int64_t i = 0; i < n; ++i) {
-        double* row = rowData + i * kColumns;
-        try {
-            summarise(tensors[static_cast<size_t>(i)], crc, row, intData + i * 2);
-        } catch (const std::exception& e) {
-            row[kValid] = 0.0;
-            reportFailure(e.what());
-        } catch (...) {
-            row[kValid] = 0.0;
-            reportFailure("unknown failure");
+    if (std::isinf(value)) {
+        out += value > 0 ? "Infinity" : "-Infinity";
+        return;
+    }
+    char buffer[40];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+    const std::string_view text(buffer, static_cast<size_t>(result.ptr - buffer));  // -d.ddde+XX
+    size_t at = 0;
+    if (text[0] == '-') {
+        out += '-';
+        at = 1;
+    }
+    const size_t e = text.find('e');
+    std::string digits;
+    for (size_t i = at; i < e; ++i)
+        if (text[i] != '.') digits += text[i];
+    const int exponent = std::atoi(std::string(text.substr(e + 1)).c_str());
+    const int point = exponent + 1;  // the value is 0.digits x 10^point
+    const int count = static_cast<int>(digits.size());
+    if (point > -4 && point <= 16) {
+        if (point <= 0) {
+            out += "0.";
+            out.append(static_cast<size_t>(-point), '0');
+            out += digits;
+        } else if (point >= count) {
+            out += digits;
+            out.append(static_cast<size_t>(point - count), '0');
+            out += ".0";
+        } else {
+            out.append(digits, 0, static_cast<size_t>(point));
+            out += '.';
+            out.append(digits, static_cast<size_t>(point), std::string::npos);
+        }
+        return;
+    }
+    out += digits[0];
+    if (count > 1) {
+        out += '.';
+        out.append(digits, 1, std::string::npos);
+    }
+    const int shown = point - 1;
+    char exp[16];
+    std::snprintf(exp, sizeof exp, "e%c%02d", shown < 0 ? '-' : '+', shown < 0 ? -shown : shown);
+    out += exp;
+}
+
+// One tensor item of dump.json up to its "requires_grad" (Python adds data_name, md5 and the
+// closing brace), compact as json.dumps(item, separators=(",", ": ")) writes it: statistics of
+// floating tensors as the dtype holds them, exact ints for integer ones (all four for a 0-d
+// one), true/false for bool, the magnitude's (no norm) for complex, null when none.
+std::string itemCore(const at::Tensor& tensor, const std::string& dtypeName, const double* row, const int64_t* ints) {
+    std::string out = "{\"type\": \"torch.Tensor\",\"dtype\": \"";
+    out += dtypeName;
+    out += "\",\"shape\": [";
+    const auto sizes = tensor.sizes();
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        if (i) out += ',';
+        out += std::to_string(sizes[i]);
+    }
+    out += "]";
+    const c10::ScalarType type = tensor.scalar_type();
+    const bool valid = row[kValid] != 0.0;
+    const char* keys[] = {",\"Max\": ", ",\"Min\": ", ",\"Mean\": ", ",\"Norm\": "};
+    for (int k = 0; k < 4; ++k) {
+        out += keys[k];
+        if (!valid) {
+            out += "null";
+        } else if (type == c10::ScalarType::Bool) {
+            out += k < 2 ? (row[k] != 0.0 ? "true" : "false") : "null";
+        } else if (at::isComplexType(type)) {
+            if (k < 3)
+                appendPythonFloat(out, row[k]);
+            else
+                out += "null";
+        } else if (!at::isFloatingType(type)) {  // integers: exact
+            if (k < 2)
+                out += std::to_string(ints[k]);
+            else if (tensor.dim() == 0)
+                out += std::to_string(ints[0]);
+            else
+                out += "null";
+        } else {
+            appendPythonFloat(out, row[k]);
         }
     }
-    return {rows, ints};
+    out += tensor.requires_grad() ? ",\"requires_grad\": true" : ",\"requires_grad\": false";
+    return out;
+}
+
+std::tuple<std::vector<std::string>, std::vector<std::string>> tensorItems(const std::vector<at::Tensor>& tensors,
+                                                                           const std::vector<std::string>& dtypes,
+                                                                           bool crc) {
+    at::DisableRecordFunctionGuard noRecord;
+    c10::AutoGradMode noGrad(false);
+    std::vector<std::string> cores, md5s;
+    try {
+        cores.reserve(tensors.size());
+        if (crc) md5s.reserve(tensors.size());
+        for (size_t i = 0; i < tensors.size(); ++i) {
+            double row[kColumns] = {};
+            int64_t ints[2] = {};
+            try {
+                summarise(tensors[i], crc, row, ints);
+            } catch (const std::exception& e) {
+                row[kValid] = 0.0;
+                reportFailure(e.what());
+            } catch (...) {
+                row[kValid] = 0.0;
+                reportFailure("unknown failure");
+            }
+            cores.push_back(itemCore(tensors[i], i < dtypes.size() ? dtypes[i] : std::string(), row, ints));
+            if (crc) {
+                char hex[16];
+                std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(row[kCrc]));
+                md5s.emplace_back(hex);
+            }
+        }
+    } catch (const std::exception& e) {  // out of memory: Python keeps its items' null statistics
+        reportFailure(e.what());
+        return {};
+    }
+    return {std::move(cores), std::move(md5s)};
 }
 
 std::string apiConfigCheck(const std::string& text, const std::string& file) {
@@ -190,10 +299,42 @@ std::string apiConfigCheck(const std::string& text, const std::string& file) {
     }
 }
 
+template <typename Names>
+nlohmann::ordered_json nameList(const Names& names) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (std::string_view name : names) list.push_back(std::string(name));
+    return list;
+}
+
+std::string msprobeTables() {
+    namespace layout = probe::format::msprobe_layout;
+    using probe::format::MsprobeKeyUse;
+    nlohmann::ordered_json out;
+    out["config_keys"] = nlohmann::ordered_json::array();
+    for (const auto& k : probe::format::msprobeConfigKeys()) {
+        const char* use = k.use == MsprobeKeyUse::Honoured ? "honoured"
+                          : k.use == MsprobeKeyUse::NoEffect ? "no_effect"
+                                                              : "other_task";
+        out["config_keys"].push_back({{"block", k.block}, {"key", k.key}, {"use", use}, {"note", k.note}});
+    }
+    out["layout"] = {{"files", nameList(std::array{layout::kDumpFile, layout::kStackFile, layout::kConstructFile,
+                                                   layout::kErrorLogFile, layout::kTensorDir})},
+                     {"dump_keys", nameList(layout::kDumpKeys)},
+                     {"forward_keys", nameList(layout::kForwardKeys)},
+                     {"backward_keys", nameList(layout::kBackwardKeys)},
+                     {"tensor_type", std::string(layout::kTensorType)},
+                     {"tensor_keys", nameList(layout::kTensorKeys)},
+                     {"api_prefixes", nameList(layout::kApiPrefixes)},
+                     {"module_prefix", std::string(layout::kModulePrefix)},
+                     {"parameters_grad", std::string(layout::kParametersGrad)}};
+    return out.dump();
+}
+
 }  // namespace
 }  // namespace probe::torch_api
 
 TORCH_LIBRARY_FRAGMENT(probe, m) {
-    m.def("tensor_summaries(Tensor[] tensors, bool crc) -> (Tensor, Tensor)", &probe::torch_api::tensorSummaries);
+    m.def("tensor_items(Tensor[] tensors, str[] dtypes, bool crc) -> (str[], str[])", &probe::torch_api::tensorItems);
     m.def("api_config_check(str text, str file) -> str", &probe::torch_api::apiConfigCheck);
+    m.def("msprobe_tables() -> str", &probe::torch_api::msprobeTables);
 }

@@ -106,15 +106,17 @@ void recordSequenceRange(uint64_t first, uint64_t end, int layer) {
     gSequenceRanges[{thread, first}] = {end, layer};
 }
 
-int layerOfSequence(uint64_t thread, int64_t sequence) {
-    if (sequence < 0) return -1;
+// The layer whose forward made the node with this sequence number, and which call of it (the
+// call's first sequence number); layer -1 when none.
+std::pair<int, uint64_t> layerCallOfSequence(uint64_t thread, int64_t sequence) {
+    if (sequence < 0) return {-1, 0};
     const auto seq = static_cast<uint64_t>(sequence);
     std::lock_guard<std::mutex> lock(gLayersMutex);
     auto it = gSequenceRanges.upper_bound({thread, seq});
-    if (it == gSequenceRanges.begin()) return -1;
+    if (it == gSequenceRanges.begin()) return {-1, 0};
     --it;
-    if (it->first.first != thread || seq >= it->second.first) return -1;
-    return it->second.second;
+    if (it->first.first != thread || seq >= it->second.first) return {-1, 0};
+    return {it->second.second, it->first.second};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -161,6 +163,7 @@ struct ThreadState {
     std::unordered_map<std::string, int> rootOpOccurrences;  // root-level aten ops per root call
     int currentLayer = -1;                                    // forward layer op being executed
     int backwardLayer = -1;                                   // open "<layer>.backward" op
+    uint64_t backwardCall = 0;                                // of this forward call of the layer
     std::unordered_map<int, int> backwardOccurrences;         // per backward pass
     at::CallbackHandle callback = at::INVALID_CALLBACK_HANDLE;
     uint64_t seenGeneration = 0;
@@ -388,7 +391,7 @@ void closeBackwardLayer() {
 
 // Opens "<layer>.backward" as the layer-level op for the backward nodes of `layer`. Its inputs
 // are the gradients flowing into the layer's first node: those of the layer's outputs.
-void openBackwardLayer(int layer, c10::ArrayRef<const c10::IValue> incomingGradients) {
+void openBackwardLayer(int layer, uint64_t call, c10::ArrayRef<const c10::IValue> incomingGradients) {
     closeBackwardLayer();
     const LayerInfo info = layerInfo(layer);
     const int occurrence = tls.backwardOccurrences[layer]++;
@@ -397,6 +400,7 @@ void openBackwardLayer(int layer, c10::ArrayRef<const c10::IValue> incomingGradi
     const int wants = pushFrame(FrameKind::BackwardNode);
     if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) reportValues(PROBE_INPUT, incomingGradients, nullptr, wants);
     tls.backwardLayer = layer;
+    tls.backwardCall = call;
 }
 
 std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
@@ -410,9 +414,13 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
         int layer = -1;
         if (backward) {
             // A backward node: under the backward op of the layer its forward op ran in.
-            layer = layerOfSequence(fn.forwardThreadId(), fn.seqNr());
-            if (layer >= 0 && tls.backwardLayer != layer && (tls.frames.empty() || tls.backwardLayer >= 0))
-                openBackwardLayer(layer, fn.inputs());
+            // Each forward call of a layer has its own backward op (a module called twice in one
+            // forward: both gradients flowing in are its inputs).
+            const auto [nodeLayer, call] = layerCallOfSequence(fn.forwardThreadId(), fn.seqNr());
+            layer = nodeLayer;
+            if (layer >= 0 && (tls.backwardLayer != layer || tls.backwardCall != call) &&
+                (tls.frames.empty() || tls.backwardLayer >= 0))
+                openBackwardLayer(layer, call, fn.inputs());
             // Nodes of no known layer (the loss outside the model) are skipped; those that
             // follow a layer's nodes (accumulating its parameters' gradients) join its op.
             if (tls.frames.empty()) return nullptr;
@@ -505,22 +513,41 @@ void syncCallbackWithProbeState() {
 // ---------------------------------------------------------------------------------------------
 // Custom ops called from Python
 
-int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names) {
+// Reports `tensors` (named by `names`) as the top op's inputs or outputs, numbered from
+// `first`. Returns how many, 0 when the op wants none, -1 on a failure (said).
+int64_t reportTensorList(int io, int first, const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names,
+                         const char* where) {
     try {
         const int wants = probe_op_wants();
         if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
         for (size_t i = 0; i < tensors.size(); ++i) {
             const std::string& name = i < names.size() ? names[i] : std::string();
-            reportTensor(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, static_cast<int>(i), name.empty() ? nullptr : name.c_str(),
-                         tensors[i], wants, true);
+            reportTensor(io, first + static_cast<int>(i), name.empty() ? nullptr : name.c_str(), tensors[i], wants, true);
         }
         return static_cast<int64_t>(tensors.size());
     } catch (const std::exception& e) {
-        reportFailure("module tensors", e.what());
+        reportFailure(where, e.what());
     } catch (...) {
-        reportFailure("module tensors", "unknown failure");
+        reportFailure(where, "unknown failure");
     }
     return -1;
+}
+
+int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names) {
+    return reportTensorList(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, 0, tensors, names, "module tensors");
+}
+
+// The gradients flowing out of a layer (those of its forward inputs, from Python's tensor hooks)
+// as outputs of its "<layer>.backward" op, numbered from `first` like the forward inputs: only
+// while that op is open with none of its nodes running. Returns how many were reported.
+int64_t reportBackwardOutputsOp(const std::string& layer, int64_t first, const std::vector<at::Tensor>& grads,
+                                const std::vector<std::string>& names) {
+    try {
+        if (tls.backwardLayer < 0 || tls.frames.size() != 1 || layerInfo(tls.backwardLayer).name != layer) return 0;
+    } catch (...) {
+        return -1;
+    }
+    return reportTensorList(PROBE_OUTPUT, static_cast<int>(first), grads, names, "backward outputs");
 }
 
 }  // namespace
@@ -528,6 +555,8 @@ int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors, cons
 
 TORCH_LIBRARY(probe, m) {
     m.def("report_tensors(int io, Tensor[] tensors, str[] names) -> int", &probe::torch_adapter::reportTensorsOp);
+    m.def("report_backward_outputs(str layer, int first, Tensor[] grads, str[] names) -> int",
+          &probe::torch_adapter::reportBackwardOutputsOp);
 }
 
 // ---------------------------------------------------------------------------------------------

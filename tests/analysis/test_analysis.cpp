@@ -10,6 +10,7 @@
 
 #include "analysis/atb_dump.h"
 #include "analysis/compare.h"
+#include "analysis/compare_report.h"
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
 #include "analysis/tensor_view.h"
@@ -17,19 +18,13 @@
 #include "probe/format/tensor_bin.h"
 #include "native_model.h"
 #include "probe/probe.h"
+#include "read_dump.h"
 #include "test_support.h"
 
 namespace probe::analysis {
 namespace {
 
 using probe::test::TempDir;
-
-DumpIndex indexOf(const std::string& root) {
-    std::string error;
-    auto index = readDump(root, &error);
-    EXPECT_TRUE(index) << error;
-    return index ? std::move(*index) : DumpIndex();
-}
 
 // Runs the native model for `rounds` under a config that dumps every op with its tensors.
 std::string dumpModel(const TempDir& dir, const std::string& name, probe::test::NativeModelOptions options, int rounds) {
@@ -96,15 +91,22 @@ TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {
 TEST(Analysis, IdenticalRunsDoNotDiverge) {
     TempDir dir;
     const std::string a = dumpModel(dir, "a", {}, 2), b = dumpModel(dir, "b", {}, 2);
-    const auto result = compareDumps(indexOf(a), indexOf(b), {});
+    const DumpIndex reference = indexOf(a), candidate = indexOf(b);
+    const auto result = compareDumps(reference, candidate, {});
     EXPECT_GT(result.tensors.size(), 100u);
-    EXPECT_FALSE(result.firstDivergence);
-    EXPECT_EQ(result.onlyInReference, 0u);
-    EXPECT_EQ(result.onlyInCandidate, 0u);
-    for (const auto& t : result.tensors) {
-        ASSERT_TRUE(t.cosine) << t.reference.opName;  // data compared, aliases followed
-        EXPECT_DOUBLE_EQ(*t.cosine, 1.0);
-        EXPECT_EQ(*t.maxAbsError, 0.0);
+    EXPECT_FALSE(result.firstBornHere);
+    EXPECT_FALSE(result.diverges());
+    EXPECT_EQ(result.unpairedOps, 0u);
+    EXPECT_EQ(result.tensorsOnlyInReference + result.tensorsOnlyInCandidate, 0u);
+    for (uint32_t i = 0; i < result.tensors.size(); ++i) {
+        const auto& t = result.tensors[i];
+        ASSERT_TRUE(t.hasData) << result.tensorName(i);  // data compared, aliases followed
+        const DataMeasures& m = result.data(i);
+        EXPECT_TRUE(m.bytesEqual);
+        EXPECT_EQ(m.maxAbsError, 0.0);
+        if (m.cosine) {
+            EXPECT_DOUBLE_EQ(*m.cosine, 1.0);
+        }
     }
     EXPECT_NE(formatCompareReport(result).find("no tensor diverges"), std::string::npos);
 }
@@ -114,25 +116,32 @@ TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
     probe::test::NativeModelOptions broken;
     broken.nanInLayer = 1;
     const std::string a = dumpModel(dir, "a", {}, 2), b = dumpModel(dir, "b", broken, 2);
-    const auto result = compareDumps(indexOf(a), indexOf(b), {});
-    ASSERT_TRUE(result.firstDivergence);
-    const auto& first = result.tensors[*result.firstDivergence];
-    EXPECT_EQ(first.reference.round, 0);
-    EXPECT_EQ(first.reference.opName, "Decoder_layer_1/Mlp/MatMulKernel");
-    EXPECT_TRUE(first.reference.isOutput);
-    EXPECT_NE(first.why.find("NaN/Inf in one run only"), std::string::npos) << first.why;
-    // The cosine leaves the NaN out, and the report says so rather than a bare "cos=1".
-    EXPECT_GT(first.nonFiniteDisagreements, 0u);
+    const DumpIndex reference = indexOf(a), candidate = indexOf(b);
+    const auto result = compareDumps(reference, candidate, {});
+    ASSERT_TRUE(result.firstBornHere) << formatCompareReport(result);
+    const auto& op = result.ops[*result.firstBornHere];
+    EXPECT_EQ(op.referenceRound, 0);
+    EXPECT_EQ(result.reference->op(op.referenceOp).namePath, "Decoder_layer_1/Mlp/MatMulKernel");
+    const auto& first = result.tensors[op.cause];
+    EXPECT_TRUE(first.isOutput);
+    EXPECT_EQ(first.rule, DivergenceRule::NonFinite);
+    EXPECT_GT(result.data(op.cause).nonFiniteMismatches, 0u);
+    EXPECT_NE(result.explain(op.cause).find("NaN/Inf in one run only"), std::string::npos) << result.explain(op.cause);
     const std::string report = formatCompareReport(result);
-    const std::string firstLine = report.substr(report.find("first divergence"), report.find('\n', report.find("first divergence")) -
-                                                                                      report.find("first divergence"));
-    EXPECT_NE(firstLine.find("of the other elements"), std::string::npos) << firstLine;
-    // Every tensor before it matches.
-    for (size_t i = 0; i < *result.firstDivergence; ++i) EXPECT_FALSE(result.tensors[i].diverges);
+    EXPECT_NE(report.find("first divergence, born here: round 0  Decoder_layer_1/Mlp/MatMulKernel (MatMulKernel)"),
+              std::string::npos)
+        << report;
+    // Every op that finished before it began matches.
+    for (const auto& other : result.ops)
+        if (other.finished < op.began) {
+            EXPECT_EQ(other.verdict, OpVerdict::Matches);
+        }
     const std::string csv = compareResultCsv(result);
     EXPECT_EQ(csv.substr(0, csv.find('\n')),
               "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate Max,Reference Mean,"
-              "Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,Max Relative Error,Diverges,Why");
+              "Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,Max Relative Error,Diverges,Why,"
+              "Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err Ratio,Five Thousandths Err Ratio,Max ULP Error,"
+              "Scale");
     EXPECT_NE(csv.find("Decoder_layer_1/Mlp/MatMulKernel,MatMulKernel,output,0,4x8,"), std::string::npos);
 }
 
@@ -176,10 +185,14 @@ TEST(Analysis, AnIdNamesAnotherOpWhenTheControlFlowChanges) {
     std::sort(children.begin(), children.end());
     EXPECT_EQ(children, (std::vector<std::string>{"0_0 add rounds 1", "0_0 arange rounds 1", "0_1 add rounds 1"}));
     // The comparison pairs the adds by name, not the add with the arange.
-    const auto result = compareDumps(indexOf(a), index, {});
-    EXPECT_FALSE(result.firstDivergence) << formatCompareReport(result);
-    EXPECT_EQ(result.onlyInCandidate, 1u);  // the arange
-    for (const auto& t : result.tensors) EXPECT_EQ(t.reference.dtype, t.candidate.dtype) << t.reference.opName;
+    const DumpIndex reference = indexOf(a);
+    const auto result = compareDumps(reference, index, {});
+    EXPECT_FALSE(result.diverges()) << formatCompareReport(result);
+    ASSERT_EQ(result.unpairedOps, 1u);  // the arange
+    EXPECT_FALSE(result.unpaired[0].inReference);
+    EXPECT_EQ(index.op(result.unpaired[0].op).name, "arange");
+    for (const auto& t : result.tensors)
+        EXPECT_EQ(reference.text(reference.row(t.referenceRow).dtype), index.text(index.row(t.candidateRow).dtype));
 }
 
 // One op with one float output, statistics only.
@@ -198,16 +211,20 @@ std::string dumpOneTensor(const TempDir& dir, const std::string& name, std::vect
 
 TEST(Analysis, AStatisticNearZeroIsMeasuredAgainstTheElementsSize) {
     TempDir dir;
-    // Means 2.5e-5 and 5e-5 of elements of size 1: twice as large, yet a rounding difference.
-    const std::string a = dumpOneTensor(dir, "a", {1, -1, 1, -1 + 1e-4f});
-    const std::string b = dumpOneTensor(dir, "b", {1, -1, 1, -1 + 2e-4f});
-    EXPECT_FALSE(compareDumps(indexOf(a), indexOf(b), {}).firstDivergence);
-    // A mean that moves by 0.025 with the same elements' size does diverge.
-    const std::string c = dumpOneTensor(dir, "c", {1, -1, 1, -0.9f});
-    const auto result = compareDumps(indexOf(a), indexOf(c), {});
-    ASSERT_TRUE(result.firstDivergence);
-    EXPECT_NE(result.tensors[*result.firstDivergence].why.find("mean"), std::string::npos)
-        << result.tensors[*result.firstDivergence].why;
+    // Means 2.5e-7 and 5e-7 of elements of size 1: twice as large, yet a rounding difference
+    // (8 float32 ulps of the elements).
+    const std::string a = dumpOneTensor(dir, "a", {1, -1, 1, -1 + 1e-6f});
+    const std::string b = dumpOneTensor(dir, "b", {1, -1, 1, -1 + 2e-6f});
+    const DumpIndex reference = indexOf(a), same = indexOf(b);
+    EXPECT_FALSE(compareDumps(reference, same, {}).diverges());
+    // A mean that moves by 0.125 with the same max and min does diverge.
+    const std::string c = dumpOneTensor(dir, "c", {1, -1, 0.5f, -1});
+    const DumpIndex moved = indexOf(c);
+    const auto result = compareDumps(reference, moved, {});
+    ASSERT_TRUE(result.firstBornHere);
+    const uint32_t cause = result.ops[*result.firstBornHere].cause;
+    EXPECT_EQ(result.tensors[cause].rule, DivergenceRule::Statistic);
+    EXPECT_EQ(result.explain(cause).rfind("mean", 0), 0u) << result.explain(cause);
 }
 
 TEST(Analysis, StatisticsAloneFindTheSameDivergence) {
@@ -217,15 +234,16 @@ TEST(Analysis, StatisticsAloneFindTheSameDivergence) {
     const std::string a = dumpModel(dir, "a", {}, 1), b = dumpModel(dir, "b", broken, 1);
     CompareOptions options;
     options.useTensorData = false;
-    const auto result = compareDumps(indexOf(a), indexOf(b), options);
-    for (const auto& t : result.tensors) EXPECT_FALSE(t.cosine.has_value());
-    ASSERT_TRUE(result.firstDivergence);
-    const auto& first = result.tensors[*result.firstDivergence];
-    EXPECT_EQ(first.reference.opName, "Decoder_layer_1/Mlp/MatMulKernel");
-    EXPECT_NE(first.why.find(" vs nan"), std::string::npos) << first.why;
-    // A looser tolerance does not hide a NaN.
-    options.rtol = 1e9;
-    EXPECT_EQ(compareDumps(indexOf(a), indexOf(b), options).firstDivergence, result.firstDivergence);
+    const DumpIndex reference = indexOf(a), candidate = indexOf(b);
+    const auto result = compareDumps(reference, candidate, options);
+    for (const auto& t : result.tensors) EXPECT_FALSE(t.hasData);
+    ASSERT_TRUE(result.firstBornHere);
+    const auto& op = result.ops[*result.firstBornHere];
+    EXPECT_EQ(result.reference->op(op.referenceOp).namePath, "Decoder_layer_1/Mlp/MatMulKernel");
+    EXPECT_NE(result.explain(op.cause).find(" vs nan"), std::string::npos) << result.explain(op.cause);
+    // A looser floor does not hide a NaN.
+    options.ulps.float32 = 1e12;
+    EXPECT_EQ(compareDumps(reference, candidate, options).firstBornHere, result.firstBornHere);
 }
 
 bool startsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
@@ -270,12 +288,14 @@ TEST(Analysis, ACopiedDumpIsReadAndComparedFromItsOwnTensors) {
     const float nan = NAN;
     std::memcpy(&bytes[bytes.find("$End=1\n") + 7], &nan, sizeof nan);
     probe::test::writeFile(files.front(), bytes);
-    EXPECT_FALSE(compareDumps(indexOf(a), indexOf(b), {}).firstDivergence);
-    const auto result = compareDumps(indexOf(a), copyIndex, {});
-    ASSERT_TRUE(result.firstDivergence);
-    const auto& first = result.tensors[*result.firstDivergence];
-    EXPECT_EQ(first.candidate.tensorPath, files.front());
-    EXPECT_NE(first.why.find("NaN/Inf in one run only"), std::string::npos) << first.why;
+    const DumpIndex reference = indexOf(a), original = indexOf(b);
+    EXPECT_FALSE(compareDumps(reference, original, {}).diverges());
+    const auto result = compareDumps(reference, copyIndex, {});
+    ASSERT_TRUE(result.firstDivergingTensor);
+    const auto& first = result.tensors[*result.firstDivergingTensor];
+    EXPECT_EQ(copyIndex.tensorPath(first.candidateRow), files.front());
+    EXPECT_NE(result.explain(*result.firstDivergingTensor).find("NaN/Inf in one run only"), std::string::npos)
+        << result.explain(*result.firstDivergingTensor);
 }
 
 // A dump moved away from where it was written still has all its tensors, aliases included.
@@ -290,13 +310,14 @@ TEST(Analysis, AMovedDumpIsReadAndComparedFromItsOwnTensors) {
         EXPECT_TRUE(startsWith(path, moved + "/data/")) << path;
         EXPECT_TRUE(std::filesystem::exists(path)) << path;
     }
-    const auto result = compareDumps(indexOf(a), movedIndex, {});
+    const DumpIndex reference = indexOf(a);
+    const auto result = compareDumps(reference, movedIndex, {});
     EXPECT_TRUE(result.problems.empty()) << result.problems.front();
     EXPECT_GT(result.tensors.size(), 100u);
-    EXPECT_FALSE(result.firstDivergence);
+    EXPECT_FALSE(result.diverges());
     for (const auto& t : result.tensors) {
-        ASSERT_TRUE(t.cosine) << t.reference.opName;
-        EXPECT_TRUE(startsWith(t.candidate.tensorPath, moved)) << t.candidate.tensorPath;
+        ASSERT_TRUE(t.hasData) << movedIndex.tensorPath(t.candidateRow);
+        EXPECT_TRUE(startsWith(movedIndex.tensorPath(t.candidateRow), moved)) << movedIndex.tensorPath(t.candidateRow);
     }
 }
 

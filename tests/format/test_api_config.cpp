@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "probe/format/api_config.h"
 
 using namespace probe::format;
@@ -68,17 +70,74 @@ TEST(ApiConfig, TaskSections) {
     EXPECT_EQ(firstError(R"({"statistics": {"data_mode": ["all", "input"]}})").key, "statistics.data_mode");
     EXPECT_EQ(firstError(R"({"statistics": {"data_mode": ["sideways"]}})").key, "statistics.data_mode");
     EXPECT_EQ(firstError(R"({"statistics": {"summary_mode": "sha1"}})").key, "statistics.summary_mode");
-    EXPECT_EQ(firstError(R"({"tensor": {"summary_mode": "md5"}})").key, "tensor.summary_mode");
+    EXPECT_EQ(firstError(R"({"tensor": {"summary_mode": "xor"}})").key, "tensor.summary_mode");
+    // msprobe reads summary_mode in the tensor block too (an md5 beside each saved tensor).
+    EXPECT_EQ(parseOk(R"({"task": "tensor", "tensor": {"summary_mode": "md5"}})").tensor.summaryMode, "md5");
+    EXPECT_EQ(parseOk(R"({"statistics": {"tensor_list": ["relu"]}})").statistics.tensorList,
+              std::vector<std::string>{"relu"});
     EXPECT_EQ(firstError(R"({"tensor": {"list": "relu"}})").key, "tensor.list");
 }
 
-TEST(ApiConfig, MsprobeOnlyKeysWarnUnknownKeysFail) {
+TEST(ApiConfig, MsprobeOnlyKeysWarn) {
     auto result = parseApiConfig(R"({"task": "statistics", "async_dump": false, "overflow_check": {"overflow_nums": 1}})", "c.json");
     ASSERT_TRUE(result.ok());
     ASSERT_EQ(result.issues.size(), 2u);
     EXPECT_TRUE(result.issues[0].warning);
     EXPECT_NE(result.issues[0].toString().find("warning"), std::string::npos);
-    EXPECT_EQ(firstError(R"({"levle": "L1"})").key, "levle");
+}
+
+TEST(ApiConfig, EveryKeyMsprobeReadsIsAccepted) {
+    // Each key of the table, alone in its block with a value msprobe accepts: never an error;
+    // a warning exactly for the keys that do nothing here.
+    for (const auto& k : msprobeConfigKeys()) {
+        const std::string block = k.block, key = k.key;
+        nlohmann::json value = nullptr;
+        if (key == "tensor_list" || key == "list" || key == "scope" || key == "white_list")
+            value = nlohmann::json::array();
+        else if (key == "data_mode")
+            value = nlohmann::json::array({"all"});
+        else if (key == "summary_mode")
+            value = "md5";
+        else if (block.empty() && k.use == MsprobeKeyUse::Honoured)
+            value = nlohmann::json::parse(ApiConfig().toJson()[key].dump());  // its default
+        nlohmann::json config = nlohmann::json::object();
+        if (block.empty())
+            config[k.key] = value;
+        else
+            config[block][k.key] = value;
+        SCOPED_TRACE(config.dump());
+        auto result = parseApiConfig(config.dump(), "c.json");
+        ASSERT_TRUE(result.ok()) << describeIssues(result.issues);
+        size_t warnings = 0;
+        for (const auto& issue : result.issues) {
+            EXPECT_TRUE(issue.warning);
+            if (k.use == MsprobeKeyUse::NoEffect) {
+                EXPECT_NE(issue.problem.find(k.note), std::string::npos) << issue.problem;
+            }
+            ++warnings;
+        }
+        EXPECT_EQ(warnings, k.use == MsprobeKeyUse::Honoured ? 0u : 1u);
+    }
+}
+
+TEST(ApiConfig, UnknownKeysAreIgnoredWithTheClosestKnownKey) {
+    auto result = parseApiConfig(R"({"levle": "L0", "statistics": {"summary_mod": "md5", "scope": []},
+                                     "summary_mode": "md5", "tensor": {"tensor_list": []}})", "c.json");
+    ASSERT_TRUE(result.ok()) << describeIssues(result.issues);
+    EXPECT_EQ(result.config->level, "L1");  // the misspelt key does nothing
+    ASSERT_EQ(result.issues.size(), 4u) << describeIssues(result.issues);
+    std::map<std::string, std::string> problems;
+    for (const auto& issue : result.issues) {
+        EXPECT_TRUE(issue.warning);
+        problems[issue.key] = issue.toString();
+    }
+    EXPECT_NE(problems["levle"].find("the closest known key is \"level\""), std::string::npos) << problems["levle"];
+    EXPECT_NE(problems["levle"].find("accepted: task, dump_path"), std::string::npos) << problems["levle"];
+    EXPECT_NE(problems["statistics.summary_mod"].find("the closest known key is \"summary_mode\""), std::string::npos);
+    EXPECT_NE(problems["summary_mode"].find("msprobe reads \"summary_mode\" at the \"statistics\" block"),
+              std::string::npos)
+        << problems["summary_mode"];
+    EXPECT_NE(problems["tensor.tensor_list"].find("at the \"statistics\" block"), std::string::npos);
 }
 
 TEST(ApiConfig, SeedAndBooleans) {
@@ -113,4 +172,30 @@ TEST(ApiConfig, KeysGivenTwiceAreSaidWithTheirPath) {
     for (const auto& i : result.issues)
         if (i.warning && i.problem.find("more than once") != std::string::npos) warned.push_back(i.key);
     EXPECT_EQ(warned, (std::vector<std::string>{"statistics.list", "task"}));
+}
+
+TEST(ApiConfigHostile, HostileValuesAreIssuesNotCrashes) {
+    // Beyond double range, not UTF-8, nested 100k deep: issues with their place.
+    for (const std::string& text :
+         {std::string(R"({"seed": 1e999})"), std::string("{\"level\": \"L\xff\"}"),
+          "{\"step\": " + std::string(100000, '[') + std::string(100000, ']') + "}"}) {
+        auto result = parseApiConfig(text, "c.json");
+        ASSERT_FALSE(result.ok());
+        EXPECT_EQ(result.issues.at(0).line, 1) << describeIssues(result.issues);
+    }
+    // A range whose numbers do not fit in 64 bits: std::stoll threw out_of_range.
+    const ConfigIssue issue =
+        firstError(R"({"step": ["99999999999999999999-1", "0-99999999999999999999"]})");
+    EXPECT_EQ(issue.key, "step");
+    EXPECT_NE(issue.problem.find("99999999999999999999-1"), std::string::npos) << issue.problem;
+}
+
+TEST(ApiConfigHostile, AVeryLongEntryNameInScopeIsJudgedWithoutRecursion) {
+    // std::regex matched ".*" one stack frame per character: a long name overflowed the stack.
+    const std::string name = "Functional." + std::string(300000, 'x') + ".0.forward";
+    auto result = parseApiConfig(
+        "{\"level\": \"L1\", \"statistics\": {\"scope\": [\"" + name + "\", \"" + name + "\"]}}",
+        "c.json");
+    ASSERT_TRUE(result.ok()) << describeIssues(result.issues);
+    EXPECT_EQ(result.config->statistics.scope.size(), 2u);
 }

@@ -1,8 +1,10 @@
 // The op-level config: every key, its validation, and the selection rules.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "probe/format/op_config.h"
+#include "test_support.h"
 
 using namespace probe::format;
 
@@ -220,4 +222,92 @@ TEST(OpConfigSelection, MaySelectDescendants) {
     EXPECT_TRUE(ids.maySelectDescendants({"2_1", "L/A", 1}));
     EXPECT_FALSE(ids.maySelectDescendants({"3", "M", 0}));
     EXPECT_FALSE(ids.maySelectDescendants({"2_1_0", "L/A/K", 2}));
+}
+
+// --- hostile config text: every case is an issue naming the place, never an exception ----------
+
+namespace {
+
+bool validUtf8(const std::string& text) {
+    return nlohmann::json(text).dump(-1, ' ', false).size() > 0;
+}
+
+std::string deepArray(size_t depth) {
+    return std::string(depth, '[') + std::string(depth, ']');
+}
+
+}  // namespace
+
+TEST(OpConfigHostile, NumberBeyondDoubleRangeIsAnIssue) {
+    // out_of_range.406 escaped the parser and aborted the model.
+    for (const char* text :
+         {R"({"task": 1e999})", R"({"filter_level": -1e999})", R"({"x": [1e400]})"}) {
+        auto result = parseOpConfig(text, "cfg.json");
+        ASSERT_FALSE(result.ok()) << text;
+        ASSERT_EQ(result.issues.size(), 1u);
+        EXPECT_EQ(result.issues[0].line, 1);
+        EXPECT_NE(result.issues[0].toString().find("out of range"), std::string::npos)
+            << result.issues[0].toString();
+    }
+}
+
+TEST(OpConfigHostile, BytesThatAreNotUtf8AreAnIssueThatCanBeSent) {
+    // type_error.316 came after the rejection, when its text was put in a JSON message.
+    for (const std::string& text :
+         {std::string("{\"task\": \"\xff\"}"), std::string("{\"\xfe\": 1}"),
+          std::string("{\"ids\": \"1\", \"op_name\": \"a\xc3\"}")}) {
+        auto result = parseOpConfig(text, "cfg\xff.json");
+        ASSERT_FALSE(result.ok());
+        const std::string reason = describeIssues(result.issues);
+        EXPECT_NE(reason.find("cfg\\xFF.json:1:"), std::string::npos) << reason;
+        EXPECT_NO_THROW(EXPECT_TRUE(validUtf8(reason)));
+    }
+}
+
+TEST(OpConfigHostile, DeepNestingIsAnIssue) {
+    for (size_t depth : {100u, 100000u}) {
+        auto result = parseOpConfig("{\"task\": " + deepArray(depth) + "}", "cfg.json");
+        ASSERT_FALSE(result.ok());
+        ASSERT_EQ(result.issues.size(), 1u);
+        EXPECT_NE(result.issues[0].problem.find("nested deeper than"), std::string::npos);
+        EXPECT_EQ(result.issues[0].line, 1);
+    }
+    // Shallow enough to be read: the wrong type is said, with a short rendering of the value.
+    auto result = parseOpConfig("{\"task\": " + deepArray(20) + "}", "cfg.json");
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.issues[0].problem.find("must be a string"), std::string::npos);
+}
+
+TEST(OpConfigHostile, ARepeatedKeyWarnsAndTheLastValueCounts) {
+    // It warned "only the last value counts" and then rejected the file.
+    auto result = parseOpConfig(R"({"ids": "1", "dump_enable": true, "ids": "2"})", "cfg.json");
+    ASSERT_TRUE(result.ok()) << describeIssues(result.issues);
+    EXPECT_EQ(result.config->ids, (std::vector<std::string>{"2"}));
+    ASSERT_EQ(result.issues.size(), 1u);
+    EXPECT_TRUE(result.issues[0].warning);
+    EXPECT_EQ(
+        result.issues[0].toString(),
+        "cfg.json: warning: key \"ids\": is given more than once; only the last value counts");
+}
+
+TEST(OpConfigHostile, AConfigPathThatIsNotARegularFileIsReportedAsWhatItIs) {
+    probe::test::TempDir dir;
+    auto fromDir = loadOpConfigFile(dir.path());
+    ASSERT_FALSE(fromDir.ok());
+    EXPECT_NE(fromDir.issues[0].toString().find("is a directory"), std::string::npos)
+        << fromDir.issues[0].toString();
+    const std::string fifo = dir / "fifo.json";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    auto fromFifo = loadOpConfigFile(fifo);  // blocked in open() for a writer before
+    ASSERT_FALSE(fromFifo.ok());
+    EXPECT_NE(fromFifo.issues[0].toString().find("named pipe"), std::string::npos)
+        << fromFifo.issues[0].toString();
+    auto fromDevice = loadOpConfigFile("/dev/zero");  // read forever before
+    ASSERT_FALSE(fromDevice.ok());
+    EXPECT_NE(fromDevice.issues[0].toString().find("character device"), std::string::npos);
+    // Bigger than any config: refused by its size.
+    probe::test::writeFile(dir / "big.json", "{\"ids\": \"" + std::string(2u << 20, '1') + "\"}");
+    auto big = loadOpConfigFile(dir / "big.json");
+    ASSERT_FALSE(big.ok());
+    EXPECT_NE(big.issues[0].toString().find("more than the limit of 1048576"), std::string::npos);
 }

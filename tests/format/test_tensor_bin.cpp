@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -78,4 +80,78 @@ TEST(TensorBin, MalformedFilesAreRejectedWithAReason) {
     EXPECT_FALSE(readBinFile(dir / "mismatch.bin", &error));
     EXPECT_NE(error.find("does not match"), std::string::npos);
     EXPECT_FALSE(readBinFile(dir / "absent.bin", &error));
+}
+
+// --- crafted files: errors naming the file's line, never an exception or a huge allocation -----
+
+namespace {
+
+std::string header(const std::string& length, const std::string& dtype, const std::string& dims,
+                   const std::string& data) {
+    return "$Version=1.0\n$Object.Count=1\n$Object.Length=" + length +
+           "\nformat=2\ndtype=" + dtype + "\ndims=" + dims + "\n$Object.data=" + data +
+           "\n$End=1\n";
+}
+
+std::string readError(const std::string& path) {
+    std::string error;
+    std::optional<BinFile> file;
+    EXPECT_NO_THROW(file = readBinFile(path, &error));
+    EXPECT_FALSE(file);
+    return error;
+}
+
+}  // namespace
+
+TEST(TensorBinHostile, LengthNear2To64IsAnErrorNotAnAllocation) {
+    // The header's length plus its own size wrapped around, and 2^64 - 1 bytes were resized for.
+    probe::test::TempDir dir;
+    const std::string max = "18446744073709551615";
+    probe::test::writeFile(dir / "len.bin", header(max, "0", "4", "0," + max) + "0123456789abcdef");
+    EXPECT_EQ(readError(dir / "len.bin"),
+              "header line 3: data length 18446744073709551615 does not match dims 4 of float (16 "
+              "bytes)");
+    probe::test::writeFile(dir / "offset.bin",
+                           header("16", "0", "4", max + ",16") + "0123456789abcdef");
+    EXPECT_EQ(readError(dir / "offset.bin"),
+              "header line 7: $Object.data=18446744073709551615,16: a data offset other than 0 is "
+              "not supported");
+    // Dims whose element count does not fit, and a length that matches them modulo 2^64.
+    probe::test::writeFile(dir / "dims.bin", header("0", "0", "4294967296,4294967296,4", "0,0"));
+    EXPECT_EQ(
+        readError(dir / "dims.bin"),
+        "header line 6: dims 4294967296x4294967296x4 hold more elements than can be addressed");
+    // Consistent, but more than a tensor file may hold.
+    probe::test::writeFile(dir / "huge.bin",
+                           header("8589934592", "2", "8589934592", "0,8589934592"));
+    EXPECT_EQ(readError(dir / "huge.bin"),
+              "header line 3: 8589934592 bytes of data, more than the limit of 4294967296 for a "
+              "tensor file");
+}
+
+TEST(TensorBinHostile, UnknownDtypeIsAnError) {
+    probe::test::TempDir dir;
+    probe::test::writeFile(dir / "dtype.bin",
+                           header("16", "777", "4", "0,16") + "0123456789abcdef");
+    EXPECT_EQ(readError(dir / "dtype.bin"),
+              "header line 5: dtype=777 is not a dtype code this version knows");
+    std::string error;
+    EXPECT_FALSE(readBinHeader(dir / "dtype.bin", &error));
+    EXPECT_FALSE(parseBinFile(header("16", "-1", "4", "0,16") + "0123456789abcdef", &error));
+    EXPECT_EQ(error, "header line 5: dtype=-1 is not a dtype code this version knows");
+}
+
+TEST(TensorBinHostile, SpecialFilesAreRefusedWithoutBlocking) {
+    probe::test::TempDir dir;
+    const std::string fifo = dir / "outtensor0.bin";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_EQ(readError(fifo), "is a named pipe (FIFO), not a regular file");
+    EXPECT_EQ(readError("/dev/zero"), "is a character device, not a regular file");
+    EXPECT_EQ(readError(dir.path()), "is a directory, not a file");
+    // 6 GiB of nothing behind a header promising exactly that much.
+    const std::string sparse = dir / "sparse.bin";
+    probe::test::writeFile(sparse, header("6442450944", "2", "6442450944", "0,6442450944"));
+    ASSERT_EQ(::truncate(sparse.c_str(), 6ll << 30), 0);
+    EXPECT_NE(readError(sparse).find("is 6442450944 bytes, more than the limit"),
+              std::string::npos);
 }

@@ -216,6 +216,123 @@ class NeverHarmsTheModel(support.TempDirTestCase):
         self.assertEqual(meta["shape"], [2, 3])
 
 
+class ModuleCalledTwice(support.TempDirTestCase):
+    def test_both_calls_have_their_backward_entry_with_their_gradient(self):
+        # A shared embedding for two sequences; the backward nodes of the two calls run one
+        # after the other (as under `probe run`, where they were one op).
+        script = """
+            import sys
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+
+            class Pair(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.embed = nn.Embedding(10, 4)
+                    self.head = nn.Linear(4, 2)
+
+                def forward(self, a, b):
+                    return self.head(torch.cat([self.embed(a), self.embed(b) * 3.0]))
+
+            torch.manual_seed(5)
+            model = Pair()
+            debugger = PrecisionDebugger(config_path=sys.argv[1], model=model)
+            debugger.start()
+            model(torch.tensor([1, 2, 3]), torch.tensor([4, 5, 6])).sum().backward()
+            debugger.stop()
+            """
+        torch.manual_seed(5)
+        embed, head = torch.nn.Embedding(10, 4), torch.nn.Linear(4, 2)
+        ea, eb = embed(torch.tensor([1, 2, 3])), embed(torch.tensor([4, 5, 6]))
+        for t in (ea, eb):
+            t.retain_grad()
+        head(torch.cat([ea, eb * 3.0])).sum().backward()
+        for level in ("L0", "mix"):
+            path = self.write_config({"task": "tensor", "dump_path": "./" + level, "level": level}, level + ".json")
+            self.run_python(script, [path])
+            dump = check_layout(self, self.only_dump(level), task="tensor", level=level)
+            data = dump["data"]
+            for call, grad in ((0, ea.grad), (1, eb.grad)):
+                self.assertIn("Module.embed.Embedding.forward.%d" % call, data)
+                entry = data["Module.embed.Embedding.backward.%d" % call]
+                saved = torch.load(os.path.join(dump["dump_data_dir"], entry["input"][0]["data_name"]))
+                self.assertTrue(torch.equal(saved, grad), (level, call))
+                self.assertEqual(entry["output"], [])  # the token ids need no gradient
+
+
+class GradientAccumulation(support.TempDirTestCase):
+    def test_each_backward_pass_has_its_parameter_gradients(self):
+        # Two backward passes in one step: the second adds to .grad in place, so each pass's
+        # parameters_grad entry is taken when that pass ends.
+        self.write_config({"task": "tensor", "dump_path": "./dump", "level": "mix"})
+        self.run_python("""
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+            torch.manual_seed(2)
+            model = nn.Sequential(nn.Linear(3, 2))
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            debugger.start()
+            for _ in range(2):
+                model(torch.randn(4, 3)).square().sum().backward()
+            debugger.stop()
+            """)
+        torch.manual_seed(2)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 2))
+        grads = []
+        for _ in range(2):
+            model(torch.randn(4, 3)).square().sum().backward()
+            grads.append(model[0].weight.grad.clone())
+        dump = load_dump(self.only_dump("dump"))
+        for index, grad in enumerate(grads):
+            item = dump["data"]["Module.0.Linear.parameters_grad.%d" % index]["weight"][0]
+            self.assertTrue(torch.equal(torch.load(os.path.join(dump["dump_data_dir"], item["data_name"])), grad))
+            self.assertAlmostEqual(item["Max"], grad.max().item(), places=6)
+
+
+class NamesSurvive(support.TempDirTestCase):
+    def test_module_names_with_any_characters_keep_their_tensors(self):
+        # add_module accepts any name without a dot: a "/" (not allowed in a file name), a lone
+        # surrogate (UTF-8 cannot encode it: torch.save and JSON readers refuse it) and a "%".
+        self.write_config({"task": "tensor", "dump_path": "./dump", "level": "mix"})
+        proc = self.run_python("""
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+            model = nn.Sequential()
+            for name in ("enc/dec", "x\\udc80y", "x\\udc81y", "100%"):
+                model.add_module(name, nn.Linear(3, 3))
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            debugger.start()
+            model(torch.randn(2, 3)).sum().backward()
+            debugger.stop()
+            print("DONE")
+            """)
+        self.assertIn("DONE", proc.stdout)
+        self.assertNotIn("error", proc.stderr)
+        rank_dir = self.only_dump("dump")
+        with open(os.path.join(rank_dir, "dump.json"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertNotRegex(text, r"(?<!\\)\\ud[89a-f]", "a lone surrogate escape: strict JSON readers refuse it")
+        dump = load_dump(rank_dir)
+        modules = [n for n in dump["data"] if n.startswith("Module.") and ".forward." in n]
+        self.assertEqual(modules, ["Module.enc/dec.Linear.forward.0", "Module.x\\udc80y.Linear.forward.0",
+                                   "Module.x\\udc81y.Linear.forward.0", "Module.100%.Linear.forward.0"])
+        tensor_dir = dump["dump_data_dir"]
+        files = set(os.listdir(tensor_dir))
+        checked = 0
+        for name, entry in dump["data"].items():
+            for item in support.tensor_items(entry):
+                self.assertIn(item["data_name"], files, name)
+                self.assertEqual(list(torch.load(os.path.join(tensor_dir, item["data_name"])).shape), item["shape"])
+                checked += 1
+        self.assertGreater(checked, 40)
+        self.assertIn("Module.enc%2Fdec.Linear.forward.0.output.0.pt", files)
+        self.assertIn("Module.100%25.Linear.backward.0.input.0.pt", files)
+        self.assertIn("Module.x\\udc81y.Linear.parameters_grad.0.weight.pt", files)
+
+
 class InferenceMode(support.TempDirTestCase):
     def test_inference_mode_tensors(self):
         # Inference tensors have no version counter and no autograd: dumped all the same.

@@ -5,6 +5,9 @@ import json
 import os
 import subprocess
 import unittest
+import zlib
+
+from torch import load as torch_load
 
 import support
 from support import check_layout, load, load_dump
@@ -235,6 +238,106 @@ dist.init_process_group("gloo", init_method="file://" + sys.argv[1] + ".store", 
         items = list(support.tensor_items(load_dump(self.only_dump("plain"))["data"]))
         self.assertTrue(items and not any("md5" in i for i in items))
 
+    def test_summary_mode_in_the_tensor_block(self):
+        # msprobe reads summary_mode in every task block: task tensor with md5 writes both the .pt
+        # file and the CRC-32 of its bytes (after data_name, as msprobe orders them).
+        proc = self.train({"task": "tensor", "dump_path": "./tmd5", "tensor": {"summary_mode": "md5"}})
+        self.assertNotIn("summary_mode", proc.stderr)
+        rank_dir = self.only_dump("tmd5")
+        dump = check_layout(self, rank_dir, task="tensor", md5=True)
+        items = list(support.tensor_items(dump["data"]))
+        self.assertTrue(items)
+        for item in items:
+            with open(os.path.join(rank_dir, "dump_tensor_data", item["data_name"]), "rb") as f:
+                tensor = torch_load(f)
+            self.assertEqual(item["md5"], "%08x" % zlib.crc32(tensor.contiguous().numpy().tobytes()))
+
+    # --- tensor_list --------------------------------------------------------------------------
+    def test_tensor_list_saves_the_tensors_of_the_entries_it_names(self):
+        self.train({"dump_path": "./tl", "statistics": {"tensor_list": ["relu", "Functional.linear.1"]}})
+        rank_dir = self.only_dump("tl")
+        dump = load_dump(rank_dir)
+        self.assertEqual(dump["dump_data_dir"], os.path.join(rank_dir, "dump_tensor_data"))
+        saved = set()
+        for name, entry in dump["data"].items():
+            items = list(support.tensor_items(entry))
+            self.assertTrue(items, name)
+            listed = "relu" in name or "Functional.linear.1" in name
+            for item in items:
+                self.assertEqual("data_name" in item, listed, name)
+                self.assertIsNotNone(item["Max"], name)  # statistics as always
+                if listed:
+                    saved.add(item["data_name"])
+        self.assertEqual(saved, set(os.listdir(os.path.join(rank_dir, "dump_tensor_data"))))
+        self.assertIn("Functional.relu.0.backward.input.0.pt", saved)
+        self.assertIn("Functional.linear.1.forward.output.0.pt", saved)
+
+    # --- every key msprobe reads --------------------------------------------------------------
+    def test_every_key_msprobe_reads_is_accepted_and_said_plainly(self):
+        # The format library's table of msprobe's keys (read here through the adapter): a config
+        # holding any of them is accepted; the keys without effect say so, naming themselves; a
+        # block of a task not run here is said to be ignored as a whole.
+        proc = self.run_python("""
+            import json, os, sys, tempfile
+            import torch
+            from probe_studio.pytorch import _config, _ops
+            _ops.load(torch)
+            values = {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": "md5", "tensor_list": ["relu"],
+                      "white_list": [], "black_list": [], "step": [0], "rank": [0], "level": "mix", "task": "tensor",
+                      "dump_path": "./d", "seed": 3, "is_deterministic": False, "extra_info": True,
+                      "statistics": {}, "tensor": {}}
+            rows = _ops.msprobe_tables()["config_keys"]
+            print("ROWS", len(rows))
+            for row in rows:
+                value = values.get(row["key"], {} if row["use"] == "other_task" and not row["block"] else 1)
+                config = {row["key"]: value} if not row["block"] else {row["block"]: {row["key"]: value}}
+                said_at = row["block"] if row["use"] == "other_task" and row["block"] else (
+                    row["block"] + "." + row["key"] if row["block"] else row["key"])
+                path = os.path.join(tempfile.mkdtemp(), "c.json")
+                with open(path, "w") as f:
+                    json.dump(config, f)
+                sys.stderr.write("CONFIG %s\\n" % said_at)
+                sys.stderr.flush()
+                try:
+                    _config.build_config(path)
+                    print("ACCEPTED", row["use"], said_at)
+                except _config.ProbeConfigError as exc:
+                    print("REFUSED", json.dumps(config), str(exc).replace("\\n", " | "))
+            """)
+        lines = proc.stdout.splitlines()
+        rows = int(lines[0].split()[1])
+        self.assertGreater(rows, 40)
+        self.assertEqual(len(lines), rows + 1, proc.stdout)
+        self.assertFalse([l for l in lines if l.startswith("REFUSED")])
+        # What each config made the validator say, from the stderr between its CONFIG markers.
+        said = {}
+        for part in proc.stderr.split("CONFIG ")[1:]:
+            key, _, text = part.partition("\n")
+            said[key] = [l for l in text.splitlines() if ": warning: " in l]
+        for line in lines[1:]:
+            _, use, key = line.split(" ", 2)
+            warnings = said[key]
+            if use == "honoured":
+                self.assertEqual(warnings, [], key)
+            else:
+                self.assertEqual(len(warnings), 1, (key, warnings))
+                self.assertIn('key "%s": ' % key, warnings[0])
+                self.assertIn("has no effect" if use == "no_effect" else "does not run", warnings[0])
+
+    def test_unknown_keys_are_ignored_with_the_closest_known_key(self):
+        proc = self.train({"dump_path": "./unknown", "levle": "L0",
+                           "statistics": {"summary_mod": "md5", "scop": []}, "tensor": {"tensor_list": ["x"]}})
+        # The misspelt keys do nothing (level stays L1, no md5) and each is named with its
+        # closest known key.
+        self.assertEqual(self.names("unknown"), FORWARD_L1 + BACKWARD_L1)
+        self.assertFalse(any("md5" in i for i in support.tensor_items(load_dump(self.only_dump("unknown"))["data"])))
+        self.assertIn('key "levle": unknown key, ignored; the closest known key is "level"', proc.stderr)
+        self.assertIn('key "statistics.summary_mod": unknown key, ignored; the closest known key is "summary_mode"',
+                      proc.stderr)
+        self.assertIn('key "statistics.scop": unknown key, ignored; the closest known key is "scope"', proc.stderr)
+        self.assertIn('key "tensor.tensor_list": unknown key here, ignored: msprobe reads "tensor_list" at the '
+                      '"statistics" block', proc.stderr)
+
     # --- dump_path ----------------------------------------------------------------------------
     def test_dump_path(self):
         os.makedirs(os.path.join(self.tmp, "sub"))
@@ -299,7 +402,8 @@ class InvalidConfigs(support.TempDirTestCase):
         ({"level": "L0", "statistics": {"scope": ["Functional.linear.0.forward", "Functional.relu.0.forward"]}},
          'key "statistics.scope"', "two full entry names"),
         ({"tensor": {"list": "relu"}}, 'key "tensor.list"', "entry names or name fragments"),
-        ({"levle": "L1"}, 'key "levle": unknown key', "task, dump_path"),
+        ({"statistics": {"tensor_list": "relu"}}, 'key "statistics.tensor_list"', "entry names or name fragments"),
+        ({"tensor": {"summary_mode": "xor"}}, 'key "tensor.summary_mode"', '"statistics", "md5"'),
     ]
 
     def test_invalid_files_are_refused_with_key_and_accepted_values(self):

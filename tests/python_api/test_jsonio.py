@@ -8,6 +8,14 @@ import unittest
 from probe_studio.pytorch import _jsonio
 
 
+class _Raw:
+    def __init__(self, text):
+        self.text = text
+
+    def raw_json(self):
+        return self.text
+
+
 class JsonWriter(unittest.TestCase):
     def test_same_text_as_json_dump_indent_1(self):
         item = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [10, 8], "Max": 1.5, "Min": -0.25,
@@ -24,6 +32,42 @@ class JsonWriter(unittest.TestCase):
         ]
         for document in documents:
             self.assertEqual(_jsonio.dumps(document), json.dumps(document, indent=1))
+
+    def test_a_lone_surrogate_is_written_as_the_text_of_its_escape(self):
+        # UTF-8 cannot carry a lone surrogate and strict JSON readers refuse its escape: it is
+        # written the way probe_studio._names writes names; a surrogate pair stays a pair.
+        value = {"a\udc80b": ["\ud800", "x\\udc80", "\U0001f600", "\udbff\udfff", "\udfff\udbff"]}
+        text = _jsonio.dumps(value)
+        self.assertEqual(json.loads(text), {"a\\udc80b": ["\\ud800", "x\\udc80", "\U0001f600", "\U0010ffff",
+                                                          "\\udfff\\udbff"]})
+        text.encode("ascii")
+
+    def test_tensor_items_rendered_in_cpp_write_numbers_as_python_does(self):
+        # The C++ side renders each tensor item with its statistics; json.dumps would write
+        # every float with repr(): the texts must be the same, digit for digit.
+        import random
+        import torch
+        from probe_studio.pytorch import _ops
+        _ops.load(torch)
+        values = [0.0, -0.0, 0.1, 1e-05, 0.0001, 1e15, 1e16, 1e17, 123456789.0, 5e-324, 2.2250738585072014e-308,
+                  1.7976931348623157e308, float("inf"), float("-inf"), float("nan"), 1 / 3, -2.5, 100.0, 1e22]
+        rng = random.Random(5)
+        values += [rng.uniform(-1, 1) * 10 ** rng.randint(-30, 30) for _ in range(500)]
+        tensors = [torch.tensor(v, dtype=torch.float64) for v in values]  # 0-d: all four are the value
+        cores, _ = _ops.tensor_items(tensors, ["torch.float64"] * len(tensors), False)
+        self.assertEqual(len(cores), len(values))
+        for value, core in zip(values, cores):
+            item = {"type": "torch.Tensor", "dtype": "torch.float64", "shape": [], "Max": value, "Min": value,
+                    "Mean": value, "Norm": value, "requires_grad": False}
+            self.assertEqual(core + "}", json.dumps(item, separators=(",", ": ")), repr(value))
+        # Every kind of item, through dumps(): the same text as json.dumps of the dict.
+        for t, name in ((torch.tensor([1, -7, 2 ** 60 + 1]), "torch.int64"), (torch.tensor([True, False]), "torch.bool"),
+                        (torch.tensor([3.0 + 4.0j, 1j]), "torch.complex64"), (torch.zeros(0, 3), "torch.float32"),
+                        (torch.randn(4, 5).half(), "torch.float16"), (torch.tensor(9, dtype=torch.int32), "torch.int32")):
+            cores, md5s = _ops.tensor_items([t], [name], True)
+            item = json.loads(cores[0] + "}")
+            self.assertEqual(_jsonio.dumps([_Raw(cores[0] + ',"md5": "%s"}' % md5s[0])]),
+                             json.dumps([dict(item, md5=md5s[0])], indent=1))
 
     def test_atomic_write_leaves_no_temporary_file(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,6 +1,7 @@
 """Statistics written by the C++ core, checked against values recomputed independently from the
 saved .pt tensors (task tensor), the md5 (CRC-32) field, and the JSON form of non-tensors."""
 # SPDX-License-Identifier: GPL-3.0-or-later
+import json
 import math
 import os
 import unittest
@@ -194,6 +195,59 @@ class TensorTaskStatistics(support.TempDirTestCase):
                 for key in ("Max", "Min", "Mean", "Norm"):
                     a, b = md5_item[key], saved[key]
                     self.assertTrue(a == b or (a != a and b != b), (name, key, a, b))
+
+
+class ValuesAtTheCall(support.TempDirTestCase):
+    def test_statistics_are_of_the_values_at_the_call_when_tensors_change_later(self):
+        # Statistics are taken together, later (at stop(), or before a call that may change a
+        # tensor in place): they must still be those the tensors had at each call.
+        self.write_config({"dump_path": "./dump", "level": "mix"})
+        proc = self.run_python("""
+            import json
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from probe_studio.pytorch import PrecisionDebugger
+            torch.manual_seed(3)
+            model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True), nn.Linear(4, 4))
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            x = torch.randn(5, 4)
+            debugger.start()
+            y = torch.relu(x)           # changed below by wrapped in-place calls
+            y.mul_(3)
+            y += 1
+            y[0] = 7.0
+            z = model(x)                # ReLU(inplace=True) changes the first Linear's output
+            w = F.dropout(z, 0.5, True, True)  # inplace positionally
+            bn = nn.BatchNorm1d(4)
+            F.batch_norm(z, bn.running_mean, bn.running_var, None, None, True)  # updates running stats
+            v = torch.relu(x)
+            torch.ops.aten.mul_(v, 2)   # not a wrapped call: the change is seen, not its values
+            debugger.stop()
+            print(json.dumps({"relu": torch.relu(x).max().item(), "mul": (torch.relu(x) * 3).max().item(),
+                              "linear": model[0](x).min().item()}))
+            """)
+        want = json.loads(proc.stdout.strip().splitlines()[-1])
+        data = support.load_dump(self.only_dump("dump"))["data"]
+
+        def close(a, b):
+            self.assertAlmostEqual(a, b, delta=1e-6 * max(1.0, abs(b)))
+
+        close(data["Torch.relu.0.forward"]["output"][0]["Max"], want["relu"])
+        close(data["Tensor.mul_.0.forward"]["input_args"][0]["Max"], want["relu"])
+        close(data["Tensor.mul_.0.forward"]["output"][0]["Max"], want["mul"])
+        close(data["Tensor.__iadd__.0.forward"]["input_args"][0]["Max"], want["mul"])
+        close(data["Tensor.__iadd__.0.forward"]["output"][0]["Max"], want["mul"] + 1)
+        # The first Linear's output before ReLU(inplace=True) made it non-negative.
+        close(data["Functional.linear.0.forward"]["output"][0]["Min"], want["linear"])
+        close(data["Module.0.Linear.forward.0"]["output"][0]["Min"], want["linear"])
+        self.assertLess(want["linear"], 0)
+        self.assertIn("Functional.dropout.0.forward", data)
+        # An unwrapped in-place change: null statistics, said in dump_error_info.log.
+        self.assertEqual([data["Torch.relu.1.forward"]["output"][0][k] for k in ("Max", "Min", "Mean", "Norm")],
+                         [None] * 4)
+        with open(os.path.join(self.only_dump("dump"), "dump_error_info.log")) as f:
+            self.assertIn("changed in place before their statistics were taken", f.read())
 
 
 class NonTensorValues(support.TempDirTestCase):

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include "config_watcher.h"
@@ -55,6 +59,58 @@ TEST(ConfigWatcher, PollingFallbackSeesChangesWithinAFewTenthsOfASecond) {
     EXPECT_TRUE(waitFor(written, 1));
     ::unlink(path.c_str());
     EXPECT_TRUE(waitFor(removed, 1));
+    watcher.stop();
+}
+
+TEST(ConfigWatcher, SomethingOtherThanAFileInItsPlaceIsReportedAsAChange) {
+    // A directory, FIFO or link made where the config was: read (and refused) by the handler,
+    // not taken for a removal. Creating a regular file alone waits for its content.
+    probe::test::TempDir dir;
+    const std::string path = dir / "config.json";
+    std::atomic<int> written{0}, removed{0};
+    ConfigWatcher watcher(path, [&](ConfigWatcher::Change c) {
+        (c == ConfigWatcher::Change::Written ? written : removed)++;
+    });
+    watcher.start();
+    ASSERT_TRUE(watcher.usesInotify());
+    ASSERT_EQ(::mkdir(path.c_str(), 0755), 0);
+    watcher.syncPending();
+    EXPECT_EQ(written.load(), 1);
+    ASSERT_EQ(::rmdir(path.c_str()), 0);
+    watcher.syncPending();
+    EXPECT_EQ(removed.load(), 1);
+    ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+    watcher.syncPending();
+    EXPECT_EQ(written.load(), 2);
+    ASSERT_EQ(::unlink(path.c_str()), 0);
+    watcher.syncPending();
+    ASSERT_EQ(::symlink("/dev/zero", path.c_str()), 0);
+    watcher.syncPending();
+    EXPECT_EQ(written.load(), 3);
+    ASSERT_EQ(::unlink(path.c_str()), 0);
+    watcher.syncPending();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);  // created: no change yet
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "{}", 2), 2);
+    ::close(fd);  // written: one change
+    watcher.syncPending();
+    EXPECT_EQ(written.load(), 4);
+    watcher.stop();
+}
+
+TEST(ConfigWatcher, AHandlerThatThrowsDoesNotEndTheProcess) {
+    probe::test::TempDir dir;
+    const std::string path = dir / "config.json";
+    std::atomic<int> calls{0};
+    ConfigWatcher watcher(path, [&](ConfigWatcher::Change) {
+        if (++calls == 1) throw std::runtime_error("the handler failed");
+    });
+    watcher.start();
+    probe::test::replaceFile(path, "{}");
+    watcher.syncPending();
+    probe::test::replaceFile(path, "{\"a\": 1}");
+    watcher.syncPending();
+    EXPECT_EQ(calls.load(), 2);
     watcher.stop();
 }
 

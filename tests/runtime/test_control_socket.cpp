@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
@@ -181,6 +182,130 @@ TEST_F(ControlSocket, ListedWhereverTheProbeStartedWithoutAnExplicitDirectory) {
         ::unsetenv("XDG_RUNTIME_DIR");
     else
         ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+}
+
+TEST_F(ControlSocket, BadLinesAreAnsweredAndTheConnectionLivesOn) {
+    // Each of these lines aborted (type_error.302 / .316) or overflowed the stack of the model.
+    start(R"({"task": "statistics", "dump_enable": false})");
+    NativeModel model({});
+    connectClient();
+    next("hello");
+    const std::string deep(400000, '[');
+    const std::vector<std::pair<std::string, std::string>> lines = {
+        {R"({"type":5})", "a message needs a string \"type\"; found 5"},
+        {R"({"type":null})", "a message needs a string \"type\"; found null"},
+        {R"({"id":1})", "a message needs a string \"type\"; found none"},
+        {"\xff", "not a JSON object: control socket:1:1: not valid JSON"},
+        {"{\"type\":\"ping\",\"id\":\"\xe2\x82",
+         "not valid JSON"},  // cut in the middle of a character
+        {"{\"type\":\"ping\",\"id\":\"a\xff"
+         "b\"}",
+         "not valid JSON"},
+        {"{\"type\":\"set_config\",\"id\":3,\"config\":{\"task\":" + deep,
+         "nested deeper than 32 levels"},
+        {"[1e999]", "out of range"},
+        {"[1, 2]", "not a JSON object: found array"},
+    };
+    for (const auto& [text, expected] : lines) {
+        const std::string sent = text + "\n";
+        ASSERT_EQ(::write(fd_, sent.data(), sent.size()), static_cast<ssize_t>(sent.size()));
+        auto answer = next("message");
+        EXPECT_EQ(answer["level"], "error");
+        EXPECT_NE(answer["text"].get<std::string>().find(expected), std::string::npos)
+            << answer["text"];
+        send({{"type", "ping"}, {"id", text.size()}});
+        EXPECT_EQ(next("pong")["id"], text.size());
+        model.run();
+    }
+    // A line over the limit is refused without being kept, and the next one is read.
+    const std::string huge = "{\"type\":\"ping\",\"id\":\"" + std::string(3u << 20, 'x') + "\"}\n";
+    size_t written = 0;
+    while (written < huge.size()) {
+        const ssize_t n = ::write(fd_, huge.data() + written, huge.size() - written);
+        ASSERT_GT(n, 0) << std::strerror(errno);
+        written += static_cast<size_t>(n);
+    }
+    EXPECT_NE(next("message")["text"].get<std::string>().find(
+                  "a line longer than 1048576 bytes was refused"),
+              std::string::npos);
+    send({{"type", "ping"}, {"id", "after"}});
+    EXPECT_EQ(next("pong")["id"], "after");
+    // The model and the probe are fine: a pushed config still applies.
+    send({{"type", "set_config"},
+          {"id", 11},
+          {"config",
+           {{"task", "statistics"}, {"dump_enable", true}, {"exec_range", "all"}, {"ids", "3"}}}});
+    EXPECT_EQ(next("config_applied")["request"], 11);
+    model.run();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_FALSE(dumpedOps().empty());
+}
+
+TEST_F(ControlSocket, HelloCarriesAPathThatIsNotUtf8WithAReplacement) {
+    // The hello could not be encoded and the probe aborted when a client attached.
+    const std::string output = dir_ / "out\xff";
+    ASSERT_EQ(probe_start(output.c_str(), configPath().c_str()), PROBE_OK) << probe_last_error();
+    connectClient();
+    auto hello = next("hello");
+    EXPECT_EQ(hello["output_dir"], dir_.path() + "/out\xEF\xBF\xBD");
+    EXPECT_EQ(hello["dump_root"], dir_.path() + "/out\xEF\xBF\xBD/atb_dump_data");
+    send({{"type", "ping"}, {"id", 1}});
+    EXPECT_EQ(next("pong")["id"], 1);
+}
+
+TEST_F(ControlSocket, PeersOfAnotherUserAreRefusedEvenIfTheSocketWereOpen) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to connect as another user";
+    start(R"({"dump_enable": false})");
+    // Permissions widened by mistake: the peer's credentials still decide.
+    ASSERT_EQ(::chmod(socketDir_.path().c_str(), 0755), 0);
+    ASSERT_EQ(::chmod(socketPath().c_str(), 0666), 0);
+    sockaddr_un address{};  // prepared before the fork: the child only makes system calls
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, socketPath().c_str(), sizeof(address.sun_path) - 1);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) ::_exit(4);
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 30000) <= 0) ::_exit(2);  // neither closed nor answered
+        char byte;
+        ::_exit(::read(fd, &byte, 1) == 0 ? 0 : 1);  // 0: closed without a word
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "1: it was sent the hello; 2: no answer; 4: could not connect";
+    // This user still is served.
+    connectClient();
+    EXPECT_EQ(next("hello")["pid"], ::getpid());
+}
+
+TEST_F(ControlSocket, ADirectoryNotOwnedByThisUserOrALinkIsRefused) {
+    std::string error;
+    // A link (planted in /tmp, say) to a private directory: refused, not followed.
+    const std::string link = socketDir_ / "link";
+    ASSERT_EQ(::symlink(socketDir_.path().c_str(), link.c_str()), 0);
+    ::setenv("PROBE_CONTROL_DIR", link.c_str(), 1);
+    EXPECT_FALSE(format::controlSocketDirectory(true, &error));
+    EXPECT_NE(error.find("not a private directory"), std::string::npos) << error;
+    if (::geteuid() == 0) {
+        // Made by someone else beforehand, with the right mode: still not ours.
+        const std::string other = socketDir_ / "other";
+        ASSERT_EQ(::mkdir(other.c_str(), 0700), 0);
+        ASSERT_EQ(::chown(other.c_str(), 65534, 65534), 0);
+        ::setenv("PROBE_CONTROL_DIR", other.c_str(), 1);
+        EXPECT_FALSE(format::controlSocketDirectory(true, &error));
+        EXPECT_NE(error.find("not a private directory"), std::string::npos) << error;
+        // The model runs anyway, without a socket.
+        start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0"})");
+        EXPECT_FALSE(exists(other + "/probe-" + std::to_string(::getpid()) + ".sock"));
+        NativeModel model({});
+        model.run();
+        ASSERT_EQ(probe_stop(), PROBE_OK);
+        EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{{0, "0"}}));
+    }
 }
 
 TEST_F(ControlSocket, DisabledByEnvironment) {

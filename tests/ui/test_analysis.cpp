@@ -2,6 +2,9 @@
 // broken files, which must give messages and never crash.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -434,7 +437,7 @@ TEST(MsprobeReader, BrokenFilesGiveMessages) {
     DumpIndex index = readAll(*reader);
     EXPECT_TRUE(anyProblemContains(index, "step0/rank0/dump.json")) << problems(index);
     EXPECT_TRUE(anyProblemContains(index, "step1/rank0/dump.json: has no \"data\" object")) << problems(index);
-    EXPECT_TRUE(anyProblemContains(index, "construct.json: not a JSON object")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "construct.json:1:6: not valid JSON")) << problems(index);
     EXPECT_TRUE(anyProblemContains(index, "the debugger recorded errors: RuntimeError: hook failed")) << problems(index);
     EXPECT_EQ(index.rowCount(), 6u);  // step 2 still read
 }
@@ -637,6 +640,158 @@ TEST(TensorExport, NpyAndCsv) {
     EXPECT_FALSE(analysis::writeNpy(empty, dir / "e.npy", &error));
     EXPECT_FALSE(analysis::writeCsv(*tensor, dir / "no/such/dir/t.csv", &error));
     EXPECT_NE(error.find("cannot write"), std::string::npos) << error;
+}
+
+// --- hostile dump files (issue 9): refused with what they are, never read forever or whole -------
+
+long maxResidentKb() {
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+}
+
+TEST(HostileDump, SpecialFilesInPlaceOfDumpFilesAreRefusedWithoutBlocking) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    // A FIFO where a structure file and a round's statistic.csv should be, a link to /dev/zero
+    // for another round: opening the FIFO waited for a writer, /dev/zero never ends.
+    format::makeDirectories(dump.root() + "/info/layer/0_777");
+    ASSERT_EQ(::mkfifo((dump.root() + "/info/layer/0_777/layer_0.json").c_str(), 0600), 0);
+    format::makeDirectories(dump.roundDir(1));
+    ASSERT_EQ(::mkfifo(dump.csvPath(1).c_str(), 0600), 0);
+    format::makeDirectories(dump.roundDir(2));
+    ASSERT_EQ(::symlink("/dev/zero", dump.csvPath(2).c_str()), 0);
+    ASSERT_EQ(::mkfifo((dump.root() + "/probe_status.json").c_str(), 0600), 0);
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 1u);
+    EXPECT_TRUE(
+        anyProblemContains(index, "layer_0.json: is a named pipe (FIFO), not a regular file"))
+        << problems(index);
+    EXPECT_TRUE(
+        anyProblemContains(index, "1/statistic.csv: is a named pipe (FIFO), not a regular file"))
+        << problems(index);
+    EXPECT_TRUE(
+        anyProblemContains(index, "2/statistic.csv: is a character device, not a regular file"))
+        << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "probe_status.json: is a named pipe")) << problems(index);
+    // Said once, not at every poll.
+    const size_t said = index.problems().size();
+    index.apply(reader->poll(analysis::kDefaultPollBudget));
+    EXPECT_EQ(index.problems().size(), said) << problems(index);
+}
+
+TEST(HostileDump, ARowWithoutEndIsSkippedNotBuffered) {
+    // 64 MiB without a line end (a sparse file): the reader doubled its buffer up to the whole.
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    dump.appendRaw(1, "0_777,1,layer,Layer,0,input,0,float,nd,3,1,1,1,1,N/A\n");
+    const std::string csv = dump.csvPath(1);
+    const auto size = std::filesystem::file_size(csv);
+    ASSERT_EQ(::truncate(csv.c_str(), static_cast<off_t>(size + (64u << 20))), 0);
+    dump.appendRaw(2, "0_777,2,layer,Layer,0,input,0,float,nd,3,1,1,1,1,N/A\n");
+    dump.setStatus("complete");
+    const long before = maxResidentKb();
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_LT(maxResidentKb() - before, 24 * 1024);
+    EXPECT_EQ(index.rowCount(), 3u);
+    EXPECT_TRUE(
+        anyProblemContains(index, "1/statistic.csv:3: row skipped: longer than 1048576 bytes"))
+        << problems(index);
+    EXPECT_EQ(index.problems().size(), 1u) << problems(index);
+}
+
+TEST(HostileDump, HugeAndDeepJsonFilesAreRefusedWithTheirPlace) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    format::makeDirectories(dump.root() + "/info/model/0_777");
+    const std::string model = dump.root() + "/info/model/0_777/Model.json";
+    test::writeFile(model, "");
+    ASSERT_EQ(::truncate(model.c_str(), 6ll << 30), 0);  // 6 GiB, sparse
+    format::makeDirectories(dump.root() + "/info/layer/0_777");
+    test::writeFile(dump.root() + "/info/layer/0_777/layer_0.json",
+                    "{\"opName\": \"layer_0\",\n \"param\": " + std::string(100000, '[') + "}");
+    const long before = maxResidentKb();
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_LT(maxResidentKb() - before, 24 * 1024);
+    EXPECT_TRUE(anyProblemContains(
+        index, "Model.json: is 6442450944 bytes, more than the limit of 268435456"))
+        << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "layer_0.json:2:266: nested deeper than 256 levels"))
+        << problems(index);
+
+    const std::string dumpPath = dir / "dump_path";
+    test::writeMsprobeStep(
+        dumpPath, 0,
+        "{\"task\": \"statistics\", \"data\": {\"x\": " + std::string(300000, '[') + "}}");
+    test::writeMsprobeStep(
+        dumpPath, 1,
+        std::string(
+            "{\"data\": {\"Functional.relu.0.forward\": {\"output\": [{\"type\": \"torch.Tensor\", "
+            "\"dtype\": \"torch.float32\", \"shape\": [2], \"Max\": 1e999}]}}}"));
+    test::writeMsprobeStep(dumpPath, 2, test::kMsprobeDumpJson);
+    ASSERT_EQ(::unlink((dumpPath + "/step2/rank0/construct.json").c_str()), 0);
+    ASSERT_EQ(::mkfifo((dumpPath + "/step2/rank0/construct.json").c_str(), 0600), 0);
+    auto msprobe = open(dumpPath);
+    DumpIndex msprobeIndex = readAll(*msprobe);
+    EXPECT_TRUE(anyProblemContains(msprobeIndex, "step0/rank0/dump.json:1:"))
+        << problems(msprobeIndex);
+    EXPECT_TRUE(anyProblemContains(msprobeIndex, "nested deeper than 256 levels"))
+        << problems(msprobeIndex);
+    EXPECT_TRUE(anyProblemContains(msprobeIndex, "step1/rank0/dump.json:1:"))
+        << problems(msprobeIndex);
+    EXPECT_TRUE(anyProblemContains(msprobeIndex, "the number 1e999 is out of range"))
+        << problems(msprobeIndex);
+    EXPECT_TRUE(anyProblemContains(msprobeIndex, "construct.json: is a named pipe"))
+        << problems(msprobeIndex);
+    EXPECT_EQ(msprobeIndex.rowCount(), 6u);  // step 2 still read
+}
+
+TEST(HostileDump, CraftedTensorHeadersAreErrorsNamingTheFileAndLine) {
+    // Length and data offset near 2^64, dtype 777, dims whose product overflows: an exception
+    // (QUnhandledException in the app, "internal error" in probe compare) or a huge allocation.
+    test::TempDir dir("ui-analysis");
+    const std::string max = "18446744073709551615";
+    auto bin = [](const std::string& length, const std::string& dtype, const std::string& dims,
+                  const std::string& data) {
+        return "$Version=1.0\n$Object.Count=1\n$Object.Length=" + length +
+               "\nformat=2\ndtype=" + dtype + "\ndims=" + dims + "\n$Object.data=" + data +
+               "\n$End=1\n0123456789abcdef";
+    };
+    const std::vector<std::pair<std::string, std::string>> crafted = {
+        {bin(max, "0", "4", "0," + max),
+         "header line 3: data length 18446744073709551615 does not match dims 4"},
+        {bin("16", "0", "4", max + ",16"), "header line 7:"},
+        {bin("16", "777", "4", "0,16"),
+         "header line 5: dtype=777 is not a dtype code this version knows"},
+        // The attacker's file: an unknown dtype skipped the length check, and length + header
+        // wrapped around 2^64: "vector::_M_default_append" from probe compare.
+        {bin("18446744073709551500", "777", "4", "0,18446744073709551500"),
+         "header line 5: dtype=777 is not"},
+        {bin("16", "0", "65536,65536,65536,65536", "0,16"),
+         "header line 6: dims 65536x65536x65536x65536 hold more"},
+        {bin("0", "0", "4611686018427387904", "0,0"),
+         "header line 6: dims 4611686018427387904 hold more"},  // 0 bytes mod 2^64
+    };
+    for (size_t i = 0; i < crafted.size(); ++i) {
+        const std::string path = dir / ("t" + std::to_string(i) + ".bin");
+        test::writeFile(path, crafted[i].first);
+        std::string error;
+        std::optional<analysis::TensorData> tensor;
+        EXPECT_NO_THROW(tensor = analysis::loadTensorFile(path, &error));
+        EXPECT_FALSE(tensor);
+        EXPECT_EQ(error.rfind(path + ": " + crafted[i].second, 0), 0u) << error;
+    }
+    const std::string fifo = dir / "fifo.bin";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::string error;
+    EXPECT_FALSE(analysis::loadTensorFile(fifo, &error));
+    EXPECT_EQ(error, fifo + ": is a named pipe (FIFO), not a regular file");
 }
 
 }  // namespace

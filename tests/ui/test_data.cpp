@@ -602,6 +602,24 @@ TEST(TensorDocument, FollowsDeduplicatedFilesAndReportsBrokenOnes) {
     EXPECT_FALSE(document.tensor());
 }
 
+TEST(TensorDocument, ACraftedHeaderIsAMessageNotAnException) {
+    // A length near 2^64 was resized for on the loading thread: QUnhandledException took the
+    // application down.
+    test::TempDir dir("ui-data");
+    const std::string path = dir / "crafted.bin";
+    test::writeFile(
+        path,
+        "$Version=1.0\n$Object.Count=1\n$Object.Length=18446744073709551615\nformat=2\ndtype=0\n"
+        "dims=4\n$Object.data=0,18446744073709551615\n$End=1\n0123456789abcdef");
+    data::TensorDocument document;
+    QSignalSpy failed(&document, &data::TensorDocument::failed);
+    document.open(QString::fromStdString(path));
+    ASSERT_TRUE(waitFor([&] { return failed.count() > 0; }));
+    EXPECT_TRUE(document.error().startsWith(QString::fromStdString(path + ": header line 3:")))
+        << document.error().toStdString();
+    EXPECT_FALSE(document.tensor());
+}
+
 // One bad and one good value of a key, as the form would write them.
 struct KeyCase {
     std::string key;

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <QJsonObject>
+#include <QLocalServer>
+#include <QLocalSocket>
 #include <QSignalSpy>
 
 #include "native_model.h"
@@ -86,6 +88,43 @@ TEST_F(ControlClientTest, NoSuchSocketIsReported) {
     client.connectToProbe(QString::fromStdString(sockets_ / "probe-1.sock"));
     ASSERT_TRUE(failed.count() > 0 || failed.wait(3000));
     EXPECT_FALSE(failed.at(0).at(0).toString().isEmpty());
+}
+
+TEST(ControlClientHostile, LinesThatAreNotMessagesAreSaidAndSkipped) {
+    // A process posing as a probe sends what a probe never would; the client says so for each
+    // line and goes on reading.
+    probe::test::TempDir dir{"probe-fake"};
+    QLocalServer server;
+    const QString path = QString::fromStdString(dir / "probe-1.sock");
+    ASSERT_TRUE(server.listen(path));
+    ControlClient client;
+    QSignalSpy hello(&client, &ControlClient::hello);
+    QSignalSpy messages(&client, &ControlClient::messageReceived);
+    QSignalSpy layers(&client, &ControlClient::layerDiscovered);
+    client.connectToProbe(path);
+    ASSERT_TRUE(server.waitForNewConnection(3000));
+    QLocalSocket* peer = server.nextPendingConnection();
+    const QByteArray deep(100000, '[');
+    peer->write("{\"type\": \"hello\", \"protocol\": 1, \"output_dir\": \"/tmp/x\"}\n");
+    peer->write("\xff\n");
+    peer->write("{\"type\": \"layer\", \"id\": " + deep + "\n");
+    peer->write("{\"type\": \"dropped\", \"rows\": 1e999}\n");
+    peer->write("[\"not an object\"]\n");
+    peer->write(
+        "{\"type\": \"layer\", \"id\": \"7\", \"name\": \"Decoder\", \"op_type\": \"T\"}\n");
+    peer->flush();
+    ASSERT_TRUE(layers.count() > 0 || layers.wait(3000));
+    ASSERT_EQ(hello.count(), 1);
+    EXPECT_EQ(client.helloMessage().value("output_dir").toString(), "/tmp/x");
+    ASSERT_EQ(messages.count(), 4);
+    for (const auto& m : messages) EXPECT_EQ(m.at(0).toString(), "error");
+    EXPECT_TRUE(messages.at(0).at(1).toString().contains("not valid JSON"))
+        << messages.at(0).at(1).toString().toStdString();
+    EXPECT_TRUE(messages.at(1).at(1).toString().contains("nested deeper than 32 levels"));
+    EXPECT_TRUE(messages.at(2).at(1).toString().contains("out of range"));
+    EXPECT_TRUE(messages.at(3).at(1).toString().contains("not a JSON object"));
+    EXPECT_EQ(layers.at(0).at(0).toString(), "7");
+    EXPECT_TRUE(client.isConnected());
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 #include "analysis/atb_dump.h"
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
 
 #include "probe/format/file_util.h"
 
@@ -65,8 +67,15 @@ std::vector<RoundFile> listRoundFiles(const std::string& root) {
     const auto processes = format::listDirectory(data, format::EntryKind::Directories);
     for (const auto& devicePid : processes) {
         std::vector<int64_t> rounds;
-        for (const auto& r : format::listDirectory(data + "/" + devicePid, format::EntryKind::Directories))
-            if (allDigits(r)) rounds.push_back(std::stoll(r));
+        for (const auto& r :
+             format::listDirectory(data + "/" + devicePid, format::EntryKind::Directories)) {
+            int64_t round = 0;
+            // Digits only, and a number a round can be ("99999999999999999999" is no round).
+            const auto [end, ec] = std::from_chars(r.data(), r.data() + r.size(), round);
+            if (allDigits(r) && ec == std::errc() && end == r.data() + r.size() &&
+                round <= INT32_MAX)
+                rounds.push_back(round);
+        }
         std::sort(rounds.begin(), rounds.end());
         for (int64_t round : rounds) {
             const std::string path = data + "/" + devicePid + "/" + std::to_string(round) + "/statistic.csv";

@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "analysis/atb_dump.h"
 #include "probe/format/config_issue.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 
 namespace probe::analysis {
 namespace {
@@ -22,6 +24,8 @@ namespace {
 // Malformed lines reported one by one per file; past this they are only counted.
 constexpr uint32_t kReportedMalformedPerFile = 5;
 constexpr uint64_t kMaxReadChunk = 4u << 20;
+// No row is this long (paths and names are short): a longer line is skipped, not buffered.
+constexpr uint64_t kMaxRowBytes = 1u << 20;
 // Past this many new ops from structure files, a poll returns before reading rows.
 constexpr size_t kOpsAlonePerDelta = 20000;
 
@@ -45,7 +49,7 @@ std::pair<std::string, std::string> splitNameAndId(const std::string& opName) {
 std::string paramText(const nlohmann::ordered_json& param) {
     if (param.is_null() || (param.is_string() && param.get<std::string>().empty())) return {};
     if (param.is_object() && param.empty()) return {};
-    return param.dump();
+    return format::dumpJson(param);
 }
 
 }  // namespace
@@ -182,17 +186,12 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                     if (existing != kNone && ops_[existing].fromStructure) continue;
                 }
                 std::string error;
-                auto text = format::readTextFile(path, &error);
-                if (!text) {
-                    delta.problems.push_back(path + ": " + error);
+                const auto parsed = format::readJsonFile(path, format::kStructureJsonLimits);
+                if (!parsed.ok()) {
+                    delta.problems.push_back(parsed.error.toString());
                     continue;
                 }
-                std::vector<format::ConfigIssue> issues;
-                nlohmann::json json;
-                if (!format::parseJsonText(*text, path, json, issues)) {
-                    delta.problems.push_back(issues.empty() ? path + ": not valid JSON" : issues.front().toString());
-                    continue;
-                }
+                const nlohmann::json& json = *parsed.value;
                 if (isModel) {
                     auto model = format::ModelStructure::fromJson(json, &error);
                     if (!model) {
@@ -266,9 +265,20 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         file.path = path;
         delta.sources.push_back(path);
     }
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return 0;
-    const auto size = static_cast<uint64_t>(st.st_size);
+    uint64_t size = 0;
+    std::string openError;
+    // A FIFO or device in place of the file is refused, never read (it could block or never end).
+    const int fd = format::openRegularFile(path, UINT64_MAX, &size, &openError);
+    if (fd < 0) {
+        if (!file.refused) delta.problems.push_back(path + ": " + openError);
+        file.refused = true;
+        return 0;
+    }
+    file.refused = false;
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
     if (size < file.offset) {
         if (file.lastSize != static_cast<int64_t>(size))
             delta.problems.push_back(path + " shrank from " + std::to_string(file.offset) + " to " + std::to_string(size) +
@@ -280,11 +290,6 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
     file.lastSize = static_cast<int64_t>(size);
     if (file.offset == size) return 0;
 
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        delta.problems.push_back(path + ": cannot open: " + std::strerror(errno));
-        return 0;
-    }
     const uint32_t process = index_.processIndex(delta, devicePid);
     uint64_t consumed = 0;
     std::string buffer;
@@ -310,41 +315,67 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         }
         addRow(delta, file, process, *row, lineOffset);
     };
+    auto skip = [&](uint64_t bytes) {
+        file.offset += bytes;
+        consumed += bytes;
+    };
     while (file.offset < size && consumed < budget) {
         const uint64_t want = std::min<uint64_t>(size - file.offset, chunk);
         buffer.resize(want);
         const ssize_t n = ::pread(fd, buffer.data(), want, static_cast<off_t>(file.offset));
         if (n <= 0) break;
         buffer.resize(static_cast<size_t>(n));
+        size_t start = 0;
+        if (file.skippingLongRow) {  // the rest of a row over the limit, said when it began
+            const size_t end = buffer.find('\n');
+            if (end == std::string::npos) {
+                skip(buffer.size());
+                continue;
+            }
+            start = end + 1;
+            file.skippingLongRow = false;
+        }
         const size_t lastNewline = buffer.rfind('\n');
-        if (lastNewline == std::string::npos) {
-            if (file.offset + static_cast<uint64_t>(n) < size) {  // one line longer than the chunk
+        if (lastNewline == std::string::npos || lastNewline < start) {
+            if (buffer.size() - start >= kMaxRowBytes) {
+                skip(start);
+                ++file.lineNumber;
+                malformedLine(delta, path, file,
+                              "longer than " + std::to_string(kMaxRowBytes) + " bytes");
+                file.headerChecked = true;
+                file.skippingLongRow = true;
+                skip(buffer.size() - start);
+                continue;
+            }
+            skip(start);
+            if (file.offset + (buffer.size() - start) < size) {  // one line longer than the chunk
                 chunk *= 2;
                 continue;
             }
             break;  // a partial last line: the writer has not finished it (yet)
         }
-        size_t start = 0;
         while (start <= lastNewline) {
             const size_t end = buffer.find('\n', start);
             handleLine(std::string_view(buffer).substr(start, end - start), file.offset + start);
             start = end + 1;
         }
-        file.offset += lastNewline + 1;
-        consumed += lastNewline + 1;
+        skip(lastNewline + 1);
     }
     // Rows are written whole, line end included: a last line without one, once nobody writes
     // any more, is a row cut short (a crash, a full disk, a copy interrupted). It may even
     // parse (a cut path), so it is reported and skipped, never taken for a real row.
     const bool writerDone = (state_ && *state_ != format::DumpState::Running) || (!hasStatusFile_ && stable);
     if (file.offset < size && consumed < budget && writerDone) {
-        ++file.lineNumber;
-        malformedLine(delta, path, file, "the last line is cut short (no line end): the file was truncated");
+        if (!file.skippingLongRow) {
+            ++file.lineNumber;
+            malformedLine(delta, path, file,
+                          "the last line is cut short (no line end): the file was truncated");
+        }
         file.headerChecked = true;
+        file.skippingLongRow = false;
         consumed += size - file.offset;
         file.offset = size;
     }
-    ::close(fd);
     return consumed;
 }
 

@@ -40,6 +40,8 @@ private:
         int64_t lastSize = -1;    // size at the previous poll: a stable size means no writer
         uint32_t malformed = 0;
         bool headerChecked = false;
+        bool skippingLongRow = false;  // inside a line over the length limit
+        bool refused = false;          // not a regular file (said once)
     };
     struct OpState {  // beside the shared bookkeeping, by op index
         uint32_t process = 0;

@@ -2,254 +2,1077 @@
 #include "analysis/compare.h"
 
 #include <algorithm>
+#include <atomic>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
-#include <tuple>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
 
+#include "analysis/dump_reader.h"
 #include "analysis/tensor_view.h"
 #include "probe/format/dtype.h"
-#include "probe/format/tensor_bin.h"
-#include "probe/format/tensor_stats.h"
+#include "probe/format/file_util.h"
+#include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
 namespace {
 
-// Round, op name path, output, index, and which occurrence of those in the run: sibling ops of
-// the same name (a loop calling `select` twelve times) pair up in execution order.
-using Key = std::tuple<int64_t, std::string, bool, std::string, int>;
+constexpr size_t kMaxProblems = 20;
+constexpr size_t kMaxUnpairedListed = 5000;
+// atb statistics are printed with six decimals: two printed values of the same number differ
+// by at most this much.
+constexpr double kAtbStatisticQuantum = 1e-6;
 
-// One run's rows in execution order (process by process, round by round, as written).
-struct Side {
-    const DumpIndex& index;
-    std::vector<uint32_t> rows;
-    std::vector<format::StatRow> stats;
-    std::vector<Key> keys;
+bool startsWith(const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
+std::string baseName(const std::string& path) {
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool allDigits(const std::string& s) {
+    return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// Pre-order positions of one process's ops (children in execution order), and the parent
+// links the walk needs.
+struct TreeOrder {
+    std::vector<uint32_t> pre;  // by op index; kNone for ops of other processes
 };
 
-format::StatRow rowOf(const DumpIndex& index, uint32_t row) {
-    const StatRecord& r = index.row(row);
-    const auto& slot = index.slot(r.slot);
-    const auto& op = index.op(slot.op);
-    format::StatRow out;
-    out.devicePid = index.process(op.process).key;
-    out.round = r.round;
-    out.opName = index.layout() == DumpLayout::Msprobe ? op.id : op.namePath;
-    out.opType = op.type;
-    out.opId = op.id;
-    out.isOutput = slot.isOutput;
-    out.index = slot.index;
-    out.dtype = index.text(r.dtype);
-    out.format = index.text(r.format);
-    out.shape = index.text(r.shape);
-    std::optional<double>* values[] = {&out.max, &out.min, &out.mean, &out.norm};
-    for (int i = 0; i < kStatCount; ++i)
-        if (r.has(static_cast<Stat>(i))) *values[i] = r.get(static_cast<Stat>(i));
+TreeOrder treeOrder(const DumpIndex& index, uint32_t process) {
+    TreeOrder order;
+    order.pre.assign(index.opCount(), kNone);
+    uint32_t next = 0;
+    std::vector<uint32_t> stack;
+    const auto& top = index.process(process).topOps;
+    for (auto it = top.rbegin(); it != top.rend(); ++it) stack.push_back(*it);
+    while (!stack.empty()) {
+        const uint32_t op = stack.back();
+        stack.pop_back();
+        if (op >= order.pre.size() || order.pre[op] != kNone)
+            continue;  // a damaged tree: visit once
+        order.pre[op] = next++;
+        const auto& children = index.op(op).children;
+        for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
+    }
+    return order;
+}
+
+// What identifies an op across runs: its name path (atb: ids are positions and shift when the
+// control flow changes), or the msprobe entry name (which carries the call number).
+class NameTable {
+public:
+    uint32_t id(const std::string& name) {
+        return ids_.try_emplace(name, static_cast<uint32_t>(ids_.size())).first->second;
+    }
+    size_t size() const { return ids_.size(); }
+    std::vector<uint32_t> ofOps(const DumpIndex& index) {
+        std::vector<uint32_t> out(index.opCount());
+        for (uint32_t op = 0; op < index.opCount(); ++op)
+            out[op] =
+                id(index.layout() == DumpLayout::Msprobe ? index.op(op).id : index.op(op).namePath);
+        return out;
+    }
+
+private:
+    std::unordered_map<std::string, uint32_t> ids_;
+};
+
+// One op's rows of one round.
+struct Instance {
+    uint32_t op;
+    uint32_t firstRow, rowCount;  // into RoundInstances::rows
+    uint64_t key;                 // name id and occurrence in the round
+};
+struct RoundInstances {
+    std::vector<uint32_t> rows;
+    std::vector<Instance> instances;  // in pre-order
+};
+
+// `occurrences` is scratch sized to the name table, all zero on entry and on return.
+RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& roundRows,
+                           const TreeOrder& order, const std::vector<uint32_t>& nameIds,
+                           std::vector<uint32_t>& occurrences) {
+    RoundInstances out;
+    // Pre-order, and within an op inputs before outputs, each in file order: one sort key each.
+    std::vector<std::pair<uint64_t, uint32_t>> keyed(roundRows.size());
+    for (size_t i = 0; i < roundRows.size(); ++i) {
+        const auto& slot = index.slot(index.row(roundRows[i]).slot);
+        keyed[i] = {(uint64_t(order.pre[slot.op]) << 33) | (uint64_t(slot.isOutput) << 32) | i,
+                    roundRows[i]};
+    }
+    std::sort(keyed.begin(), keyed.end());
+    out.rows.resize(keyed.size());
+    for (size_t i = 0; i < keyed.size(); ++i) out.rows[i] = keyed[i].second;
+    auto opOf = [&](size_t i) {
+        return static_cast<uint32_t>(keyed[i].first >> 33);
+    };  // its pre-order position
+    for (uint32_t i = 0; i < out.rows.size();) {
+        const uint32_t pre = opOf(i);
+        uint32_t j = i + 1;
+        while (j < out.rows.size() && opOf(j) == pre) ++j;
+        const uint32_t op = index.slot(index.row(out.rows[i]).slot).op;
+        const uint32_t occurrence = occurrences[nameIds[op]]++;
+        out.instances.push_back({op, i, j - i, (uint64_t(nameIds[op]) << 24) ^ occurrence});
+        i = j;
+    }
+    for (const Instance& instance : out.instances) occurrences[nameIds[instance.op]] = 0;
     return out;
 }
 
-Side sideOf(const DumpIndex& index) {
-    Side side{index, {}, {}, {}};
-    std::map<std::tuple<int64_t, std::string, bool, std::string>, int> seen;
-    for (uint32_t p = 0; p < index.processCount(); ++p) {
-        for (const auto& [round, rows] : index.process(p).rounds) {
-            for (uint32_t row : rows) {
-                format::StatRow stats = rowOf(index, row);
-                const int occurrence = seen[{stats.round, stats.opName, stats.isOutput, stats.index}]++;
-                side.keys.emplace_back(stats.round, stats.opName, stats.isOutput, stats.index, occurrence);
-                side.rows.push_back(row);
-                side.stats.push_back(std::move(stats));
-            }
+// Fingerprint -> tensor, open addressing (0 is no fingerprint): a million outputs go in and
+// out of it while the walk runs, without a node allocation each.
+class PrintMap {
+public:
+    void clear() {
+        keys_.assign(16, 0);
+        values_.assign(16, kNone);
+        size_ = 0;
+    }
+    void set(uint64_t key, uint32_t value) {
+        if (!key) return;
+        if ((size_ + 1) * 2 > keys_.size()) grow();
+        const size_t at = slot(key);
+        if (!keys_[at]) ++size_;
+        keys_[at] = key;
+        values_[at] = value;
+    }
+    uint32_t find(uint64_t key) const {
+        if (!key || keys_.empty()) return kNone;
+        const size_t at = slot(key);
+        return keys_[at] == key ? values_[at] : kNone;
+    }
+
+private:
+    size_t slot(uint64_t key) const {
+        const size_t mask = keys_.size() - 1;
+        size_t at = static_cast<size_t>(key * 0x9e3779b97f4a7c15ull >> 20) & mask;
+        while (keys_[at] && keys_[at] != key) at = (at + 1) & mask;
+        return at;
+    }
+    void grow() {
+        std::vector<uint64_t> keys = std::move(keys_);
+        std::vector<uint32_t> values = std::move(values_);
+        keys_.assign(std::max<size_t>(16, keys.size() * 2), 0);
+        values_.assign(keys_.size(), kNone);
+        for (size_t i = 0; i < keys.size(); ++i) {
+            if (!keys[i]) continue;
+            const size_t at = slot(keys[i]);
+            keys_[at] = keys[i];
+            values_[at] = values[i];
         }
     }
-    return side;
+    std::vector<uint64_t> keys_;
+    std::vector<uint32_t> values_;
+    size_t size_ = 0;
+};
+
+StatValues statValuesOf(const StatRecord& r) {
+    StatValues v;
+    for (int i = 0; i < kStatCount; ++i) {
+        v.value[i] = r.value[i];
+        if (r.has(static_cast<Stat>(i))) v.present |= static_cast<uint8_t>(1u << i);
+    }
+    return v;
 }
 
-// The decoded data of a row's .bin, following a header-only alias to the first copy. nullopt
-// when the run kept no data for it (task statistics, filter_level 2, an msprobe .pt file).
+// The decoded data of a row's tensor file, following a header-only alias to the first copy.
+// nullopt when the run kept no data for it; `error` set when a file could not be read.
 std::optional<TensorData> tensorOf(const DumpIndex& index, uint32_t row, std::string* error) {
     if (!index.row(row).hasTensorFile) return std::nullopt;
     const std::string path = index.tensorPath(row, error);
-    if (path.size() < 4 || path.compare(path.size() - 4, 4, ".bin") != 0) return std::nullopt;
+    if (path.empty()) return std::nullopt;
     auto tensor = loadTensorFile(path, error);
     if (!tensor) return std::nullopt;
     if (tensor->header.headerOnly()) {
         const std::string first = index.resolveTensorAlias(row, tensor->header.alias);
-        if (first.empty() || first == path || !loadAliasedData(*tensor, first, error)) return std::nullopt;
+        if (first.empty() || first == path) return std::nullopt;  // filter_level 2: no data kept
+        if (!loadAliasedData(*tensor, first, error)) return std::nullopt;
     }
     if (!tensor->hasValues() || format::dtypeIsComplex(*tensor->dtype)) return std::nullopt;
     return tensor;
 }
 
-void compareStatistics(TensorComparison& c, const CompareOptions& options) {
-    const char* names[] = {"max", "min", "mean", "norm"};
-    const std::optional<double> a[] = {c.reference.max, c.reference.min, c.reference.mean, c.reference.norm};
-    const std::optional<double> b[] = {c.candidate.max, c.candidate.min, c.candidate.mean, c.candidate.norm};
-    double rms = 0;  // norm / sqrt(count) of the reference
-    if (c.reference.norm && std::isfinite(*c.reference.norm))
-        if (const auto dims = format::parseShapeString(c.reference.shape))
-            if (const auto count = format::elementCount(*dims); count && *count > 0)
-                rms = *c.reference.norm / std::sqrt(static_cast<double>(*count));
-    for (int i = 0; i < 4; ++i) {
-        if (!a[i] || !b[i]) continue;
-        const double x = *a[i], y = *b[i];
-        if (!std::isfinite(x) || !std::isfinite(y)) {
-            const bool same = (std::isnan(x) && std::isnan(y)) || x == y;
-            if (!same) {
-                c.worstStatisticError = INFINITY;
-                c.worstStatistic = std::string(names[i]) + " " + format::formatStatValue(x) + " vs " + format::formatStatValue(y);
-            }
-            continue;
-        }
-        // A statistic near zero (a mean of terms that cancel, the min of squares) is measured
-        // against the size of the tensor's elements, their root mean square, rather than against
-        // itself: a rounding difference there is no divergence.
-        const double error = std::fabs(x - y) / (options.atol + options.rtol * std::max(std::fabs(x), rms));
-        if (error > c.worstStatisticError) {
-            c.worstStatisticError = error;
-            c.worstStatistic = std::string(names[i]) + " " + format::formatStatValue(x) + " vs " + format::formatStatValue(y);
-        }
-    }
+// msprobe: a module's parameters are sources wherever they differ.
+bool isParameterSlot(const DumpIndex& index, uint32_t row) {
+    const auto& slot = index.slot(index.row(row).slot);
+    return index.layout() == DumpLayout::Msprobe && !slot.isOutput &&
+           startsWith(slot.index, "parameters");
+}
+// What data-parallel replicas must agree on: module parameters, and what collectives return.
+// (Not parameters_grad: those are recorded where autograd computes them, before DDP averages
+// them; averaged gradients that disagree show as parameters that disagree at the next step.)
+// Op-level dumps list no parameters: inputs named weight or bias (aten's argument names,
+// "1_weight") stand for them.
+bool isReplicaInvariant(const DumpIndex& index, uint32_t row) {
+    if (isParameterSlot(index, row)) return true;
+    const auto& slot = index.slot(index.row(row).slot);
+    if (index.layout() == DumpLayout::Msprobe)
+        return slot.isOutput && startsWith(index.op(slot.op).type, "Distributed.");
+    const size_t underscore = slot.index.find('_');
+    const std::string name =
+        underscore == std::string::npos ? "" : slot.index.substr(underscore + 1);
+    return !slot.isOutput && (name == "weight" || name == "bias");
 }
 
-// Element by element. Elements that are NaN in both, or the same infinity in both, agree and
-// are left out of the measures; a NaN or infinity in one run only is a divergence of its own.
-void compareData(TensorComparison& c, const TensorData& a, const TensorData& b) {
-    if (a.count != b.count) return;
-    double dot = 0, na = 0, nb = 0, maxAbs = 0, maxRel = 0;
-    uint64_t& nonFiniteDisagreements = c.nonFiniteDisagreements;
-    for (uint64_t i = 0; i < a.count; ++i) {
-        const double x = a.at(i), y = b.at(i);
-        if (!std::isfinite(x) || !std::isfinite(y)) {
-            const bool agree = (std::isnan(x) && std::isnan(y)) || x == y;
-            nonFiniteDisagreements += agree ? 0 : 1;
-            continue;
+// Runs work(i, worker) for i in [0, n) on `threads` threads (worker 0 is the caller, which
+// also reports progress between its own items).
+template <typename Work>
+void parallelFor(size_t n, unsigned threads, Work&& work,
+                 const std::function<void(size_t)>& progress = {}) {
+    std::atomic<size_t> next{0}, done{0};
+    auto loop = [&](unsigned worker) {
+        while (true) {
+            const size_t i = next.fetch_add(1);
+            if (i >= n) break;
+            work(i, worker);
+            const size_t d = done.fetch_add(1) + 1;
+            if (worker == 0 && progress) progress(d);
         }
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-        const double diff = std::fabs(x - y);
-        maxAbs = std::max(maxAbs, diff);
-        maxRel = std::max(maxRel, diff / std::max(std::fabs(x), 1e-12));
-    }
-    c.cosine = (na == 0 || nb == 0) ? (na == nb ? 1.0 : 0.0) : dot / std::sqrt(na * nb);
-    c.maxAbsError = maxAbs;
-    c.maxRelativeError = maxRel;
-    if (nonFiniteDisagreements) {
-        c.diverges = true;
-        const std::string text = std::to_string(nonFiniteDisagreements) + " element(s) NaN/Inf in one run only";
-        c.why = c.why.empty() ? text : c.why + ", " + text;
-    }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(loop, t);
+    loop(0);
+    for (auto& t : pool) t.join();
+    if (progress) progress(n);
 }
+
+class Comparer {
+public:
+    Comparer(const DumpIndex& reference, const DumpIndex& candidate, const CompareOptions& options)
+        : ref_(reference), cand_(candidate), options_(options) {
+        result_.reference = &reference;
+        result_.candidate = &candidate;
+        result_.exact = options.exact;
+        result_.replicas = options.replicas;
+        threads_ = std::min(
+            options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency()),
+            64u);
+    }
+
+    CompareResult run() {
+        if (!pairProcesses()) return std::move(result_);
+        NameTable names;
+        refNames_ = names.ofOps(ref_);
+        candNames_ = names.ofOps(cand_);
+        nameCount_ = names.size();
+        result_.tensors.reserve(ref_.rowCount());
+        for (const auto& [rp, cp] : result_.processPairs) pairOps(rp, cp);
+        prepareStrings();
+        measure();
+        walk();
+        summarise();
+        return std::move(result_);
+    }
+
+private:
+    void problem(std::string text) {
+        if (result_.problems.size() < kMaxProblems) result_.problems.push_back(std::move(text));
+    }
+
+    // A process of `index` named by a scope: its key, or a rank number ("1" -> "rank1", an atb
+    // device id). kNone when there is none.
+    static uint32_t findProcess(const DumpIndex& index, const std::string& name) {
+        if (uint32_t p = index.findProcess(name); p != kNone) return p;
+        if (allDigits(name)) {
+            if (uint32_t p = index.findProcess("rank" + name); p != kNone) return p;
+            for (uint32_t p = 0; p < index.processCount(); ++p)
+                if (startsWith(index.process(p).key, (name + "_").c_str())) return p;
+        }
+        return kNone;
+    }
+    static std::string processList(const DumpIndex& index) {
+        std::string out;
+        for (uint32_t p = 0; p < index.processCount(); ++p)
+            out += (p ? ", " : "") + index.process(p).key;
+        return out.empty() ? "none" : out;
+    }
+
+    bool pairProcesses() {
+        const bool paired = pairProcessesOnly();
+        result_.nameProcesses = result_.processPairs.size() > 1 ||
+                                !options_.referenceScope.process.empty() ||
+                                !options_.candidateScope.process.empty();
+        for (const auto& [rp, cp] : result_.processPairs)
+            if (ref_.layout() == DumpLayout::Msprobe &&
+                ref_.process(rp).key != cand_.process(cp).key)
+                result_.nameProcesses = true;
+        return paired;
+    }
+
+    bool pairProcessesOnly() {
+        const std::string& rs = options_.referenceScope.process;
+        const std::string& cs = options_.candidateScope.process;
+        uint32_t rp = kNone, cp = kNone;
+        if (!rs.empty() && (rp = findProcess(ref_, rs)) == kNone) {
+            problem("the reference has no process (rank) " + rs + "; it has " + processList(ref_));
+            return false;
+        }
+        if (!cs.empty() && (cp = findProcess(cand_, cs)) == kNone) {
+            problem("the candidate has no process (rank) " + cs + "; it has " + processList(cand_));
+            return false;
+        }
+        if (rp != kNone || cp != kNone) {
+            if (rp == kNone)
+                rp = ref_.processCount() == 1 ? 0 : ref_.findProcess(cand_.process(cp).key);
+            if (cp == kNone)
+                cp = cand_.processCount() == 1 ? 0 : cand_.findProcess(ref_.process(rp).key);
+            if (rp == kNone || cp == kNone) {
+                problem("choose the other side's process too: the reference has " +
+                        processList(ref_) + ", the candidate " + processList(cand_));
+                return false;
+            }
+            result_.processPairs.emplace_back(rp, cp);
+            return true;
+        }
+        // Every process: by key when the keys agree (msprobe ranks), else in order (atb keys
+        // hold the pid, which differs between runs).
+        bool byKey = ref_.processCount() > 0;
+        for (uint32_t p = 0; p < ref_.processCount() && byKey; ++p)
+            byKey = cand_.findProcess(ref_.process(p).key) != kNone;
+        const uint32_t n =
+            static_cast<uint32_t>(std::min(ref_.processCount(), cand_.processCount()));
+        for (uint32_t p = 0; p < (byKey ? ref_.processCount() : n); ++p)
+            result_.processPairs.emplace_back(p,
+                                              byKey ? cand_.findProcess(ref_.process(p).key) : p);
+        if (!byKey && ref_.processCount() != cand_.processCount())
+            problem("the reference has " + std::to_string(ref_.processCount()) + " process(es) (" +
+                    processList(ref_) + "), the candidate " + std::to_string(cand_.processCount()) +
+                    " (" + processList(cand_) + "): the first " + std::to_string(n) +
+                    " compared in order");
+        return true;
+    }
+
+    void addUnpaired(bool inReference, uint32_t process, int32_t round, uint32_t op) {
+        ++result_.unpairedOps;
+        if (result_.unpaired.size() < kMaxUnpairedListed)
+            result_.unpaired.push_back({inReference, process, round, op});
+    }
+
+    // The rounds compared: the scopes' rounds against each other, else equal numbers.
+    std::vector<std::pair<int32_t, int32_t>> pairRounds(uint32_t rp, uint32_t cp) {
+        const auto& rr = ref_.process(rp).rounds;
+        const auto& cr = cand_.process(cp).rounds;
+        const auto& rs = options_.referenceScope.round;
+        const auto& cs = options_.candidateScope.round;
+        std::vector<std::pair<int32_t, int32_t>> pairs;
+        if (rs || cs) {
+            const int32_t a = rs ? *rs : *cs, b = cs ? *cs : *rs;
+            if (!rr.count(a))
+                problem("the reference's process " + ref_.process(rp).key +
+                        " has no round (step) " + std::to_string(a));
+            if (!cr.count(b))
+                problem("the candidate's process " + cand_.process(cp).key +
+                        " has no round (step) " + std::to_string(b));
+            if (rr.count(a) && cr.count(b)) pairs.emplace_back(a, b);
+            return pairs;
+        }
+        for (const auto& [round, rows] : rr)
+            if (cr.count(round)) pairs.emplace_back(round, round);
+        return pairs;
+    }
+    // Rounds of one side that the other does not have: all their ops are unpaired.
+    void unpairedRounds(uint32_t rp, uint32_t cp) {
+        if (options_.referenceScope.round || options_.candidateScope.round) return;
+        const auto& rr = ref_.process(rp).rounds;
+        const auto& cr = cand_.process(cp).rounds;
+        for (const auto& [round, rows] : rr)
+            if (!cr.count(round)) unpairedRound(ref_, true, rp, round, rows);
+        for (const auto& [round, rows] : cr)
+            if (!rr.count(round)) unpairedRound(cand_, false, cp, round, rows);
+    }
+    void unpairedRound(const DumpIndex& index, bool inReference, uint32_t process, int32_t round,
+                       const std::vector<uint32_t>& rows) {
+        std::unordered_map<uint32_t, bool> seen;
+        for (uint32_t row : rows) {
+            const uint32_t op = index.slot(index.row(row).slot).op;
+            if (seen.emplace(op, true).second) addUnpaired(inReference, process, round, op);
+        }
+    }
+
+    void pairOps(uint32_t rp, uint32_t cp) {
+        const TreeOrder refOrder = treeOrder(ref_, rp), candOrder = treeOrder(cand_, cp);
+        // Every round's ops of both runs, sorted into execution order on the pool.
+        const auto rounds = pairRounds(rp, cp);
+        std::vector<RoundInstances> refRounds(rounds.size()), candRounds(rounds.size());
+        std::vector<std::vector<uint32_t>> scratch(threads_);  // occurrence counters per worker
+        parallelFor(2 * rounds.size(), threads_, [&](size_t k, unsigned worker) {
+            auto& occurrences = scratch[worker];
+            if (occurrences.size() != nameCount_) occurrences.assign(nameCount_, 0);
+            const size_t r = k / 2;
+            if (k % 2 == 0)
+                refRounds[r] = instancesOf(ref_, ref_.process(rp).rounds.at(rounds[r].first),
+                                           refOrder, refNames_, occurrences);
+            else
+                candRounds[r] = instancesOf(cand_, cand_.process(cp).rounds.at(rounds[r].second),
+                                            candOrder, candNames_, occurrences);
+        });
+        // Reference op -> its OpComparison in the round being paired (stamped with the round).
+        std::vector<std::pair<uint32_t, uint32_t>> compared(ref_.opCount(), {kNone, kNone});
+        uint32_t stamp = 0;
+        for (size_t k = 0; k < rounds.size(); ++k) {
+            const auto [rRound, cRound] = rounds[k];
+            ++stamp;
+            const RoundInstances r = std::move(refRounds[k]);
+            const RoundInstances c = std::move(candRounds[k]);
+            // Runs of one model mostly list the same ops in the same order: walk both, and look
+            // an op up only where they part.
+            std::unordered_map<uint64_t, uint32_t> candByKey;
+            std::vector<bool> candPaired(c.instances.size(), false);
+            size_t next = 0;
+            for (const Instance& ri : r.instances) {
+                uint32_t match = kNone;
+                if (next < c.instances.size() && c.instances[next].key == ri.key &&
+                    !candPaired[next]) {
+                    match = static_cast<uint32_t>(next++);
+                } else {
+                    if (candByKey.empty())
+                        for (uint32_t i = 0; i < c.instances.size(); ++i)
+                            candByKey.emplace(c.instances[i].key, i);
+                    if (auto it = candByKey.find(ri.key);
+                        it != candByKey.end() && !candPaired[it->second]) {
+                        match = it->second;
+                        next = match + 1;
+                    }
+                }
+                if (match == kNone) {
+                    addUnpaired(true, rp, rRound, ri.op);
+                    continue;
+                }
+                candPaired[match] = true;
+                const Instance& ci = c.instances[match];
+                OpComparison op;
+                op.referenceOp = ri.op;
+                op.candidateOp = ci.op;
+                op.referenceProcess = rp;
+                op.candidateProcess = cp;
+                op.referenceRound = rRound;
+                op.candidateRound = cRound;
+                for (uint32_t up = ref_.op(ri.op).parent; up != kNone && up < compared.size();
+                     up = ref_.op(up).parent) {
+                    if (compared[up].first == stamp) {
+                        op.parent = compared[up].second;
+                        break;
+                    }
+                }
+                op.firstTensor = static_cast<uint32_t>(result_.tensors.size());
+                const uint32_t opIndex = static_cast<uint32_t>(result_.ops.size());
+                pairTensors(opIndex, &r.rows[ri.firstRow], ri.rowCount, &c.rows[ci.firstRow],
+                            ci.rowCount);
+                op.tensorCount = static_cast<uint32_t>(result_.tensors.size()) - op.firstTensor;
+                compared[ri.op] = {stamp, opIndex};
+                result_.ops.push_back(op);
+            }
+            for (uint32_t i = 0; i < c.instances.size(); ++i)
+                if (!candPaired[i]) addUnpaired(false, cp, cRound, c.instances[i].op);
+        }
+        unpairedRounds(rp, cp);
+    }
+
+    void pairTensors(uint32_t op, const uint32_t* refRows, uint32_t refCount,
+                     const uint32_t* candRows, uint32_t candCount) {
+        std::vector<bool> used(candCount, false);
+        for (uint32_t i = 0; i < refCount; ++i) {
+            const auto& rs = ref_.slot(ref_.row(refRows[i]).slot);
+            uint32_t match = kNone;
+            for (uint32_t j = 0; j < candCount && match == kNone; ++j) {
+                const auto& cs = cand_.slot(cand_.row(candRows[j]).slot);
+                if (!used[j] && cs.isOutput == rs.isOutput && cs.index == rs.index) match = j;
+            }
+            if (match == kNone) {
+                ++result_.tensorsOnlyInReference;
+                continue;
+            }
+            used[match] = true;
+            TensorComparison t;
+            t.op = op;
+            t.referenceRow = refRows[i];
+            t.candidateRow = candRows[match];
+            t.isOutput = rs.isOutput;
+            result_.tensors.push_back(std::move(t));
+        }
+        for (uint32_t j = 0; j < candCount; ++j) result_.tensorsOnlyInCandidate += used[j] ? 0 : 1;
+    }
+
+    // Phase 1, on the pool: every tensor's measures, independent of the others.
+    void measure() {
+        const size_t n = result_.tensors.size();
+        dataPrint_.assign(n, 0);
+        statsPrint_.assign(n, 0);
+        statsNonFinite_.assign(n, false);
+        shapeDiffers_.assign(n, false);
+        // Statistics alone are cheap: hand them out in batches.
+        const size_t batch = options_.useTensorData ? 1 : 256;
+        const size_t batches = (n + batch - 1) / batch;
+        std::mutex problemsMutex;
+        std::function<void(size_t)> progress;
+        if (options_.progress)
+            progress = [&](size_t done) {
+                options_.progress(std::min<uint64_t>(done * batch, n), n);
+            };
+        parallelFor(
+            batches, threads_,
+            [&](size_t b, unsigned) {
+                for (size_t i = b * batch; i < std::min(n, (b + 1) * batch); ++i) {
+                    std::string error;
+                    measureTensor(i, &error);
+                    if (!error.empty()) {
+                        std::lock_guard<std::mutex> lock(problemsMutex);
+                        problem(error);
+                    }
+                }
+            },
+            progress);
+    }
+
+    // Per string of each index: the dtype it names, and (reference) the element count of the
+    // shape it spells; computed once, not per row.
+    void prepareStrings() {
+        auto dtypes = [](const DumpIndex& index) {
+            std::vector<std::optional<format::DType>> out(index.stringCount());
+            for (uint32_t s = 0; s < out.size(); ++s) out[s] = dtypeFromAnyName(index.text(s));
+            return out;
+        };
+        refDTypes_ = dtypes(ref_);
+        candDTypes_ = dtypes(cand_);
+        refCounts_.assign(ref_.stringCount(), 0);
+        for (uint32_t s = 0; s < refCounts_.size(); ++s)
+            if (const auto dims = format::parseShapeString(ref_.text(s)))
+                refCounts_[s] = format::elementCount(*dims).value_or(0);
+        // Where both runs kept the data, a slot for its measures.
+        for (auto& t : result_.tensors) {
+            if (!options_.useTensorData || !ref_.row(t.referenceRow).hasTensorFile ||
+                !cand_.row(t.candidateRow).hasTensorFile)
+                continue;
+            t.dataIndex = static_cast<uint32_t>(result_.measures.size());
+            result_.measures.emplace_back();
+        }
+    }
+    static std::optional<format::DType> dtypeAt(
+        const std::vector<std::optional<format::DType>>& table, uint32_t s) {
+        return s < table.size() ? table[s] : std::nullopt;
+    }
+
+    void measureTensor(size_t i, std::string* error) {
+        TensorComparison& t = result_.tensors[i];
+        const StatRecord& rr = ref_.row(t.referenceRow);
+        const StatRecord& cr = cand_.row(t.candidateRow);
+        t.referenceStats = statValuesOf(rr);
+        t.candidateStats = statValuesOf(cr);
+        t.referenceDType = dtypeAt(refDTypes_, rr.dtype);
+        t.candidateDType = dtypeAt(candDTypes_, cr.dtype);
+        t.judgedDType = judgingDType(t.referenceDType, t.candidateDType);
+        t.ulps = t.judgedDType ? allowedUlps(options_.ulps, *t.judgedDType) : 0;
+        t.replicaInvariant = options_.replicas && isReplicaInvariant(ref_, t.referenceRow);
+        shapeDiffers_[i] = ref_.text(rr.shape) != cand_.text(cr.shape);
+        uint64_t count = rr.shape < refCounts_.size() ? refCounts_[rr.shape] : 0;
+        if (t.referenceStats.present)
+            statsPrint_[i] = statsFingerprint(ref_.text(rr.dtype), count, t.referenceStats);
+
+        if (t.dataIndex != kNone && !shapeDiffers_[i]) {
+            auto a = tensorOf(ref_, t.referenceRow, error);
+            auto b = a ? tensorOf(cand_, t.candidateRow, error) : std::nullopt;
+            if (a && b && a->header.dims != b->header.dims) {
+                shapeDiffers_[i] = true;
+            } else if (a && b && t.judgedDType) {
+                result_.measures[t.dataIndex] = measureData(*a, *b, *t.judgedDType, t.ulps);
+                t.hasData = true;
+                dataPrint_[i] = dataFingerprint(*a);
+                count = a->count;
+                // Statistics the dump left out (task tensor) come from the data.
+                fillStats(t.referenceStats, a->stats);
+                fillStats(t.candidateStats, b->stats);
+            }
+        }
+        const DataMeasures& m = result_.data(static_cast<uint32_t>(i));
+        t.differs = shapeDiffers_[i] || (t.hasData ? !m.bytesEqual : statisticsDiffer(t, rr, cr));
+        if (options_.replicas && !t.replicaInvariant)
+            t.differs = false;  // replicas' activations differ by design
+        if (t.hasData) {
+            t.ownRms = m.referenceRms;
+            t.requiredScale = m.requiredScale;
+        } else {
+            if (t.referenceStats.has(3) && std::isfinite(t.referenceStats.value[3]) && count > 0)
+                t.ownRms = t.referenceStats.value[3] / std::sqrt(static_cast<double>(count));
+            const format::DType judged =
+                t.judgedDType.value_or(format::DType::Int64);  // unknown: exact
+            bool nonFinite = false;
+            t.requiredScale = statisticsRequiredScale(
+                t.referenceStats, t.candidateStats, count, t.ulps, machineEpsilon(judged),
+                smallestNormal(judged),
+                ref_.layout() == DumpLayout::Atb || cand_.layout() == DumpLayout::Atb
+                    ? kAtbStatisticQuantum
+                    : 0,
+                &nonFinite, &t.worstStatistic);
+            statsNonFinite_[i] = nonFinite;
+        }
+    }
+
+    // Without data: whether the dtype or any statistic differs at all (NaN equals NaN).
+    bool statisticsDiffer(const TensorComparison& t, const StatRecord& rr,
+                          const StatRecord& cr) const {
+        if (ref_.text(rr.dtype) != cand_.text(cr.dtype) ||
+            t.referenceStats.present != t.candidateStats.present)
+            return true;
+        for (int k = 0; k < 4; ++k) {
+            const double a = t.referenceStats.value[k], b = t.candidateStats.value[k];
+            if (t.referenceStats.has(k) && !(a == b || (std::isnan(a) && std::isnan(b))))
+                return true;
+        }
+        return false;
+    }
+
+    static void fillStats(StatValues& stats, const format::TensorStats& from) {
+        if (stats.present || !from.valid) return;
+        const double values[4] = {from.max, from.min, from.mean, from.norm};
+        for (int k = 0; k < 4; ++k) stats.value[k] = values[k];
+        stats.present = 0xf;
+    }
+
+    // The verdict of one tensor against the floor at `scale`.
+    void judge(uint32_t i, double scale) {
+        TensorComparison& t = result_.tensors[i];
+        t.scale = scale;
+        DivergenceRule rule = DivergenceRule::None;
+        if (shapeDiffers_[i]) {
+            rule = DivergenceRule::Shape;
+        } else if (options_.exact) {
+            if (t.hasData) {
+                if (!result_.data(i).bytesEqual) rule = DivergenceRule::Bytes;
+            } else if (t.differs) {
+                rule = DivergenceRule::Bytes;
+            }
+        } else if (t.hasData ? result_.data(i).nonFiniteMismatches > 0 : statsNonFinite_[i]) {
+            rule = DivergenceRule::NonFinite;
+        } else if (t.requiredScale > scale) {
+            rule = t.hasData ? DivergenceRule::Elements : DivergenceRule::Statistic;
+        }
+        if (options_.replicas && !t.replicaInvariant) rule = DivergenceRule::None;
+        t.rule = rule;
+        t.diverges = rule != DivergenceRule::None;
+        if (t.diverges && !firstDiverging_) firstDiverging_ = i;
+    }
+
+    bool samePrint(uint32_t a, uint32_t b) const {
+        if (dataPrint_[a] && dataPrint_[b]) return dataPrint_[a] == dataPrint_[b];
+        return statsPrint_[a] && statsPrint_[a] == statsPrint_[b];
+    }
+
+    // The tensor `i` is the same data as: an input of an open enclosing op, else the latest
+    // output with its fingerprint.
+    uint32_t producerOf(uint32_t i, const std::vector<uint32_t>& open) const {
+        for (auto it = open.rbegin(); it != open.rend(); ++it) {
+            const OpComparison& a = result_.ops[*it];
+            for (uint32_t u = a.firstTensor; u < a.firstTensor + a.tensorCount; ++u)
+                if (!result_.tensors[u].isOutput && u != i && samePrint(i, u)) return u;
+        }
+        if (const uint32_t found = producedData_.find(dataPrint_[i]); found != kNone) return found;
+        return producedStats_.find(statsPrint_[i]);
+    }
+
+    void openOp(uint32_t o, const std::vector<uint32_t>& open) {
+        OpComparison& op = result_.ops[o];
+        op.began = clock_++;
+        for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
+            TensorComparison& t = result_.tensors[i];
+            if (t.isOutput) continue;
+            // A parameter differs where it is used: it is never "received" from elsewhere.
+            t.producer = isParameterSlot(ref_, t.referenceRow) ? kNone : producerOf(i, open);
+            const double inherited = t.producer != kNone ? result_.tensors[t.producer].scale : 0;
+            judge(i, std::max(t.ownRms, inherited));
+            const bool carried =
+                t.producer != kNone && result_.tensors[t.producer].carriesDivergence;
+            t.source = t.diverges && !carried;
+            t.carriesDivergence = t.diverges || (t.differs && carried);
+        }
+    }
+
+    void closeOp(uint32_t o) {
+        OpComparison& op = result_.ops[o];
+        op.finished = clock_++;
+        double inputScale = 0;
+        for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i)
+            if (!result_.tensors[i].isOutput)
+                inputScale = std::max(inputScale, result_.tensors[i].ownRms);
+        uint32_t inheritedInput = kNone, sourceInput = kNone, divergingOutput = kNone;
+        for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
+            TensorComparison& t = result_.tensors[i];
+            if (!t.isOutput) {
+                if (t.carriesDivergence && !t.source && inheritedInput == kNone) inheritedInput = i;
+                if (t.source && sourceInput == kNone) sourceInput = i;
+                continue;
+            }
+            // An output that is a child's output passed up is judged as the child judged it.
+            const uint32_t inner = producerOf(i, {});
+            const bool fromChild =
+                inner != kNone && result_.ops[result_.tensors[inner].op].began > op.began;
+            if (fromChild) t.producer = inner;
+            judge(i,
+                  std::max({t.ownRms, inputScale, fromChild ? result_.tensors[inner].scale : 0.0}));
+            if (t.diverges && divergingOutput == kNone) divergingOutput = i;
+        }
+        if (inheritedInput != kNone) {
+            op.verdict = OpVerdict::Inherited;
+            op.cause = inheritedInput;
+            op.inheritedFrom = result_.tensors[result_.tensors[inheritedInput].producer].op;
+        } else if (sourceInput != kNone || divergingOutput != kNone) {
+            op.verdict = OpVerdict::BornHere;
+            op.cause = sourceInput != kNone ? sourceInput : divergingOutput;
+        }
+        for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
+            TensorComparison& t = result_.tensors[i];
+            if (!t.isOutput) continue;
+            t.carriesDivergence = t.diverges || (t.differs && op.verdict != OpVerdict::Matches);
+            producedData_.set(dataPrint_[i], i);
+            producedStats_.set(statsPrint_[i], i);
+        }
+    }
+
+    // Phase 2, in the reference's execution order: inputs are judged when an op begins,
+    // outputs when it ends; where each differing tensor came from decides born here/inherited.
+    void walk() {
+        size_t o = 0;
+        while (o < result_.ops.size()) {
+            const uint32_t process = result_.ops[o].referenceProcess;
+            producedData_.clear();
+            producedStats_.clear();
+            for (; o < result_.ops.size() && result_.ops[o].referenceProcess == process;) {
+                const int32_t round = result_.ops[o].referenceRound;
+                std::vector<uint32_t> open;
+                for (; o < result_.ops.size() && result_.ops[o].referenceProcess == process &&
+                       result_.ops[o].referenceRound == round;
+                     ++o) {
+                    while (!open.empty() && open.back() != result_.ops[o].parent) {
+                        closeOp(open.back());
+                        open.pop_back();
+                    }
+                    openOp(static_cast<uint32_t>(o), open);
+                    open.push_back(static_cast<uint32_t>(o));
+                }
+                while (!open.empty()) {
+                    closeOp(open.back());
+                    open.pop_back();
+                }
+            }
+        }
+    }
+
+    void summarise() {
+        for (const auto& t : result_.tensors) {
+            result_.divergingTensors += t.diverges ? 1 : 0;
+            result_.tensorsWithData += t.hasData ? 1 : 0;
+        }
+        result_.firstDivergingTensor = firstDiverging_;
+        for (const OpComparison& op : result_.ops) {
+            if (op.verdict != OpVerdict::BornHere) continue;
+            for (uint32_t p = op.parent; p != kNone; p = result_.ops[p].parent)
+                if (result_.ops[p].verdict == OpVerdict::BornHere)
+                    result_.ops[p].bornInChild = true;
+        }
+        for (uint32_t o = 0; o < result_.ops.size(); ++o) {
+            const OpComparison& op = result_.ops[o];
+            if (op.verdict == OpVerdict::BornHere) {
+                result_.bornHereOps += op.bornInChild ? 0 : 1;
+                if (!result_.firstBornHere ||
+                    op.finished < result_.ops[*result_.firstBornHere].finished)
+                    result_.firstBornHere = o;
+            } else if (op.verdict == OpVerdict::Inherited) {
+                ++result_.inheritedOps;
+            }
+        }
+        // The first op after the first born-here one to receive a divergence (else the first to
+        // finish).
+        const uint64_t after =
+            result_.firstBornHere ? result_.ops[*result_.firstBornHere].finished : 0;
+        std::optional<uint32_t> firstAfter, firstAny;
+        for (uint32_t o = 0; o < result_.ops.size(); ++o) {
+            const OpComparison& op = result_.ops[o];
+            if (op.verdict != OpVerdict::Inherited) continue;
+            if (op.began > after && (!firstAfter || op.began < result_.ops[*firstAfter].began))
+                firstAfter = o;
+            if (!firstAny || op.finished < result_.ops[*firstAny].finished) firstAny = o;
+        }
+        result_.firstInherited = firstAfter ? firstAfter : firstAny;
+    }
+
+    const DumpIndex& ref_;
+    const DumpIndex& cand_;
+    const CompareOptions& options_;
+    CompareResult result_;
+    unsigned threads_ = 1;
+    std::vector<uint32_t> refNames_, candNames_;
+    size_t nameCount_ = 0;
+    std::vector<uint64_t> dataPrint_, statsPrint_;  // reference fingerprints by tensor (0: none)
+    // Written by the pool, one element per tensor: bytes, not bits (vector<bool> packs them).
+    std::vector<uint8_t> statsNonFinite_, shapeDiffers_;
+    std::vector<std::optional<format::DType>> refDTypes_, candDTypes_;
+    std::vector<uint64_t> refCounts_;
+    PrintMap producedData_, producedStats_;
+    uint64_t clock_ = 0;
+    std::optional<uint32_t> firstDiverging_;
+};
 
 }  // namespace
 
-CompareResult compareDumps(const DumpIndex& referenceIndex, const DumpIndex& candidateIndex,
-                           const CompareOptions& options) {
-    CompareResult result;
-    const Side reference = sideOf(referenceIndex), candidate = sideOf(candidateIndex);
-    std::map<Key, size_t> candidateByKey;
-    for (size_t i = 0; i < candidate.keys.size(); ++i) candidateByKey.emplace(candidate.keys[i], i);
-    size_t matched = 0;
-    for (size_t r = 0; r < reference.keys.size(); ++r) {
-        auto it = candidateByKey.find(reference.keys[r]);
-        if (it == candidateByKey.end()) {
-            ++result.onlyInReference;
-            continue;
-        }
-        ++matched;
-        TensorComparison c;
-        c.reference = reference.stats[r];
-        c.candidate = candidate.stats[it->second];
-        compareStatistics(c, options);
-        if (c.reference.shape != c.candidate.shape) {
-            c.diverges = true;
-            c.why = "shape " + c.reference.shape + " vs " + c.candidate.shape;
-        }
-        if (options.useTensorData && c.reference.shape == c.candidate.shape) {
-            std::string error;
-            auto a = tensorOf(referenceIndex, reference.rows[r], &error);
-            auto b = a ? tensorOf(candidateIndex, candidate.rows[it->second], &error) : std::nullopt;
-            if (a && b) {
-                c.reference.tensorPath = a->path;
-                c.candidate.tensorPath = b->path;
-                compareData(c, *a, *b);
-            } else if (!error.empty() && result.problems.size() < 20) {
-                result.problems.push_back(error);
+const char* ruleName(DivergenceRule rule) {
+    switch (rule) {
+        case DivergenceRule::None:
+            return "";
+        case DivergenceRule::Shape:
+            return "shape";
+        case DivergenceRule::NonFinite:
+            return "nan/inf";
+        case DivergenceRule::Elements:
+            return "elements";
+        case DivergenceRule::Statistic:
+            return "statistic";
+        case DivergenceRule::Bytes:
+            return "bytes";
+    }
+    return "";
+}
+
+const char* verdictName(OpVerdict verdict) {
+    switch (verdict) {
+        case OpVerdict::Matches:
+            return "matches";
+        case OpVerdict::BornHere:
+            return "born here";
+        case OpVerdict::Inherited:
+            return "inherited";
+    }
+    return "";
+}
+
+std::optional<DumpLocation> locateDump(const std::string& path, std::string* error) {
+    auto reader = openDumpReader(path, error);
+    if (!reader) return std::nullopt;
+    DumpLocation location;
+    location.root = reader->root();
+    std::string p = format::absolutePath(path);
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    if (reader->layout() == DumpLayout::Atb) {
+        // <root>/data/<dev_pid>[/<round>[/...]]
+        const std::string data = location.root + "/data/";
+        if (p.rfind(data, 0) == 0) {
+            const std::string rest = p.substr(data.size());
+            const size_t slash = rest.find('/');
+            location.scope.process = rest.substr(0, slash);
+            if (slash != std::string::npos) {
+                const std::string round =
+                    rest.substr(slash + 1, rest.find('/', slash + 1) - slash - 1);
+                if (allDigits(round)) location.scope.round = std::stoi(round);
             }
         }
-        if (c.worstStatisticError > 1) {
-            c.diverges = true;
-            if (c.why.empty()) c.why = c.worstStatistic;
-        }
-        if (c.cosine && (std::isnan(*c.cosine) || *c.cosine < options.minCosine)) {
-            c.diverges = true;
-            char text[64];
-            std::snprintf(text, sizeof text, "cosine %.6f", *c.cosine);
-            c.why = c.why.empty() ? text : c.why + ", " + text;
-        }
-        if (c.diverges && !result.firstDivergence) result.firstDivergence = result.tensors.size();
-        result.tensors.push_back(std::move(c));
+        return location;
     }
-    result.onlyInCandidate = candidate.keys.size() - matched;
-    return result;
+    // <root>/step<N>[/rank<R>|proc<pid>]
+    const std::string base = baseName(p);
+    auto stepOf = [](const std::string& name) -> std::optional<int32_t> {
+        if (name.size() > 4 && name.compare(0, 4, "step") == 0 && allDigits(name.substr(4)))
+            return std::stoi(name.substr(4));
+        return std::nullopt;
+    };
+    if (auto step = stepOf(base)) {
+        location.scope.round = step;
+    } else if (p != location.root && p.size() > location.root.size()) {
+        const std::string parent = p.substr(0, p.rfind('/'));
+        if (auto parentStep = stepOf(baseName(parent))) {
+            location.scope.round = parentStep;
+            location.scope.process = base;
+        }
+    }
+    return location;
 }
+
+CompareResult compareDumps(const DumpIndex& reference, const DumpIndex& candidate,
+                           const CompareOptions& options) {
+    return Comparer(reference, candidate, options).run();
+}
+
+// ---- descriptions for people ----------------------------------------------------------------
 
 namespace {
 
-std::string describe(const TensorComparison& c) {
-    char cosine[48] = "";
-    if (c.cosine)
-        std::snprintf(cosine, sizeof cosine, c.nonFiniteDisagreements ? "  cos=%.6f of the other elements" : "  cos=%.6f",
-                      *c.cosine);
-    const std::string dtypes =
-        c.reference.dtype == c.candidate.dtype ? c.reference.dtype : c.reference.dtype + " vs " + c.candidate.dtype;
-    return "round " + std::to_string(c.reference.round) + "  " + c.reference.opName + " (" + c.reference.opType + ") " +
-           (c.reference.isOutput ? "output " : "input ") + c.reference.index + " [" + dtypes + "]: " +
-           (c.why.empty() ? "matches" : c.why) + cosine;
+std::string number(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", v);
+    return text;
+}
+
+// Element values as they are (shortest text that reads back the same), so two that differ in
+// the last bit do not print alike.
+std::string exactNumber(double v, std::optional<format::DType> dtype) {
+    if (!std::isfinite(v)) return number(v);
+    char text[32];
+    const bool single =
+        dtype && (*dtype == format::DType::Float || *dtype == format::DType::Float16 ||
+                  *dtype == format::DType::BF16);
+    const auto end = single ? std::to_chars(text, text + sizeof text, static_cast<float>(v)).ptr
+                            : std::to_chars(text, text + sizeof text, v).ptr;
+    return std::string(text, end);
 }
 
 }  // namespace
 
-std::string formatCompareReport(const CompareResult& result, size_t context) {
-    std::string out;
-    size_t diverging = 0;
-    for (const auto& t : result.tensors) diverging += t.diverges ? 1 : 0;
-    out += "compared " + std::to_string(result.tensors.size()) + " tensors: " + std::to_string(diverging) + " diverge";
-    if (result.onlyInReference || result.onlyInCandidate)
-        out += "; " + std::to_string(result.onlyInReference) + " only in the reference, " +
-               std::to_string(result.onlyInCandidate) + " only in the candidate";
-    out += "\n";
-    if (!result.firstDivergence) {
-        out += "no tensor diverges\n";
-    } else {
-        const size_t first = *result.firstDivergence;
-        out += "first divergence: " + describe(result.tensors[first]) + "\n";
-        out += "around it, in execution order:\n";
-        const size_t from = first >= context ? first - context : 0;
-        const size_t to = std::min(result.tensors.size(), first + context + 1);
-        for (size_t i = from; i < to; ++i)
-            out += std::string(i == first ? "  > " : "    ") + describe(result.tensors[i]) + "\n";
-    }
-    for (const auto& p : result.problems) out += "note: " + p + "\n";
+std::string CompareResult::describeOp(uint32_t o) const {
+    if (o >= ops.size() || !reference) return "?";
+    const OpComparison& op = ops[o];
+    const auto& r = reference->op(op.referenceOp);
+    std::string out = "round " + std::to_string(op.referenceRound);
+    if (op.candidateRound != op.referenceRound)
+        out += " (candidate " + std::to_string(op.candidateRound) + ")";
+    const std::string& refKey = reference->process(op.referenceProcess).key;
+    const std::string& candKey = candidate->process(op.candidateProcess).key;
+    if (nameProcesses) out += "  " + (refKey == candKey ? refKey : refKey + " vs " + candKey);
+    out += "  " + (reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath);
+    if (!r.type.empty() && reference->layout() != DumpLayout::Msprobe) out += " (" + r.type + ")";
     return out;
 }
 
-std::string compareResultCsv(const CompareResult& result) {
-    std::string out = "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate Max,"
-                      "Reference Mean,Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,"
-                      "Max Relative Error,Diverges,Why\n";
-    auto number = [](std::optional<double> v) { return format::formatStatValue(v); };
-    for (const auto& t : result.tensors) {
-        out += std::to_string(t.reference.round) + "," + format::csvField(t.reference.opName) + "," +
-               format::csvField(t.reference.opType) + "," +
-               (t.reference.isOutput ? "output," : "input,") + t.reference.index + "," + t.reference.shape + "," +
-               number(t.reference.max) + "," + number(t.candidate.max) + "," + number(t.reference.mean) + "," +
-               number(t.candidate.mean) + "," + number(t.reference.norm) + "," + number(t.candidate.norm) + "," +
-               number(t.cosine) + "," + number(t.maxAbsError) + "," + number(t.maxRelativeError) + "," +
-               (t.diverges ? "yes" : "no") + "," + format::csvField(t.why) + "\n";
+std::string CompareResult::describeUnpaired(const UnpairedOp& u) const {
+    const DumpIndex* index = u.inReference ? reference : candidate;
+    if (!index || u.op >= index->opCount()) return "?";
+    const auto& op = index->op(u.op);
+    std::string out = std::string(u.inReference ? "reference" : "candidate") + " round " +
+                      std::to_string(u.round) + "  ";
+    if (index->processCount() > 1) out += index->process(u.process).key + "  ";
+    out += index->layout() == DumpLayout::Msprobe ? op.id : op.namePath + " (" + op.type + ")";
+    return out;
+}
+
+std::string CompareResult::describeTensor(uint32_t i) const {
+    if (i >= tensors.size() || !reference) return "?";
+    const TensorComparison& t = tensors[i];
+    const auto& rr = reference->row(t.referenceRow);
+    const auto& cr = candidate->row(t.candidateRow);
+    std::string dtype = reference->text(rr.dtype);
+    if (candidate->text(cr.dtype) != dtype) dtype += " vs " + candidate->text(cr.dtype);
+    std::string shape = reference->text(rr.shape);
+    if (candidate->text(cr.shape) != shape) shape += " vs " + candidate->text(cr.shape);
+    return reference->describeSlot(rr.slot) + " [" + dtype + (shape.empty() ? "" : " " + shape) +
+           "]";
+}
+
+std::string CompareResult::tensorName(uint32_t i) const {
+    if (i >= tensors.size() || !reference) return "?";
+    const TensorComparison& t = tensors[i];
+    const auto& slot = reference->slot(reference->row(t.referenceRow).slot);
+    const auto& op = reference->op(slot.op);
+    if (reference->layout() == DumpLayout::Msprobe) {
+        // msprobe names parameters "<entry>.parameters.<name>" and gradients "<entry>.<name>"
+        if (startsWith(slot.index, "parameters")) return op.id + "." + slot.index;
+        if (op.type.size() > 16 &&
+            op.type.compare(op.type.size() - 16, 16, ".parameters_grad") == 0)
+            return op.id + "." + slot.index;
+        return op.id + (slot.isOutput ? ".output." : ".input.") + slot.index;
     }
+    return op.namePath + "." + std::to_string(ops[t.op].referenceRound) +
+           (slot.isOutput ? ".output." : ".input.") + slot.index;
+}
+
+std::string CompareResult::elementIndex(uint32_t i, uint64_t flat) const {
+    if (i >= tensors.size() || !reference) return "?";
+    const auto dims =
+        format::parseShapeString(reference->text(reference->row(tensors[i].referenceRow).shape));
+    if (!dims || dims->empty()) return "[]";
+    std::vector<uint64_t> at(dims->size());
+    for (size_t d = dims->size(); d-- > 0;) {
+        const uint64_t size = static_cast<uint64_t>(std::max<int64_t>((*dims)[d], 1));
+        at[d] = flat % size;
+        flat /= size;
+    }
+    std::string out = "[";
+    for (size_t d = 0; d < at.size(); ++d) out += (d ? ", " : "") + std::to_string(at[d]);
+    return out + "]";
+}
+
+std::string CompareResult::explain(uint32_t i) const {
+    if (i >= tensors.size() || !reference) return "?";
+    const TensorComparison& t = tensors[i];
+    const DataMeasures& d = data(i);
+    const char* statNames[] = {"max", "min", "mean", "norm"};
+    const double epsilon = t.judgedDType ? machineEpsilon(*t.judgedDType) : 0;
+    const std::string dtype = t.judgedDType ? format::dtypeName(*t.judgedDType) : "unknown dtype";
+    const std::string floor =
+        epsilon > 0 ? "floor " + number(t.ulps) + " ulp x " + number(epsilon) + " (" + dtype +
+                          ") x max(|reference|, scale " + number(t.scale) + ")"
+                    : dtype + " must be equal";
+    switch (t.rule) {
+        case DivergenceRule::None:
+            if (!t.differs) return "matches";
+            if (t.hasData)
+                return "differs by at most " + number(d.maxAbsError) + ", below the " + floor +
+                       ", downstream of a divergence";
+            return "its statistics differ, below the " + floor + ", downstream of a divergence";
+        case DivergenceRule::Shape:
+            return "shape differs";
+        case DivergenceRule::NonFinite:
+            if (t.hasData)
+                return std::to_string(d.nonFiniteMismatches) +
+                       " element(s) NaN/Inf in one run only";
+            for (int k = 0; k < 4; ++k) {
+                const double a = t.referenceStats.value[k], b = t.candidateStats.value[k];
+                if (t.referenceStats.has(k) && t.candidateStats.has(k) &&
+                    (!std::isfinite(a) || !std::isfinite(b)) &&
+                    !(a == b || (std::isnan(a) && std::isnan(b))))
+                    return std::string(statNames[k]) + " " + number(a) + " vs " + number(b) +
+                           ": NaN/Inf in one run only";
+            }
+            return "a statistic is NaN/Inf in one run only";
+        case DivergenceRule::Bytes:
+            if (!t.hasData) return "statistics differ";
+            if (d.largestErrorReference == d.largestErrorCandidate)
+                return "bytes differ";  // -0 vs 0, NaN payloads
+            return "bytes differ, the most at element " + elementIndex(i, d.largestErrorElement) +
+                   ": " + exactNumber(d.largestErrorReference, t.referenceDType) + " vs " +
+                   exactNumber(d.largestErrorCandidate, t.candidateDType) + " (" +
+                   number(d.maxUlpError) + " ulp)";
+        case DivergenceRule::Elements: {
+            const double error = std::fabs(d.worstCandidate - d.worstReference);
+            std::string out = "element " + elementIndex(i, d.worstElement) + ": " +
+                              exactNumber(d.worstReference, t.referenceDType) + " vs " +
+                              exactNumber(d.worstCandidate, t.candidateDType) + ", error " +
+                              number(error);
+            if (d.worstReference != 0)
+                out += " (" + number(100 * error / std::fabs(d.worstReference)) + "%)";
+            return out + " beyond the " + floor;
+        }
+        case DivergenceRule::Statistic: {
+            const int k = std::max(t.worstStatistic, 0);
+            return std::string(statNames[k]) + " " + number(t.referenceStats.value[k]) + " vs " +
+                   number(t.candidateStats.value[k]) + " beyond the " + floor +
+                   " (statistics only)";
+        }
+    }
+    return "";
+}
+
+const DataMeasures& CompareResult::data(uint32_t tensor) const {
+    static const DataMeasures kNoMeasures;
+    if (tensor >= tensors.size() || tensors[tensor].dataIndex >= measures.size())
+        return kNoMeasures;
+    return measures[tensors[tensor].dataIndex];
+}
+
+StatisticDiffs CompareResult::statisticDiffs(uint32_t tensor) const {
+    if (tensor >= tensors.size()) return {};
+    return diffStatistics(tensors[tensor].referenceStats, tensors[tensor].candidateStats);
+}
+
+std::vector<uint32_t> CompareResult::bornHereAncestors(uint32_t o) const {
+    std::vector<uint32_t> out;
+    if (o >= ops.size()) return out;
+    for (uint32_t p = ops[o].parent; p != kNone; p = ops[p].parent)
+        if (ops[p].verdict == OpVerdict::BornHere) out.push_back(p);
     return out;
 }
 

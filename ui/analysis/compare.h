@@ -1,56 +1,183 @@
-// Comparing two dumps of the same model (fp32 and bf16, two devices, before and after a change)
-// tensor by tensor, to find the first op whose numbers diverge. Either layout; tensor data is
-// compared where both runs kept it in .bin files.
+// Comparing two dumps of the same model (fp32 and bf16, two devices, before and after a change,
+// two data-parallel ranks) op by op and tensor by tensor, to find where a divergence is *born*:
+// the op whose inputs match and whose output (or parameter) differs. Every op after it that
+// receives a differing tensor merely inherits it. Either layout; tensor data is compared where
+// both runs kept it (.bin, or msprobe's .pt), statistics elsewhere. The rule is in
+// compare_measures.h and docs/compare.md. No Qt; the comparison runs on a pool of threads.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/compare_measures.h"
 #include "analysis/dump_index.h"
-#include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
 
-struct CompareOptions {
-    // A tensor diverges when a statistic differs by more than atol + rtol * max(|reference|,
-    // the reference elements' root mean square), or, when both runs dumped its data, when the
-    // cosine similarity falls below minCosine.
-    double rtol = 1e-3;
-    double atol = 1e-6;
-    double minCosine = 0.999;
-    bool useTensorData = true;  // read the .bin files when both runs have them
+// The part of a dump a comparison covers: every process and round, one process (a rank), one
+// round (a step), or one round of one process.
+struct DumpScope {
+    std::string process;           // a process key: "rank1", "proc4242", "0_39943"; "" = all
+    std::optional<int32_t> round;  // nullopt = all
 };
 
-// One tensor seen in both runs (matched by round, op name path (msprobe: entry name),
-// input/output and index: op ids may differ between runs, the names do not).
+// What a path names: the dump that holds it (DumpReader's root) and the part of it below the
+// path: <msprobe dump>/step0/rank1 is process "rank1", round 0; <atb_dump_data>/data/0_4242 is
+// process "0_4242". nullopt with a message when the path holds no dump.
+struct DumpLocation {
+    std::string root;
+    DumpScope scope;
+};
+std::optional<DumpLocation> locateDump(const std::string& path, std::string* error);
+
+struct CompareOptions {
+    NoiseFloorUlps ulps;
+    bool useTensorData = true;  // read the tensor files (.bin, .pt) where both runs have them
+    // A tensor diverges when its bytes differ at all (statistics: when any differs), for two
+    // runs on the same machine that should be bit-identical.
+    bool exact = false;
+    // Data-parallel replicas (two ranks of one job): their inputs differ by design, so only the
+    // tensors that replicas must agree on decide (msprobe: module parameters, and tensors that
+    // collectives return; op-level: inputs named weight or bias); the rest are measured but
+    // never called divergent.
+    bool replicas = false;
+    DumpScope referenceScope, candidateScope;
+    unsigned threads = 0;  // 0: one per core
+    // Called on the calling thread now and then with (tensors compared, tensors to compare).
+    std::function<void(uint64_t done, uint64_t total)> progress;
+};
+
+enum class DivergenceRule : uint8_t {
+    None,
+    Shape,      // the shapes differ
+    NonFinite,  // NaN or Inf in one run only (or Inf of the other sign)
+    Elements,   // an element differs by more than the noise floor (data)
+    Statistic,  // a statistic differs by more than the noise floor (no data on one side)
+    Bytes,      // --exact: the bytes (statistics) differ
+};
+const char* ruleName(DivergenceRule rule);  // "shape", "nan/inf", "elements", "statistic", "bytes"
+
+// One tensor seen in both runs: the same slot (input/output and index) of a paired op.
 struct TensorComparison {
-    format::StatRow reference, candidate;
-    double worstStatisticError = 0;  // the largest |difference| / (atol + rtol * scale), see CompareOptions
-    std::string worstStatistic;      // "max", "min", "mean", "norm" or "nan/inf"
-    // From the .bin data, when both have it.
-    std::optional<double> cosine, maxAbsError, maxRelativeError;
-    // Elements NaN or infinite in one run only: a divergence of their own, left out of the
-    // measures above (which then describe the other elements).
-    uint64_t nonFiniteDisagreements = 0;
+    uint32_t op = 0;                                      // into CompareResult::ops
+    uint32_t referenceRow = kNone, candidateRow = kNone;  // rows of the two DumpIndexes
+    bool isOutput = false;
+    bool hasData = false;  // both runs' data were read and measured
+    StatValues referenceStats, candidateStats;
+    std::optional<format::DType> referenceDType, candidateDType;
+    std::optional<format::DType>
+        judgedDType;             // the reference's, whose epsilon judges (judgingDType)
+    uint32_t dataIndex = kNone;  // its measures in CompareResult::measures (CompareResult::data)
+    int worstStatistic = -1;     // statistics rule: 0 max, 1 min, 2 mean, 3 norm
+    double ulps = 0;             // allowance for judgedDType
+    double ownRms = 0;           // the reference tensor's root mean square
+    double scale = 0;            // what the floor is measured against (see compare_measures.h)
+    double requiredScale = 0;    // the smallest scale at which its differences would be noise
     bool diverges = false;
-    std::string why;
+    DivergenceRule rule = DivergenceRule::None;
+    // An input that is the same data as an earlier op's output (or an enclosing op's input):
+    // that tensor's index; kNone when no compared op produced it (a parameter, a buffer, the
+    // model's input, or an op that was not dumped).
+    uint32_t producer = kNone;
+    bool differs = false;  // not bit-identical (without data: a statistic or the dtype differs)
+    // Carries a divergence on: it diverges itself, or it differs at all and comes from an op
+    // that is born here or inherited (a difference below the floor, downstream of a divergence,
+    // is part of it).
+    bool carriesDivergence = false;
+    // A diverging input that no tensor carrying a divergence explains: the divergence enters here.
+    bool source = false;
+    bool replicaInvariant = false;  // replicas mode: a tensor the ranks must agree on
+};
+
+enum class OpVerdict : uint8_t { Matches, BornHere, Inherited };
+const char* verdictName(OpVerdict verdict);  // "matches", "born here", "inherited"
+
+// One execution of an op (one round) seen in both runs.
+struct OpComparison {
+    uint32_t referenceOp = kNone, candidateOp = kNone;            // ops of the DumpIndexes
+    uint32_t referenceProcess = kNone, candidateProcess = kNone;  // processes of the DumpIndexes
+    int32_t referenceRound = 0, candidateRound = 0;
+    uint32_t parent = kNone;                    // the enclosing compared op, kNone at the top
+    uint32_t firstTensor = 0, tensorCount = 0;  // its tensors in CompareResult::tensors
+    // When it began and finished in the reference's execution (one clock for all ops): children
+    // begin after and finish before their parent.
+    uint64_t began = 0, finished = 0;
+    OpVerdict verdict = OpVerdict::Matches;
+    // The tensor that decided the verdict: born here, the first diverging output or source
+    // input; inherited, the first diverging input explained by an earlier divergence.
+    uint32_t cause = kNone;
+    uint32_t inheritedFrom = kNone;  // inherited: the op whose diverging tensor it received
+    // Born here, and so is an op inside it: its divergence surfaces here but starts deeper.
+    bool bornInChild = false;
+};
+
+// An op execution found in one run only.
+struct UnpairedOp {
+    bool inReference = true;
+    uint32_t process = kNone;
+    int32_t round = 0;
+    uint32_t op = kNone;
 };
 
 struct CompareResult {
-    std::vector<TensorComparison> tensors;  // in the reference's execution order
-    uint64_t onlyInReference = 0, onlyInCandidate = 0;
-    std::optional<size_t> firstDivergence;  // index into `tensors`
-    std::vector<std::string> problems;      // unreadable files and the like
+    // The compared dumps: the result refers to their rows and ops, and is valid while they live.
+    const DumpIndex* reference = nullptr;
+    const DumpIndex* candidate = nullptr;
+    bool exact = false, replicas = false;
+    // Name the processes in descriptions: several were compared, or chosen (ranks), or they
+    // are ranks of another name. Two single-process op-level runs differ only by pid.
+    bool nameProcesses = false;
+    std::vector<OpComparison> ops;  // paired op executions in the reference's execution order
+    std::vector<TensorComparison> tensors;  // grouped by op: inputs, then outputs
+    std::vector<DataMeasures> measures;     // of the tensors whose data both runs kept (data())
+    std::vector<UnpairedOp> unpaired;  // op executions in one run only (the first few thousand)
+    uint64_t unpairedOps = 0;          // all of them
+    uint64_t tensorsOnlyInReference = 0, tensorsOnlyInCandidate = 0;
+    std::vector<std::pair<uint32_t, uint32_t>>
+        processPairs;  // (reference, candidate) processes compared
+    // bornHereOps counts the innermost ones (not bornInChild).
+    uint64_t divergingTensors = 0, bornHereOps = 0, inheritedOps = 0, tensorsWithData = 0;
+    // The op where the first divergence is born: among the born-here ops, the first to finish
+    // (an op whose divergence is born in a child finishes after it). Then the first op after it
+    // that inherited a divergence.
+    std::optional<uint32_t> firstBornHere, firstInherited;  // into ops
+    std::optional<uint32_t> firstDivergingTensor;           // into tensors, in execution order
+    std::vector<std::string> problems;                      // unreadable files and the like
+
+    bool nothingCompared() const { return tensors.empty(); }
+    // A tensor's measures from both runs' data (meaningful when hasData; zeros otherwise).
+    const DataMeasures& data(uint32_t tensor) const;
+    // msprobe's statistics columns of a tensor (diffStatistics of its two runs' statistics).
+    StatisticDiffs statisticDiffs(uint32_t tensor) const;
+    bool diverges() const { return divergingTensors > 0; }
+
+    // For people: "round 2  layers.1/mlp/down_proj (Linear)"; msprobe: the entry name.
+    std::string describeOp(uint32_t op) const;
+    std::string describeUnpaired(const UnpairedOp& op) const;
+    // "input 1 [float32 64x172]"
+    std::string describeTensor(uint32_t tensor) const;
+    // msprobe's name of the tensor ("Functional.linear.0.forward.input.0"); atb: "<name
+    // path>.<round>.<input|output>.<index>"
+    std::string tensorName(uint32_t tensor) const;
+    // The worst element of a tensor as an index into its shape: "[3, 5]".
+    std::string elementIndex(uint32_t tensor, uint64_t flat) const;
+    // Why it diverges, with the numbers: "element [3, 5]: 0.0731 vs 0.0768 (...)"
+    std::string explain(uint32_t tensor) const;
+    // The op's ancestors that are born here too (their divergence is born inside them).
+    std::vector<uint32_t> bornHereAncestors(uint32_t op) const;
 };
 
-CompareResult compareDumps(const DumpIndex& reference, const DumpIndex& candidate, const CompareOptions& options);
-
-// A short report for a terminal: the counts, the first divergence and its neighbourhood.
-std::string formatCompareReport(const CompareResult& result, size_t context = 5);
-// Every compared tensor as CSV (one line each, with a header).
-std::string compareResultCsv(const CompareResult& result);
+// Compares `candidate` against `reference`. Ops pair up by round (step), process, name path
+// (msprobe: entry name) and occurrence; tensors by input/output and index.
+CompareResult compareDumps(const DumpIndex& reference, const DumpIndex& candidate,
+                           const CompareOptions& options);
+// The result refers to the dumps: they must outlive it, so temporaries are refused.
+CompareResult compareDumps(DumpIndex&&, const DumpIndex&, const CompareOptions&) = delete;
+CompareResult compareDumps(const DumpIndex&, DumpIndex&&, const CompareOptions&) = delete;
+CompareResult compareDumps(DumpIndex&&, DumpIndex&&, const CompareOptions&) = delete;
 
 }  // namespace probe::analysis

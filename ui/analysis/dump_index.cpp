@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/dump_index.h"
 
+#include <unistd.h>
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <cctype>
-#include <fstream>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <string_view>
 #include <unordered_map>
 
 #include "analysis/atb_dump.h"
+#include "probe/format/file_util.h"
 #include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
@@ -293,7 +296,10 @@ uint32_t DumpIndex::rowOfTensorFile(const std::string& path) const {
     const std::string round = rest.substr(slash + 1, next - slash - 1);
     if (process == kNone || round.empty() || round.find_first_not_of("0123456789") != std::string::npos) return kNone;
     const auto& rounds = processes_[process].rounds;
-    const auto it = rounds.find(std::stoi(round));
+    int32_t roundNumber = 0;
+    if (std::from_chars(round.data(), round.data() + round.size(), roundNumber).ec != std::errc())
+        return kNone;
+    const auto it = rounds.find(roundNumber);
     if (it == rounds.end()) return kNone;
     for (uint32_t row : it->second)
         if (rows_[row].hasTensorFile && canonicalPath(tensorPath(row)) == file) return row;
@@ -308,14 +314,25 @@ std::string DumpIndex::tensorPath(uint32_t row, std::string* error) const {
     // atb: the path is the row's last column; read the line back instead of keeping a
     // million paths in memory.
     const std::string& csv = sources_[r.source];
-    std::ifstream in(csv, std::ios::binary);
-    if (!in) {
-        if (error) *error = "cannot open " + csv;
+    std::string why;
+    const int fd = format::openRegularFile(csv, UINT64_MAX, nullptr, &why);
+    if (fd < 0) {
+        if (error) *error = "cannot open " + csv + ": " + why;
         return {};
     }
-    in.seekg(static_cast<std::streamoff>(r.lineOffset));
+    // The file may have been replaced since it was read: the read is bounded as the reader's rows.
     std::string line;
-    if (!std::getline(in, line)) {
+    for (size_t want = 4096; want <= (1u << 20); want *= 4) {
+        line.resize(want);
+        const ssize_t n = ::pread(fd, line.data(), want, static_cast<off_t>(r.lineOffset));
+        line.resize(n > 0 ? static_cast<size_t>(n) : 0);
+        if (const size_t end = line.find('\n'); end != std::string::npos || line.size() < want) {
+            line.resize(std::min(end, line.size()));
+            break;
+        }
+    }
+    ::close(fd);
+    if (line.empty()) {
         if (error) *error = "cannot read the row at byte " + std::to_string(r.lineOffset) + " of " + csv;
         return {};
     }

@@ -163,6 +163,7 @@ public:
     const Slot& slot(uint32_t i) const { return slots_[i]; }
     const StatRecord& row(uint32_t i) const { return rows_[i]; }
     const std::string& text(uint32_t stringIndex) const;  // "" for kNone
+    size_t stringCount() const { return strings_.size(); }
     const std::vector<std::string>& sources() const { return sources_; }
 
     uint32_t findProcess(const std::string& key) const;

@@ -6,14 +6,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <cmath>
-#include <fstream>
-#include <sstream>
-
 #include "probe/format/config_issue.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 
 namespace probe::analysis {
 namespace {
@@ -82,11 +80,12 @@ bool isTensorItem(const nlohmann::ordered_json& value) {
 }
 
 std::string shapeText(const nlohmann::ordered_json& shape) {
-    if (!shape.is_array()) return shape.is_null() ? std::string() : shape.dump();
+    if (!shape.is_array()) return shape.is_null() ? std::string() : format::dumpJson(shape);
     std::string out;
     for (size_t i = 0; i < shape.size(); ++i) {
         if (i) out += 'x';
-        out += shape[i].is_number_integer() ? std::to_string(shape[i].get<int64_t>()) : shape[i].dump();
+        out += shape[i].is_number_integer() ? std::to_string(shape[i].get<int64_t>())
+                                            : format::dumpJson(shape[i]);
     }
     return out;
 }
@@ -243,9 +242,11 @@ void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step, 
     StatRecord record;
     record.slot = index_.slotIndex(delta, op, isOutput, index.empty() ? "0" : index);
     record.round = step;
-    std::string dtype = value["dtype"].is_string() ? value["dtype"].get<std::string>() : value["dtype"].dump();
+    const auto& dtypeField = value.at("dtype");  // isTensorItem: both present
+    std::string dtype =
+        dtypeField.is_string() ? dtypeField.get<std::string>() : format::dumpJson(dtypeField);
     record.dtype = index_.intern(delta, dtype);
-    record.shape = index_.intern(delta, shapeText(value["shape"]));
+    record.shape = index_.intern(delta, shapeText(value.at("shape")));
     const char* keys[] = {"Max", "Min", "Mean", "Norm"};
     for (int i = 0; i < kStatCount; ++i) {
         auto it = value.find(keys[i]);
@@ -288,48 +289,50 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
     const std::string errorLog = dir + "/dump_error_info.log";
     if (!state.errorLogReported && format::fileExists(errorLog)) {
         state.errorLogReported = true;
-        std::ifstream in(errorLog);
-        std::string first;
-        std::getline(in, first);
-        delta.problems.push_back(errorLog + ": the debugger recorded errors: " + first);
+        std::string error;
+        const auto text = format::readTextFile(errorLog, &error, 1u << 20);
+        const std::string first =
+            text ? text->substr(0, text->find('\n')) : "(cannot be read: " + error + ")";
+        delta.problems.push_back(errorLog +
+                                 ": the debugger recorded errors: " + format::printableText(first));
     }
     const std::string dumpPath = dir + "/dump.json";
     const auto stamp = format::fileStamp(dumpPath);
     if (!stamp || *stamp == state.dumpStamp) return 0;
     state.dumpStamp = *stamp;
 
-    std::string error;
     const std::string constructPath = dir + "/construct.json";
     const auto constructStamp = format::fileStamp(constructPath);
     if (constructStamp && *constructStamp != state.constructStamp) {
         state.constructStamp = *constructStamp;
-        if (auto text = format::readTextFile(constructPath, &error)) {
-            auto json = nlohmann::json::parse(*text, nullptr, false);
-            if (json.is_object()) {
-                for (const auto& [entry, parent] : json.items())
-                    state.parentOf[entry] = parent.is_string() ? parent.get<std::string>() : std::string();
-            } else {
-                delta.problems.push_back(constructPath + ": not a JSON object (entry -> parent module); the tree "
-                                                         "of this step is shown flat");
-            }
+        const auto construct = format::readJsonFile(constructPath, format::kDumpJsonLimits);
+        if (!construct.ok()) {
+            delta.problems.push_back(construct.error.toString() +
+                                     "; the tree of this step is shown flat");
+        } else if (construct.value->is_object()) {
+            for (const auto& [entry, parent] : construct.value->items())
+                state.parentOf[entry] =
+                    parent.is_string() ? parent.get<std::string>() : std::string();
         } else {
-            delta.problems.push_back(constructPath + ": " + error);
+            delta.problems.push_back(constructPath +
+                                     ": not a JSON object (entry -> parent module); the tree "
+                                     "of this step is shown flat");
         }
     }
 
-    auto text = format::readTextFile(dumpPath, &error);
+    std::string error;
+    auto text = format::readTextFile(dumpPath, &error, format::kDumpJsonLimits.maxBytes);
     if (!text) {
         delta.problems.push_back(dumpPath + ": " + error);
         return 0;
     }
-    const auto json = nlohmann::ordered_json::parse(quoteNonFiniteJsonTokens(*text), nullptr, false);
-    if (json.is_discarded()) {
-        std::vector<format::ConfigIssue> issues;
-        nlohmann::json ignored;
-        format::parseJsonText(quoteNonFiniteJsonTokens(*text), dumpPath, ignored, issues);
-        delta.problems.push_back(issues.empty() ? dumpPath + ": not valid JSON" : issues.front().toString());
+    const auto parsed = format::parseOrderedJson(quoteNonFiniteJsonTokens(*text), dumpPath,
+                                                 format::kDumpJsonLimits);
+    if (!parsed.ok()) {
+        delta.problems.push_back(parsed.error.toString());
         return text->size();
     }
+    const nlohmann::ordered_json& json = *parsed.value;
     auto data = json.find("data");
     if (!json.is_object() || data == json.end() || !data->is_object()) {
         delta.problems.push_back(dumpPath + ": has no \"data\" object; is it a dump.json written by PrecisionDebugger?");

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/tensor_view.h"
 
+#include "analysis/pt_tensor.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -53,21 +55,32 @@ double TensorData::at(uint64_t i) const {
     return out;
 }
 
+uint64_t TensorData::decode(uint64_t first, uint64_t count, double* out) const {
+    uint64_t n = 0;
+    forEachValue(*this, first, count, [&](double v) { out[n++] = v; });
+    return n;
+}
+
 std::string dtypeLabel(const TensorData& tensor) {
     return tensor.dtype ? format::dtypeName(*tensor.dtype) : "dtype " + std::to_string(tensor.header.dtypeCode);
 }
 
 std::optional<TensorData> loadTensorFile(const std::string& path, std::string* error) {
+    if (isPtTensorPath(path)) return loadPtTensorFile(path, error);  // the msprobe layout's tensors
     std::string why;
     auto file = format::readBinFile(path, &why);
     if (!file) {
         if (error) *error = path + ": " + why;
         return std::nullopt;
     }
+    return decodeTensor(path, std::move(*file));
+}
+
+TensorData decodeTensor(const std::string& path, format::BinFile file) {
     TensorData t;
     t.path = path;
-    t.header = std::move(file->header);
-    t.bytes = std::move(file->data);
+    t.header = std::move(file.header);
+    t.bytes = std::move(file.data);
     t.dtype = format::dtypeFromCode(t.header.dtypeCode);
     t.count = format::elementCount(t.header.dims).value_or(0);
     if (t.hasValues()) t.stats = format::computeTensorStats(*t.dtype, t.bytes.data(), t.count);

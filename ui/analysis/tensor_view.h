@@ -27,11 +27,16 @@ struct TensorData {
     bool hasValues() const { return dtype.has_value() && !bytes.empty() && count > 0; }
     // Element i as a double (complex: its real part; bool: 0 or 1).
     double at(uint64_t i) const;
+    // Elements [first, first + count) as doubles into `out` (as at() decodes them, the dtype
+    // switch outside the loop); returns how many were written (fewer at the end of the data).
+    uint64_t decode(uint64_t first, uint64_t count, double* out) const;
 };
 
 // Reads a .bin file and recomputes its statistics. A header-only file loads without bytes
 // (header.alias says which file holds the data). nullopt with a message on any error.
 std::optional<TensorData> loadTensorFile(const std::string& path, std::string* error);
+// The same for a file already read and checked (format::readBinFile or parseBinFile).
+TensorData decodeTensor(const std::string& path, format::BinFile file);
 // Reads the data of `dataPath` for a header-only `tensor` (its dtype and dims must match).
 bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::string* error);
 

@@ -7,6 +7,7 @@
 
 #include "op_selection.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 
 namespace probe::data {
 namespace {
@@ -73,8 +74,8 @@ void ConfigDocument::setTextInternal(const QString& text, bool modified) {
 void ConfigDocument::judge() {
     const std::string utf8 = text_.toStdString();
     object_.reset();
-    Json parsed = Json::parse(utf8, nullptr, /*allow_exceptions=*/false);
-    if (!parsed.is_discarded() && parsed.is_object()) object_ = std::move(parsed);
+    auto parsed = format::parseOrderedJson(utf8, "<editor>", format::kConfigJsonLimits);
+    if (parsed.ok() && parsed.value->is_object()) object_ = std::move(*parsed.value);
     // Issues name the file they are about; a new text has none yet.
     const std::string file = filePath_.isEmpty() ? std::string("<editor>") : QFileInfo(filePath_).fileName().toStdString();
     opConfig_.reset();
@@ -155,8 +156,8 @@ bool ConfigDocument::load(const QString& path, QString* error) {
         if (error) *error = tr("cannot read %1: %2").arg(path, QString::fromStdString(readError));
         return false;
     }
-    const nlohmann::json root = nlohmann::json::parse(*text, nullptr, false);
-    const std::string guessed = root.is_discarded() ? std::string() : format::guessConfigKind(root);
+    const auto root = format::parseJson(*text, path.toStdString(), format::kConfigJsonLimits);
+    const std::string guessed = root.ok() ? format::guessConfigKind(*root.value) : std::string();
     if (guessed == "op") kind_ = Kind::Op;
     else if (guessed == "api") kind_ = Kind::Api;
     filePath_ = path;

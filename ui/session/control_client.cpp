@@ -5,8 +5,41 @@
 #include <QJsonDocument>
 
 #include "probe/format/control_protocol.h"
+#include "probe/format/json_input.h"
 
 namespace probe::session {
+namespace {
+
+// A value the guarded parser accepted (bounded depth, UTF-8, finite numbers) as Qt's JSON.
+QJsonValue toQt(const nlohmann::json& value) {
+    switch (value.type()) {
+        case nlohmann::json::value_t::boolean:
+            return value.get<bool>();
+        case nlohmann::json::value_t::number_integer:
+            return static_cast<qint64>(value.get<int64_t>());
+        case nlohmann::json::value_t::number_unsigned:
+            return static_cast<double>(value.get<uint64_t>());
+        case nlohmann::json::value_t::number_float:
+            return value.get<double>();
+        case nlohmann::json::value_t::string:
+            return QString::fromStdString(value.get_ref<const std::string&>());
+        case nlohmann::json::value_t::array: {
+            QJsonArray array;
+            for (const auto& item : value) array.append(toQt(item));
+            return array;
+        }
+        case nlohmann::json::value_t::object: {
+            QJsonObject object;
+            for (const auto& item : value.items())
+                object.insert(QString::fromStdString(item.key()), toQt(item.value()));
+            return object;
+        }
+        default:
+            return QJsonValue();
+    }
+}
+
+}  // namespace
 
 ControlClient::ControlClient(QObject* parent) : QObject(parent) {
     connect(&socket_, &QLocalSocket::readyRead, this, &ControlClient::readLines);
@@ -19,6 +52,7 @@ ControlClient::ControlClient(QObject* parent) : QObject(parent) {
 
 void ControlClient::connectToProbe(const QString& socketPath) {
     buffer_.clear();
+    skippingLongLine_ = false;
     hello_ = {};
     socket_.abort();
     socket_.connectToServer(socketPath);
@@ -46,15 +80,38 @@ qint64 ControlClient::ping() {
 }
 
 void ControlClient::readLines() {
+    constexpr auto kLimits = format::kControlClientLineLimits;
     buffer_ += socket_.readAll();
-    qsizetype newline;
-    while ((newline = buffer_.indexOf('\n')) >= 0) {
-        const QByteArray line = buffer_.left(newline);
-        buffer_.remove(0, newline + 1);
-        QJsonParseError error;
-        const auto document = QJsonDocument::fromJson(line, &error);
-        if (error.error != QJsonParseError::NoError || !document.isObject()) continue;  // tolerate a bad line
-        dispatch(document.object());
+    qsizetype start = 0, newline;
+    while ((newline = buffer_.indexOf('\n', start)) >= 0) {
+        const std::string_view line(buffer_.constData() + start,
+                                    static_cast<size_t>(newline - start));
+        start = newline + 1;
+        if (skippingLongLine_) {
+            skippingLongLine_ = false;
+            continue;
+        }
+        if (line.empty()) continue;
+        // A bad line is said and skipped; the connection lives on.
+        auto parsed = format::parseJson(line, "the probe's message", kLimits);
+        if (!parsed.ok() || !parsed.value->is_object()) {
+            emit messageReceived(QStringLiteral("error"),
+                                 QString::fromStdString(
+                                     parsed.ok() ? "the probe sent a line that is not a JSON object"
+                                                 : parsed.error.toString()));
+            continue;
+        }
+        dispatch(toQt(*parsed.value).toObject());
+        if (!socket_.isOpen()) return;  // dispatch refused the probe
+    }
+    buffer_.remove(0, start);
+    if (static_cast<uint64_t>(buffer_.size()) > kLimits.maxBytes) {
+        if (!skippingLongLine_)
+            emit messageReceived(QStringLiteral("error"),
+                                 tr("the probe sent a line longer than %1 bytes; it was ignored")
+                                     .arg(kLimits.maxBytes));
+        skippingLongLine_ = true;
+        buffer_.clear();
     }
 }
 

@@ -47,6 +47,7 @@ private:
 
     QLocalSocket socket_;
     QByteArray buffer_;
+    bool skippingLongLine_ = false;  // dropping the rest of a line over the limit
     QJsonObject hello_;
     qint64 nextRequest_ = 1;
 };

@@ -2,8 +2,12 @@
 #include "probe/format/api_config.h"
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <cstdint>
 #include <set>
+#include <string_view>
 
 namespace probe::format {
 namespace {
@@ -21,26 +25,195 @@ const char* kAcceptedDataMode =
 const char* kAcceptedSummary = "\"statistics\", \"md5\"";
 const char* kAcceptedBool = "true or false (JSON booleans, without quotes)";
 
-// msprobe keys that configure things this tool does not do: accepted with a warning so that
-// existing config files keep working.
-const std::set<std::string> kIgnoredTopKeys = {"async_dump", "enable_dataloader", "acl_config", "precision",
-                                               "risk_level", "custom_op_namespaces", "load", "dump_enable",
-                                               "framework"};
-const std::set<std::string> kOtherTaskSections = {"overflow_check", "free_benchmark", "run_ut", "grad_probe",
-                                                  "acc_check", "structure", "diff_check", "nan_check",
-                                                  "exception_dump"};
-const std::set<std::string> kIgnoredTaskKeys = {"tensor_list", "file_format", "backward_input", "bench_path",
-                                                "diff_nums", "online_run_ut", "nfs_path", "host", "port"};
+using Use = MsprobeKeyUse;
 
-bool isL1EntryName(const std::string& name) {
-    static const std::regex pattern(
-        R"(^(Distributed|Functional|Torch|Tensor|Aten|VF|NPU)\..*\.\d+\.(forward|backward)$)");
-    return std::regex_match(name, pattern);
+// The keys msprobe's BaseConfig reads in every task block, and what they do in the blocks this
+// tool runs (statistics, tensor).
+struct BaseKey {
+    const char* key;
+    Use use;
+    const char* note;
+};
+constexpr BaseKey kBaseKeys[] = {
+    {"scope", Use::Honoured, ""},
+    {"list", Use::Honoured, ""},
+    {"data_mode", Use::Honoured, ""},
+    {"summary_mode", Use::Honoured, ""},
+    {"slice", Use::NoEffect, "tensors are summarised and saved whole, not sliced"},
+    {"request_id", Use::NoEffect, "serving requests (scheduled_tokens) are not tracked"},
+    {"diff_nums", Use::NoEffect, "it counts differences for msprobe's diff_check task"},
+};
+constexpr const char* kOlderMsprobe = "it is read only by older msprobe versions";
+
+std::vector<MsprobeConfigKey> buildMsprobeKeys() {
+    std::vector<MsprobeConfigKey> keys = {
+        // CommonConfig
+        {"", "task", Use::Honoured, ""},
+        {"", "dump_path", Use::Honoured, ""},
+        {"", "rank", Use::Honoured, ""},
+        {"", "step", Use::Honoured, ""},
+        {"", "level", Use::Honoured, ""},
+        {"", "dump_enable", Use::NoEffect,
+         "the config is read once, at PrecisionDebugger(...): dumping follows start() and stop()"},
+        {"", "extra_info", Use::Honoured, ""},
+        {"", "async_dump", Use::NoEffect, "the dump files are always written by a writer thread"},
+        {"", "precision", Use::NoEffect, "statistics are always accumulated in double precision"},
+        {"", "risk_level", Use::NoEffect, "it grades APIs for msprobe's accuracy checks, which are not run here"},
+        {"", "custom_op_namespaces", Use::NoEffect, "Ascend custom operator namespaces are not wrapped"},
+        // msprobe 1.x
+        {"", "seed", Use::Honoured, ""},
+        {"", "is_deterministic", Use::Honoured, ""},
+        {"", "enable_dataloader", Use::NoEffect, kOlderMsprobe},
+        {"", "acl_config", Use::NoEffect, kOlderMsprobe},
+        {"", "load", Use::NoEffect, kOlderMsprobe},
+        {"", "framework", Use::NoEffect, kOlderMsprobe},
+        // The task blocks (msprobe reads the one named by "task").
+        {"", "statistics", Use::Honoured, ""},
+        {"", "tensor", Use::Honoured, ""},
+    };
+    for (const char* block : {"acc_check", "diff_check", "structure", "nan_check", "overflow_check", "free_benchmark",
+                              "run_ut", "grad_probe", "exception_dump"})
+        keys.push_back({"", block, Use::OtherTask, ""});
+    for (const char* block : {"statistics", "tensor"})
+        for (const BaseKey& k : kBaseKeys) keys.push_back({block, k.key, k.use, k.note});
+    keys.push_back({"statistics", "tensor_list", Use::Honoured, ""});
+    keys.push_back({"tensor", "bench_path", Use::NoEffect,
+                    "comparing with a bench dump while dumping is msprobe's diff_check; compare two dumps with "
+                    "`probe compare` instead"});
+    for (const char* block : {"statistics", "tensor"})
+        for (const char* key : {"file_format", "backward_input", "online_run_ut", "nfs_path", "host", "port"})
+            keys.push_back({block, key, Use::NoEffect, kOlderMsprobe});
+    // The blocks of the tasks this tool does not run, as msprobe reads them.
+    for (const char* block : {"acc_check", "diff_check", "structure", "nan_check"})
+        for (const BaseKey& k : kBaseKeys) keys.push_back({block, k.key, Use::OtherTask, ""});
+    for (const char* key : {"white_list", "black_list", "error_data_path"})
+        keys.push_back({"acc_check", key, Use::OtherTask, ""});
+    keys.push_back({"nan_check", "tensor_list", Use::OtherTask, ""});
+    return keys;
 }
 
-bool isModuleEntryName(const std::string& name) {
-    static const std::regex pattern(R"(^Module\..*\.(forward|backward)\.\d+$)");
-    return std::regex_match(name, pattern);
+const MsprobeConfigKey* findMsprobeKey(std::string_view block, std::string_view key) {
+    for (const auto& k : msprobeConfigKeys())
+        if (block == k.block && key == k.key) return &k;
+    return nullptr;
+}
+
+size_t editDistance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// The keys of `block` this tool honours, for messages: "task, dump_path, ...".
+std::string honouredKeys(std::string_view block) {
+    std::string out;
+    for (const auto& k : msprobeConfigKeys())
+        if (block == k.block && k.use == Use::Honoured) out += (out.empty() ? "" : ", ") + std::string(k.key);
+    return out + " (and msprobe's other keys, which have no effect here)";
+}
+
+// A key msprobe does not read in `block`: said with the closest known key of the block, or
+// with the block that does read it.
+std::string unknownKeyProblem(std::string_view block, const std::string& key) {
+    for (const auto& k : msprobeConfigKeys()) {
+        if (key == k.key && block != k.block && k.use != Use::OtherTask) {
+            const std::string where = *k.block ? "the \"" + std::string(k.block) + "\" block" : "the top level";
+            return "unknown key here, ignored: msprobe reads \"" + key + "\" at " + where;
+        }
+    }
+    const char* closest = nullptr;
+    size_t best = 0;
+    for (const auto& k : msprobeConfigKeys()) {
+        if (block != k.block || k.use == Use::OtherTask) continue;
+        const size_t d = editDistance(key, k.key);
+        if (!closest || d < best) {
+            closest = k.key;
+            best = d;
+        }
+    }
+    return "unknown key, ignored; the closest known key is \"" + std::string(closest ? closest : "") + "\"";
+}
+
+}  // namespace
+
+const std::vector<MsprobeConfigKey>& msprobeConfigKeys() {
+    static const std::vector<MsprobeConfigKey> keys = buildMsprobeKeys();
+    return keys;
+}
+
+namespace {
+
+// Matched by hand, not by std::regex: its matcher recurses once per character, so a long name
+// in a config overflowed the stack.
+bool allDigits(std::string_view s) {
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// "<Prefix>.<anything>.<call>.<forward|backward>"
+bool isL1EntryName(std::string_view name) {
+    std::string_view head = name;
+    if (endsWith(head, ".forward"))
+        head.remove_suffix(8);
+    else if (endsWith(head, ".backward"))
+        head.remove_suffix(9);
+    else
+        return false;
+    const size_t dot = head.rfind('.');
+    if (dot == std::string_view::npos || !allDigits(head.substr(dot + 1))) return false;
+    head = head.substr(0, dot + 1);  // "<Prefix>.<anything>."
+    for (std::string_view prefix :
+         {"Distributed.", "Functional.", "Torch.", "Tensor.", "Aten.", "VF.", "NPU."})
+        if (head.size() > prefix.size() && head.substr(0, prefix.size()) == prefix) return true;
+    return false;
+}
+
+// "Module.<anything>.<forward|backward>.<call>"
+bool isModuleEntryName(std::string_view name) {
+    const size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos || !allDigits(name.substr(dot + 1))) return false;
+    const std::string_view head = name.substr(0, dot);
+    std::string_view rest;
+    if (endsWith(head, ".forward"))
+        rest = head.substr(0, head.size() - 8);
+    else if (endsWith(head, ".backward"))
+        rest = head.substr(0, head.size() - 9);
+    else
+        return false;
+    return rest.size() >= 7 && rest.substr(0, 7) == "Module.";
+}
+
+// "a-b" with optional spaces around the numbers; false when it is not that or a number does not
+// fit in 64 bits.
+bool parseStepRange(std::string_view text, int64_t& lo, int64_t& hi) {
+    auto trim = [](std::string_view s) {
+        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+            s.remove_prefix(1);
+        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+        return s;
+    };
+    auto number = [](std::string_view s, int64_t& value) {
+        if (!allDigits(s)) return false;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+        if (ec == std::errc::result_out_of_range) value = INT64_MAX;  // out of range, said as such
+        return ec != std::errc::invalid_argument && end == s.data() + s.size();
+    };
+    const size_t dash = text.find('-');
+    return dash != std::string_view::npos && number(trim(text.substr(0, dash)), lo) &&
+           number(trim(text.substr(dash + 1)), hi);
 }
 
 }  // namespace
@@ -72,14 +245,12 @@ std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value, 
             else
                 steps.insert(v);
         } else if (item.is_string()) {
-            static const std::regex range(R"(^\s*(\d+)\s*-\s*(\d+)\s*$)");
-            std::smatch m;
             const std::string text = item.get<std::string>();
-            if (!std::regex_match(text, m, range)) {
+            int64_t lo = 0, hi = 0;
+            if (!parseStepRange(text, lo, hi)) {
                 problems.push_back("element \"" + text + "\" is not a range like \"3-5\"");
                 continue;
             }
-            const int64_t lo = std::stoll(m[1]), hi = std::stoll(m[2]);
             if (lo > hi || hi > kMax) {
                 problems.push_back("range \"" + text + "\" must have 0 <= start <= end <= 1000000");
                 continue;
@@ -125,8 +296,12 @@ nlohmann::ordered_json ApiConfig::toJson() const {
     j["statistics"] = {{"scope", statistics.scope},
                        {"list", statistics.list},
                        {"data_mode", statistics.dataMode},
-                       {"summary_mode", statistics.summaryMode}};
-    j["tensor"] = {{"scope", tensor.scope}, {"list", tensor.list}, {"data_mode", tensor.dataMode}};
+                       {"summary_mode", statistics.summaryMode},
+                       {"tensor_list", statistics.tensorList}};
+    j["tensor"] = {{"scope", tensor.scope},
+                   {"list", tensor.list},
+                   {"data_mode", tensor.dataMode},
+                   {"summary_mode", tensor.summaryMode}};
     return j;
 }
 
@@ -144,20 +319,25 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
               "an object with keys such as task, dump_path, level, step, rank, statistics, tensor");
         return result;
     }
+    // Every key msprobe reads is accepted: honoured, or said to have no effect here; any other key
+    // is ignored with a warning naming the closest known one, as msprobe ignores it.
+    auto checkKeys = [&](const char* block, const nlohmann::json& object) {
+        const std::string prefix = *block ? std::string(block) + "." : std::string();
+        for (const auto& item : object.items()) {
+            const std::string& key = item.key();
+            const MsprobeConfigKey* known = findMsprobeKey(block, key);
+            if (!known)
+                issue(prefix + key, unknownKeyProblem(block, key), honouredKeys(block).c_str(), true);
+            else if (known->use == Use::NoEffect)
+                issue(prefix + key, std::string("has no effect in Probe Studio and is ignored: ") + known->note, nullptr,
+                      true);
+            else if (known->use == Use::OtherTask)
+                issue(prefix + key, "configures a msprobe task Probe Studio does not run; the section is ignored",
+                      nullptr, true);
+        }
+    };
     ApiConfig config;
-    const std::set<std::string> known = {"task", "dump_path", "rank", "step", "level", "seed",
-                                         "is_deterministic", "extra_info", "statistics", "tensor"};
-    for (const auto& item : root.items()) {
-        const std::string& key = item.key();
-        if (known.count(key)) continue;
-        if (kIgnoredTopKeys.count(key))
-            issue(key, "has no effect in Probe Studio and is ignored", nullptr, true);
-        else if (kOtherTaskSections.count(key))
-            issue(key, "configures a msprobe task Probe Studio does not run; the section is ignored", nullptr, true);
-        else
-            issue(key, "unknown key (a misspelling?)",
-                  "task, dump_path, rank, step, level, seed, is_deterministic, extra_info, statistics, tensor");
-    }
+    checkKeys("", root);
 
     auto readString = [&](const char* key, std::string& out, const char* accepted) {
         auto it = root.find(key);
@@ -216,17 +396,7 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
             continue;
         }
         ApiTaskConfig& task = std::string(section) == "tensor" ? config.tensor : config.statistics;
-        for (const auto& item : it->items()) {
-            const std::string& key = item.key();
-            if (key == "scope" || key == "list" || key == "data_mode" ||
-                (key == "summary_mode" && std::string(section) == "statistics"))
-                continue;
-            if (kIgnoredTaskKeys.count(key))
-                issue(prefix + key, "has no effect in Probe Studio and is ignored", nullptr, true);
-            else
-                issue(prefix + key, "unknown key (a misspelling?)",
-                      std::string(section) == "statistics" ? "scope, list, data_mode, summary_mode" : "scope, list, data_mode");
-        }
+        checkKeys(section, *it);
         auto readStrings = [&](const char* key, std::vector<std::string>& out, const char* accepted) {
             auto k = it->find(key);
             if (k == it->end()) return false;
@@ -265,17 +435,18 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
                      std::find(task.dataMode.begin(), task.dataMode.end(), "all") != task.dataMode.end())
                 issue(prefix + "data_mode", "\"all\" cannot be combined with other modes", kAcceptedDataMode);
         }
-        if (std::string(section) == "statistics") {
-            auto k = it->find("summary_mode");
-            if (k != it->end()) {
-                if (!k->is_string() || (k->get<std::string>() != "statistics" && k->get<std::string>() != "md5"))
-                    issue(prefix + "summary_mode", jsonSnippet(*k) + " is not a summary mode", kAcceptedSummary);
-                else
-                    task.summaryMode = k->get<std::string>();
-            }
+        if (auto k = it->find("summary_mode"); k != it->end()) {
+            if (!k->is_string() || (k->get<std::string>() != "statistics" && k->get<std::string>() != "md5"))
+                issue(prefix + "summary_mode",
+                      jsonSnippet(*k) + " is not a summary mode Probe Studio computes (msprobe's \"xor\" checksum "
+                      "runs on Ascend NPUs only)",
+                      kAcceptedSummary);
+            else
+                task.summaryMode = k->get<std::string>();
         }
+        if (std::string(section) == "statistics")
+            readStrings("tensor_list", task.tensorList, kAcceptedList);
     }
-
     const bool anyError = std::any_of(issues.begin(), issues.end(), [](const auto& i) { return !i.warning; });
     if (!anyError) result.config = std::move(config);
     return result;

@@ -14,6 +14,7 @@
 
 #include "probe/format/config_issue.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 
 namespace probe::format {
 
@@ -117,7 +118,7 @@ int overwriteInPlace(int dirFd, DumpStatus status) {
     const size_t size = static_cast<size_t>(st.st_size);
     const size_t room = std::max(size, static_cast<size_t>(st.st_blocks) * 512);
     while (true) {
-        std::string text = status.toJson().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        std::string text = dumpJson(status.toJson()) + "\n";
         if (text.size() <= room) {
             if (text.size() < size) text.append(size - text.size(), ' ');
             for (size_t done = 0; done < text.size();) {
@@ -151,7 +152,7 @@ int changeStatusFile(const std::string& root, Change change) {
         if (int error = change(processes)) return error;
         // Text that is not UTF-8 (a command line's bytes) is replaced, never a reason to fail.
         DumpStatus status = aggregateStatus(std::move(processes));
-        const std::string text = status.toJson().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        const std::string text = dumpJson(status.toJson(), 2) + "\n";
         const int error = replaceStatusFile(dir.fd, text);
         if (error == ENOSPC || error == EDQUOT) return overwriteInPlace(dir.fd, std::move(status));
         return error;
@@ -298,14 +299,12 @@ std::optional<DumpStatus> DumpStatus::fromJson(const nlohmann::json& j, std::str
 }
 
 std::optional<DumpStatus> readStatusFile(const std::string& root, std::string* error) {
-    auto text = readTextFile(joinPath(root, kStatusFileName), error);
-    if (!text) return std::nullopt;
-    nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-    if (j.is_discarded()) {
-        if (error) *error = "probe_status.json is not valid JSON";
+    auto parsed = readJsonFile(joinPath(root, kStatusFileName), kSmallJsonLimits);
+    if (!parsed.ok()) {
+        if (error) *error = parsed.error.placeAndProblem();
         return std::nullopt;
     }
-    return DumpStatus::fromJson(j, error);
+    return DumpStatus::fromJson(*parsed.value, error);
 }
 
 int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine) {

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 
 namespace probe::format {
 namespace {
@@ -99,6 +100,93 @@ std::string joinPath(std::string_view a, std::string_view b) {
     if (out.back() != '/') out += '/';
     out += b;
     return out;
+}
+
+namespace {
+
+const char* kindOfMode(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a named pipe (FIFO)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+std::string refusedKind(mode_t mode) {
+    if (S_ISDIR(mode)) return "is a directory, not a file";
+    return std::string("is ") + kindOfMode(mode) + ", not a regular file";
+}
+
+}  // namespace
+
+int openRegularFile(const std::string& path, uint64_t maxBytes, uint64_t* size,
+                    std::string* error) {
+    auto fail = [&](std::string why) {
+        if (error) *error = std::move(why);
+        return -1;
+    };
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return fail(std::strerror(errno));
+    // Refused before opening: opening a FIFO waits for a writer, a device may do anything.
+    if (!S_ISREG(st.st_mode)) return fail(refusedKind(st.st_mode));
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return fail(std::strerror(errno));
+    // And checked again on what was opened: the path may have been replaced in between.
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return fail(refusedKind(st.st_mode));
+    }
+    const auto bytes = static_cast<uint64_t>(st.st_size);
+    if (bytes > maxBytes) {
+        ::close(fd);
+        return fail("is " + std::to_string(bytes) + " bytes, more than the limit of " +
+                    std::to_string(maxBytes));
+    }
+    if (size) *size = bytes;
+    return fd;
+}
+
+std::optional<std::string> readRegularFile(const std::string& path, uint64_t maxBytes,
+                                           std::string* error) {
+    uint64_t size = 0;
+    const int fd = openRegularFile(path, maxBytes, &size, error);
+    if (fd < 0) return std::nullopt;
+    // The file may grow while it is read: read at most one byte past the limit to notice.
+    std::string text;
+    text.resize(static_cast<size_t>(std::min<uint64_t>(size, maxBytes) + 1));
+    size_t used = 0;
+    while (true) {
+        if (used == text.size()) {
+            if (text.size() > maxBytes) break;
+            text.resize(static_cast<size_t>(std::min<uint64_t>(maxBytes + 1, text.size() * 2)));
+        }
+        const ssize_t n = ::read(fd, text.data() + used, text.size() - used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int saved = errno;
+            ::close(fd);
+            if (error) *error = std::strerror(saved);
+            return std::nullopt;
+        }
+        if (n == 0) break;
+        used += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    if (used > maxBytes) {
+        if (error)
+            *error =
+                "grew past the limit of " + std::to_string(maxBytes) + " bytes while being read";
+        return std::nullopt;
+    }
+    text.resize(used);
+    return text;
+}
+
+std::string nonRegularKind(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
+    return kindOfMode(st.st_mode);
 }
 
 bool isDirectory(const std::string& path) {

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "probe/format/json_input.h"
+
 namespace probe::format {
 namespace {
 
@@ -191,9 +193,17 @@ OpConfig OpConfig::startingPoint() {
     return config;
 }
 
-std::string OpConfig::toFileText() const { return orderedJson().dump(4) + "\n"; }
+std::string OpConfig::toFileText() const {
+    return dumpJson(orderedJson(), 4) + "\n";
+}
 
-nlohmann::json OpConfig::toJson() const { return nlohmann::json::parse(orderedJson().dump()); }
+nlohmann::json OpConfig::toJson() const {
+    // Converted, not dumped and parsed back: a name that is not UTF-8 must not throw here.
+    const nlohmann::ordered_json ordered = orderedJson();
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& item : ordered.items()) j[item.key()] = nlohmann::json(item.value());
+    return j;
+}
 
 nlohmann::ordered_json OpConfig::orderedJson() const {
     nlohmann::ordered_json j;
@@ -343,13 +353,16 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
         }
     }
 
-    if (issues.empty()) result.config = std::move(config);
+    // Warnings (a key given twice) are said, but do not reject the file.
+    const bool anyError =
+        std::any_of(issues.begin(), issues.end(), [](const auto& i) { return !i.warning; });
+    if (!anyError) result.config = std::move(config);
     return result;
 }
 
 OpConfigResult loadOpConfigFile(const std::string& path) {
     std::string error;
-    auto text = readTextFile(path, &error);
+    auto text = readTextFile(path, &error, kConfigJsonLimits.maxBytes);
     if (!text) {
         OpConfigResult result;
         result.issues.push_back({path, "", "cannot be read: " + error,

@@ -45,7 +45,7 @@ std::optional<StructureNode> StructureNode::fromJson(const nlohmann::json& j, st
     StructureNode node;
     if (auto it = j.find("opName"); it != j.end() && it->is_string()) node.opName = it->get<std::string>();
     if (auto it = j.find("opType"); it != j.end() && it->is_string()) node.opType = it->get<std::string>();
-    if (auto it = j.find("param"); it != j.end()) node.param = nlohmann::ordered_json::parse(it->dump());
+    if (auto it = j.find("param"); it != j.end()) node.param = nlohmann::ordered_json(*it);
     if (!readStrings(j, "inTensors", node.inTensors, error) ||
         !readStrings(j, "outTensors", node.outTensors, error) ||
         !readStrings(j, "internalTensors", node.internalTensors, error))

@@ -94,12 +94,20 @@ enum probe_io { PROBE_INPUT = 0, PROBE_OUTPUT = 1 };
  * NULL for either takes PROBE_OUTPUT_DIR / PROBE_CONFIG from the environment; with no output
  * directory at all the current directory is used, with no config the defaults (dump disabled).
  * Calling it again while started is a no-op returning PROBE_OK.
- * Returns PROBE_OK, or PROBE_E_IO when the output directory cannot be created; an invalid
- * config does not fail the start: it is reported, and the defaults stay in force. */
+ * Returns PROBE_OK, or PROBE_E_IO when the output directory cannot be created (or its
+ * atb_dump_data is a symbolic link: the probe writes only inside a folder of its own, never
+ * following a link planted in it); an invalid config does not fail the start: it is reported,
+ * and the defaults stay in force.
+ * Signals: at SIGINT/SIGTERM what is queued is written and the dump marked complete, then the
+ * signal goes to the disposition it had (a signal the program ignores is left ignored). At a
+ * fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) whose disposition is the default, what
+ * is queued is written (waiting at most PROBE_FATAL_DRAIN_MS, default 3000) and the dump marked
+ * incomplete before the program dies of it. PROBE_SIGNALS=0 leaves every signal alone. */
 PROBE_API int probe_start(const char* output_dir, const char* config_path);
 
-/* Drain every pending write, mark the dump complete in probe_status.json and stop the
- * runtime's threads. Also done automatically at normal exit and on SIGINT/SIGTERM. */
+/* Drain every pending write, mark the dump complete in probe_status.json, stop the runtime's
+ * threads and give every signal back the disposition it had before probe_start(). Also done
+ * automatically at normal exit and on SIGINT/SIGTERM. */
 PROBE_API int probe_stop(void);
 
 /* 1 when started, else 0. */

@@ -64,5 +64,7 @@ def adapter():
         _declare(lib, "probe_torch_backward_begin", c.c_int, [])
         _declare(lib, "probe_torch_backward_end", c.c_int, [])
         _declare(lib, "probe_torch_observing_ops", c.c_int, [])
+        _declare(lib, "probe_api_queue_json", c.c_uint64, [c.c_char_p, c.c_uint64, c.c_char_p, c.c_int])
+        _declare(lib, "probe_api_wait_json", c.c_int, [c.c_uint64, c.c_int64])
         _adapter = lib
     return _adapter

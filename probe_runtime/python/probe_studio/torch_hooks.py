@@ -10,13 +10,16 @@ closes exactly the ops it left):
   ops (named by attribute path, typed by class), nested modules their children;
 * aten ops, seen by the adapter through ``at::RecordFunction``, become children of the
   innermost module; aten ops the outermost module calls itself are layer-level ops;
-* ``torch.autograd.backward``/``grad`` are bracketed so backward nodes group per layer.
+* ``torch.autograd.backward``/``grad`` are bracketed so backward nodes group per layer
+  ("<layer>.backward" ops: the gradients flowing in are their inputs, those flowing out, to
+  the layer's inputs, their outputs).
 
 Nothing here may disturb the model: every hook catches everything and returns None, tensors
 are only read.
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
 import atexit
+import functools
 import importlib.abc
 import importlib.machinery
 import inspect
@@ -27,6 +30,7 @@ import threading
 import weakref
 
 from . import _native, _paths
+from ._names import name_bytes, safe_text
 
 try:
     from . import _build_info
@@ -36,6 +40,8 @@ except ImportError:  # an unbuilt source tree
 _armed = False
 _installed = False
 _report_tensors = None  # torch.ops.probe.report_tensors
+_report_backward_outputs = None  # torch.ops.probe.report_backward_outputs
+_grad_enabled = None  # torch.is_grad_enabled
 _runtime = None
 _adapter = None
 _failures = {}
@@ -134,7 +140,7 @@ def _major_minor(version):
 
 def install(torch):
     """Load the adapter, start the runtime, hook modules and autograd. Safe to call twice."""
-    global _installed, _report_tensors, _runtime, _adapter
+    global _installed, _report_tensors, _report_backward_outputs, _grad_enabled, _runtime, _adapter
     if _installed:
         return True
     built = getattr(_build_info, "TORCH_BUILT_VERSION", "unknown") if _build_info else "unknown"
@@ -153,6 +159,8 @@ def install(torch):
     try:
         _adapter = _native.load_adapter(torch)
         _report_tensors = torch.ops.probe.report_tensors
+        _report_backward_outputs = torch.ops.probe.report_backward_outputs
+        _grad_enabled = torch.is_grad_enabled
         _runtime = _native.runtime()
         if _runtime.probe_start(None, None) != 0:
             message = "the probe could not start: %s" % _runtime.probe_last_error().decode(errors="replace")
@@ -224,13 +232,15 @@ _arg_names_by_class = {}
 
 
 def _module_names(root):
-    """id(module) -> (attribute path, attribute name, class name), encoded once per model."""
+    """id(module) -> (attribute path, attribute name, class name), encoded once per model (any
+    characters: see _names)."""
     names = _names_by_root.get(root)
     if names is None:
         names = {}
         for path, module in root.named_modules():
             if path:
-                names[id(module)] = (path.encode(), path.rsplit(".", 1)[-1].encode(), type(module).__name__.encode())
+                names[id(module)] = (name_bytes(path), name_bytes(path.rsplit(".", 1)[-1]),
+                                     name_bytes(type(module).__name__))
         _names_by_root[root] = names
         _report_weights(root)
     return names
@@ -243,7 +253,7 @@ def _report_weights(root):
         for name, tensor in list(root.named_parameters()) + list(root.named_buffers()):
             address = tensor.data_ptr()  # the adapter's buffer id of a tensor that starts there
             if address:
-                _runtime.probe_report_weight(name.encode(), address)
+                _runtime.probe_report_weight(name_bytes(name), address)
     except Exception:  # never harm the model: the structure just lists no weights
         pass
 
@@ -257,9 +267,9 @@ def _module_param(module):
             if key.startswith("_"):
                 continue
             if isinstance(value, (bool, int, float, str)):
-                params[key] = value
+                params[safe_text(key)] = safe_text(value) if isinstance(value, str) else value
             elif isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str)) for v in value):
-                params[key] = list(value)
+                params[safe_text(key)] = [safe_text(v) if isinstance(v, str) else v for v in value]
         cached = json.dumps(params).encode() if params else b""
         _params_by_module[module] = cached
     return cached
@@ -289,18 +299,37 @@ def _flatten(value, name, tensors, names, torch_tensor):
             _flatten(item, "%s%d" % (name, i) if name else "", tensors, names, torch_tensor)
     elif isinstance(value, dict):
         for key, item in value.items():
-            _flatten(item, str(key), tensors, names, torch_tensor)
+            _flatten(item, safe_text(str(key)), tensors, names, torch_tensor)
 
 
-def _report_inputs(module, args, kwargs, torch_tensor):
+def _inputs(module, args, kwargs, torch_tensor):
+    """The tensors among a call's arguments, in the order the op's inputs are numbered, and
+    their names."""
     tensors, names = [], []
     arg_names = _arg_names(module)
     for i, item in enumerate(args):
         _flatten(item, arg_names[i] if i < len(arg_names) else "", tensors, names, torch_tensor)
     for key, item in kwargs.items():
-        _flatten(item, key, tensors, names, torch_tensor)
-    if tensors:
-        _report_tensors(0, tensors, names)
+        _flatten(item, safe_text(key), tensors, names, torch_tensor)
+    return tensors, names
+
+
+def _hook_input_gradients(layer, tensors, names):
+    """The gradients that will flow out of a layer-level op's backward (those of its inputs)
+    become that "<layer>.backward" op's outputs, numbered like the forward inputs. A tensor hook
+    runs once the gradient is complete, before its producer's node: the layer's backward op is
+    still the open one (the adapter checks)."""
+    for index, t in enumerate(tensors):
+        if t.requires_grad:
+            t.register_hook(functools.partial(_report_input_gradient, layer, index, names[index]))
+
+
+def _report_input_gradient(layer, index, name, grad):
+    try:
+        _report_backward_outputs(layer, index, [grad], [name])
+    except Exception as exc:
+        _failure("backward gradient", exc)
+    return None  # a tensor hook's result would replace the gradient
 
 
 def _report_outputs(output, torch_tensor):
@@ -317,11 +346,11 @@ def _enter(module, args, kwargs, torch_tensor):
     depth = state.depth
     if depth == 0:
         state.names = _module_names(module)
-        _adapter.probe_torch_root_begin(type(module).__name__.encode())
+        _adapter.probe_torch_root_begin(name_bytes(type(module).__name__))
         return (0, 0, 0)
     names = state.names.get(id(module))
     if names is None:  # made on the fly, not an attribute of the model
-        names = (type(module).__name__.encode(),) * 3
+        names = (name_bytes(type(module).__name__),) * 3
     # A layer-level op is named by its full attribute path ("layers.0"), a child by its
     # attribute name ("self_attn").
     wants = _adapter.probe_torch_module_begin(names[0] if depth == 1 else names[1], names[2])
@@ -329,11 +358,17 @@ def _enter(module, args, kwargs, torch_tensor):
     state.pushed += 1
     if not wants & _native.WANTS_CHILDREN:
         state.quiet_at = depth
-    if wants & _native.WANTS_TENSORS:
-        param = _module_param(module)
-        if param:
-            _runtime.probe_op_set_param(param)
-        _report_inputs(module, args, kwargs, torch_tensor)
+    layer_gradients = depth == 1 and _grad_enabled() and _runtime.probe_is_awake()
+    if wants & _native.WANTS_TENSORS or layer_gradients:
+        tensors, arg_names = _inputs(module, args, kwargs, torch_tensor)
+        if wants & _native.WANTS_TENSORS:
+            param = _module_param(module)
+            if param:
+                _runtime.probe_op_set_param(param)
+            if tensors:
+                _report_tensors(0, tensors, arg_names)
+        if layer_gradients:
+            _hook_input_gradients(names[0].decode(), tensors, arg_names)
     return (depth, wants, pushed_before)
 
 

@@ -3,7 +3,7 @@ torch.distributed) replaced by thin wrappers, the way msprobe does it, so that e
 match (``Functional.linear.0.forward``, ``Tensor.__add__.0.forward``, ...).
 
 A wrapper costs one global load and a call while nothing is collected (``ACTIVE is None``);
-otherwise it hands the call to the collecting service. Wrapping happens once, when the
+otherwise it hands the call to the collecting hooks (_api_hooks). Wrapping happens once, when the
 PrecisionDebugger is created (so that APIs imported by name later are wrapped too), and is
 undone when the dump has ended."""
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -12,16 +12,16 @@ import inspect
 
 from . import _wrap_lists
 
-# The service collecting right now, or None. Set by _service.Service; read by every wrapper.
+# The ApiHooks collecting right now, or None (set by _api_hooks; read by every wrapper).
 ACTIVE = None
 
 
 def _make_wrapper(original, api_prefix):
     def probe_api(*args, **kwargs):
-        service = ACTIVE
-        if service is None:
+        hooks = ACTIVE
+        if hooks is None or hooks.tls.inside:  # not collecting, or nested in a wrapped call
             return original(*args, **kwargs)
-        return service.call_api(original, api_prefix, args, kwargs)
+        return hooks.call_api(original, api_prefix, args, kwargs)
 
     try:
         functools.update_wrapper(probe_api, original)

@@ -57,8 +57,15 @@ class DebuggerConfig:
         self.scope = list(section["scope"])
         self.list = list(section["list"])
         self.data_mode = list(section["data_mode"])
-        self.summary_mode = section.get("summary_mode", "statistics") if self.task == "statistics" else "statistics"
+        self.summary_mode = section.get("summary_mode", "statistics")
+        # statistics task: entries (names or fragments) whose tensors are saved as with task tensor
+        self.tensor_list = list(section.get("tensor_list", [])) if self.task == "statistics" else []
         self.allowed = allowed_data_modes(self.data_mode)
+
+    @property
+    def saves_tensors(self):
+        """Whether the step has a dump_tensor_data folder (task tensor, or a tensor_list)."""
+        return self.task == "tensor" or bool(self.tensor_list)
 
     @property
     def dumps_modules(self):
@@ -70,8 +77,9 @@ class DebuggerConfig:
 
     def __repr__(self):
         return ("DebuggerConfig(task=%r, level=%r, dump_path=%r, step=%r, rank=%r, scope=%r, list=%r, "
-                "data_mode=%r, summary_mode=%r)" % (self.task, self.level, self.dump_path, self.step, self.rank,
-                                                    self.scope, self.list, self.data_mode, self.summary_mode))
+                "data_mode=%r, summary_mode=%r, tensor_list=%r)"
+                % (self.task, self.level, self.dump_path, self.step, self.rank, self.scope, self.list, self.data_mode,
+                   self.summary_mode, self.tensor_list))
 
 
 def _check(text, label):

@@ -1,6 +1,7 @@
 """The C++ side of the code-level API: statistics and config validation ops registered by the
 PyTorch adapter library (probe_runtime/torch/stats_op.cpp)."""
 # SPDX-License-Identifier: GPL-3.0-or-later
+import errno
 import json
 import os
 
@@ -11,8 +12,12 @@ try:
 except ImportError:  # an unbuilt source tree
     _build_info = None
 
-tensor_summaries = None  # torch.ops.probe.tensor_summaries
+tensor_items = None  # torch.ops.probe.tensor_items
 _config_check = None
+_tables = None
+_json_indent = None
+_queue_json = None
+_wait_json = None
 
 
 def _major_minor(version):
@@ -22,8 +27,8 @@ def _major_minor(version):
 
 def load(torch):
     """Loads the adapter library once. Raises ImportError saying what to do when it cannot."""
-    global tensor_summaries, _config_check
-    if tensor_summaries is not None:
+    global tensor_items, _config_check, _tables, _json_indent, _queue_json, _wait_json
+    if tensor_items is not None:
         return
     if _build_info is None or not _build_info.HAVE_TORCH_ADAPTER or not os.path.exists(_paths.TORCH_ADAPTER_LIBRARY):
         raise ImportError("probe_studio.pytorch needs the PyTorch adapter (%s), which this Probe Studio was built "
@@ -32,9 +37,12 @@ def load(torch):
     if _major_minor(torch.__version__) != _major_minor(built):
         raise ImportError("probe_studio.pytorch: torch %s is not the version the adapter was built for (%s); use "
                           "the interpreter of that torch (Debian: /usr/bin/python3)" % (torch.__version__, built))
-    _native.load_adapter(torch)
-    tensor_summaries = torch.ops.probe.tensor_summaries
+    adapter = _native.load_adapter(torch)
+    _queue_json, _wait_json = adapter.probe_api_queue_json, adapter.probe_api_wait_json
+    tensor_items = torch.ops.probe.tensor_items.default  # the overload: one Python call less
     _config_check = torch.ops.probe.api_config_check
+    _tables = torch.ops.probe.msprobe_tables
+    _json_indent = torch.ops.probe.json_indent
 
 
 def check_config(text, label):
@@ -42,3 +50,43 @@ def check_config(text, label):
     Returns (config dict or None, issues list)."""
     result = json.loads(_config_check(text, label))
     return result["config"], result["issues"]
+
+
+def msprobe_tables():
+    """The format library's msprobe tables (probe/format/api_config.h, msprobe_layout.h):
+    {"config_keys": [{"block", "key", "use", "note"}], "layout": {"dump_keys", "tensor_keys", ...}}."""
+    return json.loads(_tables())
+
+
+def _loaded():
+    if _queue_json is None:
+        import torch
+        load(torch)
+
+
+def json_indent(compact):
+    """json.dumps(value, indent=1) from json.dumps(value, separators=(",", ": "))."""
+    _loaded()
+    return _json_indent(compact)
+
+
+def queue_json(compact, path, waited):
+    """Queues json_indent(compact) to be written to `path` atomically by the C++ writer thread;
+    returns the ticket for wait_json. Raises OSError when it cannot be queued."""
+    _loaded()
+    data = compact.encode("ascii")  # the C encoder writes ASCII only
+    ticket = _queue_json(data, len(data), os.fsencode(path), 1 if waited else 0)
+    if not ticket:
+        raise OSError(errno.ENOMEM, "the JSON file writer could not take %s" % path, path)
+    return ticket
+
+
+def wait_json(ticket, timeout=None):
+    """Waits (the GIL released) until `ticket` and every file queued before it are written.
+    False when `timeout` seconds passed first; raises OSError when that file failed."""
+    error = _wait_json(ticket, -1 if timeout is None else int(timeout * 1000))
+    if error < 0:
+        return False
+    if error:
+        raise OSError(error, os.strerror(error))
+    return True

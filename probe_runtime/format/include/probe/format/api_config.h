@@ -19,7 +19,8 @@ struct ApiTaskConfig {
     std::vector<std::string> scope;  // empty, or two entry names bounding a range
     std::vector<std::string> list;   // entry names or substrings to keep
     std::vector<std::string> dataMode{"all"};
-    std::string summaryMode = "statistics";  // statistics task only: statistics | md5
+    std::string summaryMode = "statistics";  // statistics | md5
+    std::vector<std::string> tensorList;     // statistics task: entries whose tensors are saved too
 };
 
 struct ApiConfig {
@@ -51,6 +52,26 @@ std::string checkApiTask(const std::string& task);
 std::string checkApiLevel(const std::string& level);
 // Expands a step/rank list ("4-6" ranges allowed) or reports why it cannot.
 std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value, std::string* problem);
+
+// How Probe Studio treats a key that msprobe's own config classes read.
+enum class MsprobeKeyUse {
+    Honoured,   // does what it does under msprobe
+    NoEffect,   // accepted with a warning that says why it does nothing here
+    OtherTask,  // a block (or a key in it) of a msprobe task Probe Studio does not run: ignored
+};
+
+struct MsprobeConfigKey {
+    const char* block;  // "" for the top level; "statistics", "tensor", ... for a task's block
+    const char* key;
+    MsprobeKeyUse use;
+    const char* note;  // NoEffect: why, said in the warning
+};
+
+// Every key msprobe reads from its config.json (CommonConfig; BaseConfig and the task configs
+// of msprobe/pytorch/dump/pt_config.py; the keys of older versions that existing files still
+// carry), and what Probe Studio does with it. The one table: the validator judges by it, and
+// Python reads it through the adapter (probe::msprobe_tables) to test the API against it.
+const std::vector<MsprobeConfigKey>& msprobeConfigKeys();
 
 // Which kind of config a JSON object looks like: "op" (injected probe), "api" (code-level), or
 // "" when it cannot tell.

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -26,10 +27,14 @@ struct ConfigIssue {
 
 std::string describeIssues(const std::vector<ConfigIssue>& issues);
 
-// Reads a whole small file. nullopt with `error` set when it cannot be read.
-std::optional<std::string> readTextFile(const std::string& path, std::string* error);
+// Reads a whole small regular file (see readRegularFile: no FIFO, device or directory, never
+// blocks, at most `maxBytes`). nullopt with `error` set when it cannot be read.
+std::optional<std::string> readTextFile(const std::string& path, std::string* error,
+                                        uint64_t maxBytes = 16u << 20);
 
-// Parses JSON text; on a syntax error returns false and appends an issue with line and column.
+// Parses a config's JSON text through the guarded entry point (json_input.h, config limits).
+// On an error returns false and appends an issue with line and column; a key given twice is a
+// warning (the last value counts, as in every JSON reader).
 bool parseJsonText(std::string_view text, const std::string& file, nlohmann::json& out,
                    std::vector<ConfigIssue>& issues);
 

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace probe::format {
@@ -21,6 +23,18 @@ std::optional<std::string> controlSocketDirectory(bool create, std::string* erro
 
 // "probe-<pid>.sock"
 std::string controlSocketName(int64_t pid);
+
+// One line a client sent to the probe, judged: what it asks, or why it is refused. Never throws,
+// whatever the line holds (json_input.h limits: kControlLineLimits).
+struct ControlRequest {
+    enum class Kind { Ping, SetConfig, Ignored, Invalid };
+    Kind kind = Kind::Invalid;
+    nlohmann::json id;                     // ping: echoed whatever it is (null when absent)
+    int64_t request = -1;                  // set_config: its integer id, -1 when it has none
+    std::optional<nlohmann::json> config;  // set_config: the config object, nullopt when missing
+    std::string problem;                   // Invalid: why, for an error message back
+};
+ControlRequest parseControlRequest(std::string_view line);
 
 struct LiveProbe {
     int64_t pid = 0;

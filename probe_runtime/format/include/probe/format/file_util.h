@@ -28,6 +28,19 @@ std::string joinPath(std::string_view a, std::string_view b);
 
 bool isDirectory(const std::string& path);
 
+// Opens `path` for reading only when it is a regular file (links followed) of at most
+// `maxBytes`: a FIFO, a device, a socket or a directory is refused with what it is, before it is
+// opened and again after (O_NONBLOCK, so a FIFO swapped in between cannot block). Returns the
+// descriptor (O_CLOEXEC) and sets `size`, or -1 with the reason in `error` ("is a named pipe
+// (FIFO), not a regular file", "is 6442450944 bytes, more than the limit of 1048576").
+int openRegularFile(const std::string& path, uint64_t maxBytes, uint64_t* size, std::string* error);
+// A whole regular file of at most `maxBytes`, read through openRegularFile.
+std::optional<std::string> readRegularFile(const std::string& path, uint64_t maxBytes,
+                                           std::string* error);
+// What kind of thing is at `path` when it is not a regular file ("a directory", "a named pipe
+// (FIFO)", ...); "" for a regular file or nothing at all.
+std::string nonRegularKind(const std::string& path);
+
 // What says a file changed: its modification time, size and inode (replacing a file by a
 // rename gives it a new inode).
 struct FileStamp {

@@ -10,6 +10,11 @@
 
 namespace probe::format {
 
+// The header ends within this many bytes; the data after it may be at most kMaxTensorDataBytes
+// (4 GiB): a reader never allocates more for one tensor, whatever a file claims.
+constexpr size_t kMaxHeaderBytes = 4096;
+constexpr uint64_t kMaxTensorDataBytes = 4ull << 30;
+
 struct BinHeader {
     int32_t formatCode = 2;  // nd
     int32_t dtypeCode = 0;   // float
@@ -27,8 +32,10 @@ struct BinHeader {
 // `alias` is set.
 std::string makeBinHeader(const BinHeader& header);
 
-// Parses the header at the start of `bytes` (which may hold more, or be just the header).
-// On failure returns nullopt with a reason in `error`.
+// Parses the header at the start of `bytes` (which may hold more, or be just the header) and
+// checks it: a known dtype code, dims whose element count fits, a data length that matches them
+// and the limit. On failure returns nullopt with the reason and its place ("header line 5:
+// dtype=777 is not a dtype code this version knows") in `error`.
 std::optional<BinHeader> parseBinHeader(std::string_view bytes, std::string* error);
 
 struct BinFile {
@@ -36,8 +43,11 @@ struct BinFile {
     std::vector<uint8_t> data;  // empty for header-only files
 };
 
-// Reads a whole .bin file and checks that the data length matches dtype and dims.
+// Reads a whole .bin file (a regular file, opened without blocking) and checks that the data
+// length matches dtype and dims and that the file holds it.
 std::optional<BinFile> readBinFile(const std::string& path, std::string* error);
+// The same checks on a file's bytes held in memory.
+std::optional<BinFile> parseBinFile(std::string_view bytes, std::string* error);
 // Reads the header alone (a few hundred bytes) without the data.
 std::optional<BinHeader> readBinHeader(const std::string& path, std::string* error);
 

@@ -1,0 +1,138 @@
+// probe overflow DIR: the op where each Inf/NaN (or out-of-range value) is born, per process.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "analysis/dump_reader.h"
+#include "analysis/overflow_check.h"
+#include "commands.h"
+#include "exit_codes.h"
+#include "probe/format/file_util.h"
+
+namespace probe::cli {
+namespace {
+
+const char* kOverflowUsage =
+    "Usage: probe overflow DIR [--range float16|bfloat16] [--all] [--ignore TEXT]... [--output "
+    "DIR] [--json]\n"
+    "\n"
+    "Finds, per process (rank), the op where an overflow is born: its inputs are finite while one\n"
+    "of its outputs holds Inf or NaN. Ops after it merely inherit the values. DIR is a dump of\n"
+    "either layout (probe run's --output or atb_dump_data; a PrecisionDebugger dump_path or\n"
+    "step/rank folder); every process and rank in it is checked.\n"
+    "\n"
+    "  --range FORMAT  also count floating values beyond FORMAT's largest finite value (float16:\n"
+    "                  65504, bfloat16: 3.39e38) as overflowed: for a float32 run that should "
+    "also\n"
+    "                  work in that format. Without it only Inf and NaN count (a float32 value of\n"
+    "                  70000 is no overflow in a float32 run).\n"
+    "  --all           every birth in every round/step, not only the first of each process\n"
+    "  --ignore TEXT   ops whose type contains TEXT are never a birth (repeatable; replaces\n"
+    "                  the default: empty, fill, full, parameters_grad; an Inf a program fills in "
+    "on\n"
+    "                  purpose, as an attention mask, is no overflow)\n"
+    "  --output DIR    also write DIR/anomaly_analyze_<ns>.json (msprobe overflow_check's file)\n"
+    "  --json          print that JSON on standard output instead of the report\n"
+    "\n"
+    "Exit code: 0 no overflow, 1 an overflow was found, 64 usage, 66 no dump in DIR,\n"
+    "73 the result file cannot be written.\n";
+
+}  // namespace
+
+int runOverflowCommand(const Args& args) {
+    std::string dir, outputDir;
+    bool json = false, ignoreGiven = false;
+    analysis::OverflowOptions options;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&](const char* option) -> const std::string* {
+            if (i + 1 >= args.size()) {
+                std::fprintf(stderr, "probe overflow: %s needs a value\n", option);
+                return nullptr;
+            }
+            return &args[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            std::fputs(kOverflowUsage, stdout);
+            return kExitOk;
+        } else if (a == "--range") {
+            const std::string* v = value("--range");
+            if (!v) return kExitUsage;
+            auto limit = analysis::parseRangeLimit(*v);
+            if (!limit) {
+                std::fprintf(stderr, "probe overflow: --range %s: expected float16 or bfloat16\n",
+                             v->c_str());
+                return kExitUsage;
+            }
+            options.range = *limit;
+        } else if (a == "--all") {
+            options.allBirths = true;
+        } else if (a == "--ignore") {
+            const std::string* v = value("--ignore");
+            if (!v) return kExitUsage;
+            if (!ignoreGiven) options.ignore.clear();
+            ignoreGiven = true;
+            options.ignore.push_back(*v);
+        } else if (a == "--output" || a == "-o") {
+            const std::string* v = value("--output");
+            if (!v) return kExitUsage;
+            outputDir = *v;
+        } else if (a == "--json") {
+            json = true;
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "probe overflow: unknown option '%s'\n\n%s", a.c_str(),
+                         kOverflowUsage);
+            return kExitUsage;
+        } else if (dir.empty()) {
+            dir = a;
+        } else {
+            std::fprintf(stderr, "probe overflow: one dump at a time ('%s' and '%s')\n",
+                         dir.c_str(), a.c_str());
+            return kExitUsage;
+        }
+    }
+    if (dir.empty()) {
+        std::fputs(kOverflowUsage, stderr);
+        return kExitUsage;
+    }
+    std::string error;
+    auto index = analysis::readDump(dir, &error);
+    if (!index) {
+        std::fprintf(stderr, "probe overflow: %s\n", error.c_str());
+        return kExitConfigUnreadable;
+    }
+    const auto report = analysis::findOverflowBirths(*index, options);
+    const bool found = !report.births.empty();
+    if (json)
+        std::fputs((analysis::anomalyAnalyzeJson(*index, report) + "\n").c_str(), stdout);
+    else
+        std::fputs(analysis::formatOverflowReport(*index, report).c_str(), stdout);
+    if (!outputDir.empty()) {
+        if (!found) {
+            // As msprobe: no anomaly, no file.
+            std::fprintf(stderr,
+                         "probe overflow: no overflow is born in any op; no result file written\n");
+        } else {
+            const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+            const std::string path = format::absolutePath(outputDir) + "/anomaly_analyze_" +
+                                     std::to_string(ns) + ".json";
+            int err = format::makeDirectories(format::absolutePath(outputDir));
+            if (!err)
+                err = format::writeFileAtomically(
+                    path, analysis::anomalyAnalyzeJson(*index, report) + "\n");
+            if (err) {
+                std::fprintf(stderr, "probe overflow: cannot write %s: %s\n", path.c_str(),
+                             std::strerror(err));
+                return kExitCannotCreate;
+            }
+            std::fprintf(stderr, "probe overflow: result written to %s\n", path.c_str());
+        }
+    }
+    return found ? kExitFailure : kExitOk;
+}
+
+}  // namespace probe::cli

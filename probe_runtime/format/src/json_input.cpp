@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "probe/format/json_input.h"
+
+#include <algorithm>
+#include <type_traits>
+#include <unordered_set>
+
+#include "probe/format/file_util.h"
+
+namespace probe::format {
+namespace {
+
+constexpr size_t kMaxDuplicateKeysListed = 20;
+constexpr size_t kLinearSearchKeys = 16;
+
+// The length of the UTF-8 sequence starting at text[i], or 0 when it is not a valid one
+// (overlong forms, surrogates and code points past U+10FFFF are invalid, as in RFC 3629).
+size_t utf8SequenceLength(std::string_view text, size_t i) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char c = byte(i);
+    if (c < 0x80) return 1;
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+        length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        length = 3;
+        if (c == 0xE0) low = 0xA0;
+        if (c == 0xED) high = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        length = 4;
+        if (c == 0xF0) low = 0x90;
+        if (c == 0xF4) high = 0x8F;
+    } else {
+        return 0;
+    }
+    if (i + length > text.size()) return 0;
+    if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+    for (size_t k = 2; k < length; ++k)
+        if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+    return length;
+}
+
+// The byte offset of the first bracket nested deeper than `maxDepth`, or npos. Brackets inside
+// strings do not count; the text need not be valid JSON (the parser judges that afterwards).
+size_t findTooDeep(std::string_view text, int maxDepth) {
+    int depth = 0;
+    bool inString = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                inString = false;
+            continue;
+        }
+        if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > maxDepth) return i;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return std::string_view::npos;
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1,
+// column 2: " prefix (the place is given separately).
+std::string parserMessage(const std::string& what) {
+    size_t start = 0;
+    if (const size_t column = what.find(", column "); column != std::string::npos) {
+        if (const size_t colon = what.find(": ", column); colon != std::string::npos)
+            start = colon + 2;
+    } else if (const size_t bracket = what.find("] "); bracket != std::string::npos) {
+        start = bracket + 2;
+    }
+    return what.substr(start);
+}
+
+// Builds the value as nlohmann's DOM parser does, but keeps going on a repeated key (noting it)
+// and never throws: a parse error is recorded with its byte offset.
+template <typename Json>
+class GuardedBuilder {
+public:
+    using number_integer_t = typename Json::number_integer_t;
+    using number_unsigned_t = typename Json::number_unsigned_t;
+    using number_float_t = typename Json::number_float_t;
+    using string_t = typename Json::string_t;
+    using binary_t = typename Json::binary_t;
+
+    explicit GuardedBuilder(Json& root) : root_(root) {}
+
+    bool null() { return put(Json(nullptr)); }
+    bool boolean(bool v) { return put(Json(v)); }
+    bool number_integer(number_integer_t v) { return put(Json(v)); }
+    bool number_unsigned(number_unsigned_t v) { return put(Json(v)); }
+    bool number_float(number_float_t v, const string_t&) { return put(Json(v)); }
+    bool string(string_t& v) { return put(Json(std::move(v))); }
+    bool binary(binary_t&) { return false; }  // JSON text has none
+    bool start_object(std::size_t) {
+        Json* object = slot();
+        *object = Json::object();
+        frames_.push_back({object, {}, {}});
+        return true;
+    }
+    bool key(string_t& name) {
+        Frame& frame = frames_.back();
+        frame.key = name;
+        auto& object = *frame.value->template get_ptr<typename Json::object_t*>();
+        if constexpr (!std::is_same_v<Json, nlohmann::ordered_json>) {
+            auto [it, inserted] = object.emplace(name, nullptr);
+            if (!inserted) noteDuplicate(name);
+            pending_ = &it->second;
+        } else {
+            // An ordered object finds a key by a linear search: past a few keys a set keeps
+            // the parse of a big object linear.
+            using Items = std::vector<typename Json::object_t::value_type>;
+            auto& items = static_cast<Items&>(object);
+            auto found = items.end();
+            const auto sameKey = [&](const auto& item) { return item.first == name; };
+            if (items.size() < kLinearSearchKeys) {
+                found = std::find_if(items.begin(), items.end(), sameKey);
+            } else {
+                if (frame.keys.empty())
+                    for (const auto& item : items) frame.keys.insert(item.first);
+                if (!frame.keys.insert(name).second)
+                    found = std::find_if(items.begin(), items.end(), sameKey);
+            }
+            if (found != items.end()) {
+                noteDuplicate(name);
+                pending_ = &found->second;
+            } else {
+                items.emplace_back(name, nullptr);
+                pending_ = &items.back().second;
+            }
+        }
+        return true;
+    }
+    bool end_object() {
+        frames_.pop_back();
+        return true;
+    }
+    bool start_array(std::size_t) {
+        Json* array = slot();
+        *array = Json::array();
+        frames_.push_back({array, {}, {}});
+        return true;
+    }
+    bool end_array() {
+        frames_.pop_back();
+        return true;
+    }
+    bool parse_error(std::size_t position, const std::string& token,
+                     const nlohmann::detail::exception& e) {
+        errorOffset = position > 0 ? position - 1 : 0;
+        if (e.id == 406) {
+            // Valid JSON, but no double holds it: the place is where the number starts.
+            errorOffset = position >= token.size() ? position - token.size() : 0;
+            errorMessage = "the number " + printableText(token, 40) +
+                           " is out of range (beyond +-1.8e308, the range of a double)";
+        } else {
+            errorMessage = "not valid JSON: " + printableText(parserMessage(e.what()));
+        }
+        return false;
+    }
+
+    size_t errorOffset = 0;
+    std::string errorMessage;
+    std::vector<std::string> duplicates;
+
+private:
+    struct Frame {
+        Json* value;
+        std::string key;                       // the object's current key
+        std::unordered_set<std::string> keys;  // ordered objects only
+    };
+    // Where the next value goes: the root, the object's pending key, or the end of the array.
+    Json* slot() {
+        if (frames_.empty()) return &root_;
+        Json* parent = frames_.back().value;
+        if (parent->is_object()) return pending_;
+        auto& array = *parent->template get_ptr<typename Json::array_t*>();
+        array.emplace_back();
+        return &array.back();
+    }
+    bool put(Json&& v) {
+        *slot() = std::move(v);
+        return true;
+    }
+    void noteDuplicate(const std::string& name) {
+        if (duplicates.size() >= kMaxDuplicateKeysListed) return;
+        std::string path;
+        for (size_t i = 0; i + 1 < frames_.size(); ++i) {
+            if (!frames_[i].value->is_object()) continue;
+            path += frames_[i].key + ".";
+        }
+        duplicates.push_back(printableText(path + name, 120));
+    }
+
+    Json& root_;
+    std::vector<Frame> frames_;
+    Json* pending_ = nullptr;
+};
+
+template <typename Json>
+JsonParse<Json> parseGuarded(std::string_view text, const std::string& source,
+                             const JsonLimits& limits) {
+    JsonParse<Json> result;
+    result.error.source = source;
+    auto failAt = [&](size_t offset, std::string problem) {
+        std::tie(result.error.line, result.error.column) = lineAndColumn(text, offset);
+        result.error.problem = std::move(problem);
+        return result;
+    };
+    if (text.size() > limits.maxBytes) {
+        result.error.problem = "is " + std::to_string(text.size()) +
+                               " bytes, more than the limit of " + std::to_string(limits.maxBytes);
+        return result;
+    }
+    if (const size_t deep = findTooDeep(text, limits.maxDepth); deep != std::string_view::npos)
+        return failAt(deep, "nested deeper than " + std::to_string(limits.maxDepth) +
+                                " levels of arrays and objects");
+    Json root;
+    GuardedBuilder<Json> builder(root);
+    bool parsed = false;
+    try {
+        parsed = Json::sax_parse(text.begin(), text.end(), &builder);
+    } catch (const std::bad_alloc&) {
+        result.error.problem = "out of memory while parsing";
+        return result;
+    } catch (const std::exception& e) {  // not expected: the builder throws nothing itself
+        result.error.problem = printableText(e.what());
+        return result;
+    }
+    if (!parsed)
+        return failAt(builder.errorOffset,
+                      builder.errorMessage.empty() ? "not valid JSON" : builder.errorMessage);
+    result.duplicateKeys = std::move(builder.duplicates);
+    result.value = std::move(root);
+    return result;
+}
+
+template <typename Json>
+JsonParse<Json> readGuarded(const std::string& path, const JsonLimits& limits) {
+    std::string why;
+    auto text = readRegularFile(path, limits.maxBytes, &why);
+    if (!text) {
+        JsonParse<Json> result;
+        result.error.source = path;
+        result.error.problem = printableText(why);
+        return result;
+    }
+    return parseGuarded<Json>(*text, path, limits);
+}
+
+template <typename Json>
+std::string dumpGuarded(const Json& value, int indent) {
+    try {
+        return value.dump(indent, ' ', false, Json::error_handler_t::replace);
+    } catch (const std::exception&) {  // only bad_alloc is left
+        return "null";
+    }
+}
+
+}  // namespace
+
+std::string JsonError::toString() const {
+    std::string out = source.empty() ? std::string("<input>") : printableText(source, 4096);
+    if (line > 0) out += ":" + std::to_string(line) + ":" + std::to_string(column);
+    out += ": " + problem;
+    return out;
+}
+
+std::string JsonError::placeAndProblem() const {
+    if (line <= 0) return problem;
+    return "line " + std::to_string(line) + ", column " + std::to_string(column) + ": " + problem;
+}
+
+JsonParse<nlohmann::json> parseJson(std::string_view text, const std::string& source,
+                                    const JsonLimits& limits) {
+    return parseGuarded<nlohmann::json>(text, source, limits);
+}
+
+JsonParse<nlohmann::ordered_json> parseOrderedJson(std::string_view text, const std::string& source,
+                                                   const JsonLimits& limits) {
+    return parseGuarded<nlohmann::ordered_json>(text, source, limits);
+}
+
+JsonParse<nlohmann::json> readJsonFile(const std::string& path, const JsonLimits& limits) {
+    return readGuarded<nlohmann::json>(path, limits);
+}
+
+JsonParse<nlohmann::ordered_json> readOrderedJsonFile(const std::string& path,
+                                                      const JsonLimits& limits) {
+    return readGuarded<nlohmann::ordered_json>(path, limits);
+}
+
+std::string dumpJson(const nlohmann::json& value, int indent) {
+    return dumpGuarded(value, indent);
+}
+std::string dumpJson(const nlohmann::ordered_json& value, int indent) {
+    return dumpGuarded(value, indent);
+}
+
+bool isValidUtf8(std::string_view text) {
+    for (size_t i = 0; i < text.size();) {
+        const size_t n = utf8SequenceLength(text, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
+std::string toValidUtf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size();) {
+        const size_t n = utf8SequenceLength(text, i);
+        if (n == 0) {
+            out += "\xEF\xBF\xBD";
+            ++i;
+        } else {
+            out.append(text.substr(i, n));
+            i += n;
+        }
+    }
+    return out;
+}
+
+std::string printableText(std::string_view text, size_t maxBytes) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(std::min(text.size(), maxBytes) + 8);
+    for (size_t i = 0; i < text.size();) {
+        if (out.size() >= maxBytes) {
+            out += "...";
+            break;
+        }
+        const auto c = static_cast<unsigned char>(text[i]);
+        const size_t n = utf8SequenceLength(text, i);
+        if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F) && c != '\n' && c != '\t')) {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+            ++i;
+        } else {
+            out.append(text.substr(i, n));
+            i += n;
+        }
+    }
+    return out;
+}
+
+std::pair<int, int> lineAndColumn(std::string_view text, size_t offset) {
+    if (offset > text.size()) offset = text.size();
+    int line = 1, column = 1;
+    for (size_t i = 0; i < offset; ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
+    }
+    return {line, column};
+}
+
+}  // namespace probe::format

@@ -1,0 +1,194 @@
+"""Level L1/mix: what a wrapped API call records (``Functional.linear.0.forward`` and its
+backward), called by the wrappers of _api_wrap while the debugger collects."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import functools
+import inspect
+
+import torch
+
+from . import _api_wrap
+from ._records import backward_name
+
+_Tensor = torch.Tensor
+_DROPOUT_APIS = frozenset((
+    "Functional.dropout.", "Functional.dropout1d.", "Functional.dropout2d.", "Functional.dropout3d.",
+    "Functional.alpha_dropout.", "Functional.feature_alpha_dropout.", "Torch.dropout.", "Torch.dropout_.",
+    "Torch.alpha_dropout.", "Torch.alpha_dropout_.", "Torch.feature_alpha_dropout.",
+    "Torch.feature_alpha_dropout_.", "Torch.feature_dropout.", "Torch.feature_dropout_."))
+
+
+def _first_tensor(value, depth=0):
+    """msprobe's choice of the output whose autograd node gets the API's backward hook."""
+    if isinstance(value, _Tensor):
+        return value
+    if depth > 8:
+        return None
+    if isinstance(value, dict):
+        for v in value.values():
+            if isinstance(v, _Tensor):
+                return v
+        return None
+    if isinstance(value, (list, tuple)) and value:
+        return _first_tensor(value[0], depth + 1)
+    return None
+
+
+_in_place_switches_by_prefix = {}
+
+
+def _in_place_switches(prefix, original):
+    """True when the API changes a tensor in place by its name (add_, __iadd__, __setitem__, a
+    collective); else the parameters that make it do so when True, as (name, position): inplace
+    (F.relu, F.dropout), and training / use_input_stats of the norms that update their running
+    statistics (F.batch_norm, F.instance_norm)."""
+    if (prefix.endswith("_.") or prefix.startswith("Tensor.__i") or "__setitem__" in prefix or
+            prefix.startswith("Distributed.")):
+        return True
+    try:
+        params = list(inspect.signature(original).parameters)
+    except (TypeError, ValueError):  # a builtin without a signature: only out= can tell
+        return ()
+    names = ["inplace"] + (["training", "use_input_stats"] if "running_mean" in params else [])
+    return tuple((n, params.index(n)) for n in names if n in params)
+
+
+def _may_write_in_place(prefix, original, args, kwargs):
+    """Whether the call may change tensors in place: the statistics still waiting are then
+    taken before it."""
+    switches = _in_place_switches_by_prefix.get(prefix)
+    if switches is None:
+        switches = _in_place_switches_by_prefix[prefix] = _in_place_switches(prefix, original)
+    if switches is True or (kwargs and "out" in kwargs):
+        return True
+    for name, position in switches:
+        value = kwargs[name] if name in kwargs else (args[position] if position < len(args) else None)
+        if value is True:
+            return True
+    return False
+
+
+def _dropout_p(args, kwargs):
+    if "p" in kwargs:
+        return kwargs["p"]
+    if len(args) > 1 and isinstance(args[1], (int, float)):
+        return args[1]
+    return 0.5
+
+
+class ApiHooks:
+    """The wrappers installed in torch (once, when the debugger is created) and what a call
+    records. Counters restart at every step."""
+
+    def __init__(self, service):
+        self.service = service
+        self.tls = service.tls  # read by the wrappers
+        self.counts = {}
+        self.wrapping = _api_wrap.ApiWrapping()
+        self.wrapping.install(torch)
+
+    def reset_step(self):
+        self.counts = {}
+
+    def set_active(self, active):
+        _api_wrap.ACTIVE = self if active else None
+
+    def uninstall(self):
+        _api_wrap.ACTIVE = None
+        self.wrapping.uninstall()
+
+    def call_api(self, original, prefix, args, kwargs):
+        service = self.service
+        tls = service.tls
+        if tls.inside or tls.suppress:  # nested in another wrapped API, our own work, module_dump
+            return original(*args, **kwargs)
+        tls.inside = True
+        try:
+            try:
+                call = self._begin(original, prefix, args, kwargs)
+            except Exception as exc:
+                call = None
+                service.record_error("API forward (inputs)", exc)
+            output = original(*args, **kwargs)
+            if call is not None:
+                try:
+                    self._end(call, prefix, args, kwargs, output)
+                except Exception as exc:
+                    service.record_error("API forward (outputs)", exc)
+            return output
+        finally:
+            tls.inside = False
+
+    def _begin(self, original, prefix, args, kwargs):
+        service = self.service
+        count = self.counts.get(prefix, 0)
+        self.counts[prefix] = count + 1
+        name = prefix + str(count) + ".forward"
+        parent = None
+        if service.mix:
+            stack = service.tls.module_stack
+            parent = stack[-1] if stack else None
+            service.records.construct[name] = parent
+        scope = service.scope
+        if scope.enabled:
+            scope.begin(name)
+        selected = service.selected(name)
+        if selected:
+            service.record_stack(name)
+            if service.fwd_in:
+                batch = service.recorder.batch(name)
+                entry = {"input_args": batch.args(args, "input"), "input_kwargs": batch.kwargs(kwargs)}
+                batch.finish()
+                service.insert(name, entry)
+        if _may_write_in_place(prefix, original, args, kwargs):
+            # Statistics still waiting are taken now, before the call may change their tensors.
+            service.recorder.settle()
+        return (name, count, parent, selected, service.step_serial)
+
+    def _end(self, call, prefix, args, kwargs, output):
+        service = self.service
+        name, count, parent, selected, serial = call
+        if selected and service.fwd_out:
+            batch = service.recorder.batch(name)
+            value = batch.output(output)
+            batch.finish()
+            service.set_value(name, "output", value)
+        if service.scope.enabled:
+            service.scope.end(name)
+        if service.want_backward and torch.is_grad_enabled():
+            var = _first_tensor(output)
+            if var is not None and var.requires_grad and var.grad_fn is not None:
+                if prefix in _DROPOUT_APIS and _dropout_p(args, kwargs) == 0:
+                    return
+                var.grad_fn.register_hook(functools.partial(
+                    self._backward_hook, prefix + str(count) + ".backward", backward_name(parent), serial))
+
+    def _backward_hook(self, name, parent, serial, grad_inputs, grad_outputs):
+        service = self.service
+        # Not gated by stop(): a backward that runs after stop() still belongs to the step.
+        if serial != service.step_serial or service.ended or service.writer.step_dir is None:
+            return
+        tls = service.tls
+        inside = tls.inside
+        tls.inside = True
+        try:
+            if service.mix:
+                service.records.construct[name] = parent
+            scope = service.scope
+            if scope.enabled:
+                scope.begin(name)
+            selected = service.selected(name)
+            if scope.enabled:
+                scope.end(name)
+            if selected:
+                batch = service.recorder.batch(name)
+                entry = {}
+                if service.bwd_in:
+                    entry["input"] = batch.args(grad_outputs, "input")
+                if service.bwd_out:
+                    entry["output"] = batch.args(grad_inputs, "output")
+                batch.finish()
+                service.insert(name, entry)
+        except Exception as exc:
+            service.record_error("API backward hook", exc)
+        finally:
+            tls.inside = inside

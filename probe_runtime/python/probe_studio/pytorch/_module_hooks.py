@@ -1,0 +1,477 @@
+"""Level L0/mix and module_dump: what a module call records (``Module.<path>.<Class>.forward.<n>``,
+its backward and its parameters' gradients).
+
+The hooks are process-wide module hooks that look the module up in the debugger's own tables:
+nothing is stored in the model, so copy.deepcopy(model) and torch.save(model) work as without
+the debugger. Backward data comes from hooks on the autograd nodes the forward already created
+(post-hooks of grad_fn / AccumulateGrad), never from extra identity nodes, so in-place modules
+keep working and results are bit-identical."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import functools
+import weakref
+
+import torch
+
+from .._names import safe_text
+from ._records import backward_name
+
+_Tensor = torch.Tensor
+_execution_engine = torch.autograd.Variable._execution_engine
+
+
+def _grad_tensors(value, out, depth=0):
+    """Tensors among `value` (recursively) that take part in autograd."""
+    if isinstance(value, _Tensor):
+        if value.requires_grad:
+            out.append(value)
+    elif depth < 16:
+        if isinstance(value, (list, tuple)):
+            for v in value:
+                _grad_tensors(v, out, depth + 1)
+        elif isinstance(value, dict):
+            for v in value.values():
+                _grad_tensors(v, out, depth + 1)
+    return out
+
+
+def _autograd_place(t):
+    """(node, output number) whose post-hook sees the gradient of `t` as it is now, or
+    (None, None) for a leaf (hooked on the tensor itself)."""
+    fn = t.grad_fn
+    if fn is None:
+        return None, None
+    return fn, t.output_nr
+
+
+class _ModuleCall:
+    __slots__ = ("module", "prefix", "name", "parent", "depth", "serial", "inputs", "expands")
+
+    def __init__(self, module, prefix, name, parent, depth, serial, inputs, expands):
+        self.module = module
+        self.prefix = prefix
+        self.name = name
+        self.parent = parent
+        self.depth = depth
+        self.serial = serial
+        self.inputs = inputs
+        self.expands = expands
+
+
+class _ModuleBackward:
+    """One module call's backward entry, filled as autograd reaches the module's outputs
+    (its "input": gradients of the outputs) and inputs (its "output")."""
+
+    __slots__ = ("hooks", "name", "parent", "serial", "n_out", "n_in", "entry", "selected")
+
+    def __init__(self, hooks, name, parent, serial, n_out, n_in):
+        self.hooks = hooks
+        self.name = name
+        self.parent = parent
+        self.serial = serial
+        self.n_out = n_out
+        self.n_in = n_in
+        self.entry = None
+        self.selected = None
+
+    def node_output(self, index, output_nr, grad_inputs, grad_outputs):
+        grad = grad_outputs[output_nr] if output_nr < len(grad_outputs) else None
+        self.hooks.backward_grad(self, "input", index, grad)
+
+    def node_input(self, index, output_nr, grad_inputs, grad_outputs):
+        grad = grad_outputs[output_nr] if output_nr < len(grad_outputs) else None
+        self.hooks.backward_grad(self, "output", index, grad)
+
+    def leaf_output(self, index, grad):
+        self.hooks.backward_grad(self, "input", index, grad)
+
+    def leaf_input(self, index, grad):
+        self.hooks.backward_grad(self, "output", index, grad)
+
+
+class ModuleHooks:
+    """The models given to the debugger, their submodules' entry prefixes, and the hooks that
+    record their calls. Counters restart at every step."""
+
+    def __init__(self, service):
+        self.service = service
+        self.models = []
+        self._roots = {}          # id(model) -> weakref: the models given to the debugger
+        self._prefixes = {}       # id(submodule) -> (weakref, "Module.<path>.<Class>.")
+        self._global_handles = []
+        self._dump_handles = []
+        self._param_hooks = {}
+        self._grad_summaries = None  # parameter gradients of the running backward pass
+        self.root_depth = 0
+        self.token_range = None
+        self.token_id = 0
+        self.reset_step()
+
+    def reset_step(self):
+        self.counts = {}
+        self.param_grad_index = {}
+        self.selected_modules = set()
+
+    def remove(self):
+        """Every hook removed (after the last step of the config's list)."""
+        for handle in self._global_handles + self._dump_handles:
+            try:
+                handle.remove()
+            except Exception:
+                pass
+        self._global_handles = []
+        self._dump_handles = []
+        for _, handle in self._param_hooks.values():
+            try:
+                handle.remove()
+            except Exception:
+                pass
+        self._param_hooks = {}
+
+    # --------------------------------------------------------------------------------------
+    # Models
+
+    def add_model(self, model):
+        """Registers the model(s) whose submodules are dumped (L0, mix) and whose forward calls
+        count tokens (token_range)."""
+        models = list(model) if isinstance(model, (list, tuple)) else [model]
+        for m in models:
+            if not isinstance(m, torch.nn.Module):
+                raise TypeError("PrecisionDebugger: model must be a torch.nn.Module or a list of them, not %s"
+                                % type(m).__name__)
+        is_list = isinstance(model, (list, tuple))
+        dumps_modules = self.service.config.dumps_modules
+        for index, m in enumerate(models):
+            known = self._roots.get(id(m))
+            if known is not None and known() is m:
+                continue
+            self._roots[id(m)] = weakref.ref(m)
+            self.models.append(m)
+            if not dumps_modules:
+                continue
+            for path, sub in m.named_modules():
+                if sub is m:
+                    continue  # the model itself is not an entry
+                known = self._prefixes.get(id(sub))
+                if known is not None and known[0]() is sub:
+                    continue  # a module shared with a model registered before keeps its first name
+                prefix = safe_text("Module.%s%s.%s." % ("%d." % index if is_list else "", path,
+                                                        sub.__class__.__name__))
+                self._prefixes[id(sub)] = (weakref.ref(sub), prefix)
+        if dumps_modules:
+            self._install_global_hooks()
+
+    def _install_global_hooks(self):
+        """The process-wide module hooks: for module entries, and token_range's count of the
+        model's calls. Not otherwise: they put every module call on torch's slow path."""
+        if not self._global_handles:
+            from torch.nn.modules import module as module_module
+            self._global_handles = [module_module.register_module_forward_pre_hook(self._global_pre_hook),
+                                    module_module.register_module_forward_hook(self._global_post_hook)]
+
+    def set_token_range(self, token_range):
+        if (not isinstance(token_range, (list, tuple)) or len(token_range) != 2 or
+                not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in token_range) or
+                token_range[0] > token_range[1]):
+            raise ValueError("PrecisionDebugger.start: token_range must be [first, last], two whole numbers with "
+                             "0 <= first <= last (forward calls of the model, counted from 0), not %r"
+                             % (token_range,))
+        if not self.models:
+            raise ValueError("PrecisionDebugger.start: token_range counts the model's forward calls, so start() "
+                             "must receive model=...")
+        self.token_range = (token_range[0], token_range[1])
+        self.token_id = 0
+        self._install_global_hooks()
+
+    def _global_pre_hook(self, module, args):
+        key = id(module)
+        root = self._roots.get(key)
+        if root is not None and root() is module:
+            self._root_pre_hook(module, args)
+        if self.service.active:
+            info = self._prefixes.get(key)
+            if info is not None and info[0]() is module:
+                self._module_pre_hook(info[1], module, args)
+        return None
+
+    def _global_post_hook(self, module, args, output):
+        key = id(module)
+        if self.service.tls.module_calls:
+            info = self._prefixes.get(key)
+            if info is not None and info[0]() is module:
+                self._module_post_hook(info[1], module, args, output)
+        root = self._roots.get(key)
+        if root is not None and root() is module:
+            self._root_post_hook(module, args, output)
+        return None
+
+    def _root_pre_hook(self, module, args):
+        service = self.service
+        if self.token_range is not None and service.running:
+            # token_range: the model's forward calls are the tokens; both ends inclusive.
+            token = self.token_id
+            self.token_id = token + 1
+            service.set_gate(self.token_range[0] <= token <= self.token_range[1])
+        if service.active and service.config.dumps_modules:
+            self.root_depth += 1
+            if service.recorder.stat_cache is None:
+                service.recorder.stat_cache = {}
+        return None
+
+    def _root_post_hook(self, module, args, output):
+        if self.root_depth > 0:
+            self.root_depth -= 1
+            if self.root_depth == 0:
+                self.service.recorder.stat_cache = None
+        return None
+
+    # --------------------------------------------------------------------------------------
+    # Forward
+
+    def _module_pre_hook(self, prefix, module, args):
+        service = self.service
+        if not service.active:
+            return None
+        tls = service.tls
+        if tls.inside or tls.suppress:
+            return None
+        self._begin(prefix, module, args)
+        return None
+
+    def _begin(self, prefix, module, args):
+        service = self.service
+        tls = service.tls
+        tls.inside = True
+        try:
+            count = self.counts.get(prefix, 0)
+            self.counts[prefix] = count + 1
+            name = prefix + "forward." + str(count)
+            stack = tls.module_stack
+            parent = stack[-1] if stack else None
+            if service.config.dumps_modules:  # construct.json stays {} at L1 (module_dump included)
+                service.records.construct[name] = parent
+            service.scope.begin(name)
+            inputs = None
+            if service.want_backward and torch.is_grad_enabled():
+                # Where the inputs' gradients will arrive, taken now: an in-place module changes them.
+                inputs = [(t,) + _autograd_place(t) for t in _grad_tensors(args, [])]
+            expands = bool(service.mix and service.list and any(s in name for s in service.list))
+            if expands:
+                tls.expand += 1
+            tls.module_calls.append(_ModuleCall(module, prefix, name, parent, len(stack), service.step_serial,
+                                                inputs, expands))
+            stack.append(name)
+        except Exception as exc:
+            service.record_error("module forward pre-hook", exc)
+        finally:
+            tls.inside = False
+
+    def _module_post_hook(self, prefix, module, args, output):
+        service = self.service
+        tls = service.tls
+        calls = tls.module_calls
+        if not calls or tls.inside:
+            return None
+        try:
+            i = len(calls) - 1
+            while i >= 0 and calls[i].module is not module:
+                i -= 1
+            if i < 0:
+                return None
+            call = calls[i]
+            for later in calls[i:]:
+                if later.expands:
+                    tls.expand -= 1
+            del calls[i:]
+            del tls.module_stack[call.depth:]
+            if not service.active or call.serial != service.step_serial:
+                return None
+            tls.inside = True
+            try:
+                self._forward(call, module, args, output)
+            finally:
+                tls.inside = False
+        except Exception as exc:
+            service.record_error("module forward hook", exc)
+        return None
+
+    def _forward(self, call, module, args, output):
+        service = self.service
+        name = call.name
+        selected = service.selected(name) or call.expands
+        if selected:
+            self.selected_modules.add(call.prefix)
+            service.record_stack(name)
+            if service.want_forward:
+                batch = service.recorder.batch(name)
+                entry = {}
+                if service.fwd_in:
+                    entry["input_args"] = batch.args(args if isinstance(args, tuple) else (args,), "input")
+                    entry["input_kwargs"] = {}  # torch < 2 gives module hooks no kwargs
+                if service.fwd_out:
+                    entry["output"] = batch.output(output)
+                params = {}
+                for pname, p in module._parameters.items():
+                    if p is not None:
+                        params[pname] = batch.tensor(p, "parameters." + pname)
+                if params:
+                    entry["parameters"] = params
+                batch.finish()
+                service.insert(name, entry)
+        service.scope.end(name)
+        if service.want_backward and torch.is_grad_enabled():
+            self._hook_backward(call, output)
+            self._hook_param_grads(module, call.prefix)
+
+    # --------------------------------------------------------------------------------------
+    # module_dump(module, name) .. module_dump_end(): the module is one entry
+    # (Module.<name>.<Class>.forward.<n>); the APIs and modules it runs are not dumped.
+
+    def module_dump(self, module, dump_name):
+        prefix = safe_text("Module.%s.%s." % (dump_name, module.__class__.__name__))
+        self._dump_handles.append(module.register_forward_pre_hook(
+            functools.partial(self._dumped_module_pre_hook, prefix)))
+        self._dump_handles.append(module.register_forward_hook(
+            functools.partial(self._dumped_module_post_hook, prefix)))
+
+    def module_dump_end(self):
+        for handle in self._dump_handles:
+            handle.remove()
+        self._dump_handles = []
+
+    def _dumped_module_pre_hook(self, prefix, module, args):
+        service = self.service
+        tls = service.tls
+        if not service.active or tls.inside or tls.suppress:
+            return None
+        self._begin(prefix, module, args)
+        tls.suppress += 1
+        tls.dumped_calls.append(module)
+        return None
+
+    def _dumped_module_post_hook(self, prefix, module, args, output):
+        tls = self.service.tls
+        if tls.dumped_calls and tls.dumped_calls[-1] is module:
+            tls.dumped_calls.pop()
+            tls.suppress -= 1
+            self._module_post_hook(prefix, module, args, output)
+        return None
+
+    # --------------------------------------------------------------------------------------
+    # Backward
+
+    def _hook_backward(self, call, output):
+        outs = _grad_tensors(output, [])
+        if not outs:
+            return
+        inputs = call.inputs or []
+        record = _ModuleBackward(self, backward_name(call.name), backward_name(call.parent), call.serial,
+                                 len(outs), len(inputs))
+        for index, t in enumerate(outs):
+            node, nr = _autograd_place(t)
+            if node is not None:
+                node.register_hook(functools.partial(record.node_output, index, nr))
+            else:
+                t.register_hook(functools.partial(record.leaf_output, index))
+        for index, (t, node, nr) in enumerate(inputs):
+            if node is not None:
+                node.register_hook(functools.partial(record.node_input, index, nr))
+            else:
+                t.register_hook(functools.partial(record.leaf_input, index))
+
+    def backward_grad(self, record, side, index, grad):
+        service = self.service
+        if not service.active or record.serial != service.step_serial:
+            return
+        tls = service.tls
+        inside = tls.inside
+        tls.inside = True
+        try:
+            name = record.name
+            if record.selected is None:
+                if service.config.dumps_modules:
+                    service.records.construct[name] = record.parent
+                record.selected = service.selected(name)
+                service.scope.end(name)
+                if record.selected:
+                    entry = {}
+                    if service.bwd_in:
+                        entry["input"] = [None] * record.n_out
+                    if service.bwd_out:
+                        entry["output"] = [None] * record.n_in
+                    record.entry = entry
+                    service.insert(name, entry)
+                    self.selected_modules.add(name.rpartition("backward.")[0])
+            if not record.selected:
+                return
+            values = record.entry.get(side)
+            if values is None or index >= len(values):
+                return
+            item = None
+            if grad is not None:
+                batch = service.recorder.batch(name)
+                item = batch.tensor(grad, "%s.%d" % (side, index))
+                batch.finish()
+            service.set_item(values, index, item)
+        except Exception as exc:
+            service.record_error("module backward hook", exc)
+        finally:
+            tls.inside = inside
+
+    def _hook_param_grads(self, module, prefix):
+        for pname, p in module._parameters.items():
+            if p is None or not p.requires_grad:
+                continue
+            key = (prefix, pname)
+            if key in self._param_hooks:
+                continue
+            # The parameter's AccumulateGrad node; holding it keeps autograd from making a new
+            # one per graph, so the hook registered here stays in effect.
+            with torch.enable_grad():
+                node = p.expand_as(p).grad_fn.next_functions[0][0]
+            handle = node.register_hook(functools.partial(self._param_grad_hook, prefix, pname, weakref.ref(p)))
+            self._param_hooks[key] = (node, handle)
+
+    def _summarise_param_grads(self):
+        summaries, self._grad_summaries = self._grad_summaries, None
+        try:
+            self.service.recorder.summarise(summaries)
+        except Exception as exc:
+            self.service.record_error("parameter gradients", exc)
+
+    def _param_grad_hook(self, prefix, pname, param_ref, grad_inputs, grad_outputs):
+        service = self.service
+        if not service.active or prefix not in self.selected_modules:
+            return
+        tls = service.tls
+        inside = tls.inside
+        tls.inside = True
+        try:
+            param = param_ref()
+            if param is None:
+                return
+            state = self.param_grad_index.get(prefix)
+            if state is None:
+                state = self.param_grad_index[prefix] = [0, pname]
+            elif state[1] == pname:
+                state[0] += 1
+            name = "%sparameters_grad.%d" % (prefix, state[0])
+            grad = param.grad
+            # Summarised when this backward pass ends (one C++ call for all): the next pass (gradient
+            # accumulation) adds to .grad in place.
+            batch = service.recorder.batch(name, eager=True)
+            if self._grad_summaries is None:
+                try:
+                    _execution_engine.queue_callback(self._summarise_param_grads)
+                    self._grad_summaries = []
+                except RuntimeError:  # not in a backward pass the engine runs: summarised at once
+                    pass
+            if self._grad_summaries is not None:
+                batch.summaries = self._grad_summaries
+            value = [batch.tensor(grad, pname) if grad is not None else None]
+            if self._grad_summaries is None:
+                batch.finish()
+            service.set_value(name, pname, value)
+        except Exception as exc:
+            service.record_error("parameter gradient hook", exc)
+        finally:
+            tls.inside = inside

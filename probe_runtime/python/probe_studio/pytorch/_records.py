@@ -1,0 +1,425 @@
+"""The records of a step: the values of a call turned into dump.json items (each tensor's item
+rendered with its statistics by the C++ core, many tensors per call; .pt files when tensors are
+saved), the step's entries, construct.json's parents and stack.json's groups (FORMATS.md
+section 2).
+
+Nothing here installs hooks or writes the JSON files: the hooks fill a StepRecords, the step
+writer writes it."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import linecache
+import os
+import sys
+import weakref
+from json.encoder import encode_basestring_ascii as _encode_str
+
+import torch
+
+from . import _ops
+from .._names import file_name as _file_name
+
+_Tensor = torch.Tensor
+_MEMORY_FORMATS = {torch.contiguous_format: "contiguous_format", torch.channels_last: "channels_last",
+                   torch.channels_last_3d: "channels_last_3d", torch.preserve_format: "preserve_format"}
+_MAX_DEPTH = 64
+
+try:
+    import numpy as _np
+except ImportError:  # numpy is optional for torch
+    _np = None
+
+# ------------------------------------------------------------------------------------------
+# dtype names
+
+_dtype_names = {}
+
+
+def _dtype_name(dtype):
+    name = _dtype_names.get(dtype)
+    if name is None:
+        name = _dtype_names[dtype] = str(dtype)
+    return name
+
+
+def tensor_version(t):
+    """The tensor's version counter (bumped by every in-place change), None when it has none
+    (inference-mode tensors)."""
+    try:
+        return t._version
+    except RuntimeError:
+        return None
+
+
+def backward_name(forward_name):
+    """Module.a.Linear.forward.3 -> Module.a.Linear.backward.3 (None stays None)."""
+    if forward_name is None:
+        return None
+    if forward_name.startswith("Module."):
+        head, _, tail = forward_name.rpartition(".forward.")
+        return head + ".backward." + tail
+    return forward_name[: -len("forward")] + "backward"
+
+
+# ------------------------------------------------------------------------------------------
+# The step's records
+
+class StepRecords:
+    """What one step recorded: dump.json's "data" (entry name -> entry, in the order met),
+    construct.json (entry -> parent module entry) and stack.json's groups (id of a formatted
+    stack -> (the stack, entry names)); the stacks stay alive in StackCapture."""
+
+    __slots__ = ("data", "construct", "stack_groups", "dirty", "unflushed", "queued")
+
+    def __init__(self):
+        self.data = {}
+        self.construct = {}
+        self.stack_groups = {}
+        self.dirty = False
+        self.unflushed = 0    # entries inserted since the files were last written
+        self.queued = False   # a write of them is waiting for the writer thread
+
+    def insert(self, name, entry):
+        self.data[name] = entry
+        self.dirty = True
+        self.unflushed += 1
+
+    def set_value(self, name, key, value):
+        """Sets one key of an entry, creating the entry when it is not there yet."""
+        entry = self.data.get(name)
+        if entry is None:
+            entry = self.data[name] = {}
+        entry[key] = value
+        self.dirty = True
+
+    def add_stack(self, formatted, name):
+        """`formatted` from StackCapture: equal stacks are one object, grouped by its id."""
+        group = self.stack_groups.get(id(formatted))
+        if group is None:
+            self.stack_groups[id(formatted)] = (formatted, [name])
+        else:
+            group[1].append(name)
+
+
+class StackCapture:
+    """The Python stack of a call as stack.json writes it (innermost frame first, our own
+    package's frames left out). Per call only each frame's code object (by id: hashing a code
+    object hashes its contents) and position are read; the text (file names, line numbers,
+    source lines) is made once per call site reached by a distinct path, and equal stacks are
+    one object."""
+
+    def __init__(self, package_dir):
+        self.package_dir = package_dir
+        self._formatted = {}  # (id(code), position, ...) -> (the stack's lines, the code objects)
+        self._stacks = {}     # the stack's lines -> the one tuple of them
+
+    def capture(self):
+        """The stack of the code that called into our package."""
+        frame = sys._getframe(1)
+        key = []
+        append = key.append
+        while frame is not None:
+            append(id(frame.f_code))
+            append(frame.f_lasti)
+            frame = frame.f_back
+        key = tuple(key)
+        known = self._formatted.get(key)
+        if known is None:
+            # The code objects stay alive with the key, so no other one can take their ids.
+            known = self._formatted[key] = self._format(sys._getframe(1))
+        return known[0]
+
+    def _format(self, frame):
+        lines, codes = [], []
+        while frame is not None:
+            code = frame.f_code
+            codes.append(code)
+            if not code.co_filename.startswith(self.package_dir):
+                source = linecache.getline(code.co_filename, frame.f_lineno).strip()
+                if source:
+                    lines.append("File %s, line %d, in %s, \n %s" % (code.co_filename, frame.f_lineno, code.co_name,
+                                                                    source))
+            frame = frame.f_back
+        lines = tuple(lines)
+        return self._stacks.setdefault(lines, lines), tuple(codes)
+
+
+# ------------------------------------------------------------------------------------------
+# Values -> items
+
+_SETTLE_COUNT = 1024           # tensors waiting for their statistics ...
+_SETTLE_BYTES = 64 * 1024 ** 2  # ... or bytes of them: then they are computed
+
+
+class TensorItem:
+    """A tensor's item of dump.json. Its text up to "requires_grad" (core) is rendered in C++
+    with the statistics; data_name and md5 follow in that order, as msprobe writes them."""
+
+    __slots__ = ("dtype", "shape", "requires_grad", "core", "data_name", "md5")
+
+    def __init__(self, dtype, shape, requires_grad, md5):
+        self.dtype = dtype  # str(torch dtype)
+        self.shape = shape
+        self.requires_grad = requires_grad
+        self.core = None        # until the statistics are computed
+        self.data_name = None   # the .pt file, when saved
+        self.md5 = md5          # False: not asked for; None: not computed; else 8 hex digits
+
+    def raw_json(self):
+        core = self.core
+        if core is None:  # no statistics (not computed, or could not be)
+            core = ('{"type": "torch.Tensor","dtype": "%s","shape": [%s],"Max": null,"Min": null,"Mean": null,'
+                    '"Norm": null,"requires_grad": %s' % (self.dtype, ",".join(map(str, self.shape)),
+                                                          "true" if self.requires_grad else "false"))
+        if self.data_name is not None:
+            core += ',"data_name": ' + _encode_str(self.data_name)
+        md5 = self.md5
+        if md5 is not False:
+            core += ',"md5": "%s"' % md5 if md5 is not None else ',"md5": null'
+        return core + "}"
+
+
+class _Summary:
+    """One tensor whose statistics are to be computed, and the items that show them."""
+
+    __slots__ = ("tensor", "version", "items")
+
+    def __init__(self, tensor, version, item):
+        self.tensor = tensor
+        self.version = version
+        self.items = [item]
+
+
+class Recorder:
+    """Turns the values of a call into items: what the config asks of every tensor (md5,
+    a .pt file for task tensor), and when their statistics are computed.
+
+    Deferred (levels L1 and mix, where the API wrappers see every call that may change a tensor
+    in place): a tensor's statistics wait, with the tensor and its version, until settle() —
+    before such a call, at stop()/step() and when many wait — and all are computed by one call
+    to the C++ core; a tensor recorded twice meanwhile is computed once. A tensor changed in
+    place all the same (its version moved) keeps null statistics, said in the error log.
+    Otherwise (L0, and what must be taken at once) each batch computes its own in finish()."""
+
+    def __init__(self, config, record_error, deferred):
+        self.md5 = config.summary_mode == "md5"
+        self.deferred = deferred
+        self.tensor_dir = None  # the step's dump_tensor_data, when tensors are saved
+        # task statistics with a tensor_list: only the entries it names save their tensors
+        self.tensor_list = tuple(config.tensor_list) if config.task == "statistics" else None
+        self.stat_cache = None  # id(tensor) -> statistics, only during a forward pass of the model
+        self.record_error = record_error
+        self.pending = []        # _Summary waiting for settle()
+        self.pending_by_id = {}  # id(tensor) -> its _Summary (the tensor is held, so its id is its own)
+        self.pending_bytes = 0
+
+    def batch(self, entry, eager=False):
+        saves = self.tensor_dir is not None and (
+            self.tensor_list is None or any(fragment in entry for fragment in self.tensor_list))
+        return Batch(self, entry, saves, eager or not self.deferred)
+
+    def defer(self, t, version, item):
+        summary = self.pending_by_id.get(id(t))
+        if summary is not None and summary.version == version:
+            summary.items.append(item)  # the same tensor, unchanged: computed once
+            return
+        summary = _Summary(t, version, item)
+        self.pending.append(summary)
+        self.pending_by_id[id(t)] = summary
+        self.pending_bytes += t.numel() * t.element_size()
+        if len(self.pending) >= _SETTLE_COUNT or self.pending_bytes >= _SETTLE_BYTES:
+            self.settle()
+
+    def settle(self):
+        """Computes the statistics of every waiting tensor (one call to the C++ core)."""
+        pending = self.pending
+        if not pending:
+            return
+        self.pending = []
+        self.pending_by_id = {}
+        self.pending_bytes = 0
+        unchanged = [s for s in pending if tensor_version(s.tensor) == s.version]
+        if len(unchanged) != len(pending):
+            changed = [s.items[0] for s in pending if tensor_version(s.tensor) != s.version]
+            self.record_error("statistics", RuntimeError(
+                "%d tensor(s) (the first %s %s) changed in place before their statistics were taken: they stay null"
+                % (len(changed), changed[0].dtype, list(changed[0].shape))))
+        self.summarise(unchanged)
+
+    def summarise(self, summaries):
+        """Gives the items of `summaries` their statistics, computed and rendered by one C++ call."""
+        if not summaries:
+            return
+        md5 = self.md5
+        cores, md5s = _ops.tensor_items([s.tensor for s in summaries], [s.items[0].dtype for s in summaries], md5)
+        if len(cores) != len(summaries):  # the C++ side ran out of memory: statistics stay null
+            return
+        cache = self.stat_cache
+        for index, summary in enumerate(summaries):
+            core = cores[index]
+            digest = md5s[index] if md5 else False
+            for item in summary.items:
+                item.core = core
+                item.md5 = digest
+            if cache is not None and summary.version is not None:
+                cache[id(summary.tensor)] = (weakref.ref(summary.tensor), summary.version, core, digest)
+
+    def save_tensor(self, t, file_name):
+        """The tensor as torch.save writes it, contiguous and detached."""
+        path = os.path.join(self.tensor_dir, file_name)
+        try:
+            data = t.detach()
+            if data.is_meta:
+                return False
+            if data.device.type != "cpu":
+                data = data.cpu()
+            if data.is_conj():
+                data = data.resolve_conj()
+            if data.is_neg():
+                data = data.resolve_neg()
+            data = data.clone(memory_format=torch.contiguous_format)
+            tmp = path + ".tmp"
+            # An open file rather than its path: torch would encode the path as strict UTF-8 (and
+            # abort the process on a dump_path with undecodable bytes); open() takes any path.
+            with open(tmp, "wb") as f:
+                torch.save(data, f)
+            os.replace(tmp, path)
+            return True
+        except Exception as exc:
+            self.record_error("saving %s" % file_name, exc)
+            return False
+
+
+class Batch:
+    """The items of one entry's values. Their statistics wait for the recorder's settle(), or,
+    eager, are computed in finish() by one C++ call."""
+
+    __slots__ = ("recorder", "entry", "saves", "eager", "summaries")
+
+    def __init__(self, recorder, entry, saves, eager):
+        self.recorder = recorder
+        self.entry = entry
+        self.saves = saves  # each tensor also goes to a .pt file
+        self.eager = eager
+        self.summaries = []
+
+    def tensor(self, t, suffix):
+        version = tensor_version(t)
+        recorder = self.recorder
+        item = TensorItem(_dtype_name(t.dtype), t.shape, t.requires_grad, None if recorder.md5 else False)
+        if self.saves:
+            file_name = _file_name("%s.%s.pt" % (self.entry, suffix))
+            if recorder.save_tensor(t, file_name):
+                item.data_name = file_name
+        cache = recorder.stat_cache
+        if cache is not None:
+            # The same tensor, unchanged since it was summarised in this forward pass (a module's
+            # parameters after the API that used them, a module's output after its last API).
+            hit = cache.get(id(t))
+            if hit is not None and hit[0]() is t and hit[1] == version:
+                item.core = hit[2]
+                if item.md5 is not False:
+                    item.md5 = hit[3]
+                return item
+        if self.eager or version is None:  # no version: a change could not be seen
+            self.summaries.append(_Summary(t, version, item))
+        else:
+            recorder.defer(t, version, item)
+        return item
+
+    def value(self, v, suffix, key=None, depth=0):
+        if isinstance(v, _Tensor):
+            return self.tensor(v, suffix)
+        if v is None:
+            return None
+        if key is not None:
+            if key == "dtype" or key == "output_dtype":
+                return {"type": "torch.dtype", "value": str(v)}
+            if key == "device":
+                if isinstance(v, (int, str)):
+                    return {"type": "torch.device", "value": v}
+                if isinstance(v, torch.device):
+                    return {"type": "torch.device", "value": "%s:%s" % (v.type, v.index)}
+                return {"type": "torch.device"}
+        t = type(v)
+        if t is bool or t is int or t is float or t is str:
+            return {"type": t.__name__, "value": v}
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(v, torch.Size):
+            return {"type": "torch.Size", "value": [int(x) for x in v]}
+        if isinstance(v, (list, tuple)):
+            fields = getattr(v, "_fields", None)
+            if suffix is None:  # no file names to make (nothing is saved)
+                if fields is not None and isinstance(v, tuple):
+                    return {f: self.value(x, None, f, depth + 1) for f, x in zip(fields, v)}
+                return [self.value(x, None, None, depth + 1) for x in v]
+            if fields is not None and isinstance(v, tuple):  # a namedtuple: an object of its fields
+                return {f: self.value(x, "%s.%s" % (suffix, f), f, depth + 1) for f, x in zip(fields, v)}
+            return [self.value(x, "%s.%d" % (suffix, i), None, depth + 1) for i, x in enumerate(v)]
+        if isinstance(v, dict):
+            return {str(k): self.value(x, None if suffix is None else "%s.%s" % (suffix, k),
+                                       k if isinstance(k, str) else None, depth + 1)
+                    for k, x in v.items()}
+        if isinstance(v, (int, float, str)):  # subclasses (IntEnum, ...)
+            return {"type": t.__name__, "value": v}
+        if v is Ellipsis:
+            return {"type": "ellipsis", "value": "..."}
+        if isinstance(v, slice):
+            return {"type": "slice", "value": [_slice_part(v.start), _slice_part(v.stop), _slice_part(v.step)]}
+        if isinstance(v, torch.memory_format):
+            return {"type": "torch.memory_format", "format": _MEMORY_FORMATS.get(v)}
+        if isinstance(v, (torch.dtype, torch.device)):
+            return {}
+        if _np is not None:
+            if isinstance(v, _np.ndarray):
+                return _ndarray(v)
+            if isinstance(v, _np.generic):
+                return {"type": type(v).__name__, "value": v.item()}
+        return None
+
+    # The suffix of a value (input.0, kwargs.dim, output.1.2) names its .pt file; without files
+    # it is not made.
+
+    def args(self, args, category):
+        if not self.saves:
+            return [self.value(v, None) for v in args]
+        return [self.value(v, "%s.%d" % (category, i)) for i, v in enumerate(args)]
+
+    def kwargs(self, kwargs):
+        if not self.saves:
+            return {str(k): self.value(v, None, k) for k, v in kwargs.items()}
+        return {str(k): self.value(v, "kwargs.%s" % k, k) for k, v in kwargs.items()}
+
+    def output(self, output):
+        if not isinstance(output, tuple) or hasattr(output, "_fields"):
+            output = (output,)
+        return self.args(output, "output")
+
+    def finish(self):
+        """Computes the statistics of the batch's eager tensors."""
+        if self.summaries:
+            self.recorder.summarise(self.summaries)
+            self.summaries = []
+
+
+def _slice_part(x):
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    try:
+        return int(x)
+    except Exception:
+        return None
+
+
+def _ndarray(a):
+    info = {"type": "numpy.ndarray", "dtype": str(a.dtype), "shape": list(a.shape),
+            "Max": None, "Min": None, "Mean": None, "Norm": None}
+    try:
+        if a.size and a.dtype.kind in "biuf":
+            info["Max"] = a.max().item()
+            info["Min"] = a.min().item()
+            if a.dtype.kind == "f":
+                info["Mean"] = a.mean().item()
+                info["Norm"] = float(_np.linalg.norm(a))
+    except Exception:
+        pass
+    return info

@@ -1,0 +1,261 @@
+"""The step writer: the step's folder (step<N>/rank<R> or proc<pid>) and its files, dump.json,
+stack.json and construct.json exactly as msprobe writes them, and dump_error_info.log
+(FORMATS.md section 2).
+
+Two threads write, and the model's thread does no more than it must:
+  * the files are written (indented, under a temporary name, then renamed: never half-written
+    under their real name) by the adapter's C++ file writer thread, which never takes the GIL
+    (_jsonio); the model's thread only hands it the text;
+  * the text is rendered with Python's C encoder while holding the records' lock (a consistent
+    snapshot) and handed over under the same lock, so files are written in the order rendered.
+    stop() renders on the model's thread and returns once the files are on disk; step() only
+    queues the step's records to this module's writer thread (and not even that when stop()
+    wrote them already), which renders them and waits for their files.
+Everything queued is written at exit and on SIGTERM; a forked child writes nothing."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import atexit
+import collections
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+import weakref
+
+from . import _jsonio
+
+
+def _say(message):
+    sys.stderr.write("[probe] %s\n" % message)
+
+
+class StepWriter:
+    def __init__(self, config, lock, note_once):
+        self.config = config
+        self.lock = lock            # the records' lock: hooks change records only holding it
+        self.note_once = note_once  # (key, message): said once per key
+        self.step_dir = None
+        self.tensor_dir = None
+        self._logged_errors = set()  # (where, exception type) already in this step's log
+        self._jobs = collections.deque()  # (records, step_dir, tensor_dir) for the writer thread
+        self._changed = threading.Condition(threading.Lock())
+        self._thread = None
+        self._last_ticket = 0  # of the last file handed to the C++ writer
+        self._stopped = False
+
+    def create_step_dir(self, current_iter, rank, pid):
+        """Makes step<N>/rank<R> (proc<pid> without a distributed rank) and, for task tensor,
+        its dump_tensor_data when tensors are saved. False (said once) when it cannot be made."""
+        folder = "rank%d" % rank if rank is not None else "proc%d" % pid
+        path = os.path.join(self.config.dump_path, "step%d" % current_iter, folder)
+        try:
+            os.makedirs(path, mode=0o750, exist_ok=True)
+            tensor_dir = None
+            if self.config.saves_tensors:
+                tensor_dir = os.path.join(path, "dump_tensor_data")
+                os.makedirs(tensor_dir, mode=0o750, exist_ok=True)
+        except OSError as exc:
+            self.note_once(("mkdir", path), "cannot create the dump directory %s: %s; nothing is dumped for "
+                           "this step (the model continues)" % (path, exc.strerror or exc))
+            return False
+        self.step_dir = path
+        self.tensor_dir = tensor_dir
+        self.note_once(("dir", path), "dump data of step %d is written to %s" % (current_iter, path))
+        return True
+
+    def end_step(self):
+        self.step_dir = None
+        self.tensor_dir = None
+        self._logged_errors = set()
+
+    def write(self, records, wait, timeout=None):
+        """Has `records` written into the current step's folder. With `wait`, renders them here
+        and returns once the files are on disk, or writing them failed and was said (or after
+        `timeout` seconds, when given); else queues them to the writer thread (unless nothing
+        changed since they were last written, or they are queued already)."""
+        if self.step_dir is None or self._stopped:
+            return
+        place = (self.step_dir, self.tensor_dir)
+        if wait:
+            self._write(records, place, timeout)
+            return
+        if records.queued or not records.dirty:
+            return
+        with self._changed:
+            records.queued = True
+            self._jobs.append((records, place))
+            if self._thread is None:
+                thread = threading.Thread(target=self._run, name="probe_studio step writer", daemon=True)
+                try:
+                    thread.start()
+                    self._thread = thread
+                except RuntimeError:  # no new threads at interpreter shutdown: written here
+                    self._jobs.pop()
+                    self._write(records, place, None)
+                    return
+            self._changed.notify_all()
+
+    def write_empty(self):
+        """The step's files as they are before anything is recorded (msprobe writes them when
+        the step begins): handed to the C++ writer, not waited for (a failure is said when the
+        step's data is written)."""
+        doc = {"task": self.config.task, "level": self.config.level, "framework": "pytorch",
+               "dump_data_dir": self.tensor_dir, "data": {}}
+        try:
+            self._queue_file("dump.json", self.step_dir, _jsonio.compact(doc), False)
+            if self.config.extra_info:
+                self._queue_file("stack.json", self.step_dir, "{}", False)
+                self._queue_file("construct.json", self.step_dir, "{}", False)
+        except OSError:
+            pass
+
+    def drain(self, timeout=None):
+        """Returns once everything queued is on disk (at exit), or after `timeout` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while self._jobs and self._thread is not None and self._thread.is_alive():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return
+                self._changed.wait(left)
+        if self._last_ticket:
+            _jsonio.wait(self._last_ticket, None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    def stop_in_forked_child(self, lock):
+        # The parent's writer threads do not exist in a forked child (their locks may have been
+        # held at the fork): nothing is written there.
+        self.lock = lock
+        self.step_dir = None
+        self._stopped = True
+        self._jobs = collections.deque()
+        self._changed = threading.Condition(threading.Lock())
+        self._thread = None
+
+    def _run(self):
+        while True:
+            with self._changed:
+                while not self._jobs:
+                    self._changed.wait()
+                records, place = self._jobs[0]
+            try:
+                self._write(records, place, None)
+            except BaseException as exc:  # never let the thread die with jobs waiting on it
+                _say("could not write the dump files in %s: %r" % (place[0], exc))
+            with self._changed:
+                self._jobs.popleft()
+                self._changed.notify_all()
+
+    def _queue_file(self, name, step_dir, text, waited):
+        ticket = _jsonio.queue(os.path.join(step_dir, name), text, waited)
+        self._last_ticket = ticket
+        return ticket
+
+    def _write(self, records, place, timeout):
+        """Renders dump.json, stack.json and construct.json of a step from its records, hands
+        them to the C++ writer and waits for them; on failure the data stays and is written
+        again next time."""
+        step_dir, tensor_dir = place
+        config = self.config
+        tickets = []
+        try:
+            with self.lock:
+                records.queued = False
+                if not records.dirty:
+                    return
+                doc = {"task": config.task, "level": config.level, "framework": "pytorch",
+                       "dump_data_dir": tensor_dir, "data": records.data}
+                tickets.append(self._queue_file("dump.json", step_dir, _jsonio.compact(doc), True))
+                if config.extra_info:
+                    stack = {}
+                    for index, (frames, names) in enumerate(records.stack_groups.values()):
+                        stack[str(index)] = [names, frames]
+                    tickets.append(self._queue_file("stack.json", step_dir, _jsonio.compact(stack), True))
+                    tickets.append(self._queue_file("construct.json", step_dir, _jsonio.compact(records.construct),
+                                                    True))
+                records.dirty = False
+                records.unflushed = 0
+            deadline = None if timeout is None else time.monotonic() + timeout
+            for ticket in tickets:
+                if not _jsonio.wait(ticket, None if deadline is None else max(0.0, deadline - time.monotonic())):
+                    return  # the time given is up: the files are written after
+        except OSError as exc:
+            with self.lock:
+                records.dirty = True
+            self.note_once(("write", step_dir, exc.errno),
+                           "cannot write the dump files in %s: %s; the data stays in memory and is written "
+                           "again at the next stop()/step() (the model continues)"
+                           % (step_dir, exc.strerror or exc))
+
+    def log_error(self, where, exc):
+        """Appends an error of our hooks to the step's dump_error_info.log, once per kind."""
+        key = (where, type(exc).__name__)
+        if key in self._logged_errors or self.step_dir is None:
+            return
+        self._logged_errors.add(key)
+        try:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S %z")
+            text = "[%s] %s: %s: %s\nCall stack (most recent call last):\n%s\n" % (
+                stamp, where, type(exc).__name__, exc, "".join(traceback.format_tb(exc.__traceback__)))
+            with open(os.path.join(self.step_dir, "dump_error_info.log"), "a", encoding="utf-8") as f:
+                f.write(text)
+        except OSError:
+            pass
+
+
+# ------------------------------------------------------------------------------------------
+# The end of the program
+
+def write_at_exit(service):
+    """Writes what `service` collected when the process ends normally or by SIGTERM; a forked
+    child (DataLoader workers) stops collecting and writes nothing."""
+    ref = weakref.ref(service)
+    atexit.register(_flush_at_exit, ref)
+    _install_fork_guard(ref)
+    _install_sigterm_flush(ref)
+
+
+def _flush_at_exit(service_ref, timeout=None):
+    service = service_ref()
+    if service is not None and os.getpid() == service.pid:
+        try:
+            service.writer.drain(timeout)
+            service.flush(wait=True, timeout=timeout)
+        except Exception as exc:
+            _say("could not write the dump files at exit: %r" % (exc,))
+
+
+def _install_fork_guard(ref):
+    def after_in_child():
+        s = ref()
+        if s is not None:
+            s.stop_in_forked_child()
+
+    try:
+        os.register_at_fork(after_in_child=after_in_child)
+    except AttributeError:
+        pass
+
+
+def _install_sigterm_flush(ref):
+    """SIGTERM normally ends Python without atexit: when nobody handles it, the dump files are
+    written first, then the default action runs."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+            return
+    except (ValueError, OSError):
+        return
+
+    def on_sigterm(signum, frame):
+        # Bounded: the signal may have interrupted a hook of this thread holding the records'
+        # lock, which the writer needs. The files on disk are whole either way.
+        _flush_at_exit(ref, timeout=10.0)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    try:
+        signal.signal(signal.SIGTERM, on_sigterm)
+    except (ValueError, OSError):
+        pass

@@ -1,0 +1,642 @@
+"""probe replay: is one aten op numerically wrong by itself, or does it only inherit bad inputs?
+
+Started by ``probe replay DIR [--op ID|NAME] [--round N]`` (or ``python -m probe_studio.replay``).
+For each aten op of an op-level dump (written with task ``tensor`` or ``all`` and ``save_child``),
+the call is rebuilt from the dumped inputs (``before/intensor<i>_<arg>.bin``) and the non-tensor
+arguments (``op_param.json``) by the argument names of ``torch.ops.aten.<op>``'s schema, and run on
+the CPU twice: with floating inputs in float64 (the reference) and as dumped (the re-run in the op's
+own dtype). The dumped output is then compared with the reference, using the measures of msprobe's
+acc_check (max absolute and relative error, ULP error, the share of elements within a thousandth
+and five thousandths), and the verdict weighs it against the re-run's error:
+
+* ``ok``: the dumped output is as close to the float64 result as the op's dtype allows (its error
+  is at most 10x the re-run's, plus 4 units of the dtype's epsilon at the output's scale);
+* ``WRONG``: beyond that: the op itself computed something else;
+* ``inherits``: the output holds NaN/Inf that the op's inputs already held;
+* ``overflow``: the inputs are finite, the float64 result is finite, but the op's dtype cannot hold it;
+* ``not replayable: why``: random ops, storage-level views (as_strided), allocations, missing
+  input data, ops unknown to this torch.
+
+Exit code: 0 nothing wrong, 1 an op is wrong, 64 usage, 66 no op-level dump, 69 no torch.
+"""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import argparse
+import csv
+import json
+import os
+import sys
+
+from . import _tool
+
+EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_NO_DUMP, EXIT_NO_TORCH = 0, 1, 64, 66, _tool.EXIT_NO_TORCH
+NAME = "probe replay"
+
+STAT_HEADER = ("Device and PID,Execution Count,Op Name,Op Type,Op Id,Input/Output,Index,Dtype,Format,Shape,"
+               "Max,Min,Mean,Norm,Tensor Path")
+
+# Ops whose result depends on a random generator (beside any op whose schema takes a Generator).
+RANDOM_OPS = {"bernoulli", "bernoulli_", "rand", "rand_like", "randn", "randn_like", "randint", "randint_like",
+              "randperm", "normal", "normal_", "uniform_", "random_", "exponential_", "geometric_", "cauchy_",
+              "log_normal_", "multinomial", "poisson", "rrelu", "rrelu_", "rrelu_with_noise", "rrelu_with_noise_"}
+DROPOUTS = {"dropout", "dropout_", "native_dropout", "feature_dropout", "feature_dropout_", "alpha_dropout",
+            "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_"}
+# Ops that look at the input's storage rather than its values, which the dump does not hold.
+STORAGE_OPS = {"as_strided", "as_strided_", "_reshape_alias", "set_", "resize_", "resize_as_", "_unsafe_view"}
+ALLOCATIONS = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+# In-place ops that replace their first argument without reading it: the probe keeps no data for
+# it (often an uninitialised buffer); replayed into zeros of the output's shape and dtype.
+OVERWRITING = {"copy_", "fill_", "zero_"}
+
+BENCHMARK_RATIO = 10.0  # msprobe's benchmark standard: error ratio to the bench
+EPS_ALLOWANCE = 4.0
+
+_torch = None
+
+
+def _say(message):
+    _tool.say(NAME, message)
+
+
+# -----------------------------------------------------------------------------------------
+# Reading the op-level dump
+
+
+def find_dump_root(path):
+    """The atb_dump_data directory: given it, the --output directory, or a directory inside it."""
+    path = os.path.abspath(path)
+    if os.path.isdir(os.path.join(path, "atb_dump_data")):
+        return os.path.join(path, "atb_dump_data")
+    probe = path
+    while True:
+        if os.path.basename(probe) == "atb_dump_data" and os.path.isdir(os.path.join(probe, "data")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return None
+        probe = parent
+
+
+DTYPE_CODES = {0: "float32", 1: "float16", 2: "int8", 3: "int32", 4: "uint8", 6: "int16", 9: "int64",
+               11: "float64", 12: "bool", 16: "complex64", 17: "complex128", 27: "bfloat16"}
+
+
+def read_bin_header(path):
+    """(header dict, offset of the data) of a .bin file (FORMATS.md section 1)."""
+    header = {}
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    pos = 0
+    while True:
+        end = head.find(b"\n", pos)
+        if end < 0:
+            raise ValueError("%s: the header has no $End line" % path)
+        key, _, value = head[pos:end].decode("ascii", "replace").partition("=")
+        header[key] = value
+        pos = end + 1
+        if key == "$End":
+            return header, pos
+
+
+def _find_op_dir(round_dir, id_parts):
+    """The directory of op id "2_1_0" below a round directory: "2_<name>/1_<name>/0_<name>" (each
+    level named by its own part of the id)."""
+    current = round_dir
+    for part in id_parts:
+        prefix = part + "_"
+        try:
+            names = sorted(os.listdir(current))
+        except OSError:
+            return None
+        match = [n for n in names if n.startswith(prefix) and not n[len(prefix):len(prefix) + 1].isdigit()
+                 and os.path.isdir(os.path.join(current, n))]
+        if not match:
+            return None
+        current = os.path.join(current, match[0])
+    return current
+
+
+def resolve_alias(path, alias):
+    """A header-only file's data= names the first copy, "<op id>_<file>", in the same round."""
+    split = min([i for i in (alias.find("_intensor"), alias.find("_outtensor")) if i > 0], default=-1)
+    if split <= 0:
+        return None
+    op_id, name = alias[:split], alias[split + 1:]
+    if not all(part.isdigit() for part in op_id.split("_")):
+        return None
+    round_dir = os.path.dirname(path)
+    while round_dir and not os.path.basename(round_dir).isdigit():
+        parent = os.path.dirname(round_dir)
+        if parent == round_dir:
+            return None
+        round_dir = parent
+    op_dir = _find_op_dir(round_dir, op_id.split("_"))
+    if not op_dir:
+        return None
+    candidate = os.path.join(op_dir, "after" if name.startswith("outtensor") else "before", name)
+    return candidate if os.path.isfile(candidate) else None
+
+
+class MissingData(Exception):
+    pass
+
+
+def load_tensor(path, depth=0):
+    """The tensor a .bin file holds (following a de-duplicated file to its first copy)."""
+    torch = _torch
+    header, offset = read_bin_header(path)
+    code = int(header.get("dtype", "-1"))
+    if code not in DTYPE_CODES:
+        raise MissingData("%s: dtype code %d has no torch dtype here" % (os.path.basename(path), code))
+    dtype = getattr(torch, DTYPE_CODES[code])
+    dims = [int(d) for d in header.get("dims", "").split(",") if d != ""]
+    alias = header.get("data")
+    if header.get("$Object.Count") == "0" or alias:
+        if not alias or depth > 4:
+            raise MissingData("%s holds no data" % os.path.basename(path))
+        first = resolve_alias(path, alias)
+        if not first or os.path.abspath(first) == os.path.abspath(path):
+            raise MissingData("%s holds no data (filter_level 2 keeps no kernel-level tensors)" %
+                              os.path.basename(path))
+        return load_tensor(first, depth + 1)
+    length = int(header.get("$Object.Length", "0"))
+    with open(path, "rb") as f:
+        f.seek(offset)
+        data = f.read(length)
+    if len(data) != length:
+        raise MissingData("%s: %d bytes of data, %d promised" % (os.path.basename(path), len(data), length))
+    if length == 0:
+        return torch.empty(dims, dtype=dtype)
+    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(dims).clone()
+
+
+def relocated(csv_path, recorded):
+    """A row's tensor path inside the dump as it is now (dumps get copied and moved)."""
+    round_dir = os.path.dirname(csv_path)
+    parts = round_dir.split(os.sep)
+    marker = os.sep + os.sep.join(parts[-3:]) + os.sep  # /data/<dev_pid>/<round>/
+    at = recorded.rfind(marker)
+    if at < 0:
+        return recorded
+    return os.path.join(round_dir, recorded[at + len(marker):])
+
+
+class DumpedOp:
+    def __init__(self, process, round_, op_id, name, op_type):
+        self.process, self.round, self.id, self.name, self.type = process, round_, op_id, name, op_type
+        self.inputs = []   # (position, arg name, path or None, dtype, shape)
+        self.outputs = []
+        self.directory = None
+
+    def describe(self):
+        return "%s (%s) [%s]" % (self.name, self.id, self.type)
+
+
+def _index_parts(index):
+    position, _, name = index.partition("_")
+    return (int(position) if position.isdigit() else 0), name
+
+
+def read_round_ops(root):
+    """{(process, round): [DumpedOp in execution order]} from every statistic.csv."""
+    data = os.path.join(root, "data")
+    rounds = {}
+    for process in sorted(os.listdir(data)) if os.path.isdir(data) else []:
+        pdir = os.path.join(data, process)
+        if not os.path.isdir(pdir):
+            continue
+        for round_name in sorted((r for r in os.listdir(pdir) if r.isdigit()), key=int):
+            csv_path = os.path.join(pdir, round_name, "statistic.csv")
+            if not os.path.isfile(csv_path):
+                continue
+            ops, order = {}, []
+            with open(csv_path, newline="") as f:
+                reader = csv.reader(f)
+                header = next(reader, None)
+                if header is None or ",".join(header) != STAT_HEADER:
+                    _say("%s: not a statistic.csv header; skipped" % csv_path)
+                    continue
+                for row in reader:
+                    if len(row) != 15:
+                        continue
+                    key = (row[4], row[2])
+                    op = ops.get(key)
+                    if op is None:
+                        op = ops[key] = DumpedOp(process, int(round_name), row[4], row[2], row[3])
+                        order.append(op)
+                    path = None if row[14] in ("", "N/A") else relocated(csv_path, row[14])
+                    position, arg = _index_parts(row[6])
+                    item = (position, arg, path, row[7], row[9])
+                    (op.outputs if row[5] == "output" else op.inputs).append(item)
+                    if path and op.directory is None:
+                        op.directory = os.path.dirname(os.path.dirname(path))
+            rounds[(process, int(round_name))] = order
+    return rounds
+
+
+# -----------------------------------------------------------------------------------------
+# Rebuilding the call
+
+
+class NotReplayable(Exception):
+    pass
+
+
+def _is_tensor_type(text):
+    return text in ("Tensor", "Optional[Tensor]")
+
+
+def _is_tensor_list_type(text):
+    return text in ("List[Tensor]", "Optional[List[Tensor]]")
+
+
+def _convert(value, type_text, integral_inputs):
+    torch = _torch
+    if value is None:
+        return None
+    base = type_text[len("Optional["):-1] if type_text.startswith("Optional[") else type_text
+    if base in ("int", "SymInt"):
+        return int(value)
+    if base == "float":
+        return float(value)
+    if base == "bool":
+        return bool(value)
+    if base == "number":
+        if isinstance(value, float) and value.is_integer() and integral_inputs:
+            return int(value)
+        return value
+    if base == "Device":
+        return torch.device(value)
+    if base in ("List[int]", "List[SymInt]"):
+        return [int(v) for v in value]
+    if base == "List[float]":
+        return [float(v) for v in value]
+    if base == "str":
+        return str(value)
+    return value
+
+
+def build_call(op, params, tensors):
+    """(overload, args, kwargs) for the dumped op. `tensors`: {arg name: tensor}, "<name><k>" for
+    list items. Raises NotReplayable."""
+    torch = _torch
+    short = op.type.split("::", 1)[1]
+    packet = getattr(torch.ops.aten, short, None)
+    if packet is None:
+        raise NotReplayable("torch.ops.aten has no %s" % short)
+    names = set(tensors) | set(params)
+    names.discard("out")
+    integral_inputs = all(not t.is_floating_point() and not t.is_complex() for t in tensors.values())
+    problems = []
+    for overload_name in packet.overloads():
+        overload = getattr(packet, overload_name)
+        schema = overload._schema
+        if any(a.name == "out" or (a.kwarg_only and a.alias_info is not None and a.alias_info.is_write)
+               for a in schema.arguments):
+            continue
+        args, kwargs, used, fits = [], {}, set(), True
+        for a in schema.arguments:
+            type_text = str(a.type)
+            if a.name in tensors and (_is_tensor_type(type_text)):
+                value = tensors[a.name]
+            elif _is_tensor_list_type(type_text) and (a.name + "0") in tensors:
+                value, k = [], 0
+                while (a.name + str(k)) in tensors:
+                    used.add(a.name + str(k))
+                    value.append(tensors[a.name + str(k)])
+                    k += 1
+            elif a.name in params and not _is_tensor_type(type_text) and not _is_tensor_list_type(type_text):
+                if params[a.name] is not None and "Tensor" in type_text:
+                    fits = False  # a list of optional tensors, recorded by its kind only
+                    problems.append("argument %s (%s) was not dumped" % (a.name, type_text))
+                    break
+                value = _convert(params[a.name], type_text, integral_inputs)
+            elif a.name in params and params[a.name] is None and type_text == "Optional[Tensor]":
+                value = None
+            elif a.has_default_value():
+                continue
+            else:
+                fits = False
+                break
+            used.add(a.name)
+            if a.kwarg_only:
+                kwargs[a.name] = value
+            else:
+                args.append(value)
+        if fits and names <= used:
+            return overload, args, kwargs
+    if problems:
+        raise NotReplayable(problems[0])
+    raise NotReplayable("no overload of aten::%s takes the dumped arguments (%s)" % (short, ", ".join(sorted(names))))
+
+
+def _clone_args(args, kwargs, convert):
+    torch = _torch
+
+    def one(v):
+        if isinstance(v, torch.Tensor):
+            return convert(v)
+        if isinstance(v, list):
+            return [one(x) for x in v]
+        return v
+    return [one(a) for a in args], {k: one(v) for k, v in kwargs.items()}
+
+
+def _to_float64(t):
+    torch = _torch
+    if t.is_floating_point() and t.dtype != torch.float64:
+        return t.to(torch.float64)
+    return t.clone()
+
+
+def _to_float32(t):
+    torch = _torch
+    if t.is_floating_point() and t.dtype in (torch.float16, torch.bfloat16):
+        return t.to(torch.float32)
+    return t.clone()
+
+
+def _outputs(result):
+    torch = _torch
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (list, tuple)):
+        out = []
+        for r in result:
+            out.extend(_outputs(r))
+        return out
+    return []
+
+
+# -----------------------------------------------------------------------------------------
+# Measures (msprobe acc_check's) and the verdict
+
+ULP_PARAMETERS = {"float16": (-14, 10), "bfloat16": (-126, 7), "float32": (-126, 23), "float64": (-1022, 52)}
+
+
+def _dtype_name(t):
+    return str(t.dtype).replace("torch.", "")
+
+
+def _eps(dtype_name):
+    torch = _torch
+    if dtype_name == "bfloat16":
+        return 2.0 ** -8
+    return torch.finfo(getattr(torch, dtype_name)).eps
+
+
+def measures(actual, reference, dtype_name):
+    """Errors of `actual` against `reference` (float64 tensors of one shape), over elements where
+    both are finite; non-finite elements that differ are counted apart."""
+    torch = _torch
+    a = actual.to(torch.float64).reshape(-1)
+    r = reference.to(torch.float64).reshape(-1)
+    finite = torch.isfinite(a) & torch.isfinite(r)
+    same_special = (~finite) & ((torch.isnan(a) & torch.isnan(r)) | (a == r))
+    nonfinite_mismatch = int(((~finite) & ~same_special).sum().item())
+    a_f, r_f = a[finite], r[finite]
+    result = {"elements": int(a.numel()), "nonfinite_mismatch": nonfinite_mismatch, "max_abs_err": 0.0,
+              "max_rel_err": 0.0, "max_ulp_err": 0.0, "mean_ulp_err": 0.0, "thousandth_ratio": 1.0,
+              "five_thousandth_ratio": 1.0, "ten_thousandth_ratio": 1.0, "scale": 0.0}
+    if a_f.numel() == 0:
+        return result
+    abs_err = (a_f - r_f).abs()
+    rel_err = abs_err / (r_f.abs() + _eps(dtype_name))
+    min_eb, mantissa = ULP_PARAMETERS.get(dtype_name, ULP_PARAMETERS["float64"])
+    abs_r = r_f.abs()
+    eb = torch.where(abs_r == 0, torch.zeros_like(abs_r), torch.floor(torch.log2(abs_r))).clamp(min=min_eb)
+    ulp = abs_err * torch.exp2(mantissa - eb)
+    count = float(a_f.numel())
+    result.update({
+        "max_abs_err": abs_err.max().item(), "max_rel_err": rel_err.max().item(),
+        "max_ulp_err": ulp.max().item(), "mean_ulp_err": ulp.mean().item(),
+        "thousandth_ratio": (rel_err < 0.001).sum().item() / count,
+        "five_thousandth_ratio": (rel_err < 0.005).sum().item() / count,
+        "ten_thousandth_ratio": (rel_err < 0.0001).sum().item() / count,
+        "scale": abs_r.max().item()})
+    return result
+
+
+def _has_nonfinite(tensors):
+    torch = _torch
+    return any(t.is_floating_point() and not bool(torch.isfinite(t).all()) for t in tensors)
+
+
+def judge(dumped, reference, rerun, inputs):
+    """(verdict, reason, per-output measures) for one op."""
+    torch = _torch
+    details, wrong, overflow, inherited = [], [], [], []
+    for i, d in enumerate(dumped):
+        if d is None:
+            continue
+        if i >= len(reference) or i >= len(rerun):
+            return "not replayable", "the replay returned %d output(s), the dump has %d" % (
+                len(reference), len(dumped)), details
+        r, e = reference[i], rerun[i]
+        if tuple(d.shape) != tuple(e.shape):
+            return "WRONG", "output %d: shape %s, the re-run gives %s" % (i, list(d.shape), list(e.shape)), details
+        if not d.is_floating_point():
+            differ = int((d.reshape(-1) != e.to(d.dtype).reshape(-1)).sum().item())
+            details.append({"output": i, "dtype": _dtype_name(d), "elements": d.numel(), "differing": differ})
+            if differ:
+                wrong.append("output %d: %d of %d elements differ from the re-run" % (i, differ, d.numel()))
+            continue
+        name = _dtype_name(d)
+        m_d = measures(d, r, name)
+        m_e = measures(e, r, name)
+        details.append({"output": i, "dtype": name, "dump": m_d, "rerun": m_e})
+        allowance = BENCHMARK_RATIO * m_e["max_abs_err"] + EPS_ALLOWANCE * _eps(name) * max(m_d["scale"], 1e-30)
+        d_nonfinite = not bool(torch.isfinite(d).all())
+        if m_d["nonfinite_mismatch"] > m_e["nonfinite_mismatch"] and not (d_nonfinite and _same_specials(d, e)):
+            wrong.append("output %d: %d NaN/Inf element(s) where the float64 result has none or others" %
+                         (i, m_d["nonfinite_mismatch"]))
+        elif m_d["max_abs_err"] > allowance:
+            wrong.append("output %d: max abs error %.4g against float64 (the %s re-run's is %.4g), max ULP %.4g, "
+                         "%.1f%% within a thousandth" % (i, m_d["max_abs_err"], name, m_e["max_abs_err"],
+                                                         m_d["max_ulp_err"], 100 * m_d["thousandth_ratio"]))
+        elif d_nonfinite:
+            if _has_nonfinite(inputs):
+                inherited.append("output %d holds NaN/Inf, as its inputs do" % i)
+            elif bool(torch.isfinite(r).all()):
+                overflow.append("output %d: Inf/NaN in %s while the float64 result is finite (max |x| %.4g)" %
+                                (i, name, r.abs().max().item()))
+            else:
+                inherited.append("output %d: NaN/Inf by the op's math on finite inputs (float64 too)" % i)
+    if wrong:
+        return "WRONG", "; ".join(wrong), details
+    if overflow:
+        return "overflow", "; ".join(overflow), details
+    if inherited:
+        return "inherits", "; ".join(inherited), details
+    worst = max((x["dump"]["max_ulp_err"] for x in details if "dump" in x), default=0.0)
+    return "ok", "max ULP error %.3g" % worst if details else "outputs match the re-run", details
+
+
+def _same_specials(d, e):
+    torch = _torch
+    d, e = d.to(torch.float64).reshape(-1), e.to(torch.float64).reshape(-1)
+    special = ~torch.isfinite(d) | ~torch.isfinite(e)
+    return bool(((torch.isnan(d) & torch.isnan(e)) | (d == e))[special].all())
+
+
+# -----------------------------------------------------------------------------------------
+
+
+def replay_op(op):
+    """{"verdict", "reason", "outputs"} for one dumped op."""
+    torch = _torch
+    short = op.type.split("::", 1)[1] if op.type.startswith("aten::") else ""
+    if not short:
+        return {"verdict": "not replayable", "reason": "not an aten op (a module or layer)", "outputs": []}
+    if short in ALLOCATIONS:
+        return {"verdict": "not replayable", "reason": "an allocation: its output is uninitialised memory",
+                "outputs": []}
+    if short in STORAGE_OPS:
+        return {"verdict": "not replayable", "reason": "a view addressing its input's storage (strides, offset), "
+                "which the dump does not hold: it has a contiguous copy of the values", "outputs": []}
+    params = {}
+    if op.directory and os.path.isfile(os.path.join(op.directory, "op_param.json")):
+        with open(os.path.join(op.directory, "op_param.json")) as f:
+            params = json.load(f)
+    if short in RANDOM_OPS or (short in DROPOUTS and params.get("train", True) and params.get("p", 1) != 0):
+        return {"verdict": "not replayable", "reason": "random: its result depends on the random generator",
+                "outputs": []}
+    if not op.outputs or not any(path for _, _, path, _, _ in op.outputs):
+        return {"verdict": "not replayable", "reason": "no output data dumped (task tensor or all keeps data)",
+                "outputs": []}
+    tensors = {}
+    inputs = []
+    for position, arg, path, dtype, shape in sorted(op.inputs, key=lambda x: x[0]):
+        name = arg or "arg%d" % position
+        if not path:
+            return {"verdict": "not replayable", "reason": "missing input: %s has no data in the dump" % name,
+                    "outputs": []}
+        try:
+            tensors[name] = load_tensor(path)
+        except (MissingData, OSError, ValueError) as exc:
+            return {"verdict": "not replayable", "reason": "missing input: %s" % exc, "outputs": []}
+        inputs.append(tensors[name])
+    if short in OVERWRITING and "self" not in tensors:
+        out_path = next((path for _, _, path, _, _ in sorted(op.outputs, key=lambda x: x[0]) if path), None)
+        try:
+            template = load_tensor(out_path)
+        except (MissingData, OSError, ValueError) as exc:
+            return {"verdict": "not replayable", "reason": "missing input: %s" % exc, "outputs": []}
+        tensors["self"] = torch.zeros_like(template)
+    try:
+        overload, args, kwargs = build_call(op, params, tensors)
+    except NotReplayable as exc:
+        return {"verdict": "not replayable", "reason": str(exc), "outputs": []}
+    if any(str(a.type) in ("Generator", "Optional[Generator]") for a in overload._schema.arguments):
+        return {"verdict": "not replayable", "reason": "random: it takes a generator", "outputs": []}
+    dumped = []
+    for position, _, path, _, _ in sorted(op.outputs, key=lambda x: x[0]):
+        try:
+            dumped.append(load_tensor(path) if path else None)
+        except (MissingData, OSError, ValueError):
+            dumped.append(None)
+    if all(d is None for d in dumped):
+        return {"verdict": "not replayable", "reason": "the dumped outputs hold no data", "outputs": []}
+    try:
+        a, k = _clone_args(args, kwargs, lambda t: t.clone())
+        rerun = [t.detach() for t in _outputs(overload(*a, **k))]
+    except Exception as exc:
+        return {"verdict": "not replayable", "reason": "the re-run failed: %s" % str(exc).splitlines()[0],
+                "outputs": []}
+    note = ""
+    try:
+        a, k = _clone_args(args, kwargs, _to_float64)
+        reference = [t.detach() for t in _outputs(overload(*a, **k))]
+    except Exception as exc:
+        try:
+            a, k = _clone_args(args, kwargs, _to_float32)
+            reference = [t.detach() for t in _outputs(overload(*a, **k))]
+            note = " (reference in float32: float64 failed: %s)" % str(exc).splitlines()[0]
+        except Exception:
+            return {"verdict": "not replayable", "reason": "the float64 reference failed: %s" %
+                    str(exc).splitlines()[0], "outputs": []}
+    verdict, reason, details = judge(dumped, reference, rerun, inputs)
+    return {"verdict": verdict, "reason": reason + note, "outputs": details}
+
+
+def _matches(op, wanted):
+    w = wanted.lower()
+    name = op.name.lower()
+    return op.id == wanted or name == w or name.endswith("/" + w) or op.type.lower() in (w, "aten::" + w)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog=_tool.command_name(NAME),
+        description="Re-run dumped aten ops on the CPU from their dumped inputs, in float64 and in their own "
+                    "dtype, and say whether each op is wrong by itself or only inherits bad inputs. Needs an "
+                    "op-level dump written with task tensor (or all) and save_child.",
+        epilog="--python PATH names the interpreter with torch (default $PROBE_PYTHON, else /usr/bin/python3). "
+               "Verdicts: ok, WRONG, inherits, overflow, not replayable (docs/suite.md). Exit code: 0 nothing "
+               "wrong, 1 an op is wrong, 64 usage, 66 no op-level dump, 69 no torch.")
+    parser.add_argument("dir", help="the dump: probe run's --output directory or its atb_dump_data")
+    parser.add_argument("--op", help="an op id (1_0_2), its name path (layers.0/mlp/gelu), the end of it (gelu) "
+                        "or its type (aten::gelu); default: every aten op of the round")
+    parser.add_argument("--round", type=int, help="the round (default: the first one with tensor data)")
+    parser.add_argument("--process", help="the process (the data/<dev_pid> folder); default: every one")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON (for the application)")
+    parser.add_argument("--quiet", action="store_true", help="print only ops that are not ok")
+    try:
+        options = parser.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_USAGE if exc.code else EXIT_OK
+    global _torch
+    _torch = _tool.import_torch(NAME)
+    if _torch is None:
+        return EXIT_NO_TORCH
+    root = find_dump_root(options.dir)
+    if not root:
+        _say("%s holds no op-level dump (an atb_dump_data folder written by probe run); replay needs one written "
+             "with task tensor or all and save_child" % options.dir)
+        return EXIT_NO_DUMP
+    rounds = read_round_ops(root)
+    results = []
+    for process in sorted({p for p, _ in rounds}):
+        if options.process and process != options.process:
+            continue
+        candidates = sorted(r for p, r in rounds if p == process)
+        if options.round is not None:
+            candidates = [r for r in candidates if r == options.round]
+        elif not options.op:
+            with_data = [r for r in candidates if any(op.type.startswith("aten::") and op.directory
+                                                      for op in rounds[(process, r)])]
+            candidates = with_data[:1]
+        for round_ in candidates:
+            for op in rounds[(process, round_)]:
+                if not op.type.startswith("aten::"):
+                    continue
+                if options.op and not _matches(op, options.op):
+                    continue
+                outcome = replay_op(op)
+                outcome.update({"process": process, "round": round_, "op_id": op.id, "op_name": op.name,
+                                "op_type": op.type})
+                results.append(outcome)
+    if options.json:
+        print(json.dumps({"dump": root, "results": results}, indent=1))
+    else:
+        print("replay: %s" % root)
+        if not results:
+            print("  no aten op %s" % ("matches --op %s" % options.op if options.op else
+                                       "with tensor data (dump with task tensor or all, and save_child)"))
+        for r in results:
+            if options.quiet and r["verdict"] == "ok":
+                continue
+            label = r["verdict"] if r["verdict"] != "not replayable" else "not replayable:"
+            print("  %s round %d  %s (%s) [%s]  %s %s" % (r["process"], r["round"], r["op_name"], r["op_id"],
+                                                         r["op_type"], label, r["reason"]))
+        counts = {}
+        for r in results:
+            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+        if results:
+            print("  " + ", ".join("%d %s" % (n, v) for v, n in sorted(counts.items())))
+    if not results:
+        return EXIT_NO_DUMP if not rounds else EXIT_OK
+    return EXIT_FOUND if any(r["verdict"] == "WRONG" for r in results) else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""probe bisect on a model with one precision-sensitive op (bisect_model.py: a large offset cancelled
+inside a projection): found among the model's ops under bfloat16 autocast, found as a layer when
+the program runs in bfloat16 from an environment variable, and a resumed bisection runs nothing
+it has already run."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import glob
+import json
+import unittest
+
+from suite_util import PYTHON, ProbeTestCase, model, probe
+
+MODEL = model("bisect_model.py")
+
+
+class Bisect(ProbeTestCase):
+    def bisect(self, *args):
+        result = probe("bisect", "--json", *args, "--", PYTHON, MODEL, cwd=self.dir)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        return json.loads(result.stdout), result.stderr
+
+    def trials(self, log):
+        with open(log) as f:
+            return [json.loads(line) for line in f if '"type": "trial"' in line]
+
+    def test_the_cancelling_projection_is_found_under_autocast_and_a_resume_reruns_nothing(self):
+        log = self.path("bisect.jsonl")
+        result, progress = self.bisect("--target", "autocast-bf16", "--log", log)
+        self.assertGreater(result["target_error"], 0.5)  # the projection's output is noise in bfloat16
+        self.assertEqual([c["unit"] for c in result["culprit_layers"]], ["layers.2"])
+        self.assertEqual([c["unit"] for c in result["culprit_ops"]], ["layers.2.proj:linear#0"])
+        culprit = result["culprit_ops"][0]
+        self.assertEqual((culprit["module"], culprit["function"], culprit["target_dtypes"]),
+                         ("layers.2.proj", "linear", ["bfloat16"]))
+        self.assertLess(culprit["error_alone"], result["threshold"])
+        self.assertGreater(culprit["removed"], 0.9)
+        # Every trial is logged with its plan and error; the layer search kept layers.2 alone at some point.
+        trials = self.trials(log)
+        self.assertEqual(len(trials), result["trials"])
+        self.assertTrue(any(t["keep_modules"] == ["layers.2"] and t["passed"] for t in trials))
+        self.assertTrue(any(t["keep_ops"] == ["layers.2.proj:linear#0"] and t["passed"] for t in trials))
+        self.assertTrue(all(not t["passed"] for t in trials if t["keep_modules"] == [] and t["keep_ops"] == []))
+        self.assertIn("trial", progress)
+        runs = sorted(glob.glob(log + ".d/*.log"))
+        resumed, progress = self.bisect("--target", "autocast-bf16", "--resume", log)
+        self.assertEqual(sorted(glob.glob(log + ".d/*.log")), runs)  # no program run again
+        self.assertEqual(self.trials(log), trials)
+        self.assertEqual(resumed["culprit_ops"], result["culprit_ops"])
+        self.assertIn("(again)", progress)
+        other = probe("bisect", "--target-env", "BISECT_DTYPE=bfloat16", "--resume", log, "--", PYTHON, MODEL)
+        self.assertEqual(other.returncode, 66, other.stderr)  # a log of another bisection
+
+    def test_a_program_taking_its_dtype_from_the_environment_has_the_cancelling_layer_as_culprit(self):
+        result, _ = self.bisect("--target-env", "BISECT_DTYPE=bfloat16", "--reference-env", "BISECT_DTYPE=float32",
+                                "--log", self.path("env.jsonl"))
+        self.assertEqual([c["unit"] for c in result["culprit_layers"]], ["layers.2"])
+        # In bfloat16 throughout, the offset is lost already when the add hands it on in bfloat16:
+        # no op of the layer kept alone (its output cast back) is enough, the layer as a whole is.
+        self.assertEqual([(c["kind"], c["unit"]) for c in result["culprit_ops"]], [("module", "layers.2")])
+        self.assertGreater(result["culprit_ops"][0]["removed"], 0.9)
+
+    def test_usage_errors(self):
+        self.assertEqual(probe("bisect", "--", PYTHON, MODEL).returncode, 64)  # no target
+        self.assertEqual(probe("bisect", "--target", "autocast-bf16").returncode, 64)  # no program
+
+
+if __name__ == "__main__":
+    unittest.main()

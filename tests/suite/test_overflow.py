@@ -1,0 +1,114 @@
+"""probe overflow on real dumps of a model with planted overflows (overflow_model.py), in both
+layouts: the round/step and op where each is born, the msprobe anomaly_analyze file, the range
+option and the exit codes."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import glob
+import json
+import os
+import unittest
+
+from suite_util import PYTHON, ProbeTestCase, model, probe, read_rows, run_probe, write_config
+
+
+class OverflowInOpLevelDump(ProbeTestCase):
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.shared = tempfile.mkdtemp(prefix="probe-suite-overflow-")
+        config = write_config(cls.shared, task="statistics", save_child=True)
+        run_probe(["--quiet", "--output", os.path.join(cls.shared, "out"), "--config", config, "--",
+                   PYTHON, model("overflow_model.py")])
+        cls.out = os.path.join(cls.shared, "out")
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.shared, ignore_errors=True)
+
+    def test_the_float16_overflow_is_born_in_the_square_of_round_2(self):
+        # Independently of the analysis: the first row holding inf is layers.1/mul's output in round 2.
+        rows = read_rows(os.path.join(self.out, "atb_dump_data"))
+        first = next(r for r in rows if "inf" in (r["Max"], r["Min"]))
+        self.assertEqual((first["Execution Count"], first["Op Name"], first["Input/Output"]), ("2", "layers.1/mul", "output"))
+        op_id = first["Op Id"]
+        result = probe("overflow", self.out)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        lines = result.stdout.splitlines()
+        born = [l for l in lines if ": born in " in l]
+        self.assertEqual(len(born), 1, result.stdout)
+        self.assertIn("born in round 2, op layers.1/mul (%s) [aten::mul]" % op_id, born[0])
+        self.assertIn("why: output 0: max=inf, every input finite", result.stdout)
+
+    def test_the_result_file_has_msprobes_shape(self):
+        results = os.path.join(self.dir, "results")
+        result = probe("overflow", self.out, "--output", results)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        (path,) = glob.glob(os.path.join(results, "anomaly_analyze_*.json"))
+        with open(path) as f:
+            data = json.load(f)
+        (rank,) = data
+        self.assertTrue(rank.startswith("rank_"), rank)
+        (node,) = data[rank]
+        self.assertEqual(node["op_name"], "layers.1/mul")
+        self.assertEqual(node["round"], 2)
+        self.assertEqual(node["construct_info"], ["layers.1", "layers.1/mul"])
+        self.assertEqual(list(node["data_info"]), ["input_args", "input_kwargs", "output"])
+        self.assertEqual([i["Max"] for i in node["data_info"]["input_args"]], [400.0, 400.0])
+        self.assertEqual(node["data_info"]["output"][0]["Max"], float("inf"))
+        self.assertEqual(node["data_info"]["output"][0]["dtype"], "float16")
+
+    def test_a_float32_value_beyond_float16_is_an_overflow_only_when_asked(self):
+        plain = probe("overflow", self.out, "--all")
+        self.assertNotIn("layers.2/mul", plain.stdout)
+        ranged = probe("overflow", self.out, "--range", "float16", "--all")
+        self.assertEqual(ranged.returncode, 1)
+        born = [l for l in ranged.stdout.splitlines() if ": born in " in l]
+        self.assertEqual(len(born), 2, ranged.stdout)
+        self.assertIn("born in round 1, op layers.2/mul", born[0])  # 1e7: finite in float32
+        self.assertIn("born in round 2, op layers.1/mul", born[1])
+        self.assertIn("max=1e+07 min=625000 beyond float16's 65504", ranged.stdout)
+        self.assertEqual(probe("overflow", self.out, "--range", "bfloat16").stdout.count("born in round 1"), 0)
+
+    def test_a_dump_without_overflow_exits_0_and_no_dump_exits_66(self):
+        config = write_config(self.dir, task="statistics", save_child=True, exec_range="0,1")
+        run_probe(["--quiet", "--output", self.path("clean"), "--config", config, "--", PYTHON,
+                   model("overflow_model.py")])
+        result = probe("overflow", self.path("clean"), "--output", self.path("results"))
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn(": no overflow", result.stdout)
+        self.assertFalse(os.path.exists(self.path("results")))
+        self.assertEqual(probe("overflow", self.dir).returncode, 66)
+        self.assertEqual(probe("overflow").returncode, 64)
+        self.assertEqual(probe("overflow", self.out, "--range", "int8").returncode, 64)
+
+
+class OverflowInMsprobeDump(ProbeTestCase):
+    def test_the_overflow_is_born_in_tensor_mul_of_step_2_with_its_stack(self):
+        import subprocess
+        dump = self.path("dump")
+        subprocess.run([PYTHON, model("overflow_model.py"), "--api", dump], check=True, capture_output=True,
+                       cwd=self.dir)
+        result = probe("overflow", dump, "--output", self.path("results"))
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        born = [l for l in result.stdout.splitlines() if ": born in " in l]
+        self.assertEqual(len(born), 1, result.stdout)
+        self.assertRegex(born[0], r"born in step 2, op Tensor\.__mul__\.\d+\.forward \[Tensor\.__mul__\]")
+        self.assertIn("in: Module.layers.1.HalfSquare.forward.0", result.stdout)
+        self.assertIn("squared = half * half", result.stdout)  # the stack, from stack.json
+        (path,) = glob.glob(self.path("results", "anomaly_analyze_*.json"))
+        with open(path) as f:
+            data = json.load(f)
+        (node,) = data["rank_0"]
+        self.assertRegex(node["op_name"], r"^Tensor\.__mul__\.\d+\.forward$")
+        self.assertEqual(node["step"], 2)
+        self.assertEqual(node["construct_info"], ["Module.layers.1.HalfSquare.forward.0", node["op_name"]])
+        # data_info: the entry's items exactly as dump.json has them.
+        with open(glob.glob(os.path.join(dump, "step2", "*", "dump.json"))[0]) as f:
+            entry = json.load(f)["data"][node["op_name"]]
+        self.assertEqual(node["data_info"], {"input_args": entry["input_args"], "input_kwargs": entry["input_kwargs"],
+                                             "output": entry["output"]})
+        self.assertTrue(any("squared = half * half" in frame for frame in node["stack_info"]))
+
+
+if __name__ == "__main__":
+    unittest.main()

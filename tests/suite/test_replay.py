@@ -1,0 +1,92 @@
+"""probe replay on real op-level dumps: a deliberately wrong aten::gelu (its CPU kernel replaced in
+the program) is flagged while its neighbours pass; the same model unpatched passes; random ops are
+not replayable; an overflow is told from an inherited one."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import json
+import os
+import unittest
+
+from suite_util import PYTHON, ProbeTestCase, model, probe, read_bin, read_rows, run_probe, write_config
+
+
+class Replay(ProbeTestCase):
+    def dump(self, *model_args, name="out", script="replay_model.py", **config):
+        cfg = write_config(self.dir, **dict(dict(task="tensor", save_child=True), **config))
+        run_probe(["--quiet", "--output", self.path(name), "--config", cfg, "--", PYTHON, model(script)]
+                  + list(model_args))
+        return self.path(name)
+
+    @staticmethod
+    def tensor(rows, name, io):
+        """The data of an op's first input/output, following a de-duplicated file ("data=<op id>_<file>")
+        to the row of its first copy."""
+        row = next(r for r in rows if r["Op Name"] == name and r["Input/Output"] == io)
+        header, tensor = read_bin(row["Tensor Path"])
+        while tensor is None:
+            alias = header["data"]
+            split = alias.find("_outtensor") if "_outtensor" in alias else alias.find("_intensor")
+            op_id, file_name = alias[:split], alias[split + 1:]
+            first = next(r for r in rows if r["Op Id"] == op_id and os.path.basename(r["Tensor Path"]) == file_name)
+            header, tensor = read_bin(first["Tensor Path"])
+        return tensor
+
+    def replay(self, out, *args):
+        result = probe("replay", out, "--json", *args)
+        self.assertIn(result.returncode, (0, 1), result.stderr)
+        return result.returncode, {r["op_id"]: r for r in json.loads(result.stdout)["results"]}
+
+    def test_a_wrong_gelu_is_flagged_and_its_neighbours_pass(self):
+        out = self.dump("--wrong-gelu")
+        rows = read_rows(os.path.join(out, "atb_dump_data"))
+        ids = {r["Op Name"]: r["Op Id"] for r in rows}
+        code, results = self.replay(out)
+        self.assertEqual(code, 1)
+        gelu = results[ids["act/gelu"]]
+        self.assertEqual(gelu["verdict"], "WRONG", gelu)
+        # Independently: the dumped gelu output is not gelu of the dumped input.
+        import torch
+        x = self.tensor(rows, "act/gelu", "input")
+        y = self.tensor(rows, "act/gelu", "output")
+        self.assertGreater((y.double() - torch.nn.functional.gelu(x.double())).abs().max().item(), 1e-3)
+        measures = gelu["outputs"][0]
+        self.assertGreater(measures["dump"]["max_abs_err"], 10 * measures["rerun"]["max_abs_err"])
+        self.assertLess(measures["dump"]["thousandth_ratio"], 0.5)
+        for name in ("fc1/linear", "fc1/linear/addmm", "fc2/linear", "fc2/linear/addmm", "act/gelu/sigmoid"):
+            self.assertEqual(results[ids[name]]["verdict"], "ok", (name, results[ids[name]]))
+        self.assertEqual([r["op_name"] for r in results.values() if r["verdict"] == "WRONG"], ["act/gelu"])
+        text = probe("replay", out, "--op", "gelu")
+        self.assertEqual(text.returncode, 1)
+        self.assertIn("act/gelu (%s) [aten::gelu]  WRONG output 0: max abs error" % ids["act/gelu"], text.stdout)
+
+    def test_the_unpatched_model_passes_and_random_ops_are_not_replayable(self):
+        out = self.dump("--dropout")
+        code, results = self.replay(out)
+        self.assertEqual(code, 0)
+        self.assertTrue(results)
+        verdicts = {r["op_name"]: r["verdict"] for r in results.values()}
+        self.assertEqual(verdicts["act/gelu"], "ok")
+        self.assertEqual(verdicts["dropout_0"], "not replayable")
+        self.assertEqual(verdicts["dropout_0/bernoulli_"], "not replayable")
+        self.assertIn("random", next(r["reason"] for r in results.values() if r["op_name"] == "dropout_0"))
+        self.assertNotIn("WRONG", verdicts.values())
+
+    def test_statistics_alone_cannot_be_replayed(self):
+        out = self.dump(task="statistics", name="stats")
+        result = probe("replay", out)
+        self.assertEqual(result.returncode, 0)
+        self.assertIn("no aten op with tensor data", result.stdout)
+        self.assertEqual(probe("replay", self.dir).returncode, 66)
+
+    def test_an_overflow_in_float16_is_told_from_the_ops_that_inherit_it(self):
+        out = self.dump(script="overflow_model.py", name="overflow", task="all")
+        code, results = self.replay(out, "--round", "2")
+        self.assertEqual(code, 0)
+        verdicts = {r["op_name"]: r["verdict"] for r in results.values()}
+        self.assertEqual(verdicts["layers.1/mul"], "overflow")
+        self.assertEqual(verdicts["layers.2/mul"], "inherits")
+        self.assertEqual(verdicts["layers.3/linear"], "inherits")
+        self.assertNotIn("WRONG", verdicts.values())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,234 @@
+// The analyses of the precision suite on small dumps and monitor files written here: where an
+// overflow is born (innermost op, range, ignored ops, several processes), and gradient findings.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/dump_reader.h"
+#include "analysis/grad_monitor.h"
+#include "analysis/msprobe_dump.h"
+#include "analysis/overflow_check.h"
+#include "test_support.h"
+
+namespace probe::analysis {
+namespace {
+
+const char* kHeader =
+    "Device and PID,Execution Count,Op Name,Op Type,Op "
+    "Id,Input/Output,Index,Dtype,Format,Shape,Max,Min,Mean,Norm,"
+    "Tensor Path\n";
+
+void makeDirs(const std::string& path) {
+    for (size_t at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1))
+        ::mkdir(path.substr(0, at).c_str(), 0755);
+    ::mkdir(path.c_str(), 0755);
+}
+
+// A row: name path, type, id, input|output, index, dtype, max, min.
+struct Row {
+    std::string name, type, id, io, index, dtype, max, min;
+};
+
+void writeRound(const std::string& root, const std::string& process, int round,
+                const std::vector<Row>& rows) {
+    const std::string dir = root + "/atb_dump_data/data/" + process + "/" + std::to_string(round);
+    makeDirs(dir);
+    std::string text = kHeader;
+    for (const auto& r : rows) {
+        const std::string mean = r.max == "nan" || r.min == "nan" ? "nan" : "1.000000";
+        text += process + "," + std::to_string(round) + "," + r.name + "," + r.type + "," + r.id +
+                "," + r.io + "," + r.index + "," + r.dtype + ",nd,2x2," + r.max + "," + r.min +
+                "," + mean + ",1.000000,N/A\n";
+    }
+    test::writeFile(dir + "/statistic.csv", text);
+}
+
+// layer L (id 0) with children a (0_0) and b (0_1): x -> a -> b -> L's output.
+std::vector<Row> layerRound(const std::string& bMax, const std::string& aMax = "2.000000",
+                            const std::string& inMax = "1.000000") {
+    return {{"L", "Block", "0", "input", "0", "float", inMax, "-1.000000"},
+            {"L/a", "aten::mul", "0_0", "input", "0_self", "float", inMax, "-1.000000"},
+            {"L/a", "aten::mul", "0_0", "output", "0", "float", aMax, "-1.000000"},
+            {"L/b", "aten::exp", "0_1", "input", "0_self", "float", aMax, "-1.000000"},
+            {"L/b", "aten::exp", "0_1", "output", "0", "float", bMax, "0.000000"},
+            {"L", "Block", "0", "output", "0", "float", bMax, "0.000000"}};
+}
+
+DumpIndex read(const std::string& dir) {
+    std::string error;
+    auto index = readDump(dir, &error);
+    EXPECT_TRUE(index) << error;
+    return index ? std::move(*index) : DumpIndex();
+}
+
+TEST(Overflow, TheInnermostOpWithFiniteInputsIsWhereItIsBorn) {
+    test::TempDir dir;
+    writeRound(dir.path(), "0_100", 0, layerRound("7.000000"));
+    writeRound(dir.path(), "0_100", 1, layerRound("inf"));
+    writeRound(dir.path(), "0_100", 2, layerRound("nan", "inf"));  // later rounds: not the first
+    const auto index = read(dir.path());
+    const auto report = findOverflowBirths(index, {});
+    ASSERT_EQ(report.births.size(), 1u);
+    const auto& birth = report.births[0];
+    EXPECT_EQ(birth.round, 1);
+    EXPECT_EQ(index.op(birth.op).namePath, "L/b");  // not the layer L, whose child it is
+    EXPECT_EQ(birth.why, "output 0: max=inf");
+    ASSERT_EQ(birth.inputs.size(), 1u);
+    EXPECT_FALSE(birth.inputs[0].overflowed);
+
+    OverflowOptions all;
+    all.allBirths = true;
+    const auto every = findOverflowBirths(index, all);
+    ASSERT_EQ(every.births.size(), 2u);
+    EXPECT_EQ(every.births[1].round, 2);
+    EXPECT_EQ(index.op(every.births[1].op).namePath, "L/a");  // in round 2, a already overflows
+}
+
+TEST(Overflow, ValuesBeyondANarrowerFormatCountOnlyWhenAsked) {
+    test::TempDir dir;
+    // 70000 in a float32 run, and an int64 tensor of token ids beyond 65504 feeding the layer.
+    auto rows = layerRound("70000.000000");
+    rows.insert(rows.begin(),
+                {"L", "Block", "0", "input", "1_ids", "int64", "100000.000000", "0.000000"});
+    writeRound(dir.path(), "0_100", 0, rows);
+    const auto index = read(dir.path());
+    EXPECT_TRUE(findOverflowBirths(index, {}).births.empty());
+    OverflowOptions fp16;
+    fp16.range = RangeLimit::Float16;
+    const auto report = findOverflowBirths(index, fp16);
+    ASSERT_EQ(report.births.size(), 1u);
+    EXPECT_EQ(index.op(report.births[0].op).namePath, "L/b");
+    EXPECT_EQ(report.births[0].why, "output 0: max=70000 beyond float16's 65504");
+    OverflowOptions bf16;
+    bf16.range = RangeLimit::BFloat16;
+    EXPECT_TRUE(findOverflowBirths(index, bf16).births.empty());
+}
+
+TEST(Overflow, AMaskFilledWithInfIsNoBirthAndInheritedValuesAreExplained) {
+    test::TempDir dir;
+    writeRound(dir.path(), "0_100", 0,
+               {{"L", "Block", "0", "input", "0", "float", "1.000000", "-1.000000"},
+                {"L/full", "aten::full", "0_0", "output", "0", "float", "0.000000", "-inf"},
+                {"L/add", "aten::add", "0_1", "input", "0_self", "float", "1.000000", "-1.000000"},
+                {"L/add", "aten::add", "0_1", "input", "1_other", "float", "0.000000", "-inf"},
+                {"L/add", "aten::add", "0_1", "output", "0", "float", "1.000000", "-inf"},
+                {"L", "Block", "0", "output", "0", "float", "1.000000", "-1.000000"}});
+    // Another process whose NaN came in with the first op's inputs.
+    writeRound(dir.path(), "0_200", 0, layerRound("nan", "nan", "nan"));
+    const auto index = read(dir.path());
+    const auto report = findOverflowBirths(index, {});
+    EXPECT_TRUE(report.births.empty());
+    // 0_100's -inf comes from the ignored full: deliberate, no note. 0_200's came in from outside.
+    ASSERT_EQ(report.unexplained.size(), 1u);
+    EXPECT_NE(report.unexplained[0].find(
+                  "0_200: overflowed values (nan) first appear in input 0 of L (0)"),
+              std::string::npos)
+        << report.unexplained[0];
+    OverflowOptions noIgnore;
+    noIgnore.ignore.clear();
+    const auto strict = findOverflowBirths(index, noIgnore);
+    ASSERT_EQ(strict.births.size(), 1u);
+    EXPECT_EQ(index.op(strict.births[0].op).namePath, "L/full");
+    EXPECT_EQ(strict.births[0].why, "output 0: min=-inf");
+}
+
+TEST(Overflow, EachProcessHasItsBirthAndTheJsonHasMsprobesShape) {
+    test::TempDir dir;
+    writeRound(dir.path(), "0_100", 0, layerRound("inf"));
+    writeRound(dir.path(), "1_101", 0, layerRound("3.000000"));
+    writeRound(dir.path(), "1_101", 1, layerRound("nan", "nan"));
+    const auto index = read(dir.path());
+    const auto report = findOverflowBirths(index, {});
+    ASSERT_EQ(report.births.size(), 2u);
+    const auto text = anomalyAnalyzeJson(index, report);
+    const auto json = nlohmann::json::parse(quoteNonFiniteJsonTokens(text));
+    ASSERT_TRUE(json.contains("rank_0_100")) << text;
+    ASSERT_TRUE(json.contains("rank_1_101")) << text;
+    const auto& first = json["rank_0_100"][0];
+    EXPECT_EQ(first["op_name"], "L/b");
+    EXPECT_EQ(first["round"], 0);
+    EXPECT_EQ(first["construct_info"], nlohmann::json::array({"L", "L/b"}));
+    EXPECT_EQ(first["data_info"]["output"][0]["Max"], "Infinity");  // written as Python writes inf
+    EXPECT_NE(text.find("\"Max\": Infinity"), std::string::npos);
+    EXPECT_EQ(json["rank_1_101"][0]["op_name"], "L/a");
+    EXPECT_EQ(json["rank_1_101"][0]["round"], 1);
+    EXPECT_EQ(json["rank_1_101"][0]["reason"], "output 0: nan");
+    const auto formatted = formatOverflowReport(index, report);
+    EXPECT_NE(formatted.find("0_100: born in round 0, op L/b (0_1) [aten::exp]"), std::string::npos)
+        << formatted;
+    EXPECT_NE(formatted.find("1_101: born in round 1, op L/a (0_0) [aten::mul]"), std::string::npos)
+        << formatted;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void writeMonitor(const std::string& path, const std::string& rows) {
+    makeDirs(path.substr(0, path.rfind('/')));
+    test::writeFile(path, "vpp_stage,name,step,norm,max,min,mean,nans\n" + rows);
+}
+
+std::string series(const std::string& name, const std::vector<std::string>& norms,
+                   int firstStep = 0) {
+    std::string rows;
+    for (size_t i = 0; i < norms.size(); ++i)
+        rows += "0," + name + "," + std::to_string(firstStep + static_cast<int>(i)) + "," +
+                norms[i] + ",1,-1,0," + (norms[i] == "nan" ? "3" : "0") + "\n";
+    return rows;
+}
+
+TEST(GradMonitor, SpikesVanishingExplodingAndNanWithStepAndParameter) {
+    test::TempDir dir;
+    writeMonitor(dir / "rank0/grad_reduced_0-999.csv",
+                 series("fc1.weight", {"1.0", "1.2", "0.9", "1.1", "1.0", "30.0", "1.0"}) +
+                     series("fc2.weight", {"0.5", "0.5", "0.5", "0", "0", "0.6", "0.5"}) +
+                     series("fc2.bias", {"1", "1", "1", "1", "nan", "1", "1"}));
+    writeMonitor(dir / "rank1/grad_reduced_0-999.csv",
+                 series("fc1.weight", {"1", "1", "1", "1", "1", "1", "5e4"}));
+    std::string error;
+    const auto data = readGradMonitor(dir.path(), &error);
+    ASSERT_TRUE(data) << error;
+    EXPECT_EQ(data->series.size(), 4u);
+    GradThresholds thresholds;
+    thresholds.explode = 1e4;
+    const auto findings = analyzeGradients(*data, thresholds);
+    std::vector<std::string> lines;
+    for (const auto& f : findings) lines.push_back(formatGradFinding(f));
+    const std::vector<std::string> expected = {
+        "step 3  rank0  fc2.weight: vanishing, norm 0 below 1e-08 for 2 steps (to step 4)",
+        "step 4  rank0  fc2.bias: nan, 3 NaN element(s)",
+        "step 5  rank0  fc1.weight: spike, norm 30 is 30x its running median 1",
+        "step 6  rank1  fc1.weight: spike, norm 5e+04 is 5e+04x its running median 1",
+        "step 6  rank1  fc1.weight: exploding, norm 5e+04 above 1e+04",
+    };
+    EXPECT_EQ(lines, expected);
+    const auto json = nlohmann::json::parse(gradFindingsJson(*data, findings));
+    ASSERT_EQ(json["findings"].size(), expected.size());
+    EXPECT_EQ(json["findings"][2]["kind"], "spike");
+    EXPECT_EQ(json["findings"][2]["parameter"], "fc1.weight");
+    EXPECT_EQ(json["findings"][2]["step"], 5);
+}
+
+TEST(GradMonitor, ReadsMsprobeMonitorFoldersAndSaysWhenThereIsNothing) {
+    test::TempDir dir;
+    // msprobe: <time>-rank<R>-<id>/grad_reduced_<a>-<b>.csv, ops in the order configured.
+    makeDirs(dir / "Jan01_10-00-00-rank3-abc");
+    test::writeFile(dir / "Jan01_10-00-00-rank3-abc/grad_reduced_0-0.csv",
+                    "vpp_stage,name,step,min,max,norm\n0,layer.weight,0,-1,1,2.5\n");
+    std::string error;
+    const auto data = readGradMonitor(dir.path(), &error);
+    ASSERT_TRUE(data) << error;
+    ASSERT_EQ(data->series.size(), 1u);
+    EXPECT_EQ(data->series[0].rank, "rank3");
+    EXPECT_EQ(data->series[0].samples[0].norm, 2.5);
+    test::TempDir empty;
+    EXPECT_FALSE(readGradMonitor(empty.path(), &error));
+    EXPECT_NE(error.find("holds no grad_reduced_*.csv"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace probe::analysis

@@ -1,0 +1,222 @@
+"""`probe compare` end to end: the demo decoder dumped under `probe run` (task all, save_child,
+filter_level 1) as it is, again, with one weight element nudged and with one Linear computed in
+bfloat16; a data-parallel job's two ranks dumped by PrecisionDebugger (.pt files); and dumps
+that do not pair up. The tests check what the command names against the files themselves,
+read here with torch."""
+# SPDX-License-Identifier: GPL-3.0-or-later
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+import zipfile
+
+import torch
+
+from probe_test_util import DEMO_DIR, PREFIX, PROBE, PYTHON, TEST_DIR, read_bin, read_rows, run_probe, write_config
+
+VARIANT = os.path.join(TEST_DIR, "llama_variant.py")
+DDP = os.path.join(TEST_DIR, "ddp_train.py")
+NUDGE = "layers.1.mlp.down_proj.weight[3,5]*1.05"
+BF16 = "layers.1.mlp.down_proj"
+
+
+def compare(*args):
+    return subprocess.run([PROBE, "compare"] + list(args), capture_output=True, text=True)
+
+
+class DemoRuns(unittest.TestCase):
+    """Four runs of the demo, made once: a, b (the same), nudged, bf16."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="probe-compare-")
+        config = write_config(cls.dir, task="all", save_child=True, filter_level=1)
+        cls.dumps = {}
+        for name, env in (("a", {}), ("b", {}), ("nudged", {"PROBE_TEST_NUDGE": NUDGE}),
+                          ("bf16", {"PROBE_TEST_BF16": BF16})):
+            out = os.path.join(cls.dir, name)
+            run_probe(["--output", out, "--config", config, "--", PYTHON, VARIANT, "--tokens", "2", "--layers", "3"],
+                      env=dict(os.environ, PROBE_DEMO_DIR=DEMO_DIR, **env))
+            cls.dumps[name] = os.path.join(out, "atb_dump_data")
+
+    @classmethod
+    def tearDownClass(cls):
+        if not os.environ.get("PROBE_KEEP_TEST_DIRS"):
+            shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def weight_rows(self, dump):
+        return [r for r in read_rows(dump) if r["Op Name"] == "layers.1/mlp/down_proj/linear" and r["Index"] == "1_weight"]
+
+    @staticmethod
+    def verdicts_before(report, name):
+        """The verdicts of the ops that began before the first `name` (round 0): the enclosing
+        layer and MLP by name, the others as a set."""
+        ops = report["ops"][:[op["name"] for op in report["ops"]].index(name)]
+        out = {"others": set()}
+        for op in ops:
+            if op["name"] in ("layers.1", "layers.1/mlp"):
+                out[op["name"]] = op["verdict"]
+            else:
+                out["others"].add(op["verdict"])
+        return out
+
+    def test_identical_runs_report_nothing(self):
+        result = compare(self.dumps["a"], self.dumps["b"])
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("no tensor diverges", result.stdout)
+        self.assertRegex(result.stdout, r"compared (\d+) tensors .*\((\1) by their data")
+        exact = compare(self.dumps["a"], self.dumps["b"], "--exact")
+        self.assertEqual(exact.returncode, 0, exact.stdout)
+
+    def test_a_nudged_weight_is_born_where_it_is_used(self):
+        result = compare(self.dumps["a"], self.dumps["nudged"], "--json")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        report = json.loads(result.stdout)
+        first = report["firstBornHere"]
+        self.assertEqual(first["name"], "layers.1/mlp/down_proj/linear")
+        self.assertEqual(first["round"], 0)
+        self.assertEqual(first["tensor"]["index"], "1_weight")
+        self.assertEqual(first["tensor"]["rule"], "elements")
+        self.assertEqual(first["tensor"]["data"]["worstElement"], "[3, 5]")
+        self.assertEqual(first["enclosingOpsBornHereToo"][-1].split("  ")[-1], "layers.1 (DecoderLayer)")
+        # The numbers, from the files: one element 5% off, nothing else.
+        (ref_row,) = [r for r in self.weight_rows(self.dumps["a"]) if r["Execution Count"] == "0"]
+        (cand_row,) = [r for r in self.weight_rows(self.dumps["nudged"]) if r["Execution Count"] == "0"]
+        ref, cand = read_bin(ref_row["Tensor Path"])[1], read_bin(cand_row["Tensor Path"])[1]
+        rel = ((cand.double() - ref.double()) / ref.double()).abs()
+        self.assertEqual(divmod(int(rel.argmax()), ref.shape[1]), (3, 5))
+        self.assertAlmostEqual(first["tensor"]["data"]["maxRelativeErr"], rel.max().item(), places=9)
+        self.assertAlmostEqual(rel.max().item(), 0.05, places=6)
+        self.assertEqual(int((rel > 0).sum()), 1)
+        # The first op after it to receive it.
+        self.assertEqual(report["firstInherited"]["name"], "layers.1/add")
+        # Every op before it matches, but for the ones it is inside of.
+        self.assertEqual(self.verdicts_before(report, "layers.1/mlp/down_proj"),
+                         {"layers.1": "born here", "layers.1/mlp": "born here", "others": {"matches"}})
+        # Every later round uses the weight again: born there too.
+        born = [(op["round"], op["name"]) for op in report["ops"] if op["verdict"] == "born here"
+                and op["name"] == "layers.1/mlp/down_proj/linear"]
+        self.assertEqual(born, [(0, "layers.1/mlp/down_proj/linear"), (1, "layers.1/mlp/down_proj/linear"),
+                                (2, "layers.1/mlp/down_proj/linear")])
+        # The terminal report says the same.
+        text = compare(self.dumps["a"], self.dumps["nudged"]).stdout
+        self.assertIn("first divergence, born here: round 0  layers.1/mlp/down_proj/linear (aten::linear)", text)
+        self.assertIn("input 1_weight [float 64x172]: element [3, 5]", text)
+
+    def test_an_op_in_bfloat16_is_born_there(self):
+        result = compare(self.dumps["a"], self.dumps["bf16"], "--json")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        report = json.loads(result.stdout)
+        first = report["firstBornHere"]
+        self.assertTrue(first["name"].startswith("layers.1/mlp/down_proj"), first["name"])
+        self.assertEqual(first["round"], 0)
+        self.assertEqual(first["tensor"]["dtype"], ["float", "bf16"])
+        # Nothing before it diverges; the casts the bf16 run added are reported as unpaired.
+        self.assertEqual(self.verdicts_before(report, "layers.1/mlp/down_proj"),
+                         {"layers.1": "born here", "layers.1/mlp": "born here", "others": {"matches"}})
+        self.assertTrue(report["unpaired"])
+        self.assertTrue(all(u.startswith("candidate") and "layers.1/mlp/down_proj/" in u for u in report["unpaired"]))
+
+    def test_outputs_for_other_tools(self):
+        csv_path, xlsx_path = os.path.join(self.dir, "out.csv"), os.path.join(self.dir, "out.xlsx")
+        result = compare(self.dumps["a"], self.dumps["nudged"], "--csv", csv_path, "--xlsx", xlsx_path)
+        self.assertEqual(result.returncode, 1, result.stderr)
+        with open(csv_path) as f:
+            lines = f.read().splitlines()
+        tensors = int(result.stdout.split()[1])
+        self.assertEqual(len(lines), tensors + 1)
+        with zipfile.ZipFile(xlsx_path) as z:
+            sheet = z.read("xl/worksheets/sheet1.xml").decode()
+            ops = z.read("xl/worksheets/sheet2.xml").decode()
+        for column in ("NPU Name", "Bench Name", "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                       "One Thousandth Err Ratio", "Five Thousandths Err Ratio", "Err_message"):
+            self.assertIn(">%s<" % column, sheet)
+        self.assertIn("layers.1/mlp/down_proj/linear.0.input.1_weight", sheet)
+        self.assertIn(">born here<", ops)
+
+
+class NothingToCompare(unittest.TestCase):
+    def test_an_op_level_dump_against_an_msprobe_one(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            config = write_config(tmp, task="statistics")
+            run_probe(["--output", os.path.join(tmp, "atb"), "--config", config, "--", PYTHON,
+                       os.path.join(DEMO_DIR, "llama_demo.py"), "--tokens", "1", "--layers", "1"])
+            env = dict(os.environ, PYTHONPATH=os.path.join(PREFIX, "lib", "python3", "dist-packages"))
+            subprocess.run([PYTHON, DDP, os.path.join(tmp, "ms"), "1", "--task", "statistics"], env=env, check=True,
+                           capture_output=True)
+            result = compare(os.path.join(tmp, "atb"), os.path.join(tmp, "ms"))
+            self.assertEqual(result.returncode, 65, result.stdout + result.stderr)
+            self.assertIn("nothing to compare", result.stdout)
+            self.assertIn("reference round 0  embed_tokens (Embedding)", result.stdout)
+            self.assertIn("Module.fc1.Linear.forward.0", result.stdout)
+            self.assertNotIn("no tensor diverges", result.stdout)
+
+
+class Ranks(unittest.TestCase):
+    """Two ranks of a DDP job: different batches, the same weights (or not, with a skew)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="probe-ranks-")
+        env = dict(os.environ, PYTHONPATH=os.path.join(PREFIX, "lib", "python3", "dist-packages"))
+        for name, extra in (("ddp", []), ("skewed", ["--skew-rank", "1"])):
+            subprocess.run([PYTHON, DDP, os.path.join(cls.dir, name), "2"] + extra, env=env, check=True,
+                           capture_output=True, timeout=300)
+
+    @classmethod
+    def tearDownClass(cls):
+        if not os.environ.get("PROBE_KEEP_TEST_DIRS"):
+            shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def rank(self, dump, r):
+        return os.path.join(self.dir, dump, "step0", "rank%d" % r)
+
+    def test_the_rank_folders_compare_the_ranks(self):
+        # The issue: both folders resolved to the dump's root and it compared itself.
+        result = compare(self.rank("ddp", 0), self.rank("ddp", 1))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("as data-parallel replicas", result.stdout)
+        self.assertIn("process rank0, round 0", result.stderr)
+        self.assertIn("process rank1, round 0", result.stderr)
+        self.assertNotIn("nothing to compare", result.stdout)
+        # Their activations do differ: judged as ordinary runs they diverge at the input.
+        everything = compare(self.rank("ddp", 0), self.rank("ddp", 1), "--no-replicas", "--json")
+        self.assertEqual(everything.returncode, 1)
+        self.assertEqual(json.loads(everything.stdout)["summary"]["tensorsWithData"],
+                         json.loads(everything.stdout)["summary"]["tensors"])  # .pt files read
+
+    def test_replicas_that_disagree_name_the_weight(self):
+        for args in ((self.rank("skewed", 0), self.rank("skewed", 1)),
+                     (os.path.join(self.dir, "skewed"), "--rank", "0", "--against-rank", "1")):
+            result = compare(*(list(args) + ["--json"]))
+            self.assertEqual(result.returncode, 1, result.stderr)
+            first = json.loads(result.stdout)["firstBornHere"]
+            self.assertEqual(first["name"], "Module.fc2.Linear.forward.0")
+            self.assertEqual(first["process"], "rank0")
+            self.assertEqual(first["candidateProcess"], "rank1")
+            self.assertEqual(first["tensor"]["index"], "parameters.weight")
+            self.assertEqual(first["tensor"]["data"]["worstElement"], "[1, 3]")
+        # The .pt files say the same, read by torch.
+        name = "Module.fc2.Linear.forward.0.parameters.weight.pt"
+        w0 = torch.load(os.path.join(self.rank("skewed", 0), "dump_tensor_data", name))
+        w1 = torch.load(os.path.join(self.rank("skewed", 1), "dump_tensor_data", name))
+        diff = (w1 - w0).abs()
+        self.assertEqual(divmod(int(diff.argmax()), w0.shape[1]), (1, 3))
+        self.assertAlmostEqual(json.loads(result.stdout)["firstBornHere"]["tensor"]["data"]["maxAbsErr"],
+                               diff.max().item(), places=6)
+
+    def test_one_dump_needs_two_ranks(self):
+        result = compare(os.path.join(self.dir, "ddp"))
+        self.assertEqual(result.returncode, 64)
+        same = compare(self.rank("ddp", 0), self.rank("ddp", 0))
+        self.assertEqual(same.returncode, 64)
+        self.assertIn("both sides are the same part", same.stderr)
+        missing = compare(os.path.join(self.dir, "ddp"), "--rank", "0", "--against-rank", "5")
+        self.assertEqual(missing.returncode, 65, missing.stdout)
+        self.assertIn("no process (rank) 5; it has rank0, rank1", missing.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

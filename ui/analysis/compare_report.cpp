@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/compare_report.h"
+
+#include <unistd.h>
+#include <xlsxwriter.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "probe/format/statistic_csv.h"
+
+namespace probe::analysis {
+namespace {
+
+const char* kStatNames[] = {"max", "min", "mean", "norm"};
+
+// Shortest text that reads back as the same double ("0.1", "1e-08"); nan, inf, -inf.
+std::string shortest(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+    return std::string(text, end);
+}
+
+std::string optionalNumber(const std::optional<double>& v, const char* missing = "N/A") {
+    return v ? shortest(*v) : missing;
+}
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// "10x8" -> "[10, 8]" (msprobe's shape column), "" -> "[]".
+std::string msprobeShape(const std::string& shape) {
+    std::string out = "[";
+    for (char c : shape) out += c == 'x' ? std::string(", ") : std::string(1, c);
+    return out + "]";
+}
+
+std::string rowText(const DumpIndex& index, uint32_t row, bool shape) {
+    const auto& r = index.row(row);
+    return index.text(shape ? r.shape : r.dtype);
+}
+
+void describeFirst(std::string& out, const CompareResult& result, uint32_t o, const char* title) {
+    const OpComparison& op = result.ops[o];
+    out += std::string(title) + result.describeOp(o) + "\n";
+    if (op.cause != kNone) {
+        out += "  " + result.describeTensor(op.cause) + ": " + result.explain(op.cause) + "\n";
+        const TensorComparison& t = result.tensors[op.cause];
+        const auto& slot = result.reference->slot(result.reference->row(t.referenceRow).slot);
+        if (!t.isOutput && t.source && slot.index.rfind("parameters", 0) == 0)
+            out += "  (a parameter of the module: it differs where the module uses it)\n";
+        else if (!t.isOutput && t.source && t.producer != kNone)
+            out += "  (this input differs from the tensor it came from, " +
+                   result.describeOp(result.tensors[t.producer].op) + " " +
+                   result.describeTensor(t.producer) +
+                   ", which matches: an op that was not dumped changed it, a cast "
+                   "for example)\n";
+        else if (!t.isOutput && t.source)
+            out +=
+                "  (this input differs and no compared op produced it: a parameter, a buffer, the "
+                "model's input, or "
+                "the output of an op that was not dumped)\n";
+    }
+}
+
+}  // namespace
+
+std::string formatCompareReport(const CompareResult& result, size_t context) {
+    std::string out;
+    if (result.nothingCompared()) {
+        out += "nothing to compare: no tensor of the reference pairs up with one of the candidate";
+        out += result.unpairedOps ? " (different models, layouts, rounds or ranks?)\n" : "\n";
+        size_t listed = 0;
+        for (bool inReference : {true, false}) {
+            size_t n = 0;
+            for (const auto& u : result.unpaired) n += u.inReference == inReference ? 1 : 0;
+            if (!n) continue;
+            out += std::string("  ops only in the ") + (inReference ? "reference" : "candidate") +
+                   " (" + std::to_string(n) +
+                   (result.unpaired.size() < result.unpairedOps ? "+" : "") + "), the first:\n";
+            listed = 0;
+            for (const auto& u : result.unpaired)
+                if (u.inReference == inReference && listed++ < 8)
+                    out += "    " + result.describeUnpaired(u) + "\n";
+        }
+        for (const auto& p : result.problems) out += "note: " + p + "\n";
+        return out;
+    }
+    out += "compared " + plural(result.tensors.size(), "tensor", "tensors") + " of " +
+           plural(result.ops.size(), "op execution", "op executions") + " (" +
+           std::to_string(result.tensorsWithData) + " by their data, the rest by statistics)";
+    if (result.exact) out += ", exactly";
+    if (result.replicas)
+        out += ", as data-parallel replicas (only parameters and what collectives return decide)";
+    out += ": " + plural(result.divergingTensors, "tensor diverges", "tensors diverge") + "\n";
+    if (result.unpairedOps || result.tensorsOnlyInReference || result.tensorsOnlyInCandidate) {
+        uint64_t inRef = 0;
+        for (const auto& u : result.unpaired) inRef += u.inReference ? 1 : 0;
+        out += "  not paired: " + plural(result.unpairedOps, "op execution", "op executions");
+        if (result.unpaired.size() == result.unpairedOps)
+            out += " (" + std::to_string(inRef) + " only in the reference, " +
+                   std::to_string(result.unpairedOps - inRef) + " only in the candidate)";
+        out += ", " + std::to_string(result.tensorsOnlyInReference) +
+               " tensors only in the reference, " + std::to_string(result.tensorsOnlyInCandidate) +
+               " only in the candidate\n";
+    }
+    if (!result.firstBornHere) {
+        out += "no tensor diverges\n";
+    } else {
+        out += "  " +
+               plural(result.bornHereOps, "op where a divergence is born",
+                      "ops where a divergence is born") +
+               ", " + plural(result.inheritedOps, "op that inherits one", "ops that inherit one") +
+               "\n";
+        const uint32_t first = *result.firstBornHere;
+        describeFirst(out, result, first, "first divergence, born here: ");
+        const auto ancestors = result.bornHereAncestors(first);
+        if (!ancestors.empty()) {
+            out += "  it surfaces in the enclosing ops too:";
+            for (uint32_t a : ancestors) {
+                const auto& op = result.reference->op(result.ops[a].referenceOp);
+                out +=
+                    " " + (result.reference->layout() == DumpLayout::Msprobe ? op.id : op.namePath);
+            }
+            out += "\n";
+        }
+        if (result.firstInherited) {
+            const uint32_t inherited = *result.firstInherited;
+            describeFirst(out, result, inherited, "first op that inherits it: ");
+            if (result.ops[inherited].inheritedFrom != kNone)
+                out += "  received from " + result.describeOp(result.ops[inherited].inheritedFrom) +
+                       "\n";
+        }
+        size_t more = 0;
+        for (uint32_t o = 0; o < result.ops.size(); ++o) {
+            if (result.ops[o].verdict != OpVerdict::BornHere || result.ops[o].bornInChild ||
+                o == first)
+                continue;
+            if (more == 0) out += "other ops where a divergence is born:\n";
+            if (more++ < 10)
+                out += "    " + result.describeOp(o) + ": " +
+                       result.describeTensor(result.ops[o].cause) + "\n";
+        }
+        if (more > 10) out += "    ... " + std::to_string(more - 10) + " more\n";
+        out += "around the first divergence, in execution order:\n";
+        const size_t from = first >= context ? first - context : 0;
+        const size_t to = std::min(result.ops.size(), size_t(first) + context + 1);
+        for (size_t o = from; o < to; ++o)
+            out += std::string(o == first ? "  > " : "    ") +
+                   result.describeOp(static_cast<uint32_t>(o)) + ": " +
+                   verdictName(result.ops[o].verdict) + "\n";
+    }
+    if (result.exact && result.firstDivergingTensor) {
+        const uint32_t t = *result.firstDivergingTensor;
+        out += "first tensor whose bytes differ: " + result.describeOp(result.tensors[t].op) +
+               ", " + result.describeTensor(t) + ": " + result.explain(t) + "\n";
+    }
+    for (const auto& p : result.problems) out += "note: " + p + "\n";
+    return out;
+}
+
+std::string compareResultCsv(const CompareResult& result) {
+    std::string out =
+        "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate Max,"
+        "Reference Mean,Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,"
+        "Max Relative Error,Diverges,Why,Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err "
+        "Ratio,"
+        "Five Thousandths Err Ratio,Max ULP Error,Scale\n";
+    const DumpIndex* ref = result.reference;
+    auto stat = [](const StatValues& s, int k) {
+        return s.has(k) ? format::formatStatValue(s.value[k])
+                        : format::formatStatValue(std::nullopt);
+    };
+    for (uint32_t i = 0; i < result.tensors.size(); ++i) {
+        const TensorComparison& t = result.tensors[i];
+        const auto& slot = ref->slot(ref->row(t.referenceRow).slot);
+        const auto& op = ref->op(slot.op);
+        const bool data = t.hasData;
+        const DataMeasures& m = result.data(i);
+        out += std::to_string(result.ops[t.op].referenceRound) + "," +
+               format::csvField(ref->layout() == DumpLayout::Msprobe ? op.id : op.namePath) + "," +
+               format::csvField(op.type) + "," + (t.isOutput ? "output," : "input,") +
+               format::csvField(slot.index) + "," + rowText(*ref, t.referenceRow, true) + "," +
+               stat(t.referenceStats, 0) + "," + stat(t.candidateStats, 0) + "," +
+               stat(t.referenceStats, 2) + "," + stat(t.candidateStats, 2) + "," +
+               stat(t.referenceStats, 3) + "," + stat(t.candidateStats, 3) + "," +
+               (data ? optionalNumber(m.cosine) : "N/A") + "," +
+               (data ? shortest(m.maxAbsError) : "N/A") + "," +
+               (data ? shortest(m.maxRelativeError) : "N/A") + "," + (t.diverges ? "yes" : "no") +
+               "," + format::csvField(t.diverges ? result.explain(i) : "") + "," +
+               verdictName(result.ops[t.op].verdict) + "," + ruleName(t.rule) + "," +
+               (data && t.rule != DivergenceRule::None
+                    ? format::csvField(result.elementIndex(i, m.worstElement))
+                    : "") +
+               "," + (data ? optionalNumber(m.euclideanDistance) : "N/A") + "," +
+               (data ? optionalNumber(m.oneThousandthErrRatio) : "N/A") + "," +
+               (data ? optionalNumber(m.fiveThousandthsErrRatio) : "N/A") + "," +
+               (data ? shortest(m.maxUlpError) : "N/A") + "," + shortest(t.scale) + "\n";
+    }
+    return out;
+}
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json numberJson(double v) {
+    if (std::isfinite(v)) return v;
+    return shortest(v);  // JSON has no NaN or Infinity: "nan", "inf", "-inf"
+}
+Json optionalJson(const std::optional<double>& v) {
+    return v ? numberJson(*v) : Json(nullptr);
+}
+
+Json tensorJson(const CompareResult& result, uint32_t i) {
+    const TensorComparison& t = result.tensors[i];
+    const DumpIndex& ref = *result.reference;
+    const DumpIndex& cand = *result.candidate;
+    const auto& slot = ref.slot(ref.row(t.referenceRow).slot);
+    Json j;
+    j["name"] = result.tensorName(i);
+    j["io"] = t.isOutput ? "output" : "input";
+    j["index"] = slot.index;
+    j["dtype"] = {rowText(ref, t.referenceRow, false), rowText(cand, t.candidateRow, false)};
+    j["shape"] = {rowText(ref, t.referenceRow, true), rowText(cand, t.candidateRow, true)};
+    j["diverges"] = t.diverges;
+    j["rule"] = ruleName(t.rule);
+    if (t.diverges) j["why"] = result.explain(i);
+    if (t.producer != kNone) j["sameDataAs"] = result.tensorName(t.producer);
+    if (t.source) j["source"] = true;
+    j["scale"] = numberJson(t.scale);
+    j["requiredScale"] = numberJson(t.requiredScale);
+    Json stats;
+    const StatisticDiffs diffs = result.statisticDiffs(i);
+    for (int k = 0; k < 4; ++k) {
+        stats[kStatNames[k]] = {
+            t.referenceStats.has(k) ? numberJson(t.referenceStats.value[k]) : Json(nullptr),
+            t.candidateStats.has(k) ? numberJson(t.candidateStats.value[k]) : Json(nullptr)};
+        stats[std::string(kStatNames[k]) + "Diff"] = optionalJson(diffs.diff[k]);
+        stats[std::string(kStatNames[k]) + "RelativeErrPercent"] =
+            optionalJson(diffs.relativePercent[k]);
+    }
+    j["statistics"] = std::move(stats);
+    if (t.hasData) {
+        const DataMeasures& m = result.data(i);
+        j["data"] = {{"cosine", optionalJson(m.cosine)},
+                     {"eucDist", optionalJson(m.euclideanDistance)},
+                     {"maxAbsErr", numberJson(m.maxAbsError)},
+                     {"maxRelativeErr", numberJson(m.maxRelativeError)},
+                     {"oneThousandthErrRatio", optionalJson(m.oneThousandthErrRatio)},
+                     {"fiveThousandthsErrRatio", optionalJson(m.fiveThousandthsErrRatio)},
+                     {"maxUlpErr", numberJson(m.maxUlpError)},
+                     {"bytesEqual", m.bytesEqual},
+                     {"nonFiniteMismatches", m.nonFiniteMismatches},
+                     {"worstElement", result.elementIndex(i, m.worstElement)},
+                     {"worstValues", {numberJson(m.worstReference), numberJson(m.worstCandidate)}}};
+    }
+    return j;
+}
+
+Json opJson(const CompareResult& result, uint32_t o, bool withTensors) {
+    const OpComparison& op = result.ops[o];
+    const auto& r = result.reference->op(op.referenceOp);
+    Json j;
+    j["round"] = op.referenceRound;
+    if (op.candidateRound != op.referenceRound) j["candidateRound"] = op.candidateRound;
+    j["process"] = result.reference->process(op.referenceProcess).key;
+    j["candidateProcess"] = result.candidate->process(op.candidateProcess).key;
+    j["name"] = result.reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath;
+    j["type"] = r.type;
+    j["verdict"] = verdictName(op.verdict);
+    if (op.cause != kNone) j["cause"] = result.tensorName(op.cause);
+    if (op.inheritedFrom != kNone) j["inheritedFrom"] = result.describeOp(op.inheritedFrom);
+    if (withTensors) {
+        Json tensors = Json::array();
+        for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i)
+            tensors.push_back(tensorJson(result, i));
+        j["tensors"] = std::move(tensors);
+    }
+    return j;
+}
+
+}  // namespace
+
+std::string compareResultJson(const CompareResult& result) {
+    Json j;
+    j["reference"] = result.reference ? result.reference->root() : "";
+    j["candidate"] = result.candidate ? result.candidate->root() : "";
+    j["exact"] = result.exact;
+    j["replicas"] = result.replicas;
+    j["summary"] = {{"nothingCompared", result.nothingCompared()},
+                    {"diverges", result.diverges()},
+                    {"tensors", result.tensors.size()},
+                    {"tensorsWithData", result.tensorsWithData},
+                    {"divergingTensors", result.divergingTensors},
+                    {"ops", result.ops.size()},
+                    {"bornHereOps", result.bornHereOps},
+                    {"inheritedOps", result.inheritedOps},
+                    {"unpairedOps", result.unpairedOps},
+                    {"tensorsOnlyInReference", result.tensorsOnlyInReference},
+                    {"tensorsOnlyInCandidate", result.tensorsOnlyInCandidate}};
+    if (result.firstBornHere) {
+        Json first = opJson(result, *result.firstBornHere, false);
+        if (result.ops[*result.firstBornHere].cause != kNone)
+            first["tensor"] = tensorJson(result, result.ops[*result.firstBornHere].cause);
+        Json ancestors = Json::array();
+        for (uint32_t a : result.bornHereAncestors(*result.firstBornHere))
+            ancestors.push_back(result.describeOp(a));
+        first["enclosingOpsBornHereToo"] = std::move(ancestors);
+        j["firstBornHere"] = std::move(first);
+    }
+    if (result.firstInherited) {
+        Json first = opJson(result, *result.firstInherited, false);
+        if (result.ops[*result.firstInherited].cause != kNone)
+            first["tensor"] = tensorJson(result, result.ops[*result.firstInherited].cause);
+        j["firstInherited"] = std::move(first);
+    }
+    if (result.firstDivergingTensor) {
+        Json first = tensorJson(result, *result.firstDivergingTensor);
+        first["op"] = result.describeOp(result.tensors[*result.firstDivergingTensor].op);
+        j["firstDivergingTensor"] = std::move(first);
+    }
+    Json ops = Json::array();
+    if (result.reference)
+        for (uint32_t o = 0; o < result.ops.size(); ++o) ops.push_back(opJson(result, o, true));
+    j["ops"] = std::move(ops);
+    Json unpaired = Json::array();
+    for (const auto& u : result.unpaired) unpaired.push_back(result.describeUnpaired(u));
+    j["unpaired"] = std::move(unpaired);
+    j["problems"] = result.problems;
+    return j.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::vector<std::string> msprobeCompareHeader(bool tensorMode) {
+    std::vector<std::string> header = {
+        "NPU Name",         "Bench Name",         "NPU Dtype",         "Bench Dtype",
+        "NPU Tensor Shape", "Bench Tensor Shape", "NPU Requires_grad", "Bench Requires_grad"};
+    if (tensorMode) {
+        for (const char* c : {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                              "One Thousandth Err Ratio", "Five Thousandths Err Ratio"})
+            header.push_back(c);
+    } else {
+        for (const char* c : {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr",
+                              "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"})
+            header.push_back(c);
+    }
+    for (const char* c :
+         {"NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min", "Bench mean",
+          "Bench l2norm", "Requires_grad Consistent", "Result", "Err_message"})
+        header.push_back(c);
+    return header;
+}
+
+namespace {
+
+// One cell: a number, or msprobe's words for what is not one.
+struct Cell {
+    bool isNumber = false;
+    double number = 0;
+    std::string text;
+};
+Cell textCell(std::string s) {
+    return Cell{false, 0, std::move(s)};
+}
+Cell numberCell(double v) {
+    if (std::isnan(v)) return textCell("Nan");
+    if (std::isinf(v)) return textCell(v > 0 ? "inf" : "-inf");
+    return Cell{true, v, {}};
+}
+Cell optionalCell(const std::optional<double>& v, const char* missing) {
+    return v ? numberCell(*v) : textCell(missing);
+}
+Cell percentCell(const std::optional<double>& v) {
+    if (!v) return textCell("N/A");
+    if (*v == 0) return textCell("0");
+    if (std::isnan(*v)) return textCell("Nan");
+    if (std::isinf(*v)) return textCell(*v > 0 ? "inf" : "-inf");
+    return textCell(shortest(*v) + "%");
+}
+
+std::vector<Cell> msprobeRow(const CompareResult& result, uint32_t i, bool tensorMode) {
+    const TensorComparison& t = result.tensors[i];
+    const DumpIndex& ref = *result.reference;
+    const DumpIndex& cand = *result.candidate;
+    // NPU is the run under test (the candidate), Bench the reference.
+    std::vector<Cell> row = {textCell(result.tensorName(i)),
+                             textCell(result.tensorName(i)),
+                             textCell(rowText(cand, t.candidateRow, false)),
+                             textCell(rowText(ref, t.referenceRow, false)),
+                             textCell(msprobeShape(rowText(cand, t.candidateRow, true))),
+                             textCell(msprobeShape(rowText(ref, t.referenceRow, true))),
+                             textCell("N/A"),
+                             textCell("N/A")};
+    if (tensorMode) {
+        if (t.hasData) {
+            const DataMeasures& m = result.data(i);
+            row.push_back(optionalCell(m.cosine, "unsupported"));
+            row.push_back(optionalCell(m.euclideanDistance, "unsupported"));
+            row.push_back(numberCell(m.maxAbsError));
+            row.push_back(numberCell(m.maxRelativeError));
+            row.push_back(optionalCell(m.oneThousandthErrRatio, "unsupported"));
+            row.push_back(optionalCell(m.fiveThousandthsErrRatio, "unsupported"));
+        } else {
+            for (int k = 0; k < 6; ++k) row.push_back(textCell("N/A"));
+        }
+    } else {
+        const StatisticDiffs diffs = result.statisticDiffs(i);
+        for (int k = 0; k < 4; ++k) row.push_back(optionalCell(diffs.diff[k], "N/A"));
+        for (int k = 0; k < 4; ++k) row.push_back(percentCell(diffs.relativePercent[k]));
+    }
+    for (const StatValues* s : {&t.candidateStats, &t.referenceStats})
+        for (int k = 0; k < 4; ++k)
+            row.push_back(s->has(k) ? numberCell(s->value[k]) : textCell("N/A"));
+    row.push_back(textCell("N/A"));
+    row.push_back(textCell(t.diverges ? "error" : "pass"));
+    std::string message = t.diverges ? result.explain(i) : "";
+    if (tensorMode && !t.hasData)
+        message = (message.empty() ? "" : message + ". ") + "No real data: compared by statistics.";
+    row.push_back(textCell(message));
+    return row;
+}
+
+constexpr uint32_t kMaxExcelRows = 1048500;  // msprobe's MAX_EXCEL_LENGTH
+
+bool writeSheet(lxw_workbook* book, const std::string& name, const std::vector<std::string>& header,
+                const std::function<std::vector<Cell>(uint32_t)>& rowOf, uint32_t from,
+                uint32_t to) {
+    lxw_worksheet* sheet = workbook_add_worksheet(book, name.c_str());
+    if (!sheet) return false;
+    for (size_t c = 0; c < header.size(); ++c)
+        worksheet_write_string(sheet, 0, static_cast<lxw_col_t>(c), header[c].c_str(), nullptr);
+    for (uint32_t r = from; r < to; ++r) {
+        const auto cells = rowOf(r);
+        const lxw_row_t row = r - from + 1;
+        for (size_t c = 0; c < cells.size(); ++c) {
+            const auto col = static_cast<lxw_col_t>(c);
+            if (cells[c].isNumber)
+                worksheet_write_number(sheet, row, col, cells[c].number, nullptr);
+            else if (!cells[c].text.empty())
+                worksheet_write_string(sheet, row, col, cells[c].text.c_str(), nullptr);
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+bool writeCompareXlsx(const CompareResult& result, const std::string& path, std::string* error) {
+    if (!result.reference || !result.candidate) {
+        if (error) *error = "nothing was compared";
+        return false;
+    }
+    const bool tensorMode = result.tensorsWithData > 0;
+    const std::string temporary = path + ".tmp" + std::to_string(::getpid()) + ".xlsx";
+    // libxlsxwriter reports its own errors on stderr: find out first whether the file can be made.
+    if (FILE* probe = std::fopen(temporary.c_str(), "wb")) {
+        std::fclose(probe);
+    } else {
+        if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    lxw_workbook_options options = {};
+    options.constant_memory = LXW_TRUE;  // rows go to disk as they are written
+    lxw_workbook* book = workbook_new_opt(temporary.c_str(), &options);
+    if (!book) {
+        if (error) *error = "cannot create " + temporary;
+        return false;
+    }
+    const auto header = msprobeCompareHeader(tensorMode);
+    const uint32_t n = static_cast<uint32_t>(result.tensors.size());
+    auto tensorRow = [&](uint32_t i) { return msprobeRow(result, i, tensorMode); };
+    if (n < kMaxExcelRows) {
+        writeSheet(book, "Sheet1", header, tensorRow, 0, n);
+    } else {
+        const uint32_t parts = (n + kMaxExcelRows - 1) / kMaxExcelRows,
+                       size = (n + parts - 1) / parts;
+        for (uint32_t p = 0; p < parts; ++p)
+            writeSheet(book, "part_" + std::to_string(p), header, tensorRow, p * size,
+                       std::min(n, (p + 1) * size));
+    }
+    const std::vector<std::string> opHeader = {"Round",   "Process", "Op",  "Type",
+                                               "Verdict", "Cause",   "Why", "Inherited From"};
+    auto opRow = [&](uint32_t o) {
+        const OpComparison& op = result.ops[o];
+        const auto& r = result.reference->op(op.referenceOp);
+        return std::vector<Cell>{
+            numberCell(op.referenceRound),
+            textCell(result.reference->process(op.referenceProcess).key),
+            textCell(result.reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath),
+            textCell(r.type),
+            textCell(verdictName(op.verdict)),
+            textCell(op.cause != kNone ? result.tensorName(op.cause) : ""),
+            textCell(op.cause != kNone ? result.explain(op.cause) : ""),
+            textCell(op.inheritedFrom != kNone ? result.describeOp(op.inheritedFrom) : "")};
+    };
+    writeSheet(book, "ops", opHeader, opRow, 0,
+               std::min<uint32_t>(static_cast<uint32_t>(result.ops.size()), kMaxExcelRows));
+    const lxw_error status = workbook_close(book);
+    if (status != LXW_NO_ERROR) {
+        ::unlink(temporary.c_str());
+        if (error) *error = "cannot write " + path + ": " + lxw_strerror(status);
+        return false;
+    }
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(temporary.c_str());
+        if (error) *error = "cannot write " + path + ": " + std::strerror(err);
+        return false;
+    }
+    return true;
+}
+
+}  // namespace probe::analysis

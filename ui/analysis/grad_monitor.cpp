@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/grad_monitor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <regex>
+#include <sstream>
+#include <tuple>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "probe/format/config_issue.h"
+#include "probe/format/file_util.h"
+
+namespace probe::analysis {
+namespace {
+
+constexpr int kMaxDepth = 4;
+
+bool isGradCsv(const std::string& name) {
+    return name.rfind("grad_reduced_", 0) == 0 && name.size() > 4 &&
+           name.compare(name.size() - 4, 4, ".csv") == 0;
+}
+
+void findCsvFiles(const std::string& dir, int depth, std::vector<std::string>& out) {
+    for (const auto& name : format::listDirectory(dir, format::EntryKind::Files))
+        if (isGradCsv(name)) out.push_back(dir + "/" + name);
+    if (depth >= kMaxDepth) return;
+    for (const auto& name : format::listDirectory(dir, format::EntryKind::Directories))
+        findCsvFiles(dir + "/" + name, depth + 1, out);
+}
+
+// "rank3" from the nearest directory whose name holds rank<digits>.
+std::string rankOf(const std::string& path, const std::string& root) {
+    static const std::regex rank(R"((^|[^A-Za-z])rank(\d+))");
+    std::string rest = path.substr(root.size());
+    for (size_t end = rest.rfind('/'); end != std::string::npos && end > 0;
+         end = rest.rfind('/', end - 1)) {
+        const size_t begin = rest.rfind('/', end - 1);
+        const std::string component =
+            rest.substr(begin == std::string::npos ? 0 : begin + 1,
+                        end - (begin == std::string::npos ? 0 : begin + 1));
+        std::smatch m;
+        if (std::regex_search(component, m, rank)) return "rank" + m[2].str();
+        if (begin == std::string::npos) break;
+    }
+    std::smatch m;
+    const std::string base = root.substr(root.rfind('/') + 1);
+    if (std::regex_search(base, m, rank)) return "rank" + m[2].str();
+    return "rank0";
+}
+
+std::vector<std::string> splitCsvLine(const std::string& line) {
+    std::vector<std::string> fields;
+    std::string field;
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                field += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                field += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            fields.push_back(std::move(field));
+            field.clear();
+        } else if (c != '\r') {
+            field += c;
+        }
+    }
+    fields.push_back(std::move(field));
+    return fields;
+}
+
+std::optional<double> parseNumber(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0') return std::nullopt;
+    return v;
+}
+
+double median(std::vector<double> values) {
+    const size_t mid = values.size() / 2;
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid),
+                     values.end());
+    double m = values[mid];
+    if (values.size() % 2 == 0) {
+        const double lowerHalf =
+            *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+        m = (m + lowerHalf) / 2;
+    }
+    return m;
+}
+
+std::string number(double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.4g", v);
+    return buffer;
+}
+
+nlohmann::ordered_json jsonNumber(double v) {
+    if (std::isfinite(v)) return v;
+    return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+}
+
+}  // namespace
+
+const char* gradFindingKindName(GradFinding::Kind kind) {
+    switch (kind) {
+        case GradFinding::Kind::Nan:
+            return "nan";
+        case GradFinding::Kind::Inf:
+            return "inf";
+        case GradFinding::Kind::Spike:
+            return "spike";
+        case GradFinding::Kind::Exploding:
+            return "exploding";
+        case GradFinding::Kind::Vanishing:
+            return "vanishing";
+    }
+    return "?";
+}
+
+std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::string* error) {
+    if (!format::isDirectory(dir)) {
+        if (error)
+            *error =
+                dir + (format::fileExists(dir) ? " is a file; give the monitor's output directory"
+                                               : " does not exist");
+        return std::nullopt;
+    }
+    GradMonitorData data;
+    findCsvFiles(dir, 0, data.files);
+    std::sort(data.files.begin(), data.files.end());
+    if (data.files.empty()) {
+        if (error)
+            *error = dir +
+                     " holds no grad_reduced_*.csv (written by "
+                     "probe_studio.grad_monitor.GradMonitor or msprobe's "
+                     "monitor)";
+        return std::nullopt;
+    }
+    std::unordered_map<std::string, size_t> seriesOf;  // rank \x1f name
+    for (const auto& path : data.files) {
+        std::string readError;
+        auto text = format::readTextFile(path, &readError);
+        if (!text) {
+            data.problems.push_back(path + ": " + readError);
+            continue;
+        }
+        std::istringstream in(*text);
+        std::string line;
+        if (!std::getline(in, line)) continue;  // an empty file: nothing yet
+        const auto header = splitCsvLine(line);
+        auto column = [&](const char* name) -> int {
+            for (size_t i = 0; i < header.size(); ++i)
+                if (header[i] == name) return static_cast<int>(i);
+            return -1;
+        };
+        const int nameColumn = column("name"), stepColumn = column("step"),
+                  vppColumn = column("vpp_stage");
+        const int normColumn = column("norm"), maxColumn = column("max"), minColumn = column("min"),
+                  meanColumn = column("mean"), nansColumn = column("nans");
+        if (nameColumn < 0 || stepColumn < 0) {
+            data.problems.push_back(
+                path + ": line 1: no 'name' and 'step' columns; is it a gradient monitor CSV?");
+            continue;
+        }
+        const std::string rank = rankOf(path, dir);
+        int lineNumber = 1;
+        while (std::getline(in, line)) {
+            ++lineNumber;
+            if (line.empty() || line == "\r") continue;
+            const auto fields = splitCsvLine(line);
+            auto field = [&](int c) -> std::string {
+                return c >= 0 && static_cast<size_t>(c) < fields.size() ? fields[c] : "";
+            };
+            const auto step = parseNumber(field(stepColumn));
+            if (!step || field(nameColumn).empty()) {
+                if (data.problems.size() < 50)
+                    data.problems.push_back(path + ": line " + std::to_string(lineNumber) +
+                                            ": no parameter name or step");
+                continue;
+            }
+            std::string name = field(nameColumn);
+            const std::string vpp = field(vppColumn);
+            if (!vpp.empty() && vpp != "0") name = vpp + ":" + name;
+            GradSample sample;
+            sample.step = static_cast<int64_t>(*step);
+            if (auto v = parseNumber(field(normColumn))) {
+                sample.norm = *v;
+                sample.hasNorm = true;
+            }
+            if (auto v = parseNumber(field(maxColumn))) sample.max = *v;
+            if (auto v = parseNumber(field(minColumn))) sample.min = *v;
+            if (auto v = parseNumber(field(meanColumn))) sample.mean = *v;
+            if (auto v = parseNumber(field(nansColumn))) sample.nans = *v;
+            const std::string key = rank + '\x1f' + name;
+            auto [it, inserted] = seriesOf.try_emplace(key, data.series.size());
+            if (inserted) data.series.push_back(GradSeries{rank, name, {}});
+            data.series[it->second].samples.push_back(sample);
+        }
+    }
+    for (auto& s : data.series)
+        std::stable_sort(s.samples.begin(), s.samples.end(),
+                         [](const GradSample& a, const GradSample& b) { return a.step < b.step; });
+    std::stable_sort(data.series.begin(), data.series.end(),
+                     [](const GradSeries& a, const GradSeries& b) { return a.rank < b.rank; });
+    return data;
+}
+
+std::vector<GradFinding> analyzeGradients(const GradMonitorData& data, const GradThresholds& t) {
+    std::vector<GradFinding> findings;
+    for (const auto& series : data.series) {
+        std::deque<double> history;
+        bool inVanishingRun = false;
+        size_t vanishingIndex = 0;  // the finding of the current run of vanishing steps
+        for (const auto& s : series.samples) {
+            GradFinding f;
+            f.rank = series.rank;
+            f.parameter = series.name;
+            f.step = f.lastStep = s.step;
+            f.norm = s.norm;
+            f.nans = s.nans;
+            const bool nan = s.nans > 0 || (s.hasNorm && std::isnan(s.norm));
+            if (nan) {
+                f.kind = GradFinding::Kind::Nan;
+                findings.push_back(f);
+            } else if (s.hasNorm && std::isinf(s.norm)) {
+                f.kind = GradFinding::Kind::Inf;
+                findings.push_back(f);
+            }
+            if (!s.hasNorm || !std::isfinite(s.norm)) {
+                inVanishingRun = false;
+                continue;
+            }
+            if (static_cast<int>(history.size()) >= t.minHistory) {
+                const double m = median(std::vector<double>(history.begin(), history.end()));
+                if (m > 0 && s.norm > t.spike * m) {
+                    f.kind = GradFinding::Kind::Spike;
+                    f.reference = m;
+                    findings.push_back(f);
+                }
+            }
+            if (t.explode && s.norm > *t.explode) {
+                f.kind = GradFinding::Kind::Exploding;
+                f.reference = *t.explode;
+                findings.push_back(f);
+            }
+            if (s.norm < t.vanish) {
+                if (inVanishingRun) {
+                    findings[vanishingIndex].lastStep = s.step;
+                    ++findings[vanishingIndex].steps;
+                } else {
+                    f.kind = GradFinding::Kind::Vanishing;
+                    f.reference = t.vanish;
+                    vanishingIndex = findings.size();
+                    findings.push_back(f);
+                    inVanishingRun = true;
+                }
+            } else {
+                inVanishingRun = false;
+            }
+            history.push_back(s.norm);
+            if (static_cast<int>(history.size()) > t.window) history.pop_front();
+        }
+    }
+    std::stable_sort(
+        findings.begin(), findings.end(), [](const GradFinding& a, const GradFinding& b) {
+            return std::tie(a.step, a.rank, a.parameter) < std::tie(b.step, b.rank, b.parameter);
+        });
+    return findings;
+}
+
+std::string formatGradFinding(const GradFinding& f) {
+    std::string out = "step " + std::to_string(f.step) + "  " + f.rank + "  " + f.parameter + ": " +
+                      gradFindingKindName(f.kind);
+    switch (f.kind) {
+        case GradFinding::Kind::Nan:
+            out += f.nans > 0 ? ", " + number(f.nans) + " NaN element(s)" : ", norm=nan";
+            break;
+        case GradFinding::Kind::Inf:
+            out += ", norm=" + number(f.norm);
+            break;
+        case GradFinding::Kind::Spike:
+            out += ", norm " + number(f.norm) + " is " + number(f.norm / f.reference) +
+                   "x its running median " + number(f.reference);
+            break;
+        case GradFinding::Kind::Exploding:
+            out += ", norm " + number(f.norm) + " above " + number(f.reference);
+            break;
+        case GradFinding::Kind::Vanishing:
+            out += ", norm " + number(f.norm) + " below " + number(f.reference);
+            if (f.steps > 1)
+                out += " for " + std::to_string(f.steps) + " steps (to step " +
+                       std::to_string(f.lastStep) + ")";
+            break;
+    }
+    return out;
+}
+
+std::string gradFindingsJson(const GradMonitorData& data,
+                             const std::vector<GradFinding>& findings) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    out["files"] = data.files;
+    out["parameters"] = data.series.size();
+    out["findings"] = nlohmann::ordered_json::array();
+    for (const auto& f : findings) {
+        nlohmann::ordered_json item = nlohmann::ordered_json::object();
+        item["kind"] = gradFindingKindName(f.kind);
+        item["step"] = f.step;
+        item["last_step"] = f.lastStep;
+        item["steps"] = f.steps;
+        item["rank"] = f.rank;
+        item["parameter"] = f.parameter;
+        item["norm"] = jsonNumber(f.norm);
+        item["reference"] = jsonNumber(f.reference);
+        item["nans"] = f.nans;
+        out["findings"].push_back(std::move(item));
+    }
+    out["problems"] = data.problems;
+    return out.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace probe::analysis

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "analysis/overflow_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/msprobe_dump.h"
+#include "analysis/tensor_view.h"
+#include "probe/format/config_issue.h"
+#include "probe/format/dtype.h"
+#include "probe/format/statistic_csv.h"
+
+namespace probe::analysis {
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+bool isFloatingDtype(std::string_view name) {
+    if (name.rfind("torch.", 0) == 0) name.remove_prefix(6);
+    static const char* const kFloating[] = {"float", "float32",  "float16", "half",
+                                            "bf16",  "bfloat16", "double",  "float64"};
+    for (const char* f : kFloating)
+        if (name == f) return true;
+    return false;
+}
+
+std::string lower(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
+std::string formatValue(double v) {
+    return format::formatStatValue(v);
+}
+
+// Short, for sentences: "1e+07", "65504", "inf".
+std::string compact(double v) {
+    if (!std::isfinite(v)) return format::formatStatValue(v);
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.6g", v);
+    return buffer;
+}
+
+// Max and min of a row: from its statistics, or (task "tensor" writes none) from its tensor file.
+struct Extremes {
+    bool known = false;
+    double max = 0, min = 0;
+    bool nan = false;
+};
+
+class Checker {
+public:
+    Checker(const DumpIndex& index, const OverflowOptions& options)
+        : index_(index), options_(options) {}
+
+    TensorVerdict verdict(uint32_t rowIndex) {
+        TensorVerdict v;
+        v.row = rowIndex;
+        const StatRecord& row = index_.row(rowIndex);
+        const Extremes e = extremes(rowIndex);
+        if (!e.known) return v;
+        auto say = [&](const std::string& what) { v.why += (v.why.empty() ? "" : " ") + what; };
+        if (e.nan || std::isnan(e.max) || std::isnan(e.min)) say("nan");
+        if (std::isinf(e.max)) say("max=" + compact(e.max));
+        if (std::isinf(e.min) && !(std::isinf(e.max) && e.min == e.max))
+            say("min=" + compact(e.min));
+        const double limit = rangeLimitMax(options_.range);
+        if (v.why.empty() && options_.range != RangeLimit::None &&
+            isFloatingDtype(index_.text(row.dtype))) {
+            const char* name = rangeLimitName(options_.range);
+            if (std::fabs(e.max) > limit) say("max=" + compact(e.max));
+            if (std::fabs(e.min) > limit) say("min=" + compact(e.min));
+            if (!v.why.empty()) v.why += std::string(" beyond ") + name + "'s " + compact(limit);
+        }
+        v.overflowed = !v.why.empty();
+        return v;
+    }
+
+    bool ignored(uint32_t op) const {
+        const std::string text = lower(index_.op(op).type);
+        for (const auto& pattern : options_.ignore)
+            if (!pattern.empty() && text.find(lower(pattern)) != std::string::npos) return true;
+        return false;
+    }
+
+    uint64_t unreadable() const { return unreadable_; }
+
+private:
+    Extremes extremes(uint32_t rowIndex) {
+        const StatRecord& row = index_.row(rowIndex);
+        if (row.has(Stat::Max) && row.has(Stat::Min)) {
+            // A NaN mean beside non-NaN extremes: +inf met -inf (a NaN makes all four NaN).
+            const bool nanMean = row.has(Stat::Mean) && std::isnan(row.get(Stat::Mean));
+            return Extremes{true, row.get(Stat::Max), row.get(Stat::Min), nanMean};
+        }
+        if (!row.hasTensorFile || index_.layout() != DumpLayout::Atb) return {};
+        auto cached = fromFiles_.find(rowIndex);
+        if (cached != fromFiles_.end()) return cached->second;
+        Extremes e;
+        std::string error;
+        const std::string path = index_.tensorPath(rowIndex, &error);
+        if (auto tensor = path.empty() ? std::nullopt : loadTensorFile(path, &error)) {
+            if (tensor->header.headerOnly()) {
+                const std::string first = index_.resolveTensorAlias(rowIndex, tensor->header.alias);
+                if (first.empty() || !loadAliasedData(*tensor, first, &error)) tensor.reset();
+            }
+            if (tensor && tensor->stats.valid)
+                e = Extremes{true, tensor->stats.max, tensor->stats.min, tensor->stats.hasNan()};
+        }
+        if (!e.known) ++unreadable_;
+        fromFiles_.emplace(rowIndex, e);
+        return e;
+    }
+
+    const DumpIndex& index_;
+    const OverflowOptions& options_;
+    std::unordered_map<uint32_t, Extremes> fromFiles_;
+    uint64_t unreadable_ = 0;
+};
+
+struct OpInRound {
+    std::vector<TensorVerdict> inputs, outputs;
+    bool inputBad = false, outputBad = false;
+    size_t firstBadOutput = 0;  // position of its first overflowed output among the round's rows
+};
+
+// The births of one round of one process, in execution order.
+std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checker, uint32_t process,
+                                         int32_t round, const std::vector<uint32_t>& rows) {
+    std::unordered_map<uint32_t, OpInRound> ops;
+    for (size_t position = 0; position < rows.size(); ++position) {
+        const uint32_t rowIndex = rows[position];
+        const auto& slot = index.slot(index.row(rowIndex).slot);
+        OpInRound& op = ops[slot.op];
+        TensorVerdict v = checker.verdict(rowIndex);
+        if (slot.isOutput) {
+            if (v.overflowed && !op.outputBad) {
+                op.outputBad = true;
+                op.firstBadOutput = position;
+            }
+            op.outputs.push_back(std::move(v));
+        } else {
+            op.inputBad = op.inputBad || v.overflowed;
+            op.inputs.push_back(std::move(v));
+        }
+    }
+    std::unordered_set<uint32_t> candidates;
+    for (const auto& [op, state] : ops)
+        if (state.outputBad && !state.inputBad && !checker.ignored(op)) candidates.insert(op);
+    // The innermost op is where it is born: a module whose child is a birth is not one.
+    std::unordered_set<uint32_t> enclosing;
+    for (uint32_t op : candidates)
+        for (uint32_t parent = index.op(op).parent; parent != kNone;
+             parent = index.op(parent).parent)
+            if (candidates.count(parent)) enclosing.insert(parent);
+    std::vector<std::pair<size_t, uint32_t>> ordered;
+    for (uint32_t op : candidates)
+        if (!enclosing.count(op)) ordered.emplace_back(ops[op].firstBadOutput, op);
+    std::sort(ordered.begin(), ordered.end());
+    std::vector<OverflowBirth> births;
+    for (const auto& [position, op] : ordered) {
+        OverflowBirth birth;
+        birth.process = process;
+        birth.op = op;
+        birth.round = round;
+        OpInRound& state = ops[op];
+        for (const auto& v : state.outputs) {
+            if (!v.overflowed) continue;
+            birth.why = index.describeSlot(index.row(v.row).slot) + ": " + v.why;
+            break;
+        }
+        birth.inputs = std::move(state.inputs);
+        birth.outputs = std::move(state.outputs);
+        births.push_back(std::move(birth));
+    }
+    return births;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON as Python's json.dump(indent=2) writes it, NaN and infinities included.
+
+void writePythonJson(const ordered_json& value, int indent, int depth, std::string& out) {
+    const std::string pad(static_cast<size_t>(indent * (depth + 1)), ' '),
+        close(static_cast<size_t>(indent * depth), ' ');
+    if (value.is_object() || value.is_array()) {
+        const bool object = value.is_object();
+        if (value.empty()) {
+            out += object ? "{}" : "[]";
+            return;
+        }
+        out += object ? "{\n" : "[\n";
+        bool first = true;
+        for (auto it = value.begin(); it != value.end(); ++it) {
+            if (!first) out += ",\n";
+            first = false;
+            out += pad;
+            if (object) out += ordered_json(it.key()).dump() + ": ";
+            writePythonJson(*it, indent, depth + 1, out);
+        }
+        out += "\n" + close + (object ? "}" : "]");
+        return;
+    }
+    if (value.is_number_float()) {
+        const double v = value.get<double>();
+        if (std::isnan(v)) {
+            out += "NaN";
+            return;
+        }
+        if (std::isinf(v)) {
+            out += v > 0 ? "Infinity" : "-Infinity";
+            return;
+        }
+    }
+    out += value.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
+
+// dump.json read through quoteNonFiniteJsonTokens holds "NaN" strings where numbers were.
+void restoreNonFinite(ordered_json& value) {
+    if (value.is_structured()) {
+        for (auto& item : value) restoreNonFinite(item);
+        return;
+    }
+    if (value.is_string()) {
+        const auto& s = value.get_ref<const std::string&>();
+        if (s == "NaN" || s == "Infinity" || s == "-Infinity") value = *msprobeStatValue(value);
+    }
+}
+
+ordered_json statValue(const StatRecord& row, Stat stat) {
+    return row.has(stat) ? ordered_json(row.get(stat)) : ordered_json(nullptr);
+}
+
+ordered_json shapeJson(const std::string& text) {
+    ordered_json dims = ordered_json::array();
+    if (auto parsed = format::parseShapeString(text))
+        for (int64_t d : *parsed) dims.push_back(d);
+    return dims;
+}
+
+ordered_json atbTensorItem(const DumpIndex& index, const TensorVerdict& v) {
+    const StatRecord& row = index.row(v.row);
+    ordered_json item = ordered_json::object();
+    item["type"] = "tensor";
+    item["index"] = index.slot(row.slot).index;
+    item["dtype"] = index.text(row.dtype);
+    item["shape"] = shapeJson(index.text(row.shape));
+    for (Stat s : {Stat::Max, Stat::Min, Stat::Mean, Stat::Norm})
+        item[statName(s)] = statValue(row, s);
+    if (row.hasTensorFile) item["tensor_path"] = index.tensorPath(v.row);
+    if (v.overflowed) item["overflow"] = v.why;
+    return item;
+}
+
+std::string rankDirectory(const DumpIndex& index, uint32_t process, int32_t step) {
+    return index.root() + "/step" + std::to_string(step) + "/" + index.process(process).key;
+}
+
+class MsprobeFiles {
+public:
+    const ordered_json& dump(const std::string& dir) { return load(dir + "/dump.json", true); }
+    const ordered_json& stack(const std::string& dir) { return load(dir + "/stack.json", false); }
+
+private:
+    const ordered_json& load(const std::string& path, bool quoted) {
+        auto it = files_.find(path);
+        if (it != files_.end()) return it->second;
+        ordered_json parsed;
+        if (auto text = format::readTextFile(path, nullptr)) {
+            parsed = ordered_json::parse(quoted ? quoteNonFiniteJsonTokens(*text) : *text, nullptr,
+                                         false);
+            if (parsed.is_discarded()) parsed = nullptr;
+        }
+        return files_.emplace(path, std::move(parsed)).first->second;
+    }
+    std::map<std::string, ordered_json> files_;
+};
+
+ordered_json msprobeStack(const ordered_json& stack, const std::string& entry) {
+    if (!stack.is_object()) return ordered_json::object();
+    for (const auto& [key, group] : stack.items()) {
+        if (!group.is_array() || group.size() < 2 || !group[0].is_array()) continue;
+        for (const auto& name : group[0])
+            if (name.is_string() && name.get_ref<const std::string&>() == entry) return group[1];
+    }
+    return ordered_json::object();
+}
+
+}  // namespace
+
+std::optional<RangeLimit> parseRangeLimit(std::string_view name) {
+    if (name == "float16" || name == "fp16" || name == "half") return RangeLimit::Float16;
+    if (name == "bfloat16" || name == "bf16") return RangeLimit::BFloat16;
+    if (name == "none") return RangeLimit::None;
+    return std::nullopt;
+}
+
+const char* rangeLimitName(RangeLimit limit) {
+    switch (limit) {
+        case RangeLimit::Float16:
+            return "float16";
+        case RangeLimit::BFloat16:
+            return "bfloat16";
+        case RangeLimit::None:
+            break;
+    }
+    return "none";
+}
+
+double rangeLimitMax(RangeLimit limit) {
+    switch (limit) {
+        case RangeLimit::Float16:
+            return 65504.0;
+        case RangeLimit::BFloat16:
+            return 3.3895313892515355e38;  // (2 - 2^-7) * 2^127
+        case RangeLimit::None:
+            break;
+    }
+    return std::numeric_limits<double>::infinity();
+}
+
+OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions& options) {
+    OverflowReport report;
+    report.range = options.range;
+    Checker checker(index, options);
+    for (uint32_t p = 0; p < index.processCount(); ++p) {
+        bool found = false;
+        TensorVerdict firstBad;
+        for (const auto& [round, rows] : index.process(p).rounds) {
+            auto births = birthsInRound(index, checker, p, round, rows);
+            if (!births.empty()) {
+                found = true;
+                if (!options.allBirths) births.resize(1);
+                for (auto& b : births) report.births.push_back(std::move(b));
+                if (!options.allBirths) break;
+            } else if (!found && firstBad.row == kNone) {
+                // Values that enter as an op's input before any op outputs them came from
+                // outside the dump; a first overflowed output belongs to an ignored op.
+                for (uint32_t row : rows) {
+                    TensorVerdict v = checker.verdict(row);
+                    if (!v.overflowed) continue;
+                    if (!index.slot(index.row(row).slot).isOutput) firstBad = v;
+                    break;
+                }
+            }
+        }
+        if (!found && firstBad.row != kNone) {
+            const StatRecord& row = index.row(firstBad.row);
+            const auto& slot = index.slot(row.slot);
+            report.unexplained.push_back(
+                index.process(p).key + ": overflowed values (" + firstBad.why +
+                ") first appear in " + index.describeSlot(row.slot) + " of " +
+                index.describeOp(slot.op) + " (" +
+                (index.layout() == DumpLayout::Atb ? "round " : "step ") +
+                std::to_string(row.round) +
+                "), but no dumped op turns finite inputs into them: they were born before the dump "
+                "or in an "
+                "op that was not dumped (dump its children: save_child, or level L1/mix)");
+        }
+    }
+    report.unreadableTensors = checker.unreadable();
+    return report;
+}
+
+std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& report) {
+    const bool atb = index.layout() == DumpLayout::Atb;
+    std::string out = std::string("overflow check: ") + index.root() + " (" +
+                      layoutName(index.layout()) + " layout; " +
+                      std::to_string(index.processCount()) + (atb ? " process(es)" : " rank(s)") +
+                      "; counted: Inf, NaN" +
+                      (report.range == RangeLimit::None
+                           ? std::string()
+                           : std::string(", values beyond ") + rangeLimitName(report.range) +
+                                 "'s " + compact(rangeLimitMax(report.range))) +
+                      ")\n";
+    auto tensorLine = [&](const TensorVerdict& v) {
+        const StatRecord& row = index.row(v.row);
+        std::string line = "    " + index.describeSlot(row.slot) + ": " + index.text(row.dtype) +
+                           " [" + index.text(row.shape) + "]";
+        for (Stat s : {Stat::Max, Stat::Min, Stat::Mean, Stat::Norm}) {
+            if (!row.has(s)) continue;
+            line += " " + lower(statName(s)) + "=" + formatValue(row.get(s));
+        }
+        if (v.overflowed) line += "  <- " + v.why;
+        return line + "\n";
+    };
+    MsprobeFiles files;
+    for (const auto& birth : report.births) {
+        const auto& op = index.op(birth.op);
+        out += index.process(birth.process).key + ": born in " + (atb ? "round " : "step ") +
+               std::to_string(birth.round) + ", op " + index.describeOp(birth.op) + " [" + op.type +
+               "]\n";
+        if (!atb && op.parent != kNone) {
+            std::string chain;
+            for (uint32_t p = op.parent; p != kNone; p = index.op(p).parent)
+                chain = index.op(p).id + (chain.empty() ? "" : " > ") + chain;
+            out += "  in: " + chain + "\n";
+        }
+        out += "  why: " + birth.why +
+               (birth.inputs.empty() ? " (no inputs dumped)" : ", every input finite") + "\n";
+        for (const auto& v : birth.inputs) out += tensorLine(v);
+        for (const auto& v : birth.outputs) out += tensorLine(v);
+        if (!atb) {
+            const auto stack =
+                msprobeStack(files.stack(rankDirectory(index, birth.process, birth.round)), op.id);
+            if (stack.is_array() && !stack.empty()) {
+                out += "  stack:\n";
+                size_t shown = 0;
+                for (const auto& frame : stack) {
+                    if (!frame.is_string() || shown++ >= 6) break;
+                    std::string text = frame.get<std::string>();
+                    for (auto& c : text)
+                        if (c == '\n') c = ' ';
+                    out += "    " + text + "\n";
+                }
+            }
+        }
+    }
+    for (const auto& line : report.unexplained) out += line + "\n";
+    std::vector<bool> reported(index.processCount(), false);
+    for (const auto& b : report.births) reported[b.process] = true;
+    for (uint32_t p = 0; p < index.processCount(); ++p)
+        if (!reported[p] && std::none_of(report.unexplained.begin(), report.unexplained.end(),
+                                         [&](const std::string& s) {
+                                             return s.rfind(index.process(p).key + ":", 0) == 0;
+                                         }))
+            out += index.process(p).key + ": no overflow\n";
+    if (report.unreadableTensors)
+        out += "note: " + std::to_string(report.unreadableTensors) +
+               " tensors have neither statistics nor a readable tensor file and were not checked\n";
+    return out;
+}
+
+std::string anomalyRankKey(const DumpIndex& index, uint32_t process) {
+    const std::string& key = index.process(process).key;
+    if (key.size() > 4 && key.rfind("rank", 0) == 0 &&
+        key.find_first_not_of("0123456789", 4) == std::string::npos)
+        return "rank_" + key.substr(4);
+    if (index.layout() == DumpLayout::Msprobe && index.processCount() == 1 &&
+        key.rfind("proc", 0) == 0)
+        return "rank_0";
+    return "rank_" + key;
+}
+
+std::string anomalyAnalyzeJson(const DumpIndex& index, const OverflowReport& report) {
+    const bool atb = index.layout() == DumpLayout::Atb;
+    MsprobeFiles files;
+    ordered_json result = ordered_json::object();
+    for (const auto& birth : report.births) {
+        const auto& op = index.op(birth.op);
+        ordered_json node = ordered_json::object();
+        node["op_name"] = atb ? op.namePath : op.id;
+        ordered_json data = ordered_json::object();
+        ordered_json stack = ordered_json::object();
+        const bool backward = !atb && op.id.find(".backward") != std::string::npos;
+        if (atb) {
+            data["input_args"] = ordered_json::array();
+            for (const auto& v : birth.inputs)
+                data["input_args"].push_back(atbTensorItem(index, v));
+            data["input_kwargs"] = ordered_json::object();
+            data["output"] = ordered_json::array();
+            for (const auto& v : birth.outputs) data["output"].push_back(atbTensorItem(index, v));
+        } else {
+            const std::string dir = rankDirectory(index, birth.process, birth.round);
+            const ordered_json& dump = files.dump(dir);
+            ordered_json entry;
+            if (dump.is_object() && dump.contains("data") && dump["data"].is_object() &&
+                dump["data"].contains(op.id))
+                entry = dump["data"][op.id];
+            // msprobe's keys: input_args/input_kwargs/output forward, input/output backward.
+            const std::vector<std::string> keys =
+                backward ? std::vector<std::string>{"input", "output"}
+                         : std::vector<std::string>{"input_args", "input_kwargs", "output"};
+            for (const auto& key : keys) {
+                ordered_json value =
+                    entry.is_object() && entry.contains(key)
+                        ? entry[key]
+                        : (key == "input_kwargs" ? ordered_json::object() : ordered_json::array());
+                restoreNonFinite(value);
+                data[key] = std::move(value);
+            }
+            stack = msprobeStack(files.stack(dir), op.id);
+        }
+        node["data_info"] = std::move(data);
+        ordered_json construct = ordered_json::array();
+        std::vector<std::string> chain;
+        for (uint32_t p = birth.op; p != kNone; p = index.op(p).parent)
+            chain.push_back(atb ? index.op(p).namePath : index.op(p).id);
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) construct.push_back(*it);
+        node["construct_info"] = std::move(construct);
+        node["stack_info"] = std::move(stack);
+        // Beyond msprobe's keys: where and why, for people and for the application.
+        node[atb ? "round" : "step"] = birth.round;
+        node["op_id"] = op.id;
+        node["op_type"] = op.type;
+        node["reason"] = birth.why;
+        const std::string rank = anomalyRankKey(index, birth.process);
+        if (!result.contains(rank)) result[rank] = ordered_json::array();
+        result[rank].push_back(std::move(node));
+    }
+    std::string out;
+    writePythonJson(result, 2, 0, out);
+    return out;
+}
+
+}  // namespace probe::analysis
