@@ -94,6 +94,7 @@ QColor SessionPanel::stateColor(SessionState state) {
         case SessionState::Detached:
         case SessionState::NotStarted: return QColor(120, 120, 120);
         case SessionState::Stopped: return QColor(190, 120, 0);
+        case SessionState::StoppedByUser: return QColor(90, 100, 130);
         case SessionState::Crashed:
         case SessionState::FailedToStart: return QColor(200, 30, 30);
     }
