@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QProcess>
 #include <QSet>
@@ -352,6 +353,12 @@ TEST(MainWindow, AFollowedDumpEndsAtItsFirstNanWhenItsLastRowsComeAfterItsStatus
     const auto& idx = context.store()->index();
     EXPECT_EQ(context.cursor()->op(), idx.findOp(0, "1"));
     EXPECT_EQ(context.cursor()->round(), 1);
+    // The toolbar's round says so too (the cursor got there before the window heard of round 1).
+    QSpinBox* roundBox = nullptr;
+    for (auto* box : window.findChildren<QSpinBox*>())
+        if (box->specialValueText() == "latest") roundBox = box;
+    ASSERT_TRUE(roundBox);
+    EXPECT_EQ(roundBox->value(), 1);
 }
 
 TEST(MainWindow, OnlySessionsThatOpenedAreRecent) {

@@ -134,6 +134,9 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
     connect(round_, &QSpinBox::valueChanged, this, [this](int v) { context_->cursor()->setRound(v); });
     connect(cursor, &data::DumpCursor::roundChanged, this, [this](int32_t round) {
         const QSignalBlocker blocker(round_);
+        // The cursor may reach a round before this window heard of it (whoever listens to the
+        // dump first): the box must not clamp it to the rounds it knew.
+        round_->setMaximum(std::max(round_->maximum(), static_cast<int>(round)));
         round_->setValue(round);
     });
 

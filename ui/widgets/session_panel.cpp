@@ -132,6 +132,7 @@ void SessionPanel::updateState() {
         badge_->setStyleSheet(QStringLiteral("color: white; background: #888; border-radius: 3px"));
         detail_->clear();
         command_->clear();
+        stop_->setText(tr("Stop"));
         stop_->setEnabled(false);
         return;
     }
