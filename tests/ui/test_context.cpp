@@ -19,6 +19,7 @@
 #include "dump_builder.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "engine_runs.h"
 #include "probe/format/op_config.h"
 #include "session/live_probes.h"
 #include "session/live_session.h"
@@ -37,15 +38,7 @@ bool waitFor(const std::function<bool()>& condition, int ms = 20000) {
 
 class ContextTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        ::setenv("PROBE_CONTROL_DIR", sockets_.path().c_str(), 1);
-        ::chmod(sockets_.path().c_str(), 0700);
-        test::writeFile(config_,
-                        R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
-        context_.setProbeExecutable(PROBE_CLI);
-        context_.setDataDirectory(PROBE_DATADIR);
-        context_.store()->setIdlePollInterval(100);
-    }
+    void SetUp() override { test::prepareEngineSessions(context_, sockets_, config_); }
     void TearDown() override {
         if (engine_.state() != QProcess::NotRunning) {
             engine_.kill();
@@ -54,22 +47,10 @@ protected:
         ::unsetenv("PROBE_CONTROL_DIR");
     }
     QString writeEngineDump(const std::string& name, int rounds) {
-        QProcess run;
-        run.start(PROBE_NATIVE_ENGINE,
-                  {"--output", QString::fromStdString(dir_ / name), "--config",
-                   QString::fromStdString(config_), "--rounds", QString::number(rounds)});
-        EXPECT_TRUE(run.waitForFinished(60000));
-        EXPECT_EQ(run.exitCode(), 0) << run.readAllStandardError().toStdString();
-        return QString::fromStdString(dir_ / name);
+        return test::writeEngineDump(dir_ / name, config_, rounds);
     }
     session::LaunchSpec engineSpec(const std::string& output, int rounds, int sleepMs) {
-        session::LaunchSpec spec;
-        spec.program = PROBE_NATIVE_ENGINE;
-        spec.arguments = {"--rounds", QString::number(rounds), "--sleep-ms",
-                          QString::number(sleepMs)};
-        spec.outputDirectory = QString::fromStdString(dir_ / output);
-        spec.configPath = QString::fromStdString(config_);
-        return spec;
+        return test::engineLaunch(dir_ / output, config_, rounds, sleepMs);
     }
     size_t rounds(const data::DumpStore* store) const {
         const auto& idx = store->index();
@@ -157,15 +138,9 @@ TEST_F(ContextTest, AttachReplacesALaunchAndClosingLetsTheProbeGo) {
     ASSERT_TRUE(context_.launch(engineSpec("launched", 100000, 10)));
     ASSERT_TRUE(waitFor([&] { return context_.liveSession()->canPushConfig(); }));
     const qint64 launchedPid = context_.liveSession()->probePid();
-    engine_.start(PROBE_NATIVE_ENGINE,
-                  {"--output", QString::fromStdString(dir_ / "attached"), "--config",
-                   QString::fromStdString(config_), "--rounds", "100000", "--sleep-ms", "10"});
-    session::LiveProbeInfo probe;
-    ASSERT_TRUE(waitFor([&] {
-        for (const auto& p : session::liveProbes())
-            if (p.pid == engine_.processId()) probe = p;
-        return probe.pid != 0;
-    }));
+    const session::LiveProbeInfo probe =
+        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    ASSERT_NE(probe.pid, 0);
     context_.attach(probe);
     EXPECT_EQ(context_.sessionKind(), Kind::Attach);
     ASSERT_TRUE(waitFor([&] {

@@ -59,13 +59,14 @@ protected:
 TEST_F(LiveDemoTest, DemoLaunchedFromTheAppFillsTheTreeAndPlots) {
     QString error;
     ASSERT_TRUE(context_.launchDemo(&error)) << error.toStdString();
+    window_.showView(MainWindow::View::Plot);  // as the start page's Launch the demo does
     auto* live = context_.liveSession();
     ASSERT_TRUE(live);
     EXPECT_TRUE(live->launchSpec().program.endsWith("demo/llama_demo.py"));
     // While it runs: the tree grows to the decoder's layer-level modules, the plot draws the
     // selected op's statistics round after round.
     ASSERT_TRUE(waitFor([&] { return window_.treePanel()->model()->rowCount() == 7 && rounds() >= 3; }, 120000)) << log().toStdString();
-    EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping") << rounds() << " rounds read\n" << log().toStdString();
     EXPECT_EQ(context_.store()->dumpState(), "running");
     auto* plot = window_.statisticsPlot();
     ASSERT_NE(context_.cursor()->op(), kNone);

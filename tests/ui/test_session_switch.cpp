@@ -22,6 +22,7 @@
 #include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "engine_runs.h"
 #include "main_window.h"
 #include "op_tensors_model.h"
 #include "op_tensors_panel.h"
@@ -83,13 +84,7 @@ private:
 class SessionSwitchTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        ::setenv("PROBE_CONTROL_DIR", sockets_.path().c_str(), 1);
-        ::chmod(sockets_.path().c_str(), 0700);
-        test::writeFile(config_,
-                        R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
-        context_.setProbeExecutable(PROBE_CLI);
-        context_.setDataDirectory(PROBE_DATADIR);
-        context_.store()->setIdlePollInterval(100);
+        test::prepareEngineSessions(context_, sockets_, config_);
         window_.resize(1400, 900);
         window_.show();
         guard_ = std::make_unique<ModelGuard>(&window_, context_.cursor());
@@ -104,24 +99,11 @@ protected:
         guard_.reset();
         ::unsetenv("PROBE_CONTROL_DIR");
     }
-    // A complete dump of the native engine: `rounds` rounds of its ops under the probe.
     QString writeEngineDump(const std::string& name, int rounds) {
-        QProcess run;
-        run.start(PROBE_NATIVE_ENGINE,
-                  {"--output", QString::fromStdString(dir_ / name), "--config",
-                   QString::fromStdString(config_), "--rounds", QString::number(rounds)});
-        EXPECT_TRUE(run.waitForFinished(60000));
-        EXPECT_EQ(run.exitCode(), 0) << run.readAllStandardError().toStdString();
-        return QString::fromStdString(dir_ / name);
+        return test::writeEngineDump(dir_ / name, config_, rounds);
     }
     session::LaunchSpec engineSpec(const std::string& output, int rounds, int sleepMs) {
-        session::LaunchSpec spec;
-        spec.program = PROBE_NATIVE_ENGINE;
-        spec.arguments = {"--rounds", QString::number(rounds), "--sleep-ms",
-                          QString::number(sleepMs)};
-        spec.outputDirectory = QString::fromStdString(dir_ / output);
-        spec.configPath = QString::fromStdString(config_);
-        return spec;
+        return test::engineLaunch(dir_ / output, config_, rounds, sleepMs);
     }
     size_t rounds() const {
         const auto& idx = context_.store()->index();
@@ -209,15 +191,9 @@ TEST_F(SessionSwitchTest, OpenLaunchReopenAttachInSequence) {
         return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(launchedPid));
     }));  // stopped
 
-    engine_.start(PROBE_NATIVE_ENGINE,
-                  {"--output", QString::fromStdString(dir_ / "attached"), "--config",
-                   QString::fromStdString(config_), "--rounds", "100000", "--sleep-ms", "10"});
-    session::LiveProbeInfo probe;
-    ASSERT_TRUE(waitFor([&] {
-        for (const auto& p : session::liveProbes())
-            if (p.pid == engine_.processId()) probe = p;
-        return probe.pid != 0;
-    }));
+    const session::LiveProbeInfo probe =
+        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    ASSERT_NE(probe.pid, 0);
     context_.attach(probe);
     expectShows(QString::fromStdString(dir_ / "attached/atb_dump_data"), 3);
     EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");

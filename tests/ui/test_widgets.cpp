@@ -56,16 +56,20 @@ using test::StudioRun;
 using test::waitFor;
 
 
+// Opens a dump in `context` and waits until it is read: whether it opened.
+bool openAndWait(context::AppContext& context, const std::string& path) {
+    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
+    context.openDump(QString::fromStdString(path));
+    return waitFor([&] { return loaded.count() > 0; }) && loaded.front().front().toBool();
+}
+
 class MainWindowTest : public ::testing::Test {
 protected:
     void SetUp() override {
         test::writeSmallSyntheticDump(dir_.path());
         window_.resize(1400, 900);
         window_.show();
-        QSignalSpy loaded(&context_, &context::AppContext::sessionLoaded);
-        context_.openDump(QString::fromStdString(dir_.path()));
-        ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
-        ASSERT_TRUE(loaded.front().front().toBool());
+        ASSERT_TRUE(openAndWait(context_, dir_.path()));
         QTest::qWait(50);  // let queued updates and replots run
     }
 
@@ -218,9 +222,7 @@ TEST(MainWindow, PlotsFollowAGrowingDump) {
     MainWindow window(&context);
     context.store()->setIdlePollInterval(40);
     window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     window.showView(MainWindow::View::Plot);
     auto* plot = window.statisticsPlot();
     ASSERT_EQ(plot->series().size(), 4);
@@ -246,9 +248,7 @@ TEST(MainWindow, ShowsProblemsOfABrokenDump) {
     context::AppContext context;
     MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     const QString problems = context.problems().join("\n");
     EXPECT_TRUE(problems.contains("the last line is cut short")) << problems.toStdString();
     EXPECT_TRUE(problems.contains("SyntheticModel.json")) << problems.toStdString();
@@ -272,9 +272,7 @@ TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
     context::AppContext context;
     MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     EXPECT_TRUE(window.statusText().contains("status file unreadable")) << window.statusText().toStdString();
     EXPECT_FALSE(window.statusText().contains("no status file")) << window.statusText().toStdString();
 }
@@ -290,9 +288,7 @@ TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
     context::AppContext context;
     MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     EXPECT_TRUE(window.statusText().contains("complete, the program stopped by SIGTERM before its end"))
         << window.statusText().toStdString();
 }
@@ -307,9 +303,7 @@ TEST(MainWindow, MsprobeDumpsSayStepAndPinnedStepsArePlacedByOp) {
     context::AppContext context;
     MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir / "dump_path"));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir / "dump_path"));
     EXPECT_TRUE(window.firstNanText().startsWith("⚠ First NaN: step 2, Torch.matmul.0.forward")) << window.firstNanText().toStdString();
     auto* plot = window.statisticsPlot();
     plot->setMode(widgets::StatisticsPlot::Mode::RoundProfile);
@@ -339,9 +333,7 @@ TEST(MainWindow, AFollowedDumpEndsAtItsFirstNanWhenItsLastRowsComeAfterItsStatus
     context.store()->setIdlePollInterval(40);
     window.show();
     window.showView(MainWindow::View::Plot);
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     dump.addRow(0, "0", "embed", "Embedding", true);
     dump.addRow(0, "1", "layer", "Layer", true);
     ASSERT_TRUE(waitFor([&] { return context.cursor()->op() != kNone; }));  // chosen by the window: the first op
@@ -514,9 +506,7 @@ TEST(MainWindow, ATensorFileOfTheOpenDumpSelectsItsOpAndRound) {
     context::AppContext context;
     MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     const auto& idx = context.store()->index();
     const uint32_t row = idx.slotRow(idx.representativeSlot(idx.findOp(0, "2")), 2);
     ASSERT_NE(row, kNone);
@@ -598,9 +588,7 @@ TEST(StatisticsPlot, AConstantSeriesIsFittedAroundItsValue) {
     context::AppContext context;
     MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     window.showView(MainWindow::View::Plot);
     auto* plot = window.statisticsPlot();
     for (int s = 1; s < analysis::kStatCount; ++s) plot->setStatEnabled(static_cast<analysis::Stat>(s), false);  // Max only
@@ -626,9 +614,7 @@ TEST(StatisticsPlot, LogScaleSaysWhatItCannotDraw) {
     context::AppContext context;
     MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     auto* plot = window.statisticsPlot();
     auto said = [&] {
         QString text;
@@ -643,20 +629,12 @@ TEST(StatisticsPlot, LogScaleSaysWhatItCannotDraw) {
     EXPECT_FALSE(said().contains("not drawn")) << said().toStdString();
 }
 
-TEST(StatisticsPlot, OnePinnedRoundIsSaidInTheSingular) {
-    test::TempDir dir("ui-widgets");
-    test::writeSmallSyntheticDump(dir.path());
-    context::AppContext context;
-    MainWindow window(&context);
-    window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
-    auto* plot = window.statisticsPlot();
+TEST_F(MainWindowTest, OnePinnedRoundIsSaidInTheSingular) {
+    auto* plot = window_.statisticsPlot();
     plot->setMode(widgets::StatisticsPlot::Mode::RoundProfile);
-    window.setRound(1);
+    window_.setRound(1);
     plot->pinCurrent();
-    window.setRound(2);
+    window_.setRound(2);
     auto title = [&] {
         QString text;
         for (const auto* label : plot->findChildren<QLabel*>()) text += label->text() + "\n";
@@ -664,9 +642,9 @@ TEST(StatisticsPlot, OnePinnedRoundIsSaidInTheSingular) {
     };
     EXPECT_TRUE(title().contains("1 other round pinned")) << title().toStdString();
     EXPECT_FALSE(title().contains("(s)")) << title().toStdString();
-    window.setRound(3);
+    window_.setRound(3);
     plot->pinCurrent();
-    window.setRound(4);
+    window_.setRound(4);
     EXPECT_TRUE(title().contains("2 other rounds pinned")) << title().toStdString();
 }
 
@@ -705,9 +683,7 @@ TEST(TensorPreview, PtFilesAreSaidToBeUnsupported) {
     context::AppContext context;
     MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir / "dump_path"));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir / "dump_path"));
     window.showView(MainWindow::View::Tensor);
     auto* preview = window.tensorPreview();
     const auto& idx = context.store()->index();
@@ -750,9 +726,7 @@ TEST(MainWindow, ACorruptedLayerFileIsAProblem) {
     context::AppContext context;
     MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
-    context.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     EXPECT_TRUE(context.problems().join("\n").contains("layers.1_1.json")) << context.problems().join("\n").toStdString();
     EXPECT_EQ(context.store()->index().opCount(), 60u);  // the rest is there
 }
