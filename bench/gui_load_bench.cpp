@@ -20,6 +20,7 @@
 
 #include "analysis/dump_summary.h"
 #include "analysis/dump_reader.h"
+#include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "main_window.h"
@@ -131,16 +132,17 @@ int main(int argc, char** argv) {
     }
 
     // 2. the application
-    probe::widgets::MainWindow window;
+    probe::context::AppContext context;
+    probe::widgets::MainWindow window(&context);
     window.resize(1500, 900);
     window.show();
     QTest::qWait(100);
     StallMeter stalls;
-    QSignalSpy loaded(&window, &probe::widgets::MainWindow::sessionLoaded);
+    QSignalSpy loaded(&context, &probe::context::AppContext::sessionLoaded);
     QElapsedTimer t;
     t.start();
     stalls.reset();
-    window.openDump(QString::fromStdString(dump));
+    context.openDump(QString::fromStdString(dump));
     if (!QTest::qWaitFor([&] { return loaded.count() > 0; }, 600000)) {
         std::fprintf(stderr, "the dump did not load in 10 minutes\n");
         return 1;
@@ -148,7 +150,7 @@ int main(int argc, char** argv) {
     const double loadMs = ms(t);
     const qint64 loadStall = stalls.longest();
     QTest::qWait(300);  // pending tree updates
-    const auto& idx = window.store()->index();
+    const auto& idx = context.store()->index();
     std::printf("probe-studio: opened %zu ops, %zu rows in %.0f ms; longest GUI stall while loading %lld ms (%d over 100 ms); "
                 "resident %ld MiB\n",
                 idx.opCount(), idx.rowCount(), loadMs, static_cast<long long>(stalls.longest()), stalls.over100(), residentMiB());
@@ -176,8 +178,8 @@ int main(int argc, char** argv) {
         window.statisticsPlot()->setMode(probe::widgets::StatisticsPlot::Mode::RoundProfile);
     });
     step("scroll the tree to the end", [&] { tree->scrollToBottom(); });
-    step("tick an op (every check mark and \"dumped\" re-evaluated)", [&] { window.selection()->setTicked("42", true); });
-    step("include children (save_child)", [&] { window.selection()->setIncludesChildren(true); });
+    step("tick an op (every check mark and \"dumped\" re-evaluated)", [&] { context.selection()->setTicked("42", true); });
+    step("include children (save_child)", [&] { context.selection()->setIncludesChildren(true); });
 
     // For bench/run_all.py.
     std::printf("{\"load_ms\": %.1f, \"longest_stall_ms\": %lld, \"switch_op_ms\": %.1f, \"switch_round_ms\": %.1f}\n", loadMs,

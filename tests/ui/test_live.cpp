@@ -11,6 +11,7 @@
 #include <QPushButton>
 
 #include "config_document.h"
+#include "context/app_context.h"
 #include "config_editor.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
@@ -38,35 +39,37 @@ protected:
     void SetUp() override {
         ::setenv("PROBE_CONTROL_DIR", sockets_.path().c_str(), 1);
         ::chmod(sockets_.path().c_str(), 0700);
-        window_.setProbeExecutable(PROBE_CLI);
-        window_.setDataDirectory(PROBE_DATADIR);
-        window_.store()->setIdlePollInterval(100);
+        context_.setProbeExecutable(PROBE_CLI);
+        context_.setDataDirectory(PROBE_DATADIR);
+        context_.store()->setIdlePollInterval(100);
         window_.resize(1400, 900);
         window_.show();
     }
     void TearDown() override { ::unsetenv("PROBE_CONTROL_DIR"); }
 
-    const analysis::DumpIndex& index() const { return window_.store()->index(); }
+    const analysis::DumpIndex& index() const { return context_.store()->index(); }
     size_t rounds() const { return index().processCount() > 0 ? index().rounds(0).size() : 0; }
     QString log() const { return window_.sessionPanel()->log()->toPlainText(); }
 
     test::TempDir sockets_{"probe-sockets"};
-    MainWindow window_;
+    context::AppContext context_;
+    MainWindow window_{&context_};
 };
 
 TEST_F(LiveDemoTest, DemoLaunchedFromTheAppFillsTheTreeAndPlots) {
     QString error;
-    ASSERT_TRUE(window_.launchDemo(&error)) << error.toStdString();
-    auto* live = window_.liveSession();
+    ASSERT_TRUE(context_.launchDemo(&error)) << error.toStdString();
+    window_.showView(MainWindow::View::Plot);  // as the start page's Launch the demo does
+    auto* live = context_.liveSession();
     ASSERT_TRUE(live);
     EXPECT_TRUE(live->launchSpec().program.endsWith("demo/llama_demo.py"));
     // While it runs: the tree grows to the decoder's layer-level modules, the plot draws the
     // selected op's statistics round after round.
     ASSERT_TRUE(waitFor([&] { return window_.treePanel()->model()->rowCount() == 7 && rounds() >= 3; }, 120000)) << log().toStdString();
-    EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
-    EXPECT_EQ(window_.store()->dumpState(), "running");
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping") << rounds() << " rounds read\n" << log().toStdString();
+    EXPECT_EQ(context_.store()->dumpState(), "running");
     auto* plot = window_.statisticsPlot();
-    ASSERT_NE(window_.cursor()->op(), kNone);
+    ASSERT_NE(context_.cursor()->op(), kNone);
     ASSERT_TRUE(waitFor([&] { return !plot->series().isEmpty() && plot->series()[0].x.size() >= 3; }));
     EXPECT_LT(rounds(), 17u) << "the demo should still be running";
     QTest::qWait(100);  // a queued replot
@@ -79,7 +82,7 @@ TEST_F(LiveDemoTest, DemoLaunchedFromTheAppFillsTheTreeAndPlots) {
     ASSERT_TRUE(waitFor([&] { return live->hasEnded(); }, 120000));
     EXPECT_EQ(live->state(), session::SessionState::Finished) << log().toStdString();
     EXPECT_EQ(window_.sessionPanel()->stateText(), "finished, exit code 0");
-    ASSERT_TRUE(waitFor([&] { return window_.store()->dumpState() == "complete"; }));
+    ASSERT_TRUE(waitFor([&] { return context_.store()->dumpState() == "complete"; }));
     ASSERT_TRUE(waitFor([&] { return index().rowCount() == index().status()->rows; }));
     EXPECT_EQ(rounds(), 17u);  // the prompt and 16 tokens
     EXPECT_TRUE(log().contains("dump: ")) << log().toStdString();  // probe run's summary
@@ -99,8 +102,8 @@ TEST_F(LiveDemoTest, DemoLaunchedFromTheAppFillsTheTreeAndPlots) {
     EXPECT_EQ(index().op(index().slot(index().row(firstNan).slot).op).name, "layers.2");
     // The window says where the first NaN is, and went there once the dump was complete.
     EXPECT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 6, layers.2/")) << window_.firstNanText().toStdString();
-    EXPECT_EQ(window_.cursor()->round(), 6);
-    EXPECT_EQ(index().op(window_.cursor()->op()).namePath.rfind("layers.2/", 0), 0u) << index().op(window_.cursor()->op()).namePath;
+    EXPECT_EQ(context_.cursor()->round(), 6);
+    EXPECT_EQ(index().op(context_.cursor()->op()).namePath.rfind("layers.2/", 0), 0u) << index().op(context_.cursor()->op()).namePath;
 }
 
 TEST_F(LiveDemoTest, ConfigPushedFromTheEditorIsAppliedAndTheDumpFollowsIt) {
@@ -112,25 +115,25 @@ TEST_F(LiveDemoTest, ConfigPushedFromTheEditorIsAppliedAndTheDumpFollowsIt) {
     spec.arguments = {"--tokens", "60", "--delay", "0.05"};
     spec.outputDirectory = QString::fromStdString(dir / "out");
     spec.configPath = QString::fromStdString(dir / "config.json");
-    ASSERT_TRUE(window_.launch(spec));
+    ASSERT_TRUE(context_.launch(spec));
     ASSERT_TRUE(waitFor([&] { return rounds() >= 3; }, 120000)) << log().toStdString();
     auto* editor = window_.configEditor();
-    ASSERT_TRUE(waitFor([&] { return window_.configDocument()->filePath() == spec.configPath; }));
+    ASSERT_TRUE(waitFor([&] { return context_.configDocument()->filePath() == spec.configPath; }));
 
     // Only layers.2 (id 3), with its children, from now on.
     window_.showView(MainWindow::View::Config);
     auto* ids = qobject_cast<QLineEdit*>(editor->field("ids"));
     ids->selectAll();
     QTest::keyClicks(ids, "3");
-    window_.selection()->setIncludesChildren(true);  // "Include children" under the tree
-    EXPECT_EQ(window_.configDocument()->value("save_child"), true);
+    context_.selection()->setIncludesChildren(true);  // "Include children" under the tree
+    EXPECT_EQ(context_.configDocument()->value("save_child"), true);
     QTest::mouseClick(editor->applyButton(), Qt::LeftButton);
     ASSERT_TRUE(waitFor([&] { return editor->applyStatus().startsWith("Applied by the probe"); })) << editor->applyStatus().toStdString();
     const auto written = format::loadOpConfigFile(dir / "config.json");
     ASSERT_TRUE(written.ok());
     EXPECT_EQ(written.config->ids, (std::vector<std::string>{"3"}));
     EXPECT_TRUE(written.config->saveChild);
-    EXPECT_TRUE(log().contains("[config] the probe applied a config (from this application)")) << log().toStdString();
+    EXPECT_TRUE(log().contains("[probe] config applied (client)")) << log().toStdString();
 
     // The dump follows: the embedding's rows stop (the probe may be some rounds ahead of what
     // the window has read when its answer comes); layers.2 and its children go on.
@@ -151,8 +154,8 @@ TEST_F(LiveDemoTest, ConfigPushedFromTheEditorIsAppliedAndTheDumpFollowsIt) {
     EXPECT_GE(child.rounds.front(), embeddingLast);  // from the change on
 
     QTest::mouseClick(window_.sessionPanel()->stopButton(), Qt::LeftButton);
-    ASSERT_TRUE(waitFor([&] { return window_.liveSession()->hasEnded(); }, 30000));
-    ASSERT_TRUE(waitFor([&] { return window_.store()->dumpState() == "complete"; }));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hasEnded(); }, 30000));
+    ASSERT_TRUE(waitFor([&] { return context_.store()->dumpState() == "complete"; }));
 }
 
 }  // namespace

@@ -21,9 +21,11 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTreeWidget>
+#include <QTextBlock>
 #include <QTreeView>
 
 #include "config_document.h"
+#include "context/app_context.h"
 #include "attach_dialog.h"
 #include "config_editor.h"
 #include "dump_cursor.h"
@@ -301,6 +303,26 @@ TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     EXPECT_EQ(form.spec().probeRunArguments(), spec.probeRunArguments());
 }
 
+// Enter in any field launches, as the Launch button does (when it is enabled).
+TEST(LaunchForm, EnterLaunches) {
+    test::TempDir dir("ui-launch");
+    test::writeFile(dir / "train.py", "print('hi')\n");
+    widgets::LaunchForm form;
+    form.show();
+    session::LaunchSpec spec = session::launchSpecFromCommand({"/usr/bin/python3", "train.py"});
+    spec.workingDirectory = QString::fromStdString(dir.path());
+    form.setSpec(spec);
+    QSignalSpy launched(&form, &widgets::LaunchForm::launchRequested);
+    for (QLineEdit* field : {form.programEdit(), form.argumentsEdit(), form.outputEdit()}) {
+        QTest::keyClick(field, Qt::Key_Return);
+        ASSERT_EQ(launched.count(), 1) << field->toolTip().toStdString();
+        EXPECT_EQ(launched.takeFirst().at(0).value<session::LaunchSpec>().program, "train.py");
+    }
+    typeInto(form.programEdit(), "missing.py");  // Launch is disabled: Enter does nothing
+    QTest::keyClick(form.programEdit(), Qt::Key_Enter);
+    EXPECT_EQ(launched.count(), 0);
+}
+
 // An invalid config and an output folder that cannot be made keep Launch disabled, the config's
 // problems worded by the format library, as `probe config validate` words them.
 TEST(LaunchForm, RefusesAnInvalidConfigAndAnOutputFolderThatCannotBeMade) {
@@ -372,6 +394,55 @@ TEST(StartPage, OffersTheDemoAndTheRecentSessions) {
     EXPECT_EQ(page.recentList()->count(), 0);
 }
 
+// The model's standard error is coloured by what each line says, not all red: errors red,
+// warnings orange, the rest (the probe's summary among it) in the text colour.
+TEST(SessionPanel, StandardErrorIsColouredByLevel) {
+    widgets::SessionPanel panel;
+    panel.appendLog("probe run: probe_native_engine exited with 0\ndump: /x/atb_dump_data (complete)\n"
+                    "  no NaN or Inf in any statistic\n[probe] warning: the disk is almost full\n", true);
+    panel.appendLog("Traceback (most recent call last):\nValueError: bad shape\nhalf a li", true);
+    panel.appendLog("ne\n", true);
+    auto colourOf = [&](const QString& line) {
+        for (QTextBlock block = panel.log()->document()->begin(); block.isValid(); block = block.next())
+            if (block.text() == line) return block.begin().fragment().charFormat().foreground().color();
+        ADD_FAILURE() << "no line " << line.toStdString() << " in\n" << panel.log()->toPlainText().toStdString();
+        return QColor();
+    };
+    const QColor text = panel.log()->palette().color(QPalette::Text);
+    const QColor red(170, 30, 30);
+    auto isText = [&](const QColor& c) { return c == text || c == QColor(Qt::black) || !c.isValid(); };
+    EXPECT_TRUE(isText(colourOf("  no NaN or Inf in any statistic"))) << colourOf("  no NaN or Inf in any statistic").name().toStdString();
+    EXPECT_TRUE(isText(colourOf("probe run: probe_native_engine exited with 0")));
+    EXPECT_NE(colourOf("[probe] warning: the disk is almost full"), red);
+    EXPECT_FALSE(isText(colourOf("[probe] warning: the disk is almost full")));
+    EXPECT_EQ(colourOf("Traceback (most recent call last):"), red);
+    EXPECT_EQ(colourOf("ValueError: bad shape"), red);
+    EXPECT_TRUE(isText(colourOf("half a line"))) << "a line written in two pieces is one line";
+}
+
+// Without XDG_RUNTIME_DIR the probes of a desktop session cannot be found: the attach dialog
+// says so (where it matters), not every start.
+TEST(AttachDialog, SaysWhenTheRuntimeDirectoryMatters) {
+    test::TempDir sockets("probe-sockets");
+    const QByteArray saved = qgetenv("XDG_RUNTIME_DIR");
+    qunsetenv("XDG_RUNTIME_DIR");
+    qunsetenv("PROBE_CONTROL_DIR");
+    {
+        widgets::AttachDialog dialog;
+        bool said = false;
+        for (auto* label : dialog.findChildren<QLabel*>()) said = said || label->text().contains("XDG_RUNTIME_DIR is not set");
+        EXPECT_TRUE(said);
+    }
+    qputenv("PROBE_CONTROL_DIR", QByteArray::fromStdString(sockets.path()));  // a folder named: the runtime directory does not matter
+    ::chmod(sockets.path().c_str(), 0700);
+    {
+        widgets::AttachDialog dialog;
+        for (auto* label : dialog.findChildren<QLabel*>()) EXPECT_FALSE(label->text().contains("XDG_RUNTIME_DIR")) << label->text().toStdString();
+    }
+    qunsetenv("PROBE_CONTROL_DIR");
+    if (!saved.isEmpty()) qputenv("XDG_RUNTIME_DIR", saved);
+}
+
 // --- the main window with live probes ---------------------------------------------------------
 
 class LiveWindowTest : public ::testing::Test {
@@ -380,9 +451,9 @@ protected:
         ::setenv("PROBE_CONTROL_DIR", sockets_.path().c_str(), 1);
         ::chmod(sockets_.path().c_str(), 0700);
         test::writeFile(dir_ / "config.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
-        window_.setProbeExecutable(PROBE_CLI);
-        window_.setDataDirectory(PROBE_DATADIR);
-        window_.store()->setIdlePollInterval(100);
+        context_.setProbeExecutable(PROBE_CLI);
+        context_.setDataDirectory(PROBE_DATADIR);
+        context_.store()->setIdlePollInterval(100);
         window_.resize(1400, 900);
         window_.show();
     }
@@ -402,29 +473,30 @@ protected:
         return spec;
     }
     size_t rounds() const {
-        const auto& idx = window_.store()->index();
+        const auto& idx = context_.store()->index();
         return idx.processCount() > 0 ? idx.rounds(0).size() : 0;
     }
     const analysis::DumpIndex::Op& op(const std::string& id) const {
-        const auto& idx = window_.store()->index();
+        const auto& idx = context_.store()->index();
         return idx.op(idx.findOp(0, id));
     }
 
     test::TempDir dir_{"ui-live"}, sockets_{"probe-sockets"};
-    MainWindow window_;
+    context::AppContext context_;
+    MainWindow window_{&context_};
     QProcess engine_;
 };
 
 TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig) {
-    ASSERT_TRUE(window_.launch(engineSpec(100000, 10)));
+    ASSERT_TRUE(context_.launch(engineSpec(100000, 10)));
     EXPECT_EQ(window_.page(), MainWindow::Page::Workspace);
     auto* panel = window_.sessionPanel();
     ASSERT_TRUE(panel->isVisibleTo(&window_));
     // The dump opens as the model starts and fills the tree and the plot while it runs.
     window_.showView(MainWindow::View::Plot);
-    ASSERT_TRUE(waitFor([&] { return rounds() >= 3 && window_.cursor()->op() != analysis::kNone; }))
+    ASSERT_TRUE(waitFor([&] { return rounds() >= 3 && context_.cursor()->op() != analysis::kNone; }))
         << panel->log()->toPlainText().toStdString();
-    EXPECT_EQ(window_.store()->root().toStdString(), dir_ / "out/atb_dump_data");
+    EXPECT_EQ(context_.store()->root().toStdString(), dir_ / "out/atb_dump_data");
     EXPECT_EQ(window_.treePanel()->model()->rowCount(), 4);  // WordEmbedding, two decoder layers, LmHead
     ASSERT_TRUE(waitFor([&] { return !window_.statisticsPlot()->series().isEmpty() && window_.statisticsPlot()->series()[0].x.size() >= 3; }));
     EXPECT_EQ(panel->stateText(), "dumping");
@@ -433,7 +505,7 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
 
     // The editor holds the probe's config file, in force.
     auto* editor = window_.configEditor();
-    auto* document = window_.configDocument();
+    auto* document = context_.configDocument();
     ASSERT_TRUE(waitFor([&] { return document->filePath().toStdString() == dir_ / "config.json"; }));
     EXPECT_TRUE(editor->inForceText().contains("has in force")) << editor->inForceText().toStdString();
 
@@ -441,7 +513,7 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     window_.showView(MainWindow::View::Config);
     typeInto(editor->field("ids"), "1");
     EXPECT_TRUE(editor->inForceText().contains("Not in force")) << editor->inForceText().toStdString();
-    EXPECT_TRUE(window_.selection()->isTicked("1"));  // the tree shows the tick
+    EXPECT_TRUE(context_.selection()->isTicked("1"));  // the tree shows the tick
     QTest::mouseClick(editor->applyButton(), Qt::LeftButton);
     ASSERT_TRUE(waitFor([&] { return editor->applyStatus().startsWith("Applied by the probe"); })) << editor->applyStatus().toStdString();
     EXPECT_TRUE(editor->inForceText().contains("has in force"));
@@ -452,7 +524,7 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     const int32_t readAtApply = static_cast<int32_t>(rounds()) - 1;
     // Fetched afresh each time: the index's ops may move as it grows.
     auto roundsOf = [&](const std::string& id) { return op(id).rounds; };
-    auto lastRound = [&] { return window_.store()->index().rounds(0).back(); };
+    auto lastRound = [&] { return context_.store()->index().rounds(0).back(); };
     ASSERT_TRUE(waitFor([&] { return lastRound() >= roundsOf("0").back() + 3; })) << "rows of op 0 still written after the config dropped it";
     const int32_t embeddingLast = roundsOf("0").back();
     EXPECT_GE(embeddingLast, readAtApply);  // dumped until the config changed
@@ -462,16 +534,16 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
 
     // Stop ends the model; the panel says how.
     QTest::mouseClick(panel->stopButton(), Qt::LeftButton);
-    ASSERT_TRUE(waitFor([&] { return window_.liveSession()->hasEnded(); }));
-    EXPECT_EQ(panel->stateText(), "crashed, exit code 143");
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hasEnded(); }));
+    EXPECT_EQ(panel->stateText(), "stopped by you");  // not a crash
     EXPECT_FALSE(panel->stopButton()->isEnabled());
     // Nothing is in force now: the editor says what was.
     const QString ended = QStringLiteral("This is the config that was in force when the probe (pid %1) ended.")
-                              .arg(window_.liveSession()->probePid());
+                              .arg(context_.liveSession()->probePid());
     EXPECT_TRUE(editor->inForceText().contains(ended)) << editor->inForceText().toStdString();
-    ASSERT_TRUE(waitFor([&] { return window_.store()->dumpState() == "complete"; }));
+    ASSERT_TRUE(waitFor([&] { return context_.store()->dumpState() == "complete"; }));
     // It is a recent session now, to launch again.
-    const auto recent = window_.recentSessions()->list();
+    const auto recent = context_.recentSessions()->list();
     ASSERT_FALSE(recent.isEmpty());
     EXPECT_EQ(recent[0].kind, session::RecentSession::Kind::Launch);
     EXPECT_EQ(recent[0].launch.program, PROBE_NATIVE_ENGINE);
@@ -483,8 +555,8 @@ TEST_F(LiveWindowTest, AProgramThatEndsBeforeDumpingIsNotWaitedFor) {
     session::LaunchSpec spec = engineSpec(0, 0);
     spec.program = "/bin/sh";
     spec.arguments = {"-c", "echo boom; exit 3"};
-    ASSERT_TRUE(window_.launch(spec));
-    ASSERT_TRUE(waitFor([&] { return window_.liveSession()->hasEnded(); }));
+    ASSERT_TRUE(context_.launch(spec));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hasEnded(); }));
     QTest::qWait(100);
     EXPECT_EQ(window_.sessionPanel()->stateText(), "crashed, exit code 3");
     EXPECT_EQ(window_.statusText(), "The program ended (exited with code 3) before the probe dumped anything.");
@@ -494,9 +566,9 @@ TEST_F(LiveWindowTest, AProgramThatEndsBeforeDumpingIsNotWaitedFor) {
 TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuiet) {
     // Polling the folder backs off while nothing changes (up to the idle interval, long here);
     // the socket's rows message makes the window read the folder at once.
-    window_.store()->setIdlePollInterval(10000);
-    ASSERT_TRUE(window_.launch(engineSpec(3, 2500)));
-    auto* live = window_.liveSession();
+    context_.store()->setIdlePollInterval(10000);
+    ASSERT_TRUE(context_.launch(engineSpec(3, 2500)));
+    auto* live = context_.liveSession();
     ASSERT_TRUE(waitFor([&] { return live->canPushConfig(); }));
     QElapsedTimer clock;
     clock.start();
@@ -504,7 +576,7 @@ TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuie
     QObject::connect(live->control(), &session::ControlClient::rowsReceived, [&] {
         if (told.size() == shown.size()) told.push_back(clock.elapsed());
     });
-    QObject::connect(window_.store(), &data::DumpStore::changed, [&](const analysis::IndexChange& change) {
+    QObject::connect(context_.store(), &data::DumpStore::changed, [&](const analysis::IndexChange& change) {
         if (change.newRows > 0 && shown.size() < told.size()) shown.push_back(clock.elapsed());
     });
     ASSERT_TRUE(waitFor([&] { return shown.size() >= 2 && rounds() >= 3; }, 15000)) << told.size() << " " << shown.size();
@@ -513,20 +585,20 @@ TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuie
 }
 
 TEST_F(LiveWindowTest, ALaunchReplacesTheRunningModelWithoutWaitingForIt) {
-    ASSERT_TRUE(window_.launch(engineSpec(100000, 10)));
-    ASSERT_TRUE(waitFor([&] { return window_.liveSession()->canPushConfig(); }));
-    const qint64 first = window_.liveSession()->probePid();
+    ASSERT_TRUE(context_.launch(engineSpec(100000, 10)));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->canPushConfig(); }));
+    const qint64 first = context_.liveSession()->probePid();
     session::LaunchSpec second = engineSpec(100000, 10);
     second.outputDirectory = QString::fromStdString(dir_ / "second");
     QElapsedTimer clock;
     clock.start();
-    ASSERT_TRUE(window_.launch(second));
+    ASSERT_TRUE(context_.launch(second));
     EXPECT_LT(clock.elapsed(), 500);  // the first model is stopped in the background
     ASSERT_TRUE(waitFor([&] { return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(first)); }));
     ASSERT_TRUE(waitFor([&] { return rounds() >= 2; }));
-    EXPECT_EQ(window_.store()->root().toStdString(), dir_ / "second/atb_dump_data");
+    EXPECT_EQ(context_.store()->root().toStdString(), dir_ / "second/atb_dump_data");
     EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
-    EXPECT_NE(window_.liveSession()->probePid(), first);
+    EXPECT_NE(context_.liveSession()->probePid(), first);
 }
 
 TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
@@ -545,13 +617,13 @@ TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
         EXPECT_EQ(dialog.selectedProbe().socketPath, probe.socketPath);
         EXPECT_TRUE(dialog.list()->currentItem()->text(1).contains("probe_native_engine"));
     }
-    window_.attach(probe);
+    context_.attach(probe);
     ASSERT_TRUE(waitFor([&] { return rounds() >= 2; }));
-    EXPECT_EQ(window_.store()->root().toStdString(), dir_ / "engine/atb_dump_data");
+    EXPECT_EQ(context_.store()->root().toStdString(), dir_ / "engine/atb_dump_data");
     EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
     EXPECT_EQ(window_.sessionPanel()->stopButton()->text(), "Detach");
-    EXPECT_EQ(window_.configDocument()->filePath().toStdString(), dir_ / "config.json");
-    const auto recent = window_.recentSessions()->list();
+    EXPECT_EQ(context_.configDocument()->filePath().toStdString(), dir_ / "config.json");
+    const auto recent = context_.recentSessions()->list();
     ASSERT_FALSE(recent.isEmpty());
     EXPECT_EQ(recent[0].kind, session::RecentSession::Kind::Attach);
     EXPECT_EQ(recent[0].pid, engine_.processId());
@@ -560,8 +632,14 @@ TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
     window_.showView(MainWindow::View::Config);
     QCheckBox* enable = qobject_cast<QCheckBox*>(window_.configEditor()->field("dump_enable"));
     QTest::mouseClick(enable, Qt::LeftButton, {}, QPoint(6, enable->height() / 2));
+    const QString logBefore = window_.sessionPanel()->log()->toPlainText();
     ASSERT_TRUE(window_.configEditor()->apply());
     ASSERT_TRUE(waitFor([&] { return window_.sessionPanel()->stateText() == "sleeping"; }));
+    ASSERT_TRUE(waitFor([&] { return window_.configEditor()->applyStatus().startsWith("Applied by the probe"); }));
+    QTest::qWait(500);  // the probe's watcher sees the file it wrote: nothing more is said
+    // One apply, said once.
+    const QString said = window_.sessionPanel()->log()->toPlainText().mid(logBefore.size());
+    EXPECT_EQ(said.count("config applied") + said.count("applied a config"), 1) << said.toStdString();
     // Someone else writes a broken config file: the probe refuses it and keeps its config; the
     // editor and the log say so.
     test::replaceFile(dir_ / "config.json", R"({"task": "tensors"})");
@@ -584,27 +662,33 @@ TEST_F(LiveWindowTest, RecentSessionsAreTakenUpFromTheStartPage) {
     options.ops = 20;
     options.rows = 100;
     bench::writeSyntheticDump(options);
-    window_.openDump(QString::fromStdString(dump.path()));
-    ASSERT_TRUE(waitFor([&] { return window_.store()->isOpen(); }));  // a folder is recent once it opened
+    context_.openDump(QString::fromStdString(dump.path()));
+    ASSERT_TRUE(waitFor([&] { return context_.store()->isOpen(); }));  // a folder is recent once it opened
     window_.showPage(MainWindow::Page::Start);
     auto* list = window_.startPage()->recentList();
     ASSERT_GE(list->count(), 1);
     EXPECT_TRUE(list->item(0)->text().startsWith(QString::fromStdString(dump.path())));
-    window_.store()->close();
+    context_.store()->close();
     window_.startPage()->activateRecent(0);
     EXPECT_EQ(window_.page(), MainWindow::Page::Workspace);
-    ASSERT_TRUE(waitFor([&] { return window_.store()->initialLoadDone(); }));
-    EXPECT_EQ(window_.store()->index().opCount(), 20u);
+    ASSERT_TRUE(waitFor([&] { return context_.store()->initialLoadDone(); }));
+    EXPECT_EQ(context_.store()->index().opCount(), 20u);
     // A launch comes back as the launch form, filled in.
     session::RecentSession launched;
     launched.kind = session::RecentSession::Kind::Launch;
     launched.launch = engineSpec(3, 0);
-    window_.recentSessions()->add(launched);
+    context_.recentSessions()->add(launched);
     window_.showPage(MainWindow::Page::Start);
     window_.startPage()->activateRecent(0);
     EXPECT_EQ(window_.page(), MainWindow::Page::Launch);
     EXPECT_EQ(window_.launchForm()->programEdit()->text(), PROBE_NATIVE_ENGINE);
     EXPECT_EQ(window_.launchForm()->spec().probeRunArguments(), launched.launch.probeRunArguments());
+    // File › Launch (no spec): the form remembers the last launch, into a fresh folder.
+    window_.showPage(MainWindow::Page::Start);
+    window_.showLaunchForm();
+    EXPECT_EQ(window_.launchForm()->programEdit()->text(), PROBE_NATIVE_ENGINE);
+    EXPECT_EQ(window_.launchForm()->spec().arguments, launched.launch.arguments);
+    EXPECT_NE(window_.launchForm()->spec().outputDirectory, launched.launch.outputDirectory);
 }
 
 // --- the command line -------------------------------------------------------------------------

@@ -7,7 +7,10 @@
 
 #include <QDir>
 #include <QFile>
+#include <QHeaderView>
 #include <QLabel>
+#include <QSpinBox>
+#include <QStatusBar>
 #include <QProcess>
 #include <QSet>
 #include <QSignalSpy>
@@ -21,6 +24,7 @@
 
 #include "analysis/dump_reader.h"
 #include "config_document.h"
+#include "context/app_context.h"
 #include "dump_builder.h"
 #include "probe/format/dump_status.h"
 #include "dump_cursor.h"
@@ -53,28 +57,33 @@ using test::StudioRun;
 using test::waitFor;
 
 
+// Opens a dump in `context` and waits until it is read: whether it opened.
+bool openAndWait(context::AppContext& context, const std::string& path) {
+    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
+    context.openDump(QString::fromStdString(path));
+    return waitFor([&] { return loaded.count() > 0; }) && loaded.front().front().toBool();
+}
+
 class MainWindowTest : public ::testing::Test {
 protected:
     void SetUp() override {
         test::writeSmallSyntheticDump(dir_.path());
         window_.resize(1400, 900);
         window_.show();
-        QSignalSpy loaded(&window_, &MainWindow::sessionLoaded);
-        window_.openDump(QString::fromStdString(dir_.path()));
-        ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
-        ASSERT_TRUE(loaded.front().front().toBool());
+        ASSERT_TRUE(openAndWait(context_, dir_.path()));
         QTest::qWait(50);  // let queued updates and replots run
     }
 
     test::TempDir dir_{"ui-widgets"};
-    MainWindow window_;
+    context::AppContext context_;
+    MainWindow window_{&context_};
 };
 
 TEST_F(MainWindowTest, OpensAtTheFirstNaNAndDrawsTheTree) {
-    const auto& idx = window_.store()->index();
+    const auto& idx = context_.store()->index();
     // The first NaN in execution order: layer 2's input in round 2 (after layer 1 overflowed).
-    EXPECT_EQ(window_.cursor()->op(), idx.findOp(0, "2"));
-    EXPECT_EQ(window_.cursor()->round(), 2);
+    EXPECT_EQ(context_.cursor()->op(), idx.findOp(0, "2"));
+    EXPECT_EQ(context_.cursor()->round(), 2);
     EXPECT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 2, ")) << window_.firstNanText().toStdString();
     QTreeView* tree = window_.treePanel()->view();
     const QModelIndex current = tree->currentIndex();
@@ -88,11 +97,11 @@ TEST_F(MainWindowTest, OpensAtTheFirstNaNAndDrawsTheTree) {
     // The tensors table lists the op's rows: input and output in five rounds.
     EXPECT_EQ(window_.tensorsPanel()->model()->rowCount(), 10);
     const QTableView* table = window_.tensorsPanel()->view();
-    EXPECT_EQ(window_.tensorsPanel()->model()->rowAt(table->currentIndex().row()), window_.cursor()->row());
+    EXPECT_EQ(window_.tensorsPanel()->model()->rowAt(table->currentIndex().row()), context_.cursor()->row());
     // Ticking an op in the tree is written to the config and shown in the config bar.
     window_.treePanel()->model()->setData(window_.treePanel()->model()->indexOfOp(idx.findOp(0, "1")), Qt::Checked,
                                           Qt::CheckStateRole);
-    EXPECT_EQ(window_.selection()->config().ids, (std::vector<std::string>{"1"}));
+    EXPECT_EQ(context_.selection()->config().ids, (std::vector<std::string>{"1"}));
     bool barSaysIt = false;
     for (auto* label : window_.treePanel()->findChildren<QLabel*>())
         barSaysIt = barSaysIt || label->text().contains("1 ticked op");
@@ -134,8 +143,8 @@ TEST_F(MainWindowTest, StatisticsPlotDrawsMarksAndPicksPoints) {
     QSignalSpy activated(plot, &widgets::StatisticsPlot::rowActivated);
     QTest::mouseClick(qcp, Qt::LeftButton, Qt::NoModifier, point);
     ASSERT_EQ(activated.count(), 1);
-    EXPECT_EQ(window_.cursor()->round(), 4);
-    EXPECT_EQ(window_.cursor()->row(), norm.rows[4]);
+    EXPECT_EQ(context_.cursor()->round(), 4);
+    EXPECT_EQ(context_.cursor()->row(), norm.rows[4]);
 
     // One statistic of every layer-level op of the round, then of every op.
     window_.setRound(2);
@@ -189,19 +198,19 @@ TEST_F(MainWindowTest, TensorPreviewRendersTheHeatmapAndExports) {
     EXPECT_EQ(test::readFile(npy.toStdString()).substr(1, 5), "NUMPY");
     EXPECT_EQ(test::splitLines(test::readFile(csv.toStdString())).size(), 16u);
     // While shown, the preview follows the selection (a click on a plot point, a table row).
-    const auto& idx = window_.store()->index();
+    const auto& idx = context_.store()->index();
     const uint32_t other = idx.slotRow(idx.representativeSlot(idx.findOp(0, "0")), 1);
-    window_.cursor()->setRow(other);
+    context_.cursor()->setRow(other);
     EXPECT_EQ(preview->row(), other);
     EXPECT_TRUE(preview->document()->path().endsWith("1/0_layers.0/after/outtensor0.bin")) << preview->document()->path().toStdString();
 }
 
 TEST_F(MainWindowTest, StatisticsOnlyRowsExplainWhyThereIsNoTensor) {
     // Kernel rows of the synthetic dump have no tensor file.
-    const auto& idx = window_.store()->index();
-    window_.cursor()->setOp(idx.findOp(0, "0_1"));
+    const auto& idx = context_.store()->index();
+    context_.cursor()->setOp(idx.findOp(0, "0_1"));
     EXPECT_FALSE(window_.previewCurrentTensor());
-    window_.tensorPreview()->openRow(window_.cursor()->row());
+    window_.tensorPreview()->openRow(context_.cursor()->row());
     EXPECT_TRUE(window_.tensorPreview()->factsText().contains("no tensor file")) << window_.tensorPreview()->factsText().toStdString();
 }
 
@@ -210,12 +219,11 @@ TEST(MainWindow, PlotsFollowAGrowingDump) {
     test::DumpBuilder dump(dir.path());
     dump.setStatus("running");
     dump.addRow(0, "0", "layer", "Layer", true, {1, 2, 3});
-    MainWindow window;
-    window.store()->setIdlePollInterval(40);
+    context::AppContext context;
+    MainWindow window(&context);
+    context.store()->setIdlePollInterval(40);
     window.show();
-    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
-    window.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     window.showView(MainWindow::View::Plot);
     auto* plot = window.statisticsPlot();
     ASSERT_EQ(plot->series().size(), 4);
@@ -238,15 +246,14 @@ TEST(MainWindow, ShowsProblemsOfABrokenDump) {
     const std::string text = test::readFile(csv);
     test::writeFile(csv, text.substr(0, text.size() / 2));
     test::writeFile(dir / "atb_dump_data/info/model/0_4242/SyntheticModel.json", "{\"nodes\": [");
-    MainWindow window;
+    context::AppContext context;
+    MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
-    window.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
-    const QString problems = window.problems().join("\n");
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    const QString problems = context.problems().join("\n");
     EXPECT_TRUE(problems.contains("the last line is cut short")) << problems.toStdString();
     EXPECT_TRUE(problems.contains("SyntheticModel.json")) << problems.toStdString();
-    EXPECT_GT(window.store()->index().rowCount(), 400u);  // everything else is there
+    EXPECT_GT(context.store()->index().rowCount(), 400u);  // everything else is there
 }
 
 TEST_F(MainWindowTest, TheFilterAndConfigLinesSayWhatIsInForce) {
@@ -254,7 +261,7 @@ TEST_F(MainWindowTest, TheFilterAndConfigLinesSayWhatIsInForce) {
     tree->proxy()->setShow(data::OpFilterProxy::Show::NanOnly);  // as --show nan does
     EXPECT_EQ(tree->showText(), "NaN only");
     EXPECT_TRUE(tree->configText().contains("dumps every layer-level op")) << tree->configText().toStdString();
-    window_.configDocument()->setText("{\"ids\": \"0,\"");  // not JSON
+    context_.configDocument()->setText("{\"ids\": \"0,\"");  // not JSON
     EXPECT_TRUE(tree->configText().contains("invalid")) << tree->configText().toStdString();
     EXPECT_TRUE(tree->configText().contains("last valid config: dumps every layer-level op")) << tree->configText().toStdString();
 }
@@ -263,11 +270,10 @@ TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
     test::TempDir dir("ui-widgets");
     test::writeSmallSyntheticDump(dir.path());
     test::writeFile(dir / "atb_dump_data/probe_status.json", "{\"state\": ");
-    MainWindow window;
+    context::AppContext context;
+    MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
-    window.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     EXPECT_TRUE(window.statusText().contains("status file unreadable")) << window.statusText().toStdString();
     EXPECT_FALSE(window.statusText().contains("no status file")) << window.statusText().toStdString();
 }
@@ -280,11 +286,10 @@ TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
     process.state = format::DumpState::Complete;
     process.endedBy = format::ProgramEnd{format::ProgramEnd::How::Signaled, SIGTERM, "the probe"};
     ASSERT_EQ(format::updateStatusFile(dir / "atb_dump_data", process), 0);
-    MainWindow window;
+    context::AppContext context;
+    MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
-    window.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     EXPECT_TRUE(window.statusText().contains("complete, the program stopped by SIGTERM before its end"))
         << window.statusText().toStdString();
 }
@@ -296,11 +301,10 @@ TEST(MainWindow, MsprobeDumpsSayStepAndPinnedStepsArePlacedByOp) {
     test::writeMsprobeStep(dir / "dump_path", 2,
                            test::msprobeCalls({{"Tensor.__mul__.0.forward", 10}, {"Torch.matmul.0.forward", std::nan("")},
                                                {"Torch.relu.0.forward", 12}}));
-    MainWindow window;
+    context::AppContext context;
+    MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
-    window.openDump(QString::fromStdString(dir / "dump_path"));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir / "dump_path"));
     EXPECT_TRUE(window.firstNanText().startsWith("⚠ First NaN: step 2, Torch.matmul.0.forward")) << window.firstNanText().toStdString();
     auto* plot = window.statisticsPlot();
     plot->setMode(widgets::StatisticsPlot::Mode::RoundProfile);
@@ -325,49 +329,55 @@ TEST(MainWindow, AFollowedDumpEndsAtItsFirstNanWhenItsLastRowsComeAfterItsStatus
     test::TempDir dir("ui-widgets");
     test::DumpBuilder dump(dir.path());
     dump.setStatus("running");
-    MainWindow window;
-    window.store()->setIdlePollInterval(40);
+    context::AppContext context;
+    MainWindow window(&context);
+    context.store()->setIdlePollInterval(40);
     window.show();
     window.showView(MainWindow::View::Plot);
-    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
-    window.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(openAndWait(context, dir.path()));
     dump.addRow(0, "0", "embed", "Embedding", true);
     dump.addRow(0, "1", "layer", "Layer", true);
-    ASSERT_TRUE(waitFor([&] { return window.cursor()->op() != kNone; }));  // chosen by the window: the first op
+    ASSERT_TRUE(waitFor([&] { return context.cursor()->op() != kNone; }));  // chosen by the window: the first op
     dump.setStatus("complete");
-    ASSERT_TRUE(waitFor([&] { return window.store()->dumpState() == "complete"; }));
+    ASSERT_TRUE(waitFor([&] { return context.store()->dumpState() == "complete"; }));
     dump.addRow(1, "0", "embed", "Embedding", true);
     dump.addRow(1, "1", "layer", "Layer", true, {1.0f, std::nanf("")});
     ASSERT_TRUE(waitFor([&] { return !window.firstNanText().isEmpty(); }));
-    const auto& idx = window.store()->index();
-    EXPECT_EQ(window.cursor()->op(), idx.findOp(0, "1"));
-    EXPECT_EQ(window.cursor()->round(), 1);
+    const auto& idx = context.store()->index();
+    EXPECT_EQ(context.cursor()->op(), idx.findOp(0, "1"));
+    EXPECT_EQ(context.cursor()->round(), 1);
+    // The toolbar's round says so too (the cursor got there before the window heard of round 1).
+    QSpinBox* roundBox = nullptr;
+    for (auto* box : window.findChildren<QSpinBox*>())
+        if (box->specialValueText() == "latest") roundBox = box;
+    ASSERT_TRUE(roundBox);
+    EXPECT_EQ(roundBox->value(), 1);
 }
 
 TEST(MainWindow, OnlySessionsThatOpenedAreRecent) {
     test::TempDir dir("ui-widgets");
     test::writeFile(dir / "a_file", "x");
     format::makeDirectories(dir / "empty");
-    MainWindow window;
+    context::AppContext context;
+    MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
+    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
     auto paths = [&] {
         QStringList out;
-        for (const auto& recent : window.recentSessions()->list()) out << recent.path;
+        for (const auto& recent : context.recentSessions()->list()) out << recent.path;
         return out;
     };
     const QStringList before = paths();
     for (const std::string& bad : {dir / "nonexistent", dir / "a_file", dir / "empty"}) {
         loaded.clear();
-        window.openDump(QString::fromStdString(bad));
+        context.openDump(QString::fromStdString(bad));
         ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; })) << bad;
         EXPECT_FALSE(loaded.front().front().toBool()) << bad;
     }
     EXPECT_EQ(paths(), before);
     test::writeSmallSyntheticDump(dir / "good");
     loaded.clear();
-    window.openDump(QString::fromStdString(dir / "good"));
+    context.openDump(QString::fromStdString(dir / "good"));
     ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
     EXPECT_EQ(paths().value(0), QString::fromStdString(dir / "good"));
 }
@@ -448,6 +458,18 @@ TEST(CommandLine, UsageErrorsAndMissingDumps) {
     EXPECT_TRUE(run.err.contains("no op with id no_such_op")) << run.err.toStdString();
 }
 
+// Qt warns on every start when XDG_RUNTIME_DIR is unset (a terminal, ssh): it does not matter to
+// the application, so it is not said (the attach dialog says when it matters).
+TEST(CommandLine, NoWarningAboutTheRuntimeDirectoryOnStart) {
+    test::TempDir dir("ui-cli");
+    const QByteArray saved = qgetenv("XDG_RUNTIME_DIR");
+    qunsetenv("XDG_RUNTIME_DIR");
+    const StudioRun run = runStudio({"--view", "start", "--screenshot", QString::fromStdString(dir / "start.png")});
+    if (!saved.isEmpty()) qputenv("XDG_RUNTIME_DIR", saved);
+    ASSERT_EQ(run.exitCode, 0) << run.err.toStdString();
+    EXPECT_FALSE(run.err.contains("XDG_RUNTIME_DIR")) << run.err.toStdString();
+}
+
 // Values an option does not know are usage errors, said as such, never ignored.
 TEST(CommandLine, UnknownValuesAreRejected) {
     test::TempDir dir("ui-cli");
@@ -482,17 +504,16 @@ TEST(CommandLine, UnknownValuesAreRejected) {
 TEST(MainWindow, ATensorFileOfTheOpenDumpSelectsItsOpAndRound) {
     test::TempDir dir("ui-widgets");
     test::writeSmallSyntheticDump(dir.path());
-    MainWindow window;
+    context::AppContext context;
+    MainWindow window(&context);
     window.show();
-    QSignalSpy loaded(&window, &MainWindow::sessionLoaded);
-    window.openDump(QString::fromStdString(dir.path()));
-    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
-    const auto& idx = window.store()->index();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    const auto& idx = context.store()->index();
     const uint32_t row = idx.slotRow(idx.representativeSlot(idx.findOp(0, "2")), 2);
     ASSERT_NE(row, kNone);
     window.selectOp("0");
     window.previewTensorFile(QString::fromStdString(idx.tensorPath(row)));
-    EXPECT_EQ(window.cursor()->row(), row);  // op 2, round 2: where the file belongs
+    EXPECT_EQ(context.cursor()->row(), row);  // op 2, round 2: where the file belongs
     EXPECT_EQ(window.tensorPreview()->row(), row);  // so the preview compares it with its row
     // A file from elsewhere is only previewed.
     const std::string elsewhere = dir / "copy.bin";
@@ -500,7 +521,7 @@ TEST(MainWindow, ATensorFileOfTheOpenDumpSelectsItsOpAndRound) {
     window.selectOp("0");
     window.previewTensorFile(QString::fromStdString(elsewhere));
     EXPECT_EQ(window.tensorPreview()->row(), kNone);
-    EXPECT_EQ(idx.op(idx.slot(idx.row(window.cursor()->row()).slot).op).id, "0");
+    EXPECT_EQ(idx.op(idx.slot(idx.row(context.cursor()->row()).slot).op).id, "0");
 }
 
 TEST(CommandLine, TensorFileOpensInThePreview) {
@@ -538,6 +559,206 @@ TEST(CommandLine, TensorFileOpensInThePreview) {
     ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
     EXPECT_TRUE(preview.document()->note().contains(QString::fromStdString(first.tensorPath))) << preview.document()->note().toStdString();
     EXPECT_EQ(preview.document()->tensor()->at(3), 4.0);
+}
+
+}  // namespace
+}  // namespace probe
+
+// --- defects users met (issue 9) ----------------------------------------------------------------
+namespace probe {
+namespace {
+
+// The y range of the plot holds every drawn value, closely: a flat line is fitted to a small
+// range around its value, not left in whatever range the plot had before.
+void expectFitted(const widgets::StatisticsPlot& plot, double value) {
+    const QCPRange y = plot.plot()->yAxis->range();
+    EXPECT_LT(y.lower, value);
+    EXPECT_GT(y.upper, value);
+    EXPECT_LE(y.size(), std::max(1.0, std::abs(value))) << "[" << y.lower << ", " << y.upper << "] around " << value;
+}
+
+TEST(StatisticsPlot, AConstantSeriesIsFittedAroundItsValue) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    for (int round = 0; round < 4; ++round) {
+        dump.addRow(round, "0", "big", "Layer", true, {-400.0f + 100 * round, 400.0f - 50 * round});
+        dump.addRow(round, "1", "flat", "Layer", true, {3.0f, 3.0f});
+    }
+    dump.addRow(0, "2", "once", "Layer", true, {7.0f, 7.0f});
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    window.showView(MainWindow::View::Plot);
+    auto* plot = window.statisticsPlot();
+    for (int s = 1; s < analysis::kStatCount; ++s) plot->setStatEnabled(static_cast<analysis::Stat>(s), false);  // Max only
+    ASSERT_TRUE(window.selectOp("0"));
+    EXPECT_GT(plot->plot()->yAxis->range().size(), 100);  // spans the big op's values, 250 to 400
+    ASSERT_TRUE(window.selectOp("1"));  // Max 3 in every round
+    ASSERT_EQ(plot->series().size(), 1);
+    expectFitted(*plot, 3);
+    // Double-click fits it the same.
+    QTest::mouseDClick(plot->plot(), Qt::LeftButton, Qt::NoModifier, plot->plot()->rect().center());
+    expectFitted(*plot, 3);
+    ASSERT_TRUE(window.selectOp("2"));  // one point
+    ASSERT_EQ(plot->series()[0].x.size(), 1);
+    expectFitted(*plot, 7);
+}
+
+// Log scale leaves out values at or below zero: the plot says which series lost points.
+TEST(StatisticsPlot, LogScaleSaysWhatItCannotDraw) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    for (int round = 0; round < 3; ++round) dump.addRow(round, "0", "layer", "Layer", true, {-2.0f, 1.0f, 4.0f});
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    auto* plot = window.statisticsPlot();
+    auto said = [&] {
+        QString text;
+        for (const auto* label : plot->findChildren<QLabel*>())
+            if (label->isVisibleTo(plot)) text += label->text() + "\n";
+        return text;
+    };
+    EXPECT_FALSE(said().contains("not drawn")) << said().toStdString();
+    plot->setLogScale(true);  // Min is -2 in every round
+    EXPECT_TRUE(said().contains("Min: 3 values at or below zero are not drawn on a log scale")) << said().toStdString();
+    plot->setLogScale(false);
+    EXPECT_FALSE(said().contains("not drawn")) << said().toStdString();
+}
+
+TEST_F(MainWindowTest, OnePinnedRoundIsSaidInTheSingular) {
+    auto* plot = window_.statisticsPlot();
+    plot->setMode(widgets::StatisticsPlot::Mode::RoundProfile);
+    window_.setRound(1);
+    plot->pinCurrent();
+    window_.setRound(2);
+    auto title = [&] {
+        QString text;
+        for (const auto* label : plot->findChildren<QLabel*>()) text += label->text() + "\n";
+        return text;
+    };
+    EXPECT_TRUE(title().contains("1 other round pinned")) << title().toStdString();
+    EXPECT_FALSE(title().contains("(s)")) << title().toStdString();
+    window_.setRound(3);
+    plot->pinCurrent();
+    window_.setRound(4);
+    EXPECT_TRUE(title().contains("2 other rounds pinned")) << title().toStdString();
+}
+
+TEST(TensorPreview, AllEqualValuesAreHistogrammedAroundTheirValue) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    const auto zeros = dump.addRow(0, "0", "zeros", "Layer", true, std::vector<float>(12, 0.0f));
+    const auto fives = dump.addRow(0, "1", "fives", "Layer", true, std::vector<float>(12, -5.0f));
+    data::DumpStore store;
+    widgets::TensorPreview preview(&store);
+    preview.resize(900, 700);
+    preview.show();
+    preview.showPage(widgets::TensorPreview::Page::Histogram);
+    for (const auto& [path, value] : {std::pair{zeros.tensorPath, 0.0}, std::pair{fives.tensorPath, -5.0}}) {
+        SCOPED_TRACE(path);
+        QSignalSpy loaded(preview.document(), &data::TensorDocument::loaded);
+        preview.openFile(QString::fromStdString(path));
+        ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+        auto* bars = qobject_cast<QCPBars*>(preview.histogramPlot()->plottable(0));
+        ASSERT_TRUE(bars);
+        ASSERT_EQ(bars->dataCount(), 1);  // one bar, of every element
+        EXPECT_EQ(bars->data()->begin()->key, value);
+        EXPECT_EQ(bars->data()->begin()->value, 12);
+        const QCPRange x = preview.histogramPlot()->xAxis->range();
+        EXPECT_NEAR(x.center(), value, 1e-9);
+        EXPECT_LT(x.lower + bars->width() / 2, value);
+    }
+}
+
+// A .pt file (msprobe's tensors) cannot be previewed yet: said plainly, no empty heatmap.
+TEST(TensorPreview, PtFilesAreSaidToBeUnsupported) {
+    test::TempDir dir("ui-widgets");
+    test::writeMsprobeStep(dir / "dump_path", 0, test::kMsprobeDumpJson);
+    const std::string pt = dir / "dump_path/step0/rank0/dump_tensor_data/Functional.linear.0.forward.input.0.pt";
+    test::writeFile(pt, std::string("PK\x03\x04", 4) + "torch.save");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir / "dump_path"));
+    window.showView(MainWindow::View::Tensor);
+    auto* preview = window.tensorPreview();
+    const auto& idx = context.store()->index();
+    uint32_t row = kNone;
+    for (uint32_t r = 0; r < idx.rowCount(); ++r)
+        if (idx.tensorPath(r) == pt) row = r;
+    ASSERT_NE(row, kNone);
+    for (int way = 0; way < 2; ++way) {
+        SCOPED_TRACE(way == 0 ? "its row" : "the file");
+        if (way == 0)
+            preview->openRow(row);
+        else
+            window.previewTensorFile(QString::fromStdString(pt));
+        QTest::qWait(50);
+        EXPECT_TRUE(preview->factsText().contains(".pt previews are not supported yet")) << preview->factsText().toStdString();
+        EXPECT_FALSE(preview->heatmap()->isVisibleTo(preview));
+        EXPECT_FALSE(preview->histogramPlot()->isVisibleTo(preview));
+    }
+}
+
+TEST_F(MainWindowTest, AnExportSaysWhereItWrote) {
+    window_.showView(MainWindow::View::Tensor);
+    auto* preview = window_.tensorPreview();
+    QSignalSpy image(preview->document(), &data::TensorDocument::imageReady);
+    ASSERT_TRUE(window_.previewCurrentTensor());
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    QString error;
+    const QString npy = QString::fromStdString(dir_ / "exported.npy");
+    ASSERT_TRUE(preview->exportNpy(npy, &error)) << error.toStdString();
+    EXPECT_TRUE(window_.statusBar()->currentMessage().contains(npy)) << window_.statusBar()->currentMessage().toStdString();
+}
+
+// A corrupted layer file is a problem to show, also when the model file describes its layer.
+TEST(MainWindow, ACorruptedLayerFileIsAProblem) {
+    test::TempDir dir("ui-widgets");
+    test::writeSmallSyntheticDump(dir.path());
+    const std::string layer = dir / "atb_dump_data/info/layer/0_4242/layers.1_1.json";
+    ASSERT_TRUE(test::exists(layer));
+    test::writeFile(layer, "{\"opName\": \"layers.1_1\", \"nodes\": [");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    EXPECT_TRUE(context.problems().join("\n").contains("layers.1_1.json")) << context.problems().join("\n").toStdString();
+    EXPECT_EQ(context.store()->index().opCount(), 60u);  // the rest is there
+}
+
+// The tree's columns and the line under it fit a window of the default size: the statistics
+// are on screen without scrolling, the config line is not cut.
+TEST_F(MainWindowTest, ColumnsAndTheConfigLineFitTheDefaultWindow) {
+    window_.resize(1500, 900);
+    QTest::qWait(50);
+    QTreeView* tree = window_.treePanel()->view();
+    const int viewport = tree->viewport()->width();
+    for (int c : {data::OpTreeModel::NameColumn, data::OpTreeModel::MaxColumn, data::OpTreeModel::NormColumn}) {
+        SCOPED_TRACE(c);
+        EXPECT_LE(tree->header()->sectionViewportPosition(c) + tree->columnWidth(c), viewport);
+        // Wide enough for what the visible rows show.
+        for (int r = 0; r < tree->model()->rowCount(); ++r) {
+            const QString text = tree->model()->index(r, c).data().toString();
+            EXPECT_GE(tree->columnWidth(c), tree->fontMetrics().horizontalAdvance(text)) << text.toStdString();
+        }
+    }
+    int configLines = 0;
+    for (auto* label : window_.treePanel()->findChildren<QLabel*>()) {
+        if (!label->text().startsWith("Config:")) continue;
+        ++configLines;
+        // All of it shown: on one line, or wrapped in a label tall enough for its lines.
+        if (label->wordWrap())
+            EXPECT_GE(label->height(), label->heightForWidth(label->width())) << label->text().toStdString();
+        else
+            EXPECT_GE(label->width(), label->fontMetrics().horizontalAdvance(label->text())) << label->text().toStdString();
+    }
+    EXPECT_EQ(configLines, 1);
 }
 
 }  // namespace

@@ -37,9 +37,7 @@ protected:
         QElapsedTimer timer;
         timer.start();
         while (session.state() != wanted && timer.elapsed() < ms) {
-            if (session.state() == SessionState::Finished || session.state() == SessionState::Crashed ||
-                session.state() == SessionState::FailedToStart)
-                break;
+            if (sessionHasEnded(session.state())) break;
             spy.wait(200);
         }
         return session.state() == wanted;
@@ -77,8 +75,9 @@ TEST_F(LaunchSessionTest, StopEndsTheModel) {
     ASSERT_TRUE(session.start(engine({"--rounds", "100000", "--sleep-ms", "5"})));
     ASSERT_TRUE(attached.count() > 0 || attached.wait(15000));
     session.stop();
-    ASSERT_TRUE(waitFor(session, SessionState::Crashed));
+    ASSERT_TRUE(waitFor(session, SessionState::StoppedByUser));  // what was asked for, not a crash
     EXPECT_EQ(session.exitCode(), 128 + 15);
+    EXPECT_EQ(sessionStateName(session.state()), "stopped by you");
 }
 
 // probe run itself killed (here: the model ignores SIGTERM, so Stop kills it after the grace
@@ -98,9 +97,9 @@ TEST_F(LaunchSessionTest, ASignalEndingProbeRunGivesAnExitCode) {
     while (!output.contains("ready") && timer.elapsed() < 15000) QTest::qWait(50);
     ASSERT_TRUE(output.contains("ready")) << output.toStdString();
     session.stop(300);
-    ASSERT_TRUE(waitFor(session, SessionState::Crashed));
+    ASSERT_TRUE(waitFor(session, SessionState::StoppedByUser));
     EXPECT_EQ(session.exitCode(), 128 + 9);
-    EXPECT_EQ(detail, "probe run itself was killed by signal 9 (exit code 137)");
+    EXPECT_EQ(detail, "stopped at your request: probe run itself was killed by signal 9 (exit code 137)");
 }
 
 TEST_F(LaunchSessionTest, RefusalsBeforeStarting) {

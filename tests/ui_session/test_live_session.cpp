@@ -95,7 +95,7 @@ TEST_F(LiveSessionTest, LaunchedModelOpensItsDumpAndTakesPushes) {
     // Stop ends the model (SIGTERM passed on by probe run).
     session.stop();
     ASSERT_TRUE(waitFor([&] { return session.hasEnded(); }));
-    EXPECT_EQ(session.state(), SessionState::Crashed);
+    EXPECT_EQ(session.state(), SessionState::StoppedByUser);
     EXPECT_EQ(session.exitCode(), 128 + 15);
     EXPECT_EQ(session.pushConfig({{"dump_enable", true}}), -1);  // nobody to push to
 }

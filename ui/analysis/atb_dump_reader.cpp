@@ -179,11 +179,13 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                 if (known == *stamp) continue;
                 known = *stamp;
                 const uint32_t process = index_.processIndex(delta, processKey);
-                // "<OpName>_<id>.json": skip a layer the model file described already.
+                // "<OpName>_<id>.json": a layer the model file described already is only checked (a
+                // broken file is a problem to report even when nothing is missing).
                 const std::string layerId = isModel ? std::string() : splitNameAndId(file.substr(0, file.size() - 5)).second;
+                bool describedAlready = false;
                 if (!isModel) {
                     const uint32_t existing = index_.findOp(process, layerId);
-                    if (existing != kNone && ops_[existing].fromStructure) continue;
+                    describedAlready = existing != kNone && ops_[existing].fromStructure;
                 }
                 std::string error;
                 const auto parsed = format::readJsonFile(path, format::kStructureJsonLimits);
@@ -206,6 +208,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                         delta.problems.push_back(path + ": not a layer structure file: " + error);
                         continue;
                     }
+                    if (describedAlready) continue;
                     const size_t position = layerId.empty() ? index_.opCountOf(process) : std::strtoull(layerId.c_str(), nullptr, 10);
                     mergeStructureNode(delta, process, kNone, {}, {}, position, *layer);
                 }

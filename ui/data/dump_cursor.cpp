@@ -8,20 +8,26 @@ namespace probe::data {
 using analysis::kNone;
 
 DumpCursor::DumpCursor(DumpStore* store, QObject* parent) : QObject(parent), store_(store) {
-    connect(store_, &DumpStore::wasReset, this, [this] {
-        op_ = slot_ = kNone;
-        round_ = -1;
-        emit opChanged(op_);
-        emit slotChanged(slot_);
-        emit roundChanged(round_);
-        emit changed();
-    });
+    // Before the models reset: views following the cursor let go of the old rows while the
+    // old data and every model still agree (DumpStore's phases).
+    connect(store_, &DumpStore::aboutToReset, this, &DumpCursor::clear);
     // An op chosen before it had rows (a model just started): its tensor once it has one.
     connect(store_, &DumpStore::changed, this, [this](const analysis::IndexChange& change) {
         if (op_ == kNone || slot_ != kNone || change.newRows == 0) return;
         const uint32_t slot = store_->index().representativeSlot(op_);
         if (slot != kNone) setSlot(slot);
     });
+}
+
+void DumpCursor::clear() {
+    const bool opMoves = op_ != kNone, slotMoves = slot_ != kNone, roundMoves = round_ != -1;
+    if (!opMoves && !slotMoves && !roundMoves) return;
+    op_ = slot_ = kNone;
+    round_ = -1;
+    if (opMoves) emit opChanged(op_);
+    if (slotMoves) emit slotChanged(slot_);
+    if (roundMoves) emit roundChanged(round_);
+    emit changed();
 }
 
 uint32_t DumpCursor::row() const {

@@ -28,6 +28,9 @@ public:
     void setRound(int32_t round);
     // Op, slot and round of one row at once (a click on a plot point or a table row).
     void setRow(uint32_t row);
+    // Nothing selected, the latest round. Done by itself when the dump's data is about to go,
+    // while everything still agrees with it.
+    void clear();
 
 signals:
     void opChanged(uint32_t op);

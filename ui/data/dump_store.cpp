@@ -40,9 +40,11 @@ void DumpStore::stopLoader() {
 
 void DumpStore::resetIndex(analysis::DumpIndex index) {
     emit aboutToReset();
+    emit beginModelReset();
     index_ = std::move(index);
     initialLoadDone_ = false;
     bytesDone_ = bytesTotal_ = 0;
+    emit endModelReset();
     emit wasReset();
 }
 

@@ -58,8 +58,17 @@ public:
     void pollNow();
 
 signals:
-    // The index was emptied (before: models must begin a reset; after: end it).
+    // Replacing the index (close, open, and the folder read at last) goes through four phases,
+    // in this order whatever order listeners connected in, so that no view ever looks at an
+    // item model between its beginResetModel and endResetModel:
+    //  aboutToReset      the old data is still there and every model agrees with it: drop what
+    //                    refers to it (the cursor, pins, a previewed row) and let views follow;
+    //  beginModelReset   item models over the index begin their reset (nothing else listens);
+    //  endModelReset     the new index is in place: item models end their reset;
+    //  wasReset          every model agrees with the new index: views rebuild.
     void aboutToReset();
+    void beginModelReset();
+    void endModelReset();
     void wasReset();
     void opened(const QString& root);
     void openFailed(const QString& message);

@@ -14,13 +14,13 @@ namespace probe::data {
 using analysis::kNone;
 
 OpTensorsModel::OpTensorsModel(DumpStore* store, QObject* parent) : QAbstractTableModel(parent), store_(store) {
-    connect(store_, &DumpStore::aboutToReset, this, [this] {
+    connect(store_, &DumpStore::beginModelReset, this, [this] {
         beginResetModel();
         op_ = kNone;
         rows_.clear();
         paths_.clear();
     });
-    connect(store_, &DumpStore::wasReset, this, [this] { endResetModel(); });
+    connect(store_, &DumpStore::endModelReset, this, [this] { endResetModel(); });
     connect(store_, &DumpStore::changed, this, [this](const analysis::IndexChange& change) {
         if (op_ != kNone && std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), op_)) refresh();
     });

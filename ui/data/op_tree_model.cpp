@@ -39,8 +39,8 @@ OpTreeModel::OpTreeModel(DumpStore* store, OpSelection* selection, QObject* pare
     flushTimer_.setSingleShot(true);
     flushTimer_.setInterval(150);
     connect(&flushTimer_, &QTimer::timeout, this, &OpTreeModel::flushDirty);
-    connect(store_, &DumpStore::aboutToReset, this, &OpTreeModel::onAboutToReset);
-    connect(store_, &DumpStore::wasReset, this, &OpTreeModel::onReset);
+    connect(store_, &DumpStore::beginModelReset, this, &OpTreeModel::onAboutToReset);
+    connect(store_, &DumpStore::endModelReset, this, &OpTreeModel::onReset);
     connect(store_, &DumpStore::changed, this, &OpTreeModel::onChanged);
     if (selection_) connect(selection_, &OpSelection::changed, this, &OpTreeModel::onSelectionChanged);
     if (store_->index().processCount() > 0) {

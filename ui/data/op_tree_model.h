@@ -19,18 +19,20 @@ class OpSelection;
 class OpTreeModel : public QAbstractItemModel {
     Q_OBJECT
 public:
+    // The statistics come right after the name and id: what the tree is looked at for stays on
+    // screen in a window of ordinary width.
     enum Column {
         NameColumn,
         IdColumn,
-        TypeColumn,
-        RoundsColumn,
-        ShapeColumn,
-        DtypeColumn,
         MaxColumn,
         MinColumn,
         MeanColumn,
         NormColumn,
         AnomalyColumn,  // NaN / Inf badge
+        RoundsColumn,
+        TypeColumn,
+        ShapeColumn,
+        DtypeColumn,
         DumpedColumn,   // selected by the current config
         ColumnCount
     };

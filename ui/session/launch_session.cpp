@@ -29,6 +29,7 @@ QString sessionStateName(SessionState state) {
         case SessionState::Stopped: return QObject::tr("dump stopped");
         case SessionState::Finished: return QObject::tr("finished");
         case SessionState::Crashed: return QObject::tr("crashed");
+        case SessionState::StoppedByUser: return QObject::tr("stopped by you");
         case SessionState::FailedToStart: return QObject::tr("failed to start");
         case SessionState::Detached: return QObject::tr("detached");
     }
@@ -46,8 +47,8 @@ SessionState sessionStateFromProbe(const QString& probeState, SessionState fallb
 }
 
 bool sessionHasEnded(SessionState state) {
-    return state == SessionState::Finished || state == SessionState::Crashed || state == SessionState::FailedToStart ||
-           state == SessionState::Detached;
+    return state == SessionState::Finished || state == SessionState::Crashed || state == SessionState::StoppedByUser ||
+           state == SessionState::FailedToStart || state == SessionState::Detached;
 }
 
 LaunchSpec launchSpecFromCommand(const QStringList& command) {
@@ -204,7 +205,7 @@ LaunchSession::LaunchSession(QObject* parent) : QObject(parent) {
         emit attached(hello);
     });
     connect(&control_, &ControlClient::stateChanged, this, [this](const QString& state, const QString& reason) {
-        if (state_ == SessionState::Finished || state_ == SessionState::Crashed) return;
+        if (sessionHasEnded(state_)) return;
         const SessionState mapped = sessionStateFromProbe(state, state_);
         if (mapped != state_) setState(mapped, reason);
     });
@@ -229,6 +230,7 @@ QString LaunchSession::configPath() const {
 bool LaunchSession::start(const LaunchSpec& spec) {
     spec_ = spec;
     exitCode_ = -1;
+    stopRequested_ = false;
     stderrTail_.clear();
     if (const QString problem = spec.problem(); !problem.isEmpty()) {
         setState(SessionState::FailedToStart, problem);
@@ -258,6 +260,7 @@ bool LaunchSession::start(const LaunchSpec& spec) {
 
 void LaunchSession::stop(int graceMs) {
     if (process_.state() == QProcess::NotRunning) return;
+    stopRequested_ = true;
     process_.terminate();  // probe run passes SIGTERM on to the model
     QTimer::singleShot(graceMs, this, [this] {
         if (process_.state() != QProcess::NotRunning) process_.kill();
@@ -282,15 +285,22 @@ void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {
     if (refused) {
         const QString why = stderrTail_.section(QStringLiteral("probe run: "), -1).trimmed();
         setState(SessionState::FailedToStart, why.isEmpty() ? tr("probe run refused (exit code %1)").arg(exitCode) : why);
-    } else if (status == QProcess::NormalExit && exitCode == 0) {
-        setState(SessionState::Finished, tr("the program exited normally"));
-    } else if (status == QProcess::CrashExit) {
-        setState(SessionState::Crashed, tr("probe run itself was killed by signal %1 (exit code %2)").arg(exitCode).arg(exitCode_));
-    } else if (exitCode > 128) {
-        setState(SessionState::Crashed, tr("killed by signal %1 (exit code %2)").arg(exitCode - 128).arg(exitCode));
-    } else {
-        setState(SessionState::Crashed, tr("exited with code %1").arg(exitCode));
+        return;
     }
+    QString how;
+    if (status == QProcess::NormalExit && exitCode == 0)
+        how = tr("the program exited normally");
+    else if (status == QProcess::CrashExit)
+        how = tr("probe run itself was killed by signal %1 (exit code %2)").arg(exitCode).arg(exitCode_);
+    else if (exitCode > 128)
+        how = tr("killed by signal %1 (exit code %2)").arg(exitCode - 128).arg(exitCode);
+    else
+        how = tr("exited with code %1").arg(exitCode);
+    // Ended by Stop: what the user asked for, not a crash (SIGTERM ends most models with 143).
+    if (stopRequested_)
+        setState(SessionState::StoppedByUser, tr("stopped at your request: %1").arg(how));
+    else
+        setState(status == QProcess::NormalExit && exitCode == 0 ? SessionState::Finished : SessionState::Crashed, how);
 }
 
 void LaunchSession::setState(SessionState state, const QString& detail) {

@@ -40,6 +40,7 @@ enum class SessionState {
     Stopped,    // dumping stopped early (disk full...), the model goes on
     Finished,   // the model exited with 0
     Crashed,    // the model exited with another code, or was killed
+    StoppedByUser,  // ended because the user stopped it (Stop): not a crash, whatever the exit code
     FailedToStart,
     Detached    // an attached probe went away, could not be reached, or was let go
 };
@@ -104,6 +105,7 @@ private:
     QTimer attachTimer_;
     SessionState state_ = SessionState::NotStarted;
     int exitCode_ = -1;
+    bool stopRequested_ = false;
     QString stderrTail_;
 };
 

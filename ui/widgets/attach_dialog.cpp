@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attach_dialog.h"
+#include "page_style.h"
 
 #include <QDialogButtonBox>
 #include <QHeaderView>
@@ -62,9 +63,15 @@ void AttachDialog::refresh() {
         item->setToolTip(1, tr("%1\nsocket: %2").arg(probe.command, probe.socketPath));
     }
     if (!selectPid(selected) && list_->topLevelItemCount() > 0) list_->setCurrentItem(list_->topLevelItem(0));
-    hint_->setText(probes_.isEmpty() ? tr("No probe is running now. Start a program with <code>probe run</code> or Launch; "
+    QString hint = probes_.isEmpty() ? tr("No probe is running now. Start a program with <code>probe run</code> or Launch; "
                                           "probes started with PROBE_CONTROL=0, or by other users, are not listed.")
-                                     : tr("%n probe(s) running.", nullptr, static_cast<int>(probes_.size())));
+                                     : tr("%1 running.").arg(countOf(probes_.size(), tr("probe"), tr("probes")));
+    // Here it matters (no folder named): say what cannot be seen from here.
+    if (qEnvironmentVariableIsEmpty("PROBE_CONTROL_DIR") && qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR"))
+        hint += tr("<br>XDG_RUNTIME_DIR is not set here, so probes started in a desktop session (their sockets are in "
+                   "/run/user/&lt;uid&gt;/probe-studio) cannot be seen: start Probe Studio from that session, or give both the "
+                   "same PROBE_CONTROL_DIR.");
+    hint_->setText(hint);
     attach_->setEnabled(selectedProbe().pid > 0);
 }
 

@@ -514,6 +514,7 @@ void ConfigEditor::setSession(session::LiveSession* session) {
     if (session_) disconnect(session_, nullptr, this, nullptr);
     session_ = session;
     pendingRequest_ = -1;
+    pushedText_.clear();
     if (session_) {
         connect(session_, &session::LiveSession::configApplied, this, &ConfigEditor::onConfigApplied);
         connect(session_, &session::LiveSession::configRejected, this, &ConfigEditor::onConfigRejected);
@@ -524,8 +525,11 @@ void ConfigEditor::setSession(session::LiveSession* session) {
         connect(session_, &session::LiveSession::stateChanged, this, [this] {
             if (pendingRequest_ >= 0 && session_->hasEnded()) {
                 pendingRequest_ = -1;
-                setStatus(tr("The probe went away before it answered (%1); the file was written.").arg(session_->stateDetail()),
+                setStatus(pushedText_.isEmpty()
+                              ? tr("The probe went away before it answered (%1); the file was written.").arg(session_->stateDetail())
+                              : tr("The probe went away before it answered (%1); its config file was not changed.").arg(session_->stateDetail()),
                           QLatin1String(kErrorColor));
+                pushedText_.clear();
             }
             updateHeader();
             updateInForce();
@@ -548,12 +552,26 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
         path = QFileDialog::getSaveFileName(this, tr("Write the config to"), configDirectory_, tr("Config files (*.json)"));
         if (path.isEmpty()) return false;
     }
+    const bool pushes = op && session_ && session_->canPushConfig();
+    if (pushes && path == session_->configPath()) {
+        // The probe's own config file: the probe writes it as it applies the config. Written
+        // here too, the probe would apply the same config twice (from its file, then from the
+        // push) and say so twice; refused, the file keeps the config in force.
+        pushedText_ = document_->text();
+        pendingRequest_ = session_->pushConfig(QJsonDocument::fromJson(pushedText_.toUtf8()).object());
+        setStatus(tr("Sent to the probe (pid %1), which writes it to %2 as it applies it; waiting for its answer…")
+                      .arg(session_->probePid())
+                      .arg(path),
+                  QString());
+        emit applied(path);
+        return true;
+    }
     QString error;
     if (!document_->save(path, &error)) {
         setStatus(tr("Not applied: %1").arg(error), QLatin1String(kErrorColor));
         return false;
     }
-    if (op && session_ && session_->canPushConfig()) {
+    if (pushes) {
         // The text as written, for the probe to judge exactly as it judges its file.
         const QJsonObject config = QJsonDocument::fromJson(document_->text().toUtf8()).object();
         pendingRequest_ = session_->pushConfig(config);
@@ -573,6 +591,12 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
 void ConfigEditor::onConfigApplied(const QJsonObject& config, const QString& source, qint64 request) {
     if (request >= 0 && request == pendingRequest_) {
         pendingRequest_ = -1;
+        // The probe wrote its config file with what it applied: the document is that file now,
+        // unless it was edited meanwhile.
+        const auto applied = opConfigOf(config);
+        if (!pushedText_.isEmpty() && document_->text() == pushedText_ && applied)
+            document_->setFileContent(Kind::Op, session_->configPath(), QString::fromStdString(applied->toFileText()));
+        pushedText_.clear();
         setStatus(tr("Applied by the probe (pid %1) at %2: dumping follows it from the next layer-level op.")
                       .arg(session_->probePid())
                       .arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))),
@@ -594,6 +618,7 @@ void ConfigEditor::onConfigApplied(const QJsonObject& config, const QString& sou
 void ConfigEditor::onConfigRejected(const QString& reason, const QString& source, qint64 request) {
     if (request >= 0 && request == pendingRequest_) {
         pendingRequest_ = -1;
+        pushedText_.clear();
         setStatus(tr("Refused by the probe (pid %1); the previous config stays in force:\n%2").arg(session_->probePid()).arg(reason),
                   QLatin1String(kErrorColor));
     } else if (source == QLatin1String("file")) {

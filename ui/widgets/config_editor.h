@@ -116,6 +116,7 @@ private:
     std::string editingKey_;  // the form field being typed in: its text is left as typed
     bool showingDocument_ = false;
     qint64 pendingRequest_ = -1;
+    QString pushedText_;  // the text pushed to the probe for its own file, until it answers
     QString statusText_;
 };
 

@@ -205,6 +205,10 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
         updateChecks();
     });
     for (QLineEdit* edit : {arguments_, workingDirectory_, config_}) connect(edit, &QLineEdit::textEdited, this, &LaunchForm::updateChecks);
+    // Enter in a field launches, as in a dialog (the form is a page: its default button is not
+    // pressed by itself). A disabled Launch ignores it.
+    for (QLineEdit* edit : {program_, arguments_, interpreter_, workingDirectory_, output_, config_})
+        connect(edit, &QLineEdit::returnPressed, launch_, &QPushButton::click);
     connect(environment_, &QPlainTextEdit::textChanged, this, &LaunchForm::updateChecks);
     setSpec({});
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_tensors_panel.h"
 #include "page_style.h"
+#include "view_columns.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -50,15 +51,12 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     connect(cursor_, &data::DumpCursor::opChanged, this, [this](uint32_t op) {
         model_->setOp(op);
         updateHeader();
-        view_->resizeColumnsToContents();
-        columnsFitted_ = model_->rowCount() > 0;
         selectCursorRow();
+        fitColumns();
     });
     // An op chosen before it had rows (a model just launched): fit the columns to its first ones.
     auto fitOnFirstRows = [this] {
-        if (columnsFitted_ || model_->rowCount() == 0) return;
-        columnsFitted_ = true;
-        view_->resizeColumnsToContents();
+        if (!columnsFitted_) fitColumns();
     };
     connect(model_, &QAbstractItemModel::rowsInserted, this, fitOnFirstRows);
     connect(model_, &QAbstractItemModel::modelReset, this, fitOnFirstRows);
@@ -88,6 +86,21 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     updateHeader();
 }
 
+void OpTensorsPanel::fitColumns() {
+    // The rows on screen and the header only: an op may have a row for each of many rounds.
+    fitColumnsToVisibleRows(view_, [](int column) {
+        switch (column) {
+        case OpTensorsModel::MaxColumn:
+        case OpTensorsModel::MinColumn:
+        case OpTensorsModel::MeanColumn:
+        case OpTensorsModel::NormColumn: return QStringLiteral("-1.23457e+06");
+        case OpTensorsModel::DtypeColumn: return QStringLiteral("bfloat16");
+        default: return QString();
+        }
+    });
+    columnsFitted_ = model_->rowCount() > 0;
+}
+
 void OpTensorsPanel::updateHeader() {
     const auto& idx = store_->index();
     const uint32_t op = cursor_->op();
@@ -98,11 +111,12 @@ void OpTensorsPanel::updateHeader() {
     }
     const auto& o = idx.op(op);
     title_->setText(QString::fromStdString(o.namePath));
-    QString text = tr("id %1 · type %2 · depth %3 · %n round(s)", nullptr, static_cast<int>(o.rounds.size()))
+    QString text = tr("id %1 · type %2 · depth %3 · %4")
                        .arg(QString::fromStdString(o.id), QString::fromStdString(o.type))
-                       .arg(o.depth);
+                       .arg(o.depth)
+                       .arg(countOf(static_cast<qsizetype>(o.rounds.size()), tr("round"), tr("rounds")));
     if (!o.rounds.empty()) text += tr(" (%1..%2)").arg(o.rounds.front()).arg(o.rounds.back());
-    text += tr(" · %n row(s)", nullptr, static_cast<int>(o.rowCount));
+    text += QStringLiteral(" · ") + countOf(static_cast<qsizetype>(o.rowCount), tr("row"), tr("rows"));
     if (o.anomalies & analysis::kHasNan) text += tr(" · <b style='color:#c81e1e'>NaN</b>");
     if (o.anomalies & analysis::kHasInf) text += tr(" · <b style='color:#d27800'>Inf</b>");
     if (!o.param.empty()) text += tr("<br>parameters: <tt>%1</tt>").arg(QString::fromStdString(o.param.substr(0, 300)).toHtmlEscaped());

@@ -32,6 +32,7 @@ signals:
 private:
     void updateHeader();
     void selectCursorRow();
+    void fitColumns();
 
     data::DumpStore* store_;
     data::DumpCursor* cursor_;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_tree_panel.h"
+#include "page_style.h"
+#include "view_columns.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -76,12 +78,16 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
     view_->setSortingEnabled(true);
     view_->header()->setSortIndicatorShown(true);
     view_->header()->setStretchLastSection(false);
-    view_->setColumnHidden(OpTreeModel::DtypeColumn, false);
+    // Room for what the columns show before the first rows arrive.
+    for (int c = 0; c < OpTreeModel::ColumnCount; ++c)
+        if (const QString sample = columnSample(c); !sample.isEmpty()) view_->setColumnWidth(c, columnWidthFor(view_, sample));
+    view_->setColumnWidth(OpTreeModel::NameColumn, 220);
     connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &OpTreePanel::onCurrentChanged);
 
     configBar_ = new QWidget(this);
     configLabel_ = new QLabel(configBar_);
-    configLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    // A line of its own, wrapped: a long file name must not widen the window, nor be cut.
+    configLabel_->setWordWrap(true);
     configLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     includeChildren_ = new QCheckBox(tr("Include children"), configBar_);
     includeChildren_->setToolTip(tr("save_child: ticked ops' children are dumped too (shown half-ticked)"));
@@ -97,13 +103,16 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
     apply_ = new QPushButton(tr("Apply"), configBar_);
     connect(edit, &QPushButton::clicked, this, &OpTreePanel::editConfigRequested);
     connect(apply_, &QPushButton::clicked, this, &OpTreePanel::applyConfigRequested);
-    auto* configLayout = new QHBoxLayout(configBar_);
+    auto* configLayout = new QVBoxLayout(configBar_);
     configLayout->setContentsMargins(0, 0, 0, 0);
-    configLayout->addWidget(configLabel_, 1);
-    configLayout->addWidget(includeChildren_);
-    configLayout->addWidget(clearTicks_);
-    configLayout->addWidget(edit);
-    configLayout->addWidget(apply_);
+    configLayout->addWidget(configLabel_);
+    auto* configButtons = new QHBoxLayout;
+    configButtons->addWidget(includeChildren_);
+    configButtons->addStretch(1);
+    configButtons->addWidget(clearTicks_);
+    configButtons->addWidget(edit);
+    configButtons->addWidget(apply_);
+    configLayout->addLayout(configButtons);
     connect(selection_, &data::OpSelection::changed, this, &OpTreePanel::updateConfigBar);
     connect(config_, &data::ConfigDocument::changed, this, &OpTreePanel::updateConfigBar);
 
@@ -133,18 +142,33 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
     updateConfigBar();
 }
 
+// What a column should have room for even before its rows say: statistics as the tree prints
+// them, deeper ops' longer ids (not expanded yet), the usual shapes and dtypes.
+QString OpTreePanel::columnSample(int column) {
+    switch (column) {
+    case OpTreeModel::IdColumn: return QStringLiteral("00_00_00_00");
+    case OpTreeModel::MaxColumn:
+    case OpTreeModel::MinColumn:
+    case OpTreeModel::MeanColumn:
+    case OpTreeModel::NormColumn: return QStringLiteral("-0.123457");
+    case OpTreeModel::ShapeColumn: return QStringLiteral("1x12x4096");
+    case OpTreeModel::DtypeColumn: return QStringLiteral("bfloat16");
+    default: return {};
+    }
+}
+
 void OpTreePanel::fitColumns() {
     if (columnsFitted_ || model_->rowCount() == 0) return;
     columnsFitted_ = true;
     view_->expandToDepth(0);
-    for (int c = 0; c < OpTreeModel::ColumnCount; ++c) view_->resizeColumnToContents(c);
-    view_->setColumnWidth(OpTreeModel::NameColumn, std::max(view_->columnWidth(OpTreeModel::NameColumn), 220));
-    // Deeper ops (not expanded yet) have longer ids.
-    view_->setColumnWidth(OpTreeModel::IdColumn, std::max(view_->columnWidth(OpTreeModel::IdColumn),
-                                                          view_->fontMetrics().horizontalAdvance(QStringLiteral("00_00_00_00")) + 12));
     // The id column says the same as the name for the msprobe layout (entries are their own ids).
     view_->setColumnHidden(OpTreeModel::IdColumn, store_->layout() == analysis::DumpLayout::Msprobe);
     view_->setColumnHidden(OpTreeModel::DumpedColumn, store_->layout() == analysis::DumpLayout::Msprobe);
+    fitColumnsToVisibleRows(view_, &OpTreePanel::columnSample);
+    // Names get room, but not so much that the statistics beside them leave the screen.
+    const int name = view_->columnWidth(OpTreeModel::NameColumn);
+    view_->setColumnWidth(OpTreeModel::NameColumn, std::clamp(name, std::min(220, view_->viewport()->width() / 3),
+                                                              std::max(220, view_->viewport()->width() * 2 / 5)));
 }
 
 void OpTreePanel::updateProcesses() {
@@ -174,8 +198,10 @@ void OpTreePanel::updateConfigBar() {
     if (config.ids.empty() && config.opNames.empty())
         what = config.saveChild ? tr("dumps every op") : tr("dumps every layer-level op");
     else
-        what = tr("%n ticked op(s)", nullptr, static_cast<int>(config.ids.size())) +
-               (config.opNames.empty() ? QString() : tr(", %n name prefix(es)", nullptr, static_cast<int>(config.opNames.size())));
+        what = countOf(static_cast<qsizetype>(config.ids.size()), tr("ticked op"), tr("ticked ops")) +
+               (config.opNames.empty() ? QString()
+                                       : QStringLiteral(", ") + countOf(static_cast<qsizetype>(config.opNames.size()), tr("name prefix"),
+                                                                       tr("name prefixes")));
     // The file is the config document's when it is an op-level one (the editor may hold a
     // code-level config meanwhile; the tree still shows the op selection).
     const bool opDocument = config_->kind() == data::ConfigDocument::Kind::Op;

@@ -51,6 +51,7 @@ private:
     void updateConfigBar();
     void onCurrentChanged();
     void fitColumns();
+    static QString columnSample(int column);
 
     data::DumpStore* store_;
     data::OpSelection* selection_;

@@ -3,6 +3,7 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QString>
 
 namespace probe::widgets {
 
@@ -19,6 +20,10 @@ QLabel* makePaneTitle(const QString& text, QWidget* parent) {
     setHeadingFont(title, 1.1);
     title->setTextInteractionFlags(Qt::TextSelectableByMouse);
     return title;
+}
+
+QString countOf(qsizetype count, const QString& one, const QString& many) {
+    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? one : many);
 }
 
 void setReadableColumn(QWidget* page, QLayout* column) {

@@ -2,9 +2,10 @@
 #pragma once
 // The few looks the application's pages and panes share, so they are set in one place.
 
+#include <QString>
+
 class QLabel;
 class QLayout;
-class QString;
 class QWidget;
 
 namespace probe::widgets {
@@ -15,6 +16,10 @@ void setHeadingFont(QWidget* widget, double scale);
 // A pane's title (the op or tensor shown): bold, selectable, and never widening the window
 // however long the text is.
 QLabel* makePaneTitle(const QString& text, QWidget* parent);
+
+// "1 problem", "3 problems": a count with its noun in the right number (Qt's %n needs a
+// translation to say more than "problem(s)").
+QString countOf(qsizetype count, const QString& one, const QString& many);
 
 // Lays `column` out on `page` centred, at most a readable line length wide on a wide window.
 void setReadableColumn(QWidget* page, QLayout* column);

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QTextCursor>
 #include <QVBoxLayout>
@@ -21,6 +22,21 @@ namespace {
 
 // Lines kept in the log: a chatty model must not grow the window's memory without end.
 constexpr int kLogLines = 20000;
+
+const QColor kErrorColor(170, 30, 30);
+const QColor kWarningColor(170, 100, 0);
+
+// The colour of a line of standard error, by what it says (no colour: the text's).
+QColor colourOfErrorLine(const QString& line) {
+    // "[probe] error: ...", "probe run: error", "ValueError: ...", a traceback, "fatal".
+    static const QRegularExpression error(QStringLiteral(R"(\w*(error|exception)\b|^\s*traceback\b|\bfatal\b)"),
+                                          QRegularExpression::CaseInsensitiveOption);
+    // "[probe] warning: ...", "UserWarning: ...", the summary's "  problem: ...".
+    static const QRegularExpression warning(QStringLiteral(R"(\w*warning\b|^\s*problem:)"), QRegularExpression::CaseInsensitiveOption);
+    if (error.match(line).hasMatch()) return kErrorColor;
+    if (warning.match(line).hasMatch()) return kWarningColor;
+    return {};
+}
 
 }  // namespace
 
@@ -64,19 +80,19 @@ void SessionPanel::setSession(session::LiveSession* session) {
     if (session_) disconnect(session_, nullptr, this, nullptr);
     session_ = session;
     log_->clear();
+    errorLine_.clear();
     if (session_) {
         connect(session_, &session::LiveSession::stateChanged, this, [this](SessionState, const QString& detail) {
+            if (session_->hasEnded()) flushErrorLine();
             if (!detail.isEmpty()) appendNote(QStringLiteral("[%1] %2\n").arg(describeState(*session_), detail));
             updateState();
         });
         connect(session_, &session::LiveSession::output, this, &SessionPanel::appendLog);
         connect(session_, &session::LiveSession::helloReceived, this, &SessionPanel::updateState);
-        connect(session_, &session::LiveSession::configApplied, this, [this](const QJsonObject&, const QString& source, qint64) {
-            appendNote(tr("[config] the probe applied a config (from %1)\n")
-                           .arg(source == QLatin1String("client") ? tr("this application") : tr("its file")));
-        });
+        // An applied config is said by the probe itself ("[probe] config applied (client): ..."),
+        // in its standard error or its messages: not said twice. A refusal is set apart in red.
         connect(session_, &session::LiveSession::configRejected, this, [this](const QString& reason, const QString&, qint64) {
-            append(tr("[config] the probe refused a config; the previous one stays:\n%1\n").arg(reason), QColor(170, 30, 30));
+            append(tr("[config] the probe refused a config; the previous one stays:\n%1\n").arg(reason), kErrorColor);
         });
         connect(session_, &QObject::destroyed, this, &SessionPanel::updateState);
         if (!session_->stateDetail().isEmpty())
@@ -94,6 +110,7 @@ QColor SessionPanel::stateColor(SessionState state) {
         case SessionState::Detached:
         case SessionState::NotStarted: return QColor(120, 120, 120);
         case SessionState::Stopped: return QColor(190, 120, 0);
+        case SessionState::StoppedByUser: return QColor(90, 100, 130);
         case SessionState::Crashed:
         case SessionState::FailedToStart: return QColor(200, 30, 30);
     }
@@ -115,6 +132,7 @@ void SessionPanel::updateState() {
         badge_->setStyleSheet(QStringLiteral("color: white; background: #888; border-radius: 3px"));
         detail_->clear();
         command_->clear();
+        stop_->setText(tr("Stop"));
         stop_->setEnabled(false);
         return;
     }
@@ -133,9 +151,31 @@ void SessionPanel::updateState() {
     stop_->setEnabled(!session_->hasEnded());
 }
 
-void SessionPanel::appendLog(const QString& text, bool isError) { append(text, isError ? QColor(170, 30, 30) : QColor()); }
+void SessionPanel::appendLog(const QString& text, bool isError) {
+    if (!isError) {
+        append(text, QColor());
+        return;
+    }
+    // Whole lines only: a line may come in pieces, and its colour depends on all of it.
+    errorLine_ += text;
+    const qsizetype end = errorLine_.lastIndexOf(QLatin1Char('\n'));
+    if (end < 0) return;
+    const QStringList lines = errorLine_.left(end).split(QLatin1Char('\n'));
+    errorLine_.remove(0, end + 1);
+    for (const QString& line : lines) append(line + QLatin1Char('\n'), colourOfErrorLine(line));
+}
 
-void SessionPanel::appendNote(const QString& text) { append(text, QColor(110, 110, 130)); }
+void SessionPanel::flushErrorLine() {
+    if (errorLine_.isEmpty()) return;
+    const QString line = errorLine_;
+    errorLine_.clear();
+    append(line + QLatin1Char('\n'), colourOfErrorLine(line));
+}
+
+void SessionPanel::appendNote(const QString& text) {
+    flushErrorLine();
+    append(text, QColor(110, 110, 130));
+}
 
 void SessionPanel::append(const QString& text, const QColor& color) {
     QScrollBar* bar = log_->verticalScrollBar();

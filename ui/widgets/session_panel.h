@@ -33,7 +33,9 @@ public:
     // The state word with its exit code when the model ended.
     static QString describeState(const session::LiveSession& session);
 
-    // The model's output (its standard error in red, as IDEs show it).
+    // The model's output. Standard error goes line by line, each coloured by what it says:
+    // errors (a traceback, "error:") red, warnings orange, the rest (the probe's summary, "no
+    // NaN or Inf" among it) in the text colour.
     void appendLog(const QString& text, bool isError);
     // What the application says about the session (states, configs), set apart in grey.
     void appendNote(const QString& text);
@@ -41,6 +43,8 @@ public:
 private:
     void updateState();
     void append(const QString& text, const QColor& color);
+    // Writes out a last line of standard error that had no newline yet.
+    void flushErrorLine();
 
     QPointer<session::LiveSession> session_;
     QLabel* badge_;
@@ -48,6 +52,7 @@ private:
     QLabel* command_;
     QPushButton* stop_;
     QPlainTextEdit* log_;
+    QString errorLine_;  // standard error since its last newline
 };
 
 }  // namespace probe::widgets

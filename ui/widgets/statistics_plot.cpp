@@ -11,10 +11,12 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "op_tree_model.h"
+#include "page_style.h"
 
 namespace probe::widgets {
 
@@ -119,6 +121,11 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(controls);
     layout->addWidget(title_);
+    logNote_ = new QLabel(this);
+    logNote_->setWordWrap(true);
+    logNote_->setStyleSheet(QStringLiteral("color: #8a5a00"));
+    logNote_->setVisible(false);
+    layout->addWidget(logNote_);
     layout->addWidget(plot_, 1);
     layout->addWidget(readout_);
 
@@ -126,12 +133,14 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     rebuildDelay_.setInterval(300);  // a growing dump redraws a few times a second at most
     connect(&rebuildDelay_, &QTimer::timeout, this, &StatisticsPlot::rebuild);
     connect(cursor_, &data::DumpCursor::changed, this, &StatisticsPlot::rebuild);
-    connect(store_, &data::DumpStore::wasReset, this, [this] {
+    // Pins name slots and rounds of the dump that goes: dropped while it is still there.
+    connect(store_, &data::DumpStore::aboutToReset, this, [this] {
         pinnedSlots_.clear();
         pinnedRounds_.clear();
         userZoomed_ = false;
-        rebuild();
+        updateControls();
     });
+    connect(store_, &data::DumpStore::wasReset, this, &StatisticsPlot::rebuild);
     connect(store_, &data::DumpStore::changed, this, [this](const analysis::IndexChange& change) {
         if (change.newRows == 0) return;
         if (mode_ == Mode::RoundProfile) {
@@ -370,7 +379,9 @@ void StatisticsPlot::rebuild() {
             title = tr("<b>%1</b> of each op's first output in %2 %3%4 (shaded bands: layer-level ops)")
                         .arg(QString::fromLatin1(analysis::statName(profileStat_)), store_->roundName())
                         .arg(current)
-                        .arg(shown.size() > 1 ? tr(", %n other one(s) pinned", nullptr, static_cast<int>(shown.size()) - 1) : QString());
+                        .arg(shown.size() > 1 ? tr(", %1 pinned").arg(countOf(static_cast<int>(shown.size()) - 1, tr("other %1").arg(store_->roundName()),
+                                                                                 tr("other %1s").arg(store_->roundName())))
+                                              : QString());
     }
     title_->setText(title);
 
@@ -405,14 +416,6 @@ void StatisticsPlot::rebuild() {
         plot_->xAxis->setRange(xRange);
         plot_->yAxis->setRange(yRange);
     } else {
-        bool first = true;
-        for (const auto& d : drawn_) {
-            bool found = false;
-            d.line->getKeyRange(found);
-            if (!found) continue;
-            d.line->rescaleAxes(!first);
-            first = false;
-        }
         // Every point counts for x, NaN ones too (they are drawn as marks); edges stay visible.
         double xLow = 0, xHigh = 0;
         bool anyX = false;
@@ -423,15 +426,19 @@ void StatisticsPlot::rebuild() {
                 anyX = true;
             }
         if (anyX) plot_->xAxis->setRange(xLow - 0.5, xHigh + 0.5);
-        // A flat line gets some height.
-        QCPRange y = plot_->yAxis->range();
-        if (log_)
-            plot_->yAxis->setRange(y.lower / 1.5, y.upper * 1.5);
-        else if (y.size() <= 0 || std::abs(y.size()) < 1e-12 * std::max(1.0, std::abs(y.upper)))
-            plot_->yAxis->setRange(y.lower - 1, y.upper + 1);
-        else
-            plot_->yAxis->setRange(y.lower - 0.06 * y.size(), y.upper + 0.06 * y.size());
+        plot_->yAxis->setRange(fittedValueRange());
     }
+    // A log axis cannot show values at or below zero: say which series lost points.
+    QStringList notDrawn;
+    if (log_)
+        for (const auto& series : series_) {
+            const auto lost = std::count_if(series.y.begin(), series.y.end(), [](double v) { return std::isfinite(v) && v <= 0; });
+            if (lost == 0) continue;
+            notDrawn << (lost == 1 ? tr("%1: 1 value at or below zero is not drawn on a log scale").arg(series.label)
+                                   : tr("%1: %2 values at or below zero are not drawn on a log scale").arg(series.label).arg(lost));
+        }
+    logNote_->setText(notDrawn.join(QLatin1Char('\n')));
+    logNote_->setVisible(!notDrawn.isEmpty());
 
     plot_->legend->setVisible(drawn_.size() > 1);
     plot_->plotLayout()->setColumnStretchFactor(1, drawn_.size() > 1 ? 0.001 : 1e-9);
@@ -443,6 +450,27 @@ void StatisticsPlot::rebuild() {
     readout_->setText(tr("Hover over a point to read it; click it to select that op and round. Drag to pan, wheel to "
                          "zoom, double-click to fit."));
     plot_->replot();
+}
+
+QCPRange StatisticsPlot::fittedValueRange() const {
+    // From the values drawn (not QCustomPlot's rescale, which leaves a flat line in whatever
+    // range the plot had before).
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const auto& series : series_)
+        for (double v : series.y)
+            if (std::isfinite(v) && (!log_ || v > 0)) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+    if (lo > hi) return log_ ? QCPRange(1, 10) : QCPRange(0, 1);  // nothing drawn
+    if (log_) return QCPRange(lo / 1.5, hi * 1.5);
+    if (hi - lo <= 1e-12 * std::max(std::abs(lo), std::abs(hi))) {
+        // A flat line (constant across rounds, or one point): a small range around its value.
+        const double pad = lo != 0 ? std::abs(lo) / 20 : 1;
+        return QCPRange(lo - pad, hi + pad);
+    }
+    const double margin = 0.06 * (hi - lo);
+    return QCPRange(lo - margin, hi + margin);
 }
 
 void StatisticsPlot::placeMarkers() {

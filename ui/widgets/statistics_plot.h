@@ -16,6 +16,7 @@
 class QCheckBox;
 class QComboBox;
 class QCPGraph;
+class QCPRange;
 class QCustomPlot;
 class QLabel;
 class QPushButton;
@@ -76,6 +77,8 @@ private:
     void rebuild();
     void scheduleRebuild();
     void placeMarkers();
+    // The y range that holds every value drawn, closely (a flat line: a small range around it).
+    QCPRange fittedValueRange() const;
     void addSeries(const data::PlotSeries& series, const QColor& color, bool dots);
     void updateControls();
     QString describeRow(uint32_t row, analysis::Stat stat) const;
@@ -92,6 +95,7 @@ private:
     QPushButton* pin_;
     QPushButton* clearPins_;
     QLabel* title_;
+    QLabel* logNote_;
     QLabel* readout_;
     QCPGraph* hover_ = nullptr;
 

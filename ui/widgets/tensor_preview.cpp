@@ -35,6 +35,9 @@ namespace {
 
 QString number(double v) { return data::OpTreeModel::formatValue(v); }
 
+// msprobe writes tensors as .pt files, which this preview does not read (yet).
+bool isPtFile(const QString& path) { return QFileInfo(path).suffix() == QLatin1String("pt"); }
+
 QString swatch(const QColor& color) {
     return QStringLiteral("<span style='background-color:%1'>&nbsp;&nbsp;&nbsp;</span>").arg(color.name());
 }
@@ -184,7 +187,8 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
     connect(document_, &TensorDocument::loaded, this, &TensorPreview::onLoaded);
     connect(document_, &TensorDocument::failed, this, &TensorPreview::onLoaded);
     connect(document_, &TensorDocument::imageReady, this, &TensorPreview::onImage);
-    connect(store_, &data::DumpStore::wasReset, this, [this] {
+    // The row shown belongs to the dump that goes: let it go while that dump is still there.
+    connect(store_, &data::DumpStore::aboutToReset, this, [this] {
         row_ = kNone;
         document_->clear();
     });
@@ -205,11 +209,8 @@ void TensorPreview::openRow(uint32_t row) {
                                       : QString::fromStdString(error));
         return;
     }
-    if (QFileInfo(QString::fromStdString(path)).suffix() == QLatin1String("pt")) {
-        document_->clear();
-        title_->setText(QFileInfo(QString::fromStdString(path)).fileName());
-        facts_->setText(tr("PyTorch .pt files are not previewed here; load it with torch.load(). Its statistics are in the "
-                           "table of the op."));
+    if (isPtFile(QString::fromStdString(path))) {
+        showUnsupported(QString::fromStdString(path));
         return;
     }
     const auto* index = &idx;
@@ -220,10 +221,27 @@ void TensorPreview::openRow(uint32_t row) {
 
 void TensorPreview::openFile(const QString& path) {
     row_ = kNone;
+    if (isPtFile(path)) {
+        showUnsupported(path);
+        return;
+    }
     // A de-duplicated file is followed as from its row: to the first copy in its round directory.
     document_->open(path, [path](const QString& alias) {
         return QString::fromStdString(analysis::findFirstCopy(path.toStdString(), alias.toStdString()));
     });
+}
+
+void TensorPreview::showUnsupported(const QString& path) {
+    document_->clear();
+    const QString name = QFileInfo(path).fileName();
+    title_->setText(name);
+    title_->setToolTip(path);
+    facts_->setText(tr(".pt previews are not supported yet: %1 is a PyTorch file (torch.save); load it with torch.load(). "
+                       "Its statistics are in the op's table.")
+                        .arg(name.toHtmlEscaped()));
+    // No empty heatmap, table or histogram for a file that was not read.
+    tabs_->setVisible(false);
+    overlay_->setVisible(false);
 }
 
 void TensorPreview::showPage(Page page) { tabs_->setCurrentIndex(static_cast<int>(page)); }
@@ -237,6 +255,8 @@ void TensorPreview::setOverlay(bool on) {
 void TensorPreview::onLoaded() {
     const auto tensor = document_->tensor();
     const bool values = tensor && tensor->hasValues();
+    tabs_->setVisible(true);
+    overlay_->setVisible(true);
     exportNpy_->setEnabled(values);
     exportCsv_->setEnabled(values);
     note_->setText(document_->note());
@@ -381,10 +401,20 @@ void TensorPreview::hoverHeatmap(const QPoint& pos) {
 void TensorPreview::updateHistogram() {
     const auto& h = document_->histogram();
     QVector<double> keys, counts;
-    const double width = h.binWidth() > 0 ? h.binWidth() : 1;
-    for (size_t i = 0; i < h.bins.size(); ++i) {
-        keys.push_back(h.lo + (static_cast<double>(i) + 0.5) * width);
-        counts.push_back(static_cast<double>(h.bins[i]));
+    // Every finite value the same: one bar, centred on that value (its width a tenth of it, or
+    // 1 around zero), not a bin of [value, value + 1].
+    const bool oneValue = !h.bins.empty() && h.hi == h.lo;
+    const double width = h.binWidth() > 0 ? h.binWidth() : h.lo != 0 ? std::abs(h.lo) / 10 : 1;
+    if (oneValue) {
+        uint64_t all = 0;
+        for (uint64_t n : h.bins) all += n;
+        keys.push_back(h.lo);
+        counts.push_back(static_cast<double>(all));
+    } else {
+        for (size_t i = 0; i < h.bins.size(); ++i) {
+            keys.push_back(h.lo + (static_cast<double>(i) + 0.5) * width);
+            counts.push_back(static_cast<double>(h.bins[i]));
+        }
     }
     bars_->setWidth(width);
     bars_->setData(keys, counts, true);
@@ -397,9 +427,15 @@ void TensorPreview::updateHistogram() {
     bars_->rescaleAxes();
     const QCPRange y = histogram_->yAxis->range();
     histogram_->yAxis->setRange(log ? 0.8 : 0, std::max(1.0, y.upper * 1.08));
-    if (!keys.isEmpty()) histogram_->xAxis->setRange(h.lo - width, h.hi + width);
+    if (oneValue)
+        histogram_->xAxis->setRange(h.lo - 3 * width, h.lo + 3 * width);
+    else if (!keys.isEmpty())
+        histogram_->xAxis->setRange(h.lo - width, h.hi + width);
     QString legend;
-    if (!h.bins.empty()) legend = tr("%1 bins of %2 over [%3, %4]").arg(h.bins.size()).arg(number(width), number(h.lo), number(h.hi));
+    if (oneValue)
+        legend = tr("every finite value is %1").arg(number(h.lo));
+    else if (!h.bins.empty())
+        legend = tr("%1 bins of %2 over [%3, %4]").arg(h.bins.size()).arg(number(width), number(h.lo), number(h.hi));
     if (h.nan) legend += tr(" · <b style='color:#c81e1e'>%1 NaN</b>").arg(h.nan);
     if (h.posInf) legend += tr(" · <b style='color:#14a028'>%1 +Inf</b>").arg(h.posInf);
     if (h.negInf) legend += tr(" · <b style='color:#14a028'>%1 -Inf</b>").arg(h.negInf);
@@ -410,7 +446,10 @@ void TensorPreview::updateHistogram() {
 bool TensorPreview::exportNpy(const QString& path, QString* error) {
     const auto tensor = document_->tensor();
     std::string why = "no tensor loaded";
-    if (tensor && analysis::writeNpy(*tensor, path.toStdString(), &why)) return true;
+    if (tensor && analysis::writeNpy(*tensor, path.toStdString(), &why)) {
+        emit exported(path);
+        return true;
+    }
     if (error) *error = QString::fromStdString(why);
     return false;
 }
@@ -418,7 +457,10 @@ bool TensorPreview::exportNpy(const QString& path, QString* error) {
 bool TensorPreview::exportCsv(const QString& path, QString* error) {
     const auto tensor = document_->tensor();
     std::string why = "no tensor loaded";
-    if (tensor && analysis::writeCsv(*tensor, path.toStdString(), &why)) return true;
+    if (tensor && analysis::writeCsv(*tensor, path.toStdString(), &why)) {
+        emit exported(path);
+        return true;
+    }
     if (error) *error = QString::fromStdString(why);
     return false;
 }

@@ -54,10 +54,16 @@ public:
     // Hover over the heatmap at a widget position of the heatmap plot.
     void hoverHeatmap(const QPoint& pos);
 
+    // Write the tensor as a NumPy array or CSV; exported() says where.
     bool exportNpy(const QString& path, QString* error);
     bool exportCsv(const QString& path, QString* error);
 
+signals:
+    void exported(const QString& path);
+
 private:
+    // A file the preview cannot read (a .pt file): said plainly, in place of the pages.
+    void showUnsupported(const QString& path);
     void onLoaded();
     void onImage();
     void updateFacts();

@@ -1,0 +1,233 @@
+// The application context alone, without a window (a QGuiApplication: no widgets in it): each
+// session replaces the one before through one path (a running model stopped without waiting
+// for it, the cursor cleared while the old data is still there, the dumps closed), the second
+// dump for comparing, what it gathers about a dump (problems, the first NaN), the recent
+// sessions. Real dumps: the native test engine under the probe.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTest>
+#include <functional>
+
+#include "config_document.h"
+#include "context/app_context.h"
+#include "dump_builder.h"
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "engine_runs.h"
+#include "probe/format/op_config.h"
+#include "session/live_probes.h"
+#include "session/live_session.h"
+#include "test_support.h"
+
+namespace probe {
+namespace {
+
+using analysis::kNone;
+using context::AppContext;
+using Kind = AppContext::SessionKind;
+
+bool waitFor(const std::function<bool()>& condition, int ms = 20000) {
+    return QTest::qWaitFor(condition, ms);
+}
+
+class ContextTest : public ::testing::Test {
+protected:
+    void SetUp() override { test::prepareEngineSessions(context_, sockets_, config_); }
+    void TearDown() override {
+        if (engine_.state() != QProcess::NotRunning) {
+            engine_.kill();
+            engine_.waitForFinished(5000);
+        }
+        ::unsetenv("PROBE_CONTROL_DIR");
+    }
+    QString writeEngineDump(const std::string& name, int rounds) {
+        return test::writeEngineDump(dir_ / name, config_, rounds);
+    }
+    session::LaunchSpec engineSpec(const std::string& output, int rounds, int sleepMs) {
+        return test::engineLaunch(dir_ / output, config_, rounds, sleepMs);
+    }
+    size_t rounds(const data::DumpStore* store) const {
+        const auto& idx = store->index();
+        return idx.processCount() > 0 ? idx.rounds(0).size() : 0;
+    }
+    bool loaded(const data::DumpStore* store, const QString& root) const {
+        return store->root() == root && store->initialLoadDone();
+    }
+
+    test::TempDir dir_{"ui-context"}, sockets_{"probe-sockets"};
+    const std::string config_ = dir_ / "config.json";
+    AppContext context_;
+    QProcess engine_;
+};
+
+// The cursor lets go of the old dump while it is still there: whoever follows the cursor reads
+// old data that is whole, never a half-replaced index.
+TEST_F(ContextTest, ADumpReplacesAnotherAndTheCursorGoesFirst) {
+    test::writeSmallSyntheticDump(dir_ / "nan");
+    const QString plain = writeEngineDump("plain", 6);
+    QSignalSpy loadedSpy(&context_, &AppContext::sessionLoaded);
+    context_.openDump(QString::fromStdString(dir_ / "nan"));
+    ASSERT_TRUE(waitFor([&] { return loadedSpy.count() == 1; }));
+    EXPECT_TRUE(loadedSpy.front().front().toBool());
+    EXPECT_EQ(context_.sessionKind(), Kind::Dump);
+    EXPECT_EQ(context_.liveSession(), nullptr);
+    // It starts at the first NaN, and knows where that is.
+    ASSERT_NE(context_.firstNanRow(), kNone);
+    EXPECT_EQ(context_.cursor()->row(), context_.firstNanRow());
+    const size_t oldOps = context_.store()->index().opCount();
+
+    std::vector<size_t> opsSeenByCursor;
+    QObject::connect(context_.cursor(), &data::DumpCursor::changed,
+                     [&] { opsSeenByCursor.push_back(context_.store()->index().opCount()); });
+    QSignalSpy replaced(&context_, &AppContext::sessionReplaced);
+    QSignalSpy nan(&context_, &AppContext::firstNanChanged);
+    context_.openDump(plain);
+    ASSERT_EQ(replaced.count(), 1);
+    ASSERT_FALSE(opsSeenByCursor.empty());
+    EXPECT_EQ(opsSeenByCursor.front(), oldOps);  // cleared while the old index was whole
+    EXPECT_EQ(context_.cursor()->op(), kNone);
+    EXPECT_EQ(context_.firstNanRow(), kNone);  // what was gathered about the old dump is gone
+    ASSERT_FALSE(nan.isEmpty());
+    EXPECT_EQ(nan.back().front().toUInt(), kNone);
+    ASSERT_TRUE(waitFor([&] {
+        return loaded(context_.store(), plain + "/atb_dump_data") &&
+               context_.cursor()->op() != kNone;
+    }));
+    EXPECT_EQ(rounds(context_.store()), 6u);
+    // Both are recent sessions, the last first.
+    const auto recent = context_.recentSessions()->list();
+    ASSERT_GE(recent.size(), 2);
+    EXPECT_EQ(recent[0].path, plain);
+    EXPECT_EQ(recent[1].path, QString::fromStdString(dir_ / "nan"));
+}
+
+// A dump opened while a model runs: the model is stopped, in the background.
+TEST_F(ContextTest, OpeningADumpStopsALaunchedModelWithoutWaitingForIt) {
+    const QString opened = writeEngineDump("opened", 4);
+    ASSERT_TRUE(context_.launch(engineSpec("launched", 100000, 10)));
+    EXPECT_EQ(context_.sessionKind(), Kind::Launch);
+    ASSERT_TRUE(
+        waitFor([&] { return rounds(context_.store()) >= 3 && context_.cursor()->op() != kNone; }));
+    EXPECT_TRUE(context_.modelRunning());
+    QPointer<session::LiveSession> launched = context_.liveSession();
+    const qint64 pid = launched->probePid();
+    ASSERT_GT(pid, 0);
+    QElapsedTimer clock;
+    clock.start();
+    context_.openDump(opened);
+    EXPECT_LT(clock.elapsed(), 500);
+    EXPECT_EQ(context_.sessionKind(), Kind::Dump);
+    EXPECT_EQ(context_.liveSession(), nullptr);
+    EXPECT_FALSE(context_.modelRunning());
+    ASSERT_TRUE(waitFor([&] { return loaded(context_.store(), opened + "/atb_dump_data"); }));
+    ASSERT_TRUE(waitFor([&] { return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(pid)); }));
+    ASSERT_TRUE(waitFor([&] { return launched.isNull(); }));  // the ended session is gone too
+    // The last launch is remembered, for the launch form.
+    EXPECT_EQ(context_.lastLaunch().program, PROBE_NATIVE_ENGINE);
+    EXPECT_EQ(context_.lastLaunch().arguments, engineSpec("launched", 100000, 10).arguments);
+}
+
+// Attaching replaces a launch; closing the session lets the attached probe go, its program runs on.
+TEST_F(ContextTest, AttachReplacesALaunchAndClosingLetsTheProbeGo) {
+    ASSERT_TRUE(context_.launch(engineSpec("launched", 100000, 10)));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->canPushConfig(); }));
+    const qint64 launchedPid = context_.liveSession()->probePid();
+    const session::LiveProbeInfo probe =
+        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    ASSERT_NE(probe.pid, 0);
+    context_.attach(probe);
+    EXPECT_EQ(context_.sessionKind(), Kind::Attach);
+    ASSERT_TRUE(waitFor([&] {
+        return loaded(context_.store(), QString::fromStdString(dir_ / "attached/atb_dump_data")) &&
+               rounds(context_.store()) >= 2;
+    }));
+    ASSERT_TRUE(
+        waitFor([&] { return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(launchedPid)); }));
+    // The config document holds what the probe has in force, from its file.
+    EXPECT_EQ(context_.configDocument()->filePath().toStdString(), config_);
+    EXPECT_EQ(context_.recentSessions()->list().value(0).kind,
+              session::RecentSession::Kind::Attach);
+
+    context_.closeSession();
+    EXPECT_EQ(context_.sessionKind(), Kind::None);
+    EXPECT_FALSE(context_.store()->isOpen());
+    EXPECT_EQ(context_.store()->index().opCount(), 0u);
+    QTest::qWait(200);
+    EXPECT_EQ(engine_.state(), QProcess::Running);  // let go, not stopped
+}
+
+// A second dump beside the one shown, for comparing: it opens and follows like the first, and
+// goes with the session.
+TEST_F(ContextTest, ACandidateDumpOpensBesideTheReferenceAndGoesWithTheSession) {
+    const QString reference = writeEngineDump("reference", 5),
+                  candidate = writeEngineDump("candidate", 7), other = writeEngineDump("other", 3);
+    context_.openDump(reference);
+    context_.openCandidate(candidate);
+    ASSERT_TRUE(waitFor([&] {
+        return loaded(context_.store(), reference + "/atb_dump_data") &&
+               loaded(context_.candidate(), candidate + "/atb_dump_data");
+    }));
+    EXPECT_EQ(rounds(context_.store()), 5u);
+    EXPECT_EQ(rounds(context_.candidate()), 7u);
+    // The cursor follows the reference only.
+    EXPECT_NE(context_.cursor()->op(), kNone);
+    context_.closeCandidate();
+    EXPECT_FALSE(context_.candidate()->isOpen());
+    EXPECT_TRUE(context_.store()->isOpen());
+
+    context_.openCandidate(candidate);
+    ASSERT_TRUE(
+        waitFor([&] { return loaded(context_.candidate(), candidate + "/atb_dump_data"); }));
+    context_.openDump(other);
+    EXPECT_FALSE(context_.candidate()->isOpen());
+    EXPECT_TRUE(context_.candidate()->requestedPath().isEmpty());
+    ASSERT_TRUE(waitFor([&] { return loaded(context_.store(), other + "/atb_dump_data"); }));
+}
+
+// Problems met reading a dump belong to it: a new session starts without them.
+TEST_F(ContextTest, ProblemsBelongToTheirSession) {
+    test::writeSmallSyntheticDump(dir_ / "broken");
+    test::writeFile(dir_ / "broken/atb_dump_data/info/model/0_4242/SyntheticModel.json",
+                    "{\"nodes\": [");
+    QSignalSpy added(&context_, &AppContext::problemsAdded);
+    QSignalSpy cleared(&context_, &AppContext::problemsCleared);
+    context_.openDump(QString::fromStdString(dir_ / "broken"));
+    ASSERT_TRUE(waitFor([&] { return context_.store()->initialLoadDone(); }));
+    ASSERT_FALSE(context_.problems().isEmpty());
+    EXPECT_TRUE(context_.problems().join("\n").contains("SyntheticModel.json"))
+        << context_.problems().join("\n").toStdString();
+    EXPECT_FALSE(added.isEmpty());
+    context_.openDump(writeEngineDump("fine", 2));
+    EXPECT_TRUE(context_.problems().isEmpty());
+    EXPECT_EQ(cleared.count(), 1);
+    // A folder that is not a dump: said, and a failed load.
+    QSignalSpy loadedSpy(&context_, &AppContext::sessionLoaded);
+    context_.openDump(QString::fromStdString(dir_ / "nowhere"));
+    ASSERT_TRUE(waitFor([&] { return loadedSpy.count() > 0; }));
+    EXPECT_FALSE(loadedSpy.back().front().toBool());
+    EXPECT_EQ(context_.problems().size(), 1);
+}
+
+// A launch refused before anything runs is still the session (its reason is its state).
+TEST_F(ContextTest, ARefusedLaunchSaysWhy) {
+    session::LaunchSpec spec = engineSpec("refused", 1, 0);
+    spec.configPath = QString::fromStdString(dir_ / "missing.json");
+    QSignalSpy notices(&context_, &AppContext::notice);
+    EXPECT_FALSE(context_.launch(spec));
+    ASSERT_NE(context_.liveSession(), nullptr);
+    EXPECT_EQ(context_.liveSession()->state(), session::SessionState::FailedToStart);
+    EXPECT_TRUE(context_.liveSession()->stateDetail().contains("missing.json does not exist"))
+        << context_.liveSession()->stateDetail().toStdString();
+    ASSERT_FALSE(notices.isEmpty());
+    EXPECT_TRUE(notices.back().front().toString().startsWith("Could not launch: "));
+    EXPECT_FALSE(context_.modelRunning());
+}
+
+}  // namespace
+}  // namespace probe

@@ -1,0 +1,207 @@
+// Switching sessions in the window: a dump opened, a model launched, another dump opened, a
+// running probe attached to, in any order. Each new session replaces the one before; every item
+// model of the window is under QAbstractItemModelTester (Fatal), and no widget is painted and no
+// cursor signal is sent while a model is between beginResetModel and endResetModel. The dumps are
+// real: written by the native test engine under the probe.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QTableView>
+#include <QTreeView>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "context/app_context.h"
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "engine_runs.h"
+#include "main_window.h"
+#include "op_tensors_model.h"
+#include "op_tensors_panel.h"
+#include "op_tree_model.h"
+#include "op_tree_panel.h"
+#include "session/live_probes.h"
+#include "session/live_session.h"
+#include "session_panel.h"
+#include "statistics_plot.h"
+#include "test_support.h"
+#include "widget_checks.h"
+
+namespace probe {
+namespace {
+
+using analysis::kNone;
+using test::waitFor;
+using widgets::MainWindow;
+
+// Watches every item model of a window: each under QAbstractItemModelTester (Fatal), and the
+// times a widget was painted or the cursor spoke while one of them was half reset counted.
+class ModelGuard : public QObject {
+public:
+    explicit ModelGuard(QWidget* window, data::DumpCursor* cursor) {
+        for (QAbstractItemModel* model : window->findChildren<QAbstractItemModel*>()) {
+            testers_.push_back(std::make_unique<QAbstractItemModelTester>(
+                model, QAbstractItemModelTester::FailureReportingMode::Fatal));
+            connect(model, &QAbstractItemModel::modelAboutToBeReset, this,
+                    [this, model] { resetting_[model] = true; });
+            connect(model, &QAbstractItemModel::modelReset, this,
+                    [this, model] { resetting_[model] = false; });
+        }
+        connect(cursor, &data::DumpCursor::changed, this,
+                [this] { cursorSignalsMidReset_ += anyResetting() ? 1 : 0; });
+        qApp->installEventFilter(this);
+    }
+    ~ModelGuard() override { qApp->removeEventFilter(this); }
+    size_t models() const { return testers_.size(); }
+    int paintsMidReset() const { return paintsMidReset_; }
+    int cursorSignalsMidReset() const { return cursorSignalsMidReset_; }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (event->type() == QEvent::Paint && anyResetting()) ++paintsMidReset_;
+        return QObject::eventFilter(watched, event);
+    }
+
+private:
+    bool anyResetting() const {
+        for (const auto& [model, resetting] : resetting_)
+            if (resetting) return true;
+        return false;
+    }
+    std::vector<std::unique_ptr<QAbstractItemModelTester>> testers_;
+    std::map<QAbstractItemModel*, bool> resetting_;
+    int paintsMidReset_ = 0, cursorSignalsMidReset_ = 0;
+};
+
+class SessionSwitchTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        test::prepareEngineSessions(context_, sockets_, config_);
+        window_.resize(1400, 900);
+        window_.show();
+        guard_ = std::make_unique<ModelGuard>(&window_, context_.cursor());
+    }
+    void TearDown() override {
+        if (engine_.state() != QProcess::NotRunning) {
+            engine_.kill();
+            engine_.waitForFinished(5000);
+        }
+        EXPECT_EQ(guard_->paintsMidReset(), 0);
+        EXPECT_EQ(guard_->cursorSignalsMidReset(), 0);
+        guard_.reset();
+        ::unsetenv("PROBE_CONTROL_DIR");
+    }
+    QString writeEngineDump(const std::string& name, int rounds) {
+        return test::writeEngineDump(dir_ / name, config_, rounds);
+    }
+    session::LaunchSpec engineSpec(const std::string& output, int rounds, int sleepMs) {
+        return test::engineLaunch(dir_ / output, config_, rounds, sleepMs);
+    }
+    size_t rounds() const {
+        const auto& idx = context_.store()->index();
+        return idx.processCount() > 0 ? idx.rounds(0).size() : 0;
+    }
+    // The window shows the dump at `root` read whole, an op selected, every model agreeing.
+    void expectShows(const QString& root, size_t minRounds) {
+        ASSERT_TRUE(waitFor([&] {
+            return context_.store()->root() == root && context_.store()->initialLoadDone() &&
+                   rounds() >= minRounds;
+        })) << context_.store()->root().toStdString()
+            << " " << rounds() << " rounds\n"
+            << window_.sessionPanel()->log()->toPlainText().toStdString();
+        ASSERT_TRUE(waitFor([&] { return context_.cursor()->op() != kNone; }));
+        const auto& idx = context_.store()->index();
+        EXPECT_EQ(window_.treePanel()->model()->rowCount(),
+                  static_cast<int>(idx.process(0).topOps.size()));
+        EXPECT_GT(window_.tensorsPanel()->model()->rowCount(), 0);
+        QTest::qWait(50);
+        EXPECT_FALSE(window_.grab().isNull());  // everything paints
+    }
+
+    test::TempDir dir_{"ui-switch"}, sockets_{"probe-sockets"};
+    const std::string config_ = dir_ / "config.json";
+    context::AppContext context_;
+    MainWindow window_{&context_};
+    std::unique_ptr<ModelGuard> guard_;
+    QProcess engine_;
+};
+
+// A finished launch, then another (the demo, then File › Launch another script): the first dump
+// goes, the second fills the tree and the plot.
+TEST_F(SessionSwitchTest, ALaunchReplacesAFinishedOne) {
+    window_.showView(MainWindow::View::Plot);
+    ASSERT_TRUE(context_.launch(engineSpec("first", 30, 0)));
+    ASSERT_TRUE(waitFor([&] {
+        return context_.liveSession()->hasEnded() && context_.store()->dumpState() == "complete";
+    }));
+    expectShows(QString::fromStdString(dir_ / "first/atb_dump_data"), 30);
+    window_.treePanel()->view()->expandAll();
+    ASSERT_TRUE(context_.launch(engineSpec("second", 100000, 10)));
+    expectShows(QString::fromStdString(dir_ / "second/atb_dump_data"), 3);
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
+}
+
+// A dump opened (its op's table scrolled to its last round), then a launch.
+TEST_F(SessionSwitchTest, ALaunchReplacesAnOpenedDump) {
+    const QString opened = writeEngineDump("opened", 60);
+    context_.openDump(opened);
+    expectShows(opened + "/atb_dump_data", 60);
+    window_.showView(MainWindow::View::Tree);
+    QTest::qWait(50);
+    ASSERT_GT(window_.tensorsPanel()->view()->verticalHeader()->visualIndexAt(0),
+              0);  // scrolled to the latest round
+    ASSERT_TRUE(context_.launch(engineSpec("launched", 100000, 10)));
+    expectShows(QString::fromStdString(dir_ / "launched/atb_dump_data"), 3);
+}
+
+// A dump opened, then another.
+TEST_F(SessionSwitchTest, ADumpReplacesAnother) {
+    const QString first = writeEngineDump("a", 60), second = writeEngineDump("b", 5);
+    context_.openDump(first);
+    expectShows(first + "/atb_dump_data", 60);
+    QTest::qWait(50);
+    context_.openDump(second);
+    expectShows(second + "/atb_dump_data", 5);
+    EXPECT_EQ(rounds(), 5u);
+}
+
+// Launch, open, launch again, attach: each replaces the one before, a running model is stopped.
+TEST_F(SessionSwitchTest, OpenLaunchReopenAttachInSequence) {
+    ASSERT_GE(guard_->models(),
+              3u);  // the op tree, its filter, the op's tensors (and the widgets' own)
+    const QString opened = writeEngineDump("opened", 40);
+    context_.openDump(opened);
+    expectShows(opened + "/atb_dump_data", 40);
+
+    ASSERT_TRUE(context_.launch(engineSpec("launched", 100000, 10)));
+    expectShows(QString::fromStdString(dir_ / "launched/atb_dump_data"), 3);
+    const qint64 launchedPid = context_.liveSession()->probePid();
+
+    context_.openDump(opened);
+    expectShows(opened + "/atb_dump_data", 40);
+    ASSERT_TRUE(waitFor([&] {
+        return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(launchedPid));
+    }));  // stopped
+
+    const session::LiveProbeInfo probe =
+        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    ASSERT_NE(probe.pid, 0);
+    context_.attach(probe);
+    expectShows(QString::fromStdString(dir_ / "attached/atb_dump_data"), 3);
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
+
+    context_.openDump(opened);
+    expectShows(opened + "/atb_dump_data", 40);
+    EXPECT_EQ(engine_.state(), QProcess::Running);  // an attached program is let go, not stopped
+}
+
+}  // namespace
+}  // namespace probe

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "context/app_context.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <memory>
+
+#include "config_document.h"
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "op_selection.h"
+#include "probe/format/op_config.h"
+
+namespace probe::context {
+
+using analysis::kNone;
+
+AppContext::AppContext(QObject* parent) : QObject(parent) {
+    store_ = new data::DumpStore(this);
+    candidate_ = new data::DumpStore(this);
+    selection_ = new data::OpSelection(this);
+    config_ = new data::ConfigDocument(this);
+    config_->followSelection(selection_);  // ticking ops and the config editor edit one config
+    cursor_ = new data::DumpCursor(store_, this);
+    recent_ = new session::RecentSessions(this);
+    // Relocatable: what is shipped is found from the executable, <prefix>/bin/probe-studio.
+    dataDirectory_ =
+        QDir(QCoreApplication::applicationDirPath() + QStringLiteral("/../share/probe-studio"))
+            .absolutePath();
+
+    connect(store_, &data::DumpStore::opened, this, &AppContext::onOpened);
+    connect(store_, &data::DumpStore::openFailed, this, &AppContext::onOpenFailed);
+    connect(store_, &data::DumpStore::changed, this, &AppContext::onChanged);
+    connect(store_, &data::DumpStore::dumpStateChanged, this,
+            &AppContext::goToFirstNanUnlessMovedAway);
+    connect(store_, &data::DumpStore::problemsAdded, this, &AppContext::addProblems);
+    connect(store_, &data::DumpStore::initialLoadFinished, this,
+            &AppContext::onInitialLoadFinished);
+    connect(store_, &data::DumpStore::wasReset, this, [this] {
+        setFirstNan(kNone);
+        autoSelectedOp_ = kNone;
+        if (!problems_.isEmpty()) {
+            problems_.clear();
+            emit problemsCleared();
+        }
+    });
+}
+
+AppContext::~AppContext() {
+    // A launched model is stopped (LiveSession's destructor ends it) before the dumps go.
+    delete live_;
+}
+
+bool AppContext::modelRunning() const {
+    return live_ && live_->origin() == session::LiveSession::Origin::Launched && !live_->hasEnded();
+}
+
+void AppContext::setDataDirectory(const QString& dir) {
+    if (dir == dataDirectory_) return;
+    dataDirectory_ = dir;
+    emit dataDirectoryChanged(dir);
+}
+
+session::LaunchSpec AppContext::lastLaunch() const {
+    if (live_ && live_->origin() == session::LiveSession::Origin::Launched) {
+        session::LaunchSpec spec = live_->launchSpec();
+        spec.probeExecutable.clear();
+        return spec;
+    }
+    for (const auto& recent : recent_->list())
+        if (recent.kind == session::RecentSession::Kind::Launch) return recent.launch;
+    return {};
+}
+
+QString AppContext::demoScript() const {
+    return QDir(dataDirectory_).absoluteFilePath(QStringLiteral("demo/llama_demo.py"));
+}
+
+QString AppContext::configsDirectory() const {
+    return QDir(dataDirectory_).absoluteFilePath(QStringLiteral("configs"));
+}
+
+void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
+    if (session::LiveSession* old = live_) {
+        live_ = nullptr;
+        disconnect(old, nullptr, this, nullptr);
+        disconnect(old, nullptr, store_, nullptr);
+        // A launched model is asked to stop (SIGTERM, SIGKILL after a grace period), an attached
+        // probe let go; the session goes once that is done, without anyone waiting for it.
+        if (old->hasEnded()) {
+            old->deleteLater();
+        } else {
+            connect(old, &session::LiveSession::stateChanged, old, [old] {
+                if (old->hasEnded()) old->deleteLater();
+            });
+            old->stop();
+        }
+    }
+    openingRecent_.clear();
+    // The dumps go: the store clears the cursor while the old data is still there, then resets
+    // the item models around the change (DumpStore's four phases).
+    closeCandidate();
+    store_->close();
+    kind_ = kind;
+    live_ = live;
+    if (live) {
+        live->setParent(this);
+        connect(live, &session::LiveSession::dumpFolderReady, this, [this](const QString& root) {
+            emit notice(tr("Opening %1…").arg(root));
+            store_->open(root);
+        });
+        // The socket says when the probe wrote: read the folder then, not at the next
+        // (backed-off) poll, so rows show within a fraction of a second however long the model
+        // was quiet.
+        connect(live, &session::LiveSession::dumpGrew, store_, &data::DumpStore::pollNow);
+        connect(live, &session::LiveSession::helloReceived, this, &AppContext::takeConfigFromHello);
+    }
+    emit sessionReplaced();
+}
+
+void AppContext::openDump(const QString& path) {
+    replaceSession(SessionKind::Dump, nullptr);
+    emit notice(tr("Opening %1…").arg(path));
+    store_->open(path);
+    openingRecent_ = QFileInfo(path).absoluteFilePath();  // recent once it opened
+}
+
+bool AppContext::launch(const session::LaunchSpec& given) {
+    session::LaunchSpec spec = given;
+    if (spec.probeExecutable.isEmpty()) spec.probeExecutable = probeExecutable_;
+    // Where it runs is part of what was launched (relative paths in it are that folder's): kept
+    // so that the recent session launches the same again from anywhere.
+    if (spec.workingDirectory.isEmpty()) spec.workingDirectory = QDir::currentPath();
+    auto* live = new session::LiveSession(this);
+    replaceSession(SessionKind::Launch, live);
+    if (!live->launch(spec)) {
+        emit notice(tr("Could not launch: %1").arg(live->stateDetail()));
+        return false;
+    }
+    // A recent session once the model runs under the probe (it said hello, or its dump
+    // appeared): a command that cannot start is not one to take up again.
+    session::RecentSession recent;
+    recent.kind = session::RecentSession::Kind::Launch;
+    recent.launch = spec;
+    recent.launch.probeExecutable.clear();
+    addRecentOnceRunning(live, recent);
+    return true;
+}
+
+void AppContext::addRecentOnceRunning(session::LiveSession* live,
+                                      const session::RecentSession& recent) {
+    auto added = std::make_shared<bool>(false);
+    auto add = [this, live, recent, added] {
+        if (live_ != live || *added) return;
+        *added = true;
+        session::RecentSession entry = recent;
+        entry.path = live->dumpRoot();
+        if (entry.kind == session::RecentSession::Kind::Attach) {
+            const QJsonObject hello = live->control()->helloMessage();
+            entry.pid = hello.value(QStringLiteral("pid")).toInteger();
+            entry.command = hello.value(QStringLiteral("command")).toString();
+        }
+        recent_->add(entry);
+    };
+    connect(live, &session::LiveSession::helloReceived, this, add);
+    if (recent.kind == session::RecentSession::Kind::Launch)
+        connect(live, &session::LiveSession::dumpFolderReady, this, add);
+}
+
+bool AppContext::launchDemo(QString* error) {
+    session::LaunchSpec spec;
+    QString problem;
+    if (!session::prepareDemoLaunch(dataDirectory_, &spec, &problem)) {
+        if (error) *error = problem;
+        emit notice(problem);
+        return false;
+    }
+    if (!launch(spec)) {
+        if (error) *error = live_->stateDetail();
+        return false;
+    }
+    return true;
+}
+
+void AppContext::attach(const session::LiveProbeInfo& probe) {
+    auto* live = new session::LiveSession(this);
+    replaceSession(SessionKind::Attach, live);
+    session::RecentSession recent;
+    recent.kind = session::RecentSession::Kind::Attach;
+    addRecentOnceRunning(live, recent);
+    live->attach(probe);
+}
+
+void AppContext::openCandidate(const QString& path) {
+    candidate_->open(path);
+}
+
+void AppContext::closeCandidate() {
+    if (candidate_->isOpen() || !candidate_->requestedPath().isEmpty()) candidate_->close();
+}
+
+void AppContext::takeConfigFromHello(const QJsonObject& hello) {
+    // The config document holds the config the probe has in force, as its file holds it.
+    const QString path = hello.value(QStringLiteral("config_path")).toString();
+    const QJsonObject inForce = hello.value(QStringLiteral("config")).toObject();
+    const auto parsed = format::parseOpConfig(
+        QJsonDocument(inForce).toJson(QJsonDocument::Compact).toStdString(), "probe");
+    QString text;
+    if (!path.isEmpty()) {
+        QFile file(path);
+        if (file.open(QIODevice::ReadOnly)) {
+            const QByteArray content = file.readAll();
+            const auto fromFile = format::parseOpConfig(content.toStdString(), path.toStdString());
+            if (!parsed.config || (fromFile.config && *fromFile.config == *parsed.config))
+                text = QString::fromUtf8(content);
+        }
+    }
+    if (text.isEmpty() && parsed.config) text = QString::fromStdString(parsed.config->toFileText());
+    if (!text.isEmpty()) config_->setFileContent(data::ConfigDocument::Kind::Op, path, text);
+}
+
+void AppContext::onOpened() {
+    if (openingRecent_.isEmpty()) return;
+    session::RecentSession recent;
+    recent.kind = session::RecentSession::Kind::Open;
+    recent.path = openingRecent_;
+    recent_->add(recent);
+    openingRecent_.clear();
+}
+
+void AppContext::onOpenFailed(const QString& message) {
+    openingRecent_.clear();
+    addProblems({message});
+    emit notice(tr("Could not open: %1").arg(message));
+    emit sessionLoaded(false);
+}
+
+void AppContext::addProblems(const QStringList& problems) {
+    problems_ += problems;
+    emit problemsAdded(problems);
+}
+
+void AppContext::onChanged(const analysis::IndexChange& change) {
+    const auto& idx = store_->index();
+    // A dump opened before it held any op (a model just launched): show its first op as soon
+    // as there is one, so the tables and plots fill while it runs.
+    if (store_->initialLoadDone() && cursor_->op() == kNone && change.newOps > 0 &&
+        idx.processCount() > 0 && !idx.process(0).topOps.empty()) {
+        autoSelectedOp_ = idx.process(0).topOps.front();
+        cursor_->setOp(autoSelectedOp_);
+    }
+    if (firstNanRow_ != kNone || change.newRows == 0) return;
+    // Only the new rows are looked at until a NaN turns up; then where it first appears in
+    // execution order (an earlier round may have been read later).
+    for (uint32_t r = change.firstNewRow; r < change.firstNewRow + change.newRows; ++r) {
+        if (!(idx.row(r).anomalies & analysis::kHasNan)) continue;
+        const uint32_t process = idx.op(idx.slot(idx.row(r).slot).op).process;
+        const uint32_t first = idx.firstAnomalousRow(process, analysis::kHasNan);
+        setFirstNan(first == kNone ? r : first);
+        // The status may have said "complete" before the last rows were read.
+        goToFirstNanUnlessMovedAway();
+        return;
+    }
+}
+
+void AppContext::onInitialLoadFinished() {
+    // Start where the numbers first go wrong: the first NaN in execution order (its op and
+    // round), else the first op.
+    const auto& idx = store_->index();
+    if (cursor_->op() == kNone && idx.processCount() > 0) {
+        const uint32_t firstNan = idx.firstAnomalousRow(0, analysis::kHasNan);
+        if (firstNan != kNone) {
+            setFirstNan(firstNan);  // everything read: this is the first in execution order
+            cursor_->setRow(firstNan);
+        } else if (!idx.process(0).topOps.empty()) {
+            cursor_->setOp(idx.process(0).topOps.front());
+        }
+    }
+    emit sessionLoaded(true);
+}
+
+void AppContext::setFirstNan(uint32_t row) {
+    if (row == firstNanRow_) return;
+    firstNanRow_ = row;
+    emit firstNanChanged(row);
+}
+
+bool AppContext::goToFirstNan() {
+    if (firstNanRow_ == kNone) return false;
+    cursor_->setRow(firstNanRow_);
+    return true;
+}
+
+void AppContext::goToFirstNanUnlessMovedAway() {
+    if (firstNanRow_ == kNone || autoSelectedOp_ == kNone || cursor_->op() != autoSelectedOp_)
+        return;
+    if (!store_->initialLoadDone() || store_->dumpState() == QLatin1String("running") ||
+        store_->dumpState().isEmpty())
+        return;
+    cursor_->setRow(firstNanRow_);
+}
+
+}  // namespace probe::context

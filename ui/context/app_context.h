@@ -1,0 +1,151 @@
+// The application context (as RenderDoc's ICaptureContext): everything the application holds,
+// in one object the window, the screenshot driver and the tests all drive: the session (a dump
+// opened, a model launched, a probe attached to), the open dumps (the one shown and, when
+// comparing, a second one), the cursor, the op selection, the config document and the recent
+// sessions. No widgets: the window is a view over it.
+//
+// Sessions are replaced, never stacked: every way to start one goes through replaceSession(),
+// which ends the old one (a launched model is stopped in the background, an attached probe let
+// go), clears the cursor while the old data is still there, then closes the dumps so that the
+// item models reset before the data goes.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QString>
+#include <QStringList>
+
+#include "analysis/dump_index.h"
+#include "session/launch_session.h"
+#include "session/live_probes.h"
+#include "session/live_session.h"
+#include "session/recent_sessions.h"
+
+namespace probe::data {
+class ConfigDocument;
+class DumpCursor;
+class DumpStore;
+class OpSelection;
+}  // namespace probe::data
+
+namespace probe::context {
+
+class AppContext : public QObject {
+    Q_OBJECT
+public:
+    // What the application shows: nothing, a dump folder, a model it launched, a probe it
+    // attached to.
+    enum class SessionKind { None, Dump, Launch, Attach };
+
+    explicit AppContext(QObject* parent = nullptr);
+    ~AppContext() override;
+
+    // --- what it holds ------------------------------------------------------------------------
+    // The dump shown (the reference one when comparing).
+    data::DumpStore* store() const { return store_; }
+    // The dump compared with store(): closed unless openCandidate() opened one.
+    data::DumpStore* candidate() const { return candidate_; }
+    data::DumpCursor* cursor() const { return cursor_; }
+    data::OpSelection* selection() const { return selection_; }
+    data::ConfigDocument* configDocument() const { return config_; }
+    session::RecentSessions* recentSessions() const { return recent_; }
+    // The launched model or the attached probe; nullptr for a dump or no session.
+    session::LiveSession* liveSession() const { return live_; }
+    SessionKind sessionKind() const { return kind_; }
+    // A launched model that has not ended: replacing the session stops it (ask first).
+    bool modelRunning() const;
+    // What was launched last: this session's launch, else the most recent one (an empty spec
+    // when there was none).
+    session::LaunchSpec lastLaunch() const;
+
+    // --- sessions: each replaces the one before ---------------------------------------------
+    // Opens a dump folder of either layout and follows it while it grows.
+    void openDump(const QString& path);
+    // Launches a model as `probe run` does; its dump opens as it appears and is followed. False
+    // when the spec is refused before anything runs (the reason: liveSession()->stateDetail()).
+    bool launch(const session::LaunchSpec& spec);
+    // The bundled demo (from the data directory); false with the reason in `error`.
+    bool launchDemo(QString* error = nullptr);
+    // Attaches to a running probe; its dump opens once it said hello.
+    void attach(const session::LiveProbeInfo& probe);
+    // Ends the session: nothing is shown.
+    void closeSession() { replaceSession(SessionKind::None, nullptr); }
+    // The one way a session ends: the live session is ended (without waiting for it), the
+    // cursor cleared, both dumps closed (item models reset before the data goes), what was
+    // gathered about the dump (problems, first NaN) forgotten. Then `kind` with `live` (owned
+    // from now on; nullptr unless launching or attaching) is the session, and sessionReplaced()
+    // says so.
+    void replaceSession(SessionKind kind, session::LiveSession* live);
+
+    // --- comparing: a second dump beside the one shown ----------------------------------------
+    // Opens the dump compared with store(); it is closed with the session.
+    void openCandidate(const QString& path);
+    void closeCandidate();
+
+    // --- where things are ---------------------------------------------------------------------
+    // The installed data (<prefix>/share/probe-studio): the demo and the shipped configs.
+    // By default found from the executable, as installed (the build tree has the same layout).
+    void setDataDirectory(const QString& dir);
+    QString dataDirectory() const { return dataDirectory_; }
+    QString demoScript() const;
+    QString configsDirectory() const;
+    // The `probe` command line tool launches run (by default the one beside this executable).
+    void setProbeExecutable(const QString& path) { probeExecutable_ = path; }
+
+    // --- what was gathered while the dump was read ----------------------------------------------
+    QStringList problems() const { return problems_; }
+    // The row where a NaN first appears in execution order, kNone until one is read.
+    uint32_t firstNanRow() const { return firstNanRow_; }
+    // Moves the cursor there; false when there is none.
+    bool goToFirstNan();
+
+signals:
+    // A session replaced the one before (its dump is not opened yet): sessionKind(),
+    // liveSession() and the closed dumps are the new session's.
+    void sessionReplaced();
+    // Everything the folder held when it was opened is read and the cursor placed (ok), or
+    // opening it failed.
+    void sessionLoaded(bool ok);
+    // Problems met reading the dump (new ones), or none any more (a new session).
+    void problemsAdded(const QStringList& problems);
+    void problemsCleared();
+    // The first NaN in execution order is now firstNanRow() (kNone: none, a new session).
+    void firstNanChanged(uint32_t row);
+    // Something to tell the user about the session in passing (the status bar).
+    void notice(const QString& text);
+    void dataDirectoryChanged(const QString& dir);
+
+private:
+    void onOpened();
+    void onOpenFailed(const QString& message);
+    void onChanged(const analysis::IndexChange& change);
+    void onInitialLoadFinished();
+    void addProblems(const QStringList& problems);
+    void takeConfigFromHello(const QJsonObject& hello);
+    void addRecentOnceRunning(session::LiveSession* live, const session::RecentSession& recent);
+    void setFirstNan(uint32_t row);
+    // Selects the first NaN when the context chose what is shown (not the user) and the dump is
+    // read whole: opened complete, or followed until it completed.
+    void goToFirstNanUnlessMovedAway();
+
+    data::DumpStore* store_;
+    data::DumpStore* candidate_;
+    data::OpSelection* selection_;
+    data::ConfigDocument* config_;
+    data::DumpCursor* cursor_;
+    session::RecentSessions* recent_;
+    QPointer<session::LiveSession> live_;
+    SessionKind kind_ = SessionKind::None;
+    QString dataDirectory_;
+    QString probeExecutable_;
+    QStringList problems_;
+    uint32_t firstNanRow_ = analysis::kNone;
+    // The op the context chose by itself when a growing dump got its first ops: still shown
+    // when the dump completes, the cursor moves on to the first NaN, as for a dump opened whole.
+    uint32_t autoSelectedOp_ = analysis::kNone;
+    // The folder openDump() was asked for: a recent session once it opened.
+    QString openingRecent_;
+};
+
+}  // namespace probe::context
