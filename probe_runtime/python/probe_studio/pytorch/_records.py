@@ -151,24 +151,23 @@ _SETTLE_BYTES = 64 * 1024 ** 2  # ... or bytes of them: then they are computed
 
 class TensorItem:
     """A tensor's item of dump.json. Its text up to "requires_grad" (core) is rendered in C++
-    with the statistics; data_name and md5 follow in that order, as msprobe writes them."""
+    with the statistics; data_name and md5 follow in that order, as msprobe writes them. Until
+    then `source` is the _Summary holding the tensor (a text rendered meanwhile shows null
+    statistics); afterwards nothing of the tensor is kept."""
 
-    __slots__ = ("dtype", "shape", "requires_grad", "core", "data_name", "md5")
+    __slots__ = ("core", "data_name", "md5", "source")
 
-    def __init__(self, dtype, shape, requires_grad, md5):
-        self.dtype = dtype  # str(torch dtype)
-        self.shape = shape
-        self.requires_grad = requires_grad
+    def __init__(self, md5, source=None):
         self.core = None        # until the statistics are computed
         self.data_name = None   # the .pt file, when saved
         self.md5 = md5          # False: not asked for; None: not computed; else 8 hex digits
+        self.source = source
 
     def raw_json(self):
         core = self.core
-        if core is None:  # no statistics (not computed, or could not be)
-            core = ('{"type": "torch.Tensor","dtype": "%s","shape": [%s],"Max": null,"Min": null,"Mean": null,'
-                    '"Norm": null,"requires_grad": %s' % (self.dtype, ",".join(map(str, self.shape)),
-                                                          "true" if self.requires_grad else "false"))
+        if core is None:  # not computed yet
+            source = self.source
+            core = _null_core(source.tensor) if source is not None and source.tensor is not None else _UNKNOWN_CORE
         if self.data_name is not None:
             core += ',"data_name": ' + _encode_str(self.data_name)
         md5 = self.md5
@@ -177,15 +176,30 @@ class TensorItem:
         return core + "}"
 
 
+def _null_core(t):
+    """The core of a tensor item without statistics (they could not be taken)."""
+    return ('{"type": "torch.Tensor","dtype": "%s","shape": [%s],"Max": null,"Min": null,"Mean": null,'
+            '"Norm": null,"requires_grad": %s' % (_dtype_name(t.dtype), ",".join(map(str, t.shape)),
+                                                  "true" if t.requires_grad else "false"))
+
+
+_UNKNOWN_CORE = '{"type": "torch.Tensor"'
+
+
 class _Summary:
     """One tensor whose statistics are to be computed, and the items that show them."""
 
     __slots__ = ("tensor", "version", "items")
 
-    def __init__(self, tensor, version, item):
+    def __init__(self, tensor, version):
         self.tensor = tensor
         self.version = version
-        self.items = [item]
+        self.items = []
+
+    def add(self, md5):
+        item = TensorItem(md5, self)
+        self.items.append(item)
+        return item
 
 
 class Recorder:
@@ -197,10 +211,15 @@ class Recorder:
     before such a call, at stop()/step() and when many wait — and all are computed by one call
     to the C++ core; a tensor recorded twice meanwhile is computed once. A tensor changed in
     place all the same (its version moved) keeps null statistics, said in the error log.
-    Otherwise (L0, and what must be taken at once) each batch computes its own in finish()."""
+    Otherwise (L0, and what must be taken at once) each batch computes its own in finish().
+
+    Per tensor a call reads only its version and id: its dtype, shape and requires_grad are
+    read in C++ when the statistics are taken (the wrappers settle before any wrapped call that
+    may change a tensor in place)."""
 
     def __init__(self, config, record_error, deferred):
         self.md5 = config.summary_mode == "md5"
+        self.md5_start = None if self.md5 else False  # a new item's md5
         self.deferred = deferred
         self.tensor_dir = None  # the step's dump_tensor_data, when tensors are saved
         # task statistics with a tensor_list: only the entries it names save their tensors
@@ -210,23 +229,76 @@ class Recorder:
         self.pending = []        # _Summary waiting for settle()
         self.pending_by_id = {}  # id(tensor) -> its _Summary (the tensor is held, so its id is its own)
         self.pending_bytes = 0
+        self.unversioned = []    # _Summary of tensors without a version, for finish()
+        self._plain_value = Batch(self, None, False, False).value  # values of nothing saved
 
     def batch(self, entry, eager=False):
         saves = self.tensor_dir is not None and (
             self.tensor_list is None or any(fragment in entry for fragment in self.tensor_list))
         return Batch(self, entry, saves, eager or not self.deferred)
 
-    def defer(self, t, version, item):
+    def items(self, values):
+        """The items of a call's values (arguments, outputs), deferred, when nothing is saved:
+        the one loop a call runs per value."""
+        out = []
+        append = out.append
+        for v in values:
+            if isinstance(v, _Tensor):
+                append(self.defer_tensor(v))
+            elif v is None:
+                append(None)
+            else:
+                append(self._plain_value(v, None))
+        return out
+
+    def kwargs_items(self, kwargs):
+        """items() of keyword arguments (their keys name dtype and device values)."""
+        defer, plain = self.defer_tensor, self._plain_value
+        return {str(k): defer(v) if isinstance(v, _Tensor) else plain(v, None, k) for k, v in kwargs.items()}
+
+    def cached(self, t, version):
+        """The item of `t` from the forward pass's cache, or None."""
+        hit = self.stat_cache.get(id(t))
+        if hit is not None and hit[0]() is t and hit[1] == version:
+            item = TensorItem(self.md5_start)
+            item.core = hit[2]
+            if self.md5:
+                item.md5 = hit[3]
+            return item
+        return None
+
+    def defer_tensor(self, t):
+        """The item of `t`, its statistics waiting for settle()."""
+        try:
+            version = t._version
+        except RuntimeError:  # no version (inference mode): a change could not be seen
+            version = None
+        if self.stat_cache is not None:
+            item = self.cached(t, version)
+            if item is not None:
+                return item
+        if version is None:  # taken when the call's values are done (finish())
+            summary = _Summary(t, None)
+            self.unversioned.append(summary)
+            return summary.add(self.md5_start)
         summary = self.pending_by_id.get(id(t))
         if summary is not None and summary.version == version:
-            summary.items.append(item)  # the same tensor, unchanged: computed once
-            return
-        summary = _Summary(t, version, item)
+            return summary.add(self.md5_start)  # the same tensor, unchanged: computed once
+        summary = _Summary(t, version)
         self.pending.append(summary)
         self.pending_by_id[id(t)] = summary
         self.pending_bytes += t.numel() * t.element_size()
+        item = summary.add(self.md5_start)
         if len(self.pending) >= _SETTLE_COUNT or self.pending_bytes >= _SETTLE_BYTES:
             self.settle()
+        return item
+
+    def finish(self):
+        """Computes the statistics of the tensors without a version of the values just turned
+        into items (a change of theirs could not be seen later)."""
+        if self.unversioned:
+            summaries, self.unversioned = self.unversioned, []
+            self.summarise(summaries)
 
     def settle(self):
         """Computes the statistics of every waiting tensor (one call to the C++ core)."""
@@ -238,19 +310,36 @@ class Recorder:
         self.pending_bytes = 0
         unchanged = [s for s in pending if tensor_version(s.tensor) == s.version]
         if len(unchanged) != len(pending):
-            changed = [s.items[0] for s in pending if tensor_version(s.tensor) != s.version]
+            changed = [s for s in pending if tensor_version(s.tensor) != s.version]
+            first = changed[0].tensor
             self.record_error("statistics", RuntimeError(
                 "%d tensor(s) (the first %s %s) changed in place before their statistics were taken: they stay null"
-                % (len(changed), changed[0].dtype, list(changed[0].shape))))
+                % (len(changed), _dtype_name(first.dtype), list(first.shape))))
+            self._fail(changed)
         self.summarise(unchanged)
+
+    def _fail(self, summaries):
+        """Null statistics for `summaries`."""
+        for summary in summaries:
+            core = _null_core(summary.tensor)
+            for item in summary.items:
+                item.core = core
+                item.source = None
+            summary.tensor = None
 
     def summarise(self, summaries):
         """Gives the items of `summaries` their statistics, computed and rendered by one C++ call."""
         if not summaries:
             return
         md5 = self.md5
-        cores, md5s = _ops.tensor_items([s.tensor for s in summaries], [s.items[0].dtype for s in summaries], md5)
+        try:
+            cores, md5s = _ops.tensor_items([s.tensor for s in summaries],
+                                            [_dtype_name(s.tensor.dtype) for s in summaries], md5)
+        except BaseException:
+            self._fail(summaries)
+            raise
         if len(cores) != len(summaries):  # the C++ side ran out of memory: statistics stay null
+            self._fail(summaries)
             return
         cache = self.stat_cache
         for index, summary in enumerate(summaries):
@@ -259,8 +348,10 @@ class Recorder:
             for item in summary.items:
                 item.core = core
                 item.md5 = digest
+                item.source = None
             if cache is not None and summary.version is not None:
                 cache[id(summary.tensor)] = (weakref.ref(summary.tensor), summary.version, core, digest)
+            summary.tensor = None
 
     def save_tensor(self, t, file_name):
         """The tensor as torch.save writes it, contiguous and detached."""
@@ -302,27 +393,24 @@ class Batch:
         self.summaries = []
 
     def tensor(self, t, suffix):
-        version = tensor_version(t)
         recorder = self.recorder
-        item = TensorItem(_dtype_name(t.dtype), t.shape, t.requires_grad, None if recorder.md5 else False)
+        if not self.saves and not self.eager:
+            return recorder.defer_tensor(t)
+        version = tensor_version(t)
+        data_name = None
         if self.saves:
             file_name = _file_name("%s.%s.pt" % (self.entry, suffix))
             if recorder.save_tensor(t, file_name):
-                item.data_name = file_name
-        cache = recorder.stat_cache
-        if cache is not None:
-            # The same tensor, unchanged since it was summarised in this forward pass (a module's
-            # parameters after the API that used them, a module's output after its last API).
-            hit = cache.get(id(t))
-            if hit is not None and hit[0]() is t and hit[1] == version:
-                item.core = hit[2]
-                if item.md5 is not False:
-                    item.md5 = hit[3]
-                return item
-        if self.eager or version is None:  # no version: a change could not be seen
-            self.summaries.append(_Summary(t, version, item))
-        else:
-            recorder.defer(t, version, item)
+                data_name = file_name
+        item = recorder.cached(t, version) if recorder.stat_cache is not None else None
+        if item is None:
+            if self.eager or version is None:  # no version: a change could not be seen
+                summary = _Summary(t, version)
+                self.summaries.append(summary)
+                item = summary.add(recorder.md5_start)
+            else:
+                item = recorder.defer_tensor(t)
+        item.data_name = data_name
         return item
 
     def value(self, v, suffix, key=None, depth=0):
@@ -381,11 +469,15 @@ class Batch:
 
     def args(self, args, category):
         if not self.saves:
+            if not self.eager:
+                return self.recorder.items(args)
             return [self.value(v, None) for v in args]
         return [self.value(v, "%s.%d" % (category, i)) for i, v in enumerate(args)]
 
     def kwargs(self, kwargs):
         if not self.saves:
+            if not self.eager:
+                return self.recorder.kwargs_items(kwargs)
             return {str(k): self.value(v, None, k) for k, v in kwargs.items()}
         return {str(k): self.value(v, "kwargs.%s" % k, k) for k, v in kwargs.items()}
 
@@ -399,6 +491,7 @@ class Batch:
         if self.summaries:
             self.recorder.summarise(self.summaries)
             self.summaries = []
+        self.recorder.finish()
 
 
 def _slice_part(x):

@@ -84,6 +84,7 @@ class Service:
         self.bwd_in = BACKWARD in allowed and INPUT in allowed
         self.bwd_out = BACKWARD in allowed and OUTPUT in allowed
         self.list = tuple(config.list)
+        self.filtered = bool(config.scope) or bool(self.list)  # else every entry is selected
         self.current_iter = 0
         self.step_serial = 0
         self.running = False   # start() .. stop() in a selected step and rank
@@ -256,6 +257,17 @@ class Service:
         with self.lock:
             self.records.insert(name, entry)
         if self.records.unflushed >= _FLUSH_EVERY:
+            self.flush(wait=False)
+
+    def insert_with_stack(self, name, entry, formatted):
+        """insert() of `entry` (unless None) after the stack of its call (unless None)."""
+        records = self.records
+        with self.lock:
+            if formatted is not None:
+                records.add_stack(formatted, name)
+            if entry is not None:
+                records.insert(name, entry)
+        if records.unflushed >= _FLUSH_EVERY:
             self.flush(wait=False)
 
     def set_value(self, name, key, value):
