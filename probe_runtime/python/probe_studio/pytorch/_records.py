@@ -15,6 +15,7 @@ from json.encoder import encode_basestring_ascii as _encode_str
 import torch
 
 from . import _ops
+from ._jsonio import RAW_JSON_MARK
 from .._names import file_name as _file_name
 
 _Tensor = torch.Tensor
@@ -42,9 +43,9 @@ def _dtype_name(dtype):
 
 def tensor_version(t):
     """The tensor's version counter (bumped by every in-place change), None when it has none
-    (inference-mode tensors)."""
+    (inference-mode tensors: asked first, as torch's error for them costs milliseconds)."""
     try:
-        return t._version
+        return None if t.is_inference() else t._version
     except RuntimeError:
         return None
 
@@ -186,20 +187,50 @@ def _null_core(t):
 _UNKNOWN_CORE = '{"type": "torch.Tensor"'
 
 
+def _item_text(core, md5):
+    """A tensor item without data_name as _jsonio writes an object's raw JSON."""
+    if md5 is not False:
+        core += ',"md5": "%s"' % md5 if md5 is not None else ',"md5": null'
+    return RAW_JSON_MARK + core + "}"
+
+
 class _Summary:
-    """One tensor whose statistics are to be computed, and the items that show them."""
+    """One tensor whose statistics are to be computed, and where they are shown: TensorItems,
+    and places (container, key) that hold the summary itself until then, where settle() puts
+    the item's text (so that a value of a call costs no object of its own, and the records
+    keep only strings)."""
 
-    __slots__ = ("tensor", "version", "items")
+    __slots__ = ("tensor", "version", "items", "places", "md5")
 
-    def __init__(self, tensor, version):
+    def __init__(self, tensor, version, md5):
         self.tensor = tensor
         self.version = version
         self.items = []
+        self.places = []
+        self.md5 = md5
 
-    def add(self, md5):
-        item = TensorItem(md5, self)
+    def add(self):
+        item = TensorItem(self.md5, self)
         self.items.append(item)
         return item
+
+    def raw_json(self):
+        """Its place's text before the statistics are taken."""
+        t = self.tensor
+        return _item_text(_null_core(t) if t is not None else _UNKNOWN_CORE, self.md5)[1:]
+
+    def show(self, core, md5):
+        """Puts the item's text with `core` in every place and item; lets the tensor go."""
+        if self.places:
+            text = _item_text(core, md5)
+            for container, key in self.places:
+                container[key] = text
+            self.places = []
+        for item in self.items:
+            item.core = core
+            item.md5 = md5
+            item.source = None
+        self.tensor = None
 
 
 class Recorder:
@@ -230,6 +261,7 @@ class Recorder:
         self.pending_by_id = {}  # id(tensor) -> its _Summary (the tensor is held, so its id is its own)
         self.pending_bytes = 0
         self.unversioned = []    # _Summary of tensors without a version, for finish()
+        self.settled = False     # items were given statistics since the records were last written
         self._plain_value = Batch(self, None, False, False).value  # values of nothing saved
 
     def batch(self, entry, eager=False):
@@ -239,12 +271,15 @@ class Recorder:
 
     def items(self, values):
         """The items of a call's values (arguments, outputs), deferred, when nothing is saved:
-        the one loop a call runs per value."""
+        the one loop a call runs per value. A tensor's place holds its _Summary until settle()."""
         out = []
         append = out.append
         for v in values:
             if isinstance(v, _Tensor):
-                append(self.defer_tensor(v))
+                p = self.defer_tensor(v)
+                if type(p) is _Summary:
+                    p.places.append((out, len(out)))
+                append(p)
             elif v is None:
                 append(None)
             else:
@@ -253,52 +288,68 @@ class Recorder:
 
     def kwargs_items(self, kwargs):
         """items() of keyword arguments (their keys name dtype and device values)."""
-        defer, plain = self.defer_tensor, self._plain_value
-        return {str(k): defer(v) if isinstance(v, _Tensor) else plain(v, None, k) for k, v in kwargs.items()}
+        out = {}
+        for k, v in kwargs.items():
+            key = str(k)
+            if isinstance(v, _Tensor):
+                p = self.defer_tensor(v)
+                if type(p) is _Summary:
+                    p.places.append((out, key))
+                out[key] = p
+            else:
+                out[key] = self._plain_value(v, None, k)
+        return out
 
     def cached(self, t, version):
-        """The item of `t` from the forward pass's cache, or None."""
+        """(core, md5) of `t` from the forward pass's cache, or None."""
         hit = self.stat_cache.get(id(t))
         if hit is not None and hit[0]() is t and hit[1] == version:
-            item = TensorItem(self.md5_start)
-            item.core = hit[2]
-            if self.md5:
-                item.md5 = hit[3]
-            return item
+            return hit[2], hit[3] if self.md5 else False
         return None
 
     def defer_tensor(self, t):
-        """The item of `t`, its statistics waiting for settle()."""
-        try:
-            version = t._version
-        except RuntimeError:  # no version (inference mode): a change could not be seen
-            version = None
+        """The text of `t`'s item when known (the forward pass's cache), else the _Summary whose
+        statistics wait for settle(): the caller adds the place it puts it in."""
+        version = tensor_version(t)
         if self.stat_cache is not None:
-            item = self.cached(t, version)
-            if item is not None:
+            hit = self.cached(t, version)
+            if hit is not None:
+                return _item_text(hit[0], hit[1])
+        return self._summary(t, version)
+
+    def defer_item(self, t):
+        """A TensorItem of `t`, its statistics waiting for settle()."""
+        version = tensor_version(t)
+        if self.stat_cache is not None:
+            hit = self.cached(t, version)
+            if hit is not None:
+                item = TensorItem(hit[1])
+                item.core = hit[0]
                 return item
+        return self._summary(t, version).add()
+
+    def _summary(self, t, version):
         if version is None:  # taken when the call's values are done (finish())
-            summary = _Summary(t, None)
+            summary = _Summary(t, None, self.md5_start)
             self.unversioned.append(summary)
-            return summary.add(self.md5_start)
+            return summary
         summary = self.pending_by_id.get(id(t))
         if summary is not None and summary.version == version:
-            return summary.add(self.md5_start)  # the same tensor, unchanged: computed once
-        summary = _Summary(t, version)
+            return summary  # the same tensor, unchanged: computed once
+        summary = _Summary(t, version, self.md5_start)
         self.pending.append(summary)
         self.pending_by_id[id(t)] = summary
         self.pending_bytes += t.numel() * t.element_size()
-        item = summary.add(self.md5_start)
-        if len(self.pending) >= _SETTLE_COUNT or self.pending_bytes >= _SETTLE_BYTES:
-            self.settle()
-        return item
+        return summary
 
     def finish(self):
-        """Computes the statistics of the tensors without a version of the values just turned
-        into items (a change of theirs could not be seen later)."""
+        """After a call's values: computes the statistics of the tensors without a version
+        (a change of theirs could not be seen later), and of all waiting when many wait."""
         if self.unversioned:
             summaries, self.unversioned = self.unversioned, []
             self.summarise(summaries)
+        if len(self.pending) >= _SETTLE_COUNT or self.pending_bytes >= _SETTLE_BYTES:
+            self.settle()
 
     def settle(self):
         """Computes the statistics of every waiting tensor (one call to the C++ core)."""
@@ -320,12 +371,9 @@ class Recorder:
 
     def _fail(self, summaries):
         """Null statistics for `summaries`."""
+        self.settled = True
         for summary in summaries:
-            core = _null_core(summary.tensor)
-            for item in summary.items:
-                item.core = core
-                item.source = None
-            summary.tensor = None
+            summary.show(_null_core(summary.tensor), None if self.md5 else False)
 
     def summarise(self, summaries):
         """Gives the items of `summaries` their statistics, computed and rendered by one C++ call."""
@@ -341,17 +389,14 @@ class Recorder:
         if len(cores) != len(summaries):  # the C++ side ran out of memory: statistics stay null
             self._fail(summaries)
             return
+        self.settled = True
         cache = self.stat_cache
         for index, summary in enumerate(summaries):
             core = cores[index]
             digest = md5s[index] if md5 else False
-            for item in summary.items:
-                item.core = core
-                item.md5 = digest
-                item.source = None
             if cache is not None and summary.version is not None:
                 cache[id(summary.tensor)] = (weakref.ref(summary.tensor), summary.version, core, digest)
-            summary.tensor = None
+            summary.show(core, digest)
 
     def save_tensor(self, t, file_name):
         """The tensor as torch.save writes it, contiguous and detached."""
@@ -395,21 +440,23 @@ class Batch:
     def tensor(self, t, suffix):
         recorder = self.recorder
         if not self.saves and not self.eager:
-            return recorder.defer_tensor(t)
+            return recorder.defer_item(t)
         version = tensor_version(t)
         data_name = None
         if self.saves:
             file_name = _file_name("%s.%s.pt" % (self.entry, suffix))
             if recorder.save_tensor(t, file_name):
                 data_name = file_name
-        item = recorder.cached(t, version) if recorder.stat_cache is not None else None
-        if item is None:
-            if self.eager or version is None:  # no version: a change could not be seen
-                summary = _Summary(t, version)
-                self.summaries.append(summary)
-                item = summary.add(recorder.md5_start)
-            else:
-                item = recorder.defer_tensor(t)
+        hit = recorder.cached(t, version) if recorder.stat_cache is not None else None
+        if hit is not None:
+            item = TensorItem(hit[1])
+            item.core = hit[0]
+        elif self.eager or version is None:  # no version: a change could not be seen
+            summary = _Summary(t, version, recorder.md5_start)
+            self.summaries.append(summary)
+            item = summary.add()
+        else:
+            item = recorder.defer_item(t)
         item.data_name = data_name
         return item
 

@@ -291,8 +291,15 @@ class Service:
         """Has dump.json, stack.json and construct.json of the current step rewritten by the
         writer thread; with `wait`, returns once they are on disk. Never called holding the
         records' lock (the writer needs it)."""
+        recorder = self.recorder
         if os.getpid() == self.pid:
-            self.recorder.settle()  # on this thread: the tensors may change once it goes on
+            recorder.settle()  # on this thread: the tensors may change once it goes on
+        if recorder.settled:
+            # Statistics arrived (here or before an in-place call) maybe after the writer
+            # rendered the records last: they are written again.
+            with self.lock:
+                recorder.settled = False
+                self.records.dirty = True
         self.writer.write(self.records, wait, timeout)
 
     def record_error(self, where, exc):
