@@ -1,4 +1,4 @@
-// probe run [--output DIR] [--config FILE] [--append|--overwrite] [--preload] [--] COMMAND [ARGS...]
+// probe run [--output DIR] [--config FILE] [--grads DIR] [--append|--overwrite] [--preload] [--] COMMAND [ARGS...]
 // Launches COMMAND with the probe injected into that process tree only, forwards its output,
 // returns its exit code, records how it ended in probe_status.json, and prints where the dump
 // went and what it holds.
@@ -36,8 +36,8 @@ namespace probe::cli {
 namespace {
 
 const char* kRunUsage =
-    "Usage: probe run [--output DIR] [--config FILE] [--append | --overwrite] [--preload] [--quiet] [--]\n"
-    "                 COMMAND [ARGS...]\n"
+    "Usage: probe run [--output DIR] [--config FILE] [--grads DIR] [--append | --overwrite] [--preload]\n"
+    "                 [--quiet] [--] COMMAND [ARGS...]\n"
     "\n"
     "Runs COMMAND with the probe injected into it and the processes it starts, and dumps what the\n"
     "config selects into DIR/atb_dump_data (FORMATS.md, op-level layout). The program is not\n"
@@ -47,6 +47,9 @@ const char* kRunUsage =
     "  --config FILE   the op-level config (see `probe config validate`). Edit it while the program\n"
     "                  runs: changes apply at the next layer-level op. Without it, DIR/probe_config.json\n"
     "                  is written: statistics of every layer-level op, every round.\n"
+    "  --grads DIR     also monitor gradients (PyTorch): per-parameter norm, max, min, mean and NaN count\n"
+    "                  at every optimizer step, as CSV in DIR/rank<R>/ (`probe grads DIR`). The config\n"
+    "                  key \"grad_monitor\": true does the same into DIR/atb_dump_data/grad_monitor.\n"
     "  --append        add this run to the dump DIR holds already (as the load script's programs do)\n"
     "  --overwrite     delete the dump DIR holds already, then dump this run there\n"
     "                  (without either, a DIR holding the dump of another run is refused)\n"
@@ -258,7 +261,7 @@ std::vector<nlohmann::json> readInjectionLog(const std::string& root) {
 }  // namespace
 
 int runRunCommand(const Args& args) {
-    std::string output = "probe_dump", config;
+    std::string output = "probe_dump", config, grads;
     bool preload = false, quiet = false, append = false, overwrite = false;
     size_t i = 0;
     for (; i < args.size(); ++i) {
@@ -292,6 +295,13 @@ int runRunCommand(const Args& args) {
                 return kExitUsage;
             }
             config = *v;
+        } else if (a == "--grads" || a.rfind("--grads=", 0) == 0) {
+            auto v = value("--grads");
+            if (!v || v->empty()) {
+                std::fprintf(stderr, "probe run: --grads needs a directory\n");
+                return kExitUsage;
+            }
+            grads = *v;
         } else if (a == "--append") {
             append = true;
         } else if (a == "--overwrite") {
@@ -397,6 +407,8 @@ int runRunCommand(const Args& args) {
     ::setenv("PROBE_OUTPUT_DIR", outputDir.c_str(), 1);
     ::setenv("PROBE_CONFIG", config.c_str(), 1);
     if (quiet) ::setenv("PROBE_QUIET", "1", 1);
+    // Read by probe_studio.grad_monitor.arm() in the program (torch_hooks calls it).
+    if (!grads.empty()) ::setenv("PROBE_GRAD_MONITOR", format::absolutePath(grads).c_str(), 1);
     if (preload) ::setenv("LD_PRELOAD", prependPath(layout.libDir + "/libprobe_torch.so", std::getenv("LD_PRELOAD")).c_str(), 1);
 
     if (!quiet) {

@@ -136,6 +136,17 @@ TEST(OpConfig, FilterLevelOnlyMattersWithSaveChild) {
     EXPECT_TRUE(c.skipsKernelTensors());
 }
 
+TEST(OpConfig, GradMonitorIsOptionalAndWrittenOnlyWhenOn) {
+    EXPECT_FALSE(parseOk("{}").gradMonitor);
+    const OpConfig on = parseOk(R"({"grad_monitor": true})");
+    EXPECT_TRUE(on.gradMonitor);
+    EXPECT_EQ(parseBad(R"({"grad_monitor": "yes"})")[0].key, "grad_monitor");
+    EXPECT_EQ(on.toFileText().find("\"grad_monitor\": true") != std::string::npos, true);
+    EXPECT_EQ(OpConfig{}.toFileText().find("grad_monitor"), std::string::npos);
+    EXPECT_EQ(parseOpConfig(on.toFileText(), "x").config.value(), on);
+    EXPECT_NE(on, OpConfig{});
+}
+
 TEST(OpConfig, EveryProblemIsReportedWithFileKeyAndAcceptedValues) {
     auto issues = parseBad(R"({"task":"x","dump_enable":1,"exec_range":"9,1","ids":"q","op_name":3,
                                "save_child":"no","device":"z","filter_level":7,"dump_enabel":true})");

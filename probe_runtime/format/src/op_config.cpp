@@ -129,6 +129,11 @@ const std::vector<std::string>& opConfigKeys() {
     return keys;
 }
 
+const std::vector<std::string>& opConfigOptionalKeys() {
+    static const std::vector<std::string> keys = {"grad_monitor"};
+    return keys;
+}
+
 bool OpConfig::selects(const OpLocation& op) const {
     bool idMatch = false;
     for (const auto& id : ids) {
@@ -215,13 +220,14 @@ nlohmann::ordered_json OpConfig::orderedJson() const {
     j["save_child"] = saveChild;
     j["device"] = joinList(devices);
     j["filter_level"] = filterLevel;
+    if (gradMonitor) j["grad_monitor"] = true;  // absent by default: older readers accept the file
     return j;
 }
 
 bool OpConfig::operator==(const OpConfig& o) const {
     return task == o.task && dumpEnable == o.dumpEnable && execRange == o.execRange &&
            ids == o.ids && opNames == o.opNames && saveChild == o.saveChild &&
-           devices == o.devices && filterLevel == o.filterLevel;
+           devices == o.devices && filterLevel == o.filterLevel && gradMonitor == o.gradMonitor;
 }
 
 OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
@@ -235,12 +241,13 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
     if (!root.is_object()) {
         issue("", "the config must be a JSON object {...}, found " + std::string(root.type_name()),
               "an object with the keys task, dump_enable, exec_range, ids, op_name, save_child, "
-              "device, filter_level");
+              "device, filter_level (and optionally grad_monitor)");
         return result;
     }
 
     OpConfig config;
-    const auto& keys = opConfigKeys();
+    std::vector<std::string> keys = opConfigKeys();
+    keys.insert(keys.end(), opConfigOptionalKeys().begin(), opConfigOptionalKeys().end());
     for (const auto& item : root.items()) {
         if (std::find(keys.begin(), keys.end(), item.key()) == keys.end()) {
             std::string accepted;
@@ -278,6 +285,7 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
     }
     readBool("dump_enable", config.dumpEnable);
     readBool("save_child", config.saveChild);
+    readBool("grad_monitor", config.gradMonitor);
 
     if (const std::string* range = requireString("exec_range", kAcceptedExecRange)) {
         const std::string value = trim(*range);

@@ -48,6 +48,9 @@ struct OpConfig {
     bool saveChild = false;
     std::vector<std::string> devices;  // "0", "3"
     int filterLevel = 1;
+    // Per-parameter gradient statistics at each optimizer step (PyTorch under `probe run`):
+    // CSV files in <dump>/grad_monitor/. Written to the file only when true.
+    bool gradMonitor = false;
 
     bool wantsStatistics() const { return task != DumpTask::Tensor; }
     bool wantsTensors() const { return task != DumpTask::Statistics; }
@@ -93,7 +96,11 @@ struct OpConfigResult {
 OpConfigResult parseOpConfig(std::string_view text, const std::string& file);
 OpConfigResult loadOpConfigFile(const std::string& path);
 
-// Keys of the op-level config, in the documented order.
+// Keys of the op-level config, in the documented order: every config file has them (the
+// app's form shows them).
 const std::vector<std::string>& opConfigKeys();
+// Keys of the precision-debugging suite, accepted too and written only when not at their
+// default (grad_monitor).
+const std::vector<std::string>& opConfigOptionalKeys();
 
 }  // namespace probe::format
