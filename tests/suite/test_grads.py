@@ -95,8 +95,9 @@ if __name__ == "__main__":
             result_file = self.path("result_%s.pt" % how)
             extra = ["--grads", self.path("grads_option")] if how == "option" else []
             config = write_config(out, grad_monitor=(how == "config"))
-            run_probe(["--output", out, "--config", config, "--quiet"] + extra +
-                      ["--", PYTHON, model("grad_model.py"), result_file, "--blowup", "5"])
+            result = run_probe(["--output", out, "--config", config, "--quiet"] + extra +
+                               ["--", PYTHON, model("grad_model.py"), result_file, "--blowup", "5"])
+            self.assertEqual(result.stderr, "", how)  # the program's output is its own
             runs[how] = torch.load(result_file)
             grads = os.path.join(out, "atb_dump_data", "grad_monitor") if how == "config" \
                 else self.path("grads_option")
