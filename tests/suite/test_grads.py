@@ -79,10 +79,6 @@ class GradMonitor(ProbeTestCase):
         self.train("--arm", "before")
         self.assertFalse(glob.glob(self.path("armed_none*")))
 
-
-if __name__ == "__main__":
-    unittest.main()
-
     def test_probe_run_monitors_an_unchanged_program_from_the_config_key_or_grads(self):
         """No --monitor, no arm() in the program: probe run's torch hooks arm the monitor on the
         model when it is first called. The blow-up of fc2.weight at step 5 is found; the
@@ -116,3 +112,7 @@ if __name__ == "__main__":
                 self.assertTrue(torch.equal(a, b), how)
             for name in PARAMETERS:
                 self.assertTrue(torch.equal(plain["parameters"][name], watched["parameters"][name]), how)
+
+
+if __name__ == "__main__":
+    unittest.main()
