@@ -1,4 +1,4 @@
-// probe run [--output DIR] [--config FILE] [--append|--overwrite] [--preload] [--] COMMAND [ARGS...]
+// probe run [--output DIR] [--config FILE] [--grads DIR] [--append|--overwrite] [--preload] [--] COMMAND [ARGS...]
 // Launches COMMAND with the probe injected into that process tree only, forwards its output,
 // returns its exit code, records how it ended in probe_status.json, and prints where the dump
 // went and what it holds.
@@ -39,8 +39,8 @@ namespace probe::cli {
 namespace {
 
 const char* kRunUsage =
-    "Usage: probe run [--output DIR] [--config FILE] [--append | --overwrite] [--preload] [--quiet] [--]\n"
-    "                 COMMAND [ARGS...]\n"
+    "Usage: probe run [--output DIR] [--config FILE] [--grads DIR] [--append | --overwrite] [--preload]\n"
+    "                 [--quiet] [--] COMMAND [ARGS...]\n"
     "\n"
     "Runs COMMAND with the probe injected into it and the processes it starts, and dumps what the\n"
     "config selects into DIR/atb_dump_data (FORMATS.md, op-level layout). The program is not\n"
@@ -50,6 +50,9 @@ const char* kRunUsage =
     "  --config FILE   the op-level config (see `probe config validate`). Edit it while the program\n"
     "                  runs: changes apply at the next layer-level op. Without it, DIR/probe_config.json\n"
     "                  is written: statistics of every layer-level op, every round.\n"
+    "  --grads DIR     also monitor gradients (PyTorch): per-parameter norm, max, min, mean and NaN count\n"
+    "                  at every optimizer step, as CSV in DIR/rank<R>/ (`probe grads DIR`). The config\n"
+    "                  key \"grad_monitor\": true does the same into DIR/atb_dump_data/grad_monitor.\n"
     "  --append        add this run to the dump DIR holds already (as the load script's programs do)\n"
     "  --overwrite     delete the dump DIR holds already, then dump this run there\n"
     "                  (without either, a DIR holding the dump of another run is refused)\n"
@@ -247,7 +250,7 @@ void forwardSignal(int signal) {
 }  // namespace
 
 int runRunCommand(const Args& args) {
-    std::string output = "probe_dump", config;
+    std::string output = "probe_dump", config, grads;
     bool preload = false, quiet = false, append = false, overwrite = false;
     std::vector<std::string> command;
     CLI::App app{"", "probe run"};
@@ -255,6 +258,7 @@ int runRunCommand(const Args& args) {
     app.positionals_at_end();  // the command's own options follow its name, untouched
     app.add_option("--output", output)->check(nonEmpty("a directory"));
     app.add_option("--config", config)->check(nonEmpty("a file"));
+    app.add_option("--grads", grads)->check(nonEmpty("a directory"));
     app.add_flag("--append", append);
     app.add_flag("--overwrite", overwrite);
     app.add_flag("--preload", preload);
@@ -350,6 +354,8 @@ int runRunCommand(const Args& args) {
     ::setenv("PROBE_OUTPUT_DIR", outputDir.c_str(), 1);
     ::setenv("PROBE_CONFIG", config.c_str(), 1);
     if (quiet) ::setenv("PROBE_QUIET", "1", 1);
+    // Read by probe_studio.grad_monitor.arm() in the program (torch_hooks calls it).
+    if (!grads.empty()) ::setenv("PROBE_GRAD_MONITOR", format::absolutePath(grads).c_str(), 1);
     if (preload) ::setenv("LD_PRELOAD", prependPath(layout.libDir + "/libprobe_torch.so", std::getenv("LD_PRELOAD")).c_str(), 1);
 
     if (!quiet) {

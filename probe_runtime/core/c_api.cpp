@@ -1,6 +1,7 @@
 // The C API: thin wrappers that keep every exception inside the library.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <exception>
+#include <string>
 #include <new>
 
 #include "probe/probe.h"
@@ -159,6 +160,19 @@ int probe_report_layer(const char* layer_name, const char* layer_json) {
 
 int probe_set_round(int64_t round) {
     return guarded("probe_set_round", [&] { return Runtime::instance().setRound(round); }, PROBE_E_INTERNAL);
+}
+
+const char* probe_grad_monitor_dir(void) {
+    static thread_local std::string directory;
+    directory = guarded(
+        "probe_grad_monitor_dir",
+        [] {
+            Runtime& runtime = Runtime::instance();
+            if (!runtime.isStarted() || !runtime.currentConfig()->config.gradMonitor) return std::string();
+            return runtime.dumpRoot() + "/grad_monitor";
+        },
+        std::string());
+    return directory.c_str();
 }
 
 const char* probe_last_error(void) { return Runtime::lastError(); }

@@ -82,6 +82,7 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     ownerPid_ = ::getpid();
     status_.begin(quiet && *quiet && std::strcmp(quiet, "0") != 0);
     ops_.layers().reset();
+    overflow_.reset();
     models_.reset(processName());
 
     WriterOptions options;

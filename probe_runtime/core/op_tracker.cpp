@@ -156,8 +156,9 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
     layer.reset();
     auto snapshot = runtime_.currentConfig();
     const auto& config = snapshot->config;
-    const bool active =
-        config.dumpEnable && config.acceptsDevice(runtime_.device()) && !runtime_.writer().diskStopped();
+    const bool active = config.dumpEnable && config.acceptsDevice(runtime_.device()) &&
+                        !runtime_.writer().diskStopped() &&
+                        !(config.task == format::DumpTask::OverflowCheck && runtime_.overflow().exhausted(config.overflowNums));
     if (!active) {
         ts.stack.push_back(std::move(frame));
         return 0;
@@ -189,7 +190,10 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
         layer.observed->paramJson = paramJson ? paramJson : "";
         frame.observed = layer.observed.get();
     }
-    if (frame.selected && config.wantsTensors()) writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
+    if (frame.selected && config.task == format::DumpTask::OverflowCheck)
+        frame.overflow = OverflowWatch::watch(paramJson);
+    else if (frame.selected && config.wantsTensors())
+        writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
     const int wanted = frame.selected ? 1 : 0;
     ts.stack.push_back(std::move(frame));
     return wanted;
@@ -223,7 +227,10 @@ int OpTracker::beginChild(ThreadState& ts, const std::string& name, const std::s
         frame.observed = child.get();
         parent.observed->children.push_back(std::move(child));
     }
-    if (frame.selected && config.wantsTensors()) writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
+    if (frame.selected && config.task == format::DumpTask::OverflowCheck)
+        frame.overflow = OverflowWatch::watch(paramJson);
+    else if (frame.selected && config.wantsTensors())
+        writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
     const int wanted = frame.selected ? 1 : 0;
     ts.stack.push_back(std::move(frame));
     return wanted;
@@ -272,7 +279,9 @@ int OpTracker::opSetParam(const char* paramJson) {
     Frame& frame = ts.stack.back();
     if (!frame.active) return 0;
     if (frame.observed) frame.observed->paramJson = paramJson ? paramJson : "";
-    if (frame.selected && ts.layer.config->config.wantsTensors())
+    if (frame.overflow)
+        frame.overflow->paramJson = paramJson ? paramJson : "";
+    else if (frame.selected && ts.layer.config->config.wantsTensors())
         writeOpParam(ts.layer.roundDir + "/" + frame.relDir, paramJson);
     return 0;
 }
@@ -285,6 +294,7 @@ int OpTracker::opEnd() {
         return -5;
     }
     const bool layerEnds = ts.stack.size() == 1;
+    if (ts.stack.back().overflow) runtime_.overflow().opEnding(ts);
     ts.stack.pop_back();
     if (layerEnds) {
         runtime_.capture().flushRows(ts);

@@ -74,13 +74,14 @@ public:
     int opWants() const;
     int opSetParam(const char* paramJson);
     LayerRegistry& layers() { return layers_; }
+    // op_param.json of an op, written beside its tensor files.
+    void writeOpParam(const std::string& opDir, const char* paramJson);
 
 private:
     int beginLayer(ThreadState& ts, const char* rawName, const std::string& name, const std::string& type,
                    const char* paramJson);
     int beginChild(ThreadState& ts, const std::string& name, const std::string& type, const char* paramJson,
                    OpKind kind);
-    void writeOpParam(const std::string& opDir, const char* paramJson);
 
     Runtime& runtime_;
     LayerRegistry layers_;

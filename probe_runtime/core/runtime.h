@@ -21,6 +21,7 @@
 #include "config_state.h"
 #include "model_reports.h"
 #include "op_tracker.h"
+#include "overflow_watch.h"
 #include "probe/format/op_config.h"
 #include "probe/format/states.h"
 #include "probe/format/tensor_stats.h"
@@ -118,6 +119,7 @@ public:
     OpTracker& ops() { return ops_; }
     TensorCapture& capture() { return capture_; }
     ModelReports& models() { return models_; }
+    OverflowWatch& overflow() { return overflow_; }
     StatusRecorder& status() { return status_; }
 
     // Internal: signal and fork handling (lifecycle.cpp).
@@ -170,6 +172,7 @@ private:
     OpTracker ops_;
     TensorCapture capture_;
     ModelReports models_;
+    OverflowWatch overflow_{*this};
 };
 
 }  // namespace probe::runtime

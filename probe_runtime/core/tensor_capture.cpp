@@ -74,6 +74,8 @@ int TensorCapture::opTensor(const TensorReport& t) {
         return -1;
     }
 
+    if (frame.overflow) return runtime_.overflow().hold(ts, frame, t, dtype, *count);
+
     const std::string arg = sanitizeName(t.argName);
     const std::string indexText = std::to_string(t.index) + (arg.empty() ? "" : "_" + arg);
     const std::string fileName = std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";

@@ -16,6 +16,8 @@
 
 namespace probe::runtime {
 
+struct OverflowCandidate;
+
 struct Frame {
     bool active = false;          // part of an execution being observed
     bool selected = false;        // this op's tensors are dumped
@@ -25,6 +27,7 @@ struct Frame {
     uint32_t childCount = 0;
     std::string id, name, type, namePath, relDir;
     ObservedOp* observed = nullptr;
+    std::shared_ptr<OverflowCandidate> overflow;  // task overflow_check: what the op holds
 };
 
 struct DedupKey {

@@ -8,12 +8,16 @@ decoded token the next). Runs on CPU in about a second.
 
     /usr/bin/python3 llama_demo.py [--tokens 8] [--layers 4] [--dtype float32|bfloat16]
                                    [--save-logits FILE] [--save-reference DIR]
-                                   [--nan-layer K --nan-step S]
+                                   [--nan-layer K --nan-step S] [--fp16-layer K --fp16-step S]
 
 --save-reference saves each layer-level module's output of every step with torch.save, from
 the script's own hooks: tests compare the probe's .bin files against them.
 --nan-layer/--nan-step make one decoder layer's MLP overflow to inf at one step (NaN follows in
 the next layers): a planted bug, to see how Probe Studio points at it.
+--fp16-layer/--fp16-step plant a float16 overflow instead: at that step, that layer's MLP output,
+scaled to at most 400 and converted to float16, is squared there (one aten::mul): 400^2 = 160000
+is beyond float16's 65504, so that multiplication is where the Inf is born (`probe overflow`,
+task overflow_check).
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
@@ -109,12 +113,16 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(hidden)
         self.mlp = SwiGLU(hidden, intermediate)
         self.overflow = False  # set by the driver: this forward's MLP overflows (a planted bug)
+        self.fp16_overflow = False  # ... overflows in a float16 multiplication
 
     def forward(self, x):
         x = x + self.self_attn(self.input_layernorm(x))
         mlp_out = self.mlp(self.post_attention_layernorm(x))
         if self.overflow:
             mlp_out = mlp_out * torch.where(torch.arange(mlp_out.shape[-1]) == 0, float("inf"), 1.0)
+        if self.fp16_overflow:
+            half = (mlp_out * (400.0 / mlp_out.abs().max())).half()  # finite in float16: at most 400
+            mlp_out = (half * half).to(mlp_out.dtype)  # 400^2 = 160000: beyond float16's 65504
         return x + mlp_out
 
 
@@ -165,6 +173,9 @@ def main():
     parser.add_argument("--save-reference", help="save every layer-level module's output per step here")
     parser.add_argument("--nan-layer", type=int, default=-1, help="make this decoder layer's MLP overflow to inf")
     parser.add_argument("--nan-step", type=int, default=2, help="... at this forward step (0 is the prompt)")
+    parser.add_argument("--fp16-layer", type=int, default=-1,
+                        help="make this decoder layer's MLP output overflow float16 in one multiplication")
+    parser.add_argument("--fp16-step", type=int, default=2, help="... at this forward step (0 is the prompt)")
     parser.add_argument("--delay", type=float, default=0.0,
                         help="seconds to wait before each step, to watch the statistics arrive live")
     args = parser.parse_args()
@@ -194,6 +205,7 @@ def main():
         steps["count"] = step
         for i, layer in enumerate(model.layers):
             layer.overflow = i == args.nan_layer and step == args.nan_step
+            layer.fp16_overflow = i == args.fp16_layer and step == args.fp16_step
 
     ids, logits = generate(model, prompt, args.tokens, before_step)
     if args.save_logits:

@@ -136,6 +136,34 @@ TEST(OpConfig, FilterLevelOnlyMattersWithSaveChild) {
     EXPECT_TRUE(c.skipsKernelTensors());
 }
 
+TEST(OpConfig, GradMonitorIsOptionalAndWrittenOnlyWhenOn) {
+    EXPECT_FALSE(parseOk("{}").gradMonitor);
+    const OpConfig on = parseOk(R"({"grad_monitor": true})");
+    EXPECT_TRUE(on.gradMonitor);
+    EXPECT_EQ(parseBad(R"({"grad_monitor": "yes"})")[0].key, "grad_monitor");
+    EXPECT_EQ(on.toFileText().find("\"grad_monitor\": true") != std::string::npos, true);
+    EXPECT_EQ(OpConfig{}.toFileText().find("grad_monitor"), std::string::npos);
+    EXPECT_EQ(parseOpConfig(on.toFileText(), "x").config.value(), on);
+    EXPECT_NE(on, OpConfig{});
+}
+
+TEST(OpConfig, OverflowCheckTaskAndOverflowNums) {
+    const OpConfig c = parseOk(R"({"task": "overflow_check", "overflow_nums": -1})");
+    EXPECT_EQ(c.task, DumpTask::OverflowCheck);
+    EXPECT_TRUE(c.wantsTensors());  // the born ops' tensors are written
+    EXPECT_TRUE(c.wantsStatistics());
+    EXPECT_EQ(c.overflowNums, -1);
+    EXPECT_EQ(parseOk("{}").overflowNums, 1);  // msprobe's default
+    EXPECT_EQ(parseBad(R"({"overflow_nums": -2})")[0].key, "overflow_nums");
+    EXPECT_EQ(parseBad(R"({"overflow_nums": 1.5})")[0].key, "overflow_nums");
+    EXPECT_NE(parseBad(R"({"task": "overflow"})")[0].accepted.find("overflow_check"), std::string::npos);
+    // Written back: the task's count always, a count alone only when not the default.
+    EXPECT_NE(c.toFileText().find("\"overflow_nums\": -1"), std::string::npos);
+    EXPECT_EQ(parseOpConfig(c.toFileText(), "x").config.value(), c);
+    EXPECT_EQ(OpConfig{}.toFileText().find("overflow_nums"), std::string::npos);
+    EXPECT_NE(parseOk(R"({"task": "overflow_check"})").toFileText().find("\"overflow_nums\": 1"), std::string::npos);
+}
+
 TEST(OpConfig, EveryProblemIsReportedWithFileKeyAndAcceptedValues) {
     auto issues = parseBad(R"({"task":"x","dump_enable":1,"exec_range":"9,1","ids":"q","op_name":3,
                                "save_child":"no","device":"z","filter_level":7,"dump_enabel":true})");

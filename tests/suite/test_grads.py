@@ -11,7 +11,7 @@ import unittest
 
 import torch
 
-from suite_util import PYTHON, ProbeTestCase, model, probe
+from suite_util import PYTHON, ProbeTestCase, model, probe, run_probe, write_config
 
 STEPS = 8
 PARAMETERS = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
@@ -78,6 +78,40 @@ class GradMonitor(ProbeTestCase):
         # Without the variable, arm() does nothing.
         self.train("--arm", "before")
         self.assertFalse(glob.glob(self.path("armed_none*")))
+
+    def test_probe_run_monitors_an_unchanged_program_from_the_config_key_or_grads(self):
+        """No --monitor, no arm() in the program: probe run's torch hooks arm the monitor on the
+        model when it is first called. The blow-up of fc2.weight at step 5 is found; the
+        training's results are bit-identical with and without the probe."""
+        plain = self.train("--blowup", "5")
+        runs = {}
+        for how in ("config", "option"):
+            out = self.path("run_" + how)
+            os.makedirs(out)
+            result_file = self.path("result_%s.pt" % how)
+            extra = ["--grads", self.path("grads_option")] if how == "option" else []
+            config = write_config(out, grad_monitor=(how == "config"))
+            result = run_probe(["--output", out, "--config", config, "--quiet"] + extra +
+                               ["--", PYTHON, model("grad_model.py"), result_file, "--blowup", "5"])
+            self.assertEqual(result.stderr, "", how)  # the program's output is its own
+            runs[how] = torch.load(result_file)
+            grads = os.path.join(out, "atb_dump_data", "grad_monitor") if how == "config" \
+                else self.path("grads_option")
+            rows = self.rows(grads)
+            self.assertEqual([(int(r["step"]), r["name"]) for r in rows],
+                             [(s, n) for s in range(STEPS) for n in PARAMETERS], how)
+            result = probe("grads", grads, "--json")
+            self.assertEqual(result.returncode, 1, result.stderr)
+            findings = json.loads(result.stdout)["findings"]
+            self.assertEqual([(f["kind"], f["step"], f["parameter"]) for f in findings],
+                             [("spike", 5, "fc2.weight")], how)
+            if how == "option":  # the config key is off: nothing in the dump
+                self.assertFalse(os.path.exists(os.path.join(out, "atb_dump_data", "grad_monitor")))
+        for how, watched in runs.items():
+            for a, b in zip(plain["losses"], watched["losses"]):
+                self.assertTrue(torch.equal(a, b), how)
+            for name in PARAMETERS:
+                self.assertTrue(torch.equal(plain["parameters"][name], watched["parameters"][name]), how)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
 #include "analysis/tensor_view.h"
 #include "probe/format/config_issue.h"
 #include "probe/format/dtype.h"
+#include "probe/format/overflow_rule.h"
 #include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
@@ -68,10 +69,7 @@ public:
         const Extremes e = extremes(rowIndex);
         if (!e.known) return v;
         auto say = [&](const std::string& what) { v.why += (v.why.empty() ? "" : " ") + what; };
-        if (e.nan || std::isnan(e.max) || std::isnan(e.min)) say("nan");
-        if (std::isinf(e.max)) say("max=" + compact(e.max));
-        if (std::isinf(e.min) && !(std::isinf(e.max) && e.min == e.max))
-            say("min=" + compact(e.min));
+        v.why = format::overflowReason(e.max, e.min, e.nan);
         const double limit = rangeLimitMax(options_.range);
         if (v.why.empty() && options_.range != RangeLimit::None &&
             isFloatingDtype(index_.text(row.dtype))) {
@@ -85,10 +83,7 @@ public:
     }
 
     bool ignored(uint32_t op) const {
-        const std::string text = lower(index_.op(op).type);
-        for (const auto& pattern : options_.ignore)
-            if (!pattern.empty() && text.find(lower(pattern)) != std::string::npos) return true;
-        return false;
+        return format::isOverflowIgnoredType(index_.op(op).type, options_.ignore);
     }
 
     uint64_t unreadable() const { return unreadable_; }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/dump_index.h"
+#include "probe/format/overflow_rule.h"
 
 namespace probe::analysis {
 
@@ -30,7 +31,7 @@ struct OverflowOptions {
     // overflow_check ignores empty and fill; an Inf from fill/full/masked_fill is a value the
     // program asked for (attention masks); parameters_grad entries repeat gradients that the
     // backward entries before them already hold.
-    std::vector<std::string> ignore = {"empty", "fill", "full", "parameters_grad"};
+    std::vector<std::string> ignore = format::defaultOverflowIgnoredTypes();
     bool allBirths = false;  // every birth in every round; else the first of each process
 };
 

@@ -29,6 +29,7 @@
 #include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "gradients_panel.h"
 #include "launch_form.h"
 #include "op_selection.h"
 #include "op_tensors_panel.h"
@@ -238,6 +239,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
         if (!configEditor_->apply()) showView(View::Config);  // the editor says why
     });
 
+    setUpSuite();
     resize(1500, 900);
     onDataDirectoryChanged();
     onSessionReplaced();
@@ -377,6 +379,11 @@ void MainWindow::editConfig() {
 }
 
 void MainWindow::showView(View view) {
+    if (view == View::Gradients) {
+        if (tabs_->indexOf(gradients_) < 0) tabs_->addTab(gradients_, tr("Gradients"));
+        tabs_->setCurrentWidget(gradients_);
+        return;
+    }
     tabs_->setCurrentIndex(view == View::Tree ? 0 : view == View::Plot ? 1 : view == View::Tensor ? 2 : 3);
 }
 

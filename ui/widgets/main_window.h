@@ -27,10 +27,14 @@ class QTabWidget;
 namespace probe::context {
 class AppContext;
 }
+namespace probe::data {
+class OverflowBirths;
+}
 
 namespace probe::widgets {
 
 class ConfigEditor;
+class GradientsPanel;
 class LaunchForm;
 class OpTensorsPanel;
 class OpTreePanel;
@@ -42,7 +46,7 @@ class TensorPreview;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum class View { Tree, Plot, Tensor, Config };
+    enum class View { Tree, Plot, Tensor, Config, Gradients };
     enum class Page { Start, Launch, Workspace };
 
     // Shows `context`, which must outlive the window.
@@ -75,11 +79,18 @@ public:
     StartPage* startPage() const { return startPage_; }
     LaunchForm* launchForm() const { return launchForm_; }
     SessionPanel* sessionPanel() const { return sessionPanel_; }
+    GradientsPanel* gradientsPanel() const { return gradients_; }
+    data::OverflowBirths* overflowBirths() const { return births_; }
+    // Shows the gradient monitor's files below `dir` in the Gradients tab (added when needed).
+    void showGradients(const QString& dir);
     QString statusText() const;
     // A message shown for a while in the status bar (an export written...), "" when none.
     QString statusMessage() const;
     // "⚠ First NaN: round 6, layers.2/input_layernorm/mul (3_0_6)" once the dump has a NaN.
     QString firstNanText() const;
+    // Beside it, "⚠ Overflow born: round 2, layers.1/mul (1_3)" once `probe overflow`'s rule
+    // finds where an Inf/NaN is born (inputs finite, an output not); a click selects that op.
+    QString overflowText() const;
     // The Problems pane's text.
     QString problemsText() const;
 
@@ -107,6 +118,11 @@ private:
     void updateStatus();
     void updateSessionStatus();
     void updateRounds();
+    // The precision suite's parts (main_window_suite.cpp): overflow births, replay, gradients.
+    void setUpSuite();
+    void updateOverflowButton();
+    void goToOverflowBirth();
+    void findDumpGradients();
 
     context::AppContext* context_;
     QPointer<session::LiveSession> shownSession_;  // the live session the window listens to
@@ -132,6 +148,9 @@ private:
     QPushButton* firstNanButton_;
     QDockWidget* problemsDock_;
     QPlainTextEdit* problemsText_;
+    data::OverflowBirths* births_ = nullptr;
+    QPushButton* overflowButton_ = nullptr;
+    GradientsPanel* gradients_ = nullptr;
 };
 
 }  // namespace probe::widgets

@@ -7,12 +7,15 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "op_replay.h"
 #include "op_tensors_model.h"
+#include "overflow_births.h"
 
 namespace probe::widgets {
 
@@ -28,6 +31,16 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     roundOnly_ = new QCheckBox(tr("Current round only"), this);
     roundOnly_->setToolTip(tr("Show the rows of the round chosen in the toolbar (or by a click on a plot)"));
+    replay_ = new QPushButton(tr("Replay this op"), this);
+    replay_->setToolTip(tr("probe replay: run this aten op again from its dumped inputs on the CPU in float64 and in its "
+                           "own dtype, and say whether the op itself is wrong or only inherits bad inputs"));
+    verdict_ = new QLabel(this);
+    verdict_->setWordWrap(true);
+    verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    verdict_->setVisible(false);
+    replayer_ = new data::OpReplay(this);
+    connect(replay_, &QPushButton::clicked, this, &OpTensorsPanel::replayCurrentOp);
+    connect(replayer_, &data::OpReplay::finished, this, &OpTensorsPanel::showVerdict);
 
     view_ = new QTableView(this);
     view_->setModel(model_);
@@ -42,13 +55,16 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     auto* head = new QHBoxLayout;
     head->addWidget(title_, 1);
     head->addWidget(roundOnly_);
+    head->addWidget(replay_);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(head);
     layout->addWidget(details_);
+    layout->addWidget(verdict_);
     layout->addWidget(view_, 1);
 
     connect(cursor_, &data::DumpCursor::opChanged, this, [this](uint32_t op) {
+        if (!replayer_->isRunning()) verdict_->setVisible(false);  // a verdict names its op
         model_->setOp(op);
         updateHeader();
         selectCursorRow();
@@ -86,6 +102,55 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     updateHeader();
 }
 
+void OpTensorsPanel::setOverflowBirths(data::OverflowBirths* births) {
+    births_ = births;
+    connect(births_, &data::OverflowBirths::changed, this, &OpTensorsPanel::updateHeader);
+    updateHeader();
+}
+
+bool OpTensorsPanel::replayCurrentOp() {
+    const auto& idx = store_->index();
+    const uint32_t op = cursor_->op();
+    if (op == kNone || op >= idx.opCount() || idx.layout() != analysis::DumpLayout::Atb) return false;
+    const auto& o = idx.op(op);
+    // The round of the tensor selected, else the round chosen, else the op's last.
+    int32_t round = cursor_->round();
+    const uint32_t row = cursor_->row();
+    if (row != kNone && idx.slot(idx.row(row).slot).op == op) round = idx.row(row).round;
+    if (round < 0 || !std::binary_search(o.rounds.begin(), o.rounds.end(), round))
+        round = o.rounds.empty() ? 0 : o.rounds.back();
+    replayer_->start(store_->root(), QString::fromStdString(o.id), round, QString::fromStdString(idx.process(o.process).key));
+    verdict_->setText(tr("Replaying %1 (%2) of round %3 with <tt>probe replay</tt>…")
+                          .arg(QString::fromStdString(o.namePath).toHtmlEscaped(), QString::fromStdString(o.id))
+                          .arg(round));
+    verdict_->setVisible(true);
+    return true;
+}
+
+void OpTensorsPanel::showVerdict(const data::ReplayVerdict& v) {
+    QString text;
+    if (!v.ran) {
+        text = tr("<b>Replay of %1 in round %2 failed</b>: %3").arg(v.opId).arg(v.round).arg(v.error.toHtmlEscaped());
+    } else {
+        const QString color = v.verdict == QLatin1String("ok")         ? QStringLiteral("#1e7b1e")
+                              : v.verdict == QLatin1String("WRONG")    ? QStringLiteral("#c81e1e")
+                              : v.verdict == QLatin1String("overflow") ? QStringLiteral("#d27800")
+                                                                       : QStringLiteral("#555555");
+        text = tr("Replay of %1 (%2) [%3], round %4: <b style='color:%5'>%6</b>")
+                   .arg(v.opName.toHtmlEscaped(), v.opId, v.opType.toHtmlEscaped())
+                   .arg(v.round)
+                   .arg(color, v.verdict.toHtmlEscaped());
+        if (!v.reason.isEmpty()) text += QStringLiteral(" — ") + v.reason.toHtmlEscaped();
+        if (v.hasMeasures)
+            text += tr("<br>dumped output against float64: max abs error %1, max rel error %2, max ULP error %3")
+                        .arg(QString::number(v.maxAbsErr, 'g', 3), QString::number(v.maxRelErr, 'g', 3), QString::number(v.maxUlpErr, 'g', 3));
+    }
+    verdict_->setText(text);
+    verdict_->setVisible(true);
+}
+
+QString OpTensorsPanel::replayText() const { return verdict_->isHidden() ? QString() : verdict_->text(); }
+
 void OpTensorsPanel::fitColumns() {
     // The rows on screen and the header only: an op may have a row for each of many rounds.
     fitColumnsToVisibleRows(view_, [](int column) {
@@ -104,6 +169,7 @@ void OpTensorsPanel::fitColumns() {
 void OpTensorsPanel::updateHeader() {
     const auto& idx = store_->index();
     const uint32_t op = cursor_->op();
+    replay_->setEnabled(op != kNone && op < idx.opCount() && idx.layout() == analysis::DumpLayout::Atb);
     if (op == kNone || op >= idx.opCount()) {
         title_->setText(tr("No op selected"));
         details_->setText(tr("Pick an op in the tree, or a point on a plot."));
@@ -119,6 +185,7 @@ void OpTensorsPanel::updateHeader() {
     text += QStringLiteral(" · ") + countOf(static_cast<qsizetype>(o.rowCount), tr("row"), tr("rows"));
     if (o.anomalies & analysis::kHasNan) text += tr(" · <b style='color:#c81e1e'>NaN</b>");
     if (o.anomalies & analysis::kHasInf) text += tr(" · <b style='color:#d27800'>Inf</b>");
+    if (births_ && births_->isBirth(op)) text += tr(" · <b style='color:#c81e1e'>overflow born here</b>");
     if (!o.param.empty()) text += tr("<br>parameters: <tt>%1</tt>").arg(QString::fromStdString(o.param.substr(0, 300)).toHtmlEscaped());
     details_->setText(text);
 }

@@ -8,12 +8,16 @@
 
 class QCheckBox;
 class QLabel;
+class QPushButton;
 class QTableView;
 
 namespace probe::data {
 class DumpCursor;
 class DumpStore;
+class OpReplay;
 class OpTensorsModel;
+class OverflowBirths;
+struct ReplayVerdict;
 }  // namespace probe::data
 
 namespace probe::widgets {
@@ -25,6 +29,13 @@ public:
 
     QTableView* view() const { return view_; }
     data::OpTensorsModel* model() const { return model_; }
+    // Marks the op where an overflow is born ("overflow born here").
+    void setOverflowBirths(data::OverflowBirths* births);
+    // `probe replay` of the selected op in the cursor's round (off the GUI thread); the verdict
+    // is shown under the op's details. False when there is no op to replay.
+    bool replayCurrentOp();
+    data::OpReplay* replayer() const { return replayer_; }
+    QString replayText() const;
 
 signals:
     void previewRequested(uint32_t row);
@@ -33,6 +44,7 @@ private:
     void updateHeader();
     void selectCursorRow();
     void fitColumns();
+    void showVerdict(const data::ReplayVerdict& verdict);
 
     data::DumpStore* store_;
     data::DumpCursor* cursor_;
@@ -40,6 +52,10 @@ private:
     QLabel* title_;
     QLabel* details_;
     QCheckBox* roundOnly_;
+    QPushButton* replay_;
+    QLabel* verdict_;
+    data::OpReplay* replayer_;
+    data::OverflowBirths* births_ = nullptr;
     QTableView* view_;
     bool syncing_ = false;
     bool columnsFitted_ = false;

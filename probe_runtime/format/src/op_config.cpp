@@ -10,7 +10,8 @@
 namespace probe::format {
 namespace {
 
-const char* kAcceptedTask = "\"tensor\", \"statistics\", \"all\"";
+const char* kAcceptedTask = "\"tensor\", \"statistics\", \"all\", \"overflow_check\"";
+const char* kAcceptedOverflowNums = "a whole number: births of an overflow to dump, or -1 for no limit";
 const char* kAcceptedBool = "true or false (JSON booleans, without quotes)";
 const char* kAcceptedExecRange =
     "\"all\", \"none\", or \"start,end\" with whole numbers 0 <= start <= end "
@@ -95,6 +96,7 @@ const char* dumpTaskName(DumpTask task) {
         case DumpTask::Tensor: return "tensor";
         case DumpTask::Statistics: return "statistics";
         case DumpTask::All: return "all";
+        case DumpTask::OverflowCheck: return "overflow_check";
     }
     return "tensor";
 }
@@ -126,6 +128,11 @@ const std::vector<std::string>& opConfigKeys() {
     static const std::vector<std::string> keys = {"task",    "dump_enable", "exec_range",
                                                   "ids",     "op_name",     "save_child",
                                                   "device",  "filter_level"};
+    return keys;
+}
+
+const std::vector<std::string>& opConfigOptionalKeys() {
+    static const std::vector<std::string> keys = {"grad_monitor", "overflow_nums"};
     return keys;
 }
 
@@ -215,13 +222,16 @@ nlohmann::ordered_json OpConfig::orderedJson() const {
     j["save_child"] = saveChild;
     j["device"] = joinList(devices);
     j["filter_level"] = filterLevel;
+    if (gradMonitor) j["grad_monitor"] = true;  // absent by default: older readers accept the file
+    if (task == DumpTask::OverflowCheck || overflowNums != 1) j["overflow_nums"] = overflowNums;
     return j;
 }
 
 bool OpConfig::operator==(const OpConfig& o) const {
     return task == o.task && dumpEnable == o.dumpEnable && execRange == o.execRange &&
            ids == o.ids && opNames == o.opNames && saveChild == o.saveChild &&
-           devices == o.devices && filterLevel == o.filterLevel;
+           devices == o.devices && filterLevel == o.filterLevel && gradMonitor == o.gradMonitor &&
+           overflowNums == o.overflowNums;
 }
 
 OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
@@ -235,12 +245,13 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
     if (!root.is_object()) {
         issue("", "the config must be a JSON object {...}, found " + std::string(root.type_name()),
               "an object with the keys task, dump_enable, exec_range, ids, op_name, save_child, "
-              "device, filter_level");
+              "device, filter_level (and optionally grad_monitor, overflow_nums)");
         return result;
     }
 
     OpConfig config;
-    const auto& keys = opConfigKeys();
+    std::vector<std::string> keys = opConfigKeys();
+    keys.insert(keys.end(), opConfigOptionalKeys().begin(), opConfigOptionalKeys().end());
     for (const auto& item : root.items()) {
         if (std::find(keys.begin(), keys.end(), item.key()) == keys.end()) {
             std::string accepted;
@@ -274,10 +285,12 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
         if (*task == "tensor") config.task = DumpTask::Tensor;
         else if (*task == "statistics") config.task = DumpTask::Statistics;
         else if (*task == "all") config.task = DumpTask::All;
+        else if (*task == "overflow_check") config.task = DumpTask::OverflowCheck;
         else issue("task", "\"" + *task + "\" is not a valid value", kAcceptedTask);
     }
     readBool("dump_enable", config.dumpEnable);
     readBool("save_child", config.saveChild);
+    readBool("grad_monitor", config.gradMonitor);
 
     if (const std::string* range = requireString("exec_range", kAcceptedExecRange)) {
         const std::string value = trim(*range);
@@ -351,6 +364,16 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
             else
                 config.filterLevel = static_cast<int>(level);
         }
+    }
+
+    if (auto it = root.find("overflow_nums"); it != root.end()) {
+        if (!it->is_number_integer())
+            issue("overflow_nums", "must be a whole number, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
+                  kAcceptedOverflowNums);
+        else if (it->get<int64_t>() < -1)
+            issue("overflow_nums", std::to_string(it->get<int64_t>()) + " is out of range", kAcceptedOverflowNums);
+        else
+            config.overflowNums = it->get<int64_t>();
     }
 
     // Warnings (a key given twice) are said, but do not reject the file.

@@ -197,6 +197,11 @@ PROBE_API int probe_is_awake(void);
  * to switch their own hooks on and off. */
 PROBE_API uint64_t probe_state_generation(void);
 
+/* The folder the gradient monitor of a PyTorch adapter writes to when the op-level config in
+ * force asks for it ("grad_monitor": true): <dump root>/grad_monitor. "" when it does not, or
+ * the runtime is not started. Valid until the calling thread's next call. */
+PROBE_API const char* probe_grad_monitor_dir(void);
+
 /* The device id of this process (the <dev> of data/<dev>_<pid>); negative = unknown. */
 PROBE_API int probe_set_device(int device_id);
 

@@ -34,6 +34,7 @@ def runtime():
         _declare(lib, "probe_op_wants", c.c_int, [])
         _declare(lib, "probe_op_set_param", c.c_int, [c.c_char_p])
         _declare(lib, "probe_last_error", c.c_char_p, [])
+        _declare(lib, "probe_grad_monitor_dir", c.c_char_p, [])
         _declare(lib, "probe_version", c.c_char_p, [])
         _declare(lib, "probe_set_device", c.c_int, [c.c_int])
         _declare(lib, "probe_report_weight", c.c_int, [c.c_char_p, c.c_uint64])

@@ -205,8 +205,13 @@ def _attach_environment_monitors(optimizer):
 
 def _live_optimizers():
     import gc
+    import warnings
     import torch
-    return [o for o in gc.get_objects() if isinstance(o, torch.optim.Optimizer)]
+    # isinstance() on every object touches deprecated torch objects that warn (reduce_op): the
+    # program's output must not change.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [o for o in gc.get_objects() if isinstance(o, torch.optim.Optimizer)]
 
 
 def arm(model=None):

@@ -20,8 +20,6 @@ are only read.
 # SPDX-License-Identifier: GPL-3.0-or-later
 import atexit
 import functools
-import importlib.abc
-import importlib.machinery
 import inspect
 import json
 import os
@@ -29,7 +27,7 @@ import sys
 import threading
 import weakref
 
-from . import _native, _paths
+from . import _import_hook, _native, _paths, grad_monitor
 from ._names import name_bytes, safe_text
 
 try:
@@ -81,57 +79,13 @@ def _record_injection(status, message=""):
 # ------------------------------------------------------------------------------------------
 # Arming: wait for torch to be imported.
 
-class _TorchImportWatcher(importlib.abc.MetaPathFinder):
-    """Finds nothing itself; wraps torch's loader so the probe installs right after torch."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != "torch":
-            return None
-        for finder in sys.meta_path:
-            if finder is self:
-                continue
-            find = getattr(finder, "find_spec", None)
-            if find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                original = spec.loader
-
-                class _Loader(importlib.abc.Loader):
-                    def create_module(self, s):
-                        return original.create_module(s)
-
-                    def exec_module(self, module):
-                        original.exec_module(module)
-                        _remove_watcher()
-                        install(module)
-
-                spec.loader = _Loader()
-                return spec
-        return None
-
-
-_watcher = None
-
-
-def _remove_watcher():
-    global _watcher
-    if _watcher is not None and _watcher in sys.meta_path:
-        sys.meta_path.remove(_watcher)
-    _watcher = None
-
-
 def arm():
     """Install the probe when torch gets imported (now, if it already is)."""
-    global _armed, _watcher
+    global _armed
     if _armed:
         return
     _armed = True
-    if "torch" in sys.modules:
-        install(sys.modules["torch"])
-        return
-    _watcher = _TorchImportWatcher()
-    sys.meta_path.insert(0, _watcher)
+    _import_hook.call_after_import("torch", install)
 
 
 # ------------------------------------------------------------------------------------------
@@ -181,7 +135,24 @@ def install(torch):
     atexit.register(_at_exit)
     _installed = True
     _record_injection("attached")
+    _arm_gradient_monitor(None)
     return True
+
+
+def _arm_gradient_monitor(model):
+    """The gradient monitor, when `probe run --grads DIR` set $PROBE_GRAD_MONITOR or the config
+    in force has "grad_monitor": true (then it writes into the dump: <dump>/grad_monitor).
+    Called at install (optimizers created from then on count steps) and when a model is first
+    called (its parameters are watched). Never raises."""
+    try:
+        if not os.environ.get(grad_monitor.ENVIRONMENT_VARIABLE):
+            directory = _runtime.probe_grad_monitor_dir()
+            if not directory:
+                return
+            os.environ[grad_monitor.ENVIRONMENT_VARIABLE] = directory.decode(errors="surrogateescape")
+        grad_monitor.arm(model)
+    except Exception as exc:
+        _failure("gradient monitor", exc)
 
 
 def _at_exit():
@@ -247,6 +218,7 @@ def _module_names(root):
                                      name_bytes(type(module).__name__))
         _names_by_root[root] = names
         _report_weights(root)
+        _arm_gradient_monitor(root)
     return names
 
 

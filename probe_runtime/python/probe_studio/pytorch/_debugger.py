@@ -3,6 +3,7 @@
 import sys
 import threading
 
+from .. import grad_monitor
 from . import _ops
 from ._config import ProbeConfigError, build_config
 from ._seed import seed_all
@@ -64,6 +65,7 @@ class PrecisionDebugger:
         model's forward calls a..b (counted from 0 at this start)."""
         with cls._lock:
             cls._get().service.start(model, token_range)
+        grad_monitor.arm(model)  # only when $PROBE_GRAD_MONITOR names a folder; never raises
 
     @classmethod
     def stop(cls):

@@ -15,7 +15,8 @@
 
 namespace probe::format {
 
-enum class DumpTask { Tensor, Statistics, All };
+// OverflowCheck: only the ops where an overflow is born, with their tensors and statistics.
+enum class DumpTask { Tensor, Statistics, All, OverflowCheck };
 const char* dumpTaskName(DumpTask task);
 
 // Inclusive round ranges: "all", "none", or "start,end" (several pairs "0,2,5,7" are accepted,
@@ -48,6 +49,12 @@ struct OpConfig {
     bool saveChild = false;
     std::vector<std::string> devices;  // "0", "3"
     int filterLevel = 1;
+    // Per-parameter gradient statistics at each optimizer step (PyTorch under `probe run`):
+    // CSV files in <dump>/grad_monitor/. Written to the file only when true.
+    bool gradMonitor = false;
+    // Task overflow_check: after this many births nothing more is watched (-1: never stop);
+    // msprobe's key and default. Written when the task is overflow_check or it is not 1.
+    int64_t overflowNums = 1;
 
     bool wantsStatistics() const { return task != DumpTask::Tensor; }
     bool wantsTensors() const { return task != DumpTask::Statistics; }
@@ -93,7 +100,11 @@ struct OpConfigResult {
 OpConfigResult parseOpConfig(std::string_view text, const std::string& file);
 OpConfigResult loadOpConfigFile(const std::string& path);
 
-// Keys of the op-level config, in the documented order.
+// Keys of the op-level config, in the documented order: every config file has them (the
+// app's form shows them).
 const std::vector<std::string>& opConfigKeys();
+// Keys of the precision-debugging suite, accepted too and written only when not at their
+// default (grad_monitor, and the overflow_check task's).
+const std::vector<std::string>& opConfigOptionalKeys();
 
 }  // namespace probe::format

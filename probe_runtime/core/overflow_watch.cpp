@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "overflow_watch.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "dump_writer.h"
+#include "op_names.h"
+#include "probe/format/overflow_rule.h"
+#include "probe/format/statistic_csv.h"
+#include "probe/format/tensor_bin.h"
+#include "probe/format/tensor_stats.h"
+#include "runtime.h"
+#include "thread_state.h"
+
+namespace probe::runtime {
+namespace {
+
+// Once an op cannot be where an overflow is born, the copies of its data go.
+void releaseData(OverflowCandidate& candidate) {
+    for (auto& held : candidate.tensors) held.data.reset();
+}
+
+}  // namespace
+
+std::shared_ptr<OverflowCandidate> OverflowWatch::watch(const char* paramJson) {
+    auto candidate = std::make_shared<OverflowCandidate>();
+    candidate->paramJson = paramJson ? paramJson : "";
+    return candidate;
+}
+
+int OverflowWatch::hold(ThreadState&, Frame& frame, const TensorReport& t, std::optional<format::DType> dtype,
+                        uint64_t count) {
+    OverflowCandidate& candidate = *frame.overflow;
+    OverflowCandidate::Held held;
+    held.isOutput = t.io == 1;
+    const std::string arg = sanitizeName(t.argName);
+    held.indexText = std::to_string(t.index) + (arg.empty() ? "" : "_" + arg);
+    held.fileName = std::string(held.isOutput ? "outtensor" : "intensor") + held.indexText + ".bin";
+    held.dtypeName = dtype ? format::dtypeName(*dtype) : "undefined(" + std::to_string(t.dtype) + ")";
+    held.dtypeCode = t.dtype;
+    held.format = t.format;
+    held.dims.assign(t.dims, t.dims + t.ndims);
+    held.shape = format::shapeString(held.dims);
+    held.nbytes = t.nbytes;
+    bool bad = false;
+    if (dtype && t.data) {
+        const auto stats = format::computeTensorStats(*dtype, t.data, count);
+        if (stats.valid) {
+            held.max = stats.max;
+            held.min = stats.min;
+            held.mean = stats.mean;
+            held.norm = stats.norm;
+        }
+        bad = !format::overflowReason(stats.max, stats.min, stats.hasNan()).empty();
+    }
+    (held.isOutput ? candidate.outputBad : candidate.inputBad) |= bad;
+    if (candidate.inputBad || candidate.childBorn) {
+        releaseData(candidate);
+    } else if (t.data && t.nbytes) {
+        // A copy: an in-place op changes its input after this, an output's memory is reused.
+        held.data.reset(new uint8_t[t.nbytes]);
+        std::memcpy(held.data.get(), t.data, t.nbytes);
+    }
+    candidate.tensors.push_back(std::move(held));
+    return 1;
+}
+
+void OverflowWatch::opEnding(ThreadState& ts) {
+    Frame& frame = ts.stack.back();
+    const std::shared_ptr<OverflowCandidate> candidate = std::move(frame.overflow);
+    if (!candidate) return;
+    const bool born = candidate->outputBad && !candidate->inputBad && !candidate->childBorn &&
+                      !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes());
+    if (born) {
+        const int64_t limit = ts.layer.config->config.overflowNums;
+        if (limit < 0 || births_.fetch_add(1) < limit) write(ts, frame, *candidate);
+    }
+    // The enclosing ops are not where it was born: the innermost op is.
+    if ((born || candidate->childBorn) && ts.stack.size() >= 2) {
+        Frame& parent = ts.stack[ts.stack.size() - 2];
+        if (parent.overflow) {
+            parent.overflow->childBorn = true;
+            releaseData(*parent.overflow);
+        }
+    }
+}
+
+void OverflowWatch::write(ThreadState& ts, const Frame& frame, OverflowCandidate& candidate) {
+    const LayerExecution& layer = ts.layer;
+    const std::string opDir = layer.roundDir + "/" + frame.relDir;
+    runtime_.ops().writeOpParam(opDir, candidate.paramJson.c_str());
+    std::string rows, why;
+    uint64_t rowCount = 0;
+    for (auto& held : candidate.tensors) {
+        format::StatRow row;
+        row.devicePid = layer.devicePid;
+        row.round = layer.round;
+        row.opName = frame.namePath;
+        row.opType = frame.type;
+        row.opId = frame.id;
+        row.isOutput = held.isOutput;
+        row.index = held.indexText;
+        row.dtype = held.dtypeName;
+        row.format = format::formatName(held.format);
+        row.shape = held.shape;
+        row.max = held.max;
+        row.min = held.min;
+        row.mean = held.mean;
+        row.norm = held.norm;
+        if (held.isOutput && why.empty() && held.max && held.min) {
+            const std::string reason = format::overflowReason(*held.max, *held.min, std::isnan(held.mean.value_or(0)));
+            if (!reason.empty()) why = "output " + held.indexText + ": " + reason;
+        }
+        if (held.data || held.nbytes == 0) {
+            format::BinHeader header;
+            header.formatCode = held.format;
+            header.dtypeCode = held.dtypeCode;
+            header.dims = held.dims;
+            header.dataLength = held.nbytes;
+            WriteJob job;
+            job.kind = WriteJob::Kind::Tensor;
+            job.path = opDir + (held.isOutput ? "/after/" : "/before/") + held.fileName;
+            job.head = format::makeBinHeader(header);
+            if (held.nbytes) {
+                job.data = std::move(held.data);
+                job.size = held.nbytes;
+            }
+            row.tensorPath = job.path;
+            runtime_.writer().enqueue(std::move(job));
+        }
+        const std::string line = format::formatStatRow(row);
+        runtime_.notify([&](RuntimeListener& l) { l.statisticRow(line); });
+        rows += line;
+        ++rowCount;
+    }
+    if (rowCount) {
+        WriteJob job;
+        job.kind = WriteJob::Kind::Row;
+        job.path = layer.csvPath;
+        job.head = std::move(rows);
+        job.rows = rowCount;
+        runtime_.writer().enqueue(std::move(job));
+    }
+    runtime_.status().info("overflow born in round " + std::to_string(layer.round) + ", op " + frame.namePath +
+                           " (" + frame.id + ") [" + frame.type + "]" + (why.empty() ? "" : ": " + why));
+}
+
+}  // namespace probe::runtime

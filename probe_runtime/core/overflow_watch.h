@@ -1,0 +1,69 @@
+// The live task "overflow_check": every selected op is watched, the statistics of its tensors
+// computed as they arrive and their data held until the op ends; only an op where an overflow
+// is born (every input finite, an output holding Inf or NaN, no child where it was born, not an
+// op that makes Inf on purpose) is written, with its tensors, rows and op_param.json. After
+// `overflow_nums` births nothing more is watched. The rule is format/overflow_rule.h, the one
+// `probe overflow` applies to a dump.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/format/dtype.h"
+
+namespace probe::runtime {
+
+class Runtime;
+struct Frame;
+struct ThreadState;
+struct TensorReport;
+
+// What an op under watch holds until it ends (Frame::overflow).
+struct OverflowCandidate {
+    struct Held {
+        bool isOutput = false;
+        std::string indexText, fileName, dtypeName, shape;
+        int dtypeCode = 0, format = 2;
+        std::vector<int64_t> dims;
+        std::unique_ptr<uint8_t[]> data;  // null once the op can no longer be a birth
+        uint64_t nbytes = 0;
+        std::optional<double> max, min, mean, norm;
+    };
+    std::vector<Held> tensors;
+    std::string paramJson;
+    bool inputBad = false;   // an input holds Inf/NaN: the overflow came in
+    bool outputBad = false;  // an output holds Inf/NaN
+    bool childBorn = false;  // born in a child op (or deeper): not here
+};
+
+class OverflowWatch {
+public:
+    explicit OverflowWatch(Runtime& runtime) : runtime_(runtime) {}
+
+    // At start: no births yet.
+    void reset() { births_.store(0); }
+    // overflow_nums births were written: the rest of the run is not watched (-1: never).
+    bool exhausted(int64_t limit) const { return limit >= 0 && births_.load() >= limit; }
+    int64_t births() const { return births_.load(); }
+
+    // What a selected op begun now holds (Frame::overflow).
+    static std::shared_ptr<OverflowCandidate> watch(const char* paramJson);
+    // A tensor of the top op (its report checked already). Returns 1 like a dumped tensor.
+    int hold(ThreadState& ts, Frame& frame, const TensorReport& tensor, std::optional<format::DType> dtype,
+             uint64_t count);
+    // The top op ends: written when an overflow is born there; tells its parent.
+    void opEnding(ThreadState& ts);
+
+private:
+    void write(ThreadState& ts, const Frame& frame, OverflowCandidate& candidate);
+
+    Runtime& runtime_;
+    std::atomic<int64_t> births_{0};
+};
+
+}  // namespace probe::runtime

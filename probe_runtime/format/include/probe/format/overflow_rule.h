@@ -1,0 +1,23 @@
+// When a tensor counts as overflowed, and which ops are never where an overflow is born: one
+// rule for `probe overflow` (on a dump) and the runtime's live task "overflow_check".
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probe::format {
+
+// Why a tensor with these extremes is overflowed ("nan", "max=inf", "min=-inf", "max=inf
+// min=-inf"), "" when it is not. `nan`: a NaN element is known (a NaN mean beside finite
+// extremes means +inf met -inf).
+std::string overflowReason(double max, double min, bool nan);
+
+// Op types (case-insensitive fragments) that are never a birth: msprobe's overflow_check
+// ignores empty and fill; an Inf from fill/full/masked_fill is a value the program asked for
+// (attention masks); parameters_grad entries repeat gradients their backward entry holds.
+const std::vector<std::string>& defaultOverflowIgnoredTypes();
+bool isOverflowIgnoredType(std::string_view type, const std::vector<std::string>& fragments);
+
+}  // namespace probe::format
