@@ -116,7 +116,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
         job.path = layer.roundDir + "/" + frame.relDir + (isOutput ? "/after/" : "/before/") + fileName;
         job.head = format::makeBinHeader(header);
         if (!header.headerOnly() && t.nbytes) {
-            job.data.reset(new uint8_t[t.nbytes]);
+            job.data = runtime_.writer().takeBuffer(t.nbytes, &job.charged);
             std::memcpy(job.data.get(), t.data, t.nbytes);
             job.size = t.nbytes;
         }
