@@ -75,8 +75,11 @@ int TensorCapture::opTensor(const TensorReport& t) {
     }
 
     const std::string arg = sanitizeName(t.argName);
-    const std::string indexText = std::to_string(t.index) + (arg.empty() ? "" : "_" + arg);
-    const std::string fileName = std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";
+    std::string indexText = std::to_string(t.index);
+    if (!arg.empty()) {
+        indexText += '_';
+        indexText += arg;
+    }
 
     format::StatRow row;
     row.devicePid = layer.devicePid;
@@ -99,6 +102,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
         }
     }
     if (config.wantsTensors()) {
+        const std::string fileName = std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";
         format::BinHeader header;
         header.formatCode = t.format;
         header.dtypeCode = t.dtype;
