@@ -594,6 +594,29 @@ int64_t reportBackwardOutputsOp(const std::string& layer, int64_t first, const s
     return reportTensorList(PROBE_OUTPUT, static_cast<int>(first), grads, names, "backward outputs");
 }
 
+// A tensor from the TensorImpl that torch.Tensor._cdata gives, holding a reference of its own.
+at::Tensor tensorOfImpl(void* impl) {
+    return at::Tensor(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::reclaim_copy(
+        static_cast<c10::TensorImpl*>(impl)));
+}
+
+// One tensor of the top op, given by its TensorImpl (for ctypes: a call costs a fraction of a
+// torch.ops one, which boxes its lists and goes through the dispatcher).
+int reportOneTensor(int io, int index, const char* name, void* impl, const char* where) {
+    try {
+        if (!impl || index < 0) return -1;
+        const int wants = probe_op_wants();
+        if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
+        reportTensor(io, index, name && *name ? name : nullptr, tensorOfImpl(impl), wants, true);
+        return 1;
+    } catch (const std::exception& e) {
+        reportFailure(where, e.what());
+    } catch (...) {
+        reportFailure(where, "unknown failure");
+    }
+    return -1;
+}
+
 }  // namespace
 }  // namespace probe::torch_adapter
 
@@ -699,6 +722,34 @@ PROBE_TORCH_API int probe_torch_backward_end(void) {
         closeBackwardLayer();
         tls.statsCache.clear();
         return 0;
+    } catch (...) {
+        return -1;
+    }
+}
+
+// The Python part's tensors, one per call: `impl` is torch.Tensor._cdata (the TensorImpl).
+// io 0: inputs, 1: outputs of the op on top of this thread's stack. Returns 1 when reported,
+// 0 when the op wants no tensors, -1 on a failure (said).
+PROBE_TORCH_API int probe_torch_report_tensor(int io, int index, const char* name, void* impl) {
+    return reportOneTensor(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, index, name, impl, "module tensors");
+}
+
+// A gradient flowing out of `layer` (that of its forward input `index`) while its backward op
+// is open: one of that op's outputs. Returns 1 when reported, 0 when not (another op is open).
+PROBE_TORCH_API int probe_torch_report_backward_output(const char* layer, int index, const char* name, void* impl) {
+    try {
+        if (!backwardLayerOpenFor(layer)) return 0;
+    } catch (...) {
+        return -1;
+    }
+    return reportOneTensor(PROBE_OUTPUT, index, name, impl, "backward outputs");
+}
+
+// The number of elements of the tensor whose TensorImpl is `impl`: the Python part checks once
+// that torch.Tensor._cdata is what this adapter takes it for before using it.
+PROBE_TORCH_API int64_t probe_torch_impl_numel(void* impl) {
+    try {
+        return impl ? static_cast<c10::TensorImpl*>(impl)->numel() : -1;
     } catch (...) {
         return -1;
     }
