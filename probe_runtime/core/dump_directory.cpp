@@ -108,6 +108,7 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::folder(const std::string& r
         }
         done.resize(slash);
         if (auto it = folders_.find(done); it != folders_.end()) {
+            it->second.lastUse = ++useClock_;  // in use: not the one to close next
             current = it->second.fd;
             break;
         }
@@ -131,11 +132,12 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::folder(const std::string& r
             return Refusal{link ? ELOOP : error, here};
         }
         if (folders_.size() >= kMaxCachedFolders) {
-            auto oldest = folders_.begin();
+            // The least recently used, never the folder this walk stands in.
+            auto oldest = folders_.end();
             for (auto i = folders_.begin(); i != folders_.end(); ++i)
-                if (i->second.lastUse < oldest->second.lastUse) oldest = i;
-            // Never the folder this walk stands in.
-            if (oldest->second.fd != current) {
+                if (i->second.fd != current && (oldest == folders_.end() || i->second.lastUse < oldest->second.lastUse))
+                    oldest = i;
+            if (oldest != folders_.end()) {
                 ::close(oldest->second.fd);
                 folders_.erase(oldest);
             }

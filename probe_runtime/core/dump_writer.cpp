@@ -24,6 +24,11 @@ constexpr size_t kMaxOpenCsvFiles = 32;
 constexpr auto kWriterPeriod = std::chrono::milliseconds(20);
 constexpr uint64_t kWakeWriterAboveBytes = 4u << 20;
 constexpr uint64_t kDiskCheckEveryBytes = 64ull << 20;
+// Tensor buffers at least this big are kept for reuse (smaller ones come cheaply from malloc),
+// at most this many.
+constexpr uint64_t kMinPooledBuffer = 1u << 20;
+constexpr size_t kMaxPooledBuffers = 8;
+constexpr uint64_t kMaxPooledBytes = 128ull << 20;
 constexpr int64_t kDiskCheckEveryMs = 1000;
 
 int64_t nowMs() {
@@ -49,6 +54,8 @@ void DumpWriter::reset(WriterOptions options) {
     diskStopped_ = false;
     diskStoppedReason_.clear();
     refusedPlaces_.clear();
+    pool_.clear();
+    pooledBytes_ = 0;
     bytesSinceDiskCheck_ = 0;
     lastDiskCheckMs_ = 0;
 }
@@ -64,27 +71,88 @@ int DumpWriter::start() {
     return 0;
 }
 
+std::unique_ptr<uint8_t[]> DumpWriter::takeBuffer(uint64_t size, uint64_t* charged) {
+    *charged = 0;
+    std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> dropped;
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (running_ && !stopRequested_ && !diskStopped()) {
+            for (auto it = pool_.begin(); it != pool_.end(); ++it) {
+                if (it->first != size) continue;
+                auto buffer = std::move(it->second);
+                pool_.erase(it);
+                pooledBytes_ -= size;
+                queuedBytes_ += size;  // the same memory, now the caller's
+                *charged = size;
+                return buffer;
+            }
+            if (queuedBytes_ + pooledBytes_ == 0 || queuedBytes_ + pooledBytes_ + size <= options_.memoryCapBytes) {
+                queuedBytes_ += size;
+                *charged = size;
+                break;
+            }
+            if (!pool_.empty()) {  // buffers of other sizes: room for this one instead
+                for (auto& entry : pool_) dropped.push_back(std::move(entry));
+                pool_.clear();
+                pooledBytes_ = 0;
+                continue;
+            }
+            spaceAvailable_.wait(lock);
+        }
+    }
+    dropped.clear();  // freed outside the lock
+    return std::unique_ptr<uint8_t[]>(new uint8_t[size]);
+}
+
 bool DumpWriter::enqueue(WriteJob job) {
+    std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> dropped;  // freed after the lock
     std::unique_lock<std::mutex> lock(mutex_);
     if (!running_ || stopRequested_ || (diskStopped() && job.kind != WriteJob::Kind::LatestFile)) {
         ++counters_.droppedJobs;
+        if (job.charged) {  // a buffer from takeBuffer goes back
+            queuedBytes_ -= std::min(queuedBytes_, job.charged);
+            spaceAvailable_.notify_all();
+        }
         return false;
     }
-    const uint64_t cost = job.size + job.head.size();
-    spaceAvailable_.wait(lock, [&] {
-        return queue_.empty() || queuedBytes_ + cost <= options_.memoryCapBytes || stopRequested_;
-    });
+    const uint64_t total = job.size + job.head.size();
+    const uint64_t cost = total > job.charged ? total - job.charged : 0;
+    // A job whose data is paid for already (takeBuffer) does not wait for its few header bytes.
+    while (!job.charged && !stopRequested_ && queuedBytes_ + pooledBytes_ != 0 &&
+           queuedBytes_ + pooledBytes_ + cost > options_.memoryCapBytes) {
+        if (!pool_.empty()) {  // kept buffers make room for this job
+            for (auto& entry : pool_) dropped.push_back(std::move(entry));
+            pool_.clear();
+            pooledBytes_ = 0;
+            continue;
+        }
+        spaceAvailable_.wait(lock);
+    }
     if (job.kind == WriteJob::Kind::LatestFile) {
         // Only the newest content is written; older queued versions become no-ops.
         latestContent_[job.path] = std::move(job.head);
         job.head.clear();
     }
-    job.charged = cost;
+    job.charged += cost;
     queuedBytes_ += cost;
     queue_.push_back(std::move(job));
     ++enqueuedSeq_;
     if (queuedBytes_ > std::min(kWakeWriterAboveBytes, options_.memoryCapBytes / 4)) workAvailable_.notify_one();
     return true;
+}
+
+void DumpWriter::keepBufferLocked(WriteJob& job) {
+    if (job.kind != WriteJob::Kind::Tensor || !job.data || job.size < kMinPooledBuffer || stopRequested_ ||
+        pool_.size() >= kMaxPooledBuffers || pooledBytes_ + job.size > kMaxPooledBytes ||
+        pooledBytes_ + job.size > options_.memoryCapBytes / 4)
+        return;
+    // The buffer's bytes stay counted: they move from the queue to the pool.
+    const uint64_t bytes = std::min(job.size, job.charged);
+    if (bytes != job.size) return;
+    pool_.emplace_back(job.size, std::move(job.data));
+    queuedBytes_ -= bytes;
+    pooledBytes_ += bytes;
+    job.charged -= bytes;
 }
 
 void DumpWriter::drain() {
@@ -109,8 +177,11 @@ void DumpWriter::stop() {
         spaceAvailable_.notify_all();
     }
     if (thread_.joinable()) thread_.join();
+    std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> pooled;
     std::lock_guard<std::mutex> lock(mutex_);
     running_ = false;
+    pooled.swap(pool_);  // freed when this returns, after the lock
+    pooledBytes_ = 0;
     progressed_.notify_all();
 }
 
@@ -133,7 +204,7 @@ WriterCounters DumpWriter::counters() const {
 
 uint64_t DumpWriter::queuedBytes() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return queuedBytes_;
+    return queuedBytes_ + pooledBytes_;
 }
 
 void DumpWriter::run() {
@@ -191,12 +262,14 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
             case WriteJob::Kind::LatestFile:
                 break;  // superseded by a newer version in this batch
         }
-        // Memory goes back as soon as the job is done, so waiting ops resume early.
-        job.data.reset();
+        // Memory goes back as soon as the job is done, so waiting ops resume early (or is kept
+        // for the next tensor of the same size, still counted).
         {
             std::lock_guard<std::mutex> lock(mutex_);
+            keepBufferLocked(job);
             queuedBytes_ -= job.charged;
         }
+        job.data.reset();
         spaceAvailable_.notify_all();
     }
     for (const auto& path : rowOrder) {

@@ -36,7 +36,7 @@ struct WriteJob {
     std::unique_ptr<uint8_t[]> data;
     uint64_t size = 0;
     uint64_t rows = 0;     // Row: how many lines `head` holds
-    uint64_t charged = 0;  // bytes counted against the memory cap (set by enqueue)
+    uint64_t charged = 0;  // bytes counted against the memory cap (by takeBuffer and enqueue)
 };
 
 struct WriterOptions {
@@ -64,8 +64,15 @@ public:
     // Opens the root (made when missing; refused when it is a link) and starts the thread.
     // Returns 0, or an errno value with nothing started.
     int start();
-    // Queues a job; blocks while the queued bytes exceed the memory cap (unless the queue is
-    // empty, so one tensor bigger than the cap still goes through). Returns false when the
+    // A buffer for `size` bytes of tensor data, counted against the memory cap from now on
+    // (`charged` receives how many bytes; the job that carries the buffer passes it on in its
+    // `charged`): blocks while there is no room, so the copy itself waits, not just its
+    // queueing. A buffer of a written tensor of the same size is reused when there is one: a
+    // fresh buffer of a large tensor costs a page fault per 4 KiB, the kernel zeroing it, on
+    // the op's thread.
+    std::unique_ptr<uint8_t[]> takeBuffer(uint64_t size, uint64_t* charged);
+    // Queues a job; blocks while the queued bytes exceed the memory cap (unless nothing is
+    // held, so one tensor bigger than the cap still goes through). Returns false when the
     // writer is stopped (the job is dropped and counted).
     bool enqueue(WriteJob job);
     // Waits until every job queued before this call has been written.
@@ -77,6 +84,7 @@ public:
     bool diskStopped() const { return diskStopped_.load(std::memory_order_acquire); }
     std::string diskStoppedReason() const;
     WriterCounters counters() const;
+    // The memory the writer holds: queued jobs, buffers handed out, buffers kept for reuse.
     uint64_t queuedBytes() const;
 
     // Forget the thread after fork(): the child must not join or touch it.
@@ -95,6 +103,8 @@ private:
     void reportError(const std::string& message);
     int csvDescriptor(const std::string& path);
     void closeCsvDescriptors();
+    // Keeps the buffer of a written tensor for reuse (the caller holds mutex_).
+    void keepBufferLocked(WriteJob& job);
 
     WriterOptions options_;
     std::function<void(const std::string&)> onError_;
@@ -103,7 +113,10 @@ private:
     std::condition_variable workAvailable_, spaceAvailable_, progressed_;
     std::deque<WriteJob> queue_;
     std::unordered_map<std::string, std::string> latestContent_;  // LatestFile: path -> newest
-    uint64_t queuedBytes_ = 0;
+    uint64_t queuedBytes_ = 0;  // queued jobs and buffers handed out by takeBuffer
+    // Buffers of written tensors, for takeBuffer: (size, buffer), counted in pooledBytes_.
+    std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> pool_;
+    uint64_t pooledBytes_ = 0;
     uint64_t enqueuedSeq_ = 0, writtenSeq_ = 0;
     bool stopRequested_ = false, running_ = false, drainRequested_ = false;
     std::thread thread_;

@@ -8,9 +8,22 @@
 
 namespace probe::runtime {
 
+namespace {
+
+// Printable ASCII without '/': what sanitizeName keeps as it is (nearly every name).
+bool isPlainName(std::string_view text) {
+    if (text.size() > kMaxNameBytes) return false;
+    for (const char c : text)
+        if (c < 0x20 || c > 0x7e || c == '/') return false;
+    return true;
+}
+
+}  // namespace
+
 std::string sanitizeName(const char* text) {
     if (!text) return "";
     const std::string_view raw(text);
+    if (isPlainName(raw)) return std::string(raw);
     std::string out = format::printableText(raw, std::string::npos);  // bad bytes and controls as \xNN
     for (auto& c : out)
         if (c == '/' || c == '\n' || c == '\t') c = '_';

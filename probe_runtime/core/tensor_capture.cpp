@@ -77,8 +77,11 @@ int TensorCapture::opTensor(const TensorReport& t) {
     if (frame.overflow) return runtime_.overflow().hold(ts, frame, t, dtype, *count);
 
     const std::string arg = sanitizeName(t.argName);
-    const std::string indexText = std::to_string(t.index) + (arg.empty() ? "" : "_" + arg);
-    const std::string fileName = std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";
+    std::string indexText = std::to_string(t.index);
+    if (!arg.empty()) {
+        indexText += '_';
+        indexText += arg;
+    }
 
     format::StatRow row;
     row.devicePid = layer.devicePid;
@@ -101,6 +104,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
         }
     }
     if (config.wantsTensors()) {
+        const std::string fileName = std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";
         format::BinHeader header;
         header.formatCode = t.format;
         header.dtypeCode = t.dtype;
@@ -118,7 +122,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
         job.path = layer.roundDir + "/" + frame.relDir + (isOutput ? "/after/" : "/before/") + fileName;
         job.head = format::makeBinHeader(header);
         if (!header.headerOnly() && t.nbytes) {
-            job.data.reset(new uint8_t[t.nbytes]);
+            job.data = runtime_.writer().takeBuffer(t.nbytes, &job.charged);
             std::memcpy(job.data.get(), t.data, t.nbytes);
             job.size = t.nbytes;
         }

@@ -128,15 +128,19 @@ struct Frame {
     FrameKind kind;
     bool observeChildren;  // the runtime looks into this op's children
     bool metadataOnly = false;  // a view inside another aten op: its memory may not be written yet
-    // Layer-level forward ops: the callback this op switched off (to switch on again at its
-    // end), the first autograd sequence number its forward used, and the layer.
-    at::CallbackHandle callbackOff = at::INVALID_CALLBACK_HANDLE;
+    // Layer-level ops: the callbacks this op switched off (to switch on again at its end), and
+    // for forward ones the first autograd sequence number their forward used, and the layer.
+    at::CallbackHandle opCallbackOff = at::INVALID_CALLBACK_HANDLE;
+    at::CallbackHandle nodeCallbackOff = at::INVALID_CALLBACK_HANDLE;
     uint64_t firstSequence = 0;
     int layer = -1;
 };
 
 // Statistics of memory seen through several views, for the current model call. Each entry
-// holds its storage, so the memory cannot be freed and reused by another tensor meanwhile.
+// holds a weak reference to its storage: the storage object cannot be freed and its address
+// reused by another storage meanwhile (no false hit), while its memory is freed as soon as the
+// model lets go of it (holding it until the end of the call changed when the model's memory was
+// freed, and with it how the allocator behaved).
 struct StatsKey {
     const void* storage;
     uint64_t offset, count;
@@ -152,7 +156,7 @@ struct StatsKeyHash {
     }
 };
 struct CachedStats {
-    c10::Storage storage;
+    c10::weak_intrusive_ptr<c10::StorageImpl> storage;
     probe_tensor_stats stats;
 };
 constexpr size_t kMaxCachedStats = 1024;
@@ -165,7 +169,10 @@ struct ThreadState {
     int backwardLayer = -1;                                   // open "<layer>.backward" op
     uint64_t backwardCall = 0;                                // of this forward call of the layer
     std::unordered_map<int, int> backwardOccurrences;         // per backward pass
-    at::CallbackHandle callback = at::INVALID_CALLBACK_HANDLE;
+    // Two callbacks, so that a layer op can switch off what it does not look into: aten ops
+    // (FUNCTION scope) and autograd nodes (BACKWARD_FUNCTION scope).
+    at::CallbackHandle opCallback = at::INVALID_CALLBACK_HANDLE;
+    at::CallbackHandle nodeCallback = at::INVALID_CALLBACK_HANDLE;
     uint64_t seenGeneration = 0;
     bool seenInRoot = false;
     std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
@@ -210,7 +217,7 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
     }
     if (cacheable) {
         if (tls.statsCache.size() >= kMaxCachedStats) tls.statsCache.clear();
-        tls.statsCache.emplace(key, CachedStats{tensor.storage(), stats});
+        tls.statsCache.emplace(key, CachedStats{tensor.storage().getWeakStorageImpl(), stats});
     }
     return stats;
 }
@@ -221,8 +228,7 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
     if (!tensor.defined() || tensor.is_sparse() || tensor.is_mkldnn() || tensor.is_quantized()) return;
     const int code = dtypeCode(tensor.scalar_type());
     if (code < 0) return;
-    const auto sizes = tensor.sizes();
-    std::vector<int64_t> dims(sizes.begin(), sizes.end());
+    const auto dims = tensor.sizes();
     const uint64_t bufferId = bufferIdOf(tensor);
     const uint64_t nbytes = static_cast<uint64_t>(tensor.numel()) * tensor.element_size();
     const int ndims = static_cast<int>(dims.size());
@@ -285,11 +291,16 @@ const OpSchemaFacts& schemaFacts(const at::RecordFunction& fn) {
 // uninitialised memory, goes as metadata only, as does any "out" argument.
 nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> values, const std::vector<std::string>* names,
                                     int wants, bool overwrites = false) {
-    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    // The runtime keeps an op's parameters for the observed structure (metadata) and beside
+    // its tensor files: statistics alone need none, so none are built.
+    const bool wantsParams = (wants & PROBE_WANTS_METADATA) ||
+                             ((wants & PROBE_WANTS_DATA) && !(wants & PROBE_WANTS_STATISTICS_ONLY));
+    nlohmann::ordered_json params;  // null until a parameter is set: no allocation for none
     int tensorIndex = 0;
+    static const std::string kNoName;
     for (size_t i = 0; i < values.size(); ++i) {
         const c10::IValue& v = values[i];
-        const std::string argName = names && i < names->size() ? (*names)[i] : std::string();
+        const std::string& argName = names && i < names->size() ? (*names)[i] : kNoName;
         if (v.isTensor()) {
             const bool withData = !((overwrites && i == 0) || argName == "out");
             reportTensor(io, tensorIndex++, argName.empty() ? nullptr : argName.c_str(), v.toTensor(), wants, withData);
@@ -299,7 +310,7 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
                 const std::string itemName = argName.empty() ? std::string() : argName + std::to_string(k);
                 reportTensor(io, tensorIndex++, itemName.empty() ? nullptr : itemName.c_str(), list.get(k), wants, true);
             }
-        } else if (io == PROBE_INPUT) {
+        } else if (io == PROBE_INPUT && wantsParams) {
             const std::string key = argName.empty() ? "arg" + std::to_string(i) : argName;
             if (v.isNone()) params[key] = nullptr;
             else if (v.isBool()) params[key] = v.toBool();
@@ -350,18 +361,28 @@ bool overwritesFirstArgument(const char* name) {
 
 struct AdapterContext : at::ObserverContext {};
 
-// After probe_op_begin: pushes the frame. A forward layer-level op whose children nobody looks
-// at switches this thread's callback off until it ends (a backward one cannot: the next
-// layer's nodes must be seen).
+// After probe_op_begin: pushes the frame. A layer-level op whose children nobody looks at
+// switches this thread's callbacks off until it ends: a forward one both, a backward one the
+// aten ops' only (the next layer's autograd nodes must be seen), so that the ops inside cost
+// nothing, not even the copy of their inputs that RecordFunction makes for an observer.
 int pushFrame(FrameKind kind, int layer = -1) {
     const int wants = probe_op_wants();
     Frame frame{kind, (wants & PROBE_WANTS_CHILDREN) != 0};
-    if (tls.frames.empty() && kind != FrameKind::BackwardNode) {
-        frame.layer = layer;
-        frame.firstSequence = at::sequence_number::peek();
-        if (!frame.observeChildren && tls.callback != at::INVALID_CALLBACK_HANDLE) {
-            at::disableCallback(tls.callback);
-            frame.callbackOff = tls.callback;
+    if (tls.frames.empty()) {
+        const bool forward = kind != FrameKind::BackwardNode;
+        if (forward) {
+            frame.layer = layer;
+            frame.firstSequence = at::sequence_number::peek();
+        }
+        if (!frame.observeChildren) {
+            if (tls.opCallback != at::INVALID_CALLBACK_HANDLE) {
+                at::disableCallback(tls.opCallback);
+                frame.opCallbackOff = tls.opCallback;
+            }
+            if (forward && tls.nodeCallback != at::INVALID_CALLBACK_HANDLE) {
+                at::disableCallback(tls.nodeCallback);
+                frame.nodeCallbackOff = tls.nodeCallback;
+            }
         }
     }
     tls.frames.push_back(frame);
@@ -373,8 +394,11 @@ void popFrame() {
     const Frame frame = tls.frames.back();
     tls.frames.pop_back();
     if (frame.kind != FrameKind::Passive) probe_op_end();
-    if (frame.callbackOff != at::INVALID_CALLBACK_HANDLE && frame.callbackOff == tls.callback)
-        at::reenableCallback(tls.callback);
+    // Only the callbacks still registered (a handle is never reused).
+    if (frame.opCallbackOff != at::INVALID_CALLBACK_HANDLE && frame.opCallbackOff == tls.opCallback)
+        at::reenableCallback(tls.opCallback);
+    if (frame.nodeCallbackOff != at::INVALID_CALLBACK_HANDLE && frame.nodeCallbackOff == tls.nodeCallback)
+        at::reenableCallback(tls.nodeCallback);
     if (tls.frames.empty()) {
         if (frame.kind != FrameKind::BackwardNode)
             recordSequenceRange(frame.firstSequence, at::sequence_number::peek(), frame.layer);
@@ -408,9 +432,6 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
         const char* name = fn.name();
         if (startsWith(name, "probe::") || startsWith(name, "autograd::engine::evaluate_function")) return nullptr;
         const bool backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
-        int kind = PROBE_OP_OPERATION;
-        std::string opName;
-        std::string opType = name;
         int layer = -1;
         if (backward) {
             // A backward node: under the backward op of the layer its forward op ran in.
@@ -424,21 +445,30 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             // Nodes of no known layer (the loss outside the model) are skipped; those that
             // follow a layer's nodes (accumulating its parameters' gradients) join its op.
             if (tls.frames.empty()) return nullptr;
-            opName = name;
-            opType = std::string("autograd::") + name;
-        } else if (tls.frames.empty()) {
-            if (!tls.inRoot) return nullptr;  // outside the model (data loading, the loss, ...)
-            // An aten op called by the outermost module itself: a layer-level op.
-            const std::string shortName = startsWith(name, "aten::") ? name + 6 : name;
-            opName = shortName + "_" + std::to_string(tls.rootOpOccurrences[shortName]++);
-            layer = tls.currentLayer = layerIndexFor(opName, opType);
-        } else {
-            opName = startsWith(name, "aten::") ? name + 6 : name;
-            if (tls.frames.back().kind == FrameKind::Aten) kind = PROBE_OP_KERNEL;
+        } else if (tls.frames.empty() && !tls.inRoot) {
+            return nullptr;  // outside the model (data loading, the loss, ...)
         }
+        // Inside an op nobody looks into: kept count of, nothing more (no names built).
         if (!tls.frames.empty() && !tls.frames.back().observeChildren) {
             tls.frames.push_back({FrameKind::Passive, false});
             return std::make_unique<AdapterContext>();
+        }
+        int kind = PROBE_OP_OPERATION;
+        std::string opName;
+        std::string opType;
+        if (backward) {
+            opName = name;
+            opType = std::string("autograd::") + name;
+        } else if (tls.frames.empty()) {
+            // An aten op called by the outermost module itself: a layer-level op.
+            const std::string shortName = startsWith(name, "aten::") ? name + 6 : name;
+            opName = shortName + "_" + std::to_string(tls.rootOpOccurrences[shortName]++);
+            opType = name;
+            layer = tls.currentLayer = layerIndexFor(opName, opType);
+        } else {
+            opName = startsWith(name, "aten::") ? name + 6 : name;
+            opType = name;
+            if (tls.frames.back().kind == FrameKind::Aten) kind = PROBE_OP_KERNEL;
         }
         probe_op_begin_kind(opName.c_str(), opType.c_str(), nullptr, kind);
         int wants = pushFrame(backward ? FrameKind::BackwardNode : FrameKind::Aten, layer);
@@ -497,15 +527,20 @@ void syncCallbackWithProbeState() {
     tls.seenGeneration = generation;
     tls.seenInRoot = tls.inRoot;
     const bool wanted = tls.inRoot || probe_is_awake() != 0;
-    if (wanted && tls.callback == at::INVALID_CALLBACK_HANDLE) {
-        tls.callback = at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
-                                                      .needsInputs(true)
-                                                      .needsOutputs(true)
-                                                      .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+    if (wanted && tls.opCallback == at::INVALID_CALLBACK_HANDLE) {
+        tls.opCallback = at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
+                                                        .needsInputs(true)
+                                                        .needsOutputs(true)
+                                                        .scopes({at::RecordScope::FUNCTION}));
+        tls.nodeCallback = at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
+                                                          .needsInputs(true)
+                                                          .needsOutputs(true)
+                                                          .scopes({at::RecordScope::BACKWARD_FUNCTION}));
         gThreadsObserving.fetch_add(1);
-    } else if (!wanted && tls.callback != at::INVALID_CALLBACK_HANDLE) {
-        at::removeCallback(tls.callback);
-        tls.callback = at::INVALID_CALLBACK_HANDLE;
+    } else if (!wanted && tls.opCallback != at::INVALID_CALLBACK_HANDLE) {
+        at::removeCallback(tls.opCallback);
+        at::removeCallback(tls.nodeCallback);
+        tls.opCallback = tls.nodeCallback = at::INVALID_CALLBACK_HANDLE;
         gThreadsObserving.fetch_sub(1);
     }
 }
@@ -537,17 +572,49 @@ int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors, cons
     return reportTensorList(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, 0, tensors, names, "module tensors");
 }
 
-// The gradients flowing out of a layer (those of its forward inputs, from Python's tensor hooks)
-// as outputs of its "<layer>.backward" op, numbered from `first` like the forward inputs: only
-// while that op is open with none of its nodes running. Returns how many were reported.
+// True while the "<layer>.backward" op of `layer` is open with none of its nodes running: the
+// gradients flowing out of the layer (those of its forward inputs, from Python's tensor
+// hooks) are then its outputs.
+bool backwardLayerOpenFor(const char* layer) {
+    if (tls.backwardLayer < 0 || tls.frames.size() != 1 || !layer) return false;
+    std::lock_guard<std::mutex> lock(gLayersMutex);
+    return tls.backwardLayer < static_cast<int>(gLayers.size()) &&
+           gLayers[static_cast<size_t>(tls.backwardLayer)].name == layer;
+}
+
+// The gradients flowing out of a layer as outputs of its "<layer>.backward" op, numbered from
+// `first` like the forward inputs. Returns how many were reported.
 int64_t reportBackwardOutputsOp(const std::string& layer, int64_t first, const std::vector<at::Tensor>& grads,
                                 const std::vector<std::string>& names) {
     try {
-        if (tls.backwardLayer < 0 || tls.frames.size() != 1 || layerInfo(tls.backwardLayer).name != layer) return 0;
+        if (!backwardLayerOpenFor(layer.c_str())) return 0;
     } catch (...) {
         return -1;
     }
     return reportTensorList(PROBE_OUTPUT, static_cast<int>(first), grads, names, "backward outputs");
+}
+
+// A tensor from the TensorImpl that torch.Tensor._cdata gives, holding a reference of its own.
+at::Tensor tensorOfImpl(void* impl) {
+    return at::Tensor(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>::reclaim_copy(
+        static_cast<c10::TensorImpl*>(impl)));
+}
+
+// One tensor of the top op, given by its TensorImpl (for ctypes: a call costs a fraction of a
+// torch.ops one, which boxes its lists and goes through the dispatcher).
+int reportOneTensor(int io, int index, const char* name, void* impl, const char* where) {
+    try {
+        if (!impl || index < 0) return -1;
+        const int wants = probe_op_wants();
+        if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
+        reportTensor(io, index, name && *name ? name : nullptr, tensorOfImpl(impl), wants, true);
+        return 1;
+    } catch (const std::exception& e) {
+        reportFailure(where, e.what());
+    } catch (...) {
+        reportFailure(where, "unknown failure");
+    }
+    return -1;
 }
 
 }  // namespace
@@ -655,6 +722,34 @@ PROBE_TORCH_API int probe_torch_backward_end(void) {
         closeBackwardLayer();
         tls.statsCache.clear();
         return 0;
+    } catch (...) {
+        return -1;
+    }
+}
+
+// The Python part's tensors, one per call: `impl` is torch.Tensor._cdata (the TensorImpl).
+// io 0: inputs, 1: outputs of the op on top of this thread's stack. Returns 1 when reported,
+// 0 when the op wants no tensors, -1 on a failure (said).
+PROBE_TORCH_API int probe_torch_report_tensor(int io, int index, const char* name, void* impl) {
+    return reportOneTensor(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, index, name, impl, "module tensors");
+}
+
+// A gradient flowing out of `layer` (that of its forward input `index`) while its backward op
+// is open: one of that op's outputs. Returns 1 when reported, 0 when not (another op is open).
+PROBE_TORCH_API int probe_torch_report_backward_output(const char* layer, int index, const char* name, void* impl) {
+    try {
+        if (!backwardLayerOpenFor(layer)) return 0;
+    } catch (...) {
+        return -1;
+    }
+    return reportOneTensor(PROBE_OUTPUT, index, name, impl, "backward outputs");
+}
+
+// The number of elements of the tensor whose TensorImpl is `impl`: the Python part checks once
+// that torch.Tensor._cdata is what this adapter takes it for before using it.
+PROBE_TORCH_API int64_t probe_torch_impl_numel(void* impl) {
+    try {
+        return impl ? static_cast<c10::TensorImpl*>(impl)->numel() : -1;
     } catch (...) {
         return -1;
     }

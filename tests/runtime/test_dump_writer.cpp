@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+
 #include <cstring>
 
 #include <atomic>
@@ -34,6 +36,85 @@ TEST(DumpWriter, RowsAppendWholeLinesAfterTheHeader) {
     for (int i = 0; i < 100; ++i) EXPECT_EQ(lines[static_cast<size_t>(i) + 1], "row " + std::to_string(i));
     EXPECT_EQ(writer.counters().rows, 100u);
     EXPECT_FALSE(writer.enqueue(WriteJob{}));  // stopped
+}
+
+int openDescriptors() {
+    int count = 0;
+    if (DIR* d = ::opendir("/proc/self/fd")) {
+        while (::readdir(d)) ++count;
+        ::closedir(d);
+    }
+    return count;
+}
+
+// One round folder per training step, thousands of them: the folders the writer keeps open
+// stay bounded (a round's parent folder, found again on every walk, was never marked used, so
+// it stayed the oldest, was never closed, and kept every newer folder open beside it).
+TEST(DumpWriter, ManyRoundFoldersKeepFewDescriptorsOpen) {
+    TempDir dir;
+    DumpWriter writer({dir.path(), 1 << 20, 0}, nullptr);
+    writer.start();
+    const int before = openDescriptors();
+    ASSERT_GT(before, 0);
+    for (int round = 0; round < 400; ++round) {
+        WriteJob job;
+        job.kind = WriteJob::Kind::Row;
+        job.path = dir / ("data/123/" + std::to_string(round) + "/statistic.csv");
+        job.head = "row\n";
+        ASSERT_TRUE(writer.enqueue(std::move(job)));
+        if (round % 50 == 49) writer.drain();
+    }
+    writer.drain();
+    // At most 64 folders and 32 statistic.csv files open at once, whatever the rounds.
+    EXPECT_LE(openDescriptors() - before, 64 + 32);
+    writer.stop();
+    for (int round = 0; round < 400; round += 57)
+        EXPECT_EQ(probe::test::readFile(dir / ("data/123/" + std::to_string(round) + "/statistic.csv")),
+                  std::string(format::kStatisticCsvHeader) + "\nrow\n");
+    EXPECT_EQ(writer.counters().errors, 0u);
+}
+
+// Tensor buffers handed out by takeBuffer are counted against the cap from the copy on, and a
+// written tensor's buffer is reused for the next of its size: the memory held (queued, handed
+// out, kept) never exceeds the cap, and every file holds its own bytes.
+TEST(DumpWriter, TakenBuffersStayWithinTheCapAndAreReused) {
+    TempDir dir;
+    constexpr uint64_t kCap = 8u << 20, kJob = 2u << 20;
+    DumpWriter writer({dir.path(), kCap, 0}, nullptr);
+    writer.start();
+    std::atomic<bool> done{false};
+    std::atomic<uint64_t> peak{0};
+    std::thread sampler([&] {
+        while (!done) {
+            peak = std::max<uint64_t>(peak, writer.queuedBytes());
+            std::this_thread::yield();
+        }
+    });
+    for (int i = 0; i < 40; ++i) {
+        WriteJob job;
+        job.kind = WriteJob::Kind::Tensor;
+        job.path = dir / ("t/" + std::to_string(i) + ".bin");
+        job.data = writer.takeBuffer(kJob, &job.charged);
+        ASSERT_EQ(job.charged, kJob);
+        EXPECT_LE(writer.queuedBytes(), kCap);
+        std::memset(job.data.get(), i, kJob);
+        job.size = kJob;
+        ASSERT_TRUE(writer.enqueue(std::move(job)));
+    }
+    writer.drain();
+    EXPECT_LE(writer.queuedBytes(), kCap / 4);  // what is kept for reuse, nothing queued
+    writer.stop();
+    done = true;
+    sampler.join();
+    EXPECT_LE(peak.load(), kCap);
+    EXPECT_EQ(writer.queuedBytes(), 0u);
+    EXPECT_EQ(writer.counters().files, 40u);
+    for (int i : {0, 1, 7, 39}) {
+        const std::string content = probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin"));
+        ASSERT_EQ(content.size(), kJob);
+        EXPECT_EQ(static_cast<uint8_t>(content[0]), i);
+        EXPECT_EQ(static_cast<uint8_t>(content[kJob - 1]), i);
+    }
 }
 
 TEST(DumpWriter, LatestFileWritesOnlyTheNewestContent) {

@@ -7,6 +7,7 @@ from . import _paths
 WANTS_DATA = 1
 WANTS_METADATA = 2
 WANTS_CHILDREN = 4
+WANTS_STATISTICS_ONLY = 8
 WANTS_TENSORS = WANTS_DATA | WANTS_METADATA
 
 _runtime = None
@@ -65,6 +66,9 @@ def adapter():
         _declare(lib, "probe_torch_backward_begin", c.c_int, [])
         _declare(lib, "probe_torch_backward_end", c.c_int, [])
         _declare(lib, "probe_torch_observing_ops", c.c_int, [])
+        _declare(lib, "probe_torch_report_tensor", c.c_int, [c.c_int, c.c_int, c.c_char_p, c.c_void_p])
+        _declare(lib, "probe_torch_report_backward_output", c.c_int, [c.c_char_p, c.c_int, c.c_char_p, c.c_void_p])
+        _declare(lib, "probe_torch_impl_numel", c.c_int64, [c.c_void_p])
         _declare(lib, "probe_api_queue_json", c.c_uint64, [c.c_char_p, c.c_uint64, c.c_char_p, c.c_int])
         _declare(lib, "probe_api_wait_json", c.c_int, [c.c_uint64, c.c_int64])
         _adapter = lib

@@ -39,6 +39,15 @@ _armed = False
 _installed = False
 _report_tensors = None  # torch.ops.probe.report_tensors
 _report_backward_outputs = None  # torch.ops.probe.report_backward_outputs
+_report_tensor = None  # the adapter's probe_torch_report_tensor (ctypes), when _cdata is usable
+_report_backward_output = None  # its probe_torch_report_backward_output
+_plain_tensor_types = ()  # tensor types whose _cdata is their TensorImpl (no __torch_function__)
+_module_begin = None  # the adapter's probe_torch_module_begin, bound once (called per module call)
+_module_end = None
+_is_awake = None  # the runtime's probe_is_awake
+_WANTS_CHILDREN = _native.WANTS_CHILDREN
+_WANTS_TENSORS = _native.WANTS_TENSORS
+_encoded_names = {}  # argument name -> name_bytes(name)
 _grad_enabled = None  # torch.is_grad_enabled
 _runtime = None
 _adapter = None
@@ -99,6 +108,7 @@ def _major_minor(version):
 def install(torch):
     """Load the adapter, start the runtime, hook modules and autograd. Safe to call twice."""
     global _installed, _report_tensors, _report_backward_outputs, _grad_enabled, _runtime, _adapter
+    global _report_tensor, _report_backward_output, _plain_tensor_types, _module_begin, _module_end, _is_awake
     if _installed:
         return True
     built = getattr(_build_info, "TORCH_BUILT_VERSION", "unknown") if _build_info else "unknown"
@@ -120,6 +130,13 @@ def install(torch):
         _report_backward_outputs = torch.ops.probe.report_backward_outputs
         _grad_enabled = torch.is_grad_enabled
         _runtime = _native.runtime()
+        _module_begin = _adapter.probe_torch_module_begin
+        _module_end = _adapter.probe_torch_module_end
+        _is_awake = _runtime.probe_is_awake
+        if _cdata_is_tensor_impl(torch):
+            _report_tensor = _adapter.probe_torch_report_tensor
+            _report_backward_output = _adapter.probe_torch_report_backward_output
+            _plain_tensor_types = (torch.Tensor, torch.nn.Parameter)
         if _runtime.probe_start(None, None) != 0:
             message = "the probe could not start: %s" % _runtime.probe_last_error().decode(errors="replace")
             _say("error: " + message)
@@ -153,6 +170,17 @@ def _arm_gradient_monitor(model):
         grad_monitor.arm(model)
     except Exception as exc:
         _failure("gradient monitor", exc)
+
+
+def _cdata_is_tensor_impl(torch):
+    """True when torch.Tensor._cdata is the tensor's TensorImpl, as the adapter takes it (then
+    tensors go to it through ctypes, far cheaper than through torch.ops)."""
+    try:
+        probe = torch.empty(3, 5)
+        return (isinstance(probe._cdata, int) and probe._cdata != 0
+                and _adapter.probe_torch_impl_numel(probe._cdata) == 15)
+    except Exception:
+        return False
 
 
 def _at_exit():
@@ -300,19 +328,46 @@ def _hook_input_gradients(layer, tensors, names):
             t.register_hook(functools.partial(_report_input_gradient, layer, index, names[index]))
 
 
+def _encoded(name):
+    encoded = _encoded_names.get(name)
+    if encoded is None:
+        if len(_encoded_names) > 10000:  # names made from list positions or dict keys
+            _encoded_names.clear()
+        encoded = _encoded_names[name] = name_bytes(name)
+    return encoded
+
+
 def _report_input_gradient(layer, index, name, grad):
     try:
-        _report_backward_outputs(layer, index, [grad], [name])
+        if _report_backward_output is not None and type(grad) in _plain_tensor_types:
+            _report_backward_output(layer, index, _encoded(name), grad._cdata)
+        else:
+            _report_backward_outputs(layer.decode(), index, [grad], [name])
     except Exception as exc:
         _failure("backward gradient", exc)
     return None  # a tensor hook's result would replace the gradient
+
+
+def _report(io, tensors, names):
+    """The top op's inputs (io 0) or outputs (1), numbered in order."""
+    if _report_tensor is not None:
+        plain = _plain_tensor_types
+        for t in tensors:
+            if type(t) not in plain:
+                break
+        else:
+            report = _report_tensor
+            for index, t in enumerate(tensors):
+                report(io, index, _encoded(names[index]), t._cdata)
+            return
+    _report_tensors(io, tensors, names)
 
 
 def _report_outputs(output, torch_tensor):
     tensors, names = [], []
     _flatten(output, "", tensors, names, torch_tensor)
     if tensors:
-        _report_tensors(1, tensors, names)
+        _report(1, tensors, names)
 
 
 def _enter(module, args, kwargs, torch_tensor):
@@ -329,22 +384,25 @@ def _enter(module, args, kwargs, torch_tensor):
         names = (name_bytes(type(module).__name__),) * 3
     # A layer-level op is named by its full attribute path ("layers.0"), a child by its
     # attribute name ("self_attn").
-    wants = _adapter.probe_torch_module_begin(names[0] if depth == 1 else names[1], names[2])
+    wants = _module_begin(names[0] if depth == 1 else names[1], names[2])
     pushed_before = state.pushed
-    state.pushed += 1
-    if not wants & _native.WANTS_CHILDREN:
+    state.pushed = pushed_before + 1
+    if not wants & _WANTS_CHILDREN:
         state.quiet_at = depth
-    layer_gradients = depth == 1 and _grad_enabled() and _runtime.probe_is_awake()
-    if wants & _native.WANTS_TENSORS or layer_gradients:
+    layer_gradients = depth == 1 and _is_awake() and _grad_enabled()
+    if wants & _WANTS_TENSORS or layer_gradients:
         tensors, arg_names = _inputs(module, args, kwargs, torch_tensor)
-        if wants & _native.WANTS_TENSORS:
-            param = _module_param(module)
-            if param:
-                _runtime.probe_op_set_param(param)
+        if wants & _WANTS_TENSORS:
+            # Parameters are kept for the observed structure and beside tensor files: not
+            # wanted by statistics alone.
+            if wants & _native.WANTS_METADATA or not wants & _native.WANTS_STATISTICS_ONLY:
+                param = _module_param(module)
+                if param:
+                    _runtime.probe_op_set_param(param)
             if tensors:
-                _report_tensors(0, tensors, arg_names)
+                _report(0, tensors, arg_names)
         if layer_gradients:
-            _hook_input_gradients(names[0].decode(), tensors, arg_names)
+            _hook_input_gradients(names[0], tensors, arg_names)
     return (depth, wants, pushed_before)
 
 
@@ -354,9 +412,9 @@ def _leave(token, output, torch_tensor):
     if depth == 0:
         _adapter.probe_torch_root_end()
         return
-    if wants & _native.WANTS_TENSORS:
+    if wants & _WANTS_TENSORS:
         _report_outputs(output, torch_tensor)
-    _adapter.probe_torch_module_end()
+    _module_end()
     state.pushed = pushed_before
     if state.quiet_at == depth:
         state.quiet_at = -1
