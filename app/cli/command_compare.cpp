@@ -21,7 +21,7 @@ namespace {
 
 const char* kCompareUsage =
     "Usage: probe compare REFERENCE CANDIDATE [options]\n"
-    "       probe compare DUMP --rank R --against-rank S [options]\n"
+    "       probe compare DUMP --rank R --against-rank S [options]   (or --rank R --rank S)\n"
     "\n"
     "Compares two dumps of the same model op by op and names the op where the first divergence\n"
     "is born: its inputs match and an output (or a parameter it uses) differs. Every op after it\n"
@@ -39,11 +39,14 @@ const char* kCompareUsage =
     "docs/compare.md.\n"
     "\n"
     "Options:\n"
-    "  --rank R            the reference's process only: msprobe rank R (rank<R>), an atb device\n"
-    "                      id, or a process key (proc4242, 0_4242)\n"
+    "  --rank R            the reference's process only: rank R (msprobe rank<R>; op-level\n"
+    "                      data/R_<pid>, the device id, which probe run sets to the rank of a\n"
+    "                      torch.distributed job), or a process key (proc4242, 0_4242)\n"
     "  --against-rank S    the candidate's process; with one DUMP, compares two of its ranks\n"
-    "  --replicas          data-parallel replicas: only module parameters (and what collectives\n"
-    "                      return) decide (on for two ranks of one dump; --no-replicas: off)\n"
+    "                      (a second --rank means the same)\n"
+    "  --replicas          data-parallel replicas: only what they must share decides (module\n"
+    "                      parameters, the gradients DDP reduced, what collectives return); on\n"
+    "                      for two ranks of one dump (--no-replicas: off)\n"
     "  --exact             a tensor diverges when its bytes (statistics) differ at all: for two\n"
     "                      runs on the same machine; also names the first tensor that differs\n"
     "  --ulps DTYPE=N,...  the allowance in units of the dtype's epsilon (defaults float64=1024,\n"
@@ -162,7 +165,8 @@ int runCompareCommand(const Args& args) {
         };
         std::string text;
         if (a == "--rank") {
-            if (!value(rank)) return kExitUsage;
+            // Given twice (--rank 0 --rank 1): the second names the candidate's rank.
+            if (!value(rank.empty() || !againstRank.empty() ? rank : againstRank)) return kExitUsage;
         } else if (a == "--against-rank") {
             if (!value(againstRank)) return kExitUsage;
         } else if (a == "--replicas" || a == "--no-replicas") {
