@@ -199,6 +199,38 @@ class OpLevelRanks(RankJobs):
         self.assertAlmostEqual(diff.max().item(), LR * 0.5, places=6)
 
 
+class SpawnedRanks(RankJobs):
+    """Ranks started by torch.multiprocessing.spawn (ddp_train.py): no RANK in their environment,
+    their rank is known once init_process_group returns. Layer-level statistics only."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        config = write_config(cls.dir, task="statistics")
+        cls.out = os.path.join(cls.dir, "out")
+        run([PROBE, "run", "--quiet", "--output", cls.out, "--config", config, "--", PYTHON,
+             os.path.join(TEST_DIR, "ddp_train.py"), os.path.join(cls.dir, "msprobe"), "2", "--task", "statistics"])
+        cls.root = os.path.join(cls.out, "atb_dump_data")
+
+    def test_each_rank_its_folder_and_the_parent_none(self):
+        with open(os.path.join(self.root, "probe_status.json")) as f:
+            processes = json.load(f)["processes"]
+        self.assertEqual(sorted(p["device"] for p in processes), [-1, 0, 1])
+        folders = {"%d_%d" % (p["device"], p["pid"]) for p in processes if p["device"] >= 0}
+        self.assertEqual(set(os.listdir(os.path.join(self.root, "data"))), folders)
+        (parent,) = [p["pid"] for p in processes if p["device"] < 0]
+        summary = probe("summary", self.out).stdout
+        self.assertIn("  processes: 3 ", summary)
+        self.assertIn("    process (%d): nothing dumped, complete\n" % parent, summary)
+        for folder in folders:
+            self.assertRegex(summary, r"\n    rank %s \(%s\): \d+ rows, \d+ ops, rounds 0\.\.0 \(1\), complete\n"
+                             % (folder[0], folder))
+        # Layer-level ops only: nothing the replicas must agree on was dumped, and the report says so.
+        result = probe("compare", self.out, "--rank", "0", "--rank", "1")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("replicas: no tensor they must agree on was compared", result.stdout)
+
+
 class MsprobeRanks(RankJobs):
     """PrecisionDebugger in every rank: step<S>/rank<R>."""
 

@@ -226,13 +226,17 @@ std::string formatSummary(const DumpSummary& s) {
         for (const auto& p : s.processes) {
             std::string name = p.rank ? "rank " + std::to_string(*p.rank) : "process";
             if (!p.rank || atb) name += " (" + p.key + ")";
-            std::snprintf(line, sizeof line, "    %s: %llu rows, %llu ops, %s ", name.c_str(),
-                          static_cast<unsigned long long>(p.rows), static_cast<unsigned long long>(p.ops),
-                          atb ? "rounds" : "steps");
-            out += line;
-            out += p.firstRound < 0 ? std::string("none")
-                                    : std::to_string(p.firstRound) + ".." + std::to_string(p.lastRound) + " (" +
-                                          std::to_string(p.rounds) + ")";
+            if (p.rows == 0 && p.ops == 0) {
+                out += "    " + name + ": nothing dumped";  // not selected, or it ran no model
+            } else {
+                std::snprintf(line, sizeof line, "    %s: %llu rows, %llu ops, %s ", name.c_str(),
+                              static_cast<unsigned long long>(p.rows), static_cast<unsigned long long>(p.ops),
+                              atb ? "rounds" : "steps");
+                out += line;
+                out += p.firstRound < 0 ? std::string("none")
+                                        : std::to_string(p.firstRound) + ".." + std::to_string(p.lastRound) +
+                                              " (" + std::to_string(p.rounds) + ")";
+            }
             if (p.state) out += std::string(", ") + format::toString(*p.state);
             out += "\n";
         }
