@@ -166,7 +166,8 @@ int runCompareCommand(const Args& args) {
         std::string text;
         if (a == "--rank") {
             // Given twice (--rank 0 --rank 1): the second names the candidate's rank.
-            if (!value(rank.empty() || !againstRank.empty() ? rank : againstRank)) return kExitUsage;
+            if (!value(rank.empty() || !againstRank.empty() ? rank : againstRank))
+                return kExitUsage;
         } else if (a == "--against-rank") {
             if (!value(againstRank)) return kExitUsage;
         } else if (a == "--replicas" || a == "--no-replicas") {

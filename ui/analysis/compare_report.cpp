@@ -77,25 +77,26 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
 std::string replicaSummary(const CompareResult& result) {
     auto line = [](const CompareResult::ReplicaCounts& c, const char* one, const char* many) {
         if (c.diverging == 0)
-            return (c.compared == 1 ? std::string("the ") : "all " + std::to_string(c.compared) + " ") +
+            return (c.compared == 1 ? std::string("the ")
+                                    : "all " + std::to_string(c.compared) + " ") +
                    (c.compared == 1 ? one : many) + (c.compared == 1 ? " agrees" : " agree");
         return std::to_string(c.diverging) + " of " + plural(c.compared, one, many) + " disagree";
     };
     const auto& parameters = result.replicaParameters;
     const auto& gradients = result.reducedGradients;
     if (parameters.compared == 0 && gradients.compared == 0)
-        return "  replicas: no tensor they must agree on was compared (op-level dumps: dump the layers' "
-               "children, save_child, to see the weights and the gradients DDP reduces)\n";
+        return "  replicas: no tensor they must agree on was compared (op-level dumps: dump the "
+               "layers' children, save_child, to see the weights and the gradients DDP reduces)\n";
     std::string out = "  replicas: ";
     out += parameters.compared ? line(parameters, "parameter tensor", "parameter tensors")
                                : std::string("no parameters compared");
     out += ", ";
     out += gradients.compared ? line(gradients, "reduced gradient", "reduced gradients")
-                              : result.reference && result.reference->layout() == DumpLayout::Msprobe
-                                    ? "no reduced gradients (msprobe dumps record gradients before DDP "
-                                      "averages them: averaged gradients that disagree show as parameters "
-                                      "that disagree in the next step)"
-                                    : "no reduced gradients compared";
+           : result.reference && result.reference->layout() == DumpLayout::Msprobe
+               ? "no reduced gradients (msprobe dumps record gradients before DDP "
+                 "averages them: averaged gradients that disagree show as parameters "
+                 "that disagree in the next step)"
+               : "no reduced gradients compared";
     return out + "\n";
 }
 
@@ -127,8 +128,9 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
            std::to_string(result.tensorsWithData) + " by their data, the rest by statistics)";
     if (result.exact) out += ", exactly";
     if (result.replicas)
-        out += ", as data-parallel replicas (only what they must share decides: parameters, reduced "
-               "gradients, what collectives return)";
+        out +=
+            ", as data-parallel replicas (only what they must share decides: parameters, reduced "
+            "gradients, what collectives return)";
     out += ": " + plural(result.divergingTensors, "tensor diverges", "tensors diverge") + "\n";
     if (result.replicas) out += replicaSummary(result);
     if (result.unpairedOps || result.tensorsOnlyInReference || result.tensorsOnlyInCandidate) {

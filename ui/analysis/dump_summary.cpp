@@ -74,8 +74,10 @@ bool allDigits(const std::string& text) {
 // What a process key says: msprobe "rank<R>" / "proc<pid>", atb "<dev>_<pid>" / "<pid>".
 void readProcessKey(DumpLayout layout, const std::string& key, ProcessSummary& out) {
     if (layout == DumpLayout::Msprobe) {
-        if (key.rfind("rank", 0) == 0 && allDigits(key.substr(4))) out.rank = std::stoll(key.substr(4));
-        if (key.rfind("proc", 0) == 0 && allDigits(key.substr(4))) out.pid = std::stoll(key.substr(4));
+        if (key.rfind("rank", 0) == 0 && allDigits(key.substr(4)))
+            out.rank = std::stoll(key.substr(4));
+        if (key.rfind("proc", 0) == 0 && allDigits(key.substr(4)))
+            out.pid = std::stoll(key.substr(4));
         return;
     }
     const size_t underscore = key.find('_');
@@ -102,11 +104,13 @@ std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index) {
     for (uint32_t o = 0; o < index.opCount(); ++o) ++out[index.op(o).process].ops;
     if (auto status = index.status()) {
         for (const auto& entry : status->processes) {
-            auto it = std::find_if(out.begin(), out.end(), [&](const ProcessSummary& s) { return s.pid == entry.pid; });
+            auto it = std::find_if(out.begin(), out.end(),
+                                   [&](const ProcessSummary& s) { return s.pid == entry.pid; });
             if (it == out.end()) {  // it dumped nothing (not selected, or it ran no model)
                 ProcessSummary s;
                 s.pid = entry.pid;
-                s.key = (entry.device >= 0 ? std::to_string(entry.device) + "_" : "") + std::to_string(entry.pid);
+                s.key = (entry.device >= 0 ? std::to_string(entry.device) + "_" : "") +
+                        std::to_string(entry.pid);
                 if (entry.device >= 0) s.rank = entry.device;
                 out.push_back(std::move(s));
                 it = out.end() - 1;
@@ -205,12 +209,15 @@ std::string formatSummary(const DumpSummary& s) {
         if (s.endedBy) out += "; " + describeEnd(s);
         out += ")\n";
     }
-    const bool ranks = !s.processes.empty() &&
-                       std::all_of(s.processes.begin(), s.processes.end(), [](const ProcessSummary& p) { return p.rank; });
+    const bool ranks =
+        !s.processes.empty() && std::all_of(s.processes.begin(), s.processes.end(),
+                                            [](const ProcessSummary& p) { return p.rank; });
     char line[512];
-    std::snprintf(line, sizeof line, "  %s: %zu   ops: %llu (%llu %s)   %s: ", ranks || !atb ? "ranks" : "processes",
-                  s.processes.size(), static_cast<unsigned long long>(s.ops), static_cast<unsigned long long>(s.layerOps),
-                  atb ? "layer-level" : "top-level", atb ? "rounds" : "steps");
+    std::snprintf(line, sizeof line,
+                  "  %s: %zu   ops: %llu (%llu %s)   %s: ", ranks || !atb ? "ranks" : "processes",
+                  s.processes.size(), static_cast<unsigned long long>(s.ops),
+                  static_cast<unsigned long long>(s.layerOps), atb ? "layer-level" : "top-level",
+                  atb ? "rounds" : "steps");
     out += line;
     if (s.firstRound < 0)
         out += "none";
@@ -230,12 +237,13 @@ std::string formatSummary(const DumpSummary& s) {
                 out += "    " + name + ": nothing dumped";  // not selected, or it ran no model
             } else {
                 std::snprintf(line, sizeof line, "    %s: %llu rows, %llu ops, %s ", name.c_str(),
-                              static_cast<unsigned long long>(p.rows), static_cast<unsigned long long>(p.ops),
-                              atb ? "rounds" : "steps");
+                              static_cast<unsigned long long>(p.rows),
+                              static_cast<unsigned long long>(p.ops), atb ? "rounds" : "steps");
                 out += line;
-                out += p.firstRound < 0 ? std::string("none")
-                                        : std::to_string(p.firstRound) + ".." + std::to_string(p.lastRound) +
-                                              " (" + std::to_string(p.rounds) + ")";
+                out += p.firstRound < 0
+                           ? std::string("none")
+                           : std::to_string(p.firstRound) + ".." + std::to_string(p.lastRound) +
+                                 " (" + std::to_string(p.rounds) + ")";
             }
             if (p.state) out += std::string(", ") + format::toString(*p.state);
             out += "\n";

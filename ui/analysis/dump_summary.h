@@ -25,9 +25,10 @@ struct Anomaly {
 
 // One process of a dump: a rank of a distributed job, or one process of a program.
 struct ProcessSummary {
-    std::string key;             // "0_39943", "39943" (atb), "rank0", "proc1234" (msprobe)
-    std::optional<int64_t> rank;  // msprobe rank<R>; atb the device id (a torch.distributed job's rank)
-    int64_t pid = 0;             // atb; 0 when unknown
+    std::string key;  // "0_39943", "39943" (atb), "rank0", "proc1234" (msprobe)
+    std::optional<int64_t>
+        rank;         // msprobe rank<R>; atb the device id (a torch.distributed job's rank)
+    int64_t pid = 0;  // atb; 0 when unknown
     uint64_t ops = 0, rows = 0;
     int64_t firstRound = -1, lastRound = -1;
     uint64_t rounds = 0;
