@@ -58,12 +58,14 @@ def compare_json(*args):
     return result.returncode, json.loads(result.stdout) if result.stdout.startswith("{") else result.stdout
 
 
-def count_tensors(value):
-    """The tensor items in a dump.json value."""
+def count_tensors(value, which=lambda item: True):
+    """The tensor items in a dump.json value (those `which` accepts)."""
     if isinstance(value, dict):
-        return 1 if value.get("type") == "torch.Tensor" else sum(count_tensors(v) for v in value.values())
+        if value.get("type") == "torch.Tensor":
+            return 1 if which(value) else 0
+        return sum(count_tensors(v, which) for v in value.values())
     if isinstance(value, list):
-        return sum(count_tensors(v) for v in value)
+        return sum(count_tensors(v, which) for v in value)
     return 0
 
 
@@ -260,6 +262,28 @@ class MsprobeRanks(RankJobs):
                                  ["rank0", "rank1"])
                 for rank in (0, 1):
                     self.assertTrue(os.path.isfile(os.path.join(self.folder(name, step, rank), "dump.json")))
+
+    def test_every_tensor_has_its_statistics(self):
+        # DDP's reducer scales the gradients in place, out of the API wrappers' sight: statistics
+        # taken later than the hook would see other numbers (they were left null).
+        for name in self.dumps:
+            for step in (0, 1):
+                for rank in (0, 1):
+                    folder = self.folder(name, step, rank)
+                    self.assertFalse(os.path.exists(os.path.join(folder, "dump_error_info.log")), folder)
+                    with open(os.path.join(folder, "dump.json")) as f:
+                        data = json.load(f)["data"]
+                    self.assertGreater(count_tensors(data), 0)
+                    self.assertEqual(count_tensors(data, lambda t: t["Max"] is None), 0, folder)
+        # The weights' gradients flowing out of linear's backward: the local gradients, before
+        # DDP averaged them, as the .pt files saved at the hook hold them.
+        for rank in (0, 1):
+            folder = self.folder("clean", 0, rank)
+            with open(os.path.join(folder, "dump.json")) as f:
+                item = json.load(f)["data"]["Functional.linear.1.backward"]["output"][2]
+            grad = torch.load(os.path.join(folder, "dump_tensor_data", item["data_name"]))
+            self.assertAlmostEqual(item["Max"], grad.max().item(), places=6)
+            self.assertAlmostEqual(item["Norm"], grad.norm().item(), places=5)
 
     def test_summary_lists_the_ranks(self):
         summary = probe("summary", self.dumps["clean"])

@@ -180,7 +180,7 @@ class ApiHooks:
             if scope.enabled:
                 scope.end(name)
             if selected:
-                batch = service.recorder.batch(name)
+                batch = service.recorder.gradient_batch(name)
                 entry = {}
                 if service.bwd_in:
                     entry["input"] = batch.args(grad_outputs, "input")

@@ -210,6 +210,12 @@ class Recorder:
         self.pending = []        # _Summary waiting for settle()
         self.pending_by_id = {}  # id(tensor) -> its _Summary (the tensor is held, so its id is its own)
         self.pending_bytes = 0
+        # In a torch.distributed job DDP's reducer scales gradients in place, unseen by the API
+        # wrappers: backward entries take their statistics at once (gradient_batch).
+        self.eager_gradients = False
+
+    def gradient_batch(self, entry):
+        return self.batch(entry, eager=self.eager_gradients)
 
     def batch(self, entry, eager=False):
         saves = self.tensor_dir is not None and (
