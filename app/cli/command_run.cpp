@@ -15,14 +15,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
+#include "command_line.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "install_layout.h"
@@ -247,54 +249,18 @@ void forwardSignal(int signal) {
 int runRunCommand(const Args& args) {
     std::string output = "probe_dump", config;
     bool preload = false, quiet = false, append = false, overwrite = false;
-    size_t i = 0;
-    for (; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--") {
-            ++i;
-            break;
-        }
-        if (a == "-h" || a == "--help") {
-            std::fputs(kRunUsage, stdout);
-            return kExitOk;
-        }
-        auto value = [&](const std::string& option) -> std::optional<std::string> {
-            if (a == option) {
-                if (i + 1 >= args.size()) return std::nullopt;
-                return args[++i];
-            }
-            return a.substr(option.size() + 1);
-        };
-        if (a == "--output" || a.rfind("--output=", 0) == 0) {
-            auto v = value("--output");
-            if (!v || v->empty()) {
-                std::fprintf(stderr, "probe run: --output needs a directory\n");
-                return kExitUsage;
-            }
-            output = *v;
-        } else if (a == "--config" || a.rfind("--config=", 0) == 0) {
-            auto v = value("--config");
-            if (!v || v->empty()) {
-                std::fprintf(stderr, "probe run: --config needs a file\n");
-                return kExitUsage;
-            }
-            config = *v;
-        } else if (a == "--append") {
-            append = true;
-        } else if (a == "--overwrite") {
-            overwrite = true;
-        } else if (a == "--preload") {
-            preload = true;
-        } else if (a == "--quiet") {
-            quiet = true;
-        } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "probe run: unknown option '%s'\n\n%s", a.c_str(), kRunUsage);
-            return kExitUsage;
-        } else {
-            break;
-        }
-    }
-    std::vector<std::string> command(args.begin() + static_cast<long>(i), args.end());
+    std::vector<std::string> command;
+    CLI::App app{"", "probe run"};
+    prepareCommandLine(app);
+    app.positionals_at_end();  // the command's own options follow its name, untouched
+    app.add_option("--output", output)->check(nonEmpty("a directory"));
+    app.add_option("--config", config)->check(nonEmpty("a file"));
+    app.add_flag("--append", append);
+    app.add_flag("--overwrite", overwrite);
+    app.add_flag("--preload", preload);
+    app.add_flag("--quiet", quiet);
+    app.add_option("COMMAND", command);
+    if (auto exit = parseCommandLine(app, args, kRunUsage)) return *exit;
     if (command.empty()) {
         std::fprintf(stderr, "probe run: no command to run\n\n%s", kRunUsage);
         return kExitUsage;
