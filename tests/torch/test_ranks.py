@@ -227,6 +227,14 @@ class SpawnedRanks(RankJobs):
         for folder in folders:
             self.assertRegex(summary, r"\n    rank %s \(%s\): \d+ rows, \d+ ops, rounds 0\.\.0 \(1\), complete\n"
                              % (folder[0], folder))
+        # PrecisionDebugger (task statistics) beside it: every tensor of every rank has statistics.
+        for rank in (0, 1):
+            folder = os.path.join(self.dir, "msprobe", "step0", "rank%d" % rank)
+            self.assertFalse(os.path.exists(os.path.join(folder, "dump_error_info.log")), folder)
+            with open(os.path.join(folder, "dump.json")) as f:
+                data = json.load(f)["data"]
+            self.assertGreater(count_tensors(data), 0)
+            self.assertEqual(count_tensors(data, lambda t: t["Max"] is None), 0, folder)
         # Layer-level ops only: nothing the replicas must agree on was dumped, and the report says so.
         result = probe("compare", self.out, "--rank", "0", "--rank", "1")
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)

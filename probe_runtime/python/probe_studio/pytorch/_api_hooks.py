@@ -10,6 +10,7 @@ from . import _api_wrap
 from ._records import backward_name
 
 _Tensor = torch.Tensor
+_is_grad_enabled = torch.is_grad_enabled
 _DROPOUT_APIS = frozenset((
     "Functional.dropout.", "Functional.dropout1d.", "Functional.dropout2d.", "Functional.dropout3d.",
     "Functional.alpha_dropout.", "Functional.feature_alpha_dropout.", "Torch.dropout.", "Torch.dropout_.",
@@ -31,6 +32,14 @@ def _first_tensor(value, depth=0):
     if isinstance(value, (list, tuple)) and value:
         return _first_tensor(value[0], depth + 1)
     return None
+
+
+def _as_outputs(output):
+    """The outputs of a call as Batch.output sees them: a tuple is its items (a namedtuple is
+    one value)."""
+    if isinstance(output, tuple) and not hasattr(output, "_fields"):
+        return output
+    return (output,)
 
 
 _in_place_switches_by_prefix = {}
@@ -131,14 +140,21 @@ class ApiHooks:
         scope = service.scope
         if scope.enabled:
             scope.begin(name)
-        selected = service.selected(name)
+        selected = service.selected(name) if service.filtered else True
         if selected:
-            service.record_stack(name)
+            stack = service.stacks.capture() if service.config.extra_info else None
+            entry = None
             if service.fwd_in:
-                batch = service.recorder.batch(name)
-                entry = {"input_args": batch.args(args, "input"), "input_kwargs": batch.kwargs(kwargs)}
-                batch.finish()
-                service.insert(name, entry)
+                recorder = service.recorder
+                if recorder.tensor_dir is None:  # the one loop per value, nothing saved
+                    entry = {"input_args": recorder.items(args),
+                             "input_kwargs": recorder.kwargs_items(kwargs) if kwargs else {}}
+                    recorder.finish()
+                else:
+                    batch = recorder.batch(name)
+                    entry = {"input_args": batch.args(args, "input"), "input_kwargs": batch.kwargs(kwargs)}
+                    batch.finish()
+            service.insert_with_stack(name, entry, stack)
         if _may_write_in_place(prefix, original, args, kwargs):
             # Statistics still waiting are taken now, before the call may change their tensors.
             service.recorder.settle()
@@ -148,21 +164,28 @@ class ApiHooks:
         service = self.service
         name, count, parent, selected, serial = call
         if selected and service.fwd_out:
-            batch = service.recorder.batch(name)
-            value = batch.output(output)
-            batch.finish()
+            recorder = service.recorder
+            if recorder.tensor_dir is None:
+                value = recorder.items(output if type(output) is tuple else _as_outputs(output))
+                recorder.finish()
+            else:
+                batch = recorder.batch(name)
+                value = batch.output(output)
+                batch.finish()
             service.set_value(name, "output", value)
         if service.scope.enabled:
             service.scope.end(name)
-        if service.want_backward and torch.is_grad_enabled():
-            var = _first_tensor(output)
-            if var is not None and var.requires_grad and var.grad_fn is not None:
+        if service.want_backward and _is_grad_enabled():
+            var = output if isinstance(output, _Tensor) else _first_tensor(output)
+            if var is None:
+                return
+            node = var.grad_fn
+            if node is not None:
                 if prefix in _DROPOUT_APIS and _dropout_p(args, kwargs) == 0:
                     return
-                var.grad_fn.register_hook(functools.partial(
-                    self._backward_hook, prefix + str(count) + ".backward", backward_name(parent), serial))
+                node.register_hook(functools.partial(self._backward_hook, prefix, count, parent, serial))
 
-    def _backward_hook(self, name, parent, serial, grad_inputs, grad_outputs):
+    def _backward_hook(self, prefix, count, parent, serial, grad_inputs, grad_outputs):
         service = self.service
         # Not gated by stop(): a backward that runs after stop() still belongs to the step.
         if serial != service.step_serial or service.ended or service.writer.step_dir is None:
@@ -171,22 +194,31 @@ class ApiHooks:
         inside = tls.inside
         tls.inside = True
         try:
+            name = prefix + str(count) + ".backward"
             if service.mix:
-                service.records.construct[name] = parent
+                service.records.construct[name] = backward_name(parent)
             scope = service.scope
             if scope.enabled:
                 scope.begin(name)
-            selected = service.selected(name)
+            selected = service.selected(name) if service.filtered else True
             if scope.enabled:
                 scope.end(name)
             if selected:
-                batch = service.recorder.gradient_batch(name)
+                recorder = service.recorder
                 entry = {}
-                if service.bwd_in:
-                    entry["input"] = batch.args(grad_outputs, "input")
-                if service.bwd_out:
-                    entry["output"] = batch.args(grad_inputs, "output")
-                batch.finish()
+                if recorder.tensor_dir is None and not recorder.eager_gradients:
+                    if service.bwd_in:
+                        entry["input"] = recorder.items(grad_outputs)
+                    if service.bwd_out:
+                        entry["output"] = recorder.items(grad_inputs)
+                    recorder.finish()
+                else:
+                    batch = recorder.gradient_batch(name)
+                    if service.bwd_in:
+                        entry["input"] = batch.args(grad_outputs, "input")
+                    if service.bwd_out:
+                        entry["output"] = batch.args(grad_inputs, "output")
+                    batch.finish()
                 service.insert(name, entry)
         except Exception as exc:
             service.record_error("API backward hook", exc)

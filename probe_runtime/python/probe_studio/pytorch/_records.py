@@ -15,6 +15,7 @@ from json.encoder import encode_basestring_ascii as _encode_str
 import torch
 
 from . import _ops
+from ._jsonio import RAW_JSON_MARK
 from .._names import file_name as _file_name
 
 _Tensor = torch.Tensor
@@ -42,9 +43,9 @@ def _dtype_name(dtype):
 
 def tensor_version(t):
     """The tensor's version counter (bumped by every in-place change), None when it has none
-    (inference-mode tensors)."""
+    (inference-mode tensors: asked first, as torch's error for them costs milliseconds)."""
     try:
-        return t._version
+        return None if t.is_inference() else t._version
     except RuntimeError:
         return None
 
@@ -151,24 +152,23 @@ _SETTLE_BYTES = 64 * 1024 ** 2  # ... or bytes of them: then they are computed
 
 class TensorItem:
     """A tensor's item of dump.json. Its text up to "requires_grad" (core) is rendered in C++
-    with the statistics; data_name and md5 follow in that order, as msprobe writes them."""
+    with the statistics; data_name and md5 follow in that order, as msprobe writes them. Until
+    then `source` is the _Summary holding the tensor (a text rendered meanwhile shows null
+    statistics); afterwards nothing of the tensor is kept."""
 
-    __slots__ = ("dtype", "shape", "requires_grad", "core", "data_name", "md5")
+    __slots__ = ("core", "data_name", "md5", "source")
 
-    def __init__(self, dtype, shape, requires_grad, md5):
-        self.dtype = dtype  # str(torch dtype)
-        self.shape = shape
-        self.requires_grad = requires_grad
+    def __init__(self, md5, source=None):
         self.core = None        # until the statistics are computed
         self.data_name = None   # the .pt file, when saved
         self.md5 = md5          # False: not asked for; None: not computed; else 8 hex digits
+        self.source = source
 
     def raw_json(self):
         core = self.core
-        if core is None:  # no statistics (not computed, or could not be)
-            core = ('{"type": "torch.Tensor","dtype": "%s","shape": [%s],"Max": null,"Min": null,"Mean": null,'
-                    '"Norm": null,"requires_grad": %s' % (self.dtype, ",".join(map(str, self.shape)),
-                                                          "true" if self.requires_grad else "false"))
+        if core is None:  # not computed yet
+            source = self.source
+            core = _null_core(source.tensor) if source is not None and source.tensor is not None else _UNKNOWN_CORE
         if self.data_name is not None:
             core += ',"data_name": ' + _encode_str(self.data_name)
         md5 = self.md5
@@ -177,15 +177,60 @@ class TensorItem:
         return core + "}"
 
 
+def _null_core(t):
+    """The core of a tensor item without statistics (they could not be taken)."""
+    return ('{"type": "torch.Tensor","dtype": "%s","shape": [%s],"Max": null,"Min": null,"Mean": null,'
+            '"Norm": null,"requires_grad": %s' % (_dtype_name(t.dtype), ",".join(map(str, t.shape)),
+                                                  "true" if t.requires_grad else "false"))
+
+
+_UNKNOWN_CORE = '{"type": "torch.Tensor"'
+
+
+def _item_text(core, md5):
+    """A tensor item without data_name as _jsonio writes an object's raw JSON."""
+    if md5 is not False:
+        core += ',"md5": "%s"' % md5 if md5 is not None else ',"md5": null'
+    return RAW_JSON_MARK + core + "}"
+
+
 class _Summary:
-    """One tensor whose statistics are to be computed, and the items that show them."""
+    """One tensor whose statistics are to be computed, and where they are shown: TensorItems,
+    and places (container, key) that hold the summary itself until then, where settle() puts
+    the item's text (so that a value of a call costs no object of its own, and the records
+    keep only strings)."""
 
-    __slots__ = ("tensor", "version", "items")
+    __slots__ = ("tensor", "version", "items", "places", "md5")
 
-    def __init__(self, tensor, version, item):
+    def __init__(self, tensor, version, md5):
         self.tensor = tensor
         self.version = version
-        self.items = [item]
+        self.items = []
+        self.places = []
+        self.md5 = md5
+
+    def add(self):
+        item = TensorItem(self.md5, self)
+        self.items.append(item)
+        return item
+
+    def raw_json(self):
+        """Its place's text before the statistics are taken."""
+        t = self.tensor
+        return _item_text(_null_core(t) if t is not None else _UNKNOWN_CORE, self.md5)[1:]
+
+    def show(self, core, md5):
+        """Puts the item's text with `core` in every place and item; lets the tensor go."""
+        if self.places:
+            text = _item_text(core, md5)
+            for container, key in self.places:
+                container[key] = text
+            self.places = []
+        for item in self.items:
+            item.core = core
+            item.md5 = md5
+            item.source = None
+        self.tensor = None
 
 
 class Recorder:
@@ -197,10 +242,15 @@ class Recorder:
     before such a call, at stop()/step() and when many wait — and all are computed by one call
     to the C++ core; a tensor recorded twice meanwhile is computed once. A tensor changed in
     place all the same (its version moved) keeps null statistics, said in the error log.
-    Otherwise (L0, and what must be taken at once) each batch computes its own in finish()."""
+    Otherwise (L0, and what must be taken at once) each batch computes its own in finish().
+
+    Per tensor a call reads only its version and id: its dtype, shape and requires_grad are
+    read in C++ when the statistics are taken (the wrappers settle before any wrapped call that
+    may change a tensor in place)."""
 
     def __init__(self, config, record_error, deferred):
         self.md5 = config.summary_mode == "md5"
+        self.md5_start = None if self.md5 else False  # a new item's md5
         self.deferred = deferred
         self.tensor_dir = None  # the step's dump_tensor_data, when tensors are saved
         # task statistics with a tensor_list: only the entries it names save their tensors
@@ -210,6 +260,9 @@ class Recorder:
         self.pending = []        # _Summary waiting for settle()
         self.pending_by_id = {}  # id(tensor) -> its _Summary (the tensor is held, so its id is its own)
         self.pending_bytes = 0
+        self.unversioned = []    # _Summary of tensors without a version, for finish()
+        self.settled = False     # items were given statistics since the records were last written
+        self._plain_value = Batch(self, None, False, False).value  # values of nothing saved
         # In a torch.distributed job DDP's reducer scales gradients in place, unseen by the API
         # wrappers: backward entries take their statistics at once (gradient_batch).
         self.eager_gradients = False
@@ -222,15 +275,85 @@ class Recorder:
             self.tensor_list is None or any(fragment in entry for fragment in self.tensor_list))
         return Batch(self, entry, saves, eager or not self.deferred)
 
-    def defer(self, t, version, item):
+    def items(self, values):
+        """The items of a call's values (arguments, outputs), deferred, when nothing is saved:
+        the one loop a call runs per value. A tensor's place holds its _Summary until settle()."""
+        out = []
+        append = out.append
+        for v in values:
+            if isinstance(v, _Tensor):
+                p = self.defer_tensor(v)
+                if type(p) is _Summary:
+                    p.places.append((out, len(out)))
+                append(p)
+            elif v is None:
+                append(None)
+            else:
+                append(self._plain_value(v, None))
+        return out
+
+    def kwargs_items(self, kwargs):
+        """items() of keyword arguments (their keys name dtype and device values)."""
+        out = {}
+        for k, v in kwargs.items():
+            key = str(k)
+            if isinstance(v, _Tensor):
+                p = self.defer_tensor(v)
+                if type(p) is _Summary:
+                    p.places.append((out, key))
+                out[key] = p
+            else:
+                out[key] = self._plain_value(v, None, k)
+        return out
+
+    def cached(self, t, version):
+        """(core, md5) of `t` from the forward pass's cache, or None."""
+        hit = self.stat_cache.get(id(t))
+        if hit is not None and hit[0]() is t and hit[1] == version:
+            return hit[2], hit[3] if self.md5 else False
+        return None
+
+    def defer_tensor(self, t):
+        """The text of `t`'s item when known (the forward pass's cache), else the _Summary whose
+        statistics wait for settle(): the caller adds the place it puts it in."""
+        version = tensor_version(t)
+        if self.stat_cache is not None:
+            hit = self.cached(t, version)
+            if hit is not None:
+                return _item_text(hit[0], hit[1])
+        return self._summary(t, version)
+
+    def defer_item(self, t):
+        """A TensorItem of `t`, its statistics waiting for settle()."""
+        version = tensor_version(t)
+        if self.stat_cache is not None:
+            hit = self.cached(t, version)
+            if hit is not None:
+                item = TensorItem(hit[1])
+                item.core = hit[0]
+                return item
+        return self._summary(t, version).add()
+
+    def _summary(self, t, version):
+        if version is None:  # taken when the call's values are done (finish())
+            summary = _Summary(t, None, self.md5_start)
+            self.unversioned.append(summary)
+            return summary
         summary = self.pending_by_id.get(id(t))
         if summary is not None and summary.version == version:
-            summary.items.append(item)  # the same tensor, unchanged: computed once
-            return
-        summary = _Summary(t, version, item)
+            return summary  # the same tensor, unchanged: computed once
+        summary = _Summary(t, version, self.md5_start)
         self.pending.append(summary)
         self.pending_by_id[id(t)] = summary
         self.pending_bytes += t.numel() * t.element_size()
+        return summary
+
+    def finish(self):
+        """After a call's values: computes the statistics of the tensors without a version
+        (a change of theirs could not be seen later), and of all waiting when many wait."""
+        if self.unversioned:
+            summaries, self.unversioned = self.unversioned, []
+            self.summarise(summaries)
         if len(self.pending) >= _SETTLE_COUNT or self.pending_bytes >= _SETTLE_BYTES:
             self.settle()
 
@@ -244,29 +367,42 @@ class Recorder:
         self.pending_bytes = 0
         unchanged = [s for s in pending if tensor_version(s.tensor) == s.version]
         if len(unchanged) != len(pending):
-            changed = [s.items[0] for s in pending if tensor_version(s.tensor) != s.version]
+            changed = [s for s in pending if tensor_version(s.tensor) != s.version]
+            first = changed[0].tensor
             self.record_error("statistics", RuntimeError(
                 "%d tensor(s) (the first %s %s) changed in place before their statistics were taken: they stay null"
-                % (len(changed), changed[0].dtype, list(changed[0].shape))))
+                % (len(changed), _dtype_name(first.dtype), list(first.shape))))
+            self._fail(changed)
         self.summarise(unchanged)
+
+    def _fail(self, summaries):
+        """Null statistics for `summaries`."""
+        self.settled = True
+        for summary in summaries:
+            summary.show(_null_core(summary.tensor), None if self.md5 else False)
 
     def summarise(self, summaries):
         """Gives the items of `summaries` their statistics, computed and rendered by one C++ call."""
         if not summaries:
             return
         md5 = self.md5
-        cores, md5s = _ops.tensor_items([s.tensor for s in summaries], [s.items[0].dtype for s in summaries], md5)
+        try:
+            cores, md5s = _ops.tensor_items([s.tensor for s in summaries],
+                                            [_dtype_name(s.tensor.dtype) for s in summaries], md5)
+        except BaseException:
+            self._fail(summaries)
+            raise
         if len(cores) != len(summaries):  # the C++ side ran out of memory: statistics stay null
+            self._fail(summaries)
             return
+        self.settled = True
         cache = self.stat_cache
         for index, summary in enumerate(summaries):
             core = cores[index]
             digest = md5s[index] if md5 else False
-            for item in summary.items:
-                item.core = core
-                item.md5 = digest
             if cache is not None and summary.version is not None:
                 cache[id(summary.tensor)] = (weakref.ref(summary.tensor), summary.version, core, digest)
+            summary.show(core, digest)
 
     def save_tensor(self, t, file_name):
         """The tensor as torch.save writes it, contiguous and detached."""
@@ -308,27 +444,26 @@ class Batch:
         self.summaries = []
 
     def tensor(self, t, suffix):
-        version = tensor_version(t)
         recorder = self.recorder
-        item = TensorItem(_dtype_name(t.dtype), t.shape, t.requires_grad, None if recorder.md5 else False)
+        if not self.saves and not self.eager:
+            return recorder.defer_item(t)
+        version = tensor_version(t)
+        data_name = None
         if self.saves:
             file_name = _file_name("%s.%s.pt" % (self.entry, suffix))
             if recorder.save_tensor(t, file_name):
-                item.data_name = file_name
-        cache = recorder.stat_cache
-        if cache is not None:
-            # The same tensor, unchanged since it was summarised in this forward pass (a module's
-            # parameters after the API that used them, a module's output after its last API).
-            hit = cache.get(id(t))
-            if hit is not None and hit[0]() is t and hit[1] == version:
-                item.core = hit[2]
-                if item.md5 is not False:
-                    item.md5 = hit[3]
-                return item
-        if self.eager or version is None:  # no version: a change could not be seen
-            self.summaries.append(_Summary(t, version, item))
+                data_name = file_name
+        hit = recorder.cached(t, version) if recorder.stat_cache is not None else None
+        if hit is not None:
+            item = TensorItem(hit[1])
+            item.core = hit[0]
+        elif self.eager or version is None:  # no version: a change could not be seen
+            summary = _Summary(t, version, recorder.md5_start)
+            self.summaries.append(summary)
+            item = summary.add()
         else:
-            recorder.defer(t, version, item)
+            item = recorder.defer_item(t)
+        item.data_name = data_name
         return item
 
     def value(self, v, suffix, key=None, depth=0):
@@ -387,11 +522,15 @@ class Batch:
 
     def args(self, args, category):
         if not self.saves:
+            if not self.eager:
+                return self.recorder.items(args)
             return [self.value(v, None) for v in args]
         return [self.value(v, "%s.%d" % (category, i)) for i, v in enumerate(args)]
 
     def kwargs(self, kwargs):
         if not self.saves:
+            if not self.eager:
+                return self.recorder.kwargs_items(kwargs)
             return {str(k): self.value(v, None, k) for k, v in kwargs.items()}
         return {str(k): self.value(v, "kwargs.%s" % k, k) for k, v in kwargs.items()}
 
@@ -405,6 +544,7 @@ class Batch:
         if self.summaries:
             self.recorder.summarise(self.summaries)
             self.summaries = []
+        self.recorder.finish()
 
 
 def _slice_part(x):

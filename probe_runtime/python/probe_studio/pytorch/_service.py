@@ -84,6 +84,7 @@ class Service:
         self.bwd_in = BACKWARD in allowed and INPUT in allowed
         self.bwd_out = BACKWARD in allowed and OUTPUT in allowed
         self.list = tuple(config.list)
+        self.filtered = bool(config.scope) or bool(self.list)  # else every entry is selected
         self.current_iter = 0
         self.step_serial = 0
         self.running = False   # start() .. stop() in a selected step and rank
@@ -259,6 +260,17 @@ class Service:
         if self.records.unflushed >= _FLUSH_EVERY:
             self.flush(wait=False)
 
+    def insert_with_stack(self, name, entry, formatted):
+        """insert() of `entry` (unless None) after the stack of its call (unless None)."""
+        records = self.records
+        with self.lock:
+            if formatted is not None:
+                records.add_stack(formatted, name)
+            if entry is not None:
+                records.insert(name, entry)
+        if records.unflushed >= _FLUSH_EVERY:
+            self.flush(wait=False)
+
     def set_value(self, name, key, value):
         with self.lock:
             self.records.set_value(name, key, value)
@@ -280,8 +292,15 @@ class Service:
         """Has dump.json, stack.json and construct.json of the current step rewritten by the
         writer thread; with `wait`, returns once they are on disk. Never called holding the
         records' lock (the writer needs it)."""
+        recorder = self.recorder
         if os.getpid() == self.pid:
-            self.recorder.settle()  # on this thread: the tensors may change once it goes on
+            recorder.settle()  # on this thread: the tensors may change once it goes on
+        if recorder.settled:
+            # Statistics arrived (here or before an in-place call) maybe after the writer
+            # rendered the records last: they are written again.
+            with self.lock:
+                recorder.settled = False
+                self.records.dirty = True
         self.writer.write(self.records, wait, timeout)
 
     def record_error(self, where, exc):
