@@ -20,7 +20,7 @@ namespace {
 
 const char* kCompareUsage =
     "Usage: probe compare REFERENCE CANDIDATE [options]\n"
-    "       probe compare DUMP --rank R --against-rank S [options]\n"
+    "       probe compare DUMP --rank R --against-rank S [options]   (or --rank R --rank S)\n"
     "\n"
     "Compares two dumps of the same model op by op and names the op where the first divergence\n"
     "is born: its inputs match and an output (or a parameter it uses) differs. Every op after it\n"
@@ -38,11 +38,14 @@ const char* kCompareUsage =
     "docs/compare.md.\n"
     "\n"
     "Options:\n"
-    "  --rank R            the reference's process only: msprobe rank R (rank<R>), an atb device\n"
-    "                      id, or a process key (proc4242, 0_4242)\n"
+    "  --rank R            the reference's process only: rank R (msprobe rank<R>; op-level\n"
+    "                      data/R_<pid>, the device id, which probe run sets to the rank of a\n"
+    "                      torch.distributed job), or a process key (proc4242, 0_4242)\n"
     "  --against-rank S    the candidate's process; with one DUMP, compares two of its ranks\n"
-    "  --replicas          data-parallel replicas: only module parameters (and what collectives\n"
-    "                      return) decide (on for two ranks of one dump; --no-replicas: off)\n"
+    "                      (a second --rank means the same)\n"
+    "  --replicas          data-parallel replicas: only what they must share decides (module\n"
+    "                      parameters, the gradients DDP reduced, what collectives return); on\n"
+    "                      for two ranks of one dump (--no-replicas: off)\n"
     "  --exact             a tensor diverges when its bytes (statistics) differ at all: for two\n"
     "                      runs on the same machine; also names the first tensor that differs\n"
     "  --ulps DTYPE=N,...  the allowance in units of the dtype's epsilon (defaults float64=1024,\n"
@@ -138,12 +141,13 @@ std::string describeScope(const analysis::DumpLocation& location) {
 int runCompareCommand(const Args& args) {
     std::vector<std::string> dumps;
     analysis::CompareOptions options;
-    std::string csv, xlsx, rank, againstRank, ulps;
+    std::string csv, xlsx, againstRank, ulps;
+    std::vector<std::string> ranks;  // a second --rank names the candidate's rank
     bool json = false;
     CLI::App app{"", "probe compare"};
     prepareCommandLine(app);
     app.add_option("DUMP", dumps);
-    app.add_option("--rank", rank);
+    app.add_option("--rank", ranks)->allow_extra_args(false);  // one value per --rank
     app.add_option("--against-rank", againstRank);
     auto* replicas = app.add_flag("--replicas,!--no-replicas", options.replicas);
     app.add_flag("--exact", options.exact);
@@ -173,6 +177,14 @@ int runCompareCommand(const Args& args) {
         return kExitUsage;
     }
     const bool replicasSet = replicas->count() > 0;
+    if (ranks.size() > 2 || (ranks.size() == 2 && !againstRank.empty())) {
+        std::fprintf(stderr,
+                     "probe compare: name two ranks at most: --rank R --rank S (or --rank R "
+                     "--against-rank S)\n");
+        return kExitUsage;
+    }
+    const std::string rank = ranks.empty() ? std::string() : ranks.front();
+    if (ranks.size() == 2) againstRank = ranks.back();
     if (dumps.size() == 1 && !againstRank.empty()) dumps.push_back(dumps.front());
     if (dumps.size() != 2) {
         std::fprintf(

@@ -205,16 +205,33 @@ bool isParameterSlot(const DumpIndex& index, uint32_t row) {
     return index.layout() == DumpLayout::Msprobe && !slot.isOutput &&
            startsWith(slot.index, "parameters");
 }
-// What data-parallel replicas must agree on: module parameters, and what collectives return.
-// (Not parameters_grad: those are recorded where autograd computes them, before DDP averages
-// them; averaged gradients that disagree show as parameters that disagree at the next step.)
-// Op-level dumps list no parameters: inputs named weight or bias (aten's argument names,
-// "1_weight") stand for them.
+// The op DDP's reducer runs for each parameter once its gradients are averaged: it copies the
+// parameter's share of the reduced bucket into its .grad (op-level dumps; gloo and NCCL alike).
+constexpr const char* kDdpCopyBucketToGrad = "torch.distributed.ddp.reducer::copy_bucket_to_grad";
+
+// Op-level: a tensor of an op inside copy_bucket_to_grad (the copy into .grad, from the reduced
+// bucket): the reduced gradient every replica must hold.
+bool isReducedGradient(const DumpIndex& index, uint32_t row) {
+    if (index.layout() != DumpLayout::Atb) return false;
+    const auto& slot = index.slot(index.row(row).slot);
+    for (uint32_t op = index.op(slot.op).parent; op != kNone; op = index.op(op).parent)
+        if (index.op(op).type == kDdpCopyBucketToGrad) return true;
+    return false;
+}
+
+// What data-parallel replicas must agree on: module parameters, what collectives return, and
+// the reduced gradients DDP copies into .grad (op-level dumps). (Not msprobe's parameters_grad:
+// those are recorded where autograd computes them, before DDP averages them; averaged gradients
+// that disagree show as parameters that disagree at the next step.) Op-level dumps list no
+// parameters: inputs named weight or bias (aten's argument names, "1_weight") stand for them,
+// and so does the parameter copy_bucket_to_grad is given. Op-level collectives are not judged:
+// an asynchronous one (gloo, NCCL) returns before its result is there.
 bool isReplicaInvariant(const DumpIndex& index, uint32_t row) {
-    if (isParameterSlot(index, row)) return true;
+    if (isParameterSlot(index, row) || isReducedGradient(index, row)) return true;
     const auto& slot = index.slot(index.row(row).slot);
     if (index.layout() == DumpLayout::Msprobe)
         return slot.isOutput && startsWith(index.op(slot.op).type, "Distributed.");
+    if (index.op(slot.op).type == kDdpCopyBucketToGrad) return !slot.isOutput;
     const size_t underscore = slot.index.find('_');
     const std::string name =
         underscore == std::string::npos ? "" : slot.index.substr(underscore + 1);
@@ -570,6 +587,7 @@ private:
         t.judgedDType = judgingDType(t.referenceDType, t.candidateDType);
         t.ulps = t.judgedDType ? allowedUlps(options_.ulps, *t.judgedDType) : 0;
         t.replicaInvariant = options_.replicas && isReplicaInvariant(ref_, t.referenceRow);
+        t.reducedGradient = t.replicaInvariant && isReducedGradient(ref_, t.referenceRow);
         shapeDiffers_[i] = ref_.text(rr.shape) != cand_.text(cr.shape);
         uint64_t count = rr.shape < refCounts_.size() ? refCounts_[rr.shape] : 0;
         if (t.referenceStats.present)
@@ -767,6 +785,10 @@ private:
         for (const auto& t : result_.tensors) {
             result_.divergingTensors += t.diverges ? 1 : 0;
             result_.tensorsWithData += t.hasData ? 1 : 0;
+            if (!t.replicaInvariant) continue;
+            auto& counts = t.reducedGradient ? result_.reducedGradients : result_.replicaParameters;
+            ++counts.compared;
+            counts.diverging += t.diverges ? 1 : 0;
         }
         result_.firstDivergingTensor = firstDiverging_;
         for (const OpComparison& op : result_.ops) {

@@ -91,6 +91,7 @@ struct TensorComparison {
     // A diverging input that no tensor carrying a divergence explains: the divergence enters here.
     bool source = false;
     bool replicaInvariant = false;  // replicas mode: a tensor the ranks must agree on
+    bool reducedGradient = false;   // of those, a gradient DDP averaged (op-level dumps)
 };
 
 enum class OpVerdict : uint8_t { Matches, BornHere, Inherited };
@@ -139,6 +140,12 @@ struct CompareResult {
     uint64_t tensorsOnlyInReference = 0, tensorsOnlyInCandidate = 0;
     std::vector<std::pair<uint32_t, uint32_t>>
         processPairs;  // (reference, candidate) processes compared
+    // Replicas mode: the tensors the replicas must agree on, compared and diverging: parameters
+    // (and what msprobe's Distributed APIs return), and the reduced gradients.
+    struct ReplicaCounts {
+        uint64_t compared = 0, diverging = 0;
+    };
+    ReplicaCounts replicaParameters, reducedGradients;
     // bornHereOps counts the innermost ones (not bornInChild).
     uint64_t divergingTensors = 0, bornHereOps = 0, inheritedOps = 0, tensorsWithData = 0;
     // The op where the first divergence is born: among the born-here ops, the first to finish

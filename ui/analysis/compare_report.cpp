@@ -72,6 +72,34 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
     }
 }
 
+// What the replicas agree on: "  replicas: all 48 parameter tensors agree, all 16 reduced
+// gradients agree".
+std::string replicaSummary(const CompareResult& result) {
+    auto line = [](const CompareResult::ReplicaCounts& c, const char* one, const char* many) {
+        if (c.diverging == 0)
+            return (c.compared == 1 ? std::string("the ")
+                                    : "all " + std::to_string(c.compared) + " ") +
+                   (c.compared == 1 ? one : many) + (c.compared == 1 ? " agrees" : " agree");
+        return std::to_string(c.diverging) + " of " + plural(c.compared, one, many) + " disagree";
+    };
+    const auto& parameters = result.replicaParameters;
+    const auto& gradients = result.reducedGradients;
+    if (parameters.compared == 0 && gradients.compared == 0)
+        return "  replicas: no tensor they must agree on was compared (op-level dumps: dump the "
+               "layers' children, save_child, to see the weights and the gradients DDP reduces)\n";
+    std::string out = "  replicas: ";
+    out += parameters.compared ? line(parameters, "parameter tensor", "parameter tensors")
+                               : std::string("no parameters compared");
+    out += ", ";
+    out += gradients.compared ? line(gradients, "reduced gradient", "reduced gradients")
+           : result.reference && result.reference->layout() == DumpLayout::Msprobe
+               ? "no reduced gradients (msprobe dumps record gradients before DDP "
+                 "averages them: averaged gradients that disagree show as parameters "
+                 "that disagree in the next step)"
+               : "no reduced gradients compared";
+    return out + "\n";
+}
+
 }  // namespace
 
 std::string formatCompareReport(const CompareResult& result, size_t context) {
@@ -100,8 +128,11 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
            std::to_string(result.tensorsWithData) + " by their data, the rest by statistics)";
     if (result.exact) out += ", exactly";
     if (result.replicas)
-        out += ", as data-parallel replicas (only parameters and what collectives return decide)";
+        out +=
+            ", as data-parallel replicas (only what they must share decides: parameters, reduced "
+            "gradients, what collectives return)";
     out += ": " + plural(result.divergingTensors, "tensor diverges", "tensors diverge") + "\n";
+    if (result.replicas) out += replicaSummary(result);
     if (result.unpairedOps || result.tensorsOnlyInReference || result.tensorsOnlyInCandidate) {
         uint64_t inRef = 0;
         for (const auto& u : result.unpaired) inRef += u.inReference ? 1 : 0;
@@ -308,6 +339,13 @@ std::string compareResultJson(const CompareResult& result) {
                     {"unpairedOps", result.unpairedOps},
                     {"tensorsOnlyInReference", result.tensorsOnlyInReference},
                     {"tensorsOnlyInCandidate", result.tensorsOnlyInCandidate}};
+    if (result.replicas) {
+        auto counts = [](const CompareResult::ReplicaCounts& c) {
+            return Json{{"compared", c.compared}, {"diverging", c.diverging}};
+        };
+        j["summary"]["replicaParameters"] = counts(result.replicaParameters);
+        j["summary"]["reducedGradients"] = counts(result.reducedGradients);
+    }
     if (result.firstBornHere) {
         Json first = opJson(result, *result.firstBornHere, false);
         if (result.ops[*result.firstBornHere].cause != kNone)

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -65,6 +66,61 @@ std::optional<Anomaly> firstAnomaly(const DumpIndex& index, uint8_t bits) {
     return anomalyAt(index, best);
 }
 
+bool allDigits(const std::string& text) {
+    return !text.empty() && text.size() < 16 &&
+           std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// What a process key says: msprobe "rank<R>" / "proc<pid>", atb "<dev>_<pid>" / "<pid>".
+void readProcessKey(DumpLayout layout, const std::string& key, ProcessSummary& out) {
+    if (layout == DumpLayout::Msprobe) {
+        if (key.rfind("rank", 0) == 0 && allDigits(key.substr(4)))
+            out.rank = std::stoll(key.substr(4));
+        if (key.rfind("proc", 0) == 0 && allDigits(key.substr(4)))
+            out.pid = std::stoll(key.substr(4));
+        return;
+    }
+    const size_t underscore = key.find('_');
+    const std::string pid = underscore == std::string::npos ? key : key.substr(underscore + 1);
+    if (allDigits(pid)) out.pid = std::stoll(pid);
+    if (underscore != std::string::npos && allDigits(key.substr(0, underscore)))
+        out.rank = std::stoll(key.substr(0, underscore));
+}
+
+std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index) {
+    std::vector<ProcessSummary> out(index.processCount());
+    for (uint32_t p = 0; p < index.processCount(); ++p) {
+        const auto& process = index.process(p);
+        ProcessSummary& s = out[p];
+        s.key = process.key;
+        readProcessKey(index.layout(), process.key, s);
+        s.rows = process.rows;
+        s.rounds = process.rounds.size();
+        if (!process.rounds.empty()) {
+            s.firstRound = process.rounds.begin()->first;
+            s.lastRound = process.rounds.rbegin()->first;
+        }
+    }
+    for (uint32_t o = 0; o < index.opCount(); ++o) ++out[index.op(o).process].ops;
+    if (auto status = index.status()) {
+        for (const auto& entry : status->processes) {
+            auto it = std::find_if(out.begin(), out.end(),
+                                   [&](const ProcessSummary& s) { return s.pid == entry.pid; });
+            if (it == out.end()) {  // it dumped nothing (not selected, or it ran no model)
+                ProcessSummary s;
+                s.pid = entry.pid;
+                s.key = (entry.device >= 0 ? std::to_string(entry.device) + "_" : "") +
+                        std::to_string(entry.pid);
+                if (entry.device >= 0) s.rank = entry.device;
+                out.push_back(std::move(s));
+                it = out.end() - 1;
+            }
+            it->state = entry.state;
+        }
+    }
+    return out;
+}
+
 // "the program was killed by SIGKILL before its probe could drain: rows of its last 100 ms or
 // so may be missing", "the program was stopped by SIGTERM before its end", ...
 std::string describeEnd(const DumpSummary& s) {
@@ -111,7 +167,7 @@ DumpSummary summarizeDump(const DumpIndex& index) {
             }
         }
     }
-    for (uint32_t p = 0; p < index.processCount(); ++p) s.processes.push_back(index.process(p).key);
+    s.processes = summarizeProcesses(index);
     s.ops = index.opCount();
     for (uint32_t o = 0; o < index.opCount(); ++o) s.layerOps += index.op(o).depth == 0 ? 1 : 0;
     std::set<int32_t> rounds;
@@ -153,10 +209,15 @@ std::string formatSummary(const DumpSummary& s) {
         if (s.endedBy) out += "; " + describeEnd(s);
         out += ")\n";
     }
+    const bool ranks =
+        !s.processes.empty() && std::all_of(s.processes.begin(), s.processes.end(),
+                                            [](const ProcessSummary& p) { return p.rank; });
     char line[512];
-    std::snprintf(line, sizeof line, "  %s: %zu   ops: %llu (%llu %s)   %s: ", atb ? "processes" : "ranks",
-                  s.processes.size(), static_cast<unsigned long long>(s.ops), static_cast<unsigned long long>(s.layerOps),
-                  atb ? "layer-level" : "top-level", atb ? "rounds" : "steps");
+    std::snprintf(line, sizeof line,
+                  "  %s: %zu   ops: %llu (%llu %s)   %s: ", ranks || !atb ? "ranks" : "processes",
+                  s.processes.size(), static_cast<unsigned long long>(s.ops),
+                  static_cast<unsigned long long>(s.layerOps), atb ? "layer-level" : "top-level",
+                  atb ? "rounds" : "steps");
     out += line;
     if (s.firstRound < 0)
         out += "none";
@@ -167,6 +228,27 @@ std::string formatSummary(const DumpSummary& s) {
                   static_cast<unsigned long long>(s.rows), static_cast<unsigned long long>(s.files),
                   static_cast<unsigned long long>(s.tensorFiles), humanBytes(s.bytes).c_str());
     out += line;
+    // Process by process, when there is more than one or they are ranks.
+    if (s.processes.size() > 1 || ranks) {
+        for (const auto& p : s.processes) {
+            std::string name = p.rank ? "rank " + std::to_string(*p.rank) : "process";
+            if (!p.rank || atb) name += " (" + p.key + ")";
+            if (p.rows == 0 && p.ops == 0) {
+                out += "    " + name + ": nothing dumped";  // not selected, or it ran no model
+            } else {
+                std::snprintf(line, sizeof line, "    %s: %llu rows, %llu ops, %s ", name.c_str(),
+                              static_cast<unsigned long long>(p.rows),
+                              static_cast<unsigned long long>(p.ops), atb ? "rounds" : "steps");
+                out += line;
+                out += p.firstRound < 0
+                           ? std::string("none")
+                           : std::to_string(p.firstRound) + ".." + std::to_string(p.lastRound) +
+                                 " (" + std::to_string(p.rounds) + ")";
+            }
+            if (p.state) out += std::string(", ") + format::toString(*p.state);
+            out += "\n";
+        }
+    }
     auto describe = [&](const Anomaly& a) {
         return std::string(atb ? "round " : "step ") + std::to_string(a.round) + ", op " + a.op + " [" + a.opType +
                "], " + a.tensor + ": " + a.what + "\n";

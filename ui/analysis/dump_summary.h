@@ -23,11 +23,25 @@ struct Anomaly {
     std::string what;     // "max=nan min=-inf"
 };
 
+// One process of a dump: a rank of a distributed job, or one process of a program.
+struct ProcessSummary {
+    std::string key;  // "0_39943", "39943" (atb), "rank0", "proc1234" (msprobe)
+    std::optional<int64_t>
+        rank;         // msprobe rank<R>; atb the device id (a torch.distributed job's rank)
+    int64_t pid = 0;  // atb; 0 when unknown
+    uint64_t ops = 0, rows = 0;
+    int64_t firstRound = -1, lastRound = -1;
+    uint64_t rounds = 0;
+    std::optional<format::DumpState> state;  // atb: its entry in probe_status.json
+};
+
 struct DumpSummary {
     std::string root;
     DumpLayout layout = DumpLayout::Atb;
     std::optional<format::DumpState> state;  // from probe_status.json; none without one
-    std::vector<std::string> processes;
+    // Every process (rank) with data, in the index's order, then those that the status file
+    // lists and that dumped nothing.
+    std::vector<ProcessSummary> processes;
     uint64_t ops = 0, layerOps = 0;
     int64_t firstRound = -1, lastRound = -1;
     uint64_t rounds = 0;

@@ -33,23 +33,18 @@ import sys
 import threading
 import weakref
 
+from . import _distributed
+
 ENVIRONMENT_VARIABLE = "PROBE_GRAD_MONITOR"
 COLUMNS = ["vpp_stage", "name", "step", "norm", "max", "min", "mean", "nans"]
 DEFAULT_STEPS_PER_FILE = 1000
 
 
 def _rank():
-    try:
-        import torch.distributed as dist
-        if dist.is_available() and dist.is_initialized():
-            return dist.get_rank()
-    except Exception:
-        pass
-    for variable in ("RANK", "LOCAL_RANK"):
-        value = os.environ.get(variable, "")
-        if value.isdigit():
-            return int(value)
-    return 0
+    import torch
+
+    rank = _distributed.current_rank(torch)
+    return 0 if rank is None else rank
 
 
 def _number(value):

@@ -27,7 +27,7 @@ import sys
 import threading
 import weakref
 
-from . import _import_hook, _native, _paths, grad_monitor
+from . import _distributed, _import_hook, _native, _paths, grad_monitor
 from ._names import name_bytes, safe_text
 
 try:
@@ -111,6 +111,9 @@ def install(torch):
     global _report_tensor, _report_backward_output, _plain_tensor_types, _module_begin, _module_end, _is_awake
     if _installed:
         return True
+    if _distributed.is_launcher():
+        # It starts the ranks (each probed into a folder of its own) and runs no model itself.
+        return False
     built = getattr(_build_info, "TORCH_BUILT_VERSION", "unknown") if _build_info else "unknown"
     if _build_info is None or not _build_info.HAVE_TORCH_ADAPTER or not os.path.exists(_paths.TORCH_ADAPTER_LIBRARY):
         message = "this Probe Studio was built without the PyTorch adapter; the program runs without the probe"
@@ -137,6 +140,9 @@ def install(torch):
             _report_tensor = _adapter.probe_torch_report_tensor
             _report_backward_output = _adapter.probe_torch_report_backward_output
             _plain_tensor_types = (torch.Tensor, torch.nn.Parameter)
+        rank = _distributed.launcher_rank()
+        if rank is not None:  # the rank names this process's folder: data/<rank>_<pid>
+            _runtime.probe_set_device(rank)
         if _runtime.probe_start(None, None) != 0:
             message = "the probe could not start: %s" % _runtime.probe_last_error().decode(errors="replace")
             _say("error: " + message)
@@ -149,6 +155,8 @@ def install(torch):
 
     _wrap_module_call(torch)
     _bracket_autograd(torch)
+    if rank is None:
+        _name_rank_at_init(torch)
     atexit.register(_at_exit)
     _installed = True
     _record_injection("attached")
@@ -188,6 +196,32 @@ def _at_exit():
         _runtime.probe_stop()
     except Exception:
         pass
+
+
+def _name_rank_at_init(torch):
+    """A job whose launcher set no RANK (torch.multiprocessing.spawn, say) has its rank once it
+    calls init_process_group: from then on its dump goes to data/<rank>_<pid>."""
+    try:
+        dist = torch.distributed
+        original = dist.init_process_group
+    except Exception:  # no torch.distributed in this build: no ranks either
+        return
+    if getattr(original, "_probe_wrapped", False):
+        return
+
+    @functools.wraps(original)
+    def init_process_group(*args, **kwargs):
+        result = original(*args, **kwargs)
+        try:
+            rank = _distributed.current_rank(torch)
+            if rank is not None:
+                _runtime.probe_set_device(rank)
+        except Exception as exc:
+            _failure("init_process_group", exc)
+        return result
+
+    init_process_group._probe_wrapped = True
+    dist.init_process_group = init_process_group
 
 
 def _bracket_autograd(torch):

@@ -206,14 +206,14 @@ class ApiHooks:
             if selected:
                 recorder = service.recorder
                 entry = {}
-                if recorder.tensor_dir is None:
+                if recorder.tensor_dir is None and not recorder.eager_gradients:
                     if service.bwd_in:
                         entry["input"] = recorder.items(grad_outputs)
                     if service.bwd_out:
                         entry["output"] = recorder.items(grad_inputs)
                     recorder.finish()
                 else:
-                    batch = recorder.batch(name)
+                    batch = recorder.gradient_batch(name)
                     if service.bwd_in:
                         entry["input"] = batch.args(grad_outputs, "input")
                     if service.bwd_out:

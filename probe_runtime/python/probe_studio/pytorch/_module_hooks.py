@@ -408,7 +408,7 @@ class ModuleHooks:
                 return
             item = None
             if grad is not None:
-                batch = service.recorder.batch(name)
+                batch = service.recorder.gradient_batch(name)
                 item = batch.tensor(grad, "%s.%d" % (side, index))
                 batch.finish()
             service.set_item(values, index, item)

@@ -263,6 +263,12 @@ class Recorder:
         self.unversioned = []    # _Summary of tensors without a version, for finish()
         self.settled = False     # items were given statistics since the records were last written
         self._plain_value = Batch(self, None, False, False).value  # values of nothing saved
+        # In a torch.distributed job DDP's reducer scales gradients in place, unseen by the API
+        # wrappers: backward entries take their statistics at once (gradient_batch).
+        self.eager_gradients = False
+
+    def gradient_batch(self, entry):
+        return self.batch(entry, eager=self.eager_gradients)
 
     def batch(self, entry, eager=False):
         saves = self.tensor_dir is not None and (

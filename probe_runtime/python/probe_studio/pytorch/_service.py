@@ -173,6 +173,7 @@ class Service:
         if steps and self.current_iter not in steps:
             return
         rank = self._current_rank()
+        self.recorder.eager_gradients = rank is not None
         if self.config.rank and (0 if rank is None else rank) not in self.config.rank:
             self._note_once("rank", "rank %s is not in the config's rank list %s: this process dumps nothing"
                             % ("0 (no torch.distributed)" if rank is None else rank, self.config.rank))
