@@ -221,12 +221,12 @@ int runCompareCommand(const Args& args) {
     if (sameDump && !replicasSet && locations[0].scope.process != locations[1].scope.process)
         options.replicas = true;
 
-    std::optional<analysis::DumpIndex> indexes[2];
-    for (int k = 0; k < (sameDump ? 1 : 2); ++k) {
-        std::string error;
-        indexes[k] = analysis::readDump(locations[k].root, &error);
+    std::vector<std::string> roots{locations[0].root}, errors;
+    if (!sameDump) roots.push_back(locations[1].root);
+    auto indexes = analysis::readDumps(roots, &errors);  // side by side
+    for (size_t k = 0; k < indexes.size(); ++k) {
         if (!indexes[k]) {
-            std::fprintf(stderr, "probe compare: %s\n", error.c_str());
+            std::fprintf(stderr, "probe compare: %s\n", errors[k].c_str());
             return kExitConfigUnreadable;
         }
     }

@@ -2,10 +2,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "probe/format/tensor_stats.h"
 
@@ -192,4 +195,127 @@ TEST(TensorStats, HashAndCrc) {
     EXPECT_EQ(contentHash64(a.data(), 4000), contentHash64(b.data(), 4000));
     b[999] = 2.0f;
     EXPECT_NE(contentHash64(a.data(), 4000), contentHash64(b.data(), 4000));
+}
+
+namespace {
+
+// The statistics of fp16/bf16 data as they have always been computed, to the bit: each element
+// widened exactly, blocks of 4096, in each block sixteen double lanes (lane l takes elements l,
+// l+16, ...; the remainder goes to lane 0) added in lane order, then the blocks added in order.
+struct LaneReference {
+    double sum = 0, sumSq = 0;
+    float max = -INFINITY, min = INFINITY;
+    bool nan = false;
+};
+
+LaneReference laneReference(const std::vector<float>& widened) {
+    LaneReference r;
+    const size_t kBlock = 4096, kLanes = 16;
+    for (size_t start = 0; start < widened.size(); start += kBlock) {
+        const size_t n = std::min(kBlock, widened.size() - start);
+        double sum[16] = {}, sumSq[16] = {};
+        float mx[16], mn[16];
+        std::fill(mx, mx + 16, -INFINITY);
+        std::fill(mn, mn + 16, INFINITY);
+        const size_t full = n - n % kLanes;
+        for (size_t i = 0; i < n; ++i) {
+            const float x = widened[start + i];
+            const size_t lane = i < full ? i % kLanes : 0;
+            if (std::isnan(x)) r.nan = true;
+            if (x > mx[lane]) mx[lane] = x;
+            if (x < mn[lane]) mn[lane] = x;
+            const double d = x;
+            const volatile double square = d * d;  // rounded before it is added (no FMA)
+            sum[lane] += d;
+            sumSq[lane] += square;
+        }
+        double partSum = 0, partSumSq = 0;
+        float partMax = -INFINITY, partMin = INFINITY;
+        for (size_t l = 0; l < kLanes; ++l) {
+            partSum += sum[l];
+            partSumSq += sumSq[l];
+            if (mx[l] > partMax) partMax = mx[l];
+            if (mn[l] < partMin) partMin = mn[l];
+        }
+        r.sum += partSum;
+        r.sumSq += partSumSq;
+        if (partMax > r.max) r.max = partMax;
+        if (partMin < r.min) r.min = partMin;
+    }
+    return r;
+}
+
+bool sameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+float bf16ByDefinition(uint16_t bits) {
+    const uint32_t word = static_cast<uint32_t>(bits) << 16;
+    float f;
+    std::memcpy(&f, &word, 4);
+    return f;
+}
+
+}  // namespace
+
+TEST(TensorStats, HalfAndBf16StatisticsAreBitIdenticalToTheLaneOrder) {
+    // Subnormals, zeros of both signs, the largest finite values and infinities mixed into random
+    // data; sizes around the lane width and the block size.
+    const std::vector<uint16_t> halfSpecials = {0x0001, 0x03ff, 0x8001, 0x83ff, 0x0000, 0x8000, 0x7bff, 0xfbff, 0x0400};
+    const std::vector<uint16_t> bf16Specials = {0x0001, 0x007f, 0x8001, 0x807f, 0x0000, 0x8000, 0x7f7f, 0xff7f, 0x0080};
+    std::mt19937 rng(11);
+    for (const bool bf16 : {false, true}) {
+        for (uint64_t count : {1u, 15u, 16u, 17u, 100u, 4096u, 4097u, 4111u, 10003u, 40000u}) {
+            for (int variant = 0; variant < 3; ++variant) {  // finite, with +inf, with -inf and +inf
+                std::vector<uint16_t> data(count);
+                const auto& specials = bf16 ? bf16Specials : halfSpecials;
+                for (uint64_t i = 0; i < count; ++i) {
+                    uint16_t v;
+                    if (rng() % 5 == 0) v = specials[rng() % specials.size()];
+                    else if (bf16) do v = static_cast<uint16_t>(rng()); while (((v >> 7) & 0xff) == 0xff);
+                    else do v = static_cast<uint16_t>(rng()); while (((v >> 10) & 0x1f) == 0x1f);
+                    data[i] = v;
+                }
+                if (variant >= 1) data[rng() % count] = bf16 ? 0x7f80 : 0x7c00;
+                if (variant == 2) data[rng() % count] = bf16 ? 0xff80 : 0xfc00;
+                std::vector<float> widened(count);
+                for (uint64_t i = 0; i < count; ++i)
+                    widened[i] = bf16 ? bf16ByDefinition(data[i]) : static_cast<float>(halfByDefinition(data[i]));
+                const LaneReference r = laneReference(widened);
+                const TensorStats s = computeTensorStats(bf16 ? DType::BF16 : DType::Float16, data.data(), count);
+                SCOPED_TRACE(std::string(bf16 ? "bf16" : "fp16") + " count " + std::to_string(count) + " variant " +
+                             std::to_string(variant));
+                ASSERT_EQ(s.count, count);
+                if (r.nan || std::isnan(r.sum)) {  // +inf and -inf together: the mean is NaN
+                    EXPECT_TRUE(std::isnan(s.mean));
+                    continue;
+                }
+                EXPECT_TRUE(sameBits(s.max, r.max)) << s.max << " vs " << r.max;
+                EXPECT_TRUE(sameBits(s.min, r.min)) << s.min << " vs " << r.min;
+                EXPECT_TRUE(sameBits(s.mean, r.sum / static_cast<double>(count))) << s.mean;
+                EXPECT_TRUE(sameBits(s.norm, std::sqrt(r.sumSq))) << s.norm;
+                EXPECT_EQ(s.hasPosInf, std::count(widened.begin(), widened.end(), INFINITY) > 0);
+                EXPECT_EQ(s.hasNegInf, std::count(widened.begin(), widened.end(), -INFINITY) > 0);
+            }
+        }
+    }
+}
+
+TEST(TensorStats, HalfAndBf16NanIsCountedAndPropagates) {
+    for (const bool bf16 : {false, true}) {
+        for (uint64_t count : {1u, 17u, 4097u, 9000u}) {
+            std::vector<uint16_t> data(count, bf16 ? 0x3f80 : 0x3c00);  // 1.0
+            std::vector<uint64_t> at = {0, count / 2, count - 1};
+            // A quiet and a signalling NaN (both are NaN to the statistics), and a negative one.
+            const uint16_t nans[] = {static_cast<uint16_t>(bf16 ? 0x7fc0 : 0x7e00),
+                                     static_cast<uint16_t>(bf16 ? 0x7f81 : 0x7c01),
+                                     static_cast<uint16_t>(bf16 ? 0xffc0 : 0xfe00)};
+            for (size_t k = 0; k < at.size(); ++k) data[at[k]] = nans[k];
+            std::sort(at.begin(), at.end());
+            const uint64_t distinct = static_cast<uint64_t>(std::unique(at.begin(), at.end()) - at.begin());
+            const TensorStats s = computeTensorStats(bf16 ? DType::BF16 : DType::Float16, data.data(), count);
+            SCOPED_TRACE(std::string(bf16 ? "bf16" : "fp16") + " count " + std::to_string(count));
+            EXPECT_EQ(s.nanCount, distinct);
+            EXPECT_TRUE(std::isnan(s.max) && std::isnan(s.min) && std::isnan(s.mean) && std::isnan(s.norm));
+            EXPECT_FALSE(s.hasPosInf || s.hasNegInf);
+        }
+    }
 }

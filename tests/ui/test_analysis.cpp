@@ -139,6 +139,61 @@ TEST(AtbReader, SmallPollBudgetsBuildTheSameIndex) {
     }
 }
 
+TEST(DumpIndex, ADeltaAppliedInPiecesBuildsTheSameIndex) {
+    test::TempDir dir("ui-analysis");
+    const auto written = test::writeSmallSyntheticDump(dir.path());
+    auto first = open(dir.path());
+    auto second = open(dir.path());
+    ASSERT_TRUE(first && second);
+    DumpIndex whole(first->layout(), first->root()), pieced(second->layout(), second->root());
+    size_t piecesApplied = 0;
+    for (bool more = true; more;) {
+        auto delta = first->poll(analysis::kDefaultPollBudget);
+        more = delta.more;
+        whole.apply(std::move(delta));
+    }
+    for (bool more = true; more;) {
+        auto delta = second->poll(analysis::kDefaultPollBudget);
+        more = delta.more;
+        auto pieces = analysis::splitDelta(std::move(delta), 7);  // a few items each
+        for (auto& piece : pieces) {
+            EXPECT_LE(piece.rows.size(), 7u);
+            EXPECT_LE(piece.ops.size(), 7u);
+            EXPECT_LE(piece.tensorSlots.size(), 7u);
+            const auto change = pieced.apply(std::move(piece));
+            ++piecesApplied;
+            EXPECT_EQ(change.firstNewRow + change.newRows, pieced.rowCount());
+        }
+    }
+    EXPECT_GT(piecesApplied, written.rows / 7);
+    EXPECT_TRUE(pieced.problems().empty()) << problems(pieced);  // no reference pointed forwards
+    ASSERT_EQ(whole.opCount(), written.ops);
+    ASSERT_EQ(pieced.opCount(), whole.opCount());
+    ASSERT_EQ(pieced.slotCount(), whole.slotCount());
+    ASSERT_EQ(pieced.rowCount(), whole.rowCount());
+    ASSERT_EQ(pieced.stringCount(), whole.stringCount());
+    for (uint32_t o = 0; o < whole.opCount(); ++o) {
+        const auto &x = whole.op(o), &y = pieced.op(o);
+        ASSERT_EQ(x.namePath, y.namePath);
+        ASSERT_EQ(x.type, y.type);
+        ASSERT_EQ(x.parent, y.parent);
+        ASSERT_EQ(x.row, y.row);
+        ASSERT_EQ(x.children, y.children);
+        ASSERT_EQ(x.rounds, y.rounds);
+        ASSERT_EQ(x.subtreeAnomalies, y.subtreeAnomalies);
+    }
+    for (uint32_t r = 0; r < whole.rowCount(); ++r) {
+        const auto &x = whole.row(r), &y = pieced.row(r);
+        ASSERT_EQ(x.slot, y.slot);
+        ASSERT_EQ(x.round, y.round);
+        ASSERT_EQ(whole.text(x.shape), pieced.text(y.shape));
+        ASSERT_EQ(std::memcmp(x.value, y.value, sizeof x.value), 0);
+    }
+    EXPECT_EQ(pieced.rounds(0), whole.rounds(0));
+    ASSERT_TRUE(pieced.status());
+    EXPECT_EQ(pieced.status()->state, format::DumpState::Complete);
+}
+
 TEST(AtbReader, FollowsADumpAsItGrows) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());
@@ -282,6 +337,47 @@ TEST(AtbReader, BrokenStructureAndStatusFilesGiveMessages) {
     EXPECT_TRUE(anyProblemContains(index, "Model.json")) << problems(index);
     EXPECT_TRUE(anyProblemContains(index, "layer_0.json: not a layer structure file: nodes is not an array")) << problems(index);
     EXPECT_TRUE(anyProblemContains(index, "probe_status.json")) << problems(index);
+}
+
+TEST(AtbReader, ManyRowsParsedSideBySideReadAsOneByOne) {
+    // Reads of thousands of lines are parsed on several threads, then indexed in order; lines
+    // with quoted fields are parsed in order. The result must be what small reads (parsed one
+    // by one) give: the same rows, and the malformed ones reported at the same lines.
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    std::string text;
+    for (int i = 0; i < 12000; ++i) {
+        const std::string id = std::to_string(i / 4) + (i % 4 < 2 ? "" : "_0");
+        const std::string name = i % 4 < 2 ? "layer" + std::to_string(i / 4) : "layer" + std::to_string(i / 4) + "/mm";
+        if (i == 5000) text += "not a row\n";
+        if (i == 7001) text += "0_777,0," + name + ",T," + id + ",input,0,float,nd,3,one,1,1,1,N/A\n";
+        const std::string quotedName = i % 97 == 0 ? "\"" + name + ",with comma\"" : name;  // ops of their own
+        text += "0_777," + std::to_string(i % 3) + "," + quotedName + ",T," + id + (i % 2 ? ",output," : ",input,") +
+                "0,float,nd,3," + std::to_string(i) + ".5,-1,0.25," + (i % 11 ? "2" : "N/A") + ",N/A\n";
+    }
+    dump.appendRaw(0, text);
+    dump.setStatus("complete");
+    auto whole = open(dump.root());
+    auto small = open(dump.root());
+    ASSERT_TRUE(whole && small);
+    DumpIndex a = readAll(*whole);         // 4 MiB reads: parsed side by side
+    DumpIndex b = readAll(*small, 16384);  // 64 KiB reads: a few hundred lines each, one by one
+    ASSERT_EQ(a.rowCount(), 12000u);
+    ASSERT_EQ(b.rowCount(), a.rowCount());
+    ASSERT_EQ(b.opCount(), a.opCount());
+    EXPECT_EQ(a.problems(), b.problems());
+    EXPECT_TRUE(anyProblemContains(a, "statistic.csv:5002: row skipped: expected 15 columns, found 1")) << problems(a);
+    EXPECT_TRUE(anyProblemContains(a, "statistic.csv:7004: row skipped: not a number: one")) << problems(a);
+    for (uint32_t r = 0; r < a.rowCount(); ++r) {
+        const auto &x = a.row(r), &y = b.row(r);
+        ASSERT_EQ(x.round, y.round) << r;
+        ASSERT_EQ(x.present, y.present) << r;
+        ASSERT_EQ(std::memcmp(x.value, y.value, sizeof x.value), 0) << r;
+        ASSERT_EQ(x.lineOffset, y.lineOffset) << r;
+        ASSERT_EQ(a.op(a.slot(x.slot).op).namePath, b.op(b.slot(y.slot).op).namePath) << r;
+        ASSERT_EQ(x.value[0], static_cast<double>(r) + 0.5) << r;  // the rows in file order
+    }
+    EXPECT_EQ(a.op(a.slot(a.row(0).slot).op).namePath, "layer0,with comma");
 }
 
 TEST(AtbReader, BinaryJunkAndMissingHeaderNeverCrash) {

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "analysis/atb_dump.h"
+#include "analysis/parallel_for.h"
 #include "probe/format/config_issue.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
@@ -26,6 +27,8 @@ constexpr uint32_t kReportedMalformedPerFile = 5;
 constexpr uint64_t kMaxReadChunk = 4u << 20;
 // No row is this long (paths and names are short): a longer line is skipped, not buffered.
 constexpr uint64_t kMaxRowBytes = 1u << 20;
+// Lines of one read worth parsing on several threads.
+constexpr size_t kParallelParseLines = 4096;
 // Past this many new ops from structure files, a poll returns before reading rows.
 constexpr size_t kOpsAlonePerDelta = 20000;
 
@@ -56,7 +59,7 @@ std::string paramText(const nlohmann::ordered_json& param) {
 
 AtbDumpReader::AtbDumpReader(std::string root) : root_(std::move(root)) {}
 
-uint32_t AtbDumpReader::intern(DumpDelta& delta, const std::string& text, InternCache& cache) {
+uint32_t AtbDumpReader::intern(DumpDelta& delta, std::string_view text, InternCache& cache) {
     // Neighbouring rows mostly share dtype, format and shape: skip the hash lookup then.
     if (cache.index != kNone && cache.text == text) return cache.index;
     cache.text = text;
@@ -64,18 +67,18 @@ uint32_t AtbDumpReader::intern(DumpDelta& delta, const std::string& text, Intern
     return cache.index;
 }
 
-uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::string& id, std::string_view namePath,
-                                 const std::string& type) {
-    if (const uint32_t existing = index_.findOp(process, id, std::string(namePath)); existing != kNone) {
+uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string_view id, std::string_view namePath,
+                                 std::string_view type) {
+    if (const uint32_t existing = index_.findOp(process, id, namePath); existing != kNone) {
         OpState& op = ops_[existing];
         if (!type.empty() && !op.typed) {
             op.typed = true;
-            delta.opUpdates.push_back({existing, type, {}});
+            delta.opUpdates.push_back({existing, std::string(type), {}});
         }
         return existing;
     }
     const size_t idSplit = id.rfind('_');
-    const std::string parentId = idSplit == std::string::npos ? std::string() : id.substr(0, idSplit);
+    const std::string_view parentId = idSplit == std::string_view::npos ? std::string_view() : id.substr(0, idSplit);
     const size_t nameSplit = namePath.rfind('/');
     std::string ownName(nameSplit == std::string_view::npos ? namePath : namePath.substr(nameSplit + 1));
     // Name ancestors from the path only when it has one component per id component.
@@ -85,12 +88,12 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::
     if (idDepth == nameDepth && nameSplit != std::string_view::npos) parentPath = namePath.substr(0, nameSplit);
     if (ownName.empty()) ownName = id;
     const uint32_t parent = parentId.empty() ? kNone : ensureOp(delta, process, parentId, parentPath, {});
-    const uint32_t index = index_.addOp(process, id, std::string(namePath));
+    const uint32_t index = index_.addOp(process, id, namePath);
     OpState state;
     state.process = process;
     state.typed = !type.empty();
     ops_.push_back(state);
-    delta.ops.push_back({process, parent, id, std::move(ownName), type, {}, std::nullopt});
+    delta.ops.push_back({process, parent, std::string(id), std::move(ownName), std::string(type), {}, std::nullopt});
     return index;
 }
 
@@ -159,12 +162,52 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
         ops_.push_back(state);
         delta.ops.push_back({process, parent, id, name, node.opType, param, std::nullopt});
     }
+    // Rows usually follow the structure's order: the op described after this one is the guess
+    // for the op whose rows follow its rows (until rows say otherwise).
+    if (nextOp_.size() < ops_.size()) nextOp_.resize(ops_.size(), kNone);
+    if (lastStructureOp_ != kNone && nextOp_[lastStructureOp_] == kNone) nextOp_[lastStructureOp_] = op;
+    lastStructureOp_ = op;
     for (size_t i = 0; i < node.nodes.size(); ++i) mergeStructureNode(delta, process, op, id, namePath, i, node.nodes[i]);
 }
 
+namespace {
+
+// A structure file read and checked, possibly on another thread.
+struct ParsedStructure {
+    std::string path, processKey, layerId;
+    bool isModel = false;
+    std::optional<format::ModelStructure> model;
+    std::optional<format::StructureNode> layer;
+    std::string problem;  // when it cannot be used
+};
+
+void parseStructure(ParsedStructure& file) {
+    try {
+        const auto parsed = format::readJsonFile(file.path, format::kStructureJsonLimits);
+        if (!parsed.ok()) {
+            file.problem = parsed.error.toString();
+            return;
+        }
+        std::string error;
+        if (file.isModel) {
+            file.model = format::ModelStructure::fromJson(*parsed.value, &error);
+            if (!file.model) file.problem = file.path + ": not a model structure file: " + error;
+        } else {
+            file.layer = format::StructureNode::fromJson(*parsed.value, &error);
+            if (!file.layer) file.problem = file.path + ": not a layer structure file: " + error;
+        }
+    } catch (const std::exception& e) {  // out of memory on a huge file: a problem, not a crash
+        file.problem = file.path + ": " + e.what();
+    }
+}
+
+}  // namespace
+
 void AtbDumpReader::pollStructure(DumpDelta& delta) {
-    // The model file first: it lists the layer-level ops in the order they were first seen, and
-    // holds what each layer file holds.
+    // Every changed file is parsed first, side by side (a big model's are tens of MB of JSON),
+    // then merged in order: the model file first, as it lists the layer-level ops in the order
+    // they were first seen and holds what each layer file holds.
+    std::vector<ParsedStructure> files;
     for (const char* kind : {"model", "layer"}) {
         const bool isModel = std::string(kind) == "model";
         const std::string dir = root_ + "/info/" + kind;
@@ -178,41 +221,36 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                 FileStamp& known = structureFiles_[path];
                 if (known == *stamp) continue;
                 known = *stamp;
-                const uint32_t process = index_.processIndex(delta, processKey);
-                // "<OpName>_<id>.json": a layer the model file described already is only checked (a
-                // broken file is a problem to report even when nothing is missing).
-                const std::string layerId = isModel ? std::string() : splitNameAndId(file.substr(0, file.size() - 5)).second;
-                bool describedAlready = false;
-                if (!isModel) {
-                    const uint32_t existing = index_.findOp(process, layerId);
-                    describedAlready = existing != kNone && ops_[existing].fromStructure;
-                }
-                std::string error;
-                const auto parsed = format::readJsonFile(path, format::kStructureJsonLimits);
-                if (!parsed.ok()) {
-                    delta.problems.push_back(parsed.error.toString());
-                    continue;
-                }
-                const nlohmann::json& json = *parsed.value;
-                if (isModel) {
-                    auto model = format::ModelStructure::fromJson(json, &error);
-                    if (!model) {
-                        delta.problems.push_back(path + ": not a model structure file: " + error);
-                        continue;
-                    }
-                    for (size_t i = 0; i < model->nodes.size(); ++i)
-                        mergeStructureNode(delta, process, kNone, {}, {}, i, model->nodes[i]);
-                } else {
-                    auto layer = format::StructureNode::fromJson(json, &error);
-                    if (!layer) {
-                        delta.problems.push_back(path + ": not a layer structure file: " + error);
-                        continue;
-                    }
-                    if (describedAlready) continue;
-                    const size_t position = layerId.empty() ? index_.opCountOf(process) : std::strtoull(layerId.c_str(), nullptr, 10);
-                    mergeStructureNode(delta, process, kNone, {}, {}, position, *layer);
-                }
+                ParsedStructure parsed;
+                parsed.path = path;
+                parsed.processKey = processKey;
+                parsed.isModel = isModel;
+                if (!isModel) parsed.layerId = splitNameAndId(file.substr(0, file.size() - 5)).second;  // "<OpName>_<id>.json"
+                files.push_back(std::move(parsed));
             }
+        }
+    }
+    parallelFor(files.size(), usefulThreads(8), [&](size_t i, unsigned) { parseStructure(files[i]); });
+    for (auto& file : files) {
+        const uint32_t process = index_.processIndex(delta, file.processKey);
+        // A layer the model file (or another layer file) described already is only checked: a
+        // broken file is a problem to report even when nothing is missing.
+        bool describedAlready = false;
+        if (!file.isModel) {
+            const uint32_t existing = index_.findOp(process, file.layerId);
+            describedAlready = existing != kNone && ops_[existing].fromStructure;
+        }
+        if (!file.problem.empty()) {
+            delta.problems.push_back(std::move(file.problem));
+            continue;
+        }
+        if (file.model) {
+            for (size_t i = 0; i < file.model->nodes.size(); ++i)
+                mergeStructureNode(delta, process, kNone, {}, {}, i, file.model->nodes[i]);
+        } else if (file.layer && !describedAlready) {
+            const size_t position =
+                file.layerId.empty() ? index_.opCountOf(process) : std::strtoull(file.layerId.c_str(), nullptr, 10);
+            mergeStructureNode(delta, process, kNone, {}, {}, position, *file.layer);
         }
     }
 }
@@ -226,7 +264,7 @@ void AtbDumpReader::malformedLine(DumpDelta& delta, const std::string& path, Csv
                                  std::to_string(kReportedMalformedPerFile) + " are listed)");
 }
 
-void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRow& row,
+void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRowView& row,
                            uint64_t lineOffset) {
     if (row.opId.empty()) {
         malformedLine(delta, file.path, file, "empty Op Id");
@@ -234,7 +272,22 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process, co
     }
     // An op's rows come one after the other: look it up once for them.
     if (process != lastRowOp_.process || row.opId != lastRowOp_.id || row.opName != lastRowOp_.namePath) {
-        lastRowOp_.op = ensureOp(delta, process, row.opId, row.opName, row.opType);
+        const uint32_t previous = lastRowOp_.op;
+        const uint32_t predicted = previous < nextOp_.size() ? nextOp_[previous] : kNone;
+        uint32_t op;
+        if (predicted != kNone && index_.isOp(predicted, process, row.opId, row.opName)) {
+            op = predicted;
+            OpState& state = ops_[op];
+            if (!row.opType.empty() && !state.typed) {  // as ensureOp does
+                state.typed = true;
+                delta.opUpdates.push_back({op, std::string(row.opType), {}});
+            }
+        } else {
+            op = ensureOp(delta, process, row.opId, row.opName, row.opType);
+        }
+        if (nextOp_.size() < ops_.size()) nextOp_.resize(ops_.size(), kNone);
+        if (previous != kNone && previous < nextOp_.size()) nextOp_[previous] = op;
+        lastRowOp_.op = op;
         lastRowOp_.process = process;
         lastRowOp_.id = row.opId;
         lastRowOp_.namePath = row.opName;
@@ -297,7 +350,8 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
     uint64_t consumed = 0;
     std::string buffer;
     uint64_t chunk = std::min<uint64_t>(kMaxReadChunk, std::max<uint64_t>(budget, 64u << 10));
-    auto handleLine = [&](std::string_view line, uint64_t lineOffset) {
+    // `parsed`: the line parsed ahead (on another thread), or null to parse it here.
+    auto handleLine = [&](std::string_view line, uint64_t lineOffset, const ParsedLine* parsed) {
         ++file.lineNumber;
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (!file.headerChecked) {
@@ -310,13 +364,20 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             delta.problems.push_back(path + ":1: no header line; rows read anyway");
         }
         if (line.empty()) return;
+        if (parsed && !parsed->deferred) {
+            if (parsed->ok)
+                addRow(delta, file, process, parsed->row, lineOffset);
+            else
+                malformedLine(delta, path, file, parsed->error);
+            return;
+        }
         std::string error;
-        auto row = format::parseStatRow(line, &error);
-        if (!row) {
+        format::StatRowView row;
+        if (!format::parseStatRow(line, row, rowScratch_, &error)) {
             malformedLine(delta, path, file, error);
             return;
         }
-        addRow(delta, file, process, *row, lineOffset);
+        addRow(delta, file, process, row, lineOffset);
     };
     auto skip = [&](uint64_t bytes) {
         file.offset += bytes;
@@ -357,11 +418,36 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             }
             break;  // a partial last line: the writer has not finished it (yet)
         }
-        while (start <= lastNewline) {
-            const size_t end = buffer.find('\n', start);
-            handleLine(std::string_view(buffer).substr(start, end - start), file.offset + start);
-            start = end + 1;
+        lineStarts_.clear();
+        for (size_t at = start; at <= lastNewline; at = buffer.find('\n', at) + 1) lineStarts_.push_back(at);
+        lineStarts_.push_back(lastNewline + 1);  // where the line after the last would start
+        const size_t lines = lineStarts_.size() - 1;
+        auto lineAt = [&](size_t i) {
+            return std::string_view(buffer).substr(lineStarts_[i], lineStarts_[i + 1] - 1 - lineStarts_[i]);
+        };
+        // Many lines: parsed side by side first (parsing is most of the work), then added to
+        // the index in order here.
+        const unsigned threads = lines >= kParallelParseLines ? usefulThreads(4) : 1;
+        if (threads > 1) {
+            parsedLines_.resize(lines);
+            const size_t perThread = (lines + threads - 1) / threads;
+            parallelFor(threads, threads, [&](size_t t, unsigned) {
+                std::string error;
+                std::vector<std::string> noQuotes;  // stays unused: lines with quotes are deferred
+                for (size_t i = t * perThread; i < std::min(lines, (t + 1) * perThread); ++i) {
+                    ParsedLine& parsed = parsedLines_[i];
+                    const std::string_view line = lineAt(i);
+                    // A quoted field is unquoted into scratch strings: such (rare) lines are left
+                    // to be parsed in order.
+                    parsed.deferred = line.find('"') != std::string_view::npos;
+                    if (parsed.deferred) continue;
+                    parsed.ok = format::parseStatRow(line, parsed.row, noQuotes, &error);
+                    if (!parsed.ok) parsed.error = std::move(error);
+                }
+            });
         }
+        for (size_t i = 0; i < lines; ++i)
+            handleLine(lineAt(i), file.offset + lineStarts_[i], threads > 1 ? &parsedLines_[i] : nullptr);
         skip(lastNewline + 1);
     }
     // Rows are written whole, line end included: a last line without one, once nobody writes

@@ -54,23 +54,36 @@ private:
     void mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent, const std::string& parentId,
                             const std::string& parentPath, size_t position, const format::StructureNode& node);
     uint64_t pollCsv(const std::string& path, const std::string& devicePid, uint64_t budget, DumpDelta& delta);
-    void addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRow& row, uint64_t lineOffset);
+    void addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRowView& row, uint64_t lineOffset);
     void malformedLine(DumpDelta& delta, const std::string& path, CsvFile& file, const std::string& why);
 
     // The op with this id and name path, created (with its missing ancestors) when new: one id
     // may name different ops in different rounds (ids are positions). `namePath` is the row's
     // "/"-joined name, also used to name ancestors that have no rows of their own.
-    uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& id, std::string_view namePath,
-                      const std::string& type);
+    uint32_t ensureOp(DumpDelta& delta, uint32_t process, std::string_view id, std::string_view namePath,
+                      std::string_view type);
     struct LastRowOp {
         uint32_t process = kNone, op = kNone;
         std::string id, namePath;
     } lastRowOp_;
+    // By op: the op whose rows came next the last time (kNone when unknown). Each round runs
+    // the same ops in the same order, so this spares the lookup of almost every op change.
+    std::vector<uint32_t> nextOp_;
+    uint32_t lastStructureOp_ = kNone;  // the op a structure file described last
     struct InternCache {
         std::string text;
         uint32_t index = kNone;
     };
-    uint32_t intern(DumpDelta& delta, const std::string& text, InternCache& cache);
+    uint32_t intern(DumpDelta& delta, std::string_view text, InternCache& cache);
+    std::vector<std::string> rowScratch_;  // quoted fields of the row being parsed
+    struct ParsedLine {
+        format::StatRowView row;  // views into the read buffer
+        bool ok = false;
+        bool deferred = false;  // holds a quote: parsed in order instead
+        std::string error;
+    };
+    std::vector<size_t> lineStarts_;       // of the lines of the current read, and the end
+    std::vector<ParsedLine> parsedLines_;  // kept between reads: no allocation per line
 
     std::string root_;
     ReaderIndex index_;

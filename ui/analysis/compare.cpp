@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "analysis/dump_reader.h"
+#include "analysis/parallel_for.h"
 #include "analysis/tensor_view.h"
 #include "probe/format/dtype.h"
 #include "probe/format/file_util.h"
@@ -236,28 +237,6 @@ bool isReplicaInvariant(const DumpIndex& index, uint32_t row) {
     const std::string name =
         underscore == std::string::npos ? "" : slot.index.substr(underscore + 1);
     return !slot.isOutput && (name == "weight" || name == "bias");
-}
-
-// Runs work(i, worker) for i in [0, n) on `threads` threads (worker 0 is the caller, which
-// also reports progress between its own items).
-template <typename Work>
-void parallelFor(size_t n, unsigned threads, Work&& work,
-                 const std::function<void(size_t)>& progress = {}) {
-    std::atomic<size_t> next{0}, done{0};
-    auto loop = [&](unsigned worker) {
-        while (true) {
-            const size_t i = next.fetch_add(1);
-            if (i >= n) break;
-            work(i, worker);
-            const size_t d = done.fetch_add(1) + 1;
-            if (worker == 0 && progress) progress(d);
-        }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads && t < n; ++t) pool.emplace_back(loop, t);
-    loop(0);
-    for (auto& t : pool) t.join();
-    if (progress) progress(n);
 }
 
 class Comparer {

@@ -54,6 +54,53 @@ const char* statName(Stat stat) {
     return "?";
 }
 
+std::vector<DumpDelta> splitDelta(DumpDelta&& delta, size_t maxItems) {
+    std::vector<DumpDelta> pieces;
+    maxItems = std::max<size_t>(maxItems, 1);
+    if (delta.ops.size() <= std::max<size_t>(maxItems / 4, 1) && delta.tensorSlots.size() <= maxItems &&
+        delta.rows.size() <= maxItems) {
+        pieces.push_back(std::move(delta));
+        return pieces;
+    }
+    const size_t maxOps = std::max<size_t>(maxItems / 4, 1);
+    auto count = [&](size_t n, size_t most) { return (n + most - 1) / most; };
+    // Reserved: the references below must survive the pieces added after them.
+    pieces.reserve(1 + count(delta.ops.size(), maxOps) + count(delta.tensorSlots.size(), maxItems) +
+                   count(delta.rows.size(), maxItems));
+    auto piece = [&]() -> DumpDelta& {
+        DumpDelta& p = pieces.emplace_back();
+        p.bytesDone = delta.bytesDone;
+        p.bytesTotal = delta.bytesTotal;
+        p.more = true;
+        return p;
+    };
+    DumpDelta& first = piece();
+    first.processes = std::move(delta.processes);
+    first.strings = std::move(delta.strings);
+    first.sources = std::move(delta.sources);
+    // Moves `from` into pieces of at most `most`, the first of them `into` when given.
+    auto cut = [&](auto& from, auto member, size_t most, DumpDelta* into) {
+        for (size_t start = 0; start < from.size(); start += most) {
+            DumpDelta& p = into ? *into : piece();
+            into = nullptr;
+            auto& to = p.*member;
+            const size_t end = std::min(from.size(), start + most);
+            to.assign(std::make_move_iterator(from.begin() + static_cast<std::ptrdiff_t>(start)),
+                      std::make_move_iterator(from.begin() + static_cast<std::ptrdiff_t>(end)));
+        }
+    };
+    cut(delta.ops, &DumpDelta::ops, maxOps, &first);
+    pieces.back().opUpdates = std::move(delta.opUpdates);
+    cut(delta.tensorSlots, &DumpDelta::tensorSlots, maxItems, nullptr);
+    cut(delta.rows, &DumpDelta::rows, maxItems, nullptr);
+    DumpDelta& last = pieces.back();
+    last.status = std::move(delta.status);
+    last.statusError = std::move(delta.statusError);
+    last.problems = std::move(delta.problems);
+    last.more = delta.more;
+    return pieces;
+}
+
 uint8_t anomalyBits(double value) {
     if (std::isnan(value)) return kHasNan;
     if (std::isinf(value)) return kHasInf;
@@ -75,7 +122,6 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
     for (auto& s : delta.sources) sources_.push_back(std::move(s));
 
     change.firstNewOp = static_cast<uint32_t>(ops_.size());
-    ops_.reserve(ops_.size() + delta.ops.size());
     touchStamp_.resize(ops_.size() + delta.ops.size(), 0);
     std::vector<uint32_t> touched;
     auto touch = [&](uint32_t op) {
@@ -143,7 +189,9 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
     }
 
     change.firstNewRow = static_cast<uint32_t>(rows_.size());
-    rows_.reserve(rows_.size() + delta.rows.size());
+    const Process* lastProcess = nullptr;
+    int32_t lastRound = 0;
+    std::vector<uint32_t>* lastRoundRows = nullptr;
     for (const auto& record : delta.rows) {
         if (record.slot >= slots_.size()) {
             rejected("row");
@@ -169,9 +217,15 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         }
         Process& process = processes_[op.process];
         ++process.rows;
-        auto [round, inserted] = process.rounds.try_emplace(record.round);
-        if (inserted) change.newRounds = true;
-        round->second.push_back(index);
+        // Rows come round by round: the map is looked up when the round changes.
+        if (&process != lastProcess || record.round != lastRound) {
+            auto [round, inserted] = process.rounds.try_emplace(record.round);
+            if (inserted) change.newRounds = true;
+            lastProcess = &process;
+            lastRound = record.round;
+            lastRoundRows = &round->second;
+        }
+        lastRoundRows->push_back(index);
         touch(slot.op);
         if (record.anomalies & ~op.anomalies) {
             op.anomalies |= record.anomalies;

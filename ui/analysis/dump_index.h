@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "probe/format/dump_status.h"
@@ -112,6 +113,30 @@ struct IndexChange {
     bool empty() const {
         return newOps == 0 && newRows == 0 && newProcesses == 0 && touchedOps.empty() && !newRounds && !statusChanged;
     }
+};
+
+// A growing array in fixed chunks: appending never moves what is there (a million rows are
+// never copied to grow), and indexing stays a shift and a mask.
+template <typename T, unsigned kChunkBits = 15>
+class ChunkedVector {
+public:
+    size_t size() const { return size_; }
+    const T& operator[](size_t i) const { return chunks_[i >> kChunkBits][i & kMask]; }
+    T& operator[](size_t i) { return chunks_[i >> kChunkBits][i & kMask]; }
+    template <typename Value>
+    void push_back(Value&& value) {
+        if ((size_ & kMask) == 0) {
+            chunks_.emplace_back();
+            chunks_.back().reserve(kChunk);
+        }
+        chunks_.back().push_back(std::forward<Value>(value));
+        ++size_;
+    }
+
+private:
+    static constexpr size_t kChunk = size_t{1} << kChunkBits, kMask = kChunk - 1;
+    std::vector<std::vector<T>> chunks_;
+    size_t size_ = 0;
 };
 
 class DumpIndex {
@@ -225,9 +250,9 @@ private:
     DumpLayout layout_ = DumpLayout::Atb;
     std::string root_;
     std::vector<Process> processes_;
-    std::vector<Op> ops_;
+    ChunkedVector<Op, 12> ops_;  // an op is ~300 bytes: never moved to grow
     std::vector<Slot> slots_;
-    std::vector<StatRecord> rows_;
+    ChunkedVector<StatRecord> rows_;
     std::vector<std::string> strings_;
     std::vector<std::string> sources_;
     std::optional<format::DumpStatus> status_;
@@ -238,6 +263,14 @@ private:
     std::vector<uint32_t> touchStamp_;
     uint32_t applyCount_ = 0;
 };
+
+// `delta` cut into pieces of at most `maxItems` tensor slots or rows, or a quarter as many ops
+// (a new op costs more to apply than a row), ordered so that
+// every reference points backwards (processes and strings, ops, op updates, slots, rows; status
+// and problems last): applying the pieces in order gives the index applying `delta` gives, and
+// no piece holds the thread that applies it for long. Each piece carries the progress; all but
+// the last say more.
+std::vector<DumpDelta> splitDelta(DumpDelta&& delta, size_t maxItems);
 
 // kHasNan, kHasInf or 0 for one statistic value.
 uint8_t anomalyBits(double value);

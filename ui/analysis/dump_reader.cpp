@@ -4,6 +4,7 @@
 #include "analysis/atb_dump.h"
 #include "analysis/atb_dump_reader.h"
 #include "analysis/msprobe_dump.h"
+#include "analysis/parallel_for.h"
 #include "probe/format/file_util.h"
 
 namespace probe::analysis {
@@ -34,6 +35,21 @@ std::optional<DumpIndex> readDump(const std::string& path, std::string* error) {
         if (!more) break;
     }
     return index;
+}
+
+std::vector<std::optional<DumpIndex>> readDumps(const std::vector<std::string>& paths, std::vector<std::string>* errors) {
+    std::vector<std::optional<DumpIndex>> indexes(paths.size());
+    std::vector<std::string> messages(paths.size());
+    parallelFor(paths.size(), usefulThreads(), [&](size_t i, unsigned) {
+        try {
+            indexes[i] = readDump(paths[i], &messages[i]);
+        } catch (const std::exception& e) {  // out of memory: a message, not std::terminate
+            indexes[i].reset();
+            messages[i] = paths[i] + ": " + e.what();
+        }
+    });
+    if (errors) *errors = std::move(messages);
+    return indexes;
 }
 
 }  // namespace probe::analysis

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/dump_index.h"
 
@@ -34,6 +35,10 @@ std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string*
 // Everything the dump at `path` (either layout) holds now, read in one go: for the command
 // line. nullopt with a message in `error` when `path` holds no dump.
 std::optional<DumpIndex> readDump(const std::string& path, std::string* error);
+
+// Several dumps read side by side (probe compare reads two): each as readDump, its message in
+// (*errors)[i] when it fails.
+std::vector<std::optional<DumpIndex>> readDumps(const std::vector<std::string>& paths, std::vector<std::string>* errors);
 
 // Default amount of row data read per poll: large enough to be efficient, small enough that
 // applying one delta never stalls the thread that owns the index.

@@ -14,33 +14,35 @@ uint32_t ReaderIndex::processIndex(DumpDelta& delta, const std::string& key) {
     return index;
 }
 
-uint32_t ReaderIndex::findOp(uint32_t process, const std::string& id, const std::string& namePath) const {
+uint32_t ReaderIndex::findOp(uint32_t process, std::string_view id, std::string_view namePath) const {
     const auto& ops = namePath.empty() ? firstOpById_[process] : opsByKey_[process];
-    auto it = ops.find(namePath.empty() ? id : key(id, namePath));
+    auto it = ops.find(namePath.empty() ? scratch(id) : key(id, namePath));
     return it == ops.end() ? kNone : it->second;
 }
 
-uint32_t ReaderIndex::addOp(uint32_t process, const std::string& id, const std::string& namePath) {
+uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_view namePath) {
     const auto index = static_cast<uint32_t>(slotsOfOp_.size());
     slotsOfOp_.emplace_back();
-    opsByKey_[process].emplace(key(id, namePath), index);
-    firstOpById_[process].emplace(id, index);
+    keyOfOp_.push_back(key(id, namePath));
+    processOfOp_.push_back(process);
+    opsByKey_[process].emplace(keyOfOp_.back(), index);
+    firstOpById_[process].emplace(std::string(id), index);
     return index;
 }
 
-uint32_t ReaderIndex::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, const std::string& index) {
+uint32_t ReaderIndex::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, std::string_view index) {
     for (uint32_t s : slotsOfOp_[op])
         if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
     const auto slot = static_cast<uint32_t>(slots_.size());
-    slots_.push_back({isOutput, index});
+    slots_.push_back({isOutput, std::string(index)});
     slotsOfOp_[op].push_back(slot);
-    delta.tensorSlots.push_back({op, isOutput, index});
+    delta.tensorSlots.push_back({op, isOutput, std::string(index)});
     return slot;
 }
 
-uint32_t ReaderIndex::intern(DumpDelta& delta, const std::string& text) {
-    auto [it, inserted] = strings_.try_emplace(text, static_cast<uint32_t>(strings_.size()));
-    if (inserted) delta.strings.push_back(text);
+uint32_t ReaderIndex::intern(DumpDelta& delta, std::string_view text) {
+    auto [it, inserted] = strings_.try_emplace(scratch(text), static_cast<uint32_t>(strings_.size()));
+    if (inserted) delta.strings.push_back(it->first);
     return it->second;
 }
 

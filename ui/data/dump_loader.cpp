@@ -13,6 +13,8 @@ namespace {
 constexpr int kBusyPollMs = 200;
 // Deltas allowed to wait for the GUI thread before the loader pauses (bounds memory).
 constexpr int kMaxPendingDeltas = 3;
+// Ops, tensors or rows per delta handed to the GUI thread: applying one takes a few ms.
+constexpr size_t kMaxItemsPerDelta = 10000;
 // After a nudge (pollNow), quick polls that may find nothing yet: the probe tells its socket
 // about rows a little before its writer thread has appended them to the file.
 constexpr int kNudgedPolls = 5;
@@ -81,8 +83,11 @@ void DumpLoader::pollOnce() {
     }
 #endif
     const bool found = !delta->rows.empty() || !delta->ops.empty() || delta->status.has_value();
-    ++*pendingDeltas_;
-    emit deltaReady(generation_, delta);
+    // Handed over in pieces: the GUI thread applies each between its other events.
+    for (auto& piece : analysis::splitDelta(std::move(*delta), kMaxItemsPerDelta)) {
+        ++*pendingDeltas_;
+        emit deltaReady(generation_, std::make_shared<analysis::DumpDelta>(std::move(piece)));
+    }
     if (more) {
         schedule(0);
         return;

@@ -104,13 +104,16 @@ void DumpStore::onDelta(quint64 generation, const std::shared_ptr<analysis::Dump
     // The counter belongs to the loader that sent the delta; a stale one's is gone with it.
     if (generation != generation_) return;
     --*pendingDeltas_;
+    // The pieces of one poll share its progress: said once.
+    const bool progressed = bytesDone_ != static_cast<qint64>(delta->bytesDone) ||
+                            bytesTotal_ != static_cast<qint64>(delta->bytesTotal) || !delta->more;
     bytesDone_ = static_cast<qint64>(delta->bytesDone);
     bytesTotal_ = static_cast<qint64>(delta->bytesTotal);
     QStringList problems;
     for (const auto& p : delta->problems) problems << QString::fromStdString(p);
     const QString stateBefore = dumpState();
     const analysis::IndexChange change = index_.apply(std::move(*delta));
-    emit loadProgress(bytesDone_, bytesTotal_);
+    if (progressed) emit loadProgress(bytesDone_, bytesTotal_);
     if (!change.empty()) emit changed(change);
     if (!problems.isEmpty()) emit problemsAdded(problems);
     if (dumpState() != stateBefore) emit dumpStateChanged(dumpState());

@@ -136,32 +136,30 @@ std::string formatStatRow(const StatRow& row) {
     return out;
 }
 
-std::optional<StatRow> parseStatRow(std::string_view line, std::string* error) {
+bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::string>& scratch, std::string* error) {
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
     std::string_view f[kColumns];
     int count = 0;
-    thread_local std::vector<std::string> scratch;
     if (!splitCsvLine(line, f, count, scratch)) {
         if (error) *error = count == kColumns ? "more than 15 columns" : "unterminated quote";
-        return std::nullopt;
+        return false;
     }
     if (count != kColumns) {
         if (error) *error = "expected 15 columns, found " + std::to_string(count);
-        return std::nullopt;
+        return false;
     }
-    StatRow row;
     row.devicePid = f[0];
     auto [ptr, ec] = std::from_chars(f[1].data(), f[1].data() + f[1].size(), row.round);
     if (f[1].empty() || ec != std::errc() || ptr != f[1].data() + f[1].size()) {
         if (error) *error = "Execution Count is not a number: " + std::string(f[1]);
-        return std::nullopt;
+        return false;
     }
     row.opName = f[2];
     row.opType = f[3];
     row.opId = f[4];
     if (f[5] != "input" && f[5] != "output") {
         if (error) *error = "Input/Output must be input or output: " + std::string(f[5]);
-        return std::nullopt;
+        return false;
     }
     row.isOutput = f[5] == "output";
     row.index = f[6];
@@ -174,10 +172,33 @@ std::optional<StatRow> parseStatRow(std::string_view line, std::string* error) {
         *values[i] = parseStatValue(f[10 + i], &ok);
         if (!ok) {
             if (error) *error = "not a number: " + std::string(f[10 + i]);
-            return std::nullopt;
+            return false;
         }
     }
-    if (f[14] != "N/A") row.tensorPath = f[14];
+    row.tensorPath = f[14] == "N/A" ? std::string_view() : f[14];
+    return true;
+}
+
+std::optional<StatRow> parseStatRow(std::string_view line, std::string* error) {
+    thread_local std::vector<std::string> scratch;
+    StatRowView view;
+    if (!parseStatRow(line, view, scratch, error)) return std::nullopt;
+    StatRow row;
+    row.devicePid = view.devicePid;
+    row.round = view.round;
+    row.opName = view.opName;
+    row.opType = view.opType;
+    row.opId = view.opId;
+    row.isOutput = view.isOutput;
+    row.index = view.index;
+    row.dtype = view.dtype;
+    row.format = view.format;
+    row.shape = view.shape;
+    row.max = view.max;
+    row.min = view.min;
+    row.mean = view.mean;
+    row.norm = view.norm;
+    row.tensorPath = view.tensorPath;
     return row;
 }
 

@@ -5,6 +5,8 @@
 
 #include <cpuid.h>
 #include <immintrin.h>
+#include <xxhash.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -158,14 +160,7 @@ TensorStats statsOfDoubles(const double* p, uint64_t count) {
     return finish<double>(acc, count, nans);
 }
 
-// fp16 and bf16: widened to float a block at a time, then the float kernel.
-__attribute__((target("avx2,f16c"))) void halfBlockF16c(const uint16_t* p, uint64_t n, float* out) {
-    uint64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
-    for (; i < n; ++i) out[i] = halfToFloat(p[i]);
-}
-
+// fp16 and bf16: widened to float a block at a time, then the float kernel (the portable path).
 void halfBlockTable(const uint16_t* p, uint64_t n, float* out) {
     const float* table = halfTable().data();
     for (uint64_t i = 0; i < n; ++i) out[i] = table[p[i]];
@@ -178,16 +173,105 @@ void bf16Block(const uint16_t* __restrict p, uint64_t n, float* __restrict out) 
     }
 }
 
+// With AVX2 (and F16C for fp16) the widening is fused into the accumulation: no round trip
+// through a block of floats. The sums are those of accumulateLanes on the widened block, to the
+// bit: lane l takes elements l, l+16, ... of the block, the remainder goes to lane 0, and the
+// lanes are added in order. The square of a widened float is exact in double (24-bit
+// mantissas), so a fused multiply-add rounds exactly as the multiply then add there.
+//
+// Sixteen elements widen to two vectors of floats. fp16: x[0] holds elements 0-7, x[1] 8-15.
+// bf16: one 256-bit load, each half interleaved with zeros (bf16 << 16) within its 128-bit
+// lanes, so x[0] holds elements 0-3 and 8-11, x[1] 4-7 and 12-15; laneOf() undoes that.
+template <bool kBf16>
+constexpr int laneOf(int h, int j) {  // element j of x[h]
+    return kBf16 ? 4 * h + 8 * (j / 4) + j % 4 : 8 * h + j;
+}
+
+template <bool kBf16>
+__attribute__((target("avx2,f16c,fma"))) void halfBlockFused(const uint16_t* p, uint64_t n, FloatAccumulator& acc) {
+    __m256d sum[4], sumSq[4];  // [2 * h + k]: element 4k..4k+3 of x[h]
+    for (int k = 0; k < 4; ++k) sum[k] = sumSq[k] = _mm256_setzero_pd();
+    __m256 mx[2] = {_mm256_set1_ps(acc.max), _mm256_set1_ps(acc.max)};
+    __m256 mn[2] = {_mm256_set1_ps(acc.min), _mm256_set1_ps(acc.min)};
+    const __m256i zero = _mm256_setzero_si256();
+    uint64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        __m256 x[2];
+        if constexpr (kBf16) {
+            const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+            x[0] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, h));
+            x[1] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, h));
+        } else {
+            x[0] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
+            x[1] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 8)));
+        }
+        for (int h = 0; h < 2; ++h) {
+            // max_ps(x, m) is x > m ? x : m, NaN included: as the scalar comparison.
+            mx[h] = _mm256_max_ps(x[h], mx[h]);
+            mn[h] = _mm256_min_ps(x[h], mn[h]);
+            const __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x[h]));
+            const __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(x[h], 1));
+            sum[2 * h] = _mm256_add_pd(sum[2 * h], lo);
+            sum[2 * h + 1] = _mm256_add_pd(sum[2 * h + 1], hi);
+            sumSq[2 * h] = _mm256_fmadd_pd(lo, lo, sumSq[2 * h]);
+            sumSq[2 * h + 1] = _mm256_fmadd_pd(hi, hi, sumSq[2 * h + 1]);
+        }
+    }
+    alignas(32) double vecSum[16], vecSumSq[16];
+    alignas(32) float vecMax[16], vecMin[16];
+    for (int k = 0; k < 4; ++k) {
+        _mm256_store_pd(vecSum + 4 * k, sum[k]);
+        _mm256_store_pd(vecSumSq + 4 * k, sumSq[k]);
+    }
+    for (int h = 0; h < 2; ++h) {
+        _mm256_store_ps(vecMax + 8 * h, mx[h]);
+        _mm256_store_ps(vecMin + 8 * h, mn[h]);
+    }
+    double laneSum[kLanes], laneSumSq[kLanes];
+    float laneMax[kLanes], laneMin[kLanes];
+    for (int h = 0; h < 2; ++h) {
+        for (int j = 0; j < 8; ++j) {
+            const int lane = laneOf<kBf16>(h, j);
+            laneSum[lane] = vecSum[8 * h + j];
+            laneSumSq[lane] = vecSumSq[8 * h + j];
+            laneMax[lane] = vecMax[8 * h + j];
+            laneMin[lane] = vecMin[8 * h + j];
+        }
+    }
+    for (; i < n; ++i) {
+        const float x = kBf16 ? bf16ToFloat(p[i]) : halfToFloat(p[i]);
+        laneMax[0] = x > laneMax[0] ? x : laneMax[0];
+        laneMin[0] = x < laneMin[0] ? x : laneMin[0];
+        const double d = x;
+        laneSum[0] += d;
+        laneSumSq[0] += d * d;
+    }
+    for (int l = 0; l < kLanes; ++l) {
+        acc.sum += laneSum[l];
+        acc.sumSq += laneSumSq[l];
+        acc.max = laneMax[l] > acc.max ? laneMax[l] : acc.max;
+        acc.min = laneMin[l] < acc.min ? laneMin[l] : acc.min;
+    }
+}
+
+// Portable: the block widened, then the float kernel.
 template <typename Widen>
-TensorStats statsOfWidened(const uint16_t* p, uint64_t count, Widen widen) {
+void accumulateWidenedBlock(const uint16_t* p, uint64_t n, float* block, FloatAccumulator& part, Widen widen) {
+    widen(p, n, block);
+    accumulateFloats(block, n, part);
+}
+
+// `accumulate(p, n, block, part)` adds n elements to a fresh accumulator; `widen` converts them
+// to floats (to count NaN, only when there is one).
+template <typename Accumulate, typename Widen>
+TensorStats statsOfWidened(const uint16_t* p, uint64_t count, Accumulate accumulate, Widen widen) {
     FloatAccumulator acc;
     std::vector<float> block(std::min<uint64_t>(count, kBlock));
     bool maybeNan = false;
     for (uint64_t i = 0; i < count; i += kBlock) {
         const uint64_t n = std::min<uint64_t>(kBlock, count - i);
-        widen(p + i, n, block.data());
         FloatAccumulator part;
-        accumulateFloats(block.data(), n, part);
+        accumulate(p + i, n, block.data(), part);
         maybeNan = maybeNan || std::isnan(part.sum);
         acc.sum += part.sum;
         acc.sumSq += part.sumSq;
@@ -272,10 +356,11 @@ float bf16ToFloat(uint16_t bits) { return bitsToFloat(static_cast<uint32_t>(bits
 
 namespace {
 // CPUID rather than __builtin_cpu_supports("f16c"), which clang 14 (the fuzzing build) lacks.
-bool cpuHasF16c() {
+bool cpuHasAvx2F16cFma() {
     static const bool has = [] {
         unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-        return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+        return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) && (ecx & bit_FMA) &&
+               __builtin_cpu_supports("avx2");
     }();
     return has;
 }
@@ -291,10 +376,20 @@ TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count) {
         case DType::Float: return statsOfFloats(static_cast<const float*>(data), count);
         case DType::Double: return statsOfDoubles(static_cast<const double*>(data), count);
         case DType::Float16:
-            if (cpuHasF16c() && __builtin_cpu_supports("avx2"))
-                return statsOfWidened(static_cast<const uint16_t*>(data), count, halfBlockF16c);
-            return statsOfWidened(static_cast<const uint16_t*>(data), count, halfBlockTable);
-        case DType::BF16: return statsOfWidened(static_cast<const uint16_t*>(data), count, bf16Block);
+        case DType::BF16: {
+            const auto* p = static_cast<const uint16_t*>(data);
+            const bool bf16 = dtype == DType::BF16;
+            const auto widen = bf16 ? bf16Block : halfBlockTable;
+            if (cpuHasAvx2F16cFma()) {
+                const auto fused = bf16 ? halfBlockFused<true> : halfBlockFused<false>;
+                return statsOfWidened(p, count, [fused](const uint16_t* q, uint64_t n, float*, FloatAccumulator& part) {
+                    fused(q, n, part);
+                }, widen);
+            }
+            return statsOfWidened(p, count, [widen](const uint16_t* q, uint64_t n, float* block, FloatAccumulator& part) {
+                accumulateWidenedBlock(q, n, block, part, widen);
+            }, widen);
+        }
         case DType::Int8: return accumulateInt<int8_t>(data, count);
         case DType::UInt8: return accumulateInt<uint8_t>(data, count);
         case DType::Int16: return accumulateInt<int16_t>(data, count);
@@ -312,94 +407,10 @@ TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count) {
     return s;
 }
 
-// xxHash64 (public algorithm by Yann Collet), seed 0.
-namespace {
-constexpr uint64_t kP1 = 11400714785074694791ULL, kP2 = 14029467366897019727ULL,
-                   kP3 = 1609587929392839161ULL, kP4 = 9650029242287828579ULL,
-                   kP5 = 2870177450012600261ULL;
-inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-inline uint64_t read64(const uint8_t* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-}
-inline uint32_t read32(const uint8_t* p) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-}
-inline uint64_t round64(uint64_t acc, uint64_t input) {
-    acc += input * kP2;
-    acc = rotl(acc, 31);
-    return acc * kP1;
-}
-inline uint64_t mergeRound(uint64_t acc, uint64_t val) {
-    acc ^= round64(0, val);
-    return acc * kP1 + kP4;
-}
-}  // namespace
-
-uint64_t contentHash64(const void* data, uint64_t len) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    const uint8_t* end = p + len;
-    uint64_t h;
-    if (len >= 32) {
-        uint64_t v1 = kP1 + kP2, v2 = kP2, v3 = 0, v4 = 0 - kP1;
-        const uint8_t* limit = end - 32;
-        do {
-            v1 = round64(v1, read64(p));
-            v2 = round64(v2, read64(p + 8));
-            v3 = round64(v3, read64(p + 16));
-            v4 = round64(v4, read64(p + 24));
-            p += 32;
-        } while (p <= limit);
-        h = rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18);
-        h = mergeRound(h, v1);
-        h = mergeRound(h, v2);
-        h = mergeRound(h, v3);
-        h = mergeRound(h, v4);
-    } else {
-        h = kP5;
-    }
-    h += len;
-    while (p + 8 <= end) {
-        h ^= round64(0, read64(p));
-        h = rotl(h, 27) * kP1 + kP4;
-        p += 8;
-    }
-    if (p + 4 <= end) {
-        h ^= static_cast<uint64_t>(read32(p)) * kP1;
-        h = rotl(h, 23) * kP2 + kP3;
-        p += 4;
-    }
-    while (p < end) {
-        h ^= (*p) * kP5;
-        h = rotl(h, 11) * kP1;
-        ++p;
-    }
-    h ^= h >> 33;
-    h *= kP2;
-    h ^= h >> 29;
-    h *= kP3;
-    h ^= h >> 32;
-    return h;
-}
+uint64_t contentHash64(const void* data, uint64_t len) { return XXH64(data, static_cast<size_t>(len), 0); }
 
 uint32_t crc32(const void* data, uint64_t nbytes, uint32_t crc) {
-    // Slicing-by-one table CRC-32 (polynomial 0xEDB88320), identical to zlib's crc32().
-    static const auto* table = [] {
-        auto* t = new std::array<uint32_t, 256>();
-        for (uint32_t i = 0; i < 256; ++i) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            (*t)[i] = c;
-        }
-        return t;
-    }();
-    const auto* p = static_cast<const uint8_t*>(data);
-    crc = ~crc;
-    for (uint64_t i = 0; i < nbytes; ++i) crc = (*table)[(crc ^ p[i]) & 0xffu] ^ (crc >> 8);
-    return ~crc;
+    return static_cast<uint32_t>(::crc32_z(crc, static_cast<const Bytef*>(data), static_cast<size_t>(nbytes)));
 }
 
 }  // namespace probe::format

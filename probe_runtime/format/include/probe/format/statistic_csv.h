@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace probe::format {
 
@@ -28,6 +29,18 @@ struct StatRow {
     std::string tensorPath;  // absolute .bin path; "" is written as N/A
 };
 
+// A row's fields as views, for readers of millions of rows: into the line, or into the scratch
+// strings for a quoted field. Valid while both are.
+struct StatRowView {
+    std::string_view devicePid;
+    int64_t round = 0;
+    std::string_view opName, opType, opId;
+    bool isOutput = false;
+    std::string_view index, dtype, format, shape;
+    std::optional<double> max, min, mean, norm;
+    std::string_view tensorPath;  // "" for N/A
+};
+
 // A CSV field, quoted (RFC 4180) when it holds ',' '"' or a line end.
 std::string csvField(std::string_view field);
 // "%f" with six decimals; inf, -inf and nan spelled exactly so (never "-nan"); N/A for nullopt.
@@ -36,6 +49,9 @@ std::string formatStatValue(std::optional<double> value);
 std::string formatStatRow(const StatRow& row);
 // Parses one line (without or with its line end). nullopt with `error` on a malformed line.
 std::optional<StatRow> parseStatRow(std::string_view line, std::string* error);
+// The same without copying a field: false with `error` on a malformed line. `scratch` holds the
+// unquoted text of quoted fields (rare); keep it between calls to spare allocations.
+bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::string>& scratch, std::string* error);
 // Parses "N/A", "inf", "-inf", "nan" and decimal numbers.
 std::optional<double> parseStatValue(std::string_view text, bool* ok);
 
