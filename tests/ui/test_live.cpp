@@ -72,9 +72,12 @@ TEST_F(LiveDemoTest, DemoLaunchedFromTheAppFillsTheTreeAndPlots) {
     ASSERT_NE(context_.cursor()->op(), kNone);
     ASSERT_TRUE(waitFor([&] { return !plot->series().isEmpty() && plot->series()[0].x.size() >= 3; }));
     EXPECT_LT(rounds(), 17u) << "the demo should still be running";
-    QTest::qWait(100);  // a queued replot
-    const QImage drawn = plot->grab().toImage();
-    EXPECT_GT(countPixels(drawn, [](QColor c) { return c == QColor(31, 119, 180); }), 40);  // the Max line, blue
+    // The Max line, blue, once the queued replot ran.
+    auto blue = [&] {
+        return countPixels(plot->grab().toImage(),
+                           [](QColor c) { return c == QColor(31, 119, 180); });
+    };
+    EXPECT_TRUE(waitFor([&] { return blue() > 40; })) << blue() << " blue pixels";
     const QString treeName = window_.treePanel()->model()->index(1, data::OpTreeModel::NameColumn).data().toString();
     EXPECT_EQ(treeName, "layers.0");
 

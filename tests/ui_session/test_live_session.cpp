@@ -185,8 +185,14 @@ TEST_F(LiveSessionTest, DetachLeavesTheProgramRunningAndBadSocketsAreReported) {
         EXPECT_EQ(session.state(), SessionState::Detached);
         EXPECT_TRUE(session.stateDetail().contains("goes on running")) << session.stateDetail().toStdString();
     }
-    QTest::qWait(100);
-    EXPECT_EQ(engine_.state(), QProcess::Running);
+    {
+        // It does: its probe still answers a new connection.
+        ControlClient again;
+        QSignalSpy greeted(&again, &ControlClient::hello);
+        again.connectToProbe(probe.socketPath);
+        ASSERT_TRUE(waitFor([&] { return greeted.count() > 0; }));
+        EXPECT_EQ(engine_.state(), QProcess::Running);
+    }
 
     LiveSession lost;
     LiveProbeInfo gone = probe;
