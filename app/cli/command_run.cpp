@@ -31,6 +31,7 @@
 #include "probe/format/config_issue.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 #include "probe/format/op_config.h"
 #include "probe_config.h"
 
@@ -243,20 +244,6 @@ void forwardSignal(int signal) {
     if (gChild > 0) ::kill(gChild, signal);
 }
 
-// Lines the injected Python part wrote, one per process that imported torch.
-std::vector<nlohmann::json> readInjectionLog(const std::string& root) {
-    std::vector<nlohmann::json> lines;
-    auto text = format::readTextFile(root + "/probe_injection.jsonl", nullptr);
-    if (!text) return lines;
-    std::stringstream in(*text);
-    std::string line;
-    while (std::getline(in, line)) {
-        auto j = nlohmann::json::parse(line, nullptr, false);
-        if (!j.is_discarded() && j.is_object()) lines.push_back(j);
-    }
-    return lines;
-}
-
 }  // namespace
 
 int runRunCommand(const Args& args) {
@@ -356,7 +343,7 @@ int runRunCommand(const Args& args) {
     }
 
     const InstallLayout layout = installLayout();
-    ::unlink((dumpRoot + "/probe_injection.jsonl").c_str());
+    ::unlink((dumpRoot + "/" + format::kInjectionLogName).c_str());
 
     // The probe goes into this process tree only: through the environment of the child.
     ::setenv("PYTHONPATH", prependPath(layout.injectDir + ":" + layout.pythonDir, std::getenv("PYTHONPATH")).c_str(), 1);
@@ -409,15 +396,14 @@ int runRunCommand(const Args& args) {
 
     // What the injected part said, process by process.
     bool attached = false;
-    for (const auto& line : readInjectionLog(dumpRoot)) {
-        const std::string st = line.value("status", "");
-        if (st == "attached") {
+    for (const auto& record : format::readInjectionLog(dumpRoot)) {
+        if (record.status == "attached") {
             attached = true;
             continue;
         }
-        std::fprintf(stderr, "probe run: process %lld: %s\n", static_cast<long long>(line.value("pid", 0LL)),
-                     line.value("message", st).c_str());
-        if (st == "torch_mismatch" && exitCode == 0) exitCode = kExitTorchMismatch;
+        std::fprintf(stderr, "probe run: process %lld: %s\n", static_cast<long long>(record.pid),
+                     format::printableText(record.message.empty() ? record.status : record.message, 2000).c_str());
+        if (record.status == "torch_mismatch" && exitCode == 0) exitCode = kExitTorchMismatch;
     }
     if (!quiet) {
         if (!attached && !format::isDirectory(dumpRoot + "/data") && !format::fileExists(dumpRoot + "/probe_status.json"))
