@@ -21,6 +21,7 @@
 #include <QTime>
 #include <QVBoxLayout>
 
+#include "probe/format/json_input.h"
 #include "session/live_session.h"
 
 namespace probe::widgets {
