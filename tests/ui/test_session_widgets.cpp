@@ -577,7 +577,8 @@ TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuie
     ASSERT_TRUE(waitFor([&] { return live->canPushConfig(); }));
     int64_t toldRound = -1;           // the round of the latest doorbell
     std::set<int64_t> shownRounds;    // rounds whose rows the window had after their doorbell
-    std::vector<int64_t> checked;     // rounds checked when the next one was told
+    // Rounds checked when the next one was told (the first may be written before attaching).
+    std::vector<int64_t> checked;
     QObject::connect(live->control(), &session::ControlClient::rowsWritten,
                      [&](const format::control::RowsWritten& written) {
                          if (written.round != toldRound && toldRound >= 0) {
@@ -590,7 +591,7 @@ TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuie
     QObject::connect(context_.store(), &data::DumpStore::changed, [&](const analysis::IndexChange& change) {
         if (change.newRows > 0 && toldRound >= 0) shownRounds.insert(toldRound);
     });
-    ASSERT_TRUE(waitFor([&] { return checked.size() >= 2 && rounds() >= 3; }, 60000)) << checked.size();
+    ASSERT_TRUE(waitFor([&] { return !checked.empty() && rounds() >= 3; }, 60000)) << checked.size();
     ASSERT_FALSE(checked.empty());
     live->stop();
 }
