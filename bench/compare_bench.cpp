@@ -39,18 +39,18 @@ int main(int argc, char** argv) {
         if (std::string(argv[i]) == "--rows") rows = std::strtoull(argv[i + 1], nullptr, 10);
     const auto dir = std::filesystem::temp_directory_path() /
                      ("probe-bench-compare-" + std::to_string(::getpid()));
-    probe::bench::SyntheticDumpOptions options;
+    probe::synthetic::SyntheticDumpOptions options;
     options.rows = rows;
     options.ops = rows / 10;
     options.layers = 100;
     options.output = (dir / "reference").string();
     std::printf("writing two dumps of %llu rows in %s ...\n", static_cast<unsigned long long>(rows),
                 dir.c_str());
-    const auto reference = probe::bench::writeSyntheticDump(options);
+    const auto reference = probe::synthetic::writeSyntheticDump(options);
     options.output = (dir / "candidate").string();
     options.nanLayer = options.layers / 2;
     options.nanRound = 3;
-    const auto candidate = probe::bench::writeSyntheticDump(options);
+    const auto candidate = probe::synthetic::writeSyntheticDump(options);
     const auto a = read(reference.root), b = read(candidate.root);
     std::printf("reference: %zu rows, candidate: %zu rows\n", a.rowCount(), b.rowCount());
 

@@ -25,7 +25,7 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
-    probe::bench::SyntheticDumpOptions options;
+    probe::synthetic::SyntheticDumpOptions options;
     options.ops = 100000;
     options.rows = 1000000;
     options.layers = 100;
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     }
     try {
         const auto start = std::chrono::steady_clock::now();
-        const auto result = probe::bench::writeSyntheticDump(options);
+        const auto result = probe::synthetic::writeSyntheticDump(options);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         std::printf("wrote %s: %llu ops, %llu rows, %llu rounds, %llu tensor files, %s in %.2f s\n", result.root.c_str(),
                     static_cast<unsigned long long>(result.ops), static_cast<unsigned long long>(result.rows),

@@ -76,7 +76,7 @@ double ms(const QElapsedTimer& t) { return static_cast<double>(t.nsecsElapsed())
 
 int main(int argc, char** argv) {
     std::string dump;
-    probe::bench::SyntheticDumpOptions options;
+    probe::synthetic::SyntheticDumpOptions options;
     options.ops = 100000;
     options.rows = 1000000;
     options.layers = 100;
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
         options.output = dump;
         QElapsedTimer t;
         t.start();
-        const auto result = probe::bench::writeSyntheticDump(options);
+        const auto result = probe::synthetic::writeSyntheticDump(options);
         std::printf("synthetic dump: %llu ops, %llu rows, %llu rounds, %s, written in %.0f ms\n",
                     static_cast<unsigned long long>(result.ops), static_cast<unsigned long long>(result.rows),
                     static_cast<unsigned long long>(result.rounds), probe::analysis::humanBytes(result.bytes).c_str(), ms(t));

@@ -11,27 +11,28 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "after_fork.h"
+#include "probe/format/control_messages.h"
 #include "probe/format/control_protocol.h"
 #include "probe/format/json_input.h"
 
 namespace probe::runtime {
 namespace {
 
-constexpr size_t kMaxPendingRows = 200000;
+namespace control = format::control;
+
 constexpr size_t kMaxClientBacklog = 64u << 20;  // bytes; beyond, the client is dropped
-constexpr size_t kRowsPerMessage = 2000;
 constexpr int kFlushIntervalMs = 100;
 
-// Never throws: a path or name that is not UTF-8 is sent with U+FFFD in its place.
-std::string line(const nlohmann::json& message) {
-    return format::dumpJson(message) + "\n";
+std::string errorLine(const std::string& text) {
+    return control::toLine(control::Notice{format::MessageLevel::Error, text});
 }
 
-std::string errorLine(const std::string& text) {
-    return line({{"type", "message"}, {"level", "error"}, {"text", text}});
+control::ConfigSource sourceOf(const std::string& source) {
+    return control::configSourceFromString(source).value_or(control::ConfigSource::File);
 }
 
 // The id of the set_config request the server thread is applying (-1: none), so the
@@ -45,6 +46,8 @@ struct ControlServer::Client {
     std::string in, out;
     bool closing = false;
     bool skippingLongLine = false;  // dropping the rest of a line over the limit
+    bool greeted = false;           // it said hello in our protocol
+    bool closeWhenSent = false;     // refused: closed once its last words are out
 };
 
 ControlServer::ControlServer(Runtime& runtime) : runtime_(runtime) {}
@@ -82,7 +85,7 @@ std::string ControlServer::start() {
 
 void ControlServer::stop() {
     if (!thread_.joinable()) return;
-    post(line({{"type", "state"}, {"state", format::toString(format::ProbeState::Exiting)}, {"reason", "the probe stopped"}}));
+    post(control::StateChanged{format::ProbeState::Exiting, "the probe stopped"});
     stop_ = true;
     wake();
     thread_.join();
@@ -111,49 +114,48 @@ void ControlServer::wake() {
     }
 }
 
-void ControlServer::post(std::string message) {
+void ControlServer::post(const control::ProbeMessage& message) {
+    std::string line = control::toLine(message);
     std::lock_guard<std::mutex> lock(queueMutex_);
-    pendingMessages_.push_back(std::move(message));
+    pendingMessages_.push_back(std::move(line));
 }
 
 // --- events from the runtime (model threads): queue only ---------------------------------------
 
 void ControlServer::layerDiscovered(int id, const std::string& name, const std::string& type) {
     if (clientCount_.load(std::memory_order_relaxed) == 0) return;
-    post(line({{"type", "layer"}, {"id", std::to_string(id)}, {"name", name}, {"op_type", type}}));
+    post(control::Layer{std::to_string(id), name, type});
 }
 
-void ControlServer::statisticRow(const std::string& csvLine) {
+void ControlServer::rowsWritten(int64_t round, uint64_t rows, uint64_t bytes) {
     if (clientCount_.load(std::memory_order_relaxed) == 0) return;
     std::lock_guard<std::mutex> lock(queueMutex_);
-    if (pendingRows_.size() >= kMaxPendingRows) {
-        ++droppedRows_;
-        return;
-    }
-    pendingRows_.push_back(csvLine.substr(0, csvLine.size() - (!csvLine.empty() && csvLine.back() == '\n')));
+    auto& pending = pendingRowsWritten_[round];
+    pending.first += rows;
+    pending.second += bytes;
 }
 
 void ControlServer::configApplied(const format::OpConfig& config, const std::string& source) {
-    nlohmann::json message{{"type", "config_applied"}, {"config", config.toJson()}, {"source", source}};
-    if (source == "client" && currentRequest >= 0) message["request"] = currentRequest;
-    post(line(message));
+    const auto from = sourceOf(source);
+    const int64_t request = from == control::ConfigSource::Client ? currentRequest : -1;
+    post(control::ConfigApplied{config.toJson(), from, request});
     wake();
 }
 
 void ControlServer::configRejected(const std::string& reason, const std::string& source) {
-    nlohmann::json message{{"type", "config_rejected"}, {"reason", reason}, {"source", source}};
-    if (source == "client" && currentRequest >= 0) message["request"] = currentRequest;
-    post(line(message));
+    const auto from = sourceOf(source);
+    const int64_t request = from == control::ConfigSource::Client ? currentRequest : -1;
+    post(control::ConfigRejected{reason, from, request});
     wake();
 }
 
 void ControlServer::stateChanged(format::ProbeState state, const std::string& reason) {
-    post(line({{"type", "state"}, {"state", format::toString(state)}, {"reason", reason}}));
+    post(control::StateChanged{state, reason});
     wake();
 }
 
 void ControlServer::message(format::MessageLevel level, const std::string& text) {
-    post(line({{"type", "message"}, {"level", format::toString(level)}, {"text", text}}));
+    post(control::Notice{level, text});
 }
 
 // --- the server thread ---------------------------------------------------------------------------
@@ -195,6 +197,7 @@ void ControlServer::run() {
                 }
             }
             if (client->out.size() > kMaxClientBacklog) client->closing = true;
+            if (client->closeWhenSent && client->out.empty()) client->closing = true;
         }
         for (auto it = clients_.begin(); it != clients_.end();) {
             if ((*it)->closing) {
@@ -235,13 +238,12 @@ void ControlServer::acceptClient() {
         auto client = std::make_unique<Client>();
         client->fd = fd;
         const auto snapshot = runtime_.currentConfig();
-        nlohmann::json hello = runtime_.describe();
-        hello["type"] = "hello";
-        hello["protocol"] = format::kControlProtocolVersion;
-        hello["config"] = snapshot ? snapshot->config.toJson() : nlohmann::json::object();
-        client->out = line(hello);
+        control::Hello hello = runtime_.describe();
+        hello.config = snapshot ? snapshot->config.toJson() : nlohmann::json::object();
+        client->out = control::toLine(hello);
         for (const auto& layer : runtime_.knownLayers())
-            client->out += line({{"type", "layer"}, {"id", std::to_string(layer.id)}, {"name", layer.name}, {"op_type", layer.type}});
+            client->out +=
+                control::toLine(control::Layer{std::to_string(layer.id), layer.name, layer.type});
         clients_.push_back(std::move(client));
         clientCount_.fetch_add(1);
     }
@@ -249,7 +251,7 @@ void ControlServer::acceptClient() {
 
 void ControlServer::readFrom(Client& client) {
     char buffer[65536];
-    while (!client.closing) {
+    while (!client.closing && !client.closeWhenSent) {
         const ssize_t n = ::recv(client.fd, buffer, sizeof buffer, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
             client.closing = true;
@@ -261,7 +263,7 @@ void ControlServer::readFrom(Client& client) {
         while ((newline = client.in.find('\n', start)) != std::string::npos) {
             if (client.skippingLongLine) {
                 client.skippingLongLine = false;
-            } else if (newline > start) {
+            } else if (newline > start && !client.closeWhenSent) {
                 try {
                     handleLine(client, client.in.substr(start, newline - start));
                 } catch (
@@ -285,54 +287,67 @@ void ControlServer::readFrom(Client& client) {
 }
 
 void ControlServer::handleLine(Client& client, const std::string& text) {
-    auto request = format::parseControlRequest(text);
-    switch (request.kind) {
-        case format::ControlRequest::Kind::Invalid:
-            client.out += errorLine(request.problem);
-            break;
-        case format::ControlRequest::Kind::Ping:
-            client.out += line({{"type", "pong"}, {"id", std::move(request.id)}});
-            break;
-        case format::ControlRequest::Kind::SetConfig:
-            currentRequest = request.request;
-            if (!request.config) {
-                nlohmann::json reply{{"type", "config_rejected"},
-                                     {"reason", "set_config needs a \"config\" object"},
-                                     {"source", "client"}};
-                if (currentRequest >= 0) reply["request"] = currentRequest;
-                client.out += line(reply);
-            } else {
-                runtime_.applyConfigText(format::dumpJson(*request.config),
-                                         "client");  // answers through configApplied/Rejected
-            }
-            currentRequest = -1;
-            flush();
-            break;
-        case format::ControlRequest::Kind::Ignored:
-            break;
+    auto received = control::parseClientMessage(text);
+    if (!received.problem.empty()) {
+        client.out += errorLine(received.problem);
+        return;
+    }
+    if (received.ignored()) return;  // a newer client's message
+    auto refuse = [&](std::string reason) {
+        client.out +=
+            control::toLine(control::Refused{control::kProtocolVersion, std::move(reason)});
+        client.closeWhenSent = true;
+    };
+    if (auto* hello = std::get_if<control::ClientHello>(&*received.message)) {
+        if (hello->protocol == control::kProtocolVersion)
+            client.greeted = true;
+        else
+            refuse("this probe speaks control protocol " +
+                   std::to_string(control::kProtocolVersion) + ", the client " +
+                   std::to_string(hello->protocol) +
+                   ": use Probe Studio and a probe of the same version");
+        return;
+    }
+    if (!client.greeted) {
+        // Clients of protocol 1 asked without saying hello; they would misread what follows.
+        refuse(std::string("this probe speaks control protocol ") +
+               std::to_string(control::kProtocolVersion) + "; the client asked \"" +
+               control::typeName(*received.message) +
+               "\" without saying hello first, as clients of protocol 1 do: update Probe Studio to "
+               "the probe's "
+               "version");
+        return;
+    }
+    if (auto* ping = std::get_if<control::Ping>(&*received.message)) {
+        client.out += control::toLine(control::Pong{std::move(ping->id)});
+    } else if (auto* set = std::get_if<control::SetConfig>(&*received.message)) {
+        currentRequest = set->id;
+        if (!set->config.is_object())
+            client.out += control::toLine(control::ConfigRejected{
+                "set_config needs a \"config\" object", control::ConfigSource::Client, set->id});
+        else
+            runtime_.applyConfigText(format::dumpJson(set->config),
+                                     "client");  // answers through configApplied/Rejected
+        currentRequest = -1;
+        flush();
     }
 }
 
 void ControlServer::flush() {
-    std::vector<std::string> messages, rows;
-    uint64_t dropped = 0;
+    std::vector<std::string> messages;
+    std::map<int64_t, std::pair<uint64_t, uint64_t>> rowsWritten;
     {
         std::lock_guard<std::mutex> lock(queueMutex_);
         messages.swap(pendingMessages_);
-        rows.swap(pendingRows_);
-        dropped = droppedRows_;
-        droppedRows_ = 0;
+        rowsWritten.swap(pendingRowsWritten_);
     }
     std::string out;
     for (const auto& m : messages) out += m;
-    for (size_t i = 0; i < rows.size(); i += kRowsPerMessage) {
-        const auto first = rows.begin() + static_cast<long>(i);
-        const auto last = rows.begin() + static_cast<long>(std::min(rows.size(), i + kRowsPerMessage));
-        out += line({{"type", "rows"}, {"rows", std::vector<std::string>(first, last)}});
-    }
-    if (dropped) out += line({{"type", "dropped"}, {"rows", dropped}});
+    for (const auto& [round, written] : rowsWritten)
+        out += control::toLine(control::RowsWritten{round, written.first, written.second});
     if (out.empty()) return;
-    for (auto& client : clients_) client->out += out;
+    for (auto& client : clients_)
+        if (!client->closeWhenSent) client->out += out;
 }
 
 }  // namespace probe::runtime

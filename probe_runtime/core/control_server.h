@@ -1,17 +1,20 @@
-// The probe's side of the live control socket (docs/control-protocol.md): a thread that accepts
-// clients, streams what the runtime sees, and hands pushed configs to the runtime. Events come
-// from the model's threads through the RuntimeListener interface and are only queued there; the
-// server thread does all socket I/O, never blocking an op.
-// SPDX-License-Identifier: GPL-3.0-or-later
+// The probe's side of the live control socket (docs/control-protocol.md, messages typed in
+// probe/format/control_messages.h): a thread that accepts clients, streams what the runtime
+// sees (rows only as a doorbell: the files have them), and hands pushed configs to the runtime.
+// Events come from the model's threads through the RuntimeListener interface and are only queued
+// there; the server thread does all socket I/O, never blocking an op. SPDX-License-Identifier:
+// GPL-3.0-or-later
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "probe/format/control_messages.h"
 #include "runtime.h"
 
 namespace probe::runtime {
@@ -30,7 +33,7 @@ public:
 
     // RuntimeListener (called on the model's threads).
     void layerDiscovered(int id, const std::string& name, const std::string& type) override;
-    void statisticRow(const std::string& csvLine) override;
+    void rowsWritten(int64_t round, uint64_t rows, uint64_t bytes) override;
     void configApplied(const format::OpConfig& config, const std::string& source) override;
     void configRejected(const std::string& reason, const std::string& source) override;
     void stateChanged(format::ProbeState state, const std::string& reason) override;
@@ -39,7 +42,7 @@ public:
 private:
     struct Client;
     void run();
-    void post(std::string line);  // a whole message line, queued for every client
+    void post(const format::control::ProbeMessage& message);  // queued for every client
     void acceptClient();
     void readFrom(Client& client);
     void handleLine(Client& client, const std::string& line);
@@ -55,9 +58,9 @@ private:
     std::atomic<int> clientCount_{0};
 
     std::mutex queueMutex_;
-    std::vector<std::string> pendingMessages_;
-    std::vector<std::string> pendingRows_;
-    uint64_t droppedRows_ = 0;
+    std::vector<std::string> pendingMessages_;  // whole lines
+    // Rows written since the last doorbell, per round: rows, bytes.
+    std::map<int64_t, std::pair<uint64_t, uint64_t>> pendingRowsWritten_;
 
     std::vector<std::unique_ptr<Client>> clients_;  // server thread only
 };

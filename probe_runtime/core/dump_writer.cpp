@@ -9,9 +9,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
 
-#include "probe/format/file_util.h"
 #include "after_fork.h"
+#include "probe/format/file_util.h"
 #include "probe/format/statistic_csv.h"
 #include "signals.h"
 
@@ -244,15 +245,21 @@ void DumpWriter::run() {
 
 void DumpWriter::process(std::deque<WriteJob>& batch) {
     // Rows for the same file are gathered and written with one write() of whole lines.
-    std::unordered_map<std::string, std::pair<std::string, uint64_t>> rows;
+    struct PathRows {
+        std::string text;
+        uint64_t count = 0;
+        int64_t round = 0;
+    };
+    std::unordered_map<std::string, PathRows> rows;
     std::vector<std::string> rowOrder;
     for (auto& job : batch) {
         switch (job.kind) {
             case WriteJob::Kind::Row: {
                 auto [it, inserted] = rows.try_emplace(job.path);
                 if (inserted) rowOrder.push_back(job.path);
-                it->second.first += job.head;
-                it->second.second += job.rows ? job.rows : 1;
+                it->second.text += job.head;
+                it->second.count += job.rows ? job.rows : 1;
+                it->second.round = job.round;
                 break;
             }
             case WriteJob::Kind::Tensor:
@@ -272,10 +279,17 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
         job.data.reset();
         spaceAvailable_.notify_all();
     }
+    std::map<int64_t, std::pair<uint64_t, uint64_t>> written;  // round: rows, bytes
     for (const auto& path : rowOrder) {
         auto& entry = rows[path];
-        appendRows(path, entry.first, entry.second);
+        if (!appendRows(path, entry.text, entry.count)) continue;
+        auto& total = written[entry.round];
+        total.first += entry.count;
+        total.second += entry.text.size();
     }
+    if (options_.rowsWritten)
+        for (const auto& [round, total] : written)
+            options_.rowsWritten(round, total.first, total.second);
 }
 
 void DumpWriter::refused(const DumpDirectory::Refusal& refusal, const std::string& what) {
@@ -356,17 +370,17 @@ int DumpWriter::csvDescriptor(const std::string& path) {
     return fd;
 }
 
-void DumpWriter::appendRows(const std::string& path, const std::string& text, uint64_t rowCount) {
+bool DumpWriter::appendRows(const std::string& path, const std::string& text, uint64_t rowCount) {
     if (diskStopped()) {
         std::lock_guard<std::mutex> lock(mutex_);
         counters_.droppedJobs += rowCount;
-        return;
+        return false;
     }
     int fd = csvDescriptor(path);
     if (fd < 0) {
         std::lock_guard<std::mutex> lock(mutex_);
         counters_.droppedJobs += rowCount;
-        return;
+        return false;
     }
     // One write() of whole lines: a reader or a crash never sees half a row (short writes on a
     // regular file happen only when the disk is full, handled below).
@@ -390,7 +404,7 @@ void DumpWriter::appendRows(const std::string& path, const std::string& text, ui
                 if (::ftruncate(fd, end - static_cast<off_t>(written - keep)) != 0) {
                 }
             }
-            return;
+            return false;
         }
         p += n;
         left -= static_cast<size_t>(n);
@@ -398,6 +412,7 @@ void DumpWriter::appendRows(const std::string& path, const std::string& text, ui
     std::lock_guard<std::mutex> lock(mutex_);
     counters_.rows += rowCount;
     counters_.bytes += text.size();
+    return true;
 }
 
 void DumpWriter::closeCsvDescriptors() {

@@ -36,6 +36,7 @@ struct WriteJob {
     std::unique_ptr<uint8_t[]> data;
     uint64_t size = 0;
     uint64_t rows = 0;     // Row: how many lines `head` holds
+    int64_t round = 0;     // Row: the round of those lines
     uint64_t charged = 0;  // bytes counted against the memory cap (by takeBuffer and enqueue)
 };
 
@@ -43,6 +44,9 @@ struct WriterOptions {
     std::string root;                         // atb_dump_data: status file and disk checks
     uint64_t memoryCapBytes = 512ull << 20;   // queued tensor bytes before ops wait
     uint64_t minFreeBytes = 256ull << 20;     // stop dumping below this free space
+    // Called on the writer thread once rows are in their files (for the control socket's
+    // doorbell): per round, how many rows and bytes a batch appended.
+    std::function<void(int64_t round, uint64_t rows, uint64_t bytes)> rowsWritten;
 };
 
 struct WriterCounters {
@@ -94,7 +98,8 @@ private:
     void run();
     void process(std::deque<WriteJob>& batch);
     void writeTensorOrFile(WriteJob& job);
-    void appendRows(const std::string& path, const std::string& rows, uint64_t rowCount);
+    // True when every row is in the file.
+    bool appendRows(const std::string& path, const std::string& rows, uint64_t rowCount);
     // A write the dump directory refused: a full disk stops dumping, something planted is
     // reported once per place (and counted every time).
     void refused(const DumpDirectory::Refusal& refusal, const std::string& what);

@@ -89,6 +89,9 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     options.root = root_;
     options.memoryCapBytes = envMegabytes("PROBE_MEMORY_CAP_MB", 512);
     options.minFreeBytes = envMegabytes("PROBE_MIN_FREE_MB", 256);
+    options.rowsWritten = [this](int64_t round, uint64_t rows, uint64_t bytes) {
+        notify([&](RuntimeListener& l) { l.rowsWritten(round, rows, bytes); });
+    };
     // One writer, watcher and control server for the process, reused by every start: an op
     // racing a stop on another thread may still hold a pointer to them.
     if (!writer_) {

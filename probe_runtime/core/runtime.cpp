@@ -24,16 +24,18 @@ const char* Runtime::lastError() { return tlsLastError.c_str(); }
 
 void Runtime::setLastError(std::string message) { tlsLastError = std::move(message); }
 
-nlohmann::json Runtime::describe() const {
-    return {{"probe_version", PROBE_VERSION_STRING},
-            {"pid", ownerPid_},
-            {"device", device_.load()},
-            {"command", status_.command()},
-            {"output_dir", outputDir_},
-            {"dump_root", root_},
-            {"config_path", configPath_},
-            {"state", format::toString(probeState())},
-            {"started", status_.startedAt()}};
+format::control::Hello Runtime::describe() const {
+    format::control::Hello hello;
+    hello.probeVersion = PROBE_VERSION_STRING;
+    hello.pid = ownerPid_;
+    hello.device = device_.load();
+    hello.command = status_.command();
+    hello.outputDir = outputDir_;
+    hello.dumpRoot = root_;
+    hello.configPath = configPath_;
+    hello.state = probeState();
+    hello.started = status_.startedAt();
+    return hello;
 }
 
 std::string Runtime::controlSocketPath() const { return controlling_ ? control_->socketPath() : std::string(); }

@@ -14,14 +14,16 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "config_state.h"
 #include "model_reports.h"
 #include "op_tracker.h"
 #include "overflow_watch.h"
+#include "probe/format/control_messages.h"
 #include "probe/format/op_config.h"
 #include "probe/format/states.h"
 #include "probe/format/tensor_stats.h"
@@ -34,13 +36,14 @@ class DumpWriter;
 class ConfigWatcher;
 class ControlServer;
 
-// Observers of what the runtime sees, for the live control socket. Called on the op's thread;
-// must be cheap and must not call back into the runtime.
+// Observers of what the runtime sees, for the live control socket. Called on the op's thread
+// (rowsWritten: on the writer's); must be cheap and must not call back into the runtime.
 class RuntimeListener {
 public:
     virtual ~RuntimeListener() = default;
     virtual void layerDiscovered(int id, const std::string& name, const std::string& type) = 0;
-    virtual void statisticRow(const std::string& csvLine) = 0;
+    // Rows of round `round` are in their statistic.csv files now.
+    virtual void rowsWritten(int64_t round, uint64_t rows, uint64_t bytes) = 0;
     virtual void configApplied(const format::OpConfig& config, const std::string& source) = 0;
     virtual void configRejected(const std::string& reason, const std::string& source) = 0;
     virtual void stateChanged(format::ProbeState state, const std::string& reason) = 0;
@@ -89,8 +92,9 @@ public:
         const InFlight inFlight(inFlight_);
         if (auto* l = listener_.load()) call(*l);
     }
-    // For a client attaching: who this process is and what it does (the hello message).
-    nlohmann::json describe() const;
+    // For a client attaching: who this process is and what it does (the hello message; its
+    // config is the server's to fill in).
+    format::control::Hello describe() const;
     std::vector<LayerDescription> knownLayers() { return ops_.layers().known(); }
     // The control socket's path, "" when there is none.
     std::string controlSocketPath() const;

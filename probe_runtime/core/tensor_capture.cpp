@@ -130,11 +130,13 @@ int TensorCapture::opTensor(const TensorReport& t) {
         runtime_.writer().enqueue(std::move(job));
     }
     const std::string line = format::formatStatRow(row);
-    runtime_.notify([&](RuntimeListener& l) { l.statisticRow(line); });
     bool full = false;
     {
         std::lock_guard<std::mutex> lock(ts.rows.mutex);
-        if (ts.rows.count == 0) ts.rows.path = layer.csvPath;
+        if (ts.rows.count == 0) {
+            ts.rows.path = layer.csvPath;
+            ts.rows.round = layer.round;
+        }
         ts.rows.text += line;
         ++ts.rows.count;
         full = ts.rows.text.size() >= kRowBatchBytes;
@@ -155,6 +157,7 @@ void TensorCapture::flushRows(ThreadState& ts, bool skipBusy) {
     job.path = std::move(ts.rows.path);
     job.head = std::move(ts.rows.text);
     job.rows = ts.rows.count;
+    job.round = ts.rows.round;
     ts.rows.path.clear();
     ts.rows.text.clear();
     ts.rows.count = 0;

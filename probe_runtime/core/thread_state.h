@@ -66,6 +66,7 @@ struct LayerExecution {
 struct PendingRows {
     std::mutex mutex;
     std::string path, text;
+    int64_t round = 0;  // the round of `path`
     uint64_t count = 0;
 };
 

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <fcntl.h>
-#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <stdexcept>
-#include <thread>
+
+#include <gtest/gtest.h>
 
 #include "config_watcher.h"
 #include "test_support.h"
@@ -52,8 +51,7 @@ TEST(ConfigWatcher, PollingFallbackSeesChangesWithinAFewTenthsOfASecond) {
     ::unsetenv("PROBE_CONFIG_WATCH");
     EXPECT_FALSE(watcher.usesInotify());
     auto waitFor = [](std::atomic<int>& counter, int value) {
-        for (int i = 0; i < 100 && counter.load() < value; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        return counter.load() >= value;
+        return probe::test::waitUntil([&] { return counter.load() >= value; });
     };
     probe::test::replaceFile(path, "{\"task\": \"all\"}");  // a new inode and size
     EXPECT_TRUE(waitFor(written, 1));

@@ -1,5 +1,6 @@
-// The live control socket, spoken to as a client would: hello, layers, rows, pushed configs
-// taking effect at the next op, refusals, ping, permissions, cleanup.
+// The live control socket, spoken to as a client would: hello, layers, the rows_written doorbell,
+// pushed configs taking effect at the next op, refusals (of clients of protocol 1 too), ping,
+// permissions, cleanup.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <poll.h>
 #include <sys/socket.h>
@@ -9,8 +10,10 @@
 
 #include <algorithm>
 #include <chrono>
+
 #include <nlohmann/json.hpp>
 
+#include "probe/format/control_messages.h"
 #include "probe/format/control_protocol.h"
 #include "runtime_fixture.h"
 
@@ -31,21 +34,37 @@ protected:
     }
     std::string socketPath() const { return socketDir_.path() + "/probe-" + std::to_string(::getpid()) + ".sock"; }
 
-    void connectClient() {
+    // Connects and, unless told not to, says hello in the protocol of this build.
+    void connectClient(bool sayHello = true) {
         fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
         sockaddr_un address{};
         address.sun_family = AF_UNIX;
         std::strncpy(address.sun_path, socketPath().c_str(), sizeof(address.sun_path) - 1);
         ASSERT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0) << std::strerror(errno);
+        if (sayHello) send({{"type", "hello"}, {"protocol", format::control::kProtocolVersion}});
+    }
+    // Whether the probe closed the connection, waiting up to 30 seconds (what it sent before
+    // is kept for next()).
+    bool closedByProbe() {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (std::chrono::steady_clock::now() < deadline) {
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 50) <= 0) continue;
+            char chunk[65536];
+            const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+            if (n <= 0) return true;
+            buffer_.append(chunk, static_cast<size_t>(n));
+        }
+        return false;
     }
     void send(const nlohmann::json& message) {
         const std::string text = message.dump() + "\n";
         ASSERT_EQ(::write(fd_, text.data(), text.size()), static_cast<ssize_t>(text.size()));
     }
-    // The first not yet taken message of `type`, waiting up to two seconds for it. Messages of
+    // The first not yet taken message of `type`, waiting up to 30 seconds for it. Messages of
     // other types stay queued for later calls.
     nlohmann::json next(const std::string& type) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
         while (true) {
             size_t newline;
             while ((newline = buffer_.find('\n')) != std::string::npos) {
@@ -88,7 +107,7 @@ TEST_F(ControlSocket, HelloLayersRowsAndConfigPush) {
 
     connectClient();
     auto hello = next("hello");
-    EXPECT_EQ(hello["protocol"], format::kControlProtocolVersion);
+    EXPECT_EQ(hello["protocol"], format::control::kProtocolVersion);
     EXPECT_EQ(hello["pid"], ::getpid());
     EXPECT_EQ(hello["state"], "sleeping");
     EXPECT_EQ(hello["dump_root"], root());
@@ -108,12 +127,28 @@ TEST_F(ControlSocket, HelloLayersRowsAndConfigPush) {
     EXPECT_EQ(next("state")["state"], "dumping");
     EXPECT_NE(readFile(configPath()).find("\"ids\": \"3\""), std::string::npos);
     model.run();
-    auto rows = next("rows");
-    ASSERT_EQ(rows["rows"].size(), 3u);  // LmHead: its input and two outputs
-    auto parsed = format::parseStatRow(rows["rows"][0].get<std::string>(), nullptr);
-    ASSERT_TRUE(parsed);
-    EXPECT_EQ(parsed->opName, "LmHead");
-    EXPECT_EQ(parsed->round, 1);
+    // The doorbell rings once the rows are in the file (which the client reads): it says how
+    // many, of which round, and their bytes. The rows may come in more than one batch.
+    uint64_t rings = 0, rowsRung = 0, bytesRung = 0;
+    while (rowsRung < 3) {
+        auto written = next("rows_written");
+        ASSERT_FALSE(written.is_null());
+        ++rings;
+        EXPECT_EQ(written["round"], 1);
+        rowsRung += written["rows"].get<uint64_t>();
+        bytesRung += written["bytes"].get<uint64_t>();
+    }
+    EXPECT_EQ(rowsRung, 3u);  // LmHead: its input and two outputs
+    const auto rows = readRows();
+    ASSERT_EQ(rows.size(), 3u);
+    for (const auto& r : rows) {
+        EXPECT_EQ(r.row.opName, "LmHead");
+        EXPECT_EQ(r.row.round, 1);
+    }
+    const std::string csv = readFile(rows[0].csv);
+    EXPECT_EQ(bytesRung, csv.size() - std::string(format::kStatisticCsvHeader).size() - 1)
+        << "the bytes rung are the rows' bytes in the file, its header aside (" << rings
+        << " rings)";
 
     // A bad config is refused with every problem; the previous one stays.
     send({{"type", "set_config"}, {"id", 8}, {"config", {{"task", "everything"}, {"filter_level", 9}}}});
@@ -137,6 +172,35 @@ TEST_F(ControlSocket, HelloLayersRowsAndConfigPush) {
     EXPECT_EQ(next("state")["state"], "sleeping");
     EXPECT_EQ(next("state")["state"], "exiting");
     EXPECT_FALSE(exists(socketPath()));
+}
+
+TEST_F(ControlSocket, ClientsOfProtocolOneAreRefusedWithTheReason) {
+    start(R"({"task": "statistics", "dump_enable": false})");
+    // Protocol 1 clients asked without a hello: refused, told why, and the connection closed.
+    connectClient(/*sayHello=*/false);
+    EXPECT_EQ(next("hello")["protocol"], format::control::kProtocolVersion);
+    send({{"type", "set_config"}, {"id", 1}, {"config", {{"dump_enable", true}}}});
+    auto refused = next("refused");
+    EXPECT_EQ(refused["protocol"], format::control::kProtocolVersion);
+    const std::string reason = refused["reason"].get<std::string>();
+    EXPECT_NE(reason.find("control protocol 2"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("clients of protocol 1"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("update Probe Studio"), std::string::npos) << reason;
+    EXPECT_TRUE(closedByProbe());
+    EXPECT_EQ(readFile(configPath()).find("true"), std::string::npos)
+        << "the refused client's config was not applied:\n"
+        << readFile(configPath());
+    ::close(fd_);
+    // A client that says hello in another version is refused as well.
+    connectClient(/*sayHello=*/false);
+    send({{"type", "hello"}, {"protocol", 1}});
+    EXPECT_NE(next("refused")["reason"].get<std::string>().find("the client 1"), std::string::npos);
+    EXPECT_TRUE(closedByProbe());
+    ::close(fd_);
+    // And one of this version is served.
+    connectClient();
+    send({{"type", "ping"}, {"id", 5}});
+    EXPECT_EQ(next("pong")["id"], 5);
 }
 
 TEST_F(ControlSocket, ListedWhileRunningAndNotForOthers) {

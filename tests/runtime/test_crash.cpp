@@ -30,19 +30,11 @@ namespace {
 
 const char* const kStatistics = R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})";
 
-// Waits for `done` with a generous timeout, polling.
-bool waitFor(const std::function<bool()>& done, int timeoutMs = 60000) {
-    for (int waited = 0; waited < timeoutMs; waited += 5) {
-        if (done()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return done();
-}
-
 // The exit status of `pid`, or nullopt (the process killed) when it does not end in time.
 std::optional<int> waitForExit(pid_t pid, int timeoutMs = 60000) {
     int status = 0;
-    if (waitFor([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, timeoutMs)) return status;
+    if (waitUntil([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, timeoutMs))
+        return status;
     ::kill(pid, SIGKILL);
     ::waitpid(pid, &status, 0);
     return std::nullopt;
@@ -167,7 +159,7 @@ TEST_F(Crash, KilledOutrightTheParentRecordsItAndOnlyTheLastMomentsAreLost) {
                                    true});
     // The engine's pid is its process entry's; wait until it has run a while.
     int64_t engine = 0;
-    ASSERT_TRUE(waitFor([&] {
+    ASSERT_TRUE(waitUntil([&] {
         std::string error;
         auto s = format::readStatusFile(root(), &error);
         if (s && !s->processes.empty()) engine = s->processes[0].pid;
@@ -259,7 +251,7 @@ TEST_F(Crash, AProgramThatIgnoresSigintIsNeitherStoppedNorSaidToBe) {
     const size_t perRound = rowsOfOneRound();
     const std::string ready = dir_ / "ready";
     const pid_t pid = launch({{"--rounds", "200", "--sleep-ms", "2", "--ready-file", ready}, true});
-    ASSERT_TRUE(waitFor([&] { return exists(ready); }));
+    ASSERT_TRUE(waitUntil([&] { return exists(ready); }));
     ASSERT_EQ(::kill(pid, SIGINT), 0);
     const auto exit = waitForExit(pid);
     ASSERT_TRUE(exit);

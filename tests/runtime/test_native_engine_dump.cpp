@@ -161,7 +161,9 @@ TEST_F(NativeEngineDump, DeviceIdNamesTheDirectories) {
     ASSERT_EQ(probe_stop(), PROBE_OK);
     const std::string devicePid = "3_" + pidDir();
     EXPECT_TRUE(exists(root() + "/data/" + devicePid + "/0/statistic.csv"));
-    for (const auto& r : readRows()) {
+    const auto rows = readRows();
+    ASSERT_FALSE(rows.empty());
+    for (const auto& r : rows) {
         EXPECT_EQ(r.row.devicePid, devicePid);
         EXPECT_TRUE(r.row.tensorPath.empty());  // statistics only: N/A
     }

@@ -4,9 +4,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <chrono>
-#include <thread>
-
 #include "probe/format/dump_status.h"
 #include "probe/format/tensor_bin.h"
 #include "runtime_fixture.h"
@@ -31,8 +28,16 @@ protected:
         return pid;
     }
     void waitForFile(const std::string& path) {
-        for (int i = 0; i < 500 && !exists(path); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        ASSERT_TRUE(exists(path)) << path;
+        ASSERT_TRUE(waitUntil([&] { return exists(path); })) << path;
+    }
+    // Whether some statistic.csv below data/ holds a row.
+    bool someRowsOnDisk() const {
+        const std::string data = root() + "/data";
+        for (const auto& f : listFiles(data))
+            if (f.size() > 13 && f.substr(f.size() - 13) == "statistic.csv" &&
+                splitLines(readFile(data + "/" + f)).size() > 1)
+                return true;
+        return false;
     }
     // Every .bin parses with its full data, every csv row parses, no temporaries.
     void expectWholeFiles(const std::string& dumpRoot, bool expectTensors = true) {
@@ -89,7 +94,8 @@ TEST_F(Process, SigtermMidRunLeavesACompleteDumpAndTerminates) {
     pid_t pid = launch({"--rounds", "100000", "--sleep-ms", "2", "--output", dir_.path(), "--config", configPath(),
                         "--ready-file", ready});
     waitForFile(ready);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Mid-run: once rows are on disk, with more being written.
+    ASSERT_TRUE(waitUntil([&] { return someRowsOnDisk(); }));
     ASSERT_EQ(::kill(pid, SIGTERM), 0);
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);

@@ -114,16 +114,22 @@ TEST_F(Selection, TaskTensorWritesBinsAndRowsWithoutStatistics) {
 
 TEST_F(Selection, TaskStatisticsWritesRowsOnly) {
     runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "3"})", 1);
-    for (const auto& r : readRows()) {
+    const auto rows = readRows();
+    ASSERT_FALSE(rows.empty());
+    for (const auto& r : rows) {
         EXPECT_TRUE(r.row.max.has_value());
         EXPECT_TRUE(r.row.tensorPath.empty());
     }
-    for (const auto& f : listFiles(root() + "/data")) EXPECT_EQ(f.find(".bin"), std::string::npos) << f;
+    const auto files = listFiles(root() + "/data");
+    ASSERT_FALSE(files.empty());
+    for (const auto& f : files) EXPECT_EQ(f.find(".bin"), std::string::npos) << f;
 }
 
 TEST_F(Selection, TaskAllWritesBoth) {
     runWith(R"({"task": "all", "dump_enable": true, "exec_range": "0,0", "ids": "3"})", 1);
-    for (const auto& r : readRows()) {
+    const auto rows = readRows();
+    ASSERT_FALSE(rows.empty());
+    for (const auto& r : rows) {
         EXPECT_TRUE(r.row.max.has_value());
         EXPECT_TRUE(exists(r.row.tensorPath));
     }

@@ -1,7 +1,8 @@
-// Test helpers: temporary directories, file listing and reading.
+// Test helpers: temporary directories, file listing and reading, waiting for a condition.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,10 @@ void writeFile(const std::string& path, const std::string& content);
 void replaceFile(const std::string& path, const std::string& content);
 std::vector<std::string> splitLines(const std::string& text);
 bool exists(const std::string& path);
+
+// Waits until `condition` holds, checking it every few milliseconds, for at most `timeoutMs`
+// (generous: a shared machine may be slow; a test never waits for a fixed time instead).
+// Returns whether it held. Tests with a Qt event loop use QTest::qWaitFor.
+bool waitUntil(const std::function<bool()>& condition, int timeoutMs = 60000);
 
 }  // namespace probe::test

@@ -152,9 +152,9 @@ format::StructureNode node(const std::string& name, const std::string& id, const
     return n;
 }
 
-bench::SyntheticDumpResult writeSmallSyntheticDump(const std::string& dir, uint64_t ops, uint64_t rows, int layers,
-                                                   bool tensors) {
-    bench::SyntheticDumpOptions options;
+synthetic::SyntheticDumpResult writeSmallSyntheticDump(const std::string& dir, uint64_t ops,
+                                                       uint64_t rows, int layers, bool tensors) {
+    synthetic::SyntheticDumpOptions options;
     options.output = dir;
     options.ops = ops;
     options.rows = rows;
@@ -162,7 +162,7 @@ bench::SyntheticDumpResult writeSmallSyntheticDump(const std::string& dir, uint6
     options.nanLayer = 1;
     options.nanRound = 2;
     options.tensors = tensors;
-    return bench::writeSyntheticDump(options);
+    return synthetic::writeSyntheticDump(options);
 }
 
 }  // namespace probe::test

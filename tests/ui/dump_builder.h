@@ -58,7 +58,8 @@ format::StructureNode node(const std::string& name, const std::string& id, const
 
 // The small synthetic dump the application's tests share: `ops` ops in `layers` layers, `rows`
 // rows, a NaN planted in layer 1 from round 2, and tensor files when `tensors`.
-bench::SyntheticDumpResult writeSmallSyntheticDump(const std::string& dir, uint64_t ops = 60, uint64_t rows = 600,
-                                                   int layers = 3, bool tensors = true);
+synthetic::SyntheticDumpResult writeSmallSyntheticDump(const std::string& dir, uint64_t ops = 60,
+                                                       uint64_t rows = 600, int layers = 3,
+                                                       bool tensors = true);
 
 }  // namespace probe::test

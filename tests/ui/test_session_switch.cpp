@@ -122,7 +122,6 @@ protected:
         EXPECT_EQ(window_.treePanel()->model()->rowCount(),
                   static_cast<int>(idx.process(0).topOps.size()));
         EXPECT_GT(window_.tensorsPanel()->model()->rowCount(), 0);
-        QTest::qWait(50);
         EXPECT_FALSE(window_.grab().isNull());  // everything paints
     }
 
@@ -155,9 +154,9 @@ TEST_F(SessionSwitchTest, ALaunchReplacesAnOpenedDump) {
     context_.openDump(opened);
     expectShows(opened + "/atb_dump_data", 60);
     window_.showView(MainWindow::View::Tree);
-    QTest::qWait(50);
-    ASSERT_GT(window_.tensorsPanel()->view()->verticalHeader()->visualIndexAt(0),
-              0);  // scrolled to the latest round
+    // Scrolled to the latest round.
+    ASSERT_TRUE(waitFor(
+        [&] { return window_.tensorsPanel()->view()->verticalHeader()->visualIndexAt(0) > 0; }));
     ASSERT_TRUE(context_.launch(engineSpec("launched", 100000, 10)));
     expectShows(QString::fromStdString(dir_ / "launched/atb_dump_data"), 3);
 }

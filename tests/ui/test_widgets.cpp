@@ -167,9 +167,8 @@ TEST_F(MainWindowTest, TensorPreviewRendersTheHeatmapAndExports) {
     auto* preview = window_.tensorPreview();
     QSignalSpy image(preview->document(), &data::TensorDocument::imageReady);
     ASSERT_TRUE(window_.previewCurrentTensor());  // layer 2's input in round 2: NaN planted
-    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
-    QTest::qWait(50);
-    EXPECT_TRUE(preview->factsText().contains("NaN")) << preview->factsText().toStdString();
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0 && preview->factsText().contains("NaN"); }))
+        << preview->factsText().toStdString();
     EXPECT_TRUE(preview->factsText().contains("matches")) << preview->factsText().toStdString();
     EXPECT_TRUE(preview->factsText().contains("16 × 64")) << preview->factsText().toStdString();
     const QImage heat = preview->heatmap()->grab().toImage();
@@ -179,9 +178,12 @@ TEST_F(MainWindowTest, TensorPreviewRendersTheHeatmapAndExports) {
     image.clear();
     preview->setOverlay(true);
     ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
-    QTest::qWait(50);
-    const QImage overlay = preview->heatmap()->grab().toImage();
-    EXPECT_GT(countPixels(overlay, [](QColor c) { return c.red() == 0 && c.green() == 0 && c.blue() > 90; }), 100);
+    auto overlaid = [&] {
+        return countPixels(preview->heatmap()->grab().toImage(), [](QColor c) {
+            return c.red() == 0 && c.green() == 0 && c.blue() > 90;
+        });
+    };
+    EXPECT_TRUE(waitFor([&] { return overlaid() > 100; })) << overlaid() << " overlay pixels";
     // Hover read-out of a heatmap cell.
     QCustomPlot* heatmap = preview->heatmap();
     preview->hoverHeatmap(QPoint(static_cast<int>(heatmap->xAxis->coordToPixel(0)), static_cast<int>(heatmap->yAxis->coordToPixel(0))));
@@ -698,8 +700,9 @@ TEST(TensorPreview, PtFilesAreSaidToBeUnsupported) {
             preview->openRow(row);
         else
             window.previewTensorFile(QString::fromStdString(pt));
-        QTest::qWait(50);
-        EXPECT_TRUE(preview->factsText().contains(".pt previews are not supported yet")) << preview->factsText().toStdString();
+        EXPECT_TRUE(waitFor([&] {
+            return preview->factsText().contains(".pt previews are not supported yet");
+        })) << preview->factsText().toStdString();
         EXPECT_FALSE(preview->heatmap()->isVisibleTo(preview));
         EXPECT_FALSE(preview->histogramPlot()->isVisibleTo(preview));
     }

@@ -57,7 +57,9 @@ TEST_F(LaunchSessionTest, LaunchAttachDumpFinish) {
     ASSERT_TRUE(attached.count() > 0 || attached.wait(15000)) << output.toStdString();
     EXPECT_EQ(session.state(), SessionState::Dumping);
     EXPECT_EQ(session.configPath(), spec.configPath);
-    EXPECT_TRUE(session.control()->helloMessage().value("command").toString().contains("probe_native_engine"));
+    ASSERT_TRUE(session.control()->helloMessage());
+    EXPECT_NE(session.control()->helloMessage()->command.find("probe_native_engine"),
+              std::string::npos);
     ASSERT_TRUE(waitFor(session, SessionState::Finished)) << sessionStateName(session.state()).toStdString();
     EXPECT_EQ(session.exitCode(), 0);
     EXPECT_TRUE(output.contains("engine done: 30 rounds"));   // the program's own output

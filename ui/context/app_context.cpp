@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "context/app_context.h"
 
+#include <memory>
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonDocument>
-#include <memory>
 
 #include "config_document.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "op_selection.h"
+#include "probe/format/json_input.h"
 #include "probe/format/op_config.h"
 
 namespace probe::context {
@@ -159,9 +160,8 @@ void AppContext::addRecentOnceRunning(session::LiveSession* live,
         session::RecentSession entry = recent;
         entry.path = live->dumpRoot();
         if (entry.kind == session::RecentSession::Kind::Attach) {
-            const QJsonObject hello = live->control()->helloMessage();
-            entry.pid = hello.value(QStringLiteral("pid")).toInteger();
-            entry.command = hello.value(QStringLiteral("command")).toString();
+            entry.pid = live->probePid();
+            entry.command = live->command();
         }
         recent_->add(entry);
     };
@@ -202,12 +202,10 @@ void AppContext::closeCandidate() {
     if (candidate_->isOpen() || !candidate_->requestedPath().isEmpty()) candidate_->close();
 }
 
-void AppContext::takeConfigFromHello(const QJsonObject& hello) {
+void AppContext::takeConfigFromHello(const format::control::Hello& hello) {
     // The config document holds the config the probe has in force, as its file holds it.
-    const QString path = hello.value(QStringLiteral("config_path")).toString();
-    const QJsonObject inForce = hello.value(QStringLiteral("config")).toObject();
-    const auto parsed = format::parseOpConfig(
-        QJsonDocument(inForce).toJson(QJsonDocument::Compact).toStdString(), "probe");
+    const QString path = QString::fromStdString(hello.configPath);
+    const auto parsed = format::parseOpConfig(format::dumpJson(hello.config), "probe");
     QString text;
     if (!path.isEmpty()) {
         QFile file(path);

@@ -122,7 +122,7 @@ private:
     void onChanged(const analysis::IndexChange& change);
     void onInitialLoadFinished();
     void addProblems(const QStringList& problems);
-    void takeConfigFromHello(const QJsonObject& hello);
+    void takeConfigFromHello(const format::control::Hello& hello);
     void addRecentOnceRunning(session::LiveSession* live, const session::RecentSession& recent);
     void setFirstNan(uint32_t row);
     // Selects the first NaN when the context chose what is shown (not the user) and the dump is

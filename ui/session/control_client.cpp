@@ -1,47 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "session/control_client.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
+#include <variant>
 
-#include "probe/format/control_protocol.h"
 #include "probe/format/json_input.h"
 
 namespace probe::session {
-namespace {
-
-// A value the guarded parser accepted (bounded depth, UTF-8, finite numbers) as Qt's JSON.
-QJsonValue toQt(const nlohmann::json& value) {
-    switch (value.type()) {
-        case nlohmann::json::value_t::boolean:
-            return value.get<bool>();
-        case nlohmann::json::value_t::number_integer:
-            return static_cast<qint64>(value.get<int64_t>());
-        case nlohmann::json::value_t::number_unsigned:
-            return static_cast<double>(value.get<uint64_t>());
-        case nlohmann::json::value_t::number_float:
-            return value.get<double>();
-        case nlohmann::json::value_t::string:
-            return QString::fromStdString(value.get_ref<const std::string&>());
-        case nlohmann::json::value_t::array: {
-            QJsonArray array;
-            for (const auto& item : value) array.append(toQt(item));
-            return array;
-        }
-        case nlohmann::json::value_t::object: {
-            QJsonObject object;
-            for (const auto& item : value.items())
-                object.insert(QString::fromStdString(item.key()), toQt(item.value()));
-            return object;
-        }
-        default:
-            return QJsonValue();
-    }
-}
-
-}  // namespace
+namespace control = format::control;
 
 ControlClient::ControlClient(QObject* parent) : QObject(parent) {
+    // Said first, so that the probe knows which protocol this end speaks.
+    connect(&socket_, &QLocalSocket::connected, this, [this] { send(control::ClientHello{}); });
     connect(&socket_, &QLocalSocket::readyRead, this, &ControlClient::readLines);
     connect(&socket_, &QLocalSocket::disconnected, this, &ControlClient::disconnected);
     connect(&socket_, &QLocalSocket::errorOccurred, this, [this](QLocalSocket::LocalSocketError error) {
@@ -53,7 +22,7 @@ ControlClient::ControlClient(QObject* parent) : QObject(parent) {
 void ControlClient::connectToProbe(const QString& socketPath) {
     buffer_.clear();
     skippingLongLine_ = false;
-    hello_ = {};
+    hello_.reset();
     socket_.abort();
     socket_.connectToServer(socketPath);
 }
@@ -62,20 +31,20 @@ void ControlClient::disconnectFromProbe() { socket_.disconnectFromServer(); }
 
 bool ControlClient::isConnected() const { return socket_.state() == QLocalSocket::ConnectedState; }
 
-void ControlClient::send(const QJsonObject& message) {
-    socket_.write(QJsonDocument(message).toJson(QJsonDocument::Compact) + '\n');
+void ControlClient::send(const control::ClientMessage& message) {
+    socket_.write(QByteArray::fromStdString(control::toLine(message)));
     socket_.flush();
 }
 
-qint64 ControlClient::pushConfig(const QJsonObject& config) {
+qint64 ControlClient::pushConfig(const nlohmann::json& config) {
     const qint64 id = nextRequest_++;
-    send({{"type", "set_config"}, {"id", id}, {"config", config}});
+    send(control::SetConfig{config, id});
     return id;
 }
 
 qint64 ControlClient::ping() {
     const qint64 id = nextRequest_++;
-    send({{"type", "ping"}, {"id", id}});
+    send(control::Ping{id});
     return id;
 }
 
@@ -93,21 +62,20 @@ void ControlClient::readLines() {
         }
         if (line.empty()) continue;
         // A bad line is said and skipped; the connection lives on.
-        auto parsed = format::parseJson(line, "the probe's message", kLimits);
-        if (!parsed.ok() || !parsed.value->is_object()) {
-            emit messageReceived(QStringLiteral("error"),
-                                 QString::fromStdString(
-                                     parsed.ok() ? "the probe sent a line that is not a JSON object"
-                                                 : parsed.error.toString()));
+        auto received = control::parseProbeMessage(line);
+        if (!received.problem.empty()) {
+            emit messageReceived(format::MessageLevel::Error,
+                                 QString::fromStdString(received.problem));
             continue;
         }
-        dispatch(toQt(*parsed.value).toObject());
+        if (received.ignored()) continue;  // a newer probe's message
+        dispatch(*received.message);
         if (!socket_.isOpen()) return;  // dispatch refused the probe
     }
     buffer_.remove(0, start);
     if (static_cast<uint64_t>(buffer_.size()) > kLimits.maxBytes) {
         if (!skippingLongLine_)
-            emit messageReceived(QStringLiteral("error"),
+            emit messageReceived(format::MessageLevel::Error,
                                  tr("the probe sent a line longer than %1 bytes; it was ignored")
                                      .arg(kLimits.maxBytes));
         skippingLongLine_ = true;
@@ -115,37 +83,39 @@ void ControlClient::readLines() {
     }
 }
 
-void ControlClient::dispatch(const QJsonObject& m) {
-    const QString type = m.value("type").toString();
-    if (type == "hello") {
-        const int protocol = m.value("protocol").toInt();
-        if (protocol != format::kControlProtocolVersion) {
-            emit failed(tr("the probe speaks protocol %1, this application %2: update one of them")
-                            .arg(protocol)
-                            .arg(format::kControlProtocolVersion));
+void ControlClient::dispatch(control::ProbeMessage& message) {
+    auto text = [](const std::string& s) { return QString::fromStdString(s); };
+    if (auto* greeting = std::get_if<control::Hello>(&message)) {
+        if (greeting->protocol != control::kProtocolVersion) {
+            emit failed(tr("the probe speaks control protocol %1, this application %2: use Probe "
+                           "Studio and a probe of the same version")
+                            .arg(greeting->protocol)
+                            .arg(control::kProtocolVersion));
             socket_.abort();
             return;
         }
-        hello_ = m;
-        emit hello(m);
-    } else if (type == "layer") {
-        emit layerDiscovered(m.value("id").toString(), m.value("name").toString(), m.value("op_type").toString());
-    } else if (type == "rows") {
-        QStringList lines;
-        for (const auto& row : m.value("rows").toArray()) lines << row.toString();
-        emit rowsReceived(lines);
-    } else if (type == "dropped") {
-        emit rowsDropped(m.value("rows").toInteger());
-    } else if (type == "state") {
-        emit stateChanged(m.value("state").toString(), m.value("reason").toString());
-    } else if (type == "config_applied") {
-        emit configApplied(m.value("config").toObject(), m.value("source").toString(), m.value("request").toInteger(-1));
-    } else if (type == "config_rejected") {
-        emit configRejected(m.value("reason").toString(), m.value("source").toString(), m.value("request").toInteger(-1));
-    } else if (type == "message") {
-        emit messageReceived(m.value("level").toString(), m.value("text").toString());
-    } else if (type == "pong") {
-        emit pong(m.value("id").toInteger());
+        hello_ = *greeting;
+        emit hello(*greeting);
+    } else if (auto* layer = std::get_if<control::Layer>(&message)) {
+        emit layerDiscovered(text(layer->id), text(layer->name), text(layer->opType));
+    } else if (auto* written = std::get_if<control::RowsWritten>(&message)) {
+        emit rowsWritten(*written);
+    } else if (auto* state = std::get_if<control::StateChanged>(&message)) {
+        emit stateChanged(state->state, text(state->reason));
+    } else if (auto* applied = std::get_if<control::ConfigApplied>(&message)) {
+        emit configApplied(applied->config, QString::fromLatin1(control::toString(applied->source)),
+                           applied->request);
+    } else if (auto* rejected = std::get_if<control::ConfigRejected>(&message)) {
+        emit configRejected(text(rejected->reason),
+                            QString::fromLatin1(control::toString(rejected->source)),
+                            rejected->request);
+    } else if (auto* notice = std::get_if<control::Notice>(&message)) {
+        emit messageReceived(notice->level, text(notice->text));
+    } else if (auto* answer = std::get_if<control::Pong>(&message)) {
+        emit pong(answer->id.is_number_integer() ? answer->id.get<qint64>() : -1);
+    } else if (auto* refused = std::get_if<control::Refused>(&message)) {
+        emit failed(tr("the probe refused this application: %1").arg(text(refused->reason)));
+        socket_.abort();
     }
 }
 

@@ -36,8 +36,8 @@ QString sessionStateName(SessionState state) {
     return {};
 }
 
-SessionState sessionStateFromProbe(const QString& probeState, SessionState fallback) {
-    switch (format::probeStateFromString(probeState.toStdString()).value_or(format::ProbeState::Exiting)) {
+SessionState sessionStateFromProbe(format::ProbeState probeState, SessionState fallback) {
+    switch (probeState) {
         case format::ProbeState::Dumping: return SessionState::Dumping;
         case format::ProbeState::Sleeping: return SessionState::Sleeping;
         case format::ProbeState::Stopped: return SessionState::Stopped;
@@ -198,17 +198,18 @@ LaunchSession::LaunchSession(QObject* parent) : QObject(parent) {
     connect(&process_, qOverload<int, QProcess::ExitStatus>(&QProcess::finished), this, &LaunchSession::onFinished);
     attachTimer_.setInterval(200);
     connect(&attachTimer_, &QTimer::timeout, this, &LaunchSession::lookForProbe);
-    connect(&control_, &ControlClient::hello, this, [this](const QJsonObject& hello) {
+    connect(&control_, &ControlClient::hello, this, [this](const format::control::Hello& hello) {
         attachTimer_.stop();
-        setState(sessionStateFromProbe(hello.value("state").toString(), SessionState::Sleeping),
-                 tr("probe attached (pid %1)").arg(hello.value("pid").toInteger()));
+        setState(sessionStateFromProbe(hello.state, SessionState::Sleeping),
+                 tr("probe attached (pid %1)").arg(hello.pid));
         emit attached(hello);
     });
-    connect(&control_, &ControlClient::stateChanged, this, [this](const QString& state, const QString& reason) {
-        if (sessionHasEnded(state_)) return;
-        const SessionState mapped = sessionStateFromProbe(state, state_);
-        if (mapped != state_) setState(mapped, reason);
-    });
+    connect(&control_, &ControlClient::stateChanged, this,
+            [this](format::ProbeState state, const QString& reason) {
+                if (sessionHasEnded(state_)) return;
+                const SessionState mapped = sessionStateFromProbe(state, state_);
+                if (mapped != state_) setState(mapped, reason);
+            });
 }
 
 LaunchSession::~LaunchSession() {
@@ -222,8 +223,8 @@ LaunchSession::~LaunchSession() {
 QString LaunchSession::dumpRoot() const { return QDir(spec_.outputDirectory).absoluteFilePath("atb_dump_data"); }
 
 QString LaunchSession::configPath() const {
-    const QString fromProbe = control_.helloMessage().value("config_path").toString();
-    if (!fromProbe.isEmpty()) return fromProbe;
+    if (const auto& hello = control_.helloMessage(); hello && !hello->configPath.empty())
+        return QString::fromStdString(hello->configPath);
     return spec_.configPath.isEmpty() ? QDir(spec_.outputDirectory).absoluteFilePath("probe_config.json") : spec_.configPath;
 }
 
@@ -279,9 +280,9 @@ void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {
     exitCode_ = status == QProcess::CrashExit ? 128 + exitCode : exitCode;
     if (state_ == SessionState::FailedToStart) return;
     // probe run's own refusals (bad config, no torch, ...) end it before the model started.
-    const bool refused = !control_.isConnected() && control_.helloMessage().isEmpty() &&
-                         (exitCode == 64 || exitCode == 65 || exitCode == 66 || exitCode == 69 || exitCode == 73 ||
-                          exitCode == 76 || exitCode == 127);
+    const bool refused = !control_.isConnected() && !control_.helloMessage() &&
+                         (exitCode == 64 || exitCode == 65 || exitCode == 66 || exitCode == 69 ||
+                          exitCode == 73 || exitCode == 76 || exitCode == 127);
     if (refused) {
         const QString why = stderrTail_.section(QStringLiteral("probe run: "), -1).trimmed();
         setState(SessionState::FailedToStart, why.isEmpty() ? tr("probe run refused (exit code %1)").arg(exitCode) : why);

@@ -3,7 +3,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QJsonObject>
 #include <QObject>
 #include <QProcess>
 #include <QString>
@@ -45,9 +44,9 @@ enum class SessionState {
     Detached    // an attached probe went away, could not be reached, or was let go
 };
 QString sessionStateName(SessionState state);
-// The session state a probe's own state word stands for (hello's and state events' `state`:
-// sleeping, dumping, stopped); `fallback` for others (exiting, unknown words).
-SessionState sessionStateFromProbe(const QString& probeState, SessionState fallback);
+// The session state a probe's own state stands for (hello's and state events' `state`:
+// sleeping, dumping, stopped); `fallback` for exiting.
+SessionState sessionStateFromProbe(format::ProbeState probeState, SessionState fallback);
 // Whether the model of a session in this state is gone (nothing more will happen).
 bool sessionHasEnded(SessionState state);
 
@@ -92,7 +91,7 @@ public:
 signals:
     void output(const QString& text, bool isError);
     void stateChanged(probe::session::SessionState state, const QString& detail);
-    void attached(const QJsonObject& hello);
+    void attached(const probe::format::control::Hello& hello);
 
 private:
     void setState(SessionState state, const QString& detail);

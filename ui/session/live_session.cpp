@@ -29,7 +29,7 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
     connectControl(&attachClient_);
     connect(&attachClient_, &ControlClient::failed, this, [this](const QString& reason) {
         if (origin_ != Origin::Attached || hasEnded()) return;
-        const bool greeted = !attachClient_.helloMessage().isEmpty();
+        const bool greeted = attachClient_.helloMessage().has_value();
         setState(SessionState::Detached, greeted ? tr("the connection to the probe (pid %1) failed: %2").arg(attachedProbe_.pid).arg(reason)
                                                  : tr("could not attach to the probe of pid %1: %2").arg(attachedProbe_.pid).arg(reason));
     });
@@ -55,43 +55,47 @@ LiveSession::~LiveSession() {
 }
 
 void LiveSession::connectControl(ControlClient* client) {
-    connect(client, &ControlClient::hello, this, [this, client](const QJsonObject& hello) {
-        if (client == control()) onHello(hello);
-    });
-    connect(client, &ControlClient::stateChanged, this, [this, client](const QString& state, const QString& reason) {
-        // Launched sessions get their states from LaunchSession (which also knows the exit).
-        if (client != control() || origin_ != Origin::Attached || hasEnded()) return;
-        if (state == QLatin1String("exiting")) {
-            emit output(tr("[probe] the program is exiting\n"), false);
-            return;
-        }
-        const SessionState mapped = sessionStateFromProbe(state, state_);
-        if (mapped != state_) setState(mapped, reason);
-    });
-    connect(client, &ControlClient::configApplied, this, [this, client](const QJsonObject& config, const QString& source, qint64 request) {
-        if (client != control()) return;
-        configInForce_ = config;
-        emit configApplied(config, source, request);
-    });
+    connect(client, &ControlClient::hello, this,
+            [this, client](const format::control::Hello& hello) {
+                if (client == control()) onHello(hello);
+            });
+    connect(client, &ControlClient::stateChanged, this,
+            [this, client](format::ProbeState state, const QString& reason) {
+                // Launched sessions get their states from LaunchSession (which also knows the
+                // exit).
+                if (client != control() || origin_ != Origin::Attached || hasEnded()) return;
+                if (state == format::ProbeState::Exiting) {
+                    emit output(tr("[probe] the program is exiting\n"), false);
+                    return;
+                }
+                const SessionState mapped = sessionStateFromProbe(state, state_);
+                if (mapped != state_) setState(mapped, reason);
+            });
+    connect(client, &ControlClient::configApplied, this,
+            [this, client](const nlohmann::json& config, const QString& source, qint64 request) {
+                if (client != control()) return;
+                configInForce_ = config;
+                emit configApplied(config, source, request);
+            });
     connect(client, &ControlClient::configRejected, this, [this, client](const QString& reason, const QString& source, qint64 request) {
         if (client == control()) emit configRejected(reason, source, request);
     });
-    connect(client, &ControlClient::messageReceived, this, [this, client](const QString& level, const QString& text) {
-        // A launched model's runtime prints its messages on its standard error already.
-        if (client != control() || origin_ != Origin::Attached) return;
-        const auto typed = format::messageLevelFromString(level.toStdString()).value_or(format::MessageLevel::Info);
-        const QString prefix = typed == format::MessageLevel::Info ? QString() : level + QStringLiteral(": ");
-        emit output(QStringLiteral("[probe] %1%2\n").arg(prefix, text), typed == format::MessageLevel::Error);
-    });
-    connect(client, &ControlClient::rowsReceived, this, [this, client] {
+    connect(client, &ControlClient::messageReceived, this,
+            [this, client](format::MessageLevel level, const QString& text) {
+                // A launched model's runtime prints its messages on its standard error already.
+                if (client != control() || origin_ != Origin::Attached) return;
+                const QString prefix =
+                    level == format::MessageLevel::Info
+                        ? QString()
+                        : QString::fromLatin1(format::toString(level)) + QStringLiteral(": ");
+                emit output(QStringLiteral("[probe] %1%2\n").arg(prefix, text),
+                            level == format::MessageLevel::Error);
+            });
+    connect(client, &ControlClient::rowsWritten, this, [this, client] {
         if (client == control()) emit dumpGrew();
     });
     connect(client, &ControlClient::layerDiscovered, this, [this, client] {
         if (client == control()) emit dumpGrew();
-    });
-    connect(client, &ControlClient::rowsDropped, this, [this, client](qint64 count) {
-        if (client == control() && origin_ == Origin::Attached)
-            emit output(tr("[probe] %1 live rows were not sent (the dump folder has them all)\n").arg(count), false);
     });
 }
 
@@ -128,15 +132,18 @@ int LiveSession::exitCode() const { return origin_ == Origin::Launched ? launch_
 
 ControlClient* LiveSession::control() { return origin_ == Origin::Launched ? launch_.control() : &attachClient_; }
 
+const std::optional<format::control::Hello>& LiveSession::hello() const {
+    return origin_ == Origin::Launched ? launch_.control()->helloMessage()
+                                       : attachClient_.helloMessage();
+}
+
 qint64 LiveSession::probePid() const {
-    const QJsonObject hello = origin_ == Origin::Launched ? launch_.control()->helloMessage() : attachClient_.helloMessage();
-    if (hello.contains(QStringLiteral("pid"))) return hello.value(QStringLiteral("pid")).toInteger();
+    if (hello()) return hello()->pid;
     return origin_ == Origin::Attached ? attachedProbe_.pid : 0;
 }
 
 QString LiveSession::command() const {
-    const QJsonObject hello = origin_ == Origin::Launched ? launch_.control()->helloMessage() : attachClient_.helloMessage();
-    if (hello.contains(QStringLiteral("command"))) return hello.value(QStringLiteral("command")).toString();
+    if (hello()) return QString::fromStdString(hello()->command);
     if (origin_ == Origin::Attached) return attachedProbe_.command;
     const LaunchSpec& spec = launch_.spec();
     QStringList words;
@@ -147,15 +154,15 @@ QString LiveSession::command() const {
 
 QString LiveSession::dumpRoot() const {
     if (origin_ == Origin::Launched) return launch_.dumpRoot();
-    return attachClient_.helloMessage().value(QStringLiteral("dump_root")).toString();
+    return hello() ? QString::fromStdString(hello()->dumpRoot) : QString();
 }
 
 QString LiveSession::configPath() const {
     if (origin_ == Origin::Launched) return launch_.configPath();
-    return attachClient_.helloMessage().value(QStringLiteral("config_path")).toString();
+    return hello() ? QString::fromStdString(hello()->configPath) : QString();
 }
 
-qint64 LiveSession::pushConfig(const QJsonObject& config) {
+qint64 LiveSession::pushConfig(const nlohmann::json& config) {
     if (!canPushConfig()) return -1;
     return control()->pushConfig(config);
 }
@@ -166,13 +173,13 @@ void LiveSession::setState(SessionState state, const QString& detail) {
     emit stateChanged(state, detail);
 }
 
-void LiveSession::onHello(const QJsonObject& hello) {
-    configInForce_ = hello.value(QStringLiteral("config")).toObject();
+void LiveSession::onHello(const format::control::Hello& hello) {
+    configInForce_ = hello.config;
     if (origin_ == Origin::Attached)
-        setState(sessionStateFromProbe(hello.value(QStringLiteral("state")).toString(), SessionState::Sleeping),
-                 tr("attached to the probe of pid %1").arg(hello.value(QStringLiteral("pid")).toInteger()));
+        setState(sessionStateFromProbe(hello.state, SessionState::Sleeping),
+                 tr("attached to the probe of pid %1").arg(hello.pid));
     emit helloReceived(hello);
-    announceDumpFolder(hello.value(QStringLiteral("dump_root")).toString());
+    announceDumpFolder(QString::fromStdString(hello.dumpRoot));
 }
 
 void LiveSession::lookForDumpFolder() {

@@ -6,10 +6,10 @@
 #pragma once
 
 #include <QDateTime>
-#include <QJsonObject>
 #include <QObject>
 #include <QString>
 #include <QTimer>
+#include <nlohmann/json.hpp>
 
 #include "session/control_client.h"
 #include "session/launch_session.h"
@@ -48,33 +48,37 @@ public:
     QString dumpRoot() const;
     // The config file the probe watches ("" when it has none), and the config in force.
     QString configPath() const;
-    QJsonObject configInForce() const { return configInForce_; }
+    const nlohmann::json& configInForce() const { return configInForce_; }  // {} until known
     // The connection to the probe (connected once hello arrived).
     ControlClient* control();
-    bool canPushConfig() { return !hasEnded() && control()->isConnected() && !control()->helloMessage().isEmpty(); }
+    // The probe's hello (none before it arrived).
+    const std::optional<format::control::Hello>& hello() const;
+    bool canPushConfig() {
+        return !hasEnded() && control()->isConnected() && control()->helloMessage();
+    }
     // Sends an op-level config to the probe; the request id configApplied/configRejected carry,
     // or -1 when no probe is connected.
-    qint64 pushConfig(const QJsonObject& config);
+    qint64 pushConfig(const nlohmann::json& config);
 
 signals:
     void stateChanged(probe::session::SessionState state, const QString& detail);
     // The model's standard output and error (launched), the runtime's messages (attached).
     void output(const QString& text, bool isError);
     // The probe said hello: its pid, dump_root, config_path, config, state...
-    void helloReceived(const QJsonObject& hello);
+    void helloReceived(const probe::format::control::Hello& hello);
     // The dump folder exists and belongs to this session: open it and follow it. Once.
     void dumpFolderReady(const QString& dumpRoot);
-    // The probe wrote statistics rows or met a new layer-level op: its dump folder holds more
-    // (the rows themselves are read from the folder, which has them all).
+    // The probe wrote statistics rows (its doorbell) or met a new layer-level op: its dump
+    // folder holds more (the rows are read from the folder, the single source of truth).
     void dumpGrew();
     // The probe applied a config (from its file or from a client), or refused one; `request`
     // is a pushConfig() id, or -1.
-    void configApplied(const QJsonObject& config, const QString& source, qint64 request);
+    void configApplied(const nlohmann::json& config, const QString& source, qint64 request);
     void configRejected(const QString& reason, const QString& source, qint64 request);
 
 private:
     void setState(SessionState state, const QString& detail);
-    void onHello(const QJsonObject& hello);
+    void onHello(const format::control::Hello& hello);
     void connectControl(ControlClient* client);
     void lookForDumpFolder();
     void announceDumpFolder(const QString& root);
@@ -85,7 +89,7 @@ private:
     LiveProbeInfo attachedProbe_;
     SessionState state_ = SessionState::NotStarted;
     QString detail_;
-    QJsonObject configInForce_;
+    nlohmann::json configInForce_ = nlohmann::json::object();
     QDateTime launchedAt_;
     QTimer dumpFolderTimer_;
     bool dumpFolderAnnounced_ = false;

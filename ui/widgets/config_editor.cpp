@@ -9,7 +9,6 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -22,6 +21,7 @@
 #include <QTime>
 #include <QVBoxLayout>
 
+#include "probe/format/json_input.h"
 #include "session/live_session.h"
 
 namespace probe::widgets {
@@ -60,10 +60,17 @@ QStringList splitItems(const QString& text) {
 }
 
 // The op config the probe reported (hello or config_applied), as the format library reads it.
-std::optional<format::OpConfig> opConfigOf(const QJsonObject& object) {
-    if (object.isEmpty()) return std::nullopt;
-    auto result = format::parseOpConfig(QJsonDocument(object).toJson(QJsonDocument::Compact).toStdString(), "probe");
+std::optional<format::OpConfig> opConfigOf(const nlohmann::json& object) {
+    if (!object.is_object() || object.empty()) return std::nullopt;
+    auto result = format::parseOpConfig(format::dumpJson(object), "probe");
     return result.config;
+}
+
+// The document's text as the object pushed to the probe (only pushed when it has no errors).
+nlohmann::json configObjectOf(const QString& text) {
+    auto parsed = format::parseJson(text.toStdString(), "config", format::kConfigJsonLimits);
+    return parsed.ok() && parsed.value->is_object() ? std::move(*parsed.value)
+                                                    : nlohmann::json::object();
 }
 
 }  // namespace
@@ -476,7 +483,7 @@ void ConfigEditor::updateHeader() {
 
 void ConfigEditor::updateInForce() {
     QString text;
-    if (document_->kind() == Kind::Op && session_ && !session_->configInForce().isEmpty()) {
+    if (document_->kind() == Kind::Op && session_ && !session_->configInForce().empty()) {
         const auto inForce = opConfigOf(session_->configInForce());
         const bool same = inForce && document_->opConfig() && *inForce == *document_->opConfig();
         const QString color = QLatin1String(same ? kGoodColor : kWarningColor);
@@ -558,7 +565,7 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
         // here too, the probe would apply the same config twice (from its file, then from the
         // push) and say so twice; refused, the file keeps the config in force.
         pushedText_ = document_->text();
-        pendingRequest_ = session_->pushConfig(QJsonDocument::fromJson(pushedText_.toUtf8()).object());
+        pendingRequest_ = session_->pushConfig(configObjectOf(pushedText_));
         setStatus(tr("Sent to the probe (pid %1), which writes it to %2 as it applies it; waiting for its answer…")
                       .arg(session_->probePid())
                       .arg(path),
@@ -573,8 +580,7 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
     }
     if (pushes) {
         // The text as written, for the probe to judge exactly as it judges its file.
-        const QJsonObject config = QJsonDocument::fromJson(document_->text().toUtf8()).object();
-        pendingRequest_ = session_->pushConfig(config);
+        pendingRequest_ = session_->pushConfig(configObjectOf(document_->text()));
         setStatus(tr("Written to %1 and sent to the probe (pid %2); waiting for its answer…").arg(path).arg(session_->probePid()),
                   QString());
     } else if (op) {
@@ -588,7 +594,8 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
     return true;
 }
 
-void ConfigEditor::onConfigApplied(const QJsonObject& config, const QString& source, qint64 request) {
+void ConfigEditor::onConfigApplied(const nlohmann::json& config, const QString& source,
+                                   qint64 request) {
     if (request >= 0 && request == pendingRequest_) {
         pendingRequest_ = -1;
         // The probe wrote its config file with what it applied: the document is that file now,

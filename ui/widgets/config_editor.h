@@ -6,7 +6,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QJsonObject>
 #include <QList>
 #include <QPointer>
 #include <QWidget>
@@ -96,7 +95,7 @@ private:
     void updateHeader();
     void updateInForce();
     void setStatus(const QString& text, const QString& color);
-    void onConfigApplied(const QJsonObject& config, const QString& source, qint64 request);
+    void onConfigApplied(const nlohmann::json& config, const QString& source, qint64 request);
     void onConfigRejected(const QString& reason, const QString& source, qint64 request);
     const Field* findField(const std::string& key) const;
 

@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "probe/format/control_protocol.h"
 
-#include "probe/format/config_issue.h"
-#include "probe/format/json_input.h"
-
 #include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -76,41 +73,6 @@ std::optional<std::string> controlSocketDirectory(bool create, std::string* erro
         dir = defaultDirectory(true);
     if (dir.empty()) dir = defaultDirectory(false);
     return privateDirectory(dir, create, error);
-}
-
-ControlRequest parseControlRequest(std::string_view line) {
-    ControlRequest request;
-    auto parsed = parseJson(line, "control socket", kControlLineLimits);
-    if (!parsed.ok()) {
-        request.problem = "not a JSON object: " + parsed.error.toString();
-        return request;
-    }
-    nlohmann::json& message = *parsed.value;
-    if (!message.is_object()) {
-        request.problem = std::string("not a JSON object: found ") + message.type_name();
-        return request;
-    }
-    const auto type = message.find("type");
-    if (type == message.end() || !type->is_string()) {
-        request.problem = "a message needs a string \"type\"; found " +
-                          (type == message.end() ? std::string("none") : jsonSnippet(*type));
-        return request;
-    }
-    const auto id = message.find("id");
-    if (*type == "ping") {
-        request.kind = ControlRequest::Kind::Ping;
-        if (id != message.end()) request.id = std::move(*id);
-    } else if (*type == "set_config") {
-        request.kind = ControlRequest::Kind::SetConfig;
-        if (id != message.end() && id->is_number_integer()) request.request = id->get<int64_t>();
-        if (const auto config = message.find("config");
-            config != message.end() && config->is_object())
-            request.config = std::move(*config);
-    } else {
-        request.kind = ControlRequest::Kind::Ignored;  // a newer client's message: ignored, as the
-                                                       // protocol says
-    }
-    return request;
 }
 
 std::string controlSocketName(int64_t pid) { return "probe-" + std::to_string(pid) + ".sock"; }

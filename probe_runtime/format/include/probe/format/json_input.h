@@ -23,10 +23,11 @@ struct JsonLimits {
 
 // Config files (op and api kinds) and configs pushed over the control socket.
 constexpr JsonLimits kConfigJsonLimits{1u << 20, 32};
-// One line of the control protocol, either direction. Rows come in batches of 2000, so the
-// application accepts larger lines than the probe does.
+// One line of the control protocol, either direction. The probe's hello and config_applied
+// carry a config (up to kConfigJsonLimits) besides their own keys, so the application accepts
+// larger lines than the probe does.
 constexpr JsonLimits kControlLineLimits{1u << 20, 32};
-constexpr JsonLimits kControlClientLineLimits{64u << 20, 32};
+constexpr JsonLimits kControlClientLineLimits{4u << 20, 32};
 // info/layer and info/model structure files (nodes nest two levels per op level).
 constexpr JsonLimits kStructureJsonLimits{256u << 20, 256};
 // dump.json and construct.json of the msprobe layout.

@@ -17,7 +17,7 @@
 #include "probe/format/tensor_bin.h"
 #include "probe/format/tensor_stats.h"
 
-namespace probe::bench {
+namespace probe::synthetic {
 namespace {
 
 struct GenOp {
@@ -27,10 +27,12 @@ struct GenOp {
     std::vector<GenOp> children;
 };
 
-const char* const kOperationNames[] = {"input_layernorm", "self_attn", "post_attention_layernorm", "mlp",
-                                       "rotary", "residual"};
-const char* const kOperationTypes[] = {"RMSNorm", "Attention", "RMSNorm", "MLP", "RotaryEmbedding", "Add"};
-const char* const kKernelNames[] = {"mm", "add", "mul", "softmax", "silu", "rsqrt", "transpose", "cat"};
+const char* const kOperationNames[] = {
+    "input_layernorm", "self_attn", "post_attention_layernorm", "mlp", "rotary", "residual"};
+const char* const kOperationTypes[] = {"RMSNorm", "Attention",       "RMSNorm",
+                                       "MLP",     "RotaryEmbedding", "Add"};
+const char* const kKernelNames[] = {"mm",   "add",   "mul",       "softmax",
+                                    "silu", "rsqrt", "transpose", "cat"};
 
 void check(int rc, const std::string& what) {
     if (rc != 0) throw std::runtime_error("cannot write " + what + ": " + std::strerror(rc));
@@ -38,7 +40,8 @@ void check(int rc, const std::string& what) {
 
 // A deterministic value in [0, 1) for a few integers.
 double noise(uint64_t a, uint64_t b, uint64_t c) {
-    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^ c * 0x165667B19E3779F9ull;
+    uint64_t x = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^
+                 c * 0x165667B19E3779F9ull;
     x ^= x >> 31;
     x *= 0xD6E8FEB86659FD93ull;
     x ^= x >> 32;
@@ -57,7 +60,8 @@ format::StructureNode structureOf(const GenOp& op) {
 
 class Writer {
 public:
-    Writer(const SyntheticDumpOptions& options, SyntheticDumpResult& result) : o_(options), r_(result) {}
+    Writer(const SyntheticDumpOptions& options, SyntheticDumpResult& result)
+        : o_(options), r_(result) {}
 
     void run() {
         r_.root = format::absolutePath(o_.output) + "/atb_dump_data";
@@ -65,7 +69,8 @@ public:
         writeStructure();
         const uint64_t rowsPerRound = 2 * r_.ops;
         r_.rounds = rowsPerRound == 0 ? 0 : (o_.rows + rowsPerRound - 1) / rowsPerRound;
-        for (uint64_t round = 0; round < r_.rounds && r_.rows < o_.rows; ++round) writeRound(static_cast<int>(round));
+        for (uint64_t round = 0; round < r_.rounds && r_.rows < o_.rows; ++round)
+            writeRound(static_cast<int>(round));
         writeStatus();
     }
 
@@ -73,7 +78,9 @@ private:
     void buildTree() {
         const int layers = std::max(1, o_.layers);
         const uint64_t perLayer = std::max<uint64_t>(1, o_.ops / static_cast<uint64_t>(layers));
-        const uint64_t extra = o_.ops > perLayer * static_cast<uint64_t>(layers) ? o_.ops - perLayer * static_cast<uint64_t>(layers) : 0;
+        const uint64_t extra = o_.ops > perLayer * static_cast<uint64_t>(layers)
+                                   ? o_.ops - perLayer * static_cast<uint64_t>(layers)
+                                   : 0;
         for (int l = 0; l < layers; ++l) {
             GenOp layer;
             layer.id = std::to_string(l);
@@ -84,7 +91,10 @@ private:
             layer.layer = l;
             const uint64_t n = perLayer + (static_cast<uint64_t>(l) < extra ? 1 : 0);
             const uint64_t rest = n - 1;
-            const uint64_t operations = rest == 0 ? 0 : std::max<uint64_t>(1, static_cast<uint64_t>(std::lround(std::sqrt(double(rest)))));
+            const uint64_t operations =
+                rest == 0 ? 0
+                          : std::max<uint64_t>(
+                                1, static_cast<uint64_t>(std::lround(std::sqrt(double(rest)))));
             const uint64_t kernels = rest - operations;
             for (uint64_t j = 0; j < operations; ++j) {
                 GenOp op;
@@ -121,20 +131,26 @@ private:
         model.inTensors = {"SyntheticModel_input_0"};
         for (const auto& layer : tree_) {
             format::StructureNode node = structureOf(layer);
-            const std::string layerFile =
-                r_.root + "/info/layer/" + o_.devicePid + "/" + format::safeFileComponent(layer.name) + "_" + layer.id + ".json";
+            const std::string layerFile = r_.root + "/info/layer/" + o_.devicePid + "/" +
+                                          format::safeFileComponent(layer.name) + "_" + layer.id +
+                                          ".json";
             check(format::makeDirectories(r_.root + "/info/layer/" + o_.devicePid), "info/layer");
             check(format::writeFileAtomically(layerFile, node.toJson().dump()), layerFile);
             model.nodes.push_back(std::move(node));
         }
         check(format::makeDirectories(r_.root + "/info/model/" + o_.devicePid), "info/model");
-        const std::string modelFile = r_.root + "/info/model/" + o_.devicePid + "/SyntheticModel.json";
+        const std::string modelFile =
+            r_.root + "/info/model/" + o_.devicePid + "/SyntheticModel.json";
         check(format::writeFileAtomically(modelFile, model.toJson().dump()), modelFile);
     }
 
     // Layers at or after the planted overflow, in the planted round.
-    bool overflows(int layer, int round) const { return round == o_.nanRound && o_.nanLayer >= 0 && layer == o_.nanLayer; }
-    bool poisoned(int layer, int round) const { return round == o_.nanRound && o_.nanLayer >= 0 && layer > o_.nanLayer; }
+    bool overflows(int layer, int round) const {
+        return round == o_.nanRound && o_.nanLayer >= 0 && layer == o_.nanLayer;
+    }
+    bool poisoned(int layer, int round) const {
+        return round == o_.nanRound && o_.nanLayer >= 0 && layer > o_.nanLayer;
+    }
 
     void statsFor(const GenOp& op, int round, bool isOutput, format::StatRow& row) {
         const double u = noise(serial_, static_cast<uint64_t>(round), isOutput);
@@ -158,13 +174,16 @@ private:
         const double scale = 1.0 + 0.08 * op.layer + 0.01 * round;
         for (size_t i = 0; i < data.size(); ++i) {
             const double r = static_cast<double>(i / 64), c = static_cast<double>(i % 64);
-            data[i] = static_cast<float>(scale * (std::sin(0.3 * c + 0.7 * r + op.layer) + 0.4 * std::cos(0.11 * c * r)) -
-                                         (isOutput ? 0.0 : 0.2));
+            data[i] = static_cast<float>(
+                scale * (std::sin(0.3 * c + 0.7 * r + op.layer) + 0.4 * std::cos(0.11 * c * r)) -
+                (isOutput ? 0.0 : 0.2));
         }
         if (poisoned(op.layer, round)) {
-            for (size_t i = 0; i < data.size(); i += 7) data[i] = std::numeric_limits<float>::quiet_NaN();
+            for (size_t i = 0; i < data.size(); i += 7)
+                data[i] = std::numeric_limits<float>::quiet_NaN();
         } else if (overflows(op.layer, round) && isOutput) {
-            for (size_t i = 3; i < data.size(); i += 97) data[i] = std::numeric_limits<float>::infinity();
+            for (size_t i = 3; i < data.size(); i += 97)
+                data[i] = std::numeric_limits<float>::infinity();
         }
         return data;
     }
@@ -184,7 +203,8 @@ private:
         row.shape = op.depth == 0 ? "1x16x64" : "16x64";
         if (o_.tensors && op.depth == 0) {
             const auto data = tensorData(op, round, isOutput);
-            const auto stats = format::computeTensorStats(format::DType::Float, data.data(), data.size());
+            const auto stats =
+                format::computeTensorStats(format::DType::Float, data.data(), data.size());
             row.shape = "16x64";
             row.max = stats.max;
             row.min = stats.min;
@@ -196,7 +216,8 @@ private:
             const std::string dir = roundDir_ + "/" + op.relDir + (isOutput ? "/after" : "/before");
             check(format::makeDirectories(dir), dir);
             row.tensorPath = dir + (isOutput ? "/outtensor0.bin" : "/intensor0.bin");
-            check(format::writeFileAtomically(row.tensorPath, format::makeBinHeader(header), data.data(), header.dataLength),
+            check(format::writeFileAtomically(row.tensorPath, format::makeBinHeader(header),
+                                              data.data(), header.dataLength),
                   row.tensorPath);
             ++r_.tensorFiles;
             r_.bytes += header.dataLength;
@@ -240,8 +261,10 @@ private:
     void writeStatus() {
         format::ProcessDumpStatus status;
         const size_t underscore = o_.devicePid.find('_');
-        status.pid = std::stoll(underscore == std::string::npos ? o_.devicePid : o_.devicePid.substr(underscore + 1));
-        status.device = underscore == std::string::npos ? -1 : std::stoi(o_.devicePid.substr(0, underscore));
+        status.pid = std::stoll(
+            underscore == std::string::npos ? o_.devicePid : o_.devicePid.substr(underscore + 1));
+        status.device =
+            underscore == std::string::npos ? -1 : std::stoi(o_.devicePid.substr(0, underscore));
         status.state = o_.complete ? format::DumpState::Complete : format::DumpState::Running;
         status.command = "synthetic dump";
         status.started = status.updated = format::isoTimestampNow();
@@ -267,4 +290,4 @@ SyntheticDumpResult writeSyntheticDump(const SyntheticDumpOptions& options) {
     return result;
 }
 
-}  // namespace probe::bench
+}  // namespace probe::synthetic
