@@ -17,12 +17,14 @@
 class QAction;
 class QDockWidget;
 class QLabel;
+class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QStackedWidget;
 class QTabWidget;
+class QToolBar;
 
 namespace probe::context {
 class AppContext;
@@ -30,6 +32,7 @@ class AppContext;
 
 namespace probe::widgets {
 
+class ComparePanel;
 class ConfigEditor;
 class LaunchForm;
 class OpTensorsPanel;
@@ -42,7 +45,7 @@ class TensorPreview;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum class View { Tree, Plot, Tensor, Config };
+    enum class View { Tree, Plot, Tensor, Config, Compare };
     enum class Page { Start, Launch, Workspace };
 
     // Shows `context`, which must outlive the window.
@@ -72,6 +75,10 @@ public:
     StatisticsPlot* statisticsPlot() const { return plot_; }
     TensorPreview* tensorPreview() const { return preview_; }
     ConfigEditor* configEditor() const { return configEditor_; }
+    ComparePanel* comparePanel() const { return compare_; }
+    QAction* jumpToDivergenceAction() const { return jumpAction_; }
+    // File › Compare: asks for the reference and the candidate (default: the dump shown).
+    void chooseComparison();
     StartPage* startPage() const { return startPage_; }
     LaunchForm* launchForm() const { return launchForm_; }
     SessionPanel* sessionPanel() const { return sessionPanel_; }
@@ -107,6 +114,9 @@ private:
     void updateStatus();
     void updateSessionStatus();
     void updateRounds();
+    // The comparison's menu entries (in `file`, before `at`), toolbar actions and status (in
+    // compare_actions.cpp).
+    void setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar);
 
     context::AppContext* context_;
     QPointer<session::LiveSession> shownSession_;  // the live session the window listens to
@@ -120,6 +130,10 @@ private:
     StatisticsPlot* plot_;
     TensorPreview* preview_;
     ConfigEditor* configEditor_;
+    ComparePanel* compare_;
+    QAction* jumpAction_ = nullptr;
+    QProgressBar* compareProgress_ = nullptr;
+    QPushButton* cancelCompare_ = nullptr;
     SessionPanel* sessionPanel_;
     QDockWidget* sessionDock_;
     QLabel* roundLabel_;
