@@ -4,14 +4,13 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "analysis/compare.h"
 #include "analysis/compare_report.h"
 #include "analysis/dump_reader.h"
+#include "command_line.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "probe/format/file_util.h"
@@ -60,12 +59,6 @@ const char* kCompareUsage =
 // sysexits' EX_DATAERR: the dumps were read, but nothing in them can be compared.
 constexpr int kExitNothingToCompare = kExitConfigInvalid;
 
-bool parseNumber(const std::string& text, double& out) {
-    char* end = nullptr;
-    out = std::strtod(text.c_str(), &end);
-    return !text.empty() && *end == '\0' && std::isfinite(out) && out >= 0;
-}
-
 bool parseUlps(const std::string& text, analysis::NoiseFloorUlps& ulps, std::string& why) {
     size_t start = 0;
     while (start <= text.size()) {
@@ -73,20 +66,21 @@ bool parseUlps(const std::string& text, analysis::NoiseFloorUlps& ulps, std::str
         const std::string item =
             text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         const size_t eq = item.find('=');
-        double value = 0;
-        if (eq == std::string::npos || !parseNumber(item.substr(eq + 1), value)) {
+        const auto value =
+            eq == std::string::npos ? std::nullopt : parseNumber(item.substr(eq + 1));
+        if (!value || *value < 0) {
             why = "'" + item + "' is not DTYPE=N (N a number >= 0)";
             return false;
         }
         const std::string dtype = item.substr(0, eq);
         if (dtype == "float64" || dtype == "double") {
-            ulps.float64 = value;
+            ulps.float64 = *value;
         } else if (dtype == "float32" || dtype == "float") {
-            ulps.float32 = value;
+            ulps.float32 = *value;
         } else if (dtype == "float16" || dtype == "half") {
-            ulps.float16 = value;
+            ulps.float16 = *value;
         } else if (dtype == "bfloat16" || dtype == "bf16") {
-            ulps.bfloat16 = value;
+            ulps.bfloat16 = *value;
         } else {
             why = "unknown dtype '" + dtype + "' (float64, float32, float16, bfloat16)";
             return false;
@@ -144,71 +138,41 @@ std::string describeScope(const analysis::DumpLocation& location) {
 int runCompareCommand(const Args& args) {
     std::vector<std::string> dumps;
     analysis::CompareOptions options;
-    std::string csv, xlsx, rank, againstRank;
-    bool json = false, replicasSet = false;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "-h" || a == "--help") {
-            std::fputs(kCompareUsage, stdout);
-            return kExitOk;
-        }
-        auto value = [&](std::string& out) {
-            if (i + 1 >= args.size()) {
-                std::fprintf(stderr, "probe compare: %s needs a value\n", a.c_str());
-                return false;
-            }
-            out = args[++i];
-            return true;
-        };
-        std::string text;
-        if (a == "--rank") {
-            if (!value(rank)) return kExitUsage;
-        } else if (a == "--against-rank") {
-            if (!value(againstRank)) return kExitUsage;
-        } else if (a == "--replicas" || a == "--no-replicas") {
-            options.replicas = a == "--replicas";
-            replicasSet = true;
-        } else if (a == "--exact") {
-            options.exact = true;
-        } else if (a == "--ulps") {
-            std::string why;
-            if (!value(text)) return kExitUsage;
-            if (!parseUlps(text, options.ulps, why)) {
-                std::fprintf(stderr, "probe compare: --ulps %s: %s\n", text.c_str(), why.c_str());
-                return kExitUsage;
-            }
-        } else if (a == "--threads") {
-            double n = 0;
-            if (!value(text)) return kExitUsage;
-            if (!parseNumber(text, n) || n < 1 || n > 256 || n != std::floor(n)) {
-                std::fprintf(stderr,
-                             "probe compare: --threads needs a whole number from 1 to 256\n");
-                return kExitUsage;
-            }
-            options.threads = static_cast<unsigned>(n);
-        } else if (a == "--no-data") {
-            options.useTensorData = false;
-        } else if (a == "--csv") {
-            if (!value(csv)) return kExitUsage;
-        } else if (a == "--xlsx") {
-            if (!value(xlsx)) return kExitUsage;
-        } else if (a == "--json") {
-            json = true;
-        } else if (a == "--rtol" || a == "--atol" || a == "--min-cosine") {
-            std::fprintf(stderr,
-                         "probe compare: %s is gone: a noise floor per dtype replaced the "
-                         "tolerances (see --ulps and "
-                         "docs/compare.md)\n",
-                         a.c_str());
-            return kExitUsage;
-        } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "probe compare: unknown option '%s'\n\n%s", a.c_str(),
-                         kCompareUsage);
-            return kExitUsage;
-        } else {
-            dumps.push_back(a);
-        }
+    std::string csv, xlsx, rank, againstRank, ulps;
+    bool json = false;
+    CLI::App app{"", "probe compare"};
+    prepareCommandLine(app);
+    app.add_option("DUMP", dumps);
+    app.add_option("--rank", rank);
+    app.add_option("--against-rank", againstRank);
+    auto* replicas = app.add_flag("--replicas,!--no-replicas", options.replicas);
+    app.add_flag("--exact", options.exact);
+    auto* ulpsGiven = app.add_option("--ulps", ulps);
+    app.add_option("--threads", options.threads)->check(numberCheck(1, 256, true));
+    app.add_flag("!--no-data", options.useTensorData);
+    app.add_option("--csv", csv);
+    app.add_option("--xlsx", xlsx);
+    app.add_flag("--json", json);
+    // Gone options, named so that their users learn what replaced them.
+    std::string goneValue;
+    std::vector<std::pair<const char*, CLI::Option*>> gone;
+    for (const char* name : {"--rtol", "--atol", "--min-cosine"})
+        gone.emplace_back(name, app.add_option(name, goneValue)->expected(0, 1)->group(""));
+    if (auto exit = parseCommandLine(app, args, kCompareUsage)) return *exit;
+    for (const auto& [name, option] : gone) {
+        if (option->count() == 0) continue;
+        std::fprintf(stderr,
+                     "probe compare: %s is gone: a noise floor per dtype replaced the tolerances "
+                     "(see --ulps and docs/compare.md)\n",
+                     name);
+        return kExitUsage;
     }
+    std::string why;
+    if (ulpsGiven->count() > 0 && !parseUlps(ulps, options.ulps, why)) {
+        std::fprintf(stderr, "probe compare: --ulps %s: %s\n", ulps.c_str(), why.c_str());
+        return kExitUsage;
+    }
+    const bool replicasSet = replicas->count() > 0;
     if (dumps.size() == 1 && !againstRank.empty()) dumps.push_back(dumps.front());
     if (dumps.size() != 2) {
         std::fprintf(

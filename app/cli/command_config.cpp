@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "command_line.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "probe/format/api_config.h"
@@ -58,61 +59,41 @@ void printIssues(const std::vector<format::ConfigIssue>& issues) {
 }  // namespace
 
 int runConfigCommand(const Args& args) {
-    if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-        std::fputs(kConfigUsage, args.empty() ? stderr : stdout);
-        return args.empty() ? kExitUsage : kExitOk;
-    }
-    if (args[0] == "default") {
-        std::string kind = "op";
-        for (size_t i = 1; i < args.size(); ++i) {
-            if (args[i] == "--kind" && i + 1 < args.size()) kind = args[++i];
-            else if (args[i].rfind("--kind=", 0) == 0) kind = args[i].substr(7);
-            else {
-                std::fprintf(stderr, "probe config default: unknown argument '%s'\n", args[i].c_str());
-                return kExitUsage;
-            }
-        }
-        if (kind == "op") {
-            std::fputs(format::OpConfig::startingPoint().toFileText().c_str(), stdout);
-        } else if (kind == "api") {
-            std::printf("%s\n", format::dumpJson(format::ApiConfig{}.toJson(), 4).c_str());
-        } else {
-            std::fprintf(stderr, "probe config default: --kind must be 'op' or 'api', not '%s'\n", kind.c_str());
-            return kExitUsage;
-        }
-        return kExitOk;
-    }
-    if (args[0] != "validate") {
-        std::fprintf(stderr, "probe config: unknown subcommand '%s'\n\n%s", args[0].c_str(), kConfigUsage);
+    if (args.empty()) {
+        std::fputs(kConfigUsage, stderr);
         return kExitUsage;
     }
-    std::string file, kind;
-    for (size_t i = 1; i < args.size(); ++i) {
-        if (args[i] == "--kind" && i + 1 < args.size()) {
-            kind = args[++i];
-        } else if (args[i].rfind("--kind=", 0) == 0) {
-            kind = args[i].substr(7);
-        } else if (args[i] == "--help" || args[i] == "-h") {
-            std::fputs(kConfigUsage, stdout);
-            return kExitOk;
-        } else if (args[i].size() > 1 && args[i][0] == '-') {  // "-" alone: standard input
-            std::fprintf(stderr, "probe config validate: unknown option '%s'\n\n%s", args[i].c_str(), kConfigUsage);
-            return kExitUsage;
-        } else if (file.empty()) {
-            file = args[i];
-        } else {
-            std::fprintf(stderr, "probe config validate: only one FILE, got '%s' too\n", args[i].c_str());
-            return kExitUsage;
-        }
+    std::string kind;
+    std::vector<std::string> files;
+    CLI::App app{"", "probe config"};
+    prepareCommandLine(app);
+    CLI::App* validate = app.add_subcommand("validate");
+    validate->add_option("FILE", files);
+    validate->add_option("--kind", kind)->check(oneOf({"op", "api"}));
+    CLI::App* startingPoint = app.add_subcommand("default");
+    startingPoint->add_option("--kind", kind)->check(oneOf({"op", "api"}));
+    if (auto exit = parseCommandLine(app, args, kConfigUsage)) return *exit;
+    if (startingPoint->parsed()) {
+        if (kind == "api")
+            std::printf("%s\n", format::dumpJson(format::ApiConfig{}.toJson(), 4).c_str());
+        else
+            std::fputs(format::OpConfig::startingPoint().toFileText().c_str(), stdout);
+        return kExitOk;
     }
-    if (file.empty()) {
+    if (!validate->parsed()) {  // options only, no subcommand
+        std::fputs(kConfigUsage, stderr);
+        return kExitUsage;
+    }
+    if (files.empty()) {
         std::fprintf(stderr, "probe config validate: no FILE given\n\n%s", kConfigUsage);
         return kExitUsage;
     }
-    if (!kind.empty() && kind != "op" && kind != "api") {
-        std::fprintf(stderr, "probe config validate: --kind must be 'op' or 'api', not '%s'\n", kind.c_str());
+    if (files.size() > 1) {
+        std::fprintf(stderr, "probe config validate: only one FILE, got '%s' too\n",
+                     files[1].c_str());
         return kExitUsage;
     }
+    const std::string& file = files.front();
     std::string error;
     const std::string shownFile = format::printableText(file, 4096);
     auto text = readConfigText(file, &error);

@@ -1,11 +1,12 @@
 // probe grads DIR: which parameters' gradients misbehave over training (from the gradient
 // monitor's CSV files).
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "analysis/grad_monitor.h"
+#include "command_line.h"
 #include "commands.h"
 #include "exit_codes.h"
 
@@ -34,59 +35,36 @@ const char* kGradsUsage =
     "\n"
     "Exit code: 0 nothing found, 1 findings, 64 usage, 66 no monitor files in DIR.\n";
 
-bool parseDouble(const std::string& text, double& out) {
-    char* end = nullptr;
-    out = std::strtod(text.c_str(), &end);
-    return !text.empty() && end && *end == '\0';
-}
-
 }  // namespace
 
 int runGradsCommand(const Args& args) {
-    std::string dir;
+    std::vector<std::string> dirs;
     analysis::GradThresholds thresholds;
     bool json = false;
-    double maxLines = 50;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "-h" || a == "--help") {
-            std::fputs(kGradsUsage, stdout);
-            return kExitOk;
-        }
-        if (a == "--json") {
-            json = true;
-            continue;
-        }
-        if (a == "--spike" || a == "--vanish" || a == "--explode" || a == "--window" ||
-            a == "--max") {
-            double v = 0;
-            if (i + 1 >= args.size() || !parseDouble(args[i + 1], v) || !(v >= 0)) {
-                std::fprintf(stderr, "probe grads: %s needs a number >= 0\n", a.c_str());
-                return kExitUsage;
-            }
-            ++i;
-            if (a == "--spike") thresholds.spike = v;
-            if (a == "--vanish") thresholds.vanish = v;
-            if (a == "--explode") thresholds.explode = v;
-            if (a == "--window") thresholds.window = std::max(1, static_cast<int>(v));
-            if (a == "--max") maxLines = v;
-            continue;
-        }
-        if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "probe grads: unknown option '%s'\n\n%s", a.c_str(), kGradsUsage);
-            return kExitUsage;
-        }
-        if (!dir.empty()) {
-            std::fprintf(stderr, "probe grads: one directory at a time ('%s' and '%s')\n",
-                         dir.c_str(), a.c_str());
-            return kExitUsage;
-        }
-        dir = a;
+    double window = thresholds.window, maxLines = 50;
+    CLI::App app{"", "probe grads"};
+    prepareCommandLine(app);
+    app.add_option("DIR", dirs);
+    app.add_option("--spike", thresholds.spike)->check(numberCheck(0));
+    app.add_option("--vanish", thresholds.vanish)->check(numberCheck(0));
+    double explode = 0;
+    auto* explodeGiven = app.add_option("--explode", explode)->check(numberCheck(0));
+    app.add_option("--window", window)->check(numberCheck(0, 1e9));
+    app.add_option("--max", maxLines)->check(numberCheck(0));
+    app.add_flag("--json", json);
+    if (auto exit = parseCommandLine(app, args, kGradsUsage)) return *exit;
+    if (dirs.size() > 1) {
+        std::fprintf(stderr, "probe grads: one directory at a time ('%s' and '%s')\n",
+                     dirs[0].c_str(), dirs[1].c_str());
+        return kExitUsage;
     }
-    if (dir.empty()) {
+    if (dirs.empty()) {
         std::fputs(kGradsUsage, stderr);
         return kExitUsage;
     }
+    const std::string& dir = dirs.front();
+    thresholds.window = std::max(1, static_cast<int>(window));
+    if (explodeGiven->count() > 0) thresholds.explode = explode;
     std::string error;
     auto data = analysis::readGradMonitor(dir, &error);
     if (!data) {
@@ -103,7 +81,7 @@ int runGradsCommand(const Args& args) {
                     data->series.size(), samples, data->files.size(), dir.c_str());
         size_t shown = 0;
         for (const auto& f : findings) {
-            if (shown >= static_cast<size_t>(maxLines)) break;
+            if (static_cast<double>(shown) >= maxLines) break;
             std::printf("  %s\n", analysis::formatGradFinding(f).c_str());
             ++shown;
         }

@@ -7,6 +7,7 @@
 
 #include "analysis/dump_reader.h"
 #include "analysis/overflow_check.h"
+#include "command_line.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "probe/format/file_util.h"
@@ -42,61 +43,37 @@ const char* kOverflowUsage =
 }  // namespace
 
 int runOverflowCommand(const Args& args) {
-    std::string dir, outputDir;
-    bool json = false, ignoreGiven = false;
+    std::vector<std::string> dirs, ignore;
+    std::string range, outputDir;
+    bool json = false;
     analysis::OverflowOptions options;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&](const char* option) -> const std::string* {
-            if (i + 1 >= args.size()) {
-                std::fprintf(stderr, "probe overflow: %s needs a value\n", option);
-                return nullptr;
-            }
-            return &args[++i];
-        };
-        if (a == "-h" || a == "--help") {
-            std::fputs(kOverflowUsage, stdout);
-            return kExitOk;
-        } else if (a == "--range") {
-            const std::string* v = value("--range");
-            if (!v) return kExitUsage;
-            auto limit = analysis::parseRangeLimit(*v);
-            if (!limit) {
-                std::fprintf(stderr, "probe overflow: --range %s: expected float16 or bfloat16\n",
-                             v->c_str());
-                return kExitUsage;
-            }
-            options.range = *limit;
-        } else if (a == "--all") {
-            options.allBirths = true;
-        } else if (a == "--ignore") {
-            const std::string* v = value("--ignore");
-            if (!v) return kExitUsage;
-            if (!ignoreGiven) options.ignore.clear();
-            ignoreGiven = true;
-            options.ignore.push_back(*v);
-        } else if (a == "--output" || a == "-o") {
-            const std::string* v = value("--output");
-            if (!v) return kExitUsage;
-            outputDir = *v;
-        } else if (a == "--json") {
-            json = true;
-        } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "probe overflow: unknown option '%s'\n\n%s", a.c_str(),
-                         kOverflowUsage);
-            return kExitUsage;
-        } else if (dir.empty()) {
-            dir = a;
-        } else {
-            std::fprintf(stderr, "probe overflow: one dump at a time ('%s' and '%s')\n",
-                         dir.c_str(), a.c_str());
-            return kExitUsage;
-        }
+    CLI::App app{"", "probe overflow"};
+    prepareCommandLine(app);
+    app.add_option("DIR", dirs);
+    const CLI::Validator rangeFormat(
+        [](std::string& text) -> std::string {
+            if (analysis::parseRangeLimit(text)) return "";
+            return "must be float16 or bfloat16, not '" + text + "'";
+        },
+        "FORMAT");
+    auto* rangeGiven = app.add_option("--range", range)->check(rangeFormat);
+    app.add_flag("--all", options.allBirths);
+    app.add_option("--ignore", ignore)->take_all()->allow_extra_args(false);
+    app.add_option("-o,--output", outputDir);
+    app.add_flag("--json", json);
+    if (auto exit = parseCommandLine(app, args, kOverflowUsage)) return *exit;
+    if (dirs.size() > 1) {
+        std::fprintf(stderr, "probe overflow: one dump at a time ('%s' and '%s')\n",
+                     dirs[0].c_str(), dirs[1].c_str());
+        return kExitUsage;
     }
-    if (dir.empty()) {
+    if (dirs.empty()) {
         std::fputs(kOverflowUsage, stderr);
         return kExitUsage;
     }
+    const std::string& dir = dirs.front();
+    if (rangeGiven->count() > 0) options.range = *analysis::parseRangeLimit(range);
+    if (!ignore.empty()) options.ignore = ignore;  // replaces the default list
     std::string error;
     auto index = analysis::readDump(dir, &error);
     if (!index) {

@@ -15,20 +15,23 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
+#include "command_line.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "install_layout.h"
 #include "probe/format/config_issue.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 #include "probe/format/op_config.h"
 #include "probe_config.h"
 
@@ -241,73 +244,23 @@ void forwardSignal(int signal) {
     if (gChild > 0) ::kill(gChild, signal);
 }
 
-// Lines the injected Python part wrote, one per process that imported torch.
-std::vector<nlohmann::json> readInjectionLog(const std::string& root) {
-    std::vector<nlohmann::json> lines;
-    auto text = format::readTextFile(root + "/probe_injection.jsonl", nullptr);
-    if (!text) return lines;
-    std::stringstream in(*text);
-    std::string line;
-    while (std::getline(in, line)) {
-        auto j = nlohmann::json::parse(line, nullptr, false);
-        if (!j.is_discarded() && j.is_object()) lines.push_back(j);
-    }
-    return lines;
-}
-
 }  // namespace
 
 int runRunCommand(const Args& args) {
     std::string output = "probe_dump", config;
     bool preload = false, quiet = false, append = false, overwrite = false;
-    size_t i = 0;
-    for (; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "--") {
-            ++i;
-            break;
-        }
-        if (a == "-h" || a == "--help") {
-            std::fputs(kRunUsage, stdout);
-            return kExitOk;
-        }
-        auto value = [&](const std::string& option) -> std::optional<std::string> {
-            if (a == option) {
-                if (i + 1 >= args.size()) return std::nullopt;
-                return args[++i];
-            }
-            return a.substr(option.size() + 1);
-        };
-        if (a == "--output" || a.rfind("--output=", 0) == 0) {
-            auto v = value("--output");
-            if (!v || v->empty()) {
-                std::fprintf(stderr, "probe run: --output needs a directory\n");
-                return kExitUsage;
-            }
-            output = *v;
-        } else if (a == "--config" || a.rfind("--config=", 0) == 0) {
-            auto v = value("--config");
-            if (!v || v->empty()) {
-                std::fprintf(stderr, "probe run: --config needs a file\n");
-                return kExitUsage;
-            }
-            config = *v;
-        } else if (a == "--append") {
-            append = true;
-        } else if (a == "--overwrite") {
-            overwrite = true;
-        } else if (a == "--preload") {
-            preload = true;
-        } else if (a == "--quiet") {
-            quiet = true;
-        } else if (!a.empty() && a[0] == '-') {
-            std::fprintf(stderr, "probe run: unknown option '%s'\n\n%s", a.c_str(), kRunUsage);
-            return kExitUsage;
-        } else {
-            break;
-        }
-    }
-    std::vector<std::string> command(args.begin() + static_cast<long>(i), args.end());
+    std::vector<std::string> command;
+    CLI::App app{"", "probe run"};
+    prepareCommandLine(app);
+    app.positionals_at_end();  // the command's own options follow its name, untouched
+    app.add_option("--output", output)->check(nonEmpty("a directory"));
+    app.add_option("--config", config)->check(nonEmpty("a file"));
+    app.add_flag("--append", append);
+    app.add_flag("--overwrite", overwrite);
+    app.add_flag("--preload", preload);
+    app.add_flag("--quiet", quiet);
+    app.add_option("COMMAND", command);
+    if (auto exit = parseCommandLine(app, args, kRunUsage)) return *exit;
     if (command.empty()) {
         std::fprintf(stderr, "probe run: no command to run\n\n%s", kRunUsage);
         return kExitUsage;
@@ -390,7 +343,7 @@ int runRunCommand(const Args& args) {
     }
 
     const InstallLayout layout = installLayout();
-    ::unlink((dumpRoot + "/probe_injection.jsonl").c_str());
+    ::unlink((dumpRoot + "/" + format::kInjectionLogName).c_str());
 
     // The probe goes into this process tree only: through the environment of the child.
     ::setenv("PYTHONPATH", prependPath(layout.injectDir + ":" + layout.pythonDir, std::getenv("PYTHONPATH")).c_str(), 1);
@@ -443,15 +396,14 @@ int runRunCommand(const Args& args) {
 
     // What the injected part said, process by process.
     bool attached = false;
-    for (const auto& line : readInjectionLog(dumpRoot)) {
-        const std::string st = line.value("status", "");
-        if (st == "attached") {
+    for (const auto& record : format::readInjectionLog(dumpRoot)) {
+        if (record.status == "attached") {
             attached = true;
             continue;
         }
-        std::fprintf(stderr, "probe run: process %lld: %s\n", static_cast<long long>(line.value("pid", 0LL)),
-                     line.value("message", st).c_str());
-        if (st == "torch_mismatch" && exitCode == 0) exitCode = kExitTorchMismatch;
+        std::fprintf(stderr, "probe run: process %lld: %s\n", static_cast<long long>(record.pid),
+                     format::printableText(record.message.empty() ? record.status : record.message, 2000).c_str());
+        if (record.status == "torch_mismatch" && exitCode == 0) exitCode = kExitTorchMismatch;
     }
     if (!quiet) {
         if (!attached && !format::isDirectory(dumpRoot + "/data") && !format::fileExists(dumpRoot + "/probe_status.json"))

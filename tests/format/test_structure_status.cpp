@@ -184,3 +184,29 @@ TEST(DumpStatus, TheParentRecordsHowTheProgramEnded) {
     EXPECT_EQ(gone.endedBy->how, ProgramEnd::How::Vanished);
     EXPECT_EQ(describeProgramEnd(*p12.endedBy), "killed by SIGKILL");
 }
+
+// probe run reads this file after the program ended: a half-written last line (the program
+// was killed mid-write), fields of other types, bytes that are not UTF-8 or a line nested
+// deeper than any we write are skipped, never thrown (nlohmann's value() threw on a number
+// given as a string).
+TEST(InjectionLog, ReadsGoodLinesAndSkipsTheRest) {
+    probe::test::TempDir dir;
+    std::string text;
+    text += R"({"pid": 11, "status": "attached", "message": "", "python": "/usr/bin/python3"})" "\n";
+    text += R"({"pid": "12", "status": "torch_mismatch"})" "\n";         // pid of another type
+    text += R"({"pid": 13, "status": 5})" "\n";                           // status of another type
+    text += "[1, 2, 3]\n";                                               // not an object
+    text += std::string(100, '[') + "\n";                                // deep and cut
+    text += "{\"pid\": 14, \"status\": \"no_adapter\", \"message\": \"bad \xff byte\"}\n";
+    text += R"({"pid": 15, "status": "torch_mismatch", "message": "torch 2.0 is not 2.1"})" "\n";
+    text += R"({"pid": 16, "status": "att)";                              // killed mid-write
+    probe::test::writeFile(dir / probe::format::kInjectionLogName, text);
+    const auto records = probe::format::readInjectionLog(dir.path());
+    ASSERT_EQ(records.size(), 2u);
+    EXPECT_EQ(records[0].pid, 11);
+    EXPECT_EQ(records[0].status, "attached");
+    EXPECT_EQ(records[1].pid, 15);
+    EXPECT_EQ(records[1].status, "torch_mismatch");
+    EXPECT_EQ(records[1].message, "torch 2.0 is not 2.1");
+    EXPECT_TRUE(probe::format::readInjectionLog(dir / "missing").empty());
+}

@@ -27,7 +27,7 @@ void walkFiles(const std::string& dir, DumpSummary& s) {
         if (S_ISDIR(st.st_mode)) {
             walkFiles(path, s);
         } else if (S_ISREG(st.st_mode)) {
-            if (name == format::kStatusFileName || name == ".probe_status.lock" || name == "probe_injection.jsonl") continue;
+            if (name == format::kStatusFileName || name == ".probe_status.lock" || name == format::kInjectionLogName) continue;
             if (name[0] == '.' && name.size() > 4 && name.substr(name.size() - 4) == ".tmp") continue;  // being written
             ++s.files;
             s.bytes += static_cast<uint64_t>(st.st_size);

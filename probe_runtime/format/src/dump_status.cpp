@@ -19,6 +19,7 @@
 namespace probe::format {
 
 const char* const kStatusFileName = "probe_status.json";
+const char* const kInjectionLogName = "probe_injection.jsonl";
 
 namespace {
 
@@ -343,6 +344,34 @@ std::string isoTimestampNow() {
     char buffer[32];
     std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buffer;
+}
+
+std::vector<InjectionRecord> readInjectionLog(const std::string& root) {
+    std::vector<InjectionRecord> records;
+    const std::string path = root + "/" + kInjectionLogName;
+    auto text = readTextFile(path, nullptr);
+    if (!text) return records;
+    size_t start = 0;
+    while (start < text->size()) {
+        size_t end = text->find('\n', start);
+        if (end == std::string::npos) end = text->size();
+        const std::string_view line(text->data() + start, end - start);
+        start = end + 1;
+        auto parsed = parseJson(line, path, kSmallJsonLimits);
+        if (!parsed.ok() || !parsed.value->is_object()) continue;
+        const auto& j = *parsed.value;
+        InjectionRecord record;
+        const auto pid = j.find("pid");
+        const auto status = j.find("status");
+        const auto message = j.find("message");
+        if (pid == j.end() || !pid->is_number_integer() || status == j.end() || !status->is_string())
+            continue;
+        record.pid = pid->get<int64_t>();
+        record.status = status->get<std::string>();
+        if (message != j.end() && message->is_string()) record.message = message->get<std::string>();
+        records.push_back(std::move(record));
+    }
+    return records;
 }
 
 }  // namespace probe::format

@@ -58,6 +58,10 @@ def _failure(where, exc):
         _say("error in %s: %r (the model continues)" % (where, exc))
 
 
+# probe/format/dump_status.h kInjectionLogName; probe run reads it back (readInjectionLog).
+_INJECTION_LOG_NAME = "probe_injection.jsonl"
+
+
 def _record_injection(status, message=""):
     """One line per process in <output>/atb_dump_data/probe_injection.jsonl, read by `probe run`."""
     out = os.environ.get("PROBE_OUTPUT_DIR")
@@ -68,7 +72,7 @@ def _record_injection(status, message=""):
         os.makedirs(root, exist_ok=True)
         line = json.dumps({"pid": os.getpid(), "status": status, "message": message,
                            "python": sys.executable}) + "\n"
-        with open(os.path.join(root, "probe_injection.jsonl"), "a") as f:
+        with open(os.path.join(root, _INJECTION_LOG_NAME), "a") as f:
             f.write(line)
     except OSError:
         pass

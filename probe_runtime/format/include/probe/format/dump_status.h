@@ -83,6 +83,20 @@ int recordProgramEnd(const std::string& root, int64_t pid, const ProgramEnd& end
 
 std::optional<DumpStatus> readStatusFile(const std::string& root, std::string* error);
 
+// probe_injection.jsonl at the dump root: one line per process that `probe run`'s Python
+// bootstrap tried to arm (written by probe_studio/torch_hooks.py), read back by `probe run` to
+// say why a process was not probed.
+extern const char* const kInjectionLogName;  // "probe_injection.jsonl"
+struct InjectionRecord {
+    int64_t pid = 0;
+    std::string status;   // "attached", "no_adapter", "torch_mismatch", "start_failed", ...
+    std::string message;  // for people; empty when attached
+};
+// The lines of <root>/probe_injection.jsonl that parse; a missing file is no lines. A line that
+// is not a JSON object, or whose fields have other types, is skipped (the file is ours, but a
+// program killed mid-write leaves half a line).
+std::vector<InjectionRecord> readInjectionLog(const std::string& root);
+
 // "2026-11-29T14:46:15Z"
 std::string isoTimestampNow();
 

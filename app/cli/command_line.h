@@ -1,0 +1,40 @@
+// Option parsing shared by the probe subcommands: CLI11 with the probe's exit codes and messages.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <limits>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+
+namespace probe::cli {
+
+// A number given on the command line: the whole text a finite number; nullopt otherwise.
+std::optional<double> parseNumber(const std::string& text);
+
+// CLI11 check of a number option's value: a finite number from `min` to `max` (a whole one when
+// `whole`); its message says what the option needs.
+CLI::Validator numberCheck(double min, double max = std::numeric_limits<double>::infinity(),
+                           bool whole = false);
+
+// CLI11 check that an option's value is not empty; its message says it needs `what`.
+CLI::Validator nonEmpty(std::string what);
+
+// CLI11 check of an option's value against a list of accepted words ("'op' or 'api'").
+CLI::Validator oneOf(std::vector<std::string> accepted);
+
+// Sets up `app` (named "probe <command>") as every subcommand parses: -h/--help prints the
+// command's own usage text, an option given twice keeps the last value, anything not understood
+// is left for parseCommandLine to name. Call before adding options and subcommands.
+void prepareCommandLine(CLI::App& app);
+
+// Parses `args` into `app`. Returns nullopt when the command should go on; else the exit code to
+// return: 0 after printing `usage` on standard output for -h/--help, 64 (usage) after saying on
+// standard error what was wrong ("probe compare: unknown option '--frob'", "--output needs a
+// value", ...), followed by `usage` for an unknown option.
+std::optional<int> parseCommandLine(CLI::App& app, const Args& args, const char* usage);
+
+}  // namespace probe::cli
