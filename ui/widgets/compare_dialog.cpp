@@ -70,8 +70,13 @@ CompareDialog::CompareDialog(const QString& shownDump, QWidget* parent) : QDialo
         return line;
     };
     auto* form = new QFormLayout;
-    form->addRow(tr("&Reference:"), row(reference_, referenceRanks_, tr("The reference dump folder")));
-    form->addRow(tr("&Candidate:"), row(candidate_, candidateRanks_, tr("The candidate dump folder")));
+    auto label = [this](const QString& text, QWidget* buddy) {
+        auto* l = new QLabel(text, this);
+        l->setBuddy(buddy);  // Alt+R, Alt+C
+        return l;
+    };
+    form->addRow(label(tr("&Reference:"), reference_), row(reference_, referenceRanks_, tr("The reference dump folder")));
+    form->addRow(label(tr("&Candidate:"), candidate_), row(candidate_, candidateRanks_, tr("The candidate dump folder")));
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     buttons->button(QDialogButtonBox::Ok)->setText(tr("Compare"));
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
