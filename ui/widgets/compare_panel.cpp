@@ -37,7 +37,8 @@ QCustomPlot* makePlot(QWidget* parent) {
     plot->axisRect()->setRangeZoom(Qt::Horizontal);
     plot->legend->setVisible(true);
     plot->legend->setFont(QFont(plot->font().family(), 8));
-    plot->setMinimumHeight(160);
+    // Small minimums: the tab must not make the window taller than the other tabs do.
+    plot->setMinimumHeight(70);
     return plot;
 }
 

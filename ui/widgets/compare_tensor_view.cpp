@@ -40,7 +40,7 @@ TensorPairView::TensorPairView(data::RunComparison* comparison, data::DumpStore*
         captions_[i] = new QLabel(titles[i], this);
         captions_[i]->setAlignment(Qt::AlignCenter);
         images_[i] = new QLabel(this);
-        images_[i]->setMinimumSize(kImageSide / 2, kImageSide / 2);
+        images_[i]->setMinimumSize(48, 48);
         images_[i]->setAlignment(Qt::AlignHCenter | Qt::AlignTop);
         images_[i]->setStyleSheet(QStringLiteral("border: 1px solid #bbb"));
         grid->addWidget(captions_[i], 0, i);
