@@ -65,7 +65,8 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
         "  probe-studio DIR                                open a dump folder\n"
         "  probe-studio --launch -- /usr/bin/python3 train.py --epochs 2\n"
         "  probe-studio --output out --config cfg.json --launch -- ./engine\n"
-        "  probe-studio --demo                             the bundled demo, launched"));
+        "  probe-studio --demo                             the bundled demo, launched\n"
+        "  probe-studio --compare REF CAND                 compare run CAND against run REF"));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("DIR"), QStringLiteral("A dump folder to open."), QStringLiteral("[DIR]"));
@@ -95,8 +96,8 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     const QCommandLineOption view(
         QStringLiteral("view"),
         QStringLiteral("What to show: tree (an op's tensors), plot, tensor, config (the config editor),\n"
-                       "start (the start page) or launch (the launch form, filled with the COMMAND after --)."),
-        QStringLiteral("tree|plot|tensor|config|start|launch"), QStringLiteral("tree"));
+                       "compare (the comparison, with --compare), start (the start page) or launch (the launch form, filled with the COMMAND after --)."),
+        QStringLiteral("tree|plot|tensor|config|compare|start|launch"), QStringLiteral("tree"));
     const QCommandLineOption op(QStringLiteral("op"), QStringLiteral("Select the op with this id (\"2_1\"; msprobe: the entry name)."),
                                 QStringLiteral("ID"));
     const QCommandLineOption process(QStringLiteral("process"), QStringLiteral("Show this process's ops (\"0_1234\", \"rank0\")."),
@@ -121,9 +122,17 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     const QCommandLineOption tensorPage(QStringLiteral("tensor-page"), QStringLiteral("Tensor preview page: heatmap, values or histogram."),
                                        QStringLiteral("PAGE"), QStringLiteral("heatmap"));
     const QCommandLineOption overlay(QStringLiteral("overlay"), QStringLiteral("Tensor preview: NaN/Inf/negative overlay."));
+    const QCommandLineOption compare(
+        QStringLiteral("compare"),
+        QStringLiteral("Compare the dump (DIR, or the run launched or attached to) against the reference dump REF:\n"
+                       "the op tree coloured by verdict, the first divergence a key (F8) away. A folder may\n"
+                       "name one rank (REF/step0/rank0)."),
+        QStringLiteral("REF"));
+    const QCommandLineOption jump(QStringLiteral("jump"),
+                                  QStringLiteral("With --compare: select the first divergence once the runs are compared."));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size."), QStringLiteral("WxH"), QStringLiteral("1500x900"));
     for (const auto* o : {&open, &launch, &output, &config, &demo, &attach, &screenshot, &waitRounds, &view, &op, &process, &round,
-                          &search, &show, &plot, &stat, &allOps, &log, &pin, &tensor, &tensorPage, &overlay, &size})
+                          &search, &show, &plot, &stat, &allOps, &log, &pin, &tensor, &tensorPage, &overlay, &compare, &jump, &size})
         parser.addOption(*o);
     if (!parser.parse(arguments)) return fail(parser.errorText(), kExitUsage);
     if (parser.isSet(QStringLiteral("help"))) parser.showHelp(kExitOk);
@@ -167,6 +176,13 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
         session.attachPid = parser.value(attach).toLongLong(&ok);
         if (!ok || session.attachPid <= 0) return fail(QStringLiteral("--attach needs a process id"), kExitUsage);
     }
+    session.reference = parser.value(compare);
+    request.jump = parser.isSet(jump);
+    if (request.jump && session.reference.isEmpty()) return fail(QStringLiteral("--jump goes with --compare REF"), kExitUsage);
+    if (!session.reference.isEmpty() && !QFileInfo(session.reference).isDir())
+        return fail(QStringLiteral("--compare: no folder %1").arg(session.reference), kExitUsage);
+    if (!session.reference.isEmpty() && session.dir.isEmpty() && !session.launch && !session.demo && !parser.isSet(attach))
+        return fail(QStringLiteral("--compare REF needs the dump to compare with it: --compare REF CAND (or --launch, --attach)"), kExitUsage);
     const int sources = int(!session.dir.isEmpty()) + int(session.launch) + int(session.demo) + int(session.attachPid > 0);
     if (sources > 1) return fail(QStringLiteral("give one of DIR (--open), --launch, --demo and --attach"), kExitUsage);
     if (!session.output.isEmpty() && !session.launch && viewName != QLatin1String("launch"))
@@ -197,15 +213,18 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
         request.shown = Shown::Tensor;
     else if (viewName == QLatin1String("config"))
         request.shown = Shown::Config;
+    else if (viewName == QLatin1String("compare"))
+        request.shown = Shown::Compare;
     else if (viewName == QLatin1String("start"))
         request.shown = Shown::Start;
     else if (viewName == QLatin1String("launch"))
         request.shown = Shown::Launch;
     else
-        return fail(QStringLiteral("--view must be tree, plot, tensor, config, start or launch"), kExitUsage);
+        return fail(QStringLiteral("--view must be tree, plot, tensor, config, compare, start or launch"), kExitUsage);
     request.view = request.shown == Shown::Plot     ? MainWindow::View::Plot
                    : request.shown == Shown::Tensor ? MainWindow::View::Tensor
                    : request.shown == Shown::Config ? MainWindow::View::Config
+                   : request.shown == Shown::Compare ? MainWindow::View::Compare
                                                     : MainWindow::View::Tree;
     request.op = parser.value(op);
     request.process = parser.value(process);

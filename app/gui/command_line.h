@@ -21,7 +21,7 @@ constexpr int kExitUsage = 64;
 constexpr int kExitCannotWrite = 73;
 
 // What the window shows first: a view of the workspace, the start page or the launch form.
-enum class Shown { Tree, Plot, Tensor, Config, Start, Launch };
+enum class Shown { Tree, Plot, Tensor, Config, Compare, Start, Launch };
 
 // How the window is arranged once its session has something to show (and, with a file, saved).
 struct ScreenshotRequest {
@@ -35,12 +35,14 @@ struct ScreenshotRequest {
     TensorPage tensorPage = TensorPage::Heatmap;
     int round = -1;
     bool roundGiven = false, log = false, allOps = false, overlay = false;
+    bool jump = false;  // --jump: select the first divergence once compared
     QStringList pin;  // "round:N" or op ids to overlay
 };
 
 // What to open, launch or attach to.
 struct SessionRequest {
     QString dir;          // a dump folder
+    QString reference;    // --compare REF: compare `dir` (or the live run) against REF
     QStringList command;  // --launch -- COMMAND..., or the launch form's command
     bool launch = false;
     bool demo = false;

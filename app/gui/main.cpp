@@ -36,6 +36,13 @@ void dropRuntimeDirectoryWarning(QtMsgType type, const QMessageLogContext& conte
 using probe::context::AppContext;
 using probe::widgets::MainWindow;
 
+// --compare REF with a live session: the run is compared against REF as its rounds arrive.
+QString compareLive(AppContext& context, const SessionRequest& session) {
+    if (session.reference.isEmpty()) return {};
+    QString error;
+    return context.compare(session.reference, {}, &error) ? QString() : error;
+}
+
 // Starts what the command line asks for: a dump, a launch, the demo, an attach, the launch
 // form or the config editor. Returns "" or why it could not.
 QString startSession(AppContext& context, MainWindow& window, const ScreenshotRequest& request, const SessionRequest& session) {
@@ -47,7 +54,8 @@ QString startSession(AppContext& context, MainWindow& window, const ScreenshotRe
     }
     if (session.demo) {
         QString error;
-        return context.launchDemo(&error) ? QString() : error;
+        if (!context.launchDemo(&error)) return error;
+        return compareLive(context, session);
     }
     if (session.launch || request.shown == Shown::Launch) {
         probe::session::LaunchSpec spec = probe::session::launchSpecFromCommand(session.command);
@@ -58,16 +66,20 @@ QString startSession(AppContext& context, MainWindow& window, const ScreenshotRe
             return {};
         }
         if (spec.outputDirectory.isEmpty()) spec.outputDirectory = probe::session::freshOutputDirectory(spec.program);
-        return context.launch(spec) ? QString() : QStringLiteral("cannot launch: %1").arg(context.liveSession()->stateDetail());
+        if (!context.launch(spec)) return QStringLiteral("cannot launch: %1").arg(context.liveSession()->stateDetail());
+        return compareLive(context, session);
     }
     if (session.attachPid > 0) {
         if (const auto probe = probe::session::probeOfProcess(session.attachPid)) {
             context.attach(*probe);
-            return {};
+            return compareLive(context, session);
         }
         return QStringLiteral("no probe runs in process %1 or its children (File › Attach lists the running ones)").arg(session.attachPid);
     }
-    if (!session.dir.isEmpty()) {
+    if (!session.dir.isEmpty() && !session.reference.isEmpty()) {
+        QString error;
+        if (!context.compare(session.reference, session.dir, &error)) return error;
+    } else if (!session.dir.isEmpty()) {
         context.openDump(session.dir);
     } else if (request.shown == Shown::Config) {
         window.showPage(MainWindow::Page::Workspace);

@@ -10,6 +10,10 @@
 #include <cstdio>
 #include <memory>
 
+#include "compare_panel.h"
+#include "compare_runs.h"
+#include "compare_tensor_pair.h"
+#include "compare_tensor_view.h"
 #include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
@@ -112,14 +116,33 @@ bool arrange(MainWindow& window, const ScreenshotRequest& r, QString* problem) {
         window.setRound(round);
     }
     window.tensorPreview()->setOverlay(r.overlay);  // for the tensor view, now or later
+    if (r.jump && !window.context()->goToFirstDivergence())
+        std::fprintf(stderr, "probe-studio: --jump: the runs do not diverge\n");
     window.showView(r.view);
+    // The comparison at its first divergence: that tensor in both runs.
+    if (r.jump && r.view == MainWindow::View::Compare) window.comparePanel()->showTensorPair();
     if (r.shown == Shown::Start) window.showPage(MainWindow::Page::Start);
     if (r.view == MainWindow::View::Tensor) return showTensor(window, r, problem);
     return true;
 }
 
 void whenReady(context::AppContext& context, const SessionRequest& session,
-               const std::function<void(bool)>& ready) {
+               const std::function<void(bool)>& whenLoaded) {
+    // Comparing: ready once the first comparison is done too.
+    auto ready = whenLoaded;
+    if (!session.reference.isEmpty()) {
+        ready = [&context, whenLoaded](bool ok) {
+            auto* comparison = context.comparison();
+            if (!ok || comparison->result()) return whenLoaded(ok);
+            auto done = std::make_shared<QMetaObject::Connection>();
+            *done = QObject::connect(comparison, &data::RunComparison::finished, &context,
+                                     [done, whenLoaded](bool compared, const QString& message) {
+                                         QObject::disconnect(*done);
+                                         if (!compared) fail(message, kExitFailed);
+                                         whenLoaded(compared);
+                                     });
+        };
+    }
     auto fired = std::make_shared<bool>(false);
     auto fire = [fired, ready](bool ok) {
         if (*fired) return;
@@ -199,6 +222,12 @@ void ScreenshotDriver::onReady(bool ok) {
         window_.showPage(MainWindow::Page::Start);
     } else if (!hasDump && !request_.tensorFile.isEmpty()) {
         showTensor(window_, request_, &problem);
+    }
+    auto* pair = window_.comparePanel()->pairView()->document();
+    if (request_.view == MainWindow::View::Compare && exitCode_ == kExitOk && pair->isLoading()) {
+        connect(pair, &data::TensorPairDocument::loaded, this, &ScreenshotDriver::capture);
+        connect(pair, &data::TensorPairDocument::failed, this, &ScreenshotDriver::capture);
+        return;
     }
     auto* document = window_.tensorPreview()->document();
     if (request_.view == MainWindow::View::Tensor && exitCode_ == kExitOk &&

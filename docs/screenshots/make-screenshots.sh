@@ -75,6 +75,20 @@ cat > "$work/my_config.json" <<'JSON'
 }
 JSON
 studio config-editor "$work/dump" --view config --config "$work/my_config.json"
+# Two runs compared: the demo as it is, and again with one weight element of layer 1's MLP
+# down-projection scaled by 1.05 (tests/torch/llama_variant.py plants it).
+variant=$here/../../tests/torch/llama_variant.py
+echo '{"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 1}' > "$work/compare.json"
+for run in good nudged; do
+    nudge=""
+    [ "$run" = nudged ] && nudge="layers.1.mlp.down_proj.weight[3,5]*1.05"
+    PROBE_DEMO_DIR=$(dirname "$demo") PROBE_TEST_NUDGE=$nudge "$build/bin/probe" run --output "$work/$run" \
+        --config "$work/compare.json" -- /usr/bin/python3 "$variant" --tokens 2 --layers 3 > "$work/$run.log"
+done
+# The op tree coloured by verdict, at the first divergence (F8): born here, inherited, matches.
+studio compare-tree --compare "$work/good" "$work/nudged" --jump
+# The comparison tab: the error of every op in execution order, the weight in both runs.
+studio compare-plots --compare "$work/good" "$work/nudged" --jump --view compare
 # The start page, with the sessions above among the recent ones.
 studio start --view start
 ls -l "$here"/*.png

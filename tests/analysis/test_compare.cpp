@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zip.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -391,6 +392,34 @@ TEST(Compare, ThreadsAndProgressDoNotChangeTheResult) {
     EXPECT_EQ(calls.back().first, r3.tensors.size());
     EXPECT_EQ(calls.back().second, r3.tensors.size());
     for (size_t i = 1; i < calls.size(); ++i) EXPECT_LE(calls[i - 1].first, calls[i].first);
+}
+
+// Cancelled from another thread (the application replaced a dump): it stops, and says so.
+TEST(Compare, ACancelledComparisonSaysSoAndHoldsNothing) {
+    TempDir dir;
+    const DumpIndex a = indexOf(writeBlock(dir, "a", 1, 9, 4)),
+                    b = indexOf(writeBlock(dir, "b", 1.5f, 9, 4));
+    std::atomic<bool> cancel{false};
+    CompareOptions options;
+    options.cancel = &cancel;
+    options.threads = 2;
+    uint64_t calls = 0;
+    // Cancelled while it measures: the first progress report sets the flag.
+    options.progress = [&](uint64_t, uint64_t) {
+        ++calls;
+        cancel = true;
+    };
+    const auto stopped = compareDumps(a, b, options);
+    EXPECT_GE(calls, 1u);
+    EXPECT_TRUE(stopped.cancelled);
+    EXPECT_TRUE(stopped.ops.empty());
+    EXPECT_FALSE(stopped.firstBornHere);
+    // Not cancelled: the same dumps give the whole answer.
+    cancel = false;
+    options.progress = {};
+    const auto whole = compareDumps(a, b, options);
+    EXPECT_FALSE(whole.cancelled);
+    EXPECT_TRUE(whole.firstBornHere);
 }
 
 // ---- msprobe dumps and ranks -----------------------------------------------------------------

@@ -59,7 +59,7 @@ void journal(int fd, int round) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int rounds = 3, threads = 1, layers = 2, sleepMs = 0, device = -1, crashAfter = -1;
+    int rounds = 3, threads = 1, layers = 2, sleepMs = 0, device = -1, crashAfter = -1, nudgeLayer = -1;
     bool noStop = false, useEnv = true;
     std::string output, config, readyFile, journalFile, crashWith = "segv";
     for (int i = 1; i < argc; ++i) {
@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
         if (a == "--rounds") rounds = std::atoi(value().c_str());
         else if (a == "--threads") threads = std::atoi(value().c_str());
         else if (a == "--layers") layers = std::atoi(value().c_str());
+        else if (a == "--nudge-layer") nudgeLayer = std::atoi(value().c_str());
         else if (a == "--sleep-ms") sleepMs = std::atoi(value().c_str());
         else if (a == "--device") device = std::atoi(value().c_str());
         else if (a == "--output") { output = value(); useEnv = false; }
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
         else if (a == "--tag") value();  // only seen in the command line
         else if (a == "--no-stop") noStop = true;
         else {
-            std::fprintf(stderr, "usage: probe_native_engine [--rounds N] [--threads N] [--layers N] [--sleep-ms N] "
+            std::fprintf(stderr, "usage: probe_native_engine [--rounds N] [--threads N] [--layers N] [--nudge-layer N] [--sleep-ms N] "
                                  "[--device N] [--output DIR] [--config FILE] [--ready-file FILE] [--journal FILE] "
                                  "[--crash-after N [--crash-with segv|abort|fpe|ill|bus]] [--tag TEXT] [--no-stop]\n");
             return 64;
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
         workers.emplace_back([&, t] {
             probe::test::NativeModelOptions options;
             options.layers = layers;
+            options.nudgeLayer = nudgeLayer;
             options.prefix = threads > 1 ? "T" + std::to_string(t) + "_" : "";
             probe::test::NativeModel model(options);
             for (int r = 0; r < rounds; ++r) {

@@ -49,6 +49,8 @@ NativeModel::NativeModel(NativeModelOptions options) : options_(std::move(option
         weights.resize(static_cast<size_t>(options_.hidden * options_.hidden));
         for (auto& w : weights) w = pseudoRandom(state) * 0.5f;
     }
+    if (options_.nudgeLayer >= 0 && options_.nudgeLayer < options_.layers)
+        layerWeights_[static_cast<size_t>(options_.nudgeLayer)][static_cast<size_t>(options_.hidden + 3)] *= 1.05f;
     const size_t n = static_cast<size_t>(options_.seqLen * options_.hidden);
     tokens_.resize(static_cast<size_t>(options_.seqLen));
     for (auto* v : {&hidden_, &normed_, &query_, &attention_, &mlp_, &next_}) v->resize(n);

@@ -42,6 +42,7 @@ struct NativeModelOptions {
     int seqLen = 4;
     int vocab = 16;
     int nanInLayer = -1;     // a decoder layer whose MLP output gets a NaN (and an inf)
+    int nudgeLayer = -1;     // a decoder layer with one weight element 5% larger (a second run)
     bool useExplicitRounds = false;  // probe_set_round(run index) before each run()
     bool layerNamesShared = false;   // all decoder layers named "Decoder_layer" (needs explicit rounds)
 };

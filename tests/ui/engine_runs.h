@@ -39,13 +39,15 @@ inline void prepareEngineSessions(context::AppContext& context, const TempDir& s
     context.store()->setIdlePollInterval(100);
 }
 
-// A complete dump: `rounds` rounds of the engine under the probe, in <output>/atb_dump_data.
-// Returns `output`.
-inline QString writeEngineDump(const std::string& output, const std::string& config, int rounds) {
+// A complete dump: `rounds` rounds of the engine under the probe, in <output>/atb_dump_data;
+// `extra` engine arguments (--nudge-layer N). Returns `output`.
+inline QString writeEngineDump(const std::string& output, const std::string& config, int rounds,
+                               const QStringList& extra = {}) {
     QProcess run;
     run.start(PROBE_NATIVE_ENGINE,
-              {"--output", QString::fromStdString(output), "--config",
-               QString::fromStdString(config), "--rounds", QString::number(rounds)});
+              QStringList{"--output", QString::fromStdString(output), "--config",
+                          QString::fromStdString(config), "--rounds", QString::number(rounds)} +
+                  extra);
     EXPECT_TRUE(run.waitForFinished(60000));
     EXPECT_EQ(run.exitCode(), 0) << run.readAllStandardError().toStdString();
     return QString::fromStdString(output);

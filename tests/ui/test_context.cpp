@@ -167,31 +167,31 @@ TEST_F(ContextTest, AttachReplacesALaunchAndClosingLetsTheProbeGo) {
     EXPECT_EQ(engine_.state(), QProcess::Running);
 }
 
-// A second dump beside the one shown, for comparing: it opens and follows like the first, and
-// goes with the session.
-TEST_F(ContextTest, ACandidateDumpOpensBesideTheReferenceAndGoesWithTheSession) {
-    const QString reference = writeEngineDump("reference", 5),
-                  candidate = writeEngineDump("candidate", 7), other = writeEngineDump("other", 3);
-    context_.openDump(reference);
-    context_.openCandidate(candidate);
+// A reference dump beside the one shown, for comparing: it opens and follows like the first,
+// and goes with the session.
+TEST_F(ContextTest, AReferenceDumpOpensBesideTheShownOneAndGoesWithTheSession) {
+    const QString shown = writeEngineDump("shown", 5),
+                  reference = writeEngineDump("reference", 7), other = writeEngineDump("other", 3);
+    context_.openDump(shown);
+    context_.openReference(reference);
     ASSERT_TRUE(waitFor([&] {
-        return loaded(context_.store(), reference + "/atb_dump_data") &&
-               loaded(context_.candidate(), candidate + "/atb_dump_data");
+        return loaded(context_.store(), shown + "/atb_dump_data") &&
+               loaded(context_.reference(), reference + "/atb_dump_data");
     }));
     EXPECT_EQ(rounds(context_.store()), 5u);
-    EXPECT_EQ(rounds(context_.candidate()), 7u);
-    // The cursor follows the reference only.
+    EXPECT_EQ(rounds(context_.reference()), 7u);
+    // The cursor follows the shown dump only.
     EXPECT_NE(context_.cursor()->op(), kNone);
-    context_.closeCandidate();
-    EXPECT_FALSE(context_.candidate()->isOpen());
+    context_.closeReference();
+    EXPECT_FALSE(context_.reference()->isOpen());
     EXPECT_TRUE(context_.store()->isOpen());
 
-    context_.openCandidate(candidate);
+    context_.openReference(reference);
     ASSERT_TRUE(
-        waitFor([&] { return loaded(context_.candidate(), candidate + "/atb_dump_data"); }));
+        waitFor([&] { return loaded(context_.reference(), reference + "/atb_dump_data"); }));
     context_.openDump(other);
-    EXPECT_FALSE(context_.candidate()->isOpen());
-    EXPECT_TRUE(context_.candidate()->requestedPath().isEmpty());
+    EXPECT_FALSE(context_.reference()->isOpen());
+    EXPECT_TRUE(context_.reference()->requestedPath().isEmpty());
     ASSERT_TRUE(waitFor([&] { return loaded(context_.store(), other + "/atb_dump_data"); }));
 }
 

@@ -677,8 +677,9 @@ TEST(TensorPreview, AllEqualValuesAreHistogrammedAroundTheirValue) {
     }
 }
 
-// A .pt file (msprobe's tensors) cannot be previewed yet: said plainly, no empty heatmap.
-TEST(TensorPreview, PtFilesAreSaidToBeUnsupported) {
+// A .pt file (msprobe's tensors) that is damaged: why it cannot be read is said, no empty heatmap.
+// (Whole .pt files preview like .bin ones: test_ui_compare, with PyTorch to write them.)
+TEST(TensorPreview, ADamagedPtFileSaysWhyItCannotBeRead) {
     test::TempDir dir("ui-widgets");
     test::writeMsprobeStep(dir / "dump_path", 0, test::kMsprobeDumpJson);
     const std::string pt = dir / "dump_path/step0/rank0/dump_tensor_data/Functional.linear.0.forward.input.0.pt";
@@ -700,8 +701,9 @@ TEST(TensorPreview, PtFilesAreSaidToBeUnsupported) {
             preview->openRow(row);
         else
             window.previewTensorFile(QString::fromStdString(pt));
-        EXPECT_TRUE(waitFor([&] {
-            return preview->factsText().contains(".pt previews are not supported yet");
+        ASSERT_TRUE(waitFor([&] {
+            return !preview->document()->isLoading() &&
+                   preview->factsText().contains("Functional.linear.0.forward.input.0.pt");
         })) << preview->factsText().toStdString();
         EXPECT_FALSE(preview->heatmap()->isVisibleTo(preview));
         EXPECT_FALSE(preview->histogramPlot()->isVisibleTo(preview));

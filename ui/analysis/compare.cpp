@@ -260,14 +260,27 @@ public:
         nameCount_ = names.size();
         result_.tensors.reserve(ref_.rowCount());
         for (const auto& [rp, cp] : result_.processPairs) pairOps(rp, cp);
+        if (cancelled()) return cancelledResult();
         prepareStrings();
         measure();
+        if (cancelled()) return cancelledResult();
         walk();
         summarise();
         return std::move(result_);
     }
 
 private:
+    bool cancelled() const {
+        return options_.cancel && options_.cancel->load(std::memory_order_relaxed);
+    }
+    CompareResult cancelledResult() {
+        CompareResult out;
+        out.reference = result_.reference;
+        out.candidate = result_.candidate;
+        out.cancelled = true;
+        return out;
+    }
+
     void problem(std::string text) {
         if (result_.problems.size() < kMaxProblems) result_.problems.push_back(std::move(text));
     }
@@ -515,6 +528,7 @@ private:
         parallelFor(
             batches, threads_,
             [&](size_t b, unsigned) {
+                if (cancelled()) return;  // the rest of the items are skipped quickly
                 for (size_t i = b * batch; i < std::min(n, (b + 1) * batch); ++i) {
                     std::string error;
                     measureTensor(i, &error);

@@ -7,6 +7,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -49,6 +50,9 @@ struct CompareOptions {
     unsigned threads = 0;  // 0: one per core
     // Called on the calling thread now and then with (tensors compared, tensors to compare).
     std::function<void(uint64_t done, uint64_t total)> progress;
+    // Set by another thread to stop early (the application replaced a dump): the result is
+    // then marked cancelled and holds nothing to go by.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 enum class DivergenceRule : uint8_t {
@@ -154,6 +158,7 @@ struct CompareResult {
     std::optional<uint32_t> firstBornHere, firstInherited;  // into ops
     std::optional<uint32_t> firstDivergingTensor;           // into tensors, in execution order
     std::vector<std::string> problems;                      // unreadable files and the like
+    bool cancelled = false;  // CompareOptions::cancel was set: stopped early, incomplete
 
     bool nothingCompared() const { return tensors.empty(); }
     // A tensor's measures from both runs' data (meaningful when hasData; zeros otherwise).

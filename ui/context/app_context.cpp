@@ -8,6 +8,8 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include "analysis/compare.h"
+#include "compare_runs.h"
 #include "config_document.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
@@ -21,7 +23,8 @@ using analysis::kNone;
 
 AppContext::AppContext(QObject* parent) : QObject(parent) {
     store_ = new data::DumpStore(this);
-    candidate_ = new data::DumpStore(this);
+    reference_ = new data::DumpStore(this);
+    comparison_ = new data::RunComparison(reference_, store_, this);
     selection_ = new data::OpSelection(this);
     config_ = new data::ConfigDocument(this);
     config_->followSelection(selection_);  // ticking ops and the config editor edit one config
@@ -101,9 +104,10 @@ void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
         }
     }
     openingRecent_.clear();
+    openingProcess_.clear();
     // The dumps go: the store clears the cursor while the old data is still there, then resets
     // the item models around the change (DumpStore's four phases).
-    closeCandidate();
+    closeReference();
     store_->close();
     kind_ = kind;
     live_ = live;
@@ -124,6 +128,11 @@ void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
 
 void AppContext::openDump(const QString& path) {
     replaceSession(SessionKind::Dump, nullptr);
+    // A rank's folder (<dump>/step0/rank1, <atb_dump_data>/data/0_4242): the dump is read whole
+    // and opens at that rank.
+    std::string error;
+    if (const auto location = analysis::locateDump(path.toStdString(), &error))
+        openingProcess_ = location->scope.process;
     emit notice(tr("Opening %1…").arg(path));
     store_->open(path);
     openingRecent_ = QFileInfo(path).absoluteFilePath();  // recent once it opened
@@ -194,12 +203,57 @@ void AppContext::attach(const session::LiveProbeInfo& probe) {
     live->attach(probe);
 }
 
-void AppContext::openCandidate(const QString& path) {
-    candidate_->open(path);
+bool AppContext::compare(const QString& referencePath, const QString& candidatePath,
+                         QString* error) {
+    std::string problem;
+    const auto reference = analysis::locateDump(referencePath.toStdString(), &problem);
+    if (!reference) {
+        if (error) *error = tr("The reference: %1").arg(QString::fromStdString(problem));
+        return false;
+    }
+    analysis::CompareOptions options;
+    options.referenceScope = reference->scope;
+    const QString shown = store_->requestedPath();
+    const bool keepShown = candidatePath.isEmpty() ||
+                           QFileInfo(candidatePath).absoluteFilePath() ==
+                               QFileInfo(shown).absoluteFilePath() ||
+                           (store_->isOpen() && QFileInfo(candidatePath).absoluteFilePath() ==
+                                                    QFileInfo(store_->root()).absoluteFilePath());
+    if (!keepShown) {
+        const auto candidate = analysis::locateDump(candidatePath.toStdString(), &problem);
+        if (!candidate) {
+            if (error) *error = tr("The candidate: %1").arg(QString::fromStdString(problem));
+            return false;
+        }
+        options.candidateScope = candidate->scope;
+        openDump(candidatePath);
+    } else if (kind_ == SessionKind::None) {
+        if (error) *error = tr("No dump is open to compare: choose the candidate folder too");
+        return false;
+    }
+    comparison_->setOptions(options);
+    emit notice(tr("Opening the reference %1…").arg(referencePath));
+    reference_->open(referencePath);
+    comparison_->setEnabled(true);
+    return true;
 }
 
-void AppContext::closeCandidate() {
-    if (candidate_->isOpen() || !candidate_->requestedPath().isEmpty()) candidate_->close();
+void AppContext::openReference(const QString& path) {
+    comparison_->setOptions({});
+    reference_->open(path);
+    comparison_->setEnabled(true);
+}
+
+void AppContext::closeReference() {
+    comparison_->setEnabled(false);
+    if (reference_->isOpen() || !reference_->requestedPath().isEmpty()) reference_->close();
+}
+
+bool AppContext::goToFirstDivergence() {
+    const uint32_t row = comparison_->firstDivergenceRow();
+    if (row == kNone || row >= store_->index().rowCount()) return false;
+    cursor_->setRow(row);
+    return true;
 }
 
 void AppContext::takeConfigFromHello(const format::control::Hello& hello) {
@@ -268,13 +322,16 @@ void AppContext::onInitialLoadFinished() {
     // Start where the numbers first go wrong: the first NaN in execution order (its op and
     // round), else the first op.
     const auto& idx = store_->index();
+    uint32_t process = openingProcess_.empty() ? kNone : idx.findProcess(openingProcess_);
+    openingProcess_.clear();
+    if (process == kNone) process = 0;
     if (cursor_->op() == kNone && idx.processCount() > 0) {
-        const uint32_t firstNan = idx.firstAnomalousRow(0, analysis::kHasNan);
+        const uint32_t firstNan = idx.firstAnomalousRow(process, analysis::kHasNan);
         if (firstNan != kNone) {
             setFirstNan(firstNan);  // everything read: this is the first in execution order
             cursor_->setRow(firstNan);
-        } else if (!idx.process(0).topOps.empty()) {
-            cursor_->setOp(idx.process(0).topOps.front());
+        } else if (!idx.process(process).topOps.empty()) {
+            cursor_->setOp(idx.process(process).topOps.front());
         }
     }
     emit sessionLoaded(true);

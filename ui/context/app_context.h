@@ -1,7 +1,7 @@
 // The application context (as RenderDoc's ICaptureContext): everything the application holds,
 // in one object the window, the screenshot driver and the tests all drive: the session (a dump
 // opened, a model launched, a probe attached to), the open dumps (the one shown and, when
-// comparing, a second one), the cursor, the op selection, the config document and the recent
+// comparing, a reference one, with their comparison), the cursor, the op selection, the config document and the recent
 // sessions. No widgets: the window is a view over it.
 //
 // Sessions are replaced, never stacked: every way to start one goes through replaceSession(),
@@ -25,6 +25,7 @@
 namespace probe::data {
 class ConfigDocument;
 class DumpCursor;
+class RunComparison;
 class DumpStore;
 class OpSelection;
 }  // namespace probe::data
@@ -42,10 +43,12 @@ public:
     ~AppContext() override;
 
     // --- what it holds ------------------------------------------------------------------------
-    // The dump shown (the reference one when comparing).
+    // The dump shown (the candidate when comparing: the run under suspicion, or the live one).
     data::DumpStore* store() const { return store_; }
-    // The dump compared with store(): closed unless openCandidate() opened one.
-    data::DumpStore* candidate() const { return candidate_; }
+    // The dump store() is compared against: closed unless compare() or openReference() opened one.
+    data::DumpStore* reference() const { return reference_; }
+    // The comparison of store() against reference(), run off the GUI thread while both are open.
+    data::RunComparison* comparison() const { return comparison_; }
     data::DumpCursor* cursor() const { return cursor_; }
     data::OpSelection* selection() const { return selection_; }
     data::ConfigDocument* configDocument() const { return config_; }
@@ -78,10 +81,20 @@ public:
     // says so.
     void replaceSession(SessionKind kind, session::LiveSession* live);
 
-    // --- comparing: a second dump beside the one shown ----------------------------------------
-    // Opens the dump compared with store(); it is closed with the session.
-    void openCandidate(const QString& path);
-    void closeCandidate();
+    // --- comparing: a reference dump beside the one shown ------------------------------------
+    // Compares `candidatePath` (shown; "" or the open dump's folder: the dump already shown, a
+    // live run included) against `referencePath`. A folder may name one rank of a dump
+    // (<dump>/step0/rank1, <atb_dump_data>/data/0_4242): that rank is compared. False with the
+    // reason in `error` when a path holds no dump.
+    bool compare(const QString& referencePath, const QString& candidatePath = {},
+                 QString* error = nullptr);
+    // Opens the reference and starts comparing (the whole dumps); it is closed with the session.
+    void openReference(const QString& path);
+    // Stops comparing and closes the reference.
+    void closeReference();
+    // Moves the cursor to the first divergence (the cause tensor of the first born-here op, else
+    // of the first inherited one, in its round); false when there is none.
+    bool goToFirstDivergence();
 
     // --- where things are ---------------------------------------------------------------------
     // The installed data (<prefix>/share/probe-studio): the demo and the shipped configs.
@@ -130,7 +143,8 @@ private:
     void goToFirstNanUnlessMovedAway();
 
     data::DumpStore* store_;
-    data::DumpStore* candidate_;
+    data::DumpStore* reference_;
+    data::RunComparison* comparison_;
     data::OpSelection* selection_;
     data::ConfigDocument* config_;
     data::DumpCursor* cursor_;
@@ -146,6 +160,8 @@ private:
     uint32_t autoSelectedOp_ = analysis::kNone;
     // The folder openDump() was asked for: a recent session once it opened.
     QString openingRecent_;
+    // The rank (process key) openDump() was asked for by its folder: shown once read.
+    std::string openingProcess_;
 };
 
 }  // namespace probe::context

@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "compare_runs.h"
 #include "dump_store.h"
 #include "op_selection.h"
 
@@ -53,6 +54,17 @@ QString OpTreeModel::formatValue(double value) {
     if (std::isnan(value)) return QStringLiteral("nan");
     if (std::isinf(value)) return value > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
     return QString::number(value, 'g', 6);
+}
+
+void OpTreeModel::setComparison(RunComparison* comparison) {
+    if (comparison_) disconnect(comparison_, nullptr, this, nullptr);
+    comparison_ = comparison;
+    if (!comparison_) return;
+    // Every op's colour may change: one layout change, nothing moves.
+    connect(comparison_, &RunComparison::changed, this, [this] {
+        emit layoutAboutToBeChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+        emit layoutChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+    });
 }
 
 bool OpTreeModel::checkable() const { return selection_ && store_->layout() == analysis::DumpLayout::Atb; }
@@ -315,6 +327,12 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
     case AnomalyRole: return o.anomalies;
     case SubtreeAnomalyRole: return o.subtreeAnomalies;
     case SelectedRole: return selection_ && selection_->selects(idx.location(op));
+    case VerdictRole:
+        return static_cast<int>(comparison_ ? comparison_->verdictOf(op) : RunComparison::Verdict::NotCompared);
+    case Qt::BackgroundRole:
+        if (!comparison_) return {};
+        if (const QColor c = RunComparison::verdictColor(comparison_->verdictOf(op)); c.isValid()) return c;
+        return {};
     case Qt::CheckStateRole: {
         if (column != NameColumn || !checkable()) return {};
         if (selection_->isTicked(o.id)) return Qt::Checked;
@@ -376,6 +394,13 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
             return {};
         case DumpedColumn:
             return QStringLiteral("Whether the current config dumps this op (ids, op_name, save_child)");
+        case VerdictColumn: {
+            const uint32_t compared = comparison_ ? comparison_->comparedOp(op) : kNone;
+            const auto* r = comparison_ ? comparison_->result() : nullptr;
+            if (!r || compared == kNone || r->ops[compared].cause == kNone) return {};
+            return QString::fromStdString(r->describeOp(compared) + "\n" + r->describeTensor(r->ops[compared].cause) + ": " +
+                                          r->explain(r->ops[compared].cause));
+        }
         default:
             if (row == kNone) return {};
             return QStringLiteral("%1, round %2").arg(QString::fromStdString(idx.describeSlot(slot))).arg(idx.row(row).round);
@@ -409,6 +434,11 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
         if (sort) return selected;
         return selected ? QStringLiteral("\u2713") : QVariant();
     }
+    case VerdictColumn: {
+        const auto verdict = comparison_ ? comparison_->verdictOf(op) : RunComparison::Verdict::NotCompared;
+        if (sort) return static_cast<int>(verdict);
+        return verdict == RunComparison::Verdict::NotCompared ? QVariant() : QVariant(RunComparison::verdictText(verdict));
+    }
     default: return {};
     }
 }
@@ -436,6 +466,7 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
         case NormColumn: return QStringLiteral("Of the op's first output (else its first input), in its last round");
         case AnomalyColumn: return QStringLiteral("NaN or Inf in the op's statistics (\"below\": in an op inside it)");
         case DumpedColumn: return QStringLiteral("The current config dumps this op");
+        case VerdictColumn: return QStringLiteral("Against the reference run, over the rounds compared: born here (its inputs match, an output or parameter differs), inherited, matches, only in one run");
         default: return {};
         }
     }
@@ -453,6 +484,7 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
     case NormColumn: return QStringLiteral("Norm");
     case AnomalyColumn: return QStringLiteral("NaN/Inf");
     case DumpedColumn: return QStringLiteral("Dumped");
+    case VerdictColumn: return QStringLiteral("Compared");
     default: return {};
     }
 }

@@ -15,6 +15,7 @@ namespace probe::data {
 
 class DumpStore;
 class OpSelection;
+class RunComparison;
 
 class OpTreeModel : public QAbstractItemModel {
     Q_OBJECT
@@ -34,6 +35,7 @@ public:
         ShapeColumn,
         DtypeColumn,
         DumpedColumn,   // selected by the current config
+        VerdictColumn,  // comparing two runs: born here, inherited, matches, only in one run
         ColumnCount
     };
     enum Role {
@@ -42,6 +44,7 @@ public:
         AnomalyRole,                // uint: kHasNan | kHasInf of the op's own rows
         SubtreeAnomalyRole,         // uint: the same over the op and its descendants
         SelectedRole,               // bool: the config dumps this op
+        VerdictRole,                // int: RunComparison::Verdict of the op
     };
 
     // `selection` may be null (no config: nothing is checkable).
@@ -50,6 +53,9 @@ public:
     // Which process's tree is shown (the first one by default).
     uint32_t process() const { return process_; }
     void setProcess(uint32_t process);
+
+    // Colours ops by their verdict and fills the verdict column (null: no comparison).
+    void setComparison(RunComparison* comparison);
 
     uint32_t opAt(const QModelIndex& index) const;
     QModelIndex indexOfOp(uint32_t op, int column = 0) const;
@@ -96,6 +102,7 @@ private:
 
     DumpStore* store_;
     OpSelection* selection_;
+    RunComparison* comparison_ = nullptr;
     uint32_t process_ = analysis::kNone;
     // Ops numbered from knownOps_ are new to views. Those under ops views know (or at the top)
     // are hidden, by parent (kNone: the top level), as rows among its children, sorted; their

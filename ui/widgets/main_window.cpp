@@ -25,6 +25,7 @@
 
 #include "attach_dialog.h"
 #include "config_document.h"
+#include "compare_panel.h"
 #include "config_editor.h"
 #include "context/app_context.h"
 #include "dump_cursor.h"
@@ -67,6 +68,8 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
     tabs_->addTab(plot_, tr("Statistics"));
     tabs_->addTab(preview_, tr("Tensor preview"));
     tabs_->addTab(configEditor_, tr("Config"));
+    compare_ = new ComparePanel(context_->comparison(), store, cursor, this);
+    tabs_->addTab(compare_, tr("Comparison"));
 
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     splitter->addWidget(tree_);
@@ -103,7 +106,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
     file->addAction(tr("&Attach to a running probe…"), this, &MainWindow::chooseProbeToAttach);
     file->addAction(tr("&Open dump folder…"), QKeySequence::Open, this, &MainWindow::chooseDump);
     file->addAction(tr("Open &tensor file…"), this, &MainWindow::chooseTensorFile);
-    file->addSeparator();
+    QAction* compareAt = file->addSeparator();  // File › Compare… goes above it
     file->addAction(tr("&Edit config"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::editConfig);
     file->addAction(tr("Load &config…"), this, &MainWindow::loadConfig);
     file->addAction(tr("&Save config as…"), QKeySequence::Save, this, &MainWindow::saveConfig);
@@ -240,6 +243,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
     });
 
     setUpSuite();
+    setUpComparison(file, compareAt, toolbar);
     resize(1500, 900);
     onDataDirectoryChanged();
     onSessionReplaced();
@@ -384,7 +388,7 @@ void MainWindow::showView(View view) {
         tabs_->setCurrentWidget(gradients_);
         return;
     }
-    tabs_->setCurrentIndex(view == View::Tree ? 0 : view == View::Plot ? 1 : view == View::Tensor ? 2 : 3);
+    tabs_->setCurrentIndex(view == View::Tree ? 0 : view == View::Plot ? 1 : view == View::Tensor ? 2 : view == View::Config ? 3 : 4);
 }
 
 bool MainWindow::selectProcess(const QString& key) { return tree_->setProcessKey(key); }

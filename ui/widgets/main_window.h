@@ -17,12 +17,14 @@
 class QAction;
 class QDockWidget;
 class QLabel;
+class QMenu;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QStackedWidget;
 class QTabWidget;
+class QToolBar;
 
 namespace probe::context {
 class AppContext;
@@ -33,6 +35,7 @@ class OverflowBirths;
 
 namespace probe::widgets {
 
+class ComparePanel;
 class ConfigEditor;
 class GradientsPanel;
 class LaunchForm;
@@ -46,7 +49,7 @@ class TensorPreview;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum class View { Tree, Plot, Tensor, Config, Gradients };
+    enum class View { Tree, Plot, Tensor, Config, Compare, Gradients };
     enum class Page { Start, Launch, Workspace };
 
     // Shows `context`, which must outlive the window.
@@ -76,6 +79,10 @@ public:
     StatisticsPlot* statisticsPlot() const { return plot_; }
     TensorPreview* tensorPreview() const { return preview_; }
     ConfigEditor* configEditor() const { return configEditor_; }
+    ComparePanel* comparePanel() const { return compare_; }
+    QAction* jumpToDivergenceAction() const { return jumpAction_; }
+    // File › Compare: asks for the reference and the candidate (default: the dump shown).
+    void chooseComparison();
     StartPage* startPage() const { return startPage_; }
     LaunchForm* launchForm() const { return launchForm_; }
     SessionPanel* sessionPanel() const { return sessionPanel_; }
@@ -123,6 +130,9 @@ private:
     void updateOverflowButton();
     void goToOverflowBirth();
     void findDumpGradients();
+    // The comparison's menu entries (in `file`, before `at`), toolbar actions and status (in
+    // compare_actions.cpp).
+    void setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar);
 
     context::AppContext* context_;
     QPointer<session::LiveSession> shownSession_;  // the live session the window listens to
@@ -136,6 +146,10 @@ private:
     StatisticsPlot* plot_;
     TensorPreview* preview_;
     ConfigEditor* configEditor_;
+    ComparePanel* compare_;
+    QAction* jumpAction_ = nullptr;
+    QProgressBar* compareProgress_ = nullptr;
+    QPushButton* cancelCompare_ = nullptr;
     SessionPanel* sessionPanel_;
     QDockWidget* sessionDock_;
     QLabel* roundLabel_;

@@ -237,6 +237,10 @@ void OpTreePanel::onCurrentChanged() {
 }
 
 bool OpTreePanel::revealOp(uint32_t op) {
+    // An op of another process (a rank opened or compared, a jump): show that process's tree.
+    const auto& idx = store_->index();
+    if (op < idx.opCount() && idx.op(op).process != model_->process())
+        setProcessKey(QString::fromStdString(idx.process(idx.op(op).process).key));
     const QModelIndex source = model_->indexOfOp(op);
     if (!source.isValid()) return false;
     const QModelIndex proxied = proxy_->mapFromSource(source);

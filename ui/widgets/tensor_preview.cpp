@@ -35,9 +35,6 @@ namespace {
 
 QString number(double v) { return data::OpTreeModel::formatValue(v); }
 
-// msprobe writes tensors as .pt files, which this preview does not read (yet).
-bool isPtFile(const QString& path) { return QFileInfo(path).suffix() == QLatin1String("pt"); }
-
 QString swatch(const QColor& color) {
     return QStringLiteral("<span style='background-color:%1'>&nbsp;&nbsp;&nbsp;</span>").arg(color.name());
 }
@@ -209,10 +206,6 @@ void TensorPreview::openRow(uint32_t row) {
                                       : QString::fromStdString(error));
         return;
     }
-    if (isPtFile(QString::fromStdString(path))) {
-        showUnsupported(QString::fromStdString(path));
-        return;
-    }
     const auto* index = &idx;
     document_->open(QString::fromStdString(path), [index, row](const QString& alias) {
         return QString::fromStdString(index->resolveTensorAlias(row, alias.toStdString()));
@@ -221,27 +214,10 @@ void TensorPreview::openRow(uint32_t row) {
 
 void TensorPreview::openFile(const QString& path) {
     row_ = kNone;
-    if (isPtFile(path)) {
-        showUnsupported(path);
-        return;
-    }
     // A de-duplicated file is followed as from its row: to the first copy in its round directory.
     document_->open(path, [path](const QString& alias) {
         return QString::fromStdString(analysis::findFirstCopy(path.toStdString(), alias.toStdString()));
     });
-}
-
-void TensorPreview::showUnsupported(const QString& path) {
-    document_->clear();
-    const QString name = QFileInfo(path).fileName();
-    title_->setText(name);
-    title_->setToolTip(path);
-    facts_->setText(tr(".pt previews are not supported yet: %1 is a PyTorch file (torch.save); load it with torch.load(). "
-                       "Its statistics are in the op's table.")
-                        .arg(name.toHtmlEscaped()));
-    // No empty heatmap, table or histogram for a file that was not read.
-    tabs_->setVisible(false);
-    overlay_->setVisible(false);
 }
 
 void TensorPreview::showPage(Page page) { tabs_->setCurrentIndex(static_cast<int>(page)); }
@@ -255,8 +231,10 @@ void TensorPreview::setOverlay(bool on) {
 void TensorPreview::onLoaded() {
     const auto tensor = document_->tensor();
     const bool values = tensor && tensor->hasValues();
-    tabs_->setVisible(true);
-    overlay_->setVisible(true);
+    // No empty heatmap, table or histogram for a file that could not be read.
+    const bool unread = !document_->error().isEmpty() && !tensor;
+    tabs_->setVisible(!unread);
+    overlay_->setVisible(!unread);
     exportNpy_->setEnabled(values);
     exportCsv_->setEnabled(values);
     note_->setText(document_->note());

@@ -1,4 +1,4 @@
-// Preview of one dumped tensor (.bin): header facts, statistics recomputed (and compared with
+// Preview of one dumped tensor (.bin, or msprobe's .pt): header facts, statistics recomputed (and compared with
 // the row that named the file), a heatmap of a 2-D slice with a NaN/Inf/negative overlay, a paged
 // value table, a histogram, and export to .npy and .csv.
 // SPDX-License-Identifier: GPL-3.0-or-later
@@ -38,7 +38,7 @@ public:
 
     // The tensor file of a statistic row (its recorded statistics are compared).
     void openRow(uint32_t row);
-    // Any .bin file.
+    // Any .bin or .pt file.
     void openFile(const QString& path);
     void showPage(Page page);
     // The statistic row whose tensor is shown (kNone for a file opened by itself).
@@ -62,8 +62,6 @@ signals:
     void exported(const QString& path);
 
 private:
-    // A file the preview cannot read (a .pt file): said plainly, in place of the pages.
-    void showUnsupported(const QString& path);
     void onLoaded();
     void onImage();
     void updateFacts();

@@ -1,0 +1,484 @@
+// Comparing two runs in the application, on real dumps: the native test engine run twice under
+// the probe, once with one weight element of decoder layer 1 nudged by 5%. The context compares
+// them off the GUI thread; the op that uses the weight is born here and the jump lands on it;
+// identical runs show no divergence; the comparison's item model and the coloured op tree stay
+// consistent under QAbstractItemModelTester while results come and go; replacing either dump
+// while a comparison runs drops it safely; a run followed live is compared again as its rounds
+// arrive; the window's Compare menu, F8, the comparison panel's plots, and probe-studio --compare.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QComboBox>
+#include <QApplication>
+#include <QFileInfo>
+#include <QImage>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTest>
+#include <QTreeView>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <qcustomplot.h>
+
+#include "compare_dialog.h"
+#include "compare_ops_model.h"
+#include "compare_panel.h"
+#include "compare_runs.h"
+#include "compare_series.h"
+#include "compare_tensor_pair.h"
+#include "compare_tensor_view.h"
+#include "context/app_context.h"
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "engine_runs.h"
+#include "main_window.h"
+#include "op_tree_model.h"
+#include "op_tree_panel.h"
+#include "tensor_document.h"
+#include "tensor_preview.h"
+#include "tensor_values_model.h"
+#include "test_support.h"
+#include "widget_checks.h"
+
+namespace probe {
+namespace {
+
+using analysis::kNone;
+using data::RunComparison;
+using test::waitFor;
+using widgets::MainWindow;
+using Verdict = RunComparison::Verdict;
+
+// The op whose input is the nudged weight (decoder layer 1's query projection).
+constexpr const char* kNudgedOp = "Decoder_layer_1/Attention/MatMulKernel";
+
+class CompareTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        test::prepareEngineSessions(context_, sockets_, config_);
+        // Every op's tensors kept, the ops inside the layers too: the comparison measures the
+        // data, not only statistics, down to the op that uses the weight.
+        test::writeFile(config_, R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true})");
+        context_.reference()->setIdlePollInterval(100);
+    }
+    void TearDown() override {
+        if (engine_.state() != QProcess::NotRunning) {
+            engine_.kill();
+            engine_.waitForFinished(5000);
+        }
+        ::unsetenv("PROBE_CONTROL_DIR");
+    }
+    QString dump(const std::string& name, int rounds, const QStringList& extra = {}) {
+        return test::writeEngineDump(dir_ / name, config_, rounds, extra);
+    }
+    RunComparison* comparison() const { return context_.comparison(); }
+    // Waits for a comparison's result (one more than `before` finished).
+    bool compared(int before = 0) {
+        return waitFor([&] { return comparison()->finishedCount() > before && comparison()->result(); }, 60000);
+    }
+    uint32_t candidateOpNamed(const std::string& namePath) const {
+        const auto& idx = context_.store()->index();
+        for (uint32_t op = 0; op < idx.opCount(); ++op)
+            if (idx.op(op).namePath == namePath) return op;
+        return kNone;
+    }
+
+    test::TempDir dir_{"ui-compare"}, sockets_{"probe-sockets"};
+    const std::string config_ = dir_ / "config.json";
+    context::AppContext context_;
+    QProcess engine_;
+};
+
+// The nudged weight: its op is born here, in round 0, and the jump selects it, its weight
+// tensor and its round; what comes after inherits. The result's numbers are the store's.
+TEST_F(CompareTest, ANudgedWeightIsBornWhereItIsUsedAndTheJumpLandsOnIt) {
+    const QString reference = dump("reference", 3), nudged = dump("nudged", 3, {"--nudge-layer", "1"});
+    QString error;
+    ASSERT_TRUE(context_.compare(reference, nudged, &error)) << error.toStdString();
+    ASSERT_TRUE(compared());
+    const analysis::CompareResult& r = *comparison()->result();
+    ASSERT_FALSE(r.cancelled);
+    ASSERT_TRUE(r.firstBornHere) << comparison()->summary().toStdString();
+    const auto& born = r.ops[*r.firstBornHere];
+    const auto& idx = context_.store()->index();
+    EXPECT_EQ(idx.op(born.candidateOp).namePath, kNudgedOp);
+    EXPECT_EQ(born.candidateRound, 0);
+    ASSERT_NE(born.cause, kNone);
+    const auto& weight = r.tensors[born.cause];
+    EXPECT_FALSE(weight.isOutput);
+    EXPECT_EQ(idx.slot(idx.row(weight.candidateRow).slot).index, "1");  // the weight input
+    ASSERT_TRUE(weight.hasData);
+    EXPECT_NEAR(r.data(born.cause).maxRelativeError, 0.05, 1e-6);
+    // Decoder layer 0 and the embedding match; the op is born here; the layer's later ops inherit.
+    const uint32_t nudgedOp = candidateOpNamed(kNudgedOp);
+    ASSERT_NE(nudgedOp, kNone);
+    EXPECT_EQ(comparison()->verdictOf(nudgedOp), Verdict::BornHere);
+    EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("Decoder_layer_0/Attention/MatMulKernel")), Verdict::Matches);
+    EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("WordEmbedding")), Verdict::Matches);
+    EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("Decoder_layer_1/Attention/SoftmaxKernel")), Verdict::Inherited);
+    EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("LmHead")), Verdict::Inherited);
+    EXPECT_NE(comparison()->summary().indexOf(QStringLiteral("born here")), -1) << comparison()->summary().toStdString();
+
+    context_.cursor()->setOp(candidateOpNamed("WordEmbedding"));
+    ASSERT_TRUE(context_.goToFirstDivergence());
+    EXPECT_EQ(context_.cursor()->op(), nudgedOp);
+    EXPECT_EQ(context_.cursor()->round(), 0);
+    EXPECT_EQ(context_.cursor()->row(), weight.candidateRow);
+
+    // The plots' data: the error of every compared op in execution order, the first
+    // divergence at the nudged op; the weight's statistic in both runs, round by round.
+    const auto profile = data::errorProfile(r, RunComparison::Measure::MaxRelativeError, 0);
+    ASSERT_GE(profile.firstDivergenceX, 0);
+    const int at = static_cast<int>(profile.firstDivergenceX);
+    EXPECT_EQ(r.ops[profile.comparedOps[at]].candidateOp, nudgedOp);
+    // The op's worst tensor: its output, or the weight (5%).
+    double worst = 0;
+    for (uint32_t t = born.firstTensor; t < born.firstTensor + born.tensorCount; ++t)
+        worst = std::max(worst, r.data(t).maxRelativeError);
+    EXPECT_GE(worst, 0.05 - 1e-6);
+    EXPECT_EQ(profile.series.y[at], worst);
+    // Before it only the ops around it differ (they begin before it and surface its output).
+    const auto around = r.bornHereAncestors(*r.firstBornHere);
+    ASSERT_FALSE(around.empty());
+    for (int i = 0; i < at; ++i) {
+        const uint32_t op = profile.comparedOps[i];
+        const bool encloses = std::find(around.begin(), around.end(), op) != around.end();
+        if (!encloses) {
+            EXPECT_EQ(profile.series.y[i], 0.0) << idx.op(r.ops[op].candidateOp).namePath;
+        }
+    }
+    const auto pair = data::statisticPair(r, idx.row(weight.candidateRow).slot, analysis::Stat::Max);
+    ASSERT_EQ(pair.candidate.x.size(), 3);
+    ASSERT_EQ(pair.reference.x.size(), 3);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(pair.candidate.x[i], i);
+        const auto& ref = context_.reference()->index();
+        const uint32_t refRow = r.tensors[comparison()->comparedTensor(pair.candidate.rows[i])].referenceRow;
+        EXPECT_EQ(pair.reference.y[i], ref.row(refRow).get(analysis::Stat::Max));
+        EXPECT_EQ(pair.candidate.y[i], idx.row(pair.candidate.rows[i]).get(analysis::Stat::Max));
+    }
+}
+
+TEST_F(CompareTest, IdenticalRunsShowNoDivergence) {
+    const QString a = dump("a", 2), b = dump("b", 2);
+    ASSERT_TRUE(context_.compare(a, b));
+    ASSERT_TRUE(compared());
+    const auto& r = *comparison()->result();
+    EXPECT_FALSE(r.nothingCompared());
+    EXPECT_FALSE(r.diverges());
+    EXPECT_EQ(r.tensorsWithData, r.tensors.size());
+    EXPECT_FALSE(context_.goToFirstDivergence());
+    EXPECT_EQ(comparison()->firstDivergenceRow(), kNone);
+    const auto& idx = context_.store()->index();
+    for (uint32_t op = 0; op < idx.opCount(); ++op)
+        if (idx.op(op).rowCount) {
+            EXPECT_EQ(comparison()->verdictOf(op), Verdict::Matches) << idx.op(op).namePath;
+        }
+    EXPECT_NE(comparison()->summary().indexOf(QStringLiteral("agree")), -1);
+}
+
+// The comparison's table and the op tree coloured by it, under the model tester while results
+// arrive, the filter changes, and the comparison goes.
+TEST_F(CompareTest, TheComparisonModelsStayConsistent) {
+    data::CompareOpsModel table(comparison());
+    data::OpTreeModel tree(context_.store(), nullptr);
+    tree.setComparison(comparison());
+    QAbstractItemModelTester tableTester(&table, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester treeTester(&tree, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    const QString reference = dump("reference", 2), nudged = dump("nudged", 2, {"--nudge-layer", "1"});
+    ASSERT_TRUE(context_.compare(reference, nudged));
+    ASSERT_TRUE(compared());
+    const auto& r = *comparison()->result();
+    ASSERT_EQ(table.rowCount(), static_cast<int>(r.ops.size()));
+    int bornHere = 0;
+    for (int row = 0; row < table.rowCount(); ++row) {
+        const QModelIndex verdict = table.index(row, data::CompareOpsModel::VerdictColumn);
+        const uint32_t op = verdict.data(data::CompareOpsModel::ComparedOpRole).toUInt();
+        EXPECT_EQ(op, static_cast<uint32_t>(row));  // execution order
+        if (r.ops[op].verdict == analysis::OpVerdict::BornHere) {
+            ++bornHere;
+            EXPECT_TRUE(verdict.data().toString().startsWith(QStringLiteral("born here")));
+            EXPECT_EQ(verdict.data(Qt::BackgroundRole).value<QColor>(), RunComparison::verdictColor(Verdict::BornHere));
+        }
+    }
+    EXPECT_GE(bornHere, 2);  // the op and the layer around it, in each of the two rounds
+    table.setDivergingOnly(true);
+    ASSERT_GT(table.rowCount(), 0);
+    for (int row = 0; row < table.rowCount(); ++row)
+        EXPECT_NE(table.index(row, 0).data(data::CompareOpsModel::VerdictRole).toInt(), static_cast<int>(Verdict::Matches));
+    // The tree: the op's row coloured and its verdict column filled.
+    const QModelIndex nudgedItem = tree.indexOfOp(candidateOpNamed(kNudgedOp), data::OpTreeModel::VerdictColumn);
+    ASSERT_TRUE(nudgedItem.isValid());
+    EXPECT_EQ(nudgedItem.data().toString(), QStringLiteral("born here"));
+    EXPECT_EQ(nudgedItem.data(Qt::BackgroundRole).value<QColor>(), RunComparison::verdictColor(Verdict::BornHere));
+    EXPECT_FALSE(nudgedItem.data(Qt::ToolTipRole).toString().isEmpty());
+    // Stopping: both models let go of the result.
+    context_.closeReference();
+    EXPECT_EQ(comparison()->result(), nullptr);
+    EXPECT_EQ(table.rowCount(), 0);
+    EXPECT_FALSE(nudgedItem.data().isValid());
+}
+
+// Replacing either dump while a comparison runs: it is cancelled, its result never shown, and
+// the comparison of the new pair is right. The window is up, every model under the tester.
+TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
+    context::AppContext& context = context_;
+    MainWindow window(&context);
+    window.resize(1400, 900);
+    window.show();
+    std::vector<std::unique_ptr<QAbstractItemModelTester>> testers;
+    for (QAbstractItemModel* model : window.findChildren<QAbstractItemModel*>())
+        testers.push_back(std::make_unique<QAbstractItemModelTester>(model, QAbstractItemModelTester::FailureReportingMode::Fatal));
+    ASSERT_FALSE(testers.empty());
+    const QString big = dump("big", 40), bigNudged = dump("big-nudged", 40, {"--nudge-layer", "0"}),
+                  small = dump("small", 2), smallNudged = dump("small-nudged", 2, {"--nudge-layer", "1"});
+    QSignalSpy started(comparison(), &RunComparison::started);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        // The candidate replaced mid-comparison, then the reference.
+        ASSERT_TRUE(context.compare(big, bigNudged));
+        ASSERT_TRUE(waitFor([&] { return comparison()->running(); }, 60000));
+        context.openDump(small);  // a new session: the reference goes, the comparison with it
+        EXPECT_FALSE(comparison()->running());
+        EXPECT_EQ(comparison()->result(), nullptr);
+        ASSERT_TRUE(context.compare(big, bigNudged));
+        ASSERT_TRUE(waitFor([&] { return comparison()->running(); }, 60000));
+        context.openReference(small);  // the reference replaced
+        QTest::qWait(20);
+    }
+    const int before = comparison()->finishedCount();
+    ASSERT_TRUE(context.compare(small, smallNudged));
+    ASSERT_TRUE(compared(before));
+    const auto& r = *comparison()->result();
+    ASSERT_TRUE(r.firstBornHere);
+    EXPECT_EQ(context.store()->index().op(r.ops[*r.firstBornHere].candidateOp).namePath, kNudgedOp);
+    EXPECT_EQ(r.reference->rowCount(), context.reference()->index().rowCount());
+    EXPECT_FALSE(window.grab().isNull());
+}
+
+// A launched run compared against a reference while it runs: the comparison is run again as
+// rounds arrive, each time over more rounds, off the GUI thread.
+TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
+    const QString reference = dump("reference", 30, {"--nudge-layer", "1"});
+    ASSERT_TRUE(context_.launch(test::engineLaunch(dir_ / "live", config_, 30, 150)));
+    QString error;
+    ASSERT_TRUE(context_.compare(reference, {}, &error)) << error.toStdString();
+    auto comparedRounds = [&] {
+        const auto* r = comparison()->result();
+        return r && !r->ops.empty() ? r->ops.back().candidateRound + 1 : 0;
+    };
+    ASSERT_TRUE(waitFor([&] { return comparedRounds() >= 1; }, 60000));
+    const int first = comparedRounds();
+    const int runs = comparison()->finishedCount();
+    ASSERT_TRUE(waitFor([&] { return comparedRounds() > first && comparison()->finishedCount() > runs; }, 60000));
+    const auto& r = *comparison()->result();
+    ASSERT_TRUE(r.firstBornHere);  // the reference had the nudge; the live run has not
+    EXPECT_EQ(context_.store()->index().op(r.ops[*r.firstBornHere].candidateOp).namePath, kNudgedOp);
+    EXPECT_TRUE(context_.modelRunning() || context_.liveSession()->hasEnded());
+}
+
+// The window: the comparison tab fills, the tree's verdict column shows, F8 jumps, and a click
+// on the error plot's marked point selects that op.
+TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
+    MainWindow window(&context_);
+    window.resize(1500, 950);
+    window.show();
+    window.activateWindow();
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window));  // F8 is a window shortcut
+    auto* tree = window.treePanel()->view();
+    EXPECT_TRUE(tree->isColumnHidden(data::OpTreeModel::VerdictColumn));
+    EXPECT_FALSE(window.jumpToDivergenceAction()->isEnabled());
+    const QString reference = dump("reference", 3), nudged = dump("nudged", 3, {"--nudge-layer", "1"});
+    ASSERT_TRUE(context_.compare(reference, nudged));
+    ASSERT_TRUE(compared());
+    ASSERT_TRUE(waitFor([&] { return window.jumpToDivergenceAction()->isEnabled(); }));
+    EXPECT_FALSE(tree->isColumnHidden(data::OpTreeModel::VerdictColumn));
+    auto* panel = window.comparePanel();
+    EXPECT_NE(panel->summaryText().indexOf(QString::fromLatin1(kNudgedOp)), -1) << panel->summaryText().toStdString();
+    EXPECT_GT(panel->model()->rowCount(), 0);
+
+    const uint32_t nudgedOp = candidateOpNamed(kNudgedOp);
+    context_.cursor()->setOp(candidateOpNamed("LmHead"));
+    QTest::keyClick(&window, Qt::Key_F8);
+    EXPECT_EQ(context_.cursor()->op(), nudgedOp);
+    EXPECT_EQ(context_.cursor()->round(), 0);
+    EXPECT_EQ(window.treePanel()->view()->currentIndex().data(data::OpTreeModel::OpRole).toUInt(), nudgedOp);
+    // Both runs of the selected tensor are drawn (the reference dashed).
+    ASSERT_EQ(panel->statisticPlot()->graphCount(), 2);
+    EXPECT_EQ(panel->statisticPlot()->graph(1)->pen().style(), Qt::DashLine);
+    EXPECT_EQ(panel->statisticPair().candidate.x.size(), 3);
+
+    // Click the first divergence's point on the error plot: from elsewhere, it selects the op.
+    context_.cursor()->setOp(candidateOpNamed("LmHead"));
+    QTest::qWait(50);
+    const auto& profile = panel->errorProfile();
+    ASSERT_GE(profile.firstDivergenceX, 0);
+    const int at = static_cast<int>(profile.firstDivergenceX);
+    auto* plot = panel->errorPlot();
+    plot->replot();
+    const QPoint point(static_cast<int>(plot->xAxis->coordToPixel(profile.series.x[at])),
+                       static_cast<int>(plot->yAxis->coordToPixel(profile.series.y[at])));
+    QTest::mouseClick(plot, Qt::LeftButton, {}, point);
+    EXPECT_EQ(context_.cursor()->op(), nudgedOp);
+    // The weight in both runs: the difference is at the nudged element, nothing else differs.
+    ASSERT_TRUE(context_.goToFirstDivergence());
+    panel->showTensorPair();
+    auto* pairDoc = panel->pairView()->document();
+    ASSERT_TRUE(waitFor([&] { return pairDoc->candidate() != nullptr; }));
+    const auto& diff = pairDoc->difference();
+    EXPECT_EQ(diff.largestAt, 8u + 3u);  // hidden + 3: the element the engine nudged
+    EXPECT_NEAR(diff.largest, std::fabs(pairDoc->candidate()->at(11) - pairDoc->reference()->at(11)), 0);
+    EXPECT_EQ(diff.nonFiniteMismatches, 0u);
+    const QImage d = panel->pairView()->image(2);
+    ASSERT_EQ(d.width(), 8);
+    ASSERT_EQ(d.height(), 8);
+    int white = 0;
+    for (int y = 0; y < 8; ++y)
+        for (int x = 0; x < 8; ++x) white += d.pixel(x, y) == qRgb(255, 255, 255) ? 1 : 0;
+    EXPECT_EQ(white, 63);
+    EXPECT_NE(d.pixel(3, 1), qRgb(255, 255, 255));
+    panel->pairView()->setRelative(true);
+    EXPECT_NEAR(pairDoc->difference().largest, 0.05, 1e-6);
+    // The born-here op is painted in its colour in the tree.
+    tree->scrollTo(tree->currentIndex());
+    const QImage shot = window.grab().toImage();
+    const QColor born = RunComparison::verdictColor(Verdict::BornHere);
+    EXPECT_GT(test::countPixels(shot, [&](QColor c) { return c == born; }), 200);
+}
+
+// Ranks: the dialog lists the rank folders of a dump, and a rank chosen is compared with a rank.
+TEST_F(CompareTest, RanksAreListedAndComparedRankAgainstRank) {
+    // Two ranks of one msprobe step: rank 1's weight differs.
+    const std::string root = dir_ / "ranks";
+    auto item = [](double max) {
+        return "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4, 8], \"Max\": " +
+               std::to_string(max) + ", \"Min\": -0.5, \"Mean\": 0.0, \"Norm\": 2.0, \"requires_grad\": false}";
+    };
+    for (int rank = 0; rank < 2; ++rank) {
+        const std::string dir = root + "/step0/rank" + std::to_string(rank);
+        std::filesystem::create_directories(dir);
+        test::writeFile(dir + "/dump.json",
+                        R"({"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {)"
+                        R"("Module.fc.Linear.forward.0": {"input_args": [)" +
+                            item(1.0) + R"(], "input_kwargs": {}, "output": [)" + item(4.0) + R"(], "parameters": {"weight": )" +
+                            item(rank ? 0.75 : 0.5) + "}}}}");
+        test::writeFile(dir + "/construct.json", R"({"Module.fc.Linear.forward.0": null})");
+        test::writeFile(dir + "/stack.json", "{}");
+    }
+    const QString dumpRoot = QString::fromStdString(root);
+    const QStringList ranks = widgets::rankFolders(dumpRoot);
+    ASSERT_EQ(ranks.size(), 2);
+    EXPECT_TRUE(ranks[0].endsWith(QStringLiteral("step0/rank0")));
+    EXPECT_TRUE(ranks[1].endsWith(QStringLiteral("step0/rank1")));
+    widgets::CompareDialog dialog(dumpRoot);
+    dialog.setReference(dumpRoot);
+    ASSERT_EQ(dialog.referenceRanks()->count(), 3);  // all ranks, rank0, rank1
+    dialog.referenceRanks()->setCurrentIndex(1);
+    dialog.candidateRanks()->setCurrentIndex(2);
+    EXPECT_EQ(dialog.referencePath(), ranks[0]);
+    EXPECT_EQ(dialog.candidatePath(), ranks[1]);
+
+    ASSERT_TRUE(context_.compare(dialog.referencePath(), dialog.candidatePath()));
+    ASSERT_TRUE(compared());
+    const auto& r = *comparison()->result();
+    ASSERT_TRUE(r.firstBornHere) << comparison()->summary().toStdString();
+    const auto& idx = context_.store()->index();
+    const auto& born = r.ops[*r.firstBornHere];
+    EXPECT_EQ(idx.process(born.candidateProcess).key, "rank1");
+    EXPECT_EQ(r.reference->process(born.referenceProcess).key, "rank0");
+    EXPECT_EQ(idx.op(born.candidateOp).id, "Module.fc.Linear.forward.0");
+    // The candidate was opened by its rank's folder: it opened at that rank.
+    ASSERT_NE(context_.cursor()->op(), kNone);
+    EXPECT_EQ(idx.process(idx.op(context_.cursor()->op()).process).key, "rank1");
+    ASSERT_TRUE(context_.goToFirstDivergence());
+    EXPECT_EQ(context_.cursor()->op(), born.candidateOp);
+}
+
+// probe-studio --compare REF CAND: the comparison shown, the jump made, the window saved.
+TEST_F(CompareTest, TheCommandLineComparesAndJumps) {
+    const QString reference = dump("reference", 2), nudged = dump("nudged", 2, {"--nudge-layer", "1"});
+    const QString png = QString::fromStdString(dir_ / "compare.png");
+    const auto run = test::runStudio({"--compare", reference, nudged, "--jump", "--view", "compare", "--screenshot", png});
+    ASSERT_EQ(run.exitCode, 0) << run.err.toStdString();
+    EXPECT_TRUE(QFileInfo(png).size() > 0);
+    const auto usage = test::runStudio({"--compare", reference});
+    EXPECT_EQ(usage.exitCode, 64);
+    EXPECT_NE(usage.err.indexOf(QStringLiteral("--compare REF CAND")), -1) << usage.err.toStdString();
+}
+
+// The difference image: white where equal, the largest difference darkest, NaN/Inf in one run
+// only in its own colour (and alike NaN/Inf in both is no difference).
+TEST(TensorPair, TheDifferenceMarksNanAndInfInOneRunOnly) {
+    auto tensor = [](std::vector<float> v) {
+        analysis::TensorData t;
+        t.dtype = format::DType::Float;
+        t.header.dims = {2, 3};
+        t.count = v.size();
+        const auto* bytes = reinterpret_cast<const uint8_t*>(v.data());
+        t.bytes.assign(bytes, bytes + v.size() * sizeof(float));
+        return t;
+    };
+    const float nan = std::nanf(""), inf = INFINITY;
+    const auto ref = tensor({1, 2, 4, nan, inf, 8}), cand = tensor({1, 2.6f, 3, nan, 7, 8});
+    const auto abs = data::renderDifference(ref, cand, 0, 2, 3, false);
+    ASSERT_EQ(abs.image.size(), QSize(3, 2));
+    EXPECT_EQ(abs.largest, 1.0);  // |3 - 4|
+    EXPECT_EQ(abs.largestAt, 2u);
+    EXPECT_EQ(abs.nonFiniteMismatches, 1u);  // inf vs 7; NaN in both is alike
+    EXPECT_EQ(abs.image.pixel(0, 0), qRgb(255, 255, 255));
+    EXPECT_EQ(abs.image.pixel(0, 1), qRgb(255, 255, 255));  // NaN and NaN
+    EXPECT_EQ(abs.image.pixel(2, 1), qRgb(255, 255, 255));
+    EXPECT_EQ(abs.image.pixel(1, 1), data::kNonFiniteMismatchRgb);
+    EXPECT_EQ(abs.image.pixel(2, 0), qRgb(160, 0, 0));  // the largest: darkest
+    const QColor part(abs.image.pixel(1, 0));  // 0.6 of the largest
+    EXPECT_GT(part.green(), 0);
+    EXPECT_LT(part.green(), 255);
+    const auto rel = data::renderDifference(ref, cand, 0, 2, 3, true);
+    EXPECT_NEAR(rel.largest, 0.3, 1e-6);  // |2.6 - 2| / 2 = 0.3 > |3 - 4| / 4
+    EXPECT_EQ(rel.largestAt, 1u);
+}
+
+#ifdef PROBE_TEST_PYTHON
+// msprobe's .pt tensors preview like .bin ones: heatmap (NaN marked), values, histogram, export.
+TEST(PtPreview, APtTensorPreviewsLikeABinOne) {
+    test::TempDir dir("ui-pt");
+    const QString pt = QString::fromStdString(dir / "Functional.linear.0.forward.output.0.pt");
+    QProcess python;
+    python.start(QStringLiteral(PROBE_TEST_PYTHON),
+                 {"-c", "import sys, torch; torch.save(torch.tensor([[1.0, -2.0, float('nan')], [3.0, 4.0, 5.0]]), sys.argv[1])", pt});
+    ASSERT_TRUE(python.waitForFinished(120000));
+    ASSERT_EQ(python.exitCode(), 0) << python.readAllStandardError().toStdString();
+    data::DumpStore store;
+    widgets::TensorPreview preview(&store);
+    preview.resize(900, 700);
+    preview.show();
+    QSignalSpy image(preview.document(), &data::TensorDocument::imageReady);
+    preview.openFile(pt);
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    ASSERT_TRUE(preview.document()->tensor());
+    EXPECT_TRUE(preview.heatmap()->isVisibleTo(&preview));
+    EXPECT_TRUE(preview.factsText().contains(QStringLiteral("shape [2 × 3]")))
+        << preview.factsText().toStdString();
+    // The values, as torch wrote them.
+    auto* values = preview.valuesModel();
+    ASSERT_EQ(values->rowCount(), 2);
+    ASSERT_EQ(values->columnCount(), 3);
+    EXPECT_EQ(values->index(1, 2).data().toString(), QStringLiteral("5"));
+    EXPECT_EQ(values->index(0, 1).data().toString(), QStringLiteral("-2"));
+    EXPECT_EQ(values->index(0, 2).data().toString().toLower(), QStringLiteral("nan"));
+    preview.showPage(widgets::TensorPreview::Page::Histogram);
+    EXPECT_GT(preview.histogramPlot()->plottableCount(), 0);
+    QString error;
+    const QString npy = QString::fromStdString(dir / "out.npy");
+    ASSERT_TRUE(preview.exportNpy(npy, &error)) << error.toStdString();
+    EXPECT_GT(QFileInfo(npy).size(), 6 * 4);
+}
+#endif
+
+}  // namespace
+}  // namespace probe

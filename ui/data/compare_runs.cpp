@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "compare_runs.h"
+
+#include <QColor>
+#include <QFutureWatcher>
+#include <QLocale>
+#include <QPromise>
+#include <QtConcurrent/QtConcurrentRun>
+#include <cmath>
+
+#include "dump_store.h"
+
+namespace probe::data {
+
+using analysis::kNone;
+
+namespace {
+// Progress is reported per mille (QFuture's progress is an int).
+constexpr int kProgressScale = 1000;
+}  // namespace
+
+// One comparison: copies of both indexes as they were when it started (the worker reads them
+// while the stores grow), the result, and the flag that stops it.
+struct RunComparison::Run {
+    analysis::DumpIndex reference, candidate;
+    analysis::CompareResult result;
+    std::atomic<bool> cancel{false};
+};
+
+QString RunComparison::verdictText(Verdict verdict) {
+    switch (verdict) {
+    case Verdict::Matches: return tr("matches");
+    case Verdict::Inherited: return tr("inherited");
+    case Verdict::BornHere: return tr("born here");
+    case Verdict::OnlyInOneRun: return tr("only in one run");
+    case Verdict::NotCompared: break;
+    }
+    return {};
+}
+
+QColor RunComparison::verdictColor(Verdict verdict) {
+    switch (verdict) {
+    case Verdict::Matches: return QColor(0xd8, 0xf0, 0xd8);       // pale green
+    case Verdict::Inherited: return QColor(0xff, 0xe0, 0xb0);     // amber
+    case Verdict::BornHere: return QColor(0xf4, 0x9a, 0x9a);      // red
+    case Verdict::OnlyInOneRun: return QColor(0xd0, 0xd8, 0xf0);  // pale blue
+    case Verdict::NotCompared: break;
+    }
+    return {};
+}
+
+QString RunComparison::measureName(Measure measure) {
+    switch (measure) {
+    case Measure::MaxRelativeError: return tr("Max relative error");
+    case Measure::MaxAbsoluteError: return tr("Max absolute error");
+    case Measure::Cosine: return tr("Cosine");
+    case Measure::MaxUlpError: return tr("Max error (ULPs)");
+    }
+    return {};
+}
+
+std::optional<double> RunComparison::tensorMeasure(const analysis::CompareResult& result,
+                                                   uint32_t tensor, Measure measure) {
+    const auto& t = result.tensors[tensor];
+    if (t.hasData) {
+        const auto& m = result.data(tensor);
+        switch (measure) {
+        case Measure::MaxRelativeError: return m.maxRelativeError;
+        case Measure::MaxAbsoluteError: return m.maxAbsError;
+        case Measure::Cosine: return m.cosine;
+        case Measure::MaxUlpError: return m.maxUlpError;
+        }
+    }
+    if (measure == Measure::Cosine || measure == Measure::MaxUlpError) return std::nullopt;
+    const analysis::StatisticDiffs diffs = result.statisticDiffs(tensor);
+    std::optional<double> worst;
+    for (int i = 0; i < analysis::kStatCount; ++i) {
+        const auto& value = measure == Measure::MaxRelativeError ? diffs.relativePercent[i]
+                                                                 : diffs.diff[i];
+        if (!value) continue;
+        const double v = measure == Measure::MaxRelativeError ? std::fabs(*value) / 100
+                                                              : std::fabs(*value);
+        if (!worst || v > *worst || std::isnan(v)) worst = v;
+    }
+    return worst;
+}
+
+std::optional<double> RunComparison::opMeasure(const analysis::CompareResult& result,
+                                               uint32_t op, Measure measure) {
+    const auto& o = result.ops[op];
+    std::optional<double> worst;
+    for (uint32_t t = o.firstTensor; t < o.firstTensor + o.tensorCount; ++t) {
+        const auto v = tensorMeasure(result, t, measure);
+        if (!v) continue;
+        const bool worse = measure == Measure::Cosine ? *v < worst.value_or(2) : *v > worst.value_or(-1);
+        if (!worst || worse || std::isnan(*v)) worst = v;
+    }
+    return worst;
+}
+
+RunComparison::RunComparison(DumpStore* reference, DumpStore* candidate, QObject* parent)
+    : QObject(parent), reference_(reference), candidate_(candidate) {
+    rerunDelay_.setSingleShot(true);
+    rerunDelay_.setInterval(500);
+    connect(&rerunDelay_, &QTimer::timeout, this, [this] {
+        if (!enabled_) return;
+        // A comparison of a growing dump runs to its end; the next one covers what came since.
+        if (running_)
+            rerunPending_ = true;
+        else
+            start();
+    });
+    for (DumpStore* store : {reference_, candidate_}) {
+        // Phase one of a reset: the old data is still there; nothing may refer to it after.
+        connect(store, &DumpStore::aboutToReset, this, &RunComparison::drop);
+        connect(store, &DumpStore::initialLoadFinished, this, [this] {
+            if (enabled_) start();
+        });
+        connect(store, &DumpStore::changed, this, &RunComparison::onStoreGrew);
+    }
+}
+
+RunComparison::~RunComparison() {
+    // The worker holds its run (and the flag) itself: it notices and ends on its own.
+    if (current_) current_->cancel = true;
+}
+
+void RunComparison::setEnabled(bool on) {
+    if (on == enabled_) return;
+    enabled_ = on;
+    if (on) {
+        start();
+    } else {
+        rerunDelay_.stop();
+        cancel();
+        drop();
+    }
+}
+
+void RunComparison::setOptions(const analysis::CompareOptions& options) {
+    options_ = options;
+    options_.progress = {};
+    options_.cancel = nullptr;
+}
+
+bool RunComparison::start() {
+    rerunDelay_.stop();
+    rerunPending_ = false;
+    if (!reference_->isOpen() || !candidate_->isOpen() || !reference_->initialLoadDone() ||
+        !candidate_->initialLoadDone())
+        return false;
+    if (current_) current_->cancel = true;  // superseded: its result will be ignored
+    auto run = std::make_shared<Run>();
+    run->reference = reference_->index();
+    run->candidate = candidate_->index();
+    current_ = run;
+    running_ = true;
+    auto* watcher = new QFutureWatcher<void>(this);
+    connect(watcher, &QFutureWatcher<void>::progressValueChanged, this, [this, run](int value) {
+        if (run == current_) emit progress(value, kProgressScale);
+    });
+    connect(watcher, &QFutureWatcher<void>::finished, this, [this, run, watcher] {
+        watcher->deleteLater();
+        onRunDone(run);
+    });
+    analysis::CompareOptions options = options_;
+    watcher->setFuture(QtConcurrent::run([run, options](QPromise<void>& promise) mutable {
+        promise.setProgressRange(0, kProgressScale);
+        int reported = -1;
+        options.cancel = &run->cancel;
+        options.progress = [&](uint64_t done, uint64_t total) {
+            const int value = total ? static_cast<int>(done * kProgressScale / total) : 0;
+            if (value != reported) promise.setProgressValue(reported = value);
+        };
+        // The result points into the run's copies, which live as long as it does.
+        run->result = analysis::compareDumps(run->reference, run->candidate, options);
+    }));
+    emit started();
+    return true;
+}
+
+void RunComparison::cancel() {
+    if (!current_) return;
+    current_->cancel = true;
+    current_.reset();
+    running_ = false;
+    emit finished(false, tr("Comparison cancelled"));
+}
+
+const analysis::CompareResult* RunComparison::result() const {
+    return shown_ ? &shown_->result : nullptr;
+}
+
+void RunComparison::drop() {
+    rerunDelay_.stop();
+    rerunPending_ = false;
+    cancel();
+    if (!shown_) return;
+    emit aboutToChange();
+    shown_.reset();
+    verdicts_.clear();
+    firstOfOp_.clear();
+    nextOfOp_.clear();
+    tensorOfRow_.clear();
+    referenceOnlyOps_ = 0;
+    emit changed();
+}
+
+void RunComparison::onStoreGrew(const analysis::IndexChange& change) {
+    // A live run (or a dump still being written): compare again once rows stop arriving for a
+    // moment, and at least every rerun delay while they keep arriving.
+    if (!enabled_ || change.newRows == 0 || !reference_->initialLoadDone() ||
+        !candidate_->initialLoadDone())
+        return;
+    scheduleRerun();
+}
+
+void RunComparison::scheduleRerun() {
+    if (!rerunDelay_.isActive()) rerunDelay_.start();
+}
+
+void RunComparison::onRunDone(const std::shared_ptr<Run>& run) {
+    if (run != current_) return;  // cancelled or replaced: its result is stale
+    current_.reset();
+    running_ = false;
+    if (rerunPending_) {
+        rerunPending_ = false;
+        scheduleRerun();
+    }
+    if (run->result.cancelled) {
+        emit finished(false, tr("Comparison cancelled"));
+        return;
+    }
+    emit aboutToChange();
+    shown_ = run;
+    buildLookups();
+    ++finishedCount_;
+    emit changed();
+    emit finished(true, summary());
+}
+
+void RunComparison::buildLookups() {
+    const analysis::CompareResult& r = shown_->result;
+    const size_t ops = shown_->candidate.opCount();
+    verdicts_.assign(ops, Verdict::NotCompared);
+    firstOfOp_.assign(ops, kNone);
+    nextOfOp_.assign(r.ops.size(), kNone);
+    tensorOfRow_.assign(shown_->candidate.rowCount(), kNone);
+    std::vector<uint32_t> lastOfOp(ops, kNone);
+    for (uint32_t i = 0; i < r.ops.size(); ++i) {
+        const auto& op = r.ops[i];
+        if (op.candidateOp >= ops) continue;
+        const Verdict v = op.verdict == analysis::OpVerdict::BornHere    ? Verdict::BornHere
+                          : op.verdict == analysis::OpVerdict::Inherited ? Verdict::Inherited
+                                                                         : Verdict::Matches;
+        Verdict& shown = verdicts_[op.candidateOp];
+        if (static_cast<int>(v) > static_cast<int>(shown)) shown = v;
+        if (lastOfOp[op.candidateOp] == kNone)
+            firstOfOp_[op.candidateOp] = i;
+        else
+            nextOfOp_[lastOfOp[op.candidateOp]] = i;
+        lastOfOp[op.candidateOp] = i;
+    }
+    for (uint32_t t = 0; t < r.tensors.size(); ++t)
+        if (r.tensors[t].candidateRow < tensorOfRow_.size())
+            tensorOfRow_[r.tensors[t].candidateRow] = t;
+    std::vector<char> referenceOnly(shown_->reference.opCount(), 0);
+    std::vector<char> referencePaired(shown_->reference.opCount(), 0);
+    for (const auto& op : r.ops)
+        if (op.referenceOp < referencePaired.size()) referencePaired[op.referenceOp] = 1;
+    referenceOnlyOps_ = 0;
+    for (const auto& u : r.unpaired) {
+        if (!u.inReference) {
+            if (u.op < ops && verdicts_[u.op] == Verdict::NotCompared)
+                verdicts_[u.op] = Verdict::OnlyInOneRun;
+        } else if (u.op < referenceOnly.size() && !referencePaired[u.op] && !referenceOnly[u.op]) {
+            referenceOnly[u.op] = 1;
+            ++referenceOnlyOps_;
+        }
+    }
+}
+
+RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp) const {
+    return candidateOp < verdicts_.size() ? verdicts_[candidateOp] : Verdict::NotCompared;
+}
+
+uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {
+    if (!shown_ || candidateOp >= firstOfOp_.size()) return kNone;
+    const auto& ops = shown_->result.ops;
+    uint32_t first = kNone;
+    for (uint32_t i = firstOfOp_[candidateOp]; i != kNone; i = nextOfOp_[i]) {
+        if (round >= 0) {
+            if (ops[i].candidateRound == round) return i;
+            continue;
+        }
+        if (first == kNone) first = i;
+        if (ops[i].verdict != analysis::OpVerdict::Matches) return i;
+    }
+    return first;
+}
+
+uint32_t RunComparison::comparedTensor(uint32_t candidateRow) const {
+    return candidateRow < tensorOfRow_.size() ? tensorOfRow_[candidateRow] : kNone;
+}
+
+uint32_t RunComparison::firstDivergenceRow() const {
+    const analysis::CompareResult* r = result();
+    if (!r) return kNone;
+    const auto op = r->firstBornHere ? r->firstBornHere : r->firstInherited;
+    if (!op) return kNone;
+    const auto& compared = r->ops[*op];
+    if (compared.cause != kNone) return r->tensors[compared.cause].candidateRow;
+    return compared.tensorCount ? r->tensors[compared.firstTensor].candidateRow : kNone;
+}
+
+QString RunComparison::summary() const {
+    const analysis::CompareResult* r = result();
+    if (!r) return running_ ? tr("Comparing…") : QString();
+    const QLocale locale;
+    if (r->nothingCompared())
+        return tr("Nothing to compare: no tensor of the two dumps pairs up (different models, "
+                  "layouts or rounds)");
+    const auto first = r->firstBornHere ? r->firstBornHere : r->firstInherited;
+    if (!first)
+        return tr("The runs agree: %1 tensors compared (%2 with data), none diverges")
+            .arg(locale.toString(static_cast<qulonglong>(r->tensors.size())),
+                 locale.toString(static_cast<qulonglong>(r->tensorsWithData)));
+    const auto& op = r->ops[*first];
+    QString text = tr("First divergence, %1: %2")
+                       .arg(r->firstBornHere ? tr("born here") : tr("inherited"),
+                            QString::fromStdString(r->describeOp(*first)));
+    if (op.cause != kNone)
+        text += QStringLiteral(" — ") + QString::fromStdString(r->describeTensor(op.cause)) +
+                QStringLiteral(": ") + QString::fromStdString(r->explain(op.cause));
+    return text;
+}
+
+}  // namespace probe::data

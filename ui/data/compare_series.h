@@ -1,0 +1,34 @@
+// The data behind the comparison plots, taken from a CompareResult: a statistic of one tensor of
+// the shown dump and of its counterpart in the reference, against rounds; and an error measure
+// of every compared op in execution order (the reference's), with where the first divergence
+// is. Points carry the shown dump's row, so that a click selects that op and round.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QVector>
+
+#include "compare_runs.h"
+#include "statistics_series.h"
+
+namespace probe::data {
+
+struct StatisticPair {
+    PlotSeries candidate, reference;  // x = round; rows are the shown dump's
+};
+// `stat` of the shown dump's tensor `candidateSlot` in every compared round, and of the
+// reference's tensor it was compared with.
+StatisticPair statisticPair(const analysis::CompareResult& result, uint32_t candidateSlot,
+                            analysis::Stat stat);
+
+struct ErrorProfile {
+    PlotSeries series;  // x = position of the compared op in execution order; y = the measure
+    QVector<uint32_t> comparedOps;  // into result.ops, one per point
+    QVector<int> verdicts;          // RunComparison::Verdict, one per point
+    double firstDivergenceX = -1;   // where the first divergence is, -1 when none
+};
+// The measure of every compared op of `round` (-1: every round) in execution order; points
+// where it cannot be had (cosine without data) are gaps.
+ErrorProfile errorProfile(const analysis::CompareResult& result, RunComparison::Measure measure,
+                          int32_t round);
+
+}  // namespace probe::data

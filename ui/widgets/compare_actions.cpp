@@ -1,0 +1,120 @@
+// The main window's part in comparing two runs: File › Compare…, Jump to first divergence (menu,
+// toolbar, F8), Stop comparing; the comparison's progress and Cancel in the status bar; the op
+// tree coloured by verdict with its verdict column; the Comparison tab. Kept apart from
+// main_window.cpp, which only calls setUpComparison().
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <QAction>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QTreeView>
+#include <algorithm>
+#include <memory>
+
+#include "compare_dialog.h"
+#include "compare_panel.h"
+#include "compare_runs.h"
+#include "context/app_context.h"
+#include "dump_cursor.h"
+#include "dump_store.h"
+#include "main_window.h"
+#include "op_tree_model.h"
+#include "op_tree_panel.h"
+
+namespace probe::widgets {
+
+void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
+    data::RunComparison* comparison = context_->comparison();
+    auto* compare = new QAction(tr("&Compare…"), this);
+    compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    compare->setToolTip(tr("Compare the dump shown (or another) against a reference run: where do they part ways?"));
+    connect(compare, &QAction::triggered, this, &MainWindow::chooseComparison);
+    jumpAction_ = new QAction(tr("Jump to first &divergence"), this);
+    jumpAction_->setShortcut(QKeySequence(Qt::Key_F8));
+    jumpAction_->setToolTip(tr("Select the first op where the runs part ways (born here), else the first that inherits a "
+                               "divergence, in its round (F8)"));
+    jumpAction_->setEnabled(false);
+    connect(jumpAction_, &QAction::triggered, this, [this] {
+        if (context_->goToFirstDivergence()) showView(View::Compare);
+    });
+    auto* stop = new QAction(tr("Stop comparing"), this);
+    connect(stop, &QAction::triggered, context_, &context::AppContext::closeReference);
+    file->insertAction(at, compare);
+    file->insertAction(at, jumpAction_);
+    file->insertAction(at, stop);
+    addAction(jumpAction_);  // F8 works wherever the focus is
+    toolbar->addAction(compare);
+    toolbar->addAction(jumpAction_);
+
+    // Status bar: progress and Cancel while a comparison runs.
+    compareProgress_ = new QProgressBar(this);
+    compareProgress_->setMaximumWidth(180);
+    compareProgress_->setRange(0, 1000);
+    compareProgress_->setFormat(tr("comparing %p%"));
+    compareProgress_->setVisible(false);
+    cancelCompare_ = new QPushButton(tr("Cancel"), this);
+    cancelCompare_->setFlat(true);
+    cancelCompare_->setVisible(false);
+    statusBar()->addPermanentWidget(compareProgress_);
+    statusBar()->addPermanentWidget(cancelCompare_);
+    connect(cancelCompare_, &QPushButton::clicked, comparison, &data::RunComparison::cancel);
+    connect(comparison, &data::RunComparison::started, this, [this] {
+        compareProgress_->setValue(0);
+        compareProgress_->setVisible(true);
+        cancelCompare_->setVisible(true);
+    });
+    connect(comparison, &data::RunComparison::progress, this,
+            [this](qint64 done, qint64 total) { compareProgress_->setValue(static_cast<int>(done * 1000 / std::max<qint64>(total, 1))); });
+    connect(comparison, &data::RunComparison::finished, this, [this, comparison](bool, const QString& message) {
+        compareProgress_->setVisible(comparison->running());
+        cancelCompare_->setVisible(comparison->running());
+        statusBar()->showMessage(message, 15000);
+    });
+
+    // The op tree: coloured by verdict, the verdict column while there is a comparison.
+    tree_->model()->setComparison(comparison);
+    tree_->view()->setColumnHidden(data::OpTreeModel::VerdictColumn, true);
+    // Beside the name, where it is seen without scrolling.
+    QHeaderView* header = tree_->view()->header();
+    header->moveSection(header->visualIndex(data::OpTreeModel::VerdictColumn), 1);
+    tree_->view()->setColumnWidth(data::OpTreeModel::VerdictColumn, 90);
+    auto firstResult = std::make_shared<bool>(true);
+    connect(comparison, &data::RunComparison::changed, this, [this, comparison, firstResult] {
+        const analysis::CompareResult* r = comparison->result();
+        tree_->view()->setColumnHidden(data::OpTreeModel::VerdictColumn, !r);
+        jumpAction_->setEnabled(r && (r->firstBornHere || r->firstInherited));
+        if (!r) {
+            *firstResult = true;
+            return;
+        }
+        // A rank compared with a rank: the tree shows the candidate's.
+        const std::string& process = comparison->options().candidateScope.process;
+        if (!process.empty()) tree_->setProcessKey(QString::fromStdString(process));
+        if (*firstResult) {  // the first answer of a comparison asked for: show it
+            *firstResult = false;
+            showView(View::Compare);
+        }
+    });
+    connect(compare_, &ComparePanel::rowActivated, context_->cursor(), &data::DumpCursor::setRow);
+    connect(compare_, &ComparePanel::jumpRequested, jumpAction_, &QAction::trigger);
+}
+
+void MainWindow::chooseComparison() {
+    const data::DumpStore* store = context_->store();
+    CompareDialog dialog(store->isOpen() ? store->requestedPath() : QString(), this);
+    if (context_->reference()->isOpen()) dialog.setReference(context_->reference()->requestedPath());
+    if (dialog.exec() != QDialog::Accepted) return;
+    const QString candidate = dialog.candidatePath();
+    const bool replaces = !candidate.isEmpty() && QFileInfo(candidate).absoluteFilePath() != QFileInfo(store->requestedPath()).absoluteFilePath();
+    if (replaces && !mayReplaceSession()) return;
+    QString error;
+    if (!context_->compare(dialog.referencePath(), candidate, &error)) QMessageBox::warning(this, tr("Cannot compare"), error);
+}
+
+}  // namespace probe::widgets

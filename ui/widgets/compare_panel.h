@@ -1,0 +1,83 @@
+// The comparison of the shown run against a reference: what was found (the first divergence,
+// with the rule that fired), the colours' legend, an error measure of every compared op in
+// execution order with the first divergence marked, the selected tensor's statistic in both
+// runs across rounds (the reference dashed), and the table of compared ops. A click on a point
+// or a row selects that op and round.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QWidget>
+
+#include "compare_series.h"
+
+class QCheckBox;
+class QComboBox;
+class QCustomPlot;
+class QLabel;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTabWidget;
+class QTableView;
+
+namespace probe::data {
+class CompareOpsModel;
+class DumpCursor;
+class DumpStore;
+class RunComparison;
+}  // namespace probe::data
+
+namespace probe::widgets {
+
+class TensorPairView;
+
+class ComparePanel : public QWidget {
+    Q_OBJECT
+public:
+    ComparePanel(data::RunComparison* comparison, data::DumpStore* store, data::DumpCursor* cursor,
+                 QWidget* parent = nullptr);
+
+    data::CompareOpsModel* model() const { return model_; }
+    QTableView* table() const { return table_; }
+    TensorPairView* pairView() const { return pairView_; }
+    // Shows the selected tensor in both runs (the pair view follows the selection while shown).
+    void showTensorPair();
+    QCustomPlot* errorPlot() const { return errorPlot_; }
+    QCustomPlot* statisticPlot() const { return statisticPlot_; }
+    QString summaryText() const;
+    const data::ErrorProfile& errorProfile() const { return profile_; }
+    const data::StatisticPair& statisticPair() const { return pair_; }
+    void setMeasure(data::RunComparison::Measure measure);
+    // The shown dump's row of the error plot's point nearest `pos` (plot widget coordinates)
+    // within a few pixels, or kNone.
+    uint32_t rowNear(const QPoint& pos) const;
+
+signals:
+    // Select this row's op, tensor and round.
+    void rowActivated(uint32_t row);
+    void jumpRequested();
+
+private:
+    void rebuild();
+    void rebuildErrorPlot();
+    void rebuildStatisticPlot();
+
+    data::RunComparison* comparison_;
+    data::DumpStore* store_;
+    data::DumpCursor* cursor_;
+    data::CompareOpsModel* model_;
+    QSortFilterProxyModel* sorted_;
+    QLabel* summary_;
+    QComboBox* measure_;
+    QComboBox* stat_;
+    QCheckBox* divergingOnly_;
+    QPushButton* jump_;
+    QCustomPlot* errorPlot_;
+    QCustomPlot* statisticPlot_;
+    QTableView* table_;
+    QTabWidget* lower_;
+    TensorPairView* pairView_;
+    data::ErrorProfile profile_;
+    data::StatisticPair pair_;
+};
+
+}  // namespace probe::widgets

@@ -1,0 +1,50 @@
+// A tensor in both runs side by side: the reference's first 2-D slice, this run's, and their
+// difference (absolute or relative; white where equal, dark red at the largest difference,
+// NaN/Inf in one run only in magenta), for the selected tensor where both runs kept its data.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QWidget>
+
+#include "analysis/dump_index.h"
+
+class QComboBox;
+class QLabel;
+
+namespace probe::data {
+class DumpStore;
+class RunComparison;
+class TensorPairDocument;
+}  // namespace probe::data
+
+namespace probe::widgets {
+
+class TensorPairView : public QWidget {
+    Q_OBJECT
+public:
+    TensorPairView(data::RunComparison* comparison, data::DumpStore* store, QWidget* parent = nullptr);
+
+    // The compared tensor of the shown dump's row (nothing when it was not compared).
+    void showRow(uint32_t candidateRow);
+    uint32_t row() const { return row_; }
+    void setRelative(bool relative);
+    data::TensorPairDocument* document() const { return document_; }
+    QString factsText() const;
+    // The three images as shown (before scaling): reference, this run, difference.
+    QImage image(int which) const;
+
+private:
+    void onLoaded();
+    void showMessage(const QString& text);
+
+    data::RunComparison* comparison_;
+    data::DumpStore* store_;
+    data::TensorPairDocument* document_;
+    uint32_t row_ = analysis::kNone;
+    QComboBox* mode_;
+    QLabel* facts_;
+    QLabel* images_[3];
+    QLabel* captions_[3];
+};
+
+}  // namespace probe::widgets
