@@ -129,9 +129,7 @@ void OverflowWatch::write(ThreadState& ts, const Frame& frame, OverflowCandidate
             row.tensorPath = job.path;
             runtime_.writer().enqueue(std::move(job));
         }
-        const std::string line = format::formatStatRow(row);
-        runtime_.notify([&](RuntimeListener& l) { l.statisticRow(line); });
-        rows += line;
+        rows += format::formatStatRow(row);
         ++rowCount;
     }
     if (rowCount) {
@@ -140,6 +138,7 @@ void OverflowWatch::write(ThreadState& ts, const Frame& frame, OverflowCandidate
         job.path = layer.csvPath;
         job.head = std::move(rows);
         job.rows = rowCount;
+        job.round = layer.round;  // the control socket's rows_written doorbell counts them
         runtime_.writer().enqueue(std::move(job));
     }
     runtime_.status().info("overflow born in round " + std::to_string(layer.round) + ", op " + frame.namePath +
