@@ -672,7 +672,7 @@ TEST(ConfigDocument, EveryOpLevelKeyIsJudgedByTheFormatLibrary) {
     document.setText("{\n  \"task\": \"all\",\n  \"dump_enabel\": true\n}\n");
     EXPECT_EQ(document.generalIssues(data::ConfigDocument::formKeys(document.kind())).join('\n').toStdString(),
               "key \"dump_enabel\": unknown key (a misspelling?); accepted: task, dump_enable, exec_range, ids, op_name, "
-              "save_child, device, filter_level");
+              "save_child, device, filter_level, grad_monitor, overflow_nums");
     document.setText("{\n  \"task\": \"all\",\n  \"ids\" \"1\"\n}\n");
     EXPECT_FALSE(document.isObject());
     const QStringList general = document.generalIssues(data::ConfigDocument::formKeys(document.kind()));
