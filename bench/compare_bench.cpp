@@ -5,14 +5,14 @@
 // born and the report are.
 //   cmake --build build --target bench_compare     (or run probe_bench_compare [--rows N])
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
-
-#include <unistd.h>
 
 #include "analysis/compare.h"
 #include "analysis/compare_report.h"

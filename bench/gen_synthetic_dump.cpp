@@ -4,8 +4,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -33,25 +33,35 @@ int main(int argc, char** argv) {
         const std::string arg = argv[i];
         auto value = [&]() -> std::string {
             if (i + 1 >= argc) {
-                std::fprintf(stderr, "probe_gen_synthetic_dump: %s needs a value\n%s", arg.c_str(), kUsage);
+                std::fprintf(stderr, "probe_gen_synthetic_dump: %s needs a value\n%s", arg.c_str(),
+                             kUsage);
                 std::exit(64);
             }
             return argv[++i];
         };
         try {
-            if (arg == "--output") options.output = value();
-            else if (arg == "--ops") options.ops = std::stoull(value());
-            else if (arg == "--rows") options.rows = std::stoull(value());
-            else if (arg == "--layers") options.layers = std::stoi(value());
-            else if (arg == "--nan-layer") options.nanLayer = std::stoi(value());
-            else if (arg == "--nan-round") options.nanRound = std::stoi(value());
-            else if (arg == "--tensors") options.tensors = true;
-            else if (arg == "--running") options.complete = false;
+            if (arg == "--output")
+                options.output = value();
+            else if (arg == "--ops")
+                options.ops = std::stoull(value());
+            else if (arg == "--rows")
+                options.rows = std::stoull(value());
+            else if (arg == "--layers")
+                options.layers = std::stoi(value());
+            else if (arg == "--nan-layer")
+                options.nanLayer = std::stoi(value());
+            else if (arg == "--nan-round")
+                options.nanRound = std::stoi(value());
+            else if (arg == "--tensors")
+                options.tensors = true;
+            else if (arg == "--running")
+                options.complete = false;
             else if (arg == "-h" || arg == "--help") {
                 std::fputs(kUsage, stdout);
                 return 0;
             } else {
-                std::fprintf(stderr, "probe_gen_synthetic_dump: unknown option %s\n%s", arg.c_str(), kUsage);
+                std::fprintf(stderr, "probe_gen_synthetic_dump: unknown option %s\n%s", arg.c_str(),
+                             kUsage);
                 return 64;
             }
         } catch (const std::logic_error&) {
@@ -66,10 +76,13 @@ int main(int argc, char** argv) {
     try {
         const auto start = std::chrono::steady_clock::now();
         const auto result = probe::synthetic::writeSyntheticDump(options);
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        std::printf("wrote %s: %llu ops, %llu rows, %llu rounds, %llu tensor files, %s in %.2f s\n", result.root.c_str(),
-                    static_cast<unsigned long long>(result.ops), static_cast<unsigned long long>(result.rows),
-                    static_cast<unsigned long long>(result.rounds), static_cast<unsigned long long>(result.tensorFiles),
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::printf("wrote %s: %llu ops, %llu rows, %llu rounds, %llu tensor files, %s in %.2f s\n",
+                    result.root.c_str(), static_cast<unsigned long long>(result.ops),
+                    static_cast<unsigned long long>(result.rows),
+                    static_cast<unsigned long long>(result.rounds),
+                    static_cast<unsigned long long>(result.tensorFiles),
                     probe::analysis::humanBytes(result.bytes).c_str(), seconds);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "probe_gen_synthetic_dump: %s\n", e.what());

@@ -7,19 +7,20 @@
 //      select a deep op, plot every op of a round).
 //   probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTest>
 #include <QTimer>
 #include <QTreeView>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
 
-#include "analysis/dump_summary.h"
 #include "analysis/dump_reader.h"
+#include "analysis/dump_summary.h"
 #include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
@@ -70,7 +71,9 @@ private:
     int over100_ = 0;
 };
 
-double ms(const QElapsedTimer& t) { return static_cast<double>(t.nsecsElapsed()) / 1e6; }
+double ms(const QElapsedTimer& t) {
+    return static_cast<double>(t.nsecsElapsed()) / 1e6;
+}
 
 }  // namespace
 
@@ -85,12 +88,17 @@ int main(int argc, char** argv) {
     bool keep = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--dump" && i + 1 < argc) dump = argv[++i];
-        else if (arg == "--ops" && i + 1 < argc) options.ops = std::strtoull(argv[++i], nullptr, 10);
-        else if (arg == "--rows" && i + 1 < argc) options.rows = std::strtoull(argv[++i], nullptr, 10);
-        else if (arg == "--keep") keep = true;
+        if (arg == "--dump" && i + 1 < argc)
+            dump = argv[++i];
+        else if (arg == "--ops" && i + 1 < argc)
+            options.ops = std::strtoull(argv[++i], nullptr, 10);
+        else if (arg == "--rows" && i + 1 < argc)
+            options.rows = std::strtoull(argv[++i], nullptr, 10);
+        else if (arg == "--keep")
+            keep = true;
         else {
-            std::fprintf(stderr, "usage: probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]\n");
+            std::fprintf(
+                stderr, "usage: probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]\n");
             return 64;
         }
     }
@@ -107,8 +115,10 @@ int main(int argc, char** argv) {
         t.start();
         const auto result = probe::synthetic::writeSyntheticDump(options);
         std::printf("synthetic dump: %llu ops, %llu rows, %llu rounds, %s, written in %.0f ms\n",
-                    static_cast<unsigned long long>(result.ops), static_cast<unsigned long long>(result.rows),
-                    static_cast<unsigned long long>(result.rounds), probe::analysis::humanBytes(result.bytes).c_str(), ms(t));
+                    static_cast<unsigned long long>(result.ops),
+                    static_cast<unsigned long long>(result.rows),
+                    static_cast<unsigned long long>(result.rounds),
+                    probe::analysis::humanBytes(result.bytes).c_str(), ms(t));
     }
 
     {  // 1. the readers alone
@@ -127,8 +137,10 @@ int main(int argc, char** argv) {
             more = delta.more;
             index.apply(std::move(delta));
         }
-        std::printf("readers alone: %zu ops, %zu rows read and indexed in %.0f ms (%d polls), resident %ld MiB\n",
-                    index.opCount(), index.rowCount(), ms(t), polls, residentMiB());
+        std::printf(
+            "readers alone: %zu ops, %zu rows read and indexed in %.0f ms (%d polls), resident %ld "
+            "MiB\n",
+            index.opCount(), index.rowCount(), ms(t), polls, residentMiB());
     }
 
     // 2. the application
@@ -151,9 +163,12 @@ int main(int argc, char** argv) {
     const qint64 loadStall = stalls.longest();
     QTest::qWait(300);  // pending tree updates
     const auto& idx = context.store()->index();
-    std::printf("probe-studio: opened %zu ops, %zu rows in %.0f ms; longest GUI stall while loading %lld ms (%d over 100 ms); "
-                "resident %ld MiB\n",
-                idx.opCount(), idx.rowCount(), loadMs, static_cast<long long>(stalls.longest()), stalls.over100(), residentMiB());
+    std::printf(
+        "probe-studio: opened %zu ops, %zu rows in %.0f ms; longest GUI stall while loading %lld "
+        "ms (%d over 100 ms); "
+        "resident %ld MiB\n",
+        idx.opCount(), idx.rowCount(), loadMs, static_cast<long long>(stalls.longest()),
+        stalls.over100(), residentMiB());
 
     auto step = [&](const char* what, const std::function<void()>& action) {
         QElapsedTimer s;
@@ -166,25 +181,33 @@ int main(int argc, char** argv) {
     };
     QTreeView* tree = window.treePanel()->view();
     step("expand every layer-level op", [&] { tree->expandToDepth(0); });
-    step("search \"mlp\" (filter the whole tree)", [&] { window.treePanel()->setSearchText(QStringLiteral("mlp")); });
+    step("search \"mlp\" (filter the whole tree)",
+         [&] { window.treePanel()->setSearchText(QStringLiteral("mlp")); });
     step("clear the search", [&] { window.treePanel()->setSearchText(QString()); });
-    step("show only NaN ops", [&] { window.treePanel()->proxy()->setShow(probe::data::OpFilterProxy::Show::NanOnly); });
-    step("show all ops", [&] { window.treePanel()->proxy()->setShow(probe::data::OpFilterProxy::Show::All); });
-    const double switchOp =
-        step("select a deep op (reveal, tensors table, plot)", [&] { window.selectOp(QStringLiteral("77_20_3")); });
+    step("show only NaN ops",
+         [&] { window.treePanel()->proxy()->setShow(probe::data::OpFilterProxy::Show::NanOnly); });
+    step("show all ops",
+         [&] { window.treePanel()->proxy()->setShow(probe::data::OpFilterProxy::Show::All); });
+    const double switchOp = step("select a deep op (reveal, tensors table, plot)",
+                                 [&] { window.selectOp(QStringLiteral("77_20_3")); });
     const double switchRound = step("switch to another round", [&] { window.setRound(2); });
     step("plot every op of a round (one statistic)", [&] {
         window.statisticsPlot()->setProfileAllDepths(true);
         window.statisticsPlot()->setMode(probe::widgets::StatisticsPlot::Mode::RoundProfile);
     });
     step("scroll the tree to the end", [&] { tree->scrollToBottom(); });
-    step("tick an op (every check mark and \"dumped\" re-evaluated)", [&] { context.selection()->setTicked("42", true); });
+    step("tick an op (every check mark and \"dumped\" re-evaluated)",
+         [&] { context.selection()->setTicked("42", true); });
     step("include children (save_child)", [&] { context.selection()->setIncludesChildren(true); });
 
     // For bench/run_all.py.
-    std::printf("{\"load_ms\": %.1f, \"longest_stall_ms\": %lld, \"switch_op_ms\": %.1f, \"switch_round_ms\": %.1f}\n", loadMs,
-                static_cast<long long>(loadStall), switchOp, switchRound);
-    if (!generated.empty() && !keep) std::system(("rm -rf '" + generated + "'").c_str());
-    else if (!generated.empty()) std::printf("kept %s\n", generated.c_str());
+    std::printf(
+        "{\"load_ms\": %.1f, \"longest_stall_ms\": %lld, \"switch_op_ms\": %.1f, "
+        "\"switch_round_ms\": %.1f}\n",
+        loadMs, static_cast<long long>(loadStall), switchOp, switchRound);
+    if (!generated.empty() && !keep)
+        std::system(("rm -rf '" + generated + "'").c_str());
+    else if (!generated.empty())
+        std::printf("kept %s\n", generated.c_str());
     return 0;
 }

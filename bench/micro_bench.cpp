@@ -3,12 +3,12 @@
 // what the memory can deliver (bench/run_all.py prints that ratio).
 //   build/bin/probe_micro_bench [--benchmark_filter=Stats]
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <benchmark/benchmark.h>
-
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "probe/format/statistic_csv.h"
 #include "probe/format/tensor_stats.h"
@@ -37,8 +37,10 @@ const std::vector<uint8_t>& buffer(DType dtype) {
             uint32_t bits;
             std::memcpy(&bits, &v, 4);
             // bf16: the top half; float16: a finite half with the same sign (1.0 .. 2.0).
-            p[i] = dtype == DType::BF16 ? static_cast<uint16_t>(bits >> 16)
-                                        : static_cast<uint16_t>(((bits >> 16) & 0x8000u) | 0x3c00u | (bits & 0x3ffu));
+            p[i] =
+                dtype == DType::BF16
+                    ? static_cast<uint16_t>(bits >> 16)
+                    : static_cast<uint16_t>(((bits >> 16) & 0x8000u) | 0x3c00u | (bits & 0x3ffu));
         }
     }
     return bytes;
@@ -59,15 +61,18 @@ void BM_MemoryRead(benchmark::State& state) {
         }
         benchmark::DoNotOptimize(a + b + c + d);
     }
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes.size()));
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                            static_cast<int64_t>(bytes.size()));
 }
 BENCHMARK(BM_MemoryRead)->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
 void BM_Stats(benchmark::State& state, DType dtype) {
     const auto& bytes = buffer(dtype);
     const uint64_t count = bytes.size() / probe::format::dtypeSize(dtype);
-    for (auto _ : state) benchmark::DoNotOptimize(probe::format::computeTensorStats(dtype, bytes.data(), count));
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(bytes.size()));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(probe::format::computeTensorStats(dtype, bytes.data(), count));
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                            static_cast<int64_t>(bytes.size()));
 }
 BENCHMARK_CAPTURE(BM_Stats, float32, DType::Float)->Unit(benchmark::kMillisecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_Stats, float16, DType::Float16)->Unit(benchmark::kMillisecond)->MinTime(0.5);
@@ -77,7 +82,9 @@ BENCHMARK_CAPTURE(BM_Stats, bfloat16, DType::BF16)->Unit(benchmark::kMillisecond
 void BM_StatsSmall(benchmark::State& state) {
     const auto& bytes = buffer(DType::Float);
     const auto count = static_cast<uint64_t>(state.range(0));
-    for (auto _ : state) benchmark::DoNotOptimize(probe::format::computeTensorStats(DType::Float, bytes.data(), count));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(
+            probe::format::computeTensorStats(DType::Float, bytes.data(), count));
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 BENCHMARK(BM_StatsSmall)->Arg(64)->Arg(1024);
@@ -113,7 +120,8 @@ void BM_ParseStatRow(benchmark::State& state) {
     std::string error;
     for (auto _ : state) benchmark::DoNotOptimize(probe::format::parseStatRow(line, &error));
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(line.size()));
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                            static_cast<int64_t>(line.size()));
 }
 BENCHMARK(BM_ParseStatRow);
 

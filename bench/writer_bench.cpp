@@ -60,9 +60,12 @@ int main(int argc, char** argv) {
     int tensors = 48, mib = 16;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--dir" && i + 1 < argc) dir = argv[++i];
-        else if (a == "--tensors" && i + 1 < argc) tensors = std::atoi(argv[++i]);
-        else if (a == "--mib" && i + 1 < argc) mib = std::atoi(argv[++i]);
+        if (a == "--dir" && i + 1 < argc)
+            dir = argv[++i];
+        else if (a == "--tensors" && i + 1 < argc)
+            tensors = std::atoi(argv[++i]);
+        else if (a == "--mib" && i + 1 < argc)
+            mib = std::atoi(argv[++i]);
         else {
             std::fprintf(stderr, "usage: probe_bench_writer [--dir DIR] [--tensors N] [--mib M]\n");
             return 64;
@@ -108,7 +111,8 @@ int main(int argc, char** argv) {
         const int64_t dims[1] = {static_cast<int64_t>(bytes / 4)};
         for (int i = 0; i < tensors; ++i) {
             probe_op_begin("Layer", "Layer", nullptr);
-            probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, data.data(), bytes);
+            probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                            data.data(), bytes);
             probe_op_end();
         }
         probe_stop();  // drains the queue: every byte is handed to the kernel
@@ -127,10 +131,12 @@ int main(int argc, char** argv) {
     }
     const long peakKiB = statusKiB("VmHWM:");
     const double total = static_cast<double>(bytes) * tensors;
-    std::printf("{\"bytes\": %.0f, \"plain_s\": %.4f, \"probe_s\": %.4f, \"plain_mb_s\": %.1f, \"probe_mb_s\": %.1f, "
-                "\"queue_peak_mib\": %.1f}\n",
-                total, plainBest, probeBest, total / plainBest / 1e6, total / probeBest / 1e6,
-                static_cast<double>(peakKiB - baseKiB) / 1024.0);
+    std::printf(
+        "{\"bytes\": %.0f, \"plain_s\": %.4f, \"probe_s\": %.4f, \"plain_mb_s\": %.1f, "
+        "\"probe_mb_s\": %.1f, "
+        "\"queue_peak_mib\": %.1f}\n",
+        total, plainBest, probeBest, total / plainBest / 1e6, total / probeBest / 1e6,
+        static_cast<double>(peakKiB - baseKiB) / 1024.0);
     if (made) std::system(("rm -rf '" + dir + "'").c_str());
     return 0;
 }

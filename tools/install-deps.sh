@@ -10,7 +10,7 @@ packages=(
     libtorch-dev python3-torch python3-numpy libopenblas0-pthread
     xvfb xauth imagemagick xdotool
     zlib1g-dev libxxhash-dev libzip-dev libcli11-dev libxlsxwriter-dev libbenchmark-dev
-    clang-14 libclang-rt-14-dev
+    clang-14 libclang-rt-14-dev clang-format-14
 )
 
 missing=()

@@ -1,8 +1,7 @@
-// probe run [--output DIR] [--config FILE] [--grads DIR] [--append|--overwrite] [--preload] [--] COMMAND [ARGS...]
-// Launches COMMAND with the probe injected into that process tree only, forwards its output,
-// returns its exit code, records how it ended in probe_status.json, and prints where the dump
-// went and what it holds.
-// SPDX-License-Identifier: GPL-3.0-or-later
+// probe run [--output DIR] [--config FILE] [--grads DIR] [--append|--overwrite] [--preload] [--]
+// COMMAND [ARGS...] Launches COMMAND with the probe injected into that process tree only, forwards
+// its output, returns its exit code, records how it ended in probe_status.json, and prints where
+// the dump went and what it holds. SPDX-License-Identifier: GPL-3.0-or-later
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -39,33 +38,45 @@ namespace probe::cli {
 namespace {
 
 const char* kRunUsage =
-    "Usage: probe run [--output DIR] [--config FILE] [--grads DIR] [--append | --overwrite] [--preload]\n"
+    "Usage: probe run [--output DIR] [--config FILE] [--grads DIR] [--append | --overwrite] "
+    "[--preload]\n"
     "                 [--quiet] [--] COMMAND [ARGS...]\n"
     "\n"
     "Runs COMMAND with the probe injected into it and the processes it starts, and dumps what the\n"
-    "config selects into DIR/atb_dump_data (FORMATS.md, op-level layout). The program is not\n"
-    "changed: a PyTorch program's modules become the layer-level ops, its aten ops their children.\n"
+    "config selects into DIR/atb_dump_data (docs/formats.md §1, the op-level layout). The program is not\n"
+    "changed: a PyTorch program's modules become the layer-level ops, its aten ops their "
+    "children.\n"
     "\n"
     "  --output DIR    where the dump goes (default: ./probe_dump)\n"
-    "  --config FILE   the op-level config (see `probe config validate`). Edit it while the program\n"
-    "                  runs: changes apply at the next layer-level op. Without it, DIR/probe_config.json\n"
+    "  --config FILE   the op-level config (see `probe config validate`). Edit it while the "
+    "program\n"
+    "                  runs: changes apply at the next layer-level op. Without it, "
+    "DIR/probe_config.json\n"
     "                  is written: statistics of every layer-level op, every round.\n"
-    "  --grads DIR     also monitor gradients (PyTorch): per-parameter norm, max, min, mean and NaN count\n"
-    "                  at every optimizer step, as CSV in DIR/rank<R>/ (`probe grads DIR`). The config\n"
-    "                  key \"grad_monitor\": true does the same into DIR/atb_dump_data/grad_monitor.\n"
-    "  --append        add this run to the dump DIR holds already (as the load script's programs do)\n"
+    "  --grads DIR     also monitor gradients (PyTorch): per-parameter norm, max, min, mean and "
+    "NaN count\n"
+    "                  at every optimizer step, as CSV in DIR/rank<R>/ (`probe grads DIR`). The "
+    "config\n"
+    "                  key \"grad_monitor\": true does the same into "
+    "DIR/atb_dump_data/grad_monitor.\n"
+    "  --append        add this run to the dump DIR holds already (as the load script's programs "
+    "do)\n"
     "  --overwrite     delete the dump DIR holds already, then dump this run there\n"
     "                  (without either, a DIR holding the dump of another run is refused)\n"
     "  --preload       also preload the PyTorch adapter (for native programs linking libtorch)\n"
     "  --quiet         no probe messages from the program, no summary\n"
     "\n"
-    "How COMMAND ended (its exit code, or the signal that killed it, kill -9 included) is recorded in\n"
-    "DIR/atb_dump_data/probe_status.json: a program killed before its probe could write out what was\n"
+    "How COMMAND ended (its exit code, or the signal that killed it, kill -9 included) is recorded "
+    "in\n"
+    "DIR/atb_dump_data/probe_status.json: a program killed before its probe could write out what "
+    "was\n"
     "queued leaves an incomplete dump, missing the rows of about its last 100 ms.\n"
     "\n"
     "Exit code: COMMAND's own (128+N when killed by signal N), or: 64 usage, 65 invalid config,\n"
-    "66 unreadable config or missing script, 69 the Python interpreter has no torch, 73 output not\n"
-    "writable or holding another run's dump, 76 torch differs from the version the adapter was built\n"
+    "66 unreadable config or missing script, 69 the Python interpreter has no torch, 73 output "
+    "not\n"
+    "writable or holding another run's dump, 76 torch differs from the version the adapter was "
+    "built\n"
     "for, 127 COMMAND not found.\n";
 
 std::string baseName(const std::string& path) {
@@ -83,7 +94,8 @@ std::string resolveCommand(const std::string& command) {
     while (std::getline(dirs, dir, ':')) {
         const std::string candidate = (dir.empty() ? "." : dir) + "/" + command;
         struct stat st;
-        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+            ::access(candidate.c_str(), X_OK) == 0)
             return candidate;
     }
     return "";
@@ -112,7 +124,8 @@ std::optional<std::string> captureOutput(const std::vector<std::string>& argv) {
     std::string out;
     char buffer[4096];
     ssize_t n;
-    while ((n = ::read(pipeFds[0], buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<size_t>(n));
+    while ((n = ::read(pipeFds[0], buffer, sizeof buffer)) > 0)
+        out.append(buffer, static_cast<size_t>(n));
     ::close(pipeFds[0]);
     int status = 0;
     ::waitpid(pid, &status, 0);
@@ -143,28 +156,33 @@ int checkPythonTorch(const std::string& interpreter) {
         "print(v)\n";
     auto version = captureOutput({interpreter, "-c", script});
     if (!version) {
-        std::fprintf(stderr, "probe run: could not ask %s which torch it has; continuing\n", interpreter.c_str());
+        std::fprintf(stderr, "probe run: could not ask %s which torch it has; continuing\n",
+                     interpreter.c_str());
         return kExitOk;
     }
     if (version->empty()) {
         std::fprintf(stderr,
                      "probe run: %s has no torch module, so there is nothing to probe.\n"
-                     "  Debian's torch (python3-torch) belongs to /usr/bin/python3: run the program with that\n"
+                     "  Debian's torch (python3-torch) belongs to /usr/bin/python3: run the "
+                     "program with that\n"
                      "  interpreter, e.g. probe run -- /usr/bin/python3 script.py\n",
                      interpreter.c_str());
         return kExitNoTorch;
     }
     if (!PROBE_HAVE_TORCH_ADAPTER) {
-        std::fprintf(stderr, "probe run: this Probe Studio was built without the PyTorch adapter (libtorch was not "
-                             "found at build time); the program would run without the probe\n");
+        std::fprintf(
+            stderr,
+            "probe run: this Probe Studio was built without the PyTorch adapter (libtorch was not "
+            "found at build time); the program would run without the probe\n");
         return kExitNoTorch;
     }
     if (*version != "?" && majorMinor(*version) != majorMinor(PROBE_TORCH_BUILT_VERSION)) {
-        std::fprintf(stderr,
-                     "probe run: %s has torch %s, but the PyTorch adapter was built for torch %s.\n"
-                     "  Run the program with the interpreter of that torch (Debian: /usr/bin/python3), or\n"
-                     "  rebuild Probe Studio against this torch.\n",
-                     interpreter.c_str(), version->c_str(), PROBE_TORCH_BUILT_VERSION);
+        std::fprintf(
+            stderr,
+            "probe run: %s has torch %s, but the PyTorch adapter was built for torch %s.\n"
+            "  Run the program with the interpreter of that torch (Debian: /usr/bin/python3), or\n"
+            "  rebuild Probe Studio against this torch.\n",
+            interpreter.c_str(), version->c_str(), PROBE_TORCH_BUILT_VERSION);
         return kExitTorchMismatch;
     }
     return kExitOk;
@@ -175,7 +193,8 @@ int checkPythonTorch(const std::string& interpreter) {
 std::string pythonScript(const std::vector<std::string>& command) {
     for (size_t i = 1; i < command.size(); ++i) {
         const std::string& a = command[i];
-        if (a == "-" || a == "-c" || a == "-m" || a.rfind("-c", 0) == 0 || a.rfind("-m", 0) == 0) return "";
+        if (a == "-" || a == "-c" || a == "-m" || a.rfind("-c", 0) == 0 || a.rfind("-m", 0) == 0)
+            return "";
         if (a == "-W" || a == "-X" || a == "--check-hash-based-pycs") {
             ++i;  // the option's value
             continue;
@@ -209,7 +228,8 @@ int removeTree(int dirFd, const std::string& name) {
     int error = 0;
     std::vector<std::string> entries;
     while (dirent* e = ::readdir(dir))
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) entries.push_back(e->d_name);
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+            entries.push_back(e->d_name);
     for (const auto& entry : entries)
         if (int e = removeTree(::dirfd(dir), entry); e && !error) error = e;
     ::closedir(dir);
@@ -275,7 +295,8 @@ int runRunCommand(const Args& args) {
     }
     const std::string executable = resolveCommand(command[0]);
     if (executable.empty()) {
-        std::fprintf(stderr, "probe run: command not found or not executable: %s\n", command[0].c_str());
+        std::fprintf(stderr, "probe run: command not found or not executable: %s\n",
+                     command[0].c_str());
         return kExitCommandNotFound;
     }
 
@@ -285,7 +306,8 @@ int runRunCommand(const Args& args) {
     if (std::regex_match(baseName(command[0]), pythonName)) {
         const std::string script = pythonScript(command);
         if (!script.empty() && !format::fileExists(script)) {
-            std::fprintf(stderr, "probe run: the script %s does not exist; nothing was run or created\n",
+            std::fprintf(stderr,
+                         "probe run: the script %s does not exist; nothing was run or created\n",
                          format::absolutePath(script).c_str());
             return kExitConfigUnreadable;
         }
@@ -296,12 +318,14 @@ int runRunCommand(const Args& args) {
         std::string error;
         auto text = format::readTextFile(config, &error);
         if (!text) {
-            std::fprintf(stderr, "probe run: cannot read the config %s: %s\n", config.c_str(), error.c_str());
+            std::fprintf(stderr, "probe run: cannot read the config %s: %s\n", config.c_str(),
+                         error.c_str());
             return kExitConfigUnreadable;
         }
         auto parsed = format::parseOpConfig(*text, config);
         if (!parsed.ok()) {
-            std::fprintf(stderr, "probe run: the config is not valid:\n%s\n", format::describeIssues(parsed.issues).c_str());
+            std::fprintf(stderr, "probe run: the config is not valid:\n%s\n",
+                         format::describeIssues(parsed.issues).c_str());
             return kExitConfigInvalid;
         }
     }
@@ -310,15 +334,18 @@ int runRunCommand(const Args& args) {
     if (const std::string earlier = earlierDump(dumpRoot); !earlier.empty()) {
         if (overwrite && earlier.find("never followed") == std::string::npos) {
             if (int err = removeTree(AT_FDCWD, dumpRoot)) {
-                std::fprintf(stderr, "probe run: cannot delete the earlier dump %s: %s\n", dumpRoot.c_str(),
-                             std::strerror(err));
+                std::fprintf(stderr, "probe run: cannot delete the earlier dump %s: %s\n",
+                             dumpRoot.c_str(), std::strerror(err));
                 return kExitCannotCreate;
             }
-            if (!quiet) std::fprintf(stderr, "probe run: deleted the earlier dump in %s (--overwrite)\n", dumpRoot.c_str());
+            if (!quiet)
+                std::fprintf(stderr, "probe run: deleted the earlier dump in %s (--overwrite)\n",
+                             dumpRoot.c_str());
         } else if (!append || earlier.find("never followed") != std::string::npos) {
             std::fprintf(stderr,
                          "probe run: %s holds %s.\n"
-                         "  Use --append to add this run to it, --overwrite to replace it, or another --output.\n",
+                         "  Use --append to add this run to it, --overwrite to replace it, or "
+                         "another --output.\n",
                          dumpRoot.c_str(), earlier.c_str());
             return kExitCannotCreate;
         }
@@ -326,23 +353,30 @@ int runRunCommand(const Args& args) {
 
     // The output directory first: a default config goes there.
     if (int err = format::makeDirectories(outputDir)) {
-        std::fprintf(stderr, "probe run: cannot create the output directory %s: %s\n", outputDir.c_str(), std::strerror(err));
+        std::fprintf(stderr, "probe run: cannot create the output directory %s: %s\n",
+                     outputDir.c_str(), std::strerror(err));
         return kExitCannotCreate;
     }
     if (::access(outputDir.c_str(), W_OK) != 0) {
-        std::fprintf(stderr, "probe run: the output directory %s is not writable\n", outputDir.c_str());
+        std::fprintf(stderr, "probe run: the output directory %s is not writable\n",
+                     outputDir.c_str());
         return kExitCannotCreate;
     }
     if (config.empty()) {
         config = outputDir + "/probe_config.json";
         if (!format::fileExists(config)) {
-            if (int err = format::writeFileAtomically(config, format::OpConfig::startingPoint().toFileText())) {
-                std::fprintf(stderr, "probe run: cannot write %s: %s\n", config.c_str(), std::strerror(err));
+            if (int err = format::writeFileAtomically(
+                    config, format::OpConfig::startingPoint().toFileText())) {
+                std::fprintf(stderr, "probe run: cannot write %s: %s\n", config.c_str(),
+                             std::strerror(err));
                 return kExitCannotCreate;
             }
             if (!quiet)
-                std::fprintf(stderr, "probe run: no --config given; wrote %s (statistics of every layer-level op; "
-                                     "edit it while the program runs)\n", config.c_str());
+                std::fprintf(
+                    stderr,
+                    "probe run: no --config given; wrote %s (statistics of every layer-level op; "
+                    "edit it while the program runs)\n",
+                    config.c_str());
         }
     }
 
@@ -350,30 +384,40 @@ int runRunCommand(const Args& args) {
     ::unlink((dumpRoot + "/" + format::kInjectionLogName).c_str());
 
     // The probe goes into this process tree only: through the environment of the child.
-    ::setenv("PYTHONPATH", prependPath(layout.injectDir + ":" + layout.pythonDir, std::getenv("PYTHONPATH")).c_str(), 1);
+    ::setenv(
+        "PYTHONPATH",
+        prependPath(layout.injectDir + ":" + layout.pythonDir, std::getenv("PYTHONPATH")).c_str(),
+        1);
     ::setenv("PROBE_OUTPUT_DIR", outputDir.c_str(), 1);
     ::setenv("PROBE_CONFIG", config.c_str(), 1);
     if (quiet) ::setenv("PROBE_QUIET", "1", 1);
     // Read by probe_studio.grad_monitor.arm() in the program (torch_hooks calls it).
     if (!grads.empty()) ::setenv("PROBE_GRAD_MONITOR", format::absolutePath(grads).c_str(), 1);
-    if (preload) ::setenv("LD_PRELOAD", prependPath(layout.libDir + "/libprobe_torch.so", std::getenv("LD_PRELOAD")).c_str(), 1);
+    if (preload)
+        ::setenv(
+            "LD_PRELOAD",
+            prependPath(layout.libDir + "/libprobe_torch.so", std::getenv("LD_PRELOAD")).c_str(),
+            1);
 
     if (!quiet) {
         std::string shown;
         for (const auto& c : command) shown += (shown.empty() ? "" : " ") + c;
-        std::fprintf(stderr, "probe run: %s\n  dump: %s\n  config: %s\n", shown.c_str(), dumpRoot.c_str(), config.c_str());
+        std::fprintf(stderr, "probe run: %s\n  dump: %s\n  config: %s\n", shown.c_str(),
+                     dumpRoot.c_str(), config.c_str());
     }
     std::fflush(nullptr);
 
     // Terminal signals (Ctrl-C) reach the child too, through the process group: let it decide.
     // Signals sent to us alone are passed on.
-    struct sigaction ignore {}, forward {};
+    struct sigaction ignore {
+    }, forward{};
     ignore.sa_handler = SIG_IGN;
     forward.sa_handler = forwardSignal;
     sigemptyset(&forward.sa_mask);
     gChild = ::fork();
     if (gChild < 0) {
-        std::fprintf(stderr, "probe run: cannot start %s: %s\n", command[0].c_str(), std::strerror(errno));
+        std::fprintf(stderr, "probe run: cannot start %s: %s\n", command[0].c_str(),
+                     std::strerror(errno));
         return kExitInternal;
     }
     if (gChild == 0) {
@@ -381,7 +425,8 @@ int runRunCommand(const Args& args) {
         for (const auto& c : command) argv.push_back(const_cast<char*>(c.c_str()));
         argv.push_back(nullptr);
         ::execv(executable.c_str(), argv.data());
-        std::fprintf(stderr, "probe run: cannot execute %s: %s\n", executable.c_str(), std::strerror(errno));
+        std::fprintf(stderr, "probe run: cannot execute %s: %s\n", executable.c_str(),
+                     std::strerror(errno));
         ::_exit(kExitCommandNotFound);
     }
     sigaction(SIGINT, &ignore, nullptr);
@@ -394,10 +439,12 @@ int runRunCommand(const Args& args) {
     int exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
     // How it ended, whatever ended it (kill -9 too), goes into the status of its dump.
-    const format::ProgramEnd end{WIFEXITED(status) ? format::ProgramEnd::How::Exited : format::ProgramEnd::How::Signaled,
-                                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), "probe run"};
+    const format::ProgramEnd end{
+        WIFEXITED(status) ? format::ProgramEnd::How::Exited : format::ProgramEnd::How::Signaled,
+        WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), "probe run"};
     if (int err = format::recordProgramEnd(dumpRoot, gChild, end); err && err != ENOENT)
-        std::fprintf(stderr, "probe run: cannot record in %s/probe_status.json how the program ended: %s\n",
+        std::fprintf(stderr,
+                     "probe run: cannot record in %s/probe_status.json how the program ended: %s\n",
                      dumpRoot.c_str(), std::strerror(err));
 
     // What the injected part said, process by process.
@@ -407,19 +454,25 @@ int runRunCommand(const Args& args) {
             attached = true;
             continue;
         }
-        std::fprintf(stderr, "probe run: process %lld: %s\n", static_cast<long long>(record.pid),
-                     format::printableText(record.message.empty() ? record.status : record.message, 2000).c_str());
+        std::fprintf(
+            stderr, "probe run: process %lld: %s\n", static_cast<long long>(record.pid),
+            format::printableText(record.message.empty() ? record.status : record.message, 2000)
+                .c_str());
         if (record.status == "torch_mismatch" && exitCode == 0) exitCode = kExitTorchMismatch;
     }
     if (!quiet) {
-        if (!attached && !format::isDirectory(dumpRoot + "/data") && !format::fileExists(dumpRoot + "/probe_status.json"))
-            std::fprintf(stderr, "probe run: the program never started the probe (did it import torch?); nothing was dumped\n");
+        if (!attached && !format::isDirectory(dumpRoot + "/data") &&
+            !format::fileExists(dumpRoot + "/probe_status.json"))
+            std::fprintf(stderr,
+                         "probe run: the program never started the probe (did it import torch?); "
+                         "nothing was dumped\n");
         if (format::isDirectory(dumpRoot)) {
             std::string error;
             auto index = analysis::readDump(dumpRoot, &error);
             std::fprintf(stderr, "probe run: %s exited with %d\n%s", baseName(command[0]).c_str(),
                          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
-                         index ? analysis::formatSummary(analysis::summarizeDump(*index)).c_str() : error.c_str());
+                         index ? analysis::formatSummary(analysis::summarizeDump(*index)).c_str()
+                               : error.c_str());
         }
     }
     return exitCode;

@@ -10,7 +10,8 @@ namespace probe::cli {
 InstallLayout installLayout() {
     char buffer[PATH_MAX];
     ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof buffer - 1);
-    std::string exe = n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string("/usr/bin/probe");
+    std::string exe =
+        n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string("/usr/bin/probe");
     // <prefix>/bin/probe
     std::string bin = exe.substr(0, exe.rfind('/'));
     InstallLayout layout;

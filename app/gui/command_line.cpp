@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "command_line.h"
 
+#include <cstdio>
+
 #include <QCommandLineParser>
 #include <QFileInfo>
-#include <cstdio>
 
 namespace probe::studio {
 
@@ -53,7 +54,8 @@ std::optional<TensorPage> parseTensorPage(const QString& text) {
 
 // Parses the command line into `request`/`session`/`windowSize`; returns an exit code when
 // the program should end now (help, version, a usage error), -1 to go on.
-int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, SessionRequest& session, QSize& windowSize) {
+int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request,
+                     SessionRequest& session, QSize& windowSize) {
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Probe Studio: find where a neural network's numbers go wrong.\n"
@@ -69,70 +71,111 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
         "  probe-studio --compare REF CAND                 compare run CAND against run REF"));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("DIR"), QStringLiteral("A dump folder to open."), QStringLiteral("[DIR]"));
-    parser.addPositionalArgument(QStringLiteral("COMMAND"), QStringLiteral("With --launch: the program and its arguments, after --."),
-                                 QStringLiteral("| --launch -- COMMAND [ARGS...]"));
-    const QCommandLineOption open(QStringLiteral("open"), QStringLiteral("Open the dump folder DIR."), QStringLiteral("DIR"));
+    parser.addPositionalArgument(QStringLiteral("DIR"), QStringLiteral("A dump folder to open."),
+                                 QStringLiteral("[DIR]"));
+    parser.addPositionalArgument(
+        QStringLiteral("COMMAND"),
+        QStringLiteral("With --launch: the program and its arguments, after --."),
+        QStringLiteral("| --launch -- COMMAND [ARGS...]"));
+    const QCommandLineOption open(
+        QStringLiteral("open"), QStringLiteral("Open the dump folder DIR."), QStringLiteral("DIR"));
     const QCommandLineOption launch(QStringLiteral("launch"),
-                                    QStringLiteral("Launch the COMMAND after -- under the probe, as `probe run` does, and follow it live."));
-    const QCommandLineOption output(QStringLiteral("output"),
-                                    QStringLiteral("With --launch: where the dump goes (DIR/atb_dump_data; default: a new folder)."),
-                                    QStringLiteral("DIR"));
-    const QCommandLineOption config(QStringLiteral("config"),
-                                    QStringLiteral("With --launch: the op-level config the model starts with (probe run's default\n"
-                                                   "without it). Otherwise: a config file of either kind to edit."),
-                                    QStringLiteral("FILE"));
-    const QCommandLineOption demo(QStringLiteral("demo"), QStringLiteral("Launch the bundled demo model (a planted overflow to find)."));
-    const QCommandLineOption attach(QStringLiteral("attach"), QStringLiteral("Attach to the running probe of this process."),
+                                    QStringLiteral("Launch the COMMAND after -- under the probe, "
+                                                   "as `probe run` does, and follow it live."));
+    const QCommandLineOption output(
+        QStringLiteral("output"),
+        QStringLiteral(
+            "With --launch: where the dump goes (DIR/atb_dump_data; default: a new folder)."),
+        QStringLiteral("DIR"));
+    const QCommandLineOption config(
+        QStringLiteral("config"),
+        QStringLiteral(
+            "With --launch: the op-level config the model starts with (probe run's default\n"
+            "without it). Otherwise: a config file of either kind to edit."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption demo(
+        QStringLiteral("demo"),
+        QStringLiteral("Launch the bundled demo model (a planted overflow to find)."));
+    const QCommandLineOption attach(QStringLiteral("attach"),
+                                    QStringLiteral("Attach to the running probe of this process."),
                                     QStringLiteral("PID"));
     const QCommandLineOption screenshot(
         QStringLiteral("screenshot"),
-        QStringLiteral("Render the window once the dump is loaded (a live session: once the tree and the\n"
-                       "plots have --wait-rounds rounds), save it as a PNG and exit."),
+        QStringLiteral(
+            "Render the window once the dump is loaded (a live session: once the tree and the\n"
+            "plots have --wait-rounds rounds), save it as a PNG and exit."),
         QStringLiteral("FILE"));
-    const QCommandLineOption waitRounds(QStringLiteral("wait-rounds"),
-                                        QStringLiteral("--screenshot of a live session: the rounds its dump must hold first."),
-                                        QStringLiteral("N"), QStringLiteral("3"));
+    const QCommandLineOption waitRounds(
+        QStringLiteral("wait-rounds"),
+        QStringLiteral("--screenshot of a live session: the rounds its dump must hold first."),
+        QStringLiteral("N"), QStringLiteral("3"));
     const QCommandLineOption view(
         QStringLiteral("view"),
-        QStringLiteral("What to show: tree (an op's tensors), plot, tensor, config (the config editor),\n"
-                       "compare (the comparison, with --compare), start (the start page) or launch (the launch form, filled with the COMMAND after --)."),
+        QStringLiteral(
+            "What to show: tree (an op's tensors), plot, tensor, config (the config editor),\n"
+            "compare (the comparison, with --compare), start (the start page) or launch (the "
+            "launch form, filled with the COMMAND after --)."),
         QStringLiteral("tree|plot|tensor|config|compare|start|launch"), QStringLiteral("tree"));
-    const QCommandLineOption op(QStringLiteral("op"), QStringLiteral("Select the op with this id (\"2_1\"; msprobe: the entry name)."),
-                                QStringLiteral("ID"));
-    const QCommandLineOption process(QStringLiteral("process"), QStringLiteral("Show this process's ops (\"0_1234\", \"rank0\")."),
-                                     QStringLiteral("KEY"));
-    const QCommandLineOption round(QStringLiteral("round"), QStringLiteral("Select this round (execution count, or step)."),
+    const QCommandLineOption op(
+        QStringLiteral("op"),
+        QStringLiteral("Select the op with this id (\"2_1\"; msprobe: the entry name)."),
+        QStringLiteral("ID"));
+    const QCommandLineOption process(
+        QStringLiteral("process"),
+        QStringLiteral("Show this process's ops (\"0_1234\", \"rank0\")."), QStringLiteral("KEY"));
+    const QCommandLineOption round(QStringLiteral("round"),
+                                   QStringLiteral("Select this round (execution count, or step)."),
                                    QStringLiteral("N"));
-    const QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Filter the op tree by this text."), QStringLiteral("TEXT"));
-    const QCommandLineOption show(QStringLiteral("show"), QStringLiteral("Ops to show: all, anomalies, nan, dumped, ticked."),
-                                  QStringLiteral("WHAT"));
-    const QCommandLineOption plot(QStringLiteral("plot"),
-                                  QStringLiteral("Plot a tensor across rounds, or one statistic of the ops across a round."),
-                                  QStringLiteral("rounds|ops"), QStringLiteral("rounds"));
-    const QCommandLineOption stat(QStringLiteral("stat"), QStringLiteral("Statistic to plot (ops plot), or the only one (rounds plot)."),
-                                  QStringLiteral("max|min|mean|norm"));
-    const QCommandLineOption allOps(QStringLiteral("all-ops"), QStringLiteral("Ops plot: every op, not only layer-level ones."));
+    const QCommandLineOption search(QStringLiteral("search"),
+                                    QStringLiteral("Filter the op tree by this text."),
+                                    QStringLiteral("TEXT"));
+    const QCommandLineOption show(
+        QStringLiteral("show"), QStringLiteral("Ops to show: all, anomalies, nan, dumped, ticked."),
+        QStringLiteral("WHAT"));
+    const QCommandLineOption plot(
+        QStringLiteral("plot"),
+        QStringLiteral("Plot a tensor across rounds, or one statistic of the ops across a round."),
+        QStringLiteral("rounds|ops"), QStringLiteral("rounds"));
+    const QCommandLineOption stat(
+        QStringLiteral("stat"),
+        QStringLiteral("Statistic to plot (ops plot), or the only one (rounds plot)."),
+        QStringLiteral("max|min|mean|norm"));
+    const QCommandLineOption allOps(
+        QStringLiteral("all-ops"),
+        QStringLiteral("Ops plot: every op, not only layer-level ones."));
     const QCommandLineOption log(QStringLiteral("log"), QStringLiteral("Logarithmic y axis."));
-    const QCommandLineOption pin(QStringLiteral("pin"), QStringLiteral("Overlay this op's tensor (rounds plot) or round:N (ops plot); repeatable."),
-                                 QStringLiteral("ID|round:N"));
-    const QCommandLineOption tensor(QStringLiteral("tensor"),
-                                    QStringLiteral("Open this .bin file in the tensor preview (--view tensor), with or without DIR."),
-                                    QStringLiteral("FILE"));
-    const QCommandLineOption tensorPage(QStringLiteral("tensor-page"), QStringLiteral("Tensor preview page: heatmap, values or histogram."),
-                                       QStringLiteral("PAGE"), QStringLiteral("heatmap"));
-    const QCommandLineOption overlay(QStringLiteral("overlay"), QStringLiteral("Tensor preview: NaN/Inf/negative overlay."));
+    const QCommandLineOption pin(
+        QStringLiteral("pin"),
+        QStringLiteral("Overlay this op's tensor (rounds plot) or round:N (ops plot); repeatable."),
+        QStringLiteral("ID|round:N"));
+    const QCommandLineOption tensor(
+        QStringLiteral("tensor"),
+        QStringLiteral(
+            "Open this .bin file in the tensor preview (--view tensor), with or without DIR."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption tensorPage(
+        QStringLiteral("tensor-page"),
+        QStringLiteral("Tensor preview page: heatmap, values or histogram."),
+        QStringLiteral("PAGE"), QStringLiteral("heatmap"));
+    const QCommandLineOption overlay(QStringLiteral("overlay"),
+                                     QStringLiteral("Tensor preview: NaN/Inf/negative overlay."));
     const QCommandLineOption compare(
         QStringLiteral("compare"),
-        QStringLiteral("Compare the dump (DIR, or the run launched or attached to) against the reference dump REF:\n"
-                       "the op tree coloured by verdict, the first divergence a key (F8) away. A folder may\n"
-                       "name one rank (REF/step0/rank0)."),
+        QStringLiteral(
+            "Compare the dump (DIR, or the run launched or attached to) against the reference dump "
+            "REF:\n"
+            "the op tree coloured by verdict, the first divergence a key (F8) away. A folder may\n"
+            "name one rank (REF/step0/rank0)."),
         QStringLiteral("REF"));
-    const QCommandLineOption jump(QStringLiteral("jump"),
-                                  QStringLiteral("With --compare: select the first divergence once the runs are compared."));
-    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size."), QStringLiteral("WxH"), QStringLiteral("1500x900"));
-    for (const auto* o : {&open, &launch, &output, &config, &demo, &attach, &screenshot, &waitRounds, &view, &op, &process, &round,
-                          &search, &show, &plot, &stat, &allOps, &log, &pin, &tensor, &tensorPage, &overlay, &compare, &jump, &size})
+    const QCommandLineOption jump(
+        QStringLiteral("jump"),
+        QStringLiteral("With --compare: select the first divergence once the runs are compared."));
+    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size."),
+                                  QStringLiteral("WxH"), QStringLiteral("1500x900"));
+    for (const auto* o : {&open,       &launch,  &output, &config,  &demo,  &attach, &screenshot,
+                          &waitRounds, &view,    &op,     &process, &round, &search, &show,
+                          &plot,       &stat,    &allOps, &log,     &pin,   &tensor, &tensorPage,
+                          &overlay,    &compare, &jump,   &size})
         parser.addOption(*o);
     if (!parser.parse(arguments)) return fail(parser.errorText(), kExitUsage);
     if (parser.isSet(QStringLiteral("help"))) parser.showHelp(kExitOk);
@@ -142,9 +185,13 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     if (parser.isSet(tensor)) {
         // --tensor FILE is a view of its own: the tensor preview.
         if (parser.isSet(view) && viewName != QLatin1String("tensor"))
-            return fail(QStringLiteral("--tensor opens the tensor view; it does not go with --view %1").arg(viewName), kExitUsage);
+            return fail(
+                QStringLiteral("--tensor opens the tensor view; it does not go with --view %1")
+                    .arg(viewName),
+                kExitUsage);
         if (!QFileInfo(parser.value(tensor)).isFile())
-            return fail(QStringLiteral("--tensor: no file %1").arg(parser.value(tensor)), kExitUsage);
+            return fail(QStringLiteral("--tensor: no file %1").arg(parser.value(tensor)),
+                        kExitUsage);
         viewName = QStringLiteral("tensor");
     }
     session.dir = parser.value(open);
@@ -159,49 +206,73 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
         const qsizetype dashes = arguments.indexOf(QStringLiteral("--"));
         session.command = dashes < 0 ? QStringList() : arguments.mid(dashes + 1);
         if (session.launch && session.command.isEmpty())
-            return fail(QStringLiteral("--launch needs the command to run after --, e.g. --launch -- /usr/bin/python3 train.py"), kExitUsage);
+            return fail(QStringLiteral("--launch needs the command to run after --, e.g. --launch "
+                                       "-- /usr/bin/python3 train.py"),
+                        kExitUsage);
         if (positional.size() != session.command.size())
-            return fail(QStringLiteral("give either a dump folder or a command after --, not both"), kExitUsage);
+            return fail(QStringLiteral("give either a dump folder or a command after --, not both"),
+                        kExitUsage);
     } else {
         if (positional.size() > 1)
-            return fail(QStringLiteral("one dump folder at a time (got %1); to run a command use --launch -- COMMAND").arg(positional.join(QLatin1Char(' '))),
-                        kExitUsage);
+            return fail(
+                QStringLiteral(
+                    "one dump folder at a time (got %1); to run a command use --launch -- COMMAND")
+                    .arg(positional.join(QLatin1Char(' '))),
+                kExitUsage);
         if (!positional.isEmpty()) {
-            if (!session.dir.isEmpty()) return fail(QStringLiteral("give the folder either as DIR or with --open, not both"), kExitUsage);
+            if (!session.dir.isEmpty())
+                return fail(
+                    QStringLiteral("give the folder either as DIR or with --open, not both"),
+                    kExitUsage);
             session.dir = positional.front();
         }
     }
     if (parser.isSet(attach)) {
         bool ok = false;
         session.attachPid = parser.value(attach).toLongLong(&ok);
-        if (!ok || session.attachPid <= 0) return fail(QStringLiteral("--attach needs a process id"), kExitUsage);
+        if (!ok || session.attachPid <= 0)
+            return fail(QStringLiteral("--attach needs a process id"), kExitUsage);
     }
     session.reference = parser.value(compare);
     request.jump = parser.isSet(jump);
-    if (request.jump && session.reference.isEmpty()) return fail(QStringLiteral("--jump goes with --compare REF"), kExitUsage);
+    if (request.jump && session.reference.isEmpty())
+        return fail(QStringLiteral("--jump goes with --compare REF"), kExitUsage);
     if (!session.reference.isEmpty() && !QFileInfo(session.reference).isDir())
         return fail(QStringLiteral("--compare: no folder %1").arg(session.reference), kExitUsage);
-    if (!session.reference.isEmpty() && session.dir.isEmpty() && !session.launch && !session.demo && !parser.isSet(attach))
-        return fail(QStringLiteral("--compare REF needs the dump to compare with it: --compare REF CAND (or --launch, --attach)"), kExitUsage);
-    const int sources = int(!session.dir.isEmpty()) + int(session.launch) + int(session.demo) + int(session.attachPid > 0);
-    if (sources > 1) return fail(QStringLiteral("give one of DIR (--open), --launch, --demo and --attach"), kExitUsage);
-    if (!session.output.isEmpty() && !session.launch && viewName != QLatin1String("launch"))
-        return fail(session.demo ? QStringLiteral("--output goes with --launch (--demo writes to a fresh folder of its own)")
-                                 : QStringLiteral("--output goes with --launch"),
+    if (!session.reference.isEmpty() && session.dir.isEmpty() && !session.launch && !session.demo &&
+        !parser.isSet(attach))
+        return fail(QStringLiteral("--compare REF needs the dump to compare with it: --compare REF "
+                                   "CAND (or --launch, --attach)"),
                     kExitUsage);
+    const int sources = int(!session.dir.isEmpty()) + int(session.launch) + int(session.demo) +
+                        int(session.attachPid > 0);
+    if (sources > 1)
+        return fail(QStringLiteral("give one of DIR (--open), --launch, --demo and --attach"),
+                    kExitUsage);
+    if (!session.output.isEmpty() && !session.launch && viewName != QLatin1String("launch"))
+        return fail(
+            session.demo
+                ? QStringLiteral(
+                      "--output goes with --launch (--demo writes to a fresh folder of its own)")
+                : QStringLiteral("--output goes with --launch"),
+            kExitUsage);
     {
         bool ok = false;
         session.waitRounds = parser.value(waitRounds).toInt(&ok);
-        if (!ok || session.waitRounds < 1) return fail(QStringLiteral("--wait-rounds must be a number of rounds, 1 or more"), kExitUsage);
+        if (!ok || session.waitRounds < 1)
+            return fail(QStringLiteral("--wait-rounds must be a number of rounds, 1 or more"),
+                        kExitUsage);
     }
 
     const QStringList sizeParts = parser.value(size).split(QLatin1Char('x'));
     bool widthOk = false, heightOk = false;
-    const int width = sizeParts.value(0).toInt(&widthOk), height = sizeParts.value(1).toInt(&heightOk);
+    const int width = sizeParts.value(0).toInt(&widthOk),
+              height = sizeParts.value(1).toInt(&heightOk);
     if (sizeParts.size() != 2 || !widthOk || !heightOk)
         return fail(QStringLiteral("--size must be WIDTHxHEIGHT, e.g. 1500x900"), kExitUsage);
     if (width < kMinWidth || height < kMinHeight)
-        return fail(QStringLiteral("--size must be at least %1x%2").arg(kMinWidth).arg(kMinHeight), kExitUsage);
+        return fail(QStringLiteral("--size must be at least %1x%2").arg(kMinWidth).arg(kMinHeight),
+                    kExitUsage);
 
     windowSize = QSize(width, height);
     request.file = parser.value(screenshot);
@@ -220,22 +291,29 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     else if (viewName == QLatin1String("launch"))
         request.shown = Shown::Launch;
     else
-        return fail(QStringLiteral("--view must be tree, plot, tensor, config, compare, start or launch"), kExitUsage);
-    request.view = request.shown == Shown::Plot     ? MainWindow::View::Plot
-                   : request.shown == Shown::Tensor ? MainWindow::View::Tensor
-                   : request.shown == Shown::Config ? MainWindow::View::Config
+        return fail(
+            QStringLiteral("--view must be tree, plot, tensor, config, compare, start or launch"),
+            kExitUsage);
+    request.view = request.shown == Shown::Plot      ? MainWindow::View::Plot
+                   : request.shown == Shown::Tensor  ? MainWindow::View::Tensor
+                   : request.shown == Shown::Config  ? MainWindow::View::Config
                    : request.shown == Shown::Compare ? MainWindow::View::Compare
-                                                    : MainWindow::View::Tree;
+                                                     : MainWindow::View::Tree;
     request.op = parser.value(op);
     request.process = parser.value(process);
     request.search = parser.value(search);
     if (parser.isSet(show)) {
         request.show = parseShow(parser.value(show));
-        if (!request.show) return fail(QStringLiteral("--show must be all, anomalies, nan, dumped or ticked"), kExitUsage);
+        if (!request.show)
+            return fail(QStringLiteral("--show must be all, anomalies, nan, dumped or ticked"),
+                        kExitUsage);
     }
-    request.tensorFile = parser.isSet(tensor) ? QFileInfo(parser.value(tensor)).absoluteFilePath() : QString();
+    request.tensorFile =
+        parser.isSet(tensor) ? QFileInfo(parser.value(tensor)).absoluteFilePath() : QString();
     const auto page = parseTensorPage(parser.value(tensorPage));
-    if (!page) return fail(QStringLiteral("--tensor-page must be heatmap, values or histogram"), kExitUsage);
+    if (!page)
+        return fail(QStringLiteral("--tensor-page must be heatmap, values or histogram"),
+                    kExitUsage);
     request.tensorPage = *page;
     request.plotMode = parser.value(plot);
     request.stat = parser.value(stat);
@@ -246,12 +324,14 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request, S
     if (parser.isSet(round)) {
         bool ok = false;
         request.round = parser.value(round).toInt(&ok);
-        if (!ok || request.round < 0) return fail(QStringLiteral("--round must be a round number"), kExitUsage);
+        if (!ok || request.round < 0)
+            return fail(QStringLiteral("--round must be a round number"), kExitUsage);
         request.roundGiven = true;
     }
     if (request.plotMode != QLatin1String("rounds") && request.plotMode != QLatin1String("ops"))
         return fail(QStringLiteral("--plot must be rounds or ops"), kExitUsage);
-    if (!request.stat.isEmpty() && !parseStat(request.stat)) return fail(QStringLiteral("--stat must be max, min, mean or norm"), kExitUsage);
+    if (!request.stat.isEmpty() && !parseStat(request.stat))
+        return fail(QStringLiteral("--stat must be max, min, mean or norm"), kExitUsage);
     return -1;
 }
 

@@ -3,10 +3,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <optional>
+
 #include <QSize>
 #include <QString>
 #include <QStringList>
-#include <optional>
 
 #include "main_window.h"
 #include "op_filter_proxy.h"
@@ -36,7 +37,7 @@ struct ScreenshotRequest {
     int round = -1;
     bool roundGiven = false, log = false, allOps = false, overlay = false;
     bool jump = false;  // --jump: select the first divergence once compared
-    QStringList pin;  // "round:N" or op ids to overlay
+    QStringList pin;    // "round:N" or op ids to overlay
 };
 
 // What to open, launch or attach to.

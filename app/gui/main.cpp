@@ -3,10 +3,11 @@
 // --screenshot the screenshot driver renders the window once there is something to show.
 // Everything else lives in ui/ (sessions, data layer, context, widgets).
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <cstdio>
+
 #include <QApplication>
 #include <QFileInfo>
 #include <QIcon>
-#include <cstdio>
 
 #include "command_line.h"
 #include "config_document.h"
@@ -26,8 +27,11 @@ QtMessageHandler qtMessageHandler = nullptr;
 // Qt warns on every start where XDG_RUNTIME_DIR is unset (a terminal, ssh, a container). The
 // application keeps nothing there; where its absence matters (probes of a desktop session
 // cannot be found) the attach dialog says so.
-void dropRuntimeDirectoryWarning(QtMsgType type, const QMessageLogContext& context, const QString& message) {
-    if (type == QtWarningMsg && message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR not set"))) return;
+void dropRuntimeDirectoryWarning(QtMsgType type, const QMessageLogContext& context,
+                                 const QString& message) {
+    if (type == QtWarningMsg &&
+        message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR not set")))
+        return;
     if (qtMessageHandler)
         qtMessageHandler(type, context, message);
     else
@@ -45,7 +49,8 @@ QString compareLive(AppContext& context, const SessionRequest& session) {
 
 // Starts what the command line asks for: a dump, a launch, the demo, an attach, the launch
 // form or the config editor. Returns "" or why it could not.
-QString startSession(AppContext& context, MainWindow& window, const ScreenshotRequest& request, const SessionRequest& session) {
+QString startSession(AppContext& context, MainWindow& window, const ScreenshotRequest& request,
+                     const SessionRequest& session) {
     if (!session.config.isEmpty() && !session.launch && request.shown != Shown::Launch) {
         QString error;
         if (!context.configDocument()->load(session.config, &error)) return error;
@@ -59,14 +64,18 @@ QString startSession(AppContext& context, MainWindow& window, const ScreenshotRe
     }
     if (session.launch || request.shown == Shown::Launch) {
         probe::session::LaunchSpec spec = probe::session::launchSpecFromCommand(session.command);
-        if (!session.output.isEmpty()) spec.outputDirectory = QFileInfo(session.output).absoluteFilePath();
-        if (!session.config.isEmpty()) spec.configPath = QFileInfo(session.config).absoluteFilePath();
+        if (!session.output.isEmpty())
+            spec.outputDirectory = QFileInfo(session.output).absoluteFilePath();
+        if (!session.config.isEmpty())
+            spec.configPath = QFileInfo(session.config).absoluteFilePath();
         if (!session.launch) {
             window.showLaunchForm(spec);
             return {};
         }
-        if (spec.outputDirectory.isEmpty()) spec.outputDirectory = probe::session::freshOutputDirectory(spec.program);
-        if (!context.launch(spec)) return QStringLiteral("cannot launch: %1").arg(context.liveSession()->stateDetail());
+        if (spec.outputDirectory.isEmpty())
+            spec.outputDirectory = probe::session::freshOutputDirectory(spec.program);
+        if (!context.launch(spec))
+            return QStringLiteral("cannot launch: %1").arg(context.liveSession()->stateDetail());
         return compareLive(context, session);
     }
     if (session.attachPid > 0) {
@@ -74,7 +83,10 @@ QString startSession(AppContext& context, MainWindow& window, const ScreenshotRe
             context.attach(*probe);
             return compareLive(context, session);
         }
-        return QStringLiteral("no probe runs in process %1 or its children (File › Attach lists the running ones)").arg(session.attachPid);
+        return QStringLiteral(
+                   "no probe runs in process %1 or its children (File › Attach lists the running "
+                   "ones)")
+            .arg(session.attachPid);
     }
     if (!session.dir.isEmpty() && !session.reference.isEmpty()) {
         QString error;
@@ -100,17 +112,22 @@ int main(int argc, char** argv) {
         QCoreApplication::setOrganizationName(QStringLiteral("probe-studio"));
         QCoreApplication::setApplicationName(QStringLiteral("probe-studio"));
         QCoreApplication::setApplicationVersion(QStringLiteral(PROBE_VERSION_STRING));
-        const int code = parseCommandLine(QCoreApplication::arguments(), request, session, windowSize);
+        const int code =
+            parseCommandLine(QCoreApplication::arguments(), request, session, windowSize);
         if (code >= 0) return code;
     }
-    const bool haveDisplay = !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+    const bool haveDisplay = !qEnvironmentVariableIsEmpty("DISPLAY") ||
+                             !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
                              !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
     if (!haveDisplay) {
         if (request.file.isEmpty())
-            return fail(QStringLiteral("no display (DISPLAY is not set). Run it on a desktop or over `ssh -X`; "
-                                       "`probe run` dumps without it, `probe summary DIR` summarises a dump in a terminal, and "
-                                       "--screenshot renders without a display"),
-                        kExitFailed);
+            return fail(
+                QStringLiteral(
+                    "no display (DISPLAY is not set). Run it on a desktop or over `ssh -X`; "
+                    "`probe run` dumps without it, `probe summary DIR` summarises a dump in a "
+                    "terminal, and "
+                    "--screenshot renders without a display"),
+                kExitFailed);
         qputenv("QT_QPA_PLATFORM", "offscreen");  // a screenshot needs no screen
     }
     qtMessageHandler = qInstallMessageHandler(dropRuntimeDirectoryWarning);
@@ -127,8 +144,8 @@ int main(int argc, char** argv) {
     window.resize(windowSize);
     window.show();
     if (window.size() != windowSize)
-        std::fprintf(stderr, "probe-studio: the window cannot be %dx%d; it is %dx%d\n", windowSize.width(), windowSize.height(),
-                     window.width(), window.height());
+        std::fprintf(stderr, "probe-studio: the window cannot be %dx%d; it is %dx%d\n",
+                     windowSize.width(), windowSize.height(), window.width(), window.height());
     const QString startProblem = startSession(context, window, request, session);
     if (!startProblem.isEmpty()) {
         fail(startProblem, kExitFailed);
@@ -143,7 +160,8 @@ int main(int argc, char** argv) {
     if (session.hasDump()) {
         whenReady(context, session, [&window, request](bool ok) {
             QString problem;
-            if (ok && !arrange(window, request, &problem)) std::fprintf(stderr, "probe-studio: %s\n", qPrintable(problem));
+            if (ok && !arrange(window, request, &problem))
+                std::fprintf(stderr, "probe-studio: %s\n", qPrintable(problem));
         });
     } else if (!request.tensorFile.isEmpty()) {
         QString problem;

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "screenshot_driver.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QPixmap>
 #include <QTimer>
-#include <algorithm>
-#include <cstdio>
-#include <memory>
 
 #include "compare_panel.h"
 #include "compare_runs.h"

@@ -4,8 +4,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QObject>
 #include <functional>
+
+#include <QObject>
 
 #include "command_line.h"
 

@@ -18,7 +18,8 @@ void ConfigState::startWith(const std::string& path) {
     // The config in force: the file when it is valid, else the defaults (dump disabled).
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        config_ = std::make_shared<ConfigSnapshot>(ConfigSnapshot{format::OpConfig{}, ++generation_});
+        config_ =
+            std::make_shared<ConfigSnapshot>(ConfigSnapshot{format::OpConfig{}, ++generation_});
     }
     if (path.empty()) return;
     if (format::fileExists(path)) {
@@ -26,16 +27,19 @@ void ConfigState::startWith(const std::string& path) {
         if (result.ok())
             apply(*result.config, "file");
         else
-            runtime_.status().warning("config rejected, dumping stays disabled until it is fixed:\n" +
-                                      format::describeIssues(result.issues));
+            runtime_.status().warning(
+                "config rejected, dumping stays disabled until it is fixed:\n" +
+                format::describeIssues(result.issues));
     } else {
-        runtime_.status().info("config " + path + " does not exist yet; dumping is disabled until it is written");
+        runtime_.status().info("config " + path +
+                               " does not exist yet; dumping is disabled until it is written");
     }
 }
 
 void ConfigState::onFileChanged(const std::string& path, bool removed) {
     if (removed) {
-        runtime_.status().info("config " + path + " was removed; the current config stays in force");
+        runtime_.status().info("config " + path +
+                               " was removed; the current config stays in force");
         return;
     }
     auto result = format::loadOpConfigFile(path);
@@ -60,7 +64,8 @@ std::string ConfigState::applyText(const std::string& text, const std::string& s
         // the same config again and ignore it.
         const std::string content = result.config->toFileText();
         if (int err = format::writeFileAtomically(path, content))
-            runtime_.status().error("cannot write the config file " + path + ": " + std::strerror(err));
+            runtime_.status().error("cannot write the config file " + path + ": " +
+                                    std::strerror(err));
     }
     return "";
 }
@@ -77,15 +82,18 @@ void ConfigState::apply(const format::OpConfig& config, const std::string& sourc
         // The file rewritten with what is in force already (by a client's push, say): nothing
         // to say. A client asking for it is still answered.
         if (unchanged && source == "file") return;
-        if (!unchanged) config_ = std::make_shared<ConfigSnapshot>(ConfigSnapshot{config, ++generation_});
+        if (!unchanged)
+            config_ = std::make_shared<ConfigSnapshot>(ConfigSnapshot{config, ++generation_});
     }
     runtime_.recomputeAwake();
-    std::string summary = "config applied (" + source + "): dump_enable=" +
-                          (config.dumpEnable ? "true" : "false") + " task=" + format::dumpTaskName(config.task) +
-                          " exec_range=" + config.execRange.toString();
+    std::string summary =
+        "config applied (" + source + "): dump_enable=" + (config.dumpEnable ? "true" : "false") +
+        " task=" + format::dumpTaskName(config.task) + " exec_range=" + config.execRange.toString();
     if (!config.ids.empty()) summary += " ids=" + config.toJson()["ids"].get<std::string>();
-    if (!config.opNames.empty()) summary += " op_name=" + config.toJson()["op_name"].get<std::string>();
-    if (config.saveChild) summary += " save_child=true filter_level=" + std::to_string(config.filterLevel);
+    if (!config.opNames.empty())
+        summary += " op_name=" + config.toJson()["op_name"].get<std::string>();
+    if (config.saveChild)
+        summary += " save_child=true filter_level=" + std::to_string(config.filterLevel);
     runtime_.status().info(summary);
     runtime_.notify([&](RuntimeListener& l) { l.configApplied(config, source); });
 }

@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "config_watcher.h"
 
-#include "after_fork.h"
-#include "probe/format/file_util.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
@@ -12,17 +9,21 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include "after_fork.h"
+#include "probe/format/file_util.h"
 
 namespace probe::runtime {
 namespace {
 constexpr int kPollIntervalMs = 100;  // polling fallback only
 }
 
-ConfigWatcher::ConfigWatcher(std::string path, std::function<void(Change)> onChange) : onChange_(std::move(onChange)) {
+ConfigWatcher::ConfigWatcher(std::string path, std::function<void(Change)> onChange)
+    : onChange_(std::move(onChange)) {
     setPath(std::move(path));
 }
 
@@ -36,7 +37,9 @@ void ConfigWatcher::setPath(std::string path) {
     lastExists_ = false;
 }
 
-ConfigWatcher::~ConfigWatcher() { stop(); }
+ConfigWatcher::~ConfigWatcher() {
+    stop();
+}
 
 void ConfigWatcher::start() {
     if (thread_.joinable()) return;
@@ -119,9 +122,7 @@ void ConfigWatcher::run() {
             busy_.store(1, std::memory_order_seq_cst);
             handleInotifyEvents();
             busy_.store(0, std::memory_order_seq_cst);
-            {
-                std::lock_guard<std::mutex> lock(mutex_);
-            }
+            { std::lock_guard<std::mutex> lock(mutex_); }
             idle_.notify_all();
         } else if (pollFileChanged()) {
             notify(lastExists_ ? Change::Written : Change::Removed);

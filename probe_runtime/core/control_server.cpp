@@ -52,7 +52,9 @@ struct ControlServer::Client {
 
 ControlServer::ControlServer(Runtime& runtime) : runtime_(runtime) {}
 
-ControlServer::~ControlServer() { stop(); }
+ControlServer::~ControlServer() {
+    stop();
+}
 
 std::string ControlServer::start() {
     std::string error;
@@ -61,7 +63,8 @@ std::string ControlServer::start() {
     socketPath_ = *dir + "/" + format::controlSocketName(::getpid());
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
-    if (socketPath_.size() >= sizeof(address.sun_path)) return "socket path too long: " + socketPath_;
+    if (socketPath_.size() >= sizeof(address.sun_path))
+        return "socket path too long: " + socketPath_;
     std::strncpy(address.sun_path, socketPath_.c_str(), sizeof(address.sun_path) - 1);
     ::unlink(socketPath_.c_str());
     listenFd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -166,7 +169,9 @@ void ControlServer::run() {
         std::vector<pollfd> fds;
         fds.push_back({listenFd_, POLLIN, 0});
         fds.push_back({wakePipe_[0], POLLIN, 0});
-        for (auto& client : clients_) fds.push_back({client->fd, static_cast<short>(POLLIN | (client->out.empty() ? 0 : POLLOUT)), 0});
+        for (auto& client : clients_)
+            fds.push_back(
+                {client->fd, static_cast<short>(POLLIN | (client->out.empty() ? 0 : POLLOUT)), 0});
         ::poll(fds.data(), fds.size(), kFlushIntervalMs);
         if (fds[1].revents & POLLIN) {
             char buffer[64];
@@ -181,18 +186,21 @@ void ControlServer::run() {
         }
         if (fds[0].revents & POLLIN) acceptClient();
         const auto now = std::chrono::steady_clock::now();
-        if (now - lastFlush >= std::chrono::milliseconds(kFlushIntervalMs) || (fds[1].revents & POLLIN)) {
+        if (now - lastFlush >= std::chrono::milliseconds(kFlushIntervalMs) ||
+            (fds[1].revents & POLLIN)) {
             flush();
             lastFlush = now;
         }
         // Write what each client can take; drop the ones that are gone or hopelessly behind.
         for (auto& client : clients_) {
             while (!client->out.empty() && !client->closing) {
-                const ssize_t n = ::send(client->fd, client->out.data(), client->out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+                const ssize_t n = ::send(client->fd, client->out.data(), client->out.size(),
+                                         MSG_NOSIGNAL | MSG_DONTWAIT);
                 if (n > 0) {
                     client->out.erase(0, static_cast<size_t>(n));
                 } else {
-                    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) client->closing = true;
+                    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                        client->closing = true;
                     break;
                 }
             }
@@ -213,7 +221,8 @@ void ControlServer::run() {
     flush();
     for (auto& client : clients_) {
         if (!client->out.empty()) {
-            const ssize_t n = ::send(client->fd, client->out.data(), client->out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            const ssize_t n = ::send(client->fd, client->out.data(), client->out.size(),
+                                     MSG_NOSIGNAL | MSG_DONTWAIT);
             (void)n;
         }
         ::close(client->fd);

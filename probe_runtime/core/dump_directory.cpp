@@ -39,11 +39,15 @@ std::pair<std::string, std::string> splitLast(const std::string& path) {
     return {path.substr(0, slash), path.substr(slash + 1)};
 }
 
-bool isPlainName(const std::string& name) { return !name.empty() && name != "." && name != ".."; }
+bool isPlainName(const std::string& name) {
+    return !name.empty() && name != "." && name != "..";
+}
 
 }  // namespace
 
-DumpDirectory::~DumpDirectory() { close(); }
+DumpDirectory::~DumpDirectory() {
+    close();
+}
 
 int DumpDirectory::open(const std::string& root) {
     close();
@@ -74,8 +78,8 @@ void DumpDirectory::close() {
 }
 
 std::optional<std::string> DumpDirectory::relative(const std::string& path) const {
-    if (root_.empty() || path.size() <= root_.size() + 1 || path.compare(0, root_.size(), root_) != 0 ||
-        path[root_.size()] != '/')
+    if (root_.empty() || path.size() <= root_.size() + 1 ||
+        path.compare(0, root_.size(), root_) != 0 || path[root_.size()] != '/')
         return std::nullopt;
     std::string rest = path.substr(root_.size() + 1);
     for (size_t start = 0; start <= rest.size();) {
@@ -86,7 +90,8 @@ std::optional<std::string> DumpDirectory::relative(const std::string& path) cons
     return rest;
 }
 
-std::optional<DumpDirectory::Refusal> DumpDirectory::folder(const std::string& relativeDir, int* fd) {
+std::optional<DumpDirectory::Refusal> DumpDirectory::folder(const std::string& relativeDir,
+                                                            int* fd) {
     if (rootFd_ < 0) return Refusal{EBADF, relativeDir};
     if (relativeDir.empty()) {
         *fd = rootFd_;
@@ -121,21 +126,24 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::folder(const std::string& r
         if (!isPlainName(name)) return Refusal{EINVAL, here};
         int next = ::openat(current, name.c_str(), kFolderFlags);
         if (next < 0 && errno == ENOENT) {
-            if (::mkdirat(current, name.c_str(), 0755) != 0 && errno != EEXIST) return Refusal{errno, here};
+            if (::mkdirat(current, name.c_str(), 0755) != 0 && errno != EEXIST)
+                return Refusal{errno, here};
             next = ::openat(current, name.c_str(), kFolderFlags);
         }
         if (next < 0) {
             // O_NOFOLLOW with O_DIRECTORY says ENOTDIR for a link: tell a link from a file.
             const int error = errno;
             struct stat st {};
-            const bool link = ::fstatat(current, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+            const bool link = ::fstatat(current, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                              S_ISLNK(st.st_mode);
             return Refusal{link ? ELOOP : error, here};
         }
         if (folders_.size() >= kMaxCachedFolders) {
             // The least recently used, never the folder this walk stands in.
             auto oldest = folders_.end();
             for (auto i = folders_.begin(); i != folders_.end(); ++i)
-                if (i->second.fd != current && (oldest == folders_.end() || i->second.lastUse < oldest->second.lastUse))
+                if (i->second.fd != current &&
+                    (oldest == folders_.end() || i->second.lastUse < oldest->second.lastUse))
                     oldest = i;
             if (oldest != folders_.end()) {
                 ::close(oldest->second.fd);
@@ -150,7 +158,8 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::folder(const std::string& r
     return std::nullopt;
 }
 
-std::optional<DumpDirectory::Refusal> DumpDirectory::writeFile(const std::string& relativePath, std::string_view head,
+std::optional<DumpDirectory::Refusal> DumpDirectory::writeFile(const std::string& relativePath,
+                                                               std::string_view head,
                                                                const void* data, uint64_t size,
                                                                int64_t* previousSize) {
     const auto [dir, name] = splitLast(relativePath);
@@ -160,15 +169,17 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::writeFile(const std::string
     struct stat st {};
     if (::fstatat(dirFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) return Refusal{EISDIR, relativePath};
-        if (previousSize) *previousSize = S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1;
+        if (previousSize)
+            *previousSize = S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1;
     } else if (previousSize) {
         *previousSize = -1;
     }
     static std::atomic<uint64_t> counter{0};
     // Hidden, unique per process and call; created exclusively, so a planted name is never used.
-    const std::string temporary =
-        "." + name + "." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1)) + ".tmp";
-    const int fd = ::openat(dirFd, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const std::string temporary = "." + name + "." + std::to_string(::getpid()) + "." +
+                                  std::to_string(counter.fetch_add(1)) + ".tmp";
+    const int fd = ::openat(dirFd, temporary.c_str(),
+                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) return Refusal{errno, relativePath};
     int error = writeAll(fd, head.data(), head.size());
     if (!error && size) error = writeAll(fd, data, size);
@@ -183,7 +194,8 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::writeFile(const std::string
 }
 
 std::optional<DumpDirectory::Refusal> DumpDirectory::openForAppend(const std::string& relativePath,
-                                                                   std::string_view header, int* fd, bool* created) {
+                                                                   std::string_view header, int* fd,
+                                                                   bool* created) {
     const auto [dir, name] = splitLast(relativePath);
     if (!isPlainName(name)) return Refusal{EINVAL, relativePath};
     int dirFd = -1;
@@ -194,7 +206,8 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::openForAppend(const std::st
         if (errno != ENOENT) return Refusal{errno, relativePath};
         // The header appears with the file: a reader never sees a file without it.
         if (auto refused = writeFile(relativePath, header, nullptr, 0, nullptr)) return refused;
-        if (::fstatat(dirFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Refusal{errno, relativePath};
+        if (::fstatat(dirFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            return Refusal{errno, relativePath};
         *created = true;
     }
     if (S_ISLNK(st.st_mode)) return Refusal{ELOOP, relativePath};
@@ -213,16 +226,20 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::openForAppend(const std::st
 std::string describeRefusal(const DumpDirectory::Refusal& refusal) {
     switch (refusal.error) {
         case ELOOP:
-            return refusal.where + " is a symbolic link (put there by someone else?): not followed, the probe "
-                                   "never writes outside its dump; what belongs there is not written";
+            return refusal.where +
+                   " is a symbolic link (put there by someone else?): not followed, the probe "
+                   "never writes outside its dump; what belongs there is not written";
         case ENOTDIR:
         case EISDIR:
-            return refusal.where + " is not what the dump has there (a file where a folder belongs, or the "
-                                   "reverse): left alone; what belongs there is not written";
+            return refusal.where +
+                   " is not what the dump has there (a file where a folder belongs, or the "
+                   "reverse): left alone; what belongs there is not written";
         case EMLINK:
-            return refusal.where + " has another name elsewhere (a hard link): not written to, so that the file "
-                                   "it shares its data with stays as it is";
-        case EINVAL: return refusal.where + " is not a path inside the dump: not written";
+            return refusal.where +
+                   " has another name elsewhere (a hard link): not written to, so that the file "
+                   "it shares its data with stays as it is";
+        case EINVAL:
+            return refusal.where + " is not a path inside the dump: not written";
     }
     return refusal.where + ": " + std::strerror(refusal.error);
 }

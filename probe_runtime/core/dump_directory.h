@@ -33,18 +33,18 @@ public:
     std::optional<std::string> relative(const std::string& path) const;
 
     struct Refusal {
-        int error = 0;       // errno value; ELOOP / ENOTDIR / EMLINK for something planted
-        std::string where;   // the relative path where it was found
+        int error = 0;      // errno value; ELOOP / ENOTDIR / EMLINK for something planted
+        std::string where;  // the relative path where it was found
     };
 
     // Writes the file at `relativePath` whole: under a temporary name in its folder, then
     // renamed over the name. `previousSize` receives the size of the file replaced (-1: none).
-    std::optional<Refusal> writeFile(const std::string& relativePath, std::string_view head, const void* data,
-                                     uint64_t size, int64_t* previousSize);
+    std::optional<Refusal> writeFile(const std::string& relativePath, std::string_view head,
+                                     const void* data, uint64_t size, int64_t* previousSize);
     // A descriptor to append to the file at `relativePath`, created with `header` as its first
     // line when missing. The caller owns the descriptor.
-    std::optional<Refusal> openForAppend(const std::string& relativePath, std::string_view header, int* fd,
-                                         bool* created);
+    std::optional<Refusal> openForAppend(const std::string& relativePath, std::string_view header,
+                                         int* fd, bool* created);
 
 private:
     // The folder `relativeDir` ("" = the root), made as needed; the descriptor stays cached.

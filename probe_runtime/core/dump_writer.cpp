@@ -38,14 +38,18 @@ int64_t nowMs() {
         .count();
 }
 
-std::string megabytes(int64_t bytes) { return std::to_string(bytes / (1 << 20)) + " MiB"; }
+std::string megabytes(int64_t bytes) {
+    return std::to_string(bytes / (1 << 20)) + " MiB";
+}
 
 }  // namespace
 
 DumpWriter::DumpWriter(WriterOptions options, std::function<void(const std::string&)> onError)
     : options_(std::move(options)), onError_(std::move(onError)) {}
 
-DumpWriter::~DumpWriter() { stop(); }
+DumpWriter::~DumpWriter() {
+    stop();
+}
 
 void DumpWriter::reset(WriterOptions options) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -87,7 +91,8 @@ std::unique_ptr<uint8_t[]> DumpWriter::takeBuffer(uint64_t size, uint64_t* charg
                 *charged = size;
                 return buffer;
             }
-            if (queuedBytes_ + pooledBytes_ == 0 || queuedBytes_ + pooledBytes_ + size <= options_.memoryCapBytes) {
+            if (queuedBytes_ + pooledBytes_ == 0 ||
+                queuedBytes_ + pooledBytes_ + size <= options_.memoryCapBytes) {
                 queuedBytes_ += size;
                 *charged = size;
                 break;
@@ -138,13 +143,15 @@ bool DumpWriter::enqueue(WriteJob job) {
     queuedBytes_ += cost;
     queue_.push_back(std::move(job));
     ++enqueuedSeq_;
-    if (queuedBytes_ > std::min(kWakeWriterAboveBytes, options_.memoryCapBytes / 4)) workAvailable_.notify_one();
+    if (queuedBytes_ > std::min(kWakeWriterAboveBytes, options_.memoryCapBytes / 4))
+        workAvailable_.notify_one();
     return true;
 }
 
 void DumpWriter::keepBufferLocked(WriteJob& job) {
-    if (job.kind != WriteJob::Kind::Tensor || !job.data || job.size < kMinPooledBuffer || stopRequested_ ||
-        pool_.size() >= kMaxPooledBuffers || pooledBytes_ + job.size > kMaxPooledBytes ||
+    if (job.kind != WriteJob::Kind::Tensor || !job.data || job.size < kMinPooledBuffer ||
+        stopRequested_ || pool_.size() >= kMaxPooledBuffers ||
+        pooledBytes_ + job.size > kMaxPooledBytes ||
         pooledBytes_ + job.size > options_.memoryCapBytes / 4)
         return;
     // The buffer's bytes stay counted: they move from the queue to the pool.
@@ -214,7 +221,8 @@ void DumpWriter::run() {
     while (true) {
         {
             std::unique_lock<std::mutex> lock(mutex_);
-            workAvailable_.wait_for(lock, kWriterPeriod, [&] { return stopRequested_ || drainRequested_; });
+            workAvailable_.wait_for(lock, kWriterPeriod,
+                                    [&] { return stopRequested_ || drainRequested_; });
             drainRequested_ = false;
             if (queue_.empty()) {
                 if (stopRequested_) break;
@@ -325,7 +333,8 @@ void DumpWriter::writeTensorOrFile(WriteJob& job) {
     }
     // A file written again (the model structure as it grows) is still one file, of its new size.
     int64_t previousSize = -1;
-    if (auto refusal = directory_.writeFile(*relative, job.head, job.data.get(), job.size, &previousSize)) {
+    if (auto refusal =
+            directory_.writeFile(*relative, job.head, job.data.get(), job.size, &previousSize)) {
         refused(*refusal, "writing");
         return;
     }
@@ -357,8 +366,8 @@ int DumpWriter::csvDescriptor(const std::string& path) {
     }
     int fd = -1;
     bool created = false;
-    if (auto refusal = directory_.openForAppend(*relative, std::string(format::kStatisticCsvHeader) + "\n", &fd,
-                                                &created)) {
+    if (auto refusal = directory_.openForAppend(
+            *relative, std::string(format::kStatisticCsvHeader) + "\n", &fd, &created)) {
         refused(*refusal, "appending to");
         return -1;
     }

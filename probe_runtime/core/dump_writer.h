@@ -41,9 +41,9 @@ struct WriteJob {
 };
 
 struct WriterOptions {
-    std::string root;                         // atb_dump_data: status file and disk checks
-    uint64_t memoryCapBytes = 512ull << 20;   // queued tensor bytes before ops wait
-    uint64_t minFreeBytes = 256ull << 20;     // stop dumping below this free space
+    std::string root;                        // atb_dump_data: status file and disk checks
+    uint64_t memoryCapBytes = 512ull << 20;  // queued tensor bytes before ops wait
+    uint64_t minFreeBytes = 256ull << 20;    // stop dumping below this free space
     // Called on the writer thread once rows are in their files (for the control socket's
     // doorbell): per round, how many rows and bytes a batch appended.
     std::function<void(int64_t round, uint64_t rows, uint64_t bytes)> rowsWritten;

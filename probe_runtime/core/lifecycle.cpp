@@ -49,7 +49,9 @@ std::string processName() {
 constexpr int kRowFlushPeriodMs = 50;
 constexpr int kStatusPeriodMs = 1000;
 
-void childAfterFork() { Runtime::instance().afterForkInChild(); }
+void childAfterFork() {
+    Runtime::instance().afterForkInChild();
+}
 
 void stopAtExit() {
     try {
@@ -103,9 +105,12 @@ int Runtime::start(const char* outputDir, const char* configPath) {
         writer_->reset(options);
     }
     if (int err = writer_->start()) {
-        setLastError(err == ELOOP ? root_ + " is a symbolic link: the probe writes only into a folder of its own "
-                                            "(give the link's target as the output directory instead)"
-                                  : "cannot create the output directory " + root_ + ": " + std::strerror(err));
+        setLastError(
+            err == ELOOP
+                ? root_ +
+                      " is a symbolic link: the probe writes only into a folder of its own "
+                      "(give the link's target as the output directory instead)"
+                : "cannot create the output directory " + root_ + ": " + std::strerror(err));
         return -4;
     }
 
@@ -125,7 +130,8 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     }
 
     // Housekeeping: status file once a second, and signals.
-    if (::pipe2(housekeepingPipe_, O_CLOEXEC | O_NONBLOCK) != 0) housekeepingPipe_[0] = housekeepingPipe_[1] = -1;
+    if (::pipe2(housekeepingPipe_, O_CLOEXEC | O_NONBLOCK) != 0)
+        housekeepingPipe_[0] = housekeepingPipe_[1] = -1;
     housekeepingStop_ = false;
     housekeepingThread_ = new std::thread([this] { housekeepingLoop(); });
 
@@ -159,7 +165,9 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     return 0;
 }
 
-int Runtime::stop() { return stopRuntime(/*fromHousekeeping=*/false); }
+int Runtime::stop() {
+    return stopRuntime(/*fromHousekeeping=*/false);
+}
 
 int Runtime::stopRuntime(bool fromHousekeeping) {
     std::thread* housekeeping = nullptr;
@@ -243,7 +251,8 @@ void Runtime::housekeepingLoop() {
         if (now - lastStatus < std::chrono::milliseconds(kStatusPeriodMs)) continue;
         lastStatus = now;
         const auto c = writer_->counters();
-        const uint64_t fingerprint = c.files * 1000003 + c.rows * 31 + c.errors + status_.errorCount();
+        const uint64_t fingerprint =
+            c.files * 1000003 + c.rows * 31 + c.errors + status_.errorCount();
         if (fingerprint != lastWritten) {
             lastWritten = fingerprint;
             status_.write(format::DumpState::Running);
@@ -270,7 +279,8 @@ void Runtime::drainForFatalSignal(int signal) {
     // The program dies as soon as this is done (or the handler's wait runs out): what is
     // queued goes to disk, and the status says the program did not end well. The thread that
     // crashed may hold a row batch's lock: its rows are skipped rather than waited for.
-    std::fprintf(stderr, "[probe] the program received %s: writing out what is queued before it ends\n",
+    std::fprintf(stderr,
+                 "[probe] the program received %s: writing out what is queued before it ends\n",
                  format::signalName(signal).c_str());
     capture_.flushAllRows(/*skipBusy=*/true);
     writer_->drain();
@@ -283,16 +293,21 @@ void Runtime::recomputeAwake() {
     bool awake = false;
     if (started_.load() && writer_ && !writer_->diskStopped()) {
         auto snapshot = currentConfig();
-        awake = snapshot && snapshot->config.dumpEnable && snapshot->config.acceptsDevice(device_.load());
+        awake = snapshot && snapshot->config.dumpEnable &&
+                snapshot->config.acceptsDevice(device_.load());
     }
     if (awake_.exchange(awake) != awake) {
         stateGeneration_.fetch_add(1, std::memory_order_acq_rel);
         notify([&](RuntimeListener& l) {
             std::string reason;
-            if (awake) reason = "dump_enable is true";
-            else if (writer_ && writer_->diskStopped()) reason = writer_->diskStoppedReason();
-            else if (!started_.load()) reason = "the probe stopped";
-            else reason = "dump_enable is false, or this device is not selected";
+            if (awake)
+                reason = "dump_enable is true";
+            else if (writer_ && writer_->diskStopped())
+                reason = writer_->diskStoppedReason();
+            else if (!started_.load())
+                reason = "the probe stopped";
+            else
+                reason = "dump_enable is false, or this device is not selected";
             l.stateChanged(probeState(), reason);
         });
     }

@@ -2,13 +2,14 @@
 #include "model_reports.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "dump_writer.h"
 #include "op_names.h"
-#include "probe/format/structure_json.h"
 #include "probe/format/json_input.h"
+#include "probe/format/structure_json.h"
 #include "runtime.h"
 #include "structure_builder.h"
 
@@ -27,14 +28,15 @@ void ModelReports::reset(const std::string& processName) {
 
 void ModelReports::layerObserved(LayerRegistry::Slot& slot, const ObservedOp& observed) {
     bool explicitLayer = false;
-    if (!runtime_.ops().layers().claimStructure(slot, &explicitLayer)) return;  // another thread got there first
+    if (!runtime_.ops().layers().claimStructure(slot, &explicitLayer))
+        return;  // another thread got there first
     std::vector<SourceTensor> sources;
     format::StructureNode layer = buildLayerStructure(observed, &sources);
     if (!explicitLayer) {
         WriteJob job;
         job.kind = WriteJob::Kind::File;
-        job.path = runtime_.infoDirectory("layer") + "/" + format::safeFileComponent(slot.name + "_" + observed.id) +
-                   ".json";
+        job.path = runtime_.infoDirectory("layer") + "/" +
+                   format::safeFileComponent(slot.name + "_" + observed.id) + ".json";
         job.head = format::dumpJson(layer.toJson()) + "\n";
         runtime_.writer().enqueue(std::move(job));
     }
@@ -43,13 +45,15 @@ void ModelReports::layerObserved(LayerRegistry::Slot& slot, const ObservedOp& ob
     auto& builder = models_[modelName_];
     if (!builder) builder = std::make_unique<ModelStructureBuilder>(modelName_);
     // Of what the layer's ops read and no op wrote, the reported weights are the model's.
-    sources.erase(std::remove_if(sources.begin(), sources.end(),
-                                 [&](const SourceTensor& s) { return weightBuffers_.count(s.buffer) == 0; }),
-                  sources.end());
+    sources.erase(
+        std::remove_if(sources.begin(), sources.end(),
+                       [&](const SourceTensor& s) { return weightBuffers_.count(s.buffer) == 0; }),
+        sources.end());
     builder->addLayer(observed, std::move(layer), sources);
     WriteJob job;
     job.kind = WriteJob::Kind::LatestFile;
-    job.path = runtime_.infoDirectory("model") + "/" + format::safeFileComponent(modelName_) + ".json";
+    job.path =
+        runtime_.infoDirectory("model") + "/" + format::safeFileComponent(modelName_) + ".json";
     job.head = format::dumpJson(builder->model().toJson()) + "\n";
     runtime_.writer().enqueue(std::move(job));
 }
@@ -81,7 +85,8 @@ int ModelReports::reportModel(const char* modelName, const char* modelJson) {
         }
         WriteJob job;
         job.kind = WriteJob::Kind::LatestFile;
-        job.path = runtime_.infoDirectory("model") + "/" + format::safeFileComponent(name) + ".json";
+        job.path =
+            runtime_.infoDirectory("model") + "/" + format::safeFileComponent(name) + ".json";
         job.head = std::move(content);
         runtime_.writer().enqueue(std::move(job));
     }
@@ -90,7 +95,8 @@ int ModelReports::reportModel(const char* modelName, const char* modelJson) {
 
 int ModelReports::reportWeight(const char* name, uint64_t bufferId) {
     if (bufferId == 0) {
-        Runtime::setLastError(std::string("probe_report_weight: no buffer id for ") + (name ? name : "the weight"));
+        Runtime::setLastError(std::string("probe_report_weight: no buffer id for ") +
+                              (name ? name : "the weight"));
         return -1;
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -116,8 +122,8 @@ int ModelReports::reportLayer(const char* layerName, const char* layerJson) {
     const int id = runtime_.ops().layers().markExplicit(layerName, name);
     WriteJob job;
     job.kind = WriteJob::Kind::LatestFile;
-    job.path = runtime_.infoDirectory("layer") + "/" + format::safeFileComponent(name + "_" + std::to_string(id)) +
-               ".json";
+    job.path = runtime_.infoDirectory("layer") + "/" +
+               format::safeFileComponent(name + "_" + std::to_string(id)) + ".json";
     job.head = format::dumpJson(parsed) + "\n";
     runtime_.writer().enqueue(std::move(job));
     return 0;

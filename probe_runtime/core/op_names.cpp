@@ -24,12 +24,14 @@ std::string sanitizeName(const char* text) {
     if (!text) return "";
     const std::string_view raw(text);
     if (isPlainName(raw)) return std::string(raw);
-    std::string out = format::printableText(raw, std::string::npos);  // bad bytes and controls as \xNN
+    std::string out =
+        format::printableText(raw, std::string::npos);  // bad bytes and controls as \xNN
     for (auto& c : out)
         if (c == '/' || c == '\n' || c == '\t') c = '_';
     if (out.size() > kMaxNameBytes) {
         size_t cut = kMaxNameBytes;
-        while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;  // whole characters
+        while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80)
+            --cut;                               // whole characters
         uint64_t hash = 1469598103934665603ull;  // FNV-1a of the raw name
         for (unsigned char c : raw) hash = (hash ^ c) * 1099511628211ull;
         char suffix[16];

@@ -9,9 +9,10 @@ namespace probe::runtime {
 
 // Names (of ops, arguments, models) as the engine gives them are any bytes. In the dump they
 // become safe path components and CSV fields: bytes that are not UTF-8 and control characters
-// are written \xNN (format::printableText), '/', line feeds and tabs become '_', and a name longer than kMaxNameBytes is cut, with a hash
-// of the whole name appended so that names differing only beyond the cut stay apart. Ops are
-// told apart by their raw names and ids, never by these ("a/b" and "a_b" are two ops). "" for null.
+// are written \xNN (format::printableText), '/', line feeds and tabs become '_', and a name longer
+// than kMaxNameBytes is cut, with a hash of the whole name appended so that names differing only
+// beyond the cut stay apart. Ops are told apart by their raw names and ids, never by these ("a/b"
+// and "a_b" are two ops). "" for null.
 constexpr size_t kMaxNameBytes = 200;
 std::string sanitizeName(const char* text);
 

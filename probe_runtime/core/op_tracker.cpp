@@ -2,6 +2,7 @@
 #include "op_tracker.h"
 
 #include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "dump_writer.h"
@@ -53,10 +54,11 @@ void LayerRegistry::reset() {
     occurrencesInRound_.clear();
 }
 
-LayerRegistry::Slot* LayerRegistry::begin(const std::string& key, const std::string& name, const std::string& type,
-                                          int64_t& round) {
+LayerRegistry::Slot* LayerRegistry::begin(const std::string& key, const std::string& name,
+                                          const std::string& type, int64_t& round) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& slot = slots_[explicitRounds_ ? key + '\0' + std::to_string(occurrencesInRound_[key]++) : key];
+    auto& slot =
+        slots_[explicitRounds_ ? key + '\0' + std::to_string(occurrencesInRound_[key]++) : key];
     if (!slot) {
         slot = std::make_unique<Slot>();
         slot->id = nextId_++;
@@ -111,7 +113,8 @@ std::vector<LayerDescription> LayerRegistry::known() {
     std::vector<LayerDescription> layers;
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [key, slot] : slots_) layers.push_back({slot->id, slot->name, slot->type});
-    std::sort(layers.begin(), layers.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    std::sort(layers.begin(), layers.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
     return layers;
 }
 
@@ -142,8 +145,8 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
     return beginChild(ts, display, typeName, paramJson, kind);
 }
 
-int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::string& name, const std::string& type,
-                          const char* paramJson) {
+int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::string& name,
+                          const std::string& type, const char* paramJson) {
     // A config change already made to the file takes effect here, at this boundary, for the
     // whole of this layer op (its children never see half of one config and half of another).
     runtime_.syncConfigFile();
@@ -158,7 +161,8 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
     const auto& config = snapshot->config;
     const bool active = config.dumpEnable && config.acceptsDevice(runtime_.device()) &&
                         !runtime_.writer().diskStopped() &&
-                        !(config.task == format::DumpTask::OverflowCheck && runtime_.overflow().exhausted(config.overflowNums));
+                        !(config.task == format::DumpTask::OverflowCheck &&
+                          runtime_.overflow().exhausted(config.overflowNums));
     if (!active) {
         ts.stack.push_back(std::move(frame));
         return 0;
@@ -175,7 +179,8 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
     frame.relDir = frame.id + "_" + name;
     const format::OpLocation location{frame.id, frame.namePath, 0};
     frame.selected = layer.inRange && config.selects(location);
-    frame.childrenActive = layer.capture || (layer.inRange && config.maySelectDescendants(location));
+    frame.childrenActive =
+        layer.capture || (layer.inRange && config.maySelectDescendants(location));
     frame.active = frame.selected || frame.childrenActive;
     if (frame.active) {
         layer.devicePid = runtime_.devicePid();
@@ -216,7 +221,8 @@ int OpTracker::beginChild(ThreadState& ts, const std::string& name, const std::s
     frame.kernel = kind == OpKind::Kernel || (kind == OpKind::Auto && frame.depth >= 2);
     const format::OpLocation location{frame.id, frame.namePath, frame.depth};
     frame.selected = layer.inRange && config.selects(location);
-    frame.childrenActive = layer.capture || (layer.inRange && config.maySelectDescendants(location));
+    frame.childrenActive =
+        layer.capture || (layer.inRange && config.maySelectDescendants(location));
     frame.active = true;
     if (parent.observed) {
         auto child = std::make_unique<ObservedOp>();
@@ -265,7 +271,8 @@ int OpTracker::opWants() const {
     if (top.active && top.selected) wants |= kWantsData;
     if (top.observed) wants |= kWantsMetadata;
     if (top.active && top.childrenActive) wants |= kWantsChildren;
-    if ((wants & kWantsData) && !ts->layer.config->config.wantsTensors()) wants |= kWantsStatisticsOnly;
+    if ((wants & kWantsData) && !ts->layer.config->config.wantsTensors())
+        wants |= kWantsStatisticsOnly;
     return wants;
 }
 
@@ -298,7 +305,8 @@ int OpTracker::opEnd() {
     ts.stack.pop_back();
     if (layerEnds) {
         runtime_.capture().flushRows(ts);
-        if (ts.layer.capture && ts.layer.observed) runtime_.models().layerObserved(*ts.layer.slot, *ts.layer.observed);
+        if (ts.layer.capture && ts.layer.observed)
+            runtime_.models().layerObserved(*ts.layer.slot, *ts.layer.observed);
         ts.layer.reset();
     }
     return 0;

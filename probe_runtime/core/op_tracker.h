@@ -22,7 +22,13 @@ struct ThreadState;
 enum class OpKind { Auto = 0, Operation = 1, Kernel = 2 };
 
 // What the top op of the calling thread wants reported (bit flags).
-enum OpWants : int { kWantsNothing = 0, kWantsData = 1, kWantsMetadata = 2, kWantsChildren = 4, kWantsStatisticsOnly = 8 };
+enum OpWants : int {
+    kWantsNothing = 0,
+    kWantsData = 1,
+    kWantsMetadata = 2,
+    kWantsChildren = 4,
+    kWantsStatisticsOnly = 8
+};
 
 struct LayerDescription {
     int id = 0;
@@ -45,7 +51,8 @@ public:
     void reset();
     // The slot of the layer op `key` (its raw name) beginning now, shown as `name`, and the
     // round of this execution.
-    Slot* begin(const std::string& key, const std::string& name, const std::string& type, int64_t& round);
+    Slot* begin(const std::string& key, const std::string& name, const std::string& type,
+                int64_t& round);
     // True when this execution should capture the layer's structure (none captured yet).
     bool wantsStructure(const Slot& slot);
     // Claims the structure capture of `slot`; false when another thread got there first.
@@ -78,10 +85,10 @@ public:
     void writeOpParam(const std::string& opDir, const char* paramJson);
 
 private:
-    int beginLayer(ThreadState& ts, const char* rawName, const std::string& name, const std::string& type,
-                   const char* paramJson);
-    int beginChild(ThreadState& ts, const std::string& name, const std::string& type, const char* paramJson,
-                   OpKind kind);
+    int beginLayer(ThreadState& ts, const char* rawName, const std::string& name,
+                   const std::string& type, const char* paramJson);
+    int beginChild(ThreadState& ts, const std::string& name, const std::string& type,
+                   const char* paramJson, OpKind kind);
 
     Runtime& runtime_;
     LayerRegistry layers_;

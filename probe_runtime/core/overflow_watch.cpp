@@ -29,15 +29,16 @@ std::shared_ptr<OverflowCandidate> OverflowWatch::watch(const char* paramJson) {
     return candidate;
 }
 
-int OverflowWatch::hold(ThreadState&, Frame& frame, const TensorReport& t, std::optional<format::DType> dtype,
-                        uint64_t count) {
+int OverflowWatch::hold(ThreadState&, Frame& frame, const TensorReport& t,
+                        std::optional<format::DType> dtype, uint64_t count) {
     OverflowCandidate& candidate = *frame.overflow;
     OverflowCandidate::Held held;
     held.isOutput = t.io == 1;
     const std::string arg = sanitizeName(t.argName);
     held.indexText = std::to_string(t.index) + (arg.empty() ? "" : "_" + arg);
     held.fileName = std::string(held.isOutput ? "outtensor" : "intensor") + held.indexText + ".bin";
-    held.dtypeName = dtype ? format::dtypeName(*dtype) : "undefined(" + std::to_string(t.dtype) + ")";
+    held.dtypeName =
+        dtype ? format::dtypeName(*dtype) : "undefined(" + std::to_string(t.dtype) + ")";
     held.dtypeCode = t.dtype;
     held.format = t.format;
     held.dims.assign(t.dims, t.dims + t.ndims);
@@ -70,8 +71,9 @@ void OverflowWatch::opEnding(ThreadState& ts) {
     Frame& frame = ts.stack.back();
     const std::shared_ptr<OverflowCandidate> candidate = std::move(frame.overflow);
     if (!candidate) return;
-    const bool born = candidate->outputBad && !candidate->inputBad && !candidate->childBorn &&
-                      !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes());
+    const bool born =
+        candidate->outputBad && !candidate->inputBad && !candidate->childBorn &&
+        !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes());
     if (born) {
         const int64_t limit = ts.layer.config->config.overflowNums;
         if (limit < 0 || births_.fetch_add(1) < limit) write(ts, frame, *candidate);
@@ -109,7 +111,8 @@ void OverflowWatch::write(ThreadState& ts, const Frame& frame, OverflowCandidate
         row.mean = held.mean;
         row.norm = held.norm;
         if (held.isOutput && why.empty() && held.max && held.min) {
-            const std::string reason = format::overflowReason(*held.max, *held.min, std::isnan(held.mean.value_or(0)));
+            const std::string reason =
+                format::overflowReason(*held.max, *held.min, std::isnan(held.mean.value_or(0)));
             if (!reason.empty()) why = "output " + held.indexText + ": " + reason;
         }
         if (held.data || held.nbytes == 0) {
@@ -141,8 +144,9 @@ void OverflowWatch::write(ThreadState& ts, const Frame& frame, OverflowCandidate
         job.round = layer.round;  // the control socket's rows_written doorbell counts them
         runtime_.writer().enqueue(std::move(job));
     }
-    runtime_.status().info("overflow born in round " + std::to_string(layer.round) + ", op " + frame.namePath +
-                           " (" + frame.id + ") [" + frame.type + "]" + (why.empty() ? "" : ": " + why));
+    runtime_.status().info("overflow born in round " + std::to_string(layer.round) + ", op " +
+                           frame.namePath + " (" + frame.id + ") [" + frame.type + "]" +
+                           (why.empty() ? "" : ": " + why));
 }
 
 }  // namespace probe::runtime

@@ -54,8 +54,8 @@ public:
     // What a selected op begun now holds (Frame::overflow).
     static std::shared_ptr<OverflowCandidate> watch(const char* paramJson);
     // A tensor of the top op (its report checked already). Returns 1 like a dumped tensor.
-    int hold(ThreadState& ts, Frame& frame, const TensorReport& tensor, std::optional<format::DType> dtype,
-             uint64_t count);
+    int hold(ThreadState& ts, Frame& frame, const TensorReport& tensor,
+             std::optional<format::DType> dtype, uint64_t count);
     // The top op ends: written when an overflow is born there; tells its parent.
     void opEnding(ThreadState& ts);
 

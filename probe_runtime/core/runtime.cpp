@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "runtime.h"
 
+#include <thread>
+
 #include "config_watcher.h"
 #include "control_server.h"
 #include "probe_config.h"
-
-#include <thread>
 
 namespace probe::runtime {
 namespace {
@@ -20,9 +20,13 @@ Runtime& Runtime::instance() {
 
 Runtime::Runtime() : config_(*this), status_(*this), ops_(*this), capture_(*this), models_(*this) {}
 
-const char* Runtime::lastError() { return tlsLastError.c_str(); }
+const char* Runtime::lastError() {
+    return tlsLastError.c_str();
+}
 
-void Runtime::setLastError(std::string message) { tlsLastError = std::move(message); }
+void Runtime::setLastError(std::string message) {
+    tlsLastError = std::move(message);
+}
 
 format::control::Hello Runtime::describe() const {
     format::control::Hello hello;
@@ -38,7 +42,9 @@ format::control::Hello Runtime::describe() const {
     return hello;
 }
 
-std::string Runtime::controlSocketPath() const { return controlling_ ? control_->socketPath() : std::string(); }
+std::string Runtime::controlSocketPath() const {
+    return controlling_ ? control_->socketPath() : std::string();
+}
 
 std::string Runtime::devicePid() const {
     const int device = device_.load(std::memory_order_relaxed);
@@ -46,7 +52,9 @@ std::string Runtime::devicePid() const {
     return device >= 0 ? std::to_string(device) + "_" + pid : pid;
 }
 
-std::string Runtime::infoDirectory(const char* kind) const { return root_ + "/info/" + kind + "/" + devicePid(); }
+std::string Runtime::infoDirectory(const char* kind) const {
+    return root_ + "/info/" + kind + "/" + devicePid();
+}
 
 void Runtime::syncConfigFile() {
     const InFlight inFlight(inFlight_);

@@ -73,9 +73,15 @@ public:
     uint64_t stateGeneration() const { return stateGeneration_.load(std::memory_order_acquire); }
 
     int setDevice(int device);
-    int reportModel(const char* modelName, const char* modelJson) { return models_.reportModel(modelName, modelJson); }
-    int reportWeight(const char* name, uint64_t bufferId) { return models_.reportWeight(name, bufferId); }
-    int reportLayer(const char* layerName, const char* layerJson) { return models_.reportLayer(layerName, layerJson); }
+    int reportModel(const char* modelName, const char* modelJson) {
+        return models_.reportModel(modelName, modelJson);
+    }
+    int reportWeight(const char* name, uint64_t bufferId) {
+        return models_.reportWeight(name, bufferId);
+    }
+    int reportLayer(const char* layerName, const char* layerJson) {
+        return models_.reportLayer(layerName, layerJson);
+    }
 
     // Applies a config given as text (from the control socket): validated exactly like the
     // file; on success also written to the config file. Returns "" or the problems.
@@ -113,7 +119,8 @@ public:
     const std::string& root() const { return root_; }
     int64_t ownerPid() const { return ownerPid_; }
     uint64_t epoch() const { return epoch_.load(std::memory_order_relaxed); }
-    // "<dev>_<pid>", or "<pid>" when no device is known: the data/ and info/ folder of this process.
+    // "<dev>_<pid>", or "<pid>" when no device is known: the data/ and info/ folder of this
+    // process.
     std::string devicePid() const;
     std::string infoDirectory(const char* kind) const;
     // A config change already made to the file takes effect before the next layer-level op.

@@ -92,7 +92,9 @@ bool install(int signal, bool fatal) {
 
 }  // namespace
 
-pid_t currentThreadId() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+pid_t currentThreadId() {
+    return static_cast<pid_t>(::syscall(SYS_gettid));
+}
 
 bool isFatal(int signal) {
     for (int s : kFatalSignals)
@@ -101,12 +103,14 @@ bool isFatal(int signal) {
 }
 
 void install(int wakeFd) {
-    if (gDonePipe[0] < 0 && ::pipe2(gDonePipe, O_CLOEXEC | O_NONBLOCK) != 0) gDonePipe[0] = gDonePipe[1] = -1;
+    if (gDonePipe[0] < 0 && ::pipe2(gDonePipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        gDonePipe[0] = gDonePipe[1] = -1;
     // A done byte left from an earlier session would let the next fatal signal go unwaited.
     unsigned char drained[16];
     while (gDonePipe[0] >= 0 && ::read(gDonePipe[0], drained, sizeof drained) > 0) {
     }
-    if (const char* ms = std::getenv("PROBE_FATAL_DRAIN_MS"); ms && *ms) gFatalWaitMs = std::atoi(ms);
+    if (const char* ms = std::getenv("PROBE_FATAL_DRAIN_MS"); ms && *ms)
+        gFatalWaitMs = std::atoi(ms);
     gWakeFd.store(wakeFd, std::memory_order_release);
     for (int s : kStopSignals)
         if (!gInstalled[s].load()) install(s, false);
@@ -125,9 +129,13 @@ void uninstall() {
     for (int s : kFatalSignals) restore(s);
 }
 
-void setHousekeepingThread(pid_t tid) { gHousekeepingTid.store(tid, std::memory_order_release); }
+void setHousekeepingThread(pid_t tid) {
+    gHousekeepingTid.store(tid, std::memory_order_release);
+}
 
-void setWriterThread(pid_t tid) { gWriterTid.store(tid, std::memory_order_release); }
+void setWriterThread(pid_t tid) {
+    gWriterTid.store(tid, std::memory_order_release);
+}
 
 void fatalDrainDone() {
     const unsigned char byte = 1;

@@ -91,7 +91,8 @@ void StatusRecorder::write(format::DumpState state) {
     }
     const std::string& root = runtime_.root();
     if (int err = format::updateStatusFile(root, status))
-        std::fprintf(stderr, "[probe] cannot write %s/probe_status.json: %s\n", root.c_str(), std::strerror(err));
+        std::fprintf(stderr, "[probe] cannot write %s/probe_status.json: %s\n", root.c_str(),
+                     std::strerror(err));
 }
 
 }  // namespace probe::runtime

@@ -2,6 +2,7 @@
 #include "structure_builder.h"
 
 #include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "probe/format/json_input.h"
@@ -24,7 +25,8 @@ nlohmann::ordered_json paramOf(const ObservedOp& op) {
 }
 
 format::StructureNode buildNode(const ObservedOp& op, std::vector<std::string> inNames,
-                                std::vector<std::string> outNames, std::vector<SourceTensor>* sources) {
+                                std::vector<std::string> outNames,
+                                std::vector<SourceTensor>* sources) {
     format::StructureNode node;
     node.opName = op.name + "_" + op.id;
     node.opType = op.type;
@@ -77,12 +79,14 @@ format::StructureNode buildNode(const ObservedOp& op, std::vector<std::string> i
 
 // Renames tensors down the subtree; an internal tensor that is renamed has become a model-level
 // tensor (a weight) and leaves the internal list of the node that held it.
-void renameTensors(format::StructureNode& node, const std::unordered_map<std::string, std::string>& names) {
+void renameTensors(format::StructureNode& node,
+                   const std::unordered_map<std::string, std::string>& names) {
     for (auto* list : {&node.inTensors, &node.outTensors})
         for (auto& name : *list)
             if (auto it = names.find(name); it != names.end()) name = it->second;
     auto& internal = node.internalTensors;
-    internal.erase(std::remove_if(internal.begin(), internal.end(), [&](const std::string& n) { return names.count(n) > 0; }),
+    internal.erase(std::remove_if(internal.begin(), internal.end(),
+                                  [&](const std::string& n) { return names.count(n) > 0; }),
                    internal.end());
     for (auto& child : node.nodes) renameTensors(child, names);
 }
@@ -99,11 +103,14 @@ void ObservedOp::addTensor(bool isOutput, int index, uint64_t buffer) {
     list.push_back({index, buffer});
 }
 
-format::StructureNode buildLayerStructure(const ObservedOp& layer, std::vector<SourceTensor>* sources) {
+format::StructureNode buildLayerStructure(const ObservedOp& layer,
+                                          std::vector<SourceTensor>* sources) {
     const std::string opName = layer.name + "_" + layer.id;
     std::vector<std::string> in, out;
-    for (size_t i = 0; i < layer.inputs.size(); ++i) in.push_back(opName + "_input_" + std::to_string(i));
-    for (size_t i = 0; i < layer.outputs.size(); ++i) out.push_back(opName + "_output_" + std::to_string(i));
+    for (size_t i = 0; i < layer.inputs.size(); ++i)
+        in.push_back(opName + "_input_" + std::to_string(i));
+    for (size_t i = 0; i < layer.outputs.size(); ++i)
+        out.push_back(opName + "_output_" + std::to_string(i));
     return buildNode(layer, std::move(in), std::move(out), sources);
 }
 
@@ -133,7 +140,8 @@ void ModelStructureBuilder::addLayer(const ObservedOp& observed, format::Structu
     }
     // The model's outputs are, as far as anyone can tell while it runs, those of the latest layer;
     // the previous layer's outputs are internal tensors from now on.
-    model_.internalTensors.insert(model_.internalTensors.end(), model_.outTensors.begin(), model_.outTensors.end());
+    model_.internalTensors.insert(model_.internalTensors.end(), model_.outTensors.begin(),
+                                  model_.outTensors.end());
     model_.outTensors = out;
     // In the model file the layer's own tensors take their model-level names, down the subtree;
     // so do its weights, one name per buffer (a weight read by two layers, as tied embeddings
@@ -147,8 +155,10 @@ void ModelStructureBuilder::addLayer(const ObservedOp& observed, format::Structu
         }
         rename[weight.name] = name;
     }
-    for (size_t i = 0; i < layer.inTensors.size() && i < in.size(); ++i) rename[layer.inTensors[i]] = in[i];
-    for (size_t i = 0; i < layer.outTensors.size() && i < out.size(); ++i) rename[layer.outTensors[i]] = out[i];
+    for (size_t i = 0; i < layer.inTensors.size() && i < in.size(); ++i)
+        rename[layer.inTensors[i]] = in[i];
+    for (size_t i = 0; i < layer.outTensors.size() && i < out.size(); ++i)
+        rename[layer.outTensors[i]] = out[i];
     renameTensors(layer, rename);
     model_.nodes.push_back(std::move(layer));
 }

@@ -38,7 +38,8 @@ struct SourceTensor {
 // The layer file: tensors of the layer are "<opName>_input_i" / "_output_i"; children name
 // theirs after the parent's tensors they share a buffer with, or as new internal tensors.
 // `sources` (when given) receives the internal tensors that no op wrote.
-format::StructureNode buildLayerStructure(const ObservedOp& layer, std::vector<SourceTensor>* sources = nullptr);
+format::StructureNode buildLayerStructure(const ObservedOp& layer,
+                                          std::vector<SourceTensor>* sources = nullptr);
 
 // Accumulates layer-level ops into the model description as they are first seen.
 class ModelStructureBuilder {
@@ -46,7 +47,8 @@ public:
     explicit ModelStructureBuilder(std::string modelName);
     const std::string& modelName() const { return model_.modelName; }
     // `weights`: the layer's tensors no op wrote that hold model weights (weightTensors).
-    void addLayer(const ObservedOp& observed, format::StructureNode layer, const std::vector<SourceTensor>& weights);
+    void addLayer(const ObservedOp& observed, format::StructureNode layer,
+                  const std::vector<SourceTensor>& weights);
     const format::ModelStructure& model() const { return model_; }
 
 private:

@@ -38,39 +38,45 @@ int TensorCapture::opTensor(const TensorReport& t) {
     if (!runtime_.isStarted()) return 0;
     ThreadState& ts = threadState(runtime_.epoch());
     if (ts.stack.empty()) {
-        Runtime::setLastError("probe_op_tensor: no op is open on this thread (call probe_op_begin first)");
+        Runtime::setLastError(
+            "probe_op_tensor: no op is open on this thread (call probe_op_begin first)");
         return -5;
     }
     if ((t.io != 0 && t.io != 1) || t.index < 0 || t.ndims < 0 || (t.ndims > 0 && !t.dims)) {
         Runtime::setLastError(
-            "probe_op_tensor: io must be PROBE_INPUT or PROBE_OUTPUT, index >= 0, and dims given when ndims > 0");
+            "probe_op_tensor: io must be PROBE_INPUT or PROBE_OUTPUT, index >= 0, and dims given "
+            "when ndims > 0");
         return -1;
     }
     Frame& frame = ts.stack.back();
     if (!frame.active) return 0;
     const bool isOutput = t.io == 1;
     if (frame.observed)
-        frame.observed->addTensor(isOutput, t.index, t.bufferId ? t.bufferId : reinterpret_cast<uintptr_t>(t.data));
+        frame.observed->addTensor(isOutput, t.index,
+                                  t.bufferId ? t.bufferId : reinterpret_cast<uintptr_t>(t.data));
     if (!frame.selected || (!t.data && !t.stats)) return 0;
 
     LayerExecution& layer = ts.layer;
     const auto& config = layer.config->config;
     if (t.stats && config.wantsTensors()) {
         Runtime::setLastError("probe_op_tensor_stats: this op wants the tensor's data (task " +
-                              std::string(format::dumpTaskName(config.task)) + "), not statistics alone");
+                              std::string(format::dumpTaskName(config.task)) +
+                              "), not statistics alone");
         return -1;
     }
     std::vector<int64_t> dims(t.dims, t.dims + t.ndims);
     const auto dtype = format::dtypeFromCode(t.dtype);
     const auto count = format::elementCount(dims);
     if (!count) {
-        Runtime::setLastError("probe_op_tensor: negative dimension in shape " + format::shapeString(dims));
+        Runtime::setLastError("probe_op_tensor: negative dimension in shape " +
+                              format::shapeString(dims));
         return -1;
     }
     if (t.data && dtype && *count * format::dtypeSize(*dtype) != t.nbytes) {
-        Runtime::setLastError("probe_op_tensor: " + std::to_string(t.nbytes) + " bytes do not match shape " +
-                              format::shapeString(dims) + " of " + format::dtypeName(*dtype) + " (" +
-                              std::to_string(*count * format::dtypeSize(*dtype)) + " bytes expected)");
+        Runtime::setLastError(
+            "probe_op_tensor: " + std::to_string(t.nbytes) + " bytes do not match shape " +
+            format::shapeString(dims) + " of " + format::dtypeName(*dtype) + " (" +
+            std::to_string(*count * format::dtypeSize(*dtype)) + " bytes expected)");
         return -1;
     }
 
@@ -104,7 +110,8 @@ int TensorCapture::opTensor(const TensorReport& t) {
         }
     }
     if (config.wantsTensors()) {
-        const std::string fileName = std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";
+        const std::string fileName =
+            std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";
         format::BinHeader header;
         header.formatCode = t.format;
         header.dtypeCode = t.dtype;
@@ -114,12 +121,14 @@ int TensorCapture::opTensor(const TensorReport& t) {
             header.alias = fileName;  // as the reference: header only, naming itself
         } else if (config.deduplicatesTensors()) {
             DedupKey key{format::contentHash64(t.data, t.nbytes), t.nbytes, t.dtype, row.shape};
-            auto [it, inserted] = layer.firstCopies.try_emplace(std::move(key), frame.id + "_" + fileName);
+            auto [it, inserted] =
+                layer.firstCopies.try_emplace(std::move(key), frame.id + "_" + fileName);
             if (!inserted) header.alias = it->second;
         }
         WriteJob job;
         job.kind = WriteJob::Kind::Tensor;
-        job.path = layer.roundDir + "/" + frame.relDir + (isOutput ? "/after/" : "/before/") + fileName;
+        job.path =
+            layer.roundDir + "/" + frame.relDir + (isOutput ? "/after/" : "/before/") + fileName;
         job.head = format::makeBinHeader(header);
         if (!header.headerOnly() && t.nbytes) {
             job.data = runtime_.writer().takeBuffer(t.nbytes, &job.charged);

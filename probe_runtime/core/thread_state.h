@@ -39,7 +39,9 @@ struct DedupKey {
     }
 };
 struct DedupKeyHash {
-    size_t operator()(const DedupKey& k) const { return static_cast<size_t>(k.hash ^ (k.nbytes << 7)); }
+    size_t operator()(const DedupKey& k) const {
+        return static_cast<size_t>(k.hash ^ (k.nbytes << 7));
+    }
 };
 
 struct LayerExecution {

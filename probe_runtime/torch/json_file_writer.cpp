@@ -15,8 +15,6 @@
 //   probe::json_indent(str compact) -> str       the indented text, for Python's dumps()
 //
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <torch/library.h>
-
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -28,6 +26,8 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+
+#include <torch/library.h>
 
 #include "probe/format/file_util.h"
 
@@ -41,15 +41,22 @@ int hexCode(const char* p) {
     int code = 0;
     for (int i = 0; i < 4; ++i) {
         const char c = p[i];
-        const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        const int digit = c >= '0' && c <= '9'   ? c - '0'
+                          : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                 : -1;
         if (digit < 0) return -1;
         code = code * 16 + digit;
     }
     return code;
 }
 
-bool isHighSurrogate(int code) { return code >= 0xD800 && code <= 0xDBFF; }
-bool isLowSurrogate(int code) { return code >= 0xDC00 && code <= 0xDFFF; }
+bool isHighSurrogate(int code) {
+    return code >= 0xD800 && code <= 0xDBFF;
+}
+bool isLowSurrogate(int code) {
+    return code >= 0xDC00 && code <= 0xDFFF;
+}
 
 // Copies the string token starting at compact[i] (its opening quote) to `out`; returns the
 // index after its closing quote. A lone surrogate's escape (text UTF-8 cannot carry, refused by
@@ -75,8 +82,8 @@ size_t copyString(std::string_view compact, size_t i, std::string& out) {
             continue;
         }
         const int code = hexCode(compact.data() + i + 2);
-        const bool pair = isHighSurrogate(code) && i + 12 <= n && compact[i + 6] == '\\' && compact[i + 7] == 'u' &&
-                          isLowSurrogate(hexCode(compact.data() + i + 8));
+        const bool pair = isHighSurrogate(code) && i + 12 <= n && compact[i + 6] == '\\' &&
+                          compact[i + 7] == 'u' && isLowSurrogate(hexCode(compact.data() + i + 8));
         if (pair) {
             out.append(compact.substr(i, 12));
             i += 12;
@@ -158,7 +165,9 @@ std::string indentJson(std::string_view compact) {
     return out;
 }
 
-std::string jsonIndent(const std::string& compact) { return indentJson(compact); }
+std::string jsonIndent(const std::string& compact) {
+    return indentJson(compact);
+}
 
 // Files are written one at a time, in the order queued, by the writer thread or by a thread
 // waiting for them: one that must wait anyway writes the next file itself rather than wait for
@@ -179,14 +188,16 @@ public:
     // The errno value of writing job `ticket` (0: written), -1 when `timeoutMs` (>= 0) passed
     // first. A waited job's error is kept until asked for once.
     int wait(uint64_t ticket, int64_t timeoutMs) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
         std::unique_lock<std::mutex> lock(mutex_);
         while (finished_ < ticket) {
             if (!writing_ && !jobs_.empty()) {
                 writeNext(lock);
             } else if (timeoutMs < 0) {
                 changed_.wait(lock);
-            } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && finished_ < ticket) {
+            } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
+                       finished_ < ticket) {
                 return -1;
             }
         }
@@ -251,13 +262,16 @@ JsonFileWriter& jsonFileWriter() {
 }  // namespace
 }  // namespace probe::torch_api
 
-TORCH_LIBRARY_FRAGMENT(probe, m) { m.def("json_indent(str compact) -> str", &probe::torch_api::jsonIndent); }
+TORCH_LIBRARY_FRAGMENT(probe, m) {
+    m.def("json_indent(str compact) -> str", &probe::torch_api::jsonIndent);
+}
 
 using probe::torch_api::jsonFileWriter;
 
 // Queues indentJson(compact) to be written to `path`; returns the job's ticket (0 when it could
 // not be queued). With `waited` its result is kept for probe_api_wait_json. Never blocks on disk.
-PROBE_API_EXPORT uint64_t probe_api_queue_json(const char* compact, uint64_t size, const char* path, int waited) {
+PROBE_API_EXPORT uint64_t probe_api_queue_json(const char* compact, uint64_t size, const char* path,
+                                               int waited) {
     try {
         return jsonFileWriter().queue(path, std::string(compact, size), waited != 0);
     } catch (...) {

@@ -19,27 +19,28 @@
 //   probe::msprobe_tables() -> str
 //       The format library's msprobe tables, for Python and its tests:
 //       {"config_keys": [{"block", "key", "use": "honoured" | "no_effect" | "other_task", "note"}],
-//        "layout": {"dump_keys", "forward_keys", "backward_keys", "tensor_keys", "api_prefixes", ...}}
+//        "layout": {"dump_keys", "forward_keys", "backward_keys", "tensor_keys", "api_prefixes",
+//        ...}}
 //
 // Nothing here throws into PyTorch: a failure becomes an invalid row or an issue.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <ATen/ATen.h>
-#include <ATen/record_function.h>
-#include <c10/core/GradMode.h>
-#include <c10/util/BFloat16.h>
-#include <c10/util/Half.h>
-#include <torch/library.h>
-
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/record_function.h>
+#include <c10/core/GradMode.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+#include <nlohmann/json.hpp>
+#include <torch/library.h>
 
 #include "probe/format/api_config.h"
 #include "probe/format/dtype.h"
@@ -56,17 +57,38 @@ enum Column : int { kMax = 0, kMin, kMean, kNorm, kValid, kCrc, kColumns };
 
 bool formatDtype(c10::ScalarType type, DType* out) {
     switch (type) {
-        case c10::ScalarType::Float: *out = DType::Float; return true;
-        case c10::ScalarType::Double: *out = DType::Double; return true;
-        case c10::ScalarType::Half: *out = DType::Float16; return true;
-        case c10::ScalarType::BFloat16: *out = DType::BF16; return true;
-        case c10::ScalarType::Char: *out = DType::Int8; return true;
-        case c10::ScalarType::Byte: *out = DType::UInt8; return true;
-        case c10::ScalarType::Short: *out = DType::Int16; return true;
-        case c10::ScalarType::Int: *out = DType::Int32; return true;
-        case c10::ScalarType::Long: *out = DType::Int64; return true;
-        case c10::ScalarType::Bool: *out = DType::Bool; return true;
-        default: return false;
+        case c10::ScalarType::Float:
+            *out = DType::Float;
+            return true;
+        case c10::ScalarType::Double:
+            *out = DType::Double;
+            return true;
+        case c10::ScalarType::Half:
+            *out = DType::Float16;
+            return true;
+        case c10::ScalarType::BFloat16:
+            *out = DType::BF16;
+            return true;
+        case c10::ScalarType::Char:
+            *out = DType::Int8;
+            return true;
+        case c10::ScalarType::Byte:
+            *out = DType::UInt8;
+            return true;
+        case c10::ScalarType::Short:
+            *out = DType::Int16;
+            return true;
+        case c10::ScalarType::Int:
+            *out = DType::Int32;
+            return true;
+        case c10::ScalarType::Long:
+            *out = DType::Int64;
+            return true;
+        case c10::ScalarType::Bool:
+            *out = DType::Bool;
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -74,17 +96,22 @@ bool formatDtype(c10::ScalarType type, DType* out) {
 double roundToDtype(double value, c10::ScalarType type) {
     switch (type) {
         case c10::ScalarType::Float:
-        case c10::ScalarType::ComplexFloat: return static_cast<double>(static_cast<float>(value));
-        case c10::ScalarType::Half: return static_cast<double>(static_cast<float>(c10::Half(static_cast<float>(value))));
+        case c10::ScalarType::ComplexFloat:
+            return static_cast<double>(static_cast<float>(value));
+        case c10::ScalarType::Half:
+            return static_cast<double>(static_cast<float>(c10::Half(static_cast<float>(value))));
         case c10::ScalarType::BFloat16:
-            return static_cast<double>(static_cast<float>(c10::BFloat16(static_cast<float>(value))));
-        default: return value;
+            return static_cast<double>(
+                static_cast<float>(c10::BFloat16(static_cast<float>(value))));
+        default:
+            return value;
     }
 }
 
 void reportFailure(const char* what) {
     static int reported = 0;
-    if (reported++ < 3) std::fprintf(stderr, "[probe] tensor statistics: %s (the model continues)\n", what);
+    if (reported++ < 3)
+        std::fprintf(stderr, "[probe] tensor statistics: %s (the model continues)\n", what);
 }
 
 // Exact max/min of an int64 buffer (a double would round values beyond 2^53).
@@ -101,8 +128,8 @@ void int64MaxMin(const int64_t* p, int64_t count, int64_t* maxOut, int64_t* minO
 // Fills one row (and its exact integer pair) for `tensor`. Our own ATen calls (copies to the
 // CPU, contiguous, abs of complex values) are neither recorded nor tracked by autograd.
 void summarise(const at::Tensor& input, bool crc, double* row, int64_t* ints) {
-    if (!input.defined() || input.is_sparse() || input.is_mkldnn() || input.is_quantized() || input.is_meta() ||
-        !input.has_storage())
+    if (!input.defined() || input.is_sparse() || input.is_mkldnn() || input.is_quantized() ||
+        input.is_meta() || !input.has_storage())
         return;
     const int64_t numel = input.numel();
     if (numel == 0) return;
@@ -117,10 +144,12 @@ void summarise(const at::Tensor& input, bool crc, double* row, int64_t* ints) {
         row[kCrc] = static_cast<double>(probe::format::crc32(host.data_ptr(), nbytes));
     }
     at::Tensor values = host;
-    if (type == c10::ScalarType::ComplexFloat || type == c10::ScalarType::ComplexDouble) values = host.abs().contiguous();
+    if (type == c10::ScalarType::ComplexFloat || type == c10::ScalarType::ComplexDouble)
+        values = host.abs().contiguous();
     DType dtype;
     if (!formatDtype(values.scalar_type(), &dtype)) return;
-    const auto stats = probe::format::computeTensorStats(dtype, values.data_ptr(), static_cast<uint64_t>(numel));
+    const auto stats =
+        probe::format::computeTensorStats(dtype, values.data_ptr(), static_cast<uint64_t>(numel));
     if (!stats.valid) return;
     row[kMax] = roundToDtype(stats.max, type);
     row[kMin] = roundToDtype(stats.min, type);
@@ -152,7 +181,8 @@ void appendPythonFloat(std::string& out, double value) {
         return;
     }
     char buffer[40];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+    const auto result =
+        std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
     const std::string_view text(buffer, static_cast<size_t>(result.ptr - buffer));  // -d.ddde+XX
     size_t at = 0;
     if (text[0] == '-') {
@@ -197,7 +227,8 @@ void appendPythonFloat(std::string& out, double value) {
 // closing brace), compact as json.dumps(item, separators=(",", ": ")) writes it: statistics of
 // floating tensors as the dtype holds them, exact ints for integer ones (all four for a 0-d
 // one), true/false for bool, the magnitude's (no norm) for complex, null when none.
-std::string itemCore(const at::Tensor& tensor, const std::string& dtypeName, const double* row, const int64_t* ints) {
+std::string itemCore(const at::Tensor& tensor, const std::string& dtypeName, const double* row,
+                     const int64_t* ints) {
     std::string out = "{\"type\": \"torch.Tensor\",\"dtype\": \"";
     out += dtypeName;
     out += "\",\"shape\": [";
@@ -236,9 +267,8 @@ std::string itemCore(const at::Tensor& tensor, const std::string& dtypeName, con
     return out;
 }
 
-std::tuple<std::vector<std::string>, std::vector<std::string>> tensorItems(const std::vector<at::Tensor>& tensors,
-                                                                           const std::vector<std::string>& dtypes,
-                                                                           bool crc) {
+std::tuple<std::vector<std::string>, std::vector<std::string>> tensorItems(
+    const std::vector<at::Tensor>& tensors, const std::vector<std::string>& dtypes, bool crc) {
     at::DisableRecordFunctionGuard noRecord;
     c10::AutoGradMode noGrad(false);
     std::vector<std::string> cores, md5s;
@@ -257,7 +287,8 @@ std::tuple<std::vector<std::string>, std::vector<std::string>> tensorItems(const
                 row[kValid] = 0.0;
                 reportFailure("unknown failure");
             }
-            cores.push_back(itemCore(tensors[i], i < dtypes.size() ? dtypes[i] : std::string(), row, ints));
+            cores.push_back(
+                itemCore(tensors[i], i < dtypes.size() ? dtypes[i] : std::string(), row, ints));
             if (crc) {
                 char hex[16];
                 std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(row[kCrc]));
@@ -292,9 +323,14 @@ std::string apiConfigCheck(const std::string& text, const std::string& file) {
         nlohmann::ordered_json failed;
         failed["ok"] = false;
         failed["config"] = nullptr;
-        failed["issues"] = nlohmann::ordered_json::array(
-            {{{"key", ""}, {"problem", std::string("internal error: ") + e.what()}, {"accepted", ""},
-              {"warning", false}, {"line", 0}, {"column", 0}, {"text", file + ": internal error: " + e.what()}}});
+        failed["issues"] =
+            nlohmann::ordered_json::array({{{"key", ""},
+                                            {"problem", std::string("internal error: ") + e.what()},
+                                            {"accepted", ""},
+                                            {"warning", false},
+                                            {"line", 0},
+                                            {"column", 0},
+                                            {"text", file + ": internal error: " + e.what()}}});
         return failed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
 }
@@ -312,21 +348,23 @@ std::string msprobeTables() {
     nlohmann::ordered_json out;
     out["config_keys"] = nlohmann::ordered_json::array();
     for (const auto& k : probe::format::msprobeConfigKeys()) {
-        const char* use = k.use == MsprobeKeyUse::Honoured ? "honoured"
+        const char* use = k.use == MsprobeKeyUse::Honoured   ? "honoured"
                           : k.use == MsprobeKeyUse::NoEffect ? "no_effect"
-                                                              : "other_task";
-        out["config_keys"].push_back({{"block", k.block}, {"key", k.key}, {"use", use}, {"note", k.note}});
+                                                             : "other_task";
+        out["config_keys"].push_back(
+            {{"block", k.block}, {"key", k.key}, {"use", use}, {"note", k.note}});
     }
-    out["layout"] = {{"files", nameList(std::array{layout::kDumpFile, layout::kStackFile, layout::kConstructFile,
-                                                   layout::kErrorLogFile, layout::kTensorDir})},
-                     {"dump_keys", nameList(layout::kDumpKeys)},
-                     {"forward_keys", nameList(layout::kForwardKeys)},
-                     {"backward_keys", nameList(layout::kBackwardKeys)},
-                     {"tensor_type", std::string(layout::kTensorType)},
-                     {"tensor_keys", nameList(layout::kTensorKeys)},
-                     {"api_prefixes", nameList(layout::kApiPrefixes)},
-                     {"module_prefix", std::string(layout::kModulePrefix)},
-                     {"parameters_grad", std::string(layout::kParametersGrad)}};
+    out["layout"] = {
+        {"files", nameList(std::array{layout::kDumpFile, layout::kStackFile, layout::kConstructFile,
+                                      layout::kErrorLogFile, layout::kTensorDir})},
+        {"dump_keys", nameList(layout::kDumpKeys)},
+        {"forward_keys", nameList(layout::kForwardKeys)},
+        {"backward_keys", nameList(layout::kBackwardKeys)},
+        {"tensor_type", std::string(layout::kTensorType)},
+        {"tensor_keys", nameList(layout::kTensorKeys)},
+        {"api_prefixes", nameList(layout::kApiPrefixes)},
+        {"module_prefix", std::string(layout::kModulePrefix)},
+        {"parameters_grad", std::string(layout::kParametersGrad)}};
     return out.dump();
 }
 
@@ -334,7 +372,8 @@ std::string msprobeTables() {
 }  // namespace probe::torch_api
 
 TORCH_LIBRARY_FRAGMENT(probe, m) {
-    m.def("tensor_items(Tensor[] tensors, str[] dtypes, bool crc) -> (str[], str[])", &probe::torch_api::tensorItems);
+    m.def("tensor_items(Tensor[] tensors, str[] dtypes, bool crc) -> (str[], str[])",
+          &probe::torch_api::tensorItems);
     m.def("api_config_check(str text, str file) -> str", &probe::torch_api::apiConfigCheck);
     m.def("msprobe_tables() -> str", &probe::torch_api::msprobeTables);
 }

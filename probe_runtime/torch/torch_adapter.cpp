@@ -10,29 +10,29 @@
 //
 // Cost: while the probe sleeps the RecordFunction callback is registered only during the
 // outermost module's own code (its aten ops are layer-level ops, counted for stable ids and
-// rounds) and is off inside every layer; module calls still count rounds. While it is awake the callback is thread-local and switched off inside
-// every layer op whose children nobody looks at, so dumping layer-level ops costs about as
-// much as their own statistics. Statistics of several views of the same memory (a weight seen
-// by linear, t, transpose, ...) are computed once, on the memory as it lies.
-// Nothing here may throw into PyTorch: every entry point catches everything.
+// rounds) and is off inside every layer; module calls still count rounds. While it is awake the
+// callback is thread-local and switched off inside every layer op whose children nobody looks at,
+// so dumping layer-level ops costs about as much as their own statistics. Statistics of several
+// views of the same memory (a weight seen by linear, t, transpose, ...) are computed once, on the
+// memory as it lies. Nothing here may throw into PyTorch: every entry point catches everything.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <ATen/ATen.h>
-#include <ATen/SequenceNumber.h>
-#include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/record_function.h>
-#include <c10/core/GradMode.h>
-#include <torch/library.h>
-#include <torch/version.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/SequenceNumber.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/record_function.h>
+#include <c10/core/GradMode.h>
+#include <nlohmann/json.hpp>
+#include <torch/library.h>
+#include <torch/version.h>
 
 #include "probe/probe.h"
 
@@ -46,30 +46,46 @@ namespace {
 
 int dtypeCode(c10::ScalarType type) {
     switch (type) {
-        case c10::ScalarType::Float: return PROBE_DTYPE_FLOAT;
-        case c10::ScalarType::Half: return PROBE_DTYPE_FLOAT16;
-        case c10::ScalarType::BFloat16: return PROBE_DTYPE_BF16;
-        case c10::ScalarType::Double: return PROBE_DTYPE_DOUBLE;
-        case c10::ScalarType::Char: return PROBE_DTYPE_INT8;
-        case c10::ScalarType::Byte: return PROBE_DTYPE_UINT8;
-        case c10::ScalarType::Short: return PROBE_DTYPE_INT16;
-        case c10::ScalarType::Int: return PROBE_DTYPE_INT32;
-        case c10::ScalarType::Long: return PROBE_DTYPE_INT64;
-        case c10::ScalarType::Bool: return PROBE_DTYPE_BOOL;
-        case c10::ScalarType::ComplexFloat: return PROBE_DTYPE_COMPLEX64;
-        case c10::ScalarType::ComplexDouble: return PROBE_DTYPE_COMPLEX128;
-        default: return -1;
+        case c10::ScalarType::Float:
+            return PROBE_DTYPE_FLOAT;
+        case c10::ScalarType::Half:
+            return PROBE_DTYPE_FLOAT16;
+        case c10::ScalarType::BFloat16:
+            return PROBE_DTYPE_BF16;
+        case c10::ScalarType::Double:
+            return PROBE_DTYPE_DOUBLE;
+        case c10::ScalarType::Char:
+            return PROBE_DTYPE_INT8;
+        case c10::ScalarType::Byte:
+            return PROBE_DTYPE_UINT8;
+        case c10::ScalarType::Short:
+            return PROBE_DTYPE_INT16;
+        case c10::ScalarType::Int:
+            return PROBE_DTYPE_INT32;
+        case c10::ScalarType::Long:
+            return PROBE_DTYPE_INT64;
+        case c10::ScalarType::Bool:
+            return PROBE_DTYPE_BOOL;
+        case c10::ScalarType::ComplexFloat:
+            return PROBE_DTYPE_COMPLEX64;
+        case c10::ScalarType::ComplexDouble:
+            return PROBE_DTYPE_COMPLEX128;
+        default:
+            return -1;
     }
 }
 
-bool startsWith(const char* text, const char* prefix) { return std::strncmp(text, prefix, std::strlen(prefix)) == 0; }
+bool startsWith(const char* text, const char* prefix) {
+    return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
+}
 
 void reportFailure(const char* where, const char* what) {
     // Rate-limited: a few lines per kind of failure are enough for a person.
     static std::mutex mutex;
     static std::unordered_map<std::string, int> seen;
     std::lock_guard<std::mutex> lock(mutex);
-    if (seen[where]++ < 3) std::fprintf(stderr, "[probe] torch adapter: %s: %s (the model continues)\n", where, what);
+    if (seen[where]++ < 3)
+        std::fprintf(stderr, "[probe] torch adapter: %s: %s (the model continues)\n", where, what);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -95,14 +111,17 @@ int layerIndexFor(const std::string& name, const std::string& type) {
 
 LayerInfo layerInfo(int index) {
     std::lock_guard<std::mutex> lock(gLayersMutex);
-    return index >= 0 && index < static_cast<int>(gLayers.size()) ? gLayers[static_cast<size_t>(index)] : LayerInfo{};
+    return index >= 0 && index < static_cast<int>(gLayers.size())
+               ? gLayers[static_cast<size_t>(index)]
+               : LayerInfo{};
 }
 
 void recordSequenceRange(uint64_t first, uint64_t end, int layer) {
     if (end <= first || layer < 0) return;  // the layer made no autograd nodes (inference)
     const uint64_t thread = at::RecordFunction::currentThreadId();
     std::lock_guard<std::mutex> lock(gLayersMutex);
-    if (gSequenceRanges.size() >= kMaxSequenceRanges) gSequenceRanges.erase(gSequenceRanges.begin());
+    if (gSequenceRanges.size() >= kMaxSequenceRanges)
+        gSequenceRanges.erase(gSequenceRanges.begin());
     gSequenceRanges[{thread, first}] = {end, layer};
 }
 
@@ -126,7 +145,7 @@ enum class FrameKind : uint8_t { Module, Aten, Passive, BackwardNode };
 
 struct Frame {
     FrameKind kind;
-    bool observeChildren;  // the runtime looks into this op's children
+    bool observeChildren;       // the runtime looks into this op's children
     bool metadataOnly = false;  // a view inside another aten op: its memory may not be written yet
     // Layer-level ops: the callbacks this op switched off (to switch on again at its end), and
     // for forward ones the first autograd sequence number their forward used, and the layer.
@@ -147,12 +166,14 @@ struct StatsKey {
     int dtype;
     int64_t version;
     bool operator==(const StatsKey& o) const {
-        return storage == o.storage && offset == o.offset && count == o.count && dtype == o.dtype && version == o.version;
+        return storage == o.storage && offset == o.offset && count == o.count && dtype == o.dtype &&
+               version == o.version;
     }
 };
 struct StatsKeyHash {
     size_t operator()(const StatsKey& k) const {
-        return std::hash<const void*>()(k.storage) ^ (k.offset * 31 + k.count * 1000003 + static_cast<uint64_t>(k.version));
+        return std::hash<const void*>()(k.storage) ^
+               (k.offset * 31 + k.count * 1000003 + static_cast<uint64_t>(k.version));
     }
 };
 struct CachedStats {
@@ -165,10 +186,10 @@ struct ThreadState {
     std::vector<Frame> frames;
     bool inRoot = false;
     std::unordered_map<std::string, int> rootOpOccurrences;  // root-level aten ops per root call
-    int currentLayer = -1;                                    // forward layer op being executed
-    int backwardLayer = -1;                                   // open "<layer>.backward" op
-    uint64_t backwardCall = 0;                                // of this forward call of the layer
-    std::unordered_map<int, int> backwardOccurrences;         // per backward pass
+    int currentLayer = -1;                                   // forward layer op being executed
+    int backwardLayer = -1;                                  // open "<layer>.backward" op
+    uint64_t backwardCall = 0;                               // of this forward call of the layer
+    std::unordered_map<int, int> backwardOccurrences;        // per backward pass
     // Two callbacks, so that a layer op can switch off what it does not look into: aten ops
     // (FUNCTION scope) and autograd nodes (BACKWARD_FUNCTION scope).
     at::CallbackHandle opCallback = at::INVALID_CALLBACK_HANDLE;
@@ -198,12 +219,13 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
     // Only a tensor covering its memory densely is known by (storage, offset, count): it holds
     // exactly the elements of that range, whatever their order. Anything else (an expand
     // repeating elements, a strided slice) may share those numbers with different elements.
-    const bool dense = tensor.device().is_cpu() && tensor.is_non_overlapping_and_dense() && !tensor.is_conj() &&
-                       !tensor.is_neg();
+    const bool dense = tensor.device().is_cpu() && tensor.is_non_overlapping_and_dense() &&
+                       !tensor.is_conj() && !tensor.is_neg();
     const bool cacheable = dense && tensor.has_storage() && !tensor.is_inference();
     StatsKey key{};
     if (cacheable) {
-        key = {tensor.storage().unsafeGetStorageImpl(), static_cast<uint64_t>(tensor.storage_offset()), count, code,
+        key = {tensor.storage().unsafeGetStorageImpl(),
+               static_cast<uint64_t>(tensor.storage_offset()), count, code,
                static_cast<int64_t>(tensor._version())};
         auto it = tls.statsCache.find(key);
         if (it != tls.statsCache.end()) return it->second.stats;
@@ -224,8 +246,10 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
 
 // Reports one tensor of the runtime's top op, as `wants` (PROBE_WANTS_*) asks: with its data
 // (contiguous, on the CPU), its statistics alone, or its metadata and buffer identity only.
-void reportTensor(int io, int index, const char* argName, const at::Tensor& tensor, int wants, bool withData) {
-    if (!tensor.defined() || tensor.is_sparse() || tensor.is_mkldnn() || tensor.is_quantized()) return;
+void reportTensor(int io, int index, const char* argName, const at::Tensor& tensor, int wants,
+                  bool withData) {
+    if (!tensor.defined() || tensor.is_sparse() || tensor.is_mkldnn() || tensor.is_quantized())
+        return;
     const int code = dtypeCode(tensor.scalar_type());
     if (code < 0) return;
     const auto dims = tensor.sizes();
@@ -233,7 +257,8 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
     const uint64_t nbytes = static_cast<uint64_t>(tensor.numel()) * tensor.element_size();
     const int ndims = static_cast<int>(dims.size());
     if (!withData || !(wants & PROBE_WANTS_DATA) || !tensor.has_storage()) {
-        probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, nullptr, nbytes, bufferId);
+        probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, nullptr,
+                           nbytes, bufferId);
         return;
     }
     // Our own ATen calls must neither be recorded (re-entrance) nor tracked by autograd.
@@ -241,7 +266,8 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
     c10::AutoGradMode noGrad(false);
     if (wants & PROBE_WANTS_STATISTICS_ONLY) {
         const probe_tensor_stats stats = statisticsOf(tensor, code);
-        probe_op_tensor_stats(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, &stats, bufferId);
+        probe_op_tensor_stats(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, &stats,
+                              bufferId);
         return;
     }
     at::Tensor host = tensor;
@@ -249,7 +275,8 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
     if (host.is_conj()) host = host.resolve_conj();
     if (host.is_neg()) host = host.resolve_neg();
     if (!host.is_contiguous()) host = host.contiguous();
-    probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, host.data_ptr(), nbytes, bufferId);
+    probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims,
+                       host.data_ptr(), nbytes, bufferId);
 }
 
 // What the schema says of an aten op: its argument and return names, and whether it is a
@@ -264,7 +291,8 @@ const OpSchemaFacts& schemaFacts(const at::RecordFunction& fn) {
     thread_local std::unordered_map<uint64_t, std::vector<OpSchemaFacts>> cache;
     const char* name = fn.name();
     uint64_t hash = 1469598103934665603ull;  // FNV-1a: no allocation per lookup
-    for (const char* p = name; *p; ++p) hash = (hash ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
+    for (const char* p = name; *p; ++p)
+        hash = (hash ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
     auto& bucket = cache[hash];
     for (const auto& entry : bucket)
         if (entry.op == name) return entry;
@@ -289,8 +317,9 @@ const OpSchemaFacts& schemaFacts(const at::RecordFunction& fn) {
 // the non-tensor ones as the op's parameters. With `overwrites`, the op replaces its first
 // argument without reading it (copy_, fill_, ...): that tensor's old content, often
 // uninitialised memory, goes as metadata only, as does any "out" argument.
-nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> values, const std::vector<std::string>* names,
-                                    int wants, bool overwrites = false) {
+nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> values,
+                                    const std::vector<std::string>* names, int wants,
+                                    bool overwrites = false) {
     // The runtime keeps an op's parameters for the observed structure (metadata) and beside
     // its tensor files: statistics alone need none, so none are built.
     const bool wantsParams = (wants & PROBE_WANTS_METADATA) ||
@@ -303,29 +332,42 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
         const std::string& argName = names && i < names->size() ? (*names)[i] : kNoName;
         if (v.isTensor()) {
             const bool withData = !((overwrites && i == 0) || argName == "out");
-            reportTensor(io, tensorIndex++, argName.empty() ? nullptr : argName.c_str(), v.toTensor(), wants, withData);
+            reportTensor(io, tensorIndex++, argName.empty() ? nullptr : argName.c_str(),
+                         v.toTensor(), wants, withData);
         } else if (v.isTensorList()) {
             const auto list = v.toTensorList();
             for (size_t k = 0; k < list.size(); ++k) {
-                const std::string itemName = argName.empty() ? std::string() : argName + std::to_string(k);
-                reportTensor(io, tensorIndex++, itemName.empty() ? nullptr : itemName.c_str(), list.get(k), wants, true);
+                const std::string itemName =
+                    argName.empty() ? std::string() : argName + std::to_string(k);
+                reportTensor(io, tensorIndex++, itemName.empty() ? nullptr : itemName.c_str(),
+                             list.get(k), wants, true);
             }
         } else if (io == PROBE_INPUT && wantsParams) {
             const std::string key = argName.empty() ? "arg" + std::to_string(i) : argName;
-            if (v.isNone()) params[key] = nullptr;
-            else if (v.isBool()) params[key] = v.toBool();
-            else if (v.isInt()) params[key] = v.toInt();
-            else if (v.isDouble()) params[key] = v.toDouble();
-            else if (v.isString()) params[key] = v.toStringRef();
-            else if (v.isIntList()) params[key] = v.toIntVector();
-            else if (v.isDoubleList()) params[key] = v.toDoubleVector();
+            if (v.isNone())
+                params[key] = nullptr;
+            else if (v.isBool())
+                params[key] = v.toBool();
+            else if (v.isInt())
+                params[key] = v.toInt();
+            else if (v.isDouble())
+                params[key] = v.toDouble();
+            else if (v.isString())
+                params[key] = v.toStringRef();
+            else if (v.isIntList())
+                params[key] = v.toIntVector();
+            else if (v.isDoubleList())
+                params[key] = v.toDoubleVector();
             else if (v.isBoolList()) {
                 std::vector<bool> bools;
                 for (bool b : v.toBoolList()) bools.push_back(b);
                 params[key] = bools;
-            } else if (v.isScalar()) params[key] = v.toScalar().toDouble();
-            else if (v.isDevice()) params[key] = v.toDevice().str();
-            else params[key] = v.tagKind();
+            } else if (v.isScalar())
+                params[key] = v.toScalar().toDouble();
+            else if (v.isDevice())
+                params[key] = v.toDevice().str();
+            else
+                params[key] = v.tagKind();
         }
     }
     return params;
@@ -339,18 +381,20 @@ c10::ArrayRef<const c10::IValue> outputsOf(const at::RecordFunction& fn) {
 // Factories whose outputs hold uninitialised memory: their statistics would be noise.
 bool outputIsUninitialised(const char* name) {
     return std::strcmp(name, "aten::empty") == 0 || std::strcmp(name, "aten::empty_like") == 0 ||
-           std::strcmp(name, "aten::empty_strided") == 0 || std::strcmp(name, "aten::new_empty") == 0 ||
-           std::strcmp(name, "aten::new_empty_strided") == 0 || std::strcmp(name, "aten::resize_") == 0;
+           std::strcmp(name, "aten::empty_strided") == 0 ||
+           std::strcmp(name, "aten::new_empty") == 0 ||
+           std::strcmp(name, "aten::new_empty_strided") == 0 ||
+           std::strcmp(name, "aten::resize_") == 0;
 }
 
 // In-place ops that replace their first argument without reading it: its content before the
 // op is meaningless (typically a fresh, uninitialised output buffer).
 bool overwritesFirstArgument(const char* name) {
-    static const char* const kOverwriting[] = {"aten::copy_",    "aten::fill_",        "aten::zero_",
-                                               "aten::normal_",  "aten::uniform_",     "aten::bernoulli_",
-                                               "aten::random_",  "aten::exponential_", "aten::geometric_",
-                                               "aten::cauchy_",  "aten::log_normal_",  "aten::resize_",
-                                               "aten::set_"};
+    static const char* const kOverwriting[] = {
+        "aten::copy_",      "aten::fill_",      "aten::zero_",       "aten::normal_",
+        "aten::uniform_",   "aten::bernoulli_", "aten::random_",     "aten::exponential_",
+        "aten::geometric_", "aten::cauchy_",    "aten::log_normal_", "aten::resize_",
+        "aten::set_"};
     for (const char* op : kOverwriting)
         if (std::strcmp(name, op) == 0) return true;
     return false;
@@ -397,7 +441,8 @@ void popFrame() {
     // Only the callbacks still registered (a handle is never reused).
     if (frame.opCallbackOff != at::INVALID_CALLBACK_HANDLE && frame.opCallbackOff == tls.opCallback)
         at::reenableCallback(tls.opCallback);
-    if (frame.nodeCallbackOff != at::INVALID_CALLBACK_HANDLE && frame.nodeCallbackOff == tls.nodeCallback)
+    if (frame.nodeCallbackOff != at::INVALID_CALLBACK_HANDLE &&
+        frame.nodeCallbackOff == tls.nodeCallback)
         at::reenableCallback(tls.nodeCallback);
     if (tls.frames.empty()) {
         if (frame.kind != FrameKind::BackwardNode)
@@ -415,14 +460,18 @@ void closeBackwardLayer() {
 
 // Opens "<layer>.backward" as the layer-level op for the backward nodes of `layer`. Its inputs
 // are the gradients flowing into the layer's first node: those of the layer's outputs.
-void openBackwardLayer(int layer, uint64_t call, c10::ArrayRef<const c10::IValue> incomingGradients) {
+void openBackwardLayer(int layer, uint64_t call,
+                       c10::ArrayRef<const c10::IValue> incomingGradients) {
     closeBackwardLayer();
     const LayerInfo info = layerInfo(layer);
     const int occurrence = tls.backwardOccurrences[layer]++;
-    const std::string name = info.name + ".backward" + (occurrence ? "_" + std::to_string(occurrence) : std::string());
-    probe_op_begin_kind(name.c_str(), (info.type + "Backward").c_str(), nullptr, PROBE_OP_OPERATION);
+    const std::string name =
+        info.name + ".backward" + (occurrence ? "_" + std::to_string(occurrence) : std::string());
+    probe_op_begin_kind(name.c_str(), (info.type + "Backward").c_str(), nullptr,
+                        PROBE_OP_OPERATION);
     const int wants = pushFrame(FrameKind::BackwardNode);
-    if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) reportValues(PROBE_INPUT, incomingGradients, nullptr, wants);
+    if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))
+        reportValues(PROBE_INPUT, incomingGradients, nullptr, wants);
     tls.backwardLayer = layer;
     tls.backwardCall = call;
 }
@@ -430,7 +479,8 @@ void openBackwardLayer(int layer, uint64_t call, c10::ArrayRef<const c10::IValue
 std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
     try {
         const char* name = fn.name();
-        if (startsWith(name, "probe::") || startsWith(name, "autograd::engine::evaluate_function")) return nullptr;
+        if (startsWith(name, "probe::") || startsWith(name, "autograd::engine::evaluate_function"))
+            return nullptr;
         const bool backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
         int layer = -1;
         if (backward) {
@@ -481,8 +531,9 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
                 tls.frames.back().metadataOnly = true;
                 wants &= ~PROBE_WANTS_DATA;
             }
-            auto params = reportValues(PROBE_INPUT, fn.inputs(), facts ? &facts->arguments : nullptr, wants,
-                                       !backward && overwritesFirstArgument(name));
+            auto params =
+                reportValues(PROBE_INPUT, fn.inputs(), facts ? &facts->arguments : nullptr, wants,
+                             !backward && overwritesFirstArgument(name));
             if (!params.empty()) probe_op_set_param(params.dump().c_str());
         }
         return std::make_unique<AdapterContext>();
@@ -532,10 +583,11 @@ void syncCallbackWithProbeState() {
                                                         .needsInputs(true)
                                                         .needsOutputs(true)
                                                         .scopes({at::RecordScope::FUNCTION}));
-        tls.nodeCallback = at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
-                                                          .needsInputs(true)
-                                                          .needsOutputs(true)
-                                                          .scopes({at::RecordScope::BACKWARD_FUNCTION}));
+        tls.nodeCallback =
+            at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
+                                           .needsInputs(true)
+                                           .needsOutputs(true)
+                                           .scopes({at::RecordScope::BACKWARD_FUNCTION}));
         gThreadsObserving.fetch_add(1);
     } else if (!wanted && tls.opCallback != at::INVALID_CALLBACK_HANDLE) {
         at::removeCallback(tls.opCallback);
@@ -550,14 +602,15 @@ void syncCallbackWithProbeState() {
 
 // Reports `tensors` (named by `names`) as the top op's inputs or outputs, numbered from
 // `first`. Returns how many, 0 when the op wants none, -1 on a failure (said).
-int64_t reportTensorList(int io, int first, const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names,
-                         const char* where) {
+int64_t reportTensorList(int io, int first, const std::vector<at::Tensor>& tensors,
+                         const std::vector<std::string>& names, const char* where) {
     try {
         const int wants = probe_op_wants();
         if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
         for (size_t i = 0; i < tensors.size(); ++i) {
             const std::string& name = i < names.size() ? names[i] : std::string();
-            reportTensor(io, first + static_cast<int>(i), name.empty() ? nullptr : name.c_str(), tensors[i], wants, true);
+            reportTensor(io, first + static_cast<int>(i), name.empty() ? nullptr : name.c_str(),
+                         tensors[i], wants, true);
         }
         return static_cast<int64_t>(tensors.size());
     } catch (const std::exception& e) {
@@ -568,8 +621,10 @@ int64_t reportTensorList(int io, int first, const std::vector<at::Tensor>& tenso
     return -1;
 }
 
-int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors, const std::vector<std::string>& names) {
-    return reportTensorList(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, 0, tensors, names, "module tensors");
+int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors,
+                        const std::vector<std::string>& names) {
+    return reportTensorList(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, 0, tensors, names,
+                            "module tensors");
 }
 
 // True while the "<layer>.backward" op of `layer` is open with none of its nodes running: the
@@ -584,14 +639,16 @@ bool backwardLayerOpenFor(const char* layer) {
 
 // The gradients flowing out of a layer as outputs of its "<layer>.backward" op, numbered from
 // `first` like the forward inputs. Returns how many were reported.
-int64_t reportBackwardOutputsOp(const std::string& layer, int64_t first, const std::vector<at::Tensor>& grads,
+int64_t reportBackwardOutputsOp(const std::string& layer, int64_t first,
+                                const std::vector<at::Tensor>& grads,
                                 const std::vector<std::string>& names) {
     try {
         if (!backwardLayerOpenFor(layer.c_str())) return 0;
     } catch (...) {
         return -1;
     }
-    return reportTensorList(PROBE_OUTPUT, static_cast<int>(first), grads, names, "backward outputs");
+    return reportTensorList(PROBE_OUTPUT, static_cast<int>(first), grads, names,
+                            "backward outputs");
 }
 
 // A tensor from the TensorImpl that torch.Tensor._cdata gives, holding a reference of its own.
@@ -621,7 +678,8 @@ int reportOneTensor(int io, int index, const char* name, void* impl, const char*
 }  // namespace probe::torch_adapter
 
 TORCH_LIBRARY(probe, m) {
-    m.def("report_tensors(int io, Tensor[] tensors, str[] names) -> int", &probe::torch_adapter::reportTensorsOp);
+    m.def("report_tensors(int io, Tensor[] tensors, str[] names) -> int",
+          &probe::torch_adapter::reportTensorsOp);
     m.def("report_backward_outputs(str layer, int first, Tensor[] grads, str[] names) -> int",
           &probe::torch_adapter::reportBackwardOutputsOp);
 }
@@ -631,7 +689,9 @@ TORCH_LIBRARY(probe, m) {
 
 using namespace probe::torch_adapter;
 
-PROBE_TORCH_API const char* probe_torch_built_version(void) { return TORCH_VERSION; }
+PROBE_TORCH_API const char* probe_torch_built_version(void) {
+    return TORCH_VERSION;
+}
 
 // The outermost module's call begins / ends on this thread.
 PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
@@ -703,7 +763,9 @@ PROBE_TORCH_API int probe_torch_unwind_to(int depth) {
     }
 }
 
-PROBE_TORCH_API int probe_torch_depth(void) { return static_cast<int>(tls.frames.size()); }
+PROBE_TORCH_API int probe_torch_depth(void) {
+    return static_cast<int>(tls.frames.size());
+}
 
 // A backward pass (torch.autograd.backward / grad) begins / ends on this thread.
 PROBE_TORCH_API int probe_torch_backward_begin(void) {
@@ -731,12 +793,14 @@ PROBE_TORCH_API int probe_torch_backward_end(void) {
 // io 0: inputs, 1: outputs of the op on top of this thread's stack. Returns 1 when reported,
 // 0 when the op wants no tensors, -1 on a failure (said).
 PROBE_TORCH_API int probe_torch_report_tensor(int io, int index, const char* name, void* impl) {
-    return reportOneTensor(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, index, name, impl, "module tensors");
+    return reportOneTensor(io == 1 ? PROBE_OUTPUT : PROBE_INPUT, index, name, impl,
+                           "module tensors");
 }
 
 // A gradient flowing out of `layer` (that of its forward input `index`) while its backward op
 // is open: one of that op's outputs. Returns 1 when reported, 0 when not (another op is open).
-PROBE_TORCH_API int probe_torch_report_backward_output(const char* layer, int index, const char* name, void* impl) {
+PROBE_TORCH_API int probe_torch_report_backward_output(const char* layer, int index,
+                                                       const char* name, void* impl) {
     try {
         if (!backwardLayerOpenFor(layer)) return 0;
     } catch (...) {
@@ -756,4 +820,6 @@ PROBE_TORCH_API int64_t probe_torch_impl_numel(void* impl) {
 }
 
 // How many threads have the RecordFunction callback registered (for tests and benchmarks).
-PROBE_TORCH_API int probe_torch_observing_ops(void) { return gThreadsObserving.load(); }
+PROBE_TORCH_API int probe_torch_observing_ops(void) {
+    return gThreadsObserving.load();
+}

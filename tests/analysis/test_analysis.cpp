@@ -1,12 +1,12 @@
 // Reading dumps back: the summary and the comparison of two runs, on dumps the runtime wrote
 // from the native test engine.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "analysis/atb_dump.h"
 #include "analysis/compare.h"
@@ -14,9 +14,9 @@
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
 #include "analysis/tensor_view.h"
+#include "native_model.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/tensor_bin.h"
-#include "native_model.h"
 #include "probe/probe.h"
 #include "read_dump.h"
 #include "test_support.h"
@@ -27,10 +27,12 @@ namespace {
 using probe::test::TempDir;
 
 // Runs the native model for `rounds` under a config that dumps every op with its tensors.
-std::string dumpModel(const TempDir& dir, const std::string& name, probe::test::NativeModelOptions options, int rounds) {
+std::string dumpModel(const TempDir& dir, const std::string& name,
+                      probe::test::NativeModelOptions options, int rounds) {
     const std::string out = dir / name;
-    probe::test::writeFile(dir / (name + ".json"),
-                           R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 1})");
+    probe::test::writeFile(
+        dir / (name + ".json"),
+        R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 1})");
     ::setenv("PROBE_QUIET", "1", 1);
     EXPECT_EQ(probe_start(out.c_str(), (dir / (name + ".json")).c_str()), PROBE_OK);
     probe::test::NativeModel model(options);
@@ -66,8 +68,10 @@ TEST(Analysis, SummaryCountsAndFirstNan) {
     EXPECT_EQ(summary.firstNan->op, "Decoder_layer_1/Mlp/MatMulKernel (2_2_0)");
     EXPECT_EQ(summary.firstNan->tensor, "output 0");
     const std::string text = formatSummary(summary);
-    EXPECT_NE(text.find("first NaN: round 0, op Decoder_layer_1/Mlp/MatMulKernel (2_2_0) [MatMulKernel], output 0: max=nan"),
-              std::string::npos) << text;
+    EXPECT_NE(text.find("first NaN: round 0, op Decoder_layer_1/Mlp/MatMulKernel (2_2_0) "
+                        "[MatMulKernel], output 0: max=nan"),
+              std::string::npos)
+        << text;
 }
 
 TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {
@@ -77,15 +81,19 @@ TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {
     other.pid = 1;
     other.state = format::DumpState::Complete;
     other.messages = {{format::MessageLevel::Warning,
-                       "config rejected, the previous one stays in force:\nc.json: key \"ids\": bad\nc.json: key \"task\": bad"},
+                       "config rejected, the previous one stays in force:\nc.json: key \"ids\": "
+                       "bad\nc.json: key \"task\": bad"},
                       {format::MessageLevel::Error, "cannot write x.bin: No space left on device"}};
     ASSERT_EQ(format::updateStatusFile(root, other), 0);
     const std::string text = formatSummary(summarizeDump(indexOf(root)));
-    EXPECT_NE(text.find("  warning: config rejected, the previous one stays in force: c.json: key \"ids\": bad; c.json: key "
+    EXPECT_NE(text.find("  warning: config rejected, the previous one stays in force: c.json: key "
+                        "\"ids\": bad; c.json: key "
                         "\"task\": bad\n"),
               std::string::npos)
         << text;
-    EXPECT_NE(text.find("  runtime error: cannot write x.bin: No space left on device\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("  runtime error: cannot write x.bin: No space left on device\n"),
+              std::string::npos)
+        << text;
 }
 
 TEST(Analysis, IdenticalRunsDoNotDiverge) {
@@ -126,9 +134,11 @@ TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
     EXPECT_TRUE(first.isOutput);
     EXPECT_EQ(first.rule, DivergenceRule::NonFinite);
     EXPECT_GT(result.data(op.cause).nonFiniteMismatches, 0u);
-    EXPECT_NE(result.explain(op.cause).find("NaN/Inf in one run only"), std::string::npos) << result.explain(op.cause);
+    EXPECT_NE(result.explain(op.cause).find("NaN/Inf in one run only"), std::string::npos)
+        << result.explain(op.cause);
     const std::string report = formatCompareReport(result);
-    EXPECT_NE(report.find("first divergence, born here: round 0  Decoder_layer_1/Mlp/MatMulKernel (MatMulKernel)"),
+    EXPECT_NE(report.find("first divergence, born here: round 0  Decoder_layer_1/Mlp/MatMulKernel "
+                          "(MatMulKernel)"),
               std::string::npos)
         << report;
     // Every op that finished before it began matches (and there are such ops).
@@ -141,11 +151,15 @@ TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
     EXPECT_GT(before, 0u);
     const std::string csv = compareResultCsv(result);
     EXPECT_EQ(csv.substr(0, csv.find('\n')),
-              "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate Max,Reference Mean,"
-              "Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,Max Relative Error,Diverges,Why,"
-              "Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err Ratio,Five Thousandths Err Ratio,Max ULP Error,"
+              "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate "
+              "Max,Reference Mean,"
+              "Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,Max Relative "
+              "Error,Diverges,Why,"
+              "Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err Ratio,Five Thousandths Err "
+              "Ratio,Max ULP Error,"
               "Scale");
-    EXPECT_NE(csv.find("Decoder_layer_1/Mlp/MatMulKernel,MatMulKernel,output,0,4x8,"), std::string::npos);
+    EXPECT_NE(csv.find("Decoder_layer_1/Mlp/MatMulKernel,MatMulKernel,output,0,4x8,"),
+              std::string::npos);
 }
 
 // A layer whose control flow changes in one round: ids are positions, so in round 1 its second
@@ -153,7 +167,9 @@ TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
 // arange (int64) before the add.
 std::string dumpBranchingLayer(const TempDir& dir, const std::string& name, bool extraOpInRound1) {
     const std::string out = dir / name;
-    probe::test::writeFile(dir / (name + ".json"), R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    probe::test::writeFile(
+        dir / (name + ".json"),
+        R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true})");
     ::setenv("PROBE_QUIET", "1", 1);
     EXPECT_EQ(probe_start(out.c_str(), (dir / (name + ".json")).c_str()), PROBE_OK);
     float x[4] = {1, 2, 3, 4}, y[4] = {2, 3, 4, 5};
@@ -163,12 +179,15 @@ std::string dumpBranchingLayer(const TempDir& dir, const std::string& name, bool
         probe_op_begin("L", "Layer", nullptr);
         if (round == 1 && extraOpInRound1) {
             probe_op_begin("arange", "aten::arange", nullptr);
-            probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_INT64, PROBE_FORMAT_ND, dims, 1, steps, sizeof steps);
+            probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_INT64, PROBE_FORMAT_ND, dims, 1,
+                            steps, sizeof steps);
             probe_op_end();
         }
         probe_op_begin("add", "aten::add", nullptr);
-        probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x, sizeof x);
-        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y, sizeof y);
+        probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
+                        sizeof x);
+        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y,
+                        sizeof y);
         probe_op_end();
         probe_op_end();
     }
@@ -178,15 +197,18 @@ std::string dumpBranchingLayer(const TempDir& dir, const std::string& name, bool
 
 TEST(Analysis, AnIdNamesAnotherOpWhenTheControlFlowChanges) {
     TempDir dir;
-    const std::string a = dumpBranchingLayer(dir, "a", false), b = dumpBranchingLayer(dir, "b", true);
+    const std::string a = dumpBranchingLayer(dir, "a", false),
+                      b = dumpBranchingLayer(dir, "b", true);
     const DumpIndex index = indexOf(b);
     // "0_0" is the add in round 0 and the arange in round 1: two ops, each with its own rows.
     std::vector<std::string> children;
     for (uint32_t op = 0; op < index.opCount(); ++op)
         if (index.op(op).depth == 1)
-            children.push_back(index.op(op).id + " " + index.op(op).name + " rounds " + std::to_string(index.op(op).rounds.size()));
+            children.push_back(index.op(op).id + " " + index.op(op).name + " rounds " +
+                               std::to_string(index.op(op).rounds.size()));
     std::sort(children.begin(), children.end());
-    EXPECT_EQ(children, (std::vector<std::string>{"0_0 add rounds 1", "0_0 arange rounds 1", "0_1 add rounds 1"}));
+    EXPECT_EQ(children, (std::vector<std::string>{"0_0 add rounds 1", "0_0 arange rounds 1",
+                                                  "0_1 add rounds 1"}));
     // The comparison pairs the adds by name, not the add with the arange.
     const DumpIndex reference = indexOf(a);
     const auto result = compareDumps(reference, index, {});
@@ -195,18 +217,21 @@ TEST(Analysis, AnIdNamesAnotherOpWhenTheControlFlowChanges) {
     EXPECT_FALSE(result.unpaired[0].inReference);
     EXPECT_EQ(index.op(result.unpaired[0].op).name, "arange");
     for (const auto& t : result.tensors)
-        EXPECT_EQ(reference.text(reference.row(t.referenceRow).dtype), index.text(index.row(t.candidateRow).dtype));
+        EXPECT_EQ(reference.text(reference.row(t.referenceRow).dtype),
+                  index.text(index.row(t.candidateRow).dtype));
 }
 
 // One op with one float output, statistics only.
 std::string dumpOneTensor(const TempDir& dir, const std::string& name, std::vector<float> values) {
     const std::string out = dir / name;
-    probe::test::writeFile(dir / (name + ".json"), R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    probe::test::writeFile(dir / (name + ".json"),
+                           R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     ::setenv("PROBE_QUIET", "1", 1);
     EXPECT_EQ(probe_start(out.c_str(), (dir / (name + ".json")).c_str()), PROBE_OK);
     const int64_t dims[1] = {static_cast<int64_t>(values.size())};
     probe_op_begin("op", "Op", nullptr);
-    probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, values.data(), values.size() * 4);
+    probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                    values.data(), values.size() * 4);
     probe_op_end();
     EXPECT_EQ(probe_stop(), PROBE_OK);
     return out + "/atb_dump_data";
@@ -244,13 +269,16 @@ TEST(Analysis, StatisticsAloneFindTheSameDivergence) {
     ASSERT_TRUE(result.firstBornHere);
     const auto& op = result.ops[*result.firstBornHere];
     EXPECT_EQ(result.reference->op(op.referenceOp).namePath, "Decoder_layer_1/Mlp/MatMulKernel");
-    EXPECT_NE(result.explain(op.cause).find(" vs nan"), std::string::npos) << result.explain(op.cause);
+    EXPECT_NE(result.explain(op.cause).find(" vs nan"), std::string::npos)
+        << result.explain(op.cause);
     // A looser floor does not hide a NaN.
     options.ulps.float32 = 1e12;
     EXPECT_EQ(compareDumps(reference, candidate, options).firstBornHere, result.firstBornHere);
 }
 
-bool startsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+bool startsWith(const std::string& s, const std::string& prefix) {
+    return s.compare(0, prefix.size(), prefix) == 0;
+}
 
 // The .bin files below `dir` that hold data (not de-duplicated ones) of dtype float, sorted.
 std::vector<std::string> floatTensorFiles(const std::string& dir) {
@@ -259,7 +287,8 @@ std::vector<std::string> floatTensorFiles(const std::string& dir) {
         if (entry.path().extension() != ".bin") continue;
         std::string error;
         auto tensor = loadTensorFile(entry.path().string(), &error);
-        if (tensor && tensor->hasValues() && tensor->dtype == format::DType::Float) files.push_back(entry.path().string());
+        if (tensor && tensor->hasValues() && tensor->dtype == format::DType::Float)
+            files.push_back(entry.path().string());
     }
     std::sort(files.begin(), files.end());
     return files;
@@ -298,7 +327,8 @@ TEST(Analysis, ACopiedDumpIsReadAndComparedFromItsOwnTensors) {
     ASSERT_TRUE(result.firstDivergingTensor);
     const auto& first = result.tensors[*result.firstDivergingTensor];
     EXPECT_EQ(copyIndex.tensorPath(first.candidateRow), files.front());
-    EXPECT_NE(result.explain(*result.firstDivergingTensor).find("NaN/Inf in one run only"), std::string::npos)
+    EXPECT_NE(result.explain(*result.firstDivergingTensor).find("NaN/Inf in one run only"),
+              std::string::npos)
         << result.explain(*result.firstDivergingTensor);
 }
 
@@ -323,7 +353,8 @@ TEST(Analysis, AMovedDumpIsReadAndComparedFromItsOwnTensors) {
     EXPECT_FALSE(result.diverges());
     for (const auto& t : result.tensors) {
         ASSERT_TRUE(t.hasData) << movedIndex.tensorPath(t.candidateRow);
-        EXPECT_TRUE(startsWith(movedIndex.tensorPath(t.candidateRow), moved)) << movedIndex.tensorPath(t.candidateRow);
+        EXPECT_TRUE(startsWith(movedIndex.tensorPath(t.candidateRow), moved))
+            << movedIndex.tensorPath(t.candidateRow);
     }
 }
 
@@ -350,7 +381,8 @@ TEST(Analysis, DeduplicatedFilesFindTheirFirstCopyFromTheirPath) {
         EXPECT_EQ(index.resolveTensorAlias(row, header->alias), first);
         auto tensor = loadTensorFile(path, &error);
         ASSERT_TRUE(tensor);
-        EXPECT_TRUE(loadAliasedData(*tensor, first, &error)) << path << " -> " << first << ": " << error;
+        EXPECT_TRUE(loadAliasedData(*tensor, first, &error))
+            << path << " -> " << first << ": " << error;
     }
     EXPECT_GT(aliases, 0);
 }

@@ -2,16 +2,15 @@
 // inputs, exact comparison, ranks, nothing to compare, and the reports, on dumps written here
 // through the C API (op-level) or as PrecisionDebugger writes them (msprobe).
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-#include <zip.h>
-
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <zip.h>
 
 #include "analysis/compare.h"
 #include "analysis/compare_report.h"

@@ -2,14 +2,14 @@
 // built here; every expected number is recomputed in this file in long double from the
 // definitions (msprobe's npy_compare.py and CalcStatsDiff, docs/compare.md).
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
 #include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "analysis/compare_measures.h"
 

@@ -2,12 +2,11 @@
 // (make_pt_tensors.py, which also says, through torch, what each tensor's bytes are), and the
 // files and pickles the reader must refuse.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <random>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "analysis/compare_measures.h"

@@ -40,7 +40,8 @@ namespace {
         const int fd = ::mkstemp(path);
         ::unlink(path);
         // A mapping beyond the end of an empty file: touching it is a bus error.
-        auto* page = static_cast<volatile char*>(::mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0));
+        auto* page =
+            static_cast<volatile char*>(::mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0));
         if (page != MAP_FAILED) (void)page[0];
     }
     std::abort();  // "abort", or a way above that did not fault
@@ -59,39 +60,62 @@ void journal(int fd, int round) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int rounds = 3, threads = 1, layers = 2, sleepMs = 0, device = -1, crashAfter = -1, nudgeLayer = -1;
+    int rounds = 3, threads = 1, layers = 2, sleepMs = 0, device = -1, crashAfter = -1,
+        nudgeLayer = -1;
     bool noStop = false, useEnv = true;
     std::string output, config, readyFile, journalFile, crashWith = "segv";
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-        if (a == "--rounds") rounds = std::atoi(value().c_str());
-        else if (a == "--threads") threads = std::atoi(value().c_str());
-        else if (a == "--layers") layers = std::atoi(value().c_str());
-        else if (a == "--nudge-layer") nudgeLayer = std::atoi(value().c_str());
-        else if (a == "--sleep-ms") sleepMs = std::atoi(value().c_str());
-        else if (a == "--device") device = std::atoi(value().c_str());
-        else if (a == "--output") { output = value(); useEnv = false; }
-        else if (a == "--config") config = value();
-        else if (a == "--ready-file") readyFile = value();
-        else if (a == "--journal") journalFile = value();
-        else if (a == "--crash-after") crashAfter = std::atoi(value().c_str());
-        else if (a == "--crash-with") crashWith = value();
-        else if (a == "--tag") value();  // only seen in the command line
-        else if (a == "--no-stop") noStop = true;
+        if (a == "--rounds")
+            rounds = std::atoi(value().c_str());
+        else if (a == "--threads")
+            threads = std::atoi(value().c_str());
+        else if (a == "--layers")
+            layers = std::atoi(value().c_str());
+        else if (a == "--nudge-layer")
+            nudgeLayer = std::atoi(value().c_str());
+        else if (a == "--sleep-ms")
+            sleepMs = std::atoi(value().c_str());
+        else if (a == "--device")
+            device = std::atoi(value().c_str());
+        else if (a == "--output") {
+            output = value();
+            useEnv = false;
+        } else if (a == "--config")
+            config = value();
+        else if (a == "--ready-file")
+            readyFile = value();
+        else if (a == "--journal")
+            journalFile = value();
+        else if (a == "--crash-after")
+            crashAfter = std::atoi(value().c_str());
+        else if (a == "--crash-with")
+            crashWith = value();
+        else if (a == "--tag")
+            value();  // only seen in the command line
+        else if (a == "--no-stop")
+            noStop = true;
         else {
-            std::fprintf(stderr, "usage: probe_native_engine [--rounds N] [--threads N] [--layers N] [--nudge-layer N] [--sleep-ms N] "
-                                 "[--device N] [--output DIR] [--config FILE] [--ready-file FILE] [--journal FILE] "
-                                 "[--crash-after N [--crash-with segv|abort|fpe|ill|bus]] [--tag TEXT] [--no-stop]\n");
+            std::fprintf(
+                stderr,
+                "usage: probe_native_engine [--rounds N] [--threads N] [--layers N] [--nudge-layer "
+                "N] [--sleep-ms N] "
+                "[--device N] [--output DIR] [--config FILE] [--ready-file FILE] [--journal FILE] "
+                "[--crash-after N [--crash-with segv|abort|fpe|ill|bus]] [--tag TEXT] "
+                "[--no-stop]\n");
             return 64;
         }
     }
-    if (probe_start(useEnv ? nullptr : output.c_str(), config.empty() ? nullptr : config.c_str()) != PROBE_OK) {
+    if (probe_start(useEnv ? nullptr : output.c_str(), config.empty() ? nullptr : config.c_str()) !=
+        PROBE_OK) {
         std::fprintf(stderr, "probe_start failed: %s\n", probe_last_error());
         return 1;
     }
     const int journalFd =
-        journalFile.empty() ? -1 : ::open(journalFile.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        journalFile.empty()
+            ? -1
+            : ::open(journalFile.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (device >= 0) probe_set_device(device);
     probe_report_model("NativeDecoderModel", nullptr);
     std::vector<std::thread> workers;

@@ -15,9 +15,11 @@ uint16_t floatToHalf(float f) {
     const uint32_t sign = (x >> 16) & 0x8000u;
     int32_t exponent = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
     uint32_t mantissa = x & 0x7fffffu;
-    if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0));
+    if (((x >> 23) & 0xff) == 0xff)
+        return static_cast<uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0));
     if (exponent >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-    if (exponent <= 0) return static_cast<uint16_t>(sign);  // flush tiny values: fine for a test model
+    if (exponent <= 0)
+        return static_cast<uint16_t>(sign);  // flush tiny values: fine for a test model
     // round to nearest even
     uint32_t half = sign | (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
     const uint32_t rest = mantissa & 0x1fffu;
@@ -50,7 +52,8 @@ NativeModel::NativeModel(NativeModelOptions options) : options_(std::move(option
         for (auto& w : weights) w = pseudoRandom(state) * 0.5f;
     }
     if (options_.nudgeLayer >= 0 && options_.nudgeLayer < options_.layers)
-        layerWeights_[static_cast<size_t>(options_.nudgeLayer)][static_cast<size_t>(options_.hidden + 3)] *= 1.05f;
+        layerWeights_[static_cast<size_t>(options_.nudgeLayer)]
+                     [static_cast<size_t>(options_.hidden + 3)] *= 1.05f;
     const size_t n = static_cast<size_t>(options_.seqLen * options_.hidden);
     tokens_.resize(static_cast<size_t>(options_.seqLen));
     for (auto* v : {&hidden_, &normed_, &query_, &attention_, &mlp_, &next_}) v->resize(n);
@@ -64,7 +67,9 @@ NativeModel::NativeModel(NativeModelOptions options) : options_(std::move(option
 std::vector<std::string> NativeModel::layerNames() const {
     std::vector<std::string> names{options_.prefix + "WordEmbedding"};
     for (int i = 0; i < options_.layers; ++i)
-        names.push_back(options_.prefix + (options_.layerNamesShared ? "Decoder_layer" : "Decoder_layer_" + std::to_string(i)));
+        names.push_back(options_.prefix + (options_.layerNamesShared
+                                               ? "Decoder_layer"
+                                               : "Decoder_layer_" + std::to_string(i)));
     names.push_back(options_.prefix + "LmHead");
     return names;
 }
@@ -77,11 +82,13 @@ std::string CapturedTensor::idPath(int layerId) const {
 
 std::string CapturedTensor::relativeDir(int layerId) const {
     std::string dir = std::to_string(layerId) + "_" + names[0];
-    for (size_t i = 0; i < childPath.size(); ++i) dir += "/" + std::to_string(childPath[i]) + "_" + names[i + 1];
+    for (size_t i = 0; i < childPath.size(); ++i)
+        dir += "/" + std::to_string(childPath[i]) + "_" + names[i + 1];
     return dir;
 }
 
-void NativeModel::beginOp(const std::string& name, const std::string& type, const std::string& param, int kind) {
+void NativeModel::beginOp(const std::string& name, const std::string& type,
+                          const std::string& param, int kind) {
     if (path_.empty()) {
         const auto names = layerNames();
         layerOrdinal_ = 0;
@@ -99,7 +106,8 @@ void NativeModel::beginOp(const std::string& name, const std::string& type, cons
     types_.push_back(type);
     std::string namePath;
     for (size_t i = 0; i < path_.size(); ++i) namePath += (i ? "/" : "") + path_[i];
-    const int wanted = probe_op_begin_kind(name.c_str(), type.c_str(), param.empty() ? nullptr : param.c_str(), kind);
+    const int wanted = probe_op_begin_kind(name.c_str(), type.c_str(),
+                                           param.empty() ? nullptr : param.c_str(), kind);
     wanted_.push_back(wanted);
     begins_.push_back({namePath, wanted});
 }
@@ -113,19 +121,21 @@ void NativeModel::endOp() {
     wanted_.pop_back();
 }
 
-void NativeModel::tensor(bool output, int index, const char* arg, int dtype, const std::vector<int64_t>& dims,
-                         const void* data, uint64_t nbytes) {
+void NativeModel::tensor(bool output, int index, const char* arg, int dtype,
+                         const std::vector<int64_t>& dims, const void* data, uint64_t nbytes) {
     const bool wanted = wanted_.back() > 0;
     // Like a device engine: copy to the host only when wanted; otherwise report the metadata
     // (with the buffer's identity) when the runtime asks for it.
     if (!wanted) {
         if (probe_op_wants() & PROBE_WANTS_METADATA)
-            probe_op_tensor_ex(output ? PROBE_OUTPUT : PROBE_INPUT, index, arg, dtype, PROBE_FORMAT_ND, dims.data(),
-                               static_cast<int>(dims.size()), nullptr, nbytes, reinterpret_cast<uintptr_t>(data));
+            probe_op_tensor_ex(output ? PROBE_OUTPUT : PROBE_INPUT, index, arg, dtype,
+                               PROBE_FORMAT_ND, dims.data(), static_cast<int>(dims.size()), nullptr,
+                               nbytes, reinterpret_cast<uintptr_t>(data));
         return;
     }
-    const int accepted = probe_op_tensor(output ? PROBE_OUTPUT : PROBE_INPUT, index, arg, dtype, PROBE_FORMAT_ND,
-                                         dims.data(), static_cast<int>(dims.size()), data, nbytes);
+    const int accepted =
+        probe_op_tensor(output ? PROBE_OUTPUT : PROBE_INPUT, index, arg, dtype, PROBE_FORMAT_ND,
+                        dims.data(), static_cast<int>(dims.size()), data, nbytes);
     if (accepted != 1) return;
     CapturedTensor t;
     for (size_t i = 0; i < path_.size(); ++i) t.namePath += (i ? "/" : "") + path_[i];
@@ -150,7 +160,8 @@ void NativeModel::tensorF(bool output, int index, const char* arg, const std::ve
 
 void NativeModel::run() {
     if (options_.useExplicitRounds) probe_set_round(runs_);
-    for (int i = 0; i < options_.seqLen; ++i) tokens_[static_cast<size_t>(i)] = (runs_ * 7 + i * 3) % options_.vocab;
+    for (int i = 0; i < options_.seqLen; ++i)
+        tokens_[static_cast<size_t>(i)] = (runs_ * 7 + i * 3) % options_.vocab;
     embedding();
     decoderSeen_ = 0;
     for (int layer = 0; layer < options_.layers; ++layer) decoderLayer(layer);
@@ -165,15 +176,18 @@ void NativeModel::embedding() {
     tensorF(false, 1, "weight", {V, H}, embeddingWeight_);
     {
         beginOp("Gather", "GatherOperation", "{\"axis\":0,\"batchDims\":0}");
-        tensor(false, 0, nullptr, PROBE_DTYPE_FLOAT, {V, H}, embeddingWeight_.data(), embeddingWeight_.size() * 4);
+        tensor(false, 0, nullptr, PROBE_DTYPE_FLOAT, {V, H}, embeddingWeight_.data(),
+               embeddingWeight_.size() * 4);
         tensor(false, 1, nullptr, PROBE_DTYPE_INT64, {S}, tokens_.data(), tokens_.size() * 8);
         {
             beginOp("GatherKernel", "GatherKernel", "");
-            tensor(false, 0, nullptr, PROBE_DTYPE_FLOAT, {V, H}, embeddingWeight_.data(), embeddingWeight_.size() * 4);
+            tensor(false, 0, nullptr, PROBE_DTYPE_FLOAT, {V, H}, embeddingWeight_.data(),
+                   embeddingWeight_.size() * 4);
             tensor(false, 1, nullptr, PROBE_DTYPE_INT64, {S}, tokens_.data(), tokens_.size() * 8);
             for (int64_t s = 0; s < S; ++s)
                 for (int64_t h = 0; h < H; ++h)
-                    hidden_[static_cast<size_t>(s * H + h)] = embeddingWeight_[static_cast<size_t>(tokens_[static_cast<size_t>(s)] * H + h)];
+                    hidden_[static_cast<size_t>(s * H + h)] = embeddingWeight_[static_cast<size_t>(
+                        tokens_[static_cast<size_t>(s)] * H + h)];
             tensorF(true, 0, nullptr, {S, H}, hidden_);
             endOp();
         }
@@ -187,7 +201,9 @@ void NativeModel::embedding() {
 void NativeModel::decoderLayer(int layer) {
     const int64_t S = options_.seqLen, H = options_.hidden;
     const auto& W = layerWeights_[static_cast<size_t>(layer)];
-    const std::string name = options_.prefix + (options_.layerNamesShared ? "Decoder_layer" : "Decoder_layer_" + std::to_string(layer));
+    const std::string name =
+        options_.prefix +
+        (options_.layerNamesShared ? "Decoder_layer" : "Decoder_layer_" + std::to_string(layer));
     beginOp(name, "Decoder_layer", "{\"layerId\":" + std::to_string(layer) + "}");
     tensorF(false, 0, nullptr, {S, H}, hidden_);
     {
@@ -197,9 +213,14 @@ void NativeModel::decoderLayer(int layer) {
         tensorF(false, 0, nullptr, {S, H}, hidden_);
         for (int64_t s = 0; s < S; ++s) {
             double sq = 0;
-            for (int64_t h = 0; h < H; ++h) sq += hidden_[static_cast<size_t>(s * H + h)] * hidden_[static_cast<size_t>(s * H + h)];
-            const float scale = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(H) + 1e-6));
-            for (int64_t h = 0; h < H; ++h) normed_[static_cast<size_t>(s * H + h)] = hidden_[static_cast<size_t>(s * H + h)] * scale;
+            for (int64_t h = 0; h < H; ++h)
+                sq += hidden_[static_cast<size_t>(s * H + h)] *
+                      hidden_[static_cast<size_t>(s * H + h)];
+            const float scale =
+                static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(H) + 1e-6));
+            for (int64_t h = 0; h < H; ++h)
+                normed_[static_cast<size_t>(s * H + h)] =
+                    hidden_[static_cast<size_t>(s * H + h)] * scale;
         }
         tensorF(true, 0, nullptr, {S, H}, normed_);
         endOp();
@@ -218,7 +239,9 @@ void NativeModel::decoderLayer(int layer) {
         for (int64_t s = 0; s < S; ++s)
             for (int64_t o = 0; o < H; ++o) {
                 float acc = 0;
-                for (int64_t h = 0; h < H; ++h) acc += normed_[static_cast<size_t>(s * H + h)] * W[static_cast<size_t>(h * H + o)];
+                for (int64_t h = 0; h < H; ++h)
+                    acc +=
+                        normed_[static_cast<size_t>(s * H + h)] * W[static_cast<size_t>(h * H + o)];
                 query_[static_cast<size_t>(s * H + o)] = acc;
             }
         tensorF(true, 0, nullptr, {S, H}, query_);
@@ -227,17 +250,21 @@ void NativeModel::decoderLayer(int layer) {
         tensorF(false, 0, nullptr, {S, H}, query_);
         for (int64_t s = 0; s < S; ++s) {
             float mx = -INFINITY;
-            for (int64_t h = 0; h < H; ++h) mx = std::max(mx, query_[static_cast<size_t>(s * H + h)]);
-            double total = 0;
-            for (int64_t h = 0; h < H; ++h) total += std::exp(query_[static_cast<size_t>(s * H + h)] - mx);
             for (int64_t h = 0; h < H; ++h)
-                scoresHalf_[static_cast<size_t>(s * H + h)] =
-                    floatToHalf(static_cast<float>(std::exp(query_[static_cast<size_t>(s * H + h)] - mx) / total));
+                mx = std::max(mx, query_[static_cast<size_t>(s * H + h)]);
+            double total = 0;
+            for (int64_t h = 0; h < H; ++h)
+                total += std::exp(query_[static_cast<size_t>(s * H + h)] - mx);
+            for (int64_t h = 0; h < H; ++h)
+                scoresHalf_[static_cast<size_t>(s * H + h)] = floatToHalf(static_cast<float>(
+                    std::exp(query_[static_cast<size_t>(s * H + h)] - mx) / total));
         }
-        tensor(true, 0, nullptr, PROBE_DTYPE_FLOAT16, {S, H}, scoresHalf_.data(), scoresHalf_.size() * 2);
+        tensor(true, 0, nullptr, PROBE_DTYPE_FLOAT16, {S, H}, scoresHalf_.data(),
+               scoresHalf_.size() * 2);
         endOp();
         beginOp("CastKernel", "CastKernel", "{\"dtype\":\"float\"}");
-        tensor(false, 0, nullptr, PROBE_DTYPE_FLOAT16, {S, H}, scoresHalf_.data(), scoresHalf_.size() * 2);
+        tensor(false, 0, nullptr, PROBE_DTYPE_FLOAT16, {S, H}, scoresHalf_.data(),
+               scoresHalf_.size() * 2);
         for (size_t i = 0; i < attention_.size(); ++i) {
             // exact half -> float
             uint16_t h = scoresHalf_[i];
@@ -293,7 +320,9 @@ void NativeModel::lmHead() {
         int32_t best = 0;
         for (int64_t v = 0; v < V; ++v) {
             float acc = 0;
-            for (int64_t h = 0; h < H; ++h) acc += hidden_[static_cast<size_t>(s * H + h)] * embeddingWeight_[static_cast<size_t>(v * H + h)];
+            for (int64_t h = 0; h < H; ++h)
+                acc += hidden_[static_cast<size_t>(s * H + h)] *
+                       embeddingWeight_[static_cast<size_t>(v * H + h)];
             logits_[static_cast<size_t>(s * V + v)] = acc;
             if (acc > logits_[static_cast<size_t>(s * V + best)]) best = static_cast<int32_t>(v);
         }

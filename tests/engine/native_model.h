@@ -36,15 +36,16 @@ struct CapturedTensor {
 };
 
 struct NativeModelOptions {
-    std::string prefix;      // prepended to layer names, so two threads can run two models
-    int layers = 2;          // decoder layers
+    std::string prefix;  // prepended to layer names, so two threads can run two models
+    int layers = 2;      // decoder layers
     int hidden = 8;
     int seqLen = 4;
     int vocab = 16;
-    int nanInLayer = -1;     // a decoder layer whose MLP output gets a NaN (and an inf)
-    int nudgeLayer = -1;     // a decoder layer with one weight element 5% larger (a second run)
+    int nanInLayer = -1;  // a decoder layer whose MLP output gets a NaN (and an inf)
+    int nudgeLayer = -1;  // a decoder layer with one weight element 5% larger (a second run)
     bool useExplicitRounds = false;  // probe_set_round(run index) before each run()
-    bool layerNamesShared = false;   // all decoder layers named "Decoder_layer" (needs explicit rounds)
+    bool layerNamesShared =
+        false;  // all decoder layers named "Decoder_layer" (needs explicit rounds)
 };
 
 class NativeModel {
@@ -67,11 +68,13 @@ public:
     std::vector<std::string> layerNames() const;
 
 private:
-    void beginOp(const std::string& name, const std::string& type, const std::string& param, int kind = 0);
+    void beginOp(const std::string& name, const std::string& type, const std::string& param,
+                 int kind = 0);
     void endOp();
-    void tensor(bool output, int index, const char* arg, int dtype, const std::vector<int64_t>& dims,
-                const void* data, uint64_t nbytes);
-    void tensorF(bool output, int index, const char* arg, const std::vector<int64_t>& dims, const std::vector<float>& v);
+    void tensor(bool output, int index, const char* arg, int dtype,
+                const std::vector<int64_t>& dims, const void* data, uint64_t nbytes);
+    void tensorF(bool output, int index, const char* arg, const std::vector<int64_t>& dims,
+                 const std::vector<float>& v);
 
     void embedding();
     void decoderLayer(int layer);

@@ -1,9 +1,9 @@
 // The code-level (msprobe style) config: every key validated, warnings for msprobe keys that
 // have no effect here.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
 #include <map>
+
+#include <gtest/gtest.h>
 
 #include "probe/format/api_config.h"
 
@@ -26,7 +26,8 @@ ConfigIssue firstError(const std::string& text) {
 }  // namespace
 
 TEST(ApiConfig, TheDocumentedExampleParses) {
-    ApiConfig c = parseOk(R"({"task": "statistics", "dump_path": "./dump", "rank": [], "step": [], "level": "L1",
+    ApiConfig c = parseOk(
+        R"({"task": "statistics", "dump_path": "./dump", "rank": [], "step": [], "level": "L1",
         "seed": 1234, "is_deterministic": false,
         "statistics": {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": "statistics"},
         "tensor": {"scope": [], "list": [], "data_mode": ["all"]}})");
@@ -50,7 +51,8 @@ TEST(ApiConfig, StepsAndRanksExpandRanges) {
 
 TEST(ApiConfig, TaskAndLevel) {
     EXPECT_EQ(parseOk(R"({"task": "tensor"})").task, "tensor");
-    for (const char* level : {"L0", "L1", "mix"}) EXPECT_EQ(parseOk(std::string(R"({"level": ")") + level + "\"}").level, level);
+    for (const char* level : {"L0", "L1", "mix"})
+        EXPECT_EQ(parseOk(std::string(R"({"level": ")") + level + "\"}").level, level);
     auto issue = firstError(R"({"task": "overflow_check"})");
     EXPECT_EQ(issue.key, "task");
     EXPECT_NE(issue.accepted.find("statistics"), std::string::npos);
@@ -58,28 +60,40 @@ TEST(ApiConfig, TaskAndLevel) {
 }
 
 TEST(ApiConfig, TaskSections) {
-    ApiConfig c = parseOk(R"({"level": "mix", "statistics": {"scope": ["Module.fc1.Linear.forward.0", "Functional.relu.0.forward"],
+    ApiConfig c = parseOk(
+        R"({"level": "mix", "statistics": {"scope": ["Module.fc1.Linear.forward.0", "Functional.relu.0.forward"],
                                 "list": ["relu"], "data_mode": ["forward", "input"], "summary_mode": "md5"}})");
     EXPECT_EQ(c.statistics.scope.size(), 2u);
     EXPECT_EQ(c.statistics.list, std::vector<std::string>{"relu"});
     EXPECT_EQ(c.statistics.dataMode, (std::vector<std::string>{"forward", "input"}));
     EXPECT_EQ(c.statistics.summaryMode, "md5");
-    EXPECT_EQ(firstError(R"({"statistics": {"scope": ["Functional.relu.0.forward"]}})").key, "statistics.scope");
-    EXPECT_EQ(firstError(R"({"level": "L1", "statistics": {"scope": ["Module.a.A.forward.0", "Module.b.B.forward.0"]}})").key,
+    EXPECT_EQ(firstError(R"({"statistics": {"scope": ["Functional.relu.0.forward"]}})").key,
               "statistics.scope");
-    EXPECT_EQ(firstError(R"({"statistics": {"data_mode": ["all", "input"]}})").key, "statistics.data_mode");
-    EXPECT_EQ(firstError(R"({"statistics": {"data_mode": ["sideways"]}})").key, "statistics.data_mode");
-    EXPECT_EQ(firstError(R"({"statistics": {"summary_mode": "sha1"}})").key, "statistics.summary_mode");
+    EXPECT_EQ(
+        firstError(
+            R"({"level": "L1", "statistics": {"scope": ["Module.a.A.forward.0", "Module.b.B.forward.0"]}})")
+            .key,
+        "statistics.scope");
+    EXPECT_EQ(firstError(R"({"statistics": {"data_mode": ["all", "input"]}})").key,
+              "statistics.data_mode");
+    EXPECT_EQ(firstError(R"({"statistics": {"data_mode": ["sideways"]}})").key,
+              "statistics.data_mode");
+    EXPECT_EQ(firstError(R"({"statistics": {"summary_mode": "sha1"}})").key,
+              "statistics.summary_mode");
     EXPECT_EQ(firstError(R"({"tensor": {"summary_mode": "xor"}})").key, "tensor.summary_mode");
     // msprobe reads summary_mode in the tensor block too (an md5 beside each saved tensor).
-    EXPECT_EQ(parseOk(R"({"task": "tensor", "tensor": {"summary_mode": "md5"}})").tensor.summaryMode, "md5");
+    EXPECT_EQ(
+        parseOk(R"({"task": "tensor", "tensor": {"summary_mode": "md5"}})").tensor.summaryMode,
+        "md5");
     EXPECT_EQ(parseOk(R"({"statistics": {"tensor_list": ["relu"]}})").statistics.tensorList,
               std::vector<std::string>{"relu"});
     EXPECT_EQ(firstError(R"({"tensor": {"list": "relu"}})").key, "tensor.list");
 }
 
 TEST(ApiConfig, MsprobeOnlyKeysWarn) {
-    auto result = parseApiConfig(R"({"task": "statistics", "async_dump": false, "overflow_check": {"overflow_nums": 1}})", "c.json");
+    auto result = parseApiConfig(
+        R"({"task": "statistics", "async_dump": false, "overflow_check": {"overflow_nums": 1}})",
+        "c.json");
     ASSERT_TRUE(result.ok());
     ASSERT_EQ(result.issues.size(), 2u);
     EXPECT_TRUE(result.issues[0].warning);
@@ -121,8 +135,10 @@ TEST(ApiConfig, EveryKeyMsprobeReadsIsAccepted) {
 }
 
 TEST(ApiConfig, UnknownKeysAreIgnoredWithTheClosestKnownKey) {
-    auto result = parseApiConfig(R"({"levle": "L0", "statistics": {"summary_mod": "md5", "scope": []},
-                                     "summary_mode": "md5", "tensor": {"tensor_list": []}})", "c.json");
+    auto result =
+        parseApiConfig(R"({"levle": "L0", "statistics": {"summary_mod": "md5", "scope": []},
+                                     "summary_mode": "md5", "tensor": {"tensor_list": []}})",
+                       "c.json");
     ASSERT_TRUE(result.ok()) << describeIssues(result.issues);
     EXPECT_EQ(result.config->level, "L1");  // the misspelt key does nothing
     ASSERT_EQ(result.issues.size(), 4u) << describeIssues(result.issues);
@@ -131,13 +147,18 @@ TEST(ApiConfig, UnknownKeysAreIgnoredWithTheClosestKnownKey) {
         EXPECT_TRUE(issue.warning);
         problems[issue.key] = issue.toString();
     }
-    EXPECT_NE(problems["levle"].find("the closest known key is \"level\""), std::string::npos) << problems["levle"];
-    EXPECT_NE(problems["levle"].find("accepted: task, dump_path"), std::string::npos) << problems["levle"];
-    EXPECT_NE(problems["statistics.summary_mod"].find("the closest known key is \"summary_mode\""), std::string::npos);
-    EXPECT_NE(problems["summary_mode"].find("msprobe reads \"summary_mode\" at the \"statistics\" block"),
-              std::string::npos)
+    EXPECT_NE(problems["levle"].find("the closest known key is \"level\""), std::string::npos)
+        << problems["levle"];
+    EXPECT_NE(problems["levle"].find("accepted: task, dump_path"), std::string::npos)
+        << problems["levle"];
+    EXPECT_NE(problems["statistics.summary_mod"].find("the closest known key is \"summary_mode\""),
+              std::string::npos);
+    EXPECT_NE(
+        problems["summary_mode"].find("msprobe reads \"summary_mode\" at the \"statistics\" block"),
+        std::string::npos)
         << problems["summary_mode"];
-    EXPECT_NE(problems["tensor.tensor_list"].find("at the \"statistics\" block"), std::string::npos);
+    EXPECT_NE(problems["tensor.tensor_list"].find("at the \"statistics\" block"),
+              std::string::npos);
 }
 
 TEST(ApiConfig, SeedAndBooleans) {
@@ -150,8 +171,10 @@ TEST(ApiConfig, SeedAndBooleans) {
 }
 
 TEST(ApiConfig, KindIsRecognised) {
-    EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({"task":"tensor","exec_range":"all"})")), "op");
-    EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({"task":"statistics","level":"L1"})")), "api");
+    EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({"task":"tensor","exec_range":"all"})")),
+              "op");
+    EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({"task":"statistics","level":"L1"})")),
+              "api");
     EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({"dump_enable":true})")), "op");
     EXPECT_EQ(guessConfigKind(nlohmann::json::parse(R"({})")), "");
 }
@@ -159,18 +182,21 @@ TEST(ApiConfig, KindIsRecognised) {
 TEST(ApiConfig, EveryBadElementOfAListIsNamed) {
     const ConfigIssue issue = firstError(R"({"step": ["6-4", "x-y", 1.5, 3]})");
     EXPECT_EQ(issue.key, "step");
-    for (const char* part : {"\"6-4\"", "\"x-y\"", "1.5"}) EXPECT_NE(issue.problem.find(part), std::string::npos) << part;
+    for (const char* part : {"\"6-4\"", "\"x-y\"", "1.5"})
+        EXPECT_NE(issue.problem.find(part), std::string::npos) << part;
     EXPECT_EQ(issue.problem.find(" 3"), std::string::npos) << issue.problem;
 }
 
 TEST(ApiConfig, KeysGivenTwiceAreSaidWithTheirPath) {
-    auto result = parseApiConfig(R"({"task": "tensor", "statistics": {"list": [], "list": ["relu"]}, "task": "statistics"})",
-                                 "c.json");
+    auto result = parseApiConfig(
+        R"({"task": "tensor", "statistics": {"list": [], "list": ["relu"]}, "task": "statistics"})",
+        "c.json");
     ASSERT_TRUE(result.ok()) << describeIssues(result.issues);  // legal JSON: warned, not refused
-    EXPECT_EQ(result.config->task, "statistics");                // the last value counts, as it says
+    EXPECT_EQ(result.config->task, "statistics");               // the last value counts, as it says
     std::vector<std::string> warned;
     for (const auto& i : result.issues)
-        if (i.warning && i.problem.find("more than once") != std::string::npos) warned.push_back(i.key);
+        if (i.warning && i.problem.find("more than once") != std::string::npos)
+            warned.push_back(i.key);
     EXPECT_EQ(warned, (std::vector<std::string>{"statistics.list", "task"}));
 }
 

@@ -11,9 +11,10 @@ TEST(DType, CodesNamesAndSizesFollowTheFormat) {
         const char* name;
         size_t size;
     };
-    const Expect table[] = {{0, "float", 4},   {1, "float16", 2},    {2, "int8", 1},        {3, "int32", 4},
-                            {4, "uint8", 1},   {6, "int16", 2},      {7, "uint16", 2},      {8, "uint32", 4},
-                            {9, "int64", 8},   {10, "uint64", 8},    {11, "double", 8},     {12, "bool", 1},
+    const Expect table[] = {{0, "float", 4},      {1, "float16", 2},      {2, "int8", 1},
+                            {3, "int32", 4},      {4, "uint8", 1},        {6, "int16", 2},
+                            {7, "uint16", 2},     {8, "uint32", 4},       {9, "int64", 8},
+                            {10, "uint64", 8},    {11, "double", 8},      {12, "bool", 1},
                             {16, "complex64", 8}, {17, "complex128", 16}, {27, "bf16", 2}};
     for (const auto& e : table) {
         auto dtype = dtypeFromCode(e.code);

@@ -2,10 +2,11 @@
 // never exceptions, stack overflows, blocking reads or unbounded allocations.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <fcntl.h>
-#include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include "probe/format/file_util.h"
 #include "probe/format/json_input.h"

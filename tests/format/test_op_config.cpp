@@ -1,7 +1,8 @@
 // The op-level config: every key, its validation, and the selection rules.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
 #include <sys/stat.h>
+
+#include <gtest/gtest.h>
 
 #include "probe/format/op_config.h"
 #include "test_support.h"
@@ -46,7 +47,8 @@ TEST(OpConfig, DefaultsMatchTheDocumentedOnes) {
 }
 
 TEST(OpConfig, ReadsTheDocumentedExample) {
-    OpConfig c = parseOk(R"({"task": "tensor", "dump_enable": false, "exec_range": "all", "ids": "", "op_name": "",
+    OpConfig c = parseOk(
+        R"({"task": "tensor", "dump_enable": false, "exec_range": "all", "ids": "", "op_name": "",
                              "save_child": false, "device": "", "filter_level": 1})");
     EXPECT_EQ(c.execRange.kind, ExecRange::Kind::All);
     EXPECT_EQ(c, parseOpConfig(c.toJson().dump(), "x").config.value());
@@ -94,7 +96,8 @@ TEST(OpConfig, ExecRange) {
     EXPECT_TRUE(pairs.contains(5));
     EXPECT_EQ(pairs.toString(), "0,1,5,5");
     for (const char* bad : {"\"3\"", "\"4,2\"", "\"a,b\"", "\"-1,2\"", "\"1,2,3\"", "\"\"", "5"})
-        EXPECT_EQ(parseBad(std::string(R"({"exec_range":)") + bad + "}")[0].key, "exec_range") << bad;
+        EXPECT_EQ(parseBad(std::string(R"({"exec_range":)") + bad + "}")[0].key, "exec_range")
+            << bad;
 }
 
 TEST(OpConfig, IdsAndOpNameValidation) {
@@ -115,7 +118,8 @@ TEST(OpConfig, DeviceAndFilterLevel) {
     EXPECT_TRUE(parseOk("{}").acceptsDevice(-1));
     EXPECT_EQ(parseBad(R"({"device":"x"})")[0].key, "device");
     EXPECT_EQ(parseBad(R"({"device":0})")[0].key, "device");
-    for (int level : {0, 1, 2}) EXPECT_EQ(parseOk("{\"filter_level\":" + std::to_string(level) + "}").filterLevel, level);
+    for (int level : {0, 1, 2})
+        EXPECT_EQ(parseOk("{\"filter_level\":" + std::to_string(level) + "}").filterLevel, level);
     EXPECT_EQ(parseBad(R"({"filter_level":3})")[0].key, "filter_level");
     EXPECT_EQ(parseBad(R"({"filter_level":"1"})")[0].key, "filter_level");
     EXPECT_EQ(parseBad(R"({"filter_level":1.5})")[0].key, "filter_level");
@@ -156,12 +160,14 @@ TEST(OpConfig, OverflowCheckTaskAndOverflowNums) {
     EXPECT_EQ(parseOk("{}").overflowNums, 1);  // msprobe's default
     EXPECT_EQ(parseBad(R"({"overflow_nums": -2})")[0].key, "overflow_nums");
     EXPECT_EQ(parseBad(R"({"overflow_nums": 1.5})")[0].key, "overflow_nums");
-    EXPECT_NE(parseBad(R"({"task": "overflow"})")[0].accepted.find("overflow_check"), std::string::npos);
+    EXPECT_NE(parseBad(R"({"task": "overflow"})")[0].accepted.find("overflow_check"),
+              std::string::npos);
     // Written back: the task's count always, a count alone only when not the default.
     EXPECT_NE(c.toFileText().find("\"overflow_nums\": -1"), std::string::npos);
     EXPECT_EQ(parseOpConfig(c.toFileText(), "x").config.value(), c);
     EXPECT_EQ(OpConfig{}.toFileText().find("overflow_nums"), std::string::npos);
-    EXPECT_NE(parseOk(R"({"task": "overflow_check"})").toFileText().find("\"overflow_nums\": 1"), std::string::npos);
+    EXPECT_NE(parseOk(R"({"task": "overflow_check"})").toFileText().find("\"overflow_nums\": 1"),
+              std::string::npos);
 }
 
 TEST(OpConfig, EveryProblemIsReportedWithFileKeyAndAcceptedValues) {

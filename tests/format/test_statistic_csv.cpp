@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "probe/format/statistic_csv.h"
 
@@ -9,7 +9,8 @@ using namespace probe::format;
 
 TEST(StatisticCsv, HeaderIsExact) {
     EXPECT_STREQ(kStatisticCsvHeader,
-                 "Device and PID,Execution Count,Op Name,Op Type,Op Id,Input/Output,Index,Dtype,Format,Shape,Max,Min,"
+                 "Device and PID,Execution Count,Op Name,Op Type,Op "
+                 "Id,Input/Output,Index,Dtype,Format,Shape,Max,Min,"
                  "Mean,Norm,Tensor Path");
 }
 
@@ -42,11 +43,14 @@ TEST(StatisticCsv, RowRoundTrip) {
     row.min = -INFINITY;
     row.mean = NAN;
     row.norm = 2.0;
-    row.tensorPath = "/abs/atb_dump_data/data/0_39943/3/2_Prefill_layer/1_Attention/after/outtensor2_value.bin";
+    row.tensorPath =
+        "/abs/atb_dump_data/data/0_39943/3/2_Prefill_layer/1_Attention/after/outtensor2_value.bin";
     const std::string line = formatStatRow(row);
     EXPECT_EQ(line,
-              "0_39943,3,Prefill_layer/Attention,SelfAttentionOperation,2_1,output,2_value,float16,nd,36x128,"
-              "1.500000,-inf,nan,2.000000," + row.tensorPath + "\n");
+              "0_39943,3,Prefill_layer/"
+              "Attention,SelfAttentionOperation,2_1,output,2_value,float16,nd,36x128,"
+              "1.500000,-inf,nan,2.000000," +
+                  row.tensorPath + "\n");
     std::string error;
     auto parsed = parseStatRow(line, &error);
     ASSERT_TRUE(parsed) << error;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
 #include <cerrno>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "probe/format/dump_status.h"
 #include "probe/format/structure_json.h"
@@ -24,7 +24,10 @@ TEST(StructureJson, LayerKeysInOrderAndRoundTrip) {
     child.outTensors = {"Prefill_layer_2_output_0"};
     layer.nodes.push_back(child);
     const std::string text = layer.toJson().dump();
-    EXPECT_EQ(text.rfind("{\"opName\":\"Prefill_layer_2\",\"opType\":\"Prefill_layer\",\"param\":\"\",\"inTensors\":", 0), 0u);
+    EXPECT_EQ(text.rfind("{\"opName\":\"Prefill_layer_2\",\"opType\":\"Prefill_layer\",\"param\":"
+                         "\"\",\"inTensors\":",
+                         0),
+              0u);
     std::string error;
     auto parsed = StructureNode::fromJson(nlohmann::json::parse(text), &error);
     ASSERT_TRUE(parsed) << error;
@@ -37,8 +40,10 @@ TEST(StructureJson, ModelKeysInOrder) {
     ModelStructure model;
     model.modelName = "DecoderModel";
     const std::string text = model.toJson().dump();
-    EXPECT_EQ(text, "{\"modelName\":\"DecoderModel\",\"weightTensors\":[],\"inTensors\":[],\"outTensors\":[],"
-                    "\"internalTensors\":[],\"nodes\":[]}");
+    EXPECT_EQ(
+        text,
+        "{\"modelName\":\"DecoderModel\",\"weightTensors\":[],\"inTensors\":[],\"outTensors\":[],"
+        "\"internalTensors\":[],\"nodes\":[]}");
     std::string error;
     EXPECT_TRUE(ModelStructure::fromJson(nlohmann::json::parse(text), &error));
     EXPECT_FALSE(ModelStructure::fromJson(nlohmann::json::parse("[1]"), &error));
@@ -46,8 +51,9 @@ TEST(StructureJson, ModelKeysInOrder) {
 
 TEST(DumpStatus, FieldsOfTheWrongTypeFallBack) {
     probe::test::TempDir dir;
-    probe::test::writeFile(dir / "probe_status.json",
-                           R"({"processes": [{"pid": "12", "state": 3, "rows": -1, "files": 5, "messages": [1, "x"]}]})");
+    probe::test::writeFile(
+        dir / "probe_status.json",
+        R"({"processes": [{"pid": "12", "state": 3, "rows": -1, "files": 5, "messages": [1, "x"]}]})");
     std::string error;
     auto status = readStatusFile(dir.path(), &error);
     ASSERT_TRUE(status) << error;
@@ -55,7 +61,8 @@ TEST(DumpStatus, FieldsOfTheWrongTypeFallBack) {
     EXPECT_EQ(status->processes[0].pid, 0);
     EXPECT_EQ(status->processes[0].state, DumpState::Running);
     EXPECT_EQ(status->files, 5u);
-    EXPECT_EQ(status->processes[0].messages, (std::vector<StatusMessage>{{MessageLevel::Error, "x"}}));
+    EXPECT_EQ(status->processes[0].messages,
+              (std::vector<StatusMessage>{{MessageLevel::Error, "x"}}));
 }
 
 TEST(DumpStatus, ProcessesMergeUnderTheLock) {
@@ -93,7 +100,8 @@ TEST(DumpStatus, ProcessesMergeUnderTheLock) {
 TEST(DumpStatus, StatesAndLevelsHaveOneNameEach) {
     for (auto state : {DumpState::Running, DumpState::Complete, DumpState::Incomplete})
         EXPECT_EQ(dumpStateFromString(toString(state)), state);
-    for (auto state : {ProbeState::Sleeping, ProbeState::Dumping, ProbeState::Stopped, ProbeState::Exiting})
+    for (auto state :
+         {ProbeState::Sleeping, ProbeState::Dumping, ProbeState::Stopped, ProbeState::Exiting})
         EXPECT_EQ(probeStateFromString(toString(state)), state);
     for (auto level : {MessageLevel::Error, MessageLevel::Warning, MessageLevel::Info})
         EXPECT_EQ(messageLevelFromString(toString(level)), level);
@@ -108,11 +116,13 @@ TEST(DumpStatus, MessagesKeepTheirLevelAndTheEndIsRecorded) {
     ProcessDumpStatus s;
     s.pid = 7;
     s.state = DumpState::Complete;
-    s.messages = {{MessageLevel::Warning, "config rejected"}, {MessageLevel::Error, "error: a text that starts so"}};
+    s.messages = {{MessageLevel::Warning, "config rejected"},
+                  {MessageLevel::Error, "error: a text that starts so"}};
     s.endedBy = ProgramEnd{ProgramEnd::How::Signaled, 15, "the probe"};
     ASSERT_EQ(updateStatusFile(dir.path(), s), 0);
     const auto json = nlohmann::json::parse(probe::test::readFile(dir / "probe_status.json"));
-    EXPECT_EQ(json["processes"][0]["messages"][0], (nlohmann::json{{"level", "warning"}, {"text", "config rejected"}}));
+    EXPECT_EQ(json["processes"][0]["messages"][0],
+              (nlohmann::json{{"level", "warning"}, {"text", "config rejected"}}));
     EXPECT_EQ(json["processes"][0]["ended_by"]["signal"], "SIGTERM");
     std::string error;
     auto status = readStatusFile(dir.path(), &error);
@@ -123,7 +133,8 @@ TEST(DumpStatus, MessagesKeepTheirLevelAndTheEndIsRecorded) {
 
 TEST(DumpStatus, StatusFilesOfTheVersionBeforeAreRead) {
     probe::test::TempDir dir;
-    probe::test::writeFile(dir / "probe_status.json", R"({"state": "complete", "processes": [{"pid": 12,
+    probe::test::writeFile(dir / "probe_status.json",
+                           R"({"state": "complete", "processes": [{"pid": 12,
         "state": "complete", "interrupted_by": "SIGINT", "messages": ["warning: config rejected", "cannot write x"]}]})");
     std::string error;
     auto status = readStatusFile(dir.path(), &error);
@@ -192,14 +203,18 @@ TEST(DumpStatus, TheParentRecordsHowTheProgramEnded) {
 TEST(InjectionLog, ReadsGoodLinesAndSkipsTheRest) {
     probe::test::TempDir dir;
     std::string text;
-    text += R"({"pid": 11, "status": "attached", "message": "", "python": "/usr/bin/python3"})" "\n";
-    text += R"({"pid": "12", "status": "torch_mismatch"})" "\n";         // pid of another type
-    text += R"({"pid": 13, "status": 5})" "\n";                           // status of another type
-    text += "[1, 2, 3]\n";                                               // not an object
-    text += std::string(100, '[') + "\n";                                // deep and cut
+    text += R"({"pid": 11, "status": "attached", "message": "", "python": "/usr/bin/python3"})"
+            "\n";
+    text += R"({"pid": "12", "status": "torch_mismatch"})"
+            "\n";  // pid of another type
+    text += R"({"pid": 13, "status": 5})"
+            "\n";                          // status of another type
+    text += "[1, 2, 3]\n";                 // not an object
+    text += std::string(100, '[') + "\n";  // deep and cut
     text += "{\"pid\": 14, \"status\": \"no_adapter\", \"message\": \"bad \xff byte\"}\n";
-    text += R"({"pid": 15, "status": "torch_mismatch", "message": "torch 2.0 is not 2.1"})" "\n";
-    text += R"({"pid": 16, "status": "att)";                              // killed mid-write
+    text += R"({"pid": 15, "status": "torch_mismatch", "message": "torch 2.0 is not 2.1"})"
+            "\n";
+    text += R"({"pid": 16, "status": "att)";  // killed mid-write
     probe::test::writeFile(dir / probe::format::kInjectionLogName, text);
     const auto records = probe::format::readInjectionLog(dir.path());
     ASSERT_EQ(records.size(), 2u);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
+
+#include <gtest/gtest.h>
 
 #include "probe/format/file_util.h"
 #include "probe/format/tensor_bin.h"

@@ -1,7 +1,5 @@
 // Statistics of every dtype, checked against an independent straightforward computation.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +7,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "probe/format/tensor_stats.h"
 
@@ -37,9 +37,12 @@ struct Reference {
 double halfByDefinition(uint16_t h) {
     const int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
     double v;
-    if (e == 0x1f) v = m ? std::nan("") : INFINITY;
-    else if (e == 0) v = std::ldexp(m / 1024.0, -14);
-    else v = std::ldexp(1.0 + m / 1024.0, e - 15);
+    if (e == 0x1f)
+        v = m ? std::nan("") : INFINITY;
+    else if (e == 0)
+        v = std::ldexp(m / 1024.0, -14);
+    else
+        v = std::ldexp(1.0 + m / 1024.0, e - 15);
     return s ? -v : v;
 }
 
@@ -52,7 +55,8 @@ void expectMatches(const TensorStats& s, const Reference& r, uint64_t count) {
     ASSERT_TRUE(s.valid);
     EXPECT_EQ(s.count, count);
     if (r.nan) {
-        EXPECT_TRUE(std::isnan(s.max) && std::isnan(s.min) && std::isnan(s.mean) && std::isnan(s.norm));
+        EXPECT_TRUE(std::isnan(s.max) && std::isnan(s.min) && std::isnan(s.mean) &&
+                    std::isnan(s.norm));
         return;
     }
     expectClose(s.max, r.max, "max");
@@ -122,8 +126,10 @@ TEST(TensorStats, HalfAndBf16AreWidenedExactly) {
         std::vector<uint16_t> half(count), bf(count);
         Reference rh, rb;
         for (uint64_t i = 0; i < count; ++i) {
-            do half[i] = static_cast<uint16_t>(rng()); while (((half[i] >> 10) & 0x1f) == 0x1f);
-            do bf[i] = static_cast<uint16_t>(rng()); while (((bf[i] >> 7) & 0xff) == 0xff);
+            do half[i] = static_cast<uint16_t>(rng());
+            while (((half[i] >> 10) & 0x1f) == 0x1f);
+            do bf[i] = static_cast<uint16_t>(rng());
+            while (((bf[i] >> 7) & 0xff) == 0xff);
             rh.add(halfByDefinition(half[i]));
             uint32_t w = static_cast<uint32_t>(bf[i]) << 16;
             float fb;
@@ -156,7 +162,8 @@ TEST(TensorStats, NanPropagatesLikePyTorchInfIsKept) {
         std::vector<float> v(20, 1.0f);
         v[position] = NAN;
         auto s = computeTensorStats(DType::Float, v.data(), v.size());
-        EXPECT_TRUE(std::isnan(s.max) && std::isnan(s.min) && std::isnan(s.mean) && std::isnan(s.norm));
+        EXPECT_TRUE(std::isnan(s.max) && std::isnan(s.min) && std::isnan(s.mean) &&
+                    std::isnan(s.norm));
         EXPECT_EQ(s.nanCount, 1u);
     }
     std::vector<float> inf = {1.0f, INFINITY, -2.0f};
@@ -245,7 +252,9 @@ LaneReference laneReference(const std::vector<float>& widened) {
     return r;
 }
 
-bool sameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool sameBits(double a, double b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 float bf16ByDefinition(uint16_t bits) {
     const uint32_t word = static_cast<uint32_t>(bits) << 16;
@@ -259,30 +268,40 @@ float bf16ByDefinition(uint16_t bits) {
 TEST(TensorStats, HalfAndBf16StatisticsAreBitIdenticalToTheLaneOrder) {
     // Subnormals, zeros of both signs, the largest finite values and infinities mixed into random
     // data; sizes around the lane width and the block size.
-    const std::vector<uint16_t> halfSpecials = {0x0001, 0x03ff, 0x8001, 0x83ff, 0x0000, 0x8000, 0x7bff, 0xfbff, 0x0400};
-    const std::vector<uint16_t> bf16Specials = {0x0001, 0x007f, 0x8001, 0x807f, 0x0000, 0x8000, 0x7f7f, 0xff7f, 0x0080};
+    const std::vector<uint16_t> halfSpecials = {0x0001, 0x03ff, 0x8001, 0x83ff, 0x0000,
+                                                0x8000, 0x7bff, 0xfbff, 0x0400};
+    const std::vector<uint16_t> bf16Specials = {0x0001, 0x007f, 0x8001, 0x807f, 0x0000,
+                                                0x8000, 0x7f7f, 0xff7f, 0x0080};
     std::mt19937 rng(11);
     for (const bool bf16 : {false, true}) {
         for (uint64_t count : {1u, 15u, 16u, 17u, 100u, 4096u, 4097u, 4111u, 10003u, 40000u}) {
-            for (int variant = 0; variant < 3; ++variant) {  // finite, with +inf, with -inf and +inf
+            for (int variant = 0; variant < 3;
+                 ++variant) {  // finite, with +inf, with -inf and +inf
                 std::vector<uint16_t> data(count);
                 const auto& specials = bf16 ? bf16Specials : halfSpecials;
                 for (uint64_t i = 0; i < count; ++i) {
                     uint16_t v;
-                    if (rng() % 5 == 0) v = specials[rng() % specials.size()];
-                    else if (bf16) do v = static_cast<uint16_t>(rng()); while (((v >> 7) & 0xff) == 0xff);
-                    else do v = static_cast<uint16_t>(rng()); while (((v >> 10) & 0x1f) == 0x1f);
+                    if (rng() % 5 == 0)
+                        v = specials[rng() % specials.size()];
+                    else if (bf16)
+                        do v = static_cast<uint16_t>(rng());
+                        while (((v >> 7) & 0xff) == 0xff);
+                    else
+                        do v = static_cast<uint16_t>(rng());
+                        while (((v >> 10) & 0x1f) == 0x1f);
                     data[i] = v;
                 }
                 if (variant >= 1) data[rng() % count] = bf16 ? 0x7f80 : 0x7c00;
                 if (variant == 2) data[rng() % count] = bf16 ? 0xff80 : 0xfc00;
                 std::vector<float> widened(count);
                 for (uint64_t i = 0; i < count; ++i)
-                    widened[i] = bf16 ? bf16ByDefinition(data[i]) : static_cast<float>(halfByDefinition(data[i]));
+                    widened[i] = bf16 ? bf16ByDefinition(data[i])
+                                      : static_cast<float>(halfByDefinition(data[i]));
                 const LaneReference r = laneReference(widened);
-                const TensorStats s = computeTensorStats(bf16 ? DType::BF16 : DType::Float16, data.data(), count);
-                SCOPED_TRACE(std::string(bf16 ? "bf16" : "fp16") + " count " + std::to_string(count) + " variant " +
-                             std::to_string(variant));
+                const TensorStats s =
+                    computeTensorStats(bf16 ? DType::BF16 : DType::Float16, data.data(), count);
+                SCOPED_TRACE(std::string(bf16 ? "bf16" : "fp16") + " count " +
+                             std::to_string(count) + " variant " + std::to_string(variant));
                 ASSERT_EQ(s.count, count);
                 if (r.nan || std::isnan(r.sum)) {  // +inf and -inf together: the mean is NaN
                     EXPECT_TRUE(std::isnan(s.mean));
@@ -310,11 +329,14 @@ TEST(TensorStats, HalfAndBf16NanIsCountedAndPropagates) {
                                      static_cast<uint16_t>(bf16 ? 0xffc0 : 0xfe00)};
             for (size_t k = 0; k < at.size(); ++k) data[at[k]] = nans[k];
             std::sort(at.begin(), at.end());
-            const uint64_t distinct = static_cast<uint64_t>(std::unique(at.begin(), at.end()) - at.begin());
-            const TensorStats s = computeTensorStats(bf16 ? DType::BF16 : DType::Float16, data.data(), count);
+            const uint64_t distinct =
+                static_cast<uint64_t>(std::unique(at.begin(), at.end()) - at.begin());
+            const TensorStats s =
+                computeTensorStats(bf16 ? DType::BF16 : DType::Float16, data.data(), count);
             SCOPED_TRACE(std::string(bf16 ? "bf16" : "fp16") + " count " + std::to_string(count));
             EXPECT_EQ(s.nanCount, distinct);
-            EXPECT_TRUE(std::isnan(s.max) && std::isnan(s.min) && std::isnan(s.mean) && std::isnan(s.norm));
+            EXPECT_TRUE(std::isnan(s.max) && std::isnan(s.min) && std::isnan(s.mean) &&
+                        std::isnan(s.norm));
             EXPECT_FALSE(s.hasPosInf || s.hasNegInf);
         }
     }

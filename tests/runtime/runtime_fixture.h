@@ -3,7 +3,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -12,6 +11,8 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "native_model.h"
 #include "probe/format/statistic_csv.h"
@@ -32,7 +33,8 @@ protected:
 
     void start(const std::string& configJson) {
         if (!configJson.empty()) writeFile(configPath(), configJson);
-        ASSERT_EQ(probe_start(dir_.path().c_str(), configPath().c_str()), PROBE_OK) << probe_last_error();
+        ASSERT_EQ(probe_start(dir_.path().c_str(), configPath().c_str()), PROBE_OK)
+            << probe_last_error();
     }
 
     // Rows of every statistic.csv below data/, with the file each came from.
@@ -77,19 +79,43 @@ struct PlainStats {
 
 inline double elementAt(int dtype, const uint8_t* p, size_t i) {
     switch (dtype) {
-        case PROBE_DTYPE_FLOAT: { float f; std::memcpy(&f, p + 4 * i, 4); return f; }
-        case PROBE_DTYPE_DOUBLE: { double d; std::memcpy(&d, p + 8 * i, 8); return d; }
-        case PROBE_DTYPE_INT64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); return static_cast<double>(v); }
-        case PROBE_DTYPE_INT32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
-        case PROBE_DTYPE_BOOL: return p[i] ? 1.0 : 0.0;
+        case PROBE_DTYPE_FLOAT: {
+            float f;
+            std::memcpy(&f, p + 4 * i, 4);
+            return f;
+        }
+        case PROBE_DTYPE_DOUBLE: {
+            double d;
+            std::memcpy(&d, p + 8 * i, 8);
+            return d;
+        }
+        case PROBE_DTYPE_INT64: {
+            int64_t v;
+            std::memcpy(&v, p + 8 * i, 8);
+            return static_cast<double>(v);
+        }
+        case PROBE_DTYPE_INT32: {
+            int32_t v;
+            std::memcpy(&v, p + 4 * i, 4);
+            return v;
+        }
+        case PROBE_DTYPE_BOOL:
+            return p[i] ? 1.0 : 0.0;
         case PROBE_DTYPE_BF16: {
-            uint16_t h; std::memcpy(&h, p + 2 * i, 2);
-            uint32_t w = static_cast<uint32_t>(h) << 16; float f; std::memcpy(&f, &w, 4); return f;
+            uint16_t h;
+            std::memcpy(&h, p + 2 * i, 2);
+            uint32_t w = static_cast<uint32_t>(h) << 16;
+            float f;
+            std::memcpy(&f, &w, 4);
+            return f;
         }
         case PROBE_DTYPE_FLOAT16: {
-            uint16_t h; std::memcpy(&h, p + 2 * i, 2);
+            uint16_t h;
+            std::memcpy(&h, p + 2 * i, 2);
             const int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-            double v = e == 0x1f ? (m ? NAN : INFINITY) : e == 0 ? std::ldexp(m / 1024.0, -14) : std::ldexp(1.0 + m / 1024.0, e - 15);
+            double v = e == 0x1f ? (m ? NAN : INFINITY)
+                       : e == 0  ? std::ldexp(m / 1024.0, -14)
+                                 : std::ldexp(1.0 + m / 1024.0, e - 15);
             return s ? -v : v;
         }
     }
@@ -99,10 +125,17 @@ inline double elementAt(int dtype, const uint8_t* p, size_t i) {
 
 inline size_t elementSize(int dtype) {
     switch (dtype) {
-        case PROBE_DTYPE_FLOAT: case PROBE_DTYPE_INT32: return 4;
-        case PROBE_DTYPE_DOUBLE: case PROBE_DTYPE_INT64: return 8;
-        case PROBE_DTYPE_BF16: case PROBE_DTYPE_FLOAT16: return 2;
-        default: return 1;
+        case PROBE_DTYPE_FLOAT:
+        case PROBE_DTYPE_INT32:
+            return 4;
+        case PROBE_DTYPE_DOUBLE:
+        case PROBE_DTYPE_INT64:
+            return 8;
+        case PROBE_DTYPE_BF16:
+        case PROBE_DTYPE_FLOAT16:
+            return 2;
+        default:
+            return 1;
     }
 }
 
@@ -127,7 +160,8 @@ inline void expectStatsMatch(const format::StatRow& row, const CapturedTensor& t
     const PlainStats s = plainStats(t);
     ASSERT_TRUE(row.max && row.min && row.mean && row.norm) << row.opName;
     if (s.nan) {
-        EXPECT_TRUE(std::isnan(*row.max) && std::isnan(*row.min) && std::isnan(*row.mean) && std::isnan(*row.norm));
+        EXPECT_TRUE(std::isnan(*row.max) && std::isnan(*row.min) && std::isnan(*row.mean) &&
+                    std::isnan(*row.norm));
         return;
     }
     // statistic.csv carries six decimals.
@@ -139,13 +173,20 @@ inline void expectStatsMatch(const format::StatRow& row, const CapturedTensor& t
 
 inline std::string dtypeNameOf(int dtype) {
     switch (dtype) {
-        case PROBE_DTYPE_FLOAT: return "float";
-        case PROBE_DTYPE_FLOAT16: return "float16";
-        case PROBE_DTYPE_BF16: return "bf16";
-        case PROBE_DTYPE_INT64: return "int64";
-        case PROBE_DTYPE_INT32: return "int32";
-        case PROBE_DTYPE_BOOL: return "bool";
-        case PROBE_DTYPE_DOUBLE: return "double";
+        case PROBE_DTYPE_FLOAT:
+            return "float";
+        case PROBE_DTYPE_FLOAT16:
+            return "float16";
+        case PROBE_DTYPE_BF16:
+            return "bf16";
+        case PROBE_DTYPE_INT64:
+            return "int64";
+        case PROBE_DTYPE_INT32:
+            return "int32";
+        case PROBE_DTYPE_BOOL:
+            return "bool";
+        case PROBE_DTYPE_DOUBLE:
+            return "double";
     }
     return "?";
 }

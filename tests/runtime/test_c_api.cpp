@@ -3,13 +3,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
-#include "probe/format/tensor_bin.h"
-#include <algorithm>
 #include <nlohmann/json.hpp>
+
 #include "probe/format/structure_json.h"
+#include "probe/format/tensor_bin.h"
 #include "runtime_fixture.h"
 
 namespace probe::test {
@@ -22,7 +23,9 @@ TEST_F(CApi, CallsBeforeStartAreNoOps) {
     EXPECT_EQ(probe_op_begin("A", nullptr, nullptr), 0);
     const int64_t dims[] = {1};
     float v = 1;
-    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &v, 4), 0);
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                              &v, 4),
+              0);
     EXPECT_EQ(probe_op_end(), 0);
     EXPECT_EQ(probe_is_awake(), 0);
     EXPECT_EQ(probe_stop(), PROBE_OK);
@@ -33,7 +36,8 @@ TEST_F(CApi, UnwritableOutputDirectoryIsAnError) {
     const std::string blocker = dir_ / "file";
     writeFile(blocker, "x");
     EXPECT_EQ(probe_start((blocker + "/sub").c_str(), nullptr), PROBE_E_IO);
-    EXPECT_NE(std::string(probe_last_error()).find("cannot create the output directory"), std::string::npos);
+    EXPECT_NE(std::string(probe_last_error()).find("cannot create the output directory"),
+              std::string::npos);
     EXPECT_EQ(probe_is_started(), 0);
 }
 
@@ -59,30 +63,49 @@ TEST_F(CApi, MisuseIsReportedNotFatal) {
     EXPECT_NE(std::string(probe_last_error()).find("no op is open"), std::string::npos);
     const int64_t dims[] = {2, 2};
     float v[4] = {1, 2, 3, 4};
-    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 16), PROBE_E_STATE);
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2,
+                              v, 16),
+              PROBE_E_STATE);
     EXPECT_EQ(probe_op_begin(nullptr, nullptr, nullptr), PROBE_E_INVALID_ARGUMENT);
     EXPECT_EQ(probe_op_begin("", nullptr, nullptr), PROBE_E_INVALID_ARGUMENT);
     ASSERT_EQ(probe_op_begin("Layer", nullptr, nullptr), 1);
     // Size that does not match the shape.
-    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 12),
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2,
+                              v, 12),
               PROBE_E_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(probe_last_error()).find("12 bytes do not match shape 2x2 of float (16 bytes expected)"),
+    EXPECT_NE(std::string(probe_last_error())
+                  .find("12 bytes do not match shape 2x2 of float (16 bytes expected)"),
               std::string::npos);
     // Bad io, negative index, missing dims, negative dimension, overflowing shape.
-    EXPECT_EQ(probe_op_tensor(7, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 16), PROBE_E_INVALID_ARGUMENT);
-    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, -1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 16), PROBE_E_INVALID_ARGUMENT);
-    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, nullptr, 2, v, 16), PROBE_E_INVALID_ARGUMENT);
+    EXPECT_EQ(probe_op_tensor(7, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 16),
+              PROBE_E_INVALID_ARGUMENT);
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, -1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2,
+                              v, 16),
+              PROBE_E_INVALID_ARGUMENT);
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, nullptr,
+                              2, v, 16),
+              PROBE_E_INVALID_ARGUMENT);
     const int64_t negative[] = {-2, 2};
-    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, negative, 2, v, 16), PROBE_E_INVALID_ARGUMENT);
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, negative,
+                              2, v, 16),
+              PROBE_E_INVALID_ARGUMENT);
     const int64_t huge[] = {1LL << 40, 1LL << 40};
-    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, huge, 2, v, 16), PROBE_E_INVALID_ARGUMENT);
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, huge, 2,
+                              v, 16),
+              PROBE_E_INVALID_ARGUMENT);
     // A good one still works after all that, and so does a dtype we do not know (kept, no stats).
-    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, "x", PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 16), 1);
+    EXPECT_EQ(
+        probe_op_tensor(PROBE_INPUT, 0, "x", PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 2, v, 16),
+        1);
     EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 1, nullptr, 41, 29, dims, 2, v, 2), 1);
     // A scalar and an empty tensor.
-    EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, nullptr, 0, v, 4), 1);
+    EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, nullptr,
+                              0, v, 4),
+              1);
     const int64_t empty[] = {0, 3};
-    EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, empty, 2, v, 0), 1);
+    EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, empty,
+                              2, v, 0),
+              1);
     EXPECT_EQ(probe_op_end(), PROBE_OK);
     ASSERT_EQ(probe_stop(), PROBE_OK);
     auto rows = readRows();
@@ -110,7 +133,8 @@ TEST_F(CApi, BadParameterJsonIsKeptAsAString) {
     ASSERT_EQ(probe_op_begin("Other", nullptr, "{}"), 1);  // empty parameters: no file
     probe_op_end();
     ASSERT_EQ(probe_stop(), PROBE_OK);
-    EXPECT_EQ(readFile(root() + "/data/" + pidDir() + "/0/0_Layer/op_param.json"), "\"{not json\"\n");
+    EXPECT_EQ(readFile(root() + "/data/" + pidDir() + "/0/0_Layer/op_param.json"),
+              "\"{not json\"\n");
     EXPECT_FALSE(exists(root() + "/data/" + pidDir() + "/0/1_Other/op_param.json"));
 }
 
@@ -125,20 +149,26 @@ TEST_F(CApi, ParametersGoWithTensorsNotWithStatisticsAlone) {
 TEST_F(CApi, PrecomputedStatisticsForStatisticsOnly) {
     start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     ASSERT_EQ(probe_op_begin("Layer", nullptr, nullptr), 1);
-    EXPECT_EQ(probe_op_wants() & (PROBE_WANTS_DATA | PROBE_WANTS_STATISTICS_ONLY), PROBE_WANTS_DATA | PROBE_WANTS_STATISTICS_ONLY);
+    EXPECT_EQ(probe_op_wants() & (PROBE_WANTS_DATA | PROBE_WANTS_STATISTICS_ONLY),
+              PROBE_WANTS_DATA | PROBE_WANTS_STATISTICS_ONLY);
     const float values[] = {3.0f, -4.0f};
     probe_tensor_stats stats;
     ASSERT_EQ(probe_compute_stats(PROBE_DTYPE_FLOAT, values, 2, &stats), PROBE_OK);
     EXPECT_EQ(stats.valid, 1);
     EXPECT_EQ(stats.norm, 5.0);
     const int64_t dims[] = {2};
-    EXPECT_EQ(probe_op_tensor_stats(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &stats, 0), 1);
-    EXPECT_EQ(probe_op_tensor_stats(PROBE_INPUT, 1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, nullptr, 0),
+    EXPECT_EQ(probe_op_tensor_stats(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND,
+                                    dims, 1, &stats, 0),
+              1);
+    EXPECT_EQ(probe_op_tensor_stats(PROBE_INPUT, 1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND,
+                                    dims, 1, nullptr, 0),
               PROBE_E_INVALID_ARGUMENT);
     probe_op_end();
     ASSERT_EQ(probe_stop(), PROBE_OK);
     const std::string csv = readFile(root() + "/data/" + pidDir() + "/0/statistic.csv");
-    EXPECT_NE(csv.find(",input,0,float,nd,2,3.000000,-4.000000,-0.500000,5.000000,N/A"), std::string::npos) << csv;
+    EXPECT_NE(csv.find(",input,0,float,nd,2,3.000000,-4.000000,-0.500000,5.000000,N/A"),
+              std::string::npos)
+        << csv;
 }
 
 TEST_F(CApi, PrecomputedStatisticsAreRefusedWhenTensorsAreWanted) {
@@ -147,7 +177,8 @@ TEST_F(CApi, PrecomputedStatisticsAreRefusedWhenTensorsAreWanted) {
     EXPECT_EQ(probe_op_wants() & PROBE_WANTS_STATISTICS_ONLY, 0);
     probe_tensor_stats stats{1, 1, 1, 1, 1, 1};
     const int64_t dims[] = {1};
-    EXPECT_EQ(probe_op_tensor_stats(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &stats, 0),
+    EXPECT_EQ(probe_op_tensor_stats(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND,
+                                    dims, 1, &stats, 0),
               PROBE_E_INVALID_ARGUMENT);
     EXPECT_NE(std::string(probe_last_error()).find("wants the tensor's data"), std::string::npos);
     probe_op_end();
@@ -158,23 +189,30 @@ TEST_F(CApi, NamesWithSlashesCannotEscapeTheTree) {
     ASSERT_EQ(probe_op_begin("../../evil/name", nullptr, nullptr), 1);
     const int64_t dims[] = {1};
     float v = 1;
-    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, "a/b", PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &v, 4), 1);
+    EXPECT_EQ(
+        probe_op_tensor(PROBE_INPUT, 0, "a/b", PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &v, 4),
+        1);
     probe_op_end();
     ASSERT_EQ(probe_stop(), PROBE_OK);
-    EXPECT_TRUE(exists(root() + "/data/" + pidDir() + "/0/0_.._.._evil_name/before/intensor0_a_b.bin"));
+    EXPECT_TRUE(
+        exists(root() + "/data/" + pidDir() + "/0/0_.._.._evil_name/before/intensor0_a_b.bin"));
     EXPECT_FALSE(exists(dir_ / "evil"));
 }
 
 TEST_F(CApi, ExplicitStructureReports) {
     start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     EXPECT_EQ(probe_report_model("MyModel", R"({"modelName": "MyModel", "nodes": []})"), PROBE_OK);
-    EXPECT_EQ(probe_report_layer("MyLayer", R"({"opName": "MyLayer_0", "opType": "MyLayer", "nodes": []})"), PROBE_OK);
+    EXPECT_EQ(probe_report_layer("MyLayer",
+                                 R"({"opName": "MyLayer_0", "opType": "MyLayer", "nodes": []})"),
+              PROBE_OK);
     EXPECT_EQ(probe_report_layer("Bad", "[1,2"), PROBE_E_INVALID_ARGUMENT);
     EXPECT_EQ(probe_report_model("", nullptr), PROBE_E_INVALID_ARGUMENT);
-    ASSERT_EQ(probe_op_begin("MyLayer", nullptr, nullptr), 1);  // keeps id 0, its reported structure wins
+    ASSERT_EQ(probe_op_begin("MyLayer", nullptr, nullptr),
+              1);  // keeps id 0, its reported structure wins
     probe_op_end();
     ASSERT_EQ(probe_stop(), PROBE_OK);
-    EXPECT_EQ(readFile(root() + "/info/model/" + pidDir() + "/MyModel.json"), "{\"modelName\":\"MyModel\",\"nodes\":[]}\n");
+    EXPECT_EQ(readFile(root() + "/info/model/" + pidDir() + "/MyModel.json"),
+              "{\"modelName\":\"MyModel\",\"nodes\":[]}\n");
     EXPECT_EQ(readFile(root() + "/info/layer/" + pidDir() + "/MyLayer_0.json"),
               "{\"opName\":\"MyLayer_0\",\"opType\":\"MyLayer\",\"nodes\":[]}\n");
     EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{}));  // no tensors reported
@@ -184,7 +222,9 @@ TEST_F(CApi, ReportedWeightsAreTheModelsWeightTensors) {
     start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     float x[4] = {1, 2, 3, 4}, w[4] = {0.5f, 0.5f, 0.5f, 0.5f}, c[4] = {9, 9, 9, 9}, y[4] = {};
     const int64_t dims[1] = {4};
-    const auto id = [](const float* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); };
+    const auto id = [](const float* p) {
+        return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+    };
     EXPECT_EQ(probe_report_weight("fc.weight", id(w)), PROBE_OK);
     EXPECT_EQ(probe_report_weight("fc.weight", id(w)), PROBE_OK);  // again: harmless
     EXPECT_EQ(probe_report_weight("nothing", 0), PROBE_E_INVALID_ARGUMENT);
@@ -192,15 +232,21 @@ TEST_F(CApi, ReportedWeightsAreTheModelsWeightTensors) {
     // Two layers reading the same weight (tied), one also reading a constant that is no weight.
     for (const char* layer : {"fc", "head"}) {
         probe_op_begin(layer, "Linear", nullptr);
-        probe_op_tensor_ex(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x, sizeof x, id(x));
+        probe_op_tensor_ex(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
+                           sizeof x, id(x));
         probe_op_begin("mul", "aten::mul", nullptr);
-        probe_op_tensor_ex(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x, sizeof x, id(x));
-        probe_op_tensor_ex(PROBE_INPUT, 1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, w, sizeof w, id(w));
+        probe_op_tensor_ex(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
+                           sizeof x, id(x));
+        probe_op_tensor_ex(PROBE_INPUT, 1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, w,
+                           sizeof w, id(w));
         if (std::string(layer) == "head")
-            probe_op_tensor_ex(PROBE_INPUT, 2, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, c, sizeof c, id(c));
-        probe_op_tensor_ex(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y, sizeof y, id(y));
+            probe_op_tensor_ex(PROBE_INPUT, 2, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                               c, sizeof c, id(c));
+        probe_op_tensor_ex(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y,
+                           sizeof y, id(y));
         probe_op_end();
-        probe_op_tensor_ex(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y, sizeof y, id(y));
+        probe_op_tensor_ex(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y,
+                           sizeof y, id(y));
         probe_op_end();
     }
     ASSERT_EQ(probe_stop(), PROBE_OK);
@@ -213,7 +259,9 @@ TEST_F(CApi, ReportedWeightsAreTheModelsWeightTensors) {
     for (const auto& layer : model->nodes) {
         ASSERT_EQ(layer.nodes.size(), 1u);
         EXPECT_EQ(layer.nodes[0].inTensors.at(1), "Net_weight_0") << layer.opName;
-        EXPECT_EQ(std::count(layer.internalTensors.begin(), layer.internalTensors.end(), "Net_weight_0"), 0);
+        EXPECT_EQ(
+            std::count(layer.internalTensors.begin(), layer.internalTensors.end(), "Net_weight_0"),
+            0);
     }
     // The constant stays an internal tensor of its layer; the layer file keeps its own names.
     EXPECT_EQ(model->nodes[1].internalTensors.size(), 1u);
@@ -229,17 +277,21 @@ TEST_F(CApi, RestartOnAnotherDirectory) {
     probe_op_begin("A", nullptr, nullptr);  // left open on purpose: a restart must not inherit it
     ASSERT_EQ(probe_stop(), PROBE_OK);
     TempDir second("probe-restart");
-    writeFile(second / "c.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    writeFile(second / "c.json",
+              R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     ASSERT_EQ(probe_start(second.path().c_str(), (second / "c.json").c_str()), PROBE_OK);
     EXPECT_EQ(probe_op_begin("B", nullptr, nullptr), 1);
     const int64_t dims[] = {1};
     float v = 5;
-    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, &v, 4), 1);
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                              &v, 4),
+              1);
     probe_op_end();
     ASSERT_EQ(probe_stop(), PROBE_OK);
     // B is a fresh layer op (id 0) of the new session, not a child of the stale A.
     EXPECT_TRUE(exists(second.path() + "/atb_dump_data/data/" + pidDir() + "/0/statistic.csv"));
-    const std::string csv = readFile(second.path() + "/atb_dump_data/data/" + pidDir() + "/0/statistic.csv");
+    const std::string csv =
+        readFile(second.path() + "/atb_dump_data/data/" + pidDir() + "/0/statistic.csv");
     EXPECT_NE(csv.find(",0,B,B,0,input,0,float,nd,1,5.000000,"), std::string::npos) << csv;
 }
 

@@ -32,7 +32,9 @@ protected:
         RuntimeTest::TearDown();
         ::unsetenv("PROBE_CONTROL_DIR");
     }
-    std::string socketPath() const { return socketDir_.path() + "/probe-" + std::to_string(::getpid()) + ".sock"; }
+    std::string socketPath() const {
+        return socketDir_.path() + "/probe-" + std::to_string(::getpid()) + ".sock";
+    }
 
     // Connects and, unless told not to, says hello in the protocol of this build.
     void connectClient(bool sayHello = true) {
@@ -40,7 +42,8 @@ protected:
         sockaddr_un address{};
         address.sun_family = AF_UNIX;
         std::strncpy(address.sun_path, socketPath().c_str(), sizeof(address.sun_path) - 1);
-        ASSERT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0) << std::strerror(errno);
+        ASSERT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0)
+            << std::strerror(errno);
         if (sayHello) send({{"type", "hello"}, {"protocol", format::control::kProtocolVersion}});
     }
     // Whether the probe closed the connection, waiting up to 30 seconds (what it sent before
@@ -119,7 +122,10 @@ TEST_F(ControlSocket, HelloLayersRowsAndConfigPush) {
 
     // Push a config: applied, answered with the request id, written to the file, in force
     // from the next op.
-    send({{"type", "set_config"}, {"id", 7}, {"config", {{"task", "statistics"}, {"dump_enable", true}, {"exec_range", "all"}, {"ids", "3"}}}});
+    send({{"type", "set_config"},
+          {"id", 7},
+          {"config",
+           {{"task", "statistics"}, {"dump_enable", true}, {"exec_range", "all"}, {"ids", "3"}}}});
     auto applied = next("config_applied");
     EXPECT_EQ(applied["request"], 7);
     EXPECT_EQ(applied["source"], "client");
@@ -151,11 +157,14 @@ TEST_F(ControlSocket, HelloLayersRowsAndConfigPush) {
         << " rings)";
 
     // A bad config is refused with every problem; the previous one stays.
-    send({{"type", "set_config"}, {"id", 8}, {"config", {{"task", "everything"}, {"filter_level", 9}}}});
+    send({{"type", "set_config"},
+          {"id", 8},
+          {"config", {{"task", "everything"}, {"filter_level", 9}}}});
     auto rejected = next("config_rejected");
     EXPECT_EQ(rejected["request"], 8);
     EXPECT_NE(rejected["reason"].get<std::string>().find("key \"task\""), std::string::npos);
-    EXPECT_NE(rejected["reason"].get<std::string>().find("key \"filter_level\""), std::string::npos);
+    EXPECT_NE(rejected["reason"].get<std::string>().find("key \"filter_level\""),
+              std::string::npos);
     send({{"type", "set_config"}, {"id", 9}, {"config", "not an object"}});
     EXPECT_EQ(next("config_rejected")["request"], 9);
     send({{"type", "ping"}, {"id", 42}});
@@ -165,7 +174,8 @@ TEST_F(ControlSocket, HelloLayersRowsAndConfigPush) {
     ASSERT_EQ(::write(fd_, garbage.data(), garbage.size()), static_cast<ssize_t>(garbage.size()));
     nlohmann::json answer;
     do answer = next("message");
-    while (!answer.is_null() && answer["text"].get<std::string>().find("not a JSON object") == std::string::npos);
+    while (!answer.is_null() &&
+           answer["text"].get<std::string>().find("not a JSON object") == std::string::npos);
     EXPECT_EQ(answer["level"], "error");
 
     ASSERT_EQ(probe_stop(), PROBE_OK);
@@ -237,7 +247,8 @@ TEST_F(ControlSocket, ListedWhereverTheProbeStartedWithoutAnExplicitDirectory) {
     EXPECT_EQ(*format::controlSocketDirectory(true, nullptr), desktopRuntimeDir + "/probe-studio");
     // Other probes of this user may be running (other tests): look for ours.
     const auto probes = format::listLiveProbes();
-    const auto ours = std::find_if(probes.begin(), probes.end(), [](const auto& p) { return p.pid == ::getpid(); });
+    const auto ours = std::find_if(probes.begin(), probes.end(),
+                                   [](const auto& p) { return p.pid == ::getpid(); });
     ASSERT_NE(ours, probes.end());
     EXPECT_EQ(ours->socketPath, tmpSocket);
     ASSERT_EQ(probe_stop(), PROBE_OK);

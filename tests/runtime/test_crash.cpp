@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -28,7 +28,8 @@
 namespace probe::test {
 namespace {
 
-const char* const kStatistics = R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})";
+const char* const kStatistics =
+    R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})";
 
 // The exit status of `pid`, or nullopt (the process killed) when it does not end in time.
 std::optional<int> waitForExit(pid_t pid, int timeoutMs = 60000) {
@@ -51,7 +52,8 @@ protected:
     struct Launch {
         std::vector<std::string> args;
         bool ignoreSigint = false;
-        bool underProbeRun = false;  // the engine started by `probe run`, which records how it ended
+        bool underProbeRun =
+            false;  // the engine started by `probe run`, which records how it ended
     };
 
     pid_t launch(Launch spec) {
@@ -60,8 +62,8 @@ protected:
         if (pid == 0) {
             std::vector<std::string> argv;
             if (spec.underProbeRun)
-                argv = {PROBE_CLI, "run", "--quiet", "--output", dir_.path(), "--config", configPath(), "--",
-                        PROBE_NATIVE_ENGINE};
+                argv = {PROBE_CLI,  "run",        "--quiet", "--output",         dir_.path(),
+                        "--config", configPath(), "--",      PROBE_NATIVE_ENGINE};
             else
                 argv = {PROBE_NATIVE_ENGINE, "--output", dir_.path(), "--config", configPath()};
             argv.insert(argv.end(), spec.args.begin(), spec.args.end());
@@ -97,8 +99,9 @@ protected:
         pid_t pid = ::fork();
         if (pid == 0) {
             ::setenv("PROBE_QUIET", "1", 1);
-            ::execl(PROBE_NATIVE_ENGINE, PROBE_NATIVE_ENGINE, "--rounds", "1", "--output", reference.path().c_str(),
-                    "--config", (reference / "config.json").c_str(), nullptr);
+            ::execl(PROBE_NATIVE_ENGINE, PROBE_NATIVE_ENGINE, "--rounds", "1", "--output",
+                    reference.path().c_str(), "--config", (reference / "config.json").c_str(),
+                    nullptr);
             ::_exit(127);
         }
         const auto status = waitForExit(pid);
@@ -122,7 +125,8 @@ class FatalSignal : public Crash, public ::testing::WithParamInterface<FatalCase
 TEST_P(FatalSignal, DrainsWhatIsQueuedThenDiesOfIt) {
     const size_t perRound = rowsOfOneRound();
     // Five quick steps, no pause, then the fault: the writer has had no time to write them.
-    const pid_t pid = launch({{"--rounds", "100", "--crash-after", "5", "--crash-with", GetParam().how}});
+    const pid_t pid =
+        launch({{"--rounds", "100", "--crash-after", "5", "--crash-with", GetParam().how}});
     const auto exit = waitForExit(pid);
     ASSERT_TRUE(exit) << "the program did not end";
     ASSERT_TRUE(WIFSIGNALED(*exit)) << "exit status " << *exit;
@@ -137,11 +141,12 @@ TEST_P(FatalSignal, DrainsWhatIsQueuedThenDiesOfIt) {
     EXPECT_EQ(process.endedBy->code, GetParam().signal);
     EXPECT_FALSE(process.cutOff);  // the probe drained: only the step that crashed is missing
     const auto rounds = rowsPerRound();
-    EXPECT_EQ(rounds, (std::map<int64_t, size_t>{{0, perRound}, {1, perRound}, {2, perRound}, {3, perRound},
-                                                 {4, perRound}}));
+    EXPECT_EQ(rounds,
+              (std::map<int64_t, size_t>{
+                  {0, perRound}, {1, perRound}, {2, perRound}, {3, perRound}, {4, perRound}}));
     EXPECT_EQ(process.rows, 5 * perRound);
-    std::printf("[ figures  ] %s after 5 steps: %zu of %zu rows of the completed steps on disk\n", GetParam().how,
-                readRows().size(), 5 * perRound);
+    std::printf("[ figures  ] %s after 5 steps: %zu of %zu rows of the completed steps on disk\n",
+                GetParam().how, readRows().size(), 5 * perRound);
 }
 
 INSTANTIATE_TEST_SUITE_P(Crash, FatalSignal,
@@ -153,10 +158,10 @@ INSTANTIATE_TEST_SUITE_P(Crash, FatalSignal,
 TEST_F(Crash, KilledOutrightTheParentRecordsItAndOnlyTheLastMomentsAreLost) {
     const size_t perRound = rowsOfOneRound();
     const std::string journal = dir_ / "journal", ready = dir_ / "ready";
-    const pid_t probeRun = launch({{"--rounds", "100000000", "--sleep-ms", "1", "--journal", journal,
-                                    "--ready-file", ready},
-                                   false,
-                                   true});
+    const pid_t probeRun = launch(
+        {{"--rounds", "100000000", "--sleep-ms", "1", "--journal", journal, "--ready-file", ready},
+         false,
+         true});
     // The engine's pid is its process entry's; wait until it has run a while.
     int64_t engine = 0;
     ASSERT_TRUE(waitUntil([&] {
@@ -176,7 +181,8 @@ TEST_F(Crash, KilledOutrightTheParentRecordsItAndOnlyTheLastMomentsAreLost) {
     ASSERT_EQ(dump.processes.size(), 1u);
     EXPECT_EQ(dump.state, format::DumpState::Incomplete);
     ASSERT_TRUE(dump.processes[0].endedBy);
-    EXPECT_EQ(*dump.processes[0].endedBy, (format::ProgramEnd{format::ProgramEnd::How::Signaled, SIGKILL, "probe run"}));
+    EXPECT_EQ(*dump.processes[0].endedBy,
+              (format::ProgramEnd{format::ProgramEnd::How::Signaled, SIGKILL, "probe run"}));
     EXPECT_TRUE(dump.processes[0].cutOff);
 
     // Every step the journal says was done has its rows, except the last moments before the
@@ -198,17 +204,21 @@ TEST_F(Crash, KilledOutrightTheParentRecordsItAndOnlyTheLastMomentsAreLost) {
         }
     }
     for (const auto& [round, rows] : rounds) EXPECT_TRUE(doneAt.count(round)) << round;
-    const double lostMs = firstMissing < 0 ? 0.0 : static_cast<double>(killedAt - doneAt[firstMissing]) / 1e6;
-    std::printf("[ figures  ] kill -9: %zu steps done, %zu with all their rows on disk; rows lost: the steps of the "
-                "last %.1f ms before the kill\n",
-                doneAt.size(), rounds.size(), lostMs);
+    const double lostMs =
+        firstMissing < 0 ? 0.0 : static_cast<double>(killedAt - doneAt[firstMissing]) / 1e6;
+    std::printf(
+        "[ figures  ] kill -9: %zu steps done, %zu with all their rows on disk; rows lost: the "
+        "steps of the "
+        "last %.1f ms before the kill\n",
+        doneAt.size(), rounds.size(), lostMs);
     // Rows reach the file every ~70 ms; a busy machine may delay the threads that write them,
     // so this bound is generous: it fails only when rows wait for the end of the program.
     EXPECT_LT(lostMs, 1000.0);
 }
 
 TEST_F(Crash, RowsOfALongLayerOpReachTheFileWhileItRuns) {
-    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    start(
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
     const int64_t dims[] = {4};
     const float values[] = {1, 2, 3, 4};
     ASSERT_EQ(probe_op_begin("WholeModel", nullptr, nullptr), 1);
@@ -220,15 +230,17 @@ TEST_F(Crash, RowsOfALongLayerOpReachTheFileWhileItRuns) {
     bool written = false;
     while (!written && children < 1000) {
         EXPECT_EQ(probe_op_begin("Step", nullptr, nullptr), 1);
-        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, values, sizeof values);
+        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                        values, sizeof values);
         probe_op_end();
         ++children;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         written = exists(csv) && splitLines(readFile(csv)).size() > 1;
     }
     EXPECT_TRUE(written) << children << " children, none of their rows on disk";
-    std::printf("[ figures  ] a long layer op: its first rows on disk after %d children (at least %d ms)\n", children,
-                children * 5);
+    std::printf(
+        "[ figures  ] a long layer op: its first rows on disk after %d children (at least %d ms)\n",
+        children, children * 5);
     probe_op_end();
     ASSERT_EQ(probe_stop(), PROBE_OK);
     EXPECT_EQ(readRows().size(), static_cast<size_t>(children));
@@ -243,7 +255,8 @@ TEST_F(Crash, ArgumentsThatAreNotUtf8StartTheProbeAndTheProgramEnds) {
     const auto dump = status();
     EXPECT_EQ(dump.state, format::DumpState::Complete);
     ASSERT_EQ(dump.processes.size(), 1u);
-    EXPECT_NE(dump.processes[0].command.find("--tag caf\\xE9-\\xFF"), std::string::npos) << dump.processes[0].command;
+    EXPECT_NE(dump.processes[0].command.find("--tag caf\\xE9-\\xFF"), std::string::npos)
+        << dump.processes[0].command;
     EXPECT_FALSE(readRows().empty());
 }
 
@@ -286,7 +299,8 @@ TEST_F(Crash, ADiskThatFillsUpEndsTheDumpIncompleteWithItsReason) {
     ASSERT_EQ(::pipe(toParent), 0);
     const std::string mountPoint = dir_ / "small-disk";
     ASSERT_EQ(::mkdir(mountPoint.c_str(), 0755), 0);
-    writeFile(configPath(), R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true,
+    writeFile(configPath(),
+              R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true,
                                "filter_level": 0})");
     pid_t child = ::fork();
     if (child == 0) {
@@ -294,7 +308,8 @@ TEST_F(Crash, ADiskThatFillsUpEndsTheDumpIncompleteWithItsReason) {
         auto say = [&](const std::string& text) {
             if (::write(toParent[1], text.data(), text.size()) < 0) ::_exit(3);
         };
-        const bool inNamespace = ::unshare(CLONE_NEWNS) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0;
+        const bool inNamespace =
+            ::unshare(CLONE_NEWNS) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0;
         if (!inNamespace || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
             ::mount("tmpfs", mountPoint.c_str(), "tmpfs", 0, "size=512k") != 0) {
             say(std::string("SKIP cannot mount a small tmpfs here: ") + std::strerror(errno));
@@ -304,20 +319,22 @@ TEST_F(Crash, ADiskThatFillsUpEndsTheDumpIncompleteWithItsReason) {
         if (engine == 0) {
             ::setenv("PROBE_QUIET", "1", 1);
             ::setenv("PROBE_MIN_FREE_MB", "0", 1);  // no guard: the disk really fills up
-            ::execl(PROBE_NATIVE_ENGINE, PROBE_NATIVE_ENGINE, "--rounds", "400", "--output", mountPoint.c_str(),
-                    "--config", configPath().c_str(), nullptr);
+            ::execl(PROBE_NATIVE_ENGINE, PROBE_NATIVE_ENGINE, "--rounds", "400", "--output",
+                    mountPoint.c_str(), "--config", configPath().c_str(), nullptr);
             ::_exit(127);
         }
         int status = 0;
         ::waitpid(engine, &status, 0);
         // The mount goes with this process: hand the status file over.
-        say("EXIT " + std::to_string(status) + "\n" + readFile(mountPoint + "/atb_dump_data/probe_status.json"));
+        say("EXIT " + std::to_string(status) + "\n" +
+            readFile(mountPoint + "/atb_dump_data/probe_status.json"));
         ::_exit(0);
     }
     ::close(toParent[1]);
     std::string reply;
     char buffer[4096];
-    for (ssize_t n; (n = ::read(toParent[0], buffer, sizeof buffer)) > 0;) reply.append(buffer, static_cast<size_t>(n));
+    for (ssize_t n; (n = ::read(toParent[0], buffer, sizeof buffer)) > 0;)
+        reply.append(buffer, static_cast<size_t>(n));
     ::close(toParent[0]);
     ASSERT_TRUE(waitForExit(child));
     if (reply.rfind("SKIP", 0) == 0) GTEST_SKIP() << reply;
@@ -329,10 +346,12 @@ TEST_F(Crash, ADiskThatFillsUpEndsTheDumpIncompleteWithItsReason) {
     ASSERT_EQ(dump.processes.size(), 1u);
     const auto& process = dump.processes[0];
     EXPECT_EQ(process.state, format::DumpState::Complete);  // stopped and drained...
-    EXPECT_NE(process.dumpStopped.find("no space left"), std::string::npos) << process.dumpStopped;  // ...early
+    EXPECT_NE(process.dumpStopped.find("no space left"), std::string::npos)
+        << process.dumpStopped;  // ...early
     bool said = false;
     for (const auto& m : process.messages)
-        said = said || (m.level == format::MessageLevel::Error && m.text.find("no space left") != std::string::npos);
+        said = said || (m.level == format::MessageLevel::Error &&
+                        m.text.find("no space left") != std::string::npos);
     EXPECT_TRUE(said) << reply;
     EXPECT_GT(process.droppedRows, 0u);
 }

@@ -9,6 +9,7 @@
 
 #include <climits>
 #include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "probe/format/dump_status.h"
@@ -25,11 +26,14 @@ protected:
         const int64_t dims[] = {2};
         const float values[] = {1.5f, -2.0f};
         ASSERT_GE(probe_op_begin(name, nullptr, nullptr), 0) << probe_last_error();
-        probe_op_tensor(PROBE_INPUT, 0, argName, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, values, sizeof values);
+        probe_op_tensor(PROBE_INPUT, 0, argName, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                        values, sizeof values);
         probe_op_end();
     }
 
-    std::string roundDir(int round) const { return root() + "/data/" + pidDir() + "/" + std::to_string(round); }
+    std::string roundDir(int round) const {
+        return root() + "/data/" + pidDir() + "/" + std::to_string(round);
+    }
 
     format::DumpStatus status() const {
         std::string error;
@@ -41,7 +45,8 @@ protected:
     bool saidOnce(const std::string& what) const {
         int times = 0;
         for (const auto& p : status().processes)
-            for (const auto& m : p.messages) times += m.text.find(what) != std::string::npos ? 1 : 0;
+            for (const auto& m : p.messages)
+                times += m.text.find(what) != std::string::npos ? 1 : 0;
         return times == 1;
     }
 
@@ -54,7 +59,8 @@ protected:
             if (name == "." || name == "..") continue;
             paths.push_back(dir + "/" + name);
             struct stat st;
-            if (::lstat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) listTree(dir + "/" + name, paths);
+            if (::lstat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+                listTree(dir + "/" + name, paths);
         }
         ::closedir(d);
     }
@@ -103,11 +109,13 @@ TEST_F(DumpFolder, APlantedRoundFolderLinkReceivesNothing) {
     NativeModel model({});
     for (int r = 0; r < 3; ++r) model.run();  // round 1 of every layer op goes to the link
     ASSERT_EQ(probe_stop(), PROBE_OK);
-    EXPECT_TRUE(listFiles(outside_.path()).empty()) << listFiles(outside_.path()).size() << " files outside the dump";
+    EXPECT_TRUE(listFiles(outside_.path()).empty())
+        << listFiles(outside_.path()).size() << " files outside the dump";
     std::set<int64_t> rounds;
     for (const auto& r : readRows()) rounds.insert(r.row.round);
     EXPECT_EQ(rounds, (std::set<int64_t>{0, 2}));
-    EXPECT_TRUE(saidOnce("/data/" + pidDir() + "/1 is a symbolic link")) << status().toJson().dump(1);
+    EXPECT_TRUE(saidOnce("/data/" + pidDir() + "/1 is a symbolic link"))
+        << status().toJson().dump(1);
     EXPECT_GT(status().errors, 1u);  // every refused file counted, said once
 }
 
@@ -115,16 +123,27 @@ TEST_F(DumpFolder, ADumpRootThatIsALinkIsRefused) {
     ASSERT_EQ(::symlink(outside_.path().c_str(), root().c_str()), 0);
     writeFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     EXPECT_EQ(probe_start(dir_.path().c_str(), configPath().c_str()), PROBE_E_IO);
-    EXPECT_NE(std::string(probe_last_error()).find("is a symbolic link"), std::string::npos) << probe_last_error();
+    EXPECT_NE(std::string(probe_last_error()).find("is a symbolic link"), std::string::npos)
+        << probe_last_error();
     EXPECT_TRUE(listFiles(outside_.path()).empty());
 }
 
 TEST_F(DumpFolder, NamesOfAnyBytesStayInsideTheDumpAndApart) {
     start(R"({"task": "all", "dump_enable": true, "exec_range": "all"})");
     const std::string longName(300, 'n');
-    const std::vector<std::string> names = {
-        "a/b", "a_b", "../../escape", "..", "line\nbreak", "tab\tand\x01" "control", "caf\xc3\xa9",
-        "bad\xff\xfe", "lone\xed\xa0\x80surrogate", "quote\",comma", longName, longName + "x"};
+    const std::vector<std::string> names = {"a/b",
+                                            "a_b",
+                                            "../../escape",
+                                            "..",
+                                            "line\nbreak",
+                                            "tab\tand\x01"
+                                            "control",
+                                            "caf\xc3\xa9",
+                                            "bad\xff\xfe",
+                                            "lone\xed\xa0\x80surrogate",
+                                            "quote\",comma",
+                                            longName,
+                                            longName + "x"};
     for (const auto& name : names) layer(name.c_str(), "arg/../..");
     ASSERT_EQ(probe_stop(), PROBE_OK);
 
@@ -136,7 +155,8 @@ TEST_F(DumpFolder, NamesOfAnyBytesStayInsideTheDumpAndApart) {
         ids.insert(r.row.opId);
         opNames.insert(r.row.opName);
         for (unsigned char c : r.row.opName) EXPECT_GE(c, 0x20) << r.row.opName;
-        EXPECT_EQ(r.row.opName.find('/'), std::string::npos) << r.row.opName;  // one level: '/' is the separator
+        EXPECT_EQ(r.row.opName.find('/'), std::string::npos)
+            << r.row.opName;  // one level: '/' is the separator
         EXPECT_LE(r.row.opName.size(), 220u);
     }
     EXPECT_EQ(ids.size(), names.size());
@@ -167,7 +187,9 @@ TEST_F(DumpFolder, NamesOfAnyBytesStayInsideTheDumpAndApart) {
     // The layer files are JSON that parses (names that are not UTF-8 written \xNN).
     size_t layerFiles = 0;
     for (const auto& f : listFiles(root() + "/info/layer")) {
-        EXPECT_FALSE(nlohmann::json::parse(readFile(root() + "/info/layer/" + f), nullptr, false).is_discarded()) << f;
+        EXPECT_FALSE(nlohmann::json::parse(readFile(root() + "/info/layer/" + f), nullptr, false)
+                         .is_discarded())
+            << f;
         ++layerFiles;
     }
     EXPECT_EQ(layerFiles, names.size());

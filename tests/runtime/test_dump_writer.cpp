@@ -1,13 +1,12 @@
 // White-box tests of the writer thread.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
 #include <dirent.h>
 
-#include <cstring>
-
 #include <atomic>
+#include <cstring>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "dump_writer.h"
 #include "probe/format/statistic_csv.h"
@@ -33,7 +32,8 @@ TEST(DumpWriter, RowsAppendWholeLinesAfterTheHeader) {
     const auto lines = probe::test::splitLines(probe::test::readFile(dir / "a/b/statistic.csv"));
     ASSERT_EQ(lines.size(), 101u);
     EXPECT_EQ(lines[0], format::kStatisticCsvHeader);
-    for (int i = 0; i < 100; ++i) EXPECT_EQ(lines[static_cast<size_t>(i) + 1], "row " + std::to_string(i));
+    for (int i = 0; i < 100; ++i)
+        EXPECT_EQ(lines[static_cast<size_t>(i) + 1], "row " + std::to_string(i));
     EXPECT_EQ(writer.counters().rows, 100u);
     EXPECT_FALSE(writer.enqueue(WriteJob{}));  // stopped
 }
@@ -69,8 +69,9 @@ TEST(DumpWriter, ManyRoundFoldersKeepFewDescriptorsOpen) {
     EXPECT_LE(openDescriptors() - before, 64 + 32);
     writer.stop();
     for (int round = 0; round < 400; round += 57)
-        EXPECT_EQ(probe::test::readFile(dir / ("data/123/" + std::to_string(round) + "/statistic.csv")),
-                  std::string(format::kStatisticCsvHeader) + "\nrow\n");
+        EXPECT_EQ(
+            probe::test::readFile(dir / ("data/123/" + std::to_string(round) + "/statistic.csv")),
+            std::string(format::kStatisticCsvHeader) + "\nrow\n");
     EXPECT_EQ(writer.counters().errors, 0u);
 }
 
@@ -110,7 +111,8 @@ TEST(DumpWriter, TakenBuffersStayWithinTheCapAndAreReused) {
     EXPECT_EQ(writer.queuedBytes(), 0u);
     EXPECT_EQ(writer.counters().files, 40u);
     for (int i : {0, 1, 7, 39}) {
-        const std::string content = probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin"));
+        const std::string content =
+            probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin"));
         ASSERT_EQ(content.size(), kJob);
         EXPECT_EQ(static_cast<uint8_t>(content[0]), i);
         EXPECT_EQ(static_cast<uint8_t>(content[kJob - 1]), i);
@@ -161,7 +163,8 @@ TEST(DumpWriter, MemoryCapBoundsWhatIsQueued) {
     EXPECT_LE(peak.load(), kCap);
     EXPECT_EQ(writer.counters().files, 300u);
     for (int i : {0, 150, 299}) {
-        const std::string content = probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin"));
+        const std::string content =
+            probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin"));
         ASSERT_EQ(content.size(), kJob);
         EXPECT_EQ(static_cast<uint8_t>(content[0]), i & 0xff);
     }
@@ -170,7 +173,8 @@ TEST(DumpWriter, MemoryCapBoundsWhatIsQueued) {
 TEST(DumpWriter, DiskGuardStopsTensorsAndReportsOnce) {
     TempDir dir;
     std::vector<std::string> errors;
-    DumpWriter writer({dir.path(), 1 << 20, ~0ull >> 2}, [&](const std::string& e) { errors.push_back(e); });
+    DumpWriter writer({dir.path(), 1 << 20, ~0ull >> 2},
+                      [&](const std::string& e) { errors.push_back(e); });
     writer.start();
     for (int i = 0; i < 5; ++i) {
         WriteJob job;
@@ -206,7 +210,8 @@ TEST(DumpWriter, UnwritableDirectoryIsAnErrorNotACrash) {
     writer.enqueue(std::move(job));
     writer.stop();
     ASSERT_EQ(errors.size(), 1u);
-    EXPECT_NE(errors[0].find(dir / "file is not what the dump has there"), std::string::npos) << errors[0];
+    EXPECT_NE(errors[0].find(dir / "file is not what the dump has there"), std::string::npos)
+        << errors[0];
     EXPECT_EQ(writer.counters().errors, 1u);
 }
 

@@ -10,7 +10,8 @@ namespace {
 
 class DynamicConfig : public RuntimeTest {
 protected:
-    std::set<std::string> opsOfRound(const std::set<std::pair<int64_t, std::string>>& ops, int64_t round) {
+    std::set<std::string> opsOfRound(const std::set<std::pair<int64_t, std::string>>& ops,
+                                     int64_t round) {
         std::set<std::string> out;
         for (const auto& [r, id] : ops)
             if (r == round) out.insert(id);
@@ -23,13 +24,17 @@ TEST_F(DynamicConfig, ReplacedFileTakesEffectAtTheNextOp) {
     NativeModel model({});
     model.run();  // round 0: disabled
     model.run();  // round 1: disabled
-    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    replaceFile(configPath(),
+                R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     model.run();  // round 2: all layer ops, from the first one on
-    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "2"})");
+    replaceFile(configPath(),
+                R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "2"})");
     model.run();  // round 3: only layer 2
-    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "x"})");
+    replaceFile(configPath(),
+                R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "x"})");
     model.run();  // round 4: rejected, layer 2 still
-    writeFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0"})");
+    writeFile(configPath(),
+              R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0"})");
     model.run();  // round 5: written in place, layer 0
     replaceFile(configPath(), R"({"task": "statistics", "dump_enable": false})");
     model.run();  // round 6: off again
@@ -50,9 +55,10 @@ TEST_F(DynamicConfig, ReplacedFileTakesEffectAtTheNextOp) {
     ASSERT_EQ(status->processes.size(), 1u);
     bool rejectionReported = false;
     for (const auto& m : status->processes[0].messages)
-        rejectionReported = rejectionReported || (m.level == format::MessageLevel::Warning &&
-                                                  m.text.find("config rejected") != std::string::npos &&
-                                                  m.text.find("key \"ids\"") != std::string::npos);
+        rejectionReported =
+            rejectionReported || (m.level == format::MessageLevel::Warning &&
+                                  m.text.find("config rejected") != std::string::npos &&
+                                  m.text.find("key \"ids\"") != std::string::npos);
     EXPECT_TRUE(rejectionReported);
     // A refused config is the user's to fix, not a fault of the dump: said, but not an error.
     EXPECT_EQ(status->errors, 0u);
@@ -60,19 +66,24 @@ TEST_F(DynamicConfig, ReplacedFileTakesEffectAtTheNextOp) {
 }
 
 TEST_F(DynamicConfig, ChangeInsideALayerOpAppliesFromTheNextLayerOp) {
-    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0", "save_child": true})");
+    start(
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0", "save_child": true})");
     const int64_t dims[] = {2};
     const float values[] = {1.0f, 2.0f};
     auto op = [&](const char* name) {
         const int wanted = probe_op_begin(name, nullptr, nullptr);
-        if (wanted > 0) probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, values, 8);
+        if (wanted > 0)
+            probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                            values, 8);
         return wanted;
     };
     EXPECT_EQ(op("A"), 1);
     EXPECT_EQ(op("first"), 1);
     probe_op_end();
     // The whole layer op keeps the config it began with: no half-dumped layer.
-    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "1", "save_child": true})");
+    replaceFile(
+        configPath(),
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "1", "save_child": true})");
     EXPECT_EQ(op("second"), 1);
     probe_op_end();
     probe_op_end();
@@ -84,7 +95,8 @@ TEST_F(DynamicConfig, ChangeInsideALayerOpAppliesFromTheNextLayerOp) {
     probe_op_end();
     ASSERT_EQ(probe_stop(), PROBE_OK);
     const auto ops = dumpedOps();
-    EXPECT_EQ(ops, (std::set<std::pair<int64_t, std::string>>{{0, "0"}, {0, "0_0"}, {0, "0_1"}, {0, "1"}, {0, "1_0"}}));
+    EXPECT_EQ(ops, (std::set<std::pair<int64_t, std::string>>{
+                       {0, "0"}, {0, "0_0"}, {0, "0_1"}, {0, "1"}, {0, "1_0"}}));
 }
 
 TEST_F(DynamicConfig, ConfigWrittenAfterStartAndRemovedLater) {
@@ -93,7 +105,8 @@ TEST_F(DynamicConfig, ConfigWrittenAfterStartAndRemovedLater) {
     model.run();
     EXPECT_EQ(probe_is_awake(), 0);
     const uint64_t generation = probe_state_generation();
-    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "3"})");
+    replaceFile(configPath(),
+                R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "3"})");
     model.run();
     EXPECT_EQ(probe_is_awake(), 1);
     EXPECT_NE(probe_state_generation(), generation);
@@ -108,7 +121,8 @@ TEST_F(DynamicConfig, InvalidConfigAtStartKeepsDumpingDisabled) {
     NativeModel model({});
     model.run();
     EXPECT_EQ(probe_is_awake(), 0);
-    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0"})");
+    replaceFile(configPath(),
+                R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0"})");
     model.run();
     ASSERT_EQ(probe_stop(), PROBE_OK);
     EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{{1, "0"}}));

@@ -3,8 +3,9 @@
 // itself handed over.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "probe/format/dump_status.h"
 #include "probe/format/structure_json.h"
@@ -20,12 +21,14 @@ std::string expectedHeader(const CapturedTensor& t) {
     std::string dims;
     for (size_t i = 0; i < t.dims.size(); ++i) dims += (i ? "," : "") + std::to_string(t.dims[i]);
     const std::string n = std::to_string(t.bytes.size());
-    return "$Version=1.0\n$Object.Count=1\n$Object.Length=" + n + "\nformat=2\ndtype=" + std::to_string(t.dtype) +
-           "\ndims=" + dims + "\n$Object.data=0," + n + "\n$End=1\n";
+    return "$Version=1.0\n$Object.Count=1\n$Object.Length=" + n +
+           "\nformat=2\ndtype=" + std::to_string(t.dtype) + "\ndims=" + dims + "\n$Object.data=0," +
+           n + "\n$End=1\n";
 }
 
 TEST_F(NativeEngineDump, EveryTensorEveryRoundFileByFile) {
-    start(R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 0})");
+    start(
+        R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 0})");
     NativeModelOptions options;
     options.layers = 3;
     options.nanInLayer = 1;
@@ -50,8 +53,9 @@ TEST_F(NativeEngineDump, EveryTensorEveryRoundFileByFile) {
     size_t binFiles = 0;
     for (const auto& t : captured) {
         const int layerId = t.layerOrdinal;
-        const std::string path = data + "/" + std::to_string(t.round) + "/" + t.relativeDir(layerId) +
-                                 (t.output ? "/after/" : "/before/") + fileNameOf(t);
+        const std::string path = data + "/" + std::to_string(t.round) + "/" +
+                                 t.relativeDir(layerId) + (t.output ? "/after/" : "/before/") +
+                                 fileNameOf(t);
         SCOPED_TRACE(path);
         // The .bin: the exact header, then the engine's bytes.
         ASSERT_TRUE(exists(path));
@@ -73,7 +77,8 @@ TEST_F(NativeEngineDump, EveryTensorEveryRoundFileByFile) {
         EXPECT_EQ(row.row.opType, t.opType);
         EXPECT_EQ(row.row.opId, t.idPath(layerId));
         EXPECT_EQ(row.row.isOutput, t.output);
-        EXPECT_EQ(row.row.index, std::to_string(t.index) + (t.argName.empty() ? "" : "_" + t.argName));
+        EXPECT_EQ(row.row.index,
+                  std::to_string(t.index) + (t.argName.empty() ? "" : "_" + t.argName));
         EXPECT_EQ(row.row.dtype, dtypeNameOf(t.dtype));
         EXPECT_EQ(row.row.format, "nd");
         EXPECT_EQ(row.row.shape, shapeOf(t.dims));
@@ -83,14 +88,16 @@ TEST_F(NativeEngineDump, EveryTensorEveryRoundFileByFile) {
     // The NaN the engine put into layer 1's MLP shows in its rows, never dropped.
     bool sawNan = false;
     for (const auto& r : rows)
-        if (r.row.opName == "Decoder_layer_1/Mlp/MatMulKernel" && r.row.isOutput) sawNan = sawNan || std::isnan(*r.row.max);
+        if (r.row.opName == "Decoder_layer_1/Mlp/MatMulKernel" && r.row.isOutput)
+            sawNan = sawNan || std::isnan(*r.row.max);
     EXPECT_TRUE(sawNan);
     const std::string csvText = readFile(data + "/0/statistic.csv");
     EXPECT_NE(csvText.find(",nan,nan,nan,nan,"), std::string::npos);
 
     // op_param.json: compact JSON of the op's parameters, only where there are some.
     EXPECT_EQ(readFile(data + "/0/0_WordEmbedding/op_param.json"), "{\"axis\":0}\n");
-    EXPECT_EQ(readFile(data + "/2/2_Decoder_layer_1/1_Attention/op_param.json"), "{\"headNum\":2}\n");
+    EXPECT_EQ(readFile(data + "/2/2_Decoder_layer_1/1_Attention/op_param.json"),
+              "{\"headNum\":2}\n");
     EXPECT_FALSE(exists(data + "/0/4_LmHead/op_param.json"));
     EXPECT_FALSE(exists(data + "/0/1_Decoder_layer_0/1_Attention/0_MatMulKernel/op_param.json"));
 
@@ -104,10 +111,12 @@ TEST_F(NativeEngineDump, EveryTensorEveryRoundFileByFile) {
     // Layer structure: every layer op, tensors named, data flow between children drawn.
     const std::string layerDir = root() + "/info/layer/" + pidDir();
     const auto layerFiles = listFiles(layerDir);
-    EXPECT_EQ(layerFiles, (std::vector<std::string>{"Decoder_layer_0_1.json", "Decoder_layer_1_2.json",
-                                                    "Decoder_layer_2_3.json", "LmHead_4.json", "WordEmbedding_0.json"}));
+    EXPECT_EQ(layerFiles, (std::vector<std::string>{
+                              "Decoder_layer_0_1.json", "Decoder_layer_1_2.json",
+                              "Decoder_layer_2_3.json", "LmHead_4.json", "WordEmbedding_0.json"}));
     std::string error;
-    auto layer = format::StructureNode::fromJson(nlohmann::json::parse(readFile(layerDir + "/Decoder_layer_1_2.json")), &error);
+    auto layer = format::StructureNode::fromJson(
+        nlohmann::json::parse(readFile(layerDir + "/Decoder_layer_1_2.json")), &error);
     ASSERT_TRUE(layer) << error;
     EXPECT_EQ(layer->opName, "Decoder_layer_1_2");
     EXPECT_EQ(layer->opType, "Decoder_layer");
@@ -119,27 +128,32 @@ TEST_F(NativeEngineDump, EveryTensorEveryRoundFileByFile) {
     const auto& attention = layer->nodes[1];
     const auto& mlp = layer->nodes[2];
     EXPECT_EQ(rms.opName, "RmsNorm_2_0");
-    EXPECT_EQ(rms.inTensors, layer->inTensors);                 // the layer's input flows in
-    EXPECT_EQ(attention.inTensors[0], rms.outTensors[0]);        // RmsNorm -> Attention
-    EXPECT_EQ(mlp.inTensors[0], attention.outTensors[0]);        // Attention -> Mlp
-    EXPECT_EQ(mlp.outTensors, layer->outTensors);                // Mlp's output is the layer's
-    ASSERT_EQ(attention.nodes.size(), 3u);                       // kernels nest below
+    EXPECT_EQ(rms.inTensors, layer->inTensors);            // the layer's input flows in
+    EXPECT_EQ(attention.inTensors[0], rms.outTensors[0]);  // RmsNorm -> Attention
+    EXPECT_EQ(mlp.inTensors[0], attention.outTensors[0]);  // Attention -> Mlp
+    EXPECT_EQ(mlp.outTensors, layer->outTensors);          // Mlp's output is the layer's
+    ASSERT_EQ(attention.nodes.size(), 3u);                 // kernels nest below
     EXPECT_EQ(attention.nodes[1].inTensors[0], attention.nodes[0].outTensors[0]);
 
     // Model structure: layers in order, each consuming the previous one's output.
     const auto modelFiles = listFiles(root() + "/info/model/" + pidDir());
     ASSERT_EQ(modelFiles.size(), 1u);
     auto modelStructure = format::ModelStructure::fromJson(
-        nlohmann::json::parse(readFile(root() + "/info/model/" + pidDir() + "/" + modelFiles[0])), &error);
+        nlohmann::json::parse(readFile(root() + "/info/model/" + pidDir() + "/" + modelFiles[0])),
+        &error);
     ASSERT_TRUE(modelStructure) << error;
     ASSERT_EQ(modelStructure->nodes.size(), 5u);
     EXPECT_EQ(modelStructure->nodes[0].opName, "WordEmbedding_0");
     for (size_t i = 1; i + 1 < modelStructure->nodes.size(); ++i)
-        EXPECT_EQ(modelStructure->nodes[i].inTensors[0], modelStructure->nodes[i - 1].outTensors[0]) << i;
+        EXPECT_EQ(modelStructure->nodes[i].inTensors[0], modelStructure->nodes[i - 1].outTensors[0])
+            << i;
     // The model's output is the last layer's, and not also an internal tensor.
     EXPECT_EQ(modelStructure->outTensors, modelStructure->nodes.back().outTensors);
     for (const auto& out : modelStructure->outTensors)
-        EXPECT_EQ(std::count(modelStructure->internalTensors.begin(), modelStructure->internalTensors.end(), out), 0) << out;
+        EXPECT_EQ(std::count(modelStructure->internalTensors.begin(),
+                             modelStructure->internalTensors.end(), out),
+                  0)
+            << out;
 
     // Status: complete, and its counts are those of the tree.
     auto status = format::readStatusFile(root(), &error);
@@ -171,7 +185,8 @@ TEST_F(NativeEngineDump, DeviceIdNamesTheDirectories) {
 }
 
 TEST_F(NativeEngineDump, TwoThreadsKeepTheirOwnOpStacks) {
-    start(R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 0})");
+    start(
+        R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 0})");
     constexpr int kRounds = 4;
     std::vector<std::unique_ptr<NativeModel>> models;
     for (int t = 0; t < 2; ++t) {
@@ -207,8 +222,9 @@ TEST_F(NativeEngineDump, TwoThreadsKeepTheirOwnOpStacks) {
         for (const auto& t : m->captured()) {
             const std::string layerName = t.names[0];
             const int layerId = std::stoi(layerIds[layerName]);
-            const std::string path = root() + "/data/" + pidDir() + "/" + std::to_string(t.round) + "/" +
-                                     t.relativeDir(layerId) + (t.output ? "/after/" : "/before/") + fileNameOf(t);
+            const std::string path = root() + "/data/" + pidDir() + "/" + std::to_string(t.round) +
+                                     "/" + t.relativeDir(layerId) +
+                                     (t.output ? "/after/" : "/before/") + fileNameOf(t);
             std::string error;
             auto file = format::readBinFile(path, &error);
             ASSERT_TRUE(file) << path << ": " << error;
@@ -217,8 +233,10 @@ TEST_F(NativeEngineDump, TwoThreadsKeepTheirOwnOpStacks) {
     }
     // Rounds are counted per layer op: each went 0..3.
     std::map<std::string, std::set<int64_t>> rounds;
-    for (const auto& r : rows) rounds[r.row.opName.substr(0, r.row.opName.find('/'))].insert(r.row.round);
-    for (const auto& [layer, seen] : rounds) EXPECT_EQ(seen, (std::set<int64_t>{0, 1, 2, 3})) << layer;
+    for (const auto& r : rows)
+        rounds[r.row.opName.substr(0, r.row.opName.find('/'))].insert(r.row.round);
+    for (const auto& [layer, seen] : rounds)
+        EXPECT_EQ(seen, (std::set<int64_t>{0, 1, 2, 3})) << layer;
 }
 
 TEST_F(NativeEngineDump, ExplicitRoundsGiveSameNamedLayersDistinctIds) {

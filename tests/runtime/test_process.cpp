@@ -21,7 +21,8 @@ protected:
             for (auto& a : args) argv.push_back(a.data());
             argv.push_back(nullptr);
             ::setenv("PROBE_QUIET", "1", 1);
-            ::setenv("PROBE_MEMORY_CAP_MB", "8", 1);  // bounds how much is left to drain at the signal
+            ::setenv("PROBE_MEMORY_CAP_MB", "8",
+                     1);  // bounds how much is left to drain at the signal
             ::execv(PROBE_NATIVE_ENGINE, argv.data());
             ::_exit(127);
         }
@@ -66,7 +67,9 @@ protected:
 };
 
 TEST_F(Process, NormalExitWithoutStopDrainsEverything) {
-    writeFile(configPath(), R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 0})");
+    writeFile(
+        configPath(),
+        R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 0})");
     ::setenv("PROBE_OUTPUT_DIR", dir_.path().c_str(), 1);
     ::setenv("PROBE_CONFIG", configPath().c_str(), 1);
     pid_t pid = launch({"--rounds", "3", "--no-stop", "--device", "1"});
@@ -89,10 +92,12 @@ TEST_F(Process, NormalExitWithoutStopDrainsEverything) {
 }
 
 TEST_F(Process, SigtermMidRunLeavesACompleteDumpAndTerminates) {
-    writeFile(configPath(), R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 0})");
+    writeFile(
+        configPath(),
+        R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 0})");
     const std::string ready = dir_ / "ready";
-    pid_t pid = launch({"--rounds", "100000", "--sleep-ms", "2", "--output", dir_.path(), "--config", configPath(),
-                        "--ready-file", ready});
+    pid_t pid = launch({"--rounds", "100000", "--sleep-ms", "2", "--output", dir_.path(),
+                        "--config", configPath(), "--ready-file", ready});
     waitForFile(ready);
     // Mid-run: once rows are on disk, with more being written.
     ASSERT_TRUE(waitUntil([&] { return someRowsOnDisk(); }));
@@ -117,8 +122,8 @@ TEST_F(Process, SigtermMidRunLeavesACompleteDumpAndTerminates) {
 TEST_F(Process, SigintIsHandedToThePreviousDisposition) {
     writeFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     const std::string ready = dir_ / "ready";
-    pid_t pid = launch({"--rounds", "100000", "--sleep-ms", "2", "--output", dir_.path(), "--config", configPath(),
-                        "--ready-file", ready});
+    pid_t pid = launch({"--rounds", "100000", "--sleep-ms", "2", "--output", dir_.path(),
+                        "--config", configPath(), "--ready-file", ready});
     waitForFile(ready);
     ASSERT_EQ(::kill(pid, SIGINT), 0);
     int status = 0;
@@ -137,8 +142,10 @@ TEST_F(Process, TwoProcessesStartedIntoOneFolderEachHaveTheirOwnEntry) {
     // As the ranks of a distributed job do (one probe run, or the load script): both dump, and
     // neither is refused or mixed with the other.
     writeFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
-    const pid_t first = launch({"--rounds", "20", "--threads", "2", "--output", dir_.path(), "--config", configPath()});
-    const pid_t second = launch({"--rounds", "20", "--threads", "2", "--output", dir_.path(), "--config", configPath()});
+    const pid_t first = launch(
+        {"--rounds", "20", "--threads", "2", "--output", dir_.path(), "--config", configPath()});
+    const pid_t second = launch(
+        {"--rounds", "20", "--threads", "2", "--output", dir_.path(), "--config", configPath()});
     for (pid_t pid : {first, second}) {
         int status = 0;
         ASSERT_EQ(::waitpid(pid, &status, 0), pid);
@@ -154,7 +161,8 @@ TEST_F(Process, TwoProcessesStartedIntoOneFolderEachHaveTheirOwnEntry) {
     for (const auto& p : dump->processes) pids.insert(p.pid);
     EXPECT_EQ(pids, (std::set<int64_t>{first, second}));
     EXPECT_EQ(listSubdirectories(root() + "/data"),
-              (std::vector<std::string>{std::to_string(std::min(first, second)), std::to_string(std::max(first, second))}));
+              (std::vector<std::string>{std::to_string(std::min(first, second)),
+                                        std::to_string(std::max(first, second))}));
     EXPECT_EQ(dump->rows, readRows().size());
     expectWholeFiles(root(), /*expectTensors=*/false);
 }

@@ -13,7 +13,8 @@ class Selection : public RuntimeTest {
 protected:
     // Runs the model for `rounds` executions under `config` and returns (round, op id) of the
     // ops that were dumped.
-    std::set<std::pair<int64_t, std::string>> runWith(const std::string& config, int rounds = 3, int device = -1) {
+    std::set<std::pair<int64_t, std::string>> runWith(const std::string& config, int rounds = 3,
+                                                      int device = -1) {
         start(config);
         if (device >= 0) probe_set_device(device);
         model_ = std::make_unique<NativeModel>(NativeModelOptions{});
@@ -21,7 +22,8 @@ protected:
         EXPECT_EQ(probe_stop(), PROBE_OK);
         return dumpedOps();
     }
-    static std::set<std::pair<int64_t, std::string>> ops(std::initializer_list<std::pair<int64_t, std::string>> list) {
+    static std::set<std::pair<int64_t, std::string>> ops(
+        std::initializer_list<std::pair<int64_t, std::string>> list) {
         return {list.begin(), list.end()};
     }
     std::unique_ptr<NativeModel> model_;
@@ -38,67 +40,95 @@ TEST_F(Selection, DefaultsDumpRoundZeroOfLayerOps) {
 }
 
 TEST_F(Selection, ExecRange) {
-    EXPECT_EQ(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "1,2", "ids": "3"})"),
-              ops({{1, "3"}, {2, "3"}}));
+    EXPECT_EQ(
+        runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "1,2", "ids": "3"})"),
+        ops({{1, "3"}, {2, "3"}}));
 }
 
 TEST_F(Selection, ExecRangeNone) {
-    EXPECT_TRUE(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "none"})").empty());
+    EXPECT_TRUE(
+        runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "none"})").empty());
 }
 
 TEST_F(Selection, ExecRangePairs) {
-    EXPECT_EQ(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0,2,2", "ids": "0"})", 4),
-              ops({{0, "0"}, {2, "0"}}));
+    EXPECT_EQ(
+        runWith(
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0,2,2", "ids": "0"})",
+            4),
+        ops({{0, "0"}, {2, "0"}}));
 }
 
 TEST_F(Selection, IdOfALayerWithoutChildren) {
-    EXPECT_EQ(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "2"})"), ops({{0, "2"}}));
+    EXPECT_EQ(
+        runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "2"})"),
+        ops({{0, "2"}}));
 }
 
 TEST_F(Selection, IdOfAChildAloneNeedsNoSaveChild) {
-    EXPECT_EQ(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "2_1"})"),
-              ops({{0, "2_1"}}));
+    EXPECT_EQ(
+        runWith(
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "2_1"})"),
+        ops({{0, "2_1"}}));
 }
 
 TEST_F(Selection, IdWithSaveChildTakesTheSubtree) {
-    EXPECT_EQ(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "2_1", "save_child": true})"),
-              ops({{0, "2_1"}, {0, "2_1_0"}, {0, "2_1_1"}, {0, "2_1_2"}}));
+    EXPECT_EQ(
+        runWith(
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "2_1", "save_child": true})"),
+        ops({{0, "2_1"}, {0, "2_1_0"}, {0, "2_1_1"}, {0, "2_1_2"}}));
 }
 
 TEST_F(Selection, SaveChildWithNothingElseTakesEverything) {
-    auto dumped = runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "save_child": true})");
+    auto dumped = runWith(
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "save_child": true})");
     EXPECT_EQ(dumped.size(), 3u + 2u * 10u + 1u);  // every op of round 0
     EXPECT_TRUE(dumped.count({0, "1_2_1"}));
 }
 
 TEST_F(Selection, OpNamePrefixCaseInsensitive) {
-    EXPECT_EQ(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "op_name": "ATTENTION"})"),
-              ops({{0, "1_1"}, {0, "2_1"}}));
+    EXPECT_EQ(
+        runWith(
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "op_name": "ATTENTION"})"),
+        ops({{0, "1_1"}, {0, "2_1"}}));
 }
 
 TEST_F(Selection, OpNameWithSaveChild) {
-    EXPECT_EQ(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "op_name": "decoder_layer_1",
+    EXPECT_EQ(
+        runWith(
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "op_name": "decoder_layer_1",
                           "save_child": true})")
-                  .size(),
-              10u);  // the layer, 3 operations, 6 kernels
+            .size(),
+        10u);  // the layer, 3 operations, 6 kernels
 }
 
 TEST_F(Selection, IdsOrOpName) {
-    EXPECT_EQ(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "0", "op_name": "lmhead"})"),
-              ops({{0, "0"}, {0, "3"}}));
+    EXPECT_EQ(
+        runWith(
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "0", "op_name": "lmhead"})"),
+        ops({{0, "0"}, {0, "3"}}));
 }
 
 TEST_F(Selection, DeviceFilter) {
-    EXPECT_EQ(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "0", "device": "1,2"})", 1, 2),
-              ops({{0, "0"}}));
+    EXPECT_EQ(
+        runWith(
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "ids": "0", "device": "1,2"})",
+            1, 2),
+        ops({{0, "0"}}));
 }
 
 TEST_F(Selection, DeviceFilterExcludes) {
-    EXPECT_TRUE(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "device": "1"})", 1, 0).empty());
+    EXPECT_TRUE(
+        runWith(
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "device": "1"})", 1,
+            0)
+            .empty());
 }
 
 TEST_F(Selection, DeviceFilterWithUnknownDevice) {
-    EXPECT_TRUE(runWith(R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "device": "0"})", 1).empty());
+    EXPECT_TRUE(
+        runWith(
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "0,0", "device": "0"})", 1)
+            .empty());
 }
 
 TEST_F(Selection, TaskTensorWritesBinsAndRowsWithoutStatistics) {
@@ -109,7 +139,8 @@ TEST_F(Selection, TaskTensorWritesBinsAndRowsWithoutStatistics) {
         EXPECT_FALSE(r.row.max || r.row.min || r.row.mean || r.row.norm);
         EXPECT_TRUE(exists(r.row.tensorPath)) << r.row.tensorPath;
     }
-    EXPECT_TRUE(exists(root() + "/data/" + pidDir() + "/0/3_LmHead/after/outtensor1_next_token.bin"));
+    EXPECT_TRUE(
+        exists(root() + "/data/" + pidDir() + "/0/3_LmHead/after/outtensor1_next_token.bin"));
 }
 
 TEST_F(Selection, TaskStatisticsWritesRowsOnly) {
@@ -162,7 +193,8 @@ protected:
             const std::string round = r.csv.substr(0, r.csv.rfind('/'));
             bool found = false;
             for (const auto& other : readRows()) {
-                const std::string otherName = other.row.tensorPath.substr(other.row.tensorPath.rfind('/') + 1);
+                const std::string otherName =
+                    other.row.tensorPath.substr(other.row.tensorPath.rfind('/') + 1);
                 if (other.csv == r.csv && other.row.opId + "_" + otherName == header->alias) {
                     auto first = format::readBinFile(other.row.tensorPath, &error);
                     EXPECT_TRUE(first && !first->header.headerOnly()) << header->alias;
@@ -176,14 +208,18 @@ protected:
 };
 
 TEST_F(FilterLevel, ZeroWritesEverythingInFull) {
-    runWith(R"({"task": "tensor", "dump_enable": true, "exec_range": "0,0", "ids": "1", "save_child": true, "filter_level": 0})", 1);
+    runWith(
+        R"({"task": "tensor", "dump_enable": true, "exec_range": "0,0", "ids": "1", "save_child": true, "filter_level": 0})",
+        1);
     Census c = census();
     EXPECT_EQ(c.aliases + c.selfAliases, 0u);
     EXPECT_GT(c.full, 20u);
 }
 
 TEST_F(FilterLevel, OneWritesRepeatedDataOnce) {
-    runWith(R"({"task": "tensor", "dump_enable": true, "exec_range": "0,0", "ids": "1", "save_child": true, "filter_level": 1})", 1);
+    runWith(
+        R"({"task": "tensor", "dump_enable": true, "exec_range": "0,0", "ids": "1", "save_child": true, "filter_level": 1})",
+        1);
     Census c = census();
     EXPECT_GT(c.aliases, 10u);
     EXPECT_EQ(c.selfAliases, 0u);
@@ -197,7 +233,9 @@ TEST_F(FilterLevel, OneWritesRepeatedDataOnce) {
 }
 
 TEST_F(FilterLevel, TwoAlsoSkipsKernelTensorsButKeepsTheirRows) {
-    runWith(R"({"task": "all", "dump_enable": true, "exec_range": "0,0", "ids": "1", "save_child": true, "filter_level": 2})", 1);
+    runWith(
+        R"({"task": "all", "dump_enable": true, "exec_range": "0,0", "ids": "1", "save_child": true, "filter_level": 2})",
+        1);
     Census c = census();
     EXPECT_GT(c.selfAliases, 10u);
     for (const auto& r : readRows()) {
@@ -213,7 +251,9 @@ TEST_F(FilterLevel, TwoAlsoSkipsKernelTensorsButKeepsTheirRows) {
 }
 
 TEST_F(FilterLevel, IgnoredWithoutSaveChild) {
-    runWith(R"({"task": "tensor", "dump_enable": true, "exec_range": "0,0", "op_name": "rmsnorm", "filter_level": 2})", 1);
+    runWith(
+        R"({"task": "tensor", "dump_enable": true, "exec_range": "0,0", "op_name": "rmsnorm", "filter_level": 2})",
+        1);
     Census c = census();
     EXPECT_EQ(c.aliases + c.selfAliases, 0u);
     EXPECT_EQ(c.full, 8u);  // RmsNorm and RmsNormKernel (both start with the prefix) in two layers

@@ -31,10 +31,12 @@ TEST_F(Writer, BackPressureUnderATinyMemoryCapLosesNothing) {
             const int64_t dims[] = {kElements};
             const std::string name = "Layer_t" + std::to_string(t);
             for (int i = 0; i < kOps; ++i) {
-                for (int64_t k = 0; k < kElements; k += 1024) data[static_cast<size_t>(k)] = static_cast<float>(i * 1000 + t);
+                for (int64_t k = 0; k < kElements; k += 1024)
+                    data[static_cast<size_t>(k)] = static_cast<float>(i * 1000 + t);
                 ASSERT_EQ(probe_op_begin(name.c_str(), nullptr, nullptr), 1);
-                ASSERT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, data.data(),
-                                          data.size() * 4), 1);
+                ASSERT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT,
+                                          PROBE_FORMAT_ND, dims, 1, data.data(), data.size() * 4),
+                          1);
                 probe_op_end();
             }
         });

@@ -1,13 +1,14 @@
 // The analyses of the precision suite on small dumps and monitor files written here: where an
 // overflow is born (innermost op, range, ignored ops, several processes), and gradient findings.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "analysis/dump_reader.h"
 #include "analysis/grad_monitor.h"

@@ -17,7 +17,9 @@
 namespace probe::test {
 namespace {
 
-int removeEntry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
+int removeEntry(const char* path, const struct stat*, int, struct FTW*) {
+    return ::remove(path);
+}
 
 void listInto(const std::string& root, const std::string& relative, std::vector<std::string>& out) {
     const std::string dir = relative.empty() ? root : root + "/" + relative;
@@ -68,7 +70,8 @@ std::vector<std::string> listSubdirectories(const std::string& dir) {
         const std::string name = entry->d_name;
         if (name == "." || name == "..") continue;
         struct stat st;
-        if (::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) out.push_back(name);
+        if (::stat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+            out.push_back(name);
     }
     ::closedir(d);
     std::sort(out.begin(), out.end());
@@ -92,7 +95,8 @@ void writeFile(const std::string& path, const std::string& content) {
 void replaceFile(const std::string& path, const std::string& content) {
     const std::string temporary = path + ".new";
     writeFile(temporary, content);
-    if (::rename(temporary.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename onto " + path);
+    if (::rename(temporary.c_str(), path.c_str()) != 0)
+        throw std::runtime_error("cannot rename onto " + path);
 }
 
 std::vector<std::string> splitLines(const std::string& text) {

@@ -16,13 +16,19 @@
 namespace probe::test {
 
 DumpBuilder::DumpBuilder(std::string output, std::string devicePid)
-    : output_(std::move(output)), devicePid_(std::move(devicePid)), root_(output_ + "/atb_dump_data") {
+    : output_(std::move(output)),
+      devicePid_(std::move(devicePid)),
+      root_(output_ + "/atb_dump_data") {
     format::makeDirectories(root_ + "/data/" + devicePid_);
 }
 
-std::string DumpBuilder::roundDir(int round) const { return root_ + "/data/" + devicePid_ + "/" + std::to_string(round); }
+std::string DumpBuilder::roundDir(int round) const {
+    return root_ + "/data/" + devicePid_ + "/" + std::to_string(round);
+}
 
-std::string DumpBuilder::csvPath(int round) const { return roundDir(round) + "/statistic.csv"; }
+std::string DumpBuilder::csvPath(int round) const {
+    return roundDir(round) + "/statistic.csv";
+}
 
 void DumpBuilder::appendRaw(int round, const std::string& text, bool header) {
     format::makeDirectories(roundDir(round));
@@ -32,8 +38,9 @@ void DumpBuilder::appendRaw(int round, const std::string& text, bool header) {
     out << text;
 }
 
-format::StatRow DumpBuilder::addRow(int round, const std::string& id, const std::string& namePath, const std::string& type,
-                                    bool isOutput, std::vector<float> values, std::vector<int64_t> dims,
+format::StatRow DumpBuilder::addRow(int round, const std::string& id, const std::string& namePath,
+                                    const std::string& type, bool isOutput,
+                                    std::vector<float> values, std::vector<int64_t> dims,
                                     std::optional<double> forceMax) {
     format::StatRow row;
     row.devicePid = devicePid_;
@@ -48,33 +55,37 @@ format::StatRow DumpBuilder::addRow(int round, const std::string& id, const std:
     if (values.empty()) values = {1.0f, -2.0f, 3.0f};
     if (dims.empty()) dims = {static_cast<int64_t>(values.size())};
     row.shape = format::shapeString(dims);
-    const auto stats = format::computeTensorStats(format::DType::Float, values.data(), values.size());
+    const auto stats =
+        format::computeTensorStats(format::DType::Float, values.data(), values.size());
     row.max = forceMax ? *forceMax : stats.max;
     row.min = stats.min;
     row.mean = stats.mean;
     row.norm = stats.norm;
     // The tensor file, in a directory named after the op (flat here: tests only need it unique).
-    const std::string dir = roundDir(round) + "/" + id + "_" + format::safeFileComponent(namePath.substr(namePath.rfind('/') + 1)) +
+    const std::string dir = roundDir(round) + "/" + id + "_" +
+                            format::safeFileComponent(namePath.substr(namePath.rfind('/') + 1)) +
                             (isOutput ? "/after" : "/before");
     format::makeDirectories(dir);
     row.tensorPath = dir + (isOutput ? "/outtensor0.bin" : "/intensor0.bin");
     format::BinHeader header;
     header.dims = dims;
     header.dataLength = values.size() * sizeof(float);
-    if (format::writeFileAtomically(row.tensorPath, format::makeBinHeader(header), values.data(), header.dataLength) != 0)
+    if (format::writeFileAtomically(row.tensorPath, format::makeBinHeader(header), values.data(),
+                                    header.dataLength) != 0)
         throw std::runtime_error("cannot write " + row.tensorPath);
     appendRaw(round, format::formatStatRow(row));
     return row;
 }
 
-std::string DumpBuilder::writeAliasBin(int round, const std::string& relativePath, const std::string& alias,
-                                       std::vector<int64_t> dims) {
+std::string DumpBuilder::writeAliasBin(int round, const std::string& relativePath,
+                                       const std::string& alias, std::vector<int64_t> dims) {
     format::BinHeader header;
     header.dims = std::move(dims);
     header.alias = alias;
     const std::string path = roundDir(round) + "/" + relativePath;
     format::makeDirectories(path.substr(0, path.rfind('/')));
-    if (format::writeFileAtomically(path, format::makeBinHeader(header)) != 0) throw std::runtime_error("cannot write " + path);
+    if (format::writeFileAtomically(path, format::makeBinHeader(header)) != 0)
+        throw std::runtime_error("cannot write " + path);
     return path;
 }
 
@@ -93,7 +104,8 @@ void DumpBuilder::writeLayer(const format::StructureNode& layer, const std::stri
 void DumpBuilder::setStatus(const std::string& state) {
     format::ProcessDumpStatus status;
     const size_t underscore = devicePid_.find('_');
-    status.pid = std::stoll(underscore == std::string::npos ? devicePid_ : devicePid_.substr(underscore + 1));
+    status.pid = std::stoll(underscore == std::string::npos ? devicePid_
+                                                            : devicePid_.substr(underscore + 1));
     status.state = format::dumpStateFromString(state).value();
     format::updateStatusFile(root_, status);
 }
@@ -128,8 +140,11 @@ std::string msprobeCalls(const std::vector<std::pair<std::string, double>>& call
     for (const auto& [entry, value] : calls) {
         if (!data.empty()) data += ",\n";
         const std::string v = std::isnan(value) ? "NaN" : std::to_string(value);
-        data += "\"" + entry + "\": {\"input_args\": [], \"output\": [{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", "
-                "\"shape\": [2], \"Max\": " + v + ", \"Min\": 0, \"Mean\": 0, \"Norm\": " + v + "}]}";
+        data += "\"" + entry +
+                "\": {\"input_args\": [], \"output\": [{\"type\": \"torch.Tensor\", \"dtype\": "
+                "\"torch.float32\", "
+                "\"shape\": [2], \"Max\": " +
+                v + ", \"Min\": 0, \"Mean\": 0, \"Norm\": " + v + "}]}";
     }
     return "{\"task\": \"statistics\", \"level\": \"mix\", \"data\": {\n" + data + "\n}}";
 }
@@ -137,8 +152,9 @@ std::string msprobeCalls(const std::vector<std::pair<std::string, double>>& call
 void writeMsprobeStep(const std::string& dumpPath, int step, const std::string& dumpJson) {
     const std::string dir = dumpPath + "/step" + std::to_string(step) + "/rank0";
     format::makeDirectories(dir + "/dump_tensor_data");
-    writeFile(dir + "/construct.json",
-                    R"({"Functional.linear.0.forward": "Module.fc.Linear.forward.0", "Module.fc.Linear.forward.0": null})");
+    writeFile(
+        dir + "/construct.json",
+        R"({"Functional.linear.0.forward": "Module.fc.Linear.forward.0", "Module.fc.Linear.forward.0": null})");
     writeFile(dir + "/stack.json", "{}");
     replaceFile(dir + "/dump.json", dumpJson);
 }

@@ -27,13 +27,15 @@ public:
 
     // Appends one row; with `values` also writes the tensor file (float32, dims) the row names.
     // Returns the row as written.
-    format::StatRow addRow(int round, const std::string& id, const std::string& namePath, const std::string& type,
-                           bool isOutput, std::vector<float> values = {}, std::vector<int64_t> dims = {},
+    format::StatRow addRow(int round, const std::string& id, const std::string& namePath,
+                           const std::string& type, bool isOutput, std::vector<float> values = {},
+                           std::vector<int64_t> dims = {},
                            std::optional<double> forceMax = std::nullopt);
     // Appends raw text to a round's statistic.csv (creating it with its header when asked).
     void appendRaw(int round, const std::string& text, bool header = true);
     // A header-only .bin naming `alias` as the file with the data, at `path` relative to the round.
-    std::string writeAliasBin(int round, const std::string& relativePath, const std::string& alias, std::vector<int64_t> dims);
+    std::string writeAliasBin(int round, const std::string& relativePath, const std::string& alias,
+                              std::vector<int64_t> dims);
     void writeModel(const format::ModelStructure& model, const std::string& name = "Model");
     void writeLayer(const format::StructureNode& layer, const std::string& fileName);
     void setStatus(const std::string& state);  // running | complete

@@ -4,14 +4,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <sys/stat.h>
+
+#include <string>
 
 #include <QProcess>
 #include <QString>
 #include <QTest>
-#include <string>
+#include <gtest/gtest.h>
 
 #include "context/app_context.h"
 #include "dump_store.h"

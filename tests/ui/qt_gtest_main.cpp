@@ -2,9 +2,8 @@
 // (no display needed). PROBE_TEST_WIDGETS selects QApplication; the data layer needs only
 // QGuiApplication, which keeps widgets out of its tests.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
 #include <QTemporaryDir>
+#include <gtest/gtest.h>
 
 #ifdef PROBE_TEST_WIDGETS
 #include <QApplication>

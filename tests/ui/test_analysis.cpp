@@ -1,7 +1,6 @@
 // The Qt-free readers and index (ui/analysis): both layouts, complete and growing dumps, and
 // broken files, which must give messages and never crash.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,9 +8,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "analysis/atb_dump.h"
 #include "analysis/atb_dump_reader.h"
@@ -61,7 +62,6 @@ std::string problems(const DumpIndex& index) {
     for (const auto& p : index.problems()) out += p + "\n";
     return out;
 }
-
 
 // --- atb layout -------------------------------------------------------------------------------
 
@@ -228,7 +228,7 @@ TEST(AtbReader, FollowsADumpAsItGrows) {
     ASSERT_TRUE(reader);
     DumpIndex index(reader->layout(), reader->root());
     auto change = index.apply(reader->poll(analysis::kDefaultPollBudget));
-    EXPECT_EQ(index.opCount(), 2u);  // from the model file
+    EXPECT_EQ(index.opCount(), 2u);   // from the model file
     EXPECT_EQ(index.rowCount(), 2u);  // the cut line waits for its end
     EXPECT_EQ(change.newOps, 2u);
     EXPECT_FALSE(reader->finished());
@@ -238,7 +238,9 @@ TEST(AtbReader, FollowsADumpAsItGrows) {
     dump.appendRaw(0, line.substr(20));
     dump.addRow(1, "0", "layer", "Layer", false);
     dump.addRow(1, "1", "head", "Linear", true, {std::nanf("")});
-    dump.writeLayer(test::node("head", "1", "Linear", {test::node("linear", "1_0", "aten::linear")}), "head_1.json");
+    dump.writeLayer(
+        test::node("head", "1", "Linear", {test::node("linear", "1_0", "aten::linear")}),
+        "head_1.json");
     change = index.apply(reader->poll(analysis::kDefaultPollBudget));
     EXPECT_EQ(index.rowCount(), 5u);
     EXPECT_EQ(change.newRows, 3u);
@@ -294,7 +296,9 @@ TEST(AtbReader, TruncatedLastLineOfAFinishedDumpIsReported) {
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);
     EXPECT_EQ(index.rowCount(), 1u);
-    EXPECT_TRUE(anyProblemContains(index, "statistic.csv:3: row skipped: the last line is cut short")) << problems(index);
+    EXPECT_TRUE(
+        anyProblemContains(index, "statistic.csv:3: row skipped: the last line is cut short"))
+        << problems(index);
 }
 
 TEST(AtbReader, MalformedRowsAreSkippedWithTheirLine) {
@@ -302,20 +306,26 @@ TEST(AtbReader, MalformedRowsAreSkippedWithTheirLine) {
     test::DumpBuilder dump(dir.path());
     dump.addRow(0, "0", "layer", "Layer", false);
     dump.appendRaw(0, "this is not a row\n");
-    dump.appendRaw(0, "0_777,x,layer,Layer,0,input,0,float,nd,3,1,1,1,1,N/A\n");         // round not a number
-    dump.appendRaw(0, "0_777,0,layer,Layer,0,sideways,0,float,nd,3,1,1,1,1,N/A\n");      // bad direction
-    dump.appendRaw(0, "0_777,0,layer,Layer,0,input,0,float,nd,3,one,1,1,1,N/A\n");       // bad number
+    dump.appendRaw(0,
+                   "0_777,x,layer,Layer,0,input,0,float,nd,3,1,1,1,1,N/A\n");  // round not a number
+    dump.appendRaw(0,
+                   "0_777,0,layer,Layer,0,sideways,0,float,nd,3,1,1,1,1,N/A\n");    // bad direction
+    dump.appendRaw(0, "0_777,0,layer,Layer,0,input,0,float,nd,3,one,1,1,1,N/A\n");  // bad number
     dump.appendRaw(0, "0_777,0,layer,Layer,0,input,0,float,nd,3,1,1,1,1,\"unterminated\n");
-    dump.appendRaw(0, "0_777,0,layer,Layer,,input,0,float,nd,3,1,1,1,1,N/A\n");          // no op id
-    dump.appendRaw(0, "\n");                                                               // blank: ignored
+    dump.appendRaw(0, "0_777,0,layer,Layer,,input,0,float,nd,3,1,1,1,1,N/A\n");  // no op id
+    dump.appendRaw(0, "\n");                                                     // blank: ignored
     dump.addRow(0, "0", "layer", "Layer", true);
     dump.setStatus("complete");
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);
     EXPECT_EQ(index.rowCount(), 2u);
-    EXPECT_TRUE(anyProblemContains(index, "statistic.csv:3: row skipped: expected 15 columns, found 1")) << problems(index);
-    EXPECT_TRUE(anyProblemContains(index, ":4: row skipped: Execution Count is not a number")) << problems(index);
-    EXPECT_TRUE(anyProblemContains(index, ":5: row skipped: Input/Output must be input or output")) << problems(index);
+    EXPECT_TRUE(
+        anyProblemContains(index, "statistic.csv:3: row skipped: expected 15 columns, found 1"))
+        << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, ":4: row skipped: Execution Count is not a number"))
+        << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, ":5: row skipped: Input/Output must be input or output"))
+        << problems(index);
     EXPECT_TRUE(anyProblemContains(index, ":6: row skipped: not a number: one")) << problems(index);
     // Past five per file, malformed rows are counted, not listed.
     EXPECT_TRUE(anyProblemContains(index, "more malformed rows skipped")) << problems(index);
@@ -327,15 +337,20 @@ TEST(AtbReader, BrokenStructureAndStatusFilesGiveMessages) {
     dump.addRow(0, "0", "layer", "Layer", false);
     format::makeDirectories(dump.root() + "/info/model/0_777");
     format::makeDirectories(dump.root() + "/info/layer/0_777");
-    test::writeFile(dump.root() + "/info/model/0_777/Model.json", "{\"modelName\": \"M\", \"nodes\": [{\"opName\": ");
-    test::writeFile(dump.root() + "/info/layer/0_777/layer_0.json", "{\"opName\": \"layer_0\", \"nodes\": 7}");
+    test::writeFile(dump.root() + "/info/model/0_777/Model.json",
+                    "{\"modelName\": \"M\", \"nodes\": [{\"opName\": ");
+    test::writeFile(dump.root() + "/info/layer/0_777/layer_0.json",
+                    "{\"opName\": \"layer_0\", \"nodes\": 7}");
     // Fields of the wrong type are read leniently by the format library; a cut file is not.
-    test::writeFile(dump.root() + "/probe_status.json", "{\"processes\": [{\"pid\": 12, \"state\": ");
+    test::writeFile(dump.root() + "/probe_status.json",
+                    "{\"processes\": [{\"pid\": 12, \"state\": ");
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);
     EXPECT_EQ(index.rowCount(), 1u);
     EXPECT_TRUE(anyProblemContains(index, "Model.json")) << problems(index);
-    EXPECT_TRUE(anyProblemContains(index, "layer_0.json: not a layer structure file: nodes is not an array")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(
+        index, "layer_0.json: not a layer structure file: nodes is not an array"))
+        << problems(index);
     EXPECT_TRUE(anyProblemContains(index, "probe_status.json")) << problems(index);
 }
 
@@ -348,12 +363,16 @@ TEST(AtbReader, ManyRowsParsedSideBySideReadAsOneByOne) {
     std::string text;
     for (int i = 0; i < 12000; ++i) {
         const std::string id = std::to_string(i / 4) + (i % 4 < 2 ? "" : "_0");
-        const std::string name = i % 4 < 2 ? "layer" + std::to_string(i / 4) : "layer" + std::to_string(i / 4) + "/mm";
+        const std::string name =
+            i % 4 < 2 ? "layer" + std::to_string(i / 4) : "layer" + std::to_string(i / 4) + "/mm";
         if (i == 5000) text += "not a row\n";
-        if (i == 7001) text += "0_777,0," + name + ",T," + id + ",input,0,float,nd,3,one,1,1,1,N/A\n";
-        const std::string quotedName = i % 97 == 0 ? "\"" + name + ",with comma\"" : name;  // ops of their own
-        text += "0_777," + std::to_string(i % 3) + "," + quotedName + ",T," + id + (i % 2 ? ",output," : ",input,") +
-                "0,float,nd,3," + std::to_string(i) + ".5,-1,0.25," + (i % 11 ? "2" : "N/A") + ",N/A\n";
+        if (i == 7001)
+            text += "0_777,0," + name + ",T," + id + ",input,0,float,nd,3,one,1,1,1,N/A\n";
+        const std::string quotedName =
+            i % 97 == 0 ? "\"" + name + ",with comma\"" : name;  // ops of their own
+        text += "0_777," + std::to_string(i % 3) + "," + quotedName + ",T," + id +
+                (i % 2 ? ",output," : ",input,") + "0,float,nd,3," + std::to_string(i) +
+                ".5,-1,0.25," + (i % 11 ? "2" : "N/A") + ",N/A\n";
     }
     dump.appendRaw(0, text);
     dump.setStatus("complete");
@@ -366,8 +385,11 @@ TEST(AtbReader, ManyRowsParsedSideBySideReadAsOneByOne) {
     ASSERT_EQ(b.rowCount(), a.rowCount());
     ASSERT_EQ(b.opCount(), a.opCount());
     EXPECT_EQ(a.problems(), b.problems());
-    EXPECT_TRUE(anyProblemContains(a, "statistic.csv:5002: row skipped: expected 15 columns, found 1")) << problems(a);
-    EXPECT_TRUE(anyProblemContains(a, "statistic.csv:7004: row skipped: not a number: one")) << problems(a);
+    EXPECT_TRUE(
+        anyProblemContains(a, "statistic.csv:5002: row skipped: expected 15 columns, found 1"))
+        << problems(a);
+    EXPECT_TRUE(anyProblemContains(a, "statistic.csv:7004: row skipped: not a number: one"))
+        << problems(a);
     for (uint32_t r = 0; r < a.rowCount(); ++r) {
         const auto &x = a.row(r), &y = b.row(r);
         ASSERT_EQ(x.round, y.round) << r;
@@ -387,9 +409,10 @@ TEST(AtbReader, BinaryJunkAndMissingHeaderNeverCrash) {
     std::string junk(20000, '\0');
     for (char& c : junk) c = static_cast<char>(random() & 0xff);
     dump.appendRaw(0, junk, false);
-    dump.appendRaw(1, "0_777,1,layer,Layer,0,input,0,float,nd,3,1,1,1,1,N/A\n", false);  // no header line
+    dump.appendRaw(1, "0_777,1,layer,Layer,0,input,0,float,nd,3,1,1,1,1,N/A\n",
+                   false);  // no header line
     format::makeDirectories(dump.roundDir(2));
-    test::writeFile(dump.roundDir(2) + "/statistic.csv", "");                                 // empty
+    test::writeFile(dump.roundDir(2) + "/statistic.csv", "");  // empty
     dump.setStatus("complete");
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);
@@ -449,7 +472,8 @@ TEST(MsprobeReader, ReadsEntriesTensorsAndTheModuleTree) {
     const std::string dumpPath = dir / "dump_path";
     test::writeMsprobeStep(dumpPath, 0, test::kMsprobeDumpJson);
     test::writeMsprobeStep(dumpPath, 3, test::kMsprobeDumpJson);
-    for (const std::string& start : {dir.path(), dumpPath, dumpPath + "/step3", dumpPath + "/step0/rank0"}) {
+    for (const std::string& start :
+         {dir.path(), dumpPath, dumpPath + "/step3", dumpPath + "/step0/rank0"}) {
         auto root = analysis::findMsprobeDumpRoot(start);
         ASSERT_TRUE(root) << start;
         EXPECT_EQ(*root, dumpPath) << start;
@@ -471,7 +495,8 @@ TEST(MsprobeReader, ReadsEntriesTensorsAndTheModuleTree) {
     EXPECT_EQ(index.op(linear).parent, module);
     EXPECT_EQ(index.op(linear).type, "Functional.linear");
     EXPECT_EQ(index.op(module).type, "Linear");
-    EXPECT_EQ(index.op(index.findOp(0, "Module.fc.Linear.parameters_grad.0")).type, "Linear.parameters_grad");
+    EXPECT_EQ(index.op(index.findOp(0, "Module.fc.Linear.parameters_grad.0")).type,
+              "Linear.parameters_grad");
     // Tensors: args by position, kwargs by name; non-tensors and nulls skipped.
     std::vector<std::string> slots;
     for (uint32_t s : index.op(linear).tensorSlots) slots.push_back(index.describeSlot(s));
@@ -491,13 +516,15 @@ TEST(MsprobeReader, ReadsEntriesTensorsAndTheModuleTree) {
     EXPECT_EQ(index.text(index.row(flag).shape), "");
     // The tensor file is looked up beside dump.json, not at the recorded (moved) dump_data_dir.
     const uint32_t input = index.slotRow(index.op(linear).tensorSlots[0], 0);
-    EXPECT_EQ(index.tensorPath(input), dumpPath + "/step0/rank0/dump_tensor_data/Functional.linear.0.forward.input.0.pt");
+    EXPECT_EQ(index.tensorPath(input),
+              dumpPath + "/step0/rank0/dump_tensor_data/Functional.linear.0.forward.input.0.pt");
     // Nested outputs and parameters get dotted indices.
     slots.clear();
     for (uint32_t s : index.op(module).tensorSlots) slots.push_back(index.describeSlot(s));
     EXPECT_EQ(slots, (std::vector<std::string>{"output 0.0", "input parameters.weight"}));
     slots.clear();
-    for (uint32_t s : index.op(index.findOp(0, "Module.fc.Linear.parameters_grad.0")).tensorSlots) slots.push_back(index.describeSlot(s));
+    for (uint32_t s : index.op(index.findOp(0, "Module.fc.Linear.parameters_grad.0")).tensorSlots)
+        slots.push_back(index.describeSlot(s));
     EXPECT_EQ(slots, (std::vector<std::string>{"output weight"}));
 }
 
@@ -524,22 +551,28 @@ TEST(MsprobeReader, ARewrittenDumpJsonAddsOnlyNewEntries) {
 TEST(MsprobeReader, BrokenFilesGiveMessages) {
     test::TempDir dir("ui-analysis");
     const std::string dumpPath = dir / "dump_path";
-    test::writeMsprobeStep(dumpPath, 0, std::string(test::kMsprobeDumpJson).substr(0, 300));  // truncated
-    test::writeMsprobeStep(dumpPath, 1, "{\"task\": \"statistics\"}");             // no data
+    test::writeMsprobeStep(dumpPath, 0,
+                           std::string(test::kMsprobeDumpJson).substr(0, 300));  // truncated
+    test::writeMsprobeStep(dumpPath, 1, "{\"task\": \"statistics\"}");           // no data
     test::writeMsprobeStep(dumpPath, 2, test::kMsprobeDumpJson);
     test::writeFile(dumpPath + "/step2/rank0/construct.json", "[1, 2");
-    test::writeFile(dumpPath + "/step2/rank0/dump_error_info.log", "RuntimeError: hook failed\nmore");
+    test::writeFile(dumpPath + "/step2/rank0/dump_error_info.log",
+                    "RuntimeError: hook failed\nmore");
     auto reader = open(dumpPath);
     DumpIndex index = readAll(*reader);
     EXPECT_TRUE(anyProblemContains(index, "step0/rank0/dump.json")) << problems(index);
-    EXPECT_TRUE(anyProblemContains(index, "step1/rank0/dump.json: has no \"data\" object")) << problems(index);
+    EXPECT_TRUE(anyProblemContains(index, "step1/rank0/dump.json: has no \"data\" object"))
+        << problems(index);
     EXPECT_TRUE(anyProblemContains(index, "construct.json:1:6: not valid JSON")) << problems(index);
-    EXPECT_TRUE(anyProblemContains(index, "the debugger recorded errors: RuntimeError: hook failed")) << problems(index);
+    EXPECT_TRUE(
+        anyProblemContains(index, "the debugger recorded errors: RuntimeError: hook failed"))
+        << problems(index);
     EXPECT_EQ(index.rowCount(), 6u);  // step 2 still read
 }
 
 TEST(MsprobeNames, EntryNamesAndNonFiniteTokens) {
-    auto api = analysis::parseMsprobeEntryName("Functional.scaled_dot_product_attention.12.backward");
+    auto api =
+        analysis::parseMsprobeEntryName("Functional.scaled_dot_product_attention.12.backward");
     ASSERT_TRUE(api);
     EXPECT_EQ(api->kind, analysis::MsprobeEntryName::Kind::Api);
     EXPECT_EQ(api->name, "scaled_dot_product_attention");
@@ -551,7 +584,8 @@ TEST(MsprobeNames, EntryNamesAndNonFiniteTokens) {
     EXPECT_EQ(module->moduleClass, "MLP");
     EXPECT_EQ(analysis::msprobeEntryType(*module), "MLP");
     EXPECT_FALSE(analysis::parseMsprobeEntryName("not an entry"));
-    EXPECT_EQ(analysis::quoteNonFiniteJsonTokens(R"({"a": NaN, "b": [-Infinity, Infinity], "NaN": "x NaN Infinity"})"),
+    EXPECT_EQ(analysis::quoteNonFiniteJsonTokens(
+                  R"({"a": NaN, "b": [-Infinity, Infinity], "NaN": "x NaN Infinity"})"),
               R"({"a": "NaN", "b": ["-Infinity", "Infinity"], "NaN": "x NaN Infinity"})");
 }
 
@@ -654,7 +688,8 @@ TEST(TensorView, AliasesResolveToTheFirstCopyInTheIndex) {
     second.opId = "2_2";
     second.opName = "layer/add";
     second.isOutput = false;
-    second.tensorPath = dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {3});
+    second.tensorPath =
+        dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {3});
     dump.appendRaw(0, format::formatStatRow(second));
     dump.setStatus("complete");
     auto reader = open(dump.root());
@@ -676,7 +711,8 @@ TEST(AtbReader, TensorPathsResolveInsideACopiedOrMovedDump) {
     second.opId = "2_2";
     second.opName = "layer/add";
     second.isOutput = false;
-    second.tensorPath = dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {4});
+    second.tensorPath =
+        dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {4});
     dump.appendRaw(0, format::formatStatRow(second));
     dump.setStatus("complete");
     const std::string firstInRound = "/data/0_777/0/2_1_mm/after/outtensor0.bin";
@@ -684,7 +720,8 @@ TEST(AtbReader, TensorPathsResolveInsideACopiedOrMovedDump) {
 
     std::filesystem::copy(dir / "run", dir / "copy", std::filesystem::copy_options::recursive);
     const std::string copyRoot = dir / "copy/atb_dump_data";
-    std::filesystem::resize_file(copyRoot + firstInRound, std::filesystem::file_size(copyRoot + firstInRound) - 4);
+    std::filesystem::resize_file(copyRoot + firstInRound,
+                                 std::filesystem::file_size(copyRoot + firstInRound) - 4);
     DumpIndex copy = readAll(*open(dir / "copy"));
     const uint32_t firstRow = copy.slotRow(copy.op(copy.findOp(0, "2_1")).tensorSlots[0], 0);
     const uint32_t secondRow = copy.slotRow(copy.op(copy.findOp(0, "2_2")).tensorSlots[0], 0);
@@ -705,7 +742,9 @@ TEST(AtbReader, TensorPathsResolveInsideACopiedOrMovedDump) {
     EXPECT_EQ(tensor->stats.max, 4.0);
 
     // A path that does not go through a round directory is taken as recorded.
-    EXPECT_EQ(analysis::tensorPathInDump(copyRoot + "/data/0_777/0/statistic.csv", "/elsewhere/x.bin"), "/elsewhere/x.bin");
+    EXPECT_EQ(
+        analysis::tensorPathInDump(copyRoot + "/data/0_777/0/statistic.csv", "/elsewhere/x.bin"),
+        "/elsewhere/x.bin");
 }
 
 TEST(TensorExport, NpyAndCsv) {
@@ -717,13 +756,15 @@ TEST(TensorExport, NpyAndCsv) {
     const std::string npy = test::readFile(dir / "t.npy");
     ASSERT_GT(npy.size(), 10u);
     EXPECT_EQ(npy.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-    const size_t headerLength = static_cast<unsigned char>(npy[8]) | (static_cast<unsigned char>(npy[9]) << 8);
+    const size_t headerLength =
+        static_cast<unsigned char>(npy[8]) | (static_cast<unsigned char>(npy[9]) << 8);
     EXPECT_EQ((10 + headerLength) % 64, 0u);
     const std::string dict = npy.substr(10, headerLength);
     EXPECT_NE(dict.find("'descr': '<f2'"), std::string::npos) << dict;
     EXPECT_NE(dict.find("'shape': (2, 3, 4)"), std::string::npos) << dict;
     EXPECT_EQ(dict.back(), '\n');
-    EXPECT_EQ(npy.substr(10 + headerLength), std::string(reinterpret_cast<const char*>(tensor->bytes.data()), 48));
+    EXPECT_EQ(npy.substr(10 + headerLength),
+              std::string(reinterpret_cast<const char*>(tensor->bytes.data()), 48));
 
     ASSERT_TRUE(analysis::writeCsv(*tensor, dir / "t.csv", &error)) << error;
     const auto lines = test::splitLines(test::readFile(dir / "t.csv"));

@@ -6,13 +6,17 @@
 // while a comparison runs drops it safely; a run followed live is compared again as its rounds
 // arrive; the window's Compare menu, F8, the comparison panel's plots, and probe-studio --compare.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
 #include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
 
 #include <QAbstractItemModelTester>
 #include <QAction>
-#include <QComboBox>
 #include <QApplication>
+#include <QComboBox>
 #include <QFileInfo>
 #include <QImage>
 #include <QProcess>
@@ -20,10 +24,7 @@
 #include <QTableView>
 #include <QTest>
 #include <QTreeView>
-#include <algorithm>
-#include <cmath>
-#include <filesystem>
-#include <memory>
+#include <gtest/gtest.h>
 #include <qcustomplot.h>
 
 #include "compare_dialog.h"
@@ -64,7 +65,9 @@ protected:
         test::prepareEngineSessions(context_, sockets_, config_);
         // Every op's tensors kept, the ops inside the layers too: the comparison measures the
         // data, not only statistics, down to the op that uses the weight.
-        test::writeFile(config_, R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true})");
+        test::writeFile(
+            config_,
+            R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true})");
         context_.reference()->setIdlePollInterval(100);
     }
     void TearDown() override {
@@ -80,7 +83,9 @@ protected:
     RunComparison* comparison() const { return context_.comparison(); }
     // Waits for a comparison's result (one more than `before` finished).
     bool compared(int before = 0) {
-        return waitFor([&] { return comparison()->finishedCount() > before && comparison()->result(); }, 60000);
+        return waitFor(
+            [&] { return comparison()->finishedCount() > before && comparison()->result(); },
+            60000);
     }
     uint32_t candidateOpNamed(const std::string& namePath) const {
         const auto& idx = context_.store()->index();
@@ -98,7 +103,8 @@ protected:
 // The nudged weight: its op is born here, in round 0, and the jump selects it, its weight
 // tensor and its round; what comes after inherits. The result's numbers are the store's.
 TEST_F(CompareTest, ANudgedWeightIsBornWhereItIsUsedAndTheJumpLandsOnIt) {
-    const QString reference = dump("reference", 3), nudged = dump("nudged", 3, {"--nudge-layer", "1"});
+    const QString reference = dump("reference", 3),
+                  nudged = dump("nudged", 3, {"--nudge-layer", "1"});
     QString error;
     ASSERT_TRUE(context_.compare(reference, nudged, &error)) << error.toStdString();
     ASSERT_TRUE(compared());
@@ -119,11 +125,14 @@ TEST_F(CompareTest, ANudgedWeightIsBornWhereItIsUsedAndTheJumpLandsOnIt) {
     const uint32_t nudgedOp = candidateOpNamed(kNudgedOp);
     ASSERT_NE(nudgedOp, kNone);
     EXPECT_EQ(comparison()->verdictOf(nudgedOp), Verdict::BornHere);
-    EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("Decoder_layer_0/Attention/MatMulKernel")), Verdict::Matches);
+    EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("Decoder_layer_0/Attention/MatMulKernel")),
+              Verdict::Matches);
     EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("WordEmbedding")), Verdict::Matches);
-    EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("Decoder_layer_1/Attention/SoftmaxKernel")), Verdict::Inherited);
+    EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("Decoder_layer_1/Attention/SoftmaxKernel")),
+              Verdict::Inherited);
     EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("LmHead")), Verdict::Inherited);
-    EXPECT_NE(comparison()->summary().indexOf(QStringLiteral("born here")), -1) << comparison()->summary().toStdString();
+    EXPECT_NE(comparison()->summary().indexOf(QStringLiteral("born here")), -1)
+        << comparison()->summary().toStdString();
 
     context_.cursor()->setOp(candidateOpNamed("WordEmbedding"));
     ASSERT_TRUE(context_.goToFirstDivergence());
@@ -153,13 +162,15 @@ TEST_F(CompareTest, ANudgedWeightIsBornWhereItIsUsedAndTheJumpLandsOnIt) {
             EXPECT_EQ(profile.series.y[i], 0.0) << idx.op(r.ops[op].candidateOp).namePath;
         }
     }
-    const auto pair = data::statisticPair(r, idx.row(weight.candidateRow).slot, analysis::Stat::Max);
+    const auto pair =
+        data::statisticPair(r, idx.row(weight.candidateRow).slot, analysis::Stat::Max);
     ASSERT_EQ(pair.candidate.x.size(), 3);
     ASSERT_EQ(pair.reference.x.size(), 3);
     for (int i = 0; i < 3; ++i) {
         EXPECT_EQ(pair.candidate.x[i], i);
         const auto& ref = context_.reference()->index();
-        const uint32_t refRow = r.tensors[comparison()->comparedTensor(pair.candidate.rows[i])].referenceRow;
+        const uint32_t refRow =
+            r.tensors[comparison()->comparedTensor(pair.candidate.rows[i])].referenceRow;
         EXPECT_EQ(pair.reference.y[i], ref.row(refRow).get(analysis::Stat::Max));
         EXPECT_EQ(pair.candidate.y[i], idx.row(pair.candidate.rows[i]).get(analysis::Stat::Max));
     }
@@ -189,9 +200,12 @@ TEST_F(CompareTest, TheComparisonModelsStayConsistent) {
     data::CompareOpsModel table(comparison());
     data::OpTreeModel tree(context_.store(), nullptr);
     tree.setComparison(comparison());
-    QAbstractItemModelTester tableTester(&table, QAbstractItemModelTester::FailureReportingMode::Fatal);
-    QAbstractItemModelTester treeTester(&tree, QAbstractItemModelTester::FailureReportingMode::Fatal);
-    const QString reference = dump("reference", 2), nudged = dump("nudged", 2, {"--nudge-layer", "1"});
+    QAbstractItemModelTester tableTester(&table,
+                                         QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester treeTester(&tree,
+                                        QAbstractItemModelTester::FailureReportingMode::Fatal);
+    const QString reference = dump("reference", 2),
+                  nudged = dump("nudged", 2, {"--nudge-layer", "1"});
     ASSERT_TRUE(context_.compare(reference, nudged));
     ASSERT_TRUE(compared());
     const auto& r = *comparison()->result();
@@ -204,19 +218,23 @@ TEST_F(CompareTest, TheComparisonModelsStayConsistent) {
         if (r.ops[op].verdict == analysis::OpVerdict::BornHere) {
             ++bornHere;
             EXPECT_TRUE(verdict.data().toString().startsWith(QStringLiteral("born here")));
-            EXPECT_EQ(verdict.data(Qt::BackgroundRole).value<QColor>(), RunComparison::verdictColor(Verdict::BornHere));
+            EXPECT_EQ(verdict.data(Qt::BackgroundRole).value<QColor>(),
+                      RunComparison::verdictColor(Verdict::BornHere));
         }
     }
     EXPECT_GE(bornHere, 2);  // the op and the layer around it, in each of the two rounds
     table.setDivergingOnly(true);
     ASSERT_GT(table.rowCount(), 0);
     for (int row = 0; row < table.rowCount(); ++row)
-        EXPECT_NE(table.index(row, 0).data(data::CompareOpsModel::VerdictRole).toInt(), static_cast<int>(Verdict::Matches));
+        EXPECT_NE(table.index(row, 0).data(data::CompareOpsModel::VerdictRole).toInt(),
+                  static_cast<int>(Verdict::Matches));
     // The tree: the op's row coloured and its verdict column filled.
-    const QModelIndex nudgedItem = tree.indexOfOp(candidateOpNamed(kNudgedOp), data::OpTreeModel::VerdictColumn);
+    const QModelIndex nudgedItem =
+        tree.indexOfOp(candidateOpNamed(kNudgedOp), data::OpTreeModel::VerdictColumn);
     ASSERT_TRUE(nudgedItem.isValid());
     EXPECT_EQ(nudgedItem.data().toString(), QStringLiteral("born here"));
-    EXPECT_EQ(nudgedItem.data(Qt::BackgroundRole).value<QColor>(), RunComparison::verdictColor(Verdict::BornHere));
+    EXPECT_EQ(nudgedItem.data(Qt::BackgroundRole).value<QColor>(),
+              RunComparison::verdictColor(Verdict::BornHere));
     EXPECT_FALSE(nudgedItem.data(Qt::ToolTipRole).toString().isEmpty());
     // Stopping: both models let go of the result.
     context_.closeReference();
@@ -234,10 +252,12 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
     window.show();
     std::vector<std::unique_ptr<QAbstractItemModelTester>> testers;
     for (QAbstractItemModel* model : window.findChildren<QAbstractItemModel*>())
-        testers.push_back(std::make_unique<QAbstractItemModelTester>(model, QAbstractItemModelTester::FailureReportingMode::Fatal));
+        testers.push_back(std::make_unique<QAbstractItemModelTester>(
+            model, QAbstractItemModelTester::FailureReportingMode::Fatal));
     ASSERT_FALSE(testers.empty());
     const QString big = dump("big", 40), bigNudged = dump("big-nudged", 40, {"--nudge-layer", "0"}),
-                  small = dump("small", 2), smallNudged = dump("small-nudged", 2, {"--nudge-layer", "1"});
+                  small = dump("small", 2),
+                  smallNudged = dump("small-nudged", 2, {"--nudge-layer", "1"});
     QSignalSpy started(comparison(), &RunComparison::started);
     for (int attempt = 0; attempt < 3; ++attempt) {
         // The candidate replaced mid-comparison, then the reference.
@@ -275,10 +295,12 @@ TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
     ASSERT_TRUE(waitFor([&] { return comparedRounds() >= 1; }, 60000));
     const int first = comparedRounds();
     const int runs = comparison()->finishedCount();
-    ASSERT_TRUE(waitFor([&] { return comparedRounds() > first && comparison()->finishedCount() > runs; }, 60000));
+    ASSERT_TRUE(waitFor(
+        [&] { return comparedRounds() > first && comparison()->finishedCount() > runs; }, 60000));
     const auto& r = *comparison()->result();
     ASSERT_TRUE(r.firstBornHere);  // the reference had the nudge; the live run has not
-    EXPECT_EQ(context_.store()->index().op(r.ops[*r.firstBornHere].candidateOp).namePath, kNudgedOp);
+    EXPECT_EQ(context_.store()->index().op(r.ops[*r.firstBornHere].candidateOp).namePath,
+              kNudgedOp);
     EXPECT_TRUE(context_.modelRunning() || context_.liveSession()->hasEnded());
 }
 
@@ -293,13 +315,15 @@ TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
     auto* tree = window.treePanel()->view();
     EXPECT_TRUE(tree->isColumnHidden(data::OpTreeModel::VerdictColumn));
     EXPECT_FALSE(window.jumpToDivergenceAction()->isEnabled());
-    const QString reference = dump("reference", 3), nudged = dump("nudged", 3, {"--nudge-layer", "1"});
+    const QString reference = dump("reference", 3),
+                  nudged = dump("nudged", 3, {"--nudge-layer", "1"});
     ASSERT_TRUE(context_.compare(reference, nudged));
     ASSERT_TRUE(compared());
     ASSERT_TRUE(waitFor([&] { return window.jumpToDivergenceAction()->isEnabled(); }));
     EXPECT_FALSE(tree->isColumnHidden(data::OpTreeModel::VerdictColumn));
     auto* panel = window.comparePanel();
-    EXPECT_NE(panel->summaryText().indexOf(QString::fromLatin1(kNudgedOp)), -1) << panel->summaryText().toStdString();
+    EXPECT_NE(panel->summaryText().indexOf(QString::fromLatin1(kNudgedOp)), -1)
+        << panel->summaryText().toStdString();
     EXPECT_GT(panel->model()->rowCount(), 0);
 
     const uint32_t nudgedOp = candidateOpNamed(kNudgedOp);
@@ -307,7 +331,8 @@ TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
     QTest::keyClick(&window, Qt::Key_F8);
     EXPECT_EQ(context_.cursor()->op(), nudgedOp);
     EXPECT_EQ(context_.cursor()->round(), 0);
-    EXPECT_EQ(window.treePanel()->view()->currentIndex().data(data::OpTreeModel::OpRole).toUInt(), nudgedOp);
+    EXPECT_EQ(window.treePanel()->view()->currentIndex().data(data::OpTreeModel::OpRole).toUInt(),
+              nudgedOp);
     // Both runs of the selected tensor are drawn (the reference dashed).
     ASSERT_EQ(panel->statisticPlot()->graphCount(), 2);
     EXPECT_EQ(panel->statisticPlot()->graph(1)->pen().style(), Qt::DashLine);
@@ -332,7 +357,8 @@ TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
     ASSERT_TRUE(waitFor([&] { return pairDoc->candidate() != nullptr; }));
     const auto& diff = pairDoc->difference();
     EXPECT_EQ(diff.largestAt, 8u + 3u);  // hidden + 3: the element the engine nudged
-    EXPECT_NEAR(diff.largest, std::fabs(pairDoc->candidate()->at(11) - pairDoc->reference()->at(11)), 0);
+    EXPECT_NEAR(diff.largest,
+                std::fabs(pairDoc->candidate()->at(11) - pairDoc->reference()->at(11)), 0);
     EXPECT_EQ(diff.nonFiniteMismatches, 0u);
     const QImage d = panel->pairView()->image(2);
     ASSERT_EQ(d.width(), 8);
@@ -356,17 +382,20 @@ TEST_F(CompareTest, RanksAreListedAndComparedRankAgainstRank) {
     // Two ranks of one msprobe step: rank 1's weight differs.
     const std::string root = dir_ / "ranks";
     auto item = [](double max) {
-        return "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4, 8], \"Max\": " +
-               std::to_string(max) + ", \"Min\": -0.5, \"Mean\": 0.0, \"Norm\": 2.0, \"requires_grad\": false}";
+        return "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [4, 8], "
+               "\"Max\": " +
+               std::to_string(max) +
+               ", \"Min\": -0.5, \"Mean\": 0.0, \"Norm\": 2.0, \"requires_grad\": false}";
     };
     for (int rank = 0; rank < 2; ++rank) {
         const std::string dir = root + "/step0/rank" + std::to_string(rank);
         std::filesystem::create_directories(dir);
-        test::writeFile(dir + "/dump.json",
-                        R"({"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {)"
-                        R"("Module.fc.Linear.forward.0": {"input_args": [)" +
-                            item(1.0) + R"(], "input_kwargs": {}, "output": [)" + item(4.0) + R"(], "parameters": {"weight": )" +
-                            item(rank ? 0.75 : 0.5) + "}}}}");
+        test::writeFile(
+            dir + "/dump.json",
+            R"({"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {)"
+            R"("Module.fc.Linear.forward.0": {"input_args": [)" +
+                item(1.0) + R"(], "input_kwargs": {}, "output": [)" + item(4.0) +
+                R"(], "parameters": {"weight": )" + item(rank ? 0.75 : 0.5) + "}}}}");
         test::writeFile(dir + "/construct.json", R"({"Module.fc.Linear.forward.0": null})");
         test::writeFile(dir + "/stack.json", "{}");
     }
@@ -401,14 +430,17 @@ TEST_F(CompareTest, RanksAreListedAndComparedRankAgainstRank) {
 
 // probe-studio --compare REF CAND: the comparison shown, the jump made, the window saved.
 TEST_F(CompareTest, TheCommandLineComparesAndJumps) {
-    const QString reference = dump("reference", 2), nudged = dump("nudged", 2, {"--nudge-layer", "1"});
+    const QString reference = dump("reference", 2),
+                  nudged = dump("nudged", 2, {"--nudge-layer", "1"});
     const QString png = QString::fromStdString(dir_ / "compare.png");
-    const auto run = test::runStudio({"--compare", reference, nudged, "--jump", "--view", "compare", "--screenshot", png});
+    const auto run = test::runStudio(
+        {"--compare", reference, nudged, "--jump", "--view", "compare", "--screenshot", png});
     ASSERT_EQ(run.exitCode, 0) << run.err.toStdString();
     EXPECT_TRUE(QFileInfo(png).size() > 0);
     const auto usage = test::runStudio({"--compare", reference});
     EXPECT_EQ(usage.exitCode, 64);
-    EXPECT_NE(usage.err.indexOf(QStringLiteral("--compare REF CAND")), -1) << usage.err.toStdString();
+    EXPECT_NE(usage.err.indexOf(QStringLiteral("--compare REF CAND")), -1)
+        << usage.err.toStdString();
 }
 
 // The difference image: white where equal, the largest difference darkest, NaN/Inf in one run
@@ -435,7 +467,7 @@ TEST(TensorPair, TheDifferenceMarksNanAndInfInOneRunOnly) {
     EXPECT_EQ(abs.image.pixel(2, 1), qRgb(255, 255, 255));
     EXPECT_EQ(abs.image.pixel(1, 1), data::kNonFiniteMismatchRgb);
     EXPECT_EQ(abs.image.pixel(2, 0), qRgb(160, 0, 0));  // the largest: darkest
-    const QColor part(abs.image.pixel(1, 0));  // 0.6 of the largest
+    const QColor part(abs.image.pixel(1, 0));           // 0.6 of the largest
     EXPECT_GT(part.green(), 0);
     EXPECT_LT(part.green(), 255);
     const auto rel = data::renderDifference(ref, cand, 0, 2, 3, true);
@@ -450,7 +482,10 @@ TEST(PtPreview, APtTensorPreviewsLikeABinOne) {
     const QString pt = QString::fromStdString(dir / "Functional.linear.0.forward.output.0.pt");
     QProcess python;
     python.start(QStringLiteral(PROBE_TEST_PYTHON),
-                 {"-c", "import sys, torch; torch.save(torch.tensor([[1.0, -2.0, float('nan')], [3.0, 4.0, 5.0]]), sys.argv[1])", pt});
+                 {"-c",
+                  "import sys, torch; torch.save(torch.tensor([[1.0, -2.0, float('nan')], [3.0, "
+                  "4.0, 5.0]]), sys.argv[1])",
+                  pt});
     ASSERT_TRUE(python.waitForFinished(120000));
     ASSERT_EQ(python.exitCode(), 0) << python.readAllStandardError().toStdString();
     data::DumpStore store;

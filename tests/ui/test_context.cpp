@@ -170,8 +170,8 @@ TEST_F(ContextTest, AttachReplacesALaunchAndClosingLetsTheProbeGo) {
 // A reference dump beside the one shown, for comparing: it opens and follows like the first,
 // and goes with the session.
 TEST_F(ContextTest, AReferenceDumpOpensBesideTheShownOneAndGoesWithTheSession) {
-    const QString shown = writeEngineDump("shown", 5),
-                  reference = writeEngineDump("reference", 7), other = writeEngineDump("other", 3);
+    const QString shown = writeEngineDump("shown", 5), reference = writeEngineDump("reference", 7),
+                  other = writeEngineDump("other", 3);
     context_.openDump(shown);
     context_.openReference(reference);
     ASSERT_TRUE(waitFor([&] {

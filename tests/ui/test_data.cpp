@@ -2,18 +2,18 @@
 // thread, the models under QAbstractItemModelTester (as a dump grows, too), the op selection
 // config and the config document of either kind, tensor documents.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
+#include <cmath>
+#include <functional>
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTest>
-#include <cmath>
-#include <functional>
+#include <gtest/gtest.h>
 
+#include "config_document.h"
 #include "dump_builder.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
-#include "config_document.h"
 #include "op_filter_proxy.h"
 #include "op_selection.h"
 #include "op_tensors_model.h"
@@ -34,8 +34,9 @@ using analysis::kNone;
 using data::OpTreeModel;
 using Tester = QAbstractItemModelTester;
 
-bool waitFor(const std::function<bool()>& condition, int ms = 20000) { return QTest::qWaitFor(condition, ms); }
-
+bool waitFor(const std::function<bool()>& condition, int ms = 20000) {
+    return QTest::qWaitFor(condition, ms);
+}
 
 // A store with its tree model and proxy, all under the tester from the start.
 struct Session {
@@ -56,13 +57,18 @@ struct Session {
         store.open(QString::fromStdString(path));
         return waitFor([&] { return loaded.count() > 0; });
     }
-    QModelIndex find(const std::string& id) { return model.indexOfOp(store.index().findOp(model.process(), id)); }
-    QString text(const std::string& id, int column) { return find(id).siblingAtColumn(column).data().toString(); }
+    QModelIndex find(const std::string& id) {
+        return model.indexOfOp(store.index().findOp(model.process(), id));
+    }
+    QString text(const std::string& id, int column) {
+        return find(id).siblingAtColumn(column).data().toString();
+    }
 };
 
 int countRows(const QAbstractItemModel& model, const QModelIndex& parent = {}) {
     int n = 0;
-    for (int r = 0; r < model.rowCount(parent); ++r) n += 1 + countRows(model, model.index(r, 0, parent));
+    for (int r = 0; r < model.rowCount(parent); ++r)
+        n += 1 + countRows(model, model.index(r, 0, parent));
     return n;
 }
 
@@ -209,7 +215,8 @@ TEST(DumpStore, ProblemsAndFailuresAreReported) {
     store.open(QString::fromStdString(dir.path()));
     ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
     ASSERT_GT(problems.count(), 0);
-    EXPECT_TRUE(problems.front().front().toStringList().join("\n").contains("statistic.csv:3: row skipped"));
+    EXPECT_TRUE(problems.front().front().toStringList().join("\n").contains(
+        "statistic.csv:3: row skipped"));
     EXPECT_EQ(store.index().rowCount(), 1u);
 
     QSignalSpy failed(&store, &data::DumpStore::openFailed);
@@ -228,13 +235,16 @@ TEST(DumpStore, OpensTheMsprobeLayoutAsAModuleTree) {
     Session s;
     ASSERT_TRUE(s.open(dir / "dump_path"));
     EXPECT_EQ(s.store.layout(), analysis::DumpLayout::Msprobe);
-    EXPECT_EQ(s.model.rowCount(), 2);  // the module (with its API call inside) and the parameter gradients
+    EXPECT_EQ(s.model.rowCount(),
+              2);  // the module (with its API call inside) and the parameter gradients
     const QModelIndex module = s.find("Module.fc.Linear.forward.0");
     ASSERT_TRUE(module.isValid());
     ASSERT_EQ(s.model.rowCount(module), 1);
-    EXPECT_EQ(s.model.index(0, OpTreeModel::NameColumn, module).data().toString(), "Functional.linear.0.forward");
+    EXPECT_EQ(s.model.index(0, OpTreeModel::NameColumn, module).data().toString(),
+              "Functional.linear.0.forward");
     EXPECT_EQ(s.model.index(0, OpTreeModel::AnomalyColumn, module).data().toString(), "NaN Inf");
-    EXPECT_EQ(module.siblingAtColumn(OpTreeModel::AnomalyColumn).data().toString(), "NaN Inf below");
+    EXPECT_EQ(module.siblingAtColumn(OpTreeModel::AnomalyColumn).data().toString(),
+              "NaN Inf below");
     EXPECT_EQ(s.text("Module.fc.Linear.forward.0", OpTreeModel::RoundsColumn), "2");
     // The op-level config does not apply to this layout: nothing to tick.
     EXPECT_FALSE(module.flags() & Qt::ItemIsUserCheckable);
@@ -340,13 +350,15 @@ TEST(OpTensorsModel, RowsOfAnOpByRound) {
     ASSERT_EQ(tensors.rowCount(), 10);  // input and output, five rounds
     EXPECT_EQ(tensors.index(0, data::OpTensorsModel::RoundColumn).data().toInt(), 0);
     EXPECT_EQ(tensors.index(0, data::OpTensorsModel::DirectionColumn).data().toString(), "input");
-    EXPECT_EQ(tensors.index(0, data::OpTensorsModel::FileColumn).data().toString(), "intensor0.bin");
+    EXPECT_EQ(tensors.index(0, data::OpTensorsModel::FileColumn).data().toString(),
+              "intensor0.bin");
     tensors.setRound(2);
     ASSERT_EQ(tensors.rowCount(), 2);
     EXPECT_EQ(tensors.index(1, data::OpTensorsModel::MaxColumn).data().toString(), "inf");
     const uint32_t row = tensors.rowAt(1);
     EXPECT_EQ(tensors.tableRowOf(row), 1);
-    EXPECT_TRUE(tensors.tensorPath(row).endsWith("2/1_layers.1/after/outtensor0.bin")) << tensors.tensorPath(row).toStdString();
+    EXPECT_TRUE(tensors.tensorPath(row).endsWith("2/1_layers.1/after/outtensor0.bin"))
+        << tensors.tensorPath(row).toStdString();
 }
 
 TEST(DumpCursor, KeepsOpTensorAndRoundTogether) {
@@ -419,7 +431,8 @@ TEST(StatisticsSeries, RoundsAndProfilesMarkNonFiniteValues) {
 
 QStringList childNames(const QAbstractItemModel& model, const QModelIndex& parent = {}) {
     QStringList names;
-    for (int r = 0; r < model.rowCount(parent); ++r) names << model.index(r, OpTreeModel::NameColumn, parent).data().toString();
+    for (int r = 0; r < model.rowCount(parent); ++r)
+        names << model.index(r, OpTreeModel::NameColumn, parent).data().toString();
     return names;
 }
 
@@ -439,7 +452,8 @@ TEST(DumpStore, TheTreeKeepsOpsInExecutionOrderWhateverOrderTheyAreFoundIn) {
     dump.addRow(0, "5", "norm", "RmsNorm", true);
     dump.addRow(0, "2_0", "layer/attention", "Attention", true);
     dump.addRow(0, "10", "sample", "Sample", true);
-    ASSERT_TRUE(waitFor([&] { return s.model.rowCount() == 5 && s.model.rowCount(s.find("2")) == 2; }));
+    ASSERT_TRUE(
+        waitFor([&] { return s.model.rowCount() == 5 && s.model.rowCount(s.find("2")) == 2; }));
     EXPECT_EQ(childNames(s.model), (QStringList{"embed", "layer", "norm", "lm_head", "sample"}));
     EXPECT_EQ(childNames(s.model, s.find("2")), (QStringList{"attention", "mlp"}));
     EXPECT_EQ(head.row(), 3);  // views' indexes follow
@@ -449,17 +463,23 @@ TEST(DumpStore, TheTreeKeepsOpsInExecutionOrderWhateverOrderTheyAreFoundIn) {
 TEST(DumpStore, MsprobeOpsFirstSeenInALaterStepGoWhereTheyRan) {
     test::TempDir dir("ui-data");
     test::writeMsprobeStep(dir / "dump_path", 1,
-                           test::msprobeCalls({{"Torch.matmul.0.forward", 1}, {"Torch.relu.0.forward", 2}, {"Functional.linear.1.forward", 3}}));
+                           test::msprobeCalls({{"Torch.matmul.0.forward", 1},
+                                               {"Torch.relu.0.forward", 2},
+                                               {"Functional.linear.1.forward", 3}}));
     Session s;
     ASSERT_TRUE(s.open(dir / "dump_path"));
     ASSERT_EQ(s.model.rowCount(), 3);
     // Step 2 runs an extra op first and another in the middle.
     test::writeMsprobeStep(dir / "dump_path", 2,
-                           test::msprobeCalls({{"Tensor.__mul__.0.forward", 10}, {"Torch.matmul.0.forward", 11}, {"Torch.relu.0.forward", 12},
-                                         {"Tensor.__add__.0.forward", 13}, {"Functional.linear.1.forward", 14}}));
+                           test::msprobeCalls({{"Tensor.__mul__.0.forward", 10},
+                                               {"Torch.matmul.0.forward", 11},
+                                               {"Torch.relu.0.forward", 12},
+                                               {"Tensor.__add__.0.forward", 13},
+                                               {"Functional.linear.1.forward", 14}}));
     ASSERT_TRUE(waitFor([&] { return s.model.rowCount() == 5; }));
-    const QStringList order{"Tensor.__mul__.0.forward", "Torch.matmul.0.forward", "Torch.relu.0.forward",
-                            "Tensor.__add__.0.forward", "Functional.linear.1.forward"};
+    const QStringList order{"Tensor.__mul__.0.forward", "Torch.matmul.0.forward",
+                            "Torch.relu.0.forward", "Tensor.__add__.0.forward",
+                            "Functional.linear.1.forward"};
     EXPECT_EQ(childNames(s.model), order);
     // Opened whole, the same order.
     Session whole;
@@ -472,10 +492,14 @@ TEST(StatisticsSeries, APinnedRoundIsPlacedOpByOpNotByPosition) {
     // at the same ops of step 2's axis, with a gap at the op step 1 did not run.
     test::TempDir dir("ui-data");
     test::writeMsprobeStep(dir / "dump_path", 1,
-                           test::msprobeCalls({{"Torch.matmul.0.forward", 1}, {"Torch.relu.0.forward", 2}, {"Functional.linear.1.forward", 3}}));
+                           test::msprobeCalls({{"Torch.matmul.0.forward", 1},
+                                               {"Torch.relu.0.forward", 2},
+                                               {"Functional.linear.1.forward", 3}}));
     test::writeMsprobeStep(dir / "dump_path", 2,
-                           test::msprobeCalls({{"Tensor.__mul__.0.forward", 10}, {"Torch.matmul.0.forward", 11},
-                                         {"Torch.relu.0.forward", 12}, {"Functional.linear.1.forward", 13}}));
+                           test::msprobeCalls({{"Tensor.__mul__.0.forward", 10},
+                                               {"Torch.matmul.0.forward", 11},
+                                               {"Torch.relu.0.forward", 12},
+                                               {"Functional.linear.1.forward", 13}}));
     Session s;
     ASSERT_TRUE(s.open(dir / "dump_path"));
     const auto& idx = s.store.index();
@@ -483,7 +507,8 @@ TEST(StatisticsSeries, APinnedRoundIsPlacedOpByOpNotByPosition) {
     layers.maxDepth = 0;
     const auto step2 = data::profileSeries(idx, 0, 2, analysis::Stat::Norm, layers);
     ASSERT_EQ(step2.series.y, (QVector<double>{10, 11, 12, 13}));
-    const auto step1 = data::alignedProfileSeries(idx, 0, 1, analysis::Stat::Norm, layers, step2.series);
+    const auto step1 =
+        data::alignedProfileSeries(idx, 0, 1, analysis::Stat::Norm, layers, step2.series);
     ASSERT_EQ(step1.x, step2.series.x);
     EXPECT_TRUE(std::isnan(step1.y[0]));
     EXPECT_EQ(step1.rows[0], kNone);
@@ -492,17 +517,19 @@ TEST(StatisticsSeries, APinnedRoundIsPlacedOpByOpNotByPosition) {
 
     // The other way round: step 2 on step 1's axis leaves out the op step 1 lacks.
     const auto step1Own = data::profileSeries(idx, 0, 1, analysis::Stat::Norm, layers);
-    EXPECT_EQ(data::alignedProfileSeries(idx, 0, 2, analysis::Stat::Norm, layers, step1Own.series).y, (QVector<double>{11, 12, 13}));
+    EXPECT_EQ(
+        data::alignedProfileSeries(idx, 0, 2, analysis::Stat::Norm, layers, step1Own.series).y,
+        (QVector<double>{11, 12, 13}));
 }
 
 TEST(StatisticsSeries, APinnedAtbRoundIsPlacedByOpId) {
     test::TempDir dir("ui-data");
     test::DumpBuilder dump(dir.path());
-    dump.addRow(1, "0", "embed", "Embedding", true, {3, 4});     // norm 5
-    dump.addRow(1, "2", "head", "Linear", true, {6, 8});        // norm 10
-    dump.addRow(2, "0", "embed", "Embedding", true, {0, 1});    // norm 1
-    dump.addRow(2, "1", "layer", "Layer", true, {0, 2});        // norm 2, only in round 2
-    dump.addRow(2, "2", "head", "Linear", true, {0, 3});        // norm 3
+    dump.addRow(1, "0", "embed", "Embedding", true, {3, 4});  // norm 5
+    dump.addRow(1, "2", "head", "Linear", true, {6, 8});      // norm 10
+    dump.addRow(2, "0", "embed", "Embedding", true, {0, 1});  // norm 1
+    dump.addRow(2, "1", "layer", "Layer", true, {0, 2});      // norm 2, only in round 2
+    dump.addRow(2, "2", "head", "Linear", true, {0, 3});      // norm 3
     dump.setStatus("complete");
     Session s;
     ASSERT_TRUE(s.open(dir.path()));
@@ -511,7 +538,8 @@ TEST(StatisticsSeries, APinnedAtbRoundIsPlacedByOpId) {
     layers.maxDepth = 0;
     const auto round2 = data::profileSeries(idx, 0, 2, analysis::Stat::Norm, layers);
     ASSERT_EQ(round2.series.y, (QVector<double>{1, 2, 3}));
-    const auto round1 = data::alignedProfileSeries(idx, 0, 1, analysis::Stat::Norm, layers, round2.series);
+    const auto round1 =
+        data::alignedProfileSeries(idx, 0, 1, analysis::Stat::Norm, layers, round2.series);
     ASSERT_EQ(round1.y.size(), 3);
     EXPECT_EQ(round1.y[0], 5);
     EXPECT_TRUE(std::isnan(round1.y[1]));
@@ -561,9 +589,11 @@ TEST(TensorDocument, LoadsRendersAndPagesATensor) {
     EXPECT_EQ(valuesModel.index(0, 0).data().toString(), "-2");
     valuesModel.setPage(1);
     EXPECT_EQ(valuesModel.rowCount(), 300 - data::TensorValuesModel::kPageRows);
-    EXPECT_EQ(valuesModel.headerData(0, Qt::Vertical).toString(), QString::number(data::TensorValuesModel::kPageRows));
+    EXPECT_EQ(valuesModel.headerData(0, Qt::Vertical).toString(),
+              QString::number(data::TensorValuesModel::kPageRows));
     // A big slice is drawn a block per pixel, keeping its NaN visible.
-    const auto small = data::TensorDocument::renderSlice(*document.tensor(), 0, 300, 4, data::TensorDocument::Overlay::None, 100);
+    const auto small = data::TensorDocument::renderSlice(*document.tensor(), 0, 300, 4,
+                                                         data::TensorDocument::Overlay::None, 100);
     EXPECT_EQ(small.blockSize, 3);
     EXPECT_EQ(QColor(small.image.pixel(0, 0)), QColor(230, 20, 20));
 }
@@ -576,7 +606,8 @@ TEST(TensorDocument, FollowsDeduplicatedFilesAndReportsBrokenOnes) {
     second.opId = "2_2";
     second.opName = "layer/add";
     second.isOutput = false;
-    second.tensorPath = dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {2, 2});
+    second.tensorPath =
+        dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {2, 2});
     dump.appendRaw(0, format::formatStatRow(second));
     dump.setStatus("complete");
     Session s;
@@ -636,16 +667,20 @@ void checkEveryKey(data::ConfigDocument& document, const std::vector<KeyCase>& c
         covered.push_back(c.key);
         ASSERT_TRUE(document.setValue(c.key, c.bad));
         const std::string text = document.text().toStdString();
-        const auto library = document.kind() == Kind::Op ? format::parseOpConfig(text, "x").issues : format::parseApiConfig(text, "x").issues;
+        const auto library = document.kind() == Kind::Op ? format::parseOpConfig(text, "x").issues
+                                                         : format::parseApiConfig(text, "x").issues;
         ASSERT_EQ(library.size(), 1u) << format::describeIssues(library);
         EXPECT_EQ(library[0].key, c.key);
         const QStringList shown = document.issuesAt(c.key);
         ASSERT_EQ(shown.size(), 1) << shown.join('\n').toStdString();
-        EXPECT_TRUE(shown[0].startsWith(QString::fromStdString(library[0].problem))) << shown[0].toStdString();
+        EXPECT_TRUE(shown[0].startsWith(QString::fromStdString(library[0].problem)))
+            << shown[0].toStdString();
         EXPECT_TRUE(document.hasErrors());
-        EXPECT_TRUE(document.generalIssues(data::ConfigDocument::formKeys(document.kind())).isEmpty());
+        EXPECT_TRUE(
+            document.generalIssues(data::ConfigDocument::formKeys(document.kind())).isEmpty());
         ASSERT_TRUE(document.setValue(c.key, c.good));
-        EXPECT_TRUE(document.issuesAt(c.key).isEmpty()) << document.issuesAt(c.key).join('\n').toStdString();
+        EXPECT_TRUE(document.issuesAt(c.key).isEmpty())
+            << document.issuesAt(c.key).join('\n').toStdString();
         EXPECT_FALSE(document.hasErrors()) << document.text().toStdString();
         EXPECT_EQ(document.value(c.key), c.good);
     }
@@ -670,12 +705,16 @@ TEST(ConfigDocument, EveryOpLevelKeyIsJudgedByTheFormatLibrary) {
     EXPECT_EQ(document.opConfig()->filterLevel, 2);
     // Syntax errors and unknown keys are for the whole text, with line and column.
     document.setText("{\n  \"task\": \"all\",\n  \"dump_enabel\": true\n}\n");
-    EXPECT_EQ(document.generalIssues(data::ConfigDocument::formKeys(document.kind())).join('\n').toStdString(),
-              "key \"dump_enabel\": unknown key (a misspelling?); accepted: task, dump_enable, exec_range, ids, op_name, "
+    EXPECT_EQ(document.generalIssues(data::ConfigDocument::formKeys(document.kind()))
+                  .join('\n')
+                  .toStdString(),
+              "key \"dump_enabel\": unknown key (a misspelling?); accepted: task, dump_enable, "
+              "exec_range, ids, op_name, "
               "save_child, device, filter_level, grad_monitor, overflow_nums");
     document.setText("{\n  \"task\": \"all\",\n  \"ids\" \"1\"\n}\n");
     EXPECT_FALSE(document.isObject());
-    const QStringList general = document.generalIssues(data::ConfigDocument::formKeys(document.kind()));
+    const QStringList general =
+        document.generalIssues(data::ConfigDocument::formKeys(document.kind()));
     ASSERT_EQ(general.size(), 1);
     EXPECT_TRUE(general[0].startsWith("line 3, column")) << general[0].toStdString();
     EXPECT_FALSE(document.setValue("task", "all"));  // the form waits for valid JSON
@@ -685,28 +724,31 @@ TEST(ConfigDocument, EveryCodeLevelKeyIsJudgedByTheFormatLibrary) {
     data::ConfigDocument document;
     document.startNew(data::ConfigDocument::Kind::Api);
     EXPECT_FALSE(document.hasErrors()) << document.text().toStdString();
-    checkEveryKey(document, {{"task", "dump", "tensor"},
-                             {"dump_path", "", "./my_dump"},
-                             {"rank", {"x"}, {0, "2-3"}},
-                             {"step", {-1}, {1}},
-                             {"level", "L3", "mix"},
-                             {"seed", -1, 42},
-                             {"is_deterministic", "no", true},
-                             {"extra_info", 0, false},
-                             {"statistics.scope", {"relu"}, data::ConfigDocument::Json::array()},
-                             {"statistics.list", "relu", {"relu"}},
-                             {"statistics.data_mode", {"all", "forward"}, {"forward", "input"}},
-                             {"statistics.summary_mode", "sha", "md5"},
-                             {"tensor.scope", {"a", "b", "c"}, data::ConfigDocument::Json::array()},
-                             {"tensor.list", 3, data::ConfigDocument::Json::array()},
-                             {"tensor.data_mode", data::ConfigDocument::Json::array(), {"backward"}}});
+    checkEveryKey(document,
+                  {{"task", "dump", "tensor"},
+                   {"dump_path", "", "./my_dump"},
+                   {"rank", {"x"}, {0, "2-3"}},
+                   {"step", {-1}, {1}},
+                   {"level", "L3", "mix"},
+                   {"seed", -1, 42},
+                   {"is_deterministic", "no", true},
+                   {"extra_info", 0, false},
+                   {"statistics.scope", {"relu"}, data::ConfigDocument::Json::array()},
+                   {"statistics.list", "relu", {"relu"}},
+                   {"statistics.data_mode", {"all", "forward"}, {"forward", "input"}},
+                   {"statistics.summary_mode", "sha", "md5"},
+                   {"tensor.scope", {"a", "b", "c"}, data::ConfigDocument::Json::array()},
+                   {"tensor.list", 3, data::ConfigDocument::Json::array()},
+                   {"tensor.data_mode", data::ConfigDocument::Json::array(), {"backward"}}});
     ASSERT_TRUE(document.apiConfig());
     EXPECT_EQ(document.apiConfig()->rank, (std::vector<int64_t>{0, 2, 3}));
     EXPECT_EQ(document.apiConfig()->statistics.summaryMode, "md5");
     // msprobe keys this tool ignores are warnings, not errors.
     ASSERT_TRUE(document.setValue("async_dump", false));
     EXPECT_FALSE(document.hasErrors());
-    EXPECT_TRUE(document.generalIssues(data::ConfigDocument::formKeys(document.kind())).join('\n').contains("warning"));
+    EXPECT_TRUE(document.generalIssues(data::ConfigDocument::formKeys(document.kind()))
+                    .join('\n')
+                    .contains("warning"));
 }
 
 TEST(ConfigDocument, TextRoundTripAndFiles) {
@@ -714,7 +756,9 @@ TEST(ConfigDocument, TextRoundTripAndFiles) {
     data::ConfigDocument document;
     QSignalSpy changed(&document, &data::ConfigDocument::changed);
     // Written by hand: its key order is kept when the form changes a key.
-    const QString typed = "{\"save_child\": true, \"task\": \"statistics\", \"dump_enable\": true, \"exec_range\": \"all\"}";
+    const QString typed =
+        "{\"save_child\": true, \"task\": \"statistics\", \"dump_enable\": true, \"exec_range\": "
+        "\"all\"}";
     document.setText(typed);
     EXPECT_TRUE(document.isModified());
     EXPECT_EQ(changed.count(), 1);
@@ -725,7 +769,8 @@ TEST(ConfigDocument, TextRoundTripAndFiles) {
     const auto rewritten = nlohmann::ordered_json::parse(document.text().toStdString());
     std::vector<std::string> keys;
     for (const auto& item : rewritten.items()) keys.push_back(item.key());
-    EXPECT_EQ(keys, (std::vector<std::string>{"save_child", "task", "dump_enable", "exec_range", "ids"}));
+    EXPECT_EQ(keys,
+              (std::vector<std::string>{"save_child", "task", "dump_enable", "exec_range", "ids"}));
     // Saved atomically; the file is what the format library reads back as the same config.
     const QString path = QString::fromStdString(dir / "op.json");
     QString error;
@@ -738,8 +783,11 @@ TEST(ConfigDocument, TextRoundTripAndFiles) {
     EXPECT_EQ(*reread.config, *document.opConfig());
 
     // A code-level file is recognised by its keys when loaded.
-    test::writeFile(dir / "api.json", R"({"task": "tensor", "level": "L0", "step": ["0-2"], "tensor": {"data_mode": ["forward"]}})");
-    ASSERT_TRUE(document.load(QString::fromStdString(dir / "api.json"), &error)) << error.toStdString();
+    test::writeFile(
+        dir / "api.json",
+        R"({"task": "tensor", "level": "L0", "step": ["0-2"], "tensor": {"data_mode": ["forward"]}})");
+    ASSERT_TRUE(document.load(QString::fromStdString(dir / "api.json"), &error))
+        << error.toStdString();
     EXPECT_EQ(document.kind(), data::ConfigDocument::Kind::Api);
     EXPECT_FALSE(document.isModified());
     ASSERT_TRUE(document.apiConfig());

@@ -3,18 +3,19 @@
 // tree and the plots filling while it runs; a config pushed from the editor to the running
 // model, applied, and the dump following it.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-#include <algorithm>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include <QLineEdit>
-#include <QTimer>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QTimer>
+#include <gtest/gtest.h>
 
 #include "config_document.h"
-#include "context/app_context.h"
 #include "config_editor.h"
+#include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "main_window.h"
@@ -84,21 +85,24 @@ TEST_F(LiveDemoTest, DemoLaunchedFromTheAppFillsTheTreeAndPlots) {
         const auto& series = plot->series();
         seen.push_back({window_.sessionPanel()->stateText(), rounds(),
                         window_.treePanel()->model()->rowCount(),
-                        series.isEmpty() ? 0 : static_cast<int>(series[0].x.size()), live->hasEnded(),
-                        context_.store()->dumpState() == "running"});
+                        series.isEmpty() ? 0 : static_cast<int>(series[0].x.size()),
+                        live->hasEnded(), context_.store()->dumpState() == "running"});
     });
     sampler.start(10);
     ASSERT_TRUE(waitFor([&] { return live->hasEnded(); }, 180000)) << log().toStdString();
     sampler.stop();
     ASSERT_FALSE(seen.empty());
     const auto whileDumping = [&](const Seen& s) {
-        return !s.ended && s.dumpRunning && s.treeRows == 7 && s.rounds >= 2 && s.rounds < 17 && s.plotted >= 2;
+        return !s.ended && s.dumpRunning && s.treeRows == 7 && s.rounds >= 2 && s.rounds < 17 &&
+               s.plotted >= 2;
     };
-    EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [](const Seen& s) { return s.state == "dumping"; }));
+    EXPECT_TRUE(
+        std::any_of(seen.begin(), seen.end(), [](const Seen& s) { return s.state == "dumping"; }));
     EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), whileDumping))
         << "the window never showed the tree and a growing plot while the model ran; last seen: "
         << seen.back().state.toStdString() << ", " << seen.back().rounds << " rounds";
-    const QString treeName = window_.treePanel()->model()->index(1, data::OpTreeModel::NameColumn).data().toString();
+    const QString treeName =
+        window_.treePanel()->model()->index(1, data::OpTreeModel::NameColumn).data().toString();
     EXPECT_EQ(treeName, "layers.0");
     ASSERT_NE(context_.cursor()->op(), kNone);
 
@@ -108,10 +112,12 @@ TEST_F(LiveDemoTest, DemoLaunchedFromTheAppFillsTheTreeAndPlots) {
     ASSERT_TRUE(waitFor([&] { return context_.store()->dumpState() == "complete"; }));
     ASSERT_TRUE(waitFor([&] { return index().rowCount() == index().status()->rows; }));
     EXPECT_EQ(rounds(), 17u);  // the prompt and 16 tokens
-    ASSERT_TRUE(waitFor([&] { return !plot->series().isEmpty() && plot->series()[0].x.size() >= 3; }));
+    ASSERT_TRUE(
+        waitFor([&] { return !plot->series().isEmpty() && plot->series()[0].x.size() >= 3; }));
     ASSERT_TRUE(waitFor([&] {
         const QImage drawn = plot->grab().toImage();
-        return countPixels(drawn, [](QColor c) { return c == QColor(31, 119, 180); }) > 40;  // the Max line, blue
+        return countPixels(drawn, [](QColor c) { return c == QColor(31, 119, 180); }) >
+               40;  // the Max line, blue
     }));
     EXPECT_TRUE(log().contains("dump: ")) << log().toStdString();  // probe run's summary
     uint32_t firstNan = kNone;
@@ -129,14 +135,17 @@ TEST_F(LiveDemoTest, DemoLaunchedFromTheAppFillsTheTreeAndPlots) {
     EXPECT_EQ(index().row(firstNan).round, 6);
     EXPECT_EQ(index().op(index().slot(index().row(firstNan).slot).op).name, "layers.2");
     // The window says where the first NaN is, and went there once the dump was complete.
-    EXPECT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 6, layers.2/")) << window_.firstNanText().toStdString();
+    EXPECT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 6, layers.2/"))
+        << window_.firstNanText().toStdString();
     EXPECT_EQ(context_.cursor()->round(), 6);
-    EXPECT_EQ(index().op(context_.cursor()->op()).namePath.rfind("layers.2/", 0), 0u) << index().op(context_.cursor()->op()).namePath;
+    EXPECT_EQ(index().op(context_.cursor()->op()).namePath.rfind("layers.2/", 0), 0u)
+        << index().op(context_.cursor()->op()).namePath;
 }
 
 TEST_F(LiveDemoTest, ConfigPushedFromTheEditorIsAppliedAndTheDumpFollowsIt) {
     test::TempDir dir("ui-live");
-    test::writeFile(dir / "config.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    test::writeFile(dir / "config.json",
+                    R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     session::LaunchSpec spec;
     spec.interpreter = "/usr/bin/python3";
     spec.program = QString::fromStdString(std::string(PROBE_DATADIR) + "/demo/llama_demo.py");
@@ -156,7 +165,8 @@ TEST_F(LiveDemoTest, ConfigPushedFromTheEditorIsAppliedAndTheDumpFollowsIt) {
     context_.selection()->setIncludesChildren(true);  // "Include children" under the tree
     EXPECT_EQ(context_.configDocument()->value("save_child"), true);
     QTest::mouseClick(editor->applyButton(), Qt::LeftButton);
-    ASSERT_TRUE(waitFor([&] { return editor->applyStatus().startsWith("Applied by the probe"); })) << editor->applyStatus().toStdString();
+    ASSERT_TRUE(waitFor([&] { return editor->applyStatus().startsWith("Applied by the probe"); }))
+        << editor->applyStatus().toStdString();
     const auto written = format::loadOpConfigFile(dir / "config.json");
     ASSERT_TRUE(written.ok());
     EXPECT_EQ(written.config->ids, (std::vector<std::string>{"3"}));
@@ -170,12 +180,14 @@ TEST_F(LiveDemoTest, ConfigPushedFromTheEditorIsAppliedAndTheDumpFollowsIt) {
     auto opOf = [&](const std::string& id) { return index().op(index().findOp(0, id)); };
     auto lastRound = [&] { return index().rounds(0).back(); };
     ASSERT_TRUE(waitFor([&] { return lastRound() >= opOf("0").rounds.back() + 3; }, 60000))
-        << "rows of embed_tokens still written after the config dropped it\n" << log().toStdString();
+        << "rows of embed_tokens still written after the config dropped it\n"
+        << log().toStdString();
     const int32_t embeddingLast = opOf("0").rounds.back();
     EXPECT_GE(embeddingLast, readAtApply);
     const auto layer = opOf("3");
     for (int32_t r = embeddingLast + 1; r <= lastRound(); ++r)
-        EXPECT_TRUE(std::binary_search(layer.rounds.begin(), layer.rounds.end(), r)) << "no row of layers.2 in round " << r;
+        EXPECT_TRUE(std::binary_search(layer.rounds.begin(), layer.rounds.end(), r))
+            << "no row of layers.2 in round " << r;
     ASSERT_FALSE(layer.children.empty());
     const auto child = index().op(layer.children.front());
     ASSERT_FALSE(child.rounds.empty()) << "save_child: the children of layers.2 are dumped";

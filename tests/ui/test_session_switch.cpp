@@ -4,8 +4,11 @@
 // cursor signal is sent while a model is between beginResetModel and endResetModel. The dumps are
 // real: written by the native test engine under the probe.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
 #include <sys/stat.h>
+
+#include <map>
+#include <memory>
+#include <vector>
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
@@ -15,9 +18,7 @@
 #include <QProcess>
 #include <QTableView>
 #include <QTreeView>
-#include <map>
-#include <memory>
-#include <vector>
+#include <gtest/gtest.h>
 
 #include "context/app_context.h"
 #include "dump_cursor.h"

@@ -69,7 +69,9 @@ void typeInto(QWidget* field, const QString& text) {
         QTest::keyClicks(line, text);
 }
 
-bool shown(const QLabel* label) { return label && label->isVisibleTo(label->window()) && !label->text().isEmpty(); }
+bool shown(const QLabel* label) {
+    return label && label->isVisibleTo(label->window()) && !label->text().isEmpty();
+}
 
 // --- the config editor ------------------------------------------------------------------------
 
@@ -104,12 +106,16 @@ TEST_F(ConfigEditorTest, OpLevelFieldsAreJudgedAsYouType) {
     EXPECT_EQ(document_.value("exec_range"), "3,1");
     EXPECT_TRUE(editor_.jsonEdit()->toPlainText().contains("\"exec_range\": \"3,1\""));
     ASSERT_TRUE(shown(editor_.issueLabel("exec_range")));
-    EXPECT_TRUE(editor_.issueLabel("exec_range")->text().startsWith("\"3,1\" is not a valid range; accepted:"))
+    EXPECT_TRUE(editor_.issueLabel("exec_range")
+                    ->text()
+                    .startsWith("\"3,1\" is not a valid range; accepted:"))
         << editor_.issueLabel("exec_range")->text().toStdString();
     EXPECT_FALSE(editor_.applyButton()->isEnabled());
     // The issue is drawn in red under the field.
     const QImage drawn = editor_.grab().toImage();
-    EXPECT_GT(countPixels(drawn, [](QColor c) { return c.red() > 140 && c.green() < 80 && c.blue() < 80; }), 50);
+    EXPECT_GT(countPixels(
+                  drawn, [](QColor c) { return c.red() > 140 && c.green() < 80 && c.blue() < 80; }),
+              50);
     typeInto(editor_.field("exec_range"), "0,5");
     EXPECT_FALSE(shown(editor_.issueLabel("exec_range")));
     EXPECT_TRUE(editor_.applyButton()->isEnabled());
@@ -151,7 +157,8 @@ TEST_F(ConfigEditorTest, OpLevelFieldsAreJudgedAsYouType) {
 
 TEST_F(ConfigEditorTest, JsonTextAndFormAreOneConfig) {
     // Edited as text: the form shows the values, and the issues at their fields.
-    editor_.jsonEdit()->setPlainText(R"({"task": "tensors", "dump_enable": "yes", "ids": "0,1", "filter_level": 7, "colour": 1})");
+    editor_.jsonEdit()->setPlainText(
+        R"({"task": "tensors", "dump_enable": "yes", "ids": "0,1", "filter_level": 7, "colour": 1})");
     EXPECT_EQ(qobject_cast<QLineEdit*>(editor_.field("ids"))->text(), "0,1");
     EXPECT_TRUE(qobject_cast<QComboBox*>(editor_.field("task"))->currentText().contains("tensors"));
     EXPECT_TRUE(editor_.issueLabel("task")->text().contains("\"tensors\" is not a valid value"));
@@ -166,7 +173,8 @@ TEST_F(ConfigEditorTest, JsonTextAndFormAreOneConfig) {
     // Broken JSON: the form waits, the line and column of the problem are shown.
     editor_.jsonEdit()->setPlainText("{\"task\": \"all\",\n \"ids\" 1}");
     EXPECT_FALSE(editor_.field("ids")->isEnabled());
-    EXPECT_TRUE(editor_.generalIssuesLabel()->text().startsWith("line 2, column")) << editor_.generalIssuesLabel()->text().toStdString();
+    EXPECT_TRUE(editor_.generalIssuesLabel()->text().startsWith("line 2, column"))
+        << editor_.generalIssuesLabel()->text().toStdString();
     editor_.jsonEdit()->setPlainText(R"({"task": "all", "ids": "1"})");
     EXPECT_TRUE(editor_.field("ids")->isEnabled());
     EXPECT_FALSE(shown(editor_.generalIssuesLabel()));
@@ -179,7 +187,8 @@ TEST_F(ConfigEditorTest, CodeLevelFieldsAreJudgedAsYouType) {
     EXPECT_EQ(document_.value("step"), ConfigDocument::Json::parse(R"([0, "4-6"])"));
     EXPECT_EQ(document_.apiConfig()->step, (std::vector<int64_t>{0, 4, 5, 6}));
     typeInto(editor_.field("rank"), "1, two");
-    EXPECT_TRUE(editor_.issueLabel("rank")->text().contains("\"two\" is not a range")) << editor_.issueLabel("rank")->text().toStdString();
+    EXPECT_TRUE(editor_.issueLabel("rank")->text().contains("\"two\" is not a range"))
+        << editor_.issueLabel("rank")->text().toStdString();
     typeInto(editor_.field("rank"), "");
     typeInto(editor_.field("seed"), "abc");
     EXPECT_TRUE(editor_.issueLabel("seed")->text().contains("is not a valid seed"));
@@ -190,7 +199,8 @@ TEST_F(ConfigEditorTest, CodeLevelFieldsAreJudgedAsYouType) {
     typeInto(editor_.field("dump_path"), "./out");
     typeInto(editor_.field("tensor.scope"), "Functional.relu.0.forward");
     EXPECT_TRUE(editor_.issueLabel("tensor.scope")->text().contains("exactly two entry names"));
-    typeInto(editor_.field("tensor.scope"), "Functional.linear.0.forward, Functional.relu.0.forward");
+    typeInto(editor_.field("tensor.scope"),
+             "Functional.linear.0.forward, Functional.relu.0.forward");
     EXPECT_FALSE(shown(editor_.issueLabel("tensor.scope")));
     typeInto(editor_.field("statistics.list"), "relu, linear");
     EXPECT_EQ(document_.apiConfig()->statistics.list, (std::vector<std::string>{"relu", "linear"}));
@@ -218,19 +228,22 @@ TEST_F(ConfigEditorTest, ApplyWritesTheFileAtomically) {
     typeInto(editor_.field("ids"), "3");
     typeInto(editor_.field("exec_range"), "2,");
     EXPECT_FALSE(editor_.apply(QString::fromStdString(dir / "refused.json")));
-    EXPECT_TRUE(editor_.applyStatus().contains("fix the problems")) << editor_.applyStatus().toStdString();
+    EXPECT_TRUE(editor_.applyStatus().contains("fix the problems"))
+        << editor_.applyStatus().toStdString();
     EXPECT_FALSE(test::exists(dir / "refused.json"));
     typeInto(editor_.field("exec_range"), "2,4");
     const QString path = QString::fromStdString(dir / "op.json");
     ASSERT_TRUE(editor_.apply(path)) << editor_.applyStatus().toStdString();
-    EXPECT_TRUE(editor_.applyStatus().contains("Written to " + path)) << editor_.applyStatus().toStdString();
+    EXPECT_TRUE(editor_.applyStatus().contains("Written to " + path))
+        << editor_.applyStatus().toStdString();
     EXPECT_EQ(document_.filePath(), path);
     EXPECT_FALSE(document_.isModified());
     const auto written = format::loadOpConfigFile(path.toStdString());
     ASSERT_TRUE(written.ok());
     EXPECT_EQ(written.config->ids, (std::vector<std::string>{"3"}));
     EXPECT_EQ(written.config->execRange.toString(), "2,4");
-    EXPECT_EQ(test::listFiles(dir.path()), (std::vector<std::string>{"op.json"}));  // no temporary left behind
+    EXPECT_EQ(test::listFiles(dir.path()),
+              (std::vector<std::string>{"op.json"}));  // no temporary left behind
     // A code-level config too.
     document_.startNew(ConfigDocument::Kind::Api);
     typeInto(editor_.field("step"), "1-2");
@@ -240,9 +253,12 @@ TEST_F(ConfigEditorTest, ApplyWritesTheFileAtomically) {
     EXPECT_EQ(api.config->step, (std::vector<int64_t>{1, 2}));
     // An unwritable place says why.
     typeInto(editor_.field("step"), "3");
-    document_.setFileContent(ConfigDocument::Kind::Api, QString::fromStdString(dir / "no/such/dir/api.json"), document_.text());
+    document_.setFileContent(ConfigDocument::Kind::Api,
+                             QString::fromStdString(dir / "no/such/dir/api.json"),
+                             document_.text());
     EXPECT_FALSE(editor_.apply());
-    EXPECT_TRUE(editor_.applyStatus().contains("cannot write")) << editor_.applyStatus().toStdString();
+    EXPECT_TRUE(editor_.applyStatus().contains("cannot write"))
+        << editor_.applyStatus().toStdString();
 }
 
 // --- the launch form and the start page -------------------------------------------------------
@@ -256,8 +272,10 @@ TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     typeInto(form.programEdit(), "train.py");
     // A script gets /usr/bin/python3 and a fresh output folder of its own.
     EXPECT_EQ(form.interpreterEdit()->text(), "/usr/bin/python3");
-    EXPECT_TRUE(QFileInfo(form.outputEdit()->text()).fileName().startsWith("train-")) << form.outputEdit()->text().toStdString();
-    EXPECT_TRUE(form.problem().contains("The script train.py does not exist")) << form.problem().toStdString();
+    EXPECT_TRUE(QFileInfo(form.outputEdit()->text()).fileName().startsWith("train-"))
+        << form.outputEdit()->text().toStdString();
+    EXPECT_TRUE(form.problem().contains("The script train.py does not exist"))
+        << form.problem().toStdString();
     EXPECT_FALSE(form.launchButton()->isEnabled());
     test::writeFile(dir / "train.py", "print('hi')\n");
     typeInto(form.programEdit(), "train.py");
@@ -267,14 +285,16 @@ TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     typeInto(form.argumentsEdit(), "--epochs 2 --name 'a b'");  // quoted as in a shell
     EXPECT_EQ(form.spec().arguments, QStringList({"--epochs", "2", "--name", "a b"}));
     typeInto(form.argumentsEdit(), R"(--name "a \"b\"" c\ d 'x)");
-    EXPECT_TRUE(form.problem().contains("quote that is not closed")) << form.problem().toStdString();
+    EXPECT_TRUE(form.problem().contains("quote that is not closed"))
+        << form.problem().toStdString();
     typeInto(form.argumentsEdit(), R"(--name "a \"b\"" c\ d)");
     EXPECT_EQ(form.spec().arguments, QStringList({"--name", "a \"b\"", "c d"}));
     typeInto(form.argumentsEdit(), "--epochs 2 --name 'a b'");
     form.environmentEdit()->setPlainText("FOO=1\n\nBAR=x=y");
     typeInto(form.outputEdit(), "out");
     typeInto(form.configEdit(), "missing.json");
-    EXPECT_TRUE(form.problem().contains("missing.json does not exist")) << form.problem().toStdString();
+    EXPECT_TRUE(form.problem().contains("missing.json does not exist"))
+        << form.problem().toStdString();
     test::writeFile(dir / "missing.json", "{}");
     typeInto(form.configEdit(), "missing.json");
     EXPECT_TRUE(form.problem().isEmpty()) << form.problem().toStdString();
@@ -285,10 +305,12 @@ TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     const session::LaunchSpec spec = form.spec();
     EXPECT_EQ(spec.arguments, QStringList({"--epochs", "2", "--name", "a b"}));
     EXPECT_EQ(spec.environment, QStringList({"FOO=1", "BAR=x=y"}));
-    EXPECT_EQ(spec.outputDirectory.toStdString(), dir / "out");  // relative to the working directory
+    EXPECT_EQ(spec.outputDirectory.toStdString(),
+              dir / "out");  // relative to the working directory
     EXPECT_EQ(spec.configPath.toStdString(), dir / "missing.json");
-    EXPECT_EQ(form.commandLine().toStdString(), "probe run --output " + dir / "out" + " --config " + dir / "missing.json" +
-                                                    " -- /usr/bin/python3 train.py --epochs 2 --name 'a b'");
+    EXPECT_EQ(form.commandLine().toStdString(),
+              "probe run --output " + dir / "out" + " --config " + dir / "missing.json" +
+                  " -- /usr/bin/python3 train.py --epochs 2 --name 'a b'");
     EXPECT_TRUE(form.note().isEmpty());
     ASSERT_TRUE(QDir().mkpath(QString::fromStdString(dir / "out/atb_dump_data")));
     typeInto(form.outputEdit(), "out");
@@ -332,7 +354,8 @@ TEST(LaunchForm, RefusesAnInvalidConfigAndAnOutputFolderThatCannotBeMade) {
     test::writeFile(dir / "train.py", "print('hi')\n");
     const std::string bad = R"({"task":"bogus","dump_enable":"yes"})";
     test::writeFile(dir / "bad.json", bad);
-    test::writeFile(dir / "good.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    test::writeFile(dir / "good.json",
+                    R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     test::writeFile(dir / "afile", "");
     widgets::LaunchForm form;
     session::LaunchSpec spec = session::launchSpecFromCommand({"/usr/bin/python3", "train.py"});
@@ -342,8 +365,11 @@ TEST(LaunchForm, RefusesAnInvalidConfigAndAnOutputFolderThatCannotBeMade) {
     form.setSpec(spec);
     const auto issues = format::parseOpConfig(bad, dir / "bad.json").issues;
     ASSERT_GE(issues.size(), 2u);  // the task and dump_enable
-    for (const auto& issue : issues) EXPECT_TRUE(form.problem().contains(QString::fromStdString(issue.toString()))) << form.problem().toStdString();
-    EXPECT_TRUE(form.problem().contains("The output folder /proc/nope cannot be created in /proc")) << form.problem().toStdString();
+    for (const auto& issue : issues)
+        EXPECT_TRUE(form.problem().contains(QString::fromStdString(issue.toString())))
+            << form.problem().toStdString();
+    EXPECT_TRUE(form.problem().contains("The output folder /proc/nope cannot be created in /proc"))
+        << form.problem().toStdString();
     EXPECT_FALSE(form.launchButton()->isEnabled());
     EXPECT_FALSE(form.spec().problem().isEmpty());  // what a launch checks before it starts
 
@@ -357,7 +383,8 @@ TEST(LaunchForm, RefusesAnInvalidConfigAndAnOutputFolderThatCannotBeMade) {
     typeInto(form.outputEdit(), QString::fromStdString(dir / "new/out"));
     EXPECT_TRUE(form.problem().isEmpty()) << form.problem().toStdString();
     EXPECT_TRUE(form.launchButton()->isEnabled());
-    EXPECT_EQ(QDir(QString::fromStdString(dir.path())).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+    EXPECT_EQ(QDir(QString::fromStdString(dir.path()))
+                  .entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
               QStringList({"afile", "bad.json", "good.json", "train.py"}));
 }
 
@@ -374,12 +401,14 @@ TEST(StartPage, OffersTheDemoAndTheRecentSessions) {
     recent.add(opened);
     session::RecentSession launched;
     launched.kind = session::RecentSession::Kind::Launch;
-    launched.launch = session::launchSpecFromCommand({"/usr/bin/python3", "train.py", "--epochs", "2"});
+    launched.launch =
+        session::launchSpecFromCommand({"/usr/bin/python3", "train.py", "--epochs", "2"});
     launched.path = "/runs/x/atb_dump_data";
     recent.add(launched);
     ASSERT_EQ(page.recentList()->count(), 2);  // follows the list as it changes
     EXPECT_TRUE(page.recentList()->isVisibleTo(&page));
-    EXPECT_TRUE(page.recentList()->item(0)->text().startsWith("python3 train.py --epochs 2\nlaunched "))
+    EXPECT_TRUE(
+        page.recentList()->item(0)->text().startsWith("python3 train.py --epochs 2\nlaunched "))
         << page.recentList()->item(0)->text().toStdString();
     EXPECT_TRUE(page.recentList()->item(1)->text().startsWith("/dumps/one\nopened "));
     QSignalSpy activated(&page, &widgets::StartPage::recentActivated);
@@ -400,20 +429,28 @@ TEST(StartPage, OffersTheDemoAndTheRecentSessions) {
 // warnings orange, the rest (the probe's summary among it) in the text colour.
 TEST(SessionPanel, StandardErrorIsColouredByLevel) {
     widgets::SessionPanel panel;
-    panel.appendLog("probe run: probe_native_engine exited with 0\ndump: /x/atb_dump_data (complete)\n"
-                    "  no NaN or Inf in any statistic\n[probe] warning: the disk is almost full\n", true);
+    panel.appendLog(
+        "probe run: probe_native_engine exited with 0\ndump: /x/atb_dump_data (complete)\n"
+        "  no NaN or Inf in any statistic\n[probe] warning: the disk is almost full\n",
+        true);
     panel.appendLog("Traceback (most recent call last):\nValueError: bad shape\nhalf a li", true);
     panel.appendLog("ne\n", true);
     auto colourOf = [&](const QString& line) {
-        for (QTextBlock block = panel.log()->document()->begin(); block.isValid(); block = block.next())
-            if (block.text() == line) return block.begin().fragment().charFormat().foreground().color();
-        ADD_FAILURE() << "no line " << line.toStdString() << " in\n" << panel.log()->toPlainText().toStdString();
+        for (QTextBlock block = panel.log()->document()->begin(); block.isValid();
+             block = block.next())
+            if (block.text() == line)
+                return block.begin().fragment().charFormat().foreground().color();
+        ADD_FAILURE() << "no line " << line.toStdString() << " in\n"
+                      << panel.log()->toPlainText().toStdString();
         return QColor();
     };
     const QColor text = panel.log()->palette().color(QPalette::Text);
     const QColor red(170, 30, 30);
-    auto isText = [&](const QColor& c) { return c == text || c == QColor(Qt::black) || !c.isValid(); };
-    EXPECT_TRUE(isText(colourOf("  no NaN or Inf in any statistic"))) << colourOf("  no NaN or Inf in any statistic").name().toStdString();
+    auto isText = [&](const QColor& c) {
+        return c == text || c == QColor(Qt::black) || !c.isValid();
+    };
+    EXPECT_TRUE(isText(colourOf("  no NaN or Inf in any statistic")))
+        << colourOf("  no NaN or Inf in any statistic").name().toStdString();
     EXPECT_TRUE(isText(colourOf("probe run: probe_native_engine exited with 0")));
     EXPECT_NE(colourOf("[probe] warning: the disk is almost full"), red);
     EXPECT_FALSE(isText(colourOf("[probe] warning: the disk is almost full")));
@@ -432,14 +469,18 @@ TEST(AttachDialog, SaysWhenTheRuntimeDirectoryMatters) {
     {
         widgets::AttachDialog dialog;
         bool said = false;
-        for (auto* label : dialog.findChildren<QLabel*>()) said = said || label->text().contains("XDG_RUNTIME_DIR is not set");
+        for (auto* label : dialog.findChildren<QLabel*>())
+            said = said || label->text().contains("XDG_RUNTIME_DIR is not set");
         EXPECT_TRUE(said);
     }
-    qputenv("PROBE_CONTROL_DIR", QByteArray::fromStdString(sockets.path()));  // a folder named: the runtime directory does not matter
+    qputenv("PROBE_CONTROL_DIR",
+            QByteArray::fromStdString(
+                sockets.path()));  // a folder named: the runtime directory does not matter
     ::chmod(sockets.path().c_str(), 0700);
     {
         widgets::AttachDialog dialog;
-        for (auto* label : dialog.findChildren<QLabel*>()) EXPECT_FALSE(label->text().contains("XDG_RUNTIME_DIR")) << label->text().toStdString();
+        for (auto* label : dialog.findChildren<QLabel*>())
+            EXPECT_FALSE(label->text().contains("XDG_RUNTIME_DIR")) << label->text().toStdString();
     }
     qunsetenv("PROBE_CONTROL_DIR");
     if (!saved.isEmpty()) qputenv("XDG_RUNTIME_DIR", saved);
@@ -452,7 +493,8 @@ protected:
     void SetUp() override {
         ::setenv("PROBE_CONTROL_DIR", sockets_.path().c_str(), 1);
         ::chmod(sockets_.path().c_str(), 0700);
-        test::writeFile(dir_ / "config.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+        test::writeFile(dir_ / "config.json",
+                        R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
         context_.setProbeExecutable(PROBE_CLI);
         context_.setDataDirectory(PROBE_DATADIR);
         context_.store()->setIdlePollInterval(100);
@@ -469,7 +511,8 @@ protected:
     session::LaunchSpec engineSpec(int rounds, int sleepMs) {
         session::LaunchSpec spec;
         spec.program = PROBE_NATIVE_ENGINE;
-        spec.arguments = {"--rounds", QString::number(rounds), "--sleep-ms", QString::number(sleepMs)};
+        spec.arguments = {"--rounds", QString::number(rounds), "--sleep-ms",
+                          QString::number(sleepMs)};
         spec.outputDirectory = QString::fromStdString(dir_ / "out");
         spec.configPath = QString::fromStdString(dir_ / "config.json");
         return spec;
@@ -496,30 +539,41 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     ASSERT_TRUE(panel->isVisibleTo(&window_));
     // The dump opens as the model starts and fills the tree and the plot while it runs.
     window_.showView(MainWindow::View::Plot);
-    ASSERT_TRUE(waitFor([&] { return rounds() >= 3 && context_.cursor()->op() != analysis::kNone; }))
-        << panel->log()->toPlainText().toStdString();
+    ASSERT_TRUE(waitFor([&] {
+        return rounds() >= 3 && context_.cursor()->op() != analysis::kNone;
+    })) << panel->log()->toPlainText().toStdString();
     EXPECT_EQ(context_.store()->root().toStdString(), dir_ / "out/atb_dump_data");
-    EXPECT_EQ(window_.treePanel()->model()->rowCount(), 4);  // WordEmbedding, two decoder layers, LmHead
-    ASSERT_TRUE(waitFor([&] { return !window_.statisticsPlot()->series().isEmpty() && window_.statisticsPlot()->series()[0].x.size() >= 3; }));
+    EXPECT_EQ(window_.treePanel()->model()->rowCount(),
+              4);  // WordEmbedding, two decoder layers, LmHead
+    ASSERT_TRUE(waitFor([&] {
+        return !window_.statisticsPlot()->series().isEmpty() &&
+               window_.statisticsPlot()->series()[0].x.size() >= 3;
+    }));
     EXPECT_EQ(panel->stateText(), "dumping");
     EXPECT_TRUE(window_.statusText().contains("running")) << window_.statusText().toStdString();
-    EXPECT_TRUE(panel->log()->toPlainText().contains("probe attached")) << panel->log()->toPlainText().toStdString();
+    EXPECT_TRUE(panel->log()->toPlainText().contains("probe attached"))
+        << panel->log()->toPlainText().toStdString();
 
     // The editor holds the probe's config file, in force.
     auto* editor = window_.configEditor();
     auto* document = context_.configDocument();
-    ASSERT_TRUE(waitFor([&] { return document->filePath().toStdString() == dir_ / "config.json"; }));
-    EXPECT_TRUE(editor->inForceText().contains("has in force")) << editor->inForceText().toStdString();
+    ASSERT_TRUE(
+        waitFor([&] { return document->filePath().toStdString() == dir_ / "config.json"; }));
+    EXPECT_TRUE(editor->inForceText().contains("has in force"))
+        << editor->inForceText().toStdString();
 
     // Only decoder layer 1 from now on: typed in the form, applied, answered by the probe.
     window_.showView(MainWindow::View::Config);
     typeInto(editor->field("ids"), "1");
-    EXPECT_TRUE(editor->inForceText().contains("Not in force")) << editor->inForceText().toStdString();
+    EXPECT_TRUE(editor->inForceText().contains("Not in force"))
+        << editor->inForceText().toStdString();
     EXPECT_TRUE(context_.selection()->isTicked("1"));  // the tree shows the tick
     QTest::mouseClick(editor->applyButton(), Qt::LeftButton);
-    ASSERT_TRUE(waitFor([&] { return editor->applyStatus().startsWith("Applied by the probe"); })) << editor->applyStatus().toStdString();
+    ASSERT_TRUE(waitFor([&] { return editor->applyStatus().startsWith("Applied by the probe"); }))
+        << editor->applyStatus().toStdString();
     EXPECT_TRUE(editor->inForceText().contains("has in force"));
-    EXPECT_EQ(format::loadOpConfigFile(dir_ / "config.json").config->ids, (std::vector<std::string>{"1"}));
+    EXPECT_EQ(format::loadOpConfigFile(dir_ / "config.json").config->ids,
+              (std::vector<std::string>{"1"}));
 
     // The dump follows: the embedding's rows stop (the probe may be some rounds ahead of what
     // the window has read when its answer comes), layer 1's go on.
@@ -527,12 +581,14 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     // Fetched afresh each time: the index's ops may move as it grows.
     auto roundsOf = [&](const std::string& id) { return op(id).rounds; };
     auto lastRound = [&] { return context_.store()->index().rounds(0).back(); };
-    ASSERT_TRUE(waitFor([&] { return lastRound() >= roundsOf("0").back() + 3; })) << "rows of op 0 still written after the config dropped it";
+    ASSERT_TRUE(waitFor([&] { return lastRound() >= roundsOf("0").back() + 3; }))
+        << "rows of op 0 still written after the config dropped it";
     const int32_t embeddingLast = roundsOf("0").back();
     EXPECT_GE(embeddingLast, readAtApply);  // dumped until the config changed
     const std::vector<int32_t> layerRounds = roundsOf("1");
     for (int32_t r = embeddingLast + 1; r <= lastRound(); ++r)
-        EXPECT_TRUE(std::binary_search(layerRounds.begin(), layerRounds.end(), r)) << "no row of op 1 in round " << r;
+        EXPECT_TRUE(std::binary_search(layerRounds.begin(), layerRounds.end(), r))
+            << "no row of op 1 in round " << r;
 
     // Stop ends the model; the panel says how.
     QTest::mouseClick(panel->stopButton(), Qt::LeftButton);
@@ -540,8 +596,9 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     EXPECT_EQ(panel->stateText(), "stopped by you");  // not a crash
     EXPECT_FALSE(panel->stopButton()->isEnabled());
     // Nothing is in force now: the editor says what was.
-    const QString ended = QStringLiteral("This is the config that was in force when the probe (pid %1) ended.")
-                              .arg(context_.liveSession()->probePid());
+    const QString ended =
+        QStringLiteral("This is the config that was in force when the probe (pid %1) ended.")
+            .arg(context_.liveSession()->probePid());
     EXPECT_TRUE(editor->inForceText().contains(ended)) << editor->inForceText().toStdString();
     ASSERT_TRUE(waitFor([&] { return context_.store()->dumpState() == "complete"; }));
     // It is a recent session now, to launch again.
@@ -575,23 +632,26 @@ TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuie
     ASSERT_TRUE(context_.launch(engineSpec(3, 2500)));
     auto* live = context_.liveSession();
     ASSERT_TRUE(waitFor([&] { return live->canPushConfig(); }));
-    int64_t toldRound = -1;           // the round of the latest doorbell
-    std::set<int64_t> shownRounds;    // rounds whose rows the window had after their doorbell
+    int64_t toldRound = -1;         // the round of the latest doorbell
+    std::set<int64_t> shownRounds;  // rounds whose rows the window had after their doorbell
     // Rounds checked when the next one was told (the first may be written before attaching).
     std::vector<int64_t> checked;
     QObject::connect(live->control(), &session::ControlClient::rowsWritten,
                      [&](const format::control::RowsWritten& written) {
                          if (written.round != toldRound && toldRound >= 0) {
                              EXPECT_TRUE(shownRounds.count(toldRound))
-                                 << "round " << toldRound << " was not shown before round " << written.round << " was written";
+                                 << "round " << toldRound << " was not shown before round "
+                                 << written.round << " was written";
                              checked.push_back(toldRound);
                          }
                          toldRound = written.round;
                      });
-    QObject::connect(context_.store(), &data::DumpStore::changed, [&](const analysis::IndexChange& change) {
-        if (change.newRows > 0 && toldRound >= 0) shownRounds.insert(toldRound);
-    });
-    ASSERT_TRUE(waitFor([&] { return !checked.empty() && rounds() >= 3; }, 60000)) << checked.size();
+    QObject::connect(context_.store(), &data::DumpStore::changed,
+                     [&](const analysis::IndexChange& change) {
+                         if (change.newRows > 0 && toldRound >= 0) shownRounds.insert(toldRound);
+                     });
+    ASSERT_TRUE(waitFor([&] { return !checked.empty() && rounds() >= 3; }, 60000))
+        << checked.size();
     ASSERT_FALSE(checked.empty());
     live->stop();
 }
@@ -616,8 +676,9 @@ TEST_F(LiveWindowTest, ALaunchReplacesTheRunningModelWithoutWaitingForIt) {
 }
 
 TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
-    engine_.start(PROBE_NATIVE_ENGINE, {"--output", QString::fromStdString(dir_ / "engine"), "--config",
-                                        QString::fromStdString(dir_ / "config.json"), "--rounds", "100000", "--sleep-ms", "10"});
+    engine_.start(PROBE_NATIVE_ENGINE, {"--output", QString::fromStdString(dir_ / "engine"),
+                                        "--config", QString::fromStdString(dir_ / "config.json"),
+                                        "--rounds", "100000", "--sleep-ms", "10"});
     session::LiveProbeInfo probe;
     ASSERT_TRUE(waitFor([&] {
         for (const auto& p : session::liveProbes())
@@ -654,8 +715,10 @@ TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
     // Someone else writes a broken config file: the probe refuses it and keeps its config; the
     // editor and the log say so.
     test::replaceFile(dir_ / "config.json", R"({"task": "tensors"})");
-    ASSERT_TRUE(waitFor([&] { return window_.configEditor()->applyStatus().contains("refused a change of its config file"); }))
-        << window_.configEditor()->applyStatus().toStdString();
+    ASSERT_TRUE(waitFor([&] {
+        return window_.configEditor()->applyStatus().contains(
+            "refused a change of its config file");
+    })) << window_.configEditor()->applyStatus().toStdString();
     // One apply, said once: the probe's watcher saw the file the probe wrote as it applied the
     // push before it saw this one, and said nothing of it.
     const QString log = window_.sessionPanel()->log()->toPlainText();
@@ -665,7 +728,8 @@ TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
     EXPECT_EQ(said.count("config applied") + said.count("applied a config"), 1)
         << said.toStdString();
     EXPECT_TRUE(window_.configEditor()->applyStatus().contains("\"tensors\" is not a valid value"));
-    EXPECT_TRUE(window_.sessionPanel()->log()->toPlainText().contains("the probe refused a config"));
+    EXPECT_TRUE(
+        window_.sessionPanel()->log()->toPlainText().contains("the probe refused a config"));
     EXPECT_EQ(window_.sessionPanel()->stateText(), "sleeping");
 
     QTest::mouseClick(window_.sessionPanel()->stopButton(), Qt::LeftButton);
@@ -686,7 +750,8 @@ TEST_F(LiveWindowTest, RecentSessionsAreTakenUpFromTheStartPage) {
     options.rows = 100;
     synthetic::writeSyntheticDump(options);
     context_.openDump(QString::fromStdString(dump.path()));
-    ASSERT_TRUE(waitFor([&] { return context_.store()->isOpen(); }));  // a folder is recent once it opened
+    ASSERT_TRUE(
+        waitFor([&] { return context_.store()->isOpen(); }));  // a folder is recent once it opened
     window_.showPage(MainWindow::Page::Start);
     auto* list = window_.startPage()->recentList();
     ASSERT_GE(list->count(), 1);
@@ -705,7 +770,8 @@ TEST_F(LiveWindowTest, RecentSessionsAreTakenUpFromTheStartPage) {
     window_.startPage()->activateRecent(0);
     EXPECT_EQ(window_.page(), MainWindow::Page::Launch);
     EXPECT_EQ(window_.launchForm()->programEdit()->text(), PROBE_NATIVE_ENGINE);
-    EXPECT_EQ(window_.launchForm()->spec().probeRunArguments(), launched.launch.probeRunArguments());
+    EXPECT_EQ(window_.launchForm()->spec().probeRunArguments(),
+              launched.launch.probeRunArguments());
     // File › Launch (no spec): the form remembers the last launch, into a fresh folder.
     window_.showPage(MainWindow::Page::Start);
     window_.showLaunchForm();
@@ -721,24 +787,30 @@ TEST(CommandLineSessions, LaunchedModelScreenshotAndUsageErrors) {
     test::TempDir sockets("probe-sockets");
     ::chmod(sockets.path().c_str(), 0700);
     ::setenv("PROBE_CONTROL_DIR", sockets.path().c_str(), 1);
-    test::writeFile(dir / "config.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    test::writeFile(dir / "config.json",
+                    R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     const QString png = QString::fromStdString(dir / "live.png");
     // The window once the live dump has 4 rounds: the tree, the plot, the session's log.
-    test::StudioRun run = runStudio({"--output", QString::fromStdString(dir / "out"), "--config", QString::fromStdString(dir / "config.json"),
-                                     "--screenshot", png, "--view", "plot", "--wait-rounds", "4", "--size", "1200x800", "--launch", "--",
-                                     PROBE_NATIVE_ENGINE, "--rounds", "100000", "--sleep-ms", "10"});
+    test::StudioRun run =
+        runStudio({"--output", QString::fromStdString(dir / "out"), "--config",
+                   QString::fromStdString(dir / "config.json"), "--screenshot", png, "--view",
+                   "plot", "--wait-rounds", "4", "--size", "1200x800", "--launch", "--",
+                   PROBE_NATIVE_ENGINE, "--rounds", "100000", "--sleep-ms", "10"});
     ASSERT_EQ(run.exitCode, 0) << run.err.toStdString();
     QImage image(png);
     ASSERT_EQ(image.size(), QSize(1200, 800));
-    EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(30, 140, 60); }), 100);  // the green "dumping" badge
+    EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(30, 140, 60); }),
+              100);  // the green "dumping" badge
     EXPECT_TRUE(test::exists(dir / "out/atb_dump_data/probe_status.json"));
     // The model was stopped when the application quit.
     EXPECT_TRUE(session::liveProbes().isEmpty());
 
     // The start page, the launch form filled with a command, the config editor with a file.
     for (const QStringList& arguments :
-         {QStringList{"--view", "start"}, QStringList{"--view", "launch", "--", "/usr/bin/python3", "train.py", "--epochs", "2"},
-          QStringList{"--view", "config", "--config", QString::fromStdString(dir / "config.json")}}) {
+         {QStringList{"--view", "start"},
+          QStringList{"--view", "launch", "--", "/usr/bin/python3", "train.py", "--epochs", "2"},
+          QStringList{"--view", "config", "--config",
+                      QString::fromStdString(dir / "config.json")}}) {
         QFile::remove(png);
         run = runStudio(QStringList{"--screenshot", png} + arguments);
         EXPECT_EQ(run.exitCode, 0) << arguments.join(' ').toStdString() << run.err.toStdString();
@@ -760,7 +832,8 @@ TEST(CommandLineSessions, LaunchedModelScreenshotAndUsageErrors) {
     EXPECT_EQ(run.exitCode, 1);
     EXPECT_TRUE(run.err.contains("absent.json")) << run.err.toStdString();
     // A program that does not exist: probe run refuses it, the screenshot says so.
-    run = runStudio({"--screenshot", png, "--output", QString::fromStdString(dir / "none"), "--launch", "--", "/no/such/program"});
+    run = runStudio({"--screenshot", png, "--output", QString::fromStdString(dir / "none"),
+                     "--launch", "--", "/no/such/program"});
     EXPECT_EQ(run.exitCode, 1);
     EXPECT_TRUE(run.err.contains("/no/such/program")) << run.err.toStdString();
     ::unsetenv("PROBE_CONTROL_DIR");

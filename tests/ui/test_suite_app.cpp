@@ -4,7 +4,8 @@
 // log-scale plot with alerts marked). The data models run under QAbstractItemModelTester. With
 // PyTorch, on real dumps written by probe run with planted defects.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
+#include <cmath>
+#include <fstream>
 
 #include <QAbstractItemModelTester>
 #include <QDir>
@@ -13,8 +14,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
-#include <cmath>
-#include <fstream>
+#include <gtest/gtest.h>
 #include <qcustomplot.h>
 
 #include "context/app_context.h"
@@ -50,7 +50,8 @@ void writeGradients(const std::string& dir) {
     for (int step = 0; step < 10; ++step) {
         out << "0,a," << step << "," << 1.0 + step * 0.01 << ",0.1,-0.1,0,0\n";
         out << "0,b," << step << "," << (step == 6 ? 2000.0 : 2.0) << ",0.1,-0.1,0,0\n";
-        out << "0,c," << step << "," << (step == 8 ? "nan" : "0.5") << ",0.1,-0.1,0," << (step == 8 ? 3 : 0) << "\n";
+        out << "0,c," << step << "," << (step == 8 ? "nan" : "0.5") << ",0.1,-0.1,0,"
+            << (step == 8 ? 3 : 0) << "\n";
     }
 }
 
@@ -63,7 +64,9 @@ TEST(GradientSeriesModel, ReadsTheMonitorFilesOffTheGuiThreadWithTheirAlerts) {
     model.load(QString::fromStdString(dir / "grads"));
     ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
     ASSERT_EQ(model.rowCount(), 3);
-    auto text = [&](int row, int column) { return model.data(model.index(row, column)).toString(); };
+    auto text = [&](int row, int column) {
+        return model.data(model.index(row, column)).toString();
+    };
     EXPECT_EQ(text(0, data::GradientSeriesModel::ParameterColumn), "a");
     EXPECT_EQ(text(1, data::GradientSeriesModel::StepsColumn), "10");
     EXPECT_EQ(text(1, data::GradientSeriesModel::MaxNormColumn), "2000");
@@ -112,7 +115,9 @@ TEST(GradientsPanel, PlotsTheCheckedParametersOnALogScaleWithAlertsMarked) {
     EXPECT_GT(panel.plot()->yAxis->range().upper, 2000);
     // Drawn: red alert marks are on screen.
     const QImage image = panel.grab().toImage();
-    EXPECT_GT(test::countPixels(image, [](QColor c) { return c.red() > 180 && c.green() < 60 && c.blue() < 60; }), 20);
+    EXPECT_GT(test::countPixels(
+                  image, [](QColor c) { return c.red() > 180 && c.green() < 60 && c.blue() < 60; }),
+              20);
     panel.model()->setData(panel.model()->index(1, 0), Qt::Unchecked, Qt::CheckStateRole);
     EXPECT_EQ(panel.lineCount(), 2);
     EXPECT_EQ(panel.alertCount(), 1);
@@ -127,10 +132,14 @@ TEST(OverflowBirths, FindsTheInnermostOpWhereTheInfIsBornAndTheWindowJumpsThere)
         dump.addRow(round, "0_0", "layer/a", "aten::add", false);
         dump.addRow(round, "0_0", "layer/a", "aten::add", true);
         dump.addRow(round, "0_1", "layer/b", "aten::mul", false);
-        dump.addRow(round, "0_1", "layer/b", "aten::mul", true, {}, {}, round == 1 ? std::optional<double>(INFINITY) : std::nullopt);
-        dump.addRow(round, "0_2", "layer/c", "aten::exp", false, {}, {}, round == 1 ? std::optional<double>(INFINITY) : std::nullopt);
-        dump.addRow(round, "0_2", "layer/c", "aten::exp", true, {}, {}, round == 1 ? std::optional<double>(INFINITY) : std::nullopt);
-        dump.addRow(round, "0", "layer", "Layer", true, {}, {}, round == 1 ? std::optional<double>(INFINITY) : std::nullopt);
+        dump.addRow(round, "0_1", "layer/b", "aten::mul", true, {}, {},
+                    round == 1 ? std::optional<double>(INFINITY) : std::nullopt);
+        dump.addRow(round, "0_2", "layer/c", "aten::exp", false, {}, {},
+                    round == 1 ? std::optional<double>(INFINITY) : std::nullopt);
+        dump.addRow(round, "0_2", "layer/c", "aten::exp", true, {}, {},
+                    round == 1 ? std::optional<double>(INFINITY) : std::nullopt);
+        dump.addRow(round, "0", "layer", "Layer", true, {}, {},
+                    round == 1 ? std::optional<double>(INFINITY) : std::nullopt);
     }
     dump.setStatus("complete");
     context::AppContext context;
@@ -139,7 +148,8 @@ TEST(OverflowBirths, FindsTheInnermostOpWhereTheInfIsBornAndTheWindowJumpsThere)
     ASSERT_TRUE(openAndWait(context, dir.path()));
     ASSERT_TRUE(waitFor([&] { return !window.overflowText().isEmpty(); }));
     const auto& idx = context.store()->index();
-    EXPECT_TRUE(window.overflowText().startsWith("⚠ Overflow born: round 1, layer/b (0_1)")) << window.overflowText().toStdString();
+    EXPECT_TRUE(window.overflowText().startsWith("⚠ Overflow born: round 1, layer/b (0_1)"))
+        << window.overflowText().toStdString();
     const data::BornOverflow* born = window.overflowBirths()->first();
     ASSERT_TRUE(born);
     EXPECT_EQ(born->op, idx.findOp(0, "0_1"));
@@ -179,14 +189,15 @@ TEST(OpReplay, SaysWhyWhenTheToolIsMissingOrPrintsNoResult) {
 
 #ifdef PROBE_HAVE_TORCH_TESTS
 // probe run of a test model (tests/suite) with a config; the dump's output folder.
-std::string runProbe(const test::TempDir& dir, const std::string& name, const std::string& configJson,
-                     const QStringList& program) {
+std::string runProbe(const test::TempDir& dir, const std::string& name,
+                     const std::string& configJson, const QStringList& program) {
     const std::string config = dir / (name + ".json");
     std::ofstream(config) << configJson;
     QProcess process;
-    QStringList args{QStringLiteral("run"), QStringLiteral("--quiet"), QStringLiteral("--output"),
-                     QString::fromStdString(dir / name), QStringLiteral("--config"), QString::fromStdString(config),
-                     QStringLiteral("--"), QStringLiteral("/usr/bin/python3")};
+    QStringList args{QStringLiteral("run"),      QStringLiteral("--quiet"),
+                     QStringLiteral("--output"), QString::fromStdString(dir / name),
+                     QStringLiteral("--config"), QString::fromStdString(config),
+                     QStringLiteral("--"),       QStringLiteral("/usr/bin/python3")};
     process.start(QStringLiteral(PROBE_CLI), args + program);
     EXPECT_TRUE(process.waitForFinished(240000));
     EXPECT_EQ(process.exitCode(), 0) << process.readAllStandardError().toStdString();
@@ -195,9 +206,10 @@ std::string runProbe(const test::TempDir& dir, const std::string& name, const st
 
 TEST(SuiteWithTorch, ReplayThisOpShowsTheVerdictOfTheWrongGeluAndItsNeighbour) {
     test::TempDir dir("ui-suite");
-    const std::string out = runProbe(dir, "replay",
-                                     R"({"task": "tensor", "dump_enable": true, "exec_range": "all", "save_child": true})",
-                                     {QStringLiteral(PROBE_SUITE_MODELS "/replay_model.py"), QStringLiteral("--wrong-gelu")});
+    const std::string out = runProbe(
+        dir, "replay",
+        R"({"task": "tensor", "dump_enable": true, "exec_range": "all", "save_child": true})",
+        {QStringLiteral(PROBE_SUITE_MODELS "/replay_model.py"), QStringLiteral("--wrong-gelu")});
     context::AppContext context;
     widgets::MainWindow window(&context);
     window.show();
@@ -221,7 +233,8 @@ TEST(SuiteWithTorch, ReplayThisOpShowsTheVerdictOfTheWrongGeluAndItsNeighbour) {
     EXPECT_TRUE(gelu.ran) << gelu.error.toStdString();
     EXPECT_EQ(gelu.verdict, "WRONG");
     EXPECT_GT(gelu.maxAbsErr, 1e-3);
-    EXPECT_TRUE(window.tensorsPanel()->replayText().contains("WRONG")) << window.tensorsPanel()->replayText().toStdString();
+    EXPECT_TRUE(window.tensorsPanel()->replayText().contains("WRONG"))
+        << window.tensorsPanel()->replayText().toStdString();
     const auto linear = replay("aten::addmm");
     EXPECT_TRUE(linear.ran) << linear.error.toStdString();
     EXPECT_EQ(linear.verdict, "ok");
@@ -231,20 +244,25 @@ TEST(SuiteWithTorch, ReplayThisOpShowsTheVerdictOfTheWrongGeluAndItsNeighbour) {
 TEST(SuiteWithTorch, TheLiveOverflowDumpAndTheGradientMonitorAreShown) {
     test::TempDir dir("ui-suite");
     const std::string overflow = runProbe(
-        dir, "overflow", R"({"task": "overflow_check", "dump_enable": true, "exec_range": "all", "save_child": true})",
-        {QStringLiteral(PROBE_DATADIR "/demo/llama_demo.py"), QStringLiteral("--tokens"), QStringLiteral("3"),
-         QStringLiteral("--fp16-layer"), QStringLiteral("1"), QStringLiteral("--fp16-step"), QStringLiteral("2")});
+        dir, "overflow",
+        R"({"task": "overflow_check", "dump_enable": true, "exec_range": "all", "save_child": true})",
+        {QStringLiteral(PROBE_DATADIR "/demo/llama_demo.py"), QStringLiteral("--tokens"),
+         QStringLiteral("3"), QStringLiteral("--fp16-layer"), QStringLiteral("1"),
+         QStringLiteral("--fp16-step"), QStringLiteral("2")});
     context::AppContext context;
     widgets::MainWindow window(&context);
     window.show();
     ASSERT_TRUE(openAndWait(context, overflow));
     ASSERT_TRUE(waitFor([&] { return !window.overflowText().isEmpty(); }));
-    EXPECT_TRUE(window.overflowText().startsWith("⚠ Overflow born: round 2, layers.1/mul")) << window.overflowText().toStdString();
+    EXPECT_TRUE(window.overflowText().startsWith("⚠ Overflow born: round 2, layers.1/mul"))
+        << window.overflowText().toStdString();
 
     const std::string grads = runProbe(
-        dir, "grads", R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "grad_monitor": true})",
-        {QStringLiteral(PROBE_SUITE_MODELS "/grad_model.py"), QString::fromStdString(dir / "result.pt"),
-         QStringLiteral("--blowup"), QStringLiteral("5")});
+        dir, "grads",
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "grad_monitor": true})",
+        {QStringLiteral(PROBE_SUITE_MODELS "/grad_model.py"),
+         QString::fromStdString(dir / "result.pt"), QStringLiteral("--blowup"),
+         QStringLiteral("5")});
     ASSERT_TRUE(openAndWait(context, grads));
     auto* tabs = window.findChild<QTabWidget*>();
     ASSERT_TRUE(tabs);

@@ -1,13 +1,13 @@
 // The data layer on real dumps of the demo model: written by `probe run` (followed live while
 // the model runs, and complete), and by PrecisionDebugger (msprobe layout). Needs PyTorch.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
+#include <functional>
 
 #include <QAbstractItemModelTester>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTest>
-#include <functional>
+#include <gtest/gtest.h>
 
 #include "dump_store.h"
 #include "op_selection.h"
@@ -22,16 +22,22 @@ namespace {
 using analysis::kNone;
 using Tester = QAbstractItemModelTester;
 
-bool waitFor(const std::function<bool()>& condition, int ms = 60000) { return QTest::qWaitFor(condition, ms); }
+bool waitFor(const std::function<bool()>& condition, int ms = 60000) {
+    return QTest::qWaitFor(condition, ms);
+}
 
 // Starts `probe run` on the demo decoder with the planted overflow, dumping statistics of every op.
-void startDemo(QProcess& process, const std::string& output, const std::string& configDir, int tokens) {
-    test::writeFile(configDir + "/config.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
+void startDemo(QProcess& process, const std::string& output, const std::string& configDir,
+               int tokens) {
+    test::writeFile(
+        configDir + "/config.json",
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
     process.setProcessChannelMode(QProcess::MergedChannels);
     process.start(QStringLiteral(PROBE_CLI),
-                  {"run", "--output", QString::fromStdString(output), "--config", QString::fromStdString(configDir + "/config.json"), "--",
-                   "/usr/bin/python3", QStringLiteral(PROBE_DEMO), "--tokens", QString::number(tokens), "--nan-layer", "1",
-                   "--nan-step", "2"});
+                  {"run", "--output", QString::fromStdString(output), "--config",
+                   QString::fromStdString(configDir + "/config.json"), "--", "/usr/bin/python3",
+                   QStringLiteral(PROBE_DEMO), "--tokens", QString::number(tokens), "--nan-layer",
+                   "1", "--nan-step", "2"});
     ASSERT_TRUE(process.waitForStarted(10000));
 }
 
@@ -41,7 +47,8 @@ TEST(DemoDump, FollowedWhileTheModelRunsThenComplete) {
     QProcess demo;
     startDemo(demo, output, dir.path(), 120);
     // Open as soon as the probe has created the dump folder: the model is still running.
-    ASSERT_TRUE(waitFor([&] { return format::isDirectory(output + "/atb_dump_data/data"); }, 60000)) << demo.readAll().toStdString();
+    ASSERT_TRUE(waitFor([&] { return format::isDirectory(output + "/atb_dump_data/data"); }, 60000))
+        << demo.readAll().toStdString();
     data::DumpStore store;
     store.setIdlePollInterval(50);
     data::OpSelection selection;
@@ -50,12 +57,14 @@ TEST(DemoDump, FollowedWhileTheModelRunsThenComplete) {
     Tester tester(&model, Tester::FailureReportingMode::Fatal);
     QStringList states;
     int growingUpdates = 0;
-    QObject::connect(&store, &data::DumpStore::dumpStateChanged, [&](const QString& state) { states << state; });
+    QObject::connect(&store, &data::DumpStore::dumpStateChanged,
+                     [&](const QString& state) { states << state; });
     QObject::connect(&store, &data::DumpStore::changed, [&](const analysis::IndexChange& change) {
         if (change.newRows > 0 && store.dumpState() == "running") ++growingUpdates;
     });
     store.open(QString::fromStdString(output));
-    ASSERT_TRUE(waitFor([&] { return store.dumpState() == "complete"; }, 120000)) << demo.readAll().toStdString();
+    ASSERT_TRUE(waitFor([&] { return store.dumpState() == "complete"; }, 120000))
+        << demo.readAll().toStdString();
     // The model may have ended, and its QProcess noticed, while the events of the wait above
     // were processed: waitForFinished() is false for a process already finished.
     ASSERT_TRUE(demo.state() == QProcess::NotRunning || demo.waitForFinished(60000));
@@ -64,10 +73,11 @@ TEST(DemoDump, FollowedWhileTheModelRunsThenComplete) {
     EXPECT_EQ(states.back(), "complete");
     EXPECT_GE(growingUpdates, 2) << "the tree should have grown while the model ran";
     // Everything the probe says it wrote is in the index.
-    ASSERT_TRUE(waitFor([&] { return store.index().rowCount() == store.index().status()->rows; }, 10000));
+    ASSERT_TRUE(
+        waitFor([&] { return store.index().rowCount() == store.index().status()->rows; }, 10000));
     const auto& idx = store.index();
     EXPECT_TRUE(idx.problems().empty());
-    EXPECT_EQ(model.rowCount(), 7);  // embed_tokens, four layers, norm, lm_head
+    EXPECT_EQ(model.rowCount(), 7);         // embed_tokens, four layers, norm, lm_head
     EXPECT_EQ(idx.rounds(0).size(), 121u);  // the prefill and 120 decoded tokens
     // The planted overflow in layer 1 at step 2 shows up as the first NaN of a layer-level op,
     // in layer 2. (Kernel-level rows are not checked: views such as expand may report
@@ -87,13 +97,18 @@ TEST(DemoDump, FollowedWhileTheModelRunsThenComplete) {
     EXPECT_EQ(idx.row(firstNan).round, 2);
     EXPECT_EQ(idx.op(idx.slot(idx.row(firstNan).slot).op).name, "layers.2");
     // Layer 2 (id 3): NaN in its output, the overflowed +inf in its input.
-    EXPECT_EQ(model.indexOfOp(idx.findOp(0, "3")).siblingAtColumn(data::OpTreeModel::AnomalyColumn).data().toString().toStdString(),
+    EXPECT_EQ(model.indexOfOp(idx.findOp(0, "3"))
+                  .siblingAtColumn(data::OpTreeModel::AnomalyColumn)
+                  .data()
+                  .toString()
+                  .toStdString(),
               "NaN Inf");
 }
 
 TEST(DemoDump, PrecisionDebuggerDumpOpensAsAModuleTree) {
     test::TempDir dir("ui-torch");
-    test::writeFile(dir / "config.json", R"({"task": "statistics", "dump_path": "./dump_path", "level": "mix"})");
+    test::writeFile(dir / "config.json",
+                    R"({"task": "statistics", "dump_path": "./dump_path", "level": "mix"})");
     test::writeFile(dir / "train.py", R"(
 import torch, torch.nn as nn
 from probe_studio.pytorch import PrecisionDebugger, seed_all
@@ -121,7 +136,8 @@ for step in range(3):
     data::OpTreeModel model(&store, nullptr);
     Tester tester(&model, Tester::FailureReportingMode::Fatal);
     QSignalSpy loaded(&store, &data::DumpStore::initialLoadFinished);
-    store.open(QString::fromStdString(dir.path()));  // the script's folder: dump_path is found inside
+    store.open(
+        QString::fromStdString(dir.path()));  // the script's folder: dump_path is found inside
     ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
     const auto& idx = store.index();
     EXPECT_EQ(store.layout(), analysis::DumpLayout::Msprobe);

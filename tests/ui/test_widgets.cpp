@@ -1,32 +1,30 @@
 // The widgets (ui/widgets) and the probe-studio command line, rendered offscreen: what is drawn
 // is checked in the rendered pixels, not only in the models behind them.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
-#include <qcustomplot.h>
-
-#include <QDir>
-#include <QFile>
-#include <QHeaderView>
-#include <QLabel>
-#include <QSpinBox>
-#include <QStatusBar>
-#include <QProcess>
-#include <QSet>
-#include <QSignalSpy>
-#include <QTableView>
-#include <QTest>
-#include <QTreeView>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <functional>
 
+#include <QDir>
+#include <QFile>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProcess>
+#include <QSet>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTest>
+#include <QTreeView>
+#include <gtest/gtest.h>
+#include <qcustomplot.h>
+
 #include "analysis/dump_reader.h"
 #include "config_document.h"
 #include "context/app_context.h"
 #include "dump_builder.h"
-#include "probe/format/dump_status.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "main_window.h"
@@ -36,6 +34,7 @@
 #include "op_tensors_panel.h"
 #include "op_tree_model.h"
 #include "op_tree_panel.h"
+#include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
 #include "statistics_plot.h"
 #include "synthetic_dump.h"
@@ -55,7 +54,6 @@ using test::countPixels;
 using test::runStudio;
 using test::StudioRun;
 using test::waitFor;
-
 
 // Opens a dump in `context` and waits until it is read: whether it opened.
 bool openAndWait(context::AppContext& context, const std::string& path) {
@@ -84,7 +82,8 @@ TEST_F(MainWindowTest, OpensAtTheFirstNaNAndDrawsTheTree) {
     // The first NaN in execution order: layer 2's input in round 2 (after layer 1 overflowed).
     EXPECT_EQ(context_.cursor()->op(), idx.findOp(0, "2"));
     EXPECT_EQ(context_.cursor()->round(), 2);
-    EXPECT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 2, ")) << window_.firstNanText().toStdString();
+    EXPECT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 2, "))
+        << window_.firstNanText().toStdString();
     QTreeView* tree = window_.treePanel()->view();
     const QModelIndex current = tree->currentIndex();
     ASSERT_TRUE(current.isValid());
@@ -97,10 +96,12 @@ TEST_F(MainWindowTest, OpensAtTheFirstNaNAndDrawsTheTree) {
     // The tensors table lists the op's rows: input and output in five rounds.
     EXPECT_EQ(window_.tensorsPanel()->model()->rowCount(), 10);
     const QTableView* table = window_.tensorsPanel()->view();
-    EXPECT_EQ(window_.tensorsPanel()->model()->rowAt(table->currentIndex().row()), context_.cursor()->row());
+    EXPECT_EQ(window_.tensorsPanel()->model()->rowAt(table->currentIndex().row()),
+              context_.cursor()->row());
     // Ticking an op in the tree is written to the config and shown in the config bar.
-    window_.treePanel()->model()->setData(window_.treePanel()->model()->indexOfOp(idx.findOp(0, "1")), Qt::Checked,
-                                          Qt::CheckStateRole);
+    window_.treePanel()->model()->setData(
+        window_.treePanel()->model()->indexOfOp(idx.findOp(0, "1")), Qt::Checked,
+        Qt::CheckStateRole);
     EXPECT_EQ(context_.selection()->config().ids, (std::vector<std::string>{"1"}));
     bool barSaysIt = false;
     for (auto* label : window_.treePanel()->findChildren<QLabel*>())
@@ -110,7 +111,8 @@ TEST_F(MainWindowTest, OpensAtTheFirstNaNAndDrawsTheTree) {
     window_.treePanel()->setSearchText("self_attn");
     ASSERT_EQ(tree->model()->rowCount(), 3);
     EXPECT_EQ(tree->model()->rowCount(tree->model()->index(0, 0)), 1);
-    EXPECT_EQ(tree->model()->index(0, 0, tree->model()->index(0, 0)).data().toString(), "self_attn");
+    EXPECT_EQ(tree->model()->index(0, 0, tree->model()->index(0, 0)).data().toString(),
+              "self_attn");
 }
 
 TEST_F(MainWindowTest, StatisticsPlotDrawsMarksAndPicksPoints) {
@@ -136,7 +138,8 @@ TEST_F(MainWindowTest, StatisticsPlotDrawsMarksAndPicksPoints) {
     // Hovering a point reads it out; clicking it selects that op and round.
     const auto& norm = plot->series()[3];
     QCustomPlot* qcp = plot->plot();
-    const QPoint point(static_cast<int>(qcp->xAxis->coordToPixel(norm.x[4])), static_cast<int>(qcp->yAxis->coordToPixel(norm.y[4])));
+    const QPoint point(static_cast<int>(qcp->xAxis->coordToPixel(norm.x[4])),
+                       static_cast<int>(qcp->yAxis->coordToPixel(norm.y[4])));
     plot->hoverAt(point);
     EXPECT_TRUE(plot->readout().contains("round 4")) << plot->readout().toStdString();
     EXPECT_TRUE(plot->readout().contains("Norm")) << plot->readout().toStdString();
@@ -174,7 +177,9 @@ TEST_F(MainWindowTest, TensorPreviewRendersTheHeatmapAndExports) {
     const QImage heat = preview->heatmap()->grab().toImage();
     const int red = countPixels(heat, [](QColor c) { return c == QColor(230, 20, 20); });
     EXPECT_GT(red, 100);
-    EXPECT_EQ(countPixels(heat, [](QColor c) { return c.red() == 0 && c.green() == 0 && c.blue() > 90; }), 0);
+    EXPECT_EQ(
+        countPixels(heat, [](QColor c) { return c.red() == 0 && c.green() == 0 && c.blue() > 90; }),
+        0);
     image.clear();
     preview->setOverlay(true);
     ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
@@ -186,15 +191,18 @@ TEST_F(MainWindowTest, TensorPreviewRendersTheHeatmapAndExports) {
     EXPECT_TRUE(waitFor([&] { return overlaid() > 100; })) << overlaid() << " overlay pixels";
     // Hover read-out of a heatmap cell.
     QCustomPlot* heatmap = preview->heatmap();
-    preview->hoverHeatmap(QPoint(static_cast<int>(heatmap->xAxis->coordToPixel(0)), static_cast<int>(heatmap->yAxis->coordToPixel(0))));
-    EXPECT_TRUE(preview->heatmapReadout().startsWith("row 0, column 0 (element 0): nan")) << preview->heatmapReadout().toStdString();
+    preview->hoverHeatmap(QPoint(static_cast<int>(heatmap->xAxis->coordToPixel(0)),
+                                 static_cast<int>(heatmap->yAxis->coordToPixel(0))));
+    EXPECT_TRUE(preview->heatmapReadout().startsWith("row 0, column 0 (element 0): nan"))
+        << preview->heatmapReadout().toStdString();
     // Values and histogram pages have content.
     EXPECT_EQ(preview->valuesModel()->rowCount(), 16);
     EXPECT_EQ(preview->valuesModel()->columnCount(), 64);
     EXPECT_GT(preview->histogramPlot()->plottable(0)->interface1D()->dataCount(), 10);
     // Export.
     QString error;
-    const QString npy = QString::fromStdString(dir_ / "t.npy"), csv = QString::fromStdString(dir_ / "t.csv");
+    const QString npy = QString::fromStdString(dir_ / "t.npy"),
+                  csv = QString::fromStdString(dir_ / "t.csv");
     ASSERT_TRUE(preview->exportNpy(npy, &error)) << error.toStdString();
     ASSERT_TRUE(preview->exportCsv(csv, &error)) << error.toStdString();
     EXPECT_EQ(test::readFile(npy.toStdString()).substr(1, 5), "NUMPY");
@@ -204,7 +212,8 @@ TEST_F(MainWindowTest, TensorPreviewRendersTheHeatmapAndExports) {
     const uint32_t other = idx.slotRow(idx.representativeSlot(idx.findOp(0, "0")), 1);
     context_.cursor()->setRow(other);
     EXPECT_EQ(preview->row(), other);
-    EXPECT_TRUE(preview->document()->path().endsWith("1/0_layers.0/after/outtensor0.bin")) << preview->document()->path().toStdString();
+    EXPECT_TRUE(preview->document()->path().endsWith("1/0_layers.0/after/outtensor0.bin"))
+        << preview->document()->path().toStdString();
 }
 
 TEST_F(MainWindowTest, StatisticsOnlyRowsExplainWhyThereIsNoTensor) {
@@ -213,7 +222,8 @@ TEST_F(MainWindowTest, StatisticsOnlyRowsExplainWhyThereIsNoTensor) {
     context_.cursor()->setOp(idx.findOp(0, "0_1"));
     EXPECT_FALSE(window_.previewCurrentTensor());
     window_.tensorPreview()->openRow(context_.cursor()->row());
-    EXPECT_TRUE(window_.tensorPreview()->factsText().contains("no tensor file")) << window_.tensorPreview()->factsText().toStdString();
+    EXPECT_TRUE(window_.tensorPreview()->factsText().contains("no tensor file"))
+        << window_.tensorPreview()->factsText().toStdString();
 }
 
 TEST(MainWindow, PlotsFollowAGrowingDump) {
@@ -262,10 +272,12 @@ TEST_F(MainWindowTest, TheFilterAndConfigLinesSayWhatIsInForce) {
     auto* tree = window_.treePanel();
     tree->proxy()->setShow(data::OpFilterProxy::Show::NanOnly);  // as --show nan does
     EXPECT_EQ(tree->showText(), "NaN only");
-    EXPECT_TRUE(tree->configText().contains("dumps every layer-level op")) << tree->configText().toStdString();
+    EXPECT_TRUE(tree->configText().contains("dumps every layer-level op"))
+        << tree->configText().toStdString();
     context_.configDocument()->setText("{\"ids\": \"0,\"");  // not JSON
     EXPECT_TRUE(tree->configText().contains("invalid")) << tree->configText().toStdString();
-    EXPECT_TRUE(tree->configText().contains("last valid config: dumps every layer-level op")) << tree->configText().toStdString();
+    EXPECT_TRUE(tree->configText().contains("last valid config: dumps every layer-level op"))
+        << tree->configText().toStdString();
 }
 
 TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
@@ -276,8 +288,10 @@ TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
     MainWindow window(&context);
     window.show();
     ASSERT_TRUE(openAndWait(context, dir.path()));
-    EXPECT_TRUE(window.statusText().contains("status file unreadable")) << window.statusText().toStdString();
-    EXPECT_FALSE(window.statusText().contains("no status file")) << window.statusText().toStdString();
+    EXPECT_TRUE(window.statusText().contains("status file unreadable"))
+        << window.statusText().toStdString();
+    EXPECT_FALSE(window.statusText().contains("no status file"))
+        << window.statusText().toStdString();
 }
 
 TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
@@ -292,22 +306,26 @@ TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
     MainWindow window(&context);
     window.show();
     ASSERT_TRUE(openAndWait(context, dir.path()));
-    EXPECT_TRUE(window.statusText().contains("complete, the program stopped by SIGTERM before its end"))
+    EXPECT_TRUE(
+        window.statusText().contains("complete, the program stopped by SIGTERM before its end"))
         << window.statusText().toStdString();
 }
 
 TEST(MainWindow, MsprobeDumpsSayStepAndPinnedStepsArePlacedByOp) {
     test::TempDir dir("ui-widgets");
-    test::writeMsprobeStep(dir / "dump_path", 1,
-                           test::msprobeCalls({{"Torch.matmul.0.forward", 1}, {"Torch.relu.0.forward", 2}}));
+    test::writeMsprobeStep(
+        dir / "dump_path", 1,
+        test::msprobeCalls({{"Torch.matmul.0.forward", 1}, {"Torch.relu.0.forward", 2}}));
     test::writeMsprobeStep(dir / "dump_path", 2,
-                           test::msprobeCalls({{"Tensor.__mul__.0.forward", 10}, {"Torch.matmul.0.forward", std::nan("")},
+                           test::msprobeCalls({{"Tensor.__mul__.0.forward", 10},
+                                               {"Torch.matmul.0.forward", std::nan("")},
                                                {"Torch.relu.0.forward", 12}}));
     context::AppContext context;
     MainWindow window(&context);
     window.show();
     ASSERT_TRUE(openAndWait(context, dir / "dump_path"));
-    EXPECT_TRUE(window.firstNanText().startsWith("⚠ First NaN: step 2, Torch.matmul.0.forward")) << window.firstNanText().toStdString();
+    EXPECT_TRUE(window.firstNanText().startsWith("⚠ First NaN: step 2, Torch.matmul.0.forward"))
+        << window.firstNanText().toStdString();
     auto* plot = window.statisticsPlot();
     plot->setMode(widgets::StatisticsPlot::Mode::RoundProfile);
     window.setRound(1);
@@ -316,7 +334,7 @@ TEST(MainWindow, MsprobeDumpsSayStepAndPinnedStepsArePlacedByOp) {
     ASSERT_EQ(plot->series().size(), 2);
     const auto& step1 = plot->series()[0];
     EXPECT_EQ(step1.label, "step 1");
-    ASSERT_EQ(step1.x.size(), 3);  // on step 2's ops
+    ASSERT_EQ(step1.x.size(), 3);         // on step 2's ops
     EXPECT_TRUE(std::isnan(step1.y[0]));  // step 1 did not multiply
     EXPECT_EQ(step1.y[1], 1);
     EXPECT_EQ(step1.y[2], 2);
@@ -339,7 +357,8 @@ TEST(MainWindow, AFollowedDumpEndsAtItsFirstNanWhenItsLastRowsComeAfterItsStatus
     ASSERT_TRUE(openAndWait(context, dir.path()));
     dump.addRow(0, "0", "embed", "Embedding", true);
     dump.addRow(0, "1", "layer", "Layer", true);
-    ASSERT_TRUE(waitFor([&] { return context.cursor()->op() != kNone; }));  // chosen by the window: the first op
+    ASSERT_TRUE(waitFor(
+        [&] { return context.cursor()->op() != kNone; }));  // chosen by the window: the first op
     dump.setStatus("complete");
     ASSERT_TRUE(waitFor([&] { return context.store()->dumpState() == "complete"; }));
     dump.addRow(1, "0", "embed", "Embedding", true);
@@ -402,7 +421,6 @@ TEST(CommandLine, SettingsAreProbeStudiosOwn) {
     EXPECT_TRUE(settings.readAll().contains(QByteArray::fromStdString(dir.path())));
 }
 
-
 TEST(CommandLine, ScreenshotsOfEachView) {
     test::TempDir dir("ui-cli");
     test::writeSmallSyntheticDump(dir.path());
@@ -411,17 +429,27 @@ TEST(CommandLine, ScreenshotsOfEachView) {
         std::function<void(const QImage&)> check;
     };
     const std::vector<Case> cases = {
-        {{"--view", "tree"}, [](const QImage& image) { EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(200, 30, 30); }), 20); }},
+        {{"--view", "tree"},
+         [](const QImage& image) {
+             EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(200, 30, 30); }), 20);
+         }},
         {{"--view", "plot", "--op", "1", "--stat", "max"},
-         [](const QImage& image) { EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(31, 119, 180); }), 100); }},
+         [](const QImage& image) {
+             EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(31, 119, 180); }), 100);
+         }},
         {{"--view", "tensor", "--op", "2", "--round", "2", "--overlay"},
-         [](const QImage& image) { EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(230, 20, 20); }), 100); }},
+         [](const QImage& image) {
+             EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(230, 20, 20); }), 100);
+         }},
     };
     for (const auto& c : cases) {
         const QString png = QString::fromStdString(dir / "shot.png");
         QFile::remove(png);
-        const StudioRun run = runStudio(QStringList({QString::fromStdString(dir.path()), "--screenshot", png, "--size", "1200x800"}) + c.arguments);
-        ASSERT_EQ(run.exitCode, 0) << c.arguments.join(' ').toStdString() << "\n" << run.err.toStdString();
+        const StudioRun run = runStudio(QStringList({QString::fromStdString(dir.path()),
+                                                     "--screenshot", png, "--size", "1200x800"}) +
+                                        c.arguments);
+        ASSERT_EQ(run.exitCode, 0) << c.arguments.join(' ').toStdString() << "\n"
+                                   << run.err.toStdString();
         EXPECT_TRUE(run.out.contains("saved")) << run.out.toStdString();
         QImage image(png);
         ASSERT_FALSE(image.isNull());
@@ -455,7 +483,8 @@ TEST(CommandLine, UsageErrorsAndMissingDumps) {
     EXPECT_TRUE(run.err.contains("holds no dump")) << run.err.toStdString();
     EXPECT_FALSE(QImage(png).isNull());
     test::writeSmallSyntheticDump(dir.path());
-    run = runStudio({QString::fromStdString(dir.path()), "--screenshot", png, "--op", "no_such_op"});
+    run =
+        runStudio({QString::fromStdString(dir.path()), "--screenshot", png, "--op", "no_such_op"});
     EXPECT_EQ(run.exitCode, 1);
     EXPECT_TRUE(run.err.contains("no op with id no_such_op")) << run.err.toStdString();
 }
@@ -466,7 +495,8 @@ TEST(CommandLine, NoWarningAboutTheRuntimeDirectoryOnStart) {
     test::TempDir dir("ui-cli");
     const QByteArray saved = qgetenv("XDG_RUNTIME_DIR");
     qunsetenv("XDG_RUNTIME_DIR");
-    const StudioRun run = runStudio({"--view", "start", "--screenshot", QString::fromStdString(dir / "start.png")});
+    const StudioRun run =
+        runStudio({"--view", "start", "--screenshot", QString::fromStdString(dir / "start.png")});
     if (!saved.isEmpty()) qputenv("XDG_RUNTIME_DIR", saved);
     ASSERT_EQ(run.exitCode, 0) << run.err.toStdString();
     EXPECT_FALSE(run.err.contains("XDG_RUNTIME_DIR")) << run.err.toStdString();
@@ -481,13 +511,15 @@ TEST(CommandLine, UnknownValuesAreRejected) {
         {{"--show", "weird"}, "--show must be all, anomalies, nan, dumped or ticked"},
         {{"--size", "10x10"}, "--size must be at least 200x150"},
         {{"--size", "big"}, "--size must be WIDTHxHEIGHT"},
-        {{"--output", "out", "--demo"}, "--output goes with --launch (--demo writes to a fresh folder of its own)\n"},
+        {{"--output", "out", "--demo"},
+         "--output goes with --launch (--demo writes to a fresh folder of its own)\n"},
         {{"--tensor", QString::fromStdString(dir / "none.bin")}, "--tensor: no file"},
     };
     for (const auto& [arguments, message] : cases) {
         const StudioRun run = runStudio(arguments + QStringList{"--screenshot", png});
         EXPECT_EQ(run.exitCode, 64) << arguments.join(' ').toStdString();
-        EXPECT_TRUE(run.err.contains(message)) << arguments.join(' ').toStdString() << ": " << run.err.toStdString();
+        EXPECT_TRUE(run.err.contains(message))
+            << arguments.join(' ').toStdString() << ": " << run.err.toStdString();
         EXPECT_FALSE(QFile::exists(png));
     }
     // A round the dump does not have: said, with the rounds it has.
@@ -495,8 +527,10 @@ TEST(CommandLine, UnknownValuesAreRejected) {
     std::string error;
     const auto index = analysis::readDump(dir.path(), &error);
     ASSERT_TRUE(index) << error;
-    const QString rounds = QStringLiteral("the dump's rounds are 0 to %1").arg(index->rounds(0).back());
-    const StudioRun run = runStudio({QString::fromStdString(dir.path()), "--round", "999", "--screenshot", png});
+    const QString rounds =
+        QStringLiteral("the dump's rounds are 0 to %1").arg(index->rounds(0).back());
+    const StudioRun run =
+        runStudio({QString::fromStdString(dir.path()), "--round", "999", "--screenshot", png});
     EXPECT_EQ(run.exitCode, 1);
     EXPECT_TRUE(run.err.contains("--round 999: " + rounds)) << run.err.toStdString();
 }
@@ -515,7 +549,7 @@ TEST(MainWindow, ATensorFileOfTheOpenDumpSelectsItsOpAndRound) {
     ASSERT_NE(row, kNone);
     window.selectOp("0");
     window.previewTensorFile(QString::fromStdString(idx.tensorPath(row)));
-    EXPECT_EQ(context.cursor()->row(), row);  // op 2, round 2: where the file belongs
+    EXPECT_EQ(context.cursor()->row(), row);        // op 2, round 2: where the file belongs
     EXPECT_EQ(window.tensorPreview()->row(), row);  // so the preview compares it with its row
     // A file from elsewhere is only previewed.
     const std::string elsewhere = dir / "copy.bin";
@@ -536,14 +570,18 @@ TEST(CommandLine, TensorFileOpensInThePreview) {
     ASSERT_NE(nanRow, kNone);
     const QString bin = QString::fromStdString(index->tensorPath(nanRow));
     const QString png = QString::fromStdString(dir / "tensor.png");
-    for (const QStringList& dump : {QStringList(), QStringList{QString::fromStdString(dir.path()), "--op", "0"}}) {
+    for (const QStringList& dump :
+         {QStringList(), QStringList{QString::fromStdString(dir.path()), "--op", "0"}}) {
         QFile::remove(png);
-        const StudioRun run = runStudio(dump + QStringList{"--tensor", bin, "--overlay", "--screenshot", png, "--size", "1200x800"});
+        const StudioRun run =
+            runStudio(dump + QStringList{"--tensor", bin, "--overlay", "--screenshot", png,
+                                         "--size", "1200x800"});
         ASSERT_EQ(run.exitCode, 0) << run.err.toStdString();
         const QImage image(png);
         ASSERT_FALSE(image.isNull());
         // NaN elements in the heatmap (the op of --op 0 has none).
-        EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(230, 20, 20); }), 100) << dump.join(' ').toStdString();
+        EXPECT_GT(countPixels(image, [](QColor c) { return c == QColor(230, 20, 20); }), 100)
+            << dump.join(' ').toStdString();
     }
     const StudioRun run = runStudio({"--tensor", bin, "--view", "plot", "--screenshot", png});
     EXPECT_EQ(run.exitCode, 64);
@@ -553,13 +591,15 @@ TEST(CommandLine, TensorFileOpensInThePreview) {
     test::TempDir other("ui-cli");
     test::DumpBuilder builder(other.path());
     const auto first = builder.addRow(0, "2_1", "layer/mm", "aten::mm", true, {1, 2, 3, 4}, {2, 2});
-    const std::string alias = builder.writeAliasBin(0, "2_Layer/2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {2, 2});
+    const std::string alias = builder.writeAliasBin(0, "2_Layer/2_2_add/before/intensor0.bin",
+                                                    "2_1_outtensor0.bin", {2, 2});
     data::DumpStore store;
     widgets::TensorPreview preview(&store);
     QSignalSpy image(preview.document(), &data::TensorDocument::imageReady);
     preview.openFile(QString::fromStdString(alias));
     ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
-    EXPECT_TRUE(preview.document()->note().contains(QString::fromStdString(first.tensorPath))) << preview.document()->note().toStdString();
+    EXPECT_TRUE(preview.document()->note().contains(QString::fromStdString(first.tensorPath)))
+        << preview.document()->note().toStdString();
     EXPECT_EQ(preview.document()->tensor()->at(3), 4.0);
 }
 
@@ -576,7 +616,8 @@ void expectFitted(const widgets::StatisticsPlot& plot, double value) {
     const QCPRange y = plot.plot()->yAxis->range();
     EXPECT_LT(y.lower, value);
     EXPECT_GT(y.upper, value);
-    EXPECT_LE(y.size(), std::max(1.0, std::abs(value))) << "[" << y.lower << ", " << y.upper << "] around " << value;
+    EXPECT_LE(y.size(), std::max(1.0, std::abs(value)))
+        << "[" << y.lower << ", " << y.upper << "] around " << value;
 }
 
 TEST(StatisticsPlot, AConstantSeriesIsFittedAroundItsValue) {
@@ -594,10 +635,11 @@ TEST(StatisticsPlot, AConstantSeriesIsFittedAroundItsValue) {
     ASSERT_TRUE(openAndWait(context, dir.path()));
     window.showView(MainWindow::View::Plot);
     auto* plot = window.statisticsPlot();
-    for (int s = 1; s < analysis::kStatCount; ++s) plot->setStatEnabled(static_cast<analysis::Stat>(s), false);  // Max only
+    for (int s = 1; s < analysis::kStatCount; ++s)
+        plot->setStatEnabled(static_cast<analysis::Stat>(s), false);  // Max only
     ASSERT_TRUE(window.selectOp("0"));
     EXPECT_GT(plot->plot()->yAxis->range().size(), 100);  // spans the big op's values, 250 to 400
-    ASSERT_TRUE(window.selectOp("1"));  // Max 3 in every round
+    ASSERT_TRUE(window.selectOp("1"));                    // Max 3 in every round
     ASSERT_EQ(plot->series().size(), 1);
     expectFitted(*plot, 3);
     // Double-click fits it the same.
@@ -612,7 +654,8 @@ TEST(StatisticsPlot, AConstantSeriesIsFittedAroundItsValue) {
 TEST(StatisticsPlot, LogScaleSaysWhatItCannotDraw) {
     test::TempDir dir("ui-widgets");
     test::DumpBuilder dump(dir.path());
-    for (int round = 0; round < 3; ++round) dump.addRow(round, "0", "layer", "Layer", true, {-2.0f, 1.0f, 4.0f});
+    for (int round = 0; round < 3; ++round)
+        dump.addRow(round, "0", "layer", "Layer", true, {-2.0f, 1.0f, 4.0f});
     dump.setStatus("complete");
     context::AppContext context;
     MainWindow window(&context);
@@ -627,7 +670,8 @@ TEST(StatisticsPlot, LogScaleSaysWhatItCannotDraw) {
     };
     EXPECT_FALSE(said().contains("not drawn")) << said().toStdString();
     plot->setLogScale(true);  // Min is -2 in every round
-    EXPECT_TRUE(said().contains("Min: 3 values at or below zero are not drawn on a log scale")) << said().toStdString();
+    EXPECT_TRUE(said().contains("Min: 3 values at or below zero are not drawn on a log scale"))
+        << said().toStdString();
     plot->setLogScale(false);
     EXPECT_FALSE(said().contains("not drawn")) << said().toStdString();
 }
@@ -661,7 +705,8 @@ TEST(TensorPreview, AllEqualValuesAreHistogrammedAroundTheirValue) {
     preview.resize(900, 700);
     preview.show();
     preview.showPage(widgets::TensorPreview::Page::Histogram);
-    for (const auto& [path, value] : {std::pair{zeros.tensorPath, 0.0}, std::pair{fives.tensorPath, -5.0}}) {
+    for (const auto& [path, value] :
+         {std::pair{zeros.tensorPath, 0.0}, std::pair{fives.tensorPath, -5.0}}) {
         SCOPED_TRACE(path);
         QSignalSpy loaded(preview.document(), &data::TensorDocument::loaded);
         preview.openFile(QString::fromStdString(path));
@@ -682,7 +727,8 @@ TEST(TensorPreview, AllEqualValuesAreHistogrammedAroundTheirValue) {
 TEST(TensorPreview, ADamagedPtFileSaysWhyItCannotBeRead) {
     test::TempDir dir("ui-widgets");
     test::writeMsprobeStep(dir / "dump_path", 0, test::kMsprobeDumpJson);
-    const std::string pt = dir / "dump_path/step0/rank0/dump_tensor_data/Functional.linear.0.forward.input.0.pt";
+    const std::string pt =
+        dir / "dump_path/step0/rank0/dump_tensor_data/Functional.linear.0.forward.input.0.pt";
     test::writeFile(pt, std::string("PK\x03\x04", 4) + "torch.save");
     context::AppContext context;
     MainWindow window(&context);
@@ -719,7 +765,8 @@ TEST_F(MainWindowTest, AnExportSaysWhereItWrote) {
     QString error;
     const QString npy = QString::fromStdString(dir_ / "exported.npy");
     ASSERT_TRUE(preview->exportNpy(npy, &error)) << error.toStdString();
-    EXPECT_TRUE(window_.statusBar()->currentMessage().contains(npy)) << window_.statusBar()->currentMessage().toStdString();
+    EXPECT_TRUE(window_.statusBar()->currentMessage().contains(npy))
+        << window_.statusBar()->currentMessage().toStdString();
 }
 
 // A corrupted layer file is a problem to show, also when the model file describes its layer.
@@ -733,7 +780,8 @@ TEST(MainWindow, ACorruptedLayerFileIsAProblem) {
     MainWindow window(&context);
     window.show();
     ASSERT_TRUE(openAndWait(context, dir.path()));
-    EXPECT_TRUE(context.problems().join("\n").contains("layers.1_1.json")) << context.problems().join("\n").toStdString();
+    EXPECT_TRUE(context.problems().join("\n").contains("layers.1_1.json"))
+        << context.problems().join("\n").toStdString();
     EXPECT_EQ(context.store()->index().opCount(), 60u);  // the rest is there
 }
 
@@ -744,13 +792,15 @@ TEST_F(MainWindowTest, ColumnsAndTheConfigLineFitTheDefaultWindow) {
     QTest::qWait(50);
     QTreeView* tree = window_.treePanel()->view();
     const int viewport = tree->viewport()->width();
-    for (int c : {data::OpTreeModel::NameColumn, data::OpTreeModel::MaxColumn, data::OpTreeModel::NormColumn}) {
+    for (int c : {data::OpTreeModel::NameColumn, data::OpTreeModel::MaxColumn,
+                  data::OpTreeModel::NormColumn}) {
         SCOPED_TRACE(c);
         EXPECT_LE(tree->header()->sectionViewportPosition(c) + tree->columnWidth(c), viewport);
         // Wide enough for what the visible rows show.
         for (int r = 0; r < tree->model()->rowCount(); ++r) {
             const QString text = tree->model()->index(r, c).data().toString();
-            EXPECT_GE(tree->columnWidth(c), tree->fontMetrics().horizontalAdvance(text)) << text.toStdString();
+            EXPECT_GE(tree->columnWidth(c), tree->fontMetrics().horizontalAdvance(text))
+                << text.toStdString();
         }
     }
     int configLines = 0;
@@ -759,9 +809,11 @@ TEST_F(MainWindowTest, ColumnsAndTheConfigLineFitTheDefaultWindow) {
         ++configLines;
         // All of it shown: on one line, or wrapped in a label tall enough for its lines.
         if (label->wordWrap())
-            EXPECT_GE(label->height(), label->heightForWidth(label->width())) << label->text().toStdString();
+            EXPECT_GE(label->height(), label->heightForWidth(label->width()))
+                << label->text().toStdString();
         else
-            EXPECT_GE(label->width(), label->fontMetrics().horizontalAdvance(label->text())) << label->text().toStdString();
+            EXPECT_GE(label->width(), label->fontMetrics().horizontalAdvance(label->text()))
+                << label->text().toStdString();
     }
     EXPECT_EQ(configLines, 1);
 }

@@ -3,20 +3,25 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <functional>
+#include <ostream>
+
 #include <QColor>
 #include <QImage>
 #include <QProcess>
 #include <QStringList>
 #include <QTest>
-#include <functional>
-#include <ostream>
 
 // Readable QStrings in GoogleTest's messages.
-inline void PrintTo(const QString& text, std::ostream* out) { *out << '"' << text.toStdString() << '"'; }
+inline void PrintTo(const QString& text, std::ostream* out) {
+    *out << '"' << text.toStdString() << '"';
+}
 
 namespace probe::test {
 
-inline bool waitFor(const std::function<bool()>& condition, int ms = 20000) { return QTest::qWaitFor(condition, ms); }
+inline bool waitFor(const std::function<bool()>& condition, int ms = 20000) {
+    return QTest::qWaitFor(condition, ms);
+}
 
 // Pixels of `image` for which `match` holds.
 inline int countPixels(const QImage& image, const std::function<bool(QColor)>& match) {

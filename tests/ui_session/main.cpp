@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
-
 #include <QCoreApplication>
 #include <QTemporaryDir>
+#include <gtest/gtest.h>
 
 int main(int argc, char** argv) {
     // Settings (recent sessions) and application data (launches' output folders) of this run

@@ -23,7 +23,9 @@ protected:
         ::setenv("PROBE_QUIET", "1", 1);
         ::setenv("PROBE_CONTROL_DIR", sockets_.path().c_str(), 1);
         ::chmod(sockets_.path().c_str(), 0700);
-        probe::test::writeFile(dir_ / "config.json", R"({"task": "statistics", "dump_enable": false, "exec_range": "all"})");
+        probe::test::writeFile(
+            dir_ / "config.json",
+            R"({"task": "statistics", "dump_enable": false, "exec_range": "all"})");
         ASSERT_EQ(probe_start(dir_.path().c_str(), (dir_ / "config.json").c_str()), PROBE_OK);
     }
     void TearDown() override {
@@ -61,8 +63,8 @@ TEST_F(ControlClientTest, AttachesFollowsAndPushes) {
     std::vector<format::ProbeState> states;
     QObject::connect(&client, &ControlClient::stateChanged,
                      [&](format::ProbeState s, const QString&) { states.push_back(s); });
-    const qint64 request =
-        client.pushConfig({{"task", "statistics"}, {"dump_enable", true}, {"exec_range", "all"}, {"ids", "0"}});
+    const qint64 request = client.pushConfig(
+        {{"task", "statistics"}, {"dump_enable", true}, {"exec_range", "all"}, {"ids", "0"}});
     ASSERT_TRUE(QTest::qWaitFor([&] { return !applied.empty() && !states.empty(); }, 10000));
     EXPECT_EQ(applied[0].second, request);
     EXPECT_EQ(applied[0].first["ids"], "0");

@@ -1,12 +1,12 @@
 // Launching a program the way the application does: through probe run, attached over the
 // control socket, its output, state and exit followed.
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <QDir>
 #include <QSignalSpy>
 #include <QTest>
+#include <gtest/gtest.h>
 
 #include "probe/format/dump_status.h"
 #include "session/launch_session.h"
@@ -46,11 +46,13 @@ protected:
 };
 
 TEST_F(LaunchSessionTest, LaunchAttachDumpFinish) {
-    probe::test::writeFile(dir_ / "config.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    probe::test::writeFile(dir_ / "config.json",
+                           R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     LaunchSession session;
     QSignalSpy attached(&session, &LaunchSession::attached);
     QString output;
-    QObject::connect(&session, &LaunchSession::output, [&](const QString& text, bool) { output += text; });
+    QObject::connect(&session, &LaunchSession::output,
+                     [&](const QString& text, bool) { output += text; });
     LaunchSpec spec = engine({"--rounds", "30", "--sleep-ms", "20"});
     spec.configPath = QString::fromStdString(dir_ / "config.json");
     ASSERT_TRUE(session.start(spec));
@@ -60,15 +62,17 @@ TEST_F(LaunchSessionTest, LaunchAttachDumpFinish) {
     ASSERT_TRUE(session.control()->helloMessage());
     EXPECT_NE(session.control()->helloMessage()->command.find("probe_native_engine"),
               std::string::npos);
-    ASSERT_TRUE(waitFor(session, SessionState::Finished)) << sessionStateName(session.state()).toStdString();
+    ASSERT_TRUE(waitFor(session, SessionState::Finished))
+        << sessionStateName(session.state()).toStdString();
     EXPECT_EQ(session.exitCode(), 0);
-    EXPECT_TRUE(output.contains("engine done: 30 rounds"));   // the program's own output
-    EXPECT_TRUE(output.contains("dump: "));                   // probe run's summary
+    EXPECT_TRUE(output.contains("engine done: 30 rounds"));  // the program's own output
+    EXPECT_TRUE(output.contains("dump: "));                  // probe run's summary
     std::string error;
     auto status = format::readStatusFile(session.dumpRoot().toStdString(), &error);
     ASSERT_TRUE(status) << error;
     EXPECT_EQ(status->state, format::DumpState::Complete);
-    EXPECT_EQ(status->rows, 30u * 10u);  // 30 rounds; WordEmbedding 3 tensors, 2 decoder layers 2 each, LmHead 3
+    EXPECT_EQ(status->rows,
+              30u * 10u);  // 30 rounds; WordEmbedding 3 tensors, 2 decoder layers 2 each, LmHead 3
 }
 
 TEST_F(LaunchSessionTest, StopEndsTheModel) {
@@ -90,9 +94,11 @@ TEST_F(LaunchSessionTest, ASignalEndingProbeRunGivesAnExitCode) {
     spec.program = "/bin/sh";
     spec.arguments = {"-c", "trap '' TERM; echo ready; sleep 5"};
     QString output;
-    QObject::connect(&session, &LaunchSession::output, [&](const QString& text, bool) { output += text; });
+    QObject::connect(&session, &LaunchSession::output,
+                     [&](const QString& text, bool) { output += text; });
     QString detail;
-    QObject::connect(&session, &LaunchSession::stateChanged, [&](SessionState, const QString& d) { detail = d; });
+    QObject::connect(&session, &LaunchSession::stateChanged,
+                     [&](SessionState, const QString& d) { detail = d; });
     ASSERT_TRUE(session.start(spec));
     QElapsedTimer timer;
     timer.start();
@@ -101,7 +107,8 @@ TEST_F(LaunchSessionTest, ASignalEndingProbeRunGivesAnExitCode) {
     session.stop(300);
     ASSERT_TRUE(waitFor(session, SessionState::StoppedByUser));
     EXPECT_EQ(session.exitCode(), 128 + 9);
-    EXPECT_EQ(detail, "stopped at your request: probe run itself was killed by signal 9 (exit code 137)");
+    EXPECT_EQ(detail,
+              "stopped at your request: probe run itself was killed by signal 9 (exit code 137)");
 }
 
 TEST_F(LaunchSessionTest, RefusalsBeforeStarting) {
@@ -117,7 +124,8 @@ TEST_F(LaunchSessionTest, RefusalsBeforeStarting) {
     EXPECT_FALSE(session.start(spec));
     EXPECT_EQ(session.state(), SessionState::FailedToStart);
     ASSERT_FALSE(changed.isEmpty());
-    EXPECT_TRUE(changed.last().at(1).toString().contains("\"task\"")) << changed.last().at(1).toString().toStdString();
+    EXPECT_TRUE(changed.last().at(1).toString().contains("\"task\""))
+        << changed.last().at(1).toString().toStdString();
     // What only probe run finds (the command does not exist) ends it with its exit code.
     spec = engine({});
     spec.program = QString::fromStdString(dir_ / "no-such-engine");

@@ -2,7 +2,6 @@
 // to, behind one interface (state, dump folder, config in force, pushes); recent sessions; the
 // launch helpers (command lines, the demo).
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -13,6 +12,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>
+#include <gtest/gtest.h>
 
 #include "session/live_session.h"
 #include "session/recent_sessions.h"
@@ -21,14 +21,18 @@
 namespace probe::session {
 namespace {
 
-bool waitFor(const std::function<bool()>& condition, int ms = 20000) { return QTest::qWaitFor(condition, ms); }
+bool waitFor(const std::function<bool()>& condition, int ms = 20000) {
+    return QTest::qWaitFor(condition, ms);
+}
 
 class LiveSessionTest : public ::testing::Test {
 protected:
     void SetUp() override {
         ::setenv("PROBE_CONTROL_DIR", sockets_.path().c_str(), 1);
         ::chmod(sockets_.path().c_str(), 0700);
-        probe::test::writeFile(dir_ / "config.json", R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+        probe::test::writeFile(
+            dir_ / "config.json",
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     }
     void TearDown() override {
         if (engine_.state() != QProcess::NotRunning) {
@@ -41,9 +45,10 @@ protected:
     // started elsewhere; returns its live probe once its socket is up.
     LiveProbeInfo startEngine(int rounds, int sleepMs) {
         engine_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        engine_.start(PROBE_NATIVE_ENGINE, {"--output", QString::fromStdString(dir_ / "engine"), "--config",
-                                            QString::fromStdString(dir_ / "config.json"), "--rounds", QString::number(rounds),
-                                            "--sleep-ms", QString::number(sleepMs)});
+        engine_.start(PROBE_NATIVE_ENGINE,
+                      {"--output", QString::fromStdString(dir_ / "engine"), "--config",
+                       QString::fromStdString(dir_ / "config.json"), "--rounds",
+                       QString::number(rounds), "--sleep-ms", QString::number(sleepMs)});
         LiveProbeInfo found;
         waitFor([&] {
             for (const auto& probe : liveProbes())
@@ -61,7 +66,8 @@ TEST_F(LiveSessionTest, LaunchedModelOpensItsDumpAndTakesPushes) {
     QSignalSpy ready(&session, &LiveSession::dumpFolderReady);
     QSignalSpy hello(&session, &LiveSession::helloReceived);
     QString output;
-    QObject::connect(&session, &LiveSession::output, [&](const QString& text, bool) { output += text; });
+    QObject::connect(&session, &LiveSession::output,
+                     [&](const QString& text, bool) { output += text; });
     LaunchSpec spec;
     spec.program = PROBE_NATIVE_ENGINE;
     spec.arguments = {"--rounds", "400", "--sleep-ms", "10"};
@@ -71,7 +77,8 @@ TEST_F(LiveSessionTest, LaunchedModelOpensItsDumpAndTakesPushes) {
     ASSERT_TRUE(session.launch(spec));
     EXPECT_EQ(session.origin(), LiveSession::Origin::Launched);
     EXPECT_EQ(session.state(), SessionState::Starting);
-    ASSERT_TRUE(waitFor([&] { return ready.count() > 0 && hello.count() > 0; })) << output.toStdString();
+    ASSERT_TRUE(waitFor([&] { return ready.count() > 0 && hello.count() > 0; }))
+        << output.toStdString();
     EXPECT_EQ(ready.at(0).at(0).toString(), session.dumpRoot());
     EXPECT_EQ(session.dumpRoot().toStdString(), dir_ / "out/atb_dump_data");
     EXPECT_EQ(session.state(), SessionState::Dumping);
@@ -82,7 +89,8 @@ TEST_F(LiveSessionTest, LaunchedModelOpensItsDumpAndTakesPushes) {
 
     // A push is answered with its request id; the config in force follows.
     QSignalSpy applied(&session, &LiveSession::configApplied);
-    const qint64 request = session.pushConfig({{"task", "statistics"}, {"dump_enable", false}, {"exec_range", "all"}});
+    const qint64 request =
+        session.pushConfig({{"task", "statistics"}, {"dump_enable", false}, {"exec_range", "all"}});
     ASSERT_GE(request, 0);
     ASSERT_TRUE(waitFor([&] {
         for (const auto& signal : applied)
@@ -151,9 +159,11 @@ TEST_F(LiveSessionTest, ProbeFoundFromTheProcessTheUserKnows) {
     // The user knows the pid of a wrapper (probe run, a shell script): its child's probe is found.
     QProcess wrapper;
     wrapper.setProcessChannelMode(QProcess::ForwardedChannels);
-    wrapper.start("/bin/sh", {"-c", QStringLiteral("'%1' --output '%2' --config '%3' --rounds 100000 --sleep-ms 5; true")
-                                        .arg(PROBE_NATIVE_ENGINE, QString::fromStdString(dir_ / "engine"),
-                                             QString::fromStdString(dir_ / "config.json"))});
+    wrapper.start(
+        "/bin/sh",
+        {"-c", QStringLiteral("'%1' --output '%2' --config '%3' --rounds 100000 --sleep-ms 5; true")
+                   .arg(PROBE_NATIVE_ENGINE, QString::fromStdString(dir_ / "engine"),
+                        QString::fromStdString(dir_ / "config.json"))});
     ASSERT_TRUE(wrapper.waitForStarted());
     std::optional<LiveProbeInfo> found;
     EXPECT_TRUE(waitFor([&] { return (found = probeOfProcess(wrapper.processId())).has_value(); }));
@@ -183,7 +193,8 @@ TEST_F(LiveSessionTest, DetachLeavesTheProgramRunningAndBadSocketsAreReported) {
         session.stop();
         ASSERT_TRUE(waitFor([&] { return session.hasEnded(); }));
         EXPECT_EQ(session.state(), SessionState::Detached);
-        EXPECT_TRUE(session.stateDetail().contains("goes on running")) << session.stateDetail().toStdString();
+        EXPECT_TRUE(session.stateDetail().contains("goes on running"))
+            << session.stateDetail().toStdString();
     }
     {
         // It does: its probe still answers a new connection.
@@ -200,7 +211,8 @@ TEST_F(LiveSessionTest, DetachLeavesTheProgramRunningAndBadSocketsAreReported) {
     lost.attach(gone);
     ASSERT_TRUE(waitFor([&] { return lost.hasEnded(); }));
     EXPECT_EQ(lost.state(), SessionState::Detached);
-    EXPECT_TRUE(lost.stateDetail().startsWith("could not attach")) << lost.stateDetail().toStdString();
+    EXPECT_TRUE(lost.stateDetail().startsWith("could not attach"))
+        << lost.stateDetail().toStdString();
 }
 
 TEST(LaunchHelpers, CommandLinesDemoAndOutputFolders) {
@@ -220,7 +232,9 @@ TEST(LaunchHelpers, CommandLinesDemoAndOutputFolders) {
     // Each launch gets a folder of its own.
     const QString first = freshOutputDirectory("/x/train.py");
     EXPECT_TRUE(QFileInfo(first).fileName().startsWith("train-"));
-    EXPECT_TRUE(first.startsWith(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + "/probe-studio/runs/"))
+    EXPECT_TRUE(
+        first.startsWith(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
+                         "/probe-studio/runs/"))
         << first.toStdString();
     ASSERT_TRUE(QDir().mkpath(first));
     EXPECT_NE(freshOutputDirectory("/x/train.py"), first);
@@ -235,7 +249,8 @@ TEST(LaunchHelpers, CommandLinesDemoAndOutputFolders) {
     EXPECT_TRUE(demo.arguments.contains("--nan-layer"));
     EXPECT_TRUE(demo.problem().isEmpty()) << demo.problem().toStdString();
     EXPECT_TRUE(demo.configPath.startsWith(demo.outputDirectory));
-    EXPECT_EQ(test::readFile(demo.configPath.toStdString()), test::readFile(std::string(PROBE_DATADIR) + "/configs/demo.json"));
+    EXPECT_EQ(test::readFile(demo.configPath.toStdString()),
+              test::readFile(std::string(PROBE_DATADIR) + "/configs/demo.json"));
     EXPECT_TRUE(QFileInfo(demo.configPath).isWritable());
     QDir(demo.outputDirectory).removeRecursively();
     EXPECT_FALSE(prepareDemoLaunch("/nonexistent", &demo, &error));
@@ -244,7 +259,8 @@ TEST(LaunchHelpers, CommandLinesDemoAndOutputFolders) {
 
 TEST(RecentSessions, MostRecentFirstWithoutRepeats) {
     test::TempDir dir("probe-recent");
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, QString::fromStdString(dir.path()));
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope,
+                       QString::fromStdString(dir.path()));
     RecentSessions recent(nullptr, 3);
     recent.clear();
     QSignalSpy changed(&recent, &RecentSessions::changed);

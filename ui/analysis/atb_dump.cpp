@@ -11,7 +11,8 @@ namespace probe::analysis {
 namespace {
 
 bool allDigits(const std::string& s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::string parentOf(const std::string& path) {
@@ -19,15 +20,20 @@ std::string parentOf(const std::string& path) {
     return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
-std::string baseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+std::string baseName(const std::string& path) {
+    return path.substr(path.rfind('/') + 1);
+}
 
-bool startsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+bool startsWith(const std::string& s, const std::string& prefix) {
+    return s.compare(0, prefix.size(), prefix) == 0;
+}
 
 // The file `file` of the op whose id parts are parts[k..] below `dir`. The runtime nests op
 // directories and names each by the last part of the id ("0_WordEmbedding/0_Gather" for op 0_0);
 // a flat directory named by the whole id ("2_1_mm") is found as well. Names may start with
 // digits too, so every directory that fits is tried and the file decides.
-std::string findOpFile(const std::string& dir, const std::vector<std::string>& parts, size_t k, const std::string& file) {
+std::string findOpFile(const std::string& dir, const std::vector<std::string>& parts, size_t k,
+                       const std::string& file) {
     if (k == parts.size()) {
         const std::string path = dir + "/" + file;
         return format::fileExists(path) ? path : std::string();
@@ -78,7 +84,8 @@ std::vector<RoundFile> listRoundFiles(const std::string& root) {
         }
         std::sort(rounds.begin(), rounds.end());
         for (int64_t round : rounds) {
-            const std::string path = data + "/" + devicePid + "/" + std::to_string(round) + "/statistic.csv";
+            const std::string path =
+                data + "/" + devicePid + "/" + std::to_string(round) + "/statistic.csv";
             if (format::fileExists(path)) files.push_back({devicePid, round, path});
         }
     }
@@ -110,14 +117,16 @@ std::string findFirstCopy(const std::string& binPath, const std::string& alias) 
     if (id.find_first_not_of("0123456789_") != std::string::npos) return {};
     const std::string file = alias.substr(split + 1);
     const std::string side = startsWith(file, "outtensor") ? "after/" : "before/";
-    // The round directory is the nearest one named by digits alone (op directories are "<id>_<name>").
+    // The round directory is the nearest one named by digits alone (op directories are
+    // "<id>_<name>").
     std::string round = parentOf(binPath);
     while (!round.empty() && !allDigits(baseName(round))) round = parentOf(round);
     if (round.empty()) return {};
     std::vector<std::string> parts;
     for (size_t begin = 0, end = 0; end != std::string::npos; begin = end + 1) {
         end = id.find('_', begin);
-        parts.push_back(id.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+        parts.push_back(
+            id.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
     }
     return findOpFile(round, parts, 0, side + file);
 }

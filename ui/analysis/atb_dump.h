@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-
 namespace probe::analysis {
 
 // Finds the atb_dump_data directory given it, its parent (the --output directory), or a

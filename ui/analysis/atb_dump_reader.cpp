@@ -33,11 +33,13 @@ constexpr size_t kParallelParseLines = 4096;
 constexpr size_t kOpsAlonePerDelta = 20000;
 
 bool endsWith(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 bool allDigits(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // The layer-level "<name>_<id>" of a structure node, split; id "" when there is no numeric suffix.
@@ -67,8 +69,8 @@ uint32_t AtbDumpReader::intern(DumpDelta& delta, std::string_view text, InternCa
     return cache.index;
 }
 
-uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string_view id, std::string_view namePath,
-                                 std::string_view type) {
+uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string_view id,
+                                 std::string_view namePath, std::string_view type) {
     if (const uint32_t existing = index_.findOp(process, id, namePath); existing != kNone) {
         OpState& op = ops_[existing];
         if (!type.empty() && !op.typed) {
@@ -78,22 +80,32 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string
         return existing;
     }
     const size_t idSplit = id.rfind('_');
-    const std::string_view parentId = idSplit == std::string_view::npos ? std::string_view() : id.substr(0, idSplit);
+    const std::string_view parentId =
+        idSplit == std::string_view::npos ? std::string_view() : id.substr(0, idSplit);
     const size_t nameSplit = namePath.rfind('/');
-    std::string ownName(nameSplit == std::string_view::npos ? namePath : namePath.substr(nameSplit + 1));
+    std::string ownName(nameSplit == std::string_view::npos ? namePath
+                                                            : namePath.substr(nameSplit + 1));
     // Name ancestors from the path only when it has one component per id component.
     const auto idDepth = std::count(id.begin(), id.end(), '_');
     const auto nameDepth = std::count(namePath.begin(), namePath.end(), '/');
     std::string_view parentPath;
-    if (idDepth == nameDepth && nameSplit != std::string_view::npos) parentPath = namePath.substr(0, nameSplit);
+    if (idDepth == nameDepth && nameSplit != std::string_view::npos)
+        parentPath = namePath.substr(0, nameSplit);
     if (ownName.empty()) ownName = id;
-    const uint32_t parent = parentId.empty() ? kNone : ensureOp(delta, process, parentId, parentPath, {});
+    const uint32_t parent =
+        parentId.empty() ? kNone : ensureOp(delta, process, parentId, parentPath, {});
     const uint32_t index = index_.addOp(process, id, namePath);
     OpState state;
     state.process = process;
     state.typed = !type.empty();
     ops_.push_back(state);
-    delta.ops.push_back({process, parent, std::string(id), std::move(ownName), std::string(type), {}, std::nullopt});
+    delta.ops.push_back({process,
+                         parent,
+                         std::string(id),
+                         std::move(ownName),
+                         std::string(type),
+                         {},
+                         std::nullopt});
     return index;
 }
 
@@ -120,8 +132,8 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
 }
 
 void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent,
-                                       const std::string& parentId, const std::string& parentPath, size_t position,
-                                       const format::StructureNode& node) {
+                                       const std::string& parentId, const std::string& parentPath,
+                                       size_t position, const format::StructureNode& node) {
     std::string id, name;
     if (parentId.empty()) {
         auto [n, suffix] = splitNameAndId(node.opName);
@@ -141,7 +153,8 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
     }
     if (name.empty()) name = id;
     const std::string param = paramText(node.param);
-    const std::string namePath = parentPath.empty() ? name : parentPath + "/" + name;  // as statistic.csv has it
+    const std::string namePath =
+        parentPath.empty() ? name : parentPath + "/" + name;  // as statistic.csv has it
     uint32_t op = index_.findOp(process, id, namePath);
     if (op != kNone) {
         OpState& state = ops_[op];
@@ -165,9 +178,11 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
     // Rows usually follow the structure's order: the op described after this one is the guess
     // for the op whose rows follow its rows (until rows say otherwise).
     if (nextOp_.size() < ops_.size()) nextOp_.resize(ops_.size(), kNone);
-    if (lastStructureOp_ != kNone && nextOp_[lastStructureOp_] == kNone) nextOp_[lastStructureOp_] = op;
+    if (lastStructureOp_ != kNone && nextOp_[lastStructureOp_] == kNone)
+        nextOp_[lastStructureOp_] = op;
     lastStructureOp_ = op;
-    for (size_t i = 0; i < node.nodes.size(); ++i) mergeStructureNode(delta, process, op, id, namePath, i, node.nodes[i]);
+    for (size_t i = 0; i < node.nodes.size(); ++i)
+        mergeStructureNode(delta, process, op, id, namePath, i, node.nodes[i]);
 }
 
 namespace {
@@ -214,7 +229,8 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
         for (const auto& processKey : format::listDirectory(dir, format::EntryKind::Directories)) {
             const std::string processDir = dir + "/" + processKey;
             for (const auto& file : format::listDirectory(processDir, format::EntryKind::Files)) {
-                if (!endsWith(file, ".json") || file[0] == '.') continue;  // .tmp files are being written
+                if (!endsWith(file, ".json") || file[0] == '.')
+                    continue;  // .tmp files are being written
                 const std::string path = processDir + "/" + file;
                 const auto stamp = format::fileStamp(path);
                 if (!stamp) continue;
@@ -225,12 +241,15 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                 parsed.path = path;
                 parsed.processKey = processKey;
                 parsed.isModel = isModel;
-                if (!isModel) parsed.layerId = splitNameAndId(file.substr(0, file.size() - 5)).second;  // "<OpName>_<id>.json"
+                if (!isModel)
+                    parsed.layerId = splitNameAndId(file.substr(0, file.size() - 5))
+                                         .second;  // "<OpName>_<id>.json"
                 files.push_back(std::move(parsed));
             }
         }
     }
-    parallelFor(files.size(), usefulThreads(8), [&](size_t i, unsigned) { parseStructure(files[i]); });
+    parallelFor(files.size(), usefulThreads(8),
+                [&](size_t i, unsigned) { parseStructure(files[i]); });
     for (auto& file : files) {
         const uint32_t process = index_.processIndex(delta, file.processKey);
         // A layer the model file (or another layer file) described already is only checked: a
@@ -248,30 +267,34 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
             for (size_t i = 0; i < file.model->nodes.size(); ++i)
                 mergeStructureNode(delta, process, kNone, {}, {}, i, file.model->nodes[i]);
         } else if (file.layer && !describedAlready) {
-            const size_t position =
-                file.layerId.empty() ? index_.opCountOf(process) : std::strtoull(file.layerId.c_str(), nullptr, 10);
+            const size_t position = file.layerId.empty()
+                                        ? index_.opCountOf(process)
+                                        : std::strtoull(file.layerId.c_str(), nullptr, 10);
             mergeStructureNode(delta, process, kNone, {}, {}, position, *file.layer);
         }
     }
 }
 
-void AtbDumpReader::malformedLine(DumpDelta& delta, const std::string& path, CsvFile& file, const std::string& why) {
+void AtbDumpReader::malformedLine(DumpDelta& delta, const std::string& path, CsvFile& file,
+                                  const std::string& why) {
     ++file.malformed;
     if (file.malformed <= kReportedMalformedPerFile)
-        delta.problems.push_back(path + ":" + std::to_string(file.lineNumber) + ": row skipped: " + why);
+        delta.problems.push_back(path + ":" + std::to_string(file.lineNumber) +
+                                 ": row skipped: " + why);
     else if (file.malformed == kReportedMalformedPerFile + 1)
         delta.problems.push_back(path + ": more malformed rows skipped (only the first " +
                                  std::to_string(kReportedMalformedPerFile) + " are listed)");
 }
 
-void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRowView& row,
-                           uint64_t lineOffset) {
+void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
+                           const format::StatRowView& row, uint64_t lineOffset) {
     if (row.opId.empty()) {
         malformedLine(delta, file.path, file, "empty Op Id");
         return;
     }
     // An op's rows come one after the other: look it up once for them.
-    if (process != lastRowOp_.process || row.opId != lastRowOp_.id || row.opName != lastRowOp_.namePath) {
+    if (process != lastRowOp_.process || row.opId != lastRowOp_.id ||
+        row.opName != lastRowOp_.namePath) {
         const uint32_t previous = lastRowOp_.op;
         const uint32_t predicted = previous < nextOp_.size() ? nextOp_[previous] : kNone;
         uint32_t op;
@@ -312,8 +335,8 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process, co
     delta.rows.push_back(record);
 }
 
-uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devicePid, uint64_t budget,
-                                DumpDelta& delta) {
+uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devicePid,
+                                uint64_t budget, DumpDelta& delta) {
     auto [it, isNew] = csvFiles_.try_emplace(path);
     CsvFile& file = it->second;
     if (isNew) {
@@ -337,7 +360,8 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
     } closer{fd};
     if (size < file.offset) {
         if (file.lastSize != static_cast<int64_t>(size))
-            delta.problems.push_back(path + " shrank from " + std::to_string(file.offset) + " to " + std::to_string(size) +
+            delta.problems.push_back(path + " shrank from " + std::to_string(file.offset) + " to " +
+                                     std::to_string(size) +
                                      " bytes while being read; the rows read before are kept");
         file.lastSize = static_cast<int64_t>(size);
         return 0;
@@ -358,7 +382,8 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             file.headerChecked = true;
             if (line == format::kStatisticCsvHeader) return;
             if (line.rfind("Device and PID", 0) == 0) {
-                delta.problems.push_back(path + ":1: unexpected header, read as if it were the standard one");
+                delta.problems.push_back(
+                    path + ":1: unexpected header, read as if it were the standard one");
                 return;
             }
             delta.problems.push_back(path + ":1: no header line; rows read anyway");
@@ -419,11 +444,13 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             break;  // a partial last line: the writer has not finished it (yet)
         }
         lineStarts_.clear();
-        for (size_t at = start; at <= lastNewline; at = buffer.find('\n', at) + 1) lineStarts_.push_back(at);
+        for (size_t at = start; at <= lastNewline; at = buffer.find('\n', at) + 1)
+            lineStarts_.push_back(at);
         lineStarts_.push_back(lastNewline + 1);  // where the line after the last would start
         const size_t lines = lineStarts_.size() - 1;
         auto lineAt = [&](size_t i) {
-            return std::string_view(buffer).substr(lineStarts_[i], lineStarts_[i + 1] - 1 - lineStarts_[i]);
+            return std::string_view(buffer).substr(lineStarts_[i],
+                                                   lineStarts_[i + 1] - 1 - lineStarts_[i]);
         };
         // Many lines: parsed side by side first (parsing is most of the work), then added to
         // the index in order here.
@@ -447,13 +474,15 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             });
         }
         for (size_t i = 0; i < lines; ++i)
-            handleLine(lineAt(i), file.offset + lineStarts_[i], threads > 1 ? &parsedLines_[i] : nullptr);
+            handleLine(lineAt(i), file.offset + lineStarts_[i],
+                       threads > 1 ? &parsedLines_[i] : nullptr);
         skip(lastNewline + 1);
     }
     // Rows are written whole, line end included: a last line without one, once nobody writes
     // any more, is a row cut short (a crash, a full disk, a copy interrupted). It may even
     // parse (a cut path), so it is reported and skipped, never taken for a real row.
-    const bool writerDone = (state_ && *state_ != format::DumpState::Running) || (!hasStatusFile_ && stable);
+    const bool writerDone =
+        (state_ && *state_ != format::DumpState::Running) || (!hasStatusFile_ && stable);
     if (file.offset < size && consumed < budget && writerDone) {
         if (!file.skippingLongRow) {
             ++file.lineNumber;
@@ -492,12 +521,14 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
         auto known = csvFiles_.find(file.path);
         const uint64_t offset = known == csvFiles_.end() ? 0 : known->second.offset;
         struct stat st;
-        const uint64_t size = ::stat(file.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : offset;
+        const uint64_t size =
+            ::stat(file.path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : offset;
         delta.bytesDone += offset;
         delta.bytesTotal += std::max(size, offset);
         if (offset < size && used >= byteBudget) delta.more = true;
     }
-    finished_ = state_ && *state_ != format::DumpState::Running && !delta.more && delta.bytesDone == delta.bytesTotal;
+    finished_ = state_ && *state_ != format::DumpState::Running && !delta.more &&
+                delta.bytesDone == delta.bytesTotal;
     return delta;
 }
 

@@ -45,23 +45,27 @@ private:
     };
     struct OpState {  // beside the shared bookkeeping, by op index
         uint32_t process = 0;
-        bool typed = false;     // type known (from a row or a structure file)
-        bool hasParam = false;  // parameters known (from a structure file)
+        bool typed = false;          // type known (from a row or a structure file)
+        bool hasParam = false;       // parameters known (from a structure file)
         bool fromStructure = false;  // described by a structure file
     };
     void pollStatus(DumpDelta& delta);
     void pollStructure(DumpDelta& delta);
-    void mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent, const std::string& parentId,
-                            const std::string& parentPath, size_t position, const format::StructureNode& node);
-    uint64_t pollCsv(const std::string& path, const std::string& devicePid, uint64_t budget, DumpDelta& delta);
-    void addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRowView& row, uint64_t lineOffset);
-    void malformedLine(DumpDelta& delta, const std::string& path, CsvFile& file, const std::string& why);
+    void mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent,
+                            const std::string& parentId, const std::string& parentPath,
+                            size_t position, const format::StructureNode& node);
+    uint64_t pollCsv(const std::string& path, const std::string& devicePid, uint64_t budget,
+                     DumpDelta& delta);
+    void addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRowView& row,
+                uint64_t lineOffset);
+    void malformedLine(DumpDelta& delta, const std::string& path, CsvFile& file,
+                       const std::string& why);
 
     // The op with this id and name path, created (with its missing ancestors) when new: one id
     // may name different ops in different rounds (ids are positions). `namePath` is the row's
     // "/"-joined name, also used to name ancestors that have no rows of their own.
-    uint32_t ensureOp(DumpDelta& delta, uint32_t process, std::string_view id, std::string_view namePath,
-                      std::string_view type);
+    uint32_t ensureOp(DumpDelta& delta, uint32_t process, std::string_view id,
+                      std::string_view namePath, std::string_view type);
     struct LastRowOp {
         uint32_t process = kNone, op = kNone;
         std::string id, namePath;

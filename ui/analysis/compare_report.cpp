@@ -2,7 +2,6 @@
 #include "analysis/compare_report.h"
 
 #include <unistd.h>
-#include <xlsxwriter.h>
 
 #include <charconv>
 #include <cmath>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <xlsxwriter.h>
 
 #include "probe/format/statistic_csv.h"
 

@@ -2,6 +2,7 @@
 #include "analysis/dump_index.h"
 
 #include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -26,13 +27,16 @@ constexpr size_t kMaxProblems = 500;
 bool atbIdBefore(const std::string& a, const std::string& b) {
     size_t i = 0, j = 0;
     while (i < a.size() && j < b.size()) {
-        const size_t ia = std::min(a.find('_', i), a.size()), jb = std::min(b.find('_', j), b.size());
+        const size_t ia = std::min(a.find('_', i), a.size()),
+                     jb = std::min(b.find('_', j), b.size());
         const std::string_view pa(a.data() + i, ia - i), pb(b.data() + j, jb - j);
         auto digits = [](std::string_view part) {
-            return !part.empty() && std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c); });
+            return !part.empty() && std::all_of(part.begin(), part.end(),
+                                                [](unsigned char c) { return std::isdigit(c); });
         };
         const bool numbers = digits(pa) && digits(pb);
-        if (numbers && pa.size() != pb.size()) return pa.size() < pb.size();  // no leading zeros in ids
+        if (numbers && pa.size() != pb.size())
+            return pa.size() < pb.size();  // no leading zeros in ids
         if (pa != pb) return pa < pb;
         i = ia + 1;
         j = jb + 1;
@@ -42,14 +46,20 @@ bool atbIdBefore(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-const char* layoutName(DumpLayout layout) { return layout == DumpLayout::Atb ? "atb" : "msprobe"; }
+const char* layoutName(DumpLayout layout) {
+    return layout == DumpLayout::Atb ? "atb" : "msprobe";
+}
 
 const char* statName(Stat stat) {
     switch (stat) {
-    case Stat::Max: return "Max";
-    case Stat::Min: return "Min";
-    case Stat::Mean: return "Mean";
-    case Stat::Norm: return "Norm";
+        case Stat::Max:
+            return "Max";
+        case Stat::Min:
+            return "Min";
+        case Stat::Mean:
+            return "Mean";
+        case Stat::Norm:
+            return "Norm";
     }
     return "?";
 }
@@ -57,8 +67,8 @@ const char* statName(Stat stat) {
 std::vector<DumpDelta> splitDelta(DumpDelta&& delta, size_t maxItems) {
     std::vector<DumpDelta> pieces;
     maxItems = std::max<size_t>(maxItems, 1);
-    if (delta.ops.size() <= std::max<size_t>(maxItems / 4, 1) && delta.tensorSlots.size() <= maxItems &&
-        delta.rows.size() <= maxItems) {
+    if (delta.ops.size() <= std::max<size_t>(maxItems / 4, 1) &&
+        delta.tensorSlots.size() <= maxItems && delta.rows.size() <= maxItems) {
         pieces.push_back(std::move(delta));
         return pieces;
     }
@@ -134,7 +144,8 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
     // allowed to index out of range.
     auto rejected = [&](const char* what) {
         if (problems_.size() < kMaxProblems)
-            problems_.push_back(std::string("internal: a ") + what + " referring to an unknown index was ignored");
+            problems_.push_back(std::string("internal: a ") + what +
+                                " referring to an unknown index was ignored");
     };
     for (auto& d : delta.ops) {
         if (d.process >= processes_.size() || (d.parent != kNone && d.parent >= ops_.size())) {
@@ -153,7 +164,8 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
             op.depth = ops_[d.parent].depth + 1;
             op.namePath = ops_[d.parent].namePath + "/" + d.name;
         }
-        std::vector<uint32_t>& siblings = d.parent == kNone ? process.topOps : ops_[d.parent].children;
+        std::vector<uint32_t>& siblings =
+            d.parent == kNone ? process.topOps : ops_[d.parent].children;
         const size_t position = placeAmongSiblings(siblings, d);
         op.id = std::move(d.id);
         op.name = std::move(d.name);
@@ -162,7 +174,8 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         process.opById.emplace(op.id, index);
         ops_.push_back(std::move(op));
         siblings.insert(siblings.begin() + static_cast<std::ptrdiff_t>(position), index);
-        for (size_t i = position; i < siblings.size(); ++i) ops_[siblings[i]].row = static_cast<uint32_t>(i);
+        for (size_t i = position; i < siblings.size(); ++i)
+            ops_[siblings[i]].row = static_cast<uint32_t>(i);
     }
     change.newOps = static_cast<uint32_t>(ops_.size()) - change.firstNewOp;
 
@@ -203,8 +216,9 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         if (slot.rows.empty() || rows_[slot.rows.back()].round <= record.round) {
             slot.rows.push_back(index);
         } else {  // a row of an earlier round written late (another thread's batch)
-            auto at = std::upper_bound(slot.rows.begin(), slot.rows.end(), record.round,
-                                       [this](int32_t round, uint32_t row) { return round < rows_[row].round; });
+            auto at = std::upper_bound(
+                slot.rows.begin(), slot.rows.end(), record.round,
+                [this](int32_t round, uint32_t row) { return round < rows_[row].round; });
             slot.rows.insert(at, index);
         }
         Op& op = ops_[slot.op];
@@ -260,17 +274,23 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
     return change;
 }
 
-size_t DumpIndex::placeAmongSiblings(const std::vector<uint32_t>& siblings, const DumpDelta::Op& op) const {
+size_t DumpIndex::placeAmongSiblings(const std::vector<uint32_t>& siblings,
+                                     const DumpDelta::Op& op) const {
     if (layout_ == DumpLayout::Atb) {
         // Mostly found in order: look from the end.
-        if (siblings.empty() || !atbIdBefore(op.id, ops_[siblings.back()].id)) return siblings.size();
-        return static_cast<size_t>(std::upper_bound(siblings.begin(), siblings.end(), op.id,
-                                                    [this](const std::string& id, uint32_t sibling) { return atbIdBefore(id, ops_[sibling].id); }) -
-                                   siblings.begin());
+        if (siblings.empty() || !atbIdBefore(op.id, ops_[siblings.back()].id))
+            return siblings.size();
+        return static_cast<size_t>(
+            std::upper_bound(siblings.begin(), siblings.end(), op.id,
+                             [this](const std::string& id, uint32_t sibling) {
+                                 return atbIdBefore(id, ops_[sibling].id);
+                             }) -
+            siblings.begin());
     }
     if (!op.after) return siblings.size();
     if (*op.after == kNone) return 0;
-    if (*op.after < ops_.size() && ops_[*op.after].parent == op.parent && ops_[*op.after].process == op.process)
+    if (*op.after < ops_.size() && ops_[*op.after].parent == op.parent &&
+        ops_[*op.after].process == op.process)
         return ops_[*op.after].row + 1;
     return siblings.size();  // not a sibling (the module tree changed between steps)
 }
@@ -341,14 +361,19 @@ std::string canonicalPath(const std::string& path) {
 
 uint32_t DumpIndex::rowOfTensorFile(const std::string& path) const {
     const std::string file = canonicalPath(path), data = canonicalPath(root_ + "/data");
-    if (layout_ != DumpLayout::Atb || file.empty() || data.empty() || file.rfind(data + "/", 0) != 0) return kNone;
+    if (layout_ != DumpLayout::Atb || file.empty() || data.empty() ||
+        file.rfind(data + "/", 0) != 0)
+        return kNone;
     // <dev_pid>/<round>/...
     const std::string rest = file.substr(data.size() + 1);
-    const size_t slash = rest.find('/'), next = slash == std::string::npos ? slash : rest.find('/', slash + 1);
+    const size_t slash = rest.find('/'),
+                 next = slash == std::string::npos ? slash : rest.find('/', slash + 1);
     if (next == std::string::npos) return kNone;
     const uint32_t process = findProcess(rest.substr(0, slash));
     const std::string round = rest.substr(slash + 1, next - slash - 1);
-    if (process == kNone || round.empty() || round.find_first_not_of("0123456789") != std::string::npos) return kNone;
+    if (process == kNone || round.empty() ||
+        round.find_first_not_of("0123456789") != std::string::npos)
+        return kNone;
     const auto& rounds = processes_[process].rounds;
     int32_t roundNumber = 0;
     if (std::from_chars(round.data(), round.data() + round.size(), roundNumber).ec != std::errc())
@@ -387,7 +412,8 @@ std::string DumpIndex::tensorPath(uint32_t row, std::string* error) const {
     }
     ::close(fd);
     if (line.empty()) {
-        if (error) *error = "cannot read the row at byte " + std::to_string(r.lineOffset) + " of " + csv;
+        if (error)
+            *error = "cannot read the row at byte " + std::to_string(r.lineOffset) + " of " + csv;
         return {};
     }
     std::string parseError;
@@ -439,9 +465,11 @@ std::vector<DumpIndex::ProfilePoint> DumpIndex::roundProfile(uint32_t process, i
         if (options.maxDepth >= 0 && op.depth > options.maxDepth) continue;
         auto [at, inserted] = pointOfOp.try_emplace(slot.op, points.size());
         if (inserted) points.push_back({slot.op, kNone});
-        if (slot.isOutput == options.outputs && points[at->second].row == kNone) points[at->second].row = row;
+        if (slot.isOutput == options.outputs && points[at->second].row == kNone)
+            points[at->second].row = row;
     }
-    points.erase(std::remove_if(points.begin(), points.end(), [](const ProfilePoint& p) { return p.row == kNone; }),
+    points.erase(std::remove_if(points.begin(), points.end(),
+                                [](const ProfilePoint& p) { return p.row == kNone; }),
                  points.end());
     return points;
 }

@@ -34,15 +34,16 @@ enum AnomalyFlag : uint8_t { kHasNan = 1, kHasInf = 2 };
 // One statistic row, compact: strings live in the index's tables.
 struct StatRecord {
     double value[kStatCount] = {0, 0, 0, 0};
-    uint32_t slot = kNone;     // which tensor of which op
-    int32_t round = 0;         // execution count (atb) or step (msprobe)
-    uint32_t dtype = kNone;    // index into DumpIndex::strings
+    uint32_t slot = kNone;   // which tensor of which op
+    int32_t round = 0;       // execution count (atb) or step (msprobe)
+    uint32_t dtype = kNone;  // index into DumpIndex::strings
     uint32_t format = kNone;
     uint32_t shape = kNone;
-    uint32_t source = kNone;   // atb: the statistic.csv (DumpIndex::sources); msprobe: the tensor file
-    uint64_t lineOffset = 0;   // atb: byte offset of the row's line in its statistic.csv
-    uint8_t present = 0;       // bit i set when value[i] is not N/A
-    uint8_t anomalies = 0;     // kHasNan | kHasInf over the present values
+    uint32_t source =
+        kNone;  // atb: the statistic.csv (DumpIndex::sources); msprobe: the tensor file
+    uint64_t lineOffset = 0;  // atb: byte offset of the row's line in its statistic.csv
+    uint8_t present = 0;      // bit i set when value[i] is not N/A
+    uint8_t anomalies = 0;    // kHasNan | kHasInf over the present values
     bool hasTensorFile = false;
 
     bool has(Stat s) const { return present & (1u << static_cast<int>(s)); }
@@ -93,8 +94,8 @@ struct DumpDelta {
     bool more = false;                         // the reader stopped early: poll again at once
 
     bool empty() const {
-        return processes.empty() && ops.empty() && opUpdates.empty() && tensorSlots.empty() && rows.empty() && !status &&
-               !statusError && problems.empty();
+        return processes.empty() && ops.empty() && opUpdates.empty() && tensorSlots.empty() &&
+               rows.empty() && !status && !statusError && problems.empty();
     }
 };
 
@@ -111,7 +112,8 @@ struct IndexChange {
     bool newRounds = false;
     bool statusChanged = false;
     bool empty() const {
-        return newOps == 0 && newRows == 0 && newProcesses == 0 && touchedOps.empty() && !newRounds && !statusChanged;
+        return newOps == 0 && newRows == 0 && newProcesses == 0 && touchedOps.empty() &&
+               !newRounds && !statusChanged;
     }
 };
 
@@ -143,8 +145,8 @@ class DumpIndex {
 public:
     struct Process {
         std::string key;
-        std::vector<uint32_t> topOps;                      // layer-level ops in execution order
-        std::map<int32_t, std::vector<uint32_t>> rounds;   // round -> its rows in file order
+        std::vector<uint32_t> topOps;                     // layer-level ops in execution order
+        std::map<int32_t, std::vector<uint32_t>> rounds;  // round -> its rows in file order
         std::unordered_map<std::string, uint32_t> opById;
         uint64_t rows = 0;
     };
@@ -154,13 +156,13 @@ public:
         // Position among its siblings (or among the process's top-level ops), in execution
         // order: an op found later may be placed before ones found earlier.
         uint32_t row = 0;
-        int depth = 0;     // 0 for layer-level
+        int depth = 0;  // 0 for layer-level
         std::string id, name, type, namePath, param;
         std::vector<uint32_t> children;
         std::vector<uint32_t> tensorSlots;
-        std::vector<int32_t> rounds;  // distinct rounds it has rows in, sorted
-        uint8_t anomalies = 0;        // of its own rows
-        uint8_t subtreeAnomalies = 0; // of its rows and its descendants' rows
+        std::vector<int32_t> rounds;   // distinct rounds it has rows in, sorted
+        uint8_t anomalies = 0;         // of its own rows
+        uint8_t subtreeAnomalies = 0;  // of its rows and its descendants' rows
         uint64_t rowCount = 0;
     };
     struct Slot {
@@ -171,7 +173,8 @@ public:
     };
 
     DumpIndex() = default;
-    explicit DumpIndex(DumpLayout layout, std::string root) : layout_(layout), root_(std::move(root)) {}
+    explicit DumpIndex(DumpLayout layout, std::string root)
+        : layout_(layout), root_(std::move(root)) {}
 
     DumpLayout layout() const { return layout_; }
     const std::string& root() const { return root_; }
@@ -231,14 +234,16 @@ public:
         bool outputs = true;  // the op's first output (else its first input)
         int maxDepth = -1;    // -1: every depth; 0: layer-level ops only
     };
-    std::vector<ProfilePoint> roundProfile(uint32_t process, int32_t round, const ProfileOptions& options) const;
+    std::vector<ProfilePoint> roundProfile(uint32_t process, int32_t round,
+                                           const ProfileOptions& options) const;
 
     // The first row (in round order, then file order) whose statistics have any of `bits`, in
     // one process; kNone if none. Where a NaN first appears is where to start looking.
     uint32_t firstAnomalousRow(uint32_t process, uint8_t bits) const;
 
     std::optional<format::DumpStatus> status() const { return status_; }
-    // Why the status file present now cannot be read (invalid JSON...); "" when it can or is absent.
+    // Why the status file present now cannot be read (invalid JSON...); "" when it can or is
+    // absent.
     const std::string& statusError() const { return statusError_; }
     const std::vector<std::string>& problems() const { return problems_; }
     uint64_t droppedProblems() const { return droppedProblems_; }

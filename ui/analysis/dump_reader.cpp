@@ -19,8 +19,10 @@ std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string*
     if (auto root = findAtbDumpRoot(path)) return std::make_unique<AtbDumpReader>(*root);
     if (auto root = findMsprobeDumpRoot(path)) return std::make_unique<MsprobeDumpReader>(*root);
     if (error)
-        *error = path + " holds no dump: expected an atb_dump_data folder (written by probe run or the load "
-                        "script) or step<N>/rank<R> folders (written by PrecisionDebugger)";
+        *error =
+            path +
+            " holds no dump: expected an atb_dump_data folder (written by probe run or the load "
+            "script) or step<N>/rank<R> folders (written by PrecisionDebugger)";
     return nullptr;
 }
 
@@ -37,7 +39,8 @@ std::optional<DumpIndex> readDump(const std::string& path, std::string* error) {
     return index;
 }
 
-std::vector<std::optional<DumpIndex>> readDumps(const std::vector<std::string>& paths, std::vector<std::string>* errors) {
+std::vector<std::optional<DumpIndex>> readDumps(const std::vector<std::string>& paths,
+                                                std::vector<std::string>* errors) {
     std::vector<std::optional<DumpIndex>> indexes(paths.size());
     std::vector<std::string> messages(paths.size());
     parallelFor(paths.size(), usefulThreads(), [&](size_t i, unsigned) {

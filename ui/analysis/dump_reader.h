@@ -38,7 +38,8 @@ std::optional<DumpIndex> readDump(const std::string& path, std::string* error);
 
 // Several dumps read side by side (probe compare reads two): each as readDump, its message in
 // (*errors)[i] when it fails.
-std::vector<std::optional<DumpIndex>> readDumps(const std::vector<std::string>& paths, std::vector<std::string>* errors);
+std::vector<std::optional<DumpIndex>> readDumps(const std::vector<std::string>& paths,
+                                                std::vector<std::string>* errors);
 
 // Default amount of row data read per poll: large enough to be efficient, small enough that
 // applying one delta never stalls the thread that owns the index.

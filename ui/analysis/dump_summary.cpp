@@ -28,8 +28,11 @@ void walkFiles(const std::string& dir, DumpSummary& s) {
         if (S_ISDIR(st.st_mode)) {
             walkFiles(path, s);
         } else if (S_ISREG(st.st_mode)) {
-            if (name == format::kStatusFileName || name == ".probe_status.lock" || name == format::kInjectionLogName) continue;
-            if (name[0] == '.' && name.size() > 4 && name.substr(name.size() - 4) == ".tmp") continue;  // being written
+            if (name == format::kStatusFileName || name == ".probe_status.lock" ||
+                name == format::kInjectionLogName)
+                continue;
+            if (name[0] == '.' && name.size() > 4 && name.substr(name.size() - 4) == ".tmp")
+                continue;  // being written
             ++s.files;
             s.bytes += static_cast<uint64_t>(st.st_size);
             const bool tensor = (name.size() > 4 && name.substr(name.size() - 4) == ".bin") ||
@@ -45,12 +48,14 @@ std::optional<Anomaly> anomalyAt(const DumpIndex& index, uint32_t row) {
     const StatRecord& r = index.row(row);
     const auto& slot = index.slot(r.slot);
     const auto& op = index.op(slot.op);
-    Anomaly a{index.process(op.process).key, r.round, index.describeOp(slot.op), op.type, index.describeSlot(r.slot), {}};
+    Anomaly a{index.process(op.process).key, r.round, index.describeOp(slot.op), op.type,
+              index.describeSlot(r.slot),    {}};
     for (int i = 0; i < kStatCount; ++i) {
         const auto stat = static_cast<Stat>(i);
         if (!r.has(stat) || std::isfinite(r.get(stat))) continue;
         std::string name = statName(stat);
-        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return std::tolower(c); });
         a.what += (a.what.empty() ? "" : " ") + name + "=" + format::formatStatValue(r.get(stat));
     }
     return a;
@@ -61,7 +66,8 @@ std::optional<Anomaly> firstAnomaly(const DumpIndex& index, uint8_t bits) {
     uint32_t best = kNone;
     for (uint32_t p = 0; p < index.processCount(); ++p) {
         const uint32_t row = index.firstAnomalousRow(p, bits);
-        if (row != kNone && (best == kNone || index.row(row).round < index.row(best).round)) best = row;
+        if (row != kNone && (best == kNone || index.row(row).round < index.row(best).round))
+            best = row;
     }
     return anomalyAt(index, best);
 }
@@ -125,17 +131,27 @@ std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index) {
 // so may be missing", "the program was stopped by SIGTERM before its end", ...
 std::string describeEnd(const DumpSummary& s) {
     const format::ProgramEnd& end = *s.endedBy;
-    const std::string who = s.processes.size() > 1 ? "process " + std::to_string(s.endedByPid) : "the program";
+    const std::string who =
+        s.processes.size() > 1 ? "process " + std::to_string(s.endedByPid) : "the program";
     std::string how;
     switch (end.how) {
-        case format::ProgramEnd::How::Exited: how = "exited with code " + std::to_string(end.code); break;
-        case format::ProgramEnd::How::Signaled: how = "was killed by " + format::signalName(end.code); break;
-        case format::ProgramEnd::How::Vanished: how = "ended without stopping its probe (killed or crashed)"; break;
+        case format::ProgramEnd::How::Exited:
+            how = "exited with code " + std::to_string(end.code);
+            break;
+        case format::ProgramEnd::How::Signaled:
+            how = "was killed by " + format::signalName(end.code);
+            break;
+        case format::ProgramEnd::How::Vanished:
+            how = "ended without stopping its probe (killed or crashed)";
+            break;
     }
     if (s.endedByCutOff)
-        return who + " " + how + " before its probe could write out what was queued: rows of its last 100 ms or so "
+        return who + " " + how +
+               " before its probe could write out what was queued: rows of its last 100 ms or so "
                "may be missing";
-    if (s.endedByCrashed) return who + " " + how + "; its probe wrote out what was queued (the op running then is cut short)";
+    if (s.endedByCrashed)
+        return who + " " + how +
+               "; its probe wrote out what was queued (the op running then is cut short)";
     if (end.how == format::ProgramEnd::How::Signaled)
         return who + " was stopped by " + format::signalName(end.code) + " before its end";
     return who + " " + how;
@@ -156,7 +172,8 @@ DumpSummary summarizeDump(const DumpIndex& index) {
             if (!p.endedBy) continue;
             const bool cutOff = p.cutOff;
             const bool crashed = p.state == format::DumpState::Incomplete;
-            const bool normal = p.endedBy->how == format::ProgramEnd::How::Exited && p.endedBy->code == 0;
+            const bool normal =
+                p.endedBy->how == format::ProgramEnd::How::Exited && p.endedBy->code == 0;
             const int rank = cutOff ? 4 : crashed ? 3 : !normal ? 2 : 1;
             if (rank > worst) {
                 worst = rank;
@@ -222,7 +239,8 @@ std::string formatSummary(const DumpSummary& s) {
     if (s.firstRound < 0)
         out += "none";
     else
-        out += std::to_string(s.firstRound) + ".." + std::to_string(s.lastRound) + " (" + std::to_string(s.rounds) + ")";
+        out += std::to_string(s.firstRound) + ".." + std::to_string(s.lastRound) + " (" +
+               std::to_string(s.rounds) + ")";
     out += "\n";
     std::snprintf(line, sizeof line, "  rows: %llu   files: %llu (%llu tensors)   size: %s\n",
                   static_cast<unsigned long long>(s.rows), static_cast<unsigned long long>(s.files),
@@ -250,26 +268,35 @@ std::string formatSummary(const DumpSummary& s) {
         }
     }
     auto describe = [&](const Anomaly& a) {
-        return std::string(atb ? "round " : "step ") + std::to_string(a.round) + ", op " + a.op + " [" + a.opType +
-               "], " + a.tensor + ": " + a.what + "\n";
+        return std::string(atb ? "round " : "step ") + std::to_string(a.round) + ", op " + a.op +
+               " [" + a.opType + "], " + a.tensor + ": " + a.what + "\n";
     };
     if (s.firstNan) out += "  first NaN: " + describe(*s.firstNan);
     if (s.firstInf) out += "  first Inf: " + describe(*s.firstInf);
     if (!s.firstNan && !s.firstInf && s.rows > 0) out += "  no NaN or Inf in any statistic\n";
     if (!s.dumpStopped.empty()) out += "  dumping stopped early: " + s.dumpStopped + "\n";
     for (const auto& message : s.runtimeMessages) {
-        // One line each: "config rejected, ...:\n<file>: key ...\n..." reads as "...: <file>: key ...; ...".
+        // One line each: "config rejected, ...:\n<file>: key ...\n..." reads as "...: <file>: key
+        // ...; ...".
         std::string m = message.text;
         for (size_t at = m.find('\n'); at != std::string::npos; at = m.find('\n', at))
             m.replace(at, 1, at > 0 && m[at - 1] == ':' ? " " : "; ");
         switch (message.level) {
-            case format::MessageLevel::Error: out += "  runtime error: " + m + "\n"; break;
-            case format::MessageLevel::Warning: out += "  warning: " + m + "\n"; break;
-            case format::MessageLevel::Info: out += "  " + m + "\n"; break;
+            case format::MessageLevel::Error:
+                out += "  runtime error: " + m + "\n";
+                break;
+            case format::MessageLevel::Warning:
+                out += "  warning: " + m + "\n";
+                break;
+            case format::MessageLevel::Info:
+                out += "  " + m + "\n";
+                break;
         }
     }
-    for (size_t i = 0; i < s.problems.size() && i < 5; ++i) out += "  problem: " + s.problems[i] + "\n";
-    if (s.problems.size() > 5) out += "  (" + std::to_string(s.problems.size() - 5) + " more problems)\n";
+    for (size_t i = 0; i < s.problems.size() && i < 5; ++i)
+        out += "  problem: " + s.problems[i] + "\n";
+    if (s.problems.size() > 5)
+        out += "  (" + std::to_string(s.problems.size() - 5) + " more problems)\n";
     return out;
 }
 

@@ -19,8 +19,8 @@ struct Anomaly {
     int64_t round = 0;    // the round (atb) or the step (msprobe)
     std::string op;       // DumpIndex::describeOp: name path and id
     std::string opType;
-    std::string tensor;   // DumpIndex::describeSlot: "output 0"
-    std::string what;     // "max=nan min=-inf"
+    std::string tensor;  // DumpIndex::describeSlot: "output 0"
+    std::string what;    // "max=nan min=-inf"
 };
 
 // One process of a dump: a rank of a distributed job, or one process of a program.
@@ -50,15 +50,16 @@ struct DumpSummary {
     // The first row with a NaN, and the first with an infinity (an -inf from masking is often
     // intended; a NaN rarely is), in execution order.
     std::optional<Anomaly> firstNan, firstInf;
-    std::vector<format::StatusMessage> runtimeMessages;  // what the runtime recorded in probe_status.json
-    std::string dumpStopped;                 // why dumping stopped early, if it did
+    std::vector<format::StatusMessage>
+        runtimeMessages;      // what the runtime recorded in probe_status.json
+    std::string dumpStopped;  // why dumping stopped early, if it did
     // How the program ended, when someone saw it end: of the processes that did not end well
     // (cut off first: a crash, a kill), else of the program probe run started.
     std::optional<format::ProgramEnd> endedBy;
-    int64_t endedByPid = 0;                  // whose end that is
-    bool endedByCutOff = false;              // that process never drained: its last rows may be missing
-    bool endedByCrashed = false;             // it died of a signal after its probe drained (incomplete)
-    std::vector<std::string> problems;       // files that could not be read
+    int64_t endedByPid = 0;             // whose end that is
+    bool endedByCutOff = false;         // that process never drained: its last rows may be missing
+    bool endedByCrashed = false;        // it died of a signal after its probe drained (incomplete)
+    std::vector<std::string> problems;  // files that could not be read
 };
 
 DumpSummary summarizeDump(const DumpIndex& index);

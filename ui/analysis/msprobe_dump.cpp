@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+
 #include "probe/format/config_issue.h"
 #include "probe/format/file_util.h"
 #include "probe/format/json_input.h"
@@ -17,12 +18,15 @@ namespace probe::analysis {
 namespace {
 
 bool allDigits(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // "step12" -> 12; -1 when not a step directory.
 int64_t stepNumber(const std::string& name) {
-    if (name.size() < 5 || name.compare(0, 4, "step") != 0 || !allDigits(std::string_view(name).substr(4))) return -1;
+    if (name.size() < 5 || name.compare(0, 4, "step") != 0 ||
+        !allDigits(std::string_view(name).substr(4)))
+        return -1;
     const long long n = std::strtoll(name.c_str() + 4, nullptr, 10);
     return n > INT32_MAX ? -1 : n;  // a round is an int32
 }
@@ -30,7 +34,8 @@ int64_t stepNumber(const std::string& name) {
 bool isRankDirectoryName(const std::string& name) {
     for (const char* prefix : {"rank", "proc"}) {
         const size_t n = std::char_traits<char>::length(prefix);
-        if (name.size() > n && name.compare(0, n, prefix) == 0 && allDigits(std::string_view(name).substr(n)))
+        if (name.size() > n && name.compare(0, n, prefix) == 0 &&
+            allDigits(std::string_view(name).substr(n)))
             return true;
     }
     return false;
@@ -58,7 +63,8 @@ std::vector<std::string> split(std::string_view text, char separator) {
     size_t start = 0;
     while (true) {
         const size_t at = text.find(separator, start);
-        parts.emplace_back(text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+        parts.emplace_back(
+            text.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
         if (at == std::string_view::npos) break;
         start = at + 1;
     }
@@ -99,7 +105,8 @@ std::optional<std::string> findMsprobeDumpRoot(const std::string& path) {
     if (hasStepDirectory(p)) return p;
     const std::string base = baseName(p);
     if (stepNumber(base) >= 0) return parentOf(p);  // a step directory
-    if (isRankDirectoryName(base) && stepNumber(baseName(parentOf(p))) >= 0) return parentOf(parentOf(p));
+    if (isRankDirectoryName(base) && stepNumber(baseName(parentOf(p))) >= 0)
+        return parentOf(parentOf(p));
     // A directory holding the dump_path (a script's working directory): exactly one candidate.
     std::optional<std::string> found;
     for (const auto& name : format::listDirectory(p, format::EntryKind::Directories)) {
@@ -146,9 +153,12 @@ std::optional<MsprobeEntryName> parseMsprobeEntryName(std::string_view entry) {
 
 std::string msprobeEntryType(const MsprobeEntryName& name) {
     switch (name.kind) {
-    case MsprobeEntryName::Kind::Api: return name.prefix + "." + name.name;
-    case MsprobeEntryName::Kind::Module: return name.moduleClass;
-    case MsprobeEntryName::Kind::ParametersGrad: return name.moduleClass + ".parameters_grad";
+        case MsprobeEntryName::Kind::Api:
+            return name.prefix + "." + name.name;
+        case MsprobeEntryName::Kind::Module:
+            return name.moduleClass;
+        case MsprobeEntryName::Kind::ParametersGrad:
+            return name.moduleClass + ".parameters_grad";
     }
     return {};
 }
@@ -174,7 +184,8 @@ std::string quoteNonFiniteJsonTokens(std::string_view text) {
             continue;
         }
         bool replaced = false;
-        for (std::string_view token : {std::string_view("NaN"), std::string_view("Infinity"), std::string_view("-Infinity")}) {
+        for (std::string_view token : {std::string_view("NaN"), std::string_view("Infinity"),
+                                       std::string_view("-Infinity")}) {
             if (text.compare(i, token.size(), token) == 0) {
                 out += '"';
                 out += token;
@@ -212,31 +223,40 @@ uint32_t MsprobeDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const s
     } else {
         auto parentIt = state.parentOf.find(entry);
         // depth guards against a cycle in a damaged construct.json
-        if (parentIt != state.parentOf.end() && !parentIt->second.empty() && parentIt->second != entry && depth < 256)
+        if (parentIt != state.parentOf.end() && !parentIt->second.empty() &&
+            parentIt->second != entry && depth < 256)
             parent = ensureOp(delta, process, parentIt->second, state, lastChildren, depth + 1);
         const auto parsed = parseMsprobeEntryName(entry);
         op = index_.addOp(process, entry);
         parentOfOp_.push_back(parent);
         const auto last = lastChildren.find(parent);
-        delta.ops.push_back({process, parent, entry, entry, parsed ? msprobeEntryType(*parsed) : std::string(), {},
+        delta.ops.push_back({process,
+                             parent,
+                             entry,
+                             entry,
+                             parsed ? msprobeEntryType(*parsed) : std::string(),
+                             {},
                              last == lastChildren.end() ? kNone : last->second});
     }
     lastChildren[parent] = op;
     return op;
 }
 
-void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
-                                   const nlohmann::ordered_json& value, bool isOutput, const std::string& index) {
+void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step,
+                                   const std::string& dir, const nlohmann::ordered_json& value,
+                                   bool isOutput, const std::string& index) {
     if (value.is_array()) {
         for (size_t i = 0; i < value.size(); ++i)
-            addTensors(delta, op, step, dir, value[i], isOutput, index.empty() ? std::to_string(i) : index + "." + std::to_string(i));
+            addTensors(delta, op, step, dir, value[i], isOutput,
+                       index.empty() ? std::to_string(i) : index + "." + std::to_string(i));
         return;
     }
     if (!value.is_object()) return;
     if (!isTensorItem(value)) {
         if (value.contains("type")) return;  // a non-tensor argument: {"type": "int", "value": 3}
         for (const auto& [key, item] : value.items())
-            addTensors(delta, op, step, dir, item, isOutput, index.empty() ? key : index + "." + key);
+            addTensors(delta, op, step, dir, item, isOutput,
+                       index.empty() ? key : index + "." + key);
         return;
     }
     StatRecord record;
@@ -266,8 +286,8 @@ void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step, 
     delta.rows.push_back(record);
 }
 
-void MsprobeDumpReader::addEntry(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
-                                 const nlohmann::ordered_json& value) {
+void MsprobeDumpReader::addEntry(DumpDelta& delta, uint32_t op, int32_t step,
+                                 const std::string& dir, const nlohmann::ordered_json& value) {
     if (!value.is_object()) return;
     for (const auto& [key, item] : value.items()) {
         if (key == "input_args" || key == "input_kwargs" || key == "input") {
@@ -284,8 +304,9 @@ void MsprobeDumpReader::addEntry(DumpDelta& delta, uint32_t op, int32_t step, co
     }
 }
 
-uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir, const std::string& processKey,
-                                        int32_t step, RankDir& state) {
+uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir,
+                                        const std::string& processKey, int32_t step,
+                                        RankDir& state) {
     const std::string errorLog = dir + "/dump_error_info.log";
     if (!state.errorLogReported && format::fileExists(errorLog)) {
         state.errorLogReported = true;
@@ -335,7 +356,8 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
     const nlohmann::ordered_json& json = *parsed.value;
     auto data = json.find("data");
     if (!json.is_object() || data == json.end() || !data->is_object()) {
-        delta.problems.push_back(dumpPath + ": has no \"data\" object; is it a dump.json written by PrecisionDebugger?");
+        delta.problems.push_back(
+            dumpPath + ": has no \"data\" object; is it a dump.json written by PrecisionDebugger?");
         return text->size();
     }
     const uint32_t process = index_.processIndex(delta, processKey);
@@ -364,7 +386,8 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     uint64_t used = 0;
     for (const auto& [step, stepName] : steps) {
         const std::string stepDir = root_ + "/" + stepName;
-        for (const auto& rankName : format::listDirectory(stepDir, format::EntryKind::Directories)) {
+        for (const auto& rankName :
+             format::listDirectory(stepDir, format::EntryKind::Directories)) {
             if (!isRankDirectoryName(rankName)) continue;
             const std::string dir = stepDir + "/" + rankName;
             RankDir& state = rankDirs_[dir];

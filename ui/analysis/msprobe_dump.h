@@ -36,9 +36,11 @@ struct MsprobeEntryName {
     std::string direction;    // forward | backward; "" for parameters_grad
 };
 
-// "Functional.linear.0.forward", "Module.fc.Linear.backward.1", "Module.fc.Linear.parameters_grad.0".
+// "Functional.linear.0.forward", "Module.fc.Linear.backward.1",
+// "Module.fc.Linear.parameters_grad.0".
 std::optional<MsprobeEntryName> parseMsprobeEntryName(std::string_view entry);
-// What the op tree shows as the entry's type: "Functional.linear", "Linear", "Linear.parameters_grad".
+// What the op tree shows as the entry's type: "Functional.linear", "Linear",
+// "Linear.parameters_grad".
 std::string msprobeEntryType(const MsprobeEntryName& name);
 
 // dump.json spells non-finite statistics as Python does (NaN, Infinity, -Infinity), which is not
@@ -69,16 +71,17 @@ private:
         std::unordered_map<std::string, std::string> parentOf;  // construct.json
         uint64_t bytesRead = 0;
     };
-    uint64_t readRankDir(DumpDelta& delta, const std::string& dir, const std::string& processKey, int32_t step,
-                         RankDir& state);
+    uint64_t readRankDir(DumpDelta& delta, const std::string& dir, const std::string& processKey,
+                         int32_t step, RankDir& state);
     // The last op seen under each parent (kNone: the top level) while reading one step in
     // execution order: where an op first seen in that step goes among its siblings.
     using LastChildren = std::unordered_map<uint32_t, uint32_t>;
-    void addEntry(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir, const nlohmann::ordered_json& value);
+    void addEntry(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
+                  const nlohmann::ordered_json& value);
     void addTensors(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
                     const nlohmann::ordered_json& value, bool isOutput, const std::string& index);
-    uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry, const RankDir& state,
-                      LastChildren& lastChildren, int depth);
+    uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry,
+                      const RankDir& state, LastChildren& lastChildren, int depth);
 
     std::string root_;
     ReaderIndex index_;

@@ -20,7 +20,8 @@ inline unsigned usefulThreads(unsigned cap = 64) {
 // Runs work(i, worker) for i in [0, n) on `threads` threads (worker 0 is the caller, which
 // also reports progress between its own items).
 template <typename Work>
-void parallelFor(size_t n, unsigned threads, Work&& work, const std::function<void(size_t)>& progress = {}) {
+void parallelFor(size_t n, unsigned threads, Work&& work,
+                 const std::function<void(size_t)>& progress = {}) {
     std::atomic<size_t> next{0}, done{0};
     auto loop = [&](unsigned worker) {
         while (true) {

@@ -2,11 +2,12 @@
 #include "analysis/pt_tensor.h"
 
 #include <sys/stat.h>
-#include <zip.h>
 
 #include <cstring>
 #include <map>
 #include <memory>
+
+#include <zip.h>
 
 namespace probe::analysis {
 namespace {

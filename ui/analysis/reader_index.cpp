@@ -14,7 +14,8 @@ uint32_t ReaderIndex::processIndex(DumpDelta& delta, const std::string& key) {
     return index;
 }
 
-uint32_t ReaderIndex::findOp(uint32_t process, std::string_view id, std::string_view namePath) const {
+uint32_t ReaderIndex::findOp(uint32_t process, std::string_view id,
+                             std::string_view namePath) const {
     const auto& ops = namePath.empty() ? firstOpById_[process] : opsByKey_[process];
     auto it = ops.find(namePath.empty() ? scratch(id) : key(id, namePath));
     return it == ops.end() ? kNone : it->second;
@@ -30,7 +31,8 @@ uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_v
     return index;
 }
 
-uint32_t ReaderIndex::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, std::string_view index) {
+uint32_t ReaderIndex::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput,
+                                std::string_view index) {
     for (uint32_t s : slotsOfOp_[op])
         if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
     const auto slot = static_cast<uint32_t>(slots_.size());
@@ -41,7 +43,8 @@ uint32_t ReaderIndex::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, st
 }
 
 uint32_t ReaderIndex::intern(DumpDelta& delta, std::string_view text) {
-    auto [it, inserted] = strings_.try_emplace(scratch(text), static_cast<uint32_t>(strings_.size()));
+    auto [it, inserted] =
+        strings_.try_emplace(scratch(text), static_cast<uint32_t>(strings_.size()));
     if (inserted) delta.strings.push_back(it->first);
     return it->second;
 }

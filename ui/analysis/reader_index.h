@@ -27,7 +27,8 @@ public:
     // Whether `op` is the one findOp(process, id, namePath) names, without a lookup: readers
     // check the op that followed last time first (rounds repeat the same ops in order).
     bool isOp(uint32_t op, uint32_t process, std::string_view id, std::string_view namePath) const {
-        return op < processOfOp_.size() && processOfOp_[op] == process && keyOfOp_[op] == key(id, namePath);
+        return op < processOfOp_.size() && processOfOp_[op] == process &&
+               keyOfOp_[op] == key(id, namePath);
     }
     size_t opCountOf(uint32_t process) const { return opsByKey_[process].size(); }
     uint32_t opCount() const { return static_cast<uint32_t>(slotsOfOp_.size()); }
@@ -52,9 +53,10 @@ private:
     }
     const std::string& scratch(std::string_view text) const { return keyScratch_.assign(text); }
     mutable std::string keyScratch_;
-    std::vector<std::string> keyOfOp_;     // by op
+    std::vector<std::string> keyOfOp_;   // by op
     std::vector<uint32_t> processOfOp_;  // by op
-    std::vector<std::unordered_map<std::string, uint32_t>> opsByKey_;  // per process: (name path, id)
+    std::vector<std::unordered_map<std::string, uint32_t>>
+        opsByKey_;  // per process: (name path, id)
     std::vector<std::unordered_map<std::string, uint32_t>> firstOpById_;  // per process
     std::vector<std::vector<uint32_t>> slotsOfOp_;
     std::vector<Slot> slots_;

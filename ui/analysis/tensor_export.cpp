@@ -13,7 +13,9 @@
 namespace probe::analysis {
 namespace {
 
-bool isBf16(const TensorData& t) { return t.dtype && *t.dtype == format::DType::BF16; }
+bool isBf16(const TensorData& t) {
+    return t.dtype && *t.dtype == format::DType::BF16;
+}
 
 std::string shapeTuple(const std::vector<int64_t>& dims) {
     std::string out = "(";
@@ -33,8 +35,9 @@ void appendNumber(std::string& out, double v, bool exactFloat32) {
     } else {
         char buffer[64];
         // Shortest text that reads back to the same value (float for 32-bit and narrower types).
-        auto result = exactFloat32 ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(v))
-                                   : std::to_chars(buffer, buffer + sizeof buffer, v);
+        auto result = exactFloat32
+                          ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(v))
+                          : std::to_chars(buffer, buffer + sizeof buffer, v);
         out.append(buffer, result.ptr);
     }
 }
@@ -45,21 +48,36 @@ std::string npyDescr(const TensorData& tensor) {
     using format::DType;
     if (!tensor.dtype) return {};
     switch (*tensor.dtype) {
-    case DType::Float: return "<f4";
-    case DType::Float16: return "<f2";
-    case DType::BF16: return "<f4";
-    case DType::Double: return "<f8";
-    case DType::Int8: return "|i1";
-    case DType::UInt8: return "|u1";
-    case DType::Int16: return "<i2";
-    case DType::UInt16: return "<u2";
-    case DType::Int32: return "<i4";
-    case DType::UInt32: return "<u4";
-    case DType::Int64: return "<i8";
-    case DType::UInt64: return "<u8";
-    case DType::Bool: return "|b1";
-    case DType::Complex64: return "<c8";
-    case DType::Complex128: return "<c16";
+        case DType::Float:
+            return "<f4";
+        case DType::Float16:
+            return "<f2";
+        case DType::BF16:
+            return "<f4";
+        case DType::Double:
+            return "<f8";
+        case DType::Int8:
+            return "|i1";
+        case DType::UInt8:
+            return "|u1";
+        case DType::Int16:
+            return "<i2";
+        case DType::UInt16:
+            return "<u2";
+        case DType::Int32:
+            return "<i4";
+        case DType::UInt32:
+            return "<u4";
+        case DType::Int64:
+            return "<i8";
+        case DType::UInt64:
+            return "<u8";
+        case DType::Bool:
+            return "|b1";
+        case DType::Complex64:
+            return "<c8";
+        case DType::Complex128:
+            return "<c16";
     }
     return {};
 }
@@ -69,8 +87,9 @@ bool writeNpy(const TensorData& tensor, const std::string& path, std::string* er
         if (error) *error = "the tensor has no data to export";
         return false;
     }
-    std::string dict = "{'descr': '" + npyDescr(tensor) + "', 'fortran_order': False, 'shape': " +
-                       shapeTuple(tensor.header.dims) + ", }";
+    std::string dict = "{'descr': '" + npyDescr(tensor) +
+                       "', 'fortran_order': False, 'shape': " + shapeTuple(tensor.header.dims) +
+                       ", }";
     // Magic (6) + version (2) + header length (2) + dict + padding + '\n', a multiple of 64.
     const size_t unpadded = 10 + dict.size() + 1;
     dict.append((64 - unpadded % 64) % 64, ' ');
@@ -108,8 +127,12 @@ bool writeCsv(const TensorData& tensor, const std::string& path, std::string* er
     }
     using format::DType;
     const DType d = *tensor.dtype;
-    const bool narrow = d == DType::Float || d == DType::Float16 || d == DType::BF16 || d == DType::Complex64;
-    const uint64_t cols = tensor.header.dims.empty() ? 1 : static_cast<uint64_t>(std::max<int64_t>(tensor.header.dims.back(), 1));
+    const bool narrow =
+        d == DType::Float || d == DType::Float16 || d == DType::BF16 || d == DType::Complex64;
+    const uint64_t cols =
+        tensor.header.dims.empty()
+            ? 1
+            : static_cast<uint64_t>(std::max<int64_t>(tensor.header.dims.back(), 1));
     const std::string temp = path + ".tmp";
     {
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);

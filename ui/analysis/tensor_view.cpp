@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/tensor_view.h"
 
-#include "analysis/pt_tensor.h"
-
 #include <algorithm>
 #include <cmath>
+
+#include "analysis/pt_tensor.h"
 
 namespace probe::analysis {
 namespace {
@@ -29,21 +29,51 @@ void forEachValue(const TensorData& t, uint64_t first, uint64_t count, F&& f) {
         for (uint64_t i = first; i < end; ++i) f(decode(base + i * size));
     };
     switch (*t.dtype) {
-    case DType::Float: loop([](const uint8_t* p) { return double(load<float>(p)); }); break;
-    case DType::Double: loop([](const uint8_t* p) { return load<double>(p); }); break;
-    case DType::Float16: loop([](const uint8_t* p) { return double(format::halfToFloat(load<uint16_t>(p))); }); break;
-    case DType::BF16: loop([](const uint8_t* p) { return double(format::bf16ToFloat(load<uint16_t>(p))); }); break;
-    case DType::Int8: loop([](const uint8_t* p) { return double(load<int8_t>(p)); }); break;
-    case DType::UInt8: loop([](const uint8_t* p) { return double(load<uint8_t>(p)); }); break;
-    case DType::Int16: loop([](const uint8_t* p) { return double(load<int16_t>(p)); }); break;
-    case DType::UInt16: loop([](const uint8_t* p) { return double(load<uint16_t>(p)); }); break;
-    case DType::Int32: loop([](const uint8_t* p) { return double(load<int32_t>(p)); }); break;
-    case DType::UInt32: loop([](const uint8_t* p) { return double(load<uint32_t>(p)); }); break;
-    case DType::Int64: loop([](const uint8_t* p) { return double(load<int64_t>(p)); }); break;
-    case DType::UInt64: loop([](const uint8_t* p) { return double(load<uint64_t>(p)); }); break;
-    case DType::Bool: loop([](const uint8_t* p) { return *p ? 1.0 : 0.0; }); break;
-    case DType::Complex64: loop([](const uint8_t* p) { return double(load<float>(p)); }); break;
-    case DType::Complex128: loop([](const uint8_t* p) { return load<double>(p); }); break;
+        case DType::Float:
+            loop([](const uint8_t* p) { return double(load<float>(p)); });
+            break;
+        case DType::Double:
+            loop([](const uint8_t* p) { return load<double>(p); });
+            break;
+        case DType::Float16:
+            loop([](const uint8_t* p) { return double(format::halfToFloat(load<uint16_t>(p))); });
+            break;
+        case DType::BF16:
+            loop([](const uint8_t* p) { return double(format::bf16ToFloat(load<uint16_t>(p))); });
+            break;
+        case DType::Int8:
+            loop([](const uint8_t* p) { return double(load<int8_t>(p)); });
+            break;
+        case DType::UInt8:
+            loop([](const uint8_t* p) { return double(load<uint8_t>(p)); });
+            break;
+        case DType::Int16:
+            loop([](const uint8_t* p) { return double(load<int16_t>(p)); });
+            break;
+        case DType::UInt16:
+            loop([](const uint8_t* p) { return double(load<uint16_t>(p)); });
+            break;
+        case DType::Int32:
+            loop([](const uint8_t* p) { return double(load<int32_t>(p)); });
+            break;
+        case DType::UInt32:
+            loop([](const uint8_t* p) { return double(load<uint32_t>(p)); });
+            break;
+        case DType::Int64:
+            loop([](const uint8_t* p) { return double(load<int64_t>(p)); });
+            break;
+        case DType::UInt64:
+            loop([](const uint8_t* p) { return double(load<uint64_t>(p)); });
+            break;
+        case DType::Bool:
+            loop([](const uint8_t* p) { return *p ? 1.0 : 0.0; });
+            break;
+        case DType::Complex64:
+            loop([](const uint8_t* p) { return double(load<float>(p)); });
+            break;
+        case DType::Complex128:
+            loop([](const uint8_t* p) { return load<double>(p); });
+            break;
     }
 }
 
@@ -62,7 +92,8 @@ uint64_t TensorData::decode(uint64_t first, uint64_t count, double* out) const {
 }
 
 std::string dtypeLabel(const TensorData& tensor) {
-    return tensor.dtype ? format::dtypeName(*tensor.dtype) : "dtype " + std::to_string(tensor.header.dtypeCode);
+    return tensor.dtype ? format::dtypeName(*tensor.dtype)
+                        : "dtype " + std::to_string(tensor.header.dtypeCode);
 }
 
 std::optional<TensorData> loadTensorFile(const std::string& path, std::string* error) {
@@ -94,7 +125,8 @@ bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::strin
         if (error) *error = dataPath + ": " + why;
         return false;
     }
-    if (file->header.dtypeCode != tensor.header.dtypeCode || file->header.dims != tensor.header.dims) {
+    if (file->header.dtypeCode != tensor.header.dtypeCode ||
+        file->header.dims != tensor.header.dims) {
         if (error) *error = dataPath + " holds a different dtype or shape than " + tensor.path;
         return false;
     }
@@ -104,7 +136,8 @@ bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::strin
     }
     tensor.bytes = std::move(file->data);
     tensor.dataFrom = dataPath;
-    if (tensor.hasValues()) tensor.stats = format::computeTensorStats(*tensor.dtype, tensor.bytes.data(), tensor.count);
+    if (tensor.hasValues())
+        tensor.stats = format::computeTensorStats(*tensor.dtype, tensor.bytes.data(), tensor.count);
     return true;
 }
 
@@ -132,7 +165,8 @@ uint64_t sliceStart(const SliceGeometry& g, const std::vector<int64_t>& leading)
         const int64_t at = i < leading.size() ? std::clamp<int64_t>(leading[i], 0, size - 1) : 0;
         index = index * static_cast<uint64_t>(size) + static_cast<uint64_t>(at);
     }
-    return index * static_cast<uint64_t>(std::max<int64_t>(g.rows, 0)) * static_cast<uint64_t>(std::max<int64_t>(g.cols, 0));
+    return index * static_cast<uint64_t>(std::max<int64_t>(g.rows, 0)) *
+           static_cast<uint64_t>(std::max<int64_t>(g.cols, 0));
 }
 
 ValueSummary summarizeValues(const TensorData& tensor, uint64_t first, uint64_t count) {
@@ -174,7 +208,8 @@ Histogram computeHistogram(const TensorData& tensor, int binCount) {
     forEachValue(tensor, 0, tensor.count, [&](double v) {
         if (!std::isfinite(v)) return;
         size_t bin = 0;
-        if (width > 0) bin = std::min(static_cast<size_t>((v - h.lo) / width * binCount), h.bins.size() - 1);
+        if (width > 0)
+            bin = std::min(static_cast<size_t>((v - h.lo) / width * binCount), h.bins.size() - 1);
         ++h.bins[bin];
     });
     return h;

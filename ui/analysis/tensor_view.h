@@ -58,10 +58,12 @@ struct ValueSummary {
 ValueSummary summarizeValues(const TensorData& tensor, uint64_t first, uint64_t count);
 
 struct Histogram {
-    double lo = 0, hi = 0;         // range of finite values
-    std::vector<uint64_t> bins;    // equal-width bins over [lo, hi]
+    double lo = 0, hi = 0;       // range of finite values
+    std::vector<uint64_t> bins;  // equal-width bins over [lo, hi]
     uint64_t nan = 0, posInf = 0, negInf = 0;
-    double binWidth() const { return bins.empty() ? 0 : (hi - lo) / static_cast<double>(bins.size()); }
+    double binWidth() const {
+        return bins.empty() ? 0 : (hi - lo) / static_cast<double>(bins.size());
+    }
 };
 Histogram computeHistogram(const TensorData& tensor, int binCount);
 

@@ -214,11 +214,11 @@ bool AppContext::compare(const QString& referencePath, const QString& candidateP
     analysis::CompareOptions options;
     options.referenceScope = reference->scope;
     const QString shown = store_->requestedPath();
-    const bool keepShown = candidatePath.isEmpty() ||
-                           QFileInfo(candidatePath).absoluteFilePath() ==
-                               QFileInfo(shown).absoluteFilePath() ||
-                           (store_->isOpen() && QFileInfo(candidatePath).absoluteFilePath() ==
-                                                    QFileInfo(store_->root()).absoluteFilePath());
+    const bool keepShown =
+        candidatePath.isEmpty() ||
+        QFileInfo(candidatePath).absoluteFilePath() == QFileInfo(shown).absoluteFilePath() ||
+        (store_->isOpen() && QFileInfo(candidatePath).absoluteFilePath() ==
+                                 QFileInfo(store_->root()).absoluteFilePath());
     if (!keepShown) {
         const auto candidate = analysis::locateDump(candidatePath.toStdString(), &problem);
         if (!candidate) {

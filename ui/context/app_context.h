@@ -1,8 +1,8 @@
 // The application context (as RenderDoc's ICaptureContext): everything the application holds,
 // in one object the window, the screenshot driver and the tests all drive: the session (a dump
 // opened, a model launched, a probe attached to), the open dumps (the one shown and, when
-// comparing, a reference one, with their comparison), the cursor, the op selection, the config document and the recent
-// sessions. No widgets: the window is a view over it.
+// comparing, a reference one, with their comparison), the cursor, the op selection, the config
+// document and the recent sessions. No widgets: the window is a view over it.
 //
 // Sessions are replaced, never stacked: every way to start one goes through replaceSession(),
 // which ends the old one (a launched model is stopped in the background, an attached probe let

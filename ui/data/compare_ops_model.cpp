@@ -70,45 +70,57 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
     const uint32_t decider = op.cause != kNone ? op.cause : op.tensorCount ? op.firstTensor : kNone;
     auto measure = [&](RunComparison::Measure m) { return RunComparison::opMeasure(*r, i, m); };
     switch (role) {
-    case ComparedOpRole: return i;
-    case CandidateOpRole: return op.candidateOp;
-    case CandidateRowRole: return decider == kNone ? kNone : r->tensors[decider].candidateRow;
-    case VerdictRole: return static_cast<int>(verdict);
-    case Qt::BackgroundRole:
-        return verdict == Verdict::Matches ? QVariant() : QVariant(RunComparison::verdictColor(verdict));
-    case Qt::ToolTipRole:
-        if (op.cause != kNone)
-            return QString::fromStdString(r->describeTensor(op.cause) + ": " + r->explain(op.cause));
-        return {};
-    case SortRole:
-    case Qt::DisplayRole: {
-        const bool sort = role == SortRole;
-        auto number = [&](std::optional<double> v) -> QVariant {
-            if (!v) return sort ? QVariant(-1.0) : QVariant();
-            return sort ? QVariant(*v) : QVariant(OpTreeModel::formatValue(*v));
-        };
-        switch (index.column()) {
-        case RoundColumn: return op.candidateRound;
-        case OpColumn: {
-            const auto& ref = *r->reference;
-            return QString::fromStdString(ref.op(op.referenceOp).namePath.empty()
-                                              ? ref.op(op.referenceOp).id
-                                              : ref.op(op.referenceOp).namePath);
+        case ComparedOpRole:
+            return i;
+        case CandidateOpRole:
+            return op.candidateOp;
+        case CandidateRowRole:
+            return decider == kNone ? kNone : r->tensors[decider].candidateRow;
+        case VerdictRole:
+            return static_cast<int>(verdict);
+        case Qt::BackgroundRole:
+            return verdict == Verdict::Matches ? QVariant()
+                                               : QVariant(RunComparison::verdictColor(verdict));
+        case Qt::ToolTipRole:
+            if (op.cause != kNone)
+                return QString::fromStdString(r->describeTensor(op.cause) + ": " +
+                                              r->explain(op.cause));
+            return {};
+        case SortRole:
+        case Qt::DisplayRole: {
+            const bool sort = role == SortRole;
+            auto number = [&](std::optional<double> v) -> QVariant {
+                if (!v) return sort ? QVariant(-1.0) : QVariant();
+                return sort ? QVariant(*v) : QVariant(OpTreeModel::formatValue(*v));
+            };
+            switch (index.column()) {
+                case RoundColumn:
+                    return op.candidateRound;
+                case OpColumn: {
+                    const auto& ref = *r->reference;
+                    return QString::fromStdString(ref.op(op.referenceOp).namePath.empty()
+                                                      ? ref.op(op.referenceOp).id
+                                                      : ref.op(op.referenceOp).namePath);
+                }
+                case VerdictColumn:
+                    return QString(RunComparison::verdictText(verdict) +
+                                   (op.bornInChild ? tr(" (inside)") : QString()));
+                case CauseColumn:
+                    return op.cause == kNone ? QString()
+                                             : QString::fromStdString(r->describeTensor(op.cause));
+                case RuleColumn:
+                    return op.cause == kNone
+                               ? QString()
+                               : QString::fromLatin1(analysis::ruleName(r->tensors[op.cause].rule));
+                case MaxRelativeErrorColumn:
+                    return number(measure(RunComparison::Measure::MaxRelativeError));
+                case CosineColumn:
+                    return number(measure(RunComparison::Measure::Cosine));
+                case MaxAbsoluteErrorColumn:
+                    return number(measure(RunComparison::Measure::MaxAbsoluteError));
+            }
+            return {};
         }
-        case VerdictColumn:
-            return QString(RunComparison::verdictText(verdict) +
-                           (op.bornInChild ? tr(" (inside)") : QString()));
-        case CauseColumn:
-            return op.cause == kNone ? QString() : QString::fromStdString(r->describeTensor(op.cause));
-        case RuleColumn:
-            return op.cause == kNone ? QString()
-                                     : QString::fromLatin1(analysis::ruleName(r->tensors[op.cause].rule));
-        case MaxRelativeErrorColumn: return number(measure(RunComparison::Measure::MaxRelativeError));
-        case CosineColumn: return number(measure(RunComparison::Measure::Cosine));
-        case MaxAbsoluteErrorColumn: return number(measure(RunComparison::Measure::MaxAbsoluteError));
-        }
-        return {};
-    }
     }
     return {};
 }
@@ -116,14 +128,22 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
 QVariant CompareOpsModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
-    case RoundColumn: return tr("Round");
-    case OpColumn: return tr("Op");
-    case VerdictColumn: return tr("Verdict");
-    case CauseColumn: return tr("Deciding tensor");
-    case RuleColumn: return tr("Rule");
-    case MaxRelativeErrorColumn: return tr("Max rel. err");
-    case CosineColumn: return tr("Cosine");
-    case MaxAbsoluteErrorColumn: return tr("Max abs. err");
+        case RoundColumn:
+            return tr("Round");
+        case OpColumn:
+            return tr("Op");
+        case VerdictColumn:
+            return tr("Verdict");
+        case CauseColumn:
+            return tr("Deciding tensor");
+        case RuleColumn:
+            return tr("Rule");
+        case MaxRelativeErrorColumn:
+            return tr("Max rel. err");
+        case CosineColumn:
+            return tr("Cosine");
+        case MaxAbsoluteErrorColumn:
+            return tr("Max abs. err");
     }
     return {};
 }

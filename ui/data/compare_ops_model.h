@@ -5,8 +5,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QAbstractTableModel>
 #include <vector>
+
+#include <QAbstractTableModel>
 
 #include "compare_runs.h"
 

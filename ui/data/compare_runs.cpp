@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare_runs.h"
 
+#include <cmath>
+
 #include <QColor>
 #include <QFutureWatcher>
 #include <QLocale>
 #include <QPromise>
 #include <QtConcurrent/QtConcurrentRun>
-#include <cmath>
 
 #include "dump_store.h"
 
@@ -29,32 +30,46 @@ struct RunComparison::Run {
 
 QString RunComparison::verdictText(Verdict verdict) {
     switch (verdict) {
-    case Verdict::Matches: return tr("matches");
-    case Verdict::Inherited: return tr("inherited");
-    case Verdict::BornHere: return tr("born here");
-    case Verdict::OnlyInOneRun: return tr("only in one run");
-    case Verdict::NotCompared: break;
+        case Verdict::Matches:
+            return tr("matches");
+        case Verdict::Inherited:
+            return tr("inherited");
+        case Verdict::BornHere:
+            return tr("born here");
+        case Verdict::OnlyInOneRun:
+            return tr("only in one run");
+        case Verdict::NotCompared:
+            break;
     }
     return {};
 }
 
 QColor RunComparison::verdictColor(Verdict verdict) {
     switch (verdict) {
-    case Verdict::Matches: return QColor(0xd8, 0xf0, 0xd8);       // pale green
-    case Verdict::Inherited: return QColor(0xff, 0xe0, 0xb0);     // amber
-    case Verdict::BornHere: return QColor(0xf4, 0x9a, 0x9a);      // red
-    case Verdict::OnlyInOneRun: return QColor(0xd0, 0xd8, 0xf0);  // pale blue
-    case Verdict::NotCompared: break;
+        case Verdict::Matches:
+            return QColor(0xd8, 0xf0, 0xd8);  // pale green
+        case Verdict::Inherited:
+            return QColor(0xff, 0xe0, 0xb0);  // amber
+        case Verdict::BornHere:
+            return QColor(0xf4, 0x9a, 0x9a);  // red
+        case Verdict::OnlyInOneRun:
+            return QColor(0xd0, 0xd8, 0xf0);  // pale blue
+        case Verdict::NotCompared:
+            break;
     }
     return {};
 }
 
 QString RunComparison::measureName(Measure measure) {
     switch (measure) {
-    case Measure::MaxRelativeError: return tr("Max relative error");
-    case Measure::MaxAbsoluteError: return tr("Max absolute error");
-    case Measure::Cosine: return tr("Cosine");
-    case Measure::MaxUlpError: return tr("Max error (ULPs)");
+        case Measure::MaxRelativeError:
+            return tr("Max relative error");
+        case Measure::MaxAbsoluteError:
+            return tr("Max absolute error");
+        case Measure::Cosine:
+            return tr("Cosine");
+        case Measure::MaxUlpError:
+            return tr("Max error (ULPs)");
     }
     return {};
 }
@@ -65,34 +80,39 @@ std::optional<double> RunComparison::tensorMeasure(const analysis::CompareResult
     if (t.hasData) {
         const auto& m = result.data(tensor);
         switch (measure) {
-        case Measure::MaxRelativeError: return m.maxRelativeError;
-        case Measure::MaxAbsoluteError: return m.maxAbsError;
-        case Measure::Cosine: return m.cosine;
-        case Measure::MaxUlpError: return m.maxUlpError;
+            case Measure::MaxRelativeError:
+                return m.maxRelativeError;
+            case Measure::MaxAbsoluteError:
+                return m.maxAbsError;
+            case Measure::Cosine:
+                return m.cosine;
+            case Measure::MaxUlpError:
+                return m.maxUlpError;
         }
     }
     if (measure == Measure::Cosine || measure == Measure::MaxUlpError) return std::nullopt;
     const analysis::StatisticDiffs diffs = result.statisticDiffs(tensor);
     std::optional<double> worst;
     for (int i = 0; i < analysis::kStatCount; ++i) {
-        const auto& value = measure == Measure::MaxRelativeError ? diffs.relativePercent[i]
-                                                                 : diffs.diff[i];
+        const auto& value =
+            measure == Measure::MaxRelativeError ? diffs.relativePercent[i] : diffs.diff[i];
         if (!value) continue;
-        const double v = measure == Measure::MaxRelativeError ? std::fabs(*value) / 100
-                                                              : std::fabs(*value);
+        const double v =
+            measure == Measure::MaxRelativeError ? std::fabs(*value) / 100 : std::fabs(*value);
         if (!worst || v > *worst || std::isnan(v)) worst = v;
     }
     return worst;
 }
 
-std::optional<double> RunComparison::opMeasure(const analysis::CompareResult& result,
-                                               uint32_t op, Measure measure) {
+std::optional<double> RunComparison::opMeasure(const analysis::CompareResult& result, uint32_t op,
+                                               Measure measure) {
     const auto& o = result.ops[op];
     std::optional<double> worst;
     for (uint32_t t = o.firstTensor; t < o.firstTensor + o.tensorCount; ++t) {
         const auto v = tensorMeasure(result, t, measure);
         if (!v) continue;
-        const bool worse = measure == Measure::Cosine ? *v < worst.value_or(2) : *v > worst.value_or(-1);
+        const bool worse =
+            measure == Measure::Cosine ? *v < worst.value_or(2) : *v > worst.value_or(-1);
         if (!worst || worse || std::isnan(*v)) worst = v;
     }
     return worst;
@@ -318,8 +338,9 @@ QString RunComparison::summary() const {
     if (!r) return running_ ? tr("Comparing…") : QString();
     const QLocale locale;
     if (r->nothingCompared())
-        return tr("Nothing to compare: no tensor of the two dumps pairs up (different models, "
-                  "layouts or rounds)");
+        return tr(
+            "Nothing to compare: no tensor of the two dumps pairs up (different models, "
+            "layouts or rounds)");
     const auto first = r->firstBornHere ? r->firstBornHere : r->firstInherited;
     if (!first)
         return tr("The runs agree: %1 tensors compared (%2 with data), none diverges")

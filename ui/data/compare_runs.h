@@ -8,13 +8,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QColor>
-#include <QObject>
-#include <QTimer>
 #include <atomic>
 #include <memory>
 #include <optional>
 #include <vector>
+
+#include <QColor>
+#include <QObject>
+#include <QTimer>
 
 #include "analysis/compare.h"
 

@@ -65,15 +65,16 @@ ErrorProfile errorProfile(const analysis::CompareResult& result, RunComparison::
         if (round >= 0 && op.candidateRound != round) continue;
         const double x = profile.series.x.size();
         if (first && *first == i) profile.firstDivergenceX = x;
-        const uint32_t decider =
-            op.cause != kNone ? op.cause : op.tensorCount ? op.firstTensor : kNone;
+        const uint32_t decider = op.cause != kNone ? op.cause
+                                 : op.tensorCount  ? op.firstTensor
+                                                   : kNone;
         addPoint(profile.series, x, RunComparison::opMeasure(result, i, measure),
                  decider == kNone ? kNone : result.tensors[decider].candidateRow);
         profile.comparedOps.push_back(i);
-        profile.verdicts.push_back(
-            static_cast<int>(op.verdict == analysis::OpVerdict::BornHere    ? RunComparison::Verdict::BornHere
-                             : op.verdict == analysis::OpVerdict::Inherited ? RunComparison::Verdict::Inherited
-                                                                            : RunComparison::Verdict::Matches));
+        profile.verdicts.push_back(static_cast<int>(
+            op.verdict == analysis::OpVerdict::BornHere    ? RunComparison::Verdict::BornHere
+            : op.verdict == analysis::OpVerdict::Inherited ? RunComparison::Verdict::Inherited
+                                                           : RunComparison::Verdict::Matches));
     }
     return profile;
 }

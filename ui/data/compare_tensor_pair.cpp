@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare_tensor_pair.h"
 
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "analysis/atb_dump.h"
 
@@ -22,17 +23,20 @@ bool nonFiniteMismatch(double r, double c) {
 
 }  // namespace
 
-DifferenceImage renderDifference(const analysis::TensorData& reference, const analysis::TensorData& candidate,
-                                 uint64_t start, int64_t rows, int64_t cols, bool relative, int maxSide) {
+DifferenceImage renderDifference(const analysis::TensorData& reference,
+                                 const analysis::TensorData& candidate, uint64_t start,
+                                 int64_t rows, int64_t cols, bool relative, int maxSide) {
     DifferenceImage out;
-    const uint64_t count = static_cast<uint64_t>(std::max<int64_t>(rows, 0)) * static_cast<uint64_t>(std::max<int64_t>(cols, 0));
-    if (!count || !reference.hasValues() || !candidate.hasValues() || reference.count != candidate.count ||
-        start + count > reference.count)
+    const uint64_t count = static_cast<uint64_t>(std::max<int64_t>(rows, 0)) *
+                           static_cast<uint64_t>(std::max<int64_t>(cols, 0));
+    if (!count || !reference.hasValues() || !candidate.hasValues() ||
+        reference.count != candidate.count || start + count > reference.count)
         return out;
     auto differenceAt = [&](uint64_t i, bool* mismatch) {
         const double r = reference.at(i), c = candidate.at(i);
         *mismatch = nonFiniteMismatch(r, c);
-        if (*mismatch || !std::isfinite(r) || !std::isfinite(c)) return 0.0;  // alike non-finite: no difference
+        if (*mismatch || !std::isfinite(r) || !std::isfinite(c))
+            return 0.0;  // alike non-finite: no difference
         const double d = std::fabs(c - r);
         if (!relative) return d;
         return d == 0 ? 0.0 : d / std::max(std::fabs(r), std::numeric_limits<double>::min());
@@ -51,17 +55,22 @@ DifferenceImage renderDifference(const analysis::TensorData& reference, const an
     const int64_t longest = std::max(rows, cols);
     out.blockSize = static_cast<int>((longest + maxSide - 1) / maxSide);
     const int block = out.blockSize;
-    const int width = static_cast<int>((cols + block - 1) / block), height = static_cast<int>((rows + block - 1) / block);
+    const int width = static_cast<int>((cols + block - 1) / block),
+              height = static_cast<int>((rows + block - 1) / block);
     out.image = QImage(width, height, QImage::Format_RGB32);
     for (int y = 0; y < height; ++y) {
         auto* line = reinterpret_cast<QRgb*>(out.image.scanLine(y));
         for (int x = 0; x < width; ++x) {
             bool anyMismatch = false;
             double worst = 0;
-            for (int64_t r = int64_t(y) * block; r < std::min<int64_t>(rows, int64_t(y + 1) * block); ++r)
-                for (int64_t c = int64_t(x) * block; c < std::min<int64_t>(cols, int64_t(x + 1) * block); ++c) {
+            for (int64_t r = int64_t(y) * block;
+                 r < std::min<int64_t>(rows, int64_t(y + 1) * block); ++r)
+                for (int64_t c = int64_t(x) * block;
+                     c < std::min<int64_t>(cols, int64_t(x + 1) * block); ++c) {
                     bool mismatch = false;
-                    worst = std::max(worst, differenceAt(start + static_cast<uint64_t>(r * cols + c), &mismatch));
+                    worst = std::max(
+                        worst,
+                        differenceAt(start + static_cast<uint64_t>(r * cols + c), &mismatch));
                     anyMismatch |= mismatch;
                 }
             if (anyMismatch) {
@@ -94,11 +103,13 @@ void TensorPairDocument::open(const analysis::DumpIndex& reference, uint32_t ref
     // The paths are found here, on the GUI thread that owns the indexes; the worker reads files.
     std::string error;
     const std::string referencePath = reference.tensorPath(referenceRow, &error);
-    const std::string candidatePath = error.empty() ? candidate.tensorPath(candidateRow, &error) : std::string();
+    const std::string candidatePath =
+        error.empty() ? candidate.tensorPath(candidateRow, &error) : std::string();
     if (referencePath.empty() || candidatePath.empty()) {
         loading_ = false;
-        error_ = error.empty() ? tr("One of the runs kept no tensor data for it (task \"statistics\")")
-                               : QString::fromStdString(error);
+        error_ = error.empty()
+                     ? tr("One of the runs kept no tensor data for it (task \"statistics\")")
+                     : QString::fromStdString(error);
         emit failed(error_);
         return;
     }
@@ -109,7 +120,8 @@ void TensorPairDocument::open(const analysis::DumpIndex& reference, uint32_t ref
         if (request != request_) return;
         loading_ = false;
         if (!result->reference || !result->candidate) {
-            error_ = result->error.empty() ? tr("One of the runs kept no tensor data for it") : QString::fromStdString(result->error);
+            error_ = result->error.empty() ? tr("One of the runs kept no tensor data for it")
+                                           : QString::fromStdString(result->error);
             reference_.reset();
             candidate_.reset();
             emit failed(error_);
@@ -130,7 +142,8 @@ void TensorPairDocument::open(const analysis::DumpIndex& reference, uint32_t ref
             auto tensor = analysis::loadTensorFile(path, &result->error);
             if (tensor && tensor->header.headerOnly()) {
                 const std::string first = analysis::findFirstCopy(path, tensor->header.alias);
-                if (first.empty() || !analysis::loadAliasedData(*tensor, first, &result->error)) return std::nullopt;
+                if (first.empty() || !analysis::loadAliasedData(*tensor, first, &result->error))
+                    return std::nullopt;
             }
             if (tensor && !tensor->hasValues()) {
                 result->error = path + ": no values to compare (an unknown or complex dtype)";
@@ -146,8 +159,10 @@ void TensorPairDocument::open(const analysis::DumpIndex& reference, uint32_t ref
         const auto& cand = *result->candidate;
         const auto geometry = analysis::sliceGeometry(cand.header.dims);
         using Overlay = TensorDocument::Overlay;
-        result->referenceImage = TensorDocument::renderSlice(ref, 0, geometry.rows, geometry.cols, Overlay::None, 1024);
-        result->candidateImage = TensorDocument::renderSlice(cand, 0, geometry.rows, geometry.cols, Overlay::None, 1024);
+        result->referenceImage =
+            TensorDocument::renderSlice(ref, 0, geometry.rows, geometry.cols, Overlay::None, 1024);
+        result->candidateImage =
+            TensorDocument::renderSlice(cand, 0, geometry.rows, geometry.cols, Overlay::None, 1024);
         result->absolute = renderDifference(ref, cand, 0, geometry.rows, geometry.cols, false);
         result->relative = renderDifference(ref, cand, 0, geometry.rows, geometry.cols, true);
     }));

@@ -7,9 +7,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <memory>
+
 #include <QObject>
 #include <QString>
-#include <memory>
 
 #include "analysis/dump_index.h"
 #include "analysis/tensor_view.h"
@@ -22,15 +23,16 @@ constexpr QRgb kNonFiniteMismatchRgb = 0xffd000d0;
 
 struct DifferenceImage {
     QImage image;
-    double largest = 0;             // the largest finite difference in the slice (white..red range)
-    uint64_t largestAt = 0;         // its flat index in the tensor
+    double largest = 0;      // the largest finite difference in the slice (white..red range)
+    uint64_t largestAt = 0;  // its flat index in the tensor
     uint64_t nonFiniteMismatches = 0;
     int blockSize = 1;
 };
 // The difference of two tensors of the same element count over one slice (a block of elements
 // shows its largest difference; a mismatching NaN/Inf wins).
-DifferenceImage renderDifference(const analysis::TensorData& reference, const analysis::TensorData& candidate,
-                                 uint64_t start, int64_t rows, int64_t cols, bool relative, int maxSide = 1024);
+DifferenceImage renderDifference(const analysis::TensorData& reference,
+                                 const analysis::TensorData& candidate, uint64_t start,
+                                 int64_t rows, int64_t cols, bool relative, int maxSide = 1024);
 
 class TensorPairDocument : public QObject {
     Q_OBJECT
@@ -39,8 +41,8 @@ public:
 
     // The tensors of the reference's `referenceRow` and the shown dump's `candidateRow` (their
     // paths are taken now; the files are read and rendered on a worker).
-    void open(const analysis::DumpIndex& reference, uint32_t referenceRow, const analysis::DumpIndex& candidate,
-              uint32_t candidateRow);
+    void open(const analysis::DumpIndex& reference, uint32_t referenceRow,
+              const analysis::DumpIndex& candidate, uint32_t candidateRow);
     void clear();
     void setRelative(bool relative);
     bool relative() const { return relative_; }

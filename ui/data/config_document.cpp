@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "config_document.h"
 
-#include <QFileInfo>
 #include <algorithm>
 #include <cstring>
+
+#include <QFileInfo>
 
 #include "op_selection.h"
 #include "probe/format/file_util.h"
@@ -14,12 +15,15 @@ namespace {
 
 using Json = ConfigDocument::Json;
 
-std::string dumpText(const Json& object) { return object.dump(4, ' ', false, Json::error_handler_t::replace) + "\n"; }
+std::string dumpText(const Json& object) {
+    return object.dump(4, ' ', false, Json::error_handler_t::replace) + "\n";
+}
 
 // "what is wrong; accepted: ..." (the field already says which key, the editor which file).
 QString issueText(const format::ConfigIssue& issue) {
     QString text = QString::fromStdString(issue.problem);
-    if (!issue.accepted.empty()) text += QStringLiteral("; accepted: ") + QString::fromStdString(issue.accepted);
+    if (!issue.accepted.empty())
+        text += QStringLiteral("; accepted: ") + QString::fromStdString(issue.accepted);
     if (issue.warning) text = QObject::tr("warning: %1").arg(text);
     return text;
 }
@@ -33,17 +37,27 @@ std::pair<std::string, std::string> splitKey(const std::string& key) {
 
 }  // namespace
 
-ConfigDocument::ConfigDocument(QObject* parent) : QObject(parent), synced_(format::OpConfig::startingPoint()) {
+ConfigDocument::ConfigDocument(QObject* parent)
+    : QObject(parent), synced_(format::OpConfig::startingPoint()) {
     setTextInternal(QString::fromStdString(synced_.toFileText()), false);
 }
 
 const std::vector<std::string>& ConfigDocument::formKeys(Kind kind) {
-    static const std::vector<std::string> api = {
-        "task",          "dump_path",       "rank",
-        "step",          "level",           "seed",
-        "is_deterministic", "extra_info",   "statistics.scope",
-        "statistics.list", "statistics.data_mode", "statistics.summary_mode",
-        "tensor.scope",  "tensor.list",     "tensor.data_mode"};
+    static const std::vector<std::string> api = {"task",
+                                                 "dump_path",
+                                                 "rank",
+                                                 "step",
+                                                 "level",
+                                                 "seed",
+                                                 "is_deterministic",
+                                                 "extra_info",
+                                                 "statistics.scope",
+                                                 "statistics.list",
+                                                 "statistics.data_mode",
+                                                 "statistics.summary_mode",
+                                                 "tensor.scope",
+                                                 "tensor.list",
+                                                 "tensor.data_mode"};
     return kind == Kind::Op ? format::opConfigKeys() : api;
 }
 
@@ -51,7 +65,8 @@ void ConfigDocument::startNew(Kind kind) {
     kind_ = kind;
     filePath_.clear();
     if (kind == Kind::Op) {
-        const format::OpConfig config = selection_ ? selection_->config() : format::OpConfig::startingPoint();
+        const format::OpConfig config =
+            selection_ ? selection_->config() : format::OpConfig::startingPoint();
         setTextInternal(QString::fromStdString(config.toFileText()), false);
     } else {
         setTextInternal(QString::fromStdString(dumpText(format::ApiConfig().toJson())), false);
@@ -77,7 +92,8 @@ void ConfigDocument::judge() {
     auto parsed = format::parseOrderedJson(utf8, "<editor>", format::kConfigJsonLimits);
     if (parsed.ok() && parsed.value->is_object()) object_ = std::move(*parsed.value);
     // Issues name the file they are about; a new text has none yet.
-    const std::string file = filePath_.isEmpty() ? std::string("<editor>") : QFileInfo(filePath_).fileName().toStdString();
+    const std::string file = filePath_.isEmpty() ? std::string("<editor>")
+                                                 : QFileInfo(filePath_).fileName().toStdString();
     opConfig_.reset();
     apiConfig_.reset();
     if (kind_ == Kind::Op) {
@@ -117,7 +133,8 @@ bool ConfigDocument::setValue(const std::string& key, const Json& value) {
     if (inner.empty()) {
         object[section] = value;
     } else {
-        if (!object.contains(section) || !object[section].is_object()) object[section] = Json::object();
+        if (!object.contains(section) || !object[section].is_object())
+            object[section] = Json::object();
         object[section][inner] = value;
     }
     const QString text = QString::fromStdString(dumpText(object));
@@ -128,7 +145,8 @@ bool ConfigDocument::setValue(const std::string& key, const Json& value) {
 QStringList ConfigDocument::issuesAt(const std::string& key) const {
     QStringList texts;
     for (const auto& issue : issues_)
-        if (issue.key == key || (!issue.key.empty() && issue.key.rfind(key + ".", 0) == 0)) texts << issueText(issue);
+        if (issue.key == key || (!issue.key.empty() && issue.key.rfind(key + ".", 0) == 0))
+            texts << issueText(issue);
     return texts;
 }
 
@@ -138,15 +156,18 @@ QStringList ConfigDocument::generalIssues(const std::vector<std::string>& keys) 
         // A section's own issues ("statistics" must be an object) have no field either.
         if (std::find(keys.begin(), keys.end(), issue.key) != keys.end()) continue;
         QString text = issueText(issue);
-        if (issue.line > 0) text = tr("line %1, column %2: %3").arg(issue.line).arg(issue.column).arg(text);
-        else if (!issue.key.empty()) text = tr("key \"%1\": %2").arg(QString::fromStdString(issue.key), text);
+        if (issue.line > 0)
+            text = tr("line %1, column %2: %3").arg(issue.line).arg(issue.column).arg(text);
+        else if (!issue.key.empty())
+            text = tr("key \"%1\": %2").arg(QString::fromStdString(issue.key), text);
         texts << text;
     }
     return texts;
 }
 
 bool ConfigDocument::hasErrors() const {
-    return std::any_of(issues_.begin(), issues_.end(), [](const format::ConfigIssue& i) { return !i.warning; });
+    return std::any_of(issues_.begin(), issues_.end(),
+                       [](const format::ConfigIssue& i) { return !i.warning; });
 }
 
 bool ConfigDocument::load(const QString& path, QString* error) {
@@ -158,8 +179,10 @@ bool ConfigDocument::load(const QString& path, QString* error) {
     }
     const auto root = format::parseJson(*text, path.toStdString(), format::kConfigJsonLimits);
     const std::string guessed = root.ok() ? format::guessConfigKind(*root.value) : std::string();
-    if (guessed == "op") kind_ = Kind::Op;
-    else if (guessed == "api") kind_ = Kind::Api;
+    if (guessed == "op")
+        kind_ = Kind::Op;
+    else if (guessed == "api")
+        kind_ = Kind::Api;
     filePath_ = path;
     setTextInternal(QString::fromStdString(*text), false);
     return true;
@@ -170,11 +193,15 @@ bool ConfigDocument::save(const QString& path, QString* error) {
         QStringList problems;
         for (const auto& issue : issues_)
             if (!issue.warning) problems << QString::fromStdString(issue.toString());
-        if (error) *error = tr("the config has problems; fix them first:\n%1").arg(problems.join(QLatin1Char('\n')));
+        if (error)
+            *error = tr("the config has problems; fix them first:\n%1")
+                         .arg(problems.join(QLatin1Char('\n')));
         return false;
     }
-    if (const int rc = format::writeFileAtomically(path.toStdString(), text_.toStdString()); rc != 0) {
-        if (error) *error = tr("cannot write %1: %2").arg(path, QString::fromLocal8Bit(std::strerror(rc)));
+    if (const int rc = format::writeFileAtomically(path.toStdString(), text_.toStdString());
+        rc != 0) {
+        if (error)
+            *error = tr("cannot write %1: %2").arg(path, QString::fromLocal8Bit(std::strerror(rc)));
         return false;
     }
     const bool renamed = path != filePath_;
@@ -223,7 +250,8 @@ void ConfigDocument::onSelectionChanged() {
     const nlohmann::json before = synced_.toJson(), after = now.toJson();
     Json object = *object_;
     for (const auto& key : format::opConfigKeys())
-        if (before.value(key, nlohmann::json()) != after.value(key, nlohmann::json())) object[key] = Json::parse(after[key].dump());
+        if (before.value(key, nlohmann::json()) != after.value(key, nlohmann::json()))
+            object[key] = Json::parse(after[key].dump());
     synced_ = now;
     setTextInternal(QString::fromStdString(dumpText(object)), true);
 }

@@ -10,14 +10,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <QObject>
 #include <QPointer>
 #include <QString>
 #include <QStringList>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <string>
-#include <vector>
 
 #include "probe/format/api_config.h"
 #include "probe/format/config_issue.h"

@@ -22,8 +22,12 @@ constexpr int kNudgedPollMs = 40;
 
 }  // namespace
 
-DumpLoader::DumpLoader(QString path, quint64 generation, int idlePollMs, std::shared_ptr<std::atomic<int>> pendingDeltas)
-    : path_(std::move(path)), generation_(generation), idlePollMs_(idlePollMs), pendingDeltas_(std::move(pendingDeltas)) {}
+DumpLoader::DumpLoader(QString path, quint64 generation, int idlePollMs,
+                       std::shared_ptr<std::atomic<int>> pendingDeltas)
+    : path_(std::move(path)),
+      generation_(generation),
+      idlePollMs_(idlePollMs),
+      pendingDeltas_(std::move(pendingDeltas)) {}
 
 void DumpLoader::start() {
     timer_ = new QTimer(this);
@@ -39,7 +43,8 @@ void DumpLoader::start() {
         emit failed(generation_, QString::fromStdString(error));
         return;
     }
-    emit opened(generation_, static_cast<int>(reader_->layout()), QString::fromStdString(reader_->root()));
+    emit opened(generation_, static_cast<int>(reader_->layout()),
+                QString::fromStdString(reader_->root()));
     schedule(0);
 }
 
@@ -67,7 +72,8 @@ void DumpLoader::pollOnce() {
         // Readers report problems rather than throw; if one does, its state may no longer match
         // the index, so stop following rather than risk wrong data.
         delta = std::make_shared<analysis::DumpDelta>();
-        delta->problems.push_back("reading " + reader_->root() + " stopped: " + e.what() + "; reopen the folder to try again");
+        delta->problems.push_back("reading " + reader_->root() + " stopped: " + e.what() +
+                                  "; reopen the folder to try again");
         ++*pendingDeltas_;
         emit deltaReady(generation_, delta);
         emit caughtUp(generation_);

@@ -4,11 +4,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <atomic>
+#include <memory>
+
 #include <QObject>
 #include <QString>
 #include <QTimer>
-#include <atomic>
-#include <memory>
 
 #include "analysis/dump_reader.h"
 
@@ -17,7 +18,8 @@ namespace probe::data {
 class DumpLoader : public QObject {
     Q_OBJECT
 public:
-    DumpLoader(QString path, quint64 generation, int idlePollMs, std::shared_ptr<std::atomic<int>> pendingDeltas);
+    DumpLoader(QString path, quint64 generation, int idlePollMs,
+               std::shared_ptr<std::atomic<int>> pendingDeltas);
 
     // Asks the loader to stop at its next step; safe from any thread.
     void requestStop() { stopRequested_ = true; }

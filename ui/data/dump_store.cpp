@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dump_store.h"
 
-#include <QThread>
 #include <algorithm>
+
+#include <QThread>
 
 #include "dump_loader.h"
 
@@ -31,7 +32,8 @@ void DumpStore::stopLoader() {
     connect(thread_, &QThread::finished, loader_, &QObject::deleteLater);
     connect(thread_, &QThread::finished, thread_, &QObject::deleteLater);
     thread_->quit();
-    retiring_.erase(std::remove_if(retiring_.begin(), retiring_.end(), [](const QPointer<QThread>& t) { return t.isNull(); }),
+    retiring_.erase(std::remove_if(retiring_.begin(), retiring_.end(),
+                                   [](const QPointer<QThread>& t) { return t.isNull(); }),
                     retiring_.end());
     retiring_.push_back(thread_);
     loader_ = nullptr;
@@ -85,7 +87,8 @@ QString DumpStore::dumpState() const {
 }
 
 QString DumpStore::roundName() const {
-    return index_.layout() == analysis::DumpLayout::Msprobe ? QStringLiteral("step") : QStringLiteral("round");
+    return index_.layout() == analysis::DumpLayout::Msprobe ? QStringLiteral("step")
+                                                            : QStringLiteral("round");
 }
 
 void DumpStore::onLoaderOpened(quint64 generation, int layout, const QString& root) {

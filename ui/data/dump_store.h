@@ -4,18 +4,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QObject>
-#include <QPointer>
-#include <QString>
-#include <QStringList>
-#include <QTimer>
 #include <atomic>
 #include <memory>
 #include <vector>
 
-#include "analysis/dump_index.h"
-
+#include <QObject>
+#include <QPointer>
+#include <QString>
+#include <QStringList>
 #include <QThread>
+#include <QTimer>
+
+#include "analysis/dump_index.h"
 
 namespace probe::data {
 

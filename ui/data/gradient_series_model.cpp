@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "gradient_series_model.h"
 
-#include <QDir>
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <numeric>
+
+#include <QDir>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace probe::data {
 
@@ -33,7 +34,9 @@ QString GradientSeriesModel::dumpGradientDirectory(const QString& dumpRoot) {
     const QDir dir(QDir(dumpRoot).absoluteFilePath(QStringLiteral("grad_monitor")));
     if (!dir.exists()) return QString();
     for (const QString& rank : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot))
-        if (!QDir(dir.absoluteFilePath(rank)).entryList({QStringLiteral("grad_reduced_*.csv")}, QDir::Files).isEmpty())
+        if (!QDir(dir.absoluteFilePath(rank))
+                 .entryList({QStringLiteral("grad_reduced_*.csv")}, QDir::Files)
+                 .isEmpty())
             return dir.absolutePath();
     return QString();
 }
@@ -85,7 +88,8 @@ void GradientSeriesModel::setMonitorData(analysis::GradMonitorData data) {
         if ((alerts_[a] > 0) != (alerts_[b] > 0)) return alerts_[a] > 0;
         return maxNorm_[a] > maxNorm_[b];
     });
-    for (size_t i = 0; i < order.size() && i < static_cast<size_t>(kDefaultChecked); ++i) checked_[order[i]] = true;
+    for (size_t i = 0; i < order.size() && i < static_cast<size_t>(kDefaultChecked); ++i)
+        checked_[order[i]] = true;
     endResetModel();
     emit checkedChanged();
 }
@@ -110,34 +114,46 @@ int GradientSeriesModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : static_cast<int>(data_.series.size());
 }
 
-int GradientSeriesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int GradientSeriesModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant GradientSeriesModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount()) return {};
     const size_t row = static_cast<size_t>(index.row());
     const auto& s = data_.series[row];
-    if (role == Qt::CheckStateRole && index.column() == ParameterColumn) return checked_[row] ? Qt::Checked : Qt::Unchecked;
+    if (role == Qt::CheckStateRole && index.column() == ParameterColumn)
+        return checked_[row] ? Qt::Checked : Qt::Unchecked;
     if (role == Qt::ToolTipRole && alerts_[row] > 0) {
         QStringList lines;
-        for (const auto& f : findingsOf(index.row())) lines << QString::fromStdString(analysis::formatGradFinding(f));
+        for (const auto& f : findingsOf(index.row()))
+            lines << QString::fromStdString(analysis::formatGradFinding(f));
         return lines.join(QLatin1Char('\n'));
     }
-    if (role == Qt::TextAlignmentRole && index.column() != ParameterColumn && index.column() != RankColumn)
+    if (role == Qt::TextAlignmentRole && index.column() != ParameterColumn &&
+        index.column() != RankColumn)
         return static_cast<int>(Qt::AlignRight | Qt::AlignVCenter);
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
-        case ParameterColumn: return QString::fromStdString(s.name);
-        case RankColumn: return QString::fromStdString(s.rank);
-        case StepsColumn: return static_cast<qulonglong>(s.samples.size());
-        case LastNormColumn: return s.samples.empty() ? QString() : number(s.samples.back().norm);
-        case MaxNormColumn: return maxNorm_[row] < 0 ? QString() : number(maxNorm_[row]);
-        case AlertsColumn: return alerts_[row];
+        case ParameterColumn:
+            return QString::fromStdString(s.name);
+        case RankColumn:
+            return QString::fromStdString(s.rank);
+        case StepsColumn:
+            return static_cast<qulonglong>(s.samples.size());
+        case LastNormColumn:
+            return s.samples.empty() ? QString() : number(s.samples.back().norm);
+        case MaxNormColumn:
+            return maxNorm_[row] < 0 ? QString() : number(maxNorm_[row]);
+        case AlertsColumn:
+            return alerts_[row];
     }
     return {};
 }
 
 bool GradientSeriesModel::setData(const QModelIndex& index, const QVariant& value, int role) {
-    if (!index.isValid() || index.column() != ParameterColumn || role != Qt::CheckStateRole || index.row() >= rowCount())
+    if (!index.isValid() || index.column() != ParameterColumn || role != Qt::CheckStateRole ||
+        index.row() >= rowCount())
         return false;
     const bool on = value.toInt() == Qt::Checked;
     const size_t row = static_cast<size_t>(index.row());
@@ -158,12 +174,18 @@ Qt::ItemFlags GradientSeriesModel::flags(const QModelIndex& index) const {
 QVariant GradientSeriesModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
-        case ParameterColumn: return tr("Parameter");
-        case RankColumn: return tr("Rank");
-        case StepsColumn: return tr("Steps");
-        case LastNormColumn: return tr("Last norm");
-        case MaxNormColumn: return tr("Largest norm");
-        case AlertsColumn: return tr("Alerts");
+        case ParameterColumn:
+            return tr("Parameter");
+        case RankColumn:
+            return tr("Rank");
+        case StepsColumn:
+            return tr("Steps");
+        case LastNormColumn:
+            return tr("Last norm");
+        case MaxNormColumn:
+            return tr("Largest norm");
+        case AlertsColumn:
+            return tr("Alerts");
     }
     return {};
 }

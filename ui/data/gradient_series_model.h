@@ -4,9 +4,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <vector>
+
 #include <QAbstractTableModel>
 #include <QString>
-#include <vector>
 
 #include "analysis/grad_monitor.h"
 
@@ -15,7 +16,15 @@ namespace probe::data {
 class GradientSeriesModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { ParameterColumn, RankColumn, StepsColumn, LastNormColumn, MaxNormColumn, AlertsColumn, ColumnCount };
+    enum Column {
+        ParameterColumn,
+        RankColumn,
+        StepsColumn,
+        LastNormColumn,
+        MaxNormColumn,
+        AlertsColumn,
+        ColumnCount
+    };
 
     explicit GradientSeriesModel(QObject* parent = nullptr);
 
@@ -31,7 +40,9 @@ public:
     bool isEmpty() const { return data_.series.empty(); }
     QString problem() const { return problem_; }
 
-    const analysis::GradSeries& series(int row) const { return data_.series[static_cast<size_t>(row)]; }
+    const analysis::GradSeries& series(int row) const {
+        return data_.series[static_cast<size_t>(row)];
+    }
     // What probe grads finds in that parameter, by step.
     std::vector<analysis::GradFinding> findingsOf(int row) const;
     const std::vector<analysis::GradFinding>& findings() const { return findings_; }
@@ -44,7 +55,8 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
     Qt::ItemFlags flags(const QModelIndex& index) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
 
 signals:
     // The files were read (or could not be: problem()).
@@ -55,8 +67,8 @@ signals:
 private:
     analysis::GradMonitorData data_;
     std::vector<analysis::GradFinding> findings_;
-    std::vector<int> alerts_;        // findings per row
-    std::vector<double> maxNorm_;    // largest finite norm per row
+    std::vector<int> alerts_;      // findings per row
+    std::vector<double> maxNorm_;  // largest finite norm per row
     std::vector<bool> checked_;
     QString directory_, problem_;
     quint64 request_ = 0;

@@ -12,8 +12,9 @@ namespace probe::data {
 namespace {
 
 bool containsNoCase(const std::string& haystack, const std::string& lowerNeedle) {
-    auto it = std::search(haystack.begin(), haystack.end(), lowerNeedle.begin(), lowerNeedle.end(),
-                          [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+    auto it = std::search(
+        haystack.begin(), haystack.end(), lowerNeedle.begin(), lowerNeedle.end(),
+        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
     return it != haystack.end();
 }
 
@@ -57,19 +58,20 @@ bool OpFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePar
     const auto& idx = store_->index();
     const auto& o = idx.op(op);
     switch (show_) {
-    case Show::All: break;
-    case Show::Anomalies:
-        if (!o.anomalies) return false;
-        break;
-    case Show::NanOnly:
-        if (!(o.anomalies & analysis::kHasNan)) return false;
-        break;
-    case Show::Dumped:
-        if (!selection_ || !selection_->selects(idx.location(op))) return false;
-        break;
-    case Show::Ticked:
-        if (!selection_ || !selection_->isTicked(o.id)) return false;
-        break;
+        case Show::All:
+            break;
+        case Show::Anomalies:
+            if (!o.anomalies) return false;
+            break;
+        case Show::NanOnly:
+            if (!(o.anomalies & analysis::kHasNan)) return false;
+            break;
+        case Show::Dumped:
+            if (!selection_ || !selection_->selects(idx.location(op))) return false;
+            break;
+        case Show::Ticked:
+            if (!selection_ || !selection_->isTicked(o.id)) return false;
+            break;
     }
     if (search_.empty()) return true;
     // A path ("self_attn/softmax") is searched in the name path; otherwise the op's own name, so

@@ -5,8 +5,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QSortFilterProxyModel>
 #include <string>
+
+#include <QSortFilterProxyModel>
 
 namespace probe::data {
 

@@ -1,22 +1,27 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_replay.h"
 
+#include <algorithm>
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <algorithm>
 
 namespace probe::data {
 
 OpReplay::OpReplay(QObject* parent) : QObject(parent) {}
 
-OpReplay::~OpReplay() { stop(); }
+OpReplay::~OpReplay() {
+    stop();
+}
 
 QString OpReplay::probeExecutable() const {
-    return probe_.isEmpty() ? QDir(QCoreApplication::applicationDirPath()).absoluteFilePath(QStringLiteral("probe")) : probe_;
+    return probe_.isEmpty() ? QDir(QCoreApplication::applicationDirPath())
+                                  .absoluteFilePath(QStringLiteral("probe"))
+                            : probe_;
 }
 
 void OpReplay::stop() {
@@ -30,7 +35,8 @@ void OpReplay::stop() {
     process_ = nullptr;
 }
 
-void OpReplay::start(const QString& dumpRoot, const QString& opId, int round, const QString& processKey) {
+void OpReplay::start(const QString& dumpRoot, const QString& opId, int round,
+                     const QString& processKey) {
     stop();
     last_ = ReplayVerdict{};
     last_.opId = opId;
@@ -41,34 +47,40 @@ void OpReplay::start(const QString& dumpRoot, const QString& opId, int round, co
         emit finished(last_);
         return;
     }
-    QStringList args{QStringLiteral("replay"), dumpRoot, QStringLiteral("--op"), opId, QStringLiteral("--round"),
-                     QString::number(round), QStringLiteral("--json")};
+    QStringList args{QStringLiteral("replay"),  dumpRoot,
+                     QStringLiteral("--op"),    opId,
+                     QStringLiteral("--round"), QString::number(round),
+                     QStringLiteral("--json")};
     if (!processKey.isEmpty()) args << QStringLiteral("--process") << processKey;
     auto* process = new QProcess(this);
     process_ = process;
-    connect(process, &QProcess::errorOccurred, this, [this, process, probe](QProcess::ProcessError error) {
-        if (error != QProcess::FailedToStart || process != process_) return;
-        last_.error = tr("%1 could not be started: %2").arg(probe, process->errorString());
-        process_->deleteLater();
-        process_ = nullptr;
-        emit finished(last_);
-    });
-    connect(process, &QProcess::finished, this, [this, process, opId, round](int exitCode, QProcess::ExitStatus status) {
-        if (process != process_) return;
-        const QByteArray out = process->readAllStandardOutput();
-        const QString err = QString::fromUtf8(process->readAllStandardError()).trimmed();
-        process_->deleteLater();
-        process_ = nullptr;
-        last_ = parse(out, opId, round);
-        last_.exitCode = exitCode;
-        if (!last_.ran) {
-            if (status != QProcess::NormalExit)
-                last_.error = tr("probe replay crashed");
-            else if (last_.error.isEmpty())
-                last_.error = err.isEmpty() ? tr("probe replay ended with exit code %1").arg(exitCode) : err.section(QLatin1Char('\n'), -3);
-        }
-        emit finished(last_);
-    });
+    connect(process, &QProcess::errorOccurred, this,
+            [this, process, probe](QProcess::ProcessError error) {
+                if (error != QProcess::FailedToStart || process != process_) return;
+                last_.error = tr("%1 could not be started: %2").arg(probe, process->errorString());
+                process_->deleteLater();
+                process_ = nullptr;
+                emit finished(last_);
+            });
+    connect(process, &QProcess::finished, this,
+            [this, process, opId, round](int exitCode, QProcess::ExitStatus status) {
+                if (process != process_) return;
+                const QByteArray out = process->readAllStandardOutput();
+                const QString err = QString::fromUtf8(process->readAllStandardError()).trimmed();
+                process_->deleteLater();
+                process_ = nullptr;
+                last_ = parse(out, opId, round);
+                last_.exitCode = exitCode;
+                if (!last_.ran) {
+                    if (status != QProcess::NormalExit)
+                        last_.error = tr("probe replay crashed");
+                    else if (last_.error.isEmpty())
+                        last_.error = err.isEmpty()
+                                          ? tr("probe replay ended with exit code %1").arg(exitCode)
+                                          : err.section(QLatin1Char('\n'), -3);
+                }
+                emit finished(last_);
+            });
     process->start(probe, args);
     emit started(opId, round);
 }
@@ -80,7 +92,9 @@ ReplayVerdict OpReplay::parse(const QByteArray& json, const QString& opId, int r
     QJsonParseError error;
     const QJsonDocument document = QJsonDocument::fromJson(json, &error);
     if (!document.isObject()) {
-        v.error = json.trimmed().isEmpty() ? QString() : tr("probe replay printed no JSON: %1").arg(error.errorString());
+        v.error = json.trimmed().isEmpty()
+                      ? QString()
+                      : tr("probe replay printed no JSON: %1").arg(error.errorString());
         return v;
     }
     const QJsonArray results = document.object().value(QStringLiteral("results")).toArray();
@@ -109,7 +123,9 @@ ReplayVerdict OpReplay::parse(const QByteArray& json, const QString& opId, int r
         }
         break;
     }
-    if (!v.ran) v.error = tr("probe replay found no op %1 with tensor data in round %2").arg(opId).arg(round);
+    if (!v.ran)
+        v.error =
+            tr("probe replay found no op %1 with tensor data in round %2").arg(opId).arg(round);
     return v;
 }
 

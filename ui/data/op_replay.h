@@ -11,15 +11,15 @@
 namespace probe::data {
 
 struct ReplayVerdict {
-    bool ran = false;     // probe replay ran and printed a result for the op
+    bool ran = false;  // probe replay ran and printed a result for the op
     QString opId, opName, opType;
     int round = 0;
-    QString verdict;      // ok, WRONG, inherits, overflow, not replayable
+    QString verdict;  // ok, WRONG, inherits, overflow, not replayable
     QString reason;
     double maxAbsErr = 0, maxRelErr = 0, maxUlpErr = 0;  // the dumped output's, against float64
     bool hasMeasures = false;
     int exitCode = 0;
-    QString error;        // when it did not run: why, for people
+    QString error;  // when it did not run: why, for people
 };
 
 class OpReplay : public QObject {
@@ -34,7 +34,8 @@ public:
 
     // Starts the replay of op `opId` in `round` of the dump at `dumpRoot` (a process folder
     // name narrows it to that process). A replay still running is stopped first.
-    void start(const QString& dumpRoot, const QString& opId, int round, const QString& process = QString());
+    void start(const QString& dumpRoot, const QString& opId, int round,
+               const QString& process = QString());
     bool isRunning() const { return process_ && process_->state() != QProcess::NotRunning; }
     const ReplayVerdict& last() const { return last_; }
 

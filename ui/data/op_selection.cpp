@@ -5,9 +5,12 @@
 
 namespace probe::data {
 
-OpSelection::OpSelection(QObject* parent) : QObject(parent), config_(format::OpConfig::startingPoint()) {}
+OpSelection::OpSelection(QObject* parent)
+    : QObject(parent), config_(format::OpConfig::startingPoint()) {}
 
-void OpSelection::syncTicked() { ticked_ = std::unordered_set<std::string>(config_.ids.begin(), config_.ids.end()); }
+void OpSelection::syncTicked() {
+    ticked_ = std::unordered_set<std::string>(config_.ids.begin(), config_.ids.end());
+}
 
 void OpSelection::setConfig(const format::OpConfig& config) {
     if (config == config_) return;
@@ -22,7 +25,8 @@ void OpSelection::setTicked(const std::string& id, bool ticked) {
         config_.ids.push_back(id);
         ticked_.insert(id);
     } else {
-        config_.ids.erase(std::remove(config_.ids.begin(), config_.ids.end(), id), config_.ids.end());
+        config_.ids.erase(std::remove(config_.ids.begin(), config_.ids.end(), id),
+                          config_.ids.end());
         ticked_.erase(id);
     }
     emit changed();

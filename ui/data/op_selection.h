@@ -5,10 +5,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QObject>
-#include <QString>
 #include <string>
 #include <unordered_set>
+
+#include <QObject>
+#include <QString>
 
 #include "probe/format/op_config.h"
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_tensors_model.h"
 
-#include <QColor>
-#include <QFileInfo>
 #include <algorithm>
 #include <cmath>
+
+#include <QColor>
+#include <QFileInfo>
 
 #include "dump_store.h"
 #include "op_tree_model.h"
@@ -13,7 +14,8 @@ namespace probe::data {
 
 using analysis::kNone;
 
-OpTensorsModel::OpTensorsModel(DumpStore* store, QObject* parent) : QAbstractTableModel(parent), store_(store) {
+OpTensorsModel::OpTensorsModel(DumpStore* store, QObject* parent)
+    : QAbstractTableModel(parent), store_(store) {
     connect(store_, &DumpStore::beginModelReset, this, [this] {
         beginResetModel();
         op_ = kNone;
@@ -22,7 +24,9 @@ OpTensorsModel::OpTensorsModel(DumpStore* store, QObject* parent) : QAbstractTab
     });
     connect(store_, &DumpStore::endModelReset, this, [this] { endResetModel(); });
     connect(store_, &DumpStore::changed, this, [this](const analysis::IndexChange& change) {
-        if (op_ != kNone && std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), op_)) refresh();
+        if (op_ != kNone &&
+            std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), op_))
+            refresh();
     });
 }
 
@@ -39,7 +43,8 @@ std::vector<uint32_t> OpTensorsModel::collect() const {
         }
     }
     // By round, then inputs before outputs in the order the op's tensors were first seen.
-    std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return idx.row(a).round < idx.row(b).round; });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](uint32_t a, uint32_t b) { return idx.row(a).round < idx.row(b).round; });
     return rows;
 }
 
@@ -88,9 +93,13 @@ int OpTensorsModel::tableRowOf(uint32_t row) const {
     return it == rows_.end() ? -1 : static_cast<int>(it - rows_.begin());
 }
 
-int OpTensorsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
+int OpTensorsModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
 
-int OpTensorsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int OpTensorsModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant OpTensorsModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
@@ -118,30 +127,38 @@ QVariant OpTensorsModel::data(const QModelIndex& index, int role) const {
     }
     if (role != Qt::DisplayRole) return {};
     switch (column) {
-    case RoundColumn: return row.round;
-    case DirectionColumn: return slot.isOutput ? QStringLiteral("output") : QStringLiteral("input");
-    case IndexColumn: return QString::fromStdString(slot.index);
-    case DtypeColumn: return QString::fromStdString(idx.text(row.dtype));
-    case FormatColumn: return QString::fromStdString(idx.text(row.format));
-    case ShapeColumn: return QString::fromStdString(idx.text(row.shape));
-    case MaxColumn:
-    case MinColumn:
-    case MeanColumn:
-    case NormColumn: {
-        const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
-        return row.has(stat) ? OpTreeModel::formatValue(row.get(stat)) : QStringLiteral("N/A");
-    }
-    case FileColumn:
-        // Only the file name here (the whole path is in the tooltip); reading it back is cheap
-        // for the few rows on screen.
-        return row.hasTensorFile ? QFileInfo(tensorPath(rowIndex)).fileName() : QString();
-    default: return {};
+        case RoundColumn:
+            return row.round;
+        case DirectionColumn:
+            return slot.isOutput ? QStringLiteral("output") : QStringLiteral("input");
+        case IndexColumn:
+            return QString::fromStdString(slot.index);
+        case DtypeColumn:
+            return QString::fromStdString(idx.text(row.dtype));
+        case FormatColumn:
+            return QString::fromStdString(idx.text(row.format));
+        case ShapeColumn:
+            return QString::fromStdString(idx.text(row.shape));
+        case MaxColumn:
+        case MinColumn:
+        case MeanColumn:
+        case NormColumn: {
+            const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
+            return row.has(stat) ? OpTreeModel::formatValue(row.get(stat)) : QStringLiteral("N/A");
+        }
+        case FileColumn:
+            // Only the file name here (the whole path is in the tooltip); reading it back is cheap
+            // for the few rows on screen.
+            return row.hasTensorFile ? QFileInfo(tensorPath(rowIndex)).fileName() : QString();
+        default:
+            return {};
     }
 }
 
 QVariant OpTensorsModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* const names[] = {"Round", "I/O", "Index", "Dtype", "Format", "Shape", "Max", "Min", "Mean", "Norm", "Tensor file"};
+    static const char* const names[] = {"Round", "I/O", "Index", "Dtype", "Format",     "Shape",
+                                        "Max",   "Min", "Mean",  "Norm",  "Tensor file"};
     return section >= 0 && section < ColumnCount ? QString::fromLatin1(names[section]) : QVariant();
 }
 

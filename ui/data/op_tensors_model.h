@@ -3,9 +3,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QAbstractTableModel>
 #include <unordered_map>
 #include <vector>
+
+#include <QAbstractTableModel>
 
 #include "analysis/dump_index.h"
 
@@ -40,7 +41,10 @@ public:
     int32_t round() const { return round_; }
     void setRound(int32_t round);
 
-    uint32_t rowAt(int tableRow) const { return tableRow >= 0 && tableRow < static_cast<int>(rows_.size()) ? rows_[tableRow] : analysis::kNone; }
+    uint32_t rowAt(int tableRow) const {
+        return tableRow >= 0 && tableRow < static_cast<int>(rows_.size()) ? rows_[tableRow]
+                                                                          : analysis::kNone;
+    }
     int tableRowOf(uint32_t row) const;
     // The row's tensor file ("" when it has none).
     QString tensorPath(uint32_t row) const;
@@ -48,7 +52,8 @@ public:
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
 
 private:
     std::vector<uint32_t> collect() const;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_tree_model.h"
 
-#include <QColor>
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+
+#include <QColor>
 
 #include "compare_runs.h"
 #include "dump_store.h"
@@ -24,7 +25,9 @@ const QColor kBelowColor(150, 150, 150);
 constexpr size_t kMaxDataChangedOps = 500;
 
 // NaN sorts above everything, so sorting by a statistic puts broken ops together.
-double sortable(double v) { return std::isnan(v) ? DBL_MAX : v; }
+double sortable(double v) {
+    return std::isnan(v) ? DBL_MAX : v;
+}
 
 QString anomalyText(uint8_t bits) {
     QStringList parts;
@@ -43,7 +46,8 @@ OpTreeModel::OpTreeModel(DumpStore* store, OpSelection* selection, QObject* pare
     connect(store_, &DumpStore::beginModelReset, this, &OpTreeModel::onAboutToReset);
     connect(store_, &DumpStore::endModelReset, this, &OpTreeModel::onReset);
     connect(store_, &DumpStore::changed, this, &OpTreeModel::onChanged);
-    if (selection_) connect(selection_, &OpSelection::changed, this, &OpTreeModel::onSelectionChanged);
+    if (selection_)
+        connect(selection_, &OpSelection::changed, this, &OpTreeModel::onSelectionChanged);
     if (store_->index().processCount() > 0) {
         process_ = 0;
         announceAll();
@@ -67,7 +71,9 @@ void OpTreeModel::setComparison(RunComparison* comparison) {
     });
 }
 
-bool OpTreeModel::checkable() const { return selection_ && store_->layout() == analysis::DumpLayout::Atb; }
+bool OpTreeModel::checkable() const {
+    return selection_ && store_->layout() == analysis::DumpLayout::Atb;
+}
 
 void OpTreeModel::announceAll() {
     const auto& idx = store_->index();
@@ -86,7 +92,8 @@ void OpTreeModel::collectHidden() const {
     if (process_ == kNone) return;
     for (uint32_t op = knownOps_; op < idx.opCount(); ++op) {
         const auto& o = idx.op(op);
-        if (o.process == process_ && (o.parent == kNone || o.parent < knownOps_)) hiddenRows_[o.parent].push_back(o.row);
+        if (o.process == process_ && (o.parent == kNone || o.parent < knownOps_))
+            hiddenRows_[o.parent].push_back(o.row);
     }
     for (auto& [parent, rows] : hiddenRows_) std::sort(rows.begin(), rows.end());
 }
@@ -133,7 +140,8 @@ bool OpTreeModel::visibleRowOf(uint32_t op, uint32_t* row) const {
         uint32_t before = 0;
         if (hidden) {
             if (std::binary_search(hidden->begin(), hidden->end(), r)) return false;
-            before = static_cast<uint32_t>(std::lower_bound(hidden->begin(), hidden->end(), r) - hidden->begin());
+            before = static_cast<uint32_t>(std::lower_bound(hidden->begin(), hidden->end(), r) -
+                                           hidden->begin());
         }
         if (cur == op) own = r - before;
     }
@@ -178,7 +186,8 @@ void OpTreeModel::onChanged(const analysis::IndexChange& change) {
     // New ops enter with their subtrees whole, under ops views know, each run of adjacent
     // ones where it belongs (from the top: every row above it is announced already).
     collectHidden();
-    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> pending(hiddenRows_.begin(), hiddenRows_.end());
+    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> pending(hiddenRows_.begin(),
+                                                                    hiddenRows_.end());
     std::sort(pending.begin(), pending.end());
     for (auto& [parent, rows] : pending) {
         const QModelIndex parentIndex = parent == kNone ? QModelIndex() : indexOfOp(parent);
@@ -263,7 +272,8 @@ void OpTreeModel::onSelectionChanged() {
         if (idx.op(op).children.empty() || idx.op(op).process != process_) continue;
         const QModelIndex parent = indexOfOp(op);
         if (!parent.isValid()) continue;
-        emit dataChanged(index(0, NameColumn, parent), index(static_cast<int>(visibleCount(op)) - 1, DumpedColumn, parent));
+        emit dataChanged(index(0, NameColumn, parent),
+                         index(static_cast<int>(visibleCount(op)) - 1, DumpedColumn, parent));
     }
 }
 
@@ -304,9 +314,13 @@ int OpTreeModel::rowCount(const QModelIndex& parent) const {
     return static_cast<int>(visibleCount(opAt(parent)));
 }
 
-int OpTreeModel::columnCount(const QModelIndex&) const { return ColumnCount; }
+int OpTreeModel::columnCount(const QModelIndex&) const {
+    return ColumnCount;
+}
 
-bool OpTreeModel::hasChildren(const QModelIndex& parent) const { return rowCount(parent) > 0; }
+bool OpTreeModel::hasChildren(const QModelIndex& parent) const {
+    return rowCount(parent) > 0;
+}
 
 Qt::ItemFlags OpTreeModel::flags(const QModelIndex& index) const {
     if (!index.isValid()) return Qt::NoItemFlags;
@@ -323,51 +337,61 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
     const int column = index.column();
 
     switch (role) {
-    case OpRole: return op;
-    case AnomalyRole: return o.anomalies;
-    case SubtreeAnomalyRole: return o.subtreeAnomalies;
-    case SelectedRole: return selection_ && selection_->selects(idx.location(op));
-    case VerdictRole:
-        return static_cast<int>(comparison_ ? comparison_->verdictOf(op) : RunComparison::Verdict::NotCompared);
-    case Qt::BackgroundRole:
-        if (!comparison_) return {};
-        if (const QColor c = RunComparison::verdictColor(comparison_->verdictOf(op)); c.isValid()) return c;
-        return {};
-    case Qt::CheckStateRole: {
-        if (column != NameColumn || !checkable()) return {};
-        if (selection_->isTicked(o.id)) return Qt::Checked;
-        // Dumped because a ticked ancestor brings its children (save_child): shown half-ticked.
-        if (selection_->includesChildren())
-            for (uint32_t a = o.parent; a != kNone; a = idx.op(a).parent)
-                if (selection_->isTicked(idx.op(a).id)) return Qt::PartiallyChecked;
-        return Qt::Unchecked;
-    }
-    case Qt::TextAlignmentRole:
-        if (column == RoundsColumn || (column >= MaxColumn && column <= NormColumn))
-            return static_cast<int>(Qt::AlignRight | Qt::AlignVCenter);
-        if (column == DumpedColumn || column == AnomalyColumn) return static_cast<int>(Qt::AlignCenter);
-        return {};
-    case Qt::ForegroundRole:
-        if (column == AnomalyColumn) {
+        case OpRole:
+            return op;
+        case AnomalyRole:
+            return o.anomalies;
+        case SubtreeAnomalyRole:
+            return o.subtreeAnomalies;
+        case SelectedRole:
+            return selection_ && selection_->selects(idx.location(op));
+        case VerdictRole:
+            return static_cast<int>(comparison_ ? comparison_->verdictOf(op)
+                                                : RunComparison::Verdict::NotCompared);
+        case Qt::BackgroundRole:
+            if (!comparison_) return {};
+            if (const QColor c = RunComparison::verdictColor(comparison_->verdictOf(op));
+                c.isValid())
+                return c;
+            return {};
+        case Qt::CheckStateRole: {
+            if (column != NameColumn || !checkable()) return {};
+            if (selection_->isTicked(o.id)) return Qt::Checked;
+            // Dumped because a ticked ancestor brings its children (save_child): shown half-ticked.
+            if (selection_->includesChildren())
+                for (uint32_t a = o.parent; a != kNone; a = idx.op(a).parent)
+                    if (selection_->isTicked(idx.op(a).id)) return Qt::PartiallyChecked;
+            return Qt::Unchecked;
+        }
+        case Qt::TextAlignmentRole:
+            if (column == RoundsColumn || (column >= MaxColumn && column <= NormColumn))
+                return static_cast<int>(Qt::AlignRight | Qt::AlignVCenter);
+            if (column == DumpedColumn || column == AnomalyColumn)
+                return static_cast<int>(Qt::AlignCenter);
+            return {};
+        case Qt::ForegroundRole:
+            if (column == AnomalyColumn) {
+                if (o.anomalies & analysis::kHasNan) return kNanColor;
+                if (o.anomalies & analysis::kHasInf) return kInfColor;
+                return kBelowColor;
+            }
+            if (column >= MaxColumn && column <= NormColumn) {
+                const uint32_t row = idx.slotRow(idx.representativeSlot(op));
+                const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
+                if (row != kNone && idx.row(row).has(stat) &&
+                    !std::isfinite(idx.row(row).get(stat)))
+                    return std::isnan(idx.row(row).get(stat)) ? kNanColor : kInfColor;
+            }
+            return {};
+        case Qt::DecorationRole:
+            if (column != NameColumn) return {};
             if (o.anomalies & analysis::kHasNan) return kNanColor;
             if (o.anomalies & analysis::kHasInf) return kInfColor;
-            return kBelowColor;
-        }
-        if (column >= MaxColumn && column <= NormColumn) {
-            const uint32_t row = idx.slotRow(idx.representativeSlot(op));
-            const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
-            if (row != kNone && idx.row(row).has(stat) && !std::isfinite(idx.row(row).get(stat)))
-                return std::isnan(idx.row(row).get(stat)) ? kNanColor : kInfColor;
-        }
-        return {};
-    case Qt::DecorationRole:
-        if (column != NameColumn) return {};
-        if (o.anomalies & analysis::kHasNan) return kNanColor;
-        if (o.anomalies & analysis::kHasInf) return kInfColor;
-        if (o.subtreeAnomalies & analysis::kHasNan) return kNanColor.lighter(170);
-        if (o.subtreeAnomalies & analysis::kHasInf) return kInfColor.lighter(160);
-        return {};
-    default: break;
+            if (o.subtreeAnomalies & analysis::kHasNan) return kNanColor.lighter(170);
+            if (o.subtreeAnomalies & analysis::kHasInf) return kInfColor.lighter(160);
+            return {};
+        default:
+            break;
     }
 
     if (role != Qt::DisplayRole && role != SortRole && role != Qt::ToolTipRole) return {};
@@ -377,69 +401,101 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
 
     if (role == Qt::ToolTipRole) {
         switch (column) {
-        case NameColumn:
-        case IdColumn:
-        case TypeColumn: {
-            QString tip = QStringLiteral("%1\nid %2   type %3").arg(QString::fromStdString(o.namePath), QString::fromStdString(o.id),
-                                                                QString::fromStdString(o.type));
-            if (!o.param.empty()) tip += QStringLiteral("\nparameters: ") + QString::fromStdString(o.param.substr(0, 400));
-            return tip;
-        }
-        case RoundsColumn:
-            if (o.rounds.empty()) return QStringLiteral("no rows yet");
-            return QStringLiteral("%1 rounds (%2..%3), %4 rows").arg(o.rounds.size()).arg(o.rounds.front()).arg(o.rounds.back()).arg(o.rowCount);
-        case AnomalyColumn:
-            if (o.anomalies) return QStringLiteral("%1 in this op's statistics").arg(anomalyText(o.anomalies));
-            if (o.subtreeAnomalies) return QStringLiteral("%1 in an op below this one").arg(anomalyText(o.subtreeAnomalies));
-            return {};
-        case DumpedColumn:
-            return QStringLiteral("Whether the current config dumps this op (ids, op_name, save_child)");
-        case VerdictColumn: {
-            const uint32_t compared = comparison_ ? comparison_->comparedOp(op) : kNone;
-            const auto* r = comparison_ ? comparison_->result() : nullptr;
-            if (!r || compared == kNone || r->ops[compared].cause == kNone) return {};
-            return QString::fromStdString(r->describeOp(compared) + "\n" + r->describeTensor(r->ops[compared].cause) + ": " +
-                                          r->explain(r->ops[compared].cause));
-        }
-        default:
-            if (row == kNone) return {};
-            return QStringLiteral("%1, round %2").arg(QString::fromStdString(idx.describeSlot(slot))).arg(idx.row(row).round);
+            case NameColumn:
+            case IdColumn:
+            case TypeColumn: {
+                QString tip =
+                    QStringLiteral("%1\nid %2   type %3")
+                        .arg(QString::fromStdString(o.namePath), QString::fromStdString(o.id),
+                             QString::fromStdString(o.type));
+                if (!o.param.empty())
+                    tip += QStringLiteral("\nparameters: ") +
+                           QString::fromStdString(o.param.substr(0, 400));
+                return tip;
+            }
+            case RoundsColumn:
+                if (o.rounds.empty()) return QStringLiteral("no rows yet");
+                return QStringLiteral("%1 rounds (%2..%3), %4 rows")
+                    .arg(o.rounds.size())
+                    .arg(o.rounds.front())
+                    .arg(o.rounds.back())
+                    .arg(o.rowCount);
+            case AnomalyColumn:
+                if (o.anomalies)
+                    return QStringLiteral("%1 in this op's statistics")
+                        .arg(anomalyText(o.anomalies));
+                if (o.subtreeAnomalies)
+                    return QStringLiteral("%1 in an op below this one")
+                        .arg(anomalyText(o.subtreeAnomalies));
+                return {};
+            case DumpedColumn:
+                return QStringLiteral(
+                    "Whether the current config dumps this op (ids, op_name, save_child)");
+            case VerdictColumn: {
+                const uint32_t compared = comparison_ ? comparison_->comparedOp(op) : kNone;
+                const auto* r = comparison_ ? comparison_->result() : nullptr;
+                if (!r || compared == kNone || r->ops[compared].cause == kNone) return {};
+                return QString::fromStdString(r->describeOp(compared) + "\n" +
+                                              r->describeTensor(r->ops[compared].cause) + ": " +
+                                              r->explain(r->ops[compared].cause));
+            }
+            default:
+                if (row == kNone) return {};
+                return QStringLiteral("%1, round %2")
+                    .arg(QString::fromStdString(idx.describeSlot(slot)))
+                    .arg(idx.row(row).round);
         }
     }
 
     switch (column) {
-    case NameColumn: return QString::fromStdString(o.name);
-    case IdColumn: return sort ? QVariant(o.row) : QVariant(QString::fromStdString(o.id));
-    case TypeColumn: return QString::fromStdString(o.type);
-    case RoundsColumn: return sort || !o.rounds.empty() ? QVariant(static_cast<qulonglong>(o.rounds.size())) : QVariant();
-    case ShapeColumn: return row == kNone ? QVariant() : QVariant(QString::fromStdString(idx.text(idx.row(row).shape)));
-    case DtypeColumn: return row == kNone ? QVariant() : QVariant(QString::fromStdString(idx.text(idx.row(row).dtype)));
-    case MaxColumn:
-    case MinColumn:
-    case MeanColumn:
-    case NormColumn: {
-        const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
-        if (row == kNone || !idx.row(row).has(stat)) return sort ? QVariant(-DBL_MAX) : QVariant();
-        const double v = idx.row(row).get(stat);
-        return sort ? QVariant(sortable(v)) : QVariant(formatValue(v));
-    }
-    case AnomalyColumn: {
-        if (sort) return (o.anomalies << 2) | o.subtreeAnomalies;
-        if (o.anomalies) return anomalyText(o.anomalies);
-        if (o.subtreeAnomalies) return anomalyText(o.subtreeAnomalies) + QStringLiteral(" below");
-        return {};
-    }
-    case DumpedColumn: {
-        const bool selected = selection_ && store_->layout() == analysis::DumpLayout::Atb && selection_->selects(idx.location(op));
-        if (sort) return selected;
-        return selected ? QStringLiteral("\u2713") : QVariant();
-    }
-    case VerdictColumn: {
-        const auto verdict = comparison_ ? comparison_->verdictOf(op) : RunComparison::Verdict::NotCompared;
-        if (sort) return static_cast<int>(verdict);
-        return verdict == RunComparison::Verdict::NotCompared ? QVariant() : QVariant(RunComparison::verdictText(verdict));
-    }
-    default: return {};
+        case NameColumn:
+            return QString::fromStdString(o.name);
+        case IdColumn:
+            return sort ? QVariant(o.row) : QVariant(QString::fromStdString(o.id));
+        case TypeColumn:
+            return QString::fromStdString(o.type);
+        case RoundsColumn:
+            return sort || !o.rounds.empty() ? QVariant(static_cast<qulonglong>(o.rounds.size()))
+                                             : QVariant();
+        case ShapeColumn:
+            return row == kNone ? QVariant()
+                                : QVariant(QString::fromStdString(idx.text(idx.row(row).shape)));
+        case DtypeColumn:
+            return row == kNone ? QVariant()
+                                : QVariant(QString::fromStdString(idx.text(idx.row(row).dtype)));
+        case MaxColumn:
+        case MinColumn:
+        case MeanColumn:
+        case NormColumn: {
+            const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
+            if (row == kNone || !idx.row(row).has(stat))
+                return sort ? QVariant(-DBL_MAX) : QVariant();
+            const double v = idx.row(row).get(stat);
+            return sort ? QVariant(sortable(v)) : QVariant(formatValue(v));
+        }
+        case AnomalyColumn: {
+            if (sort) return (o.anomalies << 2) | o.subtreeAnomalies;
+            if (o.anomalies) return anomalyText(o.anomalies);
+            if (o.subtreeAnomalies)
+                return anomalyText(o.subtreeAnomalies) + QStringLiteral(" below");
+            return {};
+        }
+        case DumpedColumn: {
+            const bool selected = selection_ && store_->layout() == analysis::DumpLayout::Atb &&
+                                  selection_->selects(idx.location(op));
+            if (sort) return selected;
+            return selected ? QStringLiteral("\u2713") : QVariant();
+        }
+        case VerdictColumn: {
+            const auto verdict =
+                comparison_ ? comparison_->verdictOf(op) : RunComparison::Verdict::NotCompared;
+            if (sort) return static_cast<int>(verdict);
+            return verdict == RunComparison::Verdict::NotCompared
+                       ? QVariant()
+                       : QVariant(RunComparison::verdictText(verdict));
+        }
+        default:
+            return {};
     }
 }
 
@@ -456,36 +512,63 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
     if (orientation != Qt::Horizontal) return {};
     if (role == Qt::ToolTipRole) {
         switch (section) {
-        case NameColumn: return QStringLiteral("The op's own name; tick ops to add their ids to the config");
-        case RoundsColumn: return QStringLiteral("How many rounds (executions) have rows");
-        case ShapeColumn:
-        case DtypeColumn: return QStringLiteral("Of the op's first output (else its first input), last round");
-        case MaxColumn:
-        case MinColumn:
-        case MeanColumn:
-        case NormColumn: return QStringLiteral("Of the op's first output (else its first input), in its last round");
-        case AnomalyColumn: return QStringLiteral("NaN or Inf in the op's statistics (\"below\": in an op inside it)");
-        case DumpedColumn: return QStringLiteral("The current config dumps this op");
-        case VerdictColumn: return QStringLiteral("Against the reference run, over the rounds compared: born here (its inputs match, an output or parameter differs), inherited, matches, only in one run");
-        default: return {};
+            case NameColumn:
+                return QStringLiteral("The op's own name; tick ops to add their ids to the config");
+            case RoundsColumn:
+                return QStringLiteral("How many rounds (executions) have rows");
+            case ShapeColumn:
+            case DtypeColumn:
+                return QStringLiteral(
+                    "Of the op's first output (else its first input), last round");
+            case MaxColumn:
+            case MinColumn:
+            case MeanColumn:
+            case NormColumn:
+                return QStringLiteral(
+                    "Of the op's first output (else its first input), in its last round");
+            case AnomalyColumn:
+                return QStringLiteral(
+                    "NaN or Inf in the op's statistics (\"below\": in an op inside it)");
+            case DumpedColumn:
+                return QStringLiteral("The current config dumps this op");
+            case VerdictColumn:
+                return QStringLiteral(
+                    "Against the reference run, over the rounds compared: born here (its inputs "
+                    "match, an output or parameter differs), inherited, matches, only in one run");
+            default:
+                return {};
         }
     }
     if (role != Qt::DisplayRole) return {};
     switch (section) {
-    case NameColumn: return QStringLiteral("Name");
-    case IdColumn: return QStringLiteral("Id");
-    case TypeColumn: return QStringLiteral("Type");
-    case RoundsColumn: return QStringLiteral("Rounds");
-    case ShapeColumn: return QStringLiteral("Shape");
-    case DtypeColumn: return QStringLiteral("Dtype");
-    case MaxColumn: return QStringLiteral("Max");
-    case MinColumn: return QStringLiteral("Min");
-    case MeanColumn: return QStringLiteral("Mean");
-    case NormColumn: return QStringLiteral("Norm");
-    case AnomalyColumn: return QStringLiteral("NaN/Inf");
-    case DumpedColumn: return QStringLiteral("Dumped");
-    case VerdictColumn: return QStringLiteral("Compared");
-    default: return {};
+        case NameColumn:
+            return QStringLiteral("Name");
+        case IdColumn:
+            return QStringLiteral("Id");
+        case TypeColumn:
+            return QStringLiteral("Type");
+        case RoundsColumn:
+            return QStringLiteral("Rounds");
+        case ShapeColumn:
+            return QStringLiteral("Shape");
+        case DtypeColumn:
+            return QStringLiteral("Dtype");
+        case MaxColumn:
+            return QStringLiteral("Max");
+        case MinColumn:
+            return QStringLiteral("Min");
+        case MeanColumn:
+            return QStringLiteral("Mean");
+        case NormColumn:
+            return QStringLiteral("Norm");
+        case AnomalyColumn:
+            return QStringLiteral("NaN/Inf");
+        case DumpedColumn:
+            return QStringLiteral("Dumped");
+        case VerdictColumn:
+            return QStringLiteral("Compared");
+        default:
+            return {};
     }
 }
 

@@ -4,10 +4,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QAbstractItemModel>
-#include <QTimer>
 #include <unordered_map>
 #include <vector>
+
+#include <QAbstractItemModel>
+#include <QTimer>
 
 #include "analysis/dump_index.h"
 
@@ -73,7 +74,8 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     bool setData(const QModelIndex& index, const QVariant& value, int role) override;
     Qt::ItemFlags flags(const QModelIndex& index) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
 
     // Text of a statistic the way the tree and tables show it ("1.2345e+04", "nan", "inf").
     static QString formatValue(double value);
@@ -95,7 +97,7 @@ private:
     const std::vector<uint32_t>* hiddenRows(uint32_t parent) const;
     uint32_t visibleCount(uint32_t parent) const;
     uint32_t childAt(uint32_t parent, uint32_t visibleRow) const;  // kNone when out of range
-    bool visibleRowOf(uint32_t op, uint32_t* row) const;            // false when hidden
+    bool visibleRowOf(uint32_t op, uint32_t* row) const;           // false when hidden
     // Emits dataChanged for `ops` (siblings grouped into runs), columns [first, last].
     void emitChanged(std::vector<uint32_t> ops, int first, int last);
     bool checkable() const;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "overflow_births.h"
 
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <memory>
+
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "dump_store.h"
 
@@ -53,10 +54,12 @@ void OverflowBirths::search() {
         running_ = false;
         if (request == request_) {
             std::vector<BornOverflow> found = watcher->result();
-            const bool same = found.size() == births_.size() &&
-                              std::equal(found.begin(), found.end(), births_.begin(), [](const auto& a, const auto& b) {
-                                  return a.op == b.op && a.round == b.round && a.row == b.row;
-                              });
+            const bool same =
+                found.size() == births_.size() &&
+                std::equal(found.begin(), found.end(), births_.begin(),
+                           [](const auto& a, const auto& b) {
+                               return a.op == b.op && a.round == b.round && a.row == b.row;
+                           });
             births_ = std::move(found);
             if (!same) emit changed();
         }
@@ -68,7 +71,8 @@ void OverflowBirths::search() {
     });
     watcher->setFuture(QtConcurrent::run([index] {
         std::vector<BornOverflow> births;
-        const analysis::OverflowReport report = analysis::findOverflowBirths(*index, analysis::OverflowOptions{});
+        const analysis::OverflowReport report =
+            analysis::findOverflowBirths(*index, analysis::OverflowOptions{});
         for (const auto& b : report.births) {
             BornOverflow born;
             born.op = b.op;

@@ -4,10 +4,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <vector>
+
 #include <QObject>
 #include <QString>
 #include <QTimer>
-#include <vector>
 
 #include "analysis/overflow_check.h"
 

@@ -8,24 +8,31 @@
 namespace probe::data {
 namespace {
 
-void addPoint(PlotSeries& s, double x, const analysis::StatRecord& record, uint32_t row, analysis::Stat stat) {
+void addPoint(PlotSeries& s, double x, const analysis::StatRecord& record, uint32_t row,
+              analysis::Stat stat) {
     double y = std::numeric_limits<double>::quiet_NaN();
     if (record.has(stat)) {
         const double v = record.get(stat);
         if (std::isfinite(v))
             y = v;
         else
-            s.markers.push_back({x, std::isnan(v) ? PlotSeries::Mark::Nan : v > 0 ? PlotSeries::Mark::PosInf : PlotSeries::Mark::NegInf, row});
+            s.markers.push_back({x,
+                                 std::isnan(v) ? PlotSeries::Mark::Nan
+                                 : v > 0       ? PlotSeries::Mark::PosInf
+                                               : PlotSeries::Mark::NegInf,
+                                 row});
     }
     s.x.push_back(x);
     s.y.push_back(y);
     s.rows.push_back(row);
 }
 
-QString profileLabel(int32_t round, analysis::Stat stat, const analysis::DumpIndex::ProfileOptions& options) {
+QString profileLabel(int32_t round, analysis::Stat stat,
+                     const analysis::DumpIndex::ProfileOptions& options) {
     return QStringLiteral("round %1 %2 of each op's %3")
         .arg(round)
-        .arg(QString::fromLatin1(analysis::statName(stat)), options.outputs ? QStringLiteral("output") : QStringLiteral("input"));
+        .arg(QString::fromLatin1(analysis::statName(stat)),
+             options.outputs ? QStringLiteral("output") : QStringLiteral("input"));
 }
 
 }  // namespace
@@ -35,7 +42,8 @@ PlotSeries roundSeries(const analysis::DumpIndex& index, uint32_t slot, analysis
     if (slot >= index.slotCount()) return s;
     s.label = QStringLiteral("%1 %2 %3")
                   .arg(QString::fromStdString(index.describeOp(index.slot(slot).op)),
-                       QString::fromStdString(index.describeSlot(slot)), QString::fromLatin1(analysis::statName(stat)));
+                       QString::fromStdString(index.describeSlot(slot)),
+                       QString::fromLatin1(analysis::statName(stat)));
     const auto& rows = index.slot(slot).rows;
     s.x.reserve(static_cast<qsizetype>(rows.size()));
     s.y.reserve(static_cast<qsizetype>(rows.size()));
@@ -43,7 +51,8 @@ PlotSeries roundSeries(const analysis::DumpIndex& index, uint32_t slot, analysis
     return s;
 }
 
-ProfileSeries profileSeries(const analysis::DumpIndex& index, uint32_t process, int32_t round, analysis::Stat stat,
+ProfileSeries profileSeries(const analysis::DumpIndex& index, uint32_t process, int32_t round,
+                            analysis::Stat stat,
                             const analysis::DumpIndex::ProfileOptions& options) {
     ProfileSeries p;
     const auto points = index.roundProfile(process, round, options);
@@ -64,17 +73,22 @@ ProfileSeries profileSeries(const analysis::DumpIndex& index, uint32_t process, 
     return p;
 }
 
-PlotSeries alignedProfileSeries(const analysis::DumpIndex& index, uint32_t process, int32_t round, analysis::Stat stat,
-                                const analysis::DumpIndex::ProfileOptions& options, const PlotSeries& reference) {
+PlotSeries alignedProfileSeries(const analysis::DumpIndex& index, uint32_t process, int32_t round,
+                                analysis::Stat stat,
+                                const analysis::DumpIndex::ProfileOptions& options,
+                                const PlotSeries& reference) {
     PlotSeries s;
     s.label = profileLabel(round, stat, options);
     std::unordered_map<uint32_t, uint32_t> rowOfOp;  // op -> its row in `round`
-    for (const auto& point : index.roundProfile(process, round, options)) rowOfOp.emplace(point.op, point.row);
+    for (const auto& point : index.roundProfile(process, round, options))
+        rowOfOp.emplace(point.op, point.row);
     s.x.reserve(reference.x.size());
     s.y.reserve(reference.x.size());
     for (qsizetype i = 0; i < reference.x.size(); ++i) {
         const uint32_t referenceRow = reference.rows[i];
-        auto found = referenceRow == analysis::kNone ? rowOfOp.end() : rowOfOp.find(index.slot(index.row(referenceRow).slot).op);
+        auto found = referenceRow == analysis::kNone
+                         ? rowOfOp.end()
+                         : rowOfOp.find(index.slot(index.row(referenceRow).slot).op);
         if (found != rowOfOp.end()) {
             addPoint(s, reference.x[i], index.row(found->second), found->second, stat);
         } else {  // the op did not run in this round

@@ -19,9 +19,9 @@ struct PlotSeries {
         uint32_t row;
     };
     QString label;
-    QVector<double> x, y;    // y is NaN where the value is not finite or N/A (a gap)
-    QVector<uint32_t> rows;  // the statistic row behind each point (kNone at a gap with no row)
-    QVector<Marker> markers; // non-finite values
+    QVector<double> x, y;     // y is NaN where the value is not finite or N/A (a gap)
+    QVector<uint32_t> rows;   // the statistic row behind each point (kNone at a gap with no row)
+    QVector<Marker> markers;  // non-finite values
     bool empty() const { return x.isEmpty(); }
 };
 
@@ -36,14 +36,17 @@ struct ProfileSeries {
 };
 
 // One statistic of each op's first output (or input) across a round, x = execution position.
-ProfileSeries profileSeries(const analysis::DumpIndex& index, uint32_t process, int32_t round, analysis::Stat stat,
+ProfileSeries profileSeries(const analysis::DumpIndex& index, uint32_t process, int32_t round,
+                            analysis::Stat stat,
                             const analysis::DumpIndex::ProfileOptions& options);
 
 // The same statistic of another round, to overlay on `reference` (a profile of the same process):
 // each op's value at the x the same op has in the reference, so that an op that ran in only one
 // of the rounds does not shift the others. Where the op has no row in `round` the line has a gap
 // (y NaN, row kNone); ops the reference lacks are left out.
-PlotSeries alignedProfileSeries(const analysis::DumpIndex& index, uint32_t process, int32_t round, analysis::Stat stat,
-                                const analysis::DumpIndex::ProfileOptions& options, const PlotSeries& reference);
+PlotSeries alignedProfileSeries(const analysis::DumpIndex& index, uint32_t process, int32_t round,
+                                analysis::Stat stat,
+                                const analysis::DumpIndex::ProfileOptions& options,
+                                const PlotSeries& reference);
 
 }  // namespace probe::data

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "tensor_document.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
-#include <algorithm>
-#include <cmath>
 
 namespace probe::data {
 namespace {
@@ -68,7 +69,8 @@ void TensorDocument::startLoad(const QString& path, const QString& aliasData) {
         }
         if (!dataFile.empty() && !analysis::loadAliasedData(*tensor, dataFile, &error))
             result->error = QString::fromStdString(error);
-        if (tensor->hasValues()) result->histogram = analysis::computeHistogram(*tensor, kHistogramBins);
+        if (tensor->hasValues())
+            result->histogram = analysis::computeHistogram(*tensor, kHistogramBins);
         result->tensor = std::make_shared<analysis::TensorData>(std::move(*tensor));
         return result;
     }));
@@ -94,13 +96,18 @@ void TensorDocument::finishLoad(quint64 request, const std::shared_ptr<LoadResul
         if (alias != QFileInfo(path_).fileName()) {
             const QString dataPath = resolveAlias_ ? resolveAlias_(alias) : QString();
             if (!dataPath.isEmpty()) {
-                note_ = QStringLiteral("De-duplicated file: the data was written once, in %1").arg(dataPath);
+                note_ = QStringLiteral("De-duplicated file: the data was written once, in %1")
+                            .arg(dataPath);
                 startLoad(path_, dataPath);
                 return;
             }
-            note_ = QStringLiteral("De-duplicated file: its data is the first copy %1, which was not found in this dump").arg(alias);
+            note_ = QStringLiteral(
+                        "De-duplicated file: its data is the first copy %1, which was not found in "
+                        "this dump")
+                        .arg(alias);
         } else {
-            note_ = QStringLiteral("Header only: this kernel-level tensor was not written (filter_level 2)");
+            note_ = QStringLiteral(
+                "Header only: this kernel-level tensor was not written (filter_level 2)");
         }
     }
     loading_ = false;
@@ -115,12 +122,15 @@ void TensorDocument::finishLoad(quint64 request, const std::shared_ptr<LoadResul
     renderImage();
 }
 
-uint64_t TensorDocument::sliceStart() const { return analysis::sliceStart(geometry_, sliceIndex_); }
+uint64_t TensorDocument::sliceStart() const {
+    return analysis::sliceStart(geometry_, sliceIndex_);
+}
 
 void TensorDocument::setSliceIndex(const std::vector<int64_t>& leading) {
     std::vector<int64_t> clamped(geometry_.leadingDims.size(), 0);
     for (size_t i = 0; i < clamped.size() && i < leading.size(); ++i)
-        clamped[i] = std::clamp<int64_t>(leading[i], 0, std::max<int64_t>(geometry_.leadingDims[i] - 1, 0));
+        clamped[i] =
+            std::clamp<int64_t>(leading[i], 0, std::max<int64_t>(geometry_.leadingDims[i] - 1, 0));
     if (clamped == sliceIndex_) return;
     sliceIndex_ = std::move(clamped);
     emit sliceChanged();
@@ -153,8 +163,8 @@ void TensorDocument::renderImage() {
     }));
 }
 
-SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint64_t start, int64_t rows, int64_t cols,
-                                       Overlay overlay, int maxSide) {
+SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint64_t start,
+                                       int64_t rows, int64_t cols, Overlay overlay, int maxSide) {
     SliceImage out;
     if (rows <= 0 || cols <= 0 || !tensor.hasValues()) return out;
     const uint64_t count = static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols);
@@ -164,7 +174,8 @@ SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint6
     const int64_t longest = std::max(rows, cols);
     out.blockSize = static_cast<int>((longest + maxSide - 1) / maxSide);
     const int block = out.blockSize;
-    const int width = static_cast<int>((cols + block - 1) / block), height = static_cast<int>((rows + block - 1) / block);
+    const int width = static_cast<int>((cols + block - 1) / block),
+              height = static_cast<int>((rows + block - 1) / block);
     out.image = QImage(width, height, QImage::Format_RGB32);
     const double span = out.hi - out.lo;
     const double negativeSpan = std::max(-out.lo, 1e-300);
@@ -175,8 +186,10 @@ SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint6
             bool nan = false, inf = false;
             double sum = 0;
             int n = 0;
-            for (int64_t r = int64_t(y) * block; r < std::min<int64_t>(rows, int64_t(y + 1) * block); ++r)
-                for (int64_t c = int64_t(x) * block; c < std::min<int64_t>(cols, int64_t(x + 1) * block); ++c) {
+            for (int64_t r = int64_t(y) * block;
+                 r < std::min<int64_t>(rows, int64_t(y + 1) * block); ++r)
+                for (int64_t c = int64_t(x) * block;
+                     c < std::min<int64_t>(cols, int64_t(x + 1) * block); ++c) {
                     const double v = tensor.at(start + static_cast<uint64_t>(r * cols + c));
                     if (std::isnan(v))
                         nan = true;
@@ -200,7 +213,8 @@ SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint6
             const int grey = std::clamp(static_cast<int>(std::lround(t * 255)), 0, 255);
             if (overlay == Overlay::NanInfNegative) {
                 if (v < 0) {
-                    const int blue = 90 + std::clamp(static_cast<int>(-v / negativeSpan * 165), 0, 165);
+                    const int blue =
+                        90 + std::clamp(static_cast<int>(-v / negativeSpan * 165), 0, 165);
                     line[x] = qRgb(0, 0, blue);
                 } else {
                     line[x] = qRgb(grey / 2, grey / 2, grey / 2);  // dimmed so the marks stand out

@@ -5,12 +5,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QImage>
-#include <QObject>
-#include <QString>
 #include <functional>
 #include <memory>
 #include <vector>
+
+#include <QImage>
+#include <QObject>
+#include <QString>
 
 #include "analysis/tensor_view.h"
 
@@ -53,8 +54,8 @@ public:
     const SliceImage& image() const { return image_; }
 
     // Renders one slice (exposed for tests): at most `maxSide` pixels on a side.
-    static SliceImage renderSlice(const analysis::TensorData& tensor, uint64_t start, int64_t rows, int64_t cols,
-                                  Overlay overlay, int maxSide = 2048);
+    static SliceImage renderSlice(const analysis::TensorData& tensor, uint64_t start, int64_t rows,
+                                  int64_t cols, Overlay overlay, int maxSide = 2048);
 
 signals:
     void loadStarted(const QString& path);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "tensor_values_model.h"
 
-#include <QColor>
 #include <algorithm>
 #include <cmath>
+
+#include <QColor>
 
 #include "tensor_document.h"
 
@@ -19,7 +20,8 @@ TensorValuesModel::TensorValuesModel(TensorDocument* document, QObject* parent)
     connect(document_, &TensorDocument::sliceChanged, this, [this] { reload(); });
     connect(document_, &TensorDocument::imageReady, this, [this] {
         // The overlay mode may have changed: recolour the visible cells.
-        if (rows_ > 0 && cols_ > 0) emit dataChanged(index(0, 0), index(rows_ - 1, cols_ - 1), {Qt::BackgroundRole});
+        if (rows_ > 0 && cols_ > 0)
+            emit dataChanged(index(0, 0), index(rows_ - 1, cols_ - 1), {Qt::BackgroundRole});
     });
 }
 
@@ -54,12 +56,17 @@ void TensorValuesModel::reload() {
 int64_t TensorValuesModel::elementAt(const QModelIndex& index) const {
     if (!index.isValid() || index.row() >= rows_ || index.column() >= cols_) return -1;
     const auto g = document_->geometry();
-    return static_cast<int64_t>(document_->sliceStart()) + (firstRow() + index.row()) * g.cols + index.column();
+    return static_cast<int64_t>(document_->sliceStart()) + (firstRow() + index.row()) * g.cols +
+           index.column();
 }
 
-int TensorValuesModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : rows_; }
+int TensorValuesModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : rows_;
+}
 
-int TensorValuesModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : cols_; }
+int TensorValuesModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : cols_;
+}
 
 QVariant TensorValuesModel::data(const QModelIndex& index, int role) const {
     const int64_t element = elementAt(index);
@@ -67,18 +74,22 @@ QVariant TensorValuesModel::data(const QModelIndex& index, int role) const {
     const auto tensor = document_->tensor();
     const double v = tensor->at(static_cast<uint64_t>(element));
     switch (role) {
-    case Qt::DisplayRole:
-        if (std::isnan(v)) return QStringLiteral("nan");
-        if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-        return QString::number(v, 'g', 7);
-    case Qt::TextAlignmentRole: return static_cast<int>(Qt::AlignRight | Qt::AlignVCenter);
-    case Qt::BackgroundRole:
-        if (std::isnan(v)) return QColor(255, 190, 190);
-        if (std::isinf(v)) return QColor(190, 255, 190);
-        if (v < 0 && document_->overlay() == TensorDocument::Overlay::NanInfNegative) return QColor(200, 210, 255);
-        return {};
-    case Qt::ToolTipRole: return QStringLiteral("element %1").arg(element);
-    default: return {};
+        case Qt::DisplayRole:
+            if (std::isnan(v)) return QStringLiteral("nan");
+            if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+            return QString::number(v, 'g', 7);
+        case Qt::TextAlignmentRole:
+            return static_cast<int>(Qt::AlignRight | Qt::AlignVCenter);
+        case Qt::BackgroundRole:
+            if (std::isnan(v)) return QColor(255, 190, 190);
+            if (std::isinf(v)) return QColor(190, 255, 190);
+            if (v < 0 && document_->overlay() == TensorDocument::Overlay::NanInfNegative)
+                return QColor(200, 210, 255);
+            return {};
+        case Qt::ToolTipRole:
+            return QStringLiteral("element %1").arg(element);
+        default:
+            return {};
     }
 }
 

@@ -13,10 +13,11 @@ ControlClient::ControlClient(QObject* parent) : QObject(parent) {
     connect(&socket_, &QLocalSocket::connected, this, [this] { send(control::ClientHello{}); });
     connect(&socket_, &QLocalSocket::readyRead, this, &ControlClient::readLines);
     connect(&socket_, &QLocalSocket::disconnected, this, &ControlClient::disconnected);
-    connect(&socket_, &QLocalSocket::errorOccurred, this, [this](QLocalSocket::LocalSocketError error) {
-        if (error == QLocalSocket::PeerClosedError) return;  // reported as disconnected()
-        emit failed(socket_.errorString());
-    });
+    connect(&socket_, &QLocalSocket::errorOccurred, this,
+            [this](QLocalSocket::LocalSocketError error) {
+                if (error == QLocalSocket::PeerClosedError) return;  // reported as disconnected()
+                emit failed(socket_.errorString());
+            });
 }
 
 void ControlClient::connectToProbe(const QString& socketPath) {
@@ -27,9 +28,13 @@ void ControlClient::connectToProbe(const QString& socketPath) {
     socket_.connectToServer(socketPath);
 }
 
-void ControlClient::disconnectFromProbe() { socket_.disconnectFromServer(); }
+void ControlClient::disconnectFromProbe() {
+    socket_.disconnectFromServer();
+}
 
-bool ControlClient::isConnected() const { return socket_.state() == QLocalSocket::ConnectedState; }
+bool ControlClient::isConnected() const {
+    return socket_.state() == QLocalSocket::ConnectedState;
+}
 
 void ControlClient::send(const control::ClientMessage& message) {
     socket_.write(QByteArray::fromStdString(control::toLine(message)));

@@ -1,54 +1,70 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "session/launch_session.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QStandardPaths>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <unistd.h>
 
 #include "probe/format/config_issue.h"
 #include "probe/format/op_config.h"
 #include "probe/format/states.h"
-
 #include "session/live_probes.h"
 
 namespace probe::session {
 
 QString sessionStateName(SessionState state) {
     switch (state) {
-        case SessionState::NotStarted: return QObject::tr("not started");
-        case SessionState::Starting: return QObject::tr("starting");
-        case SessionState::Sleeping: return QObject::tr("sleeping");
-        case SessionState::Dumping: return QObject::tr("dumping");
-        case SessionState::Stopped: return QObject::tr("dump stopped");
-        case SessionState::Finished: return QObject::tr("finished");
-        case SessionState::Crashed: return QObject::tr("crashed");
-        case SessionState::StoppedByUser: return QObject::tr("stopped by you");
-        case SessionState::FailedToStart: return QObject::tr("failed to start");
-        case SessionState::Detached: return QObject::tr("detached");
+        case SessionState::NotStarted:
+            return QObject::tr("not started");
+        case SessionState::Starting:
+            return QObject::tr("starting");
+        case SessionState::Sleeping:
+            return QObject::tr("sleeping");
+        case SessionState::Dumping:
+            return QObject::tr("dumping");
+        case SessionState::Stopped:
+            return QObject::tr("dump stopped");
+        case SessionState::Finished:
+            return QObject::tr("finished");
+        case SessionState::Crashed:
+            return QObject::tr("crashed");
+        case SessionState::StoppedByUser:
+            return QObject::tr("stopped by you");
+        case SessionState::FailedToStart:
+            return QObject::tr("failed to start");
+        case SessionState::Detached:
+            return QObject::tr("detached");
     }
     return {};
 }
 
 SessionState sessionStateFromProbe(format::ProbeState probeState, SessionState fallback) {
     switch (probeState) {
-        case format::ProbeState::Dumping: return SessionState::Dumping;
-        case format::ProbeState::Sleeping: return SessionState::Sleeping;
-        case format::ProbeState::Stopped: return SessionState::Stopped;
-        case format::ProbeState::Exiting: break;
+        case format::ProbeState::Dumping:
+            return SessionState::Dumping;
+        case format::ProbeState::Sleeping:
+            return SessionState::Sleeping;
+        case format::ProbeState::Stopped:
+            return SessionState::Stopped;
+        case format::ProbeState::Exiting:
+            break;
     }
     return fallback;
 }
 
 bool sessionHasEnded(SessionState state) {
-    return state == SessionState::Finished || state == SessionState::Crashed || state == SessionState::StoppedByUser ||
-           state == SessionState::FailedToStart || state == SessionState::Detached;
+    return state == SessionState::Finished || state == SessionState::Crashed ||
+           state == SessionState::StoppedByUser || state == SessionState::FailedToStart ||
+           state == SessionState::Detached;
 }
 
 LaunchSpec launchSpecFromCommand(const QStringList& command) {
@@ -67,7 +83,8 @@ LaunchSpec launchSpecFromCommand(const QStringList& command) {
 }
 
 QString defaultInterpreterFor(const QString& program) {
-    return program.trimmed().endsWith(QLatin1String(".py")) ? QStringLiteral("/usr/bin/python3") : QString();
+    return program.trimmed().endsWith(QLatin1String(".py")) ? QStringLiteral("/usr/bin/python3")
+                                                            : QString();
 }
 
 bool prepareDemoLaunch(const QString& dataDirectory, LaunchSpec* spec, QString* error) {
@@ -84,20 +101,25 @@ bool prepareDemoLaunch(const QString& dataDirectory, LaunchSpec* spec, QString* 
     demo.interpreter = defaultInterpreterFor(script);
     demo.program = script;
     // As tools/run-demo.sh: 16 decoded tokens, slowed down to watch the statistics arrive.
-    demo.arguments = {QStringLiteral("--tokens"), QStringLiteral("16"), QStringLiteral("--nan-layer"), QStringLiteral("1"),
-                      QStringLiteral("--nan-step"), QStringLiteral("6"), QStringLiteral("--delay"), QStringLiteral("0.3")};
+    demo.arguments = {QStringLiteral("--tokens"),    QStringLiteral("16"),
+                      QStringLiteral("--nan-layer"), QStringLiteral("1"),
+                      QStringLiteral("--nan-step"),  QStringLiteral("6"),
+                      QStringLiteral("--delay"),     QStringLiteral("0.3")};
     demo.outputDirectory = freshOutputDirectory(script);
     if (!QDir().mkpath(demo.outputDirectory)) {
-        *error = QObject::tr("Cannot create the folder %1 for the demo's dump.").arg(demo.outputDirectory);
+        *error = QObject::tr("Cannot create the folder %1 for the demo's dump.")
+                     .arg(demo.outputDirectory);
         return false;
     }
-    demo.configPath = QDir(demo.outputDirectory).absoluteFilePath(QStringLiteral("demo_config.json"));
+    demo.configPath =
+        QDir(demo.outputDirectory).absoluteFilePath(QStringLiteral("demo_config.json"));
     if (!QFile::copy(config, demo.configPath)) {
         *error = QObject::tr("Cannot copy the demo's config to %1.").arg(demo.configPath);
         return false;
     }
     // A copy of a read-only installed file is read-only too; the probe rewrites it.
-    QFile::setPermissions(demo.configPath, QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup | QFile::ReadOther);
+    QFile::setPermissions(demo.configPath, QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup |
+                                               QFile::ReadOther);
     *spec = demo;
     return true;
 }
@@ -108,11 +130,12 @@ QString freshOutputDirectory(const QString& program) {
     // ~/.local/share/probe-studio/runs: named here rather than by the application's organisation
     // and name, which would say probe-studio twice.
     const QString base = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
-                         QStringLiteral("/probe-studio/runs/") + name +
-                         QLatin1Char('-') + QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+                         QStringLiteral("/probe-studio/runs/") + name + QLatin1Char('-') +
+                         QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
     // Two launches within a second get different folders.
     QString candidate = base;
-    for (int n = 2; QFileInfo::exists(candidate); ++n) candidate = base + QLatin1Char('-') + QString::number(n);
+    for (int n = 2; QFileInfo::exists(candidate); ++n)
+        candidate = base + QLatin1Char('-') + QString::number(n);
     return candidate;
 }
 
@@ -134,13 +157,15 @@ QString outputDirectoryProblem(const QString& dir) {
     QString existing = QDir::cleanPath(QDir(dir).absolutePath());
     while (!QFileInfo::exists(existing)) existing = QFileInfo(existing).path();
     if (!QFileInfo(existing).isDir())
-        return QObject::tr("The output folder %1 cannot be created: %2 is not a folder.").arg(dir, existing);
+        return QObject::tr("The output folder %1 cannot be created: %2 is not a folder.")
+            .arg(dir, existing);
     QByteArray scratch = QFile::encodeName(existing + QStringLiteral("/.probe-write-check-XXXXXX"));
     if (!::mkdtemp(scratch.data())) {
         const QString why = QString::fromLocal8Bit(std::strerror(errno));
         return existing == QDir::cleanPath(QDir(dir).absolutePath())
                    ? QObject::tr("The output folder %1 is not writable (%2).").arg(dir, why)
-                   : QObject::tr("The output folder %1 cannot be created in %2 (%3).").arg(dir, existing, why);
+                   : QObject::tr("The output folder %1 cannot be created in %2 (%3).")
+                         .arg(dir, existing, why);
     }
     ::rmdir(scratch.constData());
     return {};
@@ -149,13 +174,17 @@ QString outputDirectoryProblem(const QString& dir) {
 // The format library's verdict on an op-level config file, as `probe run` and `probe config
 // validate` give it: "" when it is valid.
 QString configProblem(const QString& path) {
-    if (!QFileInfo::exists(path)) return QObject::tr("The config file %1 does not exist.").arg(path);
+    if (!QFileInfo::exists(path))
+        return QObject::tr("The config file %1 does not exist.").arg(path);
     std::string error;
     const auto text = format::readTextFile(path.toStdString(), &error);
-    if (!text) return QObject::tr("The config file %1 cannot be read: %2").arg(path, QString::fromStdString(error));
+    if (!text)
+        return QObject::tr("The config file %1 cannot be read: %2")
+            .arg(path, QString::fromStdString(error));
     const auto parsed = format::parseOpConfig(*text, path.toStdString());
     if (parsed.ok()) return {};
-    return QObject::tr("The config is not valid:\n%1").arg(QString::fromStdString(format::describeIssues(parsed.issues)));
+    return QObject::tr("The config is not valid:\n%1")
+        .arg(QString::fromStdString(format::describeIssues(parsed.issues)));
 }
 
 }  // namespace
@@ -166,17 +195,21 @@ QString LaunchSpec::problem() const {
     // Everything else at once: each is for a different field.
     QStringList problems;
     if (!interpreter.isEmpty() && !QFileInfo(interpreter).isExecutable())
-        problems << QObject::tr("The interpreter %1 does not exist or is not executable.").arg(interpreter);
-    else if (!interpreter.isEmpty() && !QFileInfo::exists(QDir(workingDirectory).absoluteFilePath(program)))
+        problems << QObject::tr("The interpreter %1 does not exist or is not executable.")
+                        .arg(interpreter);
+    else if (!interpreter.isEmpty() &&
+             !QFileInfo::exists(QDir(workingDirectory).absoluteFilePath(program)))
         problems << QObject::tr("The script %1 does not exist.").arg(program);
     if (!workingDirectory.isEmpty() && !QFileInfo(workingDirectory).isDir())
         problems << QObject::tr("The working directory %1 does not exist.").arg(workingDirectory);
-    if (const QString output = outputDirectoryProblem(outputDirectory); !output.isEmpty()) problems << output;
+    if (const QString output = outputDirectoryProblem(outputDirectory); !output.isEmpty())
+        problems << output;
     if (!configPath.isEmpty())
         if (const QString config = configProblem(configPath); !config.isEmpty()) problems << config;
     for (const QString& entry : environment) {
         if (!entry.contains('=') || entry.startsWith('=')) {
-            problems << QObject::tr("Environment entries are NAME=value; \"%1\" is not.").arg(entry);
+            problems
+                << QObject::tr("Environment entries are NAME=value; \"%1\" is not.").arg(entry);
             break;
         }
     }
@@ -184,8 +217,9 @@ QString LaunchSpec::problem() const {
 }
 
 LaunchSession::LaunchSession(QObject* parent) : QObject(parent) {
-    connect(&process_, &QProcess::readyReadStandardOutput, this,
-            [this] { emit output(QString::fromLocal8Bit(process_.readAllStandardOutput()), false); });
+    connect(&process_, &QProcess::readyReadStandardOutput, this, [this] {
+        emit output(QString::fromLocal8Bit(process_.readAllStandardOutput()), false);
+    });
     connect(&process_, &QProcess::readyReadStandardError, this, [this] {
         const QString text = QString::fromLocal8Bit(process_.readAllStandardError());
         stderrTail_ = (stderrTail_ + text).right(4000);
@@ -193,9 +227,11 @@ LaunchSession::LaunchSession(QObject* parent) : QObject(parent) {
     });
     connect(&process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
         if (error == QProcess::FailedToStart)
-            setState(SessionState::FailedToStart, tr("cannot run %1: %2").arg(process_.program(), process_.errorString()));
+            setState(SessionState::FailedToStart,
+                     tr("cannot run %1: %2").arg(process_.program(), process_.errorString()));
     });
-    connect(&process_, qOverload<int, QProcess::ExitStatus>(&QProcess::finished), this, &LaunchSession::onFinished);
+    connect(&process_, qOverload<int, QProcess::ExitStatus>(&QProcess::finished), this,
+            &LaunchSession::onFinished);
     attachTimer_.setInterval(200);
     connect(&attachTimer_, &QTimer::timeout, this, &LaunchSession::lookForProbe);
     connect(&control_, &ControlClient::hello, this, [this](const format::control::Hello& hello) {
@@ -220,12 +256,16 @@ LaunchSession::~LaunchSession() {
     }
 }
 
-QString LaunchSession::dumpRoot() const { return QDir(spec_.outputDirectory).absoluteFilePath("atb_dump_data"); }
+QString LaunchSession::dumpRoot() const {
+    return QDir(spec_.outputDirectory).absoluteFilePath("atb_dump_data");
+}
 
 QString LaunchSession::configPath() const {
     if (const auto& hello = control_.helloMessage(); hello && !hello->configPath.empty())
         return QString::fromStdString(hello->configPath);
-    return spec_.configPath.isEmpty() ? QDir(spec_.outputDirectory).absoluteFilePath("probe_config.json") : spec_.configPath;
+    return spec_.configPath.isEmpty()
+               ? QDir(spec_.outputDirectory).absoluteFilePath("probe_config.json")
+               : spec_.configPath;
 }
 
 bool LaunchSession::start(const LaunchSpec& spec) {
@@ -237,11 +277,13 @@ bool LaunchSession::start(const LaunchSpec& spec) {
         setState(SessionState::FailedToStart, problem);
         return false;
     }
-    const QString probe = spec.probeExecutable.isEmpty()
-                              ? QDir(QCoreApplication::applicationDirPath()).absoluteFilePath("probe")
-                              : spec.probeExecutable;
+    const QString probe =
+        spec.probeExecutable.isEmpty()
+            ? QDir(QCoreApplication::applicationDirPath()).absoluteFilePath("probe")
+            : spec.probeExecutable;
     if (!QFileInfo(probe).isExecutable()) {
-        setState(SessionState::FailedToStart, tr("the probe command line tool is missing: %1").arg(probe));
+        setState(SessionState::FailedToStart,
+                 tr("the probe command line tool is missing: %1").arg(probe));
         return false;
     }
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
@@ -253,7 +295,8 @@ bool LaunchSession::start(const LaunchSpec& spec) {
     if (!spec.workingDirectory.isEmpty()) process_.setWorkingDirectory(spec.workingDirectory);
     process_.setProgram(probe);
     process_.setArguments(spec.probeRunArguments());
-    setState(SessionState::Starting, tr("running %1 %2").arg(probe, spec.probeRunArguments().join(' ')));
+    setState(SessionState::Starting,
+             tr("running %1 %2").arg(probe, spec.probeRunArguments().join(' ')));
     process_.start();
     attachTimer_.start();
     return true;
@@ -270,7 +313,8 @@ void LaunchSession::stop(int graceMs) {
 
 void LaunchSession::lookForProbe() {
     if (control_.isConnected() || process_.state() != QProcess::Running) return;
-    if (const auto probe = probeOfProcess(process_.processId())) control_.connectToProbe(probe->socketPath);
+    if (const auto probe = probeOfProcess(process_.processId()))
+        control_.connectToProbe(probe->socketPath);
 }
 
 void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {
@@ -285,14 +329,17 @@ void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {
                           exitCode == 73 || exitCode == 76 || exitCode == 127);
     if (refused) {
         const QString why = stderrTail_.section(QStringLiteral("probe run: "), -1).trimmed();
-        setState(SessionState::FailedToStart, why.isEmpty() ? tr("probe run refused (exit code %1)").arg(exitCode) : why);
+        setState(SessionState::FailedToStart,
+                 why.isEmpty() ? tr("probe run refused (exit code %1)").arg(exitCode) : why);
         return;
     }
     QString how;
     if (status == QProcess::NormalExit && exitCode == 0)
         how = tr("the program exited normally");
     else if (status == QProcess::CrashExit)
-        how = tr("probe run itself was killed by signal %1 (exit code %2)").arg(exitCode).arg(exitCode_);
+        how = tr("probe run itself was killed by signal %1 (exit code %2)")
+                  .arg(exitCode)
+                  .arg(exitCode_);
     else if (exitCode > 128)
         how = tr("killed by signal %1 (exit code %2)").arg(exitCode - 128).arg(exitCode);
     else
@@ -301,7 +348,9 @@ void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {
     if (stopRequested_)
         setState(SessionState::StoppedByUser, tr("stopped at your request: %1").arg(how));
     else
-        setState(status == QProcess::NormalExit && exitCode == 0 ? SessionState::Finished : SessionState::Crashed, how);
+        setState(status == QProcess::NormalExit && exitCode == 0 ? SessionState::Finished
+                                                                 : SessionState::Crashed,
+                 how);
 }
 
 void LaunchSession::setState(SessionState state, const QString& detail) {

@@ -14,14 +14,14 @@
 namespace probe::session {
 
 struct LaunchSpec {
-    QString interpreter;          // e.g. /usr/bin/python3; empty: `program` is run itself
-    QString program;              // a script (with an interpreter) or an executable
+    QString interpreter;  // e.g. /usr/bin/python3; empty: `program` is run itself
+    QString program;      // a script (with an interpreter) or an executable
     QStringList arguments;
-    QString workingDirectory;     // empty: the application's
-    QStringList environment;      // extra "NAME=value" entries
-    QString outputDirectory;      // the dump goes to <outputDirectory>/atb_dump_data
-    QString configPath;           // empty: probe run writes <outputDirectory>/probe_config.json
-    QString probeExecutable;      // empty: `probe` next to this application
+    QString workingDirectory;  // empty: the application's
+    QStringList environment;   // extra "NAME=value" entries
+    QString outputDirectory;   // the dump goes to <outputDirectory>/atb_dump_data
+    QString configPath;        // empty: probe run writes <outputDirectory>/probe_config.json
+    QString probeExecutable;   // empty: `probe` next to this application
 
     // The `probe run ...` command line this spec stands for.
     QStringList probeRunArguments() const;
@@ -33,15 +33,15 @@ struct LaunchSpec {
 
 enum class SessionState {
     NotStarted,
-    Starting,   // `probe run` started, the probe not heard from yet
-    Sleeping,   // the probe is up, dumping disabled
+    Starting,  // `probe run` started, the probe not heard from yet
+    Sleeping,  // the probe is up, dumping disabled
     Dumping,
-    Stopped,    // dumping stopped early (disk full...), the model goes on
-    Finished,   // the model exited with 0
-    Crashed,    // the model exited with another code, or was killed
+    Stopped,        // dumping stopped early (disk full...), the model goes on
+    Finished,       // the model exited with 0
+    Crashed,        // the model exited with another code, or was killed
     StoppedByUser,  // ended because the user stopped it (Stop): not a crash, whatever the exit code
     FailedToStart,
-    Detached    // an attached probe went away, could not be reached, or was let go
+    Detached  // an attached probe went away, could not be reached, or was let go
 };
 QString sessionStateName(SessionState state);
 // The session state a probe's own state stands for (hello's and state events' `state`:

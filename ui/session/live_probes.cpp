@@ -31,7 +31,8 @@ QString commandOf(qint64 pid) {
 QList<LiveProbeInfo> liveProbes() {
     QList<LiveProbeInfo> probes;
     for (const auto& probe : format::listLiveProbes())
-        probes.push_back({probe.pid, parentOf(probe.pid), QString::fromStdString(probe.socketPath), commandOf(probe.pid)});
+        probes.push_back({probe.pid, parentOf(probe.pid), QString::fromStdString(probe.socketPath),
+                          commandOf(probe.pid)});
     return probes;
 }
 

@@ -2,9 +2,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <optional>
+
 #include <QList>
 #include <QString>
-#include <optional>
 
 namespace probe::session {
 

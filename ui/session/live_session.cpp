@@ -16,31 +16,39 @@ constexpr int kDumpFolderPollMs = 250;
 }  // namespace
 
 LiveSession::LiveSession(QObject* parent) : QObject(parent) {
-    connect(&launch_, &LaunchSession::stateChanged, this, [this](SessionState state, const QString& detail) {
-        if (origin_ != Origin::Launched) return;
-        if (sessionHasEnded(state)) {
-            lookForDumpFolder();  // a model that ended before the probe was heard from
-            dumpFolderTimer_.stop();
-        }
-        setState(state, detail);
-    });
+    connect(&launch_, &LaunchSession::stateChanged, this,
+            [this](SessionState state, const QString& detail) {
+                if (origin_ != Origin::Launched) return;
+                if (sessionHasEnded(state)) {
+                    lookForDumpFolder();  // a model that ended before the probe was heard from
+                    dumpFolderTimer_.stop();
+                }
+                setState(state, detail);
+            });
     connect(&launch_, &LaunchSession::output, this, &LiveSession::output);
     connectControl(launch_.control());
     connectControl(&attachClient_);
     connect(&attachClient_, &ControlClient::failed, this, [this](const QString& reason) {
         if (origin_ != Origin::Attached || hasEnded()) return;
         const bool greeted = attachClient_.helloMessage().has_value();
-        setState(SessionState::Detached, greeted ? tr("the connection to the probe (pid %1) failed: %2").arg(attachedProbe_.pid).arg(reason)
-                                                 : tr("could not attach to the probe of pid %1: %2").arg(attachedProbe_.pid).arg(reason));
+        setState(SessionState::Detached, greeted
+                                             ? tr("the connection to the probe (pid %1) failed: %2")
+                                                   .arg(attachedProbe_.pid)
+                                                   .arg(reason)
+                                             : tr("could not attach to the probe of pid %1: %2")
+                                                   .arg(attachedProbe_.pid)
+                                                   .arg(reason));
     });
     connect(&attachClient_, &ControlClient::disconnected, this, [this] {
         if (origin_ != Origin::Attached || hasEnded()) return;
         if (detaching_)
             setState(SessionState::Detached, tr("detached; the program goes on running"));
         else if (!QFileInfo::exists(QStringLiteral("/proc/%1").arg(attachedProbe_.pid)))
-            setState(SessionState::Detached, tr("the program ended (pid %1)").arg(attachedProbe_.pid));
+            setState(SessionState::Detached,
+                     tr("the program ended (pid %1)").arg(attachedProbe_.pid));
         else
-            setState(SessionState::Detached, tr("the probe closed the connection (pid %1)").arg(attachedProbe_.pid));
+            setState(SessionState::Detached,
+                     tr("the probe closed the connection (pid %1)").arg(attachedProbe_.pid));
     });
     dumpFolderTimer_.setInterval(kDumpFolderPollMs);
     connect(&dumpFolderTimer_, &QTimer::timeout, this, &LiveSession::lookForDumpFolder);
@@ -77,9 +85,10 @@ void LiveSession::connectControl(ControlClient* client) {
                 configInForce_ = config;
                 emit configApplied(config, source, request);
             });
-    connect(client, &ControlClient::configRejected, this, [this, client](const QString& reason, const QString& source, qint64 request) {
-        if (client == control()) emit configRejected(reason, source, request);
-    });
+    connect(client, &ControlClient::configRejected, this,
+            [this, client](const QString& reason, const QString& source, qint64 request) {
+                if (client == control()) emit configRejected(reason, source, request);
+            });
     connect(client, &ControlClient::messageReceived, this,
             [this, client](format::MessageLevel level, const QString& text) {
                 // A launched model's runtime prints its messages on its standard error already.
@@ -128,9 +137,13 @@ void LiveSession::stop() {
     if (!connected) setState(SessionState::Detached, tr("detached"));
 }
 
-int LiveSession::exitCode() const { return origin_ == Origin::Launched ? launch_.exitCode() : -1; }
+int LiveSession::exitCode() const {
+    return origin_ == Origin::Launched ? launch_.exitCode() : -1;
+}
 
-ControlClient* LiveSession::control() { return origin_ == Origin::Launched ? launch_.control() : &attachClient_; }
+ControlClient* LiveSession::control() {
+    return origin_ == Origin::Launched ? launch_.control() : &attachClient_;
+}
 
 const std::optional<format::control::Hello>& LiveSession::hello() const {
     return origin_ == Origin::Launched ? launch_.control()->helloMessage()
@@ -185,8 +198,10 @@ void LiveSession::onHello(const format::control::Hello& hello) {
 void LiveSession::lookForDumpFolder() {
     if (dumpFolderAnnounced_ || origin_ != Origin::Launched) return;
     // The probe writes its status file as it starts: one written since the launch is this run's.
-    const QFileInfo status(QDir(launch_.dumpRoot()).absoluteFilePath(QStringLiteral("probe_status.json")));
-    if (status.exists() && status.lastModified() >= launchedAt_) announceDumpFolder(launch_.dumpRoot());
+    const QFileInfo status(
+        QDir(launch_.dumpRoot()).absoluteFilePath(QStringLiteral("probe_status.json")));
+    if (status.exists() && status.lastModified() >= launchedAt_)
+        announceDumpFolder(launch_.dumpRoot());
 }
 
 void LiveSession::announceDumpFolder(const QString& root) {

@@ -11,9 +11,12 @@ const QString kGroup = QStringLiteral("recentSessions");
 
 QString kindName(RecentSession::Kind kind) {
     switch (kind) {
-        case RecentSession::Kind::Launch: return QStringLiteral("launch");
-        case RecentSession::Kind::Attach: return QStringLiteral("attach");
-        case RecentSession::Kind::Open: return QStringLiteral("open");
+        case RecentSession::Kind::Launch:
+            return QStringLiteral("launch");
+        case RecentSession::Kind::Attach:
+            return QStringLiteral("attach");
+        case RecentSession::Kind::Open:
+            return QStringLiteral("open");
     }
     return {};
 }
@@ -28,8 +31,10 @@ QString RecentSession::title() const {
             words << launch.program << launch.arguments;
             return words.join(QLatin1Char(' '));
         }
-        case Kind::Attach: return QObject::tr("pid %1: %2").arg(pid).arg(command);
-        case Kind::Open: return path;
+        case Kind::Attach:
+            return QObject::tr("pid %1: %2").arg(pid).arg(command);
+        case Kind::Open:
+            return path;
     }
     return {};
 }
@@ -38,16 +43,21 @@ bool RecentSession::sameAs(const RecentSession& o) const {
     if (kind != o.kind) return false;
     switch (kind) {
         case Kind::Launch:
-            return launch.interpreter == o.launch.interpreter && launch.program == o.launch.program &&
-                   launch.arguments == o.launch.arguments && launch.workingDirectory == o.launch.workingDirectory &&
-                   launch.environment == o.launch.environment && launch.configPath == o.launch.configPath;
-        case Kind::Attach: return pid == o.pid && path == o.path;
-        case Kind::Open: return QFileInfo(path).absoluteFilePath() == QFileInfo(o.path).absoluteFilePath();
+            return launch.interpreter == o.launch.interpreter &&
+                   launch.program == o.launch.program && launch.arguments == o.launch.arguments &&
+                   launch.workingDirectory == o.launch.workingDirectory &&
+                   launch.environment == o.launch.environment &&
+                   launch.configPath == o.launch.configPath;
+        case Kind::Attach:
+            return pid == o.pid && path == o.path;
+        case Kind::Open:
+            return QFileInfo(path).absoluteFilePath() == QFileInfo(o.path).absoluteFilePath();
     }
     return false;
 }
 
-RecentSessions::RecentSessions(QObject* parent, int capacity) : QObject(parent), capacity_(capacity) {}
+RecentSessions::RecentSessions(QObject* parent, int capacity)
+    : QObject(parent), capacity_(capacity) {}
 
 QList<RecentSession> RecentSessions::list() const {
     QSettings settings;
@@ -57,10 +67,14 @@ QList<RecentSession> RecentSessions::list() const {
         settings.setArrayIndex(i);
         RecentSession s;
         const QString kind = settings.value(QStringLiteral("kind")).toString();
-        if (kind == kindName(RecentSession::Kind::Launch)) s.kind = RecentSession::Kind::Launch;
-        else if (kind == kindName(RecentSession::Kind::Attach)) s.kind = RecentSession::Kind::Attach;
-        else if (kind == kindName(RecentSession::Kind::Open)) s.kind = RecentSession::Kind::Open;
-        else continue;  // written by a newer version
+        if (kind == kindName(RecentSession::Kind::Launch))
+            s.kind = RecentSession::Kind::Launch;
+        else if (kind == kindName(RecentSession::Kind::Attach))
+            s.kind = RecentSession::Kind::Attach;
+        else if (kind == kindName(RecentSession::Kind::Open))
+            s.kind = RecentSession::Kind::Open;
+        else
+            continue;  // written by a newer version
         s.when = settings.value(QStringLiteral("when")).toDateTime();
         s.path = settings.value(QStringLiteral("path")).toString();
         s.pid = settings.value(QStringLiteral("pid")).toLongLong();
@@ -87,7 +101,9 @@ void RecentSessions::add(RecentSession session) {
     save(sessions);
 }
 
-void RecentSessions::clear() { save({}); }
+void RecentSessions::clear() {
+    save({});
+}
 
 void RecentSessions::save(const QList<RecentSession>& sessions) {
     QSettings settings;

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "attach_dialog.h"
-#include "page_style.h"
 
 #include <QDialogButtonBox>
 #include <QHeaderView>
@@ -10,14 +9,18 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include "page_style.h"
+
 namespace probe::widgets {
 
 AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent) {
     setWindowTitle(tr("Attach to a running probe"));
-    auto* intro = new QLabel(tr("Programs running with the probe (started by <code>probe run</code>, the load script, or "
-                                "another Probe Studio). Attaching shows their dump live, their state, and lets you push "
-                                "configs; the program is not disturbed."),
-                             this);
+    auto* intro = new QLabel(
+        tr("Programs running with the probe (started by <code>probe run</code>, the load script, "
+           "or "
+           "another Probe Studio). Attaching shows their dump live, their state, and lets you push "
+           "configs; the program is not disturbed."),
+        this);
     intro->setWordWrap(true);
     list_ = new QTreeWidget(this);
     list_->setColumnCount(2);
@@ -36,7 +39,8 @@ AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent) {
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(refreshButton, &QPushButton::clicked, this, &AttachDialog::refresh);
     connect(list_, &QTreeWidget::itemDoubleClicked, this, &QDialog::accept);
-    connect(list_, &QTreeWidget::currentItemChanged, this, [this] { attach_->setEnabled(selectedProbe().pid > 0); });
+    connect(list_, &QTreeWidget::currentItemChanged, this,
+            [this] { attach_->setEnabled(selectedProbe().pid > 0); });
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(intro);
@@ -62,15 +66,22 @@ void AttachDialog::refresh() {
         item->setData(0, Qt::UserRole, probe.pid);
         item->setToolTip(1, tr("%1\nsocket: %2").arg(probe.command, probe.socketPath));
     }
-    if (!selectPid(selected) && list_->topLevelItemCount() > 0) list_->setCurrentItem(list_->topLevelItem(0));
-    QString hint = probes_.isEmpty() ? tr("No probe is running now. Start a program with <code>probe run</code> or Launch; "
-                                          "probes started with PROBE_CONTROL=0, or by other users, are not listed.")
-                                     : tr("%1 running.").arg(countOf(probes_.size(), tr("probe"), tr("probes")));
+    if (!selectPid(selected) && list_->topLevelItemCount() > 0)
+        list_->setCurrentItem(list_->topLevelItem(0));
+    QString hint =
+        probes_.isEmpty()
+            ? tr("No probe is running now. Start a program with <code>probe run</code> or Launch; "
+                 "probes started with PROBE_CONTROL=0, or by other users, are not listed.")
+            : tr("%1 running.").arg(countOf(probes_.size(), tr("probe"), tr("probes")));
     // Here it matters (no folder named): say what cannot be seen from here.
-    if (qEnvironmentVariableIsEmpty("PROBE_CONTROL_DIR") && qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR"))
-        hint += tr("<br>XDG_RUNTIME_DIR is not set here, so probes started in a desktop session (their sockets are in "
-                   "/run/user/&lt;uid&gt;/probe-studio) cannot be seen: start Probe Studio from that session, or give both the "
-                   "same PROBE_CONTROL_DIR.");
+    if (qEnvironmentVariableIsEmpty("PROBE_CONTROL_DIR") &&
+        qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR"))
+        hint +=
+            tr("<br>XDG_RUNTIME_DIR is not set here, so probes started in a desktop session (their "
+               "sockets are in "
+               "/run/user/&lt;uid&gt;/probe-studio) cannot be seen: start Probe Studio from that "
+               "session, or give both the "
+               "same PROBE_CONTROL_DIR.");
     hint_->setText(hint);
     attach_->setEnabled(selectedProbe().pid > 0);
 }

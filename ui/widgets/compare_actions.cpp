@@ -3,6 +3,9 @@
 // tree coloured by verdict with its verdict column; the Comparison tab. Kept apart from
 // main_window.cpp, which only calls setUpComparison().
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
+#include <memory>
+
 #include <QAction>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -14,8 +17,6 @@
 #include <QStatusBar>
 #include <QToolBar>
 #include <QTreeView>
-#include <algorithm>
-#include <memory>
 
 #include "compare_dialog.h"
 #include "compare_panel.h"
@@ -33,12 +34,14 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
     data::RunComparison* comparison = context_->comparison();
     auto* compare = new QAction(tr("&Compare…"), this);
     compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
-    compare->setToolTip(tr("Compare the dump shown (or another) against a reference run: where do they part ways?"));
+    compare->setToolTip(tr(
+        "Compare the dump shown (or another) against a reference run: where do they part ways?"));
     connect(compare, &QAction::triggered, this, &MainWindow::chooseComparison);
     jumpAction_ = new QAction(tr("Jump to first &divergence"), this);
     jumpAction_->setShortcut(QKeySequence(Qt::Key_F8));
-    jumpAction_->setToolTip(tr("Select the first op where the runs part ways (born here), else the first that inherits a "
-                               "divergence, in its round (F8)"));
+    jumpAction_->setToolTip(tr(
+        "Select the first op where the runs part ways (born here), else the first that inherits a "
+        "divergence, in its round (F8)"));
     jumpAction_->setEnabled(false);
     connect(jumpAction_, &QAction::triggered, this, [this] {
         if (context_->goToFirstDivergence()) showView(View::Compare);
@@ -69,13 +72,15 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
         compareProgress_->setVisible(true);
         cancelCompare_->setVisible(true);
     });
-    connect(comparison, &data::RunComparison::progress, this,
-            [this](qint64 done, qint64 total) { compareProgress_->setValue(static_cast<int>(done * 1000 / std::max<qint64>(total, 1))); });
-    connect(comparison, &data::RunComparison::finished, this, [this, comparison](bool, const QString& message) {
-        compareProgress_->setVisible(comparison->running());
-        cancelCompare_->setVisible(comparison->running());
-        statusBar()->showMessage(message, 15000);
+    connect(comparison, &data::RunComparison::progress, this, [this](qint64 done, qint64 total) {
+        compareProgress_->setValue(static_cast<int>(done * 1000 / std::max<qint64>(total, 1)));
     });
+    connect(comparison, &data::RunComparison::finished, this,
+            [this, comparison](bool, const QString& message) {
+                compareProgress_->setVisible(comparison->running());
+                cancelCompare_->setVisible(comparison->running());
+                statusBar()->showMessage(message, 15000);
+            });
 
     // The op tree: coloured by verdict, the verdict column while there is a comparison.
     tree_->model()->setComparison(comparison);
@@ -108,13 +113,17 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
 void MainWindow::chooseComparison() {
     const data::DumpStore* store = context_->store();
     CompareDialog dialog(store->isOpen() ? store->requestedPath() : QString(), this);
-    if (context_->reference()->isOpen()) dialog.setReference(context_->reference()->requestedPath());
+    if (context_->reference()->isOpen())
+        dialog.setReference(context_->reference()->requestedPath());
     if (dialog.exec() != QDialog::Accepted) return;
     const QString candidate = dialog.candidatePath();
-    const bool replaces = !candidate.isEmpty() && QFileInfo(candidate).absoluteFilePath() != QFileInfo(store->requestedPath()).absoluteFilePath();
+    const bool replaces =
+        !candidate.isEmpty() && QFileInfo(candidate).absoluteFilePath() !=
+                                    QFileInfo(store->requestedPath()).absoluteFilePath();
     if (replaces && !mayReplaceSession()) return;
     QString error;
-    if (!context_->compare(dialog.referencePath(), candidate, &error)) QMessageBox::warning(this, tr("Cannot compare"), error);
+    if (!context_->compare(dialog.referencePath(), candidate, &error))
+        QMessageBox::warning(this, tr("Cannot compare"), error);
 }
 
 }  // namespace probe::widgets

@@ -29,11 +29,13 @@ QStringList rankFolders(const QString& path) {
         for (const QString& process : data.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
             out << data.filePath(process);
     } else {  // msprobe: step<N>/rank<R> or proc<pid>
-        static const QRegularExpression step(QStringLiteral("^step\\d+$")), rank(QStringLiteral("^(rank|proc)\\d+$"));
+        static const QRegularExpression step(QStringLiteral("^step\\d+$")),
+            rank(QStringLiteral("^(rank|proc)\\d+$"));
         for (const QString& s : root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
             if (!step.match(s).hasMatch()) continue;
             const QDir stepDir(root.filePath(s));
-            for (const QString& r : stepDir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+            for (const QString& r :
+                 stepDir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
                 if (rank.match(r).hasMatch()) out << stepDir.filePath(r);
         }
     }
@@ -44,13 +46,15 @@ CompareDialog::CompareDialog(const QString& shownDump, QWidget* parent) : QDialo
     setWindowTitle(tr("Compare two runs"));
     reference_ = new QLineEdit(this);
     reference_->setObjectName(QStringLiteral("reference"));
-    reference_->setPlaceholderText(tr("the run you trust: a dump folder (atb_dump_data, its parent, an msprobe dump_path)"));
+    reference_->setPlaceholderText(
+        tr("the run you trust: a dump folder (atb_dump_data, its parent, an msprobe dump_path)"));
     candidate_ = new QLineEdit(shownDump, this);
     candidate_->setObjectName(QStringLiteral("candidate"));
     candidate_->setPlaceholderText(tr("the run under suspicion"));
     referenceRanks_ = new QComboBox(this);
     candidateRanks_ = new QComboBox(this);
-    note_ = new QLabel(tr("The candidate is shown, coloured by verdict; by default it is the dump open now (a running "
+    note_ = new QLabel(tr("The candidate is shown, coloured by verdict; by default it is the dump "
+                          "open now (a running "
                           "model too: the comparison follows it as rounds arrive)."),
                        this);
     note_->setWordWrap(true);
@@ -65,7 +69,8 @@ CompareDialog::CompareDialog(const QString& shownDump, QWidget* parent) : QDialo
             const QString dir = QFileDialog::getExistingDirectory(this, title, edit->text());
             if (!dir.isEmpty()) edit->setText(dir);
         });
-        connect(edit, &QLineEdit::textChanged, this, [this, edit, ranks] { fillRanks(edit, ranks); });
+        connect(edit, &QLineEdit::textChanged, this,
+                [this, edit, ranks] { fillRanks(edit, ranks); });
         fillRanks(edit, ranks);
         return line;
     };
@@ -75,8 +80,10 @@ CompareDialog::CompareDialog(const QString& shownDump, QWidget* parent) : QDialo
         l->setBuddy(buddy);  // Alt+R, Alt+C
         return l;
     };
-    form->addRow(label(tr("&Reference:"), reference_), row(reference_, referenceRanks_, tr("The reference dump folder")));
-    form->addRow(label(tr("&Candidate:"), candidate_), row(candidate_, candidateRanks_, tr("The candidate dump folder")));
+    form->addRow(label(tr("&Reference:"), reference_),
+                 row(reference_, referenceRanks_, tr("The reference dump folder")));
+    form->addRow(label(tr("&Candidate:"), candidate_),
+                 row(candidate_, candidateRanks_, tr("The candidate dump folder")));
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     buttons->button(QDialogButtonBox::Ok)->setText(tr("Compare"));
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -88,32 +95,45 @@ CompareDialog::CompareDialog(const QString& shownDump, QWidget* parent) : QDialo
     resize(760, sizeHint().height());
 }
 
-void CompareDialog::setReference(const QString& path) { reference_->setText(path); }
-void CompareDialog::setCandidate(const QString& path) { candidate_->setText(path); }
+void CompareDialog::setReference(const QString& path) {
+    reference_->setText(path);
+}
+void CompareDialog::setCandidate(const QString& path) {
+    candidate_->setText(path);
+}
 
 void CompareDialog::fillRanks(QLineEdit* edit, QComboBox* ranks) {
     ranks->clear();
     const QString path = edit->text().trimmed();
-    const QStringList folders = path.isEmpty() || !QFileInfo(path).isDir() ? QStringList() : rankFolders(path);
+    const QStringList folders =
+        path.isEmpty() || !QFileInfo(path).isDir() ? QStringList() : rankFolders(path);
     ranks->setVisible(!folders.isEmpty());
     if (folders.isEmpty()) return;
     ranks->addItem(tr("all ranks"), QString());
     for (const QString& folder : folders) {
         const QFileInfo info(folder);
-        ranks->addItem(QStringLiteral("%1/%2").arg(QFileInfo(info.path()).fileName(), info.fileName()), folder);
+        ranks->addItem(
+            QStringLiteral("%1/%2").arg(QFileInfo(info.path()).fileName(), info.fileName()),
+            folder);
     }
     // A rank folder typed or chosen: that rank.
     const QString absolute = QFileInfo(path).absoluteFilePath();
     for (int i = 1; i < ranks->count(); ++i)
-        if (QFileInfo(ranks->itemData(i).toString()).absoluteFilePath() == absolute) ranks->setCurrentIndex(i);
+        if (QFileInfo(ranks->itemData(i).toString()).absoluteFilePath() == absolute)
+            ranks->setCurrentIndex(i);
 }
 
 QString CompareDialog::chosen(QLineEdit* edit, QComboBox* ranks) const {
-    const QString rank = ranks->isVisible() || ranks->count() ? ranks->currentData().toString() : QString();
+    const QString rank =
+        ranks->isVisible() || ranks->count() ? ranks->currentData().toString() : QString();
     return rank.isEmpty() ? edit->text().trimmed() : rank;
 }
 
-QString CompareDialog::referencePath() const { return chosen(reference_, referenceRanks_); }
-QString CompareDialog::candidatePath() const { return chosen(candidate_, candidateRanks_); }
+QString CompareDialog::referencePath() const {
+    return chosen(reference_, referenceRanks_);
+}
+QString CompareDialog::candidatePath() const {
+    return chosen(candidate_, candidateRanks_);
+}
 
 }  // namespace probe::widgets

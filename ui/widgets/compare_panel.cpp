@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare_panel.h"
 
+#include <cmath>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -12,7 +14,6 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <cmath>
 #include <qcustomplot.h>
 
 #include "compare_ops_model.h"
@@ -66,24 +67,27 @@ QCPRange fitted(const QVector<QVector<double>>& ys) {
 
 }  // namespace
 
-ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store, data::DumpCursor* cursor,
-                           QWidget* parent)
+ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
+                           data::DumpCursor* cursor, QWidget* parent)
     : QWidget(parent), comparison_(comparison), store_(store), cursor_(cursor) {
     summary_ = new QLabel(this);
     summary_->setWordWrap(true);
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     jump_ = new QPushButton(tr("Jump to first divergence"), this);
-    jump_->setToolTip(tr("Select the first op where the runs part ways (born here), else the first that inherits a "
-                         "divergence, in its round (F8)"));
+    jump_->setToolTip(tr(
+        "Select the first op where the runs part ways (born here), else the first that inherits a "
+        "divergence, in its round (F8)"));
     connect(jump_, &QPushButton::clicked, this, &ComparePanel::jumpRequested);
 
     // The legend: what the colours of the op tree, the table and the points say.
     auto* legend = new QHBoxLayout;
     legend->addWidget(new QLabel(tr("Verdicts:"), this));
-    for (Verdict v : {Verdict::BornHere, Verdict::Inherited, Verdict::Matches, Verdict::OnlyInOneRun}) {
+    for (Verdict v :
+         {Verdict::BornHere, Verdict::Inherited, Verdict::Matches, Verdict::OnlyInOneRun}) {
         auto* swatch = new QLabel(RunComparison::verdictText(v), this);
-        swatch->setStyleSheet(QStringLiteral("background: %1; border: 1px solid #999; padding: 1px 6px")
-                                  .arg(RunComparison::verdictColor(v).name()));
+        swatch->setStyleSheet(
+            QStringLiteral("background: %1; border: 1px solid #999; padding: 1px 6px")
+                .arg(RunComparison::verdictColor(v).name()));
         legend->addWidget(swatch);
     }
     legend->addStretch(1);
@@ -153,7 +157,8 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store, da
     layout->addWidget(plots, 1);
 
     connect(comparison_, &RunComparison::changed, this, &ComparePanel::rebuild);
-    connect(comparison_, &RunComparison::started, this, [this] { summary_->setText(comparison_->summary()); });
+    connect(comparison_, &RunComparison::started, this,
+            [this] { summary_->setText(comparison_->summary()); });
     connect(comparison_, &RunComparison::finished, this, [this](bool ok, const QString& message) {
         if (!ok) summary_->setText(message);
     });
@@ -185,7 +190,9 @@ void ComparePanel::showTensorPair() {
     pairView_->showRow(cursor_->row());
 }
 
-QString ComparePanel::summaryText() const { return summary_->text(); }
+QString ComparePanel::summaryText() const {
+    return summary_->text();
+}
 
 void ComparePanel::setMeasure(RunComparison::Measure measure) {
     measure_->setCurrentIndex(measure_->findData(static_cast<int>(measure)));
@@ -195,8 +202,10 @@ void ComparePanel::rebuild() {
     const analysis::CompareResult* r = comparison_->result();
     QString text = comparison_->summary();
     if (r && comparison_->referenceOnlyOps() > 0)
-        text += tr(" · %1 ops of the reference are not in this run").arg(comparison_->referenceOnlyOps());
-    if (r && !r->problems.empty()) text += tr(" · %1 problems (files unread)").arg(r->problems.size());
+        text += tr(" · %1 ops of the reference are not in this run")
+                    .arg(comparison_->referenceOnlyOps());
+    if (r && !r->problems.empty())
+        text += tr(" · %1 problems (files unread)").arg(r->problems.size());
     summary_->setText(text);
     jump_->setEnabled(r && (r->firstBornHere || r->firstInherited));
     rebuildErrorPlot();
@@ -222,7 +231,8 @@ void ComparePanel::rebuildErrorPlot() {
     for (Verdict v : {Verdict::Matches, Verdict::Inherited, Verdict::BornHere}) {
         QVector<double> x, y;
         for (int i = 0; i < profile_.series.x.size(); ++i)
-            if (profile_.verdicts[i] == static_cast<int>(v) && std::isfinite(profile_.series.y[i])) {
+            if (profile_.verdicts[i] == static_cast<int>(v) &&
+                std::isfinite(profile_.series.y[i])) {
                 x << profile_.series.x[i];
                 y << profile_.series.y[i];
             }
@@ -230,7 +240,8 @@ void ComparePanel::rebuildErrorPlot() {
         dots->setName(RunComparison::verdictText(v));
         dots->setLineStyle(QCPGraph::lsNone);
         const QColor c = RunComparison::verdictColor(v).darker(v == Verdict::Matches ? 150 : 120);
-        dots->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, v == Verdict::Matches ? 4 : 7));
+        dots->setScatterStyle(
+            QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, v == Verdict::Matches ? 4 : 7));
         dots->setData(x, y, true);
     }
     const double n = std::max(1.0, static_cast<double>(profile_.series.x.size()));
@@ -274,12 +285,15 @@ void ComparePanel::rebuildStatisticPlot() {
     reference->setPen(QPen(QColor(230, 120, 20), 2, Qt::DashLine));
     setSeries(reference, pair_.reference);
     if (!pair_.candidate.x.isEmpty())
-        statisticPlot_->xAxis->setRange(pair_.candidate.x.front() - 0.5, pair_.candidate.x.back() + 0.5);
+        statisticPlot_->xAxis->setRange(pair_.candidate.x.front() - 0.5,
+                                        pair_.candidate.x.back() + 0.5);
     statisticPlot_->yAxis->setRange(fitted({pair_.candidate.y, pair_.reference.y}));
     const auto& idx = store_->index();
     statisticPlot_->yAxis->setLabel(QStringLiteral("%1 of %2")
                                         .arg(QString::fromLatin1(analysis::statName(stat)),
-                                             slot < idx.slotCount() ? QString::fromStdString(idx.describeSlot(slot)) : QString()));
+                                             slot < idx.slotCount()
+                                                 ? QString::fromStdString(idx.describeSlot(slot))
+                                                 : QString()));
     statisticPlot_->replot();
 }
 

@@ -22,12 +22,18 @@ namespace {
 
 constexpr int kImageSide = 260;
 
-QString number(double v) { return data::OpTreeModel::formatValue(v); }
+QString number(double v) {
+    return data::OpTreeModel::formatValue(v);
+}
 
 }  // namespace
 
-TensorPairView::TensorPairView(data::RunComparison* comparison, data::DumpStore* store, QWidget* parent)
-    : QWidget(parent), comparison_(comparison), store_(store), document_(new data::TensorPairDocument(this)) {
+TensorPairView::TensorPairView(data::RunComparison* comparison, data::DumpStore* store,
+                               QWidget* parent)
+    : QWidget(parent),
+      comparison_(comparison),
+      store_(store),
+      document_(new data::TensorPairDocument(this)) {
     mode_ = new QComboBox(this);
     mode_->addItem(tr("Absolute difference |this − reference|"));
     mode_->addItem(tr("Relative difference |this − reference| / |reference|"));
@@ -55,7 +61,8 @@ TensorPairView::TensorPairView(data::RunComparison* comparison, data::DumpStore*
     layout->addLayout(top);
     layout->addLayout(grid, 1);
     layout->addWidget(facts_);
-    connect(mode_, &QComboBox::currentIndexChanged, this, [this](int i) { document_->setRelative(i == 1); });
+    connect(mode_, &QComboBox::currentIndexChanged, this,
+            [this](int i) { document_->setRelative(i == 1); });
     connect(document_, &data::TensorPairDocument::loaded, this, &TensorPairView::onLoaded);
     connect(document_, &data::TensorPairDocument::failed, this, &TensorPairView::showMessage);
     // A result replaced or dropped: what is shown refers to rows that may be gone.
@@ -67,23 +74,29 @@ TensorPairView::TensorPairView(data::RunComparison* comparison, data::DumpStore*
     showMessage(tr("Select a tensor that both runs kept the data of."));
 }
 
-void TensorPairView::setRelative(bool relative) { mode_->setCurrentIndex(relative ? 1 : 0); }
+void TensorPairView::setRelative(bool relative) {
+    mode_->setCurrentIndex(relative ? 1 : 0);
+}
 
 void TensorPairView::showRow(uint32_t candidateRow) {
     if (candidateRow == row_ && (document_->isLoading() || document_->candidate())) return;
     row_ = candidateRow;
     const analysis::CompareResult* r = comparison_->result();
-    const uint32_t t = r && candidateRow != kNone ? comparison_->comparedTensor(candidateRow) : kNone;
+    const uint32_t t =
+        r && candidateRow != kNone ? comparison_->comparedTensor(candidateRow) : kNone;
     if (t == kNone) {
         document_->clear();
-        showMessage(r ? tr("This tensor was not compared (it is in one run only, or in a round not compared).")
+        showMessage(r ? tr("This tensor was not compared (it is in one run only, or in a round not "
+                           "compared).")
                       : tr("No comparison (File › Compare…)."));
         return;
     }
     const auto& tensor = r->tensors[t];
-    if (!r->reference->row(tensor.referenceRow).hasTensorFile || !store_->index().row(candidateRow).hasTensorFile) {
+    if (!r->reference->row(tensor.referenceRow).hasTensorFile ||
+        !store_->index().row(candidateRow).hasTensorFile) {
         document_->clear();
-        showMessage(tr("One of the runs kept only statistics of this tensor: see the Comparison table."));
+        showMessage(
+            tr("One of the runs kept only statistics of this tensor: see the Comparison table."));
         return;
     }
     facts_->setText(tr("Reading both tensors…"));
@@ -97,9 +110,12 @@ void TensorPairView::showMessage(const QString& text) {
 
 QImage TensorPairView::image(int which) const {
     switch (which) {
-    case 0: return document_->referenceImage().image;
-    case 1: return document_->candidateImage().image;
-    default: return document_->difference().image;
+        case 0:
+            return document_->referenceImage().image;
+        case 1:
+            return document_->candidateImage().image;
+        default:
+            return document_->difference().image;
     }
 }
 
@@ -111,14 +127,24 @@ void TensorPairView::onLoaded() {
             continue;
         }
         // Elements as blocks, not blurred.
-        QPixmap pixmap = QPixmap::fromImage(img.scaled(kImageSide, kImageSide, Qt::KeepAspectRatio, Qt::FastTransformation));
+        QPixmap pixmap = QPixmap::fromImage(
+            img.scaled(kImageSide, kImageSide, Qt::KeepAspectRatio, Qt::FastTransformation));
         const auto& diff = document_->difference();
         if (i == 2 && diff.largest > 0 && document_->candidate()) {
             // One element in thousands differing is one pixel: ring it.
             const auto geometry = analysis::sliceGeometry(document_->candidate()->header.dims);
-            const double sx = pixmap.width() / static_cast<double>(img.width()), sy = pixmap.height() / static_cast<double>(img.height());
-            const double x = (static_cast<double>(diff.largestAt % static_cast<uint64_t>(geometry.cols)) / diff.blockSize + 0.5) * sx;
-            const double y = (static_cast<double>(diff.largestAt / static_cast<uint64_t>(geometry.cols)) / diff.blockSize + 0.5) * sy;
+            const double sx = pixmap.width() / static_cast<double>(img.width()),
+                         sy = pixmap.height() / static_cast<double>(img.height());
+            const double x =
+                (static_cast<double>(diff.largestAt % static_cast<uint64_t>(geometry.cols)) /
+                     diff.blockSize +
+                 0.5) *
+                sx;
+            const double y =
+                (static_cast<double>(diff.largestAt / static_cast<uint64_t>(geometry.cols)) /
+                     diff.blockSize +
+                 0.5) *
+                sy;
             QPainter painter(&pixmap);
             painter.setRenderHint(QPainter::Antialiasing);
             painter.setPen(QPen(QColor(30, 90, 220), 2));
@@ -133,20 +159,25 @@ void TensorPairView::onLoaded() {
         text = tr("The shapes differ: no element-wise difference.");
     } else {
         const auto geometry = analysis::sliceGeometry(cand.header.dims);
-        text = tr("First %1×%2 slice. White: equal; dark red: the largest %3 difference (ringed in blue), %4 at element %5.")
-                   .arg(geometry.rows)
-                   .arg(geometry.cols)
-                   .arg(document_->relative() ? tr("relative") : tr("absolute"), number(diff.largest))
-                   .arg(QStringLiteral("[%1, %2]")
-                            .arg(diff.largestAt / static_cast<uint64_t>(geometry.cols))
-                            .arg(diff.largestAt % static_cast<uint64_t>(geometry.cols)));
+        text =
+            tr("First %1×%2 slice. White: equal; dark red: the largest %3 difference (ringed in "
+               "blue), %4 at element %5.")
+                .arg(geometry.rows)
+                .arg(geometry.cols)
+                .arg(document_->relative() ? tr("relative") : tr("absolute"), number(diff.largest))
+                .arg(QStringLiteral("[%1, %2]")
+                         .arg(diff.largestAt / static_cast<uint64_t>(geometry.cols))
+                         .arg(diff.largestAt % static_cast<uint64_t>(geometry.cols)));
         text += diff.nonFiniteMismatches
-                    ? tr(" <b style='color:#d000d0'>■ %1 elements NaN/Inf in one run only</b>.").arg(diff.nonFiniteMismatches)
+                    ? tr(" <b style='color:#d000d0'>■ %1 elements NaN/Inf in one run only</b>.")
+                          .arg(diff.nonFiniteMismatches)
                     : tr(" <span style='color:#d000d0'>■</span> NaN/Inf in one run only: none.");
     }
     facts_->setText(text);
 }
 
-QString TensorPairView::factsText() const { return facts_->text(); }
+QString TensorPairView::factsText() const {
+    return facts_->text();
+}
 
 }  // namespace probe::widgets

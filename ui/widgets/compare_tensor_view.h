@@ -22,7 +22,8 @@ namespace probe::widgets {
 class TensorPairView : public QWidget {
     Q_OBJECT
 public:
-    TensorPairView(data::RunComparison* comparison, data::DumpStore* store, QWidget* parent = nullptr);
+    TensorPairView(data::RunComparison* comparison, data::DumpStore* store,
+                   QWidget* parent = nullptr);
 
     // The compared tensor of the shown dump's row (nothing when it was not compared).
     void showRow(uint32_t candidateRow);

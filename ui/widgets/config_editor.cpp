@@ -75,30 +75,36 @@ nlohmann::json configObjectOf(const QString& text) {
 
 }  // namespace
 
-ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent) : QWidget(parent), document_(document) {
+ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent)
+    : QWidget(parent), document_(document) {
     kind_ = new QComboBox(this);
     kind_->addItem(tr("Op-level config (probe run, the load script)"), int(Kind::Op));
     kind_->addItem(tr("Code-level config (PrecisionDebugger)"), int(Kind::Api));
-    kind_->setToolTip(tr("Op-level: what the injected probe dumps, editable while the model runs.\n"
-                         "Code-level: what PrecisionDebugger(config_path=...) dumps (msprobe style)."));
+    kind_->setToolTip(
+        tr("Op-level: what the injected probe dumps, editable while the model runs.\n"
+           "Code-level: what PrecisionDebugger(config_path=...) dumps (msprobe style)."));
     connect(kind_, &QComboBox::activated, this, [this] {
         const auto kind = static_cast<Kind>(kind_->currentData().toInt());
         if (kind == document_->kind()) return;
         if (document_->isModified() &&
             QMessageBox::question(this, tr("Start a new config"),
-                                  tr("The config being edited has changes that were not written. Start a new %1 config anyway?")
-                                      .arg(kind == Kind::Op ? tr("op-level") : tr("code-level"))) != QMessageBox::Yes) {
+                                  tr("The config being edited has changes that were not written. "
+                                     "Start a new %1 config anyway?")
+                                      .arg(kind == Kind::Op ? tr("op-level") : tr("code-level"))) !=
+                QMessageBox::Yes) {
             updateHeader();
             return;
         }
         document_->startNew(kind);
     });
     file_ = new QLabel(this);
-    file_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long paths must not widen the window
+    file_->setSizePolicy(QSizePolicy::Ignored,
+                         QSizePolicy::Preferred);  // long paths must not widen the window
     file_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* newButton = new QPushButton(tr("New"), this);
     newButton->setToolTip(tr("A new config of this kind (op-level: the tree's current ticks)"));
-    connect(newButton, &QPushButton::clicked, this, [this] { document_->startNew(document_->kind()); });
+    connect(newButton, &QPushButton::clicked, this,
+            [this] { document_->startNew(document_->kind()); });
     auto* load = new QPushButton(tr("Load…"), this);
     connect(load, &QPushButton::clicked, this, &ConfigEditor::chooseAndLoad);
     auto* save = new QPushButton(tr("Save as…"), this);
@@ -123,7 +129,8 @@ ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent) : QW
     forms_ = new QStackedWidget(this);
     forms_->addWidget(buildOpForm());
     forms_->addWidget(buildApiForm());
-    formBlocked_ = new QLabel(tr("The text is not a JSON object: fix it on the right to use the form."), this);
+    formBlocked_ =
+        new QLabel(tr("The text is not a JSON object: fix it on the right to use the form."), this);
     formBlocked_->setWordWrap(true);
     formBlocked_->setStyleSheet(QStringLiteral("color: %1").arg(QLatin1String(kErrorColor)));
     auto* formBox = new QWidget(this);
@@ -142,7 +149,8 @@ ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent) : QW
     json_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     json_->setLineWrapMode(QPlainTextEdit::NoWrap);
     json_->setTabChangesFocus(true);
-    json_->setToolTip(tr("The config file's text: edit here or in the form, both are the same config"));
+    json_->setToolTip(
+        tr("The config file's text: edit here or in the form, both are the same config"));
     connect(json_, &QPlainTextEdit::textChanged, this, [this] {
         if (showingDocument_) return;
         editingKey_.clear();
@@ -177,8 +185,10 @@ ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent) : QW
     setStatus({}, {});
 }
 
-ConfigEditor::Field& ConfigEditor::addField(Kind kind, QFormLayout* form, const std::string& key, const QString& label, FieldType type,
-                                            const QString& tooltip, std::vector<Json> choices, const QString& placeholder) {
+ConfigEditor::Field& ConfigEditor::addField(Kind kind, QFormLayout* form, const std::string& key,
+                                            const QString& label, FieldType type,
+                                            const QString& tooltip, std::vector<Json> choices,
+                                            const QString& placeholder) {
     auto& fields = fields_[kind];
     fields.emplace_back();
     Field& f = fields.back();
@@ -187,11 +197,14 @@ ConfigEditor::Field& ConfigEditor::addField(Kind kind, QFormLayout* form, const 
     f.choices = std::move(choices);
     // The value a missing key takes, from the format library's own defaults.
     if (kind == Kind::Op) {
-        f.defaultValue = Json::parse(format::OpConfig().toJson().value(key, nlohmann::json()).dump());
+        f.defaultValue =
+            Json::parse(format::OpConfig().toJson().value(key, nlohmann::json()).dump());
     } else {
         const Json defaults = format::ApiConfig().toJson();
         const size_t dot = key.find('.');
-        f.defaultValue = dot == std::string::npos ? defaults.value(key, Json()) : defaults[key.substr(0, dot)].value(key.substr(dot + 1), Json());
+        f.defaultValue = dot == std::string::npos
+                             ? defaults.value(key, Json())
+                             : defaults[key.substr(0, dot)].value(key.substr(dot + 1), Json());
     }
 
     f.caption = new QLabel(label, this);
@@ -259,32 +272,40 @@ QWidget* ConfigEditor::buildOpForm() {
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     // Tooltips: FORMATS.md section 3, "Injected probe".
     addField(Kind::Op, form, "task", QStringLiteral("task"), FieldType::Choice,
-             tr("What is written for the selected ops: \"tensor\" their raw data, \"statistics\" statistics only, \"all\" both.\n"
+             tr("What is written for the selected ops: \"tensor\" their raw data, \"statistics\" "
+                "statistics only, \"all\" both.\n"
                 "statistic.csv is written in every case."),
              {"tensor", "statistics", "all"});
     addField(Kind::Op, form, "dump_enable", QStringLiteral("dump_enable"), FieldType::Bool,
              tr("Nothing is dumped while false: the probe sleeps (a few atomic loads per op).\n"
                 "Turn it on while the model runs: it takes effect at the next layer-level op."));
-    addField(Kind::Op, form, "exec_range", QStringLiteral("exec_range"), FieldType::Text,
-             tr("The rounds (executions of the model, e.g. decoding steps) to dump: \"all\", \"none\",\n"
-                "or inclusive \"start,end\" (several pairs allowed: \"0,2,5,7\")."),
-             {}, tr("default: 0,0 (the first round only)"));
+    addField(
+        Kind::Op, form, "exec_range", QStringLiteral("exec_range"), FieldType::Text,
+        tr("The rounds (executions of the model, e.g. decoding steps) to dump: \"all\", \"none\",\n"
+           "or inclusive \"start,end\" (several pairs allowed: \"0,2,5,7\")."),
+        {}, tr("default: 0,0 (the first round only)"));
     addField(Kind::Op, form, "ids", QStringLiteral("ids"), FieldType::Text,
              tr("Comma list of op ids (\"0,2_1\"); empty = all layer-level ops.\n"
-                "Ticking ops in the tree writes them here. ids and op_name are alternatives: either selects an op."),
+                "Ticking ops in the tree writes them here. ids and op_name are alternatives: "
+                "either selects an op."),
              {}, tr("empty: all layer-level ops"));
     addField(Kind::Op, form, "op_name", QStringLiteral("op_name"), FieldType::Text,
-             tr("Comma list of case-insensitive op name prefixes (\"layers.1,lm_head\"); empty = all layer-level ops.\n"
-                "Without save_child a prefix must match the op's own name; with it, the op's or any ancestor's."),
+             tr("Comma list of case-insensitive op name prefixes (\"layers.1,lm_head\"); empty = "
+                "all layer-level ops.\n"
+                "Without save_child a prefix must match the op's own name; with it, the op's or "
+                "any ancestor's."),
              {}, tr("empty: all layer-level ops"));
-    addField(Kind::Op, form, "save_child", QStringLiteral("save_child"), FieldType::Bool,
-             tr("Also dump the children of the selected ops (with ids and op_name empty: every op).\n"
-                "\"Include children\" under the tree sets it."));
+    addField(
+        Kind::Op, form, "save_child", QStringLiteral("save_child"), FieldType::Bool,
+        tr("Also dump the children of the selected ops (with ids and op_name empty: every op).\n"
+           "\"Include children\" under the tree sets it."));
     addField(Kind::Op, form, "device", QStringLiteral("device"), FieldType::Text,
-             tr("Comma list of device ids whose processes dump (\"0,1\"); empty = all."), {}, tr("empty: all devices"));
+             tr("Comma list of device ids whose processes dump (\"0,1\"); empty = all."), {},
+             tr("empty: all devices"));
     addField(Kind::Op, form, "filter_level", QStringLiteral("filter_level"), FieldType::Choice,
              tr("With save_child: 0 no filtering;\n"
-                "1 a tensor that appears again (the same data flowing from one op to the next) is written once,\n"
+                "1 a tensor that appears again (the same data flowing from one op to the next) is "
+                "written once,\n"
                 "  later appearances are header-only aliases;\n"
                 "2 as 1, and kernel-level tensors are skipped too."),
              {0, 1, 2});
@@ -299,43 +320,63 @@ QWidget* ConfigEditor::buildApiForm() {
     column->addLayout(top);
     // Tooltips: FORMATS.md section 3, "Code-level API".
     addField(Kind::Api, top, "task", QStringLiteral("task"), FieldType::Choice,
-             tr("\"statistics\": statistics of each tensor (dump.json); \"tensor\": the tensors' data too (.pt files)."),
+             tr("\"statistics\": statistics of each tensor (dump.json); \"tensor\": the tensors' "
+                "data too (.pt files)."),
              {"statistics", "tensor"});
     addField(Kind::Api, top, "dump_path", QStringLiteral("dump_path"), FieldType::Text,
-             tr("The folder the dump goes to (step<N>/rank<R> folders inside); relative to the script's working directory."), {},
-             tr("default: ./dump_path"));
+             tr("The folder the dump goes to (step<N>/rank<R> folders inside); relative to the "
+                "script's working directory."),
+             {}, tr("default: ./dump_path"));
     addField(Kind::Api, top, "rank", QStringLiteral("rank"), FieldType::IntegerList,
-             tr("The ranks (processes of a distributed job) to dump: whole numbers or \"a-b\" ranges, e.g. 0, 2, 4-6; empty = all."),
+             tr("The ranks (processes of a distributed job) to dump: whole numbers or \"a-b\" "
+                "ranges, e.g. 0, 2, 4-6; empty = all."),
              {}, tr("empty: all ranks"));
     addField(Kind::Api, top, "step", QStringLiteral("step"), FieldType::IntegerList,
-             tr("The steps (debugger.step() counts them) to dump: whole numbers or \"a-b\" ranges, e.g. 0, 2, 4-6; empty = all."),
+             tr("The steps (debugger.step() counts them) to dump: whole numbers or \"a-b\" ranges, "
+                "e.g. 0, 2, 4-6; empty = all."),
              {}, tr("empty: all steps"));
     addField(Kind::Api, top, "level", QStringLiteral("level"), FieldType::Choice,
-             tr("L0: modules; L1: APIs (torch, torch.nn.functional, Tensor methods, distributed); mix: both."),
+             tr("L0: modules; L1: APIs (torch, torch.nn.functional, Tensor methods, distributed); "
+                "mix: both."),
              {"L0", "L1", "mix"});
-    addField(Kind::Api, top, "seed", QStringLiteral("seed"), FieldType::Integer,
-             tr("The seed seed_all() sets for Python, NumPy and torch (a whole number 0..4294967295)."), {}, tr("default: 1234"));
-    addField(Kind::Api, top, "is_deterministic", QStringLiteral("is_deterministic"), FieldType::Bool,
-             tr("seed_all() also makes torch use deterministic algorithms (reproducible, maybe slower)."));
+    addField(
+        Kind::Api, top, "seed", QStringLiteral("seed"), FieldType::Integer,
+        tr("The seed seed_all() sets for Python, NumPy and torch (a whole number 0..4294967295)."),
+        {}, tr("default: 1234"));
+    addField(Kind::Api, top, "is_deterministic", QStringLiteral("is_deterministic"),
+             FieldType::Bool,
+             tr("seed_all() also makes torch use deterministic algorithms (reproducible, maybe "
+                "slower)."));
     addField(Kind::Api, top, "extra_info", QStringLiteral("extra_info"), FieldType::Bool,
-             tr("Also write stack.json (where each API was called from) and construct.json (the module tree)."));
-    const QString scope = tr("Two full entry names bounding a range, e.g. Functional.linear.0.forward, Functional.relu.0.forward\n"
-                             "(L0: Module.fc1.Linear.forward.0, ...); empty = everything.");
-    const QString list = tr("Entry names or name fragments to keep, e.g. relu, Functional.linear.0.forward; empty = all.");
+             tr("Also write stack.json (where each API was called from) and construct.json (the "
+                "module tree)."));
+    const QString scope =
+        tr("Two full entry names bounding a range, e.g. Functional.linear.0.forward, "
+           "Functional.relu.0.forward\n"
+           "(L0: Module.fc1.Linear.forward.0, ...); empty = everything.");
+    const QString list =
+        tr("Entry names or name fragments to keep, e.g. relu, Functional.linear.0.forward; empty = "
+           "all.");
     const QString modes = tr("Which tensors: \"all\", or any of forward, backward, input, output.");
     for (const char* section : {"statistics", "tensor"}) {
         const std::string prefix = std::string(section) + ".";
-        auto* group = new QGroupBox(section == std::string("statistics") ? tr("statistics (used by task \"statistics\")")
-                                                                         : tr("tensor (used by task \"tensor\")"),
+        auto* group = new QGroupBox(section == std::string("statistics")
+                                        ? tr("statistics (used by task \"statistics\")")
+                                        : tr("tensor (used by task \"tensor\")"),
                                     page);
         auto* form = new QFormLayout(group);
         form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-        addField(Kind::Api, form, prefix + "scope", QStringLiteral("scope"), FieldType::TextList, scope, {}, tr("empty: everything"));
-        addField(Kind::Api, form, prefix + "list", QStringLiteral("list"), FieldType::TextList, list, {}, tr("empty: all entries"));
-        addField(Kind::Api, form, prefix + "data_mode", QStringLiteral("data_mode"), FieldType::DataModes, modes);
+        addField(Kind::Api, form, prefix + "scope", QStringLiteral("scope"), FieldType::TextList,
+                 scope, {}, tr("empty: everything"));
+        addField(Kind::Api, form, prefix + "list", QStringLiteral("list"), FieldType::TextList,
+                 list, {}, tr("empty: all entries"));
+        addField(Kind::Api, form, prefix + "data_mode", QStringLiteral("data_mode"),
+                 FieldType::DataModes, modes);
         if (prefix == "statistics.")
-            addField(Kind::Api, form, "statistics.summary_mode", QStringLiteral("summary_mode"), FieldType::Choice,
-                     tr("\"statistics\": Max, Min, Mean and Norm of each tensor; \"md5\": also a checksum of its data,\n"
+            addField(Kind::Api, form, "statistics.summary_mode", QStringLiteral("summary_mode"),
+                     FieldType::Choice,
+                     tr("\"statistics\": Max, Min, Mean and Norm of each tensor; \"md5\": also a "
+                        "checksum of its data,\n"
                         "to compare two runs bit for bit."),
                      {"statistics", "md5"});
         column->addWidget(group);
@@ -346,9 +387,15 @@ QWidget* ConfigEditor::buildApiForm() {
 void ConfigEditor::writeField(const Field& f) {
     Json value;
     switch (f.type) {
-        case FieldType::Choice: value = f.choices.at(static_cast<size_t>(f.combo->currentIndex())); break;
-        case FieldType::Bool: value = f.check->isChecked(); break;
-        case FieldType::Text: value = f.line->text().toStdString(); break;
+        case FieldType::Choice:
+            value = f.choices.at(static_cast<size_t>(f.combo->currentIndex()));
+            break;
+        case FieldType::Bool:
+            value = f.check->isChecked();
+            break;
+        case FieldType::Text:
+            value = f.line->text().toStdString();
+            break;
         case FieldType::Integer: {
             // A number when it is one; anything else as typed, for the format library to judge.
             bool ok = false;
@@ -367,7 +414,8 @@ void ConfigEditor::writeField(const Field& f) {
         }
         case FieldType::TextList:
             value = Json::array();
-            for (const QString& item : splitItems(f.line->text())) value.push_back(item.toStdString());
+            for (const QString& item : splitItems(f.line->text()))
+                value.push_back(item.toStdString());
             break;
         case FieldType::DataModes:
             value = Json::array();
@@ -386,7 +434,8 @@ void ConfigEditor::showField(Field& f) {
         case FieldType::Choice: {
             const QSignalBlocker blocker(f.combo);
             // A value the choices do not hold is shown as an extra entry, with its issue below.
-            while (f.combo->count() > static_cast<int>(f.choices.size())) f.combo->removeItem(f.combo->count() - 1);
+            while (f.combo->count() > static_cast<int>(f.choices.size()))
+                f.combo->removeItem(f.combo->count() - 1);
             const auto it = std::find(f.choices.begin(), f.choices.end(), value);
             if (it != f.choices.end()) {
                 f.combo->setCurrentIndex(static_cast<int>(it - f.choices.begin()));
@@ -399,8 +448,11 @@ void ConfigEditor::showField(Field& f) {
         case FieldType::Bool: {
             const QSignalBlocker blocker(f.check);
             f.check->setChecked(value.is_boolean() && value.get<bool>());
-            f.check->setText(value.is_boolean() ? QString()
-                                                : tr("(%1 is not a boolean)").arg(QString::fromStdString(value.dump(-1, ' ', false, Json::error_handler_t::replace))));
+            f.check->setText(value.is_boolean()
+                                 ? QString()
+                                 : tr("(%1 is not a boolean)")
+                                       .arg(QString::fromStdString(value.dump(
+                                           -1, ' ', false, Json::error_handler_t::replace))));
             break;
         }
         case FieldType::Text:
@@ -408,8 +460,11 @@ void ConfigEditor::showField(Field& f) {
         case FieldType::IntegerList:
         case FieldType::TextList: {
             if (f.key == editingKey_) break;  // leave the text as typed ("0, 2" stays, not "0,2")
-            const QString text = !present ? QString() : (f.type == FieldType::IntegerList || f.type == FieldType::TextList) ? listText(value)
-                                                                                                                           : displayText(value);
+            const QString text =
+                !present ? QString()
+                : (f.type == FieldType::IntegerList || f.type == FieldType::TextList)
+                    ? listText(value)
+                    : displayText(value);
             if (f.line->text() != text) f.line->setText(text);
             break;
         }
@@ -418,7 +473,9 @@ void ConfigEditor::showField(Field& f) {
                 const QSignalBlocker blocker(check);
                 bool on = false;
                 if (value.is_array())
-                    for (const auto& item : value) on = on || (item.is_string() && item.get<std::string>() == check->text().toStdString());
+                    for (const auto& item : value)
+                        on = on || (item.is_string() &&
+                                    item.get<std::string>() == check->text().toStdString());
                 check->setChecked(on);
             }
             break;
@@ -429,8 +486,11 @@ void ConfigEditor::showField(Field& f) {
         errors = errors || (!issue.warning && (issue.key == f.key));
     f.issues->setText(issues.join(QLatin1Char('\n')));
     f.issues->setVisible(!issues.isEmpty());
-    f.issues->setStyleSheet(QStringLiteral("color: %1").arg(QLatin1String(errors ? kErrorColor : kWarningColor)));
-    f.caption->setStyleSheet(errors ? QStringLiteral("color: %1; font-weight: bold").arg(QLatin1String(kErrorColor)) : QString());
+    f.issues->setStyleSheet(
+        QStringLiteral("color: %1").arg(QLatin1String(errors ? kErrorColor : kWarningColor)));
+    f.caption->setStyleSheet(
+        errors ? QStringLiteral("color: %1; font-weight: bold").arg(QLatin1String(kErrorColor))
+               : QString());
     // An absent key shows its default; its caption is in italics.
     QFont font = f.caption->font();
     font.setItalic(!present);
@@ -461,9 +521,12 @@ void ConfigEditor::onDocumentChanged() {
     bool generalErrors = false;
     for (const auto& issue : document_->issues()) {
         const auto& keys = data::ConfigDocument::formKeys(kind);
-        if (!issue.warning && std::find(keys.begin(), keys.end(), issue.key) == keys.end()) generalErrors = true;
+        if (!issue.warning && std::find(keys.begin(), keys.end(), issue.key) == keys.end())
+            generalErrors = true;
     }
-    generalIssues_->setStyleSheet(QStringLiteral("color: %1").arg(QLatin1String(generalErrors ? kErrorColor : kWarningColor)));
+    generalIssues_->setStyleSheet(
+        QStringLiteral("color: %1")
+            .arg(QLatin1String(generalErrors ? kErrorColor : kWarningColor)));
     updateHeader();
     updateInForce();
 }
@@ -471,14 +534,18 @@ void ConfigEditor::onDocumentChanged() {
 void ConfigEditor::updateHeader() {
     kind_->setCurrentIndex(document_->kind() == Kind::Op ? 0 : 1);
     const QString path = document_->filePath();
-    file_->setText(path.isEmpty() ? tr("new config, not written yet") : QFileInfo(path).fileName() + (document_->isModified() ? QStringLiteral(" *") : QString()));
+    file_->setText(path.isEmpty()
+                       ? tr("new config, not written yet")
+                       : QFileInfo(path).fileName() +
+                             (document_->isModified() ? QStringLiteral(" *") : QString()));
     file_->setToolTip(path);
     const bool errors = document_->hasErrors();
     apply_->setEnabled(!errors);
     const bool pushes = document_->kind() == Kind::Op && session_ && session_->canPushConfig();
-    apply_->setToolTip(errors ? tr("Fix the problems shown in red first")
-                              : pushes ? tr("Write the file and push the config to the probe (pid %1)").arg(session_->probePid())
-                                       : tr("Write the file"));
+    apply_->setToolTip(errors   ? tr("Fix the problems shown in red first")
+                       : pushes ? tr("Write the file and push the config to the probe (pid %1)")
+                                      .arg(session_->probePid())
+                                : tr("Write the file"));
 }
 
 void ConfigEditor::updateInForce() {
@@ -490,14 +557,23 @@ void ConfigEditor::updateInForce() {
         const qint64 pid = session_->probePid();
         if (session_->hasEnded()) {
             // Nothing is in force any more: say what was, until the end.
-            const QString when = session_->state() == session::SessionState::Detached
-                                     ? tr("when this application detached from the probe (pid %1)").arg(pid)
-                                     : tr("when the probe (pid %1) ended").arg(pid);
-            text = same ? tr("<span style='color:%1'>●</span> This is the config that was in force %2.").arg(color, when)
-                        : tr("<span style='color:%1'>●</span> Not the config that was in force %2.").arg(color, when);
+            const QString when =
+                session_->state() == session::SessionState::Detached
+                    ? tr("when this application detached from the probe (pid %1)").arg(pid)
+                    : tr("when the probe (pid %1) ended").arg(pid);
+            text =
+                same
+                    ? tr("<span style='color:%1'>●</span> This is the config that was in force %2.")
+                          .arg(color, when)
+                    : tr("<span style='color:%1'>●</span> Not the config that was in force %2.")
+                          .arg(color, when);
         } else {
-            text = same ? tr("<span style='color:%1'>●</span> This is the config the probe (pid %2) has in force.").arg(color).arg(pid)
-                        : tr("<span style='color:%1'>●</span> Not in force: the probe (pid %2) runs another config until you apply this one.")
+            text = same ? tr("<span style='color:%1'>●</span> This is the config the probe (pid "
+                             "%2) has in force.")
+                              .arg(color)
+                              .arg(pid)
+                        : tr("<span style='color:%1'>●</span> Not in force: the probe (pid %2) "
+                             "runs another config until you apply this one.")
                               .arg(color)
                               .arg(pid);
         }
@@ -506,7 +582,9 @@ void ConfigEditor::updateInForce() {
     inForce_->setVisible(!text.isEmpty());
 }
 
-QString ConfigEditor::inForceText() const { return inForce_->text(); }
+QString ConfigEditor::inForceText() const {
+    return inForce_->text();
+}
 
 void ConfigEditor::setStatus(const QString& text, const QString& color) {
     statusText_ = text;
@@ -515,7 +593,9 @@ void ConfigEditor::setStatus(const QString& text, const QString& color) {
     status_->setVisible(!text.isEmpty());
 }
 
-QString ConfigEditor::applyStatus() const { return statusText_; }
+QString ConfigEditor::applyStatus() const {
+    return statusText_;
+}
 
 void ConfigEditor::setSession(session::LiveSession* session) {
     if (session_) disconnect(session_, nullptr, this, nullptr);
@@ -523,8 +603,10 @@ void ConfigEditor::setSession(session::LiveSession* session) {
     pendingRequest_ = -1;
     pushedText_.clear();
     if (session_) {
-        connect(session_, &session::LiveSession::configApplied, this, &ConfigEditor::onConfigApplied);
-        connect(session_, &session::LiveSession::configRejected, this, &ConfigEditor::onConfigRejected);
+        connect(session_, &session::LiveSession::configApplied, this,
+                &ConfigEditor::onConfigApplied);
+        connect(session_, &session::LiveSession::configRejected, this,
+                &ConfigEditor::onConfigRejected);
         connect(session_, &session::LiveSession::helloReceived, this, [this] {
             updateHeader();
             updateInForce();
@@ -532,10 +614,14 @@ void ConfigEditor::setSession(session::LiveSession* session) {
         connect(session_, &session::LiveSession::stateChanged, this, [this] {
             if (pendingRequest_ >= 0 && session_->hasEnded()) {
                 pendingRequest_ = -1;
-                setStatus(pushedText_.isEmpty()
-                              ? tr("The probe went away before it answered (%1); the file was written.").arg(session_->stateDetail())
-                              : tr("The probe went away before it answered (%1); its config file was not changed.").arg(session_->stateDetail()),
-                          QLatin1String(kErrorColor));
+                setStatus(
+                    pushedText_.isEmpty()
+                        ? tr("The probe went away before it answered (%1); the file was written.")
+                              .arg(session_->stateDetail())
+                        : tr("The probe went away before it answered (%1); its config file was not "
+                             "changed.")
+                              .arg(session_->stateDetail()),
+                    QLatin1String(kErrorColor));
                 pushedText_.clear();
             }
             updateHeader();
@@ -548,7 +634,8 @@ void ConfigEditor::setSession(session::LiveSession* session) {
 
 bool ConfigEditor::apply(const QString& pathForNewFile) {
     if (document_->hasErrors()) {
-        setStatus(tr("Not applied: fix the problems shown in red first."), QLatin1String(kErrorColor));
+        setStatus(tr("Not applied: fix the problems shown in red first."),
+                  QLatin1String(kErrorColor));
         return false;
     }
     const bool op = document_->kind() == Kind::Op;
@@ -556,7 +643,8 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
     if (path.isEmpty()) path = pathForNewFile;
     if (path.isEmpty() && op && session_) path = session_->configPath();
     if (path.isEmpty()) {
-        path = QFileDialog::getSaveFileName(this, tr("Write the config to"), configDirectory_, tr("Config files (*.json)"));
+        path = QFileDialog::getSaveFileName(this, tr("Write the config to"), configDirectory_,
+                                            tr("Config files (*.json)"));
         if (path.isEmpty()) return false;
     }
     const bool pushes = op && session_ && session_->canPushConfig();
@@ -566,7 +654,8 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
         // push) and say so twice; refused, the file keeps the config in force.
         pushedText_ = document_->text();
         pendingRequest_ = session_->pushConfig(configObjectOf(pushedText_));
-        setStatus(tr("Sent to the probe (pid %1), which writes it to %2 as it applies it; waiting for its answer…")
+        setStatus(tr("Sent to the probe (pid %1), which writes it to %2 as it applies it; waiting "
+                     "for its answer…")
                       .arg(session_->probePid())
                       .arg(path),
                   QString());
@@ -581,13 +670,19 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
     if (pushes) {
         // The text as written, for the probe to judge exactly as it judges its file.
         pendingRequest_ = session_->pushConfig(configObjectOf(document_->text()));
-        setStatus(tr("Written to %1 and sent to the probe (pid %2); waiting for its answer…").arg(path).arg(session_->probePid()),
+        setStatus(tr("Written to %1 and sent to the probe (pid %2); waiting for its answer…")
+                      .arg(path)
+                      .arg(session_->probePid()),
                   QString());
     } else if (op) {
-        setStatus(tr("Written to %1. A probe watching this file applies it at its next layer-level op; none is attached here.").arg(path),
+        setStatus(tr("Written to %1. A probe watching this file applies it at its next layer-level "
+                     "op; none is attached here.")
+                      .arg(path),
                   QLatin1String(kGoodColor));
     } else {
-        setStatus(tr("Written to %1. PrecisionDebugger(config_path=...) reads it when the script creates the debugger.").arg(path),
+        setStatus(tr("Written to %1. PrecisionDebugger(config_path=...) reads it when the script "
+                     "creates the debugger.")
+                      .arg(path),
                   QLatin1String(kGoodColor));
     }
     emit applied(path);
@@ -602,21 +697,25 @@ void ConfigEditor::onConfigApplied(const nlohmann::json& config, const QString& 
         // unless it was edited meanwhile.
         const auto applied = opConfigOf(config);
         if (!pushedText_.isEmpty() && document_->text() == pushedText_ && applied)
-            document_->setFileContent(Kind::Op, session_->configPath(), QString::fromStdString(applied->toFileText()));
+            document_->setFileContent(Kind::Op, session_->configPath(),
+                                      QString::fromStdString(applied->toFileText()));
         pushedText_.clear();
-        setStatus(tr("Applied by the probe (pid %1) at %2: dumping follows it from the next layer-level op.")
+        setStatus(tr("Applied by the probe (pid %1) at %2: dumping follows it from the next "
+                     "layer-level op.")
                       .arg(session_->probePid())
                       .arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))),
                   QLatin1String(kGoodColor));
-    } else if (source == QLatin1String("file") && document_->kind() == Kind::Op && !document_->isModified() &&
-               document_->filePath() == session_->configPath()) {
+    } else if (source == QLatin1String("file") && document_->kind() == Kind::Op &&
+               !document_->isModified() && document_->filePath() == session_->configPath()) {
         // Someone changed the probe's config file outside this editor: show what is in force.
         const auto applied = opConfigOf(config);
         if (applied && (!document_->opConfig() || *applied != *document_->opConfig())) {
-            document_->setFileContent(Kind::Op, document_->filePath(), QString::fromStdString(applied->toFileText()));
-            setStatus(tr("The probe applied a change of its config file made outside this editor (%1).")
-                          .arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))),
-                      QString());
+            document_->setFileContent(Kind::Op, document_->filePath(),
+                                      QString::fromStdString(applied->toFileText()));
+            setStatus(
+                tr("The probe applied a change of its config file made outside this editor (%1).")
+                    .arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))),
+                QString());
         }
     }
     updateInForce();
@@ -626,10 +725,14 @@ void ConfigEditor::onConfigRejected(const QString& reason, const QString& source
     if (request >= 0 && request == pendingRequest_) {
         pendingRequest_ = -1;
         pushedText_.clear();
-        setStatus(tr("Refused by the probe (pid %1); the previous config stays in force:\n%2").arg(session_->probePid()).arg(reason),
+        setStatus(tr("Refused by the probe (pid %1); the previous config stays in force:\n%2")
+                      .arg(session_->probePid())
+                      .arg(reason),
                   QLatin1String(kErrorColor));
     } else if (source == QLatin1String("file")) {
-        setStatus(tr("The probe refused a change of its config file; the previous config stays in force:\n%1").arg(reason),
+        setStatus(tr("The probe refused a change of its config file; the previous config stays in "
+                     "force:\n%1")
+                      .arg(reason),
                   QLatin1String(kWarningColor));
     }
     updateInForce();
@@ -637,21 +740,28 @@ void ConfigEditor::onConfigRejected(const QString& reason, const QString& source
 
 void ConfigEditor::chooseAndLoad() {
     if (document_->isModified() &&
-        QMessageBox::question(this, tr("Load a config"), tr("The config being edited has changes that were not written. Load another anyway?")) !=
-            QMessageBox::Yes)
+        QMessageBox::question(this, tr("Load a config"),
+                              tr("The config being edited has changes that were not written. Load "
+                                 "another anyway?")) != QMessageBox::Yes)
         return;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Load a config (either kind)"), configDirectory_, tr("Config files (*.json);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Load a config (either kind)"), configDirectory_,
+                                     tr("Config files (*.json);;All files (*)"));
     if (path.isEmpty()) return;
     QString error;
     if (!document_->load(path, &error))
         setStatus(error, QLatin1String(kErrorColor));
     else
-        setStatus(document_->hasErrors() ? tr("Loaded %1; it has problems, shown in red.").arg(path) : tr("Loaded %1.").arg(path), QString());
+        setStatus(document_->hasErrors() ? tr("Loaded %1; it has problems, shown in red.").arg(path)
+                                         : tr("Loaded %1.").arg(path),
+                  QString());
 }
 
 void ConfigEditor::chooseAndSave() {
-    const QString start = document_->filePath().isEmpty() ? configDirectory_ : document_->filePath();
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save the config as"), start, tr("Config files (*.json)"));
+    const QString start =
+        document_->filePath().isEmpty() ? configDirectory_ : document_->filePath();
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save the config as"), start,
+                                                      tr("Config files (*.json)"));
     if (path.isEmpty()) return;
     QString error;
     if (!document_->save(path, &error))

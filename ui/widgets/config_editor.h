@@ -6,13 +6,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <QList>
-#include <QPointer>
-#include <QWidget>
 #include <deque>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <QList>
+#include <QPointer>
+#include <QWidget>
 
 #include "config_document.h"
 #include "session/live_session.h"
@@ -87,8 +88,10 @@ private:
 
     QWidget* buildOpForm();
     QWidget* buildApiForm();
-    Field& addField(Kind kind, QFormLayout* form, const std::string& key, const QString& label, FieldType type,
-                    const QString& tooltip, std::vector<data::ConfigDocument::Json> choices = {}, const QString& placeholder = {});
+    Field& addField(Kind kind, QFormLayout* form, const std::string& key, const QString& label,
+                    FieldType type, const QString& tooltip,
+                    std::vector<data::ConfigDocument::Json> choices = {},
+                    const QString& placeholder = {});
     void writeField(const Field& field);
     void showField(Field& field);
     void onDocumentChanged();

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "gradients_panel.h"
 
+#include <cmath>
+
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <cmath>
 #include <qcustomplot.h>
 
 #include "gradient_series_model.h"
@@ -16,9 +17,9 @@ namespace probe::widgets {
 
 namespace {
 
-const QColor kLineColors[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(148, 103, 189),
-                              QColor(140, 86, 75),  QColor(227, 119, 194), QColor(127, 127, 127), QColor(188, 189, 34),
-                              QColor(23, 190, 207)};
+const QColor kLineColors[] = {QColor(31, 119, 180),  QColor(255, 127, 14), QColor(44, 160, 44),
+                              QColor(148, 103, 189), QColor(140, 86, 75),  QColor(227, 119, 194),
+                              QColor(127, 127, 127), QColor(188, 189, 34), QColor(23, 190, 207)};
 constexpr int kLineColorCount = sizeof(kLineColors) / sizeof(kLineColors[0]);
 
 }  // namespace
@@ -31,7 +32,8 @@ GradientsPanel::GradientsPanel(QWidget* parent) : QWidget(parent) {
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);
     view_->verticalHeader()->setVisible(false);
     view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 6);
-    view_->horizontalHeader()->setSectionResizeMode(data::GradientSeriesModel::ParameterColumn, QHeaderView::Stretch);
+    view_->horizontalHeader()->setSectionResizeMode(data::GradientSeriesModel::ParameterColumn,
+                                                    QHeaderView::Stretch);
     view_->setWordWrap(false);
 
     plot_ = new QCustomPlot(this);
@@ -59,7 +61,8 @@ GradientsPanel::GradientsPanel(QWidget* parent) : QWidget(parent) {
     connect(model_, &data::GradientSeriesModel::checkedChanged, this, &GradientsPanel::rebuild);
     connect(model_, &data::GradientSeriesModel::loaded, this, [this] {
         view_->resizeColumnsToContents();
-        view_->horizontalHeader()->setSectionResizeMode(data::GradientSeriesModel::ParameterColumn, QHeaderView::Stretch);
+        view_->horizontalHeader()->setSectionResizeMode(data::GradientSeriesModel::ParameterColumn,
+                                                        QHeaderView::Stretch);
     });
     rebuild();
 }
@@ -73,7 +76,10 @@ void GradientsPanel::rebuild() {
     QString title = tr("Gradient norms");
     if (!model_->directory().isEmpty()) title += tr(" · %1").arg(model_->directory());
     if (model_->rowCount() > 0)
-        title += tr(" · %1 of %2 parameters shown · %3").arg(rows.size()).arg(model_->rowCount()).arg(countOf(static_cast<qsizetype>(all.size()), tr("alert"), tr("alerts")));
+        title += tr(" · %1 of %2 parameters shown · %3")
+                     .arg(rows.size())
+                     .arg(model_->rowCount())
+                     .arg(countOf(static_cast<qsizetype>(all.size()), tr("alert"), tr("alerts")));
     title_->setText(title);
 
     double top = 0;  // NaN/inf alerts are marked at the top of the drawn range
@@ -95,7 +101,8 @@ void GradientsPanel::rebuild() {
         graph->setData(x, y, true);
         graph->setPen(QPen(kLineColors[lines_ % kLineColorCount], 1.6));
         QString name = QString::fromStdString(series.name);
-        if (series.rank != "rank0") name += QStringLiteral(" (%1)").arg(QString::fromStdString(series.rank));
+        if (series.rank != "rank0")
+            name += QStringLiteral(" (%1)").arg(QString::fromStdString(series.rank));
         graph->setName(name);
         ++lines_;
         for (const auto& f : model_->findingsOf(row)) {
@@ -111,7 +118,8 @@ void GradientsPanel::rebuild() {
                     badY << top;
                 }
                 ++alerts_;
-                if (f.kind != analysis::GradFinding::Kind::Vanishing) break;  // one mark per spike/NaN
+                if (f.kind != analysis::GradFinding::Kind::Vanishing)
+                    break;  // one mark per spike/NaN
             }
         }
     }
@@ -119,20 +127,23 @@ void GradientsPanel::rebuild() {
         QCPGraph* marks = plot_->addGraph();
         marks->setData(alertX, alertY);
         marks->setLineStyle(QCPGraph::lsNone);
-        marks->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(200, 30, 30), 2), Qt::NoBrush, 11));
+        marks->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle,
+                                               QPen(QColor(200, 30, 30), 2), Qt::NoBrush, 11));
         marks->setName(tr("alert (spike, exploding, vanishing)"));
     }
     if (!badX.isEmpty()) {
         QCPGraph* marks = plot_->addGraph();
         marks->setData(badX, badY);
         marks->setLineStyle(QCPGraph::lsNone);
-        marks->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QPen(QColor(200, 30, 30), 2),
-                                               QColor(200, 30, 30), 10));
+        marks->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted,
+                                               QPen(QColor(200, 30, 30), 2), QColor(200, 30, 30),
+                                               10));
         marks->setName(tr("NaN / Inf norm"));
     }
     plot_->rescaleAxes();
     if (plot_->yAxis->range().lower <= 0) plot_->yAxis->setRangeLower(1e-12);
-    plot_->yAxis->scaleRange(1.3, std::sqrt(plot_->yAxis->range().lower * plot_->yAxis->range().upper));
+    plot_->yAxis->scaleRange(1.3,
+                             std::sqrt(plot_->yAxis->range().lower * plot_->yAxis->range().upper));
     plot_->xAxis->scaleRange(1.05, plot_->xAxis->range().center());
     plot_->replot();
 }

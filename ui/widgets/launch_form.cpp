@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "launch_form.h"
-#include "page_style.h"
+
+#include <optional>
 
 #include <QDir>
 #include <QFileDialog>
@@ -14,7 +15,8 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QVBoxLayout>
-#include <optional>
+
+#include "page_style.h"
 
 namespace probe::widgets {
 namespace {
@@ -54,7 +56,9 @@ std::optional<QStringList> splitShellWords(const QString& text) {
             for (++i;; ++i) {
                 if (i >= text.size()) return std::nullopt;
                 if (text[i] == QLatin1Char('"')) break;
-                if (text[i] == QLatin1Char('\\') && i + 1 < text.size() && QStringLiteral("\"\\$`").contains(text[i + 1])) ++i;
+                if (text[i] == QLatin1Char('\\') && i + 1 < text.size() &&
+                    QStringLiteral("\"\\$`").contains(text[i + 1]))
+                    ++i;
                 word += text[i];
             }
         } else {
@@ -74,8 +78,8 @@ QString shellLine(const QStringList& words) {
 
 }  // namespace
 
-QLineEdit* LaunchForm::addPathRow(QGridLayout* grid, int row, const QString& label, const QString& tooltip, bool directory,
-                                  const QString& filter) {
+QLineEdit* LaunchForm::addPathRow(QGridLayout* grid, int row, const QString& label,
+                                  const QString& tooltip, bool directory, const QString& filter) {
     auto* edit = new QLineEdit(this);
     edit->setToolTip(tooltip);
     auto* caption = new QLabel(label, this);
@@ -84,7 +88,8 @@ QLineEdit* LaunchForm::addPathRow(QGridLayout* grid, int row, const QString& lab
     auto* browse = new QPushButton(tr("Browse…"), this);
     connect(browse, &QPushButton::clicked, this, [this, edit, directory, filter, label] {
         QString start = edit->text().isEmpty() ? workingDirectory_->text() : edit->text();
-        if (edit == config_ && edit->text().isEmpty() && !configDirectory_.isEmpty()) start = configDirectory_;
+        if (edit == config_ && edit->text().isEmpty() && !configDirectory_.isEmpty())
+            start = configDirectory_;
         QString chosen = directory ? QFileDialog::getExistingDirectory(this, label, start)
                                    : QFileDialog::getOpenFileName(this, label, start, filter);
         if (chosen.isEmpty()) return;
@@ -100,8 +105,10 @@ QLineEdit* LaunchForm::addPathRow(QGridLayout* grid, int row, const QString& lab
 LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     auto* title = new QLabel(tr("Launch a model under the probe"), this);
     setHeadingFont(title, 1.5);
-    auto* intro = new QLabel(tr("The program runs unchanged, exactly as <code>probe run</code> runs it: its modules become the "
-                                "layer-level ops, its aten ops their children. Its output appears in the session panel; the dump "
+    auto* intro = new QLabel(tr("The program runs unchanged, exactly as <code>probe run</code> "
+                                "runs it: its modules become the "
+                                "layer-level ops, its aten ops their children. Its output appears "
+                                "in the session panel; the dump "
                                 "opens here and grows as it runs."),
                              this);
     intro->setWordWrap(true);
@@ -109,27 +116,34 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     auto* grid = new QGridLayout;
     grid->setColumnStretch(1, 1);
     int row = 0;
-    program_ = addPathRow(grid, row++, tr("Command or script"),
-                          tr("The program to run: a Python script (run with the interpreter below) or an executable"), false,
-                          tr("Python scripts (*.py);;All files (*)"));
+    program_ = addPathRow(
+        grid, row++, tr("Command or script"),
+        tr("The program to run: a Python script (run with the interpreter below) or an executable"),
+        false, tr("Python scripts (*.py);;All files (*)"));
     program_->setPlaceholderText(tr("train.py, or an executable"));
     arguments_ = new QLineEdit(this);
     arguments_->setPlaceholderText(tr("--epochs 2 --batch 8 (quoted as in a shell)"));
-    arguments_->setToolTip(tr("The program's arguments, split as a shell would (quotes group words)"));
+    arguments_->setToolTip(
+        tr("The program's arguments, split as a shell would (quotes group words)"));
     auto* argumentsLabel = new QLabel(tr("Arguments"), this);
     argumentsLabel->setBuddy(arguments_);
     grid->addWidget(argumentsLabel, row, 0);
     grid->addWidget(arguments_, row++, 1, 1, 2);
-    interpreter_ = addPathRow(grid, row++, tr("Interpreter"),
-                              tr("What runs a script: /usr/bin/python3 by default for .py files (Debian's torch belongs to it; a "
-                                 "python3 earlier on PATH may have none). Empty: the program runs itself."),
-                              false);
+    interpreter_ =
+        addPathRow(grid, row++, tr("Interpreter"),
+                   tr("What runs a script: /usr/bin/python3 by default for .py files (Debian's "
+                      "torch belongs to it; a "
+                      "python3 earlier on PATH may have none). Empty: the program runs itself."),
+                   false);
     interpreter_->setPlaceholderText(tr("none: the program runs itself"));
-    workingDirectory_ = addPathRow(grid, row++, tr("Working directory"),
-                                   tr("Where the program runs; relative paths (the script, the output) are taken from it"), true);
+    workingDirectory_ = addPathRow(
+        grid, row++, tr("Working directory"),
+        tr("Where the program runs; relative paths (the script, the output) are taken from it"),
+        true);
     workingDirectory_->setPlaceholderText(QDir::currentPath());
     environment_ = new QPlainTextEdit(this);
-    environment_->setPlaceholderText(tr("NAME=value, one a line (added to the application's environment)"));
+    environment_->setPlaceholderText(
+        tr("NAME=value, one a line (added to the application's environment)"));
     environment_->setToolTip(environment_->placeholderText());
     environment_->setTabChangesFocus(true);
     environment_->setFixedHeight(environment_->fontMetrics().lineSpacing() * 4 + 12);
@@ -137,10 +151,12 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     environmentLabel->setBuddy(environment_);
     grid->addWidget(environmentLabel, row, 0, Qt::AlignTop);
     grid->addWidget(environment_, row++, 1, 1, 2);
-    output_ = addPathRow(grid, row, tr("Output folder"),
-                         tr("The dump goes to <folder>/atb_dump_data (probe run --output). A fresh folder is suggested for each "
-                            "launch: a second run into the same folder adds its process beside the first."),
-                         true);
+    output_ = addPathRow(
+        grid, row, tr("Output folder"),
+        tr("The dump goes to <folder>/atb_dump_data (probe run --output). A fresh folder is "
+           "suggested for each "
+           "launch: a second run into the same folder adds its process beside the first."),
+        true);
     auto* fresh = new QPushButton(tr("New folder"), this);
     fresh->setToolTip(tr("Suggest a new, empty output folder"));
     connect(fresh, &QPushButton::clicked, this, [this] {
@@ -150,8 +166,10 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     });
     grid->addWidget(fresh, row++, 3);
     config_ = addPathRow(grid, row++, tr("Config"),
-                         tr("The op-level config (probe run --config; FORMATS.md section 3). Empty: probe run writes "
-                            "<output>/probe_config.json, statistics of every layer-level op, every round. Edit it in the Config "
+                         tr("The op-level config (probe run --config; docs/formats.md §4). "
+                            "Empty: probe run writes "
+                            "<output>/probe_config.json, statistics of every layer-level op, every "
+                            "round. Edit it in the Config "
                             "tab while the model runs."),
                          false, tr("Config files (*.json);;All files (*)"));
     config_->setPlaceholderText(tr("none: statistics of every layer-level op, every round"));
@@ -160,7 +178,8 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     command_->setWordWrap(true);
     command_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     command_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    command_->setStyleSheet(QStringLiteral("background: palette(base); padding: 6px; border: 1px solid palette(mid)"));
+    command_->setStyleSheet(
+        QStringLiteral("background: palette(base); padding: 6px; border: 1px solid palette(mid)"));
     command_->setToolTip(tr("What the launch runs: the same in a terminal gives the same dump"));
     problem_ = new QLabel(this);
     problem_->setWordWrap(true);
@@ -204,10 +223,12 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
         outputChosen_ = true;
         updateChecks();
     });
-    for (QLineEdit* edit : {arguments_, workingDirectory_, config_}) connect(edit, &QLineEdit::textEdited, this, &LaunchForm::updateChecks);
+    for (QLineEdit* edit : {arguments_, workingDirectory_, config_})
+        connect(edit, &QLineEdit::textEdited, this, &LaunchForm::updateChecks);
     // Enter in a field launches, as in a dialog (the form is a page: its default button is not
     // pressed by itself). A disabled Launch ignores it.
-    for (QLineEdit* edit : {program_, arguments_, interpreter_, workingDirectory_, output_, config_})
+    for (QLineEdit* edit :
+         {program_, arguments_, interpreter_, workingDirectory_, output_, config_})
         connect(edit, &QLineEdit::returnPressed, launch_, &QPushButton::click);
     connect(environment_, &QPlainTextEdit::textChanged, this, &LaunchForm::updateChecks);
     setSpec({});
@@ -225,10 +246,12 @@ void LaunchForm::onProgramEdited() {
 void LaunchForm::setSpec(const session::LaunchSpec& spec) {
     program_->setText(spec.program);
     arguments_->setText(shellLine(spec.arguments));
-    interpreter_->setText(spec.interpreter.isEmpty() ? session::defaultInterpreterFor(spec.program) : spec.interpreter);
+    interpreter_->setText(spec.interpreter.isEmpty() ? session::defaultInterpreterFor(spec.program)
+                                                     : spec.interpreter);
     workingDirectory_->setText(spec.workingDirectory);
     environment_->setPlainText(spec.environment.join(QLatin1Char('\n')));
-    output_->setText(spec.outputDirectory.isEmpty() ? session::freshOutputDirectory(spec.program) : spec.outputDirectory);
+    output_->setText(spec.outputDirectory.isEmpty() ? session::freshOutputDirectory(spec.program)
+                                                    : spec.outputDirectory);
     config_->setText(spec.configPath);
     interpreterChosen_ = !spec.interpreter.isEmpty();
     outputChosen_ = !spec.outputDirectory.isEmpty();
@@ -249,8 +272,10 @@ session::LaunchSpec LaunchForm::spec() const {
     s.configPath = config_->text().trimmed();
     // Relative paths are the working directory's, as for the program itself.
     const QDir base(s.workingDirectory.isEmpty() ? QDir::currentPath() : s.workingDirectory);
-    if (!s.outputDirectory.isEmpty()) s.outputDirectory = QDir::cleanPath(base.absoluteFilePath(s.outputDirectory));
-    if (!s.configPath.isEmpty()) s.configPath = QDir::cleanPath(base.absoluteFilePath(s.configPath));
+    if (!s.outputDirectory.isEmpty())
+        s.outputDirectory = QDir::cleanPath(base.absoluteFilePath(s.outputDirectory));
+    if (!s.configPath.isEmpty())
+        s.configPath = QDir::cleanPath(base.absoluteFilePath(s.configPath));
     return s;
 }
 
@@ -259,8 +284,12 @@ QString LaunchForm::commandLine() const {
     return shellLine(QStringList{QStringLiteral("probe")} + s.probeRunArguments());
 }
 
-QString LaunchForm::problem() const { return problem_->text(); }
-QString LaunchForm::note() const { return note_->text(); }
+QString LaunchForm::problem() const {
+    return problem_->text();
+}
+QString LaunchForm::note() const {
+    return note_->text();
+}
 
 void LaunchForm::updateChecks() {
     const session::LaunchSpec s = spec();
@@ -268,15 +297,19 @@ void LaunchForm::updateChecks() {
     QString problem = s.problem();
     if (problem.isEmpty() && !splitShellWords(arguments_->text()))
         problem = tr("The arguments have a quote that is not closed.");
-    if (problem.isEmpty() && s.interpreter.isEmpty() && !QFileInfo(s.program).isAbsolute() && s.program.contains(QLatin1Char('/')) &&
-        !QFileInfo::exists(QDir(s.workingDirectory.isEmpty() ? QDir::currentPath() : s.workingDirectory).absoluteFilePath(s.program)))
+    if (problem.isEmpty() && s.interpreter.isEmpty() && !QFileInfo(s.program).isAbsolute() &&
+        s.program.contains(QLatin1Char('/')) &&
+        !QFileInfo::exists(
+            QDir(s.workingDirectory.isEmpty() ? QDir::currentPath() : s.workingDirectory)
+                .absoluteFilePath(s.program)))
         problem = tr("The program %1 does not exist.").arg(s.program);
     problem_->setText(problem);
     problem_->setVisible(!problem.isEmpty());
     launch_->setEnabled(problem.isEmpty());
     const QString dump = QDir(s.outputDirectory).absoluteFilePath(QStringLiteral("atb_dump_data"));
     note_->setText(!s.outputDirectory.isEmpty() && QFileInfo(dump).isDir()
-                       ? tr("%1 holds a dump already: this run's process will be added beside the earlier ones (New folder "
+                       ? tr("%1 holds a dump already: this run's process will be added beside the "
+                            "earlier ones (New folder "
                             "starts a fresh one).")
                              .arg(s.outputDirectory)
                        : QString());

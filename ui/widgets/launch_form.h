@@ -49,8 +49,8 @@ signals:
 private:
     void onProgramEdited();
     void updateChecks();
-    QLineEdit* addPathRow(QGridLayout* grid, int row, const QString& label, const QString& tooltip, bool directory,
-                          const QString& filter = {});
+    QLineEdit* addPathRow(QGridLayout* grid, int row, const QString& label, const QString& tooltip,
+                          bool directory, const QString& filter = {});
 
     QLineEdit* program_;
     QLineEdit* arguments_;

@@ -24,8 +24,8 @@
 #include <QToolBar>
 
 #include "attach_dialog.h"
-#include "config_document.h"
 #include "compare_panel.h"
+#include "config_document.h"
 #include "config_editor.h"
 #include "context/app_context.h"
 #include "dump_cursor.h"
@@ -55,7 +55,8 @@ constexpr int kStatusMessageMs = 15000;
 
 }  // namespace
 
-MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(parent), context_(context) {
+MainWindow::MainWindow(AppContext* context, QWidget* parent)
+    : QMainWindow(parent), context_(context) {
     auto* store = context_->store();
     auto* cursor = context_->cursor();
     tree_ = new OpTreePanel(store, context_->selection(), context_->configDocument(), cursor, this);
@@ -86,37 +87,47 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
     pages_->addWidget(launchForm_);
     pages_->addWidget(workspace_);
     setCentralWidget(pages_);
-    connect(startPage_, &StartPage::launchDemoRequested, this, &MainWindow::launchDemoInteractively);
+    connect(startPage_, &StartPage::launchDemoRequested, this,
+            &MainWindow::launchDemoInteractively);
     connect(startPage_, &StartPage::launchRequested, this, [this] { showLaunchForm(); });
     connect(startPage_, &StartPage::attachRequested, this, &MainWindow::chooseProbeToAttach);
     connect(startPage_, &StartPage::openRequested, this, &MainWindow::chooseDump);
     connect(startPage_, &StartPage::editConfigRequested, this, &MainWindow::editConfig);
     connect(startPage_, &StartPage::recentActivated, this, &MainWindow::takeUpRecent);
-    connect(launchForm_, &LaunchForm::launchRequested, this, [this](const session::LaunchSpec& spec) {
-        if (mayReplaceSession()) context_->launch(spec);
+    connect(launchForm_, &LaunchForm::launchRequested, this,
+            [this](const session::LaunchSpec& spec) {
+                if (mayReplaceSession()) context_->launch(spec);
+            });
+    connect(launchForm_, &LaunchForm::cancelled, this, [this] {
+        showPage(context_->sessionKind() == AppContext::SessionKind::None ? Page::Start
+                                                                          : Page::Workspace);
     });
-    connect(launchForm_, &LaunchForm::cancelled, this,
-            [this] { showPage(context_->sessionKind() == AppContext::SessionKind::None ? Page::Start : Page::Workspace); });
 
     // Menus.
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("Start &page"), this, [this] { showPage(Page::Start); });
-    file->addAction(tr("&Launch a model…"), QKeySequence(Qt::CTRL | Qt::Key_L), this, [this] { showLaunchForm(); });
+    file->addAction(tr("&Launch a model…"), QKeySequence(Qt::CTRL | Qt::Key_L), this,
+                    [this] { showLaunchForm(); });
     file->addAction(tr("Launch the &demo"), this, &MainWindow::launchDemoInteractively);
     file->addAction(tr("&Attach to a running probe…"), this, &MainWindow::chooseProbeToAttach);
     file->addAction(tr("&Open dump folder…"), QKeySequence::Open, this, &MainWindow::chooseDump);
     file->addAction(tr("Open &tensor file…"), this, &MainWindow::chooseTensorFile);
     QAction* compareAt = file->addSeparator();  // File › Compare… goes above it
-    file->addAction(tr("&Edit config"), QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::editConfig);
+    file->addAction(tr("&Edit config"), QKeySequence(Qt::CTRL | Qt::Key_E), this,
+                    &MainWindow::editConfig);
     file->addAction(tr("Load &config…"), this, &MainWindow::loadConfig);
     file->addAction(tr("&Save config as…"), QKeySequence::Save, this, &MainWindow::saveConfig);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto* view = menuBar()->addMenu(tr("&View"));
-    view->addAction(tr("&Tensors of the op"), QKeySequence(Qt::CTRL | Qt::Key_1), this, [this] { showView(View::Tree); });
-    view->addAction(tr("&Statistics"), QKeySequence(Qt::CTRL | Qt::Key_2), this, [this] { showView(View::Plot); });
-    view->addAction(tr("Tensor &preview"), QKeySequence(Qt::CTRL | Qt::Key_3), this, [this] { showView(View::Tensor); });
-    view->addAction(tr("&Config"), QKeySequence(Qt::CTRL | Qt::Key_4), this, [this] { showView(View::Config); });
+    view->addAction(tr("&Tensors of the op"), QKeySequence(Qt::CTRL | Qt::Key_1), this,
+                    [this] { showView(View::Tree); });
+    view->addAction(tr("&Statistics"), QKeySequence(Qt::CTRL | Qt::Key_2), this,
+                    [this] { showView(View::Plot); });
+    view->addAction(tr("Tensor &preview"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
+                    [this] { showView(View::Tensor); });
+    view->addAction(tr("&Config"), QKeySequence(Qt::CTRL | Qt::Key_4), this,
+                    [this] { showView(View::Config); });
 
     // Toolbar: open, and the round everything looks at.
     auto* toolbar = addToolBar(tr("Main"));
@@ -135,7 +146,8 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
     round_->setMaximum(-1);
     round_->setSpecialValueText(tr("latest"));
     workspaceActions_ << toolbar->addWidget(round_);
-    connect(round_, &QSpinBox::valueChanged, this, [this](int v) { context_->cursor()->setRound(v); });
+    connect(round_, &QSpinBox::valueChanged, this,
+            [this](int v) { context_->cursor()->setRound(v); });
     connect(cursor, &data::DumpCursor::roundChanged, this, [this](int32_t round) {
         const QSignalBlocker blocker(round_);
         // The cursor may reach a round before this window heard of it (whoever listens to the
@@ -146,7 +158,8 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
 
     // Status bar: the live session's state, the dump's, progress, problems.
     state_ = new QLabel(this);
-    state_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    state_->setSizePolicy(QSizePolicy::Ignored,
+                          QSizePolicy::Preferred);  // long text must not widen the window
     sessionState_ = new QLabel(this);
     sessionState_->setVisible(false);
     progress_ = new QProgressBar(this);
@@ -159,7 +172,8 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
     firstNanButton_->setFlat(true);
     firstNanButton_->setVisible(false);
     firstNanButton_->setStyleSheet(QStringLiteral("color: #c81e1e; font-weight: bold"));
-    firstNanButton_->setToolTip(tr("Where the numbers first went wrong, in execution order: select that op and round"));
+    firstNanButton_->setToolTip(
+        tr("Where the numbers first went wrong, in execution order: select that op and round"));
     connect(firstNanButton_, &QPushButton::clicked, context_, &AppContext::goToFirstNan);
     statusBar()->addWidget(sessionState_);
     statusBar()->addWidget(state_, 1);
@@ -184,7 +198,8 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
     view->addSeparator();
     view->addAction(sessionDock_->toggleViewAction());
     view->addAction(problemsDock_->toggleViewAction());
-    connect(problemsButton_, &QPushButton::clicked, this, [this] { problemsDock_->setVisible(!problemsDock_->isVisible()); });
+    connect(problemsButton_, &QPushButton::clicked, this,
+            [this] { problemsDock_->setVisible(!problemsDock_->isVisible()); });
 
     // What the context says.
     connect(context_, &AppContext::sessionReplaced, this, &MainWindow::onSessionReplaced);
@@ -231,12 +246,15 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent) : QMainWindow(paren
     auto followInPreview = [this] {
         if (tabs_->currentWidget() != preview_) return;
         const uint32_t row = context_->cursor()->row();
-        if (row != kNone && row != preview_->row() && context_->store()->index().row(row).hasTensorFile) preview_->openRow(row);
+        if (row != kNone && row != preview_->row() &&
+            context_->store()->index().row(row).hasTensorFile)
+            preview_->openRow(row);
     };
     connect(cursor, &data::DumpCursor::changed, this, followInPreview);
     connect(tabs_, &QTabWidget::currentChanged, this, followInPreview);
-    connect(preview_, &TensorPreview::exported, this,
-            [this](const QString& path) { statusBar()->showMessage(tr("Exported the tensor to %1").arg(path), kStatusMessageMs); });
+    connect(preview_, &TensorPreview::exported, this, [this](const QString& path) {
+        statusBar()->showMessage(tr("Exported the tensor to %1").arg(path), kStatusMessageMs);
+    });
     connect(tree_, &OpTreePanel::editConfigRequested, this, &MainWindow::editConfig);
     connect(tree_, &OpTreePanel::applyConfigRequested, this, [this] {
         if (!configEditor_->apply()) showView(View::Config);  // the editor says why
@@ -256,7 +274,8 @@ void MainWindow::onDataDirectoryChanged() {
     configEditor_->setConfigDirectory(context_->configsDirectory());
     launchForm_->setConfigDirectory(context_->configsDirectory());
     const QString demo = context_->demoScript();
-    startPage_->setDemoAvailable(QFileInfo::exists(demo), tr("The demo is not installed (%1 is missing)").arg(demo));
+    startPage_->setDemoAvailable(QFileInfo::exists(demo),
+                                 tr("The demo is not installed (%1 is missing)").arg(demo));
 }
 
 void MainWindow::onSessionReplaced() {
@@ -293,7 +312,8 @@ void MainWindow::updateTitle() {
 
 void MainWindow::showPage(Page page) {
     pages_->setCurrentIndex(page == Page::Start ? 0 : page == Page::Launch ? 1 : 2);
-    for (QAction* action : workspaceActions_) action->setVisible(page == Page::Workspace);  // the round is the workspace's
+    for (QAction* action : workspaceActions_)
+        action->setVisible(page == Page::Workspace);  // the round is the workspace's
     if (page == Page::Start) startPage_->refresh();
 }
 
@@ -318,13 +338,17 @@ void MainWindow::showLaunchForm(const session::LaunchSpec& spec) {
 
 bool MainWindow::mayReplaceSession() {
     if (!context_->modelRunning()) return true;
-    return QMessageBox::question(this, tr("A model is running"), tr("%1 is still running. Stop it?").arg(context_->liveSession()->command())) ==
+    return QMessageBox::question(
+               this, tr("A model is running"),
+               tr("%1 is still running. Stop it?").arg(context_->liveSession()->command())) ==
            QMessageBox::Yes;
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (context_->modelRunning() &&
-        QMessageBox::question(this, tr("Quit Probe Studio"), tr("%1 is still running. Stop it and quit?").arg(context_->liveSession()->command())) !=
+        QMessageBox::question(
+            this, tr("Quit Probe Studio"),
+            tr("%1 is still running. Stop it and quit?").arg(context_->liveSession()->command())) !=
             QMessageBox::Yes) {
         event->ignore();
         return;
@@ -370,10 +394,14 @@ void MainWindow::takeUpRecent(const session::RecentSession& recent) {
     }
     if (QFileInfo(recent.path).isDir()) {
         context_->openDump(recent.path);
-        state_->setText(tr("The probe of pid %1 is no longer running; its dump is opened.").arg(recent.pid));
+        state_->setText(
+            tr("The probe of pid %1 is no longer running; its dump is opened.").arg(recent.pid));
     } else {
-        QMessageBox::information(this, tr("Not running"),
-                                 tr("The probe of pid %1 is no longer running, and its dump folder %2 is gone.").arg(recent.pid).arg(recent.path));
+        QMessageBox::information(
+            this, tr("Not running"),
+            tr("The probe of pid %1 is no longer running, and its dump folder %2 is gone.")
+                .arg(recent.pid)
+                .arg(recent.path));
     }
 }
 
@@ -388,10 +416,16 @@ void MainWindow::showView(View view) {
         tabs_->setCurrentWidget(gradients_);
         return;
     }
-    tabs_->setCurrentIndex(view == View::Tree ? 0 : view == View::Plot ? 1 : view == View::Tensor ? 2 : view == View::Config ? 3 : 4);
+    tabs_->setCurrentIndex(view == View::Tree     ? 0
+                           : view == View::Plot   ? 1
+                           : view == View::Tensor ? 2
+                           : view == View::Config ? 3
+                                                  : 4);
 }
 
-bool MainWindow::selectProcess(const QString& key) { return tree_->setProcessKey(key); }
+bool MainWindow::selectProcess(const QString& key) {
+    return tree_->setProcessKey(key);
+}
 
 bool MainWindow::selectOp(const QString& id) {
     const auto& idx = context_->store()->index();
@@ -402,7 +436,9 @@ bool MainWindow::selectOp(const QString& id) {
     return true;
 }
 
-void MainWindow::setRound(int round) { context_->cursor()->setRound(round); }
+void MainWindow::setRound(int round) {
+    context_->cursor()->setRound(round);
+}
 
 bool MainWindow::previewCurrentTensor() {
     const uint32_t row = context_->cursor()->row();
@@ -414,7 +450,8 @@ bool MainWindow::previewCurrentTensor() {
 void MainWindow::previewTensorFile(const QString& path) {
     showView(View::Tensor);
     const auto* store = context_->store();
-    const uint32_t row = store->isOpen() ? store->index().rowOfTensorFile(path.toStdString()) : kNone;
+    const uint32_t row =
+        store->isOpen() ? store->index().rowOfTensorFile(path.toStdString()) : kNone;
     if (row == kNone) {
         preview_->openFile(path);
         return;
@@ -424,13 +461,15 @@ void MainWindow::previewTensorFile(const QString& path) {
 }
 
 void MainWindow::chooseDump() {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a dump folder (atb_dump_data, its parent, or an msprobe dump_path)"));
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, tr("Open a dump folder (atb_dump_data, its parent, or an msprobe dump_path)"));
     if (!dir.isEmpty() && mayReplaceSession()) context_->openDump(dir);
 }
 
 void MainWindow::chooseTensorFile() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open a tensor file"), context_->store()->root(),
-                                                      tr("Tensor files (*.bin);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open a tensor file"), context_->store()->root(),
+                                     tr("Tensor files (*.bin);;All files (*)"));
     if (path.isEmpty()) return;
     previewTensorFile(path);
 }
@@ -447,7 +486,8 @@ void MainWindow::saveConfig() {
 
 void MainWindow::onProblemsAdded(const QStringList& problems) {
     for (const auto& p : problems) problemsText_->appendPlainText(p);
-    problemsButton_->setText(tr("⚠ %1").arg(countOf(context_->problems().size(), tr("problem"), tr("problems"))));
+    problemsButton_->setText(
+        tr("⚠ %1").arg(countOf(context_->problems().size(), tr("problem"), tr("problems"))));
     problemsButton_->setVisible(true);
     problemsDock_->show();
 }
@@ -458,25 +498,34 @@ void MainWindow::onProblemsCleared() {
     problemsDock_->hide();
 }
 
-QString MainWindow::problemsText() const { return problemsText_->toPlainText(); }
+QString MainWindow::problemsText() const {
+    return problemsText_->toPlainText();
+}
 
-QString MainWindow::statusText() const { return state_->text(); }
+QString MainWindow::statusText() const {
+    return state_->text();
+}
 
-QString MainWindow::statusMessage() const { return statusBar()->currentMessage(); }
+QString MainWindow::statusMessage() const {
+    return statusBar()->currentMessage();
+}
 
 void MainWindow::updateSessionStatus() {
     const session::LiveSession* live = context_->liveSession();
     sessionState_->setVisible(live);
     if (!live) return;
-    sessionState_->setText(
-        QStringLiteral("<span style='color:%1'>●</span> %2").arg(SessionPanel::stateColor(live->state()).name(), SessionPanel::describeState(*live)));
+    sessionState_->setText(QStringLiteral("<span style='color:%1'>●</span> %2")
+                               .arg(SessionPanel::stateColor(live->state()).name(),
+                                    SessionPanel::describeState(*live)));
     sessionState_->setToolTip(live->stateDetail());
     const auto* store = context_->store();
     if (!store->isOpen() && store->requestedPath().isEmpty()) {
-        if (live->state() == session::SessionState::FailedToStart || live->state() == session::SessionState::Detached)
+        if (live->state() == session::SessionState::FailedToStart ||
+            live->state() == session::SessionState::Detached)
             state_->setText(live->stateDetail());
         else if (live->hasEnded())
-            state_->setText(tr("The program ended (%1) before the probe dumped anything.").arg(live->stateDetail()));
+            state_->setText(tr("The program ended (%1) before the probe dumped anything.")
+                                .arg(live->stateDetail()));
         else
             state_->setText(tr("Waiting for the probe to start dumping…"));
     }
@@ -487,27 +536,35 @@ void MainWindow::updateStatus() {
     const auto& idx = store->index();
     if (!store->isOpen()) {
         if (context_->sessionKind() == AppContext::SessionKind::None)
-            state_->setText(tr("Launch a model, attach to a probe or open a dump folder (File menu, or the start page)."));
+            state_->setText(
+                tr("Launch a model, attach to a probe or open a dump folder (File menu, or the "
+                   "start page)."));
         return;
     }
     const QLocale locale;
     QString state = store->dumpState();
     if (!idx.statusError().empty())  // the Problems pane has the details
-        state = state.isEmpty() ? tr("status file unreadable (%1)").arg(QString::fromStdString(idx.statusError()))
-                                : tr("%1 (the status file is unreadable now)").arg(state);
+        state =
+            state.isEmpty()
+                ? tr("status file unreadable (%1)").arg(QString::fromStdString(idx.statusError()))
+                : tr("%1 (the status file is unreadable now)").arg(state);
     else if (state.isEmpty())
-        state = idx.layout() == analysis::DumpLayout::Msprobe ? tr("no status file (msprobe layout)") : tr("no status file");
+        state = idx.layout() == analysis::DumpLayout::Msprobe
+                    ? tr("no status file (msprobe layout)")
+                    : tr("no status file");
     if (state == QLatin1String("running")) state = tr("running — following it as it grows");
     if (const auto status = idx.status(); status && status->state != format::DumpState::Running)
         for (const auto& process : status->processes)
             if (process.endedBy && process.endedBy->how == format::ProgramEnd::How::Signaled) {
-                state += tr(", the program stopped by %1 before its end")
-                             .arg(QString::fromStdString(format::signalName(process.endedBy->code)));
+                state +=
+                    tr(", the program stopped by %1 before its end")
+                        .arg(QString::fromStdString(format::signalName(process.endedBy->code)));
                 break;
             }
     QString text = tr("%1 · %2 layout · %3 · %4 ops · %5 rows")
-                       .arg(store->root(), QString::fromLatin1(analysis::layoutName(idx.layout())), state,
-                            locale.toString(static_cast<qulonglong>(idx.opCount())), locale.toString(static_cast<qulonglong>(idx.rowCount())));
+                       .arg(store->root(), QString::fromLatin1(analysis::layoutName(idx.layout())),
+                            state, locale.toString(static_cast<qulonglong>(idx.opCount())),
+                            locale.toString(static_cast<qulonglong>(idx.rowCount())));
     if (idx.processCount() > 1) text += tr(" · %1 processes").arg(idx.processCount());
     if (!store->initialLoadDone()) text += tr(" · reading…");
     state_->setText(text);
@@ -519,13 +576,16 @@ void MainWindow::onFirstNanChanged(uint32_t row) {
     const auto* store = context_->store();
     const auto& idx = store->index();
     const auto& record = idx.row(row);
-    firstNanButton_->setText(tr("⚠ First NaN: %1 %2, %3")
-                                 .arg(store->roundName())
-                                 .arg(record.round)
-                                 .arg(QString::fromStdString(idx.describeOp(idx.slot(record.slot).op))));
+    firstNanButton_->setText(
+        tr("⚠ First NaN: %1 %2, %3")
+            .arg(store->roundName())
+            .arg(record.round)
+            .arg(QString::fromStdString(idx.describeOp(idx.slot(record.slot).op))));
 }
 
-QString MainWindow::firstNanText() const { return firstNanButton_->isHidden() ? QString() : firstNanButton_->text(); }
+QString MainWindow::firstNanText() const {
+    return firstNanButton_->isHidden() ? QString() : firstNanButton_->text();
+}
 
 void MainWindow::updateRounds() {
     const auto* store = context_->store();
@@ -538,8 +598,9 @@ void MainWindow::updateRounds() {
     round_->setMaximum(std::max(-1, last));
     const QString name = store->roundName();
     roundLabel_->setText(QStringLiteral(" %1 ").arg(name.left(1).toUpper() + name.mid(1)));
-    round_->setToolTip(store->layout() == analysis::DumpLayout::Msprobe ? tr("The step the tables and the op profile show")
-                                                                        : tr("The round (execution count) the tables and the op profile show"));
+    round_->setToolTip(store->layout() == analysis::DumpLayout::Msprobe
+                           ? tr("The step the tables and the op profile show")
+                           : tr("The round (execution count) the tables and the op profile show"));
 }
 
 }  // namespace probe::widgets

@@ -51,32 +51,38 @@ void MainWindow::setUpSuite() {
     // Right click on an op: replay it.
     QTreeView* treeView = tree_->view();
     treeView->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(treeView, &QWidget::customContextMenuRequested, this, [this, treeView](const QPoint& pos) {
-        const QModelIndex at = treeView->indexAt(pos);
-        auto* proxy = qobject_cast<QAbstractProxyModel*>(treeView->model());
-        const uint32_t op = at.isValid() ? tree_->model()->opAt(proxy ? proxy->mapToSource(at) : at) : kNone;
-        if (op == kNone) return;
-        QMenu menu(this);
-        QAction* replay = menu.addAction(tr("Replay this op"), this, [this, op] {
-            context_->cursor()->setOp(op);
-            showView(View::Tree);
-            tensors_->replayCurrentOp();
+    connect(
+        treeView, &QWidget::customContextMenuRequested, this, [this, treeView](const QPoint& pos) {
+            const QModelIndex at = treeView->indexAt(pos);
+            auto* proxy = qobject_cast<QAbstractProxyModel*>(treeView->model());
+            const uint32_t op =
+                at.isValid() ? tree_->model()->opAt(proxy ? proxy->mapToSource(at) : at) : kNone;
+            if (op == kNone) return;
+            QMenu menu(this);
+            QAction* replay = menu.addAction(tr("Replay this op"), this, [this, op] {
+                context_->cursor()->setOp(op);
+                showView(View::Tree);
+                tensors_->replayCurrentOp();
+            });
+            replay->setEnabled(context_->store()->layout() == analysis::DumpLayout::Atb);
+            menu.exec(treeView->viewport()->mapToGlobal(pos));
         });
-        replay->setEnabled(context_->store()->layout() == analysis::DumpLayout::Atb);
-        menu.exec(treeView->viewport()->mapToGlobal(pos));
-    });
 
     QMenu* view = menuBar()->actions().value(1)->menu();
     view->addSeparator();
-    view->addAction(tr("&Gradients"), QKeySequence(Qt::CTRL | Qt::Key_5), this, [this] { showView(View::Gradients); });
-    view->addAction(tr("Where the &overflow is born"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
+    view->addAction(tr("&Gradients"), QKeySequence(Qt::CTRL | Qt::Key_5), this,
+                    [this] { showView(View::Gradients); });
+    view->addAction(tr("Where the &overflow is born"),
+                    QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
                     &MainWindow::goToOverflowBirth);
-    view->addAction(tr("&Replay the selected op"), QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] {
-        showView(View::Tree);
-        tensors_->replayCurrentOp();
-    });
+    view->addAction(tr("&Replay the selected op"), QKeySequence(Qt::CTRL | Qt::Key_R), this,
+                    [this] {
+                        showView(View::Tree);
+                        tensors_->replayCurrentOp();
+                    });
     view->addAction(tr("Open gradient &monitor folder…"), this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("The gradient monitor's folder (probe run --grads DIR)"));
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("The gradient monitor's folder (probe run --grads DIR)"));
         if (!dir.isEmpty()) showGradients(dir);
     });
 }
@@ -104,15 +110,20 @@ void MainWindow::updateOverflowButton() {
                                  .arg(store->roundName())
                                  .arg(born->round)
                                  .arg(QString::fromStdString(idx.describeOp(born->op))));
-    overflowButton_->setToolTip(tr("Where the first Inf/NaN is born: its inputs are finite, an output is not (%1). "
-                                   "Click to select that op and round.").arg(born->why));
+    overflowButton_->setToolTip(
+        tr("Where the first Inf/NaN is born: its inputs are finite, an output is not (%1). "
+           "Click to select that op and round.")
+            .arg(born->why));
 }
 
-QString MainWindow::overflowText() const { return overflowButton_->isHidden() ? QString() : overflowButton_->text(); }
+QString MainWindow::overflowText() const {
+    return overflowButton_->isHidden() ? QString() : overflowButton_->text();
+}
 
 void MainWindow::goToOverflowBirth() {
     const data::BornOverflow* born = births_->first();
-    if (born && born->row != kNone && born->row < context_->store()->index().rowCount()) context_->cursor()->setRow(born->row);
+    if (born && born->row != kNone && born->row < context_->store()->index().rowCount())
+        context_->cursor()->setRow(born->row);
 }
 
 }  // namespace probe::widgets

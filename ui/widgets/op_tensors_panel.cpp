@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_tensors_panel.h"
-#include "page_style.h"
-#include "view_columns.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>
@@ -16,6 +14,8 @@
 #include "op_replay.h"
 #include "op_tensors_model.h"
 #include "overflow_births.h"
+#include "page_style.h"
+#include "view_columns.h"
 
 namespace probe::widgets {
 
@@ -30,10 +30,13 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     details_->setWordWrap(true);
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     roundOnly_ = new QCheckBox(tr("Current round only"), this);
-    roundOnly_->setToolTip(tr("Show the rows of the round chosen in the toolbar (or by a click on a plot)"));
+    roundOnly_->setToolTip(
+        tr("Show the rows of the round chosen in the toolbar (or by a click on a plot)"));
     replay_ = new QPushButton(tr("Replay this op"), this);
-    replay_->setToolTip(tr("probe replay: run this aten op again from its dumped inputs on the CPU in float64 and in its "
-                           "own dtype, and say whether the op itself is wrong or only inherits bad inputs"));
+    replay_->setToolTip(
+        tr("probe replay: run this aten op again from its dumped inputs on the CPU in float64 and "
+           "in its "
+           "own dtype, and say whether the op itself is wrong or only inherits bad inputs"));
     verdict_ = new QLabel(this);
     verdict_->setWordWrap(true);
     verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -86,15 +89,17 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
         selectCursorRow();
     });
     connect(store_, &data::DumpStore::changed, this, [this](const analysis::IndexChange& change) {
-        if (cursor_->op() != kNone && std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), cursor_->op()))
+        if (cursor_->op() != kNone &&
+            std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), cursor_->op()))
             updateHeader();
     });
-    connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-        if (syncing_ || !current.isValid()) return;
-        syncing_ = true;
-        cursor_->setRow(model_->rowAt(current.row()));
-        syncing_ = false;
-    });
+    connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (syncing_ || !current.isValid()) return;
+                syncing_ = true;
+                cursor_->setRow(model_->rowAt(current.row()));
+                syncing_ = false;
+            });
     connect(view_, &QTableView::activated, this, [this](const QModelIndex& index) {
         const uint32_t row = model_->rowAt(index.row());
         if (row != kNone) emit previewRequested(row);
@@ -111,7 +116,8 @@ void OpTensorsPanel::setOverflowBirths(data::OverflowBirths* births) {
 bool OpTensorsPanel::replayCurrentOp() {
     const auto& idx = store_->index();
     const uint32_t op = cursor_->op();
-    if (op == kNone || op >= idx.opCount() || idx.layout() != analysis::DumpLayout::Atb) return false;
+    if (op == kNone || op >= idx.opCount() || idx.layout() != analysis::DumpLayout::Atb)
+        return false;
     const auto& o = idx.op(op);
     // The round of the tensor selected, else the round chosen, else the op's last.
     int32_t round = cursor_->round();
@@ -119,10 +125,12 @@ bool OpTensorsPanel::replayCurrentOp() {
     if (row != kNone && idx.slot(idx.row(row).slot).op == op) round = idx.row(row).round;
     if (round < 0 || !std::binary_search(o.rounds.begin(), o.rounds.end(), round))
         round = o.rounds.empty() ? 0 : o.rounds.back();
-    replayer_->start(store_->root(), QString::fromStdString(o.id), round, QString::fromStdString(idx.process(o.process).key));
-    verdict_->setText(tr("Replaying %1 (%2) of round %3 with <tt>probe replay</tt>…")
-                          .arg(QString::fromStdString(o.namePath).toHtmlEscaped(), QString::fromStdString(o.id))
-                          .arg(round));
+    replayer_->start(store_->root(), QString::fromStdString(o.id), round,
+                     QString::fromStdString(idx.process(o.process).key));
+    verdict_->setText(
+        tr("Replaying %1 (%2) of round %3 with <tt>probe replay</tt>…")
+            .arg(QString::fromStdString(o.namePath).toHtmlEscaped(), QString::fromStdString(o.id))
+            .arg(round));
     verdict_->setVisible(true);
     return true;
 }
@@ -130,7 +138,10 @@ bool OpTensorsPanel::replayCurrentOp() {
 void OpTensorsPanel::showVerdict(const data::ReplayVerdict& v) {
     QString text;
     if (!v.ran) {
-        text = tr("<b>Replay of %1 in round %2 failed</b>: %3").arg(v.opId).arg(v.round).arg(v.error.toHtmlEscaped());
+        text = tr("<b>Replay of %1 in round %2 failed</b>: %3")
+                   .arg(v.opId)
+                   .arg(v.round)
+                   .arg(v.error.toHtmlEscaped());
     } else {
         const QString color = v.verdict == QLatin1String("ok")         ? QStringLiteral("#1e7b1e")
                               : v.verdict == QLatin1String("WRONG")    ? QStringLiteral("#c81e1e")
@@ -142,25 +153,33 @@ void OpTensorsPanel::showVerdict(const data::ReplayVerdict& v) {
                    .arg(color, v.verdict.toHtmlEscaped());
         if (!v.reason.isEmpty()) text += QStringLiteral(" — ") + v.reason.toHtmlEscaped();
         if (v.hasMeasures)
-            text += tr("<br>dumped output against float64: max abs error %1, max rel error %2, max ULP error %3")
-                        .arg(QString::number(v.maxAbsErr, 'g', 3), QString::number(v.maxRelErr, 'g', 3), QString::number(v.maxUlpErr, 'g', 3));
+            text +=
+                tr("<br>dumped output against float64: max abs error %1, max rel error %2, max ULP "
+                   "error %3")
+                    .arg(QString::number(v.maxAbsErr, 'g', 3), QString::number(v.maxRelErr, 'g', 3),
+                         QString::number(v.maxUlpErr, 'g', 3));
     }
     verdict_->setText(text);
     verdict_->setVisible(true);
 }
 
-QString OpTensorsPanel::replayText() const { return verdict_->isHidden() ? QString() : verdict_->text(); }
+QString OpTensorsPanel::replayText() const {
+    return verdict_->isHidden() ? QString() : verdict_->text();
+}
 
 void OpTensorsPanel::fitColumns() {
     // The rows on screen and the header only: an op may have a row for each of many rounds.
     fitColumnsToVisibleRows(view_, [](int column) {
         switch (column) {
-        case OpTensorsModel::MaxColumn:
-        case OpTensorsModel::MinColumn:
-        case OpTensorsModel::MeanColumn:
-        case OpTensorsModel::NormColumn: return QStringLiteral("-1.23457e+06");
-        case OpTensorsModel::DtypeColumn: return QStringLiteral("bfloat16");
-        default: return QString();
+            case OpTensorsModel::MaxColumn:
+            case OpTensorsModel::MinColumn:
+            case OpTensorsModel::MeanColumn:
+            case OpTensorsModel::NormColumn:
+                return QStringLiteral("-1.23457e+06");
+            case OpTensorsModel::DtypeColumn:
+                return QStringLiteral("bfloat16");
+            default:
+                return QString();
         }
     });
     columnsFitted_ = model_->rowCount() > 0;
@@ -169,7 +188,8 @@ void OpTensorsPanel::fitColumns() {
 void OpTensorsPanel::updateHeader() {
     const auto& idx = store_->index();
     const uint32_t op = cursor_->op();
-    replay_->setEnabled(op != kNone && op < idx.opCount() && idx.layout() == analysis::DumpLayout::Atb);
+    replay_->setEnabled(op != kNone && op < idx.opCount() &&
+                        idx.layout() == analysis::DumpLayout::Atb);
     if (op == kNone || op >= idx.opCount()) {
         title_->setText(tr("No op selected"));
         details_->setText(tr("Pick an op in the tree, or a point on a plot."));
@@ -177,16 +197,21 @@ void OpTensorsPanel::updateHeader() {
     }
     const auto& o = idx.op(op);
     title_->setText(QString::fromStdString(o.namePath));
-    QString text = tr("id %1 · type %2 · depth %3 · %4")
-                       .arg(QString::fromStdString(o.id), QString::fromStdString(o.type))
-                       .arg(o.depth)
-                       .arg(countOf(static_cast<qsizetype>(o.rounds.size()), tr("round"), tr("rounds")));
+    QString text =
+        tr("id %1 · type %2 · depth %3 · %4")
+            .arg(QString::fromStdString(o.id), QString::fromStdString(o.type))
+            .arg(o.depth)
+            .arg(countOf(static_cast<qsizetype>(o.rounds.size()), tr("round"), tr("rounds")));
     if (!o.rounds.empty()) text += tr(" (%1..%2)").arg(o.rounds.front()).arg(o.rounds.back());
-    text += QStringLiteral(" · ") + countOf(static_cast<qsizetype>(o.rowCount), tr("row"), tr("rows"));
+    text +=
+        QStringLiteral(" · ") + countOf(static_cast<qsizetype>(o.rowCount), tr("row"), tr("rows"));
     if (o.anomalies & analysis::kHasNan) text += tr(" · <b style='color:#c81e1e'>NaN</b>");
     if (o.anomalies & analysis::kHasInf) text += tr(" · <b style='color:#d27800'>Inf</b>");
-    if (births_ && births_->isBirth(op)) text += tr(" · <b style='color:#c81e1e'>overflow born here</b>");
-    if (!o.param.empty()) text += tr("<br>parameters: <tt>%1</tt>").arg(QString::fromStdString(o.param.substr(0, 300)).toHtmlEscaped());
+    if (births_ && births_->isBirth(op))
+        text += tr(" · <b style='color:#c81e1e'>overflow born here</b>");
+    if (!o.param.empty())
+        text += tr("<br>parameters: <tt>%1</tt>")
+                    .arg(QString::fromStdString(o.param.substr(0, 300)).toHtmlEscaped());
     details_->setText(text);
 }
 
@@ -195,8 +220,9 @@ void OpTensorsPanel::selectCursorRow() {
     const int tableRow = model_->tableRowOf(cursor_->row());
     syncing_ = true;
     if (tableRow >= 0) {
-        view_->selectionModel()->setCurrentIndex(model_->index(tableRow, 0),
-                                                 QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        view_->selectionModel()->setCurrentIndex(
+            model_->index(tableRow, 0),
+            QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
         view_->scrollTo(model_->index(tableRow, 0));
     } else {
         view_->selectionModel()->clearSelection();

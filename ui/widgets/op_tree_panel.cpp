@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_tree_panel.h"
-#include "page_style.h"
-#include "view_columns.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -21,14 +19,16 @@
 #include "op_filter_proxy.h"
 #include "op_selection.h"
 #include "op_tree_model.h"
+#include "page_style.h"
+#include "view_columns.h"
 
 namespace probe::widgets {
 
 using data::OpTreeModel;
 using Show = data::OpFilterProxy::Show;
 
-OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, data::ConfigDocument* config, data::DumpCursor* cursor,
-                         QWidget* parent)
+OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
+                         data::ConfigDocument* config, data::DumpCursor* cursor, QWidget* parent)
     : QWidget(parent), store_(store), selection_(selection), config_(config), cursor_(cursor) {
     model_ = new OpTreeModel(store_, selection_, this);
     proxy_ = new data::OpFilterProxy(store_, selection_, this);
@@ -53,7 +53,8 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
     show_->addItem(tr("Dumped by the config"), int(Show::Dumped));
     show_->addItem(tr("Ticked"), int(Show::Ticked));
     show_->setToolTip(tr("Which ops to show (their ancestors stay visible)"));
-    connect(show_, &QComboBox::currentIndexChanged, this, [this] { proxy_->setShow(static_cast<Show>(show_->currentData().toInt())); });
+    connect(show_, &QComboBox::currentIndexChanged, this,
+            [this] { proxy_->setShow(static_cast<Show>(show_->currentData().toInt())); });
     // The combo names the filter in force, also when it was set elsewhere (--show).
     connect(proxy_, &data::OpFilterProxy::showChanged, this, [this](Show show) {
         show_->setCurrentIndex(show_->findData(int(show)));
@@ -80,9 +81,11 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
     view_->header()->setStretchLastSection(false);
     // Room for what the columns show before the first rows arrive.
     for (int c = 0; c < OpTreeModel::ColumnCount; ++c)
-        if (const QString sample = columnSample(c); !sample.isEmpty()) view_->setColumnWidth(c, columnWidthFor(view_, sample));
+        if (const QString sample = columnSample(c); !sample.isEmpty())
+            view_->setColumnWidth(c, columnWidthFor(view_, sample));
     view_->setColumnWidth(OpTreeModel::NameColumn, 220);
-    connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &OpTreePanel::onCurrentChanged);
+    connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            &OpTreePanel::onCurrentChanged);
 
     configBar_ = new QWidget(this);
     configLabel_ = new QLabel(configBar_);
@@ -90,8 +93,10 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
     configLabel_->setWordWrap(true);
     configLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     includeChildren_ = new QCheckBox(tr("Include children"), configBar_);
-    includeChildren_->setToolTip(tr("save_child: ticked ops' children are dumped too (shown half-ticked)"));
-    connect(includeChildren_, &QCheckBox::toggled, selection_, &data::OpSelection::setIncludesChildren);
+    includeChildren_->setToolTip(
+        tr("save_child: ticked ops' children are dumped too (shown half-ticked)"));
+    connect(includeChildren_, &QCheckBox::toggled, selection_,
+            &data::OpSelection::setIncludesChildren);
     clearTicks_ = new QPushButton(tr("Clear ticks"), configBar_);
     connect(clearTicks_, &QPushButton::clicked, this, [this] {
         auto cleared = selection_->config();
@@ -146,14 +151,19 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection, d
 // them, deeper ops' longer ids (not expanded yet), the usual shapes and dtypes.
 QString OpTreePanel::columnSample(int column) {
     switch (column) {
-    case OpTreeModel::IdColumn: return QStringLiteral("00_00_00_00");
-    case OpTreeModel::MaxColumn:
-    case OpTreeModel::MinColumn:
-    case OpTreeModel::MeanColumn:
-    case OpTreeModel::NormColumn: return QStringLiteral("-0.123457");
-    case OpTreeModel::ShapeColumn: return QStringLiteral("1x12x4096");
-    case OpTreeModel::DtypeColumn: return QStringLiteral("bfloat16");
-    default: return {};
+        case OpTreeModel::IdColumn:
+            return QStringLiteral("00_00_00_00");
+        case OpTreeModel::MaxColumn:
+        case OpTreeModel::MinColumn:
+        case OpTreeModel::MeanColumn:
+        case OpTreeModel::NormColumn:
+            return QStringLiteral("-0.123457");
+        case OpTreeModel::ShapeColumn:
+            return QStringLiteral("1x12x4096");
+        case OpTreeModel::DtypeColumn:
+            return QStringLiteral("bfloat16");
+        default:
+            return {};
     }
 }
 
@@ -162,21 +172,26 @@ void OpTreePanel::fitColumns() {
     columnsFitted_ = true;
     view_->expandToDepth(0);
     // The id column says the same as the name for the msprobe layout (entries are their own ids).
-    view_->setColumnHidden(OpTreeModel::IdColumn, store_->layout() == analysis::DumpLayout::Msprobe);
-    view_->setColumnHidden(OpTreeModel::DumpedColumn, store_->layout() == analysis::DumpLayout::Msprobe);
+    view_->setColumnHidden(OpTreeModel::IdColumn,
+                           store_->layout() == analysis::DumpLayout::Msprobe);
+    view_->setColumnHidden(OpTreeModel::DumpedColumn,
+                           store_->layout() == analysis::DumpLayout::Msprobe);
     fitColumnsToVisibleRows(view_, &OpTreePanel::columnSample);
     // Names get room, but not so much that the statistics beside them leave the screen.
     const int name = view_->columnWidth(OpTreeModel::NameColumn);
-    view_->setColumnWidth(OpTreeModel::NameColumn, std::clamp(name, std::min(220, view_->viewport()->width() / 3),
-                                                              std::max(220, view_->viewport()->width() * 2 / 5)));
+    view_->setColumnWidth(OpTreeModel::NameColumn,
+                          std::clamp(name, std::min(220, view_->viewport()->width() / 3),
+                                     std::max(220, view_->viewport()->width() * 2 / 5)));
 }
 
 void OpTreePanel::updateProcesses() {
     const auto& idx = store_->index();
     const QSignalBlocker blocker(process_);
     process_->clear();
-    for (size_t i = 0; i < idx.processCount(); ++i) process_->addItem(QString::fromStdString(idx.process(static_cast<uint32_t>(i)).key));
-    if (model_->process() != analysis::kNone) process_->setCurrentIndex(static_cast<int>(model_->process()));
+    for (size_t i = 0; i < idx.processCount(); ++i)
+        process_->addItem(QString::fromStdString(idx.process(static_cast<uint32_t>(i)).key));
+    if (model_->process() != analysis::kNone)
+        process_->setCurrentIndex(static_cast<int>(model_->process()));
     process_->setVisible(idx.processCount() > 1);
 }
 
@@ -198,10 +213,12 @@ void OpTreePanel::updateConfigBar() {
     if (config.ids.empty() && config.opNames.empty())
         what = config.saveChild ? tr("dumps every op") : tr("dumps every layer-level op");
     else
-        what = countOf(static_cast<qsizetype>(config.ids.size()), tr("ticked op"), tr("ticked ops")) +
-               (config.opNames.empty() ? QString()
-                                       : QStringLiteral(", ") + countOf(static_cast<qsizetype>(config.opNames.size()), tr("name prefix"),
-                                                                       tr("name prefixes")));
+        what =
+            countOf(static_cast<qsizetype>(config.ids.size()), tr("ticked op"), tr("ticked ops")) +
+            (config.opNames.empty()
+                 ? QString()
+                 : QStringLiteral(", ") + countOf(static_cast<qsizetype>(config.opNames.size()),
+                                                  tr("name prefix"), tr("name prefixes")));
     // The file is the config document's when it is an op-level one (the editor may hold a
     // code-level config meanwhile; the tree still shows the op selection).
     const bool opDocument = config_->kind() == data::ConfigDocument::Kind::Op;
@@ -210,22 +227,31 @@ void OpTreePanel::updateConfigBar() {
     const bool modified = opDocument && config_->isModified();
     if (opDocument && config_->hasErrors()) {
         // Its ticks and ids are not in force: the tree shows the last valid config's.
-        configLabel_->setText(tr("Config: %1%2 invalid, not applied (see Config) — the Dumped column shows the last valid "
+        configLabel_->setText(tr("Config: %1%2 invalid, not applied (see Config) — the Dumped "
+                                 "column shows the last valid "
                                  "config: %3")
                                   .arg(file, modified ? QStringLiteral("*") : QString(), what));
     } else {
-        configLabel_->setText(tr("Config: %1%2 — %3").arg(file, modified ? QStringLiteral("*") : QString(), what));
+        configLabel_->setText(
+            tr("Config: %1%2 — %3").arg(file, modified ? QStringLiteral("*") : QString(), what));
     }
-    configLabel_->setToolTip(opDocument ? config_->text() : QString::fromStdString(config.toFileText()));
+    configLabel_->setToolTip(opDocument ? config_->text()
+                                        : QString::fromStdString(config.toFileText()));
     clearTicks_->setEnabled(!config.ids.empty());
     apply_->setEnabled(opDocument && !config_->hasErrors());
-    apply_->setToolTip(opDocument ? tr("Write the config file and, when a probe is attached, push the config to it")
-                                  : tr("The config editor holds a code-level config"));
+    apply_->setToolTip(
+        opDocument
+            ? tr("Write the config file and, when a probe is attached, push the config to it")
+            : tr("The config editor holds a code-level config"));
 }
 
-QString OpTreePanel::showText() const { return show_->currentText(); }
+QString OpTreePanel::showText() const {
+    return show_->currentText();
+}
 
-QString OpTreePanel::configText() const { return configLabel_->text(); }
+QString OpTreePanel::configText() const {
+    return configLabel_->text();
+}
 
 void OpTreePanel::onCurrentChanged() {
     const QModelIndex current = proxy_->mapToSource(view_->currentIndex());
@@ -247,7 +273,8 @@ bool OpTreePanel::revealOp(uint32_t op) {
     if (!proxied.isValid()) return false;  // filtered out
     for (QModelIndex p = proxied.parent(); p.isValid(); p = p.parent()) view_->expand(p);
     syncing_ = true;
-    view_->selectionModel()->setCurrentIndex(proxied, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    view_->selectionModel()->setCurrentIndex(
+        proxied, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     syncing_ = false;
     view_->scrollTo(proxied, QAbstractItemView::PositionAtCenter);
     return true;

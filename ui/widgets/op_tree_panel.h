@@ -27,8 +27,8 @@ namespace probe::widgets {
 class OpTreePanel : public QWidget {
     Q_OBJECT
 public:
-    OpTreePanel(data::DumpStore* store, data::OpSelection* selection, data::ConfigDocument* config, data::DumpCursor* cursor,
-                QWidget* parent = nullptr);
+    OpTreePanel(data::DumpStore* store, data::OpSelection* selection, data::ConfigDocument* config,
+                data::DumpCursor* cursor, QWidget* parent = nullptr);
 
     QTreeView* view() const { return view_; }
     data::OpTreeModel* model() const { return model_; }

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "session_panel.h"
-#include "page_style.h"
 
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -12,6 +11,7 @@
 #include <QTextCursor>
 #include <QVBoxLayout>
 
+#include "page_style.h"
 #include "session/live_session.h"
 
 namespace probe::widgets {
@@ -29,10 +29,12 @@ const QColor kWarningColor(170, 100, 0);
 // The colour of a line of standard error, by what it says (no colour: the text's).
 QColor colourOfErrorLine(const QString& line) {
     // "[probe] error: ...", "probe run: error", "ValueError: ...", a traceback, "fatal".
-    static const QRegularExpression error(QStringLiteral(R"(\w*(error|exception)\b|^\s*traceback\b|\bfatal\b)"),
-                                          QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression error(
+        QStringLiteral(R"(\w*(error|exception)\b|^\s*traceback\b|\bfatal\b)"),
+        QRegularExpression::CaseInsensitiveOption);
     // "[probe] warning: ...", "UserWarning: ...", the summary's "  problem: ...".
-    static const QRegularExpression warning(QStringLiteral(R"(\w*warning\b|^\s*problem:)"), QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression warning(QStringLiteral(R"(\w*warning\b|^\s*problem:)"),
+                                            QRegularExpression::CaseInsensitiveOption);
     if (error.match(line).hasMatch()) return kErrorColor;
     if (warning.match(line).hasMatch()) return kWarningColor;
     return {};
@@ -46,7 +48,8 @@ SessionPanel::SessionPanel(QWidget* parent) : QWidget(parent) {
     badge_->setMargin(3);
     setHeadingFont(badge_, 1.0);
     detail_ = new QLabel(this);
-    detail_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    detail_->setSizePolicy(QSizePolicy::Ignored,
+                           QSizePolicy::Preferred);  // long text must not widen the window
     detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     command_ = new QLabel(this);
     command_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
@@ -82,37 +85,51 @@ void SessionPanel::setSession(session::LiveSession* session) {
     log_->clear();
     errorLine_.clear();
     if (session_) {
-        connect(session_, &session::LiveSession::stateChanged, this, [this](SessionState, const QString& detail) {
-            if (session_->hasEnded()) flushErrorLine();
-            if (!detail.isEmpty()) appendNote(QStringLiteral("[%1] %2\n").arg(describeState(*session_), detail));
-            updateState();
-        });
+        connect(
+            session_, &session::LiveSession::stateChanged, this,
+            [this](SessionState, const QString& detail) {
+                if (session_->hasEnded()) flushErrorLine();
+                if (!detail.isEmpty())
+                    appendNote(QStringLiteral("[%1] %2\n").arg(describeState(*session_), detail));
+                updateState();
+            });
         connect(session_, &session::LiveSession::output, this, &SessionPanel::appendLog);
         connect(session_, &session::LiveSession::helloReceived, this, &SessionPanel::updateState);
         // An applied config is said by the probe itself ("[probe] config applied (client): ..."),
         // in its standard error or its messages: not said twice. A refusal is set apart in red.
-        connect(session_, &session::LiveSession::configRejected, this, [this](const QString& reason, const QString&, qint64) {
-            append(tr("[config] the probe refused a config; the previous one stays:\n%1\n").arg(reason), kErrorColor);
-        });
+        connect(session_, &session::LiveSession::configRejected, this,
+                [this](const QString& reason, const QString&, qint64) {
+                    append(tr("[config] the probe refused a config; the previous one stays:\n%1\n")
+                               .arg(reason),
+                           kErrorColor);
+                });
         connect(session_, &QObject::destroyed, this, &SessionPanel::updateState);
         if (!session_->stateDetail().isEmpty())
-            appendNote(QStringLiteral("[%1] %2\n").arg(describeState(*session_), session_->stateDetail()));
+            appendNote(
+                QStringLiteral("[%1] %2\n").arg(describeState(*session_), session_->stateDetail()));
     }
     updateState();
 }
 
 QColor SessionPanel::stateColor(SessionState state) {
     switch (state) {
-        case SessionState::Dumping: return QColor(30, 140, 60);
-        case SessionState::Finished: return QColor(40, 100, 160);
-        case SessionState::Starting: return QColor(110, 110, 160);
+        case SessionState::Dumping:
+            return QColor(30, 140, 60);
+        case SessionState::Finished:
+            return QColor(40, 100, 160);
+        case SessionState::Starting:
+            return QColor(110, 110, 160);
         case SessionState::Sleeping:
         case SessionState::Detached:
-        case SessionState::NotStarted: return QColor(120, 120, 120);
-        case SessionState::Stopped: return QColor(190, 120, 0);
-        case SessionState::StoppedByUser: return QColor(90, 100, 130);
+        case SessionState::NotStarted:
+            return QColor(120, 120, 120);
+        case SessionState::Stopped:
+            return QColor(190, 120, 0);
+        case SessionState::StoppedByUser:
+            return QColor(90, 100, 130);
         case SessionState::Crashed:
-        case SessionState::FailedToStart: return QColor(200, 30, 30);
+        case SessionState::FailedToStart:
+            return QColor(200, 30, 30);
     }
     return QColor(120, 120, 120);
 }
@@ -120,11 +137,14 @@ QColor SessionPanel::stateColor(SessionState state) {
 QString SessionPanel::describeState(const session::LiveSession& s) {
     const QString name = session::sessionStateName(s.state());
     // How it ended is half the story: the exit code always goes with it.
-    if (s.state() == SessionState::Crashed || s.state() == SessionState::Finished) return tr("%1, exit code %2").arg(name).arg(s.exitCode());
+    if (s.state() == SessionState::Crashed || s.state() == SessionState::Finished)
+        return tr("%1, exit code %2").arg(name).arg(s.exitCode());
     return name;
 }
 
-QString SessionPanel::stateText() const { return badge_->text(); }
+QString SessionPanel::stateText() const {
+    return badge_->text();
+}
 
 void SessionPanel::updateState() {
     if (!session_) {
@@ -137,7 +157,8 @@ void SessionPanel::updateState() {
         return;
     }
     badge_->setText(describeState(*session_));
-    badge_->setStyleSheet(QStringLiteral("color: white; background: %1; border-radius: 3px").arg(stateColor(session_->state()).name()));
+    badge_->setStyleSheet(QStringLiteral("color: white; background: %1; border-radius: 3px")
+                              .arg(stateColor(session_->state()).name()));
     detail_->setText(session_->stateDetail());
     detail_->setToolTip(session_->stateDetail());
     const qint64 pid = session_->probePid();
@@ -146,8 +167,9 @@ void SessionPanel::updateState() {
     command_->setToolTip(command_->text());
     const bool launched = session_->origin() == session::LiveSession::Origin::Launched;
     stop_->setText(launched ? tr("Stop the model") : tr("Detach"));
-    stop_->setToolTip(launched ? tr("Ends the program (SIGTERM, then SIGKILL after 5 s); the dump is kept")
-                               : tr("Lets the probe go; the program goes on running"));
+    stop_->setToolTip(
+        launched ? tr("Ends the program (SIGTERM, then SIGKILL after 5 s); the dump is kept")
+                 : tr("Lets the probe go; the program goes on running"));
     stop_->setEnabled(!session_->hasEnded());
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "statistics_plot.h"
 
-#include <qcustomplot.h>
+#include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -9,9 +11,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QVBoxLayout>
-#include <algorithm>
-#include <cmath>
-#include <limits>
+#include <qcustomplot.h>
 
 #include "dump_cursor.h"
 #include "dump_store.h"
@@ -27,9 +27,9 @@ using data::PlotSeries;
 namespace {
 
 // Tableau 10 without its red (red says "broken" elsewhere in the window).
-const QColor kPalette[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(148, 103, 189),
-                           QColor(140, 86, 75),  QColor(227, 119, 194), QColor(127, 127, 127), QColor(188, 189, 34),
-                           QColor(23, 190, 207)};
+const QColor kPalette[] = {QColor(31, 119, 180),  QColor(255, 127, 14), QColor(44, 160, 44),
+                           QColor(148, 103, 189), QColor(140, 86, 75),  QColor(227, 119, 194),
+                           QColor(127, 127, 127), QColor(188, 189, 34), QColor(23, 190, 207)};
 constexpr int kPaletteSize = sizeof kPalette / sizeof kPalette[0];
 const Qt::PenStyle kStatPenStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine};
 // Points farther than this from the mouse (pixels) are not picked.
@@ -44,28 +44,35 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     modeBox_ = new QComboBox(this);
     modeBox_->addItem(tr("Tensor across rounds"));
     modeBox_->addItem(tr("Ops across a round"));
-    modeBox_->setToolTip(tr("Plot the selected tensor's statistics round by round, or one statistic of every op of "
-                            "the current round in execution order"));
+    modeBox_->setToolTip(
+        tr("Plot the selected tensor's statistics round by round, or one statistic of every op of "
+           "the current round in execution order"));
     connect(modeBox_, &QComboBox::currentIndexChanged, this,
             [this](int i) { setMode(i == 0 ? Mode::Rounds : Mode::RoundProfile); });
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(modeBox_);
     for (int s = 0; s < analysis::kStatCount; ++s) {
-        statBoxes_[s] = new QCheckBox(QString::fromLatin1(analysis::statName(static_cast<Stat>(s))), this);
+        statBoxes_[s] =
+            new QCheckBox(QString::fromLatin1(analysis::statName(static_cast<Stat>(s))), this);
         statBoxes_[s]->setChecked(true);
-        connect(statBoxes_[s], &QCheckBox::toggled, this, [this, s](bool on) { setStatEnabled(static_cast<Stat>(s), on); });
+        connect(statBoxes_[s], &QCheckBox::toggled, this,
+                [this, s](bool on) { setStatEnabled(static_cast<Stat>(s), on); });
         controls->addWidget(statBoxes_[s]);
     }
     profileStatBox_ = new QComboBox(this);
-    for (int s = 0; s < analysis::kStatCount; ++s) profileStatBox_->addItem(QString::fromLatin1(analysis::statName(static_cast<Stat>(s))));
+    for (int s = 0; s < analysis::kStatCount; ++s)
+        profileStatBox_->addItem(QString::fromLatin1(analysis::statName(static_cast<Stat>(s))));
     profileStatBox_->setCurrentIndex(static_cast<int>(Stat::Norm));
-    connect(profileStatBox_, &QComboBox::currentIndexChanged, this, [this](int i) { setProfileStat(static_cast<Stat>(i)); });
+    connect(profileStatBox_, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setProfileStat(static_cast<Stat>(i)); });
     profileScopeBox_ = new QComboBox(this);
     profileScopeBox_->addItem(tr("Layer-level ops"));
     profileScopeBox_->addItem(tr("All ops"));
-    profileScopeBox_->setToolTip(tr("Which ops of the round are plotted (each by its first output)"));
-    connect(profileScopeBox_, &QComboBox::currentIndexChanged, this, [this](int i) { setProfileAllDepths(i == 1); });
+    profileScopeBox_->setToolTip(
+        tr("Which ops of the round are plotted (each by its first output)"));
+    connect(profileScopeBox_, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setProfileAllDepths(i == 1); });
     controls->addWidget(profileStatBox_);
     controls->addWidget(profileScopeBox_);
     logScale_ = new QCheckBox(tr("Log scale"), this);
@@ -81,10 +88,12 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     controls->addWidget(clearPins_);
 
     title_ = new QLabel(this);
-    title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    title_->setSizePolicy(QSizePolicy::Ignored,
+                          QSizePolicy::Preferred);  // long text must not widen the window
     title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     readout_ = new QLabel(this);
-    readout_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    readout_->setSizePolicy(QSizePolicy::Ignored,
+                            QSizePolicy::Preferred);  // long text must not widen the window
     readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     readout_->setMinimumHeight(readout_->fontMetrics().height() + 4);
 
@@ -151,7 +160,8 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
         std::vector<uint32_t> shownSlots = pinnedSlots_;
         if (cursor_->slot() != kNone) shownSlots.push_back(cursor_->slot());
         for (uint32_t slot : shownSlots)
-            if (std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), idx.slot(slot).op)) {
+            if (std::binary_search(change.touchedOps.begin(), change.touchedOps.end(),
+                                   idx.slot(slot).op)) {
                 scheduleRebuild();
                 return;
             }
@@ -214,13 +224,15 @@ void StatisticsPlot::setLogScale(bool on) {
 void StatisticsPlot::pinCurrent() {
     if (mode_ == Mode::Rounds) {
         const uint32_t slot = cursor_->slot();
-        if (slot != kNone && std::find(pinnedSlots_.begin(), pinnedSlots_.end(), slot) == pinnedSlots_.end())
+        if (slot != kNone &&
+            std::find(pinnedSlots_.begin(), pinnedSlots_.end(), slot) == pinnedSlots_.end())
             pinnedSlots_.push_back(slot);
     } else {
         const int32_t round = cursor_->round() >= 0 ? cursor_->round() : -1;
         const auto rounds = store_->index().rounds(0);
         const int32_t effective = round >= 0 ? round : (rounds.empty() ? -1 : rounds.back());
-        if (effective >= 0 && std::find(pinnedRounds_.begin(), pinnedRounds_.end(), effective) == pinnedRounds_.end())
+        if (effective >= 0 &&
+            std::find(pinnedRounds_.begin(), pinnedRounds_.end(), effective) == pinnedRounds_.end())
             pinnedRounds_.push_back(effective);
     }
     updateControls();
@@ -240,7 +252,8 @@ void StatisticsPlot::updateControls() {
     profileStatBox_->setVisible(!rounds);
     profileScopeBox_->setVisible(!rounds);
     pin_->setText(rounds ? tr("Pin tensor") : tr("Pin round"));
-    pin_->setToolTip(rounds ? tr("Keep this tensor on the plot while you select others") : tr("Keep this round on the plot while you choose others"));
+    pin_->setToolTip(rounds ? tr("Keep this tensor on the plot while you select others")
+                            : tr("Keep this round on the plot while you choose others"));
     clearPins_->setEnabled(!pinnedSlots_.empty() || !pinnedRounds_.empty());
 }
 
@@ -255,9 +268,10 @@ void StatisticsPlot::addSeries(const PlotSeries& series, const QColor& color, bo
     drawn.line->setData(series.x, y, true);
     QPen pen(color, 1.6);
     drawn.line->setPen(pen);
-    drawn.line->setScatterStyle(dots ? QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 5) : QCPScatterStyle());
-    const QCPScatterStyle::ScatterShape shapes[] = {QCPScatterStyle::ssCross, QCPScatterStyle::ssTriangle,
-                                                    QCPScatterStyle::ssTriangleInverted};
+    drawn.line->setScatterStyle(dots ? QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 5)
+                                     : QCPScatterStyle());
+    const QCPScatterStyle::ScatterShape shapes[] = {
+        QCPScatterStyle::ssCross, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssTriangleInverted};
     for (int m = 0; m < 3; ++m) {
         bool any = false;
         for (const auto& marker : series.markers) any = any || static_cast<int>(marker.mark) == m;
@@ -265,7 +279,8 @@ void StatisticsPlot::addSeries(const PlotSeries& series, const QColor& color, bo
         QCPGraph* g = plot_->addGraph();
         g->setLineStyle(QCPGraph::lsNone);
         // In the series' colour: with several series overlaid, whose NaN it is shows.
-        g->setScatterStyle(QCPScatterStyle(shapes[m], QPen(color, 2), m == 0 ? Qt::NoBrush : QBrush(color), 11));
+        g->setScatterStyle(
+            QCPScatterStyle(shapes[m], QPen(color, 2), m == 0 ? Qt::NoBrush : QBrush(color), 11));
         g->removeFromLegend();
         drawn.marks[m] = g;
     }
@@ -290,13 +305,17 @@ void StatisticsPlot::rebuild() {
     if (mode_ == Mode::Rounds) {
         std::vector<uint32_t> shownSlots = pinnedSlots_;
         const uint32_t current = cursor_->slot();
-        if (current != kNone && std::find(shownSlots.begin(), shownSlots.end(), current) == shownSlots.end()) shownSlots.push_back(current);
+        if (current != kNone &&
+            std::find(shownSlots.begin(), shownSlots.end(), current) == shownSlots.end())
+            shownSlots.push_back(current);
         for (size_t t = 0; t < shownSlots.size(); ++t) {
             for (int s = 0; s < analysis::kStatCount; ++s) {
                 if (!statEnabled_[s]) continue;
                 PlotSeries series = data::roundSeries(idx, shownSlots[t], static_cast<Stat>(s));
-                if (shownSlots.size() == 1) series.label = QString::fromLatin1(analysis::statName(static_cast<Stat>(s)));
-                const QColor color = kPalette[(shownSlots.size() == 1 ? s : static_cast<int>(t)) % kPaletteSize];
+                if (shownSlots.size() == 1)
+                    series.label = QString::fromLatin1(analysis::statName(static_cast<Stat>(s)));
+                const QColor color =
+                    kPalette[(shownSlots.size() == 1 ? s : static_cast<int>(t)) % kPaletteSize];
                 addSeries(series, color, series.x.size() < 400);
                 if (shownSlots.size() > 1) {
                     QPen pen = drawn_.back().line->pen();
@@ -312,11 +331,15 @@ void StatisticsPlot::rebuild() {
         if (shownSlots.empty())
             title = tr("Select an op or a tensor to plot its statistics round by round.");
         else if (shownSlots.size() == 1)
-            title = QStringLiteral("<b>%1</b> · %2").arg(QString::fromStdString(idx.describeOp(idx.slot(shownSlots[0]).op)).toHtmlEscaped(),
-                                                         QString::fromStdString(idx.describeSlot(shownSlots[0])));
+            title = QStringLiteral("<b>%1</b> · %2")
+                        .arg(QString::fromStdString(idx.describeOp(idx.slot(shownSlots[0]).op))
+                                 .toHtmlEscaped(),
+                             QString::fromStdString(idx.describeSlot(shownSlots[0])));
         else
-            title = tr("%n tensors overlaid (line style: Max solid, Min dashed, Mean dotted, Norm dash-dot)", nullptr,
-                       static_cast<int>(shownSlots.size()));
+            title =
+                tr("%n tensors overlaid (line style: Max solid, Min dashed, Mean dotted, Norm "
+                   "dash-dot)",
+                   nullptr, static_cast<int>(shownSlots.size()));
         // The current round, as a vertical line.
         if (cursor_->round() >= 0 && !shownSlots.empty()) {
             auto* line = new QCPItemStraightLine(plot_);
@@ -326,26 +349,32 @@ void StatisticsPlot::rebuild() {
         }
     } else {
         const auto rounds = idx.rounds(process);
-        const int32_t current = cursor_->round() >= 0 ? cursor_->round() : (rounds.empty() ? -1 : rounds.back());
+        const int32_t current =
+            cursor_->round() >= 0 ? cursor_->round() : (rounds.empty() ? -1 : rounds.back());
         std::vector<int32_t> shown = pinnedRounds_;
-        if (current >= 0 && std::find(shown.begin(), shown.end(), current) == shown.end()) shown.push_back(current);
+        if (current >= 0 && std::find(shown.begin(), shown.end(), current) == shown.end())
+            shown.push_back(current);
         analysis::DumpIndex::ProfileOptions options;
         options.maxDepth = profileAllDepths_ ? -1 : 0;
         // The current round sets the x axis; pinned rounds are placed op by op on it.
         data::ProfileSeries profile;
-        if (current >= 0) profile = data::profileSeries(idx, process, current, profileStat_, options);
+        if (current >= 0)
+            profile = data::profileSeries(idx, process, current, profileStat_, options);
         for (size_t r = 0; r < shown.size(); ++r) {
-            PlotSeries series = shown[r] == current ? profile.series
-                                : profile.series.empty()
-                                    ? data::profileSeries(idx, process, shown[r], profileStat_, options).series
-                                    : data::alignedProfileSeries(idx, process, shown[r], profileStat_, options, profile.series);
+            PlotSeries series =
+                shown[r] == current ? profile.series
+                : profile.series.empty()
+                    ? data::profileSeries(idx, process, shown[r], profileStat_, options).series
+                    : data::alignedProfileSeries(idx, process, shown[r], profileStat_, options,
+                                                 profile.series);
             series.label = QStringLiteral("%1 %2").arg(store_->roundName()).arg(shown[r]);
             addSeries(series, kPalette[r % kPaletteSize], series.x.size() < 600);
             series_.push_back(series);
             seriesStats_.push_back(profileStat_);
         }
         if (current >= 0) {
-            if (!profileAllDepths_ && profile.layerNames.size() == profile.series.x.size() && profile.series.x.size() <= 40)
+            if (!profileAllDepths_ && profile.layerNames.size() == profile.series.x.size() &&
+                profile.series.x.size() <= 40)
                 profileNames = profile.layerNames;
             // Alternate shading per layer-level op, so the eye finds where a layer starts.
             for (int l = 0; l < profile.layerStarts.size(); l += 2) {
@@ -355,7 +384,8 @@ void StatisticsPlot::rebuild() {
                 band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
                 band->bottomRight->setTypeX(QCPItemPosition::ptPlotCoords);
                 band->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
-                const double end = l + 1 < profile.layerStarts.size() ? profile.layerStarts[l + 1] : profile.series.x.size();
+                const double end = l + 1 < profile.layerStarts.size() ? profile.layerStarts[l + 1]
+                                                                      : profile.series.x.size();
                 band->topLeft->setCoords(profile.layerStarts[l] - 0.5, 0);
                 band->bottomRight->setCoords(end - 0.5, 1);
                 band->setPen(Qt::NoPen);
@@ -371,17 +401,22 @@ void StatisticsPlot::rebuild() {
                 break;
             }
         }
-        plot_->xAxis->setLabel(profileAllDepths_ ? tr("op, in execution order") : tr("layer-level op, in execution order"));
+        plot_->xAxis->setLabel(profileAllDepths_ ? tr("op, in execution order")
+                                                 : tr("layer-level op, in execution order"));
         plot_->yAxis->setLabel(QString::fromLatin1(analysis::statName(profileStat_)));
         if (shown.empty())
             title = tr("No rounds yet.");
         else
-            title = tr("<b>%1</b> of each op's first output in %2 %3%4 (shaded bands: layer-level ops)")
-                        .arg(QString::fromLatin1(analysis::statName(profileStat_)), store_->roundName())
-                        .arg(current)
-                        .arg(shown.size() > 1 ? tr(", %1 pinned").arg(countOf(static_cast<int>(shown.size()) - 1, tr("other %1").arg(store_->roundName()),
-                                                                                 tr("other %1s").arg(store_->roundName())))
-                                              : QString());
+            title =
+                tr("<b>%1</b> of each op's first output in %2 %3%4 (shaded bands: layer-level ops)")
+                    .arg(QString::fromLatin1(analysis::statName(profileStat_)), store_->roundName())
+                    .arg(current)
+                    .arg(shown.size() > 1
+                             ? tr(", %1 pinned")
+                                   .arg(countOf(static_cast<int>(shown.size()) - 1,
+                                                tr("other %1").arg(store_->roundName()),
+                                                tr("other %1s").arg(store_->roundName())))
+                             : QString());
     }
     title_->setText(title);
 
@@ -405,7 +440,8 @@ void StatisticsPlot::rebuild() {
         plot_->xAxis->setTicker(names);
         plot_->xAxis->setTickLabelRotation(profileNames.size() > 8 ? 40 : 0);
     } else {
-        QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);  // rounds and positions are whole numbers
+        QSharedPointer<QCPAxisTickerFixed> whole(
+            new QCPAxisTickerFixed);  // rounds and positions are whole numbers
         whole->setTickStep(1);
         whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
         plot_->xAxis->setTicker(whole);
@@ -432,10 +468,15 @@ void StatisticsPlot::rebuild() {
     QStringList notDrawn;
     if (log_)
         for (const auto& series : series_) {
-            const auto lost = std::count_if(series.y.begin(), series.y.end(), [](double v) { return std::isfinite(v) && v <= 0; });
+            const auto lost = std::count_if(series.y.begin(), series.y.end(),
+                                            [](double v) { return std::isfinite(v) && v <= 0; });
             if (lost == 0) continue;
-            notDrawn << (lost == 1 ? tr("%1: 1 value at or below zero is not drawn on a log scale").arg(series.label)
-                                   : tr("%1: %2 values at or below zero are not drawn on a log scale").arg(series.label).arg(lost));
+            notDrawn << (lost == 1
+                             ? tr("%1: 1 value at or below zero is not drawn on a log scale")
+                                   .arg(series.label)
+                             : tr("%1: %2 values at or below zero are not drawn on a log scale")
+                                   .arg(series.label)
+                                   .arg(lost));
         }
     logNote_->setText(notDrawn.join(QLatin1Char('\n')));
     logNote_->setVisible(!notDrawn.isEmpty());
@@ -444,11 +485,14 @@ void StatisticsPlot::rebuild() {
     plot_->plotLayout()->setColumnStretchFactor(1, drawn_.size() > 1 ? 0.001 : 1e-9);
     hover_ = plot_->addGraph();
     hover_->setLineStyle(QCPGraph::lsNone);
-    hover_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::black, 1.5), Qt::NoBrush, 12));
+    hover_->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(Qt::black, 1.5), Qt::NoBrush, 12));
     hover_->removeFromLegend();
     readoutText_.clear();
-    readout_->setText(tr("Hover over a point to read it; click it to select that op and round. Drag to pan, wheel to "
-                         "zoom, double-click to fit."));
+    readout_->setText(
+        tr("Hover over a point to read it; click it to select that op and round. Drag to pan, "
+           "wheel to "
+           "zoom, double-click to fit."));
     plot_->replot();
 }
 
@@ -493,13 +537,15 @@ void StatisticsPlot::placeMarkers() {
 }
 
 Stat StatisticsPlot::seriesStat(int seriesIndex) const {
-    return seriesIndex >= 0 && seriesIndex < seriesStats_.size() ? seriesStats_[seriesIndex] : Stat::Max;
+    return seriesIndex >= 0 && seriesIndex < seriesStats_.size() ? seriesStats_[seriesIndex]
+                                                                 : Stat::Max;
 }
 
 StatisticsPlot::Pick StatisticsPlot::pick(const QPoint& pos) const {
     const auto& idx = store_->index();
     const QRect rect = plot_->axisRect()->rect();
-    const double lo = plot_->xAxis->pixelToCoord(pos.x() - kPickRadius), hi = plot_->xAxis->pixelToCoord(pos.x() + kPickRadius);
+    const double lo = plot_->xAxis->pixelToCoord(pos.x() - kPickRadius),
+                 hi = plot_->xAxis->pixelToCoord(pos.x() + kPickRadius);
     double best = kPickRadius;
     Pick found;
     for (int s = 0; s < series_.size(); ++s) {
@@ -507,7 +553,8 @@ StatisticsPlot::Pick StatisticsPlot::pick(const QPoint& pos) const {
         const Stat stat = seriesStat(s);
         auto first = std::lower_bound(series.x.begin(), series.x.end(), std::min(lo, hi));
         int checked = 0;
-        for (auto it = first; it != series.x.end() && *it <= std::max(lo, hi) && checked < 5000; ++it, ++checked) {
+        for (auto it = first; it != series.x.end() && *it <= std::max(lo, hi) && checked < 5000;
+             ++it, ++checked) {
             const int i = static_cast<int>(it - series.x.begin());
             if (series.rows[i] == kNone) continue;  // a gap: the op did not run in that round
             const auto& record = idx.row(series.rows[i]);
@@ -545,14 +592,17 @@ void StatisticsPlot::hoverAt(const QPoint& pos) {
     const QRect rect = plot_->axisRect()->rect();
     double y = v;
     if (!std::isfinite(v))
-        y = plot_->yAxis->pixelToCoord(std::isinf(v) && v < 0 ? rect.bottom() - kMarkInset : rect.top() + kMarkInset);
+        y = plot_->yAxis->pixelToCoord(std::isinf(v) && v < 0 ? rect.bottom() - kMarkInset
+                                                              : rect.top() + kMarkInset);
     hover_->setData({series_[p.series].x[p.point]}, {y});
     readoutText_ = describeRow(p.row, stat);
     readout_->setText(readoutText_);
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-QString StatisticsPlot::readout() const { return readoutText_; }
+QString StatisticsPlot::readout() const {
+    return readoutText_;
+}
 
 QString StatisticsPlot::describeRow(uint32_t row, Stat stat) const {
     const auto& idx = store_->index();
@@ -561,9 +611,12 @@ QString StatisticsPlot::describeRow(uint32_t row, Stat stat) const {
     return tr("%1 %2 · %3 · %4 · %5 = %6 · %7 %8")
         .arg(store_->roundName())
         .arg(record.round)
-        .arg(QString::fromStdString(idx.describeOp(op)), QString::fromStdString(idx.describeSlot(record.slot)),
-             QString::fromLatin1(analysis::statName(stat)), data::OpTreeModel::formatValue(record.get(stat)),
-             QString::fromStdString(idx.text(record.shape)), QString::fromStdString(idx.text(record.dtype)));
+        .arg(QString::fromStdString(idx.describeOp(op)),
+             QString::fromStdString(idx.describeSlot(record.slot)),
+             QString::fromLatin1(analysis::statName(stat)),
+             data::OpTreeModel::formatValue(record.get(stat)),
+             QString::fromStdString(idx.text(record.shape)),
+             QString::fromStdString(idx.text(record.dtype)));
 }
 
 }  // namespace probe::widgets

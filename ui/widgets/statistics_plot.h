@@ -5,10 +5,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <vector>
+
 #include <QList>
 #include <QTimer>
 #include <QWidget>
-#include <vector>
 
 #include "analysis/dump_index.h"
 #include "statistics_series.h"

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "tensor_preview.h"
-#include "page_style.h"
 
-#include <qcustomplot.h>
+#include <cmath>
 
 #include <QCheckBox>
 #include <QFileDialog>
@@ -16,12 +15,13 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <cmath>
+#include <qcustomplot.h>
 
 #include "analysis/atb_dump.h"
 #include "analysis/tensor_export.h"
 #include "dump_store.h"
 #include "op_tree_model.h"
+#include "page_style.h"
 #include "probe/format/dtype.h"
 #include "tensor_document.h"
 #include "tensor_values_model.h"
@@ -33,23 +33,28 @@ using data::TensorDocument;
 
 namespace {
 
-QString number(double v) { return data::OpTreeModel::formatValue(v); }
+QString number(double v) {
+    return data::OpTreeModel::formatValue(v);
+}
 
 QString swatch(const QColor& color) {
-    return QStringLiteral("<span style='background-color:%1'>&nbsp;&nbsp;&nbsp;</span>").arg(color.name());
+    return QStringLiteral("<span style='background-color:%1'>&nbsp;&nbsp;&nbsp;</span>")
+        .arg(color.name());
 }
 
 // Statistics agree when they print the same in statistic.csv's six decimals, or are within a
 // float's precision (the dump computes in float for narrow types).
 bool agrees(double recorded, double computed) {
-    if (std::isnan(recorded) || std::isnan(computed)) return std::isnan(recorded) && std::isnan(computed);
+    if (std::isnan(recorded) || std::isnan(computed))
+        return std::isnan(recorded) && std::isnan(computed);
     if (std::isinf(recorded) || std::isinf(computed)) return recorded == computed;
     return std::abs(recorded - computed) <= 5e-6 + 1e-5 * std::abs(computed);
 }
 
 }  // namespace
 
-TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(parent), store_(store) {
+TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent)
+    : QWidget(parent), store_(store) {
     document_ = new TensorDocument(this);
     values_ = new data::TensorValuesModel(document_, this);
 
@@ -64,13 +69,16 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
 
     auto* openButton = new QPushButton(tr("Open .bin…"), this);
     connect(openButton, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open a tensor file"), QString(), tr("Tensor files (*.bin);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open a tensor file"), QString(), tr("Tensor files (*.bin);;All files (*)"));
         if (!path.isEmpty()) openFile(path);
     });
     exportNpy_ = new QPushButton(tr("Export .npy…"), this);
     exportCsv_ = new QPushButton(tr("Export .csv…"), this);
-    exportNpy_->setToolTip(tr("NumPy array with the tensor's dtype and shape (bf16 is written as float32)"));
-    exportCsv_->setToolTip(tr("One line per row of the last dimension (leading dimensions flattened into lines)"));
+    exportNpy_->setToolTip(
+        tr("NumPy array with the tensor's dtype and shape (bf16 is written as float32)"));
+    exportCsv_->setToolTip(
+        tr("One line per row of the last dimension (leading dimensions flattened into lines)"));
     connect(exportNpy_, &QPushButton::clicked, this, [this] { chooseExport(true); });
     connect(exportCsv_, &QPushButton::clicked, this, [this] { chooseExport(false); });
 
@@ -78,7 +86,9 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
     sliceLayout_ = new QHBoxLayout(sliceBar_);
     sliceLayout_->setContentsMargins(0, 0, 0, 0);
     overlay_ = new QCheckBox(tr("NaN/Inf/negative overlay"), this);
-    overlay_->setToolTip(tr("As RenderDoc's texture viewer: NaN red, Inf green, negative values blue, the rest dimmed"));
+    overlay_->setToolTip(
+        tr("As RenderDoc's texture viewer: NaN red, Inf green, negative values blue, the rest "
+           "dimmed"));
     connect(overlay_, &QCheckBox::toggled, this, &TensorPreview::setOverlay);
 
     // Heatmap: one pixel per element, row 0 at the top.
@@ -99,11 +109,14 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
     pixmap_->topLeft->setType(QCPItemPosition::ptPlotCoords);
     pixmap_->bottomRight->setType(QCPItemPosition::ptPlotCoords);
     heatmapLegend_ = new QLabel(this);
-    heatmapLegend_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    heatmapLegend_->setSizePolicy(QSizePolicy::Ignored,
+                                  QSizePolicy::Preferred);  // long text must not widen the window
     heatmapReadout_ = new QLabel(this);
-    heatmapReadout_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    heatmapReadout_->setSizePolicy(QSizePolicy::Ignored,
+                                   QSizePolicy::Preferred);  // long text must not widen the window
     heatmapReadout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    connect(heatmap_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hoverHeatmap(e->pos()); });
+    connect(heatmap_, &QCustomPlot::mouseMove, this,
+            [this](QMouseEvent* e) { hoverHeatmap(e->pos()); });
     auto* heatmapPage = new QWidget(this);
     auto* heatmapLayout = new QVBoxLayout(heatmapPage);
     heatmapLayout->setContentsMargins(0, 0, 0, 0);
@@ -113,7 +126,8 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
 
     table_ = new QTableView(this);
     table_->setModel(values_);
-    table_->horizontalHeader()->setDefaultSectionSize(table_->fontMetrics().horizontalAdvance(QStringLiteral("-0.0000000e+00")) + 8);
+    table_->horizontalHeader()->setDefaultSectionSize(
+        table_->fontMetrics().horizontalAdvance(QStringLiteral("-0.0000000e+00")) + 8);
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 4);
     page_ = new QSpinBox(this);
     page_->setMinimum(1);
@@ -124,7 +138,8 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
         const QSignalBlocker blocker(page_);
         page_->setMaximum(pages);
         page_->setValue(values_->page() + 1);
-        pageLabel_->setText(tr("of %1 (%2 rows a page)").arg(pages).arg(data::TensorValuesModel::kPageRows));
+        pageLabel_->setText(
+            tr("of %1 (%2 rows a page)").arg(pages).arg(data::TensorValuesModel::kPageRows));
     });
     auto* valuesPage = new QWidget(this);
     auto* valuesLayout = new QVBoxLayout(valuesPage);
@@ -146,7 +161,8 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent) : QWidget(
     histogramLog_ = new QCheckBox(tr("Log scale"), this);
     connect(histogramLog_, &QCheckBox::toggled, this, &TensorPreview::updateHistogram);
     histogramLegend_ = new QLabel(this);
-    histogramLegend_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long text must not widen the window
+    histogramLegend_->setSizePolicy(QSizePolicy::Ignored,
+                                    QSizePolicy::Preferred);  // long text must not widen the window
     auto* histogramPage = new QWidget(this);
     auto* histogramLayout = new QVBoxLayout(histogramPage);
     histogramLayout->setContentsMargins(0, 0, 0, 0);
@@ -201,7 +217,8 @@ void TensorPreview::openRow(uint32_t row) {
     if (path.empty()) {
         document_->clear();
         title_->setText(tr("No tensor file"));
-        facts_->setText(error.empty() ? tr("This row has no tensor file: the dump's task was \"statistics\". Dump with task "
+        facts_->setText(error.empty() ? tr("This row has no tensor file: the dump's task was "
+                                           "\"statistics\". Dump with task "
                                            "\"tensor\" or \"all\" to preview tensors.")
                                       : QString::fromStdString(error));
         return;
@@ -216,16 +233,20 @@ void TensorPreview::openFile(const QString& path) {
     row_ = kNone;
     // A de-duplicated file is followed as from its row: to the first copy in its round directory.
     document_->open(path, [path](const QString& alias) {
-        return QString::fromStdString(analysis::findFirstCopy(path.toStdString(), alias.toStdString()));
+        return QString::fromStdString(
+            analysis::findFirstCopy(path.toStdString(), alias.toStdString()));
     });
 }
 
-void TensorPreview::showPage(Page page) { tabs_->setCurrentIndex(static_cast<int>(page)); }
+void TensorPreview::showPage(Page page) {
+    tabs_->setCurrentIndex(static_cast<int>(page));
+}
 
 void TensorPreview::setOverlay(bool on) {
     const QSignalBlocker blocker(overlay_);
     overlay_->setChecked(on);
-    document_->setOverlay(on ? TensorDocument::Overlay::NanInfNegative : TensorDocument::Overlay::None);
+    document_->setOverlay(on ? TensorDocument::Overlay::NanInfNegative
+                             : TensorDocument::Overlay::None);
 }
 
 void TensorPreview::onLoaded() {
@@ -257,33 +278,41 @@ void TensorPreview::onLoaded() {
     }
 }
 
-QString TensorPreview::factsText() const { return facts_->text(); }
+QString TensorPreview::factsText() const {
+    return facts_->text();
+}
 
 void TensorPreview::updateFacts() {
     const auto tensor = document_->tensor();
     if (!tensor) {
         if (!document_->error().isEmpty())
-            facts_->setText(QStringLiteral("<span style='color:#c81e1e'>%1</span>").arg(document_->error().toHtmlEscaped()));
+            facts_->setText(QStringLiteral("<span style='color:#c81e1e'>%1</span>")
+                                .arg(document_->error().toHtmlEscaped()));
         return;
     }
     const auto& h = tensor->header;
     QString dims;
-    for (size_t i = 0; i < h.dims.size(); ++i) dims += (i ? QStringLiteral(" × ") : QString()) + QString::number(h.dims[i]);
+    for (size_t i = 0; i < h.dims.size(); ++i)
+        dims += (i ? QStringLiteral(" × ") : QString()) + QString::number(h.dims[i]);
     if (dims.isEmpty()) dims = tr("scalar");
     QString text = tr("<b>%1</b> · format %2 · shape [%3] · %4 elements · %5 bytes of data")
-                       .arg(QString::fromStdString(analysis::dtypeLabel(*tensor)), QString::fromStdString(format::formatName(h.formatCode)), dims)
+                       .arg(QString::fromStdString(analysis::dtypeLabel(*tensor)),
+                            QString::fromStdString(format::formatName(h.formatCode)), dims)
                        .arg(tensor->count)
                        .arg(static_cast<qulonglong>(tensor->bytes.size()));
     if (!document_->error().isEmpty())
-        text += QStringLiteral("<br><span style='color:#c81e1e'>%1</span>").arg(document_->error().toHtmlEscaped());
+        text += QStringLiteral("<br><span style='color:#c81e1e'>%1</span>")
+                    .arg(document_->error().toHtmlEscaped());
     const auto& s = tensor->stats;
     if (tensor->hasValues() && s.valid) {
-        text += tr("<br>Recomputed: max %1 · min %2 · mean %3 · norm %4").arg(number(s.max), number(s.min), number(s.mean), number(s.norm));
+        text += tr("<br>Recomputed: max %1 · min %2 · mean %3 · norm %4")
+                    .arg(number(s.max), number(s.min), number(s.mean), number(s.norm));
         QStringList anomalies;
         if (s.nanCount) anomalies << tr("<b style='color:#c81e1e'>%1 NaN</b>").arg(s.nanCount);
         if (s.hasPosInf) anomalies << tr("<b style='color:#14a028'>+Inf</b>");
         if (s.hasNegInf) anomalies << tr("<b style='color:#14a028'>-Inf</b>");
-        if (!anomalies.isEmpty()) text += QStringLiteral(" · ") + anomalies.join(QStringLiteral(" · "));
+        if (!anomalies.isEmpty())
+            text += QStringLiteral(" · ") + anomalies.join(QStringLiteral(" · "));
         const auto& idx = store_->index();
         if (row_ != kNone && row_ < idx.rowCount()) {
             const auto& r = idx.row(row_);
@@ -295,14 +324,18 @@ void TensorPreview::updateFacts() {
                 if (!r.has(stat)) continue;
                 const bool same = agrees(r.get(stat), computed[i]);
                 all = all && same;
-                recorded << QStringLiteral("%1 %2").arg(QString::fromLatin1(analysis::statName(stat)).toLower(), number(r.get(stat))) +
-                                (same ? QString() : QStringLiteral(" <b style='color:#c81e1e'>≠</b>"));
+                recorded << QStringLiteral("%1 %2").arg(
+                                QString::fromLatin1(analysis::statName(stat)).toLower(),
+                                number(r.get(stat))) +
+                                (same ? QString()
+                                      : QStringLiteral(" <b style='color:#c81e1e'>≠</b>"));
             }
             if (!recorded.isEmpty())
                 text += tr("<br>Recorded in the dump (round %1): %2 — %3")
                             .arg(r.round)
                             .arg(recorded.join(QStringLiteral(" · ")),
-                                 all ? tr("<span style='color:#14a028'>matches</span>") : tr("<b style='color:#c81e1e'>differs</b>"));
+                                 all ? tr("<span style='color:#14a028'>matches</span>")
+                                     : tr("<b style='color:#c81e1e'>differs</b>"));
         }
     } else if (tensor->hasValues()) {
         text += tr("<br>No statistics for this dtype.");
@@ -346,21 +379,29 @@ void TensorPreview::onImage() {
     pixmap_->setPixmap(QPixmap::fromImage(image.image));
     pixmap_->setVisible(!image.image.isNull());
     pixmap_->topLeft->setCoords(-0.5, -0.5);
-    pixmap_->bottomRight->setCoords(static_cast<double>(g.cols) - 0.5, static_cast<double>(g.rows) - 0.5);
+    pixmap_->bottomRight->setCoords(static_cast<double>(g.cols) - 0.5,
+                                    static_cast<double>(g.rows) - 0.5);
     heatmap_->xAxis->setRange(-0.5, static_cast<double>(g.cols) - 0.5);
     heatmap_->yAxis->setRange(-0.5, static_cast<double>(g.rows) - 0.5);
     const auto& s = image.summary;
     QString legend = tr("grey: %1 (black) … %2 (white)").arg(number(image.lo), number(image.hi));
     if (s.nan) legend += QStringLiteral(" · %1 NaN %2").arg(swatch(QColor(230, 20, 20))).arg(s.nan);
-    if (s.posInf + s.negInf) legend += QStringLiteral(" · %1 Inf %2").arg(swatch(QColor(20, 210, 40))).arg(s.posInf + s.negInf);
+    if (s.posInf + s.negInf)
+        legend += QStringLiteral(" · %1 Inf %2")
+                      .arg(swatch(QColor(20, 210, 40)))
+                      .arg(s.posInf + s.negInf);
     if (document_->overlay() == TensorDocument::Overlay::NanInfNegative)
-        legend += QStringLiteral(" · %1 negative %2").arg(swatch(QColor(0, 0, 200))).arg(s.negative);
-    if (image.blockSize > 1) legend += tr(" · %1×%1 elements a pixel (the worst shown)").arg(image.blockSize);
+        legend +=
+            QStringLiteral(" · %1 negative %2").arg(swatch(QColor(0, 0, 200))).arg(s.negative);
+    if (image.blockSize > 1)
+        legend += tr(" · %1×%1 elements a pixel (the worst shown)").arg(image.blockSize);
     heatmapLegend_->setText(legend);
     heatmap_->replot();
 }
 
-QString TensorPreview::heatmapReadout() const { return heatmapReadout_->text(); }
+QString TensorPreview::heatmapReadout() const {
+    return heatmapReadout_->text();
+}
 
 void TensorPreview::hoverHeatmap(const QPoint& pos) {
     const auto tensor = document_->tensor();
@@ -373,7 +414,11 @@ void TensorPreview::hoverHeatmap(const QPoint& pos) {
         return;
     }
     const uint64_t element = document_->sliceStart() + static_cast<uint64_t>(row * g.cols + col);
-    heatmapReadout_->setText(tr("row %1, column %2 (element %3): %4").arg(row).arg(col).arg(element).arg(number(tensor->at(element))));
+    heatmapReadout_->setText(tr("row %1, column %2 (element %3): %4")
+                                 .arg(row)
+                                 .arg(col)
+                                 .arg(element)
+                                 .arg(number(tensor->at(element))));
 }
 
 void TensorPreview::updateHistogram() {
@@ -413,7 +458,9 @@ void TensorPreview::updateHistogram() {
     if (oneValue)
         legend = tr("every finite value is %1").arg(number(h.lo));
     else if (!h.bins.empty())
-        legend = tr("%1 bins of %2 over [%3, %4]").arg(h.bins.size()).arg(number(width), number(h.lo), number(h.hi));
+        legend = tr("%1 bins of %2 over [%3, %4]")
+                     .arg(h.bins.size())
+                     .arg(number(width), number(h.lo), number(h.hi));
     if (h.nan) legend += tr(" · <b style='color:#c81e1e'>%1 NaN</b>").arg(h.nan);
     if (h.posInf) legend += tr(" · <b style='color:#14a028'>%1 +Inf</b>").arg(h.posInf);
     if (h.negInf) legend += tr(" · <b style='color:#14a028'>%1 -Inf</b>").arg(h.negInf);
@@ -445,13 +492,15 @@ bool TensorPreview::exportCsv(const QString& path, QString* error) {
 
 void TensorPreview::chooseExport(bool npy) {
     const QString base = QFileInfo(document_->path()).completeBaseName();
-    const QString path = QFileDialog::getSaveFileName(this, npy ? tr("Export as NumPy array") : tr("Export as CSV"),
-                                                      base + (npy ? QStringLiteral(".npy") : QStringLiteral(".csv")),
-                                                      npy ? tr("NumPy arrays (*.npy)") : tr("CSV files (*.csv)"));
+    const QString path =
+        QFileDialog::getSaveFileName(this, npy ? tr("Export as NumPy array") : tr("Export as CSV"),
+                                     base + (npy ? QStringLiteral(".npy") : QStringLiteral(".csv")),
+                                     npy ? tr("NumPy arrays (*.npy)") : tr("CSV files (*.csv)"));
     if (path.isEmpty()) return;
     QString error;
     if (!(npy ? exportNpy(path, &error) : exportCsv(path, &error)))
-        QMessageBox::warning(this, tr("Export failed"), tr("Could not export the tensor: %1").arg(error));
+        QMessageBox::warning(this, tr("Export failed"),
+                             tr("Could not export the tensor: %1").arg(error));
 }
 
 }  // namespace probe::widgets

@@ -1,12 +1,13 @@
-// Preview of one dumped tensor (.bin, or msprobe's .pt): header facts, statistics recomputed (and compared with
-// the row that named the file), a heatmap of a 2-D slice with a NaN/Inf/negative overlay, a paged
-// value table, a histogram, and export to .npy and .csv.
-// SPDX-License-Identifier: GPL-3.0-or-later
+// Preview of one dumped tensor (.bin, or msprobe's .pt): header facts, statistics recomputed (and
+// compared with the row that named the file), a heatmap of a 2-D slice with a NaN/Inf/negative
+// overlay, a paged value table, a histogram, and export to .npy and .csv. SPDX-License-Identifier:
+// GPL-3.0-or-later
 #pragma once
+
+#include <optional>
 
 #include <QList>
 #include <QWidget>
-#include <optional>
 
 #include "analysis/dump_index.h"
 

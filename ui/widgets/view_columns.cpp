@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "view_columns.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <QHeaderView>
 #include <QTableView>
 #include <QTreeView>
-#include <algorithm>
-#include <vector>
 
 namespace probe::widgets {
 namespace {

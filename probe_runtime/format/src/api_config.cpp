@@ -18,8 +18,10 @@ const char* kAcceptedSteps =
     "a list of whole numbers 0..1000000 or \"a-b\" ranges, e.g. [0, 2, \"4-6\"]; [] for all";
 const char* kAcceptedScope =
     "[] or two full entry names bounding a range, e.g. [\"Functional.linear.0.forward\", "
-    "\"Functional.relu.0.forward\"] or [\"Module.fc1.Linear.forward.0\", \"Module.fc2.Linear.forward.0\"]";
-const char* kAcceptedList = "a list of entry names or name fragments, e.g. [\"relu\", \"Functional.linear.0.forward\"]";
+    "\"Functional.relu.0.forward\"] or [\"Module.fc1.Linear.forward.0\", "
+    "\"Module.fc2.Linear.forward.0\"]";
+const char* kAcceptedList =
+    "a list of entry names or name fragments, e.g. [\"relu\", \"Functional.linear.0.forward\"]";
 const char* kAcceptedDataMode =
     "a list of \"all\" alone, or of \"forward\", \"backward\", \"input\", \"output\"";
 const char* kAcceptedSummary = "\"statistics\", \"md5\"";
@@ -58,8 +60,10 @@ std::vector<MsprobeConfigKey> buildMsprobeKeys() {
         {"", "extra_info", Use::Honoured, ""},
         {"", "async_dump", Use::NoEffect, "the dump files are always written by a writer thread"},
         {"", "precision", Use::NoEffect, "statistics are always accumulated in double precision"},
-        {"", "risk_level", Use::NoEffect, "it grades APIs for msprobe's accuracy checks, which are not run here"},
-        {"", "custom_op_namespaces", Use::NoEffect, "Ascend custom operator namespaces are not wrapped"},
+        {"", "risk_level", Use::NoEffect,
+         "it grades APIs for msprobe's accuracy checks, which are not run here"},
+        {"", "custom_op_namespaces", Use::NoEffect,
+         "Ascend custom operator namespaces are not wrapped"},
         // msprobe 1.x
         {"", "seed", Use::Honoured, ""},
         {"", "is_deterministic", Use::Honoured, ""},
@@ -71,17 +75,19 @@ std::vector<MsprobeConfigKey> buildMsprobeKeys() {
         {"", "statistics", Use::Honoured, ""},
         {"", "tensor", Use::Honoured, ""},
     };
-    for (const char* block : {"acc_check", "diff_check", "structure", "nan_check", "overflow_check", "free_benchmark",
-                              "run_ut", "grad_probe", "exception_dump"})
+    for (const char* block : {"acc_check", "diff_check", "structure", "nan_check", "overflow_check",
+                              "free_benchmark", "run_ut", "grad_probe", "exception_dump"})
         keys.push_back({"", block, Use::OtherTask, ""});
     for (const char* block : {"statistics", "tensor"})
         for (const BaseKey& k : kBaseKeys) keys.push_back({block, k.key, k.use, k.note});
     keys.push_back({"statistics", "tensor_list", Use::Honoured, ""});
     keys.push_back({"tensor", "bench_path", Use::NoEffect,
-                    "comparing with a bench dump while dumping is msprobe's diff_check; compare two dumps with "
+                    "comparing with a bench dump while dumping is msprobe's diff_check; compare "
+                    "two dumps with "
                     "`probe compare` instead"});
     for (const char* block : {"statistics", "tensor"})
-        for (const char* key : {"file_format", "backward_input", "online_run_ut", "nfs_path", "host", "port"})
+        for (const char* key :
+             {"file_format", "backward_input", "online_run_ut", "nfs_path", "host", "port"})
             keys.push_back({block, key, Use::NoEffect, kOlderMsprobe});
     // The blocks of the tasks this tool does not run, as msprobe reads them.
     for (const char* block : {"acc_check", "diff_check", "structure", "nan_check"})
@@ -106,7 +112,8 @@ size_t editDistance(std::string_view a, std::string_view b) {
         row[0] = i;
         for (size_t j = 1; j <= b.size(); ++j) {
             const size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            row[j] =
+                std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
             diagonal = above;
         }
     }
@@ -117,7 +124,8 @@ size_t editDistance(std::string_view a, std::string_view b) {
 std::string honouredKeys(std::string_view block) {
     std::string out;
     for (const auto& k : msprobeConfigKeys())
-        if (block == k.block && k.use == Use::Honoured) out += (out.empty() ? "" : ", ") + std::string(k.key);
+        if (block == k.block && k.use == Use::Honoured)
+            out += (out.empty() ? "" : ", ") + std::string(k.key);
     return out + " (and msprobe's other keys, which have no effect here)";
 }
 
@@ -126,7 +134,8 @@ std::string honouredKeys(std::string_view block) {
 std::string unknownKeyProblem(std::string_view block, const std::string& key) {
     for (const auto& k : msprobeConfigKeys()) {
         if (key == k.key && block != k.block && k.use != Use::OtherTask) {
-            const std::string where = *k.block ? "the \"" + std::string(k.block) + "\" block" : "the top level";
+            const std::string where =
+                *k.block ? "the \"" + std::string(k.block) + "\" block" : "the top level";
             return "unknown key here, ignored: msprobe reads \"" + key + "\" at " + where;
         }
     }
@@ -140,7 +149,8 @@ std::string unknownKeyProblem(std::string_view block, const std::string& key) {
             best = d;
         }
     }
-    return "unknown key, ignored; the closest known key is \"" + std::string(closest ? closest : "") + "\"";
+    return "unknown key, ignored; the closest known key is \"" +
+           std::string(closest ? closest : "") + "\"";
 }
 
 }  // namespace
@@ -228,10 +238,12 @@ std::string checkApiLevel(const std::string& level) {
     return "\"" + level + "\" is not a supported level; accepted: " + kAcceptedLevel;
 }
 
-std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value, std::string* problem) {
+std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value,
+                                                   std::string* problem) {
     constexpr int64_t kMax = 1000000;
     if (!value.is_array()) {
-        *problem = "must be a list, found " + std::string(value.type_name()) + " " + jsonSnippet(value);
+        *problem =
+            "must be a list, found " + std::string(value.type_name()) + " " + jsonSnippet(value);
         return std::nullopt;
     }
     // Every bad element is named, not only the first.
@@ -257,7 +269,8 @@ std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value, 
             }
             for (int64_t v = lo; v <= hi; ++v) steps.insert(v);
         } else {
-            problems.push_back("element " + jsonSnippet(item) + " must be a whole number or a \"a-b\" string");
+            problems.push_back("element " + jsonSnippet(item) +
+                               " must be a whole number or a \"a-b\" string");
         }
     }
     if (!problems.empty()) {
@@ -273,7 +286,8 @@ std::string guessConfigKind(const nlohmann::json& root) {
     if (!root.is_object()) return "";
     for (const char* key : {"exec_range", "ids", "op_name", "save_child", "filter_level", "device"})
         if (root.contains(key)) return "op";
-    for (const char* key : {"level", "dump_path", "step", "rank", "statistics", "seed", "is_deterministic"})
+    for (const char* key :
+         {"level", "dump_path", "step", "rank", "statistics", "seed", "is_deterministic"})
         if (root.contains(key)) return "api";
     if (root.contains("task") && root["task"].is_string()) {
         const auto task = root["task"].get<std::string>();
@@ -308,7 +322,8 @@ nlohmann::ordered_json ApiConfig::toJson() const {
 ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
     ApiConfigResult result;
     auto& issues = result.issues;
-    auto issue = [&](const std::string& key, std::string problem, const char* accepted, bool warning = false) {
+    auto issue = [&](const std::string& key, std::string problem, const char* accepted,
+                     bool warning = false) {
         ConfigIssue i{file, key, std::move(problem), accepted ? accepted : "", 0, 0, warning};
         issues.push_back(std::move(i));
     };
@@ -327,12 +342,15 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
             const std::string& key = item.key();
             const MsprobeConfigKey* known = findMsprobeKey(block, key);
             if (!known)
-                issue(prefix + key, unknownKeyProblem(block, key), honouredKeys(block).c_str(), true);
-            else if (known->use == Use::NoEffect)
-                issue(prefix + key, std::string("has no effect in Probe Studio and is ignored: ") + known->note, nullptr,
+                issue(prefix + key, unknownKeyProblem(block, key), honouredKeys(block).c_str(),
                       true);
+            else if (known->use == Use::NoEffect)
+                issue(prefix + key,
+                      std::string("has no effect in Probe Studio and is ignored: ") + known->note,
+                      nullptr, true);
             else if (known->use == Use::OtherTask)
-                issue(prefix + key, "configures a msprobe task Probe Studio does not run; the section is ignored",
+                issue(prefix + key,
+                      "configures a msprobe task Probe Studio does not run; the section is ignored",
                       nullptr, true);
         }
     };
@@ -343,7 +361,10 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         auto it = root.find(key);
         if (it == root.end()) return false;
         if (!it->is_string()) {
-            issue(key, "must be a string, found " + std::string(it->type_name()) + " " + jsonSnippet(*it), accepted);
+            issue(
+                key,
+                "must be a string, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
+                accepted);
             return false;
         }
         out = it->get<std::string>();
@@ -353,7 +374,10 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         auto it = root.find(key);
         if (it == root.end()) return;
         if (!it->is_boolean())
-            issue(key, "must be a boolean, found " + std::string(it->type_name()) + " " + jsonSnippet(*it), kAcceptedBool);
+            issue(
+                key,
+                "must be a boolean, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
+                kAcceptedBool);
         else
             out = it->get<bool>();
     };
@@ -362,7 +386,8 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         if (!checkApiTask(config.task).empty())
             issue("task", "\"" + config.task + "\" is not a supported task", kAcceptedTask);
     }
-    if (readString("dump_path", config.dumpPath, "a directory path such as \"./dump_path\"") && config.dumpPath.empty())
+    if (readString("dump_path", config.dumpPath, "a directory path such as \"./dump_path\"") &&
+        config.dumpPath.empty())
         issue("dump_path", "must not be empty", "a directory path such as \"./dump_path\"");
     if (readString("level", config.level, kAcceptedLevel)) {
         if (!checkApiLevel(config.level).empty())
@@ -380,7 +405,8 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
     }
     if (auto it = root.find("seed"); it != root.end()) {
         if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > 4294967295LL)
-            issue("seed", jsonSnippet(*it) + " is not a valid seed", "a whole number 0..4294967295");
+            issue("seed", jsonSnippet(*it) + " is not a valid seed",
+                  "a whole number 0..4294967295");
         else
             config.seed = it->get<int64_t>();
     }
@@ -392,19 +418,22 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         if (it == root.end()) continue;
         const std::string prefix = std::string(section) + ".";
         if (!it->is_object()) {
-            issue(section, "must be an object, found " + std::string(it->type_name()), "an object with scope, list, data_mode");
+            issue(section, "must be an object, found " + std::string(it->type_name()),
+                  "an object with scope, list, data_mode");
             continue;
         }
         ApiTaskConfig& task = std::string(section) == "tensor" ? config.tensor : config.statistics;
         checkKeys(section, *it);
-        auto readStrings = [&](const char* key, std::vector<std::string>& out, const char* accepted) {
+        auto readStrings = [&](const char* key, std::vector<std::string>& out,
+                               const char* accepted) {
             auto k = it->find(key);
             if (k == it->end()) return false;
             bool good = k->is_array();
             if (good)
                 for (const auto& v : *k) good = good && v.is_string();
             if (!good) {
-                issue(prefix + key, "must be a list of strings, found " + jsonSnippet(*k), accepted);
+                issue(prefix + key, "must be a list of strings, found " + jsonSnippet(*k),
+                      accepted);
                 return false;
             }
             out = k->get<std::vector<std::string>>();
@@ -412,42 +441,56 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         };
         if (readStrings("scope", task.scope, kAcceptedScope)) {
             if (!task.scope.empty() && task.scope.size() != 2) {
-                issue(prefix + "scope", "must hold exactly two entry names, found " + std::to_string(task.scope.size()),
-                      kAcceptedScope);
+                issue(
+                    prefix + "scope",
+                    "must hold exactly two entry names, found " + std::to_string(task.scope.size()),
+                    kAcceptedScope);
             } else {
                 for (const auto& name : task.scope) {
                     const bool api = isL1EntryName(name), module = isModuleEntryName(name);
-                    const bool fits = config.level == "L1" ? api : (config.level == "L0" ? module : (api || module));
+                    const bool fits = config.level == "L1"
+                                          ? api
+                                          : (config.level == "L0" ? module : (api || module));
                     if (!fits)
-                        issue(prefix + "scope", "\"" + name + "\" is not a full entry name for level " + config.level,
+                        issue(prefix + "scope",
+                              "\"" + name + "\" is not a full entry name for level " + config.level,
                               kAcceptedScope);
                 }
             }
         }
         readStrings("list", task.list, kAcceptedList);
         if (readStrings("data_mode", task.dataMode, kAcceptedDataMode)) {
-            static const std::set<std::string> modes = {"all", "forward", "backward", "input", "output"};
+            static const std::set<std::string> modes = {"all", "forward", "backward", "input",
+                                                        "output"};
             for (const auto& mode : task.dataMode)
-                if (!modes.count(mode)) issue(prefix + "data_mode", "\"" + mode + "\" is not a data mode", kAcceptedDataMode);
+                if (!modes.count(mode))
+                    issue(prefix + "data_mode", "\"" + mode + "\" is not a data mode",
+                          kAcceptedDataMode);
             if (task.dataMode.empty())
                 issue(prefix + "data_mode", "must not be empty", kAcceptedDataMode);
             else if (task.dataMode.size() > 1 &&
-                     std::find(task.dataMode.begin(), task.dataMode.end(), "all") != task.dataMode.end())
-                issue(prefix + "data_mode", "\"all\" cannot be combined with other modes", kAcceptedDataMode);
+                     std::find(task.dataMode.begin(), task.dataMode.end(), "all") !=
+                         task.dataMode.end())
+                issue(prefix + "data_mode", "\"all\" cannot be combined with other modes",
+                      kAcceptedDataMode);
         }
         if (auto k = it->find("summary_mode"); k != it->end()) {
-            if (!k->is_string() || (k->get<std::string>() != "statistics" && k->get<std::string>() != "md5"))
-                issue(prefix + "summary_mode",
-                      jsonSnippet(*k) + " is not a summary mode Probe Studio computes (msprobe's \"xor\" checksum "
-                      "runs on Ascend NPUs only)",
-                      kAcceptedSummary);
+            if (!k->is_string() ||
+                (k->get<std::string>() != "statistics" && k->get<std::string>() != "md5"))
+                issue(
+                    prefix + "summary_mode",
+                    jsonSnippet(*k) +
+                        " is not a summary mode Probe Studio computes (msprobe's \"xor\" checksum "
+                        "runs on Ascend NPUs only)",
+                    kAcceptedSummary);
             else
                 task.summaryMode = k->get<std::string>();
         }
         if (std::string(section) == "statistics")
             readStrings("tensor_list", task.tensorList, kAcceptedList);
     }
-    const bool anyError = std::any_of(issues.begin(), issues.end(), [](const auto& i) { return !i.warning; });
+    const bool anyError =
+        std::any_of(issues.begin(), issues.end(), [](const auto& i) { return !i.warning; });
     if (!anyError) result.config = std::move(config);
     return result;
 }
@@ -457,7 +500,8 @@ ApiConfigResult loadApiConfigFile(const std::string& path) {
     auto text = readTextFile(path, &error);
     if (!text) {
         ApiConfigResult result;
-        result.issues.push_back({path, "", "cannot be read: " + error, "a readable JSON file (see FORMATS.md section 3)", 0, 0, false});
+        result.issues.push_back({path, "", "cannot be read: " + error,
+                                 "a readable JSON file (see FORMATS.md section 3)", 0, 0, false});
         return result;
     }
     return parseApiConfig(*text, path);

@@ -23,7 +23,8 @@ std::string defaultDirectory(bool inRuntimeDir) {
     return "/tmp/probe-studio-" + std::to_string(::getuid());
 }
 
-std::optional<std::string> privateDirectory(const std::string& dir, bool create, std::string* error) {
+std::optional<std::string> privateDirectory(const std::string& dir, bool create,
+                                            std::string* error) {
     if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
         if (error) *error = "cannot create " + dir + ": " + std::strerror(errno);
         return std::nullopt;
@@ -35,8 +36,11 @@ std::optional<std::string> privateDirectory(const std::string& dir, bool create,
     }
     // Another user's directory (or a link planted in /tmp) must not carry our sockets.
     if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
-        if (error) *error = dir + " is not a private directory of this user (it must be mode 0700 and owned by uid " +
-                            std::to_string(::getuid()) + ")";
+        if (error)
+            *error =
+                dir +
+                " is not a private directory of this user (it must be mode 0700 and owned by uid " +
+                std::to_string(::getuid()) + ")";
         return std::nullopt;
     }
     return dir;
@@ -49,7 +53,9 @@ void addLiveProbes(const std::string& dir, std::vector<LiveProbe>& probes) {
     if (!d) return;
     while (dirent* e = ::readdir(d)) {
         const std::string name = e->d_name;
-        if (name.rfind("probe-", 0) != 0 || name.size() < 12 || name.substr(name.size() - 5) != ".sock") continue;
+        if (name.rfind("probe-", 0) != 0 || name.size() < 12 ||
+            name.substr(name.size() - 5) != ".sock")
+            continue;
         char* end = nullptr;
         const long long pid = std::strtoll(name.c_str() + 6, &end, 10);
         if (pid <= 0 || std::string(end) != ".sock") continue;
@@ -75,7 +81,9 @@ std::optional<std::string> controlSocketDirectory(bool create, std::string* erro
     return privateDirectory(dir, create, error);
 }
 
-std::string controlSocketName(int64_t pid) { return "probe-" + std::to_string(pid) + ".sock"; }
+std::string controlSocketName(int64_t pid) {
+    return "probe-" + std::to_string(pid) + ".sock";
+}
 
 std::vector<LiveProbe> listLiveProbes() {
     std::vector<LiveProbe> probes;

@@ -14,13 +14,13 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {DType::Float, "float", 4},          {DType::Float16, "float16", 2},
-    {DType::Int8, "int8", 1},            {DType::Int32, "int32", 4},
-    {DType::UInt8, "uint8", 1},          {DType::Int16, "int16", 2},
-    {DType::UInt16, "uint16", 2},        {DType::UInt32, "uint32", 4},
-    {DType::Int64, "int64", 8},          {DType::UInt64, "uint64", 8},
-    {DType::Double, "double", 8},        {DType::Bool, "bool", 1},
-    {DType::Complex64, "complex64", 8},  {DType::Complex128, "complex128", 16},
+    {DType::Float, "float", 4},         {DType::Float16, "float16", 2},
+    {DType::Int8, "int8", 1},           {DType::Int32, "int32", 4},
+    {DType::UInt8, "uint8", 1},         {DType::Int16, "int16", 2},
+    {DType::UInt16, "uint16", 2},       {DType::UInt32, "uint32", 4},
+    {DType::Int64, "int64", 8},         {DType::UInt64, "uint64", 8},
+    {DType::Double, "double", 8},       {DType::Bool, "bool", 1},
+    {DType::Complex64, "complex64", 8}, {DType::Complex128, "complex128", 16},
     {DType::BF16, "bf16", 2},
 };
 
@@ -30,7 +30,7 @@ struct FormatInfo {
 };
 
 constexpr FormatInfo kFormats[] = {
-    {0, "nchw"}, {1, "nhwc"}, {2, "nd"}, {3, "nc1hwc0"}, {4, "fractal_z"},
+    {0, "nchw"},        {1, "nhwc"},   {2, "nd"},  {3, "nc1hwc0"}, {4, "fractal_z"},
     {29, "fractal_nz"}, {30, "ncdhw"}, {35, "nc"}, {47, "ncl"},
 };
 

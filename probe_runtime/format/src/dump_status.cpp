@@ -24,13 +24,16 @@ const char* const kInjectionLogName = "probe_injection.jsonl";
 namespace {
 
 const std::pair<int, const char*> kSignalNames[] = {
-    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"},
-    {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"},
-    {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
-    {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"}};
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+    {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+    {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+    {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+    {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"}};
 
 const std::pair<ProgramEnd::How, const char*> kHowNames[] = {
-    {ProgramEnd::How::Exited, "exited"}, {ProgramEnd::How::Signaled, "signal"}, {ProgramEnd::How::Vanished, "vanished"}};
+    {ProgramEnd::How::Exited, "exited"},
+    {ProgramEnd::How::Signaled, "signal"},
+    {ProgramEnd::How::Vanished, "vanished"}};
 
 int signalNumber(const std::string& name) {
     for (const auto& [number, n] : kSignalNames)
@@ -55,7 +58,8 @@ T field(const nlohmann::json& j, const char* key, T fallback) {
 std::optional<StatusMessage> messageFromJson(const nlohmann::json& m) {
     if (m.is_string()) {
         const std::string text = m.get<std::string>();
-        if (text.rfind("warning: ", 0) == 0) return StatusMessage{MessageLevel::Warning, text.substr(9)};
+        if (text.rfind("warning: ", 0) == 0)
+            return StatusMessage{MessageLevel::Warning, text.substr(9)};
         return StatusMessage{MessageLevel::Error, text};
     }
     if (!m.is_object()) return std::nullopt;
@@ -91,11 +95,13 @@ int writeAll(int fd, const std::string& text) {
 // a link planted under either name.
 int replaceStatusFile(int dirFd, const std::string& text) {
     static std::atomic<uint64_t> counter{0};
-    const std::string temporary = std::string(".") + kStatusFileName + "." + std::to_string(::getpid()) + "." +
+    const std::string temporary = std::string(".") + kStatusFileName + "." +
+                                  std::to_string(::getpid()) + "." +
                                   std::to_string(counter.fetch_add(1)) + ".tmp";
     int error = 0;
     {
-        Descriptor file(::openat(dirFd, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+        Descriptor file(::openat(dirFd, temporary.c_str(),
+                                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
         if (file.fd < 0) return errno;
         error = writeAll(file.fd, text);
         if (::close(file.fd) != 0 && !error) error = errno;
@@ -123,15 +129,16 @@ int overwriteInPlace(int dirFd, DumpStatus status) {
         if (text.size() <= room) {
             if (text.size() < size) text.append(size - text.size(), ' ');
             for (size_t done = 0; done < text.size();) {
-                const ssize_t n = ::pwrite(file.fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+                const ssize_t n = ::pwrite(file.fd, text.data() + done, text.size() - done,
+                                           static_cast<off_t>(done));
                 if (n < 0 && errno != EINTR) return errno;
                 if (n > 0) done += static_cast<size_t>(n);
             }
             return 0;
         }
-        auto most = std::max_element(status.processes.begin(), status.processes.end(), [](const auto& a, const auto& b) {
-            return a.messages.size() < b.messages.size();
-        });
+        auto most = std::max_element(
+            status.processes.begin(), status.processes.end(),
+            [](const auto& a, const auto& b) { return a.messages.size() < b.messages.size(); });
         if (most == status.processes.end() || most->messages.empty()) return ENOSPC;
         most->messages.erase(most->messages.begin());
     }
@@ -143,13 +150,15 @@ template <typename Change>
 int changeStatusFile(const std::string& root, Change change) {
     Descriptor dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.fd < 0) return errno;
-    Descriptor lock(::openat(dir.fd, ".probe_status.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+    Descriptor lock(
+        ::openat(dir.fd, ".probe_status.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
     if (lock.fd < 0) return errno;
     while (::flock(lock.fd, LOCK_EX) != 0)
         if (errno != EINTR) return errno;
     try {
         std::vector<ProcessDumpStatus> processes;
-        if (auto existing = readStatusFile(root, nullptr)) processes = std::move(existing->processes);
+        if (auto existing = readStatusFile(root, nullptr))
+            processes = std::move(existing->processes);
         if (int error = change(processes)) return error;
         // Text that is not UTF-8 (a command line's bytes) is replaced, never a reason to fail.
         DumpStatus status = aggregateStatus(std::move(processes));
@@ -164,7 +173,9 @@ int changeStatusFile(const std::string& root, Change change) {
     }
 }
 
-bool processGone(int64_t pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+bool processGone(int64_t pid) {
+    return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
 
 }  // namespace
 
@@ -176,9 +187,12 @@ std::string signalName(int signal) {
 
 std::string describeProgramEnd(const ProgramEnd& end) {
     switch (end.how) {
-        case ProgramEnd::How::Exited: return "exited with code " + std::to_string(end.code);
-        case ProgramEnd::How::Signaled: return "killed by " + signalName(end.code);
-        case ProgramEnd::How::Vanished: return "gone without stopping its probe (killed or crashed)";
+        case ProgramEnd::How::Exited:
+            return "exited with code " + std::to_string(end.code);
+        case ProgramEnd::How::Signaled:
+            return "killed by " + signalName(end.code);
+        case ProgramEnd::How::Vanished:
+            return "gone without stopping its probe (killed or crashed)";
     }
     return "";
 }
@@ -268,8 +282,10 @@ DumpStatus aggregateStatus(std::vector<ProcessDumpStatus> processes) {
         running = running || p.state == DumpState::Running;
         clean = clean && p.state != DumpState::Incomplete && p.dumpStopped.empty() && p.errors == 0;
     }
-    status.state = running ? DumpState::Running : (clean ? DumpState::Complete : DumpState::Incomplete);
-    std::sort(processes.begin(), processes.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
+    status.state =
+        running ? DumpState::Running : (clean ? DumpState::Complete : DumpState::Incomplete);
+    std::sort(processes.begin(), processes.end(),
+              [](const auto& a, const auto& b) { return a.pid < b.pid; });
     status.processes = std::move(processes);
     return status;
 }
@@ -310,9 +326,10 @@ std::optional<DumpStatus> readStatusFile(const std::string& root, std::string* e
 
 int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine) {
     return changeStatusFile(root, [&](std::vector<ProcessDumpStatus>& processes) {
-        processes.erase(std::remove_if(processes.begin(), processes.end(),
-                                       [&](const ProcessDumpStatus& p) { return p.pid == mine.pid; }),
-                        processes.end());
+        processes.erase(
+            std::remove_if(processes.begin(), processes.end(),
+                           [&](const ProcessDumpStatus& p) { return p.pid == mine.pid; }),
+            processes.end());
         processes.push_back(mine);
         return 0;
     });
@@ -364,11 +381,13 @@ std::vector<InjectionRecord> readInjectionLog(const std::string& root) {
         const auto pid = j.find("pid");
         const auto status = j.find("status");
         const auto message = j.find("message");
-        if (pid == j.end() || !pid->is_number_integer() || status == j.end() || !status->is_string())
+        if (pid == j.end() || !pid->is_number_integer() || status == j.end() ||
+            !status->is_string())
             continue;
         record.pid = pid->get<int64_t>();
         record.status = status->get<std::string>();
-        if (message != j.end() && message->is_string()) record.message = message->get<std::string>();
+        if (message != j.end() && message->is_string())
+            record.message = message->get<std::string>();
         records.push_back(std::move(record));
     }
     return records;

@@ -61,7 +61,8 @@ int makeDirectories(const std::string& path) {
     return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 }
 
-int writeFileAtomically(const std::string& path, std::string_view head, const void* data, uint64_t size) {
+int writeFileAtomically(const std::string& path, std::string_view head, const void* data,
+                        uint64_t size) {
     const std::string temporary = temporaryNameFor(path);
     int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return errno;
@@ -197,8 +198,8 @@ bool isDirectory(const std::string& path) {
 std::optional<FileStamp> fileStamp(const std::string& path) {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-    return FileStamp{static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, st.st_size,
-                     static_cast<uint64_t>(st.st_ino)};
+    return FileStamp{static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                     st.st_size, static_cast<uint64_t>(st.st_ino)};
 }
 
 std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind) {

@@ -11,7 +11,8 @@ namespace probe::format {
 namespace {
 
 const char* kAcceptedTask = "\"tensor\", \"statistics\", \"all\", \"overflow_check\"";
-const char* kAcceptedOverflowNums = "a whole number: births of an overflow to dump, or -1 for no limit";
+const char* kAcceptedOverflowNums =
+    "a whole number: births of an overflow to dump, or -1 for no limit";
 const char* kAcceptedBool = "true or false (JSON booleans, without quotes)";
 const char* kAcceptedExecRange =
     "\"all\", \"none\", or \"start,end\" with whole numbers 0 <= start <= end "
@@ -22,7 +23,8 @@ const char* kAcceptedIds =
 const char* kAcceptedOpName =
     "a comma-separated list of op name prefixes such as \"word,prefill_layer\" "
     "(case-insensitive), or \"\" for all layer-level ops";
-const char* kAcceptedDevice = "a comma-separated list of device ids such as \"0,1\", or \"\" for all";
+const char* kAcceptedDevice =
+    "a comma-separated list of device ids such as \"0,1\", or \"\" for all";
 const char* kAcceptedFilterLevel = "0, 1 or 2";
 
 std::string trim(std::string_view s) {
@@ -39,7 +41,8 @@ std::optional<std::vector<std::string>> splitList(std::string_view text) {
     size_t pos = 0;
     while (true) {
         size_t comma = text.find(',', pos);
-        std::string item = trim(text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos));
+        std::string item =
+            trim(text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos));
         if (item.empty()) return std::nullopt;
         items.push_back(std::move(item));
         if (comma == std::string_view::npos) break;
@@ -93,18 +96,24 @@ std::string joinList(const std::vector<std::string>& items) {
 
 const char* dumpTaskName(DumpTask task) {
     switch (task) {
-        case DumpTask::Tensor: return "tensor";
-        case DumpTask::Statistics: return "statistics";
-        case DumpTask::All: return "all";
-        case DumpTask::OverflowCheck: return "overflow_check";
+        case DumpTask::Tensor:
+            return "tensor";
+        case DumpTask::Statistics:
+            return "statistics";
+        case DumpTask::All:
+            return "all";
+        case DumpTask::OverflowCheck:
+            return "overflow_check";
     }
     return "tensor";
 }
 
 bool ExecRange::contains(int64_t round) const {
     switch (kind) {
-        case Kind::All: return true;
-        case Kind::None: return false;
+        case Kind::All:
+            return true;
+        case Kind::None:
+            return false;
         case Kind::Ranges:
             for (const auto& [lo, hi] : ranges)
                 if (round >= lo && round <= hi) return true;
@@ -125,9 +134,9 @@ std::string ExecRange::toString() const {
 }
 
 const std::vector<std::string>& opConfigKeys() {
-    static const std::vector<std::string> keys = {"task",    "dump_enable", "exec_range",
-                                                  "ids",     "op_name",     "save_child",
-                                                  "device",  "filter_level"};
+    static const std::vector<std::string> keys = {"task",   "dump_enable", "exec_range",
+                                                  "ids",    "op_name",     "save_child",
+                                                  "device", "filter_level"};
     return keys;
 }
 
@@ -164,7 +173,8 @@ bool OpConfig::selects(const OpLocation& op) const {
         }
         // The op itself or any ancestor: the path or any segment after a '/' starts with it.
         if (startsWithNoCase(path, prefix)) return true;
-        for (size_t pos = path.find('/'); pos != std::string_view::npos; pos = path.find('/', pos + 1))
+        for (size_t pos = path.find('/'); pos != std::string_view::npos;
+             pos = path.find('/', pos + 1))
             if (startsWithNoCase(path.substr(pos + 1), prefix)) return true;
     }
     return false;
@@ -264,8 +274,10 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
         auto it = root.find(key);
         if (it == root.end()) return nullptr;
         if (!it->is_string()) {
-            issue(key, "must be a string, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
-                  accepted);
+            issue(
+                key,
+                "must be a string, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
+                accepted);
             return nullptr;
         }
         return it->get_ptr<const std::string*>();
@@ -274,19 +286,26 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
         auto it = root.find(key);
         if (it == root.end()) return;
         if (!it->is_boolean()) {
-            issue(key, "must be a boolean, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
-                  kAcceptedBool);
+            issue(
+                key,
+                "must be a boolean, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
+                kAcceptedBool);
             return;
         }
         out = it->get<bool>();
     };
 
     if (const std::string* task = requireString("task", kAcceptedTask)) {
-        if (*task == "tensor") config.task = DumpTask::Tensor;
-        else if (*task == "statistics") config.task = DumpTask::Statistics;
-        else if (*task == "all") config.task = DumpTask::All;
-        else if (*task == "overflow_check") config.task = DumpTask::OverflowCheck;
-        else issue("task", "\"" + *task + "\" is not a valid value", kAcceptedTask);
+        if (*task == "tensor")
+            config.task = DumpTask::Tensor;
+        else if (*task == "statistics")
+            config.task = DumpTask::Statistics;
+        else if (*task == "all")
+            config.task = DumpTask::All;
+        else if (*task == "overflow_check")
+            config.task = DumpTask::OverflowCheck;
+        else
+            issue("task", "\"" + *task + "\" is not a valid value", kAcceptedTask);
     }
     readBool("dump_enable", config.dumpEnable);
     readBool("save_child", config.saveChild);
@@ -306,7 +325,8 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
             bool good = items && !items->empty() && items->size() % 2 == 0;
             for (size_t i = 0; good && i + 1 < items->size(); i += 2) {
                 int64_t lo = 0, hi = 0;
-                good = parseNonNegative((*items)[i], lo) && parseNonNegative((*items)[i + 1], hi) && lo <= hi;
+                good = parseNonNegative((*items)[i], lo) && parseNonNegative((*items)[i + 1], hi) &&
+                       lo <= hi;
                 ranges.emplace_back(lo, hi);
             }
             if (good) {
@@ -355,12 +375,15 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
 
     if (auto it = root.find("filter_level"); it != root.end()) {
         if (!it->is_number_integer()) {
-            issue("filter_level", "must be a whole number, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
+            issue("filter_level",
+                  "must be a whole number, found " + std::string(it->type_name()) + " " +
+                      jsonSnippet(*it),
                   kAcceptedFilterLevel);
         } else {
             const int64_t level = it->get<int64_t>();
             if (level < 0 || level > 2)
-                issue("filter_level", std::to_string(level) + " is out of range", kAcceptedFilterLevel);
+                issue("filter_level", std::to_string(level) + " is out of range",
+                      kAcceptedFilterLevel);
             else
                 config.filterLevel = static_cast<int>(level);
         }
@@ -368,10 +391,13 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
 
     if (auto it = root.find("overflow_nums"); it != root.end()) {
         if (!it->is_number_integer())
-            issue("overflow_nums", "must be a whole number, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
+            issue("overflow_nums",
+                  "must be a whole number, found " + std::string(it->type_name()) + " " +
+                      jsonSnippet(*it),
                   kAcceptedOverflowNums);
         else if (it->get<int64_t>() < -1)
-            issue("overflow_nums", std::to_string(it->get<int64_t>()) + " is out of range", kAcceptedOverflowNums);
+            issue("overflow_nums", std::to_string(it->get<int64_t>()) + " is out of range",
+                  kAcceptedOverflowNums);
         else
             config.overflowNums = it->get<int64_t>();
     }

@@ -65,7 +65,8 @@ bool splitCsvLine(std::string_view line, std::string_view (&fields)[kColumns], i
             continue;
         }
         const size_t comma = line.find(',', pos);
-        fields[count++] = line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        fields[count++] = line.substr(
+            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
         if (comma == std::string_view::npos) return true;
         pos = comma + 1;
     }
@@ -131,12 +132,14 @@ std::string formatStatRow(const StatRow& row) {
         out += formatStatValue(value);
     }
     out += ',';
-    appendField(out, row.tensorPath.empty() ? std::string_view("N/A") : std::string_view(row.tensorPath));
+    appendField(
+        out, row.tensorPath.empty() ? std::string_view("N/A") : std::string_view(row.tensorPath));
     out += '\n';
     return out;
 }
 
-bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::string>& scratch, std::string* error) {
+bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::string>& scratch,
+                  std::string* error) {
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
     std::string_view f[kColumns];
     int count = 0;

@@ -4,7 +4,8 @@
 namespace probe::format {
 namespace {
 
-bool readStrings(const nlohmann::json& j, const char* key, std::vector<std::string>& out, std::string* error) {
+bool readStrings(const nlohmann::json& j, const char* key, std::vector<std::string>& out,
+                 std::string* error) {
     auto it = j.find(key);
     if (it == j.end()) return true;
     if (!it->is_array()) {
@@ -43,8 +44,10 @@ std::optional<StructureNode> StructureNode::fromJson(const nlohmann::json& j, st
         return std::nullopt;
     }
     StructureNode node;
-    if (auto it = j.find("opName"); it != j.end() && it->is_string()) node.opName = it->get<std::string>();
-    if (auto it = j.find("opType"); it != j.end() && it->is_string()) node.opType = it->get<std::string>();
+    if (auto it = j.find("opName"); it != j.end() && it->is_string())
+        node.opName = it->get<std::string>();
+    if (auto it = j.find("opType"); it != j.end() && it->is_string())
+        node.opType = it->get<std::string>();
     if (auto it = j.find("param"); it != j.end()) node.param = nlohmann::ordered_json(*it);
     if (!readStrings(j, "inTensors", node.inTensors, error) ||
         !readStrings(j, "outTensors", node.outTensors, error) ||
@@ -77,7 +80,8 @@ nlohmann::ordered_json ModelStructure::toJson() const {
     return j;
 }
 
-std::optional<ModelStructure> ModelStructure::fromJson(const nlohmann::json& j, std::string* error) {
+std::optional<ModelStructure> ModelStructure::fromJson(const nlohmann::json& j,
+                                                       std::string* error) {
     if (!j.is_object()) {
         if (error) *error = "model is not an object";
         return std::nullopt;

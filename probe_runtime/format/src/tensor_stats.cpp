@@ -5,8 +5,6 @@
 
 #include <cpuid.h>
 #include <immintrin.h>
-#include <xxhash.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -14,6 +12,9 @@
 #include <cstring>
 #include <limits>
 #include <vector>
+
+#include <xxhash.h>
+#include <zlib.h>
 
 namespace probe::format {
 namespace {
@@ -71,7 +72,8 @@ using DoubleAccumulator = Accumulator<double>;
 
 // always_inline: inlined into each target clone below, so each is vectorised for its target.
 template <typename T>
-__attribute__((always_inline)) inline void accumulateLanes(const T* __restrict p, uint64_t count, Accumulator<T>& acc) {
+__attribute__((always_inline)) inline void accumulateLanes(const T* __restrict p, uint64_t count,
+                                                           Accumulator<T>& acc) {
     double sum[kLanes] = {}, sumSq[kLanes] = {};
     T mx[kLanes], mn[kLanes];
     for (int l = 0; l < kLanes; ++l) {
@@ -107,13 +109,15 @@ __attribute__((always_inline)) inline void accumulateLanes(const T* __restrict p
 }
 
 // The same loop built twice, for AVX2 and for any x86-64, picked when the library loads.
-__attribute__((target_clones("avx2", "default")))
-void accumulateFloats(const float* __restrict p, uint64_t count, FloatAccumulator& acc) {
+__attribute__((target_clones("avx2", "default"))) void accumulateFloats(const float* __restrict p,
+                                                                        uint64_t count,
+                                                                        FloatAccumulator& acc) {
     accumulateLanes(p, count, acc);
 }
 
-__attribute__((target_clones("avx2", "default")))
-void accumulateDoubles(const double* __restrict p, uint64_t count, DoubleAccumulator& acc) {
+__attribute__((target_clones("avx2", "default"))) void accumulateDoubles(const double* __restrict p,
+                                                                         uint64_t count,
+                                                                         DoubleAccumulator& acc) {
     accumulateLanes(p, count, acc);
 }
 
@@ -188,7 +192,8 @@ constexpr int laneOf(int h, int j) {  // element j of x[h]
 }
 
 template <bool kBf16>
-__attribute__((target("avx2,f16c,fma"))) void halfBlockFused(const uint16_t* p, uint64_t n, FloatAccumulator& acc) {
+__attribute__((target("avx2,f16c,fma"))) void halfBlockFused(const uint16_t* p, uint64_t n,
+                                                             FloatAccumulator& acc) {
     __m256d sum[4], sumSq[4];  // [2 * h + k]: element 4k..4k+3 of x[h]
     for (int k = 0; k < 4; ++k) sum[k] = sumSq[k] = _mm256_setzero_pd();
     __m256 mx[2] = {_mm256_set1_ps(acc.max), _mm256_set1_ps(acc.max)};
@@ -256,7 +261,8 @@ __attribute__((target("avx2,f16c,fma"))) void halfBlockFused(const uint16_t* p, 
 
 // Portable: the block widened, then the float kernel.
 template <typename Widen>
-void accumulateWidenedBlock(const uint16_t* p, uint64_t n, float* block, FloatAccumulator& part, Widen widen) {
+void accumulateWidenedBlock(const uint16_t* p, uint64_t n, float* block, FloatAccumulator& part,
+                            Widen widen) {
     widen(p, n, block);
     accumulateFloats(block, n, part);
 }
@@ -350,9 +356,13 @@ TensorStats accumulateBool(const void* data, uint64_t count) {
 
 }  // namespace
 
-float halfToFloat(uint16_t bits) { return halfTable()[bits]; }
+float halfToFloat(uint16_t bits) {
+    return halfTable()[bits];
+}
 
-float bf16ToFloat(uint16_t bits) { return bitsToFloat(static_cast<uint32_t>(bits) << 16); }
+float bf16ToFloat(uint16_t bits) {
+    return bitsToFloat(static_cast<uint32_t>(bits) << 16);
+}
 
 namespace {
 // CPUID rather than __builtin_cpu_supports("f16c"), which clang 14 (the fuzzing build) lacks.
@@ -373,8 +383,10 @@ TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count) {
         return s;
     }
     switch (dtype) {
-        case DType::Float: return statsOfFloats(static_cast<const float*>(data), count);
-        case DType::Double: return statsOfDoubles(static_cast<const double*>(data), count);
+        case DType::Float:
+            return statsOfFloats(static_cast<const float*>(data), count);
+        case DType::Double:
+            return statsOfDoubles(static_cast<const double*>(data), count);
         case DType::Float16:
         case DType::BF16: {
             const auto* p = static_cast<const uint16_t*>(data);
@@ -382,35 +394,54 @@ TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count) {
             const auto widen = bf16 ? bf16Block : halfBlockTable;
             if (cpuHasAvx2F16cFma()) {
                 const auto fused = bf16 ? halfBlockFused<true> : halfBlockFused<false>;
-                return statsOfWidened(p, count, [fused](const uint16_t* q, uint64_t n, float*, FloatAccumulator& part) {
-                    fused(q, n, part);
-                }, widen);
+                return statsOfWidened(
+                    p, count,
+                    [fused](const uint16_t* q, uint64_t n, float*, FloatAccumulator& part) {
+                        fused(q, n, part);
+                    },
+                    widen);
             }
-            return statsOfWidened(p, count, [widen](const uint16_t* q, uint64_t n, float* block, FloatAccumulator& part) {
-                accumulateWidenedBlock(q, n, block, part, widen);
-            }, widen);
+            return statsOfWidened(
+                p, count,
+                [widen](const uint16_t* q, uint64_t n, float* block, FloatAccumulator& part) {
+                    accumulateWidenedBlock(q, n, block, part, widen);
+                },
+                widen);
         }
-        case DType::Int8: return accumulateInt<int8_t>(data, count);
-        case DType::UInt8: return accumulateInt<uint8_t>(data, count);
-        case DType::Int16: return accumulateInt<int16_t>(data, count);
-        case DType::UInt16: return accumulateInt<uint16_t>(data, count);
-        case DType::Int32: return accumulateInt<int32_t>(data, count);
-        case DType::UInt32: return accumulateInt<uint32_t>(data, count);
-        case DType::Int64: return accumulateInt<int64_t>(data, count);
-        case DType::UInt64: return accumulateInt<uint64_t>(data, count);
-        case DType::Bool: return accumulateBool(data, count);
+        case DType::Int8:
+            return accumulateInt<int8_t>(data, count);
+        case DType::UInt8:
+            return accumulateInt<uint8_t>(data, count);
+        case DType::Int16:
+            return accumulateInt<int16_t>(data, count);
+        case DType::UInt16:
+            return accumulateInt<uint16_t>(data, count);
+        case DType::Int32:
+            return accumulateInt<int32_t>(data, count);
+        case DType::UInt32:
+            return accumulateInt<uint32_t>(data, count);
+        case DType::Int64:
+            return accumulateInt<int64_t>(data, count);
+        case DType::UInt64:
+            return accumulateInt<uint64_t>(data, count);
+        case DType::Bool:
+            return accumulateBool(data, count);
         case DType::Complex64:
-        case DType::Complex128: break;
+        case DType::Complex128:
+            break;
     }
     TensorStats s;
     s.count = count;
     return s;
 }
 
-uint64_t contentHash64(const void* data, uint64_t len) { return XXH64(data, static_cast<size_t>(len), 0); }
+uint64_t contentHash64(const void* data, uint64_t len) {
+    return XXH64(data, static_cast<size_t>(len), 0);
+}
 
 uint32_t crc32(const void* data, uint64_t nbytes, uint32_t crc) {
-    return static_cast<uint32_t>(::crc32_z(crc, static_cast<const Bytef*>(data), static_cast<size_t>(nbytes)));
+    return static_cast<uint32_t>(
+        ::crc32_z(crc, static_cast<const Bytef*>(data), static_cast<size_t>(nbytes)));
 }
 
 }  // namespace probe::format

@@ -16,10 +16,11 @@
  *
  * Minimal use:
  *
- *     probe_start(NULL, NULL);                 // PROBE_OUTPUT_DIR / PROBE_CONFIG from the environment
- *     if (probe_op_begin("Prefill_layer", "Prefill_layer", NULL) > 0) {
+ *     probe_start(NULL, NULL);                 // PROBE_OUTPUT_DIR / PROBE_CONFIG from the
+ * environment if (probe_op_begin("Prefill_layer", "Prefill_layer", NULL) > 0) {
  *         // only now copy device memory to the host
- *         probe_op_tensor(PROBE_INPUT, 0, NULL, PROBE_DTYPE_FLOAT16, PROBE_FORMAT_ND, dims, 2, host, nbytes);
+ *         probe_op_tensor(PROBE_INPUT, 0, NULL, PROBE_DTYPE_FLOAT16, PROBE_FORMAT_ND, dims, 2,
+ * host, nbytes);
  *     }
  *     ... children: probe_op_begin / probe_op_tensor / probe_op_end, nested ...
  *     probe_op_end();
@@ -145,7 +146,8 @@ PROBE_API int probe_op_tensor_ex(int io, int index, const char* arg_name, int dt
  * kernels (layer -> operations -> kernels). */
 enum probe_op_kind { PROBE_OP_AUTO = 0, PROBE_OP_OPERATION = 1, PROBE_OP_KERNEL = 2 };
 
-PROBE_API int probe_op_begin_kind(const char* name, const char* type, const char* param_json, int kind);
+PROBE_API int probe_op_begin_kind(const char* name, const char* type, const char* param_json,
+                                  int kind);
 
 /* What the op on top of the calling thread's stack wants reported, as bit flags:
  * PROBE_WANTS_DATA (report tensors with data), PROBE_WANTS_METADATA (report tensors, data or
@@ -176,7 +178,8 @@ typedef struct probe_tensor_stats {
 } probe_tensor_stats;
 
 /* Computes the statistics of `count` elements of `dtype` at `data` (any element order). */
-PROBE_API int probe_compute_stats(int dtype, const void* data, uint64_t count, probe_tensor_stats* out);
+PROBE_API int probe_compute_stats(int dtype, const void* data, uint64_t count,
+                                  probe_tensor_stats* out);
 
 /* Like probe_op_tensor for an op whose tensors want statistics only
  * (PROBE_WANTS_STATISTICS_ONLY): the engine hands over statistics it computed with

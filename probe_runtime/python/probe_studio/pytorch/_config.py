@@ -105,7 +105,7 @@ def build_config(config_path=None, task=None, dump_path=None, level=None, step=N
                 text = f.read()
         except OSError as exc:
             raise ProbeConfigError("%s: cannot be read: %s; config_path must name a readable JSON config file "
-                                   "(FORMATS.md section 3)" % (label, exc.strerror or exc)) from None
+                                   "(docs/formats.md section 5)" % (label, exc.strerror or exc)) from None
         config, issues = _check(text, label)
         if config is None:
             _raise_issues(issues, "PrecisionDebugger: the config file %s is not valid:" % label)

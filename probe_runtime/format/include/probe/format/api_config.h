@@ -5,11 +5,12 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "probe/format/config_issue.h"
 
@@ -51,7 +52,8 @@ ApiConfigResult loadApiConfigFile(const std::string& path);
 std::string checkApiTask(const std::string& task);
 std::string checkApiLevel(const std::string& level);
 // Expands a step/rank list ("4-6" ranges allowed) or reports why it cannot.
-std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value, std::string* problem);
+std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value,
+                                                   std::string* problem);
 
 // How Probe Studio treats a key that msprobe's own config classes read.
 enum class MsprobeKeyUse {

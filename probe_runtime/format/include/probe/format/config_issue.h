@@ -4,11 +4,12 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace probe::format {
 
@@ -21,7 +22,8 @@ struct ConfigIssue {
     int column = 0;
     bool warning = false;  // accepted, but worth saying (a key that has no effect here)
 
-    // `config.json: key "task": "tensors" is not a valid value; accepted: "tensor", "statistics", "all"`
+    // `config.json: key "task": "tensors" is not a valid value; accepted: "tensor", "statistics",
+    // "all"`
     std::string toString() const;
 };
 

@@ -5,10 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "probe/format/states.h"
 
@@ -27,7 +28,9 @@ struct ProgramEnd {
     int code = 0;        // the exit code, or the signal's number
     std::string seenBy;  // "probe run", "the probe" (the process itself, at a signal), ...
 
-    bool operator==(const ProgramEnd& o) const { return how == o.how && code == o.code && seenBy == o.seenBy; }
+    bool operator==(const ProgramEnd& o) const {
+        return how == o.how && code == o.code && seenBy == o.seenBy;
+    }
     nlohmann::ordered_json toJson() const;
     static std::optional<ProgramEnd> fromJson(const nlohmann::json& j);
 };
@@ -43,11 +46,11 @@ struct ProcessDumpStatus {
     // Running while its probe writes; Complete once it stopped and drained; Incomplete when it
     // ended without draining (a crash, kill -9: rows of about the last 100 ms may be missing).
     DumpState state = DumpState::Running;
-    std::string command;            // the process's command line, for people
-    std::string started, updated;   // ISO 8601 UTC
+    std::string command;           // the process's command line, for people
+    std::string started, updated;  // ISO 8601 UTC
     uint64_t files = 0, bytes = 0, rows = 0, errors = 0;
-    uint64_t droppedRows = 0;         // rows not written because dumping had stopped
-    std::string dumpStopped;          // why dumping stopped early ("" when it did not)
+    uint64_t droppedRows = 0;           // rows not written because dumping had stopped
+    std::string dumpStopped;            // why dumping stopped early ("" when it did not)
     std::optional<ProgramEnd> endedBy;  // how the program ended, when someone saw it end
     // It died with its probe running (kill -9, or a crash the probe could not drain): rows of
     // about its last 100 ms may be missing. Said by whoever saw it end.

@@ -16,7 +16,8 @@ int makeDirectories(const std::string& path);
 // Writes `parts` under a temporary name in the same directory, then renames over `path`, so a
 // reader never sees half a file. Returns 0 or an errno value (the temporary is removed).
 int writeFileAtomically(const std::string& path, std::string_view content);
-int writeFileAtomically(const std::string& path, std::string_view head, const void* data, uint64_t size);
+int writeFileAtomically(const std::string& path, std::string_view head, const void* data,
+                        uint64_t size);
 
 // Free bytes for unprivileged users on the file system holding `path`; -1 when unknown.
 int64_t freeDiskBytes(const std::string& path);
@@ -47,7 +48,9 @@ struct FileStamp {
     int64_t mtimeNs = -1;
     int64_t size = -1;
     uint64_t inode = 0;
-    bool operator==(const FileStamp& o) const { return mtimeNs == o.mtimeNs && size == o.size && inode == o.inode; }
+    bool operator==(const FileStamp& o) const {
+        return mtimeNs == o.mtimeNs && size == o.size && inode == o.inode;
+    }
     bool operator!=(const FileStamp& o) const { return !(*this == o); }
 };
 // nullopt when the file does not exist (or cannot be stat'ed).

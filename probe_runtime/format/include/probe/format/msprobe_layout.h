@@ -18,11 +18,13 @@ inline constexpr std::string_view kErrorLogFile = "dump_error_info.log";
 inline constexpr std::string_view kTensorDir = "dump_tensor_data";
 
 // dump.json's top-level keys, in the order written.
-inline constexpr std::array<std::string_view, 5> kDumpKeys = {"task", "level", "framework", "dump_data_dir", "data"};
+inline constexpr std::array<std::string_view, 5> kDumpKeys = {"task", "level", "framework",
+                                                              "dump_data_dir", "data"};
 
 // An entry's keys, in the order written: a forward entry (API or module; "parameters" only for
 // a module), a backward entry. A parameters_grad entry is keyed by parameter names.
-inline constexpr std::array<std::string_view, 4> kForwardKeys = {"input_args", "input_kwargs", "output", "parameters"};
+inline constexpr std::array<std::string_view, 4> kForwardKeys = {"input_args", "input_kwargs",
+                                                                 "output", "parameters"};
 inline constexpr std::array<std::string_view, 2> kBackwardKeys = {"input", "output"};
 
 // A tensor item's keys, in the order written; "data_name" only with a saved .pt file, "md5"
@@ -33,8 +35,8 @@ inline constexpr std::array<std::string_view, 10> kTensorKeys = {
 
 // Entry name prefixes: "<Prefix>.<api>.<n>.<forward|backward>" and
 // "Module.<path>.<Class>.<forward|backward>.<n>", "Module.<path>.<Class>.parameters_grad.<n>".
-inline constexpr std::array<std::string_view, 7> kApiPrefixes = {"Functional", "Torch", "Tensor", "VF",
-                                                                 "Distributed", "Aten", "NPU"};
+inline constexpr std::array<std::string_view, 7> kApiPrefixes = {
+    "Functional", "Torch", "Tensor", "VF", "Distributed", "Aten", "NPU"};
 inline constexpr std::string_view kModulePrefix = "Module";
 inline constexpr std::string_view kParametersGrad = "parameters_grad";
 

@@ -51,7 +51,8 @@ std::string formatStatRow(const StatRow& row);
 std::optional<StatRow> parseStatRow(std::string_view line, std::string* error);
 // The same without copying a field: false with `error` on a malformed line. `scratch` holds the
 // unquoted text of quoted fields (rare); keep it between calls to spare allocations.
-bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::string>& scratch, std::string* error);
+bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::string>& scratch,
+                  std::string* error);
 // Parses "N/A", "inf", "-inf", "nan" and decimal numbers.
 std::optional<double> parseStatValue(std::string_view text, bool* ok);
 

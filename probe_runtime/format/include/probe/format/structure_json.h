@@ -3,16 +3,17 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace probe::format {
 
 struct StructureNode {
-    std::string opName;  // "Prefill_layer_2"
-    std::string opType;  // "Prefill_layer"
+    std::string opName;                 // "Prefill_layer_2"
+    std::string opType;                 // "Prefill_layer"
     nlohmann::ordered_json param = "";  // the op's parameters, or "" when it has none
     std::vector<std::string> inTensors, outTensors, internalTensors;
     std::vector<StructureNode> nodes;
