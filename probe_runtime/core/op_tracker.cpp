@@ -195,6 +195,14 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
         layer.observed->paramJson = paramJson ? paramJson : "";
         frame.observed = layer.observed.get();
     }
+    return pushSelected(ts, std::move(frame), paramJson);
+}
+
+// A selected op either waits for an overflow to be born in it (task overflow_check) or has its
+// parameters written beside its tensor files; then it is the innermost op of the thread.
+int OpTracker::pushSelected(ThreadState& ts, Frame frame, const char* paramJson) {
+    const LayerExecution& layer = ts.layer;
+    const auto& config = layer.config->config;
     if (frame.selected && config.task == format::DumpTask::OverflowCheck)
         frame.overflow = OverflowWatch::watch(paramJson);
     else if (frame.selected && config.wantsTensors())
@@ -233,13 +241,7 @@ int OpTracker::beginChild(ThreadState& ts, const std::string& name, const std::s
         frame.observed = child.get();
         parent.observed->children.push_back(std::move(child));
     }
-    if (frame.selected && config.task == format::DumpTask::OverflowCheck)
-        frame.overflow = OverflowWatch::watch(paramJson);
-    else if (frame.selected && config.wantsTensors())
-        writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
-    const int wanted = frame.selected ? 1 : 0;
-    ts.stack.push_back(std::move(frame));
-    return wanted;
+    return pushSelected(ts, std::move(frame), paramJson);
 }
 
 // op_param.json goes beside an op's tensor files: with task "statistics" there are none, and

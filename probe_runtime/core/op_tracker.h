@@ -16,6 +16,7 @@ namespace probe::runtime {
 
 class Runtime;
 struct ObservedOp;
+struct Frame;
 struct ThreadState;
 
 // How the runtime classifies an op for filter_level 2 (kernel-level tensors).
@@ -89,6 +90,7 @@ private:
                    const std::string& type, const char* paramJson);
     int beginChild(ThreadState& ts, const std::string& name, const std::string& type,
                    const char* paramJson, OpKind kind);
+    int pushSelected(ThreadState& ts, Frame frame, const char* paramJson);
 
     Runtime& runtime_;
     LayerRegistry layers_;
