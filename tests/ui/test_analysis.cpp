@@ -787,6 +787,14 @@ long maxResidentKb() {
     return usage.ru_maxrss;
 }
 
+// Under AddressSanitizer freed blocks wait in its quarantine (up to 256 MB) before reuse, so the
+// peak resident size counts every buffer a reader ever freed, not what it keeps.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kResidentSizeMeasuresTheReader = false;
+#else
+constexpr bool kResidentSizeMeasuresTheReader = true;
+#endif
+
 TEST(HostileDump, SpecialFilesInPlaceOfDumpFilesAreRefusedWithoutBlocking) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());
@@ -833,7 +841,7 @@ TEST(HostileDump, ARowWithoutEndIsSkippedNotBuffered) {
     const long before = maxResidentKb();
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);
-    EXPECT_LT(maxResidentKb() - before, 24 * 1024);
+    if (kResidentSizeMeasuresTheReader) EXPECT_LT(maxResidentKb() - before, 24 * 1024);
     EXPECT_EQ(index.rowCount(), 3u);
     EXPECT_TRUE(
         anyProblemContains(index, "1/statistic.csv:3: row skipped: longer than 1048576 bytes"))
@@ -855,7 +863,7 @@ TEST(HostileDump, HugeAndDeepJsonFilesAreRefusedWithTheirPlace) {
     const long before = maxResidentKb();
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);
-    EXPECT_LT(maxResidentKb() - before, 24 * 1024);
+    if (kResidentSizeMeasuresTheReader) EXPECT_LT(maxResidentKb() - before, 24 * 1024);
     EXPECT_TRUE(anyProblemContains(
         index, "Model.json: is 6442450944 bytes, more than the limit of 268435456"))
         << problems(index);
