@@ -126,6 +126,33 @@ class CodeLevelOverflowCheck(ProbeTestCase):
         self.assertTrue(torch.isinf(self.load_pt(folder, cast["output"][0])[0, 0]))
         self.assertEqual(self.load_pt(folder, cast["input_args"][0]).max().item(), 200000.0)
 
+    def test_an_api_backward_where_the_overflow_is_born_is_dumped(self):
+        # Forward all finite (1e30 and 4e30 in float32); the gradient 1e30 flowing into the mul's
+        # backward comes out as 1e30 * 1e30: Inf.
+        config_path = self.path("backward.json")
+        with open(config_path, "w") as f:
+            json.dump({"task": "overflow_check", "dump_path": self.path("backward"), "level": "L1",
+                       "overflow_check": {"overflow_nums": -1}}, f)
+        code = ("import sys, torch\n"
+                "from probe_studio.pytorch import PrecisionDebugger\n"
+                "debugger = PrecisionDebugger(config_path=sys.argv[1])\n"
+                "x = torch.ones(4, requires_grad=True)\n"
+                "debugger.start()\n"
+                "torch.sum(x * 1e30).backward(torch.tensor(1e30))\n"
+                "debugger.stop()\n"
+                "print(x.grad.tolist())\n")
+        result = subprocess.run([PYTHON, "-c", code, config_path], env=ENV, capture_output=True, text=True,
+                                timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.strip(), str([math.inf] * 4))
+        folder, dump = self.dump("backward")
+        self.assertEqual(list(dump["data"]), ["Tensor.__mul__.0.backward"])
+        entry = dump["data"]["Tensor.__mul__.0.backward"]
+        self.assertEqual(list(entry), ["input", "output"])
+        grad_in = self.load_pt(folder, entry["input"][0])
+        self.assertTrue(torch.equal(grad_in, torch.full((4,), 1e30)))
+        self.assertTrue(torch.isinf(self.load_pt(folder, entry["output"][0])).all())
+
     def test_stop_after_overflow_ends_the_program_once_the_dump_is_on_disk(self):
         result = self.run_program("stop", {"overflow_nums": 2, "stop_after_overflow": True})
         self.assertEqual(result.returncode, STOP_EXIT_CODE, result.stderr)
