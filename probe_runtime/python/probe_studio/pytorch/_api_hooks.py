@@ -129,7 +129,9 @@ class ApiHooks:
         finally:
             tls.inside = False
 
-    def _begin(self, original, prefix, args, kwargs):
+    def _enter(self, prefix):
+        """A call begins: its number and entry name, its parent module (mix), whether it is
+        selected (the scope it may open counted)."""
         service = self.service
         count = self.counts.get(prefix, 0)
         self.counts[prefix] = count + 1
@@ -138,11 +140,17 @@ class ApiHooks:
         if service.mix:
             stack = service.tls.module_stack
             parent = stack[-1] if stack else None
-            service.records.construct[name] = parent
         scope = service.scope
         if scope.enabled:
             scope.begin(name)
         selected = service.selected(name) if service.filtered else True
+        return name, count, parent, selected
+
+    def _begin(self, original, prefix, args, kwargs):
+        service = self.service
+        name, count, parent, selected = self._enter(prefix)
+        if service.mix:
+            service.records.construct[name] = parent
         if selected:
             stack = service.stacks.capture() if service.config.extra_info else None
             entry = None
@@ -183,17 +191,7 @@ class ApiHooks:
         """Task overflow_check: the call is watched when it is selected and its inputs are
         finite; what it was given is held (a copy when it may change it in place)."""
         service = self.service
-        count = self.counts.get(prefix, 0)
-        self.counts[prefix] = count + 1
-        name = prefix + str(count) + ".forward"
-        parent = None
-        if service.mix:
-            stack = service.tls.module_stack
-            parent = stack[-1] if stack else None
-        scope = service.scope
-        if scope.enabled:
-            scope.begin(name)
-        selected = service.selected(name) if service.filtered else True
+        name, count, parent, selected = self._enter(prefix)
         held = None
         overflow = service.overflow
         if selected and not overflow.ignored(prefix) and not overflow.overflowed(args, kwargs):

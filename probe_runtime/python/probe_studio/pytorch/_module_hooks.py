@@ -13,26 +13,16 @@ import weakref
 import torch
 
 from .._names import safe_text
-from ._overflow import held_copy
+from ._overflow import held_copy, tensors_of
 from ._records import backward_name
 
 _Tensor = torch.Tensor
 _execution_engine = torch.autograd.Variable._execution_engine
 
 
-def _grad_tensors(value, out, depth=0):
+def _grad_tensors(value):
     """Tensors among `value` (recursively) that take part in autograd."""
-    if isinstance(value, _Tensor):
-        if value.requires_grad:
-            out.append(value)
-    elif depth < 16:
-        if isinstance(value, (list, tuple)):
-            for v in value:
-                _grad_tensors(v, out, depth + 1)
-        elif isinstance(value, dict):
-            for v in value.values():
-                _grad_tensors(v, out, depth + 1)
-    return out
+    return [t for t in tensors_of(value, []) if t.requires_grad]
 
 
 def _autograd_place(t):
@@ -258,7 +248,7 @@ class ModuleHooks:
             inputs = None
             if service.want_backward and torch.is_grad_enabled():
                 # Where the inputs' gradients will arrive, taken now: an in-place module changes them.
-                inputs = [(t,) + _autograd_place(t) for t in _grad_tensors(args, [])]
+                inputs = [(t,) + _autograd_place(t) for t in _grad_tensors(args)]
             expands = bool(service.mix and service.list and any(s in name for s in service.list))
             if expands:
                 tls.expand += 1
@@ -403,7 +393,7 @@ class ModuleHooks:
     # Backward
 
     def _hook_backward(self, call, output):
-        outs = _grad_tensors(output, [])
+        outs = _grad_tensors(output)
         if not outs:
             return
         inputs = call.inputs or []
