@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "overflow_watch.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "dump_writer.h"
@@ -75,8 +78,13 @@ void OverflowWatch::opEnding(ThreadState& ts) {
         candidate->outputBad && !candidate->inputBad && !candidate->childBorn &&
         !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes());
     if (born) {
-        const int64_t limit = ts.layer.config->config.overflowNums;
-        if (limit < 0 || births_.fetch_add(1) < limit) write(ts, frame, *candidate);
+        const format::OpConfig& config = ts.layer.config->config;
+        const int64_t limit = config.overflowNums;
+        const int64_t birth = births_.fetch_add(1) + 1;
+        if (limit < 0 || birth <= limit) {
+            write(ts, frame, *candidate);
+            if (config.stopAfterOverflow && birth == limit) endProgram(birth);
+        }
     }
     // The enclosing ops are not where it was born: the innermost op is.
     if ((born || candidate->childBorn) && ts.stack.size() >= 2) {
@@ -86,6 +94,21 @@ void OverflowWatch::opEnding(ThreadState& ts) {
             releaseData(*parent.overflow);
         }
     }
+}
+
+void OverflowWatch::endProgram(int64_t births) {
+    const int code = format::kOverflowStopExitCode;
+    // A warning: said on stderr even when quiet, and kept in probe_status.json's messages.
+    runtime_.status().warning("stop_after_overflow: overflow_nums (" + std::to_string(births) +
+                              ") overflow birth(s) written; the probe ends the program with "
+                              "exit code " +
+                              std::to_string(code));
+    runtime_.status().setEndedBy({format::ProgramEnd::How::Exited, code, "the probe"});
+    // Drains every queued file and row and writes probe_status.json, then ends the process
+    // without running the program further (its exit handlers could run model code).
+    runtime_.stop();
+    std::fflush(nullptr);
+    ::_exit(code);
 }
 
 void OverflowWatch::write(ThreadState& ts, const Frame& frame, OverflowCandidate& candidate) {

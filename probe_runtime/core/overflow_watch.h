@@ -2,8 +2,9 @@
 // computed as they arrive and their data held until the op ends; only an op where an overflow
 // is born (every input finite, an output holding Inf or NaN, no child where it was born, not an
 // op that makes Inf on purpose) is written, with its tensors, rows and op_param.json. After
-// `overflow_nums` births nothing more is watched. The rule is format/overflow_rule.h, the one
-// `probe overflow` applies to a dump.
+// `overflow_nums` births nothing more is watched, or, with `stop_after_overflow`, the program is
+// ended once they are on disk. The rule is format/overflow_rule.h, the one `probe overflow`
+// applies to a dump.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -61,6 +62,9 @@ public:
 
 private:
     void write(ThreadState& ts, const Frame& frame, OverflowCandidate& candidate);
+    // stop_after_overflow: the last birth is written; everything is drained, then the process
+    // ends with format::kOverflowStopExitCode.
+    [[noreturn]] void endProgram(int64_t births);
 
     Runtime& runtime_;
     std::atomic<int64_t> births_{0};

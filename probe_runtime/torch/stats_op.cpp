@@ -11,6 +11,13 @@
 //       dtype's result as a Python double); complex tensors are summarised by their magnitude;
 //       a 0-d tensor has all four equal to its value. Both lists are empty when memory ran out.
 //
+//   probe::overflow_reasons(Tensor[] tensors) -> str[]
+//       Task overflow_check: why each tensor counts as overflowed (probe::format::overflowReason
+//       on its statistics: "nan", "max=inf", ...), "" when it does not (integer and bool
+//       tensors never do). probe::overflow_ignored(str type) -> bool: whether an op of that
+//       type is never where an overflow is born (format::defaultOverflowIgnoredTypes).
+//       probe::overflow_stop_exit_code() -> int: the exit code of stop_after_overflow.
+//
 //   probe::api_config_check(str text, str file) -> str
 //       The code-level config validator (probe::format::parseApiConfig) for Python:
 //       {"ok": bool, "config": {...normalised...} | null,
@@ -45,6 +52,7 @@
 #include "probe/format/api_config.h"
 #include "probe/format/dtype.h"
 #include "probe/format/msprobe_layout.h"
+#include "probe/format/overflow_rule.h"
 #include "probe/format/tensor_stats.h"
 
 namespace probe::torch_api {
@@ -302,6 +310,36 @@ std::tuple<std::vector<std::string>, std::vector<std::string>> tensorItems(
     return {std::move(cores), std::move(md5s)};
 }
 
+std::vector<std::string> overflowReasons(const std::vector<at::Tensor>& tensors) {
+    at::DisableRecordFunctionGuard noRecord;
+    c10::AutoGradMode noGrad(false);
+    std::vector<std::string> reasons(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        const at::Tensor& t = tensors[i];
+        if (!t.defined() || !(at::isFloatingType(t.scalar_type()) || t.is_complex())) continue;
+        double row[kColumns] = {};
+        int64_t ints[2] = {};
+        try {
+            summarise(t, false, row, ints);
+        } catch (const std::exception& e) {
+            reportFailure(e.what());
+            continue;
+        }
+        if (row[kValid] != 0.0)
+            reasons[i] =
+                probe::format::overflowReason(row[kMax], row[kMin], std::isnan(row[kMean]));
+    }
+    return reasons;
+}
+
+bool overflowIgnored(const std::string& type) {
+    return probe::format::isOverflowIgnoredType(type, probe::format::defaultOverflowIgnoredTypes());
+}
+
+int64_t overflowStopExitCode() {
+    return probe::format::kOverflowStopExitCode;
+}
+
 std::string apiConfigCheck(const std::string& text, const std::string& file) {
     nlohmann::ordered_json out;
     try {
@@ -375,5 +413,8 @@ TORCH_LIBRARY_FRAGMENT(probe, m) {
     m.def("tensor_items(Tensor[] tensors, str[] dtypes, bool crc) -> (str[], str[])",
           &probe::torch_api::tensorItems);
     m.def("api_config_check(str text, str file) -> str", &probe::torch_api::apiConfigCheck);
+    m.def("overflow_reasons(Tensor[] tensors) -> str[]", &probe::torch_api::overflowReasons);
+    m.def("overflow_ignored(str type) -> bool", &probe::torch_api::overflowIgnored);
+    m.def("overflow_stop_exit_code() -> int", &probe::torch_api::overflowStopExitCode);
     m.def("msprobe_tables() -> str", &probe::torch_api::msprobeTables);
 }

@@ -53,10 +53,38 @@ TEST(ApiConfig, TaskAndLevel) {
     EXPECT_EQ(parseOk(R"({"task": "tensor"})").task, "tensor");
     for (const char* level : {"L0", "L1", "mix"})
         EXPECT_EQ(parseOk(std::string(R"({"level": ")") + level + "\"}").level, level);
-    auto issue = firstError(R"({"task": "overflow_check"})");
+    auto issue = firstError(R"({"task": "free_benchmark"})");
     EXPECT_EQ(issue.key, "task");
     EXPECT_NE(issue.accepted.find("statistics"), std::string::npos);
     EXPECT_EQ(firstError(R"({"level": "L2"})").key, "level");
+}
+
+TEST(ApiConfig, OverflowCheckTaskReadsItsBlock) {
+    const ApiConfig c = parseOk(
+        R"({"task": "overflow_check", "overflow_check": {"overflow_nums": -1, "list": ["mul"],
+            "stop_after_overflow": true}})");
+    EXPECT_EQ(c.task, "overflow_check");
+    EXPECT_EQ(c.overflow.overflowNums, -1);
+    EXPECT_TRUE(c.overflow.stopAfterOverflow);
+    EXPECT_EQ(c.active().list, std::vector<std::string>{"mul"});
+    EXPECT_EQ(parseOk(R"({"task": "overflow_check"})").overflow.overflowNums, 1);  // msprobe's
+    EXPECT_FALSE(parseOk("{}").overflow.stopAfterOverflow);
+    // msprobe's rule: -1 or a whole number above 0.
+    for (const char* bad : {"0", "-2", "1.5", "\"2\""})
+        EXPECT_EQ(
+            firstError(std::string(R"({"overflow_check": {"overflow_nums": )") + bad + "}}").key,
+            "overflow_check.overflow_nums")
+            << bad;
+    EXPECT_EQ(firstError(R"({"overflow_check": {"stop_after_overflow": 1}})").key,
+              "overflow_check.stop_after_overflow");
+    // Ascend's check_mode has no effect here: a warning, not an error.
+    auto result = parseApiConfig(R"({"overflow_check": {"check_mode": "all"}})", "c.json");
+    ASSERT_TRUE(result.ok());
+    ASSERT_EQ(result.issues.size(), 1u);
+    EXPECT_EQ(result.issues[0].key, "overflow_check.check_mode");
+    const auto json = c.toJson();
+    EXPECT_EQ(json["overflow_check"]["overflow_nums"], -1);
+    EXPECT_EQ(json["overflow_check"]["stop_after_overflow"], true);
 }
 
 TEST(ApiConfig, TaskSections) {
@@ -92,7 +120,7 @@ TEST(ApiConfig, TaskSections) {
 
 TEST(ApiConfig, MsprobeOnlyKeysWarn) {
     auto result = parseApiConfig(
-        R"({"task": "statistics", "async_dump": false, "overflow_check": {"overflow_nums": 1}})",
+        R"({"task": "statistics", "async_dump": false, "acc_check": {"white_list": []}})",
         "c.json");
     ASSERT_TRUE(result.ok());
     ASSERT_EQ(result.issues.size(), 2u);
@@ -112,6 +140,10 @@ TEST(ApiConfig, EveryKeyMsprobeReadsIsAccepted) {
             value = nlohmann::json::array({"all"});
         else if (key == "summary_mode")
             value = "md5";
+        else if (key == "overflow_nums")
+            value = 1;
+        else if (key == "stop_after_overflow")
+            value = false;
         else if (block.empty() && k.use == MsprobeKeyUse::Honoured)
             value = nlohmann::json::parse(ApiConfig().toJson()[key].dump());  // its default
         nlohmann::json config = nlohmann::json::object();

@@ -170,6 +170,19 @@ TEST(OpConfig, OverflowCheckTaskAndOverflowNums) {
               std::string::npos);
 }
 
+TEST(OpConfig, StopAfterOverflowIsAnOptionalBoolean) {
+    EXPECT_FALSE(parseOk("{}").stopAfterOverflow);
+    const OpConfig c = parseOk(R"({"task": "overflow_check", "stop_after_overflow": true})");
+    EXPECT_TRUE(c.stopAfterOverflow);
+    EXPECT_NE(c.toFileText().find("\"stop_after_overflow\": true"), std::string::npos);
+    EXPECT_EQ(parseOpConfig(c.toFileText(), "x").config.value(), c);
+    EXPECT_EQ(OpConfig{}.toFileText().find("stop_after_overflow"), std::string::npos);
+    const auto issues = parseBad(R"({"stop_after_overflow": "yes"})");
+    ASSERT_EQ(issues.size(), 1u);
+    EXPECT_EQ(issues[0].key, "stop_after_overflow");
+    EXPECT_NE(issues[0].accepted.find("true or false"), std::string::npos);
+}
+
 TEST(OpConfig, EveryProblemIsReportedWithFileKeyAndAcceptedValues) {
     auto issues = parseBad(R"({"task":"x","dump_enable":1,"exec_range":"9,1","ids":"q","op_name":3,
                                "save_child":"no","device":"z","filter_level":7,"dump_enabel":true})");

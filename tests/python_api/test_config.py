@@ -285,7 +285,7 @@ dist.init_process_group("gloo", init_method="file://" + sys.argv[1] + ".store", 
             values = {"scope": [], "list": [], "data_mode": ["all"], "summary_mode": "md5", "tensor_list": ["relu"],
                       "white_list": [], "black_list": [], "step": [0], "rank": [0], "level": "mix", "task": "tensor",
                       "dump_path": "./d", "seed": 3, "is_deterministic": False, "extra_info": True,
-                      "statistics": {}, "tensor": {}}
+                      "statistics": {}, "tensor": {}, "overflow_check": {}, "stop_after_overflow": False}
             rows = _ops.msprobe_tables()["config_keys"]
             print("ROWS", len(rows))
             for row in rows:
@@ -387,7 +387,7 @@ dist.init_process_group("gloo", init_method="file://" + sys.argv[1] + ".store", 
 
 class InvalidConfigs(support.TempDirTestCase):
     CASES = [
-        ({"task": "overflow_check"}, 'key "task"', '"statistics", "tensor"'),
+        ({"task": "free_benchmark"}, 'key "task"', '"statistics", "tensor", "overflow_check"'),
         ({"level": "L2"}, 'key "level"', '"L0"'),
         ({"step": [-1]}, 'key "step"', '"a-b" ranges'),
         ({"step": ["5-3"]}, 'key "step"', '"a-b" ranges'),

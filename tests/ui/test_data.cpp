@@ -710,7 +710,7 @@ TEST(ConfigDocument, EveryOpLevelKeyIsJudgedByTheFormatLibrary) {
                   .toStdString(),
               "key \"dump_enabel\": unknown key (a misspelling?); accepted: task, dump_enable, "
               "exec_range, ids, op_name, "
-              "save_child, device, filter_level, grad_monitor, overflow_nums");
+              "save_child, device, filter_level, grad_monitor, overflow_nums, stop_after_overflow");
     document.setText("{\n  \"task\": \"all\",\n  \"ids\" \"1\"\n}\n");
     EXPECT_FALSE(document.isObject());
     const QStringList general =

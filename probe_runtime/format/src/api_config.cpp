@@ -12,7 +12,8 @@
 namespace probe::format {
 namespace {
 
-const char* kAcceptedTask = "\"statistics\", \"tensor\"";
+const char* kAcceptedTask = "\"statistics\", \"tensor\", \"overflow_check\"";
+const char* kAcceptedOverflowNums = "a whole number > 0 (births to dump), or -1 for no limit";
 const char* kAcceptedLevel = "\"L0\" (modules), \"L1\" (APIs), \"mix\" (both)";
 const char* kAcceptedSteps =
     "a list of whole numbers 0..1000000 or \"a-b\" ranges, e.g. [0, 2, \"4-6\"]; [] for all";
@@ -74,12 +75,27 @@ std::vector<MsprobeConfigKey> buildMsprobeKeys() {
         // The task blocks (msprobe reads the one named by "task").
         {"", "statistics", Use::Honoured, ""},
         {"", "tensor", Use::Honoured, ""},
+        {"", "overflow_check", Use::Honoured, ""},
     };
-    for (const char* block : {"acc_check", "diff_check", "structure", "nan_check", "overflow_check",
-                              "free_benchmark", "run_ut", "grad_probe", "exception_dump"})
+    for (const char* block : {"acc_check", "diff_check", "structure", "nan_check", "free_benchmark",
+                              "run_ut", "grad_probe", "exception_dump"})
         keys.push_back({"", block, Use::OtherTask, ""});
     for (const char* block : {"statistics", "tensor"})
         for (const BaseKey& k : kBaseKeys) keys.push_back({block, k.key, k.use, k.note});
+    for (const BaseKey& k : kBaseKeys) {
+        if (std::string_view(k.key) == "data_mode")
+            keys.push_back({"overflow_check", k.key, Use::NoEffect,
+                            "an overflow_check entry always holds its inputs and outputs (msprobe "
+                            "sets data_mode [\"all\"] for this task)"});
+        else
+            keys.push_back({"overflow_check", k.key, k.use, k.note});
+    }
+    // msprobe's overflow_check block; stop_after_overflow is Probe Studio's own key.
+    keys.push_back({"overflow_check", "overflow_nums", Use::Honoured, ""});
+    keys.push_back({"overflow_check", "stop_after_overflow", Use::Honoured, ""});
+    keys.push_back({"overflow_check", "check_mode", Use::NoEffect,
+                    "it selects the overflow detection of Ascend devices (aicore, atomic); here "
+                    "every tensor's values are checked"});
     keys.push_back({"statistics", "tensor_list", Use::Honoured, ""});
     keys.push_back({"tensor", "bench_path", Use::NoEffect,
                     "comparing with a bench dump while dumping is msprobe's diff_check; compare "
@@ -229,7 +245,7 @@ bool parseStepRange(std::string_view text, int64_t& lo, int64_t& hi) {
 }  // namespace
 
 std::string checkApiTask(const std::string& task) {
-    if (task == "statistics" || task == "tensor") return "";
+    if (task == "statistics" || task == "tensor" || task == "overflow_check") return "";
     return "\"" + task + "\" is not a supported task; accepted: " + kAcceptedTask;
 }
 
@@ -316,6 +332,12 @@ nlohmann::ordered_json ApiConfig::toJson() const {
                    {"list", tensor.list},
                    {"data_mode", tensor.dataMode},
                    {"summary_mode", tensor.summaryMode}};
+    // No data_mode: an overflow_check entry always holds its inputs and outputs.
+    j["overflow_check"] = {{"scope", overflowCheck.scope},
+                           {"list", overflowCheck.list},
+                           {"summary_mode", overflowCheck.summaryMode},
+                           {"overflow_nums", overflow.overflowNums},
+                           {"stop_after_overflow", overflow.stopAfterOverflow}};
     return j;
 }
 
@@ -413,7 +435,7 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
     readBool("is_deterministic", config.isDeterministic);
     readBool("extra_info", config.extraInfo);
 
-    for (const char* section : {"statistics", "tensor"}) {
+    for (const char* section : {"statistics", "tensor", "overflow_check"}) {
         auto it = root.find(section);
         if (it == root.end()) continue;
         const std::string prefix = std::string(section) + ".";
@@ -422,7 +444,10 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
                   "an object with scope, list, data_mode");
             continue;
         }
-        ApiTaskConfig& task = std::string(section) == "tensor" ? config.tensor : config.statistics;
+        const std::string block = section;
+        ApiTaskConfig& task = block == "tensor" ? config.tensor
+                                                : (block == "overflow_check" ? config.overflowCheck
+                                                                             : config.statistics);
         checkKeys(section, *it);
         auto readStrings = [&](const char* key, std::vector<std::string>& out,
                                const char* accepted) {
@@ -486,8 +511,25 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
             else
                 task.summaryMode = k->get<std::string>();
         }
-        if (std::string(section) == "statistics")
-            readStrings("tensor_list", task.tensorList, kAcceptedList);
+        if (block == "statistics") readStrings("tensor_list", task.tensorList, kAcceptedList);
+        if (block != "overflow_check") continue;
+        // msprobe's rule: a whole number, -1 or above 0.
+        if (auto k = it->find("overflow_nums"); k != it->end()) {
+            if (!k->is_number_integer() || (k->get<int64_t>() < 1 && k->get<int64_t>() != -1))
+                issue(prefix + "overflow_nums", jsonSnippet(*k) + " is not a number of births",
+                      kAcceptedOverflowNums);
+            else
+                config.overflow.overflowNums = k->get<int64_t>();
+        }
+        if (auto k = it->find("stop_after_overflow"); k != it->end()) {
+            if (!k->is_boolean())
+                issue(prefix + "stop_after_overflow",
+                      "must be a boolean, found " + std::string(k->type_name()) + " " +
+                          jsonSnippet(*k),
+                      kAcceptedBool);
+            else
+                config.overflow.stopAfterOverflow = k->get<bool>();
+        }
     }
     const bool anyError =
         std::any_of(issues.begin(), issues.end(), [](const auto& i) { return !i.warning; });

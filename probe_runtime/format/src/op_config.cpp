@@ -141,7 +141,8 @@ const std::vector<std::string>& opConfigKeys() {
 }
 
 const std::vector<std::string>& opConfigOptionalKeys() {
-    static const std::vector<std::string> keys = {"grad_monitor", "overflow_nums"};
+    static const std::vector<std::string> keys = {"grad_monitor", "overflow_nums",
+                                                  "stop_after_overflow"};
     return keys;
 }
 
@@ -234,6 +235,7 @@ nlohmann::ordered_json OpConfig::orderedJson() const {
     j["filter_level"] = filterLevel;
     if (gradMonitor) j["grad_monitor"] = true;  // absent by default: older readers accept the file
     if (task == DumpTask::OverflowCheck || overflowNums != 1) j["overflow_nums"] = overflowNums;
+    if (stopAfterOverflow) j["stop_after_overflow"] = true;
     return j;
 }
 
@@ -241,7 +243,7 @@ bool OpConfig::operator==(const OpConfig& o) const {
     return task == o.task && dumpEnable == o.dumpEnable && execRange == o.execRange &&
            ids == o.ids && opNames == o.opNames && saveChild == o.saveChild &&
            devices == o.devices && filterLevel == o.filterLevel && gradMonitor == o.gradMonitor &&
-           overflowNums == o.overflowNums;
+           overflowNums == o.overflowNums && stopAfterOverflow == o.stopAfterOverflow;
 }
 
 OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
@@ -255,7 +257,8 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
     if (!root.is_object()) {
         issue("", "the config must be a JSON object {...}, found " + std::string(root.type_name()),
               "an object with the keys task, dump_enable, exec_range, ids, op_name, save_child, "
-              "device, filter_level (and optionally grad_monitor, overflow_nums)");
+              "device, filter_level (and optionally grad_monitor, overflow_nums, "
+              "stop_after_overflow)");
         return result;
     }
 
@@ -310,6 +313,7 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
     readBool("dump_enable", config.dumpEnable);
     readBool("save_child", config.saveChild);
     readBool("grad_monitor", config.gradMonitor);
+    readBool("stop_after_overflow", config.stopAfterOverflow);
 
     if (const std::string* range = requireString("exec_range", kAcceptedExecRange)) {
         const std::string value = trim(*range);

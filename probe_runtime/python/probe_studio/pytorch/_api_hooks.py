@@ -7,6 +7,7 @@ import inspect
 import torch
 
 from . import _api_wrap
+from ._overflow import held_copy
 from ._records import backward_name
 
 _Tensor = torch.Tensor
@@ -111,23 +112,26 @@ class ApiHooks:
         if tls.inside or tls.suppress:  # nested in another wrapped API, our own work, module_dump
             return original(*args, **kwargs)
         tls.inside = True
+        watching = service.overflow is not None
         try:
             try:
-                call = self._begin(original, prefix, args, kwargs)
+                call = (self._begin_watch if watching else self._begin)(original, prefix, args, kwargs)
             except Exception as exc:
                 call = None
                 service.record_error("API forward (inputs)", exc)
             output = original(*args, **kwargs)
             if call is not None:
                 try:
-                    self._end(call, prefix, args, kwargs, output)
+                    (self._end_watch if watching else self._end)(call, prefix, args, kwargs, output)
                 except Exception as exc:
                     service.record_error("API forward (outputs)", exc)
             return output
         finally:
             tls.inside = False
 
-    def _begin(self, original, prefix, args, kwargs):
+    def _enter(self, prefix):
+        """A call begins: its number and entry name, its parent module (mix), whether it is
+        selected (the scope it may open counted)."""
         service = self.service
         count = self.counts.get(prefix, 0)
         self.counts[prefix] = count + 1
@@ -136,11 +140,17 @@ class ApiHooks:
         if service.mix:
             stack = service.tls.module_stack
             parent = stack[-1] if stack else None
-            service.records.construct[name] = parent
         scope = service.scope
         if scope.enabled:
             scope.begin(name)
         selected = service.selected(name) if service.filtered else True
+        return name, count, parent, selected
+
+    def _begin(self, original, prefix, args, kwargs):
+        service = self.service
+        name, count, parent, selected = self._enter(prefix)
+        if service.mix:
+            service.records.construct[name] = parent
         if selected:
             stack = service.stacks.capture() if service.config.extra_info else None
             entry = None
@@ -175,6 +185,39 @@ class ApiHooks:
             service.set_value(name, "output", value)
         if service.scope.enabled:
             service.scope.end(name)
+        self._hook_backward(prefix, count, parent, serial, args, kwargs, output)
+
+    def _begin_watch(self, original, prefix, args, kwargs):
+        """Task overflow_check: the call is watched when it is selected and its inputs are
+        finite; what it was given is held (a copy when it may change it in place)."""
+        service = self.service
+        name, count, parent, selected = self._enter(prefix)
+        held = None
+        overflow = service.overflow
+        if selected and not overflow.ignored(prefix) and not overflow.overflowed(args, kwargs):
+            held = ((held_copy(args), held_copy(kwargs)) if _may_write_in_place(prefix, original, args, kwargs)
+                    else (args, kwargs))
+        return (name, count, parent, selected, service.step_serial, held)
+
+    def _end_watch(self, call, prefix, args, kwargs, output):
+        service = self.service
+        name, count, parent, selected, serial, held = call
+        if held is not None:
+            reason = service.overflow.overflowed(output)
+            if reason:
+                batch = service.recorder.batch(name, eager=True)
+                entry = {"input_args": batch.args(held[0], "input"), "input_kwargs": batch.kwargs(held[1]),
+                         "output": batch.output(output)}
+                batch.finish()
+                stack = service.stacks.capture() if service.config.extra_info else None
+                service.record_birth(name, entry, stack, parent, reason)
+        if service.scope.enabled:
+            service.scope.end(name)
+        if not service.ended:
+            self._hook_backward(prefix, count, parent, serial, args, kwargs, output)
+
+    def _hook_backward(self, prefix, count, parent, serial, args, kwargs, output):
+        service = self.service
         if service.want_backward and _is_grad_enabled():
             var = output if isinstance(output, _Tensor) else _first_tensor(output)
             if var is None:
@@ -195,7 +238,7 @@ class ApiHooks:
         tls.inside = True
         try:
             name = prefix + str(count) + ".backward"
-            if service.mix:
+            if service.mix and service.overflow is None:
                 service.records.construct[name] = backward_name(parent)
             scope = service.scope
             if scope.enabled:
@@ -203,7 +246,10 @@ class ApiHooks:
             selected = service.selected(name) if service.filtered else True
             if scope.enabled:
                 scope.end(name)
-            if selected:
+            if service.overflow is not None:
+                if selected and not service.overflow.ignored(prefix):
+                    self._backward_watch(name, parent, grad_inputs, grad_outputs)
+            elif selected:
                 recorder = service.recorder
                 entry = {}
                 if recorder.tensor_dir is None and not recorder.eager_gradients:
@@ -224,3 +270,18 @@ class ApiHooks:
             service.record_error("API backward hook", exc)
         finally:
             tls.inside = inside
+
+    def _backward_watch(self, name, parent, grad_inputs, grad_outputs):
+        """Task overflow_check: the backward is where an overflow is born when the gradients
+        flowing in (of the forward's outputs) are finite and one flowing out is not."""
+        service = self.service
+        overflow = service.overflow
+        if overflow.overflowed(grad_outputs):
+            return
+        reason = overflow.overflowed(grad_inputs)
+        if not reason:
+            return
+        batch = service.recorder.batch(name, eager=True)
+        entry = {"input": batch.args(grad_outputs, "input"), "output": batch.args(grad_inputs, "output")}
+        batch.finish()
+        service.record_birth(name, entry, None, backward_name(parent), reason)

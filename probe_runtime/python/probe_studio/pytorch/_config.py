@@ -53,10 +53,16 @@ class DebuggerConfig:
         # msprobe 1.0 seeded at construction; we do when the config asks for it explicitly.
         self.seed_requested = "seed" in raw or "is_deterministic" in raw
         self.extra_info = normalised.get("extra_info", True)
-        section = normalised["tensor" if self.task == "tensor" else "statistics"]
+        section = normalised[self.task if self.task in ("tensor", "overflow_check") else "statistics"]
         self.scope = list(section["scope"])
         self.list = list(section["list"])
-        self.data_mode = list(section["data_mode"])
+        # overflow_check: an entry always holds its inputs and outputs (msprobe sets ["all"]).
+        self.data_mode = ["all"] if self.task == "overflow_check" else list(section["data_mode"])
+        # overflow_check: births dumped before nothing more is watched (-1: no limit), and
+        # whether the program is then ended (Probe Studio's stop_after_overflow).
+        overflow = normalised["overflow_check"]
+        self.overflow_nums = overflow["overflow_nums"]
+        self.stop_after_overflow = overflow["stop_after_overflow"]
         self.summary_mode = section.get("summary_mode", "statistics")
         # statistics task: entries (names or fragments) whose tensors are saved as with task tensor
         self.tensor_list = list(section.get("tensor_list", [])) if self.task == "statistics" else []
@@ -64,8 +70,13 @@ class DebuggerConfig:
 
     @property
     def saves_tensors(self):
-        """Whether the step has a dump_tensor_data folder (task tensor, or a tensor_list)."""
-        return self.task == "tensor" or bool(self.tensor_list)
+        """Whether the step has a dump_tensor_data folder (task tensor or overflow_check, or a
+        tensor_list)."""
+        return self.task in ("tensor", "overflow_check") or bool(self.tensor_list)
+
+    @property
+    def checks_overflow(self):
+        return self.task == "overflow_check"
 
     @property
     def dumps_modules(self):
@@ -77,9 +88,9 @@ class DebuggerConfig:
 
     def __repr__(self):
         return ("DebuggerConfig(task=%r, level=%r, dump_path=%r, step=%r, rank=%r, scope=%r, list=%r, "
-                "data_mode=%r, summary_mode=%r, tensor_list=%r)"
+                "data_mode=%r, summary_mode=%r, tensor_list=%r, overflow_nums=%r, stop_after_overflow=%r)"
                 % (self.task, self.level, self.dump_path, self.step, self.rank, self.scope, self.list, self.data_mode,
-                   self.summary_mode, self.tensor_list))
+                   self.summary_mode, self.tensor_list, self.overflow_nums, self.stop_after_overflow))
 
 
 def _check(text, label):

@@ -13,25 +13,16 @@ import weakref
 import torch
 
 from .._names import safe_text
+from ._overflow import held_copy, tensors_of
 from ._records import backward_name
 
 _Tensor = torch.Tensor
 _execution_engine = torch.autograd.Variable._execution_engine
 
 
-def _grad_tensors(value, out, depth=0):
+def _grad_tensors(value):
     """Tensors among `value` (recursively) that take part in autograd."""
-    if isinstance(value, _Tensor):
-        if value.requires_grad:
-            out.append(value)
-    elif depth < 16:
-        if isinstance(value, (list, tuple)):
-            for v in value:
-                _grad_tensors(v, out, depth + 1)
-        elif isinstance(value, dict):
-            for v in value.values():
-                _grad_tensors(v, out, depth + 1)
-    return out
+    return [t for t in tensors_of(value, []) if t.requires_grad]
 
 
 def _autograd_place(t):
@@ -44,7 +35,8 @@ def _autograd_place(t):
 
 
 class _ModuleCall:
-    __slots__ = ("module", "prefix", "name", "parent", "depth", "serial", "inputs", "expands")
+    __slots__ = ("module", "prefix", "name", "parent", "depth", "serial", "inputs", "expands", "held",
+                 "child_born")
 
     def __init__(self, module, prefix, name, parent, depth, serial, inputs, expands):
         self.module = module
@@ -55,6 +47,8 @@ class _ModuleCall:
         self.serial = serial
         self.inputs = inputs
         self.expands = expands
+        self.held = None          # overflow_check: the inputs, when all are finite
+        self.child_born = False   # overflow_check: an overflow was born in a call inside it
 
 
 class _ModuleBackward:
@@ -247,18 +241,21 @@ class ModuleHooks:
             name = prefix + "forward." + str(count)
             stack = tls.module_stack
             parent = stack[-1] if stack else None
-            if service.config.dumps_modules:  # construct.json stays {} at L1 (module_dump included)
+            # construct.json stays {} at L1 (module_dump included); overflow_check: births only
+            if service.config.dumps_modules and service.overflow is None:
                 service.records.construct[name] = parent
             service.scope.begin(name)
             inputs = None
             if service.want_backward and torch.is_grad_enabled():
                 # Where the inputs' gradients will arrive, taken now: an in-place module changes them.
-                inputs = [(t,) + _autograd_place(t) for t in _grad_tensors(args, [])]
+                inputs = [(t,) + _autograd_place(t) for t in _grad_tensors(args)]
             expands = bool(service.mix and service.list and any(s in name for s in service.list))
             if expands:
                 tls.expand += 1
-            tls.module_calls.append(_ModuleCall(module, prefix, name, parent, len(stack), service.step_serial,
-                                                inputs, expands))
+            call = _ModuleCall(module, prefix, name, parent, len(stack), service.step_serial, inputs, expands)
+            if service.overflow is not None:
+                call.held = self._watch_inputs(module, args)
+            tls.module_calls.append(call)
             stack.append(name)
         except Exception as exc:
             service.record_error("module forward pre-hook", exc)
@@ -294,8 +291,44 @@ class ModuleHooks:
             service.record_error("module forward hook", exc)
         return None
 
+    def _watch_inputs(self, module, args):
+        """overflow_check: what a module call is given, when it is finite (parameters included)
+        and the module may be where an overflow is born; a copy for a module that works in place."""
+        overflow = self.service.overflow
+        if overflow.ignored(module.__class__.__name__):
+            return None
+        params = [p for p in module._parameters.values() if p is not None]
+        if overflow.overflowed(args, params):
+            return None
+        return held_copy(args) if getattr(module, "inplace", False) is True else args
+
+    def _forward_watch(self, call, module, output):
+        """overflow_check: the call is dumped when its finite inputs gave an overflowed output
+        and no call inside it was where the overflow was born."""
+        service = self.service
+        name = call.name
+        if call.held is not None and not call.child_born and (service.selected(name) or call.expands):
+            reason = service.overflow.overflowed(output)
+            if reason:
+                args = call.held
+                batch = service.recorder.batch(name, eager=True)
+                entry = {"input_args": batch.args(args if isinstance(args, tuple) else (args,), "input"),
+                         "input_kwargs": {}, "output": batch.output(output)}
+                params = {pname: batch.tensor(p, "parameters." + pname)
+                          for pname, p in module._parameters.items() if p is not None}
+                if params:
+                    entry["parameters"] = params
+                batch.finish()
+                stack = service.stacks.capture() if service.config.extra_info else None
+                service.record_birth(name, entry, stack, call.parent, reason)
+        service.scope.end(name)
+
     def _forward(self, call, module, args, output):
         service = self.service
+        if service.overflow is not None:
+            # Module backward entries and parameter gradients are not watched (docs/formats.md).
+            self._forward_watch(call, module, output)
+            return
         name = call.name
         selected = service.selected(name) or call.expands
         if selected:
@@ -360,7 +393,7 @@ class ModuleHooks:
     # Backward
 
     def _hook_backward(self, call, output):
-        outs = _grad_tensors(output, [])
+        outs = _grad_tensors(output)
         if not outs:
             return
         inputs = call.inputs or []

@@ -18,6 +18,8 @@ _tables = None
 _json_indent = None
 _queue_json = None
 _wait_json = None
+_overflow_reasons = None
+overflow_ignored = None  # torch.ops.probe.overflow_ignored: an op type never where an overflow is born
 
 
 def _major_minor(version):
@@ -27,7 +29,8 @@ def _major_minor(version):
 
 def load(torch):
     """Loads the adapter library once. Raises ImportError saying what to do when it cannot."""
-    global tensor_items, _config_check, _tables, _json_indent, _queue_json, _wait_json
+    global tensor_items, _config_check, _tables, _json_indent, _queue_json, _wait_json, _overflow_reasons
+    global overflow_ignored
     if tensor_items is not None:
         return
     if _build_info is None or not _build_info.HAVE_TORCH_ADAPTER or not os.path.exists(_paths.TORCH_ADAPTER_LIBRARY):
@@ -43,6 +46,21 @@ def load(torch):
     _config_check = torch.ops.probe.api_config_check
     _tables = torch.ops.probe.msprobe_tables
     _json_indent = torch.ops.probe.json_indent
+    _overflow_reasons = torch.ops.probe.overflow_reasons.default
+    overflow_ignored = torch.ops.probe.overflow_ignored.default
+
+
+def overflow_reasons(tensors):
+    """Why each tensor counts as overflowed ("nan", "max=inf", ...; "" when it does not): the
+    C++ rule (probe/format/overflow_rule.h) that the op-level task and `probe overflow` apply."""
+    return _overflow_reasons(tensors) if tensors else []
+
+
+def overflow_stop_exit_code():
+    """The exit code of a program ended by stop_after_overflow (format::kOverflowStopExitCode)."""
+    import torch
+    load(torch)
+    return int(torch.ops.probe.overflow_stop_exit_code())
 
 
 def check_config(text, label):

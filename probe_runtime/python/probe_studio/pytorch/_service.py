@@ -5,7 +5,8 @@ and the rooms that do the work:
   * _module_hooks — module calls (L0, mix, module_dump);
   * _api_hooks    — wrapped API calls (L1, mix);
   * _records      — values turned into items, the step's entries, parents and stacks;
-  * _step_writer  — the step's folder and files.
+  * _step_writer  — the step's folder and files;
+  * _overflow     — task overflow_check: only the calls where an overflow is born.
 
 Rules that keep the model safe:
   * every hook catches everything (errors go to dump_error_info.log and stderr) and returns
@@ -25,6 +26,7 @@ from . import _step_writer
 from ._api_hooks import ApiHooks
 from ._config import BACKWARD, FORWARD, INPUT, OUTPUT
 from ._module_hooks import ModuleHooks
+from ._overflow import OverflowCheck
 from ._records import Recorder, StackCapture, StepRecords
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -93,9 +95,12 @@ class Service:
         self.ended = False
         self._warned = set()
         self._error_count = 0
+        # Task overflow_check: a call's tensors are judged as it runs, and only a birth is recorded.
+        self.overflow = OverflowCheck(config) if config.checks_overflow else None
         # The API wrappers (L1, mix) see every call that may change a tensor in place: statistics
         # can wait for the step's end (or such a call) and be computed together.
-        self.recorder = Recorder(config, self.record_error, deferred=config.dumps_apis)
+        self.recorder = Recorder(config, self.record_error,
+                                 deferred=config.dumps_apis and self.overflow is None)
         self.stacks = StackCapture(_PACKAGE_DIR)
         self.writer = _step_writer.StepWriter(config, self.lock, self._note_once)
         self._reset_step()
@@ -168,7 +173,7 @@ class Service:
             self.gate = True
         steps = self.config.step
         if steps and self.current_iter > steps[-1]:
-            self._end()
+            self._end("the last step of the config's step list is done")
             return
         if steps and self.current_iter not in steps:
             return
@@ -208,14 +213,15 @@ class Service:
         self.tls.reset()
         steps = self.config.step
         if steps and self.current_iter > steps[-1]:
-            self._end()
+            self._end("the last step of the config's step list is done")
 
     def set_init_step(self, step):
         self.current_iter = int(step)
 
-    def _end(self):
-        """After the last step of the config's step list: nothing more is collected and every
-        hook is removed, so the rest of the run costs nothing. The process goes on."""
+    def _end(self, why):
+        """After the last step of the config's step list (or the last overflow birth to dump):
+        nothing more is collected and every hook is removed, so the rest of the run costs
+        nothing. The process goes on."""
         self.flush(wait=True)
         self.running = False
         self.ended = True
@@ -224,8 +230,8 @@ class Service:
             self.apis.uninstall()
         self.modules.remove()
         line = "*" * 76
-        _say("the last step of the config's step list is done: nothing more is dumped\n%s\n*%s*\n%s"
-             % (line, "probe_studio ends successfully.".center(74), line))
+        _say("%s: nothing more is dumped\n%s\n*%s*\n%s" % (why, line, "probe_studio ends successfully.".center(74),
+                                                          line))
 
     # --------------------------------------------------------------------------------------
     # Models (L0 / mix, token_range) and module_dump
@@ -280,6 +286,25 @@ class Service:
         with self.lock:
             values[index] = item
             self.records.dirty = True
+
+    def record_birth(self, name, entry, formatted, parent, reason):
+        """Task overflow_check: `entry` is where an overflow is born (`reason`: why its output
+        counts as overflowed). The modules running around it are not; after the last birth to
+        dump, nothing more is watched, or with stop_after_overflow the program ends."""
+        for call in self.tls.module_calls:
+            call.child_born = True
+        if self.config.dumps_modules:
+            with self.lock:
+                self.records.construct[name] = parent
+        self.insert_with_stack(name, entry, formatted)
+        _say("overflow born in %s: output %s" % (name, reason))
+        overflow = self.overflow
+        if not overflow.born():
+            return
+        if overflow.stop:
+            self.flush(wait=True)
+            overflow.end_program(_say)
+        self._end("overflow_nums (%d) overflow birth(s) dumped" % overflow.births)
 
     def record_stack(self, name):
         if not self.config.extra_info:

@@ -24,17 +24,27 @@ struct ApiTaskConfig {
     std::vector<std::string> tensorList;     // statistics task: entries whose tensors are saved too
 };
 
+// Task overflow_check (msprobe's "overflow_check" block): only the calls where an overflow is
+// born are dumped, with their tensors.
+struct ApiOverflowCheck {
+    int64_t overflowNums = 1;        // births to dump, then nothing more is watched; -1: no limit
+    bool stopAfterOverflow = false;  // Probe Studio's key: end the program after the last birth
+};
+
 struct ApiConfig {
-    std::string task = "statistics";  // statistics | tensor
+    std::string task = "statistics";  // statistics | tensor | overflow_check
     std::string dumpPath = "./dump_path";
     std::vector<int64_t> rank, step;  // expanded and sorted; empty = all
     std::string level = "L1";         // L0 | L1 | mix
     int64_t seed = 1234;
     bool isDeterministic = false;
     bool extraInfo = true;  // stack.json and construct.json
-    ApiTaskConfig statistics, tensor;
+    ApiTaskConfig statistics, tensor, overflowCheck;
+    ApiOverflowCheck overflow;
 
-    const ApiTaskConfig& active() const { return task == "tensor" ? tensor : statistics; }
+    const ApiTaskConfig& active() const {
+        return task == "tensor" ? tensor : (task == "overflow_check" ? overflowCheck : statistics);
+    }
     nlohmann::ordered_json toJson() const;
 };
 

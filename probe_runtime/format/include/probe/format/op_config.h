@@ -56,6 +56,9 @@ struct OpConfig {
     // Task overflow_check: after this many births nothing more is watched (-1: never stop);
     // msprobe's key and default. Written when the task is overflow_check or it is not 1.
     int64_t overflowNums = 1;
+    // Task overflow_check: once the overflow_nums-th birth is on disk the program is ended with
+    // kOverflowStopExitCode (overflow_rule.h). Probe Studio's key, written only when true.
+    bool stopAfterOverflow = false;
 
     bool wantsStatistics() const { return task != DumpTask::Tensor; }
     bool wantsTensors() const { return task != DumpTask::Statistics; }

@@ -20,4 +20,8 @@ std::string overflowReason(double max, double min, bool nan);
 const std::vector<std::string>& defaultOverflowIgnoredTypes();
 bool isOverflowIgnoredType(std::string_view type, const std::vector<std::string>& fragments);
 
+// The exit code of a program ended by `stop_after_overflow` (op-level and code-level configs)
+// once its last overflow birth is on disk.
+constexpr int kOverflowStopExitCode = 3;
+
 }  // namespace probe::format
