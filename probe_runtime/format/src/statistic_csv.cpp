@@ -72,6 +72,38 @@ bool splitCsvLine(std::string_view line, std::string_view (&fields)[kColumns], i
     }
 }
 
+// "-12.345678" (what formatStatValue writes) without from_chars when the digits fit a double's
+// mantissa: the integer of all digits divided by a power of ten, both exact, rounds once and so
+// gives from_chars' (correctly rounded) result. False for any other text (from_chars decides).
+bool parsePlainDecimal(std::string_view text, double& value) {
+    static constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                              1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                              1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t i = 0;
+    const bool negative = !text.empty() && text[0] == '-';
+    if (negative) ++i;
+    uint64_t digits = 0;
+    int count = 0, fraction = 0;
+    bool point = false, any = false;
+    for (; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c >= '0' && c <= '9') {
+            if (++count > 19) return false;
+            digits = digits * 10 + static_cast<uint64_t>(c - '0');
+            fraction += point ? 1 : 0;
+            any = true;
+        } else if (c == '.' && !point && any && i + 1 < text.size()) {
+            point = true;
+        } else {
+            return false;
+        }
+    }
+    if (!any || digits > (uint64_t{1} << 53) || fraction > 22) return false;
+    const double magnitude = static_cast<double>(digits) / kPowersOfTen[fraction];
+    value = negative ? -magnitude : magnitude;
+    return true;
+}
+
 }  // namespace
 
 std::string csvField(std::string_view field) {
@@ -99,6 +131,7 @@ std::optional<double> parseStatValue(std::string_view text, bool* ok) {
     if (text == "inf") return HUGE_VAL;
     if (text == "-inf") return -HUGE_VAL;
     double v = 0;
+    if (parsePlainDecimal(text, v)) return v;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
         if (ok) *ok = false;
