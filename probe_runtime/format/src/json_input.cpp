@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <unordered_set>
 
@@ -249,6 +250,18 @@ private:
     bool stringText(std::string_view& text) {
         if (p_ == end_ || *p_ != '"') return false;
         const char* start = ++p_;
+        // Eight bytes at a time while none is a quote, a backslash, a control character or
+        // part of a multi-byte character; the loop below judges the rest byte by byte.
+        constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+        auto hasZeroByte = [](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+        while (end_ - p_ >= 8) {
+            uint64_t word;
+            std::memcpy(&word, p_, sizeof word);
+            if ((word & kHighs) || hasZeroByte(word ^ (kOnes * '"')) ||
+                hasZeroByte(word ^ (kOnes * '\\')) || ((word - kOnes * 0x20) & ~word & kHighs))
+                break;
+            p_ += 8;
+        }
         while (true) {
             if (p_ == end_) return false;
             const auto c = static_cast<unsigned char>(*p_);
