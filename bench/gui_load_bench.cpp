@@ -4,7 +4,9 @@
 //   1. the Qt-free readers alone (parse + index), and
 //   2. the application: probe-studio's main window (offscreen) opening the dump, with the
 //      longest stall of its event loop while loading, then browsing (expand, search, filter,
-//      select a deep op, plot every op of a round).
+//      select a deep op, plot every op of a round), and
+//   3. comparing: the dump opened again as the reference and compared with itself, the longest
+//      stall meanwhile, and what starting a comparison costs the GUI thread.
 //   probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <cstdio>
@@ -21,6 +23,7 @@
 
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
+#include "compare_runs.h"
 #include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
@@ -141,6 +144,12 @@ int main(int argc, char** argv) {
             "readers alone: %zu ops, %zu rows read and indexed in %.0f ms (%d polls), resident %ld "
             "MiB\n",
             index.opCount(), index.rowCount(), ms(t), polls, residentMiB());
+        // What the GUI thread paid for each copy of the index it made before snapshots (two to
+        // start a comparison, one for the overflow search at the end of a load).
+        QElapsedTimer c;
+        c.start();
+        const probe::analysis::DumpIndex copy = index;
+        std::printf("a copy of that index: %.0f ms (%zu rows)\n", ms(c), copy.rowCount());
     }
 
     // 2. the application
@@ -200,11 +209,50 @@ int main(int argc, char** argv) {
          [&] { context.selection()->setTicked("42", true); });
     step("include children (save_child)", [&] { context.selection()->setIncludesChildren(true); });
 
+    // 3. Comparing: the same dump opened as the reference (a second million rows read while
+    // the window is shown), compared off the GUI thread; then the comparison started again
+    // (what the GUI thread does to start one: snapshots of both indexes).
+    auto* comparison = context.comparison();
+    QSignalSpy compared(comparison, &probe::data::RunComparison::finished);
+    QElapsedTimer c;
+    c.start();
+    stalls.reset();
+    context.openReference(QString::fromStdString(dump));
+    if (!QTest::qWaitFor([&] { return compared.count() > 0; }, 600000)) {
+        std::fprintf(stderr, "the comparison did not finish in 10 minutes\n");
+        return 1;
+    }
+    const double compareMs = ms(c);
+    const qint64 compareStall = stalls.longest();
+    std::printf(
+        "comparison against the same dump: ready in %.0f ms (%s); longest GUI stall %lld "
+        "ms; resident %ld MiB\n",
+        compareMs, comparison->summary().toStdString().c_str(),
+        static_cast<long long>(compareStall), residentMiB());
+    // The call alone (snapshots of both indexes), then with the events it causes (redraws).
+    QElapsedTimer call;
+    call.start();
+    comparison->start();
+    const double startCallMs = ms(call);
+    QCoreApplication::processEvents();
+    const double restartMs = ms(call);
+    std::printf("  %-58s %7.1f ms (the call alone %.2f ms)\n", "start the comparison again",
+                restartMs, startCallMs);
+    stalls.reset();
+    if (!QTest::qWaitFor([&] { return compared.count() > 1; }, 600000)) return 1;
+    const qint64 restartStall = stalls.longest();
+    std::printf("  longest GUI stall while comparing again: %lld ms\n",
+                static_cast<long long>(restartStall));
+
     // For bench/run_all.py.
     std::printf(
         "{\"load_ms\": %.1f, \"longest_stall_ms\": %lld, \"switch_op_ms\": %.1f, "
-        "\"switch_round_ms\": %.1f}\n",
-        loadMs, static_cast<long long>(loadStall), switchOp, switchRound);
+        "\"switch_round_ms\": %.1f, \"compare_ms\": %.1f, \"compare_stall_ms\": %lld, "
+        "\"compare_start_ms\": %.1f, \"compare_start_call_ms\": %.2f, "
+        "\"compare_again_stall_ms\": %lld}\n",
+        loadMs, static_cast<long long>(loadStall), switchOp, switchRound, compareMs,
+        static_cast<long long>(compareStall), restartMs, startCallMs,
+        static_cast<long long>(restartStall));
     if (!generated.empty() && !keep)
         std::system(("rm -rf '" + generated + "'").c_str());
     else if (!generated.empty())
