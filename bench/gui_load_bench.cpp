@@ -4,9 +4,13 @@
 //   1. the Qt-free readers alone (parse + index), and
 //   2. the application: probe-studio's main window (offscreen) opening the dump, with the
 //      longest stall of its event loop while loading, then browsing (expand, search, filter,
-//      select a deep op, plot every op of a round).
+//      select a deep op, plot every op of a round), and
+//   3. comparing: the dump opened again as the reference and compared with itself, the longest
+//      stall meanwhile, and what starting a comparison costs the GUI thread.
 //   probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <time.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +25,7 @@
 
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
+#include "compare_runs.h"
 #include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
@@ -44,30 +49,48 @@ long residentMiB() {
     return kb / 1024;
 }
 
-// Measures the longest gap between ticks of a 5 ms timer: how long the GUI thread was busy.
+// CPU time this thread has used, in milliseconds.
+double threadCpuMs() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+// Measures the longest gap between ticks of a 5 ms timer: how long the GUI thread was busy, and
+// how much of that gap it ran (on a loaded machine a gap may be the scheduler's, not our work).
 class StallMeter : public QObject {
 public:
     StallMeter() {
         connect(&timer_, &QTimer::timeout, this, [this] {
             const qint64 gap = clock_.restart();
-            if (gap > longest_) longest_ = gap;
+            const double cpu = threadCpuMs();
+            if (gap > longest_) {
+                longest_ = gap;
+                longestCpu_ = cpu - lastCpu_;
+            }
+            lastCpu_ = cpu;
             if (gap > 100) ++over100_;
         });
         timer_.start(5);
         clock_.start();
+        lastCpu_ = threadCpuMs();
     }
     void reset() {
         longest_ = 0;
+        longestCpu_ = 0;
         over100_ = 0;
         clock_.restart();
+        lastCpu_ = threadCpuMs();
     }
     qint64 longest() const { return longest_; }
+    double longestCpu() const { return longestCpu_; }  // GUI thread CPU during the longest gap
     int over100() const { return over100_; }
 
 private:
     QTimer timer_;
     QElapsedTimer clock_;
     qint64 longest_ = 0;
+    double longestCpu_ = 0, lastCpu_ = 0;
     int over100_ = 0;
 };
 
@@ -141,6 +164,12 @@ int main(int argc, char** argv) {
             "readers alone: %zu ops, %zu rows read and indexed in %.0f ms (%d polls), resident %ld "
             "MiB\n",
             index.opCount(), index.rowCount(), ms(t), polls, residentMiB());
+        // What the GUI thread paid for each copy of the index it made before snapshots (two to
+        // start a comparison, one for the overflow search at the end of a load).
+        QElapsedTimer c;
+        c.start();
+        const probe::analysis::DumpIndex copy = index;
+        std::printf("a copy of that index: %.0f ms (%zu rows)\n", ms(c), copy.rowCount());
     }
 
     // 2. the application
@@ -161,13 +190,14 @@ int main(int argc, char** argv) {
     }
     const double loadMs = ms(t);
     const qint64 loadStall = stalls.longest();
+    const double loadStallCpu = stalls.longestCpu();
     QTest::qWait(300);  // pending tree updates
     const auto& idx = context.store()->index();
     std::printf(
         "probe-studio: opened %zu ops, %zu rows in %.0f ms; longest GUI stall while loading %lld "
-        "ms (%d over 100 ms); "
+        "ms, the GUI thread ran %.0f ms of it (%d over 100 ms); "
         "resident %ld MiB\n",
-        idx.opCount(), idx.rowCount(), loadMs, static_cast<long long>(stalls.longest()),
+        idx.opCount(), idx.rowCount(), loadMs, static_cast<long long>(loadStall), loadStallCpu,
         stalls.over100(), residentMiB());
 
     auto step = [&](const char* what, const std::function<void()>& action) {
@@ -200,11 +230,52 @@ int main(int argc, char** argv) {
          [&] { context.selection()->setTicked("42", true); });
     step("include children (save_child)", [&] { context.selection()->setIncludesChildren(true); });
 
+    // 3. Comparing: the same dump opened as the reference (a second million rows read while
+    // the window is shown), compared off the GUI thread; then the comparison started again
+    // (what the GUI thread does to start one: snapshots of both indexes).
+    auto* comparison = context.comparison();
+    QSignalSpy compared(comparison, &probe::data::RunComparison::finished);
+    QElapsedTimer c;
+    c.start();
+    stalls.reset();
+    context.openReference(QString::fromStdString(dump));
+    if (!QTest::qWaitFor([&] { return compared.count() > 0; }, 600000)) {
+        std::fprintf(stderr, "the comparison did not finish in 10 minutes\n");
+        return 1;
+    }
+    const double compareMs = ms(c);
+    const qint64 compareStall = stalls.longest();
+    const double compareStallCpu = stalls.longestCpu();
+    std::printf(
+        "comparison against the same dump: ready in %.0f ms (%s); longest GUI stall %lld "
+        "ms; resident %ld MiB\n",
+        compareMs, comparison->summary().toStdString().c_str(),
+        static_cast<long long>(compareStall), residentMiB());
+    // The call alone (snapshots of both indexes), then with the events it causes (redraws).
+    QElapsedTimer call;
+    call.start();
+    comparison->start();
+    const double startCallMs = ms(call);
+    QCoreApplication::processEvents();
+    const double restartMs = ms(call);
+    std::printf("  %-58s %7.1f ms (the call alone %.2f ms)\n", "start the comparison again",
+                restartMs, startCallMs);
+    stalls.reset();
+    if (!QTest::qWaitFor([&] { return compared.count() > 1; }, 600000)) return 1;
+    const qint64 restartStall = stalls.longest();
+    std::printf("  longest GUI stall while comparing again: %lld ms\n",
+                static_cast<long long>(restartStall));
+
     // For bench/run_all.py.
     std::printf(
         "{\"load_ms\": %.1f, \"longest_stall_ms\": %lld, \"switch_op_ms\": %.1f, "
-        "\"switch_round_ms\": %.1f}\n",
-        loadMs, static_cast<long long>(loadStall), switchOp, switchRound);
+        "\"switch_round_ms\": %.1f, \"longest_stall_cpu_ms\": %.1f, \"compare_ms\": %.1f, "
+        "\"compare_stall_ms\": %lld, \"compare_stall_cpu_ms\": %.1f, "
+        "\"compare_start_ms\": %.1f, \"compare_start_call_ms\": %.2f, "
+        "\"compare_again_stall_ms\": %lld}\n",
+        loadMs, static_cast<long long>(loadStall), switchOp, switchRound, loadStallCpu, compareMs,
+        static_cast<long long>(compareStall), compareStallCpu, restartMs, startCallMs,
+        static_cast<long long>(restartStall));
     if (!generated.empty() && !keep)
         std::system(("rm -rf '" + generated + "'").c_str());
     else if (!generated.empty())

@@ -246,30 +246,49 @@ def csv_bytes(dump):
     return sum(os.path.getsize(p) for p in glob.glob(os.path.join(dump, "**", "statistic.csv"), recursive=True))
 
 
+def run_timed(command, env=None, ok_codes=(0,)):
+    """Runs a command; returns (wall seconds, CPU seconds (user + system, its children's
+    included), peak resident MiB, stdout)."""
+    start = time.perf_counter()
+    out_file = tempfile.TemporaryFile(mode="w+")
+    err_file = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(command, stdout=out_file, stderr=err_file, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    out_file.seek(0)
+    err_file.seek(0)
+    if code not in ok_codes:
+        raise RuntimeError("%s failed (%d):\n%s" % (" ".join(command), code, err_file.read()[-3000:]))
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, out_file.read()
+
+
 def bench_readers(args, report, work):
-    print("\nreaders on a synthetic dump of 100,000 ops and 1,000,000 rows:", flush=True)
+    print("\nreaders on a synthetic dump of 100,000 ops and 1,000,000 rows (medians of %d interleaved runs):"
+          % args.rounds, flush=True)
     probe = os.path.join(args.build, "bin", "probe")
     a = synthetic_dump(args, work, "synthetic_a")
     b = os.path.join(work, "synthetic_b")
     if not os.path.isdir(b):
         shutil.copytree(a, b, symlinks=True)
     size = csv_bytes(a)
-    best = min(run_child([probe, "summary", a])[2] for _ in range(args.rounds))
-    peak = run_child([probe, "summary", a])[3]
-    report.add("readers", "probe summary, rows per second", 1e6 / best, "rows/s", 1e6, better="higher", peak_mib=peak,
-               note="%.0f MB of statistic.csv at %.0f MB/s" % (size / 1e6, size / 1e6 / best))
-    report.add("readers", "probe summary, statistic.csv read rate", size / 1e6 / best, "MB/s", 300, better="higher")
-    times = []
-    peak = 0
-    for _ in range(args.rounds):
-        start = time.perf_counter()
-        proc = subprocess.run([probe, "compare", a, b], capture_output=True, text=True)
-        times.append(time.perf_counter() - start)
-        if proc.returncode not in (0, 1):
-            report.add("readers", "probe compare", None, "", note="failed: " + proc.stderr.strip()[-200:])
-            return
-    report.add("readers", "probe compare, rows per second (both dumps)", 1e6 / min(times), "rows/s", 1e6,
-               better="higher")
+    rows = 1e6
+    summary, compare = [], []
+    for _ in range(args.rounds):  # interleaved: the load of a shared machine hits both alike
+        summary.append(run_timed([probe, "summary", a]))
+        compare.append(run_timed([probe, "compare", a, b], ok_codes=(0, 1)))
+    for name, runs, rate_name in (("probe summary", summary, "rows per second"),
+                                  ("probe compare", compare, "rows per second (both dumps)")):
+        wall = statistics.median(r[0] for r in runs)
+        cpu = statistics.median(r[1] for r in runs)
+        peak = max(r[2] for r in runs)
+        report.add("readers", "%s, %s" % (name, rate_name), rows / wall, "rows/s", 1e6, better="higher",
+                   peak_mib=peak, note="wall %.2f s, CPU %.2f s (%s)" % (
+                       wall, cpu, ", ".join("%.2f/%.2f" % (r[0], r[1]) for r in runs)))
+        if name == "probe summary":
+            report.add("readers", "probe summary, statistic.csv read rate", size / 1e6 / wall, "MB/s", 300,
+                       better="higher", note="%.0f MB of statistic.csv" % (size / 1e6))
+        report.add("readers", "%s, rows per CPU second" % name, rows / cpu, "rows/s", better="higher")
 
 
 def bench_app(args, report, work):
@@ -277,15 +296,42 @@ def bench_app(args, report, work):
     if not os.path.exists(binary):
         print("\n(probe_bench_gui_load not built: no GUI)")
         return
-    print("\nprobe-studio opening the synthetic dump (offscreen):", flush=True)
+    print("\nprobe-studio opening the synthetic dump (offscreen; medians of %d runs):" % args.rounds, flush=True)
     dump = synthetic_dump(args, work, "synthetic_a")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    out, _, _, peak = run_child([binary, "--dump", dump], env=env)
-    result = last_json(out)
-    report.add("app", "1,000,000 rows ready", result["load_ms"] / 1e3, "s", 2.0, peak_mib=peak)
-    report.add("app", "longest GUI stall while loading", result["longest_stall_ms"], "ms", 50)
-    report.add("app", "switching round", result["switch_round_ms"], "ms", 50)
-    report.add("app", "switching op", result["switch_op_ms"], "ms", 50)
+    results, peak, cpus = [], 0, []
+    for _ in range(args.rounds):
+        _, cpu, p, out = run_timed([binary, "--dump", dump], env=env)
+        results.append(last_json(out))
+        peak = max(peak, p)
+        cpus.append(cpu)
+
+    def median(key):
+        return statistics.median(r[key] for r in results)
+
+    def runs(key):
+        return "runs: " + ", ".join("%.0f" % r[key] for r in results)
+
+    report.add("app", "1,000,000 rows ready", median("load_ms") / 1e3, "s", 2.0, peak_mib=peak, note=runs("load_ms"))
+    report.add("app", "longest GUI stall while loading", median("longest_stall_ms"), "ms", 50,
+               note=runs("longest_stall_ms") + ("; the GUI thread ran %s ms of it" % ", ".join(
+                   "%.0f" % r["longest_stall_cpu_ms"] for r in results) if "longest_stall_cpu_ms" in results[0] else ""))
+    report.add("app", "switching round", median("switch_round_ms"), "ms", 50, note=runs("switch_round_ms"))
+    report.add("app", "switching op", median("switch_op_ms"), "ms", 50, note=runs("switch_op_ms"))
+    if "compare_ms" in results[0]:
+        report.add("app", "comparing with a 1,000,000-row reference: ready", median("compare_ms") / 1e3, "s",
+                   note=runs("compare_ms"))
+        report.add("app", "longest GUI stall while opening it and comparing", median("compare_stall_ms"), "ms", 50,
+                   note=runs("compare_stall_ms") + "; the GUI thread ran %s ms of it" % ", ".join(
+                       "%.0f" % r["compare_stall_cpu_ms"] for r in results))
+        report.add("app", "starting a comparison: the call (snapshots)", median("compare_start_call_ms"), "ms", 50,
+                   note="runs: " + ", ".join("%.2f" % r["compare_start_call_ms"] for r in results))
+        report.add("app", "starting a comparison: with the redraws it causes", median("compare_start_ms"), "ms", 50,
+                   note=runs("compare_start_ms"))
+        report.add("app", "longest GUI stall while comparing again", median("compare_again_stall_ms"), "ms", 50,
+                   note=runs("compare_again_stall_ms"))
+    report.add("app", "whole benchmark process, CPU time", statistics.median(cpus), "s",
+               note="load, browse and compare")
 
 
 SECTIONS = {"probe": bench_probe, "api": bench_api, "writer": bench_writer, "kernels": bench_kernels,

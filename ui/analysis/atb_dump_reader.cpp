@@ -198,18 +198,31 @@ struct ParsedStructure {
 
 void parseStructure(ParsedStructure& file) {
     try {
-        const auto parsed = format::readJsonFile(file.path, format::kStructureJsonLimits);
-        if (!parsed.ok()) {
-            file.problem = parsed.error.toString();
+        std::string why;
+        const auto text =
+            format::readRegularFile(file.path, format::kStructureJsonLimits.maxBytes, &why);
+        if (!text) {
+            format::JsonError error;
+            error.source = file.path;
+            error.problem = format::printableText(why);
+            file.problem = error.toString();
             return;
         }
-        std::string error;
+        // Read straight into the structs: the JSON tree of a big model costs more than the parse.
+        auto report = [&](auto& read, const char* what) {
+            if (read.jsonError)
+                file.problem = read.jsonError->toString();
+            else if (!read.value)
+                file.problem = file.path + ": not a " + what + " structure file: " + read.error;
+        };
         if (file.isModel) {
-            file.model = format::ModelStructure::fromJson(*parsed.value, &error);
-            if (!file.model) file.problem = file.path + ": not a model structure file: " + error;
+            auto read = format::readModelStructure(*text, file.path);
+            report(read, "model");
+            file.model = std::move(read.value);
         } else {
-            file.layer = format::StructureNode::fromJson(*parsed.value, &error);
-            if (!file.layer) file.problem = file.path + ": not a layer structure file: " + error;
+            auto read = format::readLayerStructure(*text, file.path);
+            report(read, "layer");
+            file.layer = std::move(read.value);
         }
     } catch (const std::exception& e) {  // out of memory on a huge file: a problem, not a crash
         file.problem = file.path + ": " + e.what();

@@ -20,10 +20,10 @@ namespace {
 constexpr int kProgressScale = 1000;
 }  // namespace
 
-// One comparison: copies of both indexes as they were when it started (the worker reads them
+// One comparison: snapshots of both indexes as they were when it started (the worker reads them
 // while the stores grow), the result, and the flag that stops it.
 struct RunComparison::Run {
-    analysis::DumpIndex reference, candidate;
+    std::shared_ptr<const analysis::DumpIndex> reference, candidate;
     analysis::CompareResult result;
     std::atomic<bool> cancel{false};
 };
@@ -171,8 +171,8 @@ bool RunComparison::start() {
         return false;
     if (current_) current_->cancel = true;  // superseded: its result will be ignored
     auto run = std::make_shared<Run>();
-    run->reference = reference_->index();
-    run->candidate = candidate_->index();
+    run->reference = reference_->snapshot();
+    run->candidate = candidate_->snapshot();
     current_ = run;
     running_ = true;
     auto* watcher = new QFutureWatcher<void>(this);
@@ -192,8 +192,8 @@ bool RunComparison::start() {
             const int value = total ? static_cast<int>(done * kProgressScale / total) : 0;
             if (value != reported) promise.setProgressValue(reported = value);
         };
-        // The result points into the run's copies, which live as long as it does.
-        run->result = analysis::compareDumps(run->reference, run->candidate, options);
+        // The result points into the run's snapshots, which live as long as it does.
+        run->result = analysis::compareDumps(*run->reference, *run->candidate, options);
     }));
     emit started();
     return true;
@@ -261,11 +261,11 @@ void RunComparison::onRunDone(const std::shared_ptr<Run>& run) {
 
 void RunComparison::buildLookups() {
     const analysis::CompareResult& r = shown_->result;
-    const size_t ops = shown_->candidate.opCount();
+    const size_t ops = shown_->candidate->opCount();
     verdicts_.assign(ops, Verdict::NotCompared);
     firstOfOp_.assign(ops, kNone);
     nextOfOp_.assign(r.ops.size(), kNone);
-    tensorOfRow_.assign(shown_->candidate.rowCount(), kNone);
+    tensorOfRow_.assign(shown_->candidate->rowCount(), kNone);
     std::vector<uint32_t> lastOfOp(ops, kNone);
     for (uint32_t i = 0; i < r.ops.size(); ++i) {
         const auto& op = r.ops[i];
@@ -284,8 +284,8 @@ void RunComparison::buildLookups() {
     for (uint32_t t = 0; t < r.tensors.size(); ++t)
         if (r.tensors[t].candidateRow < tensorOfRow_.size())
             tensorOfRow_[r.tensors[t].candidateRow] = t;
-    std::vector<char> referenceOnly(shown_->reference.opCount(), 0);
-    std::vector<char> referencePaired(shown_->reference.opCount(), 0);
+    std::vector<char> referenceOnly(shown_->reference->opCount(), 0);
+    std::vector<char> referencePaired(shown_->reference->opCount(), 0);
     for (const auto& op : r.ops)
         if (op.referenceOp < referencePaired.size()) referencePaired[op.referenceOp] = 1;
     referenceOnlyOps_ = 0;

@@ -1,10 +1,11 @@
 // Two runs compared in the application: the dump shown (the candidate, DumpStore) against a
 // reference dump (a second DumpStore), with analysis::compareDumps (the engine `probe compare`
-// uses) run off the GUI thread on copies of both indexes. The result's op and row numbers are
-// those of the stores' indexes (indexes only grow; a reset drops the result first), so views
-// look ops up by the store's numbers. While either dump grows (a live run) the comparison is
-// run again for the rounds that arrived; replacing either dump cancels a running comparison
-// and drops the result in the store's aboutToReset phase, before anything refers to new data.
+// uses) run off the GUI thread on snapshots of both indexes (DumpStore::snapshot). The result's
+// op and row numbers are those of the stores' indexes (indexes only grow; a reset drops the
+// result first), so views look ops up by the store's numbers. While either dump grows (a live
+// run) the comparison is run again for the rounds that arrived; replacing either dump cancels a
+// running comparison and drops the result in the store's aboutToReset phase, before anything
+// refers to new data.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 

@@ -2,6 +2,9 @@
 #include "dump_loader.h"
 
 #include <exception>
+
+#include <QCoreApplication>
+#include <QThreadPool>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -20,7 +23,23 @@ constexpr size_t kMaxItemsPerDelta = 10000;
 constexpr int kNudgedPolls = 5;
 constexpr int kNudgedPollMs = 40;
 
+// An index with more ops and rows than this is freed on a worker thread.
+constexpr size_t kFreeElsewhereItems = 100000;
+
 }  // namespace
+
+std::shared_ptr<analysis::DumpIndex> newSharedIndex(analysis::DumpIndex&& index) {
+    return std::shared_ptr<analysis::DumpIndex>(
+        new analysis::DumpIndex(std::move(index)), [](analysis::DumpIndex* gone) {
+            // Freeing a million rows takes a while: never on the GUI thread, wherever the last
+            // owner lets go (a replaced dump, a comparison's snapshot).
+            if (gone->rowCount() + gone->opCount() > kFreeElsewhereItems &&
+                QCoreApplication::instance() && QThreadPool::globalInstance())
+                QThreadPool::globalInstance()->start([gone] { delete gone; });
+            else
+                delete gone;
+        });
+}
 
 DumpLoader::DumpLoader(QString path, quint64 generation, int idlePollMs,
                        std::shared_ptr<std::atomic<int>> pendingDeltas)
@@ -43,6 +62,7 @@ void DumpLoader::start() {
         emit failed(generation_, QString::fromStdString(error));
         return;
     }
+    initial_ = newSharedIndex(analysis::DumpIndex(reader_->layout(), reader_->root()));
     emit opened(generation_, static_cast<int>(reader_->layout()),
                 QString::fromStdString(reader_->root()));
     schedule(0);
@@ -57,6 +77,19 @@ void DumpLoader::pollNow() {
 
 void DumpLoader::schedule(int ms) {
     if (!stopRequested_) timer_->start(ms);
+}
+
+void DumpLoader::applyInitial(analysis::DumpDelta&& delta) {
+    emit progress(generation_, static_cast<qint64>(delta.bytesDone),
+                  static_cast<qint64>(delta.bytesTotal));
+    for (const auto& problem : delta.problems) initialProblems_ << QString::fromStdString(problem);
+    initial_->apply(std::move(delta));
+}
+
+void DumpLoader::handOverInitial() {
+    emit loaded(generation_, initial_, initialProblems_);
+    initial_.reset();
+    initialProblems_.clear();
 }
 
 void DumpLoader::pollOnce() {
@@ -74,29 +107,43 @@ void DumpLoader::pollOnce() {
         delta = std::make_shared<analysis::DumpDelta>();
         delta->problems.push_back("reading " + reader_->root() + " stopped: " + e.what() +
                                   "; reopen the folder to try again");
-        ++*pendingDeltas_;
-        emit deltaReady(generation_, delta);
+        if (initial_) {
+            applyInitial(std::move(*delta));
+            handOverInitial();
+        } else {
+            ++*pendingDeltas_;
+            emit deltaReady(generation_, delta);
+        }
         emit caughtUp(generation_);
         return;
     }
     const bool more = delta->more;
-#ifdef __GLIBC__
-    // Once the initial load is applied, give back the freed delta buffers malloc keeps in its
-    // arenas (hundreds of MiB after a big dump). Done here, off the GUI thread.
-    if (caughtUpOnce_ && !trimmed_ && pendingDeltas_->load() == 0) {
-        trimmed_ = true;
-        malloc_trim(0);
-    }
-#endif
     const bool found = !delta->rows.empty() || !delta->ops.empty() || delta->status.has_value();
-    // Handed over in pieces: the GUI thread applies each between its other events.
-    for (auto& piece : analysis::splitDelta(std::move(*delta), kMaxItemsPerDelta)) {
-        ++*pendingDeltas_;
-        emit deltaReady(generation_, std::make_shared<analysis::DumpDelta>(std::move(piece)));
-    }
-    if (more) {
-        schedule(0);
-        return;
+    if (initial_) {
+        applyInitial(std::move(*delta));
+        if (more) {
+            schedule(0);
+            return;
+        }
+        handOverInitial();
+    } else {
+#ifdef __GLIBC__
+        // Once the initial load is handed over, give back the freed delta buffers malloc keeps
+        // in its arenas (hundreds of MiB after a big dump). Done here, off the GUI thread.
+        if (caughtUpOnce_ && !trimmed_ && pendingDeltas_->load() == 0) {
+            trimmed_ = true;
+            malloc_trim(0);
+        }
+#endif
+        // Handed over in pieces: the GUI thread applies each between its other events.
+        for (auto& piece : analysis::splitDelta(std::move(*delta), kMaxItemsPerDelta)) {
+            ++*pendingDeltas_;
+            emit deltaReady(generation_, std::make_shared<analysis::DumpDelta>(std::move(piece)));
+        }
+        if (more) {
+            schedule(0);
+            return;
+        }
     }
     emit caughtUp(generation_);
     caughtUpOnce_ = true;

@@ -1,6 +1,7 @@
 // The open dump: its index (owned by the GUI thread) and the loader thread that reads the folder
 // and keeps following it while a model writes it. Views read the index; models listen to
-// changed(). No widgets.
+// changed(). Work on other threads reads snapshots of the index (shared, copied only when the
+// dump grows meanwhile, and then off the GUI thread). No widgets.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -34,10 +35,14 @@ public:
     void close();
 
     bool isOpen() const { return open_; }
-    const analysis::DumpIndex& index() const { return index_; }
+    const analysis::DumpIndex& index() const { return *index_; }
+    // The index as it is now, for work on another thread: shared, not copied. While a snapshot
+    // is held, growth is applied to a copy made on a worker thread (the GUI thread never copies
+    // a million rows), and the snapshot stays as it was.
+    std::shared_ptr<const analysis::DumpIndex> snapshot() const { return index_; }
     QString requestedPath() const { return requestedPath_; }
-    QString root() const { return QString::fromStdString(index_.root()); }
-    analysis::DumpLayout layout() const { return index_.layout(); }
+    QString root() const { return QString::fromStdString(index_->root()); }
+    analysis::DumpLayout layout() const { return index_->layout(); }
     // Everything the folder held when it was opened has been read.
     bool initialLoadDone() const { return initialLoadDone_; }
     // running | complete | incomplete (probe_status.json), or "" when the dump has no status.
@@ -50,6 +55,9 @@ public:
     qint64 bytesTotal() const { return bytesTotal_; }
     // Each open() gets a new generation; results tagged with an older one are dropped.
     quint64 generation() const { return generation_; }
+    // Loaders stopped by open() or close() whose threads are still finishing a poll. Once none
+    // is left, nothing stale can arrive any more (what they sent was dropped before).
+    int retiringLoaders() const { return retiringLoaders_; }
 
     // How often a finished or idle dump is looked at again (milliseconds).
     void setIdlePollInterval(int ms) { idlePollMs_ = ms; }
@@ -77,16 +85,29 @@ signals:
     void initialLoadFinished();
     void dumpStateChanged(const QString& state);
     void problemsAdded(const QStringList& problems);
+    // The last of the stopped loaders has finished (retiringLoaders() is 0).
+    void loadersRetired();
 
 private:
     void stopLoader();
     void onLoaderOpened(quint64 generation, int layout, const QString& root);
     void onLoaderFailed(quint64 generation, const QString& message);
+    void onProgress(quint64 generation, qint64 done, qint64 total);
+    void onLoaded(quint64 generation, const std::shared_ptr<analysis::DumpIndex>& index,
+                  const QStringList& problems);
     void onDelta(quint64 generation, const std::shared_ptr<analysis::DumpDelta>& delta);
+    void applyDelta(analysis::DumpDelta&& delta);
+    // Makes the index this store's alone again (a snapshot shares it): copied on a worker
+    // thread while deltas wait, then swapped in.
+    void unshareIndex();
+    void onUnshared(quint64 generation, std::shared_ptr<analysis::DumpIndex> copy);
     void onCaughtUp(quint64 generation);
-    void resetIndex(analysis::DumpIndex index);
+    void resetIndex(std::shared_ptr<analysis::DumpIndex> index);
 
-    analysis::DumpIndex index_;
+    std::shared_ptr<analysis::DumpIndex> index_;
+    // Deltas that arrived while the index was being copied, applied in order after it.
+    std::vector<std::shared_ptr<analysis::DumpDelta>> waiting_;
+    bool unsharing_ = false;
     QString requestedPath_;
     bool open_ = false;
     bool initialLoadDone_ = false;
@@ -96,6 +117,7 @@ private:
     QThread* thread_ = nullptr;
     DumpLoader* loader_ = nullptr;
     std::vector<QPointer<QThread>> retiring_;  // stopped loaders' threads, still finishing a poll
+    int retiringLoaders_ = 0;                  // of them, those not finished yet
     // Deltas sent by the loader and not yet applied: the loader waits when too many are queued.
     std::shared_ptr<std::atomic<int>> pendingDeltas_;
 };

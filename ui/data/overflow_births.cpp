@@ -46,8 +46,8 @@ void OverflowBirths::search() {
     }
     running_ = true;
     const quint64 request = ++request_;
-    // A copy: the loader's deltas change the store's index on this thread meanwhile.
-    auto index = std::make_shared<const analysis::DumpIndex>(store_->index());
+    // A snapshot: the loader's deltas change the store's index on this thread meanwhile.
+    std::shared_ptr<const analysis::DumpIndex> index = store_->snapshot();
     auto* watcher = new QFutureWatcher<std::vector<BornOverflow>>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, request] {
         watcher->deleteLater();

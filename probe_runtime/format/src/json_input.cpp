@@ -2,6 +2,9 @@
 #include "probe/format/json_input.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <unordered_set>
 
@@ -79,6 +82,21 @@ std::string parserMessage(const std::string& what) {
     return what.substr(start);
 }
 
+// Where nlohmann's parser failed (a byte offset into the text) and why, for people.
+void describeParseError(std::size_t position, const std::string& token,
+                        const nlohmann::detail::exception& e, size_t& offset,
+                        std::string& message) {
+    offset = position > 0 ? position - 1 : 0;
+    if (e.id == 406) {
+        // Valid JSON, but no double holds it: the place is where the number starts.
+        offset = position >= token.size() ? position - token.size() : 0;
+        message = "the number " + printableText(token, 40) +
+                  " is out of range (beyond +-1.8e308, the range of a double)";
+    } else {
+        message = "not valid JSON: " + printableText(parserMessage(e.what()));
+    }
+}
+
 // Builds the value as nlohmann's DOM parser does, but keeps going on a repeated key (noting it)
 // and never throws: a parse error is recorded with its byte offset.
 template <typename Json>
@@ -154,15 +172,7 @@ public:
     }
     bool parse_error(std::size_t position, const std::string& token,
                      const nlohmann::detail::exception& e) {
-        errorOffset = position > 0 ? position - 1 : 0;
-        if (e.id == 406) {
-            // Valid JSON, but no double holds it: the place is where the number starts.
-            errorOffset = position >= token.size() ? position - token.size() : 0;
-            errorMessage = "the number " + printableText(token, 40) +
-                           " is out of range (beyond +-1.8e308, the range of a double)";
-        } else {
-            errorMessage = "not valid JSON: " + printableText(parserMessage(e.what()));
-        }
+        describeParseError(position, token, e, errorOffset, errorMessage);
         return false;
     }
 
@@ -204,43 +214,274 @@ private:
     Json* pending_ = nullptr;
 };
 
+// A scanner for the JSON big files hold in practice: strings without escapes or control
+// characters, integers of at most 19 digits, decimals from_chars reads into a finite double. It
+// accepts only text nlohmann's parser accepts, and hands the same events with the same values
+// (strtod and from_chars both round correctly), several times faster. Anything else it leaves to
+// nlohmann, which also words the errors. Without a handler it only says whether it would accept.
+class PlainJsonScanner {
+public:
+    using Json = nlohmann::json;
+
+    PlainJsonScanner(std::string_view text, int maxDepth)
+        : p_(text.data()), end_(text.data() + text.size()), maxDepth_(maxDepth) {}
+
+    bool run(nlohmann::json_sax<Json>* handler) {
+        handler_ = handler;
+        skipSpace();
+        if (!value(0)) return false;
+        skipSpace();
+        return p_ == end_;
+    }
+
+private:
+    void skipSpace() {
+        while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    }
+    bool literal(std::string_view word) {
+        if (static_cast<size_t>(end_ - p_) < word.size() ||
+            std::string_view(p_, word.size()) != word)
+            return false;
+        p_ += word.size();
+        return true;
+    }
+    // A string's text, between its quotes: false on an escape, a control character or bytes
+    // that are not UTF-8.
+    bool stringText(std::string_view& text) {
+        if (p_ == end_ || *p_ != '"') return false;
+        const char* start = ++p_;
+        // Eight bytes at a time while none is a quote, a backslash, a control character or
+        // part of a multi-byte character; the loop below judges the rest byte by byte.
+        constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+        auto hasZeroByte = [](uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+        while (end_ - p_ >= 8) {
+            uint64_t word;
+            std::memcpy(&word, p_, sizeof word);
+            if ((word & kHighs) || hasZeroByte(word ^ (kOnes * '"')) ||
+                hasZeroByte(word ^ (kOnes * '\\')) || ((word - kOnes * 0x20) & ~word & kHighs))
+                break;
+            p_ += 8;
+        }
+        while (true) {
+            if (p_ == end_) return false;
+            const auto c = static_cast<unsigned char>(*p_);
+            if (c == '"') break;
+            if (c == '\\' || c < 0x20) return false;
+            if (c < 0x80) {
+                ++p_;
+                continue;
+            }
+            const size_t n = utf8SequenceLength(std::string_view(p_, end_ - p_), 0);
+            if (n == 0) return false;
+            p_ += n;
+        }
+        text = std::string_view(start, p_ - start);
+        ++p_;
+        return true;
+    }
+    bool string(bool isKey) {
+        std::string_view text;
+        if (!stringText(text)) return false;
+        if (!handler_) return true;
+        std::string value(text);
+        return isKey ? handler_->key(value) : handler_->string(value);
+    }
+    bool number() {
+        const char* start = p_;
+        const bool negative = *p_ == '-';
+        if (negative) ++p_;
+        auto digits = [&] {
+            const char* from = p_;
+            while (p_ != end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+            return p_ - from;
+        };
+        const auto integerDigits = digits();
+        if (integerDigits == 0 || (integerDigits > 1 && start[negative ? 1 : 0] == '0'))
+            return false;
+        bool isFloat = false;
+        if (p_ != end_ && *p_ == '.') {
+            ++p_;
+            if (digits() == 0) return false;
+            isFloat = true;
+        }
+        if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
+            ++p_;
+            if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+            if (digits() == 0) return false;
+            isFloat = true;
+        }
+        if (!isFloat) {
+            if (integerDigits > 19) return false;  // nlohmann decides what it becomes
+            uint64_t magnitude = 0;
+            for (const char* d = start + (negative ? 1 : 0); d != p_; ++d)
+                magnitude = magnitude * 10 + static_cast<uint64_t>(*d - '0');
+            if (!negative) return !handler_ || handler_->number_unsigned(magnitude);
+            if (magnitude > (uint64_t{1} << 63)) return false;
+            const auto value = static_cast<Json::number_integer_t>(0 - magnitude);
+            return !handler_ || handler_->number_integer(value);
+        }
+        double value = 0;
+        const auto [end, ec] = std::from_chars(start, p_, value);
+        if (ec != std::errc() || end != p_ || !std::isfinite(value)) return false;
+        if (!handler_) return true;
+        return handler_->number_float(value, std::string(start, p_));
+    }
+    bool value(int depth) {
+        if (p_ == end_) return false;
+        switch (*p_) {
+            case '{':
+                return object(depth + 1);
+            case '[':
+                return array(depth + 1);
+            case '"':
+                return string(false);
+            case 't':
+                return literal("true") && (!handler_ || handler_->boolean(true));
+            case 'f':
+                return literal("false") && (!handler_ || handler_->boolean(false));
+            case 'n':
+                return literal("null") && (!handler_ || handler_->null());
+            default:
+                return (*p_ == '-' || (*p_ >= '0' && *p_ <= '9')) && number();
+        }
+    }
+    bool object(int depth) {
+        if (depth > maxDepth_) return false;
+        ++p_;
+        if (handler_ && !handler_->start_object(static_cast<std::size_t>(-1))) return false;
+        skipSpace();
+        if (p_ != end_ && *p_ == '}') {
+            ++p_;
+            return !handler_ || handler_->end_object();
+        }
+        while (true) {
+            if (!string(true)) return false;
+            skipSpace();
+            if (p_ == end_ || *p_ != ':') return false;
+            ++p_;
+            skipSpace();
+            if (!value(depth)) return false;
+            skipSpace();
+            if (p_ == end_) return false;
+            if (*p_ == ',') {
+                ++p_;
+                skipSpace();
+                continue;
+            }
+            if (*p_ != '}') return false;
+            ++p_;
+            return !handler_ || handler_->end_object();
+        }
+    }
+    bool array(int depth) {
+        if (depth > maxDepth_) return false;
+        ++p_;
+        if (handler_ && !handler_->start_array(static_cast<std::size_t>(-1))) return false;
+        skipSpace();
+        if (p_ != end_ && *p_ == ']') {
+            ++p_;
+            return !handler_ || handler_->end_array();
+        }
+        while (true) {
+            if (!value(depth)) return false;
+            skipSpace();
+            if (p_ == end_) return false;
+            if (*p_ == ',') {
+                ++p_;
+                skipSpace();
+                continue;
+            }
+            if (*p_ != ']') return false;
+            ++p_;
+            return !handler_ || handler_->end_array();
+        }
+    }
+
+    const char* p_;
+    const char* end_;
+    int maxDepth_;
+    nlohmann::json_sax<Json>* handler_ = nullptr;
+};
+
+// The limits checked, then the text parsed into `handler`'s events; false with `error` set (its
+// source left to the caller) when the text is not JSON within the limits. `handler` records
+// nlohmann's parse error in errorOffset and errorMessage.
+template <typename Json, typename Handler>
+bool parseEvents(std::string_view text, const JsonLimits& limits, Handler& handler,
+                 JsonError& error) {
+    auto failAt = [&](size_t offset, std::string problem) {
+        std::tie(error.line, error.column) = lineAndColumn(text, offset);
+        error.problem = std::move(problem);
+        return false;
+    };
+    if (text.size() > limits.maxBytes) {
+        error.problem = "is " + std::to_string(text.size()) + " bytes, more than the limit of " +
+                        std::to_string(limits.maxBytes);
+        return false;
+    }
+    if (const size_t deep = findTooDeep(text, limits.maxDepth); deep != std::string_view::npos)
+        return failAt(deep, "nested deeper than " + std::to_string(limits.maxDepth) +
+                                " levels of arrays and objects");
+    bool parsed = false;
+    try {
+        parsed = Json::sax_parse(text.begin(), text.end(), &handler);
+    } catch (const std::bad_alloc&) {
+        error.problem = "out of memory while parsing";
+        return false;
+    } catch (const std::exception& e) {  // not expected: the handlers throw nothing themselves
+        error.problem = printableText(e.what());
+        return false;
+    }
+    if (!parsed)
+        return failAt(handler.errorOffset,
+                      handler.errorMessage.empty() ? "not valid JSON" : handler.errorMessage);
+    return true;
+}
+
 template <typename Json>
 JsonParse<Json> parseGuarded(std::string_view text, const std::string& source,
                              const JsonLimits& limits) {
     JsonParse<Json> result;
     result.error.source = source;
-    auto failAt = [&](size_t offset, std::string problem) {
-        std::tie(result.error.line, result.error.column) = lineAndColumn(text, offset);
-        result.error.problem = std::move(problem);
-        return result;
-    };
-    if (text.size() > limits.maxBytes) {
-        result.error.problem = "is " + std::to_string(text.size()) +
-                               " bytes, more than the limit of " + std::to_string(limits.maxBytes);
-        return result;
-    }
-    if (const size_t deep = findTooDeep(text, limits.maxDepth); deep != std::string_view::npos)
-        return failAt(deep, "nested deeper than " + std::to_string(limits.maxDepth) +
-                                " levels of arrays and objects");
     Json root;
     GuardedBuilder<Json> builder(root);
-    bool parsed = false;
-    try {
-        parsed = Json::sax_parse(text.begin(), text.end(), &builder);
-    } catch (const std::bad_alloc&) {
-        result.error.problem = "out of memory while parsing";
-        return result;
-    } catch (const std::exception& e) {  // not expected: the builder throws nothing itself
-        result.error.problem = printableText(e.what());
-        return result;
-    }
-    if (!parsed)
-        return failAt(builder.errorOffset,
-                      builder.errorMessage.empty() ? "not valid JSON" : builder.errorMessage);
+    if (!parseEvents<Json>(text, limits, builder, result.error)) return result;
     result.duplicateKeys = std::move(builder.duplicates);
     result.value = std::move(root);
     return result;
 }
+
+// Hands every event to a reader's handler and records where the text stops being JSON.
+class ForwardingHandler {
+public:
+    using Json = nlohmann::json;
+    explicit ForwardingHandler(nlohmann::json_sax<Json>& to) : to_(to) {}
+    bool null() { return to_.null(); }
+    bool boolean(bool v) { return to_.boolean(v); }
+    bool number_integer(Json::number_integer_t v) { return to_.number_integer(v); }
+    bool number_unsigned(Json::number_unsigned_t v) { return to_.number_unsigned(v); }
+    bool number_float(Json::number_float_t v, const Json::string_t& s) {
+        return to_.number_float(v, s);
+    }
+    bool string(Json::string_t& v) { return to_.string(v); }
+    bool binary(Json::binary_t&) { return false; }  // JSON text has none
+    bool start_object(std::size_t n) { return to_.start_object(n); }
+    bool key(Json::string_t& name) { return to_.key(name); }
+    bool end_object() { return to_.end_object(); }
+    bool start_array(std::size_t n) { return to_.start_array(n); }
+    bool end_array() { return to_.end_array(); }
+    bool parse_error(std::size_t position, const std::string& token,
+                     const nlohmann::detail::exception& e) {
+        describeParseError(position, token, e, errorOffset, errorMessage);
+        return false;
+    }
+
+    size_t errorOffset = 0;
+    std::string errorMessage;
+
+private:
+    nlohmann::json_sax<Json>& to_;
+};
 
 template <typename Json>
 JsonParse<Json> readGuarded(const std::string& path, const JsonLimits& limits) {
@@ -286,6 +527,25 @@ JsonParse<nlohmann::json> parseJson(std::string_view text, const std::string& so
 JsonParse<nlohmann::ordered_json> parseOrderedJson(std::string_view text, const std::string& source,
                                                    const JsonLimits& limits) {
     return parseGuarded<nlohmann::ordered_json>(text, source, limits);
+}
+
+bool parseJsonEvents(std::string_view text, const std::string& source, const JsonLimits& limits,
+                     nlohmann::json_sax<nlohmann::json>& handler, JsonError* error) {
+    // Plain text (most of it) goes through the fast scanner, once to check that it can, then
+    // to hand the events over (a handler cannot take back what it was told).
+    if (text.size() <= limits.maxBytes && PlainJsonScanner(text, limits.maxDepth).run(nullptr)) {
+        if (PlainJsonScanner(text, limits.maxDepth).run(&handler)) return true;
+        if (error) {  // the handler stopped: said as the parser below says it
+            *error = JsonError{source, 1, 1, "not valid JSON"};
+        }
+        return false;
+    }
+    JsonError found;
+    found.source = source;
+    ForwardingHandler forwarding(handler);
+    if (parseEvents<nlohmann::json>(text, limits, forwarding, found)) return true;
+    if (error) *error = std::move(found);
+    return false;
 }
 
 JsonParse<nlohmann::json> readJsonFile(const std::string& path, const JsonLimits& limits) {

@@ -73,6 +73,39 @@ bool splitCsvLine(std::string_view line, std::string_view (&fields)[kColumns], i
     }
 }
 
+// "-12.345678" (what formatStatValue writes) without from_chars when the digits fit a double's
+// mantissa: the integer of all digits divided by a power of ten, both exact, rounds once and so
+// gives from_chars' (correctly rounded) result. False for any other text (from_chars decides).
+bool parsePlainDecimal(std::string_view text, double& value) {
+    static constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                              1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                              1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    const bool negative = p != end && *p == '-';
+    if (negative) ++p;
+    uint64_t digits = 0;  // wraps past 19 digits, which are refused below
+    auto readDigits = [&] {
+        const char* from = p;
+        for (; p != end && static_cast<unsigned char>(*p - '0') < 10; ++p)
+            digits = digits * 10 + static_cast<uint64_t>(*p - '0');
+        return p - from;
+    };
+    const auto integerDigits = readDigits();
+    if (integerDigits == 0) return false;
+    std::ptrdiff_t fraction = 0;
+    if (p != end && *p == '.') {
+        ++p;
+        fraction = readDigits();
+        if (fraction == 0) return false;
+    }
+    if (p != end || integerDigits + fraction > 19 || digits > (uint64_t{1} << 53) || fraction > 22)
+        return false;
+    const double magnitude = static_cast<double>(digits) / kPowersOfTen[fraction];
+    value = negative ? -magnitude : magnitude;
+    return true;
+}
+
 }  // namespace
 
 std::string csvField(std::string_view field) {
@@ -144,11 +177,12 @@ std::string formatStatValue(std::optional<double> value) {
 
 std::optional<double> parseStatValue(std::string_view text, bool* ok) {
     if (ok) *ok = true;
+    double v = 0;
+    if (parsePlainDecimal(text, v)) return v;  // almost every value
     if (text == "N/A") return std::nullopt;
     if (text == "nan" || text == "-nan") return std::nan("");
     if (text == "inf") return HUGE_VAL;
     if (text == "-inf") return -HUGE_VAL;
-    double v = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
         if (ok) *ok = false;

@@ -104,6 +104,415 @@ std::optional<ModelStructure> ModelStructure::fromJson(const nlohmann::json& j,
     return model;
 }
 
+namespace {
+
+using Json = nlohmann::json;
+
+// The keys a structure file's readers keep; any other key's value is skipped.
+enum class Field : uint8_t {
+    Other,
+    OpName,
+    OpType,
+    ModelName,
+    Param,
+    WeightTensors,  // the four string lists, in the order fromJson checks them
+    InTensors,
+    OutTensors,
+    InternalTensors,
+    Nodes
+};
+constexpr int kStringLists = 4;
+const char* const kListNames[kStringLists] = {"weightTensors", "inTensors", "outTensors",
+                                              "internalTensors"};
+
+int listOf(Field field) {
+    return static_cast<int>(field) - static_cast<int>(Field::WeightTensors);
+}
+bool isList(Field field) {
+    return field >= Field::WeightTensors && field <= Field::InternalTensors;
+}
+
+// Builds StructureNode / ModelStructure from the parser's events. Keys repeated in one object
+// are read as fromJson reads the tree nlohmann keeps of them (the last one wins), and the
+// problem reported is the one fromJson finds first (a node's own lists, then its children in
+// order), so that both readers always agree.
+class StructureEvents : public nlohmann::json_sax<Json> {
+public:
+    // A node (or the model) whose closing brace is still to come.
+    struct OpenNode {
+        StructureNode node;
+        std::string modelName;  // the model's own fields (a model reuses the node's lists)
+        std::vector<std::string> weightTensors;
+        std::string listErrors[kStringLists];
+        std::string nodesError;  // "nodes is not an array", or the first child's problem
+        Field pending = Field::Other;
+        bool isModel = false;
+
+        // fromJson's first problem with this node, "" when there is none.
+        const std::string& problem() const {
+            for (const auto& e : listErrors)
+                if (!e.empty()) return e;
+            return nodesError;
+        }
+    };
+
+    explicit StructureEvents(bool model) : model_(model) {}
+
+    bool null() override {
+        return scalar(nullptr, [] { return Json(nullptr); });
+    }
+    bool boolean(bool v) override {
+        return scalar(nullptr, [v] { return Json(v); });
+    }
+    bool number_integer(number_integer_t v) override {
+        return scalar(nullptr, [v] { return Json(v); });
+    }
+    bool number_unsigned(number_unsigned_t v) override {
+        return scalar(nullptr, [v] { return Json(v); });
+    }
+    bool number_float(number_float_t v, const string_t&) override {
+        return scalar(nullptr, [v] { return Json(v); });
+    }
+    bool string(string_t& v) override {
+        return scalar(&v, [&v] { return Json(std::move(v)); });
+    }
+    bool binary(binary_t&) override { return false; }  // JSON text has none
+
+    bool start_object(std::size_t) override {
+        if (frames_.empty()) {
+            openNode(model_);
+            return true;
+        }
+        Frame& top = frames_.back();
+        switch (top.kind) {
+            case Kind::Skip:
+                ++top.depth;
+                return true;
+            case Kind::Param:
+                startParamContainer(Json::object());
+                return true;
+            case Kind::Strings:
+                noteListError(top.field, " holds a non-string");
+                return skip();
+            case Kind::Nodes:
+                openNode(false);
+                return true;
+            case Kind::Node:
+                break;
+        }
+        const Field field = takePending();
+        if (field == Field::Param) {
+            beginParam(Json::object());
+            return true;
+        }
+        notAnArray(field);
+        return skip();
+    }
+    bool start_array(std::size_t) override {
+        if (frames_.empty()) {
+            rootNotObject_ = true;
+            return skip();
+        }
+        Frame& top = frames_.back();
+        switch (top.kind) {
+            case Kind::Skip:
+                ++top.depth;
+                return true;
+            case Kind::Param:
+                startParamContainer(Json::array());
+                return true;
+            case Kind::Strings:
+                noteListError(top.field, " holds a non-string");
+                return skip();
+            case Kind::Nodes:
+                noteChildError("node is not an object");
+                return skip();
+            case Kind::Node:
+                break;
+        }
+        const Field field = takePending();
+        if (field == Field::Param) {
+            beginParam(Json::array());
+        } else if (isList(field)) {
+            frames_.push_back({Kind::Strings, field, 0});
+        } else if (field == Field::Nodes) {
+            frames_.push_back({Kind::Nodes, field, 0});
+        } else {
+            return skip();
+        }
+        return true;
+    }
+    bool key(string_t& name) override {
+        Frame& top = frames_.back();
+        if (top.kind == Kind::Param) {
+            paramKey_ = std::move(name);
+            return true;
+        }
+        if (top.kind != Kind::Node) return true;
+        OpenNode& node = open_.back();
+        node.pending = fieldOf(name, node.isModel);
+        // A repeated key replaces what the earlier one said.
+        switch (node.pending) {
+            case Field::OpName:
+                node.node.opName.clear();
+                break;
+            case Field::OpType:
+                node.node.opType.clear();
+                break;
+            case Field::ModelName:
+                node.modelName.clear();
+                break;
+            case Field::Nodes:
+                node.node.nodes.clear();
+                node.nodesError.clear();
+                break;
+            default:
+                if (isList(node.pending)) {
+                    list(node, node.pending).clear();
+                    node.listErrors[listOf(node.pending)].clear();
+                }
+                break;
+        }
+        return true;
+    }
+    bool end_object() override { return endContainer(); }
+    bool end_array() override { return endContainer(); }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;  // parseJsonEvents says where and why
+    }
+
+    // After the parse: what the root was.
+    bool rootNotObject() const { return rootNotObject_ || !done_; }
+    OpenNode* root() { return done_ ? &root_ : nullptr; }
+
+private:
+    enum class Kind : uint8_t { Node, Strings, Nodes, Skip, Param };
+    struct Frame {
+        Kind kind;
+        Field field;  // Strings: which list
+        int depth;    // Skip: containers open inside the skipped value
+    };
+
+    static Field fieldOf(const std::string& name, bool model) {
+        if (name == "inTensors") return Field::InTensors;
+        if (name == "outTensors") return Field::OutTensors;
+        if (name == "internalTensors") return Field::InternalTensors;
+        if (name == "nodes") return Field::Nodes;
+        if (model) {
+            if (name == "modelName") return Field::ModelName;
+            if (name == "weightTensors") return Field::WeightTensors;
+            return Field::Other;
+        }
+        if (name == "opName") return Field::OpName;
+        if (name == "opType") return Field::OpType;
+        if (name == "param") return Field::Param;
+        return Field::Other;
+    }
+    static std::vector<std::string>& list(OpenNode& node, Field field) {
+        switch (field) {
+            case Field::WeightTensors:
+                return node.weightTensors;
+            case Field::InTensors:
+                return node.node.inTensors;
+            case Field::OutTensors:
+                return node.node.outTensors;
+            default:
+                return node.node.internalTensors;
+        }
+    }
+    Field takePending() {
+        const Field field = open_.back().pending;
+        open_.back().pending = Field::Other;
+        return field;
+    }
+    bool skip() {
+        frames_.push_back({Kind::Skip, Field::Other, 1});
+        return true;
+    }
+    void openNode(bool isModel) {
+        open_.emplace_back();
+        open_.back().isModel = isModel;
+        frames_.push_back({Kind::Node, Field::Other, 0});
+    }
+    void noteListError(Field field, const char* what) {
+        std::string& error = open_.back().listErrors[listOf(field)];
+        if (error.empty()) error = std::string(kListNames[listOf(field)]) + what;
+    }
+    void noteChildError(const std::string& problem) {
+        std::string& error = open_.back().nodesError;
+        if (error.empty()) error = problem;
+    }
+    // A value other than an array where `field` wants one.
+    void notAnArray(Field field) {
+        if (isList(field))
+            noteListError(field, " is not an array");
+        else if (field == Field::Nodes && !open_.back().isModel)  // a model's are then ignored
+            noteChildError("nodes is not an array");
+    }
+
+    template <typename Make>
+    bool scalar(std::string* text, Make&& make) {
+        if (frames_.empty()) {
+            rootNotObject_ = true;
+            return true;
+        }
+        Frame& top = frames_.back();
+        switch (top.kind) {
+            case Kind::Skip:
+                return true;
+            case Kind::Param:
+                putParam(make());
+                return true;
+            case Kind::Strings:
+                if (!text)
+                    noteListError(top.field, " holds a non-string");
+                else if (open_.back().listErrors[listOf(top.field)].empty())
+                    list(open_.back(), top.field).push_back(std::move(*text));
+                return true;
+            case Kind::Nodes:
+                noteChildError("node is not an object");
+                return true;
+            case Kind::Node:
+                break;
+        }
+        OpenNode& node = open_.back();
+        const Field field = takePending();
+        switch (field) {
+            case Field::OpName:
+                if (text) node.node.opName = std::move(*text);
+                break;
+            case Field::OpType:
+                if (text) node.node.opType = std::move(*text);
+                break;
+            case Field::ModelName:
+                if (text) node.modelName = std::move(*text);
+                break;
+            case Field::Param:
+                node.node.param = nlohmann::ordered_json(make());
+                break;
+            default:
+                notAnArray(field);
+                break;
+        }
+        return true;
+    }
+
+    // The parameters are kept whole, as nlohmann's tree of them (keys sorted, the last of a
+    // repeated key kept), then ordered as fromJson orders them.
+    void beginParam(Json container) {
+        paramRoot_ = std::move(container);
+        paramStack_.assign(1, &paramRoot_);
+        frames_.push_back({Kind::Param, Field::Param, 0});
+    }
+    Json& paramSlot() {
+        Json& parent = *paramStack_.back();
+        if (parent.is_object()) return parent[paramKey_];
+        parent.push_back(nullptr);
+        return parent.back();
+    }
+    void putParam(Json&& value) { paramSlot() = std::move(value); }
+    void startParamContainer(Json container) {
+        Json& slot = paramSlot();
+        slot = std::move(container);
+        paramStack_.push_back(&slot);
+    }
+
+    bool endContainer() {
+        Frame& top = frames_.back();
+        switch (top.kind) {
+            case Kind::Skip:
+                if (--top.depth == 0) frames_.pop_back();
+                return true;
+            case Kind::Param:
+                paramStack_.pop_back();
+                if (paramStack_.empty()) {
+                    frames_.pop_back();
+                    open_.back().node.param = nlohmann::ordered_json(paramRoot_);
+                    paramRoot_ = nullptr;
+                }
+                return true;
+            case Kind::Strings:
+            case Kind::Nodes:
+                frames_.pop_back();
+                return true;
+            case Kind::Node:
+                break;
+        }
+        frames_.pop_back();
+        OpenNode closed = std::move(open_.back());
+        open_.pop_back();
+        if (open_.empty()) {
+            root_ = std::move(closed);
+            done_ = true;
+            return true;
+        }
+        const std::string& problem = closed.problem();
+        if (!problem.empty())
+            noteChildError(problem);
+        else if (open_.back().nodesError.empty())  // after a failure the node is not used
+            open_.back().node.nodes.push_back(std::move(closed.node));
+        return true;
+    }
+
+    bool model_;
+    std::vector<Frame> frames_;
+    std::vector<OpenNode> open_;
+    OpenNode root_;
+    bool done_ = false;
+    bool rootNotObject_ = false;
+    Json paramRoot_;
+    std::vector<Json*> paramStack_;
+    std::string paramKey_;
+};
+
+// Parses `text` into events; the root node as the reader found it, or the reason it is none.
+template <typename Structure>
+StructureEvents::OpenNode* readStructure(std::string_view text, const std::string& source,
+                                         StructureEvents& events, StructureRead<Structure>& read,
+                                         const char* notAnObject) {
+    JsonError error;
+    if (!parseJsonEvents(text, source, kStructureJsonLimits, events, &error)) {
+        read.jsonError = std::move(error);
+        return nullptr;
+    }
+    StructureEvents::OpenNode* root = events.root();
+    if (events.rootNotObject() || !root) {
+        read.error = notAnObject;
+        return nullptr;
+    }
+    if (!root->problem().empty()) {
+        read.error = root->problem();
+        return nullptr;
+    }
+    return root;
+}
+
+}  // namespace
+
+StructureRead<StructureNode> readLayerStructure(std::string_view text, const std::string& source) {
+    StructureRead<StructureNode> read;
+    StructureEvents events(false);
+    if (auto* root = readStructure(text, source, events, read, "node is not an object"))
+        read.value = std::move(root->node);
+    return read;
+}
+
+StructureRead<ModelStructure> readModelStructure(std::string_view text, const std::string& source) {
+    StructureRead<ModelStructure> read;
+    StructureEvents events(true);
+    if (auto* root = readStructure(text, source, events, read, "model is not an object")) {
+        ModelStructure model;
+        model.modelName = std::move(root->modelName);
+        model.weightTensors = std::move(root->weightTensors);
+        model.inTensors = std::move(root->node.inTensors);
+        model.outTensors = std::move(root->node.outTensors);
+        model.internalTensors = std::move(root->node.internalTensors);
+        model.nodes = std::move(root->node.nodes);
+        read.value = std::move(model);
+    }
+    return read;
+}
+
 std::string safeFileComponent(const std::string& name) {
     std::string out = name;
     for (auto& c : out)

@@ -60,6 +60,12 @@ JsonParse<nlohmann::json> parseJson(std::string_view text, const std::string& so
                                     const JsonLimits& limits);
 JsonParse<nlohmann::ordered_json> parseOrderedJson(std::string_view text, const std::string& source,
                                                    const JsonLimits& limits);
+// For readers of big files that keep a few keys: the text's events go to `handler` (nlohmann's
+// SAX interface; no JSON tree is built) after the checks parseJson makes. False with `error` set
+// as parseJson sets it when the text is not JSON within the limits, or when the handler stopped
+// (returned false; readers had better note what they dislike and go on).
+bool parseJsonEvents(std::string_view text, const std::string& source, const JsonLimits& limits,
+                     nlohmann::json_sax<nlohmann::json>& handler, JsonError* error);
 // Reads `path` (a regular file of at most limits.maxBytes, see readRegularFile) and parses it.
 JsonParse<nlohmann::json> readJsonFile(const std::string& path, const JsonLimits& limits);
 JsonParse<nlohmann::ordered_json> readOrderedJsonFile(const std::string& path,

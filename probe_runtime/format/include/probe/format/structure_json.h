@@ -5,9 +5,12 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "probe/format/json_input.h"
 
 namespace probe::format {
 
@@ -31,6 +34,18 @@ struct ModelStructure {
     nlohmann::ordered_json toJson() const;
     static std::optional<ModelStructure> fromJson(const nlohmann::json& j, std::string* error);
 };
+
+// A structure file's text read straight into the structs, as parseJson (kStructureJsonLimits) and
+// then fromJson would read it, with the same result and messages, but without a JSON tree: a big
+// model's files are tens of MB, and building and walking their tree costs several times the parse.
+template <typename Structure>
+struct StructureRead {
+    std::optional<Structure> value;      // set when the text is a structure file
+    std::optional<JsonError> jsonError;  // the text is not JSON within the limits
+    std::string error;                   // JSON, but not a structure file: why (fromJson's words)
+};
+StructureRead<StructureNode> readLayerStructure(std::string_view text, const std::string& source);
+StructureRead<ModelStructure> readModelStructure(std::string_view text, const std::string& source);
 
 // Replaces characters that cannot appear in a file name ('/', NUL) so an op or model name can
 // name a file or directory.

@@ -1,0 +1,185 @@
+// The readers' fast paths against the general ones they stand in for: structure files read
+// straight into the structs (readLayerStructure, readModelStructure) against the tree reader
+// (parseJson, then fromJson), and statistic values against std::from_chars.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "probe/format/json_input.h"
+#include "probe/format/statistic_csv.h"
+#include "probe/format/structure_json.h"
+
+using namespace probe::format;
+
+namespace {
+
+// What a reader made of a text: the structure written back, or its message.
+struct Outcome {
+    bool ok = false;
+    std::string text;  // toJson().dump(), or the message
+};
+
+template <typename Structure>
+Outcome byTree(const std::string& text) {
+    auto parsed = parseJson(text, "x.json", kStructureJsonLimits);
+    if (!parsed.ok()) return {false, "json: " + parsed.error.toString()};
+    std::string error;
+    auto structure = Structure::fromJson(*parsed.value, &error);
+    if (!structure) return {false, "structure: " + error};
+    return {true, structure->toJson().dump()};
+}
+
+template <typename Read>
+Outcome byEvents(const Read& read) {
+    if (read.jsonError) {
+        EXPECT_FALSE(read.value);
+        return {false, "json: " + read.jsonError->toString()};
+    }
+    if (!read.value) return {false, "structure: " + read.error};
+    EXPECT_TRUE(read.error.empty());
+    return {true, read.value->toJson().dump()};
+}
+
+void expectSameAsTree(const std::string& text) {
+    const Outcome layerTree = byTree<StructureNode>(text);
+    const Outcome layerEvents = byEvents(readLayerStructure(text, "x.json"));
+    EXPECT_EQ(layerEvents.ok, layerTree.ok) << text;
+    EXPECT_EQ(layerEvents.text, layerTree.text) << text;
+    const Outcome modelTree = byTree<ModelStructure>(text);
+    const Outcome modelEvents = byEvents(readModelStructure(text, "x.json"));
+    EXPECT_EQ(modelEvents.ok, modelTree.ok) << text;
+    EXPECT_EQ(modelEvents.text, modelTree.text) << text;
+}
+
+}  // namespace
+
+TEST(StructureEvents, WrittenStructuresReadAsTheTreeReadsThem) {
+    StructureNode layer;
+    layer.opName = "Prefill_layer_2";
+    layer.opType = "Prefill_layer";
+    layer.inTensors = {"Prefill_layer_2_input_0", "w"};
+    layer.outTensors = {"Prefill_layer_2_output_0"};
+    layer.internalTensors = {"t0"};
+    for (int i = 0; i < 3; ++i) {
+        StructureNode child;
+        child.opName = "Attention_2_" + std::to_string(i);
+        child.opType = "SelfAttention";
+        child.param = nlohmann::ordered_json{
+            {"zeta", i}, {"alpha", {1.5, true, nullptr, "s"}}, {"nested", {{"b", 1}, {"a", -2}}}};
+        StructureNode kernel;
+        kernel.opName = "mm_2_" + std::to_string(i) + "_0";
+        kernel.opType = "aten::mm";
+        child.nodes.push_back(kernel);
+        layer.nodes.push_back(child);
+    }
+    const std::string layerText = layer.toJson().dump();
+    auto read = readLayerStructure(layerText, "layer.json");
+    ASSERT_TRUE(read.value) << read.error;
+    ASSERT_EQ(read.value->nodes.size(), 3u);
+    EXPECT_EQ(read.value->nodes[2].nodes.at(0).opName, "mm_2_2_0");
+    EXPECT_EQ(read.value->nodes[1].param["nested"]["a"], -2);
+    expectSameAsTree(layerText);
+    expectSameAsTree(layer.toJson().dump(2));  // indented
+
+    ModelStructure model;
+    model.modelName = "M";
+    model.weightTensors = {"w0", "w1"};
+    model.inTensors = {"M_input_0"};
+    model.nodes = {layer, layer};
+    const std::string modelText = model.toJson().dump();
+    auto readModel = readModelStructure(modelText, "model.json");
+    ASSERT_TRUE(readModel.value) << readModel.error;
+    EXPECT_EQ(readModel.value->modelName, "M");
+    EXPECT_EQ(readModel.value->weightTensors, model.weightTensors);
+    EXPECT_EQ(readModel.value->nodes.size(), 2u);
+    expectSameAsTree(modelText);
+}
+
+TEST(StructureEvents, OddTextsReadAsTheTreeReadsThem) {
+    const std::vector<std::string> texts = {
+        // not objects
+        "[]", "7", "\"text\"", "null", "[{\"opName\": \"a\"}]",
+        // fields of the wrong type, read leniently or refused
+        "{\"opName\": 7, \"opType\": [1], \"modelName\": {}}",
+        "{\"opName\": \"a\", \"inTensors\": \"x\"}", "{\"inTensors\": [\"a\", 1, \"b\"]}",
+        "{\"outTensors\": {\"a\": 1}}", "{\"internalTensors\": null}",
+        "{\"weightTensors\": 5, \"inTensors\": [\"a\"]}", "{\"weightTensors\": [[\"a\"]]}",
+        "{\"nodes\": 7}", "{\"nodes\": [7]}", "{\"nodes\": [[]]}", "{\"nodes\": {}}",
+        "{\"nodes\": [{\"opName\": \"c\", \"inTensors\": 3}]}",
+        "{\"nodes\": [{\"opName\": \"ok\"}, {\"nodes\": [1]}, {\"inTensors\": 1}]}",
+        "{\"inTensors\": 1, \"nodes\": [{\"outTensors\": 2}]}",
+        "{\"nodes\": [{\"outTensors\": 2}], \"inTensors\": 1}",
+        "{\"nodes\": [{\"nodes\": [{\"nodes\": [{\"internalTensors\": [{}]}]}]}]}",
+        // parameters of every kind
+        "{\"opName\": \"p\", \"param\": {\"b\": [1, {\"y\": 2, \"x\": [null, false]}], \"a\": "
+        "1e300}}",
+        "{\"param\": [1, 2, [3, [4]]]}", "{\"param\": -12345678901234}",
+        "{\"param\": 18446744073709551615}", "{\"param\": null}", "{\"param\": {}}",
+        "{\"param\": {\"k\": 1, \"k\": 2}}",
+        // repeated keys: the last one wins, as in the tree
+        "{\"opName\": \"a\", \"opName\": \"b\"}", "{\"opName\": \"a\", \"opName\": 1}",
+        "{\"inTensors\": 1, \"inTensors\": [\"x\"]}", "{\"inTensors\": [\"x\"], \"inTensors\": 1}",
+        "{\"nodes\": [7], \"nodes\": [{\"opName\": \"n\"}]}",
+        "{\"nodes\": [{\"opName\": \"n\"}], \"nodes\": 3}",
+        "{\"param\": {\"a\": 1}, \"param\": \"\"}",
+        // unknown keys with any value
+        "{\"extra\": {\"nodes\": 7, \"inTensors\": [1]}, \"more\": [[{\"a\": []}]], \"opName\": "
+        "\"u\"}",
+        // not JSON, or beyond the limits
+        "", "{", "{\"opName\": ", "{\"nodes\": [}", "{\"a\": 1e999}", "{\"a\": \"\xff\"}",
+        std::string(300, '[') + std::string(300, ']')};
+    for (const auto& text : texts) expectSameAsTree(text);
+}
+
+TEST(StatisticValues, ReadAsFromCharsReadsThemBitForBit) {
+    std::mt19937_64 random(42);
+    std::vector<std::string> texts = {"0.000000",
+                                      "-0.000000",
+                                      "1",
+                                      "-1",
+                                      "007.5",
+                                      "1.",
+                                      ".5",
+                                      "-",
+                                      "1e5",
+                                      "1.5e-3",
+                                      "9007199254740993.0",
+                                      "9007199254740992",
+                                      "123456789012345678901",
+                                      "0.1234567890123456789012345",
+                                      "1.2.3",
+                                      "12a",
+                                      "--1"};
+    for (int i = 0; i < 20000; ++i) {
+        const double magnitude = std::pow(10.0, static_cast<double>(random() % 30) - 12.0);
+        const double value = (static_cast<double>(random() % 2000001) / 1e6 - 1.0) * magnitude;
+        texts.push_back(formatStatValue(value));  // as the runtime writes them
+        char buffer[64];
+        std::snprintf(buffer, sizeof buffer, "%.*f", static_cast<int>(random() % 24), value);
+        texts.push_back(buffer);
+    }
+    int checked = 0;
+    for (const auto& text : texts) {
+        double expected = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), expected);
+        const bool valid = ec == std::errc() && end == text.data() + text.size();
+        bool ok = false;
+        const auto value = parseStatValue(text, &ok);
+        EXPECT_EQ(ok, valid) << text;
+        if (!valid || !ok) continue;
+        ASSERT_TRUE(value) << text;
+        uint64_t got = 0, want = 0;
+        std::memcpy(&got, &*value, sizeof got);
+        std::memcpy(&want, &expected, sizeof want);
+        EXPECT_EQ(got, want) << text;
+        ++checked;
+    }
+    EXPECT_GT(checked, 40000);
+}
