@@ -25,6 +25,11 @@ import os
 import sys
 import time
 
+# One thread for the BLAS as for torch's own kernels (torch.set_num_threads below): OpenBLAS's
+# second thread spins on the other core, and whatever else runs there (the probe's threads, the
+# benchmark's other processes) stalls it for a time slice, which made ratios swing by 0.5x.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import torch
 import torch.nn.functional as F
 

@@ -136,8 +136,9 @@ bool DumpWriter::enqueue(WriteJob job) {
     }
     if (job.kind == WriteJob::Kind::LatestFile) {
         // Only the newest content is written; older queued versions become no-ops.
-        latestContent_[job.path] = std::move(job.head);
+        latestContent_[job.path] = {std::move(job.head), std::move(job.render)};
         job.head.clear();
+        job.render = nullptr;
     }
     job.charged += cost;
     queuedBytes_ += cost;
@@ -235,7 +236,8 @@ void DumpWriter::run() {
                 if (it->kind != WriteJob::Kind::LatestFile) continue;
                 auto latest = latestContent_.find(it->path);
                 if (latest != latestContent_.end()) {
-                    it->head = std::move(latest->second);
+                    it->head = std::move(latest->second.head);
+                    it->render = std::move(latest->second.render);
                     it->kind = WriteJob::Kind::File;
                     latestContent_.erase(latest);
                 }
@@ -316,6 +318,10 @@ void DumpWriter::refused(const DumpDirectory::Refusal& refusal, const std::strin
 }
 
 void DumpWriter::writeTensorOrFile(WriteJob& job) {
+    if (job.render) {
+        job.head = job.render();
+        if (job.head.empty()) return;
+    }
     if (diskStopped() && job.kind == WriteJob::Kind::Tensor) {
         std::lock_guard<std::mutex> lock(mutex_);
         ++counters_.droppedJobs;

@@ -38,6 +38,11 @@ struct WriteJob {
     uint64_t rows = 0;     // Row: how many lines `head` holds
     int64_t round = 0;     // Row: the round of those lines
     uint64_t charged = 0;  // bytes counted against the memory cap (by takeBuffer and enqueue)
+    // File / LatestFile: when set, the content is made by this, on the writer thread, when the
+    // file is written ("" writes nothing). A document that grows with every new layer (the
+    // model's structure) is then rendered once per batch instead of once per layer, and not on
+    // the model's thread. It may take locks of its own, never the writer's.
+    std::function<std::string()> render;
 };
 
 struct WriterOptions {
@@ -117,7 +122,11 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable workAvailable_, spaceAvailable_, progressed_;
     std::deque<WriteJob> queue_;
-    std::unordered_map<std::string, std::string> latestContent_;  // LatestFile: path -> newest
+    struct LatestContent {
+        std::string head;
+        std::function<std::string()> render;
+    };
+    std::unordered_map<std::string, LatestContent> latestContent_;  // LatestFile: path -> newest
     uint64_t queuedBytes_ = 0;  // queued jobs and buffers handed out by takeBuffer
     // Buffers of written tensors, for takeBuffer: (size, buffer), counted in pooledBytes_.
     std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> pool_;

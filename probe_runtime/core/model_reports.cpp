@@ -40,22 +40,37 @@ void ModelReports::layerObserved(LayerRegistry::Slot& slot, const ObservedOp& ob
         job.head = format::dumpJson(layer.toJson()) + "\n";
         runtime_.writer().enqueue(std::move(job));
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (explicitModels_.count(modelName_)) return;
-    auto& builder = models_[modelName_];
-    if (!builder) builder = std::make_unique<ModelStructureBuilder>(modelName_);
-    // Of what the layer's ops read and no op wrote, the reported weights are the model's.
-    sources.erase(
-        std::remove_if(sources.begin(), sources.end(),
-                       [&](const SourceTensor& s) { return weightBuffers_.count(s.buffer) == 0; }),
-        sources.end());
-    builder->addLayer(observed, std::move(layer), sources);
+    std::string modelName;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (explicitModels_.count(modelName_)) return;
+        modelName = modelName_;
+        auto& builder = models_[modelName];
+        if (!builder) builder = std::make_unique<ModelStructureBuilder>(modelName);
+        // Of what the layer's ops read and no op wrote, the reported weights are the model's.
+        sources.erase(std::remove_if(sources.begin(), sources.end(),
+                                     [&](const SourceTensor& s) {
+                                         return weightBuffers_.count(s.buffer) == 0;
+                                     }),
+                      sources.end());
+        builder->addLayer(observed, std::move(layer), sources);
+    }
+    // Rendered by the writer (once per batch, however many layers were added meanwhile: each
+    // rendering holds the whole model so far). Queued without our lock held: the rendering
+    // takes it, and enqueue may wait for the writer.
     WriteJob job;
     job.kind = WriteJob::Kind::LatestFile;
     job.path =
-        runtime_.infoDirectory("model") + "/" + format::safeFileComponent(modelName_) + ".json";
-    job.head = format::dumpJson(builder->model().toJson()) + "\n";
+        runtime_.infoDirectory("model") + "/" + format::safeFileComponent(modelName) + ".json";
+    job.render = [this, modelName] { return renderModel(modelName); };
     runtime_.writer().enqueue(std::move(job));
+}
+
+std::string ModelReports::renderModel(const std::string& modelName) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = models_.find(modelName);
+    if (it == models_.end() || !it->second || explicitModels_.count(modelName)) return "";
+    return format::dumpJson(it->second->model().toJson()) + "\n";
 }
 
 int ModelReports::reportModel(const char* modelName, const char* modelJson) {

@@ -34,6 +34,10 @@ public:
     void layerObserved(LayerRegistry::Slot& slot, const ObservedOp& observed);
 
 private:
+    // The model's structure so far as its file's content, "" when there is none (on the writer
+    // thread).
+    std::string renderModel(const std::string& modelName);
+
     Runtime& runtime_;
     std::mutex mutex_;
     std::string modelName_;

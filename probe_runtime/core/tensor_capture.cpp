@@ -89,7 +89,11 @@ int TensorCapture::opTensor(const TensorReport& t) {
         indexText += arg;
     }
 
-    format::StatRow row;
+    // The row is appended from the names the frame holds (views), copied once, into the batch.
+    const std::string shape = format::shapeString(dims);
+    const std::string formatText = format::formatName(t.format);
+    const std::string unknownDtype = dtype ? "" : "undefined(" + std::to_string(t.dtype) + ")";
+    format::StatRowView row;
     row.devicePid = layer.devicePid;
     row.round = layer.round;
     row.opName = frame.namePath;
@@ -97,9 +101,9 @@ int TensorCapture::opTensor(const TensorReport& t) {
     row.opId = frame.id;
     row.isOutput = isOutput;
     row.index = indexText;
-    row.dtype = dtype ? format::dtypeName(*dtype) : "undefined(" + std::to_string(t.dtype) + ")";
-    row.format = format::formatName(t.format);
-    row.shape = format::shapeString(dims);
+    row.dtype = dtype ? std::string_view(format::dtypeName(*dtype)) : unknownDtype;
+    row.format = formatText;
+    row.shape = shape;
     if (config.wantsStatistics() && dtype) {
         const auto stats = t.stats ? *t.stats : format::computeTensorStats(*dtype, t.data, *count);
         if (stats.valid) {
@@ -109,6 +113,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
             row.norm = stats.norm;
         }
     }
+    std::string tensorPath;
     if (config.wantsTensors()) {
         const std::string fileName =
             std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";
@@ -120,7 +125,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
         if (frame.kernel && config.skipsKernelTensors()) {
             header.alias = fileName;  // as the reference: header only, naming itself
         } else if (config.deduplicatesTensors()) {
-            DedupKey key{format::contentHash64(t.data, t.nbytes), t.nbytes, t.dtype, row.shape};
+            DedupKey key{format::contentHash64(t.data, t.nbytes), t.nbytes, t.dtype, shape};
             auto [it, inserted] =
                 layer.firstCopies.try_emplace(std::move(key), frame.id + "_" + fileName);
             if (!inserted) header.alias = it->second;
@@ -135,10 +140,10 @@ int TensorCapture::opTensor(const TensorReport& t) {
             std::memcpy(job.data.get(), t.data, t.nbytes);
             job.size = t.nbytes;
         }
-        row.tensorPath = job.path;
+        tensorPath = job.path;
+        row.tensorPath = tensorPath;
         runtime_.writer().enqueue(std::move(job));
     }
-    const std::string line = format::formatStatRow(row);
     bool full = false;
     {
         std::lock_guard<std::mutex> lock(ts.rows.mutex);
@@ -146,7 +151,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
             ts.rows.path = layer.csvPath;
             ts.rows.round = layer.round;
         }
-        ts.rows.text += line;
+        format::appendStatRow(ts.rows.text, row);
         ++ts.rows.count;
         full = ts.rows.text.size() >= kRowBatchBytes;
     }

@@ -41,6 +41,9 @@
 namespace probe::torch_adapter {
 namespace {
 
+// probe_torch_module_begin's flag beside the PROBE_WANTS_* ones (torch_hooks.py _LAYER_AWAKE).
+constexpr int kLayerProbeAwake = 1 << 16;
+
 // ---------------------------------------------------------------------------------------------
 // Types
 
@@ -147,10 +150,9 @@ struct Frame {
     FrameKind kind;
     bool observeChildren;       // the runtime looks into this op's children
     bool metadataOnly = false;  // a view inside another aten op: its memory may not be written yet
-    // Layer-level ops: the callbacks this op switched off (to switch on again at its end), and
+    // Layer-level ops: the callback this op switched off (to switch on again at its end), and
     // for forward ones the first autograd sequence number their forward used, and the layer.
     at::CallbackHandle opCallbackOff = at::INVALID_CALLBACK_HANDLE;
-    at::CallbackHandle nodeCallbackOff = at::INVALID_CALLBACK_HANDLE;
     uint64_t firstSequence = 0;
     int layer = -1;
 };
@@ -211,6 +213,14 @@ uint64_t bufferIdOf(const at::Tensor& tensor) {
            static_cast<uint64_t>(tensor.storage_offset()) * tensor.element_size();
 }
 
+// Our own ATen calls (a copy to the CPU, a contiguous copy) must neither be recorded
+// (re-entrance) nor tracked by autograd. Only where we make them: switching RecordFunction off
+// and on costs more than the statistics of a small tensor.
+struct OwnAtenCalls {
+    at::DisableRecordFunctionGuard noRecord;
+    c10::AutoGradMode noGrad{false};
+};
+
 // Statistics of a tensor for a statistics-only op: computed once per memory region and model
 // call, directly on the memory when the tensor covers it densely (statistics do not depend on
 // the order of the elements), else on a contiguous copy.
@@ -234,6 +244,7 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
     if (dense) {
         probe_compute_stats(code, tensor.data_ptr(), count, &stats);
     } else {
+        const OwnAtenCalls own;
         at::Tensor host = tensor.cpu().resolve_conj().resolve_neg().contiguous();
         probe_compute_stats(code, host.data_ptr(), count, &stats);
     }
@@ -261,15 +272,13 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
                            nbytes, bufferId);
         return;
     }
-    // Our own ATen calls must neither be recorded (re-entrance) nor tracked by autograd.
-    at::DisableRecordFunctionGuard noRecord;
-    c10::AutoGradMode noGrad(false);
     if (wants & PROBE_WANTS_STATISTICS_ONLY) {
         const probe_tensor_stats stats = statisticsOf(tensor, code);
         probe_op_tensor_stats(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, &stats,
                               bufferId);
         return;
     }
+    const OwnAtenCalls own;
     at::Tensor host = tensor;
     if (!host.device().is_cpu()) host = host.cpu();
     if (host.is_conj()) host = host.resolve_conj();
@@ -406,9 +415,11 @@ bool overwritesFirstArgument(const char* name) {
 struct AdapterContext : at::ObserverContext {};
 
 // After probe_op_begin: pushes the frame. A layer-level op whose children nobody looks at
-// switches this thread's callbacks off until it ends: a forward one both, a backward one the
-// aten ops' only (the next layer's autograd nodes must be seen), so that the ops inside cost
-// nothing, not even the copy of their inputs that RecordFunction makes for an observer.
+// switches this thread's aten-op callback off until it ends, so that the ops inside cost
+// nothing, not even the copy of their inputs that RecordFunction makes for an observer. The
+// autograd nodes' callback stays on: no node runs inside a forward op but for a backward pass
+// called from it (whose nodes then join it, like any child nobody looks at), and the next
+// layer's nodes must be seen in a backward one. Switching a callback costs about a microsecond.
 int pushFrame(FrameKind kind, int layer = -1) {
     const int wants = probe_op_wants();
     Frame frame{kind, (wants & PROBE_WANTS_CHILDREN) != 0};
@@ -422,10 +433,6 @@ int pushFrame(FrameKind kind, int layer = -1) {
             if (tls.opCallback != at::INVALID_CALLBACK_HANDLE) {
                 at::disableCallback(tls.opCallback);
                 frame.opCallbackOff = tls.opCallback;
-            }
-            if (forward && tls.nodeCallback != at::INVALID_CALLBACK_HANDLE) {
-                at::disableCallback(tls.nodeCallback);
-                frame.nodeCallbackOff = tls.nodeCallback;
             }
         }
     }
@@ -441,9 +448,6 @@ void popFrame() {
     // Only the callbacks still registered (a handle is never reused).
     if (frame.opCallbackOff != at::INVALID_CALLBACK_HANDLE && frame.opCallbackOff == tls.opCallback)
         at::reenableCallback(tls.opCallback);
-    if (frame.nodeCallbackOff != at::INVALID_CALLBACK_HANDLE &&
-        frame.nodeCallbackOff == tls.nodeCallback)
-        at::reenableCallback(tls.nodeCallback);
     if (tls.frames.empty()) {
         if (frame.kind != FrameKind::BackwardNode)
             recordSequenceRange(frame.firstSequence, at::sequence_number::peek(), frame.layer);
@@ -567,33 +571,39 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
     }
 }
 
-// Registers this thread's RecordFunction callback while the probe is awake, and while it sleeps
-// only during the outermost module's call: the aten ops that module calls itself are layer-level
-// ops, counted even while sleeping so that their ids and rounds do not depend on when dumping
-// began (inside the layers the callback is off, as in any layer nobody looks into). Removed
-// otherwise. Two compares when nothing changed.
+// Registers this thread's RecordFunction callbacks. The aten ops' one while the probe is awake,
+// and while it sleeps only during the outermost module's call: the aten ops that module calls
+// itself are layer-level ops, counted even while sleeping so that their ids and rounds do not
+// depend on when dumping began (inside the layers the callback is off, as in any layer nobody
+// looks into). The autograd nodes' one only while awake: a sleeping probe opens no backward
+// ops. Two compares when nothing changed.
 void syncCallbackWithProbeState() {
     const uint64_t generation = probe_state_generation();
     if (generation == tls.seenGeneration && tls.inRoot == tls.seenInRoot) return;
     tls.seenGeneration = generation;
     tls.seenInRoot = tls.inRoot;
-    const bool wanted = tls.inRoot || probe_is_awake() != 0;
-    if (wanted && tls.opCallback == at::INVALID_CALLBACK_HANDLE) {
+    const bool awake = probe_is_awake() != 0;
+    const bool opsWanted = tls.inRoot || awake;
+    if (opsWanted && tls.opCallback == at::INVALID_CALLBACK_HANDLE) {
         tls.opCallback = at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
                                                         .needsInputs(true)
                                                         .needsOutputs(true)
                                                         .scopes({at::RecordScope::FUNCTION}));
+        gThreadsObserving.fetch_add(1);
+    } else if (!opsWanted && tls.opCallback != at::INVALID_CALLBACK_HANDLE) {
+        at::removeCallback(tls.opCallback);
+        tls.opCallback = at::INVALID_CALLBACK_HANDLE;
+        gThreadsObserving.fetch_sub(1);
+    }
+    if (awake && tls.nodeCallback == at::INVALID_CALLBACK_HANDLE) {
         tls.nodeCallback =
             at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
                                            .needsInputs(true)
                                            .needsOutputs(true)
                                            .scopes({at::RecordScope::BACKWARD_FUNCTION}));
-        gThreadsObserving.fetch_add(1);
-    } else if (!wanted && tls.opCallback != at::INVALID_CALLBACK_HANDLE) {
-        at::removeCallback(tls.opCallback);
+    } else if (!awake && tls.nodeCallback != at::INVALID_CALLBACK_HANDLE) {
         at::removeCallback(tls.nodeCallback);
-        tls.opCallback = tls.nodeCallback = at::INVALID_CALLBACK_HANDLE;
-        gThreadsObserving.fetch_sub(1);
+        tls.nodeCallback = at::INVALID_CALLBACK_HANDLE;
     }
 }
 
@@ -657,14 +667,15 @@ at::Tensor tensorOfImpl(void* impl) {
         static_cast<c10::TensorImpl*>(impl)));
 }
 
-// One tensor of the top op, given by its TensorImpl (for ctypes: a call costs a fraction of a
-// torch.ops one, which boxes its lists and goes through the dispatcher).
-int reportOneTensor(int io, int index, const char* name, void* impl, const char* where) {
+// One tensor of the top op. Returns 1 when reported, 0 when the op wants none, -1 on a failure
+// (said).
+int reportOneTensor(int io, int index, const char* name, const at::Tensor& tensor,
+                    const char* where) {
     try {
-        if (!impl || index < 0) return -1;
+        if (index < 0) return -1;
         const int wants = probe_op_wants();
         if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
-        reportTensor(io, index, name && *name ? name : nullptr, tensorOfImpl(impl), wants, true);
+        reportTensor(io, index, name && *name ? name : nullptr, tensor, wants, true);
         return 1;
     } catch (const std::exception& e) {
         reportFailure(where, e.what());
@@ -672,6 +683,30 @@ int reportOneTensor(int io, int index, const char* name, void* impl, const char*
         reportFailure(where, "unknown failure");
     }
     return -1;
+}
+
+// The same, given by its TensorImpl (for ctypes: a call costs a fraction of a torch.ops one,
+// which boxes its lists and goes through the dispatcher).
+int reportOneTensor(int io, int index, const char* name, void* impl, const char* where) {
+    try {
+        if (!impl) return -1;
+        return reportOneTensor(io, index, name, tensorOfImpl(impl), where);
+    } catch (...) {
+        reportFailure(where, "unknown failure");
+    }
+    return -1;
+}
+
+// The gradient that will flow out of `layer`'s backward op through its forward input `index`
+// (see probe_torch_hook_input_gradient): one of that op's outputs, when it is the open one.
+void reportInputGradient(const std::string& layer, int index, const std::string& name,
+                         const at::Tensor& grad) {
+    try {
+        if (backwardLayerOpenFor(layer.c_str()))
+            reportOneTensor(PROBE_OUTPUT, index, name.c_str(), grad, "backward outputs");
+    } catch (...) {
+        reportFailure("backward outputs", "unknown failure");
+    }
 }
 
 }  // namespace
@@ -722,7 +757,8 @@ PROBE_TORCH_API int probe_torch_root_end(void) {
     }
 }
 
-// A module's call begins. Returns the runtime's wants flags for it (PROBE_WANTS_*).
+// A module's call begins. Returns the runtime's wants flags for it (PROBE_WANTS_*), and for a
+// layer-level op kLayerProbeAwake when the probe is awake (saves the caller a call).
 PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type) {
     try {
         if (tls.frames.empty()) {
@@ -730,7 +766,8 @@ PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type)
             closeBackwardLayer();
             probe_op_begin_kind(name, type, nullptr, PROBE_OP_OPERATION);
             tls.currentLayer = layerIndexFor(name, type ? type : name);
-            return pushFrame(FrameKind::Module, tls.currentLayer);
+            const int wants = pushFrame(FrameKind::Module, tls.currentLayer);
+            return probe_is_awake() ? wants | kLayerProbeAwake : wants;
         }
         if (!tls.frames.back().observeChildren) {
             tls.frames.push_back({FrameKind::Passive, false});
@@ -807,6 +844,31 @@ PROBE_TORCH_API int probe_torch_report_backward_output(const char* layer, int in
         return -1;
     }
     return reportOneTensor(PROBE_OUTPUT, index, name, impl, "backward outputs");
+}
+
+// Hooks the forward input `index` (named `name`, TensorImpl `impl`) of the layer-level op
+// `layer`: the gradient computed for it is an output of "<layer>.backward". A tensor hook runs
+// once the gradient is complete, before its producer's node: the layer's backward op is still
+// the open one (checked when it runs). The hook only reads the gradient. In C++ rather than
+// Python: no Python runs in the backward pass. Returns 1 when hooked, 0 when the tensor needs no
+// gradient, -1 on a failure.
+PROBE_TORCH_API int probe_torch_hook_input_gradient(const char* layer, int index, const char* name,
+                                                    void* impl) {
+    try {
+        if (!layer || !impl || index < 0) return -1;
+        const at::Tensor tensor = tensorOfImpl(impl);
+        if (!tensor.requires_grad()) return 0;
+        tensor.register_hook([layer = std::string(layer), index,
+                              name = std::string(name ? name : "")](const at::Tensor& grad) {
+            reportInputGradient(layer, index, name, grad);
+        });
+        return 1;
+    } catch (const std::exception& e) {
+        reportFailure("gradient hook", e.what());
+    } catch (...) {
+        reportFailure("gradient hook", "unknown failure");
+    }
+    return -1;
 }
 
 // The number of elements of the tensor whose TensorImpl is `impl`: the Python part checks once

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -91,4 +95,51 @@ TEST(StatisticCsv, MalformedRowsAreRejected) {
     EXPECT_FALSE(parseStatRow("0_1,0,a,b,0,sideways,0,float,nd,,1,1,1,1,N/A", &error));
     EXPECT_FALSE(parseStatRow("0_1,0,a,b,0,input,0,float,nd,,abc,1,1,1,N/A", &error));
     EXPECT_FALSE(parseStatRow("0_1,0,\"a,b,0,input,0,float,nd,,1,1,1,1,N/A", &error));
+}
+
+// The statistics columns hold printf("%f") of each value: checked against printf itself on
+// values of every magnitude and on exact ties (odd multiples of 2^-7 have seven decimals
+// ending in 5: printf rounds them half to even).
+TEST(StatisticCsv, ValuesAreWrittenAsPrintfWritesThem) {
+    std::mt19937_64 random(20261201);
+    std::vector<double> values = {0.0,
+                                  -0.0,
+                                  1e-7,
+                                  -1e-7,
+                                  5e-7,
+                                  -5e-7,
+                                  4.9999999e-7,
+                                  0.5,
+                                  2.5,
+                                  9007199254.740991,
+                                  -9007199254.740991,
+                                  9007199254.740993,
+                                  1e10,
+                                  -1e15,
+                                  4503599627.370496};
+    for (int j = 1; j < 4000; j += 2) {
+        values.push_back(j / 128.0);
+        values.push_back(-j / 128.0);
+        values.push_back(j / 256.0 + 1e9);
+    }
+    std::uniform_int_distribution<uint64_t> bits;
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    std::uniform_int_distribution<int> exponent(-30, 40);
+    for (int i = 0; i < 100000; ++i) {
+        values.push_back(std::ldexp(unit(random), exponent(random)));
+        double any;
+        const uint64_t b = bits(random);
+        std::memcpy(&any, &b, sizeof any);
+        if (std::isfinite(any)) values.push_back(any);
+    }
+    ASSERT_FALSE(values.empty());
+    char expected[400];
+    int mismatches = 0;
+    for (double v : values) {
+        std::snprintf(expected, sizeof expected, "%f", v);
+        if (formatStatValue(v) != expected && ++mismatches <= 5)
+            ADD_FAILURE() << std::hexfloat << v << ": " << formatStatValue(v) << " printf "
+                          << expected;
+    }
+    EXPECT_EQ(mismatches, 0);
 }

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -80,16 +81,65 @@ std::string csvField(std::string_view field) {
     return out;
 }
 
-std::string formatStatValue(std::optional<double> value) {
-    if (!value) return "N/A";
+namespace {
+
+// printf("%f") of a finite `v` with |v| < 2^53 / 10^6 (nearly every statistic): the exact binary
+// value times 10^6 rounded to an integer, half to even, as printf rounds, without printf or
+// to_chars (ten times the cost; a row has four values). p + e is v * 10^6 exactly (fma), and p's
+// fraction d decides unless it is exactly one half, where the sign of e does.
+void appendFixedSixDecimals(std::string& out, double v) {
+    const double p = v * 1e6;
+    const double e = std::fma(v, 1e6, -p);
+    double n = std::floor(p);
+    const double d = p - n;  // exact, in [0, 1)
+    if (d > 0.5 || (d == 0.5 && (e > 0 || (e == 0 && std::fmod(n, 2.0) != 0)))) n += 1;
+    // (d < 0.5: d + e < 0.5 too, since |e| is at most half of p's last place.)
+    const uint64_t scaled = static_cast<uint64_t>(std::fabs(n));
+    char buffer[32];
+    char* end = buffer + sizeof buffer;
+    char* begin = end;
+    uint64_t fraction = scaled % 1000000;
+    for (int i = 0; i < 6; ++i, fraction /= 10) *--begin = static_cast<char>('0' + fraction % 10);
+    *--begin = '.';
+    uint64_t whole = scaled / 1000000;
+    do {
+        *--begin = static_cast<char>('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    if (std::signbit(v)) *--begin = '-';
+    out.append(begin, end);
+}
+
+void appendStatValue(std::string& out, std::optional<double> value) {
+    if (!value) {
+        out += "N/A";
+        return;
+    }
     const double v = *value;
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    // Same digits as printf("%f") (both round the exact binary value), several times faster.
-    char buffer[400];
-    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::fixed, 6);
-    if (ec != std::errc()) return "nan";
-    return std::string(buffer, end);
+    if (std::isnan(v)) {
+        out += "nan";
+    } else if (std::isinf(v)) {
+        out += v > 0 ? "inf" : "-inf";
+    } else if (std::fabs(v) < 9007199254740992.0 / 1e6) {
+        appendFixedSixDecimals(out, v);
+    } else {
+        // Same digits as printf("%f") (both round the exact binary value).
+        char buffer[400];
+        auto [end, ec] =
+            std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::fixed, 6);
+        if (ec == std::errc())
+            out.append(buffer, end);
+        else
+            out += "nan";
+    }
+}
+
+}  // namespace
+
+std::string formatStatValue(std::optional<double> value) {
+    std::string out;
+    appendStatValue(out, value);
+    return out;
 }
 
 std::optional<double> parseStatValue(std::string_view text, bool* ok) {
@@ -107,12 +157,11 @@ std::optional<double> parseStatValue(std::string_view text, bool* ok) {
     return v;
 }
 
-std::string formatStatRow(const StatRow& row) {
-    std::string out;
-    out.reserve(256 + row.tensorPath.size() + row.opName.size());
+void appendStatRow(std::string& out, const StatRowView& row) {
     appendField(out, row.devicePid);
     out += ',';
-    out += std::to_string(row.round);
+    char round[24];
+    out.append(round, std::to_chars(round, round + sizeof round, row.round).ptr);
     out += ',';
     appendField(out, row.opName);
     out += ',';
@@ -129,12 +178,33 @@ std::string formatStatRow(const StatRow& row) {
     appendField(out, row.shape);
     for (const auto& value : {row.max, row.min, row.mean, row.norm}) {
         out += ',';
-        out += formatStatValue(value);
+        appendStatValue(out, value);
     }
     out += ',';
-    appendField(
-        out, row.tensorPath.empty() ? std::string_view("N/A") : std::string_view(row.tensorPath));
+    appendField(out, row.tensorPath.empty() ? std::string_view("N/A") : row.tensorPath);
     out += '\n';
+}
+
+std::string formatStatRow(const StatRow& row) {
+    StatRowView view;
+    view.devicePid = row.devicePid;
+    view.round = row.round;
+    view.opName = row.opName;
+    view.opType = row.opType;
+    view.opId = row.opId;
+    view.isOutput = row.isOutput;
+    view.index = row.index;
+    view.dtype = row.dtype;
+    view.format = row.format;
+    view.shape = row.shape;
+    view.max = row.max;
+    view.min = row.min;
+    view.mean = row.mean;
+    view.norm = row.norm;
+    view.tensorPath = row.tensorPath;
+    std::string out;
+    out.reserve(256 + row.tensorPath.size() + row.opName.size());
+    appendStatRow(out, view);
     return out;
 }
 

@@ -41,12 +41,13 @@ _report_tensors = None  # torch.ops.probe.report_tensors
 _report_backward_outputs = None  # torch.ops.probe.report_backward_outputs
 _report_tensor = None  # the adapter's probe_torch_report_tensor (ctypes), when _cdata is usable
 _report_backward_output = None  # its probe_torch_report_backward_output
+_hook_input_gradient = None  # its probe_torch_hook_input_gradient
 _plain_tensor_types = ()  # tensor types whose _cdata is their TensorImpl (no __torch_function__)
 _module_begin = None  # the adapter's probe_torch_module_begin, bound once (called per module call)
 _module_end = None
-_is_awake = None  # the runtime's probe_is_awake
 _WANTS_CHILDREN = _native.WANTS_CHILDREN
 _WANTS_TENSORS = _native.WANTS_TENSORS
+_LAYER_AWAKE = 1 << 16  # probe_torch_module_begin's flag for a layer-level op: the probe is awake
 _encoded_names = {}  # argument name -> name_bytes(name)
 _grad_enabled = None  # torch.is_grad_enabled
 _runtime = None
@@ -108,7 +109,8 @@ def _major_minor(version):
 def install(torch):
     """Load the adapter, start the runtime, hook modules and autograd. Safe to call twice."""
     global _installed, _report_tensors, _report_backward_outputs, _grad_enabled, _runtime, _adapter
-    global _report_tensor, _report_backward_output, _plain_tensor_types, _module_begin, _module_end, _is_awake
+    global _report_tensor, _report_backward_output, _hook_input_gradient, _plain_tensor_types, _module_begin
+    global _module_end
     if _installed:
         return True
     if _distributed.is_launcher():
@@ -135,10 +137,10 @@ def install(torch):
         _runtime = _native.runtime()
         _module_begin = _adapter.probe_torch_module_begin
         _module_end = _adapter.probe_torch_module_end
-        _is_awake = _runtime.probe_is_awake
         if _cdata_is_tensor_impl(torch):
             _report_tensor = _adapter.probe_torch_report_tensor
             _report_backward_output = _adapter.probe_torch_report_backward_output
+            _hook_input_gradient = _adapter.probe_torch_hook_input_gradient
             _plain_tensor_types = (torch.Tensor, torch.nn.Parameter)
         rank = _distributed.launcher_rank()
         if rank is not None:  # the rank names this process's folder: data/<rank>_<pid>
@@ -356,8 +358,14 @@ def _hook_input_gradients(layer, tensors, names):
     """The gradients that will flow out of a layer-level op's backward (those of its inputs)
     become that "<layer>.backward" op's outputs, numbered like the forward inputs. A tensor hook
     runs once the gradient is complete, before its producer's node: the layer's backward op is
-    still the open one (the adapter checks)."""
+    still the open one (the adapter checks). Plain tensors get the adapter's hook (no Python in
+    the backward pass), others a Python one."""
+    hook_in_adapter = _hook_input_gradient
+    plain = _plain_tensor_types
     for index, t in enumerate(tensors):
+        if hook_in_adapter is not None and type(t) in plain:
+            if hook_in_adapter(layer, index, _encoded(names[index]), t._cdata) >= 0:
+                continue
         if t.requires_grad:
             t.register_hook(functools.partial(_report_input_gradient, layer, index, names[index]))
 
@@ -423,7 +431,7 @@ def _enter(module, args, kwargs, torch_tensor):
     state.pushed = pushed_before + 1
     if not wants & _WANTS_CHILDREN:
         state.quiet_at = depth
-    layer_gradients = depth == 1 and _is_awake() and _grad_enabled()
+    layer_gradients = depth == 1 and wants & _LAYER_AWAKE and _grad_enabled()
     if wants & _WANTS_TENSORS or layer_gradients:
         tensors, arg_names = _inputs(module, args, kwargs, torch_tensor)
         if wants & _WANTS_TENSORS:

@@ -41,6 +41,10 @@ struct StatRowView {
     std::string_view tensorPath;  // "" for N/A
 };
 
+// The same line as formatStatRow, appended to `out` from views (the probe writes rows from the
+// names it holds, without copying them into a StatRow first). tensorPath "" is written as N/A.
+void appendStatRow(std::string& out, const StatRowView& row);
+
 // A CSV field, quoted (RFC 4180) when it holds ',' '"' or a line end.
 std::string csvField(std::string_view field);
 // "%f" with six decimals; inf, -inf and nan spelled exactly so (never "-nan"); N/A for nullopt.
