@@ -216,6 +216,7 @@ TEST(Analysis, AnIdNamesAnotherOpWhenTheControlFlowChanges) {
     ASSERT_EQ(result.unpairedOps, 1u);  // the arange
     EXPECT_FALSE(result.unpaired[0].inReference);
     EXPECT_EQ(index.op(result.unpaired[0].op).name, "arange");
+    ASSERT_FALSE(result.tensors.empty());  // the adds' tensors were paired
     for (const auto& t : result.tensors)
         EXPECT_EQ(reference.text(reference.row(t.referenceRow).dtype),
                   index.text(index.row(t.candidateRow).dtype));

@@ -1,16 +1,5 @@
 # probe config validate: exit codes and messages for each kind of config.
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
-
-function(expect_run expected_code expected_text)
-    execute_process(COMMAND ${PROBE} ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    if(NOT code EQUAL expected_code)
-        message(FATAL_ERROR "probe ${ARGN}: exit ${code}, expected ${expected_code}\n${out}${err}")
-    endif()
-    if(NOT "${out}${err}" MATCHES "${expected_text}")
-        message(FATAL_ERROR "probe ${ARGN}: output does not match '${expected_text}':\n${out}${err}")
-    endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect_run.cmake)
 
 file(WRITE ${WORK}/op_ok.json [[{"task": "all", "dump_enable": true, "exec_range": "0,3", "ids": "2_1", "save_child": true}]])
 expect_run(0 "valid op-level config" config validate ${WORK}/op_ok.json)

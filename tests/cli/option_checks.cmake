@@ -1,17 +1,6 @@
 # The probe subcommands' option parsing: help, unknown or malformed options and values, each
 # said with what was wrong and exit code 64; the program's own options left to it.
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
-
-function(expect_run expected_code expected_text)
-    execute_process(COMMAND ${PROBE} ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    if(NOT code EQUAL expected_code)
-        message(FATAL_ERROR "probe ${ARGN}: exit ${code}, expected ${expected_code}\n${out}${err}")
-    endif()
-    if(NOT "${out}${err}" MATCHES "${expected_text}")
-        message(FATAL_ERROR "probe ${ARGN}: output does not match '${expected_text}':\n${out}${err}")
-    endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect_run.cmake)
 
 # Help: the command's own text on standard output, exit 0, wherever -h/--help stands.
 foreach(command run summary compare overflow grads config)

@@ -2,7 +2,6 @@
 // never exceptions, stack overflows, blocking reads or unbounded allocations.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,21 +17,8 @@ namespace {
 
 constexpr JsonLimits kSmall{1u << 20, 32};
 
-std::string nested(size_t depth, const std::string& open, const std::string& close,
-                   const std::string& inner = "1") {
-    std::string text;
-    text.reserve(depth * (open.size() + close.size()) + inner.size());
-    for (size_t i = 0; i < depth; ++i) text += open;
-    text += inner;
-    for (size_t i = 0; i < depth; ++i) text += close;
-    return text;
-}
-
-long maxResidentKb() {
-    rusage usage{};
-    ::getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
-}
+using probe::test::maxResidentKb;
+using probe::test::nested;
 
 }  // namespace
 

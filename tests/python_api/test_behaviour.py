@@ -76,11 +76,13 @@ class NeverHarmsTheModel(support.TempDirTestCase):
             "L0_stats": {"task": "statistics", "dump_path": "./l0", "level": "L0"},
         }
         plain = torch.load(os.path.join(self.tmp, "plain.pt"))
+        self.assertTrue(plain["losses"])
         for name, config in configs.items():
             path = self.write_config(config, name + ".json")
             proc = self.run_python("train.py", [name + ".pt", path])
             self.assertNotIn("error", proc.stderr.lower(), (name, proc.stderr))
             dumped = torch.load(os.path.join(self.tmp, name + ".pt"))
+            self.assertEqual(len(dumped["losses"]), len(plain["losses"]), name)
             for a, b in zip(plain["losses"], dumped["losses"]):
                 self.assertTrue(torch.equal(a, b), name)
             for key, value in plain["params"].items():

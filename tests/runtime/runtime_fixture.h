@@ -24,7 +24,12 @@ namespace probe::test {
 // The runtime is one per process: each test starts it on its own directory and stops it.
 class RuntimeTest : public ::testing::Test {
 protected:
-    void SetUp() override { ::setenv("PROBE_QUIET", "1", 1); }
+    void SetUp() override {
+        ::setenv("PROBE_QUIET", "1", 1);
+        // The device is the process's and outlives a stop (a program names it once, for every
+        // start): a device an earlier test named must not filter or name this test's dump.
+        probe_set_device(-1);
+    }
     void TearDown() override { probe_stop(); }
 
     std::string configPath() const { return dir_ / "config.json"; }

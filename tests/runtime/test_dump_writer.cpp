@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <dirent.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -16,6 +17,30 @@ namespace probe::runtime {
 namespace {
 
 using probe::test::TempDir;
+
+// Watches the writer's queued bytes from another thread while a test fills the queue: the most
+// it saw, once stopped.
+class QueuedPeak {
+public:
+    explicit QueuedPeak(const DumpWriter& writer)
+        : sampler_([this, &writer] {
+              while (!done_) {
+                  peak_ = std::max<uint64_t>(peak_, writer.queuedBytes());
+                  std::this_thread::yield();
+              }
+          }) {}
+    ~QueuedPeak() { stop(); }
+    uint64_t stop() {
+        done_ = true;
+        if (sampler_.joinable()) sampler_.join();
+        return peak_;
+    }
+
+private:
+    std::atomic<bool> done_{false};
+    std::atomic<uint64_t> peak_{0};
+    std::thread sampler_;
+};
 
 TEST(DumpWriter, RowsAppendWholeLinesAfterTheHeader) {
     TempDir dir;
@@ -83,14 +108,7 @@ TEST(DumpWriter, TakenBuffersStayWithinTheCapAndAreReused) {
     constexpr uint64_t kCap = 8u << 20, kJob = 2u << 20;
     DumpWriter writer({dir.path(), kCap, 0}, nullptr);
     writer.start();
-    std::atomic<bool> done{false};
-    std::atomic<uint64_t> peak{0};
-    std::thread sampler([&] {
-        while (!done) {
-            peak = std::max<uint64_t>(peak, writer.queuedBytes());
-            std::this_thread::yield();
-        }
-    });
+    QueuedPeak queued(writer);
     for (int i = 0; i < 40; ++i) {
         WriteJob job;
         job.kind = WriteJob::Kind::Tensor;
@@ -105,9 +123,7 @@ TEST(DumpWriter, TakenBuffersStayWithinTheCapAndAreReused) {
     writer.drain();
     EXPECT_LE(writer.queuedBytes(), kCap / 4);  // what is kept for reuse, nothing queued
     writer.stop();
-    done = true;
-    sampler.join();
-    EXPECT_LE(peak.load(), kCap);
+    EXPECT_LE(queued.stop(), kCap);
     EXPECT_EQ(writer.queuedBytes(), 0u);
     EXPECT_EQ(writer.counters().files, 40u);
     for (int i : {0, 1, 7, 39}) {
@@ -140,14 +156,7 @@ TEST(DumpWriter, MemoryCapBoundsWhatIsQueued) {
     constexpr uint64_t kCap = 64 * 1024, kJob = 10 * 1024;
     DumpWriter writer({dir.path(), kCap, 0}, nullptr);
     writer.start();
-    std::atomic<bool> done{false};
-    std::atomic<uint64_t> peak{0};
-    std::thread sampler([&] {
-        while (!done) {
-            peak = std::max<uint64_t>(peak, writer.queuedBytes());
-            std::this_thread::yield();
-        }
-    });
+    QueuedPeak queued(writer);
     for (int i = 0; i < 300; ++i) {
         WriteJob job;
         job.kind = WriteJob::Kind::Tensor;
@@ -158,9 +167,7 @@ TEST(DumpWriter, MemoryCapBoundsWhatIsQueued) {
         ASSERT_TRUE(writer.enqueue(std::move(job)));
     }
     writer.stop();
-    done = true;
-    sampler.join();
-    EXPECT_LE(peak.load(), kCap);
+    EXPECT_LE(queued.stop(), kCap);
     EXPECT_EQ(writer.counters().files, 300u);
     for (int i : {0, 150, 299}) {
         const std::string content =

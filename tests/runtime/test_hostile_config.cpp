@@ -3,7 +3,6 @@
 // and the next good config is still applied at the next layer-level op.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "probe/format/dump_status.h"
@@ -16,20 +15,6 @@ const char* kLayer2 =
     R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "2"})";
 const char* kLayer0 =
     R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0"})";
-
-std::string nested(size_t depth, const std::string& open, const std::string& close) {
-    std::string text;
-    for (size_t i = 0; i < depth; ++i) text += open;
-    text += "1";
-    for (size_t i = 0; i < depth; ++i) text += close;
-    return text;
-}
-
-long maxResidentKb() {
-    rusage usage{};
-    ::getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
-}
 
 class HostileConfig : public RuntimeTest {
 protected:

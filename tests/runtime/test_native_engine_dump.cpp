@@ -39,6 +39,7 @@ TEST_F(NativeEngineDump, EveryTensorEveryRoundFileByFile) {
 
     const auto& captured = model.captured();
     // Every op of the engine wanted its tensors: 5 layer ops and their whole subtrees.
+    ASSERT_FALSE(model.begins().empty());
     for (const auto& begin : model.begins()) EXPECT_EQ(begin.wanted, 1) << begin.namePath;
     ASSERT_FALSE(captured.empty());
 
@@ -148,6 +149,7 @@ TEST_F(NativeEngineDump, EveryTensorEveryRoundFileByFile) {
         EXPECT_EQ(modelStructure->nodes[i].inTensors[0], modelStructure->nodes[i - 1].outTensors[0])
             << i;
     // The model's output is the last layer's, and not also an internal tensor.
+    ASSERT_FALSE(modelStructure->outTensors.empty());
     EXPECT_EQ(modelStructure->outTensors, modelStructure->nodes.back().outTensors);
     for (const auto& out : modelStructure->outTensors)
         EXPECT_EQ(std::count(modelStructure->internalTensors.begin(),

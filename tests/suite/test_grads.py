@@ -59,6 +59,7 @@ class GradMonitor(ProbeTestCase):
         grads = self.path("grads")
         watched = self.train("--monitor", grads)
         self.assertEqual(len(plain["losses"]), STEPS)
+        self.assertEqual(len(watched["losses"]), STEPS)
         for a, b in zip(plain["losses"], watched["losses"]):
             self.assertTrue(torch.equal(a, b))
         for name in PARAMETERS:
@@ -107,7 +108,9 @@ class GradMonitor(ProbeTestCase):
                              [("spike", 5, "fc2.weight")], how)
             if how == "option":  # the config key is off: nothing in the dump
                 self.assertFalse(os.path.exists(os.path.join(out, "atb_dump_data", "grad_monitor")))
+        self.assertEqual(len(plain["losses"]), STEPS)
         for how, watched in runs.items():
+            self.assertEqual(len(watched["losses"]), STEPS, how)
             for a, b in zip(plain["losses"], watched["losses"]):
                 self.assertTrue(torch.equal(a, b), how)
             for name in PARAMETERS:

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <ftw.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,6 +120,22 @@ bool waitUntil(const std::function<bool()>& condition, int timeoutMs) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return true;
+}
+
+std::string nested(size_t depth, const std::string& open, const std::string& close,
+                   const std::string& inner) {
+    std::string text;
+    text.reserve(depth * (open.size() + close.size()) + inner.size());
+    for (size_t i = 0; i < depth; ++i) text += open;
+    text += inner;
+    for (size_t i = 0; i < depth; ++i) text += close;
+    return text;
+}
+
+long maxResidentKb() {
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
 }
 
 }  // namespace probe::test

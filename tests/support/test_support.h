@@ -39,4 +39,10 @@ bool exists(const std::string& path);
 // Returns whether it held. Tests with a Qt event loop use QTest::qWaitFor.
 bool waitUntil(const std::function<bool()>& condition, int timeoutMs = 60000);
 
+// `depth` times `open`, then `inner`, then `depth` times `close`: JSON nested that deep.
+std::string nested(size_t depth, const std::string& open, const std::string& close,
+                   const std::string& inner = "1");
+// The most memory this process has held so far, in KiB.
+long maxResidentKb();
+
 }  // namespace probe::test

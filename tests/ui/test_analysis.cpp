@@ -127,6 +127,7 @@ TEST(AtbReader, SmallPollBudgetsBuildTheSameIndex) {
     auto pieces = open(dir.path());
     DumpIndex a = readAll(*whole);
     DumpIndex b = readAll(*pieces, 700);  // a few rows per poll, file boundaries crossed mid-poll
+    ASSERT_GT(a.rowCount(), 0u);
     ASSERT_EQ(a.rowCount(), b.rowCount());
     ASSERT_EQ(a.opCount(), b.opCount());
     for (uint32_t r = 0; r < a.rowCount(); ++r) {

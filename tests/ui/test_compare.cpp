@@ -187,6 +187,7 @@ TEST_F(CompareTest, IdenticalRunsShowNoDivergence) {
     EXPECT_FALSE(context_.goToFirstDivergence());
     EXPECT_EQ(comparison()->firstDivergenceRow(), kNone);
     const auto& idx = context_.store()->index();
+    ASSERT_GT(idx.opCount(), 0u);
     for (uint32_t op = 0; op < idx.opCount(); ++op)
         if (idx.op(op).rowCount) {
             EXPECT_EQ(comparison()->verdictOf(op), Verdict::Matches) << idx.op(op).namePath;
@@ -269,7 +270,10 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
         ASSERT_TRUE(context.compare(big, bigNudged));
         ASSERT_TRUE(waitFor([&] { return comparison()->running(); }, 60000));
         context.openReference(small);  // the reference replaced
-        QTest::qWait(20);
+        ASSERT_TRUE(waitFor([&] {
+            return context.reference()->initialLoadDone() &&
+                   context.reference()->root() == small + "/atb_dump_data";
+        }));
     }
     const int before = comparison()->finishedCount();
     ASSERT_TRUE(context.compare(small, smallNudged));
@@ -340,7 +344,7 @@ TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
 
     // Click the first divergence's point on the error plot: from elsewhere, it selects the op.
     context_.cursor()->setOp(candidateOpNamed("LmHead"));
-    QTest::qWait(50);
+    ASSERT_EQ(context_.cursor()->op(), candidateOpNamed("LmHead"));
     const auto& profile = panel->errorProfile();
     ASSERT_GE(profile.firstDivergenceX, 0);
     const int at = static_cast<int>(profile.firstDivergenceX);

@@ -137,9 +137,14 @@ TEST_F(LiveDemoTest, DemoLaunchedFromTheAppFillsTheTreeAndPlots) {
     // The window says where the first NaN is, and went there once the dump was complete.
     EXPECT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 6, layers.2/"))
         << window_.firstNanText().toStdString();
-    EXPECT_EQ(context_.cursor()->round(), 6);
-    EXPECT_EQ(index().op(context_.cursor()->op()).namePath.rfind("layers.2/", 0), 0u)
-        << index().op(context_.cursor()->op()).namePath;
+    const auto atTheFirstNan = [&] {
+        return context_.cursor()->round() == 6 && context_.cursor()->op() != kNone &&
+               index().op(context_.cursor()->op()).namePath.rfind("layers.2/", 0) == 0;
+    };
+    EXPECT_TRUE(waitFor(atTheFirstNan))
+        << "the cursor is at round " << context_.cursor()->round() << ", op "
+        << (context_.cursor()->op() == kNone ? std::string("none")
+                                             : index().op(context_.cursor()->op()).namePath);
 }
 
 TEST_F(LiveDemoTest, ConfigPushedFromTheEditorIsAppliedAndTheDumpFollowsIt) {
@@ -171,7 +176,10 @@ TEST_F(LiveDemoTest, ConfigPushedFromTheEditorIsAppliedAndTheDumpFollowsIt) {
     ASSERT_TRUE(written.ok());
     EXPECT_EQ(written.config->ids, (std::vector<std::string>{"3"}));
     EXPECT_TRUE(written.config->saveChild);
-    EXPECT_TRUE(log().contains("[probe] config applied (client)")) << log().toStdString();
+    // The program's own output says so too; it comes by another way (its stderr) than the
+    // probe's answer, so it may come later.
+    EXPECT_TRUE(waitFor([&] { return log().contains("[probe] config applied (client)"); }))
+        << log().toStdString();
 
     // The dump follows: the embedding's rows stop (the probe may be some rounds ahead of what
     // the window has read when its answer comes); layers.2 and its children go on.

@@ -167,7 +167,9 @@ TEST_F(SessionSwitchTest, ADumpReplacesAnother) {
     const QString first = writeEngineDump("a", 60), second = writeEngineDump("b", 5);
     context_.openDump(first);
     expectShows(first + "/atb_dump_data", 60);
-    QTest::qWait(50);
+    // The window settled on the first: its op's table scrolled to the latest round.
+    ASSERT_TRUE(waitFor(
+        [&] { return window_.tensorsPanel()->view()->verticalHeader()->visualIndexAt(0) > 0; }));
     context_.openDump(second);
     expectShows(second + "/atb_dump_data", 5);
     EXPECT_EQ(rounds(), 5u);

@@ -479,7 +479,9 @@ TEST(AttachDialog, SaysWhenTheRuntimeDirectoryMatters) {
     ::chmod(sockets.path().c_str(), 0700);
     {
         widgets::AttachDialog dialog;
-        for (auto* label : dialog.findChildren<QLabel*>())
+        const auto labels = dialog.findChildren<QLabel*>();
+        EXPECT_FALSE(labels.isEmpty());  // not ASSERT: the environment is restored below
+        for (auto* label : labels)
             EXPECT_FALSE(label->text().contains("XDG_RUNTIME_DIR")) << label->text().toStdString();
     }
     qunsetenv("PROBE_CONTROL_DIR");

@@ -92,7 +92,8 @@ TEST_F(LaunchSessionTest, ASignalEndingProbeRunGivesAnExitCode) {
     LaunchSession session;
     LaunchSpec spec = engine({});
     spec.program = "/bin/sh";
-    spec.arguments = {"-c", "trap '' TERM; echo ready; sleep 5"};
+    // Runs as long as probe run does: a fixed time could end first on a slow machine.
+    spec.arguments = {"-c", "trap '' TERM; echo ready; while kill -0 $PPID; do sleep 0.2; done"};
     QString output;
     QObject::connect(&session, &LaunchSession::output,
                      [&](const QString& text, bool) { output += text; });
@@ -100,10 +101,8 @@ TEST_F(LaunchSessionTest, ASignalEndingProbeRunGivesAnExitCode) {
     QObject::connect(&session, &LaunchSession::stateChanged,
                      [&](SessionState, const QString& d) { detail = d; });
     ASSERT_TRUE(session.start(spec));
-    QElapsedTimer timer;
-    timer.start();
-    while (!output.contains("ready") && timer.elapsed() < 15000) QTest::qWait(50);
-    ASSERT_TRUE(output.contains("ready")) << output.toStdString();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return output.contains("ready"); }, 20000))
+        << output.toStdString();
     session.stop(300);
     ASSERT_TRUE(waitFor(session, SessionState::StoppedByUser));
     EXPECT_EQ(session.exitCode(), 128 + 9);
