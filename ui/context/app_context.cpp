@@ -331,7 +331,9 @@ void AppContext::onInitialLoadFinished() {
             setFirstNan(firstNan);  // everything read: this is the first in execution order
             cursor_->setRow(firstNan);
         } else if (!idx.process(process).topOps.empty()) {
-            cursor_->setOp(idx.process(process).topOps.front());
+            // Chosen by the app, not the user: a NaN read later (a live run) may still move it.
+            autoSelectedOp_ = idx.process(process).topOps.front();
+            cursor_->setOp(autoSelectedOp_);
         }
     }
     emit sessionLoaded(true);
