@@ -191,6 +191,32 @@ std::optional<double> parseStatValue(std::string_view text, bool* ok) {
     return v;
 }
 
+namespace {
+
+// A row's fields from a StatRow to a StatRowView (views into it) or back (owned copies).
+template <class To, class From>
+To copyStatRow(const From& from) {
+    To to;
+    to.devicePid = from.devicePid;
+    to.round = from.round;
+    to.opName = from.opName;
+    to.opType = from.opType;
+    to.opId = from.opId;
+    to.isOutput = from.isOutput;
+    to.index = from.index;
+    to.dtype = from.dtype;
+    to.format = from.format;
+    to.shape = from.shape;
+    to.max = from.max;
+    to.min = from.min;
+    to.mean = from.mean;
+    to.norm = from.norm;
+    to.tensorPath = from.tensorPath;
+    return to;
+}
+
+}  // namespace
+
 void appendStatRow(std::string& out, const StatRowView& row) {
     appendField(out, row.devicePid);
     out += ',';
@@ -220,22 +246,7 @@ void appendStatRow(std::string& out, const StatRowView& row) {
 }
 
 std::string formatStatRow(const StatRow& row) {
-    StatRowView view;
-    view.devicePid = row.devicePid;
-    view.round = row.round;
-    view.opName = row.opName;
-    view.opType = row.opType;
-    view.opId = row.opId;
-    view.isOutput = row.isOutput;
-    view.index = row.index;
-    view.dtype = row.dtype;
-    view.format = row.format;
-    view.shape = row.shape;
-    view.max = row.max;
-    view.min = row.min;
-    view.mean = row.mean;
-    view.norm = row.norm;
-    view.tensorPath = row.tensorPath;
+    const auto view = copyStatRow<StatRowView>(row);
     std::string out;
     out.reserve(256 + row.tensorPath.size() + row.opName.size());
     appendStatRow(out, view);
@@ -290,23 +301,7 @@ std::optional<StatRow> parseStatRow(std::string_view line, std::string* error) {
     thread_local std::vector<std::string> scratch;
     StatRowView view;
     if (!parseStatRow(line, view, scratch, error)) return std::nullopt;
-    StatRow row;
-    row.devicePid = view.devicePid;
-    row.round = view.round;
-    row.opName = view.opName;
-    row.opType = view.opType;
-    row.opId = view.opId;
-    row.isOutput = view.isOutput;
-    row.index = view.index;
-    row.dtype = view.dtype;
-    row.format = view.format;
-    row.shape = view.shape;
-    row.max = view.max;
-    row.min = view.min;
-    row.mean = view.mean;
-    row.norm = view.norm;
-    row.tensorPath = view.tensorPath;
-    return row;
+    return copyStatRow<StatRow>(view);
 }
 
 }  // namespace probe::format
