@@ -14,9 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -135,10 +135,27 @@ std::optional<std::string> captureOutput(const std::vector<std::string>& argv) {
     return out;
 }
 
+bool isDigit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+// "1.13.0+cpu" -> "1.13"; anything not starting with <digits>.<digits> stays as it is.
 std::string majorMinor(const std::string& version) {
-    std::smatch m;
-    static const std::regex pattern(R"(^(\d+)\.(\d+))");
-    return std::regex_search(version, m, pattern) ? m[1].str() + "." + m[2].str() : version;
+    size_t i = 0;
+    while (i < version.size() && isDigit(version[i])) ++i;
+    if (i == 0 || i >= version.size() || version[i] != '.') return version;
+    size_t j = i + 1;
+    while (j < version.size() && isDigit(version[j])) ++j;
+    return j > i + 1 ? version.substr(0, j) : version;
+}
+
+// python, python3, python3.11: a name that runs a Python script given after it.
+bool isPythonName(const std::string& name) {
+    const std::string_view prefix = "python";
+    if (name.compare(0, prefix.size(), prefix) != 0) return false;
+    for (size_t i = prefix.size(); i < name.size(); ++i)
+        if (!isDigit(name[i]) && name[i] != '.') return false;
+    return true;
 }
 
 // For a Python interpreter: does it have torch, of the version the adapter was built for?
@@ -303,8 +320,7 @@ int runRunCommand(const Args& args) {
 
     // Everything is checked before anything is created: a command that cannot run leaves no
     // output folder behind.
-    static const std::regex pythonName(R"(^python[0-9.]*$)");
-    if (std::regex_match(baseName(command[0]), pythonName)) {
+    if (isPythonName(baseName(command[0]))) {
         const std::string script = pythonScript(command);
         if (!script.empty() && !format::fileExists(script)) {
             std::fprintf(stderr,
