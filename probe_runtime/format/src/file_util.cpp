@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -42,6 +43,22 @@ std::string temporaryNameFor(const std::string& path) {
            std::to_string(counter.fetch_add(1)) + ".tmp";
 }
 
+// Puts `temporary` in place of `path` atomically. A regular file already there is exchanged
+// with it (then removed) rather than renamed over: ext4 flushes the data of a file renamed over
+// another (its replace-via-rename heuristic, auto_da_alloc), which made each rewrite of a step's
+// dump.json cost the model's thread about 0.15 ms more than the exchange. Anything else there (a
+// symbolic link, nothing) is replaced by rename(2), which never follows a link; so is a file on a
+// file system without RENAME_EXCHANGE.
+int replaceWith(const std::string& temporary, const std::string& path) {
+    struct stat existing;
+    if (::lstat(path.c_str(), &existing) == 0 && S_ISREG(existing.st_mode) &&
+        ::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
+        ::unlink(temporary.c_str());  // now the old content
+        return 0;
+    }
+    return ::rename(temporary.c_str(), path.c_str()) == 0 ? 0 : errno;
+}
+
 }  // namespace
 
 int makeDirectories(const std::string& path) {
@@ -69,7 +86,7 @@ int writeFileAtomically(const std::string& path, std::string_view head, const vo
     int error = writeAll(fd, head.data(), head.size());
     if (!error && size) error = writeAll(fd, data, size);
     if (::close(fd) != 0 && !error) error = errno;
-    if (!error && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
+    if (!error) error = replaceWith(temporary, path);
     if (error) ::unlink(temporary.c_str());
     return error;
 }

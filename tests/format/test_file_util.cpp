@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "probe/format/file_util.h"
+#include "test_support.h"
+
+using namespace probe::format;
+
+namespace {
+
+std::vector<std::string> entriesOf(const std::string& dir) {
+    std::vector<std::string> names;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return names;
+    while (dirent* e = ::readdir(d))
+        if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
+            names.push_back(e->d_name);
+    ::closedir(d);
+    return names;
+}
+
+}  // namespace
+
+// A file written again (a step's dump.json at each stop()) is replaced whole: the new content
+// under the name, no temporary left, and a reader that opened the old one still reads it all.
+TEST(WriteFileAtomically, AFileWrittenAgainIsReplacedWholeAndNoTemporaryIsLeft) {
+    probe::test::TempDir dir;
+    const std::string path = dir / "dump.json";
+    ASSERT_EQ(writeFileAtomically(path, "{}"), 0);
+    const int reader = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(reader, 0);
+    ASSERT_EQ(writeFileAtomically(path, "{\"data\": {\"a\": 1}}"), 0);
+    EXPECT_EQ(probe::test::readFile(path), "{\"data\": {\"a\": 1}}");
+    char old[8] = {};
+    EXPECT_EQ(::read(reader, old, sizeof old), 2);
+    EXPECT_EQ(std::string(old), "{}");
+    ::close(reader);
+    ASSERT_EQ(writeFileAtomically(path, "third"), 0);
+    EXPECT_EQ(probe::test::readFile(path), "third");
+    EXPECT_EQ(entriesOf(dir.path()), std::vector<std::string>{"dump.json"});
+}
+
+// Something planted under the name: a symbolic link is replaced, never followed (its target
+// keeps its content); a directory is an error, left as it was, with no temporary left.
+TEST(WriteFileAtomically, ALinkInTheWayIsReplacedNotFollowedAndADirectoryIsAnError) {
+    probe::test::TempDir dir;
+    const std::string target = dir / "target.txt";
+    ASSERT_EQ(writeFileAtomically(target, "precious"), 0);
+    const std::string link = dir / "statistic.json";
+    ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+    ASSERT_EQ(writeFileAtomically(link, "new"), 0);
+    struct stat st;
+    ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(probe::test::readFile(link), "new");
+    EXPECT_EQ(probe::test::readFile(target), "precious");
+
+    const std::string folder = dir / "in_the_way";
+    ASSERT_EQ(::mkdir(folder.c_str(), 0755), 0);
+    EXPECT_NE(writeFileAtomically(folder, "x"), 0);
+    ASSERT_EQ(::lstat(folder.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISDIR(st.st_mode));
+    auto names = entriesOf(dir.path());
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"in_the_way", "statistic.json", "target.txt"}));
+}
