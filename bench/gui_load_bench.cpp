@@ -38,15 +38,23 @@
 
 namespace {
 
-long residentMiB() {
+// A field of /proc/self/status in MiB: VmRSS (resident now) or VmHWM (the peak so far).
+long statusMiB(const char* field) {
     FILE* f = std::fopen("/proc/self/status", "r");
     if (!f) return -1;
     char line[256];
     long kb = -1;
+    const size_t length = std::strlen(field);
     while (std::fgets(line, sizeof line, f))
-        if (std::strncmp(line, "VmRSS:", 6) == 0) kb = std::strtol(line + 6, nullptr, 10);
+        if (std::strncmp(line, field, length) == 0) kb = std::strtol(line + length, nullptr, 10);
     std::fclose(f);
     return kb / 1024;
+}
+long residentMiB() {
+    return statusMiB("VmRSS:");
+}
+long peakMiB() {
+    return statusMiB("VmHWM:");
 }
 
 // CPU time this thread has used, in milliseconds.
@@ -162,8 +170,8 @@ int main(int argc, char** argv) {
         }
         std::printf(
             "readers alone: %zu ops, %zu rows read and indexed in %.0f ms (%d polls), resident %ld "
-            "MiB\n",
-            index.opCount(), index.rowCount(), ms(t), polls, residentMiB());
+            "MiB (peak %ld)\n",
+            index.opCount(), index.rowCount(), ms(t), polls, residentMiB(), peakMiB());
         // What the GUI thread paid for each copy of the index it made before snapshots (two to
         // start a comparison, one for the overflow search at the end of a load).
         QElapsedTimer c;
@@ -196,9 +204,9 @@ int main(int argc, char** argv) {
     std::printf(
         "probe-studio: opened %zu ops, %zu rows in %.0f ms; longest GUI stall while loading %lld "
         "ms, the GUI thread ran %.0f ms of it (%d over 100 ms); "
-        "resident %ld MiB\n",
+        "resident %ld MiB (peak %ld)\n",
         idx.opCount(), idx.rowCount(), loadMs, static_cast<long long>(loadStall), loadStallCpu,
-        stalls.over100(), residentMiB());
+        stalls.over100(), residentMiB(), peakMiB());
 
     auto step = [&](const char* what, const std::function<void()>& action) {
         QElapsedTimer s;
@@ -248,9 +256,9 @@ int main(int argc, char** argv) {
     const double compareStallCpu = stalls.longestCpu();
     std::printf(
         "comparison against the same dump: ready in %.0f ms (%s); longest GUI stall %lld "
-        "ms; resident %ld MiB\n",
+        "ms, the GUI thread ran %.0f ms of it; resident %ld MiB (peak %ld)\n",
         compareMs, comparison->summary().toStdString().c_str(),
-        static_cast<long long>(compareStall), residentMiB());
+        static_cast<long long>(compareStall), compareStallCpu, residentMiB(), peakMiB());
     // The call alone (snapshots of both indexes), then with the events it causes (redraws).
     QElapsedTimer call;
     call.start();
@@ -263,8 +271,10 @@ int main(int argc, char** argv) {
     stalls.reset();
     if (!QTest::qWaitFor([&] { return compared.count() > 1; }, 600000)) return 1;
     const qint64 restartStall = stalls.longest();
-    std::printf("  longest GUI stall while comparing again: %lld ms\n",
-                static_cast<long long>(restartStall));
+    std::printf(
+        "  longest GUI stall while comparing again: %lld ms, the GUI thread ran %.0f ms of "
+        "it; resident %ld MiB (peak %ld)\n",
+        static_cast<long long>(restartStall), stalls.longestCpu(), residentMiB(), peakMiB());
 
     // For bench/run_all.py.
     std::printf(
@@ -272,10 +282,10 @@ int main(int argc, char** argv) {
         "\"switch_round_ms\": %.1f, \"longest_stall_cpu_ms\": %.1f, \"compare_ms\": %.1f, "
         "\"compare_stall_ms\": %lld, \"compare_stall_cpu_ms\": %.1f, "
         "\"compare_start_ms\": %.1f, \"compare_start_call_ms\": %.2f, "
-        "\"compare_again_stall_ms\": %lld}\n",
+        "\"compare_again_stall_ms\": %lld, \"peak_mib\": %ld}\n",
         loadMs, static_cast<long long>(loadStall), switchOp, switchRound, loadStallCpu, compareMs,
         static_cast<long long>(compareStall), compareStallCpu, restartMs, startCallMs,
-        static_cast<long long>(restartStall));
+        static_cast<long long>(restartStall), peakMiB());
     if (!generated.empty() && !keep)
         std::system(("rm -rf '" + generated + "'").c_str());
     else if (!generated.empty())

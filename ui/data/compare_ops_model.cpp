@@ -2,7 +2,9 @@
 #include "compare_ops_model.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "compare_series.h"
 #include "op_tree_model.h"
 
 namespace probe::data {
@@ -68,7 +70,13 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
     const auto& op = r->ops[i];
     const Verdict verdict = verdictOf(op.verdict);
     const uint32_t decider = op.cause != kNone ? op.cause : op.tensorCount ? op.firstTensor : kNone;
-    auto measure = [&](RunComparison::Measure m) { return RunComparison::opMeasure(*r, i, m); };
+    auto measure = [&](RunComparison::Measure m) -> std::optional<double> {
+        // Sorting asks every row: the profile made with the result has the finite ones.
+        const QVector<double>& made = comparison_->errorProfile(m).series.y;
+        if (role == SortRole && i < static_cast<uint32_t>(made.size()) && std::isfinite(made[i]))
+            return made[i];
+        return RunComparison::opMeasure(*r, i, m);
+    };
     switch (role) {
         case ComparedOpRole:
             return i;
