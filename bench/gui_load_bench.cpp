@@ -9,6 +9,7 @@
 //      stall meanwhile, and what starting a comparison costs the GUI thread.
 //   probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <malloc.h>
 #include <time.h>
 
 #include <cstdio>
@@ -55,6 +56,11 @@ long residentMiB() {
 }
 long peakMiB() {
     return statusMiB("VmHWM:");
+}
+// Bytes malloc has handed out and not had back, in MiB (what is alive, whatever is resident).
+double heapMiB() {
+    const struct mallinfo2 m = mallinfo2();
+    return static_cast<double>(m.uordblks + m.hblkhd) / (1 << 20);  // arenas + mmapped blocks
 }
 
 // CPU time this thread has used, in milliseconds.
@@ -153,6 +159,7 @@ int main(int argc, char** argv) {
     }
 
     {  // 1. the readers alone
+        const double heapBefore = heapMiB();
         QElapsedTimer t;
         t.start();
         std::string error;
@@ -178,7 +185,16 @@ int main(int argc, char** argv) {
         c.start();
         const probe::analysis::DumpIndex copy = index;
         std::printf("a copy of that index: %.0f ms (%zu rows)\n", ms(c), copy.rowCount());
+        const double withCopy = heapMiB();
+        std::printf("heap in use: index, its copy and the reader %.0f MiB", withCopy);
+        reader.reset();
+        const double withoutReader = heapMiB();
+        std::printf("; without the reader %.0f MiB (the reader %.0f MiB, an index %.0f MiB)\n",
+                    withoutReader, withCopy - withoutReader, (withoutReader - heapBefore) / 2);
     }
+    // What this section freed stays resident in malloc's arena otherwise, and would count in
+    // the application's peak below.
+    malloc_trim(0);
 
     // 2. the application
     probe::context::AppContext context;
@@ -204,9 +220,9 @@ int main(int argc, char** argv) {
     std::printf(
         "probe-studio: opened %zu ops, %zu rows in %.0f ms; longest GUI stall while loading %lld "
         "ms, the GUI thread ran %.0f ms of it (%d over 100 ms); "
-        "resident %ld MiB (peak %ld)\n",
+        "resident %ld MiB (peak %ld), heap in use %.0f MiB\n",
         idx.opCount(), idx.rowCount(), loadMs, static_cast<long long>(loadStall), loadStallCpu,
-        stalls.over100(), residentMiB(), peakMiB());
+        stalls.over100(), residentMiB(), peakMiB(), heapMiB());
 
     auto step = [&](const char* what, const std::function<void()>& action) {
         QElapsedTimer s;
@@ -256,9 +272,9 @@ int main(int argc, char** argv) {
     const double compareStallCpu = stalls.longestCpu();
     std::printf(
         "comparison against the same dump: ready in %.0f ms (%s); longest GUI stall %lld "
-        "ms, the GUI thread ran %.0f ms of it; resident %ld MiB (peak %ld)\n",
+        "ms, the GUI thread ran %.0f ms of it; resident %ld MiB (peak %ld), heap in use %.0f MiB\n",
         compareMs, comparison->summary().toStdString().c_str(),
-        static_cast<long long>(compareStall), compareStallCpu, residentMiB(), peakMiB());
+        static_cast<long long>(compareStall), compareStallCpu, residentMiB(), peakMiB(), heapMiB());
     // The call alone (snapshots of both indexes), then with the events it causes (redraws).
     QElapsedTimer call;
     call.start();

@@ -46,11 +46,64 @@ void CompareOpsModel::rebuild() {
     if (!r) return;
     for (uint32_t i = 0; i < r->ops.size(); ++i)
         if (!divergingOnly_ || r->ops[i].verdict != analysis::OpVerdict::Matches) ops_.push_back(i);
+    sortOps();
 }
 
-int CompareOpsModel::rowOfComparedOp(uint32_t comparedOp) const {
-    const auto it = std::lower_bound(ops_.begin(), ops_.end(), comparedOp);
-    return it != ops_.end() && *it == comparedOp ? static_cast<int>(it - ops_.begin()) : -1;
+void CompareOpsModel::sort(int column, Qt::SortOrder order) {
+    if (column >= ColumnCount) return;
+    emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+    const QModelIndexList before = persistentIndexList();
+    std::vector<uint32_t> opsBefore;
+    opsBefore.reserve(static_cast<size_t>(before.size()));
+    for (const QModelIndex& index : before) opsBefore.push_back(ops_[index.row()]);
+    sortColumn_ = column;
+    sortOrder_ = order;
+    sortOps();
+    if (!before.isEmpty()) {
+        const analysis::CompareResult* r = comparison_->result();
+        std::vector<int> rowOf(r ? r->ops.size() : 0, -1);
+        for (size_t row = 0; row < ops_.size(); ++row) rowOf[ops_[row]] = static_cast<int>(row);
+        QModelIndexList after;
+        after.reserve(before.size());
+        for (int i = 0; i < before.size(); ++i)
+            after << index(rowOf[opsBefore[static_cast<size_t>(i)]], before[i].column());
+        changePersistentIndexList(before, after);
+    }
+    emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+}
+
+void CompareOpsModel::sortOps() {
+    // Execution order, and the order of ties.
+    if (!std::is_sorted(ops_.begin(), ops_.end())) std::sort(ops_.begin(), ops_.end());
+    const analysis::CompareResult* r = comparison_->result();
+    if (!r || sortColumn_ < 0 || ops_.empty()) return;
+    // Each row's key asked once, then the order sorted (stable: ties stay in execution order).
+    const bool descending = sortOrder_ == Qt::DescendingOrder;
+    std::vector<uint32_t> position(ops_.size());
+    for (uint32_t p = 0; p < position.size(); ++p) position[p] = p;
+    auto keyAt = [&](size_t row) {
+        return data(index(static_cast<int>(row), sortColumn_), SortRole);
+    };
+    const QVariant probe = keyAt(0);
+    if (probe.typeId() == QMetaType::QString) {
+        std::vector<QString> keys(ops_.size());
+        for (size_t row = 0; row < ops_.size(); ++row) keys[row] = keyAt(row).toString();
+        std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
+            return descending ? keys[b] < keys[a] : keys[a] < keys[b];
+        });
+    } else {
+        // NaN after every number, whichever the order.
+        std::vector<double> keys(ops_.size());
+        for (size_t row = 0; row < ops_.size(); ++row) keys[row] = keyAt(row).toDouble();
+        std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
+            const double x = keys[a], y = keys[b];
+            if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
+            return descending ? y < x : x < y;
+        });
+    }
+    std::vector<uint32_t> sorted(ops_.size());
+    for (size_t row = 0; row < ops_.size(); ++row) sorted[row] = ops_[position[row]];
+    ops_.swap(sorted);
 }
 
 int CompareOpsModel::rowCount(const QModelIndex& parent) const {

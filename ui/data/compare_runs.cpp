@@ -8,6 +8,9 @@
 #include <QLocale>
 #include <QPromise>
 #include <QThreadPool>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "compare_series.h"
@@ -20,6 +23,15 @@ using analysis::kNone;
 namespace {
 // Progress is reported per mille (QFuture's progress is an int).
 constexpr int kProgressScale = 1000;
+
+// Gives the memory freed by a comparison (its scratch, a replaced result: hundreds of MiB on a
+// big dump, left in the worker threads' malloc arenas) back to the system, so that the next
+// comparison does not come on top of it. Off the GUI thread: it walks every arena.
+void returnFreedMemory() {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
 }  // namespace
 
 // One comparison: snapshots of both indexes as they were when it started (the worker reads them
@@ -208,6 +220,7 @@ bool RunComparison::start() {
         if (run->result.cancelled || run->cancel) return;
         run->buildLookups();
         run->profiles = errorProfiles(run->result);
+        returnFreedMemory();
     }));
     emit started();
     return true;
@@ -228,7 +241,11 @@ const analysis::CompareResult* RunComparison::result() const {
 void RunComparison::releaseShown() {
     if (!shown_) return;
     // A million compared tensors take a while to free: not on the GUI thread.
-    QThreadPool::globalInstance()->start([run = std::move(shown_)]() mutable { run.reset(); });
+    QThreadPool::globalInstance()->start([run = std::move(shown_)]() mutable {
+        // The snapshots may go with it: they free themselves on the pool too (newSharedIndex).
+        run.reset();
+        returnFreedMemory();
+    });
     shown_.reset();
 }
 

@@ -10,7 +10,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
-#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -128,11 +127,8 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     statisticPlot_->xAxis->setLabel(tr("round"));
 
     model_ = new data::CompareOpsModel(comparison_, this);
-    sorted_ = new QSortFilterProxyModel(this);
-    sorted_->setSourceModel(model_);
-    sorted_->setSortRole(data::CompareOpsModel::SortRole);
     table_ = new QTableView(this);
-    table_->setModel(sorted_);
+    table_->setModel(model_);  // it sorts itself
     table_->setSortingEnabled(true);
     table_->sortByColumn(-1, Qt::AscendingOrder);  // execution order until a header is clicked
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);

@@ -21,7 +21,6 @@ class QCPGraph;
 class QCustomPlot;
 class QLabel;
 class QPushButton;
-class QSortFilterProxyModel;
 class QTabWidget;
 class QTableView;
 
@@ -75,7 +74,6 @@ private:
     data::DumpStore* store_;
     data::DumpCursor* cursor_;
     data::CompareOpsModel* model_;
-    QSortFilterProxyModel* sorted_;
     QLabel* summary_;
     QComboBox* measure_;
     QComboBox* stat_;
