@@ -68,6 +68,14 @@ ErrorProfile errorProfile(const analysis::CompareResult& result, RunComparison::
     ErrorProfile profile;
     profile.series.label = RunComparison::measureName(measure);
     const auto first = result.firstBornHere ? result.firstBornHere : result.firstInherited;
+    if (round < 0) {  // every op: no room to spare (hundreds of thousands of points)
+        const auto n = static_cast<qsizetype>(result.ops.size());
+        profile.series.x.reserve(n);
+        profile.series.y.reserve(n);
+        profile.series.rows.reserve(n);
+        profile.comparedOps.reserve(n);
+        profile.verdicts.reserve(n);
+    }
     for (uint32_t i = 0; i < result.ops.size(); ++i) {
         const auto& op = result.ops[i];
         if (round >= 0 && op.candidateRound != round) continue;
