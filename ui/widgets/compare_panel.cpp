@@ -263,6 +263,7 @@ void ComparePanel::rebuildErrorPlot() {
         label->setText(tr("first divergence"));
         label->setColor(kFirstDivergenceColor);
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->setPadding(QMargins(10, 0, 0, 0));  // beside the ring, not on it
         label->position->setTypeX(QCPItemPosition::ptPlotCoords);
         label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
         label->position->setCoords(profile.firstDivergenceX, 0.02);
