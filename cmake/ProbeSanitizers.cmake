@@ -32,9 +32,16 @@ if(PROBE_SANITIZE)
             execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so
                             OUTPUT_VARIABLE probe_asan_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
             get_filename_component(probe_asan_runtime "${probe_asan_runtime}" REALPATH)
+            # libstdc++ right behind it: python3 does not link it, so without it ASan starts
+            # before libstdc++ is loaded, finds no __cxa_throw to forward to, and aborts at the
+            # first C++ exception thrown in the process (torchrun's workers throw some).
+            execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
+                            OUTPUT_VARIABLE probe_cxx_runtime OUTPUT_STRIP_TRAILING_WHITESPACE)
+            get_filename_component(probe_cxx_runtime "${probe_cxx_runtime}" REALPATH)
             # Measured: python_api.test_statistics 11 s -> 85 s (x8) under ASan, two busy cores.
             set(PROBE_PYTHON_HOST_TIMEOUT_SCALE 4)
             set(PROBE_PYTHON_HOST_TEST_ENV
+                "LD_PRELOAD=path_list_prepend:${probe_cxx_runtime}"
                 "LD_PRELOAD=path_list_prepend:${probe_asan_runtime}"
                 "ASAN_OPTIONS=string_append::detect_leaks=0:verify_asan_link_order=0")
         else()

@@ -166,7 +166,8 @@ void ControlServer::message(format::MessageLevel level, const std::string& text)
 void ControlServer::run() {
     auto lastFlush = std::chrono::steady_clock::now();
     while (!stop_.load()) {
-        std::vector<pollfd> fds;
+        std::vector<pollfd>& fds = pollFds_;
+        fds.clear();
         fds.push_back({listenFd_, POLLIN, 0});
         fds.push_back({wakePipe_[0], POLLIN, 0});
         for (auto& client : clients_)

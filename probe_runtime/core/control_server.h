@@ -6,6 +6,8 @@
 // GPL-3.0-or-later
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <map>
 #include <memory>
@@ -63,6 +65,9 @@ private:
     std::map<int64_t, std::pair<uint64_t, uint64_t>> pendingRowsWritten_;
 
     std::vector<std::unique_ptr<Client>> clients_;  // server thread only
+    // What the server thread polls, rebuilt each turn; a member so that a forked child (where
+    // that thread does not exist) still reaches it.
+    std::vector<pollfd> pollFds_;
 };
 
 }  // namespace probe::runtime

@@ -218,7 +218,7 @@ uint64_t DumpWriter::queuedBytes() const {
 
 void DumpWriter::run() {
     signals::setWriterThread(signals::currentThreadId());  // a crash here must not wait for itself
-    std::deque<WriteJob> batch;
+    std::deque<WriteJob>& batch = batch_;
     while (true) {
         {
             std::unique_lock<std::mutex> lock(mutex_);

@@ -122,6 +122,10 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable workAvailable_, spaceAvailable_, progressed_;
     std::deque<WriteJob> queue_;
+    // The jobs the writer thread took from queue_ and is writing: only that thread touches it.
+    // A member rather than a local, so that a forked child (where that thread does not exist)
+    // still reaches the memory from here.
+    std::deque<WriteJob> batch_;
     struct LatestContent {
         std::string head;
         std::function<std::string()> render;

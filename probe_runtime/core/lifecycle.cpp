@@ -16,6 +16,7 @@
 #include <fstream>
 #include <thread>
 
+#include "after_fork.h"
 #include "config_watcher.h"
 #include "control_server.h"
 #include "dump_writer.h"
@@ -228,7 +229,8 @@ void Runtime::afterForkInChild() {
         listener_.store(nullptr);
         control_->abandonAfterFork();
     }
-    // The housekeeping thread's handle is left as it is, never freed: that thread is the parent's.
+    auto* housekeeping = static_cast<std::thread*>(housekeepingThread_);
+    forgetThreadAfterFork(housekeeping);  // that thread is the parent's
     housekeepingThread_ = nullptr;
     signals::uninstall();
 }

@@ -201,6 +201,10 @@ class NeverHarmsTheModel(support.TempDirTestCase):
             with open(step_dir, "w") as f:
                 f.write("in the way")
             debugger.stop()
+            # stop() does not wait for the disk: the next stop() waits for its files first, so
+            # the failure is known (and said) before the way is cleared.
+            debugger.start()
+            debugger.stop()
             os.remove(step_dir)
             shutil.move("moved_away", step_dir)
             debugger.start()

@@ -196,7 +196,7 @@ class Service:
             return
         self.running = False
         self._update_active()
-        self.flush(wait=True)
+        self.flush(wait=False, hand_over=True)
 
     def step(self):
         if self.ended:
@@ -313,10 +313,11 @@ class Service:
         with self.lock:
             self.records.add_stack(formatted, name)
 
-    def flush(self, wait, timeout=None):
+    def flush(self, wait, timeout=None, hand_over=False):
         """Has dump.json, stack.json and construct.json of the current step rewritten by the
-        writer thread; with `wait`, returns once they are on disk. Never called holding the
-        records' lock (the writer needs it)."""
+        writer thread; with `wait`, returns once they are on disk; with `hand_over`, renders
+        them here and returns without waiting for the disk (StepWriter.hand_over). Never called
+        holding the records' lock (the writer needs it)."""
         recorder = self.recorder
         if os.getpid() == self.pid:
             recorder.settle()  # on this thread: the tensors may change once it goes on
@@ -326,7 +327,10 @@ class Service:
             with self.lock:
                 recorder.settled = False
                 self.records.dirty = True
-        self.writer.write(self.records, wait, timeout)
+        if hand_over:
+            self.writer.hand_over(self.records)
+        else:
+            self.writer.write(self.records, wait, timeout)
 
     def record_error(self, where, exc):
         """An error inside our hooks: logged, never raised into the model."""

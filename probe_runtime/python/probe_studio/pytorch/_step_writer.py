@@ -8,9 +8,11 @@ Two threads write, and the model's thread does no more than it must:
     (_jsonio); the model's thread only hands it the text;
   * the text is rendered with Python's C encoder while holding the records' lock (a consistent
     snapshot) and handed over under the same lock, so files are written in the order rendered.
-    stop() renders on the model's thread and returns once the files are on disk; step() only
-    queues the step's records to this module's writer thread (and not even that when stop()
-    wrote them already), which renders them and waits for their files.
+    stop() renders on the model's thread and hands the text over without waiting for the disk
+    (a rename over an existing file can block in ext4 for half a millisecond); the next stop()
+    waits for those files first, so their errors are said and their data kept as before.
+    step() only queues the step's records to this module's writer thread (and not even that
+    when stop() rendered them already), which renders them and waits for their files.
 Everything queued is written at exit and on SIGTERM; a forked child writes nothing."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import atexit
@@ -42,6 +44,7 @@ class StepWriter:
         self._changed = threading.Condition(threading.Lock())
         self._thread = None
         self._last_ticket = 0  # of the last file handed to the C++ writer
+        self._handed = None  # (records, step_dir, tickets) of the last hand_over(), not waited for
         self._stopped = False
 
     def create_step_dir(self, current_iter, rank, pid):
@@ -78,7 +81,8 @@ class StepWriter:
             return
         place = (self.step_dir, self.tensor_dir)
         if wait:
-            self._write(records, place, timeout)
+            self._await_handed(timeout)
+            self._await(records, place[0], self._render(records, place), timeout)
             return
         if records.queued or not records.dirty:
             return
@@ -92,9 +96,25 @@ class StepWriter:
                     self._thread = thread
                 except RuntimeError:  # no new threads at interpreter shutdown: written here
                     self._jobs.pop()
-                    self._write(records, place, None)
+                    self._await(records, place[0], self._render(records, place), None)
                     return
             self._changed.notify_all()
+
+    def hand_over(self, records):
+        """stop(): renders `records` here and hands their files to the C++ writer, after waiting
+        for those of the previous hand_over() (written meanwhile, as a rule)."""
+        if self.step_dir is None or self._stopped:
+            return
+        self._await_handed(None)
+        step_dir = self.step_dir
+        tickets = self._render(records, (step_dir, self.tensor_dir))
+        if tickets:
+            self._handed = (records, step_dir, tickets)
+
+    def _await_handed(self, timeout):
+        handed, self._handed = self._handed, None
+        if handed is not None:
+            self._await(*handed, timeout)
 
     def write_empty(self):
         """The step's files as they are before anything is recorded (msprobe writes them when
@@ -119,6 +139,7 @@ class StepWriter:
                 if left is not None and left <= 0:
                     return
                 self._changed.wait(left)
+        self._await_handed(None if deadline is None else max(0.0, deadline - time.monotonic()))
         if self._last_ticket:
             _jsonio.wait(self._last_ticket, None if deadline is None else max(0.0, deadline - time.monotonic()))
 
@@ -131,6 +152,7 @@ class StepWriter:
         self._jobs = collections.deque()
         self._changed = threading.Condition(threading.Lock())
         self._thread = None
+        self._handed = None
 
     def _run(self):
         while True:
@@ -139,7 +161,7 @@ class StepWriter:
                     self._changed.wait()
                 records, place = self._jobs[0]
             try:
-                self._write(records, place, None)
+                self._await(records, place[0], self._render(records, place), None)
             except BaseException as exc:  # never let the thread die with jobs waiting on it
                 _say("could not write the dump files in %s: %r" % (place[0], exc))
             with self._changed:
@@ -151,21 +173,20 @@ class StepWriter:
         self._last_ticket = ticket
         return ticket
 
-    def _write(self, records, place, timeout):
-        """Renders dump.json, stack.json and construct.json of a step from its records, hands
-        them to the C++ writer and waits for them; on failure the data stays and is written
-        again next time."""
+    def _render(self, records, place):
+        """Renders dump.json, stack.json and construct.json of a step from its records and hands
+        them to the C++ writer; returns their tickets for _await() (None: nothing changed, or
+        handing over failed, which was said and leaves the records to be written again)."""
         step_dir, tensor_dir = place
         config = self.config
-        tickets = []
         try:
             with self.lock:
                 records.queued = False
                 if not records.dirty:
-                    return
+                    return None
                 doc = {"task": config.task, "level": config.level, "framework": "pytorch",
                        "dump_data_dir": tensor_dir, "data": records.data}
-                tickets.append(self._queue_file("dump.json", step_dir, _jsonio.compact(doc), True))
+                tickets = [self._queue_file("dump.json", step_dir, _jsonio.compact(doc), True)]
                 if config.extra_info:
                     stack = {}
                     for index, (frames, names) in enumerate(records.stack_groups.values()):
@@ -175,17 +196,31 @@ class StepWriter:
                                                     True))
                 records.dirty = False
                 records.unflushed = 0
-            deadline = None if timeout is None else time.monotonic() + timeout
+            return tickets
+        except OSError as exc:
+            self._failed(records, step_dir, exc)
+            return None
+
+    def _await(self, records, step_dir, tickets, timeout):
+        """Waits for the files of `tickets` (or `timeout` seconds); when one failed, says so
+        and leaves the records to be written again next time."""
+        if not tickets:
+            return
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
             for ticket in tickets:
                 if not _jsonio.wait(ticket, None if deadline is None else max(0.0, deadline - time.monotonic())):
                     return  # the time given is up: the files are written after
         except OSError as exc:
-            with self.lock:
-                records.dirty = True
-            self.note_once(("write", step_dir, exc.errno),
-                           "cannot write the dump files in %s: %s; the data stays in memory and is written "
-                           "again at the next stop()/step() (the model continues)"
-                           % (step_dir, exc.strerror or exc))
+            self._failed(records, step_dir, exc)
+
+    def _failed(self, records, step_dir, exc):
+        with self.lock:
+            records.dirty = True
+        self.note_once(("write", step_dir, exc.errno),
+                       "cannot write the dump files in %s: %s; the data stays in memory and is written "
+                       "again at the next stop()/step() (the model continues)"
+                       % (step_dir, exc.strerror or exc))
 
     def log_error(self, where, exc):
         """Appends an error of our hooks to the step's dump_error_info.log, once per kind."""
