@@ -20,12 +20,15 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTest>
 #include <QTimer>
 #include <QTreeView>
 
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
+#include "compare_ops_model.h"
+#include "compare_panel.h"
 #include "compare_runs.h"
 #include "context/app_context.h"
 #include "dump_cursor.h"
@@ -292,6 +295,16 @@ int main(int argc, char** argv) {
         "  longest GUI stall while comparing again: %lld ms, the GUI thread ran %.0f ms of "
         "it; resident %ld MiB (peak %ld)\n",
         static_cast<long long>(restartStall), stalls.longestCpu(), residentMiB(), peakMiB());
+    // The table of compared ops (one row per compared op execution), sorted by a header click.
+    QTableView* comparedOps = window.comparePanel()->table();
+    step("sort the compared ops by max relative error", [&] {
+        comparedOps->sortByColumn(probe::data::CompareOpsModel::MaxRelativeErrorColumn,
+                                  Qt::DescendingOrder);
+    });
+    step("sort the compared ops by op name", [&] {
+        comparedOps->sortByColumn(probe::data::CompareOpsModel::OpColumn, Qt::AscendingOrder);
+    });
+    step("back to execution order", [&] { comparedOps->sortByColumn(-1, Qt::AscendingOrder); });
 
     // For bench/run_all.py.
     std::printf(

@@ -85,7 +85,29 @@ void CompareOpsModel::sortOps() {
         return data(index(static_cast<int>(row), sortColumn_), SortRole);
     };
     const QVariant probe = keyAt(0);
-    if (probe.typeId() == QMetaType::QString) {
+    if (sortColumn_ == OpColumn) {
+        // By name: each reference op ranked once by the text the column shows (ops repeat in
+        // every round; no string made per row), equal names equal ranks; then by rank.
+        const auto& ref = *r->reference;
+        auto nameOf = [&](uint32_t op) -> const std::string& {
+            return ref.op(op).namePath.empty() ? ref.op(op).id : ref.op(op).namePath;
+        };
+        std::vector<uint32_t> named;
+        for (const uint32_t i : ops_) named.push_back(r->ops[i].referenceOp);
+        std::sort(named.begin(), named.end());
+        named.erase(std::unique(named.begin(), named.end()), named.end());
+        std::sort(named.begin(), named.end(),
+                  [&](uint32_t a, uint32_t b) { return nameOf(a) < nameOf(b); });
+        std::vector<uint32_t> rank(ref.opCount(), 0);
+        for (size_t k = 1; k < named.size(); ++k)
+            rank[named[k]] = rank[named[k - 1]] + (nameOf(named[k - 1]) < nameOf(named[k]) ? 1 : 0);
+        std::vector<uint32_t> keys(ops_.size());
+        for (size_t row = 0; row < ops_.size(); ++row)
+            keys[row] = rank[r->ops[ops_[row]].referenceOp];
+        std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
+            return descending ? keys[b] < keys[a] : keys[a] < keys[b];
+        });
+    } else if (probe.typeId() == QMetaType::QString) {
         std::vector<QString> keys(ops_.size());
         for (size_t row = 0; row < ops_.size(); ++row) keys[row] = keyAt(row).toString();
         std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
