@@ -409,19 +409,29 @@ int runRunCommand(const Args& args) {
     std::fflush(nullptr);
 
     // Terminal signals (Ctrl-C) reach the child too, through the process group: let it decide.
-    // Signals sent to us alone are passed on.
+    // Signals sent to us alone are passed on. They are set up before the fork, blocked across
+    // it: a SIGTERM that comes as the child starts is passed on once there is a child, rather
+    // than killing us and leaving the child running. The child gets back what we were given
+    // (a program started with SIGINT ignored keeps it ignored).
     struct sigaction ignore {
     }, forward{};
     ignore.sa_handler = SIG_IGN;
     forward.sa_handler = forwardSignal;
     sigemptyset(&forward.sa_mask);
+    constexpr int kHandled[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+    sigset_t handled, previousMask;
+    sigemptyset(&handled);
+    for (int signal : kHandled) sigaddset(&handled, signal);
+    ::sigprocmask(SIG_BLOCK, &handled, &previousMask);
+    struct sigaction previous[4];
+    for (size_t i = 0; i < 4; ++i)
+        ::sigaction(kHandled[i],
+                    kHandled[i] == SIGINT || kHandled[i] == SIGQUIT ? &ignore : &forward,
+                    &previous[i]);
     gChild = ::fork();
-    if (gChild < 0) {
-        std::fprintf(stderr, "probe run: cannot start %s: %s\n", command[0].c_str(),
-                     std::strerror(errno));
-        return kExitInternal;
-    }
     if (gChild == 0) {
+        for (size_t i = 0; i < 4; ++i) ::sigaction(kHandled[i], &previous[i], nullptr);
+        ::sigprocmask(SIG_SETMASK, &previousMask, nullptr);
         std::vector<char*> argv;
         for (const auto& c : command) argv.push_back(const_cast<char*>(c.c_str()));
         argv.push_back(nullptr);
@@ -430,10 +440,13 @@ int runRunCommand(const Args& args) {
                      std::strerror(errno));
         ::_exit(kExitCommandNotFound);
     }
-    sigaction(SIGINT, &ignore, nullptr);
-    sigaction(SIGQUIT, &ignore, nullptr);
-    sigaction(SIGTERM, &forward, nullptr);
-    sigaction(SIGHUP, &forward, nullptr);
+    const int forkError = errno;
+    ::sigprocmask(SIG_SETMASK, &previousMask, nullptr);  // what came meanwhile is passed on now
+    if (gChild < 0) {
+        std::fprintf(stderr, "probe run: cannot start %s: %s\n", command[0].c_str(),
+                     std::strerror(forkError));
+        return kExitInternal;
+    }
     int status = 0;
     while (::waitpid(gChild, &status, 0) < 0 && errno == EINTR) {
     }
