@@ -9,6 +9,7 @@
 //      stall meanwhile, and what starting a comparison costs the GUI thread.
 //   probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <malloc.h>
 #include <time.h>
 
 #include <cstdio>
@@ -19,12 +20,15 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTest>
 #include <QTimer>
 #include <QTreeView>
 
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
+#include "compare_ops_model.h"
+#include "compare_panel.h"
 #include "compare_runs.h"
 #include "context/app_context.h"
 #include "dump_cursor.h"
@@ -38,15 +42,28 @@
 
 namespace {
 
-long residentMiB() {
+// A field of /proc/self/status in MiB: VmRSS (resident now) or VmHWM (the peak so far).
+long statusMiB(const char* field) {
     FILE* f = std::fopen("/proc/self/status", "r");
     if (!f) return -1;
     char line[256];
     long kb = -1;
+    const size_t length = std::strlen(field);
     while (std::fgets(line, sizeof line, f))
-        if (std::strncmp(line, "VmRSS:", 6) == 0) kb = std::strtol(line + 6, nullptr, 10);
+        if (std::strncmp(line, field, length) == 0) kb = std::strtol(line + length, nullptr, 10);
     std::fclose(f);
     return kb / 1024;
+}
+long residentMiB() {
+    return statusMiB("VmRSS:");
+}
+long peakMiB() {
+    return statusMiB("VmHWM:");
+}
+// Bytes malloc has handed out and not had back, in MiB (what is alive, whatever is resident).
+double heapMiB() {
+    const struct mallinfo2 m = mallinfo2();
+    return static_cast<double>(m.uordblks + m.hblkhd) / (1 << 20);  // arenas + mmapped blocks
 }
 
 // CPU time this thread has used, in milliseconds.
@@ -145,6 +162,7 @@ int main(int argc, char** argv) {
     }
 
     {  // 1. the readers alone
+        const double heapBefore = heapMiB();
         QElapsedTimer t;
         t.start();
         std::string error;
@@ -162,15 +180,24 @@ int main(int argc, char** argv) {
         }
         std::printf(
             "readers alone: %zu ops, %zu rows read and indexed in %.0f ms (%d polls), resident %ld "
-            "MiB\n",
-            index.opCount(), index.rowCount(), ms(t), polls, residentMiB());
+            "MiB (peak %ld)\n",
+            index.opCount(), index.rowCount(), ms(t), polls, residentMiB(), peakMiB());
         // What the GUI thread paid for each copy of the index it made before snapshots (two to
         // start a comparison, one for the overflow search at the end of a load).
         QElapsedTimer c;
         c.start();
         const probe::analysis::DumpIndex copy = index;
         std::printf("a copy of that index: %.0f ms (%zu rows)\n", ms(c), copy.rowCount());
+        const double withCopy = heapMiB();
+        std::printf("heap in use: index, its copy and the reader %.0f MiB", withCopy);
+        reader.reset();
+        const double withoutReader = heapMiB();
+        std::printf("; without the reader %.0f MiB (the reader %.0f MiB, an index %.0f MiB)\n",
+                    withoutReader, withCopy - withoutReader, (withoutReader - heapBefore) / 2);
     }
+    // What this section freed stays resident in malloc's arena otherwise, and would count in
+    // the application's peak below.
+    malloc_trim(0);
 
     // 2. the application
     probe::context::AppContext context;
@@ -191,14 +218,15 @@ int main(int argc, char** argv) {
     const double loadMs = ms(t);
     const qint64 loadStall = stalls.longest();
     const double loadStallCpu = stalls.longestCpu();
-    QTest::qWait(300);  // pending tree updates
+    const long loadPeak = peakMiB();  // the peak so far: section 1's was trimmed
+    QTest::qWait(300);                // pending tree updates
     const auto& idx = context.store()->index();
     std::printf(
         "probe-studio: opened %zu ops, %zu rows in %.0f ms; longest GUI stall while loading %lld "
         "ms, the GUI thread ran %.0f ms of it (%d over 100 ms); "
-        "resident %ld MiB\n",
+        "resident %ld MiB (peak %ld), heap in use %.0f MiB\n",
         idx.opCount(), idx.rowCount(), loadMs, static_cast<long long>(loadStall), loadStallCpu,
-        stalls.over100(), residentMiB());
+        stalls.over100(), residentMiB(), peakMiB(), heapMiB());
 
     auto step = [&](const char* what, const std::function<void()>& action) {
         QElapsedTimer s;
@@ -248,9 +276,9 @@ int main(int argc, char** argv) {
     const double compareStallCpu = stalls.longestCpu();
     std::printf(
         "comparison against the same dump: ready in %.0f ms (%s); longest GUI stall %lld "
-        "ms; resident %ld MiB\n",
+        "ms, the GUI thread ran %.0f ms of it; resident %ld MiB (peak %ld), heap in use %.0f MiB\n",
         compareMs, comparison->summary().toStdString().c_str(),
-        static_cast<long long>(compareStall), residentMiB());
+        static_cast<long long>(compareStall), compareStallCpu, residentMiB(), peakMiB(), heapMiB());
     // The call alone (snapshots of both indexes), then with the events it causes (redraws).
     QElapsedTimer call;
     call.start();
@@ -263,8 +291,20 @@ int main(int argc, char** argv) {
     stalls.reset();
     if (!QTest::qWaitFor([&] { return compared.count() > 1; }, 600000)) return 1;
     const qint64 restartStall = stalls.longest();
-    std::printf("  longest GUI stall while comparing again: %lld ms\n",
-                static_cast<long long>(restartStall));
+    std::printf(
+        "  longest GUI stall while comparing again: %lld ms, the GUI thread ran %.0f ms of "
+        "it; resident %ld MiB (peak %ld)\n",
+        static_cast<long long>(restartStall), stalls.longestCpu(), residentMiB(), peakMiB());
+    // The table of compared ops (one row per compared op execution), sorted by a header click.
+    QTableView* comparedOps = window.comparePanel()->table();
+    step("sort the compared ops by max relative error", [&] {
+        comparedOps->sortByColumn(probe::data::CompareOpsModel::MaxRelativeErrorColumn,
+                                  Qt::DescendingOrder);
+    });
+    step("sort the compared ops by op name", [&] {
+        comparedOps->sortByColumn(probe::data::CompareOpsModel::OpColumn, Qt::AscendingOrder);
+    });
+    step("back to execution order", [&] { comparedOps->sortByColumn(-1, Qt::AscendingOrder); });
 
     // For bench/run_all.py.
     std::printf(
@@ -272,10 +312,10 @@ int main(int argc, char** argv) {
         "\"switch_round_ms\": %.1f, \"longest_stall_cpu_ms\": %.1f, \"compare_ms\": %.1f, "
         "\"compare_stall_ms\": %lld, \"compare_stall_cpu_ms\": %.1f, "
         "\"compare_start_ms\": %.1f, \"compare_start_call_ms\": %.2f, "
-        "\"compare_again_stall_ms\": %lld}\n",
+        "\"compare_again_stall_ms\": %lld, \"load_peak_mib\": %ld, \"peak_mib\": %ld}\n",
         loadMs, static_cast<long long>(loadStall), switchOp, switchRound, loadStallCpu, compareMs,
         static_cast<long long>(compareStall), compareStallCpu, restartMs, startCallMs,
-        static_cast<long long>(restartStall));
+        static_cast<long long>(restartStall), loadPeak, peakMiB());
     if (!generated.empty() && !keep)
         std::system(("rm -rf '" + generated + "'").c_str());
     else if (!generated.empty())

@@ -312,7 +312,11 @@ def bench_app(args, report, work):
     def runs(key):
         return "runs: " + ", ".join("%.0f" % r[key] for r in results)
 
-    report.add("app", "1,000,000 rows ready", median("load_ms") / 1e3, "s", 2.0, peak_mib=peak, note=runs("load_ms"))
+    # The load's own peak (before the reference is opened) where the benchmark says it; the whole
+    # process's (a second 1M-row dump and two comparison results) on the comparison's row.
+    load_peak = max(r["load_peak_mib"] for r in results) if "load_peak_mib" in results[0] else peak
+    report.add("app", "1,000,000 rows ready", median("load_ms") / 1e3, "s", 2.0, peak_mib=load_peak,
+               note=runs("load_ms"))
     report.add("app", "longest GUI stall while loading", median("longest_stall_ms"), "ms", 50,
                note=runs("longest_stall_ms") + ("; the GUI thread ran %s ms of it" % ", ".join(
                    "%.0f" % r["longest_stall_cpu_ms"] for r in results) if "longest_stall_cpu_ms" in results[0] else ""))
@@ -320,7 +324,7 @@ def bench_app(args, report, work):
     report.add("app", "switching op", median("switch_op_ms"), "ms", 50, note=runs("switch_op_ms"))
     if "compare_ms" in results[0]:
         report.add("app", "comparing with a 1,000,000-row reference: ready", median("compare_ms") / 1e3, "s",
-                   note=runs("compare_ms"))
+                   peak_mib=peak, note=runs("compare_ms"))
         report.add("app", "longest GUI stall while opening it and comparing", median("compare_stall_ms"), "ms", 50,
                    note=runs("compare_stall_ms") + "; the GUI thread ran %s ms of it" % ", ".join(
                        "%.0f" % r["compare_stall_cpu_ms"] for r in results))

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include <QAbstractItemModelTester>
@@ -41,6 +42,7 @@
 #include "main_window.h"
 #include "op_tree_model.h"
 #include "op_tree_panel.h"
+#include "synthetic_dump.h"
 #include "tensor_document.h"
 #include "tensor_preview.h"
 #include "tensor_values_model.h"
@@ -163,7 +165,7 @@ TEST_F(CompareTest, ANudgedWeightIsBornWhereItIsUsedAndTheJumpLandsOnIt) {
         }
     }
     const auto pair =
-        data::statisticPair(r, idx.row(weight.candidateRow).slot, analysis::Stat::Max);
+        data::statisticPair(*comparison(), idx.row(weight.candidateRow).slot, analysis::Stat::Max);
     ASSERT_EQ(pair.candidate.x.size(), 3);
     ASSERT_EQ(pair.reference.x.size(), 3);
     for (int i = 0; i < 3; ++i) {
@@ -224,6 +226,42 @@ TEST_F(CompareTest, TheComparisonModelsStayConsistent) {
         }
     }
     EXPECT_GE(bornHere, 2);  // the op and the layer around it, in each of the two rounds
+    // Sorted by the model itself: by the largest relative error first, a persistent index on a
+    // born-here row follows it; by name; back to execution order.
+    const uint32_t bornOp = *r.firstBornHere;
+    const QPersistentModelIndex followed = table.index(static_cast<int>(bornOp), 1);
+    table.sort(data::CompareOpsModel::MaxRelativeErrorColumn, Qt::DescendingOrder);
+    ASSERT_EQ(table.rowCount(), static_cast<int>(r.ops.size()));
+    for (int row = 1; row < table.rowCount(); ++row) {
+        const QVariant a = table.index(row - 1, data::CompareOpsModel::MaxRelativeErrorColumn)
+                               .data(data::CompareOpsModel::SortRole),
+                       b = table.index(row, data::CompareOpsModel::MaxRelativeErrorColumn)
+                               .data(data::CompareOpsModel::SortRole);
+        EXPECT_GE(a.toDouble(), b.toDouble()) << row;
+        const uint32_t
+            opA = table.index(row - 1, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt(),
+            opB = table.index(row, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt();
+        if (a.toDouble() == b.toDouble()) {
+            EXPECT_LT(opA, opB) << "ties in execution order";
+        }
+    }
+    EXPECT_GT(table.index(0, data::CompareOpsModel::MaxRelativeErrorColumn)
+                  .data(data::CompareOpsModel::SortRole)
+                  .toDouble(),
+              0.0);
+    ASSERT_TRUE(followed.isValid());
+    EXPECT_EQ(followed.data(data::CompareOpsModel::ComparedOpRole).toUInt(), bornOp);
+    EXPECT_EQ(followed.column(), 1);
+    table.sort(data::CompareOpsModel::OpColumn, Qt::AscendingOrder);
+    for (int row = 1; row < table.rowCount(); ++row)
+        EXPECT_LE(table.index(row - 1, data::CompareOpsModel::OpColumn).data().toString(),
+                  table.index(row, data::CompareOpsModel::OpColumn).data().toString());
+    EXPECT_EQ(followed.data(data::CompareOpsModel::ComparedOpRole).toUInt(), bornOp);
+    table.sort(-1);
+    for (int row = 0; row < table.rowCount(); ++row)
+        ASSERT_EQ(table.index(row, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt(),
+                  static_cast<uint32_t>(row));
+    EXPECT_EQ(followed.row(), static_cast<int>(bornOp));
     table.setDivergingOnly(true);
     ASSERT_GT(table.rowCount(), 0);
     for (int row = 0; row < table.rowCount(); ++row)
@@ -379,6 +417,152 @@ TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
     const QImage shot = window.grab().toImage();
     const QColor born = RunComparison::verdictColor(Verdict::BornHere);
     EXPECT_GT(test::countPixels(shot, [&](QColor c) { return c == born; }), 200);
+}
+
+// A big comparison (30,000 compared ops: a synthetic dump against itself with an overflow
+// planted in layer 8 of round 2): the error plot draws what can be seen, in each pixel column
+// the lowest and highest point of the line and of each verdict; the first divergence (its value
+// not finite) is ringed at the top and a click there selects it; zoomed in, every op in view is
+// drawn as it is. Through the window, with its real plot.
+TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergence) {
+    test::TempDir dir("ui-compare-big");
+    synthetic::SyntheticDumpOptions options;
+    options.ops = 6000;
+    options.rows = 60000;
+    options.layers = 20;
+    options.output = dir / "reference";
+    const auto reference = synthetic::writeSyntheticDump(options);
+    options.output = dir / "candidate";
+    options.nanLayer = 8;
+    options.nanRound = 2;
+    const auto candidate = synthetic::writeSyntheticDump(options);
+
+    context::AppContext context;
+    MainWindow window(&context);
+    window.resize(1500, 950);
+    window.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
+    ASSERT_TRUE(context.compare(QString::fromStdString(reference.root),
+                                QString::fromStdString(candidate.root)));
+    RunComparison* comparison = context.comparison();
+    ASSERT_TRUE(waitFor([&] { return comparison->result() != nullptr; }, 120000));
+    const auto& r = *comparison->result();
+    ASSERT_TRUE(r.firstBornHere);
+    ASSERT_GT(r.ops.size(), 20000u);
+
+    auto* panel = window.comparePanel();
+    ASSERT_TRUE(waitFor([&] { return panel->isVisible(); }));
+    QCustomPlot* plot = panel->errorPlot();
+    plot->replot();
+    // The profiles made with the result are those errorProfile makes, for every measure.
+    for (int m = 0; m < RunComparison::kMeasureCount; ++m) {
+        const auto measure = static_cast<RunComparison::Measure>(m);
+        const auto made = data::errorProfile(r, measure, -1);
+        const auto& kept = comparison->errorProfile(measure);
+        ASSERT_EQ(kept.series.y.size(), made.series.y.size());
+        for (int i = 0; i < made.series.y.size(); ++i)
+            ASSERT_TRUE(kept.series.y[i] == made.series.y[i] ||
+                        (std::isnan(kept.series.y[i]) && std::isnan(made.series.y[i])))
+                << "measure " << m << " point " << i;
+        EXPECT_EQ(kept.series.markers.size(), made.series.markers.size());
+        EXPECT_EQ(kept.firstDivergenceX, made.firstDivergenceX);
+    }
+    const auto& profile = panel->errorProfile();
+    const auto& s = profile.series;
+    ASSERT_EQ(s.x.size(), static_cast<int>(r.ops.size()));
+    const int at = static_cast<int>(profile.firstDivergenceX);
+    ASSERT_EQ(static_cast<uint32_t>(at), *r.firstBornHere);
+    EXPECT_FALSE(std::isfinite(s.y[at]));  // the overflow
+
+    // Graphs: the line, matches, inherited, born here, the first divergence's ring.
+    ASSERT_EQ(plot->graphCount(), 5);
+    const double lower = plot->xAxis->range().lower;
+    const double unitsPerPixel = plot->xAxis->range().size() / plot->axisRect()->width();
+    ASSERT_GT(unitsPerPixel, 5);  // many ops per pixel column
+    auto column = [&](double x) {
+        return static_cast<int>(std::floor((x - lower) / unitsPerPixel));
+    };
+    int drawn = 0;
+    for (int g = 0; g < 4; ++g) drawn += plot->graph(g)->dataCount();
+    EXPECT_LT(drawn, s.x.size() / 4);
+    // The line: in each column, the lowest and highest finite value are among its points.
+    std::map<int, std::pair<double, double>> lineExtremes, drawnLine;
+    for (int i = 0; i < s.x.size(); ++i) {
+        if (!std::isfinite(s.y[i])) continue;
+        auto [it, added] = lineExtremes.try_emplace(column(s.x[i]), s.y[i], s.y[i]);
+        it->second.first = std::min(it->second.first, s.y[i]);
+        it->second.second = std::max(it->second.second, s.y[i]);
+    }
+    ASSERT_FALSE(lineExtremes.empty());
+    for (auto p = plot->graph(0)->data()->constBegin(); p != plot->graph(0)->data()->constEnd();
+         ++p) {
+        if (std::isnan(p->value)) continue;
+        auto [it, added] = drawnLine.try_emplace(column(p->key), p->value, p->value);
+        it->second.first = std::min(it->second.first, p->value);
+        it->second.second = std::max(it->second.second, p->value);
+    }
+    EXPECT_EQ(drawnLine, lineExtremes);
+    // The points of each verdict: each column's lowest and highest has a disc of its verdict
+    // drawn within half a disc's size.
+    const Verdict dotVerdicts[] = {Verdict::Matches, Verdict::Inherited, Verdict::BornHere};
+    int checked = 0;
+    for (int k = 0; k < 3; ++k) {
+        std::map<int, std::pair<int, int>> extremes;  // column -> lowest, highest point
+        for (int i = 0; i < s.x.size(); ++i) {
+            if (profile.verdicts[i] != static_cast<int>(dotVerdicts[k]) || !std::isfinite(s.y[i]))
+                continue;
+            auto [it, added] = extremes.try_emplace(column(s.x[i]), i, i);
+            if (s.y[i] < s.y[it->second.first]) it->second.first = i;
+            if (s.y[i] > s.y[it->second.second]) it->second.second = i;
+        }
+        const double size = plot->graph(k + 1)->scatterStyle().size();
+        for (const auto& [c, ends] : extremes)
+            for (const int i : {ends.first, ends.second}) {
+                const double px = plot->xAxis->coordToPixel(s.x[i]),
+                             py = plot->yAxis->coordToPixel(s.y[i]);
+                bool near = false;
+                for (auto p = plot->graph(k + 1)->data()->constBegin();
+                     !near && p != plot->graph(k + 1)->data()->constEnd(); ++p)
+                    near = std::fabs(plot->xAxis->coordToPixel(p->key) - px) <= size / 2 + 1 &&
+                           std::fabs(plot->yAxis->coordToPixel(p->value) - py) <= size / 2 + 1;
+                EXPECT_TRUE(near) << "verdict " << k << " op " << i;
+                ++checked;
+            }
+    }
+    EXPECT_GT(checked, 100);
+    // The ring: one point, at the first divergence, at the top of the plot; rendered in red.
+    QCPGraph* ring = plot->graph(4);
+    ASSERT_EQ(ring->dataCount(), 1);
+    EXPECT_EQ(ring->data()->constBegin()->key, s.x[at]);
+    const QPoint ringAt(
+        static_cast<int>(plot->xAxis->coordToPixel(s.x[at])),
+        static_cast<int>(plot->yAxis->coordToPixel(ring->data()->constBegin()->value)));
+    EXPECT_LT(ringAt.y() - plot->axisRect()->top(), plot->axisRect()->height() / 10);
+    const QImage shot = plot->grab().toImage();
+    int red = 0;
+    for (int y = ringAt.y() - 8; y <= ringAt.y() + 8; ++y)
+        for (int x = ringAt.x() - 8; x <= ringAt.x() + 8; ++x) {
+            if (std::abs(x - ringAt.x()) <= 2) continue;  // the dashed line's
+            const QColor c = shot.pixelColor(x, y);
+            red += c.red() > 150 && c.green() < 90 && c.blue() < 90 ? 1 : 0;
+        }
+    EXPECT_GT(red, 10);
+    // A click on the ring selects the first divergence's op and round.
+    context.cursor()->setRow(s.rows[0]);
+    QTest::mouseClick(plot, Qt::LeftButton, {}, ringAt);
+    EXPECT_EQ(context.cursor()->row(), s.rows[at]);
+    EXPECT_EQ(context.cursor()->op(), r.ops[*r.firstBornHere].candidateOp);
+
+    // Zoomed in: every op in view (and one beyond each side) as it is.
+    plot->xAxis->setRange(at - 20.5, at + 20.5);
+    plot->replot();
+    const auto line = plot->graph(0)->data();
+    ASSERT_EQ(line->size(), 43);
+    int i = at - 21;
+    for (auto p = line->constBegin(); p != line->constEnd(); ++p, ++i) {
+        EXPECT_EQ(p->key, s.x[i]);
+        EXPECT_TRUE(p->value == s.y[i] || (std::isnan(p->value) && std::isnan(s.y[i])));
+    }
 }
 
 // Ranks: the dialog lists the rank folders of a dump, and a rank chosen is compared with a rank.

@@ -1,7 +1,9 @@
 // The compared op executions of a RunComparison as a table, in the reference's execution order:
 // round, op, verdict, the tensor that decided it, the rule, and the error measures. Either
 // every compared execution or only those that diverge (born here or inherited). Resets around
-// every new result (RunComparison::aboutToChange/changed). No widgets.
+// every new result (RunComparison::aboutToChange/changed). Sorts itself (sort()): a proxy
+// model would map every one of hundreds of thousands of rows on the GUI thread at each reset,
+// and ask data() for both sides of every comparison while sorting. No widgets.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -32,7 +34,7 @@ public:
         CandidateOpRole,                    // uint: the op in the shown dump's index
         CandidateRowRole,                   // uint: the deciding (or first) tensor's row there
         VerdictRole,                        // int: RunComparison::Verdict
-        SortRole,                           // numbers as numbers
+        SortRole,                           // what sort() orders by: numbers as numbers
     };
 
     explicit CompareOpsModel(RunComparison* comparison, QObject* parent = nullptr);
@@ -40,8 +42,9 @@ public:
     // Only the executions that diverge (born here, inherited), or all of them.
     void setDivergingOnly(bool on);
     bool divergingOnly() const { return divergingOnly_; }
-    // The table row of a compared op, -1 when it is not listed.
-    int rowOfComparedOp(uint32_t comparedOp) const;
+    // Orders the rows by a column's SortRole (ties and column -1: execution order); kept for
+    // later results and filters.
+    void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -51,10 +54,13 @@ public:
 
 private:
     void rebuild();
+    void sortOps();
 
     RunComparison* comparison_;
     bool divergingOnly_ = false;
-    std::vector<uint32_t> ops_;  // listed compared ops
+    int sortColumn_ = -1;
+    Qt::SortOrder sortOrder_ = Qt::AscendingOrder;
+    std::vector<uint32_t> ops_;  // listed compared ops, in the table's order
 };
 
 }  // namespace probe::data

@@ -7,8 +7,13 @@
 #include <QFutureWatcher>
 #include <QLocale>
 #include <QPromise>
+#include <QThreadPool>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "compare_series.h"
 #include "dump_store.h"
 
 namespace probe::data {
@@ -18,14 +23,32 @@ using analysis::kNone;
 namespace {
 // Progress is reported per mille (QFuture's progress is an int).
 constexpr int kProgressScale = 1000;
+
+// Gives the memory freed by a comparison (its scratch, a replaced result: hundreds of MiB on a
+// big dump, left in the worker threads' malloc arenas) back to the system, so that the next
+// comparison does not come on top of it. Off the GUI thread: it walks every arena.
+void returnFreedMemory() {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
 }  // namespace
 
 // One comparison: snapshots of both indexes as they were when it started (the worker reads them
-// while the stores grow), the result, and the flag that stops it.
+// while the stores grow), the result, what is looked up in it by the shown dump's numbers and
+// the error profiles (both made by the worker), and the flag that stops it.
 struct RunComparison::Run {
     std::shared_ptr<const analysis::DumpIndex> reference, candidate;
     analysis::CompareResult result;
+    // By candidate op: its verdict; its first compared execution (linked by nextOfOp).
+    std::vector<Verdict> verdicts;
+    std::vector<uint32_t> firstOfOp, nextOfOp;
+    std::vector<uint32_t> tensorOfRow;  // candidate row -> compared tensor
+    uint64_t referenceOnlyOps = 0;
+    std::array<ErrorProfile, kMeasureCount> profiles;
     std::atomic<bool> cancel{false};
+
+    void buildLookups();
 };
 
 QString RunComparison::verdictText(Verdict verdict) {
@@ -194,6 +217,10 @@ bool RunComparison::start() {
         };
         // The result points into the run's snapshots, which live as long as it does.
         run->result = analysis::compareDumps(*run->reference, *run->candidate, options);
+        if (run->result.cancelled || run->cancel) return;
+        run->buildLookups();
+        run->profiles = errorProfiles(run->result);
+        returnFreedMemory();
     }));
     emit started();
     return true;
@@ -211,18 +238,24 @@ const analysis::CompareResult* RunComparison::result() const {
     return shown_ ? &shown_->result : nullptr;
 }
 
+void RunComparison::releaseShown() {
+    if (!shown_) return;
+    // A million compared tensors take a while to free: not on the GUI thread.
+    QThreadPool::globalInstance()->start([run = std::move(shown_)]() mutable {
+        // The snapshots may go with it: they free themselves on the pool too (newSharedIndex).
+        run.reset();
+        returnFreedMemory();
+    });
+    shown_.reset();
+}
+
 void RunComparison::drop() {
     rerunDelay_.stop();
     rerunPending_ = false;
     cancel();
     if (!shown_) return;
     emit aboutToChange();
-    shown_.reset();
-    verdicts_.clear();
-    firstOfOp_.clear();
-    nextOfOp_.clear();
-    tensorOfRow_.clear();
-    referenceOnlyOps_ = 0;
+    releaseShown();
     emit changed();
 }
 
@@ -252,20 +285,20 @@ void RunComparison::onRunDone(const std::shared_ptr<Run>& run) {
         return;
     }
     emit aboutToChange();
+    releaseShown();
     shown_ = run;
-    buildLookups();
     ++finishedCount_;
     emit changed();
     emit finished(true, summary());
 }
 
-void RunComparison::buildLookups() {
-    const analysis::CompareResult& r = shown_->result;
-    const size_t ops = shown_->candidate->opCount();
-    verdicts_.assign(ops, Verdict::NotCompared);
-    firstOfOp_.assign(ops, kNone);
-    nextOfOp_.assign(r.ops.size(), kNone);
-    tensorOfRow_.assign(shown_->candidate->rowCount(), kNone);
+void RunComparison::Run::buildLookups() {
+    const analysis::CompareResult& r = result;
+    const size_t ops = candidate->opCount();
+    verdicts.assign(ops, Verdict::NotCompared);
+    firstOfOp.assign(ops, kNone);
+    nextOfOp.assign(r.ops.size(), kNone);
+    tensorOfRow.assign(candidate->rowCount(), kNone);
     std::vector<uint32_t> lastOfOp(ops, kNone);
     for (uint32_t i = 0; i < r.ops.size(); ++i) {
         const auto& op = r.ops[i];
@@ -273,42 +306,43 @@ void RunComparison::buildLookups() {
         const Verdict v = op.verdict == analysis::OpVerdict::BornHere    ? Verdict::BornHere
                           : op.verdict == analysis::OpVerdict::Inherited ? Verdict::Inherited
                                                                          : Verdict::Matches;
-        Verdict& shown = verdicts_[op.candidateOp];
+        Verdict& shown = verdicts[op.candidateOp];
         if (static_cast<int>(v) > static_cast<int>(shown)) shown = v;
         if (lastOfOp[op.candidateOp] == kNone)
-            firstOfOp_[op.candidateOp] = i;
+            firstOfOp[op.candidateOp] = i;
         else
-            nextOfOp_[lastOfOp[op.candidateOp]] = i;
+            nextOfOp[lastOfOp[op.candidateOp]] = i;
         lastOfOp[op.candidateOp] = i;
     }
     for (uint32_t t = 0; t < r.tensors.size(); ++t)
-        if (r.tensors[t].candidateRow < tensorOfRow_.size())
-            tensorOfRow_[r.tensors[t].candidateRow] = t;
-    std::vector<char> referenceOnly(shown_->reference->opCount(), 0);
-    std::vector<char> referencePaired(shown_->reference->opCount(), 0);
+        if (r.tensors[t].candidateRow < tensorOfRow.size())
+            tensorOfRow[r.tensors[t].candidateRow] = t;
+    std::vector<char> referenceOnly(reference->opCount(), 0);
+    std::vector<char> referencePaired(reference->opCount(), 0);
     for (const auto& op : r.ops)
         if (op.referenceOp < referencePaired.size()) referencePaired[op.referenceOp] = 1;
-    referenceOnlyOps_ = 0;
+    referenceOnlyOps = 0;
     for (const auto& u : r.unpaired) {
         if (!u.inReference) {
-            if (u.op < ops && verdicts_[u.op] == Verdict::NotCompared)
-                verdicts_[u.op] = Verdict::OnlyInOneRun;
+            if (u.op < ops && verdicts[u.op] == Verdict::NotCompared)
+                verdicts[u.op] = Verdict::OnlyInOneRun;
         } else if (u.op < referenceOnly.size() && !referencePaired[u.op] && !referenceOnly[u.op]) {
             referenceOnly[u.op] = 1;
-            ++referenceOnlyOps_;
+            ++referenceOnlyOps;
         }
     }
 }
 
 RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp) const {
-    return candidateOp < verdicts_.size() ? verdicts_[candidateOp] : Verdict::NotCompared;
+    return shown_ && candidateOp < shown_->verdicts.size() ? shown_->verdicts[candidateOp]
+                                                           : Verdict::NotCompared;
 }
 
 uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {
-    if (!shown_ || candidateOp >= firstOfOp_.size()) return kNone;
+    if (!shown_ || candidateOp >= shown_->firstOfOp.size()) return kNone;
     const auto& ops = shown_->result.ops;
     uint32_t first = kNone;
-    for (uint32_t i = firstOfOp_[candidateOp]; i != kNone; i = nextOfOp_[i]) {
+    for (uint32_t i = shown_->firstOfOp[candidateOp]; i != kNone; i = shown_->nextOfOp[i]) {
         if (round >= 0) {
             if (ops[i].candidateRound == round) return i;
             continue;
@@ -320,7 +354,17 @@ uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {
 }
 
 uint32_t RunComparison::comparedTensor(uint32_t candidateRow) const {
-    return candidateRow < tensorOfRow_.size() ? tensorOfRow_[candidateRow] : kNone;
+    return shown_ && candidateRow < shown_->tensorOfRow.size() ? shown_->tensorOfRow[candidateRow]
+                                                               : kNone;
+}
+
+uint64_t RunComparison::referenceOnlyOps() const {
+    return shown_ ? shown_->referenceOnlyOps : 0;
+}
+
+const ErrorProfile& RunComparison::errorProfile(Measure measure) const {
+    static const ErrorProfile none;
+    return shown_ ? shown_->profiles[static_cast<size_t>(measure)] : none;
 }
 
 uint32_t RunComparison::firstDivergenceRow() const {

@@ -23,6 +23,7 @@
 namespace probe::data {
 
 class DumpStore;
+struct ErrorProfile;
 
 class RunComparison : public QObject {
     Q_OBJECT
@@ -36,6 +37,7 @@ public:
 
     // How far a compared tensor is from its reference, as the tables and plots show it.
     enum class Measure { MaxRelativeError, MaxAbsoluteError, Cosine, MaxUlpError };
+    static constexpr int kMeasureCount = 4;
     static QString measureName(Measure measure);
     // The measure of a compared tensor: from both runs' data where both kept it, else (relative
     // and absolute error) from its statistics as msprobe's statistics compare does (the largest
@@ -83,7 +85,10 @@ public:
     // (else of the first inherited one); kNone when the runs agree.
     uint32_t firstDivergenceRow() const;
     // Ops of the reference that the shown dump lacks (all their executions unpaired).
-    uint64_t referenceOnlyOps() const { return referenceOnlyOps_; }
+    uint64_t referenceOnlyOps() const;
+    // `measure` of every compared op in execution order (compare_series.h errorProfile with
+    // every round; point i is result()->ops[i]), made with the result; empty when there is none.
+    const ErrorProfile& errorProfile(Measure measure) const;
     // "born here: round 0 Decoder_layer_1/Attention/MatMulKernel, input 1 …" or what was compared.
     QString summary() const;
 
@@ -103,7 +108,8 @@ private:
     void scheduleRerun();
     void onStoreGrew(const analysis::IndexChange& change);
     void onRunDone(const std::shared_ptr<Run>& run);
-    void buildLookups();
+    // Lets go of the shown run; the last owner frees it on a worker thread.
+    void releaseShown();
 
     DumpStore* reference_;
     DumpStore* candidate_;
@@ -115,11 +121,6 @@ private:
     std::shared_ptr<Run> current_;  // the run in progress (its cancel flag is ours to set)
     std::shared_ptr<Run> shown_;    // the run whose result is shown
     QTimer rerunDelay_;
-    // By candidate op: its verdict; its first compared execution (linked by nextOfOp_).
-    std::vector<Verdict> verdicts_;
-    std::vector<uint32_t> firstOfOp_, nextOfOp_;
-    std::vector<uint32_t> tensorOfRow_;  // candidate row -> compared tensor
-    uint64_t referenceOnlyOps_ = 0;
 };
 
 }  // namespace probe::data

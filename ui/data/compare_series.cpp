@@ -2,7 +2,6 @@
 #include "compare_series.h"
 
 #include <cmath>
-#include <map>
 
 namespace probe::data {
 
@@ -10,9 +9,9 @@ using analysis::kNone;
 
 namespace {
 
-void addPoint(PlotSeries& series, double x, std::optional<double> value, uint32_t row) {
-    series.x.push_back(x);
-    series.rows.push_back(row);
+// The value of a point whose x and row the series already has: a gap where it is not finite or
+// cannot be had, marked where it is NaN or infinite.
+void addValue(PlotSeries& series, double x, std::optional<double> value, uint32_t row) {
     if (!value || !std::isfinite(*value)) {
         series.y.push_back(std::nan(""));
         if (value) {
@@ -26,6 +25,12 @@ void addPoint(PlotSeries& series, double x, std::optional<double> value, uint32_
     series.y.push_back(*value);
 }
 
+void addPoint(PlotSeries& series, double x, std::optional<double> value, uint32_t row) {
+    series.x.push_back(x);
+    series.rows.push_back(row);
+    addValue(series, x, value, row);
+}
+
 std::optional<double> statOf(const analysis::StatValues& values, analysis::Stat stat) {
     const int i = static_cast<int>(stat);
     return values.has(i) ? std::optional<double>(values.value[i]) : std::nullopt;
@@ -33,22 +38,25 @@ std::optional<double> statOf(const analysis::StatValues& values, analysis::Stat 
 
 }  // namespace
 
-StatisticPair statisticPair(const analysis::CompareResult& result, uint32_t candidateSlot,
+StatisticPair statisticPair(const RunComparison& comparison, uint32_t candidateSlot,
                             analysis::Stat stat) {
     StatisticPair pair;
     pair.candidate.label = QObject::tr("this run");
     pair.reference.label = QObject::tr("reference");
-    if (!result.candidate || candidateSlot >= result.candidate->slotCount()) return pair;
-    const auto& candidate = *result.candidate;
-    // Rounds in order: the compared tensors are in the reference's execution order.
-    std::map<int32_t, uint32_t> byRound;
-    for (uint32_t t = 0; t < result.tensors.size(); ++t) {
-        const auto& tensor = result.tensors[t];
-        if (candidate.row(tensor.candidateRow).slot != candidateSlot) continue;
-        byRound.emplace(candidate.row(tensor.candidateRow).round, t);
-    }
-    for (const auto& [round, t] : byRound) {
-        const auto& tensor = result.tensors[t];
+    const analysis::CompareResult* result = comparison.result();
+    if (!result || !result->candidate || candidateSlot >= result->candidate->slotCount())
+        return pair;
+    const auto& candidate = *result->candidate;
+    // The slot's rows are in round order; a round's first compared row stands for it.
+    bool any = false;
+    int32_t last = 0;
+    for (const uint32_t row : candidate.slot(candidateSlot).rows) {
+        const uint32_t t = comparison.comparedTensor(row);
+        const int32_t round = candidate.row(row).round;
+        if (t == kNone || (any && round == last)) continue;
+        any = true;
+        last = round;
+        const auto& tensor = result->tensors[t];
         addPoint(pair.candidate, round, statOf(tensor.candidateStats, stat), tensor.candidateRow);
         addPoint(pair.reference, round, statOf(tensor.referenceStats, stat), tensor.candidateRow);
     }
@@ -60,6 +68,14 @@ ErrorProfile errorProfile(const analysis::CompareResult& result, RunComparison::
     ErrorProfile profile;
     profile.series.label = RunComparison::measureName(measure);
     const auto first = result.firstBornHere ? result.firstBornHere : result.firstInherited;
+    if (round < 0) {  // every op: no room to spare (hundreds of thousands of points)
+        const auto n = static_cast<qsizetype>(result.ops.size());
+        profile.series.x.reserve(n);
+        profile.series.y.reserve(n);
+        profile.series.rows.reserve(n);
+        profile.comparedOps.reserve(n);
+        profile.verdicts.reserve(n);
+    }
     for (uint32_t i = 0; i < result.ops.size(); ++i) {
         const auto& op = result.ops[i];
         if (round >= 0 && op.candidateRound != round) continue;
@@ -77,6 +93,27 @@ ErrorProfile errorProfile(const analysis::CompareResult& result, RunComparison::
                                                            : RunComparison::Verdict::Matches));
     }
     return profile;
+}
+
+std::array<ErrorProfile, RunComparison::kMeasureCount> errorProfiles(
+    const analysis::CompareResult& result) {
+    std::array<ErrorProfile, RunComparison::kMeasureCount> profiles;
+    profiles[0] = errorProfile(result, static_cast<RunComparison::Measure>(0), -1);
+    const ErrorProfile& first = profiles[0];
+    for (int m = 1; m < RunComparison::kMeasureCount; ++m) {
+        const auto measure = static_cast<RunComparison::Measure>(m);
+        ErrorProfile& profile = profiles[m];
+        profile = first;  // x, rows, compared ops and verdicts shared (implicitly)
+        profile.series.label = RunComparison::measureName(measure);
+        profile.series.y = QVector<double>();
+        profile.series.y.reserve(first.series.x.size());
+        profile.series.markers = {};
+        for (int i = 0; i < first.comparedOps.size(); ++i)
+            addValue(profile.series, first.series.x[i],
+                     RunComparison::opMeasure(result, first.comparedOps[i], measure),
+                     first.series.rows[i]);
+    }
+    return profiles;
 }
 
 }  // namespace probe::data

@@ -5,6 +5,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <array>
+
 #include <QVector>
 
 #include "compare_runs.h"
@@ -15,9 +17,9 @@ namespace probe::data {
 struct StatisticPair {
     PlotSeries candidate, reference;  // x = round; rows are the shown dump's
 };
-// `stat` of the shown dump's tensor `candidateSlot` in every compared round, and of the
-// reference's tensor it was compared with.
-StatisticPair statisticPair(const analysis::CompareResult& result, uint32_t candidateSlot,
+// `stat` of the shown dump's tensor `candidateSlot` in every compared round of the comparison's
+// result, and of the reference's tensor it was compared with.
+StatisticPair statisticPair(const RunComparison& comparison, uint32_t candidateSlot,
                             analysis::Stat stat);
 
 struct ErrorProfile {
@@ -30,5 +32,9 @@ struct ErrorProfile {
 // where it cannot be had (cosine without data) are gaps.
 ErrorProfile errorProfile(const analysis::CompareResult& result, RunComparison::Measure measure,
                           int32_t round);
+// The profiles of every round for each measure (indexed by RunComparison::Measure). What does
+// not depend on the measure (x, rows, compared ops, verdicts) is shared between them.
+std::array<ErrorProfile, RunComparison::kMeasureCount> errorProfiles(
+    const analysis::CompareResult& result);
 
 }  // namespace probe::data

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare_panel.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QCheckBox>
@@ -9,7 +10,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
-#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -30,6 +30,13 @@ using Verdict = RunComparison::Verdict;
 namespace {
 
 constexpr double kPickRadius = 8;
+const QColor kFirstDivergenceColor(200, 30, 30);
+// The verdicts whose points the error plot draws, in drawing order (the later on top).
+constexpr Verdict kDotVerdicts[] = {Verdict::Matches, Verdict::Inherited, Verdict::BornHere};
+
+double dotSize(Verdict verdict) {
+    return verdict == Verdict::Matches ? 4 : 7;
+}
 
 QCustomPlot* makePlot(QWidget* parent) {
     auto* plot = new QCustomPlot(parent);
@@ -120,11 +127,8 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     statisticPlot_->xAxis->setLabel(tr("round"));
 
     model_ = new data::CompareOpsModel(comparison_, this);
-    sorted_ = new QSortFilterProxyModel(this);
-    sorted_->setSourceModel(model_);
-    sorted_->setSortRole(data::CompareOpsModel::SortRole);
     table_ = new QTableView(this);
-    table_->setModel(sorted_);
+    table_->setModel(model_);  // it sorts itself
     table_->setSortingEnabled(true);
     table_->sortByColumn(-1, Qt::AscendingOrder);  // execution order until a header is clicked
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -182,6 +186,8 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
         if (const uint32_t row = rowNear(event->pos()); row != kNone) emit rowActivated(row);
     };
     connect(errorPlot_, &QCustomPlot::mousePress, this, clickToSelect);
+    // Laid out, about to draw: the width and range it is drawn at are known.
+    connect(errorPlot_, &QCustomPlot::afterLayout, this, &ComparePanel::resampleErrorPlot);
     rebuild();
 }
 
@@ -212,56 +218,184 @@ void ComparePanel::rebuild() {
     rebuildStatisticPlot();
 }
 
+RunComparison::Measure ComparePanel::measure() const {
+    return static_cast<RunComparison::Measure>(measure_->currentData().toInt());
+}
+
+const data::ErrorProfile& ComparePanel::errorProfile() const {
+    return comparison_->errorProfile(measure());
+}
+
 void ComparePanel::rebuildErrorPlot() {
     errorPlot_->clearGraphs();
     errorPlot_->clearItems();
-    profile_ = {};
+    errorLine_ = firstDivergence_ = nullptr;
+    verdictDots_.clear();
+    ++errorPlotVersion_;
     const analysis::CompareResult* r = comparison_->result();
     if (!r) {
         errorPlot_->replot();
         return;
     }
-    const auto measure = static_cast<RunComparison::Measure>(measure_->currentData().toInt());
-    profile_ = data::errorProfile(*r, measure, -1);
-    auto* line = errorPlot_->addGraph();
-    line->setName(RunComparison::measureName(measure));
-    line->setPen(QPen(QColor(110, 110, 110), 1));
-    setSeries(line, profile_.series);
+    const data::ErrorProfile& profile = errorProfile();
+    errorLine_ = errorPlot_->addGraph();
+    errorLine_->setName(RunComparison::measureName(measure()));
+    errorLine_->setPen(QPen(QColor(110, 110, 110), 1));
     // The points in their verdict's colour (born here and inherited on top).
-    for (Verdict v : {Verdict::Matches, Verdict::Inherited, Verdict::BornHere}) {
-        QVector<double> x, y;
-        for (int i = 0; i < profile_.series.x.size(); ++i)
-            if (profile_.verdicts[i] == static_cast<int>(v) &&
-                std::isfinite(profile_.series.y[i])) {
-                x << profile_.series.x[i];
-                y << profile_.series.y[i];
-            }
+    for (Verdict v : kDotVerdicts) {
         auto* dots = errorPlot_->addGraph();
         dots->setName(RunComparison::verdictText(v));
         dots->setLineStyle(QCPGraph::lsNone);
         const QColor c = RunComparison::verdictColor(v).darker(v == Verdict::Matches ? 150 : 120);
-        dots->setScatterStyle(
-            QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, v == Verdict::Matches ? 4 : 7));
-        dots->setData(x, y, true);
+        dots->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, dotSize(v)));
+        verdictDots_.push_back(dots);
     }
-    const double n = std::max(1.0, static_cast<double>(profile_.series.x.size()));
+    const double n = std::max(1.0, static_cast<double>(profile.series.x.size()));
     errorPlot_->xAxis->setRange(-0.5, n - 0.5);
-    errorPlot_->yAxis->setRange(fitted({profile_.series.y}));
-    errorPlot_->yAxis->setLabel(RunComparison::measureName(measure));
-    if (profile_.firstDivergenceX >= 0) {
+    errorPlot_->yAxis->setRange(fitted({profile.series.y}));
+    errorPlot_->yAxis->setLabel(RunComparison::measureName(measure()));
+    if (profile.firstDivergenceX >= 0) {
         auto* mark = new QCPItemStraightLine(errorPlot_);
-        mark->setPen(QPen(QColor(200, 30, 30), 1.5, Qt::DashLine));
-        mark->point1->setCoords(profile_.firstDivergenceX, 0);
-        mark->point2->setCoords(profile_.firstDivergenceX, 1);
+        mark->setPen(QPen(kFirstDivergenceColor, 1.5, Qt::DashLine));
+        mark->point1->setCoords(profile.firstDivergenceX, 0);
+        mark->point2->setCoords(profile.firstDivergenceX, 1);
         auto* label = new QCPItemText(errorPlot_);
         label->setText(tr("first divergence"));
-        label->setColor(QColor(200, 30, 30));
+        label->setColor(kFirstDivergenceColor);
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        label->setPadding(QMargins(10, 0, 0, 0));  // beside the ring, not on it
         label->position->setTypeX(QCPItemPosition::ptPlotCoords);
         label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        label->position->setCoords(profile_.firstDivergenceX, 0.02);
+        label->position->setCoords(profile.firstDivergenceX, 0.02);
+        // Its point, ringed: drawn whatever else its pixel column holds; a value that is not
+        // finite (an overflow) at the top of the plot, -inf at the bottom.
+        const int at = static_cast<int>(profile.firstDivergenceX);
+        const double y = profile.series.y[at];
+        double ringY = y;
+        if (!std::isfinite(y)) {
+            const QCPRange shown = errorPlot_->yAxis->range();
+            const bool below =
+                std::any_of(profile.series.markers.begin(), profile.series.markers.end(),
+                            [&](const data::PlotSeries::Marker& m) {
+                                return m.x == profile.firstDivergenceX &&
+                                       m.mark == data::PlotSeries::Mark::NegInf;
+                            });
+            ringY = below ? shown.lower + shown.size() * 0.04 : shown.upper - shown.size() * 0.04;
+        }
+        firstDivergence_ = errorPlot_->addGraph();
+        firstDivergence_->setName(tr("first divergence"));
+        firstDivergence_->setLineStyle(QCPGraph::lsNone);
+        firstDivergence_->setScatterStyle(QCPScatterStyle(
+            QCPScatterStyle::ssCircle, QPen(kFirstDivergenceColor, 2), Qt::NoBrush, 13));
+        firstDivergence_->setData({profile.series.x[at]}, {ringY}, true);
+        firstDivergence_->removeFromLegend();
     }
-    errorPlot_->replot();
+    errorPlot_->replot();  // its layout resamples the graphs (afterLayout)
+}
+
+void ComparePanel::resampleErrorPlot() {
+    if (!errorLine_) return;
+    const QCPRange range = errorPlot_->xAxis->range();
+    const int width = std::max(1, errorPlot_->axisRect()->width());
+    if (sampledVersion_ == errorPlotVersion_ && sampledLower_ == range.lower &&
+        sampledUpper_ == range.upper && sampledWidth_ == width)
+        return;
+    sampledVersion_ = errorPlotVersion_;
+    sampledLower_ = range.lower;
+    sampledUpper_ = range.upper;
+    sampledWidth_ = width;
+
+    const data::PlotSeries& s = errorProfile().series;
+    const QVector<int>& verdicts = errorProfile().verdicts;
+    const int n = static_cast<int>(s.x.size());
+    // The points in view and one beyond each side (the line leaves the plot towards them).
+    const int lo = std::max<int>(
+        0,
+        static_cast<int>(std::lower_bound(s.x.begin(), s.x.end(), range.lower) - s.x.begin()) - 1);
+    const int hi = std::min<int>(
+        n,
+        static_cast<int>(std::upper_bound(s.x.begin(), s.x.end(), range.upper) - s.x.begin()) + 1);
+    const double unitsPerPixel = std::max(range.size() / width, 1e-300);
+    auto column = [&](int i) { return std::floor((s.x[i] - range.lower) / unitsPerPixel); };
+    auto pixelY = [&](double y) { return errorPlot_->yAxis->coordToPixel(y); };
+
+    QVector<double> lineX, lineY;
+    const int kinds = static_cast<int>(verdictDots_.size());
+    std::vector<QVector<double>> dotX(kinds), dotY(kinds);
+    std::vector<double> lastDotPx(kinds, -1e300), lastDotPy(kinds, -1e300);
+    auto kindOf = [&](int i) {
+        for (int k = 0; k < kinds; ++k)
+            if (verdicts[i] == static_cast<int>(kDotVerdicts[k])) return k;
+        return -1;
+    };
+    // A disc adds nothing where one of its verdict was drawn less than half its size away.
+    auto addDot = [&](int k, int i) {
+        const double px = column(i), py = pixelY(s.y[i]);
+        const double near = dotSize(kDotVerdicts[k]) / 2.0;
+        if (std::fabs(px - lastDotPx[k]) < near && std::fabs(py - lastDotPy[k]) < near) return;
+        lastDotPx[k] = px;
+        lastDotPy[k] = py;
+        dotX[k] << s.x[i];
+        dotY[k] << s.y[i];
+    };
+    if (unitsPerPixel <= 2) {  // a point or two per pixel column: every one as it is
+        for (int i = lo; i < hi; ++i) {
+            lineX << s.x[i];
+            lineY << s.y[i];
+            if (!std::isfinite(s.y[i])) continue;
+            if (const int k = kindOf(i); k >= 0) addDot(k, i);
+        }
+    } else {
+        // One pixel column at a time: of the line, its lowest and highest point in their order
+        // and, where it has a gap, a gap at its end; of each verdict, its lowest and highest.
+        int lineLow = -1, lineHigh = -1, lastOfColumn = -1;
+        bool gap = false;
+        std::vector<int> dotLow(kinds, -1), dotHigh(kinds, -1);
+        auto flush = [&] {
+            if (lineLow >= 0) {
+                const int a = std::min(lineLow, lineHigh), b = std::max(lineLow, lineHigh);
+                lineX << s.x[a];
+                lineY << s.y[a];
+                if (b != a) {
+                    lineX << s.x[b];
+                    lineY << s.y[b];
+                }
+            }
+            if (gap && (lineY.isEmpty() || !std::isnan(lineY.back()))) {
+                lineX << s.x[lastOfColumn];
+                lineY << std::nan("");
+            }
+            for (int k = 0; k < kinds; ++k) {
+                if (dotLow[k] < 0) continue;
+                addDot(k, dotLow[k]);
+                if (dotHigh[k] != dotLow[k]) addDot(k, dotHigh[k]);
+                dotLow[k] = dotHigh[k] = -1;
+            }
+            lineLow = lineHigh = -1;
+            gap = false;
+        };
+        double current = 0;
+        for (int i = lo; i < hi; ++i) {
+            const double c = column(i);
+            if (i != lo && c != current) flush();
+            current = c;
+            lastOfColumn = i;
+            const double y = s.y[i];
+            if (!std::isfinite(y)) {
+                gap = true;
+                continue;
+            }
+            if (lineLow < 0 || y < s.y[lineLow]) lineLow = i;
+            if (lineHigh < 0 || y > s.y[lineHigh]) lineHigh = i;
+            const int k = kindOf(i);
+            if (k < 0) continue;
+            if (dotLow[k] < 0 || y < s.y[dotLow[k]]) dotLow[k] = i;
+            if (dotHigh[k] < 0 || y > s.y[dotHigh[k]]) dotHigh[k] = i;
+        }
+        if (hi > lo) flush();
+    }
+    errorLine_->setData(lineX, lineY, true);
+    for (int k = 0; k < kinds; ++k) verdictDots_[k]->setData(dotX[k], dotY[k], true);
 }
 
 void ComparePanel::rebuildStatisticPlot() {
@@ -274,7 +408,7 @@ void ComparePanel::rebuildStatisticPlot() {
         return;
     }
     const auto stat = static_cast<analysis::Stat>(stat_->currentData().toInt());
-    pair_ = data::statisticPair(*r, slot, stat);
+    pair_ = data::statisticPair(*comparison_, slot, stat);
     auto* mine = statisticPlot_->addGraph();
     mine->setName(tr("this run"));
     mine->setPen(QPen(QColor(31, 119, 180), 2));
@@ -298,16 +432,33 @@ void ComparePanel::rebuildStatisticPlot() {
 }
 
 uint32_t ComparePanel::rowNear(const QPoint& pos) const {
+    const data::PlotSeries& s = errorProfile().series;
+    // Only the points within the radius across: a binary search, not every op.
+    const double a = errorPlot_->xAxis->pixelToCoord(pos.x() - kPickRadius),
+                 b = errorPlot_->xAxis->pixelToCoord(pos.x() + kPickRadius);
+    const auto first = std::lower_bound(s.x.begin(), s.x.end(), std::min(a, b)) - s.x.begin();
+    const auto last = std::upper_bound(s.x.begin(), s.x.end(), std::max(a, b)) - s.x.begin();
     double best = kPickRadius;
     uint32_t found = kNone;
-    for (int i = 0; i < profile_.series.x.size(); ++i) {
-        const double y = profile_.series.y[i];
+    // The first divergence's ring: where its point is drawn even when its value is not finite.
+    if (firstDivergence_ && !firstDivergence_->data()->isEmpty()) {
+        const auto ring = firstDivergence_->data()->constBegin();
+        const double d = std::hypot(errorPlot_->xAxis->coordToPixel(ring->key) - pos.x(),
+                                    errorPlot_->yAxis->coordToPixel(ring->value) - pos.y());
+        const int at = static_cast<int>(ring->key);
+        if (d <= best && at >= 0 && at < s.rows.size()) {
+            best = d;
+            found = s.rows[at];
+        }
+    }
+    for (auto i = first; i < last; ++i) {
+        const double y = s.y[i];
         if (!std::isfinite(y)) continue;
-        const double d = std::hypot(errorPlot_->xAxis->coordToPixel(profile_.series.x[i]) - pos.x(),
+        const double d = std::hypot(errorPlot_->xAxis->coordToPixel(s.x[i]) - pos.x(),
                                     errorPlot_->yAxis->coordToPixel(y) - pos.y());
         if (d <= best) {
             best = d;
-            found = profile_.series.rows[i];
+            found = s.rows[i];
         }
     }
     return found;

@@ -2,9 +2,14 @@
 // with the rule that fired), the colours' legend, an error measure of every compared op in
 // execution order with the first divergence marked, the selected tensor's statistic in both
 // runs across rounds (the reference dashed), and the table of compared ops. A click on a point
-// or a row selects that op and round.
+// or a row selects that op and round. The error plot draws what can be seen: in each pixel
+// column the lowest and highest point of each verdict (hundreds of thousands of ops would take
+// seconds to draw one by one), made again when the range or the width changes; the first
+// divergence is always drawn, ringed.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+
+#include <vector>
 
 #include <QWidget>
 
@@ -12,10 +17,10 @@
 
 class QCheckBox;
 class QComboBox;
+class QCPGraph;
 class QCustomPlot;
 class QLabel;
 class QPushButton;
-class QSortFilterProxyModel;
 class QTabWidget;
 class QTableView;
 
@@ -44,7 +49,8 @@ public:
     QCustomPlot* errorPlot() const { return errorPlot_; }
     QCustomPlot* statisticPlot() const { return statisticPlot_; }
     QString summaryText() const;
-    const data::ErrorProfile& errorProfile() const { return profile_; }
+    // The error plot's data: every compared op (what is drawn is a part of it).
+    const data::ErrorProfile& errorProfile() const;
     const data::StatisticPair& statisticPair() const { return pair_; }
     void setMeasure(data::RunComparison::Measure measure);
     // The shown dump's row of the error plot's point nearest `pos` (plot widget coordinates)
@@ -59,13 +65,15 @@ signals:
 private:
     void rebuild();
     void rebuildErrorPlot();
+    // The error plot's graphs from the profile: what the visible range shows at this width.
+    void resampleErrorPlot();
     void rebuildStatisticPlot();
+    data::RunComparison::Measure measure() const;
 
     data::RunComparison* comparison_;
     data::DumpStore* store_;
     data::DumpCursor* cursor_;
     data::CompareOpsModel* model_;
-    QSortFilterProxyModel* sorted_;
     QLabel* summary_;
     QComboBox* measure_;
     QComboBox* stat_;
@@ -76,7 +84,15 @@ private:
     QTableView* table_;
     QTabWidget* lower_;
     TensorPairView* pairView_;
-    data::ErrorProfile profile_;
+    // The error plot's graphs: the measure's line, the points of each verdict, the first
+    // divergence's ring (nullptr while there is no result).
+    QCPGraph* errorLine_ = nullptr;
+    std::vector<QCPGraph*> verdictDots_;
+    QCPGraph* firstDivergence_ = nullptr;
+    // What the graphs were resampled for: the plot's rebuild, the range and the width.
+    int errorPlotVersion_ = 0, sampledVersion_ = -1;
+    double sampledLower_ = 0, sampledUpper_ = 0;
+    int sampledWidth_ = -1;
     data::StatisticPair pair_;
 };
 
