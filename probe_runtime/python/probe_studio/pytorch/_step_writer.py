@@ -166,11 +166,15 @@ class StepWriter:
                 doc = {"task": config.task, "level": config.level, "framework": "pytorch",
                        "dump_data_dir": tensor_dir, "data": records.data}
                 tickets.append(self._queue_file("dump.json", step_dir, _jsonio.compact(doc), True))
-                if config.extra_info:
+                # An empty stack.json or construct.json is not written again: it holds "{}" since
+                # the step began (write_empty), and msprobe, too, writes only the non-empty ones
+                # (construct.json stays {} at level L1: one file fewer to wait for at each stop()).
+                if config.extra_info and records.stack_groups:
                     stack = {}
                     for index, (frames, names) in enumerate(records.stack_groups.values()):
                         stack[str(index)] = [names, frames]
                     tickets.append(self._queue_file("stack.json", step_dir, _jsonio.compact(stack), True))
+                if config.extra_info and records.construct:
                     tickets.append(self._queue_file("construct.json", step_dir, _jsonio.compact(records.construct),
                                                     True))
                 records.dirty = False
