@@ -330,9 +330,9 @@ private:
         if (p_ == end_) return false;
         switch (*p_) {
             case '{':
-                return object(depth + 1);
+                return container(depth + 1, '}');
             case '[':
-                return array(depth + 1);
+                return container(depth + 1, ']');
             case '"':
                 return string(false);
             case 't':
@@ -345,21 +345,29 @@ private:
                 return (*p_ == '-' || (*p_ >= '0' && *p_ <= '9')) && number();
         }
     }
-    bool object(int depth) {
+    // An object (closed by '}': "key": value members) or an array (closed by ']': values);
+    // p_ at its opening bracket.
+    bool container(int depth, char close) {
         if (depth > maxDepth_) return false;
+        const bool isObject = close == '}';
         ++p_;
-        if (handler_ && !handler_->start_object(static_cast<std::size_t>(-1))) return false;
+        if (handler_ && !(isObject ? handler_->start_object(static_cast<std::size_t>(-1))
+                                   : handler_->start_array(static_cast<std::size_t>(-1))))
+            return false;
+        auto closed = [&] {
+            ++p_;
+            return !handler_ || (isObject ? handler_->end_object() : handler_->end_array());
+        };
         skipSpace();
-        if (p_ != end_ && *p_ == '}') {
-            ++p_;
-            return !handler_ || handler_->end_object();
-        }
+        if (p_ != end_ && *p_ == close) return closed();
         while (true) {
-            if (!string(true)) return false;
-            skipSpace();
-            if (p_ == end_ || *p_ != ':') return false;
-            ++p_;
-            skipSpace();
+            if (isObject) {
+                if (!string(true)) return false;
+                skipSpace();
+                if (p_ == end_ || *p_ != ':') return false;
+                ++p_;
+                skipSpace();
+            }
             if (!value(depth)) return false;
             skipSpace();
             if (p_ == end_) return false;
@@ -368,32 +376,8 @@ private:
                 skipSpace();
                 continue;
             }
-            if (*p_ != '}') return false;
-            ++p_;
-            return !handler_ || handler_->end_object();
-        }
-    }
-    bool array(int depth) {
-        if (depth > maxDepth_) return false;
-        ++p_;
-        if (handler_ && !handler_->start_array(static_cast<std::size_t>(-1))) return false;
-        skipSpace();
-        if (p_ != end_ && *p_ == ']') {
-            ++p_;
-            return !handler_ || handler_->end_array();
-        }
-        while (true) {
-            if (!value(depth)) return false;
-            skipSpace();
-            if (p_ == end_) return false;
-            if (*p_ == ',') {
-                ++p_;
-                skipSpace();
-                continue;
-            }
-            if (*p_ != ']') return false;
-            ++p_;
-            return !handler_ || handler_->end_array();
+            if (*p_ != close) return false;
+            return closed();
         }
     }
 
