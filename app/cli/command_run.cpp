@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -439,14 +440,15 @@ int runRunCommand(const Args& args) {
     sigemptyset(&handled);
     for (int signal : kHandled) sigaddset(&handled, signal);
     ::sigprocmask(SIG_BLOCK, &handled, &previousMask);
-    struct sigaction previous[4];
-    for (size_t i = 0; i < 4; ++i)
+    constexpr size_t kHandledCount = std::size(kHandled);
+    struct sigaction previous[kHandledCount];
+    for (size_t i = 0; i < kHandledCount; ++i)
         ::sigaction(kHandled[i],
                     kHandled[i] == SIGINT || kHandled[i] == SIGQUIT ? &ignore : &forward,
                     &previous[i]);
     gChild = ::fork();
     if (gChild == 0) {
-        for (size_t i = 0; i < 4; ++i) ::sigaction(kHandled[i], &previous[i], nullptr);
+        for (size_t i = 0; i < kHandledCount; ++i) ::sigaction(kHandled[i], &previous[i], nullptr);
         ::sigprocmask(SIG_SETMASK, &previousMask, nullptr);
         std::vector<char*> argv;
         for (const auto& c : command) argv.push_back(const_cast<char*>(c.c_str()));
