@@ -227,41 +227,59 @@ TEST_F(CompareTest, TheComparisonModelsStayConsistent) {
     }
     EXPECT_GE(bornHere, 2);  // the op and the layer around it, in each of the two rounds
     // Sorted by the model itself: by the largest relative error first, a persistent index on a
-    // born-here row follows it; by name; back to execution order.
+    // born-here row follows it; by name; back to execution order. Inline, then on a worker
+    // thread as a big table is (the order arrives with sortApplied; a sort overtaken by a
+    // newer one is never applied).
     const uint32_t bornOp = *r.firstBornHere;
-    const QPersistentModelIndex followed = table.index(static_cast<int>(bornOp), 1);
-    table.sort(data::CompareOpsModel::MaxRelativeErrorColumn, Qt::DescendingOrder);
-    ASSERT_EQ(table.rowCount(), static_cast<int>(r.ops.size()));
-    for (int row = 1; row < table.rowCount(); ++row) {
-        const QVariant a = table.index(row - 1, data::CompareOpsModel::MaxRelativeErrorColumn)
-                               .data(data::CompareOpsModel::SortRole),
-                       b = table.index(row, data::CompareOpsModel::MaxRelativeErrorColumn)
-                               .data(data::CompareOpsModel::SortRole);
-        EXPECT_GE(a.toDouble(), b.toDouble()) << row;
-        const uint32_t
-            opA = table.index(row - 1, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt(),
-            opB = table.index(row, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt();
-        if (a.toDouble() == b.toDouble()) {
-            EXPECT_LT(opA, opB) << "ties in execution order";
+    QSignalSpy applied(&table, &data::CompareOpsModel::sortApplied);
+    auto sortAndWait = [&](int column, Qt::SortOrder order) {
+        applied.clear();
+        table.sort(column, order);
+        return applied.count() > 0 || applied.wait(20000);
+    };
+    for (const size_t inlineRows : {table.inlineSortRows(), size_t{0}}) {
+        SCOPED_TRACE(inlineRows ? "sorted inline" : "sorted off the GUI thread");
+        table.setInlineSortRows(inlineRows);
+        const QPersistentModelIndex followed = table.index(static_cast<int>(bornOp), 1);
+        ASSERT_TRUE(
+            sortAndWait(data::CompareOpsModel::MaxRelativeErrorColumn, Qt::DescendingOrder));
+        EXPECT_FALSE(table.sorting());
+        ASSERT_EQ(table.rowCount(), static_cast<int>(r.ops.size()));
+        for (int row = 1; row < table.rowCount(); ++row) {
+            const QVariant a = table.index(row - 1, data::CompareOpsModel::MaxRelativeErrorColumn)
+                                   .data(data::CompareOpsModel::SortRole),
+                           b = table.index(row, data::CompareOpsModel::MaxRelativeErrorColumn)
+                                   .data(data::CompareOpsModel::SortRole);
+            EXPECT_GE(a.toDouble(), b.toDouble()) << row;
+            const uint32_t
+                opA = table.index(row - 1, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt(),
+                opB = table.index(row, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt();
+            if (a.toDouble() == b.toDouble()) {
+                EXPECT_LT(opA, opB) << "ties in execution order";
+            }
         }
+        EXPECT_GT(table.index(0, data::CompareOpsModel::MaxRelativeErrorColumn)
+                      .data(data::CompareOpsModel::SortRole)
+                      .toDouble(),
+                  0.0);
+        ASSERT_TRUE(followed.isValid());
+        EXPECT_EQ(followed.data(data::CompareOpsModel::ComparedOpRole).toUInt(), bornOp);
+        EXPECT_EQ(followed.column(), 1);
+        // Two sorts in a row: the table ends in the order of the second.
+        applied.clear();
+        table.sort(data::CompareOpsModel::CosineColumn, Qt::AscendingOrder);
+        ASSERT_TRUE(sortAndWait(data::CompareOpsModel::OpColumn, Qt::AscendingOrder));
+        EXPECT_FALSE(table.sorting());
+        for (int row = 1; row < table.rowCount(); ++row)
+            EXPECT_LE(table.index(row - 1, data::CompareOpsModel::OpColumn).data().toString(),
+                      table.index(row, data::CompareOpsModel::OpColumn).data().toString());
+        EXPECT_EQ(followed.data(data::CompareOpsModel::ComparedOpRole).toUInt(), bornOp);
+        ASSERT_TRUE(sortAndWait(-1, Qt::AscendingOrder));
+        for (int row = 0; row < table.rowCount(); ++row)
+            ASSERT_EQ(table.index(row, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt(),
+                      static_cast<uint32_t>(row));
+        EXPECT_EQ(followed.row(), static_cast<int>(bornOp));
     }
-    EXPECT_GT(table.index(0, data::CompareOpsModel::MaxRelativeErrorColumn)
-                  .data(data::CompareOpsModel::SortRole)
-                  .toDouble(),
-              0.0);
-    ASSERT_TRUE(followed.isValid());
-    EXPECT_EQ(followed.data(data::CompareOpsModel::ComparedOpRole).toUInt(), bornOp);
-    EXPECT_EQ(followed.column(), 1);
-    table.sort(data::CompareOpsModel::OpColumn, Qt::AscendingOrder);
-    for (int row = 1; row < table.rowCount(); ++row)
-        EXPECT_LE(table.index(row - 1, data::CompareOpsModel::OpColumn).data().toString(),
-                  table.index(row, data::CompareOpsModel::OpColumn).data().toString());
-    EXPECT_EQ(followed.data(data::CompareOpsModel::ComparedOpRole).toUInt(), bornOp);
-    table.sort(-1);
-    for (int row = 0; row < table.rowCount(); ++row)
-        ASSERT_EQ(table.index(row, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt(),
-                  static_cast<uint32_t>(row));
-    EXPECT_EQ(followed.row(), static_cast<int>(bornOp));
     table.setDivergingOnly(true);
     ASSERT_GT(table.rowCount(), 0);
     for (int row = 0; row < table.rowCount(); ++row)

@@ -2,7 +2,11 @@
 #include "compare_ops_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "compare_series.h"
 #include "op_tree_model.h"
@@ -20,6 +24,115 @@ Verdict verdictOf(analysis::OpVerdict verdict) {
                                                        : Verdict::Matches;
 }
 
+// The measure of every compared op as the result's error profiles have it (finite values only:
+// the rest are gaps), by RunComparison::Measure. Shared data, read by any thread.
+using MadeMeasures = std::array<QVector<double>, RunComparison::kMeasureCount>;
+
+MadeMeasures madeMeasures(const RunComparison& comparison) {
+    MadeMeasures made;
+    for (int m = 0; m < RunComparison::kMeasureCount; ++m)
+        made[static_cast<size_t>(m)] =
+            comparison.errorProfile(static_cast<RunComparison::Measure>(m)).series.y;
+    return made;
+}
+
+// What compared op `i` shows in `column` (forSort: what it sorts by, numbers as numbers). Reads
+// the result only: data() on the GUI thread and the sort on a worker thread share it.
+QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made, uint32_t i,
+                     int column, bool forSort) {
+    const auto& op = r.ops[i];
+    auto number = [&](RunComparison::Measure m) -> QVariant {
+        // Sorting asks every row: the profile made with the result has the finite ones.
+        const QVector<double>& y = made[static_cast<size_t>(m)];
+        std::optional<double> v;
+        if (forSort && i < static_cast<uint32_t>(y.size()) && std::isfinite(y[i]))
+            v = y[i];
+        else
+            v = RunComparison::opMeasure(r, i, m);
+        if (!v) return forSort ? QVariant(-1.0) : QVariant();
+        return forSort ? QVariant(*v) : QVariant(OpTreeModel::formatValue(*v));
+    };
+    switch (column) {
+        case CompareOpsModel::RoundColumn:
+            return op.candidateRound;
+        case CompareOpsModel::OpColumn: {
+            const auto& ref = *r.reference;
+            return QString::fromStdString(ref.op(op.referenceOp).namePath.empty()
+                                              ? ref.op(op.referenceOp).id
+                                              : ref.op(op.referenceOp).namePath);
+        }
+        case CompareOpsModel::VerdictColumn:
+            return QString(RunComparison::verdictText(verdictOf(op.verdict)) +
+                           (op.bornInChild ? CompareOpsModel::tr(" (inside)") : QString()));
+        case CompareOpsModel::CauseColumn:
+            return op.cause == kNone ? QString()
+                                     : QString::fromStdString(r.describeTensor(op.cause));
+        case CompareOpsModel::RuleColumn:
+            return op.cause == kNone
+                       ? QString()
+                       : QString::fromLatin1(analysis::ruleName(r.tensors[op.cause].rule));
+        case CompareOpsModel::MaxRelativeErrorColumn:
+            return number(RunComparison::Measure::MaxRelativeError);
+        case CompareOpsModel::CosineColumn:
+            return number(RunComparison::Measure::Cosine);
+        case CompareOpsModel::MaxAbsoluteErrorColumn:
+            return number(RunComparison::Measure::MaxAbsoluteError);
+    }
+    return {};
+}
+
+// `ops` (in execution order) ordered by `column`; stable, so ties stay in execution order.
+// Any thread: reads the result and the made measures only.
+std::vector<uint32_t> sortedOps(const analysis::CompareResult& r, const MadeMeasures& made,
+                                std::vector<uint32_t> ops, int column, Qt::SortOrder order) {
+    if (column < 0 || ops.empty()) return ops;
+    // Each row's key asked once, then the order sorted.
+    const bool descending = order == Qt::DescendingOrder;
+    std::vector<uint32_t> position(ops.size());
+    for (uint32_t p = 0; p < position.size(); ++p) position[p] = p;
+    auto keyAt = [&](size_t row) { return columnValue(r, made, ops[row], column, true); };
+    if (column == CompareOpsModel::OpColumn) {
+        // By name: each reference op ranked once by the text the column shows (ops repeat in
+        // every round; no string made per row), equal names equal ranks; then by rank.
+        const auto& ref = *r.reference;
+        auto nameOf = [&](uint32_t op) -> const std::string& {
+            return ref.op(op).namePath.empty() ? ref.op(op).id : ref.op(op).namePath;
+        };
+        std::vector<uint32_t> named;
+        for (const uint32_t i : ops) named.push_back(r.ops[i].referenceOp);
+        std::sort(named.begin(), named.end());
+        named.erase(std::unique(named.begin(), named.end()), named.end());
+        std::sort(named.begin(), named.end(),
+                  [&](uint32_t a, uint32_t b) { return nameOf(a) < nameOf(b); });
+        std::vector<uint32_t> rank(ref.opCount(), 0);
+        for (size_t k = 1; k < named.size(); ++k)
+            rank[named[k]] = rank[named[k - 1]] + (nameOf(named[k - 1]) < nameOf(named[k]) ? 1 : 0);
+        std::vector<uint32_t> keys(ops.size());
+        for (size_t row = 0; row < ops.size(); ++row) keys[row] = rank[r.ops[ops[row]].referenceOp];
+        std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
+            return descending ? keys[b] < keys[a] : keys[a] < keys[b];
+        });
+    } else if (keyAt(0).typeId() == QMetaType::QString) {
+        std::vector<QString> keys(ops.size());
+        for (size_t row = 0; row < ops.size(); ++row) keys[row] = keyAt(row).toString();
+        std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
+            return descending ? keys[b] < keys[a] : keys[a] < keys[b];
+        });
+    } else {
+        // NaN after every number, whichever the order.
+        std::vector<double> keys(ops.size());
+        for (size_t row = 0; row < ops.size(); ++row) keys[row] = keyAt(row).toDouble();
+        std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
+            const double x = keys[a], y = keys[b];
+            if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
+            return descending ? y < x : x < y;
+        });
+    }
+    std::vector<uint32_t> sorted(ops.size());
+    for (size_t row = 0; row < ops.size(); ++row) sorted[row] = ops[position[row]];
+    return sorted;
+}
+
 }  // namespace
 
 CompareOpsModel::CompareOpsModel(RunComparison* comparison, QObject* parent)
@@ -28,8 +141,10 @@ CompareOpsModel::CompareOpsModel(RunComparison* comparison, QObject* parent)
     connect(comparison_, &RunComparison::changed, this, [this] {
         rebuild();
         endResetModel();
+        startSort();
     });
     rebuild();
+    startSort();
 }
 
 void CompareOpsModel::setDivergingOnly(bool on) {
@@ -38,27 +153,65 @@ void CompareOpsModel::setDivergingOnly(bool on) {
     divergingOnly_ = on;
     rebuild();
     endResetModel();
+    startSort();
 }
 
 void CompareOpsModel::rebuild() {
+    ++rowsGeneration_;  // in execution order until a sort is applied
     ops_.clear();
     const analysis::CompareResult* r = comparison_->result();
     if (!r) return;
     for (uint32_t i = 0; i < r->ops.size(); ++i)
         if (!divergingOnly_ || r->ops[i].verdict != analysis::OpVerdict::Matches) ops_.push_back(i);
-    sortOps();
 }
 
 void CompareOpsModel::sort(int column, Qt::SortOrder order) {
     if (column >= ColumnCount) return;
+    sortColumn_ = column;
+    sortOrder_ = order;
+    startSort();
+}
+
+void CompareOpsModel::startSort() {
+    const uint64_t request = ++sortRequest_, generation = rowsGeneration_;
+    auto result = comparison_->sharedResult();
+    // The rows in execution order: what they are sorted from, and all column -1 asks for.
+    std::vector<uint32_t> ops = ops_;
+    if (!std::is_sorted(ops.begin(), ops.end())) std::sort(ops.begin(), ops.end());
+    if (!result || sortColumn_ < 0 || ops.size() <= inlineSortRows_) {
+        if (result)
+            ops = sortedOps(*result, madeMeasures(*comparison_), std::move(ops), sortColumn_,
+                            sortOrder_);
+        applyOrder(std::move(ops));
+        return;
+    }
+    ++sortsRunning_;
+    auto* watcher = new QFutureWatcher<std::vector<uint32_t>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, request, generation] {
+        --sortsRunning_;
+        // Only the newest sort of the rows as they are now (a newer sort, result or filter
+        // makes this one stale).
+        if (request == sortRequest_ && generation == rowsGeneration_) applyOrder(watcher->result());
+        watcher->deleteLater();
+    });
+    watcher->setFuture(QtConcurrent::run([result = std::move(result),
+                                          made = madeMeasures(*comparison_), ops = std::move(ops),
+                                          column = sortColumn_, order = sortOrder_]() mutable {
+        return sortedOps(*result, made, std::move(ops), column, order);
+    }));
+}
+
+void CompareOpsModel::applyOrder(std::vector<uint32_t> ops) {
+    if (ops == ops_) {
+        emit sortApplied();
+        return;
+    }
     emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
     const QModelIndexList before = persistentIndexList();
     std::vector<uint32_t> opsBefore;
     opsBefore.reserve(static_cast<size_t>(before.size()));
     for (const QModelIndex& index : before) opsBefore.push_back(ops_[index.row()]);
-    sortColumn_ = column;
-    sortOrder_ = order;
-    sortOps();
+    ops_.swap(ops);
     if (!before.isEmpty()) {
         const analysis::CompareResult* r = comparison_->result();
         std::vector<int> rowOf(r ? r->ops.size() : 0, -1);
@@ -70,62 +223,7 @@ void CompareOpsModel::sort(int column, Qt::SortOrder order) {
         changePersistentIndexList(before, after);
     }
     emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
-}
-
-void CompareOpsModel::sortOps() {
-    // Execution order, and the order of ties.
-    if (!std::is_sorted(ops_.begin(), ops_.end())) std::sort(ops_.begin(), ops_.end());
-    const analysis::CompareResult* r = comparison_->result();
-    if (!r || sortColumn_ < 0 || ops_.empty()) return;
-    // Each row's key asked once, then the order sorted (stable: ties stay in execution order).
-    const bool descending = sortOrder_ == Qt::DescendingOrder;
-    std::vector<uint32_t> position(ops_.size());
-    for (uint32_t p = 0; p < position.size(); ++p) position[p] = p;
-    auto keyAt = [&](size_t row) {
-        return data(index(static_cast<int>(row), sortColumn_), SortRole);
-    };
-    const QVariant probe = keyAt(0);
-    if (sortColumn_ == OpColumn) {
-        // By name: each reference op ranked once by the text the column shows (ops repeat in
-        // every round; no string made per row), equal names equal ranks; then by rank.
-        const auto& ref = *r->reference;
-        auto nameOf = [&](uint32_t op) -> const std::string& {
-            return ref.op(op).namePath.empty() ? ref.op(op).id : ref.op(op).namePath;
-        };
-        std::vector<uint32_t> named;
-        for (const uint32_t i : ops_) named.push_back(r->ops[i].referenceOp);
-        std::sort(named.begin(), named.end());
-        named.erase(std::unique(named.begin(), named.end()), named.end());
-        std::sort(named.begin(), named.end(),
-                  [&](uint32_t a, uint32_t b) { return nameOf(a) < nameOf(b); });
-        std::vector<uint32_t> rank(ref.opCount(), 0);
-        for (size_t k = 1; k < named.size(); ++k)
-            rank[named[k]] = rank[named[k - 1]] + (nameOf(named[k - 1]) < nameOf(named[k]) ? 1 : 0);
-        std::vector<uint32_t> keys(ops_.size());
-        for (size_t row = 0; row < ops_.size(); ++row)
-            keys[row] = rank[r->ops[ops_[row]].referenceOp];
-        std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
-            return descending ? keys[b] < keys[a] : keys[a] < keys[b];
-        });
-    } else if (probe.typeId() == QMetaType::QString) {
-        std::vector<QString> keys(ops_.size());
-        for (size_t row = 0; row < ops_.size(); ++row) keys[row] = keyAt(row).toString();
-        std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
-            return descending ? keys[b] < keys[a] : keys[a] < keys[b];
-        });
-    } else {
-        // NaN after every number, whichever the order.
-        std::vector<double> keys(ops_.size());
-        for (size_t row = 0; row < ops_.size(); ++row) keys[row] = keyAt(row).toDouble();
-        std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
-            const double x = keys[a], y = keys[b];
-            if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
-            return descending ? y < x : x < y;
-        });
-    }
-    std::vector<uint32_t> sorted(ops_.size());
-    for (size_t row = 0; row < ops_.size(); ++row) sorted[row] = ops_[position[row]];
-    ops_.swap(sorted);
+    emit sortApplied();
 }
 
 int CompareOpsModel::rowCount(const QModelIndex& parent) const {
@@ -145,13 +243,6 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
     const auto& op = r->ops[i];
     const Verdict verdict = verdictOf(op.verdict);
     const uint32_t decider = op.cause != kNone ? op.cause : op.tensorCount ? op.firstTensor : kNone;
-    auto measure = [&](RunComparison::Measure m) -> std::optional<double> {
-        // Sorting asks every row: the profile made with the result has the finite ones.
-        const QVector<double>& made = comparison_->errorProfile(m).series.y;
-        if (role == SortRole && i < static_cast<uint32_t>(made.size()) && std::isfinite(made[i]))
-            return made[i];
-        return RunComparison::opMeasure(*r, i, m);
-    };
     switch (role) {
         case ComparedOpRole:
             return i;
@@ -170,40 +261,9 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
                                               r->explain(op.cause));
             return {};
         case SortRole:
-        case Qt::DisplayRole: {
-            const bool sort = role == SortRole;
-            auto number = [&](std::optional<double> v) -> QVariant {
-                if (!v) return sort ? QVariant(-1.0) : QVariant();
-                return sort ? QVariant(*v) : QVariant(OpTreeModel::formatValue(*v));
-            };
-            switch (index.column()) {
-                case RoundColumn:
-                    return op.candidateRound;
-                case OpColumn: {
-                    const auto& ref = *r->reference;
-                    return QString::fromStdString(ref.op(op.referenceOp).namePath.empty()
-                                                      ? ref.op(op.referenceOp).id
-                                                      : ref.op(op.referenceOp).namePath);
-                }
-                case VerdictColumn:
-                    return QString(RunComparison::verdictText(verdict) +
-                                   (op.bornInChild ? tr(" (inside)") : QString()));
-                case CauseColumn:
-                    return op.cause == kNone ? QString()
-                                             : QString::fromStdString(r->describeTensor(op.cause));
-                case RuleColumn:
-                    return op.cause == kNone
-                               ? QString()
-                               : QString::fromLatin1(analysis::ruleName(r->tensors[op.cause].rule));
-                case MaxRelativeErrorColumn:
-                    return number(measure(RunComparison::Measure::MaxRelativeError));
-                case CosineColumn:
-                    return number(measure(RunComparison::Measure::Cosine));
-                case MaxAbsoluteErrorColumn:
-                    return number(measure(RunComparison::Measure::MaxAbsoluteError));
-            }
-            return {};
-        }
+        case Qt::DisplayRole:
+            return columnValue(*r, role == SortRole ? madeMeasures(*comparison_) : MadeMeasures{},
+                               i, index.column(), role == SortRole);
     }
     return {};
 }

@@ -238,6 +238,11 @@ const analysis::CompareResult* RunComparison::result() const {
     return shown_ ? &shown_->result : nullptr;
 }
 
+std::shared_ptr<const analysis::CompareResult> RunComparison::sharedResult() const {
+    if (!shown_) return nullptr;
+    return std::shared_ptr<const analysis::CompareResult>(shown_, &shown_->result);
+}
+
 void RunComparison::releaseShown() {
     if (!shown_) return;
     // A million compared tensors take a while to free: not on the GUI thread.

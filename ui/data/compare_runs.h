@@ -71,6 +71,8 @@ public:
     bool running() const { return running_; }
     // The last finished comparison; nullptr when there is none (or it was dropped).
     const analysis::CompareResult* result() const;
+    // The same, kept alive for work off the GUI thread (a table's sort) while it lasts.
+    std::shared_ptr<const analysis::CompareResult> sharedResult() const;
     // Comparisons finished since construction (each replaces the result).
     int finishedCount() const { return finishedCount_; }
 
