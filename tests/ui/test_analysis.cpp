@@ -842,7 +842,9 @@ TEST(HostileDump, ARowWithoutEndIsSkippedNotBuffered) {
     const long before = maxResidentKb();
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);
-    if (kResidentSizeMeasuresTheReader) EXPECT_LT(maxResidentKb() - before, 24 * 1024);
+    if (kResidentSizeMeasuresTheReader) {
+        EXPECT_LT(maxResidentKb() - before, 24 * 1024);
+    }
     EXPECT_EQ(index.rowCount(), 3u);
     EXPECT_TRUE(
         anyProblemContains(index, "1/statistic.csv:3: row skipped: longer than 1048576 bytes"))
@@ -864,7 +866,9 @@ TEST(HostileDump, HugeAndDeepJsonFilesAreRefusedWithTheirPlace) {
     const long before = maxResidentKb();
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);
-    if (kResidentSizeMeasuresTheReader) EXPECT_LT(maxResidentKb() - before, 24 * 1024);
+    if (kResidentSizeMeasuresTheReader) {
+        EXPECT_LT(maxResidentKb() - before, 24 * 1024);
+    }
     EXPECT_TRUE(anyProblemContains(
         index, "Model.json: is 6442450944 bytes, more than the limit of 268435456"))
         << problems(index);
