@@ -328,14 +328,8 @@ PyObject* install(PyObject*, PyObject* args) {
     return moduleCallObject;
 }
 
-// depth(): module calls open on this thread (for tests).
-PyObject* depthOfThisThread(PyObject*, PyObject*) {
-    return PyLong_FromLong(state.depth);
-}
-
 PyMethodDef methods[] = {
     {"install", install, METH_VARARGS, "Makes the nn.Module.__call__ of the probe (once)."},
-    {"depth", depthOfThisThread, METH_NOARGS, "Module calls open on this thread."},
     {nullptr, nullptr, 0, nullptr},
 };
 
