@@ -223,7 +223,8 @@ int runCompareCommand(const Args& args) {
 
     std::vector<std::string> roots{locations[0].root}, errors;
     if (!sameDump) roots.push_back(locations[1].root);
-    auto indexes = analysis::readDumps(roots, &errors);  // side by side
+    // Side by side; kept until exit rather than freed row by row (see keepUntilExit).
+    auto& indexes = keepUntilExit(analysis::readDumps(roots, &errors));
     for (size_t k = 0; k < indexes.size(); ++k) {
         if (!indexes[k]) {
             std::fprintf(stderr, "probe compare: %s\n", errors[k].c_str());
@@ -236,7 +237,7 @@ int runCompareCommand(const Args& args) {
                  describeScope(locations[0]).c_str(), describeScope(locations[1]).c_str());
     Progress progress;
     options.progress = [&](uint64_t done, uint64_t total) { progress(done, total); };
-    const auto result = analysis::compareDumps(reference, candidate, options);
+    const auto& result = keepUntilExit(analysis::compareDumps(reference, candidate, options));
     progress.finish();
 
     std::fputs(json ? analysis::compareResultJson(result).c_str()

@@ -35,7 +35,8 @@ int runSummaryCommand(const Args& args) {
         std::fprintf(stderr, "probe summary: %s\n", error.c_str());
         return kExitConfigUnreadable;
     }
-    std::fputs(analysis::formatSummary(analysis::summarizeDump(*index)).c_str(), stdout);
+    const auto& kept = keepUntilExit(std::move(*index));  // not freed row by row at exit
+    std::fputs(analysis::formatSummary(analysis::summarizeDump(kept)).c_str(), stdout);
     return kExitOk;
 }
 

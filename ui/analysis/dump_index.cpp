@@ -171,7 +171,10 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         op.name = std::move(d.name);
         op.type = std::move(d.type);
         op.param = std::move(d.param);
-        process.opById.emplace(op.id, index);
+        const uint64_t idHash = hashText(op.id);
+        if (process.opById.find(idHash, [&](uint32_t o) { return ops_[o].id == op.id; }) ==
+            KeyTable::kAbsent)
+            process.opById.insert(idHash, index);
         ops_.push_back(std::move(op));
         siblings.insert(siblings.begin() + static_cast<std::ptrdiff_t>(position), index);
         for (size_t i = position; i < siblings.size(); ++i)
@@ -308,9 +311,8 @@ uint32_t DumpIndex::findProcess(const std::string& key) const {
 
 uint32_t DumpIndex::findOp(uint32_t process, const std::string& id) const {
     if (process >= processes_.size()) return kNone;
-    const auto& byId = processes_[process].opById;
-    auto it = byId.find(id);
-    return it == byId.end() ? kNone : it->second;
+    return processes_[process].opById.find(hashText(id),
+                                           [&](uint32_t op) { return ops_[op].id == id; });
 }
 
 format::OpLocation DumpIndex::location(uint32_t op) const {
