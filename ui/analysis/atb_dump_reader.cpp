@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <set>
 
 #include "analysis/atb_dump.h"
 #include "analysis/parallel_for.h"
@@ -191,6 +192,7 @@ namespace {
 struct ParsedStructure {
     std::string path, processKey, layerId;
     bool isModel = false;
+    bool checkOnly = false;  // a layer file whose nodes its model file holds: children not kept
     std::optional<format::ModelStructure> model;
     std::optional<format::StructureNode> layer;
     std::string problem;  // when it cannot be used
@@ -216,11 +218,17 @@ void parseStructure(ParsedStructure& file) {
                 file.problem = file.path + ": not a " + what + " structure file: " + read.error;
         };
         if (file.isModel) {
-            auto read = format::readModelStructure(*text, file.path);
+            // The index keeps no tensor names: they are checked, not kept.
+            format::StructureReadOptions options;
+            options.tensorNames = false;
+            auto read = format::readModelStructure(*text, file.path, options);
             report(read, "model");
             file.model = std::move(read.value);
         } else {
-            auto read = format::readLayerStructure(*text, file.path);
+            format::StructureReadOptions options;
+            options.tensorNames = false;
+            options.children = !file.checkOnly;
+            auto read = format::readLayerStructure(*text, file.path, options);
             report(read, "layer");
             file.layer = std::move(read.value);
         }
@@ -236,6 +244,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
     // then merged in order: the model file first, as it lists the layer-level ops in the order
     // they were first seen and holds what each layer file holds.
     std::vector<ParsedStructure> files;
+    std::set<std::string> processesWithModel;  // of the model files found
     for (const char* kind : {"model", "layer"}) {
         const bool isModel = std::string(kind) == "model";
         const std::string dir = root_ + "/info/" + kind;
@@ -247,6 +256,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                 const std::string path = processDir + "/" + file;
                 const auto stamp = format::fileStamp(path);
                 if (!stamp) continue;
+                if (isModel) processesWithModel.insert(processKey);
                 FileStamp& known = structureFiles_[path];
                 if (known == *stamp) continue;
                 known = *stamp;
@@ -254,6 +264,9 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                 parsed.path = path;
                 parsed.processKey = processKey;
                 parsed.isModel = isModel;
+                // A model file holds every layer's nodes: its layer files (merged after it) are
+                // only checked, and read whole again should one describe a layer it lacks.
+                parsed.checkOnly = !isModel && processesWithModel.count(processKey) > 0;
                 if (!isModel)
                     parsed.layerId = splitNameAndId(file.substr(0, file.size() - 5))
                                          .second;  // "<OpName>_<id>.json"
@@ -280,6 +293,16 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
             for (size_t i = 0; i < file.model->nodes.size(); ++i)
                 mergeStructureNode(delta, process, kNone, {}, {}, i, file.model->nodes[i]);
         } else if (file.layer && !describedAlready) {
+            if (file.checkOnly) {  // its nodes are needed after all
+                file.checkOnly = false;
+                file.layer.reset();
+                parseStructure(file);
+                if (!file.problem.empty()) {
+                    delta.problems.push_back(std::move(file.problem));
+                    continue;
+                }
+                if (!file.layer) continue;
+            }
             const size_t position = file.layerId.empty()
                                         ? index_.opCountOf(process)
                                         : std::strtoull(file.layerId.c_str(), nullptr, 10);
@@ -486,6 +509,9 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
                 }
             });
         }
+        // Room for this read's rows at once (by doubling, as push_back would, but once).
+        if (delta.rows.capacity() < delta.rows.size() + lines)
+            delta.rows.reserve(std::max(2 * delta.rows.capacity(), delta.rows.size() + lines));
         for (size_t i = 0; i < lines; ++i)
             handleLine(lineAt(i), file.offset + lineStarts_[i],
                        threads > 1 ? &parsedLines_[i] : nullptr);

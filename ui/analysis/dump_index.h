@@ -257,7 +257,7 @@ private:
     std::string root_;
     std::vector<Process> processes_;
     ChunkedVector<Op, 12> ops_;  // an op is ~300 bytes: never moved to grow
-    std::vector<Slot> slots_;
+    ChunkedVector<Slot, 14> slots_;  // never moved to grow either
     ChunkedVector<StatRecord> rows_;
     std::vector<std::string> strings_;
     std::vector<std::string> sources_;
