@@ -283,8 +283,9 @@ private:
         std::string_view text;
         if (!stringText(text)) return false;
         if (!handler_) return true;
-        std::string value(text);
-        return isKey ? handler_->key(value) : handler_->string(value);
+        // One buffer for every string: its memory is reused unless a handler takes it.
+        scratch_.assign(text.data(), text.size());
+        return isKey ? handler_->key(scratch_) : handler_->string(scratch_);
     }
     bool number() {
         const char* start = p_;
@@ -385,6 +386,7 @@ private:
     const char* end_;
     int maxDepth_;
     nlohmann::json_sax<Json>* handler_ = nullptr;
+    std::string scratch_;
 };
 
 // The limits checked, then the text parsed into `handler`'s events; false with `error` set (its
