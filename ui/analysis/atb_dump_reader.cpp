@@ -198,6 +198,13 @@ struct ParsedStructure {
     std::string problem;  // when it cannot be used
 };
 
+// How many nodes a structure holds: room for its ops in a delta at once.
+size_t countNodes(const std::vector<format::StructureNode>& nodes) {
+    size_t count = nodes.size();
+    for (const auto& node : nodes) count += countNodes(node.nodes);
+    return count;
+}
+
 void parseStructure(ParsedStructure& file) {
     try {
         std::string why;
@@ -290,6 +297,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
             continue;
         }
         if (file.model) {
+            delta.ops.reserve(delta.ops.size() + countNodes(file.model->nodes));
             for (size_t i = 0; i < file.model->nodes.size(); ++i)
                 mergeStructureNode(delta, process, kNone, {}, {}, i, file.model->nodes[i]);
         } else if (file.layer && !describedAlready) {

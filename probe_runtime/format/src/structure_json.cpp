@@ -284,6 +284,9 @@ public:
         return false;  // parseJsonEvents says where and why
     }
 
+    // Back to the state before the first event (a parse that gave up is read again).
+    void restart() { *this = StructureEvents(model_, options_); }
+
     // After the parse: what the root was.
     bool rootNotObject() const { return rootNotObject_ || !done_; }
     OpenNode* root() { return done_ ? &root_ : nullptr; }
@@ -490,7 +493,9 @@ StructureEvents::OpenNode* readStructure(std::string_view text, const std::strin
                                          StructureEvents& events, StructureRead<Structure>& read,
                                          const char* notAnObject) {
     JsonError error;
-    if (!parseJsonEvents(text, source, kStructureJsonLimits, events, &error)) {
+    // The handler can start over (a fresh one), so the text is scanned once, not checked first.
+    auto restart = [&events] { events.restart(); };
+    if (!parseJsonEvents(text, source, kStructureJsonLimits, events, &error, restart)) {
         read.jsonError = std::move(error);
         return nullptr;
     }
