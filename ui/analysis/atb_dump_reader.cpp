@@ -28,8 +28,9 @@ constexpr uint32_t kReportedMalformedPerFile = 5;
 constexpr uint64_t kMaxReadChunk = 4u << 20;
 // No row is this long (paths and names are short): a longer line is skipped, not buffered.
 constexpr uint64_t kMaxRowBytes = 1u << 20;
-// Lines of one read worth parsing on several threads.
+// Lines of one read worth parsing on several threads, and how many a thread takes at a time.
 constexpr size_t kParallelParseLines = 4096;
+constexpr size_t kParsePieceLines = 1024;
 // Past this many new ops from structure files, a poll returns before reading rows.
 constexpr size_t kOpsAlonePerDelta = 20000;
 
@@ -501,11 +502,14 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         const unsigned threads = lines >= kParallelParseLines ? usefulThreads(4) : 1;
         if (threads > 1) {
             parsedLines_.resize(lines);
-            const size_t perThread = (lines + threads - 1) / threads;
-            parallelFor(threads, threads, [&](size_t t, unsigned) {
+            // In pieces handed out one at a time: a thread that a busy core holds back takes
+            // fewer of them rather than keeping the others waiting for its share.
+            const size_t pieces = (lines + kParsePieceLines - 1) / kParsePieceLines;
+            parallelFor(pieces, threads, [&](size_t piece, unsigned) {
                 std::string error;
                 std::vector<std::string> noQuotes;  // stays unused: lines with quotes are deferred
-                for (size_t i = t * perThread; i < std::min(lines, (t + 1) * perThread); ++i) {
+                const size_t end = std::min(lines, (piece + 1) * kParsePieceLines);
+                for (size_t i = piece * kParsePieceLines; i < end; ++i) {
                     ParsedLine& parsed = parsedLines_[i];
                     const std::string_view line = lineAt(i);
                     // A quoted field is unquoted into scratch strings: such (rare) lines are left
