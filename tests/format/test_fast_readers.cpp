@@ -197,8 +197,7 @@ TEST(StructureEvents, ReadersThatKeepLessCheckAsMuch) {
                     EXPECT_EQ(part.jsonError->toString(), whole.jsonError->toString());
                 }
                 if (whole.value && part.value) {
-                    EXPECT_EQ(part.value->toJson().dump(), stripped(*whole.value, options))
-                        << text;
+                    EXPECT_EQ(part.value->toJson().dump(), stripped(*whole.value, options)) << text;
                     ++read;
                 }
                 const auto wholeModel = readModelStructure(text, "x.json");

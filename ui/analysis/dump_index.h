@@ -256,7 +256,7 @@ private:
     DumpLayout layout_ = DumpLayout::Atb;
     std::string root_;
     std::vector<Process> processes_;
-    ChunkedVector<Op, 12> ops_;  // an op is ~300 bytes: never moved to grow
+    ChunkedVector<Op, 12> ops_;      // an op is ~300 bytes: never moved to grow
     ChunkedVector<Slot, 14> slots_;  // never moved to grow either
     ChunkedVector<StatRecord> rows_;
     std::vector<std::string> strings_;

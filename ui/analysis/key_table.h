@@ -13,7 +13,9 @@
 namespace probe::analysis {
 
 // The hash of a text key, or of several pieces of one (combine them with hashCombine).
-inline uint64_t hashText(std::string_view text) { return std::hash<std::string_view>{}(text); }
+inline uint64_t hashText(std::string_view text) {
+    return std::hash<std::string_view>{}(text);
+}
 inline uint64_t hashCombine(uint64_t seed, uint64_t value) {
     return (seed ^ value) * 0x9E3779B97F4A7C15ull + (seed >> 29);
 }
