@@ -221,6 +221,7 @@ int runCompareCommand(const Args& args) {
     if (sameDump && !replicasSet && locations[0].scope.process != locations[1].scope.process)
         options.replicas = true;
 
+    keepFreedMemoryForReuse();
     std::vector<std::string> roots{locations[0].root}, errors;
     if (!sameDump) roots.push_back(locations[1].root);
     // Side by side; kept until exit rather than freed row by row (see keepUntilExit).

@@ -40,6 +40,12 @@ void prepareCommandLine(CLI::App& app);
 // value", ...), followed by `usage` for an unknown option.
 std::optional<int> parseCommandLine(CLI::App& app, const Args& args, const char* usage);
 
+// For a command that builds big structures in one go and then exits: memory it frees (a read's
+// buffers, a batch of rows once applied) stays in the process for its next allocations instead
+// of going back to the kernel, to be faulted in again page by page (page faults were a fifth of
+// `probe summary`'s time). The peak is what it was; only the ups and downs below it go.
+void keepFreedMemoryForReuse();
+
 // Moves `value` where it stays until the process exits, never destroyed: a command's big results
 // (a dump index of a million rows, a comparison of as many tensors) are freed by the operating
 // system at once, instead of allocation by allocation (a tenth of `probe summary`'s time). Kept

@@ -29,6 +29,7 @@ int runSummaryCommand(const Args& args) {
         std::fputs(kSummaryUsage, stderr);
         return kExitUsage;
     }
+    keepFreedMemoryForReuse();
     std::string error;
     auto index = analysis::readDump(dirs[0], &error);
     if (!index) {
