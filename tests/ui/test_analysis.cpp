@@ -12,6 +12,8 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +22,7 @@
 #include "analysis/dump_reader.h"
 #include "analysis/key_table.h"
 #include "analysis/msprobe_dump.h"
+#include "analysis/parallel_for.h"
 #include "analysis/tensor_export.h"
 #include "analysis/tensor_view.h"
 #include "dump_builder.h"
@@ -224,6 +227,35 @@ TEST(KeyTable, FindsTheFirstItemOfEachKeyThroughGrowthAndCollisions) {
     EXPECT_EQ(found, 700);
     EXPECT_EQ(find(analysis::hashText("absent"), "absent"), analysis::KeyTable::kAbsent);
     EXPECT_EQ(find(12345, "absent"), analysis::KeyTable::kAbsent);
+}
+
+// The reader's helper runs one job after another on the same thread, and hands back what a job
+// threw.
+TEST(HelperThread, RunsJobsInTurnAndHandsBackWhatTheyThrow) {
+    analysis::HelperThread helper;
+    std::vector<std::thread::id> ran;
+    std::vector<int> results;
+    for (int job = 0; job < 50; ++job) {
+        helper.start([&, job] {
+            ran.push_back(std::this_thread::get_id());
+            results.push_back(job * job);
+        });
+        helper.wait();
+    }
+    ASSERT_EQ(results.size(), 50u);
+    for (int job = 0; job < 50; ++job) EXPECT_EQ(results[static_cast<size_t>(job)], job * job);
+    for (const auto& id : ran) EXPECT_EQ(id, ran.front());
+    EXPECT_NE(ran.front(), std::this_thread::get_id());
+    helper.start([] { throw std::runtime_error("no memory left"); });
+    try {
+        helper.wait();
+        ADD_FAILURE() << "the job's exception was lost";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "no memory left");
+    }
+    helper.start([&] { results.push_back(-1); });  // still serving
+    helper.wait();
+    EXPECT_EQ(results.back(), -1);
 }
 
 // The same index, op by op and row by row (indices included).

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -499,27 +500,42 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         };
         // Many lines: parsed side by side first (parsing is most of the work), then added to
         // the index in order here.
-        const unsigned threads = lines >= kParallelParseLines ? usefulThreads(4) : 1;
+        const unsigned threads = lines >= kParallelParseLines ? usefulThreads(2) : 1;
         if (threads > 1) {
             parsedLines_.resize(lines);
-            // In pieces handed out one at a time: a thread that a busy core holds back takes
-            // fewer of them rather than keeping the others waiting for its share.
+            // In pieces taken one at a time by this thread and the helper: one held back by a
+            // busy core takes fewer rather than keeping the other waiting for its share.
             const size_t pieces = (lines + kParsePieceLines - 1) / kParsePieceLines;
-            parallelFor(pieces, threads, [&](size_t piece, unsigned) {
+            std::atomic<size_t> nextPiece{0};
+            auto parsePieces = [&] {
                 std::string error;
                 std::vector<std::string> noQuotes;  // stays unused: lines with quotes are deferred
-                const size_t end = std::min(lines, (piece + 1) * kParsePieceLines);
-                for (size_t i = piece * kParsePieceLines; i < end; ++i) {
-                    ParsedLine& parsed = parsedLines_[i];
-                    const std::string_view line = lineAt(i);
-                    // A quoted field is unquoted into scratch strings: such (rare) lines are left
-                    // to be parsed in order.
-                    parsed.deferred = line.find('"') != std::string_view::npos;
-                    if (parsed.deferred) continue;
-                    parsed.ok = format::parseStatRow(line, parsed.row, noQuotes, &error);
-                    if (!parsed.ok) parsed.error = std::move(error);
+                for (size_t piece; (piece = nextPiece.fetch_add(1)) < pieces;) {
+                    const size_t end = std::min(lines, (piece + 1) * kParsePieceLines);
+                    for (size_t i = piece * kParsePieceLines; i < end; ++i) {
+                        ParsedLine& parsed = parsedLines_[i];
+                        const std::string_view line = lineAt(i);
+                        // A quoted field is unquoted into scratch strings: such (rare) lines are
+                        // left to be parsed in order.
+                        parsed.deferred = line.find('"') != std::string_view::npos;
+                        if (parsed.deferred) continue;
+                        parsed.ok = format::parseStatRow(line, parsed.row, noQuotes, &error);
+                        if (!parsed.ok) parsed.error = std::move(error);
+                    }
                 }
-            });
+            };
+            parseHelper_.start(parsePieces);
+            try {
+                parsePieces();
+            } catch (...) {  // out of memory: the helper's pieces refer to this frame
+                nextPiece = pieces;
+                try {
+                    parseHelper_.wait();
+                } catch (...) {
+                }
+                throw;
+            }
+            parseHelper_.wait();
         }
         // Room for this read's rows at once (by doubling, as push_back would, but once).
         if (delta.rows.capacity() < delta.rows.size() + lines)
