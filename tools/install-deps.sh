@@ -7,7 +7,7 @@ packages=(
     build-essential cmake ccache pkg-config
     qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6
     nlohmann-json3-dev libgtest-dev
-    libtorch-dev python3-torch python3-numpy libopenblas0-pthread
+    libtorch-dev python3-torch python3-dev python3-numpy libopenblas0-pthread
     xvfb xauth imagemagick xdotool
     zlib1g-dev libxxhash-dev libzip-dev libcli11-dev libxlsxwriter-dev libbenchmark-dev
     clang-14 libclang-rt-14-dev clang-format-14

@@ -16,6 +16,7 @@
 
 #include "after_fork.h"
 #include "probe/format/file_util.h"
+#include "probe/format/thread_name.h"
 
 namespace probe::runtime {
 namespace {
@@ -63,7 +64,10 @@ void ConfigWatcher::start() {
     }
     pollFileChanged();  // remember the current state for the polling fallback
     stop_ = false;
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        format::nameThisThread("probe-config");
+        run();
+    });
 }
 
 void ConfigWatcher::stop() {

@@ -18,6 +18,7 @@
 #include "probe/format/control_messages.h"
 #include "probe/format/control_protocol.h"
 #include "probe/format/json_input.h"
+#include "probe/format/thread_name.h"
 
 namespace probe::runtime {
 namespace {
@@ -82,7 +83,10 @@ std::string ControlServer::start() {
     ::chmod(socketPath_.c_str(), 0600);
     if (::pipe2(wakePipe_, O_CLOEXEC | O_NONBLOCK) != 0) wakePipe_[0] = wakePipe_[1] = -1;
     stop_ = false;
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        format::nameThisThread("probe-control");
+        run();
+    });
     return "";
 }
 

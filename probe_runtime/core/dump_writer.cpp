@@ -14,6 +14,7 @@
 #include "after_fork.h"
 #include "probe/format/file_util.h"
 #include "probe/format/statistic_csv.h"
+#include "probe/format/thread_name.h"
 #include "signals.h"
 
 namespace probe::runtime {
@@ -72,7 +73,10 @@ int DumpWriter::start() {
     if (int error = directory_.open(options_.root)) return error;
     running_ = true;
     stopRequested_ = false;
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        format::nameThisThread("probe-writer");
+        run();
+    });
     return 0;
 }
 

@@ -22,6 +22,7 @@
 #include "dump_writer.h"
 #include "op_names.h"
 #include "probe/format/file_util.h"
+#include "probe/format/thread_name.h"
 #include "runtime.h"
 #include "signals.h"
 
@@ -134,7 +135,10 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     if (::pipe2(housekeepingPipe_, O_CLOEXEC | O_NONBLOCK) != 0)
         housekeepingPipe_[0] = housekeepingPipe_[1] = -1;
     housekeepingStop_ = false;
-    housekeepingThread_ = new std::thread([this] { housekeepingLoop(); });
+    housekeepingThread_ = new std::thread([this] {
+        format::nameThisThread("probe-status");
+        housekeepingLoop();
+    });
 
     const char* handleSignals = std::getenv("PROBE_SIGNALS");
     if (!(handleSignals && std::strcmp(handleSignals, "0") == 0) && housekeepingPipe_[1] >= 0)

@@ -30,6 +30,7 @@
 #include <torch/library.h>
 
 #include "probe/format/file_util.h"
+#include "probe/format/thread_name.h"
 
 #define PROBE_API_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -179,7 +180,11 @@ public:
     // processor on a busy machine): the thread that waits for it writes it.
     uint64_t queue(std::string path, std::string compact, bool waited) {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+        if (!thread_.joinable())
+            thread_ = std::thread([this] {
+                format::nameThisThread("probe-json");
+                run();
+            });
         jobs_.push_back({++queued_, waited, std::move(path), std::move(compact)});
         if (!waited) changed_.notify_all();
         return queued_;

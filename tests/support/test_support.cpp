@@ -138,4 +138,18 @@ long maxResidentKb() {
     return usage.ru_maxrss;
 }
 
+char processState(long pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    std::getline(in, text);
+    const size_t afterName = text.rfind(')');  // the name may hold spaces and parentheses
+    if (text.empty() || afterName == std::string::npos || afterName + 2 >= text.size()) return 0;
+    return text[afterName + 2];
+}
+
+bool processHasEnded(long pid) {
+    const char state = processState(pid);
+    return state == 0 || state == 'Z' || state == 'X';
+}
+
 }  // namespace probe::test

@@ -45,4 +45,11 @@ std::string nested(size_t depth, const std::string& open, const std::string& clo
 // The most memory this process has held so far, in KiB.
 long maxResidentKb();
 
+// The state letter of process `pid` in /proc/<pid>/stat ('R', 'S', 'Z', ...), or 0 when there
+// is no such process.
+char processState(long pid);
+// True once process `pid` has ended. A zombie has ended too: a program whose parent (probe run)
+// went first is reparented to this container's PID 1, which need not reap it at once.
+bool processHasEnded(long pid);
+
 }  // namespace probe::test

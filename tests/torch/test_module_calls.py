@@ -11,13 +11,14 @@ from probe_test_util import PYTHON, ProbeTestCase, read_bin, read_rows, run_prob
 
 
 class ModuleCalls(ProbeTestCase):
-    def run_script(self, source, **config):
+    def run_script(self, source, expect_errors=False, **config):
         script = self.path("model.py")
         with open(script, "w") as f:
             f.write(textwrap.dedent(source))
         cfg = write_config(self.dir, **config)
         result = run_probe(["--output", self.path("out"), "--config", cfg, "--", PYTHON, script])
-        self.assertNotIn("error", result.stderr)
+        if not expect_errors:
+            self.assertNotIn("error", result.stderr)
         return read_rows(self.path("out", "atb_dump_data")), result
 
     def by_op(self, rows):
@@ -118,6 +119,104 @@ class ModuleCalls(ProbeTestCase):
         want = sorted((ea.grad, eb.grad), key=lambda t: t.abs().sum().item())
         for g, w in zip(got, want):
             self.assertTrue(torch.allclose(g, w))
+
+
+    def test_the_wrapped_call_keeps_what_a_module_call_does(self):
+        # nn.Module.__call__ as the probe installs it (C, module_call.cpp): called bound,
+        # unbound and by keyword it gives the module's own results; the module's exception
+        # reaches the caller as the very object raised, KeyboardInterrupt included, and closes
+        # its ops (the next call is dumped in full); threads keep their own depth.
+        rows, result = self.run_script("""
+            import threading
+            import torch
+            import torch.nn as nn
+
+            class Scaled(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.inner = nn.Linear(3, 3)
+
+                def forward(self, x, scale=1.0, fail=None):
+                    if fail is not None:
+                        raise fail
+                    return self.inner(x) * scale
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.first = Scaled()
+                    self.second = nn.Linear(3, 2)
+
+                def forward(self, x, fail=None):
+                    return self.second(self.first(x, scale=2.0, fail=fail))
+
+            torch.manual_seed(7)
+            model = Model()
+            x = torch.randn(4, 3)
+            expected = model.second(model.first.inner(x) * 2.0)
+            assert getattr(nn.Module.__call__, "_probe_wrapped", False)
+            for call in (lambda: model(x), lambda: nn.Module.__call__(model, x), lambda: model.__call__(x)):
+                assert torch.equal(call(), expected)
+            for error in (ValueError("the model's own"), KeyboardInterrupt()):
+                try:
+                    model(x, fail=error)
+                except BaseException as caught:
+                    assert caught is error, repr(caught)
+                    assert caught.__traceback__ is not None
+                else:
+                    raise AssertionError("no exception")
+            results = {}
+
+            def run(index):
+                results[index] = [torch.equal(model(x), expected) for _ in range(20)]
+
+            threads = [threading.Thread(target=run, args=(i,)) for i in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert all(all(r) and len(r) == 20 for r in results.values()) and len(results) == 3
+            assert torch.equal(model(x), expected)
+            print("calls ok")
+            """, task="statistics", exec_range="all")
+        self.assertIn("calls ok", result.stdout)
+        ops = self.by_op(rows)
+        # 3 calls, 2 raising (their "first" op ends without output, "second" never begins),
+        # 60 on threads and one last: "second" ran 64 times, each with its input and output.
+        second = ops["second"]
+        self.assertEqual(len([r for r in second if r["Input/Output"] == "input"]), 64)
+        self.assertEqual(len([r for r in second if r["Input/Output"] == "output"]), 64)
+        first_outputs = [r for r in ops["first"] if r["Input/Output"] == "output"]
+        self.assertEqual(len(first_outputs), 64)
+
+    def test_a_failure_of_the_probe_in_a_module_call_is_said_and_the_model_goes_on(self):
+        # The probe's own Python fails on an argument it names (a dict key whose str() raises):
+        # said once per kind, absorbed, and the module runs as without the probe.
+        rows, result = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class Key:
+                def __str__(self):
+                    raise RuntimeError("a key with no name")
+
+            class Sum(nn.Module):
+                def forward(self, parts):
+                    return sum(parts.values())
+
+            model = nn.Sequential()
+            model.add_module("sum", Sum())
+            parts = {Key(): torch.ones(2), "b": torch.full((2,), 2.0)}
+            for _ in range(5):
+                assert torch.equal(model(parts), torch.full((2,), 3.0))
+            print("model ok")
+            """, expect_errors=True, task="statistics", exec_range="all")
+        self.assertIn("model ok", result.stdout)
+        self.assertIn("error in module call", result.stderr)
+        self.assertIn("a key with no name", result.stderr)
+        # The op still began and ended: its output is there, each time.
+        outputs = [r for r in self.by_op(rows)["sum"] if r["Input/Output"] == "output"]
+        self.assertEqual(len(outputs), 5)
 
 
 if __name__ == "__main__":

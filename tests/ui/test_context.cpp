@@ -127,7 +127,8 @@ TEST_F(ContextTest, OpeningADumpStopsALaunchedModelWithoutWaitingForIt) {
     EXPECT_EQ(context_.liveSession(), nullptr);
     EXPECT_FALSE(context_.modelRunning());
     ASSERT_TRUE(waitFor([&] { return loaded(context_.store(), opened + "/atb_dump_data"); }));
-    ASSERT_TRUE(waitFor([&] { return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(pid)); }));
+    ASSERT_TRUE(waitFor([&] { return test::processHasEnded(pid); }))
+        << "state " << test::processState(pid);
     ASSERT_TRUE(waitFor([&] { return launched.isNull(); }));  // the ended session is gone too
     // The last launch is remembered, for the launch form.
     EXPECT_EQ(context_.lastLaunch().program, PROBE_NATIVE_ENGINE);
@@ -148,8 +149,8 @@ TEST_F(ContextTest, AttachReplacesALaunchAndClosingLetsTheProbeGo) {
         return loaded(context_.store(), QString::fromStdString(dir_ / "attached/atb_dump_data")) &&
                rounds(context_.store()) >= 2;
     }));
-    ASSERT_TRUE(
-        waitFor([&] { return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(launchedPid)); }));
+    ASSERT_TRUE(waitFor([&] { return test::processHasEnded(launchedPid); }))
+        << "state " << test::processState(launchedPid);
     // The config document holds what the probe has in force, from its file.
     EXPECT_EQ(context_.configDocument()->filePath().toStdString(), config_);
     EXPECT_EQ(context_.recentSessions()->list().value(0).kind,

@@ -189,9 +189,8 @@ TEST_F(SessionSwitchTest, OpenLaunchReopenAttachInSequence) {
 
     context_.openDump(opened);
     expectShows(opened + "/atb_dump_data", 40);
-    ASSERT_TRUE(waitFor([&] {
-        return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(launchedPid));
-    }));  // stopped
+    ASSERT_TRUE(waitFor([&] { return test::processHasEnded(launchedPid); }))  // stopped
+        << "state " << test::processState(launchedPid);
 
     const session::LiveProbeInfo probe =
         test::startEngineProbe(engine_, dir_ / "attached", config_);

@@ -670,7 +670,8 @@ TEST_F(LiveWindowTest, ALaunchReplacesTheRunningModelWithoutWaitingForIt) {
     ASSERT_FALSE(firstSession.isNull());
     EXPECT_FALSE(firstSession->hasEnded())
         << session::sessionStateName(firstSession->state()).toStdString();
-    ASSERT_TRUE(waitFor([&] { return !QFileInfo::exists(QStringLiteral("/proc/%1").arg(first)); }));
+    ASSERT_TRUE(waitFor([&] { return test::processHasEnded(first); }))
+        << "state " << test::processState(first);
     ASSERT_TRUE(waitFor([&] { return rounds() >= 2; }));
     EXPECT_EQ(context_.store()->root().toStdString(), dir_ / "second/atb_dump_data");
     EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");

@@ -4,7 +4,8 @@ Armed by ``probe_studio/_inject/sitecustomize.py`` (``probe run``, the load scri
 ``torch`` is imported it loads the C++ adapter, starts the runtime (output directory and
 config from ``PROBE_OUTPUT_DIR`` / ``PROBE_CONFIG``), and wraps ``nn.Module.__call__`` (rather
 than global forward hooks, so that a module's own hooks count as part of it and an exception
-closes exactly the ops it left):
+closes exactly the ops it left; the wrapper is C, ``_module_call``, calling the functions below
+only for the outermost module and for tensors):
 
 * the outermost module called is the model; the modules it calls directly are layer-level
   ops (named by attribute path, typed by class), nested modules their children;
@@ -19,12 +20,12 @@ are only read.
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
 import atexit
+import ctypes
 import functools
 import inspect
 import json
 import os
 import sys
-import threading
 import weakref
 
 from . import _distributed, _import_hook, _native, _paths, grad_monitor
@@ -43,8 +44,7 @@ _report_tensor = None  # the adapter's probe_torch_report_tensor (ctypes), when 
 _report_backward_output = None  # its probe_torch_report_backward_output
 _hook_input_gradient = None  # its probe_torch_hook_input_gradient
 _plain_tensor_types = ()  # tensor types whose _cdata is their TensorImpl (no __torch_function__)
-_module_begin = None  # the adapter's probe_torch_module_begin, bound once (called per module call)
-_module_end = None
+_torch_tensor = None  # torch.Tensor
 _WANTS_CHILDREN = _native.WANTS_CHILDREN
 _WANTS_TENSORS = _native.WANTS_TENSORS
 _LAYER_AWAKE = 1 << 16  # probe_torch_module_begin's flag for a layer-level op: the probe is awake
@@ -109,8 +109,7 @@ def _major_minor(version):
 def install(torch):
     """Load the adapter, start the runtime, hook modules and autograd. Safe to call twice."""
     global _installed, _report_tensors, _report_backward_outputs, _grad_enabled, _runtime, _adapter
-    global _report_tensor, _report_backward_output, _hook_input_gradient, _plain_tensor_types, _module_begin
-    global _module_end
+    global _report_tensor, _report_backward_output, _hook_input_gradient, _plain_tensor_types
     if _installed:
         return True
     if _distributed.is_launcher():
@@ -135,8 +134,7 @@ def install(torch):
         _report_backward_outputs = torch.ops.probe.report_backward_outputs
         _grad_enabled = torch.is_grad_enabled
         _runtime = _native.runtime()
-        _module_begin = _adapter.probe_torch_module_begin
-        _module_end = _adapter.probe_torch_module_end
+        from . import _module_call  # built for this Python: may be missing for another one
         if _cdata_is_tensor_impl(torch):
             _report_tensor = _adapter.probe_torch_report_tensor
             _report_backward_output = _adapter.probe_torch_report_backward_output
@@ -155,7 +153,7 @@ def install(torch):
         _record_injection("load_failed", repr(exc))
         return False
 
-    _wrap_module_call(torch)
+    _wrap_module_call(torch, _module_call)
     _bracket_autograd(torch)
     if rank is None:
         _name_rank_at_init(torch)
@@ -256,15 +254,6 @@ def _bracket_autograd(torch):
 # ------------------------------------------------------------------------------------------
 # Module calls
 
-class _ThreadState(threading.local):
-    def __init__(self):
-        self.depth = 0        # module calls open on this thread, the model's own included
-        self.pushed = 0       # ops those calls opened in the adapter
-        self.quiet_at = -1    # depth of a call whose children nobody observes (-1: none)
-        self.names = {}       # id(module) -> (path, attribute name, class name) as bytes
-
-
-_state = _ThreadState()
 _names_by_root = weakref.WeakKeyDictionary()
 _params_by_module = weakref.WeakKeyDictionary()
 _arg_names_by_class = {}
@@ -412,109 +401,61 @@ def _report_outputs(output, torch_tensor):
         _report(1, tensors, names)
 
 
-def _enter(module, args, kwargs, torch_tensor):
-    """Begin the op of a module call (not inside a module whose children nobody observes:
-    the caller skips those without calling into the adapter). Returns what _leave needs."""
-    state = _state
-    depth = state.depth
-    if depth == 0:
-        state.names = _module_names(module)
-        _adapter.probe_torch_root_begin(name_bytes(type(module).__name__))
-        return (0, 0, 0)
-    names = state.names.get(id(module))
-    if names is None:  # made on the fly, not an attribute of the model
-        names = (name_bytes(type(module).__name__),) * 3
-    # A layer-level op is named by its full attribute path ("layers.0"), a child by its
-    # attribute name ("self_attn").
-    wants = _module_begin(names[0] if depth == 1 else names[1], names[2])
-    pushed_before = state.pushed
-    state.pushed = pushed_before + 1
-    if not wants & _WANTS_CHILDREN:
-        state.quiet_at = depth
+def _enter_root(module):
+    """The outermost module's call begins: returns the model's names for _module_call."""
+    names = _module_names(module)
+    _adapter.probe_torch_root_begin(name_bytes(type(module).__name__))
+    return names
+
+
+def _leave_root():
+    _adapter.probe_torch_root_end()
+
+
+def _names_of(module):
+    """The names of a module made on the fly (not an attribute of the model): its class's."""
+    return (name_bytes(type(module).__name__),) * 3
+
+
+def _enter_tensors(module, args, kwargs, depth, wants, names):
+    """After a module call's op began (module_call.cpp), when its tensors are wanted or it is a
+    layer-level op of an awake probe: report its inputs, hook its input gradients."""
+    torch_tensor = _torch_tensor
     layer_gradients = depth == 1 and wants & _LAYER_AWAKE and _grad_enabled()
-    if wants & _WANTS_TENSORS or layer_gradients:
-        tensors, arg_names = _inputs(module, args, kwargs, torch_tensor)
-        if wants & _WANTS_TENSORS:
-            # Parameters are kept for the observed structure and beside tensor files: not
-            # wanted by statistics alone.
-            if wants & _native.WANTS_METADATA or not wants & _native.WANTS_STATISTICS_ONLY:
-                param = _module_param(module)
-                if param:
-                    _runtime.probe_op_set_param(param)
-            if tensors:
-                _report(0, tensors, arg_names)
-        if layer_gradients:
-            _hook_input_gradients(names[0], tensors, arg_names)
-    return (depth, wants, pushed_before)
-
-
-def _leave(token, output, torch_tensor):
-    depth, wants, pushed_before = token
-    state = _state
-    if depth == 0:
-        _adapter.probe_torch_root_end()
+    if not (wants & _WANTS_TENSORS or layer_gradients):
         return
+    tensors, arg_names = _inputs(module, args, kwargs, torch_tensor)
     if wants & _WANTS_TENSORS:
-        _report_outputs(output, torch_tensor)
-    _module_end()
-    state.pushed = pushed_before
-    if state.quiet_at == depth:
-        state.quiet_at = -1
+        # Parameters are kept for the observed structure and beside tensor files: not
+        # wanted by statistics alone.
+        if wants & _native.WANTS_METADATA or not wants & _native.WANTS_STATISTICS_ONLY:
+            param = _module_param(module)
+            if param:
+                _runtime.probe_op_set_param(param)
+        if tensors:
+            _report(0, tensors, arg_names)
+    if layer_gradients:
+        _hook_input_gradients(names[0], tensors, arg_names)
 
 
-def _leave_after_exception(token):
-    """An exception left this module: close its op and whatever it left open above it."""
-    depth, _, pushed_before = token
-    state = _state
-    _adapter.probe_torch_unwind_to(pushed_before)
-    state.pushed = pushed_before
-    if state.quiet_at >= depth:
-        state.quiet_at = -1
-    if depth == 0:
-        _adapter.probe_torch_root_end()
+def _report_module_outputs(output):
+    _report_outputs(output, _torch_tensor)
 
 
-def _wrap_module_call(torch):
+def _wrap_module_call(torch, module_call):
+    """nn.Module.__call__ becomes module_call.cpp's (see there why in C), which calls the
+    functions above."""
+    global _torch_tensor
     module_class = torch.nn.Module
     original_call = module_class.__call__
     if getattr(original_call, "_probe_wrapped", False):
         return
-    torch_tensor = torch.Tensor
+    _torch_tensor = torch.Tensor
 
-    def __call__(self, *args, **kwargs):
-        state = _state
-        depth = state.depth
-        if 0 <= state.quiet_at < depth:
-            # Inside a module whose children nobody observes: only keep count of the depth.
-            state.depth = depth + 1
-            try:
-                return original_call(self, *args, **kwargs)
-            finally:
-                state.depth = depth
-        try:
-            token = _enter(self, args, kwargs, torch_tensor)
-        except Exception as exc:
-            _failure("module call", exc)
-            token = None
-        state.depth = depth + 1
-        try:
-            output = original_call(self, *args, **kwargs)
-        except BaseException:
-            state.depth = depth
-            if token is not None:
-                try:
-                    _leave_after_exception(token)
-                except Exception as exc:
-                    _failure("module call", exc)
-            raise
-        state.depth = depth
-        if token is not None:
-            try:
-                _leave(token, output, torch_tensor)
-            except Exception as exc:
-                _failure("module call", exc)
-        return output
+    def address(function):
+        return ctypes.cast(function, ctypes.c_void_p).value
 
-    __call__._probe_wrapped = True
-    __call__.__wrapped__ = original_call
-    module_class.__call__ = __call__
+    module_class.__call__ = module_call.install(
+        original_call, _enter_root, _leave_root, _enter_tensors, _report_module_outputs, _names_of,
+        _failure, address(_adapter.probe_torch_module_begin), address(_adapter.probe_torch_module_end),
+        address(_adapter.probe_torch_unwind_to))

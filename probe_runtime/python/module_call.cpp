@@ -1,0 +1,358 @@
+// probe_studio._module_call: the nn.Module.__call__ the probe installs (torch_hooks.py), in C.
+//
+// Every module call of the model goes through it, so its cost is the probe's floor: written in
+// Python, the wrapper and its two ctypes calls cost more than 2% of a small model's step while
+// the probe sleeps. Here a call that nobody looks into (inside a layer whose children are not
+// observed) only counts the depth, and a module call whose tensors nobody wants begins and ends
+// its op by calling the adapter directly. Whatever needs tensors (the op's inputs and outputs,
+// the hooks on a layer's input gradients) and the outermost call (naming the model's modules)
+// stay in Python: torch_hooks.py, called from here.
+//
+// Nothing here may disturb the model: a failure of the probe's Python is handed to its
+// _failure() and cleared (only a KeyboardInterrupt or SystemExit raised in it is let through,
+// after closing the ops begun), and the module's own exception always propagates unchanged.
+// SPDX-License-Identifier: GPL-3.0-or-later
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include <cstdint>
+#include <initializer_list>
+
+namespace {
+
+// The adapter's flags (probe.h PROBE_WANTS_*, torch_adapter.cpp kLayerProbeAwake).
+constexpr int kWantsTensors = 1 | 2;  // data or metadata
+constexpr int kWantsChildren = 4;
+constexpr int kLayerProbeAwake = 1 << 16;
+
+using ModuleBegin = int (*)(const char* name, const char* type);
+using ModuleEnd = int (*)();
+using UnwindTo = int (*)(int depth);
+
+// Set once by install(); owned for the life of the process (Module.__call__ is never restored).
+struct Hooks {
+    PyObject* original = nullptr;       // torch's own Module.__call__
+    PyObject* enterRoot = nullptr;      // _enter_root(module) -> the model's names (a dict)
+    PyObject* leaveRoot = nullptr;      // _leave_root()
+    PyObject* enterTensors = nullptr;   // _enter_tensors(module, args, kwargs, depth, wants, names)
+    PyObject* reportOutputs = nullptr;  // _report_outputs(output)
+    PyObject* namesOf = nullptr;        // _names_of(module): a module that is not the model's
+    PyObject* failure = nullptr;        // _failure(where, exception)
+    ModuleBegin begin = nullptr;
+    ModuleEnd end = nullptr;
+    UnwindTo unwindTo = nullptr;
+};
+Hooks hooks;
+
+struct ThreadState {
+    int depth = 0;              // module calls open on this thread, the model's own included
+    int pushed = 0;             // ops those calls opened in the adapter
+    int quietAt = -1;           // depth of a call whose children nobody observes (-1: none)
+    PyObject* names = nullptr;  // id(module) -> (path, attribute name, class name), as bytes
+};
+thread_local ThreadState state;
+
+// An exception of the probe's own Python is set: hand it to _failure and clear it. Returns
+// false (the exception still set) for a KeyboardInterrupt or SystemExit, which belong to the
+// user, not to the probe.
+bool absorbFailure() {
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) return false;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    PyObject* result =
+        PyObject_CallFunction(hooks.failure, "sO", "module call", value ? value : Py_None);
+    Py_XDECREF(result);
+    PyErr_Clear();  // _failure itself failing must not reach the model either
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    return true;
+}
+
+// The probe's Python failed in a way it must not absorb: close what this call began (as the
+// caller's own exception would), then let it through.
+PyObject* unwindAndRaise(int pushedBefore, int depth) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    hooks.unwindTo(pushedBefore);
+    state.pushed = pushedBefore;
+    if (state.quietAt >= depth) state.quietAt = -1;
+    PyErr_Restore(type, value, traceback);
+    return nullptr;
+}
+
+PyObject* positionalTuple(PyObject* const* args, Py_ssize_t count) {
+    PyObject* tuple = PyTuple_New(count);
+    if (!tuple) return nullptr;
+    for (Py_ssize_t i = 0; i < count; ++i) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(tuple, i, args[i]);
+    }
+    return tuple;
+}
+
+PyObject* keywordDict(PyObject* const* values, PyObject* kwnames) {
+    PyObject* dict = PyDict_New();
+    if (!dict || !kwnames) return dict;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i) {
+        if (PyDict_SetItem(dict, PyTuple_GET_ITEM(kwnames, i), values[i]) != 0) {
+            Py_DECREF(dict);
+            return nullptr;
+        }
+    }
+    return dict;
+}
+
+// The module's names (a new reference to a tuple of three bytes), or nullptr with an exception.
+PyObject* namesOf(PyObject* module) {
+    if (state.names) {
+        PyObject* key = PyLong_FromVoidPtr(module);
+        if (!key) return nullptr;
+        PyObject* names = PyDict_GetItemWithError(state.names, key);
+        Py_DECREF(key);
+        if (names) {
+            Py_INCREF(names);
+            return names;
+        }
+        if (PyErr_Occurred()) return nullptr;
+    }
+    return PyObject_CallOneArg(hooks.namesOf, module);  // made on the fly, not an attribute
+}
+
+bool namesAreBytes(PyObject* names) {
+    return PyTuple_Check(names) && PyTuple_GET_SIZE(names) == 3 &&
+           PyBytes_Check(PyTuple_GET_ITEM(names, 0)) && PyBytes_Check(PyTuple_GET_ITEM(names, 1)) &&
+           PyBytes_Check(PyTuple_GET_ITEM(names, 2));
+}
+
+// Module.__call__(module, *args, **kwargs).
+PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    const Py_ssize_t count = PyVectorcall_NARGS(nargsf);
+    if (count < 1) {
+        PyErr_SetString(PyExc_TypeError, "Module.__call__ needs the module");
+        return nullptr;
+    }
+    PyObject* module = args[0];
+    const int depth = state.depth;
+    if (0 <= state.quietAt && state.quietAt < depth) {
+        // Inside a module whose children nobody observes: only keep count of the depth.
+        state.depth = depth + 1;
+        PyObject* output = PyObject_Vectorcall(hooks.original, args, nargsf, kwnames);
+        state.depth = depth;
+        return output;
+    }
+
+    bool begun = false;
+    int wants = 0, pushedBefore = 0;
+    if (depth == 0) {
+        PyObject* names = PyObject_CallOneArg(hooks.enterRoot, module);
+        if (names) {
+            Py_XSETREF(state.names, names);
+            begun = true;
+        } else if (!absorbFailure()) {
+            return nullptr;
+        }
+    } else if (PyObject* names = namesOf(module); names && namesAreBytes(names)) {
+        // A layer-level op is named by its full attribute path ("layers.0"), a child by its
+        // attribute name ("self_attn").
+        wants = hooks.begin(PyBytes_AS_STRING(PyTuple_GET_ITEM(names, depth == 1 ? 0 : 1)),
+                            PyBytes_AS_STRING(PyTuple_GET_ITEM(names, 2)));
+        begun = true;
+        pushedBefore = state.pushed;
+        state.pushed = pushedBefore + 1;
+        if (!(wants & kWantsChildren)) state.quietAt = depth;
+        if (wants & kWantsTensors || (depth == 1 && wants & kLayerProbeAwake)) {
+            PyObject* positional = positionalTuple(args + 1, count - 1);
+            PyObject* keywords = positional ? keywordDict(args + count, kwnames) : nullptr;
+            PyObject* result =
+                keywords ? PyObject_CallFunction(hooks.enterTensors, "OOOiiO", module, positional,
+                                                 keywords, depth, wants, names)
+                         : nullptr;
+            Py_XDECREF(positional);
+            Py_XDECREF(keywords);
+            if (result) {
+                Py_DECREF(result);
+            } else if (!absorbFailure()) {
+                Py_DECREF(names);
+                return unwindAndRaise(pushedBefore, depth);
+            }
+        }
+        Py_DECREF(names);
+    } else {
+        if (names) {
+            Py_DECREF(names);
+            PyErr_SetString(PyExc_TypeError, "module names are not three bytes");
+        }
+        if (!absorbFailure()) return nullptr;
+    }
+
+    state.depth = depth + 1;
+    PyObject* output = PyObject_Vectorcall(hooks.original, args, nargsf, kwnames);
+    state.depth = depth;
+    if (!begun) return output;
+
+    if (!output) {
+        // An exception left this module: close its op and whatever it left open above it. The
+        // exception is the model's: kept as it is, whatever the probe does meanwhile.
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        hooks.unwindTo(pushedBefore);
+        state.pushed = pushedBefore;
+        if (state.quietAt >= depth) state.quietAt = -1;
+        if (depth == 0) {
+            PyObject* result = PyObject_CallNoArgs(hooks.leaveRoot);
+            if (result)
+                Py_DECREF(result);
+            else
+                PyErr_Clear();
+        }
+        PyErr_Restore(type, value, traceback);
+        return nullptr;
+    }
+
+    bool interrupted = false;
+    if (depth == 0) {
+        PyObject* result = PyObject_CallNoArgs(hooks.leaveRoot);
+        if (result)
+            Py_DECREF(result);
+        else
+            interrupted = !absorbFailure();
+        if (interrupted) Py_DECREF(output);
+        return interrupted ? nullptr : output;
+    }
+    if (wants & kWantsTensors) {
+        PyObject* result = PyObject_CallOneArg(hooks.reportOutputs, output);
+        if (result)
+            Py_DECREF(result);
+        else
+            interrupted = !absorbFailure();
+    }
+    hooks.end();
+    state.pushed = pushedBefore;
+    if (state.quietAt == depth) state.quietAt = -1;
+    if (interrupted) {
+        Py_DECREF(output);
+        return nullptr;
+    }
+    return output;
+}
+
+// The callable installed as nn.Module.__call__: a method descriptor, called with the module as
+// its first argument without a bound method being made (Py_TPFLAGS_METHOD_DESCRIPTOR).
+struct ModuleCallObject {
+    PyObject_HEAD vectorcallfunc vectorcall;
+};
+
+PyObject* moduleCallGet(PyObject* self, PyObject* instance, PyObject*) {
+    if (!instance || instance == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, instance);
+}
+
+PyObject* moduleCallWrapped(PyObject*, void*) {
+    Py_INCREF(hooks.original);
+    return hooks.original;
+}
+
+PyObject* moduleCallProbeWrapped(PyObject*, void*) {
+    Py_RETURN_TRUE;
+}
+
+PyObject* moduleCallName(PyObject*, void*) {
+    return PyUnicode_FromString("__call__");
+}
+
+PyGetSetDef moduleCallGetSet[] = {
+    {"__wrapped__", moduleCallWrapped, nullptr, "torch's own Module.__call__", nullptr},
+    {"_probe_wrapped", moduleCallProbeWrapped, nullptr, nullptr, nullptr},
+    {"__name__", moduleCallName, nullptr, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject moduleCallType = {
+    PyVarObject_HEAD_INIT(nullptr, 0) "probe_studio._module_call.ModuleCall",
+    sizeof(ModuleCallObject),
+};
+
+PyObject* moduleCallObject = nullptr;  // the one instance, made by install()
+
+void* functionAddress(PyObject* address) {
+    return PyLong_Check(address) ? PyLong_AsVoidPtr(address) : nullptr;
+}
+
+// install(original, enter_root, leave_root, enter_tensors, report_outputs, names_of, failure,
+//         module_begin, module_end, unwind_to) -> the callable to set as Module.__call__.
+// The last three are the adapter's C functions, by address (ctypes).
+PyObject* install(PyObject*, PyObject* args) {
+    PyObject *original, *enterRoot, *leaveRoot, *enterTensors, *reportOutputs, *namesOfModule,
+        *failure, *begin, *end, *unwindTo;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &original, &enterRoot, &leaveRoot, &enterTensors,
+                          &reportOutputs, &namesOfModule, &failure, &begin, &end, &unwindTo))
+        return nullptr;
+    if (moduleCallObject) {
+        PyErr_SetString(PyExc_RuntimeError, "the module call is installed already");
+        return nullptr;
+    }
+    for (PyObject* callable :
+         {original, enterRoot, leaveRoot, enterTensors, reportOutputs, namesOfModule, failure}) {
+        if (!PyCallable_Check(callable)) {
+            PyErr_SetString(PyExc_TypeError, "install() takes callables and three addresses");
+            return nullptr;
+        }
+    }
+    hooks.begin = reinterpret_cast<ModuleBegin>(functionAddress(begin));
+    hooks.end = reinterpret_cast<ModuleEnd>(functionAddress(end));
+    hooks.unwindTo = reinterpret_cast<UnwindTo>(functionAddress(unwindTo));
+    if (!hooks.begin || !hooks.end || !hooks.unwindTo) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
+        return nullptr;
+    }
+    PyObject** slots[] = {&hooks.original,     &hooks.enterRoot,     &hooks.leaveRoot,
+                          &hooks.enterTensors, &hooks.reportOutputs, &hooks.namesOf,
+                          &hooks.failure};
+    PyObject* values[] = {original,      enterRoot,     leaveRoot, enterTensors,
+                          reportOutputs, namesOfModule, failure};
+    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; ++i) {
+        Py_INCREF(values[i]);
+        *slots[i] = values[i];
+    }
+    auto* object = PyObject_New(ModuleCallObject, &moduleCallType);
+    if (!object) return nullptr;
+    object->vectorcall = moduleCall;
+    moduleCallObject = reinterpret_cast<PyObject*>(object);
+    Py_INCREF(moduleCallObject);  // held here for the life of the process
+    return moduleCallObject;
+}
+
+// depth(): module calls open on this thread (for tests).
+PyObject* depthOfThisThread(PyObject*, PyObject*) {
+    return PyLong_FromLong(state.depth);
+}
+
+PyMethodDef methods[] = {
+    {"install", install, METH_VARARGS, "Makes the nn.Module.__call__ of the probe (once)."},
+    {"depth", depthOfThisThread, METH_NOARGS, "Module calls open on this thread."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef moduleDefinition = {
+    PyModuleDef_HEAD_INIT, "_module_call", "The probe's nn.Module.__call__, in C.", -1, methods,
+};
+
+}  // namespace
+
+PyMODINIT_FUNC PyInit__module_call(void) {
+    moduleCallType.tp_flags =
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
+    moduleCallType.tp_vectorcall_offset = offsetof(ModuleCallObject, vectorcall);
+    moduleCallType.tp_call = PyVectorcall_Call;
+    moduleCallType.tp_descr_get = moduleCallGet;
+    moduleCallType.tp_getset = moduleCallGetSet;
+    moduleCallType.tp_doc = "nn.Module.__call__ as the probe wraps it";
+    if (PyType_Ready(&moduleCallType) < 0) return nullptr;
+    return PyModule_Create(&moduleDefinition);
+}
