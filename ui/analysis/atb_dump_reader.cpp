@@ -145,17 +145,25 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
     } else {
         // A child's id is its parent's plus its position; its opName ends with the id (this
         // probe) or with its position alone.
-        id = parentId + "_" + std::to_string(position);
-        const std::string full = "_" + id, local = "_" + std::to_string(position);
-        if (endsWith(node.opName, full) && node.opName.size() > full.size())
-            name = node.opName.substr(0, node.opName.size() - full.size());
-        else if (endsWith(node.opName, local) && node.opName.size() > local.size())
-            name = node.opName.substr(0, node.opName.size() - local.size());
+        const std::string local = std::to_string(position);
+        id.reserve(parentId.size() + 1 + local.size());
+        id.append(parentId).append(1, '_').append(local);
+        // The name before "_<suffix>" when opName ends so and has a name before it (a hundred
+        // thousand nodes: no temporary strings).
+        auto nameBefore = [&](std::string_view suffix) {
+            const std::string_view opName = node.opName;
+            return opName.size() > suffix.size() + 1 && endsWith(opName, suffix) &&
+                   opName[opName.size() - suffix.size() - 1] == '_';
+        };
+        if (nameBefore(id))
+            name = node.opName.substr(0, node.opName.size() - id.size() - 1);
+        else if (nameBefore(local))
+            name = node.opName.substr(0, node.opName.size() - local.size() - 1);
         else
             name = node.opName;
     }
     if (name.empty()) name = id;
-    const std::string param = paramText(node.param);
+    std::string param = paramText(node.param);
     const std::string namePath =
         parentPath.empty() ? name : parentPath + "/" + name;  // as statistic.csv has it
     uint32_t op = index_.findOp(process, id, namePath);
@@ -176,7 +184,8 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
         state.hasParam = !param.empty();
         state.fromStructure = true;
         ops_.push_back(state);
-        delta.ops.push_back({process, parent, id, name, node.opType, param, std::nullopt});
+        delta.ops.push_back(
+            {process, parent, id, std::move(name), node.opType, std::move(param), std::nullopt});
     }
     // Rows usually follow the structure's order: the op described after this one is the guess
     // for the op whose rows follow its rows (until rows say otherwise).
