@@ -443,6 +443,12 @@ std::string DumpIndex::resolveTensorAlias(uint32_t row, const std::string& alias
 
 uint32_t DumpIndex::firstAnomalousRow(uint32_t process, uint8_t bits) const {
     if (process >= processes_.size()) return kNone;
+    // Every op lies below a layer-level one, whose badge says whether a row below it has the
+    // bits: most dumps have none, and their million rows need no look.
+    const auto& topOps = processes_[process].topOps;
+    if (std::none_of(topOps.begin(), topOps.end(),
+                     [&](uint32_t op) { return ops_[op].subtreeAnomalies & bits; }))
+        return kNone;
     for (const auto& [round, rows] : processes_[process].rounds)
         for (uint32_t row : rows)
             if (rows_[row].anomalies & bits) return row;
