@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "command_line.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -129,6 +131,14 @@ std::optional<int> parseCommandLine(CLI::App& app, const Args& args, const char*
     std::fprintf(stderr, "%s: unknown %s '%s'\n\n%s", commandName(command).c_str(), kind,
                  word.c_str(), usage);
     return kExitUsage;
+}
+
+void keepFreedMemoryForReuse() {
+    // glibc: blocks up to 32 MiB (its largest threshold) come from the heap, which is neither
+    // trimmed nor padded by less than 64 MiB at a time.
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_TOP_PAD, 64 << 20);
 }
 
 }  // namespace probe::cli

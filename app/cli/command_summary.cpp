@@ -29,13 +29,15 @@ int runSummaryCommand(const Args& args) {
         std::fputs(kSummaryUsage, stderr);
         return kExitUsage;
     }
+    keepFreedMemoryForReuse();
     std::string error;
     auto index = analysis::readDump(dirs[0], &error);
     if (!index) {
         std::fprintf(stderr, "probe summary: %s\n", error.c_str());
         return kExitConfigUnreadable;
     }
-    std::fputs(analysis::formatSummary(analysis::summarizeDump(*index)).c_str(), stdout);
+    const auto& kept = keepUntilExit(std::move(*index));  // not freed row by row at exit
+    std::fputs(analysis::formatSummary(analysis::summarizeDump(kept)).c_str(), stdout);
     return kExitOk;
 }
 

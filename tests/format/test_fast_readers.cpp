@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -102,8 +103,9 @@ TEST(StructureEvents, WrittenStructuresReadAsTheTreeReadsThem) {
     expectSameAsTree(modelText);
 }
 
-TEST(StructureEvents, OddTextsReadAsTheTreeReadsThem) {
-    const std::vector<std::string> texts = {
+// Texts that are not plain structure files, one way or another.
+std::vector<std::string> oddTexts() {
+    return {
         // not objects
         "[]", "7", "\"text\"", "null", "[{\"opName\": \"a\"}]",
         // fields of the wrong type, read leniently or refused
@@ -134,8 +136,156 @@ TEST(StructureEvents, OddTextsReadAsTheTreeReadsThem) {
         "\"u\"}",
         // not JSON, or beyond the limits
         "", "{", "{\"opName\": ", "{\"nodes\": [}", "{\"a\": 1e999}", "{\"a\": \"\xff\"}",
-        std::string(300, '[') + std::string(300, ']')};
-    for (const auto& text : texts) expectSameAsTree(text);
+        std::string(300, '[') + std::string(300, ']'),
+        // the fast scanner gives up past the start (an escape, a number it leaves to nlohmann):
+        // what it handed over already is forgotten, and the text read again from the start
+        "{\"opName\": \"a\", \"nodes\": [{\"opName\": \"b\"}, {\"opName\": \"c\\u0041\\n\"}]}",
+        "{\"nodes\": [{\"opName\": \"b\", \"param\": {\"n\": 123456789012345678901}}]}",
+        "{\"nodes\": [{\"opName\": \"b\"}, {\"inTensors\": [\"x\", \"\\t\"]}], \"opType\": \"t\"}",
+        "{\"nodes\": [{\"opName\": \"b\"}], \"opName\": \"\\\"q\\\"\", \"x\": 1,}"};
+}
+
+TEST(StructureEvents, OddTextsReadAsTheTreeReadsThem) {
+    for (const auto& text : oddTexts()) expectSameAsTree(text);
+}
+
+// Without the tensor names or the child nodes, a file reads the same otherwise, and a broken one
+// is refused with the same message: the reader that keeps less checks as much.
+TEST(StructureEvents, ReadersThatKeepLessCheckAsMuch) {
+    std::vector<std::string> texts = oddTexts();
+    StructureNode layer;
+    layer.opName = "L_1";
+    layer.opType = "Layer";
+    layer.inTensors = {"L_1_input_0"};
+    layer.outTensors = {"L_1_output_0", "extra"};
+    for (int i = 0; i < 3; ++i) {
+        StructureNode child;
+        child.opName = "C_1_" + std::to_string(i);
+        child.internalTensors = {"t" + std::to_string(i)};
+        child.param = nlohmann::ordered_json{{"k", i}};
+        child.nodes.resize(static_cast<size_t>(i));
+        layer.nodes.push_back(child);
+    }
+    ModelStructure model;
+    model.modelName = "M";
+    model.weightTensors = {"w"};
+    model.nodes = {layer, layer};
+    texts.push_back(layer.toJson().dump());
+    texts.push_back(model.toJson().dump(1));
+    auto stripped = [](StructureNode node, const StructureReadOptions& options) {
+        std::function<void(StructureNode&)> strip = [&](StructureNode& n) {
+            if (!options.tensorNames) n.inTensors = n.outTensors = n.internalTensors = {};
+            if (!options.children) n.nodes.clear();
+            for (auto& child : n.nodes) strip(child);
+        };
+        strip(node);
+        return node.toJson().dump();
+    };
+    int read = 0;
+    for (const bool tensorNames : {false, true}) {
+        for (const bool children : {false, true}) {
+            StructureReadOptions options;
+            options.tensorNames = tensorNames;
+            options.children = children;
+            for (const auto& text : texts) {
+                const auto whole = readLayerStructure(text, "x.json");
+                const auto part = readLayerStructure(text, "x.json", options);
+                EXPECT_EQ(byEvents(part).ok, byEvents(whole).ok) << text;
+                EXPECT_EQ(part.error, whole.error) << text;
+                EXPECT_EQ(part.jsonError.has_value(), whole.jsonError.has_value()) << text;
+                if (part.jsonError && whole.jsonError) {
+                    EXPECT_EQ(part.jsonError->toString(), whole.jsonError->toString());
+                }
+                if (whole.value && part.value) {
+                    EXPECT_EQ(part.value->toJson().dump(), stripped(*whole.value, options)) << text;
+                    ++read;
+                }
+                const auto wholeModel = readModelStructure(text, "x.json");
+                const auto partModel = readModelStructure(text, "x.json", options);
+                EXPECT_EQ(partModel.error, wholeModel.error) << text;
+                EXPECT_EQ(partModel.value.has_value(), wholeModel.value.has_value()) << text;
+                if (wholeModel.value && partModel.value) {
+                    EXPECT_EQ(partModel.value->modelName, wholeModel.value->modelName);
+                    EXPECT_EQ(partModel.value->weightTensors.empty(),
+                              !tensorNames || wholeModel.value->weightTensors.empty());
+                    // A model's nodes are its root's children.
+                    ASSERT_EQ(partModel.value->nodes.size(),
+                              children ? wholeModel.value->nodes.size() : 0u);
+                    for (size_t i = 0; i < partModel.value->nodes.size(); ++i)
+                        EXPECT_EQ(partModel.value->nodes[i].toJson().dump(),
+                                  stripped(wholeModel.value->nodes[i], options));
+                }
+            }
+        }
+    }
+    EXPECT_GT(read, 20);
+}
+
+// Statistic rows with fields of every length up to a few words: each field read back whole (the
+// commas are looked for eight bytes at a time).
+TEST(StatisticRows, FieldsOfEveryLengthAreSplitWhereTheCommasAre) {
+    std::mt19937_64 random(7);
+    auto word = [&](size_t length) {
+        std::string out;
+        for (size_t i = 0; i < length; ++i)
+            out += "abcdefghijklmnopqrstuvwxyz0123456789_./:x"[random() % 41];
+        return out;
+    };
+    // A value as written (six decimals) and read back.
+    auto written = [](std::optional<double> value) -> std::optional<double> {
+        if (!value) return std::nullopt;
+        bool ok = false;
+        return parseStatValue(formatStatValue(value), &ok);
+    };
+    std::vector<std::string> scratch;
+    int checked = 0;
+    for (int n = 0; n < 3000; ++n) {
+        StatRow row;
+        row.devicePid = word(1 + random() % 12);
+        row.round = static_cast<int64_t>(random() % 100000);
+        row.opName = word(1 + random() % 40);
+        row.opType = word(random() % 20);
+        row.opId = word(1 + random() % 17);
+        row.isOutput = random() % 2;
+        row.index = word(1 + random() % 9);
+        row.dtype = word(1 + random() % 10);
+        row.format = word(random() % 4);
+        row.shape = word(random() % 25);
+        row.max = static_cast<double>(random() % 2000000) / 1e6 - 1.0;
+        if (random() % 3) row.min = -static_cast<double>(random() % 1000) / 1e3;
+        row.norm = static_cast<double>(random() % 100000000) / 1e2;
+        row.tensorPath = random() % 2 ? word(1 + random() % 60) : std::string();
+        const std::string line = formatStatRow(row);
+        StatRowView view;
+        std::string error;
+        ASSERT_TRUE(parseStatRow(line, view, scratch, &error)) << line << error;
+        EXPECT_EQ(view.devicePid, row.devicePid);
+        EXPECT_EQ(view.round, row.round);
+        EXPECT_EQ(view.opName, row.opName);
+        EXPECT_EQ(view.opType, row.opType);
+        EXPECT_EQ(view.opId, row.opId);
+        EXPECT_EQ(view.isOutput, row.isOutput);
+        EXPECT_EQ(view.index, row.index);
+        EXPECT_EQ(view.dtype, row.dtype);
+        EXPECT_EQ(view.format, row.format);
+        EXPECT_EQ(view.shape, row.shape);
+        EXPECT_EQ(view.max, written(row.max)) << line;
+        EXPECT_EQ(view.min, written(row.min)) << line;
+        EXPECT_EQ(view.mean, written(row.mean)) << line;
+        EXPECT_EQ(view.norm, written(row.norm)) << line;
+        EXPECT_EQ(view.tensorPath, row.tensorPath);
+        // One comma more or less is a malformed row, wherever it is.
+        std::string extra = line, missing = line;
+        const size_t at = random() % (line.size() - 1);
+        extra.insert(at, ",");
+        const size_t comma = line.find(',', at);
+        missing.erase(comma == std::string::npos ? line.find(',') : comma, 1);
+        EXPECT_FALSE(parseStatRow(extra, view, scratch, &error)) << extra;
+        EXPECT_FALSE(parseStatRow(missing, view, scratch, &error)) << missing;
+        EXPECT_EQ(error.rfind("expected 15 columns, found 14", 0), 0u) << missing << error;
+        ++checked;
+    }
+    EXPECT_EQ(checked, 3000);
 }
 
 TEST(StatisticValues, ReadAsFromCharsReadsThemBitForBit) {

@@ -11,17 +11,23 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "analysis/atb_dump.h"
 #include "analysis/atb_dump_reader.h"
 #include "analysis/dump_reader.h"
+#include "analysis/key_table.h"
 #include "analysis/msprobe_dump.h"
+#include "analysis/parallel_for.h"
 #include "analysis/tensor_export.h"
 #include "analysis/tensor_view.h"
 #include "dump_builder.h"
 #include "probe/format/file_util.h"
+#include "probe/format/structure_json.h"
 #include "probe/format/tensor_bin.h"
 #include "synthetic_dump.h"
 #include "test_support.h"
@@ -193,6 +199,213 @@ TEST(DumpIndex, ADeltaAppliedInPiecesBuildsTheSameIndex) {
     EXPECT_EQ(pieced.rounds(0), whole.rounds(0));
     ASSERT_TRUE(pieced.status());
     EXPECT_EQ(pieced.status()->state, format::DumpState::Complete);
+}
+
+// The table the readers find ops and strings by: the first item of a key is found, whatever
+// the growth and the collisions.
+TEST(KeyTable, FindsTheFirstItemOfEachKeyThroughGrowthAndCollisions) {
+    std::vector<std::string> keys;
+    analysis::KeyTable table;
+    auto find = [&](uint64_t hash, const std::string& key) {
+        return table.find(hash, [&](uint32_t item) { return keys[item] == key; });
+    };
+    for (uint32_t i = 0; i < 20000; ++i) {
+        keys.push_back("k" + std::to_string(i % 700));
+        // Every tenth key shares one hash with all the others so marked: long probe runs.
+        const uint64_t hash = i % 10 == 0 ? 12345 : analysis::hashText(keys.back());
+        table.insert(hash, i);
+    }
+    EXPECT_EQ(table.size(), 20000u);
+    int found = 0;
+    for (uint32_t i = 0; i < 700; ++i) {
+        const std::string key = "k" + std::to_string(i);
+        // Its first item: i itself; items i % 10 == 0 are under the shared hash.
+        const uint64_t hash = i % 10 == 0 ? 12345 : analysis::hashText(key);
+        EXPECT_EQ(find(hash, key), i) << key;
+        ++found;
+    }
+    EXPECT_EQ(found, 700);
+    EXPECT_EQ(find(analysis::hashText("absent"), "absent"), analysis::KeyTable::kAbsent);
+    EXPECT_EQ(find(12345, "absent"), analysis::KeyTable::kAbsent);
+}
+
+// The reader's helper runs one job after another on the same thread, and hands back what a job
+// threw.
+TEST(HelperThread, RunsJobsInTurnAndHandsBackWhatTheyThrow) {
+    analysis::HelperThread helper;
+    std::vector<std::thread::id> ran;
+    std::vector<int> results;
+    for (int job = 0; job < 50; ++job) {
+        helper.start([&, job] {
+            ran.push_back(std::this_thread::get_id());
+            results.push_back(job * job);
+        });
+        helper.wait();
+    }
+    ASSERT_EQ(results.size(), 50u);
+    for (int job = 0; job < 50; ++job) EXPECT_EQ(results[static_cast<size_t>(job)], job * job);
+    for (const auto& id : ran) EXPECT_EQ(id, ran.front());
+    EXPECT_NE(ran.front(), std::this_thread::get_id());
+    helper.start([] { throw std::runtime_error("no memory left"); });
+    try {
+        helper.wait();
+        ADD_FAILURE() << "the job's exception was lost";
+    } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "no memory left");
+    }
+    helper.start([&] { results.push_back(-1); });  // still serving
+    helper.wait();
+    EXPECT_EQ(results.back(), -1);
+}
+
+// The same index, op by op and row by row (indices included).
+void expectSameIndex(const DumpIndex& a, const DumpIndex& b) {
+    ASSERT_EQ(a.processCount(), b.processCount());
+    ASSERT_EQ(a.opCount(), b.opCount());
+    ASSERT_EQ(a.slotCount(), b.slotCount());
+    ASSERT_EQ(a.rowCount(), b.rowCount());
+    ASSERT_EQ(a.stringCount(), b.stringCount());
+    EXPECT_EQ(a.sources(), b.sources());
+    EXPECT_EQ(a.problems(), b.problems());
+    for (uint32_t p = 0; p < a.processCount(); ++p) {
+        EXPECT_EQ(a.process(p).key, b.process(p).key);
+        EXPECT_EQ(a.process(p).topOps, b.process(p).topOps);
+        EXPECT_EQ(a.process(p).rounds, b.process(p).rounds);
+        EXPECT_EQ(a.process(p).rows, b.process(p).rows);
+    }
+    for (uint32_t o = 0; o < a.opCount(); ++o) {
+        const auto &x = a.op(o), &y = b.op(o);
+        ASSERT_EQ(x.id, y.id);
+        ASSERT_EQ(x.namePath, y.namePath);
+        ASSERT_EQ(x.type, y.type);
+        ASSERT_EQ(x.param, y.param);
+        ASSERT_EQ(x.parent, y.parent);
+        ASSERT_EQ(x.row, y.row);
+        ASSERT_EQ(x.children, y.children);
+        ASSERT_EQ(x.tensorSlots, y.tensorSlots);
+        ASSERT_EQ(x.rounds, y.rounds);
+        ASSERT_EQ(x.rowCount, y.rowCount);
+        ASSERT_EQ(x.anomalies, y.anomalies);
+        ASSERT_EQ(x.subtreeAnomalies, y.subtreeAnomalies);
+        ASSERT_EQ(a.findOp(x.process, x.id), b.findOp(y.process, y.id));
+    }
+    for (uint32_t s = 0; s < a.slotCount(); ++s) {
+        ASSERT_EQ(a.slot(s).op, b.slot(s).op);
+        ASSERT_EQ(a.slot(s).index, b.slot(s).index);
+        ASSERT_EQ(a.slot(s).rows, b.slot(s).rows);
+    }
+    for (uint32_t r = 0; r < a.rowCount(); ++r) {
+        const auto &x = a.row(r), &y = b.row(r);
+        ASSERT_EQ(x.slot, y.slot);
+        ASSERT_EQ(x.round, y.round);
+        ASSERT_EQ(x.source, y.source);
+        ASSERT_EQ(x.lineOffset, y.lineOffset);
+        ASSERT_EQ(x.present, y.present);
+        ASSERT_EQ(x.anomalies, y.anomalies);
+        ASSERT_EQ(a.text(x.dtype), b.text(y.dtype));
+        ASSERT_EQ(a.text(x.shape), b.text(y.shape));
+        ASSERT_EQ(std::memcmp(x.value, y.value, sizeof x.value), 0);
+    }
+}
+
+// readDump applies each delta on a thread of its own while it reads the next: two processes of
+// several statistic.csv files each, more than one poll's worth, give the index that polling and
+// applying in turn gives.
+TEST(DumpReader, ReadDumpBuildsTheIndexThatPollingAndApplyingInTurnBuilds) {
+    test::TempDir dir("ui-analysis");
+    synthetic::SyntheticDumpOptions options;
+    options.output = dir.path();
+    options.ops = 3000;
+    options.rows = 90000;  // about 10 MB of rows per process: several polls
+    options.layers = 7;
+    options.nanLayer = 3;
+    options.nanRound = 2;
+    synthetic::writeSyntheticDump(options);
+    options.devicePid = "1_4343";
+    options.nanLayer = 5;
+    const auto written = synthetic::writeSyntheticDump(options);
+    std::string error;
+    auto read = analysis::readDump(dir.path(), &error);
+    ASSERT_TRUE(read) << error;
+    auto reader = open(dir.path());
+    ASSERT_TRUE(reader);
+    const DumpIndex inTurn = readAll(*reader, 1u << 20);
+    EXPECT_EQ(read->processCount(), 2u);
+    EXPECT_EQ(read->rowCount(), 2 * written.rows);
+    EXPECT_EQ(read->opCount(), 2 * written.ops);
+    EXPECT_GE(read->sources().size(), 2 * written.rounds);
+    EXPECT_TRUE(read->problems().empty()) << problems(*read);
+    expectSameIndex(*read, inTurn);
+    // The planted overflows, one per process, where they were planted.
+    for (uint32_t p = 0; p < 2; ++p) {
+        const uint32_t row = read->firstAnomalousRow(p, analysis::kHasInf);
+        ASSERT_NE(row, kNone);
+        EXPECT_EQ(read->row(row).round, 2);
+        const auto& op = read->op(read->slot(read->row(row).slot).op);
+        EXPECT_EQ(op.id, p == 0 ? "3_0_0" : "5_0_0");  // the planted layer's first op
+    }
+}
+
+// Layer files whose layers the model file describes are only checked: a broken one is still
+// reported, and one describing a layer the model file lacks is read whole after all.
+TEST(AtbReader, ALayerFileTheModelFileLacksIsReadWhole) {
+    test::TempDir whole("ui-analysis"), cut("ui-analysis");
+    synthetic::SyntheticDumpOptions options;
+    options.ops = 200;
+    options.rows = 400;  // one round: the rows name the ops of every layer
+    options.layers = 4;
+    options.output = whole.path();
+    const auto written = synthetic::writeSyntheticDump(options);
+    options.output = cut.path();
+    const auto root = synthetic::writeSyntheticDump(options).root;
+    // The model file without layer 1, rows without layer 1's ops: only its layer file names them.
+    const std::string modelPath = root + "/info/model/0_4242/SyntheticModel.json";
+    auto model = format::readModelStructure(test::readFile(modelPath), modelPath).value;
+    ASSERT_TRUE(model);
+    ASSERT_EQ(model->nodes.size(), 4u);
+    const size_t layerOneNodes = model->nodes[1].nodes.size();
+    ASSERT_GT(layerOneNodes, 0u);
+    model->nodes.erase(model->nodes.begin() + 1);
+    test::writeFile(modelPath, model->toJson().dump());
+    for (const auto& round :
+         format::listDirectory(root + "/data/0_4242", format::EntryKind::Directories)) {
+        const std::string csv = root + "/data/0_4242/" + round + "/statistic.csv";
+        std::istringstream lines(test::readFile(csv));
+        std::string kept, line;
+        while (std::getline(lines, line))
+            if (line.find(",layers.1") == std::string::npos) kept += line + "\n";
+        test::writeFile(csv, kept);
+    }
+    // Layer 2's file broken: the model file describes layer 2, so it is only checked.
+    test::writeFile(root + "/info/layer/0_4242/layers.2_2.json", "{\"opName\": \"layers.2_2\", ");
+
+    auto reference = open(whole.path());
+    auto reader = open(cut.path());
+    ASSERT_TRUE(reference && reader);
+    const DumpIndex expected = readAll(*reference);
+    const DumpIndex index = readAll(*reader);
+    ASSERT_EQ(expected.opCount(), written.ops);
+    EXPECT_EQ(index.opCount(), expected.opCount());
+    EXPECT_TRUE(anyProblemContains(index, "layers.2_2.json:1:")) << problems(index);
+    EXPECT_EQ(index.problems().size(), 1u) << problems(index);
+    const uint32_t layer = index.findOp(0, "1");
+    ASSERT_NE(layer, kNone);
+    EXPECT_EQ(index.op(layer).type, "DecoderLayer");
+    EXPECT_EQ(index.op(layer).children.size(), layerOneNodes);
+    EXPECT_EQ(index.op(layer).rowCount, 0u);
+    size_t underLayerOne = 0;
+    for (uint32_t o = 0; o < expected.opCount(); ++o) {
+        const auto& want = expected.op(o);
+        const uint32_t found = index.findOp(0, want.id);
+        ASSERT_NE(found, kNone) << want.id;
+        const auto& got = index.op(found);
+        EXPECT_EQ(got.namePath, want.namePath);
+        EXPECT_EQ(got.type, want.type);
+        EXPECT_EQ(got.param, want.param);
+        EXPECT_EQ(got.depth, want.depth);
+        underLayerOne += want.id == "1" || want.id.rfind("1_", 0) == 0 ? 1 : 0;
+    }
+    EXPECT_GT(underLayerOne, layerOneNodes);
 }
 
 TEST(AtbReader, FollowsADumpAsItGrows) {

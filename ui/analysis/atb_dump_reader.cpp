@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <set>
 
 #include "analysis/atb_dump.h"
 #include "analysis/parallel_for.h"
@@ -27,8 +29,9 @@ constexpr uint32_t kReportedMalformedPerFile = 5;
 constexpr uint64_t kMaxReadChunk = 4u << 20;
 // No row is this long (paths and names are short): a longer line is skipped, not buffered.
 constexpr uint64_t kMaxRowBytes = 1u << 20;
-// Lines of one read worth parsing on several threads.
+// Lines of one read worth parsing on several threads, and how many a thread takes at a time.
 constexpr size_t kParallelParseLines = 4096;
+constexpr size_t kParsePieceLines = 1024;
 // Past this many new ops from structure files, a poll returns before reading rows.
 constexpr size_t kOpsAlonePerDelta = 20000;
 
@@ -142,17 +145,25 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
     } else {
         // A child's id is its parent's plus its position; its opName ends with the id (this
         // probe) or with its position alone.
-        id = parentId + "_" + std::to_string(position);
-        const std::string full = "_" + id, local = "_" + std::to_string(position);
-        if (endsWith(node.opName, full) && node.opName.size() > full.size())
-            name = node.opName.substr(0, node.opName.size() - full.size());
-        else if (endsWith(node.opName, local) && node.opName.size() > local.size())
-            name = node.opName.substr(0, node.opName.size() - local.size());
+        const std::string local = std::to_string(position);
+        id.reserve(parentId.size() + 1 + local.size());
+        id.append(parentId).append(1, '_').append(local);
+        // The name before "_<suffix>" when opName ends so and has a name before it (a hundred
+        // thousand nodes: no temporary strings).
+        auto nameBefore = [&](std::string_view suffix) {
+            const std::string_view opName = node.opName;
+            return opName.size() > suffix.size() + 1 && endsWith(opName, suffix) &&
+                   opName[opName.size() - suffix.size() - 1] == '_';
+        };
+        if (nameBefore(id))
+            name = node.opName.substr(0, node.opName.size() - id.size() - 1);
+        else if (nameBefore(local))
+            name = node.opName.substr(0, node.opName.size() - local.size() - 1);
         else
             name = node.opName;
     }
     if (name.empty()) name = id;
-    const std::string param = paramText(node.param);
+    std::string param = paramText(node.param);
     const std::string namePath =
         parentPath.empty() ? name : parentPath + "/" + name;  // as statistic.csv has it
     uint32_t op = index_.findOp(process, id, namePath);
@@ -173,7 +184,8 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
         state.hasParam = !param.empty();
         state.fromStructure = true;
         ops_.push_back(state);
-        delta.ops.push_back({process, parent, id, name, node.opType, param, std::nullopt});
+        delta.ops.push_back(
+            {process, parent, id, std::move(name), node.opType, std::move(param), std::nullopt});
     }
     // Rows usually follow the structure's order: the op described after this one is the guess
     // for the op whose rows follow its rows (until rows say otherwise).
@@ -191,10 +203,18 @@ namespace {
 struct ParsedStructure {
     std::string path, processKey, layerId;
     bool isModel = false;
+    bool checkOnly = false;  // a layer file whose nodes its model file holds: children not kept
     std::optional<format::ModelStructure> model;
     std::optional<format::StructureNode> layer;
     std::string problem;  // when it cannot be used
 };
+
+// How many nodes a structure holds: room for its ops in a delta at once.
+size_t countNodes(const std::vector<format::StructureNode>& nodes) {
+    size_t count = nodes.size();
+    for (const auto& node : nodes) count += countNodes(node.nodes);
+    return count;
+}
 
 void parseStructure(ParsedStructure& file) {
     try {
@@ -216,11 +236,17 @@ void parseStructure(ParsedStructure& file) {
                 file.problem = file.path + ": not a " + what + " structure file: " + read.error;
         };
         if (file.isModel) {
-            auto read = format::readModelStructure(*text, file.path);
+            // The index keeps no tensor names: they are checked, not kept.
+            format::StructureReadOptions options;
+            options.tensorNames = false;
+            auto read = format::readModelStructure(*text, file.path, options);
             report(read, "model");
             file.model = std::move(read.value);
         } else {
-            auto read = format::readLayerStructure(*text, file.path);
+            format::StructureReadOptions options;
+            options.tensorNames = false;
+            options.children = !file.checkOnly;
+            auto read = format::readLayerStructure(*text, file.path, options);
             report(read, "layer");
             file.layer = std::move(read.value);
         }
@@ -236,6 +262,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
     // then merged in order: the model file first, as it lists the layer-level ops in the order
     // they were first seen and holds what each layer file holds.
     std::vector<ParsedStructure> files;
+    std::set<std::string> processesWithModel;  // of the model files found
     for (const char* kind : {"model", "layer"}) {
         const bool isModel = std::string(kind) == "model";
         const std::string dir = root_ + "/info/" + kind;
@@ -247,6 +274,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                 const std::string path = processDir + "/" + file;
                 const auto stamp = format::fileStamp(path);
                 if (!stamp) continue;
+                if (isModel) processesWithModel.insert(processKey);
                 FileStamp& known = structureFiles_[path];
                 if (known == *stamp) continue;
                 known = *stamp;
@@ -254,6 +282,9 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                 parsed.path = path;
                 parsed.processKey = processKey;
                 parsed.isModel = isModel;
+                // A model file holds every layer's nodes: its layer files (merged after it) are
+                // only checked, and read whole again should one describe a layer it lacks.
+                parsed.checkOnly = !isModel && processesWithModel.count(processKey) > 0;
                 if (!isModel)
                     parsed.layerId = splitNameAndId(file.substr(0, file.size() - 5))
                                          .second;  // "<OpName>_<id>.json"
@@ -277,9 +308,20 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
             continue;
         }
         if (file.model) {
+            delta.ops.reserve(delta.ops.size() + countNodes(file.model->nodes));
             for (size_t i = 0; i < file.model->nodes.size(); ++i)
                 mergeStructureNode(delta, process, kNone, {}, {}, i, file.model->nodes[i]);
         } else if (file.layer && !describedAlready) {
+            if (file.checkOnly) {  // its nodes are needed after all
+                file.checkOnly = false;
+                file.layer.reset();
+                parseStructure(file);
+                if (!file.problem.empty()) {
+                    delta.problems.push_back(std::move(file.problem));
+                    continue;
+                }
+                if (!file.layer) continue;
+            }
             const size_t position = file.layerId.empty()
                                         ? index_.opCountOf(process)
                                         : std::strtoull(file.layerId.c_str(), nullptr, 10);
@@ -467,25 +509,46 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         };
         // Many lines: parsed side by side first (parsing is most of the work), then added to
         // the index in order here.
-        const unsigned threads = lines >= kParallelParseLines ? usefulThreads(4) : 1;
+        const unsigned threads = lines >= kParallelParseLines ? usefulThreads(2) : 1;
         if (threads > 1) {
             parsedLines_.resize(lines);
-            const size_t perThread = (lines + threads - 1) / threads;
-            parallelFor(threads, threads, [&](size_t t, unsigned) {
+            // In pieces taken one at a time by this thread and the helper: one held back by a
+            // busy core takes fewer rather than keeping the other waiting for its share.
+            const size_t pieces = (lines + kParsePieceLines - 1) / kParsePieceLines;
+            std::atomic<size_t> nextPiece{0};
+            auto parsePieces = [&] {
                 std::string error;
                 std::vector<std::string> noQuotes;  // stays unused: lines with quotes are deferred
-                for (size_t i = t * perThread; i < std::min(lines, (t + 1) * perThread); ++i) {
-                    ParsedLine& parsed = parsedLines_[i];
-                    const std::string_view line = lineAt(i);
-                    // A quoted field is unquoted into scratch strings: such (rare) lines are left
-                    // to be parsed in order.
-                    parsed.deferred = line.find('"') != std::string_view::npos;
-                    if (parsed.deferred) continue;
-                    parsed.ok = format::parseStatRow(line, parsed.row, noQuotes, &error);
-                    if (!parsed.ok) parsed.error = std::move(error);
+                for (size_t piece; (piece = nextPiece.fetch_add(1)) < pieces;) {
+                    const size_t end = std::min(lines, (piece + 1) * kParsePieceLines);
+                    for (size_t i = piece * kParsePieceLines; i < end; ++i) {
+                        ParsedLine& parsed = parsedLines_[i];
+                        const std::string_view line = lineAt(i);
+                        // A quoted field is unquoted into scratch strings: such (rare) lines are
+                        // left to be parsed in order.
+                        parsed.deferred = line.find('"') != std::string_view::npos;
+                        if (parsed.deferred) continue;
+                        parsed.ok = format::parseStatRow(line, parsed.row, noQuotes, &error);
+                        if (!parsed.ok) parsed.error = std::move(error);
+                    }
                 }
-            });
+            };
+            parseHelper_.start(parsePieces);
+            try {
+                parsePieces();
+            } catch (...) {  // out of memory: the helper's pieces refer to this frame
+                nextPiece = pieces;
+                try {
+                    parseHelper_.wait();
+                } catch (...) {
+                }
+                throw;
+            }
+            parseHelper_.wait();
         }
+        // Room for this read's rows at once (by doubling, as push_back would, but once).
+        if (delta.rows.capacity() < delta.rows.size() + lines)
+            delta.rows.reserve(std::max(2 * delta.rows.capacity(), delta.rows.size() + lines));
         for (size_t i = 0; i < lines; ++i)
             handleLine(lineAt(i), file.offset + lineStarts_[i],
                        threads > 1 ? &parsedLines_[i] : nullptr);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/dump_reader.h"
+#include "analysis/parallel_for.h"
 #include "analysis/reader_index.h"
 #include "probe/format/file_util.h"
 #include "probe/format/states.h"
@@ -88,6 +89,7 @@ private:
     };
     std::vector<size_t> lineStarts_;       // of the lines of the current read, and the end
     std::vector<ParsedLine> parsedLines_;  // kept between reads: no allocation per line
+    HelperThread parseHelper_;             // parses beside this thread, read after read
 
     std::string root_;
     ReaderIndex index_;

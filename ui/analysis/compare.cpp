@@ -434,6 +434,10 @@ private:
             // an op up only where they part.
             std::unordered_map<uint64_t, uint32_t> candByKey;
             std::vector<bool> candPaired(c.instances.size(), false);
+            // Room for this round's ops at once (by doubling, as push_back would).
+            if (result_.ops.capacity() < result_.ops.size() + r.instances.size())
+                result_.ops.reserve(
+                    std::max(2 * result_.ops.capacity(), result_.ops.size() + r.instances.size()));
             size_t next = 0;
             for (const Instance& ri : r.instances) {
                 uint32_t match = kNone;
@@ -486,7 +490,10 @@ private:
 
     void pairTensors(uint32_t op, const uint32_t* refRows, uint32_t refCount,
                      const uint32_t* candRows, uint32_t candCount) {
-        std::vector<bool> used(candCount, false);
+        // Which candidate tensors are taken: kept between calls (an op has a few tensors, and
+        // there is a call per op execution, a million of them).
+        std::vector<uint8_t>& used = usedScratch_;
+        used.assign(candCount, 0);
         for (uint32_t i = 0; i < refCount; ++i) {
             const auto& rs = ref_.slot(ref_.row(refRows[i]).slot);
             uint32_t match = kNone;
@@ -498,7 +505,7 @@ private:
                 ++result_.tensorsOnlyInReference;
                 continue;
             }
-            used[match] = true;
+            used[match] = 1;
             TensorComparison t;
             t.op = op;
             t.referenceRow = refRows[i];
@@ -829,6 +836,7 @@ private:
     std::vector<std::optional<format::DType>> refDTypes_, candDTypes_;
     std::vector<uint64_t> refCounts_;
     PrintMap producedData_, producedStats_;
+    std::vector<uint8_t> usedScratch_;  // pairTensors'
     uint64_t clock_ = 0;
     std::optional<uint32_t> firstDiverging_;
 };

@@ -21,6 +21,10 @@ namespace {
 
 // Past this many, problems are counted rather than kept (a badly broken dump must not eat memory).
 constexpr size_t kMaxProblems = 500;
+// The first capacity of an op's or a tensor's list of rounds or rows: six 4-byte numbers take the
+// 24 bytes of the smallest block malloc hands out, so the first five rounds cost one allocation
+// instead of four (1, 2, 4, 8), a million rows' worth of them.
+constexpr size_t kFirstCapacity = 6;
 
 // Execution order of atb op ids: "_"-joined numbers ("2_9" before "2_10"); parts that are not
 // numbers compare as text.
@@ -171,7 +175,10 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         op.name = std::move(d.name);
         op.type = std::move(d.type);
         op.param = std::move(d.param);
-        process.opById.emplace(op.id, index);
+        const uint64_t idHash = hashText(op.id);
+        if (process.opById.find(idHash, [&](uint32_t o) { return ops_[o].id == op.id; }) ==
+            KeyTable::kAbsent)
+            process.opById.insert(idHash, index);
         ops_.push_back(std::move(op));
         siblings.insert(siblings.begin() + static_cast<std::ptrdiff_t>(position), index);
         for (size_t i = position; i < siblings.size(); ++i)
@@ -213,6 +220,8 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         const auto index = static_cast<uint32_t>(rows_.size());
         rows_.push_back(record);
         Slot& slot = slots_[record.slot];
+        // Room for a few rounds from the start: the smallest block malloc hands out holds six.
+        if (slot.rows.empty()) slot.rows.reserve(kFirstCapacity);
         if (slot.rows.empty() || rows_[slot.rows.back()].round <= record.round) {
             slot.rows.push_back(index);
         } else {  // a row of an earlier round written late (another thread's batch)
@@ -223,6 +232,7 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         }
         Op& op = ops_[slot.op];
         ++op.rowCount;
+        if (op.rounds.empty()) op.rounds.reserve(kFirstCapacity);
         if (op.rounds.empty() || op.rounds.back() < record.round) {
             op.rounds.push_back(record.round);
         } else {
@@ -269,7 +279,8 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         else
             ++droppedProblems_;
     }
-    std::sort(touched.begin(), touched.end());
+    // Rows mostly touch ops in the order they were made: often sorted already.
+    if (!std::is_sorted(touched.begin(), touched.end())) std::sort(touched.begin(), touched.end());
     change.touchedOps = std::move(touched);
     return change;
 }
@@ -308,9 +319,8 @@ uint32_t DumpIndex::findProcess(const std::string& key) const {
 
 uint32_t DumpIndex::findOp(uint32_t process, const std::string& id) const {
     if (process >= processes_.size()) return kNone;
-    const auto& byId = processes_[process].opById;
-    auto it = byId.find(id);
-    return it == byId.end() ? kNone : it->second;
+    return processes_[process].opById.find(hashText(id),
+                                           [&](uint32_t op) { return ops_[op].id == id; });
 }
 
 format::OpLocation DumpIndex::location(uint32_t op) const {
@@ -433,6 +443,12 @@ std::string DumpIndex::resolveTensorAlias(uint32_t row, const std::string& alias
 
 uint32_t DumpIndex::firstAnomalousRow(uint32_t process, uint8_t bits) const {
     if (process >= processes_.size()) return kNone;
+    // Every op lies below a layer-level one, whose badge says whether a row below it has the
+    // bits: most dumps have none, and their million rows need no look.
+    const auto& topOps = processes_[process].topOps;
+    if (std::none_of(topOps.begin(), topOps.end(),
+                     [&](uint32_t op) { return ops_[op].subtreeAnomalies & bits; }))
+        return kNone;
     for (const auto& [round, rows] : processes_[process].rounds)
         for (uint32_t row : rows)
             if (rows_[row].anomalies & bits) return row;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/key_table.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/op_config.h"
 
@@ -147,7 +148,7 @@ public:
         std::string key;
         std::vector<uint32_t> topOps;                     // layer-level ops in execution order
         std::map<int32_t, std::vector<uint32_t>> rounds;  // round -> its rows in file order
-        std::unordered_map<std::string, uint32_t> opById;
+        KeyTable opById;  // the first op of each id (DumpIndex::findOp)
         uint64_t rows = 0;
     };
     struct Op {
@@ -255,8 +256,8 @@ private:
     DumpLayout layout_ = DumpLayout::Atb;
     std::string root_;
     std::vector<Process> processes_;
-    ChunkedVector<Op, 12> ops_;  // an op is ~300 bytes: never moved to grow
-    std::vector<Slot> slots_;
+    ChunkedVector<Op, 12> ops_;      // an op is ~300 bytes: never moved to grow
+    ChunkedVector<Slot, 14> slots_;  // never moved to grow either
     ChunkedVector<StatRecord> rows_;
     std::vector<std::string> strings_;
     std::vector<std::string> sources_;

@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
+#include <exception>
 #include <functional>
+#include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace probe::analysis {
@@ -38,5 +42,69 @@ void parallelFor(size_t n, unsigned threads, Work&& work,
     for (auto& t : pool) t.join();
     if (progress) progress(n);
 }
+
+// One thread kept for jobs handed to it one at a time. Work cut into many short batches (the
+// reads of a big file) uses it rather than a new thread per batch: the kernel places a new
+// thread beside the one that started it, where it mostly waits for that one's core.
+class HelperThread {
+public:
+    HelperThread() = default;
+    HelperThread(const HelperThread&) = delete;
+    HelperThread& operator=(const HelperThread&) = delete;
+    ~HelperThread() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stopping_ = true;
+        }
+        wake_.notify_all();
+        if (thread_.joinable()) thread_.join();
+    }
+
+    // Starts `job` on the helper thread (started on first use). One job at a time: wait() first.
+    void start(std::function<void()> job) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            job_ = std::move(job);
+            done_ = false;
+        }
+        if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+        wake_.notify_all();
+    }
+    // Returns once the job started last is done; rethrows what it threw.
+    void wait() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        finished_.wait(lock, [this] { return done_; });
+        if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+    }
+
+private:
+    void loop() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (true) {
+            wake_.wait(lock, [this] { return stopping_ || job_; });
+            if (!job_) return;  // stopping, nothing left to do
+            auto job = std::move(job_);
+            job_ = nullptr;
+            lock.unlock();
+            std::exception_ptr failure;
+            try {
+                job();
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            lock.lock();
+            failure_ = failure;
+            done_ = true;
+            finished_.notify_all();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_, finished_;
+    std::function<void()> job_;
+    std::exception_ptr failure_;
+    bool done_ = true, stopping_ = false;
+    std::thread thread_;
+};
 
 }  // namespace probe::analysis

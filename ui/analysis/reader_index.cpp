@@ -6,28 +6,37 @@ namespace probe::analysis {
 uint32_t ReaderIndex::processIndex(DumpDelta& delta, const std::string& key) {
     auto it = processByKey_.find(key);
     if (it != processByKey_.end()) return it->second;
-    const auto index = static_cast<uint32_t>(opsByKey_.size());
+    const auto index = static_cast<uint32_t>(opsOfProcess_.size());
     processByKey_.emplace(key, index);
-    opsByKey_.emplace_back();
-    firstOpById_.emplace_back();
+    opsOfProcess_.push_back(0);
     delta.processes.push_back({key});
     return index;
 }
 
 uint32_t ReaderIndex::findOp(uint32_t process, std::string_view id,
                              std::string_view namePath) const {
-    const auto& ops = namePath.empty() ? firstOpById_[process] : opsByKey_[process];
-    auto it = ops.find(namePath.empty() ? scratch(id) : key(id, namePath));
-    return it == ops.end() ? kNone : it->second;
+    if (namePath.empty())
+        return firstOpById_.find(idHash(process, id), [&](uint32_t op) {
+            return ops_[op].process == process && idOf(op) == id;
+        });
+    return opsByKey_.find(opHash(process, id, namePath),
+                          [&](uint32_t op) { return isOp(op, process, id, namePath); });
 }
 
 uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_view namePath) {
-    const auto index = static_cast<uint32_t>(slotsOfOp_.size());
+    const auto index = static_cast<uint32_t>(ops_.size());
+    const bool firstWithId = findOp(process, id) == kNone;
     slotsOfOp_.emplace_back();
-    keyOfOp_.push_back(key(id, namePath));
-    processOfOp_.push_back(process);
-    opsByKey_[process].emplace(keyOfOp_.back(), index);
-    firstOpById_[process].emplace(std::string(id), index);
+    OpKey key;
+    key.offset = keyText_.size();
+    key.namePathSize = static_cast<uint32_t>(namePath.size());
+    key.idSize = static_cast<uint32_t>(id.size());
+    key.process = process;
+    keyText_.append(namePath).append(id);
+    ops_.push_back(key);
+    ++opsOfProcess_[process];
+    opsByKey_.insert(opHash(process, id, namePath), index);
+    if (firstWithId) firstOpById_.insert(idHash(process, id), index);
     return index;
 }
 
@@ -43,10 +52,15 @@ uint32_t ReaderIndex::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput,
 }
 
 uint32_t ReaderIndex::intern(DumpDelta& delta, std::string_view text) {
-    auto [it, inserted] =
-        strings_.try_emplace(scratch(text), static_cast<uint32_t>(strings_.size()));
-    if (inserted) delta.strings.push_back(it->first);
-    return it->second;
+    const uint64_t hash = hashText(text);
+    const uint32_t found =
+        stringIndex_.find(hash, [&](uint32_t string) { return strings_[string] == text; });
+    if (found != KeyTable::kAbsent) return found;
+    const auto index = static_cast<uint32_t>(strings_.size());
+    strings_.emplace_back(text);
+    stringIndex_.insert(hash, index);
+    delta.strings.push_back(strings_.back());
+    return index;
 }
 
 }  // namespace probe::analysis

@@ -8,10 +8,10 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "analysis/dump_index.h"
+#include "analysis/key_table.h"
 
 namespace probe::analysis {
 
@@ -27,11 +27,11 @@ public:
     // Whether `op` is the one findOp(process, id, namePath) names, without a lookup: readers
     // check the op that followed last time first (rounds repeat the same ops in order).
     bool isOp(uint32_t op, uint32_t process, std::string_view id, std::string_view namePath) const {
-        return op < processOfOp_.size() && processOfOp_[op] == process &&
-               keyOfOp_[op] == key(id, namePath);
+        return op < ops_.size() && ops_[op].process == process && idOf(op) == id &&
+               namePathOf(op) == namePath;
     }
-    size_t opCountOf(uint32_t process) const { return opsByKey_[process].size(); }
-    uint32_t opCount() const { return static_cast<uint32_t>(slotsOfOp_.size()); }
+    size_t opCountOf(uint32_t process) const { return opsOfProcess_[process]; }
+    uint32_t opCount() const { return static_cast<uint32_t>(ops_.size()); }
     // Registers a new op and returns its index; announcing it in the delta is the reader's.
     uint32_t addOp(uint32_t process, std::string_view id, std::string_view namePath = {});
     // The slot of an op's input or output `index`, announced in `delta` when new.
@@ -44,23 +44,36 @@ private:
         bool isOutput;
         std::string index;
     };
-    std::map<std::string, uint32_t> processByKey_;
-    // "<name path>\x1f<id>", built in a buffer kept between calls (a million rows look ops up).
-    const std::string& key(std::string_view id, std::string_view namePath) const {
-        keyScratch_.assign(namePath).push_back('\x1f');
-        keyScratch_.append(id);
-        return keyScratch_;
+    // An op's key, kept in one buffer: its name path then its id.
+    struct OpKey {
+        uint64_t offset = 0;
+        uint32_t namePathSize = 0, idSize = 0;
+        uint32_t process = 0;
+    };
+    std::string_view namePathOf(uint32_t op) const {
+        return std::string_view(keyText_).substr(ops_[op].offset, ops_[op].namePathSize);
     }
-    const std::string& scratch(std::string_view text) const { return keyScratch_.assign(text); }
-    mutable std::string keyScratch_;
-    std::vector<std::string> keyOfOp_;   // by op
-    std::vector<uint32_t> processOfOp_;  // by op
-    std::vector<std::unordered_map<std::string, uint32_t>>
-        opsByKey_;  // per process: (name path, id)
-    std::vector<std::unordered_map<std::string, uint32_t>> firstOpById_;  // per process
+    std::string_view idOf(uint32_t op) const {
+        return std::string_view(keyText_).substr(ops_[op].offset + ops_[op].namePathSize,
+                                                 ops_[op].idSize);
+    }
+    static uint64_t opHash(uint32_t process, std::string_view id, std::string_view namePath) {
+        return hashCombine(hashCombine(process, hashText(id)), hashText(namePath));
+    }
+    static uint64_t idHash(uint32_t process, std::string_view id) {
+        return hashCombine(process, hashText(id));
+    }
+
+    std::map<std::string, uint32_t> processByKey_;
+    std::vector<size_t> opsOfProcess_;  // by process
+    std::vector<OpKey> ops_;            // by op
+    std::string keyText_;
+    KeyTable opsByKey_;     // (process, name path, id)
+    KeyTable firstOpById_;  // (process, id): the first op added with the id
     std::vector<std::vector<uint32_t>> slotsOfOp_;
     std::vector<Slot> slots_;
-    std::unordered_map<std::string, uint32_t> strings_;
+    std::vector<std::string> strings_;  // interned, by number
+    KeyTable stringIndex_;
 };
 
 }  // namespace probe::analysis

@@ -283,8 +283,9 @@ private:
         std::string_view text;
         if (!stringText(text)) return false;
         if (!handler_) return true;
-        std::string value(text);
-        return isKey ? handler_->key(value) : handler_->string(value);
+        // One buffer for every string: its memory is reused unless a handler takes it.
+        scratch_.assign(text.data(), text.size());
+        return isKey ? handler_->key(scratch_) : handler_->string(scratch_);
     }
     bool number() {
         const char* start = p_;
@@ -385,6 +386,7 @@ private:
     const char* end_;
     int maxDepth_;
     nlohmann::json_sax<Json>* handler_ = nullptr;
+    std::string scratch_;
 };
 
 // The limits checked, then the text parsed into `handler`'s events; false with `error` set (its
@@ -514,10 +516,18 @@ JsonParse<nlohmann::ordered_json> parseOrderedJson(std::string_view text, const 
 }
 
 bool parseJsonEvents(std::string_view text, const std::string& source, const JsonLimits& limits,
-                     nlohmann::json_sax<nlohmann::json>& handler, JsonError* error) {
-    // Plain text (most of it) goes through the fast scanner, once to check that it can, then
-    // to hand the events over (a handler cannot take back what it was told).
-    if (text.size() <= limits.maxBytes && PlainJsonScanner(text, limits.maxDepth).run(nullptr)) {
+                     nlohmann::json_sax<nlohmann::json>& handler, JsonError* error,
+                     const std::function<void()>& restart) {
+    if (restart && text.size() <= limits.maxBytes) {
+        // A handler that can start over hears the fast scanner's events at once; where it gives
+        // up (or the handler stopped), nlohmann's parser reads the text again from the start
+        // and words the error.
+        if (PlainJsonScanner(text, limits.maxDepth).run(&handler)) return true;
+        restart();
+    } else if (text.size() <= limits.maxBytes &&
+               PlainJsonScanner(text, limits.maxDepth).run(nullptr)) {
+        // Plain text (most of it) goes through the fast scanner, once to check that it can, then
+        // to hand the events over (a handler cannot take back what it was told).
         if (PlainJsonScanner(text, limits.maxDepth).run(&handler)) return true;
         if (error) {  // the handler stopped: said as the parser below says it
             *error = JsonError{source, 1, 1, "not valid JSON"};

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "probe/format/structure_json.h"
 
+#include <string_view>
+
 namespace probe::format {
 namespace {
 
@@ -156,7 +158,8 @@ public:
         }
     };
 
-    explicit StructureEvents(bool model) : model_(model) {}
+    StructureEvents(bool model, const StructureReadOptions& options)
+        : model_(model), options_(options) {}
 
     bool null() override {
         return scalar(nullptr, [] { return Json(nullptr); });
@@ -281,6 +284,9 @@ public:
         return false;  // parseJsonEvents says where and why
     }
 
+    // Back to the state before the first event (a parse that gave up is read again).
+    void restart() { *this = StructureEvents(model_, options_); }
+
     // After the parse: what the root was.
     bool rootNotObject() const { return rootNotObject_ || !done_; }
     OpenNode* root() { return done_ ? &root_ : nullptr; }
@@ -293,19 +299,34 @@ private:
         int depth;    // Skip: containers open inside the skipped value
     };
 
-    static Field fieldOf(const std::string& name, bool model) {
-        if (name == "inTensors") return Field::InTensors;
-        if (name == "outTensors") return Field::OutTensors;
-        if (name == "internalTensors") return Field::InternalTensors;
-        if (name == "nodes") return Field::Nodes;
-        if (model) {
-            if (name == "modelName") return Field::ModelName;
-            if (name == "weightTensors") return Field::WeightTensors;
-            return Field::Other;
+    // By length first: every key of every node of a big model comes here.
+    static Field fieldOf(std::string_view name, bool model) {
+        using namespace std::string_view_literals;
+        switch (name.size()) {
+            case 5:
+                if (name == "nodes"sv) return Field::Nodes;
+                if (!model && name == "param"sv) return Field::Param;
+                break;
+            case 6:
+                if (!model && name == "opName"sv) return Field::OpName;
+                if (!model && name == "opType"sv) return Field::OpType;
+                break;
+            case 9:
+                if (name == "inTensors"sv) return Field::InTensors;
+                if (model && name == "modelName"sv) return Field::ModelName;
+                break;
+            case 10:
+                if (name == "outTensors"sv) return Field::OutTensors;
+                break;
+            case 13:
+                if (model && name == "weightTensors"sv) return Field::WeightTensors;
+                break;
+            case 15:
+                if (name == "internalTensors"sv) return Field::InternalTensors;
+                break;
+            default:
+                break;
         }
-        if (name == "opName") return Field::OpName;
-        if (name == "opType") return Field::OpType;
-        if (name == "param") return Field::Param;
         return Field::Other;
     }
     static std::vector<std::string>& list(OpenNode& node, Field field) {
@@ -366,7 +387,7 @@ private:
             case Kind::Strings:
                 if (!text)
                     noteListError(top.field, " holds a non-string");
-                else if (open_.back().listErrors[listOf(top.field)].empty())
+                else if (options_.tensorNames && open_.back().listErrors[listOf(top.field)].empty())
                     list(open_.back(), top.field).push_back(std::move(*text));
                 return true;
             case Kind::Nodes:
@@ -449,12 +470,13 @@ private:
         const std::string& problem = closed.problem();
         if (!problem.empty())
             noteChildError(problem);
-        else if (open_.back().nodesError.empty())  // after a failure the node is not used
-            open_.back().node.nodes.push_back(std::move(closed.node));
+        else if (options_.children && open_.back().nodesError.empty())  // after a failure the
+            open_.back().node.nodes.push_back(std::move(closed.node));  // node is not used
         return true;
     }
 
     bool model_;
+    StructureReadOptions options_;
     std::vector<Frame> frames_;
     std::vector<OpenNode> open_;
     OpenNode root_;
@@ -471,7 +493,9 @@ StructureEvents::OpenNode* readStructure(std::string_view text, const std::strin
                                          StructureEvents& events, StructureRead<Structure>& read,
                                          const char* notAnObject) {
     JsonError error;
-    if (!parseJsonEvents(text, source, kStructureJsonLimits, events, &error)) {
+    // The handler can start over (a fresh one), so the text is scanned once, not checked first.
+    auto restart = [&events] { events.restart(); };
+    if (!parseJsonEvents(text, source, kStructureJsonLimits, events, &error, restart)) {
         read.jsonError = std::move(error);
         return nullptr;
     }
@@ -489,17 +513,19 @@ StructureEvents::OpenNode* readStructure(std::string_view text, const std::strin
 
 }  // namespace
 
-StructureRead<StructureNode> readLayerStructure(std::string_view text, const std::string& source) {
+StructureRead<StructureNode> readLayerStructure(std::string_view text, const std::string& source,
+                                                const StructureReadOptions& options) {
     StructureRead<StructureNode> read;
-    StructureEvents events(false);
+    StructureEvents events(false, options);
     if (auto* root = readStructure(text, source, events, read, "node is not an object"))
         read.value = std::move(root->node);
     return read;
 }
 
-StructureRead<ModelStructure> readModelStructure(std::string_view text, const std::string& source) {
+StructureRead<ModelStructure> readModelStructure(std::string_view text, const std::string& source,
+                                                 const StructureReadOptions& options) {
     StructureRead<ModelStructure> read;
-    StructureEvents events(true);
+    StructureEvents events(true, options);
     if (auto* root = readStructure(text, source, events, read, "model is not an object")) {
         ModelStructure model;
         model.modelName = std::move(root->modelName);

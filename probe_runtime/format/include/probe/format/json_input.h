@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,9 +64,13 @@ JsonParse<nlohmann::ordered_json> parseOrderedJson(std::string_view text, const 
 // For readers of big files that keep a few keys: the text's events go to `handler` (nlohmann's
 // SAX interface; no JSON tree is built) after the checks parseJson makes. False with `error` set
 // as parseJson sets it when the text is not JSON within the limits, or when the handler stopped
-// (returned false; readers had better note what they dislike and go on).
+// (returned false; readers had better note what they dislike and go on). `restart`, when given,
+// puts the handler back as it was before any event: the text is then scanned once, its events
+// handed over on the way, and read again from the start (after restart()) only where the fast
+// scanner gives up; without it the text is checked before the handler hears of it.
 bool parseJsonEvents(std::string_view text, const std::string& source, const JsonLimits& limits,
-                     nlohmann::json_sax<nlohmann::json>& handler, JsonError* error);
+                     nlohmann::json_sax<nlohmann::json>& handler, JsonError* error,
+                     const std::function<void()>& restart = {});
 // Reads `path` (a regular file of at most limits.maxBytes, see readRegularFile) and parses it.
 JsonParse<nlohmann::json> readJsonFile(const std::string& path, const JsonLimits& limits);
 JsonParse<nlohmann::ordered_json> readOrderedJsonFile(const std::string& path,

@@ -44,8 +44,20 @@ struct StructureRead {
     std::optional<JsonError> jsonError;  // the text is not JSON within the limits
     std::string error;                   // JSON, but not a structure file: why (fromJson's words)
 };
-StructureRead<StructureNode> readLayerStructure(std::string_view text, const std::string& source);
-StructureRead<ModelStructure> readModelStructure(std::string_view text, const std::string& source);
+// What a reader keeps of a structure file. Whatever it leaves out is checked all the same: the
+// same errors for the same text.
+struct StructureReadOptions {
+    // The tensor name lists (inTensors, outTensors, internalTensors, weightTensors): a reader
+    // that does not show them spares an allocation per name.
+    bool tensorNames = true;
+    // The child nodes: without them a file is only checked (a reader that has its nodes from
+    // another file already).
+    bool children = true;
+};
+StructureRead<StructureNode> readLayerStructure(std::string_view text, const std::string& source,
+                                                const StructureReadOptions& options = {});
+StructureRead<ModelStructure> readModelStructure(std::string_view text, const std::string& source,
+                                                 const StructureReadOptions& options = {});
 
 // Replaces characters that cannot appear in a file name ('/', NUL) so an op or model name can
 // name a file or directory.
