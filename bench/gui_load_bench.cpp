@@ -7,11 +7,15 @@
 //      select a deep op, plot every op of a round), and
 //   3. comparing: the dump opened again as the reference and compared with itself, the longest
 //      stall meanwhile, and what starting a comparison costs the GUI thread.
-//   probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]
+//   probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep] [--sort-inline]
+//   (--sort-inline: the compared ops table sorts on the GUI thread whatever its size, as it did
+//   before sorting moved to a worker thread: for a before/after of that)
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <malloc.h>
 #include <time.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -125,7 +129,7 @@ int main(int argc, char** argv) {
     options.layers = 100;
     options.nanLayer = 60;
     options.nanRound = 3;
-    bool keep = false;
+    bool keep = false, sortInline = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--dump" && i + 1 < argc)
@@ -134,11 +138,14 @@ int main(int argc, char** argv) {
             options.ops = std::strtoull(argv[++i], nullptr, 10);
         else if (arg == "--rows" && i + 1 < argc)
             options.rows = std::strtoull(argv[++i], nullptr, 10);
+        else if (arg == "--sort-inline")
+            sortInline = true;
         else if (arg == "--keep")
             keep = true;
         else {
-            std::fprintf(
-                stderr, "usage: probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep]\n");
+            std::fprintf(stderr,
+                         "usage: probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep] "
+                         "[--sort-inline]\n");
             return 64;
         }
     }
@@ -295,16 +302,39 @@ int main(int argc, char** argv) {
         "  longest GUI stall while comparing again: %lld ms, the GUI thread ran %.0f ms of "
         "it; resident %ld MiB (peak %ld)\n",
         static_cast<long long>(restartStall), stalls.longestCpu(), residentMiB(), peakMiB());
-    // The table of compared ops (one row per compared op execution), sorted by a header click.
+    // The table of compared ops (one row per compared op execution), sorted by a header click:
+    // a big table sorts off the GUI thread; timed until the rows take the order (sortApplied),
+    // with the longest GUI stall meanwhile.
     QTableView* comparedOps = window.comparePanel()->table();
-    step("sort the compared ops by max relative error", [&] {
-        comparedOps->sortByColumn(probe::data::CompareOpsModel::MaxRelativeErrorColumn,
-                                  Qt::DescendingOrder);
-    });
-    step("sort the compared ops by op name", [&] {
-        comparedOps->sortByColumn(probe::data::CompareOpsModel::OpColumn, Qt::AscendingOrder);
-    });
-    step("back to execution order", [&] { comparedOps->sortByColumn(-1, Qt::AscendingOrder); });
+    auto* comparedModel = qobject_cast<probe::data::CompareOpsModel*>(comparedOps->model());
+    if (!comparedModel) {
+        std::fprintf(stderr, "the compared ops table has no CompareOpsModel\n");
+        return 1;
+    }
+    if (sortInline) comparedModel->setInlineSortRows(SIZE_MAX);
+    qint64 sortStall = 0;
+    double sortMs = 0;
+    auto sortBy = [&](const char* what, int column, Qt::SortOrder order) {
+        QSignalSpy applied(comparedModel, &probe::data::CompareOpsModel::sortApplied);
+        stalls.reset();
+        QElapsedTimer s;
+        s.start();
+        comparedOps->sortByColumn(column, order);
+        if (applied.count() == 0 && !applied.wait(600000)) return false;
+        QCoreApplication::processEvents();
+        const double took = ms(s);
+        sortStall = std::max(sortStall, stalls.longest());
+        sortMs = std::max(sortMs, took);
+        std::printf("  %-58s %7.1f ms (longest GUI stall %lld ms)\n", what, took,
+                    static_cast<long long>(stalls.longest()));
+        return true;
+    };
+    if (!sortBy("sort the compared ops by max relative error",
+                probe::data::CompareOpsModel::MaxRelativeErrorColumn, Qt::DescendingOrder) ||
+        !sortBy("sort the compared ops by op name", probe::data::CompareOpsModel::OpColumn,
+                Qt::AscendingOrder) ||
+        !sortBy("back to execution order", -1, Qt::AscendingOrder))
+        return 1;
 
     // For bench/run_all.py.
     std::printf(
@@ -312,10 +342,12 @@ int main(int argc, char** argv) {
         "\"switch_round_ms\": %.1f, \"longest_stall_cpu_ms\": %.1f, \"compare_ms\": %.1f, "
         "\"compare_stall_ms\": %lld, \"compare_stall_cpu_ms\": %.1f, "
         "\"compare_start_ms\": %.1f, \"compare_start_call_ms\": %.2f, "
-        "\"compare_again_stall_ms\": %lld, \"load_peak_mib\": %ld, \"peak_mib\": %ld}\n",
+        "\"compare_again_stall_ms\": %lld, \"sort_ms\": %.1f, \"sort_stall_ms\": %lld, "
+        "\"load_peak_mib\": %ld, \"peak_mib\": %ld}\n",
         loadMs, static_cast<long long>(loadStall), switchOp, switchRound, loadStallCpu, compareMs,
         static_cast<long long>(compareStall), compareStallCpu, restartMs, startCallMs,
-        static_cast<long long>(restartStall), loadPeak, peakMiB());
+        static_cast<long long>(restartStall), sortMs, static_cast<long long>(sortStall), loadPeak,
+        peakMiB());
     if (!generated.empty() && !keep)
         std::system(("rm -rf '" + generated + "'").c_str());
     else if (!generated.empty())

@@ -81,10 +81,11 @@ QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made,
     return {};
 }
 
-// `ops` (in execution order) ordered by `column`; stable, so ties stay in execution order.
-// Any thread: reads the result and the made measures only.
+// The listed `ops` ordered by `column` (-1: execution order); stable, so ties stay in execution
+// order. Any thread: reads the result and the made measures only.
 std::vector<uint32_t> sortedOps(const analysis::CompareResult& r, const MadeMeasures& made,
                                 std::vector<uint32_t> ops, int column, Qt::SortOrder order) {
+    if (!std::is_sorted(ops.begin(), ops.end())) std::sort(ops.begin(), ops.end());
     if (column < 0 || ops.empty()) return ops;
     // Each row's key asked once, then the order sorted.
     const bool descending = order == Qt::DescendingOrder;
@@ -175,14 +176,10 @@ void CompareOpsModel::sort(int column, Qt::SortOrder order) {
 void CompareOpsModel::startSort() {
     const uint64_t request = ++sortRequest_, generation = rowsGeneration_;
     auto result = comparison_->sharedResult();
-    // The rows in execution order: what they are sorted from, and all column -1 asks for.
-    std::vector<uint32_t> ops = ops_;
-    if (!std::is_sorted(ops.begin(), ops.end())) std::sort(ops.begin(), ops.end());
-    if (!result || sortColumn_ < 0 || ops.size() <= inlineSortRows_) {
-        if (result)
-            ops = sortedOps(*result, madeMeasures(*comparison_), std::move(ops), sortColumn_,
-                            sortOrder_);
-        applyOrder(std::move(ops));
+    if (!result || ops_.size() <= inlineSortRows_) {
+        applyOrder(
+            result ? sortedOps(*result, madeMeasures(*comparison_), ops_, sortColumn_, sortOrder_)
+                   : ops_);
         return;
     }
     ++sortsRunning_;
@@ -194,11 +191,11 @@ void CompareOpsModel::startSort() {
         if (request == sortRequest_ && generation == rowsGeneration_) applyOrder(watcher->result());
         watcher->deleteLater();
     });
-    watcher->setFuture(QtConcurrent::run([result = std::move(result),
-                                          made = madeMeasures(*comparison_), ops = std::move(ops),
-                                          column = sortColumn_, order = sortOrder_]() mutable {
-        return sortedOps(*result, made, std::move(ops), column, order);
-    }));
+    watcher->setFuture(
+        QtConcurrent::run([result = std::move(result), made = madeMeasures(*comparison_),
+                           ops = ops_, column = sortColumn_, order = sortOrder_]() mutable {
+            return sortedOps(*result, made, std::move(ops), column, order);
+        }));
 }
 
 void CompareOpsModel::applyOrder(std::vector<uint32_t> ops) {
