@@ -393,6 +393,31 @@ TEST(Compare, ThreadsAndProgressDoNotChangeTheResult) {
     for (size_t i = 1; i < calls.size(); ++i) EXPECT_LE(calls[i - 1].first, calls[i].first);
 }
 
+// Tensor files gone from one run: each is noted, in the order of the compared tensors whichever
+// thread met it first, so that the report is the same from run to run.
+TEST(Compare, UnreadableTensorsAreNotedInTheirOrderWhateverTheThreads) {
+    TempDir dir;
+    const std::string aRoot = writeBlock(dir, "a", 1, 9, 6), bRoot = writeBlock(dir, "b", 1, 9, 6);
+    size_t removed = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(bRoot))
+        if (entry.path().extension() == ".bin" && removed < 12 &&
+            std::filesystem::remove(entry.path()))
+            ++removed;
+    ASSERT_EQ(removed, 12u);
+    const DumpIndex a = indexOf(aRoot), b = indexOf(bRoot);
+    CompareOptions one, many;
+    one.threads = 1;
+    many.threads = 4;
+    const auto serial = compareDumps(a, b, one);
+    ASSERT_EQ(serial.problems.size(), 12u);
+    for (const auto& p : serial.problems) EXPECT_NE(p.find(".bin"), std::string::npos) << p;
+    for (int run = 0; run < 5; ++run) {
+        const auto parallel = compareDumps(a, b, many);
+        EXPECT_EQ(parallel.problems, serial.problems) << "run " << run;
+        EXPECT_EQ(formatCompareReport(parallel), formatCompareReport(serial)) << "run " << run;
+    }
+}
+
 // Cancelled from another thread (the application replaced a dump): it stops, and says so.
 TEST(Compare, ACancelledComparisonSaysSoAndHoldsNothing) {
     TempDir dir;

@@ -526,7 +526,10 @@ private:
         // Statistics alone are cheap: hand them out in batches.
         const size_t batch = options_.useTensorData ? 1 : 256;
         const size_t batches = (n + batch - 1) / batch;
+        // Tensors that could not be read, noted in tensor order whichever thread met them first
+        // (a report must not change from run to run): only the first kMaxProblems are kept.
         std::mutex problemsMutex;
+        std::vector<std::pair<size_t, std::string>> unreadable;
         std::function<void(size_t)> progress;
         if (options_.progress)
             progress = [&](size_t done) {
@@ -541,11 +544,18 @@ private:
                     measureTensor(i, &error);
                     if (!error.empty()) {
                         std::lock_guard<std::mutex> lock(problemsMutex);
-                        problem(error);
+                        unreadable.emplace_back(i, std::move(error));
+                        if (unreadable.size() >= 2 * kMaxProblems) keepFirst(unreadable);
                     }
                 }
             },
             progress);
+        keepFirst(unreadable);
+        for (auto& [tensor, text] : unreadable) problem(std::move(text));
+    }
+    static void keepFirst(std::vector<std::pair<size_t, std::string>>& notes) {
+        std::sort(notes.begin(), notes.end());
+        if (notes.size() > kMaxProblems) notes.resize(kMaxProblems);
     }
 
     // Per string of each index: the dtype it names, and (reference) the element count of the
