@@ -105,7 +105,7 @@ std::unordered_map<std::string, int> gLayerIndex;
 // thread's sequence numbers only grow). Held in one ring, allocated as it grows: a map node per
 // layer call, kept until the ring turned over, lay scattered between the model's tensors on the
 // heap, and glibc's allocator paid for it on every step (consolidating, faulting in pages):
-// about 25 µs per step of a small MLP, more than all the rest of the sleeping probe.
+// about 25 µs per step of a small MLP with the probe sleeping.
 class SequenceRanges {
 public:
     void add(uint64_t first, uint64_t end, int layer) {
@@ -617,12 +617,12 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
 // Registers this thread's RecordFunction callbacks. The aten ops' one only where they can be ops
 // of the model: during the outermost module's call, and while the probe is awake during a
 // backward pass. Elsewhere (the loss, the optimizer, data loading) every aten op would pay for
-// RecordFunction copying its inputs and outputs only to be ignored: about 1 µs each, 40 µs per
-// step of a small MLP. While the probe sleeps it is on only during the outermost module's call:
-// the aten ops that module calls itself are layer-level ops, counted even while sleeping so that
-// their ids and rounds do not depend on when dumping began (inside the layers the callback is
-// off, as in any layer nobody looks into). The autograd nodes' one only while awake: a sleeping
-// probe opens no backward ops. Three compares when nothing changed.
+// RecordFunction copying its inputs and outputs, only to be ignored. While the probe sleeps it is
+// on only during the outermost module's call: the aten ops that module calls itself are layer-level
+// ops, counted even while sleeping so that their ids and rounds do not depend on when dumping began
+// (inside the layers the callback is off, as in any layer nobody looks into). The autograd nodes'
+// one only while awake: a sleeping probe opens no backward ops. Three compares when nothing
+// changed.
 void syncCallbackWithProbeState() {
     const uint64_t generation = probe_state_generation();
     const bool inBackward = tls.backwardPasses > 0;
