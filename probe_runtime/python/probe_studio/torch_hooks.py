@@ -45,7 +45,6 @@ _report_backward_output = None  # its probe_torch_report_backward_output
 _hook_input_gradient = None  # its probe_torch_hook_input_gradient
 _plain_tensor_types = ()  # tensor types whose _cdata is their TensorImpl (no __torch_function__)
 _torch_tensor = None  # torch.Tensor
-_WANTS_CHILDREN = _native.WANTS_CHILDREN
 _WANTS_TENSORS = _native.WANTS_TENSORS
 _LAYER_AWAKE = 1 << 16  # probe_torch_module_begin's flag for a layer-level op: the probe is awake
 _encoded_names = {}  # argument name -> name_bytes(name)
@@ -331,9 +330,10 @@ def _flatten(value, name, tensors, names, torch_tensor):
             _flatten(item, safe_text(str(key)), tensors, names, torch_tensor)
 
 
-def _inputs(module, args, kwargs, torch_tensor):
+def _inputs(module, args, kwargs):
     """The tensors among a call's arguments, in the order the op's inputs are numbered, and
     their names."""
+    torch_tensor = _torch_tensor
     tensors, names = [], []
     arg_names = _arg_names(module)
     for i, item in enumerate(args):
@@ -394,9 +394,9 @@ def _report(io, tensors, names):
     _report_tensors(io, tensors, names)
 
 
-def _report_outputs(output, torch_tensor):
+def _report_outputs(output):
     tensors, names = [], []
-    _flatten(output, "", tensors, names, torch_tensor)
+    _flatten(output, "", tensors, names, _torch_tensor)
     if tensors:
         _report(1, tensors, names)
 
@@ -420,11 +420,10 @@ def _names_of(module):
 def _enter_tensors(module, args, kwargs, depth, wants, names):
     """After a module call's op began (module_call.cpp), when its tensors are wanted or it is a
     layer-level op of an awake probe: report its inputs, hook its input gradients."""
-    torch_tensor = _torch_tensor
     layer_gradients = depth == 1 and wants & _LAYER_AWAKE and _grad_enabled()
     if not (wants & _WANTS_TENSORS or layer_gradients):
         return
-    tensors, arg_names = _inputs(module, args, kwargs, torch_tensor)
+    tensors, arg_names = _inputs(module, args, kwargs)
     if wants & _WANTS_TENSORS:
         # Parameters are kept for the observed structure and beside tensor files: not
         # wanted by statistics alone.
@@ -436,10 +435,6 @@ def _enter_tensors(module, args, kwargs, depth, wants, names):
             _report(0, tensors, arg_names)
     if layer_gradients:
         _hook_input_gradients(names[0], tensors, arg_names)
-
-
-def _report_module_outputs(output):
-    _report_outputs(output, _torch_tensor)
 
 
 def _wrap_module_call(torch, module_call):
@@ -456,6 +451,6 @@ def _wrap_module_call(torch, module_call):
         return ctypes.cast(function, ctypes.c_void_p).value
 
     module_class.__call__ = module_call.install(
-        original_call, _enter_root, _leave_root, _enter_tensors, _report_module_outputs, _names_of,
+        original_call, _enter_root, _leave_root, _enter_tensors, _report_outputs, _names_of,
         _failure, address(_adapter.probe_torch_module_begin), address(_adapter.probe_torch_module_end),
         address(_adapter.probe_torch_unwind_to))
