@@ -14,9 +14,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
 
-#include <cstdint>
+#include <cstddef>
 #include <initializer_list>
 
 namespace {
@@ -71,14 +70,23 @@ bool absorbFailure() {
     return true;
 }
 
-// The probe's Python failed in a way it must not absorb: close what this call began (as the
-// caller's own exception would), then let it through.
-PyObject* unwindAndRaise(int pushedBefore, int depth) {
+// An exception leaves the module call at `depth` that began its op (the module's own, or one of
+// the probe's Python it must not absorb): close that op and whatever was left open above it,
+// and the model's root when it is the outermost call. The exception is kept as it is, whatever
+// the probe does meanwhile. Returns nullptr, for the caller to return.
+PyObject* closeOpsAndRaise(int pushedBefore, int depth) {
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     hooks.unwindTo(pushedBefore);
     state.pushed = pushedBefore;
     if (state.quietAt >= depth) state.quietAt = -1;
+    if (depth == 0) {
+        PyObject* result = PyObject_CallNoArgs(hooks.leaveRoot);
+        if (result)
+            Py_DECREF(result);
+        else
+            PyErr_Clear();
+    }
     PyErr_Restore(type, value, traceback);
     return nullptr;
 }
@@ -176,7 +184,7 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
                 Py_DECREF(result);
             } else if (!absorbFailure()) {
                 Py_DECREF(names);
-                return unwindAndRaise(pushedBefore, depth);
+                return closeOpsAndRaise(pushedBefore, depth);
             }
         }
         Py_DECREF(names);
@@ -193,24 +201,7 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
     state.depth = depth;
     if (!begun) return output;
 
-    if (!output) {
-        // An exception left this module: close its op and whatever it left open above it. The
-        // exception is the model's: kept as it is, whatever the probe does meanwhile.
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
-        hooks.unwindTo(pushedBefore);
-        state.pushed = pushedBefore;
-        if (state.quietAt >= depth) state.quietAt = -1;
-        if (depth == 0) {
-            PyObject* result = PyObject_CallNoArgs(hooks.leaveRoot);
-            if (result)
-                Py_DECREF(result);
-            else
-                PyErr_Clear();
-        }
-        PyErr_Restore(type, value, traceback);
-        return nullptr;
-    }
+    if (!output) return closeOpsAndRaise(pushedBefore, depth);  // the module's own exception
 
     bool interrupted = false;
     if (depth == 0) {
@@ -311,15 +302,13 @@ PyObject* install(PyObject*, PyObject* args) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
         return nullptr;
     }
-    PyObject** slots[] = {&hooks.original,     &hooks.enterRoot,     &hooks.leaveRoot,
-                          &hooks.enterTensors, &hooks.reportOutputs, &hooks.namesOf,
-                          &hooks.failure};
-    PyObject* values[] = {original,      enterRoot,     leaveRoot, enterTensors,
-                          reportOutputs, namesOfModule, failure};
-    for (size_t i = 0; i < sizeof slots / sizeof slots[0]; ++i) {
-        Py_INCREF(values[i]);
-        *slots[i] = values[i];
-    }
+    hooks.original = Py_NewRef(original);
+    hooks.enterRoot = Py_NewRef(enterRoot);
+    hooks.leaveRoot = Py_NewRef(leaveRoot);
+    hooks.enterTensors = Py_NewRef(enterTensors);
+    hooks.reportOutputs = Py_NewRef(reportOutputs);
+    hooks.namesOf = Py_NewRef(namesOfModule);
+    hooks.failure = Py_NewRef(failure);
     auto* object = PyObject_New(ModuleCallObject, &moduleCallType);
     if (!object) return nullptr;
     object->vectorcall = moduleCall;
