@@ -24,6 +24,11 @@ Verdict verdictOf(analysis::OpVerdict verdict) {
                                                        : Verdict::Matches;
 }
 
+// What the Op column shows for reference op `op`: its name path, or its id when it has none.
+const std::string& shownName(const analysis::DumpIndex& reference, uint32_t op) {
+    return reference.op(op).namePath.empty() ? reference.op(op).id : reference.op(op).namePath;
+}
+
 // The measure of every compared op as the result's error profiles have it (finite values only:
 // the rest are gaps), by RunComparison::Measure. Shared data, read by any thread.
 using MadeMeasures = std::array<QVector<double>, RunComparison::kMeasureCount>;
@@ -55,12 +60,8 @@ QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made,
     switch (column) {
         case CompareOpsModel::RoundColumn:
             return op.candidateRound;
-        case CompareOpsModel::OpColumn: {
-            const auto& ref = *r.reference;
-            return QString::fromStdString(ref.op(op.referenceOp).namePath.empty()
-                                              ? ref.op(op.referenceOp).id
-                                              : ref.op(op.referenceOp).namePath);
-        }
+        case CompareOpsModel::OpColumn:
+            return QString::fromStdString(shownName(*r.reference, op.referenceOp));
         case CompareOpsModel::VerdictColumn:
             return QString(RunComparison::verdictText(verdictOf(op.verdict)) +
                            (op.bornInChild ? CompareOpsModel::tr(" (inside)") : QString()));
@@ -96,9 +97,7 @@ std::vector<uint32_t> sortedOps(const analysis::CompareResult& r, const MadeMeas
         // By name: each reference op ranked once by the text the column shows (ops repeat in
         // every round; no string made per row), equal names equal ranks; then by rank.
         const auto& ref = *r.reference;
-        auto nameOf = [&](uint32_t op) -> const std::string& {
-            return ref.op(op).namePath.empty() ? ref.op(op).id : ref.op(op).namePath;
-        };
+        auto nameOf = [&](uint32_t op) -> const std::string& { return shownName(ref, op); };
         std::vector<uint32_t> named;
         for (const uint32_t i : ops) named.push_back(r.ops[i].referenceOp);
         std::sort(named.begin(), named.end());
@@ -158,7 +157,6 @@ void CompareOpsModel::setDivergingOnly(bool on) {
 }
 
 void CompareOpsModel::rebuild() {
-    ++rowsGeneration_;  // in execution order until a sort is applied
     ops_.clear();
     const analysis::CompareResult* r = comparison_->result();
     if (!r) return;
@@ -174,7 +172,7 @@ void CompareOpsModel::sort(int column, Qt::SortOrder order) {
 }
 
 void CompareOpsModel::startSort() {
-    const uint64_t request = ++sortRequest_, generation = rowsGeneration_;
+    const uint64_t request = ++sortRequest_;
     auto result = comparison_->sharedResult();
     if (!result || ops_.size() <= inlineSortRows_) {
         applyOrder(
@@ -184,11 +182,11 @@ void CompareOpsModel::startSort() {
     }
     ++sortsRunning_;
     auto* watcher = new QFutureWatcher<std::vector<uint32_t>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, request, generation] {
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, request] {
         --sortsRunning_;
-        // Only the newest sort of the rows as they are now (a newer sort, result or filter
-        // makes this one stale).
-        if (request == sortRequest_ && generation == rowsGeneration_) applyOrder(watcher->result());
+        // Only the newest sort: a newer sort, result or filter (each rebuild of the rows is
+        // followed by a sort) makes this one stale.
+        if (request == sortRequest_) applyOrder(watcher->result());
         watcher->deleteLater();
     });
     watcher->setFuture(

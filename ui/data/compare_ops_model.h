@@ -75,8 +75,7 @@ private:
     int sortColumn_ = -1;
     Qt::SortOrder sortOrder_ = Qt::AscendingOrder;
     size_t inlineSortRows_ = 50000;
-    uint64_t rowsGeneration_ = 0;  // bumped whenever ops_ is rebuilt: older sorts are dropped
-    uint64_t sortRequest_ = 0;     // bumped by every sort: only the newest one is applied
+    uint64_t sortRequest_ = 0;  // bumped by every sort (and rebuild): only the newest is applied
     int sortsRunning_ = 0;
     std::vector<uint32_t> ops_;  // listed compared ops, in the table's order
 };
