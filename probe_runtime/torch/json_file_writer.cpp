@@ -228,7 +228,17 @@ private:
         lock.unlock();
         int error;
         try {
-            error = format::writeFileAtomically(job.path, indentJson(job.compact));
+            const std::string text = indentJson(job.compact);
+            error = format::writeFileAtomically(job.path, text);
+            if (error == ENOENT) {
+                // The step's folder is made here, before its first file, rather than on the
+                // model's thread at start() (a mkdir took it 0.5-2 ms per step).
+                const size_t slash = job.path.rfind('/');
+                if (slash != std::string::npos && slash > 0) {
+                    error = format::makeDirectories(job.path.substr(0, slash), 0750);
+                    if (!error) error = format::writeFileAtomically(job.path, text);
+                }
+            }
         } catch (const std::bad_alloc&) {
             error = ENOMEM;
         } catch (...) {
