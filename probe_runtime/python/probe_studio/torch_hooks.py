@@ -316,6 +316,11 @@ def _arg_names(module):
     return names
 
 
+def _encoded_arg_names(module):
+    """_arg_names() as the adapter takes them (for _module_call, which keeps them per class)."""
+    return tuple(_encoded(name) for name in _arg_names(module))
+
+
 def _flatten(value, name, tensors, names, torch_tensor):
     """Collect the tensors in a (nested) value, each with a name for its file: the argument
     name, with the position appended inside lists ("past0"), the key inside dicts."""
@@ -355,8 +360,13 @@ def _hook_input_gradients(layer, tensors, names):
         if hook_in_adapter is not None and type(t) in plain:
             if hook_in_adapter(layer, index, _encoded(names[index]), t._cdata) >= 0:
                 continue
-        if t.requires_grad:
-            t.register_hook(functools.partial(_report_input_gradient, layer, index, names[index]))
+        _hook_input_gradient_in_python(layer, index, names[index], t)
+
+
+def _hook_input_gradient_in_python(layer, index, name, t):
+    """A Python hook on the gradient of a layer's input (one the adapter could not hook)."""
+    if t.requires_grad:
+        t.register_hook(functools.partial(_report_input_gradient, layer, index, name))
 
 
 def _encoded(name):
@@ -454,3 +464,7 @@ def _wrap_module_call(torch, module_call):
         original_call, _enter_root, _leave_root, _enter_tensors, _report_outputs, _names_of,
         _failure, address(_adapter.probe_torch_module_begin), address(_adapter.probe_torch_module_end),
         address(_adapter.probe_torch_unwind_to))
+    if _report_tensor is not None:  # plain tensors' _cdata is their TensorImpl
+        module_call.enable_plain_tensors(
+            torch.Tensor, torch.nn.Parameter, _grad_enabled, _encoded_arg_names, _hook_input_gradient_in_python,
+            address(_report_tensor), address(_hook_input_gradient))
