@@ -8,8 +8,8 @@
 // positionally (the common case): its inputs and outputs go to the adapter by their TensorImpl,
 // its input gradients are hooked there (in Python this cost a small layer about 5 us). Other
 // tensors (subclasses, tensors nested in lists or dicts, keyword arguments, the module's
-// parameters beside tensor data) and the outermost call (naming the model's modules) stay in
-// Python: torch_hooks.py, called from here.
+// parameters beside tensor data) and naming a model's modules (at its first call on a thread)
+// stay in Python: torch_hooks.py, called from here. bracket() marks backward passes the same way.
 //
 // Nothing here may disturb the model: a failure of the probe's Python is handed to its
 // _failure() and cleared (only a KeyboardInterrupt or SystemExit raised in it is let through,
@@ -30,6 +30,8 @@ constexpr int kWantsChildren = 4;
 constexpr int kWantsStatisticsOnly = 8;
 constexpr int kLayerProbeAwake = 1 << 16;
 
+using RootBegin = int (*)(const char* modelName);
+using RootEnd = int (*)();
 using ModuleBegin = int (*)(const char* name, const char* type);
 using ModuleEnd = int (*)();
 using UnwindTo = int (*)(int depth);
@@ -38,18 +40,28 @@ using HookInputGradient = int (*)(const char* layer, int index, const char* name
 
 // Set once by install(); owned for the life of the process (Module.__call__ is never restored).
 struct Hooks {
-    PyObject* original = nullptr;       // torch's own Module.__call__
-    PyObject* enterRoot = nullptr;      // _enter_root(module) -> the model's names (a dict)
-    PyObject* leaveRoot = nullptr;      // _leave_root()
-    PyObject* enterTensors = nullptr;   // _enter_tensors(module, args, kwargs, depth, wants, names)
+    PyObject* original = nullptr;      // torch's own Module.__call__
+    PyObject* enterRoot = nullptr;     // _enter_root(module) -> (the model's names, its class name)
+    PyObject* enterTensors = nullptr;  // _enter_tensors(module, args, kwargs, depth, wants, names)
     PyObject* reportOutputs = nullptr;  // _report_outputs(output)
     PyObject* namesOf = nullptr;        // _names_of(module): a module that is not the model's
     PyObject* failure = nullptr;        // _failure(where, exception)
+    RootBegin rootBegin = nullptr;
+    RootEnd rootEnd = nullptr;
     ModuleBegin begin = nullptr;
     ModuleEnd end = nullptr;
     UnwindTo unwindTo = nullptr;
 };
 Hooks hooks;
+
+// The model last called on this thread and what _enter_root() said of it, so that a training
+// loop's every step does not run Python to name the same model again.
+struct LastRoot {
+    PyObject* model = nullptr;      // a weak reference to it
+    PyObject* names = nullptr;      // its names: a dict (see ThreadState)
+    PyObject* className = nullptr;  // bytes
+};
+thread_local LastRoot lastRoot;
 
 // Set by enable_plain_tensors() when torch.Tensor._cdata is the TensorImpl the adapter takes;
 // until then every tensor goes through Python.
@@ -101,13 +113,7 @@ PyObject* closeOpsAndRaise(int pushedBefore, int depth) {
     hooks.unwindTo(pushedBefore);
     state.pushed = pushedBefore;
     if (state.quietAt >= depth) state.quietAt = -1;
-    if (depth == 0) {
-        PyObject* result = PyObject_CallNoArgs(hooks.leaveRoot);
-        if (result)
-            Py_DECREF(result);
-        else
-            PyErr_Clear();
-    }
+    if (depth == 0) hooks.rootEnd();
     PyErr_Restore(type, value, traceback);
     return nullptr;
 }
@@ -274,6 +280,31 @@ int reportPlainOutputs(PyObject* output) {
     return result;
 }
 
+// The outermost module call begins: the model's names into `state`, its root op begun. Returns
+// false with an exception set (of _enter_root).
+bool enterRoot(PyObject* model) {
+    if (!lastRoot.model || PyWeakref_GetObject(lastRoot.model) != model) {
+        PyObject* entered = PyObject_CallOneArg(hooks.enterRoot, model);
+        if (!entered) return false;
+        if (!PyTuple_Check(entered) || PyTuple_GET_SIZE(entered) != 2 ||
+            !PyDict_Check(PyTuple_GET_ITEM(entered, 0)) ||
+            !PyBytes_Check(PyTuple_GET_ITEM(entered, 1))) {
+            Py_DECREF(entered);
+            PyErr_SetString(PyExc_TypeError, "_enter_root() gives (a dict, bytes)");
+            return false;
+        }
+        PyObject* reference = PyWeakref_NewRef(model, nullptr);
+        if (!reference) PyErr_Clear();  // not weakly referable: named by Python each call
+        Py_XSETREF(lastRoot.model, reference);
+        Py_XSETREF(lastRoot.names, Py_NewRef(PyTuple_GET_ITEM(entered, 0)));
+        Py_XSETREF(lastRoot.className, Py_NewRef(PyTuple_GET_ITEM(entered, 1)));
+        Py_DECREF(entered);
+    }
+    Py_XSETREF(state.names, Py_NewRef(lastRoot.names));
+    hooks.rootBegin(PyBytes_AS_STRING(lastRoot.className));
+    return true;
+}
+
 // Module.__call__(module, *args, **kwargs).
 PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
     const Py_ssize_t count = PyVectorcall_NARGS(nargsf);
@@ -294,13 +325,8 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
     bool begun = false;
     int wants = 0, pushedBefore = 0;
     if (depth == 0) {
-        PyObject* names = PyObject_CallOneArg(hooks.enterRoot, module);
-        if (names) {
-            Py_XSETREF(state.names, names);
-            begun = true;
-        } else if (!absorbFailure()) {
-            return nullptr;
-        }
+        begun = enterRoot(module);
+        if (!begun && !absorbFailure()) return nullptr;
     } else if (PyObject* names = namesOf(module); names && namesAreBytes(names)) {
         // A layer-level op is named by its full attribute path ("layers.0"), a child by its
         // attribute name ("self_attn").
@@ -345,16 +371,11 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
 
     if (!output) return closeOpsAndRaise(pushedBefore, depth);  // the module's own exception
 
-    bool interrupted = false;
     if (depth == 0) {
-        PyObject* result = PyObject_CallNoArgs(hooks.leaveRoot);
-        if (result)
-            Py_DECREF(result);
-        else
-            interrupted = !absorbFailure();
-        if (interrupted) Py_DECREF(output);
-        return interrupted ? nullptr : output;
+        hooks.rootEnd();
+        return output;
     }
+    bool interrupted = false;
     if (wants & kWantsTensors) {
         int done = reportPlainOutputs(output);
         if (done == 0) {
@@ -419,36 +440,115 @@ void* functionAddress(PyObject* address) {
     return PyLong_Check(address) ? PyLong_AsVoidPtr(address) : nullptr;
 }
 
-// install(original, enter_root, leave_root, enter_tensors, report_outputs, names_of, failure,
-//         module_begin, module_end, unwind_to) -> the callable to set as Module.__call__.
-// The last three are the adapter's C functions, by address (ctypes).
+// bracket(original, begin, end): a callable that calls the adapter's begin(), original(*args,
+// **kwargs) and end(), whatever original does. torch.autograd.backward and grad become such, so
+// that the adapter knows a backward pass from a forward one without Python of ours per pass.
+using Marker = int (*)();
+
+struct BracketObject {
+    PyObject_HEAD vectorcallfunc vectorcall;
+    PyObject* original;
+    Marker begin, end;
+};
+
+PyObject* bracketCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    auto* bracket = reinterpret_cast<BracketObject*>(self);
+    bracket->begin();
+    PyObject* result = PyObject_Vectorcall(bracket->original, args, nargsf, kwnames);
+    bracket->end();  // touches no Python state: an exception of original stays as it is
+    return result;
+}
+
+void bracketDealloc(PyObject* self) {
+    Py_XDECREF(reinterpret_cast<BracketObject*>(self)->original);
+    PyObject_Free(self);
+}
+
+PyObject* bracketWrapped(PyObject* self, void*) {
+    return Py_NewRef(reinterpret_cast<BracketObject*>(self)->original);
+}
+
+PyObject* bracketProbeBracketed(PyObject*, void*) {
+    Py_RETURN_TRUE;
+}
+
+// __name__, __qualname__, __doc__ and __module__ are the original's.
+PyObject* bracketOriginalAttribute(PyObject* self, void* name) {
+    return PyObject_GetAttrString(reinterpret_cast<BracketObject*>(self)->original,
+                                  static_cast<const char*>(name));
+}
+
+char kName[] = "__name__", kQualifiedName[] = "__qualname__", kDoc[] = "__doc__",
+     kModule[] = "__module__";
+
+PyGetSetDef bracketGetSet[] = {
+    {"__wrapped__", bracketWrapped, nullptr, "the function bracketed", nullptr},
+    {"_probe_bracketed", bracketProbeBracketed, nullptr, nullptr, nullptr},
+    {kName, bracketOriginalAttribute, nullptr, nullptr, kName},
+    {kQualifiedName, bracketOriginalAttribute, nullptr, nullptr, kQualifiedName},
+    {kDoc, bracketOriginalAttribute, nullptr, nullptr, kDoc},
+    {kModule, bracketOriginalAttribute, nullptr, nullptr, kModule},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject bracketType = {
+    PyVarObject_HEAD_INIT(nullptr, 0) "probe_studio._module_call.Bracket",
+    sizeof(BracketObject),
+};
+
+PyObject* bracket(PyObject*, PyObject* args) {
+    PyObject *original, *begin, *end;
+    if (!PyArg_ParseTuple(args, "OOO", &original, &begin, &end)) return nullptr;
+    if (!PyCallable_Check(original)) {
+        PyErr_SetString(PyExc_TypeError, "bracket() takes a callable and two addresses");
+        return nullptr;
+    }
+    auto beginMarker = reinterpret_cast<Marker>(functionAddress(begin));
+    auto endMarker = reinterpret_cast<Marker>(functionAddress(end));
+    if (!beginMarker || !endMarker) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
+        return nullptr;
+    }
+    auto* object = PyObject_New(BracketObject, &bracketType);
+    if (!object) return nullptr;
+    object->vectorcall = bracketCall;
+    object->original = Py_NewRef(original);
+    object->begin = beginMarker;
+    object->end = endMarker;
+    return reinterpret_cast<PyObject*>(object);
+}
+
+// install(original, enter_root, enter_tensors, report_outputs, names_of, failure, root_begin,
+//         root_end, module_begin, module_end, unwind_to) -> the callable to set as
+// Module.__call__. The last five are the adapter's C functions, by address (ctypes).
 PyObject* install(PyObject*, PyObject* args) {
-    PyObject *original, *enterRoot, *leaveRoot, *enterTensors, *reportOutputs, *namesOfModule,
-        *failure, *begin, *end, *unwindTo;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &original, &enterRoot, &leaveRoot, &enterTensors,
-                          &reportOutputs, &namesOfModule, &failure, &begin, &end, &unwindTo))
+    PyObject *original, *enterRoot, *enterTensors, *reportOutputs, *namesOfModule, *failure,
+        *rootBegin, *rootEnd, *begin, *end, *unwindTo;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &original, &enterRoot, &enterTensors, &reportOutputs,
+                          &namesOfModule, &failure, &rootBegin, &rootEnd, &begin, &end, &unwindTo))
         return nullptr;
     if (moduleCallObject) {
         PyErr_SetString(PyExc_RuntimeError, "the module call is installed already");
         return nullptr;
     }
     for (PyObject* callable :
-         {original, enterRoot, leaveRoot, enterTensors, reportOutputs, namesOfModule, failure}) {
+         {original, enterRoot, enterTensors, reportOutputs, namesOfModule, failure}) {
         if (!PyCallable_Check(callable)) {
-            PyErr_SetString(PyExc_TypeError, "install() takes callables and three addresses");
+            PyErr_SetString(PyExc_TypeError, "install() takes six callables and five addresses");
             return nullptr;
         }
     }
+    hooks.rootBegin = reinterpret_cast<RootBegin>(functionAddress(rootBegin));
+    hooks.rootEnd = reinterpret_cast<RootEnd>(functionAddress(rootEnd));
     hooks.begin = reinterpret_cast<ModuleBegin>(functionAddress(begin));
     hooks.end = reinterpret_cast<ModuleEnd>(functionAddress(end));
     hooks.unwindTo = reinterpret_cast<UnwindTo>(functionAddress(unwindTo));
-    if (!hooks.begin || !hooks.end || !hooks.unwindTo) {
+    if (!hooks.rootBegin || !hooks.rootEnd || !hooks.begin || !hooks.end || !hooks.unwindTo) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
         return nullptr;
     }
     hooks.original = Py_NewRef(original);
     hooks.enterRoot = Py_NewRef(enterRoot);
-    hooks.leaveRoot = Py_NewRef(leaveRoot);
     hooks.enterTensors = Py_NewRef(enterTensors);
     hooks.reportOutputs = Py_NewRef(reportOutputs);
     hooks.namesOf = Py_NewRef(namesOfModule);
@@ -511,6 +611,8 @@ PyObject* enablePlainTensors(PyObject*, PyObject* args) {
 
 PyMethodDef methods[] = {
     {"install", install, METH_VARARGS, "Makes the nn.Module.__call__ of the probe (once)."},
+    {"bracket", bracket, METH_VARARGS,
+     "A callable calling begin(), the function and end() (the last two by address)."},
     {"enable_plain_tensors", enablePlainTensors, METH_VARARGS,
      "Plain tensors go to the adapter from C (once, after install())."},
     {nullptr, nullptr, 0, nullptr},
@@ -531,5 +633,12 @@ PyMODINIT_FUNC PyInit__module_call(void) {
     moduleCallType.tp_getset = moduleCallGetSet;
     moduleCallType.tp_doc = "nn.Module.__call__ as the probe wraps it";
     if (PyType_Ready(&moduleCallType) < 0) return nullptr;
+    bracketType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+    bracketType.tp_vectorcall_offset = offsetof(BracketObject, vectorcall);
+    bracketType.tp_call = PyVectorcall_Call;
+    bracketType.tp_dealloc = bracketDealloc;
+    bracketType.tp_getset = bracketGetSet;
+    bracketType.tp_doc = "a function whose calls the probe marks";
+    if (PyType_Ready(&bracketType) < 0) return nullptr;
     return PyModule_Create(&moduleDefinition);
 }

@@ -175,6 +175,55 @@ class ModuleCalls(ProbeTestCase):
         for row in flowing_in:
             self.assertStatsMatch(row, torch.ones((3, 4) if row["Shape"] == "3x4" else (3,)))
 
+    def test_models_called_in_turn_and_backward_passes_are_named_and_marked(self):
+        # module_call.cpp names a model once per thread (while it lives) and marks backward
+        # passes itself (bracket): two models called in turn, one replaced by a new one (maybe
+        # at the same address), autograd.grad and a backward that raises.
+        rows, result = self.run_script("""
+            import gc
+            import torch
+            import torch.nn as nn
+
+            def build(first, second):
+                m = nn.Sequential()
+                m.add_module(first, nn.Linear(3, 3))
+                m.add_module(second, nn.Tanh())
+                return m
+
+            torch.manual_seed(2)
+            x = torch.randn(2, 3, requires_grad=True)
+            a, b = build("a_lin", "a_act"), build("b_lin", "b_act")
+            for _ in range(2):
+                a(x).sum().backward()
+                b(x).sum().backward()
+            del a
+            gc.collect()
+            c = build("c_lin", "c_act")
+            (g,) = torch.autograd.grad(c(x).sum(), x)
+            w, bias = c.c_lin.weight, c.c_lin.bias
+            print("GRAD", torch.allclose(g, torch.autograd.grad(torch.tanh(x @ w.t() + bias).sum(), x)[0]))
+            loss = b(x).sum()
+            loss.backward()
+            try:
+                loss.backward()  # the graph is freed: torch raises, unchanged
+            except RuntimeError as error:
+                print("RAISED", "backward through the graph a second time" in str(error))
+            b(x).sum().backward()
+            print("BRACKETED", torch.autograd.backward.__name__, torch.autograd.grad.__wrapped__.__name__,
+                  torch.autograd.backward.__doc__ == torch.autograd.backward.__wrapped__.__doc__)
+            """, task="statistics", exec_range="all")
+        self.assertIn("RAISED True", result.stdout)
+        self.assertIn("GRAD True", result.stdout)
+        self.assertIn("BRACKETED backward grad True", result.stdout)
+        ops = self.by_op(rows)
+        for name, count in (("a_lin", 2), ("a_act", 2), ("b_lin", 4), ("b_act", 4), ("c_lin", 1), ("c_act", 1)):
+            self.assertEqual(len([r for r in ops[name] if r["Input/Output"] == "output"]), count, name)
+        # Backward ops for every backward pass: 2 of a, 4 of b (the raising one adds none), 1 of c.
+        for prefix, count in (("a_lin.backward", 2), ("b_lin.backward", 4), ("c_lin.backward", 1)):
+            passes = [r for name, op_rows in ops.items() if name.startswith(prefix) for r in op_rows
+                      if r["Input/Output"] == "input"]
+            self.assertEqual(len(passes), count, prefix)
+
     def test_the_wrapped_call_keeps_what_a_module_call_does(self):
         # nn.Module.__call__ as the probe installs it (C, module_call.cpp): called bound,
         # unbound and by keyword it gives the module's own results; the module's exception
