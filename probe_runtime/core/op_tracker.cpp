@@ -2,6 +2,8 @@
 #include "op_tracker.h"
 
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -133,9 +135,8 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
         ++parent.childCount;
         if (!parent.active || !parent.childrenActive) {
             // Hot path inside an op nobody looks into: no strings, no locks.
-            Frame frame;
-            frame.depth = parent.depth + 1;
-            ts.stack.push_back(std::move(frame));
+            const int depth = parent.depth + 1;
+            ts.stack.push().depth = depth;
             return 0;
         }
     }
@@ -153,8 +154,6 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
     int64_t round = 0;
     LayerRegistry::Slot* slot = layers_.begin(rawName, name, type, round);
 
-    Frame frame;
-    frame.depth = 0;
     LayerExecution& layer = ts.layer;
     layer.reset();
     auto snapshot = runtime_.currentConfig();
@@ -163,85 +162,94 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
                         !runtime_.writer().diskStopped() &&
                         !(config.task == format::DumpTask::OverflowCheck &&
                           runtime_.overflow().exhausted(config.overflowNums));
-    if (!active) {
-        ts.stack.push_back(std::move(frame));
-        return 0;
+    Frame& frame = ts.stack.push();
+    if (!active) return 0;
+    try {
+        layer.config = snapshot;
+        layer.slot = slot;
+        layer.round = round;
+        layer.inRange = config.execRange.contains(round);
+        layer.capture = layers_.wantsStructure(*slot);
+        frame.id = std::to_string(slot->id);
+        frame.name = name;
+        frame.type = type;
+        frame.namePath = name;
+        frame.relDir.append(frame.id).append(1, '_').append(name);
+        const format::OpLocation location{frame.id, frame.namePath, 0};
+        frame.selected = layer.inRange && config.selects(location);
+        frame.childrenActive =
+            layer.capture || (layer.inRange && config.maySelectDescendants(location));
+        frame.active = frame.selected || frame.childrenActive;
+        if (frame.active) {
+            layer.devicePid = runtime_.devicePid();
+            layer.roundDir =
+                runtime_.root() + "/data/" + layer.devicePid + "/" + std::to_string(round);
+            layer.csvPath = layer.roundDir + "/statistic.csv";
+        }
+        if (layer.capture) {
+            layer.observed = std::make_unique<ObservedOp>();
+            layer.observed->name = name;
+            layer.observed->type = type;
+            layer.observed->id = frame.id;
+            layer.observed->paramJson = paramJson ? paramJson : "";
+            frame.observed = layer.observed.get();
+        }
+        return selectTop(ts, paramJson);
+    } catch (...) {
+        ts.stack.pop_back();  // the op did not begin
+        throw;
     }
-    layer.config = snapshot;
-    layer.slot = slot;
-    layer.round = round;
-    layer.inRange = config.execRange.contains(round);
-    layer.capture = layers_.wantsStructure(*slot);
-    frame.id = std::to_string(slot->id);
-    frame.name = name;
-    frame.type = type;
-    frame.namePath = name;
-    frame.relDir = frame.id + "_" + name;
-    const format::OpLocation location{frame.id, frame.namePath, 0};
-    frame.selected = layer.inRange && config.selects(location);
-    frame.childrenActive =
-        layer.capture || (layer.inRange && config.maySelectDescendants(location));
-    frame.active = frame.selected || frame.childrenActive;
-    if (frame.active) {
-        layer.devicePid = runtime_.devicePid();
-        layer.roundDir = runtime_.root() + "/data/" + layer.devicePid + "/" + std::to_string(round);
-        layer.csvPath = layer.roundDir + "/statistic.csv";
-    }
-    if (layer.capture) {
-        layer.observed = std::make_unique<ObservedOp>();
-        layer.observed->name = name;
-        layer.observed->type = type;
-        layer.observed->id = frame.id;
-        layer.observed->paramJson = paramJson ? paramJson : "";
-        frame.observed = layer.observed.get();
-    }
-    return pushSelected(ts, std::move(frame), paramJson);
 }
 
-// A selected op either waits for an overflow to be born in it (task overflow_check) or has its
-// parameters written beside its tensor files; then it is the innermost op of the thread.
-int OpTracker::pushSelected(ThreadState& ts, Frame frame, const char* paramJson) {
+// A selected op (the top one, just pushed) either waits for an overflow to be born in it (task
+// overflow_check) or has its parameters written beside its tensor files.
+int OpTracker::selectTop(ThreadState& ts, const char* paramJson) {
     const LayerExecution& layer = ts.layer;
     const auto& config = layer.config->config;
+    Frame& frame = ts.stack.back();
     if (frame.selected && config.task == format::DumpTask::OverflowCheck)
         frame.overflow = OverflowWatch::watch(paramJson);
     else if (frame.selected && config.wantsTensors())
         writeOpParam(layer.roundDir + "/" + frame.relDir, paramJson);
-    const int wanted = frame.selected ? 1 : 0;
-    ts.stack.push_back(std::move(frame));
-    return wanted;
+    return frame.selected ? 1 : 0;
 }
 
 int OpTracker::beginChild(ThreadState& ts, const std::string& name, const std::string& type,
                           const char* paramJson, OpKind kind) {
-    Frame& parent = ts.stack.back();
-    const uint32_t index = parent.childCount - 1;  // counted by opBegin
-    Frame frame;
-    frame.depth = parent.depth + 1;
-    LayerExecution& layer = ts.layer;
-    const auto& config = layer.config->config;
-    const std::string local = std::to_string(index);
-    frame.id = parent.id + "_" + local;
-    frame.name = name;
-    frame.type = type;
-    frame.namePath = parent.namePath + "/" + name;
-    frame.relDir = parent.relDir + "/" + local + "_" + name;
-    frame.kernel = kind == OpKind::Kernel || (kind == OpKind::Auto && frame.depth >= 2);
-    const format::OpLocation location{frame.id, frame.namePath, frame.depth};
-    frame.selected = layer.inRange && config.selects(location);
-    frame.childrenActive =
-        layer.capture || (layer.inRange && config.maySelectDescendants(location));
-    frame.active = true;
-    if (parent.observed) {
-        auto child = std::make_unique<ObservedOp>();
-        child->name = name;
-        child->type = type;
-        child->id = frame.id;
-        child->paramJson = paramJson ? paramJson : "";
-        frame.observed = child.get();
-        parent.observed->children.push_back(std::move(child));
+    Frame& frame = ts.stack.push();
+    try {
+        Frame& parent = ts.stack[ts.stack.size() - 2];  // after the push, which may move it
+        const uint32_t index = parent.childCount - 1;   // counted by opBegin
+        frame.depth = parent.depth + 1;
+        const auto& config = ts.layer.config->config;
+        char digits[16];
+        const std::string_view local(
+            digits, std::to_chars(digits, digits + sizeof digits, index).ptr - digits);
+        frame.id.append(parent.id).append(1, '_').append(local);
+        frame.name = name;
+        frame.type = type;
+        frame.namePath.append(parent.namePath).append(1, '/').append(name);
+        frame.relDir.append(parent.relDir).append(1, '/').append(local).append(1, '_').append(name);
+        frame.kernel = kind == OpKind::Kernel || (kind == OpKind::Auto && frame.depth >= 2);
+        const format::OpLocation location{frame.id, frame.namePath, frame.depth};
+        frame.selected = ts.layer.inRange && config.selects(location);
+        frame.childrenActive =
+            ts.layer.capture || (ts.layer.inRange && config.maySelectDescendants(location));
+        frame.active = true;
+        if (parent.observed) {
+            auto child = std::make_unique<ObservedOp>();
+            child->name = name;
+            child->type = type;
+            child->id = frame.id;
+            child->paramJson = paramJson ? paramJson : "";
+            frame.observed = child.get();
+            parent.observed->children.push_back(std::move(child));
+        }
+        return selectTop(ts, paramJson);
+    } catch (...) {
+        ts.stack.pop_back();  // the op did not begin
+        throw;
     }
-    return pushSelected(ts, std::move(frame), paramJson);
 }
 
 // op_param.json goes beside an op's tensor files: with task "statistics" there are none, and

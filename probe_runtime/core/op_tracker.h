@@ -90,7 +90,7 @@ private:
                    const std::string& type, const char* paramJson);
     int beginChild(ThreadState& ts, const std::string& name, const std::string& type,
                    const char* paramJson, OpKind kind);
-    int pushSelected(ThreadState& ts, Frame frame, const char* paramJson);
+    int selectTop(ThreadState& ts, const char* paramJson);
 
     Runtime& runtime_;
     LayerRegistry layers_;
