@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -339,8 +340,28 @@ struct OpSchemaFacts {
     bool view = false;
 };
 
+const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn);
+
+// An aten op's name is its schema's string, the same pointer at every call: a small table by
+// that pointer answers nearly every lookup (checked by the name itself, so a pointer that came
+// to name another op is only a miss) before the table by the name's hash.
 const OpSchemaFacts& schemaFacts(const at::RecordFunction& fn) {
-    thread_local std::unordered_map<uint64_t, std::vector<OpSchemaFacts>> cache;
+    struct Recent {
+        const char* name = nullptr;
+        const OpSchemaFacts* facts = nullptr;
+    };
+    thread_local Recent recent[256];
+    const char* name = fn.name();
+    Recent& slot = recent[(reinterpret_cast<uintptr_t>(name) >> 4) & 255];
+    if (slot.name == name && std::strcmp(slot.facts->op.c_str(), name) == 0) return *slot.facts;
+    const OpSchemaFacts& facts = schemaFactsOf(fn);
+    slot = {name, &facts};
+    return facts;
+}
+
+const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
+    // The facts stay where they are made (a deque per hash): `recent` points at them.
+    thread_local std::unordered_map<uint64_t, std::deque<OpSchemaFacts>> cache;
     const char* name = fn.name();
     uint64_t hash = 1469598103934665603ull;  // FNV-1a: no allocation per lookup
     for (const char* p = name; *p; ++p)
