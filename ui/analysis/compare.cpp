@@ -13,6 +13,7 @@
 
 #include "analysis/dump_reader.h"
 #include "analysis/parallel_for.h"
+#include "analysis/prefault.h"
 #include "analysis/tensor_view.h"
 #include "probe/format/dtype.h"
 #include "probe/format/file_util.h"
@@ -259,7 +260,16 @@ public:
         candNames_ = names.ofOps(cand_);
         nameCount_ = names.size();
         result_.tensors.reserve(ref_.rowCount());
-        for (const auto& [rp, cp] : result_.processPairs) pairOps(rp, cp);
+        {
+            // A million compared tensors are 160 MB written for the first time: their pages are
+            // faulted in on another core while this one pairs the ops (a fifth of the pairing).
+            PrefaultAhead prefault(result_.tensors.data(),
+                                   result_.tensors.capacity() * sizeof(TensorComparison),
+                                   kPrefaultAhead);
+            tensorsPrefault_ = &prefault;
+            for (const auto& [rp, cp] : result_.processPairs) pairOps(rp, cp);
+            tensorsPrefault_ = nullptr;
+        }
         if (cancelled()) return cancelledResult();
         prepareStrings();
         measure();
@@ -512,6 +522,8 @@ private:
             t.candidateRow = candRows[match];
             t.isOutput = rs.isOutput;
             result_.tensors.push_back(std::move(t));
+            if (tensorsPrefault_ && result_.tensors.size() % kPrefaultEvery == 0)
+                tensorsPrefault_->reached(result_.tensors.size() * sizeof(TensorComparison));
         }
         for (uint32_t j = 0; j < candCount; ++j) result_.tensorsOnlyInCandidate += used[j] ? 0 : 1;
     }
@@ -847,6 +859,10 @@ private:
     std::vector<uint64_t> refCounts_;
     PrintMap producedData_, producedStats_;
     std::vector<uint8_t> usedScratch_;  // pairTensors'
+    // While the ops are paired: told how far the tensors are written, every kPrefaultEvery.
+    PrefaultAhead* tensorsPrefault_ = nullptr;
+    static constexpr size_t kPrefaultEvery = 16384;
+    static constexpr size_t kPrefaultAhead = 64u << 20;
     uint64_t clock_ = 0;
     std::optional<uint32_t> firstDiverging_;
 };
