@@ -129,49 +129,45 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
 }
 
 // Fingerprint -> tensor, open addressing (0 is no fingerprint): a million outputs go in and
-// out of it while the walk runs, without a node allocation each.
+// out of it while the walk runs, without a node allocation each. A key and its tensor share an
+// entry: a lookup of a map far bigger than the caches costs one miss, not two.
 class PrintMap {
 public:
     void clear() {
-        keys_.assign(16, 0);
-        values_.assign(16, kNone);
+        entries_.assign(16, Entry{});
         size_ = 0;
     }
     void set(uint64_t key, uint32_t value) {
         if (!key) return;
-        if ((size_ + 1) * 2 > keys_.size()) grow();
-        const size_t at = slot(key);
-        if (!keys_[at]) ++size_;
-        keys_[at] = key;
-        values_[at] = value;
+        if ((size_ + 1) * 2 > entries_.size()) grow();
+        Entry& entry = entries_[slot(key)];
+        if (!entry.key) ++size_;
+        entry = {key, value};
     }
     uint32_t find(uint64_t key) const {
-        if (!key || keys_.empty()) return kNone;
-        const size_t at = slot(key);
-        return keys_[at] == key ? values_[at] : kNone;
+        if (!key || entries_.empty()) return kNone;
+        const Entry& entry = entries_[slot(key)];
+        return entry.key == key ? entry.value : kNone;
     }
 
 private:
+    struct Entry {
+        uint64_t key = 0;
+        uint32_t value = kNone;
+    };
     size_t slot(uint64_t key) const {
-        const size_t mask = keys_.size() - 1;
+        const size_t mask = entries_.size() - 1;
         size_t at = static_cast<size_t>(key * 0x9e3779b97f4a7c15ull >> 20) & mask;
-        while (keys_[at] && keys_[at] != key) at = (at + 1) & mask;
+        while (entries_[at].key && entries_[at].key != key) at = (at + 1) & mask;
         return at;
     }
     void grow() {
-        std::vector<uint64_t> keys = std::move(keys_);
-        std::vector<uint32_t> values = std::move(values_);
-        keys_.assign(std::max<size_t>(16, keys.size() * 2), 0);
-        values_.assign(keys_.size(), kNone);
-        for (size_t i = 0; i < keys.size(); ++i) {
-            if (!keys[i]) continue;
-            const size_t at = slot(keys[i]);
-            keys_[at] = keys[i];
-            values_[at] = values[i];
-        }
+        std::vector<Entry> old = std::move(entries_);
+        entries_.assign(std::max<size_t>(16, old.size() * 2), Entry{});
+        for (const Entry& entry : old)
+            if (entry.key) entries_[slot(entry.key)] = entry;
     }
-    std::vector<uint64_t> keys_;
-    std::vector<uint32_t> values_;
+    std::vector<Entry> entries_;
     size_t size_ = 0;
 };
 
