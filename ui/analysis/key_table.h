@@ -25,6 +25,8 @@ public:
     static constexpr uint32_t kAbsent = UINT32_MAX;
 
     size_t size() const { return size_; }
+    // How many items it holds before it grows.
+    size_t capacity() const { return slots_.size() / 2; }
 
     // The first item inserted with `hash` for which same(item) holds, or kAbsent.
     template <typename Same>
@@ -35,6 +37,11 @@ public:
             if (slot.item == kAbsent) return kAbsent;
             if (slot.hash == hash && same(slot.item)) return slot.item;
         }
+    }
+    // Room for `more` items beyond those it holds, so that adding them never grows the table
+    // (each growth places every item again).
+    void reserve(size_t more) {
+        while ((size_ + more) * 2 > slots_.size()) grow();
     }
     // Adds `item` under `hash`. An item with an equal key stays the one find() returns.
     void insert(uint64_t hash, uint32_t item) {
