@@ -428,6 +428,11 @@ private:
                 candRounds[r] = instancesOf(cand_, cand_.process(cp).rounds.at(rounds[r].second),
                                             candOrder, candNames_, occurrences);
         });
+        // Room for every op execution of the reference at once: grown round by round, a million
+        // tensors' worth of ops were copied over and over.
+        size_t executions = 0;
+        for (const auto& round : refRounds) executions += round.instances.size();
+        result_.ops.reserve(result_.ops.size() + executions);
         // Reference op -> its OpComparison in the round being paired (stamped with the round).
         std::vector<std::pair<uint32_t, uint32_t>> compared(ref_.opCount(), {kNone, kNone});
         uint32_t stamp = 0;
@@ -440,10 +445,6 @@ private:
             // an op up only where they part.
             std::unordered_map<uint64_t, uint32_t> candByKey;
             std::vector<bool> candPaired(c.instances.size(), false);
-            // Room for this round's ops at once (by doubling, as push_back would).
-            if (result_.ops.capacity() < result_.ops.size() + r.instances.size())
-                result_.ops.reserve(
-                    std::max(2 * result_.ops.capacity(), result_.ops.size() + r.instances.size()));
             size_t next = 0;
             for (const Instance& ri : r.instances) {
                 uint32_t match = kNone;
