@@ -4,9 +4,12 @@
 // Python, the wrapper and its two ctypes calls cost more than 2% of a small model's step while
 // the probe sleeps. Here a call that nobody looks into (inside a layer whose children are not
 // observed) only counts the depth, and a module call whose tensors nobody wants begins and ends
-// its op by calling the adapter directly. Whatever needs tensors (the op's inputs and outputs,
-// the hooks on a layer's input gradients) and the outermost call (naming the model's modules)
-// stay in Python: torch_hooks.py, called from here.
+// its op by calling the adapter directly. So does a call whose tensors are plain tensors given
+// positionally (the common case): its inputs and outputs go to the adapter by their TensorImpl,
+// its input gradients are hooked there (in Python this cost a small layer about 5 us). Other
+// tensors (subclasses, tensors nested in lists or dicts, keyword arguments, the module's
+// parameters beside tensor data) and naming a model's modules (at its first call on a thread)
+// stay in Python: torch_hooks.py, called from here. bracket() marks backward passes the same way.
 //
 // Nothing here may disturb the model: a failure of the probe's Python is handed to its
 // _failure() and cleared (only a KeyboardInterrupt or SystemExit raised in it is let through,
@@ -21,28 +24,58 @@
 namespace {
 
 // The adapter's flags (probe.h PROBE_WANTS_*, torch_adapter.cpp kLayerProbeAwake).
-constexpr int kWantsTensors = 1 | 2;  // data or metadata
+constexpr int kWantsMetadata = 2;
+constexpr int kWantsTensors = 1 | kWantsMetadata;  // data or metadata
 constexpr int kWantsChildren = 4;
+constexpr int kWantsStatisticsOnly = 8;
 constexpr int kLayerProbeAwake = 1 << 16;
 
+using RootBegin = int (*)(const char* modelName);
+using RootEnd = int (*)();
 using ModuleBegin = int (*)(const char* name, const char* type);
 using ModuleEnd = int (*)();
 using UnwindTo = int (*)(int depth);
+using ReportTensor = int (*)(int io, int index, const char* name, void* impl);
+using HookInputGradient = int (*)(const char* layer, int index, const char* name, void* impl);
 
 // Set once by install(); owned for the life of the process (Module.__call__ is never restored).
 struct Hooks {
-    PyObject* original = nullptr;       // torch's own Module.__call__
-    PyObject* enterRoot = nullptr;      // _enter_root(module) -> the model's names (a dict)
-    PyObject* leaveRoot = nullptr;      // _leave_root()
-    PyObject* enterTensors = nullptr;   // _enter_tensors(module, args, kwargs, depth, wants, names)
+    PyObject* original = nullptr;      // torch's own Module.__call__
+    PyObject* enterRoot = nullptr;     // _enter_root(module) -> (the model's names, its class name)
+    PyObject* enterTensors = nullptr;  // _enter_tensors(module, args, kwargs, depth, wants, names)
     PyObject* reportOutputs = nullptr;  // _report_outputs(output)
     PyObject* namesOf = nullptr;        // _names_of(module): a module that is not the model's
     PyObject* failure = nullptr;        // _failure(where, exception)
+    RootBegin rootBegin = nullptr;
+    RootEnd rootEnd = nullptr;
     ModuleBegin begin = nullptr;
     ModuleEnd end = nullptr;
     UnwindTo unwindTo = nullptr;
 };
 Hooks hooks;
+
+// The model last called on this thread and what _enter_root() said of it, so that a training
+// loop's every step does not run Python to name the same model again.
+struct LastRoot {
+    PyObject* model = nullptr;      // a weak reference to it
+    PyObject* names = nullptr;      // its names: a dict (see ThreadState)
+    PyObject* className = nullptr;  // bytes
+};
+thread_local LastRoot lastRoot;
+
+// Set by enable_plain_tensors() when torch.Tensor._cdata is the TensorImpl the adapter takes;
+// until then every tensor goes through Python.
+struct PlainTensors {
+    PyTypeObject* types[2] = {nullptr, nullptr};  // torch.Tensor, torch.nn.Parameter (exact)
+    PyObject* cdata = nullptr;                    // the interned name "_cdata"
+    PyObject* gradEnabled = nullptr;              // torch.is_grad_enabled
+    PyObject* encodedArgNames = nullptr;          // _encoded_arg_names(module): a tuple of bytes
+    PyObject* hookInPython = nullptr;    // _hook_input_gradient_in_python(layer, i, name, t)
+    PyObject* argNamesByType = nullptr;  // type(module) -> _encoded_arg_names(module)
+    ReportTensor report = nullptr;
+    HookInputGradient hookInputGradient = nullptr;
+};
+PlainTensors plain;
 
 struct ThreadState {
     int depth = 0;              // module calls open on this thread, the model's own included
@@ -80,13 +113,7 @@ PyObject* closeOpsAndRaise(int pushedBefore, int depth) {
     hooks.unwindTo(pushedBefore);
     state.pushed = pushedBefore;
     if (state.quietAt >= depth) state.quietAt = -1;
-    if (depth == 0) {
-        PyObject* result = PyObject_CallNoArgs(hooks.leaveRoot);
-        if (result)
-            Py_DECREF(result);
-        else
-            PyErr_Clear();
-    }
+    if (depth == 0) hooks.rootEnd();
     PyErr_Restore(type, value, traceback);
     return nullptr;
 }
@@ -135,6 +162,149 @@ bool namesAreBytes(PyObject* names) {
            PyBytes_Check(PyTuple_GET_ITEM(names, 2));
 }
 
+bool isPlainTensor(PyObject* value) {
+    PyTypeObject* type = Py_TYPE(value);
+    return type == plain.types[0] || type == plain.types[1];
+}
+
+// A value _flatten() finds no tensor in.
+bool holdsNoTensor(PyObject* value) {
+    return value == Py_None || PyBool_Check(value) || PyLong_CheckExact(value) ||
+           PyFloat_CheckExact(value) || PyUnicode_CheckExact(value);
+}
+
+// The TensorImpl of a plain tensor, or nullptr with an exception.
+void* implOf(PyObject* tensor) {
+    PyObject* cdata = PyObject_GetAttr(tensor, plain.cdata);
+    if (!cdata) return nullptr;
+    void* impl = PyLong_AsVoidPtr(cdata);
+    Py_DECREF(cdata);
+    if (!impl && !PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "a tensor without TensorImpl");
+    return impl;
+}
+
+// The names of the module's positional arguments (borrowed: a tuple of bytes), asked of Python
+// once per class; nullptr with an exception.
+PyObject* argNamesOf(PyObject* module) {
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(module));
+    PyObject* names = PyDict_GetItemWithError(plain.argNamesByType, type);
+    if (names || PyErr_Occurred()) return names;
+    names = PyObject_CallOneArg(plain.encodedArgNames, module);
+    if (!names) return nullptr;
+    bool valid = PyTuple_Check(names);
+    for (Py_ssize_t i = 0; valid && i < PyTuple_GET_SIZE(names); ++i)
+        valid = PyBytes_Check(PyTuple_GET_ITEM(names, i));
+    if (!valid) {
+        Py_DECREF(names);
+        PyErr_SetString(PyExc_TypeError, "argument names are not a tuple of bytes");
+        return nullptr;
+    }
+    const int stored = PyDict_SetItem(plain.argNamesByType, type, names);
+    Py_DECREF(names);  // the dict holds it
+    return stored == 0 ? names : nullptr;
+}
+
+// _enter_tensors() of torch_hooks.py for a call given only plain tensors and values without
+// tensors, positionally, when the op's parameters are not wanted: its inputs reported, and for a
+// layer-level op of an awake probe its input gradients hooked. Returns 1 when done, 0 when the
+// call is not such a call (Python does it), -1 with an exception.
+int enterPlainTensors(PyObject* module, PyObject* const* args, Py_ssize_t count, PyObject* kwnames,
+                      int depth, int wants, PyObject* names) {
+    if (!plain.report || (kwnames && PyTuple_GET_SIZE(kwnames) > 0)) return 0;
+    const bool wantsTensors = wants & kWantsTensors;
+    // The module's parameters go with tensor data and with the observed structure.
+    if (wantsTensors && (wants & kWantsMetadata || !(wants & kWantsStatisticsOnly))) return 0;
+    for (Py_ssize_t i = 0; i < count; ++i)
+        if (!isPlainTensor(args[i]) && !holdsNoTensor(args[i])) return 0;
+    bool layerGradients = false;
+    if (depth == 1 && wants & kLayerProbeAwake) {
+        PyObject* enabled = PyObject_CallNoArgs(plain.gradEnabled);
+        if (!enabled) return -1;
+        layerGradients = enabled == Py_True;
+        Py_DECREF(enabled);
+    }
+    if (!wantsTensors && !layerGradients) return 1;
+    PyObject* argNames = argNamesOf(module);
+    if (!argNames) return -1;
+    const char* layer = PyBytes_AS_STRING(PyTuple_GET_ITEM(names, 0));
+    int index = 0;
+    for (Py_ssize_t i = 0; i < count; ++i) {
+        if (!isPlainTensor(args[i])) continue;
+        const char* name =
+            i < PyTuple_GET_SIZE(argNames) ? PyBytes_AS_STRING(PyTuple_GET_ITEM(argNames, i)) : "";
+        void* impl = implOf(args[i]);
+        if (!impl) return -1;
+        if (wantsTensors) plain.report(0, index, name, impl);
+        if (layerGradients && plain.hookInputGradient(layer, index, name, impl) < 0) {
+            // The adapter could not hook it (and said why): a Python hook instead.
+            PyObject* result =
+                PyObject_CallFunction(plain.hookInPython, "yiyO", layer, index, name, args[i]);
+            if (!result) return -1;
+            Py_DECREF(result);
+        }
+        ++index;
+    }
+    return 1;
+}
+
+// _report_outputs() of torch_hooks.py for a plain tensor, or a tuple or list of plain tensors
+// (None among them skipped), all named "" as _flatten() names them. Returns 1 when done, 0 when
+// the output is another kind (Python does it), -1 with an exception.
+int reportPlainOutputs(PyObject* output) {
+    if (!plain.report) return 0;
+    if (isPlainTensor(output)) {
+        void* impl = implOf(output);
+        if (!impl) return -1;
+        plain.report(1, 0, "", impl);
+        return 1;
+    }
+    if (!PyTuple_CheckExact(output) && !PyList_CheckExact(output)) return 0;
+    PyObject* items = PySequence_Fast(output, "");  // the same object, for a tuple or list
+    if (!items) return -1;
+    const Py_ssize_t count = PySequence_Fast_GET_SIZE(items);
+    PyObject** values = PySequence_Fast_ITEMS(items);
+    int result = 1;
+    for (Py_ssize_t i = 0; i < count && result == 1; ++i)
+        if (!isPlainTensor(values[i]) && values[i] != Py_None) result = 0;
+    for (Py_ssize_t i = 0, index = 0; i < count && result == 1; ++i) {
+        if (values[i] == Py_None) continue;
+        void* impl = implOf(values[i]);
+        if (!impl) {
+            result = -1;
+            break;
+        }
+        plain.report(1, static_cast<int>(index++), "", impl);
+    }
+    Py_DECREF(items);
+    return result;
+}
+
+// The outermost module call begins: the model's names into `state`, its root op begun. Returns
+// false with an exception set (of _enter_root).
+bool enterRoot(PyObject* model) {
+    if (!lastRoot.model || PyWeakref_GetObject(lastRoot.model) != model) {
+        PyObject* entered = PyObject_CallOneArg(hooks.enterRoot, model);
+        if (!entered) return false;
+        if (!PyTuple_Check(entered) || PyTuple_GET_SIZE(entered) != 2 ||
+            !PyDict_Check(PyTuple_GET_ITEM(entered, 0)) ||
+            !PyBytes_Check(PyTuple_GET_ITEM(entered, 1))) {
+            Py_DECREF(entered);
+            PyErr_SetString(PyExc_TypeError, "_enter_root() gives (a dict, bytes)");
+            return false;
+        }
+        PyObject* reference = PyWeakref_NewRef(model, nullptr);
+        if (!reference) PyErr_Clear();  // not weakly referable: named by Python each call
+        Py_XSETREF(lastRoot.model, reference);
+        Py_XSETREF(lastRoot.names, Py_NewRef(PyTuple_GET_ITEM(entered, 0)));
+        Py_XSETREF(lastRoot.className, Py_NewRef(PyTuple_GET_ITEM(entered, 1)));
+        Py_DECREF(entered);
+    }
+    Py_XSETREF(state.names, Py_NewRef(lastRoot.names));
+    hooks.rootBegin(PyBytes_AS_STRING(lastRoot.className));
+    return true;
+}
+
 // Module.__call__(module, *args, **kwargs).
 PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
     const Py_ssize_t count = PyVectorcall_NARGS(nargsf);
@@ -155,13 +325,8 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
     bool begun = false;
     int wants = 0, pushedBefore = 0;
     if (depth == 0) {
-        PyObject* names = PyObject_CallOneArg(hooks.enterRoot, module);
-        if (names) {
-            Py_XSETREF(state.names, names);
-            begun = true;
-        } else if (!absorbFailure()) {
-            return nullptr;
-        }
+        begun = enterRoot(module);
+        if (!begun && !absorbFailure()) return nullptr;
     } else if (PyObject* names = namesOf(module); names && namesAreBytes(names)) {
         // A layer-level op is named by its full attribute path ("layers.0"), a child by its
         // attribute name ("self_attn").
@@ -172,17 +337,20 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
         state.pushed = pushedBefore + 1;
         if (!(wants & kWantsChildren)) state.quietAt = depth;
         if (wants & kWantsTensors || (depth == 1 && wants & kLayerProbeAwake)) {
-            PyObject* positional = positionalTuple(args + 1, count - 1);
-            PyObject* keywords = positional ? keywordDict(args + count, kwnames) : nullptr;
-            PyObject* result =
-                keywords ? PyObject_CallFunction(hooks.enterTensors, "OOOiiO", module, positional,
-                                                 keywords, depth, wants, names)
-                         : nullptr;
-            Py_XDECREF(positional);
-            Py_XDECREF(keywords);
-            if (result) {
-                Py_DECREF(result);
-            } else if (!absorbFailure()) {
+            int done = enterPlainTensors(module, args + 1, count - 1, kwnames, depth, wants, names);
+            if (done == 0) {
+                PyObject* positional = positionalTuple(args + 1, count - 1);
+                PyObject* keywords = positional ? keywordDict(args + count, kwnames) : nullptr;
+                PyObject* result =
+                    keywords ? PyObject_CallFunction(hooks.enterTensors, "OOOiiO", module,
+                                                     positional, keywords, depth, wants, names)
+                             : nullptr;
+                Py_XDECREF(positional);
+                Py_XDECREF(keywords);
+                Py_XDECREF(result);
+                done = result ? 1 : -1;
+            }
+            if (done < 0 && !absorbFailure()) {
                 Py_DECREF(names);
                 return closeOpsAndRaise(pushedBefore, depth);
             }
@@ -203,22 +371,19 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
 
     if (!output) return closeOpsAndRaise(pushedBefore, depth);  // the module's own exception
 
-    bool interrupted = false;
     if (depth == 0) {
-        PyObject* result = PyObject_CallNoArgs(hooks.leaveRoot);
-        if (result)
-            Py_DECREF(result);
-        else
-            interrupted = !absorbFailure();
-        if (interrupted) Py_DECREF(output);
-        return interrupted ? nullptr : output;
+        hooks.rootEnd();
+        return output;
     }
+    bool interrupted = false;
     if (wants & kWantsTensors) {
-        PyObject* result = PyObject_CallOneArg(hooks.reportOutputs, output);
-        if (result)
-            Py_DECREF(result);
-        else
-            interrupted = !absorbFailure();
+        int done = reportPlainOutputs(output);
+        if (done == 0) {
+            PyObject* result = PyObject_CallOneArg(hooks.reportOutputs, output);
+            Py_XDECREF(result);
+            done = result ? 1 : -1;
+        }
+        if (done < 0) interrupted = !absorbFailure();
     }
     hooks.end();
     state.pushed = pushedBefore;
@@ -275,36 +440,115 @@ void* functionAddress(PyObject* address) {
     return PyLong_Check(address) ? PyLong_AsVoidPtr(address) : nullptr;
 }
 
-// install(original, enter_root, leave_root, enter_tensors, report_outputs, names_of, failure,
-//         module_begin, module_end, unwind_to) -> the callable to set as Module.__call__.
-// The last three are the adapter's C functions, by address (ctypes).
+// bracket(original, begin, end): a callable that calls the adapter's begin(), original(*args,
+// **kwargs) and end(), whatever original does. torch.autograd.backward and grad become such, so
+// that the adapter knows a backward pass from a forward one without Python of ours per pass.
+using Marker = int (*)();
+
+struct BracketObject {
+    PyObject_HEAD vectorcallfunc vectorcall;
+    PyObject* original;
+    Marker begin, end;
+};
+
+PyObject* bracketCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    auto* bracket = reinterpret_cast<BracketObject*>(self);
+    bracket->begin();
+    PyObject* result = PyObject_Vectorcall(bracket->original, args, nargsf, kwnames);
+    bracket->end();  // touches no Python state: an exception of original stays as it is
+    return result;
+}
+
+void bracketDealloc(PyObject* self) {
+    Py_XDECREF(reinterpret_cast<BracketObject*>(self)->original);
+    PyObject_Free(self);
+}
+
+PyObject* bracketWrapped(PyObject* self, void*) {
+    return Py_NewRef(reinterpret_cast<BracketObject*>(self)->original);
+}
+
+PyObject* bracketProbeBracketed(PyObject*, void*) {
+    Py_RETURN_TRUE;
+}
+
+// __name__, __qualname__, __doc__ and __module__ are the original's.
+PyObject* bracketOriginalAttribute(PyObject* self, void* name) {
+    return PyObject_GetAttrString(reinterpret_cast<BracketObject*>(self)->original,
+                                  static_cast<const char*>(name));
+}
+
+char kName[] = "__name__", kQualifiedName[] = "__qualname__", kDoc[] = "__doc__",
+     kModule[] = "__module__";
+
+PyGetSetDef bracketGetSet[] = {
+    {"__wrapped__", bracketWrapped, nullptr, "the function bracketed", nullptr},
+    {"_probe_bracketed", bracketProbeBracketed, nullptr, nullptr, nullptr},
+    {kName, bracketOriginalAttribute, nullptr, nullptr, kName},
+    {kQualifiedName, bracketOriginalAttribute, nullptr, nullptr, kQualifiedName},
+    {kDoc, bracketOriginalAttribute, nullptr, nullptr, kDoc},
+    {kModule, bracketOriginalAttribute, nullptr, nullptr, kModule},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject bracketType = {
+    PyVarObject_HEAD_INIT(nullptr, 0) "probe_studio._module_call.Bracket",
+    sizeof(BracketObject),
+};
+
+PyObject* bracket(PyObject*, PyObject* args) {
+    PyObject *original, *begin, *end;
+    if (!PyArg_ParseTuple(args, "OOO", &original, &begin, &end)) return nullptr;
+    if (!PyCallable_Check(original)) {
+        PyErr_SetString(PyExc_TypeError, "bracket() takes a callable and two addresses");
+        return nullptr;
+    }
+    auto beginMarker = reinterpret_cast<Marker>(functionAddress(begin));
+    auto endMarker = reinterpret_cast<Marker>(functionAddress(end));
+    if (!beginMarker || !endMarker) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
+        return nullptr;
+    }
+    auto* object = PyObject_New(BracketObject, &bracketType);
+    if (!object) return nullptr;
+    object->vectorcall = bracketCall;
+    object->original = Py_NewRef(original);
+    object->begin = beginMarker;
+    object->end = endMarker;
+    return reinterpret_cast<PyObject*>(object);
+}
+
+// install(original, enter_root, enter_tensors, report_outputs, names_of, failure, root_begin,
+//         root_end, module_begin, module_end, unwind_to) -> the callable to set as
+// Module.__call__. The last five are the adapter's C functions, by address (ctypes).
 PyObject* install(PyObject*, PyObject* args) {
-    PyObject *original, *enterRoot, *leaveRoot, *enterTensors, *reportOutputs, *namesOfModule,
-        *failure, *begin, *end, *unwindTo;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &original, &enterRoot, &leaveRoot, &enterTensors,
-                          &reportOutputs, &namesOfModule, &failure, &begin, &end, &unwindTo))
+    PyObject *original, *enterRoot, *enterTensors, *reportOutputs, *namesOfModule, *failure,
+        *rootBegin, *rootEnd, *begin, *end, *unwindTo;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &original, &enterRoot, &enterTensors, &reportOutputs,
+                          &namesOfModule, &failure, &rootBegin, &rootEnd, &begin, &end, &unwindTo))
         return nullptr;
     if (moduleCallObject) {
         PyErr_SetString(PyExc_RuntimeError, "the module call is installed already");
         return nullptr;
     }
     for (PyObject* callable :
-         {original, enterRoot, leaveRoot, enterTensors, reportOutputs, namesOfModule, failure}) {
+         {original, enterRoot, enterTensors, reportOutputs, namesOfModule, failure}) {
         if (!PyCallable_Check(callable)) {
-            PyErr_SetString(PyExc_TypeError, "install() takes callables and three addresses");
+            PyErr_SetString(PyExc_TypeError, "install() takes six callables and five addresses");
             return nullptr;
         }
     }
+    hooks.rootBegin = reinterpret_cast<RootBegin>(functionAddress(rootBegin));
+    hooks.rootEnd = reinterpret_cast<RootEnd>(functionAddress(rootEnd));
     hooks.begin = reinterpret_cast<ModuleBegin>(functionAddress(begin));
     hooks.end = reinterpret_cast<ModuleEnd>(functionAddress(end));
     hooks.unwindTo = reinterpret_cast<UnwindTo>(functionAddress(unwindTo));
-    if (!hooks.begin || !hooks.end || !hooks.unwindTo) {
+    if (!hooks.rootBegin || !hooks.rootEnd || !hooks.begin || !hooks.end || !hooks.unwindTo) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
         return nullptr;
     }
     hooks.original = Py_NewRef(original);
     hooks.enterRoot = Py_NewRef(enterRoot);
-    hooks.leaveRoot = Py_NewRef(leaveRoot);
     hooks.enterTensors = Py_NewRef(enterTensors);
     hooks.reportOutputs = Py_NewRef(reportOutputs);
     hooks.namesOf = Py_NewRef(namesOfModule);
@@ -317,8 +561,60 @@ PyObject* install(PyObject*, PyObject* args) {
     return moduleCallObject;
 }
 
+// enable_plain_tensors(tensor_type, parameter_type, is_grad_enabled, encoded_arg_names,
+//                      hook_input_gradient_in_python, report_tensor, hook_input_gradient)
+// After install(), when a plain tensor's _cdata is its TensorImpl: such tensors go to the
+// adapter's last two functions (by address) from here.
+PyObject* enablePlainTensors(PyObject*, PyObject* args) {
+    PyObject *tensorType, *parameterType, *gradEnabled, *encodedArgNames, *hookInPython, *report,
+        *hookInputGradient;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOO", &PyType_Type, &tensorType, &PyType_Type,
+                          &parameterType, &gradEnabled, &encodedArgNames, &hookInPython, &report,
+                          &hookInputGradient))
+        return nullptr;
+    if (plain.report) {
+        PyErr_SetString(PyExc_RuntimeError, "plain tensors are enabled already");
+        return nullptr;
+    }
+    for (PyObject* callable : {gradEnabled, encodedArgNames, hookInPython}) {
+        if (!PyCallable_Check(callable)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "enable_plain_tensors() takes two types, three "
+                            "callables and two addresses");
+            return nullptr;
+        }
+    }
+    auto* reportFunction = reinterpret_cast<ReportTensor>(functionAddress(report));
+    auto* hookFunction = reinterpret_cast<HookInputGradient>(functionAddress(hookInputGradient));
+    if (!reportFunction || !hookFunction) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
+        return nullptr;
+    }
+    PyObject* byType = PyDict_New();
+    PyObject* cdata = PyUnicode_InternFromString("_cdata");
+    if (!byType || !cdata) {
+        Py_XDECREF(byType);
+        Py_XDECREF(cdata);
+        return nullptr;
+    }
+    plain.types[0] = reinterpret_cast<PyTypeObject*>(Py_NewRef(tensorType));
+    plain.types[1] = reinterpret_cast<PyTypeObject*>(Py_NewRef(parameterType));
+    plain.cdata = cdata;
+    plain.gradEnabled = Py_NewRef(gradEnabled);
+    plain.encodedArgNames = Py_NewRef(encodedArgNames);
+    plain.hookInPython = Py_NewRef(hookInPython);
+    plain.argNamesByType = byType;
+    plain.hookInputGradient = hookFunction;
+    plain.report = reportFunction;  // last: it switches the path on
+    Py_RETURN_NONE;
+}
+
 PyMethodDef methods[] = {
     {"install", install, METH_VARARGS, "Makes the nn.Module.__call__ of the probe (once)."},
+    {"bracket", bracket, METH_VARARGS,
+     "A callable calling begin(), the function and end() (the last two by address)."},
+    {"enable_plain_tensors", enablePlainTensors, METH_VARARGS,
+     "Plain tensors go to the adapter from C (once, after install())."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -337,5 +633,12 @@ PyMODINIT_FUNC PyInit__module_call(void) {
     moduleCallType.tp_getset = moduleCallGetSet;
     moduleCallType.tp_doc = "nn.Module.__call__ as the probe wraps it";
     if (PyType_Ready(&moduleCallType) < 0) return nullptr;
+    bracketType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+    bracketType.tp_vectorcall_offset = offsetof(BracketObject, vectorcall);
+    bracketType.tp_call = PyVectorcall_Call;
+    bracketType.tp_dealloc = bracketDealloc;
+    bracketType.tp_getset = bracketGetSet;
+    bracketType.tp_doc = "a function whose calls the probe marks";
+    if (PyType_Ready(&bracketType) < 0) return nullptr;
     return PyModule_Create(&moduleDefinition);
 }

@@ -187,6 +187,20 @@ class NeverHarmsTheModel(support.TempDirTestCase):
             """)
         self.assertIn("RESULT [2.0, 2.0, 2.0]", proc.stdout)
         self.assertIn("cannot create the dump directory", proc.stderr)
+        # Without tensors the step's folder is made by the file writer, off the model's thread:
+        # the failure is said when the step's files are written, and the model goes on.
+        self.write_config({"task": "statistics", "dump_path": os.path.join(blocker, "dump")}, "stats.json")
+        proc = self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./stats.json")
+            debugger.start()
+            y = torch.add(torch.ones(3), 1)
+            debugger.stop()
+            print("RESULT", y.tolist())
+            """)
+        self.assertIn("RESULT [2.0, 2.0, 2.0]", proc.stdout)
+        self.assertRegex(proc.stderr, r"cannot write the dump files in .*a_file/dump/step0/proc\d+: Not a directory")
         # Meta tensors have no data: statistics are null, no file; a write failure in the middle
         # of a step keeps the data for the next write.
         self.write_config({"task": "tensor", "dump_path": "./dump"}, "ok.json")

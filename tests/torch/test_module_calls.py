@@ -121,6 +121,109 @@ class ModuleCalls(ProbeTestCase):
             self.assertTrue(torch.allclose(g, w))
 
 
+    def test_plain_tensors_given_positionally_are_reported_as_any_others(self):
+        # module_call.cpp reports plain tensors given positionally itself; keyword arguments, a
+        # tensor subclass, tensors in a list go through torch_hooks.py. The same values called
+        # all these ways give the same rows: names, statistics, gradients flowing in and out.
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class Marked(torch.Tensor):
+                pass
+
+            class Mix(nn.Module):
+                def forward(self, a, b, scale=1.0):
+                    if isinstance(a, list):
+                        a = a[0]
+                    return a * scale + b, None, (b - a).sum(dim=1)
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.mix = Mix()
+
+                def forward(self, x, y):
+                    # Each call its own inputs, for the gradients flowing out of each to be its own.
+                    xs, ys = [x + 0.0 for _ in range(4)], [y + 0.0 for _ in range(4)]
+                    parts = [self.mix(xs[0], ys[0], 2.0), self.mix(xs[1], b=ys[1], scale=2.0),
+                             self.mix(xs[2].as_subclass(Marked), ys[2], 2.0), self.mix([xs[3]], ys[3], 2.0)]
+                    return sum(p[0].sum() + p[2].sum() for p in parts)
+
+            torch.manual_seed(11)
+            x = torch.randn(3, 4, requires_grad=True)
+            y = torch.randn(3, 4, requires_grad=True)
+            Model()(x, y).backward()
+            """, task="statistics", exec_range="all")
+        torch.manual_seed(11)
+        x, y = torch.randn(3, 4), torch.randn(3, 4)
+        calls = [r for r in rows if r["Op Name"] == "mix"]
+        self.assertEqual(len(calls), 4 * 4, [r["Index"] for r in calls])  # a, b; two outputs (None is none)
+        fields = ("Input/Output", "Index", "Dtype", "Shape", "Max", "Min", "Mean", "Norm")
+        shown = [[tuple(r[k] for k in fields) for r in calls[i:i + 4]] for i in range(0, 16, 4)]
+        for call in shown[1:]:
+            self.assertEqual(call[1:], shown[0][1:])
+            self.assertEqual(call[0][2:], shown[0][0][2:])
+        self.assertEqual([(r[0], r[1]) for r in shown[0]], [("input", "0_a"), ("input", "1_b"), ("output", "0"),
+                                                           ("output", "1")])
+        self.assertEqual(shown[3][0][1], "0_a0")  # in a list: named by its position in it
+        for row, want in zip(calls[:4], (x, y, x * 2.0 + y, (y - x).sum(dim=1))):
+            self.assertStatsMatch(row, want)
+        # Backward: a backward op per call, the gradient of its output flowing in (all ones).
+        flowing_in = [r for r in rows if r["Op Name"].startswith("mix.backward") and r["Input/Output"] == "input"]
+        self.assertEqual(len(flowing_in), 4, [(r["Op Name"], r["Index"]) for r in flowing_in])
+        for row in flowing_in:
+            self.assertStatsMatch(row, torch.ones((3, 4) if row["Shape"] == "3x4" else (3,)))
+
+    def test_models_called_in_turn_and_backward_passes_are_named_and_marked(self):
+        # module_call.cpp names a model once per thread (while it lives) and marks backward
+        # passes itself (bracket): two models called in turn, one replaced by a new one (maybe
+        # at the same address), autograd.grad and a backward that raises.
+        rows, result = self.run_script("""
+            import gc
+            import torch
+            import torch.nn as nn
+
+            def build(first, second):
+                m = nn.Sequential()
+                m.add_module(first, nn.Linear(3, 3))
+                m.add_module(second, nn.Tanh())
+                return m
+
+            torch.manual_seed(2)
+            x = torch.randn(2, 3, requires_grad=True)
+            a, b = build("a_lin", "a_act"), build("b_lin", "b_act")
+            for _ in range(2):
+                a(x).sum().backward()
+                b(x).sum().backward()
+            del a
+            gc.collect()
+            c = build("c_lin", "c_act")
+            (g,) = torch.autograd.grad(c(x).sum(), x)
+            w, bias = c.c_lin.weight, c.c_lin.bias
+            print("GRAD", torch.allclose(g, torch.autograd.grad(torch.tanh(x @ w.t() + bias).sum(), x)[0]))
+            loss = b(x).sum()
+            loss.backward()
+            try:
+                loss.backward()  # the graph is freed: torch raises, unchanged
+            except RuntimeError as error:
+                print("RAISED", "backward through the graph a second time" in str(error))
+            b(x).sum().backward()
+            print("BRACKETED", torch.autograd.backward.__name__, torch.autograd.grad.__wrapped__.__name__,
+                  torch.autograd.backward.__doc__ == torch.autograd.backward.__wrapped__.__doc__)
+            """, task="statistics", exec_range="all")
+        self.assertIn("RAISED True", result.stdout)
+        self.assertIn("GRAD True", result.stdout)
+        self.assertIn("BRACKETED backward grad True", result.stdout)
+        ops = self.by_op(rows)
+        for name, count in (("a_lin", 2), ("a_act", 2), ("b_lin", 4), ("b_act", 4), ("c_lin", 1), ("c_act", 1)):
+            self.assertEqual(len([r for r in ops[name] if r["Input/Output"] == "output"]), count, name)
+        # Backward ops for every backward pass: 2 of a, 4 of b (the raising one adds none), 1 of c.
+        for prefix, count in (("a_lin.backward", 2), ("b_lin.backward", 4), ("c_lin.backward", 1)):
+            passes = [r for name, op_rows in ops.items() if name.startswith(prefix) for r in op_rows
+                      if r["Input/Output"] == "input"]
+            self.assertEqual(len(passes), count, prefix)
+
     def test_the_wrapped_call_keeps_what_a_module_call_does(self):
         # nn.Module.__call__ as the probe installs it (C, module_call.cpp): called bound,
         # unbound and by keyword it gives the module's own results; the module's exception

@@ -61,7 +61,7 @@ int replaceWith(const std::string& temporary, const std::string& path) {
 
 }  // namespace
 
-int makeDirectories(const std::string& path) {
+int makeDirectories(const std::string& path, mode_t mode) {
     if (path.empty()) return 0;
     struct stat st;
     if (::stat(path.c_str(), &st) == 0) return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
@@ -72,7 +72,7 @@ int makeDirectories(const std::string& path) {
         pos = path.find('/', pos + 1);
         partial = path.substr(0, pos);
         if (partial.empty()) continue;
-        if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return errno;
+        if (::mkdir(partial.c_str(), mode) != 0 && errno != EEXIST) return errno;
     }
     if (::stat(path.c_str(), &st) != 0) return errno;
     return S_ISDIR(st.st_mode) ? 0 : ENOTDIR;

@@ -153,7 +153,7 @@ def install(torch):
         return False
 
     _wrap_module_call(torch, _module_call)
-    _bracket_autograd(torch)
+    _bracket_autograd(torch, _module_call)
     if rank is None:
         _name_rank_at_init(torch)
     atexit.register(_at_exit)
@@ -223,31 +223,20 @@ def _name_rank_at_init(torch):
     dist.init_process_group = init_process_group
 
 
-def _bracket_autograd(torch):
-    """Mark each backward pass so its nodes group under per-layer backward ops."""
+def _address(function):
+    """The address of a ctypes function of the adapter, for _module_call to call it directly."""
+    return ctypes.cast(function, ctypes.c_void_p).value
+
+
+def _bracket_autograd(torch, module_call):
+    """Mark each backward pass so its nodes group under per-layer backward ops (the marks are
+    made from C: module_call.bracket)."""
     autograd = torch.autograd
+    begin, end = _address(_adapter.probe_torch_backward_begin), _address(_adapter.probe_torch_backward_end)
     for name in ("backward", "grad"):
         original = getattr(autograd, name)
-        if getattr(original, "_probe_bracketed", False):
-            continue
-
-        def bracketed(*args, _original=original, **kwargs):
-            try:
-                _adapter.probe_torch_backward_begin()
-            except Exception as exc:
-                _failure("backward", exc)
-            try:
-                return _original(*args, **kwargs)
-            finally:
-                try:
-                    _adapter.probe_torch_backward_end()
-                except Exception as exc:
-                    _failure("backward", exc)
-
-        bracketed._probe_bracketed = True
-        bracketed.__wrapped__ = original
-        bracketed.__doc__ = original.__doc__
-        setattr(autograd, name, bracketed)
+        if not getattr(original, "_probe_bracketed", False):
+            setattr(autograd, name, module_call.bracket(original, begin, end))
 
 
 # ------------------------------------------------------------------------------------------
@@ -316,6 +305,11 @@ def _arg_names(module):
     return names
 
 
+def _encoded_arg_names(module):
+    """_arg_names() as the adapter takes them (for _module_call, which keeps them per class)."""
+    return tuple(_encoded(name) for name in _arg_names(module))
+
+
 def _flatten(value, name, tensors, names, torch_tensor):
     """Collect the tensors in a (nested) value, each with a name for its file: the argument
     name, with the position appended inside lists ("past0"), the key inside dicts."""
@@ -355,8 +349,13 @@ def _hook_input_gradients(layer, tensors, names):
         if hook_in_adapter is not None and type(t) in plain:
             if hook_in_adapter(layer, index, _encoded(names[index]), t._cdata) >= 0:
                 continue
-        if t.requires_grad:
-            t.register_hook(functools.partial(_report_input_gradient, layer, index, names[index]))
+        _hook_input_gradient_in_python(layer, index, names[index], t)
+
+
+def _hook_input_gradient_in_python(layer, index, name, t):
+    """A Python hook on the gradient of a layer's input (one the adapter could not hook)."""
+    if t.requires_grad:
+        t.register_hook(functools.partial(_report_input_gradient, layer, index, name))
 
 
 def _encoded(name):
@@ -402,14 +401,10 @@ def _report_outputs(output):
 
 
 def _enter_root(module):
-    """The outermost module's call begins: returns the model's names for _module_call."""
-    names = _module_names(module)
-    _adapter.probe_torch_root_begin(name_bytes(type(module).__name__))
-    return names
-
-
-def _leave_root():
-    _adapter.probe_torch_root_end()
+    """The outermost module's call begins (the first call of this model on this thread, or any
+    call of one that cannot be weakly referenced): returns (the model's names, its class name)
+    for _module_call, which begins the root op."""
+    return _module_names(module), name_bytes(type(module).__name__)
 
 
 def _names_of(module):
@@ -447,10 +442,12 @@ def _wrap_module_call(torch, module_call):
         return
     _torch_tensor = torch.Tensor
 
-    def address(function):
-        return ctypes.cast(function, ctypes.c_void_p).value
-
     module_class.__call__ = module_call.install(
-        original_call, _enter_root, _leave_root, _enter_tensors, _report_outputs, _names_of,
-        _failure, address(_adapter.probe_torch_module_begin), address(_adapter.probe_torch_module_end),
-        address(_adapter.probe_torch_unwind_to))
+        original_call, _enter_root, _enter_tensors, _report_outputs, _names_of, _failure,
+        _address(_adapter.probe_torch_root_begin), _address(_adapter.probe_torch_root_end),
+        _address(_adapter.probe_torch_module_begin), _address(_adapter.probe_torch_module_end),
+        _address(_adapter.probe_torch_unwind_to))
+    if _report_tensor is not None:  # plain tensors' _cdata is their TensorImpl
+        module_call.enable_plain_tensors(
+            torch.Tensor, torch.nn.Parameter, _grad_enabled, _encoded_arg_names, _hook_input_gradient_in_python,
+            _address(_report_tensor), _address(_hook_input_gradient))

@@ -45,12 +45,13 @@ class StepWriter:
         self._stopped = False
 
     def create_step_dir(self, current_iter, rank, pid):
-        """Makes step<N>/rank<R> (proc<pid> without a distributed rank) and, for task tensor,
-        its dump_tensor_data when tensors are saved. False (said once) when it cannot be made."""
+        """Chooses step<N>/rank<R> (proc<pid> without a distributed rank). When tensors are saved
+        (on the model's thread, as they come), makes it and its dump_tensor_data here; else the
+        C++ writer makes it before the step's first file (write_empty), off the model's thread.
+        False (said once) when it cannot be made."""
         folder = "rank%d" % rank if rank is not None else "proc%d" % pid
         path = os.path.join(self.config.dump_path, "step%d" % current_iter, folder)
         try:
-            os.makedirs(path, mode=0o750, exist_ok=True)
             tensor_dir = None
             if self.config.saves_tensors:
                 tensor_dir = os.path.join(path, "dump_tensor_data")
@@ -201,6 +202,7 @@ class StepWriter:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S %z")
             text = "[%s] %s: %s: %s\nCall stack (most recent call last):\n%s\n" % (
                 stamp, where, type(exc).__name__, exc, "".join(traceback.format_tb(exc.__traceback__)))
+            os.makedirs(self.step_dir, mode=0o750, exist_ok=True)  # the writer may not have made it yet
             with open(os.path.join(self.step_dir, "dump_error_info.log"), "a", encoding="utf-8") as f:
                 f.write(text)
         except OSError:

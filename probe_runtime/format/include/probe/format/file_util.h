@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,8 +12,8 @@
 
 namespace probe::format {
 
-// mkdir -p. Returns 0 or an errno value.
-int makeDirectories(const std::string& path);
+// mkdir -p; the directories made get `mode` (less the umask). Returns 0 or an errno value.
+int makeDirectories(const std::string& path, mode_t mode = 0755);
 
 // Writes `parts` under a temporary name in the same directory, then renames over `path`, so a
 // reader never sees half a file. Returns 0 or an errno value (the temporary is removed).
