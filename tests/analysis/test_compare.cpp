@@ -2,6 +2,9 @@
 // inputs, exact comparison, ranks, nothing to compare, and the reports, on dumps written here
 // through the C API (op-level) or as PrecisionDebugger writes them (msprobe).
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -15,6 +18,7 @@
 #include "analysis/compare.h"
 #include "analysis/compare_report.h"
 #include "analysis/dump_reader.h"
+#include "analysis/prefault.h"
 #include "probe/probe.h"
 #include "read_dump.h"
 #include "test_support.h"
@@ -685,6 +689,70 @@ TEST(Compare, ReportsForScripts) {
     EXPECT_EQ(msprobeCompareHeader(false)[15], "NormRelativeErr");
     EXPECT_FALSE(writeCompareXlsx(summary, dir / "no/such/dir/out.xlsx", &error));
     EXPECT_NE(error.find("cannot"), std::string::npos) << error;
+}
+
+// Pages of [start, start + bytes) that the kernel holds in memory (mincore).
+size_t residentPages(const char* start, size_t bytes) {
+    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> resident((bytes + page - 1) / page);
+    if (::mincore(const_cast<char*>(start), bytes, resident.data()) != 0) return SIZE_MAX;
+    return static_cast<size_t>(
+        std::count_if(resident.begin(), resident.end(), [](unsigned char r) { return r & 1; }));
+}
+
+// The pairing's prefault thread faults in a buffer from its start, never more than its window
+// past what the filler said it wrote, and leaves what the buffer holds as it was.
+TEST(PrefaultAhead, FaultsInPagesAheadOfTheFillerOnlyAndKeepsTheContents) {
+    const size_t mib = size_t{1} << 20, size = 64 * mib;
+    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    void* mapped =
+        ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(mapped, MAP_FAILED);
+    char* buffer = static_cast<char*>(mapped);
+    ASSERT_EQ(residentPages(buffer, size), 0u);
+    // The filler has written into the first pages already.
+    for (size_t i = 0; i < 3 * page; ++i) buffer[i] = static_cast<char>(i % 251 + 1);
+    {
+        PrefaultAhead prefault(buffer, size, 8 * mib);
+        prefault.waitIdle();
+        EXPECT_EQ(prefault.faulted(), 8 * mib);
+        EXPECT_EQ(residentPages(buffer, 8 * mib), 8 * mib / page);
+        EXPECT_EQ(residentPages(buffer + 8 * mib, size - 8 * mib), 0u);
+        prefault.reached(20 * mib);
+        prefault.waitIdle();
+        EXPECT_EQ(prefault.faulted(), 28 * mib);
+        EXPECT_EQ(residentPages(buffer, 28 * mib), 28 * mib / page);
+        EXPECT_EQ(residentPages(buffer + 28 * mib, size - 28 * mib), 0u);
+        prefault.reached(size - 4 * mib);  // the window reaches past the end: up to the end
+        prefault.waitIdle();
+        EXPECT_EQ(prefault.faulted(), size);
+        EXPECT_EQ(residentPages(buffer, size), size / page);
+    }
+    size_t changed = 0;
+    for (size_t i = 0; i < size; ++i)
+        changed += buffer[i] != (i < 3 * page ? static_cast<char>(i % 251 + 1) : 0);
+    EXPECT_EQ(changed, 0u);
+    ::munmap(mapped, size);
+
+    // A start inside a page: only whole pages inside the buffer, counted from its start.
+    mapped = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(mapped, MAP_FAILED);
+    buffer = static_cast<char*>(mapped);
+    {
+        PrefaultAhead prefault(buffer + 100, size - 100, 8 * mib);
+        prefault.waitIdle();
+        EXPECT_EQ(residentPages(buffer, page), 0u);
+        EXPECT_EQ(residentPages(buffer + page, 8 * mib - page), 8 * mib / page - 1);
+        EXPECT_EQ(residentPages(buffer + 8 * mib, size - 8 * mib), 0u);
+    }
+    // Too small to be worth a thread: nothing done, nothing waited for.
+    {
+        PrefaultAhead prefault(buffer + 32 * mib, mib / 2, 8 * mib);
+        prefault.waitIdle();
+        EXPECT_EQ(prefault.faulted(), 0u);
+        EXPECT_EQ(residentPages(buffer + 32 * mib, mib / 2), 0u);
+    }
+    ::munmap(mapped, size);
 }
 
 }  // namespace

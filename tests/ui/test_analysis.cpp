@@ -229,6 +229,38 @@ TEST(KeyTable, FindsTheFirstItemOfEachKeyThroughGrowthAndCollisions) {
     EXPECT_EQ(find(12345, "absent"), analysis::KeyTable::kAbsent);
 }
 
+// Room reserved for a structure file's ops: the items added after it fit without a growth, and
+// a reserve between inserts (the table growing then) keeps each key's first item the one found.
+TEST(KeyTable, ReservedRoomTakesTheItemsWithoutGrowingAndKeepsTheFirstOfEachKey) {
+    std::vector<std::string> keys;
+    analysis::KeyTable table;
+    auto find = [&](uint64_t hash, const std::string& key) {
+        return table.find(hash, [&](uint32_t item) { return keys[item] == key; });
+    };
+    auto insert = [&](uint32_t i) {
+        keys.push_back("k" + std::to_string(i % 700));
+        table.insert(i % 10 == 0 ? 12345 : analysis::hashText(keys.back()), i);
+    };
+    for (uint32_t i = 0; i < 300; ++i) insert(i);
+    table.reserve(19700);
+    const size_t capacity = table.capacity();
+    EXPECT_GE(capacity, 20000u);
+    for (uint32_t i = 300; i < 20000; ++i) insert(i);
+    EXPECT_EQ(table.capacity(), capacity);
+    EXPECT_EQ(table.size(), 20000u);
+    for (uint32_t i = 0; i < 700; ++i) {
+        const std::string key = "k" + std::to_string(i);
+        EXPECT_EQ(find(i % 10 == 0 ? 12345 : analysis::hashText(key), key), i) << key;
+    }
+    table.reserve(0);
+    EXPECT_EQ(table.capacity(), capacity);
+    analysis::KeyTable empty;
+    empty.reserve(100000);
+    EXPECT_GE(empty.capacity(), 100000u);
+    EXPECT_LT(empty.capacity(), 200000u);
+    EXPECT_EQ(empty.find(7, [](uint32_t) { return true; }), analysis::KeyTable::kAbsent);
+}
+
 // The reader's helper runs one job after another on the same thread, and hands back what a job
 // threw.
 TEST(HelperThread, RunsJobsInTurnAndHandsBackWhatTheyThrow) {

@@ -308,7 +308,11 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
             continue;
         }
         if (file.model) {
-            delta.ops.reserve(delta.ops.size() + countNodes(file.model->nodes));
+            const size_t nodes = countNodes(file.model->nodes);
+            delta.ops.reserve(delta.ops.size() + nodes);
+            index_.reserveOps(nodes);
+            ops_.reserve(ops_.size() + nodes);
+            nextOp_.reserve(ops_.size() + nodes);
             for (size_t i = 0; i < file.model->nodes.size(); ++i)
                 mergeStructureNode(delta, process, kNone, {}, {}, i, file.model->nodes[i]);
         } else if (file.layer && !describedAlready) {

@@ -13,6 +13,7 @@
 
 #include "analysis/dump_reader.h"
 #include "analysis/parallel_for.h"
+#include "analysis/prefault.h"
 #include "analysis/tensor_view.h"
 #include "probe/format/dtype.h"
 #include "probe/format/file_util.h"
@@ -128,49 +129,45 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
 }
 
 // Fingerprint -> tensor, open addressing (0 is no fingerprint): a million outputs go in and
-// out of it while the walk runs, without a node allocation each.
+// out of it while the walk runs, without a node allocation each. A key and its tensor share an
+// entry: a lookup of a map far bigger than the caches costs one miss, not two.
 class PrintMap {
 public:
     void clear() {
-        keys_.assign(16, 0);
-        values_.assign(16, kNone);
+        entries_.assign(16, Entry{});
         size_ = 0;
     }
     void set(uint64_t key, uint32_t value) {
         if (!key) return;
-        if ((size_ + 1) * 2 > keys_.size()) grow();
-        const size_t at = slot(key);
-        if (!keys_[at]) ++size_;
-        keys_[at] = key;
-        values_[at] = value;
+        if ((size_ + 1) * 2 > entries_.size()) grow();
+        Entry& entry = entries_[slot(key)];
+        if (!entry.key) ++size_;
+        entry = {key, value};
     }
     uint32_t find(uint64_t key) const {
-        if (!key || keys_.empty()) return kNone;
-        const size_t at = slot(key);
-        return keys_[at] == key ? values_[at] : kNone;
+        if (!key || entries_.empty()) return kNone;
+        const Entry& entry = entries_[slot(key)];
+        return entry.key == key ? entry.value : kNone;
     }
 
 private:
+    struct Entry {
+        uint64_t key = 0;
+        uint32_t value = kNone;
+    };
     size_t slot(uint64_t key) const {
-        const size_t mask = keys_.size() - 1;
+        const size_t mask = entries_.size() - 1;
         size_t at = static_cast<size_t>(key * 0x9e3779b97f4a7c15ull >> 20) & mask;
-        while (keys_[at] && keys_[at] != key) at = (at + 1) & mask;
+        while (entries_[at].key && entries_[at].key != key) at = (at + 1) & mask;
         return at;
     }
     void grow() {
-        std::vector<uint64_t> keys = std::move(keys_);
-        std::vector<uint32_t> values = std::move(values_);
-        keys_.assign(std::max<size_t>(16, keys.size() * 2), 0);
-        values_.assign(keys_.size(), kNone);
-        for (size_t i = 0; i < keys.size(); ++i) {
-            if (!keys[i]) continue;
-            const size_t at = slot(keys[i]);
-            keys_[at] = keys[i];
-            values_[at] = values[i];
-        }
+        std::vector<Entry> old = std::move(entries_);
+        entries_.assign(std::max<size_t>(16, old.size() * 2), Entry{});
+        for (const Entry& entry : old)
+            if (entry.key) entries_[slot(entry.key)] = entry;
     }
-    std::vector<uint64_t> keys_;
-    std::vector<uint32_t> values_;
+    std::vector<Entry> entries_;
     size_t size_ = 0;
 };
 
@@ -259,7 +256,16 @@ public:
         candNames_ = names.ofOps(cand_);
         nameCount_ = names.size();
         result_.tensors.reserve(ref_.rowCount());
-        for (const auto& [rp, cp] : result_.processPairs) pairOps(rp, cp);
+        {
+            // A million compared tensors are 160 MB written for the first time: their pages are
+            // faulted in on another core while this one pairs the ops (a fifth of the pairing).
+            PrefaultAhead prefault(result_.tensors.data(),
+                                   result_.tensors.capacity() * sizeof(TensorComparison),
+                                   kPrefaultAhead);
+            tensorsPrefault_ = &prefault;
+            for (const auto& [rp, cp] : result_.processPairs) pairOps(rp, cp);
+            tensorsPrefault_ = nullptr;
+        }
         if (cancelled()) return cancelledResult();
         prepareStrings();
         measure();
@@ -422,6 +428,11 @@ private:
                 candRounds[r] = instancesOf(cand_, cand_.process(cp).rounds.at(rounds[r].second),
                                             candOrder, candNames_, occurrences);
         });
+        // Room for every op execution of the reference at once: grown round by round, a million
+        // tensors' worth of ops were copied over and over.
+        size_t executions = 0;
+        for (const auto& round : refRounds) executions += round.instances.size();
+        result_.ops.reserve(result_.ops.size() + executions);
         // Reference op -> its OpComparison in the round being paired (stamped with the round).
         std::vector<std::pair<uint32_t, uint32_t>> compared(ref_.opCount(), {kNone, kNone});
         uint32_t stamp = 0;
@@ -434,10 +445,6 @@ private:
             // an op up only where they part.
             std::unordered_map<uint64_t, uint32_t> candByKey;
             std::vector<bool> candPaired(c.instances.size(), false);
-            // Room for this round's ops at once (by doubling, as push_back would).
-            if (result_.ops.capacity() < result_.ops.size() + r.instances.size())
-                result_.ops.reserve(
-                    std::max(2 * result_.ops.capacity(), result_.ops.size() + r.instances.size()));
             size_t next = 0;
             for (const Instance& ri : r.instances) {
                 uint32_t match = kNone;
@@ -512,6 +519,8 @@ private:
             t.candidateRow = candRows[match];
             t.isOutput = rs.isOutput;
             result_.tensors.push_back(std::move(t));
+            if (tensorsPrefault_ && result_.tensors.size() % kPrefaultEvery == 0)
+                tensorsPrefault_->reached(result_.tensors.size() * sizeof(TensorComparison));
         }
         for (uint32_t j = 0; j < candCount; ++j) result_.tensorsOnlyInCandidate += used[j] ? 0 : 1;
     }
@@ -847,6 +856,10 @@ private:
     std::vector<uint64_t> refCounts_;
     PrintMap producedData_, producedStats_;
     std::vector<uint8_t> usedScratch_;  // pairTensors'
+    // While the ops are paired: told how far the tensors are written, every kPrefaultEvery.
+    PrefaultAhead* tensorsPrefault_ = nullptr;
+    static constexpr size_t kPrefaultEvery = 16384;
+    static constexpr size_t kPrefaultAhead = 64u << 20;
     uint64_t clock_ = 0;
     std::optional<uint32_t> firstDiverging_;
 };

@@ -25,6 +25,8 @@ public:
     static constexpr uint32_t kAbsent = UINT32_MAX;
 
     size_t size() const { return size_; }
+    // How many items it holds before it grows.
+    size_t capacity() const { return slots_.size() / 2; }
 
     // The first item inserted with `hash` for which same(item) holds, or kAbsent.
     template <typename Same>
@@ -36,9 +38,16 @@ public:
             if (slot.hash == hash && same(slot.item)) return slot.item;
         }
     }
+    // Room for `more` items beyond those it holds, so that adding them never grows the table
+    // (each growth places every item again).
+    void reserve(size_t more) {
+        size_t wanted = slots_.empty() ? 64 : slots_.size();  // ("slots" is Qt's macro)
+        while ((size_ + more) * 2 > wanted) wanted *= 2;
+        if (wanted != slots_.size()) grow(wanted);  // at once, not doubling by doubling
+    }
     // Adds `item` under `hash`. An item with an equal key stays the one find() returns.
     void insert(uint64_t hash, uint32_t item) {
-        if ((size_ + 1) * 2 > slots_.size()) grow();
+        if ((size_ + 1) * 2 > slots_.size()) grow(slots_.empty() ? 64 : slots_.size() * 2);
         place(hash, item);
         ++size_;
     }
@@ -55,10 +64,10 @@ private:
         while (slots_[i].item != kAbsent) i = (i + 1) & mask_;
         slots_[i] = {hash, item};
     }
-    void grow() {
+    void grow(size_t slotCount) {  // a power of two
         std::vector<Slot> old;
         old.swap(slots_);
-        slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{});
+        slots_.assign(slotCount, Slot{});
         mask_ = slots_.size() - 1;
         // Re-placed in the old table's order from each run's start: equal hashes keep their
         // relative order only if earlier-inserted ones are placed first, so walk the old table

@@ -23,6 +23,13 @@ uint32_t ReaderIndex::findOp(uint32_t process, std::string_view id,
                           [&](uint32_t op) { return isOp(op, process, id, namePath); });
 }
 
+void ReaderIndex::reserveOps(size_t more) {
+    ops_.reserve(ops_.size() + more);
+    slotsOfOp_.reserve(slotsOfOp_.size() + more);
+    opsByKey_.reserve(more);
+    firstOpById_.reserve(more);
+}
+
 uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_view namePath) {
     const auto index = static_cast<uint32_t>(ops_.size());
     const bool firstWithId = findOp(process, id) == kNone;

@@ -32,6 +32,8 @@ public:
     }
     size_t opCountOf(uint32_t process) const { return opsOfProcess_[process]; }
     uint32_t opCount() const { return static_cast<uint32_t>(ops_.size()); }
+    // Room for `more` new ops (a structure file's nodes) before they are added one by one.
+    void reserveOps(size_t more);
     // Registers a new op and returns its index; announcing it in the delta is the reader's.
     uint32_t addOp(uint32_t process, std::string_view id, std::string_view namePath = {});
     // The slot of an op's input or output `index`, announced in `delta` when new.

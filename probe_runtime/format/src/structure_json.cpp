@@ -205,6 +205,7 @@ public:
         }
         const Field field = takePending();
         if (field == Field::Param) {
+            if (!keepsFields()) return skip();
             beginParam(Json::object());
             return true;
         }
@@ -235,6 +236,7 @@ public:
         }
         const Field field = takePending();
         if (field == Field::Param) {
+            if (!keepsFields()) return skip();
             beginParam(Json::array());
         } else if (isList(field)) {
             frames_.push_back({Kind::Strings, field, 0});
@@ -400,16 +402,16 @@ private:
         const Field field = takePending();
         switch (field) {
             case Field::OpName:
-                if (text) node.node.opName = std::move(*text);
+                if (text && keepsFields()) node.node.opName = std::move(*text);
                 break;
             case Field::OpType:
-                if (text) node.node.opType = std::move(*text);
+                if (text && keepsFields()) node.node.opType = std::move(*text);
                 break;
             case Field::ModelName:
                 if (text) node.modelName = std::move(*text);
                 break;
             case Field::Param:
-                node.node.param = nlohmann::ordered_json(make());
+                if (keepsFields()) node.node.param = nlohmann::ordered_json(make());
                 break;
             default:
                 notAnArray(field);
@@ -460,20 +462,27 @@ private:
                 break;
         }
         frames_.pop_back();
-        OpenNode closed = std::move(open_.back());
-        open_.pop_back();
-        if (open_.empty()) {
-            root_ = std::move(closed);
+        if (open_.size() == 1) {
+            root_ = std::move(open_.back());
+            open_.pop_back();
             done_ = true;
             return true;
         }
+        // Handed to its parent where it lies (a hundred thousand nodes: no move of the whole).
+        OpenNode& closed = open_.back();
+        OpenNode& parent = open_[open_.size() - 2];
         const std::string& problem = closed.problem();
-        if (!problem.empty())
-            noteChildError(problem);
-        else if (options_.children && open_.back().nodesError.empty())  // after a failure the
-            open_.back().node.nodes.push_back(std::move(closed.node));  // node is not used
+        if (!problem.empty()) {
+            if (parent.nodesError.empty()) parent.nodesError = problem;
+        } else if (options_.children && parent.nodesError.empty()) {  // after a failure the
+            parent.node.nodes.push_back(std::move(closed.node));      // node is not used
+        }
+        open_.pop_back();
         return true;
     }
+    // Whether the open node's name, type and parameters are kept: not for the children of a
+    // file that is only checked (they are dropped when they close).
+    bool keepsFields() const { return options_.children || open_.size() == 1; }
 
     bool model_;
     StructureReadOptions options_;
