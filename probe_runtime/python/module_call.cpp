@@ -619,26 +619,39 @@ PyMethodDef methods[] = {
 };
 
 PyModuleDef moduleDefinition = {
-    PyModuleDef_HEAD_INIT, "_module_call", "The probe's nn.Module.__call__, in C.", -1, methods,
+    PyModuleDef_HEAD_INIT,
+    "_module_call",
+    "The probe's nn.Module.__call__ and autograd marks, in C.",
+    -1,
+    methods,
 };
 
 }  // namespace
 
+namespace {
+
+// Makes `type` a type whose instances are called by vectorcall through the function pointer at
+// `offset`; false with an exception.
+bool readyCallableType(PyTypeObject& type, unsigned long flags, Py_ssize_t offset,
+                       PyGetSetDef* getset, const char* doc) {
+    type.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | flags;
+    type.tp_vectorcall_offset = offset;
+    type.tp_call = PyVectorcall_Call;
+    type.tp_getset = getset;
+    type.tp_doc = doc;
+    return PyType_Ready(&type) == 0;
+}
+
+}  // namespace
+
 PyMODINIT_FUNC PyInit__module_call(void) {
-    moduleCallType.tp_flags =
-        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
-    moduleCallType.tp_vectorcall_offset = offsetof(ModuleCallObject, vectorcall);
-    moduleCallType.tp_call = PyVectorcall_Call;
     moduleCallType.tp_descr_get = moduleCallGet;
-    moduleCallType.tp_getset = moduleCallGetSet;
-    moduleCallType.tp_doc = "nn.Module.__call__ as the probe wraps it";
-    if (PyType_Ready(&moduleCallType) < 0) return nullptr;
-    bracketType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
-    bracketType.tp_vectorcall_offset = offsetof(BracketObject, vectorcall);
-    bracketType.tp_call = PyVectorcall_Call;
     bracketType.tp_dealloc = bracketDealloc;
-    bracketType.tp_getset = bracketGetSet;
-    bracketType.tp_doc = "a function whose calls the probe marks";
-    if (PyType_Ready(&bracketType) < 0) return nullptr;
+    if (!readyCallableType(moduleCallType, Py_TPFLAGS_METHOD_DESCRIPTOR,
+                           offsetof(ModuleCallObject, vectorcall), moduleCallGetSet,
+                           "nn.Module.__call__ as the probe wraps it") ||
+        !readyCallableType(bracketType, 0, offsetof(BracketObject, vectorcall), bracketGetSet,
+                           "a function whose calls the probe marks"))
+        return nullptr;
     return PyModule_Create(&moduleDefinition);
 }
