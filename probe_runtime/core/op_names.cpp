@@ -20,6 +20,14 @@ bool isPlainName(std::string_view text) {
 
 }  // namespace
 
+void sanitizeNameInto(const char* text, std::string& out) {
+    const std::string_view raw(text ? text : "");
+    if (isPlainName(raw))
+        out.assign(raw);
+    else
+        out = sanitizeName(text);
+}
+
 std::string sanitizeName(const char* text) {
     if (!text) return "";
     const std::string_view raw(text);

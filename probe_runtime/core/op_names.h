@@ -15,5 +15,7 @@ namespace probe::runtime {
 // and "a_b" are two ops). "" for null.
 constexpr size_t kMaxNameBytes = 200;
 std::string sanitizeName(const char* text);
+// sanitizeName(text) into `out`, reusing its memory (an op's names, at every op).
+void sanitizeNameInto(const char* text, std::string& out);
 
 }  // namespace probe::runtime

@@ -140,8 +140,13 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
             return 0;
         }
     }
-    const std::string display = sanitizeName(name);
-    const std::string typeName = type && *type ? sanitizeName(type) : display;
+    std::string& display = ts.opName;
+    std::string& typeName = ts.opType;
+    sanitizeNameInto(name, display);
+    if (type && *type)
+        sanitizeNameInto(type, typeName);
+    else
+        typeName.assign(display);
     if (ts.stack.empty()) return beginLayer(ts, name, display, typeName, paramJson);
     return beginChild(ts, display, typeName, paramJson, kind);
 }

@@ -113,6 +113,7 @@ struct PendingRows {
 struct ThreadState {
     uint64_t epoch = 0;
     FrameStack stack;
+    std::string opName, opType;  // of the op beginning (memory kept from op to op)
     LayerExecution layer;
     PendingRows rows;
     ThreadState();   // registers itself for TensorCapture::flushAllRows
