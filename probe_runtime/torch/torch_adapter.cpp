@@ -770,6 +770,47 @@ int reportOneTensor(int io, int index, const char* name, void* impl, const char*
 
 // The gradient that will flow out of `layer`'s backward op through its forward input `index`
 // (see probe_torch_hook_input_gradient): one of that op's outputs, when it is the open one.
+// The hooks already on leaf tensors of this thread. A tensor hook fires at every backward pass
+// through its tensor, so a leaf kept from step to step (an input that requires its gradient)
+// needs one hook per (layer, input) for all the steps: hooking it at every call piled up hooks
+// that all ran at every backward (each step slower than the one before). Non-leaf tensors are
+// made anew at each forward and are hooked each time.
+std::atomic<int64_t> gGradientHooksMade{0};
+
+class LeafHooks {
+public:
+    // True when `leaf` has the hook of (layer, index, name) already; else notes that it will.
+    bool hookedBefore(const at::Tensor& leaf, const char* layer, int index, const char* name) {
+        std::string key = std::string(layer) + '\0' + std::to_string(index) + '\0' + name;
+        Leaf& entry = leaves_[leaf.unsafeGetTensorImpl()];
+        if (entry.keys.empty() || entry.tensor.expired()) {  // new, or a dead tensor's address
+            entry.tensor = Weak(leaf.getIntrusivePtr());
+            entry.keys.clear();
+        }
+        for (const auto& known : entry.keys)
+            if (known == key) return true;
+        entry.keys.push_back(std::move(key));
+        if (leaves_.size() >= pruneAt_) prune();
+        return false;
+    }
+
+private:
+    using Weak = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
+    struct Leaf {
+        Weak tensor{c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>()};
+        std::vector<std::string> keys;
+    };
+    // Leaves made at every step (fresh inputs) come and go: the dead are dropped when the table
+    // has doubled since the last time.
+    void prune() {
+        for (auto it = leaves_.begin(); it != leaves_.end();)
+            it = it->second.tensor.expired() ? leaves_.erase(it) : std::next(it);
+        pruneAt_ = std::max<size_t>(1024, leaves_.size() * 2);
+    }
+    std::unordered_map<const c10::TensorImpl*, Leaf> leaves_;
+    size_t pruneAt_ = 1024;
+};
+
 void reportInputGradient(const std::string& layer, int index, const std::string& name,
                          const at::Tensor& grad) {
     try {
@@ -932,6 +973,10 @@ PROBE_TORCH_API int probe_torch_hook_input_gradient(const char* layer, int index
         if (!layer || !impl || index < 0) return -1;
         const at::Tensor tensor = tensorOfImpl(impl);
         if (!tensor.requires_grad()) return 0;
+        thread_local LeafHooks leafHooks;
+        if (tensor.is_leaf() && leafHooks.hookedBefore(tensor, layer, index, name ? name : ""))
+            return 1;
+        gGradientHooksMade.fetch_add(1, std::memory_order_relaxed);
         tensor.register_hook([layer = std::string(layer), index,
                               name = std::string(name ? name : "")](const at::Tensor& grad) {
             reportInputGradient(layer, index, name, grad);
@@ -958,4 +1003,9 @@ PROBE_TORCH_API int64_t probe_torch_impl_numel(void* impl) {
 // How many threads have the RecordFunction callback registered (for tests and benchmarks).
 PROBE_TORCH_API int probe_torch_observing_ops(void) {
     return gThreadsObserving.load();
+}
+
+// How many hooks on input gradients this process has registered (for tests).
+PROBE_TORCH_API int64_t probe_torch_gradient_hooks_made(void) {
+    return gGradientHooksMade.load();
 }

@@ -224,6 +224,42 @@ class ModuleCalls(ProbeTestCase):
                       if r["Input/Output"] == "input"]
             self.assertEqual(len(passes), count, prefix)
 
+    def test_an_input_kept_from_step_to_step_is_hooked_once_per_layer(self):
+        # A tensor hook fires at every backward through its tensor: an input that requires its
+        # gradient and is used at every step needs one hook per layer, not one per step (they
+        # piled up, and every backward ran them all). Inputs made anew each step get one each.
+        rows, result = self.run_script("""
+            import torch
+            import torch.nn as nn
+            from probe_studio import torch_hooks
+
+            class Marked(torch.Tensor):  # hooked by torch_hooks.py rather than the adapter
+                pass
+
+            class Two(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.a, self.b, self.c = nn.Linear(3, 3), nn.Linear(3, 3), nn.Linear(3, 3)
+
+                def forward(self, kept, fresh, marked):
+                    return self.a(kept).sum() + self.b(kept).sum() + self.a(fresh).sum() + self.c(marked).sum()
+
+            torch.manual_seed(4)
+            model, kept = Two(), torch.randn(2, 3, requires_grad=True)
+            marked = torch.randn(2, 3).as_subclass(Marked).requires_grad_()
+            for step in range(40):
+                model(kept, torch.randn(2, 3, requires_grad=True), marked).backward()
+            print("HOOKS", torch_hooks._adapter.probe_torch_gradient_hooks_made())
+            print("PYTHON HOOKS", len(marked._backward_hooks))
+            """, task="statistics", exec_range="all")
+        # kept: one hook for a's input 0, one for b's; fresh: one per step.
+        self.assertIn("HOOKS %d" % (2 + 40), result.stdout)
+        self.assertIn("PYTHON HOOKS 1", result.stdout)
+        # Every step's backward ops are all there: a's two calls and b's.
+        flowing_in = [r["Op Name"].split(".")[0] for r in rows
+                      if ".backward" in r["Op Name"] and r["Op Type"] == "LinearBackward"]
+        self.assertEqual((flowing_in.count("a"), flowing_in.count("b")), (80, 40))
+
     def test_the_wrapped_call_keeps_what_a_module_call_does(self):
         # nn.Module.__call__ as the probe installs it (C, module_call.cpp): called bound,
         # unbound and by keyword it gives the module's own results; the module's exception
