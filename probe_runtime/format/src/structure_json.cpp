@@ -361,10 +361,11 @@ private:
         std::string& error = open_.back().listErrors[listOf(field)];
         if (error.empty()) error = std::string(kListNames[listOf(field)]) + what;
     }
-    void noteChildError(const std::string& problem) {
-        std::string& error = open_.back().nodesError;
-        if (error.empty()) error = problem;
+    // The first problem of `node`'s children (the open node's, when not given).
+    static void noteChildError(OpenNode& node, const std::string& problem) {
+        if (node.nodesError.empty()) node.nodesError = problem;
     }
+    void noteChildError(const std::string& problem) { noteChildError(open_.back(), problem); }
     // A value other than an array where `field` wants one.
     void notAnArray(Field field) {
         if (isList(field))
@@ -473,7 +474,7 @@ private:
         OpenNode& parent = open_[open_.size() - 2];
         const std::string& problem = closed.problem();
         if (!problem.empty()) {
-            if (parent.nodesError.empty()) parent.nodesError = problem;
+            noteChildError(parent, problem);
         } else if (options_.children && parent.nodesError.empty()) {  // after a failure the
             parent.node.nodes.push_back(std::move(closed.node));      // node is not used
         }
