@@ -22,18 +22,11 @@ bool isPlainName(std::string_view text) {
 
 void sanitizeNameInto(const char* text, std::string& out) {
     const std::string_view raw(text ? text : "");
-    if (isPlainName(raw))
+    if (isPlainName(raw)) {
         out.assign(raw);
-    else
-        out = sanitizeName(text);
-}
-
-std::string sanitizeName(const char* text) {
-    if (!text) return "";
-    const std::string_view raw(text);
-    if (isPlainName(raw)) return std::string(raw);
-    std::string out =
-        format::printableText(raw, std::string::npos);  // bad bytes and controls as \xNN
+        return;
+    }
+    out = format::printableText(raw, std::string::npos);  // bad bytes and controls as \xNN
     for (auto& c : out)
         if (c == '/' || c == '\n' || c == '\t') c = '_';
     if (out.size() > kMaxNameBytes) {
@@ -44,8 +37,14 @@ std::string sanitizeName(const char* text) {
         for (unsigned char c : raw) hash = (hash ^ c) * 1099511628211ull;
         char suffix[16];
         std::snprintf(suffix, sizeof suffix, "~%08x", static_cast<unsigned>(hash ^ (hash >> 32)));
-        out = out.substr(0, cut) + suffix;
+        out.resize(cut);
+        out += suffix;
     }
+}
+
+std::string sanitizeName(const char* text) {
+    std::string out;
+    sanitizeNameInto(text, out);
     return out;
 }
 
