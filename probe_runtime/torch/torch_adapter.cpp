@@ -768,15 +768,13 @@ int reportOneTensor(int io, int index, const char* name, void* impl, const char*
     return -1;
 }
 
-// The gradient that will flow out of `layer`'s backward op through its forward input `index`
-// (see probe_torch_hook_input_gradient): one of that op's outputs, when it is the open one.
+std::atomic<int64_t> gGradientHooksMade{0};  // hooks on input gradients made (for tests)
+
 // The hooks already on leaf tensors of this thread. A tensor hook fires at every backward pass
 // through its tensor, so a leaf kept from step to step (an input that requires its gradient)
 // needs one hook per (layer, input) for all the steps: hooking it at every call piled up hooks
 // that all ran at every backward (each step slower than the one before). Non-leaf tensors are
 // made anew at each forward and are hooked each time.
-std::atomic<int64_t> gGradientHooksMade{0};
-
 class LeafHooks {
 public:
     // True when `leaf` has the hook of (layer, index, name) already; else notes that it will.
@@ -811,6 +809,8 @@ private:
     size_t pruneAt_ = 1024;
 };
 
+// The gradient that will flow out of `layer`'s backward op through its forward input `index`
+// (see probe_torch_hook_input_gradient): one of that op's outputs, when it is the open one.
 void reportInputGradient(const std::string& layer, int index, const std::string& name,
                          const at::Tensor& grad) {
     try {

@@ -468,5 +468,5 @@ def _wrap_module_call(torch, module_call):
         _address(_adapter.probe_torch_unwind_to))
     if _report_tensor is not None:  # plain tensors' _cdata is their TensorImpl
         module_call.enable_plain_tensors(
-            torch.Tensor, torch.nn.Parameter, _grad_enabled, _encoded_arg_names, _hook_input_gradient_in_python,
+            *_plain_tensor_types, _grad_enabled, _encoded_arg_names, _hook_input_gradient_in_python,
             _address(_report_tensor), _address(_hook_input_gradient))
