@@ -162,6 +162,18 @@ uint64_t probe_state_generation(void) {
     return Runtime::instance().stateGeneration();
 }
 
+int probe_may_select_below_layers(void) {
+    return guarded(
+        "probe_may_select_below_layers",
+        [] {
+            auto& runtime = Runtime::instance();
+            if (!runtime.isStarted()) return 0;
+            const auto snapshot = runtime.currentConfig();
+            return snapshot && snapshot->config.maySelectBelowLayers() ? 1 : 0;
+        },
+        0);
+}
+
 int probe_set_device(int device_id) {
     return guarded(
         "probe_set_device", [&] { return Runtime::instance().setDevice(device_id); },

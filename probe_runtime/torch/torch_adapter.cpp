@@ -239,9 +239,18 @@ struct ThreadState {
     at::CallbackHandle opCallback = at::INVALID_CALLBACK_HANDLE;
     at::CallbackHandle nodeCallback = at::INVALID_CALLBACK_HANDLE;
     int backwardPasses = 0;  // torch.autograd.backward / grad calls open on this thread
+    // Whether the aten ops inside backward nodes are watched during this thread's backward
+    // passes (decided as the outermost one begins; see watchBackwardChildren).
+    bool watchingBackwardChildren = false;
+    std::vector<int> forwardCalls;  // per layer: forward calls that made autograd nodes, since
+                                    // the last backward pass that was watched while awake
+    std::vector<int> backwardSeen;  // per layer: its backward ops begun with their children
+                                    // watched (occurrences 0..n-1 of a pass)
+    uint64_t backwardSeenGeneration = 0;
     uint64_t seenGeneration = 0;
     bool seenInRoot = false;
     bool seenInBackward = false;
+    bool seenWatchingBackwardChildren = false;
     std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
 };
 
@@ -543,8 +552,16 @@ void popFrame() {
     if (frame.opCallbackOff != at::INVALID_CALLBACK_HANDLE && frame.opCallbackOff == tls.opCallback)
         at::reenableCallback(tls.opCallback);
     if (tls.frames.empty()) {
-        if (frame.kind != FrameKind::BackwardNode)
-            recordSequenceRange(frame.firstSequence, at::sequence_number::peek(), frame.layer);
+        if (frame.kind != FrameKind::BackwardNode) {
+            const uint64_t lastSequence = at::sequence_number::peek();
+            recordSequenceRange(frame.firstSequence, lastSequence, frame.layer);
+            if (frame.layer >= 0 && lastSequence != frame.firstSequence) {
+                // A call that made autograd nodes: a backward op of this layer is to come.
+                if (tls.forwardCalls.size() <= static_cast<size_t>(frame.layer))
+                    tls.forwardCalls.resize(frame.layer + 1, 0);
+                ++tls.forwardCalls[frame.layer];
+            }
+        }
         tls.currentLayer = -1;
     }
 }
@@ -565,6 +582,11 @@ void openBackwardLayer(int layer, uint64_t call,
     closeBackwardLayer();
     const LayerInfo info = layerInfo(layer);
     const int occurrence = tls.backwardOccurrences[layer]++;
+    if (tls.watchingBackwardChildren) {
+        if (tls.backwardSeen.size() <= static_cast<size_t>(layer))
+            tls.backwardSeen.resize(layer + 1, 0);
+        tls.backwardSeen[layer] = std::max(tls.backwardSeen[layer], occurrence + 1);
+    }
     const std::string name =
         info.name + ".backward" + (occurrence ? "_" + std::to_string(occurrence) : std::string());
     probe_op_begin_kind(name.c_str(), (info.type + "Backward").c_str(), nullptr,
@@ -672,6 +694,30 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
     }
 }
 
+std::atomic<int64_t> gBackwardPassesWatched{0};
+
+// Decided as a thread's outermost backward pass begins (its nodes keep the callbacks of that
+// moment): whether the ops inside its nodes are to be watched. They are when the config may
+// select ops below layer-level ops, or when a layer's backward op may come that has not yet
+// been seen with its children watched (its structure, captured once, must hold them): a layer
+// whose forward calls since the last watched pass outnumber its backward ops seen so. A change
+// of the probe's state (a restart, dumping switched on) forgets what was seen.
+bool watchBackwardChildren(ThreadState& tls) {
+    const uint64_t generation = probe_state_generation();
+    if (generation != tls.backwardSeenGeneration) {
+        tls.backwardSeen.clear();
+        tls.backwardSeenGeneration = generation;
+    }
+    if (!probe_is_awake()) return true;  // nothing is watched; the calls stay counted
+    bool watch = probe_may_select_below_layers() != 0;
+    for (size_t layer = 0; layer < tls.forwardCalls.size() && !watch; ++layer)
+        watch = tls.forwardCalls[layer] >
+                (layer < tls.backwardSeen.size() ? tls.backwardSeen[layer] : 0);
+    std::fill(tls.forwardCalls.begin(), tls.forwardCalls.end(), 0);
+    if (watch) gBackwardPassesWatched.fetch_add(1);
+    return watch;
+}
+
 // Registers this thread's RecordFunction callbacks. The aten ops' one only where they can be ops
 // of the model: during the outermost module's call, and while the probe is awake during a
 // backward pass. Elsewhere (the loss, the optimizer, data loading) every aten op would pay for
@@ -679,20 +725,25 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
 // on only during the outermost module's call: the aten ops that module calls itself are layer-level
 // ops, counted even while sleeping so that their ids and rounds do not depend on when dumping began
 // (inside the layers the callback is off, as in any layer nobody looks into). The autograd nodes'
-// one only while awake: a sleeping probe opens no backward ops. Three compares when nothing
-// changed.
+// one only while awake: a sleeping probe opens no backward ops. In a backward pass the aten ops'
+// one only when some backward op may look into its nodes' ops (watchBackwardChildren): the
+// autograd engine gives every node the thread-local state of the pass's start, so it cannot be
+// switched off per layer there, and it was a third of the probe's cost per step on a small MLP.
+// Four compares when nothing changed.
 void syncCallbackWithProbeState() {
     ThreadState& tls = threadTls();
     const uint64_t generation = probe_state_generation();
     const bool inBackward = tls.backwardPasses > 0;
     if (generation == tls.seenGeneration && tls.inRoot == tls.seenInRoot &&
-        inBackward == tls.seenInBackward)
+        inBackward == tls.seenInBackward &&
+        tls.watchingBackwardChildren == tls.seenWatchingBackwardChildren)
         return;
     tls.seenGeneration = generation;
     tls.seenInRoot = tls.inRoot;
     tls.seenInBackward = inBackward;
+    tls.seenWatchingBackwardChildren = tls.watchingBackwardChildren;
     const bool awake = probe_is_awake() != 0;
-    const bool opsWanted = tls.inRoot || (awake && inBackward);
+    const bool opsWanted = tls.inRoot || (awake && inBackward && tls.watchingBackwardChildren);
     if (opsWanted && tls.opCallback == at::INVALID_CALLBACK_HANDLE) {
         tls.opCallback = at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
                                                         .needsInputs(true)
@@ -964,7 +1015,7 @@ PROBE_TORCH_API int probe_torch_depth(void) {
 PROBE_TORCH_API int probe_torch_backward_begin(void) {
     try {
         ThreadState& tls = threadTls();
-        ++tls.backwardPasses;
+        if (++tls.backwardPasses == 1) tls.watchingBackwardChildren = watchBackwardChildren(tls);
         syncCallbackWithProbeState();
         closeBackwardLayer();
         tls.backwardOccurrences.clear();
@@ -1054,4 +1105,9 @@ PROBE_TORCH_API int probe_torch_observing_ops(void) {
 // How many hooks on input gradients this process has registered (for tests).
 PROBE_TORCH_API int64_t probe_torch_gradient_hooks_made(void) {
     return gGradientHooksMade.load();
+}
+
+// How many backward passes, while awake, had the ops inside their nodes watched (for tests).
+PROBE_TORCH_API int64_t probe_torch_backward_passes_watched(void) {
+    return gBackwardPassesWatched.load();
 }

@@ -271,6 +271,21 @@ TEST(OpConfigSelection, MaySelectDescendants) {
     EXPECT_FALSE(ids.maySelectDescendants({"2_1_0", "L/A/K", 2}));
 }
 
+// Whether any layer-level op may have a selected descendant: exactly when maySelectDescendants
+// holds for some layer-level op of some config (an adapter then watches ops inside layers).
+TEST(OpConfigSelection, MaySelectBelowLayers) {
+    EXPECT_FALSE(OpConfig().maySelectBelowLayers());
+    EXPECT_FALSE(parseOk(R"({"ids":"2,5"})").maySelectBelowLayers());
+    EXPECT_TRUE(parseOk(R"({"ids":"2,5_0"})").maySelectBelowLayers());
+    EXPECT_TRUE(parseOk(R"({"op_name":"Linear"})").maySelectBelowLayers());
+    EXPECT_TRUE(parseOk(R"({"save_child":true})").maySelectBelowLayers());
+    for (const char* text : {R"({"ids":"2,5"})", R"({})"}) {
+        const OpConfig layersOnly = parseOk(text);
+        for (const char* id : {"2", "5", "7"})
+            EXPECT_FALSE(layersOnly.maySelectDescendants({id, "L", 0})) << text << " " << id;
+    }
+}
+
 // --- hostile config text: every case is an issue naming the place, never an exception ----------
 
 namespace {

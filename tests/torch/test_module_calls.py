@@ -2,7 +2,9 @@
 module called twice in one forward, and the "<layer>.backward" ops with the gradients flowing
 in (their inputs) and out (their outputs), checked against gradients recomputed here."""
 # SPDX-License-Identifier: GPL-3.0-or-later
+import json
 import os
+import shutil
 import textwrap
 
 import torch
@@ -259,6 +261,70 @@ class ModuleCalls(ProbeTestCase):
         flowing_in = [r["Op Name"].split(".")[0] for r in rows
                       if ".backward" in r["Op Name"] and r["Op Type"] == "LinearBackward"]
         self.assertEqual((flowing_in.count("a"), flowing_in.count("b")), (80, 40))
+
+    def test_backward_ops_are_captured_with_their_children_when_first_seen(self):
+        # The aten ops inside backward nodes are watched only in backward passes that may need
+        # them (the autograd engine gives every node the callbacks of the pass's start): the
+        # first one, one that meets a layer's backward op not seen before (a layer first run
+        # under no_grad, a layer called more often than before), and every one with a config
+        # that selects ops below layers. Each backward op's structure, captured once, holds its
+        # nodes' aten ops all the same.
+        source = """
+            import torch
+            import torch.nn as nn
+            from probe_studio import torch_hooks
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.first, self.act, self.late = nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 4)
+
+                def forward(self, x, late_calls):
+                    h = self.act(self.first(x))
+                    for _ in range(late_calls):
+                        h = self.late(h)
+                    return h.sum()
+
+            torch.manual_seed(2)
+            model, x = Net(), torch.randn(2, 3)
+            with torch.no_grad():
+                model(x, 1)  # late's forward is seen here, its backward only at step 3
+            watched = []
+            for late_calls in (0, 0, 1, 1, 2, 2):
+                model(x, late_calls).backward()
+                watched.append(torch_hooks._adapter.probe_torch_backward_passes_watched())
+            print("WATCHED", watched)
+            """
+        rows, result = self.run_script(source, task="statistics", exec_range="all")
+        # Passes 1 (all new), 3 (late's first backward op) and 5 (late's second call's one).
+        self.assertIn("WATCHED [1, 1, 2, 2, 3, 3]", result.stdout)
+        layer_dir = self.path("out", "atb_dump_data", "info", "layer")
+        structures = {}
+        for pid in os.listdir(layer_dir):
+            for name in os.listdir(os.path.join(layer_dir, pid)):
+                with open(os.path.join(layer_dir, pid, name)) as f:
+                    structures[name] = json.load(f)
+        backward = {name: s for name, s in structures.items() if ".backward" in name}
+        self.assertEqual(sorted(n.split(".")[0] for n in backward), ["act", "first", "late", "late", "sum_0"])
+        for name, structure in backward.items():
+            # Its autograd nodes, each with the aten ops it ran (the engine's own aten ops, which
+            # add up gradients between nodes, sit beside them).
+            nodes = [n for n in structure["nodes"] if n["opType"].startswith("autograd::")]
+            self.assertTrue(nodes, name)
+            for node in nodes:
+                aten = [c["opType"] for c in node.get("nodes", [])]
+                self.assertTrue(aten and all(t.startswith("aten::") for t in aten), (name, node["opType"], aten))
+        # Rows do not depend on what is watched: every pass's backward ops are there.
+        flowing_in = [r["Op Name"].split(".")[0] for r in rows
+                      if ".backward" in r["Op Name"] and r["Input/Output"] == "input"]
+        self.assertEqual((flowing_in.count("first"), flowing_in.count("late")), (6, 6))
+
+        # A config that selects ops below layers has every pass watched, and their rows dumped.
+        shutil.rmtree(self.path("out"))
+        rows, result = self.run_script(source, task="statistics", exec_range="all", save_child=True)
+        self.assertIn("WATCHED [1, 2, 3, 4, 5, 6]", result.stdout)
+        inside = [r for r in rows if r["Op Name"].startswith("first.backward") and r["Op Name"].count("/") >= 2]
+        self.assertTrue(inside)
 
     def test_the_wrapped_call_keeps_what_a_module_call_does(self):
         # nn.Module.__call__ as the probe installs it (C, module_call.cpp): called bound,

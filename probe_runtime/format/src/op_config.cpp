@@ -181,6 +181,13 @@ bool OpConfig::selects(const OpLocation& op) const {
     return false;
 }
 
+bool OpConfig::maySelectBelowLayers() const {
+    if (saveChild || !opNames.empty()) return true;
+    for (const auto& id : ids)
+        if (id.find('_') != std::string::npos) return true;
+    return false;
+}
+
 bool OpConfig::maySelectDescendants(const OpLocation& op) const {
     if (saveChild) {
         if (ids.empty() && opNames.empty()) return true;

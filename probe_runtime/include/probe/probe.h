@@ -200,6 +200,11 @@ PROBE_API int probe_is_awake(void);
  * to switch their own hooks on and off. */
 PROBE_API uint64_t probe_state_generation(void);
 
+/* 1 when the op-level config in force may select ops below layer-level ops (save_child, an
+ * op_name prefix, an id below a layer), so that an adapter must watch the ops inside them; 0
+ * when it selects layer-level ops only (or the runtime is not started). */
+PROBE_API int probe_may_select_below_layers(void);
+
 /* The folder the gradient monitor of a PyTorch adapter writes to when the op-level config in
  * force asks for it ("grad_monitor": true): <dump root>/grad_monitor. "" when it does not, or
  * the runtime is not started. Valid until the calling thread's next call. */

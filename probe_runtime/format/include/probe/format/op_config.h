@@ -73,6 +73,9 @@ struct OpConfig {
     // Whether some descendant of `op` could be selected (so an adapter must keep observing
     // inside it even though the op itself is not dumped).
     bool maySelectDescendants(const OpLocation& op) const;
+    // Whether any op below a layer-level op may be selected (save_child, an op_name prefix, an
+    // id below a layer): maySelectDescendants() may then hold for some layer-level op.
+    bool maySelectBelowLayers() const;
     // Device filter: "" (no device list) accepts all; an unknown device (<0) matches no list.
     bool acceptsDevice(int device) const;
     // Whether the tensor of an op at `depth` is skipped as kernel-level (filter_level 2).
