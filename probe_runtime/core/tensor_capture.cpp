@@ -2,6 +2,7 @@
 #include "tensor_capture.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -64,34 +65,42 @@ int TensorCapture::opTensor(const TensorReport& t) {
                               "), not statistics alone");
         return -1;
     }
-    std::vector<int64_t> dims(t.dims, t.dims + t.ndims);
     const auto dtype = format::dtypeFromCode(t.dtype);
-    const auto count = format::elementCount(dims);
+    const auto count = format::elementCount(t.dims, static_cast<size_t>(t.ndims));
+    std::string& shape = ts.rowShape;
+    shape.clear();
+    format::appendShape(shape, t.dims, static_cast<size_t>(t.ndims));
     if (!count) {
-        Runtime::setLastError("probe_op_tensor: negative dimension in shape " +
-                              format::shapeString(dims));
+        Runtime::setLastError("probe_op_tensor: negative dimension in shape " + shape);
         return -1;
     }
     if (t.data && dtype && *count * format::dtypeSize(*dtype) != t.nbytes) {
         Runtime::setLastError(
-            "probe_op_tensor: " + std::to_string(t.nbytes) + " bytes do not match shape " +
-            format::shapeString(dims) + " of " + format::dtypeName(*dtype) + " (" +
+            "probe_op_tensor: " + std::to_string(t.nbytes) + " bytes do not match shape " + shape +
+            " of " + format::dtypeName(*dtype) + " (" +
             std::to_string(*count * format::dtypeSize(*dtype)) + " bytes expected)");
         return -1;
     }
 
     if (frame.overflow) return runtime_.overflow().hold(ts, frame, t, dtype, *count);
 
-    const std::string arg = sanitizeName(t.argName);
-    std::string indexText = std::to_string(t.index);
-    if (!arg.empty()) {
-        indexText += '_';
-        indexText += arg;
+    // The row's fields go into strings the thread keeps: no allocation per tensor.
+    std::string& indexText = ts.rowIndex;
+    indexText.clear();
+    char digits[16];
+    indexText.append(digits, std::to_chars(digits, digits + sizeof digits, t.index).ptr);
+    if (t.argName && *t.argName) {
+        sanitizeNameInto(t.argName, ts.rowArg);
+        if (!ts.rowArg.empty()) {
+            indexText += '_';
+            indexText += ts.rowArg;
+        }
     }
 
     // The row is appended from the names the frame holds (views), copied once, into the batch.
-    const std::string shape = format::shapeString(dims);
-    const std::string formatText = format::formatName(t.format);
+    std::string& formatText = ts.rowFormat;
+    formatText.clear();
+    format::appendFormatName(formatText, t.format);
     const std::string unknownDtype = dtype ? "" : "undefined(" + std::to_string(t.dtype) + ")";
     format::StatRowView row;
     row.devicePid = layer.devicePid;
@@ -120,7 +129,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
         format::BinHeader header;
         header.formatCode = t.format;
         header.dtypeCode = t.dtype;
-        header.dims = dims;
+        header.dims.assign(t.dims, t.dims + t.ndims);
         header.dataLength = t.nbytes;
         if (frame.kernel && config.skipsKernelTensors()) {
             header.alias = fileName;  // as the reference: header only, naming itself
@@ -169,11 +178,15 @@ void TensorCapture::flushRows(ThreadState& ts, bool skipBusy) {
     WriteJob job;
     job.kind = WriteJob::Kind::Row;
     job.path = std::move(ts.rows.path);
+    const size_t batchBytes = ts.rows.text.size();
     job.head = std::move(ts.rows.text);
     job.rows = ts.rows.count;
     job.round = ts.rows.round;
     ts.rows.path.clear();
     ts.rows.text.clear();
+    // The next batch is likely the same size (the next round's rows): room for it at once
+    // rather than growing by doubling, one copy per growth, as its rows arrive.
+    ts.rows.text.reserve(std::min(batchBytes, kRowBatchBytes) + 256);
     ts.rows.count = 0;
     if (runtime_.hasWriter()) runtime_.writer().enqueue(std::move(job));
 }

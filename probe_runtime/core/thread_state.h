@@ -114,6 +114,9 @@ struct ThreadState {
     uint64_t epoch = 0;
     FrameStack stack;
     std::string opName, opType;  // of the op beginning (memory kept from op to op)
+    // A statistic row's index (with its argument name), shape and format fields (memory kept
+    // from tensor to tensor).
+    std::string rowIndex, rowArg, rowShape, rowFormat;
     LayerExecution layer;
     PendingRows rows;
     ThreadState();   // registers itself for TensorCapture::flushAllRows

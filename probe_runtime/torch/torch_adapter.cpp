@@ -245,7 +245,30 @@ struct ThreadState {
     std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
 };
 
-thread_local ThreadState tls;
+// The thread's state through a plain pointer: a thread_local object with a constructor costs an
+// init guard and a TLS lookup at every use in a library loaded with dlopen; the callbacks read
+// the pointer once (threadTls) and keep a reference.
+thread_local ThreadState* tlsState = nullptr;
+
+ThreadState& newThreadTls() {
+    struct Owner {  // frees the state at thread exit
+        ThreadState* state = nullptr;
+        ~Owner() {
+            tlsState = nullptr;
+            delete state;
+            state = nullptr;
+        }
+    };
+    static thread_local Owner owner;
+    if (!owner.state) owner.state = new ThreadState;
+    tlsState = owner.state;
+    return *owner.state;
+}
+
+inline ThreadState& threadTls() {
+    ThreadState* state = tlsState;
+    return state ? *state : newThreadTls();
+}
 std::atomic<int> gThreadsObserving{0};
 
 // ---------------------------------------------------------------------------------------------
@@ -269,6 +292,7 @@ struct OwnAtenCalls {
 // call, directly on the memory when the tensor covers it densely (statistics do not depend on
 // the order of the elements), else on a contiguous copy.
 probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
+    ThreadState& tls = threadTls();
     const uint64_t count = static_cast<uint64_t>(tensor.numel());
     // Only a tensor covering its memory densely is known by (storage, offset, count): it holds
     // exactly the elements of that range, whatever their order. Anything else (an expand
@@ -485,6 +509,7 @@ struct AdapterContext : at::ObserverContext {};
 // called from it (whose nodes then join it, like any child nobody looks at), and the next
 // layer's nodes must be seen in a backward one. Switching a callback costs about a microsecond.
 int pushFrame(FrameKind kind, int layer = -1) {
+    ThreadState& tls = threadTls();
     const int wants = probe_op_wants();
     Frame frame{kind, (wants & PROBE_WANTS_CHILDREN) != 0};
     if (tls.frames.empty()) {
@@ -506,6 +531,7 @@ int pushFrame(FrameKind kind, int layer = -1) {
 
 // Pops the top frame and ends its op in the runtime (unless passive).
 void popFrame() {
+    ThreadState& tls = threadTls();
     const Frame frame = tls.frames.back();
     tls.frames.pop_back();
     if (frame.kind != FrameKind::Passive) probe_op_end();
@@ -520,6 +546,7 @@ void popFrame() {
 }
 
 void closeBackwardLayer() {
+    ThreadState& tls = threadTls();
     if (tls.backwardLayer < 0) return;
     // The backward layer op is the bottom frame; anything above it was closed with its node.
     while (!tls.frames.empty()) popFrame();
@@ -530,6 +557,7 @@ void closeBackwardLayer() {
 // are the gradients flowing into the layer's first node: those of the layer's outputs.
 void openBackwardLayer(int layer, uint64_t call,
                        c10::ArrayRef<const c10::IValue> incomingGradients) {
+    ThreadState& tls = threadTls();
     closeBackwardLayer();
     const LayerInfo info = layerInfo(layer);
     const int occurrence = tls.backwardOccurrences[layer]++;
@@ -546,6 +574,7 @@ void openBackwardLayer(int layer, uint64_t call,
 
 std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
     try {
+        ThreadState& tls = threadTls();
         const char* name = fn.name();
         if (startsWith(name, "probe::") || startsWith(name, "autograd::engine::evaluate_function"))
             return nullptr;
@@ -616,6 +645,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
 void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
     if (!context) return;
     try {
+        ThreadState& tls = threadTls();
         if (tls.frames.empty()) return;
         const Frame& top = tls.frames.back();
         if (top.kind != FrameKind::Passive) {
@@ -645,6 +675,7 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
 // one only while awake: a sleeping probe opens no backward ops. Three compares when nothing
 // changed.
 void syncCallbackWithProbeState() {
+    ThreadState& tls = threadTls();
     const uint64_t generation = probe_state_generation();
     const bool inBackward = tls.backwardPasses > 0;
     if (generation == tls.seenGeneration && tls.inRoot == tls.seenInRoot &&
@@ -712,6 +743,7 @@ int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors,
 // gradients flowing out of the layer (those of its forward inputs, from Python's tensor
 // hooks) are then its outputs.
 bool backwardLayerOpenFor(const char* layer) {
+    ThreadState& tls = threadTls();
     if (tls.backwardLayer < 0 || tls.frames.size() != 1 || !layer) return false;
     std::lock_guard<std::mutex> lock(gLayersMutex);
     return tls.backwardLayer < static_cast<int>(gLayers.size()) &&
@@ -843,6 +875,7 @@ PROBE_TORCH_API const char* probe_torch_built_version(void) {
 // The outermost module's call begins / ends on this thread.
 PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
     try {
+        ThreadState& tls = threadTls();
         closeBackwardLayer();
         tls.inRoot = true;
         tls.rootOpOccurrences.clear();
@@ -860,6 +893,7 @@ PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
 
 PROBE_TORCH_API int probe_torch_root_end(void) {
     try {
+        ThreadState& tls = threadTls();
         tls.inRoot = false;
         syncCallbackWithProbeState();
         tls.statsCache.clear();  // let go of the activations it holds
@@ -873,6 +907,7 @@ PROBE_TORCH_API int probe_torch_root_end(void) {
 // layer-level op kLayerProbeAwake when the probe is awake (saves the caller a call).
 PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type) {
     try {
+        ThreadState& tls = threadTls();
         if (tls.frames.empty()) {
             syncCallbackWithProbeState();
             closeBackwardLayer();
@@ -894,6 +929,7 @@ PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type)
 
 PROBE_TORCH_API int probe_torch_module_end(void) {
     try {
+        ThreadState& tls = threadTls();
         if (tls.frames.empty()) return -1;
         popFrame();
         return 0;
@@ -905,6 +941,7 @@ PROBE_TORCH_API int probe_torch_module_end(void) {
 // Closes ops left open when an exception unwound through modules: keeps `depth` frames.
 PROBE_TORCH_API int probe_torch_unwind_to(int depth) {
     try {
+        ThreadState& tls = threadTls();
         while (static_cast<int>(tls.frames.size()) > depth && !tls.frames.empty()) popFrame();
         return 0;
     } catch (...) {
@@ -913,12 +950,13 @@ PROBE_TORCH_API int probe_torch_unwind_to(int depth) {
 }
 
 PROBE_TORCH_API int probe_torch_depth(void) {
-    return static_cast<int>(tls.frames.size());
+    return tlsState ? static_cast<int>(tlsState->frames.size()) : 0;
 }
 
 // A backward pass (torch.autograd.backward / grad) begins / ends on this thread.
 PROBE_TORCH_API int probe_torch_backward_begin(void) {
     try {
+        ThreadState& tls = threadTls();
         ++tls.backwardPasses;
         syncCallbackWithProbeState();
         closeBackwardLayer();
@@ -931,6 +969,7 @@ PROBE_TORCH_API int probe_torch_backward_begin(void) {
 
 PROBE_TORCH_API int probe_torch_backward_end(void) {
     try {
+        ThreadState& tls = threadTls();
         closeBackwardLayer();
         tls.statsCache.clear();
         if (tls.backwardPasses > 0) --tls.backwardPasses;

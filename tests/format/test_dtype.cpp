@@ -38,6 +38,11 @@ TEST(DType, FormatNames) {
     EXPECT_EQ(formatName(35), "nc");
     EXPECT_EQ(formatName(47), "ncl");
     EXPECT_EQ(formatName(99), "format_99");
+    EXPECT_EQ(formatName(-7), "format_-7");
+    std::string appended = "row,";
+    appendFormatName(appended, 29);
+    appendFormatName(appended, 2147483647);
+    EXPECT_EQ(appended, "row,fractal_nzformat_2147483647");
     EXPECT_EQ(formatCodeFromName("fractal_nz"), 29);
     EXPECT_EQ(formatCodeFromName("format_99"), 99);
     EXPECT_FALSE(formatCodeFromName("nope"));
@@ -54,4 +59,13 @@ TEST(DType, ShapesAndCounts) {
     EXPECT_EQ(elementCount({2, 3, 4}), 24u);
     EXPECT_FALSE(elementCount({-1}));
     EXPECT_FALSE(elementCount({1LL << 40, 1LL << 40}));
+    // The forms over a plain array (a runtime row's dims) say the same as the vector forms.
+    const int64_t dims[] = {9223372036854775807LL, 0, 7};
+    std::string shape = "x=";
+    appendShape(shape, dims, 3);
+    EXPECT_EQ(shape, "x=" + std::to_string(dims[0]) + "x0x7");
+    EXPECT_EQ(elementCount(dims, 3), 0u);
+    EXPECT_EQ(elementCount(dims, 0), 1u);
+    const int64_t negative[] = {4, -1};
+    EXPECT_FALSE(elementCount(negative, 2));
 }

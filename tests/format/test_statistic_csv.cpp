@@ -85,6 +85,15 @@ TEST(StatisticCsv, NotApplicableAndQuotedFields) {
     EXPECT_FALSE(parsed->max);
     EXPECT_TRUE(parsed->tensorPath.empty());
     EXPECT_EQ(parsed->shape, "");
+    // Each byte that needs quotes quotes the field wherever it stands in it.
+    for (const std::string name : {",lead", "tail\"", "mid\rdle", "new\nline"}) {
+        row.opName = name;
+        const std::string quoted = formatStatRow(row);
+        EXPECT_EQ(quoted.substr(0, 7), "123,0,\"") << name;
+        auto back = parseStatRow(quoted.substr(0, quoted.size() - 1), &error);
+        ASSERT_TRUE(back) << name << ": " << error;
+        EXPECT_EQ(back->opName, name);
+    }
 }
 
 TEST(StatisticCsv, MalformedRowsAreRejected) {

@@ -87,9 +87,20 @@ std::optional<int32_t> formatCodeFromName(std::string_view name) {
 }
 
 std::string formatName(int32_t code) {
+    std::string out;
+    appendFormatName(out, code);
+    return out;
+}
+
+void appendFormatName(std::string& out, int32_t code) {
     for (const auto& info : kFormats)
-        if (info.code == code) return info.name;
-    return "format_" + std::to_string(code);
+        if (info.code == code) {
+            out += info.name;
+            return;
+        }
+    out += "format_";
+    char digits[16];
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, code).ptr);
 }
 
 bool formatCodeKnown(int32_t code) {
@@ -99,8 +110,13 @@ bool formatCodeKnown(int32_t code) {
 }
 
 std::optional<uint64_t> elementCount(const std::vector<int64_t>& dims) {
+    return elementCount(dims.data(), dims.size());
+}
+
+std::optional<uint64_t> elementCount(const int64_t* dims, size_t ndims) {
     uint64_t count = 1;
-    for (int64_t d : dims) {
+    for (size_t i = 0; i < ndims; ++i) {
+        const int64_t d = dims[i];
         if (d < 0) return std::nullopt;
         if (d != 0 && count > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d))
             return std::nullopt;
@@ -111,11 +127,16 @@ std::optional<uint64_t> elementCount(const std::vector<int64_t>& dims) {
 
 std::string shapeString(const std::vector<int64_t>& dims) {
     std::string out;
-    for (size_t i = 0; i < dims.size(); ++i) {
-        if (i) out += 'x';
-        out += std::to_string(dims[i]);
-    }
+    appendShape(out, dims.data(), dims.size());
     return out;
+}
+
+void appendShape(std::string& out, const int64_t* dims, size_t ndims) {
+    char digits[24];
+    for (size_t i = 0; i < ndims; ++i) {
+        if (i) out += 'x';
+        out.append(digits, std::to_chars(digits, digits + sizeof digits, dims[i]).ptr);
+    }
 }
 
 std::optional<std::vector<int64_t>> parseShapeString(std::string_view text) {

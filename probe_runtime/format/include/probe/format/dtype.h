@@ -43,13 +43,18 @@ bool dtypeIsComplex(DType dtype);
 // Unknown codes are kept as numbers: formatName() returns "format_<code>" for them.
 std::optional<int32_t> formatCodeFromName(std::string_view name);
 std::string formatName(int32_t code);
+// formatName(code) appended to `out` (no string of its own: rows are formatted per tensor).
+void appendFormatName(std::string& out, int32_t code);
 bool formatCodeKnown(int32_t code);
 
 // Number of elements of a shape (1 for a scalar); nullopt on negative dims or overflow.
 std::optional<uint64_t> elementCount(const std::vector<int64_t>& dims);
+std::optional<uint64_t> elementCount(const int64_t* dims, size_t ndims);
 
 // "36x128"; a scalar is "".
 std::string shapeString(const std::vector<int64_t>& dims);
+// shapeString of `ndims` dims appended to `out`.
+void appendShape(std::string& out, const int64_t* dims, size_t ndims);
 std::optional<std::vector<int64_t>> parseShapeString(std::string_view text);
 
 }  // namespace probe::format
