@@ -25,8 +25,6 @@ constexpr size_t kMaxProblems = 500;
 // 24 bytes of the smallest block malloc hands out, so the first five rounds cost one allocation
 // instead of four (1, 2, 4, 8), a million rows' worth of them.
 constexpr size_t kFirstCapacity = 6;
-// Up to this many ascending runs of touched ops are merged; more are sorted.
-constexpr size_t kMergedRuns = 8;
 
 // Execution order of atb op ids: "_"-joined numbers ("2_9" before "2_10"); parts that are not
 // numbers compare as text.
@@ -281,23 +279,8 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         else
             ++droppedProblems_;
     }
-    // Rows mostly touch ops in the order they were made: ascending runs, one per round the delta
-    // reaches. A few runs are merged one after the other rather than sorted whole.
-    size_t runs = 1;
-    for (size_t i = 1; i < touched.size() && runs <= kMergedRuns; ++i)
-        runs += touched[i] < touched[i - 1] ? 1 : 0;
-    if (runs > kMergedRuns) {
-        std::sort(touched.begin(), touched.end());
-    } else if (runs > 1) {
-        for (size_t end = 1; end < touched.size();) {
-            const size_t runStart = end;
-            while (end < touched.size() && (end == runStart || touched[end] > touched[end - 1]))
-                ++end;
-            if (touched[runStart] < touched[runStart - 1])
-                std::inplace_merge(touched.begin(), touched.begin() + runStart,
-                                   touched.begin() + end);
-        }
-    }
+    // Rows mostly touch ops in the order they were made: often sorted already.
+    if (!std::is_sorted(touched.begin(), touched.end())) std::sort(touched.begin(), touched.end());
     change.touchedOps = std::move(touched);
     return change;
 }
