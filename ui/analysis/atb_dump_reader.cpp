@@ -13,8 +13,6 @@
 #include <cstdint>
 #include <cstring>
 #include <set>
-#include <system_error>
-#include <thread>
 
 #include "analysis/atb_dump.h"
 #include "analysis/parallel_for.h"
@@ -65,10 +63,6 @@ std::string paramText(const nlohmann::ordered_json& param) {
 }  // namespace
 
 AtbDumpReader::AtbDumpReader(std::string root) : root_(std::move(root)) {}
-
-AtbDumpReader::~AtbDumpReader() {
-    if (freeing_.joinable()) freeing_.join();
-}
 
 uint32_t AtbDumpReader::intern(DumpDelta& delta, std::string_view text, InternCache& cache) {
     // Neighbouring rows mostly share dtype, format and shape: skip the hash lookup then.
@@ -300,7 +294,6 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
     }
     parallelFor(files.size(), usefulThreads(8),
                 [&](size_t i, unsigned) { parseStructure(files[i]); });
-    size_t modelNodes = 0;
     for (auto& file : files) {
         const uint32_t process = index_.processIndex(delta, file.processKey);
         // A layer the model file (or another layer file) described already is only checked: a
@@ -316,7 +309,6 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
         }
         if (file.model) {
             const size_t nodes = countNodes(file.model->nodes);
-            modelNodes += nodes;
             delta.ops.reserve(delta.ops.size() + nodes);
             index_.reserveOps(nodes);
             ops_.reserve(ops_.size() + nodes);
@@ -338,15 +330,6 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                                         ? index_.opCountOf(process)
                                         : std::strtoull(file.layerId.c_str(), nullptr, 10);
             mergeStructureNode(delta, process, kNone, {}, {}, position, *file.layer);
-        }
-    }
-    // A big model's nodes take tens of milliseconds to free, on the thread that goes on to read
-    // the rows: they are freed on another.
-    if (modelNodes >= kOpsAlonePerDelta) {
-        if (freeing_.joinable()) freeing_.join();
-        try {
-            freeing_ = std::thread([parsed = std::move(files)]() mutable { parsed.clear(); });
-        } catch (const std::system_error&) {  // no thread: freed here
         }
     }
 }
