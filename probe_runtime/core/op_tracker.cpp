@@ -234,7 +234,14 @@ int OpTracker::beginChild(ThreadState& ts, const std::string& name, const std::s
         frame.name = name;
         frame.type = type;
         frame.namePath.append(parent.namePath).append(1, '/').append(name);
-        frame.relDir.append(parent.relDir).append(1, '/').append(local).append(1, '_').append(name);
+        // Its folder only when files are written per op (tensors, an overflow's dump): with
+        // statistics alone it is never used, and it is the longest of the names.
+        if (config.wantsTensors() || config.task == format::DumpTask::OverflowCheck)
+            frame.relDir.append(parent.relDir)
+                .append(1, '/')
+                .append(local)
+                .append(1, '_')
+                .append(name);
         frame.kernel = kind == OpKind::Kernel || (kind == OpKind::Auto && frame.depth >= 2);
         const format::OpLocation location{frame.id, frame.namePath, frame.depth};
         frame.selected = ts.layer.inRange && config.selects(location);

@@ -26,7 +26,8 @@ struct Frame {
     bool kernel = false;
     int depth = 0;
     uint32_t childCount = 0;
-    std::string id, name, type, namePath, relDir;
+    std::string id, name, type, namePath;
+    std::string relDir;  // below the round's folder; empty unless the config writes files per op
     ObservedOp* observed = nullptr;
     std::shared_ptr<OverflowCandidate> overflow;  // task overflow_check: what the op holds
 };

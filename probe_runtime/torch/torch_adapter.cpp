@@ -356,12 +356,37 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
                        host.data_ptr(), nbytes, bufferId);
 }
 
+// Factories whose outputs hold uninitialised memory: their statistics would be noise.
+bool outputIsUninitialised(const char* name) {
+    return std::strcmp(name, "aten::empty") == 0 || std::strcmp(name, "aten::empty_like") == 0 ||
+           std::strcmp(name, "aten::empty_strided") == 0 ||
+           std::strcmp(name, "aten::new_empty") == 0 ||
+           std::strcmp(name, "aten::new_empty_strided") == 0 ||
+           std::strcmp(name, "aten::resize_") == 0;
+}
+
+// In-place ops that replace their first argument without reading it: its content before the
+// op is meaningless (typically a fresh, uninitialised output buffer).
+bool overwritesFirstArgument(const char* name) {
+    static const char* const kOverwriting[] = {
+        "aten::copy_",      "aten::fill_",      "aten::zero_",       "aten::normal_",
+        "aten::uniform_",   "aten::bernoulli_", "aten::random_",     "aten::exponential_",
+        "aten::geometric_", "aten::cauchy_",    "aten::log_normal_", "aten::resize_",
+        "aten::set_"};
+    for (const char* op : kOverwriting)
+        if (std::strcmp(name, op) == 0) return true;
+    return false;
+}
+
 // What the schema says of an aten op: its argument and return names, and whether it is a
-// view (its result aliases an input without writing it). Cached per op name.
+// view (its result aliases an input without writing it); and what its name says (above).
+// Cached per op name, so that no op compares its name with lists.
 struct OpSchemaFacts {
     std::string op;
     std::vector<std::string> arguments, returns;
     bool view = false;
+    bool overwritesFirst = false;      // overwritesFirstArgument(op)
+    bool outputUninitialised = false;  // outputIsUninitialised(op)
 };
 
 const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn);
@@ -393,7 +418,8 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
     auto& bucket = cache[hash];
     for (const auto& entry : bucket)
         if (entry.op == name) return entry;
-    OpSchemaFacts facts{name, {}, {}, false};
+    OpSchemaFacts facts{
+        name, {}, {}, false, overwritesFirstArgument(name), outputIsUninitialised(name)};
     if (auto op = fn.operator_name()) {
         if (auto handle = c10::Dispatcher::singleton().findOp(*op)) {
             if (handle->hasSchema()) {
@@ -473,28 +499,6 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
 c10::ArrayRef<const c10::IValue> outputsOf(const at::RecordFunction& fn) {
     const auto& outputs = fn.outputs();
     return c10::ArrayRef<const c10::IValue>(outputs.data(), outputs.size());
-}
-
-// Factories whose outputs hold uninitialised memory: their statistics would be noise.
-bool outputIsUninitialised(const char* name) {
-    return std::strcmp(name, "aten::empty") == 0 || std::strcmp(name, "aten::empty_like") == 0 ||
-           std::strcmp(name, "aten::empty_strided") == 0 ||
-           std::strcmp(name, "aten::new_empty") == 0 ||
-           std::strcmp(name, "aten::new_empty_strided") == 0 ||
-           std::strcmp(name, "aten::resize_") == 0;
-}
-
-// In-place ops that replace their first argument without reading it: its content before the
-// op is meaningless (typically a fresh, uninitialised output buffer).
-bool overwritesFirstArgument(const char* name) {
-    static const char* const kOverwriting[] = {
-        "aten::copy_",      "aten::fill_",      "aten::zero_",       "aten::normal_",
-        "aten::uniform_",   "aten::bernoulli_", "aten::random_",     "aten::exponential_",
-        "aten::geometric_", "aten::cauchy_",    "aten::log_normal_", "aten::resize_",
-        "aten::set_"};
-    for (const char* op : kOverwriting)
-        if (std::strcmp(name, op) == 0) return true;
-    return false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -601,23 +605,25 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             return std::make_unique<AdapterContext>();
         }
         int kind = PROBE_OP_OPERATION;
-        std::string opName;
-        std::string opType;
+        // An op inside another (nearly every op) is named by the op's own name: no string built.
+        const char* opNameText = startsWith(name, "aten::") ? name + 6 : name;
+        const char* opTypeText = name;
+        std::string opName, opType;
         if (backward) {
-            opName = name;
             opType = std::string("autograd::") + name;
+            opNameText = name;
+            opTypeText = opType.c_str();
         } else if (tls.frames.empty()) {
             // An aten op called by the outermost module itself: a layer-level op.
-            const std::string shortName = startsWith(name, "aten::") ? name + 6 : name;
+            const std::string shortName = opNameText;
             opName = shortName + "_" + std::to_string(tls.rootOpOccurrences[shortName]++);
             opType = name;
             layer = tls.currentLayer = layerIndexFor(opName, opType);
-        } else {
-            opName = startsWith(name, "aten::") ? name + 6 : name;
-            opType = name;
-            if (tls.frames.back().kind == FrameKind::Aten) kind = PROBE_OP_KERNEL;
+            opNameText = opName.c_str();
+        } else if (tls.frames.back().kind == FrameKind::Aten) {
+            kind = PROBE_OP_KERNEL;
         }
-        probe_op_begin_kind(opName.c_str(), opType.c_str(), nullptr, kind);
+        probe_op_begin_kind(opNameText, opTypeText, nullptr, kind);
         int wants = pushFrame(backward ? FrameKind::BackwardNode : FrameKind::Aten, layer);
         if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
             const OpSchemaFacts* facts = backward ? nullptr : &schemaFacts(fn);
@@ -630,7 +636,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             }
             auto params =
                 reportValues(PROBE_INPUT, fn.inputs(), facts ? &facts->arguments : nullptr, wants,
-                             !backward && overwritesFirstArgument(name));
+                             facts && facts->overwritesFirst);
             if (!params.empty()) probe_op_set_param(params.dump().c_str());
         }
         return std::make_unique<AdapterContext>();
@@ -651,9 +657,10 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
         if (top.kind != FrameKind::Passive) {
             const int wants = probe_op_wants();
             if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
-                const bool noData = top.metadataOnly || outputIsUninitialised(fn.name());
-                const bool aten = top.kind == FrameKind::Aten;
-                reportValues(PROBE_OUTPUT, outputsOf(fn), aten ? &schemaFacts(fn).returns : nullptr,
+                const OpSchemaFacts* facts =
+                    top.kind == FrameKind::Aten ? &schemaFacts(fn) : nullptr;
+                const bool noData = top.metadataOnly || (facts && facts->outputUninitialised);
+                reportValues(PROBE_OUTPUT, outputsOf(fn), facts ? &facts->returns : nullptr,
                              noData ? (wants & ~PROBE_WANTS_DATA) : wants);
             }
         }
