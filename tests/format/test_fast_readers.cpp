@@ -288,25 +288,89 @@ TEST(StatisticRows, FieldsOfEveryLengthAreSplitWhereTheCommasAre) {
     EXPECT_EQ(checked, 3000);
 }
 
+// Lines without a quote opening a field are split at every comma (eight bytes at a time); a
+// quote inside a field is a character like any other, and a field opening with one is unquoted.
+// Checked against the rule itself on lines of every length and column count.
+TEST(StatisticRows, UnquotedLinesAreSplitAtEveryCommaAndQuotedFieldsUnquoted) {
+    std::mt19937_64 random(11);
+    bool strayQuotes = false;         // in this line's fields
+    auto text = [&](size_t length) {  // no comma; a quote anywhere but first
+        std::string out;
+        for (size_t i = 0; i < length; ++i)
+            out += (strayQuotes && i > 0 && random() % 5 == 0) ? '"' : 'a';
+        return out;
+    };
+    std::vector<std::string> scratch;
+    int splitChecked = 0, quotedChecked = 0;
+    for (int n = 0; n < 4000; ++n) {
+        const size_t columns = 10 + random() % 10;  // 10..19
+        strayQuotes = random() % 4 == 0;
+        std::vector<std::string> fields;
+        for (size_t c = 0; c < columns; ++c) {
+            if (c == 1)
+                fields.push_back(std::to_string(random() % 1000));
+            else if (c == 5)
+                fields.push_back(random() % 2 ? "input" : "output");
+            else if (c >= 10 && c <= 13)
+                fields.push_back(random() % 4 == 0 ? "N/A" : "1.500000");
+            else
+                fields.push_back(text(random() % 21));
+        }
+        std::string line;
+        for (size_t c = 0; c < columns; ++c) line += (c ? "," : "") + fields[c];
+        // Now and then a field written quoted instead (a comma and a doubled quote inside).
+        const bool quoted = columns == 15 && random() % 3 == 0;
+        if (quoted) {
+            fields[2] = "x,\"" + fields[2];
+            std::string written = "\"";
+            for (char c : fields[2]) written += c == '"' ? std::string("\"\"") : std::string(1, c);
+            written += '"';
+            line.clear();
+            for (size_t c = 0; c < columns; ++c)
+                line += (c ? "," : "") + (c == 2 ? written : fields[c]);
+        }
+        if (random() % 2) line += random() % 2 ? "\n" : "\r\n";
+        StatRowView view;
+        std::string error;
+        const bool ok = parseStatRow(line, view, scratch, &error);
+        if (columns > 15) {
+            EXPECT_FALSE(ok) << line;
+            EXPECT_EQ(error, "more than 15 columns") << line;
+        } else if (columns < 15) {
+            EXPECT_FALSE(ok) << line;
+            EXPECT_EQ(error, "expected 15 columns, found " + std::to_string(columns)) << line;
+        } else {
+            ASSERT_TRUE(ok) << line << ": " << error;
+            EXPECT_EQ(view.devicePid, fields[0]);
+            EXPECT_EQ(view.opName, fields[2]) << line;
+            EXPECT_EQ(view.opType, fields[3]);
+            EXPECT_EQ(view.opId, fields[4]);
+            EXPECT_EQ(view.index, fields[6]);
+            EXPECT_EQ(view.dtype, fields[7]);
+            EXPECT_EQ(view.format, fields[8]);
+            EXPECT_EQ(view.shape, fields[9]);
+            EXPECT_EQ(view.max.has_value(), fields[10] != "N/A");
+            EXPECT_EQ(view.tensorPath, fields[14] == "N/A" ? "" : fields[14]);
+            ++(quoted ? quotedChecked : splitChecked);
+        }
+    }
+    EXPECT_GT(splitChecked, 100);
+    EXPECT_GT(quotedChecked, 50);
+}
+
 TEST(StatisticValues, ReadAsFromCharsReadsThemBitForBit) {
     std::mt19937_64 random(42);
-    std::vector<std::string> texts = {"0.000000",
-                                      "-0.000000",
-                                      "1",
-                                      "-1",
-                                      "007.5",
-                                      "1.",
-                                      ".5",
-                                      "-",
-                                      "1e5",
-                                      "1.5e-3",
-                                      "9007199254740993.0",
-                                      "9007199254740992",
-                                      "123456789012345678901",
-                                      "0.1234567890123456789012345",
-                                      "1.2.3",
-                                      "12a",
-                                      "--1"};
+    std::vector<std::string> texts = {
+        "0.000000", "-0.000000", "1", "-1", "007.5", "1.", ".5", "-", "1e5", "1.5e-3",
+        "9007199254740993.0", "9007199254740992", "123456789012345678901",
+        "0.1234567890123456789012345", "1.2.3", "12a", "--1",
+        // the six-decimal shape, and near misses of it
+        "12.345678", "-12.345678", ".123456", "-.123456", "1.12345a", "1a.123456", "1-.123456",
+        "1.2.123456", "--1.123456", "+1.123456", "1234567890123.123456", "12345678901234.123456",
+        "9007199254.740992", "9007199254.740993", "0000000000001.000001", "1.12345:", "1.1234/5",
+        "1.\xff"
+        "23456",
+        "1.12345\xfa"};
     for (int i = 0; i < 20000; ++i) {
         const double magnitude = std::pow(10.0, static_cast<double>(random() % 30) - 12.0);
         const double value = (static_cast<double>(random() % 2000001) / 1e6 - 1.0) * magnitude;

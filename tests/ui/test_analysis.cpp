@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -199,6 +200,51 @@ TEST(DumpIndex, ADeltaAppliedInPiecesBuildsTheSameIndex) {
     EXPECT_EQ(pieced.rounds(0), whole.rounds(0));
     ASSERT_TRUE(pieced.status());
     EXPECT_EQ(pieced.status()->state, format::DumpState::Complete);
+}
+
+// The ops a delta's rows touch are reported sorted and once each, however the rows run through
+// them: one ascending run (rows in execution order), a few (a delta reaching into the next
+// rounds: merged run by run), many (sorted whole), with anomalies touching ancestors too.
+TEST(DumpIndex, TouchedOpsAreSortedAndUniqueWhateverTheOrderOfTheRows) {
+    constexpr uint32_t kOps = 300;
+    std::mt19937 random(5);
+    for (const int runs : {1, 2, 3, 8, 9, 40}) {
+        DumpIndex index(analysis::DumpLayout::Atb, "/nowhere");
+        analysis::DumpDelta setup;
+        setup.processes.push_back({"0_1"});
+        for (uint32_t o = 0; o < kOps; ++o) {
+            // A chain of ten: an op's anomaly touches its ancestors.
+            const uint32_t parent = o % 10 == 0 ? kNone : o - 1;
+            setup.ops.push_back(
+                {0, parent, std::to_string(o), "op" + std::to_string(o), "T", "", std::nullopt});
+            setup.tensorSlots.push_back({o, true, "0"});
+        }
+        index.apply(std::move(setup));
+        // Each run: an ascending stretch of ops starting anywhere, some touched twice.
+        analysis::DumpDelta rows;
+        std::set<uint32_t> expected;
+        for (int run = 0; run < runs; ++run) {
+            const uint32_t from = random() % kOps, count = 1 + random() % 60;
+            for (uint32_t o = from; o < std::min(kOps, from + count); ++o) {
+                for (int twice = 0; twice < (o % 7 == 0 ? 2 : 1); ++twice) {
+                    analysis::StatRecord record;
+                    record.slot = o;
+                    record.round = run;
+                    record.present = 1;
+                    record.value[0] = o % 13 == 0 ? std::nan("") : 1.0;
+                    record.anomalies = analysis::anomalyBits(record.value[0]);
+                    rows.rows.push_back(record);
+                }
+                expected.insert(o);
+                if (o % 13 == 0)  // its ancestors' badges change
+                    for (uint32_t a = o; a % 10 != 0;) expected.insert(--a);
+            }
+        }
+        const auto change = index.apply(std::move(rows));
+        ASSERT_FALSE(expected.empty());
+        EXPECT_EQ(change.touchedOps, std::vector<uint32_t>(expected.begin(), expected.end()))
+            << runs << " runs";
+    }
 }
 
 // The table the readers find ops and strings by: the first item of a key is found, whatever

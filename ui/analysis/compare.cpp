@@ -102,19 +102,47 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
                            const TreeOrder& order, const std::vector<uint32_t>& nameIds,
                            std::vector<uint32_t>& occurrences) {
     RoundInstances out;
-    // Pre-order, and within an op inputs before outputs, each in file order: one sort key each.
-    std::vector<std::pair<uint64_t, uint32_t>> keyed(roundRows.size());
-    for (size_t i = 0; i < roundRows.size(); ++i) {
+    // Pre-order, and within an op inputs before outputs, each in file order: sorted by the
+    // bucket (pre-order position, input or output), stably.
+    const size_t n = roundRows.size();
+    std::vector<uint32_t> bucketOf(n);
+    uint32_t buckets = 0;
+    for (size_t i = 0; i < n; ++i) {
         const auto& slot = index.slot(index.row(roundRows[i]).slot);
-        keyed[i] = {(uint64_t(order.pre[slot.op]) << 33) | (uint64_t(slot.isOutput) << 32) | i,
-                    roundRows[i]};
+        const uint32_t pre = order.pre[slot.op];
+        if (pre >= (uint32_t{1} << 30)) {  // not in the tree (damaged): sorted below instead
+            buckets = UINT32_MAX;
+            break;
+        }
+        bucketOf[i] = pre * 2 + (slot.isOutput ? 1 : 0);
+        buckets = std::max(buckets, bucketOf[i] + 1);
     }
-    std::sort(keyed.begin(), keyed.end());
-    out.rows.resize(keyed.size());
-    for (size_t i = 0; i < keyed.size(); ++i) out.rows[i] = keyed[i].second;
-    auto opOf = [&](size_t i) {
-        return static_cast<uint32_t>(keyed[i].first >> 33);
-    };  // its pre-order position
+    out.rows.resize(n);
+    std::vector<uint32_t> preOf(n);  // of out.rows[i]'s op
+    if (buckets <= 4 * n + 1024) {
+        // Counting sort: a round's rows lie in a few buckets each, in file order already.
+        std::vector<uint32_t> start(buckets + 1, 0);
+        for (size_t i = 0; i < n; ++i) ++start[bucketOf[i] + 1];
+        for (size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+        for (size_t i = 0; i < n; ++i) {
+            const uint32_t at = start[bucketOf[i]]++;
+            out.rows[at] = roundRows[i];
+            preOf[at] = bucketOf[i] / 2;
+        }
+    } else {
+        std::vector<std::pair<uint64_t, uint32_t>> keyed(n);
+        for (size_t i = 0; i < n; ++i) {
+            const auto& slot = index.slot(index.row(roundRows[i]).slot);
+            keyed[i] = {(uint64_t(order.pre[slot.op]) << 33) | (uint64_t(slot.isOutput) << 32) | i,
+                        roundRows[i]};
+        }
+        std::sort(keyed.begin(), keyed.end());
+        for (size_t i = 0; i < n; ++i) {
+            out.rows[i] = keyed[i].second;
+            preOf[i] = static_cast<uint32_t>(keyed[i].first >> 33);
+        }
+    }
+    auto opOf = [&](size_t i) { return preOf[i]; };  // its pre-order position
     for (uint32_t i = 0; i < out.rows.size();) {
         const uint32_t pre = opOf(i);
         uint32_t j = i + 1;

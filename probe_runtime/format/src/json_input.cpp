@@ -228,6 +228,7 @@ public:
 
     bool run(nlohmann::json_sax<Json>* handler) {
         handler_ = handler;
+        views_ = dynamic_cast<JsonStringViews*>(handler);
         skipSpace();
         if (!value(0)) return false;
         skipSpace();
@@ -283,6 +284,10 @@ private:
         std::string_view text;
         if (!stringText(text)) return false;
         if (!handler_) return true;
+        if (views_) {
+            const auto taken = views_->stringView(text, isKey);
+            if (taken != JsonStringViews::Taken::No) return taken == JsonStringViews::Taken::Yes;
+        }
         // One buffer for every string: its memory is reused unless a handler takes it.
         scratch_.assign(text.data(), text.size());
         return isKey ? handler_->key(scratch_) : handler_->string(scratch_);
@@ -386,6 +391,7 @@ private:
     const char* end_;
     int maxDepth_;
     nlohmann::json_sax<Json>* handler_ = nullptr;
+    JsonStringViews* views_ = nullptr;  // the handler's, when it takes views
     std::string scratch_;
 };
 

@@ -138,7 +138,7 @@ bool isList(Field field) {
 // are read as fromJson reads the tree nlohmann keeps of them (the last one wins), and the
 // problem reported is the one fromJson finds first (a node's own lists, then its children in
 // order), so that both readers always agree.
-class StructureEvents : public nlohmann::json_sax<Json> {
+class StructureEvents : public nlohmann::json_sax<Json>, public JsonStringViews {
 public:
     // A node (or the model) whose closing brace is still to come.
     struct OpenNode {
@@ -177,7 +177,19 @@ public:
         return scalar(nullptr, [v] { return Json(v); });
     }
     bool string(string_t& v) override {
-        return scalar(&v, [&v] { return Json(std::move(v)); });
+        const std::string_view text = v;
+        return scalar(&text, [&v] { return Json(std::move(v)); });
+    }
+    // The fast scanner's strings: only a parameter's keys are wanted as strings.
+    Taken stringView(std::string_view text, bool isKey) override {
+        bool ok;
+        if (isKey) {
+            if (frames_.back().kind == Kind::Param) return Taken::No;
+            ok = keyNamed(text);
+        } else {
+            ok = scalar(&text, [text] { return Json(std::string(text)); });
+        }
+        return ok ? Taken::Yes : Taken::Stop;
     }
     bool binary(binary_t&) override { return false; }  // JSON text has none
 
@@ -248,12 +260,15 @@ public:
         return true;
     }
     bool key(string_t& name) override {
-        Frame& top = frames_.back();
-        if (top.kind == Kind::Param) {
+        if (frames_.back().kind == Kind::Param) {
             paramKey_ = std::move(name);
             return true;
         }
-        if (top.kind != Kind::Node) return true;
+        return keyNamed(name);
+    }
+    // A key outside the parameters.
+    bool keyNamed(std::string_view name) {
+        if (frames_.back().kind != Kind::Node) return true;
         OpenNode& node = open_.back();
         node.pending = fieldOf(name, node.isModel);
         // A repeated key replaces what the earlier one said.
@@ -375,7 +390,7 @@ private:
     }
 
     template <typename Make>
-    bool scalar(std::string* text, Make&& make) {
+    bool scalar(const std::string_view* text, Make&& make) {
         if (frames_.empty()) {
             rootNotObject_ = true;
             return true;
@@ -391,7 +406,7 @@ private:
                 if (!text)
                     noteListError(top.field, " holds a non-string");
                 else if (options_.tensorNames && open_.back().listErrors[listOf(top.field)].empty())
-                    list(open_.back(), top.field).push_back(std::move(*text));
+                    list(open_.back(), top.field).emplace_back(*text);
                 return true;
             case Kind::Nodes:
                 noteChildError("node is not an object");
@@ -403,13 +418,13 @@ private:
         const Field field = takePending();
         switch (field) {
             case Field::OpName:
-                if (text && keepsFields()) node.node.opName = std::move(*text);
+                if (text && keepsFields()) node.node.opName.assign(*text);
                 break;
             case Field::OpType:
-                if (text && keepsFields()) node.node.opType = std::move(*text);
+                if (text && keepsFields()) node.node.opType.assign(*text);
                 break;
             case Field::ModelName:
-                if (text) node.modelName = std::move(*text);
+                if (text) node.modelName.assign(*text);
                 break;
             case Field::Param:
                 if (keepsFields()) node.node.param = nlohmann::ordered_json(make());

@@ -68,6 +68,18 @@ JsonParse<nlohmann::ordered_json> parseOrderedJson(std::string_view text, const 
 // puts the handler back as it was before any event: the text is then scanned once, its events
 // handed over on the way, and read again from the start (after restart()) only where the fast
 // scanner gives up; without it the text is checked before the handler hears of it.
+// Implemented beside nlohmann's SAX interface by a handler that drops most strings unread (a
+// structure file's tensor names and keys): parseJsonEvents' fast scanner offers it each string as
+// a view first, sparing a copy of every string. nlohmann's parser (the fallback) calls key() and
+// string() only, so both ways must mean the same.
+class JsonStringViews {
+public:
+    enum class Taken { No, Yes, Stop };  // No: wanted as a string (key()/string() are called)
+    virtual Taken stringView(std::string_view text, bool isKey) = 0;
+
+protected:
+    ~JsonStringViews() = default;
+};
 bool parseJsonEvents(std::string_view text, const std::string& source, const JsonLimits& limits,
                      nlohmann::json_sax<nlohmann::json>& handler, JsonError* error,
                      const std::function<void()>& restart = {});
