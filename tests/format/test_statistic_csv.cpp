@@ -96,6 +96,50 @@ TEST(StatisticCsv, NotApplicableAndQuotedFields) {
     }
 }
 
+// Rows are formatted on the stack when they surely fit, else straight into the batch: rows on
+// both sides of that bound (long names, quotes doubled, values of 300 digits) read back whole.
+TEST(StatisticCsv, RowsOfEveryLengthReadBackWhole) {
+    int checked = 0;
+    for (size_t length : {0, 100, 200, 220, 230, 240, 300, 500, 2000}) {
+        for (const bool quoted : {false, true}) {
+            for (const double big : {1.5, 1e300}) {
+                StatRow row;
+                row.devicePid = "7";
+                row.round = 12;
+                row.opName = std::string(length, quoted ? '"' : 'n');
+                row.opType = "T,y";
+                row.opId = "0_1";
+                row.isOutput = true;
+                row.index = std::string(length / 2, 'i');
+                row.dtype = "float";
+                row.format = "nd";
+                row.shape = "2x3";
+                row.max = big;
+                row.min = -big;
+                row.mean = 0.25;
+                row.tensorPath = std::string(length, '/');
+                const std::string line = formatStatRow(row);
+                ASSERT_EQ(line.back(), '\n');
+                std::string error;
+                auto back = parseStatRow(line.substr(0, line.size() - 1), &error);
+                ASSERT_TRUE(back) << length << ": " << error;
+                EXPECT_EQ(back->opName, row.opName);
+                EXPECT_EQ(back->opType, row.opType);
+                EXPECT_EQ(back->index, row.index);
+                EXPECT_EQ(back->tensorPath, row.tensorPath);
+                EXPECT_EQ(back->max, big);
+                EXPECT_EQ(back->min, -big);
+                EXPECT_FALSE(back->norm);
+                const std::string tail =
+                    "," + (row.tensorPath.empty() ? std::string("N/A") : row.tensorPath) + "\n";
+                EXPECT_EQ(line.substr(line.size() - tail.size()), tail) << length;
+                ++checked;
+            }
+        }
+    }
+    EXPECT_EQ(checked, 36);
+}
+
 TEST(StatisticCsv, MalformedRowsAreRejected) {
     std::string error;
     EXPECT_FALSE(parseStatRow("a,b,c", &error));

@@ -27,7 +27,29 @@ bool needsQuotes(std::string_view field) {
     return false;
 }
 
-void appendField(std::string& out, std::string_view field) {
+// A row formatted on the stack, then appended to its batch at once: every append to a
+// std::string is a call that checks its room, and a row made of thirty of them cost as much as
+// the formatting itself. Fields go to either (the templates below).
+class StackText {
+public:
+    static constexpr size_t kCapacity = 1024;
+    void operator+=(char c) { *end_++ = c; }
+    void operator+=(std::string_view text) {
+        std::memcpy(end_, text.data(), text.size());
+        end_ += text.size();
+    }
+    void append(const char* begin, const char* end) {
+        *this += std::string_view(begin, end - begin);
+    }
+    std::string_view view() const { return {data_, static_cast<size_t>(end_ - data_)}; }
+
+private:
+    char data_[kCapacity];
+    char* end_ = data_;
+};
+
+template <class Out>
+void appendField(Out& out, std::string_view field) {
     if (!needsQuotes(field)) {
         out += field;
         return;
@@ -178,7 +200,8 @@ namespace {
 // value times 10^6 rounded to an integer, half to even, as printf rounds, without printf or
 // to_chars (ten times the cost; a row has four values). p + e is v * 10^6 exactly (fma), and p's
 // fraction d decides unless it is exactly one half, where the sign of e does.
-void appendFixedSixDecimals(std::string& out, double v) {
+template <class Out>
+void appendFixedSixDecimals(Out& out, double v) {
     const double p = v * 1e6;
     const double e = std::fma(v, 1e6, -p);
     double n = std::floor(p);
@@ -201,7 +224,13 @@ void appendFixedSixDecimals(std::string& out, double v) {
     out.append(begin, end);
 }
 
-void appendStatValue(std::string& out, std::optional<double> value) {
+// Values printed by appendFixedSixDecimals (at most 24 bytes); others may take 400.
+bool shortStatValue(std::optional<double> value) {
+    return !value || !std::isfinite(*value) || std::fabs(*value) < 9007199254740992.0 / 1e6;
+}
+
+template <class Out>
+void appendStatValue(Out& out, std::optional<double> value) {
     if (!value) {
         out += "N/A";
         return;
@@ -275,7 +304,10 @@ To copyStatRow(const From& from) {
 
 }  // namespace
 
-void appendStatRow(std::string& out, const StatRowView& row) {
+namespace {
+
+template <class Out>
+void writeStatRow(Out& out, const StatRowView& row) {
     appendField(out, row.devicePid);
     out += ',';
     char round[24];
@@ -301,6 +333,24 @@ void appendStatRow(std::string& out, const StatRowView& row) {
     out += ',';
     appendField(out, row.tensorPath.empty() ? std::string_view("N/A") : row.tensorPath);
     out += '\n';
+}
+
+}  // namespace
+
+void appendStatRow(std::string& out, const StatRowView& row) {
+    size_t bound = 64;  // the round, the commas, "output", a path's "N/A"
+    for (const std::string_view field : {row.devicePid, row.opName, row.opType, row.opId, row.index,
+                                         row.dtype, row.format, row.shape, row.tensorPath})
+        bound += 2 * field.size() + 2;  // every byte a doubled quote, and the quotes
+    for (const auto& value : {row.max, row.min, row.mean, row.norm})
+        bound += shortStatValue(value) ? 32 : 400;
+    if (bound > StackText::kCapacity) {
+        writeStatRow(out, row);
+        return;
+    }
+    StackText text;
+    writeStatRow(text, row);
+    out += text.view();
 }
 
 std::string formatStatRow(const StatRow& row) {
