@@ -196,6 +196,9 @@ std::string csvField(std::string_view field) {
 
 namespace {
 
+// Below it (2^53 / 10^6) appendFixedSixDecimals prints a value, in at most 24 bytes.
+constexpr double kFixedSixDecimalsBound = 9007199254740992.0 / 1e6;
+
 // printf("%f") of a finite `v` with |v| < 2^53 / 10^6 (nearly every statistic): the exact binary
 // value times 10^6 rounded to an integer, half to even, as printf rounds, without printf or
 // to_chars (ten times the cost; a row has four values). p + e is v * 10^6 exactly (fma), and p's
@@ -224,9 +227,9 @@ void appendFixedSixDecimals(Out& out, double v) {
     out.append(begin, end);
 }
 
-// Values printed by appendFixedSixDecimals (at most 24 bytes); others may take 400.
+// Values printed by appendFixedSixDecimals or as a word; others may take 400 bytes.
 bool shortStatValue(std::optional<double> value) {
-    return !value || !std::isfinite(*value) || std::fabs(*value) < 9007199254740992.0 / 1e6;
+    return !value || !std::isfinite(*value) || std::fabs(*value) < kFixedSixDecimalsBound;
 }
 
 template <class Out>
@@ -240,7 +243,7 @@ void appendStatValue(Out& out, std::optional<double> value) {
         out += "nan";
     } else if (std::isinf(v)) {
         out += v > 0 ? "inf" : "-inf";
-    } else if (std::fabs(v) < 9007199254740992.0 / 1e6) {
+    } else if (std::fabs(v) < kFixedSixDecimalsBound) {
         appendFixedSixDecimals(out, v);
     } else {
         // Same digits as printf("%f") (both round the exact binary value).

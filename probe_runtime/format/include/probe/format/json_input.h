@@ -61,13 +61,6 @@ JsonParse<nlohmann::json> parseJson(std::string_view text, const std::string& so
                                     const JsonLimits& limits);
 JsonParse<nlohmann::ordered_json> parseOrderedJson(std::string_view text, const std::string& source,
                                                    const JsonLimits& limits);
-// For readers of big files that keep a few keys: the text's events go to `handler` (nlohmann's
-// SAX interface; no JSON tree is built) after the checks parseJson makes. False with `error` set
-// as parseJson sets it when the text is not JSON within the limits, or when the handler stopped
-// (returned false; readers had better note what they dislike and go on). `restart`, when given,
-// puts the handler back as it was before any event: the text is then scanned once, its events
-// handed over on the way, and read again from the start (after restart()) only where the fast
-// scanner gives up; without it the text is checked before the handler hears of it.
 // Implemented beside nlohmann's SAX interface by a handler that drops most strings unread (a
 // structure file's tensor names and keys): parseJsonEvents' fast scanner offers it each string as
 // a view first, sparing a copy of every string. nlohmann's parser (the fallback) calls key() and
@@ -80,6 +73,14 @@ public:
 protected:
     ~JsonStringViews() = default;
 };
+
+// For readers of big files that keep a few keys: the text's events go to `handler` (nlohmann's
+// SAX interface; no JSON tree is built) after the checks parseJson makes. False with `error` set
+// as parseJson sets it when the text is not JSON within the limits, or when the handler stopped
+// (returned false; readers had better note what they dislike and go on). `restart`, when given,
+// puts the handler back as it was before any event: the text is then scanned once, its events
+// handed over on the way, and read again from the start (after restart()) only where the fast
+// scanner gives up; without it the text is checked before the handler hears of it.
 bool parseJsonEvents(std::string_view text, const std::string& source, const JsonLimits& limits,
                      nlohmann::json_sax<nlohmann::json>& handler, JsonError* error,
                      const std::function<void()>& restart = {});
