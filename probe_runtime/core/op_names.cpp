@@ -21,11 +21,13 @@ bool isPlainName(std::string_view text) {
 }  // namespace
 
 void sanitizeNameInto(const char* text, std::string& out) {
+    const std::string_view name = sanitizedName(text, out);
+    if (name.data() != out.data()) out.assign(name);
+}
+
+std::string_view sanitizedName(const char* text, std::string& out) {
     const std::string_view raw(text ? text : "");
-    if (isPlainName(raw)) {
-        out.assign(raw);
-        return;
-    }
+    if (isPlainName(raw)) return raw;
     out = format::printableText(raw, std::string::npos);  // bad bytes and controls as \xNN
     for (auto& c : out)
         if (c == '/' || c == '\n' || c == '\t') c = '_';
@@ -40,6 +42,7 @@ void sanitizeNameInto(const char* text, std::string& out) {
         out.resize(cut);
         out += suffix;
     }
+    return out;
 }
 
 std::string sanitizeName(const char* text) {

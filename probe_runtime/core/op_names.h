@@ -17,5 +17,8 @@ constexpr size_t kMaxNameBytes = 200;
 std::string sanitizeName(const char* text);
 // sanitizeName(text) into `out`, reusing its memory (an op's names, at every op).
 void sanitizeNameInto(const char* text, std::string& out);
+// sanitizeName(text) as a view: of `text` itself when it needs no change (nearly every name, and
+// no copy made), else of `scratch`, which then holds it. Valid while both are.
+std::string_view sanitizedName(const char* text, std::string& scratch);
 
 }  // namespace probe::runtime

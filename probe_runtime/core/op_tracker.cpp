@@ -140,14 +140,17 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
             return 0;
         }
     }
-    std::string& display = ts.opName;
-    std::string& typeName = ts.opType;
-    sanitizeNameInto(name, display);
-    if (type && *type)
-        sanitizeNameInto(type, typeName);
-    else
-        typeName.assign(display);
-    if (ts.stack.empty()) return beginLayer(ts, name, display, typeName, paramJson);
+    if (ts.stack.empty()) {
+        sanitizeNameInto(name, ts.opName);
+        if (type && *type)
+            sanitizeNameInto(type, ts.opType);
+        else
+            ts.opType.assign(ts.opName);
+        return beginLayer(ts, name, ts.opName, ts.opType, paramJson);
+    }
+    // An op inside another (nearly every op): its names as views, copied once into its frame.
+    const std::string_view display = sanitizedName(name, ts.opName);
+    const std::string_view typeName = type && *type ? sanitizedName(type, ts.opType) : display;
     return beginChild(ts, display, typeName, paramJson, kind);
 }
 
@@ -224,7 +227,7 @@ int OpTracker::selectTop(ThreadState& ts, const char* paramJson) {
     return frame.selected ? 1 : 0;
 }
 
-int OpTracker::beginChild(ThreadState& ts, const std::string& name, const std::string& type,
+int OpTracker::beginChild(ThreadState& ts, std::string_view name, std::string_view type,
                           const char* paramJson, OpKind kind) {
     Frame& frame = ts.stack.push();
     try {

@@ -88,7 +88,7 @@ public:
 private:
     int beginLayer(ThreadState& ts, const char* rawName, const std::string& name,
                    const std::string& type, const char* paramJson);
-    int beginChild(ThreadState& ts, const std::string& name, const std::string& type,
+    int beginChild(ThreadState& ts, std::string_view name, std::string_view type,
                    const char* paramJson, OpKind kind);
     int selectTop(ThreadState& ts, const char* paramJson);
 

@@ -90,10 +90,10 @@ int TensorCapture::opTensor(const TensorReport& t) {
     char digits[16];
     indexText.append(digits, std::to_chars(digits, digits + sizeof digits, t.index).ptr);
     if (t.argName && *t.argName) {
-        sanitizeNameInto(t.argName, ts.rowArg);
-        if (!ts.rowArg.empty()) {
+        const std::string_view argName = sanitizedName(t.argName, ts.rowArg);
+        if (!argName.empty()) {
             indexText += '_';
-            indexText += ts.rowArg;
+            indexText += argName;
         }
     }
 

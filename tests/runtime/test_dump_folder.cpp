@@ -196,5 +196,49 @@ TEST_F(DumpFolder, NamesOfAnyBytesStayInsideTheDumpAndApart) {
     EXPECT_EQ(status().state, format::DumpState::Complete);
 }
 
+// Ops inside a layer op take their names as views when plain and sanitized copies otherwise:
+// each name and type reads back as the layer path would write it, and arguments alike.
+TEST_F(DumpFolder, NamesOfOpsInsideLayersAreMadeSafeAsLayerNamesAre) {
+    start(
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    const std::string longName(300, 'n');
+    const std::vector<std::pair<std::string, std::string>> expected = {
+        {"plain", "plain"},
+        {"a/b", "a_b"},
+        {"line\nbreak", "line_break"},
+        {"bad\xff\xfe", "bad\\xFF\\xFE"},
+        {"quote\",comma", "quote\",comma"},
+        {longName, ""}};  // cut, with a hash
+    ASSERT_GE(probe_op_begin("outer", nullptr, nullptr), 0) << probe_last_error();
+    const int64_t dims[] = {2};
+    const float values[] = {1.5f, -2.0f};
+    for (const auto& [raw, safe] : expected) {
+        ASSERT_GE(probe_op_begin(raw.c_str(), raw.c_str(), nullptr), 0) << probe_last_error();
+        probe_op_tensor(PROBE_INPUT, 0, raw.c_str(), PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                        values, sizeof values);
+        probe_op_end();
+    }
+    probe_op_end();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+
+    const auto rows = readRows();
+    ASSERT_EQ(rows.size(), expected.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const auto& row = rows[i].row;
+        const std::string& safe = expected[i].second;
+        const std::string own = row.opName.substr(row.opName.find('/') + 1);
+        EXPECT_EQ(row.opName.rfind("outer/", 0), 0u) << row.opName;
+        EXPECT_EQ(row.opType, own) << "the type is sanitized as the name is";
+        EXPECT_EQ(row.index, "0_" + own) << "the argument name too";
+        if (safe.empty()) {
+            EXPECT_LT(own.size(), 220u);
+            EXPECT_EQ(own.rfind(std::string(100, 'n'), 0), 0u);
+            EXPECT_NE(own.find('~'), std::string::npos) << own;
+        } else {
+            EXPECT_EQ(own, safe);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace probe::test
