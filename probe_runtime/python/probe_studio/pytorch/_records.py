@@ -18,6 +18,11 @@ from . import _ops
 from ._jsonio import RAW_JSON_MARK
 from .._names import file_name as _file_name
 
+try:  # C (module_call.cpp): the stack's identity without a Python loop over its frames
+    from .._module_call import stack_key as _stack_key
+except ImportError:  # built without the extension: the same key made in Python
+    _stack_key = None
+
 _Tensor = torch.Tensor
 _MEMORY_FORMATS = {torch.contiguous_format: "contiguous_format", torch.channels_last: "channels_last",
                    torch.channels_last_3d: "channels_last_3d", torch.preserve_format: "preserve_format"}
@@ -114,14 +119,17 @@ class StackCapture:
 
     def capture(self):
         """The stack of the code that called into our package."""
-        frame = sys._getframe(1)
-        key = []
-        append = key.append
-        while frame is not None:
-            append(id(frame.f_code))
-            append(frame.f_lasti)
-            frame = frame.f_back
-        key = tuple(key)
+        if _stack_key is not None:
+            key = _stack_key(1)  # from our caller's frame outward, as sys._getframe(1)
+        else:
+            frame = sys._getframe(1)
+            key = []
+            append = key.append
+            while frame is not None:
+                append(id(frame.f_code))
+                append(frame.f_lasti)
+                frame = frame.f_back
+            key = tuple(key)
         known = self._formatted.get(key)
         if known is None:
             # The code objects stay alive with the key, so no other one can take their ids.
