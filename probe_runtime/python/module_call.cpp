@@ -15,11 +15,14 @@
 // _failure() and cleared (only a KeyboardInterrupt or SystemExit raised in it is let through,
 // after closing the ops begun), and the module's own exception always propagates unchanged.
 //
-// stack_key() serves the code-level API (probe_studio.pytorch): the identity of the calling
-// stack, so that stack.json's text is made once per call path.
+// stack_key() and compact_json() (compact_json.cpp) serve the code-level API
+// (probe_studio.pytorch): the identity of the calling stack, so that stack.json's text is made
+// once per call path, and the JSON text of its files.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+
+#include "compact_json.h"
 #if PY_VERSION_HEX < 0x030B0000
 #include <frameobject.h>  // PyFrameObject's f_lasti
 #endif
@@ -680,6 +683,8 @@ PyMethodDef methods[] = {
      "A callable calling begin(), the function and end() (the last two by address)."},
     {"enable_plain_tensors", enablePlainTensors, METH_VARARGS,
      "Plain tensors go to the adapter from C (once, after install())."},
+    {"compact_json", probeCompactJson, METH_VARARGS,
+     "json.dumps(value, separators=(',', ': '), default=default) with tensor items unescaped."},
     {"stack_key", stackKey, METH_O,
      "The identity of the calling Python stack (code objects and positions), as bytes."},
     {nullptr, nullptr, 0, nullptr},
