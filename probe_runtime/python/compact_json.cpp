@@ -39,48 +39,80 @@ void appendUnicodeEscape(std::string& out, Py_UCS4 c) {
     out += kHex[c & 0xf];
 }
 
-// The string as json's encode_basestring_ascii writes it, quotes included.
+// What a byte is to the scans below: printable ASCII that needs nothing, or else.
+enum CharClass : unsigned char { kPlain, kOther, kQuote, kBackslash, kOpen, kClose };
+
+struct CharClasses {
+    CharClass of[256];
+    constexpr CharClasses() : of() {
+        for (int c = 0; c < 256; ++c) of[c] = c >= ' ' && c <= '~' ? kPlain : kOther;
+        of[static_cast<int>('"')] = kQuote;
+        of[static_cast<int>('\\')] = kBackslash;
+        of[static_cast<int>('{')] = of[static_cast<int>('[')] = kOpen;
+        of[static_cast<int>('}')] = of[static_cast<int>(']')] = kClose;
+    }
+};
+constexpr CharClasses kClasses;
+
+void appendEscapedChar(std::string& out, Py_UCS4 c) {
+    switch (c) {
+        case '\\':
+            out += "\\\\";
+            break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '\b':
+            out += "\\b";
+            break;
+        case '\f':
+            out += "\\f";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        default:
+            if (c >= 0x10000) {  // a surrogate pair
+                const Py_UCS4 v = c - 0x10000;
+                appendUnicodeEscape(out, 0xd800 | ((v >> 10) & 0x3ff));
+                appendUnicodeEscape(out, 0xdc00 | (v & 0x3ff));
+            } else {
+                appendUnicodeEscape(out, c);
+            }
+    }
+}
+
+// The string as json's encode_basestring_ascii writes it, quotes included; runs of characters
+// that need no escape are appended at once.
 void appendEscaped(std::string& out, PyObject* text) {
-    const int kind = PyUnicode_KIND(text);
-    const void* data = PyUnicode_DATA(text);
     const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     out += '"';
-    for (Py_ssize_t i = 0; i < length; ++i) {
-        const Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c >= ' ' && c <= '~' && c != '\\' && c != '"') {
-            out += static_cast<char>(c);
-            continue;
+    if (PyUnicode_IS_ASCII(text)) {
+        const auto* data = reinterpret_cast<const unsigned char*>(PyUnicode_1BYTE_DATA(text));
+        Py_ssize_t run = 0;
+        for (Py_ssize_t i = 0; i < length; ++i) {
+            const CharClass k = kClasses.of[data[i]];
+            if (k != kQuote && k != kBackslash && k != kOther) continue;
+            out.append(reinterpret_cast<const char*>(data) + run, static_cast<size_t>(i - run));
+            appendEscapedChar(out, data[i]);
+            run = i + 1;
         }
-        switch (c) {
-            case '\\':
-                out += "\\\\";
-                break;
-            case '"':
-                out += "\\\"";
-                break;
-            case '\b':
-                out += "\\b";
-                break;
-            case '\f':
-                out += "\\f";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            default:
-                if (c >= 0x10000) {  // a surrogate pair
-                    const Py_UCS4 v = c - 0x10000;
-                    appendUnicodeEscape(out, 0xd800 | ((v >> 10) & 0x3ff));
-                    appendUnicodeEscape(out, 0xdc00 | (v & 0x3ff));
-                } else {
-                    appendUnicodeEscape(out, c);
-                }
+        out.append(reinterpret_cast<const char*>(data) + run, static_cast<size_t>(length - run));
+    } else {
+        const int kind = PyUnicode_KIND(text);
+        const void* data = PyUnicode_DATA(text);
+        for (Py_ssize_t i = 0; i < length; ++i) {
+            const Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c >= ' ' && c <= '~' && c != '\\' && c != '"')
+                out += static_cast<char>(c);
+            else
+                appendEscapedChar(out, c);
         }
     }
     out += '"';
@@ -92,29 +124,30 @@ void appendEscaped(std::string& out, PyObject* text) {
 bool rawJson(PyObject* text, const char** begin, Py_ssize_t* size) {
     if (!PyUnicode_IS_ASCII(text)) return false;
     const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    const char* data = reinterpret_cast<const char*>(PyUnicode_1BYTE_DATA(text));
-    if (length < 2 || data[0] != kRawMark) return false;
+    const auto* data = reinterpret_cast<const unsigned char*>(PyUnicode_1BYTE_DATA(text));
+    if (length < 2 || data[0] != static_cast<unsigned char>(kRawMark)) return false;
     int depth = 0;
     bool inString = false;
     for (Py_ssize_t i = 1; i < length; ++i) {
-        const char c = data[i];
-        if (c < ' ' || c > '~') return false;
+        const CharClass k = kClasses.of[data[i]];
+        if (k == kPlain) continue;
+        if (k == kOther) return false;
         if (inString) {
-            if (c == '\\') {
-                if (++i >= length || data[i] < ' ' || data[i] > '~') return false;
-            } else if (c == '"') {
+            if (k == kBackslash) {
+                if (++i >= length || kClasses.of[data[i]] == kOther) return false;
+            } else if (k == kQuote) {
                 inString = false;
             }
-        } else if (c == '"') {
+        } else if (k == kQuote) {
             inString = true;
-        } else if (c == '{' || c == '[') {
+        } else if (k == kOpen) {
             ++depth;
-        } else if (c == '}' || c == ']') {
-            if (--depth < 0) return false;
+        } else if (k == kClose && --depth < 0) {
+            return false;
         }
     }
     if (inString || depth != 0) return false;
-    *begin = data + 1;
+    *begin = reinterpret_cast<const char*>(data) + 1;
     *size = length - 1;
     return true;
 }
@@ -253,6 +286,7 @@ PyObject* probeCompactJson(PyObject*, PyObject* args) {
     }
     try {
         Encoder encoder(defaultFunction);
+        encoder.out.reserve(1 << 16);
         switch (encoder.value(value, 0)) {
             case Encoded::Error:
                 return nullptr;
