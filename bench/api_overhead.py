@@ -13,8 +13,11 @@ wall time and for the process's CPU time (writer thread included; on a loaded ma
 varies far less than the wall time).
 
     /usr/bin/python3 bench/api_overhead.py [--model small_op] [--rounds 5] [--profile mix]
+                                           [--baseline OTHER_BUILD/lib/python3/dist-packages]
     (PYTHONPATH must reach probe_studio: <build>/lib/python3/dist-packages; the CMake target
     `bench_api_overhead` sets it.) --profile LEVEL also writes a cProfile of that level's steps.
+    --baseline also runs L1 and mix with another build's probe_studio in the same rounds (e.g.
+    main's, to judge a change: both against the same runs without a debugger).
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
@@ -32,8 +35,9 @@ REPEATS = {"small_op": ["--repeats", "3", "--steps", "20"], "mlp20": ["--repeats
 LEVELS = ("none", "L1", "mix")
 
 
-def run_workload(model, level, profile=None):
-    """{"times": [...], "cpu": [...]} of one process of workloads.py."""
+def run_workload(model, level, profile=None, pythonpath=None):
+    """{"times": [...], "cpu": [...]} of one process of workloads.py (with probe_studio from
+    `pythonpath` when given, else from $PYTHONPATH)."""
     dump_root = tempfile.mkdtemp(prefix="probe_bench_")
     try:
         cmd = [sys.executable, WORKLOADS, model] + REPEATS[model]
@@ -43,6 +47,8 @@ def run_workload(model, level, profile=None):
             cmd += ["--profile", profile]
         # One thread per process (BLAS pools spin, which shows as CPU time): the machine is shared.
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        if pythonpath:
+            env["PYTHONPATH"] = pythonpath
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         if proc.returncode != 0:
             sys.exit("%s failed (%d):\n%s" % (" ".join(cmd), proc.returncode, proc.stderr[-3000:]))
@@ -56,30 +62,37 @@ def main():
     parser.add_argument("--model", choices=sorted(REPEATS), action="append", help="default: small_op and mlp20")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of processes")
     parser.add_argument("--profile", choices=LEVELS[1:], help="also write a cProfile of one process at LEVEL")
+    parser.add_argument("--baseline", help="another build's lib/python3/dist-packages, run in the same rounds")
     args = parser.parse_args()
+    # (label, level, pythonpath): every run of a round, interleaved.
+    runs = [(level, level, None) for level in LEVELS]
+    if args.baseline:
+        runs += [(level + " baseline", level, args.baseline) for level in LEVELS[1:]]
     for model in args.model or ["small_op", "mlp20"]:
         if args.profile:
             path = os.path.abspath("api_overhead_%s_%s.prof" % (model, args.profile))
             run_workload(model, args.profile, path)
             print("cProfile of %s at %s: %s" % (model, args.profile, path))
-        medians = {level: {"times": [], "cpu": []} for level in LEVELS}
+        medians = {label: {"times": [], "cpu": []} for label, _, _ in runs}
         for _ in range(args.rounds):
-            for level in LEVELS:
-                result = run_workload(model, level)
+            for label, level, pythonpath in runs:
+                result = run_workload(model, level, pythonpath=pythonpath)
                 for kind in ("times", "cpu"):
-                    medians[level][kind].append(statistics.median(result[kind]))
+                    medians[label][kind].append(statistics.median(result[kind]))
         steps = int(REPEATS[model][-1])
         print("%s, task statistics, every step dumped, %d rounds" % (model, args.rounds))
+        if args.baseline:
+            print("  baseline: %s" % args.baseline)
         print("  %-14s %14s %14s" % ("", "wall ms/step", "CPU ms/step"))
-        for level in LEVELS:
-            print("  %-14s %14.2f %14.2f" % ("no debugger" if level == "none" else level,
-                                             statistics.median(medians[level]["times"]) / steps * 1e3,
-                                             statistics.median(medians[level]["cpu"]) / steps * 1e3))
-        for level in LEVELS[1:]:
-            for kind, label in (("times", "wall"), ("cpu", "CPU")):
-                ratios = [a / b for a, b in zip(medians[level][kind], medians["none"][kind])]
-                print("  %-4s %-4s ratio %.2fx (per round: %s)"
-                      % (level, label, statistics.median(ratios), " ".join("%.2f" % r for r in ratios)))
+        for label, _, _ in runs:
+            print("  %-14s %14.2f %14.2f" % ("no debugger" if label == "none" else label,
+                                             statistics.median(medians[label]["times"]) / steps * 1e3,
+                                             statistics.median(medians[label]["cpu"]) / steps * 1e3))
+        for label, _, _ in runs[1:]:
+            for kind, name in (("times", "wall"), ("cpu", "CPU")):
+                ratios = [a / b for a, b in zip(medians[label][kind], medians["none"][kind])]
+                print("  %-13s %-4s ratio %.2fx (per round: %s)"
+                      % (label, name, statistics.median(ratios), " ".join("%.2f" % r for r in ratios)))
 
 
 if __name__ == "__main__":

@@ -69,6 +69,75 @@ class JsonWriter(unittest.TestCase):
             self.assertEqual(_jsonio.dumps([_Raw(cores[0] + ',"md5": "%s"}' % md5s[0])]),
                              json.dumps([dict(item, md5=md5s[0])], indent=1))
 
+    def test_compact_json_indents_to_the_same_file_as_json_dumps(self):
+        # compact() is _module_call.compact_json: json.dumps's text except that a raw JSON string
+        # (the mark, then printable ASCII with closed strings and balanced brackets) stands in
+        # place, unescaped. Indented by the C++ writer, both must give the same text for any
+        # value: random documents of every JSON type, subclasses, objects only `default` can
+        # write, odd keys, and marked strings the writer must still splice as before.
+        import enum
+        import random
+        import torch
+        from probe_studio._module_call import compact_json
+        from probe_studio.pytorch import _ops
+        _ops.load(torch)
+
+        class Count(enum.IntEnum):
+            THREE = 3
+
+        class Real(float):
+            pass
+
+        class Text(str):
+            pass
+
+        class Other:
+            def __str__(self):
+                return "other \u00e9"
+
+        mark = _jsonio.RAW_JSON_MARK
+        atoms = [None, True, False, 0, -1, 2 ** 70, -2 ** 64, Count.THREE, 1.5, -0.0, float("nan"), float("inf"),
+                 -float("inf"), 1e16, 1e-05, 123456789.125, Real(2.5), "", "plain", 'q"uote\\back',
+                 "\n\t\r\b\f\x00\x1f\x7f", "\u00e9\u4e2d", "\U0001f600", "\udc80", Text("sub"), Other(),
+                 mark + '{"type": "torch.Tensor","shape": [2,3],"Max": 1.0}', mark + "[1,2]", mark + '{"a": "}"}',
+                 mark + "{unbalanced", mark + '{"x": "\u00e9"}', mark, mark + "5", mark + '{"a": "\\\\"}',
+                 _Raw('{"type": "torch.Tensor","dtype": "torch.float32","Max": null}'), (1, 2), [], {},
+                 ()]
+        keys = ["k", "input_args", "\u00e9", 'q"', mark + "{}", 1, 2.5, True, None, False, -3, float("nan")]
+        rng = random.Random(11)
+
+        def document(depth):
+            r = rng.random()
+            if depth > 4 or r < 0.4:
+                return rng.choice(atoms)
+            if r < 0.7:
+                return [document(depth + 1) for _ in range(rng.randint(0, 4))]
+            return {(rng.choice(keys) if rng.random() < 0.3 else "key%d" % i): document(depth + 1)
+                    for i in range(rng.randint(0, 4))}
+
+        unescaped = 0
+        for _ in range(5000):
+            value = document(0)
+            expected = json.dumps(value, separators=(",", ": "), default=_jsonio._default)
+            text = compact_json(value, _jsonio._default)
+            self.assertIsNotNone(text)
+            self.assertEqual(_ops.json_indent(text), _ops.json_indent(expected), repr(value))
+            self.assertEqual(_jsonio.dumps(value), _ops.json_indent(expected))
+            unescaped += text != expected
+        self.assertGreater(unescaped, 1000)  # the raw strings were written in place
+        # A raw item in place; json.dumps escaped it.
+        item = mark + '{"type": "torch.Tensor","Max": 1.0}'
+        self.assertEqual(compact_json([item], _jsonio._default), '[{"type": "torch.Tensor","Max": 1.0}]')
+        # What json.dumps refuses or reports is left to it (compact_json gives None).
+        self.assertIsNone(compact_json({(1, 2): 3}, _jsonio._default))
+        with self.assertRaises(TypeError):
+            _jsonio.compact({(1, 2): 3})
+        nested = []
+        for _ in range(300):
+            nested = [nested]
+        self.assertIsNone(compact_json(nested, _jsonio._default))
+        self.assertEqual(_jsonio.compact(nested), json.dumps(nested))
+
     def test_atomic_write_leaves_no_temporary_file(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "dump.json")

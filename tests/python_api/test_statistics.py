@@ -146,6 +146,59 @@ class TensorTaskStatistics(support.TempDirTestCase):
         grad_t = torch.load(os.path.join(dump["dump_data_dir"], "Functional.linear.0.backward.output.2.pt"))
         self.assertTrue(torch.equal(grad, grad_t.t()))
 
+    def test_statistics_task_module_items_match_the_tensors_saved_by_the_tensor_task(self):
+        # Task statistics keeps a module's parameters, backward gradients and parameter gradients
+        # in the places of their entries until the step's statistics are taken; the same seeded
+        # steps under task tensor save those tensors: statistics recomputed from the .pt files
+        # must equal the statistics task's items, place by place.
+        script = """
+            import torch, torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger, seed_all
+            seed_all(3)
+            debugger = PrecisionDebugger(config_path="./config.json")
+            model = nn.Sequential(nn.Linear(6, 5), nn.LayerNorm(5), nn.ReLU(), nn.Linear(5, 3))
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            x = torch.randn(4, 6)
+            for _ in range(2):
+                debugger.start(model=model)
+                loss = model(x).pow(2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                debugger.stop()
+                debugger.step()
+            """
+        for task in ("statistics", "tensor"):
+            self.write_config({"task": task, "dump_path": "./" + task, "level": "mix"})
+            self.run_python(script)
+        kinds = {"parameters": 0, "backward": 0, "parameters_grad": 0}
+        for step in range(2):
+            stats = check_layout(self, self.only_dump("statistics", step), level="mix")
+            tensors = check_layout(self, self.only_dump("tensor", step), task="tensor", level="mix")
+            self.assertEqual(list(stats["data"]), list(tensors["data"]))
+            for name, entry in stats["data"].items():
+                if not name.startswith("Module."):
+                    continue
+                saved = tensors["data"][name]
+                for key in entry:
+                    items, saved_items = list(tensor_items(entry[key])), list(tensor_items(saved[key]))
+                    self.assertEqual(len(items), len(saved_items), (name, key))
+                    for item, saved_item in zip(items, saved_items):
+                        t = torch.load(os.path.join(tensors["dump_data_dir"], saved_item["data_name"]))
+                        self.assertEqual(item["dtype"], str(t.dtype))
+                        self.assertEqual(item["shape"], list(t.shape))
+                        self._compare(item, t, (step, name, key))
+                        kind = ("parameters_grad" if ".parameters_grad." in name else
+                                "parameters" if key == "parameters" else
+                                "backward" if ".backward." in name else None)
+                        if kind:
+                            kinds[kind] += 1
+        # Both steps: 6 parameters (2 Linear, 1 LayerNorm) in each forward and as gradients;
+        # backward items of the 4 modules' inputs and outputs.
+        self.assertEqual(kinds["parameters"], 12)
+        self.assertEqual(kinds["parameters_grad"], 12)
+        self.assertGreaterEqual(kinds["backward"], 12)
+
     def test_generate_example_tensors_recomputed_from_pt_files(self):
         self.copy_example("generate.py")
         self.write_config({"task": "tensor", "level": "mix"})

@@ -1,7 +1,6 @@
 """Level L1/mix: what a wrapped API call records (``Functional.linear.0.forward`` and its
 backward), called by the wrappers of _api_wrap while the debugger collects."""
 # SPDX-License-Identifier: GPL-3.0-or-later
-import functools
 import inspect
 
 import torch
@@ -83,6 +82,24 @@ def _dropout_p(args, kwargs):
     if len(args) > 1 and isinstance(args[1], (int, float)):
         return args[1]
     return 0.5
+
+
+class _BackwardHook:
+    """The post-hook of the autograd node of a wrapped call's output: its backward entry. One
+    object per hook, not a partial of a bound method and its arguments' tuple: each object alive
+    through the step is one more for Python's garbage collector to promote and scan."""
+
+    __slots__ = ("hooks", "prefix", "count", "parent", "serial")
+
+    def __init__(self, hooks, prefix, count, parent, serial):
+        self.hooks = hooks
+        self.prefix = prefix
+        self.count = count
+        self.parent = parent
+        self.serial = serial
+
+    def __call__(self, grad_inputs, grad_outputs):
+        self.hooks._backward_hook(self.prefix, self.count, self.parent, self.serial, grad_inputs, grad_outputs)
 
 
 class ApiHooks:
@@ -226,7 +243,7 @@ class ApiHooks:
             if node is not None:
                 if prefix in _DROPOUT_APIS and _dropout_p(args, kwargs) == 0:
                     return
-                node.register_hook(functools.partial(self._backward_hook, prefix, count, parent, serial))
+                node.register_hook(_BackwardHook(self, prefix, count, parent, serial))
 
     def _backward_hook(self, prefix, count, parent, serial, grad_inputs, grad_outputs):
         service = self.service

@@ -1,5 +1,5 @@
 """JSON output of the msprobe layout: exactly what ``json.dump(obj, f, indent=1)`` writes
-(msprobe's own writer). Python's C encoder writes the compact text (json.dumps with indent
+(msprobe's own writer). A C encoder writes the compact text (compact(); json.dumps with indent
 uses the pure-Python encoder, about 20 times slower); the adapter's C++ file writer
 (probe_runtime/torch/json_file_writer.cpp) adds the line breaks and indents and writes the file
 atomically (temporary name, then rename) on its own thread, without the GIL, so that neither a
@@ -9,6 +9,11 @@ in a string (which UTF-8 cannot carry) is written as the text of its escape, as 
 import json
 
 from . import _ops
+
+try:  # C (compact_json.cpp): tensor items written in place, not escaped
+    from .._module_call import compact_json as _compact_json
+except ImportError:  # built without the extension
+    _compact_json = None
 
 # An object with a raw_json() method (a tensor item, rendered in C++ with its statistics) is
 # written as a string of this mark and its JSON text; the C++ side splices the text back in.
@@ -23,7 +28,15 @@ def _default(value):
 
 
 def compact(value):
-    """The compact text (C encoder) the C++ side indents."""
+    """The compact text the C++ side indents: json.dumps(value, separators=(",", ": "),
+    default=_default), but written by _module_call.compact_json where it can, which puts a raw
+    JSON string's text in place instead of escaping it as a string (the C++ side indents both
+    forms alike; json.dumps escaped every quote of every tensor item, and the C++ side unescaped
+    them)."""
+    if _compact_json is not None:
+        text = _compact_json(value, _default)
+        if text is not None:
+            return text
     return json.dumps(value, separators=(",", ": "), default=_default)
 
 

@@ -67,19 +67,31 @@ class _ModuleBackward:
         self.entry = None
         self.selected = None
 
-    def node_output(self, index, output_nr, grad_inputs, grad_outputs):
-        grad = grad_outputs[output_nr] if output_nr < len(grad_outputs) else None
-        self.hooks.backward_grad(self, "input", index, grad)
 
-    def node_input(self, index, output_nr, grad_inputs, grad_outputs):
-        grad = grad_outputs[output_nr] if output_nr < len(grad_outputs) else None
-        self.hooks.backward_grad(self, "output", index, grad)
+class _GradientHook:
+    """An autograd hook handing one gradient of a module call to ModuleHooks.backward_grad: of
+    output `output_nr` of a node (a post-hook of the node, given (grad_inputs, grad_outputs)),
+    or with output_nr None of a leaf tensor (a tensor hook, given the gradient). One object per
+    hook, not a partial of a bound method and its arguments' tuple: each object alive through
+    the step is one more for Python's garbage collector to promote and scan."""
 
-    def leaf_output(self, index, grad):
-        self.hooks.backward_grad(self, "input", index, grad)
+    __slots__ = ("record", "side", "index", "output_nr")
 
-    def leaf_input(self, index, grad):
-        self.hooks.backward_grad(self, "output", index, grad)
+    def __init__(self, record, side, index, output_nr):
+        self.record = record  # the _ModuleBackward
+        self.side = side      # "input": a gradient of the module's outputs; "output": of its inputs
+        self.index = index
+        self.output_nr = output_nr
+
+    def __call__(self, *args):
+        output_nr = self.output_nr
+        if output_nr is None:
+            grad = args[0]
+        else:
+            grad_outputs = args[1]
+            grad = grad_outputs[output_nr] if output_nr < len(grad_outputs) else None
+        record = self.record
+        record.hooks.backward_grad(record, self.side, self.index, grad)
 
 
 class ModuleHooks:
@@ -345,7 +357,7 @@ class ModuleHooks:
                 params = {}
                 for pname, p in module._parameters.items():
                     if p is not None:
-                        params[pname] = batch.tensor(p, "parameters." + pname)
+                        batch.put(p, "parameters." + pname, params, pname)
                 if params:
                     entry["parameters"] = params
                 batch.finish()
@@ -401,15 +413,9 @@ class ModuleHooks:
                                  len(outs), len(inputs))
         for index, t in enumerate(outs):
             node, nr = _autograd_place(t)
-            if node is not None:
-                node.register_hook(functools.partial(record.node_output, index, nr))
-            else:
-                t.register_hook(functools.partial(record.leaf_output, index))
+            (node if node is not None else t).register_hook(_GradientHook(record, "input", index, nr))
         for index, (t, node, nr) in enumerate(inputs):
-            if node is not None:
-                node.register_hook(functools.partial(record.node_input, index, nr))
-            else:
-                t.register_hook(functools.partial(record.leaf_input, index))
+            (node if node is not None else t).register_hook(_GradientHook(record, "output", index, nr))
 
     def backward_grad(self, record, side, index, grad):
         service = self.service
@@ -439,12 +445,12 @@ class ModuleHooks:
             values = record.entry.get(side)
             if values is None or index >= len(values):
                 return
-            item = None
             if grad is not None:
                 batch = service.recorder.gradient_batch(name)
-                item = batch.tensor(grad, "%s.%d" % (side, index))
+                with service.lock:
+                    batch.put(grad, "%s.%d" % (side, index), values, index)
+                    service.records.dirty = True
                 batch.finish()
-            service.set_item(values, index, item)
         except Exception as exc:
             service.record_error("module backward hook", exc)
         finally:
@@ -500,7 +506,9 @@ class ModuleHooks:
                     pass
             if self._grad_summaries is not None:
                 batch.summaries = self._grad_summaries
-            value = [batch.tensor(grad, pname) if grad is not None else None]
+            value = [None]
+            if grad is not None:
+                batch.put(grad, pname, value, 0)
             if self._grad_summaries is None:
                 batch.finish()
             service.set_value(name, pname, value)

@@ -18,6 +18,11 @@ from . import _ops
 from ._jsonio import RAW_JSON_MARK
 from .._names import file_name as _file_name
 
+try:  # C (module_call.cpp): the stack's identity without a Python loop over its frames
+    from .._module_call import stack_key as _stack_key
+except ImportError:  # built without the extension: the same key made in Python
+    _stack_key = None
+
 _Tensor = torch.Tensor
 _MEMORY_FORMATS = {torch.contiguous_format: "contiguous_format", torch.channels_last: "channels_last",
                    torch.channels_last_3d: "channels_last_3d", torch.preserve_format: "preserve_format"}
@@ -114,14 +119,17 @@ class StackCapture:
 
     def capture(self):
         """The stack of the code that called into our package."""
-        frame = sys._getframe(1)
-        key = []
-        append = key.append
-        while frame is not None:
-            append(id(frame.f_code))
-            append(frame.f_lasti)
-            frame = frame.f_back
-        key = tuple(key)
+        if _stack_key is not None:
+            key = _stack_key(1)  # from our caller's frame outward, as sys._getframe(1)
+        else:
+            frame = sys._getframe(1)
+            key = []
+            append = key.append
+            while frame is not None:
+                append(id(frame.f_code))
+                append(frame.f_lasti)
+                frame = frame.f_back
+            key = tuple(key)
         known = self._formatted.get(key)
         if known is None:
             # The code objects stay alive with the key, so no other one can take their ids.
@@ -198,20 +206,27 @@ class _Summary:
     """One tensor whose statistics are to be computed, and where they are shown: TensorItems,
     and places (container, key) that hold the summary itself until then, where settle() puts
     the item's text (so that a value of a call costs no object of its own, and the records
-    keep only strings)."""
+    keep only strings).
+
+    The places are one flat list, container and key after each other, and `items` is None until
+    the first TensorItem: every object the records keep alive through a step is one more for
+    Python's garbage collector to promote and, at its full collections, to scan."""
 
     __slots__ = ("tensor", "version", "items", "places", "md5")
 
     def __init__(self, tensor, version, md5):
         self.tensor = tensor
         self.version = version
-        self.items = []
+        self.items = None
         self.places = []
         self.md5 = md5
 
     def add(self):
         item = TensorItem(self.md5, self)
-        self.items.append(item)
+        if self.items is None:
+            self.items = [item]
+        else:
+            self.items.append(item)
         return item
 
     def raw_json(self):
@@ -221,15 +236,19 @@ class _Summary:
 
     def show(self, core, md5):
         """Puts the item's text with `core` in every place and item; lets the tensor go."""
-        if self.places:
+        places = self.places
+        if places:
             text = _item_text(core, md5)
-            for container, key in self.places:
-                container[key] = text
-            self.places = []
-        for item in self.items:
-            item.core = core
-            item.md5 = md5
-            item.source = None
+            pairs = iter(places)
+            for container in pairs:
+                container[next(pairs)] = text
+            places.clear()
+        if self.items is not None:
+            for item in self.items:
+                item.core = core
+                item.md5 = md5
+                item.source = None
+            self.items = None
         self.tensor = None
 
 
@@ -277,15 +296,29 @@ class Recorder:
 
     def items(self, values):
         """The items of a call's values (arguments, outputs), deferred, when nothing is saved:
-        the one loop a call runs per value. A tensor's place holds its _Summary until settle()."""
+        the one loop a call runs per value. A tensor's place holds its _Summary until settle().
+        defer_tensor() is written out here: this loop runs for every value of every call."""
         out = []
         append = out.append
+        pending_by_id = self.pending_by_id
         for v in values:
             if isinstance(v, _Tensor):
-                p = self.defer_tensor(v)
-                if type(p) is _Summary:
-                    p.places.append((out, len(out)))
-                append(p)
+                try:  # tensor_version()
+                    version = None if v.is_inference() else v._version
+                except RuntimeError:
+                    version = None
+                if self.stat_cache is not None:
+                    hit = self.cached(v, version)
+                    if hit is not None:
+                        append(_item_text(hit[0], hit[1]))
+                        continue
+                summary = pending_by_id.get(id(v)) if version is not None else None
+                if summary is None or summary.version != version:
+                    summary = self._new_summary(v, version)
+                places = summary.places
+                places.append(out)
+                places.append(len(out))
+                append(summary)
             elif v is None:
                 append(None)
             else:
@@ -300,7 +333,8 @@ class Recorder:
             if isinstance(v, _Tensor):
                 p = self.defer_tensor(v)
                 if type(p) is _Summary:
-                    p.places.append((out, key))
+                    p.places.append(out)
+                    p.places.append(key)
                 out[key] = p
             else:
                 out[key] = self._plain_value(v, None, k)
@@ -335,14 +369,19 @@ class Recorder:
         return self._summary(t, version).add()
 
     def _summary(self, t, version):
-        if version is None:  # taken when the call's values are done (finish())
-            summary = _Summary(t, None, self.md5_start)
+        if version is not None:
+            summary = self.pending_by_id.get(id(t))
+            if summary is not None and summary.version == version:
+                return summary  # the same tensor, unchanged: computed once
+        return self._new_summary(t, version)
+
+    def _new_summary(self, t, version):
+        """A new _Summary of `t`, waiting: for settle(), or without a version for finish()
+        (a change of it could not be seen later)."""
+        summary = _Summary(t, version, self.md5_start)
+        if version is None:
             self.unversioned.append(summary)
             return summary
-        summary = self.pending_by_id.get(id(t))
-        if summary is not None and summary.version == version:
-            return summary  # the same tensor, unchanged: computed once
-        summary = _Summary(t, version, self.md5_start)
         self.pending.append(summary)
         self.pending_by_id[id(t)] = summary
         self.pending_bytes += t.numel() * t.element_size()
@@ -465,6 +504,19 @@ class Batch:
             item = recorder.defer_item(t)
         item.data_name = data_name
         return item
+
+    def put(self, t, suffix, container, key):
+        """container[key] = the item of tensor `t`. Deferred and not saved, the place is held by
+        the tensor's _Summary until settle() puts the item's text there (no TensorItem: one
+        object fewer kept through the step)."""
+        if self.saves or self.eager:
+            container[key] = self.tensor(t, suffix)
+            return
+        p = self.recorder.defer_tensor(t)
+        if type(p) is _Summary:
+            p.places.append(container)
+            p.places.append(key)
+        container[key] = p
 
     def value(self, v, suffix, key=None, depth=0):
         if isinstance(v, _Tensor):

@@ -281,12 +281,6 @@ class Service:
         with self.lock:
             self.records.set_value(name, key, value)
 
-    def set_item(self, values, index, item):
-        """Fills a place of a list inside an entry already in the records."""
-        with self.lock:
-            values[index] = item
-            self.records.dirty = True
-
     def record_birth(self, name, entry, formatted, parent, reason):
         """Task overflow_check: `entry` is where an overflow is born (`reason`: why its output
         counts as overflowed). The modules running around it are not; after the last birth to
