@@ -2,11 +2,13 @@
 // straight into the structs (readLayerStructure, readModelStructure) against the tree reader
 // (parseJson, then fromJson), and statistic values against std::from_chars.
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -356,6 +358,137 @@ TEST(StatisticRows, UnquotedLinesAreSplitAtEveryCommaAndQuotedFieldsUnquoted) {
     }
     EXPECT_GT(splitChecked, 100);
     EXPECT_GT(quotedChecked, 50);
+}
+
+// Lines of every length from empty to a few hundred bytes, shorter than one sixteen-byte load or
+// ending anywhere in one, with commas anywhere (runs of empty fields too) and now and then a
+// quote: split as a byte-by-byte reading of the rule says (a field opening with a quote is
+// unquoted; elsewhere a quote is a character), with a scratch or (lines without a quote)
+// without.
+TEST(StatisticRows, LinesOfEveryLengthSplitAsTheRuleSays) {
+    std::mt19937_64 random(23);
+    // The fields by the rule, or nullopt for an unterminated quote.
+    auto splitByRule = [](const std::string& line) -> std::optional<std::vector<std::string>> {
+        std::vector<std::string> fields;
+        size_t pos = 0;
+        while (true) {
+            std::string field;
+            if (pos < line.size() && line[pos] == '"') {
+                size_t i = pos + 1;
+                for (;; ++i) {
+                    if (i >= line.size()) return std::nullopt;
+                    if (line[i] == '"') {
+                        if (i + 1 < line.size() && line[i + 1] == '"') {
+                            field += '"';
+                            ++i;
+                        } else {
+                            break;
+                        }
+                    } else {
+                        field += line[i];
+                    }
+                }
+                fields.push_back(field);
+                pos = i + 1;
+                if (pos == line.size()) return fields;
+                if (line[pos] != ',') return std::nullopt;  // refused either way
+                ++pos;
+                continue;
+            }
+            const size_t comma = std::min(line.find(',', pos), line.size());
+            fields.push_back(line.substr(pos, comma - pos));
+            if (comma == line.size()) return fields;
+            pos = comma + 1;
+        }
+    };
+    std::vector<std::string> scratch;
+    int accepted = 0, refused = 0, withoutQuotes = 0;
+    for (int n = 0; n < 20000; ++n) {
+        const size_t length = random() % 3 == 0 ? random() % 20 : random() % 300;
+        const int commaOdds = 1 + static_cast<int>(random() % 12);
+        const bool quotes = random() % 5 == 0;
+        std::string line;
+        for (size_t i = 0; i < length; ++i) {
+            const auto r = random() % 64;
+            line += quotes && r == 0 ? '"' : static_cast<int>(r % commaOdds) == 0 ? ',' : 'a';
+        }
+        // Most lines with 15 columns whose fixed fields are valid: rows, not only refusals.
+        if (random() % 2) {
+            std::vector<std::string> fields(15);
+            for (auto& f : fields) f = line.substr(0, random() % (line.size() + 1));
+            for (auto& f : fields) f.erase(std::remove(f.begin(), f.end(), ','), f.end());
+            fields[1] = std::to_string(random() % 100);
+            fields[5] = random() % 2 ? "input" : "output";
+            for (int v = 10; v < 14; ++v) fields[v] = random() % 2 ? "N/A" : "0.250000";
+            line.clear();
+            for (size_t c = 0; c < fields.size(); ++c) line += (c ? "," : "") + fields[c];
+        }
+        const auto byRule = splitByRule(line);
+        StatRowView view;
+        std::string error;
+        const bool ok = parseStatRow(line, view, scratch, &error);
+        // Without a scratch: the same, or nothing for a line holding a quote.
+        StatRowView unquotedView;
+        std::string unquotedError;
+        const auto unquoted = parseUnquotedStatRow(line, unquotedView, &unquotedError);
+        if (line.find('"') != std::string::npos) {
+            // Left to parseStatRow, unless refused for columns past 15 before the first quote.
+            if (unquoted) {
+                EXPECT_FALSE(*unquoted) << line;
+                EXPECT_FALSE(ok) << line;
+                EXPECT_EQ(unquotedError, "more than 15 columns") << line;
+                EXPECT_EQ(error, "more than 15 columns") << line;
+            }
+        } else {
+            ++withoutQuotes;
+            EXPECT_EQ(unquoted, std::optional<bool>(ok)) << line;
+            EXPECT_EQ(unquotedError, error) << line;
+            if (ok) {
+                EXPECT_EQ(unquotedView.opName, view.opName) << line;
+                EXPECT_EQ(unquotedView.shape, view.shape) << line;
+                EXPECT_EQ(unquotedView.tensorPath, view.tensorPath) << line;
+                EXPECT_EQ(unquotedView.max, view.max) << line;
+            }
+        }
+        if (!byRule || byRule->size() != 15) {
+            EXPECT_FALSE(ok) << line;
+            if (byRule && byRule->size() > 15) {
+                EXPECT_EQ(error, "more than 15 columns") << line;
+            }
+            if (byRule && byRule->size() < 15) {
+                EXPECT_EQ(error, "expected 15 columns, found " + std::to_string(byRule->size()))
+                    << line;
+            }
+            ++refused;
+            continue;
+        }
+        const auto& f = *byRule;
+        const bool valid =
+            !f[1].empty() && f[1].find_first_not_of("0123456789") == std::string::npos &&
+            (f[5] == "input" || f[5] == "output") &&
+            std::all_of(f.begin() + 10, f.begin() + 14,
+                        [](const std::string& v) { return v == "N/A" || v == "0.250000"; });
+        if (!valid) {
+            EXPECT_FALSE(ok) << line;
+            ++refused;
+            continue;
+        }
+        ASSERT_TRUE(ok) << line << ": " << error;
+        EXPECT_EQ(view.devicePid, f[0]) << line;
+        EXPECT_EQ(view.opName, f[2]) << line;
+        EXPECT_EQ(view.opType, f[3]) << line;
+        EXPECT_EQ(view.opId, f[4]) << line;
+        EXPECT_EQ(view.isOutput, f[5] == "output") << line;
+        EXPECT_EQ(view.index, f[6]) << line;
+        EXPECT_EQ(view.dtype, f[7]) << line;
+        EXPECT_EQ(view.format, f[8]) << line;
+        EXPECT_EQ(view.shape, f[9]) << line;
+        EXPECT_EQ(view.tensorPath, f[14] == "N/A" ? "" : f[14]) << line;
+        ++accepted;
+    }
+    EXPECT_GT(accepted, 3000);
+    EXPECT_GT(refused, 3000);
+    EXPECT_GT(withoutQuotes, 10000);
 }
 
 TEST(StatisticValues, ReadAsFromCharsReadsThemBitForBit) {
