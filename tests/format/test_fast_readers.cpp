@@ -3,6 +3,7 @@
 // (parseJson, then fromJson), and statistic values against std::from_chars.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -221,6 +223,144 @@ TEST(StructureEvents, ReadersThatKeepLessCheckAsMuch) {
         }
     }
     EXPECT_GT(read, 20);
+}
+
+namespace {
+
+// What readModelStructure made of a text, written out: the model, or the message.
+std::string outcomeOf(const StructureRead<ModelStructure>& read) {
+    if (read.jsonError) return "json: " + read.jsonError->toString();
+    if (!read.value) return "structure: " + read.error;
+    return read.value->toJson().dump();
+}
+
+// The model read in parts (cut when it can be) on two threads, the parts taken in turn.
+StructureRead<ModelStructure> readInParts(const std::string& text, bool* cut = nullptr) {
+    const auto parts = cutModelText(text);
+    if (cut) *cut = parts.has_value();
+    StructureReadOptions options;
+    options.tensorNames = false;
+    auto onTwoThreads = [](size_t count, const std::function<void(size_t)>& read) {
+        std::atomic<size_t> next{0};
+        auto loop = [&] {
+            for (size_t i; (i = next.fetch_add(1)) < count;) read(i);
+        };
+        std::thread other(loop);
+        loop();
+        other.join();
+    };
+    return readModelStructure(text, "m.json", parts ? *parts : ModelTextParts{}, options,
+                              onTwoThreads);
+}
+
+StructureRead<ModelStructure> readWhole(const std::string& text) {
+    StructureReadOptions options;
+    options.tensorNames = false;
+    return readModelStructure(text, "m.json", options);
+}
+
+// A model of `layers` top-level nodes whose texts hold what a cut could trip over: brackets,
+// quotes and backslashes in names, nested nodes and parameters.
+ModelStructure awkwardModel(int layers) {
+    ModelStructure model;
+    model.modelName = "M{\"]";
+    model.weightTensors = {"w]", "w}"};
+    for (int i = 0; i < layers; ++i) {
+        StructureNode layer;
+        layer.opName = "layer_" + std::to_string(i) + (i % 3 ? "" : "\\\"}]");
+        layer.opType = i % 4 ? "Layer" : "[{\\";
+        layer.param = i % 2 ? nlohmann::ordered_json("")
+                            : nlohmann::ordered_json{{"k}", i}, {"v", {1, "]", {{"x", "\"{"}}}}};
+        for (int c = 0; c < 1 + i % 5; ++c) {
+            StructureNode child;
+            child.opName =
+                "child_" + std::to_string(i) + "_" + std::to_string(c) + std::string(200, 'n');
+            child.inTensors = {"in]" + std::to_string(c)};
+            child.nodes.resize(static_cast<size_t>(c % 3));
+            layer.nodes.push_back(child);
+        }
+        model.nodes.push_back(layer);
+    }
+    return model;
+}
+
+}  // namespace
+
+// The model's text cut at its top-level nodes: each part is the text of one node as written.
+TEST(ModelInParts, TheCutFindsEveryTopLevelNode) {
+    const ModelStructure model = awkwardModel(40);
+    for (const int indent : {-1, 0, 3}) {
+        const std::string text = model.toJson().dump(indent);
+        const auto parts = cutModelText(text);
+        ASSERT_TRUE(parts) << indent;
+        ASSERT_EQ(parts->nodes.size(), model.nodes.size());
+        for (size_t i = 0; i < model.nodes.size(); ++i) {
+            auto node = nlohmann::ordered_json::parse(parts->nodes[i]);
+            EXPECT_EQ(node.dump(), model.nodes[i].toJson().dump()) << i;
+        }
+        // The shell is the model without its nodes.
+        ModelStructure empty = model;
+        empty.nodes.clear();
+        EXPECT_EQ(nlohmann::ordered_json::parse(parts->shell).dump(), empty.toJson().dump());
+    }
+    // Texts that are not cut: read whole.
+    for (const std::string text :
+         {"", "[]", "{}", "{\"nodes\": []}", "{\"nodes\": 7}", "{\"nodes\": [7]}",
+          "{\"nod\\u0065s\": [{}]}", "{\"nodes\": [{}], \"nodes\": [{}]}", "{\"nodes\": [{},]}",
+          "{\"nodes\": [{} {}]}", "{\"nodes\": [{}", "{\"a\": \"x"})
+        EXPECT_FALSE(cutModelText(text)) << text;
+}
+
+// Read in parts on two threads, a model reads exactly as when read whole: the same nodes, or the
+// same message (with its line and column) when anything in it is wrong, wherever that is.
+TEST(ModelInParts, ReadsAsTheWholeTextReads) {
+    int cutAndRead = 0, refused = 0;
+    auto expectSame = [&](const std::string& text) {
+        bool cut = false;
+        const auto inParts = readInParts(text, &cut);
+        const auto whole = readWhole(text);
+        EXPECT_EQ(outcomeOf(inParts), outcomeOf(whole)) << text.substr(0, 300);
+        if (cut && whole.value) ++cutAndRead;
+        if (cut && !whole.value) ++refused;
+    };
+    for (const auto& text : oddTexts()) expectSame(text);
+    // Big enough for several groups of nodes (each a separate read).
+    const ModelStructure model = awkwardModel(600);
+    const std::string text = model.toJson().dump();
+    ASSERT_GT(text.size(), 4u * (64u << 10));
+    expectSame(text);
+    expectSame(model.toJson().dump(1));
+    ASSERT_EQ(readInParts(text).value->nodes.size(), 600u);
+    // Damaged at places all over the text, between groups and inside them: a byte removed, a
+    // comma or bracket put in, a node made something else.
+    std::mt19937_64 random(5);
+    for (int n = 0; n < 60; ++n) {
+        std::string damaged = text;
+        const size_t at = 1 + random() % (text.size() - 2);
+        switch (n % 4) {
+            case 0:
+                damaged.erase(at, 1);
+                break;
+            case 1:
+                damaged.insert(at, 1, ",]}["[random() % 4]);
+                break;
+            case 2: {  // a separator between two top-level nodes, or a node's key
+                const size_t seam = text.find("]},{\"opName\":\"layer_", at);
+                if (seam == std::string::npos) continue;
+                damaged.replace(seam + 2, 1, random() % 2 ? " " : ",,");
+                break;
+            }
+            default: {
+                const size_t key = text.find("\"inTensors\":[", at);
+                if (key == std::string::npos) continue;
+                damaged.replace(key + 12, 1, "7,[");
+                break;
+            }
+        }
+        expectSame(damaged);
+    }
+    EXPECT_GT(cutAndRead, 2);
+    EXPECT_GT(refused, 15);
 }
 
 // Statistic rows with fields of every length up to a few words: each field read back whole (the
