@@ -268,10 +268,14 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
     std::vector<std::string> rowOrder;
     for (auto& job : batch) {
         switch (job.kind) {
-            case WriteJob::Kind::Row: {
+            case WriteJob::Kind::Row:
+            case WriteJob::Kind::PackedRows: {
                 auto [it, inserted] = rows.try_emplace(job.path);
                 if (inserted) rowOrder.push_back(job.path);
-                it->second.text += job.head;
+                if (job.kind == WriteJob::Kind::PackedRows)
+                    format::appendPackedStatRows(it->second.text, job.head);
+                else
+                    it->second.text += job.head;
                 it->second.count += job.rows ? job.rows : 1;
                 it->second.round = job.round;
                 break;

@@ -27,6 +27,7 @@ struct WriteJob {
     enum class Kind {
         Tensor,      // head (.bin header) + data, written atomically to path
         Row,         // head is one or more whole statistic.csv lines appended to path
+        PackedRows,  // head is rows packed by format::packStatRow, formatted here, then as Row
         File,        // head is the whole content, written atomically to path
         LatestFile,  // like File, but only the newest queued content for a path is written
     };
@@ -35,8 +36,8 @@ struct WriteJob {
     std::string head;
     std::unique_ptr<uint8_t[]> data;
     uint64_t size = 0;
-    uint64_t rows = 0;     // Row: how many lines `head` holds
-    int64_t round = 0;     // Row: the round of those lines
+    uint64_t rows = 0;     // Row, PackedRows: how many lines `head` holds
+    int64_t round = 0;     // Row, PackedRows: the round of those lines
     uint64_t charged = 0;  // bytes counted against the memory cap (by takeBuffer and enqueue)
     // File / LatestFile: when set, the content is made by this, on the writer thread, when the
     // file is written ("" writes nothing). A document that grows with every new layer (the

@@ -33,7 +33,7 @@ ThreadState& threadState(uint64_t epoch) {
         tlsState->layer.reset();
         std::lock_guard<std::mutex> lock(tlsState->rows.mutex);
         tlsState->rows.path.clear();
-        tlsState->rows.text.clear();
+        tlsState->rows.packed.clear();
         tlsState->rows.count = 0;
         tlsState->epoch = epoch;
     }
@@ -185,11 +185,16 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
         frame.childrenActive =
             layer.capture || (layer.inRange && config.maySelectDescendants(location));
         frame.active = frame.selected || frame.childrenActive;
-        if (frame.active) {
+        const int device = runtime_.device();
+        if (frame.active && (layer.pathsRound != round || layer.pathsDevice != device ||
+                             layer.pathsEpoch != ts.epoch)) {
             layer.devicePid = runtime_.devicePid();
             layer.roundDir =
                 runtime_.root() + "/data/" + layer.devicePid + "/" + std::to_string(round);
             layer.csvPath = layer.roundDir + "/statistic.csv";
+            layer.pathsRound = round;
+            layer.pathsDevice = device;
+            layer.pathsEpoch = ts.epoch;
         }
         if (layer.capture) {
             layer.observed = std::make_unique<ObservedOp>();

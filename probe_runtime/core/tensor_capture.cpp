@@ -160,9 +160,9 @@ int TensorCapture::opTensor(const TensorReport& t) {
             ts.rows.path = layer.csvPath;
             ts.rows.round = layer.round;
         }
-        format::appendStatRow(ts.rows.text, row);
+        format::packStatRow(ts.rows.packed, row);  // formatted on the writer thread
         ++ts.rows.count;
-        full = ts.rows.text.size() >= kRowBatchBytes;
+        full = ts.rows.packed.size() >= kRowBatchBytes;
     }
     if (full) flushRows(ts);
     return 1;
@@ -176,17 +176,17 @@ void TensorCapture::flushRows(ThreadState& ts, bool skipBusy) {
         return;
     if (ts.rows.count == 0) return;
     WriteJob job;
-    job.kind = WriteJob::Kind::Row;
+    job.kind = WriteJob::Kind::PackedRows;
     job.path = std::move(ts.rows.path);
-    const size_t batchBytes = ts.rows.text.size();
-    job.head = std::move(ts.rows.text);
+    const size_t batchBytes = ts.rows.packed.size();
+    job.head = std::move(ts.rows.packed);
     job.rows = ts.rows.count;
     job.round = ts.rows.round;
     ts.rows.path.clear();
-    ts.rows.text.clear();
+    ts.rows.packed.clear();
     // The next batch is likely the same size (the next round's rows): room for it at once
     // rather than growing by doubling, one copy per growth, as its rows arrive.
-    ts.rows.text.reserve(std::min(batchBytes, kRowBatchBytes) + 256);
+    ts.rows.packed.reserve(std::min(batchBytes, kRowBatchBytes) + 256);
     ts.rows.count = 0;
     if (runtime_.hasWriter()) runtime_.writer().enqueue(std::move(job));
 }

@@ -90,6 +90,11 @@ struct LayerExecution {
     bool inRange = false;
     bool capture = false;
     std::string devicePid, roundDir, csvPath;
+    // What devicePid, roundDir and csvPath were made for: most layer ops share the last one's
+    // round, so the paths are made again only when one of these changes (not cleared by reset).
+    uint64_t pathsEpoch = 0;
+    int pathsDevice = 0;
+    int64_t pathsRound = -1;
     std::unique_ptr<ObservedOp> observed;
     std::unordered_map<DedupKey, std::string, DedupKeyHash> firstCopies;
 
@@ -106,8 +111,9 @@ struct LayerExecution {
 // from stop() (through the registry of thread states), so nothing pending is lost at the end.
 struct PendingRows {
     std::mutex mutex;
-    std::string path, text;
-    int64_t round = 0;  // the round of `path`
+    std::string path;
+    std::string packed;  // the rows, packed (format::packStatRow): formatted by the writer
+    int64_t round = 0;   // the round of `path`
     uint64_t count = 0;
 };
 

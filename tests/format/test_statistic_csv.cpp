@@ -196,3 +196,57 @@ TEST(StatisticCsv, ValuesAreWrittenAsPrintfWritesThem) {
     }
     EXPECT_EQ(mismatches, 0);
 }
+
+// The probe packs rows on the model's thread and its writer formats them: the lines must be
+// those appendStatRow makes from the same fields, for every kind of field and value.
+TEST(StatisticCsv, PackedRowsFormatToTheSameLines) {
+    std::vector<StatRow> rows;
+    for (size_t length : {0, 1, 230, 2000}) {
+        for (const bool odd : {false, true}) {
+            StatRow row;
+            row.devicePid = odd ? "0_17" : "17";
+            row.round = odd ? -3 : static_cast<int64_t>(length) * 1000003;
+            row.opName = std::string(length, odd ? '"' : 'n') + (odd ? ",\n" : "");
+            row.opType = odd ? "T,y" : "Linear";
+            row.opId = "0_1";
+            row.isOutput = odd;
+            row.index = odd ? "2_value" : "0";
+            row.dtype = "float";
+            row.format = odd ? "" : "nd";
+            row.shape = length ? "2x3" : "";
+            if (!odd) {
+                row.max = length ? 1e300 : 1.5;
+                row.min = -INFINITY;
+                row.mean = NAN;
+            }
+            row.norm = 0.25 * static_cast<double>(length);
+            row.tensorPath = odd ? std::string(length, '/') : "";
+            rows.push_back(row);
+        }
+    }
+    std::string packed, expected;
+    for (const auto& row : rows) {
+        StatRowView view;
+        view.devicePid = row.devicePid;
+        view.round = row.round;
+        view.opName = row.opName;
+        view.opType = row.opType;
+        view.opId = row.opId;
+        view.isOutput = row.isOutput;
+        view.index = row.index;
+        view.dtype = row.dtype;
+        view.format = row.format;
+        view.shape = row.shape;
+        view.max = row.max;
+        view.min = row.min;
+        view.mean = row.mean;
+        view.norm = row.norm;
+        view.tensorPath = row.tensorPath;
+        packStatRow(packed, view);
+        expected += formatStatRow(row);
+    }
+    std::string out = "kept,";
+    EXPECT_EQ(appendPackedStatRows(out, packed), rows.size());
+    EXPECT_EQ(out, "kept," + expected);
+    EXPECT_EQ(appendPackedStatRows(out, {}), 0u);
+}

@@ -417,6 +417,82 @@ void appendStatRow(std::string& out, const StatRowView& row) {
     out += text.view();
 }
 
+namespace {
+
+// What a packed row starts with; its nine texts follow, in this order, unterminated.
+struct PackedRowHead {
+    int64_t round;
+    double values[4];       // max, min, mean, norm
+    uint32_t lengths[9];    // devicePid, opName, opType, opId, index, dtype, format, shape, path
+    uint8_t valuesPresent;  // bit i: values[i] is there (else N/A)
+    bool isOutput;
+};
+
+}  // namespace
+
+void packStatRow(std::string& packed, const StatRowView& row) {
+    const std::string_view texts[9] = {row.devicePid, row.opName, row.opType,
+                                       row.opId,      row.index,  row.dtype,
+                                       row.format,    row.shape,  row.tensorPath};
+    PackedRowHead head{};
+    head.round = row.round;
+    head.isOutput = row.isOutput;
+    const std::optional<double>* values[4] = {&row.max, &row.min, &row.mean, &row.norm};
+    for (int i = 0; i < 4; ++i) {
+        if (!*values[i]) continue;
+        head.values[i] = **values[i];
+        head.valuesPresent |= static_cast<uint8_t>(1u << i);
+    }
+    size_t total = sizeof head;
+    for (int i = 0; i < 9; ++i) {
+        head.lengths[i] = static_cast<uint32_t>(texts[i].size());
+        total += texts[i].size();
+    }
+    // One resize and plain copies: a row's ten appends each checked for room cost as much.
+    const size_t at = packed.size();
+    packed.resize(at + total);
+    char* to = packed.data() + at;
+    std::memcpy(to, &head, sizeof head);
+    to += sizeof head;
+    for (const auto& text : texts) {
+        if (text.empty()) continue;
+        std::memcpy(to, text.data(), text.size());
+        to += text.size();
+    }
+}
+
+size_t appendPackedStatRows(std::string& out, std::string_view packed) {
+    size_t rows = 0;
+    while (packed.size() >= sizeof(PackedRowHead)) {
+        PackedRowHead head;
+        std::memcpy(&head, packed.data(), sizeof head);
+        packed.remove_prefix(sizeof head);
+        std::string_view texts[9];
+        for (int i = 0; i < 9; ++i) {
+            texts[i] = packed.substr(0, head.lengths[i]);
+            packed.remove_prefix(texts[i].size());
+        }
+        StatRowView row;
+        row.devicePid = texts[0];
+        row.round = head.round;
+        row.opName = texts[1];
+        row.opType = texts[2];
+        row.opId = texts[3];
+        row.isOutput = head.isOutput;
+        row.index = texts[4];
+        row.dtype = texts[5];
+        row.format = texts[6];
+        row.shape = texts[7];
+        row.tensorPath = texts[8];
+        std::optional<double>* values[4] = {&row.max, &row.min, &row.mean, &row.norm};
+        for (int i = 0; i < 4; ++i)
+            if (head.valuesPresent & (1u << i)) *values[i] = head.values[i];
+        appendStatRow(out, row);
+        ++rows;
+    }
+    return rows;
+}
+
 std::string formatStatRow(const StatRow& row) {
     const auto view = copyStatRow<StatRowView>(row);
     std::string out;

@@ -45,6 +45,14 @@ struct StatRowView {
 // names it holds, without copying them into a StatRow first). tensorPath "" is written as N/A.
 void appendStatRow(std::string& out, const StatRowView& row);
 
+// Rows packed to be formatted later, on another thread: the probe's model thread copies a row's
+// fields and values as they are (a few copies, no number printing), its writer thread formats
+// them into exactly the lines appendStatRow makes. The packing is this process's own memory
+// layout, never a file format.
+void packStatRow(std::string& packed, const StatRowView& row);
+// Appends the lines of every row in `packed` (made by packStatRow) to `out`; their count.
+size_t appendPackedStatRows(std::string& out, std::string_view packed);
+
 // A CSV field, quoted (RFC 4180) when it holds ',' '"' or a line end.
 std::string csvField(std::string_view field);
 // "%f" with six decimals; inf, -inf and nan spelled exactly so (never "-nan"); N/A for nullopt.
