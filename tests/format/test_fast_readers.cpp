@@ -2,13 +2,17 @@
 // straight into the structs (readLayerStructure, readModelStructure) against the tree reader
 // (parseJson, then fromJson), and statistic values against std::from_chars.
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -221,6 +225,144 @@ TEST(StructureEvents, ReadersThatKeepLessCheckAsMuch) {
     EXPECT_GT(read, 20);
 }
 
+namespace {
+
+// What readModelStructure made of a text, written out: the model, or the message.
+std::string outcomeOf(const StructureRead<ModelStructure>& read) {
+    if (read.jsonError) return "json: " + read.jsonError->toString();
+    if (!read.value) return "structure: " + read.error;
+    return read.value->toJson().dump();
+}
+
+// The model read in parts (cut when it can be) on two threads, the parts taken in turn.
+StructureRead<ModelStructure> readInParts(const std::string& text, bool* cut = nullptr) {
+    const auto parts = cutModelText(text);
+    if (cut) *cut = parts.has_value();
+    StructureReadOptions options;
+    options.tensorNames = false;
+    auto onTwoThreads = [](size_t count, const std::function<void(size_t)>& read) {
+        std::atomic<size_t> next{0};
+        auto loop = [&] {
+            for (size_t i; (i = next.fetch_add(1)) < count;) read(i);
+        };
+        std::thread other(loop);
+        loop();
+        other.join();
+    };
+    return readModelStructure(text, "m.json", parts ? *parts : ModelTextParts{}, options,
+                              onTwoThreads);
+}
+
+StructureRead<ModelStructure> readWhole(const std::string& text) {
+    StructureReadOptions options;
+    options.tensorNames = false;
+    return readModelStructure(text, "m.json", options);
+}
+
+// A model of `layers` top-level nodes whose texts hold what a cut could trip over: brackets,
+// quotes and backslashes in names, nested nodes and parameters.
+ModelStructure awkwardModel(int layers) {
+    ModelStructure model;
+    model.modelName = "M{\"]";
+    model.weightTensors = {"w]", "w}"};
+    for (int i = 0; i < layers; ++i) {
+        StructureNode layer;
+        layer.opName = "layer_" + std::to_string(i) + (i % 3 ? "" : "\\\"}]");
+        layer.opType = i % 4 ? "Layer" : "[{\\";
+        layer.param = i % 2 ? nlohmann::ordered_json("")
+                            : nlohmann::ordered_json{{"k}", i}, {"v", {1, "]", {{"x", "\"{"}}}}};
+        for (int c = 0; c < 1 + i % 5; ++c) {
+            StructureNode child;
+            child.opName =
+                "child_" + std::to_string(i) + "_" + std::to_string(c) + std::string(200, 'n');
+            child.inTensors = {"in]" + std::to_string(c)};
+            child.nodes.resize(static_cast<size_t>(c % 3));
+            layer.nodes.push_back(child);
+        }
+        model.nodes.push_back(layer);
+    }
+    return model;
+}
+
+}  // namespace
+
+// The model's text cut at its top-level nodes: each part is the text of one node as written.
+TEST(ModelInParts, TheCutFindsEveryTopLevelNode) {
+    const ModelStructure model = awkwardModel(40);
+    for (const int indent : {-1, 0, 3}) {
+        const std::string text = model.toJson().dump(indent);
+        const auto parts = cutModelText(text);
+        ASSERT_TRUE(parts) << indent;
+        ASSERT_EQ(parts->nodes.size(), model.nodes.size());
+        for (size_t i = 0; i < model.nodes.size(); ++i) {
+            auto node = nlohmann::ordered_json::parse(parts->nodes[i]);
+            EXPECT_EQ(node.dump(), model.nodes[i].toJson().dump()) << i;
+        }
+        // The shell is the model without its nodes.
+        ModelStructure empty = model;
+        empty.nodes.clear();
+        EXPECT_EQ(nlohmann::ordered_json::parse(parts->shell).dump(), empty.toJson().dump());
+    }
+    // Texts that are not cut: read whole.
+    for (const std::string text :
+         {"", "[]", "{}", "{\"nodes\": []}", "{\"nodes\": 7}", "{\"nodes\": [7]}",
+          "{\"nod\\u0065s\": [{}]}", "{\"nodes\": [{}], \"nodes\": [{}]}", "{\"nodes\": [{},]}",
+          "{\"nodes\": [{} {}]}", "{\"nodes\": [{}", "{\"a\": \"x"})
+        EXPECT_FALSE(cutModelText(text)) << text;
+}
+
+// Read in parts on two threads, a model reads exactly as when read whole: the same nodes, or the
+// same message (with its line and column) when anything in it is wrong, wherever that is.
+TEST(ModelInParts, ReadsAsTheWholeTextReads) {
+    int cutAndRead = 0, refused = 0;
+    auto expectSame = [&](const std::string& text) {
+        bool cut = false;
+        const auto inParts = readInParts(text, &cut);
+        const auto whole = readWhole(text);
+        EXPECT_EQ(outcomeOf(inParts), outcomeOf(whole)) << text.substr(0, 300);
+        if (cut && whole.value) ++cutAndRead;
+        if (cut && !whole.value) ++refused;
+    };
+    for (const auto& text : oddTexts()) expectSame(text);
+    // Big enough for several groups of nodes (each a separate read).
+    const ModelStructure model = awkwardModel(600);
+    const std::string text = model.toJson().dump();
+    ASSERT_GT(text.size(), 4u * (64u << 10));
+    expectSame(text);
+    expectSame(model.toJson().dump(1));
+    ASSERT_EQ(readInParts(text).value->nodes.size(), 600u);
+    // Damaged at places all over the text, between groups and inside them: a byte removed, a
+    // comma or bracket put in, a node made something else.
+    std::mt19937_64 random(5);
+    for (int n = 0; n < 60; ++n) {
+        std::string damaged = text;
+        const size_t at = 1 + random() % (text.size() - 2);
+        switch (n % 4) {
+            case 0:
+                damaged.erase(at, 1);
+                break;
+            case 1:
+                damaged.insert(at, 1, ",]}["[random() % 4]);
+                break;
+            case 2: {  // a separator between two top-level nodes, or a node's key
+                const size_t seam = text.find("]},{\"opName\":\"layer_", at);
+                if (seam == std::string::npos) continue;
+                damaged.replace(seam + 2, 1, random() % 2 ? " " : ",,");
+                break;
+            }
+            default: {
+                const size_t key = text.find("\"inTensors\":[", at);
+                if (key == std::string::npos) continue;
+                damaged.replace(key + 12, 1, "7,[");
+                break;
+            }
+        }
+        expectSame(damaged);
+    }
+    EXPECT_GT(cutAndRead, 2);
+    EXPECT_GT(refused, 15);
+}
+
 // Statistic rows with fields of every length up to a few words: each field read back whole (the
 // commas are looked for eight bytes at a time).
 TEST(StatisticRows, FieldsOfEveryLengthAreSplitWhereTheCommasAre) {
@@ -356,6 +498,137 @@ TEST(StatisticRows, UnquotedLinesAreSplitAtEveryCommaAndQuotedFieldsUnquoted) {
     }
     EXPECT_GT(splitChecked, 100);
     EXPECT_GT(quotedChecked, 50);
+}
+
+// Lines of every length from empty to a few hundred bytes, shorter than one sixteen-byte load or
+// ending anywhere in one, with commas anywhere (runs of empty fields too) and now and then a
+// quote: split as a byte-by-byte reading of the rule says (a field opening with a quote is
+// unquoted; elsewhere a quote is a character), with a scratch or (lines without a quote)
+// without.
+TEST(StatisticRows, LinesOfEveryLengthSplitAsTheRuleSays) {
+    std::mt19937_64 random(23);
+    // The fields by the rule, or nullopt for an unterminated quote.
+    auto splitByRule = [](const std::string& line) -> std::optional<std::vector<std::string>> {
+        std::vector<std::string> fields;
+        size_t pos = 0;
+        while (true) {
+            std::string field;
+            if (pos < line.size() && line[pos] == '"') {
+                size_t i = pos + 1;
+                for (;; ++i) {
+                    if (i >= line.size()) return std::nullopt;
+                    if (line[i] == '"') {
+                        if (i + 1 < line.size() && line[i + 1] == '"') {
+                            field += '"';
+                            ++i;
+                        } else {
+                            break;
+                        }
+                    } else {
+                        field += line[i];
+                    }
+                }
+                fields.push_back(field);
+                pos = i + 1;
+                if (pos == line.size()) return fields;
+                if (line[pos] != ',') return std::nullopt;  // refused either way
+                ++pos;
+                continue;
+            }
+            const size_t comma = std::min(line.find(',', pos), line.size());
+            fields.push_back(line.substr(pos, comma - pos));
+            if (comma == line.size()) return fields;
+            pos = comma + 1;
+        }
+    };
+    std::vector<std::string> scratch;
+    int accepted = 0, refused = 0, withoutQuotes = 0;
+    for (int n = 0; n < 20000; ++n) {
+        const size_t length = random() % 3 == 0 ? random() % 20 : random() % 300;
+        const int commaOdds = 1 + static_cast<int>(random() % 12);
+        const bool quotes = random() % 5 == 0;
+        std::string line;
+        for (size_t i = 0; i < length; ++i) {
+            const auto r = random() % 64;
+            line += quotes && r == 0 ? '"' : static_cast<int>(r % commaOdds) == 0 ? ',' : 'a';
+        }
+        // Most lines with 15 columns whose fixed fields are valid: rows, not only refusals.
+        if (random() % 2) {
+            std::vector<std::string> fields(15);
+            for (auto& f : fields) f = line.substr(0, random() % (line.size() + 1));
+            for (auto& f : fields) f.erase(std::remove(f.begin(), f.end(), ','), f.end());
+            fields[1] = std::to_string(random() % 100);
+            fields[5] = random() % 2 ? "input" : "output";
+            for (int v = 10; v < 14; ++v) fields[v] = random() % 2 ? "N/A" : "0.250000";
+            line.clear();
+            for (size_t c = 0; c < fields.size(); ++c) line += (c ? "," : "") + fields[c];
+        }
+        const auto byRule = splitByRule(line);
+        StatRowView view;
+        std::string error;
+        const bool ok = parseStatRow(line, view, scratch, &error);
+        // Without a scratch: the same, or nothing for a line holding a quote.
+        StatRowView unquotedView;
+        std::string unquotedError;
+        const auto unquoted = parseUnquotedStatRow(line, unquotedView, &unquotedError);
+        if (line.find('"') != std::string::npos) {
+            // Left to parseStatRow, unless refused for columns past 15 before the first quote.
+            if (unquoted) {
+                EXPECT_FALSE(*unquoted) << line;
+                EXPECT_FALSE(ok) << line;
+                EXPECT_EQ(unquotedError, "more than 15 columns") << line;
+                EXPECT_EQ(error, "more than 15 columns") << line;
+            }
+        } else {
+            ++withoutQuotes;
+            EXPECT_EQ(unquoted, std::optional<bool>(ok)) << line;
+            EXPECT_EQ(unquotedError, error) << line;
+            if (ok) {
+                EXPECT_EQ(unquotedView.opName, view.opName) << line;
+                EXPECT_EQ(unquotedView.shape, view.shape) << line;
+                EXPECT_EQ(unquotedView.tensorPath, view.tensorPath) << line;
+                EXPECT_EQ(unquotedView.max, view.max) << line;
+            }
+        }
+        if (!byRule || byRule->size() != 15) {
+            EXPECT_FALSE(ok) << line;
+            if (byRule && byRule->size() > 15) {
+                EXPECT_EQ(error, "more than 15 columns") << line;
+            }
+            if (byRule && byRule->size() < 15) {
+                EXPECT_EQ(error, "expected 15 columns, found " + std::to_string(byRule->size()))
+                    << line;
+            }
+            ++refused;
+            continue;
+        }
+        const auto& f = *byRule;
+        const bool valid =
+            !f[1].empty() && f[1].find_first_not_of("0123456789") == std::string::npos &&
+            (f[5] == "input" || f[5] == "output") &&
+            std::all_of(f.begin() + 10, f.begin() + 14,
+                        [](const std::string& v) { return v == "N/A" || v == "0.250000"; });
+        if (!valid) {
+            EXPECT_FALSE(ok) << line;
+            ++refused;
+            continue;
+        }
+        ASSERT_TRUE(ok) << line << ": " << error;
+        EXPECT_EQ(view.devicePid, f[0]) << line;
+        EXPECT_EQ(view.opName, f[2]) << line;
+        EXPECT_EQ(view.opType, f[3]) << line;
+        EXPECT_EQ(view.opId, f[4]) << line;
+        EXPECT_EQ(view.isOutput, f[5] == "output") << line;
+        EXPECT_EQ(view.index, f[6]) << line;
+        EXPECT_EQ(view.dtype, f[7]) << line;
+        EXPECT_EQ(view.format, f[8]) << line;
+        EXPECT_EQ(view.shape, f[9]) << line;
+        EXPECT_EQ(view.tensorPath, f[14] == "N/A" ? "" : f[14]) << line;
+        ++accepted;
+    }
+    EXPECT_GT(accepted, 3000);
+    EXPECT_GT(refused, 3000);
+    EXPECT_GT(withoutQuotes, 10000);
 }
 
 TEST(StatisticValues, ReadAsFromCharsReadsThemBitForBit) {

@@ -486,6 +486,85 @@ TEST(AtbReader, ALayerFileTheModelFileLacksIsReadWhole) {
     EXPECT_GT(underLayerOne, layerOneNodes);
 }
 
+// A model file big enough to be read in parts (its top-level nodes side by side) builds the
+// index its layer files alone build; a layer file whose text is its node's in the model is not
+// read again, while a layer file that differs is read, and a broken one or a broken model is
+// reported with its place as when read whole.
+TEST(AtbReader, ABigModelFileReadInPartsReadsAsWhole) {
+    test::TempDir withModel("ui-analysis"), layersOnly("ui-analysis");
+    synthetic::SyntheticDumpOptions options;
+    options.ops = 8000;
+    options.rows = 8000;
+    options.layers = 10;
+    options.output = withModel.path();
+    const auto written = synthetic::writeSyntheticDump(options);
+    options.output = layersOnly.path();
+    const auto bare = synthetic::writeSyntheticDump(options);
+    const std::string modelPath = written.root + "/info/model/0_4242/SyntheticModel.json";
+    const std::string modelText = test::readFile(modelPath);
+    ASSERT_GE(modelText.size(), 1u << 20);  // read in parts
+    const auto parts = format::cutModelText(modelText);
+    ASSERT_TRUE(parts);
+    ASSERT_EQ(parts->nodes.size(), 10u);
+    std::filesystem::remove(bare.root + "/info/model/0_4242/SyntheticModel.json");
+
+    auto expectSameOps = [&](const DumpIndex& index, const DumpIndex& expected) {
+        ASSERT_EQ(index.opCount(), expected.opCount());
+        for (uint32_t o = 0; o < expected.opCount(); ++o) {
+            const auto& want = expected.op(o);
+            const uint32_t found = index.findOp(0, want.id);
+            ASSERT_NE(found, kNone) << want.id;
+            EXPECT_EQ(index.op(found).namePath, want.namePath);
+            EXPECT_EQ(index.op(found).type, want.type);
+            EXPECT_EQ(index.op(found).param, want.param);
+            EXPECT_EQ(index.op(found).depth, want.depth);
+            EXPECT_EQ(index.op(found).rowCount, want.rowCount);
+        }
+    };
+    auto bareReader = open(layersOnly.path());
+    ASSERT_TRUE(bareReader);
+    const DumpIndex expected = readAll(*bareReader);
+    ASSERT_EQ(expected.opCount(), written.ops);
+    EXPECT_TRUE(expected.problems().empty()) << problems(expected);
+    {
+        auto reader = open(withModel.path());
+        ASSERT_TRUE(reader);
+        const DumpIndex index = readAll(*reader);
+        EXPECT_TRUE(index.problems().empty()) << problems(index);
+        expectSameOps(index, expected);
+    }
+    // Layer 3's file broken, layer 5's written otherwise (indented): only layer 3 is a problem.
+    const std::string layerDir = written.root + "/info/layer/0_4242/";
+    test::writeFile(layerDir + "layers.3_3.json", std::string(parts->nodes[3]).substr(0, 5000));
+    const auto layerFive = nlohmann::ordered_json::parse(parts->nodes[5]);
+    test::writeFile(layerDir + "layers.5_5.json", layerFive.dump(2));
+    {
+        auto reader = open(withModel.path());
+        ASSERT_TRUE(reader);
+        const DumpIndex index = readAll(*reader);
+        EXPECT_TRUE(anyProblemContains(index, "layers.3_3.json:1:")) << problems(index);
+        EXPECT_EQ(index.problems().size(), 1u) << problems(index);
+        expectSameOps(index, expected);
+    }
+    // The model broken inside layer 6's node: reported at its line and column, as read whole;
+    // the layer files (layer 3's mended) name the ops instead.
+    test::writeFile(layerDir + "layers.3_3.json", std::string(parts->nodes[3]));
+    std::string broken = modelText;
+    const size_t at = static_cast<size_t>(parts->nodes[6].data() - modelText.data()) + 4000;
+    broken.erase(broken.find("\"inTensors\":[", at) + 12, 1);
+    test::writeFile(modelPath, broken);
+    const auto whole = format::readModelStructure(broken, modelPath);
+    ASSERT_TRUE(whole.jsonError);
+    {
+        auto reader = open(withModel.path());
+        ASSERT_TRUE(reader);
+        const DumpIndex index = readAll(*reader);
+        EXPECT_TRUE(anyProblemContains(index, whole.jsonError->toString())) << problems(index);
+        EXPECT_EQ(index.problems().size(), 1u) << problems(index);
+        expectSameOps(index, expected);
+    }
+}
+
 TEST(AtbReader, FollowsADumpAsItGrows) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());

@@ -9,10 +9,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <functional>
+#include <mutex>
 #include <set>
+#include <system_error>
 
 #include "analysis/atb_dump.h"
 #include "analysis/parallel_for.h"
@@ -55,7 +60,8 @@ std::pair<std::string, std::string> splitNameAndId(const std::string& opName) {
 }
 
 std::string paramText(const nlohmann::ordered_json& param) {
-    if (param.is_null() || (param.is_string() && param.get<std::string>().empty())) return {};
+    if (param.is_null() || (param.is_string() && param.get_ref<const std::string&>().empty()))
+        return {};
     if (param.is_object() && param.empty()) return {};
     return format::dumpJson(param);
 }
@@ -63,6 +69,10 @@ std::string paramText(const nlohmann::ordered_json& param) {
 }  // namespace
 
 AtbDumpReader::AtbDumpReader(std::string root) : root_(std::move(root)) {}
+
+AtbDumpReader::~AtbDumpReader() {
+    if (disposal_.joinable()) disposal_.join();
+}
 
 uint32_t AtbDumpReader::intern(DumpDelta& delta, std::string_view text, InternCache& cache) {
     // Neighbouring rows mostly share dtype, format and shape: skip the hash lookup then.
@@ -135,38 +145,47 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
 }
 
 void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent,
-                                       const std::string& parentId, const std::string& parentPath,
-                                       size_t position, const format::StructureNode& node) {
-    std::string id, name;
-    if (parentId.empty()) {
+                                       std::string& id, std::string& namePath, size_t position,
+                                       const format::StructureNode& node) {
+    // `id` and `namePath` hold the parent's (empty for a top-level node): this node's are
+    // appended, and its children's after them, then taken off again (a hundred thousand nodes:
+    // no string of their own for either).
+    const size_t parentIdSize = id.size(), parentPathSize = namePath.size();
+    const bool topLevel = parentIdSize == 0;  // a parent's id is never empty
+    std::string_view name;
+    std::string topName;  // a top-level node's name (as splitNameAndId gives it)
+    if (topLevel) {
         auto [n, suffix] = splitNameAndId(node.opName);
         id = suffix.empty() ? std::to_string(position) : suffix;
-        name = suffix.empty() ? node.opName : n;
+        topName = suffix.empty() ? node.opName : n;
+        name = topName;
     } else {
         // A child's id is its parent's plus its position; its opName ends with the id (this
         // probe) or with its position alone.
-        const std::string local = std::to_string(position);
-        id.reserve(parentId.size() + 1 + local.size());
-        id.append(parentId).append(1, '_').append(local);
-        // The name before "_<suffix>" when opName ends so and has a name before it (a hundred
-        // thousand nodes: no temporary strings).
+        char digits[24];
+        const std::string_view local(
+            digits, static_cast<size_t>(
+                        std::to_chars(digits, digits + sizeof digits, position).ptr - digits));
+        id.append(1, '_').append(local);
+        // The name before "_<suffix>" when opName ends so and has a name before it.
+        const std::string_view opName = node.opName;
         auto nameBefore = [&](std::string_view suffix) {
-            const std::string_view opName = node.opName;
             return opName.size() > suffix.size() + 1 && endsWith(opName, suffix) &&
                    opName[opName.size() - suffix.size() - 1] == '_';
         };
         if (nameBefore(id))
-            name = node.opName.substr(0, node.opName.size() - id.size() - 1);
+            name = opName.substr(0, opName.size() - id.size() - 1);
         else if (nameBefore(local))
-            name = node.opName.substr(0, node.opName.size() - local.size() - 1);
+            name = opName.substr(0, opName.size() - local.size() - 1);
         else
-            name = node.opName;
+            name = opName;
     }
     if (name.empty()) name = id;
     std::string param = paramText(node.param);
-    const std::string namePath =
-        parentPath.empty() ? name : parentPath + "/" + name;  // as statistic.csv has it
-    uint32_t op = index_.findOp(process, id, namePath);
+    if (!topLevel) namePath.append(1, '/');  // as statistic.csv has it
+    namePath.append(name);
+    const auto hashes = ReaderIndex::hashesOf(process, id, namePath);
+    uint32_t op = index_.findOp(process, id, namePath, hashes);
     if (op != kNone) {
         OpState& state = ops_[op];
         state.fromStructure = true;
@@ -177,7 +196,7 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
             state.hasParam = state.hasParam || !param.empty();
         }
     } else {
-        op = index_.addOp(process, id, namePath);
+        op = index_.addOp(process, id, namePath, hashes);
         OpState state;
         state.process = process;
         state.typed = !node.opType.empty();
@@ -185,7 +204,7 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
         state.fromStructure = true;
         ops_.push_back(state);
         delta.ops.push_back(
-            {process, parent, id, std::move(name), node.opType, std::move(param), std::nullopt});
+            {process, parent, id, std::string(name), node.opType, std::move(param), std::nullopt});
     }
     // Rows usually follow the structure's order: the op described after this one is the guess
     // for the op whose rows follow its rows (until rows say otherwise).
@@ -195,6 +214,8 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
     lastStructureOp_ = op;
     for (size_t i = 0; i < node.nodes.size(); ++i)
         mergeStructureNode(delta, process, op, id, namePath, i, node.nodes[i]);
+    id.resize(parentIdSize);
+    namePath.resize(parentPathSize);
 }
 
 namespace {
@@ -207,7 +228,14 @@ struct ParsedStructure {
     std::optional<format::ModelStructure> model;
     std::optional<format::StructureNode> layer;
     std::string problem;  // when it cannot be used
+    // A big model file's text, cut where its top-level nodes lie (read side by side, and the
+    // layer files compared with them), kept until the layer files are checked.
+    std::string text;
+    std::optional<format::ModelTextParts> parts;
 };
+
+// Model files this big are read in parts on every thread; smaller ones whole, side by side.
+constexpr size_t kModelBytesReadInParts = 1u << 20;
 
 // How many nodes a structure holds: room for its ops in a delta at once.
 size_t countNodes(const std::vector<format::StructureNode>& nodes) {
@@ -216,43 +244,74 @@ size_t countNodes(const std::vector<format::StructureNode>& nodes) {
     return count;
 }
 
-void parseStructure(ParsedStructure& file) {
+// `work` run for the file; what it throws (out of memory on a huge file) becomes the file's
+// problem, not a crash.
+template <typename Work>
+void guarded(ParsedStructure& file, Work&& work) {
     try {
-        std::string why;
-        const auto text =
-            format::readRegularFile(file.path, format::kStructureJsonLimits.maxBytes, &why);
-        if (!text) {
-            format::JsonError error;
-            error.source = file.path;
-            error.problem = format::printableText(why);
-            file.problem = error.toString();
-            return;
-        }
-        // Read straight into the structs: the JSON tree of a big model costs more than the parse.
-        auto report = [&](auto& read, const char* what) {
-            if (read.jsonError)
-                file.problem = read.jsonError->toString();
-            else if (!read.value)
-                file.problem = file.path + ": not a " + what + " structure file: " + read.error;
-        };
-        if (file.isModel) {
-            // The index keeps no tensor names: they are checked, not kept.
-            format::StructureReadOptions options;
-            options.tensorNames = false;
-            auto read = format::readModelStructure(*text, file.path, options);
-            report(read, "model");
-            file.model = std::move(read.value);
-        } else {
-            format::StructureReadOptions options;
-            options.tensorNames = false;
-            options.children = !file.checkOnly;
-            auto read = format::readLayerStructure(*text, file.path, options);
-            report(read, "layer");
-            file.layer = std::move(read.value);
-        }
-    } catch (const std::exception& e) {  // out of memory on a huge file: a problem, not a crash
+        work();
+    } catch (const std::exception& e) {
         file.problem = file.path + ": " + e.what();
     }
+}
+
+// The file's text, or nullopt with its problem said.
+std::optional<std::string> readStructureText(ParsedStructure& file) {
+    std::string why;
+    auto text = format::readRegularFile(file.path, format::kStructureJsonLimits.maxBytes, &why);
+    if (!text) {
+        format::JsonError error;
+        error.source = file.path;
+        error.problem = format::printableText(why);
+        file.problem = error.toString();
+    }
+    return text;
+}
+
+// `text` read into the file's structs; a model in parts by `forEach` when it was cut.
+void parseStructureText(ParsedStructure& file, std::string_view text,
+                        const format::ForEachIndex* forEach = nullptr) {
+    // Read straight into the structs: the JSON tree of a big model costs more than the parse.
+    auto report = [&](auto& read, const char* what) {
+        if (read.jsonError)
+            file.problem = read.jsonError->toString();
+        else if (!read.value)
+            file.problem = file.path + ": not a " + what + " structure file: " + read.error;
+    };
+    format::StructureReadOptions options;
+    options.tensorNames = false;  // the index keeps no tensor names: they are checked, not kept
+    if (file.isModel) {
+        auto read = file.parts && forEach ? format::readModelStructure(text, file.path, *file.parts,
+                                                                       options, *forEach)
+                                          : format::readModelStructure(text, file.path, options);
+        report(read, "model");
+        file.model = std::move(read.value);
+    } else {
+        options.children = !file.checkOnly;
+        auto read = format::readLayerStructure(text, file.path, options);
+        report(read, "layer");
+        file.layer = std::move(read.value);
+    }
+}
+
+void parseStructure(ParsedStructure& file) {
+    guarded(file, [&] {
+        if (const auto text = readStructureText(file)) parseStructureText(file, *text);
+    });
+}
+
+// Whether a layer file's text is that of the top-level node at its position in a model file
+// read without a problem: then it reads without one too (a node read in the model, and no deeper
+// than there), and need not be read again.
+bool sameAsModelNode(std::string_view text, const ParsedStructure& model,
+                     const std::string& layerId) {
+    if (!model.model || !model.parts || !allDigits(layerId) || layerId.size() > 9) return false;
+    const size_t position = std::strtoull(layerId.c_str(), nullptr, 10);
+    if (position >= model.parts->nodes.size()) return false;
+    auto isSpace = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+    while (!text.empty() && isSpace(text.front())) text.remove_prefix(1);
+    while (!text.empty() && isSpace(text.back())) text.remove_suffix(1);
+    return text == model.parts->nodes[position];
 }
 
 }  // namespace
@@ -292,8 +351,67 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
             }
         }
     }
-    parallelFor(files.size(), usefulThreads(8),
-                [&](size_t i, unsigned) { parseStructure(files[i]); });
+    std::vector<size_t> models, layers;
+    for (size_t i = 0; i < files.size(); ++i) (files[i].isModel ? models : layers).push_back(i);
+    // Model files first, side by side: read, and a big one cut where its top-level nodes lie
+    // (small ones are read whole here).
+    parallelFor(models.size(), usefulThreads(8), [&](size_t i, unsigned) {
+        ParsedStructure& file = files[models[i]];
+        guarded(file, [&] {
+            auto text = readStructureText(file);
+            if (!text) return;
+            if (text->size() >= kModelBytesReadInParts) file.parts = format::cutModelText(*text);
+            if (file.parts)
+                file.text = std::move(*text);
+            else
+                parseStructureText(file, *text);
+        });
+    });
+    // Then each cut one in parts on every thread (one big model: the cores share it).
+    const format::ForEachIndex onEveryThread = [](size_t count,
+                                                  const std::function<void(size_t)>& read) {
+        std::exception_ptr failure;  // of a part (out of memory): rethrown here
+        std::mutex failureMutex;
+        parallelFor(count, usefulThreads(8), [&](size_t i, unsigned) {
+            try {
+                read(i);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(failureMutex);
+                failure = std::current_exception();
+            }
+        });
+        if (failure) std::rethrow_exception(failure);
+    };
+    for (const size_t i : models) {
+        ParsedStructure& file = files[i];
+        if (file.parts) guarded(file, [&] { parseStructureText(file, file.text, &onEveryThread); });
+    }
+    // Then the layer files, side by side. One only checked whose text is its node's in the
+    // model file is not read again.
+    parallelFor(layers.size(), usefulThreads(8), [&](size_t i, unsigned) {
+        ParsedStructure& file = files[layers[i]];
+        if (!file.checkOnly) {
+            parseStructure(file);
+            return;
+        }
+        guarded(file, [&] {
+            const auto text = readStructureText(file);
+            if (!text) return;
+            for (const size_t m : models) {
+                if (files[m].processKey == file.processKey &&
+                    sameAsModelNode(*text, files[m], file.layerId)) {
+                    file.layer.emplace();  // read (its children are not kept)
+                    return;
+                }
+            }
+            parseStructureText(file, *text);
+        });
+    });
+    for (const size_t i : models) {
+        files[i].parts.reset();
+        std::string().swap(files[i].text);
+    }
+    std::string id, namePath;  // mergeStructureNode's, reused
     for (auto& file : files) {
         const uint32_t process = index_.processIndex(delta, file.processKey);
         // A layer the model file (or another layer file) described already is only checked: a
@@ -314,7 +432,7 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
             ops_.reserve(ops_.size() + nodes);
             nextOp_.reserve(ops_.size() + nodes);
             for (size_t i = 0; i < file.model->nodes.size(); ++i)
-                mergeStructureNode(delta, process, kNone, {}, {}, i, file.model->nodes[i]);
+                mergeStructureNode(delta, process, kNone, id, namePath, i, file.model->nodes[i]);
         } else if (file.layer && !describedAlready) {
             if (file.checkOnly) {  // its nodes are needed after all
                 file.checkOnly = false;
@@ -329,7 +447,16 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
             const size_t position = file.layerId.empty()
                                         ? index_.opCountOf(process)
                                         : std::strtoull(file.layerId.c_str(), nullptr, 10);
-            mergeStructureNode(delta, process, kNone, {}, {}, position, *file.layer);
+            mergeStructureNode(delta, process, kNone, id, namePath, position, *file.layer);
+        }
+    }
+    // A big model's nodes (a hundred thousand of them) are freed on a thread of their own: the
+    // rows need not wait for it.
+    if (delta.ops.size() > kOpsAlonePerDelta) {
+        if (disposal_.joinable()) disposal_.join();
+        try {
+            disposal_ = std::thread([files = std::move(files)]() mutable { files.clear(); });
+        } catch (const std::system_error&) {  // no thread: freed here, as the files unwind
         }
     }
 }
@@ -431,7 +558,6 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
 
     const uint32_t process = index_.processIndex(delta, devicePid);
     uint64_t consumed = 0;
-    std::string buffer;
     uint64_t chunk = std::min<uint64_t>(kMaxReadChunk, std::max<uint64_t>(budget, 64u << 10));
     // `parsed`: the line parsed ahead (on another thread), or null to parse it here.
     auto handleLine = [&](std::string_view line, uint64_t lineOffset, const ParsedLine* parsed) {
@@ -469,10 +595,16 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
     };
     while (file.offset < size && consumed < budget) {
         const uint64_t want = std::min<uint64_t>(size - file.offset, chunk);
-        buffer.resize(want);
-        const ssize_t n = ::pread(fd, buffer.data(), want, static_cast<off_t>(file.offset));
+        // Kept from read to read, and not filled before the read fills it: 120 MB of rows would
+        // be zeroed for nothing.
+        if (readBufferSize_ < want) {
+            readBuffer_.reset();
+            readBuffer_.reset(new char[want]);
+            readBufferSize_ = want;
+        }
+        const ssize_t n = ::pread(fd, readBuffer_.get(), want, static_cast<off_t>(file.offset));
         if (n <= 0) break;
-        buffer.resize(static_cast<size_t>(n));
+        const std::string_view buffer(readBuffer_.get(), static_cast<size_t>(n));
         size_t start = 0;
         if (file.skippingLongRow) {  // the rest of a row over the limit, said when it began
             const size_t end = buffer.find('\n');
@@ -508,8 +640,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         lineStarts_.push_back(lastNewline + 1);  // where the line after the last would start
         const size_t lines = lineStarts_.size() - 1;
         auto lineAt = [&](size_t i) {
-            return std::string_view(buffer).substr(lineStarts_[i],
-                                                   lineStarts_[i + 1] - 1 - lineStarts_[i]);
+            return buffer.substr(lineStarts_[i], lineStarts_[i + 1] - 1 - lineStarts_[i]);
         };
         // Many lines: parsed side by side first (parsing is most of the work), then added to
         // the index in order here.
@@ -522,17 +653,16 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             std::atomic<size_t> nextPiece{0};
             auto parsePieces = [&] {
                 std::string error;
-                std::vector<std::string> noQuotes;  // stays unused: lines with quotes are deferred
                 for (size_t piece; (piece = nextPiece.fetch_add(1)) < pieces;) {
                     const size_t end = std::min(lines, (piece + 1) * kParsePieceLines);
                     for (size_t i = piece * kParsePieceLines; i < end; ++i) {
                         ParsedLine& parsed = parsedLines_[i];
-                        const std::string_view line = lineAt(i);
                         // A quoted field is unquoted into scratch strings: such (rare) lines are
                         // left to be parsed in order.
-                        parsed.deferred = line.find('"') != std::string_view::npos;
+                        const auto ok = format::parseUnquotedStatRow(lineAt(i), parsed.row, &error);
+                        parsed.deferred = !ok;
                         if (parsed.deferred) continue;
-                        parsed.ok = format::parseStatRow(line, parsed.row, noQuotes, &error);
+                        parsed.ok = *ok;
                         if (!parsed.ok) parsed.error = std::move(error);
                     }
                 }

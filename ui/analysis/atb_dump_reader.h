@@ -5,9 +5,11 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -25,6 +27,7 @@ class AtbDumpReader : public DumpReader {
 public:
     // `root` is the atb_dump_data directory (see findAtbDumpRoot).
     explicit AtbDumpReader(std::string root);
+    ~AtbDumpReader() override;
 
     DumpLayout layout() const override { return DumpLayout::Atb; }
     const std::string& root() const override { return root_; }
@@ -52,9 +55,11 @@ private:
     };
     void pollStatus(DumpDelta& delta);
     void pollStructure(DumpDelta& delta);
-    void mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent,
-                            const std::string& parentId, const std::string& parentPath,
-                            size_t position, const format::StructureNode& node);
+    // Merges `node` and its children; `id` and `namePath` hold its parent's (both empty for a
+    // top-level node) and are as they were on return.
+    void mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent, std::string& id,
+                            std::string& namePath, size_t position,
+                            const format::StructureNode& node);
     uint64_t pollCsv(const std::string& path, const std::string& devicePid, uint64_t budget,
                      DumpDelta& delta);
     void addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRowView& row,
@@ -87,9 +92,12 @@ private:
         bool deferred = false;  // holds a quote: parsed in order instead
         std::string error;
     };
+    std::unique_ptr<char[]> readBuffer_;  // the bytes of the current read
+    size_t readBufferSize_ = 0;
     std::vector<size_t> lineStarts_;       // of the lines of the current read, and the end
     std::vector<ParsedLine> parsedLines_;  // kept between reads: no allocation per line
     HelperThread parseHelper_;             // parses beside this thread, read after read
+    std::thread disposal_;                 // frees a big model's parsed nodes
 
     std::string root_;
     ReaderIndex index_;

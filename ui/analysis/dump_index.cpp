@@ -205,7 +205,10 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         slot.isOutput = d.isOutput;
         slot.index = std::move(d.index);
         slots_.push_back(std::move(slot));
-        ops_[d.op].tensorSlots.push_back(index);
+        // Room for an input and an output at once (most ops have both).
+        auto& tensorSlots = ops_[d.op].tensorSlots;
+        if (tensorSlots.empty()) tensorSlots.reserve(2);
+        tensorSlots.push_back(index);
     }
 
     change.firstNewRow = static_cast<uint32_t>(rows_.size());

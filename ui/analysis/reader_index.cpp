@@ -15,12 +15,16 @@ uint32_t ReaderIndex::processIndex(DumpDelta& delta, const std::string& key) {
 
 uint32_t ReaderIndex::findOp(uint32_t process, std::string_view id,
                              std::string_view namePath) const {
+    if (namePath.empty()) return findOp(process, id, namePath, {idHash(process, id), 0});
+    return findOp(process, id, namePath, hashesOf(process, id, namePath));
+}
+
+uint32_t ReaderIndex::findOp(uint32_t process, std::string_view id, std::string_view namePath,
+                             const OpHashes& hashes) const {
     if (namePath.empty())
-        return firstOpById_.find(idHash(process, id), [&](uint32_t op) {
-            return ops_[op].process == process && idOf(op) == id;
-        });
-    return opsByKey_.find(opHash(process, id, namePath),
-                          [&](uint32_t op) { return isOp(op, process, id, namePath); });
+        return firstOpById_.find(
+            hashes.id, [&](uint32_t op) { return ops_[op].process == process && idOf(op) == id; });
+    return opsByKey_.find(hashes.key, [&](uint32_t op) { return isOp(op, process, id, namePath); });
 }
 
 void ReaderIndex::reserveOps(size_t more) {
@@ -31,8 +35,13 @@ void ReaderIndex::reserveOps(size_t more) {
 }
 
 uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_view namePath) {
+    return addOp(process, id, namePath, hashesOf(process, id, namePath));
+}
+
+uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_view namePath,
+                            const OpHashes& hashes) {
     const auto index = static_cast<uint32_t>(ops_.size());
-    const bool firstWithId = findOp(process, id) == kNone;
+    const bool firstWithId = findOp(process, id, {}, hashes) == kNone;
     slotsOfOp_.emplace_back();
     OpKey key;
     key.offset = keyText_.size();
@@ -42,8 +51,8 @@ uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_v
     keyText_.append(namePath).append(id);
     ops_.push_back(key);
     ++opsOfProcess_[process];
-    opsByKey_.insert(opHash(process, id, namePath), index);
-    if (firstWithId) firstOpById_.insert(idHash(process, id), index);
+    opsByKey_.insert(hashes.key, index);
+    if (firstWithId) firstOpById_.insert(hashes.id, index);
     return index;
 }
 
@@ -53,6 +62,8 @@ uint32_t ReaderIndex::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput,
         if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
     const auto slot = static_cast<uint32_t>(slots_.size());
     slots_.push_back({isOutput, std::string(index)});
+    // Room for an input and an output at once (most ops have both): no reallocation at the second.
+    if (slotsOfOp_[op].empty()) slotsOfOp_[op].reserve(2);
     slotsOfOp_[op].push_back(slot);
     delta.tensorSlots.push_back({op, isOutput, std::string(index)});
     return slot;

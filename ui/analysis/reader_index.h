@@ -24,6 +24,17 @@ public:
     // a layer whose control flow changes from one round to the next runs another op there. With
     // an empty `namePath`, the first op found with `id`.
     uint32_t findOp(uint32_t process, std::string_view id, std::string_view namePath = {}) const;
+    // An op key's hashes, worked out once for a findOp and the addOp after it (a big model's
+    // hundred thousand nodes: each name path hashed once, not three times).
+    struct OpHashes {
+        uint64_t id = 0, key = 0;
+    };
+    static OpHashes hashesOf(uint32_t process, std::string_view id, std::string_view namePath) {
+        const uint64_t byId = idHash(process, id);
+        return {byId, hashCombine(byId, hashText(namePath))};
+    }
+    uint32_t findOp(uint32_t process, std::string_view id, std::string_view namePath,
+                    const OpHashes& hashes) const;
     // Whether `op` is the one findOp(process, id, namePath) names, without a lookup: readers
     // check the op that followed last time first (rounds repeat the same ops in order).
     bool isOp(uint32_t op, uint32_t process, std::string_view id, std::string_view namePath) const {
@@ -36,6 +47,8 @@ public:
     void reserveOps(size_t more);
     // Registers a new op and returns its index; announcing it in the delta is the reader's.
     uint32_t addOp(uint32_t process, std::string_view id, std::string_view namePath = {});
+    uint32_t addOp(uint32_t process, std::string_view id, std::string_view namePath,
+                   const OpHashes& hashes);
     // The slot of an op's input or output `index`, announced in `delta` when new.
     uint32_t slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, std::string_view index);
     // The string's number, announced in `delta` when new.
@@ -58,9 +71,6 @@ private:
     std::string_view idOf(uint32_t op) const {
         return std::string_view(keyText_).substr(ops_[op].offset + ops_[op].namePathSize,
                                                  ops_[op].idSize);
-    }
-    static uint64_t opHash(uint32_t process, std::string_view id, std::string_view namePath) {
-        return hashCombine(hashCombine(process, hashText(id)), hashText(namePath));
     }
     static uint64_t idHash(uint32_t process, std::string_view id) {
         return hashCombine(process, hashText(id));

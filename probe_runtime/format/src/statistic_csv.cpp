@@ -7,7 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace probe::format {
 
@@ -80,10 +85,66 @@ size_t findComma(std::string_view line, size_t pos) {
     return pos;
 }
 
+#if defined(__SSE2__)
+// Splits a line holding no quote at every comma, sixteen bytes at a time (one comparison finds
+// every comma in them, where findComma takes a loop per field); nullopt when the line holds a
+// quote (splitCsvLine decides then). Otherwise what splitCsvLine would say.
+[[gnu::always_inline]] inline std::optional<bool> splitLineWithoutQuotes(
+    std::string_view line, std::string_view (&fields)[kColumns], int& count) {
+    count = 0;
+    const size_t size = line.size();
+    const char* const data = line.data();
+    size_t fieldStart = 0;
+    // The fields ending at the commas of `mask` (bit i: byte base + i); false past 15 columns.
+    auto takeFields = [&](uint32_t mask, size_t base) {
+        for (; mask != 0; mask &= mask - 1) {
+            if (count == kColumns) return false;
+            const size_t comma = base + static_cast<size_t>(__builtin_ctz(mask));
+            fields[count++] = std::string_view(data + fieldStart, comma - fieldStart);
+            fieldStart = comma + 1;
+        }
+        return true;
+    };
+    const __m128i commas = _mm_set1_epi8(','), quotes = _mm_set1_epi8('"');
+    auto masks = [&](size_t at, uint32_t& commaMask) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + at));
+        commaMask = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, commas)));
+        return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, quotes)));
+    };
+    size_t pos = 0;
+    for (; pos + 16 <= size; pos += 16) {
+        uint32_t commaMask;
+        if (masks(pos, commaMask)) return std::nullopt;
+        if (!takeFields(commaMask, pos)) return false;
+    }
+    if (pos < size) {
+        if (size >= 16) {  // the last sixteen bytes again, those seen already masked off
+            uint32_t commaMask;
+            const size_t at = size - 16, seen = pos - at;
+            if (masks(at, commaMask) >> seen) return std::nullopt;
+            if (!takeFields(commaMask >> seen << seen, at)) return false;
+        } else {
+            uint32_t commaMask = 0;
+            for (size_t i = 0; i < size; ++i) {
+                if (data[i] == '"') return std::nullopt;
+                if (data[i] == ',') commaMask |= 1u << i;
+            }
+            if (!takeFields(commaMask, 0)) return false;
+        }
+    }
+    if (count == kColumns) return false;
+    fields[count++] = std::string_view(data + fieldStart, size - fieldStart);
+    return true;
+}
+#endif
+
 // Splits one line into its fields without copying them: a quoted field is unquoted into
 // `scratch` (rare: only names holding commas or quotes are quoted).
 bool splitCsvLine(std::string_view line, std::string_view (&fields)[kColumns], int& count,
                   std::vector<std::string>& scratch) {
+#if defined(__SSE2__)
+    if (const auto split = splitLineWithoutQuotes(line, fields, count)) return *split;
+#endif
     count = 0;
     scratch.clear();
     scratch.reserve(kColumns);  // views into it must stay valid
@@ -124,7 +185,7 @@ bool splitCsvLine(std::string_view line, std::string_view (&fields)[kColumns], i
 // "-12.345678" (what formatStatValue writes) without from_chars when the digits fit a double's
 // mantissa: the integer of all digits divided by a power of ten, both exact, rounds once and so
 // gives from_chars' (correctly rounded) result. False for any other text (from_chars decides).
-bool parsePlainDecimal(std::string_view text, double& value) {
+[[gnu::always_inline]] inline bool parsePlainDecimal(std::string_view text, double& value) {
     static constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                               1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                               1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -440,15 +501,11 @@ std::string formatStatRow(const StatRow& row) {
     return out;
 }
 
-bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::string>& scratch,
-                  std::string* error) {
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-    std::string_view f[kColumns];
-    int count = 0;
-    if (!splitCsvLine(line, f, count, scratch)) {
-        if (error) *error = count == kColumns ? "more than 15 columns" : "unterminated quote";
-        return false;
-    }
+namespace {
+
+// A split row (its `count` fields in `f`) checked and read into `row`.
+[[gnu::always_inline]] inline bool readStatFields(const std::string_view (&f)[kColumns], int count,
+                                                  StatRowView& row, std::string* error) {
     if (count != kColumns) {
         if (error) *error = "expected 15 columns, found " + std::to_string(count);
         return false;
@@ -473,6 +530,11 @@ bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::stri
     row.shape = f[9];
     std::optional<double>* values[] = {&row.max, &row.min, &row.mean, &row.norm};
     for (int i = 0; i < 4; ++i) {
+        double value;
+        if (parsePlainDecimal(f[10 + i], value)) {  // almost every value: no call for it
+            *values[i] = value;
+            continue;
+        }
         bool ok = true;
         *values[i] = parseStatValue(f[10 + i], &ok);
         if (!ok) {
@@ -482,6 +544,44 @@ bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::stri
     }
     row.tensorPath = f[14] == "N/A" ? std::string_view() : f[14];
     return true;
+}
+
+void stripLineEnd(std::string_view& line) {
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+}
+
+}  // namespace
+
+bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::string>& scratch,
+                  std::string* error) {
+    stripLineEnd(line);
+    std::string_view f[kColumns];
+    int count = 0;
+    if (!splitCsvLine(line, f, count, scratch)) {
+        if (error) *error = count == kColumns ? "more than 15 columns" : "unterminated quote";
+        return false;
+    }
+    return readStatFields(f, count, row, error);
+}
+
+std::optional<bool> parseUnquotedStatRow(std::string_view line, StatRowView& row,
+                                         std::string* error) {
+    stripLineEnd(line);
+    std::string_view f[kColumns];
+    int count = 0;
+#if defined(__SSE2__)
+    const auto split = splitLineWithoutQuotes(line, f, count);
+    if (!split) return std::nullopt;
+#else
+    if (line.find('"') != std::string_view::npos) return std::nullopt;
+    std::vector<std::string> unused;  // (no quoted field to unquote)
+    const std::optional<bool> split = splitCsvLine(line, f, count, unused);
+#endif
+    if (!*split) {
+        if (error) *error = "more than 15 columns";  // (no quote: none unterminated)
+        return false;
+    }
+    return readStatFields(f, count, row, error);
 }
 
 std::optional<StatRow> parseStatRow(std::string_view line, std::string* error) {

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "probe/format/structure_json.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string_view>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace probe::format {
 namespace {
@@ -562,6 +568,204 @@ StructureRead<ModelStructure> readModelStructure(std::string_view text, const st
         read.value = std::move(model);
     }
     return read;
+}
+
+namespace {
+
+bool isJsonSpace(char c) {
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// Past the array or object opening at `p` (its matching bracket), or null when it does not
+// close. Brackets in strings do not count. Sixteen bytes are looked at a time: in a structure
+// file most are names, where only quotes and backslashes matter.
+const char* containerEnd(const char* p, const char* const end) {
+    int depth = 0;
+    bool inString = false;
+    const char* escaped = nullptr;  // the byte after a backslash in a string
+    auto closesAt = [&](const char* at) {
+        if (at == escaped) return false;
+        const char c = *at;
+        if (inString) {
+            if (c == '\\')
+                escaped = at + 1;
+            else if (c == '"')
+                inString = false;
+            return false;
+        }
+        if (c == '"')
+            inString = true;
+        else if (c == '{' || c == '[')
+            ++depth;
+        else if (c == '}' || c == ']')
+            return --depth == 0;
+        return false;  // (a backslash outside strings is not JSON: the parse says so)
+    };
+#if defined(__SSE2__)
+    // '[' and '{' are 0x5B and 0x7B, ']' and '}' 0x5D and 0x7D: with bit 0x20 set, 0x7B and 0x7D.
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'),
+                  opening = _mm_set1_epi8(0x7B), closing = _mm_set1_epi8(0x7D),
+                  fold = _mm_set1_epi8(0x20);
+    for (; end - p >= 16; p += 16) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i folded = _mm_or_si128(bytes, fold);
+        const __m128i marks = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
+            _mm_or_si128(_mm_cmpeq_epi8(folded, opening), _mm_cmpeq_epi8(folded, closing)));
+        for (auto mask = static_cast<uint32_t>(_mm_movemask_epi8(marks)); mask != 0;
+             mask &= mask - 1) {
+            const char* at = p + __builtin_ctz(mask);
+            if (closesAt(at)) return at + 1;
+        }
+    }
+#endif
+    for (; p != end; ++p)
+        if (closesAt(p)) return p + 1;
+    return nullptr;
+}
+
+// Past the value starting at `p`, or null; scalars end where a separator or space begins.
+const char* valueEnd(const char* p, const char* const end) {
+    if (*p == '{' || *p == '[') return containerEnd(p, end);
+    if (*p == '"') {
+        for (++p; p != end; ++p) {
+            if (*p == '\\') {
+                if (++p == end) return nullptr;
+            } else if (*p == '"') {
+                return p + 1;
+            }
+        }
+        return nullptr;
+    }
+    while (p != end && *p != ',' && *p != '}' && *p != ']' && !isJsonSpace(*p)) ++p;
+    return p;
+}
+
+// A group of top-level nodes is read as the children of a node of its own, which puts them as
+// deep as in the model: {"nodes":[<their text, separators included>]}.
+constexpr std::string_view kGroupOpening = "{\"nodes\":[", kGroupClosing = "]}";
+// Groups are about this size at least (a read has a fixed cost), and this many at most.
+constexpr size_t kGroupBytes = 64u << 10;
+constexpr size_t kMaxGroups = 64;
+
+}  // namespace
+
+std::optional<ModelTextParts> cutModelText(std::string_view text) {
+    const char* const begin = text.data();
+    const char* const end = begin + text.size();
+    const char* p = begin;
+    auto skipSpace = [&] {
+        while (p != end && isJsonSpace(*p)) ++p;
+    };
+    skipSpace();
+    if (p == end || *p != '{') return std::nullopt;
+    ++p;
+    const char *open = nullptr, *close = nullptr;
+    std::vector<std::string_view> nodes;
+    while (true) {
+        skipSpace();
+        if (p == end || *p != '"') return std::nullopt;
+        const char* keyStart = ++p;
+        while (p != end && *p != '"' && *p != '\\') ++p;
+        // An escaped key could be "nodes" spelled otherwise: not cut.
+        if (p == end || *p != '"') return std::nullopt;
+        const std::string_view key(keyStart, static_cast<size_t>(p - keyStart));
+        ++p;
+        skipSpace();
+        if (p == end || *p != ':') return std::nullopt;
+        ++p;
+        skipSpace();
+        if (p == end) return std::nullopt;
+        if (key == "nodes") {
+            if (open || *p != '[') return std::nullopt;  // a repeated key, or not an array
+            open = p++;
+            skipSpace();
+            // The separators between nodes are checked here: those between two groups are in
+            // neither group's text.
+            if (p != end && *p != ']') {
+                while (true) {
+                    if (p == end || *p != '{') return std::nullopt;
+                    const char* nodeEnd = containerEnd(p, end);
+                    if (!nodeEnd) return std::nullopt;
+                    nodes.emplace_back(p, static_cast<size_t>(nodeEnd - p));
+                    p = nodeEnd;
+                    skipSpace();
+                    if (p == end) return std::nullopt;
+                    if (*p == ']') break;
+                    if (*p != ',') return std::nullopt;
+                    ++p;
+                    skipSpace();
+                }
+            }
+            if (p == end) return std::nullopt;
+            close = p++;
+        } else {
+            p = valueEnd(p, end);
+            if (!p) return std::nullopt;
+        }
+        skipSpace();
+        if (p == end) return std::nullopt;
+        if (*p == '}') break;
+        if (*p != ',') return std::nullopt;
+        ++p;
+    }
+    if (!open || nodes.empty()) return std::nullopt;
+    ModelTextParts parts;
+    parts.shell.reserve(text.size() - static_cast<size_t>(close - open) + 1);
+    parts.shell.append(begin, open + 1).append(close, end);
+    parts.nodes = std::move(nodes);
+    return parts;
+}
+
+StructureRead<ModelStructure> readModelStructure(std::string_view text, const std::string& source,
+                                                 const ModelTextParts& parts,
+                                                 const StructureReadOptions& options,
+                                                 const ForEachIndex& forEach) {
+    // Without children there is nothing to read side by side.
+    if (!options.children || parts.nodes.empty() || text.size() > kStructureJsonLimits.maxBytes)
+        return readModelStructure(text, source, options);
+    // Consecutive nodes grouped: the text between them (commas, spaces) goes with the group.
+    struct Group {
+        std::string_view text;
+        StructureRead<StructureNode> read;
+    };
+    std::vector<Group> groups;
+    const size_t total = static_cast<size_t>(parts.nodes.back().data() + parts.nodes.back().size() -
+                                             parts.nodes.front().data());
+    const size_t groupBytes = std::max(kGroupBytes, total / kMaxGroups + 1);
+    for (size_t first = 0; first < parts.nodes.size();) {
+        size_t last = first;
+        const char* start = parts.nodes[first].data();
+        while (last + 1 < parts.nodes.size() &&
+               static_cast<size_t>(parts.nodes[last].data() + parts.nodes[last].size() - start) <
+                   groupBytes)
+            ++last;
+        const char* stop = parts.nodes[last].data() + parts.nodes[last].size();
+        groups.push_back({std::string_view(start, static_cast<size_t>(stop - start)), {}});
+        first = last + 1;
+    }
+    StructureRead<ModelStructure> shell;
+    forEach(groups.size() + 1, [&](size_t i) {
+        if (i == 0) {
+            shell = readModelStructure(parts.shell, source, options);
+            return;
+        }
+        Group& group = groups[i - 1];
+        std::string wrapped;
+        wrapped.reserve(kGroupOpening.size() + group.text.size() + kGroupClosing.size());
+        wrapped.append(kGroupOpening).append(group.text).append(kGroupClosing);
+        group.read = readLayerStructure(wrapped, source, options);
+    });
+    bool whole = shell.value.has_value() && shell.value->nodes.empty();
+    for (const auto& group : groups) whole = whole && group.read.value.has_value();
+    if (!whole) return readModelStructure(text, source, options);  // says what is wrong, where
+    size_t count = 0;
+    for (const auto& group : groups) count += group.read.value->nodes.size();
+    auto& nodes = shell.value->nodes;
+    nodes.reserve(count);
+    for (auto& group : groups)
+        for (auto& node : group.read.value->nodes) nodes.push_back(std::move(node));
+    return shell;
 }
 
 std::string safeFileComponent(const std::string& name) {

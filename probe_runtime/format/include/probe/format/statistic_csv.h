@@ -65,6 +65,11 @@ std::optional<StatRow> parseStatRow(std::string_view line, std::string* error);
 // unquoted text of quoted fields (rare); keep it between calls to spare allocations.
 bool parseStatRow(std::string_view line, StatRowView& row, std::vector<std::string>& scratch,
                   std::string* error);
+// The same for a line holding no quote (nearly every row: a field is quoted only when it holds a
+// comma or a quote), without a scratch; nullopt, with nothing parsed, when the line holds a quote
+// (unless more than 15 columns come before it: then refused as parseStatRow refuses it).
+std::optional<bool> parseUnquotedStatRow(std::string_view line, StatRowView& row,
+                                         std::string* error);
 // Parses "N/A", "inf", "-inf", "nan" and decimal numbers.
 std::optional<double> parseStatValue(std::string_view text, bool* ok);
 

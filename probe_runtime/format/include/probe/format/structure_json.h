@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +59,28 @@ StructureRead<StructureNode> readLayerStructure(std::string_view text, const std
                                                 const StructureReadOptions& options = {});
 StructureRead<ModelStructure> readModelStructure(std::string_view text, const std::string& source,
                                                  const StructureReadOptions& options = {});
+
+// A model structure file's text cut where its top-level nodes lie, so that they can be read side
+// by side. Only found, not checked: reading the parts checks them.
+struct ModelTextParts {
+    std::string shell;                    // the text with the root's "nodes" array emptied
+    std::vector<std::string_view> nodes;  // the text of each element of that array, in order
+};
+// The parts of `text`, or nullopt when it cannot be cut so (no "nodes" array of objects at the
+// root, a key written with escapes, text that is not JSON): then it is read whole.
+std::optional<ModelTextParts> cutModelText(std::string_view text);
+
+// Runs read(i) once for every i < count, on any threads, and returns when all have returned.
+using ForEachIndex = std::function<void(size_t count, const std::function<void(size_t)>& read)>;
+
+// readModelStructure(text, source, options), the same result and messages, its parts (`parts`,
+// cut from `text`) read by `forEach`: the shell, and the top-level nodes in groups. A part that
+// does not read (the text is not a model structure file) has the whole text read again to
+// word the problem as readModelStructure does.
+StructureRead<ModelStructure> readModelStructure(std::string_view text, const std::string& source,
+                                                 const ModelTextParts& parts,
+                                                 const StructureReadOptions& options,
+                                                 const ForEachIndex& forEach);
 
 // Replaces characters that cannot appear in a file name ('/', NUL) so an op or model name can
 // name a file or directory.
