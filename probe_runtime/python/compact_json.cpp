@@ -3,8 +3,8 @@
 //
 // The text is what json.dumps(value, separators=(",", ": "), default=default) writes (Python's
 // C encoder, ensure_ascii), with one difference: a string at a value's place that starts with
-// _jsonio.RAW_JSON_MARK (U+0001) and whose rest is printable ASCII forming balanced JSON (a
-// tensor item rendered by the C++ core) is written as that JSON itself rather than as a string.
+// _jsonio.RAW_JSON_MARK (U+0001) and whose rest is printable ASCII forming a balanced JSON object
+// (a tensor item rendered by the C++ core) is written as that JSON itself rather than as a string.
 // The adapter's file writer (json_file_writer.cpp) turns both forms into the same indented
 // file: it splices a marked string's unescaped text in at the depth where it stands, exactly as
 // it indents the same text met in place. json.dumps escaped every quote of every item and the
@@ -125,7 +125,11 @@ bool rawJson(PyObject* text, const char** begin, Py_ssize_t* size) {
     if (!PyUnicode_IS_ASCII(text)) return false;
     const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
     const auto* data = reinterpret_cast<const unsigned char*>(PyUnicode_1BYTE_DATA(text));
-    if (length < 2 || data[0] != static_cast<unsigned char>(kRawMark)) return false;
+    // A tensor item is an object: a user's string that starts with the mark is written as a
+    // string unless it looks so (then it is that object, as it was spliced before).
+    if (length < 3 || data[0] != static_cast<unsigned char>(kRawMark) || data[1] != '{' ||
+        data[length - 1] != '}')
+        return false;
     int depth = 0;
     bool inString = false;
     for (Py_ssize_t i = 1; i < length; ++i) {

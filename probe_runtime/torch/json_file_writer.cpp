@@ -103,17 +103,50 @@ size_t copyString(std::string_view compact, size_t i, std::string& out) {
     return i;
 }
 
+// Whether `text` could be a tensor item's text as far as the indenter cares: an object, its
+// strings closed and its brackets balanced (a user's string may start with the mark and hold
+// anything; it is written as the string it is unless it looks so).
+bool balancedJson(std::string_view text) {
+    int depth = 0;
+    bool inString = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (c == '\\')
+                ++i;
+            else if (c == '"')
+                inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            ++depth;
+        } else if ((c == ']' || c == '}') && --depth < 0) {
+            return false;
+        }
+    }
+    return !inString && depth == 0;
+}
+
 // The content of a string token that stands for raw JSON (Python's _jsonio.RAW_JSON_MARK, the
 // character U+0001, then the JSON text, escaped as a string by the C encoder), unescaped; or
-// nullopt for any other string. `end` is the index after the token.
+// nullopt for any other string, and for a marked one whose text is not balanced JSON (a user's
+// string that begins with U+0001: written as the string it is). `end` is the index after the
+// token.
 std::optional<std::string> rawJsonOf(std::string_view compact, size_t begin, size_t end) {
     constexpr std::string_view kMark = "\"\\u0001";
     if (compact.compare(begin, kMark.size(), kMark) != 0) return std::nullopt;
     std::string raw;
     for (size_t i = begin + kMark.size(); i + 1 < end; ++i) {
-        if (compact[i] == '\\' && i + 2 < end) ++i;  // only \" and \\ occur in the raw text
+        if (compact[i] == '\\') {
+            // Only \" and \\ occur in the text of a tensor item (printable ASCII).
+            if (i + 2 >= end || (compact[i + 1] != '"' && compact[i + 1] != '\\'))
+                return std::nullopt;
+            ++i;
+        }
         raw += compact[i];
     }
+    if (raw.size() < 2 || raw.front() != '{' || raw.back() != '}' || !balancedJson(raw))
+        return std::nullopt;
     return raw;
 }
 
@@ -155,7 +188,7 @@ void indentInto(std::string_view compact, std::string& out, int& depth) {
             ++depth;
             lineBreak();
         } else if (c == ']' || c == '}') {
-            --depth;
+            depth = depth > 0 ? depth - 1 : 0;  // text that is not JSON never makes it negative
             lineBreak();
             out += c;
         } else if (c == ',') {

@@ -138,6 +138,29 @@ class JsonWriter(unittest.TestCase):
         self.assertIsNone(compact_json(nested, _jsonio._default))
         self.assertEqual(_jsonio.compact(nested), json.dumps(nested))
 
+    def test_a_users_string_that_begins_with_the_mark_is_written_as_a_string(self):
+        # Only a tensor item (an object) is raw JSON: a user's string that begins with U+0001 and
+        # whose rest is not an object's text is written as json.dumps writes it, and no text
+        # makes the indenter fail (an unbalanced one used to end the user's step with a
+        # ValueError: basic_string::_M_replace_aux).
+        import torch
+        from probe_studio.pytorch import _ops
+        _ops.load(torch)
+        mark = _jsonio.RAW_JSON_MARK
+        strings = [mark, mark + "]", mark + "}{", mark + '"', mark + "[\n]", mark + "\u00e9[]", mark + "[[[",
+                   mark + "\\", mark + "abc", mark + "[1]", mark + '"x"', mark + "1", mark + "{", mark + "{}}",
+                   mark + "{\n}", "]]]", "}"]
+        checked = 0
+        for s in strings:
+            document = {"input_kwargs": {"s": s}, "args": [s, [s]]}
+            text = _jsonio.dumps(document)
+            self.assertEqual(text, json.dumps(document, indent=1), repr(s))
+            self.assertEqual(json.loads(text), document)
+            checked += 1
+        self.assertEqual(checked, len(strings))
+        for compact in ("]]]}}", "}", '"\\u0001]"', '["\\u0001{"]'):
+            _ops.json_indent(compact)  # text that is not JSON: indented as it comes, never raised
+
     def test_atomic_write_leaves_no_temporary_file(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "dump.json")
