@@ -17,7 +17,6 @@
 #include <functional>
 #include <mutex>
 #include <set>
-#include <system_error>
 
 #include "analysis/atb_dump.h"
 #include "analysis/parallel_for.h"
@@ -69,10 +68,6 @@ std::string paramText(const nlohmann::ordered_json& param) {
 }  // namespace
 
 AtbDumpReader::AtbDumpReader(std::string root) : root_(std::move(root)) {}
-
-AtbDumpReader::~AtbDumpReader() {
-    if (disposal_.joinable()) disposal_.join();
-}
 
 uint32_t AtbDumpReader::intern(DumpDelta& delta, std::string_view text, InternCache& cache) {
     // Neighbouring rows mostly share dtype, format and shape: skip the hash lookup then.
@@ -448,15 +443,6 @@ void AtbDumpReader::pollStructure(DumpDelta& delta) {
                                         ? index_.opCountOf(process)
                                         : std::strtoull(file.layerId.c_str(), nullptr, 10);
             mergeStructureNode(delta, process, kNone, id, namePath, position, *file.layer);
-        }
-    }
-    // A big model's nodes (a hundred thousand of them) are freed on a thread of their own: the
-    // rows need not wait for it.
-    if (delta.ops.size() > kOpsAlonePerDelta) {
-        if (disposal_.joinable()) disposal_.join();
-        try {
-            disposal_ = std::thread([files = std::move(files)]() mutable { files.clear(); });
-        } catch (const std::system_error&) {  // no thread: freed here, as the files unwind
         }
     }
 }

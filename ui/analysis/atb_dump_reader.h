@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -27,7 +26,6 @@ class AtbDumpReader : public DumpReader {
 public:
     // `root` is the atb_dump_data directory (see findAtbDumpRoot).
     explicit AtbDumpReader(std::string root);
-    ~AtbDumpReader() override;
 
     DumpLayout layout() const override { return DumpLayout::Atb; }
     const std::string& root() const override { return root_; }
@@ -97,7 +95,6 @@ private:
     std::vector<size_t> lineStarts_;       // of the lines of the current read, and the end
     std::vector<ParsedLine> parsedLines_;  // kept between reads: no allocation per line
     HelperThread parseHelper_;             // parses beside this thread, read after read
-    std::thread disposal_;                 // frees a big model's parsed nodes
 
     std::string root_;
     ReaderIndex index_;
