@@ -226,23 +226,7 @@ TEST(StatisticCsv, PackedRowsFormatToTheSameLines) {
     }
     std::string packed, expected;
     for (const auto& row : rows) {
-        StatRowView view;
-        view.devicePid = row.devicePid;
-        view.round = row.round;
-        view.opName = row.opName;
-        view.opType = row.opType;
-        view.opId = row.opId;
-        view.isOutput = row.isOutput;
-        view.index = row.index;
-        view.dtype = row.dtype;
-        view.format = row.format;
-        view.shape = row.shape;
-        view.max = row.max;
-        view.min = row.min;
-        view.mean = row.mean;
-        view.norm = row.norm;
-        view.tensorPath = row.tensorPath;
-        packStatRow(packed, view);
+        packStatRow(packed, viewOf(row));
         expected += formatStatRow(row);
     }
     std::string out = "kept,";

@@ -493,8 +493,12 @@ size_t appendPackedStatRows(std::string& out, std::string_view packed) {
     return rows;
 }
 
+StatRowView viewOf(const StatRow& row) {
+    return copyStatRow<StatRowView>(row);
+}
+
 std::string formatStatRow(const StatRow& row) {
-    const auto view = copyStatRow<StatRowView>(row);
+    const auto view = viewOf(row);
     std::string out;
     out.reserve(256 + row.tensorPath.size() + row.opName.size());
     appendStatRow(out, view);

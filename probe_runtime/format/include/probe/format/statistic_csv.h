@@ -41,6 +41,9 @@ struct StatRowView {
     std::string_view tensorPath;  // "" for N/A
 };
 
+// Views of `row`'s fields (valid while it is).
+StatRowView viewOf(const StatRow& row);
+
 // The same line as formatStatRow, appended to `out` from views (the probe writes rows from the
 // names it holds, without copying them into a StatRow first). tensorPath "" is written as N/A.
 void appendStatRow(std::string& out, const StatRowView& row);
