@@ -202,6 +202,41 @@ TEST(DumpIndex, ADeltaAppliedInPiecesBuildsTheSameIndex) {
     EXPECT_EQ(pieced.status()->state, format::DumpState::Complete);
 }
 
+// The app copies an index while a comparison holds the old one (DumpStore::unshareIndex) and
+// goes on applying a live dump's deltas to the copy. A child op added under an op that lies in
+// the copy's last, partly filled chunk of ops: growing that chunk must not move the parent the
+// apply holds a reference to (a plain copy of the chunks kept no room, and the app crashed
+// about once in six comparisons with a live run).
+TEST(DumpIndex, ACopyGrowsWithoutMovingItsOps) {
+    DumpIndex original(analysis::DumpLayout::Atb, "/nowhere");
+    analysis::DumpDelta setup;
+    setup.processes.push_back({"0_1"});
+    constexpr uint32_t kParents = 4096 + 10;  // past the first chunk of 4096 ops
+    for (uint32_t o = 0; o < kParents; ++o)
+        setup.ops.push_back(
+            {0, kNone, std::to_string(o), "layer" + std::to_string(o), "T", "", std::nullopt});
+    original.apply(std::move(setup));
+    DumpIndex copy(original);
+    const DumpIndex::Op* parent = &copy.op(kParents - 1);
+    analysis::DumpDelta children;
+    for (uint32_t c = 0; c < 40; ++c)
+        children.ops.push_back({0, kParents - 1,
+                                std::to_string(kParents - 1) + "_" + std::to_string(c),
+                                "child" + std::to_string(c), "T", "", std::nullopt});
+    copy.apply(std::move(children));
+    EXPECT_EQ(&copy.op(kParents - 1), parent);
+    ASSERT_EQ(copy.opCount(), kParents + 40);
+    ASSERT_EQ(copy.op(kParents - 1).children.size(), 40u);
+    for (uint32_t c = 0; c < 40; ++c) {
+        const auto& child = copy.op(copy.op(kParents - 1).children[c]);
+        EXPECT_EQ(child.namePath,
+                  "layer" + std::to_string(kParents - 1) + "/child" + std::to_string(c));
+        EXPECT_EQ(child.row, c);
+    }
+    EXPECT_EQ(original.opCount(), kParents);  // the original is its own
+    EXPECT_TRUE(original.op(kParents - 1).children.empty());
+}
+
 // The ops a delta's rows touch are reported sorted and once each, however the rows run through
 // them: one ascending run (rows in execution order), a few (a delta reaching into the next
 // rounds: merged run by run), many (sorted whole), with anomalies touching ancestors too.

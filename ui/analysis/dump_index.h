@@ -123,6 +123,24 @@ struct IndexChange {
 template <typename T, unsigned kChunkBits = 15>
 class ChunkedVector {
 public:
+    ChunkedVector() = default;
+    // A copy keeps each chunk's room (a plain vector copy would not): appending to the copy
+    // must not move its elements either, which code holding a reference to one relies on.
+    ChunkedVector(const ChunkedVector& other) : size_(other.size_) {
+        chunks_.reserve(other.chunks_.size());
+        for (const auto& chunk : other.chunks_) {
+            chunks_.emplace_back();
+            chunks_.back().reserve(kChunk);
+            chunks_.back().insert(chunks_.back().end(), chunk.begin(), chunk.end());
+        }
+    }
+    ChunkedVector& operator=(const ChunkedVector& other) {
+        if (this != &other) *this = ChunkedVector(other);
+        return *this;
+    }
+    ChunkedVector(ChunkedVector&&) noexcept = default;
+    ChunkedVector& operator=(ChunkedVector&&) noexcept = default;
+
     size_t size() const { return size_; }
     const T& operator[](size_t i) const { return chunks_[i >> kChunkBits][i & kMask]; }
     T& operator[](size_t i) { return chunks_[i >> kChunkBits][i & kMask]; }
