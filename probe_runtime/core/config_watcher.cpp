@@ -98,6 +98,7 @@ void ConfigWatcher::syncPending(int maxWaitMs) {
     // Order matters: the watcher raises busy_ before it reads the queue, so an event that is
     // no longer queued is either being handled (busy_) or already applied.
     int queued = 0;
+    queueChecks_.fetch_add(1, std::memory_order_relaxed);
     if (::ioctl(inotifyFd_, FIONREAD, &queued) != 0) queued = 0;
     if (queued == 0 && busy_.load(std::memory_order_seq_cst) == 0) return;
     std::unique_lock<std::mutex> lock(mutex_);
@@ -107,6 +108,17 @@ void ConfigWatcher::syncPending(int maxWaitMs) {
         if (::ioctl(inotifyFd_, FIONREAD, &pending) != 0) pending = 0;
         return pending == 0 && busy_.load() == 0;
     });
+}
+
+void ConfigWatcher::syncAtBoundary(Clock::time_point& lastCheck, bool roundBegins,
+                                   Clock::time_point now) {
+    if (inotifyFd_ < 0) return;
+    // A write that ended before lastCheck was queued (or handled) when that check asked.
+    if (!roundBegins && now - lastCheck < kBoundaryCheckInterval &&
+        busy_.load(std::memory_order_seq_cst) == 0)
+        return;
+    lastCheck = now;
+    syncPending();
 }
 
 void ConfigWatcher::run() {

@@ -35,6 +35,8 @@ ThreadState& threadState(uint64_t epoch) {
         tlsState->rows.path.clear();
         tlsState->rows.packed.clear();
         tlsState->rows.count = 0;
+        tlsState->lastConfigCheck = {};
+        tlsState->lastConfigCheckRound = -1;
         tlsState->epoch = epoch;
     }
     return *tlsState;
@@ -156,11 +158,13 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
 
 int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::string& name,
                           const std::string& type, const char* paramJson) {
-    // A config change already made to the file takes effect here, at this boundary, for the
-    // whole of this layer op (its children never see half of one config and half of another).
-    runtime_.syncConfigFile();
     int64_t round = 0;
     LayerRegistry::Slot* slot = layers_.begin(rawName, name, type, round);
+    // A config change made to the file takes effect here, at this boundary, for the whole of
+    // this layer op (its children never see half of one config and half of another): always
+    // when it was made before the round began, within a millisecond else (syncAtBoundary).
+    runtime_.syncConfigFile(ts.lastConfigCheck, round != ts.lastConfigCheckRound);
+    ts.lastConfigCheckRound = round;
 
     LayerExecution& layer = ts.layer;
     layer.reset();

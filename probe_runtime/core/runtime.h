@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -123,8 +124,9 @@ public:
     // process.
     std::string devicePid() const;
     std::string infoDirectory(const char* kind) const;
-    // A config change already made to the file takes effect before the next layer-level op.
-    void syncConfigFile();
+    // A config change made to the file takes effect before the next layer-level op (on this
+    // thread, whose last check of the file `lastCheck` is): ConfigWatcher::syncAtBoundary.
+    void syncConfigFile(std::chrono::steady_clock::time_point& lastCheck, bool roundBegins);
     void recomputeAwake();
     ConfigState& config() { return config_; }
     OpTracker& ops() { return ops_; }

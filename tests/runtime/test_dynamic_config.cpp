@@ -65,7 +65,11 @@ TEST_F(DynamicConfig, ReplacedFileTakesEffectAtTheNextOp) {
     EXPECT_EQ(status->state, format::DumpState::Complete);
 }
 
-TEST_F(DynamicConfig, ChangeInsideALayerOpAppliesFromTheNextLayerOp) {
+// A change made inside a layer op: that op keeps the config it began with; the next round's
+// first layer op has it, whatever the timing (within a round, a layer op has it once the probe
+// has seen it: it asks the kernel at most once a millisecond there, so B's round 0 may go
+// either way, whole).
+TEST_F(DynamicConfig, ChangeInsideALayerOpAppliesFromTheNextRoundAtTheLatest) {
     start(
         R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0", "save_child": true})");
     const int64_t dims[] = {2};
@@ -87,16 +91,18 @@ TEST_F(DynamicConfig, ChangeInsideALayerOpAppliesFromTheNextLayerOp) {
     EXPECT_EQ(op("second"), 1);
     probe_op_end();
     probe_op_end();
-    EXPECT_EQ(op("B"), 1);  // id 1: the new config
-    EXPECT_EQ(op("child"), 1);
+    const int bSelected = op("B");  // id 1, round 0: the new config once seen
+    EXPECT_EQ(op("child"), bSelected);
     probe_op_end();
     probe_op_end();
-    EXPECT_EQ(op("A"), 0);  // A's next round is not selected any more
+    EXPECT_EQ(op("A"), 0);  // round 1 began: the new config, without fail
+    probe_op_end();
+    EXPECT_EQ(op("B"), 1);
     probe_op_end();
     ASSERT_EQ(probe_stop(), PROBE_OK);
-    const auto ops = dumpedOps();
-    EXPECT_EQ(ops, (std::set<std::pair<int64_t, std::string>>{
-                       {0, "0"}, {0, "0_0"}, {0, "0_1"}, {0, "1"}, {0, "1_0"}}));
+    std::set<std::pair<int64_t, std::string>> expected{{0, "0"}, {0, "0_0"}, {0, "0_1"}, {1, "1"}};
+    if (bSelected == 1) expected.insert({{0, "1"}, {0, "1_0"}});
+    EXPECT_EQ(dumpedOps(), expected);
 }
 
 TEST_F(DynamicConfig, ConfigWrittenAfterStartAndRemovedLater) {
