@@ -17,6 +17,17 @@ namespace {
 constexpr size_t kMaxCachedFolders = 64;
 constexpr int kFolderFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
+// Creates a hidden file beside `name` in `dirFd`, unique per process and call, exclusively (so
+// that a name planted there is never used), open for writing with `extraFlags`; its name into
+// `temporary`. -1 with errno on a failure.
+int createTemporary(int dirFd, const std::string& name, int extraFlags, std::string* temporary) {
+    static std::atomic<uint64_t> counter{0};
+    *temporary = "." + name + "." + std::to_string(::getpid()) + "." +
+                 std::to_string(counter.fetch_add(1)) + ".tmp";
+    return ::openat(dirFd, temporary->c_str(),
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | extraFlags, 0644);
+}
+
 int writeAll(int fd, const void* data, uint64_t size) {
     const auto* p = static_cast<const char*>(data);
     while (size > 0) {
@@ -174,12 +185,8 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::writeFile(const std::string
     } else if (previousSize) {
         *previousSize = -1;
     }
-    static std::atomic<uint64_t> counter{0};
-    // Hidden, unique per process and call; created exclusively, so a planted name is never used.
-    const std::string temporary = "." + name + "." + std::to_string(::getpid()) + "." +
-                                  std::to_string(counter.fetch_add(1)) + ".tmp";
-    const int fd = ::openat(dirFd, temporary.c_str(),
-                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    std::string temporary;
+    const int fd = createTemporary(dirFd, name, 0, &temporary);
     if (fd < 0) return Refusal{errno, relativePath};
     int error = writeAll(fd, head.data(), head.size());
     if (!error && size) error = writeAll(fd, data, size);
@@ -204,11 +211,23 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::openForAppend(const std::st
     struct stat st {};
     if (::fstatat(dirFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno != ENOENT) return Refusal{errno, relativePath};
-        // The header appears with the file: a reader never sees a file without it.
-        if (auto refused = writeFile(relativePath, header, nullptr, 0, nullptr)) return refused;
-        if (::fstatat(dirFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-            return Refusal{errno, relativePath};
+        // The header appears with the file: a reader never sees a file without it. The file is
+        // made under a temporary name and renamed into place, and its descriptor kept (a new
+        // round's statistic.csv: six system calls fewer than reopening it, a few microseconds
+        // each on a virtual machine). Made exclusively by us, it is nobody else's file.
+        std::string temporary;
+        const int file = createTemporary(dirFd, name, O_APPEND, &temporary);
+        if (file < 0) return Refusal{errno, relativePath};
+        int error = writeAll(file, header.data(), header.size());
+        if (!error && ::renameat(dirFd, temporary.c_str(), dirFd, name.c_str()) != 0) error = errno;
+        if (error) {
+            ::close(file);
+            ::unlinkat(dirFd, temporary.c_str(), 0);
+            return Refusal{error, relativePath};
+        }
         *created = true;
+        *fd = file;
+        return std::nullopt;
     }
     if (S_ISLNK(st.st_mode)) return Refusal{ELOOP, relativePath};
     if (!S_ISREG(st.st_mode)) return Refusal{EISDIR, relativePath};
