@@ -180,6 +180,10 @@ void restartWithHugePageHeap(char** argv) {
         restoreTunables(saved);
         return;
     }
+    // Under valgrind (its preloaded core): valgrind's malloc, or glibc's counted instruction by
+    // instruction, and /proc/self/exe is valgrind's own program, which refuses to run directly.
+    const char* preloaded = std::getenv("LD_PRELOAD");
+    if (preloaded && std::strstr(preloaded, "vgpreload")) return;
     const char* tunables = std::getenv(kTunables);
     if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;  // said already
     if (!hugePagesOnRequest()) return;

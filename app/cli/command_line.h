@@ -55,7 +55,8 @@ void keepFreedMemoryForReuse();
 // at almost every row, on this kind of virtual machine half of `probe summary`'s time. The
 // restarted process puts GLIBC_TUNABLES back as it was (programs it starts see no change), and
 // nothing is done when the kernel has no such mode, when GLIBC_TUNABLES already says what to do
-// about huge pages (glibc.malloc.hugetlb=0 turns this off), or when the restart fails.
+// about huge pages (glibc.malloc.hugetlb=0 turns this off), under valgrind, or when the
+// restart fails.
 void restartWithHugePageHeap(char** argv);
 
 // Moves `value` where it stays until the process exits, never destroyed: a command's big results

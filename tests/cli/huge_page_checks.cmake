@@ -70,6 +70,18 @@ foreach(args IN ITEMS "summary;${reference}" "summary;${candidate}" "summary"
         endif()
     endforeach()
 endforeach()
+# Under valgrind it is not restarted (/proc/self/exe would be valgrind's own program, which
+# refuses to run): it reads the dump under valgrind as it would run as started.
+if(VALGRIND)
+    run_with("glibc.malloc.hugetlb=0" as_started summary ${candidate})
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=GLIBC_TUNABLES ${VALGRIND} -q
+                            --tool=none ${PROBE} summary ${candidate}
+                    RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT "exit ${code}\n--- stdout\n${out}\n--- stderr\n${err}\n--- files" STREQUAL as_started)
+        message(FATAL_ERROR "probe summary under valgrind: exit ${code}\n${out}${err}\n"
+                            "differs from it run as started:\n${as_started}")
+    endif()
+endif()
 # The dumps were read (a check that compares two failures would pass for nothing).
 expect_run(0 "rows: 8" summary ${reference})
 expect_run(1 "nan" compare ${reference} ${candidate})
