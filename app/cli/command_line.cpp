@@ -2,11 +2,14 @@
 #include "command_line.h"
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 
 #include "exit_codes.h"
 
@@ -139,6 +142,64 @@ void keepFreedMemoryForReuse() {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     mallopt(M_TOP_PAD, 64 << 20);
+    // One heap for every thread: what one thread frees (the parts of a model parsed on the
+    // pool, a batch of rows applied on another thread) is reused by the next allocation of any
+    // thread, instead of staying in that thread's own heap while the others take new memory
+    // (1M-row synthetic dump: peak 243 -> 210 MB for probe summary, 686 -> 578 MB for probe
+    // compare, the time the same or less).
+    mallopt(M_ARENA_MAX, 1);
+}
+
+namespace {
+
+constexpr const char* kTunables = "GLIBC_TUNABLES";
+// Set for the restarted process only: "=" when GLIBC_TUNABLES was unset, else "+" and its value.
+constexpr const char* kRestartedFrom = "PROBE_HUGE_PAGE_RESTART";
+
+// Whether the kernel gives transparent huge pages to memory that asks (madvise) and not to all.
+bool hugePagesOnRequest() {
+    std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string modes;
+    std::getline(in, modes);
+    return modes.find("[madvise]") != std::string::npos;
+}
+
+void restoreTunables(const std::string& saved) {
+    if (!saved.empty() && saved[0] == '+')
+        ::setenv(kTunables, saved.c_str() + 1, 1);
+    else
+        ::unsetenv(kTunables);
+}
+
+}  // namespace
+
+void restartWithHugePageHeap(char** argv) {
+    if (const char* restarted = std::getenv(kRestartedFrom)) {
+        const std::string saved = restarted;
+        ::unsetenv(kRestartedFrom);
+        restoreTunables(saved);
+        return;
+    }
+    // Under valgrind (its preloaded core): valgrind's malloc, or glibc's counted instruction by
+    // instruction, and /proc/self/exe is valgrind's own program, which refuses to run directly.
+    const char* preloaded = std::getenv("LD_PRELOAD");
+    if (preloaded && std::strstr(preloaded, "vgpreload")) return;
+    const char* tunables = std::getenv(kTunables);
+    if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;  // said already
+    if (!hugePagesOnRequest()) return;
+    const std::string saved = tunables ? std::string("+") + tunables : std::string("=");
+    std::string wanted = tunables && *tunables ? std::string(tunables) + ":" : std::string();
+    wanted += "glibc.malloc.hugetlb=1";
+    if (::setenv(kRestartedFrom, saved.c_str(), 1) != 0 ||
+        ::setenv(kTunables, wanted.c_str(), 1) != 0) {
+        ::unsetenv(kRestartedFrom);
+        restoreTunables(saved);
+        return;
+    }
+    ::execv("/proc/self/exe", argv);
+    // Not restarted (no /proc): go on as started.
+    ::unsetenv(kRestartedFrom);
+    restoreTunables(saved);
 }
 
 }  // namespace probe::cli

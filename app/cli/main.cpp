@@ -5,6 +5,7 @@
 #include <exception>
 #include <string>
 
+#include "command_line.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "probe_config.h"
@@ -53,6 +54,9 @@ const char* kUsage =
 
 int main(int argc, char** argv) {
     using namespace probe::cli;
+    if (argc > 1 && (std::strcmp(argv[1], "summary") == 0 || std::strcmp(argv[1], "compare") == 0 ||
+                     std::strcmp(argv[1], "overflow") == 0))
+        restartWithHugePageHeap(argv);
     try {
         Args args(argv + 1, argv + argc);
         if (args.empty()) {

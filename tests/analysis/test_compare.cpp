@@ -487,6 +487,88 @@ std::string writeRanks(const TempDir& dir, double weightMax) {
     return root;
 }
 
+// One step of an msprobe dump of statistics: `entries` (name, then the items of its input and
+// output) in this order.
+std::string writeStep(
+    const TempDir& dir, const std::string& name,
+    const std::vector<std::pair<std::string, std::pair<std::string, std::string>>>& entries) {
+    const std::string root = dir / name, rankDir = root + "/step0/rank0";
+    std::string data;
+    for (const auto& [entry, items] : entries)
+        data += (data.empty() ? "" : ", ") + ("\"" + entry + "\"") + R"(: {"input_args": [)" +
+                items.first + R"(], "input_kwargs": {}, "output": [)" + items.second + "]}";
+    std::filesystem::create_directories(rankDir);
+    probe::test::writeFile(rankDir + "/dump.json",
+                           R"({"task": "statistics", "level": "L1", "data": {)" + data + "}}");
+    probe::test::writeFile(rankDir + "/construct.json", "{}");
+    probe::test::writeFile(rankDir + "/stack.json", "{}");
+    return root;
+}
+
+std::string typedItem(const char* dtype, const char* shape, double max, double norm = 2) {
+    char text[400];
+    std::snprintf(
+        text, sizeof text,
+        R"({"type": "torch.Tensor", "dtype": "%s", "shape": %s, "Max": %.17g, "Min": -1, "Mean": 0.25, "Norm": %.17g, "requires_grad": false})",
+        dtype, shape, max, norm);
+    return text;
+}
+
+// A tensor's dtype and shape are judged by their texts, whatever number each dump gave the text
+// (here the candidate's extra first op takes the first numbers): the same text is the same dtype
+// or shape, another text differs; a dtype no one knows is judged exactly.
+TEST(Compare, DTypesAndShapesAreComparedByTheirTexts) {
+    TempDir dir;
+    const std::string f32 = typedItem("torch.float32", "[4, 8]", 1);
+    auto write = [&](const std::string& name, bool candidate) {
+        std::vector<std::pair<std::string, std::pair<std::string, std::string>>> entries;
+        if (candidate)
+            entries.push_back(
+                {"Functional.extra.0.forward",
+                 {typedItem("torch.int8", "[7]", 3), typedItem("torch.float16", "[2]", 4)}});
+        entries.push_back(
+            {"Functional.same.0.forward", {f32, typedItem("torch.float32", "[4, 8]", 2)}});
+        entries.push_back({"Functional.shape.0.forward",
+                           {f32, typedItem("torch.float32", candidate ? "[3]" : "[2]", 2)}});
+        entries.push_back(
+            {"Functional.dtype.0.forward",
+             {f32, typedItem(candidate ? "torch.float16" : "torch.float32", "[2]", 2)}});
+        entries.push_back({"Functional.unknown.0.forward",
+                           {f32, typedItem("torch.frob", "[2]", 2, candidate ? 2 + 1e-12 : 2)}});
+        // Its input is the output of "same" (same dtype text, shape and statistics).
+        entries.push_back(
+            {"Functional.next.0.forward",
+             {typedItem("torch.float32", "[4, 8]", 2), typedItem("torch.float32", "[4, 8]", 5)}});
+        return writeStep(dir, name, entries);
+    };
+    const DumpIndex a = indexOf(write("a", false)), b = indexOf(write("b", true));
+    ASSERT_NE(a.text(0), b.text(0));  // the string numbers differ between the dumps
+    const auto result = compareDumps(a, b, CompareOptions{});
+    auto output = [&](const char* name) -> const TensorComparison& {
+        const OpComparison& op = result.ops[opNamed(result, name)];
+        return result.tensors[op.firstTensor + op.tensorCount - 1];
+    };
+    const auto& same = output("Functional.same.0.forward");
+    EXPECT_FALSE(same.differs);
+    EXPECT_EQ(same.rule, DivergenceRule::None);
+    EXPECT_EQ(same.referenceDType, format::DType::Float);
+    EXPECT_EQ(same.ulps, 256);
+    EXPECT_EQ(output("Functional.shape.0.forward").rule, DivergenceRule::Shape);
+    const auto& dtype = output("Functional.dtype.0.forward");
+    EXPECT_TRUE(dtype.differs);  // the dtype, though not one statistic
+    EXPECT_EQ(dtype.rule, DivergenceRule::None);
+    EXPECT_EQ(dtype.candidateDType, format::DType::Float16);
+    EXPECT_EQ(dtype.judgedDType, format::DType::Float);
+    const auto& unknown = output("Functional.unknown.0.forward");
+    EXPECT_FALSE(unknown.judgedDType.has_value());
+    EXPECT_EQ(unknown.ulps, 0);
+    EXPECT_EQ(unknown.rule, DivergenceRule::Statistic);  // 1e-12 apart: no floor for it
+    const OpComparison& next = result.ops[opNamed(result, "Functional.next.0.forward")];
+    EXPECT_EQ(result.tensors[next.firstTensor].producer,
+              result.ops[opNamed(result, "Functional.same.0.forward")].firstTensor + 1);
+    EXPECT_EQ(result.divergingTensors, 2u);
+}
+
 TEST(Compare, APathBelowTheRootComparesThatPart) {
     TempDir dir;
     const std::string root = writeRanks(dir, 0.5);

@@ -439,5 +439,41 @@ TEST(CompareMeasures, StatisticsRule) {
     EXPECT_EQ(worst, 0);
 }
 
+// Equal finite statistics need no scale, unless an allowance is negative (then they are judged
+// as any difference is); the fingerprint from a dtype's hash is the one from its text.
+TEST(CompareMeasures, EqualStatisticsNeedNoScale) {
+    auto stats = [](double max, double min, double mean, double norm) {
+        StatValues s;
+        s.value[0] = max, s.value[1] = min, s.value[2] = mean, s.value[3] = norm;
+        s.present = 0xf;
+        return s;
+    };
+    const double eps = machineEpsilon(format::DType::Float);
+    int worst = -1;
+    EXPECT_EQ(statisticsRequiredScale(stats(1, -1, 0, 2), stats(1, -1, 0, 2), 4, 256, eps, FLT_MIN,
+                                      1e-6, nullptr, &worst),
+              0);
+    EXPECT_EQ(worst, -1);
+    // One differs: it alone decides, as when it is the only one present.
+    const double need = statisticsRequiredScale(stats(1, -1, 0, 2), stats(1, -1, 0.5, 2), 4, 256,
+                                                eps, FLT_MIN, 0, nullptr, &worst);
+    StatValues meanOnly = stats(0, 0, 0, 0), meanOnlyCandidate = stats(0, 0, 0.5, 0);
+    meanOnly.present = meanOnlyCandidate.present = 1u << 2;
+    EXPECT_EQ(need, statisticsRequiredScale(meanOnly, meanOnlyCandidate, 4, 256, eps, FLT_MIN, 0,
+                                            nullptr, nullptr));
+    EXPECT_GT(need, 0);
+    EXPECT_EQ(worst, 2);
+    EXPECT_EQ(statisticsRequiredScale(stats(1, -1, 0, 2), stats(1, -1, 0, 2), 4, -1, eps, FLT_MIN,
+                                      0, nullptr, nullptr),
+              std::numeric_limits<double>::infinity());
+    // A negative smallest normal: an error of 0 is over the floor, each statistic as the rule says.
+    EXPECT_EQ(statisticsRequiredScale(stats(1, -1, 0, 2), stats(1, -1, 0, 2), 4, 256, eps, -1, 0,
+                                      nullptr, nullptr),
+              requiredScale(0, 0, 256, eps, -1, 0));
+    const StatValues s = stats(1, -1, 0, 2);
+    EXPECT_EQ(statsFingerprint(dtypeHash("float"), 6, s), statsFingerprint("float", 6, s));
+    EXPECT_NE(statsFingerprint(dtypeHash("float16"), 6, s), statsFingerprint("float", 6, s));
+}
+
 }  // namespace
 }  // namespace probe::analysis

@@ -688,6 +688,48 @@ TEST(AtbReader, StructureFileNamesOpsWithoutRows) {
     EXPECT_EQ(index.op(attention).rowCount, 0u);
 }
 
+// A row with an empty Op Name is the first op with its id (another op's key: the reader keeps
+// the row's own key to know the rows after it), and the rows of one op run together again and
+// again, round after round.
+TEST(AtbReader, RowsWithoutANameAreTheFirstOpWithTheirId) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    for (int round = 0; round < 2; ++round) {
+        const std::string r = std::to_string(round);
+        dump.appendRaw(round, "0_777," + r + ",layer,Layer,0,input,0,float,nd,3,1,1,1,1,N/A\n" +
+                                  "0_777," + r + ",,,0,output,0,float,nd,3,2,2,2,2,N/A\n" +
+                                  "0_777," + r + ",,,0,input,1,float,nd,3,3,3,3,3,N/A\n" +
+                                  "0_777," + r +
+                                  ",layer,Layer,0,output,1,float,nd,3,4,4,4,4,N/A\n" + "0_777," +
+                                  r + ",,Other,1,input,0,float,nd,3,5,5,5,5,N/A\n" + "0_777," + r +
+                                  ",,,1,output,0,float,nd,3,6,6,6,6,N/A\n" + "0_777," + r +
+                                  ",,,0,output,1,float,nd,3,7,7,7,7,N/A\n");
+    }
+    dump.setStatus("complete");
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    ASSERT_EQ(index.opCount(), 2u) << problems(index);
+    const uint32_t layer = index.findOp(0, "0"), other = index.findOp(0, "1");
+    ASSERT_NE(layer, kNone);
+    ASSERT_NE(other, kNone);
+    EXPECT_EQ(index.op(layer).namePath, "layer");
+    EXPECT_EQ(index.op(other).name, "1");  // no name of its own: its id
+    EXPECT_EQ(index.op(other).type, "Other");
+    EXPECT_EQ(index.op(layer).rowCount, 10u);
+    EXPECT_EQ(index.op(other).rowCount, 4u);
+    EXPECT_EQ(index.op(layer).tensorSlots.size(), 4u);
+    // Every row where its line put it: the value written is its place in the round.
+    for (uint32_t row = 0; row < index.rowCount(); ++row) {
+        const auto& record = index.row(row);
+        const int place = static_cast<int>(record.value[0]);
+        const auto& slot = index.slot(record.slot);
+        EXPECT_EQ(slot.op, place == 5 || place == 6 ? other : layer) << row;
+        EXPECT_EQ(slot.isOutput, place % 2 == 0 || place == 7) << row;
+        EXPECT_EQ(slot.index, place == 3 || place == 4 || place == 7 ? "1" : "0") << row;
+        EXPECT_EQ(record.round, static_cast<int32_t>(row / 7)) << row;
+    }
+}
+
 TEST(AtbReader, TruncatedLastLineOfAFinishedDumpIsReported) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());

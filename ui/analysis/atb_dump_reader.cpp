@@ -70,7 +70,7 @@ std::string paramText(const nlohmann::ordered_json& param) {
 AtbDumpReader::AtbDumpReader(std::string root) : root_(std::move(root)) {}
 
 uint32_t AtbDumpReader::intern(DumpDelta& delta, std::string_view text, InternCache& cache) {
-    // Neighbouring rows mostly share dtype, format and shape: skip the hash lookup then.
+    // (addRow looks at the cache first.)
     if (cache.index != kNone && cache.text == text) return cache.index;
     cache.text = text;
     cache.index = index_.intern(delta, text);
@@ -464,12 +464,20 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
         malformedLine(delta, file.path, file, "empty Op Id");
         return;
     }
-    // An op's rows come one after the other: look it up once for them.
-    if (process != lastRowOp_.process || row.opId != lastRowOp_.id ||
-        row.opName != lastRowOp_.namePath) {
+    // An op's rows come one after the other: look it up once for them. The row names the op of
+    // the row before when it has that op's own key (no copy of the key kept), or the key that
+    // row had, copied, when the op found for it has another (an empty name path finds the first
+    // op with the id).
+    const bool sameOp =
+        lastRowOp_.op != kNone &&
+        (lastRowOp_.ownKey ? index_.isOp(lastRowOp_.op, process, row.opId, row.opName)
+                           : process == lastRowOp_.process && row.opId == lastRowOp_.id &&
+                                 row.opName == lastRowOp_.namePath);
+    if (!sameOp) {
         const uint32_t previous = lastRowOp_.op;
         const uint32_t predicted = previous < nextOp_.size() ? nextOp_[previous] : kNone;
         uint32_t op;
+        bool ownKey = true;  // the op found has the row's key
         if (predicted != kNone && index_.isOp(predicted, process, row.opId, row.opName)) {
             op = predicted;
             OpState& state = ops_[op];
@@ -479,21 +487,31 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
             }
         } else {
             op = ensureOp(delta, process, row.opId, row.opName, row.opType);
+            // With a name path, ensureOp finds or makes the op of exactly this key.
+            ownKey = !row.opName.empty() || index_.isOp(op, process, row.opId, row.opName);
         }
         if (nextOp_.size() < ops_.size()) nextOp_.resize(ops_.size(), kNone);
         if (previous != kNone && previous < nextOp_.size()) nextOp_[previous] = op;
         lastRowOp_.op = op;
-        lastRowOp_.process = process;
-        lastRowOp_.id = row.opId;
-        lastRowOp_.namePath = row.opName;
+        lastRowOp_.ownKey = ownKey;
+        if (!lastRowOp_.ownKey) {
+            lastRowOp_.process = process;
+            lastRowOp_.id = row.opId;
+            lastRowOp_.namePath = row.opName;
+        }
     }
     const uint32_t op = lastRowOp_.op;
     StatRecord record;
     record.slot = index_.slotIndex(delta, op, row.isOutput, row.index);
     record.round = static_cast<int32_t>(row.round);
-    record.dtype = intern(delta, row.dtype, lastDtype_);
-    record.format = intern(delta, row.format, lastFormat_);
-    record.shape = intern(delta, row.shape, lastShape_);
+    // Neighbouring rows mostly share dtype, format and shape: no lookup (nor call) then.
+    auto interned = [&](std::string_view text, InternCache& cache) {
+        return cache.index != kNone && cache.text == text ? cache.index
+                                                          : intern(delta, text, cache);
+    };
+    record.dtype = interned(row.dtype, lastDtype_);
+    record.format = interned(row.format, lastFormat_);
+    record.shape = interned(row.shape, lastShape_);
     record.source = file.source;
     record.lineOffset = lineOffset;
     record.hasTensorFile = !row.tensorPath.empty();

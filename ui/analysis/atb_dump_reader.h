@@ -71,7 +71,10 @@ private:
     uint32_t ensureOp(DumpDelta& delta, uint32_t process, std::string_view id,
                       std::string_view namePath, std::string_view type);
     struct LastRowOp {
-        uint32_t process = kNone, op = kNone;
+        uint32_t op = kNone;  // kNone before the first row
+        bool ownKey = false;  // the row before had the op's own key (process, id, name path)
+        // Else that row's key.
+        uint32_t process = kNone;
         std::string id, namePath;
     } lastRowOp_;
     // By op: the op whose rows came next the last time (kNone when unknown). Each round runs

@@ -595,20 +595,44 @@ private:
         if (notes.size() > kMaxProblems) notes.resize(kMaxProblems);
     }
 
-    // Per string of each index: the dtype it names, and (reference) the element count of the
-    // shape it spells; computed once, not per row.
+    // What a row's string says, worked out once per string of each index rather than per row: the
+    // dtype it names (and that dtype's allowance, epsilon and smallest normal), the hash of its
+    // text, which texts the two indexes share (one number for one text), and (reference) the
+    // element count of the shape it spells. A string number past the table (none) stands for
+    // the empty text, as DumpIndex::text has it, naming no dtype.
+    struct StringFacts {
+        std::optional<format::DType> dtype;
+        double ulps = 0, epsilon = 0, tiny = 0;
+        uint64_t hash = 0;      // dtypeHash of the text
+        uint64_t count = 0;     // reference: elements of the shape it spells (0: none)
+        uint32_t sameText = 0;  // equal for equal texts, across both indexes
+    };
     void prepareStrings() {
-        auto dtypes = [](const DumpIndex& index) {
-            std::vector<std::optional<format::DType>> out(index.stringCount());
-            for (uint32_t s = 0; s < out.size(); ++s) out[s] = dtypeFromAnyName(index.text(s));
+        std::unordered_map<std::string_view, uint32_t> textNumbers;
+        auto facts = [&](const DumpIndex& index, bool counts) {
+            std::vector<StringFacts> out(index.stringCount() + 1);
+            for (uint32_t s = 0; s < out.size(); ++s) {
+                const bool none = s == index.stringCount();
+                const std::string_view text = none ? std::string_view() : index.text(s);
+                StringFacts& f = out[s];
+                f.dtype = none ? std::nullopt : dtypeFromAnyName(text);
+                if (f.dtype) {
+                    f.ulps = allowedUlps(options_.ulps, *f.dtype);
+                    f.epsilon = machineEpsilon(*f.dtype);
+                    f.tiny = smallestNormal(*f.dtype);
+                }
+                f.hash = dtypeHash(text);
+                f.sameText =
+                    textNumbers.try_emplace(text, static_cast<uint32_t>(textNumbers.size()))
+                        .first->second;
+                if (counts && !none)
+                    if (const auto dims = format::parseShapeString(text))
+                        f.count = format::elementCount(*dims).value_or(0);
+            }
             return out;
         };
-        refDTypes_ = dtypes(ref_);
-        candDTypes_ = dtypes(cand_);
-        refCounts_.assign(ref_.stringCount(), 0);
-        for (uint32_t s = 0; s < refCounts_.size(); ++s)
-            if (const auto dims = format::parseShapeString(ref_.text(s)))
-                refCounts_[s] = format::elementCount(*dims).value_or(0);
+        refFacts_ = facts(ref_, true);
+        candFacts_ = facts(cand_, false);
         // Where both runs kept the data, a slot for its measures.
         for (auto& t : result_.tensors) {
             if (!options_.useTensorData || !ref_.row(t.referenceRow).hasTensorFile ||
@@ -618,9 +642,8 @@ private:
             result_.measures.emplace_back();
         }
     }
-    static std::optional<format::DType> dtypeAt(
-        const std::vector<std::optional<format::DType>>& table, uint32_t s) {
-        return s < table.size() ? table[s] : std::nullopt;
+    static const StringFacts& factsOf(const std::vector<StringFacts>& table, uint32_t s) {
+        return s < table.size() ? table[s] : table.back();
     }
 
     void measureTensor(size_t i, std::string* error) {
@@ -629,16 +652,21 @@ private:
         const StatRecord& cr = cand_.row(t.candidateRow);
         t.referenceStats = statValuesOf(rr);
         t.candidateStats = statValuesOf(cr);
-        t.referenceDType = dtypeAt(refDTypes_, rr.dtype);
-        t.candidateDType = dtypeAt(candDTypes_, cr.dtype);
+        const StringFacts& refDType = factsOf(refFacts_, rr.dtype);
+        const StringFacts& candDType = factsOf(candFacts_, cr.dtype);
+        t.referenceDType = refDType.dtype;
+        t.candidateDType = candDType.dtype;
         t.judgedDType = judgingDType(t.referenceDType, t.candidateDType);
-        t.ulps = t.judgedDType ? allowedUlps(options_.ulps, *t.judgedDType) : 0;
+        // The facts of the judging dtype (judgingDType's choice): none when neither names one.
+        const StringFacts& judged = refDType.dtype ? refDType : candDType;
+        t.ulps = judged.ulps;
         t.replicaInvariant = options_.replicas && isReplicaInvariant(ref_, t.referenceRow);
         t.reducedGradient = t.replicaInvariant && isReducedGradient(ref_, t.referenceRow);
-        shapeDiffers_[i] = ref_.text(rr.shape) != cand_.text(cr.shape);
-        uint64_t count = rr.shape < refCounts_.size() ? refCounts_[rr.shape] : 0;
+        const StringFacts& refShape = factsOf(refFacts_, rr.shape);
+        shapeDiffers_[i] = refShape.sameText != factsOf(candFacts_, cr.shape).sameText;
+        uint64_t count = refShape.count;
         if (t.referenceStats.present)
-            statsPrint_[i] = statsFingerprint(ref_.text(rr.dtype), count, t.referenceStats);
+            statsPrint_[i] = statsFingerprint(refDType.hash, count, t.referenceStats);
 
         if (t.dataIndex != kNone && !shapeDiffers_[i]) {
             auto a = tensorOf(ref_, t.referenceRow, error);
@@ -656,7 +684,9 @@ private:
             }
         }
         const DataMeasures& m = result_.data(static_cast<uint32_t>(i));
-        t.differs = shapeDiffers_[i] || (t.hasData ? !m.bytesEqual : statisticsDiffer(t, rr, cr));
+        t.differs = shapeDiffers_[i] ||
+                    (t.hasData ? !m.bytesEqual
+                               : statisticsDiffer(t, refDType.sameText != candDType.sameText));
         if (options_.replicas && !t.replicaInvariant)
             t.differs = false;  // replicas' activations differ by design
         if (t.hasData) {
@@ -665,12 +695,10 @@ private:
         } else {
             if (t.referenceStats.has(3) && std::isfinite(t.referenceStats.value[3]) && count > 0)
                 t.ownRms = t.referenceStats.value[3] / std::sqrt(static_cast<double>(count));
-            const format::DType judged =
-                t.judgedDType.value_or(format::DType::Int64);  // unknown: exact
+            // An unknown dtype is judged exactly (epsilon and smallest normal 0, as Int64's).
             bool nonFinite = false;
             t.requiredScale = statisticsRequiredScale(
-                t.referenceStats, t.candidateStats, count, t.ulps, machineEpsilon(judged),
-                smallestNormal(judged),
+                t.referenceStats, t.candidateStats, count, t.ulps, judged.epsilon, judged.tiny,
                 ref_.layout() == DumpLayout::Atb || cand_.layout() == DumpLayout::Atb
                     ? kAtbStatisticQuantum
                     : 0,
@@ -680,11 +708,8 @@ private:
     }
 
     // Without data: whether the dtype or any statistic differs at all (NaN equals NaN).
-    bool statisticsDiffer(const TensorComparison& t, const StatRecord& rr,
-                          const StatRecord& cr) const {
-        if (ref_.text(rr.dtype) != cand_.text(cr.dtype) ||
-            t.referenceStats.present != t.candidateStats.present)
-            return true;
+    static bool statisticsDiffer(const TensorComparison& t, bool dtypesDiffer) {
+        if (dtypesDiffer || t.referenceStats.present != t.candidateStats.present) return true;
         for (int k = 0; k < 4; ++k) {
             const double a = t.referenceStats.value[k], b = t.candidateStats.value[k];
             if (t.referenceStats.has(k) && !(a == b || (std::isnan(a) && std::isnan(b))))
@@ -880,8 +905,7 @@ private:
     std::vector<uint64_t> dataPrint_, statsPrint_;  // reference fingerprints by tensor (0: none)
     // Written by the pool, one element per tensor: bytes, not bits (vector<bool> packs them).
     std::vector<uint8_t> statsNonFinite_, shapeDiffers_;
-    std::vector<std::optional<format::DType>> refDTypes_, candDTypes_;
-    std::vector<uint64_t> refCounts_;
+    std::vector<StringFacts> refFacts_, candFacts_;  // prepareStrings
     PrintMap producedData_, producedStats_;
     std::vector<uint8_t> usedScratch_;  // pairTensors'
     // While the ops are paired: told how far the tensors are written, every kPrefaultEvery.

@@ -94,6 +94,9 @@ struct StatValues {
     bool has(int i) const { return present & (1u << i); }
 };
 uint64_t statsFingerprint(std::string_view dtype, uint64_t count, const StatValues& stats);
+// The same from the dtype's hash (dtypeHash(dtype)), worked out once per dtype string.
+uint64_t dtypeHash(std::string_view dtype);
+uint64_t statsFingerprint(uint64_t dtypeHash, uint64_t count, const StatValues& stats);
 
 // msprobe's statistics compare (acc_compare.py CalcStatsDiff): "Max diff", "Min diff", "Mean
 // diff", "L2norm diff" = candidate - reference, and "MaxRelativeErr" ... "NormRelativeErr" =

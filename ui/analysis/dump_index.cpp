@@ -115,12 +115,6 @@ std::vector<DumpDelta> splitDelta(DumpDelta&& delta, size_t maxItems) {
     return pieces;
 }
 
-uint8_t anomalyBits(double value) {
-    if (std::isnan(value)) return kHasNan;
-    if (std::isinf(value)) return kHasInf;
-    return 0;
-}
-
 IndexChange DumpIndex::apply(DumpDelta&& delta) {
     IndexChange change;
     ++applyCount_;

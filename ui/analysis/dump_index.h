@@ -6,6 +6,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -297,6 +298,10 @@ private:
 std::vector<DumpDelta> splitDelta(DumpDelta&& delta, size_t maxItems);
 
 // kHasNan, kHasInf or 0 for one statistic value.
-uint8_t anomalyBits(double value);
+inline uint8_t anomalyBits(double value) {
+    if (std::isnan(value)) return kHasNan;
+    if (std::isinf(value)) return kHasInf;
+    return 0;
+}
 
 }  // namespace probe::analysis

@@ -56,10 +56,8 @@ uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_v
     return index;
 }
 
-uint32_t ReaderIndex::slotIndex(DumpDelta& delta, uint32_t op, bool isOutput,
-                                std::string_view index) {
-    for (uint32_t s : slotsOfOp_[op])
-        if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
+uint32_t ReaderIndex::addSlot(DumpDelta& delta, uint32_t op, bool isOutput,
+                              std::string_view index) {
     const auto slot = static_cast<uint32_t>(slots_.size());
     slots_.push_back({isOutput, std::string(index)});
     // Room for an input and an output at once (most ops have both): no reallocation at the second.

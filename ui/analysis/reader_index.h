@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <string_view>
@@ -38,8 +39,14 @@ public:
     // Whether `op` is the one findOp(process, id, namePath) names, without a lookup: readers
     // check the op that followed last time first (rounds repeat the same ops in order).
     bool isOp(uint32_t op, uint32_t process, std::string_view id, std::string_view namePath) const {
-        return op < ops_.size() && ops_[op].process == process && idOf(op) == id &&
-               namePathOf(op) == namePath;
+        if (op >= ops_.size()) return false;
+        const OpKey& key = ops_[op];  // (sizes first: most ops that are not it differ there)
+        if (key.process != process || key.idSize != id.size() ||
+            key.namePathSize != namePath.size())
+            return false;
+        const char* text = keyText_.data() + key.offset;
+        return (namePath.empty() || std::memcmp(text, namePath.data(), namePath.size()) == 0) &&
+               (id.empty() || std::memcmp(text + namePath.size(), id.data(), id.size()) == 0);
     }
     size_t opCountOf(uint32_t process) const { return opsOfProcess_[process]; }
     uint32_t opCount() const { return static_cast<uint32_t>(ops_.size()); }
@@ -50,7 +57,11 @@ public:
     uint32_t addOp(uint32_t process, std::string_view id, std::string_view namePath,
                    const OpHashes& hashes);
     // The slot of an op's input or output `index`, announced in `delta` when new.
-    uint32_t slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, std::string_view index);
+    uint32_t slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, std::string_view index) {
+        for (uint32_t s : slotsOfOp_[op])  // (inline: once per row, a million times)
+            if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
+        return addSlot(delta, op, isOutput, index);
+    }
     // The string's number, announced in `delta` when new.
     uint32_t intern(DumpDelta& delta, std::string_view text);
 
@@ -65,6 +76,7 @@ private:
         uint32_t namePathSize = 0, idSize = 0;
         uint32_t process = 0;
     };
+    uint32_t addSlot(DumpDelta& delta, uint32_t op, bool isOutput, std::string_view index);
     std::string_view namePathOf(uint32_t op) const {
         return std::string_view(keyText_).substr(ops_[op].offset, ops_[op].namePathSize);
     }
