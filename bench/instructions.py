@@ -10,8 +10,11 @@ counted: confirm a gain with interleaved timings (run_all.py) before believing i
 
     python3 bench/instructions.py [--build build] [--steps 200] [--only small_mlp,small_op]
                                   [--configs sleeping,layer,all] [--keep DIR]
+    python3 bench/instructions.py --api L1,mix [--build build] [--steps 20] [--only small_op]
 
---keep DIR leaves callgrind's files there (callgrind_annotate reads them).
+--api counts the code-level API instead (PrecisionDebugger, task statistics, every step dumped:
+start, the step, stop, step, as bench/workloads.py --debugger runs it), with the build's
+probe_studio: the model's thread and all threads (the writers) apart.
 
 Needs valgrind, its headers (valgrind/callgrind.h) and a C compiler. Slow: each run is some
 minutes under valgrind.
@@ -37,11 +40,6 @@ TOGGLE_C = """#include <valgrind/callgrind.h>
 void probe_bench_count_on(void) { CALLGRIND_ZERO_STATS; CALLGRIND_TOGGLE_COLLECT; }
 void probe_bench_count_off(void) { CALLGRIND_TOGGLE_COLLECT; CALLGRIND_DUMP_STATS; }
 """
-# valgrind 3.19 does not know the rdtscp instruction, which libhwy's static initialiser runs on
-# some CPUs (torch links libhwy): the model would die of SIGILL under callgrind. Preloaded, this
-# answers in its place; it runs once at start, before counting begins.
-HWY_SHIM_C = """unsigned long _ZN3hwy8platform15TimerResolutionEv(void) { return 1; }
-"""
 RUNNER = """import ctypes, sys
 sys.argv = [sys.argv[0]]
 sys.path.insert(0, {bench!r})
@@ -57,6 +55,69 @@ for _ in range({steps}):
     step()
 count.probe_bench_count_off()
 """
+API_RUNNER = """import ctypes, json, os, sys
+sys.argv = [sys.argv[0]]
+sys.path.insert(0, {bench!r})
+import workloads, torch
+torch.set_num_threads(1)
+torch.manual_seed(1234)
+model, step = workloads.MODELS[{model!r}]()
+from probe_studio.pytorch import PrecisionDebugger
+with open(os.path.join({dump!r}, "config.json"), "w") as f:
+    json.dump({{"task": "statistics", "dump_path": {dump!r}, "level": {level!r}}}, f)
+debugger = PrecisionDebugger(config_path=os.path.join({dump!r}, "config.json"))
+count = ctypes.CDLL({toggle!r})
+
+def one_step():
+    debugger.start(model=model)
+    step()
+    debugger.stop()
+    debugger.step()
+
+for _ in range({warmup}):
+    one_step()
+count.probe_bench_count_on()
+for _ in range({steps}):
+    one_step()
+count.probe_bench_count_off()
+"""
+
+# torch (Debian's, through OpenCV and libjxl) loads libhwy, whose initialiser executes rdtscp;
+# valgrind refuses that instruction on a CPU whose cpuid does not list it (this VM's). libjxl is
+# never called here, so a library of the five functions it links, doing nothing, takes libhwy's
+# place under valgrind.
+HWY_STUB_C = """#include <stddef.h>
+#include <stdint.h>
+namespace hwy {
+struct AlignedDeleter { static void DeleteAlignedArray(void*, void (*)(void*, void*), void*, void (*)(void*, size_t)); };
+void AlignedDeleter::DeleteAlignedArray(void*, void (*)(void*, void*), void*, void (*)(void*, size_t)) {}
+struct ChosenTarget;
+ChosenTarget& GetChosenTarget() { static char target[64]; return *reinterpret_cast<ChosenTarget*>(target); }
+void FreeAlignedBytes(const void*, void (*)(void*, void*), void*) {}
+int64_t SupportedTargets() { return 0; }
+void* AllocateAlignedBytes(size_t, void* (*)(void*, size_t), void*) { return nullptr; }
+}
+"""
+
+
+def valgrind_env(work, env=None):
+    """The environment to run valgrind in: with libhwy replaced (above) when the CPU hides
+    rdtscp and libhwy is installed."""
+    env = dict(os.environ if env is None else env)
+    with open("/proc/cpuinfo") as f:
+        hides_rdtscp = " rdtscp" not in f.read()
+    if hides_rdtscp and os.path.exists("/usr/lib/x86_64-linux-gnu/libhwy.so.1"):
+        stub = os.path.join(work, "hwy")
+        os.makedirs(stub, exist_ok=True)
+        with open(os.path.join(stub, "hwy.cc"), "w") as f:
+            f.write(HWY_STUB_C)
+        with open(os.path.join(stub, "hwy.map"), "w") as f:
+            f.write("HWY_0 { global: *; };\n")
+        subprocess.run(["c++", "-shared", "-fPIC", "-O1", "-Wl,--version-script=" + os.path.join(stub, "hwy.map"),
+                        "-Wl,-soname,libhwy.so.1", "-o", os.path.join(stub, "libhwy.so.1"),
+                        os.path.join(stub, "hwy.cc")], check=True)
+        env["LD_LIBRARY_PATH"] = stub + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env
 
 
 def counted(command, work, name):
@@ -75,28 +136,29 @@ def main():
     parser.add_argument("--build", default=os.path.join(here, "..", "build"), help="build tree (or install prefix)")
     parser.add_argument("--steps", type=int, default=200, help="counted steps per run")
     parser.add_argument("--warmup", type=int, default=50, help="uncounted steps first")
-    parser.add_argument("--only", default="small_mlp,small_op", help="comma-separated models of workloads.py")
+    parser.add_argument("--only", help="comma-separated models of workloads.py (default: small_mlp,small_op; "
+                        "with --api small_op)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated: " + ", ".join(CONFIGS))
-    parser.add_argument("--keep", help="a folder to keep callgrind's files in")
+    parser.add_argument("--keep", help="a folder to keep callgrind's files in (callgrind_annotate reads them)")
+    parser.add_argument("--api", help="comma-separated levels (L1, mix, L0) of the code-level API to count")
     args = parser.parse_args()
+    if args.api:
+        return count_api(args)
+    args.only = args.only or "small_mlp,small_op"
     for tool in ("valgrind", "cc"):
         if not shutil.which(tool):
             sys.exit("instructions.py needs %s" % tool)
-    probe = os.path.join(os.path.abspath(args.build), "bin", "probe")
     configs = args.configs.split(",")
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
-        parser.error("unknown config(s): " + ", ".join(unknown))
+        sys.exit("unknown config(s): " + ", ".join(unknown))
+    probe = os.path.join(os.path.abspath(args.build), "bin", "probe")
     work = tempfile.mkdtemp(prefix="probe-instructions-")
     try:
         toggle = os.path.join(work, "count.so")
         with open(os.path.join(work, "count.c"), "w") as f:
             f.write(TOGGLE_C)
         subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", toggle, os.path.join(work, "count.c")], check=True)
-        with open(os.path.join(work, "hwy_shim.c"), "w") as f:
-            f.write(HWY_SHIM_C)
-        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", os.path.join(work, "hwy_shim.so"),
-                        os.path.join(work, "hwy_shim.c")], check=True)
         print("instructions per step (%d counted after %d warm-up steps; callgrind)" % (args.steps, args.warmup))
         for model in args.only.split(","):
             runner = os.path.join(work, model + ".py")
@@ -115,18 +177,81 @@ def main():
                       flush=True)
                 shutil.rmtree(output, ignore_errors=True)
     finally:
-        if args.keep:
-            os.makedirs(args.keep, exist_ok=True)
-            for name in os.listdir(work):
-                if ".out" in name:
-                    shutil.move(os.path.join(work, name), os.path.join(args.keep, name))
+        keep(work, args.keep)
         shutil.rmtree(work, ignore_errors=True)
 
 
-def valgrind_env(work):
-    env = dict(os.environ)
-    env["LD_PRELOAD"] = " ".join(filter(None, [os.path.join(work, "hwy_shim.so"), env.get("LD_PRELOAD")]))
-    return env
+def keep(work, folder):
+    """Moves callgrind's files from `work` to `folder` (when given)."""
+    if not folder:
+        return
+    os.makedirs(folder, exist_ok=True)
+    for name in os.listdir(work):
+        if ".out" in name:
+            shutil.move(os.path.join(work, name), os.path.join(folder, name))
+
+
+def count_api(args):
+    """The code-level API's instructions per step: the model's own thread (where the debugger's
+    cost is felt) and all threads (its writers included), each level against the same steps
+    without a debugger."""
+    for tool in ("valgrind", "cc"):
+        if not shutil.which(tool):
+            sys.exit("instructions.py needs %s" % tool)
+    build = os.path.abspath(args.build)
+    pythonpath = os.path.join(build, "lib", "python3", "dist-packages")
+    work = tempfile.mkdtemp(prefix="probe-instructions-")
+    env = valgrind_env(work, dict(os.environ, PYTHONPATH=pythonpath, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1"))
+    try:
+        toggle = os.path.join(work, "count.so")
+        with open(os.path.join(work, "count.c"), "w") as f:
+            f.write(TOGGLE_C)
+        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", toggle, os.path.join(work, "count.c")], check=True)
+        print("code-level API, instructions per step (%d counted after %d warm-up steps; callgrind; %s)"
+              % (args.steps, args.warmup, pythonpath))
+        for model in (args.only or "small_op").split(","):
+            runner = os.path.join(work, model + ".py")
+            with open(runner, "w") as f:
+                f.write(RUNNER.format(bench=here, model=model, toggle=toggle, warmup=args.warmup, steps=args.steps))
+            none = threads_counted([PYTHON, runner], work, model + "_none", env)
+            print("  %-10s no debugger   model thread %12.0f" % (model, none[0] / args.steps), flush=True)
+            for level in args.api.split(","):
+                dump = os.path.join(work, "%s_%s_dump" % (model, level))
+                os.makedirs(dump)
+                runner = os.path.join(work, "%s_%s.py" % (model, level))
+                with open(runner, "w") as f:
+                    f.write(API_RUNNER.format(bench=here, model=model, toggle=toggle, warmup=args.warmup,
+                                              steps=args.steps, dump=dump, level=level))
+                main, total = threads_counted([PYTHON, runner], work, "%s_%s" % (model, level), env)
+                print("  %-10s %-5s model thread %12.0f (debugger %10.0f, %.2fx)   all threads %12.0f"
+                      % (model, level, main / args.steps, (main - none[0]) / args.steps, main / none[0],
+                         total / args.steps), flush=True)
+                shutil.rmtree(dump, ignore_errors=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def threads_counted(command, work, name, env):
+    """(instructions of the main thread, of all threads) callgrind counted between the runner's
+    client requests."""
+    out = os.path.join(work, name + ".out")
+    result = subprocess.run(["valgrind", "--tool=callgrind", "--collect-atstart=no", "--separate-threads=yes",
+                             "--callgrind-out-file=" + out] + command, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise RuntimeError("%s failed (%d):\n%s" % (" ".join(command), result.returncode, result.stderr[-2000:]))
+    per_thread = {}
+    for file_name in os.listdir(work):
+        found = re.match(re.escape(name) + r"\.out(?:\.\d+)?-(\d+)$", file_name)
+        if not found:
+            continue
+        with open(os.path.join(work, file_name)) as f:
+            for line in f:
+                if line.startswith("summary:") or line.startswith("totals:"):
+                    per_thread[int(found.group(1))] = per_thread.get(int(found.group(1)), 0) + int(line.split()[1])
+                    break
+    if 1 not in per_thread:
+        raise RuntimeError("no count of the main thread for %s" % name)
+    return per_thread[1], sum(per_thread.values())
 
 
 def probed(probe, config_path, output, runner, work, name):

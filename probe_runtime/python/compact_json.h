@@ -5,5 +5,5 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-// compact_json(value, default) -> str, or None where json.dumps must be used.
+// compact_json(value, default, indent=False) -> str, or None where json.dumps must be used.
 PyObject* probeCompactJson(PyObject* self, PyObject* args);

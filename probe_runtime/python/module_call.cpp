@@ -684,7 +684,8 @@ PyMethodDef methods[] = {
     {"enable_plain_tensors", enablePlainTensors, METH_VARARGS,
      "Plain tensors go to the adapter from C (once, after install())."},
     {"compact_json", probeCompactJson, METH_VARARGS,
-     "json.dumps(value, separators=(',', ': '), default=default) with tensor items unescaped."},
+     "json.dumps(value, separators=(',', ': '), default=default) with tensor items unescaped; "
+     "with indent=True, that text as json.dumps(value, indent=1) writes it."},
     {"stack_key", stackKey, METH_O,
      "The identity of the calling Python stack (code objects and positions), as bytes."},
     {nullptr, nullptr, 0, nullptr},

@@ -1,10 +1,8 @@
-// The msprobe layout's JSON files (dump.json, stack.json, construct.json) as msprobe writes
-// them, json.dump(value, f, indent=1), for the code-level API (probe_studio.pytorch._jsonio):
-//
-//   Python renders the compact text with its C encoder (json.dumps(value, separators=(",", ": ")),
-//   about 20 times faster than its indenting pure-Python encoder); here the same tokens get their
-//   line breaks and indents, and the file is written under a temporary name and renamed, so no
-//   reader ever sees half of it.
+// The msprobe layout's JSON files (dump.json, stack.json, construct.json) for the code-level API
+// (probe_studio.pytorch._jsonio), written under a temporary name and renamed, so no reader ever
+// sees half of one. Their text comes indented (json.dump(value, f, indent=1), as msprobe writes
+// them): _module_call.compact_json indents as it encodes, and text json.dumps made is indented
+// by probe::json_indent (probe/format/json_indent.h) first.
 //
 //   The writing is done by this library's own thread, which never needs Python's GIL: Python
 //   queues a file (probe_api_queue_json, a copy of the text) and, when it must know the file is
@@ -21,15 +19,14 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <unordered_map>
 
 #include <torch/library.h>
 
 #include "probe/format/file_util.h"
+#include "probe/format/json_indent.h"
 #include "probe/format/thread_name.h"
 
 #define PROBE_API_EXPORT extern "C" __attribute__((visibility("default")))
@@ -37,185 +34,8 @@
 namespace probe::torch_api {
 namespace {
 
-// The 16-bit code of the four hex digits at `p`, or -1.
-int hexCode(const char* p) {
-    int code = 0;
-    for (int i = 0; i < 4; ++i) {
-        const char c = p[i];
-        const int digit = c >= '0' && c <= '9'   ? c - '0'
-                          : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                 : -1;
-        if (digit < 0) return -1;
-        code = code * 16 + digit;
-    }
-    return code;
-}
-
-bool isHighSurrogate(int code) {
-    return code >= 0xD800 && code <= 0xDBFF;
-}
-bool isLowSurrogate(int code) {
-    return code >= 0xDC00 && code <= 0xDFFF;
-}
-
-// Copies the string token starting at compact[i] (its opening quote) to `out`; returns the
-// index after its closing quote. A lone surrogate's escape (text UTF-8 cannot carry, refused by
-// strict JSON readers) is written as the text of the escape, "\\udc80", the way
-// probe_studio._names writes such names.
-size_t copyString(std::string_view compact, size_t i, std::string& out) {
-    const size_t n = compact.size();
-    out += compact[i++];
-    while (i < n) {
-        // The run up to the next quote or backslash goes in one append.
-        size_t run = i;
-        while (run < n && compact[run] != '"' && compact[run] != '\\') ++run;
-        out.append(compact.data() + i, run - i);
-        i = run;
-        if (i >= n) break;
-        const char c = compact[i];
-        if (c == '"') {
-            out += c;
-            return i + 1;
-        }
-        if (i + 1 >= n) {
-            out += c;
-            ++i;
-            continue;
-        }
-        if (compact[i + 1] != 'u' || i + 6 > n) {
-            out.append(compact.substr(i, 2));
-            i += 2;
-            continue;
-        }
-        const int code = hexCode(compact.data() + i + 2);
-        const bool pair = isHighSurrogate(code) && i + 12 <= n && compact[i + 6] == '\\' &&
-                          compact[i + 7] == 'u' && isLowSurrogate(hexCode(compact.data() + i + 8));
-        if (pair) {
-            out.append(compact.substr(i, 12));
-            i += 12;
-        } else {
-            if (isHighSurrogate(code) || isLowSurrogate(code)) out += '\\';
-            out.append(compact.substr(i, 6));
-            i += 6;
-        }
-    }
-    return i;
-}
-
-// Whether `text` could be a tensor item's text as far as the indenter cares: an object, its
-// strings closed and its brackets balanced (a user's string may start with the mark and hold
-// anything; it is written as the string it is unless it looks so).
-bool balancedJson(std::string_view text) {
-    int depth = 0;
-    bool inString = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (inString) {
-            if (c == '\\')
-                ++i;
-            else if (c == '"')
-                inString = false;
-        } else if (c == '"') {
-            inString = true;
-        } else if (c == '[' || c == '{') {
-            ++depth;
-        } else if ((c == ']' || c == '}') && --depth < 0) {
-            return false;
-        }
-    }
-    return !inString && depth == 0;
-}
-
-// The content of a string token that stands for raw JSON (Python's _jsonio.RAW_JSON_MARK, the
-// character U+0001, then the JSON text, escaped as a string by the C encoder), unescaped; or
-// nullopt for any other string, and for a marked one whose text is not balanced JSON (a user's
-// string that begins with U+0001: written as the string it is). `end` is the index after the
-// token.
-std::optional<std::string> rawJsonOf(std::string_view compact, size_t begin, size_t end) {
-    constexpr std::string_view kMark = "\"\\u0001";
-    if (compact.compare(begin, kMark.size(), kMark) != 0) return std::nullopt;
-    std::string raw;
-    for (size_t i = begin + kMark.size(); i + 1 < end; ++i) {
-        if (compact[i] == '\\') {
-            // Only \" and \\ occur in the text of a tensor item (printable ASCII).
-            if (i + 2 >= end || (compact[i + 1] != '"' && compact[i + 1] != '\\'))
-                return std::nullopt;
-            ++i;
-        }
-        raw += compact[i];
-    }
-    if (raw.size() < 2 || raw.front() != '{' || raw.back() != '}' || !balancedJson(raw))
-        return std::nullopt;
-    return raw;
-}
-
-bool isStructural(char c) {
-    return c == '"' || c == '[' || c == '{' || c == ']' || c == '}' || c == ',';
-}
-
-// json.dumps(value, indent=1) from json.dumps(value, separators=(",", ": ")): after an opening
-// bracket and after a comma a line break and the depth's indent, before a closing bracket the
-// outer depth's; an empty [] or {} stays as it is. Raw JSON strings are spliced in, indented
-// at their depth.
-void indentInto(std::string_view compact, std::string& out, int& depth) {
-    auto lineBreak = [&] {
-        out += '\n';
-        out.append(static_cast<size_t>(depth), ' ');
-    };
-    const size_t n = compact.size();
-    size_t i = 0;
-    while (i < n) {
-        const char c = compact[i];
-        if (c == '"') {
-            const size_t mark = out.size();
-            const size_t end = copyString(compact, i, out);
-            if (auto raw = rawJsonOf(compact, i, end)) {
-                out.resize(mark);
-                indentInto(*raw, out, depth);
-            }
-            i = end;
-            continue;
-        }
-        if (c == '[' || c == '{') {
-            const char close = c == '[' ? ']' : '}';
-            out += c;
-            if (i + 1 < n && compact[i + 1] == close) {
-                out += close;
-                i += 2;
-                continue;
-            }
-            ++depth;
-            lineBreak();
-        } else if (c == ']' || c == '}') {
-            depth = depth > 0 ? depth - 1 : 0;  // text that is not JSON never makes it negative
-            lineBreak();
-            out += c;
-        } else if (c == ',') {
-            out += c;
-            lineBreak();
-        } else {
-            // A number, a literal or the ": " after a key: up to the next token, in one append.
-            size_t run = i + 1;
-            while (run < n && !isStructural(compact[run])) ++run;
-            out.append(compact.data() + i, run - i);
-            i = run;
-            continue;
-        }
-        ++i;
-    }
-}
-
-std::string indentJson(std::string_view compact) {
-    std::string out;
-    out.reserve(compact.size() + compact.size() / 2);
-    int depth = 0;
-    indentInto(compact, out, depth);
-    return out;
-}
-
 std::string jsonIndent(const std::string& compact) {
-    return indentJson(compact);
+    return format::json_indent::indentJson(compact);
 }
 
 // Files are written one at a time, in the order queued, by the writer thread or by a thread
@@ -226,14 +46,14 @@ class JsonFileWriter {
 public:
     // A waited file is not handed to the writer thread (waking it costs the waiting thread its
     // processor on a busy machine): the thread that waits for it writes it.
-    uint64_t queue(std::string path, std::string compact, bool waited) {
+    uint64_t queue(std::string path, std::string text, bool waited) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!thread_.joinable())
             thread_ = std::thread([this] {
                 format::nameThisThread("probe-json");
                 run();
             });
-        jobs_.push_back({++queued_, waited, std::move(path), std::move(compact)});
+        jobs_.push_back({++queued_, waited, std::move(path), std::move(text)});
         if (!waited) changed_.notify_all();
         return queued_;
     }
@@ -265,7 +85,7 @@ private:
     struct Job {
         uint64_t ticket;
         bool waited;  // its result is kept for wait()
-        std::string path, compact;
+        std::string path, text;
     };
 
     // Writes the job at the head of the queue; `lock` is held on entry and on return.
@@ -276,7 +96,7 @@ private:
         lock.unlock();
         int error;
         try {
-            const std::string text = indentJson(job.compact);
+            const std::string& text = job.text;
             error = format::writeFileAtomically(job.path, text);
             if (error == ENOENT) {
                 // The step's folder is made here, before its first file, rather than on the
@@ -331,12 +151,12 @@ TORCH_LIBRARY_FRAGMENT(probe, m) {
 
 using probe::torch_api::jsonFileWriter;
 
-// Queues indentJson(compact) to be written to `path`; returns the job's ticket (0 when it could
+// Queues `text` (indented JSON) to be written to `path`; returns the job's ticket (0 when it could
 // not be queued). With `waited` its result is kept for probe_api_wait_json. Never blocks on disk.
-PROBE_API_EXPORT uint64_t probe_api_queue_json(const char* compact, uint64_t size, const char* path,
+PROBE_API_EXPORT uint64_t probe_api_queue_json(const char* text, uint64_t size, const char* path,
                                                int waited) {
     try {
-        return jsonFileWriter().queue(path, std::string(compact, size), waited != 0);
+        return jsonFileWriter().queue(path, std::string(text, size), waited != 0);
     } catch (...) {
         return 0;
     }

@@ -188,47 +188,53 @@ void appendPythonFloat(std::string& out, double value) {
         out += value > 0 ? "Infinity" : "-Infinity";
         return;
     }
+    // The shortest digits, -d.ddde+XX, read back without a string of their own (per float of
+    // every item: the heap allocations of digits and exponent cost more than to_chars).
     char buffer[40];
     const auto result =
         std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
-    const std::string_view text(buffer, static_cast<size_t>(result.ptr - buffer));  // -d.ddde+XX
-    size_t at = 0;
-    if (text[0] == '-') {
+    const char* p = buffer;
+    if (*p == '-') {
         out += '-';
-        at = 1;
+        ++p;
     }
-    const size_t e = text.find('e');
-    std::string digits;
-    for (size_t i = at; i < e; ++i)
-        if (text[i] != '.') digits += text[i];
-    const int exponent = std::atoi(std::string(text.substr(e + 1)).c_str());
+    const char* e =
+        static_cast<const char*>(std::memchr(p, 'e', static_cast<size_t>(result.ptr - p)));
+    char digits[24];
+    int count = 0;
+    for (const char* q = p; q < e; ++q)
+        if (*q != '.') digits[count++] = *q;
+    int exponent = 0;
+    for (const char* q = e + 2; q < result.ptr; ++q) exponent = exponent * 10 + (*q - '0');
+    if (e[1] == '-') exponent = -exponent;
     const int point = exponent + 1;  // the value is 0.digits x 10^point
-    const int count = static_cast<int>(digits.size());
     if (point > -4 && point <= 16) {
         if (point <= 0) {
             out += "0.";
             out.append(static_cast<size_t>(-point), '0');
-            out += digits;
+            out.append(digits, static_cast<size_t>(count));
         } else if (point >= count) {
-            out += digits;
+            out.append(digits, static_cast<size_t>(count));
             out.append(static_cast<size_t>(point - count), '0');
             out += ".0";
         } else {
-            out.append(digits, 0, static_cast<size_t>(point));
+            out.append(digits, static_cast<size_t>(point));
             out += '.';
-            out.append(digits, static_cast<size_t>(point), std::string::npos);
+            out.append(digits + point, static_cast<size_t>(count - point));
         }
         return;
     }
     out += digits[0];
     if (count > 1) {
         out += '.';
-        out.append(digits, 1, std::string::npos);
+        out.append(digits + 1, static_cast<size_t>(count - 1));
     }
     const int shown = point - 1;
-    char exp[16];
-    std::snprintf(exp, sizeof exp, "e%c%02d", shown < 0 ? '-' : '+', shown < 0 ? -shown : shown);
-    out += exp;
+    const int magnitude = shown < 0 ? -shown : shown;
+    out += shown < 0 ? "e-" : "e+";
+    if (magnitude >= 100) out += static_cast<char>('0' + magnitude / 100);
+    out += static_cast<char>('0' + magnitude / 10 % 10);
+    out += static_cast<char>('0' + magnitude % 10);
 }
 
 // One tensor item of dump.json up to its "requires_grad" (Python adds data_name, md5 and the

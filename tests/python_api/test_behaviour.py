@@ -393,6 +393,50 @@ class NothingLost(support.TempDirTestCase):
             self.assertIn("Module.0.Linear.parameters_grad.0", data, step)
             self.assertIn("Functional.linear.0.backward", data, step)
 
+    def test_an_exception_in_the_model_leaves_every_step_written(self):
+        # The model raises in the middle of step 1 and the program ends with the traceback: step
+        # 0 (stop(), step()) and what step 1 recorded before the exception are in their files at
+        # exit, whole, with statistics recomputed here from the values the script printed.
+        self.write_config({"dump_path": "./dump", "level": "mix"})
+        proc = self.run_python("""
+            import torch
+            import torch.nn as nn
+            from probe_studio.pytorch import PrecisionDebugger
+
+            class Boom(nn.Module):
+                def forward(self, x):
+                    y = torch.tanh(x)
+                    print("TANH", repr(y.max().item()), repr(y.min().item()), flush=True)
+                    raise ValueError("the model failed")
+
+            torch.manual_seed(3)
+            model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), Boom())
+            debugger = PrecisionDebugger(config_path="./config.json", model=model)
+            x = torch.randn(2, 4)
+            debugger.start()
+            try:
+                model(x)
+            except ValueError:
+                pass
+            debugger.stop()
+            debugger.step()
+            debugger.start()
+            model(x)
+            """, expect_ok=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("ValueError: the model failed", proc.stderr)
+        printed = [line.split()[1:] for line in proc.stdout.splitlines() if line.startswith("TANH")]
+        self.assertEqual(len(printed), 2)
+        expected = ["Functional.linear.0.forward", "Module.0.Linear.forward.0", "Functional.relu.0.forward",
+                    "Module.1.ReLU.forward.0", "Torch.tanh.0.forward", "Tensor.max.0.forward", "Tensor.min.0.forward"]
+        for step in (0, 1):
+            rank_dir = self.only_dump("dump", step)
+            dump = check_layout(self, rank_dir, level="mix")
+            self.assertEqual(list(dump["data"]), expected, step)
+            out = dump["data"]["Torch.tanh.0.forward"]["output"][0]
+            self.assertEqual((out["Max"], out["Min"]), (float(printed[step][0]), float(printed[step][1])))
+            self.assertEqual(out["shape"], [2, 4])
+
     def test_sigterm_and_keyboard_interrupt_write_the_files(self):
         self.write_config({"dump_path": "./term"}, "term.json")
         proc = self.run_python("""

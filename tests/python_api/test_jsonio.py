@@ -138,6 +138,59 @@ class JsonWriter(unittest.TestCase):
         self.assertIsNone(compact_json(nested, _jsonio._default))
         self.assertEqual(_jsonio.compact(nested), json.dumps(nested))
 
+    def test_the_encoder_indents_in_one_pass_as_the_indenter_indents_its_compact_text(self):
+        # compact_json(value, default, True) is the file itself: exactly what probe::json_indent
+        # makes of compact_json(value, default), for strings whose escapes the indenter changes
+        # (lone surrogates, alone, paired or not, in keys too), marked strings it splices (as
+        # values and keys, nested in raw items, with escapes), control characters and every
+        # JSON type, at any depth.
+        import random
+        import torch
+        from probe_studio._module_call import compact_json
+        from probe_studio.pytorch import _ops
+        _ops.load(torch)
+        mark = _jsonio.RAW_JSON_MARK
+        strings = ["", "name", "\udc80", "\ud800", "\ud83d\ude00", "\ud800\ud83d\ude00x", "\ude00\ud83d",
+                   "a\ud800b\udfffc", "\U0001f600", "\u00e9\n\t\x00\x1f\x7f", 'q"\\', mark,
+                   mark + '{"a": 1}', mark + '{"a": [1, {"b": []}], "c": {}}', mark + '{"s": "\\u0001{}"}',
+                   mark + '{"s": "\\u0001{\\"x\\": [1,2]}"}', mark + '{"s": "\\udc80"}', mark + '{"a": "\u00e9"}',
+                   mark + "{", mark + "[1]", mark + '{"a": "}"}', mark + "\udc80{}", mark + '{"a":\n1}']
+        atoms = strings + [None, True, False, 0, -5, 2 ** 70, 1.5, -0.0, float("nan"), float("-inf"), 1e-07,
+                           1e16, [], {}, (), _Raw('{"type": "torch.Tensor","shape": [2,3],"Max": 1.0}'),
+                           _Raw('{"type": "torch.Tensor","shape": [],"md5": "0a1b2c3d"}')]
+        keys = strings + [1, 2.5, True, None, -3]
+        rng = random.Random(23)
+
+        def document(depth):
+            r = rng.random()
+            if depth > 5 or r < 0.35:
+                return rng.choice(atoms)
+            if r < 0.65:
+                return [document(depth + 1) for _ in range(rng.randint(0, 4))]
+            return {(rng.choice(keys) if rng.random() < 0.4 else "key%d" % i): document(depth + 1)
+                    for i in range(rng.randint(0, 4))}
+
+        spliced = surrogates = 0
+        for _ in range(5000):
+            value = document(0)
+            compact = compact_json(value, _jsonio._default)
+            indented = compact_json(value, _jsonio._default, True)
+            self.assertIsNotNone(indented)
+            self.assertEqual(indented, _ops.json_indent(compact), repr(value))
+            self.assertEqual(indented, _ops.json_indent(json.dumps(value, separators=(",", ": "),
+                                                                    default=_jsonio._default)), repr(value))
+            spliced += '"a": 1' in indented  # mark + '{"a": 1}' read as an object
+            surrogates += "\\\\udc80" in indented  # a lone surrogate's escape written as its text
+        self.assertGreater(spliced, 100)
+        self.assertGreater(surrogates, 100)
+        # What the one pass leaves to json.dumps, indented() still writes.
+        self.assertIsNone(compact_json({(1, 2): 3}, _jsonio._default, True))
+        nested = []
+        for _ in range(300):
+            nested = [nested]
+        self.assertIsNone(compact_json(nested, _jsonio._default, True))
+        self.assertEqual(_jsonio.indented(nested), json.dumps(nested, indent=1))
+
     def test_a_users_string_that_begins_with_the_mark_is_written_as_a_string(self):
         # Only a tensor item (an object) is raw JSON: a user's string that begins with U+0001 and
         # whose rest is not an object's text is written as json.dumps writes it, and no text

@@ -1,10 +1,10 @@
 """JSON output of the msprobe layout: exactly what ``json.dump(obj, f, indent=1)`` writes
-(msprobe's own writer). A C encoder writes the compact text (compact(); json.dumps with indent
-uses the pure-Python encoder, about 20 times slower); the adapter's C++ file writer
-(probe_runtime/torch/json_file_writer.cpp) adds the line breaks and indents and writes the file
-atomically (temporary name, then rename) on its own thread, without the GIL, so that neither a
-reader nor a crash ever sees half a file. The one difference from json.dumps: a lone surrogate
-in a string (which UTF-8 cannot carry) is written as the text of its escape, as _names does."""
+(msprobe's own writer). A C encoder writes the indented text in one pass (indented(): json.dumps
+with indent uses the pure-Python encoder, about 20 times slower); the adapter's C++ file writer
+(probe_runtime/torch/json_file_writer.cpp) writes the file atomically (temporary name, then
+rename), without the GIL, so that neither a reader nor a crash ever sees half a file. The one
+difference from json.dumps: a lone surrogate in a string (which UTF-8 cannot carry) is written
+as the text of its escape, as _names does."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import json
 
@@ -27,26 +27,37 @@ def _default(value):
     return str(value)  # anything JSON has no type for: its str(), never raised
 
 
+def _json_dumps(value):
+    return json.dumps(value, separators=(",", ": "), default=_default)
+
+
 def compact(value):
-    """The compact text the C++ side indents: json.dumps(value, separators=(",", ": "),
+    """The compact text probe::json_indent indents: json.dumps(value, separators=(",", ": "),
     default=_default), but written by _module_call.compact_json where it can, which puts a raw
-    JSON string's text in place instead of escaping it as a string (the C++ side indents both
-    forms alike; json.dumps escaped every quote of every tensor item, and the C++ side unescaped
-    them)."""
+    JSON string's text in place instead of escaping it as a string (both forms indent alike;
+    json.dumps escaped every quote of every tensor item, and the indenter unescaped them)."""
     if _compact_json is not None:
         text = _compact_json(value, _default)
         if text is not None:
             return text
-    return json.dumps(value, separators=(",", ": "), default=_default)
+    return _json_dumps(value)
 
 
-def dumps(value):
-    """``json.dumps(value, indent=1)``."""
-    return _ops.json_indent(compact(value))
+def indented(value):
+    """``json.dumps(value, indent=1)`` (see the module's note): what probe::json_indent makes of
+    compact(value), written by _module_call.compact_json in the same pass where it can."""
+    if _compact_json is not None:
+        text = _compact_json(value, _default, True)
+        if text is not None:
+            return text
+    return _ops.json_indent(_json_dumps(value))
+
+
+dumps = indented
 
 
 def queue(path, text, waited):
-    """Hands `text` (from compact()) to the C++ writer for `path`; returns the ticket to wait()
+    """Hands `text` (from indented()) to the C++ writer for `path`; returns the ticket to wait()
     for (only a `waited` file's error is kept for wait()). Raises OSError."""
     return _ops.queue_json(text, path, waited)
 
@@ -58,4 +69,4 @@ def wait(ticket, timeout=None):
 
 
 def write_json_atomic(path, value):
-    wait(queue(path, compact(value), True))
+    wait(queue(path, indented(value), True))

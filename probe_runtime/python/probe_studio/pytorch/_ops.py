@@ -88,11 +88,11 @@ def json_indent(compact):
     return _json_indent(compact)
 
 
-def queue_json(compact, path, waited):
-    """Queues json_indent(compact) to be written to `path` atomically by the C++ writer thread;
+def queue_json(text, path, waited):
+    """Queues `text` (indented JSON) to be written to `path` atomically by the C++ writer thread;
     returns the ticket for wait_json. Raises OSError when it cannot be queued."""
     _loaded()
-    data = compact.encode("ascii")  # the C encoder writes ASCII only
+    data = text.encode("ascii")  # the C encoder writes ASCII only
     ticket = _queue_json(data, len(data), os.fsencode(path), 1 if waited else 0)
     if not ticket:
         raise OSError(errno.ENOMEM, "the JSON file writer could not take %s" % path, path)

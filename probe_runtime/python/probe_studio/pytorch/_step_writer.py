@@ -3,11 +3,12 @@ stack.json and construct.json exactly as msprobe writes them, and dump_error_inf
 (FORMATS.md section 2).
 
 Two threads write, and the model's thread does no more than it must:
-  * the files are written (indented, under a temporary name, then renamed: never half-written
-    under their real name) by the adapter's C++ file writer thread, which never takes the GIL
-    (_jsonio); the model's thread only hands it the text;
-  * the text is rendered with Python's C encoder while holding the records' lock (a consistent
-    snapshot) and handed over under the same lock, so files are written in the order rendered.
+  * the files are written (under a temporary name, then renamed: never half-written under their
+    real name) by the adapter's C++ file writer thread, which never takes the GIL (_jsonio); the
+    model's thread only hands it the text;
+  * the text is rendered, indented, by our C encoder while holding the records' lock (a
+    consistent snapshot) and handed over under the same lock, so files are written in the order
+    rendered.
     stop() renders on the model's thread and returns once the files are on disk; step() only
     queues the step's records to this module's writer thread (and not even that when stop()
     wrote them already), which renders them and waits for their files.
@@ -104,7 +105,7 @@ class StepWriter:
         doc = {"task": self.config.task, "level": self.config.level, "framework": "pytorch",
                "dump_data_dir": self.tensor_dir, "data": {}}
         try:
-            self._queue_file("dump.json", self.step_dir, _jsonio.compact(doc), False)
+            self._queue_file("dump.json", self.step_dir, _jsonio.indented(doc), False)
             if self.config.extra_info:
                 self._queue_file("stack.json", self.step_dir, "{}", False)
                 self._queue_file("construct.json", self.step_dir, "{}", False)
@@ -166,7 +167,7 @@ class StepWriter:
                     return
                 doc = {"task": config.task, "level": config.level, "framework": "pytorch",
                        "dump_data_dir": tensor_dir, "data": records.data}
-                tickets.append(self._queue_file("dump.json", step_dir, _jsonio.compact(doc), True))
+                tickets.append(self._queue_file("dump.json", step_dir, _jsonio.indented(doc), True))
                 # An empty stack.json or construct.json is not written again: it holds "{}" since
                 # the step began (write_empty), and msprobe, too, writes only the non-empty ones
                 # (construct.json stays {} at level L1: one file fewer to wait for at each stop()).
@@ -174,9 +175,9 @@ class StepWriter:
                     stack = {}
                     for index, (frames, names) in enumerate(records.stack_groups.values()):
                         stack[str(index)] = [names, frames]
-                    tickets.append(self._queue_file("stack.json", step_dir, _jsonio.compact(stack), True))
+                    tickets.append(self._queue_file("stack.json", step_dir, _jsonio.indented(stack), True))
                 if config.extra_info and records.construct:
-                    tickets.append(self._queue_file("construct.json", step_dir, _jsonio.compact(records.construct),
+                    tickets.append(self._queue_file("construct.json", step_dir, _jsonio.indented(records.construct),
                                                     True))
                 records.dirty = False
                 records.unflushed = 0
