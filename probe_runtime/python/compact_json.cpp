@@ -134,9 +134,6 @@ bool appendEscaped(std::string& out, PyObject* text) {
     return unicodeEscape;
 }
 
-// The raw JSON a marked string stands for: its text after the mark when that text is printable
-// ASCII whose strings are closed and whose brackets balance (then the file writer reads it in
-// place exactly as it reads it spliced); else false.
 // Whether `text` is ASCII, the mark and then text from an opening to a closing brace: a tensor
 // item is an object, and a user's string that starts with the mark is written as a string
 // unless it looks so (then it is that object, as it was spliced before).
@@ -148,32 +145,18 @@ bool markedObject(PyObject* text) {
            data[length - 1] == '}';
 }
 
+// The raw JSON a marked string stands for: its text after the mark when that text is printable
+// ASCII whose strings are closed and whose brackets balance, as the indenter's rawJsonOf judges
+// it (then the file writer reads it in place exactly as it reads it spliced); else false.
 bool rawJson(PyObject* text, const char** begin, Py_ssize_t* size) {
     if (!markedObject(text)) return false;
     const Py_ssize_t length = PyUnicode_GET_LENGTH(text);
-    const auto* data = reinterpret_cast<const unsigned char*>(PyUnicode_1BYTE_DATA(text));
-    int depth = 0;
-    bool inString = false;
-    for (Py_ssize_t i = 1; i < length; ++i) {
-        const CharClass k = kClasses.of[data[i]];
-        if (k == kPlain) continue;
-        if (k == kOther) return false;
-        if (inString) {
-            if (k == kBackslash) {
-                if (++i >= length || kClasses.of[data[i]] == kOther) return false;
-            } else if (k == kQuote) {
-                inString = false;
-            }
-        } else if (k == kQuote) {
-            inString = true;
-        } else if (k == kOpen) {
-            ++depth;
-        } else if (k == kClose && --depth < 0) {
-            return false;
-        }
-    }
-    if (inString || depth != 0) return false;
-    *begin = reinterpret_cast<const char*>(data) + 1;
+    const char* data = reinterpret_cast<const char*>(PyUnicode_1BYTE_DATA(text));
+    const std::string_view raw(data + 1, static_cast<size_t>(length - 1));
+    for (const char c : raw)
+        if (kClasses.of[static_cast<unsigned char>(c)] == kOther) return false;
+    if (!probe::format::json_indent::balancedJson(raw)) return false;
+    *begin = raw.data();
     *size = length - 1;
     return true;
 }
