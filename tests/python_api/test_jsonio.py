@@ -16,6 +16,19 @@ class _Raw:
         return self.text
 
 
+def _random_document(rng, atoms, keys, depth, max_depth, atom_below, list_below, key_chance):
+    """A random JSON-able value: an atom (always past max_depth), a list or a dict whose keys are
+    taken from `keys` with key_chance (else "key<i>"), nested with the same rule."""
+    r = rng.random()
+    if depth > max_depth or r < atom_below:
+        return rng.choice(atoms)
+    nested = (rng, atoms, keys, depth + 1, max_depth, atom_below, list_below, key_chance)
+    if r < list_below:
+        return [_random_document(*nested) for _ in range(rng.randint(0, 4))]
+    return {(rng.choice(keys) if rng.random() < key_chance else "key%d" % i): _random_document(*nested)
+            for i in range(rng.randint(0, 4))}
+
+
 class JsonWriter(unittest.TestCase):
     def test_same_text_as_json_dump_indent_1(self):
         item = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [10, 8], "Max": 1.5, "Min": -0.25,
@@ -107,13 +120,8 @@ class JsonWriter(unittest.TestCase):
         rng = random.Random(11)
 
         def document(depth):
-            r = rng.random()
-            if depth > 4 or r < 0.4:
-                return rng.choice(atoms)
-            if r < 0.7:
-                return [document(depth + 1) for _ in range(rng.randint(0, 4))]
-            return {(rng.choice(keys) if rng.random() < 0.3 else "key%d" % i): document(depth + 1)
-                    for i in range(rng.randint(0, 4))}
+            return _random_document(rng, atoms, keys, depth, max_depth=4, atom_below=0.4, list_below=0.7,
+                                    key_chance=0.3)
 
         unescaped = 0
         for _ in range(5000):
@@ -162,13 +170,8 @@ class JsonWriter(unittest.TestCase):
         rng = random.Random(23)
 
         def document(depth):
-            r = rng.random()
-            if depth > 5 or r < 0.35:
-                return rng.choice(atoms)
-            if r < 0.65:
-                return [document(depth + 1) for _ in range(rng.randint(0, 4))]
-            return {(rng.choice(keys) if rng.random() < 0.4 else "key%d" % i): document(depth + 1)
-                    for i in range(rng.randint(0, 4))}
+            return _random_document(rng, atoms, keys, depth, max_depth=5, atom_below=0.35, list_below=0.65,
+                                    key_chance=0.4)
 
         spliced = surrogates = 0
         for _ in range(5000):
