@@ -69,9 +69,7 @@ std::string paramText(const nlohmann::ordered_json& param) {
 
 AtbDumpReader::AtbDumpReader(std::string root) : root_(std::move(root)) {}
 
-uint32_t AtbDumpReader::intern(DumpDelta& delta, std::string_view text, InternCache& cache) {
-    // (addRow looks at the cache first.)
-    if (cache.index != kNone && cache.text == text) return cache.index;
+uint32_t AtbDumpReader::internAnew(DumpDelta& delta, std::string_view text, InternCache& cache) {
     cache.text = text;
     cache.index = index_.intern(delta, text);
     return cache.index;
@@ -504,14 +502,9 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
     StatRecord record;
     record.slot = index_.slotIndex(delta, op, row.isOutput, row.index);
     record.round = static_cast<int32_t>(row.round);
-    // Neighbouring rows mostly share dtype, format and shape: no lookup (nor call) then.
-    auto interned = [&](std::string_view text, InternCache& cache) {
-        return cache.index != kNone && cache.text == text ? cache.index
-                                                          : intern(delta, text, cache);
-    };
-    record.dtype = interned(row.dtype, lastDtype_);
-    record.format = interned(row.format, lastFormat_);
-    record.shape = interned(row.shape, lastShape_);
+    record.dtype = intern(delta, row.dtype, lastDtype_);
+    record.format = intern(delta, row.format, lastFormat_);
+    record.shape = intern(delta, row.shape, lastShape_);
     record.source = file.source;
     record.lineOffset = lineOffset;
     record.hasTensorFile = !row.tensorPath.empty();
