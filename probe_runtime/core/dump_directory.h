@@ -41,16 +41,19 @@ public:
     // renamed over the name. `previousSize` receives the size of the file replaced (-1: none).
     std::optional<Refusal> writeFile(const std::string& relativePath, std::string_view head,
                                      const void* data, uint64_t size, int64_t* previousSize);
-    // A descriptor to append to the file at `relativePath`, created with `header` as its first
-    // line when missing. The caller owns the descriptor.
+    // A descriptor to append to the file at `relativePath`. When missing the file is created
+    // with `header` and `firstRows` in it (`created` says so), else the caller appends
+    // `firstRows` itself. The caller owns the descriptor.
     std::optional<Refusal> openForAppend(const std::string& relativePath, std::string_view header,
-                                         int* fd, bool* created);
+                                         std::string_view firstRows, int* fd, bool* created);
 
 private:
     // The folder `relativeDir` ("" = the root), made as needed; the descriptor stays cached.
-    std::optional<Refusal> folder(const std::string& relativeDir, int* fd);
+    // `made` (if given): the folder itself was made by this call, so is empty.
+    std::optional<Refusal> folder(const std::string& relativeDir, int* fd, bool* made);
 
     int rootFd_ = -1;
+    int pid_ = 0;  // this process's, for temporary names (getpid() is a system call)
     std::string root_;
     struct CachedFolder {
         int fd = -1;

@@ -360,7 +360,9 @@ void DumpWriter::writeTensorOrFile(WriteJob& job) {
         ++counters_.files;
 }
 
-int DumpWriter::csvDescriptor(const std::string& path) {
+int DumpWriter::csvDescriptor(const std::string& path, const std::string& firstRows,
+                              bool* rowsWritten) {
+    *rowsWritten = false;
     auto it = csvFiles_.find(path);
     if (it != csvFiles_.end()) {
         it->second.lastUse = ++useClock_;
@@ -381,10 +383,11 @@ int DumpWriter::csvDescriptor(const std::string& path) {
     int fd = -1;
     bool created = false;
     if (auto refusal = directory_.openForAppend(
-            *relative, std::string(format::kStatisticCsvHeader) + "\n", &fd, &created)) {
+            *relative, std::string(format::kStatisticCsvHeader) + "\n", firstRows, &fd, &created)) {
         refused(*refusal, "appending to");
         return -1;
     }
+    *rowsWritten = created;
     if (created) {
         std::lock_guard<std::mutex> lock(mutex_);
         ++counters_.files;
@@ -399,7 +402,8 @@ bool DumpWriter::appendRows(const std::string& path, const std::string& text, ui
         counters_.droppedJobs += rowCount;
         return false;
     }
-    int fd = csvDescriptor(path);
+    bool madeWithRows = false;
+    int fd = csvDescriptor(path, text, &madeWithRows);
     if (fd < 0) {
         std::lock_guard<std::mutex> lock(mutex_);
         counters_.droppedJobs += rowCount;
@@ -408,7 +412,7 @@ bool DumpWriter::appendRows(const std::string& path, const std::string& text, ui
     // One write() of whole lines: a reader or a crash never sees half a row (short writes on a
     // regular file happen only when the disk is full, handled below).
     const char* p = text.data();
-    size_t left = text.size();
+    size_t left = madeWithRows ? 0 : text.size();
     while (left > 0) {
         ssize_t n = ::write(fd, p, left);
         if (n < 0) {

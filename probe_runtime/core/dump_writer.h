@@ -112,7 +112,8 @@ private:
     bool checkDiskSpace(uint64_t upcomingBytes);
     void stopDumping(const std::string& reason);
     void reportError(const std::string& message);
-    int csvDescriptor(const std::string& path);
+    // `firstRows` go into the file with its header when it is made (`rowsWritten` then).
+    int csvDescriptor(const std::string& path, const std::string& firstRows, bool* rowsWritten);
     void closeCsvDescriptors();
     // Keeps the buffer of a written tensor for reuse (the caller holds mutex_).
     void keepBufferLocked(WriteJob& job);

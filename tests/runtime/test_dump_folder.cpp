@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 
@@ -117,6 +118,39 @@ TEST_F(DumpFolder, APlantedRoundFolderLinkReceivesNothing) {
     EXPECT_TRUE(saidOnce("/data/" + pidDir() + "/1 is a symbolic link"))
         << status().toJson().dump(1);
     EXPECT_GT(status().errors, 1u);  // every refused file counted, said once
+}
+
+// The writer makes a round's folder before looking into it, and takes a folder it made as
+// empty. A folder someone made before it (empty, or holding a statistic.csv of an earlier run)
+// is looked into: its statistic.csv is appended to, not replaced. Every file is whole (header
+// and rows), and no temporary file stays behind.
+TEST_F(DumpFolder, ARoundFolderMadeBeforehandIsLookedIntoAndANewOneIsMadeWhole) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    ASSERT_EQ(format::makeDirectories(roundDir(0)), 0);  // empty
+    ASSERT_EQ(format::makeDirectories(roundDir(1)), 0);
+    const std::string header = std::string(format::kStatisticCsvHeader) + "\n";
+    const std::string earlierRow = "1,1,0,Earlier,0,input,0,float,nd,2,1,1,1,1,N/A\n";
+    writeFile(roundDir(1) + "/statistic.csv", header + earlierRow);
+    for (int r = 0; r < 4; ++r) layer("Made");
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    for (int r = 0; r < 4; ++r) {
+        const std::string text = readFile(roundDir(r) + "/statistic.csv");
+        ASSERT_EQ(text.compare(0, header.size(), header), 0) << "round " << r << ": " << text;
+        const std::string rows = text.substr(header.size());
+        if (r == 1) {
+            ASSERT_EQ(rows.compare(0, earlierRow.size(), earlierRow), 0) << rows;
+            EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 2) << rows;
+        } else {
+            EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 1) << rows;
+        }
+        EXPECT_NE(rows.find(",Made,"), std::string::npos) << rows;
+    }
+    std::vector<std::string> paths;
+    listTree(root(), paths);
+    ASSERT_FALSE(paths.empty());
+    for (const auto& path : paths)
+        EXPECT_EQ(path.find(".tmp"), std::string::npos) << path << " left behind";
+    EXPECT_EQ(readRows().size(), 5u);  // the earlier row and one per round
 }
 
 TEST_F(DumpFolder, ADumpRootThatIsALinkIsRefused) {
