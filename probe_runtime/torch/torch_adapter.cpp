@@ -656,10 +656,14 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
                 tls.frames.back().metadataOnly = true;
                 wants &= ~PROBE_WANTS_DATA;
             }
-            auto params =
-                reportValues(PROBE_INPUT, fn.inputs(), facts ? &facts->arguments : nullptr, wants,
-                             facts && facts->overwritesFirst);
-            if (!params.empty()) probe_op_set_param(params.dump().c_str());
+            // Such a view's tensors matter only to a structure being captured: else nothing is
+            // reported (the selects and as_strided of a batched matmul's loop, thousands a step).
+            if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
+                auto params =
+                    reportValues(PROBE_INPUT, fn.inputs(), facts ? &facts->arguments : nullptr,
+                                 wants, facts && facts->overwritesFirst);
+                if (!params.empty()) probe_op_set_param(params.dump().c_str());
+            }
         }
         return std::make_unique<AdapterContext>();
     } catch (const std::exception& e) {
@@ -677,14 +681,16 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
         if (tls.frames.empty()) return;
         const Frame& top = tls.frames.back();
         if (top.kind != FrameKind::Passive) {
-            const int wants = probe_op_wants();
-            if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
-                const OpSchemaFacts* facts =
-                    top.kind == FrameKind::Aten ? &schemaFacts(fn) : nullptr;
-                const bool noData = top.metadataOnly || (facts && facts->outputUninitialised);
-                reportValues(PROBE_OUTPUT, outputsOf(fn), facts ? &facts->returns : nullptr,
-                             noData ? (wants & ~PROBE_WANTS_DATA) : wants);
-            }
+            // Tensors without data matter only to a structure being captured (as at the start).
+            int wants = probe_op_wants();
+            if (top.metadataOnly) wants &= ~PROBE_WANTS_DATA;
+            const OpSchemaFacts* facts =
+                (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) && top.kind == FrameKind::Aten
+                    ? &schemaFacts(fn)
+                    : nullptr;
+            if (facts && facts->outputUninitialised) wants &= ~PROBE_WANTS_DATA;
+            if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))
+                reportValues(PROBE_OUTPUT, outputsOf(fn), facts ? &facts->returns : nullptr, wants);
         }
         popFrame();
     } catch (const std::exception& e) {
