@@ -384,15 +384,17 @@ void DumpWriter::writeTensorOrFile(WriteJob& job) {
         return;
     }
     // A file written again (the model structure as it grows) is still one file, of its new size.
+    // A tensor file is counted once whatever it replaces: its previous size is not asked for.
     int64_t previousSize = -1;
-    if (auto refusal =
-            directory_.writeFile(*relative, job.head, job.data.get(), job.size, &previousSize)) {
+    const bool tensor = job.kind == WriteJob::Kind::Tensor;
+    if (auto refusal = directory_.writeFile(*relative, job.head, job.data.get(), job.size,
+                                            tensor ? nullptr : &previousSize)) {
         refused(*refusal, "writing");
         return;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     counters_.bytes += job.size + job.head.size();
-    if (previousSize >= 0 && job.kind != WriteJob::Kind::Tensor)
+    if (previousSize >= 0)
         counters_.bytes -= std::min<uint64_t>(counters_.bytes, static_cast<uint64_t>(previousSize));
     else
         ++counters_.files;
