@@ -200,13 +200,15 @@ std::optional<DumpDirectory::Refusal> DumpDirectory::writeFile(const std::string
     if (!isPlainName(name)) return Refusal{EINVAL, relativePath};
     int dirFd = -1;
     if (auto refused = folder(dir, &dirFd, nullptr)) return refused;
-    struct stat st {};
-    if (::fstatat(dirFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (S_ISDIR(st.st_mode)) return Refusal{EISDIR, relativePath};
-        if (previousSize)
-            *previousSize = S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : -1;
-    } else if (previousSize) {
+    // Only a caller that wants the size replaced pays for looking (a directory in the way is
+    // refused either way: renaming a file over it fails with EISDIR).
+    if (previousSize) {
+        struct stat st {};
         *previousSize = -1;
+        if (::fstatat(dirFd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            if (S_ISDIR(st.st_mode)) return Refusal{EISDIR, relativePath};
+            if (S_ISREG(st.st_mode)) *previousSize = static_cast<int64_t>(st.st_size);
+        }
     }
     std::string temporary;
     const int fd = createTemporary(dirFd, name, pid_, 0, &temporary);

@@ -38,7 +38,9 @@ public:
     };
 
     // Writes the file at `relativePath` whole: under a temporary name in its folder, then
-    // renamed over the name. `previousSize` receives the size of the file replaced (-1: none).
+    // renamed over the name. `previousSize` (when not null) receives the size of the file
+    // replaced (-1: none); without it the name is not looked at first (a tensor: one system
+    // call fewer).
     std::optional<Refusal> writeFile(const std::string& relativePath, std::string_view head,
                                      const void* data, uint64_t size, int64_t* previousSize);
     // A descriptor to append to the file at `relativePath`. When missing the file is created

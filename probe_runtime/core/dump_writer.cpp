@@ -2,6 +2,7 @@
 #include "dump_writer.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +33,35 @@ constexpr uint64_t kMinPooledBuffer = 1u << 20;
 constexpr size_t kMaxPooledBuffers = 8;
 constexpr uint64_t kMaxPooledBytes = 128ull << 20;
 constexpr int64_t kDiskCheckEveryMs = 1000;
+// Tensor buffers at least this big are mapped in huge pages of this size.
+constexpr uint64_t kHugePage = 2u << 20;
+
+// The memory a tensor buffer of `size` bytes takes (and is charged against the cap).
+uint64_t bufferFootprint(uint64_t size) {
+    return size < kHugePage ? size : (size + kHugePage - 1) / kHugePage * kHugePage;
+}
+
+// A fresh buffer for `size` bytes: in huge pages (aligned to one, whole ones) from 2 MiB on,
+// else (or when the mapping fails) from new[].
+TensorBuffer newTensorBuffer(uint64_t size) {
+    if (size >= kHugePage) {
+        const uint64_t bytes = bufferFootprint(size);
+        // One huge page more than needed, then the unaligned ends given back.
+        void* area = ::mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (area != MAP_FAILED) {
+            const auto start = reinterpret_cast<uintptr_t>(area);
+            const uintptr_t aligned = (start + kHugePage - 1) & ~(uintptr_t{kHugePage} - 1);
+            if (aligned > start) ::munmap(area, aligned - start);
+            if (aligned + bytes < start + bytes + kHugePage)
+                ::munmap(reinterpret_cast<void*>(aligned + bytes), start + kHugePage - aligned);
+            auto* p = reinterpret_cast<uint8_t*>(aligned);
+            ::madvise(p, bytes, MADV_HUGEPAGE);  // without THP: ordinary pages, as before
+            return TensorBuffer(p, TensorBufferRelease(bytes));
+        }
+    }
+    return TensorBuffer(new uint8_t[size]);
+}
 
 int64_t nowMs() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -44,6 +74,13 @@ std::string megabytes(int64_t bytes) {
 }
 
 }  // namespace
+
+void TensorBufferRelease::operator()(uint8_t* p) const {
+    if (mappedBytes)
+        ::munmap(p, mappedBytes);
+    else
+        delete[] p;
+}
 
 DumpWriter::DumpWriter(WriterOptions options, std::function<void(const std::string&)> onError)
     : options_(std::move(options)), onError_(std::move(onError)) {}
@@ -80,9 +117,10 @@ int DumpWriter::start() {
     return 0;
 }
 
-std::unique_ptr<uint8_t[]> DumpWriter::takeBuffer(uint64_t size, uint64_t* charged) {
+TensorBuffer DumpWriter::takeBuffer(uint64_t size, uint64_t* charged) {
     *charged = 0;
-    std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> dropped;
+    const uint64_t footprint = bufferFootprint(size);
+    std::vector<std::pair<uint64_t, TensorBuffer>> dropped;
     {
         std::unique_lock<std::mutex> lock(mutex_);
         while (running_ && !stopRequested_ && !diskStopped()) {
@@ -90,15 +128,15 @@ std::unique_ptr<uint8_t[]> DumpWriter::takeBuffer(uint64_t size, uint64_t* charg
                 if (it->first != size) continue;
                 auto buffer = std::move(it->second);
                 pool_.erase(it);
-                pooledBytes_ -= size;
-                queuedBytes_ += size;  // the same memory, now the caller's
-                *charged = size;
+                pooledBytes_ -= footprint;
+                queuedBytes_ += footprint;  // the same memory, now the caller's
+                *charged = footprint;
                 return buffer;
             }
             if (queuedBytes_ + pooledBytes_ == 0 ||
-                queuedBytes_ + pooledBytes_ + size <= options_.memoryCapBytes) {
-                queuedBytes_ += size;
-                *charged = size;
+                queuedBytes_ + pooledBytes_ + footprint <= options_.memoryCapBytes) {
+                queuedBytes_ += footprint;
+                *charged = footprint;
                 break;
             }
             if (!pool_.empty()) {  // buffers of other sizes: room for this one instead
@@ -111,11 +149,11 @@ std::unique_ptr<uint8_t[]> DumpWriter::takeBuffer(uint64_t size, uint64_t* charg
         }
     }
     dropped.clear();  // freed outside the lock
-    return std::unique_ptr<uint8_t[]>(new uint8_t[size]);
+    return newTensorBuffer(size);
 }
 
 bool DumpWriter::enqueue(WriteJob job) {
-    std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> dropped;  // freed after the lock
+    std::vector<std::pair<uint64_t, TensorBuffer>> dropped;  // freed after the lock
     std::unique_lock<std::mutex> lock(mutex_);
     if (!running_ || stopRequested_ || (diskStopped() && job.kind != WriteJob::Kind::LatestFile)) {
         ++counters_.droppedJobs;
@@ -154,14 +192,14 @@ bool DumpWriter::enqueue(WriteJob job) {
 }
 
 void DumpWriter::keepBufferLocked(WriteJob& job) {
+    const uint64_t bytes = bufferFootprint(job.size);
     if (job.kind != WriteJob::Kind::Tensor || !job.data || job.size < kMinPooledBuffer ||
         stopRequested_ || pool_.size() >= kMaxPooledBuffers ||
-        pooledBytes_ + job.size > kMaxPooledBytes ||
-        pooledBytes_ + job.size > options_.memoryCapBytes / 4)
+        pooledBytes_ + bytes > kMaxPooledBytes ||
+        pooledBytes_ + bytes > options_.memoryCapBytes / 4)
         return;
     // The buffer's bytes stay counted: they move from the queue to the pool.
-    const uint64_t bytes = std::min(job.size, job.charged);
-    if (bytes != job.size) return;
+    if (job.charged < bytes) return;
     pool_.emplace_back(job.size, std::move(job.data));
     queuedBytes_ -= bytes;
     pooledBytes_ += bytes;
@@ -190,7 +228,7 @@ void DumpWriter::stop() {
         spaceAvailable_.notify_all();
     }
     if (thread_.joinable()) thread_.join();
-    std::vector<std::pair<uint64_t, std::unique_ptr<uint8_t[]>>> pooled;
+    std::vector<std::pair<uint64_t, TensorBuffer>> pooled;
     std::lock_guard<std::mutex> lock(mutex_);
     running_ = false;
     pooled.swap(pool_);  // freed when this returns, after the lock
@@ -346,15 +384,17 @@ void DumpWriter::writeTensorOrFile(WriteJob& job) {
         return;
     }
     // A file written again (the model structure as it grows) is still one file, of its new size.
+    // A tensor file is counted once whatever it replaces: its previous size is not asked for.
     int64_t previousSize = -1;
-    if (auto refusal =
-            directory_.writeFile(*relative, job.head, job.data.get(), job.size, &previousSize)) {
+    const bool tensor = job.kind == WriteJob::Kind::Tensor;
+    if (auto refusal = directory_.writeFile(*relative, job.head, job.data.get(), job.size,
+                                            tensor ? nullptr : &previousSize)) {
         refused(*refusal, "writing");
         return;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     counters_.bytes += job.size + job.head.size();
-    if (previousSize >= 0 && job.kind != WriteJob::Kind::Tensor)
+    if (previousSize >= 0)
         counters_.bytes -= std::min<uint64_t>(counters_.bytes, static_cast<uint64_t>(previousSize));
     else
         ++counters_.files;

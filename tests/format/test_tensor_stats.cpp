@@ -263,56 +263,113 @@ float bf16ByDefinition(uint16_t bits) {
     return f;
 }
 
-}  // namespace
+// Every fp16/bf16 kernel this CPU has, each checked field by field against the lane order.
+std::vector<HalfStatsKernel> availableHalfKernels() {
+    std::vector<HalfStatsKernel> kernels;
+    for (const auto k : {HalfStatsKernel::Avx512, HalfStatsKernel::Avx2, HalfStatsKernel::Portable})
+        if (halfStatsKernelAvailable(k)) kernels.push_back(k);
+    return kernels;
+}
 
-TEST(TensorStats, HalfAndBf16StatisticsAreBitIdenticalToTheLaneOrder) {
-    // Subnormals, zeros of both signs, the largest finite values and infinities mixed into random
-    // data; sizes around the lane width and the block size.
+const char* kernelName(HalfStatsKernel k) {
+    return k == HalfStatsKernel::Avx512 ? "avx512"
+           : k == HalfStatsKernel::Avx2 ? "avx2"
+                                        : "portable";
+}
+
+// Random data with what makes orders differ: subnormals, zeros of both signs, the largest finite
+// values, and (by variant) +inf, -inf and both, NaN; either random bit patterns or a normal
+// distribution (sums that round at every step). Sizes around the lane width and the block size.
+std::vector<uint16_t> randomHalfData(bool bf16, uint64_t count, int variant, bool normal,
+                                     std::mt19937& rng) {
     const std::vector<uint16_t> halfSpecials = {0x0001, 0x03ff, 0x8001, 0x83ff, 0x0000,
                                                 0x8000, 0x7bff, 0xfbff, 0x0400};
     const std::vector<uint16_t> bf16Specials = {0x0001, 0x007f, 0x8001, 0x807f, 0x0000,
                                                 0x8000, 0x7f7f, 0xff7f, 0x0080};
+    const auto& specials = bf16 ? bf16Specials : halfSpecials;
+    std::normal_distribution<float> gauss(0.25f, 2.0f);
+    std::vector<uint16_t> data(count);
+    for (uint64_t i = 0; i < count; ++i) {
+        uint16_t v;
+        if (rng() % 5 == 0) {
+            v = specials[rng() % specials.size()];
+        } else if (normal) {
+            const float f = gauss(rng);
+            uint32_t w;
+            std::memcpy(&w, &f, 4);
+            // bf16: the top half; fp16: the nearest below in magnitude, by its definition.
+            v = bf16 ? static_cast<uint16_t>(w >> 16)
+                     : static_cast<uint16_t>(
+                           ((w >> 16) & 0x8000u) |
+                           std::min<uint32_t>(
+                               0x7bffu, (w & 0x7fffffffu) < 0x38800000u
+                                            ? 0u
+                                            : (((w & 0x7fffffffu) >> 13) - ((127u - 15u) << 10))));
+        } else if (bf16) {
+            do v = static_cast<uint16_t>(rng());
+            while (((v >> 7) & 0xff) == 0xff);
+        } else {
+            do v = static_cast<uint16_t>(rng());
+            while (((v >> 10) & 0x1f) == 0x1f);
+        }
+        data[i] = v;
+    }
+    if (variant == 1 || variant == 2) data[rng() % count] = bf16 ? 0x7f80 : 0x7c00;
+    if (variant == 2) data[rng() % count] = bf16 ? 0xff80 : 0xfc00;
+    if (variant == 3)
+        for (int k = 0; k < 3; ++k) data[rng() % count] = bf16 ? 0xffc1 : 0x7e01;
+    return data;
+}
+
+}  // namespace
+
+TEST(TensorStats, HalfAndBf16StatisticsAreBitIdenticalToTheLaneOrder) {
     std::mt19937 rng(11);
+    std::vector<uint64_t> counts = {1,   15,   16,   17,   31,   32,    33,
+                                    100, 4095, 4096, 4097, 4111, 10003, 40000};
+    for (int k = 0; k < 40; ++k) counts.push_back(1 + rng() % 20000);
+    const auto kernels = availableHalfKernels();
     for (const bool bf16 : {false, true}) {
-        for (uint64_t count : {1u, 15u, 16u, 17u, 100u, 4096u, 4097u, 4111u, 10003u, 40000u}) {
-            for (int variant = 0; variant < 3;
-                 ++variant) {  // finite, with +inf, with -inf and +inf
-                std::vector<uint16_t> data(count);
-                const auto& specials = bf16 ? bf16Specials : halfSpecials;
-                for (uint64_t i = 0; i < count; ++i) {
-                    uint16_t v;
-                    if (rng() % 5 == 0)
-                        v = specials[rng() % specials.size()];
-                    else if (bf16)
-                        do v = static_cast<uint16_t>(rng());
-                        while (((v >> 7) & 0xff) == 0xff);
-                    else
-                        do v = static_cast<uint16_t>(rng());
-                        while (((v >> 10) & 0x1f) == 0x1f);
-                    data[i] = v;
+        for (const uint64_t count : counts) {
+            // finite, with +inf, with -inf and +inf, with NaN
+            for (int variant = 0; variant < 4; ++variant) {
+                for (const bool normal : {false, true}) {
+                    const auto data = randomHalfData(bf16, count, variant, normal, rng);
+                    std::vector<float> widened(count);
+                    for (uint64_t i = 0; i < count; ++i)
+                        widened[i] = bf16 ? bf16ByDefinition(data[i])
+                                          : static_cast<float>(halfByDefinition(data[i]));
+                    const LaneReference r = laneReference(widened);
+                    const auto nans = static_cast<uint64_t>(std::count_if(
+                        widened.begin(), widened.end(), [](float x) { return std::isnan(x); }));
+                    const bool posInf = std::count(widened.begin(), widened.end(), INFINITY) > 0;
+                    const bool negInf = std::count(widened.begin(), widened.end(), -INFINITY) > 0;
+                    for (const auto kernel : kernels) {
+                        const TensorStats s = computeHalfStats(
+                            kernel, bf16 ? DType::BF16 : DType::Float16, data.data(), count);
+                        SCOPED_TRACE(std::string(bf16 ? "bf16" : "fp16") + " count " +
+                                     std::to_string(count) + " variant " + std::to_string(variant) +
+                                     (normal ? " normal " : " bits ") + kernelName(kernel));
+                        ASSERT_TRUE(s.valid);
+                        ASSERT_EQ(s.count, count);
+                        ASSERT_EQ(s.nanCount, nans);
+                        if (nans) {
+                            ASSERT_TRUE(r.nan);
+                            ASSERT_TRUE(std::isnan(s.max) && std::isnan(s.min) &&
+                                        std::isnan(s.mean) && std::isnan(s.norm));
+                            ASSERT_FALSE(s.hasPosInf || s.hasNegInf);
+                            continue;
+                        }
+                        // +inf and -inf together make the sum NaN, hence the mean (its bits
+                        // are the machine's default NaN either way).
+                        ASSERT_TRUE(sameBits(s.max, r.max)) << s.max << " vs " << r.max;
+                        ASSERT_TRUE(sameBits(s.min, r.min)) << s.min << " vs " << r.min;
+                        ASSERT_TRUE(sameBits(s.mean, r.sum / static_cast<double>(count))) << s.mean;
+                        ASSERT_TRUE(sameBits(s.norm, std::sqrt(r.sumSq))) << s.norm;
+                        ASSERT_EQ(s.hasPosInf, posInf);
+                        ASSERT_EQ(s.hasNegInf, negInf);
+                    }
                 }
-                if (variant >= 1) data[rng() % count] = bf16 ? 0x7f80 : 0x7c00;
-                if (variant == 2) data[rng() % count] = bf16 ? 0xff80 : 0xfc00;
-                std::vector<float> widened(count);
-                for (uint64_t i = 0; i < count; ++i)
-                    widened[i] = bf16 ? bf16ByDefinition(data[i])
-                                      : static_cast<float>(halfByDefinition(data[i]));
-                const LaneReference r = laneReference(widened);
-                const TensorStats s =
-                    computeTensorStats(bf16 ? DType::BF16 : DType::Float16, data.data(), count);
-                SCOPED_TRACE(std::string(bf16 ? "bf16" : "fp16") + " count " +
-                             std::to_string(count) + " variant " + std::to_string(variant));
-                ASSERT_EQ(s.count, count);
-                if (r.nan || std::isnan(r.sum)) {  // +inf and -inf together: the mean is NaN
-                    EXPECT_TRUE(std::isnan(s.mean));
-                    continue;
-                }
-                EXPECT_TRUE(sameBits(s.max, r.max)) << s.max << " vs " << r.max;
-                EXPECT_TRUE(sameBits(s.min, r.min)) << s.min << " vs " << r.min;
-                EXPECT_TRUE(sameBits(s.mean, r.sum / static_cast<double>(count))) << s.mean;
-                EXPECT_TRUE(sameBits(s.norm, std::sqrt(r.sumSq))) << s.norm;
-                EXPECT_EQ(s.hasPosInf, std::count(widened.begin(), widened.end(), INFINITY) > 0);
-                EXPECT_EQ(s.hasNegInf, std::count(widened.begin(), widened.end(), -INFINITY) > 0);
             }
         }
     }

@@ -135,6 +135,55 @@ TEST(DumpWriter, TakenBuffersStayWithinTheCapAndAreReused) {
     }
 }
 
+// A buffer of 2 MiB or more is mapped in whole huge pages and charged for all of them: a size
+// that is not a multiple is rounded up against the cap, the file still holds exactly its bytes,
+// and a written buffer of the same size comes back for the next tensor. new[] buffers (the
+// overflow watch's) go through the same jobs and are released as they were made.
+TEST(DumpWriter, LargeBuffersAreWholeHugePagesChargedAsSuch) {
+    TempDir dir;
+    constexpr uint64_t kHuge = 2u << 20, kCap = 64u << 20, kJob = 5 * kHuge + 123;
+    DumpWriter writer({dir.path(), kCap, 0}, nullptr);
+    writer.start();
+    QueuedPeak queued(writer);
+    const uint8_t* first = nullptr;
+    bool reused = false;
+    for (int i = 0; i < 12; ++i) {
+        WriteJob job;
+        job.kind = WriteJob::Kind::Tensor;
+        job.path = dir / ("t/" + std::to_string(i) + ".bin");
+        job.head = "head" + std::to_string(i) + "\n";
+        if (i % 4 == 3) {
+            job.data.reset(new uint8_t[kJob]);  // as the overflow watch hands over its copies
+        } else {
+            job.data = writer.takeBuffer(kJob, &job.charged);
+            ASSERT_EQ(job.charged, 6 * kHuge);
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(job.data.get()) % kHuge, 0u);
+            if (!first) first = job.data.get();
+            reused = reused || (i > 0 && job.data.get() == first);
+        }
+        std::memset(job.data.get(), i, kJob);
+        job.data[kJob - 1] = static_cast<uint8_t>(0xa0 + i);
+        job.size = kJob;
+        ASSERT_TRUE(writer.enqueue(std::move(job)));
+        if (i % 2 == 1) writer.drain();  // written, so its buffer can be taken again
+    }
+    writer.stop();
+    EXPECT_TRUE(reused);
+    EXPECT_LE(queued.stop(), kCap);
+    EXPECT_EQ(writer.queuedBytes(), 0u);
+    EXPECT_EQ(writer.counters().files, 12u);
+    for (int i = 0; i < 12; ++i) {
+        const std::string content =
+            probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin"));
+        const std::string head = "head" + std::to_string(i) + "\n";
+        ASSERT_EQ(content.size(), head.size() + kJob);
+        EXPECT_EQ(content.substr(0, head.size()), head);
+        EXPECT_EQ(static_cast<uint8_t>(content[head.size()]), i);
+        EXPECT_EQ(static_cast<uint8_t>(content[head.size() + kJob - 2]), i);
+        EXPECT_EQ(static_cast<uint8_t>(content.back()), 0xa0 + i);
+    }
+}
+
 TEST(DumpWriter, LatestFileWritesOnlyTheNewestContent) {
     TempDir dir;
     DumpWriter writer({dir.path(), 1 << 20, 0}, nullptr);

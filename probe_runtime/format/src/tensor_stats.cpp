@@ -177,6 +177,40 @@ void bf16Block(const uint16_t* __restrict p, uint64_t n, float* __restrict out) 
     }
 }
 
+// The end of a block after a vector loop over its first i elements: the vectors as stored
+// (element j of vector h at 8 * h + j) put back in lane order by laneOf, the remaining
+// elements added to lane 0, then the lanes added in order, as accumulateLanes does.
+template <bool kBf16, int (*laneOf)(int, int)>
+void finishHalfLanes(const uint16_t* p, uint64_t i, uint64_t n, const double* vecSum,
+                     const double* vecSumSq, const float* vecMax, const float* vecMin,
+                     FloatAccumulator& acc) {
+    double laneSum[kLanes], laneSumSq[kLanes];
+    float laneMax[kLanes], laneMin[kLanes];
+    for (int h = 0; h < 2; ++h) {
+        for (int j = 0; j < 8; ++j) {
+            const int lane = laneOf(h, j);
+            laneSum[lane] = vecSum[8 * h + j];
+            laneSumSq[lane] = vecSumSq[8 * h + j];
+            laneMax[lane] = vecMax[8 * h + j];
+            laneMin[lane] = vecMin[8 * h + j];
+        }
+    }
+    for (; i < n; ++i) {
+        const float x = kBf16 ? bf16ToFloat(p[i]) : halfToFloat(p[i]);
+        laneMax[0] = x > laneMax[0] ? x : laneMax[0];
+        laneMin[0] = x < laneMin[0] ? x : laneMin[0];
+        const double d = x;
+        laneSum[0] += d;
+        laneSumSq[0] += d * d;
+    }
+    for (int l = 0; l < kLanes; ++l) {
+        acc.sum += laneSum[l];
+        acc.sumSq += laneSumSq[l];
+        acc.max = laneMax[l] > acc.max ? laneMax[l] : acc.max;
+        acc.min = laneMin[l] < acc.min ? laneMin[l] : acc.min;
+    }
+}
+
 // With AVX2 (and F16C for fp16) the widening is fused into the accumulation: no round trip
 // through a block of floats. The sums are those of accumulateLanes on the widened block, to the
 // bit: lane l takes elements l, l+16, ... of the block, the remainder goes to lane 0, and the
@@ -232,32 +266,80 @@ __attribute__((target("avx2,f16c,fma"))) void halfBlockFused(const uint16_t* p, 
         _mm256_store_ps(vecMax + 8 * h, mx[h]);
         _mm256_store_ps(vecMin + 8 * h, mn[h]);
     }
-    double laneSum[kLanes], laneSumSq[kLanes];
-    float laneMax[kLanes], laneMin[kLanes];
-    for (int h = 0; h < 2; ++h) {
-        for (int j = 0; j < 8; ++j) {
-            const int lane = laneOf<kBf16>(h, j);
-            laneSum[lane] = vecSum[8 * h + j];
-            laneSumSq[lane] = vecSumSq[8 * h + j];
-            laneMax[lane] = vecMax[8 * h + j];
-            laneMin[lane] = vecMin[8 * h + j];
+    finishHalfLanes<kBf16, laneOf<kBf16>>(p, i, n, vecSum, vecSumSq, vecMax, vecMin, acc);
+}
+
+// With AVX-512 the same lanes, eight doubles to a vector: sixteen elements widen to two vectors
+// of eight floats y[0], y[1], each to one vector of doubles. fp16: one conversion to sixteen
+// floats, elements 0-15 in order (their max and min taken there), y[0] the low half, y[1] the
+// high. bf16: the sixteen elements as eight 32-bit words, the low halves shifted up (elements
+// 0, 2, ..., 14) and the high halves masked (1, 3, ..., 15): no shuffle.
+template <bool kBf16>
+constexpr int laneOf512(int h, int j) {  // element j of y[h]
+    return kBf16 ? 2 * j + h : 8 * h + j;
+}
+
+// GCC 12's own AVX-512 intrinsics trip -Wmaybe-uninitialized (their undefined pass-through
+// operand, `__m512 __Y = __Y`).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+template <bool kBf16>
+__attribute__((target("avx512f,avx2,f16c,fma"))) void halfBlockFused512(const uint16_t* p,
+                                                                        uint64_t n,
+                                                                        FloatAccumulator& acc) {
+    const __m512d zero = _mm512_setzero_pd();
+    __m512d sum[2] = {zero, zero}, sumSq[2] = {zero, zero};
+    // fp16: lanes 0-15 in one vector; bf16: y[h]'s lanes in mx[h].
+    __m512 mx16 = _mm512_set1_ps(acc.max), mn16 = _mm512_set1_ps(acc.min);
+    __m256 mx[2] = {_mm256_set1_ps(acc.max), _mm256_set1_ps(acc.max)};
+    __m256 mn[2] = {_mm256_set1_ps(acc.min), _mm256_set1_ps(acc.min)};
+    const __m256i highHalves = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
+    uint64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+        __m256 y[2];
+        if constexpr (kBf16) {
+            y[0] = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+            y[1] = _mm256_castsi256_ps(_mm256_and_si256(w, highHalves));
+            for (int h = 0; h < 2; ++h) {
+                mx[h] = _mm256_max_ps(y[h], mx[h]);
+                mn[h] = _mm256_min_ps(y[h], mn[h]);
+            }
+        } else {
+            const __m512 x = _mm512_cvtph_ps(w);
+            mx16 = _mm512_max_ps(x, mx16);
+            mn16 = _mm512_min_ps(x, mn16);
+            y[0] = _mm512_castps512_ps256(x);
+            y[1] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1));
+        }
+        for (int h = 0; h < 2; ++h) {
+            const __m512d d = _mm512_cvtps_pd(y[h]);
+            sum[h] = _mm512_add_pd(sum[h], d);
+            sumSq[h] = _mm512_fmadd_pd(d, d, sumSq[h]);
         }
     }
-    for (; i < n; ++i) {
-        const float x = kBf16 ? bf16ToFloat(p[i]) : halfToFloat(p[i]);
-        laneMax[0] = x > laneMax[0] ? x : laneMax[0];
-        laneMin[0] = x < laneMin[0] ? x : laneMin[0];
-        const double d = x;
-        laneSum[0] += d;
-        laneSumSq[0] += d * d;
+    alignas(64) double vecSum[16], vecSumSq[16];
+    alignas(64) float vecMax[16], vecMin[16];
+    for (int h = 0; h < 2; ++h) {
+        _mm512_store_pd(vecSum + 8 * h, sum[h]);
+        _mm512_store_pd(vecSumSq + 8 * h, sumSq[h]);
     }
-    for (int l = 0; l < kLanes; ++l) {
-        acc.sum += laneSum[l];
-        acc.sumSq += laneSumSq[l];
-        acc.max = laneMax[l] > acc.max ? laneMax[l] : acc.max;
-        acc.min = laneMin[l] < acc.min ? laneMin[l] : acc.min;
+    if constexpr (kBf16) {
+        for (int h = 0; h < 2; ++h) {
+            _mm256_store_ps(vecMax + 8 * h, mx[h]);
+            _mm256_store_ps(vecMin + 8 * h, mn[h]);
+        }
+    } else {
+        _mm512_store_ps(vecMax, mx16);
+        _mm512_store_ps(vecMin, mn16);
     }
+    finishHalfLanes<kBf16, laneOf512<kBf16>>(p, i, n, vecSum, vecSumSq, vecMax, vecMin, acc);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 // Portable: the block widened, then the float kernel.
 template <typename Widen>
@@ -374,7 +456,51 @@ bool cpuHasAvx2F16cFma() {
     }();
     return has;
 }
+
+HalfStatsKernel bestHalfStatsKernel() {
+    static const HalfStatsKernel best =
+        halfStatsKernelAvailable(HalfStatsKernel::Avx512) ? HalfStatsKernel::Avx512
+        : halfStatsKernelAvailable(HalfStatsKernel::Avx2) ? HalfStatsKernel::Avx2
+                                                          : HalfStatsKernel::Portable;
+    return best;
+}
 }  // namespace
+
+bool halfStatsKernelAvailable(HalfStatsKernel kernel) {
+    switch (kernel) {
+        case HalfStatsKernel::Avx512:
+            return cpuHasAvx2F16cFma() && __builtin_cpu_supports("avx512f");
+        case HalfStatsKernel::Avx2:
+            return cpuHasAvx2F16cFma();
+        case HalfStatsKernel::Portable:
+            return true;
+    }
+    return false;
+}
+
+TensorStats computeHalfStats(HalfStatsKernel kernel, DType dtype, const void* data,
+                             uint64_t count) {
+    const auto* p = static_cast<const uint16_t*>(data);
+    const bool bf16 = dtype == DType::BF16;
+    const auto widen = bf16 ? bf16Block : halfBlockTable;
+    if (kernel != HalfStatsKernel::Portable) {
+        const auto fused = kernel == HalfStatsKernel::Avx512
+                               ? (bf16 ? halfBlockFused512<true> : halfBlockFused512<false>)
+                               : (bf16 ? halfBlockFused<true> : halfBlockFused<false>);
+        return statsOfWidened(
+            p, count,
+            [fused](const uint16_t* q, uint64_t n, float*, FloatAccumulator& part) {
+                fused(q, n, part);
+            },
+            widen);
+    }
+    return statsOfWidened(
+        p, count,
+        [widen](const uint16_t* q, uint64_t n, float* block, FloatAccumulator& part) {
+            accumulateWidenedBlock(q, n, block, part, widen);
+        },
+        widen);
+}
 
 TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count) {
     if (count == 0 || data == nullptr) {
@@ -388,26 +514,8 @@ TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count) {
         case DType::Double:
             return statsOfDoubles(static_cast<const double*>(data), count);
         case DType::Float16:
-        case DType::BF16: {
-            const auto* p = static_cast<const uint16_t*>(data);
-            const bool bf16 = dtype == DType::BF16;
-            const auto widen = bf16 ? bf16Block : halfBlockTable;
-            if (cpuHasAvx2F16cFma()) {
-                const auto fused = bf16 ? halfBlockFused<true> : halfBlockFused<false>;
-                return statsOfWidened(
-                    p, count,
-                    [fused](const uint16_t* q, uint64_t n, float*, FloatAccumulator& part) {
-                        fused(q, n, part);
-                    },
-                    widen);
-            }
-            return statsOfWidened(
-                p, count,
-                [widen](const uint16_t* q, uint64_t n, float* block, FloatAccumulator& part) {
-                    accumulateWidenedBlock(q, n, block, part, widen);
-                },
-                widen);
-        }
+        case DType::BF16:
+            return computeHalfStats(bestHalfStatsKernel(), dtype, data, count);
         case DType::Int8:
             return accumulateInt<int8_t>(data, count);
         case DType::UInt8:
