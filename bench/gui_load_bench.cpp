@@ -289,7 +289,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "the compared ops table has no CompareOpsModel\n");
         return 1;
     }
-    auto tableFilled = [&] { return QTest::qWaitFor([&] { return !comparedModel->filling(); }); };
+    auto tableFilled = [&] {
+        return QTest::qWaitFor([&] { return !comparedModel->filling(); }, 600000);
+    };
     QElapsedTimer c;
     c.start();
     stalls.reset();

@@ -8,9 +8,9 @@
 // when that is done (sortApplied); until then it keeps the order it had. A big result's rows
 // are added a slice at a time, one slice per turn of the event loop (rowSlice()): a view makes
 // an item per row (a header section) as it is told of rows, which for 500,000 rows at once
-// held the GUI thread 20 ms and more. Nothing is allocated per row on the GUI thread: the rows
-// of every compared op in execution order are no list at all, the diverging ones are listed by
-// the comparison's worker, a sorted order by the sort's. No widgets.
+// held the GUI thread 20 ms and more. A big table's rows are never listed on the GUI thread:
+// every compared op in execution order is no list at all (row i is op i), the diverging ones
+// are listed by the comparison's worker, a sorted order by the sort's. No widgets.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
