@@ -10,6 +10,9 @@
 //   probe_bench_gui_load [--dump DIR] [--ops N] [--rows N] [--keep] [--sort-inline]
 //   (--sort-inline: the compared ops table sorts on the GUI thread whatever its size, as it did
 //   before sorting moved to a worker thread: for a before/after of that)
+//   With STALL_TRACE set in the environment, the longest stalls while comparing and sorting are
+//   printed as CLOCK_MONOTONIC seconds ("STALL what start end"): what the GUI thread did then is
+//   `perf record -k CLOCK_MONOTONIC ...` then `perf report --tid PID --time start,end`.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <malloc.h>
 #include <time.h>
@@ -77,6 +80,12 @@ double threadCpuMs() {
     return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
+double monotonicMs() {
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
 // Measures the longest gap between ticks of a 5 ms timer: how long the GUI thread was busy, and
 // how much of that gap it ran (on a loaded machine a gap may be the scheduler's, not our work).
 class StallMeter : public QObject {
@@ -88,6 +97,7 @@ public:
             if (gap > longest_) {
                 longest_ = gap;
                 longestCpu_ = cpu - lastCpu_;
+                longestEnd_ = monotonicMs();
             }
             lastCpu_ = cpu;
             if (gap > 100) ++over100_;
@@ -105,13 +115,14 @@ public:
     }
     qint64 longest() const { return longest_; }
     double longestCpu() const { return longestCpu_; }  // GUI thread CPU during the longest gap
+    double longestEnd() const { return longestEnd_; }  // CLOCK_MONOTONIC ms at its end
     int over100() const { return over100_; }
 
 private:
     QTimer timer_;
     QElapsedTimer clock_;
     qint64 longest_ = 0;
-    double longestCpu_ = 0, lastCpu_ = 0;
+    double longestCpu_ = 0, lastCpu_ = 0, longestEnd_ = 0;
     int over100_ = 0;
 };
 
@@ -270,17 +281,31 @@ int main(int argc, char** argv) {
     // (what the GUI thread does to start one: snapshots of both indexes).
     auto* comparison = context.comparison();
     QSignalSpy compared(comparison, &probe::data::RunComparison::finished);
+    // The table of compared ops (one row per compared op execution): a big result's rows are
+    // added a slice at a time after it arrives; the stalls count until every row is in.
+    QTableView* comparedOps = window.comparePanel()->table();
+    auto* comparedModel = qobject_cast<probe::data::CompareOpsModel*>(comparedOps->model());
+    if (!comparedModel) {
+        std::fprintf(stderr, "the compared ops table has no CompareOpsModel\n");
+        return 1;
+    }
+    auto tableFilled = [&] {
+        return QTest::qWaitFor([&] { return !comparedModel->filling(); }, 600000);
+    };
     QElapsedTimer c;
     c.start();
     stalls.reset();
     context.openReference(QString::fromStdString(dump));
-    if (!QTest::qWaitFor([&] { return compared.count() > 0; }, 600000)) {
+    if (!QTest::qWaitFor([&] { return compared.count() > 0; }, 600000) || !tableFilled()) {
         std::fprintf(stderr, "the comparison did not finish in 10 minutes\n");
         return 1;
     }
     const double compareMs = ms(c);
     const qint64 compareStall = stalls.longest();
     const double compareStallCpu = stalls.longestCpu();
+    if (std::getenv("STALL_TRACE"))
+        std::printf("STALL compare %.3f %.3f\n", (stalls.longestEnd() - compareStall) / 1e3,
+                    stalls.longestEnd() / 1e3);
     std::printf(
         "comparison against the same dump: ready in %.0f ms (%s); longest GUI stall %lld "
         "ms, the GUI thread ran %.0f ms of it; resident %ld MiB (peak %ld), heap in use %.0f MiB\n",
@@ -296,21 +321,14 @@ int main(int argc, char** argv) {
     std::printf("  %-58s %7.1f ms (the call alone %.2f ms)\n", "start the comparison again",
                 restartMs, startCallMs);
     stalls.reset();
-    if (!QTest::qWaitFor([&] { return compared.count() > 1; }, 600000)) return 1;
+    if (!QTest::qWaitFor([&] { return compared.count() > 1; }, 600000) || !tableFilled()) return 1;
     const qint64 restartStall = stalls.longest();
     std::printf(
         "  longest GUI stall while comparing again: %lld ms, the GUI thread ran %.0f ms of "
         "it; resident %ld MiB (peak %ld)\n",
         static_cast<long long>(restartStall), stalls.longestCpu(), residentMiB(), peakMiB());
-    // The table of compared ops (one row per compared op execution), sorted by a header click:
-    // a big table sorts off the GUI thread; timed until the rows take the order (sortApplied),
-    // with the longest GUI stall meanwhile.
-    QTableView* comparedOps = window.comparePanel()->table();
-    auto* comparedModel = qobject_cast<probe::data::CompareOpsModel*>(comparedOps->model());
-    if (!comparedModel) {
-        std::fprintf(stderr, "the compared ops table has no CompareOpsModel\n");
-        return 1;
-    }
+    // The table of compared ops sorted by a header click: a big table sorts off the GUI thread;
+    // timed until the rows take the order (sortApplied), with the longest GUI stall meanwhile.
     if (sortInline) comparedModel->setInlineSortRows(SIZE_MAX);
     qint64 sortStall = 0;
     double sortMs = 0;
@@ -325,8 +343,12 @@ int main(int argc, char** argv) {
         const double took = ms(s);
         sortStall = std::max(sortStall, stalls.longest());
         sortMs = std::max(sortMs, took);
-        std::printf("  %-58s %7.1f ms (longest GUI stall %lld ms)\n", what, took,
-                    static_cast<long long>(stalls.longest()));
+        std::printf(
+            "  %-58s %7.1f ms (longest GUI stall %lld ms, the GUI thread ran %.0f ms of it)\n",
+            what, took, static_cast<long long>(stalls.longest()), stalls.longestCpu());
+        if (std::getenv("STALL_TRACE"))
+            std::printf("STALL sort %.3f %.3f\n", (stalls.longestEnd() - stalls.longest()) / 1e3,
+                        stalls.longestEnd() / 1e3);
         return true;
     };
     if (!sortBy("sort the compared ops by max relative error",

@@ -4,7 +4,9 @@
 // identical runs show no divergence; the comparison's item model and the coloured op tree stay
 // consistent under QAbstractItemModelTester while results come and go; replacing either dump
 // while a comparison runs drops it safely; a run followed live is compared again as its rounds
-// arrive; the window's Compare menu, F8, the comparison panel's plots, and probe-studio --compare.
+// arrive; the window's Compare menu, F8, the comparison panel's plots, and probe-studio --compare;
+// a big table of compared ops filled in slices and sorted off the GUI thread, as a stable sort
+// of the recomputed values orders it, the selection kept.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <sys/stat.h>
 
@@ -650,6 +652,177 @@ TEST_F(CompareTest, TheCommandLineComparesAndJumps) {
     EXPECT_EQ(usage.exitCode, 64);
     EXPECT_NE(usage.err.indexOf(QStringLiteral("--compare REF CAND")), -1)
         << usage.err.toStdString();
+}
+
+// A big result's table: its rows are added a slice at a time (each slice appended, the model
+// tester watching), a sort asked for before the result is applied once every row is in, and
+// each order is the one std::stable_sort gives over the rows' values recomputed here from the
+// result (the measures by RunComparison::opMeasure, names from the reference's index). The
+// selected row, and the current one, stay on their op through every sort and back.
+TEST(CompareTable, ABigTableFillsInSlicesAndSortsLikeAStableSortKeepingTheSelection) {
+    test::TempDir dir("ui-compare-table");
+    synthetic::SyntheticDumpOptions options;
+    options.ops = 3000;
+    options.rows = 30000;
+    options.layers = 12;
+    options.output = dir / "reference";
+    const auto reference = synthetic::writeSyntheticDump(options);
+    options.output = dir / "candidate";
+    options.nanLayer = 7;
+    options.nanRound = 2;
+    const auto candidate = synthetic::writeSyntheticDump(options);
+
+    context::AppContext context;
+    RunComparison* comparison = context.comparison();
+    data::CompareOpsModel table(comparison);
+    QAbstractItemModelTester tester(&table, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    constexpr int kSlice = 1000;
+    table.setRowSlice(kSlice);
+    table.setInlineSortRows(0);  // every sort on a worker thread
+    QTableView view;
+    view.setModel(&table);
+    view.setSortingEnabled(true);
+    view.setSelectionBehavior(QAbstractItemView::SelectRows);
+    view.setSelectionMode(QAbstractItemView::SingleSelection);
+
+    // What the model does, in order: the reset's rows, each slice, the sort's order.
+    std::vector<std::string> events;
+    int rowsAtReset = -1;
+    QObject::connect(&table, &QAbstractItemModel::modelReset, [&] {
+        rowsAtReset = table.rowCount();
+        events.push_back("reset");
+    });
+    QObject::connect(&table, &QAbstractItemModel::rowsInserted,
+                     [&](const QModelIndex& parent, int first, int last) {
+                         EXPECT_FALSE(parent.isValid());
+                         EXPECT_EQ(last, table.rowCount() - 1);  // appended
+                         EXPECT_LE(last - first + 1, kSlice);
+                         events.push_back("slice");
+                     });
+    QObject::connect(&table, &data::CompareOpsModel::filled, [&] { events.push_back("filled"); });
+    QObject::connect(&table, &data::CompareOpsModel::sortApplied,
+                     [&] { events.push_back("sorted"); });
+    // Sorted by the largest relative error before there is a result: the result takes it.
+    view.sortByColumn(data::CompareOpsModel::MaxRelativeErrorColumn, Qt::DescendingOrder);
+    events.clear();
+    ASSERT_TRUE(context.compare(QString::fromStdString(reference.root),
+                                QString::fromStdString(candidate.root)));
+    ASSERT_TRUE(waitFor([&] { return comparison->result() != nullptr; }, 120000));
+    ASSERT_TRUE(waitFor([&] { return !table.filling() && !table.sorting(); }, 60000));
+    const auto& r = *comparison->result();
+    const uint32_t n = static_cast<uint32_t>(r.ops.size());
+    ASSERT_GT(n, 10u * kSlice);
+    ASSERT_TRUE(r.firstBornHere);
+    EXPECT_EQ(rowsAtReset, kSlice);
+    ASSERT_EQ(table.rowCount(), static_cast<int>(n));
+    ASSERT_GE(events.size(), 4u);
+    EXPECT_EQ(events.front(), "reset");
+    const auto filledAt = std::find(events.begin(), events.end(), "filled");
+    ASSERT_NE(filledAt, events.end());
+    EXPECT_EQ(std::count(events.begin(), filledAt, "slice"), (n - 1) / kSlice);
+    EXPECT_EQ(std::count(events.begin(), filledAt, "sorted"), 0) << "sorted before every row";
+    EXPECT_EQ(std::count(filledAt, events.end(), "sorted"), 1);
+
+    auto shownOps = [&] {
+        std::vector<uint32_t> ops;
+        for (int row = 0; row < table.rowCount(); ++row)
+            ops.push_back(table.index(row, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt());
+        return ops;
+    };
+    // The listed ops ordered by a measure as the table promises: stable, NaN after every number
+    // whichever the direction, no value as -1.
+    auto byMeasure = [&](std::vector<uint32_t> ops, RunComparison::Measure measure,
+                         Qt::SortOrder order) {
+        std::vector<double> key(n);
+        for (uint32_t i = 0; i < n; ++i)
+            key[i] = RunComparison::opMeasure(r, i, measure).value_or(-1.0);
+        std::stable_sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) {
+            const double x = key[a], y = key[b];
+            if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
+            return order == Qt::DescendingOrder ? y < x : x < y;
+        });
+        return ops;
+    };
+    auto byName = [&](std::vector<uint32_t> ops, Qt::SortOrder order) {
+        auto name = [&](uint32_t i) -> const std::string& {
+            const auto& op = r.reference->op(r.ops[i].referenceOp);
+            return op.namePath.empty() ? op.id : op.namePath;
+        };
+        std::stable_sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) {
+            return order == Qt::DescendingOrder ? name(b) < name(a) : name(a) < name(b);
+        });
+        return ops;
+    };
+    std::vector<uint32_t> all(n);
+    for (uint32_t i = 0; i < n; ++i) all[i] = i;
+    const auto expected =
+        byMeasure(all, RunComparison::Measure::MaxRelativeError, Qt::DescendingOrder);
+    ASSERT_NE(expected, all);  // the sort moved rows
+    ASSERT_EQ(shownOps(), expected);
+
+    // Select the first born-here op's row (current too), then sort by name through the header.
+    const uint32_t chosen = *r.firstBornHere;
+    auto rowOf = [&](uint32_t op) {
+        const auto ops = shownOps();
+        return static_cast<int>(std::find(ops.begin(), ops.end(), op) - ops.begin());
+    };
+    view.selectionModel()->setCurrentIndex(
+        table.index(rowOf(chosen), data::CompareOpsModel::VerdictColumn),
+        QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    auto selectionOnChosen = [&] {
+        const QModelIndexList rows = view.selectionModel()->selectedRows();
+        return rows.size() == 1 &&
+               rows[0].data(data::CompareOpsModel::ComparedOpRole).toUInt() == chosen &&
+               view.selectionModel()->currentIndex().data(data::CompareOpsModel::ComparedOpRole) ==
+                   chosen &&
+               view.selectionModel()->currentIndex().column() ==
+                   data::CompareOpsModel::VerdictColumn;
+    };
+    ASSERT_TRUE(selectionOnChosen());
+    QSignalSpy applied(&table, &data::CompareOpsModel::sortApplied);
+    auto sortAndWait = [&](int column, Qt::SortOrder order) {
+        applied.clear();
+        view.sortByColumn(column, order);
+        return waitFor([&] { return applied.count() > 0 && !table.sorting(); }, 60000);
+    };
+    ASSERT_TRUE(sortAndWait(data::CompareOpsModel::OpColumn, Qt::AscendingOrder));
+    EXPECT_EQ(shownOps(), byName(all, Qt::AscendingOrder));
+    EXPECT_TRUE(selectionOnChosen());
+    ASSERT_TRUE(sortAndWait(data::CompareOpsModel::MaxAbsoluteErrorColumn, Qt::AscendingOrder));
+    EXPECT_EQ(shownOps(),
+              byMeasure(all, RunComparison::Measure::MaxAbsoluteError, Qt::AscendingOrder));
+    EXPECT_TRUE(selectionOnChosen());
+    ASSERT_TRUE(sortAndWait(-1, Qt::AscendingOrder));  // execution order
+    EXPECT_EQ(shownOps(), all);
+    EXPECT_TRUE(selectionOnChosen());
+    EXPECT_EQ(view.selectionModel()->currentIndex().row(), static_cast<int>(chosen));
+
+    // Only the diverging ops: listed in execution order, then sorted like the rest.
+    std::vector<uint32_t> diverging;
+    for (uint32_t i = 0; i < n; ++i)
+        if (r.ops[i].verdict != analysis::OpVerdict::Matches) diverging.push_back(i);
+    ASSERT_GT(diverging.size(), static_cast<size_t>(kSlice));
+    ASSERT_LT(diverging.size(), all.size());
+    table.setDivergingOnly(true);
+    ASSERT_TRUE(waitFor([&] { return !table.filling() && !table.sorting(); }, 60000));
+    EXPECT_EQ(shownOps(), diverging);
+    ASSERT_TRUE(sortAndWait(data::CompareOpsModel::MaxRelativeErrorColumn, Qt::AscendingOrder));
+    EXPECT_EQ(shownOps(),
+              byMeasure(diverging, RunComparison::Measure::MaxRelativeError, Qt::AscendingOrder));
+    // A sort asked for while the rows are still being added is applied when they are all in.
+    table.setDivergingOnly(false);
+    ASSERT_TRUE(table.filling());
+    events.clear();
+    view.sortByColumn(data::CompareOpsModel::OpColumn, Qt::DescendingOrder);
+    ASSERT_TRUE(waitFor([&] { return !table.filling() && !table.sorting(); }, 60000));
+    ASSERT_TRUE(waitFor([&] { return !events.empty() && events.back() == "sorted"; }, 60000));
+    EXPECT_EQ(std::count(events.begin(), events.end(), "sorted"), 1);
+    EXPECT_NE(std::find(events.begin(), events.end(), "filled"), events.end());
+    // Equal names (an op in every round) keep execution order: not the ascending order reversed.
+    const auto ascending = byName(all, Qt::AscendingOrder);
+    const auto descending = byName(all, Qt::DescendingOrder);
+    EXPECT_EQ(shownOps(), descending);
+    EXPECT_NE(descending, std::vector<uint32_t>(ascending.rbegin(), ascending.rend()));
 }
 
 // The difference image: white where equal, the largest difference darkest, NaN/Inf in one run

@@ -82,24 +82,29 @@ QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made,
     return {};
 }
 
-// The listed `ops` ordered by `column` (-1: execution order); stable, so ties stay in execution
-// order. Any thread: reads the result and the made measures only.
-std::vector<uint32_t> sortedOps(const analysis::CompareResult& r, const MadeMeasures& made,
-                                std::vector<uint32_t> ops, int column, Qt::SortOrder order) {
-    if (!std::is_sorted(ops.begin(), ops.end())) std::sort(ops.begin(), ops.end());
-    if (column < 0 || ops.empty()) return ops;
+// The `count` listed ops (`listed`, in execution order; nullptr: every compared op) ordered by
+// `column`, with the row of each; stable, so ties stay in execution order. Column -1: execution
+// order (nothing listed). Any thread: reads the result and the made measures only.
+CompareOpsModel::Order sortedOps(const analysis::CompareResult& r, const MadeMeasures& made,
+                                 const std::vector<uint32_t>* listed, size_t count, int column,
+                                 Qt::SortOrder order) {
+    if (column < 0 || count == 0) return {};
+    auto opOf = [&](size_t place) {
+        return listed ? (*listed)[place] : static_cast<uint32_t>(place);
+    };
     // Each row's key asked once, then the order sorted.
     const bool descending = order == Qt::DescendingOrder;
-    std::vector<uint32_t> position(ops.size());
+    std::vector<uint32_t> position(count);
     for (uint32_t p = 0; p < position.size(); ++p) position[p] = p;
-    auto keyAt = [&](size_t row) { return columnValue(r, made, ops[row], column, true); };
+    auto keyAt = [&](size_t place) { return columnValue(r, made, opOf(place), column, true); };
     if (column == CompareOpsModel::OpColumn) {
         // By name: each reference op ranked once by the text the column shows (ops repeat in
         // every round; no string made per row), equal names equal ranks; then by rank.
         const auto& ref = *r.reference;
         auto nameOf = [&](uint32_t op) -> const std::string& { return shownName(ref, op); };
         std::vector<uint32_t> named;
-        for (const uint32_t i : ops) named.push_back(r.ops[i].referenceOp);
+        for (size_t place = 0; place < count; ++place)
+            named.push_back(r.ops[opOf(place)].referenceOp);
         std::sort(named.begin(), named.end());
         named.erase(std::unique(named.begin(), named.end()), named.end());
         std::sort(named.begin(), named.end(),
@@ -107,43 +112,50 @@ std::vector<uint32_t> sortedOps(const analysis::CompareResult& r, const MadeMeas
         std::vector<uint32_t> rank(ref.opCount(), 0);
         for (size_t k = 1; k < named.size(); ++k)
             rank[named[k]] = rank[named[k - 1]] + (nameOf(named[k - 1]) < nameOf(named[k]) ? 1 : 0);
-        std::vector<uint32_t> keys(ops.size());
-        for (size_t row = 0; row < ops.size(); ++row) keys[row] = rank[r.ops[ops[row]].referenceOp];
+        std::vector<uint32_t> keys(count);
+        for (size_t place = 0; place < count; ++place)
+            keys[place] = rank[r.ops[opOf(place)].referenceOp];
         std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
             return descending ? keys[b] < keys[a] : keys[a] < keys[b];
         });
     } else if (keyAt(0).typeId() == QMetaType::QString) {
-        std::vector<QString> keys(ops.size());
-        for (size_t row = 0; row < ops.size(); ++row) keys[row] = keyAt(row).toString();
+        std::vector<QString> keys(count);
+        for (size_t place = 0; place < count; ++place) keys[place] = keyAt(place).toString();
         std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
             return descending ? keys[b] < keys[a] : keys[a] < keys[b];
         });
     } else {
         // NaN after every number, whichever the order.
-        std::vector<double> keys(ops.size());
-        for (size_t row = 0; row < ops.size(); ++row) keys[row] = keyAt(row).toDouble();
+        std::vector<double> keys(count);
+        for (size_t place = 0; place < count; ++place) keys[place] = keyAt(place).toDouble();
         std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
             const double x = keys[a], y = keys[b];
             if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
             return descending ? y < x : x < y;
         });
     }
-    std::vector<uint32_t> sorted(ops.size());
-    for (size_t row = 0; row < ops.size(); ++row) sorted[row] = ops[position[row]];
-    return sorted;
+    auto sorted = std::make_shared<std::vector<uint32_t>>(count);
+    CompareOpsModel::Order result;
+    result.rowOfListed.resize(count);
+    for (uint32_t row = 0; row < count; ++row) {
+        (*sorted)[row] = opOf(position[row]);
+        result.rowOfListed[position[row]] = row;
+    }
+    result.ops = std::move(sorted);
+    return result;
 }
 
 }  // namespace
 
 CompareOpsModel::CompareOpsModel(RunComparison* comparison, QObject* parent)
     : QAbstractTableModel(parent), comparison_(comparison) {
+    fill_.setSingleShot(true);
+    fill_.setInterval(0);
+    connect(&fill_, &QTimer::timeout, this, &CompareOpsModel::fillSlice);
     connect(comparison_, &RunComparison::aboutToChange, this, [this] { beginResetModel(); });
-    connect(comparison_, &RunComparison::changed, this, [this] {
-        rebuild();
-        endResetModel();
-        startSort();
-    });
+    connect(comparison_, &RunComparison::changed, this, &CompareOpsModel::endReset);
     rebuild();
+    if (filling()) fill_.start();
     startSort();
 }
 
@@ -151,17 +163,45 @@ void CompareOpsModel::setDivergingOnly(bool on) {
     if (on == divergingOnly_) return;
     beginResetModel();
     divergingOnly_ = on;
+    endReset();
+}
+
+void CompareOpsModel::endReset() {
     rebuild();
     endResetModel();
+    if (filling()) fill_.start();
     startSort();
 }
 
 void CompareOpsModel::rebuild() {
-    ops_.clear();
+    fill_.stop();
+    pendingOrder_.reset();
+    order_.reset();
+    listedOps_.reset();
+    listed_ = shown_ = 0;
     const analysis::CompareResult* r = comparison_->result();
     if (!r) return;
-    for (uint32_t i = 0; i < r->ops.size(); ++i)
-        if (!divergingOnly_ || r->ops[i].verdict != analysis::OpVerdict::Matches) ops_.push_back(i);
+    if (divergingOnly_) listedOps_ = comparison_->divergingOps();
+    listed_ = static_cast<int>(listedOps_ ? listedOps_->size() : r->ops.size());
+    shown_ = std::min(listed_, rowSlice_);
+}
+
+void CompareOpsModel::fillSlice() {
+    if (!filling()) return;
+    const int rows = std::min(rowSlice_, listed_ - shown_);
+    beginInsertRows({}, shown_, shown_ + rows - 1);
+    shown_ += rows;
+    endInsertRows();
+    if (filling()) {
+        fill_.start();
+        return;
+    }
+    emit filled();
+    if (pendingOrder_) {
+        Order order = std::move(*pendingOrder_);
+        pendingOrder_.reset();
+        applyOrder(std::move(order));
+    }
 }
 
 void CompareOpsModel::sort(int column, Qt::SortOrder order) {
@@ -173,15 +213,16 @@ void CompareOpsModel::sort(int column, Qt::SortOrder order) {
 
 void CompareOpsModel::startSort() {
     const uint64_t request = ++sortRequest_;
+    pendingOrder_.reset();  // a sort that ended while rows were added: this one supersedes it
     auto result = comparison_->sharedResult();
-    if (!result || ops_.size() <= inlineSortRows_) {
-        applyOrder(
-            result ? sortedOps(*result, madeMeasures(*comparison_), ops_, sortColumn_, sortOrder_)
-                   : ops_);
+    if (!result || sortColumn_ < 0 || static_cast<size_t>(listed_) <= inlineSortRows_) {
+        applyOrder(result ? sortedOps(*result, madeMeasures(*comparison_), listedOps_.get(),
+                                      static_cast<size_t>(listed_), sortColumn_, sortOrder_)
+                          : Order{});
         return;
     }
     ++sortsRunning_;
-    auto* watcher = new QFutureWatcher<std::vector<uint32_t>>(this);
+    auto* watcher = new QFutureWatcher<Order>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, request] {
         --sortsRunning_;
         // Only the newest sort: a newer sort, result or filter (each rebuild of the rows is
@@ -189,40 +230,45 @@ void CompareOpsModel::startSort() {
         if (request == sortRequest_) applyOrder(watcher->result());
         watcher->deleteLater();
     });
-    watcher->setFuture(
-        QtConcurrent::run([result = std::move(result), made = madeMeasures(*comparison_),
-                           ops = ops_, column = sortColumn_, order = sortOrder_]() mutable {
-            return sortedOps(*result, made, std::move(ops), column, order);
+    watcher->setFuture(QtConcurrent::run(
+        [result = std::move(result), made = madeMeasures(*comparison_), listed = listedOps_,
+         count = static_cast<size_t>(listed_), column = sortColumn_, order = sortOrder_] {
+            return sortedOps(*result, made, listed.get(), count, column, order);
         }));
 }
 
-void CompareOpsModel::applyOrder(std::vector<uint32_t> ops) {
-    if (ops == ops_) {
+void CompareOpsModel::applyOrder(Order order) {
+    if (filling()) {  // once every row is in
+        pendingOrder_ = std::move(order);
+        return;
+    }
+    if (order.ops ? order_ && *order.ops == *order_ : !order_) {
         emit sortApplied();
         return;
     }
     emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
     const QModelIndexList before = persistentIndexList();
-    std::vector<uint32_t> opsBefore;
-    opsBefore.reserve(static_cast<size_t>(before.size()));
-    for (const QModelIndex& index : before) opsBefore.push_back(ops_[index.row()]);
-    ops_.swap(ops);
-    if (!before.isEmpty()) {
-        const analysis::CompareResult* r = comparison_->result();
-        std::vector<int> rowOf(r ? r->ops.size() : 0, -1);
-        for (size_t row = 0; row < ops_.size(); ++row) rowOf[ops_[row]] = static_cast<int>(row);
-        QModelIndexList after;
-        after.reserve(before.size());
-        for (int i = 0; i < before.size(); ++i)
-            after << index(rowOf[opsBefore[static_cast<size_t>(i)]], before[i].column());
-        changePersistentIndexList(before, after);
+    QModelIndexList after;
+    after.reserve(before.size());
+    for (const QModelIndex& index : before) {
+        // The op's place among the listed ops (in execution order), then its row in the order.
+        const uint32_t op = opAt(static_cast<size_t>(index.row()));
+        const size_t place =
+            listedOps_
+                ? static_cast<size_t>(std::lower_bound(listedOps_->begin(), listedOps_->end(), op) -
+                                      listedOps_->begin())
+                : op;
+        const size_t row = order.ops ? order.rowOfListed[place] : place;
+        after << this->index(static_cast<int>(row), index.column());
     }
+    order_ = std::move(order.ops);
+    changePersistentIndexList(before, after);
     emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
     emit sortApplied();
 }
 
 int CompareOpsModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : static_cast<int>(ops_.size());
+    return parent.isValid() ? 0 : shown_;
 }
 
 int CompareOpsModel::columnCount(const QModelIndex& parent) const {
@@ -231,10 +277,9 @@ int CompareOpsModel::columnCount(const QModelIndex& parent) const {
 
 QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
     const analysis::CompareResult* r = comparison_->result();
-    if (!r || !checkIndex(index, CheckIndexOption::IndexIsValid) ||
-        static_cast<size_t>(index.row()) >= ops_.size())
+    if (!r || !checkIndex(index, CheckIndexOption::IndexIsValid) || index.row() >= shown_)
         return {};
-    const uint32_t i = ops_[static_cast<size_t>(index.row())];
+    const uint32_t i = opAt(static_cast<size_t>(index.row()));
     const auto& op = r->ops[i];
     const Verdict verdict = verdictOf(op.verdict);
     const uint32_t decider = op.cause != kNone ? op.cause : op.tensorCount ? op.firstTensor : kNone;

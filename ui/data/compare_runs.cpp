@@ -43,7 +43,8 @@ struct RunComparison::Run {
     // By candidate op: its verdict; its first compared execution (linked by nextOfOp).
     std::vector<Verdict> verdicts;
     std::vector<uint32_t> firstOfOp, nextOfOp;
-    std::vector<uint32_t> tensorOfRow;  // candidate row -> compared tensor
+    std::vector<uint32_t> tensorOfRow;   // candidate row -> compared tensor
+    std::vector<uint32_t> divergingOps;  // compared ops that diverge, in execution order
     uint64_t referenceOnlyOps = 0;
     std::array<ErrorProfile, kMeasureCount> profiles;
     std::atomic<bool> cancel{false};
@@ -243,6 +244,11 @@ std::shared_ptr<const analysis::CompareResult> RunComparison::sharedResult() con
     return std::shared_ptr<const analysis::CompareResult>(shown_, &shown_->result);
 }
 
+std::shared_ptr<const std::vector<uint32_t>> RunComparison::divergingOps() const {
+    if (!shown_) return nullptr;
+    return std::shared_ptr<const std::vector<uint32_t>>(shown_, &shown_->divergingOps);
+}
+
 void RunComparison::releaseShown() {
     if (!shown_) return;
     // A million compared tensors take a while to free: not on the GUI thread.
@@ -307,6 +313,7 @@ void RunComparison::Run::buildLookups() {
     std::vector<uint32_t> lastOfOp(ops, kNone);
     for (uint32_t i = 0; i < r.ops.size(); ++i) {
         const auto& op = r.ops[i];
+        if (op.verdict != analysis::OpVerdict::Matches) divergingOps.push_back(i);
         if (op.candidateOp >= ops) continue;
         const Verdict v = op.verdict == analysis::OpVerdict::BornHere    ? Verdict::BornHere
                           : op.verdict == analysis::OpVerdict::Inherited ? Verdict::Inherited

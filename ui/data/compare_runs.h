@@ -73,6 +73,9 @@ public:
     const analysis::CompareResult* result() const;
     // The same, kept alive for work off the GUI thread (a table's sort) while it lasts.
     std::shared_ptr<const analysis::CompareResult> sharedResult() const;
+    // The compared ops that diverge (born here, inherited), in execution order: indexes into
+    // result()->ops, listed by the worker with the result; nullptr when there is none.
+    std::shared_ptr<const std::vector<uint32_t>> divergingOps() const;
     // Comparisons finished since construction (each replaces the result).
     int finishedCount() const { return finishedCount_; }
 

@@ -15,6 +15,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
+#include <QTimer>
 #include <QToolBar>
 #include <QTreeView>
 
@@ -103,7 +104,15 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
         if (!process.empty()) tree_->setProcessKey(QString::fromStdString(process));
         if (*firstResult) {  // the first answer of a comparison asked for: show it
             *firstResult = false;
-            showView(View::Compare);
+            // At the next turn of the event loop: laying out and drawing the panel for the
+            // first time is work of its own, not added to the result's (the GUI thread is not
+            // held for both at once). Unless another view was chosen meanwhile.
+            QTimer::singleShot(
+                0, this, [this, comparison, tab = tabs_->currentIndex(), asked = viewsShown_] {
+                    if (comparison->result() && tabs_->currentIndex() == tab &&
+                        viewsShown_ == asked)
+                        showView(View::Compare);
+                });
         }
     });
     connect(compare_, &ComparePanel::rowActivated, context_->cursor(), &data::DumpCursor::setRow);

@@ -411,6 +411,7 @@ void MainWindow::editConfig() {
 }
 
 void MainWindow::showView(View view) {
+    ++viewsShown_;
     if (view == View::Gradients) {
         if (tabs_->indexOf(gradients_) < 0) tabs_->addTab(gradients_, tr("Gradients"));
         tabs_->setCurrentWidget(gradients_);

@@ -142,6 +142,7 @@ private:
     QWidget* workspace_;
     OpTreePanel* tree_;
     QTabWidget* tabs_;
+    int viewsShown_ = 0;  // showView() calls: a view shown later yields to one asked for since
     OpTensorsPanel* tensors_;
     StatisticsPlot* plot_;
     TensorPreview* preview_;
