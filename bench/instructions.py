@@ -228,6 +228,7 @@ def count_api(args):
                          total / args.steps), flush=True)
                 shutil.rmtree(dump, ignore_errors=True)
     finally:
+        keep(work, args.keep)
         shutil.rmtree(work, ignore_errors=True)
 
 

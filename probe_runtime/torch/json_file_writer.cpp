@@ -7,8 +7,10 @@
 //   The writing is done by this library's own thread, which never needs Python's GIL: Python
 //   queues a file (probe_api_queue_json, a copy of the text) and, when it must know the file is
 //   on disk, waits for it (probe_api_wait_json; ctypes releases the GIL meanwhile), writing the
-//   files queued before it itself if the writer thread has not taken them yet. Files are written
-//   one at a time in the order queued. The thread lives as long as the process.
+//   files queued before it itself if the writer thread has not taken them yet. A file whose
+//   result is asked for later (kWaitedLater: stop() does not wait for the disk) is only ever
+//   written by the writer thread, and a wait without time (a poll) writes nothing. Files are
+//   written one at a time in the order queued. The thread lives as long as the process.
 //
 //   probe::json_indent(str compact) -> str       the indented text, for Python's dumps()
 //
@@ -38,34 +40,42 @@ std::string jsonIndent(const std::string& compact) {
     return format::json_indent::indentJson(compact);
 }
 
+// probe_api_queue_json's `waited`.
+enum Waited { kNotWaited = 0, kWaitedNow = 1, kWaitedLater = 2 };
+
 // Files are written one at a time, in the order queued, by the writer thread or by a thread
 // waiting for them: one that must wait anyway writes the next file itself rather than wait for
 // the writer thread to be scheduled (on a busy machine that wait is the longer one). Files
-// nobody waits for are the writer thread's.
+// nobody waits for now are the writer thread's.
+
 class JsonFileWriter {
 public:
-    // A waited file is not handed to the writer thread (waking it costs the waiting thread its
-    // processor on a busy machine): the thread that waits for it writes it.
-    uint64_t queue(std::string path, std::string text, bool waited) {
+    // A file waited for now is not handed to the writer thread (waking it costs the waiting
+    // thread its processor on a busy machine): the thread that waits for it writes it.
+    uint64_t queue(std::string path, std::string text, int waited) {
         std::lock_guard<std::mutex> lock(mutex_);
         if (!thread_.joinable())
             thread_ = std::thread([this] {
                 format::nameThisThread("probe-json");
                 run();
             });
-        jobs_.push_back({++queued_, waited, std::move(path), std::move(text)});
-        if (!waited) changed_.notify_all();
+        jobs_.push_back({++queued_, waited != kNotWaited, waited == kWaitedLater, std::move(path),
+                         std::move(text)});
+        if (waited != kWaitedNow) changed_.notify_all();
         return queued_;
     }
 
     // The errno value of writing job `ticket` (0: written), -1 when `timeoutMs` (>= 0) passed
-    // first. A waited job's error is kept until asked for once.
+    // first. A waited job's error is kept until asked for once. With `timeoutMs` 0 it only
+    // looks: the files are left to the writer thread.
     int wait(uint64_t ticket, int64_t timeoutMs) {
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
         std::unique_lock<std::mutex> lock(mutex_);
         while (finished_ < ticket) {
-            if (!writing_ && !jobs_.empty()) {
+            if (timeoutMs == 0) {
+                return -1;
+            } else if (!writing_ && !jobs_.empty() && !jobs_.front().writerOnly) {
                 writeNext(lock);
             } else if (timeoutMs < 0) {
                 changed_.wait(lock);
@@ -84,7 +94,8 @@ public:
 private:
     struct Job {
         uint64_t ticket;
-        bool waited;  // its result is kept for wait()
+        bool waited;      // its result is kept for wait()
+        bool writerOnly;  // written by the writer thread, never by a thread waiting
         std::string path, text;
     };
 
@@ -152,11 +163,13 @@ TORCH_LIBRARY_FRAGMENT(probe, m) {
 using probe::torch_api::jsonFileWriter;
 
 // Queues `text` (indented JSON) to be written to `path`; returns the job's ticket (0 when it could
-// not be queued). With `waited` its result is kept for probe_api_wait_json. Never blocks on disk.
+// not be queued). With `waited` (Waited) its result is kept for probe_api_wait_json: 1, waited
+// for now (written by the waiting thread); 2, asked for later (written by the writer thread).
+// Never blocks on disk.
 PROBE_API_EXPORT uint64_t probe_api_queue_json(const char* text, uint64_t size, const char* path,
                                                int waited) {
     try {
-        return jsonFileWriter().queue(path, std::string(text, size), waited != 0);
+        return jsonFileWriter().queue(path, std::string(text, size), waited);
     } catch (...) {
         return 0;
     }

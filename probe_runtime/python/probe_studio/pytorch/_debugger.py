@@ -69,13 +69,16 @@ class PrecisionDebugger:
 
     @classmethod
     def stop(cls):
-        """Turns dumping off and writes dump.json, stack.json and construct.json."""
+        """Turns dumping off and has dump.json, stack.json and construct.json written: the
+        statistics are taken here, the files written by a writer thread (all are on disk when
+        the process exits, or the dump ends)."""
         with cls._lock:
             cls._get().service.stop()
 
     @classmethod
     def step(cls):
-        """Ends the step: writes its files; what follows belongs to the next step."""
+        """Ends the step: has its files written (as stop()); what follows belongs to the next
+        step."""
         with cls._lock:
             cls._get().service.step()
 

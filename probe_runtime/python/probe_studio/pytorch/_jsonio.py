@@ -56,15 +56,20 @@ def indented(value):
 dumps = indented
 
 
+LATER = _ops.LATER
+
+
 def queue(path, text, waited):
     """Hands `text` (from indented()) to the C++ writer for `path`; returns the ticket to wait()
-    for (only a `waited` file's error is kept for wait()). Raises OSError."""
+    for (only a `waited` file's error is kept for wait(): True, waited for now; LATER, asked for
+    later, the writer thread writing it). Raises OSError."""
     return _ops.queue_json(text, path, waited)
 
 
 def wait(ticket, timeout=None):
     """Waits (without the GIL) until the file of `ticket` and all queued before it are written;
-    False when `timeout` seconds passed first. Raises OSError when writing that file failed."""
+    False when `timeout` seconds passed first (with 0 it only looks, writing nothing). Raises
+    OSError when writing that file failed."""
     return _ops.wait_json(ticket, timeout)
 
 

@@ -90,13 +90,18 @@ def json_indent(compact):
 
 def queue_json(text, path, waited):
     """Queues `text` (indented JSON) to be written to `path` atomically by the C++ writer thread;
-    returns the ticket for wait_json. Raises OSError when it cannot be queued."""
+    returns the ticket for wait_json. `waited`: False, its result is not kept; True, it is waited
+    for now (the waiting thread writes it); LATER, its result is asked for later. Raises OSError
+    when it cannot be queued."""
     _loaded()
     data = text.encode("ascii")  # the C encoder writes ASCII only
-    ticket = _queue_json(data, len(data), os.fsencode(path), 1 if waited else 0)
+    ticket = _queue_json(data, len(data), os.fsencode(path), int(waited))
     if not ticket:
         raise OSError(errno.ENOMEM, "the JSON file writer could not take %s" % path, path)
     return ticket
+
+
+LATER = 2  # queue_json's `waited`: the file's result is asked for later (json_file_writer.cpp)
 
 
 def wait_json(ticket, timeout=None):

@@ -196,7 +196,7 @@ class Service:
             return
         self.running = False
         self._update_active()
-        self.flush(wait=True)
+        self.flush(wait=False, here=True)
 
     def step(self):
         if self.ended:
@@ -222,6 +222,7 @@ class Service:
         """After the last step of the config's step list (or the last overflow birth to dump):
         nothing more is collected and every hook is removed, so the rest of the run costs
         nothing. The process goes on."""
+        self.writer.drain()  # the steps queued before
         self.flush(wait=True)
         self.running = False
         self.ended = True
@@ -307,10 +308,12 @@ class Service:
         with self.lock:
             self.records.add_stack(formatted, name)
 
-    def flush(self, wait, timeout=None):
-        """Has dump.json, stack.json and construct.json of the current step rewritten by the
-        writer thread; with `wait`, returns once they are on disk. Never called holding the
-        records' lock (the writer needs it)."""
+    def flush(self, wait, timeout=None, here=False):
+        """Takes the statistics still waiting (on this thread: the tensors may change once the
+        model goes on) and has dump.json, stack.json and construct.json of the current step
+        rewritten (StepWriter.write): rendered by the writer thread, or with `here` on this one
+        and not waited for; with `wait`, returns once they, and every file queued before, are on
+        disk. Never called holding the records' lock (the writer needs it)."""
         recorder = self.recorder
         if os.getpid() == self.pid:
             recorder.settle()  # on this thread: the tensors may change once it goes on
@@ -320,7 +323,7 @@ class Service:
             with self.lock:
                 recorder.settled = False
                 self.records.dirty = True
-        self.writer.write(self.records, wait, timeout)
+        self.writer.write(self.records, wait, timeout, here)
 
     def record_error(self, where, exc):
         """An error inside our hooks: logged, never raised into the model."""

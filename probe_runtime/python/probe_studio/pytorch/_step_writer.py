@@ -4,15 +4,20 @@ stack.json and construct.json exactly as msprobe writes them, and dump_error_inf
 
 Two threads write, and the model's thread does no more than it must:
   * the files are written (under a temporary name, then renamed: never half-written under their
-    real name) by the adapter's C++ file writer thread, which never takes the GIL (_jsonio); the
-    model's thread only hands it the text;
+    real name) by the adapter's C++ file writer thread, which never takes the GIL (_jsonio);
   * the text is rendered, indented, by our C encoder while holding the records' lock (a
     consistent snapshot) and handed over under the same lock, so files are written in the order
     rendered.
-    stop() renders on the model's thread and returns once the files are on disk; step() only
-    queues the step's records to this module's writer thread (and not even that when stop()
-    wrote them already), which renders them and waits for their files.
-Everything queued is written at exit and on SIGTERM; a forked child writes nothing."""
+    stop() takes the step's statistics and renders the text on the model's thread (a writer
+    thread of our own would hold the GIL as long, and the model's thread would wait for it),
+    hands it to the C++ writer and returns without waiting for the disk; a failure is said at
+    the next stop()/step() or at exit, and the records, while still the current step's, are
+    written again. step() only queues the step's records to this module's writer thread (and
+    not even that when stop() handed them over already), which renders them and waits for
+    their files. The model's thread waits only when the files of more than _BACKLOG writes are
+    not yet on disk.
+Everything handed over is on disk when the process exits (normally or on SIGTERM) and when the
+dump ends (after the config's last step, or overflow_nums); a forked child writes nothing."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import atexit
 import collections
@@ -25,6 +30,8 @@ import traceback
 import weakref
 
 from . import _jsonio
+
+_BACKLOG = 2  # writes (a step's files each) that may wait for the disk before stop()/step() wait
 
 
 def _say(message):
@@ -43,7 +50,9 @@ class StepWriter:
         self._changed = threading.Condition(threading.Lock())
         self._thread = None
         self._last_ticket = 0  # of the last file handed to the C++ writer
+        self._unchecked = collections.deque()  # (ticket, records, step_dir) handed over unwaited
         self._stopped = False
+        self._empty_dump = (None, None)  # (tensor_dir, the text of an empty step's dump.json)
 
     def create_step_dir(self, current_iter, rank, pid):
         """Chooses step<N>/rank<R> (proc<pid> without a distributed rank). When tensors are saved
@@ -71,16 +80,24 @@ class StepWriter:
         self.tensor_dir = None
         self._logged_errors = set()
 
-    def write(self, records, wait, timeout=None):
-        """Has `records` written into the current step's folder. With `wait`, renders them here
-        and returns once the files are on disk, or writing them failed and was said (or after
-        `timeout` seconds, when given); else queues them to the writer thread (unless nothing
-        changed since they were last written, or they are queued already)."""
+    def write(self, records, wait, timeout=None, here=False):
+        """Has `records` written into the current step's folder (unless nothing changed since
+        they were last written). With `wait`, renders them here once everything queued before is
+        on disk, and returns once their files are too, or writing them failed and was said (or
+        after `timeout` seconds, when given). Else `here` renders them here and hands them to the
+        C++ writer without waiting; without it they are queued to the writer thread (unless
+        queued already). Either waits only while more than _BACKLOG writes are not yet done."""
         if self.step_dir is None or self._stopped:
             return
         place = (self.step_dir, self.tensor_dir)
+        self._check_written()
         if wait:
-            self._write(records, place, timeout)
+            deadline = None if timeout is None else time.monotonic() + timeout
+            self.drain(timeout)  # the files queued before are written first
+            self._write(records, place, None if deadline is None else max(0.0, deadline - time.monotonic()))
+            return
+        if here:
+            self._write(records, place, None, waits=False)
             return
         if records.queued or not records.dirty:
             return
@@ -97,15 +114,42 @@ class StepWriter:
                     self._write(records, place, None)
                     return
             self._changed.notify_all()
+            # The model runs ahead of the disk by at most _BACKLOG steps: their texts wait in memory.
+            while len(self._jobs) > _BACKLOG and self._thread.is_alive():
+                self._changed.wait()
+
+    def _check_written(self, keep=None, deadline=None):
+        """Takes the results of the files handed over without waiting, in order, as far as they
+        are written; with `keep`, first waits until no more than `keep` are not yet taken (or
+        until the time.monotonic() `deadline`). A failure is said, and the records it belonged
+        to are written again at their next write."""
+        unchecked = self._unchecked
+        while unchecked:
+            ticket, records, step_dir = unchecked[0]
+            timeout = 0
+            if keep is not None and len(unchecked) > keep:
+                timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                if not _jsonio.wait(ticket, timeout):
+                    return
+            except OSError as exc:
+                with self.lock:
+                    records.dirty = True
+                self._say_failed(step_dir, exc)
+            unchecked.popleft()
 
     def write_empty(self):
         """The step's files as they are before anything is recorded (msprobe writes them when
         the step begins): handed to the C++ writer, not waited for (a failure is said when the
         step's data is written)."""
-        doc = {"task": self.config.task, "level": self.config.level, "framework": "pytorch",
-               "dump_data_dir": self.tensor_dir, "data": {}}
+        tensor_dir, text = self._empty_dump
+        if text is None or tensor_dir != self.tensor_dir:  # the same text every step without tensors saved
+            doc = {"task": self.config.task, "level": self.config.level, "framework": "pytorch",
+                   "dump_data_dir": self.tensor_dir, "data": {}}
+            text = _jsonio.indented(doc)
+            self._empty_dump = (self.tensor_dir, text)
         try:
-            self._queue_file("dump.json", self.step_dir, _jsonio.indented(doc), False)
+            self._queue_file("dump.json", self.step_dir, text, False)
             if self.config.extra_info:
                 self._queue_file("stack.json", self.step_dir, "{}", False)
                 self._queue_file("construct.json", self.step_dir, "{}", False)
@@ -121,6 +165,7 @@ class StepWriter:
                 if left is not None and left <= 0:
                     return
                 self._changed.wait(left)
+        self._check_written(0, deadline)  # their failures said
         if self._last_ticket:
             _jsonio.wait(self._last_ticket, None if deadline is None else max(0.0, deadline - time.monotonic()))
 
@@ -131,6 +176,7 @@ class StepWriter:
         self.step_dir = None
         self._stopped = True
         self._jobs = collections.deque()
+        self._unchecked = collections.deque()
         self._changed = threading.Condition(threading.Lock())
         self._thread = None
 
@@ -153,13 +199,14 @@ class StepWriter:
         self._last_ticket = ticket
         return ticket
 
-    def _write(self, records, place, timeout):
+    def _write(self, records, place, timeout, waits=True):
         """Renders dump.json, stack.json and construct.json of a step from its records, hands
-        them to the C++ writer and waits for them; on failure the data stays and is written
-        again next time."""
+        them to the C++ writer and (when `waits`) waits for them; on failure the data stays and
+        is written again next time."""
         step_dir, tensor_dir = place
         config = self.config
         tickets = []
+        waited = True if waits else _jsonio.LATER
         try:
             with self.lock:
                 records.queued = False
@@ -167,7 +214,7 @@ class StepWriter:
                     return
                 doc = {"task": config.task, "level": config.level, "framework": "pytorch",
                        "dump_data_dir": tensor_dir, "data": records.data}
-                tickets.append(self._queue_file("dump.json", step_dir, _jsonio.indented(doc), True))
+                tickets.append(self._queue_file("dump.json", step_dir, _jsonio.indented(doc), waited))
                 # An empty stack.json or construct.json is not written again: it holds "{}" since
                 # the step began (write_empty), and msprobe, too, writes only the non-empty ones
                 # (construct.json stays {} at level L1: one file fewer to wait for at each stop()).
@@ -175,12 +222,19 @@ class StepWriter:
                     stack = {}
                     for index, (frames, names) in enumerate(records.stack_groups.values()):
                         stack[str(index)] = [names, frames]
-                    tickets.append(self._queue_file("stack.json", step_dir, _jsonio.indented(stack), True))
+                    tickets.append(self._queue_file("stack.json", step_dir, _jsonio.indented(stack), waited))
                 if config.extra_info and records.construct:
                     tickets.append(self._queue_file("construct.json", step_dir, _jsonio.indented(records.construct),
-                                                    True))
+                                                    waited))
                 records.dirty = False
                 records.unflushed = 0
+            if not waits:
+                unchecked = self._unchecked
+                for ticket in tickets:
+                    unchecked.append((ticket, records, step_dir))
+                if len(unchecked) > 3 * _BACKLOG:  # up to three files per write
+                    self._check_written(3 * _BACKLOG)
+                return
             deadline = None if timeout is None else time.monotonic() + timeout
             for ticket in tickets:
                 if not _jsonio.wait(ticket, None if deadline is None else max(0.0, deadline - time.monotonic())):
@@ -188,10 +242,12 @@ class StepWriter:
         except OSError as exc:
             with self.lock:
                 records.dirty = True
-            self.note_once(("write", step_dir, exc.errno),
-                           "cannot write the dump files in %s: %s; the data stays in memory and is written "
-                           "again at the next stop()/step() (the model continues)"
-                           % (step_dir, exc.strerror or exc))
+            self._say_failed(step_dir, exc)
+
+    def _say_failed(self, step_dir, exc):
+        self.note_once(("write", step_dir, exc.errno),
+                       "cannot write the dump files in %s: %s; the data stays in memory and is written "
+                       "again at the next stop()/step() (the model continues)" % (step_dir, exc.strerror or exc))
 
     def log_error(self, where, exc):
         """Appends an error of our hooks to the step's dump_error_info.log, once per kind."""
