@@ -30,6 +30,17 @@ std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string*
     return nullptr;
 }
 
+namespace {
+
+// readDump's polls are smaller than the application's: the rows of the deltas read and not yet
+// applied, the read buffer and its parsed lines are memory the index cannot reuse before the
+// end, and memory written for the first time is dear (the kernel zeroes every new page: about
+// half of probe summary's CPU time on a 1M-row dump). With 2 MiB instead of 8 MiB, probe
+// summary's peak on that dump is 197 instead of 211 MB, for a few more polls.
+constexpr uint64_t kReadDumpPollBudget = 2u << 20;
+
+}  // namespace
+
 std::optional<DumpIndex> readDump(const std::string& path, std::string* error) {
     auto reader = openDumpReader(path, error);
     if (!reader) return std::nullopt;
@@ -44,7 +55,7 @@ std::optional<DumpIndex> readDump(const std::string& path, std::string* error) {
     };
     try {
         while (true) {
-            auto delta = reader->poll(kDefaultPollBudget);
+            auto delta = reader->poll(kReadDumpPollBudget);
             const bool more = delta.more;
             finishApplying();
             applying = std::thread([&index, &failure, delta = std::move(delta)]() mutable {
