@@ -522,9 +522,7 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
 template <typename LineAt, typename Add>
 void AtbDumpReader::parseAndAdd(size_t lines, const LineAt& lineAt, const Add& add) {
     parsedLines_.resize(lines);
-    const size_t pieces = (lines + kParsePieceLines - 1) / kParsePieceLines;
-    std::atomic<size_t> nextPiece{0};
-    std::vector<std::atomic<bool>> parsed(pieces);  // value-initialised: false
+    OrderedPieces pieces((lines + kParsePieceLines - 1) / kParsePieceLines);
     std::atomic<bool> helperFailed{false};
     auto parse = [&](size_t piece, std::string& error) {
         const size_t end = std::min(lines, (piece + 1) * kParsePieceLines);
@@ -538,15 +536,11 @@ void AtbDumpReader::parseAndAdd(size_t lines, const LineAt& lineAt, const Add& a
             line.ok = *ok;
             if (!line.ok) line.error = std::move(error);
         }
-        parsed[piece].store(true, std::memory_order_release);
-    };
-    auto claim = [&] {  // the next piece nobody parses yet, or `pieces`
-        return nextPiece.load(std::memory_order_relaxed) < pieces ? nextPiece.fetch_add(1) : pieces;
     };
     parseHelper_.start([&] {
         try {
             std::string error;
-            for (size_t piece; (piece = claim()) < pieces;) parse(piece, error);
+            pieces.doAll([&](size_t piece) { parse(piece, error); });
         } catch (...) {  // out of memory: said to the waiting thread, rethrown by wait()
             helperFailed = true;
             throw;
@@ -554,20 +548,15 @@ void AtbDumpReader::parseAndAdd(size_t lines, const LineAt& lineAt, const Add& a
     });
     try {
         std::string error;
-        for (size_t piece = 0; piece < pieces; ++piece) {
-            while (!parsed[piece].load(std::memory_order_acquire)) {
-                if (const size_t other = claim(); other < pieces)
-                    parse(other, error);
-                else if (helperFailed)
-                    parseHelper_.wait();  // rethrows
-                else
-                    std::this_thread::yield();  // the helper is parsing it
-            }
+        auto parseHere = [&](size_t piece) { parse(piece, error); };
+        for (size_t piece = 0; piece < pieces.count(); ++piece) {
+            if (!pieces.waitFor(piece, parseHere, [&] { return helperFailed.load(); }))
+                parseHelper_.wait();  // rethrows the helper's failure
             const size_t end = std::min(lines, (piece + 1) * kParsePieceLines);
             for (size_t i = piece * kParsePieceLines; i < end; ++i) add(i);
         }
     } catch (...) {  // out of memory: the helper's pieces refer to this frame
-        nextPiece = pieces;
+        pieces.stop();
         try {
             parseHelper_.wait();
         } catch (...) {

@@ -569,50 +569,36 @@ private:
         // (a report must not change from run to run): only the first kMaxProblems are kept.
         std::mutex problemsMutex;
         std::vector<std::pair<size_t, std::string>> unreadable;
-        std::atomic<size_t> next{0};
-        std::vector<std::atomic<bool>> measured(batches);  // value-initialised: false
-        auto claim = [&] {  // the next batch nobody measures yet, or `batches`
-            return next.load(std::memory_order_relaxed) < batches ? next.fetch_add(1) : batches;
-        };
         auto measureBatch = [&](size_t b) {
-            if (!cancelled()) {  // the rest of the batches are skipped quickly
-                for (size_t i = b * batch; i < std::min(n, (b + 1) * batch); ++i) {
-                    std::string error;
-                    measureTensor(i, &error);
-                    if (!error.empty()) {
-                        std::lock_guard<std::mutex> lock(problemsMutex);
-                        unreadable.emplace_back(i, std::move(error));
-                        if (unreadable.size() >= 2 * kMaxProblems) keepFirst(unreadable);
-                    }
+            if (cancelled()) return;  // the rest of the batches are skipped quickly
+            for (size_t i = b * batch; i < std::min(n, (b + 1) * batch); ++i) {
+                std::string error;
+                measureTensor(i, &error);
+                if (!error.empty()) {
+                    std::lock_guard<std::mutex> lock(problemsMutex);
+                    unreadable.emplace_back(i, std::move(error));
+                    if (unreadable.size() >= 2 * kMaxProblems) keepFirst(unreadable);
                 }
             }
-            measured[b].store(true, std::memory_order_release);
         };
+        OrderedPieces pieces(batches);
         size_t frontier = 0;  // the batches before it are measured
         // Whether tensors [0, end) are measured, once they are; false when cancelled.
         auto measuredUpTo = [&](size_t end) {
-            while (frontier < batches && frontier * batch < end) {
-                if (measured[frontier].load(std::memory_order_acquire)) {
-                    ++frontier;
-                    if (options_.progress) options_.progress(std::min(frontier * batch, n), n);
-                } else if (const size_t b = claim(); b < batches) {
-                    measureBatch(b);
-                } else {
-                    std::this_thread::yield();  // another thread measures it
-                }
+            for (; frontier < batches && frontier * batch < end; ++frontier) {
+                pieces.waitFor(frontier, measureBatch, [] { return false; });
+                if (options_.progress) options_.progress(std::min((frontier + 1) * batch, n), n);
             }
             return !cancelled();
         };
         std::vector<std::thread> pool;
         auto joinPool = [&] {
-            next = batches;
+            pieces.stop();
             for (auto& t : pool) t.join();
         };
         try {
             for (unsigned t = 1; t < threads_ && t < batches; ++t)
-                pool.emplace_back([&] {
-                    for (size_t b; (b = claim()) < batches;) measureBatch(b);
-                });
+                pool.emplace_back([&] { pieces.doAll(measureBatch); });
             walk(measuredUpTo);
             measuredUpTo(n);
         } catch (...) {  // out of memory: the pool's batches refer to this frame
