@@ -21,6 +21,7 @@
 #include "analysis/prefault.h"
 #include "probe/probe.h"
 #include "read_dump.h"
+#include "synthetic_dump.h"
 #include "test_support.h"
 
 namespace probe::analysis {
@@ -395,6 +396,60 @@ TEST(Compare, ThreadsAndProgressDoNotChangeTheResult) {
     EXPECT_EQ(calls.back().first, r3.tensors.size());
     EXPECT_EQ(calls.back().second, r3.tensors.size());
     for (size_t i = 1; i < calls.size(); ++i) EXPECT_LE(calls[i - 1].first, calls[i].first);
+}
+
+// Thousands of tensors (statistics only, in batches of 256): the walk judges each op as soon
+// as its tensors are measured, while the rest are measured beside it. Whatever the threads,
+// every tensor is judged as by one thread; the diverging tensors are the candidate's rows with
+// the planted NaN/Inf (the reference has none), and the first born-here op is in the planted
+// layer and round.
+TEST(Compare, TheWalkBesideTheMeasuringJudgesAsOneThreadDoes) {
+    TempDir dir;
+    synthetic::SyntheticDumpOptions options;
+    options.ops = 2000;
+    options.rows = 24000;
+    options.layers = 12;
+    options.output = dir / "a";
+    const DumpIndex a = indexOf(synthetic::writeSyntheticDump(options).root);
+    options.output = dir / "b";
+    options.nanLayer = 5;
+    options.nanRound = 3;
+    const DumpIndex b = indexOf(synthetic::writeSyntheticDump(options).root);
+    uint64_t anomalous = 0;
+    for (uint32_t r = 0; r < b.rowCount(); ++r) {
+        ASSERT_EQ(a.row(r).anomalies, 0) << r;
+        anomalous += b.row(r).anomalies ? 1 : 0;
+    }
+    ASSERT_GT(anomalous, 0u);
+    CompareOptions one;
+    one.useTensorData = false;
+    one.threads = 1;
+    const auto serial = compareDumps(a, b, one);
+    ASSERT_EQ(serial.tensors.size(), a.rowCount());
+    EXPECT_EQ(serial.divergingTensors, anomalous);
+    ASSERT_TRUE(serial.firstBornHere);
+    const OpComparison& born = serial.ops[*serial.firstBornHere];
+    EXPECT_EQ(born.referenceRound, 3);
+    uint32_t top = born.referenceOp;
+    while (a.op(top).parent != kNone) top = a.op(top).parent;
+    EXPECT_EQ(a.op(top).name, "layers.5") << a.describeOp(born.referenceOp);
+    const std::string csv = compareResultCsv(serial), report = formatCompareReport(serial);
+    for (unsigned threads : {2u, 4u}) {
+        CompareOptions many = one;
+        many.threads = threads;
+        for (int run = 0; run < 2; ++run) {
+            const auto parallel = compareDumps(a, b, many);
+            EXPECT_EQ(compareResultCsv(parallel), csv) << threads;  // every tensor's verdict
+            EXPECT_EQ(formatCompareReport(parallel), report) << threads;
+            ASSERT_EQ(parallel.ops.size(), serial.ops.size());
+            for (size_t o = 0; o < serial.ops.size(); ++o) {
+                const OpComparison &x = parallel.ops[o], &y = serial.ops[o];
+                ASSERT_EQ(x.verdict, y.verdict) << o;
+                ASSERT_EQ(x.cause, y.cause) << o;
+                ASSERT_EQ(x.inheritedFrom, y.inheritedFrom) << o;
+            }
+        }
+    }
 }
 
 // Tensor files gone from one run: each is noted, in the order of the compared tensors whichever

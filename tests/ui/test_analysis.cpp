@@ -850,6 +850,65 @@ TEST(AtbReader, ManyRowsParsedSideBySideReadAsOneByOne) {
     EXPECT_EQ(a.op(a.slot(a.row(0).slot).op).namePath, "layer0,with comma");
 }
 
+TEST(AtbReader, RowsAddedWhileTheirNeighboursAreStillParsedKeepTheFileOrder) {
+    // A read's lines are parsed in pieces of 1,024 by two threads while the reading thread adds
+    // each piece's rows as soon as it is parsed: whichever thread parsed which piece, the rows
+    // come in file order, quoted lines (parsed in order) among them, and the malformed lines,
+    // around piece boundaries too, are reported at their own line. Two 4 MiB reads of about
+    // 70 pieces each.
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    struct Expected {
+        double max;
+        uint64_t lineOffset;
+        std::string namePath;
+    };
+    std::vector<Expected> expected;
+    std::vector<uint64_t> malformedLines;  // 1-based, the header being line 1
+    std::string text;
+    const uint64_t headerBytes = std::string(format::kStatisticCsvHeader).size() + 1;
+    uint64_t line = 1;
+    for (int i = 0; i < 130000; ++i) {
+        ++line;
+        const uint64_t offset = headerBytes + text.size();
+        // Lines 1,025 and 1,026 end and begin the first read's first two pieces (its lines
+        // 1,024 and 1,025); the last one ends the file.
+        if (line == 1025 || line == 1026 || line == 70001 || i == 129999) {
+            text += "0_777,0,broken" + std::to_string(line) + "\n";
+            malformedLines.push_back(line);
+            continue;
+        }
+        const std::string name = "layer" + std::to_string(i % 500);
+        const bool quoted = i % 97 == 0 || line == 2049 || line == 2050;
+        text += "0_777," + std::to_string(i / 500) + "," + (quoted ? "\"" + name + "\"" : name) +
+                ",T," + std::to_string(i % 500) + ",output,0,float,nd,3," + std::to_string(i) +
+                ".5,-1,0.25,2,N/A\n";
+        expected.push_back({i + 0.5, offset, name});
+    }
+    dump.appendRaw(0, text);
+    dump.setStatus("complete");
+    auto whole = open(dump.root());
+    auto small = open(dump.root());
+    ASSERT_TRUE(whole && small);
+    DumpIndex a = readAll(*whole);         // 4 MiB reads: parsed in pieces on two threads
+    DumpIndex b = readAll(*small, 16384);  // 64 KiB reads: parsed one by one
+    ASSERT_EQ(a.rowCount(), expected.size());
+    ASSERT_EQ(b.rowCount(), expected.size());
+    EXPECT_EQ(a.problems(), b.problems());
+    for (const uint64_t at : malformedLines)
+        EXPECT_TRUE(anyProblemContains(a, "statistic.csv:" + std::to_string(at) +
+                                              ": row skipped: expected 15 columns, found 3"))
+            << at << "\n"
+            << problems(a);
+    for (uint32_t r = 0; r < a.rowCount(); ++r) {
+        const auto& x = a.row(r);
+        ASSERT_EQ(x.value[0], expected[r].max) << r;
+        ASSERT_EQ(x.lineOffset, expected[r].lineOffset) << r;
+        ASSERT_EQ(a.op(a.slot(x.slot).op).namePath, expected[r].namePath) << r;
+        ASSERT_EQ(x.lineOffset, b.row(r).lineOffset) << r;
+    }
+}
+
 TEST(AtbReader, BinaryJunkAndMissingHeaderNeverCrash) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());

@@ -17,6 +17,7 @@
 #include <functional>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "analysis/atb_dump.h"
 #include "analysis/parallel_for.h"
@@ -518,6 +519,53 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
     delta.rows.push_back(record);
 }
 
+template <typename LineAt, typename Add>
+void AtbDumpReader::parseAndAdd(size_t lines, const LineAt& lineAt, const Add& add) {
+    parsedLines_.resize(lines);
+    OrderedPieces pieces((lines + kParsePieceLines - 1) / kParsePieceLines);
+    std::atomic<bool> helperFailed{false};
+    auto parse = [&](size_t piece, std::string& error) {
+        const size_t end = std::min(lines, (piece + 1) * kParsePieceLines);
+        for (size_t i = piece * kParsePieceLines; i < end; ++i) {
+            ParsedLine& line = parsedLines_[i];
+            // A quoted field is unquoted into scratch strings: such (rare) lines are left to be
+            // parsed in order.
+            const auto ok = format::parseUnquotedStatRow(lineAt(i), line.row, &error);
+            line.deferred = !ok;
+            if (line.deferred) continue;
+            line.ok = *ok;
+            if (!line.ok) line.error = std::move(error);
+        }
+    };
+    parseHelper_.start([&] {
+        try {
+            std::string error;
+            pieces.doAll([&](size_t piece) { parse(piece, error); });
+        } catch (...) {  // out of memory: said to the waiting thread, rethrown by wait()
+            helperFailed = true;
+            throw;
+        }
+    });
+    try {
+        std::string error;
+        auto parseHere = [&](size_t piece) { parse(piece, error); };
+        for (size_t piece = 0; piece < pieces.count(); ++piece) {
+            if (!pieces.waitFor(piece, parseHere, [&] { return helperFailed.load(); }))
+                parseHelper_.wait();  // rethrows the helper's failure
+            const size_t end = std::min(lines, (piece + 1) * kParsePieceLines);
+            for (size_t i = piece * kParsePieceLines; i < end; ++i) add(i);
+        }
+    } catch (...) {  // out of memory: the helper's pieces refer to this frame
+        pieces.stop();
+        try {
+            parseHelper_.wait();
+        } catch (...) {
+        }
+        throw;
+    }
+    parseHelper_.wait();
+}
+
 uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devicePid,
                                 uint64_t budget, DumpDelta& delta) {
     auto [it, isNew] = csvFiles_.try_emplace(path);
@@ -639,50 +687,17 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         auto lineAt = [&](size_t i) {
             return buffer.substr(lineStarts_[i], lineStarts_[i + 1] - 1 - lineStarts_[i]);
         };
-        // Many lines: parsed side by side first (parsing is most of the work), then added to
-        // the index in order here.
-        const unsigned threads = lines >= kParallelParseLines ? usefulThreads(2) : 1;
-        if (threads > 1) {
-            parsedLines_.resize(lines);
-            // In pieces taken one at a time by this thread and the helper: one held back by a
-            // busy core takes fewer rather than keeping the other waiting for its share.
-            const size_t pieces = (lines + kParsePieceLines - 1) / kParsePieceLines;
-            std::atomic<size_t> nextPiece{0};
-            auto parsePieces = [&] {
-                std::string error;
-                for (size_t piece; (piece = nextPiece.fetch_add(1)) < pieces;) {
-                    const size_t end = std::min(lines, (piece + 1) * kParsePieceLines);
-                    for (size_t i = piece * kParsePieceLines; i < end; ++i) {
-                        ParsedLine& parsed = parsedLines_[i];
-                        // A quoted field is unquoted into scratch strings: such (rare) lines are
-                        // left to be parsed in order.
-                        const auto ok = format::parseUnquotedStatRow(lineAt(i), parsed.row, &error);
-                        parsed.deferred = !ok;
-                        if (parsed.deferred) continue;
-                        parsed.ok = *ok;
-                        if (!parsed.ok) parsed.error = std::move(error);
-                    }
-                }
-            };
-            parseHelper_.start(parsePieces);
-            try {
-                parsePieces();
-            } catch (...) {  // out of memory: the helper's pieces refer to this frame
-                nextPiece = pieces;
-                try {
-                    parseHelper_.wait();
-                } catch (...) {
-                }
-                throw;
-            }
-            parseHelper_.wait();
-        }
         // Room for this read's rows at once (by doubling, as push_back would, but once).
         if (delta.rows.capacity() < delta.rows.size() + lines)
             delta.rows.reserve(std::max(2 * delta.rows.capacity(), delta.rows.size() + lines));
-        for (size_t i = 0; i < lines; ++i)
-            handleLine(lineAt(i), file.offset + lineStarts_[i],
-                       threads > 1 ? &parsedLines_[i] : nullptr);
+        if (lines < kParallelParseLines || usefulThreads(2) < 2) {
+            for (size_t i = 0; i < lines; ++i)
+                handleLine(lineAt(i), file.offset + lineStarts_[i], nullptr);
+        } else {
+            parseAndAdd(lines, lineAt, [&](size_t i) {
+                handleLine(lineAt(i), file.offset + lineStarts_[i], &parsedLines_[i]);
+            });
+        }
         skip(lastNewline + 1);
     }
     // Rows are written whole, line end included: a last line without one, once nobody writes

@@ -99,6 +99,12 @@ private:
         bool deferred = false;  // holds a quote: parsed in order instead
         std::string error;
     };
+    // Parses lines 0 to lines - 1 (lineAt(i)) into parsedLines_ in pieces, taken in order by
+    // the helper and by this thread, and calls add(i) for every line in order here as soon as
+    // its piece is parsed: this thread parses a piece only when the next one to add is not
+    // ready, so the helper parses while the rows are added.
+    template <typename LineAt, typename Add>
+    void parseAndAdd(size_t lines, const LineAt& lineAt, const Add& add);
     std::unique_ptr<char[]> readBuffer_;  // the bytes of the current read
     size_t readBufferSize_ = 0;
     std::vector<size_t> lineStarts_;       // of the lines of the current read, and the end

@@ -296,9 +296,8 @@ public:
         }
         if (cancelled()) return cancelledResult();
         prepareStrings();
-        measure();
+        measureAndWalk();
         if (cancelled()) return cancelledResult();
-        walk();
         summarise();
         return std::move(result_);
     }
@@ -553,8 +552,11 @@ private:
         for (uint32_t j = 0; j < candCount; ++j) result_.tensorsOnlyInCandidate += used[j] ? 0 : 1;
     }
 
-    // Phase 1, on the pool: every tensor's measures, independent of the others.
-    void measure() {
+    // Phase 1, on the pool: every tensor's measures, independent of the others. Phase 2, the
+    // walk, on this thread beside it: it goes as far as the tensors are measured (batches are
+    // taken in order), and measures the next batch itself when it has to wait, so that neither
+    // the walk waits for the last tensor to be measured nor a core for the walk.
+    void measureAndWalk() {
         const size_t n = result_.tensors.size();
         dataPrint_.assign(n, 0);
         statsPrint_.assign(n, 0);
@@ -567,26 +569,44 @@ private:
         // (a report must not change from run to run): only the first kMaxProblems are kept.
         std::mutex problemsMutex;
         std::vector<std::pair<size_t, std::string>> unreadable;
-        std::function<void(size_t)> progress;
-        if (options_.progress)
-            progress = [&](size_t done) {
-                options_.progress(std::min<uint64_t>(done * batch, n), n);
-            };
-        parallelFor(
-            batches, threads_,
-            [&](size_t b, unsigned) {
-                if (cancelled()) return;  // the rest of the items are skipped quickly
-                for (size_t i = b * batch; i < std::min(n, (b + 1) * batch); ++i) {
-                    std::string error;
-                    measureTensor(i, &error);
-                    if (!error.empty()) {
-                        std::lock_guard<std::mutex> lock(problemsMutex);
-                        unreadable.emplace_back(i, std::move(error));
-                        if (unreadable.size() >= 2 * kMaxProblems) keepFirst(unreadable);
-                    }
+        auto measureBatch = [&](size_t b) {
+            if (cancelled()) return;  // the rest of the batches are skipped quickly
+            for (size_t i = b * batch; i < std::min(n, (b + 1) * batch); ++i) {
+                std::string error;
+                measureTensor(i, &error);
+                if (!error.empty()) {
+                    std::lock_guard<std::mutex> lock(problemsMutex);
+                    unreadable.emplace_back(i, std::move(error));
+                    if (unreadable.size() >= 2 * kMaxProblems) keepFirst(unreadable);
                 }
-            },
-            progress);
+            }
+        };
+        OrderedPieces pieces(batches);
+        size_t frontier = 0;  // the batches before it are measured
+        // Whether tensors [0, end) are measured, once they are; false when cancelled.
+        auto measuredUpTo = [&](size_t end) {
+            for (; frontier < batches && frontier * batch < end; ++frontier) {
+                pieces.waitFor(frontier, measureBatch, [] { return false; });
+                if (options_.progress) options_.progress(std::min((frontier + 1) * batch, n), n);
+            }
+            return !cancelled();
+        };
+        std::vector<std::thread> pool;
+        auto joinPool = [&] {
+            pieces.stop();
+            for (auto& t : pool) t.join();
+        };
+        try {
+            for (unsigned t = 1; t < threads_ && t < batches; ++t)
+                pool.emplace_back([&] { pieces.doAll(measureBatch); });
+            walk(measuredUpTo);
+            measuredUpTo(n);
+        } catch (...) {  // out of memory: the pool's batches refer to this frame
+            joinPool();
+            throw;
+        }
+        joinPool();
+        if (options_.progress) options_.progress(n, n);
         keepFirst(unreadable);
         for (auto& [tensor, text] : unreadable) problem(std::move(text));
     }
@@ -826,7 +846,9 @@ private:
 
     // Phase 2, in the reference's execution order: inputs are judged when an op begins,
     // outputs when it ends; where each differing tensor came from decides born here/inherited.
-    void walk() {
+    // measuredUpTo(end) returns once tensors [0, end) are measured (false: cancelled, stop).
+    template <typename MeasuredUpTo>
+    void walk(const MeasuredUpTo& measuredUpTo) {
         size_t o = 0;
         while (o < result_.ops.size()) {
             const uint32_t process = result_.ops[o].referenceProcess;
@@ -838,7 +860,9 @@ private:
                 for (; o < result_.ops.size() && result_.ops[o].referenceProcess == process &&
                        result_.ops[o].referenceRound == round;
                      ++o) {
-                    while (!open.empty() && open.back() != result_.ops[o].parent) {
+                    const OpComparison& op = result_.ops[o];
+                    if (!measuredUpTo(size_t{op.firstTensor} + op.tensorCount)) return;
+                    while (!open.empty() && open.back() != op.parent) {
                         closeOp(open.back());
                         open.pop_back();
                     }

@@ -43,6 +43,49 @@ void parallelFor(size_t n, unsigned threads, Work&& work,
     if (progress) progress(n);
 }
 
+// Pieces of work [0, count()) taken in order, one at a time, by several threads, and used in
+// order by one of them as soon as each is done: that thread does a piece left to take itself
+// rather than wait for another thread's (the atb reader's parsed lines, compare's measures).
+class OrderedPieces {
+public:
+    explicit OrderedPieces(size_t count) : count_(count), done_(count) {}
+    size_t count() const { return count_; }
+    // Does the pieces left, one at a time: work(piece), then the piece is done.
+    template <typename Work>
+    void doAll(const Work& work) {
+        for (size_t piece; (piece = claim()) < count_;) doPiece(piece, work);
+    }
+    // Returns true once `piece` is done (by work(piece) here or on another thread), doing pieces
+    // left meanwhile; false when failed() says the thread doing it gave up.
+    template <typename Work, typename Failed>
+    bool waitFor(size_t piece, const Work& work, const Failed& failed) {
+        while (!done_[piece].load(std::memory_order_acquire)) {
+            if (const size_t other = claim(); other < count_)
+                doPiece(other, work);
+            else if (failed())
+                return false;
+            else
+                std::this_thread::yield();  // another thread does it
+        }
+        return true;
+    }
+    // No piece is taken any more (the thread using them gives up).
+    void stop() { next_ = count_; }
+
+private:
+    size_t claim() {
+        return next_.load(std::memory_order_relaxed) < count_ ? next_.fetch_add(1) : count_;
+    }
+    template <typename Work>
+    void doPiece(size_t piece, const Work& work) {
+        work(piece);
+        done_[piece].store(true, std::memory_order_release);
+    }
+    const size_t count_;
+    std::atomic<size_t> next_{0};
+    std::vector<std::atomic<bool>> done_;  // value-initialised: false
+};
+
 // One thread kept for jobs handed to it one at a time. Work cut into many short batches (the
 // reads of a big file) uses it rather than a new thread per batch: the kernel places a new
 // thread beside the one that started it, where it mostly waits for that one's core.
