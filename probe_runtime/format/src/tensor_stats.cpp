@@ -70,6 +70,31 @@ struct Accumulator {
 using FloatAccumulator = Accumulator<float>;
 using DoubleAccumulator = Accumulator<double>;
 
+// One element into one lane. Comparisons with NaN are false: NaN never becomes the max or the
+// min.
+template <typename T>
+__attribute__((always_inline)) inline void addToLane(T x, T& mx, T& mn, double& sum,
+                                                     double& sumSq) {
+    mx = x > mx ? x : mx;
+    mn = x < mn ? x : mn;
+    const double d = static_cast<double>(x);
+    sum += d;
+    sumSq += d * d;
+}
+
+// The lanes added into `acc` in lane order: the order every kernel's sums are defined by.
+template <typename T>
+__attribute__((always_inline)) inline void foldLanes(const double* sum, const double* sumSq,
+                                                     const T* mx, const T* mn,
+                                                     Accumulator<T>& acc) {
+    for (int l = 0; l < kLanes; ++l) {
+        acc.sum += sum[l];
+        acc.sumSq += sumSq[l];
+        acc.max = mx[l] > acc.max ? mx[l] : acc.max;
+        acc.min = mn[l] < acc.min ? mn[l] : acc.min;
+    }
+}
+
 // always_inline: inlined into each target clone below, so each is vectorised for its target.
 template <typename T>
 __attribute__((always_inline)) inline void accumulateLanes(const T* __restrict p, uint64_t count,
@@ -81,31 +106,10 @@ __attribute__((always_inline)) inline void accumulateLanes(const T* __restrict p
         mn[l] = acc.min;
     }
     uint64_t i = 0;
-    for (; i + kLanes <= count; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) {
-            const T x = p[i + l];
-            // Comparisons with NaN are false: NaN never becomes the max or the min.
-            mx[l] = x > mx[l] ? x : mx[l];
-            mn[l] = x < mn[l] ? x : mn[l];
-            const double d = x;
-            sum[l] += d;
-            sumSq[l] += d * d;
-        }
-    }
-    for (; i < count; ++i) {
-        const T x = p[i];
-        mx[0] = x > mx[0] ? x : mx[0];
-        mn[0] = x < mn[0] ? x : mn[0];
-        const double d = x;
-        sum[0] += d;
-        sumSq[0] += d * d;
-    }
-    for (int l = 0; l < kLanes; ++l) {
-        acc.sum += sum[l];
-        acc.sumSq += sumSq[l];
-        acc.max = mx[l] > acc.max ? mx[l] : acc.max;
-        acc.min = mn[l] < acc.min ? mn[l] : acc.min;
-    }
+    for (; i + kLanes <= count; i += kLanes)
+        for (int l = 0; l < kLanes; ++l) addToLane(p[i + l], mx[l], mn[l], sum[l], sumSq[l]);
+    for (; i < count; ++i) addToLane(p[i], mx[0], mn[0], sum[0], sumSq[0]);
+    foldLanes(sum, sumSq, mx, mn, acc);
 }
 
 // The same loop built twice, for AVX2 and for any x86-64, picked when the library loads.
@@ -195,20 +199,10 @@ void finishHalfLanes(const uint16_t* p, uint64_t i, uint64_t n, const double* ve
             laneMin[lane] = vecMin[8 * h + j];
         }
     }
-    for (; i < n; ++i) {
-        const float x = kBf16 ? bf16ToFloat(p[i]) : halfToFloat(p[i]);
-        laneMax[0] = x > laneMax[0] ? x : laneMax[0];
-        laneMin[0] = x < laneMin[0] ? x : laneMin[0];
-        const double d = x;
-        laneSum[0] += d;
-        laneSumSq[0] += d * d;
-    }
-    for (int l = 0; l < kLanes; ++l) {
-        acc.sum += laneSum[l];
-        acc.sumSq += laneSumSq[l];
-        acc.max = laneMax[l] > acc.max ? laneMax[l] : acc.max;
-        acc.min = laneMin[l] < acc.min ? laneMin[l] : acc.min;
-    }
+    for (; i < n; ++i)
+        addToLane(kBf16 ? bf16ToFloat(p[i]) : halfToFloat(p[i]), laneMax[0], laneMin[0], laneSum[0],
+                  laneSumSq[0]);
+    foldLanes(laneSum, laneSumSq, laneMax, laneMin, acc);
 }
 
 // With AVX2 (and F16C for fp16) the widening is fused into the accumulation: no round trip
@@ -386,24 +380,9 @@ TensorStats accumulateInt(const void* data, uint64_t count) {
     const auto* p = static_cast<const T*>(data);
     uint64_t i = 0;
     const uint64_t blocked = count - count % kLanes;
-    for (; i < blocked; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) {
-            const T x = p[i + l];
-            mx[l] = x > mx[l] ? x : mx[l];
-            mn[l] = x < mn[l] ? x : mn[l];
-            const double d = static_cast<double>(x);
-            sum[l] += d;
-            sumSq[l] += d * d;
-        }
-    }
-    for (; i < count; ++i) {
-        const T x = p[i];
-        mx[0] = x > mx[0] ? x : mx[0];
-        mn[0] = x < mn[0] ? x : mn[0];
-        const double d = static_cast<double>(x);
-        sum[0] += d;
-        sumSq[0] += d * d;
-    }
+    for (; i < blocked; i += kLanes)
+        for (int l = 0; l < kLanes; ++l) addToLane(p[i + l], mx[l], mn[l], sum[l], sumSq[l]);
+    for (; i < count; ++i) addToLane(p[i], mx[0], mn[0], sum[0], sumSq[0]);
     TensorStats s;
     s.valid = count > 0;
     s.count = count;
