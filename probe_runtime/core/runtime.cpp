@@ -56,9 +56,14 @@ std::string Runtime::infoDirectory(const char* kind) const {
     return root_ + "/info/" + kind + "/" + devicePid();
 }
 
-void Runtime::syncConfigFile(std::chrono::steady_clock::time_point& lastCheck, bool roundBegins) {
+void Runtime::syncConfigFile(std::chrono::steady_clock::time_point& lastCheck) {
     const InFlight inFlight(inFlight_);
-    if (watching_.load()) watcher_->syncAtBoundary(lastCheck, roundBegins);
+    if (watching_.load()) watcher_->syncAtBoundary(lastCheck);
+}
+
+void Runtime::applyConfigChanges() {
+    const InFlight inFlight(inFlight_);
+    if (watching_.load()) watcher_->syncPending();
 }
 
 void Runtime::quiesce() {
