@@ -8,22 +8,31 @@
 //   queues a file (probe_api_queue_json, a copy of the text) and, when it must know the file is
 //   on disk, waits for it (probe_api_wait_json; ctypes releases the GIL meanwhile), writing the
 //   files queued before it itself if the writer thread has not taken them yet. A file whose
-//   result is asked for later (kWaitedLater: stop() does not wait for the disk) is only ever
-//   written by the writer thread, and a wait without time (a poll) writes nothing. Files are
-//   written one at a time in the order queued. The thread lives as long as the process.
+//   result is asked for later (kWaitedLater: stop() does not wait for the disk) is written by
+//   the writer thread, or by a flush (probe_api_flush_json, PrecisionDebugger.flush()), and a
+//   wait without time (a poll) writes nothing. Files are written one at a time in the order
+//   queued. The thread lives as long as the process.
+//
+//   The text of a file whose last write failed is kept until a later write of that path
+//   succeeds: a flush writes every file queued before it, then each such file once more, and
+//   reports the first that still fails.
 //
 //   probe::json_indent(str compact) -> str       the indented text, for Python's dumps()
 //
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <torch/library.h>
 
@@ -91,11 +100,59 @@ public:
         return error;
     }
 
+    // Writes every job queued before the call (this thread writes those no thread is writing:
+    // the caller asked to wait for the disk), then once more each file whose last write failed,
+    // in the order they were queued. Returns 0, the errno value of the first file that still
+    // fails (its path in `failedPath`), or -1 when `timeoutMs` (>= 0) passed first.
+    int flush(int64_t timeoutMs, std::string& failedPath) {
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+        std::unique_lock<std::mutex> lock(mutex_);
+        const uint64_t last = queued_;
+        // Until the queue is written up to `last`, and then until no thread writes (a retry
+        // below must be the only write, so that no newer text of its path is overtaken).
+        while (finished_ < last || writing_) {
+            if (!writing_ && !jobs_.empty() && jobs_.front().ticket <= last) {
+                writeNext(lock);
+            } else if (timeoutMs < 0) {
+                changed_.wait(lock);
+            } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
+                       (finished_ < last || writing_)) {
+                return -1;
+            }
+        }
+        if (failed_.empty()) return 0;
+        std::vector<std::pair<uint64_t, std::string>> order;  // (ticket, path) of each failed file
+        order.reserve(failed_.size());
+        for (const auto& [path, failed] : failed_) order.emplace_back(failed.ticket, path);
+        std::sort(order.begin(), order.end());
+        int first = 0;
+        writing_ = true;  // no other thread writes (nor changes failed_) until it is false again
+        for (const auto& [ticket, path] : order) {
+            Failed& failed = failed_.at(path);
+            lock.unlock();
+            const int error = writeFile(path, failed.text);
+            lock.lock();
+            if (error) {
+                if (!first) {
+                    first = error;
+                    failedPath = path;
+                }
+            } else {
+                errors_.erase(ticket);  // written now: a later wait() for it finds no error
+                failed_.erase(path);
+            }
+        }
+        writing_ = false;
+        changed_.notify_all();
+        return first;
+    }
+
 private:
     struct Job {
         uint64_t ticket;
         bool waited;      // its result is kept for wait()
-        bool writerOnly;  // written by the writer thread, never by a thread waiting
+        bool writerOnly;  // written by the writer thread or a flush, never by a thread waiting
         std::string path, text;
     };
 
@@ -105,29 +162,41 @@ private:
         jobs_.pop_front();
         writing_ = true;
         lock.unlock();
-        int error;
+        const int error = writeFile(job.path, job.text);
+        lock.lock();
+        writing_ = false;
         try {
-            const std::string& text = job.text;
-            error = format::writeFileAtomically(job.path, text);
+            if (error) {
+                if (job.waited) errors_[job.ticket] = error;
+                failed_[job.path] = {job.ticket, std::move(job.text)};
+            } else if (!failed_.empty()) {
+                failed_.erase(job.path);  // an earlier text of this path that failed is outdated
+            }
+        } catch (const std::bad_alloc&) {  // no room to keep it: a flush does not see it
+        }
+        finished_ = job.ticket;
+        changed_.notify_all();
+    }
+
+    // Writes `text` to `path` atomically; 0 or an errno value.
+    static int writeFile(const std::string& path, const std::string& text) {
+        try {
+            int error = format::writeFileAtomically(path, text);
             if (error == ENOENT) {
                 // The step's folder is made here, before its first file, rather than on the
                 // model's thread at start() (a mkdir took it 0.5-2 ms per step).
-                const size_t slash = job.path.rfind('/');
+                const size_t slash = path.rfind('/');
                 if (slash != std::string::npos && slash > 0) {
-                    error = format::makeDirectories(job.path.substr(0, slash), 0750);
-                    if (!error) error = format::writeFileAtomically(job.path, text);
+                    error = format::makeDirectories(path.substr(0, slash), 0750);
+                    if (!error) error = format::writeFileAtomically(path, text);
                 }
             }
+            return error;
         } catch (const std::bad_alloc&) {
-            error = ENOMEM;
+            return ENOMEM;
         } catch (...) {
-            error = EIO;
+            return EIO;
         }
-        lock.lock();
-        writing_ = false;
-        if (error && job.waited) errors_[job.ticket] = error;
-        finished_ = job.ticket;
-        changed_.notify_all();
     }
 
     void run() {
@@ -142,6 +211,13 @@ private:
     std::condition_variable changed_;  // a job queued or written
     std::deque<Job> jobs_;
     std::unordered_map<uint64_t, int> errors_;
+    // By path, each file whose last write failed: the ticket of that write and its text (a later
+    // write of the path that succeeds erases it).
+    struct Failed {
+        uint64_t ticket;
+        std::string text;
+    };
+    std::unordered_map<std::string, Failed> failed_;
     uint64_t queued_ = 0, finished_ = 0;
     bool writing_ = false;  // a thread is writing the job it took from the queue
     std::thread thread_;
@@ -180,6 +256,26 @@ PROBE_API_EXPORT uint64_t probe_api_queue_json(const char* text, uint64_t size, 
 PROBE_API_EXPORT int probe_api_wait_json(uint64_t ticket, int64_t timeout_ms) {
     try {
         return jsonFileWriter().wait(ticket, timeout_ms);
+    } catch (...) {
+        return EIO;
+    }
+}
+
+// Writes every file queued so far, then once more each file whose last write failed (see
+// JsonFileWriter::flush); returns 0, the errno value of the first file that still fails (its
+// path copied, NUL-terminated and cut to fit, into `failed_path` of `failed_path_size` bytes),
+// or -1 after `timeout_ms` (>= 0; -1: no limit). Called through ctypes, which releases the GIL.
+PROBE_API_EXPORT int probe_api_flush_json(int64_t timeout_ms, char* failed_path,
+                                          uint64_t failed_path_size) {
+    try {
+        std::string path;
+        const int result = jsonFileWriter().flush(timeout_ms, path);
+        if (failed_path && failed_path_size) {
+            const size_t n = std::min<uint64_t>(path.size(), failed_path_size - 1);
+            std::memcpy(failed_path, path.data(), n);
+            failed_path[n] = '\0';
+        }
+        return result;
     } catch (...) {
         return EIO;
     }

@@ -38,7 +38,7 @@ if [[ "${PROBE_HAVE_TORCH:-OFF}" == "ON" ]]; then
     ls "$work/load-out"/atb_dump_data/data/*/0/statistic.csv >/dev/null || fail "load script wrote no dump"
     # The code-level API, importable where Debian's python looks once the prefix is on the path.
     PYTHONPATH="$prefix/lib/python3/dist-packages" /usr/bin/python3 - "$work/api" <<'PY' || fail "code-level API"
-import os, sys, torch
+import json, os, sys, torch
 from probe_studio.pytorch import PrecisionDebugger, seed_all
 seed_all(seed=1234, mode=False)
 dump = sys.argv[1]
@@ -48,6 +48,10 @@ debugger.start()
 model(torch.randn(3, 4)).sum().backward()
 debugger.stop()
 debugger.step()
+# Read in this process: flush() first (stop() and step() do not wait for the disk).
+assert debugger.flush() is True
+entries = json.load(open(os.path.join(dump, "step0", "proc%d" % os.getpid(), "dump.json")))["data"]
+assert "Functional.linear.0.forward" in entries, sorted(entries)
 with open(os.path.join(dump, "pid"), "w") as f:
     f.write(str(os.getpid()))
 PY

@@ -59,7 +59,9 @@ std::vector<MsprobeConfigKey> buildMsprobeKeys() {
         {"", "dump_enable", Use::NoEffect,
          "the config is read once, at PrecisionDebugger(...): dumping follows start() and stop()"},
         {"", "extra_info", Use::Honoured, ""},
-        {"", "async_dump", Use::NoEffect, "the dump files are always written by a writer thread"},
+        {"", "async_dump", Use::NoEffect,
+         "the dump files are always written by a writer thread (PrecisionDebugger.flush() waits "
+         "for them)"},
         {"", "precision", Use::NoEffect, "statistics are always accumulated in double precision"},
         {"", "risk_level", Use::NoEffect,
          "it grades APIs for msprobe's accuracy checks, which are not run here"},

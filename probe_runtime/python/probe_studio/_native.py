@@ -74,5 +74,6 @@ def adapter():
         _declare(lib, "probe_torch_impl_numel", c.c_int64, [c.c_void_p])
         _declare(lib, "probe_api_queue_json", c.c_uint64, [c.c_char_p, c.c_uint64, c.c_char_p, c.c_int])
         _declare(lib, "probe_api_wait_json", c.c_int, [c.c_uint64, c.c_int64])
+        _declare(lib, "probe_api_flush_json", c.c_int, [c.c_int64, c.c_char_p, c.c_uint64])
         _adapter = lib
     return _adapter

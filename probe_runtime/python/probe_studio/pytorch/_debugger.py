@@ -71,7 +71,7 @@ class PrecisionDebugger:
     def stop(cls):
         """Turns dumping off and has dump.json, stack.json and construct.json written: the
         statistics are taken here, the files written by a writer thread (all are on disk when
-        the process exits, or the dump ends)."""
+        the process exits, the dump ends, or flush() returns)."""
         with cls._lock:
             cls._get().service.stop()
 
@@ -81,6 +81,21 @@ class PrecisionDebugger:
         step."""
         with cls._lock:
             cls._get().service.step()
+
+    @classmethod
+    def flush(cls, timeout=None):
+        """Probe Studio's own (msprobe has no such call, its stop() writes before it returns):
+        returns once every file stop(), step() and the steps before handed over is whole on
+        disk, so that this process may read dump.json, stack.json and construct.json; the
+        entries of a step still being dumped (start() without stop()) are not in them yet.
+        Writes what is still queued on this thread and tries once more each file whose last
+        write failed. Returns True, or False when `timeout` seconds passed first; raises
+        OSError (its filename the file) when writing one still fails (disk full, folder gone):
+        its text stays in memory, and a later flush() (or the exit) tries it again, as stop()
+        and step() write the current step's files again. Never waits for a writer thread that
+        is gone."""
+        with cls._lock:
+            return cls._get().service.writer.flush(timeout)
 
     @classmethod
     def forward_backward_dump_end(cls):

@@ -73,5 +73,12 @@ def wait(ticket, timeout=None):
     return _ops.wait_json(ticket, timeout)
 
 
+def flush(timeout=None):
+    """Returns once every file queued so far is written, and each file whose last write failed
+    has been tried once more: True, or False when `timeout` seconds passed first. Raises OSError
+    (filename: the file's path) for the first file that still fails."""
+    return _ops.flush_json(timeout)
+
+
 def write_json_atomic(path, value):
     wait(queue(path, indented(value), True))

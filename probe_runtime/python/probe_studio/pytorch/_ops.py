@@ -1,6 +1,7 @@
 """The C++ side of the code-level API: statistics and config validation ops registered by the
 PyTorch adapter library (probe_runtime/torch/stats_op.cpp)."""
 # SPDX-License-Identifier: GPL-3.0-or-later
+import ctypes
 import errno
 import json
 import os
@@ -18,6 +19,7 @@ _tables = None
 _json_indent = None
 _queue_json = None
 _wait_json = None
+_flush_json = None
 _overflow_reasons = None
 overflow_ignored = None  # torch.ops.probe.overflow_ignored: an op type never where an overflow is born
 
@@ -29,8 +31,8 @@ def _major_minor(version):
 
 def load(torch):
     """Loads the adapter library once. Raises ImportError saying what to do when it cannot."""
-    global tensor_items, _config_check, _tables, _json_indent, _queue_json, _wait_json, _overflow_reasons
-    global overflow_ignored
+    global tensor_items, _config_check, _tables, _json_indent, _queue_json, _wait_json, _flush_json
+    global _overflow_reasons, overflow_ignored
     if tensor_items is not None:
         return
     if _build_info is None or not _build_info.HAVE_TORCH_ADAPTER or not os.path.exists(_paths.TORCH_ADAPTER_LIBRARY):
@@ -42,6 +44,7 @@ def load(torch):
                           "the interpreter of that torch (Debian: /usr/bin/python3)" % (torch.__version__, built))
     adapter = _native.load_adapter(torch)
     _queue_json, _wait_json = adapter.probe_api_queue_json, adapter.probe_api_wait_json
+    _flush_json = adapter.probe_api_flush_json
     tensor_items = torch.ops.probe.tensor_items.default  # the overload: one Python call less
     _config_check = torch.ops.probe.api_config_check
     _tables = torch.ops.probe.msprobe_tables
@@ -112,4 +115,19 @@ def wait_json(ticket, timeout=None):
         return False
     if error:
         raise OSError(error, os.strerror(error))
+    return True
+
+
+def flush_json(timeout=None):
+    """Has every file queued so far written (this thread writes those no thread is writing), then
+    each file whose last write failed once more (json_file_writer.cpp). True when all are on
+    disk, False when `timeout` seconds passed first; raises OSError (with the file's path) for
+    the first file that still fails. The GIL is released meanwhile."""
+    _loaded()
+    path = ctypes.create_string_buffer(4096)
+    error = _flush_json(-1 if timeout is None else max(0, int(timeout * 1000)), path, len(path))
+    if error < 0:
+        return False
+    if error:
+        raise OSError(error, os.strerror(error), os.fsdecode(path.value))
     return True

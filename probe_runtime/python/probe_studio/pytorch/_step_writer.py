@@ -16,8 +16,9 @@ Two threads write, and the model's thread does no more than it must:
     not even that when stop() handed them over already), which renders them and waits for
     their files. The model's thread waits only when the files of more than _BACKLOG writes are
     not yet on disk.
-Everything handed over is on disk when the process exits (normally or on SIGTERM) and when the
-dump ends (after the config's last step, or overflow_nums); a forked child writes nothing."""
+Everything handed over is on disk when the process exits (normally or on SIGTERM), when the
+dump ends (after the config's last step, or overflow_nums) and when PrecisionDebugger.flush()
+returns (StepWriter.flush); a forked child writes nothing."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import atexit
 import collections
@@ -49,7 +50,6 @@ class StepWriter:
         self._jobs = collections.deque()  # (records, step_dir, tensor_dir) for the writer thread
         self._changed = threading.Condition(threading.Lock())
         self._thread = None
-        self._last_ticket = 0  # of the last file handed to the C++ writer
         self._unchecked = collections.deque()  # (ticket, records, step_dir) handed over unwaited
         self._stopped = False
         self._empty_dump = (None, None)  # (tensor_dir, the text of an empty step's dump.json)
@@ -156,18 +156,40 @@ class StepWriter:
         except OSError:
             pass
 
-    def drain(self, timeout=None):
-        """Returns once everything queued is on disk (at exit), or after `timeout` seconds."""
+    def flush(self, timeout=None):
+        """PrecisionDebugger.flush(): returns True once every file handed over so far (at stop(),
+        step(), the step's beginning, every _FLUSH_EVERY entries) is whole on disk, False when
+        `timeout` seconds passed first. The steps queued to this module's writer thread are
+        rendered first (here, if that thread is gone); then the C++ writer writes what is queued
+        (this thread writing what no thread is writing) and tries each file whose last write
+        failed once more. Raises OSError (filename: the file) when one still fails; the records
+        of the current step are written again at the next stop()/step() as after any failure.
+        Writes nothing in a forked child (nothing there is this process's to write)."""
+        if self._stopped:
+            return True
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._changed:
             while self._jobs and self._thread is not None and self._thread.is_alive():
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
-                    return
+                    return False
                 self._changed.wait(left)
-        self._check_written(0, deadline)  # their failures said
-        if self._last_ticket:
-            _jsonio.wait(self._last_ticket, None if deadline is None else max(0.0, deadline - time.monotonic()))
+            orphans = list(self._jobs)  # the thread is gone (interpreter shutdown): rendered here
+            self._jobs.clear()
+        for records, place in orphans:
+            self._write(records, place, None, waits=False)
+        try:
+            return _jsonio.flush(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        finally:
+            self._check_written()  # the results taken (all are known now): failures said
+
+    def drain(self, timeout=None):
+        """flush() where nothing may raise (at exit, the dump's end, before a synchronous
+        write): a file that still fails is said."""
+        try:
+            self.flush(timeout)
+        except OSError as exc:
+            self._say_failed(os.path.dirname(exc.filename or "") or "?", exc)
 
     def stop_in_forked_child(self, lock):
         # The parent's writer threads do not exist in a forked child (their locks may have been
@@ -195,9 +217,7 @@ class StepWriter:
                 self._changed.notify_all()
 
     def _queue_file(self, name, step_dir, text, waited):
-        ticket = _jsonio.queue(os.path.join(step_dir, name), text, waited)
-        self._last_ticket = ticket
-        return ticket
+        return _jsonio.queue(os.path.join(step_dir, name), text, waited)
 
     def _write(self, records, place, timeout, waits=True):
         """Renders dump.json, stack.json and construct.json of a step from its records, hands
