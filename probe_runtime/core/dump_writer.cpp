@@ -123,18 +123,30 @@ TensorBuffer DumpWriter::takeBuffer(uint64_t size, uint64_t* charged) {
     // Fresh memory only while the buffers held stay within this; beyond it the op waits for a
     // written tensor's buffer to come back (see takeBuffer in the header).
     const uint64_t freshLimit =
-        std::min(options_.memoryCapBytes, std::max(options_.memoryCapBytes / 8, 2 * footprint));
+        std::min(options_.memoryCapBytes, std::max(options_.memoryCapBytes / 32, 2 * footprint));
     std::vector<std::pair<uint64_t, TensorBuffer>> dropped;
     {
         std::unique_lock<std::mutex> lock(mutex_);
         while (running_ && !stopRequested_ && !diskStopped()) {
+            // A kept buffer of this footprint, else the smallest bigger one in huge pages (charged
+            // for all of it): memory already faulted in serves tensors of any size.
+            auto fit = pool_.end();
             for (auto it = pool_.begin(); it != pool_.end(); ++it) {
-                if (it->first != footprint) continue;
-                auto buffer = std::move(it->second);
-                pool_.erase(it);
-                pooledBytes_ -= footprint;
-                queuedBytes_ += footprint;  // the same memory, now the caller's
-                *charged = footprint;
+                if (it->first == footprint) {
+                    fit = it;
+                    break;
+                }
+                if (footprint >= kHugePage && it->first > footprint &&
+                    (fit == pool_.end() || it->first < fit->first))
+                    fit = it;
+            }
+            if (fit != pool_.end()) {
+                const uint64_t bytes = fit->first;
+                auto buffer = std::move(fit->second);
+                pool_.erase(fit);
+                pooledBytes_ -= bytes;
+                queuedBytes_ += bytes;  // the same memory, now the caller's
+                *charged = bytes;
                 return buffer;
             }
             const uint64_t held = queuedBytes_ + pooledBytes_;
@@ -204,7 +216,9 @@ void DumpWriter::wakeWriterLocked() {
 }
 
 void DumpWriter::keepBufferLocked(WriteJob& job) {
-    const uint64_t bytes = bufferFootprint(job.size);
+    // What the buffer holds: its huge pages, or (from new[]) its size when that is its footprint.
+    const uint64_t mapped = job.data ? job.data.get_deleter().mappedBytes : 0;
+    const uint64_t bytes = mapped ? mapped : bufferFootprint(job.size);
     if (job.kind != WriteJob::Kind::Tensor || !job.data || job.size < kMinPooledBuffer ||
         stopRequested_ || pool_.size() >= kMaxPooledBuffers ||
         pooledBytes_ + bytes > kMaxPooledBytes ||
@@ -212,8 +226,7 @@ void DumpWriter::keepBufferLocked(WriteJob& job) {
         return;
     // The buffer's bytes stay counted: they move from the queue to the pool. Pooled by its
     // footprint, so it must hold all of it (not a new[] fallback shorter than its huge pages).
-    const uint64_t mapped = job.data.get_deleter().mappedBytes;
-    if (job.charged < bytes || (mapped ? mapped : job.size) != bytes) return;
+    if (job.charged < bytes || (!mapped && job.size != bytes)) return;
     pool_.emplace_back(bytes, std::move(job.data));
     queuedBytes_ -= bytes;
     pooledBytes_ += bytes;

@@ -90,14 +90,15 @@ public:
     // A buffer for `size` bytes of tensor data, counted against the memory cap from now on
     // (`charged` receives how many bytes; the job that carries the buffer passes it on in its
     // `charged`): blocks while there is no room, so the copy itself waits, not just its
-    // queueing. A buffer of a written tensor of the same footprint is reused when there is
-    // one. A fresh buffer of 2 MiB or more is mapped in huge pages, its size rounded up to
-    // whole ones (and charged so): a fault per 4 KiB page, on the op's thread, costs about
-    // 35 us on a virtual machine (146 ms per 16 MiB measured, 2.5 ms in huge pages when they
-    // come cheap, 45-130 ms when the host must back them again). So fresh memory is taken only
-    // while the buffers held stay within an eighth of the cap (or two buffers of this size);
-    // beyond that the op waits for the writer to give a written buffer back, which costs less
-    // than faulting in a new one (a 16 MiB write takes 3-10 ms there).
+    // queueing. A buffer of a written tensor is reused when there is one: of the same
+    // footprint, else (from 2 MiB) the smallest bigger one, charged for all of it. A fresh buffer
+    // of 2 MiB or more is mapped in huge pages, its size rounded up to whole ones (and charged so):
+    // a fault per 4 KiB page, on the op's thread, costs about 35 us on a virtual machine (146 ms
+    // per 16 MiB measured, 2.5 ms in huge pages when they come cheap, 45-200 ms when the host must
+    // back them again). So fresh memory is taken only while the buffers held stay within 1/32 of
+    // the cap (or two buffers of this size); beyond that the op waits for the writer to give a
+    // written buffer back, which costs less than faulting in a new one (a 16 MiB write takes 3-10
+    // ms there).
     TensorBuffer takeBuffer(uint64_t size, uint64_t* charged);
     // Queues a job; blocks while the queued bytes exceed the memory cap (unless nothing is
     // held, so one tensor bigger than the cap still goes through). Returns false when the
