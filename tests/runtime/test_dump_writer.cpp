@@ -136,6 +136,17 @@ TEST(DumpWriter, TakenBuffersStayWithinTheCapAndAreReused) {
     }
 }
 
+// A tensor job for `path` in a buffer from takeBuffer, its `size` bytes all `fill`.
+WriteJob filledTensor(DumpWriter& writer, const std::string& path, uint64_t size, int fill) {
+    WriteJob job;
+    job.kind = WriteJob::Kind::Tensor;
+    job.path = path;
+    job.data = writer.takeBuffer(size, &job.charged);
+    std::memset(job.data.get(), fill, size);
+    job.size = size;
+    return job;
+}
+
 // Fresh memory is taken only while the buffers held stay within 1/32 of the cap or two buffers
 // of the size asked for: beyond that an op waits for a written tensor's buffer rather than fault
 // in new pages (costly on a virtual machine). Forty tensors then go through two buffers, far
@@ -148,28 +159,19 @@ TEST(DumpWriter, FreshBuffersStayWithinASmallPartOfTheCap) {
     QueuedPeak queued(writer);
     std::vector<const uint8_t*> seen;
     for (int i = 0; i < 40; ++i) {
-        WriteJob job;
-        job.kind = WriteJob::Kind::Tensor;
-        job.path = dir / ("t/" + std::to_string(i) + ".bin");
-        job.data = writer.takeBuffer(kJob, &job.charged);
+        WriteJob job = filledTensor(writer, dir / ("t/" + std::to_string(i) + ".bin"), kJob, i);
         ASSERT_EQ(job.charged, kJob);
         if (std::find(seen.begin(), seen.end(), job.data.get()) == seen.end())
             seen.push_back(job.data.get());
-        std::memset(job.data.get(), i, kJob);
-        job.size = kJob;
         ASSERT_TRUE(writer.enqueue(std::move(job)));
     }
     writer.stop();
     EXPECT_LE(queued.stop(), 2 * kJob);
     EXPECT_LE(seen.size(), 2u);
     EXPECT_EQ(writer.counters().files, 40u);
-    for (int i = 0; i < 40; ++i) {
-        const std::string content =
-            probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin"));
-        ASSERT_EQ(content.size(), kJob);
-        EXPECT_EQ(static_cast<uint8_t>(content[0]), i);
-        EXPECT_EQ(static_cast<uint8_t>(content[kJob - 1]), i);
-    }
+    for (int i = 0; i < 40; ++i)
+        EXPECT_EQ(probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin")),
+                  std::string(kJob, static_cast<char>(i)));
 }
 
 // A kept buffer in huge pages serves a smaller tensor too (charged for all its pages): memory
@@ -182,27 +184,20 @@ TEST(DumpWriter, AKeptBiggerBufferServesASmallerTensor) {
     const uint64_t sizes[] = {3 * kHuge, 2 * kHuge + 5, 3 * kHuge - 1, kHuge};
     const uint8_t* first = nullptr;
     for (int i = 0; i < 4; ++i) {
-        const uint64_t size = sizes[i];
-        WriteJob job;
-        job.kind = WriteJob::Kind::Tensor;
-        job.path = dir / ("t/" + std::to_string(i) + ".bin");
-        job.data = writer.takeBuffer(size, &job.charged);
+        WriteJob job =
+            filledTensor(writer, dir / ("t/" + std::to_string(i) + ".bin"), sizes[i], 0x30 + i);
         if (i == 0) first = job.data.get();
         EXPECT_EQ(job.data.get(), first) << i;  // the first buffer, back from the writer
         EXPECT_EQ(job.charged, 3 * kHuge) << i;
-        std::memset(job.data.get(), 0x30 + i, size);
-        job.size = size;
         ASSERT_TRUE(writer.enqueue(std::move(job)));
         writer.drain();
         EXPECT_EQ(writer.queuedBytes(), 3 * kHuge);  // kept, nothing queued
     }
     writer.stop();
     EXPECT_EQ(writer.queuedBytes(), 0u);
-    for (int i = 0; i < 4; ++i) {
-        const std::string content =
-            probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin"));
-        EXPECT_EQ(content, std::string(sizes[i], static_cast<char>(0x30 + i)));
-    }
+    for (int i = 0; i < 4; ++i)
+        EXPECT_EQ(probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin")),
+                  std::string(sizes[i], static_cast<char>(0x30 + i)));
 }
 
 // A buffer of 2 MiB or more is mapped in whole huge pages and charged for all of them: a size
