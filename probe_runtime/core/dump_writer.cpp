@@ -120,10 +120,11 @@ int DumpWriter::start() {
 TensorBuffer DumpWriter::takeBuffer(uint64_t size, uint64_t* charged) {
     *charged = 0;
     const uint64_t footprint = bufferFootprint(size);
-    // Fresh memory only while the buffers held stay within this; beyond it the op waits for a
-    // written tensor's buffer to come back (see takeBuffer in the header).
-    const uint64_t freshLimit =
-        std::min(options_.memoryCapBytes, std::max(options_.memoryCapBytes / 32, 2 * footprint));
+    // Fresh memory only while what is held stays within this; beyond it the op waits for a
+    // written tensor's buffer to come back (see takeBuffer in the header). The huge page more
+    // is for what is queued beside the buffers: their .bin headers, rows.
+    const uint64_t freshLimit = std::min(
+        options_.memoryCapBytes, std::max(options_.memoryCapBytes / 32, 2 * footprint) + kHugePage);
     std::vector<std::pair<uint64_t, TensorBuffer>> dropped;
     {
         std::unique_lock<std::mutex> lock(mutex_);

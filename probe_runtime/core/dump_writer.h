@@ -95,8 +95,9 @@ public:
     // of 2 MiB or more is mapped in huge pages, its size rounded up to whole ones (and charged so):
     // a fault per 4 KiB page, on the op's thread, costs about 35 us on a virtual machine (146 ms
     // per 16 MiB measured, 2.5 ms in huge pages when they come cheap, 45-200 ms when the host must
-    // back them again). So fresh memory is taken only while the buffers held stay within 1/32 of
-    // the cap (or two buffers of this size); beyond that the op waits for the writer to give a
+    // back them again). So fresh memory is taken only while what is held stays within 1/32 of
+    // the cap or two buffers of this size (and 2 MiB for the headers and rows queued beside
+    // them); beyond that the op waits for the writer to give a
     // written buffer back, which costs less than faulting in a new one (a 16 MiB write takes 3-10
     // ms there).
     TensorBuffer takeBuffer(uint64_t size, uint64_t* charged);
