@@ -30,7 +30,7 @@ constexpr uint64_t kDiskCheckEveryBytes = 64ull << 20;
 // Tensor buffers at least this big are kept for reuse (smaller ones come cheaply from malloc),
 // at most this many.
 constexpr uint64_t kMinPooledBuffer = 1u << 20;
-constexpr size_t kMaxPooledBuffers = 8;
+constexpr size_t kMaxPooledBuffers = 64;
 constexpr uint64_t kMaxPooledBytes = 128ull << 20;
 constexpr int64_t kDiskCheckEveryMs = 1000;
 // Tensor buffers at least this big are mapped in huge pages of this size.
@@ -120,31 +120,49 @@ int DumpWriter::start() {
 TensorBuffer DumpWriter::takeBuffer(uint64_t size, uint64_t* charged) {
     *charged = 0;
     const uint64_t footprint = bufferFootprint(size);
+    // Fresh memory only while what is held stays within this; beyond it the op waits for a
+    // written tensor's buffer to come back (see takeBuffer in the header). The huge page more
+    // is for what is queued beside the buffers: their .bin headers, rows.
+    const uint64_t freshLimit = std::min(
+        options_.memoryCapBytes, std::max(options_.memoryCapBytes / 32, 2 * footprint) + kHugePage);
     std::vector<std::pair<uint64_t, TensorBuffer>> dropped;
     {
         std::unique_lock<std::mutex> lock(mutex_);
         while (running_ && !stopRequested_ && !diskStopped()) {
+            // A kept buffer of this footprint, else the smallest bigger one in huge pages (charged
+            // for all of it): memory already faulted in serves tensors of any size.
+            auto fit = pool_.end();
             for (auto it = pool_.begin(); it != pool_.end(); ++it) {
-                if (it->first != size) continue;
-                auto buffer = std::move(it->second);
-                pool_.erase(it);
-                pooledBytes_ -= footprint;
-                queuedBytes_ += footprint;  // the same memory, now the caller's
-                *charged = footprint;
+                if (it->first == footprint) {
+                    fit = it;
+                    break;
+                }
+                if (footprint >= kHugePage && it->first > footprint &&
+                    (fit == pool_.end() || it->first < fit->first))
+                    fit = it;
+            }
+            if (fit != pool_.end()) {
+                const uint64_t bytes = fit->first;
+                auto buffer = std::move(fit->second);
+                pool_.erase(fit);
+                pooledBytes_ -= bytes;
+                queuedBytes_ += bytes;  // the same memory, now the caller's
+                *charged = bytes;
                 return buffer;
             }
-            if (queuedBytes_ + pooledBytes_ == 0 ||
-                queuedBytes_ + pooledBytes_ + footprint <= options_.memoryCapBytes) {
+            const uint64_t held = queuedBytes_ + pooledBytes_;
+            if (held == 0 || held + footprint <= freshLimit) {
                 queuedBytes_ += footprint;
                 *charged = footprint;
                 break;
             }
             if (!pool_.empty()) {  // buffers of other sizes: room for this one instead
-                for (auto& entry : pool_) dropped.push_back(std::move(entry));
-                pool_.clear();
-                pooledBytes_ = 0;
+                dropped.push_back(std::move(pool_.front()));
+                pooledBytes_ -= dropped.back().first;
+                pool_.erase(pool_.begin());
                 continue;
             }
+            wakeWriterLocked();
             spaceAvailable_.wait(lock);
         }
     }
@@ -174,6 +192,7 @@ bool DumpWriter::enqueue(WriteJob job) {
             pooledBytes_ = 0;
             continue;
         }
+        wakeWriterLocked();
         spaceAvailable_.wait(lock);
     }
     if (job.kind == WriteJob::Kind::LatestFile) {
@@ -187,20 +206,29 @@ bool DumpWriter::enqueue(WriteJob job) {
     queue_.push_back(std::move(job));
     ++enqueuedSeq_;
     if (queuedBytes_ > std::min(kWakeWriterAboveBytes, options_.memoryCapBytes / 4))
-        workAvailable_.notify_one();
+        wakeWriterLocked();
     return true;
 }
 
+void DumpWriter::wakeWriterLocked() {
+    if (wakeRequested_) return;
+    wakeRequested_ = true;
+    workAvailable_.notify_one();
+}
+
 void DumpWriter::keepBufferLocked(WriteJob& job) {
-    const uint64_t bytes = bufferFootprint(job.size);
+    // What the buffer holds: its huge pages, or (from new[]) its size when that is its footprint.
+    const uint64_t mapped = job.data ? job.data.get_deleter().mappedBytes : 0;
+    const uint64_t bytes = mapped ? mapped : bufferFootprint(job.size);
     if (job.kind != WriteJob::Kind::Tensor || !job.data || job.size < kMinPooledBuffer ||
         stopRequested_ || pool_.size() >= kMaxPooledBuffers ||
         pooledBytes_ + bytes > kMaxPooledBytes ||
         pooledBytes_ + bytes > options_.memoryCapBytes / 4)
         return;
-    // The buffer's bytes stay counted: they move from the queue to the pool.
-    if (job.charged < bytes) return;
-    pool_.emplace_back(job.size, std::move(job.data));
+    // The buffer's bytes stay counted: they move from the queue to the pool. Pooled by its
+    // footprint, so it must hold all of it (not a new[] fallback shorter than its huge pages).
+    if (job.charged < bytes || (!mapped && job.size != bytes)) return;
+    pool_.emplace_back(bytes, std::move(job.data));
     queuedBytes_ -= bytes;
     pooledBytes_ += bytes;
     job.charged -= bytes;
@@ -210,7 +238,7 @@ void DumpWriter::drain() {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!running_) return;
     const uint64_t target = enqueuedSeq_;
-    drainRequested_ = true;
+    wakeRequested_ = true;
     workAvailable_.notify_one();
     progressed_.wait(lock, [&] { return writtenSeq_ >= target || !running_; });
 }
@@ -220,7 +248,7 @@ void DumpWriter::stop() {
         std::unique_lock<std::mutex> lock(mutex_);
         if (!running_) return;
         const uint64_t target = enqueuedSeq_;
-        drainRequested_ = true;
+        wakeRequested_ = true;
         workAvailable_.notify_one();
         progressed_.wait(lock, [&] { return writtenSeq_ >= target; });
         stopRequested_ = true;
@@ -265,8 +293,8 @@ void DumpWriter::run() {
         {
             std::unique_lock<std::mutex> lock(mutex_);
             workAvailable_.wait_for(lock, kWriterPeriod,
-                                    [&] { return stopRequested_ || drainRequested_; });
-            drainRequested_ = false;
+                                    [&] { return stopRequested_ || wakeRequested_; });
+            wakeRequested_ = false;
             if (queue_.empty()) {
                 if (stopRequested_) break;
                 continue;

@@ -90,10 +90,16 @@ public:
     // A buffer for `size` bytes of tensor data, counted against the memory cap from now on
     // (`charged` receives how many bytes; the job that carries the buffer passes it on in its
     // `charged`): blocks while there is no room, so the copy itself waits, not just its
-    // queueing. A buffer of a written tensor of the same size is reused when there is one. A
-    // fresh buffer of 2 MiB or more is mapped in huge pages, its size rounded up to whole
-    // ones (and charged so): a fault per 4 KiB page, on the op's thread, costs about 35 us on
-    // a virtual machine (146 ms per 16 MiB measured, 2.5 ms in huge pages).
+    // queueing. A buffer of a written tensor is reused when there is one: of the same
+    // footprint, else (from 2 MiB) the smallest bigger one, charged for all of it. A fresh buffer
+    // of 2 MiB or more is mapped in huge pages, its size rounded up to whole ones (and charged so):
+    // a fault per 4 KiB page, on the op's thread, costs about 35 us on a virtual machine (146 ms
+    // per 16 MiB measured, 2.5 ms in huge pages when they come cheap, 45-200 ms when the host must
+    // back them again). So fresh memory is taken only while what is held stays within 1/32 of
+    // the cap or two buffers of this size (and 2 MiB for the headers and rows queued beside
+    // them); beyond that the op waits for the writer to give a
+    // written buffer back, which costs less than faulting in a new one (a 16 MiB write takes 3-10
+    // ms there).
     TensorBuffer takeBuffer(uint64_t size, uint64_t* charged);
     // Queues a job; blocks while the queued bytes exceed the memory cap (unless nothing is
     // held, so one tensor bigger than the cap still goes through). Returns false when the
@@ -129,6 +135,9 @@ private:
     // `firstRows` go into the file with its header when it is made (`rowsWritten` then).
     int csvDescriptor(const std::string& path, const std::string& firstRows, bool* rowsWritten);
     void closeCsvDescriptors();
+    // Ends the writer's periodic wait now: an op waits for room, or much is queued (the caller
+    // holds mutex_).
+    void wakeWriterLocked();
     // Keeps the buffer of a written tensor for reuse (the caller holds mutex_).
     void keepBufferLocked(WriteJob& job);
 
@@ -152,7 +161,7 @@ private:
     std::vector<std::pair<uint64_t, TensorBuffer>> pool_;
     uint64_t pooledBytes_ = 0;
     uint64_t enqueuedSeq_ = 0, writtenSeq_ = 0;
-    bool stopRequested_ = false, running_ = false, drainRequested_ = false;
+    bool stopRequested_ = false, running_ = false, wakeRequested_ = false;
     std::thread thread_;
 
     std::atomic<bool> diskStopped_{false};

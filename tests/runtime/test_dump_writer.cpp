@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -133,6 +134,71 @@ TEST(DumpWriter, TakenBuffersStayWithinTheCapAndAreReused) {
         EXPECT_EQ(static_cast<uint8_t>(content[0]), i);
         EXPECT_EQ(static_cast<uint8_t>(content[kJob - 1]), i);
     }
+}
+
+// A tensor job for `path` in a buffer from takeBuffer, its `size` bytes all `fill`.
+WriteJob filledTensor(DumpWriter& writer, const std::string& path, uint64_t size, int fill) {
+    WriteJob job;
+    job.kind = WriteJob::Kind::Tensor;
+    job.path = path;
+    job.data = writer.takeBuffer(size, &job.charged);
+    std::memset(job.data.get(), fill, size);
+    job.size = size;
+    return job;
+}
+
+// Fresh memory is taken only while what is held stays within 1/32 of the cap or two buffers of
+// the size asked for (and 2 MiB for headers and rows): beyond that an op waits for a written
+// tensor's buffer rather than fault in new pages (costly on a virtual machine). Forty tensors
+// then go through two buffers, far below the cap, each file with its header and own bytes.
+TEST(DumpWriter, FreshBuffersStayWithinASmallPartOfTheCap) {
+    TempDir dir;
+    constexpr uint64_t kHuge = 2u << 20, kCap = 64u << 20, kJob = 2 * kHuge + 5;
+    DumpWriter writer({dir.path(), kCap, 0}, nullptr);
+    writer.start();
+    QueuedPeak queued(writer);
+    std::vector<const uint8_t*> seen;
+    for (int i = 0; i < 40; ++i) {
+        WriteJob job = filledTensor(writer, dir / ("t/" + std::to_string(i) + ".bin"), kJob, i);
+        job.head = "head" + std::to_string(i) + "\n";
+        ASSERT_EQ(job.charged, 3 * kHuge);
+        if (std::find(seen.begin(), seen.end(), job.data.get()) == seen.end())
+            seen.push_back(job.data.get());
+        ASSERT_TRUE(writer.enqueue(std::move(job)));
+    }
+    writer.stop();
+    EXPECT_LE(queued.stop(), 2 * 3 * kHuge + kHuge);
+    EXPECT_LE(seen.size(), 2u);
+    EXPECT_EQ(writer.counters().files, 40u);
+    for (int i = 0; i < 40; ++i)
+        EXPECT_EQ(probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin")),
+                  "head" + std::to_string(i) + "\n" + std::string(kJob, static_cast<char>(i)));
+}
+
+// A kept buffer in huge pages serves a smaller tensor too (charged for all its pages): memory
+// already faulted in is used again rather than new memory mapped beside it.
+TEST(DumpWriter, AKeptBiggerBufferServesASmallerTensor) {
+    TempDir dir;
+    constexpr uint64_t kHuge = 2u << 20, kCap = 256u << 20;
+    DumpWriter writer({dir.path(), kCap, 0}, nullptr);
+    writer.start();
+    const uint64_t sizes[] = {3 * kHuge, 2 * kHuge + 5, 3 * kHuge - 1, kHuge};
+    const uint8_t* first = nullptr;
+    for (int i = 0; i < 4; ++i) {
+        WriteJob job =
+            filledTensor(writer, dir / ("t/" + std::to_string(i) + ".bin"), sizes[i], 0x30 + i);
+        if (i == 0) first = job.data.get();
+        EXPECT_EQ(job.data.get(), first) << i;  // the first buffer, back from the writer
+        EXPECT_EQ(job.charged, 3 * kHuge) << i;
+        ASSERT_TRUE(writer.enqueue(std::move(job)));
+        writer.drain();
+        EXPECT_EQ(writer.queuedBytes(), 3 * kHuge);  // kept, nothing queued
+    }
+    writer.stop();
+    EXPECT_EQ(writer.queuedBytes(), 0u);
+    for (int i = 0; i < 4; ++i)
+        EXPECT_EQ(probe::test::readFile(dir / ("t/" + std::to_string(i) + ".bin")),
+                  std::string(sizes[i], static_cast<char>(0x30 + i)));
 }
 
 // A buffer of 2 MiB or more is mapped in whole huge pages and charged for all of them: a size
