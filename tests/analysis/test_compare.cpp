@@ -606,16 +606,16 @@ TEST(Compare, DTypesAndShapesAreComparedByTheirTexts) {
     const auto& same = output("Functional.same.0.forward");
     EXPECT_FALSE(same.differs);
     EXPECT_EQ(same.rule, DivergenceRule::None);
-    EXPECT_EQ(same.referenceDType, format::DType::Float);
+    EXPECT_EQ(same.referenceDType(), format::DType::Float);
     EXPECT_EQ(same.ulps, 256);
     EXPECT_EQ(output("Functional.shape.0.forward").rule, DivergenceRule::Shape);
     const auto& dtype = output("Functional.dtype.0.forward");
     EXPECT_TRUE(dtype.differs);  // the dtype, though not one statistic
     EXPECT_EQ(dtype.rule, DivergenceRule::None);
-    EXPECT_EQ(dtype.candidateDType, format::DType::Float16);
-    EXPECT_EQ(dtype.judgedDType, format::DType::Float);
+    EXPECT_EQ(dtype.candidateDType(), format::DType::Float16);
+    EXPECT_EQ(dtype.judgedDType(), format::DType::Float);
     const auto& unknown = output("Functional.unknown.0.forward");
-    EXPECT_FALSE(unknown.judgedDType.has_value());
+    EXPECT_FALSE(unknown.judgedDType().has_value());
     EXPECT_EQ(unknown.ulps, 0);
     EXPECT_EQ(unknown.rule, DivergenceRule::Statistic);  // 1e-12 apart: no floor for it
     const OpComparison& next = result.ops[opNamed(result, "Functional.next.0.forward")];
@@ -826,6 +826,81 @@ TEST(Compare, ReportsForScripts) {
     EXPECT_EQ(msprobeCompareHeader(false)[15], "NormRelativeErr");
     EXPECT_FALSE(writeCompareXlsx(summary, dir / "no/such/dir/out.xlsx", &error));
     EXPECT_NE(error.find("cannot"), std::string::npos) << error;
+}
+
+// A compared tensor's statistics are its rows' (the result keeps no copy of them), and where the
+// dump left them out (task tensor) and both runs' data were measured, the data's.
+TEST(Compare, StatisticsAreTheRowsOrWhereTheDumpLeftThemOutTheDatas) {
+    TempDir dir;
+    const std::vector<float> in = {1.5f, -2.0f, 3.0f, 0.25f}, out = {1.5f, 0.0f, 3.0f, 0.25f};
+    const std::vector<float> candidateOut = {1.5f, 0.0f, 3.5f, 0.25f};
+    auto write = [&](const char* name, const char* task, const std::vector<float>& output) {
+        ApiRun run(dir, name, task);
+        run.op("relu", {in}, {output});
+        return run.finish();
+    };
+    // max, min, mean, norm of the values, worked out here.
+    auto expected = [](const std::vector<float>& v) {
+        double max = v[0], min = v[0], sum = 0, squares = 0;
+        for (float x : v) {
+            max = std::max<double>(max, x);
+            min = std::min<double>(min, x);
+            sum += x;
+            squares += double(x) * x;
+        }
+        return std::vector<double>{max, min, sum / double(v.size()), std::sqrt(squares)};
+    };
+    auto check = [&](const StatValues& stats, const std::vector<float>& v) {
+        ASSERT_EQ(stats.present, 0xf);
+        const auto want = expected(v);
+        for (int k = 0; k < 4; ++k)
+            EXPECT_NEAR(stats.value[k], want[k], 1e-6 * std::max(1.0, std::fabs(want[k]))) << k;
+    };
+    const DumpIndex tensorA = indexOf(write("ta", "tensor", out)),
+                    tensorB = indexOf(write("tb", "tensor", candidateOut));
+    const DumpIndex allA = indexOf(write("aa", "all", out)),
+                    allB = indexOf(write("ab", "all", candidateOut));
+    for (uint32_t row = 0; row < tensorA.rowCount(); ++row)
+        ASSERT_EQ(tensorA.row(row).present, 0) << "task tensor writes no statistics";
+    // From the data: the rows have none.
+    const auto fromData = compareDumps(tensorA, tensorB, CompareOptions{});
+    ASSERT_EQ(fromData.tensors.size(), 2u);
+    for (uint32_t t = 0; t < 2; ++t) {
+        ASSERT_TRUE(fromData.tensors[t].hasData) << t;
+        const bool output = fromData.tensors[t].isOutput;
+        check(fromData.referenceStats(t), output ? out : in);
+        check(fromData.candidateStats(t), output ? candidateOut : in);
+    }
+    const auto diffs = fromData.statisticDiffs(1);
+    ASSERT_TRUE(diffs.diff[0].has_value());
+    EXPECT_DOUBLE_EQ(*diffs.diff[0], 0.5);  // max 3.5 vs 3
+    // Statistics only: none on either side.
+    CompareOptions statsOnly;
+    statsOnly.useTensorData = false;
+    const auto noData = compareDumps(tensorA, tensorB, statsOnly);
+    ASSERT_EQ(noData.tensors.size(), 2u);
+    EXPECT_EQ(noData.referenceStats(1).present, 0);
+    EXPECT_EQ(noData.candidateStats(1).present, 0);
+    // The rows': equal to what the dump wrote, with or without the data.
+    for (const bool data : {true, false}) {
+        CompareOptions options;
+        options.useTensorData = data;
+        const auto fromRows = compareDumps(allA, allB, options);
+        ASSERT_EQ(fromRows.tensors.size(), 2u);
+        for (uint32_t t = 0; t < 2; ++t) {
+            const StatRecord& r = allA.row(fromRows.tensors[t].referenceRow);
+            const StatRecord& c = allB.row(fromRows.tensors[t].candidateRow);
+            const StatValues rs = fromRows.referenceStats(t), cs = fromRows.candidateStats(t);
+            ASSERT_EQ(rs.present, r.present);
+            ASSERT_EQ(cs.present, c.present);
+            for (int k = 0; k < 4; ++k) {
+                EXPECT_EQ(rs.value[k], r.value[k]) << t << " " << k;
+                EXPECT_EQ(cs.value[k], c.value[k]) << t << " " << k;
+            }
+            check(rs, fromRows.tensors[t].isOutput ? out : in);
+        }
+    }
+    EXPECT_EQ(fromData.referenceStats(99).present, 0);  // no such tensor
 }
 
 // Pages of [start, start + bytes) that the kernel holds in memory (mincore).

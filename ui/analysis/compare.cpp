@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -70,7 +71,8 @@ TreeOrder treeOrder(const DumpIndex& index, uint32_t process) {
 // control flow changes), or the msprobe entry name (which carries the call number).
 class NameTable {
 public:
-    uint32_t id(const std::string& name) {
+    // `name` must outlive the table (the dumps' own strings: no copy of each).
+    uint32_t id(std::string_view name) {
         return ids_.try_emplace(name, static_cast<uint32_t>(ids_.size())).first->second;
     }
     size_t size() const { return ids_.size(); }
@@ -83,7 +85,7 @@ public:
     }
 
 private:
-    std::unordered_map<std::string, uint32_t> ids_;
+    std::unordered_map<std::string_view, uint32_t> ids_;
 };
 
 // One op's rows of one round.
@@ -161,8 +163,11 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
 // entry: a lookup of a map far bigger than the caches costs one miss, not two.
 class PrintMap {
 public:
-    void clear() {
-        entries_.assign(16, Entry{});
+    // Empty, with room for `expected` keys before it grows.
+    void clear(uint64_t expected = 0) {
+        size_t size = 16;
+        while (size < 2 * expected) size *= 2;
+        entries_.assign(size, Entry{});
         size_ = 0;
     }
     void set(uint64_t key, uint32_t value) {
@@ -285,8 +290,9 @@ public:
         nameCount_ = names.size();
         result_.tensors.reserve(ref_.rowCount());
         {
-            // A million compared tensors are 160 MB written for the first time: their pages are
-            // faulted in on another core while this one pairs the ops (a fifth of the pairing).
+            // A million compared tensors are 64 MB written for the first time: their pages are
+            // faulted in on another core while this one pairs the ops (at 160 bytes a tensor,
+            // their zeroing was a fifth of the pairing).
             PrefaultAhead prefault(result_.tensors.data(),
                                    result_.tensors.capacity() * sizeof(TensorComparison),
                                    kPrefaultAhead);
@@ -545,6 +551,7 @@ private:
             t.referenceRow = refRows[i];
             t.candidateRow = candRows[match];
             t.isOutput = rs.isOutput;
+            outputs_ += t.isOutput ? 1 : 0;
             result_.tensors.push_back(std::move(t));
             if (tensorsPrefault_ && result_.tensors.size() % kPrefaultEvery == 0)
                 tensorsPrefault_->reached(result_.tensors.size() * sizeof(TensorComparison));
@@ -558,7 +565,7 @@ private:
     // the walk waits for the last tensor to be measured nor a core for the walk.
     void measureAndWalk() {
         const size_t n = result_.tensors.size();
-        dataPrint_.assign(n, 0);
+        dataPrint_.assign(result_.measures.size(), 0);
         statsPrint_.assign(n, 0);
         statsNonFinite_.assign(n, false);
         shapeDiffers_.assign(n, false);
@@ -660,7 +667,9 @@ private:
                 continue;
             t.dataIndex = static_cast<uint32_t>(result_.measures.size());
             result_.measures.emplace_back();
+            outputsWithData_ += t.isOutput ? 1 : 0;
         }
+        result_.measuredStats.resize(result_.measures.size());
     }
     static const StringFacts& factsOf(const std::vector<StringFacts>& table, uint32_t s) {
         return s < table.size() ? table[s] : table.back();
@@ -670,13 +679,11 @@ private:
         TensorComparison& t = result_.tensors[i];
         const StatRecord& rr = ref_.row(t.referenceRow);
         const StatRecord& cr = cand_.row(t.candidateRow);
-        t.referenceStats = statValuesOf(rr);
-        t.candidateStats = statValuesOf(cr);
+        StatValues referenceStats = statValuesOf(rr), candidateStats = statValuesOf(cr);
         const StringFacts& refDType = factsOf(refFacts_, rr.dtype);
         const StringFacts& candDType = factsOf(candFacts_, cr.dtype);
-        t.referenceDType = refDType.dtype;
-        t.candidateDType = candDType.dtype;
-        t.judgedDType = judgingDType(t.referenceDType, t.candidateDType);
+        t.setDTypes(refDType.dtype, candDType.dtype);
+        const std::optional<format::DType> judgedDType = t.judgedDType();
         // The facts of the judging dtype (judgingDType's choice): none when neither names one.
         const StringFacts& judged = refDType.dtype ? refDType : candDType;
         t.ulps = judged.ulps;
@@ -685,55 +692,59 @@ private:
         const StringFacts& refShape = factsOf(refFacts_, rr.shape);
         shapeDiffers_[i] = refShape.sameText != factsOf(candFacts_, cr.shape).sameText;
         uint64_t count = refShape.count;
-        if (t.referenceStats.present)
-            statsPrint_[i] = statsFingerprint(refDType.hash, count, t.referenceStats);
+        if (referenceStats.present)
+            statsPrint_[i] = statsFingerprint(refDType.hash, count, referenceStats);
 
         if (t.dataIndex != kNone && !shapeDiffers_[i]) {
             auto a = tensorOf(ref_, t.referenceRow, error);
             auto b = a ? tensorOf(cand_, t.candidateRow, error) : std::nullopt;
             if (a && b && a->header.dims != b->header.dims) {
                 shapeDiffers_[i] = true;
-            } else if (a && b && t.judgedDType) {
-                result_.measures[t.dataIndex] = measureData(*a, *b, *t.judgedDType, t.ulps);
+            } else if (a && b && judgedDType) {
+                result_.measures[t.dataIndex] = measureData(*a, *b, *judgedDType, t.ulps);
                 t.hasData = true;
-                dataPrint_[i] = dataFingerprint(*a);
+                dataPrint_[t.dataIndex] = dataFingerprint(*a);
                 count = a->count;
                 // Statistics the dump left out (task tensor) come from the data.
-                fillStats(t.referenceStats, a->stats);
-                fillStats(t.candidateStats, b->stats);
+                fillStats(referenceStats, a->stats);
+                fillStats(candidateStats, b->stats);
+                result_.measuredStats[t.dataIndex] = {referenceStats, candidateStats};
             }
         }
         const DataMeasures& m = result_.data(static_cast<uint32_t>(i));
         t.differs = shapeDiffers_[i] ||
                     (t.hasData ? !m.bytesEqual
-                               : statisticsDiffer(t, refDType.sameText != candDType.sameText));
+                               : statisticsDiffer(referenceStats, candidateStats,
+                                                  refDType.sameText != candDType.sameText));
         if (options_.replicas && !t.replicaInvariant)
             t.differs = false;  // replicas' activations differ by design
         if (t.hasData) {
             t.ownRms = m.referenceRms;
             t.requiredScale = m.requiredScale;
         } else {
-            if (t.referenceStats.has(3) && std::isfinite(t.referenceStats.value[3]) && count > 0)
-                t.ownRms = t.referenceStats.value[3] / std::sqrt(static_cast<double>(count));
+            if (referenceStats.has(3) && std::isfinite(referenceStats.value[3]) && count > 0)
+                t.ownRms = referenceStats.value[3] / std::sqrt(static_cast<double>(count));
             // An unknown dtype is judged exactly (epsilon and smallest normal 0, as Int64's).
             bool nonFinite = false;
+            int worstStatistic = -1;
             t.requiredScale = statisticsRequiredScale(
-                t.referenceStats, t.candidateStats, count, t.ulps, judged.epsilon, judged.tiny,
+                referenceStats, candidateStats, count, t.ulps, judged.epsilon, judged.tiny,
                 ref_.layout() == DumpLayout::Atb || cand_.layout() == DumpLayout::Atb
                     ? kAtbStatisticQuantum
                     : 0,
-                &nonFinite, &t.worstStatistic);
+                &nonFinite, &worstStatistic);
+            t.worstStatistic = static_cast<int8_t>(worstStatistic);
             statsNonFinite_[i] = nonFinite;
         }
     }
 
     // Without data: whether the dtype or any statistic differs at all (NaN equals NaN).
-    static bool statisticsDiffer(const TensorComparison& t, bool dtypesDiffer) {
-        if (dtypesDiffer || t.referenceStats.present != t.candidateStats.present) return true;
+    static bool statisticsDiffer(const StatValues& reference, const StatValues& candidate,
+                                 bool dtypesDiffer) {
+        if (dtypesDiffer || reference.present != candidate.present) return true;
         for (int k = 0; k < 4; ++k) {
-            const double a = t.referenceStats.value[k], b = t.candidateStats.value[k];
-            if (t.referenceStats.has(k) && !(a == b || (std::isnan(a) && std::isnan(b))))
-                return true;
+            const double a = reference.value[k], b = candidate.value[k];
+            if (reference.has(k) && !(a == b || (std::isnan(a) && std::isnan(b)))) return true;
         }
         return false;
     }
@@ -769,8 +780,14 @@ private:
         if (t.diverges && !firstDiverging_) firstDiverging_ = i;
     }
 
+    uint64_t dataPrintOf(uint32_t i) const {
+        const uint32_t d = result_.tensors[i].dataIndex;
+        return d < dataPrint_.size() ? dataPrint_[d] : 0;
+    }
+
     bool samePrint(uint32_t a, uint32_t b) const {
-        if (dataPrint_[a] && dataPrint_[b]) return dataPrint_[a] == dataPrint_[b];
+        const uint64_t dataA = dataPrintOf(a), dataB = dataPrintOf(b);
+        if (dataA && dataB) return dataA == dataB;
         return statsPrint_[a] && statsPrint_[a] == statsPrint_[b];
     }
 
@@ -782,7 +799,7 @@ private:
             for (uint32_t u = a.firstTensor; u < a.firstTensor + a.tensorCount; ++u)
                 if (!result_.tensors[u].isOutput && u != i && samePrint(i, u)) return u;
         }
-        if (const uint32_t found = producedData_.find(dataPrint_[i]); found != kNone) return found;
+        if (const uint32_t found = producedData_.find(dataPrintOf(i)); found != kNone) return found;
         return producedStats_.find(statsPrint_[i]);
     }
 
@@ -839,7 +856,7 @@ private:
             TensorComparison& t = result_.tensors[i];
             if (!t.isOutput) continue;
             t.carriesDivergence = t.diverges || (t.differs && op.verdict != OpVerdict::Matches);
-            producedData_.set(dataPrint_[i], i);
+            producedData_.set(dataPrintOf(i), i);
             producedStats_.set(statsPrint_[i], i);
         }
     }
@@ -852,8 +869,10 @@ private:
         size_t o = 0;
         while (o < result_.ops.size()) {
             const uint32_t process = result_.ops[o].referenceProcess;
-            producedData_.clear();
-            producedStats_.clear();
+            // Room for every output at once: grown by doubling, the tables left behind were
+            // as much memory again, written for the first time.
+            producedData_.clear(outputsWithData_);
+            producedStats_.clear(outputs_);
             for (; o < result_.ops.size() && result_.ops[o].referenceProcess == process;) {
                 const int32_t round = result_.ops[o].referenceRound;
                 std::vector<uint32_t> open;
@@ -926,7 +945,10 @@ private:
     unsigned threads_ = 1;
     std::vector<uint32_t> refNames_, candNames_;
     size_t nameCount_ = 0;
-    std::vector<uint64_t> dataPrint_, statsPrint_;  // reference fingerprints by tensor (0: none)
+    // The reference's fingerprints (0: none): of the data by CompareResult::measures' index, of
+    // the statistics by tensor.
+    std::vector<uint64_t> dataPrint_, statsPrint_;
+    uint64_t outputs_ = 0, outputsWithData_ = 0;  // compared output tensors, of them with data
     // Written by the pool, one element per tensor: bytes, not bits (vector<bool> packs them).
     std::vector<uint8_t> statsNonFinite_, shapeDiffers_;
     std::vector<StringFacts> refFacts_, candFacts_;  // prepareStrings
@@ -1122,8 +1144,9 @@ std::string CompareResult::explain(uint32_t i) const {
     const TensorComparison& t = tensors[i];
     const DataMeasures& d = data(i);
     const char* statNames[] = {"max", "min", "mean", "norm"};
-    const double epsilon = t.judgedDType ? machineEpsilon(*t.judgedDType) : 0;
-    const std::string dtype = t.judgedDType ? format::dtypeName(*t.judgedDType) : "unknown dtype";
+    const std::optional<format::DType> judged = t.judgedDType();
+    const double epsilon = judged ? machineEpsilon(*judged) : 0;
+    const std::string dtype = judged ? format::dtypeName(*judged) : "unknown dtype";
     const std::string floor =
         epsilon > 0 ? "floor " + number(t.ulps) + " ulp x " + number(epsilon) + " (" + dtype +
                           ") x max(|reference|, scale " + number(t.scale) + ")"
@@ -1137,41 +1160,42 @@ std::string CompareResult::explain(uint32_t i) const {
             return "its statistics differ, below the " + floor + ", downstream of a divergence";
         case DivergenceRule::Shape:
             return "shape differs";
-        case DivergenceRule::NonFinite:
+        case DivergenceRule::NonFinite: {
             if (t.hasData)
                 return std::to_string(d.nonFiniteMismatches) +
                        " element(s) NaN/Inf in one run only";
+            const StatValues ref = referenceStats(i), cand = candidateStats(i);
             for (int k = 0; k < 4; ++k) {
-                const double a = t.referenceStats.value[k], b = t.candidateStats.value[k];
-                if (t.referenceStats.has(k) && t.candidateStats.has(k) &&
-                    (!std::isfinite(a) || !std::isfinite(b)) &&
+                const double a = ref.value[k], b = cand.value[k];
+                if (ref.has(k) && cand.has(k) && (!std::isfinite(a) || !std::isfinite(b)) &&
                     !(a == b || (std::isnan(a) && std::isnan(b))))
                     return std::string(statNames[k]) + " " + number(a) + " vs " + number(b) +
                            ": NaN/Inf in one run only";
             }
             return "a statistic is NaN/Inf in one run only";
+        }
         case DivergenceRule::Bytes:
             if (!t.hasData) return "statistics differ";
             if (d.largestErrorReference == d.largestErrorCandidate)
                 return "bytes differ";  // -0 vs 0, NaN payloads
             return "bytes differ, the most at element " + elementIndex(i, d.largestErrorElement) +
-                   ": " + exactNumber(d.largestErrorReference, t.referenceDType) + " vs " +
-                   exactNumber(d.largestErrorCandidate, t.candidateDType) + " (" +
+                   ": " + exactNumber(d.largestErrorReference, t.referenceDType()) + " vs " +
+                   exactNumber(d.largestErrorCandidate, t.candidateDType()) + " (" +
                    number(d.maxUlpError) + " ulp)";
         case DivergenceRule::Elements: {
             const double error = std::fabs(d.worstCandidate - d.worstReference);
             std::string out = "element " + elementIndex(i, d.worstElement) + ": " +
-                              exactNumber(d.worstReference, t.referenceDType) + " vs " +
-                              exactNumber(d.worstCandidate, t.candidateDType) + ", error " +
+                              exactNumber(d.worstReference, t.referenceDType()) + " vs " +
+                              exactNumber(d.worstCandidate, t.candidateDType()) + ", error " +
                               number(error);
             if (d.worstReference != 0)
                 out += " (" + number(100 * error / std::fabs(d.worstReference)) + "%)";
             return out + " beyond the " + floor;
         }
         case DivergenceRule::Statistic: {
-            const int k = std::max(t.worstStatistic, 0);
-            return std::string(statNames[k]) + " " + number(t.referenceStats.value[k]) + " vs " +
-                   number(t.candidateStats.value[k]) + " beyond the " + floor +
+            const int k = std::max<int>(t.worstStatistic, 0);
+            return std::string(statNames[k]) + " " + number(referenceStats(i).value[k]) + " vs " +
+                   number(candidateStats(i).value[k]) + " beyond the " + floor +
                    " (statistics only)";
         }
     }
@@ -1187,7 +1211,21 @@ const DataMeasures& CompareResult::data(uint32_t tensor) const {
 
 StatisticDiffs CompareResult::statisticDiffs(uint32_t tensor) const {
     if (tensor >= tensors.size()) return {};
-    return diffStatistics(tensors[tensor].referenceStats, tensors[tensor].candidateStats);
+    return diffStatistics(referenceStats(tensor), candidateStats(tensor));
+}
+
+StatValues CompareResult::referenceStats(uint32_t tensor) const {
+    if (tensor >= tensors.size() || !reference) return {};
+    const TensorComparison& t = tensors[tensor];
+    if (t.hasData && t.dataIndex < measuredStats.size()) return measuredStats[t.dataIndex].first;
+    return statValuesOf(reference->row(t.referenceRow));
+}
+
+StatValues CompareResult::candidateStats(uint32_t tensor) const {
+    if (tensor >= tensors.size() || !candidate) return {};
+    const TensorComparison& t = tensors[tensor];
+    if (t.hasData && t.dataIndex < measuredStats.size()) return measuredStats[t.dataIndex].second;
+    return statValuesOf(candidate->row(t.candidateRow));
 }
 
 std::vector<uint32_t> CompareResult::bornHereAncestors(uint32_t o) const {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/compare_measures.h"
@@ -65,28 +66,25 @@ enum class DivergenceRule : uint8_t {
 };
 const char* ruleName(DivergenceRule rule);  // "shape", "nan/inf", "elements", "statistic", "bytes"
 
-// One tensor seen in both runs: the same slot (input/output and index) of a paired op.
+// One tensor seen in both runs: the same slot (input/output and index) of a paired op. Kept
+// small (64 bytes: a million of them are written for the first time in one comparison, and the
+// kernel zeroes each new page): the statistics are the rows' own (CompareResult::referenceStats).
 struct TensorComparison {
-    uint32_t op = 0;                                      // into CompareResult::ops
+    double ulps = 0;           // allowance for judgedDType
+    double ownRms = 0;         // the reference tensor's root mean square
+    double scale = 0;          // what the floor is measured against (see compare_measures.h)
+    double requiredScale = 0;  // the smallest scale at which its differences would be noise
+    uint32_t op = 0;           // into CompareResult::ops
     uint32_t referenceRow = kNone, candidateRow = kNone;  // rows of the two DumpIndexes
-    bool isOutput = false;
-    bool hasData = false;  // both runs' data were read and measured
-    StatValues referenceStats, candidateStats;
-    std::optional<format::DType> referenceDType, candidateDType;
-    std::optional<format::DType>
-        judgedDType;             // the reference's, whose epsilon judges (judgingDType)
     uint32_t dataIndex = kNone;  // its measures in CompareResult::measures (CompareResult::data)
-    int worstStatistic = -1;     // statistics rule: 0 max, 1 min, 2 mean, 3 norm
-    double ulps = 0;             // allowance for judgedDType
-    double ownRms = 0;           // the reference tensor's root mean square
-    double scale = 0;            // what the floor is measured against (see compare_measures.h)
-    double requiredScale = 0;    // the smallest scale at which its differences would be noise
-    bool diverges = false;
-    DivergenceRule rule = DivergenceRule::None;
     // An input that is the same data as an earlier op's output (or an enclosing op's input):
     // that tensor's index; kNone when no compared op produced it (a parameter, a buffer, the
     // model's input, or an op that was not dumped).
     uint32_t producer = kNone;
+    bool isOutput = false;
+    bool hasData = false;  // both runs' data were read and measured
+    bool diverges = false;
+    DivergenceRule rule = DivergenceRule::None;
     bool differs = false;  // not bit-identical (without data: a statistic or the dtype differs)
     // Carries a divergence on: it diverges itself, or it differs at all and comes from an op
     // that is born here or inherited (a difference below the floor, downstream of a divergence,
@@ -96,7 +94,31 @@ struct TensorComparison {
     bool source = false;
     bool replicaInvariant = false;  // replicas mode: a tensor the ranks must agree on
     bool reducedGradient = false;   // of those, a gradient DDP averaged (op-level dumps)
+    int8_t worstStatistic = -1;     // statistics rule: 0 max, 1 min, 2 mean, 3 norm
+
+    std::optional<format::DType> referenceDType() const { return decode(referenceDType_); }
+    std::optional<format::DType> candidateDType() const { return decode(candidateDType_); }
+    // The reference's, whose epsilon judges (judgingDType).
+    std::optional<format::DType> judgedDType() const {
+        return judgingDType(referenceDType(), candidateDType());
+    }
+    void setDTypes(std::optional<format::DType> reference, std::optional<format::DType> candidate) {
+        referenceDType_ = encode(reference);
+        candidateDType_ = encode(candidate);
+    }
+
+private:
+    // A dtype's code (format::DType, all below 128), or -1 for none.
+    static int8_t encode(std::optional<format::DType> dtype) {
+        return dtype ? static_cast<int8_t>(*dtype) : int8_t{-1};
+    }
+    static std::optional<format::DType> decode(int8_t code) {
+        if (code < 0) return std::nullopt;
+        return static_cast<format::DType>(code);
+    }
+    int8_t referenceDType_ = -1, candidateDType_ = -1;
 };
+static_assert(sizeof(TensorComparison) <= 64, "a million of them: keep it to a cache line");
 
 enum class OpVerdict : uint8_t { Matches, BornHere, Inherited };
 const char* verdictName(OpVerdict verdict);  // "matches", "born here", "inherited"
@@ -108,17 +130,18 @@ struct OpComparison {
     int32_t referenceRound = 0, candidateRound = 0;
     uint32_t parent = kNone;                    // the enclosing compared op, kNone at the top
     uint32_t firstTensor = 0, tensorCount = 0;  // its tensors in CompareResult::tensors
-    // When it began and finished in the reference's execution (one clock for all ops): children
-    // begin after and finish before their parent.
-    uint64_t began = 0, finished = 0;
-    OpVerdict verdict = OpVerdict::Matches;
     // The tensor that decided the verdict: born here, the first diverging output or source
     // input; inherited, the first diverging input explained by an earlier divergence.
     uint32_t cause = kNone;
     uint32_t inheritedFrom = kNone;  // inherited: the op whose diverging tensor it received
+    OpVerdict verdict = OpVerdict::Matches;
     // Born here, and so is an op inside it: its divergence surfaces here but starts deeper.
     bool bornInChild = false;
+    // When it began and finished in the reference's execution (one clock for all ops): children
+    // begin after and finish before their parent.
+    uint64_t began = 0, finished = 0;
 };
+static_assert(sizeof(OpComparison) <= 64, "one per op execution: keep it to a cache line");
 
 // An op execution found in one run only.
 struct UnpairedOp {
@@ -139,6 +162,9 @@ struct CompareResult {
     std::vector<OpComparison> ops;  // paired op executions in the reference's execution order
     std::vector<TensorComparison> tensors;  // grouped by op: inputs, then outputs
     std::vector<DataMeasures> measures;     // of the tensors whose data both runs kept (data())
+    // By measures' index: the two runs' statistics of a tensor measured by its data (hasData),
+    // the data's where the dump left them out.
+    std::vector<std::pair<StatValues, StatValues>> measuredStats;
     std::vector<UnpairedOp> unpaired;  // op executions in one run only (the first few thousand)
     uint64_t unpairedOps = 0;          // all of them
     uint64_t tensorsOnlyInReference = 0, tensorsOnlyInCandidate = 0;
@@ -163,6 +189,10 @@ struct CompareResult {
     bool nothingCompared() const { return tensors.empty(); }
     // A tensor's measures from both runs' data (meaningful when hasData; zeros otherwise).
     const DataMeasures& data(uint32_t tensor) const;
+    // A tensor's statistics in each run: its rows' (when the dump left them out and both runs'
+    // data were measured, the data's).
+    StatValues referenceStats(uint32_t tensor) const;
+    StatValues candidateStats(uint32_t tensor) const;
     // msprobe's statistics columns of a tensor (diffStatistics of its two runs' statistics).
     StatisticDiffs statisticDiffs(uint32_t tensor) const;
     bool diverges() const { return divergingTensors > 0; }

@@ -217,13 +217,15 @@ std::string compareResultCsv(const CompareResult& result) {
         const auto& op = ref->op(slot.op);
         const bool data = t.hasData;
         const DataMeasures& m = result.data(i);
+        const StatValues referenceStats = result.referenceStats(i),
+                         candidateStats = result.candidateStats(i);
         out += std::to_string(result.ops[t.op].referenceRound) + "," +
                format::csvField(ref->layout() == DumpLayout::Msprobe ? op.id : op.namePath) + "," +
                format::csvField(op.type) + "," + (t.isOutput ? "output," : "input,") +
                format::csvField(slot.index) + "," + rowText(*ref, t.referenceRow, true) + "," +
-               stat(t.referenceStats, 0) + "," + stat(t.candidateStats, 0) + "," +
-               stat(t.referenceStats, 2) + "," + stat(t.candidateStats, 2) + "," +
-               stat(t.referenceStats, 3) + "," + stat(t.candidateStats, 3) + "," +
+               stat(referenceStats, 0) + "," + stat(candidateStats, 0) + "," +
+               stat(referenceStats, 2) + "," + stat(candidateStats, 2) + "," +
+               stat(referenceStats, 3) + "," + stat(candidateStats, 3) + "," +
                (data ? optionalNumber(m.cosine) : "N/A") + "," +
                (data ? shortest(m.maxAbsError) : "N/A") + "," +
                (data ? shortest(m.maxRelativeError) : "N/A") + "," + (t.diverges ? "yes" : "no") +
@@ -272,10 +274,12 @@ Json tensorJson(const CompareResult& result, uint32_t i) {
     j["requiredScale"] = numberJson(t.requiredScale);
     Json stats;
     const StatisticDiffs diffs = result.statisticDiffs(i);
+    const StatValues referenceStats = result.referenceStats(i),
+                     candidateStats = result.candidateStats(i);
     for (int k = 0; k < 4; ++k) {
         stats[kStatNames[k]] = {
-            t.referenceStats.has(k) ? numberJson(t.referenceStats.value[k]) : Json(nullptr),
-            t.candidateStats.has(k) ? numberJson(t.candidateStats.value[k]) : Json(nullptr)};
+            referenceStats.has(k) ? numberJson(referenceStats.value[k]) : Json(nullptr),
+            candidateStats.has(k) ? numberJson(candidateStats.value[k]) : Json(nullptr)};
         stats[std::string(kStatNames[k]) + "Diff"] = optionalJson(diffs.diff[k]);
         stats[std::string(kStatNames[k]) + "RelativeErrPercent"] =
             optionalJson(diffs.relativePercent[k]);
@@ -455,7 +459,9 @@ std::vector<Cell> msprobeRow(const CompareResult& result, uint32_t i, bool tenso
         for (int k = 0; k < 4; ++k) row.push_back(optionalCell(diffs.diff[k], "N/A"));
         for (int k = 0; k < 4; ++k) row.push_back(percentCell(diffs.relativePercent[k]));
     }
-    for (const StatValues* s : {&t.candidateStats, &t.referenceStats})
+    const StatValues candidateStats = result.candidateStats(i),
+                     referenceStats = result.referenceStats(i);
+    for (const StatValues* s : {&candidateStats, &referenceStats})
         for (int k = 0; k < 4; ++k)
             row.push_back(s->has(k) ? numberCell(s->value[k]) : textCell("N/A"));
     row.push_back(textCell("N/A"));

@@ -59,7 +59,12 @@ uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_v
 uint32_t ReaderIndex::addSlot(DumpDelta& delta, uint32_t op, bool isOutput,
                               std::string_view index) {
     const auto slot = static_cast<uint32_t>(slots_.size());
-    slots_.push_back({isOutput, std::string(index)});
+    Slot added;
+    added.indexOffset = slotText_.size();
+    added.indexSize = static_cast<uint32_t>(index.size());
+    added.isOutput = isOutput;
+    slotText_.append(index);
+    slots_.push_back(added);
     // Room for an input and an output at once (most ops have both): no reallocation at the second.
     if (slotsOfOp_[op].empty()) slotsOfOp_[op].reserve(2);
     slotsOfOp_[op].push_back(slot);

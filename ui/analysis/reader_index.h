@@ -58,17 +58,24 @@ public:
                    const OpHashes& hashes);
     // The slot of an op's input or output `index`, announced in `delta` when new.
     uint32_t slotIndex(DumpDelta& delta, uint32_t op, bool isOutput, std::string_view index) {
-        for (uint32_t s : slotsOfOp_[op])  // (inline: once per row, a million times)
-            if (slots_[s].isOutput == isOutput && slots_[s].index == index) return s;
+        for (uint32_t s : slotsOfOp_[op]) {  // (inline: once per row, a million times)
+            const Slot& slot = slots_[s];
+            if (slot.isOutput == isOutput && slot.indexSize == index.size() &&
+                (index.empty() ||
+                 std::memcmp(slotText_.data() + slot.indexOffset, index.data(), index.size()) == 0))
+                return s;
+        }
         return addSlot(delta, op, isOutput, index);
     }
     // The string's number, announced in `delta` when new.
     uint32_t intern(DumpDelta& delta, std::string_view text);
 
 private:
+    // A slot's index is kept in slotText_: 16 bytes a slot, and no string of its own.
     struct Slot {
-        bool isOutput;
-        std::string index;
+        uint64_t indexOffset = 0;
+        uint32_t indexSize = 0;
+        bool isOutput = false;
     };
     // An op's key, kept in one buffer: its name path then its id.
     struct OpKey {
@@ -95,7 +102,8 @@ private:
     KeyTable opsByKey_;     // (process, name path, id)
     KeyTable firstOpById_;  // (process, id): the first op added with the id
     std::vector<std::vector<uint32_t>> slotsOfOp_;
-    std::vector<Slot> slots_;
+    ChunkedVector<Slot> slots_;  // never copied to grow
+    std::string slotText_;
     std::vector<std::string> strings_;  // interned, by number
     KeyTable stringIndex_;
 };

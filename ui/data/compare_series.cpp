@@ -57,8 +57,10 @@ StatisticPair statisticPair(const RunComparison& comparison, uint32_t candidateS
         any = true;
         last = round;
         const auto& tensor = result->tensors[t];
-        addPoint(pair.candidate, round, statOf(tensor.candidateStats, stat), tensor.candidateRow);
-        addPoint(pair.reference, round, statOf(tensor.referenceStats, stat), tensor.candidateRow);
+        addPoint(pair.candidate, round, statOf(result->candidateStats(t), stat),
+                 tensor.candidateRow);
+        addPoint(pair.reference, round, statOf(result->referenceStats(t), stat),
+                 tensor.candidateRow);
     }
     return pair;
 }
