@@ -151,9 +151,8 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
         return beginLayer(ts, name, ts.opName, ts.opType, paramJson);
     }
     // An op inside another (nearly every op): its names as views, copied once into its frame.
-    const std::string_view display = sanitizedName(name, ts.opName);
-    const std::string_view typeName = type && *type ? sanitizedName(type, ts.opType) : display;
-    return beginChild(ts, display, typeName, paramJson, kind);
+    const OpNames names = sanitizedOpNames(name, type, ts.opName, ts.opType);
+    return beginChild(ts, names.name, names.type, paramJson, kind);
 }
 
 int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::string& name,
