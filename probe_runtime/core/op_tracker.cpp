@@ -240,7 +240,7 @@ void FrameStack::nameChild(const Frame& parent, Frame& frame) {
     frame.id.append(digits, length);
     frame.namePath.append(parent.namePath);
     frame.namePath.push_back('/');
-    frame.namePath.append(frame.name);
+    frame.namePath.append(frame.displayName());
     frame.namesPending = false;
 }
 
@@ -252,8 +252,13 @@ int OpTracker::beginChild(ThreadState& ts, std::string_view name, std::string_vi
         frame.index = parent.childCount - 1;            // counted by opBegin
         frame.depth = parent.depth + 1;
         const auto& config = ts.layer.config->config;
-        frame.name = name;
         frame.type = type;
+        const auto nameAt = reinterpret_cast<uintptr_t>(name.data()),
+                   typeAt = reinterpret_cast<uintptr_t>(type.data());
+        if (nameAt >= typeAt && nameAt + name.size() == typeAt + type.size())
+            frame.nameInType = static_cast<uint32_t>(nameAt - typeAt);
+        else
+            frame.name = name;
         // Files per op (tensors, an overflow's dump), a structure captured or a config that
         // selects by id or name read the names at once; statistics alone only for a row.
         const bool filesPerOp =

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -33,6 +34,14 @@ struct Frame {
     uint32_t childCount = 0;
     std::string id, name, type, namePath;
     std::string relDir;  // below the round's folder; empty unless the config writes files per op
+    // A child op's name when it is the tail of its type (an aten op's "linear" of
+    // "aten::linear"): where it begins in `type`, `name` left empty (one copy per op, not two).
+    static constexpr uint32_t kOwnName = UINT32_MAX;
+    uint32_t nameInType = kOwnName;
+    std::string_view displayName() const {
+        return nameInType == kOwnName ? std::string_view(name)
+                                      : std::string_view(type).substr(nameInType);
+    }
     ObservedOp* observed = nullptr;
     std::shared_ptr<OverflowCandidate> overflow;  // task overflow_check: what the op holds
 };
@@ -56,6 +65,7 @@ public:
         frame.namesPending = false;
         frame.depth = 0;
         frame.index = frame.childCount = 0;
+        frame.nameInType = Frame::kOwnName;
         for (std::string* text :
              {&frame.id, &frame.name, &frame.type, &frame.namePath, &frame.relDir})
             text->clear();
