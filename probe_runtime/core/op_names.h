@@ -20,5 +20,13 @@ void sanitizeNameInto(const char* text, std::string& out);
 // sanitizeName(text) as a view: of `text` itself when it needs no change (nearly every name, and
 // no copy made), else of `scratch`, which then holds it. Valid while both are.
 std::string_view sanitizedName(const char* text, std::string& scratch);
+// sanitizedName of an op's name and of its type (the name when none), the name in
+// `nameScratch` and the type in `typeScratch` when they need a change. A name that is the tail
+// of its type's text (an aten op's "linear" of "aten::linear") is not looked at again.
+struct OpNames {
+    std::string_view name, type;
+};
+OpNames sanitizedOpNames(const char* name, const char* type, std::string& nameScratch,
+                         std::string& typeScratch);
 
 }  // namespace probe::runtime

@@ -150,9 +150,8 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
         return beginLayer(ts, name, ts.opName, ts.opType, paramJson);
     }
     // An op inside another (nearly every op): its names as views, copied once into its frame.
-    const std::string_view display = sanitizedName(name, ts.opName);
-    const std::string_view typeName = type && *type ? sanitizedName(type, ts.opType) : display;
-    return beginChild(ts, display, typeName, paramJson, kind);
+    const OpNames names = sanitizedOpNames(name, type, ts.opName, ts.opType);
+    return beginChild(ts, names.name, names.type, paramJson, kind);
 }
 
 int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::string& name,
@@ -229,27 +228,48 @@ int OpTracker::selectTop(ThreadState& ts, const char* paramJson) {
     return frame.selected ? 1 : 0;
 }
 
+void FrameStack::nameChild(const Frame& parent, Frame& frame) {
+    char digits[16];
+    const size_t length = std::to_chars(digits, digits + sizeof digits, frame.index).ptr - digits;
+    // push_back rather than append(1, c): inline, where the other is a call that costs as much
+    // as a copy.
+    frame.id.append(parent.id);
+    frame.id.push_back('_');
+    frame.id.append(digits, length);
+    frame.namePath.append(parent.namePath);
+    frame.namePath.push_back('/');
+    frame.namePath.append(frame.displayName());
+    frame.namesPending = false;
+}
+
 int OpTracker::beginChild(ThreadState& ts, std::string_view name, std::string_view type,
                           const char* paramJson, OpKind kind) {
     Frame& frame = ts.stack.push();
     try {
         Frame& parent = ts.stack[ts.stack.size() - 2];  // after the push, which may move it
-        const uint32_t index = parent.childCount - 1;   // counted by opBegin
+        frame.index = parent.childCount - 1;            // counted by opBegin
         frame.depth = parent.depth + 1;
         const auto& config = ts.layer.config->config;
-        char digits[16];
-        const std::string_view local(
-            digits, std::to_chars(digits, digits + sizeof digits, index).ptr - digits);
-        frame.id.append(parent.id).append(1, '_').append(local);
-        frame.name = name;
         frame.type = type;
-        frame.namePath.append(parent.namePath).append(1, '/').append(name);
-        // Its folder only when files are written per op (tensors, an overflow's dump): with
-        // statistics alone it is never used, and it is the longest of the names.
-        if (config.wantsTensors() || config.task == format::DumpTask::OverflowCheck)
+        const auto nameAt = reinterpret_cast<uintptr_t>(name.data()),
+                   typeAt = reinterpret_cast<uintptr_t>(type.data());
+        if (nameAt >= typeAt && nameAt + name.size() == typeAt + type.size())
+            frame.nameInType = static_cast<uint32_t>(nameAt - typeAt);
+        else
+            frame.name = name;
+        // Files per op (tensors, an overflow's dump), a structure captured or a config that
+        // selects by id or name read the names at once; statistics alone only for a row.
+        const bool filesPerOp =
+            config.wantsTensors() || config.task == format::DumpTask::OverflowCheck;
+        frame.namesPending = true;
+        if (filesPerOp || parent.observed || !config.ids.empty() || !config.opNames.empty())
+            ts.stack.named();
+        // Its folder only when files are written per op: with statistics alone it is never
+        // used, and it is the longest of the names.
+        if (filesPerOp)
             frame.relDir.append(parent.relDir)
                 .append(1, '/')
-                .append(local)
+                .append(frame.id, parent.id.size() + 1)  // its index
                 .append(1, '_')
                 .append(name);
         frame.kernel = kind == OpKind::Kernel || (kind == OpKind::Auto && frame.depth >= 2);

@@ -98,6 +98,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
     }
 
     // The row is appended from the names the frame holds (views), copied once, into the batch.
+    if (frame.namesPending) ts.stack.named();
     std::string& formatText = ts.rowFormat;
     formatText.clear();
     format::appendFormatName(formatText, t.format);

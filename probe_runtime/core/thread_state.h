@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -25,10 +26,22 @@ struct Frame {
     bool selected = false;        // this op's tensors are dumped
     bool childrenActive = false;  // children must be observed (selected or structure capture)
     bool kernel = false;
+    // id and namePath are not made yet (FrameStack::named): with statistics alone they are read
+    // only for a statistic row, and most ops inside aten ops write none.
+    bool namesPending = false;
     int depth = 0;
+    uint32_t index = 0;  // among its parent's children
     uint32_t childCount = 0;
     std::string id, name, type, namePath;
     std::string relDir;  // below the round's folder; empty unless the config writes files per op
+    // A child op's name when it is the tail of its type (an aten op's "linear" of
+    // "aten::linear"): where it begins in `type`, `name` left empty (one copy per op, not two).
+    static constexpr uint32_t kOwnName = UINT32_MAX;
+    uint32_t nameInType = kOwnName;
+    std::string_view displayName() const {
+        return nameInType == kOwnName ? std::string_view(name)
+                                      : std::string_view(type).substr(nameInType);
+    }
     ObservedOp* observed = nullptr;
     std::shared_ptr<OverflowCandidate> overflow;  // task overflow_check: what the op holds
 };
@@ -49,8 +62,10 @@ public:
         if (size_ == frames_.size()) frames_.emplace_back();
         Frame& frame = frames_[size_++];
         frame.active = frame.selected = frame.childrenActive = frame.kernel = false;
+        frame.namesPending = false;
         frame.depth = 0;
-        frame.childCount = 0;
+        frame.index = frame.childCount = 0;
+        frame.nameInType = Frame::kOwnName;
         for (std::string* text :
              {&frame.id, &frame.name, &frame.type, &frame.namePath, &frame.relDir})
             text->clear();
@@ -64,6 +79,16 @@ public:
     void clear() {
         while (size_) pop_back();
     }
+    // The top frame with its id and namePath made (and those of the frames below it).
+    Frame& named() {
+        size_t first = size_ - 1;
+        while (first > 0 && frames_[first - 1].namesPending) --first;
+        for (size_t i = first; i < size_; ++i)
+            if (frames_[i].namesPending) nameChild(frames_[i - 1], frames_[i]);
+        return back();
+    }
+    // A child's id ("<parent id>_<index>") and namePath ("<parent path>/<name>").
+    static void nameChild(const Frame& parent, Frame& frame);
 
 private:
     std::vector<Frame> frames_;  // [0, size_) are open

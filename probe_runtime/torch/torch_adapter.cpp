@@ -78,8 +78,11 @@ int dtypeCode(c10::ScalarType type) {
     }
 }
 
-bool startsWith(const char* text, const char* prefix) {
-    return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
+// Inline, a byte at a time: an op's name differs from most prefixes at its first byte.
+inline bool startsWith(const char* text, const char* prefix) {
+    for (; *prefix; ++prefix, ++text)
+        if (*text != *prefix) return false;
+    return true;
 }
 
 void reportFailure(const char* where, const char* what) {
@@ -188,6 +191,8 @@ std::pair<int, uint64_t> layerCallOfSequence(uint64_t thread, int64_t sequence) 
 
 enum class FrameKind : uint8_t { Module, Aten, Passive, BackwardNode };
 
+struct OpSchemaFacts;
+
 struct Frame {
     FrameKind kind;
     bool observeChildren;       // the runtime looks into this op's children
@@ -197,6 +202,10 @@ struct Frame {
     at::CallbackHandle opCallbackOff = at::INVALID_CALLBACK_HANDLE;
     uint64_t firstSequence = 0;
     int layer = -1;
+    const OpSchemaFacts* facts = nullptr;  // an aten op's, once looked up (at its start)
+    // The runtime's wants flags for the op as it began: they hold until it ends (its layer's
+    // config, its selection and structure capture are fixed then), so its end asks no more.
+    int wants = 0;
 };
 
 // Statistics of memory seen through several views, for the current model call. Each entry
@@ -252,6 +261,13 @@ struct ThreadState {
     bool seenInBackward = false;
     bool seenWatchingBackwardChildren = false;
     std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
+    void* freeContexts = nullptr;  // AdapterContext's free list
+    struct RecentFacts {           // schemaFacts' table by name pointer
+        const char* name = nullptr;
+        const OpSchemaFacts* facts = nullptr;
+    };
+    RecentFacts recentFacts[256];
+    ~ThreadState();
 };
 
 // The thread's state through a plain pointer: a thread_local object with a constructor costs an
@@ -403,14 +419,10 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn);
 // An aten op's name is its schema's string, the same pointer at every call: a small table by
 // that pointer answers nearly every lookup (checked by the name itself, so a pointer that came
 // to name another op is only a miss) before the table by the name's hash.
-const OpSchemaFacts& schemaFacts(const at::RecordFunction& fn) {
-    struct Recent {
-        const char* name = nullptr;
-        const OpSchemaFacts* facts = nullptr;
-    };
-    thread_local Recent recent[256];
+const OpSchemaFacts& schemaFacts(ThreadState& tls, const at::RecordFunction& fn) {
     const char* name = fn.name();
-    Recent& slot = recent[(reinterpret_cast<uintptr_t>(name) >> 4) & 255];
+    ThreadState::RecentFacts& slot =
+        tls.recentFacts[(reinterpret_cast<uintptr_t>(name) >> 4) & 255];
     if (slot.name == name && std::strcmp(slot.facts->op.c_str(), name) == 0) return *slot.facts;
     const OpSchemaFacts& facts = schemaFactsOf(fn);
     slot = {name, &facts};
@@ -513,7 +525,38 @@ c10::ArrayRef<const c10::IValue> outputsOf(const at::RecordFunction& fn) {
 // ---------------------------------------------------------------------------------------------
 // Ops
 
-struct AdapterContext : at::ObserverContext {};
+// What onOpStart gives RecordFunction for an op it began (onOpEnd ends it). One is made and
+// destroyed per op watched: they come from a free list of the thread rather than the heap, whose
+// allocator cost as much as the rest of a passive op (the list is of the thread that destroyed
+// them; a thread's is freed when it ends).
+struct AdapterContext : at::ObserverContext {
+    static void* operator new(size_t size) {
+        ThreadState* state = tlsState;
+        if (!state || !state->freeContexts || size != sizeof(AdapterContext))
+            return ::operator new(size);
+        void* context = state->freeContexts;
+        state->freeContexts = *static_cast<void**>(context);
+        return context;
+    }
+    static void operator delete(void* context, size_t size) noexcept {
+        ThreadState* state = tlsState;
+        if (!state || size != sizeof(AdapterContext)) {
+            ::operator delete(context);
+            return;
+        }
+        *static_cast<void**>(context) = state->freeContexts;
+        state->freeContexts = context;
+    }
+};
+static_assert(sizeof(AdapterContext) >= sizeof(void*));
+
+ThreadState::~ThreadState() {
+    while (freeContexts) {
+        void* next = *static_cast<void**>(freeContexts);
+        ::operator delete(freeContexts);
+        freeContexts = next;
+    }
+}
 
 // After probe_op_begin: pushes the frame. A layer-level op whose children nobody looks at
 // switches this thread's aten-op callback off until it ends, so that the ops inside cost
@@ -521,10 +564,10 @@ struct AdapterContext : at::ObserverContext {};
 // autograd nodes' callback stays on: no node runs inside a forward op but for a backward pass
 // called from it (whose nodes then join it, like any child nobody looks at), and the next
 // layer's nodes must be seen in a backward one. Switching a callback costs about a microsecond.
-int pushFrame(FrameKind kind, int layer = -1) {
-    ThreadState& tls = threadTls();
+int pushFrame(ThreadState& tls, FrameKind kind, int layer = -1) {
     const int wants = probe_op_wants();
     Frame frame{kind, (wants & PROBE_WANTS_CHILDREN) != 0};
+    frame.wants = wants;
     if (tls.frames.empty()) {
         const bool forward = kind != FrameKind::BackwardNode;
         if (forward) {
@@ -542,9 +585,12 @@ int pushFrame(FrameKind kind, int layer = -1) {
     return wants;
 }
 
+int pushFrame(FrameKind kind, int layer = -1) {
+    return pushFrame(threadTls(), kind, layer);
+}
+
 // Pops the top frame and ends its op in the runtime (unless passive).
-void popFrame() {
-    ThreadState& tls = threadTls();
+void popFrame(ThreadState& tls) {
     const Frame frame = tls.frames.back();
     tls.frames.pop_back();
     if (frame.kind != FrameKind::Passive) probe_op_end();
@@ -564,6 +610,10 @@ void popFrame() {
         }
         tls.currentLayer = -1;
     }
+}
+
+void popFrame() {
+    popFrame(threadTls());
 }
 
 void closeBackwardLayer() {
@@ -646,9 +696,10 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             kind = PROBE_OP_KERNEL;
         }
         probe_op_begin_kind(opNameText, opTypeText, nullptr, kind);
-        int wants = pushFrame(backward ? FrameKind::BackwardNode : FrameKind::Aten, layer);
+        int wants = pushFrame(tls, backward ? FrameKind::BackwardNode : FrameKind::Aten, layer);
         if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
-            const OpSchemaFacts* facts = backward ? nullptr : &schemaFacts(fn);
+            const OpSchemaFacts* facts = backward ? nullptr : &schemaFacts(tls, fn);
+            tls.frames.back().facts = facts;
             // A view made inside another aten op often looks into that op's output buffer
             // before it is written (index_select selects rows of its empty result to fill
             // them): its statistics would be noise, and its data is its input's anyway.
@@ -682,17 +733,17 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
         const Frame& top = tls.frames.back();
         if (top.kind != FrameKind::Passive) {
             // Tensors without data matter only to a structure being captured (as at the start).
-            int wants = probe_op_wants();
+            int wants = top.wants;
             if (top.metadataOnly) wants &= ~PROBE_WANTS_DATA;
             const OpSchemaFacts* facts =
                 (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) && top.kind == FrameKind::Aten
-                    ? &schemaFacts(fn)
+                    ? (top.facts ? top.facts : &schemaFacts(tls, fn))
                     : nullptr;
             if (facts && facts->outputUninitialised) wants &= ~PROBE_WANTS_DATA;
             if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))
                 reportValues(PROBE_OUTPUT, outputsOf(fn), facts ? &facts->returns : nullptr, wants);
         }
-        popFrame();
+        popFrame(tls);
     } catch (const std::exception& e) {
         reportFailure("op end", e.what());
     } catch (...) {

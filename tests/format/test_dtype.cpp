@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <cstdint>
+
 #include <gtest/gtest.h>
 
 #include "probe/format/dtype.h"
@@ -68,4 +70,22 @@ TEST(DType, ShapesAndCounts) {
     EXPECT_EQ(elementCount(dims, 0), 1u);
     const int64_t negative[] = {4, -1};
     EXPECT_FALSE(elementCount(negative, 2));
+}
+
+// appendShape prints into a buffer of its own: shapes of any rank and the widest numbers come out
+// as the dimensions joined by 'x', whatever the buffer holds at once.
+TEST(DType, ShapesOfAnyRankAndWidth) {
+    for (size_t rank = 0; rank <= 40; ++rank) {
+        std::vector<int64_t> dims;
+        std::string expected = "head:";
+        for (size_t i = 0; i < rank; ++i) {
+            const int64_t widths[] = {INT64_MIN, INT64_MAX, 0, 7, -12, 1234567890123LL};
+            dims.push_back(widths[(i + rank) % 6]);
+            expected += (i ? "x" : "") + std::to_string(dims.back());
+        }
+        std::string shape = "head:";
+        appendShape(shape, dims.data(), dims.size());
+        EXPECT_EQ(shape, expected) << rank;
+        EXPECT_EQ("head:" + shapeString(dims), expected);
+    }
 }

@@ -132,11 +132,19 @@ std::string shapeString(const std::vector<int64_t>& dims) {
 }
 
 void appendShape(std::string& out, const int64_t* dims, size_t ndims) {
-    char digits[24];
+    // Made in a buffer and appended at once (a statistic row's shape, per tensor reported): an
+    // append per dimension cost more than printing it.
+    char text[16 * 21];  // up to 16 dimensions of 20 characters and their separators
+    char* end = text;
     for (size_t i = 0; i < ndims; ++i) {
-        if (i) out += 'x';
-        out.append(digits, std::to_chars(digits, digits + sizeof digits, dims[i]).ptr);
+        if (end + 21 > text + sizeof text) {
+            out.append(text, end);
+            end = text;
+        }
+        if (i) *end++ = 'x';
+        end = std::to_chars(end, text + sizeof text, dims[i]).ptr;
     }
+    out.append(text, end);
 }
 
 std::optional<std::vector<int64_t>> parseShapeString(std::string_view text) {
