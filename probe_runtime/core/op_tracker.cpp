@@ -356,7 +356,6 @@ int OpTracker::opEnd() {
     if (ts.stack.back().overflow) runtime_.overflow().opEnding(ts);
     ts.stack.pop_back();
     if (layerEnds) {
-        runtime_.capture().flushRows(ts);
         if (ts.layer.capture && ts.layer.observed)
             runtime_.models().layerObserved(*ts.layer.slot, *ts.layer.observed);
         ts.layer.reset();

@@ -40,6 +40,9 @@ public:
     void flushAllRows(bool skipBusy = false);
 
 private:
+    // Hands the batch to the writer (ts.rows.mutex held, at least one row).
+    void handOverRows(ThreadState& ts);
+
     Runtime& runtime_;
 };
 
