@@ -74,11 +74,8 @@ TEST(ConfigWatcher, AChangeIsAppliedAtABoundaryAnIntervalAfterItWasMade) {
     });
     watcher.start();
     ASSERT_TRUE(watcher.usesInotify());
-    // The boundaries' clock, an interval on at each (a boundary's own time only decides whether
-    // it asks).
-    auto now = ConfigWatcher::Clock::now();
     ConfigWatcher::Clock::time_point lastCheck{};
-    watcher.syncAtBoundary(lastCheck, now);
+    watcher.syncAtBoundary(lastCheck);
     // Any boundary an interval after the write has it, every time, in place or replaced (no
     // sleep: the boundary waits for the watcher).
     for (int i = 1; i <= 30; ++i) {
@@ -86,8 +83,8 @@ TEST(ConfigWatcher, AChangeIsAppliedAtABoundaryAnIntervalAfterItWasMade) {
             probe::test::writeFile(path, "{\"round\": " + std::to_string(i) + "}");
         else
             probe::test::replaceFile(path, "{\"change\": " + std::to_string(i) + "}");
-        now += ConfigWatcher::kBoundaryCheckInterval;
-        watcher.syncAtBoundary(lastCheck, now);
+        watcher.syncAtBoundary(lastCheck,
+                               ConfigWatcher::Clock::now() + ConfigWatcher::kBoundaryCheckInterval);
         ASSERT_EQ(written.load(), i);
     }
     watcher.stop();
