@@ -198,16 +198,6 @@ int probe_report_layer(const char* layer_name, const char* layer_json) {
         [&] { return Runtime::instance().reportLayer(layer_name, layer_json); }, PROBE_E_INTERNAL);
 }
 
-int probe_apply_config_changes(void) {
-    return guarded(
-        "probe_apply_config_changes",
-        [] {
-            Runtime::instance().applyConfigChanges();
-            return PROBE_OK;
-        },
-        PROBE_E_INTERNAL);
-}
-
 int probe_set_round(int64_t round) {
     return guarded(
         "probe_set_round", [&] { return Runtime::instance().setRound(round); }, PROBE_E_INTERNAL);

@@ -110,10 +110,12 @@ void ConfigWatcher::syncPending(int maxWaitMs) {
     });
 }
 
-void ConfigWatcher::syncAtBoundary(Clock::time_point& lastCheck, Clock::time_point now) {
+void ConfigWatcher::syncAtBoundary(Clock::time_point& lastCheck, bool roundBegins,
+                                   Clock::time_point now) {
     if (inotifyFd_ < 0) return;
     // A write that ended before lastCheck was queued (or handled) when that check asked.
-    if (now - lastCheck < kBoundaryCheckInterval && busy_.load(std::memory_order_seq_cst) == 0)
+    if (!roundBegins && now - lastCheck < kBoundaryCheckInterval &&
+        busy_.load(std::memory_order_seq_cst) == 0)
         return;
     lastCheck = now;
     syncPending();

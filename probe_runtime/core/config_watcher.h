@@ -38,17 +38,18 @@ public:
     // the watcher has applied it. One ioctl and an atomic load when nothing is pending.
     void syncPending(int maxWaitMs = 500);
 
-    // syncPending() at a layer-level op boundary, asking the kernel's queue at most once per
-    // kBoundaryCheckInterval for each `lastCheck` (one per thread): that ioctl is a system call,
-    // about 0.2 us on bare metal but 3-4 us on a virtual machine, where it also leaves the model's
-    // thread about 20 us slower after it; a small model begins a round every hundred
-    // microseconds. So a change written at least that interval before a layer-level op begins is
-    // always applied there (a round that begins after the model paused that long has it from its
-    // first layer-level op); one written since the last check is applied as soon as the watcher
-    // has handled it (microseconds, while the model runs on). A change being handled is waited for.
-    static constexpr std::chrono::microseconds kBoundaryCheckInterval{5000};
+    // syncPending() at a layer-level op boundary. The kernel's queue is asked at a round's first
+    // boundary (`roundBegins`) and otherwise at most once per kBoundaryCheckInterval for each
+    // `lastCheck` (one per thread): that ioctl is a system call, about 0.2 us on bare metal but
+    // 3-4 us on a virtual machine, and a small model begins a layer-level op every few
+    // microseconds. So a change written before a round's first layer-level op, or at least that
+    // interval before any other, is always applied there; one written since the last check is
+    // applied as soon as the watcher has handled it (microseconds, while the model runs on). A
+    // change being handled is waited for.
+    static constexpr std::chrono::microseconds kBoundaryCheckInterval{1000};
     using Clock = std::chrono::steady_clock;
-    void syncAtBoundary(Clock::time_point& lastCheck, Clock::time_point now = Clock::now());
+    void syncAtBoundary(Clock::time_point& lastCheck, bool roundBegins,
+                        Clock::time_point now = Clock::now());
     // How many times the kernel's queue was asked (for tests).
     uint64_t queueChecks() const { return queueChecks_.load(std::memory_order_relaxed); }
 

@@ -36,6 +36,7 @@ ThreadState& threadState(uint64_t epoch) {
         tlsState->rows.packed.clear();
         tlsState->rows.count = 0;
         tlsState->lastConfigCheck = {};
+        tlsState->lastConfigCheckRound = -1;
         tlsState->epoch = epoch;
     }
     return *tlsState;
@@ -159,9 +160,10 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
     int64_t round = 0;
     LayerRegistry::Slot* slot = layers_.begin(rawName, name, type, round);
     // A config change made to the file takes effect here, at this boundary, for the whole of
-    // this layer op (its children never see half of one config and half of another): once the
-    // watcher has handled it, and always when it was made an interval before (syncAtBoundary).
-    runtime_.syncConfigFile(ts.lastConfigCheck);
+    // this layer op (its children never see half of one config and half of another): always
+    // when it was made before the round began, within a millisecond else (syncAtBoundary).
+    runtime_.syncConfigFile(ts.lastConfigCheck, round != ts.lastConfigCheckRound);
+    ts.lastConfigCheckRound = round;
 
     LayerExecution& layer = ts.layer;
     layer.reset();

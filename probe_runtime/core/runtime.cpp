@@ -56,14 +56,9 @@ std::string Runtime::infoDirectory(const char* kind) const {
     return root_ + "/info/" + kind + "/" + devicePid();
 }
 
-void Runtime::syncConfigFile(std::chrono::steady_clock::time_point& lastCheck) {
+void Runtime::syncConfigFile(std::chrono::steady_clock::time_point& lastCheck, bool roundBegins) {
     const InFlight inFlight(inFlight_);
-    if (watching_.load()) watcher_->syncAtBoundary(lastCheck);
-}
-
-void Runtime::applyConfigChanges() {
-    const InFlight inFlight(inFlight_);
-    if (watching_.load()) watcher_->syncPending();
+    if (watching_.load()) watcher_->syncAtBoundary(lastCheck, roundBegins);
 }
 
 void Runtime::quiesce() {

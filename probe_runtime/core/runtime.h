@@ -126,10 +126,7 @@ public:
     std::string infoDirectory(const char* kind) const;
     // A config change made to the file takes effect before the next layer-level op (on this
     // thread, whose last check of the file `lastCheck` is): ConfigWatcher::syncAtBoundary.
-    void syncConfigFile(std::chrono::steady_clock::time_point& lastCheck);
-    // A change made to the config file before this call is applied when it returns
-    // (probe_apply_config_changes).
-    void applyConfigChanges();
+    void syncConfigFile(std::chrono::steady_clock::time_point& lastCheck, bool roundBegins);
     void recomputeAwake();
     ConfigState& config() { return config_; }
     OpTracker& ops() { return ops_; }

@@ -152,8 +152,10 @@ struct ThreadState {
     std::string rowIndex, rowArg, rowShape, rowFormat;
     LayerExecution layer;
     PendingRows rows;
-    // When this thread last asked whether the config file changed (Runtime::syncConfigFile).
+    // When, and in which round, this thread last asked whether the config file changed
+    // (Runtime::syncConfigFile).
     std::chrono::steady_clock::time_point lastConfigCheck{};
+    int64_t lastConfigCheckRound = -1;
     ThreadState();   // registers itself for TensorCapture::flushAllRows
     ~ThreadState();  // flushes its rows
 };

@@ -59,12 +59,10 @@ TEST_F(HostileConfig, ConfigsThatKilledTheModelAreRefusedAndThePreviousStays) {
     };
     for (const auto& [text, expected] : hostile) {
         replaceFile(configPath(), text);
-        probe_apply_config_changes();
         model.run();  // rounds 1..5: still layer 2
     }
     EXPECT_LT(maxResidentKb() - before, 200 * 1024);
     replaceFile(configPath(), kLayer0);
-    probe_apply_config_changes();
     model.run();  // round 6: the next good config applies
     ASSERT_EQ(probe_stop(), PROBE_OK);
 
@@ -89,10 +87,8 @@ TEST_F(HostileConfig, AFifoInPlaceOfTheConfigBlocksNothing) {
     ASSERT_EQ(::link(fifo.c_str(), keeper.c_str()),
               0);  // a name to open it by after it is replaced
     ASSERT_EQ(::rename(fifo.c_str(), configPath().c_str()), 0);
-    probe_apply_config_changes();
     model.run();  // round 1: the watcher looked at it and refused it
     replaceFile(configPath(), kLayer0);
-    probe_apply_config_changes();
     model.run();  // round 2: a watcher stuck in open() on the FIFO would never see this
     // Release a watcher blocked on the FIFO (as before the fix), so that a failure here is an
     // assertion, not a hang: a writer that opens and closes lets its open() return.
@@ -113,11 +109,9 @@ TEST_F(HostileConfig, ADirectoryInPlaceOfTheConfigIsSaidToBeOne) {
     model.run();
     ASSERT_EQ(::unlink(configPath().c_str()), 0);
     ASSERT_EQ(::mkdir(configPath().c_str(), 0755), 0);
-    probe_apply_config_changes();
     model.run();  // still layer 2
     ASSERT_EQ(::rmdir(configPath().c_str()), 0);
     replaceFile(configPath(), kLayer0);
-    probe_apply_config_changes();
     model.run();
     ASSERT_EQ(probe_stop(), PROBE_OK);
     const auto rounds = layersByRound(3);
@@ -135,7 +129,6 @@ TEST_F(HostileConfig, ALinkToAFifoIsJudgedByWhatItLeadsTo) {
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     ASSERT_EQ(::unlink(configPath().c_str()), 0);
     ASSERT_EQ(::symlink(fifo.c_str(), configPath().c_str()), 0);
-    probe_apply_config_changes();
     model.run();
     const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
     if (writer >= 0) ::close(writer);
@@ -152,7 +145,6 @@ TEST_F(HostileConfig, ARepeatedKeyIsAcceptedWithItsLastValue) {
     replaceFile(
         configPath(),
         R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "2", "ids": "0"})");
-    probe_apply_config_changes();
     model.run();
     ASSERT_EQ(probe_stop(), PROBE_OK);
     const auto rounds = layersByRound(2);

@@ -235,14 +235,6 @@ PROBE_API int probe_report_layer(const char* layer_name, const char* layer_json)
  * executed within one round get distinct ids (by their order in the round). */
 PROBE_API int probe_set_round(int64_t round);
 
-/* The config file is watched from a thread of the runtime: a change applies at the first
- * layer-level op that begins once the watcher has handled it (microseconds), and at any that
- * begins 5 ms or more after the write. A program that writes the config itself between two
- * steps and wants the next step to have it calls this after the write: any change made before
- * the call is applied (or rejected) when it returns (it waits for the watcher, at most 0.5 s).
- * A system call; not for every op. */
-PROBE_API int probe_apply_config_changes(void);
-
 /* The calling thread's last error as text ("" when none). Valid until the thread's next call. */
 PROBE_API const char* probe_last_error(void);
 
