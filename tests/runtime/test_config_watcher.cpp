@@ -83,11 +83,15 @@ TEST(ConfigWatcher, AChangeIsAppliedAtTheNextRoundOrAnIntervalAfterItWasMade) {
         watcher.syncAtBoundary(lastCheck, true);
         ASSERT_EQ(written.load(), i);
     }
-    // Written during a round: any boundary an interval after the write has it.
+    // Written during a round: any boundary an interval after the write has it. The boundaries'
+    // clock moves an interval on at each (given now() + interval each time, a boundary would be
+    // less than an interval after the one before, and the test would pass only when the watcher
+    // happened to be quick).
+    auto now = lastCheck;
     for (int i = 21; i <= 30; ++i) {
         probe::test::replaceFile(path, "{\"change\": " + std::to_string(i) + "}");
-        watcher.syncAtBoundary(lastCheck, false,
-                               ConfigWatcher::Clock::now() + ConfigWatcher::kBoundaryCheckInterval);
+        now += ConfigWatcher::kBoundaryCheckInterval;
+        watcher.syncAtBoundary(lastCheck, false, now);
         ASSERT_EQ(written.load(), i);
     }
     watcher.stop();
