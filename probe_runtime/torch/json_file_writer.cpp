@@ -78,21 +78,12 @@ public:
     // first. A waited job's error is kept until asked for once. With `timeoutMs` 0 it only
     // looks: the files are left to the writer thread.
     int wait(uint64_t ticket, int64_t timeoutMs) {
-        const auto deadline =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
         std::unique_lock<std::mutex> lock(mutex_);
-        while (finished_ < ticket) {
-            if (timeoutMs == 0) {
-                return -1;
-            } else if (!writing_ && !jobs_.empty() && !jobs_.front().writerOnly) {
-                writeNext(lock);
-            } else if (timeoutMs < 0) {
-                changed_.wait(lock);
-            } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
-                       finished_ < ticket) {
-                return -1;
-            }
-        }
+        if (timeoutMs == 0 && finished_ < ticket) return -1;
+        if (!writeOrWait(
+                lock, timeoutMs, [&] { return finished_ >= ticket; },
+                [](const Job& next) { return !next.writerOnly; }))
+            return -1;
         auto it = errors_.find(ticket);
         if (it == errors_.end()) return 0;
         const int error = it->second;
@@ -105,22 +96,14 @@ public:
     // in the order they were queued. Returns 0, the errno value of the first file that still
     // fails (its path in `failedPath`), or -1 when `timeoutMs` (>= 0) passed first.
     int flush(int64_t timeoutMs, std::string& failedPath) {
-        const auto deadline =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
         std::unique_lock<std::mutex> lock(mutex_);
         const uint64_t last = queued_;
         // Until the queue is written up to `last`, and then until no thread writes (a retry
         // below must be the only write, so that no newer text of its path is overtaken).
-        while (finished_ < last || writing_) {
-            if (!writing_ && !jobs_.empty() && jobs_.front().ticket <= last) {
-                writeNext(lock);
-            } else if (timeoutMs < 0) {
-                changed_.wait(lock);
-            } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
-                       (finished_ < last || writing_)) {
-                return -1;
-            }
-        }
+        if (!writeOrWait(
+                lock, timeoutMs, [&] { return finished_ >= last && !writing_; },
+                [&](const Job& next) { return next.ticket <= last; }))
+            return -1;
         if (failed_.empty()) return 0;
         std::vector<std::pair<uint64_t, std::string>> order;  // (ticket, path) of each failed file
         order.reserve(failed_.size());
@@ -155,6 +138,26 @@ private:
         bool writerOnly;  // written by the writer thread or a flush, never by a thread waiting
         std::string path, text;
     };
+
+    // Until `done()` (checked under mutex_, held through `lock`): writes the next queued job
+    // itself when no thread is writing and `mayWrite(job)`, else waits for a change. False when
+    // `timeoutMs` (>= 0; < 0: no limit) passed first.
+    template <typename Done, typename MayWrite>
+    bool writeOrWait(std::unique_lock<std::mutex>& lock, int64_t timeoutMs, Done done,
+                     MayWrite mayWrite) {
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+        while (!done()) {
+            if (!writing_ && !jobs_.empty() && mayWrite(jobs_.front())) {
+                writeNext(lock);
+            } else if (timeoutMs < 0) {
+                changed_.wait(lock);
+            } else if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && !done()) {
+                return false;
+            }
+        }
+        return true;
+    }
 
     // Writes the job at the head of the queue; `lock` is held on entry and on return.
     void writeNext(std::unique_lock<std::mutex>& lock) {
