@@ -34,10 +34,10 @@ bool isPlainName(std::string_view text) {
     const size_t size = text.size();
     if (size > kMaxNameBytes) return false;
     const char* bytes = text.data();
-    if (size < 8) {
-        for (const char c : text)
-            if (c < 0x20 || c > 0x7e || c == '/') return false;
-        return true;
+    if (size < 8) {  // the bytes beside the name are a plain 'a'
+        uint64_t word = ~uint64_t{0} / 255 * 'a';
+        std::memcpy(&word, bytes, size);
+        return !hasUnplainByte(word);
     }
     for (size_t at = 0; at + 8 <= size; at += 8)
         if (hasUnplainByte(wordAt(bytes + at))) return false;
