@@ -203,6 +203,26 @@ int probe_set_round(int64_t round) {
         "probe_set_round", [&] { return Runtime::instance().setRound(round); }, PROBE_E_INTERNAL);
 }
 
+int probe_report_own_config_writes(int reported) {
+    return guarded(
+        "probe_report_own_config_writes",
+        [&] {
+            Runtime::instance().reportOwnConfigWrites(reported != 0);
+            return PROBE_OK;
+        },
+        PROBE_E_INTERNAL);
+}
+
+int probe_note_file_written(const char* path) {
+    return guarded(
+        "probe_note_file_written",
+        [&] {
+            Runtime::instance().noteFileWritten(path);
+            return PROBE_OK;
+        },
+        PROBE_E_INTERNAL);
+}
+
 const char* probe_grad_monitor_dir(void) {
     static thread_local std::string directory;
     directory = guarded(

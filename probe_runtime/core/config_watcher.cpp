@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -63,6 +64,9 @@ void ConfigWatcher::start() {
         }
     }
     pollFileChanged();  // remember the current state for the polling fallback
+    char resolved[PATH_MAX];
+    realDirectory_ = ::realpath(directory_.c_str(), resolved) ? resolved : "";
+    writeNoted_.store(false);
     stop_ = false;
     thread_ = std::thread([this] {
         format::nameThisThread("probe-config");
@@ -113,12 +117,41 @@ void ConfigWatcher::syncPending(int maxWaitMs) {
 void ConfigWatcher::syncAtBoundary(Clock::time_point& lastCheck, bool roundBegins,
                                    Clock::time_point now) {
     if (inotifyFd_ < 0) return;
+    const bool noted = writeNoted_.load(std::memory_order_acquire);
+    const bool roundAsks = roundBegins && (noted || askEveryRound_.load(std::memory_order_relaxed));
     // A write that ended before lastCheck was queued (or handled) when that check asked.
-    if (!roundBegins && now - lastCheck < kBoundaryCheckInterval &&
+    if (!roundAsks && now - lastCheck < kBoundaryCheckInterval &&
         busy_.load(std::memory_order_seq_cst) == 0)
         return;
     lastCheck = now;
     syncPending();
+    if (noted) settleNotedWrite(now);
+}
+
+bool ConfigWatcher::noteWrite(const char* path, Clock::time_point now) {
+    if (!path || inotifyFd_ < 0) return false;  // polling: no queue to ask
+    const char* slash = std::strrchr(path, '/');
+    if (fileName_ != (slash ? slash + 1 : path)) return false;
+    // The same name in another folder (a model's own config.json) is not the config.
+    if (!realDirectory_.empty()) {
+        const std::string directory =
+            slash ? (slash == path ? std::string("/") : std::string(path, slash)) : ".";
+        char resolved[PATH_MAX];
+        if (::realpath(directory.c_str(), resolved) && realDirectory_ != resolved) return false;
+    }
+    std::lock_guard<std::mutex> lock(notedMutex_);
+    handledAtNote_ = handled_.load();
+    notedAt_ = now;
+    writeNoted_.store(true, std::memory_order_release);
+    return true;
+}
+
+void ConfigWatcher::settleNotedWrite(Clock::time_point now) {
+    // Called after syncPending(): a change handled since the note was the noted write's (it was
+    // noted before it was made). A note whose change never came (the write failed) lapses.
+    std::lock_guard<std::mutex> lock(notedMutex_);
+    if (handled_.load() != handledAtNote_ || now - notedAt_ >= kSuspicionLifetime)
+        writeNoted_.store(false, std::memory_order_release);
 }
 
 void ConfigWatcher::run() {

@@ -122,6 +122,7 @@ int Runtime::start(const char* outputDir, const char* configPath) {
             watcher_ = new ConfigWatcher(configPath_, [this](ConfigWatcher::Change change) {
                 config_.onFileChanged(configPath_, change == ConfigWatcher::Change::Removed);
             });
+            watcher_->askEveryRound(!ownConfigWritesReported_.load());
         } else {
             watcher_->setPath(configPath_);
         }

@@ -160,8 +160,8 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
     int64_t round = 0;
     LayerRegistry::Slot* slot = layers_.begin(rawName, name, type, round);
     // A config change made to the file takes effect here, at this boundary, for the whole of
-    // this layer op (its children never see half of one config and half of another): always
-    // when it was made before the round began, within a millisecond else (syncAtBoundary).
+    // this layer op (its children never see half of one config and half of another): when the
+    // program wrote it before the round began, or 5 ms or more ago (syncAtBoundary).
     runtime_.syncConfigFile(ts.lastConfigCheck, round != ts.lastConfigCheckRound);
     ts.lastConfigCheckRound = round;
 

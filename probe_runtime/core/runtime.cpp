@@ -61,6 +61,17 @@ void Runtime::syncConfigFile(std::chrono::steady_clock::time_point& lastCheck, b
     if (watching_.load()) watcher_->syncAtBoundary(lastCheck, roundBegins);
 }
 
+void Runtime::reportOwnConfigWrites(bool reported) {
+    const std::lock_guard<std::mutex> lock(lifecycleMutex_);
+    ownConfigWritesReported_ = reported;
+    if (watcher_) watcher_->askEveryRound(!reported);
+}
+
+void Runtime::noteFileWritten(const char* path) {
+    const InFlight inFlight(inFlight_);
+    if (watching_.load()) watcher_->noteWrite(path);
+}
+
 void Runtime::quiesce() {
     while (inFlight_.load() != 0) std::this_thread::yield();
 }

@@ -127,6 +127,10 @@ public:
     // A config change made to the file takes effect before the next layer-level op (on this
     // thread, whose last check of the file `lastCheck` is): ConfigWatcher::syncAtBoundary.
     void syncConfigFile(std::chrono::steady_clock::time_point& lastCheck, bool roundBegins);
+    // probe_report_own_config_writes / probe_note_file_written: ConfigWatcher::askEveryRound,
+    // noteWrite.
+    void reportOwnConfigWrites(bool reported);
+    void noteFileWritten(const char* path);
     void recomputeAwake();
     ConfigState& config() { return config_; }
     OpTracker& ops() { return ops_; }
@@ -174,7 +178,8 @@ private:
     DumpWriter* writer_ = nullptr;
     ConfigWatcher* watcher_ = nullptr;
     ControlServer* control_ = nullptr;
-    std::atomic<bool> watching_{false};     // this session watches a config file
+    std::atomic<bool> watching_{false};  // this session watches a config file
+    std::atomic<bool> ownConfigWritesReported_{false};
     std::atomic<bool> controlling_{false};  // this session has a control socket
     int housekeepingPipe_[2] = {-1, -1};
     std::atomic<bool> housekeepingStop_{false};

@@ -15,7 +15,8 @@
 // _failure() and cleared (only a KeyboardInterrupt or SystemExit raised in it is let through,
 // after closing the ops begun), and the module's own exception always propagates unchanged.
 //
-// stack_key() and compact_json() (compact_json.cpp) serve the code-level API
+// watch_config_writes() (config_writes.cpp) tells the runtime of the program's own writes of
+// its config. stack_key() and compact_json() (compact_json.cpp) serve the code-level API
 // (probe_studio.pytorch): the identity of the calling stack, so that stack.json's text is made
 // once per call path, and the JSON text of its files.
 // SPDX-License-Identifier: GPL-3.0-or-later
@@ -23,6 +24,7 @@
 #include <Python.h>
 
 #include "compact_json.h"
+#include "config_writes.h"
 #if PY_VERSION_HEX < 0x030B0000
 #include <frameobject.h>  // PyFrameObject's f_lasti
 #endif
@@ -688,6 +690,9 @@ PyMethodDef methods[] = {
      "with indent=True, that text as json.dumps(value, indent=1) writes it."},
     {"stack_key", stackKey, METH_O,
      "The identity of the calling Python stack (code objects and positions), as bytes."},
+    {"watch_config_writes", watchConfigWrites, METH_O,
+     "Hands the path of every file Python code writes to the given function (by address), "
+     "through an audit hook (once per process); whether the hook is in place."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -67,7 +67,7 @@ TEST_F(DynamicConfig, ReplacedFileTakesEffectAtTheNextOp) {
 
 // A change made inside a layer op: that op keeps the config it began with; the next round's
 // first layer op has it, whatever the timing (within a round, a layer op has it once the probe
-// has seen it: it asks the kernel at most once a millisecond there, so B's round 0 may go
+// has seen it: it asks the kernel at most once every 5 ms there, so B's round 0 may go
 // either way, whole).
 TEST_F(DynamicConfig, ChangeInsideALayerOpAppliesFromTheNextRoundAtTheLatest) {
     start(
@@ -103,6 +103,36 @@ TEST_F(DynamicConfig, ChangeInsideALayerOpAppliesFromTheNextRoundAtTheLatest) {
     std::set<std::pair<int64_t, std::string>> expected{{0, "0"}, {0, "0_0"}, {0, "0_1"}, {1, "1"}};
     if (bSelected == 1) expected.insert({{0, "1"}, {0, "1_0"}});
     EXPECT_EQ(dumpedOps(), expected);
+}
+
+// A program that reports its own writes (as the Python probe does through an audit hook):
+// rounds no longer ask the kernel each time, yet each change it writes between rounds applies
+// from the next round's first layer-level op.
+TEST_F(DynamicConfig, AProgramReportingItsOwnWritesHasEachAtTheNextRound) {
+    start(R"({"task": "statistics", "dump_enable": false, "exec_range": "all"})");
+    ASSERT_EQ(probe_report_own_config_writes(1), PROBE_OK);
+    struct Undo {  // the runtime is the test process's, for the tests after this one
+        ~Undo() { probe_report_own_config_writes(0); }
+    } undo;
+    NativeModel model({});
+    constexpr int kRounds = 30;
+    for (int round = 0; round < kRounds; ++round) {
+        const std::string config =
+            R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": ")" +
+            std::to_string(round % 4) + R"("})";
+        ASSERT_EQ(probe_note_file_written(configPath().c_str()), PROBE_OK);
+        if (round % 2)
+            replaceFile(configPath(), config);
+        else
+            writeFile(configPath(), config);
+        model.run();
+    }
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const auto ops = dumpedOps();
+    ASSERT_FALSE(ops.empty());
+    for (int round = 0; round < kRounds; ++round)
+        EXPECT_EQ(opsOfRound(ops, round), (std::set<std::string>{std::to_string(round % 4)}))
+            << "round " << round;
 }
 
 TEST_F(DynamicConfig, ConfigWrittenAfterStartAndRemovedLater) {

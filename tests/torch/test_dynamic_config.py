@@ -80,3 +80,20 @@ class DynamicConfig(ProbeTestCase):
         self.assertIn((0, "mul_0", "1"), early_ops)
         self.assertIn((3, "add_0", "3"), early_ops)
         self.assertEqual(seen["late"], {row for row in seen["early"] if row[0] >= 2})
+
+    def test_a_config_the_program_writes_itself_applies_from_its_next_step_every_time(self):
+        # The probe asks the kernel about the config at a round's start only while the program's
+        # own Python code is writing it (seen by an audit hook): each of 60 steps, written a
+        # different way microseconds before it runs, must dump exactly the layer chosen for it.
+        # Without the hook about one step in six dumped the previous step's choice.
+        steps = 60
+        cfg = write_config(self.dir, dump_enable=False)
+        result = run_probe(["--output", self.path("out"), "--config", cfg, "--", PYTHON,
+                            os.path.join(TEST_DIR, "own_config_model.py"), str(steps)])
+        self.assertIn("done", result.stdout)
+        ops = {}
+        for row in read_rows(self.path("out", "atb_dump_data")):
+            ops.setdefault(int(row["Execution Count"]), set()).add(row["Op Id"])
+        self.assertEqual(sorted(ops), list(range(steps)))
+        wrong = {step: ids for step, ids in ops.items() if ids != {str(step % 3)}}
+        self.assertEqual(wrong, {})

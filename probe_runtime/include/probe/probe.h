@@ -235,6 +235,20 @@ PROBE_API int probe_report_layer(const char* layer_name, const char* layer_json)
  * executed within one round get distinct ids (by their order in the round). */
 PROBE_API int probe_set_round(int64_t round);
 
+/* The config file is watched from a thread of the runtime. By default each round's first
+ * layer-level op asks the kernel whether a change of the file is queued (a system call: a few
+ * microseconds on a virtual machine), so a change written before a round begins applies from its
+ * first layer-level op. A program that reports its own writes calls
+ * probe_report_own_config_writes(1) once (for the process; 0 undoes it), then
+ * probe_note_file_written(path) before it writes, replaces or makes any file (the probe tells
+ * whether it is the config). Rounds then ask only while such a write of the config is noted: a
+ * change the program writes between rounds still applies from the next round's first
+ * layer-level op, and a change made by another process applies as soon as the watcher has read
+ * it (microseconds), at the latest at the first layer-level op beginning 5 ms after the write.
+ * The Python probe reports what Python code writes (open, os.replace, ...). */
+PROBE_API int probe_report_own_config_writes(int reported);
+PROBE_API int probe_note_file_written(const char* path);
+
 /* The calling thread's last error as text ("" when none). Valid until the thread's next call. */
 PROBE_API const char* probe_last_error(void);
 

@@ -39,6 +39,8 @@ def runtime():
         _declare(lib, "probe_version", c.c_char_p, [])
         _declare(lib, "probe_set_device", c.c_int, [c.c_int])
         _declare(lib, "probe_report_weight", c.c_int, [c.c_char_p, c.c_uint64])
+        _declare(lib, "probe_report_own_config_writes", c.c_int, [c.c_int])
+        _declare(lib, "probe_note_file_written", c.c_int, [c.c_char_p])
         _runtime = lib
     return _runtime
 
