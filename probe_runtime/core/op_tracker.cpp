@@ -58,17 +58,34 @@ void LayerRegistry::reset() {
     occurrencesInRound_.clear();
 }
 
-LayerRegistry::Slot* LayerRegistry::begin(const std::string& key, const std::string& name,
-                                          const std::string& type, int64_t& round) {
+LayerRegistry::Slot* LayerRegistry::begin(const char* rawName, const char* rawType,
+                                          int64_t& round) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& slot =
-        slots_[explicitRounds_ ? key + '\0' + std::to_string(occurrencesInRound_[key]++) : key];
-    if (!slot) {
+    key_.assign(rawName);
+    if (explicitRounds_) {
+        const int occurrence = occurrencesInRound_[key_]++;
+        key_ += '\0';
+        key_ += std::to_string(occurrence);
+    }
+    auto& slot = slots_[key_];
+    const bool discovered = !slot;
+    if (discovered) {
         slot = std::make_unique<Slot>();
         slot->id = nextId_++;
-        slot->name = name;
-        slot->type = type;
-        runtime_.notify([&](RuntimeListener& l) { l.layerDiscovered(slot->id, name, type); });
+    }
+    if (!slot->began) {
+        // The names of every execution of the op are made safe once, here.
+        slot->began = true;
+        slot->opName = sanitizeName(rawName);
+        slot->opRawType = rawType && *rawType ? rawType : rawName;
+        slot->opType = sanitizeName(slot->opRawType.c_str());
+        slot->idText = std::to_string(slot->id);
+    }
+    if (discovered) {
+        slot->name = slot->opName;
+        slot->type = slot->opType;
+        runtime_.notify(
+            [&](RuntimeListener& l) { l.layerDiscovered(slot->id, slot->name, slot->type); });
     }
     round = explicitRounds_ ? round_ : slot->executions;
     ++slot->executions;
@@ -142,23 +159,32 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
             return 0;
         }
     }
-    if (ts.stack.empty()) {
-        sanitizeNameInto(name, ts.opName);
-        if (type && *type)
-            sanitizeNameInto(type, ts.opType);
-        else
-            ts.opType.assign(ts.opName);
-        return beginLayer(ts, name, ts.opName, ts.opType, paramJson);
-    }
+    if (ts.stack.empty()) return beginLayer(ts, name, type, paramJson);
     // An op inside another (nearly every op): its names as views, copied once into its frame.
     const OpNames names = sanitizedOpNames(name, type, ts.opName, ts.opType);
     return beginChild(ts, names.name, names.type, paramJson, kind);
 }
 
-int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::string& name,
-                          const std::string& type, const char* paramJson) {
+namespace {
+// Files are written per op (tensors, an overflow's dump): ops need their folders.
+bool writesFilesPerOp(const format::OpConfig& config) {
+    return config.wantsTensors() || config.task == format::DumpTask::OverflowCheck;
+}
+}  // namespace
+
+int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const char* rawType,
+                          const char* paramJson) {
     int64_t round = 0;
-    LayerRegistry::Slot* slot = layers_.begin(rawName, name, type, round);
+    LayerRegistry::Slot* slot = layers_.begin(rawName, rawType, round);
+    // Its names, made safe once per op (not per execution), unless this execution gives
+    // another type than the first.
+    const std::string& name = slot->opName;
+    const std::string* type = &slot->opType;
+    if (const char* typeText = rawType && *rawType ? rawType : rawName;
+        slot->opRawType != typeText) {
+        sanitizeNameInto(typeText, ts.opType);
+        type = &ts.opType;
+    }
     // A config change made to the file takes effect here, at this boundary, for the whole of
     // this layer op (its children never see half of one config and half of another): when the
     // program wrote it before the round began, or 5 ms or more ago (syncAtBoundary).
@@ -167,25 +193,28 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
 
     LayerExecution& layer = ts.layer;
     layer.reset();
-    auto snapshot = runtime_.currentConfig();
-    const auto& config = snapshot->config;
+    layer.config = runtime_.currentConfig();
+    const auto& config = layer.config->config;
     const bool active = config.dumpEnable && config.acceptsDevice(runtime_.device()) &&
                         !runtime_.writer().diskStopped() &&
                         !(config.task == format::DumpTask::OverflowCheck &&
                           runtime_.overflow().exhausted(config.overflowNums));
     Frame& frame = ts.stack.push();
-    if (!active) return 0;
+    if (!active) {
+        layer.config.reset();
+        return 0;
+    }
     try {
-        layer.config = snapshot;
         layer.slot = slot;
         layer.round = round;
         layer.inRange = config.execRange.contains(round);
         layer.capture = layers_.wantsStructure(*slot);
-        frame.id = std::to_string(slot->id);
+        frame.id = slot->idText;
         frame.name = name;
-        frame.type = type;
+        frame.type = *type;
         frame.namePath = name;
-        frame.relDir.append(frame.id).append(1, '_').append(name);
+        // Its folder only when files are written per op (as a child's, in beginChild).
+        if (writesFilesPerOp(config)) frame.relDir.append(frame.id).append(1, '_').append(name);
         const format::OpLocation location{frame.id, frame.namePath, 0};
         frame.selected = layer.inRange && config.selects(location);
         frame.childrenActive =
@@ -201,11 +230,12 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::strin
             layer.pathsRound = round;
             layer.pathsDevice = device;
             layer.pathsEpoch = ts.epoch;
+            ++layer.pathsVersion;
         }
         if (layer.capture) {
             layer.observed = std::make_unique<ObservedOp>();
             layer.observed->name = name;
-            layer.observed->type = type;
+            layer.observed->type = *type;
             layer.observed->id = frame.id;
             layer.observed->paramJson = paramJson ? paramJson : "";
             frame.observed = layer.observed.get();
@@ -261,8 +291,7 @@ int OpTracker::beginChild(ThreadState& ts, std::string_view name, std::string_vi
             frame.name = name;
         // Files per op (tensors, an overflow's dump), a structure captured or a config that
         // selects by id or name read the names at once; statistics alone only for a row.
-        const bool filesPerOp =
-            config.wantsTensors() || config.task == format::DumpTask::OverflowCheck;
+        const bool filesPerOp = writesFilesPerOp(config);
         frame.namesPending = true;
         if (filesPerOp || parent.observed || !config.ids.empty() || !config.opNames.empty())
             ts.stack.named();

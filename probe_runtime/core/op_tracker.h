@@ -46,14 +46,17 @@ public:
         int64_t executions = 0;
         bool structureCaptured = false;
         bool explicitStructure = false;
+        // Made at its first begin() and never changed after: the op's name made safe, the raw
+        // type (the raw name when none) of that begin and that type made safe, the id's text.
+        bool began = false;
+        std::string opName, opRawType, opType, idText;
     };
 
     explicit LayerRegistry(Runtime& runtime) : runtime_(runtime) {}
     void reset();
-    // The slot of the layer op `key` (its raw name) beginning now, shown as `name`, and the
-    // round of this execution.
-    Slot* begin(const std::string& key, const std::string& name, const std::string& type,
-                int64_t& round);
+    // The slot of the layer op `rawName` beginning now (of type `rawType`, its name when none),
+    // and the round of this execution.
+    Slot* begin(const char* rawName, const char* rawType, int64_t& round);
     // True when this execution should capture the layer's structure (none captured yet).
     bool wantsStructure(const Slot& slot);
     // Claims the structure capture of `slot`; false when another thread got there first.
@@ -71,6 +74,7 @@ private:
     bool explicitRounds_ = false;
     int64_t round_ = 0;
     std::unordered_map<std::string, int> occurrencesInRound_;
+    std::string key_;  // begin()'s look-up key (memory kept from op to op)
 };
 
 class OpTracker {
@@ -86,8 +90,8 @@ public:
     void writeOpParam(const std::string& opDir, const char* paramJson);
 
 private:
-    int beginLayer(ThreadState& ts, const char* rawName, const std::string& name,
-                   const std::string& type, const char* paramJson);
+    int beginLayer(ThreadState& ts, const char* rawName, const char* rawType,
+                   const char* paramJson);
     int beginChild(ThreadState& ts, std::string_view name, std::string_view type,
                    const char* paramJson, OpKind kind);
     int selectTop(ThreadState& ts, const char* paramJson);

@@ -67,53 +67,45 @@ int TensorCapture::opTensor(const TensorReport& t) {
     }
     const auto dtype = format::dtypeFromCode(t.dtype);
     const auto count = format::elementCount(t.dims, static_cast<size_t>(t.ndims));
+    // The shape's text is made only where it is read: a .bin's dedup key, an error. A row
+    // carries the dims, spelled by the writer.
     std::string& shape = ts.rowShape;
-    shape.clear();
-    format::appendShape(shape, t.dims, static_cast<size_t>(t.ndims));
+    auto shapeText = [&]() -> const std::string& {
+        shape.clear();
+        format::appendShape(shape, t.dims, static_cast<size_t>(t.ndims));
+        return shape;
+    };
     if (!count) {
-        Runtime::setLastError("probe_op_tensor: negative dimension in shape " + shape);
+        Runtime::setLastError("probe_op_tensor: negative dimension in shape " + shapeText());
         return -1;
     }
     if (t.data && dtype && *count * format::dtypeSize(*dtype) != t.nbytes) {
         Runtime::setLastError(
-            "probe_op_tensor: " + std::to_string(t.nbytes) + " bytes do not match shape " + shape +
-            " of " + format::dtypeName(*dtype) + " (" +
+            "probe_op_tensor: " + std::to_string(t.nbytes) + " bytes do not match shape " +
+            shapeText() + " of " + format::dtypeName(*dtype) + " (" +
             std::to_string(*count * format::dtypeSize(*dtype)) + " bytes expected)");
         return -1;
     }
 
     if (frame.overflow) return runtime_.overflow().hold(ts, frame, t, dtype, *count);
 
-    // The row's fields go into strings the thread keeps: no allocation per tensor.
-    std::string& indexText = ts.rowIndex;
-    indexText.clear();
-    char digits[16];
-    indexText.append(digits, std::to_chars(digits, digits + sizeof digits, t.index).ptr);
-    if (t.argName && *t.argName) {
-        const std::string_view argName = sanitizedName(t.argName, ts.rowArg);
-        if (!argName.empty()) {
-            indexText += '_';
-            indexText += argName;
-        }
-    }
-
-    // The row is appended from the names the frame holds (views), copied once, into the batch.
+    std::string_view argName;
+    if (t.argName && *t.argName) argName = sanitizedName(t.argName, ts.rowArg);
+    // The row is packed from the names the frame holds (views), copied once, into the batch.
     if (frame.namesPending) ts.stack.named();
-    std::string& formatText = ts.rowFormat;
-    formatText.clear();
-    format::appendFormatName(formatText, t.format);
-    const std::string unknownDtype = dtype ? "" : "undefined(" + std::to_string(t.dtype) + ")";
-    format::StatRowView row;
+    format::StatRowCodes row;
     row.devicePid = layer.devicePid;
     row.round = layer.round;
     row.opName = frame.namePath;
     row.opType = frame.type;
     row.opId = frame.id;
     row.isOutput = isOutput;
-    row.index = indexText;
-    row.dtype = dtype ? std::string_view(format::dtypeName(*dtype)) : unknownDtype;
-    row.format = formatText;
-    row.shape = shape;
+    row.index = t.index;
+    row.argName = argName;
+    row.dtype = t.dtype;
+    row.format = t.format;
+    row.dims = t.dims;
+    row.ndims = static_cast<uint32_t>(t.ndims);
     if (config.wantsStatistics() && dtype) {
         const auto stats = t.stats ? *t.stats : format::computeTensorStats(*dtype, t.data, *count);
         if (stats.valid) {
@@ -125,6 +117,15 @@ int TensorCapture::opTensor(const TensorReport& t) {
     }
     std::string tensorPath;
     if (config.wantsTensors()) {
+        // The Index column's text names the file.
+        std::string& indexText = ts.rowIndex;
+        indexText.clear();
+        char digits[16];
+        indexText.append(digits, std::to_chars(digits, digits + sizeof digits, t.index).ptr);
+        if (!argName.empty()) {
+            indexText += '_';
+            indexText += argName;
+        }
         const std::string fileName =
             std::string(isOutput ? "outtensor" : "intensor") + indexText + ".bin";
         format::BinHeader header;
@@ -135,7 +136,7 @@ int TensorCapture::opTensor(const TensorReport& t) {
         if (frame.kernel && config.skipsKernelTensors()) {
             header.alias = fileName;  // as the reference: header only, naming itself
         } else if (config.deduplicatesTensors()) {
-            DedupKey key{format::contentHash64(t.data, t.nbytes), t.nbytes, t.dtype, shape};
+            DedupKey key{format::contentHash64(t.data, t.nbytes), t.nbytes, t.dtype, shapeText()};
             auto [it, inserted] =
                 layer.firstCopies.try_emplace(std::move(key), frame.id + "_" + fileName);
             if (!inserted) header.alias = it->second;
@@ -159,13 +160,19 @@ int TensorCapture::opTensor(const TensorReport& t) {
     // and every kRowFlushPeriodMs from the housekeeping thread (flushAllRows). Handing it over
     // at every layer op's end cost a small model a tenth of the probe's instructions.
     std::unique_lock<std::mutex> lock(ts.rows.mutex);
-    if (ts.rows.count != 0 && (ts.rows.round != layer.round || ts.rows.path != layer.csvPath))
+    // The same paths (made once per layer execution at most) are the same file and round.
+    if (ts.rows.count != 0 && ts.rows.paths != layer.pathsVersion &&
+        (ts.rows.round != layer.round || ts.rows.path != layer.csvPath))
         handOverRows(ts);
     if (ts.rows.count == 0) {
         ts.rows.path = layer.csvPath;
         ts.rows.round = layer.round;
     }
-    format::packStatRow(ts.rows.packed, row);  // formatted on the writer thread
+    ts.rows.paths = layer.pathsVersion;
+    // Another tensor of the op of the row before: its names are not copied again.
+    const bool sameOp = ts.rows.count != 0 && ts.rows.lastOp == frame.serial;
+    format::packStatRow(ts.rows.packed, row, sameOp);  // formatted on the writer thread
+    ts.rows.lastOp = frame.serial;
     ++ts.rows.count;
     if (ts.rows.packed.size() >= kRowBatchBytes) handOverRows(ts);
     return 1;

@@ -30,7 +30,8 @@ struct Frame {
     // only for a statistic row, and most ops inside aten ops write none.
     bool namesPending = false;
     int depth = 0;
-    uint32_t index = 0;  // among its parent's children
+    uint64_t serial = 0;  // this thread's count of ops begun, this one's included
+    uint32_t index = 0;   // among its parent's children
     uint32_t childCount = 0;
     std::string id, name, type, namePath;
     std::string relDir;  // below the round's folder; empty unless the config writes files per op
@@ -61,6 +62,7 @@ public:
     Frame& push() {
         if (size_ == frames_.size()) frames_.emplace_back();
         Frame& frame = frames_[size_++];
+        frame.serial = ++serial_;
         frame.active = frame.selected = frame.childrenActive = frame.kernel = false;
         frame.namesPending = false;
         frame.depth = 0;
@@ -93,6 +95,7 @@ public:
 private:
     std::vector<Frame> frames_;  // [0, size_) are open
     size_t size_ = 0;
+    uint64_t serial_ = 0;
 };
 
 struct DedupKey {
@@ -121,6 +124,8 @@ struct LayerExecution {
     uint64_t pathsEpoch = 0;
     int pathsDevice = 0;
     int64_t pathsRound = -1;
+    // Counts the times they were made: rows of the same count go to the same file and round.
+    uint64_t pathsVersion = 0;
     std::unique_ptr<ObservedOp> observed;
     std::unordered_map<DedupKey, std::string, DedupKeyHash> firstCopies;
 
@@ -128,7 +133,7 @@ struct LayerExecution {
         config.reset();
         slot = nullptr;
         observed.reset();
-        firstCopies.clear();
+        if (!firstCopies.empty()) firstCopies.clear();  // clear() costs even when empty
         capture = inRange = false;
     }
 };
@@ -140,16 +145,19 @@ struct PendingRows {
     std::string path;
     std::string packed;  // the rows, packed (format::packStatRow): formatted by the writer
     int64_t round = 0;   // the round of `path`
+    uint64_t paths = 0;  // LayerExecution::pathsVersion of the last row
     uint64_t count = 0;
+    uint64_t lastOp = 0;  // Frame::serial of the last row's op
 };
 
 struct ThreadState {
     uint64_t epoch = 0;
     FrameStack stack;
-    std::string opName, opType;  // of the op beginning (memory kept from op to op)
-    // A statistic row's index (with its argument name), shape and format fields (memory kept
-    // from tensor to tensor).
-    std::string rowIndex, rowArg, rowShape, rowFormat;
+    // The names of the op beginning, when they need a change (memory kept from op to op).
+    std::string opName, opType;
+    // A tensor's index (with its argument name), its argument name made safe and its shape
+    // (memory kept from tensor to tensor).
+    std::string rowIndex, rowArg, rowShape;
     LayerExecution layer;
     PendingRows rows;
     // When, and in which round, this thread last asked whether the config file changed

@@ -234,3 +234,99 @@ TEST(StatisticCsv, PackedRowsFormatToTheSameLines) {
     EXPECT_EQ(out, "kept," + expected);
     EXPECT_EQ(appendPackedStatRows(out, {}), 0u);
 }
+
+// Rows the probe packs with numbers (index, dtype, format and dims) format to the lines of the
+// same rows spelled out by hand; a row marked as another tensor of the op before takes that
+// op's names, also after a row packed from texts.
+TEST(StatisticCsv, PackedRowsOfCodesFormatAsSpelledOut) {
+    struct Case {
+        int32_t index;
+        std::string argName;
+        int32_t dtype;
+        const char* dtypeText;
+        int32_t format;
+        const char* formatText;
+        std::vector<int64_t> dims;
+        const char* shapeText;
+    };
+    const std::vector<Case> cases = {
+        {0, "", 0, "float", 2, "nd", {2, 3}, "2x3"},
+        {1, "weight", 27, "bf16", 0, "nchw", {}, ""},
+        {2, "a,\"b\"", 5, "undefined(5)", 99, "format_99", {0}, "0"},
+        {2147483647, "", -7, "undefined(-7)", -1, "format_-1", {1, 1, 1, 1}, "1x1x1x1"},
+        {3, std::string(300, 'q'), 1, "float16", 29, "fractal_nz",
+         std::vector<int64_t>(20, 9223372036854775807LL),
+         nullptr},  // 20 dims of the largest value: spelled below
+    };
+    std::string packed, expected;
+    size_t packedRows = 0;
+    for (size_t c = 0; c < cases.size(); ++c) {
+        const Case& k = cases[c];
+        std::string shape = k.shapeText ? k.shapeText : "";
+        if (!k.shapeText)
+            for (size_t i = 0; i < k.dims.size(); ++i)
+                shape += (i ? "x" : "") + std::string("9223372036854775807");
+        for (const bool sameOp : {false, true}) {
+            for (const bool output : {false, true}) {
+                StatRow spelled;
+                spelled.devicePid = c % 2 ? "3_41" : "41";
+                spelled.round = static_cast<int64_t>(c) * 7 - 1;
+                spelled.opName = "layer" + std::to_string(c) + (c == 2 ? "/a,b" : "/linear");
+                spelled.opType = c == 3 ? std::string(600, 't') : "aten::linear";
+                spelled.opId = std::to_string(c) + "_0";
+                spelled.isOutput = output;
+                spelled.index =
+                    std::to_string(k.index) + (k.argName.empty() ? "" : "_" + k.argName);
+                spelled.dtype = k.dtypeText;
+                spelled.format = k.formatText;
+                spelled.shape = shape;
+                if (output) {
+                    spelled.max = 1.5 + static_cast<double>(c);
+                    spelled.norm = c == 1 ? NAN : 1e300;
+                } else {
+                    spelled.min = -INFINITY;
+                    spelled.mean = 0.25;
+                }
+                spelled.tensorPath = output && c == 4 ? "/d/x,y.bin" : "";
+                expected += formatStatRow(spelled);
+                StatRowCodes row;
+                // A row of the same op carries other names, which must not be read.
+                row.devicePid =
+                    sameOp ? std::string_view("wrong") : std::string_view(spelled.devicePid);
+                row.round = spelled.round;
+                row.opName = sameOp ? std::string_view("wrong") : std::string_view(spelled.opName);
+                row.opType = sameOp ? std::string_view("wrong") : std::string_view(spelled.opType);
+                row.opId = sameOp ? std::string_view("wrong") : std::string_view(spelled.opId);
+                row.isOutput = output;
+                row.index = k.index;
+                row.argName = k.argName;
+                row.dtype = k.dtype;
+                row.format = k.format;
+                row.dims = k.dims.data();
+                row.ndims = static_cast<uint32_t>(k.dims.size());
+                row.max = spelled.max;
+                row.min = spelled.min;
+                row.mean = spelled.mean;
+                row.norm = spelled.norm;
+                row.tensorPath = spelled.tensorPath;
+                // The first row of each case: from texts when c is odd.
+                if (!sameOp && !output && c % 2)
+                    packStatRow(packed, viewOf(spelled));
+                else
+                    packStatRow(packed, row, sameOp || output);
+                ++packedRows;
+            }
+        }
+    }
+    std::string out = "kept\n";
+    EXPECT_EQ(appendPackedStatRows(out, packed), packedRows);
+    EXPECT_EQ(out, "kept\n" + expected);
+    // Every line parses back to its 15 fields.
+    size_t lines = 0;
+    for (size_t at = 5; at < out.size(); at = out.find('\n', at) + 1, ++lines) {
+        std::string error;
+        EXPECT_TRUE(parseStatRow(std::string_view(out).substr(at, out.find('\n', at) - at), &error))
+            << error;
+    }
+    EXPECT_EQ(lines, packedRows);
+}

@@ -126,6 +126,56 @@ TEST_F(CApi, MisuseIsReportedNotFatal) {
     EXPECT_TRUE(scalar->header.dims.empty());
 }
 
+// A layer op's names are made safe once, at its first execution, but each execution's rows
+// carry the type that execution gave (made safe too); an op's rows after its children's carry
+// its own names again.
+TEST_F(CApi, EachExecutionOfALayerOpKeepsItsOwnTypeAndEveryRowItsOpsNames) {
+    start(
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    const int64_t dims[] = {2};
+    const float v[] = {1, -3};
+    const char* types[] = {"T/1", "T\n2", nullptr, "", "T/1"};
+    for (const char* type : types) {
+        ASSERT_EQ(probe_op_begin("Blk/a", type, nullptr), 1);
+        EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, "x/y", PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims,
+                                  1, v, 8),
+                  1);
+        ASSERT_EQ(probe_op_begin("inner", "aten::inner", nullptr), 1);
+        EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND,
+                                  dims, 1, v, 8),
+                  1);
+        EXPECT_EQ(probe_op_end(), PROBE_OK);
+        EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND,
+                                  dims, 1, v, 8),
+                  1);
+        EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 1, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND,
+                                  dims, 1, v, 8),
+                  1);
+        EXPECT_EQ(probe_op_end(), PROBE_OK);
+    }
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    auto rows = readRows();
+    ASSERT_EQ(rows.size(), 4 * std::size(types));
+    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+        return a.row.round < b.row.round;  // stable within a round: the file's order
+    });
+    const char* expectedTypes[] = {"T_1", "T_2", "Blk_a", "Blk_a", "T_1"};
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const auto& row = rows[i].row;
+        const size_t round = i / 4, at = i % 4;
+        EXPECT_EQ(row.round, static_cast<int64_t>(round));
+        const bool child = at == 1;
+        EXPECT_EQ(row.opName, child ? "Blk_a/inner" : "Blk_a") << i;
+        EXPECT_EQ(row.opType, child ? "aten::inner" : expectedTypes[round]) << i;
+        EXPECT_EQ(row.opId, child ? "0_0" : "0") << i;
+        EXPECT_EQ(row.index, at == 0 ? "0_x_y" : at == 3 ? "1" : "0") << i;
+        EXPECT_EQ(row.isOutput, at != 0) << i;
+        EXPECT_EQ(row.shape, "2");
+        EXPECT_EQ(row.max, 1.0);
+        EXPECT_EQ(row.min, -3.0);
+    }
+}
+
 TEST_F(CApi, BadParameterJsonIsKeptAsAString) {
     start(R"({"task": "tensor", "dump_enable": true, "exec_range": "all"})");
     ASSERT_EQ(probe_op_begin("Layer", nullptr, "{not json"), 1);

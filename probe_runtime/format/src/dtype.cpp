@@ -59,6 +59,17 @@ const char* dtypeName(DType dtype) {
     return info ? info->name : "unknown";
 }
 
+void appendDtypeName(std::string& out, int32_t code) {
+    if (const auto dtype = dtypeFromCode(code)) {
+        out += dtypeName(*dtype);
+        return;
+    }
+    out += "undefined(";
+    char digits[16];
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, code).ptr);
+    out += ')';
+}
+
 size_t dtypeSize(DType dtype) {
     const DTypeInfo* info = findDType(dtype);
     return info ? info->size : 0;

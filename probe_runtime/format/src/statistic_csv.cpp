@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "probe/format/statistic_csv.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -13,6 +14,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include "probe/format/dtype.h"
 
 namespace probe::format {
 
@@ -419,39 +422,49 @@ void appendStatRow(std::string& out, const StatRowView& row) {
 
 namespace {
 
-// What a packed row starts with; its nine texts follow, in this order, unterminated.
+// What a packed row starts with; its texts follow, in this order, unterminated, then (a row of
+// codes) its dims.
 struct PackedRowHead {
     int64_t round;
-    double values[4];       // max, min, mean, norm
-    uint32_t lengths[9];    // devicePid, opName, opType, opId, index, dtype, format, shape, path
-    uint8_t valuesPresent;  // bit i: values[i] is there (else N/A)
-    bool isOutput;
+    double values[4];  // max, min, mean, norm
+    // devicePid, opName, opType, opId, index (a row of codes: its argName), dtype, format,
+    // shape, path
+    uint32_t lengths[9];
+    int32_t index, dtype, format;  // a row of codes
+    uint32_t ndims;                // a row of codes
+    uint8_t valuesPresent;         // bit i: values[i] is there (else N/A)
+    uint8_t flags;
 };
+constexpr uint8_t kPackedOutput = 1, kPackedCodes = 2, kPackedSameOp = 4;
 
-}  // namespace
-
-void packStatRow(std::string& packed, const StatRowView& row) {
-    const std::string_view texts[9] = {row.devicePid, row.opName, row.opType,
-                                       row.opId,      row.index,  row.dtype,
-                                       row.format,    row.shape,  row.tensorPath};
-    PackedRowHead head{};
-    head.round = row.round;
-    head.isOutput = row.isOutput;
-    const std::optional<double>* values[4] = {&row.max, &row.min, &row.mean, &row.norm};
+void packValues(PackedRowHead& head, const std::optional<double>* const (&values)[4]) {
     for (int i = 0; i < 4; ++i) {
         if (!*values[i]) continue;
         head.values[i] = **values[i];
         head.valuesPresent |= static_cast<uint8_t>(1u << i);
     }
-    size_t total = sizeof head;
+}
+
+// Appends the head, then the texts, then `tail` (raw bytes) to `packed`: gathered on the stack
+// and appended at once when they fit, since every append to a std::string is a call that checks
+// its room (and resize() zero-fills before the copy).
+void appendPacked(std::string& packed, PackedRowHead& head, const std::string_view (&texts)[9],
+                  std::string_view tail) {
+    size_t total = sizeof head + tail.size();
     for (int i = 0; i < 9; ++i) {
         head.lengths[i] = static_cast<uint32_t>(texts[i].size());
         total += texts[i].size();
     }
-    // One resize and plain copies: a row's ten appends each checked for room cost as much.
-    const size_t at = packed.size();
-    packed.resize(at + total);
-    char* to = packed.data() + at;
+    constexpr size_t kStack = 512;
+    if (total > kStack) {
+        packed.reserve(packed.size() + total);
+        packed.append(reinterpret_cast<const char*>(&head), sizeof head);
+        for (const auto& text : texts) packed += text;
+        packed += tail;
+        return;
+    }
+    char bytes[kStack];
+    char* to = bytes;
     std::memcpy(to, &head, sizeof head);
     to += sizeof head;
     for (const auto& text : texts) {
@@ -459,10 +472,52 @@ void packStatRow(std::string& packed, const StatRowView& row) {
         std::memcpy(to, text.data(), text.size());
         to += text.size();
     }
+    if (!tail.empty()) std::memcpy(to, tail.data(), tail.size());
+    packed.append(bytes, total);
+}
+
+}  // namespace
+
+void packStatRow(std::string& packed, const StatRowView& row) {
+    PackedRowHead head{};
+    head.round = row.round;
+    head.flags = row.isOutput ? kPackedOutput : 0;
+    packValues(head, {&row.max, &row.min, &row.mean, &row.norm});
+    const std::string_view texts[9] = {row.devicePid, row.opName, row.opType,
+                                       row.opId,      row.index,  row.dtype,
+                                       row.format,    row.shape,  row.tensorPath};
+    appendPacked(packed, head, texts, {});
+}
+
+void packStatRow(std::string& packed, const StatRowCodes& row, bool sameOp) {
+    PackedRowHead head{};
+    head.round = row.round;
+    head.flags = static_cast<uint8_t>((row.isOutput ? kPackedOutput : 0) | kPackedCodes |
+                                      (sameOp ? kPackedSameOp : 0));
+    head.index = row.index;
+    head.dtype = row.dtype;
+    head.format = row.format;
+    head.ndims = row.ndims;
+    packValues(head, {&row.max, &row.min, &row.mean, &row.norm});
+    const std::string_view texts[9] = {sameOp ? std::string_view() : row.devicePid,
+                                       sameOp ? std::string_view() : row.opName,
+                                       sameOp ? std::string_view() : row.opType,
+                                       sameOp ? std::string_view() : row.opId,
+                                       row.argName,
+                                       {},
+                                       {},
+                                       {},
+                                       row.tensorPath};
+    appendPacked(packed, head, texts,
+                 {reinterpret_cast<const char*>(row.dims), row.ndims * sizeof(int64_t)});
 }
 
 size_t appendPackedStatRows(std::string& out, std::string_view packed) {
     size_t rows = 0;
+    std::string_view op[4];  // devicePid, opName, opType, opId of the row before
+    // A row of codes spelled out (memory kept from row to row).
+    std::string index, dtype, format, shape;
+    std::vector<int64_t> dims;
     while (packed.size() >= sizeof(PackedRowHead)) {
         PackedRowHead head;
         std::memcpy(&head, packed.data(), sizeof head);
@@ -472,13 +527,37 @@ size_t appendPackedStatRows(std::string& out, std::string_view packed) {
             texts[i] = packed.substr(0, head.lengths[i]);
             packed.remove_prefix(texts[i].size());
         }
+        if (head.flags & kPackedSameOp)
+            std::copy(op, op + 4, texts);
+        else
+            std::copy(texts, texts + 4, op);
+        if (head.flags & kPackedCodes) {
+            const size_t dimBytes = std::min<size_t>(packed.size(), head.ndims * sizeof(int64_t));
+            dims.resize(dimBytes / sizeof(int64_t));
+            if (!dims.empty())
+                std::memcpy(dims.data(), packed.data(), dims.size() * sizeof dims[0]);
+            packed.remove_prefix(dimBytes);
+            char digits[16];
+            index.assign(digits, std::to_chars(digits, digits + sizeof digits, head.index).ptr);
+            if (!texts[4].empty()) index.append(1, '_').append(texts[4]);
+            dtype.clear();
+            appendDtypeName(dtype, head.dtype);
+            format.clear();
+            appendFormatName(format, head.format);
+            shape.clear();
+            appendShape(shape, dims.data(), dims.size());
+            texts[4] = index;
+            texts[5] = dtype;
+            texts[6] = format;
+            texts[7] = shape;
+        }
         StatRowView row;
         row.devicePid = texts[0];
         row.round = head.round;
         row.opName = texts[1];
         row.opType = texts[2];
         row.opId = texts[3];
-        row.isOutput = head.isOutput;
+        row.isOutput = head.flags & kPackedOutput;
         row.index = texts[4];
         row.dtype = texts[5];
         row.format = texts[6];

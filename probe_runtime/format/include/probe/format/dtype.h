@@ -34,6 +34,8 @@ enum class DType : int32_t {
 std::optional<DType> dtypeFromCode(int32_t code);
 std::optional<DType> dtypeFromName(std::string_view name);
 const char* dtypeName(DType dtype);
+// The Dtype column of a code: dtypeName, or "undefined(<code>)" for an unknown one.
+void appendDtypeName(std::string& out, int32_t code);
 // Size of one element in bytes.
 size_t dtypeSize(DType dtype);
 bool dtypeIsFloatingPoint(DType dtype);

@@ -53,7 +53,28 @@ void appendStatRow(std::string& out, const StatRowView& row);
 // them into exactly the lines appendStatRow makes. The packing is this process's own memory
 // layout, never a file format.
 void packStatRow(std::string& packed, const StatRowView& row);
-// Appends the lines of every row in `packed` (made by packStatRow) to `out`; their count.
+// A row as the probe has it when a tensor is reported: its index, dtype, format and shape as
+// numbers, spelled by the writer (appendPackedStatRows), so that the model's thread prints
+// nothing. Formats to the line appendStatRow makes of the same row spelled out: Index
+// "<index>" or "<index>_<argName>", Dtype dtypeName or "undefined(<code>)", Format
+// appendFormatName, Shape appendShape.
+struct StatRowCodes {
+    std::string_view devicePid;
+    int64_t round = 0;
+    std::string_view opName, opType, opId;
+    bool isOutput = false;
+    int32_t index = 0;
+    std::string_view argName;  // already a safe name; "" for none
+    int32_t dtype = 0, format = 0;
+    const int64_t* dims = nullptr;
+    uint32_t ndims = 0;
+    std::optional<double> max, min, mean, norm;
+    std::string_view tensorPath;  // "" for N/A
+};
+// With `sameOp`, the row's devicePid, round, opName, opType and opId are those of the row packed
+// before it in `packed` (another tensor of the same op): they are not copied again.
+void packStatRow(std::string& packed, const StatRowCodes& row, bool sameOp);
+// Appends the lines of every row in `packed` (made by either packStatRow) to `out`; their count.
 size_t appendPackedStatRows(std::string& out, std::string_view packed);
 
 // A CSV field, quoted (RFC 4180) when it holds ',' '"' or a line end.
