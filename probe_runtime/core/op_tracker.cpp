@@ -125,7 +125,9 @@ std::vector<LayerDescription> LayerRegistry::known() {
 // ---------------------------------------------------------------------------------------------
 // Op boundaries
 
-int OpTracker::opBegin(const char* name, const char* type, const char* paramJson, OpKind kind) {
+int OpTracker::opBegin(const char* name, const char* type, const char* paramJson, OpKind kind,
+                       int* wants) {
+    if (wants) *wants = kWantsNothing;
     if (!runtime_.isStarted()) return 0;
     if (!name || !*name) {
         Runtime::setLastError("probe_op_begin: the op name is empty");
@@ -148,11 +150,15 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
             sanitizeNameInto(type, ts.opType);
         else
             ts.opType.assign(ts.opName);
-        return beginLayer(ts, name, ts.opName, ts.opType, paramJson);
+        const int selected = beginLayer(ts, name, ts.opName, ts.opType, paramJson);
+        if (wants) *wants = wantsOf(ts);
+        return selected;
     }
     // An op inside another (nearly every op): its names as views, copied once into its frame.
     const OpNames names = sanitizedOpNames(name, type, ts.opName, ts.opType);
-    return beginChild(ts, names.name, names.type, paramJson, kind);
+    const int selected = beginChild(ts, names.name, names.type, paramJson, kind);
+    if (wants) *wants = wantsOf(ts);
+    return selected;
 }
 
 int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const std::string& name,
@@ -319,13 +325,17 @@ void OpTracker::writeOpParam(const std::string& opDir, const char* paramJson) {
 int OpTracker::opWants() const {
     if (!runtime_.isStarted()) return kWantsNothing;
     const ThreadState* ts = existingThreadState(runtime_.epoch());
-    if (!ts || ts->stack.empty()) return kWantsNothing;
-    const Frame& top = ts->stack.back();
+    return ts ? wantsOf(*ts) : kWantsNothing;
+}
+
+int OpTracker::wantsOf(const ThreadState& ts) {
+    if (ts.stack.empty()) return kWantsNothing;
+    const Frame& top = ts.stack.back();
     int wants = kWantsNothing;
     if (top.active && top.selected) wants |= kWantsData;
     if (top.observed) wants |= kWantsMetadata;
     if (top.active && top.childrenActive) wants |= kWantsChildren;
-    if ((wants & kWantsData) && !ts->layer.config->config.wantsTensors())
+    if ((wants & kWantsData) && !ts.layer.config->config.wantsTensors())
         wants |= kWantsStatisticsOnly;
     return wants;
 }
