@@ -84,6 +84,19 @@ int probe_op_begin_kind(const char* name, const char* type, const char* param_js
         PROBE_E_INTERNAL);
 }
 
+int probe_op_begin_wants(const char* name, const char* type, const char* param_json, int kind) {
+    return guarded(
+        "probe_op_begin_wants",
+        [&] {
+            auto k = static_cast<probe::runtime::OpKind>(kind);
+            if (kind < 0 || kind > 2) k = probe::runtime::OpKind::Auto;
+            int wants = 0;
+            const int begun = Runtime::instance().opBegin(name, type, param_json, k, &wants);
+            return begun < 0 ? begun : wants;
+        },
+        PROBE_E_INTERNAL);
+}
+
 int probe_op_tensor_ex(int io, int index, const char* arg_name, int dtype, int format,
                        const int64_t* dims, int ndims, const void* data, uint64_t nbytes,
                        uint64_t buffer_id) {

@@ -142,7 +142,9 @@ std::vector<LayerDescription> LayerRegistry::known() {
 // ---------------------------------------------------------------------------------------------
 // Op boundaries
 
-int OpTracker::opBegin(const char* name, const char* type, const char* paramJson, OpKind kind) {
+int OpTracker::opBegin(const char* name, const char* type, const char* paramJson, OpKind kind,
+                       int* wants) {
+    if (wants) *wants = kWantsNothing;
     if (!runtime_.isStarted()) return 0;
     if (!name || !*name) {
         Runtime::setLastError("probe_op_begin: the op name is empty");
@@ -159,10 +161,16 @@ int OpTracker::opBegin(const char* name, const char* type, const char* paramJson
             return 0;
         }
     }
-    if (ts.stack.empty()) return beginLayer(ts, name, type, paramJson);
+    if (ts.stack.empty()) {
+        const int selected = beginLayer(ts, name, type, paramJson);
+        if (wants) *wants = wantsOf(ts);
+        return selected;
+    }
     // An op inside another (nearly every op): its names as views, copied once into its frame.
     const OpNames names = sanitizedOpNames(name, type, ts.opName, ts.opType);
-    return beginChild(ts, names.name, names.type, paramJson, kind);
+    const int selected = beginChild(ts, names.name, names.type, paramJson, kind);
+    if (wants) *wants = wantsOf(ts);
+    return selected;
 }
 
 namespace {
@@ -348,13 +356,17 @@ void OpTracker::writeOpParam(const std::string& opDir, const char* paramJson) {
 int OpTracker::opWants() const {
     if (!runtime_.isStarted()) return kWantsNothing;
     const ThreadState* ts = existingThreadState(runtime_.epoch());
-    if (!ts || ts->stack.empty()) return kWantsNothing;
-    const Frame& top = ts->stack.back();
+    return ts ? wantsOf(*ts) : kWantsNothing;
+}
+
+int OpTracker::wantsOf(const ThreadState& ts) {
+    if (ts.stack.empty()) return kWantsNothing;
+    const Frame& top = ts.stack.back();
     int wants = kWantsNothing;
     if (top.active && top.selected) wants |= kWantsData;
     if (top.observed) wants |= kWantsMetadata;
     if (top.active && top.childrenActive) wants |= kWantsChildren;
-    if ((wants & kWantsData) && !ts->layer.config->config.wantsTensors())
+    if ((wants & kWantsData) && !ts.layer.config->config.wantsTensors())
         wants |= kWantsStatisticsOnly;
     return wants;
 }

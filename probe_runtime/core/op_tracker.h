@@ -81,7 +81,9 @@ class OpTracker {
 public:
     explicit OpTracker(Runtime& runtime) : runtime_(runtime), layers_(runtime) {}
 
-    int opBegin(const char* name, const char* type, const char* paramJson, OpKind kind);
+    // With `wants`, also what the op just begun wants (opWants' flags), for one call per op.
+    int opBegin(const char* name, const char* type, const char* paramJson, OpKind kind,
+                int* wants = nullptr);
     int opEnd();
     int opWants() const;
     int opSetParam(const char* paramJson);
@@ -95,6 +97,7 @@ private:
     int beginChild(ThreadState& ts, std::string_view name, std::string_view type,
                    const char* paramJson, OpKind kind);
     int selectTop(ThreadState& ts, const char* paramJson);
+    static int wantsOf(const ThreadState& ts);
 
     Runtime& runtime_;
     LayerRegistry layers_;

@@ -61,8 +61,9 @@ public:
     bool isStarted() const { return started_.load(std::memory_order_acquire); }
 
     // Ops and their tensors.
-    int opBegin(const char* name, const char* type, const char* paramJson, OpKind kind) {
-        return ops_.opBegin(name, type, paramJson, kind);
+    int opBegin(const char* name, const char* type, const char* paramJson, OpKind kind,
+                int* wants = nullptr) {
+        return ops_.opBegin(name, type, paramJson, kind, wants);
     }
     int opTensor(const TensorReport& tensor) { return capture_.opTensor(tensor); }
     int opEnd() { return ops_.opEnd(); }

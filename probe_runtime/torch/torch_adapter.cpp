@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -235,6 +236,24 @@ struct CachedStats {
 };
 constexpr size_t kMaxCachedStats = 1024;
 
+// Where a thread gathers a strided tensor's elements: grown as needed, never zeroed (a vector's
+// resize would write every new byte once more).
+struct GatherBuffer {
+    std::unique_ptr<unsigned char[]> bytes;
+    size_t capacity = 0;
+    unsigned char* reserve(size_t size) {
+        if (size > capacity) {
+            bytes.reset(new unsigned char[size]);
+            capacity = size;
+        }
+        return bytes.get();
+    }
+    void release() {
+        bytes.reset();
+        capacity = 0;
+    }
+};
+
 struct ThreadState {
     std::vector<Frame> frames;
     bool inRoot = false;
@@ -261,6 +280,7 @@ struct ThreadState {
     bool seenInBackward = false;
     bool seenWatchingBackwardChildren = false;
     std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
+    GatherBuffer gathered;         // a strided tensor's elements (gatherRowMajor)
     void* freeContexts = nullptr;  // AdapterContext's free list
     struct RecentFacts {           // schemaFacts' table by name pointer
         const char* name = nullptr;
@@ -313,9 +333,77 @@ struct OwnAtenCalls {
     c10::AutoGradMode noGrad{false};
 };
 
+// Copies the elements of a strided CPU tensor into `out` in the row-major order of their
+// indices: what contiguous() would hold, byte for byte, without an ATen call (which cost ten
+// thousand instructions for a slice of a few hundred elements, switching RecordFunction off and
+// on included). gatherRowMajor (below) says nullptr for a tensor it does not handle (empty, not
+// strided, not on the CPU, with a conjugate or negative bit, of 16-byte elements).
+template <typename Element>
+void gatherElements(const char* base, int dims, const int64_t* sizes, const int64_t* strides,
+                    Element* out) {
+    // An odometer over every dimension but the last, which is copied in one loop.
+    int64_t index[64] = {};
+    const int last = dims - 1;
+    const int64_t lastSize = dims > 0 ? sizes[last] : 1;
+    const int64_t lastStride = dims > 0 ? strides[last] : 0;
+    const char* row = base;
+    for (;;) {
+        const Element* from = reinterpret_cast<const Element*>(row);
+        if (lastStride == 1) {
+            std::memcpy(out, from, static_cast<size_t>(lastSize) * sizeof(Element));
+        } else {
+            for (int64_t i = 0; i < lastSize; ++i)
+                std::memcpy(out + i, from + i * lastStride, sizeof(Element));
+        }
+        out += lastSize;
+        int d = last - 1;
+        for (; d >= 0; --d) {
+            row += strides[d] * static_cast<int64_t>(sizeof(Element));
+            if (++index[d] < sizes[d]) break;
+            row -= sizes[d] * strides[d] * static_cast<int64_t>(sizeof(Element));
+            index[d] = 0;
+        }
+        if (d < 0) return;
+    }
+}
+
+// The buffer holding the elements, or nullptr when the tensor is not one this handles.
+const void* gatherRowMajor(const at::Tensor& tensor, GatherBuffer& buffer) {
+    const int64_t count = tensor.numel();
+    const int dims = static_cast<int>(tensor.dim());
+    if (count <= 0 || dims > 64 || tensor.layout() != c10::kStrided || !tensor.has_storage() ||
+        !tensor.device().is_cpu() || tensor.is_conj() || tensor.is_neg())
+        return nullptr;
+    const size_t size = tensor.element_size();
+    unsigned char* out = buffer.reserve(static_cast<size_t>(count) * size);
+    const char* base = static_cast<const char*>(tensor.data_ptr());
+    const int64_t* sizes = tensor.sizes().data();
+    const int64_t* strides = tensor.strides().data();
+    switch (size) {
+        case 1:
+            gatherElements(base, dims, sizes, strides, reinterpret_cast<uint8_t*>(out));
+            return out;
+        case 2:
+            gatherElements(base, dims, sizes, strides, reinterpret_cast<uint16_t*>(out));
+            return out;
+        case 4:
+            gatherElements(base, dims, sizes, strides, reinterpret_cast<uint32_t*>(out));
+            return out;
+        case 8:
+            gatherElements(base, dims, sizes, strides, reinterpret_cast<uint64_t*>(out));
+            return out;
+        default:
+            return nullptr;
+    }
+}
+
+// A thread keeps its gathering buffer between tensors, up to this size.
+constexpr size_t kMaxKeptGather = size_t{16} << 20;
+
 // Statistics of a tensor for a statistics-only op: computed once per memory region and model
 // call, directly on the memory when the tensor covers it densely (statistics do not depend on
-// the order of the elements), else on a contiguous copy.
+// the order of the elements), else on its elements gathered in row-major order (as a
+// contiguous copy holds them).
 probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
     ThreadState& tls = threadTls();
     const uint64_t count = static_cast<uint64_t>(tensor.numel());
@@ -336,6 +424,9 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
     probe_tensor_stats stats{};
     if (dense) {
         probe_compute_stats(code, tensor.data_ptr(), count, &stats);
+    } else if (const void* gathered = gatherRowMajor(tensor, tls.gathered)) {
+        probe_compute_stats(code, gathered, count, &stats);
+        if (tls.gathered.capacity > kMaxKeptGather) tls.gathered.release();
     } else {
         const OwnAtenCalls own;
         at::Tensor host = tensor.cpu().resolve_conj().resolve_neg().contiguous();
@@ -558,14 +649,19 @@ ThreadState::~ThreadState() {
     }
 }
 
-// After probe_op_begin: pushes the frame. A layer-level op whose children nobody looks at
-// switches this thread's aten-op callback off until it ends, so that the ops inside cost
+// Begins an op in the runtime: what it wants (PROBE_WANTS_*), 0 when it could not begin.
+int beginOp(const char* name, const char* type, int kind) {
+    const int wants = probe_op_begin_wants(name, type, nullptr, kind);
+    return wants < 0 ? 0 : wants;
+}
+
+// After beginOp, with what it returned: pushes the frame. A layer-level op whose children nobody
+// looks at switches this thread's aten-op callback off until it ends, so that the ops inside cost
 // nothing, not even the copy of their inputs that RecordFunction makes for an observer. The
 // autograd nodes' callback stays on: no node runs inside a forward op but for a backward pass
 // called from it (whose nodes then join it, like any child nobody looks at), and the next
 // layer's nodes must be seen in a backward one. Switching a callback costs about a microsecond.
-int pushFrame(ThreadState& tls, FrameKind kind, int layer = -1) {
-    const int wants = probe_op_wants();
+int pushFrame(ThreadState& tls, FrameKind kind, int wants, int layer = -1) {
     Frame frame{kind, (wants & PROBE_WANTS_CHILDREN) != 0};
     frame.wants = wants;
     if (tls.frames.empty()) {
@@ -585,8 +681,8 @@ int pushFrame(ThreadState& tls, FrameKind kind, int layer = -1) {
     return wants;
 }
 
-int pushFrame(FrameKind kind, int layer = -1) {
-    return pushFrame(threadTls(), kind, layer);
+int pushFrame(FrameKind kind, int wants, int layer = -1) {
+    return pushFrame(threadTls(), kind, wants, layer);
 }
 
 // Pops the top frame and ends its op in the runtime (unless passive).
@@ -639,9 +735,9 @@ void openBackwardLayer(int layer, uint64_t call,
     }
     const std::string name =
         info.name + ".backward" + (occurrence ? "_" + std::to_string(occurrence) : std::string());
-    probe_op_begin_kind(name.c_str(), (info.type + "Backward").c_str(), nullptr,
-                        PROBE_OP_OPERATION);
-    const int wants = pushFrame(FrameKind::BackwardNode);
+    const int wants =
+        pushFrame(FrameKind::BackwardNode,
+                  beginOp(name.c_str(), (info.type + "Backward").c_str(), PROBE_OP_OPERATION));
     if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))
         reportValues(PROBE_INPUT, incomingGradients, nullptr, wants);
     tls.backwardLayer = layer;
@@ -695,8 +791,8 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
         } else if (tls.frames.back().kind == FrameKind::Aten) {
             kind = PROBE_OP_KERNEL;
         }
-        probe_op_begin_kind(opNameText, opTypeText, nullptr, kind);
-        int wants = pushFrame(tls, backward ? FrameKind::BackwardNode : FrameKind::Aten, layer);
+        int wants = pushFrame(tls, backward ? FrameKind::BackwardNode : FrameKind::Aten,
+                              beginOp(opNameText, opTypeText, kind), layer);
         if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
             const OpSchemaFacts* facts = backward ? nullptr : &schemaFacts(tls, fn);
             tls.frames.back().facts = facts;
@@ -827,12 +923,21 @@ void syncCallbackWithProbeState() {
 // ---------------------------------------------------------------------------------------------
 // Custom ops called from Python
 
+// What the runtime's top op on this thread wants: kept in the adapter's top frame since the op
+// began (see Frame::wants), else asked.
+int topWants() {
+    const ThreadState* state = tlsState;
+    if (state && !state->frames.empty() && state->frames.back().kind != FrameKind::Passive)
+        return state->frames.back().wants;
+    return probe_op_wants();
+}
+
 // Reports `tensors` (named by `names`) as the top op's inputs or outputs, numbered from
 // `first`. Returns how many, 0 when the op wants none, -1 on a failure (said).
 int64_t reportTensorList(int io, int first, const std::vector<at::Tensor>& tensors,
                          const std::vector<std::string>& names, const char* where) {
     try {
-        const int wants = probe_op_wants();
+        const int wants = topWants();
         if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
         for (size_t i = 0; i < tensors.size(); ++i) {
             const std::string& name = i < names.size() ? names[i] : std::string();
@@ -891,7 +996,7 @@ int reportOneTensor(int io, int index, const char* name, const at::Tensor& tenso
                     const char* where) {
     try {
         if (index < 0) return -1;
-        const int wants = probe_op_wants();
+        const int wants = topWants();
         if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
         reportTensor(io, index, name && *name ? name : nullptr, tensor, wants, true);
         return 1;
@@ -1026,17 +1131,16 @@ PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type)
         if (tls.frames.empty()) {
             syncCallbackWithProbeState();
             closeBackwardLayer();
-            probe_op_begin_kind(name, type, nullptr, PROBE_OP_OPERATION);
+            const int begun = beginOp(name, type, PROBE_OP_OPERATION);
             tls.currentLayer = layerIndexFor(name, type ? type : name);
-            const int wants = pushFrame(FrameKind::Module, tls.currentLayer);
+            const int wants = pushFrame(FrameKind::Module, begun, tls.currentLayer);
             return probe_is_awake() ? wants | kLayerProbeAwake : wants;
         }
         if (!tls.frames.back().observeChildren) {
             tls.frames.push_back({FrameKind::Passive, false});
             return 0;
         }
-        probe_op_begin_kind(name, type, nullptr, PROBE_OP_OPERATION);
-        return pushFrame(FrameKind::Module);
+        return pushFrame(FrameKind::Module, beginOp(name, type, PROBE_OP_OPERATION));
     } catch (...) {
         return 0;
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -219,6 +220,69 @@ TEST_F(CApi, PrecomputedStatisticsForStatisticsOnly) {
     EXPECT_NE(csv.find(",input,0,float,nd,2,3.000000,-4.000000,-0.500000,5.000000,N/A"),
               std::string::npos)
         << csv;
+}
+
+// probe_op_begin_wants begins the op as probe_op_begin_kind does and returns what
+// probe_op_wants() says right after it, at every depth and under configs that want different
+// things of each level.
+TEST_F(CApi, BeginWantsReturnsWhatWantsSaysAfterBegin) {
+    EXPECT_EQ(probe_op_begin_wants("Layer", nullptr, nullptr, PROBE_OP_AUTO), 0);  // not started
+    EXPECT_EQ(probe_op_end(), 0);
+    const char* configs[] = {
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})",
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})",
+        R"({"task": "tensor", "dump_enable": true, "exec_range": "all", "save_child": true})",
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true,
+            "ids": "1_0"})",
+        R"({"task": "statistics", "dump_enable": false})"};
+    // Per config and round: First, 0_0, 0_0_0, 0_1, 0_1_0, Second, 1_0, 1_0_0, 1_1, 1_1_0.
+    std::vector<std::vector<std::vector<int>>> seen;
+    for (const char* config : configs) {
+        start(config);
+        std::vector<std::vector<int>> rounds;
+        for (int round = 0; round < 2; ++round) {
+            std::vector<int> wants;
+            for (const char* name : {"First", "Second"}) {
+                wants.push_back(probe_op_begin_wants(name, "LayerType", nullptr, PROBE_OP_AUTO));
+                EXPECT_EQ(wants.back(), probe_op_wants()) << config;
+                for (int child = 0; child < 2; ++child) {
+                    wants.push_back(
+                        probe_op_begin_wants("child", nullptr, nullptr, PROBE_OP_OPERATION));
+                    EXPECT_EQ(wants.back(), probe_op_wants()) << config;
+                    wants.push_back(
+                        probe_op_begin_wants("kernel", nullptr, nullptr, PROBE_OP_KERNEL));
+                    EXPECT_EQ(wants.back(), probe_op_wants()) << config;
+                    EXPECT_EQ(probe_op_end(), PROBE_OK);
+                    EXPECT_EQ(probe_op_end(), PROBE_OK);
+                }
+                EXPECT_EQ(probe_op_end(), PROBE_OK);
+            }
+            rounds.push_back(wants);
+        }
+        EXPECT_LT(probe_op_begin_wants("", nullptr, nullptr, PROBE_OP_AUTO), 0);
+        EXPECT_NE(std::string(probe_last_error()).find("empty"), std::string::npos);
+        ASSERT_EQ(probe_stop(), PROBE_OK);
+        seen.push_back(rounds);
+    }
+    const int stats = PROBE_WANTS_DATA | PROBE_WANTS_STATISTICS_ONLY;
+    // A layer's first execution has its structure captured: metadata, and its children watched.
+    for (int config = 0; config < 4; ++config)
+        EXPECT_EQ(seen[config][0][0] & (PROBE_WANTS_METADATA | PROBE_WANTS_CHILDREN),
+                  PROBE_WANTS_METADATA | PROBE_WANTS_CHILDREN)
+            << configs[config];
+    // Then layer-level statistics: the layers' tensors, nothing below them.
+    EXPECT_EQ(seen[0][1][0], stats);
+    EXPECT_EQ(seen[0][1][1], 0);
+    // Every op's statistics, and every op's tensors.
+    EXPECT_EQ(seen[1][1][0], stats | PROBE_WANTS_CHILDREN);
+    EXPECT_EQ(seen[1][1][2] & stats, stats);
+    EXPECT_EQ(seen[2][1][2] & stats, PROBE_WANTS_DATA);
+    // One op by id, with save_child: the second layer's first child and its kernel alone have
+    // their tensors wanted.
+    std::vector<int> data;
+    for (int w : seen[3][1]) data.push_back(w & PROBE_WANTS_DATA);
+    EXPECT_EQ(data, (std::vector<int>{0, 0, 0, 0, 0, 0, 1, 1, 0, 0}));
+    EXPECT_EQ(seen[4], std::vector<std::vector<int>>(2, std::vector<int>(10, 0)));  // dumping off
 }
 
 TEST_F(CApi, PrecomputedStatisticsAreRefusedWhenTensorsAreWanted) {

@@ -423,6 +423,52 @@ class ModuleCalls(ProbeTestCase):
         outputs = [r for r in self.by_op(rows)["sum"] if r["Input/Output"] == "output"]
         self.assertEqual(len(outputs), 5)
 
+    def test_statistics_of_a_strided_view_are_those_of_its_contiguous_copy(self):
+        # A view that does not cover its memory densely (a slice, a select, an expand) has its
+        # statistics computed on its elements in row-major order, as a contiguous copy holds
+        # them: each aten::contiguous op's input row (the view) and output row (its copy) say
+        # the same numbers, digit for digit. Elements of very different sizes make the sums
+        # depend on their order.
+        rows, _ = self.run_script("""
+            import sys
+            import torch
+            import torch.nn as nn
+            torch.manual_seed(5)
+            x = torch.randn(6, 8, 10) * torch.pow(10.0, torch.randint(-4, 8, (6, 8, 10)).float())
+
+            def views(x):
+                return [x[:, ::2, 1:7], x.transpose(0, 2)[1:4], x[:, 3], x[0, :, :1].expand(8, 5),
+                        x.flatten()[::7], x.double()[1:, 2:5, ::3], x.bfloat16()[::2, ::3],
+                        (x > 0)[:, 1::2], torch.arange(480).view(6, 8, 10)[:, :, ::4],
+                        x.view(2, 3, 2, 4, 10)[:, 1:, :, ::3, 2:9]]
+
+            class Views(nn.Module):
+                def forward(self, x):
+                    return [v.contiguous() for v in views(x)]
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.views = Views()
+
+                def forward(self, x):
+                    return self.views(x)
+
+            copies = Model()(x)
+            assert all(c.is_contiguous() for c in copies)
+            torch.save(copies, sys.argv[0] + ".copies.pt")
+            """, task="statistics", exec_range="all", save_child=True)
+        copies = torch.load(self.path("model.py.copies.pt"))
+        ops = {}
+        for row in rows:
+            if row["Op Type"] == "aten::contiguous":
+                ops.setdefault(row["Op Id"], {})[row["Input/Output"]] = row
+        self.assertEqual(len(ops), len(copies))
+        columns = ("Shape", "Dtype", "Max", "Min", "Mean", "Norm")
+        for (op_id, op), copy in zip(sorted(ops.items(), key=lambda item: int(item[0].split("_")[-1])), copies):
+            self.assertEqual([op["input"][k] for k in columns], [op["output"][k] for k in columns], op_id)
+            self.assertStatsMatch(op["output"], copy.float() if copy.dtype == torch.bfloat16 else copy)
+
 
 if __name__ == "__main__":
     import unittest

@@ -164,6 +164,12 @@ enum probe_wants {
 };
 PROBE_API int probe_op_wants(void);
 
+/* probe_op_begin_kind returning, instead of 1 or 0, the PROBE_WANTS_* flags that
+ * probe_op_wants() would return right after it (0 when the runtime is not started): one call
+ * per op instead of two for an adapter that asks both. Negative on error, as probe_op_begin. */
+PROBE_API int probe_op_begin_wants(const char* name, const char* type, const char* param_json,
+                                   int kind);
+
 /* The parameters of the op on top of the calling thread's stack, as JSON text, for engines
  * that know them only after probe_op_begin (same effect as passing them there). */
 PROBE_API int probe_op_set_param(const char* param_json);
