@@ -719,7 +719,9 @@ TEST(StatRowParsing, ExecutionCountIsReadAsFromCharsReadsIt) {
         std::vector<std::string> scratch;
         StatRowView general;
         EXPECT_EQ(parseStatRow(line, general, scratch, nullptr), valid) << round;
-        if (valid) EXPECT_EQ(general.round, expected) << round;
+        if (valid) {
+            EXPECT_EQ(general.round, expected) << round;
+        }
     }
     EXPECT_EQ(read, 10);
     EXPECT_EQ(refused, 9);

@@ -299,8 +299,9 @@ TEST(KeyTable, SameBytesAgreesWithMemcmpForEveryLengthAndPlaceOfADifference) {
             ++compared;
             different += same ? 0 : 1;
         }
-        if (size > 0)  // texts of different lengths never match
+        if (size > 0) {  // texts of different lengths never match
             EXPECT_FALSE(analysis::sameText(a, std::string_view(a).substr(0, size - 1)));
+        }
     }
     EXPECT_EQ(compared, 861);   // 41 lengths, size + 1 places each: 1 + 2 + ... + 41
     EXPECT_EQ(different, 820);  // all but the 41 without a difference
