@@ -670,3 +670,59 @@ TEST(StatisticValues, ReadAsFromCharsReadsThemBitForBit) {
     }
     EXPECT_GT(checked, 40000);
 }
+
+// The Execution Count read without from_chars (plain digits, what the runtime writes) gives
+// from_chars' number, and every other text (a sign, 19 digits and more, past int64, not a number)
+// is still read or refused as from_chars reads or refuses it.
+TEST(StatRowParsing, ExecutionCountIsReadAsFromCharsReadsIt) {
+    const std::vector<std::string> rounds = {"0",
+                                             "7",
+                                             "007",
+                                             "42",
+                                             "123456789012345678",
+                                             "999999999999999999",
+                                             "1000000000000000000",
+                                             "9223372036854775807",
+                                             "9223372036854775808",
+                                             "-1",
+                                             "-0",
+                                             "+1",
+                                             "",
+                                             "1a",
+                                             "a1",
+                                             "1.0",
+                                             " 1",
+                                             "1 ",
+                                             "12345678901234567890123"};
+    const std::string rest =
+        ",layers.0,Decoder,0,input,0,float,nd,2x3,1.000000,0.000000,"
+        "0.500000,2.000000,N/A";
+    int read = 0, refused = 0;
+    for (const auto& round : rounds) {
+        const std::string line = "0_4242," + round + rest;
+        int64_t expected = 0;
+        const auto [end, ec] = std::from_chars(round.data(), round.data() + round.size(), expected);
+        const bool valid =
+            !round.empty() && ec == std::errc() && end == round.data() + round.size();
+        StatRowView view;
+        std::string error;
+        const auto ok = parseUnquotedStatRow(line, view, &error);
+        ASSERT_TRUE(ok.has_value()) << line;  // no quote in it
+        EXPECT_EQ(*ok, valid) << round;
+        if (valid) {
+            EXPECT_EQ(view.round, expected) << round;
+            ++read;
+        } else {
+            EXPECT_EQ(error, "Execution Count is not a number: " + round) << round;
+            ++refused;
+        }
+        std::vector<std::string> scratch;
+        StatRowView general;
+        EXPECT_EQ(parseStatRow(line, general, scratch, nullptr), valid) << round;
+        if (valid) {
+            EXPECT_EQ(general.round, expected) << round;
+        }
+    }
+    EXPECT_EQ(read, 10);
+    EXPECT_EQ(refused, 9);
+}

@@ -282,6 +282,31 @@ TEST(DumpIndex, TouchedOpsAreSortedAndUniqueWhateverTheOrderOfTheRows) {
     }
 }
 
+// The readers' inline comparison of short texts says what memcmp says, for every length up to
+// 40 bytes and a difference at every position (or none).
+TEST(KeyTable, SameBytesAgreesWithMemcmpForEveryLengthAndPlaceOfADifference) {
+    std::string a, b;
+    int compared = 0, different = 0;
+    for (size_t size = 0; size <= 40; ++size) {
+        a.assign(size, 'x');
+        for (size_t i = 0; i < size; ++i) a[i] = static_cast<char>('a' + (i * 7) % 26);
+        for (size_t at = 0; at <= size; ++at) {  // at == size: no difference
+            b = a;
+            if (at < size) b[at] = static_cast<char>(b[at] ^ 0x20);
+            const bool same = std::memcmp(a.data(), b.data(), size) == 0;
+            EXPECT_EQ(analysis::sameBytes(a.data(), b.data(), size), same) << size << " " << at;
+            EXPECT_EQ(analysis::sameText(a, b), same) << size << " " << at;
+            ++compared;
+            different += same ? 0 : 1;
+        }
+        if (size > 0) {  // texts of different lengths never match
+            EXPECT_FALSE(analysis::sameText(a, std::string_view(a).substr(0, size - 1)));
+        }
+    }
+    EXPECT_EQ(compared, 861);   // 41 lengths, size + 1 places each: 1 + 2 + ... + 41
+    EXPECT_EQ(different, 820);  // all but the 41 without a difference
+}
+
 // The table the readers find ops and strings by: the first item of a key is found, whatever
 // the growth and the collisions.
 TEST(KeyTable, FindsTheFirstItemOfEachKeyThroughGrowthAndCollisions) {

@@ -510,12 +510,15 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
     record.lineOffset = lineOffset;
     record.hasTensorFile = !row.tensorPath.empty();
     const std::optional<double>* values[] = {&row.max, &row.min, &row.mean, &row.norm};
+    unsigned present = 0, anomalies = 0;  // (the record's are bit-fields: set once)
     for (int i = 0; i < kStatCount; ++i) {
         if (!*values[i]) continue;
         record.value[i] = **values[i];
-        record.present |= static_cast<uint8_t>(1u << i);
-        record.anomalies |= anomalyBits(record.value[i]);
+        present |= 1u << i;
+        anomalies |= anomalyBits(record.value[i]);
     }
+    record.present = present;
+    record.anomalies = anomalies;
     delta.rows.push_back(record);
 }
 

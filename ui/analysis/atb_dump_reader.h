@@ -88,8 +88,8 @@ private:
     // The string's number, remembered in `cache`: neighbouring rows mostly share dtype, format
     // and shape, so a row's look-up (and call) is spared then.
     uint32_t intern(DumpDelta& delta, std::string_view text, InternCache& cache) {
-        return cache.index != kNone && cache.text == text ? cache.index
-                                                          : internAnew(delta, text, cache);
+        return cache.index != kNone && sameText(cache.text, text) ? cache.index
+                                                                  : internAnew(delta, text, cache);
     }
     uint32_t internAnew(DumpDelta& delta, std::string_view text, InternCache& cache);
     std::vector<std::string> rowScratch_;  // quoted fields of the row being parsed

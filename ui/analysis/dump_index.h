@@ -33,8 +33,12 @@ const char* statName(Stat stat);  // "Max", "Min", "Mean", "Norm"
 // Anomaly bits of a row, an op or a subtree.
 enum AnomalyFlag : uint8_t { kHasNan = 1, kHasInf = 2 };
 
-// One statistic row, compact: strings live in the index's tables.
+// One statistic row, compact: strings live in the index's tables. 64 bytes, a cache line (a
+// million rows are 64 MB written for the first time, twice: in a delta, then in the index): the
+// line's offset (56 bits: files below 64 PiB) and the flags share a word.
 struct StatRecord {
+    StatRecord() : lineOffset(0), present(0), anomalies(0), hasTensorFile(false) {}
+
     double value[kStatCount] = {0, 0, 0, 0};
     uint32_t slot = kNone;   // which tensor of which op
     int32_t round = 0;       // execution count (atb) or step (msprobe)
@@ -43,14 +47,15 @@ struct StatRecord {
     uint32_t shape = kNone;
     uint32_t source =
         kNone;  // atb: the statistic.csv (DumpIndex::sources); msprobe: the tensor file
-    uint64_t lineOffset = 0;  // atb: byte offset of the row's line in its statistic.csv
-    uint8_t present = 0;      // bit i set when value[i] is not N/A
-    uint8_t anomalies = 0;    // kHasNan | kHasInf over the present values
-    bool hasTensorFile = false;
+    uint64_t lineOffset : 56;  // atb: byte offset of the row's line in its statistic.csv
+    uint64_t present : 4;      // bit i set when value[i] is not N/A
+    uint64_t anomalies : 2;    // kHasNan | kHasInf over the present values
+    uint64_t hasTensorFile : 1;
 
     bool has(Stat s) const { return present & (1u << static_cast<int>(s)); }
     double get(Stat s) const { return value[static_cast<int>(s)]; }
 };
+static_assert(sizeof(StatRecord) == 64, "a million rows: keep a row to a cache line");
 
 // What a reader found since its previous poll. Indices continue those of earlier deltas of
 // the same reader: the first op of a delta is op number DumpIndex::opCount() at apply time.

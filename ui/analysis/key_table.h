@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,33 @@ inline uint64_t hashText(std::string_view text) {
 }
 inline uint64_t hashCombine(uint64_t seed, uint64_t value) {
     return (seed ^ value) * 0x9E3779B97F4A7C15ull + (seed >> 29);
+}
+
+// Whether the `size` bytes at `a` and `b` are the same: inline, a few loads for the short texts
+// the readers compare at every row (ids, names, dtypes), where a memcmp call costs more than the
+// comparison.
+[[gnu::always_inline]] inline bool sameBytes(const char* a, const char* b, size_t size) {
+    auto word8 = [](const char* p) {
+        uint64_t w;
+        std::memcpy(&w, p, sizeof w);
+        return w;
+    };
+    auto word4 = [](const char* p) {
+        uint32_t w;
+        std::memcpy(&w, p, sizeof w);
+        return w;
+    };
+    if (size >= 8) {  // eight bytes at a time, the last eight (overlapping) for the rest
+        for (size_t i = 0; i + 8 < size; i += 8)
+            if (word8(a + i) != word8(b + i)) return false;
+        return word8(a + size - 8) == word8(b + size - 8);
+    }
+    if (size >= 4) return word4(a) == word4(b) && word4(a + size - 4) == word4(b + size - 4);
+    if (size == 0) return true;  // 1 to 3 bytes: the first, the middle and the last cover them
+    return a[0] == b[0] && a[size / 2] == b[size / 2] && a[size - 1] == b[size - 1];
+}
+inline bool sameText(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && sameBytes(a.data(), b.data(), a.size());
 }
 
 class KeyTable {

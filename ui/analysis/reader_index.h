@@ -45,8 +45,8 @@ public:
             key.namePathSize != namePath.size())
             return false;
         const char* text = keyText_.data() + key.offset;
-        return (namePath.empty() || std::memcmp(text, namePath.data(), namePath.size()) == 0) &&
-               (id.empty() || std::memcmp(text + namePath.size(), id.data(), id.size()) == 0);
+        return sameBytes(text, namePath.data(), namePath.size()) &&
+               sameBytes(text + namePath.size(), id.data(), id.size());
     }
     size_t opCountOf(uint32_t process) const { return opsOfProcess_[process]; }
     uint32_t opCount() const { return static_cast<uint32_t>(ops_.size()); }
@@ -61,8 +61,7 @@ public:
         for (uint32_t s : slotsOfOp_[op]) {  // (inline: once per row, a million times)
             const Slot& slot = slots_[s];
             if (slot.isOutput == isOutput && slot.indexSize == index.size() &&
-                (index.empty() ||
-                 std::memcmp(slotText_.data() + slot.indexOffset, index.data(), index.size()) == 0))
+                sameBytes(slotText_.data() + slot.indexOffset, index.data(), index.size()))
                 return s;
         }
         return addSlot(delta, op, isOutput, index);

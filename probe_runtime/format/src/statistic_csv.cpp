@@ -586,6 +586,20 @@ std::string formatStatRow(const StatRow& row) {
 
 namespace {
 
+// A round of up to 18 plain digits (what the runtime writes) read without from_chars; false
+// for any other text (from_chars decides: a sign, more digits, not a number).
+[[gnu::always_inline]] inline bool readPlainCount(std::string_view text, int64_t& value) {
+    if (text.empty() || text.size() > 18) return false;
+    int64_t v = 0;
+    for (const char c : text) {
+        const unsigned digit = static_cast<unsigned char>(c) - unsigned{'0'};
+        if (digit >= 10) return false;
+        v = v * 10 + static_cast<int64_t>(digit);
+    }
+    value = v;
+    return true;
+}
+
 // A split row (its `count` fields in `f`) checked and read into `row`.
 [[gnu::always_inline]] inline bool readStatFields(const std::string_view (&f)[kColumns], int count,
                                                   StatRowView& row, std::string* error) {
@@ -594,19 +608,22 @@ namespace {
         return false;
     }
     row.devicePid = f[0];
-    auto [ptr, ec] = std::from_chars(f[1].data(), f[1].data() + f[1].size(), row.round);
-    if (f[1].empty() || ec != std::errc() || ptr != f[1].data() + f[1].size()) {
-        if (error) *error = "Execution Count is not a number: " + std::string(f[1]);
-        return false;
+    if (!readPlainCount(f[1], row.round)) {  // almost every round: no call for it
+        auto [ptr, ec] = std::from_chars(f[1].data(), f[1].data() + f[1].size(), row.round);
+        if (f[1].empty() || ec != std::errc() || ptr != f[1].data() + f[1].size()) {
+            if (error) *error = "Execution Count is not a number: " + std::string(f[1]);
+            return false;
+        }
     }
     row.opName = f[2];
     row.opType = f[3];
     row.opId = f[4];
-    if (f[5] != "input" && f[5] != "output") {
+    const bool isOutput = f[5].size() == 6 && std::memcmp(f[5].data(), "output", 6) == 0;
+    if (!isOutput && !(f[5].size() == 5 && std::memcmp(f[5].data(), "input", 5) == 0)) {
         if (error) *error = "Input/Output must be input or output: " + std::string(f[5]);
         return false;
     }
-    row.isOutput = f[5] == "output";
+    row.isOutput = isOutput;
     row.index = f[6];
     row.dtype = f[7];
     row.format = f[8];
@@ -625,7 +642,8 @@ namespace {
             return false;
         }
     }
-    row.tensorPath = f[14] == "N/A" ? std::string_view() : f[14];
+    const bool noPath = f[14].size() == 3 && f[14][0] == 'N' && f[14][1] == '/' && f[14][2] == 'A';
+    row.tensorPath = noPath ? std::string_view() : f[14];
     return true;
 }
 
