@@ -44,6 +44,12 @@ probe::runtime::TensorReport tensorReport(int io, int index, const char* argName
     return t;
 }
 
+// The C API's op kind (PROBE_OP_*); anything else counts as Auto.
+probe::runtime::OpKind opKindOf(int kind) {
+    return kind < 0 || kind > 2 ? probe::runtime::OpKind::Auto
+                                : static_cast<probe::runtime::OpKind>(kind);
+}
+
 }  // namespace
 
 extern "C" {
@@ -76,11 +82,7 @@ int probe_op_begin(const char* name, const char* type, const char* param_json) {
 int probe_op_begin_kind(const char* name, const char* type, const char* param_json, int kind) {
     return guarded(
         "probe_op_begin_kind",
-        [&] {
-            auto k = static_cast<probe::runtime::OpKind>(kind);
-            if (kind < 0 || kind > 2) k = probe::runtime::OpKind::Auto;
-            return Runtime::instance().opBegin(name, type, param_json, k);
-        },
+        [&] { return Runtime::instance().opBegin(name, type, param_json, opKindOf(kind)); },
         PROBE_E_INTERNAL);
 }
 
@@ -88,10 +90,9 @@ int probe_op_begin_wants(const char* name, const char* type, const char* param_j
     return guarded(
         "probe_op_begin_wants",
         [&] {
-            auto k = static_cast<probe::runtime::OpKind>(kind);
-            if (kind < 0 || kind > 2) k = probe::runtime::OpKind::Auto;
             int wants = 0;
-            const int begun = Runtime::instance().opBegin(name, type, param_json, k, &wants);
+            const int begun =
+                Runtime::instance().opBegin(name, type, param_json, opKindOf(kind), &wants);
             return begun < 0 ? begun : wants;
         },
         PROBE_E_INTERNAL);
