@@ -198,9 +198,11 @@ TEST(StatisticCsv, ValuesAreWrittenAsPrintfWritesThem) {
 }
 
 // The probe packs rows on the model's thread and its writer formats them: the lines must be
-// those appendStatRow makes from the same fields, for every kind of field and value.
+// those appendStatRow makes from the same fields, for every kind of text and value.
 TEST(StatisticCsv, PackedRowsFormatToTheSameLines) {
     std::vector<StatRow> rows;
+    std::vector<StatRowCodes> codes;
+    const std::vector<int64_t> dims = {2, 3};
     for (size_t length : {0, 1, 230, 2000}) {
         for (const bool odd : {false, true}) {
             StatRow row;
@@ -212,7 +214,7 @@ TEST(StatisticCsv, PackedRowsFormatToTheSameLines) {
             row.isOutput = odd;
             row.index = odd ? "2_value" : "0";
             row.dtype = "float";
-            row.format = odd ? "" : "nd";
+            row.format = odd ? "nchw" : "nd";
             row.shape = length ? "2x3" : "";
             if (!odd) {
                 row.max = length ? 1e300 : 1.5;
@@ -226,7 +228,25 @@ TEST(StatisticCsv, PackedRowsFormatToTheSameLines) {
     }
     std::string packed, expected;
     for (const auto& row : rows) {
-        packStatRow(packed, viewOf(row));
+        StatRowCodes code;
+        code.devicePid = row.devicePid;
+        code.round = row.round;
+        code.opName = row.opName;
+        code.opType = row.opType;
+        code.opId = row.opId;
+        code.isOutput = row.isOutput;
+        code.index = row.isOutput ? 2 : 0;
+        code.argName = row.isOutput ? "value" : "";
+        code.dtype = 0;                      // float
+        code.format = row.isOutput ? 0 : 2;  // nchw, nd
+        code.dims = dims.data();
+        code.ndims = row.shape.empty() ? 0 : 2;
+        code.max = row.max;
+        code.min = row.min;
+        code.mean = row.mean;
+        code.norm = row.norm;
+        code.tensorPath = row.tensorPath;
+        packStatRow(packed, code, false);
         expected += formatStatRow(row);
     }
     std::string out = "kept,";
@@ -237,7 +257,7 @@ TEST(StatisticCsv, PackedRowsFormatToTheSameLines) {
 
 // Rows the probe packs with numbers (index, dtype, format and dims) format to the lines of the
 // same rows spelled out by hand; a row marked as another tensor of the op before takes that
-// op's names, also after a row packed from texts.
+// op's names.
 TEST(StatisticCsv, PackedRowsOfCodesFormatAsSpelledOut) {
     struct Case {
         int32_t index;
@@ -309,11 +329,7 @@ TEST(StatisticCsv, PackedRowsOfCodesFormatAsSpelledOut) {
                 row.mean = spelled.mean;
                 row.norm = spelled.norm;
                 row.tensorPath = spelled.tensorPath;
-                // The first row of each case: from texts when c is odd.
-                if (!sameOp && !output && c % 2)
-                    packStatRow(packed, viewOf(spelled));
-                else
-                    packStatRow(packed, row, sameOp || output);
+                packStatRow(packed, row, sameOp || output);
                 ++packedRows;
             }
         }

@@ -422,36 +422,48 @@ void appendStatRow(std::string& out, const StatRowView& row) {
 
 namespace {
 
-// What a packed row starts with; its texts follow, in this order, unterminated, then (a row of
-// codes) its dims.
+// What a packed row starts with; its texts follow, in this order, unterminated, then its dims.
 struct PackedRowHead {
     int64_t round;
     double values[4];  // max, min, mean, norm
-    // devicePid, opName, opType, opId, index (a row of codes: its argName), dtype, format,
-    // shape, path
-    uint32_t lengths[9];
-    int32_t index, dtype, format;  // a row of codes
-    uint32_t ndims;                // a row of codes
-    uint8_t valuesPresent;         // bit i: values[i] is there (else N/A)
+    // devicePid, opName, opType, opId (all empty for a row of the same op), argName, path
+    uint32_t lengths[6];
+    int32_t index, dtype, format;
+    uint32_t ndims;
+    uint8_t valuesPresent;  // bit i: values[i] is there (else N/A)
     uint8_t flags;
 };
-constexpr uint8_t kPackedOutput = 1, kPackedCodes = 2, kPackedSameOp = 4;
+constexpr uint8_t kPackedOutput = 1, kPackedSameOp = 2;
 
-void packValues(PackedRowHead& head, const std::optional<double>* const (&values)[4]) {
+}  // namespace
+
+void packStatRow(std::string& packed, const StatRowCodes& row, bool sameOp) {
+    PackedRowHead head{};
+    head.round = row.round;
+    head.flags =
+        static_cast<uint8_t>((row.isOutput ? kPackedOutput : 0) | (sameOp ? kPackedSameOp : 0));
+    head.index = row.index;
+    head.dtype = row.dtype;
+    head.format = row.format;
+    head.ndims = row.ndims;
+    const std::optional<double>* const values[4] = {&row.max, &row.min, &row.mean, &row.norm};
     for (int i = 0; i < 4; ++i) {
         if (!*values[i]) continue;
         head.values[i] = **values[i];
         head.valuesPresent |= static_cast<uint8_t>(1u << i);
     }
-}
-
-// Appends the head, then the texts, then `tail` (raw bytes) to `packed`: gathered on the stack
-// and appended at once when they fit, since every append to a std::string is a call that checks
-// its room (and resize() zero-fills before the copy).
-void appendPacked(std::string& packed, PackedRowHead& head, const std::string_view (&texts)[9],
-                  std::string_view tail) {
-    size_t total = sizeof head + tail.size();
-    for (int i = 0; i < 9; ++i) {
+    const std::string_view texts[6] = {sameOp ? std::string_view() : row.devicePid,
+                                       sameOp ? std::string_view() : row.opName,
+                                       sameOp ? std::string_view() : row.opType,
+                                       sameOp ? std::string_view() : row.opId,
+                                       row.argName,
+                                       row.tensorPath};
+    const std::string_view dims(reinterpret_cast<const char*>(row.dims),
+                                row.ndims * sizeof(int64_t));
+    // Gathered on the stack and appended at once when they fit, since every append to a
+    // std::string is a call that checks its room (and resize() zero-fills before the copy).
+    size_t total = sizeof head + dims.size();
+    for (int i = 0; i < 6; ++i) {
         head.lengths[i] = static_cast<uint32_t>(texts[i].size());
         total += texts[i].size();
     }
@@ -460,7 +472,7 @@ void appendPacked(std::string& packed, PackedRowHead& head, const std::string_vi
         packed.reserve(packed.size() + total);
         packed.append(reinterpret_cast<const char*>(&head), sizeof head);
         for (const auto& text : texts) packed += text;
-        packed += tail;
+        packed += dims;
         return;
     }
     char bytes[kStack];
@@ -472,58 +484,22 @@ void appendPacked(std::string& packed, PackedRowHead& head, const std::string_vi
         std::memcpy(to, text.data(), text.size());
         to += text.size();
     }
-    if (!tail.empty()) std::memcpy(to, tail.data(), tail.size());
+    if (!dims.empty()) std::memcpy(to, dims.data(), dims.size());
     packed.append(bytes, total);
-}
-
-}  // namespace
-
-void packStatRow(std::string& packed, const StatRowView& row) {
-    PackedRowHead head{};
-    head.round = row.round;
-    head.flags = row.isOutput ? kPackedOutput : 0;
-    packValues(head, {&row.max, &row.min, &row.mean, &row.norm});
-    const std::string_view texts[9] = {row.devicePid, row.opName, row.opType,
-                                       row.opId,      row.index,  row.dtype,
-                                       row.format,    row.shape,  row.tensorPath};
-    appendPacked(packed, head, texts, {});
-}
-
-void packStatRow(std::string& packed, const StatRowCodes& row, bool sameOp) {
-    PackedRowHead head{};
-    head.round = row.round;
-    head.flags = static_cast<uint8_t>((row.isOutput ? kPackedOutput : 0) | kPackedCodes |
-                                      (sameOp ? kPackedSameOp : 0));
-    head.index = row.index;
-    head.dtype = row.dtype;
-    head.format = row.format;
-    head.ndims = row.ndims;
-    packValues(head, {&row.max, &row.min, &row.mean, &row.norm});
-    const std::string_view texts[9] = {sameOp ? std::string_view() : row.devicePid,
-                                       sameOp ? std::string_view() : row.opName,
-                                       sameOp ? std::string_view() : row.opType,
-                                       sameOp ? std::string_view() : row.opId,
-                                       row.argName,
-                                       {},
-                                       {},
-                                       {},
-                                       row.tensorPath};
-    appendPacked(packed, head, texts,
-                 {reinterpret_cast<const char*>(row.dims), row.ndims * sizeof(int64_t)});
 }
 
 size_t appendPackedStatRows(std::string& out, std::string_view packed) {
     size_t rows = 0;
     std::string_view op[4];  // devicePid, opName, opType, opId of the row before
-    // A row of codes spelled out (memory kept from row to row).
+    // The row's codes spelled out (memory kept from row to row).
     std::string index, dtype, format, shape;
     std::vector<int64_t> dims;
     while (packed.size() >= sizeof(PackedRowHead)) {
         PackedRowHead head;
         std::memcpy(&head, packed.data(), sizeof head);
         packed.remove_prefix(sizeof head);
-        std::string_view texts[9];
-        for (int i = 0; i < 9; ++i) {
+        std::string_view texts[6];
+        for (int i = 0; i < 6; ++i) {
             texts[i] = packed.substr(0, head.lengths[i]);
             packed.remove_prefix(texts[i].size());
         }
@@ -531,26 +507,19 @@ size_t appendPackedStatRows(std::string& out, std::string_view packed) {
             std::copy(op, op + 4, texts);
         else
             std::copy(texts, texts + 4, op);
-        if (head.flags & kPackedCodes) {
-            const size_t dimBytes = std::min<size_t>(packed.size(), head.ndims * sizeof(int64_t));
-            dims.resize(dimBytes / sizeof(int64_t));
-            if (!dims.empty())
-                std::memcpy(dims.data(), packed.data(), dims.size() * sizeof dims[0]);
-            packed.remove_prefix(dimBytes);
-            char digits[16];
-            index.assign(digits, std::to_chars(digits, digits + sizeof digits, head.index).ptr);
-            if (!texts[4].empty()) index.append(1, '_').append(texts[4]);
-            dtype.clear();
-            appendDtypeName(dtype, head.dtype);
-            format.clear();
-            appendFormatName(format, head.format);
-            shape.clear();
-            appendShape(shape, dims.data(), dims.size());
-            texts[4] = index;
-            texts[5] = dtype;
-            texts[6] = format;
-            texts[7] = shape;
-        }
+        const size_t dimBytes = std::min<size_t>(packed.size(), head.ndims * sizeof(int64_t));
+        dims.resize(dimBytes / sizeof(int64_t));
+        if (!dims.empty()) std::memcpy(dims.data(), packed.data(), dims.size() * sizeof dims[0]);
+        packed.remove_prefix(dimBytes);
+        char digits[16];
+        index.assign(digits, std::to_chars(digits, digits + sizeof digits, head.index).ptr);
+        if (!texts[4].empty()) index.append(1, '_').append(texts[4]);
+        dtype.clear();
+        appendDtypeName(dtype, head.dtype);
+        format.clear();
+        appendFormatName(format, head.format);
+        shape.clear();
+        appendShape(shape, dims.data(), dims.size());
         StatRowView row;
         row.devicePid = texts[0];
         row.round = head.round;
@@ -558,11 +527,11 @@ size_t appendPackedStatRows(std::string& out, std::string_view packed) {
         row.opType = texts[2];
         row.opId = texts[3];
         row.isOutput = head.flags & kPackedOutput;
-        row.index = texts[4];
-        row.dtype = texts[5];
-        row.format = texts[6];
-        row.shape = texts[7];
-        row.tensorPath = texts[8];
+        row.index = index;
+        row.dtype = dtype;
+        row.format = format;
+        row.shape = shape;
+        row.tensorPath = texts[5];
         std::optional<double>* values[4] = {&row.max, &row.min, &row.mean, &row.norm};
         for (int i = 0; i < 4; ++i)
             if (head.valuesPresent & (1u << i)) *values[i] = head.values[i];

@@ -49,13 +49,12 @@ StatRowView viewOf(const StatRow& row);
 void appendStatRow(std::string& out, const StatRowView& row);
 
 // Rows packed to be formatted later, on another thread: the probe's model thread copies a row's
-// fields and values as they are (a few copies, no number printing), its writer thread formats
-// them into exactly the lines appendStatRow makes. The packing is this process's own memory
-// layout, never a file format.
-void packStatRow(std::string& packed, const StatRowView& row);
+// texts, values and codes as they are (a few copies, no number printing), its writer thread
+// formats them into exactly the lines appendStatRow makes. The packing is this process's own
+// memory layout, never a file format.
 // A row as the probe has it when a tensor is reported: its index, dtype, format and shape as
-// numbers, spelled by the writer (appendPackedStatRows), so that the model's thread prints
-// nothing. Formats to the line appendStatRow makes of the same row spelled out: Index
+// numbers, spelled by the writer (appendPackedStatRows). Formats to the line appendStatRow makes of
+// the same row spelled out: Index
 // "<index>" or "<index>_<argName>", Dtype dtypeName or "undefined(<code>)", Format
 // appendFormatName, Shape appendShape.
 struct StatRowCodes {
@@ -74,7 +73,7 @@ struct StatRowCodes {
 // With `sameOp`, the row's devicePid, round, opName, opType and opId are those of the row packed
 // before it in `packed` (another tensor of the same op): they are not copied again.
 void packStatRow(std::string& packed, const StatRowCodes& row, bool sameOp);
-// Appends the lines of every row in `packed` (made by either packStatRow) to `out`; their count.
+// Appends the lines of every row in `packed` (made by packStatRow) to `out`; their count.
 size_t appendPackedStatRows(std::string& out, std::string_view packed);
 
 // A CSV field, quoted (RFC 4180) when it holds ',' '"' or a line end.
