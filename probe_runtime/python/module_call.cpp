@@ -35,12 +35,14 @@
 
 namespace {
 
-// The adapter's flags (probe.h PROBE_WANTS_*, torch_adapter.cpp kLayerProbeAwake).
+// The adapter's flags (probe.h PROBE_WANTS_*, torch_adapter.cpp kLayerProbeAwake and
+// kLayerGradEnabled).
 constexpr int kWantsMetadata = 2;
 constexpr int kWantsTensors = 1 | kWantsMetadata;  // data or metadata
 constexpr int kWantsChildren = 4;
 constexpr int kWantsStatisticsOnly = 8;
 constexpr int kLayerProbeAwake = 1 << 16;
+constexpr int kLayerGradEnabled = 1 << 17;
 
 using RootBegin = int (*)(const char* modelName);
 using RootEnd = int (*)();
@@ -80,7 +82,6 @@ thread_local LastRoot lastRoot;
 struct PlainTensors {
     PyTypeObject* types[2] = {nullptr, nullptr};  // torch.Tensor, torch.nn.Parameter (exact)
     PyObject* cdata = nullptr;                    // the interned name "_cdata"
-    PyObject* gradEnabled = nullptr;              // torch.is_grad_enabled
     PyObject* encodedArgNames = nullptr;          // _encoded_arg_names(module): a tuple of bytes
     PyObject* hookInPython = nullptr;    // _hook_input_gradient_in_python(layer, i, name, t)
     PyObject* argNamesByType = nullptr;  // type(module) -> _encoded_arg_names(module)
@@ -229,13 +230,8 @@ int enterPlainTensors(PyObject* module, PyObject* const* args, Py_ssize_t count,
     if (wantsTensors && (wants & kWantsMetadata || !(wants & kWantsStatisticsOnly))) return 0;
     for (Py_ssize_t i = 0; i < count; ++i)
         if (!isPlainTensor(args[i]) && !holdsNoTensor(args[i])) return 0;
-    bool layerGradients = false;
-    if (depth == 1 && wants & kLayerProbeAwake) {
-        PyObject* enabled = PyObject_CallNoArgs(plain.gradEnabled);
-        if (!enabled) return -1;
-        layerGradients = enabled == Py_True;
-        Py_DECREF(enabled);
-    }
+    // Grad mode as the layer-level op began (the adapter's flag, given with kLayerProbeAwake).
+    const bool layerGradients = depth == 1 && wants & kLayerProbeAwake && wants & kLayerGradEnabled;
     if (!wantsTensors && !layerGradients) return 1;
     PyObject* argNames = argNamesOf(module);
     if (!argNames) return -1;
@@ -573,25 +569,24 @@ PyObject* install(PyObject*, PyObject* args) {
     return moduleCallObject;
 }
 
-// enable_plain_tensors(tensor_type, parameter_type, is_grad_enabled, encoded_arg_names,
+// enable_plain_tensors(tensor_type, parameter_type, encoded_arg_names,
 //                      hook_input_gradient_in_python, report_tensor, hook_input_gradient)
 // After install(), when a plain tensor's _cdata is its TensorImpl: such tensors go to the
 // adapter's last two functions (by address) from here.
 PyObject* enablePlainTensors(PyObject*, PyObject* args) {
-    PyObject *tensorType, *parameterType, *gradEnabled, *encodedArgNames, *hookInPython, *report,
+    PyObject *tensorType, *parameterType, *encodedArgNames, *hookInPython, *report,
         *hookInputGradient;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOO", &PyType_Type, &tensorType, &PyType_Type,
-                          &parameterType, &gradEnabled, &encodedArgNames, &hookInPython, &report,
-                          &hookInputGradient))
+    if (!PyArg_ParseTuple(args, "O!O!OOOO", &PyType_Type, &tensorType, &PyType_Type, &parameterType,
+                          &encodedArgNames, &hookInPython, &report, &hookInputGradient))
         return nullptr;
     if (plain.report) {
         PyErr_SetString(PyExc_RuntimeError, "plain tensors are enabled already");
         return nullptr;
     }
-    for (PyObject* callable : {gradEnabled, encodedArgNames, hookInPython}) {
+    for (PyObject* callable : {encodedArgNames, hookInPython}) {
         if (!PyCallable_Check(callable)) {
             PyErr_SetString(PyExc_TypeError,
-                            "enable_plain_tensors() takes two types, three "
+                            "enable_plain_tensors() takes two types, two "
                             "callables and two addresses");
             return nullptr;
         }
@@ -612,7 +607,6 @@ PyObject* enablePlainTensors(PyObject*, PyObject* args) {
     plain.types[0] = reinterpret_cast<PyTypeObject*>(Py_NewRef(tensorType));
     plain.types[1] = reinterpret_cast<PyTypeObject*>(Py_NewRef(parameterType));
     plain.cdata = cdata;
-    plain.gradEnabled = Py_NewRef(gradEnabled);
     plain.encodedArgNames = Py_NewRef(encodedArgNames);
     plain.hookInPython = Py_NewRef(hookInPython);
     plain.argNamesByType = byType;

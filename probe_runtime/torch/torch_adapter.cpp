@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -42,8 +43,11 @@
 namespace probe::torch_adapter {
 namespace {
 
-// probe_torch_module_begin's flag beside the PROBE_WANTS_* ones (torch_hooks.py _LAYER_AWAKE).
+// probe_torch_module_begin's flags beside the PROBE_WANTS_* ones for a layer-level op
+// (torch_hooks.py _LAYER_AWAKE, _LAYER_GRAD_ENABLED): the probe is awake, and with it, grad mode is
+// on (its input gradients are to be hooked; saves the caller asking torch.is_grad_enabled).
 constexpr int kLayerProbeAwake = 1 << 16;
+constexpr int kLayerGradEnabled = 1 << 17;
 
 // ---------------------------------------------------------------------------------------------
 // Types
@@ -161,6 +165,13 @@ int layerIndexFor(const std::string& name, const std::string& type) {
     auto [it, inserted] = gLayerIndex.try_emplace(name, static_cast<int>(gLayers.size()));
     if (inserted) gLayers.push_back({name, type});
     return it->second;
+}
+
+// The index of the layer named `name`, -1 when there is none.
+int layerIndexOf(const char* name) {
+    std::lock_guard<std::mutex> lock(gLayersMutex);
+    const auto it = gLayerIndex.find(name);
+    return it == gLayerIndex.end() ? -1 : it->second;
 }
 
 LayerInfo layerInfo(int index) {
@@ -962,12 +973,16 @@ int64_t reportTensorsOp(int64_t io, const std::vector<at::Tensor>& tensors,
 // True while the "<layer>.backward" op of `layer` is open with none of its nodes running: the
 // gradients flowing out of the layer (those of its forward inputs, from Python's tensor
 // hooks) are then its outputs.
+// A layer is known by its index (layerIndexOf; -1: no layer) as by its name: one name, one index.
+bool backwardLayerOpen(int layer) {
+    const ThreadState& tls = threadTls();
+    return layer >= 0 && tls.backwardLayer == layer && tls.frames.size() == 1;
+}
+
 bool backwardLayerOpenFor(const char* layer) {
-    ThreadState& tls = threadTls();
+    const ThreadState& tls = threadTls();
     if (tls.backwardLayer < 0 || tls.frames.size() != 1 || !layer) return false;
-    std::lock_guard<std::mutex> lock(gLayersMutex);
-    return tls.backwardLayer < static_cast<int>(gLayers.size()) &&
-           gLayers[static_cast<size_t>(tls.backwardLayer)].name == layer;
+    return backwardLayerOpen(layerIndexOf(layer));
 }
 
 // The gradients flowing out of a layer as outputs of its "<layer>.backward" op, numbered from
@@ -1061,16 +1076,31 @@ private:
     size_t pruneAt_ = 1024;
 };
 
-// The gradient that will flow out of `layer`'s backward op through its forward input `index`
-// (see probe_torch_hook_input_gradient): one of that op's outputs, when it is the open one.
-void reportInputGradient(const std::string& layer, int index, const std::string& name,
-                         const at::Tensor& grad) {
+// The gradient that will flow out of the backward op of the layer with index `layer` through its
+// forward input `index` (see probe_torch_hook_input_gradient): one of that op's outputs, when it
+// is the open one.
+void reportInputGradient(int layer, int index, const char* name, const at::Tensor& grad) {
     try {
-        if (backwardLayerOpenFor(layer.c_str()))
-            reportOneTensor(PROBE_OUTPUT, index, name.c_str(), grad, "backward outputs");
+        if (backwardLayerOpen(layer))
+            reportOneTensor(PROBE_OUTPUT, index, name, grad, "backward outputs");
     } catch (...) {
         reportFailure("backward outputs", "unknown failure");
     }
+}
+
+// The names input-gradient hooks carry (their layer's forward inputs' argument names), each held
+// once for the life of the process, so that a hook's closure holds a pointer: it then fits in
+// std::function's own storage, and hooking a tensor neither allocates nor copies strings for it
+// (a closure holding the two names was copied three times, each copy on the heap). Names past
+// the cap (positions in lists, keys of dicts the program makes anew) go in the closure instead.
+const std::string* hookNameOf(const char* name) {
+    constexpr size_t kMaxHookNames = 4096;
+    static std::mutex mutex;
+    static std::unordered_set<std::string> names;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = names.find(name); it != names.end()) return &*it;
+    if (names.size() >= kMaxHookNames) return nullptr;
+    return &*names.emplace(name).first;
 }
 
 }  // namespace
@@ -1124,7 +1154,8 @@ PROBE_TORCH_API int probe_torch_root_end(void) {
 }
 
 // A module's call begins. Returns the runtime's wants flags for it (PROBE_WANTS_*), and for a
-// layer-level op kLayerProbeAwake when the probe is awake (saves the caller a call).
+// layer-level op kLayerProbeAwake when the probe is awake and kLayerGradEnabled when grad mode is
+// on then (saves the caller two calls).
 PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type) {
     try {
         ThreadState& tls = threadTls();
@@ -1134,7 +1165,8 @@ PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type)
             const int begun = beginOp(name, type, PROBE_OP_OPERATION);
             tls.currentLayer = layerIndexFor(name, type ? type : name);
             const int wants = pushFrame(FrameKind::Module, begun, tls.currentLayer);
-            return probe_is_awake() ? wants | kLayerProbeAwake : wants;
+            if (!probe_is_awake()) return wants;
+            return wants | kLayerProbeAwake | (c10::GradMode::is_enabled() ? kLayerGradEnabled : 0);
         }
         if (!tls.frames.back().observeChildren) {
             tls.frames.push_back({FrameKind::Passive, false});
@@ -1235,10 +1267,20 @@ PROBE_TORCH_API int probe_torch_hook_input_gradient(const char* layer, int index
         if (tensor.is_leaf() && leafHooks.hookedBefore(tensor, layer, index, name ? name : ""))
             return 1;
         gGradientHooksMade.fetch_add(1, std::memory_order_relaxed);
-        tensor.register_hook([layer = std::string(layer), index,
-                              name = std::string(name ? name : "")](const at::Tensor& grad) {
-            reportInputGradient(layer, index, name, grad);
-        });
+        // The layer by its index (layer-level ops are registered as they begin, before their
+        // inputs are hooked), the name held once (hookNameOf); else both in the closure.
+        const int layerIndex = layerIndexOf(layer);
+        const std::string* held = layerIndex >= 0 ? hookNameOf(name ? name : "") : nullptr;
+        if (held) {
+            tensor.register_hook([layerIndex, index, held](const at::Tensor& grad) {
+                reportInputGradient(layerIndex, index, held->c_str(), grad);
+            });
+        } else {
+            tensor.register_hook([layer = std::string(layer), index,
+                                  name = std::string(name ? name : "")](const at::Tensor& grad) {
+                reportInputGradient(layerIndexOf(layer.c_str()), index, name.c_str(), grad);
+            });
+        }
         return 1;
     } catch (const std::exception& e) {
         reportFailure("gradient hook", e.what());

@@ -262,6 +262,79 @@ class ModuleCalls(ProbeTestCase):
                       if ".backward" in r["Op Name"] and r["Op Type"] == "LinearBackward"]
         self.assertEqual((flowing_in.count("a"), flowing_in.count("b")), (80, 40))
 
+    def test_input_gradients_are_hooked_only_in_grad_mode(self):
+        # A layer-level op's inputs get gradient hooks when grad mode is on as it begins (the
+        # adapter says so with the awake flag): not under no_grad or inference_mode, even for an
+        # input that requires its gradient; again under enable_grad inside no_grad.
+        rows, result = self.run_script("""
+            import torch
+            import torch.nn as nn
+            from probe_studio import torch_hooks
+            torch.manual_seed(5)
+            model = nn.Sequential(nn.Linear(3, 3), nn.Tanh())
+            made = torch_hooks._adapter.probe_torch_gradient_hooks_made
+            counts = []
+            for mode in ("grad", "no_grad", "inference", "enable_grad"):
+                before = made()
+                x = torch.randn(2, 3, requires_grad=True)  # a new leaf each time: hooked anew
+                if mode == "grad":
+                    model(x).sum().backward()
+                elif mode == "no_grad":
+                    with torch.no_grad():
+                        model(x)
+                elif mode == "inference":
+                    with torch.inference_mode():
+                        model(x)
+                else:
+                    with torch.no_grad(), torch.enable_grad():
+                        model(x).sum().backward()
+                counts.append(made() - before)
+            print("HOOKS", counts)
+            """, task="statistics", exec_range="all")
+        # Both layers' inputs (x, and the Linear's output) when grad mode is on, none otherwise.
+        self.assertIn("HOOKS [2, 0, 0, 2]", result.stdout)
+        # The gradient flowing out of the Tanh's backward op (into the Linear's output), as
+        # recomputed here.
+        torch.manual_seed(5)
+        model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh())
+        grads = []
+        for mode in ("grad", "no_grad", "inference", "enable_grad"):
+            x = torch.randn(2, 3, requires_grad=True)
+            if mode in ("grad", "enable_grad"):
+                hidden = model[0](x)
+                hidden.retain_grad()
+                model[1](hidden).sum().backward()
+                grads.append(hidden.grad)
+        outputs = [r for r in self.by_op(rows)["1.backward"] if r["Input/Output"] == "output"]
+        self.assertEqual(len(outputs), 2)
+        for row, want in zip(outputs, grads):
+            self.assertStatsMatch(row, want)
+
+    def test_input_gradients_named_past_the_held_names_are_reported_alike(self):
+        # The adapter holds the names its input-gradient hooks carry once per process, up to
+        # 4096 of them; a hook named past that carries its name itself. 5000 inputs of one call,
+        # each named by its key: every gradient flowing out is reported under its own name.
+        count = 5000
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class Weigh(nn.Module):
+                def forward(self, parts):
+                    return sum((value * (i + 1)).sum() for i, value in enumerate(parts.values()))
+
+            model = nn.Sequential()
+            model.add_module("weigh", Weigh())
+            leaf = torch.full((2,), 0.5, requires_grad=True)
+            parts = {"k%d" % i: leaf * 1.0 for i in range(COUNT)}  # each made by a node of its own
+            model(parts).backward()
+            """.replace("COUNT", str(count)), task="statistics", exec_range="all")
+        outputs = [r for r in rows if r["Op Name"] == "weigh.backward" and r["Input/Output"] == "output"]
+        self.assertEqual(sorted(r["Index"] for r in outputs), sorted("%d_k%d" % (i, i) for i in range(count)))
+        for row in outputs:
+            i = int(row["Index"].split("_")[0])
+            self.assertStatsMatch(row, torch.full((2,), float(i + 1)))
+
     def test_backward_ops_are_captured_with_their_children_when_first_seen(self):
         # The aten ops inside backward nodes are watched only in backward passes that may need
         # them (the autograd engine gives every node the callbacks of the pass's start): the

@@ -47,8 +47,8 @@ _plain_tensor_types = ()  # tensor types whose _cdata is their TensorImpl (no __
 _torch_tensor = None  # torch.Tensor
 _WANTS_TENSORS = _native.WANTS_TENSORS
 _LAYER_AWAKE = 1 << 16  # probe_torch_module_begin's flag for a layer-level op: the probe is awake
+_LAYER_GRAD_ENABLED = 1 << 17  # and with it: grad mode is on (torch.is_grad_enabled())
 _encoded_names = {}  # argument name -> name_bytes(name)
-_grad_enabled = None  # torch.is_grad_enabled
 _runtime = None
 _adapter = None
 _failures = {}
@@ -107,7 +107,7 @@ def _major_minor(version):
 
 def install(torch):
     """Load the adapter, start the runtime, hook modules and autograd. Safe to call twice."""
-    global _installed, _report_tensors, _report_backward_outputs, _grad_enabled, _runtime, _adapter
+    global _installed, _report_tensors, _report_backward_outputs, _runtime, _adapter
     global _report_tensor, _report_backward_output, _hook_input_gradient, _plain_tensor_types
     if _installed:
         return True
@@ -131,7 +131,6 @@ def install(torch):
         _adapter = _native.load_adapter(torch)
         _report_tensors = torch.ops.probe.report_tensors
         _report_backward_outputs = torch.ops.probe.report_backward_outputs
-        _grad_enabled = torch.is_grad_enabled
         _runtime = _native.runtime()
         from . import _module_call  # built for this Python: may be missing for another one
         if _cdata_is_tensor_impl(torch):
@@ -447,7 +446,7 @@ def _names_of(module):
 def _enter_tensors(module, args, kwargs, depth, wants, names):
     """After a module call's op began (module_call.cpp), when its tensors are wanted or it is a
     layer-level op of an awake probe: report its inputs, hook its input gradients."""
-    layer_gradients = depth == 1 and wants & _LAYER_AWAKE and _grad_enabled()
+    layer_gradients = depth == 1 and wants & _LAYER_AWAKE and wants & _LAYER_GRAD_ENABLED
     if not (wants & _WANTS_TENSORS or layer_gradients):
         return
     tensors, arg_names = _inputs(module, args, kwargs)
@@ -481,5 +480,5 @@ def _wrap_module_call(torch, module_call):
         _address(_adapter.probe_torch_unwind_to))
     if _report_tensor is not None:  # plain tensors' _cdata is their TensorImpl
         module_call.enable_plain_tensors(
-            *_plain_tensor_types, _grad_enabled, _encoded_arg_names, _hook_input_gradient_in_python,
+            *_plain_tensor_types, _encoded_arg_names, _hook_input_gradient_in_python,
             _address(_report_tensor), _address(_hook_input_gradient))
