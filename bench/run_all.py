@@ -278,7 +278,7 @@ def bench_readers(args, report, work):
         summary.append(run_timed([probe, "summary", a]))
         compare.append(run_timed([probe, "compare", a, b], ok_codes=(0, 1)))
     for name, runs, rate_name in (("probe summary", summary, "rows per second"),
-                                  ("probe compare", compare, "rows per second (both dumps)")):
+                                  ("probe compare", compare, "row pairs per second (1,000,000 rows in each dump)")):
         wall = statistics.median(r[0] for r in runs)
         cpu = statistics.median(r[1] for r in runs)
         peak = max(r[2] for r in runs)
