@@ -33,6 +33,9 @@
 #include <ATen/record_function.h>
 #include <c10/core/GradMode.h>
 #include <nlohmann/json.hpp>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/library.h>
 #include <torch/version.h>
 
@@ -291,6 +294,10 @@ struct ThreadState {
     bool seenInBackward = false;
     bool seenWatchingBackwardChildren = false;
     std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
+    // Accumulator nodes of leaves hooked as the layer op began, held until it ends: a leaf's
+    // accumulator lives as long as something holds it, which is the graph only once an op of the
+    // layer has used the leaf (probe_torch_hook_input_gradient).
+    std::vector<std::shared_ptr<torch::autograd::Node>> leafAccumulatorsHeld;
     GatherBuffer gathered;         // a strided tensor's elements (gatherRowMajor)
     void* freeContexts = nullptr;  // AdapterContext's free list
     struct RecentFacts {           // schemaFacts' table by name pointer
@@ -716,6 +723,7 @@ void popFrame(ThreadState& tls) {
             }
         }
         tls.currentLayer = -1;
+        tls.leafAccumulatorsHeld.clear();
     }
 }
 
@@ -1037,19 +1045,23 @@ int reportOneTensor(int io, int index, const char* name, void* impl, const char*
 
 std::atomic<int64_t> gGradientHooksMade{0};  // hooks on input gradients made (for tests)
 
-// The hooks already on leaf tensors of this thread. A tensor hook fires at every backward pass
-// through its tensor, so a leaf kept from step to step (an input that requires its gradient)
-// needs one hook per (layer, input) for all the steps: hooking it at every call piled up hooks
-// that all ran at every backward (each step slower than the one before). Non-leaf tensors are
-// made anew at each forward and are hooked each time.
+// The hooks already on the grad accumulators of leaf tensors, of this thread. A leaf (an input
+// that requires its gradient) is hooked on its accumulator node, not with a tensor hook: torch 1.x
+// runs a leaf's tensor hooks inside that node, where the layer's backward op is no longer the
+// open one (its gradient went unreported), but a node's pre-hooks before the node. An accumulator
+// lives as long as the graph using its leaf (one per step; ThreadState::leafAccumulatorsHeld
+// until the graph holds it): one hook per (layer, input) on it, so that a leaf passed to a layer
+// many times in one step is reported once, as a tensor is.
 class LeafHooks {
 public:
-    // True when `leaf` has the hook of (layer, index, name) already; else notes that it will.
-    bool hookedBefore(const at::Tensor& leaf, const char* layer, int index, const char* name) {
+    // True when `accumulator` has the hook of (layer, index, name) already; else notes that it
+    // will.
+    bool hookedBefore(const std::shared_ptr<torch::autograd::Node>& accumulator, const char* layer,
+                      int index, const char* name) {
         std::string key = std::string(layer) + '\0' + std::to_string(index) + '\0' + name;
-        Leaf& entry = leaves_[leaf.unsafeGetTensorImpl()];
-        if (entry.keys.empty() || entry.tensor.expired()) {  // new, or a dead tensor's address
-            entry.tensor = Weak(leaf.getIntrusivePtr());
+        Leaf& entry = leaves_[accumulator.get()];
+        if (entry.keys.empty() || entry.node.expired()) {  // new, or a dead node's address
+            entry.node = accumulator;
             entry.keys.clear();
         }
         for (const auto& known : entry.keys)
@@ -1060,20 +1072,35 @@ public:
     }
 
 private:
-    using Weak = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
     struct Leaf {
-        Weak tensor{c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>()};
+        std::weak_ptr<torch::autograd::Node> node;
         std::vector<std::string> keys;
     };
-    // Leaves made at every step (fresh inputs) come and go: the dead are dropped when the table
-    // has doubled since the last time.
+    // Accumulators made at every step come and go: the dead are dropped when the table has
+    // doubled since the last time.
     void prune() {
         for (auto it = leaves_.begin(); it != leaves_.end();)
-            it = it->second.tensor.expired() ? leaves_.erase(it) : std::next(it);
+            it = it->second.node.expired() ? leaves_.erase(it) : std::next(it);
         pruneAt_ = std::max<size_t>(1024, leaves_.size() * 2);
     }
-    std::unordered_map<const c10::TensorImpl*, Leaf> leaves_;
+    std::unordered_map<const torch::autograd::Node*, Leaf> leaves_;
     size_t pruneAt_ = 1024;
+};
+
+// A leaf's input-gradient hook, run by the engine before the leaf's accumulator node: the
+// gradient it is given is the leaf's whole gradient (every use summed).
+template <typename Report>
+class LeafGradientHook final : public torch::autograd::FunctionPreHook {
+public:
+    explicit LeafGradientHook(Report report) : report_(std::move(report)) {}
+    torch::autograd::variable_list operator()(
+        const torch::autograd::variable_list& grads) override {
+        if (!grads.empty() && grads[0].defined()) report_(grads[0]);
+        return grads;
+    }
+
+private:
+    Report report_;
 };
 
 // The gradient that will flow out of the backward op of the layer with index `layer` through its
@@ -1252,32 +1279,45 @@ PROBE_TORCH_API int probe_torch_report_backward_output(const char* layer, int in
 }
 
 // Hooks the forward input `index` (named `name`, TensorImpl `impl`) of the layer-level op
-// `layer`: the gradient computed for it is an output of "<layer>.backward". A tensor hook runs
-// once the gradient is complete, before its producer's node: the layer's backward op is still
-// the open one (checked when it runs). The hook only reads the gradient. In C++ rather than
-// Python: no Python runs in the backward pass. Returns 1 when hooked, 0 when the tensor needs no
-// gradient, -1 on a failure.
+// `layer`: the gradient computed for it is an output of "<layer>.backward". The hook runs once
+// the gradient is complete, before its producer's node (a leaf's: its accumulator): the layer's
+// backward op is still the open one (checked when it runs). The hook only reads the gradient. In
+// C++ rather than Python: no Python runs in the backward pass. Returns 1 when hooked, 0 when the
+// tensor needs no gradient, -1 on a failure.
 PROBE_TORCH_API int probe_torch_hook_input_gradient(const char* layer, int index, const char* name,
                                                     void* impl) {
     try {
         if (!layer || !impl || index < 0) return -1;
         const at::Tensor tensor = tensorOfImpl(impl);
         if (!tensor.requires_grad()) return 0;
-        thread_local LeafHooks leafHooks;
-        if (tensor.is_leaf() && leafHooks.hookedBefore(tensor, layer, index, name ? name : ""))
-            return 1;
+        std::shared_ptr<torch::autograd::Node> accumulator;
+        if (tensor.is_leaf()) {
+            thread_local LeafHooks leafHooks;
+            accumulator = torch::autograd::impl::grad_accumulator(tensor);
+            if (!accumulator) return 0;
+            if (leafHooks.hookedBefore(accumulator, layer, index, name ? name : "")) return 1;
+            threadTls().leafAccumulatorsHeld.push_back(accumulator);
+        }
         gGradientHooksMade.fetch_add(1, std::memory_order_relaxed);
+        // On the leaf's accumulator, or on the tensor (run before its producer's node).
+        const auto hook = [&](auto report) {
+            if (accumulator)
+                accumulator->add_pre_hook(
+                    std::make_unique<LeafGradientHook<decltype(report)>>(std::move(report)));
+            else
+                tensor.register_hook(std::move(report));
+        };
         // The layer by its index (layer-level ops are registered as they begin, before their
         // inputs are hooked), the name held once (hookNameOf); else both in the closure.
         const int layerIndex = layerIndexOf(layer);
         const std::string* held = layerIndex >= 0 ? hookNameOf(name ? name : "") : nullptr;
         if (held) {
-            tensor.register_hook([layerIndex, index, held](const at::Tensor& grad) {
+            hook([layerIndex, index, held](const at::Tensor& grad) {
                 reportInputGradient(layerIndex, index, held->c_str(), grad);
             });
         } else {
-            tensor.register_hook([layer = std::string(layer), index,
-                                  name = std::string(name ? name : "")](const at::Tensor& grad) {
+            hook([layer = std::string(layer), index,
+                  name = std::string(name ? name : "")](const at::Tensor& grad) {
                 reportInputGradient(layerIndexOf(layer.c_str()), index, name.c_str(), grad);
             });
         }

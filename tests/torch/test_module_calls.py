@@ -228,8 +228,9 @@ class ModuleCalls(ProbeTestCase):
 
     def test_an_input_kept_from_step_to_step_is_hooked_once_per_layer(self):
         # A tensor hook fires at every backward through its tensor: an input that requires its
-        # gradient and is used at every step needs one hook per layer, not one per step (they
-        # piled up, and every backward ran them all). Inputs made anew each step get one each.
+        # gradient and is used at every step must not pile up hooks (every backward ran them
+        # all). The adapter hooks such a leaf on its accumulator node, which lives one step; the
+        # Python hooks (a tensor subclass) once per layer for all the steps.
         rows, result = self.run_script("""
             import torch
             import torch.nn as nn
@@ -254,12 +255,14 @@ class ModuleCalls(ProbeTestCase):
             print("HOOKS", torch_hooks._adapter.probe_torch_gradient_hooks_made())
             print("PYTHON HOOKS", len(marked._backward_hooks))
             """, task="statistics", exec_range="all")
-        # kept: one hook for a's input 0, one for b's; fresh: one per step.
-        self.assertIn("HOOKS %d" % (2 + 40), result.stdout)
+        # Each step: kept, a leaf, on its accumulator node (made anew with each step's graph,
+        # hooks and all), one for a's input 0 and one for b's; fresh, one. Never more a step.
+        self.assertIn("HOOKS %d" % (3 * 40), result.stdout)
         self.assertIn("PYTHON HOOKS 1", result.stdout)
         # Every step's backward ops are all there: a's two calls and b's.
         flowing_in = [r["Op Name"].split(".")[0] for r in rows
-                      if ".backward" in r["Op Name"] and r["Op Type"] == "LinearBackward"]
+                      if ".backward" in r["Op Name"] and r["Op Type"] == "LinearBackward"
+                      and r["Input/Output"] == "input"]
         self.assertEqual((flowing_in.count("a"), flowing_in.count("b")), (80, 40))
 
     def test_input_gradients_are_hooked_only_in_grad_mode(self):
@@ -309,6 +312,33 @@ class ModuleCalls(ProbeTestCase):
         self.assertEqual(len(outputs), 2)
         for row, want in zip(outputs, grads):
             self.assertStatsMatch(row, want)
+
+    def test_the_gradient_of_a_leaf_input_flows_out_of_its_layer(self):
+        # A layer's input that is a leaf needing its gradient (torch 1.x runs a leaf's tensor
+        # hooks inside its accumulator node, after the layer's backward op had let go): its
+        # gradient is the backward op's output at every step, once, whether the leaf is kept from
+        # step to step or made anew.
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            torch.manual_seed(3)
+            model = nn.Sequential(nn.Linear(4, 3), nn.Tanh())
+            kept = torch.randn(5, 4, requires_grad=True)
+            grads = []
+            for step in range(4):
+                x = kept if step < 2 else torch.randn(5, 4, requires_grad=True)
+                x.grad = None
+                model(x).sum().backward()
+                grads.append(x.grad.clone())
+            torch.save(grads, __file__ + ".grads.pt")
+            """, task="statistics", exec_range="all")
+        grads = torch.load(self.path("model.py.grads.pt"))
+        outputs = [r for r in self.by_op(rows)["0.backward"] if r["Input/Output"] == "output"]
+        self.assertEqual([int(r["Execution Count"]) for r in outputs], [0, 1, 2, 3])
+        for row in outputs:
+            self.assertEqual(row["Index"], "0_input")
+            self.assertStatsMatch(row, grads[int(row["Execution Count"])])
 
     def test_input_gradients_named_past_the_held_names_are_reported_alike(self):
         # The adapter holds the names its input-gradient hooks carry once per process, up to
