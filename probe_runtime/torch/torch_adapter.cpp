@@ -617,29 +617,49 @@ c10::ArrayRef<const c10::IValue> outputsOf(const at::RecordFunction& fn) {
 // Ops
 
 // What onOpStart gives RecordFunction for an op it began (onOpEnd ends it). One is made and
-// destroyed per op watched: they come from a free list of the thread rather than the heap, whose
-// allocator cost as much as the rest of a passive op (the list is of the thread that destroyed
-// them; a thread's is freed when it ends).
+// destroyed per op watched: they come from a free list of the thread that made them rather than
+// the heap, whose allocator cost as much as the rest of a passive op. That thread's state is
+// written after the context's own bytes, where onOpEnd and operator delete read it: neither
+// looks the thread's state up (a call into the dynamic linker for a library loaded with dlopen,
+// three per op with the allocation's). RecordFunction ends an op of the scopes watched
+// (FUNCTION, BACKWARD_FUNCTION) on the thread that began it, before that thread ends: a list is
+// only ever used by its own thread, and freed when the thread ends.
 struct AdapterContext : at::ObserverContext {
-    static void* operator new(size_t size) {
-        ThreadState* state = tlsState;
-        if (!state || !state->freeContexts || size != sizeof(AdapterContext))
-            return ::operator new(size);
-        void* context = state->freeContexts;
-        state->freeContexts = *static_cast<void**>(context);
-        return context;
+    static std::unique_ptr<at::ObserverContext> make(ThreadState& owner) {
+        return std::unique_ptr<at::ObserverContext>(new (owner) AdapterContext);
     }
-    static void operator delete(void* context, size_t size) noexcept {
-        ThreadState* state = tlsState;
-        if (!state || size != sizeof(AdapterContext)) {
-            ::operator delete(context);
-            return;
-        }
-        *static_cast<void**>(context) = state->freeContexts;
-        state->freeContexts = context;
+    static ThreadState& ownerOf(const at::ObserverContext* context) { return ownerAt(context); }
+    static void* operator new(size_t, ThreadState& owner) {
+        void* memory = owner.freeContexts;
+        if (memory)
+            owner.freeContexts = *static_cast<void**>(memory);
+        else
+            memory = ::operator new(kBytes);
+        ThreadState* const ownerPointer = &owner;
+        std::memcpy(static_cast<char*>(memory) + kOwnerAt, &ownerPointer, sizeof ownerPointer);
+        return memory;
+    }
+    static void operator delete(void* memory,
+                                ThreadState& owner) noexcept {  // if a constructor threw
+        giveBack(owner, memory);
+    }
+    static void operator delete(void* memory) noexcept { giveBack(ownerAt(memory), memory); }
+
+private:
+    static constexpr size_t kOwnerAt = sizeof(at::ObserverContext);  // after this one's bytes
+    static constexpr size_t kBytes = kOwnerAt + sizeof(ThreadState*);
+    static ThreadState& ownerAt(const void* memory) {
+        ThreadState* owner = nullptr;
+        std::memcpy(&owner, static_cast<const char*>(memory) + kOwnerAt, sizeof owner);
+        return *owner;
+    }
+    static void giveBack(ThreadState& owner, void* memory) {
+        *static_cast<void**>(memory) = owner.freeContexts;
+        owner.freeContexts = memory;
     }
 };
-static_assert(sizeof(AdapterContext) >= sizeof(void*));
+static_assert(sizeof(AdapterContext) == sizeof(at::ObserverContext) &&
+              sizeof(AdapterContext) >= sizeof(void*));
 
 ThreadState::~ThreadState() {
     while (freeContexts) {
@@ -748,7 +768,10 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
     try {
         ThreadState& tls = threadTls();
         const char* name = fn.name();
-        if (startsWith(name, "probe::") || startsWith(name, "autograd::engine::evaluate_function"))
+        // Nearly every op is an aten op, which is neither of ours nor the engine's bookkeeping.
+        const bool aten = startsWith(name, "aten::");
+        if (!aten && (startsWith(name, "probe::") ||
+                      startsWith(name, "autograd::engine::evaluate_function")))
             return nullptr;
         const bool backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
         int layer = -1;
@@ -770,11 +793,11 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
         // Inside an op nobody looks into: kept count of, nothing more (no names built).
         if (!tls.frames.empty() && !tls.frames.back().observeChildren) {
             tls.frames.push_back({FrameKind::Passive, false});
-            return std::make_unique<AdapterContext>();
+            return AdapterContext::make(tls);
         }
         int kind = PROBE_OP_OPERATION;
         // An op inside another (nearly every op) is named by the op's own name: no string built.
-        const char* opNameText = startsWith(name, "aten::") ? name + 6 : name;
+        const char* opNameText = aten ? name + 6 : name;
         const char* opTypeText = name;
         std::string opName, opType;
         if (backward) {
@@ -812,7 +835,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
                 if (!params.empty()) probe_op_set_param(params.dump().c_str());
             }
         }
-        return std::make_unique<AdapterContext>();
+        return AdapterContext::make(tls);
     } catch (const std::exception& e) {
         reportFailure("op start", e.what());
     } catch (...) {
@@ -824,7 +847,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
 void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
     if (!context) return;
     try {
-        ThreadState& tls = threadTls();
+        ThreadState& tls = AdapterContext::ownerOf(context);  // this thread's (see AdapterContext)
         if (tls.frames.empty()) return;
         const Frame& top = tls.frames.back();
         if (top.kind != FrameKind::Passive) {
