@@ -403,8 +403,11 @@ constexpr size_t kMaxKeptGather = size_t{16} << 20;
 // Statistics of a tensor for a statistics-only op: computed once per memory region and model
 // call, directly on the memory when the tensor covers it densely (statistics do not depend on
 // the order of the elements), else on its elements gathered in row-major order (as a
-// contiguous copy holds them).
-probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
+// contiguous copy holds them). An op's output (`written`) is computed afresh and replaces what
+// was known of its memory: a kernel writes memory without the version counter telling, after
+// an op inside it saw that memory (addmm copies its bias into its result with copy_, whose
+// output was seen, then its gemm writes the product there).
+probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code, bool written) {
     ThreadState& tls = threadTls();
     const uint64_t count = static_cast<uint64_t>(tensor.numel());
     // Only a tensor covering its memory densely is known by (storage, offset, count): it holds
@@ -418,8 +421,10 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
         key = {tensor.storage().unsafeGetStorageImpl(),
                static_cast<uint64_t>(tensor.storage_offset()), count, code,
                static_cast<int64_t>(tensor._version())};
-        auto it = tls.statsCache.find(key);
-        if (it != tls.statsCache.end()) return it->second.stats;
+        if (!written) {
+            auto it = tls.statsCache.find(key);
+            if (it != tls.statsCache.end()) return it->second.stats;
+        }
     }
     probe_tensor_stats stats{};
     if (dense) {
@@ -434,7 +439,8 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
     }
     if (cacheable) {
         if (tls.statsCache.size() >= kMaxCachedStats) tls.statsCache.clear();
-        tls.statsCache.emplace(key, CachedStats{tensor.storage().getWeakStorageImpl(), stats});
+        tls.statsCache.insert_or_assign(key,
+                                        CachedStats{tensor.storage().getWeakStorageImpl(), stats});
     }
     return stats;
 }
@@ -457,7 +463,7 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
         return;
     }
     if (wants & PROBE_WANTS_STATISTICS_ONLY) {
-        const probe_tensor_stats stats = statisticsOf(tensor, code);
+        const probe_tensor_stats stats = statisticsOf(tensor, code, io == PROBE_OUTPUT);
         probe_op_tensor_stats(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, &stats,
                               bufferId);
         return;
