@@ -284,13 +284,14 @@ void FrameStack::nameChild(const Frame& parent, Frame& frame) {
 
 int OpTracker::beginChild(ThreadState& ts, std::string_view name, std::string_view type,
                           const char* paramJson, OpKind kind) {
-    Frame& frame = ts.stack.push();
+    Frame& frame = ts.stack.push(FrameStack::kKeepType);
     try {
         Frame& parent = ts.stack[ts.stack.size() - 2];  // after the push, which may move it
         frame.index = parent.childCount - 1;            // counted by opBegin
         frame.depth = parent.depth + 1;
         const auto& config = ts.layer.config->config;
-        frame.type = type;
+        // Siblings are often of one type (the selects of a batched matmul's loop): kept then.
+        if (frame.type != type) frame.type.assign(type);
         const auto nameAt = reinterpret_cast<uintptr_t>(name.data()),
                    typeAt = reinterpret_cast<uintptr_t>(type.data());
         if (nameAt >= typeAt && nameAt + name.size() == typeAt + type.size())

@@ -57,9 +57,11 @@ public:
     Frame& back() { return frames_[size_ - 1]; }
     const Frame& back() const { return frames_[size_ - 1]; }
     Frame& operator[](size_t i) { return frames_[i]; }
-    // A new top frame, as a default Frame but for its strings' capacity. It may move the
-    // frames below: take references to them after this.
-    Frame& push() {
+    // A new top frame, as a default Frame but for its strings' capacity, and with kKeepType
+    // for its type, left as the last frame at this depth had it (for the caller to compare
+    // before it sets it). It may move the frames below: take references to them after this.
+    static constexpr bool kKeepType = true;
+    Frame& push(bool keepType = false) {
         if (size_ == frames_.size()) frames_.emplace_back();
         Frame& frame = frames_[size_++];
         frame.serial = ++serial_;
@@ -68,9 +70,9 @@ public:
         frame.depth = 0;
         frame.index = frame.childCount = 0;
         frame.nameInType = Frame::kOwnName;
-        for (std::string* text :
-             {&frame.id, &frame.name, &frame.type, &frame.namePath, &frame.relDir})
+        for (std::string* text : {&frame.id, &frame.name, &frame.namePath, &frame.relDir})
             text->clear();
+        if (!keepType) frame.type.clear();
         return frame;
     }
     void pop_back() {

@@ -421,8 +421,11 @@ constexpr size_t kMaxKeptGather = size_t{16} << 20;
 // Statistics of a tensor for a statistics-only op: computed once per memory region and model
 // call, directly on the memory when the tensor covers it densely (statistics do not depend on
 // the order of the elements), else on its elements gathered in row-major order (as a
-// contiguous copy holds them).
-probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
+// contiguous copy holds them). An op's output (`written`) is computed afresh and replaces what
+// was known of its memory: a kernel writes memory without the version counter telling, after
+// an op inside it saw that memory (addmm copies its bias into its result with copy_, whose
+// output was seen, then its gemm writes the product there).
+probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code, bool written) {
     ThreadState& tls = threadTls();
     const uint64_t count = static_cast<uint64_t>(tensor.numel());
     // Only a tensor covering its memory densely is known by (storage, offset, count): it holds
@@ -436,8 +439,10 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
         key = {tensor.storage().unsafeGetStorageImpl(),
                static_cast<uint64_t>(tensor.storage_offset()), count, code,
                static_cast<int64_t>(tensor._version())};
-        auto it = tls.statsCache.find(key);
-        if (it != tls.statsCache.end()) return it->second.stats;
+        if (!written) {
+            auto it = tls.statsCache.find(key);
+            if (it != tls.statsCache.end()) return it->second.stats;
+        }
     }
     probe_tensor_stats stats{};
     if (dense) {
@@ -452,7 +457,8 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code) {
     }
     if (cacheable) {
         if (tls.statsCache.size() >= kMaxCachedStats) tls.statsCache.clear();
-        tls.statsCache.emplace(key, CachedStats{tensor.storage().getWeakStorageImpl(), stats});
+        tls.statsCache.insert_or_assign(key,
+                                        CachedStats{tensor.storage().getWeakStorageImpl(), stats});
     }
     return stats;
 }
@@ -475,7 +481,7 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
         return;
     }
     if (wants & PROBE_WANTS_STATISTICS_ONLY) {
-        const probe_tensor_stats stats = statisticsOf(tensor, code);
+        const probe_tensor_stats stats = statisticsOf(tensor, code, io == PROBE_OUTPUT);
         probe_op_tensor_stats(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, &stats,
                               bufferId);
         return;
@@ -635,29 +641,49 @@ c10::ArrayRef<const c10::IValue> outputsOf(const at::RecordFunction& fn) {
 // Ops
 
 // What onOpStart gives RecordFunction for an op it began (onOpEnd ends it). One is made and
-// destroyed per op watched: they come from a free list of the thread rather than the heap, whose
-// allocator cost as much as the rest of a passive op (the list is of the thread that destroyed
-// them; a thread's is freed when it ends).
+// destroyed per op watched: they come from a free list of the thread that made them rather than
+// the heap, whose allocator cost as much as the rest of a passive op. That thread's state is
+// written after the context's own bytes, where onOpEnd and operator delete read it: neither
+// looks the thread's state up (a call into the dynamic linker for a library loaded with dlopen,
+// three per op with the allocation's). RecordFunction ends an op of the scopes watched
+// (FUNCTION, BACKWARD_FUNCTION) on the thread that began it, before that thread ends: a list is
+// only ever used by its own thread, and freed when the thread ends.
 struct AdapterContext : at::ObserverContext {
-    static void* operator new(size_t size) {
-        ThreadState* state = tlsState;
-        if (!state || !state->freeContexts || size != sizeof(AdapterContext))
-            return ::operator new(size);
-        void* context = state->freeContexts;
-        state->freeContexts = *static_cast<void**>(context);
-        return context;
+    static std::unique_ptr<at::ObserverContext> make(ThreadState& owner) {
+        return std::unique_ptr<at::ObserverContext>(new (owner) AdapterContext);
     }
-    static void operator delete(void* context, size_t size) noexcept {
-        ThreadState* state = tlsState;
-        if (!state || size != sizeof(AdapterContext)) {
-            ::operator delete(context);
-            return;
-        }
-        *static_cast<void**>(context) = state->freeContexts;
-        state->freeContexts = context;
+    static ThreadState& ownerOf(const at::ObserverContext* context) { return ownerAt(context); }
+    static void* operator new(size_t, ThreadState& owner) {
+        void* memory = owner.freeContexts;
+        if (memory)
+            owner.freeContexts = *static_cast<void**>(memory);
+        else
+            memory = ::operator new(kBytes);
+        ThreadState* const ownerPointer = &owner;
+        std::memcpy(static_cast<char*>(memory) + kOwnerAt, &ownerPointer, sizeof ownerPointer);
+        return memory;
+    }
+    static void operator delete(void* memory,
+                                ThreadState& owner) noexcept {  // if a constructor threw
+        giveBack(owner, memory);
+    }
+    static void operator delete(void* memory) noexcept { giveBack(ownerAt(memory), memory); }
+
+private:
+    static constexpr size_t kOwnerAt = sizeof(at::ObserverContext);  // after this one's bytes
+    static constexpr size_t kBytes = kOwnerAt + sizeof(ThreadState*);
+    static ThreadState& ownerAt(const void* memory) {
+        ThreadState* owner = nullptr;
+        std::memcpy(&owner, static_cast<const char*>(memory) + kOwnerAt, sizeof owner);
+        return *owner;
+    }
+    static void giveBack(ThreadState& owner, void* memory) {
+        *static_cast<void**>(memory) = owner.freeContexts;
+        owner.freeContexts = memory;
     }
 };
-static_assert(sizeof(AdapterContext) >= sizeof(void*));
+static_assert(sizeof(AdapterContext) == sizeof(at::ObserverContext) &&
+              sizeof(AdapterContext) >= sizeof(void*));
 
 ThreadState::~ThreadState() {
     while (freeContexts) {
@@ -767,7 +793,10 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
     try {
         ThreadState& tls = threadTls();
         const char* name = fn.name();
-        if (startsWith(name, "probe::") || startsWith(name, "autograd::engine::evaluate_function"))
+        // Nearly every op is an aten op, which is neither of ours nor the engine's bookkeeping.
+        const bool aten = startsWith(name, "aten::");
+        if (!aten && (startsWith(name, "probe::") ||
+                      startsWith(name, "autograd::engine::evaluate_function")))
             return nullptr;
         const bool backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
         int layer = -1;
@@ -789,11 +818,11 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
         // Inside an op nobody looks into: kept count of, nothing more (no names built).
         if (!tls.frames.empty() && !tls.frames.back().observeChildren) {
             tls.frames.push_back({FrameKind::Passive, false});
-            return std::make_unique<AdapterContext>();
+            return AdapterContext::make(tls);
         }
         int kind = PROBE_OP_OPERATION;
         // An op inside another (nearly every op) is named by the op's own name: no string built.
-        const char* opNameText = startsWith(name, "aten::") ? name + 6 : name;
+        const char* opNameText = aten ? name + 6 : name;
         const char* opTypeText = name;
         std::string opName, opType;
         if (backward) {
@@ -831,7 +860,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
                 if (!params.empty()) probe_op_set_param(params.dump().c_str());
             }
         }
-        return std::make_unique<AdapterContext>();
+        return AdapterContext::make(tls);
     } catch (const std::exception& e) {
         reportFailure("op start", e.what());
     } catch (...) {
@@ -843,7 +872,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
 void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
     if (!context) return;
     try {
-        ThreadState& tls = threadTls();
+        ThreadState& tls = AdapterContext::ownerOf(context);  // this thread's (see AdapterContext)
         if (tls.frames.empty()) return;
         const Frame& top = tls.frames.back();
         if (top.kind != FrameKind::Passive) {

@@ -497,6 +497,57 @@ class ModuleCalls(ProbeTestCase):
         first_outputs = [r for r in ops["first"] if r["Input/Output"] == "output"]
         self.assertEqual(len(first_outputs), 64)
 
+    def test_threads_watching_every_op_each_get_every_row(self):
+        # Every op watched (its RecordFunction context made and given back by its own thread)
+        # on three threads at once, forward and backward: each call of each forward op has its
+        # rows, the same numbers at every call (one model, one input), and the linear layer's
+        # output is what it computes (not its bias, which addmm copies into its result before
+        # its gemm writes there without the version counter telling).
+        rows, result = self.run_script("""
+            import threading
+            import torch
+            import torch.nn as nn
+
+            torch.manual_seed(11)
+            model = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3))
+            x = torch.randn(4, 6)
+            with torch.no_grad():  # no module call: outside the model, not dumped
+                torch.save(x @ model[0].weight.t() + model[0].bias, __file__ + ".linear.pt")
+            errors = []
+
+            def run():
+                try:
+                    for _ in range(10):
+                        model(x).sum().backward()
+                except BaseException as e:
+                    errors.append(e)
+
+            threads = [threading.Thread(target=run) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            run()
+            assert not errors, errors
+            print("threads ok")
+            """, task="statistics", exec_range="all", save_child=True)
+        self.assertIn("threads ok", result.stdout)
+        calls = {}
+        for row in rows:
+            key = (row["Op Name"], row["Op Id"], row["Input/Output"], row["Index"])
+            calls.setdefault(key, []).append(row)
+        linear = [r for (name, _, io, _), rs in calls.items() for r in rs
+                  if name == "0/linear" and io == "output"]
+        self.assertEqual(len(linear), 40)
+        self.assertStatsMatch(linear[0], torch.load(self.path("model.py.linear.pt")))
+        forward = {key: rs for key, rs in calls.items() if ".backward" not in key[0]}
+        self.assertGreater(len([key for key in forward if "/" in key[0]]), 10)
+        self.assertTrue([key for key in calls if "/" in key[0] and ".backward" in key[0]])
+        for key, rs in forward.items():
+            self.assertEqual(len(rs), 40, key)
+            values = {tuple(r[k] for k in ("Shape", "Max", "Min", "Mean", "Norm")) for r in rs}
+            self.assertEqual(len(values), 1, key)
+
     def test_a_failure_of_the_probe_in_a_module_call_is_said_and_the_model_goes_on(self):
         # The probe's own Python fails on an argument it names (a dict key whose str() raises):
         # said once per kind, absorbed, and the module runs as without the probe.
