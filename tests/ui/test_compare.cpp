@@ -23,9 +23,11 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QProcess>
+#include <QSemaphore>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTest>
+#include <QThreadPool>
 #include <QTreeView>
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
@@ -823,6 +825,63 @@ TEST(CompareTable, ABigTableFillsInSlicesAndSortsLikeAStableSortKeepingTheSelect
     const auto descending = byName(all, Qt::DescendingOrder);
     EXPECT_EQ(shownOps(), descending);
     EXPECT_NE(descending, std::vector<uint32_t>(ascending.rbegin(), ascending.rend()));
+}
+
+// Qt's raster engine draws big fills on Qt's global thread pool and the GUI thread waits for
+// them: our long jobs run on a pool of their own, or a sort held up painting (a 60 ms stall).
+// With every thread of the global pool busy, a comparison still runs and its table still sorts.
+TEST(CompareTable, ComparesAndSortsWhileQtsGlobalPoolIsBusy) {
+    test::TempDir dir("ui-compare-pool");
+    synthetic::SyntheticDumpOptions options;
+    options.ops = 300;
+    options.rows = 3000;
+    options.layers = 4;
+    options.output = dir / "reference";
+    const auto reference = synthetic::writeSyntheticDump(options);
+    options.output = dir / "candidate";
+    options.nanLayer = 2;
+    options.nanRound = 1;
+    const auto candidate = synthetic::writeSyntheticDump(options);
+
+    QThreadPool* global = QThreadPool::globalInstance();
+    const int threads = global->maxThreadCount();
+    ASSERT_GT(threads, 0);
+    QSemaphore started, release;
+    for (int i = 0; i < threads; ++i)
+        global->start([&] {
+            started.release();
+            release.acquire();
+        });
+    ASSERT_TRUE(started.tryAcquire(threads, 60000));
+    struct Release {  // whatever happens below, the global pool is let go
+        QSemaphore& release;
+        int threads;
+        ~Release() { release.release(threads); }
+    } releaseAtEnd{release, threads};
+
+    context::AppContext context;
+    RunComparison* comparison = context.comparison();
+    data::CompareOpsModel table(comparison);
+    table.setInlineSortRows(0);  // every sort on a worker thread
+    ASSERT_TRUE(context.compare(QString::fromStdString(reference.root),
+                                QString::fromStdString(candidate.root)));
+    ASSERT_TRUE(waitFor([&] { return comparison->result() != nullptr; }, 60000));
+    ASSERT_TRUE(waitFor([&] { return !table.filling() && !table.sorting(); }, 60000));
+    const uint32_t n = static_cast<uint32_t>(comparison->result()->ops.size());
+    ASSERT_GT(n, 1000u);
+    ASSERT_EQ(table.rowCount(), static_cast<int>(n));
+    QSignalSpy applied(&table, &data::CompareOpsModel::sortApplied);
+    table.sort(data::CompareOpsModel::OpColumn, Qt::DescendingOrder);
+    ASSERT_TRUE(waitFor([&] { return applied.count() > 0 && !table.sorting(); }, 60000));
+    const auto& r = *comparison->result();
+    auto name = [&](int row) {
+        const auto& op = r.reference->op(
+            r.ops[table.index(row, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt()]
+                .referenceOp);
+        return op.namePath.empty() ? op.id : op.namePath;
+    };
+    EXPECT_GE(name(0), name(static_cast<int>(n) - 1));
+    EXPECT_GT(name(0), name(static_cast<int>(n) - 1)) << "the sort ordered nothing";
 }
 
 // The difference image: white where equal, the largest difference darkest, NaN/Inf in one run

@@ -8,6 +8,7 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "background_pool.h"
 #include "compare_series.h"
 #include "op_tree_model.h"
 
@@ -231,6 +232,7 @@ void CompareOpsModel::startSort() {
         watcher->deleteLater();
     });
     watcher->setFuture(QtConcurrent::run(
+        backgroundPool(),
         [result = std::move(result), made = madeMeasures(*comparison_), listed = listedOps_,
          count = static_cast<size_t>(listed_), column = sortColumn_, order = sortOrder_] {
             return sortedOps(*result, made, listed.get(), count, column, order);

@@ -8,6 +8,8 @@
 #include <QLocale>
 #include <QPromise>
 #include <QThreadPool>
+
+#include "background_pool.h"
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -208,21 +210,22 @@ bool RunComparison::start() {
         onRunDone(run);
     });
     analysis::CompareOptions options = options_;
-    watcher->setFuture(QtConcurrent::run([run, options](QPromise<void>& promise) mutable {
-        promise.setProgressRange(0, kProgressScale);
-        int reported = -1;
-        options.cancel = &run->cancel;
-        options.progress = [&](uint64_t done, uint64_t total) {
-            const int value = total ? static_cast<int>(done * kProgressScale / total) : 0;
-            if (value != reported) promise.setProgressValue(reported = value);
-        };
-        // The result points into the run's snapshots, which live as long as it does.
-        run->result = analysis::compareDumps(*run->reference, *run->candidate, options);
-        if (run->result.cancelled || run->cancel) return;
-        run->buildLookups();
-        run->profiles = errorProfiles(run->result);
-        returnFreedMemory();
-    }));
+    watcher->setFuture(
+        QtConcurrent::run(backgroundPool(), [run, options](QPromise<void>& promise) mutable {
+            promise.setProgressRange(0, kProgressScale);
+            int reported = -1;
+            options.cancel = &run->cancel;
+            options.progress = [&](uint64_t done, uint64_t total) {
+                const int value = total ? static_cast<int>(done * kProgressScale / total) : 0;
+                if (value != reported) promise.setProgressValue(reported = value);
+            };
+            // The result points into the run's snapshots, which live as long as it does.
+            run->result = analysis::compareDumps(*run->reference, *run->candidate, options);
+            if (run->result.cancelled || run->cancel) return;
+            run->buildLookups();
+            run->profiles = errorProfiles(run->result);
+            returnFreedMemory();
+        }));
     emit started();
     return true;
 }
@@ -252,7 +255,7 @@ std::shared_ptr<const std::vector<uint32_t>> RunComparison::divergingOps() const
 void RunComparison::releaseShown() {
     if (!shown_) return;
     // A million compared tensors take a while to free: not on the GUI thread.
-    QThreadPool::globalInstance()->start([run = std::move(shown_)]() mutable {
+    backgroundPool()->start([run = std::move(shown_)]() mutable {
         // The snapshots may go with it: they free themselves on the pool too (newSharedIndex).
         run.reset();
         returnFreedMemory();

@@ -9,6 +9,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "analysis/atb_dump.h"
+#include "background_pool.h"
 
 namespace probe::data {
 
@@ -137,7 +138,7 @@ void TensorPairDocument::open(const analysis::DumpIndex& reference, uint32_t ref
     });
     // The files are read on a worker, without the indexes (which the GUI thread grows): a
     // header-only copy is followed to the first copy beside it, as the preview does.
-    watcher->setFuture(QtConcurrent::run([result, referencePath, candidatePath] {
+    watcher->setFuture(QtConcurrent::run(backgroundPool(), [result, referencePath, candidatePath] {
         auto read = [&](const std::string& path) -> std::optional<analysis::TensorData> {
             auto tensor = analysis::loadTensorFile(path, &result->error);
             if (tensor && tensor->header.headerOnly()) {

@@ -4,7 +4,10 @@
 #include <exception>
 
 #include <QCoreApplication>
+#include <QThread>
 #include <QThreadPool>
+
+#include "background_pool.h"
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -32,10 +35,12 @@ std::shared_ptr<analysis::DumpIndex> newSharedIndex(analysis::DumpIndex&& index)
     return std::shared_ptr<analysis::DumpIndex>(
         new analysis::DumpIndex(std::move(index)), [](analysis::DumpIndex* gone) {
             // Freeing a million rows takes a while: never on the GUI thread, wherever the last
-            // owner lets go (a replaced dump, a comparison's snapshot).
-            if (gone->rowCount() + gone->opCount() > kFreeElsewhereItems &&
-                QCoreApplication::instance() && QThreadPool::globalInstance())
-                QThreadPool::globalInstance()->start([gone] { delete gone; });
+            // owner lets go (a replaced dump, a comparison's snapshot). Elsewhere, it is freed
+            // where it is let go: that thread is already off the GUI's.
+            auto* app = QCoreApplication::instance();
+            if (gone->rowCount() + gone->opCount() > kFreeElsewhereItems && app &&
+                QThread::currentThread() == app->thread())
+                backgroundPool()->start([gone] { delete gone; });
             else
                 delete gone;
         });

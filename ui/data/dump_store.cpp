@@ -7,6 +7,7 @@
 #include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "background_pool.h"
 #include "dump_loader.h"
 
 namespace probe::data {
@@ -190,8 +191,9 @@ void DumpStore::unshareIndex() {
         watcher->deleteLater();
         onUnshared(generation, std::move(*copy));
     });
-    watcher->setFuture(QtConcurrent::run(
-        [shared, copy] { *copy = newSharedIndex(analysis::DumpIndex(*shared)); }));
+    watcher->setFuture(QtConcurrent::run(backgroundPool(), [shared, copy] {
+        *copy = newSharedIndex(analysis::DumpIndex(*shared));
+    }));
 }
 
 void DumpStore::onUnshared(quint64 generation, std::shared_ptr<analysis::DumpIndex> copy) {

@@ -10,6 +10,8 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "background_pool.h"
+
 namespace probe::data {
 
 namespace {
@@ -60,7 +62,7 @@ void GradientSeriesModel::load(const QString& dir) {
         emit loaded();
     });
     const std::string path = dir.toStdString();
-    watcher->setFuture(QtConcurrent::run([path] {
+    watcher->setFuture(QtConcurrent::run(backgroundPool(), [path] {
         auto result = std::make_shared<ReadResult>();
         result->data = analysis::readGradMonitor(path, &result->error);
         return result;

@@ -7,6 +7,7 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "background_pool.h"
 #include "dump_store.h"
 
 namespace probe::data {
@@ -69,7 +70,7 @@ void OverflowBirths::search() {
             pause_.start();
         }
     });
-    watcher->setFuture(QtConcurrent::run([index] {
+    watcher->setFuture(QtConcurrent::run(backgroundPool(), [index] {
         std::vector<BornOverflow> births;
         const analysis::OverflowReport report =
             analysis::findOverflowBirths(*index, analysis::OverflowOptions{});

@@ -8,6 +8,8 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "background_pool.h"
+
 namespace probe::data {
 namespace {
 
@@ -59,7 +61,7 @@ void TensorDocument::startLoad(const QString& path, const QString& aliasData) {
         finishLoad(request, watcher->result());
         watcher->deleteLater();
     });
-    watcher->setFuture(QtConcurrent::run([file, dataFile] {
+    watcher->setFuture(QtConcurrent::run(backgroundPool(), [file, dataFile] {
         auto result = std::make_shared<LoadResult>();
         std::string error;
         auto tensor = analysis::loadTensorFile(file, &error);
@@ -158,7 +160,7 @@ void TensorDocument::renderImage() {
         }
         watcher->deleteLater();
     });
-    watcher->setFuture(QtConcurrent::run([tensor, start, rows, cols, overlay] {
+    watcher->setFuture(QtConcurrent::run(backgroundPool(), [tensor, start, rows, cols, overlay] {
         return renderSlice(*tensor, start, rows, cols, overlay);
     }));
 }
