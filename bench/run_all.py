@@ -6,7 +6,7 @@ printed as a ratio to its baseline, against its target, with peak memory (not a 
     /usr/bin/python3 bench/run_all.py [--build DIR] [--rounds N] [--only SECTION,...]
 
 Sections (each run interleaved with its baseline, so that the load of a shared machine hits
-both alike; medians over --rounds processes):
+both alike; medians over --rounds processes, ratios paired round by round):
   probe    the injected probe (`probe run`) on a small MLP training loop, a 20-layer MLP, the
            demo decoder and a small-op model (2-layer TransformerEncoder): sleeping, layer-level
            statistics, every-op statistics; fixed cost per layer-level op, cost per row
@@ -78,6 +78,14 @@ def run_child(command, env=None):
     if proc.returncode != 0:
         raise RuntimeError("%s failed (%d):\n%s" % (" ".join(command), proc.returncode, err[-3000:]))
     return out, err, elapsed, usage.ru_maxrss / 1024.0
+
+
+def paired_ratio(samples, baselines):
+    """The median of each round's ratio to the baseline measured just before it in the same
+    round, and a note with every round's: a VM's speed drifts by a quarter from one minute to
+    the next, which a ratio of two medians taken across rounds swallowed whole."""
+    ratios = [t / b for t, b in zip(samples, baselines)]
+    return statistics.median(ratios), "rounds: " + ", ".join("%.2f" % r for r in ratios)
 
 
 def last_json(text):
@@ -153,8 +161,8 @@ def bench_probe(args, report, work):
         base = statistics.median(samples["none"])
         report.add("probe", "%s: no probe (s per repeat)" % model, base, "s", peak_mib=peaks["none"])
         for name in names:
-            t = statistics.median(samples[name])
-            ratio = t / base
+            ratio, note = paired_ratio(samples[name], samples["none"])
+            t = ratio * base
             target = None
             if name == "sleeping":
                 target = 1.02
@@ -163,7 +171,7 @@ def bench_probe(args, report, work):
             elif name == "all":
                 target = {"decoder": 1.5}.get(model)
             report.add("probe", "%s: %s statistics" % (model, name) if name != "sleeping" else "%s: probe sleeping" % model,
-                       ratio, "x", target, peak_mib=peaks[name])
+                       ratio, "x", target, peak_mib=peaks[name], note=note)
             if name in counts and counts[name][0] > 0:
                 executions, rows = counts[name]
                 extra_s = max(0.0, t - base)
@@ -195,8 +203,9 @@ def bench_api(args, report, work):
             shutil.rmtree(os.path.join(work, "api_%s_%d" % (level, round_)), ignore_errors=True)
     base = statistics.median(samples["none"])
     report.add("api", "small_op: no debugger (s per 20 steps)", base, "s", peak_mib=peaks["none"])
-    report.add("api", "small_op: L1 statistics", statistics.median(samples["L1"]) / base, "x", 2.0, peak_mib=peaks["L1"])
-    report.add("api", "small_op: mix statistics", statistics.median(samples["mix"]) / base, "x", 2.5, peak_mib=peaks["mix"])
+    for level, target in (("L1", 2.0), ("mix", 2.5)):
+        ratio, note = paired_ratio(samples[level], samples["none"])
+        report.add("api", "small_op: %s statistics" % level, ratio, "x", target, peak_mib=peaks[level], note=note)
 
 
 def bench_writer(args, report, work):
@@ -350,7 +359,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default=os.path.join(here, "..", "build"), help="build tree (or install prefix)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved processes per configuration")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved processes per configuration")
     parser.add_argument("--only", help="comma-separated sections: " + ", ".join(SECTIONS))
     args = parser.parse_args()
     args.build = os.path.abspath(args.build)
