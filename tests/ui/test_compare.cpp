@@ -330,6 +330,8 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
         context.openDump(small);  // a new session: the reference goes, the comparison with it
         EXPECT_FALSE(comparison()->running());
         EXPECT_EQ(comparison()->result(), nullptr);
+        EXPECT_TRUE(window.comparePanel()->summaryText().startsWith("No comparison."))
+            << window.comparePanel()->summaryText().toStdString();
         ASSERT_TRUE(context.compare(big, bigNudged));
         ASSERT_TRUE(waitFor([&] { return comparison()->running(); }, 60000));
         context.openReference(small);  // the reference replaced

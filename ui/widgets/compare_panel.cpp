@@ -164,7 +164,8 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     connect(comparison_, &RunComparison::started, this,
             [this] { summary_->setText(comparison_->summary()); });
     connect(comparison_, &RunComparison::finished, this, [this](bool ok, const QString& message) {
-        if (!ok) summary_->setText(message);
+        // Cancelled because the comparison ended (a new session): say what is left to do.
+        if (!ok) summary_->setText(comparison_->enabled() ? message : noComparisonText());
     });
     connect(measure_, &QComboBox::currentIndexChanged, this, &ComparePanel::rebuildErrorPlot);
     connect(stat_, &QComboBox::currentIndexChanged, this, &ComparePanel::rebuildStatisticPlot);
@@ -196,6 +197,11 @@ void ComparePanel::showTensorPair() {
     pairView_->showRow(cursor_->row());
 }
 
+QString ComparePanel::noComparisonText() const {
+    return tr("No comparison. Compare… (Ctrl+Shift+C) compares the open dump with a reference "
+              "run, op by op, and finds where they part.");
+}
+
 QString ComparePanel::summaryText() const {
     return summary_->text();
 }
@@ -207,6 +213,10 @@ void ComparePanel::setMeasure(RunComparison::Measure measure) {
 void ComparePanel::rebuild() {
     const analysis::CompareResult* r = comparison_->result();
     QString text = comparison_->summary();
+    // Empty otherwise: say what the panel is waiting for (opening another dump, a new session,
+    // ends a comparison; the reference goes with it).
+    if (!r && text.isEmpty())
+        text = comparison_->enabled() ? tr("Waiting for both dumps to load…") : noComparisonText();
     if (r && comparison_->referenceOnlyOps() > 0)
         text += tr(" · %1 ops of the reference are not in this run")
                     .arg(comparison_->referenceOnlyOps());

@@ -63,6 +63,7 @@ signals:
     void jumpRequested();
 
 private:
+    QString noComparisonText() const;
     void rebuild();
     void rebuildErrorPlot();
     // The error plot's graphs from the profile: what the visible range shows at this width.
