@@ -198,8 +198,9 @@ void ComparePanel::showTensorPair() {
 }
 
 QString ComparePanel::noComparisonText() const {
-    return tr("No comparison. Compare… (Ctrl+Shift+C) compares the open dump with a reference "
-              "run, op by op, and finds where they part.");
+    return tr(
+        "No comparison. Compare… (Ctrl+Shift+C) compares the open dump with a reference "
+        "run, op by op, and finds where they part.");
 }
 
 QString ComparePanel::summaryText() const {
