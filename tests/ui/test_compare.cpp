@@ -332,6 +332,7 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
         EXPECT_EQ(comparison()->result(), nullptr);
         EXPECT_TRUE(window.comparePanel()->summaryText().startsWith("No comparison."))
             << window.comparePanel()->summaryText().toStdString();
+        EXPECT_FALSE(window.comparePanel()->errorPlot()->legend->visible());
         ASSERT_TRUE(context.compare(big, bigNudged));
         ASSERT_TRUE(waitFor([&] { return comparison()->running(); }, 60000));
         context.openReference(small);  // the reference replaced
@@ -503,6 +504,7 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
 
     // Graphs: the line, matches, inherited, born here, the first divergence's ring.
     ASSERT_EQ(plot->graphCount(), 5);
+    EXPECT_TRUE(plot->legend->visible());
     const double lower = plot->xAxis->range().lower;
     const double unitsPerPixel = plot->xAxis->range().size() / plot->axisRect()->width();
     ASSERT_GT(unitsPerPixel, 5);  // many ops per pixel column

@@ -244,6 +244,7 @@ void ComparePanel::rebuildErrorPlot() {
     verdictDots_.clear();
     ++errorPlotVersion_;
     const analysis::CompareResult* r = comparison_->result();
+    errorPlot_->legend->setVisible(r != nullptr);  // not an empty box over an empty plot
     if (!r) {
         errorPlot_->replot();
         return;
@@ -414,6 +415,7 @@ void ComparePanel::rebuildStatisticPlot() {
     pair_ = {};
     const analysis::CompareResult* r = comparison_->result();
     const uint32_t slot = cursor_->slot();
+    statisticPlot_->legend->setVisible(r && slot != kNone);
     if (!r || slot == kNone) {
         statisticPlot_->replot();
         return;
