@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every performance figure against its target, in one run (about 8 minutes on two cores):
+# Every performance figure against its target, in one run (about 4 minutes on two cores once built):
 # builds what the benchmarks need in ./build (or $PROBE_BUILD_DIR), then runs bench/run_all.py.
 # Extra arguments go to run_all.py (--only probe,api,writer,kernels,readers,app; --rounds N).
 set -euo pipefail
