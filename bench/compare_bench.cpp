@@ -43,15 +43,11 @@ int main(int argc, char** argv) {
     options.rows = rows;
     options.ops = rows / 10;
     options.layers = 100;
-    options.output = (dir / "reference").string();
     std::printf("writing two dumps of %llu rows in %s ...\n", static_cast<unsigned long long>(rows),
                 dir.c_str());
-    const auto reference = probe::synthetic::writeSyntheticDump(options);
-    options.output = (dir / "candidate").string();
-    options.nanLayer = options.layers / 2;
-    options.nanRound = 3;
-    const auto candidate = probe::synthetic::writeSyntheticDump(options);
-    const auto a = read(reference.root), b = read(candidate.root);
+    const auto dumps =
+        probe::synthetic::writeSyntheticPair(options, dir.string(), options.layers / 2, 3);
+    const auto a = read(dumps.reference.root), b = read(dumps.candidate.root);
     std::printf("reference: %zu rows, candidate: %zu rows\n", a.rowCount(), b.rowCount());
 
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());

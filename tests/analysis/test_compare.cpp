@@ -409,12 +409,8 @@ TEST(Compare, TheWalkBesideTheMeasuringJudgesAsOneThreadDoes) {
     options.ops = 2000;
     options.rows = 24000;
     options.layers = 12;
-    options.output = dir / "a";
-    const DumpIndex a = indexOf(synthetic::writeSyntheticDump(options).root);
-    options.output = dir / "b";
-    options.nanLayer = 5;
-    options.nanRound = 3;
-    const DumpIndex b = indexOf(synthetic::writeSyntheticDump(options).root);
+    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 5, 3);
+    const DumpIndex a = indexOf(dumps.reference.root), b = indexOf(dumps.candidate.root);
     uint64_t anomalous = 0;
     for (uint32_t r = 0; r < b.rowCount(); ++r) {
         ASSERT_EQ(a.row(r).anomalies, 0) << r;

@@ -290,4 +290,17 @@ SyntheticDumpResult writeSyntheticDump(const SyntheticDumpOptions& options) {
     return result;
 }
 
+SyntheticPair writeSyntheticPair(SyntheticDumpOptions options, const std::string& directory,
+                                 int nanLayer, int nanRound) {
+    SyntheticPair pair;
+    options.output = directory + "/reference";
+    options.nanLayer = options.nanRound = -1;
+    pair.reference = writeSyntheticDump(options);
+    options.output = directory + "/candidate";
+    options.nanLayer = nanLayer;
+    options.nanRound = nanRound;
+    pair.candidate = writeSyntheticDump(options);
+    return pair;
+}
+
 }  // namespace probe::synthetic

@@ -31,4 +31,13 @@ struct SyntheticDumpResult {
 // Throws std::runtime_error when the output cannot be written.
 SyntheticDumpResult writeSyntheticDump(const SyntheticDumpOptions& options);
 
+// Two runs to compare: `options` written to <directory>/reference, and again to
+// <directory>/candidate with an overflow planted in layer `nanLayer` at round `nanRound`
+// (options.output and its planted overflow are ignored).
+struct SyntheticPair {
+    SyntheticDumpResult reference, candidate;
+};
+SyntheticPair writeSyntheticPair(SyntheticDumpOptions options, const std::string& directory,
+                                 int nanLayer, int nanRound);
+
 }  // namespace probe::synthetic

@@ -458,20 +458,15 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
     options.ops = 6000;
     options.rows = 60000;
     options.layers = 20;
-    options.output = dir / "reference";
-    const auto reference = synthetic::writeSyntheticDump(options);
-    options.output = dir / "candidate";
-    options.nanLayer = 8;
-    options.nanRound = 2;
-    const auto candidate = synthetic::writeSyntheticDump(options);
+    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 8, 2);
 
     context::AppContext context;
     MainWindow window(&context);
     window.resize(1500, 950);
     window.show();
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
-    ASSERT_TRUE(context.compare(QString::fromStdString(reference.root),
-                                QString::fromStdString(candidate.root)));
+    ASSERT_TRUE(context.compare(QString::fromStdString(dumps.reference.root),
+                                QString::fromStdString(dumps.candidate.root)));
     RunComparison* comparison = context.comparison();
     ASSERT_TRUE(waitFor([&] { return comparison->result() != nullptr; }, 120000));
     const auto& r = *comparison->result();
@@ -671,12 +666,7 @@ TEST(CompareTable, ABigTableFillsInSlicesAndSortsLikeAStableSortKeepingTheSelect
     options.ops = 3000;
     options.rows = 30000;
     options.layers = 12;
-    options.output = dir / "reference";
-    const auto reference = synthetic::writeSyntheticDump(options);
-    options.output = dir / "candidate";
-    options.nanLayer = 7;
-    options.nanRound = 2;
-    const auto candidate = synthetic::writeSyntheticDump(options);
+    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 7, 2);
 
     context::AppContext context;
     RunComparison* comparison = context.comparison();
@@ -711,8 +701,8 @@ TEST(CompareTable, ABigTableFillsInSlicesAndSortsLikeAStableSortKeepingTheSelect
     // Sorted by the largest relative error before there is a result: the result takes it.
     view.sortByColumn(data::CompareOpsModel::MaxRelativeErrorColumn, Qt::DescendingOrder);
     events.clear();
-    ASSERT_TRUE(context.compare(QString::fromStdString(reference.root),
-                                QString::fromStdString(candidate.root)));
+    ASSERT_TRUE(context.compare(QString::fromStdString(dumps.reference.root),
+                                QString::fromStdString(dumps.candidate.root)));
     ASSERT_TRUE(waitFor([&] { return comparison->result() != nullptr; }, 120000));
     ASSERT_TRUE(waitFor([&] { return !table.filling() && !table.sorting(); }, 60000));
     const auto& r = *comparison->result();
@@ -840,12 +830,7 @@ TEST(CompareTable, ComparesAndSortsWhileQtsGlobalPoolIsBusy) {
     options.ops = 300;
     options.rows = 3000;
     options.layers = 4;
-    options.output = dir / "reference";
-    const auto reference = synthetic::writeSyntheticDump(options);
-    options.output = dir / "candidate";
-    options.nanLayer = 2;
-    options.nanRound = 1;
-    const auto candidate = synthetic::writeSyntheticDump(options);
+    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 2, 1);
 
     QThreadPool* global = QThreadPool::globalInstance();
     const int threads = global->maxThreadCount();
@@ -867,8 +852,8 @@ TEST(CompareTable, ComparesAndSortsWhileQtsGlobalPoolIsBusy) {
     RunComparison* comparison = context.comparison();
     data::CompareOpsModel table(comparison);
     table.setInlineSortRows(0);  // every sort on a worker thread
-    ASSERT_TRUE(context.compare(QString::fromStdString(reference.root),
-                                QString::fromStdString(candidate.root)));
+    ASSERT_TRUE(context.compare(QString::fromStdString(dumps.reference.root),
+                                QString::fromStdString(dumps.candidate.root)));
     ASSERT_TRUE(waitFor([&] { return comparison->result() != nullptr; }, 60000));
     ASSERT_TRUE(waitFor([&] { return !table.filling() && !table.sorting(); }, 60000));
     const uint32_t n = static_cast<uint32_t>(comparison->result()->ops.size());
