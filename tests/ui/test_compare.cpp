@@ -25,6 +25,7 @@
 #include <QProcess>
 #include <QSemaphore>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTest>
 #include <QThreadPool>
@@ -333,6 +334,7 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
         EXPECT_TRUE(window.comparePanel()->summaryText().startsWith("No comparison."))
             << window.comparePanel()->summaryText().toStdString();
         EXPECT_FALSE(window.comparePanel()->errorPlot()->legend->visible());
+        EXPECT_EQ(window.statusBar()->currentMessage(), QString());  // not "Comparison cancelled"
         ASSERT_TRUE(context.compare(big, bigNudged));
         ASSERT_TRUE(waitFor([&] { return comparison()->running(); }, 60000));
         context.openReference(small);  // the reference replaced

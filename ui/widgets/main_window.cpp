@@ -284,6 +284,9 @@ void MainWindow::onSessionReplaced() {
     shownSession_ = live;
     sessionPanel_->setSession(live);
     configEditor_->setSession(live);
+    // A passing message about the last session (its comparison's verdict, an export) would be
+    // read as one about this one.
+    statusBar()->clearMessage();
     if (live) {
         connect(live, &session::LiveSession::stateChanged, this, &MainWindow::updateSessionStatus);
         connect(live, &session::LiveSession::helloReceived, this, &MainWindow::updateTitle);
