@@ -88,6 +88,22 @@ def paired_ratio(samples, baselines):
     return statistics.median(ratios), "rounds: " + ", ".join("%.2f" % r for r in ratios)
 
 
+def file_creation_us(directory, count=200):
+    """Median microseconds to create (and close) an empty file in a new folder of `directory`."""
+    folder = tempfile.mkdtemp(dir=directory, prefix="creation-")
+    times = []
+    for i in range(count):
+        start = time.perf_counter()
+        os.close(os.open(os.path.join(folder, str(i)), os.O_WRONLY | os.O_CREAT, 0o644))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e6
+
+
+def tree_bytes(directory):
+    return sum(os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(directory)
+               for name in names if not os.path.islink(os.path.join(root, name)))
+
+
 def last_json(text):
     lines = [l for l in text.splitlines() if l.startswith("{")]
     if not lines:
@@ -157,7 +173,6 @@ def bench_probe(args, report, work):
                     executions, rows = layer_op_executions(dump)
                     # per timed repeat (the dump also holds the warm-up's)
                     counts[name] = (executions / result["runs"], rows / result["runs"])
-                shutil.rmtree(dump, ignore_errors=True)
         base = statistics.median(samples["none"])
         report.add("probe", "%s: no probe (s per repeat)" % model, base, "s", peak_mib=peaks["none"])
         for name in names:
@@ -200,7 +215,6 @@ def bench_api(args, report, work):
             out, _, _, peak = run_child(command, env=env)
             samples[level].append(statistics.median(last_json(out)["times"]))
             peaks[level] = max(peaks[level], peak)
-            shutil.rmtree(os.path.join(work, "api_%s_%d" % (level, round_)), ignore_errors=True)
     base = statistics.median(samples["none"])
     report.add("api", "small_op: no debugger (s per 20 steps)", base, "s", peak_mib=peaks["none"])
     for level, target in (("L1", 2.0), ("mix", 2.5)):
@@ -373,13 +387,22 @@ def main():
           % (os.uname().nodename, os.cpu_count(), args.rounds))
     print("  %-56s %16s %-15s %-7s %8s" % ("figure", "measured", "target", "", "peak mem"))
     report = Report()
+    # Every dump stays until the end of the run: on a file system without a journal, ext4 skips
+    # inodes freed in the last minutes when it allocates one, scanning past each, so deleting a
+    # dump made the next runs' files cost up to 0.6 ms each (5-20 us otherwise), on the probe's
+    # writer thread, which then took a core from the model (small_mlp sleeping 1.18x; the API's
+    # L1 2.4x against 1.9x with no deletion before it).
     with tempfile.TemporaryDirectory(prefix="probe-bench-") as work:
+        report.add("setup", "creating a file in the work directory", file_creation_us(work), "µs",
+                   note="%s; 5-20 µs is usual, more slows every probe run" % work)
         for section in chosen:
             try:
                 SECTIONS[section](args, report, work)
             except Exception as exc:  # one broken section must not hide the others' figures
                 print("  %s: failed: %s" % (section, exc), flush=True)
                 report.add(section, section + " (failed)", None, "", note=str(exc).splitlines()[0][:120])
+        report.add("setup", "creating a file in the work directory, at the end", file_creation_us(work), "µs",
+                   note="the dumps kept until now: %.1f GB" % (tree_bytes(work) / 1e9))
     missed = report.summary()
     print("total %.0f s" % (time.perf_counter() - started))
     return 1 if missed else 0
