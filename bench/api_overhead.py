@@ -23,7 +23,6 @@ varies far less than the wall time).
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,26 +34,24 @@ REPEATS = {"small_op": ["--repeats", "3", "--steps", "20"], "mlp20": ["--repeats
 LEVELS = ("none", "L1", "mix")
 
 
-def run_workload(model, level, profile=None, pythonpath=None):
+def run_workload(model, level, work, profile=None, pythonpath=None):
     """{"times": [...], "cpu": [...]} of one process of workloads.py (with probe_studio from
-    `pythonpath` when given, else from $PYTHONPATH)."""
-    dump_root = tempfile.mkdtemp(prefix="probe_bench_")
-    try:
-        cmd = [sys.executable, WORKLOADS, model] + REPEATS[model]
-        if level != "none":
-            cmd += ["--debugger", level, "--dump-path", dump_root]
-        if profile:
-            cmd += ["--profile", profile]
-        # One thread per process (BLAS pools spin, which shows as CPU time): the machine is shared.
-        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        if pythonpath:
-            env["PYTHONPATH"] = pythonpath
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        if proc.returncode != 0:
-            sys.exit("%s failed (%d):\n%s" % (" ".join(cmd), proc.returncode, proc.stderr[-3000:]))
-        return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
-    finally:
-        shutil.rmtree(dump_root, ignore_errors=True)
+    `pythonpath` when given, else from $PYTHONPATH), dumping into a new folder of `work`: every
+    dump stays until the end (see run_all.py: deleting one slowed the next runs' files)."""
+    dump_root = tempfile.mkdtemp(prefix="dump_", dir=work)
+    cmd = [sys.executable, WORKLOADS, model] + REPEATS[model]
+    if level != "none":
+        cmd += ["--debugger", level, "--dump-path", dump_root]
+    if profile:
+        cmd += ["--profile", profile]
+    # One thread per process (BLAS pools spin, which shows as CPU time): the machine is shared.
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    if proc.returncode != 0:
+        sys.exit("%s failed (%d):\n%s" % (" ".join(cmd), proc.returncode, proc.stderr[-3000:]))
+    return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
 
 
 def main():
@@ -68,31 +65,36 @@ def main():
     runs = [(level, level, None) for level in LEVELS]
     if args.baseline:
         runs += [(level + " baseline", level, args.baseline) for level in LEVELS[1:]]
-    for model in args.model or ["small_op", "mlp20"]:
-        if args.profile:
-            path = os.path.abspath("api_overhead_%s_%s.prof" % (model, args.profile))
-            run_workload(model, args.profile, path)
-            print("cProfile of %s at %s: %s" % (model, args.profile, path))
-        medians = {label: {"times": [], "cpu": []} for label, _, _ in runs}
-        for _ in range(args.rounds):
-            for label, level, pythonpath in runs:
-                result = run_workload(model, level, pythonpath=pythonpath)
-                for kind in ("times", "cpu"):
-                    medians[label][kind].append(statistics.median(result[kind]))
-        steps = int(REPEATS[model][-1])
-        print("%s, task statistics, every step dumped, %d rounds" % (model, args.rounds))
-        if args.baseline:
-            print("  baseline: %s" % args.baseline)
-        print("  %-14s %14s %14s" % ("", "wall ms/step", "CPU ms/step"))
-        for label, _, _ in runs:
-            print("  %-14s %14.2f %14.2f" % ("no debugger" if label == "none" else label,
-                                             statistics.median(medians[label]["times"]) / steps * 1e3,
-                                             statistics.median(medians[label]["cpu"]) / steps * 1e3))
-        for label, _, _ in runs[1:]:
-            for kind, name in (("times", "wall"), ("cpu", "CPU")):
-                ratios = [a / b for a, b in zip(medians[label][kind], medians["none"][kind])]
-                print("  %-13s %-4s ratio %.2fx (per round: %s)"
-                      % (label, name, statistics.median(ratios), " ".join("%.2f" % r for r in ratios)))
+    with tempfile.TemporaryDirectory(prefix="probe_bench_") as work:
+        for model in args.model or ["small_op", "mlp20"]:
+            measure(args, model, runs, work)
+
+
+def measure(args, model, runs, work):
+    if args.profile:
+        path = os.path.abspath("api_overhead_%s_%s.prof" % (model, args.profile))
+        run_workload(model, args.profile, work, path)
+        print("cProfile of %s at %s: %s" % (model, args.profile, path))
+    medians = {label: {"times": [], "cpu": []} for label, _, _ in runs}
+    for _ in range(args.rounds):
+        for label, level, pythonpath in runs:
+            result = run_workload(model, level, work, pythonpath=pythonpath)
+            for kind in ("times", "cpu"):
+                medians[label][kind].append(statistics.median(result[kind]))
+    steps = int(REPEATS[model][-1])
+    print("%s, task statistics, every step dumped, %d rounds" % (model, args.rounds))
+    if args.baseline:
+        print("  baseline: %s" % args.baseline)
+    print("  %-14s %14s %14s" % ("", "wall ms/step", "CPU ms/step"))
+    for label, _, _ in runs:
+        print("  %-14s %14.2f %14.2f" % ("no debugger" if label == "none" else label,
+                                         statistics.median(medians[label]["times"]) / steps * 1e3,
+                                         statistics.median(medians[label]["cpu"]) / steps * 1e3))
+    for label, _, _ in runs[1:]:
+        for kind, name in (("times", "wall"), ("cpu", "CPU")):
+            ratios = [a / b for a, b in zip(medians[label][kind], medians["none"][kind])]
+            print("  %-13s %-4s ratio %.2fx (per round: %s)"
+                  % (label, name, statistics.median(ratios), " ".join("%.2f" % r for r in ratios)))
 
 
 if __name__ == "__main__":
