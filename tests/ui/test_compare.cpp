@@ -308,6 +308,20 @@ TEST_F(CompareTest, TheComparisonModelsStayConsistent) {
     EXPECT_FALSE(nudgedItem.data().isValid());
 }
 
+// The comparison panel's plots as before any comparison: no legend, no measure, no ranges of
+// the last comparison.
+void expectEmptyPlots(MainWindow& window) {
+    for (QCustomPlot* plot :
+         {window.comparePanel()->errorPlot(), window.comparePanel()->statisticPlot()}) {
+        EXPECT_FALSE(plot->legend->visible());
+        EXPECT_EQ(plot->graphCount(), 0);
+        EXPECT_EQ(plot->yAxis->label(), QString());
+        // QCustomPlot's own ranges, as before any comparison.
+        EXPECT_EQ(plot->xAxis->range(), QCPRange(0, 5)) << plot->xAxis->range().upper;
+        EXPECT_EQ(plot->yAxis->range(), QCPRange(0, 5)) << plot->yAxis->range().upper;
+    }
+}
+
 // Replacing either dump while a comparison runs: it is cancelled, its result never shown, and
 // the comparison of the new pair is right. The window is up, every model under the tester.
 TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
@@ -333,7 +347,7 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
         EXPECT_EQ(comparison()->result(), nullptr);
         EXPECT_TRUE(window.comparePanel()->summaryText().startsWith("No comparison."))
             << window.comparePanel()->summaryText().toStdString();
-        EXPECT_FALSE(window.comparePanel()->errorPlot()->legend->visible());
+        expectEmptyPlots(window);
         EXPECT_EQ(window.statusBar()->currentMessage(), QString());  // not "Comparison cancelled"
         ASSERT_TRUE(context.compare(big, bigNudged));
         ASSERT_TRUE(waitFor([&] { return comparison()->running(); }, 60000));
@@ -351,6 +365,20 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
     EXPECT_EQ(context.store()->index().op(r.ops[*r.firstBornHere].candidateOp).namePath, kNudgedOp);
     EXPECT_EQ(r.reference->rowCount(), context.reference()->index().rowCount());
     EXPECT_FALSE(window.grab().isNull());
+    // File › Stop comparing, as a user does: the verdict in the status bar goes with the
+    // comparison, and the plots show nothing of it.
+    ASSERT_FALSE(window.statusBar()->currentMessage().isEmpty());
+    QAction* stop = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->text() == "Stop comparing") stop = action;
+    ASSERT_NE(stop, nullptr);
+    ASSERT_TRUE(stop->isEnabled());
+    ASSERT_FALSE(window.comparePanel()->errorPlot()->yAxis->label().isEmpty());
+    stop->trigger();
+    EXPECT_EQ(comparison()->result(), nullptr);
+    EXPECT_EQ(window.statusBar()->currentMessage(), QString());
+    EXPECT_FALSE(stop->isEnabled());
+    expectEmptyPlots(window);
 }
 
 // A launched run compared against a reference while it runs: the comparison is run again as

@@ -48,6 +48,7 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
         if (context_->goToFirstDivergence()) showView(View::Compare);
     });
     auto* stop = new QAction(tr("Stop comparing"), this);
+    stop->setEnabled(comparison->enabled());
     connect(stop, &QAction::triggered, context_, &context::AppContext::closeReference);
     file->insertAction(at, compare);
     file->insertAction(at, jumpAction_);
@@ -68,7 +69,11 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
     statusBar()->addPermanentWidget(compareProgress_);
     statusBar()->addPermanentWidget(cancelCompare_);
     connect(cancelCompare_, &QPushButton::clicked, comparison, &data::RunComparison::cancel);
-    connect(comparison, &data::RunComparison::started, this, [this] {
+    // The last verdict shown, taken down with its comparison (it stayed up to 15 s over a
+    // window that no longer compares).
+    auto shownVerdict = std::make_shared<QString>();
+    connect(comparison, &data::RunComparison::started, this, [this, stop, comparison] {
+        stop->setEnabled(comparison->enabled());
         compareProgress_->setValue(0);
         compareProgress_->setVisible(true);
         cancelCompare_->setVisible(true);
@@ -77,10 +82,11 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
         compareProgress_->setValue(static_cast<int>(done * 1000 / std::max<qint64>(total, 1)));
     });
     connect(comparison, &data::RunComparison::finished, this,
-            [this, comparison](bool, const QString& message) {
+            [this, comparison, shownVerdict](bool, const QString& message) {
                 compareProgress_->setVisible(comparison->running());
                 cancelCompare_->setVisible(comparison->running());
                 statusBar()->showMessage(message, 15000);
+                *shownVerdict = message;
             });
 
     // The op tree: coloured by verdict, the verdict column while there is a comparison.
@@ -91,12 +97,16 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
     header->moveSection(header->visualIndex(data::OpTreeModel::VerdictColumn), 1);
     tree_->view()->setColumnWidth(data::OpTreeModel::VerdictColumn, 90);
     auto firstResult = std::make_shared<bool>(true);
-    connect(comparison, &data::RunComparison::changed, this, [this, comparison, firstResult] {
+    connect(comparison, &data::RunComparison::changed, this, [=] {
         const analysis::CompareResult* r = comparison->result();
         tree_->view()->setColumnHidden(data::OpTreeModel::VerdictColumn, !r);
         jumpAction_->setEnabled(r && (r->firstBornHere || r->firstInherited));
+        stop->setEnabled(comparison->enabled());
         if (!r) {
             *firstResult = true;
+            if (!comparison->running() && !shownVerdict->isEmpty() &&
+                statusBar()->currentMessage() == *shownVerdict)
+                statusBar()->clearMessage();
             return;
         }
         // A rank compared with a rank: the tree shows the candidate's.

@@ -50,6 +50,17 @@ QCustomPlot* makePlot(QWidget* parent) {
     return plot;
 }
 
+// The axes' ranges of a plot that shows nothing: QCustomPlot's own, as before any comparison.
+const QCPRange kNothingShown(0, 5);
+
+// An empty plot, as before any comparison: not the last one's ranges and measure over nothing.
+void showNothing(QCustomPlot* plot) {
+    plot->xAxis->setRange(kNothingShown);
+    plot->yAxis->setRange(kNothingShown);
+    plot->yAxis->setLabel(QString());
+    plot->replot();
+}
+
 // The data of a series as QCustomPlot draws it: NaN y is a gap.
 void setSeries(QCPGraph* graph, const data::PlotSeries& series) {
     graph->setData(series.x, series.y, true);
@@ -246,7 +257,7 @@ void ComparePanel::rebuildErrorPlot() {
     const analysis::CompareResult* r = comparison_->result();
     errorPlot_->legend->setVisible(r != nullptr);  // not an empty box over an empty plot
     if (!r) {
-        errorPlot_->replot();
+        showNothing(errorPlot_);
         return;
     }
     const data::ErrorProfile& profile = errorProfile();
@@ -417,7 +428,7 @@ void ComparePanel::rebuildStatisticPlot() {
     const uint32_t slot = cursor_->slot();
     statisticPlot_->legend->setVisible(r && slot != kNone);
     if (!r || slot == kNone) {
-        statisticPlot_->replot();
+        showNothing(statisticPlot_);
         return;
     }
     const auto stat = static_cast<analysis::Stat>(stat_->currentData().toInt());
