@@ -448,20 +448,65 @@ void* functionAddress(PyObject* address) {
     return PyLong_Check(address) ? PyLong_AsVoidPtr(address) : nullptr;
 }
 
-// bracket(original, begin, end): a callable that calls the adapter's begin(), original(*args,
-// **kwargs) and end(), whatever original does. torch.autograd.backward and grad become such, so
-// that the adapter knows a backward pass from a forward one without Python of ours per pass.
+// bracket(original, begin, end): a callable that calls the adapter's begin(roots, count),
+// original(*args, **kwargs) and end(), whatever original does. torch.autograd.backward and grad
+// become such, so that the adapter knows a backward pass from a forward one without Python of
+// ours per pass; `roots` are the TensorImpls (`_cdata`) of the tensors the pass starts from (the
+// first argument, or `tensors=` / `outputs=`: a tensor or a sequence of them).
+using BeginMarker = int (*)(void* const* roots, int count);
 using Marker = int (*)();
 
 struct BracketObject {
     PyObject_HEAD vectorcallfunc vectorcall;
     PyObject* original;
-    Marker begin, end;
+    BeginMarker begin;
+    Marker end;
 };
+
+// The TensorImpl of `value` when it is a torch.Tensor (its `_cdata`), else null. Leaves no
+// exception set.
+void* tensorImplOf(PyObject* value) {
+    PyObject* cdata = PyObject_GetAttrString(value, "_cdata");
+    if (!cdata) {
+        PyErr_Clear();
+        return nullptr;
+    }
+    void* impl = PyLong_Check(cdata) ? PyLong_AsVoidPtr(cdata) : nullptr;
+    Py_DECREF(cdata);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return impl;
+}
+
+// The TensorImpls of the tensors a backward pass starts from (see bracket), at most kMaxRoots.
+constexpr int kMaxRoots = 64;
+int passRoots(PyObject* const* args, size_t nargs, PyObject* kwnames, void* (&roots)[kMaxRoots]) {
+    PyObject* first = nargs > 0 ? args[0] : nullptr;
+    if (!first && kwnames) {
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames) && !first; ++k) {
+            PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+            if (PyUnicode_CompareWithASCIIString(key, "tensors") == 0 ||
+                PyUnicode_CompareWithASCIIString(key, "outputs") == 0)
+                first = args[nargs + static_cast<size_t>(k)];
+        }
+    }
+    if (!first) return 0;
+    if (PyList_Check(first) || PyTuple_Check(first)) {
+        int count = 0;
+        const Py_ssize_t size = PySequence_Fast_GET_SIZE(first);
+        for (Py_ssize_t i = 0; i < size && count < kMaxRoots; ++i)
+            if (void* impl = tensorImplOf(PySequence_Fast_GET_ITEM(first, i)))
+                roots[count++] = impl;
+        return count;
+    }
+    roots[0] = tensorImplOf(first);
+    return roots[0] ? 1 : 0;
+}
 
 PyObject* bracketCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
     auto* bracket = reinterpret_cast<BracketObject*>(self);
-    bracket->begin();
+    void* roots[kMaxRoots];
+    const int count = passRoots(args, PyVectorcall_NARGS(nargsf), kwnames, roots);
+    bracket->begin(roots, count);
     PyObject* result = PyObject_Vectorcall(bracket->original, args, nargsf, kwnames);
     bracket->end();  // touches no Python state: an exception of original stays as it is
     return result;
@@ -511,7 +556,7 @@ PyObject* bracket(PyObject*, PyObject* args) {
         PyErr_SetString(PyExc_TypeError, "bracket() takes a callable and two addresses");
         return nullptr;
     }
-    auto beginMarker = reinterpret_cast<Marker>(functionAddress(begin));
+    auto beginMarker = reinterpret_cast<BeginMarker>(functionAddress(begin));
     auto endMarker = reinterpret_cast<Marker>(functionAddress(end));
     if (!beginMarker || !endMarker) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");

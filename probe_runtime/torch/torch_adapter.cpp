@@ -16,10 +16,12 @@
 // views of the same memory (a weight seen by linear, t, transpose, ...) are computed once, on the
 // memory as it lies. Nothing here may throw into PyTorch: every entry point catches everything.
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -129,8 +131,13 @@ public:
         ring_[oldest_] = {first, end, layer};
         oldest_ = (oldest_ + 1) % ring_.size();
     }
-    // The layer call whose range holds `sequence`: (layer, the call's first number), or (-1, 0).
-    std::pair<int, uint64_t> find(uint64_t sequence) const {
+    struct Found {
+        int layer;  // -1: none
+        uint64_t first, end;
+    };
+    // The layer call whose range [first, end) holds `sequence`; layer -1 when none.
+    Found findRange(uint64_t sequence) const {
+        if (size() == 0 || sequence >= at(size() - 1).end) return {-1, 0, 0};  // after them all
         size_t low = 0, high = size();  // find the first range starting after `sequence`
         while (low < high) {
             const size_t middle = low + (high - low) / 2;
@@ -139,10 +146,15 @@ public:
             else
                 high = middle;
         }
-        if (low == 0) return {-1, 0};
+        if (low == 0) return {-1, 0, 0};
         const Range& range = at(low - 1);
-        if (sequence >= range.end) return {-1, 0};
-        return {range.layer, range.first};
+        if (sequence >= range.end) return {-1, 0, 0};
+        return {range.layer, range.first, range.end};
+    }
+    // The layer call whose range holds `sequence`: (layer, the call's first number), or (-1, 0).
+    std::pair<int, uint64_t> find(uint64_t sequence) const {
+        const Found found = findRange(sequence);
+        return {found.layer, found.first};
     }
 
 private:
@@ -293,6 +305,11 @@ struct ThreadState {
     bool seenInRoot = false;
     bool seenInBackward = false;
     bool seenWatchingBackwardChildren = false;
+    // Of the model's calls on this thread (since its last change of model): whether one was
+    // watched whole (the aten ops' callback on from its beginning), and whether such a call
+    // called aten ops itself, outside its modules. A sleeping probe needs the callback in later
+    // calls only then (see syncCallbackWithProbeState).
+    bool rootWatchedWhole = false, rootCallWatched = false, rootOpsSeen = false;
     std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
     // Accumulator nodes of leaves hooked as the layer op began, held until it ends: a leaf's
     // accumulator lives as long as something holds it, which is the graph only once an op of the
@@ -925,12 +942,16 @@ bool watchBackwardChildren(ThreadState& tls) {
 // RecordFunction copying its inputs and outputs, only to be ignored. While the probe sleeps it is
 // on only during the outermost module's call: the aten ops that module calls itself are layer-level
 // ops, counted even while sleeping so that their ids and rounds do not depend on when dumping began
-// (inside the layers the callback is off, as in any layer nobody looks into). The autograd nodes'
-// one only while awake: a sleeping probe opens no backward ops. In a backward pass the aten ops'
-// one only when some backward op may look into its nodes' ops (watchBackwardChildren): the
-// autograd engine gives every node the thread-local state of the pass's start, so it cannot be
-// switched off per layer there, and it was a third of the probe's cost per step on a small MLP.
-// Four compares when nothing changed.
+// (inside the layers the callback is off, as in any layer nobody looks into). Unless one call of
+// the model was watched whole and called none (nn.Sequential calls only its modules): then no
+// callback at all while sleeping, rather than switching it off and on again around each layer,
+// which cost a sleeping probe a third of its instructions on a small MLP. The autograd nodes'
+// one only while awake: a sleeping probe counts the backward ops of a pass from its graph as it
+// begins instead (countSleepingBackwardOps), which costs no callback per node. In a backward pass
+// the aten ops' one only when some backward op may look into its nodes' ops
+// (watchBackwardChildren): the autograd engine gives every node the thread-local state of the
+// pass's start, so it cannot be switched off per layer there, and it was a third of the probe's
+// cost per step on a small MLP. Four compares when nothing changed.
 void syncCallbackWithProbeState() {
     ThreadState& tls = threadTls();
     const uint64_t generation = probe_state_generation();
@@ -944,7 +965,9 @@ void syncCallbackWithProbeState() {
     tls.seenInBackward = inBackward;
     tls.seenWatchingBackwardChildren = tls.watchingBackwardChildren;
     const bool awake = probe_is_awake() != 0;
-    const bool opsWanted = tls.inRoot || (awake && inBackward && tls.watchingBackwardChildren);
+    const bool rootOpsWanted = awake || !tls.rootCallWatched || tls.rootOpsSeen;
+    const bool opsWanted =
+        (tls.inRoot && rootOpsWanted) || (awake && inBackward && tls.watchingBackwardChildren);
     if (opsWanted && tls.opCallback == at::INVALID_CALLBACK_HANDLE) {
         tls.opCallback = at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
                                                         .needsInputs(true)
@@ -1185,9 +1208,12 @@ PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
         closeBackwardLayer();
         tls.inRoot = true;
         tls.rootOpOccurrences.clear();
-        syncCallbackWithProbeState();
         static thread_local std::string lastModel;
-        if (model_name && lastModel != model_name) {
+        const bool newModel = model_name && lastModel != model_name;
+        if (newModel) tls.rootCallWatched = tls.rootOpsSeen = false;  // a model of its own
+        syncCallbackWithProbeState();
+        tls.rootWatchedWhole = tls.opCallback != at::INVALID_CALLBACK_HANDLE;
+        if (newModel) {
             lastModel = model_name;
             probe_report_model(model_name, nullptr);
         }
@@ -1200,6 +1226,10 @@ PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
 PROBE_TORCH_API int probe_torch_root_end(void) {
     try {
         ThreadState& tls = threadTls();
+        if (tls.rootWatchedWhole && tls.opCallback != at::INVALID_CALLBACK_HANDLE) {
+            tls.rootCallWatched = true;
+            if (!tls.rootOpOccurrences.empty()) tls.rootOpsSeen = true;
+        }
         tls.inRoot = false;
         syncCallbackWithProbeState();
         tls.statsCache.clear();  // let go of the activations it holds
@@ -1260,14 +1290,147 @@ PROBE_TORCH_API int probe_torch_depth(void) {
     return tlsState ? static_cast<int>(tlsState->frames.size()) : 0;
 }
 
-// A backward pass (torch.autograd.backward / grad) begins / ends on this thread.
-PROBE_TORCH_API int probe_torch_backward_begin(void) {
+namespace probe::torch_adapter {
+namespace {
+
+// A sleeping probe watches no autograd node, yet the rounds of the backward ops must not depend
+// on when dumping began (as those of the forward ones do not): the backward ops of a pass are
+// counted from its graph as it begins. Every layer call whose nodes the pass can reach (from the
+// tensors it starts from) has its backward op, in the order the engine runs them (the later
+// call's first: higher sequence numbers run first), and a layer called n times has n of them
+// ("<layer>.backward", "<layer>.backward_1", ...), as when they are watched. A walk over the
+// graph, a lookup per node: no callback per node, which cost as much as the rest of a sleeping
+// probe on a small MLP. (A pass of torch.autograd.grad with `inputs` may run fewer nodes than it
+// reaches: counted as reached.)
+// The nodes a walk has met: open addressing over pointers, kept per thread between passes (a
+// std::unordered_set allocated a node per insert, most of the walk's cost).
+class NodeSet {
+public:
+    void clear(size_t expected) {
+        size_t capacity = 64;
+        while (capacity < expected * 2) capacity *= 2;
+        if (slots_.size() < capacity || slots_.size() > 4 * capacity)
+            slots_.assign(capacity, nullptr);
+        else
+            std::fill(slots_.begin(), slots_.end(), nullptr);
+        size_ = 0;
+    }
+    // True when `node` was not in the set (it is now).
+    bool insert(const torch::autograd::Node* node) {
+        if ((size_ + 1) * 2 > slots_.size()) grow();
+        const size_t mask = slots_.size() - 1;
+        for (size_t i = hash(node) & mask;; i = (i + 1) & mask) {
+            if (slots_[i] == node) return false;
+            if (!slots_[i]) {
+                slots_[i] = node;
+                ++size_;
+                return true;
+            }
+        }
+    }
+    size_t size() const { return size_; }
+
+private:
+    static size_t hash(const torch::autograd::Node* node) {
+        return (reinterpret_cast<uintptr_t>(node) >> 4) * 0x9E3779B97F4A7C15ull >> 20;
+    }
+    void grow() {
+        std::vector<const torch::autograd::Node*> old(slots_.size() * 2, nullptr);
+        old.swap(slots_);
+        size_ = 0;
+        for (const torch::autograd::Node* node : old)
+            if (node) insert(node);
+    }
+    std::vector<const torch::autograd::Node*> slots_;
+    size_t size_ = 0;
+};
+
+// "<layer>.backward", "<layer>.backward_1", ... and "<type>Backward", made once per thread.
+const std::pair<std::string, std::string>& backwardOpNames(int layer, int occurrence) {
+    thread_local std::vector<std::vector<std::pair<std::string, std::string>>> names;
+    if (names.size() <= static_cast<size_t>(layer)) names.resize(layer + 1);
+    auto& ofLayer = names[static_cast<size_t>(layer)];
+    while (ofLayer.size() <= static_cast<size_t>(occurrence)) {
+        const LayerInfo info = layerInfo(layer);
+        const size_t k = ofLayer.size();
+        ofLayer.emplace_back(
+            info.name + ".backward" + (k ? "_" + std::to_string(k) : std::string()),
+            info.type + "Backward");
+    }
+    return ofLayer[static_cast<size_t>(occurrence)];
+}
+
+void countSleepingBackwardOps(void* const* roots, int count) {
+    thread_local std::vector<torch::autograd::Node*> pending;
+    thread_local NodeSet seen;
+    thread_local std::vector<std::pair<uint64_t, int>> calls;  // (first sequence number, layer)
+    thread_local std::vector<int> occurrences;                 // per layer, in this pass
+    pending.clear();
+    calls.clear();
+    seen.clear(seen.size());
+    for (int i = 0; i < count; ++i) {
+        if (!roots[i]) continue;
+        const at::Tensor root = tensorOfImpl(roots[i]);
+        if (!root.defined()) continue;
+        if (torch::autograd::Node* node = torch::autograd::impl::grad_fn_unsafe(root))
+            if (seen.insert(node)) pending.push_back(node);
+    }
+    {
+        std::lock_guard<std::mutex> lock(gLayersMutex);
+        uint64_t lastThread = 0;
+        const SequenceRanges* ranges = nullptr;
+        std::pair<uint64_t, uint64_t> lastRange{1, 0};  // [first, end) of the last call found
+        int lastLayer = -1;
+        while (!pending.empty()) {
+            torch::autograd::Node* node = pending.back();
+            pending.pop_back();
+            if (!ranges || node->thread_id() != lastThread) {
+                lastThread = node->thread_id();
+                const auto it = gSequenceRanges.find(lastThread);
+                ranges = it == gSequenceRanges.end() ? nullptr : &it->second;
+                lastRange = {1, 0};
+            }
+            const uint64_t sequence = node->sequence_nr();
+            if (sequence >= lastRange.first && sequence < lastRange.second) {
+                calls.emplace_back(lastRange.first, lastLayer);  // the call's nodes are adjacent
+            } else if (ranges) {
+                const auto found = ranges->findRange(sequence);
+                if (found.layer >= 0) {
+                    lastRange = {found.first, found.end};
+                    lastLayer = found.layer;
+                    calls.emplace_back(found.first, found.layer);
+                }
+            }
+            for (const torch::autograd::Edge& edge : node->next_edges())
+                if (edge.function && seen.insert(edge.function.get()))
+                    pending.push_back(edge.function.get());
+        }
+    }
+    std::sort(calls.begin(), calls.end(), std::greater<>());
+    calls.erase(std::unique(calls.begin(), calls.end()), calls.end());
+    for (const auto& [call, layer] : calls) {
+        if (occurrences.size() <= static_cast<size_t>(layer)) occurrences.resize(layer + 1, 0);
+        const auto& [name, type] = backwardOpNames(layer, occurrences[layer]++);
+        beginOp(name.c_str(), type.c_str(), PROBE_OP_OPERATION);
+        probe_op_end();
+    }
+    for (const auto& call : calls) occurrences[call.second] = 0;
+}
+
+}  // namespace
+}  // namespace probe::torch_adapter
+
+// A backward pass (torch.autograd.backward / grad) begins / ends on this thread. `roots`: the
+// TensorImpls (torch.Tensor._cdata) of the `count` tensors it starts from, when known.
+PROBE_TORCH_API int probe_torch_backward_begin_from(void* const* roots, int count) {
     try {
         ThreadState& tls = threadTls();
         if (++tls.backwardPasses == 1) tls.watchingBackwardChildren = watchBackwardChildren(tls);
         syncCallbackWithProbeState();
         closeBackwardLayer();
         tls.backwardOccurrences.clear();
+        if (tls.backwardPasses == 1 && roots && count > 0 && !probe_is_awake())
+            countSleepingBackwardOps(roots, count);
         return 0;
     } catch (...) {
         return -1;

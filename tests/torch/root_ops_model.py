@@ -1,6 +1,9 @@
 """A model whose outermost module calls aten ops itself (a scale after the embedding, a residual
 add before the head), run for 4 steps. With --wake-at N the script itself replaces the probe's
-config before step N, from sleeping (dump_enable false) to dumping every layer-level op."""
+config before step N, from sleeping (dump_enable false) to dumping every layer-level op.
+With --sequential the model is an nn.Sequential instead (its outermost module calls only its
+modules), trained: forward and backward at each step (--calls N: N forward calls, their losses
+summed, before each backward pass, as when gradients are accumulated)."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
 import json
@@ -22,21 +25,36 @@ class RootOps(torch.nn.Module):
         return self.head(h)
 
 
+def wake_up():
+    path = os.environ["PROBE_CONFIG"]
+    with open(path) as f:
+        config = json.load(f)
+    config["dump_enable"] = True
+    with open(path + ".tmp", "w") as f:
+        json.dump(config, f)
+    os.replace(path + ".tmp", path)
+
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--wake-at", type=int, default=-1)
+parser.add_argument("--sequential", action="store_true")
+parser.add_argument("--calls", type=int, default=1)
 args = parser.parse_args()
 torch.manual_seed(7)
-model = RootOps().eval()
 tokens = torch.arange(8).reshape(1, 8)
-with torch.no_grad():
+if args.sequential:
+    model = torch.nn.Sequential(torch.nn.Embedding(32, 16), torch.nn.Linear(16, 16), torch.nn.ReLU(),
+                                torch.nn.Linear(16, 32))
     for step in range(4):
         if step == args.wake_at:
-            path = os.environ["PROBE_CONFIG"]
-            with open(path) as f:
-                config = json.load(f)
-            config["dump_enable"] = True
-            with open(path + ".tmp", "w") as f:
-                json.dump(config, f)
-            os.replace(path + ".tmp", path)
-        model(tokens)
+            wake_up()
+        sum(model(tokens + call).square().mean() for call in range(args.calls)).backward()
+        model.zero_grad()
+else:
+    model = RootOps().eval()
+    with torch.no_grad():
+        for step in range(4):
+            if step == args.wake_at:
+                wake_up()
+            model(tokens)
 print("done")

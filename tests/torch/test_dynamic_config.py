@@ -81,6 +81,34 @@ class DynamicConfig(ProbeTestCase):
         self.assertIn((3, "add_0", "3"), early_ops)
         self.assertEqual(seen["late"], {row for row in seen["early"] if row[0] >= 2})
 
+    def test_a_sequential_model_dumps_the_same_ops_when_dumping_starts_late(self):
+        # An nn.Sequential's outermost module calls only its modules: once one of its calls was
+        # watched whole, a sleeping probe watches no aten op in the next ones at all, and no
+        # autograd node (its backward ops are counted from each pass's graph). Woken at step 2,
+        # it must dump what a run that dumped from the start dumps of steps 2 and 3, backward
+        # ops included in their rounds; also with two forward calls before each backward pass
+        # (each layer then has two backward ops a pass).
+        script = os.path.join(TEST_DIR, "root_ops_model.py")
+        for calls in (1, 2):
+            seen = {}
+            for name, enable, wake in (("early", True, -1), ("late", False, 2)):
+                folder = self.path("%s%d" % (name, calls))
+                os.makedirs(folder)
+                cfg = write_config(folder, dump_enable=enable)
+                result = run_probe(["--output", os.path.join(folder, "out"), "--config", cfg, "--", PYTHON, script,
+                                    "--sequential", "--calls", str(calls), "--wake-at", str(wake)])
+                self.assertIn("done", result.stdout)
+                seen[name] = {(int(r["Execution Count"]), r["Op Name"], r["Op Id"], r["Input/Output"], r["Index"],
+                               r["Max"], r["Norm"]) for r in read_rows(os.path.join(folder, "out", "atb_dump_data"))}
+            early_ops = {(count, op) for count, op, *_ in seen["early"]}
+            for step in range(4):
+                self.assertIn((step, "1.backward"), early_ops)  # the first Linear's
+                if calls == 2:
+                    self.assertIn((step, "1.backward_1"), early_ops)
+            # From step 2 on: a forward op's round counts its calls, a backward op's the passes.
+            self.assertEqual(seen["late"], {row for row in seen["early"]
+                                            if row[0] >= (2 if ".backward" in row[1] else 2 * calls)}, calls)
+
     def test_a_config_the_program_writes_itself_applies_from_its_next_step_every_time(self):
         # The probe asks the kernel about the config at a round's start only while the program's
         # own Python code is writing it (seen by an audit hook): each of 60 steps, written a

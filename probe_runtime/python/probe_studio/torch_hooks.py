@@ -244,7 +244,7 @@ def _bracket_autograd(torch, module_call):
     """Mark each backward pass so its nodes group under per-layer backward ops (the marks are
     made from C: module_call.bracket)."""
     autograd = torch.autograd
-    begin, end = _address(_adapter.probe_torch_backward_begin), _address(_adapter.probe_torch_backward_end)
+    begin, end = _address(_adapter.probe_torch_backward_begin_from), _address(_adapter.probe_torch_backward_end)
     for name in ("backward", "grad"):
         original = getattr(autograd, name)
         if not getattr(original, "_probe_bracketed", False):
