@@ -21,6 +21,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTextBlock>
 #include <QTreeView>
 #include <QTreeWidget>
@@ -735,8 +736,18 @@ TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
         window_.sessionPanel()->log()->toPlainText().contains("the probe refused a config"));
     EXPECT_EQ(window_.sessionPanel()->stateText(), "sleeping");
 
+    // Detached while the status bar shows a passing message (as a comparison's verdict): the
+    // session's state is not drawn over it, and shows once the message goes.
+    window_.show();
+    auto* sessionState = window_.statusBar()->findChild<QLabel*>("sessionState");
+    ASSERT_NE(sessionState, nullptr);
+    window_.statusBar()->showMessage("a passing message", 60000);
     QTest::mouseClick(window_.sessionPanel()->stopButton(), Qt::LeftButton);
     ASSERT_TRUE(waitFor([&] { return window_.sessionPanel()->stateText() == "detached"; }));
+    EXPECT_TRUE(sessionState->text().contains("detached"));
+    EXPECT_FALSE(sessionState->isVisible());
+    window_.statusBar()->clearMessage();
+    EXPECT_TRUE(sessionState->isVisible());
     // Detaching does not end the program: its probe still answers a new connection.
     session::ControlClient again;
     QSignalSpy greeted(&again, &session::ControlClient::hello);

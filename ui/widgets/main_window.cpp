@@ -161,6 +161,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     state_->setSizePolicy(QSizePolicy::Ignored,
                           QSizePolicy::Preferred);  // long text must not widen the window
     sessionState_ = new QLabel(this);
+    sessionState_->setObjectName(QStringLiteral("sessionState"));
     sessionState_->setVisible(false);
     progress_ = new QProgressBar(this);
     progress_->setMaximumWidth(220);
@@ -516,8 +517,16 @@ QString MainWindow::statusMessage() const {
 
 void MainWindow::updateSessionStatus() {
     const session::LiveSession* live = context_->liveSession();
-    sessionState_->setVisible(live);
-    if (!live) return;
+    if (!live) {
+        sessionState_->setVisible(false);
+        return;
+    }
+    // Not over a passing message (the detach drew it over the last comparison's verdict): the
+    // status bar hides its widgets while one shows, and shows again those not hidden by hand.
+    if (statusBar()->currentMessage().isEmpty())
+        sessionState_->setVisible(true);
+    else
+        sessionState_->setAttribute(Qt::WA_WState_ExplicitShowHide, false);
     sessionState_->setText(QStringLiteral("<span style='color:%1'>●</span> %2")
                                .arg(SessionPanel::stateColor(live->state()).name(),
                                     SessionPanel::describeState(*live)));
