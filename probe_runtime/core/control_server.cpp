@@ -66,21 +66,27 @@ std::string ControlServer::start() {
     address.sun_family = AF_UNIX;
     if (socketPath_.size() >= sizeof(address.sun_path))
         return "socket path too long: " + socketPath_;
-    std::strncpy(address.sun_path, socketPath_.c_str(), sizeof(address.sun_path) - 1);
-    ::unlink(socketPath_.c_str());
+    // Bound under a hidden name and renamed into place once listening: a socket listed under
+    // its name always accepts (bound but not yet listening, a connect is refused, and an
+    // application attaching right then would give up). No umask either: it is the whole
+    // process's, and a model thread creating a file meanwhile would get our mode.
+    const std::string boundPath = *dir + "/." + format::controlSocketName(::getpid()) + ".new";
+    if (boundPath.size() >= sizeof(address.sun_path)) return "socket path too long: " + boundPath;
+    std::strncpy(address.sun_path, boundPath.c_str(), sizeof(address.sun_path) - 1);
+    ::unlink(boundPath.c_str());
     listenFd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (listenFd_ < 0) return std::string("socket: ") + std::strerror(errno);
-    // Created with no permissions for others from the start, then made 0600.
-    const mode_t previous = ::umask(0177);
-    const int bound = ::bind(listenFd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    ::umask(previous);
-    if (bound != 0 || ::listen(listenFd_, 8) != 0) {
+    // The directory is this user's alone (0700); the socket is made 0600 before anyone can
+    // find it.
+    if (::bind(listenFd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::chmod(boundPath.c_str(), 0600) != 0 || ::listen(listenFd_, 8) != 0 ||
+        ::rename(boundPath.c_str(), socketPath_.c_str()) != 0) {
         error = "cannot listen on " + socketPath_ + ": " + std::strerror(errno);
         ::close(listenFd_);
         listenFd_ = -1;
+        ::unlink(boundPath.c_str());
         return error;
     }
-    ::chmod(socketPath_.c_str(), 0600);
     if (::pipe2(wakePipe_, O_CLOEXEC | O_NONBLOCK) != 0) wakePipe_[0] = wakePipe_[1] = -1;
     stop_ = false;
     thread_ = std::thread([this] {

@@ -2,7 +2,9 @@
 // pushed configs taking effect at the next op, refusals (of clients of protocol 1 too), ping,
 // permissions, cleanup.
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <dirent.h>
 #include <poll.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -10,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -227,6 +230,57 @@ TEST_F(ControlSocket, ListedWhileRunningAndNotForOthers) {
     EXPECT_FALSE(format::controlSocketDirectory(false, &error));
     EXPECT_NE(error.find("private"), std::string::npos);
     ::chmod(socketDir_.path().c_str(), 0700);
+}
+
+// The socket's name appears only once it accepts: an application that attaches the moment it
+// is listed is never refused (seen in CI: bound but not yet listening, the attach gave up).
+TEST_F(ControlSocket, ASocketAppearsUnderItsNameOnlyOnceItAccepts) {
+    const int watch = ::inotify_init1(IN_CLOEXEC);
+    ASSERT_GE(watch, 0) << std::strerror(errno);
+    ASSERT_GE(::inotify_add_watch(watch, socketDir_.path().c_str(), IN_CREATE | IN_MOVED_TO), 0);
+    const std::string name = "probe-" + std::to_string(::getpid()) + ".sock";
+    uint32_t appearedAs = 0;  // the inotify event that brought the name
+    int connected = -1, connectError = 0;
+    std::thread attacher([&] {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        alignas(inotify_event) char events[4096];
+        while (appearedAs == 0 && std::chrono::steady_clock::now() < deadline) {
+            pollfd p{watch, POLLIN, 0};
+            if (::poll(&p, 1, 50) <= 0) continue;
+            const ssize_t n = ::read(watch, events, sizeof events);
+            for (ssize_t at = 0; at < n;) {
+                const auto* event = reinterpret_cast<const inotify_event*>(events + at);
+                at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+                if (event->len == 0 || name != event->name) continue;
+                appearedAs = event->mask & (IN_CREATE | IN_MOVED_TO);
+                const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                sockaddr_un address{};
+                address.sun_family = AF_UNIX;
+                std::strncpy(address.sun_path, socketPath().c_str(), sizeof address.sun_path - 1);
+                connected = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+                connectError = errno;
+                ::close(fd);
+                break;
+            }
+        }
+    });
+    start(R"({"dump_enable": false})");
+    attacher.join();
+    ::close(watch);
+    EXPECT_EQ(appearedAs, static_cast<uint32_t>(IN_MOVED_TO)) << "the name was made by bind()";
+    EXPECT_EQ(connected, 0) << std::strerror(connectError);
+    // Nothing else is left in the directory.
+    std::vector<std::string> entries;
+    if (DIR* d = ::opendir(socketDir_.path().c_str())) {
+        while (const dirent* e = ::readdir(d))
+            if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
+                entries.push_back(e->d_name);
+        ::closedir(d);
+    }
+    EXPECT_EQ(entries, std::vector<std::string>{name});
+    struct stat st;
+    ASSERT_EQ(::stat(socketPath().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 TEST_F(ControlSocket, ListedWhereverTheProbeStartedWithoutAnExplicitDirectory) {

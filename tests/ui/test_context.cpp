@@ -148,7 +148,7 @@ TEST_F(ContextTest, AttachReplacesALaunchAndClosingLetsTheProbeGo) {
     ASSERT_TRUE(waitFor([&] {
         return loaded(context_.store(), QString::fromStdString(dir_ / "attached/atb_dump_data")) &&
                rounds(context_.store()) >= 2;
-    }));
+    })) << context_.liveSession()->stateDetail().toStdString();
     ASSERT_TRUE(waitFor([&] { return test::processHasEnded(launchedPid); }))
         << "state " << test::processState(launchedPid);
     // The config document holds what the probe has in force, from its file.
