@@ -37,6 +37,7 @@ ThreadState& threadState(uint64_t epoch) {
         tlsState->rows.count = 0;
         tlsState->lastConfigCheck = {};
         tlsState->lastConfigCheckRound = -1;
+        tlsState->recentSlots.clear();
         tlsState->epoch = epoch;
     }
     return *tlsState;
@@ -58,11 +59,20 @@ void LayerRegistry::reset() {
     occurrencesInRound_.clear();
 }
 
-LayerRegistry::Slot* LayerRegistry::begin(const char* rawName, const char* rawType,
-                                          int64_t& round) {
+LayerRegistry::Slot* LayerRegistry::begin(const char* rawName, const char* rawType, int64_t& round,
+                                          RecentSlots& recent) {
+    RecentSlots::Entry& cached = recent.at(rawName);
+    if (cached.rawName == rawName && !explicitRounds_.load(std::memory_order_relaxed)) {
+        auto* slot = static_cast<Slot*>(cached.slot);
+        if (slot->key == rawName) {
+            round = slot->executions.fetch_add(1, std::memory_order_relaxed);
+            return slot;
+        }
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     key_.assign(rawName);
-    if (explicitRounds_) {
+    const bool explicitRounds = explicitRounds_.load(std::memory_order_relaxed);
+    if (explicitRounds) {
         const int occurrence = occurrencesInRound_[key_]++;
         key_ += '\0';
         key_ += std::to_string(occurrence);
@@ -72,6 +82,7 @@ LayerRegistry::Slot* LayerRegistry::begin(const char* rawName, const char* rawTy
     if (discovered) {
         slot = std::make_unique<Slot>();
         slot->id = nextId_++;
+        slot->key = key_;
     }
     if (!slot->began) {
         // The names of every execution of the op are made safe once, here.
@@ -87,8 +98,13 @@ LayerRegistry::Slot* LayerRegistry::begin(const char* rawName, const char* rawTy
         runtime_.notify(
             [&](RuntimeListener& l) { l.layerDiscovered(slot->id, slot->name, slot->type); });
     }
-    round = explicitRounds_ ? round_ : slot->executions;
-    ++slot->executions;
+    if (explicitRounds) {
+        round = round_;
+        slot->executions.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        round = slot->executions.fetch_add(1, std::memory_order_relaxed);
+        cached = {rawName, slot.get()};
+    }
     return slot.get();
 }
 
@@ -111,6 +127,7 @@ int LayerRegistry::markExplicit(const std::string& key, const std::string& name)
     if (!slot) {
         slot = std::make_unique<Slot>();
         slot->id = nextId_++;
+        slot->key = key;
         slot->name = name;
         slot->type = name;
     }
@@ -183,7 +200,7 @@ bool writesFilesPerOp(const format::OpConfig& config) {
 int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const char* rawType,
                           const char* paramJson) {
     int64_t round = 0;
-    LayerRegistry::Slot* slot = layers_.begin(rawName, rawType, round);
+    LayerRegistry::Slot* slot = layers_.begin(rawName, rawType, round, ts.recentSlots);
     // Its names, made safe once per op (not per execution), unless this execution gives
     // another type than the first.
     const std::string& name = slot->opName;

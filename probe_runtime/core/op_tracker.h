@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -38,12 +39,32 @@ struct LayerDescription {
 
 // The layer-level ops seen so far: ids in first-seen order, executions (rounds) per op, or the
 // engine's explicit rounds.
+// A thread's layer slots last begun, by the address of the raw name they were begun with: a
+// model's layer ops pass the same names again and again. Checked against the slot's key (the
+// address may hold another name by now); emptied when the runtime restarts (the slots go).
+struct RecentSlots {
+    struct Entry {
+        const char* rawName = nullptr;
+        void* slot = nullptr;  // a LayerRegistry::Slot
+    };
+    Entry entries[16];  // at()'s hash keeps the top 4 bits
+    void clear() {
+        for (Entry& e : entries) e = {};
+    }
+    Entry& at(const char* rawName) {
+        // Fibonacci hashing: names a fixed stride apart (strings in a vector) spread out.
+        return entries[(reinterpret_cast<uintptr_t>(rawName) * 0x9E3779B97F4A7C15ull) >> 60];
+    }
+};
+
 class LayerRegistry {
 public:
     struct Slot {
         int id = 0;
         std::string name, type;
-        int64_t executions = 0;
+        std::string key;  // the raw name it is looked up by (with rounds set by the engine:
+                          // and its occurrence in the round)
+        std::atomic<int64_t> executions{0};
         bool structureCaptured = false;
         bool explicitStructure = false;
         // Made at its first begin() and never changed after: the op's name made safe, the raw
@@ -55,8 +76,9 @@ public:
     explicit LayerRegistry(Runtime& runtime) : runtime_(runtime) {}
     void reset();
     // The slot of the layer op `rawName` beginning now (of type `rawType`, its name when none),
-    // and the round of this execution.
-    Slot* begin(const char* rawName, const char* rawType, int64_t& round);
+    // and the round of this execution. `recent`: the calling thread's slots last begun, looked
+    // at first (no lock, no hashing of the name).
+    Slot* begin(const char* rawName, const char* rawType, int64_t& round, RecentSlots& recent);
     // True when this execution should capture the layer's structure (none captured yet).
     bool wantsStructure(const Slot& slot);
     // Claims the structure capture of `slot`; false when another thread got there first.
@@ -71,7 +93,7 @@ private:
     std::mutex mutex_;
     std::unordered_map<std::string, std::unique_ptr<Slot>> slots_;
     int nextId_ = 0;
-    bool explicitRounds_ = false;
+    std::atomic<bool> explicitRounds_{false};
     int64_t round_ = 0;
     std::unordered_map<std::string, int> occurrencesInRound_;
     std::string key_;  // begin()'s look-up key (memory kept from op to op)

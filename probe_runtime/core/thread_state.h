@@ -166,8 +166,9 @@ struct ThreadState {
     // (Runtime::syncConfigFile).
     std::chrono::steady_clock::time_point lastConfigCheck{};
     int64_t lastConfigCheckRound = -1;
-    ThreadState();   // registers itself for TensorCapture::flushAllRows
-    ~ThreadState();  // flushes its rows
+    RecentSlots recentSlots;  // LayerRegistry::begin's
+    ThreadState();            // registers itself for TensorCapture::flushAllRows
+    ~ThreadState();           // flushes its rows
 };
 
 // The calling thread's state, reset when the runtime was restarted since its last op.

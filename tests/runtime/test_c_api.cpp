@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <set>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -175,6 +178,52 @@ TEST_F(CApi, EachExecutionOfALayerOpKeepsItsOwnTypeAndEveryRowItsOpsNames) {
         EXPECT_EQ(row.max, 1.0);
         EXPECT_EQ(row.min, -3.0);
     }
+}
+
+// A layer op is found by its name's text, not by where the text is: a buffer that held one
+// layer's name and then another's (the runtime remembers layers by the name's address too).
+TEST_F(CApi, ALayerIsKnownByItsNamesTextWhereverTheTextIs) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    const int64_t dims[] = {1};
+    char name[16];
+    const char* sequence[] = {"Attn", "Attn", "Mlp", "Attn", "Mlp"};
+    for (const char* layer : sequence) {
+        std::snprintf(name, sizeof name, "%s", layer);
+        ASSERT_EQ(probe_op_begin(name, nullptr, nullptr), 1);
+        const float v = static_cast<float>(name[0]);
+        EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims,
+                                  1, &v, 4),
+                  1);
+        EXPECT_EQ(probe_op_end(), PROBE_OK);
+    }
+    // The text of a fresh copy finds the same layer.
+    const std::string copy = "Mlp";
+    ASSERT_EQ(probe_op_begin(copy.c_str(), nullptr, nullptr), 1);
+    EXPECT_EQ(probe_op_end(), PROBE_OK);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    auto rows = readRows();
+    ASSERT_EQ(rows.size(), std::size(sequence));
+    std::multiset<std::tuple<std::string, std::string, int64_t>> seen;
+    for (const auto& r : rows) seen.insert({r.row.opName, r.row.opId, r.row.round});
+    const std::multiset<std::tuple<std::string, std::string, int64_t>> expected = {
+        {"Attn", "0", 0}, {"Attn", "0", 1}, {"Mlp", "1", 0}, {"Attn", "0", 2}, {"Mlp", "1", 1}};
+    EXPECT_EQ(seen, expected);
+
+    // A new session starts its layers again, whatever addresses the names had.
+    TempDir second("probe-restart-names");
+    writeFile(second / "c.json",
+              R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    ASSERT_EQ(probe_start(second.path().c_str(), (second / "c.json").c_str()), PROBE_OK);
+    ASSERT_EQ(probe_op_begin(name, nullptr, nullptr), 1);  // "Mlp", layer 0 of this session
+    const float v = 7;
+    EXPECT_EQ(probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                              &v, 4),
+              1);
+    EXPECT_EQ(probe_op_end(), PROBE_OK);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const std::string csv =
+        readFile(second.path() + "/atb_dump_data/data/" + pidDir() + "/0/statistic.csv");
+    EXPECT_NE(csv.find(",0,Mlp,Mlp,0,input,0,float,nd,1,7.000000,"), std::string::npos) << csv;
 }
 
 TEST_F(CApi, BadParameterJsonIsKeptAsAString) {
