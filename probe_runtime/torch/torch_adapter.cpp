@@ -280,6 +280,61 @@ struct GatherBuffer {
     }
 };
 
+// The nodes a walk has met: open addressing over pointers, kept per thread between passes (a
+// std::unordered_set allocated a node per insert, most of the walk's cost).
+class NodeSet {
+public:
+    void clear(size_t expected) {
+        size_t capacity = 64;
+        while (capacity < expected * 2) capacity *= 2;
+        if (slots_.size() < capacity || slots_.size() > 4 * capacity)
+            slots_.assign(capacity, nullptr);
+        else
+            std::fill(slots_.begin(), slots_.end(), nullptr);
+        size_ = 0;
+    }
+    // True when `node` was not in the set (it is now).
+    bool insert(const torch::autograd::Node* node) {
+        if ((size_ + 1) * 2 > slots_.size()) grow();
+        const size_t mask = slots_.size() - 1;
+        for (size_t i = hash(node) & mask;; i = (i + 1) & mask) {
+            if (slots_[i] == node) return false;
+            if (!slots_[i]) {
+                slots_[i] = node;
+                ++size_;
+                return true;
+            }
+        }
+    }
+    size_t size() const { return size_; }
+
+private:
+    static size_t hash(const torch::autograd::Node* node) {
+        return (reinterpret_cast<uintptr_t>(node) >> 4) * 0x9E3779B97F4A7C15ull >> 20;
+    }
+    void grow() {
+        std::vector<const torch::autograd::Node*> old(slots_.size() * 2, nullptr);
+        old.swap(slots_);
+        size_ = 0;
+        for (const torch::autograd::Node* node : old)
+            if (node) insert(node);
+    }
+    std::vector<const torch::autograd::Node*> slots_;
+    size_t size_ = 0;
+};
+
+// A sleeping probe's walk over a backward pass's graph (countSleepingBackwardOps): its memory,
+// kept in the thread's state from pass to pass (reached through the state the caller holds: a
+// thread_local of its own cost a TLS lookup at every use, five per node).
+struct BackwardWalk {
+    std::vector<torch::autograd::Node*> pending;
+    NodeSet seen;
+    std::vector<std::pair<uint64_t, int>> calls;  // (first sequence number, layer)
+    std::vector<int> occurrences;                 // per layer, in this pass
+    // per layer and occurrence: "<layer>.backward", "<layer>.backward_1", ... and its type
+    std::vector<std::vector<std::pair<std::string, std::string>>> names;
+};
+
 struct ThreadState {
     std::vector<Frame> frames;
     bool inRoot = false;
@@ -322,6 +377,13 @@ struct ThreadState {
         const OpSchemaFacts* facts = nullptr;
     };
     RecentFacts recentFacts[256];
+    struct RecentLayer {  // recentLayerIndex's table by name pointer, checked against the text
+        const char* name = nullptr;
+        std::string text;
+        int index = -1;
+    };
+    RecentLayer recentLayers[16];
+    BackwardWalk backwardWalk;
     ~ThreadState();
 };
 
@@ -350,6 +412,21 @@ inline ThreadState& threadTls() {
     return state ? *state : newThreadTls();
 }
 std::atomic<int> gThreadsObserving{0};
+
+// layerIndexFor without its lock, strings and hashing when the name is one this thread passed
+// before from the same place (a module's name, at every call of it). Layers are never
+// forgotten, so an index once found stays right for its name.
+int recentLayerIndex(ThreadState& tls, const char* name, const char* type) {
+    static_assert(sizeof ThreadState::recentLayers / sizeof(ThreadState::RecentLayer) == 16);
+    auto& recent =
+        tls.recentLayers[(reinterpret_cast<uintptr_t>(name) * 0x9E3779B97F4A7C15ull) >> 60];
+    if (recent.name == name && recent.text == name) return recent.index;
+    const int index = layerIndexFor(name, type);
+    recent.name = name;
+    recent.text = name;
+    recent.index = index;
+    return index;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Tensors
@@ -1249,7 +1326,7 @@ PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type)
             syncCallbackWithProbeState();
             closeBackwardLayer();
             const int begun = beginOp(name, type, PROBE_OP_OPERATION);
-            tls.currentLayer = layerIndexFor(name, type ? type : name);
+            tls.currentLayer = recentLayerIndex(tls, name, type ? type : name);
             const int wants = pushFrame(FrameKind::Module, begun, tls.currentLayer);
             if (!probe_is_awake()) return wants;
             return wants | kLayerProbeAwake | (c10::GradMode::is_enabled() ? kLayerGradEnabled : 0);
@@ -1302,52 +1379,10 @@ namespace {
 // graph, a lookup per node: no callback per node, which cost as much as the rest of a sleeping
 // probe on a small MLP. (A pass of torch.autograd.grad with `inputs` may run fewer nodes than it
 // reaches: counted as reached.)
-// The nodes a walk has met: open addressing over pointers, kept per thread between passes (a
-// std::unordered_set allocated a node per insert, most of the walk's cost).
-class NodeSet {
-public:
-    void clear(size_t expected) {
-        size_t capacity = 64;
-        while (capacity < expected * 2) capacity *= 2;
-        if (slots_.size() < capacity || slots_.size() > 4 * capacity)
-            slots_.assign(capacity, nullptr);
-        else
-            std::fill(slots_.begin(), slots_.end(), nullptr);
-        size_ = 0;
-    }
-    // True when `node` was not in the set (it is now).
-    bool insert(const torch::autograd::Node* node) {
-        if ((size_ + 1) * 2 > slots_.size()) grow();
-        const size_t mask = slots_.size() - 1;
-        for (size_t i = hash(node) & mask;; i = (i + 1) & mask) {
-            if (slots_[i] == node) return false;
-            if (!slots_[i]) {
-                slots_[i] = node;
-                ++size_;
-                return true;
-            }
-        }
-    }
-    size_t size() const { return size_; }
-
-private:
-    static size_t hash(const torch::autograd::Node* node) {
-        return (reinterpret_cast<uintptr_t>(node) >> 4) * 0x9E3779B97F4A7C15ull >> 20;
-    }
-    void grow() {
-        std::vector<const torch::autograd::Node*> old(slots_.size() * 2, nullptr);
-        old.swap(slots_);
-        size_ = 0;
-        for (const torch::autograd::Node* node : old)
-            if (node) insert(node);
-    }
-    std::vector<const torch::autograd::Node*> slots_;
-    size_t size_ = 0;
-};
-
 // "<layer>.backward", "<layer>.backward_1", ... and "<type>Backward", made once per thread.
-const std::pair<std::string, std::string>& backwardOpNames(int layer, int occurrence) {
-    thread_local std::vector<std::vector<std::pair<std::string, std::string>>> names;
+const std::pair<std::string, std::string>& backwardOpNames(BackwardWalk& walk, int layer,
+                                                           int occurrence) {
+    auto& names = walk.names;
     if (names.size() <= static_cast<size_t>(layer)) names.resize(layer + 1);
     auto& ofLayer = names[static_cast<size_t>(layer)];
     while (ofLayer.size() <= static_cast<size_t>(occurrence)) {
@@ -1360,11 +1395,11 @@ const std::pair<std::string, std::string>& backwardOpNames(int layer, int occurr
     return ofLayer[static_cast<size_t>(occurrence)];
 }
 
-void countSleepingBackwardOps(void* const* roots, int count) {
-    thread_local std::vector<torch::autograd::Node*> pending;
-    thread_local NodeSet seen;
-    thread_local std::vector<std::pair<uint64_t, int>> calls;  // (first sequence number, layer)
-    thread_local std::vector<int> occurrences;                 // per layer, in this pass
+void countSleepingBackwardOps(BackwardWalk& walk, void* const* roots, int count) {
+    auto& pending = walk.pending;
+    auto& seen = walk.seen;
+    auto& calls = walk.calls;
+    auto& occurrences = walk.occurrences;
     pending.clear();
     calls.clear();
     seen.clear(seen.size());
@@ -1410,7 +1445,7 @@ void countSleepingBackwardOps(void* const* roots, int count) {
     calls.erase(std::unique(calls.begin(), calls.end()), calls.end());
     for (const auto& [call, layer] : calls) {
         if (occurrences.size() <= static_cast<size_t>(layer)) occurrences.resize(layer + 1, 0);
-        const auto& [name, type] = backwardOpNames(layer, occurrences[layer]++);
+        const auto& [name, type] = backwardOpNames(walk, layer, occurrences[layer]++);
         beginOp(name.c_str(), type.c_str(), PROBE_OP_OPERATION);
         probe_op_end();
     }
@@ -1430,7 +1465,7 @@ PROBE_TORCH_API int probe_torch_backward_begin_from(void* const* roots, int coun
         closeBackwardLayer();
         tls.backwardOccurrences.clear();
         if (tls.backwardPasses == 1 && roots && count > 0 && !probe_is_awake())
-            countSleepingBackwardOps(roots, count);
+            countSleepingBackwardOps(tls.backwardWalk, roots, count);
         return 0;
     } catch (...) {
         return -1;
