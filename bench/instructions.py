@@ -104,6 +104,10 @@ def valgrind_env(work, env=None):
     """The environment to run valgrind in: with libhwy replaced (above) when the CPU hides
     rdtscp and libhwy is installed."""
     env = dict(os.environ if env is None else env)
+    # One hash seed for every run: with a random one, Python's dicts and sets differ from run
+    # to run, and so did a run's count without the probe, by up to 5,000 instructions a step
+    # on the small MLP (a fifth of what a sleeping probe costs it).
+    env.setdefault("PYTHONHASHSEED", "0")
     with open("/proc/cpuinfo") as f:
         hides_rdtscp = " rdtscp" not in f.read()
     if hides_rdtscp and os.path.exists("/usr/lib/x86_64-linux-gnu/libhwy.so.1"):
