@@ -157,6 +157,11 @@ int probe_op_end(void) {
         "probe_op_end", [] { return Runtime::instance().opEnd(); }, PROBE_E_INTERNAL);
 }
 
+int probe_op_count_child(void) {
+    return guarded(
+        "probe_op_count_child", [] { return Runtime::instance().opCountChild(); }, 0);
+}
+
 int probe_op_wants(void) {
     return guarded(
         "probe_op_wants", [] { return Runtime::instance().opWants(); }, 0);

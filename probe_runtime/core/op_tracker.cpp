@@ -406,6 +406,19 @@ int OpTracker::opSetParam(const char* paramJson) {
     return 0;
 }
 
+int OpTracker::opCountChild() {
+    if (!runtime_.isStarted()) return 0;
+    ThreadState& ts = threadState(runtime_.epoch());
+    if (ts.stack.empty()) return 0;
+    Frame& parent = ts.stack.back();
+    // A structure being captured holds every op; an overflow is looked for op by op.
+    if (parent.observed ||
+        (ts.layer.config && ts.layer.config->config.task == format::DumpTask::OverflowCheck))
+        return 0;
+    ++parent.childCount;  // as opBegin counts it: the ops after it keep their ids
+    return 1;
+}
+
 int OpTracker::opEnd() {
     if (!runtime_.isStarted()) return 0;
     ThreadState& ts = threadState(runtime_.epoch());

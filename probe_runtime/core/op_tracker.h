@@ -107,6 +107,8 @@ public:
     int opBegin(const char* name, const char* type, const char* paramJson, OpKind kind,
                 int* wants = nullptr);
     int opEnd();
+    // probe_op_count_child: an op inside the top one counted, not begun (1), or 0.
+    int opCountChild();
     int opWants() const;
     int opSetParam(const char* paramJson);
     LayerRegistry& layers() { return layers_; }

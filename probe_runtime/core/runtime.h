@@ -67,6 +67,7 @@ public:
     }
     int opTensor(const TensorReport& tensor) { return capture_.opTensor(tensor); }
     int opEnd() { return ops_.opEnd(); }
+    int opCountChild() { return ops_.opCountChild(); }
     int opWants() const { return ops_.opWants(); }
     int opSetParam(const char* paramJson) { return ops_.opSetParam(paramJson); }
     int setRound(int64_t round) { return ops_.layers().setRound(round); }

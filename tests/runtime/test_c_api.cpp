@@ -31,9 +31,53 @@ TEST_F(CApi, CallsBeforeStartAreNoOps) {
                               &v, 4),
               0);
     EXPECT_EQ(probe_op_end(), 0);
+    EXPECT_EQ(probe_op_count_child(), 0);
     EXPECT_EQ(probe_is_awake(), 0);
     EXPECT_EQ(probe_stop(), PROBE_OK);
     EXPECT_STRNE(probe_version(), "");
+}
+
+// An op counted rather than begun (a view inside a kernel) still takes its place among its
+// siblings: the op after it has the id it would have had. Refused, with nothing counted, where
+// the op must be begun in full: no op open, the layer's structure being captured (its first
+// execution), overflows looked for.
+TEST_F(CApi, AnOpCountedButNotBegunKeepsTheIdsOfTheOpsAfterIt) {
+    const int64_t dims[] = {1};
+    const float v = 2;
+    auto runLayer = [&](bool counted) {
+        ASSERT_EQ(probe_op_begin("Blk", nullptr, nullptr), 1);
+        EXPECT_EQ(probe_op_count_child(), counted ? 1 : 0);
+        if (!counted) {  // begun in full instead
+            probe_op_begin("view", "aten::view", nullptr);
+            EXPECT_EQ(probe_op_end(), PROBE_OK);
+        }
+        ASSERT_EQ(probe_op_begin("inner", "aten::inner", nullptr), 1);
+        EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND,
+                                  dims, 1, &v, 4),
+                  1);
+        EXPECT_EQ(probe_op_end(), PROBE_OK);
+        EXPECT_EQ(probe_op_end(), PROBE_OK);
+    };
+    start(
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    EXPECT_EQ(probe_op_count_child(), 0);  // no op open
+    runLayer(false);                       // the structure is captured: begun in full
+    runLayer(true);
+    runLayer(true);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    auto rows = readRows();
+    ASSERT_EQ(rows.size(), 3u);
+    for (const auto& r : rows) {
+        EXPECT_EQ(r.row.opName, "Blk/inner") << r.row.round;
+        EXPECT_EQ(r.row.opId, "0_1") << r.row.round;
+    }
+
+    TempDir overflow("probe-count-overflow");
+    writeFile(overflow / "c.json", R"({"task": "overflow_check", "dump_enable": true,
+                                        "exec_range": "all", "save_child": true})");
+    ASSERT_EQ(probe_start(overflow.path().c_str(), (overflow / "c.json").c_str()), PROBE_OK);
+    for (int round = 0; round < 2; ++round) runLayer(false);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
 }
 
 TEST_F(CApi, UnwritableOutputDirectoryIsAnError) {

@@ -623,6 +623,49 @@ class ModuleCalls(ProbeTestCase):
             self.assertEqual([op["input"][k] for k in columns], [op["output"][k] for k in columns], op_id)
             self.assertStatsMatch(op["output"], copy.float() if copy.dtype == torch.bfloat16 else copy)
 
+    def test_ops_after_views_inside_an_op_keep_their_ids(self):
+        # Views inside an op's kernel (linear's t, addmm's expand, matmul's _reshape_alias) report
+        # nothing, and once the layer's structure is captured (at its first call, where every op
+        # is begun in full) the probe passes over them; but they are ops, and the ops after them
+        # are numbered counting them. The second call's rows must have the ids of the first's.
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            class Inner(nn.Module):
+                def forward(self, x, w, bias, a, b):
+                    return F.linear(x, w, bias), torch.matmul(a, b), torch.bmm(a, a.transpose(1, 2))
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.inner = Inner()
+
+                def forward(self, *args):
+                    return self.inner(*args)
+
+            torch.manual_seed(3)
+            args = (torch.randn(2, 5), torch.randn(3, 5), torch.randn(3), torch.randn(3, 4, 5),
+                    torch.randn(5, 6))
+            model = Model()
+            model(*args)
+            model(*args)
+            """, task="statistics", exec_range="all", save_child=True)
+        by_round = {}
+        for row in rows:
+            by_round.setdefault(row["Execution Count"], []).append(
+                (row["Op Id"], row["Op Type"], row["Input/Output"], row["Index"], row["Norm"]))
+        self.assertEqual(len(by_round), 2)
+        first, second = by_round.values()
+        self.assertGreater(len([r for r in first if r[0].count("_") >= 2]), 4)
+        self.assertEqual(first, second)
+        # linear calls t (a view) then addmm; addmm calls expand (a view, which calls
+        # as_strided) then copy_; matmul calls reshape (which calls _reshape_alias) then mm.
+        ids = {(r[0], r[1]) for r in second}
+        self.assertIn(("0_0_1", "aten::addmm"), ids)
+        self.assertIn(("0_0_1_1", "aten::copy_"), ids)
+        self.assertIn(("0_1_1", "aten::mm"), ids)
 
 if __name__ == "__main__":
     import unittest

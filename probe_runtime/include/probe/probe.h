@@ -197,6 +197,13 @@ PROBE_API int probe_op_tensor_stats(int io, int index, const char* arg_name, int
 /* End the op on top of the calling thread's stack. */
 PROBE_API int probe_op_end(void);
 
+/* Counts an op begun inside the calling thread's top op without beginning it, so that the ops
+ * after it keep their ids: for an op that reports nothing and calls no op that does (a view
+ * inside another op's kernel, such as the selects of a batched matmul's loop), at a fraction of
+ * the cost of probe_op_begin and probe_op_end. 1 when counted; 0 when it must be begun in full
+ * (no op is open, a structure is being captured, the task watches overflows), nothing counted. */
+PROBE_API int probe_op_count_child(void);
+
 /* 1 when an op begun now on this thread could be dumped (the runtime is started, dumping is
  * enabled, the disk has room): lets an adapter skip per-op work entirely while the probe
  * sleeps. A few atomic loads. */
