@@ -636,6 +636,7 @@ LeafView leafViewOf(const char* name) {
 // Cached per op name, so that no op compares its name with lists.
 struct OpSchemaFacts {
     std::string op;
+    std::string overload;  // of the schema the facts are of ("out" of abs.out)
     std::vector<std::string> arguments, returns;
     bool view = false;
     bool overwritesFirst = false;      // overwritesFirstArgument(op)
@@ -645,9 +646,10 @@ struct OpSchemaFacts {
 
 const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn);
 
-// An aten op's name is its schema's string, the same pointer at every call: a small table by
-// that pointer answers nearly every lookup (checked by the name itself, so a pointer that came
-// to name another op is only a miss) before the table by the name's hash.
+// An aten op's name is its schema's string, the same pointer at every call and another for each
+// overload: a small table by that pointer answers nearly every lookup (checked by the name
+// itself, so a pointer that came to name another op is only a miss) before the table by the
+// name's and overload's hash.
 const OpSchemaFacts& schemaFacts(ThreadState& tls, const at::RecordFunction& fn) {
     const char* name = fn.name();
     ThreadState::RecentFacts& slot =
@@ -660,18 +662,28 @@ const OpSchemaFacts& schemaFacts(ThreadState& tls, const at::RecordFunction& fn)
 
 const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
     // The facts stay where they are made (a deque per hash): `recent` points at them.
+    // By overload too: abs and abs.out share their name, not their arguments (an "out" taken for
+    // an input had the statistics of the uninitialised buffer a kernel was to fill).
     thread_local std::unordered_map<uint64_t, std::deque<OpSchemaFacts>> cache;
     const char* name = fn.name();
-    uint64_t hash = 1469598103934665603ull;  // FNV-1a: no allocation per lookup
+    const auto op = fn.operator_name();
+    const std::string overload = op ? op->overload_name : std::string();
+    uint64_t hash = 1469598103934665603ull;  // FNV-1a
     for (const char* p = name; *p; ++p)
         hash = (hash ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
+    for (const char c : overload) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
     auto& bucket = cache[hash];
     for (const auto& entry : bucket)
-        if (entry.op == name) return entry;
-    OpSchemaFacts facts{
-        name,        {}, {}, false, overwritesFirstArgument(name), outputIsUninitialised(name),
-        LeafView::No};
-    if (auto op = fn.operator_name()) {
+        if (entry.op == name && entry.overload == overload) return entry;
+    OpSchemaFacts facts{name,
+                        overload,
+                        {},
+                        {},
+                        false,
+                        overwritesFirstArgument(name),
+                        outputIsUninitialised(name),
+                        LeafView::No};
+    if (op) {
         if (auto handle = c10::Dispatcher::singleton().findOp(*op)) {
             if (handle->hasSchema()) {
                 const auto& schema = handle->schema();

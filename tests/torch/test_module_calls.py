@@ -11,6 +11,18 @@ import torch
 
 from probe_test_util import PYTHON, ProbeTestCase, read_bin, read_rows, run_probe, write_config
 
+# The outermost module of a script that defines the module to dump as Inner: Inner's calls are
+# then layer-level ops (id 0), and the aten ops they call their children.
+MODEL_AROUND_INNER = textwrap.indent(textwrap.dedent("""
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+
+        def forward(self, *args):
+            return self.inner(*args)
+    """), " " * 12)
+
 
 class ModuleCalls(ProbeTestCase):
     def run_script(self, source, expect_errors=False, **config):
@@ -636,15 +648,7 @@ class ModuleCalls(ProbeTestCase):
             class Inner(nn.Module):
                 def forward(self, x, w, bias, a, b):
                     return F.linear(x, w, bias), torch.matmul(a, b), torch.bmm(a, a.transpose(1, 2))
-
-            class Model(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.inner = Inner()
-
-                def forward(self, *args):
-                    return self.inner(*args)
-
+            """ + MODEL_AROUND_INNER + """
             torch.manual_seed(3)
             args = (torch.randn(2, 5), torch.randn(3, 5), torch.randn(3), torch.randn(3, 4, 5),
                     torch.randn(5, 6))
@@ -666,6 +670,36 @@ class ModuleCalls(ProbeTestCase):
         self.assertIn(("0_0_1", "aten::addmm"), ids)
         self.assertIn(("0_0_1_1", "aten::copy_"), ids)
         self.assertIn(("0_1_1", "aten::mm"), ids)
+    def test_an_out_argument_is_known_whichever_overload_came_first(self):
+        # abs and abs.out share the name "aten::abs": the arguments of the overload called
+        # first were taken for the other's, so abs.out's "out" buffer (what the op is to
+        # overwrite: here 1e30s, often uninitialised memory) was reported as an unnamed input
+        # with the statistics of its old content.
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class Inner(nn.Module):
+                def forward(self, x, buffer):
+                    y = torch.abs(x)
+                    torch.abs(x, out=buffer)
+                    return y, buffer
+            """ + MODEL_AROUND_INNER + """
+            x = torch.tensor([-1.0, 2.0, -3.0])
+            model = Model()
+            for _ in range(2):
+                model(x, torch.full((3,), 1e30))
+            """, task="statistics", exec_range="all", save_child=True)
+        calls = {}
+        for row in rows:
+            if row["Op Type"] == "aten::abs":
+                calls.setdefault((row["Execution Count"], row["Op Id"]), []).append(
+                    (row["Input/Output"], row["Index"], row["Max"]))
+        # Each round: abs (which calls abs.out inside: 0_0_1) and abs.out.
+        self.assertEqual(sorted(calls), [(r, i) for r in "01" for i in ("0_0", "0_0_1", "0_1")])
+        for key, call in calls.items():
+            self.assertEqual(call, [("input", "0_self", "2.000000"), ("output", "0", "3.000000")], key)
+
 
 if __name__ == "__main__":
     import unittest
