@@ -638,6 +638,9 @@ struct OpSchemaFacts {
     std::string op;
     std::string overload;  // of the schema the facts are of ("out" of abs.out)
     std::vector<std::string> arguments, returns;
+    // Per argument: the op overwrites it without reading it (an out= argument; the first of an
+    // overwriting op), so its content before the op is not worth a statistic.
+    std::vector<bool> contentUnread;
     bool view = false;
     bool overwritesFirst = false;      // overwritesFirstArgument(op)
     bool outputUninitialised = false;  // outputIsUninitialised(op)
@@ -679,6 +682,7 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
                         overload,
                         {},
                         {},
+                        {},
                         false,
                         overwritesFirstArgument(name),
                         outputIsUninitialised(name),
@@ -687,7 +691,11 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
         if (auto handle = c10::Dispatcher::singleton().findOp(*op)) {
             if (handle->hasSchema()) {
                 const auto& schema = handle->schema();
-                for (const auto& a : schema.arguments()) facts.arguments.push_back(a.name());
+                for (const auto& a : schema.arguments()) {
+                    facts.contentUnread.push_back(
+                        a.is_out() || (facts.overwritesFirst && facts.arguments.empty()));
+                    facts.arguments.push_back(a.name());
+                }
                 for (const auto& r : schema.returns()) {
                     facts.returns.push_back(r.name());
                     if (r.alias_info() && !r.alias_info()->isWrite()) facts.view = true;
@@ -696,17 +704,18 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
             }
         }
     }
+    if (facts.contentUnread.empty() && facts.overwritesFirst) facts.contentUnread.push_back(true);
     bucket.push_back(std::move(facts));
     return bucket.back();
 }
 
 // Reports every tensor among `values` (a Tensor or a list of tensors per value) and returns
-// the non-tensor ones as the op's parameters. With `overwrites`, the op replaces its first
-// argument without reading it (copy_, fill_, ...): that tensor's old content, often
-// uninitialised memory, goes as metadata only, as does any "out" argument.
+// the non-tensor ones as the op's parameters. The tensors of the arguments whose content the op
+// does not read (`contentUnread`: out= arguments, the first of copy_, fill_, ...), often
+// uninitialised memory, go as metadata only, as does any argument named "out".
 nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> values,
                                     const std::vector<std::string>* names, int wants,
-                                    bool overwrites = false) {
+                                    const std::vector<bool>* contentUnread = nullptr) {
     // The runtime keeps an op's parameters for the observed structure (metadata) and beside
     // its tensor files: statistics alone need none, so none are built.
     const bool wantsParams = (wants & PROBE_WANTS_METADATA) ||
@@ -717,17 +726,18 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
     for (size_t i = 0; i < values.size(); ++i) {
         const c10::IValue& v = values[i];
         const std::string& argName = names && i < names->size() ? (*names)[i] : kNoName;
+        const bool unread =
+            (contentUnread && i < contentUnread->size() && (*contentUnread)[i]) || argName == "out";
         if (v.isTensor()) {
-            const bool withData = !((overwrites && i == 0) || argName == "out");
             reportTensor(io, tensorIndex++, argName.empty() ? nullptr : argName.c_str(),
-                         v.toTensor(), wants, withData);
+                         v.toTensor(), wants, !unread);
         } else if (v.isTensorList()) {
             const auto list = v.toTensorList();
             for (size_t k = 0; k < list.size(); ++k) {
                 const std::string itemName =
                     argName.empty() ? std::string() : argName + std::to_string(k);
                 reportTensor(io, tensorIndex++, itemName.empty() ? nullptr : itemName.c_str(),
-                             list.get(k), wants, true);
+                             list.get(k), wants, !unread);
             }
         } else if (io == PROBE_INPUT && wantsParams) {
             const std::string key = argName.empty() ? "arg" + std::to_string(i) : argName;
@@ -1012,7 +1022,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
                 auto params =
                     reportValues(PROBE_INPUT, fn.inputs(), facts ? &facts->arguments : nullptr,
-                                 wants, facts && facts->overwritesFirst);
+                                 wants, facts ? &facts->contentUnread : nullptr);
                 if (!params.empty()) probe_op_set_param(params.dump().c_str());
             }
         }

@@ -700,6 +700,28 @@ class ModuleCalls(ProbeTestCase):
         for key, call in calls.items():
             self.assertEqual(call, [("input", "0_self", "2.000000"), ("output", "0", "3.000000")], key)
 
+    def test_out_arguments_of_any_name_are_not_read(self):
+        # An op's out= arguments are buffers it overwrites, often uninitialised memory: their
+        # content before the op is never a statistic, whatever they are called (max.dim_max's
+        # "max" and "max_values", not only "out"). Their content after is the op's output.
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class Inner(nn.Module):
+                def forward(self, x, values, indices):
+                    return torch.max(x, 0, out=(values, indices))
+            """ + MODEL_AROUND_INNER + """
+            x = torch.tensor([[1.0, -2.0], [3.0, 4.0]])
+            Model()(x, torch.full((2,), 1e30), torch.full((2,), 7, dtype=torch.int64))
+            """, task="statistics", exec_range="all", save_child=True)
+        calls = {}
+        for row in rows:
+            if row["Op Type"] == "aten::max":
+                calls.setdefault(row["Op Id"], []).append((row["Input/Output"], row["Index"], row["Max"]))
+        self.assertEqual(calls, {"0_0": [("input", "0_self", "4.000000"), ("output", "0_values", "4.000000"),
+                                         ("output", "1_indices", "1.000000")]})
+
 
 if __name__ == "__main__":
     import unittest
