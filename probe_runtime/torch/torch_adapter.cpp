@@ -633,7 +633,7 @@ LeafView leafViewOf(const char* name) {
 
 // What the schema says of an aten op: its argument and return names, and whether it is a
 // view (its result aliases an input without writing it); and what its name says (above).
-// Cached per op name, so that no op compares its name with lists.
+// Cached per op name and overload, so that no op compares its name with lists.
 struct OpSchemaFacts {
     std::string op;
     std::string overload;  // of the schema the facts are of ("out" of abs.out)
@@ -642,7 +642,6 @@ struct OpSchemaFacts {
     // overwriting op), so its content before the op is not worth a statistic.
     std::vector<bool> contentUnread;
     bool view = false;
-    bool overwritesFirst = false;      // overwritesFirstArgument(op)
     bool outputUninitialised = false;  // outputIsUninitialised(op)
     LeafView leafView = LeafView::No;  // leafViewOf(op), for a view
 };
@@ -671,29 +670,24 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
     const char* name = fn.name();
     const auto op = fn.operator_name();
     const std::string overload = op ? op->overload_name : std::string();
-    uint64_t hash = 1469598103934665603ull;  // FNV-1a
-    for (const char* p = name; *p; ++p)
-        hash = (hash ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
-    for (const char c : overload) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    uint64_t hash = 1469598103934665603ull;  // FNV-1a of the name, then the overload
+    for (const std::string_view text : {std::string_view(name), std::string_view(overload)})
+        for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
     auto& bucket = cache[hash];
     for (const auto& entry : bucket)
         if (entry.op == name && entry.overload == overload) return entry;
-    OpSchemaFacts facts{name,
-                        overload,
-                        {},
-                        {},
-                        {},
-                        false,
-                        overwritesFirstArgument(name),
-                        outputIsUninitialised(name),
-                        LeafView::No};
+    const bool overwritesFirst = overwritesFirstArgument(name);
+    OpSchemaFacts facts;
+    facts.op = name;
+    facts.overload = overload;
+    facts.outputUninitialised = outputIsUninitialised(name);
     if (op) {
         if (auto handle = c10::Dispatcher::singleton().findOp(*op)) {
             if (handle->hasSchema()) {
                 const auto& schema = handle->schema();
                 for (const auto& a : schema.arguments()) {
-                    facts.contentUnread.push_back(
-                        a.is_out() || (facts.overwritesFirst && facts.arguments.empty()));
+                    facts.contentUnread.push_back(a.is_out() ||
+                                                  (overwritesFirst && facts.arguments.empty()));
                     facts.arguments.push_back(a.name());
                 }
                 for (const auto& r : schema.returns()) {
@@ -704,7 +698,7 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
             }
         }
     }
-    if (facts.contentUnread.empty() && facts.overwritesFirst) facts.contentUnread.push_back(true);
+    if (facts.contentUnread.empty() && overwritesFirst) facts.contentUnread.push_back(true);
     bucket.push_back(std::move(facts));
     return bucket.back();
 }
@@ -996,11 +990,11 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
         } else if (tls.frames.back().kind == FrameKind::Aten) {
             kind = PROBE_OP_KERNEL;
             // A view inside another op's kernel reports nothing (below) unless a structure is
-            // being captured, nor does any view it calls: one of those the runtime only counts,
-            // and the ops it calls pass as in an op nobody looks into (a fifth of the probe's
-            // instructions on a small-op model went to the selects of batched matmuls' loops).
-            if (!(tls.frames.back().wants & PROBE_WANTS_METADATA) && isLeafViewCall(tls, fn) &&
-                probe_op_count_child() == 1) {
+            // being captured, nor does any view it calls: one of those the runtime only counts
+            // (it refuses while a structure is captured), and the ops it calls pass as in an op
+            // nobody looks into (a fifth of the probe's instructions on a small-op model went
+            // to the selects of batched matmuls' loops).
+            if (isLeafViewCall(tls, fn) && probe_op_count_child() == 1) {
                 tls.frames.push_back({FrameKind::Passive, false});
                 return AdapterContext::make(tls);
             }
