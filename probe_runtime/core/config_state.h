@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,13 @@ public:
     explicit ConfigState(Runtime& runtime) : runtime_(runtime) {}
 
     std::shared_ptr<const ConfigSnapshot> current() const;
+    // The config in force through a thread's own copy of it, taken again only when another was
+    // applied since: no lock and no reference count at every layer op.
+    const ConfigSnapshot& currentInto(std::shared_ptr<const ConfigSnapshot>& copy) const {
+        if (!copy || copy->generation != generation_.load(std::memory_order_acquire))
+            copy = current();
+        return *copy;
+    }
     // Back to the defaults (dump disabled), then the file at `path` when there is one.
     void startWith(const std::string& path);
     // The watcher saw the file written (or removed).
@@ -40,7 +48,7 @@ private:
     Runtime& runtime_;
     mutable std::mutex mutex_;
     std::shared_ptr<const ConfigSnapshot> config_;
-    uint64_t generation_ = 0;
+    std::atomic<uint64_t> generation_{0};  // of config_, changed with it under mutex_
 };
 
 }  // namespace probe::runtime

@@ -38,6 +38,7 @@ ThreadState& threadState(uint64_t epoch) {
         tlsState->lastConfigCheck = {};
         tlsState->lastConfigCheckRound = -1;
         tlsState->recentSlots.clear();
+        tlsState->configInForce.reset();
         tlsState->epoch = epoch;
     }
     return *tlsState;
@@ -62,8 +63,8 @@ void LayerRegistry::reset() {
 LayerRegistry::Slot* LayerRegistry::begin(const char* rawName, const char* rawType, int64_t& round,
                                           RecentSlots& recent) {
     RecentSlots::Entry& cached = recent.at(rawName);
-    if (cached.rawName == rawName && !explicitRounds_.load(std::memory_order_relaxed)) {
-        auto* slot = static_cast<Slot*>(cached.slot);
+    if (cached.address == rawName && !explicitRounds_.load(std::memory_order_relaxed)) {
+        auto* slot = static_cast<Slot*>(cached.value);
         if (slot->key == rawName) {
             round = slot->executions.fetch_add(1, std::memory_order_relaxed);
             return slot;
@@ -218,18 +219,15 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const char* rawT
 
     LayerExecution& layer = ts.layer;
     layer.reset();
-    layer.config = runtime_.currentConfig();
-    const auto& config = layer.config->config;
+    const auto& config = runtime_.config().currentInto(ts.configInForce).config;
     const bool active = config.dumpEnable && config.acceptsDevice(runtime_.device()) &&
                         !runtime_.writer().diskStopped() &&
                         !(config.task == format::DumpTask::OverflowCheck &&
                           runtime_.overflow().exhausted(config.overflowNums));
     Frame& frame = ts.stack.push();
-    if (!active) {
-        layer.config.reset();
-        return 0;
-    }
+    if (!active) return 0;
     try {
+        layer.config = ts.configInForce;
         layer.slot = slot;
         layer.round = round;
         layer.inRange = config.execRange.contains(round);

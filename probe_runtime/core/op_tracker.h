@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config_state.h"
+#include "probe/format/recent_by_address.h"
 
 namespace probe::runtime {
 
@@ -39,23 +40,11 @@ struct LayerDescription {
 
 // The layer-level ops seen so far: ids in first-seen order, executions (rounds) per op, or the
 // engine's explicit rounds.
-// A thread's layer slots last begun, by the address of the raw name they were begun with: a
-// model's layer ops pass the same names again and again. Checked against the slot's key (the
-// address may hold another name by now); emptied when the runtime restarts (the slots go).
-struct RecentSlots {
-    struct Entry {
-        const char* rawName = nullptr;
-        void* slot = nullptr;  // a LayerRegistry::Slot
-    };
-    Entry entries[16];  // at()'s hash keeps the top 4 bits
-    void clear() {
-        for (Entry& e : entries) e = {};
-    }
-    Entry& at(const char* rawName) {
-        // Fibonacci hashing: names a fixed stride apart (strings in a vector) spread out.
-        return entries[(reinterpret_cast<uintptr_t>(rawName) * 0x9E3779B97F4A7C15ull) >> 60];
-    }
-};
+// A thread's layer slots last begun (LayerRegistry::Slot*), by the address of the raw name they
+// were begun with: a model's layer ops pass the same names again and again. Checked against the
+// slot's key (the address may hold another name by now); emptied when the runtime restarts (the
+// slots go).
+using RecentSlots = format::RecentByAddress<void*>;
 
 class LayerRegistry {
 public:

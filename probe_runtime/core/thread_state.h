@@ -167,8 +167,10 @@ struct ThreadState {
     std::chrono::steady_clock::time_point lastConfigCheck{};
     int64_t lastConfigCheckRound = -1;
     RecentSlots recentSlots;  // LayerRegistry::begin's
-    ThreadState();            // registers itself for TensorCapture::flushAllRows
-    ~ThreadState();           // flushes its rows
+    // The config in force as this thread's last layer op began (ConfigState::currentInto).
+    std::shared_ptr<const ConfigSnapshot> configInForce;
+    ThreadState();   // registers itself for TensorCapture::flushAllRows
+    ~ThreadState();  // flushes its rows
 };
 
 // The calling thread's state, reset when the runtime was restarted since its last op.

@@ -41,6 +41,7 @@
 #include <torch/library.h>
 #include <torch/version.h>
 
+#include "probe/format/recent_by_address.h"
 #include "probe/probe.h"
 
 #define PROBE_TORCH_API extern "C" __attribute__((visibility("default")))
@@ -372,17 +373,13 @@ struct ThreadState {
     std::vector<std::shared_ptr<torch::autograd::Node>> leafAccumulatorsHeld;
     GatherBuffer gathered;         // a strided tensor's elements (gatherRowMajor)
     void* freeContexts = nullptr;  // AdapterContext's free list
-    struct RecentFacts {           // schemaFacts' table by name pointer
-        const char* name = nullptr;
-        const OpSchemaFacts* facts = nullptr;
-    };
-    RecentFacts recentFacts[256];
-    struct RecentLayer {  // recentLayerIndex's table by name pointer, checked against the text
-        const char* name = nullptr;
+    // schemaFacts' table, by the op name's address (checked against the facts' name).
+    probe::format::RecentByAddress<const OpSchemaFacts*, 256> recentFacts;
+    struct RecentLayer {  // recentLayerIndex's table, by the name's address
         std::string text;
         int index = -1;
     };
-    RecentLayer recentLayers[16];
+    probe::format::RecentByAddress<RecentLayer> recentLayers;
     BackwardWalk backwardWalk;
     ~ThreadState();
 };
@@ -417,14 +414,12 @@ std::atomic<int> gThreadsObserving{0};
 // before from the same place (a module's name, at every call of it). Layers are never
 // forgotten, so an index once found stays right for its name.
 int recentLayerIndex(ThreadState& tls, const char* name, const char* type) {
-    static_assert(sizeof ThreadState::recentLayers / sizeof(ThreadState::RecentLayer) == 16);
-    auto& recent =
-        tls.recentLayers[(reinterpret_cast<uintptr_t>(name) * 0x9E3779B97F4A7C15ull) >> 60];
-    if (recent.name == name && recent.text == name) return recent.index;
+    auto& recent = tls.recentLayers.at(name);
+    if (recent.address == name && recent.value.text == name) return recent.value.index;
     const int index = layerIndexFor(name, type);
-    recent.name = name;
-    recent.text = name;
-    recent.index = index;
+    recent.address = name;
+    recent.value.text = name;
+    recent.value.index = index;
     return index;
 }
 
@@ -654,11 +649,11 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn);
 // name's and overload's hash.
 const OpSchemaFacts& schemaFacts(ThreadState& tls, const at::RecordFunction& fn) {
     const char* name = fn.name();
-    ThreadState::RecentFacts& slot =
-        tls.recentFacts[(reinterpret_cast<uintptr_t>(name) >> 4) & 255];
-    if (slot.name == name && std::strcmp(slot.facts->op.c_str(), name) == 0) return *slot.facts;
+    auto& recent = tls.recentFacts.at(name);
+    if (recent.address == name && std::strcmp(recent.value->op.c_str(), name) == 0)
+        return *recent.value;
     const OpSchemaFacts& facts = schemaFactsOf(fn);
-    slot = {name, &facts};
+    recent = {name, &facts};
     return facts;
 }
 
