@@ -215,9 +215,11 @@ struct LaneReference {
     bool nan = false;
 };
 
-LaneReference laneReference(const std::vector<float>& widened) {
+// The lanes of the kernels, over blocks of kBlock elements each summed apart (fp16, bf16) or
+// over the whole tensor (float32).
+LaneReference laneReference(const std::vector<float>& widened, size_t kBlock = 4096) {
     LaneReference r;
-    const size_t kBlock = 4096, kLanes = 16;
+    const size_t kLanes = 16;
     for (size_t start = 0; start < widened.size(); start += kBlock) {
         const size_t n = std::min(kBlock, widened.size() - start);
         double sum[16] = {}, sumSq[16] = {};
@@ -264,17 +266,15 @@ float bf16ByDefinition(uint16_t bits) {
 }
 
 // Every fp16/bf16 kernel this CPU has, each checked field by field against the lane order.
-std::vector<HalfStatsKernel> availableHalfKernels() {
-    std::vector<HalfStatsKernel> kernels;
-    for (const auto k : {HalfStatsKernel::Avx512, HalfStatsKernel::Avx2, HalfStatsKernel::Portable})
-        if (halfStatsKernelAvailable(k)) kernels.push_back(k);
+std::vector<StatsKernel> availableKernels() {
+    std::vector<StatsKernel> kernels;
+    for (const auto k : {StatsKernel::Avx512, StatsKernel::Avx2, StatsKernel::Portable})
+        if (statsKernelAvailable(k)) kernels.push_back(k);
     return kernels;
 }
 
-const char* kernelName(HalfStatsKernel k) {
-    return k == HalfStatsKernel::Avx512 ? "avx512"
-           : k == HalfStatsKernel::Avx2 ? "avx2"
-                                        : "portable";
+const char* kernelName(StatsKernel k) {
+    return k == StatsKernel::Avx512 ? "avx512" : k == StatsKernel::Avx2 ? "avx2" : "portable";
 }
 
 // Random data with what makes orders differ: subnormals, zeros of both signs, the largest finite
@@ -328,7 +328,7 @@ TEST(TensorStats, HalfAndBf16StatisticsAreBitIdenticalToTheLaneOrder) {
     std::vector<uint64_t> counts = {1,   15,   16,   17,   31,   32,    33,
                                     100, 4095, 4096, 4097, 4111, 10003, 40000};
     for (int k = 0; k < 40; ++k) counts.push_back(1 + rng() % 20000);
-    const auto kernels = availableHalfKernels();
+    const auto kernels = availableKernels();
     for (const bool bf16 : {false, true}) {
         for (const uint64_t count : counts) {
             // finite, with +inf, with -inf and +inf, with NaN
@@ -370,6 +370,51 @@ TEST(TensorStats, HalfAndBf16StatisticsAreBitIdenticalToTheLaneOrder) {
                         ASSERT_EQ(s.hasNegInf, negInf);
                     }
                 }
+            }
+        }
+    }
+}
+
+// float32: every kernel this CPU has gives the bits of the lane order over the whole tensor,
+// with subnormals, signed zeros, the largest finite values, infinities and NaN among the data.
+TEST(TensorStats, FloatStatisticsAreBitIdenticalToTheLaneOrder) {
+    std::mt19937 rng(12);
+    std::vector<uint64_t> counts = {1, 15, 16, 17, 31, 32, 33, 100, 4095, 4097, 10003, 70001};
+    for (int k = 0; k < 30; ++k) counts.push_back(1 + rng() % 20000);
+    const std::vector<float> specials = {1e-45f,         -1e-45f, 1.1754942e-38f,
+                                         0.0f,           -0.0f,   3.4028235e38f,
+                                         -3.4028235e38f, 1e20f,   -1e-20f};
+    std::normal_distribution<float> gauss(0.25f, 3.0f);
+    const auto kernels = availableKernels();
+    ASSERT_FALSE(kernels.empty());
+    for (const uint64_t count : counts) {
+        for (int variant = 0; variant < 4; ++variant) {
+            std::vector<float> data(count);
+            for (float& x : data)
+                x = rng() % 5 == 0 ? specials[rng() % specials.size()] : gauss(rng);
+            if (variant == 1 || variant == 2) data[rng() % count] = INFINITY;
+            if (variant == 2) data[rng() % count] = -INFINITY;
+            if (variant == 3) data[rng() % count] = std::nanf("");
+            const LaneReference r = laneReference(data, SIZE_MAX);
+            const auto nans = static_cast<uint64_t>(
+                std::count_if(data.begin(), data.end(), [](float x) { return std::isnan(x); }));
+            for (const auto kernel : kernels) {
+                const TensorStats s = computeFloatStats(kernel, data.data(), count);
+                SCOPED_TRACE("count " + std::to_string(count) + " variant " +
+                             std::to_string(variant) + " " + kernelName(kernel));
+                ASSERT_EQ(s.count, count);
+                ASSERT_EQ(s.nanCount, nans);
+                if (nans) {
+                    ASSERT_TRUE(std::isnan(s.max) && std::isnan(s.mean));
+                    continue;
+                }
+                ASSERT_TRUE(sameBits(s.max, r.max)) << s.max << " vs " << r.max;
+                ASSERT_TRUE(sameBits(s.min, r.min)) << s.min << " vs " << r.min;
+                ASSERT_TRUE(sameBits(s.mean, r.sum / static_cast<double>(count))) << s.mean;
+                ASSERT_TRUE(sameBits(s.norm, std::sqrt(r.sumSq))) << s.norm;
+                // The kernel computeTensorStats picks gives the same bits.
+                const TensorStats picked = computeTensorStats(DType::Float, data.data(), count);
+                ASSERT_TRUE(sameBits(picked.mean, s.mean) && sameBits(picked.norm, s.norm));
             }
         }
     }

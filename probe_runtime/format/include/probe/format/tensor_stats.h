@@ -28,12 +28,14 @@ struct TensorStats {
 // a C++ object of that type has). Never throws.
 TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count);
 
-// The kernels computeTensorStats picks from for Float16 and BF16, the best the CPU has: all
-// give the same bits (tests run each). AVX-512 needs avx512f, AVX2 needs avx2, f16c and fma.
-enum class HalfStatsKernel { Avx512, Avx2, Portable };
-bool halfStatsKernelAvailable(HalfStatsKernel kernel);
+// The kernels computeTensorStats picks from for Float, Float16 and BF16, the best the CPU has:
+// all give the same bits (tests run each). AVX-512 needs avx512f, AVX2 needs avx2, f16c and fma.
+enum class StatsKernel { Avx512, Avx2, Portable };
+bool statsKernelAvailable(StatsKernel kernel);
 // `dtype` is Float16 or BF16; `kernel` must be available.
-TensorStats computeHalfStats(HalfStatsKernel kernel, DType dtype, const void* data, uint64_t count);
+TensorStats computeHalfStats(StatsKernel kernel, DType dtype, const void* data, uint64_t count);
+// float32; `kernel` must be available.
+TensorStats computeFloatStats(StatsKernel kernel, const float* data, uint64_t count);
 
 // IEEE half and bfloat16 to float, exactly.
 float halfToFloat(uint16_t bits);
