@@ -3,8 +3,10 @@
 // through the C API (op-level) or as PrecisionDebugger writes them (msprobe).
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -961,6 +963,36 @@ TEST(PrefaultAhead, FaultsInPagesAheadOfTheFillerOnlyAndKeepsTheContents) {
         EXPECT_EQ(residentPages(buffer + 32 * mib, mib / 2), 0u);
     }
     ::munmap(mapped, size);
+}
+
+// A file of either dump that cannot be read is named in the result, and the verdict on the rest
+// says it covers only what was read: a candidate whose statistic.csv was a FIFO compared as "no
+// tensor diverges", without a word.
+TEST(Compare, WhatCouldNotBeReadOfEitherDumpIsSaid) {
+    TempDir dir;
+    const std::string reference = writeBlock(dir, "a", 1, 9, 2);
+    const std::string candidate = writeBlock(dir, "b", 1, 9, 2);
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(candidate))
+        if (entry.is_regular_file() && entry.path().filename() == "statistic.csv")
+            files.push_back(entry.path().string());
+    ASSERT_FALSE(files.empty());
+    std::sort(files.begin(), files.end());
+    ASSERT_EQ(::unlink(files.back().c_str()), 0);
+    ASSERT_EQ(::mkfifo(files.back().c_str(), 0600), 0);
+
+    const DumpIndex a = indexOf(reference), b = indexOf(candidate);
+    ASSERT_FALSE(b.problems().empty());
+    const auto result = compareDumps(a, b, {});
+    ASSERT_FALSE(result.nothingCompared());
+    EXPECT_FALSE(result.diverges());
+    ASSERT_FALSE(result.problems.empty());
+    EXPECT_EQ(result.problems[0].rfind("the candidate: ", 0), 0u) << result.problems[0];
+    const std::string report = formatCompareReport(result);
+    EXPECT_NE(report.find("no tensor diverges of those that could be read"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("note: the candidate: "), std::string::npos) << report;
+    EXPECT_NE(compareResultJson(result).find("the candidate: "), std::string::npos);
 }
 
 }  // namespace

@@ -277,6 +277,16 @@ public:
         result_.candidate = &candidate;
         result_.exact = options.exact;
         result_.replicas = options.replicas;
+        // What could not be read of either dump: a verdict on the rest must say so (a dump
+        // whose statistic.csv was a FIFO compared as "no tensor diverges", without a word).
+        for (const DumpIndex* index : {&reference, &candidate}) {
+            if (index == &candidate && &candidate == &reference) break;
+            const char* side = &candidate == &reference ? "the dump"
+                               : index == &reference    ? "the reference"
+                                                        : "the candidate";
+            for (const std::string& text : index->problems())
+                problem(std::string(side) + ": " + text);
+        }
         threads_ = std::min(
             options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency()),
             64u);

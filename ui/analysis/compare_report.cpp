@@ -145,7 +145,9 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
                " only in the candidate\n";
     }
     if (!result.firstBornHere) {
-        out += "no tensor diverges\n";
+        out += "no tensor diverges";
+        out +=
+            result.problems.empty() ? "\n" : " of those that could be read (see the notes below)\n";
     } else {
         out += "  " +
                plural(result.bornHereOps, "op where a divergence is born",
