@@ -609,6 +609,19 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     ASSERT_FALSE(recent.isEmpty());
     EXPECT_EQ(recent[0].kind, session::RecentSession::Kind::Launch);
     EXPECT_EQ(recent[0].launch.program, PROBE_NATIVE_ENGINE);
+
+    // Another dump opened: the editor no longer holds the stopped run's file, and Apply does
+    // not write it (it wrote ticks made on the other dump into that run's config).
+    const std::string before = test::readFile(dir_ / "config.json");
+    context_.openDump(QString::fromStdString(dir_ / "out"));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession() == nullptr; }));
+    EXPECT_TRUE(document->filePath().isEmpty()) << document->filePath().toStdString();
+    EXPECT_TRUE(editor->applyStatus().isEmpty()) << editor->applyStatus().toStdString();
+    EXPECT_TRUE(editor->apply(QString::fromStdString(dir_ / "other.json")))
+        << editor->applyStatus().toStdString();
+    EXPECT_TRUE(editor->applyStatus().contains("other.json"))
+        << editor->applyStatus().toStdString();
+    EXPECT_EQ(test::readFile(dir_ / "config.json"), before);
 }
 
 // A program that ends before anything is dumped: the status bar says so, with the exit code,

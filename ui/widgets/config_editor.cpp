@@ -598,8 +598,20 @@ QString ConfigEditor::applyStatus() const {
 }
 
 void ConfigEditor::setSession(session::LiveSession* session) {
+    // The document held the last run's config file: another session is shown now, and Apply
+    // would write that run's file (seen: ticks made on another dump written into the stopped
+    // run's folder). A new config, from what the new session's tree has ticked.
+    const QString lastConfig = session_ ? session_->configPath() : sessionConfigPath_;
+    if (session != session_ || !session_) {
+        if (!lastConfig.isEmpty() && document_->filePath() == lastConfig &&
+            (!session || session->configPath() != lastConfig)) {
+            document_->startNew(document_->kind());
+            setStatus(QString(), QString());
+        }
+    }
     if (session_) disconnect(session_, nullptr, this, nullptr);
     session_ = session;
+    sessionConfigPath_ = session_ ? session_->configPath() : QString();
     pendingRequest_ = -1;
     pushedText_.clear();
     if (session_) {
@@ -608,10 +620,12 @@ void ConfigEditor::setSession(session::LiveSession* session) {
         connect(session_, &session::LiveSession::configRejected, this,
                 &ConfigEditor::onConfigRejected);
         connect(session_, &session::LiveSession::helloReceived, this, [this] {
+            sessionConfigPath_ = session_->configPath();
             updateHeader();
             updateInForce();
         });
         connect(session_, &session::LiveSession::stateChanged, this, [this] {
+            sessionConfigPath_ = session_->configPath();
             if (pendingRequest_ >= 0 && session_->hasEnded()) {
                 pendingRequest_ = -1;
                 setStatus(

@@ -104,6 +104,7 @@ private:
 
     data::ConfigDocument* document_;
     QPointer<session::LiveSession> session_;
+    QString sessionConfigPath_;  // session_'s config file, kept for when session_ goes
     QString configDirectory_;
     std::map<Kind, std::deque<Field>> fields_;  // deque: fields keep their addresses
     QComboBox* kind_;
