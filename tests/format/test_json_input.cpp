@@ -142,6 +142,20 @@ TEST(JsonInput, SyntaxErrorsNameLineAndColumn) {
     EXPECT_LT(longToken.error.problem.size(), 400u);
 }
 
+// nlohmann's lexer ends the text at a NUL byte: what followed went unread, and a config with
+// anything after one was valid. A NUL is an error with its place, whatever follows it.
+TEST(JsonInput, ANulByteIsAnErrorWithItsPlace) {
+    const std::string text =
+        std::string("{\"task\":\"statistics\",\"ids\":\"1\"}") + '\0' + "{\"ids\":\"zzz\"";
+    auto parsed = parseJson(text, "nul.json", kSmall);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.error.line, 1);
+    EXPECT_EQ(parsed.error.column, 32);
+    EXPECT_NE(parsed.error.problem.find("NUL"), std::string::npos) << parsed.error.problem;
+    EXPECT_FALSE(parseJson(std::string("{}") + '\0', "t", kSmall).ok());
+    EXPECT_TRUE(parseJson("{\"a\": \"\\u0000\"}", "t", kSmall).ok());  // escaped, as JSON allows
+}
+
 TEST(JsonInput, FilesThatAreNotRegularAreRefusedWithoutBlocking) {
     probe::test::TempDir dir;
     const std::string fifo = dir / "config.json";

@@ -414,6 +414,10 @@ bool parseEvents(std::string_view text, const JsonLimits& limits, Handler& handl
     if (const size_t deep = findTooDeep(text, limits.maxDepth); deep != std::string_view::npos)
         return failAt(deep, "nested deeper than " + std::to_string(limits.maxDepth) +
                                 " levels of arrays and objects");
+    // nlohmann's lexer takes a NUL byte for the end of the text: what follows one went unread
+    // (`{"ids": "1"}\0{"ids": "zzz"` was a valid config). JSON allows none, in a string or out.
+    if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+        return failAt(nul, "not valid JSON: a NUL byte");
     bool parsed = false;
     try {
         parsed = Json::sax_parse(text.begin(), text.end(), &handler);
