@@ -9,6 +9,7 @@
 // of the recomputed values orders it, the selection kept.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -200,6 +201,27 @@ TEST_F(CompareTest, IdenticalRunsShowNoDivergence) {
             EXPECT_EQ(comparison()->verdictOf(op), Verdict::Matches) << idx.op(op).namePath;
         }
     EXPECT_NE(comparison()->summary().indexOf(QStringLiteral("agree")), -1);
+}
+
+// A candidate round that cannot be read (its statistic.csv a FIFO): the verdict says it covers
+// only what was read, and names the file (it said "the runs agree" without a word).
+TEST_F(CompareTest, WhatCouldNotBeReadIsSaidWithTheVerdict) {
+    const QString a = dump("a", 2), b = dump("b", 2);
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(b.toStdString()))
+        if (entry.is_regular_file() && entry.path().filename() == "statistic.csv")
+            files.push_back(entry.path().string());
+    ASSERT_FALSE(files.empty());
+    std::sort(files.begin(), files.end());
+    ASSERT_EQ(::unlink(files.back().c_str()), 0);
+    ASSERT_EQ(::mkfifo(files.back().c_str(), 0600), 0);
+    ASSERT_TRUE(context_.compare(a, b));
+    ASSERT_TRUE(compared());
+    EXPECT_FALSE(comparison()->result()->diverges());
+    const QString summary = comparison()->summary();
+    EXPECT_NE(summary.indexOf(QStringLiteral("Of what could be read only")), -1)
+        << summary.toStdString();
+    EXPECT_NE(summary.indexOf(QStringLiteral("named pipe")), -1) << summary.toStdString();
 }
 
 // The comparison's table and the op tree coloured by it, under the model tester while results

@@ -401,17 +401,25 @@ QString RunComparison::summary() const {
             "Nothing to compare: no tensor of the two dumps pairs up (different models, "
             "layouts or rounds)");
     const auto first = r->firstBornHere ? r->firstBornHere : r->firstInherited;
-    if (!first)
-        return tr("The runs agree: %1 tensors compared (%2 with data), none diverges")
-            .arg(locale.toString(static_cast<qulonglong>(r->tensors.size())),
-                 locale.toString(static_cast<qulonglong>(r->tensorsWithData)));
-    const auto& op = r->ops[*first];
-    QString text = tr("First divergence, %1: %2")
-                       .arg(r->firstBornHere ? tr("born here") : tr("inherited"),
-                            QString::fromStdString(r->describeOp(*first)));
-    if (op.cause != kNone)
-        text += QStringLiteral(" — ") + QString::fromStdString(r->describeTensor(op.cause)) +
-                QStringLiteral(": ") + QString::fromStdString(r->explain(op.cause));
+    QString text;
+    if (!first) {
+        text = tr("The runs agree: %1 tensors compared (%2 with data), none diverges")
+                   .arg(locale.toString(static_cast<qulonglong>(r->tensors.size())),
+                        locale.toString(static_cast<qulonglong>(r->tensorsWithData)));
+    } else {
+        const auto& op = r->ops[*first];
+        text = tr("First divergence, %1: %2")
+                   .arg(r->firstBornHere ? tr("born here") : tr("inherited"),
+                        QString::fromStdString(r->describeOp(*first)));
+        if (op.cause != kNone)
+            text += QStringLiteral(" — ") + QString::fromStdString(r->describeTensor(op.cause)) +
+                    QStringLiteral(": ") + QString::fromStdString(r->explain(op.cause));
+    }
+    // What could not be read: the verdict covers the rest only.
+    if (!r->problems.empty())
+        text += QLatin1Char('\n') + tr("Of what could be read only; %n problem(s), the first: %1",
+                                       nullptr, static_cast<int>(r->problems.size()))
+                                        .arg(QString::fromStdString(r->problems.front()));
     return text;
 }
 
