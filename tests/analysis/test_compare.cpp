@@ -995,5 +995,25 @@ TEST(Compare, WhatCouldNotBeReadOfEitherDumpIsSaid) {
     EXPECT_NE(compareResultJson(result).find("the candidate: "), std::string::npos);
 }
 
+// A round's statistic.csv that is a symlink loop is a problem, as a FIFO there is: its rows
+// were dropped without a word (the round was taken for one with no file).
+TEST(Compare, ASymlinkLoopInPlaceOfARoundsFileIsSaid) {
+    TempDir dir;
+    const std::string root = writeBlock(dir, "a", 1, 9, 2);
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
+        if (entry.is_regular_file() && entry.path().filename() == "statistic.csv")
+            files.push_back(entry.path().string());
+    ASSERT_EQ(files.size(), 2u);
+    std::sort(files.begin(), files.end());
+    ASSERT_EQ(::unlink(files.back().c_str()), 0);
+    ASSERT_EQ(::symlink("statistic.csv", files.back().c_str()), 0);  // itself
+    const DumpIndex index = indexOf(root);
+    ASSERT_EQ(index.problems().size(), 1u);
+    EXPECT_NE(index.problems()[0].find(files.back()), std::string::npos) << index.problems()[0];
+    EXPECT_NE(index.problems()[0].find("symbolic links"), std::string::npos) << index.problems()[0];
+    EXPECT_GT(index.rowCount(), 0u);  // the other round's rows are read
+}
+
 }  // namespace
 }  // namespace probe::analysis

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/atb_dump.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <charconv>
 #include <climits>
@@ -86,7 +88,10 @@ std::vector<RoundFile> listRoundFiles(const std::string& root) {
         for (int64_t round : rounds) {
             const std::string path =
                 data + "/" + devicePid + "/" + std::to_string(round) + "/statistic.csv";
-            if (format::fileExists(path)) files.push_back({devicePid, round, path});
+            // Whatever holds the name, so that what cannot be read is reported, not skipped (a
+            // symlink loop there dropped the round's rows without a word).
+            struct stat st;
+            if (::lstat(path.c_str(), &st) == 0) files.push_back({devicePid, round, path});
         }
     }
     return files;
