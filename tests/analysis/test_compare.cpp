@@ -972,12 +972,8 @@ TEST(Compare, WhatCouldNotBeReadOfEitherDumpIsSaid) {
     TempDir dir;
     const std::string reference = writeBlock(dir, "a", 1, 9, 2);
     const std::string candidate = writeBlock(dir, "b", 1, 9, 2);
-    std::vector<std::string> files;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(candidate))
-        if (entry.is_regular_file() && entry.path().filename() == "statistic.csv")
-            files.push_back(entry.path().string());
+    const std::vector<std::string> files = probe::test::filesNamed(candidate, "statistic.csv");
     ASSERT_FALSE(files.empty());
-    std::sort(files.begin(), files.end());
     ASSERT_EQ(::unlink(files.back().c_str()), 0);
     ASSERT_EQ(::mkfifo(files.back().c_str(), 0600), 0);
 
@@ -1000,12 +996,8 @@ TEST(Compare, WhatCouldNotBeReadOfEitherDumpIsSaid) {
 TEST(Compare, ASymlinkLoopInPlaceOfARoundsFileIsSaid) {
     TempDir dir;
     const std::string root = writeBlock(dir, "a", 1, 9, 2);
-    std::vector<std::string> files;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
-        if (entry.is_regular_file() && entry.path().filename() == "statistic.csv")
-            files.push_back(entry.path().string());
+    const std::vector<std::string> files = probe::test::filesNamed(root, "statistic.csv");
     ASSERT_EQ(files.size(), 2u);
-    std::sort(files.begin(), files.end());
     ASSERT_EQ(::unlink(files.back().c_str()), 0);
     ASSERT_EQ(::symlink("statistic.csv", files.back().c_str()), 0);  // itself
     const DumpIndex index = indexOf(root);

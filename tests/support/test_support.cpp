@@ -63,6 +63,16 @@ std::vector<std::string> listFiles(const std::string& root) {
     return out;
 }
 
+std::vector<std::string> filesNamed(const std::string& root, const std::string& name) {
+    std::vector<std::string> out;
+    for (const std::string& relative : listFiles(root))
+        if (relative == name ||
+            (relative.size() > name.size() && relative.compare(relative.size() - name.size() - 1,
+                                                               std::string::npos, "/" + name) == 0))
+            out.push_back(root + "/" + relative);
+    return out;
+}
+
 std::vector<std::string> listSubdirectories(const std::string& dir) {
     std::vector<std::string> out;
     DIR* d = ::opendir(dir.c_str());

@@ -25,6 +25,8 @@ private:
 
 // Regular files below `root`, as paths relative to it, sorted.
 std::vector<std::string> listFiles(const std::string& root);
+// The files below `root` named `name` (the last part of their path), as full paths, sorted.
+std::vector<std::string> filesNamed(const std::string& root, const std::string& name);
 // Directories directly below `dir`, sorted.
 std::vector<std::string> listSubdirectories(const std::string& dir);
 std::string readFile(const std::string& path);

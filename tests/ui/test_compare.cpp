@@ -207,12 +207,8 @@ TEST_F(CompareTest, IdenticalRunsShowNoDivergence) {
 // only what was read, and names the file (it said "the runs agree" without a word).
 TEST_F(CompareTest, WhatCouldNotBeReadIsSaidWithTheVerdict) {
     const QString a = dump("a", 2), b = dump("b", 2);
-    std::vector<std::string> files;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(b.toStdString()))
-        if (entry.is_regular_file() && entry.path().filename() == "statistic.csv")
-            files.push_back(entry.path().string());
+    const std::vector<std::string> files = test::filesNamed(b.toStdString(), "statistic.csv");
     ASSERT_FALSE(files.empty());
-    std::sort(files.begin(), files.end());
     ASSERT_EQ(::unlink(files.back().c_str()), 0);
     ASSERT_EQ(::mkfifo(files.back().c_str(), 0600), 0);
     ASSERT_TRUE(context_.compare(a, b));

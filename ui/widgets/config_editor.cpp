@@ -602,12 +602,10 @@ void ConfigEditor::setSession(session::LiveSession* session) {
     // would write that run's file (seen: ticks made on another dump written into the stopped
     // run's folder). A new config, from what the new session's tree has ticked.
     const QString lastConfig = session_ ? session_->configPath() : sessionConfigPath_;
-    if (session != session_ || !session_) {
-        if (!lastConfig.isEmpty() && document_->filePath() == lastConfig &&
-            (!session || session->configPath() != lastConfig)) {
-            document_->startNew(document_->kind());
-            setStatus(QString(), QString());
-        }
+    if (!lastConfig.isEmpty() && document_->filePath() == lastConfig &&
+        (!session || session->configPath() != lastConfig)) {
+        document_->startNew(document_->kind());
+        setStatus(QString(), QString());
     }
     if (session_) disconnect(session_, nullptr, this, nullptr);
     session_ = session;

@@ -217,18 +217,31 @@ void finishLanes(const Element* p, uint64_t i, uint64_t n, const double* vecSum,
     for (; i < n; ++i) addToLane(widen(p[i]), laneMax[0], laneMin[0], laneSum[0], laneSumSq[0]);
     foldLanes(laneSum, laneSumSq, laneMax, laneMin, acc);
 }
-template <bool kBf16, int (*laneOf)(int, int)>
-void finishHalfLanes(const uint16_t* p, uint64_t i, uint64_t n, const double* vecSum,
-                     const double* vecSumSq, const float* vecMax, const float* vecMin,
-                     FloatAccumulator& acc) {
-    finishLanes<uint16_t, kBf16 ? bf16ToFloat : halfToFloat, laneOf>(p, i, n, vecSum, vecSumSq,
-                                                                     vecMax, vecMin, acc);
-}
 float sameFloat(float x) {
     return x;
 }
 constexpr int inOrder(int h, int j) {
     return 8 * h + j;
+}
+
+// The end of an AVX2 loop: its vectors (sums [2 * h + k]: elements 4k..4k+3 of x[h]; max and
+// min [h]) stored in that order, then finishLanes.
+template <typename Element, float (*widen)(Element), int (*laneOf)(int, int)>
+__attribute__((target("avx2"))) void finishAvx2Lanes(const Element* p, uint64_t i, uint64_t n,
+                                                     const __m256d* sum, const __m256d* sumSq,
+                                                     const __m256* mx, const __m256* mn,
+                                                     FloatAccumulator& acc) {
+    alignas(32) double vecSum[16], vecSumSq[16];
+    alignas(32) float vecMax[16], vecMin[16];
+    for (int k = 0; k < 4; ++k) {
+        _mm256_store_pd(vecSum + 4 * k, sum[k]);
+        _mm256_store_pd(vecSumSq + 4 * k, sumSq[k]);
+    }
+    for (int h = 0; h < 2; ++h) {
+        _mm256_store_ps(vecMax + 8 * h, mx[h]);
+        _mm256_store_ps(vecMin + 8 * h, mn[h]);
+    }
+    finishLanes<Element, widen, laneOf>(p, i, n, vecSum, vecSumSq, vecMax, vecMin, acc);
 }
 
 // float32 with AVX2 and FMA, or AVX-512: the lanes of accumulateLanes over the whole tensor
@@ -256,17 +269,7 @@ __attribute__((target("avx2,fma"))) void accumulateFloatsAvx2(const float* p, ui
             sumSq[2 * h + 1] = _mm256_fmadd_pd(hi, hi, sumSq[2 * h + 1]);
         }
     }
-    alignas(32) double vecSum[16], vecSumSq[16];
-    alignas(32) float vecMax[16], vecMin[16];
-    for (int k = 0; k < 4; ++k) {
-        _mm256_store_pd(vecSum + 4 * k, sum[k]);
-        _mm256_store_pd(vecSumSq + 4 * k, sumSq[k]);
-    }
-    for (int h = 0; h < 2; ++h) {
-        _mm256_store_ps(vecMax + 8 * h, mx[h]);
-        _mm256_store_ps(vecMin + 8 * h, mn[h]);
-    }
-    finishLanes<float, sameFloat, inOrder>(p, i, n, vecSum, vecSumSq, vecMax, vecMin, acc);
+    finishAvx2Lanes<float, sameFloat, inOrder>(p, i, n, sum, sumSq, mx, mn, acc);
 }
 
 // With AVX2 (and F16C for fp16) the widening is fused into the accumulation: no round trip
@@ -315,17 +318,8 @@ __attribute__((target("avx2,f16c,fma"))) void halfBlockFused(const uint16_t* p, 
             sumSq[2 * h + 1] = _mm256_fmadd_pd(hi, hi, sumSq[2 * h + 1]);
         }
     }
-    alignas(32) double vecSum[16], vecSumSq[16];
-    alignas(32) float vecMax[16], vecMin[16];
-    for (int k = 0; k < 4; ++k) {
-        _mm256_store_pd(vecSum + 4 * k, sum[k]);
-        _mm256_store_pd(vecSumSq + 4 * k, sumSq[k]);
-    }
-    for (int h = 0; h < 2; ++h) {
-        _mm256_store_ps(vecMax + 8 * h, mx[h]);
-        _mm256_store_ps(vecMin + 8 * h, mn[h]);
-    }
-    finishHalfLanes<kBf16, laneOf<kBf16>>(p, i, n, vecSum, vecSumSq, vecMax, vecMin, acc);
+    finishAvx2Lanes<uint16_t, kBf16 ? bf16ToFloat : halfToFloat, laneOf<kBf16>>(p, i, n, sum, sumSq,
+                                                                                mx, mn, acc);
 }
 
 // With AVX-512 the same lanes, eight doubles to a vector: sixteen elements widen to two vectors
@@ -344,6 +338,21 @@ constexpr int laneOf512(int h, int j) {  // element j of y[h]
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+// The end of an AVX-512 loop: its sums (vector h: lanes laneOf(h, 0..7)) stored, then
+// finishLanes with its max and min as stored by the caller.
+template <typename Element, float (*widen)(Element), int (*laneOf)(int, int)>
+__attribute__((target("avx512f"))) void finish512Lanes(const Element* p, uint64_t i, uint64_t n,
+                                                       const __m512d* sum, const __m512d* sumSq,
+                                                       const float* vecMax, const float* vecMin,
+                                                       FloatAccumulator& acc) {
+    alignas(64) double vecSum[16], vecSumSq[16];
+    for (int h = 0; h < 2; ++h) {
+        _mm512_store_pd(vecSum + 8 * h, sum[h]);
+        _mm512_store_pd(vecSumSq + 8 * h, sumSq[h]);
+    }
+    finishLanes<Element, widen, laneOf>(p, i, n, vecSum, vecSumSq, vecMax, vecMin, acc);
+}
+
 template <bool kBf16>
 __attribute__((target("avx512f,avx2,f16c,fma"))) void halfBlockFused512(const uint16_t* p,
                                                                         uint64_t n,
@@ -380,12 +389,7 @@ __attribute__((target("avx512f,avx2,f16c,fma"))) void halfBlockFused512(const ui
             sumSq[h] = _mm512_fmadd_pd(d, d, sumSq[h]);
         }
     }
-    alignas(64) double vecSum[16], vecSumSq[16];
     alignas(64) float vecMax[16], vecMin[16];
-    for (int h = 0; h < 2; ++h) {
-        _mm512_store_pd(vecSum + 8 * h, sum[h]);
-        _mm512_store_pd(vecSumSq + 8 * h, sumSq[h]);
-    }
     if constexpr (kBf16) {
         for (int h = 0; h < 2; ++h) {
             _mm256_store_ps(vecMax + 8 * h, mx[h]);
@@ -395,7 +399,8 @@ __attribute__((target("avx512f,avx2,f16c,fma"))) void halfBlockFused512(const ui
         _mm512_store_ps(vecMax, mx16);
         _mm512_store_ps(vecMin, mn16);
     }
-    finishHalfLanes<kBf16, laneOf512<kBf16>>(p, i, n, vecSum, vecSumSq, vecMax, vecMin, acc);
+    finish512Lanes<uint16_t, kBf16 ? bf16ToFloat : halfToFloat, laneOf512<kBf16>>(
+        p, i, n, sum, sumSq, vecMax, vecMin, acc);
 }
 __attribute__((target("avx512f,avx2,fma"))) void accumulateFloats512(const float* p, uint64_t n,
                                                                      FloatAccumulator& acc) {
@@ -416,15 +421,10 @@ __attribute__((target("avx512f,avx2,fma"))) void accumulateFloats512(const float
             sumSq[h] = _mm512_fmadd_pd(d[h], d[h], sumSq[h]);
         }
     }
-    alignas(64) double vecSum[16], vecSumSq[16];
     alignas(64) float vecMax[16], vecMin[16];
-    for (int h = 0; h < 2; ++h) {
-        _mm512_store_pd(vecSum + 8 * h, sum[h]);
-        _mm512_store_pd(vecSumSq + 8 * h, sumSq[h]);
-    }
     _mm512_store_ps(vecMax, mx);
     _mm512_store_ps(vecMin, mn);
-    finishLanes<float, sameFloat, inOrder>(p, i, n, vecSum, vecSumSq, vecMax, vecMin, acc);
+    finish512Lanes<float, sameFloat, inOrder>(p, i, n, sum, sumSq, vecMax, vecMin, acc);
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
