@@ -416,10 +416,14 @@ QString RunComparison::summary() const {
                     QStringLiteral(": ") + QString::fromStdString(r->explain(op.cause));
     }
     // What could not be read: the verdict covers the rest only.
-    if (!r->problems.empty())
-        text += QLatin1Char('\n') + tr("Of what could be read only; %n problem(s), the first: %1",
-                                       nullptr, static_cast<int>(r->problems.size()))
-                                        .arg(QString::fromStdString(r->problems.front()));
+    if (!r->problems.empty()) {
+        // One line (the status bar shows it too); the count spelled out (no translations load).
+        const size_t n = r->problems.size();
+        text +=
+            QStringLiteral(" — ") + tr("Of what could be read only; %1, the first: %2")
+                                        .arg(n == 1 ? tr("1 problem") : tr("%1 problems").arg(n),
+                                             QString::fromStdString(r->problems.front()));
+    }
     return text;
 }
 
