@@ -1007,5 +1007,40 @@ TEST(Compare, ASymlinkLoopInPlaceOfARoundsFileIsSaid) {
     EXPECT_GT(index.rowCount(), 0u);  // the other round's rows are read
 }
 
+// A process's or a round's folder replaced by something else (a link to /dev/zero, a link to
+// itself, a plain file) is a problem, said once however often the dump is read again: the
+// process's rows were dropped without a word ("rows: 0", exit 0).
+TEST(Compare, WhatStandsInPlaceOfAProcessOrRoundFolderIsSaid) {
+    TempDir dir;
+    const std::string root = writeBlock(dir, "a", 1, 9, 2);
+    const std::vector<std::string> files = probe::test::filesNamed(root, "statistic.csv");
+    ASSERT_EQ(files.size(), 2u);
+    const std::string roundDir = files.back().substr(0, files.back().rfind('/'));
+    const std::string processDir = roundDir.substr(0, roundDir.rfind('/'));
+    const std::string dataDir = processDir.substr(0, processDir.rfind('/'));
+    ASSERT_EQ(std::system(("rm -r '" + roundDir + "'").c_str()), 0);
+    probe::test::writeFile(roundDir, "not a round");
+    ASSERT_EQ(::symlink("/dev/zero", (dataDir + "/0_4242").c_str()), 0);
+    ASSERT_EQ(::symlink("1_4343", (dataDir + "/1_4343").c_str()), 0);     // itself
+    ASSERT_EQ(::symlink("/dev/zero", (dataDir + "/README").c_str()), 0);  // not named as a process
+
+    auto reader = openDumpReader(root, nullptr);
+    ASSERT_TRUE(reader);
+    DumpIndex index;
+    for (int poll = 0; poll < 4; ++poll) index.apply(reader->poll(kDefaultPollBudget));
+    const auto& problems = index.problems();
+    ASSERT_EQ(problems.size(), 3u);
+    const auto said = [&](const std::string& path, const std::string& what) {
+        return std::any_of(problems.begin(), problems.end(), [&](const std::string& p) {
+            return p.rfind(path + ": ", 0) == 0 && p.find(what) != std::string::npos &&
+                   p.find("not a folder") != std::string::npos;
+        });
+    };
+    EXPECT_TRUE(said(roundDir, "is a regular file"));
+    EXPECT_TRUE(said(dataDir + "/0_4242", "is a character device"));
+    EXPECT_TRUE(said(dataDir + "/1_4343", "symbolic link that cannot be followed"));
+    EXPECT_GT(index.rowCount(), 0u);  // the first round's rows are read
+}
+
 }  // namespace
 }  // namespace probe::analysis

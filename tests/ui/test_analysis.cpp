@@ -977,7 +977,16 @@ TEST(DumpReader, ExplainsWhatIsNotADump) {
     EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
     test::writeFile(dir / "file.txt", "x");
     EXPECT_FALSE(analysis::openDumpReader(dir / "file.txt", &error));
-    EXPECT_NE(error.find("is a file"), std::string::npos) << error;
+    EXPECT_NE(error.find("file.txt is a regular file; open the dump's folder"), std::string::npos)
+        << error;
+    // Not "does not exist" for a link that cannot be followed, nor "a file" for a device.
+    ASSERT_EQ(::symlink("loop", (dir / "loop").c_str()), 0);
+    EXPECT_FALSE(analysis::openDumpReader(dir / "loop", &error));
+    EXPECT_NE(error.find("loop is a symbolic link that cannot be followed (Too many levels"),
+              std::string::npos)
+        << error;
+    EXPECT_FALSE(analysis::openDumpReader("/dev/zero", &error));
+    EXPECT_EQ(error, "/dev/zero is a character device; open the dump's folder");
 }
 
 TEST(DumpIndex, ProfileListsOpsOfARoundInExecutionOrder) {

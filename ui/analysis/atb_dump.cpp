@@ -69,14 +69,30 @@ std::optional<std::string> findAtbDumpRoot(const std::string& path) {
     return std::nullopt;
 }
 
-std::vector<RoundFile> listRoundFiles(const std::string& root) {
-    std::vector<RoundFile> files;
+RoundListing listRoundFiles(const std::string& root) {
+    RoundListing listing;
     const std::string data = root + "/data";
-    const auto processes = format::listDirectory(data, format::EntryKind::Directories);
-    for (const auto& devicePid : processes) {
+    // Names as the runtime gives them: "<dev>_<pid>" or "<pid>" for a process, digits for a round.
+    const auto looksLikeProcess = [](const std::string& name) {
+        const size_t split = name.find('_');
+        return split == std::string::npos
+                   ? allDigits(name)
+                   : allDigits(name.substr(0, split)) && allDigits(name.substr(split + 1));
+    };
+    const auto noteNotFolders = [&](const std::string& dir, auto&& named) {
+        for (const auto& name : format::listDirectory(dir, format::EntryKind::NotDirectories)) {
+            if (!named(name)) continue;
+            const std::string path = dir + "/" + name;
+            listing.notFolders.push_back(path + ": " + format::whatIsThere(path) +
+                                         ", not a folder; what it should hold is not read");
+        }
+    };
+    noteNotFolders(data, looksLikeProcess);
+    for (const auto& devicePid : format::listDirectory(data, format::EntryKind::Directories)) {
+        const std::string processDir = data + "/" + devicePid;
+        noteNotFolders(processDir, allDigits);
         std::vector<int64_t> rounds;
-        for (const auto& r :
-             format::listDirectory(data + "/" + devicePid, format::EntryKind::Directories)) {
+        for (const auto& r : format::listDirectory(processDir, format::EntryKind::Directories)) {
             int64_t round = 0;
             // Digits only, and a number a round can be ("99999999999999999999" is no round).
             const auto [end, ec] = std::from_chars(r.data(), r.data() + r.size(), round);
@@ -86,15 +102,14 @@ std::vector<RoundFile> listRoundFiles(const std::string& root) {
         }
         std::sort(rounds.begin(), rounds.end());
         for (int64_t round : rounds) {
-            const std::string path =
-                data + "/" + devicePid + "/" + std::to_string(round) + "/statistic.csv";
+            const std::string path = processDir + "/" + std::to_string(round) + "/statistic.csv";
             // Whatever holds the name, so that what cannot be read is reported, not skipped (a
             // symlink loop there dropped the round's rows without a word).
             struct stat st;
-            if (::lstat(path.c_str(), &st) == 0) files.push_back({devicePid, round, path});
+            if (::lstat(path.c_str(), &st) == 0) listing.files.push_back({devicePid, round, path});
         }
     }
-    return files;
+    return listing;
 }
 
 std::string tensorPathInDump(const std::string& csvPath, const std::string& recordedPath) {

@@ -20,8 +20,14 @@ struct RoundFile {
     std::string path;
 };
 
-// Every statistic.csv below <root>/data, ordered by process, then round (numerically).
-std::vector<RoundFile> listRoundFiles(const std::string& root);
+// What is below <root>/data: every statistic.csv, ordered by process, then round (numerically),
+// and each entry named like a process's or a round's folder that is not one (a file, a device, a
+// symlink loop), with why, so that its rows are said to be missing rather than silently absent.
+struct RoundListing {
+    std::vector<RoundFile> files;
+    std::vector<std::string> notFolders;  // "<path>: is a character device, not a folder"
+};
+RoundListing listRoundFiles(const std::string& root);
 
 // Where a row's tensor file is in the dump as it was opened. The row records an absolute path
 // into the folder the dump was written to, and dumps get copied and moved: the part after the

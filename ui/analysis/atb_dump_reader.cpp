@@ -740,7 +740,11 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
         return delta;
     }
     uint64_t used = 0;
-    for (const auto& file : listRoundFiles(root_)) {
+    RoundListing listing = listRoundFiles(root_);
+    for (auto& notFolder : listing.notFolders)
+        if (notFoldersSaid_.insert(notFolder).second)
+            delta.problems.push_back(std::move(notFolder));
+    for (const auto& file : listing.files) {
         if (used < byteBudget) used += pollCsv(file.path, file.devicePid, byteBudget - used, delta);
         // A file not reached in this poll (budget spent) is not known yet: offset 0.
         auto known = csvFiles_.find(file.path);

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -122,7 +123,8 @@ private:
     bool hasStatusFile_ = false;
     std::optional<format::DumpState> state_;  // from probe_status.json; none when unknown
     bool finished_ = false;
-    bool vanished_ = false;  // the folder was deleted (said once)
+    bool vanished_ = false;                 // the folder was deleted (said once)
+    std::set<std::string> notFoldersSaid_;  // what listRoundFiles found in place of a folder
 };
 
 }  // namespace probe::analysis

@@ -18,9 +18,10 @@ namespace probe::analysis {
 
 std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string* error) {
     if (!format::isDirectory(path)) {
-        if (error)
-            *error = format::fileExists(path) ? path + " is a file; open the dump's folder"
-                                              : path + " does not exist";
+        if (error) {
+            *error = path + " " + format::whatIsThere(path);
+            if (format::fileExists(path)) *error += "; open the dump's folder";
+        }
         return nullptr;
     }
     if (auto root = findAtbDumpRoot(path)) return std::make_unique<AtbDumpReader>(*root);

@@ -207,6 +207,19 @@ std::string nonRegularKind(const std::string& path) {
     return kindOfMode(st.st_mode);
 }
 
+std::string whatIsThere(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0)
+        return S_ISREG(st.st_mode) ? "is a regular file"
+                                   : std::string("is ") + kindOfMode(st.st_mode);
+    const int statError = errno;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+        return std::string("is a symbolic link that cannot be followed (") +
+               std::strerror(statError) + ")";
+    return statError == ENOENT ? "does not exist"
+                               : std::string("cannot be read: ") + std::strerror(statError);
+}
+
 bool isDirectory(const std::string& path) {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -227,7 +240,10 @@ std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind) {
         const std::string name = e->d_name;
         if (name == "." || name == "..") continue;
         struct stat st;
-        if (::stat((dir + "/" + name).c_str(), &st) != 0) continue;
+        if (::stat((dir + "/" + name).c_str(), &st) != 0) {
+            if (kind == EntryKind::NotDirectories) names.push_back(name);
+            continue;
+        }
         if (S_ISDIR(st.st_mode) == (kind == EntryKind::Directories)) names.push_back(name);
     }
     ::closedir(d);

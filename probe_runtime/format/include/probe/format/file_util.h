@@ -43,6 +43,10 @@ std::optional<std::string> readRegularFile(const std::string& path, uint64_t max
 // What kind of thing is at `path` when it is not a regular file ("a directory", "a named pipe
 // (FIFO)", ...); "" for a regular file or nothing at all.
 std::string nonRegularKind(const std::string& path);
+// What is at `path`, links followed, to put in a message: "does not exist", "is a regular file",
+// "is a directory", "is a named pipe (FIFO)", "is a symbolic link that cannot be followed (Too
+// many levels of symbolic links)".
+std::string whatIsThere(const std::string& path);
 
 // What says a file changed: its modification time, size and inode (replacing a file by a
 // rename gives it a new inode).
@@ -58,8 +62,10 @@ struct FileStamp {
 // nullopt when the file does not exist (or cannot be stat'ed).
 std::optional<FileStamp> fileStamp(const std::string& path);
 
-enum class EntryKind { Directories, Files };
-// The names in `dir` of that kind (following links), sorted; empty when it cannot be read.
+// Files: anything but a directory, links followed. NotDirectories: the same, and names whose link
+// cannot be followed (a loop, a dangling link).
+enum class EntryKind { Directories, Files, NotDirectories };
+// The names in `dir` of that kind, sorted; empty when it cannot be read.
 std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind);
 bool fileExists(const std::string& path);
 
