@@ -196,6 +196,27 @@ TEST_F(ContextTest, AReferenceDumpOpensBesideTheShownOneAndGoesWithTheSession) {
     ASSERT_TRUE(waitFor([&] { return loaded(context_.store(), other + "/atb_dump_data"); }));
 }
 
+// The reference last compared against is offered again after its comparison closed with the
+// session, in this run of the app and the next (File › Compare forgot it, and the user had to
+// browse to it again for every candidate). A refused reference is not remembered.
+TEST_F(ContextTest, TheLastReferenceIsRememberedAcrossSessionsAndRuns) {
+    const QString shown = writeEngineDump("shown", 3), reference = writeEngineDump("reference", 3),
+                  other = writeEngineDump("other", 3);
+    context_.openDump(shown);
+    ASSERT_TRUE(context_.compare(reference));
+    EXPECT_EQ(context_.lastReference(), reference);
+    QString error;
+    EXPECT_FALSE(context_.compare(QString::fromStdString(dir_ / "missing"), {}, &error));
+    EXPECT_FALSE(error.isEmpty());
+    EXPECT_EQ(context_.lastReference(), reference);
+
+    context_.openDump(other);
+    EXPECT_FALSE(context_.reference()->isOpen());
+    EXPECT_EQ(context_.lastReference(), reference);
+    AppContext nextRun;
+    EXPECT_EQ(nextRun.lastReference(), reference);
+}
+
 // Problems met reading a dump belong to it: a new session starts without them.
 TEST_F(ContextTest, ProblemsBelongToTheirSession) {
     test::writeSmallSyntheticDump(dir_ / "broken");

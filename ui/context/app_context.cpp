@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QSettings>
 
 #include "analysis/compare.h"
 #include "compare_runs.h"
@@ -18,6 +19,10 @@
 #include "probe/format/op_config.h"
 
 namespace probe::context {
+
+namespace {
+const char* const kLastReferenceKey = "compare/lastReference";
+}  // namespace
 
 using analysis::kNone;
 
@@ -235,7 +240,12 @@ bool AppContext::compare(const QString& referencePath, const QString& candidateP
     emit notice(tr("Opening the reference %1…").arg(referencePath));
     reference_->open(referencePath);
     comparison_->setEnabled(true);
+    QSettings().setValue(kLastReferenceKey, QFileInfo(referencePath).absoluteFilePath());
     return true;
+}
+
+QString AppContext::lastReference() const {
+    return QSettings().value(kLastReferenceKey).toString();
 }
 
 void AppContext::openReference(const QString& path) {

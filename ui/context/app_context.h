@@ -88,6 +88,10 @@ public:
     // reason in `error` when a path holds no dump.
     bool compare(const QString& referencePath, const QString& candidatePath = {},
                  QString* error = nullptr);
+    // The reference folder last given to compare() successfully, here or in an earlier run of
+    // the app (kept in its settings): what File › Compare offers again once the comparison is
+    // closed with its session. "" when none.
+    QString lastReference() const;
     // Opens the reference and starts comparing (the whole dumps); it is closed with the session.
     void openReference(const QString& path);
     // Stops comparing and closes the reference.
