@@ -401,8 +401,12 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
 
 // A launched run compared against a reference while it runs: the comparison is run again as
 // rounds arrive, each time over more rounds, off the GUI thread.
+// The window says the verdict once, not again at each run of the same verdict: that put it
+// back over the session's "dumping … rows" every few seconds, for as long as the model ran.
 TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
     const QString reference = dump("reference", 30, {"--nudge-layer", "1"});
+    MainWindow window(&context_);
+    window.show();
     ASSERT_TRUE(context_.launch(test::engineLaunch(dir_ / "live", config_, 30, 150)));
     QString error;
     ASSERT_TRUE(context_.compare(reference, {}, &error)) << error.toStdString();
@@ -411,6 +415,9 @@ TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
         return r && !r->ops.empty() ? r->ops.back().candidateRound + 1 : 0;
     };
     ASSERT_TRUE(waitFor([&] { return comparedRounds() >= 1; }, 60000));
+    EXPECT_TRUE(window.statusMessage().startsWith("First divergence, born here"))
+        << window.statusMessage().toStdString();
+    window.statusBar()->clearMessage();  // as its time running out does
     const int first = comparedRounds();
     const int runs = comparison()->finishedCount();
     ASSERT_TRUE(waitFor(
@@ -419,6 +426,7 @@ TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
     ASSERT_TRUE(r.firstBornHere);  // the reference had the nudge; the live run has not
     EXPECT_EQ(context_.store()->index().op(r.ops[*r.firstBornHere].candidateOp).namePath,
               kNudgedOp);
+    EXPECT_EQ(window.statusMessage(), QString());  // the same verdict: not said again
     EXPECT_TRUE(context_.modelRunning() || context_.liveSession()->hasEnded());
 }
 

@@ -427,4 +427,14 @@ QString RunComparison::summary() const {
     return text;
 }
 
+QString RunComparison::verdictGist() const {
+    const analysis::CompareResult* r = result();
+    if (!r) return summary();
+    if (r->nothingCompared()) return QStringLiteral("nothing");
+    const auto first = r->firstBornHere ? r->firstBornHere : r->firstInherited;
+    QString gist = first ? QString::fromStdString(r->describeOp(*first)) : QStringLiteral("agree");
+    if (!r->problems.empty()) gist += QStringLiteral(" / problems");
+    return gist;
+}
+
 }  // namespace probe::data

@@ -96,6 +96,10 @@ public:
     const ErrorProfile& errorProfile(Measure measure) const;
     // "born here: round 0 Decoder_layer_1/Attention/MatMulKernel, input 1 …" or what was compared.
     QString summary() const;
+    // What summary() says without its counts: the same for each run again of a live comparison
+    // that found nothing new (where the first divergence is, or that there is none, and whether
+    // something could not be read), so that the window says it once, not at every run.
+    QString verdictGist() const;
 
 signals:
     void started();

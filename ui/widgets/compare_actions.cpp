@@ -81,12 +81,18 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
     connect(comparison, &data::RunComparison::progress, this, [this](qint64 done, qint64 total) {
         compareProgress_->setValue(static_cast<int>(done * 1000 / std::max<qint64>(total, 1)));
     });
+    // What it said, without its counts: a live run compared again as its rounds arrive put the
+    // same verdict up again every few seconds, over the session's "dumping … rows" for good.
+    auto shownGist = std::make_shared<QString>();
     connect(comparison, &data::RunComparison::finished, this,
-            [this, comparison, shownVerdict](bool, const QString& message) {
+            [this, comparison, shownVerdict, shownGist](bool ok, const QString& message) {
                 compareProgress_->setVisible(comparison->running());
                 cancelCompare_->setVisible(comparison->running());
+                const QString gist = comparison->verdictGist();
+                if (ok && gist == *shownGist) return;
                 statusBar()->showMessage(message, 15000);
                 *shownVerdict = message;
+                *shownGist = ok ? gist : QString();
             });
 
     // The op tree: coloured by verdict, the verdict column while there is a comparison.
@@ -104,6 +110,7 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
         stop->setEnabled(comparison->enabled());
         if (!r) {
             *firstResult = true;
+            shownGist->clear();
             if (!comparison->running() && !shownVerdict->isEmpty() &&
                 statusBar()->currentMessage() == *shownVerdict)
                 statusBar()->clearMessage();
@@ -134,6 +141,8 @@ void MainWindow::chooseComparison() {
     CompareDialog dialog(store->isOpen() ? store->requestedPath() : QString(), this);
     if (context_->reference()->isOpen())
         dialog.setReference(context_->reference()->requestedPath());
+    else if (QFileInfo(context_->lastReference()).isDir())
+        dialog.setReference(context_->lastReference());
     if (dialog.exec() != QDialog::Accepted) return;
     const QString candidate = dialog.candidatePath();
     const bool replaces =
