@@ -92,7 +92,8 @@ QString startSession(AppContext& context, MainWindow& window, const ScreenshotRe
         QString error;
         if (!context.compare(session.reference, session.dir, &error)) return error;
     } else if (!session.dir.isEmpty()) {
-        context.openDump(session.dir);
+        QString error;
+        if (!context.openDump(session.dir, &error)) return error;
     } else if (request.shown == Shown::Config) {
         window.showPage(MainWindow::Page::Workspace);
         window.showView(MainWindow::View::Config);
@@ -149,7 +150,10 @@ int main(int argc, char** argv) {
     const QString startProblem = startSession(context, window, request, session);
     if (!startProblem.isEmpty()) {
         fail(startProblem, kExitFailed);
-        if (!request.file.isEmpty()) return kExitFailed;
+        if (!request.file.isEmpty()) {
+            (new ScreenshotDriver(window, request, session))->captureFailure();
+            return app.exec();
+        }
     }
     if (!request.file.isEmpty()) {
         auto* driver = new ScreenshotDriver(window, request, session);

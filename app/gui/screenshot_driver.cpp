@@ -245,6 +245,11 @@ void ScreenshotDriver::onReady(bool ok) {
     }
 }
 
+void ScreenshotDriver::captureFailure() {
+    exitCode_ = kExitFailed;
+    capture();
+}
+
 void ScreenshotDriver::capture() {
     if (capturing_) return;
     capturing_ = true;

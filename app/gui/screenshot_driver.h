@@ -38,6 +38,9 @@ public:
                      SessionRequest session);
     // Starts waiting; the application quits once the file is written (or could not be).
     void start();
+    // The session could not start (said already): the window as it was left, the reason in its
+    // status bar, and the application quits with a failure's exit code.
+    void captureFailure();
 
 private:
     void onReady(bool ok);

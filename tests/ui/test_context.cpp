@@ -230,15 +230,21 @@ TEST_F(ContextTest, ProblemsBelongToTheirSession) {
     EXPECT_TRUE(context_.problems().join("\n").contains("SyntheticModel.json"))
         << context_.problems().join("\n").toStdString();
     EXPECT_FALSE(added.isEmpty());
-    context_.openDump(writeEngineDump("fine", 2));
+    const QString fine = writeEngineDump("fine", 2);
+    context_.openDump(fine);
     EXPECT_TRUE(context_.problems().isEmpty());
     EXPECT_EQ(cleared.count(), 1);
-    // A folder that is not a dump: said, and a failed load.
-    QSignalSpy loadedSpy(&context_, &AppContext::sessionLoaded);
-    context_.openDump(QString::fromStdString(dir_ / "nowhere"));
-    ASSERT_TRUE(waitFor([&] { return loadedSpy.count() > 0; }));
-    EXPECT_FALSE(loadedSpy.back().front().toBool());
-    EXPECT_EQ(context_.problems().size(), 1);
+    // A folder that is not a dump: said, and refused before anything is replaced (the dump
+    // shown and its problems stay).
+    QSignalSpy notices(&context_, &AppContext::notice);
+    QString error;
+    EXPECT_FALSE(context_.openDump(QString::fromStdString(dir_ / "nowhere"), &error));
+    EXPECT_TRUE(error.contains("nowhere does not exist")) << error.toStdString();
+    ASSERT_EQ(notices.size(), 1);
+    EXPECT_EQ(notices[0][0].toString(), "Could not open: " + error);
+    EXPECT_EQ(context_.store()->requestedPath(), fine);
+    EXPECT_TRUE(context_.problems().isEmpty());
+    EXPECT_EQ(cleared.count(), 1);
 }
 
 // A launch refused before anything runs is still the session (its reason is its state).

@@ -14,9 +14,11 @@
 #include <QApplication>
 #include <QFileInfo>
 #include <QHeaderView>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QTableView>
+#include <QTimer>
 #include <QTreeView>
 #include <gtest/gtest.h>
 
@@ -173,6 +175,53 @@ TEST_F(SessionSwitchTest, ADumpReplacesAnother) {
     context_.openDump(second);
     expectShows(second + "/atb_dump_data", 5);
     EXPECT_EQ(rounds(), 5u);
+}
+
+// A folder that holds no dump, or one that is gone (a recent entry), is refused with a message
+// box before anything is replaced: the dump shown stays (the tree emptied and the title went),
+// and a running model is neither asked about nor stopped.
+TEST_F(SessionSwitchTest, AFolderThatHoldsNoDumpIsRefusedAndTheShownSessionStays) {
+    const QString opened = writeEngineDump("opened", 10);
+    context_.openDump(opened);
+    expectShows(opened + "/atb_dump_data", 10);
+    const QString notADump = QString::fromStdString(dir_ / "not-a-dump");
+    ASSERT_EQ(::mkdir((dir_ / "not-a-dump").c_str(), 0755), 0);
+    test::writeFile(dir_ / "not-a-dump/readme.txt", "x");
+    QStringList said;
+    // The message box is modal: read and closed as a user would.
+    const auto closeNextMessage = [&] {
+        QTimer::singleShot(0, [&] {
+            ASSERT_TRUE(waitFor([] { return QApplication::activeModalWidget() != nullptr; }));
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            ASSERT_NE(box, nullptr);
+            said << box->windowTitle() + ": " + box->text();
+            box->accept();
+        });
+    };
+    closeNextMessage();
+    EXPECT_FALSE(window_.openDumpAsked(notADump));
+    closeNextMessage();
+    EXPECT_FALSE(window_.openDumpAsked(QString::fromStdString(dir_ / "gone")));
+    ASSERT_EQ(said.size(), 2);
+    EXPECT_TRUE(said[0].startsWith("Cannot open: " + notADump + " holds no dump"))
+        << said[0].toStdString();
+    EXPECT_TRUE(said[1].contains("gone does not exist")) << said[1].toStdString();
+    EXPECT_EQ(context_.store()->root(), opened + "/atb_dump_data");
+    expectShows(opened + "/atb_dump_data", 10);
+
+    // A running model: not stopped for a choice that cannot be opened.
+    ASSERT_TRUE(context_.launch(engineSpec("launched", 100000, 10)));
+    expectShows(QString::fromStdString(dir_ / "launched/atb_dump_data"), 3);
+    closeNextMessage();
+    EXPECT_FALSE(window_.openDumpAsked(notADump));
+    ASSERT_EQ(said.size(), 3);
+    EXPECT_TRUE(said[2].startsWith("Cannot open: ")) << said[2].toStdString();
+    EXPECT_TRUE(context_.modelRunning());
+    EXPECT_EQ(context_.store()->root(), QString::fromStdString(dir_ / "launched/atb_dump_data"));
+    QString error;
+    EXPECT_FALSE(context_.openDump(notADump, &error));
+    EXPECT_TRUE(error.contains("holds no dump")) << error.toStdString();
+    EXPECT_TRUE(context_.modelRunning());
 }
 
 // Launch, open, launch again, attach: each replaces the one before, a running model is stopped.

@@ -131,16 +131,30 @@ void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
     emit sessionReplaced();
 }
 
-void AppContext::openDump(const QString& path) {
+bool AppContext::canOpenDump(const QString& path, QString* error) {
+    std::string problem;
+    if (analysis::locateDump(path.toStdString(), &problem)) return true;
+    if (error) *error = QString::fromStdString(problem);
+    return false;
+}
+
+bool AppContext::openDump(const QString& path, QString* error) {
+    std::string problem;
+    const auto location = analysis::locateDump(path.toStdString(), &problem);
+    if (!location) {
+        // Said, and nothing replaced: a mistaken choice lost the dump shown.
+        if (error) *error = QString::fromStdString(problem);
+        emit notice(tr("Could not open: %1").arg(QString::fromStdString(problem)));
+        return false;
+    }
     replaceSession(SessionKind::Dump, nullptr);
     // A rank's folder (<dump>/step0/rank1, <atb_dump_data>/data/0_4242): the dump is read whole
     // and opens at that rank.
-    std::string error;
-    if (const auto location = analysis::locateDump(path.toStdString(), &error))
-        openingProcess_ = location->scope.process;
+    openingProcess_ = location->scope.process;
     emit notice(tr("Opening %1…").arg(path));
     store_->open(path);
     openingRecent_ = QFileInfo(path).absoluteFilePath();  // recent once it opened
+    return true;
 }
 
 bool AppContext::launch(const session::LaunchSpec& given) {

@@ -63,8 +63,13 @@ public:
     session::LaunchSpec lastLaunch() const;
 
     // --- sessions: each replaces the one before ---------------------------------------------
-    // Opens a dump folder of either layout and follows it while it grows.
-    void openDump(const QString& path);
+    // Opens a dump folder of either layout and follows it while it grows. A path that holds no
+    // dump is refused before anything is replaced (the dump shown stays): false, with why in
+    // `error` (canOpenDump() says the same beforehand).
+    bool openDump(const QString& path, QString* error = nullptr);
+    // Whether `path` holds a dump to open; false with why ("… holds no dump: …", "… does not
+    // exist") in `error`. Reads no rows.
+    static bool canOpenDump(const QString& path, QString* error = nullptr);
     // Launches a model as `probe run` does; its dump opens as it appears and is followed. False
     // when the spec is refused before anything runs (the reason: liveSession()->stateDetail()).
     bool launch(const session::LaunchSpec& spec);

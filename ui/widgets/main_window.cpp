@@ -385,11 +385,11 @@ void MainWindow::takeUpRecent(const session::RecentSession& recent) {
         showLaunchForm(recent.launch);
         return;
     }
-    if (!mayReplaceSession()) return;
     if (recent.kind == Kind::Open) {
-        context_->openDump(recent.path);
+        openDumpAsked(recent.path);
         return;
     }
+    if (!mayReplaceSession()) return;
     for (const auto& probe : session::liveProbes()) {
         if (probe.pid == recent.pid) {
             context_->attach(probe);
@@ -468,7 +468,17 @@ void MainWindow::previewTensorFile(const QString& path) {
 void MainWindow::chooseDump() {
     const QString dir = QFileDialog::getExistingDirectory(
         this, tr("Open a dump folder (atb_dump_data, its parent, or an msprobe dump_path)"));
-    if (!dir.isEmpty() && mayReplaceSession()) context_->openDump(dir);
+    if (!dir.isEmpty()) openDumpAsked(dir);
+}
+
+bool MainWindow::openDumpAsked(const QString& dir) {
+    // Refused before anything else: the dump shown stays, a running model is not stopped.
+    QString error;
+    if (!context::AppContext::canOpenDump(dir, &error)) {
+        QMessageBox::warning(this, tr("Cannot open"), error);
+        return false;
+    }
+    return mayReplaceSession() && context_->openDump(dir);
 }
 
 void MainWindow::chooseTensorFile() {

@@ -83,6 +83,9 @@ public:
     QAction* jumpToDivergenceAction() const { return jumpAction_; }
     // File › Compare: asks for the reference and the candidate (default: the dump shown).
     void chooseComparison();
+    // Opens the dump folder the user chose, once it is known to hold a dump (else says why,
+    // changing nothing) and a running model may be stopped. False when it was not opened.
+    bool openDumpAsked(const QString& dir);
     StartPage* startPage() const { return startPage_; }
     LaunchForm* launchForm() const { return launchForm_; }
     SessionPanel* sessionPanel() const { return sessionPanel_; }
