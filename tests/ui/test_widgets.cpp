@@ -379,6 +379,46 @@ TEST(MainWindow, AFollowedDumpEndsAtItsFirstNanWhenItsLastRowsComeAfterItsStatus
     EXPECT_EQ(roundBox->value(), 1);
 }
 
+// A first NaN deep in a layer: the tree opens its layers down to it and shows it selected. The
+// columns' first fit (expandToDepth) collapsed them again after the cursor had been revealed,
+// leaving the op selected out of sight.
+TEST(MainWindow, OpensWithTheFirstNaNShownDeepInTheTree) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder builder(dir.path());
+    for (int round = 0; round < 3; ++round) {
+        const float last = round == 2 ? std::nanf("") : 1.0f;
+        builder.addRow(round, "0", "embed", "Embedding", true, {1, 2});
+        builder.addRow(round, "1", "layers.0", "Layer", false, {1, 2});
+        builder.addRow(round, "1_0", "layers.0/norm", "Norm", false, {1, 2});
+        builder.addRow(round, "1_0_0", "layers.0/norm/mul", "aten::mul", false, {1, 2});
+        builder.addRow(round, "1_0_0", "layers.0/norm/mul", "aten::mul", true, {1, last});
+        builder.addRow(round, "1_0", "layers.0/norm", "Norm", true, {1, last});
+        builder.addRow(round, "1", "layers.0", "Layer", true, {1, last});
+        builder.addRow(round, "2", "head", "Linear", true, {1, last});
+    }
+    builder.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.resize(1400, 900);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    const uint32_t mul = context.store()->index().findOp(0, "1_0_0");
+    ASSERT_NE(mul, analysis::kNone);
+    ASSERT_TRUE(waitFor([&] { return context.cursor()->op() == mul; }));
+    EXPECT_EQ(context.cursor()->round(), 2);
+    QTreeView* tree = window.treePanel()->view();
+    ASSERT_TRUE(waitFor(
+        [&] { return tree->currentIndex().data(data::OpTreeModel::OpRole).toUInt() == mul; }));
+    QApplication::processEvents();
+    const QModelIndex current = tree->currentIndex();
+    for (QModelIndex p = current.parent(); p.isValid(); p = p.parent())
+        EXPECT_TRUE(tree->isExpanded(p)) << p.data().toString().toStdString();
+    const QRect shown = tree->visualRect(current);
+    EXPECT_FALSE(shown.isEmpty());
+    EXPECT_TRUE(tree->viewport()->rect().intersects(shown));
+    EXPECT_TRUE(tree->selectionModel()->isSelected(current));
+}
+
 TEST(MainWindow, OnlySessionsThatOpenedAreRecent) {
     test::TempDir dir("ui-widgets");
     test::writeFile(dir / "a_file", "x");

@@ -182,6 +182,9 @@ void OpTreePanel::fitColumns() {
     view_->setColumnWidth(OpTreeModel::NameColumn,
                           std::clamp(name, std::min(220, view_->viewport()->width() / 3),
                                      std::max(220, view_->viewport()->width() * 2 / 5)));
+    // expandToDepth collapsed whatever was deeper: the op a dump opens at (its first NaN, deep
+    // in a layer) is shown again, not left selected inside a collapsed layer.
+    if (cursor_->op() != analysis::kNone) revealOp(cursor_->op());
 }
 
 void OpTreePanel::updateProcesses() {
