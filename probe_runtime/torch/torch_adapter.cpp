@@ -554,8 +554,9 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code, bool written
 
 // Reports one tensor of the runtime's top op, as `wants` (PROBE_WANTS_*) asks: with its data
 // (contiguous, on the CPU), its statistics alone, or its metadata and buffer identity only.
+// `written`: the op may have written the tensor's memory (see statisticsOf).
 void reportTensor(int io, int index, const char* argName, const at::Tensor& tensor, int wants,
-                  bool withData) {
+                  bool withData, bool written) {
     if (!tensor.defined() || tensor.is_sparse() || tensor.is_mkldnn() || tensor.is_quantized())
         return;
     const int code = dtypeCode(tensor.scalar_type());
@@ -570,7 +571,7 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
         return;
     }
     if (wants & PROBE_WANTS_STATISTICS_ONLY) {
-        const probe_tensor_stats stats = statisticsOf(tensor, code, io == PROBE_OUTPUT);
+        const probe_tensor_stats stats = statisticsOf(tensor, code, written);
         probe_op_tensor_stats(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, &stats,
                               bufferId);
         return;
@@ -698,13 +699,20 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
     return bucket.back();
 }
 
-// Reports every tensor among `values` (a Tensor or a list of tensors per value) and returns
-// the non-tensor ones as the op's parameters. The tensors of the arguments whose content the op
-// does not read (`contentUnread`: out= arguments, the first of copy_, fill_, ...), often
-// uninitialised memory, go as metadata only, as does any argument named "out".
+// Reports every tensor among `values` (a Tensor or a list of tensors per value), named by the
+// aten op's `facts` if there are any, and returns the non-tensor ones as the op's parameters.
+// The tensors of the arguments whose content the op does not read (`contentUnread`: out=
+// arguments, the first of copy_, fill_, ...), often uninitialised memory, go as metadata only,
+// as does any argument named "out". A view's outputs are memory it did not write: their
+// statistics are those of its input, known already, rather than computed again (a third of the
+// elements summed on a small transformer were the outputs of views: t, transpose, view).
 nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> values,
-                                    const std::vector<std::string>* names, int wants,
-                                    const std::vector<bool>* contentUnread = nullptr) {
+                                    const OpSchemaFacts* facts, int wants) {
+    const std::vector<std::string>* names =
+        facts ? (io == PROBE_INPUT ? &facts->arguments : &facts->returns) : nullptr;
+    const std::vector<bool>* contentUnread =
+        facts && io == PROBE_INPUT ? &facts->contentUnread : nullptr;
+    const bool written = io == PROBE_OUTPUT && !(facts && facts->view);
     // The runtime keeps an op's parameters for the observed structure (metadata) and beside
     // its tensor files: statistics alone need none, so none are built.
     const bool wantsParams = (wants & PROBE_WANTS_METADATA) ||
@@ -719,14 +727,14 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
             (contentUnread && i < contentUnread->size() && (*contentUnread)[i]) || argName == "out";
         if (v.isTensor()) {
             reportTensor(io, tensorIndex++, argName.empty() ? nullptr : argName.c_str(),
-                         v.toTensor(), wants, !unread);
+                         v.toTensor(), wants, !unread, written);
         } else if (v.isTensorList()) {
             const auto list = v.toTensorList();
             for (size_t k = 0; k < list.size(); ++k) {
                 const std::string itemName =
                     argName.empty() ? std::string() : argName + std::to_string(k);
                 reportTensor(io, tensorIndex++, itemName.empty() ? nullptr : itemName.c_str(),
-                             list.get(k), wants, !unread);
+                             list.get(k), wants, !unread, written);
             }
         } else if (io == PROBE_INPUT && wantsParams) {
             const std::string key = argName.empty() ? "arg" + std::to_string(i) : argName;
@@ -1009,9 +1017,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             // Such a view's tensors matter only to a structure being captured: else nothing is
             // reported (the selects and as_strided of a batched matmul's loop, thousands a step).
             if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
-                auto params =
-                    reportValues(PROBE_INPUT, fn.inputs(), facts ? &facts->arguments : nullptr,
-                                 wants, facts ? &facts->contentUnread : nullptr);
+                auto params = reportValues(PROBE_INPUT, fn.inputs(), facts, wants);
                 if (!params.empty()) probe_op_set_param(params.dump().c_str());
             }
         }
@@ -1040,7 +1046,7 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
                     : nullptr;
             if (facts && facts->outputUninitialised) wants &= ~PROBE_WANTS_DATA;
             if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))
-                reportValues(PROBE_OUTPUT, outputsOf(fn), facts ? &facts->returns : nullptr, wants);
+                reportValues(PROBE_OUTPUT, outputsOf(fn), facts, wants);
         }
         popFrame(tls);
     } catch (const std::exception& e) {
@@ -1151,7 +1157,7 @@ int64_t reportTensorList(int io, int first, const std::vector<at::Tensor>& tenso
         for (size_t i = 0; i < tensors.size(); ++i) {
             const std::string& name = i < names.size() ? names[i] : std::string();
             reportTensor(io, first + static_cast<int>(i), name.empty() ? nullptr : name.c_str(),
-                         tensors[i], wants, true);
+                         tensors[i], wants, true, io == PROBE_OUTPUT);
         }
         return static_cast<int64_t>(tensors.size());
     } catch (const std::exception& e) {
@@ -1211,7 +1217,8 @@ int reportOneTensor(int io, int index, const char* name, const at::Tensor& tenso
         if (index < 0) return -1;
         const int wants = topWants();
         if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
-        reportTensor(io, index, name && *name ? name : nullptr, tensor, wants, true);
+        reportTensor(io, index, name && *name ? name : nullptr, tensor, wants, true,
+                     io == PROBE_OUTPUT);
         return 1;
     } catch (const std::exception& e) {
         reportFailure(where, e.what());
