@@ -24,6 +24,7 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QProcess>
+#include <QProgressBar>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -201,6 +202,23 @@ TEST_F(CompareTest, IdenticalRunsShowNoDivergence) {
             EXPECT_EQ(comparison()->verdictOf(op), Verdict::Matches) << idx.op(op).namePath;
         }
     EXPECT_NE(comparison()->summary().indexOf(QStringLiteral("agree")), -1);
+    EXPECT_EQ(comparison()->summary().indexOf(QStringLiteral("one run only")), -1);
+}
+
+// Rounds in one run only are no agreement: the verdict says how many executions did not pair
+// (the app said "The runs agree … none diverges" where probe compare listed 44,955 unpaired).
+TEST_F(CompareTest, ExecutionsInOneRunOnlyAreSaidWithTheVerdict) {
+    const QString a = dump("a", 2), b = dump("b", 3);
+    ASSERT_TRUE(context_.compare(a, b));
+    ASSERT_TRUE(compared());
+    const auto& r = *comparison()->result();
+    EXPECT_FALSE(r.diverges());
+    ASSERT_GT(r.unpairedOps, 1u);
+    const QString summary = comparison()->summary();
+    EXPECT_TRUE(summary.startsWith("The runs agree")) << summary.toStdString();
+    EXPECT_TRUE(summary.endsWith(QLocale().toString(static_cast<qulonglong>(r.unpairedOps)) +
+                                 " op executions are in one run only"))
+        << summary.toStdString();
 }
 
 // A candidate round that cannot be read (its statistic.csv a FIFO): the verdict says it covers
@@ -418,6 +436,15 @@ TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
     EXPECT_TRUE(window.statusMessage().startsWith("First divergence, born here"))
         << window.statusMessage().toStdString();
     window.statusBar()->clearMessage();  // as its time running out does
+    QProgressBar* progress = nullptr;
+    for (auto* bar : window.findChildren<QProgressBar*>())
+        if (bar->format().startsWith("comparing")) progress = bar;
+    ASSERT_NE(progress, nullptr);
+    int runsAgain = 0, progressShownAgain = 0;  // seen after the window's own handler
+    QObject::connect(comparison(), &RunComparison::started, &window, [&] {
+        ++runsAgain;
+        progressShownAgain += progress->isVisible() ? 1 : 0;
+    });
     const int first = comparedRounds();
     const int runs = comparison()->finishedCount();
     ASSERT_TRUE(waitFor(
@@ -427,6 +454,9 @@ TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
     EXPECT_EQ(context_.store()->index().op(r.ops[*r.firstBornHere].candidateOp).namePath,
               kNudgedOp);
     EXPECT_EQ(window.statusMessage(), QString());  // the same verdict: not said again
+    // Nor is progress shown for the runs again: it stayed up ("comparing 91%") all along.
+    EXPECT_GT(runsAgain, 0);
+    EXPECT_EQ(progressShownAgain, 0);
     EXPECT_TRUE(context_.modelRunning() || context_.liveSession()->hasEnded());
 }
 

@@ -415,6 +415,14 @@ QString RunComparison::summary() const {
             text += QStringLiteral(" — ") + QString::fromStdString(r->describeTensor(op.cause)) +
                     QStringLiteral(": ") + QString::fromStdString(r->explain(op.cause));
     }
+    // Executions in one run only (a live run ahead of its reference, a different model) are
+    // no agreement: said, as probe compare's "not paired" line says it.
+    if (r->unpairedOps > 0)
+        text += QStringLiteral("; ") +
+                (r->unpairedOps == 1
+                     ? tr("1 op execution is in one run only")
+                     : tr("%1 op executions are in one run only")
+                           .arg(locale.toString(static_cast<qulonglong>(r->unpairedOps))));
     // What could not be read: the verdict covers the rest only.
     if (!r->problems.empty()) {
         // One line (the status bar shows it too); the count spelled out (no translations load).

@@ -75,8 +75,10 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
     connect(comparison, &data::RunComparison::started, this, [this, stop, comparison] {
         stop->setEnabled(comparison->enabled());
         compareProgress_->setValue(0);
-        compareProgress_->setVisible(true);
-        cancelCompare_->setVisible(true);
+        // Only until there is an answer: a live run compared again as it grows showed
+        // "comparing 91%" and Cancel for as long as it ran, as if the comparison never ended.
+        compareProgress_->setVisible(!comparison->result());
+        cancelCompare_->setVisible(!comparison->result());
     });
     connect(comparison, &data::RunComparison::progress, this, [this](qint64 done, qint64 total) {
         compareProgress_->setValue(static_cast<int>(done * 1000 / std::max<qint64>(total, 1)));
