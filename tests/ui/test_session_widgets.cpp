@@ -617,6 +617,11 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     ASSERT_TRUE(waitFor([&] { return context_.liveSession() == nullptr; }));
     EXPECT_TRUE(document->filePath().isEmpty()) << document->filePath().toStdString();
     EXPECT_TRUE(editor->applyStatus().isEmpty()) << editor->applyStatus().toStdString();
+    // Nor its config, shown as a new one: the new config starts where any new config does
+    // (it said "new config" with the run's ids "1" ticked).
+    EXPECT_FALSE(context_.selection()->isTicked("1"));
+    EXPECT_TRUE(context_.selection()->config() == format::OpConfig::startingPoint());
+    EXPECT_EQ(document->text().toStdString(), format::OpConfig::startingPoint().toFileText());
     EXPECT_TRUE(editor->apply(QString::fromStdString(dir_ / "other.json")))
         << editor->applyStatus().toStdString();
     EXPECT_TRUE(editor->applyStatus().contains("other.json"))

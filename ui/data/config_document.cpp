@@ -73,6 +73,11 @@ void ConfigDocument::startNew(Kind kind) {
     }
 }
 
+void ConfigDocument::startOver(Kind kind) {
+    if (selection_) selection_->setConfig(format::OpConfig::startingPoint());
+    startNew(kind);
+}
+
 void ConfigDocument::setText(const QString& text) {
     if (text == text_) return;
     setTextInternal(text, true);

@@ -41,6 +41,9 @@ public:
     // A new document of the kind, with no file: the op selection's config when one is followed
     // (the tree's ticks are kept), else the kind's starting point.
     void startNew(Kind kind);
+    // A new document of the kind from the kind's starting point, the ticks cleared: for a config
+    // that was another session's (a run's file), whose ticks name that run's ops.
+    void startOver(Kind kind);
 
     QString text() const { return text_; }
     // The text as typed; judged at once.

@@ -600,11 +600,13 @@ QString ConfigEditor::applyStatus() const {
 void ConfigEditor::setSession(session::LiveSession* session) {
     // The document held the last run's config file: another session is shown now, and Apply
     // would write that run's file (seen: ticks made on another dump written into the stopped
-    // run's folder). A new config, from what the new session's tree has ticked.
+    // run's folder). A new config from the starting point: the run's config is not carried into
+    // the next session as if it were new ("new config — dumps every op", its save_child ticked,
+    // on a dump opened after it).
     const QString lastConfig = session_ ? session_->configPath() : sessionConfigPath_;
     if (!lastConfig.isEmpty() && document_->filePath() == lastConfig &&
         (!session || session->configPath() != lastConfig)) {
-        document_->startNew(document_->kind());
+        document_->startOver(document_->kind());
         setStatus(QString(), QString());
     }
     if (session_) disconnect(session_, nullptr, this, nullptr);
