@@ -27,6 +27,7 @@
 #include "dump_builder.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "elided_label.h"
 #include "main_window.h"
 #include "op_filter_proxy.h"
 #include "op_selection.h"
@@ -377,6 +378,27 @@ TEST(MainWindow, AFollowedDumpEndsAtItsFirstNanWhenItsLastRowsComeAfterItsStatus
         if (box->specialValueText() == "latest") roundBox = box;
     ASSERT_TRUE(roundBox);
     EXPECT_EQ(roundBox->value(), 1);
+}
+
+// A status line longer than the room beside the first-NaN and problems buttons ends in "…" with
+// the whole line as its tooltip, its state and counts first (the end was cut off unseen:
+// "complete, the program stopped b").
+TEST_F(MainWindowTest, AStatusLineTooLongIsElidedWithTheWholeLineAsItsTooltip) {
+    auto* label = window_.findChild<widgets::ElidedLabel*>();
+    ASSERT_NE(label, nullptr);
+    EXPECT_TRUE(window_.statusText().startsWith("complete · 60 ops · 600 rows"))
+        << window_.statusText().toStdString();
+    EXPECT_TRUE(
+        window_.statusText().endsWith(QString::fromStdString(dir_.path()) + "/atb_dump_data"));
+    window_.resize(700, 900);
+    ASSERT_TRUE(waitFor([&] { return label->text().endsWith(QChar(0x2026)); }))
+        << label->text().toStdString();
+    EXPECT_TRUE(label->text().startsWith("complete")) << label->text().toStdString();
+    EXPECT_EQ(label->toolTip(), window_.statusText());
+    EXPECT_LE(label->fontMetrics().horizontalAdvance(label->text()), label->width());
+    window_.resize(2400, 900);
+    ASSERT_TRUE(waitFor([&] { return label->text() == window_.statusText(); }));
+    EXPECT_TRUE(label->toolTip().isEmpty());
 }
 
 // A first NaN deep in a layer: the tree opens its layers down to it and shows it selected. The

@@ -30,6 +30,7 @@
 #include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "elided_label.h"
 #include "gradients_panel.h"
 #include "launch_form.h"
 #include "op_selection.h"
@@ -157,9 +158,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     });
 
     // Status bar: the live session's state, the dump's, progress, problems.
-    state_ = new QLabel(this);
-    state_->setSizePolicy(QSizePolicy::Ignored,
-                          QSizePolicy::Preferred);  // long text must not widen the window
+    state_ = new ElidedLabel(this);
     sessionState_ = new QLabel(this);
     sessionState_->setObjectName(QStringLiteral("sessionState"));
     sessionState_->setVisible(false);
@@ -398,7 +397,7 @@ void MainWindow::takeUpRecent(const session::RecentSession& recent) {
     }
     if (QFileInfo(recent.path).isDir()) {
         context_->openDump(recent.path);
-        state_->setText(
+        state_->setFullText(
             tr("The probe of pid %1 is no longer running; its dump is opened.").arg(recent.pid));
     } else {
         QMessageBox::information(
@@ -518,7 +517,7 @@ QString MainWindow::problemsText() const {
 }
 
 QString MainWindow::statusText() const {
-    return state_->text();
+    return state_->fullText();
 }
 
 QString MainWindow::statusMessage() const {
@@ -545,12 +544,12 @@ void MainWindow::updateSessionStatus() {
     if (!store->isOpen() && store->requestedPath().isEmpty()) {
         if (live->state() == session::SessionState::FailedToStart ||
             live->state() == session::SessionState::Detached)
-            state_->setText(live->stateDetail());
+            state_->setFullText(live->stateDetail());
         else if (live->hasEnded())
-            state_->setText(tr("The program ended (%1) before the probe dumped anything.")
-                                .arg(live->stateDetail()));
+            state_->setFullText(tr("The program ended (%1) before the probe dumped anything.")
+                                    .arg(live->stateDetail()));
         else
-            state_->setText(tr("Waiting for the probe to start dumping…"));
+            state_->setFullText(tr("Waiting for the probe to start dumping…"));
     }
 }
 
@@ -559,7 +558,7 @@ void MainWindow::updateStatus() {
     const auto& idx = store->index();
     if (!store->isOpen()) {
         if (context_->sessionKind() == AppContext::SessionKind::None)
-            state_->setText(
+            state_->setFullText(
                 tr("Launch a model, attach to a probe or open a dump folder (File menu, or the "
                    "start page)."));
         return;
@@ -584,13 +583,16 @@ void MainWindow::updateStatus() {
                         .arg(QString::fromStdString(format::signalName(process.endedBy->code)));
                 break;
             }
-    QString text = tr("%1 · %2 layout · %3 · %4 ops · %5 rows")
-                       .arg(store->root(), QString::fromLatin1(analysis::layoutName(idx.layout())),
-                            state, locale.toString(static_cast<qulonglong>(idx.opCount())),
+    // What matters first, the folder last: it is the window's title too, and the end of a line
+    // too long for the status bar is what goes.
+    QString text = tr("%1 · %2 ops · %3 rows")
+                       .arg(state, locale.toString(static_cast<qulonglong>(idx.opCount())),
                             locale.toString(static_cast<qulonglong>(idx.rowCount())));
     if (idx.processCount() > 1) text += tr(" · %1 processes").arg(idx.processCount());
     if (!store->initialLoadDone()) text += tr(" · reading…");
-    state_->setText(text);
+    text += tr(" · %1 layout · %2")
+                .arg(QString::fromLatin1(analysis::layoutName(idx.layout())), store->root());
+    state_->setFullText(text);
 }
 
 void MainWindow::onFirstNanChanged(uint32_t row) {

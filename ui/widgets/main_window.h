@@ -37,6 +37,7 @@ namespace probe::widgets {
 
 class ComparePanel;
 class ConfigEditor;
+class ElidedLabel;
 class GradientsPanel;
 class LaunchForm;
 class OpTensorsPanel;
@@ -159,7 +160,7 @@ private:
     QLabel* roundLabel_;
     QSpinBox* round_;
     QList<QAction*> workspaceActions_;
-    QLabel* state_;
+    ElidedLabel* state_;  // the dump's state and counts
     QLabel* sessionState_;
     QProgressBar* progress_;
     QPushButton* problemsButton_;
