@@ -533,6 +533,55 @@ TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
     EXPECT_GT(test::countPixels(shot, [&](QColor c) { return c == born; }), 200);
 }
 
+// The selected tensor in both runs: a value that is not finite in one run is drawn as the
+// statistics plot draws it, a mark at the plot's edge in that run's colour, and the other run's
+// values as points of their own (the plot was empty for an Inf against one finite reference).
+TEST(ComparePanelPlot, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
+    test::TempDir dir("ui-compare-marks");
+    synthetic::SyntheticDumpOptions options;
+    options.ops = 60;
+    options.rows = 600;
+    options.layers = 3;
+    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 1, 2);
+    context::AppContext context;
+    MainWindow window(&context);
+    window.resize(1500, 950);
+    window.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
+    ASSERT_TRUE(context.compare(QString::fromStdString(dumps.reference.root),
+                                QString::fromStdString(dumps.candidate.root)));
+    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
+    ASSERT_TRUE(context.goToFirstDivergence());
+    auto* panel = window.comparePanel();
+    ASSERT_TRUE(waitFor(
+        [&] { return panel->isVisible() && !panel->statisticPair().candidate.markers.isEmpty(); }));
+    const auto& pair = panel->statisticPair();
+    QCustomPlot* plot = panel->statisticPlot();
+    plot->replot();  // lays out, and so places the marks
+    // The two lines, then one graph per kind of mark the candidate has (the reference: none).
+    ASSERT_GT(plot->graphCount(), 2);
+    EXPECT_NE(plot->graph(1)->scatterStyle().shape(), QCPScatterStyle::ssNone);
+    int marks = 0;
+    for (int g = 2; g < plot->graphCount(); ++g) {
+        const QCPGraph* graph = plot->graph(g);
+        EXPECT_EQ(graph->lineStyle(), QCPGraph::lsNone);
+        EXPECT_EQ(graph->scatterStyle().pen().color(), plot->graph(0)->pen().color());
+        for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+            ++marks;
+            const double edgeDistance = std::min(
+                std::abs(plot->yAxis->coordToPixel(it->value) - plot->axisRect()->rect().top()),
+                std::abs(plot->yAxis->coordToPixel(it->value) - plot->axisRect()->rect().bottom()));
+            EXPECT_LT(edgeDistance, 12) << it->key;
+            EXPECT_TRUE(plot->xAxis->range().contains(it->key)) << it->key;
+        }
+    }
+    EXPECT_EQ(marks, pair.candidate.markers.size());
+    // Everything changes with another tensor; the marks do not outlive their graphs.
+    context.cursor()->setRow(0);
+    plot->replot();
+    EXPECT_FALSE(window.grab().isNull());
+}
+
 // A big comparison (30,000 compared ops: a synthetic dump against itself with an overflow
 // planted in layer 8 of round 2): the error plot draws what can be seen, in each pixel column
 // the lowest and highest point of the line and of each verdict; the first divergence (its value

@@ -45,8 +45,10 @@ QCustomPlot* makePlot(QWidget* parent) {
     plot->axisRect()->setRangeZoom(Qt::Horizontal);
     plot->legend->setVisible(true);
     plot->legend->setFont(QFont(plot->font().family(), 8));
-    // Small minimums: the tab must not make the window taller than the other tabs do.
-    plot->setMinimumHeight(70);
+    // Small minimums: the tab must not make the window taller than the other tabs do. Room for
+    // three labelled ticks at least (at 70 pixels five labels ran into each other).
+    plot->setMinimumHeight(110);
+    plot->yAxis->ticker()->setTickCount(4);
     return plot;
 }
 
@@ -200,6 +202,10 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     connect(errorPlot_, &QCustomPlot::mousePress, this, clickToSelect);
     // Laid out, about to draw: the width and range it is drawn at are known.
     connect(errorPlot_, &QCustomPlot::afterLayout, this, &ComparePanel::resampleErrorPlot);
+    connect(statisticPlot_, &QCustomPlot::afterLayout, this, [this] {
+        pairMarks_[0].place(statisticPlot_, pair_.candidate);
+        pairMarks_[1].place(statisticPlot_, pair_.reference);
+    });
     rebuild();
 }
 
@@ -423,6 +429,7 @@ void ComparePanel::resampleErrorPlot() {
 
 void ComparePanel::rebuildStatisticPlot() {
     statisticPlot_->clearGraphs();
+    pairMarks_[0] = pairMarks_[1] = {};  // their graphs went with the others
     pair_ = {};
     const analysis::CompareResult* r = comparison_->result();
     const uint32_t slot = cursor_->slot();
@@ -433,15 +440,22 @@ void ComparePanel::rebuildStatisticPlot() {
     }
     const auto stat = static_cast<analysis::Stat>(stat_->currentData().toInt());
     pair_ = data::statisticPair(*comparison_, slot, stat);
+    const QColor mineColor(31, 119, 180), referenceColor(230, 120, 20);
     auto* mine = statisticPlot_->addGraph();
     mine->setName(tr("this run"));
-    mine->setPen(QPen(QColor(31, 119, 180), 2));
+    mine->setPen(QPen(mineColor, 2));
     mine->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
     setSeries(mine, pair_.candidate);
     auto* reference = statisticPlot_->addGraph();
     reference->setName(tr("reference"));
-    reference->setPen(QPen(QColor(230, 120, 20), 2, Qt::DashLine));
+    reference->setPen(QPen(referenceColor, 2, Qt::DashLine));
+    // Points of its own: a round the reference has alone, between gaps, was no line at all.
+    reference->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(referenceColor, 1.5), Qt::NoBrush, 7));
     setSeries(reference, pair_.reference);
+    // NaN and Inf where they are (the plot was empty when the tensor's value was Inf).
+    pairMarks_[0].add(statisticPlot_, pair_.candidate, mineColor);
+    pairMarks_[1].add(statisticPlot_, pair_.reference, referenceColor);
     if (!pair_.candidate.x.isEmpty())
         statisticPlot_->xAxis->setRange(pair_.candidate.x.front() - 0.5,
                                         pair_.candidate.x.back() + 0.5);

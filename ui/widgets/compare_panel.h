@@ -14,6 +14,7 @@
 #include <QWidget>
 
 #include "compare_series.h"
+#include "non_finite_marks.h"
 
 class QCheckBox;
 class QComboBox;
@@ -95,6 +96,7 @@ private:
     double sampledLower_ = 0, sampledUpper_ = 0;
     int sampledWidth_ = -1;
     data::StatisticPair pair_;
+    NonFiniteMarks pairMarks_[2];  // of pair_'s candidate and reference
 };
 
 }  // namespace probe::widgets

@@ -34,8 +34,6 @@ constexpr int kPaletteSize = sizeof kPalette / sizeof kPalette[0];
 const Qt::PenStyle kStatPenStyles[] = {Qt::SolidLine, Qt::DashLine, Qt::DotLine, Qt::DashDotLine};
 // Points farther than this from the mouse (pixels) are not picked.
 constexpr double kPickRadius = 12;
-// Distance of NaN/Inf marks from the plot's edge (pixels).
-constexpr int kMarkInset = 9;
 
 }  // namespace
 
@@ -270,20 +268,7 @@ void StatisticsPlot::addSeries(const PlotSeries& series, const QColor& color, bo
     drawn.line->setPen(pen);
     drawn.line->setScatterStyle(dots ? QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 5)
                                      : QCPScatterStyle());
-    const QCPScatterStyle::ScatterShape shapes[] = {
-        QCPScatterStyle::ssCross, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssTriangleInverted};
-    for (int m = 0; m < 3; ++m) {
-        bool any = false;
-        for (const auto& marker : series.markers) any = any || static_cast<int>(marker.mark) == m;
-        if (!any) continue;
-        QCPGraph* g = plot_->addGraph();
-        g->setLineStyle(QCPGraph::lsNone);
-        // In the series' colour: with several series overlaid, whose NaN it is shows.
-        g->setScatterStyle(
-            QCPScatterStyle(shapes[m], QPen(color, 2), m == 0 ? Qt::NoBrush : QBrush(color), 11));
-        g->removeFromLegend();
-        drawn.marks[m] = g;
-    }
+    drawn.marks.add(plot_, series, color);
     drawn_.push_back(drawn);
 }
 
@@ -518,22 +503,8 @@ QCPRange StatisticsPlot::fittedValueRange() const {
 }
 
 void StatisticsPlot::placeMarkers() {
-    // NaN and +Inf at the top edge, -Inf at the bottom: where the line breaks off.
-    const QRect rect = plot_->axisRect()->rect();
-    const double top = plot_->yAxis->pixelToCoord(rect.top() + kMarkInset);
-    const double bottom = plot_->yAxis->pixelToCoord(rect.bottom() - kMarkInset);
-    for (size_t i = 0; i < drawn_.size() && static_cast<int>(i) < series_.size(); ++i) {
-        for (int m = 0; m < 3; ++m) {
-            if (!drawn_[i].marks[m]) continue;
-            QVector<double> x, y;
-            for (const auto& marker : series_[static_cast<int>(i)].markers) {
-                if (static_cast<int>(marker.mark) != m) continue;
-                x.push_back(marker.x);
-                y.push_back(m == static_cast<int>(PlotSeries::Mark::NegInf) ? bottom : top);
-            }
-            drawn_[i].marks[m]->setData(x, y, true);
-        }
-    }
+    for (size_t i = 0; i < drawn_.size() && static_cast<int>(i) < series_.size(); ++i)
+        drawn_[i].marks.place(plot_, series_[static_cast<int>(i)]);
 }
 
 Stat StatisticsPlot::seriesStat(int seriesIndex) const {
@@ -543,7 +514,6 @@ Stat StatisticsPlot::seriesStat(int seriesIndex) const {
 
 StatisticsPlot::Pick StatisticsPlot::pick(const QPoint& pos) const {
     const auto& idx = store_->index();
-    const QRect rect = plot_->axisRect()->rect();
     const double lo = plot_->xAxis->pixelToCoord(pos.x() - kPickRadius),
                  hi = plot_->xAxis->pixelToCoord(pos.x() + kPickRadius);
     double best = kPickRadius;
@@ -565,7 +535,7 @@ StatisticsPlot::Pick StatisticsPlot::pick(const QPoint& pos) const {
                 if (log_ && v <= 0) continue;
                 py = plot_->yAxis->coordToPixel(v);
             } else {  // drawn as a mark at the edge
-                py = std::isinf(v) && v < 0 ? rect.bottom() - kMarkInset : rect.top() + kMarkInset;
+                py = plot_->yAxis->coordToPixel(nonFiniteMarkY(plot_, v));
             }
             const double d = std::hypot(plot_->xAxis->coordToPixel(*it) - pos.x(), py - pos.y());
             if (d <= best) {
@@ -589,11 +559,7 @@ void StatisticsPlot::hoverAt(const QPoint& pos) {
     }
     const Stat stat = seriesStat(p.series);
     const double v = store_->index().row(p.row).get(stat);
-    const QRect rect = plot_->axisRect()->rect();
-    double y = v;
-    if (!std::isfinite(v))
-        y = plot_->yAxis->pixelToCoord(std::isinf(v) && v < 0 ? rect.bottom() - kMarkInset
-                                                              : rect.top() + kMarkInset);
+    const double y = std::isfinite(v) ? v : nonFiniteMarkY(plot_, v);
     hover_->setData({series_[p.series].x[p.point]}, {y});
     readoutText_ = describeRow(p.row, stat);
     readout_->setText(readoutText_);

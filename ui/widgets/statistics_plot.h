@@ -12,6 +12,7 @@
 #include <QWidget>
 
 #include "analysis/dump_index.h"
+#include "non_finite_marks.h"
 #include "statistics_series.h"
 
 class QCheckBox;
@@ -67,7 +68,7 @@ signals:
 private:
     struct DrawnSeries {
         QCPGraph* line = nullptr;
-        QCPGraph* marks[3] = {nullptr, nullptr, nullptr};  // NaN, +Inf, -Inf at the plot's edges
+        NonFiniteMarks marks;  // NaN, +Inf, -Inf at the plot's edges
     };
 
     struct Pick {

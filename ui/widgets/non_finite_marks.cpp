@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "non_finite_marks.h"
+
+#include <cmath>
+
+#include <qcustomplot.h>
+
+namespace probe::widgets {
+
+double nonFiniteMarkY(const QCustomPlot* plot, double value) {
+    const QRect rect = plot->axisRect()->rect();
+    return plot->yAxis->pixelToCoord(std::isinf(value) && value < 0
+                                         ? rect.bottom() - kNonFiniteMarkInset
+                                         : rect.top() + kNonFiniteMarkInset);
+}
+
+void NonFiniteMarks::add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color) {
+    const QCPScatterStyle::ScatterShape shapes[] = {
+        QCPScatterStyle::ssCross, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssTriangleInverted};
+    for (int m = 0; m < 3; ++m) {
+        bool any = false;
+        for (const auto& marker : series.markers) any = any || static_cast<int>(marker.mark) == m;
+        if (!any) continue;
+        QCPGraph* g = plot->addGraph();
+        g->setLineStyle(QCPGraph::lsNone);
+        // In the series' colour: with several series overlaid, whose NaN it is shows.
+        g->setScatterStyle(
+            QCPScatterStyle(shapes[m], QPen(color, 2), m == 0 ? Qt::NoBrush : QBrush(color), 11));
+        g->removeFromLegend();
+        graphs_[m] = g;
+    }
+}
+
+void NonFiniteMarks::place(const QCustomPlot* plot, const data::PlotSeries& series) const {
+    const double top = nonFiniteMarkY(plot, NAN), bottom = nonFiniteMarkY(plot, -INFINITY);
+    for (int m = 0; m < 3; ++m) {
+        if (!graphs_[m]) continue;
+        QVector<double> x, y;
+        for (const auto& marker : series.markers) {
+            if (static_cast<int>(marker.mark) != m) continue;
+            x.push_back(marker.x);
+            y.push_back(marker.mark == data::PlotSeries::Mark::NegInf ? bottom : top);
+        }
+        graphs_[m]->setData(x, y, true);
+    }
+}
+
+}  // namespace probe::widgets

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The marks of a series' values that are not finite (PlotSeries::markers), shared by the plots
+// that draw statistics: a cross for NaN and a triangle for +Inf at the plot's top edge, one
+// pointing down for -Inf at its bottom edge, in the series' colour, where its line breaks off.
+
+#include <QColor>
+
+#include "statistics_series.h"
+
+class QCPGraph;
+class QCustomPlot;
+
+namespace probe::widgets {
+
+// Distance of the marks from the plot's edge (pixels).
+constexpr int kNonFiniteMarkInset = 9;
+
+// Where a value that is not finite is drawn: the y (in plot coordinates) of the edge it goes to.
+double nonFiniteMarkY(const QCustomPlot* plot, double value);
+
+class NonFiniteMarks {
+public:
+    // Makes the marks' graphs of `series` on `plot` (none for a kind the series has none of),
+    // out of the legend. Their places come with place(), once the axes are laid out.
+    void add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color);
+    // Puts the marks of `series` (the one given to add()) at the edges as the axes now are.
+    void place(const QCustomPlot* plot, const data::PlotSeries& series) const;
+
+private:
+    QCPGraph* graphs_[3] = {nullptr, nullptr, nullptr};  // by PlotSeries::Mark
+};
+
+}  // namespace probe::widgets
