@@ -15,6 +15,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTableView>
 #include <QTest>
 #include <QTreeView>
@@ -845,6 +846,29 @@ TEST(MainWindow, ACorruptedLayerFileIsAProblem) {
     EXPECT_TRUE(context.problems().join("\n").contains("layers.1_1.json"))
         << context.problems().join("\n").toStdString();
     EXPECT_EQ(context.store()->index().opCount(), 60u);  // the rest is there
+}
+
+// The tensors table's columns show their cells whole: the grid line takes a pixel of each cell,
+// and columns fitted to their size hints exactly elided "output" to "out…", "1_other" and
+// "1x12x64" too.
+TEST_F(MainWindowTest, TheTensorsTableShowsItsCellsWhole) {
+    const QTableView* table = window_.tensorsPanel()->view();
+    const QAbstractItemModel* model = table->model();
+    ASSERT_GT(model->rowCount(), 0);
+    ASSERT_TRUE(table->showGrid());
+    // What the delegate paints into: the cell less the grid line and its text margins.
+    const int margins =
+        2 * (table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, table) + 1);
+    int checked = 0;
+    for (int r = 0; r < model->rowCount(); ++r)
+        for (int c = 0; c + 1 < model->columnCount(); ++c) {  // the last one stretches
+            const QString text = model->index(r, c).data().toString();
+            const int room = table->columnWidth(c) - 1 - margins;
+            EXPECT_GE(room, table->fontMetrics().horizontalAdvance(text))
+                << "column " << c << ": '" << text.toStdString() << "'";
+            ++checked;
+        }
+    EXPECT_GT(checked, 0);
 }
 
 // The tree's columns and the line under it fit a window of the default size: the statistics

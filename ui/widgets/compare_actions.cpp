@@ -28,6 +28,7 @@
 #include "main_window.h"
 #include "op_tree_model.h"
 #include "op_tree_panel.h"
+#include "view_columns.h"
 
 namespace probe::widgets {
 
@@ -103,7 +104,10 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
     // Beside the name, where it is seen without scrolling.
     QHeaderView* header = tree_->view()->header();
     header->moveSection(header->visualIndex(data::OpTreeModel::VerdictColumn), 1);
-    tree_->view()->setColumnWidth(data::OpTreeModel::VerdictColumn, 90);
+    tree_->view()->setColumnWidth(
+        data::OpTreeModel::VerdictColumn,
+        columnWidthFor(tree_->view(), data::RunComparison::verdictText(
+                                          data::RunComparison::Verdict::OnlyInOneRun)));
     auto firstResult = std::make_shared<bool>(true);
     connect(comparison, &data::RunComparison::changed, this, [=] {
         const analysis::CompareResult* r = comparison->result();

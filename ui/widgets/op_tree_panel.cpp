@@ -162,6 +162,8 @@ QString OpTreePanel::columnSample(int column) {
             return QStringLiteral("1x12x4096");
         case OpTreeModel::DtypeColumn:
             return QStringLiteral("bfloat16");
+        case OpTreeModel::AnomalyColumn:
+            return QStringLiteral("NaN Inf below");
         default:
             return {};
     }

@@ -56,6 +56,10 @@ void fitColumnsToVisibleRows(QAbstractItemView* view, QString (*sample)(int colu
     if (!header || !view->model()) return;
     const std::vector<QModelIndex> rows = visibleRows(view, maxRows);
     const auto* tree = qobject_cast<const QTreeView*>(view);
+    const auto* table = qobject_cast<const QTableView*>(view);
+    // A table's grid line takes a pixel of each cell: a width exactly the size hint elided
+    // every text to fit it ("out…" for output), as QTableView::sizeHintForColumn knows.
+    const int grid = table && table->showGrid() ? 1 : 0;
     for (int column = 0; column < header->count(); ++column) {
         if (header->isSectionHidden(column)) continue;
         int width = header->sectionSizeHint(column);
@@ -65,7 +69,7 @@ void fitColumnsToVisibleRows(QAbstractItemView* view, QString (*sample)(int colu
         }
         for (const QModelIndex& row : rows) {
             const QModelIndex cell = row.siblingAtColumn(column);
-            int cellWidth = view->sizeHintForIndex(cell).width();
+            int cellWidth = view->sizeHintForIndex(cell).width() + grid;
             // The first column of a tree is indented by the item's depth.
             if (tree && column == 0)
                 for (QModelIndex parent = cell.parent(); parent.isValid(); parent = parent.parent())
