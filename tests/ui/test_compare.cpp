@@ -533,23 +533,36 @@ TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
     EXPECT_GT(test::countPixels(shot, [&](QColor c) { return c == born; }), 200);
 }
 
+// The ops, rows and layers of a synthetic dump.
+struct SyntheticSize {
+    uint64_t ops, rows;
+    int layers;
+};
+
+// Shows `window` (1500x950) and compares in it a synthetic pair written below `dir`: a
+// reference, and a candidate with an overflow planted in layer `nanLayer` at round `nanRound`.
+void compareSyntheticPairIn(MainWindow& window, const std::string& dir, SyntheticSize size,
+                            int nanLayer, int nanRound) {
+    synthetic::SyntheticDumpOptions options;
+    options.ops = size.ops;
+    options.rows = size.rows;
+    options.layers = size.layers;
+    const auto dumps = synthetic::writeSyntheticPair(options, dir, nanLayer, nanRound);
+    window.resize(1500, 950);
+    window.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
+    ASSERT_TRUE(window.context()->compare(QString::fromStdString(dumps.reference.root),
+                                          QString::fromStdString(dumps.candidate.root)));
+}
+
 // The selected tensor in both runs: a value that is not finite in one run is drawn as the
 // statistics plot draws it, a mark at the plot's edge in that run's colour, and the other run's
 // values as points of their own (the plot was empty for an Inf against one finite reference).
 TEST(ComparePanelPlot, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
     test::TempDir dir("ui-compare-marks");
-    synthetic::SyntheticDumpOptions options;
-    options.ops = 60;
-    options.rows = 600;
-    options.layers = 3;
-    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 1, 2);
     context::AppContext context;
     MainWindow window(&context);
-    window.resize(1500, 950);
-    window.show();
-    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
-    ASSERT_TRUE(context.compare(QString::fromStdString(dumps.reference.root),
-                                QString::fromStdString(dumps.candidate.root)));
+    compareSyntheticPairIn(window, dir.path(), {60, 600, 3}, 1, 2);
     ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
     ASSERT_TRUE(context.goToFirstDivergence());
     auto* panel = window.comparePanel();
@@ -589,19 +602,9 @@ TEST(ComparePanelPlot, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
 // drawn as it is. Through the window, with its real plot.
 TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergence) {
     test::TempDir dir("ui-compare-big");
-    synthetic::SyntheticDumpOptions options;
-    options.ops = 6000;
-    options.rows = 60000;
-    options.layers = 20;
-    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 8, 2);
-
     context::AppContext context;
     MainWindow window(&context);
-    window.resize(1500, 950);
-    window.show();
-    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
-    ASSERT_TRUE(context.compare(QString::fromStdString(dumps.reference.root),
-                                QString::fromStdString(dumps.candidate.root)));
+    compareSyntheticPairIn(window, dir.path(), {6000, 60000, 20}, 8, 2);
     RunComparison* comparison = context.comparison();
     ASSERT_TRUE(waitFor([&] { return comparison->result() != nullptr; }, 120000));
     const auto& r = *comparison->result();
