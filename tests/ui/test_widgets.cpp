@@ -10,7 +10,9 @@
 #include <QFile>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QProcess>
+#include <QPushButton>
 #include <QSet>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -846,6 +848,46 @@ TEST(MainWindow, ACorruptedLayerFileIsAProblem) {
     EXPECT_TRUE(context.problems().join("\n").contains("layers.1_1.json"))
         << context.problems().join("\n").toStdString();
     EXPECT_EQ(context.store()->index().opCount(), 60u);  // the rest is there
+}
+
+// A search left from before hides the op the window opens at: the first-NaN button shows it
+// anyway, clearing the filter (it did nothing, the cursor being on that op already), and
+// clearing a search by hand goes back to the op selected.
+TEST_F(MainWindowTest, FirstNanShowsItsOpThroughASearchThatHidesIt) {
+    QTreeView* tree = window_.treePanel()->view();
+    const uint32_t firstNan = context_.cursor()->op();
+    ASSERT_NE(firstNan, analysis::kNone);
+    window_.treePanel()->setSearchText("no op is named like this");
+    ASSERT_FALSE(tree->currentIndex().isValid());
+    QPushButton* button = nullptr;
+    for (auto* b : window_.findChildren<QPushButton*>())
+        if (b->text().startsWith(QStringLiteral("⚠ First NaN"))) button = b;
+    ASSERT_NE(button, nullptr);
+    button->click();
+    EXPECT_EQ(tree->currentIndex().data(data::OpTreeModel::OpRole).toUInt(), firstNan);
+    EXPECT_TRUE(window_.treePanel()->findChild<QLineEdit*>()->text().isEmpty());
+
+    // Typed, then cleared with the line's clear button: the op selected is shown again.
+    auto* search = window_.treePanel()->findChild<QLineEdit*>();
+    search->setText("no op is named like this");
+    ASSERT_TRUE(waitFor([&] { return !tree->currentIndex().isValid(); }));
+    search->clear();
+    ASSERT_TRUE(waitFor(
+        [&] { return tree->currentIndex().data(data::OpTreeModel::OpRole).toUInt() == firstNan; }));
+}
+
+// View › Statistics (Ctrl+2) and the others from the start page show the workspace at that view;
+// they did nothing there, the start page staying up over the dump.
+TEST_F(MainWindowTest, TheViewMenuShowsTheWorkspaceFromTheStartPage) {
+    QAction* statistics = nullptr;
+    for (QAction* action : window_.findChildren<QAction*>())
+        if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_2)) statistics = action;
+    ASSERT_NE(statistics, nullptr);
+    window_.showPage(MainWindow::Page::Start);
+    ASSERT_EQ(window_.page(), MainWindow::Page::Start);
+    statistics->trigger();
+    EXPECT_EQ(window_.page(), MainWindow::Page::Workspace);
+    EXPECT_TRUE(window_.statisticsPlot()->isVisible());
 }
 
 // The tensors table's columns show their cells whole: the grid line takes a pixel of each cell,

@@ -46,7 +46,9 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
         "divergence, in its round (F8)"));
     jumpAction_->setEnabled(false);
     connect(jumpAction_, &QAction::triggered, this, [this] {
-        if (context_->goToFirstDivergence()) showView(View::Compare);
+        if (!context_->goToFirstDivergence()) return;
+        tree_->revealOp(context_->cursor()->op());  // also when the cursor was there already
+        showView(View::Compare);
     });
     auto* stop = new QAction(tr("Stop comparing"), this);
     stop->setEnabled(comparison->enabled());

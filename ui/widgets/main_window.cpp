@@ -121,14 +121,22 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto* view = menuBar()->addMenu(tr("&View"));
+    // Asked for from the start page or the launch form too: the workspace is shown with it
+    // (they did nothing there).
+    const auto showInWorkspace = [this](View shown) {
+        return [this, shown] {
+            showPage(Page::Workspace);
+            showView(shown);
+        };
+    };
     view->addAction(tr("&Tensors of the op"), QKeySequence(Qt::CTRL | Qt::Key_1), this,
-                    [this] { showView(View::Tree); });
+                    showInWorkspace(View::Tree));
     view->addAction(tr("&Statistics"), QKeySequence(Qt::CTRL | Qt::Key_2), this,
-                    [this] { showView(View::Plot); });
+                    showInWorkspace(View::Plot));
     view->addAction(tr("Tensor &preview"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
-                    [this] { showView(View::Tensor); });
+                    showInWorkspace(View::Tensor));
     view->addAction(tr("&Config"), QKeySequence(Qt::CTRL | Qt::Key_4), this,
-                    [this] { showView(View::Config); });
+                    showInWorkspace(View::Config));
 
     // Toolbar: open, and the round everything looks at.
     auto* toolbar = addToolBar(tr("Main"));
@@ -174,7 +182,11 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     firstNanButton_->setStyleSheet(QStringLiteral("color: #c81e1e; font-weight: bold"));
     firstNanButton_->setToolTip(
         tr("Where the numbers first went wrong, in execution order: select that op and round"));
-    connect(firstNanButton_, &QPushButton::clicked, context_, &AppContext::goToFirstNan);
+    connect(firstNanButton_, &QPushButton::clicked, this, [this] {
+        context_->goToFirstNan();
+        // Shown in the tree also when the cursor was there already (a search hid it).
+        tree_->revealOp(context_->cursor()->op());
+    });
     statusBar()->addWidget(sessionState_);
     statusBar()->addWidget(state_, 1);
     statusBar()->addPermanentWidget(firstNanButton_);
@@ -410,7 +422,7 @@ void MainWindow::takeUpRecent(const session::RecentSession& recent) {
 
 void MainWindow::editConfig() {
     showPage(Page::Workspace);
-    showView(View::Config);
+    showView(View::Config);  // as View › Config does
 }
 
 void MainWindow::showView(View view) {

@@ -43,7 +43,10 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
     connect(search_, &QLineEdit::textChanged, searchDelay_, qOverload<>(&QTimer::start));
     connect(searchDelay_, &QTimer::timeout, this, [this] {
         proxy_->setSearchText(search_->text());
-        if (!search_->text().trimmed().isEmpty()) view_->expandToDepth(2);
+        if (!search_->text().trimmed().isEmpty())
+            view_->expandToDepth(2);
+        else if (cursor_->op() != analysis::kNone)
+            revealOp(cursor_->op());  // the search cleared: back to the op selected
     });
 
     show_ = new QComboBox(this);
@@ -274,8 +277,15 @@ bool OpTreePanel::revealOp(uint32_t op) {
         setProcessKey(QString::fromStdString(idx.process(idx.op(op).process).key));
     const QModelIndex source = model_->indexOfOp(op);
     if (!source.isValid()) return false;
-    const QModelIndex proxied = proxy_->mapFromSource(source);
-    if (!proxied.isValid()) return false;  // filtered out
+    QModelIndex proxied = proxy_->mapFromSource(source);
+    if (!proxied.isValid()) {
+        // Hidden by the search or the show filter (one left from the last dump hid its first
+        // NaN, and First NaN did nothing): the op asked for is shown, the filters that hid it go.
+        setSearchText(QString());
+        proxy_->setShow(Show::All);
+        proxied = proxy_->mapFromSource(source);
+        if (!proxied.isValid()) return false;
+    }
     for (QModelIndex p = proxied.parent(); p.isValid(); p = p.parent()) view_->expand(p);
     syncing_ = true;
     view_->selectionModel()->setCurrentIndex(
