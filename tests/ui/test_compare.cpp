@@ -25,9 +25,11 @@
 #include <QImage>
 #include <QProcess>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 #include <QThreadPool>
@@ -233,7 +235,7 @@ TEST_F(CompareTest, WhatCouldNotBeReadIsSaidWithTheVerdict) {
     ASSERT_TRUE(compared());
     EXPECT_FALSE(comparison()->result()->diverges());
     const QString summary = comparison()->summary();
-    EXPECT_NE(summary.indexOf(QStringLiteral("Of what could be read only")), -1)
+    EXPECT_NE(summary.indexOf(QStringLiteral("of what could be read only")), -1)
         << summary.toStdString();
     EXPECT_NE(summary.indexOf(QStringLiteral("named pipe")), -1) << summary.toStdString();
 }
@@ -537,6 +539,7 @@ TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
 struct SyntheticSize {
     uint64_t ops, rows;
     int layers;
+    bool tensors = false;  // .bin files of the layer-level ops' tensors
 };
 
 // Shows `window` (1500x950) and compares in it a synthetic pair written below `dir`: a
@@ -547,6 +550,7 @@ void compareSyntheticPairIn(MainWindow& window, const std::string& dir, Syntheti
     options.ops = size.ops;
     options.rows = size.rows;
     options.layers = size.layers;
+    options.tensors = size.tensors;
     const auto dumps = synthetic::writeSyntheticPair(options, dir, nanLayer, nanRound);
     window.resize(1500, 950);
     window.show();
@@ -562,7 +566,7 @@ TEST(ComparePanelPlot, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
     test::TempDir dir("ui-compare-marks");
     context::AppContext context;
     MainWindow window(&context);
-    compareSyntheticPairIn(window, dir.path(), {60, 600, 3}, 1, 2);
+    compareSyntheticPairIn(window, dir.path(), {60, 600, 3, true}, 1, 2);
     ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
     ASSERT_TRUE(context.goToFirstDivergence());
     auto* panel = window.comparePanel();
@@ -589,6 +593,23 @@ TEST(ComparePanelPlot, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
         }
     }
     EXPECT_EQ(marks, pair.candidate.markers.size());
+    // The tensor in both runs: elements not finite in one run only, and no largest difference
+    // of 0 beside them ("the largest absolute difference …, 0 at element [0, 0]").
+    const auto& idx = context.store()->index();
+    uint32_t infinite = analysis::kNone;  // a row with its tensor's data, not all finite
+    for (uint32_t row = 0; row < idx.rowCount() && infinite == analysis::kNone; ++row)
+        if (idx.row(row).hasTensorFile && !std::isfinite(idx.row(row).get(analysis::Stat::Max)))
+            infinite = row;
+    ASSERT_NE(infinite, analysis::kNone);
+    context.cursor()->setRow(infinite);
+    auto* pairView = panel->pairView();
+    panel->findChild<QTabWidget*>()->setCurrentWidget(pairView);
+    ASSERT_TRUE(waitFor([&] { return pairView->factsText().contains("in one run only"); }))
+        << pairView->factsText().toStdString();
+    EXPECT_FALSE(pairView->factsText().contains(", 0 at element"))
+        << pairView->factsText().toStdString();
+    EXPECT_FALSE(pairView->factsText().contains(QRegularExpression("(^|\\D)1 elements")))
+        << pairView->factsText().toStdString();
     // Everything changes with another tensor; the marks do not outlive their graphs.
     context.cursor()->setRow(0);
     plot->replot();

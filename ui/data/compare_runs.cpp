@@ -428,7 +428,7 @@ QString RunComparison::summary() const {
         // One line (the status bar shows it too); the count spelled out (no translations load).
         const size_t n = r->problems.size();
         text +=
-            QStringLiteral(" — ") + tr("Of what could be read only; %1, the first: %2")
+            QStringLiteral(" — ") + tr("of what could be read only; %1, the first: %2")
                                         .arg(n == 1 ? tr("1 problem") : tr("%1 problems").arg(n),
                                              QString::fromStdString(r->problems.front()));
     }

@@ -20,6 +20,7 @@
 #include "compare_tensor_view.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "page_style.h"
 
 namespace probe::widgets {
 
@@ -239,7 +240,9 @@ void ComparePanel::rebuild() {
         text += tr(" · %1 ops of the reference are not in this run")
                     .arg(comparison_->referenceOnlyOps());
     if (r && !r->problems.empty())
-        text += tr(" · %1 problems (files unread)").arg(r->problems.size());
+        text += QStringLiteral(" · ") +
+                countOf(static_cast<qsizetype>(r->problems.size()), tr("problem"), tr("problems")) +
+                tr(" (files unread)");
     summary_->setText(text);
     jump_->setEnabled(r && (r->firstBornHere || r->firstInherited));
     rebuildErrorPlot();

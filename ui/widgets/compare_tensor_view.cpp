@@ -13,6 +13,7 @@
 #include "compare_tensor_pair.h"
 #include "dump_store.h"
 #include "op_tree_model.h"
+#include "page_style.h"
 
 namespace probe::widgets {
 
@@ -159,18 +160,26 @@ void TensorPairView::onLoaded() {
         text = tr("The shapes differ: no element-wise difference.");
     } else {
         const auto geometry = analysis::sliceGeometry(cand.header.dims);
-        text =
-            tr("First %1×%2 slice. White: equal; dark red: the largest %3 difference (ringed in "
-               "blue), %4 at element %5.")
-                .arg(geometry.rows)
-                .arg(geometry.cols)
-                .arg(document_->relative() ? tr("relative") : tr("absolute"), number(diff.largest))
-                .arg(QStringLiteral("[%1, %2]")
-                         .arg(diff.largestAt / static_cast<uint64_t>(geometry.cols))
-                         .arg(diff.largestAt % static_cast<uint64_t>(geometry.cols)));
+        // No "largest difference, 0 at element [0, 0]" beside elements that differ: with none
+        // among the finite ones, that is what is said.
+        text = diff.largest > 0
+                   ? tr("First %1×%2 slice. White: equal; dark red: the largest %3 difference "
+                        "(ringed in blue), %4 at element %5.")
+                         .arg(geometry.rows)
+                         .arg(geometry.cols)
+                         .arg(document_->relative() ? tr("relative") : tr("absolute"),
+                              number(diff.largest))
+                         .arg(QStringLiteral("[%1, %2]")
+                                  .arg(diff.largestAt / static_cast<uint64_t>(geometry.cols))
+                                  .arg(diff.largestAt % static_cast<uint64_t>(geometry.cols)))
+                   : tr("First %1×%2 slice. White: equal; the finite elements of both runs are "
+                        "equal.")
+                         .arg(geometry.rows)
+                         .arg(geometry.cols);
         text += diff.nonFiniteMismatches
-                    ? tr(" <b style='color:#d000d0'>■ %1 elements NaN/Inf in one run only</b>.")
-                          .arg(diff.nonFiniteMismatches)
+                    ? tr(" <b style='color:#d000d0'>■ %1 NaN/Inf in one run only</b>.")
+                          .arg(countOf(static_cast<qsizetype>(diff.nonFiniteMismatches),
+                                       tr("element"), tr("elements")))
                     : tr(" <span style='color:#d000d0'>■</span> NaN/Inf in one run only: none.");
     }
     facts_->setText(text);
