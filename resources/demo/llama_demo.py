@@ -41,8 +41,12 @@ class RMSNorm(nn.Module):
         return (x.float() * torch.rsqrt(variance + self.eps)).to(x.dtype) * self.weight
 
 
+MAX_POSITIONS = 256  # the longest sequence the rotary tables cover: prompt and decoded tokens
+PROMPT_LENGTH = 12
+
+
 class RotaryEmbedding(nn.Module):
-    def __init__(self, head_dim, max_positions=256, base=10000.0):
+    def __init__(self, head_dim, max_positions=MAX_POSITIONS, base=10000.0):
         super().__init__()
         inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2).float() / head_dim))
         angles = torch.outer(torch.arange(max_positions).float(), inv_freq)
@@ -179,11 +183,15 @@ def main():
     parser.add_argument("--delay", type=float, default=0.0,
                         help="seconds to wait before each step, to watch the statistics arrive live")
     args = parser.parse_args()
+    # Refused here rather than failing at token 245 with a shape error deep in attention.
+    if not 0 <= args.tokens <= MAX_POSITIONS - PROMPT_LENGTH:
+        parser.error("--tokens must be between 0 and %d (the model covers %d positions, %d of them "
+                     "the prompt's)" % (MAX_POSITIONS - PROMPT_LENGTH, MAX_POSITIONS, PROMPT_LENGTH))
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)  # deterministic, and fair to compare with and without the probe
     model = TinyLlama(hidden=args.hidden, layers=args.layers).to(getattr(torch, args.dtype)).eval()
-    prompt = torch.randint(0, 256, (1, 12), generator=torch.Generator().manual_seed(args.seed + 1))
+    prompt = torch.randint(0, 256, (1, PROMPT_LENGTH), generator=torch.Generator().manual_seed(args.seed + 1))
 
     steps = {"count": 0}
     if args.save_reference:

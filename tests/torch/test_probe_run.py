@@ -199,6 +199,13 @@ class Faithfulness(ProbeTestCase):
         self.assertTrue(torch.equal(a.view(torch.int32), b.view(torch.int32)), "logits differ in some bit")
         self.assertGreater(len(read_rows(self.path("out", "atb_dump_data"))), 1000)
 
+    def test_the_demo_refuses_more_tokens_than_its_positions_hold(self):
+        # It failed at token 245 with a shape error deep in attention, after minutes of dumping.
+        result = subprocess.run([PYTHON, LLAMA, "--tokens", "245"], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("--tokens must be between 0 and 244", result.stderr)
+        self.assertNotIn("Traceback", result.stderr)
+
     def test_bf16_model(self):
         plain = self.path("plain.pt")
         subprocess.run([PYTHON, LLAMA, "--tokens", "2", "--dtype", "bfloat16", "--save-logits", plain], check=True,
