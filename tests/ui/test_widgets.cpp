@@ -876,6 +876,22 @@ TEST_F(MainWindowTest, FirstNanShowsItsOpThroughASearchThatHidesIt) {
         [&] { return tree->currentIndex().data(data::OpTreeModel::OpRole).toUInt() == firstNan; }));
 }
 
+// A dump whose folder is deleted while shown is not called "complete" any more: the status line
+// says it is gone, and a notice put there is elided as the line is.
+TEST_F(MainWindowTest, ADumpDeletedWhileShownIsNotCalledComplete) {
+    ASSERT_TRUE(window_.statusText().startsWith("complete")) << window_.statusText().toStdString();
+    std::filesystem::remove_all(dir_.path());
+    ASSERT_TRUE(waitFor([&] { return window_.statusText().contains("the folder was deleted"); }))
+        << window_.statusText().toStdString();
+    EXPECT_FALSE(window_.statusText().startsWith("complete"));
+    EXPECT_TRUE(context_.problems().join("\n").contains("no longer exists"));
+    emit context_.notice(QString(400, QChar('x')));
+    auto* label = window_.findChild<widgets::ElidedLabel*>();
+    ASSERT_NE(label, nullptr);
+    EXPECT_EQ(window_.statusText(), QString(400, QChar('x')));
+    EXPECT_TRUE(label->text().endsWith(QChar(0x2026)));
+}
+
 // View › Statistics (Ctrl+2) and the others from the start page show the workspace at that view;
 // they did nothing there, the start page staying up over the dump.
 TEST_F(MainWindowTest, TheViewMenuShowsTheWorkspaceFromTheStartPage) {

@@ -218,7 +218,9 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     connect(context_, &AppContext::problemsAdded, this, &MainWindow::onProblemsAdded);
     connect(context_, &AppContext::problemsCleared, this, &MainWindow::onProblemsCleared);
     connect(context_, &AppContext::firstNanChanged, this, &MainWindow::onFirstNanChanged);
-    connect(context_, &AppContext::notice, state_, &QLabel::setText);
+    connect(context_, &AppContext::notice, state_, &ElidedLabel::setFullText);
+    // A problem may change what the line says (the folder deleted while shown).
+    connect(context_, &AppContext::problemsAdded, this, &MainWindow::updateStatus);
     connect(context_, &AppContext::dataDirectoryChanged, this, &MainWindow::onDataDirectoryChanged);
     // The dump shown.
     connect(store, &data::DumpStore::opened, this, [this] {
@@ -587,6 +589,9 @@ void MainWindow::updateStatus() {
                     ? tr("no status file (msprobe layout)")
                     : tr("no status file");
     if (state == QLatin1String("running")) state = tr("running — following it as it grows");
+    // Not "complete" over a folder that is gone: what was read stays, nothing more will come.
+    if (!QFileInfo(store->root()).isDir())
+        state = tr("the folder was deleted; what was read stays shown");
     if (const auto status = idx.status(); status && status->state != format::DumpState::Running)
         for (const auto& process : status->processes)
             if (process.endedBy && process.endedBy->how == format::ProgramEnd::How::Signaled) {
