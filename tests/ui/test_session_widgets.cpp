@@ -643,6 +643,10 @@ TEST_F(LiveWindowTest, AProgramThatEndsBeforeDumpingIsNotWaitedFor) {
         << window_.statusText().toStdString();
     EXPECT_EQ(window_.sessionPanel()->stateText(), "crashed, exit code 3");
     EXPECT_TRUE(window_.sessionPanel()->log()->toPlainText().contains("boom"));
+    // The config tab holds the launch's config though no probe said hello (it showed a new one).
+    EXPECT_EQ(context_.configDocument()->filePath(), spec.configPath);
+    EXPECT_EQ(context_.configDocument()->text().toStdString(),
+              test::readFile(spec.configPath.toStdString()));
 }
 
 TEST_F(LiveWindowTest, RowsShowSoonAfterTheProbeSaysSoHoweverLongTheModelWasQuiet) {

@@ -15,6 +15,7 @@
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "op_selection.h"
+#include "probe/format/file_util.h"
 #include "probe/format/json_input.h"
 #include "probe/format/op_config.h"
 
@@ -169,6 +170,14 @@ bool AppContext::launch(const session::LaunchSpec& given) {
         emit notice(tr("Could not launch: %1").arg(live->stateDetail()));
         return false;
     }
+    // The config tab holds the launch's config from the start, not only once the probe says
+    // hello: a program that ended before its probe started left it showing a new config.
+    // A regular file within the configs' limit only (a FIFO would block here).
+    if (!spec.configPath.isEmpty())
+        if (const auto text = format::readRegularFile(spec.configPath.toStdString(),
+                                                      format::kConfigJsonLimits.maxBytes, nullptr))
+            config_->setFileContent(data::ConfigDocument::Kind::Op, spec.configPath,
+                                    QString::fromStdString(*text));
     // A recent session once the model runs under the probe (it said hello, or its dump
     // appeared): a command that cannot start is not one to take up again.
     session::RecentSession recent;
