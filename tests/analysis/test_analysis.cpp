@@ -1,6 +1,8 @@
 // Reading dumps back: the summary and the comparison of two runs, on dumps the runtime wrote
 // from the native test engine.
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -94,6 +96,25 @@ TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {
     EXPECT_NE(text.find("  runtime error: cannot write x.bin: No space left on device\n"),
               std::string::npos)
         << text;
+}
+
+// A probe_status.json that is there and cannot be read is not "no probe_status.json": the
+// header says it is unreadable, the problem line says why.
+TEST(Analysis, SummaryOfAnUnreadableStatusFileDoesNotSayThereIsNone) {
+    TempDir dir;
+    const std::string root = dumpModel(dir, "a", {}, 1);
+    const std::string status = root + "/probe_status.json";
+    ASSERT_EQ(::unlink(status.c_str()), 0);
+    ASSERT_EQ(::symlink("/dev/zero", status.c_str()), 0);
+    const std::string text = formatSummary(summarizeDump(indexOf(root)));
+    EXPECT_NE(text.find(" (probe_status.json unreadable; see the problems below)\n"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("no probe_status.json"), std::string::npos) << text;
+    EXPECT_NE(text.find("probe_status.json: is a character device"), std::string::npos) << text;
+    ASSERT_EQ(::unlink(status.c_str()), 0);  // none at all
+    EXPECT_NE(formatSummary(summarizeDump(indexOf(root))).find(" (no probe_status.json)\n"),
+              std::string::npos);
 }
 
 TEST(Analysis, IdenticalRunsDoNotDiverge) {

@@ -163,6 +163,7 @@ DumpSummary summarizeDump(const DumpIndex& index) {
     DumpSummary s;
     s.root = index.root();
     s.layout = index.layout();
+    s.statusUnreadable = !index.statusError().empty();
     if (auto status = index.status()) {
         s.state = status->state;
         int worst = -1;
@@ -220,7 +221,11 @@ std::string formatSummary(const DumpSummary& s) {
     const bool atb = s.layout == DumpLayout::Atb;
     std::string out = std::string(atb ? "dump: " : "msprobe dump: ") + s.root;
     if (!s.state) {
-        out += atb ? " (no probe_status.json)\n" : "\n";
+        // Not "no probe_status.json" for one that is there and cannot be read (a device, a
+        // FIFO, garbage): the problem lines below say why.
+        out += !atb                 ? "\n"
+               : s.statusUnreadable ? " (probe_status.json unreadable; see the problems below)\n"
+                                    : " (no probe_status.json)\n";
     } else {
         out += std::string(" (") + format::toString(*s.state);
         if (s.endedBy) out += "; " + describeEnd(s);

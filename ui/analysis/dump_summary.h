@@ -39,6 +39,7 @@ struct DumpSummary {
     std::string root;
     DumpLayout layout = DumpLayout::Atb;
     std::optional<format::DumpState> state;  // from probe_status.json; none without one
+    bool statusUnreadable = false;           // probe_status.json is there but cannot be read
     // Every process (rank) with data, in the index's order, then those that the status file
     // lists and that dumped nothing.
     std::vector<ProcessSummary> processes;
