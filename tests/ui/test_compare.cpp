@@ -462,6 +462,28 @@ TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
     EXPECT_TRUE(context_.modelRunning() || context_.liveSession()->hasEnded());
 }
 
+// A verdict longer than the status bar's room ends in "…", the whole of it as the bar's tooltip
+// while it shows (QStatusBar clipped it mid-path).
+TEST_F(CompareTest, ALongVerdictInTheStatusBarIsElidedWithItsWholeTextAsTooltip) {
+    MainWindow window(&context_);
+    window.resize(900, 700);
+    window.show();
+    const QString a = dump("a", 2), b = dump("b", 3, {"--nudge-layer", "1"});
+    ASSERT_TRUE(context_.compare(a, b));
+    ASSERT_TRUE(compared());
+    ASSERT_TRUE(waitFor([&] { return !window.statusMessage().isEmpty(); }));
+    const QString summary = comparison()->summary();
+    ASSERT_GT(window.statusBar()->fontMetrics().horizontalAdvance(summary), window.width());
+    EXPECT_TRUE(window.statusMessage().endsWith(QChar(0x2026)))
+        << window.statusMessage().toStdString();
+    EXPECT_TRUE(summary.startsWith(window.statusMessage().chopped(1)));
+    EXPECT_EQ(window.statusBar()->toolTip(), summary);
+    EXPECT_LT(window.statusBar()->fontMetrics().horizontalAdvance(window.statusMessage()),
+              window.width());
+    window.statusBar()->clearMessage();
+    EXPECT_TRUE(window.statusBar()->toolTip().isEmpty());
+}
+
 // The window: the comparison tab fills, the tree's verdict column shows, F8 jumps, and a click
 // on the error plot's marked point selects that op.
 TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {

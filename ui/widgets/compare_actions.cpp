@@ -95,8 +95,7 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
                 cancelCompare_->setVisible(comparison->running());
                 const QString gist = comparison->verdictGist();
                 if (ok && gist == *shownGist) return;
-                statusBar()->showMessage(message, 15000);
-                *shownVerdict = message;
+                *shownVerdict = showPassingMessage(message, 15000);
                 *shownGist = ok ? gist : QString();
             });
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "main_window.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -20,6 +22,7 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QStyle>
 #include <QTabWidget>
 #include <QToolBar>
 
@@ -187,6 +190,10 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
         // Shown in the tree also when the cursor was there already (a search hid it).
         tree_->revealOp(context_->cursor()->op());
     });
+    // A passing message's tooltip (its whole text) goes with it.
+    connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& message) {
+        if (message.isEmpty()) statusBar()->setToolTip(QString());
+    });
     statusBar()->addWidget(sessionState_);
     statusBar()->addWidget(state_, 1);
     statusBar()->addPermanentWidget(firstNanButton_);
@@ -267,7 +274,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     connect(cursor, &data::DumpCursor::changed, this, followInPreview);
     connect(tabs_, &QTabWidget::currentChanged, this, followInPreview);
     connect(preview_, &TensorPreview::exported, this, [this](const QString& path) {
-        statusBar()->showMessage(tr("Exported the tensor to %1").arg(path), kStatusMessageMs);
+        showPassingMessage(tr("Exported the tensor to %1").arg(path), kStatusMessageMs);
     });
     connect(tree_, &OpTreePanel::editConfigRequested, this, &MainWindow::editConfig);
     connect(tree_, &OpTreePanel::applyConfigRequested, this, [this] {
@@ -476,6 +483,21 @@ void MainWindow::previewTensorFile(const QString& path) {
     }
     context_->cursor()->setRow(row);
     preview_->openRow(row);
+}
+
+QString MainWindow::showPassingMessage(const QString& text, int ms) {
+    // The message has the bar up to the leftmost button that stays beside it.
+    int room = statusBar()->contentsRect().width();
+    for (QWidget* w : statusBar()->findChildren<QWidget*>(Qt::FindDirectChildrenOnly))
+        if (w->isVisible() && w != sessionState_ && w != state_ && w->x() > 0)
+            room = std::min(room, w->x());
+    const int margins =
+        2 * statusBar()->style()->pixelMetric(QStyle::PM_LayoutHorizontalSpacing) + 8;
+    const QString shown =
+        statusBar()->fontMetrics().elidedText(text, Qt::ElideRight, std::max(room - margins, 40));
+    statusBar()->setToolTip(shown == text ? QString() : text);
+    statusBar()->showMessage(shown, ms);
+    return shown;
 }
 
 void MainWindow::chooseDump() {

@@ -84,6 +84,10 @@ public:
     QAction* jumpToDivergenceAction() const { return jumpAction_; }
     // File › Compare: asks for the reference and the candidate (default: the dump shown).
     void chooseComparison();
+    // Shows `text` in the status bar for `ms` as QStatusBar::showMessage does, ending in "…" where
+    // it does not fit beside the buttons (QStatusBar clips it mid-word), the whole text as the
+    // bar's tooltip meanwhile. Returns the text as shown.
+    QString showPassingMessage(const QString& text, int ms);
     // Opens the dump folder the user chose, once it is known to hold a dump (else says why,
     // changing nothing) and a running model may be stopped. False when it was not opened.
     bool openDumpAsked(const QString& dir);
