@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <xxhash.h>
@@ -244,61 +245,49 @@ __attribute__((target("avx2"))) void finishAvx2Lanes(const Element* p, uint64_t 
     finishLanes<Element, widen, laneOf>(p, i, n, vecSum, vecSumSq, vecMax, vecMin, acc);
 }
 
-// float32 with AVX2 and FMA, or AVX-512: the lanes of accumulateLanes over the whole tensor
-// (element j of every sixteen in lane j), in fewer instructions than the compiler's vectors of
-// the portable loop (a fused multiply-add, and with AVX-512 eight doubles to a vector). The
-// square of a float is exact in double, so the fused multiply-add rounds as multiply then add.
-__attribute__((target("avx2,fma"))) void accumulateFloatsAvx2(const float* p, uint64_t n,
-                                                              FloatAccumulator& acc) {
+// The fused kernels: float32, or fp16/bf16 widened on the way (no round trip through a block of
+// floats), with AVX2 and FMA or with AVX-512. Their sums are those of accumulateLanes over the
+// whole tensor (widened), to the bit: lane l takes elements l, l+16, ... , the remainder goes to
+// lane 0, and the lanes are added in order. The square of a float is exact in double (24-bit
+// mantissas), so a fused multiply-add rounds exactly as the multiply then add there. One loop per
+// instruction set; only the load of sixteen elements differs with what is read.
+enum class Source { Float32, Fp16, Bf16 };
+template <Source kSource>
+using SourceElement = std::conditional_t<kSource == Source::Float32, float, uint16_t>;
+template <Source kSource>
+constexpr auto widenOf() {  // an element of the source to float
+    if constexpr (kSource == Source::Float32)
+        return sameFloat;
+    else if constexpr (kSource == Source::Bf16)
+        return bf16ToFloat;
+    else
+        return halfToFloat;
+}
+
+// AVX2: sixteen elements as two vectors of floats. float32 and fp16: x[0] holds elements 0-7,
+// x[1] 8-15. bf16: one 256-bit load, each half interleaved with zeros (bf16 << 16) within its
+// 128-bit lanes, so x[0] holds elements 0-3 and 8-11, x[1] 4-7 and 12-15; laneOf() undoes that.
+template <bool kBf16>
+constexpr int laneOf(int h, int j) {  // element j of x[h]
+    return kBf16 ? 4 * h + 8 * (j / 4) + j % 4 : 8 * h + j;
+}
+
+template <Source kSource>
+__attribute__((target("avx2,f16c,fma"))) void accumulateAvx2(const SourceElement<kSource>* p,
+                                                             uint64_t n, FloatAccumulator& acc) {
     __m256d sum[4], sumSq[4];  // [2 * h + k]: elements 4k..4k+3 of x[h]
     for (int k = 0; k < 4; ++k) sum[k] = sumSq[k] = _mm256_setzero_pd();
     __m256 mx[2] = {_mm256_set1_ps(acc.max), _mm256_set1_ps(acc.max)};
     __m256 mn[2] = {_mm256_set1_ps(acc.min), _mm256_set1_ps(acc.min)};
     uint64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
-        prefetchAhead(p + i, kLanes * sizeof(float));
-        for (int h = 0; h < 2; ++h) {
-            const __m256 x = _mm256_loadu_ps(p + i + 8 * h);
-            mx[h] = _mm256_max_ps(x, mx[h]);
-            mn[h] = _mm256_min_ps(x, mn[h]);
-            const __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
-            const __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
-            sum[2 * h] = _mm256_add_pd(sum[2 * h], lo);
-            sum[2 * h + 1] = _mm256_add_pd(sum[2 * h + 1], hi);
-            sumSq[2 * h] = _mm256_fmadd_pd(lo, lo, sumSq[2 * h]);
-            sumSq[2 * h + 1] = _mm256_fmadd_pd(hi, hi, sumSq[2 * h + 1]);
-        }
-    }
-    finishAvx2Lanes<float, sameFloat, inOrder>(p, i, n, sum, sumSq, mx, mn, acc);
-}
-
-// With AVX2 (and F16C for fp16) the widening is fused into the accumulation: no round trip
-// through a block of floats. The sums are those of accumulateLanes on the widened block, to the
-// bit: lane l takes elements l, l+16, ... of the block, the remainder goes to lane 0, and the
-// lanes are added in order. The square of a widened float is exact in double (24-bit
-// mantissas), so a fused multiply-add rounds exactly as the multiply then add there.
-//
-// Sixteen elements widen to two vectors of floats. fp16: x[0] holds elements 0-7, x[1] 8-15.
-// bf16: one 256-bit load, each half interleaved with zeros (bf16 << 16) within its 128-bit
-// lanes, so x[0] holds elements 0-3 and 8-11, x[1] 4-7 and 12-15; laneOf() undoes that.
-template <bool kBf16>
-constexpr int laneOf(int h, int j) {  // element j of x[h]
-    return kBf16 ? 4 * h + 8 * (j / 4) + j % 4 : 8 * h + j;
-}
-
-template <bool kBf16>
-__attribute__((target("avx2,f16c,fma"))) void halfBlockFused(const uint16_t* p, uint64_t n,
-                                                             FloatAccumulator& acc) {
-    __m256d sum[4], sumSq[4];  // [2 * h + k]: element 4k..4k+3 of x[h]
-    for (int k = 0; k < 4; ++k) sum[k] = sumSq[k] = _mm256_setzero_pd();
-    __m256 mx[2] = {_mm256_set1_ps(acc.max), _mm256_set1_ps(acc.max)};
-    __m256 mn[2] = {_mm256_set1_ps(acc.min), _mm256_set1_ps(acc.min)};
-    const __m256i zero = _mm256_setzero_si256();
-    uint64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-        prefetchAhead(p + i, kLanes * sizeof(uint16_t));
+        prefetchAhead(p + i, kLanes * sizeof(*p));
         __m256 x[2];
-        if constexpr (kBf16) {
+        if constexpr (kSource == Source::Float32) {
+            x[0] = _mm256_loadu_ps(p + i);
+            x[1] = _mm256_loadu_ps(p + i + 8);
+        } else if constexpr (kSource == Source::Bf16) {
+            const __m256i zero = _mm256_setzero_si256();
             const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
             x[0] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, h));
             x[1] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, h));
@@ -318,15 +307,15 @@ __attribute__((target("avx2,f16c,fma"))) void halfBlockFused(const uint16_t* p, 
             sumSq[2 * h + 1] = _mm256_fmadd_pd(hi, hi, sumSq[2 * h + 1]);
         }
     }
-    finishAvx2Lanes<uint16_t, kBf16 ? bf16ToFloat : halfToFloat, laneOf<kBf16>>(p, i, n, sum, sumSq,
-                                                                                mx, mn, acc);
+    finishAvx2Lanes<SourceElement<kSource>, widenOf<kSource>(), laneOf<kSource == Source::Bf16>>(
+        p, i, n, sum, sumSq, mx, mn, acc);
 }
 
-// With AVX-512 the same lanes, eight doubles to a vector: sixteen elements widen to two vectors
-// of eight floats y[0], y[1], each to one vector of doubles. fp16: one conversion to sixteen
-// floats, elements 0-15 in order (their max and min taken there), y[0] the low half, y[1] the
-// high. bf16: the sixteen elements as eight 32-bit words, the low halves shifted up (elements
-// 0, 2, ..., 14) and the high halves masked (1, 3, ..., 15): no shuffle.
+// AVX-512: the same lanes, eight doubles to a vector; sixteen elements are two vectors of eight
+// floats y[0], y[1], each one vector of doubles. float32 and fp16: sixteen floats, elements 0-15
+// in order (their max and min taken there), y[0] the low half, y[1] the high. bf16: the sixteen
+// elements as eight 32-bit words, the low halves shifted up (elements 0, 2, ..., 14) and the high
+// halves masked (1, 3, ..., 15): no shuffle.
 template <bool kBf16>
 constexpr int laneOf512(int h, int j) {  // element j of y[h]
     return kBf16 ? 2 * j + h : 8 * h + j;
@@ -353,23 +342,24 @@ __attribute__((target("avx512f"))) void finish512Lanes(const Element* p, uint64_
     finishLanes<Element, widen, laneOf>(p, i, n, vecSum, vecSumSq, vecMax, vecMin, acc);
 }
 
-template <bool kBf16>
-__attribute__((target("avx512f,avx2,f16c,fma"))) void halfBlockFused512(const uint16_t* p,
-                                                                        uint64_t n,
-                                                                        FloatAccumulator& acc) {
+template <Source kSource>
+__attribute__((target("avx512f,avx2,f16c,fma"))) void accumulate512(const SourceElement<kSource>* p,
+                                                                    uint64_t n,
+                                                                    FloatAccumulator& acc) {
+    constexpr bool kBf16 = kSource == Source::Bf16;
     const __m512d zero = _mm512_setzero_pd();
     __m512d sum[2] = {zero, zero}, sumSq[2] = {zero, zero};
-    // fp16: lanes 0-15 in one vector; bf16: y[h]'s lanes in mx[h].
+    // float32, fp16: lanes 0-15 in one vector; bf16: y[h]'s lanes in mx[h].
     __m512 mx16 = _mm512_set1_ps(acc.max), mn16 = _mm512_set1_ps(acc.min);
     __m256 mx[2] = {_mm256_set1_ps(acc.max), _mm256_set1_ps(acc.max)};
     __m256 mn[2] = {_mm256_set1_ps(acc.min), _mm256_set1_ps(acc.min)};
-    const __m256i highHalves = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
     uint64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
-        prefetchAhead(p + i, kLanes * sizeof(uint16_t));
-        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+        prefetchAhead(p + i, kLanes * sizeof(*p));
         __m256 y[2];
         if constexpr (kBf16) {
+            const __m256i highHalves = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
+            const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
             y[0] = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
             y[1] = _mm256_castsi256_ps(_mm256_and_si256(w, highHalves));
             for (int h = 0; h < 2; ++h) {
@@ -377,7 +367,11 @@ __attribute__((target("avx512f,avx2,f16c,fma"))) void halfBlockFused512(const ui
                 mn[h] = _mm256_min_ps(y[h], mn[h]);
             }
         } else {
-            const __m512 x = _mm512_cvtph_ps(w);
+            __m512 x;
+            if constexpr (kSource == Source::Float32)
+                x = _mm512_loadu_ps(p + i);
+            else
+                x = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
             mx16 = _mm512_max_ps(x, mx16);
             mn16 = _mm512_min_ps(x, mn16);
             y[0] = _mm512_castps512_ps256(x);
@@ -399,32 +393,8 @@ __attribute__((target("avx512f,avx2,f16c,fma"))) void halfBlockFused512(const ui
         _mm512_store_ps(vecMax, mx16);
         _mm512_store_ps(vecMin, mn16);
     }
-    finish512Lanes<uint16_t, kBf16 ? bf16ToFloat : halfToFloat, laneOf512<kBf16>>(
+    finish512Lanes<SourceElement<kSource>, widenOf<kSource>(), laneOf512<kBf16>>(
         p, i, n, sum, sumSq, vecMax, vecMin, acc);
-}
-__attribute__((target("avx512f,avx2,fma"))) void accumulateFloats512(const float* p, uint64_t n,
-                                                                     FloatAccumulator& acc) {
-    const __m512d zero = _mm512_setzero_pd();
-    __m512d sum[2] = {zero, zero}, sumSq[2] = {zero, zero};
-    __m512 mx = _mm512_set1_ps(acc.max), mn = _mm512_set1_ps(acc.min);
-    uint64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-        prefetchAhead(p + i, kLanes * sizeof(float));
-        const __m512 x = _mm512_loadu_ps(p + i);
-        mx = _mm512_max_ps(x, mx);
-        mn = _mm512_min_ps(x, mn);
-        const __m512d d[2] = {
-            _mm512_cvtps_pd(_mm512_castps512_ps256(x)),
-            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)))};
-        for (int h = 0; h < 2; ++h) {
-            sum[h] = _mm512_add_pd(sum[h], d[h]);
-            sumSq[h] = _mm512_fmadd_pd(d[h], d[h], sumSq[h]);
-        }
-    }
-    alignas(64) float vecMax[16], vecMin[16];
-    _mm512_store_ps(vecMax, mx);
-    _mm512_store_ps(vecMin, mn);
-    finish512Lanes<float, sameFloat, inOrder>(p, i, n, sum, sumSq, vecMax, vecMin, acc);
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -557,9 +527,10 @@ TensorStats computeHalfStats(StatsKernel kernel, DType dtype, const void* data, 
     const bool bf16 = dtype == DType::BF16;
     const auto widen = bf16 ? bf16Block : halfBlockTable;
     if (kernel != StatsKernel::Portable) {
-        const auto fused = kernel == StatsKernel::Avx512
-                               ? (bf16 ? halfBlockFused512<true> : halfBlockFused512<false>)
-                               : (bf16 ? halfBlockFused<true> : halfBlockFused<false>);
+        const auto fused =
+            kernel == StatsKernel::Avx512
+                ? (bf16 ? accumulate512<Source::Bf16> : accumulate512<Source::Fp16>)
+                : (bf16 ? accumulateAvx2<Source::Bf16> : accumulateAvx2<Source::Fp16>);
         return statsOfWidened(
             p, count,
             [fused](const uint16_t* q, uint64_t n, float*, FloatAccumulator& part) {
@@ -577,8 +548,8 @@ TensorStats computeHalfStats(StatsKernel kernel, DType dtype, const void* data, 
 
 TensorStats computeFloatStats(StatsKernel kernel, const float* data, uint64_t count) {
     return statsOfFloats(data, count,
-                         kernel == StatsKernel::Avx512 ? accumulateFloats512
-                         : kernel == StatsKernel::Avx2 ? accumulateFloatsAvx2
+                         kernel == StatsKernel::Avx512 ? accumulate512<Source::Float32>
+                         : kernel == StatsKernel::Avx2 ? accumulateAvx2<Source::Float32>
                                                        : accumulateFloats);
 }
 
