@@ -226,6 +226,7 @@ TEST_F(CompareTest, ExecutionsInOneRunOnlyAreSaidWithTheVerdict) {
 // A candidate round that cannot be read (its statistic.csv a FIFO): the verdict says it covers
 // only what was read, and names the file (it said "the runs agree" without a word).
 TEST_F(CompareTest, WhatCouldNotBeReadIsSaidWithTheVerdict) {
+    MainWindow window(&context_);
     const QString a = dump("a", 2), b = dump("b", 2);
     const std::vector<std::string> files = test::filesNamed(b.toStdString(), "statistic.csv");
     ASSERT_FALSE(files.empty());
@@ -238,6 +239,11 @@ TEST_F(CompareTest, WhatCouldNotBeReadIsSaidWithTheVerdict) {
     EXPECT_NE(summary.indexOf(QStringLiteral("of what could be read only")), -1)
         << summary.toStdString();
     EXPECT_NE(summary.indexOf(QStringLiteral("named pipe")), -1) << summary.toStdString();
+    // The panel counts the problems of both dumps, and says so (the status bar, the shown one's).
+    ASSERT_TRUE(waitFor([&] {
+        return window.comparePanel()->summaryText().contains(
+            "1 problem of the two dumps (files unread)");
+    })) << window.comparePanel()->summaryText().toStdString();
 }
 
 // The comparison's table and the op tree coloured by it, under the model tester while results

@@ -242,7 +242,7 @@ void ComparePanel::rebuild() {
     if (r && !r->problems.empty())
         text += QStringLiteral(" · ") +
                 countOf(static_cast<qsizetype>(r->problems.size()), tr("problem"), tr("problems")) +
-                tr(" (files unread)");
+                tr(" of the two dumps (files unread)");  // the status bar counts the shown one's
     summary_->setText(text);
     jump_->setEnabled(r && (r->firstBornHere || r->firstInherited));
     rebuildErrorPlot();
