@@ -443,6 +443,14 @@ TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
     ASSERT_TRUE(waitFor([&] { return comparedRounds() >= 1; }, 60000));
     EXPECT_TRUE(window.statusMessage().startsWith("First divergence, born here"))
         << window.statusMessage().toStdString();
+    // While it is up, its counts follow the runs (it kept the first run's).
+    const auto shownWhole = [&] {
+        return window.statusBar()->toolTip().isEmpty() ? window.statusMessage()
+                                                       : window.statusBar()->toolTip();
+    };
+    const int shownAt = comparison()->finishedCount();
+    ASSERT_TRUE(waitFor([&] { return comparison()->finishedCount() > shownAt; }, 60000));
+    EXPECT_EQ(shownWhole().toStdString(), comparison()->summary().toStdString());
     window.statusBar()->clearMessage();  // as its time running out does
     QProgressBar* progress = nullptr;
     for (auto* bar : window.findChildren<QProgressBar*>())

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <QAction>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
@@ -88,16 +89,25 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
     });
     // What it said, without its counts: a live run compared again as its rounds arrive put the
     // same verdict up again every few seconds, over the session's "dumping … rows" for good.
+    // While it is still up, its counts follow the runs (it kept the first run's), for the time
+    // it has left.
     auto shownGist = std::make_shared<QString>();
-    connect(comparison, &data::RunComparison::finished, this,
-            [this, comparison, shownVerdict, shownGist](bool ok, const QString& message) {
-                compareProgress_->setVisible(comparison->running());
-                cancelCompare_->setVisible(comparison->running());
-                const QString gist = comparison->verdictGist();
-                if (ok && gist == *shownGist) return;
-                *shownVerdict = showPassingMessage(message, 15000);
-                *shownGist = ok ? gist : QString();
-            });
+    auto shownSince = std::make_shared<QElapsedTimer>();
+    constexpr qint64 kVerdictMs = 15000;
+    connect(comparison, &data::RunComparison::finished, this, [=](bool ok, const QString& message) {
+        compareProgress_->setVisible(comparison->running());
+        cancelCompare_->setVisible(comparison->running());
+        const QString gist = comparison->verdictGist();
+        if (ok && gist == *shownGist) {
+            const qint64 left = kVerdictMs - shownSince->elapsed();
+            if (statusBar()->currentMessage() == *shownVerdict && left > 0)
+                *shownVerdict = showPassingMessage(message, static_cast<int>(left));
+            return;
+        }
+        *shownVerdict = showPassingMessage(message, static_cast<int>(kVerdictMs));
+        shownSince->start();
+        *shownGist = ok ? gist : QString();
+    });
 
     // The op tree: coloured by verdict, the verdict column while there is a comparison.
     tree_->model()->setComparison(comparison);
