@@ -279,13 +279,15 @@ public:
         result_.replicas = options.replicas;
         // What could not be read of either dump: a verdict on the rest must say so (a dump
         // whose statistic.csv was a FIFO compared as "no tensor diverges", without a word).
-        for (const DumpIndex* index : {&reference, &candidate}) {
-            if (index == &candidate && &candidate == &reference) break;
-            const char* side = &candidate == &reference ? "the dump"
-                               : index == &reference    ? "the reference"
-                                                        : "the candidate";
-            for (const std::string& text : index->problems())
+        const auto noteProblems = [this](const DumpIndex& index, const char* side) {
+            for (const std::string& text : index.problems())
                 problem(std::string(side) + ": " + text);
+        };
+        if (&candidate == &reference) {  // a dump against itself (one of its ranks against another)
+            noteProblems(reference, "the dump");
+        } else {
+            noteProblems(reference, "the reference");
+            noteProblems(candidate, "the candidate");
         }
         threads_ = std::min(
             options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency()),

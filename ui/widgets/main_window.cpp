@@ -126,20 +126,14 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     auto* view = menuBar()->addMenu(tr("&View"));
     // Asked for from the start page or the launch form too: the workspace is shown with it
     // (they did nothing there).
-    const auto showInWorkspace = [this](View shown) {
-        return [this, shown] {
-            showPage(Page::Workspace);
-            showView(shown);
-        };
-    };
     view->addAction(tr("&Tensors of the op"), QKeySequence(Qt::CTRL | Qt::Key_1), this,
-                    showInWorkspace(View::Tree));
+                    [this] { showWorkspaceView(View::Tree); });
     view->addAction(tr("&Statistics"), QKeySequence(Qt::CTRL | Qt::Key_2), this,
-                    showInWorkspace(View::Plot));
+                    [this] { showWorkspaceView(View::Plot); });
     view->addAction(tr("Tensor &preview"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
-                    showInWorkspace(View::Tensor));
+                    [this] { showWorkspaceView(View::Tensor); });
     view->addAction(tr("&Config"), QKeySequence(Qt::CTRL | Qt::Key_4), this,
-                    showInWorkspace(View::Config));
+                    &MainWindow::editConfig);
 
     // Toolbar: open, and the round everything looks at.
     auto* toolbar = addToolBar(tr("Main"));
@@ -430,8 +424,12 @@ void MainWindow::takeUpRecent(const session::RecentSession& recent) {
 }
 
 void MainWindow::editConfig() {
+    showWorkspaceView(View::Config);
+}
+
+void MainWindow::showWorkspaceView(View view) {
     showPage(Page::Workspace);
-    showView(View::Config);  // as View › Config does
+    showView(view);
 }
 
 void MainWindow::showView(View view) {

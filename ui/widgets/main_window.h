@@ -119,6 +119,8 @@ private:
     void launchDemoInteractively();
     void takeUpRecent(const session::RecentSession& recent);
     void editConfig();
+    // The workspace page at `view`, from whichever page is shown.
+    void showWorkspaceView(View view);
     void loadConfig();
     void saveConfig();
     // Whether the session may be replaced: true unless a model runs and the user, asked, wants

@@ -221,9 +221,6 @@ void finishLanes(const Element* p, uint64_t i, uint64_t n, const double* vecSum,
 float sameFloat(float x) {
     return x;
 }
-constexpr int inOrder(int h, int j) {
-    return 8 * h + j;
-}
 
 // The end of an AVX2 loop: its vectors (sums [2 * h + k]: elements 4k..4k+3 of x[h]; max and
 // min [h]) stored in that order, then finishLanes.
