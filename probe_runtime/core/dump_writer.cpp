@@ -216,6 +216,24 @@ void DumpWriter::wakeWriterLocked() {
     workAvailable_.notify_one();
 }
 
+// Row buffers and texts kept for the next batch: a few, of a batch's size at most (TensorCapture
+// hands a batch over at 256 KiB).
+constexpr size_t kKeptRowBuffers = 8, kKeptRowTexts = 4;
+constexpr size_t kMaxKeptRowBuffer = size_t{2} << 20;
+
+std::string DumpWriter::takeRowBuffer(size_t bytes) {
+    std::string buffer;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!rowBuffers_.empty()) {
+            buffer = std::move(rowBuffers_.back());
+            rowBuffers_.pop_back();
+        }
+    }
+    buffer.reserve(bytes);
+    return buffer;
+}
+
 void DumpWriter::keepBufferLocked(WriteJob& job) {
     // What the buffer holds: its huge pages, or (from new[]) its size when that is its footprint.
     const uint64_t mapped = job.data ? job.data.get_deleter().mappedBytes : 0;
@@ -337,7 +355,13 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
             case WriteJob::Kind::Row:
             case WriteJob::Kind::PackedRows: {
                 auto [it, inserted] = rows.try_emplace(job.path);
-                if (inserted) rowOrder.push_back(job.path);
+                if (inserted) {
+                    rowOrder.push_back(job.path);
+                    if (!rowTexts_.empty()) {
+                        it->second.text = std::move(rowTexts_.back());
+                        rowTexts_.pop_back();
+                    }
+                }
                 if (job.kind == WriteJob::Kind::PackedRows)
                     format::appendPackedStatRows(it->second.text, job.head);
                 else
@@ -359,6 +383,11 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
             std::lock_guard<std::mutex> lock(mutex_);
             keepBufferLocked(job);
             queuedBytes_ -= job.charged;
+            if (job.kind == WriteJob::Kind::PackedRows && rowBuffers_.size() < kKeptRowBuffers &&
+                job.head.capacity() <= kMaxKeptRowBuffer) {
+                job.head.clear();
+                rowBuffers_.push_back(std::move(job.head));
+            }
         }
         job.data.reset();
         spaceAvailable_.notify_all();
@@ -366,10 +395,16 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
     std::map<int64_t, std::pair<uint64_t, uint64_t>> written;  // round: rows, bytes
     for (const auto& path : rowOrder) {
         auto& entry = rows[path];
-        if (!appendRows(path, entry.text, entry.count)) continue;
-        auto& total = written[entry.round];
-        total.first += entry.count;
-        total.second += entry.text.size();
+        const bool appended = appendRows(path, entry.text, entry.count);
+        if (appended) {
+            auto& total = written[entry.round];
+            total.first += entry.count;
+            total.second += entry.text.size();
+        }
+        if (rowTexts_.size() < kKeptRowTexts && entry.text.capacity() <= 2 * kMaxKeptRowBuffer) {
+            entry.text.clear();
+            rowTexts_.push_back(std::move(entry.text));
+        }
     }
     if (options_.rowsWritten)
         for (const auto& [round, total] : written)

@@ -105,6 +105,10 @@ public:
     // held, so one tensor bigger than the cap still goes through). Returns false when the
     // writer is stopped (the job is dropped and counted).
     bool enqueue(WriteJob job);
+    // An empty string for packing a batch of rows (PackedRows) in, with room for `bytes`: one
+    // whose rows were written, kept for this. A new one per batch was fresh memory, which the
+    // op's thread faulted in page by page (6 MB per run of a decoder dumping every op).
+    std::string takeRowBuffer(size_t bytes);
     // Waits until every job queued before this call has been written.
     void drain();
     // Drains, then ends the thread.
@@ -160,6 +164,7 @@ private:
     // Buffers of written tensors, for takeBuffer: (size, buffer), counted in pooledBytes_.
     std::vector<std::pair<uint64_t, TensorBuffer>> pool_;
     uint64_t pooledBytes_ = 0;
+    std::vector<std::string> rowBuffers_;  // for takeRowBuffer
     uint64_t enqueuedSeq_ = 0, writtenSeq_ = 0;
     bool stopRequested_ = false, running_ = false, wakeRequested_ = false;
     std::thread thread_;
@@ -169,6 +174,7 @@ private:
     WriterCounters counters_;
 
     // Writer-thread state.
+    std::vector<std::string> rowTexts_;  // the lines of a batch's rows were formatted in
     DumpDirectory directory_;
     std::unordered_set<std::string> refusedPlaces_;
     struct CsvFile {

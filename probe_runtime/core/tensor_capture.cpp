@@ -196,12 +196,15 @@ void TensorCapture::handOverRows(ThreadState& ts) {
     job.rows = ts.rows.count;
     job.round = ts.rows.round;
     ts.rows.path.clear();
-    ts.rows.packed.clear();
+    ts.rows.count = 0;
+    if (!runtime_.hasWriter()) {
+        ts.rows.packed.clear();
+        return;
+    }
     // The next batch is likely the same size (the next round's rows): room for it at once
     // rather than growing by doubling, one copy per growth, as its rows arrive.
-    ts.rows.packed.reserve(std::min(batchBytes, kRowBatchBytes) + 256);
-    ts.rows.count = 0;
-    if (runtime_.hasWriter()) runtime_.writer().enqueue(std::move(job));
+    ts.rows.packed = runtime_.writer().takeRowBuffer(std::min(batchBytes, kRowBatchBytes) + 256);
+    runtime_.writer().enqueue(std::move(job));
 }
 
 void TensorCapture::flushAllRows(bool skipBusy) {

@@ -64,6 +64,58 @@ TEST(DumpWriter, RowsAppendWholeLinesAfterTheHeader) {
     EXPECT_FALSE(writer.enqueue(WriteJob{}));  // stopped
 }
 
+// A written batch's row buffer comes back for the next batch (takeRowBuffer): memory with room
+// for a whole batch already, not fresh pages for the op's thread to fault in as rows come, and
+// empty, so that the file holds the next batch's own rows after the first's, nothing twice.
+TEST(DumpWriter, RowBuffersComeBackEmptyForTheNextBatch) {
+    TempDir dir;
+    DumpWriter writer({dir.path(), 1 << 20, 0}, nullptr);
+    writer.start();
+    const std::string path = dir / "data/7/0/statistic.csv";
+    auto queueBatch = [&](std::string packed, const std::string& opName, int rows) {
+        for (int i = 0; i < rows; ++i) {
+            format::StatRowCodes row;
+            row.devicePid = "7";
+            row.opName = opName;
+            row.opType = "aten::add";
+            row.opId = std::to_string(i);
+            row.max = i;
+            format::packStatRow(packed, row, false);
+        }
+        WriteJob job;
+        job.kind = WriteJob::Kind::PackedRows;
+        job.path = path;
+        job.head = std::move(packed);
+        job.rows = static_cast<uint64_t>(rows);
+        return writer.enqueue(std::move(job));
+    };
+    constexpr size_t kRoom = 64 * 1024;
+    std::string first = writer.takeRowBuffer(kRoom);
+    ASSERT_TRUE(first.empty());
+    ASSERT_GE(first.capacity(), kRoom);
+    ASSERT_TRUE(queueBatch(std::move(first), "first", 50));
+    writer.drain();
+    std::string second = writer.takeRowBuffer(1024);
+    EXPECT_TRUE(second.empty());
+    EXPECT_GE(second.capacity(), kRoom);  // the first batch's
+    ASSERT_TRUE(queueBatch(std::move(second), "second", 3));
+    writer.stop();
+    const auto lines = probe::test::splitLines(probe::test::readFile(path));
+    ASSERT_EQ(lines.size(), 1u + 50u + 3u);
+    EXPECT_EQ(lines[0], format::kStatisticCsvHeader);
+    for (size_t i = 1; i < lines.size(); ++i) {
+        std::string error;
+        const auto row = format::parseStatRow(lines[i], &error);
+        ASSERT_TRUE(row) << lines[i] << ": " << error;
+        const bool ofFirst = i <= 50;
+        const size_t id = ofFirst ? i - 1 : i - 51;
+        EXPECT_EQ(row->opName, ofFirst ? "first" : "second") << lines[i];
+        EXPECT_EQ(row->opId, std::to_string(id));
+        ASSERT_TRUE(row->max);
+        EXPECT_EQ(*row->max, static_cast<double>(id));
+    }
+}
+
 int openDescriptors() {
     int count = 0;
     if (DIR* d = ::opendir("/proc/self/fd")) {
