@@ -595,6 +595,47 @@ void compareSyntheticPairIn(MainWindow& window, const std::string& dir, Syntheti
                                           QString::fromStdString(dumps.candidate.root)));
 }
 
+// At the app's smallest size the comparison's plots keep their legends beside the axes, off the
+// points (inside, they hid the ops after the first divergence), and a measure's name too long for
+// a short plot's axis ends in "…" within it (it was cut off at both ends).
+TEST(ComparePanelPlot, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirAxes) {
+    test::TempDir dir("ui-compare-small");
+    context::AppContext context;
+    MainWindow window(&context);
+    compareSyntheticPairIn(window, dir.path(), {60, 600, 3, true}, 1, 2);
+    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
+    ASSERT_TRUE(context.goToFirstDivergence());
+    auto* panel = window.comparePanel();
+    ASSERT_TRUE(waitFor([&] { return panel->isVisible(); }));
+    window.resize(1055, 704);
+    for (QCustomPlot* plot : {panel->errorPlot(), panel->statisticPlot()}) {
+        ASSERT_TRUE(waitFor([&] { return plot->width() < 800 && plot->graphCount() > 0; }));
+        plot->replot();
+        ASSERT_TRUE(plot->legend->visible());
+        ASSERT_GT(plot->legend->itemCount(), 0);
+        EXPECT_FALSE(plot->legend->outerRect().intersects(plot->axisRect()->rect()));
+        const QString full = plot->yAxis->property("probeFullLabel").toString();
+        const QString shown = plot->yAxis->label();
+        ASSERT_FALSE(full.isEmpty());
+        EXPECT_LE(QFontMetrics(plot->yAxis->labelFont()).horizontalAdvance(shown),
+                  plot->axisRect()->height())
+            << shown.toStdString();
+        if (shown != full) {
+            EXPECT_TRUE(shown.endsWith(QChar(0x2026))) << shown.toStdString();
+            EXPECT_TRUE(full.startsWith(shown.chopped(1))) << shown.toStdString();
+        }
+    }
+    // The error plot is short there: its measure's name does not fit whole.
+    EXPECT_NE(panel->errorPlot()->yAxis->label(),
+              panel->errorPlot()->yAxis->property("probeFullLabel").toString());
+    // Given room, the name is whole again.
+    window.resize(1500, 1400);
+    ASSERT_TRUE(waitFor([&] { return panel->errorPlot()->height() > 300; }));
+    panel->errorPlot()->replot();
+    EXPECT_EQ(panel->errorPlot()->yAxis->label(),
+              panel->errorPlot()->yAxis->property("probeFullLabel").toString());
+}
+
 // The selected tensor in both runs: a value that is not finite in one run is drawn as the
 // statistics plot draws it, a mark at the plot's edge in that run's colour, and the other run's
 // values as points of their own (the plot was empty for an Inf against one finite reference).

@@ -21,6 +21,7 @@
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "page_style.h"
+#include "plot_layout.h"
 
 namespace probe::widgets {
 
@@ -46,6 +47,7 @@ QCustomPlot* makePlot(QWidget* parent) {
     plot->axisRect()->setRangeZoom(Qt::Horizontal);
     plot->legend->setVisible(true);
     plot->legend->setFont(QFont(plot->font().family(), 8));
+    placeLegendBesideAxes(plot);
     // Small minimums: the tab must not make the window taller than the other tabs do. Room for
     // three labelled ticks at least (at 70 pixels five labels ran into each other).
     plot->setMinimumHeight(110);
@@ -60,7 +62,7 @@ const QCPRange kNothingShown(0, 5);
 void showNothing(QCustomPlot* plot) {
     plot->xAxis->setRange(kNothingShown);
     plot->yAxis->setRange(kNothingShown);
-    plot->yAxis->setLabel(QString());
+    setAxisLabelFitting(plot->yAxis, QString());
     plot->replot();
 }
 
@@ -135,8 +137,6 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
 
     errorPlot_ = makePlot(this);
     errorPlot_->xAxis->setLabel(tr("compared ops in execution order"));
-    // The first divergence is usually early: the legend goes where the ops after it are.
-    errorPlot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
     statisticPlot_ = makePlot(this);
     statisticPlot_->xAxis->setLabel(tr("round"));
 
@@ -285,7 +285,7 @@ void ComparePanel::rebuildErrorPlot() {
     const double n = std::max(1.0, static_cast<double>(profile.series.x.size()));
     errorPlot_->xAxis->setRange(-0.5, n - 0.5);
     errorPlot_->yAxis->setRange(fitted({profile.series.y}));
-    errorPlot_->yAxis->setLabel(RunComparison::measureName(measure()));
+    setAxisLabelFitting(errorPlot_->yAxis, RunComparison::measureName(measure()));
     if (profile.firstDivergenceX >= 0) {
         auto* mark = new QCPItemStraightLine(errorPlot_);
         mark->setPen(QPen(kFirstDivergenceColor, 1.5, Qt::DashLine));
@@ -464,11 +464,12 @@ void ComparePanel::rebuildStatisticPlot() {
                                         pair_.candidate.x.back() + 0.5);
     statisticPlot_->yAxis->setRange(fitted({pair_.candidate.y, pair_.reference.y}));
     const auto& idx = store_->index();
-    statisticPlot_->yAxis->setLabel(QStringLiteral("%1 of %2")
-                                        .arg(QString::fromLatin1(analysis::statName(stat)),
-                                             slot < idx.slotCount()
-                                                 ? QString::fromStdString(idx.describeSlot(slot))
-                                                 : QString()));
+    setAxisLabelFitting(
+        statisticPlot_->yAxis,
+        QStringLiteral("%1 of %2")
+            .arg(QString::fromLatin1(analysis::statName(stat)),
+                 slot < idx.slotCount() ? QString::fromStdString(idx.describeSlot(slot))
+                                        : QString()));
     statisticPlot_->replot();
 }
 

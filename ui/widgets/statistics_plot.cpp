@@ -17,6 +17,7 @@
 #include "dump_store.h"
 #include "op_tree_model.h"
 #include "page_style.h"
+#include "plot_layout.h"
 
 namespace probe::widgets {
 
@@ -98,16 +99,7 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     plot_ = new QCustomPlot(this);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->setNoAntialiasingOnDrag(true);
-    // The legend sits right of the plot, never over the data, at the top of its column.
-    auto* legendColumn = new QCPLayoutGrid;
-    plot_->plotLayout()->addElement(0, 1, legendColumn);
-    legendColumn->addElement(0, 0, plot_->legend);
-    legendColumn->addElement(1, 0, new QCPLayoutElement(plot_));
-    legendColumn->setRowStretchFactor(0, 0.001);
-    legendColumn->setRowStretchFactor(1, 1);
-    plot_->plotLayout()->setColumnStretchFactor(1, 0.001);
-    plot_->legend->setBorderPen(Qt::NoPen);
-    plot_->legend->setBrush(Qt::NoBrush);
+    placeLegendBesideAxes(plot_);
     connect(plot_, &QCustomPlot::afterLayout, this, &StatisticsPlot::placeMarkers);
     connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
         if (event->buttons() != Qt::NoButton) userZoomed_ = true;  // dragging the range

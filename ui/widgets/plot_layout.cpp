@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "plot_layout.h"
+
+#include <QFontMetrics>
+#include <QVariant>
+#include <qcustomplot.h>
+
+namespace probe::widgets {
+
+namespace {
+
+constexpr char kFullLabel[] = "probeFullLabel";
+constexpr char kFitsLabels[] = "probeFitsAxisLabels";
+
+// The label of each axis set by setAxisLabelFitting, shortened to its axis as now laid out.
+void fitAxisLabels(QCustomPlot* plot) {
+    for (QCPAxisRect* rect : plot->axisRects())
+        for (QCPAxis* axis : rect->axes()) {
+            const QVariant full = axis->property(kFullLabel);
+            if (!full.isValid()) continue;
+            const int length = axis->orientation() == Qt::Vertical ? rect->height() : rect->width();
+            const QString shown =
+                QFontMetrics(axis->labelFont())
+                    .elidedText(full.toString(), Qt::ElideRight, std::max(length, 0));
+            if (shown != axis->label()) axis->setLabel(shown);
+        }
+}
+
+}  // namespace
+
+void placeLegendBesideAxes(QCustomPlot* plot) {
+    auto* column = new QCPLayoutGrid;
+    plot->plotLayout()->addElement(0, 1, column);
+    column->addElement(0, 0, plot->legend);
+    column->addElement(1, 0, new QCPLayoutElement(plot));
+    column->setRowStretchFactor(0, 0.001);
+    column->setRowStretchFactor(1, 1);
+    plot->plotLayout()->setColumnStretchFactor(1, 0.001);
+    plot->legend->setBorderPen(Qt::NoPen);
+    plot->legend->setBrush(Qt::NoBrush);
+}
+
+void setAxisLabelFitting(QCPAxis* axis, const QString& label) {
+    QCustomPlot* plot = axis->parentPlot();
+    axis->setProperty(kFullLabel, label);
+    axis->setLabel(label);
+    if (!plot->property(kFitsLabels).toBool()) {
+        plot->setProperty(kFitsLabels, true);
+        QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot] { fitAxisLabels(plot); });
+    }
+}
+
+}  // namespace probe::widgets
