@@ -21,6 +21,7 @@
 #include "dump_builder.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "elided_label.h"
 #include "gradient_series_model.h"
 #include "gradients_panel.h"
 #include "main_window.h"
@@ -155,9 +156,9 @@ TEST(OverflowBirths, FindsTheInnermostOpWhereTheInfIsBornAndTheWindowJumpsThere)
     EXPECT_EQ(born->op, idx.findOp(0, "0_1"));
     EXPECT_EQ(born->why, "output 0: max=inf");
     context.cursor()->setOp(idx.findOp(0, "0"));
-    QPushButton* button = nullptr;
-    for (auto* b : window.findChildren<QPushButton*>())
-        if (b->text() == window.overflowText()) button = b;
+    widgets::ElidedButton* button = nullptr;
+    for (auto* b : window.findChildren<widgets::ElidedButton*>())
+        if (b->fullText() == window.overflowText()) button = b;
     ASSERT_TRUE(button);
     button->click();
     EXPECT_EQ(context.cursor()->op(), idx.findOp(0, "0_1"));

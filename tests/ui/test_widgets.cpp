@@ -404,6 +404,46 @@ TEST_F(MainWindowTest, AStatusLineTooLongIsElidedWithTheWholeLineAsItsTooltip) {
     EXPECT_TRUE(label->toolTip().isEmpty());
 }
 
+// A notice of the status bar given less room than its text ends in "…", with its whole text
+// first in its tooltip, then what it does; given its room, it is whole again.
+TEST(ElidedButton, ShowsWhatFitsAndItsWholeTextInItsTooltip) {
+    widgets::ElidedButton button;
+    const QString text = "⚠ First NaN: round 12, layers.17/self_attn/softmax (17_1_4)";
+    button.setFullText(text);
+    button.setExplanation("Select that op and round");
+    button.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&button));
+    button.resize(button.sizeHint());
+    ASSERT_TRUE(waitFor([&] { return button.text() == text; })) << button.text().toStdString();
+    EXPECT_EQ(button.toolTip(), "Select that op and round");
+    EXPECT_LT(button.minimumSizeHint().width(), button.sizeHint().width() / 3);
+    button.resize(button.sizeHint().width() / 2, button.height());
+    ASSERT_TRUE(waitFor([&] { return button.text().endsWith(QChar(0x2026)); }))
+        << button.text().toStdString();
+    EXPECT_TRUE(text.startsWith(button.text().chopped(1))) << button.text().toStdString();
+    EXPECT_LT(button.fontMetrics().horizontalAdvance(button.text()), button.width());
+    EXPECT_EQ(button.toolTip(), text + "\n\nSelect that op and round");
+    EXPECT_EQ(button.fullText(), text);
+}
+
+// The first-NaN notice takes at most a third of the window: at the app's smallest size the
+// notices took the whole status bar and left a comparison's verdict four words.
+TEST_F(MainWindowTest, TheFirstNaNNoticeTakesAtMostAThirdOfTheWindow) {
+    widgets::ElidedButton* notice = nullptr;
+    for (auto* button : window_.findChildren<widgets::ElidedButton*>())
+        if (button->isVisible() && button->fullText() == window_.firstNanText()) notice = button;
+    ASSERT_NE(notice, nullptr);
+    ASSERT_TRUE(window_.firstNanText().startsWith("⚠ First NaN: round 2, "));
+    ASSERT_TRUE(waitFor([&] { return notice->text() == window_.firstNanText(); }))
+        << notice->text().toStdString();
+    for (const int width : {1055, 1400}) {
+        window_.resize(width, 704);
+        ASSERT_TRUE(waitFor([&] { return window_.width() == width; })) << window_.width();
+        EXPECT_EQ(notice->maximumWidth(), width / 3);
+        EXPECT_LE(notice->width(), width / 3);
+    }
+}
+
 // A first NaN deep in a layer: the tree opens its layers down to it and shows it selected. The
 // columns' first fit (expandToDepth) collapsed them again after the cursor had been revealed,
 // leaving the op selected out of sight.
@@ -859,9 +899,9 @@ TEST_F(MainWindowTest, FirstNanShowsItsOpThroughASearchThatHidesIt) {
     ASSERT_NE(firstNan, analysis::kNone);
     window_.treePanel()->setSearchText("no op is named like this");
     ASSERT_FALSE(tree->currentIndex().isValid());
-    QPushButton* button = nullptr;
-    for (auto* b : window_.findChildren<QPushButton*>())
-        if (b->text().startsWith(QStringLiteral("⚠ First NaN"))) button = b;
+    widgets::ElidedButton* button = nullptr;
+    for (auto* b : window_.findChildren<widgets::ElidedButton*>())
+        if (b->fullText().startsWith(QStringLiteral("⚠ First NaN"))) button = b;
     ASSERT_NE(button, nullptr);
     button->click();
     EXPECT_EQ(tree->currentIndex().data(data::OpTreeModel::OpRole).toUInt(), firstNan);

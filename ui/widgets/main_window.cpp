@@ -173,11 +173,10 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     problemsButton_ = new QPushButton(this);
     problemsButton_->setFlat(true);
     problemsButton_->setVisible(false);
-    firstNanButton_ = new QPushButton(this);
-    firstNanButton_->setFlat(true);
+    firstNanButton_ = new ElidedButton(this);
     firstNanButton_->setVisible(false);
     firstNanButton_->setStyleSheet(QStringLiteral("color: #c81e1e; font-weight: bold"));
-    firstNanButton_->setToolTip(
+    firstNanButton_->setExplanation(
         tr("Where the numbers first went wrong, in execution order: select that op and round"));
     connect(firstNanButton_, &QPushButton::clicked, this, [this] {
         context_->goToFirstNan();
@@ -360,6 +359,15 @@ bool MainWindow::mayReplaceSession() {
                this, tr("A model is running"),
                tr("%1 is still running. Stop it?").arg(context_->liveSession()->command())) ==
            QMessageBox::Yes;
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+    QMainWindow::resizeEvent(event);
+    // The status bar's notices take at most a third of it each: the rest is the
+    // dump's state line and the passing messages' (a comparison's verdict).
+    const int most = std::max(160, width() / 3);
+    firstNanButton_->setMaximumWidth(most);
+    if (overflowButton_) overflowButton_->setMaximumWidth(most);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -638,7 +646,7 @@ void MainWindow::onFirstNanChanged(uint32_t row) {
     const auto* store = context_->store();
     const auto& idx = store->index();
     const auto& record = idx.row(row);
-    firstNanButton_->setText(
+    firstNanButton_->setFullText(
         tr("⚠ First NaN: %1 %2, %3")
             .arg(store->roundName())
             .arg(record.round)
@@ -646,7 +654,7 @@ void MainWindow::onFirstNanChanged(uint32_t row) {
 }
 
 QString MainWindow::firstNanText() const {
-    return firstNanButton_->isHidden() ? QString() : firstNanButton_->text();
+    return firstNanButton_->isHidden() ? QString() : firstNanButton_->fullText();
 }
 
 void MainWindow::updateRounds() {

@@ -37,6 +37,7 @@ namespace probe::widgets {
 
 class ComparePanel;
 class ConfigEditor;
+class ElidedButton;
 class ElidedLabel;
 class GradientsPanel;
 class LaunchForm;
@@ -111,6 +112,7 @@ public:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void chooseDump();
@@ -170,11 +172,11 @@ private:
     QLabel* sessionState_;
     QProgressBar* progress_;
     QPushButton* problemsButton_;
-    QPushButton* firstNanButton_;
+    ElidedButton* firstNanButton_;
     QDockWidget* problemsDock_;
     QPlainTextEdit* problemsText_;
     data::OverflowBirths* births_ = nullptr;
-    QPushButton* overflowButton_ = nullptr;
+    ElidedButton* overflowButton_ = nullptr;
     GradientsPanel* gradients_ = nullptr;
 };
 

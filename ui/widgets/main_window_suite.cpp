@@ -14,6 +14,7 @@
 #include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "elided_label.h"
 #include "gradient_series_model.h"
 #include "gradients_panel.h"
 #include "main_window.h"
@@ -30,8 +31,7 @@ void MainWindow::setUpSuite() {
     auto* store = context_->store();
     births_ = new data::OverflowBirths(store, this);
     tensors_->setOverflowBirths(births_);
-    overflowButton_ = new QPushButton(this);
-    overflowButton_->setFlat(true);
+    overflowButton_ = new ElidedButton(this);
     overflowButton_->setVisible(false);
     overflowButton_->setStyleSheet(QStringLiteral("color: #c81e1e; font-weight: bold"));
     // Permanent widgets are numbered after the two others (the session's state, the dump's):
@@ -106,18 +106,18 @@ void MainWindow::updateOverflowButton() {
     const data::BornOverflow* born = births_->first();
     overflowButton_->setVisible(born && born->op < idx.opCount());
     if (overflowButton_->isHidden()) return;
-    overflowButton_->setText(tr("⚠ Overflow born: %1 %2, %3")
-                                 .arg(store->roundName())
-                                 .arg(born->round)
-                                 .arg(QString::fromStdString(idx.describeOp(born->op))));
-    overflowButton_->setToolTip(
+    overflowButton_->setFullText(tr("⚠ Overflow born: %1 %2, %3")
+                                     .arg(store->roundName())
+                                     .arg(born->round)
+                                     .arg(QString::fromStdString(idx.describeOp(born->op))));
+    overflowButton_->setExplanation(
         tr("Where the first Inf/NaN is born: its inputs are finite, an output is not (%1). "
            "Click to select that op and round.")
             .arg(born->why));
 }
 
 QString MainWindow::overflowText() const {
-    return overflowButton_->isHidden() ? QString() : overflowButton_->text();
+    return overflowButton_->isHidden() ? QString() : overflowButton_->fullText();
 }
 
 void MainWindow::goToOverflowBirth() {
