@@ -1042,5 +1042,41 @@ TEST(Compare, WhatStandsInPlaceOfAProcessOrRoundFolderIsSaid) {
     EXPECT_GT(index.rowCount(), 0u);  // the first round's rows are read
 }
 
+// A round folder that is a link to its process folder, or to a folder above, holds the rounds
+// again, not a round's files: it is a problem, said once, and not read (it was a round with no
+// rows, said nowhere). A round folder linked elsewhere (a dump put together from several) is read.
+TEST(Compare, ARoundFolderLinkedToAFolderHoldingItIsSaidAndNotRead) {
+    TempDir dir;
+    const std::string root = writeBlock(dir, "a", 1, 9, 3);
+    const std::vector<std::string> files = probe::test::filesNamed(root, "statistic.csv");
+    ASSERT_EQ(files.size(), 3u);
+    const std::string roundDir = files[1].substr(0, files[1].rfind('/'));
+    const std::string processDir = roundDir.substr(0, roundDir.rfind('/'));
+    const std::string lastRound = files[2].substr(0, files[2].rfind('/'));
+    const std::string moved = dir.path() + "/kept-elsewhere";
+    ASSERT_EQ(::rename(lastRound.c_str(), moved.c_str()), 0);
+    ASSERT_EQ(::symlink(moved.c_str(), lastRound.c_str()), 0);  // read as it is
+    ASSERT_EQ(std::system(("rm -r '" + roundDir + "'").c_str()), 0);
+    ASSERT_EQ(::symlink(".", (processDir + "/7").c_str()), 0);      // the process folder
+    ASSERT_EQ(::symlink("../..", (processDir + "/8").c_str()), 0);  // data/'s parent
+    ASSERT_EQ(::symlink(processDir.c_str(), roundDir.c_str()), 0);  // by its whole path
+
+    auto reader = openDumpReader(root, nullptr);
+    ASSERT_TRUE(reader);
+    DumpIndex index;
+    for (int poll = 0; poll < 4; ++poll) index.apply(reader->poll(kDefaultPollBudget));
+    const auto& problems = index.problems();
+    ASSERT_EQ(problems.size(), 3u);
+    for (const std::string& link : {roundDir, processDir + "/7", processDir + "/8"})
+        EXPECT_TRUE(std::any_of(problems.begin(), problems.end(), [&](const std::string& p) {
+            return p.rfind(link + ": a symbolic link to ", 0) == 0 &&
+                   p.find("not a round folder; not read") != std::string::npos;
+        })) << link;
+    // The first and the last round's rows are read, the last through its link.
+    const DumpIndex whole = indexOf(writeBlock(dir, "b", 1, 9, 3));
+    ASSERT_GT(whole.rowCount(), 0u);
+    EXPECT_EQ(index.rowCount(), whole.rowCount() * 2 / 3);
+}
+
 }  // namespace
 }  // namespace probe::analysis

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <cstdlib>
+#include <memory>
 
 #include "probe/format/file_util.h"
 
@@ -52,6 +54,28 @@ std::string findOpFile(const std::string& dir, const std::vector<std::string>& p
     return {};
 }
 
+// A round folder that is a symbolic link to its process folder, or to a folder above it, holds
+// the rounds again rather than a round's files: what it says of itself, else nothing. (Read, it
+// was a round with no rows, said nowhere.)
+std::optional<std::string> linkToAFolderHoldingIt(const std::string& path) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return std::nullopt;
+    const auto resolved = [](const std::string& p) {
+        std::unique_ptr<char, decltype(&std::free)> real(::realpath(p.c_str(), nullptr),
+                                                         &std::free);
+        return real ? std::string(real.get()) : std::string();
+    };
+    const std::string target = resolved(path);
+    const std::string holder = resolved(parentOf(path));
+    if (target.empty() || holder.empty()) return std::nullopt;
+    if (holder != target && holder.compare(0, target.size() + 1, target + "/") != 0)
+        return std::nullopt;
+    return path + ": a symbolic link to " +
+           (holder == target ? std::string("the folder that holds it")
+                             : "a folder above it (" + target + ")") +
+           ", not a round folder; not read";
+}
+
 }  // namespace
 
 std::optional<std::string> findAtbDumpRoot(const std::string& path) {
@@ -83,8 +107,8 @@ RoundListing listRoundFiles(const std::string& root) {
         for (const auto& name : format::listDirectory(dir, format::EntryKind::NotDirectories)) {
             if (!named(name)) continue;
             const std::string path = dir + "/" + name;
-            listing.notFolders.push_back(path + ": " + format::whatIsThere(path) +
-                                         ", not a folder; what it should hold is not read");
+            listing.unreadEntries.push_back(path + ": " + format::whatIsThere(path) +
+                                            ", not a folder; what it should hold is not read");
         }
     };
     noteNotFolders(data, looksLikeProcess);
@@ -96,9 +120,14 @@ RoundListing listRoundFiles(const std::string& root) {
             int64_t round = 0;
             // Digits only, and a number a round can be ("99999999999999999999" is no round).
             const auto [end, ec] = std::from_chars(r.data(), r.data() + r.size(), round);
-            if (allDigits(r) && ec == std::errc() && end == r.data() + r.size() &&
-                round <= INT32_MAX)
-                rounds.push_back(round);
+            if (!(allDigits(r) && ec == std::errc() && end == r.data() + r.size() &&
+                  round <= INT32_MAX))
+                continue;
+            if (const auto loop = linkToAFolderHoldingIt(processDir + "/" + r)) {
+                listing.unreadEntries.push_back(*loop);
+                continue;
+            }
+            rounds.push_back(round);
         }
         std::sort(rounds.begin(), rounds.end());
         for (int64_t round : rounds) {

@@ -25,7 +25,9 @@ struct RoundFile {
 // symlink loop), with why, so that its rows are said to be missing rather than silently absent.
 struct RoundListing {
     std::vector<RoundFile> files;
-    std::vector<std::string> notFolders;  // "<path>: is a character device, not a folder"
+    // What is in the place of a folder and is not read, and why: "<path>: is a character device,
+    // not a folder; ...", "<path>: a symbolic link to the folder that holds it; ...".
+    std::vector<std::string> unreadEntries;
 };
 RoundListing listRoundFiles(const std::string& root);
 

@@ -741,9 +741,8 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
     }
     uint64_t used = 0;
     RoundListing listing = listRoundFiles(root_);
-    for (auto& notFolder : listing.notFolders)
-        if (notFoldersSaid_.insert(notFolder).second)
-            delta.problems.push_back(std::move(notFolder));
+    for (auto& unread : listing.unreadEntries)
+        if (unreadSaid_.insert(unread).second) delta.problems.push_back(std::move(unread));
     for (const auto& file : listing.files) {
         if (used < byteBudget) used += pollCsv(file.path, file.devicePid, byteBudget - used, delta);
         // A file not reached in this poll (budget spent) is not known yet: offset 0.

@@ -123,8 +123,8 @@ private:
     bool hasStatusFile_ = false;
     std::optional<format::DumpState> state_;  // from probe_status.json; none when unknown
     bool finished_ = false;
-    bool vanished_ = false;                 // the folder was deleted (said once)
-    std::set<std::string> notFoldersSaid_;  // what listRoundFiles found in place of a folder
+    bool vanished_ = false;             // the folder was deleted (said once)
+    std::set<std::string> unreadSaid_;  // what listRoundFiles found it could not read
 };
 
 }  // namespace probe::analysis
