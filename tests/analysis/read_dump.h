@@ -17,4 +17,15 @@ inline DumpIndex indexOf(const std::string& root) {
     return index ? std::move(*index) : DumpIndex();
 }
 
+// The index after reading the dump `polls` times over, as the app does while it follows one:
+// whatever a poll says of the dump must not be said again by the next.
+inline DumpIndex indexPolledRepeatedly(const std::string& root, int polls = 4) {
+    auto reader = openDumpReader(root, nullptr);
+    EXPECT_TRUE(reader) << root;
+    DumpIndex index;
+    for (int poll = 0; reader && poll < polls; ++poll)
+        index.apply(reader->poll(kDefaultPollBudget));
+    return index;
+}
+
 }  // namespace probe::analysis

@@ -1024,10 +1024,7 @@ TEST(Compare, WhatStandsInPlaceOfAProcessOrRoundFolderIsSaid) {
     ASSERT_EQ(::symlink("1_4343", (dataDir + "/1_4343").c_str()), 0);     // itself
     ASSERT_EQ(::symlink("/dev/zero", (dataDir + "/README").c_str()), 0);  // not named as a process
 
-    auto reader = openDumpReader(root, nullptr);
-    ASSERT_TRUE(reader);
-    DumpIndex index;
-    for (int poll = 0; poll < 4; ++poll) index.apply(reader->poll(kDefaultPollBudget));
+    const DumpIndex index = indexPolledRepeatedly(root);
     const auto& problems = index.problems();
     ASSERT_EQ(problems.size(), 3u);
     const auto said = [&](const std::string& path, const std::string& what) {
@@ -1061,10 +1058,7 @@ TEST(Compare, ARoundFolderLinkedToAFolderHoldingItIsSaidAndNotRead) {
     ASSERT_EQ(::symlink("../..", (processDir + "/8").c_str()), 0);  // data/'s parent
     ASSERT_EQ(::symlink(processDir.c_str(), roundDir.c_str()), 0);  // by its whole path
 
-    auto reader = openDumpReader(root, nullptr);
-    ASSERT_TRUE(reader);
-    DumpIndex index;
-    for (int poll = 0; poll < 4; ++poll) index.apply(reader->poll(kDefaultPollBudget));
+    const DumpIndex index = indexPolledRepeatedly(root);
     const auto& problems = index.problems();
     ASSERT_EQ(problems.size(), 3u);
     for (const std::string& link : {roundDir, processDir + "/7", processDir + "/8"})

@@ -595,6 +595,14 @@ void compareSyntheticPairIn(MainWindow& window, const std::string& dir, Syntheti
                                           QString::fromStdString(dumps.candidate.root)));
 }
 
+// A small pair (an overflow in layer 1 at round 2) compared in `window`, which is at its first
+// divergence.
+void compareSmallPairAtItsFirstDivergence(MainWindow& window, const std::string& dir) {
+    compareSyntheticPairIn(window, dir, {60, 600, 3, true}, 1, 2);
+    ASSERT_TRUE(waitFor([&] { return window.context()->comparison()->result() != nullptr; }));
+    ASSERT_TRUE(window.context()->goToFirstDivergence());
+}
+
 // At the app's smallest size the comparison's plots keep their legends beside the axes, off the
 // points (inside, they hid the ops after the first divergence), and a measure's name too long for
 // a short plot's axis ends in "…" within it (it was cut off at both ends).
@@ -602,9 +610,7 @@ TEST(ComparePanelPlot, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirAxes
     test::TempDir dir("ui-compare-small");
     context::AppContext context;
     MainWindow window(&context);
-    compareSyntheticPairIn(window, dir.path(), {60, 600, 3, true}, 1, 2);
-    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
-    ASSERT_TRUE(context.goToFirstDivergence());
+    compareSmallPairAtItsFirstDivergence(window, dir.path());
     auto* panel = window.comparePanel();
     ASSERT_TRUE(waitFor([&] { return panel->isVisible(); }));
     window.resize(1055, 704);
@@ -643,9 +649,7 @@ TEST(ComparePanelPlot, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
     test::TempDir dir("ui-compare-marks");
     context::AppContext context;
     MainWindow window(&context);
-    compareSyntheticPairIn(window, dir.path(), {60, 600, 3, true}, 1, 2);
-    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
-    ASSERT_TRUE(context.goToFirstDivergence());
+    compareSmallPairAtItsFirstDivergence(window, dir.path());
     auto* panel = window.comparePanel();
     ASSERT_TRUE(waitFor(
         [&] { return panel->isVisible() && !panel->statisticPair().candidate.markers.isEmpty(); }));
