@@ -79,9 +79,12 @@ void ElidedButton::showFitting() {
     const QString shown =
         fontMetrics().elidedText(full_, Qt::ElideRight, std::max(width() - textMargins(), 0));
     setText(shown);
-    setToolTip(shown == full_ || explanation_.isEmpty()
-                   ? (shown == full_ ? explanation_ : full_)
-                   : full_ + QStringLiteral("\n\n") + explanation_);
+    if (shown == full_)
+        setToolTip(explanation_);
+    else if (explanation_.isEmpty())
+        setToolTip(full_);
+    else
+        setToolTip(full_ + QStringLiteral("\n\n") + explanation_);
 }
 
 }  // namespace probe::widgets

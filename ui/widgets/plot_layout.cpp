@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "plot_layout.h"
 
+#include <algorithm>
+
 #include <QFontMetrics>
 #include <QVariant>
 #include <qcustomplot.h>
