@@ -175,6 +175,41 @@ TEST(OverflowBirths, FindsTheInnermostOpWhereTheInfIsBornAndTheWindowJumpsThere)
     EXPECT_TRUE(window.overflowText().isEmpty());
 }
 
+// A live run's rows come more often than the search's pause: the overflow's birth is found while
+// they keep coming. Each change restarted the pause, so the birth was found only when rows
+// stopped, mostly at the run's end (the demo at 0.3 s a token: 20 rounds after it, no notice).
+TEST(OverflowBirths, AreFoundWhileALiveDumpKeepsGrowing) {
+    test::TempDir dir("ui-suite");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    auto addRound = [&](int round, bool overflow) {
+        const auto inf = overflow ? std::optional<double>(INFINITY) : std::nullopt;
+        dump.addRow(round, "0", "layer", "Layer", false);
+        dump.addRow(round, "0_0", "layer/a", "aten::add", false);
+        dump.addRow(round, "0_0", "layer/a", "aten::add", true, {}, {}, inf);
+        dump.addRow(round, "0", "layer", "Layer", true, {}, {}, inf);
+    };
+    addRound(0, false);
+    context::AppContext context;
+    context.store()->setIdlePollInterval(20);
+    data::OverflowBirths births(context.store());
+    births.setPause(300);
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    ASSERT_TRUE(waitFor([&] { return !births.busy(); }));
+    ASSERT_EQ(births.first(), nullptr);
+    addRound(1, true);
+    // A round every 60 ms or so, for up to 300 rounds: the birth must be found before they stop.
+    int round = 2;
+    for (; round < 300 && births.first() == nullptr; ++round) {
+        addRound(round, false);
+        waitFor([&] { return births.first() != nullptr; }, 60);
+    }
+    ASSERT_NE(births.first(), nullptr) << "not found while rows kept coming";
+    EXPECT_LT(round, 300);
+    EXPECT_EQ(births.first()->op, context.store()->index().findOp(0, "0_0"));
+    EXPECT_EQ(births.first()->round, 1);
+}
+
 TEST(OpReplay, SaysWhyWhenTheToolIsMissingOrPrintsNoResult) {
     data::OpReplay replay;
     replay.setProbeExecutable(QStringLiteral("/nonexistent/probe"));

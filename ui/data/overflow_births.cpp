@@ -18,8 +18,10 @@ OverflowBirths::OverflowBirths(DumpStore* store, QObject* parent) : QObject(pare
     connect(&pause_, &QTimer::timeout, this, &OverflowBirths::search);
     connect(store_, &DumpStore::aboutToReset, this, &OverflowBirths::clear);
     connect(store_, &DumpStore::initialLoadFinished, this, &OverflowBirths::search);
+    // Not restarted by each change: rows of a live run come more often than the pause, and the
+    // search waited for them to stop, which was mostly the run's end.
     connect(store_, &DumpStore::changed, this, [this] {
-        if (store_->initialLoadDone()) pause_.start();
+        if (store_->initialLoadDone() && !pause_.isActive()) pause_.start();
     });
     if (store_->isOpen() && store_->initialLoadDone()) search();
 }

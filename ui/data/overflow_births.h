@@ -1,6 +1,6 @@
 // Where overflows are born in the open dump (analysis::findOverflowBirths, as `probe overflow`),
-// computed off the GUI thread on a copy of the index once the dump is read, and again (after a
-// pause) while it grows. No widgets.
+// computed off the GUI thread on a copy of the index once the dump is read, and again (a pause
+// after it changed) while it grows. No widgets.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -35,7 +35,8 @@ public:
     bool isBirth(uint32_t op) const;
     // A search is under way (or waiting for the dump to settle).
     bool busy() const { return running_ || pause_.isActive(); }
-    // How long a growing dump must stay unchanged before it is searched again (milliseconds).
+    // How long after a change a growing dump is searched again (milliseconds): at most once
+    // per this while it keeps growing.
     void setPause(int ms) { pause_.setInterval(ms); }
 
 signals:
