@@ -642,6 +642,46 @@ TEST(ComparePanelPlot, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirAxes
               panel->errorPlot()->yAxis->property("probeFullLabel").toString());
 }
 
+// A comparison made while its tab is hidden: once the tab is shown, both plots have their axis
+// labels, with room for them. Laid out while hidden, a few pixels high, the labels were emptied,
+// and the plots were drawn without them until the window was resized (found by a GUI walk).
+TEST(ComparePanelPlot, PlotsComparedWhileHiddenShowTheirAxisLabels) {
+    test::TempDir dir("ui-compare-hidden");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.showView(MainWindow::View::Tensor);
+    compareSmallPairAtItsFirstDivergence(window, dir.path());
+    auto* panel = window.comparePanel();
+    window.showView(MainWindow::View::Tensor);
+    ASSERT_TRUE(waitFor([&] { return !panel->isVisible(); }));
+    // Laid out while hidden at the size a page not yet shown has: a label too long for that
+    // still keeps its first letter (an axis without a label has no margin for one).
+    for (QCustomPlot* plot : {panel->errorPlot(), panel->statisticPlot()}) {
+        plot->resize(100, 30);
+        plot->replot();
+        EXPECT_FALSE(plot->yAxis->label().isEmpty());
+    }
+    window.showView(MainWindow::View::Compare);
+    ASSERT_TRUE(waitFor([&] { return panel->isVisible(); }));
+    for (QCustomPlot* plot : {panel->errorPlot(), panel->statisticPlot()}) {
+        const QString full = plot->yAxis->property("probeFullLabel").toString();
+        ASSERT_FALSE(full.isEmpty());
+        // Drawn as the screen shows it: the queued replots a tab's showing causes, done.
+        ASSERT_TRUE(waitFor(
+            [&] { return !plot->yAxis->label().isEmpty() && plot->axisRect()->height() > 40; }));
+        QCoreApplication::processEvents();
+        EXPECT_TRUE(full.startsWith(plot->yAxis->label().remove(QChar(0x2026))))
+            << plot->yAxis->label().toStdString();
+        // Room left of the axis for the label beside the tick labels.
+        EXPECT_GT(plot->axisRect()->left() - plot->yAxis->tickLabelPadding(),
+                  QFontMetrics(plot->yAxis->labelFont()).height())
+            << plot->axisRect()->left();
+    }
+    // The tensor is named along the rounds, its statistic on the short axis.
+    EXPECT_TRUE(panel->statisticPlot()->xAxis->label().startsWith("round · "))
+        << panel->statisticPlot()->xAxis->label().toStdString();
+}
+
 // The selected tensor in both runs: a value that is not finite in one run is drawn as the
 // statistics plot draws it, a mark at the plot's edge in that run's colour, and the other run's
 // values as points of their own (the plot was empty for an Inf against one finite reference).

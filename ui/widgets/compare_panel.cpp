@@ -138,7 +138,7 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     errorPlot_ = makePlot(this);
     errorPlot_->xAxis->setLabel(tr("compared ops in execution order"));
     statisticPlot_ = makePlot(this);
-    statisticPlot_->xAxis->setLabel(tr("round"));
+    setAxisLabelFitting(statisticPlot_->xAxis, tr("round"));
 
     model_ = new data::CompareOpsModel(comparison_, this);
     table_ = new QTableView(this);
@@ -438,6 +438,7 @@ void ComparePanel::rebuildStatisticPlot() {
     const uint32_t slot = cursor_->slot();
     statisticPlot_->legend->setVisible(r && slot != kNone);
     if (!r || slot == kNone) {
+        setAxisLabelFitting(statisticPlot_->xAxis, tr("round"));
         showNothing(statisticPlot_);
         return;
     }
@@ -463,13 +464,16 @@ void ComparePanel::rebuildStatisticPlot() {
         statisticPlot_->xAxis->setRange(pair_.candidate.x.front() - 0.5,
                                         pair_.candidate.x.back() + 0.5);
     statisticPlot_->yAxis->setRange(fitted({pair_.candidate.y, pair_.reference.y}));
+    // The statistic on the short axis, the tensor on the long one: "Norm of layers.1/add input
+    // 1_other" on the vertical axis read "Norm of …" at any size.
     const auto& idx = store_->index();
-    setAxisLabelFitting(
-        statisticPlot_->yAxis,
-        QStringLiteral("%1 of %2")
-            .arg(QString::fromLatin1(analysis::statName(stat)),
-                 slot < idx.slotCount() ? QString::fromStdString(idx.describeSlot(slot))
-                                        : QString()));
+    setAxisLabelFitting(statisticPlot_->yAxis, QString::fromLatin1(analysis::statName(stat)));
+    setAxisLabelFitting(statisticPlot_->xAxis,
+                        slot < idx.slotCount()
+                            ? tr("round · %1, %2")
+                                  .arg(QString::fromStdString(idx.describeOp(idx.slot(slot).op)),
+                                       QString::fromStdString(idx.describeSlot(slot)))
+                            : tr("round"));
     statisticPlot_->replot();
 }
 

@@ -14,18 +14,27 @@ namespace {
 constexpr char kFullLabel[] = "probeFullLabel";
 constexpr char kFitsLabels[] = "probeFitsAxisLabels";
 
-// The label of each axis set by setAxisLabelFitting, shortened to its axis as now laid out.
+// The label of each axis set by setAxisLabelFitting, shortened to its axis as now laid out. A
+// label that changed is drawn by a queued replot, laid out for it: this layout's margins were
+// made for the one before (a plot first laid out while hidden, a few pixels high, had its label
+// emptied, and was drawn without one until it was resized).
 void fitAxisLabels(QCustomPlot* plot) {
+    bool changed = false;
     for (QCPAxisRect* rect : plot->axisRects())
         for (QCPAxis* axis : rect->axes()) {
             const QVariant full = axis->property(kFullLabel);
             if (!full.isValid()) continue;
+            const QString text = full.toString();
             const int length = axis->orientation() == Qt::Vertical ? rect->height() : rect->width();
-            const QString shown =
-                QFontMetrics(axis->labelFont())
-                    .elidedText(full.toString(), Qt::ElideRight, std::max(length, 0));
-            if (shown != axis->label()) axis->setLabel(shown);
+            QString shown = QFontMetrics(axis->labelFont())
+                                .elidedText(text, Qt::ElideRight, std::max(length, 0));
+            // Never none at all: an axis without a label has no margin for one.
+            if (shown.isEmpty() && !text.isEmpty()) shown = text.left(1) + QChar(0x2026);
+            if (shown == axis->label()) continue;
+            axis->setLabel(shown);
+            changed = true;
         }
+    if (changed) plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 }  // namespace
