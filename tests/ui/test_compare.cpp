@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <QAbstractItemModelTester>
 #include <QAction>
@@ -777,8 +778,9 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
     ASSERT_EQ(static_cast<uint32_t>(at), *r.firstBornHere);
     EXPECT_FALSE(std::isfinite(s.y[at]));  // the overflow
 
-    // Graphs: the line, matches, inherited, born here, the first divergence's ring.
-    ASSERT_EQ(plot->graphCount(), 5);
+    // Graphs: the line; matches, inherited, born here; the marks of each of those verdicts'
+    // errors that are not finite (NaN, +Inf, -Inf); the first divergence's ring.
+    ASSERT_EQ(plot->graphCount(), 1 + 3 + 3 * 3 + 1);
     EXPECT_TRUE(plot->legend->visible());
     const double lower = plot->xAxis->range().lower;
     const double unitsPerPixel = plot->xAxis->range().size() / plot->axisRect()->width();
@@ -834,8 +836,31 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
             }
     }
     EXPECT_GT(checked, 100);
+    // Errors that are not finite (they were gaps): each pixel column holding one of a verdict
+    // has its mark of that verdict and kind, at the plot's top edge (NaN, +Inf) or bottom (-Inf).
+    int marked = 0;
+    for (int k = 0; k < 3; ++k)
+        for (int m = 0; m < 3; ++m) {
+            std::set<int> columns, drawnColumns;
+            for (int i = 0; i < s.x.size(); ++i) {
+                const double y = s.y[i];
+                if (profile.verdicts[i] != static_cast<int>(dotVerdicts[k]) || std::isfinite(y))
+                    continue;
+                if ((std::isnan(y) ? 0 : y > 0 ? 1 : 2) == m) columns.insert(column(s.x[i]));
+            }
+            const QCPGraph* marks = plot->graph(4 + 3 * k + m);
+            for (auto p = marks->data()->constBegin(); p != marks->data()->constEnd(); ++p) {
+                drawnColumns.insert(column(p->key));
+                const double py = plot->yAxis->coordToPixel(p->value);
+                const double edge = m == 2 ? plot->axisRect()->bottom() : plot->axisRect()->top();
+                EXPECT_LE(std::fabs(py - edge), widgets::kNonFiniteMarkInset + 1) << py;
+            }
+            EXPECT_EQ(drawnColumns, columns) << "verdict " << k << " mark " << m;
+            marked += static_cast<int>(columns.size());
+        }
+    EXPECT_GT(marked, 0);
     // The ring: one point, at the first divergence, at the top of the plot; rendered in red.
-    QCPGraph* ring = plot->graph(4);
+    QCPGraph* ring = plot->graph(plot->graphCount() - 1);
     ASSERT_EQ(ring->dataCount(), 1);
     EXPECT_EQ(ring->data()->constBegin()->key, s.x[at]);
     const QPoint ringAt(

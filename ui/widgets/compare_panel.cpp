@@ -58,6 +58,12 @@ QCustomPlot* makePlot(QWidget* parent) {
 // The axes' ranges of a plot that shows nothing: QCustomPlot's own, as before any comparison.
 const QCPRange kNothingShown(0, 5);
 
+// Where a value is drawn: itself, or the place of its mark at the plot's edge when it is not
+// finite (as the plot is laid out now).
+double nonFiniteOrValueY(const QCustomPlot* plot, double y) {
+    return std::isfinite(y) ? y : nonFiniteMarkY(plot, y);
+}
+
 // An empty plot, as before any comparison: not the last one's ranges and measure over nothing.
 void showNothing(QCustomPlot* plot) {
     plot->xAxis->setRange(kNothingShown);
@@ -261,7 +267,9 @@ void ComparePanel::rebuildErrorPlot() {
     errorPlot_->clearGraphs();
     errorPlot_->clearItems();
     errorLine_ = firstDivergence_ = nullptr;
+    firstDivergenceLabel_ = nullptr;
     verdictDots_.clear();
+    verdictMarks_.clear();
     ++errorPlotVersion_;
     const analysis::CompareResult* r = comparison_->result();
     errorPlot_->legend->setVisible(r != nullptr);  // not an empty box over an empty plot
@@ -282,6 +290,13 @@ void ComparePanel::rebuildErrorPlot() {
         dots->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, dotSize(v)));
         verdictDots_.push_back(dots);
     }
+    for (Verdict v : kDotVerdicts) {
+        const QColor c = RunComparison::verdictColor(v).darker(v == Verdict::Matches ? 150 : 120);
+        std::array<QCPGraph*, 3> marks{};
+        for (int m = 0; m < 3; ++m)
+            marks[m] = addNonFiniteMarkGraph(errorPlot_, static_cast<data::PlotSeries::Mark>(m), c);
+        verdictMarks_.push_back(marks);
+    }
     const double n = std::max(1.0, static_cast<double>(profile.series.x.size()));
     errorPlot_->xAxis->setRange(-0.5, n - 0.5);
     errorPlot_->yAxis->setRange(fitted({profile.series.y}));
@@ -291,35 +306,21 @@ void ComparePanel::rebuildErrorPlot() {
         mark->setPen(QPen(kFirstDivergenceColor, 1.5, Qt::DashLine));
         mark->point1->setCoords(profile.firstDivergenceX, 0);
         mark->point2->setCoords(profile.firstDivergenceX, 1);
-        auto* label = new QCPItemText(errorPlot_);
-        label->setText(tr("first divergence"));
-        label->setColor(kFirstDivergenceColor);
-        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-        label->setPadding(QMargins(10, 0, 0, 0));  // beside the ring, not on it
-        label->position->setTypeX(QCPItemPosition::ptPlotCoords);
-        label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        label->position->setCoords(profile.firstDivergenceX, 0.02);
+        firstDivergenceLabel_ = new QCPItemText(errorPlot_);
+        firstDivergenceLabel_->setText(tr("first divergence"));
+        firstDivergenceLabel_->setColor(kFirstDivergenceColor);
+        firstDivergenceLabel_->position->setTypeX(QCPItemPosition::ptPlotCoords);
+        firstDivergenceLabel_->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
         // Its point, ringed: drawn whatever else its pixel column holds; a value that is not
-        // finite (an overflow) at the top of the plot, -inf at the bottom.
+        // finite (an overflow) where its mark is, at the plot's edge (resampleErrorPlot).
         const int at = static_cast<int>(profile.firstDivergenceX);
-        const double y = profile.series.y[at];
-        double ringY = y;
-        if (!std::isfinite(y)) {
-            const QCPRange shown = errorPlot_->yAxis->range();
-            const bool below =
-                std::any_of(profile.series.markers.begin(), profile.series.markers.end(),
-                            [&](const data::PlotSeries::Marker& m) {
-                                return m.x == profile.firstDivergenceX &&
-                                       m.mark == data::PlotSeries::Mark::NegInf;
-                            });
-            ringY = below ? shown.lower + shown.size() * 0.04 : shown.upper - shown.size() * 0.04;
-        }
         firstDivergence_ = errorPlot_->addGraph();
         firstDivergence_->setName(tr("first divergence"));
         firstDivergence_->setLineStyle(QCPGraph::lsNone);
         firstDivergence_->setScatterStyle(QCPScatterStyle(
             QCPScatterStyle::ssCircle, QPen(kFirstDivergenceColor, 2), Qt::NoBrush, 13));
-        firstDivergence_->setData({profile.series.x[at]}, {ringY}, true);
+        firstDivergence_->setData({profile.series.x[at]},
+                                  {nonFiniteOrValueY(errorPlot_, profile.series.y[at])}, true);
         firstDivergence_->removeFromLegend();
     }
     errorPlot_->replot();  // its layout resamples the graphs (afterLayout)
@@ -330,12 +331,14 @@ void ComparePanel::resampleErrorPlot() {
     const QCPRange range = errorPlot_->xAxis->range();
     const int width = std::max(1, errorPlot_->axisRect()->width());
     if (sampledVersion_ == errorPlotVersion_ && sampledLower_ == range.lower &&
-        sampledUpper_ == range.upper && sampledWidth_ == width)
+        sampledUpper_ == range.upper && sampledWidth_ == width &&
+        sampledHeight_ == errorPlot_->axisRect()->height())
         return;
     sampledVersion_ = errorPlotVersion_;
     sampledLower_ = range.lower;
     sampledUpper_ = range.upper;
     sampledWidth_ = width;
+    sampledHeight_ = errorPlot_->axisRect()->height();
 
     const data::PlotSeries& s = errorProfile().series;
     const QVector<int>& verdicts = errorProfile().verdicts;
@@ -360,6 +363,22 @@ void ComparePanel::resampleErrorPlot() {
             if (verdicts[i] == static_cast<int>(kDotVerdicts[k])) return k;
         return -1;
     };
+    // An error that is not finite: a mark at the plot's edge in its verdict's colour, one per
+    // pixel column and kind (they were gaps: the ops after an overflow looked as if they had no
+    // data, while the table listed them as nan).
+    const double top = nonFiniteMarkY(errorPlot_, NAN),
+                 bottom = nonFiniteMarkY(errorPlot_, -INFINITY);
+    std::vector<std::array<QVector<double>, 3>> markX(kinds), markY(kinds);
+    std::vector<std::array<double, 3>> lastMarkColumn(kinds, {-1e300, -1e300, -1e300});
+    auto addMark = [&](int k, int i) {
+        const double y = s.y[i];
+        const int m = std::isnan(y) ? 0 : y > 0 ? 1 : 2;
+        const double c = column(i);
+        if (c == lastMarkColumn[k][m]) return;
+        lastMarkColumn[k][m] = c;
+        markX[k][m] << s.x[i];
+        markY[k][m] << (m == 2 ? bottom : top);
+    };
     // A disc adds nothing where one of its verdict was drawn less than half its size away.
     auto addDot = [&](int k, int i) {
         const double px = column(i), py = pixelY(s.y[i]);
@@ -374,8 +393,12 @@ void ComparePanel::resampleErrorPlot() {
         for (int i = lo; i < hi; ++i) {
             lineX << s.x[i];
             lineY << s.y[i];
-            if (!std::isfinite(s.y[i])) continue;
-            if (const int k = kindOf(i); k >= 0) addDot(k, i);
+            const int k = kindOf(i);
+            if (k < 0) continue;
+            if (std::isfinite(s.y[i]))
+                addDot(k, i);
+            else
+                addMark(k, i);
         }
     } else {
         // One pixel column at a time: of the line, its lowest and highest point in their order
@@ -415,6 +438,7 @@ void ComparePanel::resampleErrorPlot() {
             const double y = s.y[i];
             if (!std::isfinite(y)) {
                 gap = true;
+                if (const int k = kindOf(i); k >= 0) addMark(k, i);
                 continue;
             }
             if (lineLow < 0 || y < s.y[lineLow]) lineLow = i;
@@ -427,7 +451,26 @@ void ComparePanel::resampleErrorPlot() {
         if (hi > lo) flush();
     }
     errorLine_->setData(lineX, lineY, true);
-    for (int k = 0; k < kinds; ++k) verdictDots_[k]->setData(dotX[k], dotY[k], true);
+    if (firstDivergence_) {
+        const double x = errorProfile().firstDivergenceX;
+        const int at = static_cast<int>(x);
+        firstDivergence_->setData({s.x[at]}, {nonFiniteOrValueY(errorPlot_, s.y[at])}, true);
+        // Its label where the plot is empty: left of the line, above the ops before it (they
+        // match, near 0), unless the line is too near the left edge for it; then right of the
+        // line half-way down, under the marks of the errors after it that are not finite.
+        const int textWidth = QFontMetrics(firstDivergenceLabel_->font())
+                                  .horizontalAdvance(firstDivergenceLabel_->text());
+        const bool roomLeft =
+            errorPlot_->xAxis->coordToPixel(x) - errorPlot_->axisRect()->left() > textWidth + 24;
+        firstDivergenceLabel_->setPositionAlignment(roomLeft ? Qt::AlignRight | Qt::AlignTop
+                                                             : Qt::AlignLeft | Qt::AlignVCenter);
+        firstDivergenceLabel_->setPadding(roomLeft ? QMargins(0, 0, 10, 0) : QMargins(10, 0, 0, 0));
+        firstDivergenceLabel_->position->setCoords(x, roomLeft ? 0.02 : 0.45);
+    }
+    for (int k = 0; k < kinds; ++k) {
+        verdictDots_[k]->setData(dotX[k], dotY[k], true);
+        for (int m = 0; m < 3; ++m) verdictMarks_[k][m]->setData(markX[k][m], markY[k][m], true);
+    }
 }
 
 void ComparePanel::rebuildStatisticPlot() {

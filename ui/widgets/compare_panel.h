@@ -9,6 +9,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include <QWidget>
@@ -19,6 +20,7 @@
 class QCheckBox;
 class QComboBox;
 class QCPGraph;
+class QCPItemText;
 class QCustomPlot;
 class QLabel;
 class QPushButton;
@@ -90,11 +92,15 @@ private:
     // divergence's ring (nullptr while there is no result).
     QCPGraph* errorLine_ = nullptr;
     std::vector<QCPGraph*> verdictDots_;
+    // Per verdict of verdictDots_, its ops whose error is not finite: marks at the plot's edge
+    // (by PlotSeries::Mark), as the statistics plot draws such values.
+    std::vector<std::array<QCPGraph*, 3>> verdictMarks_;
     QCPGraph* firstDivergence_ = nullptr;
+    QCPItemText* firstDivergenceLabel_ = nullptr;  // placed as the plot is laid out
     // What the graphs were resampled for: the plot's rebuild, the range and the width.
     int errorPlotVersion_ = 0, sampledVersion_ = -1;
     double sampledLower_ = 0, sampledUpper_ = 0;
-    int sampledWidth_ = -1;
+    int sampledWidth_ = -1, sampledHeight_ = -1;  // the marks' places depend on the height
     data::StatisticPair pair_;
     NonFiniteMarks pairMarks_[2];  // of pair_'s candidate and reference
 };

@@ -14,20 +14,26 @@ double nonFiniteMarkY(const QCustomPlot* plot, double value) {
                                          : rect.top() + kNonFiniteMarkInset);
 }
 
-void NonFiniteMarks::add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color) {
+QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
+                                const QColor& color) {
     const QCPScatterStyle::ScatterShape shapes[] = {
         QCPScatterStyle::ssCross, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssTriangleInverted};
+    const int m = static_cast<int>(mark);
+    QCPGraph* g = plot->addGraph();
+    g->setLineStyle(QCPGraph::lsNone);
+    // In the series' colour: with several series overlaid, whose NaN it is shows.
+    g->setScatterStyle(
+        QCPScatterStyle(shapes[m], QPen(color, 2), m == 0 ? Qt::NoBrush : QBrush(color), 11));
+    g->removeFromLegend();
+    return g;
+}
+
+void NonFiniteMarks::add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color) {
     for (int m = 0; m < 3; ++m) {
         bool any = false;
         for (const auto& marker : series.markers) any = any || static_cast<int>(marker.mark) == m;
-        if (!any) continue;
-        QCPGraph* g = plot->addGraph();
-        g->setLineStyle(QCPGraph::lsNone);
-        // In the series' colour: with several series overlaid, whose NaN it is shows.
-        g->setScatterStyle(
-            QCPScatterStyle(shapes[m], QPen(color, 2), m == 0 ? Qt::NoBrush : QBrush(color), 11));
-        g->removeFromLegend();
-        graphs_[m] = g;
+        if (any)
+            graphs_[m] = addNonFiniteMarkGraph(plot, static_cast<data::PlotSeries::Mark>(m), color);
     }
 }
 

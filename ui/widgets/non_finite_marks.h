@@ -19,6 +19,10 @@ constexpr int kNonFiniteMarkInset = 9;
 // Where a value that is not finite is drawn: the y (in plot coordinates) of the edge it goes to.
 double nonFiniteMarkY(const QCustomPlot* plot, double value);
 
+// A graph of marks of one kind (cross, triangle up or down) in `color`, out of the legend.
+QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
+                                const QColor& color);
+
 class NonFiniteMarks {
 public:
     // Makes the marks' graphs of `series` on `plot` (none for a kind the series has none of),
