@@ -54,6 +54,11 @@ public:
     void output(int i, const std::vector<float>& v, std::vector<int64_t> dims = {}) {
         tensor(PROBE_OUTPUT, i, v, dims);
     }
+    void inputInt64(int i, const std::vector<int64_t>& v) {
+        const int64_t dims[1] = {static_cast<int64_t>(v.size())};
+        probe_op_tensor(PROBE_INPUT, i, nullptr, PROBE_DTYPE_INT64, PROBE_FORMAT_ND, dims, 1,
+                        v.data(), v.size() * sizeof(int64_t));
+    }
     // An op with inputs and outputs and nothing inside.
     void op(const char* name, std::vector<std::vector<float>> inputs,
             std::vector<std::vector<float>> outputs) {
@@ -1005,6 +1010,41 @@ TEST(Compare, ASymlinkLoopInPlaceOfARoundsFileIsSaid) {
     EXPECT_NE(index.problems()[0].find(files.back()), std::string::npos) << index.problems()[0];
     EXPECT_NE(index.problems()[0].find("symbolic links"), std::string::npos) << index.problems()[0];
     EXPECT_GT(index.rowCount(), 0u);  // the other round's rows are read
+}
+
+// Token ids given to an embedding are positions, not magnitudes: they do not set the precision
+// its float output is judged at. With ids in the hundreds, the output was judged at their root
+// mean square (121 on the demo), and a change of values near 1 by 0.2% passed as noise.
+TEST(Compare, IntegerInputsDoNotSetTheScaleOfAnOpsOutputs) {
+    TempDir dir;
+    const std::vector<int64_t> ids = {100, 150, 200, 250};
+    std::vector<float> rows(16);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = 0.5f + 0.01f * static_cast<float>(i);
+    auto write = [&](const char* name, float nudge) {
+        ApiRun run(dir, name);
+        run.begin("embedding", "aten::embedding");
+        run.inputInt64(0, ids);
+        std::vector<float> out = rows;
+        out[5] *= nudge;
+        run.output(0, out);
+        run.end();
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", 1.0f)), b = indexOf(write("b", 1.002f));
+    const auto result = compareDumps(a, b, {});
+    ASSERT_EQ(result.tensors.size(), 2u);
+    const auto& out = result.tensors[1];
+    ASSERT_TRUE(out.isOutput);
+    ASSERT_TRUE(out.hasData);
+    // Judged at its own size (its root mean square), not the ids' (about 185).
+    long double squares = 0;
+    for (float v : rows) squares += static_cast<long double>(v) * v;
+    EXPECT_NEAR(out.scale, static_cast<double>(std::sqrt(squares / 16)), 1e-6);
+    EXPECT_TRUE(out.diverges) << formatCompareReport(result);
+    ASSERT_EQ(result.ops.size(), 1u);
+    EXPECT_EQ(result.ops[0].verdict, OpVerdict::BornHere);
+    // The ids themselves are judged exactly, and equal.
+    EXPECT_FALSE(result.tensors[0].diverges);
 }
 
 // A process's or a round's folder replaced by something else (a link to /dev/zero, a link to

@@ -581,6 +581,7 @@ private:
         statsPrint_.assign(n, 0);
         statsNonFinite_.assign(n, false);
         shapeDiffers_.assign(n, false);
+        judgedExactly_.assign(n, false);
         // Statistics alone are cheap: hand them out in batches.
         const size_t batch = options_.useTensorData ? 1 : 256;
         const size_t batches = (n + batch - 1) / batch;
@@ -698,6 +699,7 @@ private:
         const std::optional<format::DType> judgedDType = t.judgedDType();
         // The facts of the judging dtype (judgingDType's choice): none when neither names one.
         const StringFacts& judged = refDType.dtype ? refDType : candDType;
+        judgedExactly_[i] = judged.epsilon == 0;
         t.ulps = judged.ulps;
         t.replicaInvariant = options_.replicas && isReplicaInvariant(ref_, t.referenceRow);
         t.reducedGradient = t.replicaInvariant && isReducedGradient(ref_, t.referenceRow);
@@ -835,9 +837,12 @@ private:
     void closeOp(uint32_t o) {
         OpComparison& op = result_.ops[o];
         op.finished = clock_++;
+        // The size of the numbers the op worked with: its floating-point inputs'. Integer and
+        // bool inputs are ids, indices and masks (an embedding's token ids in the hundreds set
+        // its output's floor a hundred times too wide); they are judged exactly themselves.
         double inputScale = 0;
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i)
-            if (!result_.tensors[i].isOutput)
+            if (!result_.tensors[i].isOutput && !judgedExactly_[i])
                 inputScale = std::max(inputScale, result_.tensors[i].ownRms);
         uint32_t inheritedInput = kNone, sourceInput = kNone, divergingOutput = kNone;
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
@@ -962,7 +967,9 @@ private:
     std::vector<uint64_t> dataPrint_, statsPrint_;
     uint64_t outputs_ = 0, outputsWithData_ = 0;  // compared output tensors, of them with data
     // Written by the pool, one element per tensor: bytes, not bits (vector<bool> packs them).
-    std::vector<uint8_t> statsNonFinite_, shapeDiffers_;
+    // judgedExactly_: its dtype has no rounding (integers, bool, unknown): judged for equality,
+    // and no measure of the size of the numbers an op worked with.
+    std::vector<uint8_t> statsNonFinite_, shapeDiffers_, judgedExactly_;
     std::vector<StringFacts> refFacts_, candFacts_;  // prepareStrings
     PrintMap producedData_, producedStats_;
     std::vector<uint8_t> usedScratch_;  // pairTensors'
