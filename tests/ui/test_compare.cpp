@@ -158,12 +158,12 @@ TEST_F(CompareTest, ANudgedWeightIsBornWhereItIsUsedAndTheJumpLandsOnIt) {
     ASSERT_GE(profile.firstDivergenceX, 0);
     const int at = static_cast<int>(profile.firstDivergenceX);
     EXPECT_EQ(r.ops[profile.comparedOps[at]].candidateOp, nudgedOp);
-    // The op's worst tensor: its output, or the weight (5%).
+    // The op's worst tensor: its output, or the weight (5%), in percent as the reports say it.
     double worst = 0;
     for (uint32_t t = born.firstTensor; t < born.firstTensor + born.tensorCount; ++t)
         worst = std::max(worst, r.data(t).maxRelativeError);
     EXPECT_GE(worst, 0.05 - 1e-6);
-    EXPECT_EQ(profile.series.y[at], worst);
+    EXPECT_EQ(profile.series.y[at], worst * 100);
     // Before it only the ops around it differ (they begin before it and surface its output).
     const auto around = r.bornHereAncestors(*r.firstBornHere);
     ASSERT_FALSE(around.empty());

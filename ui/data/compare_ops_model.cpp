@@ -324,7 +324,7 @@ QVariant CompareOpsModel::headerData(int section, Qt::Orientation orientation, i
         case RuleColumn:
             return tr("Rule");
         case MaxRelativeErrorColumn:
-            return tr("Max rel. err");
+            return tr("Max rel. err (%)");
         case CosineColumn:
             return tr("Cosine");
         case MaxAbsoluteErrorColumn:

@@ -89,7 +89,7 @@ QColor RunComparison::verdictColor(Verdict verdict) {
 QString RunComparison::measureName(Measure measure) {
     switch (measure) {
         case Measure::MaxRelativeError:
-            return tr("Max relative error");
+            return tr("Max relative error (%)");
         case Measure::MaxAbsoluteError:
             return tr("Max absolute error");
         case Measure::Cosine:
@@ -106,8 +106,8 @@ std::optional<double> RunComparison::tensorMeasure(const analysis::CompareResult
     if (t.hasData) {
         const auto& m = result.data(tensor);
         switch (measure) {
-            case Measure::MaxRelativeError:
-                return m.maxRelativeError;
+            case Measure::MaxRelativeError:  // in percent, as the reports say it
+                return m.maxRelativeError * 100;
             case Measure::MaxAbsoluteError:
                 return m.maxAbsError;
             case Measure::Cosine:
@@ -123,8 +123,7 @@ std::optional<double> RunComparison::tensorMeasure(const analysis::CompareResult
         const auto& value =
             measure == Measure::MaxRelativeError ? diffs.relativePercent[i] : diffs.diff[i];
         if (!value) continue;
-        const double v =
-            measure == Measure::MaxRelativeError ? std::fabs(*value) / 100 : std::fabs(*value);
+        const double v = std::fabs(*value);
         if (!worst || v > *worst || std::isnan(v)) worst = v;
     }
     return worst;
