@@ -145,6 +145,17 @@ TEST_F(CompareTest, ANudgedWeightIsBornWhereItIsUsedAndTheJumpLandsOnIt) {
     EXPECT_EQ(comparison()->verdictOf(candidateOpNamed("LmHead")), Verdict::Inherited);
     EXPECT_NE(comparison()->summary().indexOf(QStringLiteral("born here")), -1)
         << comparison()->summary().toStdString();
+    // How far it goes, counted as probe compare's report counts it.
+    EXPECT_TRUE(comparison()->summary().contains(
+        QStringLiteral("; %1 of %2 tensors diverge: born in %3, inherited by %4")
+            .arg(r.divergingTensors)
+            .arg(r.tensors.size())
+            .arg(r.bornHereOps == 1 ? QStringLiteral("1 op")
+                                    : QStringLiteral("%1 ops").arg(r.bornHereOps))
+            .arg(r.inheritedOps == 1 ? QStringLiteral("1 op")
+                                     : QStringLiteral("%1 ops").arg(r.inheritedOps))))
+        << comparison()->summary().toStdString();
+    EXPECT_GT(r.divergingTensors, 0u);
 
     context_.cursor()->setOp(candidateOpNamed("WordEmbedding"));
     ASSERT_TRUE(context_.goToFirstDivergence());

@@ -413,6 +413,13 @@ QString RunComparison::summary() const {
         if (op.cause != kNone)
             text += QStringLiteral(" — ") + QString::fromStdString(r->describeTensor(op.cause)) +
                     QStringLiteral(": ") + QString::fromStdString(r->explain(op.cause));
+        // How far it goes, as the first lines of probe compare's report count it.
+        const auto count = [&](size_t n) { return locale.toString(static_cast<qulonglong>(n)); };
+        const auto ops = [&](size_t n) { return n == 1 ? tr("1 op") : tr("%1 ops").arg(count(n)); };
+        text +=
+            QStringLiteral("; ") + tr("%1 of %2 tensors diverge: born in %3, inherited by %4")
+                                       .arg(count(r->divergingTensors), count(r->tensors.size()),
+                                            ops(r->bornHereOps), ops(r->inheritedOps));
     }
     // Executions in one run only (a live run ahead of its reference, a different model) are
     // no agreement: said, as probe compare's "not paired" line says it.
