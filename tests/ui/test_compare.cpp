@@ -743,6 +743,15 @@ TEST(ComparePanelPlot, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
         << pairView->factsText().toStdString();
     EXPECT_FALSE(pairView->factsText().contains(QRegularExpression("(^|\\D)1 elements")))
         << pairView->factsText().toStdString();
+    // A tensor both runs kept statistics of only: said of both ("one of the runs" was said).
+    uint32_t statisticsOnly = analysis::kNone;
+    for (uint32_t row = 0; row < idx.rowCount() && statisticsOnly == analysis::kNone; ++row)
+        if (!idx.row(row).hasTensorFile) statisticsOnly = row;
+    ASSERT_NE(statisticsOnly, analysis::kNone);
+    context.cursor()->setRow(statisticsOnly);
+    ASSERT_TRUE(waitFor([&] {
+        return pairView->factsText().startsWith("Both runs kept only statistics of this tensor");
+    })) << pairView->factsText().toStdString();
     // Everything changes with another tensor; the marks do not outlive their graphs.
     context.cursor()->setRow(0);
     plot->replot();

@@ -25,6 +25,7 @@
 #include <qcustomplot.h>
 
 #include "analysis/dump_reader.h"
+#include "compare_panel.h"
 #include "config_document.h"
 #include "context/app_context.h"
 #include "dump_builder.h"
@@ -944,6 +945,20 @@ TEST_F(MainWindowTest, TheViewMenuShowsTheWorkspaceFromTheStartPage) {
     statistics->trigger();
     EXPECT_EQ(window_.page(), MainWindow::Page::Workspace);
     EXPECT_TRUE(window_.statisticsPlot()->isVisible());
+}
+
+// View › Comparison (Ctrl+6) shows the Comparison tab, as the others show theirs (it had no
+// entry: a user found it only by its tab).
+TEST_F(MainWindowTest, TheViewMenuHasTheComparison) {
+    QAction* comparison = nullptr;
+    for (QAction* action : window_.findChildren<QAction*>())
+        if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_6)) comparison = action;
+    ASSERT_NE(comparison, nullptr);
+    EXPECT_EQ(comparison->text(), "Co&mparison");
+    window_.showPage(MainWindow::Page::Start);
+    comparison->trigger();
+    EXPECT_EQ(window_.page(), MainWindow::Page::Workspace);
+    EXPECT_TRUE(window_.comparePanel()->isVisible());
 }
 
 // The tensors table's columns show their cells whole: the grid line takes a pixel of each cell,

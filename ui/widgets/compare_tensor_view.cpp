@@ -93,11 +93,19 @@ void TensorPairView::showRow(uint32_t candidateRow) {
         return;
     }
     const auto& tensor = r->tensors[t];
-    if (!r->reference->row(tensor.referenceRow).hasTensorFile ||
-        !store_->index().row(candidateRow).hasTensorFile) {
+    const bool referenceData = r->reference->row(tensor.referenceRow).hasTensorFile,
+               candidateData = store_->index().row(candidateRow).hasTensorFile;
+    if (!referenceData || !candidateData) {
         document_->clear();
-        showMessage(
-            tr("One of the runs kept only statistics of this tensor: see the Comparison table."));
+        // Which run: "one of the runs" was said when both had kept statistics only.
+        showMessage(!referenceData && !candidateData
+                        ? tr("Both runs kept only statistics of this tensor: see the Comparison "
+                             "table.")
+                    : !referenceData
+                        ? tr("The reference kept only statistics of this tensor: see the "
+                             "Comparison table.")
+                        : tr("This run kept only statistics of this tensor: see the Comparison "
+                             "table."));
         return;
     }
     facts_->setText(tr("Reading both tensors…"));
