@@ -89,7 +89,7 @@ QColor RunComparison::verdictColor(Verdict verdict) {
 QString RunComparison::measureName(Measure measure) {
     switch (measure) {
         case Measure::MaxRelativeError:
-            return tr("Max relative error (%)");
+            return tr("Max rel. error (%)");
         case Measure::MaxAbsoluteError:
             return tr("Max absolute error");
         case Measure::Cosine:
