@@ -215,8 +215,17 @@ TEST_F(CompareTest, IdenticalRunsShowNoDivergence) {
         if (idx.op(op).rowCount) {
             EXPECT_EQ(comparison()->verdictOf(op), Verdict::Matches) << idx.op(op).namePath;
         }
-    EXPECT_NE(comparison()->summary().indexOf(QStringLiteral("agree")), -1);
+    EXPECT_TRUE(comparison()->summary().startsWith("The runs agree: "))
+        << comparison()->summary().toStdString();
     EXPECT_EQ(comparison()->summary().indexOf(QStringLiteral("one run only")), -1);
+    // Nothing diverges, every error 0: the error plot's axis starts at 0, not at -1e-12.
+    MainWindow window(&context_);
+    window.showView(MainWindow::View::Compare);
+    ASSERT_TRUE(waitFor([&] { return window.comparePanel()->errorPlot()->graphCount() > 0; }));
+    const QCPRange shown = window.comparePanel()->errorPlot()->yAxis->range();
+    EXPECT_GE(shown.lower, -0.1);
+    EXPECT_GE(shown.upper, 0.5);
+    EXPECT_LT(shown.upper, 5);  // not the range before any comparison
 }
 
 // Rounds in one run only are no agreement: the verdict says how many executions did not pair
@@ -229,7 +238,9 @@ TEST_F(CompareTest, ExecutionsInOneRunOnlyAreSaidWithTheVerdict) {
     EXPECT_FALSE(r.diverges());
     ASSERT_GT(r.unpairedOps, 1u);
     const QString summary = comparison()->summary();
-    EXPECT_TRUE(summary.startsWith("The runs agree")) << summary.toStdString();
+    // Agreement only where both ran, said first (a live run's NaN beyond its reference's last
+    // round read as "The runs agree").
+    EXPECT_TRUE(summary.startsWith("The runs agree where both ran: ")) << summary.toStdString();
     EXPECT_TRUE(summary.endsWith(QLocale().toString(static_cast<qulonglong>(r.unpairedOps)) +
                                  " op executions are in one run only"))
         << summary.toStdString();

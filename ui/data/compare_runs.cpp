@@ -402,7 +402,12 @@ QString RunComparison::summary() const {
     const auto first = r->firstBornHere ? r->firstBornHere : r->firstInherited;
     QString text;
     if (!first) {
-        text = tr("The runs agree: %1 tensors compared (%2 with data), none diverges")
+        // Where one run went on without the other (a live run past its reference's last round),
+        // the agreement is only where both ran: said first, not after "the runs agree".
+        text = (r->unpairedOps > 0
+                    ? tr("The runs agree where both ran: %1 tensors compared (%2 with data), none "
+                         "diverges")
+                    : tr("The runs agree: %1 tensors compared (%2 with data), none diverges"))
                    .arg(locale.toString(static_cast<qulonglong>(r->tensors.size())),
                         locale.toString(static_cast<qulonglong>(r->tensorsWithData)));
     } else {

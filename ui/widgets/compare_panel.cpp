@@ -299,7 +299,12 @@ void ComparePanel::rebuildErrorPlot() {
     }
     const double n = std::max(1.0, static_cast<double>(profile.series.x.size()));
     errorPlot_->xAxis->setRange(-0.5, n - 0.5);
-    errorPlot_->yAxis->setRange(fitted({profile.series.y}));
+    QCPRange errors = fitted({profile.series.y});
+    // Errors of runs that agree exactly are all 0: an axis of ±1e-12 around them read as a
+    // measure that can be negative. Cosine aside, errors start at 0.
+    if (measure() != RunComparison::Measure::Cosine && errors.upper <= 1e-12)
+        errors = QCPRange(-0.05, 1);
+    errorPlot_->yAxis->setRange(errors);
     setAxisLabelFitting(errorPlot_->yAxis, RunComparison::measureName(measure()));
     if (profile.firstDivergenceX >= 0) {
         auto* mark = new QCPItemStraightLine(errorPlot_);
