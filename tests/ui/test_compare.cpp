@@ -874,10 +874,14 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
         for (int m = 0; m < 3; ++m) {
             std::set<int> columns, drawnColumns;
             for (int i = 0; i < s.x.size(); ++i) {
-                const double y = s.y[i];
-                if (profile.verdicts[i] != static_cast<int>(dotVerdicts[k]) || std::isfinite(y))
+                // The op's error itself (the series holds NaN for any value not finite).
+                const auto error = RunComparison::opMeasure(
+                    r, profile.comparedOps[i], RunComparison::Measure::MaxRelativeError);
+                if (profile.verdicts[i] != static_cast<int>(dotVerdicts[k]) || !error ||
+                    std::isfinite(*error))
                     continue;
-                if ((std::isnan(y) ? 0 : y > 0 ? 1 : 2) == m) columns.insert(column(s.x[i]));
+                if ((std::isnan(*error) ? 0 : *error > 0 ? 1 : 2) == m)
+                    columns.insert(column(s.x[i]));
             }
             const QCPGraph* marks = plot->graph(4 + 3 * k + m);
             for (auto p = marks->data()->constBegin(); p != marks->data()->constEnd(); ++p) {

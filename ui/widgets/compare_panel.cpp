@@ -58,12 +58,6 @@ QCustomPlot* makePlot(QWidget* parent) {
 // The axes' ranges of a plot that shows nothing: QCustomPlot's own, as before any comparison.
 const QCPRange kNothingShown(0, 5);
 
-// Where a value is drawn: itself, or the place of its mark at the plot's edge when it is not
-// finite (as the plot is laid out now).
-double nonFiniteOrValueY(const QCustomPlot* plot, double y) {
-    return std::isfinite(y) ? y : nonFiniteMarkY(plot, y);
-}
-
 // An empty plot, as before any comparison: not the last one's ranges and measure over nothing.
 void showNothing(QCustomPlot* plot) {
     plot->xAxis->setRange(kNothingShown);
@@ -324,11 +318,20 @@ void ComparePanel::rebuildErrorPlot() {
         firstDivergence_->setLineStyle(QCPGraph::lsNone);
         firstDivergence_->setScatterStyle(QCPScatterStyle(
             QCPScatterStyle::ssCircle, QPen(kFirstDivergenceColor, 2), Qt::NoBrush, 13));
-        firstDivergence_->setData({profile.series.x[at]},
-                                  {nonFiniteOrValueY(errorPlot_, profile.series.y[at])}, true);
+        firstDivergence_->setData({profile.series.x[at]}, {ringY(profile.series, at)}, true);
         firstDivergence_->removeFromLegend();
     }
     errorPlot_->replot();  // its layout resamples the graphs (afterLayout)
+}
+
+double ComparePanel::ringY(const data::PlotSeries& series, int at) const {
+    const double y = series.y[at];
+    if (std::isfinite(y)) return y;
+    const bool below =
+        std::any_of(series.markers.begin(), series.markers.end(), [&](const auto& m) {
+            return m.x == series.x[at] && m.mark == data::PlotSeries::Mark::NegInf;
+        });
+    return nonFiniteMarkY(errorPlot_, below ? -INFINITY : INFINITY);
 }
 
 void ComparePanel::resampleErrorPlot() {
@@ -375,9 +378,16 @@ void ComparePanel::resampleErrorPlot() {
                  bottom = nonFiniteMarkY(errorPlot_, -INFINITY);
     std::vector<std::array<QVector<double>, 3>> markX(kinds), markY(kinds);
     std::vector<std::array<double, 3>> lastMarkColumn(kinds, {-1e300, -1e300, -1e300});
+    // The series holds such a value as NaN; its kind is in its markers (in x order, as the
+    // points are visited here): NaN, +Inf or -Inf. A NaN without one is a value not known (no
+    // mark, a gap).
+    auto marker =
+        std::lower_bound(s.markers.begin(), s.markers.end(), lo < n ? s.x[lo] : 0.0,
+                         [](const data::PlotSeries::Marker& a, double x) { return a.x < x; });
     auto addMark = [&](int k, int i) {
-        const double y = s.y[i];
-        const int m = std::isnan(y) ? 0 : y > 0 ? 1 : 2;
+        while (marker != s.markers.end() && marker->x < s.x[i]) ++marker;
+        if (marker == s.markers.end() || marker->x != s.x[i]) return;
+        const int m = static_cast<int>(marker->mark);
         const double c = column(i);
         if (c == lastMarkColumn[k][m]) return;
         lastMarkColumn[k][m] = c;
@@ -459,7 +469,7 @@ void ComparePanel::resampleErrorPlot() {
     if (firstDivergence_) {
         const double x = errorProfile().firstDivergenceX;
         const int at = static_cast<int>(x);
-        firstDivergence_->setData({s.x[at]}, {nonFiniteOrValueY(errorPlot_, s.y[at])}, true);
+        firstDivergence_->setData({s.x[at]}, {ringY(s, at)}, true);
         // Its label where the plot is empty: left of the line, above the ops before it (they
         // match, near 0), unless the line is too near the left edge for it; then right of the
         // line half-way down, under the marks of the errors after it that are not finite.

@@ -71,6 +71,9 @@ private:
     void rebuildErrorPlot();
     // The error plot's graphs from the profile: what the visible range shows at this width.
     void resampleErrorPlot();
+    // Where the first divergence's ring goes: on its point, or on its mark at the plot's edge
+    // when its error is not finite (as the error plot is laid out now).
+    double ringY(const data::PlotSeries& series, int at) const;
     void rebuildStatisticPlot();
     data::RunComparison::Measure measure() const;
 
