@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSet>
 #include <QSignalSpy>
@@ -39,6 +40,7 @@
 #include "op_tensors_panel.h"
 #include "op_tree_model.h"
 #include "op_tree_panel.h"
+#include "overflow_births.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
 #include "statistics_plot.h"
@@ -443,6 +445,31 @@ TEST_F(MainWindowTest, TheFirstNaNNoticeTakesAtMostAThirdOfTheWindow) {
         EXPECT_EQ(notice->maximumWidth(), width / 3);
         EXPECT_LE(notice->width(), width / 3);
     }
+}
+
+// A passing message is fitted again once the bar's buttons change: shown beside a progress bar
+// that then went away (a comparison's, gone at its first answer), a verdict stayed four words
+// long beside 200 empty pixels.
+TEST_F(MainWindowTest, APassingMessageTakesTheRoomABarButtonLeaves) {
+    window_.resize(1055, 704);
+    // The window settled: the notices it shows for this dump are up.
+    ASSERT_TRUE(waitFor(
+        [&] { return !window_.firstNanText().isEmpty() && !window_.overflowBirths()->busy(); }));
+    QCoreApplication::processEvents();
+    auto* leaving = new QLabel(QString(40, QChar('x')));
+    window_.statusBar()->addPermanentWidget(leaving);
+    ASSERT_TRUE(waitFor([&] { return leaving->isVisible() && leaving->x() > 0; }));
+    QCoreApplication::processEvents();
+    const QString text = "First divergence, born here: " + QString(300, QChar('w'));
+    const QString first = window_.showPassingMessage(text, 60000);
+    ASSERT_TRUE(first.endsWith(QChar(0x2026)));
+    leaving->hide();
+    ASSERT_TRUE(waitFor([&] {
+        return window_.statusBar()->currentMessage().size() > first.size() + 10;
+    })) << window_.statusBar()->currentMessage().toStdString();
+    EXPECT_TRUE(window_.statusBar()->currentMessage().startsWith("First divergence, born here: w"));
+    EXPECT_TRUE(window_.statusBar()->currentMessage().endsWith(QChar(0x2026)));
+    EXPECT_EQ(window_.statusBar()->toolTip(), text);
 }
 
 // A first NaN deep in a layer: the tree opens its layers down to it and shows it selected. The

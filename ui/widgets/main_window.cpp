@@ -24,6 +24,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 
 #include "attach_dialog.h"
@@ -189,6 +190,8 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& message) {
         if (message.isEmpty()) statusBar()->setToolTip(QString());
     });
+    // Its buttons coming and going move where a passing message ends (refitPassingMessage).
+    statusBar()->installEventFilter(this);
     statusBar()->addWidget(sessionState_);
     statusBar()->addWidget(state_, 1);
     statusBar()->addPermanentWidget(firstNanButton_);
@@ -363,6 +366,15 @@ bool MainWindow::mayReplaceSession() {
            QMessageBox::Yes;
 }
 
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+    // Laid out anew (a button shown or hidden, a new width): the message is fitted once that is
+    // done.
+    if (watched == statusBar() &&
+        (event->type() == QEvent::LayoutRequest || event->type() == QEvent::Resize))
+        QTimer::singleShot(0, this, &MainWindow::refitPassingMessage);
+    return QMainWindow::eventFilter(watched, event);
+}
+
 void MainWindow::resizeEvent(QResizeEvent* event) {
     QMainWindow::resizeEvent(event);
     // The status bar's notices take at most a third of it each: the rest is the
@@ -493,19 +505,42 @@ void MainWindow::previewTensorFile(const QString& path) {
     preview_->openRow(row);
 }
 
-QString MainWindow::showPassingMessage(const QString& text, int ms) {
-    // The message has the bar up to the leftmost button that stays beside it.
+// As much of `text` as fits the status bar up to the leftmost button that stays beside it.
+QString MainWindow::fitPassingMessage(const QString& text) const {
     int room = statusBar()->contentsRect().width();
     for (QWidget* w : statusBar()->findChildren<QWidget*>(Qt::FindDirectChildrenOnly))
         if (w->isVisible() && w != sessionState_ && w != state_ && w->x() > 0)
             room = std::min(room, w->x());
     const int margins =
         2 * statusBar()->style()->pixelMetric(QStyle::PM_LayoutHorizontalSpacing) + 8;
-    const QString shown =
-        statusBar()->fontMetrics().elidedText(text, Qt::ElideRight, std::max(room - margins, 40));
+    return statusBar()->fontMetrics().elidedText(text, Qt::ElideRight,
+                                                 std::max(room - margins, 40));
+}
+
+QString MainWindow::showPassingMessage(const QString& text, int ms) {
+    const QString shown = fitPassingMessage(text);
     statusBar()->setToolTip(shown == text ? QString() : text);
     statusBar()->showMessage(shown, ms);
+    passingText_ = text;
+    passingShown_ = shown;
+    passingUntil_.setRemainingTime(ms);
+    // Fitted again once the bar is laid out: a button hidden by what the message says (the
+    // comparison's progress bar, gone at its first answer) left a verdict four words long
+    // beside 200 empty pixels.
+    QTimer::singleShot(0, this, &MainWindow::refitPassingMessage);
     return shown;
+}
+
+void MainWindow::refitPassingMessage() {
+    if (passingText_.isEmpty() || statusBar()->currentMessage() != passingShown_ ||
+        passingUntil_.hasExpired())
+        return;
+    const QString shown = fitPassingMessage(passingText_);
+    if (shown == passingShown_) return;
+    passingShown_ = shown;
+    statusBar()->setToolTip(shown == passingText_ ? QString() : passingText_);
+    statusBar()->showMessage(shown,
+                             static_cast<int>(std::max<qint64>(passingUntil_.remainingTime(), 1)));
 }
 
 void MainWindow::chooseDump() {

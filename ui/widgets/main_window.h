@@ -7,6 +7,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <QDeadlineTimer>
 #include <QMainWindow>
 #include <QPointer>
 
@@ -113,6 +114,7 @@ public:
 protected:
     void closeEvent(QCloseEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void chooseDump();
@@ -132,6 +134,8 @@ private:
     void onDataDirectoryChanged();
     void onProblemsAdded(const QStringList& problems);
     void onProblemsCleared();
+    QString fitPassingMessage(const QString& text) const;
+    void refitPassingMessage();
     void onFirstNanChanged(uint32_t row);
     void updateTitle();
     void updateStatus();
@@ -169,6 +173,10 @@ private:
     QSpinBox* round_;
     QList<QAction*> workspaceActions_;
     ElidedLabel* state_;  // the dump's state and counts
+    // The passing message shown (showPassingMessage): whole, as shown, and until when; fitted
+    // again as the bar's buttons change (refitPassingMessage).
+    QString passingText_, passingShown_;
+    QDeadlineTimer passingUntil_;
     QLabel* sessionState_;
     QProgressBar* progress_;
     QPushButton* problemsButton_;
