@@ -665,6 +665,41 @@ TEST(ComparePanelPlot, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirAxes
               panel->errorPlot()->yAxis->property("probeFullLabel").toString());
 }
 
+// Jump to first divergence selects its row in the table of compared ops and scrolls it into
+// view, also with the table sorted; the table stayed where it was (found by a GUI walk).
+TEST(ComparePanelPlot, TheTableFollowsTheJumpToTheFirstDivergence) {
+    test::TempDir dir("ui-compare-table");
+    context::AppContext context;
+    MainWindow window(&context);
+    compareSmallPairAtItsFirstDivergence(window, dir.path());
+    auto* panel = window.comparePanel();
+    ASSERT_TRUE(waitFor([&] { return panel->isVisible(); }));
+    const auto& r = *context.comparison()->result();
+    ASSERT_TRUE(r.firstBornHere);
+    QTableView* table = nullptr;
+    for (QTableView* view : panel->findChildren<QTableView*>())
+        if (view->model() && view->model()->columnCount() > data::CompareOpsModel::OpColumn)
+            table = view;
+    ASSERT_NE(table, nullptr);
+    auto selectedOp = [&] {
+        return table->currentIndex().data(data::CompareOpsModel::ComparedOpRole).toUInt();
+    };
+    auto shown = [&] {
+        return table->viewport()->rect().intersects(table->visualRect(table->currentIndex()));
+    };
+    ASSERT_TRUE(waitFor([&] { return selectedOp() == *r.firstBornHere; }))
+        << selectedOp() << " vs " << *r.firstBornHere;
+    EXPECT_TRUE(shown());
+    // Elsewhere, then the jump again with the table sorted by another column.
+    context.cursor()->setRow(0);
+    ASSERT_TRUE(waitFor([&] { return selectedOp() != *r.firstBornHere; }));
+    table->sortByColumn(data::CompareOpsModel::VerdictColumn, Qt::DescendingOrder);
+    ASSERT_TRUE(context.goToFirstDivergence());
+    ASSERT_TRUE(waitFor([&] { return selectedOp() == *r.firstBornHere; }))
+        << selectedOp() << " vs " << *r.firstBornHere;
+    EXPECT_TRUE(shown());
+}
+
 // A comparison made while its tab is hidden: once the tab is shown, both plots have their axis
 // labels, with room for them. Laid out while hidden, a few pixels high, the labels were emptied,
 // and the plots were drawn without them until the window was resized (found by a GUI walk).

@@ -178,6 +178,7 @@ void CompareOpsModel::rebuild() {
     fill_.stop();
     pendingOrder_.reset();
     order_.reset();
+    rowOfListed_.clear();
     listedOps_.reset();
     listed_ = shown_ = 0;
     const analysis::CompareResult* r = comparison_->result();
@@ -264,9 +265,22 @@ void CompareOpsModel::applyOrder(Order order) {
         after << this->index(static_cast<int>(row), index.column());
     }
     order_ = std::move(order.ops);
+    rowOfListed_ = order_ ? std::move(order.rowOfListed) : std::vector<uint32_t>();
     changePersistentIndexList(before, after);
     emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
     emit sortApplied();
+}
+
+int CompareOpsModel::rowOfComparedOp(uint32_t comparedOp) const {
+    size_t place = comparedOp;
+    if (listedOps_) {
+        const auto at = std::lower_bound(listedOps_->begin(), listedOps_->end(), comparedOp);
+        if (at == listedOps_->end() || *at != comparedOp) return -1;
+        place = static_cast<size_t>(at - listedOps_->begin());
+    }
+    if (place >= static_cast<size_t>(listed_)) return -1;
+    const size_t row = order_ ? rowOfListed_[place] : place;
+    return row < static_cast<size_t>(shown_) ? static_cast<int>(row) : -1;
 }
 
 int CompareOpsModel::rowCount(const QModelIndex& parent) const {

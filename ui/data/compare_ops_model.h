@@ -68,6 +68,10 @@ public:
     // Rows of the result are still to be added (rowsInserted follows; filled() when done).
     bool filling() const { return shown_ < listed_; }
 
+    // The row of a compared op (an index into result()->ops), -1 when it is not listed or not
+    // in the rows yet.
+    int rowOfComparedOp(uint32_t comparedOp) const;
+
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
@@ -118,6 +122,7 @@ private:
     std::shared_ptr<const std::vector<uint32_t>> listedOps_;
     int listed_ = 0;
     std::shared_ptr<const std::vector<uint32_t>> order_;
+    std::vector<uint32_t> rowOfListed_;  // with order_: Order::rowOfListed
     // Rows the views were told of (listed_ once filled), how many at a time, and a sort's order
     // that ended while they were being added.
     int shown_ = 0;

@@ -189,6 +189,21 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
         if (lower_->currentWidget() == pairView_ && isVisible()) pairView_->showRow(cursor_->row());
     };
     connect(cursor_, &data::DumpCursor::changed, this, followInPair);
+    // The table shows the op the cursor is on (Jump to first divergence, a click in the tree or
+    // the plot): it stayed where it was.
+    auto followInTable = [this] {
+        const uint32_t compared = comparison_->comparedOp(cursor_->op(), cursor_->round());
+        const int row = compared == kNone ? -1 : model_->rowOfComparedOp(compared);
+        if (row < 0 || table_->currentIndex().row() == row) return;
+        const QModelIndex index = model_->index(row, data::CompareOpsModel::OpColumn);
+        table_->selectionModel()->setCurrentIndex(
+            index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        table_->scrollTo(index);
+    };
+    connect(cursor_, &data::DumpCursor::changed, this, followInTable);
+    connect(model_, &data::CompareOpsModel::sortApplied, this, followInTable);
+    connect(model_, &data::CompareOpsModel::filled, this, followInTable);
+    connect(model_, &QAbstractItemModel::modelReset, this, followInTable);
     connect(lower_, &QTabWidget::currentChanged, this, followInPair);
     connect(comparison_, &RunComparison::changed, this, followInPair);
     connect(table_, &QTableView::doubleClicked, this, [this] { showTensorPair(); });
