@@ -46,6 +46,7 @@
 #include "compare_tensor_pair.h"
 #include "compare_tensor_view.h"
 #include "context/app_context.h"
+#include "dump_builder.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "engine_runs.h"
@@ -663,6 +664,46 @@ TEST(ComparePanelPlot, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirAxes
     panel->errorPlot()->replot();
     EXPECT_EQ(panel->errorPlot()->yAxis->label(),
               panel->errorPlot()->yAxis->property("probeFullLabel").toString());
+}
+
+// The tensor of an op in one run only (child ops dumped in the candidate, the reference dumped
+// layer-level ops only): the pair plot says why it has nothing to draw; it was an empty grid.
+TEST(ComparePanelPlot, ATensorInOneRunOnlyIsSaidNotDrawnAsNothing) {
+    test::TempDir dir("ui-compare-one-run");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    for (int round = 0; round < 2; ++round) {
+        for (test::DumpBuilder* dump : {&reference, &candidate}) {
+            dump->addRow(round, "0", "layer", "Layer", false, {1, 2});
+            dump->addRow(round, "0", "layer", "Layer", true, {1, 2});
+        }
+        candidate.addRow(round, "0_0", "layer/mul", "aten::mul", true, {1, 2});
+    }
+    reference.setStatus("complete");
+    candidate.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.resize(1500, 950);
+    window.show();
+    ASSERT_TRUE(
+        context.compare(QString::fromStdString(dir / "ref"), QString::fromStdString(dir / "cand")));
+    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
+    const auto& idx = context.store()->index();
+    const uint32_t onlyHere = idx.findOp(0, "0_0");
+    ASSERT_NE(onlyHere, kNone);
+    context.cursor()->setOp(onlyHere);
+    ASSERT_NE(context.cursor()->slot(), kNone);
+    QCustomPlot* plot = window.comparePanel()->statisticPlot();
+    auto said = [&] {
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)))
+                if (text->text().startsWith("Nothing to plot: no round of this tensor pairs"))
+                    return true;
+        return false;
+    };
+    ASSERT_TRUE(waitFor(said));
+    // A tensor both runs have: drawn, the words gone.
+    context.cursor()->setOp(idx.findOp(0, "0"));
+    ASSERT_TRUE(waitFor([&] { return !said() && plot->graph(0)->dataCount() > 0; }));
 }
 
 // Jump to first divergence selects its row in the table of compared ops and scrolls it into

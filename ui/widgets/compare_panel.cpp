@@ -505,6 +505,7 @@ void ComparePanel::resampleErrorPlot() {
 
 void ComparePanel::rebuildStatisticPlot() {
     statisticPlot_->clearGraphs();
+    statisticPlot_->clearItems();
     pairMarks_[0] = pairMarks_[1] = {};  // their graphs went with the others
     pair_ = {};
     const analysis::CompareResult* r = comparison_->result();
@@ -537,6 +538,18 @@ void ComparePanel::rebuildStatisticPlot() {
         statisticPlot_->xAxis->setRange(pair_.candidate.x.front() - 0.5,
                                         pair_.candidate.x.back() + 0.5);
     statisticPlot_->yAxis->setRange(fitted({pair_.candidate.y, pair_.reference.y}));
+    // An op in one run only has no round to plot: said, where an empty grid said nothing.
+    if (pair_.candidate.x.isEmpty() && pair_.reference.x.isEmpty()) {
+        auto* why = new QCPItemText(statisticPlot_);
+        why->setText(
+            tr("Nothing to plot: no round of this tensor pairs with one of the "
+               "reference (an op in one run only)"));
+        why->position->setType(QCPItemPosition::ptAxisRectRatio);
+        why->position->setCoords(0.5, 0.5);
+        why->setPositionAlignment(Qt::AlignCenter);
+        why->setColor(QColor(90, 90, 90));
+        statisticPlot_->legend->setVisible(false);
+    }
     // The statistic on the short axis, the tensor on the long one: "Norm of layers.1/add input
     // 1_other" on the vertical axis read "Norm of …" at any size.
     const auto& idx = store_->index();
