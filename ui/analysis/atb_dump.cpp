@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
-#include <cstdlib>
-#include <memory>
 
 #include "probe/format/file_util.h"
 
@@ -60,13 +58,8 @@ std::string findOpFile(const std::string& dir, const std::vector<std::string>& p
 std::optional<std::string> linkToAFolderHoldingIt(const std::string& path) {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return std::nullopt;
-    const auto resolved = [](const std::string& p) {
-        std::unique_ptr<char, decltype(&std::free)> real(::realpath(p.c_str(), nullptr),
-                                                         &std::free);
-        return real ? std::string(real.get()) : std::string();
-    };
-    const std::string target = resolved(path);
-    const std::string holder = resolved(parentOf(path));
+    const std::string target = format::resolvedPath(path);
+    const std::string holder = format::resolvedPath(parentOf(path));
     if (target.empty() || holder.empty()) return std::nullopt;
     if (holder != target && holder.compare(0, target.size() + 1, target + "/") != 0)
         return std::nullopt;

@@ -8,7 +8,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 #include <unordered_map>
 
@@ -354,20 +353,9 @@ std::vector<int32_t> DumpIndex::rounds(uint32_t process) const {
     return out;
 }
 
-namespace {
-
-std::string canonicalPath(const std::string& path) {
-    char* resolved = ::realpath(path.c_str(), nullptr);
-    if (!resolved) return {};
-    std::string out = resolved;
-    std::free(resolved);
-    return out;
-}
-
-}  // namespace
-
 uint32_t DumpIndex::rowOfTensorFile(const std::string& path) const {
-    const std::string file = canonicalPath(path), data = canonicalPath(root_ + "/data");
+    const std::string file = format::resolvedPath(path),
+                      data = format::resolvedPath(root_ + "/data");
     if (layout_ != DumpLayout::Atb || file.empty() || data.empty() ||
         file.rfind(data + "/", 0) != 0)
         return kNone;
@@ -388,7 +376,7 @@ uint32_t DumpIndex::rowOfTensorFile(const std::string& path) const {
     const auto it = rounds.find(roundNumber);
     if (it == rounds.end()) return kNone;
     for (uint32_t row : it->second)
-        if (rows_[row].hasTensorFile && canonicalPath(tensorPath(row)) == file) return row;
+        if (rows_[row].hasTensorFile && format::resolvedPath(tensorPath(row)) == file) return row;
     return kNone;
 }
 

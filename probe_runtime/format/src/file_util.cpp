@@ -112,6 +112,14 @@ std::string absolutePath(const std::string& path) {
     return joinPath(cwd, rel);
 }
 
+std::string resolvedPath(const std::string& path) {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (!resolved) return {};
+    std::string out = resolved;
+    std::free(resolved);
+    return out;
+}
+
 std::string joinPath(std::string_view a, std::string_view b) {
     if (a.empty()) return std::string(b);
     std::string out(a);

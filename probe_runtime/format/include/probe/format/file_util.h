@@ -27,6 +27,10 @@ int64_t freeDiskBytes(const std::string& path);
 // The absolute form of `path` (relative to the current directory), without resolving links.
 std::string absolutePath(const std::string& path);
 
+// `path` with every link and "." / ".." resolved (realpath); empty when it cannot be (it does not
+// exist, a loop, no permission).
+std::string resolvedPath(const std::string& path);
+
 std::string joinPath(std::string_view a, std::string_view b);
 
 bool isDirectory(const std::string& path);
