@@ -4,6 +4,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <algorithm>
+
 #include <QString>
 #include <QVector>
 
@@ -21,8 +23,14 @@ struct PlotSeries {
     QString label;
     QVector<double> x, y;     // y is NaN where the value is not finite or N/A (a gap)
     QVector<uint32_t> rows;   // the statistic row behind each point (kNone at a gap with no row)
-    QVector<Marker> markers;  // non-finite values
+    QVector<Marker> markers;  // non-finite values, in x order
     bool empty() const { return x.isEmpty(); }
+    // The marker at `x`: nullptr where the value is finite or not known.
+    const Marker* markerAt(double at) const {
+        const auto it = std::lower_bound(markers.begin(), markers.end(), at,
+                                         [](const Marker& m, double v) { return m.x < v; });
+        return it != markers.end() && it->x == at ? &*it : nullptr;
+    }
 };
 
 // One statistic of a tensor (slot) in every round it has.

@@ -326,27 +326,21 @@ void ComparePanel::rebuildErrorPlot() {
         firstDivergenceLabel_->position->setTypeX(QCPItemPosition::ptPlotCoords);
         firstDivergenceLabel_->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
         // Its point, ringed: drawn whatever else its pixel column holds; a value that is not
-        // finite (an overflow) where its mark is, at the plot's edge (resampleErrorPlot).
-        const int at = static_cast<int>(profile.firstDivergenceX);
+        // finite (an overflow) where its mark is, at the plot's edge. The ring and the label
+        // are placed as the plot is laid out (resampleErrorPlot).
         firstDivergence_ = errorPlot_->addGraph();
         firstDivergence_->setName(tr("first divergence"));
         firstDivergence_->setLineStyle(QCPGraph::lsNone);
         firstDivergence_->setScatterStyle(QCPScatterStyle(
             QCPScatterStyle::ssCircle, QPen(kFirstDivergenceColor, 2), Qt::NoBrush, 13));
-        firstDivergence_->setData({profile.series.x[at]}, {ringY(profile.series, at)}, true);
         firstDivergence_->removeFromLegend();
     }
     errorPlot_->replot();  // its layout resamples the graphs (afterLayout)
 }
 
 double ComparePanel::ringY(const data::PlotSeries& series, int at) const {
-    const double y = series.y[at];
-    if (std::isfinite(y)) return y;
-    const bool below =
-        std::any_of(series.markers.begin(), series.markers.end(), [&](const auto& m) {
-            return m.x == series.x[at] && m.mark == data::PlotSeries::Mark::NegInf;
-        });
-    return nonFiniteMarkY(errorPlot_, below ? -INFINITY : INFINITY);
+    const auto* marker = series.markerAt(series.x[at]);
+    return marker ? nonFiniteMarkY(errorPlot_, marker->mark) : series.y[at];
 }
 
 void ComparePanel::resampleErrorPlot() {
@@ -389,8 +383,9 @@ void ComparePanel::resampleErrorPlot() {
     // An error that is not finite: a mark at the plot's edge in its verdict's colour, one per
     // pixel column and kind (they were gaps: the ops after an overflow looked as if they had no
     // data, while the table listed them as nan).
-    const double top = nonFiniteMarkY(errorPlot_, NAN),
-                 bottom = nonFiniteMarkY(errorPlot_, -INFINITY);
+    std::array<double, 3> edge;  // by PlotSeries::Mark
+    for (int m = 0; m < 3; ++m)
+        edge[m] = nonFiniteMarkY(errorPlot_, static_cast<data::PlotSeries::Mark>(m));
     std::vector<std::array<QVector<double>, 3>> markX(kinds), markY(kinds);
     std::vector<std::array<double, 3>> lastMarkColumn(kinds, {-1e300, -1e300, -1e300});
     // The series holds such a value as NaN; its kind is in its markers (in x order, as the
@@ -407,7 +402,7 @@ void ComparePanel::resampleErrorPlot() {
         if (c == lastMarkColumn[k][m]) return;
         lastMarkColumn[k][m] = c;
         markX[k][m] << s.x[i];
-        markY[k][m] << (m == 2 ? bottom : top);
+        markY[k][m] << edge[m];
     };
     // A disc adds nothing where one of its verdict was drawn less than half its size away.
     auto addDot = [&](int k, int i) {

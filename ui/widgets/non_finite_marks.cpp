@@ -14,6 +14,10 @@ double nonFiniteMarkY(const QCustomPlot* plot, double value) {
                                          : rect.top() + kNonFiniteMarkInset);
 }
 
+double nonFiniteMarkY(const QCustomPlot* plot, data::PlotSeries::Mark mark) {
+    return nonFiniteMarkY(plot, mark == data::PlotSeries::Mark::NegInf ? -INFINITY : NAN);
+}
+
 QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
                                 const QColor& color) {
     const QCPScatterStyle::ScatterShape shapes[] = {
@@ -38,14 +42,15 @@ void NonFiniteMarks::add(QCustomPlot* plot, const data::PlotSeries& series, cons
 }
 
 void NonFiniteMarks::place(const QCustomPlot* plot, const data::PlotSeries& series) const {
-    const double top = nonFiniteMarkY(plot, NAN), bottom = nonFiniteMarkY(plot, -INFINITY);
     for (int m = 0; m < 3; ++m) {
         if (!graphs_[m]) continue;
+        const auto mark = static_cast<data::PlotSeries::Mark>(m);
+        const double edge = nonFiniteMarkY(plot, mark);
         QVector<double> x, y;
         for (const auto& marker : series.markers) {
-            if (static_cast<int>(marker.mark) != m) continue;
+            if (marker.mark != mark) continue;
             x.push_back(marker.x);
-            y.push_back(marker.mark == data::PlotSeries::Mark::NegInf ? bottom : top);
+            y.push_back(edge);
         }
         graphs_[m]->setData(x, y, true);
     }

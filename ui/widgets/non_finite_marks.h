@@ -18,6 +18,8 @@ constexpr int kNonFiniteMarkInset = 9;
 
 // Where a value that is not finite is drawn: the y (in plot coordinates) of the edge it goes to.
 double nonFiniteMarkY(const QCustomPlot* plot, double value);
+// The same for a marker's kind: the bottom edge for -Inf, the top for NaN and +Inf.
+double nonFiniteMarkY(const QCustomPlot* plot, data::PlotSeries::Mark mark);
 
 // A graph of marks of one kind (cross, triangle up or down) in `color`, out of the legend.
 QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
