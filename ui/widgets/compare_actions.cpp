@@ -7,7 +7,6 @@
 #include <memory>
 
 #include <QAction>
-#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
@@ -92,20 +91,18 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
     // While it is still up, its counts follow the runs (it kept the first run's), for the time
     // it has left.
     auto shownGist = std::make_shared<QString>();
-    auto shownSince = std::make_shared<QElapsedTimer>();
-    constexpr qint64 kVerdictMs = 15000;
+    constexpr int kVerdictMs = 15000;
     connect(comparison, &data::RunComparison::finished, this, [=](bool ok, const QString& message) {
         compareProgress_->setVisible(comparison->running());
         cancelCompare_->setVisible(comparison->running());
         const QString gist = comparison->verdictGist();
         if (ok && gist == *shownGist) {
-            const qint64 left = kVerdictMs - shownSince->elapsed();
-            if (statusBar()->currentMessage() == *shownVerdict && left > 0)
-                *shownVerdict = showPassingMessage(message, static_cast<int>(left));
+            if (statusBar()->currentMessage() == *shownVerdict)
+                if (const QString shown = replacePassingMessage(message); !shown.isEmpty())
+                    *shownVerdict = shown;
             return;
         }
-        *shownVerdict = showPassingMessage(message, static_cast<int>(kVerdictMs));
-        shownSince->start();
+        *shownVerdict = showPassingMessage(message, kVerdictMs);
         *shownGist = ok ? gist : QString();
     });
 

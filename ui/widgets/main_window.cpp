@@ -518,12 +518,9 @@ QString MainWindow::fitPassingMessage(const QString& text) const {
 }
 
 QString MainWindow::showPassingMessage(const QString& text, int ms) {
-    const QString shown = fitPassingMessage(text);
-    statusBar()->setToolTip(shown == text ? QString() : text);
-    statusBar()->showMessage(shown, ms);
     passingText_ = text;
-    passingShown_ = shown;
     passingUntil_.setRemainingTime(ms);
+    const QString shown = displayPassingMessage();
     // Fitted again once the bar is laid out: a button hidden by what the message says (the
     // comparison's progress bar, gone at its first answer) left a verdict four words long
     // beside 200 empty pixels.
@@ -531,16 +528,28 @@ QString MainWindow::showPassingMessage(const QString& text, int ms) {
     return shown;
 }
 
-void MainWindow::refitPassingMessage() {
-    if (passingText_.isEmpty() || statusBar()->currentMessage() != passingShown_ ||
-        passingUntil_.hasExpired())
-        return;
-    const QString shown = fitPassingMessage(passingText_);
-    if (shown == passingShown_) return;
-    passingShown_ = shown;
-    statusBar()->setToolTip(shown == passingText_ ? QString() : passingText_);
-    statusBar()->showMessage(shown,
+QString MainWindow::replacePassingMessage(const QString& text) {
+    if (!passingMessageUp()) return {};
+    passingText_ = text;
+    return displayPassingMessage();
+}
+
+bool MainWindow::passingMessageUp() const {
+    return !passingText_.isEmpty() && statusBar()->currentMessage() == passingShown_ &&
+           !passingUntil_.hasExpired();
+}
+
+QString MainWindow::displayPassingMessage() {
+    passingShown_ = fitPassingMessage(passingText_);
+    statusBar()->setToolTip(passingShown_ == passingText_ ? QString() : passingText_);
+    statusBar()->showMessage(passingShown_,
                              static_cast<int>(std::max<qint64>(passingUntil_.remainingTime(), 1)));
+    return passingShown_;
+}
+
+void MainWindow::refitPassingMessage() {
+    if (passingMessageUp() && fitPassingMessage(passingText_) != passingShown_)
+        displayPassingMessage();
 }
 
 void MainWindow::chooseDump() {

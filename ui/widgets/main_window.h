@@ -90,6 +90,9 @@ public:
     // it does not fit beside the buttons (QStatusBar clips it mid-word), the whole text as the
     // bar's tooltip meanwhile. Returns the text as shown.
     QString showPassingMessage(const QString& text, int ms);
+    // The passing message still shown (and only then) says `text` instead, for the time it has
+    // left; what it shows, or an empty string when none is up.
+    QString replacePassingMessage(const QString& text);
     // Opens the dump folder the user chose, once it is known to hold a dump (else says why,
     // changing nothing) and a running model may be stopped. False when it was not opened.
     bool openDumpAsked(const QString& dir);
@@ -135,6 +138,8 @@ private:
     void onProblemsAdded(const QStringList& problems);
     void onProblemsCleared();
     QString fitPassingMessage(const QString& text) const;
+    bool passingMessageUp() const;
+    QString displayPassingMessage();  // passingText_, fitted, until passingUntil_
     void refitPassingMessage();
     void onFirstNanChanged(uint32_t row);
     void updateTitle();
