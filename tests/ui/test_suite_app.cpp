@@ -27,6 +27,8 @@
 #include "main_window.h"
 #include "op_replay.h"
 #include "op_tensors_panel.h"
+#include "op_tree_model.h"
+#include "op_tree_panel.h"
 #include "overflow_births.h"
 #include "test_support.h"
 #include "widget_checks.h"
@@ -163,6 +165,13 @@ TEST(OverflowBirths, FindsTheInnermostOpWhereTheInfIsBornAndTheWindowJumpsThere)
     button->click();
     EXPECT_EQ(context.cursor()->op(), idx.findOp(0, "0_1"));
     EXPECT_EQ(context.cursor()->round(), 1);
+    // Clicked again while a search hides the op the cursor is on: the tree shows it, as the
+    // first-NaN notice and the jump to the first divergence do (it did nothing).
+    window.treePanel()->setSearchText("no op is named like this");
+    ASSERT_FALSE(window.treePanel()->view()->currentIndex().isValid());
+    button->click();
+    EXPECT_EQ(window.treePanel()->view()->currentIndex().data(data::OpTreeModel::OpRole).toUInt(),
+              idx.findOp(0, "0_1"));
     EXPECT_EQ(idx.slot(idx.row(context.cursor()->row()).slot).isOutput, true);
     // The tensors panel says it is born there.
     ASSERT_TRUE(waitFor([&] { return window.tensorsPanel()->findChildren<QLabel*>().size() > 0; }));

@@ -47,7 +47,7 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
     jumpAction_->setEnabled(false);
     connect(jumpAction_, &QAction::triggered, this, [this] {
         if (!context_->goToFirstDivergence()) return;
-        tree_->revealOp(context_->cursor()->op());  // also when the cursor was there already
+        revealCursorOpInTree();
         showView(View::Compare);
     });
     auto* stop = new QAction(tr("Stop comparing"), this);

@@ -183,8 +183,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
         tr("Where the numbers first went wrong, in execution order: select that op and round"));
     connect(firstNanButton_, &QPushButton::clicked, this, [this] {
         context_->goToFirstNan();
-        // Shown in the tree also when the cursor was there already (a search hid it).
-        tree_->revealOp(context_->cursor()->op());
+        revealCursorOpInTree();
     });
     // A passing message's tooltip (its whole text) goes with it.
     connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& message) {
@@ -382,6 +381,10 @@ void MainWindow::resizeEvent(QResizeEvent* event) {
     const int most = std::max(160, width() / 3);
     firstNanButton_->setMaximumWidth(most);
     if (overflowButton_) overflowButton_->setMaximumWidth(most);
+}
+
+void MainWindow::revealCursorOpInTree() {
+    if (context_->cursor()->op() != analysis::kNone) tree_->revealOp(context_->cursor()->op());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

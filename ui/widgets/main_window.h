@@ -137,6 +137,10 @@ private:
     void onDataDirectoryChanged();
     void onProblemsAdded(const QStringList& problems);
     void onProblemsCleared();
+    // After a jump (the first NaN, the first divergence, where the overflow is born): the
+    // cursor's op shown in the tree, also when the cursor was on it already (nothing changed for
+    // the tree to follow) while a search hid it.
+    void revealCursorOpInTree();
     QString fitPassingMessage(const QString& text) const;
     bool passingMessageUp() const;
     QString displayPassingMessage();  // passingText_, fitted, until passingUntil_

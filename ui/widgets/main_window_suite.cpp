@@ -122,8 +122,10 @@ QString MainWindow::overflowText() const {
 
 void MainWindow::goToOverflowBirth() {
     const data::BornOverflow* born = births_->first();
-    if (born && born->row != kNone && born->row < context_->store()->index().rowCount())
+    if (born && born->row != kNone && born->row < context_->store()->index().rowCount()) {
         context_->cursor()->setRow(born->row);
+        revealCursorOpInTree();
+    }
 }
 
 }  // namespace probe::widgets
