@@ -619,26 +619,28 @@ void compareSyntheticPairIn(MainWindow& window, const std::string& dir, Syntheti
                                           QString::fromStdString(dumps.candidate.root)));
 }
 
-// A small pair (an overflow in layer 1 at round 2) compared in `window`, which is at its first
+// A small pair (an overflow in layer 1 at round 2) compared in a window, which is at its first
 // divergence.
-void compareSmallPairAtItsFirstDivergence(MainWindow& window, const std::string& dir) {
-    compareSyntheticPairIn(window, dir, {60, 600, 3, true}, 1, 2);
-    ASSERT_TRUE(waitFor([&] { return window.context()->comparison()->result() != nullptr; }));
-    ASSERT_TRUE(window.context()->goToFirstDivergence());
-}
+class SmallComparedPair : public ::testing::Test {
+protected:
+    void SetUp() override {
+        compareSyntheticPairIn(window_, dir_.path(), {60, 600, 3, true}, 1, 2);
+        ASSERT_TRUE(waitFor([&] { return context_.comparison()->result() != nullptr; }));
+        ASSERT_TRUE(context_.goToFirstDivergence());
+    }
+    test::TempDir dir_{"ui-compare-small"};
+    context::AppContext context_;
+    MainWindow window_{&context_};
+    widgets::ComparePanel* panel_ = window_.comparePanel();
+};
 
 // At the app's smallest size the comparison's plots keep their legends beside the axes, off the
 // points (inside, they hid the ops after the first divergence), and a measure's name too long for
 // a short plot's axis ends in "…" within it (it was cut off at both ends).
-TEST(ComparePanelPlot, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirAxes) {
-    test::TempDir dir("ui-compare-small");
-    context::AppContext context;
-    MainWindow window(&context);
-    compareSmallPairAtItsFirstDivergence(window, dir.path());
-    auto* panel = window.comparePanel();
-    ASSERT_TRUE(waitFor([&] { return panel->isVisible(); }));
-    window.resize(1055, 704);
-    for (QCustomPlot* plot : {panel->errorPlot(), panel->statisticPlot()}) {
+TEST_F(SmallComparedPair, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirAxes) {
+    ASSERT_TRUE(waitFor([&] { return panel_->isVisible(); }));
+    window_.resize(1055, 704);
+    for (QCustomPlot* plot : {panel_->errorPlot(), panel_->statisticPlot()}) {
         ASSERT_TRUE(waitFor([&] { return plot->width() < 800 && plot->graphCount() > 0; }));
         plot->replot();
         ASSERT_TRUE(plot->legend->visible());
@@ -656,14 +658,14 @@ TEST(ComparePanelPlot, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirAxes
         }
     }
     // The error plot is short there: its measure's name does not fit whole.
-    EXPECT_NE(panel->errorPlot()->yAxis->label(),
-              panel->errorPlot()->yAxis->property("probeFullLabel").toString());
+    EXPECT_NE(panel_->errorPlot()->yAxis->label(),
+              panel_->errorPlot()->yAxis->property("probeFullLabel").toString());
     // Given room, the name is whole again.
-    window.resize(1500, 1400);
-    ASSERT_TRUE(waitFor([&] { return panel->errorPlot()->height() > 300; }));
-    panel->errorPlot()->replot();
-    EXPECT_EQ(panel->errorPlot()->yAxis->label(),
-              panel->errorPlot()->yAxis->property("probeFullLabel").toString());
+    window_.resize(1500, 1400);
+    ASSERT_TRUE(waitFor([&] { return panel_->errorPlot()->height() > 300; }));
+    panel_->errorPlot()->replot();
+    EXPECT_EQ(panel_->errorPlot()->yAxis->label(),
+              panel_->errorPlot()->yAxis->property("probeFullLabel").toString());
 }
 
 // The tensor of an op in one run only (child ops dumped in the candidate, the reference dumped
@@ -708,17 +710,12 @@ TEST(ComparePanelPlot, ATensorInOneRunOnlyIsSaidNotDrawnAsNothing) {
 
 // Jump to first divergence selects its row in the table of compared ops and scrolls it into
 // view, also with the table sorted; the table stayed where it was (found by a GUI walk).
-TEST(ComparePanelPlot, TheTableFollowsTheJumpToTheFirstDivergence) {
-    test::TempDir dir("ui-compare-table");
-    context::AppContext context;
-    MainWindow window(&context);
-    compareSmallPairAtItsFirstDivergence(window, dir.path());
-    auto* panel = window.comparePanel();
-    ASSERT_TRUE(waitFor([&] { return panel->isVisible(); }));
-    const auto& r = *context.comparison()->result();
+TEST_F(SmallComparedPair, TheTableFollowsTheJumpToTheFirstDivergence) {
+    ASSERT_TRUE(waitFor([&] { return panel_->isVisible(); }));
+    const auto& r = *context_.comparison()->result();
     ASSERT_TRUE(r.firstBornHere);
     QTableView* table = nullptr;
-    for (QTableView* view : panel->findChildren<QTableView*>())
+    for (QTableView* view : panel_->findChildren<QTableView*>())
         if (view->model() && view->model()->columnCount() > data::CompareOpsModel::OpColumn)
             table = view;
     ASSERT_NE(table, nullptr);
@@ -732,10 +729,10 @@ TEST(ComparePanelPlot, TheTableFollowsTheJumpToTheFirstDivergence) {
         << selectedOp() << " vs " << *r.firstBornHere;
     EXPECT_TRUE(shown());
     // Elsewhere, then the jump again with the table sorted by another column.
-    context.cursor()->setRow(0);
+    context_.cursor()->setRow(0);
     ASSERT_TRUE(waitFor([&] { return selectedOp() != *r.firstBornHere; }));
     table->sortByColumn(data::CompareOpsModel::VerdictColumn, Qt::DescendingOrder);
-    ASSERT_TRUE(context.goToFirstDivergence());
+    ASSERT_TRUE(context_.goToFirstDivergence());
     ASSERT_TRUE(waitFor([&] { return selectedOp() == *r.firstBornHere; }))
         << selectedOp() << " vs " << *r.firstBornHere;
     EXPECT_TRUE(shown());
@@ -744,25 +741,19 @@ TEST(ComparePanelPlot, TheTableFollowsTheJumpToTheFirstDivergence) {
 // A comparison made while its tab is hidden: once the tab is shown, both plots have their axis
 // labels, with room for them. Laid out while hidden, a few pixels high, the labels were emptied,
 // and the plots were drawn without them until the window was resized (found by a GUI walk).
-TEST(ComparePanelPlot, PlotsComparedWhileHiddenShowTheirAxisLabels) {
-    test::TempDir dir("ui-compare-hidden");
-    context::AppContext context;
-    MainWindow window(&context);
-    window.showView(MainWindow::View::Tensor);
-    compareSmallPairAtItsFirstDivergence(window, dir.path());
-    auto* panel = window.comparePanel();
-    window.showView(MainWindow::View::Tensor);
-    ASSERT_TRUE(waitFor([&] { return !panel->isVisible(); }));
+TEST_F(SmallComparedPair, PlotsComparedWhileHiddenShowTheirAxisLabels) {
+    window_.showView(MainWindow::View::Tensor);
+    ASSERT_TRUE(waitFor([&] { return !panel_->isVisible(); }));
     // Laid out while hidden at the size a page not yet shown has: a label too long for that
     // still keeps its first letter (an axis without a label has no margin for one).
-    for (QCustomPlot* plot : {panel->errorPlot(), panel->statisticPlot()}) {
+    for (QCustomPlot* plot : {panel_->errorPlot(), panel_->statisticPlot()}) {
         plot->resize(100, 30);
         plot->replot();
         EXPECT_FALSE(plot->yAxis->label().isEmpty());
     }
-    window.showView(MainWindow::View::Compare);
-    ASSERT_TRUE(waitFor([&] { return panel->isVisible(); }));
-    for (QCustomPlot* plot : {panel->errorPlot(), panel->statisticPlot()}) {
+    window_.showView(MainWindow::View::Compare);
+    ASSERT_TRUE(waitFor([&] { return panel_->isVisible(); }));
+    for (QCustomPlot* plot : {panel_->errorPlot(), panel_->statisticPlot()}) {
         const QString full = plot->yAxis->property("probeFullLabel").toString();
         ASSERT_FALSE(full.isEmpty());
         // Drawn as the screen shows it: the queued replots a tab's showing causes, done.
@@ -777,23 +768,19 @@ TEST(ComparePanelPlot, PlotsComparedWhileHiddenShowTheirAxisLabels) {
             << plot->axisRect()->left();
     }
     // The tensor is named along the rounds, its statistic on the short axis.
-    EXPECT_TRUE(panel->statisticPlot()->xAxis->label().startsWith("round · "))
-        << panel->statisticPlot()->xAxis->label().toStdString();
+    EXPECT_TRUE(panel_->statisticPlot()->xAxis->label().startsWith("round · "))
+        << panel_->statisticPlot()->xAxis->label().toStdString();
 }
 
 // The selected tensor in both runs: a value that is not finite in one run is drawn as the
 // statistics plot draws it, a mark at the plot's edge in that run's colour, and the other run's
 // values as points of their own (the plot was empty for an Inf against one finite reference).
-TEST(ComparePanelPlot, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
-    test::TempDir dir("ui-compare-marks");
-    context::AppContext context;
-    MainWindow window(&context);
-    compareSmallPairAtItsFirstDivergence(window, dir.path());
-    auto* panel = window.comparePanel();
-    ASSERT_TRUE(waitFor(
-        [&] { return panel->isVisible() && !panel->statisticPair().candidate.markers.isEmpty(); }));
-    const auto& pair = panel->statisticPair();
-    QCustomPlot* plot = panel->statisticPlot();
+TEST_F(SmallComparedPair, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
+    ASSERT_TRUE(waitFor([&] {
+        return panel_->isVisible() && !panel_->statisticPair().candidate.markers.isEmpty();
+    }));
+    const auto& pair = panel_->statisticPair();
+    QCustomPlot* plot = panel_->statisticPlot();
     plot->replot();  // lays out, and so places the marks
     // The two lines, then one graph per kind of mark the candidate has (the reference: none).
     ASSERT_GT(plot->graphCount(), 2);
@@ -815,15 +802,15 @@ TEST(ComparePanelPlot, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
     EXPECT_EQ(marks, pair.candidate.markers.size());
     // The tensor in both runs: elements not finite in one run only, and no largest difference
     // of 0 beside them ("the largest absolute difference …, 0 at element [0, 0]").
-    const auto& idx = context.store()->index();
+    const auto& idx = context_.store()->index();
     uint32_t infinite = analysis::kNone;  // a row with its tensor's data, not all finite
     for (uint32_t row = 0; row < idx.rowCount() && infinite == analysis::kNone; ++row)
         if (idx.row(row).hasTensorFile && !std::isfinite(idx.row(row).get(analysis::Stat::Max)))
             infinite = row;
     ASSERT_NE(infinite, analysis::kNone);
-    context.cursor()->setRow(infinite);
-    auto* pairView = panel->pairView();
-    panel->findChild<QTabWidget*>()->setCurrentWidget(pairView);
+    context_.cursor()->setRow(infinite);
+    auto* pairView = panel_->pairView();
+    panel_->findChild<QTabWidget*>()->setCurrentWidget(pairView);
     ASSERT_TRUE(waitFor([&] { return pairView->factsText().contains("in one run only"); }))
         << pairView->factsText().toStdString();
     EXPECT_FALSE(pairView->factsText().contains(", 0 at element"))
@@ -835,14 +822,14 @@ TEST(ComparePanelPlot, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) {
     for (uint32_t row = 0; row < idx.rowCount() && statisticsOnly == analysis::kNone; ++row)
         if (!idx.row(row).hasTensorFile) statisticsOnly = row;
     ASSERT_NE(statisticsOnly, analysis::kNone);
-    context.cursor()->setRow(statisticsOnly);
+    context_.cursor()->setRow(statisticsOnly);
     ASSERT_TRUE(waitFor([&] {
         return pairView->factsText().startsWith("Both runs kept only statistics of this tensor");
     })) << pairView->factsText().toStdString();
     // Everything changes with another tensor; the marks do not outlive their graphs.
-    context.cursor()->setRow(0);
+    context_.cursor()->setRow(0);
     plot->replot();
-    EXPECT_FALSE(window.grab().isNull());
+    EXPECT_FALSE(window_.grab().isNull());
 }
 
 // A big comparison (30,000 compared ops: a synthetic dump against itself with an overflow
