@@ -162,6 +162,12 @@ int probe_op_count_child(void) {
         "probe_op_count_child", [] { return Runtime::instance().opCountChild(); }, 0);
 }
 
+int probe_op_count_layer(const char* name, const char* type) {
+    return guarded(
+        "probe_op_count_layer", [&] { return Runtime::instance().opCountLayer(name, type); },
+        PROBE_E_INTERNAL);
+}
+
 int probe_op_wants(void) {
     return guarded(
         "probe_op_wants", [] { return Runtime::instance().opWants(); }, 0);

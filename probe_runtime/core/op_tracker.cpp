@@ -417,6 +417,19 @@ int OpTracker::opCountChild() {
     return 1;
 }
 
+int OpTracker::opCountLayer(const char* name, const char* type) {
+    if (!runtime_.isStarted()) return 0;
+    if (!name || !*name) {
+        Runtime::setLastError("probe_op_count_layer: the op name is empty");
+        return -1;
+    }
+    ThreadState& ts = threadState(runtime_.epoch());
+    if (!ts.stack.empty()) return 0;
+    int64_t round = 0;
+    layers_.begin(name, type, round, ts.recentSlots);
+    return 1;
+}
+
 int OpTracker::opEnd() {
     if (!runtime_.isStarted()) return 0;
     ThreadState& ts = threadState(runtime_.epoch());

@@ -98,6 +98,8 @@ public:
     int opEnd();
     // probe_op_count_child: an op inside the top one counted, not begun (1), or 0.
     int opCountChild();
+    // probe_op_count_layer: an execution of a layer-level op counted, not begun (1), or 0.
+    int opCountLayer(const char* name, const char* type);
     int opWants() const;
     int opSetParam(const char* paramJson);
     LayerRegistry& layers() { return layers_; }

@@ -68,6 +68,7 @@ public:
     int opTensor(const TensorReport& tensor) { return capture_.opTensor(tensor); }
     int opEnd() { return ops_.opEnd(); }
     int opCountChild() { return ops_.opCountChild(); }
+    int opCountLayer(const char* name, const char* type) { return ops_.opCountLayer(name, type); }
     int opWants() const { return ops_.opWants(); }
     int opSetParam(const char* paramJson) { return ops_.opSetParam(paramJson); }
     int setRound(int64_t round) { return ops_.layers().setRound(round); }

@@ -1514,8 +1514,7 @@ void countSleepingBackwardOps(BackwardWalk& walk, void* const* roots, int count)
     for (const auto& [call, layer] : calls) {
         if (occurrences.size() <= static_cast<size_t>(layer)) occurrences.resize(layer + 1, 0);
         const auto& [name, type] = backwardOpNames(walk, layer, occurrences[layer]++);
-        beginOp(name.c_str(), type.c_str(), PROBE_OP_OPERATION);
-        probe_op_end();
+        probe_op_count_layer(name.c_str(), type.c_str());
     }
     for (const auto& call : calls) occurrences[call.second] = 0;
 }

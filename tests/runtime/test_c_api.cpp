@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <string>
+#include <utility>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -78,6 +80,42 @@ TEST_F(CApi, AnOpCountedButNotBegunKeepsTheIdsOfTheOpsAfterIt) {
     ASSERT_EQ(probe_start(overflow.path().c_str(), (overflow / "c.json").c_str()), PROBE_OK);
     for (int round = 0; round < 2; ++round) runLayer(false);
     ASSERT_EQ(probe_stop(), PROBE_OK);
+}
+
+// A layer op counted while no op is open takes its round, as if it had run: the execution begun
+// after two counted ones is round 2, and an op of another name is not moved. Refused, with
+// nothing counted, while an op is open; an empty name is an error.
+TEST_F(CApi, ALayerOpCountedButNotBegunTakesItsRound) {
+    EXPECT_EQ(probe_op_count_layer("L", nullptr), 0);  // not started
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    const int64_t dims[] = {1};
+    const float v = 3;
+    auto runLayer = [&](const char* name) {
+        ASSERT_EQ(probe_op_begin(name, "T", nullptr), 1);
+        EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND,
+                                  dims, 1, &v, 4),
+                  1);
+        EXPECT_EQ(probe_op_end(), PROBE_OK);
+    };
+    EXPECT_EQ(probe_op_count_layer("L", "T"), 1);
+    EXPECT_EQ(probe_op_count_layer("L", nullptr), 1);
+    runLayer("L");
+    runLayer("M");
+    ASSERT_EQ(probe_op_begin("M", "T", nullptr), 1);
+    EXPECT_EQ(probe_op_count_layer("L", "T"), 0);  // an op is open
+    EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims,
+                              1, &v, 4),
+              1);
+    EXPECT_EQ(probe_op_end(), PROBE_OK);
+    runLayer("L");
+    EXPECT_EQ(probe_op_count_layer("", nullptr), PROBE_E_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(probe_last_error()).find("empty"), std::string::npos);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    std::multiset<std::pair<int64_t, std::string>> seen;
+    for (const auto& r : readRows()) seen.insert({r.row.round, r.row.opName});
+    const std::multiset<std::pair<int64_t, std::string>> expected{
+        {2, "L"}, {0, "M"}, {1, "M"}, {3, "L"}};
+    EXPECT_EQ(seen, expected);
 }
 
 TEST_F(CApi, UnwritableOutputDirectoryIsAnError) {

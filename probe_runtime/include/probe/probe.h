@@ -204,6 +204,14 @@ PROBE_API int probe_op_end(void);
  * (no op is open, a structure is being captured, the task watches overflows), nothing counted. */
 PROBE_API int probe_op_count_child(void);
 
+/* Counts an execution of the layer-level op `name` (of `type`, its name when NULL) without
+ * beginning it, when no op is open on the calling thread: for an engine that knows a layer-level
+ * op ran while the probe slept (PyTorch's backward ops, counted as a pass begins), so that the
+ * op's rounds do not depend on when dumping began. No config is looked at, nothing is dumped.
+ * 1 when counted; 0 when an op is open or the runtime is not started (nothing counted);
+ * negative on error (an empty name). */
+PROBE_API int probe_op_count_layer(const char* name, const char* type);
+
 /* 1 when an op begun now on this thread could be dumped (the runtime is started, dumping is
  * enabled, the disk has room): lets an adapter skip per-op work entirely while the probe
  * sleeps. A few atomic loads. */
