@@ -165,7 +165,11 @@ private:
     };
     static constexpr size_t kCapacity = 1u << 18;
     size_t size() const { return ring_.size(); }
-    const Range& at(size_t index) const { return ring_[(oldest_ + index) % ring_.size()]; }
+    // No modulo: a division at each step of findRange's search cost more than the search.
+    const Range& at(size_t index) const {
+        const size_t slot = oldest_ + index;
+        return ring_[slot < ring_.size() ? slot : slot - ring_.size()];
+    }
     void clear() {
         ring_.clear();
         oldest_ = 0;
