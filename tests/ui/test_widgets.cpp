@@ -16,6 +16,7 @@
 #include <QPushButton>
 #include <QSet>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QStyle>
@@ -67,6 +68,20 @@ bool openAndWait(context::AppContext& context, const std::string& path) {
     QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
     context.openDump(QString::fromStdString(path));
     return waitFor([&] { return loaded.count() > 0; }) && loaded.front().front().toBool();
+}
+
+// The round box is named before any dump is open (a bare "latest" beside Compare… said
+// nothing), and still once one is.
+TEST(MainWindowRoundBox, IsNamedBeforeADumpIsOpen) {
+    context::AppContext context;
+    MainWindow window(&context);
+    auto* label = window.findChild<QLabel*>(QStringLiteral("roundLabel"));
+    ASSERT_NE(label, nullptr);
+    EXPECT_EQ(label->text().trimmed(), QStringLiteral("Round"));
+    test::TempDir dir("ui-widgets");
+    test::writeSmallSyntheticDump(dir.path());
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    EXPECT_EQ(label->text().trimmed(), QStringLiteral("Round"));
 }
 
 class MainWindowTest : public ::testing::Test {
@@ -728,9 +743,15 @@ TEST(CommandLine, TensorFileOpensInThePreview) {
                                                     "2_1_outtensor0.bin", {2, 2});
     data::DumpStore store;
     widgets::TensorPreview preview(&store);
+    // Before a tensor is opened: what to do, and no empty heatmap's axes.
+    auto* pages = preview.findChild<QTabWidget*>();
+    ASSERT_NE(pages, nullptr);
+    EXPECT_TRUE(pages->isHidden());
+    EXPECT_TRUE(preview.factsText().contains("Double-click")) << preview.factsText().toStdString();
     QSignalSpy image(preview.document(), &data::TensorDocument::imageReady);
     preview.openFile(QString::fromStdString(alias));
     ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    EXPECT_FALSE(pages->isHidden());
     EXPECT_TRUE(preview.document()->note().contains(QString::fromStdString(first.tensorPath)))
         << preview.document()->note().toStdString();
     EXPECT_EQ(preview.document()->tensor()->at(3), 4.0);

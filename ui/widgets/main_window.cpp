@@ -149,6 +149,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     toolbar->addAction(tr("Config"), this, &MainWindow::editConfig);
     workspaceActions_ << toolbar->addSeparator();
     roundLabel_ = new QLabel(toolbar);
+    roundLabel_->setObjectName(QStringLiteral("roundLabel"));
     workspaceActions_ << toolbar->addWidget(roundLabel_);
     round_ = new QSpinBox(toolbar);
     round_->setMinimum(-1);
@@ -164,6 +165,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
         round_->setMaximum(std::max(round_->maximum(), static_cast<int>(round)));
         round_->setValue(round);
     });
+    updateRounds();  // the box's name beside it before a dump is open (it was a bare "latest")
 
     // Status bar: the live session's state, the dump's, progress, problems.
     state_ = new ElidedLabel(this);

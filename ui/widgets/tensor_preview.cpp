@@ -193,6 +193,7 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent)
     layout->addWidget(note_);
     layout->addLayout(sliceRow);
     layout->addWidget(tabs_, 1);
+    layout->addStretch(0);  // the text at the top while the pages are hidden
 
     connect(document_, &TensorDocument::loadStarted, this, [this](const QString& path) {
         title_->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
@@ -252,10 +253,12 @@ void TensorPreview::setOverlay(bool on) {
 void TensorPreview::onLoaded() {
     const auto tensor = document_->tensor();
     const bool values = tensor && tensor->hasValues();
-    // No empty heatmap, table or histogram for a file that could not be read.
-    const bool unread = !document_->error().isEmpty() && !tensor;
-    tabs_->setVisible(!unread);
-    overlay_->setVisible(!unread);
+    // No empty heatmap, table or histogram (axes 0 to 5 over nothing) before a tensor is
+    // opened, or for a file that could not be read.
+    const bool nothingToShow =
+        document_->path().isEmpty() || (!document_->error().isEmpty() && !tensor);
+    tabs_->setVisible(!nothingToShow);
+    overlay_->setVisible(!nothingToShow);
     exportNpy_->setEnabled(values);
     exportCsv_->setEnabled(values);
     note_->setText(document_->note());
