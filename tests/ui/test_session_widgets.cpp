@@ -808,12 +808,22 @@ TEST_F(LiveWindowTest, RecentSessionsAreTakenUpFromTheStartPage) {
     EXPECT_EQ(window_.launchForm()->programEdit()->text(), PROBE_NATIVE_ENGINE);
     EXPECT_EQ(window_.launchForm()->spec().probeRunArguments(),
               launched.launch.probeRunArguments());
-    // File › Launch (no spec): the form remembers the last launch, into a fresh folder.
+    // File › Launch (no spec): the form remembers the last launch, into a fresh folder beside
+    // the last one's (not back in <app data>/runs for a user who keeps runs elsewhere).
     window_.showPage(MainWindow::Page::Start);
     window_.showLaunchForm();
     EXPECT_EQ(window_.launchForm()->programEdit()->text(), PROBE_NATIVE_ENGINE);
     EXPECT_EQ(window_.launchForm()->spec().arguments, launched.launch.arguments);
-    EXPECT_NE(window_.launchForm()->spec().outputDirectory, launched.launch.outputDirectory);
+    const QString suggested = window_.launchForm()->spec().outputDirectory;
+    EXPECT_NE(suggested, launched.launch.outputDirectory);
+    EXPECT_EQ(QFileInfo(suggested).absolutePath(), QString::fromStdString(dir_.path()))
+        << suggested.toStdString();
+    // So is the folder the New folder button and a new program name suggest.
+    window_.launchForm()->programEdit()->setText("/x/other.py");
+    Q_EMIT window_.launchForm()->programEdit()->textEdited("/x/other.py");
+    EXPECT_TRUE(window_.launchForm()->outputEdit()->text().startsWith(
+        QString::fromStdString(dir_ / "other-")))
+        << window_.launchForm()->outputEdit()->text().toStdString();
 }
 
 // --- the command line -------------------------------------------------------------------------

@@ -239,6 +239,10 @@ TEST(LaunchHelpers, CommandLinesDemoAndOutputFolders) {
     ASSERT_TRUE(QDir().mkpath(first));
     EXPECT_NE(freshOutputDirectory("/x/train.py"), first);
     QDir(first).removeRecursively();
+    // In a folder of the user's: there, by the same name.
+    const QString mine = freshOutputDirectory("/x/train.py", "/data/runs/");
+    EXPECT_EQ(QFileInfo(mine).absolutePath(), "/data/runs");
+    EXPECT_TRUE(QFileInfo(mine).fileName().startsWith("train-")) << mine.toStdString();
 
     // The demo as installed (the build tree stages the same layout), its config a copy.
     LaunchSpec demo;

@@ -124,13 +124,17 @@ bool prepareDemoLaunch(const QString& dataDirectory, LaunchSpec* spec, QString* 
     return true;
 }
 
-QString freshOutputDirectory(const QString& program) {
+QString freshOutputDirectory(const QString& program, const QString& parent) {
     QString name = QFileInfo(program).completeBaseName();
     if (name.isEmpty()) name = QStringLiteral("run");
     // ~/.local/share/probe-studio/runs: named here rather than by the application's organisation
     // and name, which would say probe-studio twice.
-    const QString base = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
-                         QStringLiteral("/probe-studio/runs/") + name + QLatin1Char('-') +
+    const QString folder =
+        parent.isEmpty()
+            ? QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
+                  QStringLiteral("/probe-studio/runs")
+            : QDir::cleanPath(parent);
+    const QString base = folder + QLatin1Char('/') + name + QLatin1Char('-') +
                          QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
     // Two launches within a second get different folders.
     QString candidate = base;

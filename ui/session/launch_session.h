@@ -64,9 +64,9 @@ QString defaultInterpreterFor(const QString& program);
 // False with the reason when the demo is not there or the folder cannot be made.
 bool prepareDemoLaunch(const QString& dataDirectory, LaunchSpec* spec, QString* error);
 
-// A new folder name for a launch's dump, <app data>/runs/<program>-<date>-<time>, so that
-// launches never add their processes to an earlier dump by accident.
-QString freshOutputDirectory(const QString& program);
+// A new folder name for a launch's dump, <parent>/<program>-<date>-<time>, so that launches
+// never add their processes to an earlier dump by accident. `parent` empty: <app data>/runs.
+QString freshOutputDirectory(const QString& program, const QString& parent = {});
 
 class LaunchSession : public QObject {
     Q_OBJECT

@@ -160,7 +160,7 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     auto* fresh = new QPushButton(tr("New folder"), this);
     fresh->setToolTip(tr("Suggest a new, empty output folder"));
     connect(fresh, &QPushButton::clicked, this, [this] {
-        output_->setText(session::freshOutputDirectory(program_->text()));
+        output_->setText(session::freshOutputDirectory(program_->text(), outputParent_));
         outputChosen_ = false;
         updateChecks();
     });
@@ -239,7 +239,7 @@ void LaunchForm::onProgramEdited() {
     // A script gets the interpreter it needs, and each program a folder of its own, unless the
     // user chose them.
     if (!interpreterChosen_) interpreter_->setText(session::defaultInterpreterFor(program));
-    if (!outputChosen_) output_->setText(session::freshOutputDirectory(program));
+    if (!outputChosen_) output_->setText(session::freshOutputDirectory(program, outputParent_));
     updateChecks();
 }
 
@@ -250,7 +250,7 @@ void LaunchForm::setSpec(const session::LaunchSpec& spec) {
                                                      : spec.interpreter);
     workingDirectory_->setText(spec.workingDirectory);
     environment_->setPlainText(spec.environment.join(QLatin1Char('\n')));
-    output_->setText(spec.outputDirectory.isEmpty() ? session::freshOutputDirectory(spec.program)
+    output_->setText(spec.outputDirectory.isEmpty() ? session::freshOutputDirectory(spec.program, outputParent_)
                                                     : spec.outputDirectory);
     config_->setText(spec.configPath);
     interpreterChosen_ = !spec.interpreter.isEmpty();

@@ -24,6 +24,9 @@ public:
 
     // Fills the form (an empty output folder gets a fresh one).
     void setSpec(const session::LaunchSpec& spec);
+    // Where fresh output folders are suggested from now on ("" : <app data>/runs): beside the
+    // last launch's, for a user who keeps their runs elsewhere.
+    void suggestOutputsIn(const QString& parent) { outputParent_ = parent; }
     session::LaunchSpec spec() const;
     // What the form says is wrong ("" when Launch is enabled), and its note (an output folder
     // that holds a dump already).
@@ -64,6 +67,7 @@ private:
     QLabel* note_;
     QPushButton* launch_;
     QString configDirectory_;
+    QString outputParent_;
     bool interpreterChosen_ = false;  // by the user, not filled in for a .py
     bool outputChosen_ = false;
 };

@@ -348,8 +348,10 @@ MainWindow::Page MainWindow::page() const {
 void MainWindow::showLaunchForm(const session::LaunchSpec& spec) {
     if (spec.program.isEmpty()) {
         // The last launch again, into a folder of its own (a second run into the same folder
-        // would add its process beside the first).
+        // would add its process beside the first), beside the last one's.
         session::LaunchSpec last = context_->lastLaunch();
+        if (!last.outputDirectory.isEmpty())
+            launchForm_->suggestOutputsIn(QFileInfo(last.outputDirectory).absolutePath());
         last.outputDirectory.clear();
         launchForm_->setSpec(last);
     } else {
