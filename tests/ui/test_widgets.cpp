@@ -160,6 +160,41 @@ TEST_F(MainWindowTest, StatisticsPlotDrawsMarksAndPicksPoints) {
     }
     EXPECT_EQ(markColours.size(), 4);  // NaN in all four statistics of round 2
     EXPECT_TRUE(lineColours.contains(markColours));
+    // Each apart from the others (they were drawn on one spot: only Norm's showed), and
+    // hovering each reads out its own statistic.
+    qApp->processEvents();
+    marked->replot();
+    QList<double> markPixels;
+    for (int g = 0; g < marked->graphCount(); ++g) {
+        const QCPGraph* graph = marked->graph(g);
+        if (graph->scatterStyle().shape() != QCPScatterStyle::ssCross || graph->dataCount() != 1)
+            continue;
+        markPixels << marked->yAxis->coordToPixel(graph->data()->begin()->value);
+    }
+    ASSERT_EQ(markPixels.size(), 4);
+    std::sort(markPixels.begin(), markPixels.end());
+    for (int i = 1; i < markPixels.size(); ++i)
+        EXPECT_GE(markPixels[i] - markPixels[i - 1], 11) << "marks overlap: " << i;
+    const char* statNames[] = {"Max", "Min", "Mean", "Norm"};
+    QList<const QCPGraph*> lines;  // the series' lines, in their order
+    for (int g = 0; g < marked->graphCount(); ++g)
+        if (marked->graph(g)->lineStyle() != QCPGraph::lsNone) lines << marked->graph(g);
+    ASSERT_GE(lines.size(), 4);
+    for (int s = 0; s < 4; ++s) {
+        const auto& series = plot->series()[s];
+        ASSERT_EQ(series.markers.size(), 1);
+        const double x = marked->xAxis->coordToPixel(series.markers[0].x);
+        const QCPGraph* mark = nullptr;
+        for (int g = 0; g < marked->graphCount() && !mark; ++g)
+            if (marked->graph(g)->scatterStyle().shape() == QCPScatterStyle::ssCross &&
+                marked->graph(g)->scatterStyle().pen().color() == lines[s]->pen().color())
+                mark = marked->graph(g);
+        ASSERT_NE(mark, nullptr) << statNames[s];
+        const double y = marked->yAxis->coordToPixel(mark->data()->begin()->value);
+        plot->hoverAt(QPoint(static_cast<int>(x), static_cast<int>(y)));
+        EXPECT_TRUE(plot->readout().contains(QString::fromLatin1(statNames[s]) + " = nan"))
+            << statNames[s] << ": " << plot->readout().toStdString();
+    }
 
     // Hovering a point reads it out; clicking it selects that op and round.
     const auto& norm = plot->series()[3];

@@ -528,7 +528,7 @@ void ComparePanel::rebuildStatisticPlot() {
     setSeries(reference, pair_.reference);
     // NaN and Inf where they are (the plot was empty when the tensor's value was Inf).
     pairMarks_[0].add(statisticPlot_, pair_.candidate, mineColor);
-    pairMarks_[1].add(statisticPlot_, pair_.reference, referenceColor);
+    pairMarks_[1].add(statisticPlot_, pair_.reference, referenceColor, 1);
     if (!pair_.candidate.x.isEmpty())
         statisticPlot_->xAxis->setRange(pair_.candidate.x.front() - 0.5,
                                         pair_.candidate.x.back() + 0.5);

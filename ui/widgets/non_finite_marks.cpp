@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "non_finite_marks.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <qcustomplot.h>
 
 namespace probe::widgets {
 
-double nonFiniteMarkY(const QCustomPlot* plot, double value) {
+double nonFiniteMarkY(const QCustomPlot* plot, double value, int lane) {
     const QRect rect = plot->axisRect()->rect();
-    return plot->yAxis->pixelToCoord(std::isinf(value) && value < 0
-                                         ? rect.bottom() - kNonFiniteMarkInset
-                                         : rect.top() + kNonFiniteMarkInset);
+    const int inset =
+        kNonFiniteMarkInset + std::clamp(lane, 0, kNonFiniteMarkLanes - 1) * kNonFiniteMarkLaneStep;
+    return plot->yAxis->pixelToCoord(std::isinf(value) && value < 0 ? rect.bottom() - inset
+                                                                    : rect.top() + inset);
 }
 
-double nonFiniteMarkY(const QCustomPlot* plot, data::PlotSeries::Mark mark) {
-    return nonFiniteMarkY(plot, mark == data::PlotSeries::Mark::NegInf ? -INFINITY : NAN);
+double nonFiniteMarkY(const QCustomPlot* plot, data::PlotSeries::Mark mark, int lane) {
+    return nonFiniteMarkY(plot, mark == data::PlotSeries::Mark::NegInf ? -INFINITY : NAN, lane);
 }
 
 QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
@@ -32,7 +34,9 @@ QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
     return g;
 }
 
-void NonFiniteMarks::add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color) {
+void NonFiniteMarks::add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color,
+                         int lane) {
+    lane_ = lane;
     for (int m = 0; m < 3; ++m) {
         bool any = false;
         for (const auto& marker : series.markers) any = any || static_cast<int>(marker.mark) == m;
@@ -45,7 +49,7 @@ void NonFiniteMarks::place(const QCustomPlot* plot, const data::PlotSeries& seri
     for (int m = 0; m < 3; ++m) {
         if (!graphs_[m]) continue;
         const auto mark = static_cast<data::PlotSeries::Mark>(m);
-        const double edge = nonFiniteMarkY(plot, mark);
+        const double edge = nonFiniteMarkY(plot, mark, lane_);
         QVector<double> x, y;
         for (const auto& marker : series.markers) {
             if (marker.mark != mark) continue;

@@ -15,11 +15,17 @@ namespace probe::widgets {
 
 // Distance of the marks from the plot's edge (pixels).
 constexpr int kNonFiniteMarkInset = 9;
+// Several series with marks each keep theirs in a lane of its own, this far apart (pixels), so
+// that the NaN of Max does not hide under the NaN of Norm in the same round; at most this many
+// lanes (the later series share the last).
+constexpr int kNonFiniteMarkLaneStep = 14;
+constexpr int kNonFiniteMarkLanes = 5;
 
-// Where a value that is not finite is drawn: the y (in plot coordinates) of the edge it goes to.
-double nonFiniteMarkY(const QCustomPlot* plot, double value);
+// Where a value that is not finite is drawn: the y (in plot coordinates) of the edge it goes to,
+// in lane `lane` (0: nearest the edge).
+double nonFiniteMarkY(const QCustomPlot* plot, double value, int lane = 0);
 // The same for a marker's kind: the bottom edge for -Inf, the top for NaN and +Inf.
-double nonFiniteMarkY(const QCustomPlot* plot, data::PlotSeries::Mark mark);
+double nonFiniteMarkY(const QCustomPlot* plot, data::PlotSeries::Mark mark, int lane = 0);
 
 // A graph of marks of one kind (cross, triangle up or down) in `color`, out of the legend.
 QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
@@ -28,13 +34,17 @@ QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
 class NonFiniteMarks {
 public:
     // Makes the marks' graphs of `series` on `plot` (none for a kind the series has none of),
-    // out of the legend. Their places come with place(), once the axes are laid out.
-    void add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color);
+    // out of the legend, in `lane` (see kNonFiniteMarkLaneStep). Their places come with place(),
+    // once the axes are laid out.
+    void add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color,
+             int lane = 0);
     // Puts the marks of `series` (the one given to add()) at the edges as the axes now are.
     void place(const QCustomPlot* plot, const data::PlotSeries& series) const;
+    int lane() const { return lane_; }
 
 private:
     QCPGraph* graphs_[3] = {nullptr, nullptr, nullptr};  // by PlotSeries::Mark
+    int lane_ = 0;
 };
 
 }  // namespace probe::widgets

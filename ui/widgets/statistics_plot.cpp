@@ -260,7 +260,9 @@ void StatisticsPlot::addSeries(const PlotSeries& series, const QColor& color, bo
     drawn.line->setPen(pen);
     drawn.line->setScatterStyle(dots ? QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 5)
                                      : QCPScatterStyle());
-    drawn.marks.add(plot_, series, color);
+    // A lane of marks per series that has some: Max's NaN beside Norm's, not under it.
+    drawn.marks.add(plot_, series, color, markLanes_);
+    if (!series.markers.isEmpty()) ++markLanes_;
     drawn_.push_back(drawn);
 }
 
@@ -270,6 +272,7 @@ void StatisticsPlot::rebuild() {
     plot_->clearGraphs();
     plot_->clearItems();
     drawn_.clear();
+    markLanes_ = 0;
     series_.clear();
     seriesStats_.clear();
     hover_ = nullptr;
@@ -499,6 +502,12 @@ void StatisticsPlot::placeMarkers() {
         drawn_[i].marks.place(plot_, series_[static_cast<int>(i)]);
 }
 
+int StatisticsPlot::markLane(int seriesIndex) const {
+    return seriesIndex >= 0 && static_cast<size_t>(seriesIndex) < drawn_.size()
+               ? drawn_[static_cast<size_t>(seriesIndex)].marks.lane()
+               : 0;
+}
+
 Stat StatisticsPlot::seriesStat(int seriesIndex) const {
     return seriesIndex >= 0 && seriesIndex < seriesStats_.size() ? seriesStats_[seriesIndex]
                                                                  : Stat::Max;
@@ -527,7 +536,7 @@ StatisticsPlot::Pick StatisticsPlot::pick(const QPoint& pos) const {
                 if (log_ && v <= 0) continue;
                 py = plot_->yAxis->coordToPixel(v);
             } else {  // drawn as a mark at the edge
-                py = plot_->yAxis->coordToPixel(nonFiniteMarkY(plot_, v));
+                py = plot_->yAxis->coordToPixel(nonFiniteMarkY(plot_, v, markLane(s)));
             }
             const double d = std::hypot(plot_->xAxis->coordToPixel(*it) - pos.x(), py - pos.y());
             if (d <= best) {
@@ -551,7 +560,7 @@ void StatisticsPlot::hoverAt(const QPoint& pos) {
     }
     const Stat stat = seriesStat(p.series);
     const double v = store_->index().row(p.row).get(stat);
-    const double y = std::isfinite(v) ? v : nonFiniteMarkY(plot_, v);
+    const double y = std::isfinite(v) ? v : nonFiniteMarkY(plot_, v, markLane(p.series));
     hover_->setData({series_[p.series].x[p.point]}, {y});
     readoutText_ = describeRow(p.row, stat);
     readout_->setText(readoutText_);

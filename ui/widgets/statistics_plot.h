@@ -85,6 +85,8 @@ private:
     void updateControls();
     QString describeRow(uint32_t row, analysis::Stat stat) const;
     analysis::Stat seriesStat(int seriesIndex) const;
+    // The lane of the series' marks (NonFiniteMarks::lane).
+    int markLane(int seriesIndex) const;
 
     data::DumpStore* store_;
     data::DumpCursor* cursor_;
@@ -111,6 +113,7 @@ private:
     QList<data::PlotSeries> series_;
     QList<analysis::Stat> seriesStats_;
     std::vector<DrawnSeries> drawn_;
+    int markLanes_ = 0;  // lanes given to drawn_'s marks so far
     bool userZoomed_ = false;
     QString readoutText_;
     QTimer rebuildDelay_;
