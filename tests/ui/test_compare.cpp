@@ -738,6 +738,45 @@ TEST_F(SmallComparedPair, TheTableFollowsTheJumpToTheFirstDivergence) {
     EXPECT_TRUE(shown());
 }
 
+// "Diverging ops only" sits beside the table it filters, on its tab's bar (among the plots'
+// controls it read as a filter of the error plot, which keeps every op), and goes with the table:
+// hidden while the tensor-in-both-runs page is shown.
+TEST_F(SmallComparedPair, DivergingOpsOnlyStandsByTheTableItFilters) {
+    ASSERT_TRUE(waitFor([&] { return panel_->isVisible(); }));
+    QCheckBox* divergingOnly = nullptr;
+    for (QCheckBox* box : panel_->findChildren<QCheckBox*>())
+        if (box->text() == QStringLiteral("Diverging ops only")) divergingOnly = box;
+    ASSERT_NE(divergingOnly, nullptr);
+    auto* pages = qobject_cast<QTabWidget*>(panel_->table()->parentWidget()->parentWidget());
+    ASSERT_NE(pages, nullptr);
+    EXPECT_EQ(pages->cornerWidget(Qt::TopRightCorner), divergingOnly);
+    ASSERT_TRUE(divergingOnly->isVisible());
+    // The rows whose verdict is not "matches" (born here, inherited, in one run only).
+    QAbstractItemModel* rows = panel_->table()->model();
+    auto divergingRows = [&] {
+        int count = 0;
+        for (int i = 0; i < rows->rowCount(); ++i) {
+            const QString verdict =
+                rows->index(i, data::CompareOpsModel::VerdictColumn).data().toString();
+            count += verdict != QStringLiteral("matches");
+        }
+        return count;
+    };
+    const int all = static_cast<int>(context_.comparison()->result()->ops.size());
+    ASSERT_TRUE(waitFor([&] { return rows->rowCount() == all; }));  // filled in slices
+    const int expected = divergingRows();
+    ASSERT_GT(expected, 0);
+    ASSERT_LT(expected, all);
+    divergingOnly->click();
+    ASSERT_TRUE(waitFor([&] { return rows->rowCount() >= expected; }));
+    EXPECT_EQ(rows->rowCount(), expected);
+    EXPECT_EQ(divergingRows(), expected);
+    pages->setCurrentIndex(1);
+    EXPECT_FALSE(divergingOnly->isVisible());
+    pages->setCurrentIndex(0);
+    EXPECT_TRUE(divergingOnly->isVisible());
+}
+
 // A comparison made while its tab is hidden: once the tab is shown, both plots have their axis
 // labels, with room for them. Laid out while hidden, a few pixels high, the labels were emptied,
 // and the plots were drawn without them until the window was resized (found by a GUI walk).

@@ -131,8 +131,6 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     controls->addSpacing(12);
     controls->addWidget(new QLabel(tr("Selected tensor, both runs:"), this));
     controls->addWidget(stat_);
-    controls->addSpacing(12);
-    controls->addWidget(divergingOnly_);
     controls->addStretch(1);
 
     errorPlot_ = makePlot(this);
@@ -159,6 +157,14 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     lower_ = new QTabWidget(this);
     lower_->addTab(table_, tr("Compared ops"));
     lower_->addTab(pairView_, tr("Tensor in both runs"));
+    // Beside the table it filters: among the plots' controls it read as a filter of the error
+    // plot, which keeps every op (in execution order, to show where the runs part).
+    divergingOnly_->setToolTip(
+        tr("The table lists only the ops that do not match: born here, inherited, or in one run "
+           "only"));
+    lower_->setCornerWidget(divergingOnly_, Qt::TopRightCorner);
+    connect(lower_, &QTabWidget::currentChanged, divergingOnly_,
+            [this](int page) { divergingOnly_->setVisible(lower_->widget(page) == table_); });
     auto* plots = new QSplitter(Qt::Vertical, this);
     plots->addWidget(errorPlot_);
     plots->addWidget(statisticPlot_);
