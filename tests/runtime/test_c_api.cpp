@@ -8,9 +8,9 @@
 #include <cstring>
 #include <set>
 #include <string>
-#include <utility>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -103,8 +103,8 @@ TEST_F(CApi, ALayerOpCountedButNotBegunTakesItsRound) {
     runLayer("M");
     ASSERT_EQ(probe_op_begin("M", "T", nullptr), 1);
     EXPECT_EQ(probe_op_count_layer("L", "T"), 0);  // an op is open
-    EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims,
-                              1, &v, 4),
+    EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                              &v, 4),
               1);
     EXPECT_EQ(probe_op_end(), PROBE_OK);
     runLayer("L");

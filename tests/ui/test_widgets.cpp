@@ -16,10 +16,10 @@
 #include <QPushButton>
 #include <QSet>
 #include <QSignalSpy>
-#include <QTabWidget>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 #include <QTreeView>

@@ -130,10 +130,9 @@ QString freshOutputDirectory(const QString& program, const QString& parent) {
     // ~/.local/share/probe-studio/runs: named here rather than by the application's organisation
     // and name, which would say probe-studio twice.
     const QString folder =
-        parent.isEmpty()
-            ? QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
-                  QStringLiteral("/probe-studio/runs")
-            : QDir::cleanPath(parent);
+        parent.isEmpty() ? QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
+                               QStringLiteral("/probe-studio/runs")
+                         : QDir::cleanPath(parent);
     const QString base = folder + QLatin1Char('/') + name + QLatin1Char('-') +
                          QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
     // Two launches within a second get different folders.

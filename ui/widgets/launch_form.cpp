@@ -250,8 +250,9 @@ void LaunchForm::setSpec(const session::LaunchSpec& spec) {
                                                      : spec.interpreter);
     workingDirectory_->setText(spec.workingDirectory);
     environment_->setPlainText(spec.environment.join(QLatin1Char('\n')));
-    output_->setText(spec.outputDirectory.isEmpty() ? session::freshOutputDirectory(spec.program, outputParent_)
-                                                    : spec.outputDirectory);
+    output_->setText(spec.outputDirectory.isEmpty()
+                         ? session::freshOutputDirectory(spec.program, outputParent_)
+                         : spec.outputDirectory);
     config_->setText(spec.configPath);
     interpreterChosen_ = !spec.interpreter.isEmpty();
     outputChosen_ = !spec.outputDirectory.isEmpty();

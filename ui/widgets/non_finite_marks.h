@@ -36,8 +36,7 @@ public:
     // Makes the marks' graphs of `series` on `plot` (none for a kind the series has none of),
     // out of the legend, in `lane` (see kNonFiniteMarkLaneStep). Their places come with place(),
     // once the axes are laid out.
-    void add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color,
-             int lane = 0);
+    void add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color, int lane = 0);
     // Puts the marks of `series` (the one given to add()) at the edges as the axes now are.
     void place(const QCustomPlot* plot, const data::PlotSeries& series) const;
     int lane() const { return lane_; }
