@@ -316,16 +316,20 @@ TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     ASSERT_TRUE(QDir().mkpath(QString::fromStdString(dir / "out/atb_dump_data")));
     typeInto(form.outputEdit(), "out");
     EXPECT_TRUE(form.note().contains("holds a dump already")) << form.note().toStdString();
+    // ... and the run goes beside it, as the note says (probe run refuses it otherwise).
+    EXPECT_TRUE(form.commandLine().contains(" --append ")) << form.commandLine().toStdString();
+    QStringList appending = spec.probeRunArguments();
+    appending.insert(appending.indexOf("--config"), "--append");
 
     QSignalSpy launched(&form, &widgets::LaunchForm::launchRequested);
     QTest::mouseClick(form.launchButton(), Qt::LeftButton);
     ASSERT_EQ(launched.count(), 1);
     const auto sent = launched.at(0).at(0).value<session::LaunchSpec>();
     EXPECT_EQ(sent.program, "train.py");
-    EXPECT_EQ(sent.probeRunArguments(), spec.probeRunArguments());
+    EXPECT_EQ(sent.probeRunArguments(), appending);
     // The form filled from a recent launch shows it as it was.
     form.setSpec(sent);
-    EXPECT_EQ(form.spec().probeRunArguments(), spec.probeRunArguments());
+    EXPECT_EQ(form.spec().probeRunArguments(), appending);
 }
 
 // Enter in any field launches, as the Launch button does (when it is enabled).

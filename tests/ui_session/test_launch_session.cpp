@@ -2,6 +2,7 @@
 // control socket, its output, state and exit followed.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <QDir>
 #include <QSignalSpy>
@@ -73,6 +74,32 @@ TEST_F(LaunchSessionTest, LaunchAttachDumpFinish) {
     EXPECT_EQ(status->state, format::DumpState::Complete);
     EXPECT_EQ(status->rows,
               30u * 10u);  // 30 rounds; WordEmbedding 3 tensors, 2 decoder layers 2 each, LmHead 3
+}
+
+// A second launch into a folder that holds a dump, as the launch form sends it (appendToDump):
+// it runs (probe run refused the folder without --append, and the launch failed) and its
+// process is added beside the first. A folder whose atb_dump_data is a link is refused before.
+TEST_F(LaunchSessionTest, ALaunchIntoAFolderHoldingADumpAddsItsProcess) {
+    for (int run = 0; run < 2; ++run) {
+        LaunchSession session;
+        LaunchSpec spec = engine({"--rounds", "3", "--sleep-ms", "0"});
+        spec.appendToDump = run == 1;
+        EXPECT_EQ(spec.probeRunArguments().contains("--append"), run == 1);
+        ASSERT_TRUE(session.start(spec));
+        ASSERT_TRUE(waitFor(session, SessionState::Finished))
+            << run << ": " << sessionStateName(session.state()).toStdString();
+    }
+    const QDir data(QString::fromStdString(dir_ / "out/atb_dump_data/data"));
+    EXPECT_EQ(data.entryList(QDir::Dirs | QDir::NoDotAndDotDot).size(), 2)
+        << data.entryList(QDir::Dirs | QDir::NoDotAndDotDot).join(' ').toStdString();
+
+    ASSERT_TRUE(QDir().mkpath(QString::fromStdString(dir_ / "linked")));
+    ASSERT_EQ(
+        ::symlink((dir_ / "out/atb_dump_data").c_str(), (dir_ / "linked/atb_dump_data").c_str()),
+        0);
+    LaunchSpec linked = engine({});
+    linked.outputDirectory = QString::fromStdString(dir_ / "linked");
+    EXPECT_TRUE(linked.problem().contains("is a symbolic link")) << linked.problem().toStdString();
 }
 
 TEST_F(LaunchSessionTest, StopEndsTheModel) {

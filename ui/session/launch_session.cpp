@@ -144,6 +144,7 @@ QString freshOutputDirectory(const QString& program, const QString& parent) {
 
 QStringList LaunchSpec::probeRunArguments() const {
     QStringList args{QStringLiteral("run"), QStringLiteral("--output"), outputDirectory};
+    if (appendToDump) args << QStringLiteral("--append");
     if (!configPath.isEmpty()) args << QStringLiteral("--config") << configPath;
     args << QStringLiteral("--");
     if (!interpreter.isEmpty()) args << interpreter;
@@ -157,6 +158,16 @@ namespace {
 // it. Tried for real with a scratch folder, removed at once, because permission bits do not tell
 // (root may write anywhere they allow, but not into /proc or a read-only mount).
 QString outputDirectoryProblem(const QString& dir) {
+    // probe run adds to a dump folder or replaces it, but never follows a link nor takes a file.
+    const QFileInfo dump(QDir(dir).absoluteFilePath(QStringLiteral("atb_dump_data")));
+    if (dump.isSymLink())
+        return QObject::tr(
+                   "%1 is a symbolic link: probe run never follows one there. Choose "
+                   "another output folder.")
+            .arg(dump.filePath());
+    if (dump.exists() && !dump.isDir())
+        return QObject::tr("%1 is a file, not a dump folder. Choose another output folder.")
+            .arg(dump.filePath());
     QString existing = QDir::cleanPath(QDir(dir).absolutePath());
     while (!QFileInfo::exists(existing)) existing = QFileInfo(existing).path();
     if (!QFileInfo(existing).isDir())

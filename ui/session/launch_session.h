@@ -22,6 +22,9 @@ struct LaunchSpec {
     QString outputDirectory;   // the dump goes to <outputDirectory>/atb_dump_data
     QString configPath;        // empty: probe run writes <outputDirectory>/probe_config.json
     QString probeExecutable;   // empty: `probe` next to this application
+    // probe run --append: <outputDirectory> holds a dump already, and this run's process goes
+    // beside the earlier ones (without it, probe run refuses the folder).
+    bool appendToDump = false;
 
     // The `probe run ...` command line this spec stands for.
     QStringList probeRunArguments() const;

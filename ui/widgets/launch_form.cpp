@@ -277,6 +277,10 @@ session::LaunchSpec LaunchForm::spec() const {
         s.outputDirectory = QDir::cleanPath(base.absoluteFilePath(s.outputDirectory));
     if (!s.configPath.isEmpty())
         s.configPath = QDir::cleanPath(base.absoluteFilePath(s.configPath));
+    // A folder that holds a dump gets this run beside it, as the form's note says (probe run
+    // refused it without --append: the launch failed and the dump on screen was gone).
+    const QFileInfo dump(QDir(s.outputDirectory).absoluteFilePath(QStringLiteral("atb_dump_data")));
+    s.appendToDump = !s.outputDirectory.isEmpty() && dump.isDir() && !dump.isSymLink();
     return s;
 }
 
@@ -307,8 +311,7 @@ void LaunchForm::updateChecks() {
     problem_->setText(problem);
     problem_->setVisible(!problem.isEmpty());
     launch_->setEnabled(problem.isEmpty());
-    const QString dump = QDir(s.outputDirectory).absoluteFilePath(QStringLiteral("atb_dump_data"));
-    note_->setText(!s.outputDirectory.isEmpty() && QFileInfo(dump).isDir()
+    note_->setText(s.appendToDump
                        ? tr("%1 holds a dump already: this run's process will be added beside the "
                             "earlier ones (New folder "
                             "starts a fresh one).")
