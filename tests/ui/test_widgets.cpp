@@ -29,6 +29,7 @@
 #include "analysis/dump_reader.h"
 #include "compare_panel.h"
 #include "config_document.h"
+#include "config_editor.h"
 #include "context/app_context.h"
 #include "dump_builder.h"
 #include "dump_cursor.h"
@@ -82,6 +83,23 @@ TEST(MainWindowRoundBox, IsNamedBeforeADumpIsOpen) {
     test::writeSmallSyntheticDump(dir.path());
     ASSERT_TRUE(openAndWait(context, dir.path()));
     EXPECT_EQ(label->text().trimmed(), QStringLiteral("Round"));
+}
+
+// A config with no file yet is offered a place beside the open dump (the folder holding
+// atb_dump_data), or in the working directory before one is open: the save dialog started in the
+// installed configs folder, where typing demo.json overwrote the demo's config (a GUI walk).
+TEST(MainWindowConfigSave, ANewConfigGoesBesideTheOpenDump) {
+    context::AppContext context;
+    MainWindow window(&context);
+    auto* editor = window.configEditor();
+    EXPECT_EQ(editor->suggestedNewFile(), QDir::current().absoluteFilePath("config.json"));
+    test::TempDir dir("ui-widgets");
+    test::writeSmallSyntheticDump(dir.path());
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    ASSERT_TRUE(context.store()->root().endsWith("atb_dump_data"))
+        << context.store()->root().toStdString();
+    EXPECT_EQ(editor->suggestedNewFile().toStdString(), dir / "config.json");
+    EXPECT_FALSE(editor->suggestedNewFile().startsWith(context.configsDirectory()));
 }
 
 class MainWindowTest : public ::testing::Test {

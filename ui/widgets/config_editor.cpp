@@ -3,6 +3,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
@@ -657,7 +658,7 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
     if (path.isEmpty()) path = pathForNewFile;
     if (path.isEmpty() && op && session_) path = session_->configPath();
     if (path.isEmpty()) {
-        path = QFileDialog::getSaveFileName(this, tr("Write the config to"), configDirectory_,
+        path = QFileDialog::getSaveFileName(this, tr("Write the config to"), suggestedNewFile(),
                                             tr("Config files (*.json)"));
         if (path.isEmpty()) return false;
     }
@@ -771,9 +772,14 @@ void ConfigEditor::chooseAndLoad() {
                   QString());
 }
 
+QString ConfigEditor::suggestedNewFile() const {
+    return QDir(saveDirectory_.isEmpty() ? QDir::currentPath() : saveDirectory_)
+        .absoluteFilePath(QStringLiteral("config.json"));
+}
+
 void ConfigEditor::chooseAndSave() {
     const QString start =
-        document_->filePath().isEmpty() ? configDirectory_ : document_->filePath();
+        document_->filePath().isEmpty() ? suggestedNewFile() : document_->filePath();
     const QString path = QFileDialog::getSaveFileName(this, tr("Save the config as"), start,
                                                       tr("Config files (*.json)"));
     if (path.isEmpty()) return;

@@ -37,8 +37,13 @@ public:
     data::ConfigDocument* document() const { return document_; }
     // The live session pushes go to (nullptr: none).
     void setSession(session::LiveSession* session);
-    // Where file dialogs start (the installed configs folder).
+    // Where Load starts (the installed configs folder).
     void setConfigDirectory(const QString& dir) { configDirectory_ = dir; }
+    // Where a config without a file is written by default: the open dump's folder ("": the
+    // working directory). Never the installed configs, which a save would overwrite.
+    void setSaveDirectory(const QString& dir) { saveDirectory_ = dir; }
+    // The file a save dialog proposes for a config that has none yet.
+    QString suggestedNewFile() const;
 
     // Writes the file (the document's; else `pathForNewFile`; else the probe's config file;
     // else one chosen in a dialog) and, for an op-level config with a probe attached, pushes
@@ -106,6 +111,7 @@ private:
     QPointer<session::LiveSession> session_;
     QString sessionConfigPath_;  // session_'s config file, kept for when session_ goes
     QString configDirectory_;
+    QString saveDirectory_;
     std::map<Kind, std::deque<Field>> fields_;  // deque: fields keep their addresses
     QComboBox* kind_;
     QLabel* file_;

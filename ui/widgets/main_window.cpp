@@ -230,6 +230,12 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     connect(context_, &AppContext::dataDirectoryChanged, this, &MainWindow::onDataDirectoryChanged);
     // The dump shown.
     connect(store, &data::DumpStore::opened, this, [this] {
+        // A config written for the next run goes beside this one's dump by default: the folder
+        // that holds atb_dump_data, or an msprobe dump's own.
+        const QFileInfo root(context_->store()->root());
+        configEditor_->setSaveDirectory(root.fileName() == QLatin1String("atb_dump_data")
+                                            ? root.absolutePath()
+                                            : root.absoluteFilePath());
         updateTitle();
         updateRounds();
         updateStatus();
