@@ -359,6 +359,26 @@ TEST_F(MainWindowTest, TheFilterAndConfigLinesSayWhatIsInForce) {
         << tree->configText().toStdString();
 }
 
+// Clearing the search clears the search only: the show filter the user chose stays, also when
+// it hides the op selected (it went back to "All ops" to show that op: found by a GUI walk).
+TEST_F(MainWindowTest, ClearingTheSearchKeepsTheShowFilter) {
+    auto* tree = window_.treePanel();
+    ASSERT_TRUE(window_.selectOp("0"));  // no NaN in it
+    auto* search = tree->findChild<QLineEdit*>();
+    ASSERT_NE(search, nullptr);
+    // A search and the filter that together hide every op: the selection stays where it was.
+    search->setText("no op is named like this");
+    ASSERT_TRUE(waitFor([&] { return !tree->proxy()->searchText().isEmpty(); }));
+    tree->proxy()->setShow(data::OpFilterProxy::Show::NanOnly);
+    ASSERT_EQ(tree->proxy()->rowCount(), 0);
+    ASSERT_EQ(context_.cursor()->op(), context_.store()->index().findOp(0, "0"));
+    search->clear();  // as its clear button does
+    ASSERT_TRUE(waitFor([&] { return tree->proxy()->searchText().isEmpty(); }));
+    EXPECT_EQ(tree->proxy()->show(), data::OpFilterProxy::Show::NanOnly);
+    EXPECT_EQ(tree->showText(), "NaN only");
+    EXPECT_GT(tree->proxy()->rowCount(), 0);  // the ops with a NaN
+}
+
 TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
     test::TempDir dir("ui-widgets");
     test::writeSmallSyntheticDump(dir.path());

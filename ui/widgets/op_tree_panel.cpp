@@ -46,7 +46,9 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
         if (!search_->text().trimmed().isEmpty())
             view_->expandToDepth(2);
         else if (cursor_->op() != analysis::kNone)
-            revealOp(cursor_->op());  // the search cleared: back to the op selected
+            // The search cleared: back to the op selected, unless the show filter (kept, as
+            // the user set it) hides it.
+            revealOp(cursor_->op(), KeepFilters::Yes);
     });
 
     show_ = new QComboBox(this);
@@ -270,7 +272,7 @@ void OpTreePanel::onCurrentChanged() {
     syncing_ = false;
 }
 
-bool OpTreePanel::revealOp(uint32_t op) {
+bool OpTreePanel::revealOp(uint32_t op, KeepFilters keep) {
     // An op of another process (a rank opened or compared, a jump): show that process's tree.
     const auto& idx = store_->index();
     if (op < idx.opCount() && idx.op(op).process != model_->process())
@@ -279,6 +281,7 @@ bool OpTreePanel::revealOp(uint32_t op) {
     if (!source.isValid()) return false;
     QModelIndex proxied = proxy_->mapFromSource(source);
     if (!proxied.isValid()) {
+        if (keep == KeepFilters::Yes) return false;
         // Hidden by the search or the show filter (one left from the last dump hid its first
         // NaN, and First NaN did nothing): the op asked for is shown, the filters that hid it go.
         setSearchText(QString());

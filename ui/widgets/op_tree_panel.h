@@ -36,8 +36,10 @@ public:
     // What the filter combo and the config line under the tree say.
     QString showText() const;
     QString configText() const;
-    // Shows and selects the op (expanding its ancestors); false when it is not in the tree.
-    bool revealOp(uint32_t op);
+    // Shows and selects the op (expanding its ancestors); false when it is not in the tree. A
+    // search or show filter that hides it is dropped, unless `keep` says Yes (then false).
+    enum class KeepFilters { No, Yes };
+    bool revealOp(uint32_t op, KeepFilters keep = KeepFilters::No);
     void setSearchText(const QString& text);
     // Chooses which process's tree is shown, by key ("0_1234", "rank0").
     bool setProcessKey(const QString& key);
