@@ -195,14 +195,20 @@ TEST_F(LiveSessionTest, DetachLeavesTheProgramRunningAndBadSocketsAreReported) {
         EXPECT_EQ(session.state(), SessionState::Detached);
         EXPECT_TRUE(session.stateDetail().contains("goes on running"))
             << session.stateDetail().toStdString();
-    }
-    {
-        // It does: its probe still answers a new connection.
-        ControlClient again;
-        QSignalSpy greeted(&again, &ControlClient::hello);
-        again.connectToProbe(probe.socketPath);
-        ASSERT_TRUE(waitFor([&] { return greeted.count() > 0; }));
-        EXPECT_EQ(engine_.state(), QProcess::Running);
+        {
+            // It does: its probe still answers a new connection.
+            ControlClient again;
+            QSignalSpy greeted(&again, &ControlClient::hello);
+            again.connectToProbe(probe.socketPath);
+            ASSERT_TRUE(waitFor([&] { return greeted.count() > 0; }));
+            EXPECT_EQ(engine_.state(), QProcess::Running);
+        }
+        // When it ends later, the session let go of it says so.
+        engine_.terminate();
+        ASSERT_TRUE(engine_.waitForFinished(10000));
+        ASSERT_TRUE(waitFor([&] { return session.stateDetail().contains("has ended since"); }))
+            << session.stateDetail().toStdString();
+        EXPECT_EQ(session.state(), SessionState::Detached);
     }
 
     LiveSession lost;

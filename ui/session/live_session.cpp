@@ -41,14 +41,22 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
     });
     connect(&attachClient_, &ControlClient::disconnected, this, [this] {
         if (origin_ != Origin::Attached || hasEnded()) return;
-        if (detaching_)
+        if (detaching_) {
             setState(SessionState::Detached, tr("detached; the program goes on running"));
-        else if (!QFileInfo::exists(QStringLiteral("/proc/%1").arg(attachedProbe_.pid)))
+            programEndTimer_.start();
+        } else if (!QFileInfo::exists(QStringLiteral("/proc/%1").arg(attachedProbe_.pid)))
             setState(SessionState::Detached,
                      tr("the program ended (pid %1)").arg(attachedProbe_.pid));
         else
             setState(SessionState::Detached,
                      tr("the probe closed the connection (pid %1)").arg(attachedProbe_.pid));
+    });
+    programEndTimer_.setInterval(1000);
+    connect(&programEndTimer_, &QTimer::timeout, this, [this] {
+        if (QFileInfo::exists(QStringLiteral("/proc/%1").arg(attachedProbe_.pid))) return;
+        programEndTimer_.stop();
+        setState(SessionState::Detached,
+                 tr("detached; the program (pid %1) has ended since").arg(attachedProbe_.pid));
     });
     dumpFolderTimer_.setInterval(kDumpFolderPollMs);
     connect(&dumpFolderTimer_, &QTimer::timeout, this, &LiveSession::lookForDumpFolder);

@@ -92,6 +92,9 @@ private:
     nlohmann::json configInForce_ = nlohmann::json::object();
     QDateTime launchedAt_;
     QTimer dumpFolderTimer_;
+    // After a detach: looks for the program's end, which the session then says (it said "goes
+    // on running" long after the program had ended).
+    QTimer programEndTimer_;
     bool dumpFolderAnnounced_ = false;
     bool detaching_ = false;
 };
