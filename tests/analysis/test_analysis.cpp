@@ -28,13 +28,16 @@ namespace {
 
 using probe::test::TempDir;
 
-// Runs the native model for `rounds` under a config that dumps every op with its tensors.
+// Runs the native model for `rounds` under a config that dumps every op with its tensors (and
+// statistics, unless `task` is "tensor").
 std::string dumpModel(const TempDir& dir, const std::string& name,
-                      probe::test::NativeModelOptions options, int rounds) {
+                      probe::test::NativeModelOptions options, int rounds,
+                      const std::string& task = "all") {
     const std::string out = dir / name;
     probe::test::writeFile(
         dir / (name + ".json"),
-        R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 1})");
+        R"({"task": ")" + task +
+            R"(", "dump_enable": true, "exec_range": "all", "save_child": true, "filter_level": 1})");
     ::setenv("PROBE_QUIET", "1", 1);
     EXPECT_EQ(probe_start(out.c_str(), (dir / (name + ".json")).c_str()), PROBE_OK);
     probe::test::NativeModel model(options);
@@ -74,6 +77,26 @@ TEST(Analysis, SummaryCountsAndFirstNan) {
                         "[MatMulKernel], output 0: max=nan"),
               std::string::npos)
         << text;
+}
+
+// A dump of tensor data alone has no statistic to judge: its summary does not say "no NaN or
+// Inf" of a run whose layer made NaN, it says there is nothing to say it from.
+TEST(Analysis, SummaryOfTensorDataAloneMakesNoClaimAboutNaN) {
+    TempDir dir;
+    probe::test::NativeModelOptions options;
+    options.nanInLayer = 1;
+    const auto summary = summarizeDump(indexOf(dumpModel(dir, "run", options, 2, "tensor")));
+    ASSERT_GT(summary.rows, 0u);
+    EXPECT_EQ(summary.rowsWithoutStatistics, summary.rows);
+    EXPECT_FALSE(summary.firstNan);
+    const std::string text = formatSummary(summary);
+    EXPECT_EQ(text.find("no NaN or Inf"), std::string::npos) << text;
+    EXPECT_NE(text.find("no statistics in any row (tensor data only)"), std::string::npos) << text;
+    // With statistics, the verdict stands.
+    const auto clean = summarizeDump(indexOf(dumpModel(dir, "clean", {}, 1)));
+    EXPECT_EQ(clean.rowsWithoutStatistics, 0u);
+    EXPECT_NE(formatSummary(clean).find("no NaN or Inf in any statistic\n"), std::string::npos)
+        << formatSummary(clean);
 }
 
 TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {

@@ -197,6 +197,8 @@ DumpSummary summarizeDump(const DumpIndex& index) {
     }
     s.rounds = rounds.size();
     s.rows = index.rowCount();
+    for (uint64_t r = 0; r < s.rows; ++r)
+        s.rowsWithoutStatistics += index.row(static_cast<uint32_t>(r)).present == 0 ? 1 : 0;
     s.firstNan = firstAnomaly(index, kHasNan);
     s.firstInf = firstAnomaly(index, kHasInf);
     s.problems = index.problems();
@@ -278,7 +280,20 @@ std::string formatSummary(const DumpSummary& s) {
     };
     if (s.firstNan) out += "  first NaN: " + describe(*s.firstNan);
     if (s.firstInf) out += "  first Inf: " + describe(*s.firstInf);
-    if (!s.firstNan && !s.firstInf && s.rows > 0) out += "  no NaN or Inf in any statistic\n";
+    // No statistic is no verdict: a dump of tensor data alone (task "tensor") has none, and its
+    // NaN are in the data (said "no NaN or Inf" of a run whose output was NaN).
+    const uint64_t withStatistics = s.rows - s.rowsWithoutStatistics;
+    if (!s.firstNan && !s.firstInf && withStatistics > 0) {
+        out += "  no NaN or Inf in any statistic";
+        if (s.rowsWithoutStatistics > 0)
+            out += " (" + std::to_string(s.rowsWithoutStatistics) + " of the " +
+                   std::to_string(s.rows) + " rows have none)";
+        out += "\n";
+    } else if (s.rows > 0 && withStatistics == 0) {
+        out +=
+            "  no statistics in any row (tensor data only): NaN and Inf are not known here; "
+            "`probe overflow` looks for them in the tensors\n";
+    }
     if (!s.dumpStopped.empty()) out += "  dumping stopped early: " + s.dumpStopped + "\n";
     for (const auto& message : s.runtimeMessages) {
         // One line each: "config rejected, ...:\n<file>: key ...\n..." reads as "...: <file>: key

@@ -47,6 +47,7 @@ struct DumpSummary {
     int64_t firstRound = -1, lastRound = -1;
     uint64_t rounds = 0;
     uint64_t rows = 0;
+    uint64_t rowsWithoutStatistics = 0;              // every value N/A (task "tensor": data only)
     uint64_t files = 0, bytes = 0, tensorFiles = 0;  // on disk (status file and lock excepted)
     // The first row with a NaN, and the first with an infinity (an -inf from masking is often
     // intended; a NaN rarely is), in execution order.
