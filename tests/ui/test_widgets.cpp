@@ -102,6 +102,32 @@ TEST(MainWindowConfigSave, ANewConfigGoesBesideTheOpenDump) {
     EXPECT_FALSE(editor->suggestedNewFile().startsWith(context.configsDirectory()));
 }
 
+// View › Where the overflow is born on a dump with none says so (it did nothing, unsaid).
+TEST(MainWindowOverflowBirth, ADumpWithoutOverflowSaysThereIsNone) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    for (int round = 0; round < 3; ++round) {
+        dump.addRow(round, "0", "embed", "Layer", false, {1.0f, 2.0f});
+        dump.addRow(round, "0", "embed", "Layer", true, {0.5f, -3.0f});
+    }
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    QAction* birth = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O)) birth = action;
+    ASSERT_NE(birth, nullptr);
+    birth->trigger();  // nothing open yet
+    EXPECT_TRUE(window.statusBar()->currentMessage().startsWith("No dump is open"))
+        << window.statusBar()->currentMessage().toStdString();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    ASSERT_TRUE(waitFor([&] {
+        birth->trigger();  // "Still looking…" until the search is done
+        return window.statusBar()->currentMessage().startsWith("No overflow is born");
+    })) << window.statusBar()->currentMessage().toStdString();
+}
+
 class MainWindowTest : public ::testing::Test {
 protected:
     void SetUp() override {

@@ -27,6 +27,9 @@ constexpr int kLineColorCount = sizeof(kLineColors) / sizeof(kLineColors[0]);
 GradientsPanel::GradientsPanel(QWidget* parent) : QWidget(parent) {
     model_ = new data::GradientSeriesModel(this);
     title_ = makePaneTitle(tr("Gradient norms"), this);
+    // The tab opened (View › Gradients) on a dump without gradients was an empty plot, unsaid.
+    none_ = new QLabel(this);
+    none_->setWordWrap(true);
     view_ = new QTableView(this);
     view_->setModel(model_);
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -56,15 +59,32 @@ GradientsPanel::GradientsPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(title_);
+    layout->addWidget(none_);
     layout->addWidget(splitter, 1);
 
     connect(model_, &data::GradientSeriesModel::checkedChanged, this, &GradientsPanel::rebuild);
     connect(model_, &data::GradientSeriesModel::loaded, this, [this] {
+        updateNone();
         view_->resizeColumnsToContents();
         view_->horizontalHeader()->setSectionResizeMode(data::GradientSeriesModel::ParameterColumn,
                                                         QHeaderView::Stretch);
     });
     rebuild();
+}
+
+QString GradientsPanel::noneText() const {
+    return none_->isHidden() ? QString() : none_->text();
+}
+
+void GradientsPanel::updateNone() {
+    const QString how =
+        tr("Record gradients with probe run --grads DIR (or the config key \"grad_monitor\": "
+           "true), then open that folder with View › Open gradient monitor folder…; a dump that "
+           "holds them shows them here by itself.");
+    none_->setText(model_->directory().isEmpty()
+                       ? tr("No gradient monitor data is loaded. %1").arg(how)
+                       : tr("No gradient monitor files in %1. %2").arg(model_->directory(), how));
+    none_->setVisible(model_->rowCount() == 0);
 }
 
 void GradientsPanel::rebuild() {
@@ -81,6 +101,7 @@ void GradientsPanel::rebuild() {
                      .arg(model_->rowCount())
                      .arg(countOf(static_cast<qsizetype>(all.size()), tr("alert"), tr("alerts")));
     title_->setText(title);
+    updateNone();
 
     double top = 0;  // NaN/inf alerts are marked at the top of the drawn range
     for (int row : rows)

@@ -28,11 +28,16 @@ public:
     int lineCount() const { return lines_; }
     int alertCount() const { return alerts_; }
 
+    // What the panel says when no gradient monitor data is loaded ("" when some is).
+    QString noneText() const;
+
 private:
     void rebuild();
+    void updateNone();
 
     data::GradientSeriesModel* model_;
     QLabel* title_;
+    QLabel* none_;  // what to do when no gradient monitor data is loaded
     QTableView* view_;
     QCustomPlot* plot_;
     int lines_ = 0, alerts_ = 0;

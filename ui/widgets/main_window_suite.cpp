@@ -125,7 +125,16 @@ void MainWindow::goToOverflowBirth() {
     if (born && born->row != kNone && born->row < context_->store()->index().rowCount()) {
         context_->cursor()->setRow(born->row);
         revealCursorOpInTree();
+        return;
     }
+    // Said rather than nothing done (the shortcut seemed broken on a dump without overflow).
+    showPassingMessage(
+        !context_->store()->isOpen() ? tr("No dump is open: nothing to look for an overflow in.")
+        : births_->busy()
+            ? tr("Still looking for where an overflow is born; try again in a moment.")
+            : tr("No overflow is born in this dump: no op has finite inputs and an output with "
+                 "Inf or NaN."),
+        6000);
 }
 
 }  // namespace probe::widgets
