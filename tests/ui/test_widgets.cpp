@@ -45,6 +45,7 @@
 #include "overflow_births.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
+#include "probe/format/statistic_csv.h"
 #include "statistics_plot.h"
 #include "synthetic_dump.h"
 #include "tensor_document.h"
@@ -126,6 +127,28 @@ TEST(MainWindowOverflowBirth, ADumpWithoutOverflowSaysThereIsNone) {
         birth->trigger();  // "Still looking…" until the search is done
         return window.statusBar()->currentMessage().startsWith("No overflow is born");
     })) << window.statusBar()->currentMessage().toStdString();
+}
+
+// Replay of an op whose tensors were not dumped says why it cannot run, before running probe
+// replay (whose "found no op with tensor data" read as a failed replay).
+TEST(MainWindowReplay, AnOpWithoutTensorsIsNotReplayedAndItSaysWhy) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    // A row of statistics only, as task "statistics" writes it: no tensor file named.
+    test::TempDir scratch("ui-widgets");
+    format::StatRow row = test::DumpBuilder(scratch.path()).addRow(0, "0", "embed", "Layer", true);
+    row.tensorPath.clear();
+    dump.appendRaw(0, format::formatStatRow(row));
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    ASSERT_TRUE(window.selectOp("0"));
+    EXPECT_FALSE(window.tensorsPanel()->replayCurrentOp());
+    const QString said = window.tensorsPanel()->replayText();
+    EXPECT_TRUE(said.contains("cannot be replayed in round 0")) << said.toStdString();
+    EXPECT_TRUE(said.contains("task \"tensor\" or \"all\"")) << said.toStdString();
 }
 
 class MainWindowTest : public ::testing::Test {

@@ -125,6 +125,22 @@ bool OpTensorsPanel::replayCurrentOp() {
     if (row != kNone && idx.slot(idx.row(row).slot).op == op) round = idx.row(row).round;
     if (round < 0 || !std::binary_search(o.rounds.begin(), o.rounds.end(), round))
         round = o.rounds.empty() ? 0 : o.rounds.back();
+    // A replay runs the op again on its dumped inputs: without them, say so and why (probe
+    // replay's own "found no op with tensor data" read as a failure of the replay).
+    bool tensors = false;
+    for (uint32_t slot : o.tensorSlots)
+        for (uint32_t r : idx.slot(slot).rows)
+            tensors = tensors || (idx.row(r).round == round && idx.row(r).hasTensorFile);
+    if (!tensors) {
+        verdict_->setText(
+            tr("<b>%1 (%2) cannot be replayed in round %3</b>: its tensors were not dumped there, "
+               "only statistics. Replay needs a dump with task \"tensor\" or \"all\".")
+                .arg(QString::fromStdString(o.namePath).toHtmlEscaped(),
+                     QString::fromStdString(o.id))
+                .arg(round));
+        verdict_->setVisible(true);
+        return false;
+    }
     replayer_->start(store_->root(), QString::fromStdString(o.id), round,
                      QString::fromStdString(idx.process(o.process).key));
     verdict_->setText(
