@@ -151,6 +151,37 @@ TEST(MainWindowReplay, AnOpWithoutTensorsIsNotReplayedAndItSaysWhy) {
     EXPECT_TRUE(said.contains("task \"tensor\" or \"all\"")) << said.toStdString();
 }
 
+// While the dump grows and the latest round is meant (Round "latest"), the op's table highlights
+// its newest row as rows arrive (it stayed on the round that was latest when the op was chosen:
+// found by a GUI walk, attached to a running model).
+TEST(MainWindowLive, TheTensorsTableFollowsTheLatestRound) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    for (int round = 0; round < 2; ++round) dump.addRow(round, "0", "layer", "Layer", true);
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    ASSERT_TRUE(window.selectOp("0"));
+    ASSERT_EQ(context.cursor()->round(), -1);
+    QTableView* table = window.tensorsPanel()->view();
+    // The round of the row highlighted in the table (-1: none).
+    auto highlightedRound = [&] {
+        const QModelIndex current = table->currentIndex();
+        if (!current.isValid()) return -1;
+        const uint32_t row = window.tensorsPanel()->model()->rowAt(current.row());
+        return row == analysis::kNone ? -1 : context.store()->index().row(row).round;
+    };
+    ASSERT_TRUE(waitFor([&] { return highlightedRound() == 1; })) << highlightedRound();
+    for (int round = 2; round < 5; ++round) dump.addRow(round, "0", "layer", "Layer", true);
+    ASSERT_TRUE(waitFor([&] { return table->model()->rowCount() == 5; }));
+    EXPECT_TRUE(waitFor([&] { return highlightedRound() == 4; }))
+        << "the highlight stayed on round " << highlightedRound();
+    EXPECT_EQ(context.cursor()->round(), -1);  // still the latest meant
+    dump.setStatus("complete");
+}
+
 class MainWindowTest : public ::testing::Test {
 protected:
     void SetUp() override {

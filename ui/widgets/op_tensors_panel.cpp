@@ -79,7 +79,7 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     };
     connect(model_, &QAbstractItemModel::rowsInserted, this, fitOnFirstRows);
     connect(model_, &QAbstractItemModel::modelReset, this, fitOnFirstRows);
-    connect(cursor_, &data::DumpCursor::changed, this, &OpTensorsPanel::selectCursorRow);
+    connect(cursor_, &data::DumpCursor::changed, this, [this] { selectCursorRow(); });
     connect(cursor_, &data::DumpCursor::roundChanged, this, [this](int32_t round) {
         if (roundOnly_->isChecked()) model_->setRound(round);
         selectCursorRow();
@@ -89,9 +89,19 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
         selectCursorRow();
     });
     connect(store_, &data::DumpStore::changed, this, [this](const analysis::IndexChange& change) {
-        if (cursor_->op() != kNone &&
-            std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), cursor_->op()))
-            updateHeader();
+        if (cursor_->op() == kNone ||
+            !std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), cursor_->op()))
+            return;
+        updateHeader();
+        // The latest round is meant (the Round box says "latest"): the highlight follows the rows
+        // as they arrive (it stayed on the round that was latest when the op was chosen), and the
+        // table with it while the user has not scrolled the highlight out of sight.
+        if (cursor_->round() < 0) {
+            const QModelIndex current = view_->currentIndex();
+            const bool inSight = current.isValid() &&
+                                 view_->viewport()->rect().intersects(view_->visualRect(current));
+            selectCursorRow(inSight);
+        }
     });
     connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
@@ -231,7 +241,7 @@ void OpTensorsPanel::updateHeader() {
     details_->setText(text);
 }
 
-void OpTensorsPanel::selectCursorRow() {
+void OpTensorsPanel::selectCursorRow(bool scroll) {
     if (syncing_) return;
     const int tableRow = model_->tableRowOf(cursor_->row());
     syncing_ = true;
@@ -239,7 +249,7 @@ void OpTensorsPanel::selectCursorRow() {
         view_->selectionModel()->setCurrentIndex(
             model_->index(tableRow, 0),
             QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-        view_->scrollTo(model_->index(tableRow, 0));
+        if (scroll) view_->scrollTo(model_->index(tableRow, 0));
     } else {
         view_->selectionModel()->clearSelection();
     }

@@ -42,7 +42,8 @@ signals:
 
 private:
     void updateHeader();
-    void selectCursorRow();
+    // The cursor's row current in the table, scrolled into view unless `scroll` is false.
+    void selectCursorRow(bool scroll = true);
     void fitColumns();
     void showVerdict(const data::ReplayVerdict& verdict);
 
