@@ -14,6 +14,8 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSet>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -613,6 +615,40 @@ TEST_F(MainWindowTest, TheFirstNaNNoticeTakesAtMostAThirdOfTheWindow) {
         EXPECT_EQ(notice->maximumWidth(), width / 3);
         EXPECT_LE(notice->width(), width / 3);
     }
+}
+
+// At the app's smallest size the Config tab's file line is whole (it was cut to "nev" beside the
+// buttons), its form is not cut off at the right (it scrolls when it must), and the plot's hint
+// fits its line (it was cut at "double-click to"). Found by a GUI walk.
+TEST_F(MainWindowTest, TheConfigTabAndThePlotHintFitTheSmallestWindow) {
+    window_.resize(1055, 704);
+    ASSERT_TRUE(waitFor([&] { return window_.width() == 1055; })) << window_.width();
+    window_.showView(MainWindow::View::Config);
+    auto* editor = window_.configEditor();
+    ASSERT_TRUE(waitFor([&] { return editor->isVisible(); }));
+    QCoreApplication::processEvents();
+    QLabel* file = nullptr;
+    for (QLabel* label : editor->findChildren<QLabel*>())
+        if (label->isVisible() && label->text().startsWith("new config")) file = label;
+    ASSERT_NE(file, nullptr);
+    EXPECT_LE(file->fontMetrics().horizontalAdvance(file->text()), file->width())
+        << file->text().toStdString() << " in " << file->width() << " px";
+    auto* scroll = editor->findChild<QScrollArea*>();
+    ASSERT_NE(scroll, nullptr);
+    EXPECT_TRUE(scroll->widget()->width() <= scroll->viewport()->width() ||
+                scroll->horizontalScrollBar()->isVisible())
+        << scroll->widget()->width() << " px of form in " << scroll->viewport()->width();
+
+    window_.showView(MainWindow::View::Plot);
+    auto* plot = window_.statisticsPlot();
+    ASSERT_TRUE(waitFor([&] { return plot->isVisible(); }));
+    QCoreApplication::processEvents();
+    QLabel* hint = nullptr;
+    for (QLabel* label : plot->findChildren<QLabel*>())
+        if (label->isVisible() && label->text().startsWith("Hover")) hint = label;
+    ASSERT_NE(hint, nullptr);
+    EXPECT_LE(hint->fontMetrics().horizontalAdvance(hint->text()), hint->width())
+        << hint->text().toStdString() << " in " << hint->width() << " px";
 }
 
 // A passing message is fitted again once the bar's buttons change: shown beside a progress bar

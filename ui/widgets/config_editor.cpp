@@ -115,7 +115,7 @@ ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent)
     connect(apply_, &QPushButton::clicked, this, [this] { apply(); });
     auto* head = new QHBoxLayout;
     head->addWidget(kind_);
-    head->addWidget(file_, 1);
+    head->addStretch(1);
     head->addWidget(newButton);
     head->addWidget(load);
     head->addWidget(save);
@@ -144,7 +144,8 @@ ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent)
     scroll->setWidget(formBox);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // A form wider than its pane scrolls rather than being cut off at the right (1055 px).
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
 
     json_ = new QPlainTextEdit(this);
     json_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -170,13 +171,16 @@ ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent)
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     splitter->addWidget(scroll);
     splitter->addWidget(jsonBox);
-    splitter->setStretchFactor(0, 1);
-    splitter->setStretchFactor(1, 1);
+    splitter->setStretchFactor(0, 3);  // the form's fields first, the JSON beside them
+    splitter->setStretchFactor(1, 2);
     splitter->setChildrenCollapsible(false);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(head);
+    // On a line of its own: beside the buttons it was cut to "nev" at the smallest window.
+    file_->setWordWrap(true);
+    layout->addWidget(file_);
     layout->addWidget(status_);
     layout->addWidget(inForce_);
     layout->addWidget(splitter, 1);

@@ -470,9 +470,9 @@ void StatisticsPlot::rebuild() {
     hover_->removeFromLegend();
     readoutText_.clear();
     readout_->setText(
-        tr("Hover over a point to read it; click it to select that op and round. Drag to pan, "
-           "wheel to "
-           "zoom, double-click to fit."));
+        // Short enough for the smallest window (the longer sentence was cut at "double-click to").
+        tr("Hover a point to read it, click it to select its op and round · drag: pan · wheel: "
+           "zoom · double-click: fit"));
     plot_->replot();
 }
 
