@@ -619,6 +619,36 @@ void compareSyntheticPairIn(MainWindow& window, const std::string& dir, Syntheti
                                           QString::fromStdString(dumps.candidate.root)));
 }
 
+// A run compared with itself agrees, and the summary says that it is one folder twice (a user
+// who picked the same folder twice read "The runs agree" as two runs agreeing).
+TEST(CompareInApp, ARunComparedWithItselfIsSaidToBe) {
+    test::TempDir dir("ui-compare-self");
+    synthetic::SyntheticDumpOptions options;
+    options.ops = 40;
+    options.rows = 200;
+    options.layers = 2;
+    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 1, 2);
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    const QString root = QString::fromStdString(dumps.reference.root);
+    // The same folder, once by another spelling of its path.
+    ASSERT_TRUE(context.compare(root, root + "/./"));
+    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
+    EXPECT_TRUE(context.comparison()->summary().startsWith("The runs agree"))
+        << context.comparison()->summary().toStdString();
+    EXPECT_TRUE(context.comparison()->summary().contains("same dump folder"))
+        << context.comparison()->summary().toStdString();
+    // Two runs that agree are not said to be one.
+    ASSERT_TRUE(context.compare(root, QString::fromStdString(dumps.candidate.root)));
+    ASSERT_TRUE(waitFor([&] {
+        return context.comparison()->result() != nullptr &&
+               !context.comparison()->summary().startsWith("Comparing");
+    }));
+    EXPECT_FALSE(context.comparison()->summary().contains("same dump folder"))
+        << context.comparison()->summary().toStdString();
+}
+
 // A small pair (an overflow in layer 1 at round 2) compared in a window, which is at its first
 // divergence.
 class SmallComparedPair : public ::testing::Test {

@@ -10,6 +10,7 @@
 #include <QThreadPool>
 
 #include "background_pool.h"
+#include "probe/format/file_util.h"
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -410,6 +411,12 @@ QString RunComparison::summary() const {
                     : tr("The runs agree: %1 tensors compared (%2 with data), none diverges"))
                    .arg(locale.toString(static_cast<qulonglong>(r->tensors.size())),
                         locale.toString(static_cast<qulonglong>(r->tensorsWithData)));
+        // A run compared with itself agrees, which says nothing: said, so that it is not taken
+        // for two runs that agree.
+        if (r->reference && r->candidate && !r->reference->root().empty() &&
+            format::resolvedPath(r->reference->root()) ==
+                format::resolvedPath(r->candidate->root()))
+            text += tr(" (both are the same dump folder: compare with another run)");
     } else {
         const auto& op = r->ops[*first];
         text = tr("First divergence, %1: %2")
