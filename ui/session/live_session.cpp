@@ -44,7 +44,7 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
         if (detaching_) {
             setState(SessionState::Detached, tr("detached; the program goes on running"));
             programEndTimer_.start();
-        } else if (!QFileInfo::exists(QStringLiteral("/proc/%1").arg(attachedProbe_.pid)))
+        } else if (!attachedProgramRuns())
             setState(SessionState::Detached,
                      tr("the program ended (pid %1)").arg(attachedProbe_.pid));
         else
@@ -53,13 +53,17 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
     });
     programEndTimer_.setInterval(1000);
     connect(&programEndTimer_, &QTimer::timeout, this, [this] {
-        if (QFileInfo::exists(QStringLiteral("/proc/%1").arg(attachedProbe_.pid))) return;
+        if (attachedProgramRuns()) return;
         programEndTimer_.stop();
         setState(SessionState::Detached,
                  tr("detached; the program (pid %1) has ended since").arg(attachedProbe_.pid));
     });
     dumpFolderTimer_.setInterval(kDumpFolderPollMs);
     connect(&dumpFolderTimer_, &QTimer::timeout, this, &LiveSession::lookForDumpFolder);
+}
+
+bool LiveSession::attachedProgramRuns() const {
+    return QFileInfo::exists(QStringLiteral("/proc/%1").arg(attachedProbe_.pid));
 }
 
 LiveSession::~LiveSession() {

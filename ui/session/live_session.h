@@ -77,6 +77,8 @@ signals:
     void configRejected(const QString& reason, const QString& source, qint64 request);
 
 private:
+    // Whether the program of the probe attached to (or let go) still runs.
+    bool attachedProgramRuns() const;
     void setState(SessionState state, const QString& detail);
     void onHello(const format::control::Hello& hello);
     void connectControl(ControlClient* client);
