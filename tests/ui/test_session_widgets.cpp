@@ -19,6 +19,7 @@
 #include <QPlainTextEdit>
 #include <QPointer>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -462,6 +463,47 @@ TEST(SessionPanel, StandardErrorIsColouredByLevel) {
     EXPECT_EQ(colourOf("Traceback (most recent call last):"), red);
     EXPECT_EQ(colourOf("ValueError: bad shape"), red);
     EXPECT_TRUE(isText(colourOf("half a line"))) << "a line written in two pieces is one line";
+}
+
+// The log follows the output, also after the panel was made smaller (the end moved away from
+// where the bar was, and the log stopped following: found by a GUI walk), and stops following
+// while the user has scrolled up, until they are back at the end.
+TEST(SessionPanel, TheLogFollowsTheOutputUnlessTheUserScrolledUp) {
+    widgets::SessionPanel panel;
+    panel.resize(700, 400);
+    panel.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&panel));
+    QScrollBar* bar = panel.log()->verticalScrollBar();
+    auto lines = [&](int from, int count) {
+        for (int i = from; i < from + count; ++i)
+            panel.appendLog(QStringLiteral("line %1\n").arg(i), false);
+        QCoreApplication::processEvents();
+    };
+    lines(0, 200);
+    ASSERT_GT(bar->maximum(), 0);
+    EXPECT_EQ(bar->value(), bar->maximum());
+    const int tall = panel.log()->height();
+    panel.resize(700, 250);  // the window made smaller: the end moves
+    ASSERT_TRUE(waitFor([&] { return panel.log()->height() < tall - 100; }))
+        << panel.log()->height() << " of " << tall;
+    lines(200, 5);
+    EXPECT_EQ(bar->value(), bar->maximum()) << bar->value() << " of " << bar->maximum();
+    panel.resize(700, 400);
+    ASSERT_TRUE(waitFor([&] { return panel.log()->height() == tall; }));
+    lines(205, 5);
+    EXPECT_EQ(bar->value(), bar->maximum()) << bar->value() << " of " << bar->maximum();
+    // The user scrolls up: what they read stays where it is.
+    bar->triggerAction(QAbstractSlider::SliderPageStepSub);
+    QCoreApplication::processEvents();
+    const int reading = bar->value();
+    ASSERT_LT(reading, bar->maximum());
+    lines(210, 5);
+    EXPECT_EQ(bar->value(), reading);
+    // Back at the end: it follows again.
+    bar->triggerAction(QAbstractSlider::SliderToMaximum);
+    QCoreApplication::processEvents();
+    lines(215, 5);
+    EXPECT_EQ(bar->value(), bar->maximum());
 }
 
 // Without XDG_RUNTIME_DIR the probes of a desktop session cannot be found: the attach dialog

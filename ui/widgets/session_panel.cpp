@@ -7,6 +7,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScopedValueRollback>
 #include <QScrollBar>
 #include <QTextCursor>
 #include <QVBoxLayout>
@@ -66,6 +67,25 @@ SessionPanel::SessionPanel(QWidget* parent) : QWidget(parent) {
     log_->setLineWrapMode(QPlainTextEdit::NoWrap);
     log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     log_->setPlaceholderText(tr("The model's output appears here."));
+    QScrollBar* bar = log_->verticalScrollBar();
+    // The user scrolls (wheel, keys, the bar): the log follows again once they are back at the
+    // end. QPlainTextEdit moves the bar for a page step with its signals blocked: the action is
+    // looked at once it is done.
+    connect(bar, &QScrollBar::valueChanged, this, [this, bar](int value) {
+        if (!appending_) followLog_ = value >= bar->maximum();
+    });
+    connect(bar, &QAbstractSlider::actionTriggered, this, [this, bar] {
+        QMetaObject::invokeMethod(
+            this, [this, bar] { followLog_ = bar->value() >= bar->maximum(); },
+            Qt::QueuedConnection);
+    });
+    // The end moved (lines came, the panel was resized): a log that follows stays at it.
+    connect(bar, &QScrollBar::rangeChanged, this, [this, bar](int, int maximum) {
+        if (followLog_) {
+            const QScopedValueRollback<bool> ours(appending_, true);
+            bar->setValue(maximum);
+        }
+    });
 
     auto* head = new QHBoxLayout;
     head->addWidget(badge_);
@@ -84,6 +104,7 @@ void SessionPanel::setSession(session::LiveSession* session) {
     session_ = session;
     log_->clear();
     errorLine_.clear();
+    followLog_ = true;
     if (session_) {
         connect(
             session_, &session::LiveSession::stateChanged, this,
@@ -201,13 +222,16 @@ void SessionPanel::appendNote(const QString& text) {
 
 void SessionPanel::append(const QString& text, const QColor& color) {
     QScrollBar* bar = log_->verticalScrollBar();
-    const bool atEnd = bar->value() == bar->maximum();
+    appending_ = true;
+    const int reading = bar->value();  // where a user who scrolled up reads
     QTextCursor cursor(log_->document());
     cursor.movePosition(QTextCursor::End);
     QTextCharFormat format;
     if (color.isValid()) format.setForeground(color);
     cursor.insertText(text, format);
-    if (atEnd) bar->setValue(bar->maximum());  // follow the output unless the user scrolled up
+    // (QPlainTextEdit moves to the end by itself on some appends: put back where it was read.)
+    bar->setValue(followLog_ ? bar->maximum() : reading);
+    appending_ = false;
 }
 
 }  // namespace probe::widgets

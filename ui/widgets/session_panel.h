@@ -53,6 +53,11 @@ private:
     QPushButton* stop_;
     QPlainTextEdit* log_;
     QString errorLine_;  // standard error since its last newline
+    // The log shows its newest line, unless the user scrolled up: decided by what the user does
+    // with the scroll bar, not by where it is (a resize of the window moved its end away, and
+    // the log stopped following the output).
+    bool followLog_ = true;
+    bool appending_ = false;
 };
 
 }  // namespace probe::widgets
