@@ -151,6 +151,20 @@ TEST(MainWindowReplay, AnOpWithoutTensorsIsNotReplayedAndItSaysWhy) {
     const QString said = window.tensorsPanel()->replayText();
     EXPECT_TRUE(said.contains("cannot be replayed in round 0")) << said.toStdString();
     EXPECT_TRUE(said.contains("task \"tensor\" or \"all\"")) << said.toStdString();
+    // An op with no row at all (known from the structure only) was not dumped at all.
+    test::TempDir other("ui-widgets");
+    test::DumpBuilder structured(other.path());
+    format::ModelStructure model;
+    model.modelName = "M";
+    model.nodes.push_back(test::node("layer", "0", "Layer", {test::node("inner", "0_0", "Inner")}));
+    structured.writeModel(model);
+    structured.addRow(0, "0", "layer", "Layer", true);
+    structured.setStatus("complete");
+    ASSERT_TRUE(openAndWait(context, other.path()));
+    ASSERT_TRUE(window.selectOp("0_0"));
+    EXPECT_FALSE(window.tensorsPanel()->replayCurrentOp());
+    EXPECT_TRUE(window.tensorsPanel()->replayText().contains("nothing of it was dumped"))
+        << window.tensorsPanel()->replayText().toStdString();
 }
 
 // While the dump grows and the latest round is meant (Round "latest"), the op's table highlights

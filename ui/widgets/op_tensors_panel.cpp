@@ -142,12 +142,18 @@ bool OpTensorsPanel::replayCurrentOp() {
         for (uint32_t r : idx.slot(slot).rows)
             tensors = tensors || (idx.row(r).round == round && idx.row(r).hasTensorFile);
     if (!tensors) {
+        const QString name = QString::fromStdString(o.namePath).toHtmlEscaped();
         verdict_->setText(
-            tr("<b>%1 (%2) cannot be replayed in round %3</b>: its tensors were not dumped there, "
-               "only statistics. Replay needs a dump with task \"tensor\" or \"all\".")
-                .arg(QString::fromStdString(o.namePath).toHtmlEscaped(),
-                     QString::fromStdString(o.id))
-                .arg(round));
+            o.rounds.empty()
+                // Not even statistics: the config did not select it.
+                ? tr("<b>%1 (%2) cannot be replayed</b>: nothing of it was dumped (the config did "
+                     "not select it). Tick it, with task \"tensor\" or \"all\", and run again.")
+                      .arg(name, QString::fromStdString(o.id))
+                : tr("<b>%1 (%2) cannot be replayed in round %3</b>: its tensors were not dumped "
+                     "there, only statistics. Replay needs a dump with task \"tensor\" or "
+                     "\"all\".")
+                      .arg(name, QString::fromStdString(o.id))
+                      .arg(round));
         verdict_->setVisible(true);
         return false;
     }
