@@ -649,6 +649,35 @@ TEST(CompareInApp, ARunComparedWithItselfIsSaidToBe) {
         << context.comparison()->summary().toStdString();
 }
 
+// Compare with a folder that holds no dump keeps the dialog open, saying why under the fields
+// (it closed behind a message box, and what was typed went with it); the reference filled in
+// from the last comparison is selected, so that typing replaces it (it was appended to).
+TEST(CompareDialog, ABadFolderIsSaidInTheDialogWhichStays) {
+    test::TempDir dir("ui-compare-dialog");
+    synthetic::SyntheticDumpOptions options;
+    options.ops = 20;
+    options.rows = 60;
+    options.layers = 2;
+    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 1, 2);
+    const QString shown = QString::fromStdString(dumps.candidate.root);
+    widgets::CompareDialog dialog(shown);
+    dialog.setReference(QString::fromStdString(dumps.reference.root));
+    auto* reference = dialog.findChild<QLineEdit*>(QStringLiteral("reference"));
+    ASSERT_NE(reference, nullptr);
+    EXPECT_EQ(reference->selectedText(), reference->text());
+    dialog.show();
+    reference->setText(QString::fromStdString(dir / "no-such-run"));
+    dialog.accept();
+    EXPECT_EQ(dialog.result(), QDialog::Rejected);
+    EXPECT_TRUE(dialog.isVisible());
+    EXPECT_TRUE(dialog.problem().startsWith("The reference: ")) << dialog.problem().toStdString();
+    EXPECT_EQ(reference->text().toStdString(), dir / "no-such-run");  // kept, to be corrected
+    reference->setText(QString::fromStdString(dumps.reference.root));
+    dialog.accept();
+    EXPECT_EQ(dialog.result(), QDialog::Accepted);
+    EXPECT_TRUE(dialog.problem().isEmpty()) << dialog.problem().toStdString();
+}
+
 // A small pair (an overflow in layer 1 at round 2) compared in a window, which is at its first
 // divergence.
 class SmallComparedPair : public ::testing::Test {

@@ -42,7 +42,8 @@ QStringList rankFolders(const QString& path) {
     return out.size() > 1 ? out : QStringList();
 }
 
-CompareDialog::CompareDialog(const QString& shownDump, QWidget* parent) : QDialog(parent) {
+CompareDialog::CompareDialog(const QString& shownDump, QWidget* parent)
+    : QDialog(parent), shownDump_(shownDump) {
     setWindowTitle(tr("Compare two runs"));
     reference_ = new QLineEdit(this);
     reference_->setObjectName(QStringLiteral("reference"));
@@ -58,6 +59,11 @@ CompareDialog::CompareDialog(const QString& shownDump, QWidget* parent) : QDialo
                           "model too: the comparison follows it as rounds arrive)."),
                        this);
     note_->setWordWrap(true);
+    problem_ = new QLabel(this);
+    problem_->setWordWrap(true);
+    problem_->setStyleSheet(QStringLiteral("color: #c81e1e"));
+    problem_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    problem_->setVisible(false);
 
     auto row = [this](QLineEdit* edit, QComboBox* ranks, const QString& title) {
         auto* line = new QHBoxLayout;
@@ -91,12 +97,38 @@ CompareDialog::CompareDialog(const QString& shownDump, QWidget* parent) : QDialo
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(note_);
+    layout->addWidget(problem_);
     layout->addWidget(buttons);
     resize(760, sizeHint().height());
 }
 
 void CompareDialog::setReference(const QString& path) {
     reference_->setText(path);
+    // Filled in from the last comparison: typing replaces it rather than adding to its end.
+    reference_->selectAll();
+    reference_->setFocus();
+}
+
+QString CompareDialog::problem() const {
+    return problem_->isHidden() ? QString() : problem_->text();
+}
+
+void CompareDialog::accept() {
+    QStringList problems;
+    std::string error;
+    const QString reference = referencePath();
+    if (reference.isEmpty())
+        problems << tr("Choose the reference run.");
+    else if (!analysis::locateDump(reference.toStdString(), &error))
+        problems << tr("The reference: %1").arg(QString::fromStdString(error));
+    // The dump shown is taken as it is (a live run's folder may not hold its dump yet).
+    const QString candidate = candidatePath();
+    if (!candidate.isEmpty() && candidate != shownDump_ &&
+        !analysis::locateDump(candidate.toStdString(), &error))
+        problems << tr("The candidate: %1").arg(QString::fromStdString(error));
+    problem_->setText(problems.join(QLatin1Char('\n')));
+    problem_->setVisible(!problems.isEmpty());
+    if (problems.isEmpty()) QDialog::accept();
 }
 void CompareDialog::setCandidate(const QString& path) {
     candidate_->setText(path);

@@ -30,6 +30,11 @@ public:
     QString candidatePath() const;
     QComboBox* referenceRanks() const { return referenceRanks_; }
     QComboBox* candidateRanks() const { return candidateRanks_; }
+    // Why Compare was refused, under the fields ("" when it was not).
+    QString problem() const;
+    // Compare: accepted when both folders hold a dump, else the dialog stays, saying why (it
+    // closed, and what was typed went with it).
+    void accept() override;
 
 private:
     void fillRanks(QLineEdit* edit, QComboBox* ranks);
@@ -40,6 +45,8 @@ private:
     QComboBox* referenceRanks_;
     QComboBox* candidateRanks_;
     QLabel* note_;
+    QLabel* problem_;
+    QString shownDump_;
 };
 
 }  // namespace probe::widgets
