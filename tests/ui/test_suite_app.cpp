@@ -105,10 +105,12 @@ TEST(GradientsPanel, PlotsTheCheckedParametersOnALogScaleWithAlertsMarked) {
     panel.show();
     // Nothing loaded: it says how to get gradients (it was an empty plot, unsaid).
     EXPECT_TRUE(panel.noneText().contains("probe run --grads")) << panel.noneText().toStdString();
+    EXPECT_FALSE(panel.plot()->isVisible());  // no empty axes under it
     QSignalSpy loaded(panel.model(), &data::GradientSeriesModel::loaded);
     panel.model()->load(QString::fromStdString(dir / "grads"));
     ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
     EXPECT_TRUE(panel.noneText().isEmpty()) << panel.noneText().toStdString();
+    EXPECT_TRUE(panel.plot()->isVisible());
     EXPECT_EQ(panel.lineCount(), 3);
     EXPECT_EQ(panel.alertCount(), 2);  // b's spike, c's NaN
     EXPECT_EQ(panel.plot()->yAxis->scaleType(), QCPAxis::stLogarithmic);

@@ -30,6 +30,7 @@ GradientsPanel::GradientsPanel(QWidget* parent) : QWidget(parent) {
     // The tab opened (View › Gradients) on a dump without gradients was an empty plot, unsaid.
     none_ = new QLabel(this);
     none_->setWordWrap(true);
+    none_->setAlignment(Qt::AlignTop | Qt::AlignLeft);  // at the top while the plot is hidden
     view_ = new QTableView(this);
     view_->setModel(model_);
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -51,16 +52,16 @@ GradientsPanel::GradientsPanel(QWidget* parent) : QWidget(parent) {
     plot_->legend->setFont(font());
     plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
 
-    auto* splitter = new QSplitter(Qt::Vertical, this);
-    splitter->addWidget(plot_);
-    splitter->addWidget(view_);
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 1);
+    splitter_ = new QSplitter(Qt::Vertical, this);
+    splitter_->addWidget(plot_);
+    splitter_->addWidget(view_);
+    splitter_->setStretchFactor(0, 3);
+    splitter_->setStretchFactor(1, 1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(title_);
     layout->addWidget(none_);
-    layout->addWidget(splitter, 1);
+    layout->addWidget(splitter_, 1);
 
     connect(model_, &data::GradientSeriesModel::checkedChanged, this, &GradientsPanel::rebuild);
     connect(model_, &data::GradientSeriesModel::loaded, this, [this] {
@@ -85,6 +86,7 @@ void GradientsPanel::updateNone() {
                        ? tr("No gradient monitor data is loaded. %1").arg(how)
                        : tr("No gradient monitor files in %1. %2").arg(model_->directory(), how));
     none_->setVisible(model_->rowCount() == 0);
+    splitter_->setVisible(model_->rowCount() > 0);  // no empty log axes under the note
 }
 
 void GradientsPanel::rebuild() {

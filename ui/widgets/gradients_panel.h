@@ -8,6 +8,7 @@
 
 class QCustomPlot;
 class QLabel;
+class QSplitter;
 class QTableView;
 
 namespace probe::data {
@@ -37,7 +38,8 @@ private:
 
     data::GradientSeriesModel* model_;
     QLabel* title_;
-    QLabel* none_;  // what to do when no gradient monitor data is loaded
+    QLabel* none_;         // what to do when no gradient monitor data is loaded
+    QSplitter* splitter_;  // the plot over the table, hidden with no data
     QTableView* view_;
     QCustomPlot* plot_;
     int lines_ = 0, alerts_ = 0;
