@@ -747,6 +747,31 @@ TEST_F(LiveWindowTest, ALaunchReplacesTheRunningModelWithoutWaitingForIt) {
     EXPECT_NE(context_.liveSession()->probePid(), first);
 }
 
+// A launch into a folder that holds an earlier run (--append) opens at its own process, not at
+// the earlier run's (found by a GUI walk: the tree showed the process that had ended).
+TEST_F(LiveWindowTest, ALaunchAddedToADumpOpensAtItsOwnProcess) {
+    ASSERT_TRUE(context_.launch(engineSpec(2, 0)));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hasEnded(); }));
+    session::LaunchSpec again = engineSpec(100000, 10);
+    again.appendToDump = true;
+    ASSERT_TRUE(context_.launch(again));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->canPushConfig(); }));
+    const QString pid = QString::number(context_.liveSession()->probePid());
+    auto shownProcess = [&] {
+        const auto& idx = context_.store()->index();
+        const uint32_t op = context_.cursor()->op();
+        return op == analysis::kNone ? QString()
+                                     : QString::fromStdString(idx.process(idx.op(op).process).key);
+    };
+    ASSERT_TRUE(waitFor([&] { return context_.store()->index().processCount() == 2; }));
+    // "<pid>", or "<device>_<pid>" when the device is known.
+    EXPECT_TRUE(waitFor([&] {
+        return shownProcess() == pid || shownProcess().endsWith("_" + pid);
+    })) << shownProcess().toStdString()
+        << ", not the live run's " << pid.toStdString();
+    context_.liveSession()->stop();
+}
+
 TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
     engine_.start(PROBE_NATIVE_ENGINE, {"--output", QString::fromStdString(dir_ / "engine"),
                                         "--config", QString::fromStdString(dir_ / "config.json"),

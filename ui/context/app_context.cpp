@@ -328,14 +328,37 @@ void AppContext::addProblems(const QStringList& problems) {
     emit problemsAdded(problems);
 }
 
+uint32_t AppContext::liveProcess() const {
+    if (!live_ || live_->probePid() <= 0) return kNone;
+    // "<pid>" or "<device>_<pid>" (atb): the live run's own process among earlier runs' (a
+    // launch added to a folder that holds them).
+    const std::string pid = std::to_string(live_->probePid());
+    const auto& idx = store_->index();
+    for (uint32_t p = 0; p < idx.processCount(); ++p) {
+        const std::string& key = idx.process(p).key;
+        if (key == pid || (key.size() > pid.size() && key[key.size() - pid.size() - 1] == '_' &&
+                           key.compare(key.size() - pid.size(), pid.size(), pid) == 0))
+            return p;
+    }
+    return kNone;
+}
+
 void AppContext::onChanged(const analysis::IndexChange& change) {
     const auto& idx = store_->index();
     // A dump opened before it held any op (a model just launched): show its first op as soon
-    // as there is one, so the tables and plots fill while it runs.
-    if (store_->initialLoadDone() && cursor_->op() == kNone && change.newOps > 0 &&
-        idx.processCount() > 0 && !idx.process(0).topOps.empty()) {
-        autoSelectedOp_ = idx.process(0).topOps.front();
-        cursor_->setOp(autoSelectedOp_);
+    // as there is one, so the tables and plots fill while it runs. The live run's own process,
+    // once it has ops, also when the app chose an earlier run's op meanwhile (a launch added to
+    // a folder that holds earlier runs opened at theirs).
+    if (store_->initialLoadDone() && idx.processCount() > 0) {
+        const uint32_t live = liveProcess();
+        const uint32_t process = live != kNone ? live : 0;
+        const bool appChose = (cursor_->op() == kNone && change.newOps > 0) ||
+                              (cursor_->op() == autoSelectedOp_ && live != kNone &&
+                               idx.op(autoSelectedOp_).process != live);
+        if (appChose && !idx.process(process).topOps.empty()) {
+            autoSelectedOp_ = idx.process(process).topOps.front();
+            cursor_->setOp(autoSelectedOp_);
+        }
     }
     if (firstNanRow_ != kNone || change.newRows == 0) return;
     // Only the new rows are looked at until a NaN turns up; then where it first appears in
@@ -357,6 +380,7 @@ void AppContext::onInitialLoadFinished() {
     const auto& idx = store_->index();
     uint32_t process = openingProcess_.empty() ? kNone : idx.findProcess(openingProcess_);
     openingProcess_.clear();
+    if (process == kNone) process = liveProcess();
     if (process == kNone) process = 0;
     if (cursor_->op() == kNone && idx.processCount() > 0) {
         const uint32_t firstNan = idx.firstAnomalousRow(process, analysis::kHasNan);

@@ -142,6 +142,8 @@ private:
     void onOpened();
     void onOpenFailed(const QString& message);
     void onChanged(const analysis::IndexChange& change);
+    // The process of the live session's probe in the dump shown, kNone when none (yet).
+    uint32_t liveProcess() const;
     void onInitialLoadFinished();
     void addProblems(const QStringList& problems);
     void takeConfigFromHello(const format::control::Hello& hello);
