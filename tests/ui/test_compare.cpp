@@ -602,16 +602,23 @@ struct SyntheticSize {
     bool tensors = false;  // .bin files of the layer-level ops' tensors
 };
 
-// Shows `window` (1500x950) and compares in it a synthetic pair written below `dir`: a
-// reference, and a candidate with an overflow planted in layer `nanLayer` at round `nanRound`.
-void compareSyntheticPairIn(MainWindow& window, const std::string& dir, SyntheticSize size,
-                            int nanLayer, int nanRound) {
+// A synthetic pair of that size written below `dir`: a reference, and a candidate with an
+// overflow planted in layer `nanLayer` at round `nanRound`.
+synthetic::SyntheticPair writeSyntheticPairOfSize(const std::string& dir, SyntheticSize size,
+                                                  int nanLayer, int nanRound) {
     synthetic::SyntheticDumpOptions options;
     options.ops = size.ops;
     options.rows = size.rows;
     options.layers = size.layers;
     options.tensors = size.tensors;
-    const auto dumps = synthetic::writeSyntheticPair(options, dir, nanLayer, nanRound);
+    return synthetic::writeSyntheticPair(options, dir, nanLayer, nanRound);
+}
+
+// Shows `window` (1500x950) and compares in it a synthetic pair written below `dir`: a
+// reference, and a candidate with an overflow planted in layer `nanLayer` at round `nanRound`.
+void compareSyntheticPairIn(MainWindow& window, const std::string& dir, SyntheticSize size,
+                            int nanLayer, int nanRound) {
+    const auto dumps = writeSyntheticPairOfSize(dir, size, nanLayer, nanRound);
     window.resize(1500, 950);
     window.show();
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
@@ -623,11 +630,7 @@ void compareSyntheticPairIn(MainWindow& window, const std::string& dir, Syntheti
 // who picked the same folder twice read "The runs agree" as two runs agreeing).
 TEST(CompareInApp, ARunComparedWithItselfIsSaidToBe) {
     test::TempDir dir("ui-compare-self");
-    synthetic::SyntheticDumpOptions options;
-    options.ops = 40;
-    options.rows = 200;
-    options.layers = 2;
-    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 1, 2);
+    const auto dumps = writeSyntheticPairOfSize(dir.path(), {40, 200, 2}, 1, 2);
     context::AppContext context;
     MainWindow window(&context);
     window.show();
@@ -654,11 +657,7 @@ TEST(CompareInApp, ARunComparedWithItselfIsSaidToBe) {
 // from the last comparison is selected, so that typing replaces it (it was appended to).
 TEST(CompareDialog, ABadFolderIsSaidInTheDialogWhichStays) {
     test::TempDir dir("ui-compare-dialog");
-    synthetic::SyntheticDumpOptions options;
-    options.ops = 20;
-    options.rows = 60;
-    options.layers = 2;
-    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 1, 2);
+    const auto dumps = writeSyntheticPairOfSize(dir.path(), {20, 60, 2}, 1, 2);
     const QString shown = QString::fromStdString(dumps.candidate.root);
     widgets::CompareDialog dialog(shown);
     dialog.setReference(QString::fromStdString(dumps.reference.root));
@@ -1163,11 +1162,7 @@ TEST_F(CompareTest, TheCommandLineComparesAndJumps) {
 // selected row, and the current one, stay on their op through every sort and back.
 TEST(CompareTable, ABigTableFillsInSlicesAndSortsLikeAStableSortKeepingTheSelection) {
     test::TempDir dir("ui-compare-table");
-    synthetic::SyntheticDumpOptions options;
-    options.ops = 3000;
-    options.rows = 30000;
-    options.layers = 12;
-    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 7, 2);
+    const auto dumps = writeSyntheticPairOfSize(dir.path(), {3000, 30000, 12}, 7, 2);
 
     context::AppContext context;
     RunComparison* comparison = context.comparison();
@@ -1327,11 +1322,7 @@ TEST(CompareTable, ABigTableFillsInSlicesAndSortsLikeAStableSortKeepingTheSelect
 // With every thread of the global pool busy, a comparison still runs and its table still sorts.
 TEST(CompareTable, ComparesAndSortsWhileQtsGlobalPoolIsBusy) {
     test::TempDir dir("ui-compare-pool");
-    synthetic::SyntheticDumpOptions options;
-    options.ops = 300;
-    options.rows = 3000;
-    options.layers = 4;
-    const auto dumps = synthetic::writeSyntheticPair(options, dir.path(), 2, 1);
+    const auto dumps = writeSyntheticPairOfSize(dir.path(), {300, 3000, 4}, 2, 1);
 
     QThreadPool* global = QThreadPool::globalInstance();
     const int threads = global->maxThreadCount();
