@@ -307,6 +307,37 @@ const std::string& DumpIndex::text(uint32_t stringIndex) const {
     return stringIndex < strings_.size() ? strings_[stringIndex] : empty;
 }
 
+namespace {
+bool allDigits(std::string_view text) {
+    return !text.empty() && text.size() < 16 &&
+           std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+}  // namespace
+
+ProcessKeyParts readProcessKey(DumpLayout layout, const std::string& key) {
+    ProcessKeyParts parts;
+    const std::string_view text(key);
+    if (layout == DumpLayout::Msprobe) {
+        if (text.substr(0, 4) == "rank" && allDigits(text.substr(4)))
+            parts.rank = std::stoll(key.substr(4));
+        if (text.substr(0, 4) == "proc" && allDigits(text.substr(4)))
+            parts.pid = std::stoll(key.substr(4));
+        return parts;
+    }
+    const size_t underscore = key.find('_');
+    const std::string pid = underscore == std::string::npos ? key : key.substr(underscore + 1);
+    if (allDigits(pid)) parts.pid = std::stoll(pid);
+    if (underscore != std::string::npos && allDigits(text.substr(0, underscore)))
+        parts.rank = std::stoll(key.substr(0, underscore));
+    return parts;
+}
+
+uint32_t DumpIndex::findProcessOfPid(int64_t pid) const {
+    for (size_t i = 0; i < processes_.size(); ++i)
+        if (readProcessKey(layout_, processes_[i].key).pid == pid) return static_cast<uint32_t>(i);
+    return kNone;
+}
+
 uint32_t DumpIndex::findProcess(const std::string& key) const {
     for (size_t i = 0; i < processes_.size(); ++i)
         if (processes_[i].key == key) return static_cast<uint32_t>(i);

@@ -25,6 +25,12 @@ constexpr uint32_t kNone = UINT32_MAX;
 
 enum class DumpLayout { Atb, Msprobe };
 const char* layoutName(DumpLayout layout);
+// The pid and the rank (or device) a process key names, -1 for what it does not: msprobe
+// "rank<R>" / "proc<pid>", atb "<device>_<pid>" / "<pid>".
+struct ProcessKeyParts {
+    int64_t pid = -1, rank = -1;
+};
+ProcessKeyParts readProcessKey(DumpLayout layout, const std::string& key);
 
 enum class Stat : uint8_t { Max = 0, Min = 1, Mean = 2, Norm = 3 };
 constexpr int kStatCount = 4;
@@ -220,6 +226,8 @@ public:
     const std::vector<std::string>& sources() const { return sources_; }
 
     uint32_t findProcess(const std::string& key) const;
+    // The process whose key names `pid` (readProcessKey), kNone when none.
+    uint32_t findProcessOfPid(int64_t pid) const;
     uint32_t findOp(uint32_t process, const std::string& id) const;
     // Where the op sits, for OpConfig::selects. The views point into this index.
     format::OpLocation location(uint32_t op) const;

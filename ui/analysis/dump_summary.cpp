@@ -72,34 +72,15 @@ std::optional<Anomaly> firstAnomaly(const DumpIndex& index, uint8_t bits) {
     return anomalyAt(index, best);
 }
 
-bool allDigits(const std::string& text) {
-    return !text.empty() && text.size() < 16 &&
-           std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
-}
-
-// What a process key says: msprobe "rank<R>" / "proc<pid>", atb "<dev>_<pid>" / "<pid>".
-void readProcessKey(DumpLayout layout, const std::string& key, ProcessSummary& out) {
-    if (layout == DumpLayout::Msprobe) {
-        if (key.rfind("rank", 0) == 0 && allDigits(key.substr(4)))
-            out.rank = std::stoll(key.substr(4));
-        if (key.rfind("proc", 0) == 0 && allDigits(key.substr(4)))
-            out.pid = std::stoll(key.substr(4));
-        return;
-    }
-    const size_t underscore = key.find('_');
-    const std::string pid = underscore == std::string::npos ? key : key.substr(underscore + 1);
-    if (allDigits(pid)) out.pid = std::stoll(pid);
-    if (underscore != std::string::npos && allDigits(key.substr(0, underscore)))
-        out.rank = std::stoll(key.substr(0, underscore));
-}
-
 std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index) {
     std::vector<ProcessSummary> out(index.processCount());
     for (uint32_t p = 0; p < index.processCount(); ++p) {
         const auto& process = index.process(p);
         ProcessSummary& s = out[p];
         s.key = process.key;
-        readProcessKey(index.layout(), process.key, s);
+        const ProcessKeyParts parts = readProcessKey(index.layout(), process.key);
+        if (parts.pid >= 0) s.pid = parts.pid;
+        if (parts.rank >= 0) s.rank = parts.rank;
         s.rows = process.rows;
         s.rounds = process.rounds.size();
         if (!process.rounds.empty()) {

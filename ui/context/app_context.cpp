@@ -329,18 +329,10 @@ void AppContext::addProblems(const QStringList& problems) {
 }
 
 uint32_t AppContext::liveProcess() const {
-    if (!live_ || live_->probePid() <= 0) return kNone;
-    // "<pid>" or "<device>_<pid>" (atb): the live run's own process among earlier runs' (a
-    // launch added to a folder that holds them).
-    const std::string pid = std::to_string(live_->probePid());
-    const auto& idx = store_->index();
-    for (uint32_t p = 0; p < idx.processCount(); ++p) {
-        const std::string& key = idx.process(p).key;
-        if (key == pid || (key.size() > pid.size() && key[key.size() - pid.size() - 1] == '_' &&
-                           key.compare(key.size() - pid.size(), pid.size(), pid) == 0))
-            return p;
-    }
-    return kNone;
+    // The live run's own process among earlier runs' (a launch added to a folder that holds
+    // them), once its probe has said its pid.
+    return live_ && live_->probePid() > 0 ? store_->index().findProcessOfPid(live_->probePid())
+                                          : kNone;
 }
 
 void AppContext::onChanged(const analysis::IndexChange& change) {
