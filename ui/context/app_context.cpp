@@ -231,14 +231,21 @@ void AppContext::attach(const session::LiveProbeInfo& probe) {
     live->attach(probe);
 }
 
+std::optional<analysis::DumpLocation> AppContext::locateCompared(ComparedRun run,
+                                                                 const QString& path,
+                                                                 QString* error) {
+    std::string problem;
+    auto location = analysis::locateDump(path.toStdString(), &problem);
+    if (!location && error)
+        *error = (run == ComparedRun::Reference ? tr("The reference: %1") : tr("The candidate: %1"))
+                     .arg(QString::fromStdString(problem));
+    return location;
+}
+
 bool AppContext::compare(const QString& referencePath, const QString& candidatePath,
                          QString* error) {
-    std::string problem;
-    const auto reference = analysis::locateDump(referencePath.toStdString(), &problem);
-    if (!reference) {
-        if (error) *error = tr("The reference: %1").arg(QString::fromStdString(problem));
-        return false;
-    }
+    const auto reference = locateCompared(ComparedRun::Reference, referencePath, error);
+    if (!reference) return false;
     analysis::CompareOptions options;
     options.referenceScope = reference->scope;
     const QString shown = store_->requestedPath();
@@ -248,11 +255,8 @@ bool AppContext::compare(const QString& referencePath, const QString& candidateP
         (store_->isOpen() && QFileInfo(candidatePath).absoluteFilePath() ==
                                  QFileInfo(store_->root()).absoluteFilePath());
     if (!keepShown) {
-        const auto candidate = analysis::locateDump(candidatePath.toStdString(), &problem);
-        if (!candidate) {
-            if (error) *error = tr("The candidate: %1").arg(QString::fromStdString(problem));
-            return false;
-        }
+        const auto candidate = locateCompared(ComparedRun::Candidate, candidatePath, error);
+        if (!candidate) return false;
         options.candidateScope = candidate->scope;
         openDump(candidatePath);
     } else if (kind_ == SessionKind::None) {

@@ -16,6 +16,7 @@
 #include <QString>
 #include <QStringList>
 
+#include "analysis/compare.h"
 #include "analysis/dump_index.h"
 #include "session/launch_session.h"
 #include "session/live_probes.h"
@@ -93,6 +94,13 @@ public:
     // reason in `error` when a path holds no dump.
     bool compare(const QString& referencePath, const QString& candidatePath = {},
                  QString* error = nullptr);
+    // The dump `path` holds, located for a comparison as its reference or its candidate; none
+    // when it holds none, and why in `error` as compare() and the Compare dialog say it ("The
+    // reference: … does not exist").
+    enum class ComparedRun { Reference, Candidate };
+    static std::optional<analysis::DumpLocation> locateCompared(ComparedRun run,
+                                                                const QString& path,
+                                                                QString* error);
     // The reference folder last given to compare() successfully, here or in an earlier run of
     // the app (kept in its settings): what File › Compare offers again once the comparison is
     // closed with its session. "" when none.

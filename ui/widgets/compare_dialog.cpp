@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 
 #include "analysis/compare.h"
+#include "context/app_context.h"
 
 namespace probe::widgets {
 
@@ -114,18 +115,19 @@ QString CompareDialog::problem() const {
 }
 
 void CompareDialog::accept() {
+    using context::AppContext;
     QStringList problems;
-    std::string error;
+    QString error;
     const QString reference = referencePath();
     if (reference.isEmpty())
         problems << tr("Choose the reference run.");
-    else if (!analysis::locateDump(reference.toStdString(), &error))
-        problems << tr("The reference: %1").arg(QString::fromStdString(error));
+    else if (!AppContext::locateCompared(AppContext::ComparedRun::Reference, reference, &error))
+        problems << error;
     // The dump shown is taken as it is (a live run's folder may not hold its dump yet).
     const QString candidate = candidatePath();
     if (!candidate.isEmpty() && candidate != shownDump_ &&
-        !analysis::locateDump(candidate.toStdString(), &error))
-        problems << tr("The candidate: %1").arg(QString::fromStdString(error));
+        !AppContext::locateCompared(AppContext::ComparedRun::Candidate, candidate, &error))
+        problems << error;
     problem_->setText(problems.join(QLatin1Char('\n')));
     problem_->setVisible(!problems.isEmpty());
     if (problems.isEmpty()) QDialog::accept();
