@@ -142,6 +142,10 @@ QString freshOutputDirectory(const QString& program, const QString& parent) {
     return candidate;
 }
 
+QString LaunchSpec::dumpRoot() const {
+    return QDir(outputDirectory).absoluteFilePath(QStringLiteral("atb_dump_data"));
+}
+
 QStringList LaunchSpec::probeRunArguments() const {
     QStringList args{QStringLiteral("run"), QStringLiteral("--output"), outputDirectory};
     if (appendToDump) args << QStringLiteral("--append");
@@ -157,9 +161,9 @@ namespace {
 // Why the dump cannot go to `dir` ("" when it can): probe run creates the folder and writes into
 // it. Tried for real with a scratch folder, removed at once, because permission bits do not tell
 // (root may write anywhere they allow, but not into /proc or a read-only mount).
-QString outputDirectoryProblem(const QString& dir) {
+QString outputDirectoryProblem(const QString& dir, const QString& dumpRoot) {
     // probe run adds to a dump folder or replaces it, but never follows a link nor takes a file.
-    const QFileInfo dump(QDir(dir).absoluteFilePath(QStringLiteral("atb_dump_data")));
+    const QFileInfo dump(dumpRoot);
     if (dump.isSymLink())
         return QObject::tr(
                    "%1 is a symbolic link: probe run never follows one there. Choose "
@@ -216,7 +220,8 @@ QString LaunchSpec::problem() const {
         problems << QObject::tr("The script %1 does not exist.").arg(program);
     if (!workingDirectory.isEmpty() && !QFileInfo(workingDirectory).isDir())
         problems << QObject::tr("The working directory %1 does not exist.").arg(workingDirectory);
-    if (const QString output = outputDirectoryProblem(outputDirectory); !output.isEmpty())
+    if (const QString output = outputDirectoryProblem(outputDirectory, dumpRoot());
+        !output.isEmpty())
         problems << output;
     if (!configPath.isEmpty())
         if (const QString config = configProblem(configPath); !config.isEmpty()) problems << config;
@@ -271,7 +276,7 @@ LaunchSession::~LaunchSession() {
 }
 
 QString LaunchSession::dumpRoot() const {
-    return QDir(spec_.outputDirectory).absoluteFilePath("atb_dump_data");
+    return spec_.dumpRoot();
 }
 
 QString LaunchSession::configPath() const {

@@ -28,6 +28,8 @@ struct LaunchSpec {
 
     // The `probe run ...` command line this spec stands for.
     QStringList probeRunArguments() const;
+    // Where probe run writes the dump: <outputDirectory>/atb_dump_data.
+    QString dumpRoot() const;
     // What is wrong with the spec for a person to fix, a line each, or "" (checked before
     // starting): files that are missing, an output folder that cannot be created or written, a
     // config's problems as the format library words them (as `probe config validate`).

@@ -279,7 +279,7 @@ session::LaunchSpec LaunchForm::spec() const {
         s.configPath = QDir::cleanPath(base.absoluteFilePath(s.configPath));
     // A folder that holds a dump gets this run beside it, as the form's note says (probe run
     // refused it without --append: the launch failed and the dump on screen was gone).
-    const QFileInfo dump(QDir(s.outputDirectory).absoluteFilePath(QStringLiteral("atb_dump_data")));
+    const QFileInfo dump(s.dumpRoot());
     s.appendToDump = !s.outputDirectory.isEmpty() && dump.isDir() && !dump.isSymLink();
     return s;
 }
