@@ -1337,7 +1337,14 @@ TEST(CompareTable, ComparesAndSortsWhileQtsGlobalPoolIsBusy) {
     struct Release {  // whatever happens below, the global pool is let go
         QSemaphore& release;
         int threads;
-        ~Release() { release.release(threads); }
+        ~Release() {
+            release.release(threads);
+            // Its jobs still wake inside `release` (and `started`): they end before the two
+            // semaphores go with this function's stack. Gone first, a job could wait for ever on
+            // the freed memory, and the process hung at exit once the test had passed (seen once
+            // in a fresh-clone .ci/run on a loaded machine: 300 s timeout after "[ OK ]").
+            QThreadPool::globalInstance()->waitForDone();
+        }
     } releaseAtEnd{release, threads};
 
     context::AppContext context;
