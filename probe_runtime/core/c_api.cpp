@@ -168,6 +168,32 @@ int probe_op_count_layer(const char* name, const char* type) {
         PROBE_E_INTERNAL);
 }
 
+uint64_t probe_counting_only(void) {
+    return Runtime::instance().countingOnly();
+}
+
+probe_layer_counter* probe_layer_counter_of(const char* name, const char* type) {
+    return guarded(
+        "probe_layer_counter_of",
+        [&]() -> probe_layer_counter* {
+            auto& runtime = Runtime::instance();
+            if (!runtime.isStarted()) return nullptr;
+            if (!name || !*name) {
+                Runtime::setLastError("probe_layer_counter_of: the op name is empty");
+                return nullptr;
+            }
+            return reinterpret_cast<probe_layer_counter*>(
+                runtime.ops().layers().counterOf(name, type));
+        },
+        static_cast<probe_layer_counter*>(nullptr));
+}
+
+void probe_layer_counter_add(probe_layer_counter* counter) {
+    if (counter)
+        reinterpret_cast<probe::runtime::LayerRegistry::Slot*>(counter)->executions.fetch_add(
+            1, std::memory_order_relaxed);
+}
+
 int probe_op_wants(void) {
     return guarded(
         "probe_op_wants", [] { return Runtime::instance().opWants(); }, 0);

@@ -58,6 +58,7 @@ public:
     // Whether every round's first boundary asks (the default), or only rounds that begin while a
     // write of the file by this program is noted.
     void askEveryRound(bool every) { askEveryRound_.store(every, std::memory_order_relaxed); }
+    bool asksEveryRound() const { return askEveryRound_.load(std::memory_order_relaxed); }
     // The program is about to write, replace or remove `path`: when that is the watched file
     // (its name, in the watched directory), rounds ask the kernel until the watcher has handled
     // a change of it, or for kSuspicionLifetime when none comes (the write failed). Returns

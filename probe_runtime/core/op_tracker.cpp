@@ -78,6 +78,18 @@ LayerRegistry::Slot* LayerRegistry::begin(const char* rawName, const char* rawTy
         key_ += '\0';
         key_ += std::to_string(occurrence);
     }
+    Slot& slot = slotOfKey(rawName, rawType);
+    if (explicitRounds) {
+        round = round_;
+        slot.executions.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        round = slot.executions.fetch_add(1, std::memory_order_relaxed);
+        cached = {rawName, &slot};
+    }
+    return &slot;
+}
+
+LayerRegistry::Slot& LayerRegistry::slotOfKey(const char* rawName, const char* rawType) {
     auto& slot = slots_[key_];
     const bool discovered = !slot;
     if (discovered) {
@@ -99,14 +111,14 @@ LayerRegistry::Slot* LayerRegistry::begin(const char* rawName, const char* rawTy
         runtime_.notify(
             [&](RuntimeListener& l) { l.layerDiscovered(slot->id, slot->name, slot->type); });
     }
-    if (explicitRounds) {
-        round = round_;
-        slot->executions.fetch_add(1, std::memory_order_relaxed);
-    } else {
-        round = slot->executions.fetch_add(1, std::memory_order_relaxed);
-        cached = {rawName, slot.get()};
-    }
-    return slot.get();
+    return *slot;
+}
+
+LayerRegistry::Slot* LayerRegistry::counterOf(const char* rawName, const char* rawType) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (explicitRounds_.load(std::memory_order_relaxed)) return nullptr;
+    key_.assign(rawName);
+    return &slotOfKey(rawName, rawType);
 }
 
 bool LayerRegistry::wantsStructure(const Slot& slot) {

@@ -68,6 +68,10 @@ public:
     // and the round of this execution. `recent`: the calling thread's slots last begun, looked
     // at first (no lock, no hashing of the name).
     Slot* begin(const char* rawName, const char* rawType, int64_t& round, RecentSlots& recent);
+    // The slot of the layer op `rawName`, made known without counting an execution (for
+    // probe_layer_counter_of); nullptr while the engine sets the rounds.
+    Slot* counterOf(const char* rawName, const char* rawType);
+    bool explicitRounds() const { return explicitRounds_.load(std::memory_order_relaxed); }
     // True when this execution should capture the layer's structure (none captured yet).
     bool wantsStructure(const Slot& slot);
     // Claims the structure capture of `slot`; false when another thread got there first.
@@ -78,6 +82,9 @@ public:
     std::vector<LayerDescription> known();
 
 private:
+    // The slot of key_ (the caller holds mutex_), made and announced when new.
+    Slot& slotOfKey(const char* rawName, const char* rawType);
+
     Runtime& runtime_;
     std::mutex mutex_;
     std::unordered_map<std::string, std::unique_ptr<Slot>> slots_;
@@ -103,6 +110,7 @@ public:
     int opWants() const;
     int opSetParam(const char* paramJson);
     LayerRegistry& layers() { return layers_; }
+    const LayerRegistry& layers() const { return layers_; }
     // op_param.json of an op, written beside its tensor files.
     void writeOpParam(const std::string& opDir, const char* paramJson);
 

@@ -61,6 +61,18 @@ void Runtime::syncConfigFile(std::chrono::steady_clock::time_point& lastCheck, b
     if (watching_.load()) watcher_->syncAtBoundary(lastCheck, roundBegins);
 }
 
+uint64_t Runtime::countingOnly() const {
+    if (!started_.load(std::memory_order_acquire) || awake_.load(std::memory_order_acquire))
+        return 0;
+    if (ops_.layers().explicitRounds()) return 0;
+    // A boundary must ask the kernel for a change of the config (ConfigWatcher::syncAtBoundary):
+    // at every round, or while the program's own write of it waits to be applied.
+    if (watching_.load(std::memory_order_acquire) &&
+        (watcher_->asksEveryRound() || watcher_->writeNoted()))
+        return 0;
+    return epoch_.load(std::memory_order_relaxed);
+}
+
 void Runtime::reportOwnConfigWrites(bool reported) {
     const std::lock_guard<std::mutex> lock(lifecycleMutex_);
     ownConfigWritesReported_ = reported;

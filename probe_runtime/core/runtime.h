@@ -75,6 +75,9 @@ public:
 
     bool isAwake() const { return awake_.load(std::memory_order_acquire); }
     uint64_t stateGeneration() const { return stateGeneration_.load(std::memory_order_acquire); }
+    // probe_counting_only: the epoch while a layer-level op beginning now needs only counting
+    // (asleep, no rounds set by the engine, no own write of the config waiting), else 0.
+    uint64_t countingOnly() const;
 
     int setDevice(int device);
     int reportModel(const char* modelName, const char* modelJson) {

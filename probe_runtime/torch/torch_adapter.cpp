@@ -139,7 +139,17 @@ public:
     // The layer call whose range [first, end) holds `sequence`; layer -1 when none.
     Found findRange(uint64_t sequence) const {
         if (size() == 0 || sequence >= at(size() - 1).end) return {-1, 0, 0};  // after them all
-        size_t low = 0, high = size();  // find the first range starting after `sequence`
+        // The first range starting after `sequence`: in [low, high). A backward pass's nodes
+        // are nearly all of the latest calls, so the search gallops back from the newest range
+        // (a few cache lines) before it bisects, rather than bisecting the whole ring.
+        size_t low = 0, high = size();
+        for (size_t step = 1; step < high; step *= 2) {
+            if (at(high - step).first <= sequence) {
+                low = high - step + 1;
+                break;
+            }
+            high -= step;
+        }
         while (low < high) {
             const size_t middle = low + (high - low) / 2;
             if (at(middle).first <= sequence)
@@ -201,11 +211,19 @@ LayerInfo layerInfo(int index) {
                : LayerInfo{};
 }
 
-void recordSequenceRange(uint64_t first, uint64_t end, int layer) {
-    if (end <= first || layer < 0) return;  // the layer made no autograd nodes (inference)
+// The ranges of this thread's layer calls (held by the caller: found once per thread, as
+// gSequenceRanges never lets an entry go).
+SequenceRanges& sequenceRangesOfThisThread() {
     const uint64_t thread = at::RecordFunction::currentThreadId();
     std::lock_guard<std::mutex> lock(gLayersMutex);
-    gSequenceRanges[thread].add(first, end, layer);
+    return gSequenceRanges[thread];
+}
+
+void recordSequenceRange(SequenceRanges*& ranges, uint64_t first, uint64_t end, int layer) {
+    if (end <= first || layer < 0) return;  // the layer made no autograd nodes (inference)
+    if (!ranges) ranges = &sequenceRangesOfThisThread();
+    std::lock_guard<std::mutex> lock(gLayersMutex);
+    ranges->add(first, end, layer);
 }
 
 // The layer whose forward made the node with this sequence number, and which call of it (the
@@ -328,6 +346,14 @@ private:
     size_t size_ = 0;
 };
 
+// A layer-level op a sleeping probe counts without beginning it: its names, and its counter in
+// the runtime while the runtime only counts (probe_counting_only; got under `epoch`).
+struct CountedOp {
+    std::string name, type;
+    probe_layer_counter* counter = nullptr;
+    uint64_t epoch = 0;
+};
+
 // A sleeping probe's walk over a backward pass's graph (countSleepingBackwardOps): its memory,
 // kept in the thread's state from pass to pass (reached through the state the caller holds: a
 // thread_local of its own cost a TLS lookup at every use, five per node).
@@ -337,7 +363,7 @@ struct BackwardWalk {
     std::vector<std::pair<uint64_t, int>> calls;  // (first sequence number, layer)
     std::vector<int> occurrences;                 // per layer, in this pass
     // per layer and occurrence: "<layer>.backward", "<layer>.backward_1", ... and its type
-    std::vector<std::vector<std::pair<std::string, std::string>>> names;
+    std::vector<std::vector<CountedOp>> ops;
 };
 
 struct ThreadState {
@@ -384,6 +410,10 @@ struct ThreadState {
         int index = -1;
     };
     probe::format::RecentByAddress<RecentLayer> recentLayers;
+    // While the runtime only counts layer-level ops: their counters, by layer (countLayerCall).
+    std::vector<CountedOp> layerCounters;
+    int64_t layerCallsCounted = 0;             // layer calls counted so (for tests)
+    SequenceRanges* sequenceRanges = nullptr;  // this thread's, once it recorded one
     BackwardWalk backwardWalk;
     ~ThreadState();
 };
@@ -879,7 +909,7 @@ void popFrame(ThreadState& tls) {
     if (tls.frames.empty()) {
         if (frame.kind != FrameKind::BackwardNode) {
             const uint64_t lastSequence = at::sequence_number::peek();
-            recordSequenceRange(frame.firstSequence, lastSequence, frame.layer);
+            recordSequenceRange(tls.sequenceRanges, frame.firstSequence, lastSequence, frame.layer);
             if (frame.layer >= 0 && lastSequence != frame.firstSequence) {
                 // A call that made autograd nodes: a backward op of this layer is to come.
                 if (tls.forwardCalls.size() <= static_cast<size_t>(frame.layer))
@@ -894,6 +924,55 @@ void popFrame(ThreadState& tls) {
 
 void popFrame() {
     popFrame(threadTls());
+}
+
+// `op`'s counter while the runtime only counts (`epoch`, from probe_counting_only), got once per
+// epoch; null when there is none.
+probe_layer_counter* counterOf(CountedOp& op, uint64_t epoch) {
+    if (op.epoch != epoch) {
+        op.counter = probe_layer_counter_of(op.name.c_str(), op.type.c_str());
+        op.epoch = epoch;
+    }
+    return op.counter;
+}
+
+// Counts an execution of `op` without beginning it: by its counter while the runtime only
+// counts, else by name (probe_op_count_layer).
+void countExecution(CountedOp& op, uint64_t epoch) {
+    if (probe_layer_counter* counter = epoch ? counterOf(op, epoch) : nullptr)
+        probe_layer_counter_add(counter);
+    else
+        probe_op_count_layer(op.name.c_str(), op.type.c_str());
+}
+
+// A layer-level op of a probe that only counts (probe_counting_only) is counted, not begun: no
+// frame in the runtime, no config looked at, yet the same rounds. Its frame here is passive and
+// still keeps the autograd sequence numbers its forward uses, from which the backward ops are
+// counted. Begun as usual while this thread watches the model's own aten ops (the op switches
+// them off, pushFrame). False when not counted.
+bool countLayerCall(ThreadState& tls, const char* name, const char* type) {
+    if (tls.opCallback != at::INVALID_CALLBACK_HANDLE) return false;
+    const uint64_t epoch = probe_counting_only();
+    if (!epoch) return false;
+    const int layer = recentLayerIndex(tls, name, type ? type : name);
+    if (layer < 0) return false;
+    if (tls.layerCounters.size() <= static_cast<size_t>(layer))
+        tls.layerCounters.resize(static_cast<size_t>(layer) + 1);
+    CountedOp& op = tls.layerCounters[static_cast<size_t>(layer)];
+    if (op.name.empty()) {  // a layer is known by its name: the same at every call
+        op.name = name;
+        op.type = type ? type : "";
+    }
+    probe_layer_counter* counter = counterOf(op, epoch);
+    if (!counter) return false;
+    probe_layer_counter_add(counter);
+    ++tls.layerCallsCounted;
+    Frame frame{FrameKind::Passive, false};
+    frame.layer = layer;
+    frame.firstSequence = at::sequence_number::peek();
+    tls.frames.push_back(frame);
+    tls.currentLayer = layer;
+    return true;
 }
 
 void closeBackwardLayer() {
@@ -1397,6 +1476,7 @@ PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type)
         if (tls.frames.empty()) {
             syncCallbackWithProbeState();
             closeBackwardLayer();
+            if (countLayerCall(tls, name, type)) return 0;
             const int begun = beginOp(name, type, PROBE_OP_OPERATION);
             tls.currentLayer = recentLayerIndex(tls, name, type ? type : name);
             const int wants = pushFrame(FrameKind::Module, begun, tls.currentLayer);
@@ -1451,18 +1531,18 @@ namespace {
 // graph, a lookup per node: no callback per node, which cost as much as the rest of a sleeping
 // probe on a small MLP. (A pass of torch.autograd.grad with `inputs` may run fewer nodes than it
 // reaches: counted as reached.)
-// "<layer>.backward", "<layer>.backward_1", ... and "<type>Backward", made once per thread.
-const std::pair<std::string, std::string>& backwardOpNames(BackwardWalk& walk, int layer,
-                                                           int occurrence) {
-    auto& names = walk.names;
-    if (names.size() <= static_cast<size_t>(layer)) names.resize(layer + 1);
-    auto& ofLayer = names[static_cast<size_t>(layer)];
+// "<layer>.backward", "<layer>.backward_1", ... of type "<type>Backward", made once per thread.
+CountedOp& backwardOp(BackwardWalk& walk, int layer, int occurrence) {
+    auto& ops = walk.ops;
+    if (ops.size() <= static_cast<size_t>(layer)) ops.resize(layer + 1);
+    auto& ofLayer = ops[static_cast<size_t>(layer)];
     while (ofLayer.size() <= static_cast<size_t>(occurrence)) {
         const LayerInfo info = layerInfo(layer);
         const size_t k = ofLayer.size();
-        ofLayer.emplace_back(
-            info.name + ".backward" + (k ? "_" + std::to_string(k) : std::string()),
-            info.type + "Backward");
+        CountedOp op;
+        op.name = info.name + ".backward" + (k ? "_" + std::to_string(k) : std::string());
+        op.type = info.type + "Backward";
+        ofLayer.push_back(std::move(op));
     }
     return ofLayer[static_cast<size_t>(occurrence)];
 }
@@ -1515,10 +1595,10 @@ void countSleepingBackwardOps(BackwardWalk& walk, void* const* roots, int count)
     }
     std::sort(calls.begin(), calls.end(), std::greater<>());
     calls.erase(std::unique(calls.begin(), calls.end()), calls.end());
+    const uint64_t epoch = probe_counting_only();
     for (const auto& [call, layer] : calls) {
         if (occurrences.size() <= static_cast<size_t>(layer)) occurrences.resize(layer + 1, 0);
-        const auto& [name, type] = backwardOpNames(walk, layer, occurrences[layer]++);
-        probe_op_count_layer(name.c_str(), type.c_str());
+        countExecution(backwardOp(walk, layer, occurrences[layer]++), epoch);
     }
     for (const auto& call : calls) occurrences[call.second] = 0;
 }
@@ -1646,6 +1726,11 @@ PROBE_TORCH_API int probe_torch_observing_ops(void) {
 // How many hooks on input gradients this process has registered (for tests).
 PROBE_TORCH_API int64_t probe_torch_gradient_hooks_made(void) {
     return gGradientHooksMade.load();
+}
+
+// How many forward layer calls this thread counted rather than began (countLayerCall; for tests).
+PROBE_TORCH_API int64_t probe_torch_layer_calls_counted(void) {
+    return tlsState ? tlsState->layerCallsCounted : 0;
 }
 
 // How many backward passes, while awake, had the ops inside their nodes watched (for tests).

@@ -135,6 +135,58 @@ TEST_F(DynamicConfig, AProgramReportingItsOwnWritesHasEachAtTheNextRound) {
             << "round " << round;
 }
 
+// While the probe sleeps, a program that reports its own writes may count its layer-level ops
+// rather than begin them (probe_counting_only, probe_layer_counter_of): the same rounds. Not
+// while every round must ask the kernel for a change of the config, nor while a write of it by
+// the program waits to be applied, nor once awake; a counter is for one start of the runtime.
+TEST_F(DynamicConfig, LayerOpsAreCountedWhileTheProbeSleepsWithTheSameRounds) {
+    EXPECT_EQ(probe_counting_only(), 0u);  // not started
+    EXPECT_EQ(probe_layer_counter_of("L", nullptr), nullptr);
+    start(R"({"task": "statistics", "dump_enable": false, "exec_range": "all"})");
+    EXPECT_EQ(probe_counting_only(), 0u);  // every round asks the kernel
+    ASSERT_EQ(probe_report_own_config_writes(1), PROBE_OK);
+    struct Undo {  // the runtime is the test process's, for the tests after this one
+        ~Undo() { probe_report_own_config_writes(0); }
+    } undo;
+    const uint64_t epoch = probe_counting_only();
+    ASSERT_NE(epoch, 0u);
+    EXPECT_EQ(probe_layer_counter_of("", nullptr), nullptr);
+    EXPECT_NE(std::string(probe_last_error()).find("empty"), std::string::npos);
+    probe_layer_counter* counter = probe_layer_counter_of("L", "T");
+    ASSERT_NE(counter, nullptr);
+    EXPECT_EQ(probe_layer_counter_of("L", "T"), counter);
+    probe_layer_counter_add(counter);
+    probe_layer_counter_add(counter);
+    probe_layer_counter_add(nullptr);  // harmless
+    ASSERT_EQ(probe_note_file_written(configPath().c_str()), PROBE_OK);
+    EXPECT_EQ(probe_counting_only(), 0u);  // the program's write waits to be applied
+    writeFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    const int64_t dims[] = {1};
+    const float v = 5;
+    auto runLayer = [&] {
+        ASSERT_EQ(probe_op_begin("L", "T", nullptr), 1);
+        EXPECT_EQ(probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND,
+                                  dims, 1, &v, 4),
+                  1);
+        EXPECT_EQ(probe_op_end(), PROBE_OK);
+    };
+    runLayer();  // round 2: after the two counted executions
+    EXPECT_EQ(probe_is_awake(), 1);
+    EXPECT_EQ(probe_counting_only(), 0u);  // awake
+    runLayer();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_EQ(probe_counting_only(), 0u);  // stopped
+    EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{{2, "0"}, {3, "0"}}));
+
+    start(R"({"task": "statistics", "dump_enable": false, "exec_range": "all"})");
+    EXPECT_NE(probe_counting_only(), 0u);
+    EXPECT_NE(probe_counting_only(), epoch);  // another start: the counters got before are stale
+    ASSERT_EQ(probe_set_round(0), PROBE_OK);
+    EXPECT_EQ(probe_counting_only(), 0u);  // rounds set by the engine
+    EXPECT_EQ(probe_layer_counter_of("L", "T"), nullptr);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+}
+
 TEST_F(DynamicConfig, ConfigWrittenAfterStartAndRemovedLater) {
     start("");  // no file yet: defaults, dumping disabled
     NativeModel model({});

@@ -57,4 +57,10 @@ else:
             if step == args.wake_at:
                 wake_up()
             model(tokens)
+try:  # layer calls the adapter counted without beginning them (while the probe slept)
+    from probe_studio import torch_hooks
+    counted = torch_hooks._adapter.probe_torch_layer_calls_counted() if torch_hooks._adapter else 0
+except ImportError:
+    counted = 0
+print("counted", counted)
 print("done")

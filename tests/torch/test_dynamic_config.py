@@ -87,7 +87,8 @@ class DynamicConfig(ProbeTestCase):
         # autograd node (its backward ops are counted from each pass's graph). Woken at step 2,
         # it must dump what a run that dumped from the start dumps of steps 2 and 3, backward
         # ops included in their rounds; also with two forward calls before each backward pass
-        # (each layer then has two backward ops a pass).
+        # (each layer then has two backward ops a pass). While it sleeps, the layer calls are
+        # counted rather than begun (probe_counting_only): the same rounds by another path.
         script = os.path.join(TEST_DIR, "root_ops_model.py")
         for calls in (1, 2):
             seen = {}
@@ -98,6 +99,11 @@ class DynamicConfig(ProbeTestCase):
                 result = run_probe(["--output", os.path.join(folder, "out"), "--config", cfg, "--", PYTHON, script,
                                     "--sequential", "--calls", str(calls), "--wake-at", str(wake)])
                 self.assertIn("done", result.stdout)
+                counted = int(result.stdout.split("counted ")[1].split()[0])
+                if name == "late":
+                    self.assertGreater(counted, 0, result.stdout)
+                else:
+                    self.assertEqual(counted, 0)  # awake from the start: every call begun
                 seen[name] = {(int(r["Execution Count"]), r["Op Name"], r["Op Id"], r["Input/Output"], r["Index"],
                                r["Max"], r["Norm"]) for r in read_rows(os.path.join(folder, "out", "atb_dump_data"))}
             early_ops = {(count, op) for count, op, *_ in seen["early"]}

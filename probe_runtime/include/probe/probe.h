@@ -212,6 +212,26 @@ PROBE_API int probe_op_count_child(void);
  * negative on error (an empty name). */
 PROBE_API int probe_op_count_layer(const char* name, const char* type);
 
+/* Nonzero while a layer-level op beginning now on any thread needs only to be counted: the
+ * runtime is started and asleep (probe_is_awake() is 0), rounds are not set by the engine
+ * (probe_set_round), and no write of the config by this program waits to be applied. Then an
+ * adapter may count the op with its counter (probe_layer_counter_of) instead of beginning and
+ * ending it: the op's rounds are the same, and so is when a config change takes effect (a change
+ * made by another program at the boundary after it was handled; see probe_report_own_config_writes
+ * for this program's own). The value is the runtime's start count: counters got under another
+ * value are stale. A few atomic loads. */
+PROBE_API uint64_t probe_counting_only(void);
+
+/* The execution counter of the layer-level op `name` (of `type`, its name when NULL), made
+ * known to the runtime now (the application sees it as when it begins) without counting an
+ * execution. Valid while probe_counting_only() gives the value it gave when got; NULL when
+ * the runtime is not started or on error (an empty name, rounds set by the engine). */
+typedef struct probe_layer_counter probe_layer_counter;
+PROBE_API probe_layer_counter* probe_layer_counter_of(const char* name, const char* type);
+
+/* Counts an execution of the counter's op, as probe_op_count_layer does. */
+PROBE_API void probe_layer_counter_add(probe_layer_counter* counter);
+
 /* 1 when an op begun now on this thread could be dumped (the runtime is started, dumping is
  * enabled, the disk has room): lets an adapter skip per-op work entirely while the probe
  * sleeps. A few atomic loads. */
@@ -265,7 +285,8 @@ PROBE_API int probe_set_round(int64_t round);
  * whether it is the config). Rounds then ask only while such a write of the config is noted: a
  * change the program writes between rounds still applies from the next round's first
  * layer-level op, and a change made by another process applies as soon as the watcher has read
- * it (microseconds), at the latest at the first layer-level op beginning 5 ms after the write.
+ * it (microseconds); while the probe is awake, at the latest at the first layer-level op
+ * beginning 5 ms after the write.
  * The Python probe reports what Python code writes (open, os.replace, ...). */
 PROBE_API int probe_report_own_config_writes(int reported);
 PROBE_API int probe_note_file_written(const char* path);

@@ -70,6 +70,7 @@ def adapter():
         _declare(lib, "probe_torch_observing_ops", c.c_int, [])
         _declare(lib, "probe_torch_gradient_hooks_made", c.c_int64, [])
         _declare(lib, "probe_torch_backward_passes_watched", c.c_int64, [])
+        _declare(lib, "probe_torch_layer_calls_counted", c.c_int64, [])
         _declare(lib, "probe_torch_report_tensor", c.c_int, [c.c_int, c.c_int, c.c_char_p, c.c_void_p])
         _declare(lib, "probe_torch_report_backward_output", c.c_int, [c.c_char_p, c.c_int, c.c_char_p, c.c_void_p])
         _declare(lib, "probe_torch_hook_input_gradient", c.c_int, [c.c_char_p, c.c_int, c.c_char_p, c.c_void_p])
