@@ -196,6 +196,18 @@ def bench_probe(args, report, work):
                 if name == "all" and model == "small_op":
                     report.add("probe", "small_op: cost per statistic row (every op)", extra_s / rows * 1e6, "µs", 2,
                                note="%.0f rows per repeat" % rows)
+        if model == "small_mlp":
+            # The sleeping probe's hooks alone, timed against torch's own in one process
+            # (workloads.py --alternate-hooks): free of the few percent a ratio of two processes
+            # moves by with where each one's memory landed.
+            out, _, _, _ = run_child([probe, "run", "--quiet", "--output", os.path.join(work, "hooks"), "--config",
+                                      paths["sleeping"], "--", PYTHON, workloads, model, "--alternate-hooks",
+                                      "--repeats", "30", "--steps", "200"], env=env)
+            result = last_json(out)
+            ratios = [h / o for h, o in zip(result["times_hooked"], result["times_own"])]
+            report.add("probe", "small_mlp: sleeping probe's hooks, in one process", statistics.median(ratios), "x",
+                       note="30 alternating repeats, %.3f-%.3f; not its threads and libraries" % (min(ratios),
+                                                                                                  max(ratios)))
 
 
 def bench_api(args, report, work):

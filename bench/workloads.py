@@ -16,6 +16,12 @@ MODEL:
 
 --debugger wraps every step in the code-level API (PrecisionDebugger, task statistics) at that
 level, writing under --dump-path (PYTHONPATH must reach probe_studio).
+
+--alternate-hooks (under `probe run`) times the probe's hooks in this one process: each repeat
+runs once with them (nn.Module.__call__, torch.autograd.backward and grad as the probe set them)
+and once with torch's own, in alternating order, and prints both times. A ratio of two processes
+moves by a few percent with where each one's memory landed; this one does not, and shows what the
+hooks alone cost (not the probe's threads and libraries).
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
@@ -99,6 +105,8 @@ def main():
     parser.add_argument("--debugger", choices=("L1", "mix"))
     parser.add_argument("--dump-path")
     parser.add_argument("--profile", help="write a cProfile of the timed repeats to this file")
+    parser.add_argument("--alternate-hooks", action="store_true",
+                        help="time each repeat with the probe's hooks and with torch's own (under probe run)")
     args = parser.parse_args()
     torch.manual_seed(1234)
     torch.set_num_threads(1)
@@ -122,6 +130,9 @@ def main():
         debugger.stop()
         debugger.step()
 
+    if args.alternate_hooks:
+        return alternate_hooks(step, steps, args.warmup, args.repeats)
+
     times, cpu_times = [], []
     profiler = None
     for i in range(args.warmup + args.repeats):
@@ -142,6 +153,31 @@ def main():
     # cpu: the process's CPU time (all its threads): on a shared machine it varies far less
     # than the wall time.
     print(json.dumps({"times": times, "cpu": cpu_times, "runs": args.warmup + args.repeats, "steps": steps}))
+
+
+def alternate_hooks(step, steps, warmup, repeats):
+    module, autograd = torch.nn.Module, torch.autograd
+    hooked = (module.__call__, autograd.backward, autograd.grad)
+    if not all(hasattr(h, "__wrapped__") for h in hooked):
+        sys.exit("--alternate-hooks runs under `probe run` (the probe's hooks are not in place)")
+    own = tuple(h.__wrapped__ for h in hooked)
+
+    def timed(hooks, n):
+        module.__call__, autograd.backward, autograd.grad = hooks
+        for _ in range(warmup * steps):
+            step()
+        start = time.perf_counter()
+        for _ in range(n):
+            step()
+        return time.perf_counter() - start
+
+    times = {"hooked": [], "own": []}
+    for i in range(repeats):
+        order = (("hooked", hooked), ("own", own)) if i % 2 == 0 else (("own", own), ("hooked", hooked))
+        for name, hooks in order:
+            times[name].append(timed(hooks, steps))
+    module.__call__, autograd.backward, autograd.grad = hooked
+    print(json.dumps({"times_hooked": times["hooked"], "times_own": times["own"], "steps": steps}))
 
 
 if __name__ == "__main__":
