@@ -68,6 +68,10 @@ struct Hooks {
 };
 Hooks hooks;
 
+// The interned name "_cdata": a tensor's TensorImpl (made once, by the module's init; looking an
+// attribute up by a C string makes the name again at each call).
+PyObject* cdataName = nullptr;
+
 // The model last called on this thread and what _enter_root() said of it, so that a training
 // loop's every step does not run Python to name the same model again.
 struct LastRoot {
@@ -81,7 +85,6 @@ thread_local LastRoot lastRoot;
 // until then every tensor goes through Python.
 struct PlainTensors {
     PyTypeObject* types[2] = {nullptr, nullptr};  // torch.Tensor, torch.nn.Parameter (exact)
-    PyObject* cdata = nullptr;                    // the interned name "_cdata"
     PyObject* encodedArgNames = nullptr;          // _encoded_arg_names(module): a tuple of bytes
     PyObject* hookInPython = nullptr;    // _hook_input_gradient_in_python(layer, i, name, t)
     PyObject* argNamesByType = nullptr;  // type(module) -> _encoded_arg_names(module)
@@ -188,7 +191,7 @@ bool holdsNoTensor(PyObject* value) {
 
 // The TensorImpl of a plain tensor, or nullptr with an exception.
 void* implOf(PyObject* tensor) {
-    PyObject* cdata = PyObject_GetAttr(tensor, plain.cdata);
+    PyObject* cdata = PyObject_GetAttr(tensor, cdataName);
     if (!cdata) return nullptr;
     void* impl = PyLong_AsVoidPtr(cdata);
     Py_DECREF(cdata);
@@ -466,7 +469,7 @@ struct BracketObject {
 // The TensorImpl of `value` when it is a torch.Tensor (its `_cdata`), else null. Leaves no
 // exception set.
 void* tensorImplOf(PyObject* value) {
-    PyObject* cdata = PyObject_GetAttrString(value, "_cdata");
+    PyObject* cdata = PyObject_GetAttr(value, cdataName);
     if (!cdata) {
         PyErr_Clear();
         return nullptr;
@@ -643,15 +646,9 @@ PyObject* enablePlainTensors(PyObject*, PyObject* args) {
         return nullptr;
     }
     PyObject* byType = PyDict_New();
-    PyObject* cdata = PyUnicode_InternFromString("_cdata");
-    if (!byType || !cdata) {
-        Py_XDECREF(byType);
-        Py_XDECREF(cdata);
-        return nullptr;
-    }
+    if (!byType) return nullptr;
     plain.types[0] = reinterpret_cast<PyTypeObject*>(Py_NewRef(tensorType));
     plain.types[1] = reinterpret_cast<PyTypeObject*>(Py_NewRef(parameterType));
-    plain.cdata = cdata;
     plain.encodedArgNames = Py_NewRef(encodedArgNames);
     plain.hookInPython = Py_NewRef(hookInPython);
     plain.argNamesByType = byType;
@@ -762,6 +759,8 @@ bool readyCallableType(PyTypeObject& type, unsigned long flags, Py_ssize_t offse
 }  // namespace
 
 PyMODINIT_FUNC PyInit__module_call(void) {
+    cdataName = PyUnicode_InternFromString("_cdata");
+    if (!cdataName) return nullptr;
     moduleCallType.tp_descr_get = moduleCallGet;
     bracketType.tp_dealloc = bracketDealloc;
     if (!readyCallableType(moduleCallType, Py_TPFLAGS_METHOD_DESCRIPTOR,
