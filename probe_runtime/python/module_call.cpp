@@ -30,6 +30,7 @@
 #endif
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 
@@ -97,9 +98,45 @@ struct ThreadState {
     int depth = 0;              // module calls open on this thread, the model's own included
     int pushed = 0;             // ops those calls opened in the adapter
     int quietAt = -1;           // depth of a call whose children nobody observes (-1: none)
-    PyObject* names = nullptr;  // id(module) -> (path, attribute name, class name), as bytes
+    PyObject* names = nullptr;  // id(module) -> (path, attribute name, class name, LayerCount)
+    // This call of the model may count its layer calls here (countedLayerCall): the adapter said
+    // so as it began, and no layer call of it has been begun since.
+    bool rootCounts = false;
 };
 thread_local ThreadState state;
+
+// Set by enable_counting(): while the runtime only counts (the probe sleeps), a layer call is
+// counted here, with the layer's counter in the runtime, instead of being begun in the adapter
+// (and there in the runtime): a sleeping probe's cost per layer call on a small model was mostly
+// the code those calls ran. The adapter still gets the autograd sequence numbers the call used,
+// from which the backward ops are counted.
+using CountingOnly = uint64_t (*)();
+using LayerCounterOf = void* (*)(const char* name, const char* type);
+using LayerCounterAdd = void (*)(void* counter);
+using SequenceNumber = uint64_t (*)();
+using LayerIndex = int (*)(const char* name, const char* type);
+using CountedLayerCall = void (*)(int layer, uint64_t firstSequence);
+struct Counting {
+    CountingOnly countingOnly = nullptr;  // null until enabled
+    LayerCounterOf counterOf = nullptr;
+    LayerCounterAdd counterAdd = nullptr;
+    SequenceNumber sequenceNumber = nullptr;
+    LayerIndex layerIndex = nullptr;
+    CountedLayerCall counted = nullptr;
+};
+Counting counting;
+
+// The fourth of a module's names (_module_names in torch_hooks.py): what counting its calls
+// needs, got once per start of the runtime (`epoch`).
+struct LayerCountObject {
+    PyObject_HEAD void* counter;
+    int layer;
+    uint64_t epoch;
+};
+PyTypeObject layerCountType = {
+    PyVarObject_HEAD_INIT(nullptr, 0) "probe_studio._module_call.LayerCount",
+    sizeof(LayerCountObject),
+};
 
 // An exception of the probe's own Python is set: hand it to _failure and clear it. Returns
 // false (the exception still set) for a KeyboardInterrupt or SystemExit, which belong to the
@@ -172,8 +209,9 @@ PyObject* namesOf(PyObject* module) {
     return PyObject_CallOneArg(hooks.namesOf, module);  // made on the fly, not an attribute
 }
 
+// (path, attribute name, class name), and for a module of the model its LayerCount.
 bool namesAreBytes(PyObject* names) {
-    return PyTuple_Check(names) && PyTuple_GET_SIZE(names) == 3 &&
+    return PyTuple_Check(names) && PyTuple_GET_SIZE(names) >= 3 &&
            PyBytes_Check(PyTuple_GET_ITEM(names, 0)) && PyBytes_Check(PyTuple_GET_ITEM(names, 1)) &&
            PyBytes_Check(PyTuple_GET_ITEM(names, 2));
 }
@@ -294,6 +332,7 @@ int reportPlainOutputs(PyObject* output) {
 // The outermost module call begins: the model's names into `state`, its root op begun. Returns
 // false with an exception set (of _enter_root).
 bool enterRoot(PyObject* model) {
+    state.rootCounts = false;
     if (!lastRoot.model || PyWeakref_GetObject(lastRoot.model) != model) {
         PyObject* entered = PyObject_CallOneArg(hooks.enterRoot, model);
         if (!entered) return false;
@@ -312,8 +351,43 @@ bool enterRoot(PyObject* model) {
         Py_DECREF(entered);
     }
     Py_XSETREF(state.names, Py_NewRef(lastRoot.names));
-    hooks.rootBegin(PyBytes_AS_STRING(lastRoot.className));
+    state.rootCounts = hooks.rootBegin(PyBytes_AS_STRING(lastRoot.className)) == 1;
     return true;
+}
+
+// The LayerCount of a layer call that can be counted rather than begun (see Counting), ready
+// for this start of the runtime; null when it must be begun.
+LayerCountObject* layerCountOf(PyObject* names) {
+    if (!counting.countingOnly || !state.rootCounts || PyTuple_GET_SIZE(names) < 4) return nullptr;
+    PyObject* item = PyTuple_GET_ITEM(names, 3);
+    if (Py_TYPE(item) != &layerCountType) return nullptr;
+    const uint64_t epoch = counting.countingOnly();
+    if (!epoch) return nullptr;
+    auto* count = reinterpret_cast<LayerCountObject*>(item);
+    if (count->epoch != epoch) {
+        const char* name = PyBytes_AS_STRING(PyTuple_GET_ITEM(names, 0));
+        const char* type = PyBytes_AS_STRING(PyTuple_GET_ITEM(names, 2));
+        count->counter = counting.counterOf(name, type);
+        count->layer = counting.layerIndex(name, type);
+        count->epoch = epoch;
+    }
+    return count->counter && count->layer >= 0 ? count : nullptr;
+}
+
+// A layer call counted, not begun: nobody observes its children, and the adapter gets the
+// autograd sequence numbers it used, whether it returns or raises.
+PyObject* countedLayerCall(LayerCountObject* count, PyObject* const* args, size_t nargsf,
+                           PyObject* kwnames) {
+    counting.counterAdd(count->counter);
+    const uint64_t first = counting.sequenceNumber();
+    const int quietAt = state.quietAt;
+    state.quietAt = 1;
+    state.depth = 2;
+    PyObject* output = PyObject_Vectorcall(hooks.original, args, nargsf, kwnames);
+    state.depth = 1;
+    state.quietAt = quietAt;
+    counting.counted(count->layer, first);  // touches no Python state: an exception stays set
+    return output;
 }
 
 // Module.__call__(module, *args, **kwargs).
@@ -339,6 +413,15 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
         begun = enterRoot(module);
         if (!begun && !absorbFailure()) return nullptr;
     } else if (PyObject* names = namesOf(module); names && namesAreBytes(names)) {
+        if (depth == 1) {
+            if (LayerCountObject* layerCount = layerCountOf(names)) {
+                Py_DECREF(names);  // the LayerCount lives on in the model's names
+                return countedLayerCall(layerCount, args, nargsf, kwnames);
+            }
+            // Begun from here on in this call of the model: the adapter may watch its aten ops
+            // now, which a layer call counted here would not switch off.
+            state.rootCounts = false;
+        }
         // A layer-level op is named by its full attribute path ("layers.0"), a child by its
         // attribute name ("self_attn").
         wants = hooks.begin(PyBytes_AS_STRING(PyTuple_GET_ITEM(names, depth == 1 ? 0 : 1)),
@@ -657,6 +740,46 @@ PyObject* enablePlainTensors(PyObject*, PyObject* args) {
     Py_RETURN_NONE;
 }
 
+// enable_counting(counting_only, layer_counter_of, layer_counter_add, sequence_number,
+//                 layer_index, counted_layer_call): the runtime's first three functions and the
+// adapter's last three, by address. After install(); layer calls are counted from then on (see
+// Counting).
+PyObject* enableCounting(PyObject*, PyObject* args) {
+    PyObject* addresses[6];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &addresses[0], &addresses[1], &addresses[2],
+                          &addresses[3], &addresses[4], &addresses[5]))
+        return nullptr;
+    if (counting.countingOnly) {
+        PyErr_SetString(PyExc_RuntimeError, "counting is enabled already");
+        return nullptr;
+    }
+    void* functions[6];
+    for (int i = 0; i < 6; ++i) {
+        functions[i] = functionAddress(addresses[i]);
+        if (!functions[i]) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
+            return nullptr;
+        }
+    }
+    counting.counterOf = reinterpret_cast<LayerCounterOf>(functions[1]);
+    counting.counterAdd = reinterpret_cast<LayerCounterAdd>(functions[2]);
+    counting.sequenceNumber = reinterpret_cast<SequenceNumber>(functions[3]);
+    counting.layerIndex = reinterpret_cast<LayerIndex>(functions[4]);
+    counting.counted = reinterpret_cast<CountedLayerCall>(functions[5]);
+    counting.countingOnly = reinterpret_cast<CountingOnly>(functions[0]);  // last: switches it on
+    Py_RETURN_NONE;
+}
+
+// layer_count() -> a new LayerCount, for the fourth of a module's names.
+PyObject* layerCount(PyObject*, PyObject*) {
+    auto* count = PyObject_New(LayerCountObject, &layerCountType);
+    if (!count) return nullptr;
+    count->counter = nullptr;
+    count->layer = -1;
+    count->epoch = 0;
+    return reinterpret_cast<PyObject*>(count);
+}
+
 // stack_key(skip) -> bytes: the identity of the calling Python stack, for the code-level API's
 // stack.json (probe_studio.pytorch._records.StackCapture): the address of each frame's code object
 // and its last instruction, from the frame `skip` levels above the caller of stack_key outward.
@@ -721,6 +844,9 @@ PyMethodDef methods[] = {
      "A callable calling begin(), the function and end() (the last two by address)."},
     {"enable_plain_tensors", enablePlainTensors, METH_VARARGS,
      "Plain tensors go to the adapter from C (once, after install())."},
+    {"enable_counting", enableCounting, METH_VARARGS,
+     "Layer calls are counted from C while the runtime only counts (once, after install())."},
+    {"layer_count", layerCount, METH_NOARGS, "A new LayerCount (a module's fourth name)."},
     {"compact_json", probeCompactJson, METH_VARARGS,
      "json.dumps(value, separators=(',', ': '), default=default) with tensor items unescaped; "
      "with indent=True, that text as json.dumps(value, indent=1) writes it."},
@@ -769,5 +895,8 @@ PyMODINIT_FUNC PyInit__module_call(void) {
         !readyCallableType(bracketType, 0, offsetof(BracketObject, vectorcall), bracketGetSet,
                            "a function whose calls the probe marks"))
         return nullptr;
+    layerCountType.tp_flags = Py_TPFLAGS_DEFAULT;
+    layerCountType.tp_doc = "what counting a module's calls needs (see Counting)";
+    if (PyType_Ready(&layerCountType) != 0) return nullptr;
     return PyModule_Create(&moduleDefinition);
 }

@@ -410,9 +410,7 @@ struct ThreadState {
         int index = -1;
     };
     probe::format::RecentByAddress<RecentLayer> recentLayers;
-    // While the runtime only counts layer-level ops: their counters, by layer (countLayerCall).
-    std::vector<CountedOp> layerCounters;
-    int64_t layerCallsCounted = 0;             // layer calls counted so (for tests)
+    int64_t layerCallsCounted = 0;             // probe_torch_counted_layer_call's calls (for tests)
     SequenceRanges* sequenceRanges = nullptr;  // this thread's, once it recorded one
     BackwardWalk backwardWalk;
     ~ThreadState();
@@ -945,36 +943,6 @@ void countExecution(CountedOp& op, uint64_t epoch) {
         probe_op_count_layer(op.name.c_str(), op.type.c_str());
 }
 
-// A layer-level op of a probe that only counts (probe_counting_only) is counted, not begun: no
-// frame in the runtime, no config looked at, yet the same rounds. Its frame here is passive and
-// still keeps the autograd sequence numbers its forward uses, from which the backward ops are
-// counted. Begun as usual while this thread watches the model's own aten ops (the op switches
-// them off, pushFrame). False when not counted.
-bool countLayerCall(ThreadState& tls, const char* name, const char* type) {
-    if (tls.opCallback != at::INVALID_CALLBACK_HANDLE) return false;
-    const uint64_t epoch = probe_counting_only();
-    if (!epoch) return false;
-    const int layer = recentLayerIndex(tls, name, type ? type : name);
-    if (layer < 0) return false;
-    if (tls.layerCounters.size() <= static_cast<size_t>(layer))
-        tls.layerCounters.resize(static_cast<size_t>(layer) + 1);
-    CountedOp& op = tls.layerCounters[static_cast<size_t>(layer)];
-    if (op.name.empty()) {  // a layer is known by its name: the same at every call
-        op.name = name;
-        op.type = type ? type : "";
-    }
-    probe_layer_counter* counter = counterOf(op, epoch);
-    if (!counter) return false;
-    probe_layer_counter_add(counter);
-    ++tls.layerCallsCounted;
-    Frame frame{FrameKind::Passive, false};
-    frame.layer = layer;
-    frame.firstSequence = at::sequence_number::peek();
-    tls.frames.push_back(frame);
-    tls.currentLayer = layer;
-    return true;
-}
-
 void closeBackwardLayer() {
     ThreadState& tls = threadTls();
     if (tls.backwardLayer < 0) return;
@@ -1429,7 +1397,10 @@ PROBE_TORCH_API const char* probe_torch_built_version(void) {
     return TORCH_VERSION;
 }
 
-// The outermost module's call begins / ends on this thread.
+// The outermost module's call begins / ends on this thread. Begin returns 1 when the caller may
+// count the layer calls of this call itself rather than begin them (while probe_counting_only()
+// says so; see probe_torch_counted_layer_call), 0 when it must begin them: this thread watches
+// the model's own aten ops, which a layer op begun here switches off inside it.
 PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
     try {
         ThreadState& tls = threadTls();
@@ -1445,7 +1416,7 @@ PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
             lastModel = model_name;
             probe_report_model(model_name, nullptr);
         }
-        return 0;
+        return tls.rootWatchedWhole ? 0 : 1;
     } catch (...) {
         return -1;
     }
@@ -1476,7 +1447,6 @@ PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type)
         if (tls.frames.empty()) {
             syncCallbackWithProbeState();
             closeBackwardLayer();
-            if (countLayerCall(tls, name, type)) return 0;
             const int begun = beginOp(name, type, PROBE_OP_OPERATION);
             tls.currentLayer = recentLayerIndex(tls, name, type ? type : name);
             const int wants = pushFrame(FrameKind::Module, begun, tls.currentLayer);
@@ -1517,6 +1487,38 @@ PROBE_TORCH_API int probe_torch_unwind_to(int depth) {
 
 PROBE_TORCH_API int probe_torch_depth(void) {
     return tlsState ? static_cast<int>(tlsState->frames.size()) : 0;
+}
+
+// For a caller counting layer calls itself while the runtime only counts (the layer's counter
+// from probe_layer_counter_of): the layer's index here, the autograd sequence number before the
+// call, and after it the call's end. The adapter keeps the numbers the call used, as for a layer
+// op begun here, so that the backward ops of a pass are counted from its graph.
+PROBE_TORCH_API int probe_torch_layer_index(const char* name, const char* type) {
+    try {
+        if (!name || !*name) return -1;
+        return layerIndexFor(name, type && *type ? type : name);
+    } catch (...) {
+        return -1;
+    }
+}
+
+PROBE_TORCH_API uint64_t probe_torch_sequence_number(void) {
+    return at::sequence_number::peek();
+}
+
+PROBE_TORCH_API void probe_torch_counted_layer_call(int layer, uint64_t first_sequence) {
+    try {
+        ThreadState& tls = threadTls();
+        ++tls.layerCallsCounted;
+        const uint64_t end = at::sequence_number::peek();
+        if (end == first_sequence || layer < 0) return;  // no autograd node made (inference)
+        recordSequenceRange(tls.sequenceRanges, first_sequence, end, layer);
+        // A backward op of this layer is to come (as popFrame counts a layer op begun here).
+        if (tls.forwardCalls.size() <= static_cast<size_t>(layer))
+            tls.forwardCalls.resize(layer + 1, 0);
+        ++tls.forwardCalls[layer];
+    } catch (...) {
+    }
 }
 
 namespace probe::torch_adapter {
@@ -1728,7 +1730,7 @@ PROBE_TORCH_API int64_t probe_torch_gradient_hooks_made(void) {
     return gGradientHooksMade.load();
 }
 
-// How many forward layer calls this thread counted rather than began (countLayerCall; for tests).
+// How many layer calls of this thread were counted rather than begun (for tests).
 PROBE_TORCH_API int64_t probe_torch_layer_calls_counted(void) {
     return tlsState ? tlsState->layerCallsCounted : 0;
 }

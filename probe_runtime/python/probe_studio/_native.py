@@ -41,6 +41,9 @@ def runtime():
         _declare(lib, "probe_report_weight", c.c_int, [c.c_char_p, c.c_uint64])
         _declare(lib, "probe_report_own_config_writes", c.c_int, [c.c_int])
         _declare(lib, "probe_note_file_written", c.c_int, [c.c_char_p])
+        _declare(lib, "probe_counting_only", c.c_uint64, [])
+        _declare(lib, "probe_layer_counter_of", c.c_void_p, [c.c_char_p, c.c_char_p])
+        _declare(lib, "probe_layer_counter_add", None, [c.c_void_p])
         _runtime = lib
     return _runtime
 
@@ -71,6 +74,9 @@ def adapter():
         _declare(lib, "probe_torch_gradient_hooks_made", c.c_int64, [])
         _declare(lib, "probe_torch_backward_passes_watched", c.c_int64, [])
         _declare(lib, "probe_torch_layer_calls_counted", c.c_int64, [])
+        _declare(lib, "probe_torch_layer_index", c.c_int, [c.c_char_p, c.c_char_p])
+        _declare(lib, "probe_torch_sequence_number", c.c_uint64, [])
+        _declare(lib, "probe_torch_counted_layer_call", None, [c.c_int, c.c_uint64])
         _declare(lib, "probe_torch_report_tensor", c.c_int, [c.c_int, c.c_int, c.c_char_p, c.c_void_p])
         _declare(lib, "probe_torch_report_backward_output", c.c_int, [c.c_char_p, c.c_int, c.c_char_p, c.c_void_p])
         _declare(lib, "probe_torch_hook_input_gradient", c.c_int, [c.c_char_p, c.c_int, c.c_char_p, c.c_void_p])

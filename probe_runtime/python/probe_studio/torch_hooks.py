@@ -49,6 +49,7 @@ _WANTS_TENSORS = _native.WANTS_TENSORS
 _LAYER_AWAKE = 1 << 16  # probe_torch_module_begin's flag for a layer-level op: the probe is awake
 _LAYER_GRAD_ENABLED = 1 << 17  # and with it: grad mode is on (torch.is_grad_enabled())
 _encoded_names = {}  # argument name -> name_bytes(name)
+_layer_count = None  # _module_call.layer_count
 _runtime = None
 _adapter = None
 _failures = {}
@@ -260,15 +261,16 @@ _arg_names_by_class = {}
 
 
 def _module_names(root):
-    """id(module) -> (attribute path, attribute name, class name), encoded once per model (any
-    characters: see _names)."""
+    """id(module) -> (attribute path, attribute name, class name, LayerCount), the names encoded
+    once per model (any characters: see _names); the LayerCount is what _module_call needs to
+    count the module's calls while the probe sleeps."""
     names = _names_by_root.get(root)
     if names is None:
         names = {}
         for path, module in root.named_modules():
             if path:
                 names[id(module)] = (name_bytes(path), name_bytes(path.rsplit(".", 1)[-1]),
-                                     name_bytes(type(module).__name__))
+                                     name_bytes(type(module).__name__), _layer_count())
         _names_by_root[root] = names
         _report_weights(root)
         _arm_gradient_monitor(root)
@@ -466,12 +468,13 @@ def _enter_tensors(module, args, kwargs, depth, wants, names):
 def _wrap_module_call(torch, module_call):
     """nn.Module.__call__ becomes module_call.cpp's (see there why in C), which calls the
     functions above."""
-    global _torch_tensor
+    global _torch_tensor, _layer_count
     module_class = torch.nn.Module
     original_call = module_class.__call__
     if getattr(original_call, "_probe_wrapped", False):
         return
     _torch_tensor = torch.Tensor
+    _layer_count = module_call.layer_count
 
     module_class.__call__ = module_call.install(
         original_call, _enter_root, _enter_tensors, _report_outputs, _names_of, _failure,
@@ -482,3 +485,7 @@ def _wrap_module_call(torch, module_call):
         module_call.enable_plain_tensors(
             *_plain_tensor_types, _encoded_arg_names, _hook_input_gradient_in_python,
             _address(_report_tensor), _address(_hook_input_gradient))
+    module_call.enable_counting(
+        _address(_runtime.probe_counting_only), _address(_runtime.probe_layer_counter_of),
+        _address(_runtime.probe_layer_counter_add), _address(_adapter.probe_torch_sequence_number),
+        _address(_adapter.probe_torch_layer_index), _address(_adapter.probe_torch_counted_layer_call))
