@@ -376,11 +376,12 @@ TEST_F(CompareTest, TheComparisonModelsStayConsistent) {
     EXPECT_FALSE(nudgedItem.data().isValid());
 }
 
-// The comparison panel's plots as before any comparison: no legend, no measure, no ranges of
-// the last comparison.
+// The comparison panel's plots as before any comparison: hidden (not two empty plots under its
+// "No comparison" line), no legend, no measure, no ranges of the last comparison.
 void expectEmptyPlots(MainWindow& window) {
     for (QCustomPlot* plot :
          {window.comparePanel()->errorPlot(), window.comparePanel()->statisticPlot()}) {
+        EXPECT_FALSE(plot->isVisibleTo(window.comparePanel()));
         EXPECT_FALSE(plot->legend->visible());
         EXPECT_EQ(plot->graphCount(), 0);
         EXPECT_EQ(plot->yAxis->label(), QString());
@@ -406,6 +407,7 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
                   small = dump("small", 2),
                   smallNudged = dump("small-nudged", 2, {"--nudge-layer", "1"});
     QSignalSpy started(comparison(), &RunComparison::started);
+    expectEmptyPlots(window);  // before any comparison
     for (int attempt = 0; attempt < 3; ++attempt) {
         // The candidate replaced mid-comparison, then the reference.
         ASSERT_TRUE(context.compare(big, bigNudged));
@@ -431,6 +433,7 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
     const auto& r = *comparison()->result();
     ASSERT_TRUE(r.firstBornHere);
     EXPECT_EQ(context.store()->index().op(r.ops[*r.firstBornHere].candidateOp).namePath, kNudgedOp);
+    EXPECT_TRUE(window.comparePanel()->errorPlot()->isVisibleTo(window.comparePanel()));
     EXPECT_EQ(r.reference->rowCount(), context.reference()->index().rowCount());
     EXPECT_FALSE(window.grab().isNull());
     // File › Stop comparing, as a user does: the verdict in the status bar goes with the

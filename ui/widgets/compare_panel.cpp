@@ -173,12 +173,20 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     plots->setStretchFactor(1, 2);
     plots->setStretchFactor(2, 3);
 
+    // Shown with a comparison's result only: before one, two empty plots (axes 0 to 5 over
+    // nothing), an empty table and a legend of colours nothing has said nothing.
+    comparisonView_ = new QWidget(this);
+    auto* view = new QVBoxLayout(comparisonView_);
+    view->setContentsMargins(0, 0, 0, 0);
+    view->addLayout(legend);
+    view->addLayout(controls);
+    view->addWidget(plots, 1);
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(summary_);
-    layout->addLayout(legend);
-    layout->addLayout(controls);
-    layout->addWidget(plots, 1);
+    layout->addWidget(comparisonView_, 1);
+    layout->addStretch(0);  // the text at the top while the view is hidden
 
     connect(comparison_, &RunComparison::changed, this, &ComparePanel::rebuild);
     connect(comparison_, &RunComparison::started, this,
@@ -265,6 +273,7 @@ void ComparePanel::rebuild() {
                 countOf(static_cast<qsizetype>(r->problems.size()), tr("problem"), tr("problems")) +
                 tr(" of the two dumps (files unread)");  // the status bar counts the shown one's
     summary_->setText(text);
+    comparisonView_->setVisible(r != nullptr);
     jump_->setEnabled(r && (r->firstBornHere || r->firstInherited));
     rebuildErrorPlot();
     rebuildStatisticPlot();

@@ -82,6 +82,7 @@ private:
     data::DumpCursor* cursor_;
     data::CompareOpsModel* model_;
     QLabel* summary_;
+    QWidget* comparisonView_;  // the legend, the controls, the plots and the table
     QComboBox* measure_;
     QComboBox* stat_;
     QCheckBox* divergingOnly_;
