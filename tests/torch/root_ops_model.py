@@ -3,7 +3,8 @@ add before the head), run for 4 steps. With --wake-at N the script itself replac
 config before step N, from sleeping (dump_enable false) to dumping every layer-level op.
 With --sequential the model is an nn.Sequential instead (its outermost module calls only its
 modules), trained: forward and backward at each step (--calls N: N forward calls, their losses
-summed, before each backward pass, as when gradients are accumulated)."""
+summed, before each backward pass, as when gradients are accumulated; --raise-at N: at step N a
+last call whose first layer raises, which the script catches)."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
 import json
@@ -39,6 +40,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--wake-at", type=int, default=-1)
 parser.add_argument("--sequential", action="store_true")
 parser.add_argument("--calls", type=int, default=1)
+parser.add_argument("--raise-at", type=int, default=-1)
 args = parser.parse_args()
 torch.manual_seed(7)
 tokens = torch.arange(8).reshape(1, 8)
@@ -50,6 +52,11 @@ if args.sequential:
             wake_up()
         sum(model(tokens + call).square().mean() for call in range(args.calls)).backward()
         model.zero_grad()
+        if step == args.raise_at:
+            try:
+                model(tokens + 1000)  # out of the embedding's range: its call raises
+            except IndexError:
+                pass
 else:
     model = RootOps().eval()
     with torch.no_grad():

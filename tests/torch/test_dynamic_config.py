@@ -115,6 +115,36 @@ class DynamicConfig(ProbeTestCase):
             self.assertEqual(seen["late"], {row for row in seen["early"]
                                             if row[0] >= (2 if ".backward" in row[1] else 2 * calls)}, calls)
 
+    def test_a_layer_call_that_raises_while_the_probe_sleeps_keeps_its_round(self):
+        # At step 1, while the probe sleeps, a call of the model whose first layer (the
+        # embedding, "0") raises: that layer's call is counted all the same, and from step 2 on
+        # the run dumps what a run dumping from the start dumps (layer "0" one round further on
+        # than the others), the ops inside the layers included.
+        script = os.path.join(TEST_DIR, "root_ops_model.py")
+        seen = {}
+        for name, enable, wake in (("early", True, -1), ("late", False, 2)):
+            folder = self.path(name)
+            os.makedirs(folder)
+            cfg = write_config(folder, dump_enable=enable, save_child=True)
+            result = run_probe(["--output", os.path.join(folder, "out"), "--config", cfg, "--", PYTHON, script,
+                                "--sequential", "--raise-at", "1", "--wake-at", str(wake)])
+            self.assertIn("done", result.stdout)
+            if name == "late":
+                self.assertGreater(int(result.stdout.split("counted ")[1].split()[0]), 0, result.stdout)
+            seen[name] = {(int(r["Execution Count"]), r["Op Name"], r["Op Id"], r["Input/Output"], r["Index"],
+                           r["Max"]) for r in read_rows(os.path.join(folder, "out", "atb_dump_data"))}
+        late_rounds = {}
+        for count, op, *_ in seen["late"]:
+            late_rounds[op] = min(count, late_rounds.get(op, count))
+        self.assertEqual(late_rounds.get("0"), 3, late_rounds)  # two steps and the call that raised
+        self.assertEqual(late_rounds.get("1"), 2, late_rounds)
+        self.assertIn("1/linear", late_rounds)  # an op inside a layer
+
+        def woken(row):  # dumped by the late run: from step 2 on
+            count, op, op_id = row[:3]
+            return count >= (3 if op_id.split("_")[0] == "0" and ".backward" not in op else 2)
+        self.assertEqual(seen["late"], {row for row in seen["early"] if woken(row)})
+
     def test_a_config_the_program_writes_itself_applies_from_its_next_step_every_time(self):
         # The probe asks the kernel about the config at a round's start only while the program's
         # own Python code is writing it (seen by an audit hook): each of 60 steps, written a
