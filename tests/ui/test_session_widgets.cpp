@@ -157,6 +157,22 @@ TEST_F(ConfigEditorTest, OpLevelFieldsAreJudgedAsYouType) {
     EXPECT_EQ(*reread.config, *document_.opConfig());
 }
 
+// A field typed in shows the document once something else replaces it: a launch's config
+// without exec_range showed the "all" typed before, over a config that dumps round 0 only (found
+// by a GUI walk: ticking dump_enable then applied exec_range 0,0, which dumped nothing).
+TEST_F(ConfigEditorTest, AFieldTypedInShowsTheConfigThatReplacesTheDocument) {
+    auto* range = qobject_cast<QLineEdit*>(editor_.field("exec_range"));
+    ASSERT_TRUE(range);
+    typeInto(range, "all");
+    EXPECT_EQ(range->text(), "all");
+    document_.setFileContent(ConfigDocument::Kind::Op, "/nowhere/sleep.json",
+                             R"({"task": "statistics", "dump_enable": false})");
+    EXPECT_EQ(range->text(), QString());  // absent: its default, shown as the placeholder
+    typeInto(range, "0, 3");              // typing again: left as typed
+    EXPECT_EQ(range->text(), "0, 3");
+    EXPECT_EQ(document_.value("exec_range"), "0, 3");
+}
+
 TEST_F(ConfigEditorTest, JsonTextAndFormAreOneConfig) {
     // Edited as text: the form shows the values, and the issues at their fields.
     editor_.jsonEdit()->setPlainText(

@@ -453,6 +453,13 @@ TEST_F(MainWindowTest, TheFilterAndConfigLinesSayWhatIsInForce) {
     EXPECT_TRUE(tree->configText().contains("invalid")) << tree->configText().toStdString();
     EXPECT_TRUE(tree->configText().contains("last valid config: dumps every layer-level op"))
         << tree->configText().toStdString();
+    // A config that dumps nothing says so (it read "dumps every layer-level op": found by a GUI
+    // walk, launching with such a config).
+    EXPECT_FALSE(tree->configText().contains("dumping off")) << tree->configText().toStdString();
+    context_.configDocument()->setText(R"({"task": "statistics", "dump_enable": false})");
+    EXPECT_TRUE(tree->configText().contains(
+        "dumping off (dump_enable is false); once on, dumps every layer-level op"))
+        << tree->configText().toStdString();
 }
 
 // Clearing the search clears the search only: the show filter the user chose stays, also when

@@ -429,7 +429,9 @@ void ConfigEditor::writeField(const Field& f) {
             break;
     }
     editingKey_ = f.line ? f.key : std::string();
+    writingField_ = true;
     document_->setValue(f.key, value);
+    writingField_ = false;
 }
 
 void ConfigEditor::showField(Field& f) {
@@ -503,6 +505,10 @@ void ConfigEditor::showField(Field& f) {
 }
 
 void ConfigEditor::onDocumentChanged() {
+    // Changed by anything but the field being typed in (a launch's or a probe's config, a file
+    // loaded, a tick): that field shows the document too. It kept what had been typed into it
+    // before ("all" shown as exec_range over a launch's config without one: found by a GUI walk).
+    if (!writingField_) editingKey_.clear();
     const Kind kind = document_->kind();
     forms_->setCurrentIndex(kind == Kind::Op ? 0 : 1);
     forms_->setEnabled(document_->isObject());

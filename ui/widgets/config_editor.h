@@ -122,7 +122,8 @@ private:
     QLabel* formBlocked_;
     QPlainTextEdit* json_;
     QLabel* generalIssues_;
-    std::string editingKey_;  // the form field being typed in: its text is left as typed
+    std::string editingKey_;     // the form field being typed in: its text is left as typed
+    bool writingField_ = false;  // writeField() is changing the document
     bool showingDocument_ = false;
     qint64 pendingRequest_ = -1;
     QString pushedText_;  // the text pushed to the probe for its own file, until it answers

@@ -229,6 +229,9 @@ void OpTreePanel::updateConfigBar() {
                  ? QString()
                  : QStringLiteral(", ") + countOf(static_cast<qsizetype>(config.opNames.size()),
                                                   tr("name prefix"), tr("name prefixes")));
+    // A config that dumps nothing says so first: "dumps every layer-level op" read as if the
+    // probe were dumping.
+    if (!config.dumpEnable) what = tr("dumping off (dump_enable is false); once on, %1").arg(what);
     // The file is the config document's when it is an op-level one (the editor may hold a
     // code-level config meanwhile; the tree still shows the op selection).
     const bool opDocument = config_->kind() == data::ConfigDocument::Kind::Op;
