@@ -3,8 +3,9 @@
 // Every module call of the model goes through it, so its cost is the probe's floor: written in
 // Python, the wrapper and its two ctypes calls cost more than 2% of a small model's step while
 // the probe sleeps. Here a call that nobody looks into (inside a layer whose children are not
-// observed) only counts the depth, and a module call whose tensors nobody wants begins and ends
-// its op by calling the adapter directly. So does a call whose tensors are plain tensors given
+// observed) only counts the depth, a layer call of a sleeping probe is counted with the layer's
+// counter (see Counting), and a module call whose tensors nobody wants begins and ends its op by
+// calling the adapter directly. So does a call whose tensors are plain tensors given
 // positionally (the common case): its inputs and outputs go to the adapter by their TensorImpl,
 // its input gradients are hooked there (in Python this cost a small layer about 5 us). Other
 // tensors (subclasses, tensors nested in lists or dicts, keyword arguments, the module's

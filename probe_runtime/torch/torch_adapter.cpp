@@ -219,13 +219,6 @@ SequenceRanges& sequenceRangesOfThisThread() {
     return gSequenceRanges[thread];
 }
 
-void recordSequenceRange(SequenceRanges*& ranges, uint64_t first, uint64_t end, int layer) {
-    if (end <= first || layer < 0) return;  // the layer made no autograd nodes (inference)
-    if (!ranges) ranges = &sequenceRangesOfThisThread();
-    std::lock_guard<std::mutex> lock(gLayersMutex);
-    ranges->add(first, end, layer);
-}
-
 // The layer whose forward made the node with this sequence number, and which call of it (the
 // call's first sequence number); layer -1 when none.
 std::pair<int, uint64_t> layerCallOfSequence(uint64_t thread, int64_t sequence) {
@@ -896,6 +889,20 @@ int pushFrame(FrameKind kind, int wants, int layer = -1) {
     return pushFrame(threadTls(), kind, wants, layer);
 }
 
+// A forward call of `layer` used the autograd sequence numbers [first, end): kept for the
+// backward ops' count; when it made autograd nodes, a backward op of the layer is to come.
+void recordLayerCall(ThreadState& tls, int layer, uint64_t first, uint64_t end) {
+    if (end <= first || layer < 0) return;  // no autograd node made (inference)
+    if (!tls.sequenceRanges) tls.sequenceRanges = &sequenceRangesOfThisThread();
+    {
+        std::lock_guard<std::mutex> lock(gLayersMutex);
+        tls.sequenceRanges->add(first, end, layer);
+    }
+    if (tls.forwardCalls.size() <= static_cast<size_t>(layer))
+        tls.forwardCalls.resize(static_cast<size_t>(layer) + 1, 0);
+    ++tls.forwardCalls[static_cast<size_t>(layer)];
+}
+
 // Pops the top frame and ends its op in the runtime (unless passive).
 void popFrame(ThreadState& tls) {
     const Frame frame = tls.frames.back();
@@ -905,16 +912,8 @@ void popFrame(ThreadState& tls) {
     if (frame.opCallbackOff != at::INVALID_CALLBACK_HANDLE && frame.opCallbackOff == tls.opCallback)
         at::reenableCallback(tls.opCallback);
     if (tls.frames.empty()) {
-        if (frame.kind != FrameKind::BackwardNode) {
-            const uint64_t lastSequence = at::sequence_number::peek();
-            recordSequenceRange(tls.sequenceRanges, frame.firstSequence, lastSequence, frame.layer);
-            if (frame.layer >= 0 && lastSequence != frame.firstSequence) {
-                // A call that made autograd nodes: a backward op of this layer is to come.
-                if (tls.forwardCalls.size() <= static_cast<size_t>(frame.layer))
-                    tls.forwardCalls.resize(frame.layer + 1, 0);
-                ++tls.forwardCalls[frame.layer];
-            }
-        }
+        if (frame.kind != FrameKind::BackwardNode)
+            recordLayerCall(tls, frame.layer, frame.firstSequence, at::sequence_number::peek());
         tls.currentLayer = -1;
         tls.leafAccumulatorsHeld.clear();
     }
@@ -1510,13 +1509,7 @@ PROBE_TORCH_API void probe_torch_counted_layer_call(int layer, uint64_t first_se
     try {
         ThreadState& tls = threadTls();
         ++tls.layerCallsCounted;
-        const uint64_t end = at::sequence_number::peek();
-        if (end == first_sequence || layer < 0) return;  // no autograd node made (inference)
-        recordSequenceRange(tls.sequenceRanges, first_sequence, end, layer);
-        // A backward op of this layer is to come (as popFrame counts a layer op begun here).
-        if (tls.forwardCalls.size() <= static_cast<size_t>(layer))
-            tls.forwardCalls.resize(layer + 1, 0);
-        ++tls.forwardCalls[layer];
+        recordLayerCall(tls, layer, first_sequence, at::sequence_number::peek());
     } catch (...) {
     }
 }
