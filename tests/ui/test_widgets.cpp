@@ -5,6 +5,9 @@
 #include <csignal>
 #include <filesystem>
 #include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <QDir>
 #include <QFile>
@@ -458,8 +461,19 @@ TEST_F(MainWindowTest, TheFilterAndConfigLinesSayWhatIsInForce) {
     EXPECT_FALSE(tree->configText().contains("dumping off")) << tree->configText().toStdString();
     context_.configDocument()->setText(R"({"task": "statistics", "dump_enable": false})");
     EXPECT_TRUE(tree->configText().contains(
-        "dumping off (dump_enable is false); once on, dumps every layer-level op"))
+        "dumping off (dump_enable is false); once on, dumps every layer-level op in round 0 only"))
         << tree->configText().toStdString();
+    // The rounds, unless all.
+    for (const auto& [range, said] : std::vector<std::pair<std::string, std::string>>{
+             {"\"all\"", "dumps every layer-level op"},
+             {"\"none\"", "dumps every layer-level op in no round"},
+             {"\"2,5\"", "dumps every layer-level op in rounds 2 to 5"},
+             {"\"0,1,4,4\"", "dumps every layer-level op in rounds 0 to 1, 4"}}) {
+        context_.configDocument()->setText(QString::fromStdString(
+            R"({"task": "statistics", "dump_enable": true, "exec_range": )" + range + "}"));
+        EXPECT_TRUE(tree->configText().endsWith(QString::fromStdString(said)))
+            << range << ": " << tree->configText().toStdString();
+    }
 }
 
 // Clearing the search clears the search only: the show filter the user chose stays, also when

@@ -229,6 +229,20 @@ void OpTreePanel::updateConfigBar() {
                  ? QString()
                  : QStringLiteral(", ") + countOf(static_cast<qsizetype>(config.opNames.size()),
                                                   tr("name prefix"), tr("name prefixes")));
+    // The rounds, unless all: a probe woken with the default exec_range (0,0) dumps nothing once
+    // round 0 has passed, and the line said only "dumps every layer-level op".
+    const format::ExecRange& range = config.execRange;
+    if (range.kind == format::ExecRange::Kind::None) {
+        what += tr(" in no round");
+    } else if (range.kind == format::ExecRange::Kind::Ranges && range.ranges.size() == 1 &&
+               range.ranges.front().first == range.ranges.front().second) {
+        what += tr(" in round %1 only").arg(range.ranges.front().first);
+    } else if (range.kind == format::ExecRange::Kind::Ranges) {
+        QStringList spans;
+        for (const auto& [first, last] : range.ranges)
+            spans << (first == last ? QString::number(first) : tr("%1 to %2").arg(first).arg(last));
+        what += tr(" in rounds %1").arg(spans.join(QStringLiteral(", ")));
+    }
     // A config that dumps nothing says so first: "dumps every layer-level op" read as if the
     // probe were dumping.
     if (!config.dumpEnable) what = tr("dumping off (dump_enable is false); once on, %1").arg(what);
