@@ -171,6 +171,15 @@ TEST_F(ConfigEditorTest, AFieldTypedInShowsTheConfigThatReplacesTheDocument) {
     typeInto(range, "0, 3");              // typing again: left as typed
     EXPECT_EQ(range->text(), "0, 3");
     EXPECT_EQ(document_.value("exec_range"), "0, 3");
+    // Emptied: the key goes and its default applies, as the placeholder says ("" was written,
+    // which is no range: an error).
+    typeInto(range, "");
+    EXPECT_FALSE(document_.contains("exec_range")) << document_.text().toStdString();
+    EXPECT_FALSE(document_.hasErrors());
+    EXPECT_FALSE(shown(editor_.issueLabel("exec_range")));
+    typeInto(editor_.field("ids"), "3");
+    typeInto(editor_.field("ids"), "");  // an empty list is a value of its own: kept
+    EXPECT_EQ(document_.value("ids"), "");
 }
 
 TEST_F(ConfigEditorTest, JsonTextAndFormAreOneConfig) {

@@ -147,6 +147,19 @@ bool ConfigDocument::setValue(const std::string& key, const Json& value) {
     return true;
 }
 
+bool ConfigDocument::removeValue(const std::string& key) {
+    if (!object_) return false;
+    Json object = *object_;
+    const auto [section, inner] = splitKey(key);
+    if (inner.empty())
+        object.erase(section);
+    else if (object.contains(section) && object[section].is_object())
+        object[section].erase(inner);
+    const QString text = QString::fromStdString(dumpText(object));
+    if (text != text_) setTextInternal(text, true);
+    return true;
+}
+
 QStringList ConfigDocument::issuesAt(const std::string& key) const {
     QStringList texts;
     for (const auto& issue : issues_)

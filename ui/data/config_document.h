@@ -59,6 +59,8 @@ public:
     // rewrites the text, keeping the order of the other keys. False when the text is not an
     // object (fix its syntax first).
     bool setValue(const std::string& key, const Json& value);
+    // Removes a key (its default applies); false when the text is not an object.
+    bool removeValue(const std::string& key);
 
     // Every issue the format library found, errors and warnings.
     const std::vector<format::ConfigIssue>& issues() const { return issues_; }

@@ -289,6 +289,7 @@ QWidget* ConfigEditor::buildOpForm() {
         tr("The rounds (executions of the model, e.g. decoding steps) to dump: \"all\", \"none\",\n"
            "or inclusive \"start,end\" (several pairs allowed: \"0,2,5,7\")."),
         {}, tr("default: 0,0 (the first round only)"));
+    fields_[Kind::Op].back().emptyIsDefault = true;
     addField(Kind::Op, form, "ids", QStringLiteral("ids"), FieldType::Text,
              tr("Comma list of op ids (\"0,2_1\"); empty = all layer-level ops.\n"
                 "Ticking ops in the tree writes them here. ids and op_name are alternatives: "
@@ -391,6 +392,9 @@ QWidget* ConfigEditor::buildApiForm() {
 
 void ConfigEditor::writeField(const Field& f) {
     Json value;
+    // Emptied (exec_range): the key goes, and the default its placeholder names applies ("" was
+    // written, which is no range at all).
+    const bool toDefault = f.emptyIsDefault && f.line->text().isEmpty();
     switch (f.type) {
         case FieldType::Choice:
             value = f.choices.at(static_cast<size_t>(f.combo->currentIndex()));
@@ -430,7 +434,10 @@ void ConfigEditor::writeField(const Field& f) {
     }
     editingKey_ = f.line ? f.key : std::string();
     writingField_ = true;
-    document_->setValue(f.key, value);
+    if (toDefault)
+        document_->removeValue(f.key);
+    else
+        document_->setValue(f.key, value);
     writingField_ = false;
 }
 

@@ -81,6 +81,9 @@ private:
         FieldType type = FieldType::Text;
         std::vector<data::ConfigDocument::Json> choices;  // Choice
         data::ConfigDocument::Json defaultValue;          // shown when the key is absent
+        // Emptied, the key goes and defaultValue applies (its placeholder names the default):
+        // for keys whose empty value is no value at all (exec_range).
+        bool emptyIsDefault = false;
         QWidget* editor = nullptr;
         QLabel* caption = nullptr;
         QLabel* issues = nullptr;
