@@ -124,6 +124,7 @@ void ConfigWatcher::syncAtBoundary(Clock::time_point& lastCheck, bool roundBegin
         busy_.load(std::memory_order_seq_cst) == 0)
         return;
     lastCheck = now;
+    lastAsked_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
     syncPending();
     if (noted) settleNotedWrite(now);
 }

@@ -59,6 +59,16 @@ public:
     // write of the file by this program is noted.
     void askEveryRound(bool every) { askEveryRound_.store(every, std::memory_order_relaxed); }
     bool asksEveryRound() const { return askEveryRound_.load(std::memory_order_relaxed); }
+    // Whether a layer-level op beginning `now` must be begun rather than only counted (see
+    // Runtime::countingOnly): the watcher is handling a change, or no boundary of any thread has
+    // asked the kernel for kBoundaryCheckInterval (so a change written before a round that
+    // began after such a pause is applied at its first layer-level op, as syncAtBoundary does).
+    bool boundaryMustAsk(Clock::time_point now = Clock::now()) const {
+        if (inotifyFd_ < 0) return false;  // polling: boundaries never ask
+        return busy_.load(std::memory_order_seq_cst) != 0 ||
+               now.time_since_epoch().count() - lastAsked_.load(std::memory_order_relaxed) >=
+                   std::chrono::duration_cast<Clock::duration>(kBoundaryCheckInterval).count();
+    }
     // The program is about to write, replace or remove `path`: when that is the watched file
     // (its name, in the watched directory), rounds ask the kernel until the watcher has handled
     // a change of it, or for kSuspicionLifetime when none comes (the write failed). Returns
@@ -96,6 +106,8 @@ private:
     // Writes the program reported (noteWrite): the fast path reads writeNoted_ alone.
     std::atomic<bool> askEveryRound_{true};
     std::atomic<bool> writeNoted_{false};
+    // When a boundary last asked the kernel (syncAtBoundary), any thread's: Clock ticks.
+    std::atomic<Clock::rep> lastAsked_{0};
     std::mutex notedMutex_;
     uint64_t handledAtNote_ = 0;  // handled_ when the last write was noted
     Clock::time_point notedAt_{};

@@ -66,9 +66,10 @@ uint64_t Runtime::countingOnly() const {
         return 0;
     if (ops_.layers().explicitRounds()) return 0;
     // A boundary must ask the kernel for a change of the config (ConfigWatcher::syncAtBoundary):
-    // at every round, or while the program's own write of it waits to be applied.
+    // at every round, while the program's own write of it waits to be applied, while the watcher
+    // handles a change, or when none has asked for an interval.
     if (watching_.load(std::memory_order_acquire) &&
-        (watcher_->asksEveryRound() || watcher_->writeNoted()))
+        (watcher_->asksEveryRound() || watcher_->writeNoted() || watcher_->boundaryMustAsk()))
         return 0;
     return epoch_.load(std::memory_order_relaxed);
 }

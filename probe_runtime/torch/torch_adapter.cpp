@@ -1447,6 +1447,9 @@ PROBE_TORCH_API int probe_torch_module_begin(const char* name, const char* type)
             syncCallbackWithProbeState();
             closeBackwardLayer();
             const int begun = beginOp(name, type, PROBE_OP_OPERATION);
+            // Its begin may have applied a config (woken the probe, at this boundary): the
+            // callbacks follow before its children run, or they would go unseen in it.
+            syncCallbackWithProbeState();
             tls.currentLayer = recentLayerIndex(tls, name, type ? type : name);
             const int wants = pushFrame(FrameKind::Module, begun, tls.currentLayer);
             if (!probe_is_awake()) return wants;

@@ -138,17 +138,29 @@ TEST_F(DynamicConfig, AProgramReportingItsOwnWritesHasEachAtTheNextRound) {
 // While the probe sleeps, a program that reports its own writes may count its layer-level ops
 // rather than begin them (probe_counting_only, probe_layer_counter_of): the same rounds. Not
 // while every round must ask the kernel for a change of the config, nor while a write of it by
-// the program waits to be applied, nor once awake; a counter is for one start of the runtime.
+// the program waits to be applied, nor when no boundary has asked for 5 ms (the first one
+// after the start included), nor once awake; a counter is for one start of the runtime.
 TEST_F(DynamicConfig, LayerOpsAreCountedWhileTheProbeSleepsWithTheSameRounds) {
     EXPECT_EQ(probe_counting_only(), 0u);  // not started
     EXPECT_EQ(probe_layer_counter_of("L", nullptr), nullptr);
+    // A layer-level op begun (a boundary that asks), until the runtime says counting will do;
+    // 0 when it never does.
+    auto countingOnlyAfterABoundary = [] {
+        for (int attempt = 0; attempt < 1000; ++attempt) {
+            probe_op_begin("Boundary", nullptr, nullptr);
+            probe_op_end();
+            if (const uint64_t epoch = probe_counting_only()) return epoch;
+        }
+        return uint64_t{0};
+    };
     start(R"({"task": "statistics", "dump_enable": false, "exec_range": "all"})");
-    EXPECT_EQ(probe_counting_only(), 0u);  // every round asks the kernel
+    EXPECT_EQ(probe_counting_only(), 0u);         // no boundary asked yet
+    EXPECT_EQ(countingOnlyAfterABoundary(), 0u);  // every round asks the kernel
     ASSERT_EQ(probe_report_own_config_writes(1), PROBE_OK);
     struct Undo {  // the runtime is the test process's, for the tests after this one
         ~Undo() { probe_report_own_config_writes(0); }
     } undo;
-    const uint64_t epoch = probe_counting_only();
+    const uint64_t epoch = countingOnlyAfterABoundary();
     ASSERT_NE(epoch, 0u);
     EXPECT_EQ(probe_layer_counter_of("", nullptr), nullptr);
     EXPECT_NE(std::string(probe_last_error()).find("empty"), std::string::npos);
@@ -176,11 +188,13 @@ TEST_F(DynamicConfig, LayerOpsAreCountedWhileTheProbeSleepsWithTheSameRounds) {
     runLayer();
     ASSERT_EQ(probe_stop(), PROBE_OK);
     EXPECT_EQ(probe_counting_only(), 0u);  // stopped
-    EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{{2, "0"}, {3, "0"}}));
+    // "L" is op 1 ("Boundary", begun first while asleep, is op 0 and dumped nothing).
+    EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{{2, "1"}, {3, "1"}}));
 
     start(R"({"task": "statistics", "dump_enable": false, "exec_range": "all"})");
-    EXPECT_NE(probe_counting_only(), 0u);
-    EXPECT_NE(probe_counting_only(), epoch);  // another start: the counters got before are stale
+    const uint64_t again = countingOnlyAfterABoundary();
+    EXPECT_NE(again, 0u);
+    EXPECT_NE(again, epoch);  // another start: the counters got before are stale
     ASSERT_EQ(probe_set_round(0), PROBE_OK);
     EXPECT_EQ(probe_counting_only(), 0u);  // rounds set by the engine
     EXPECT_EQ(probe_layer_counter_of("L", "T"), nullptr);

@@ -216,10 +216,10 @@ PROBE_API int probe_op_count_layer(const char* name, const char* type);
  * runtime is started and asleep (probe_is_awake() is 0), rounds are not set by the engine
  * (probe_set_round), and no write of the config by this program waits to be applied. Then an
  * adapter may count the op with its counter (probe_layer_counter_of) instead of beginning and
- * ending it: the op's rounds are the same, and so is when a config change takes effect (a change
- * made by another program at the boundary after it was handled; see probe_report_own_config_writes
- * for this program's own). The value is the runtime's start count: counters got under another
- * value are stale. A few atomic loads. */
+ * ending it: the op's rounds are the same, and so is when a config change takes effect (it is 0
+ * while a boundary must ask whether the config changed: see probe_report_own_config_writes). The
+ * value is the runtime's start count: counters got under another value are stale. A few atomic
+ * loads and a read of the clock. */
 PROBE_API uint64_t probe_counting_only(void);
 
 /* The execution counter of the layer-level op `name` (of `type`, its name when NULL), made
@@ -285,8 +285,7 @@ PROBE_API int probe_set_round(int64_t round);
  * whether it is the config). Rounds then ask only while such a write of the config is noted: a
  * change the program writes between rounds still applies from the next round's first
  * layer-level op, and a change made by another process applies as soon as the watcher has read
- * it (microseconds); while the probe is awake, at the latest at the first layer-level op
- * beginning 5 ms after the write.
+ * it (microseconds), at the latest at the first layer-level op beginning 5 ms after the write.
  * The Python probe reports what Python code writes (open, os.replace, ...). */
 PROBE_API int probe_report_own_config_writes(int reported);
 PROBE_API int probe_note_file_written(const char* path);
