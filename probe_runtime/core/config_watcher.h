@@ -58,12 +58,13 @@ public:
     // Whether every round's first boundary asks (the default), or only rounds that begin while a
     // write of the file by this program is noted.
     void askEveryRound(bool every) { askEveryRound_.store(every, std::memory_order_relaxed); }
-    bool asksEveryRound() const { return askEveryRound_.load(std::memory_order_relaxed); }
-    // Whether a layer-level op beginning `now` must be begun rather than only counted (see
-    // Runtime::countingOnly): the watcher is handling a change, or no boundary of any thread has
-    // asked the kernel for kBoundaryCheckInterval (so a change written before a round that
-    // began after such a pause is applied at its first layer-level op, as syncAtBoundary does).
-    bool boundaryMustAsk(Clock::time_point now = Clock::now()) const {
+    // Whether a layer-level op boundary beginning `now` may have to ask the kernel about the
+    // file, as syncAtBoundary does: rounds ask (every one, or while the program's own write of
+    // it is noted), the watcher is handling a change, or no boundary of any thread has asked for
+    // kBoundaryCheckInterval. While none may, a sleeping probe's layer-level ops are counted
+    // rather than begun (Runtime::countingOnly): a change is applied when it would have been.
+    bool boundaryMayAsk(Clock::time_point now = Clock::now()) const {
+        if (askEveryRound_.load(std::memory_order_relaxed) || writeNoted()) return true;
         if (inotifyFd_ < 0) return false;  // polling: boundaries never ask
         return busy_.load(std::memory_order_seq_cst) != 0 ||
                now.time_since_epoch().count() - lastAsked_.load(std::memory_order_relaxed) >=

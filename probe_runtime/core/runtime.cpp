@@ -65,12 +65,7 @@ uint64_t Runtime::countingOnly() const {
     if (!started_.load(std::memory_order_acquire) || awake_.load(std::memory_order_acquire))
         return 0;
     if (ops_.layers().explicitRounds()) return 0;
-    // A boundary must ask the kernel for a change of the config (ConfigWatcher::syncAtBoundary):
-    // at every round, while the program's own write of it waits to be applied, while the watcher
-    // handles a change, or when none has asked for an interval.
-    if (watching_.load(std::memory_order_acquire) &&
-        (watcher_->asksEveryRound() || watcher_->writeNoted() || watcher_->boundaryMustAsk()))
-        return 0;
+    if (watching_.load(std::memory_order_acquire) && watcher_->boundaryMayAsk()) return 0;
     return epoch_.load(std::memory_order_relaxed);
 }
 
