@@ -531,8 +531,12 @@ PyTypeObject moduleCallType = {
 
 PyObject* moduleCallObject = nullptr;  // the one instance, made by install()
 
+// The function at `address` (an int, from ctypes); null with an exception set when there is none.
 void* functionAddress(PyObject* address) {
-    return PyLong_Check(address) ? PyLong_AsVoidPtr(address) : nullptr;
+    void* function = PyLong_Check(address) ? PyLong_AsVoidPtr(address) : nullptr;
+    if (!function && !PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "a function address is 0");
+    return function;
 }
 
 // bracket(original, begin, end): a callable that calls the adapter's begin(roots, count),
@@ -645,10 +649,7 @@ PyObject* bracket(PyObject*, PyObject* args) {
     }
     auto beginMarker = reinterpret_cast<BeginMarker>(functionAddress(begin));
     auto endMarker = reinterpret_cast<Marker>(functionAddress(end));
-    if (!beginMarker || !endMarker) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
-        return nullptr;
-    }
+    if (!beginMarker || !endMarker) return nullptr;
     auto* object = PyObject_New(BracketObject, &bracketType);
     if (!object) return nullptr;
     object->vectorcall = bracketCall;
@@ -683,10 +684,8 @@ PyObject* install(PyObject*, PyObject* args) {
     hooks.begin = reinterpret_cast<ModuleBegin>(functionAddress(begin));
     hooks.end = reinterpret_cast<ModuleEnd>(functionAddress(end));
     hooks.unwindTo = reinterpret_cast<UnwindTo>(functionAddress(unwindTo));
-    if (!hooks.rootBegin || !hooks.rootEnd || !hooks.begin || !hooks.end || !hooks.unwindTo) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
+    if (!hooks.rootBegin || !hooks.rootEnd || !hooks.begin || !hooks.end || !hooks.unwindTo)
         return nullptr;
-    }
     hooks.original = Py_NewRef(original);
     hooks.enterRoot = Py_NewRef(enterRoot);
     hooks.enterTensors = Py_NewRef(enterTensors);
@@ -725,10 +724,7 @@ PyObject* enablePlainTensors(PyObject*, PyObject* args) {
     }
     auto* reportFunction = reinterpret_cast<ReportTensor>(functionAddress(report));
     auto* hookFunction = reinterpret_cast<HookInputGradient>(functionAddress(hookInputGradient));
-    if (!reportFunction || !hookFunction) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
-        return nullptr;
-    }
+    if (!reportFunction || !hookFunction) return nullptr;
     PyObject* byType = PyDict_New();
     if (!byType) return nullptr;
     plain.types[0] = reinterpret_cast<PyTypeObject*>(Py_NewRef(tensorType));
@@ -757,10 +753,7 @@ PyObject* enableCounting(PyObject*, PyObject* args) {
     void* functions[6];
     for (int i = 0; i < 6; ++i) {
         functions[i] = functionAddress(addresses[i]);
-        if (!functions[i]) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function address is 0");
-            return nullptr;
-        }
+        if (!functions[i]) return nullptr;
     }
     counting.counterOf = reinterpret_cast<LayerCounterOf>(functions[1]);
     counting.counterAdd = reinterpret_cast<LayerCounterAdd>(functions[2]);
