@@ -101,6 +101,54 @@ TEST(DumpStore, LoadsADumpIntoTheTreeModel) {
     EXPECT_EQ(s.find("2").data(OpTreeModel::AnomalyRole).toUInt(), unsigned(analysis::kHasNan));
 }
 
+TEST(DumpStore, TheTreesStatisticsAreThoseOfTheRoundChosen) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    format::ModelStructure model;
+    model.modelName = "Rounds";
+    model.nodes.push_back(test::node("layer", "0", "Layer"));
+    model.nodes.push_back(test::node("head", "1", "Linear"));
+    dump.writeModel(model);
+    // The layer has an output in rounds 0..2, the head only in rounds 0 and 2, a NaN in 2.
+    std::vector<format::StatRow> layer, head;
+    for (int round = 0; round < 3; ++round) {
+        const float r = static_cast<float>(round);
+        layer.push_back(dump.addRow(round, "0", "layer", "Layer", true, {r, 2 * r + 1, -r},
+                                    {1, 3 + round}));
+        if (round != 1)
+            head.push_back(dump.addRow(round, "1", "head", "Linear", true,
+                                       {round == 2 ? std::nanf("") : 4.0f, 5.0f}));
+    }
+    dump.setStatus("complete");
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    // The column texts, as the tree formats the rows written.
+    const auto maxOf = [](const format::StatRow& row) { return OpTreeModel::formatValue(*row.max); };
+    ASSERT_EQ(s.model.round(), -1);
+    EXPECT_EQ(s.text("0", OpTreeModel::MaxColumn), maxOf(layer[2]));  // each op's last round
+    EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), "nan");
+
+    s.proxy.sort(OpTreeModel::MaxColumn);  // the sorted proxy follows too (its tester checks)
+    s.model.setRound(1);
+    EXPECT_EQ(s.text("0", OpTreeModel::MaxColumn), maxOf(layer[1]));
+    EXPECT_EQ(s.text("0", OpTreeModel::MeanColumn), OpTreeModel::formatValue(*layer[1].mean));
+    EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), QString::fromStdString(layer[1].shape));
+    EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), "");  // no row in round 1
+    EXPECT_EQ(s.text("1", OpTreeModel::ShapeColumn), "");
+    EXPECT_EQ(s.find("1").siblingAtColumn(OpTreeModel::MaxColumn).data(Qt::ForegroundRole),
+              QVariant());
+    s.model.setRound(0);
+    EXPECT_EQ(s.text("0", OpTreeModel::MaxColumn), maxOf(layer[0]));
+    EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), "1x3");
+    EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), maxOf(head[0]));
+    // The whole op's anomalies and its rounds do not depend on the round chosen.
+    EXPECT_EQ(s.text("1", OpTreeModel::AnomalyColumn), "NaN");
+    EXPECT_EQ(s.text("1", OpTreeModel::RoundsColumn), "2");
+    s.model.setRound(-1);
+    EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), "nan");
+    EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), "1x5");
+}
+
 TEST(DumpStore, TheTreeGrowsWhileTheDumpIsWritten) {
     test::TempDir dir("ui-data");
     test::DumpBuilder dump(dir.path());

@@ -329,6 +329,7 @@ TEST_F(MainWindowTest, StatisticsPlotDrawsMarksAndPicksPoints) {
 
     // One statistic of every layer-level op of the round, then of every op.
     window_.setRound(2);
+    EXPECT_EQ(window_.treePanel()->model()->round(), 2);  // the tree's statistics follow
     plot->setMode(widgets::StatisticsPlot::Mode::RoundProfile);
     ASSERT_EQ(plot->series().size(), 1);
     EXPECT_EQ(plot->series()[0].x.size(), 3);

@@ -71,6 +71,15 @@ void OpTreeModel::setComparison(RunComparison* comparison) {
     });
 }
 
+void OpTreeModel::setRound(int32_t round) {
+    if (round == round_) return;
+    round_ = round;
+    // Every op's statistics may change: one layout change, nothing moves (a sorted proxy sorts
+    // again).
+    emit layoutAboutToBeChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+    emit layoutChanged({}, QAbstractItemModel::NoLayoutChangeHint);
+}
+
 bool OpTreeModel::checkable() const {
     return selection_ && store_->layout() == analysis::DumpLayout::Atb;
 }
@@ -376,7 +385,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                 return kBelowColor;
             }
             if (column >= MaxColumn && column <= NormColumn) {
-                const uint32_t row = idx.slotRow(idx.representativeSlot(op));
+                const uint32_t row = idx.slotRow(idx.representativeSlot(op), round_);
                 const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
                 if (row != kNone && idx.row(row).has(stat) &&
                     !std::isfinite(idx.row(row).get(stat)))
@@ -397,7 +406,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
     if (role != Qt::DisplayRole && role != SortRole && role != Qt::ToolTipRole) return {};
     const bool sort = role == SortRole;
     const uint32_t slot = idx.representativeSlot(op);
-    const uint32_t row = idx.slotRow(slot);
+    const uint32_t row = idx.slotRow(slot, round_);
 
     if (role == Qt::ToolTipRole) {
         switch (column) {
@@ -519,13 +528,15 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
             case ShapeColumn:
             case DtypeColumn:
                 return QStringLiteral(
-                    "Of the op's first output (else its first input), last round");
+                    "Of the op's first output (else its first input), in the round chosen "
+                    "(its last round when none is)");
             case MaxColumn:
             case MinColumn:
             case MeanColumn:
             case NormColumn:
                 return QStringLiteral(
-                    "Of the op's first output (else its first input), in its last round");
+                    "Of the op's first output (else its first input), in the round chosen "
+                    "(its last round when none is); empty when the op has no row there");
             case AnomalyColumn:
                 return QStringLiteral(
                     "NaN or Inf in the op's statistics (\"below\": in an op inside it)");

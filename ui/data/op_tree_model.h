@@ -58,6 +58,10 @@ public:
     // Colours ops by their verdict and fills the verdict column (null: no comparison).
     void setComparison(RunComparison* comparison);
 
+    // The round whose rows the statistics, shape and dtype columns show (-1: each op's last).
+    int32_t round() const { return round_; }
+    void setRound(int32_t round);
+
     uint32_t opAt(const QModelIndex& index) const;
     QModelIndex indexOfOp(uint32_t op, int column = 0) const;
     static int statColumn(analysis::Stat stat) { return MaxColumn + static_cast<int>(stat); }
@@ -105,6 +109,7 @@ private:
     DumpStore* store_;
     OpSelection* selection_;
     RunComparison* comparison_ = nullptr;
+    int32_t round_ = -1;
     uint32_t process_ = analysis::kNone;
     // Ops numbered from knownOps_ are new to views. Those under ops views know (or at the top)
     // are hidden, by parent (kNone: the top level), as rows among its children, sorted; their

@@ -31,6 +31,9 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
                          data::ConfigDocument* config, data::DumpCursor* cursor, QWidget* parent)
     : QWidget(parent), store_(store), selection_(selection), config_(config), cursor_(cursor) {
     model_ = new OpTreeModel(store_, selection_, this);
+    // The statistics columns show the round the Round box (or a row clicked) chose.
+    model_->setRound(cursor_->round());
+    connect(cursor_, &data::DumpCursor::roundChanged, model_, &OpTreeModel::setRound);
     proxy_ = new data::OpFilterProxy(store_, selection_, this);
     proxy_->setOpModel(model_);
 
