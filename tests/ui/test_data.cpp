@@ -113,8 +113,8 @@ TEST(DumpStore, TheTreesStatisticsAreThoseOfTheRoundChosen) {
     std::vector<format::StatRow> layer, head;
     for (int round = 0; round < 3; ++round) {
         const float r = static_cast<float>(round);
-        layer.push_back(dump.addRow(round, "0", "layer", "Layer", true, {r, 2 * r + 1, -r},
-                                    {1, 3 + round}));
+        layer.push_back(
+            dump.addRow(round, "0", "layer", "Layer", true, {r, 2 * r + 1, -r}, {1, 3 + round}));
         if (round != 1)
             head.push_back(dump.addRow(round, "1", "head", "Linear", true,
                                        {round == 2 ? std::nanf("") : 4.0f, 5.0f}));
@@ -123,7 +123,9 @@ TEST(DumpStore, TheTreesStatisticsAreThoseOfTheRoundChosen) {
     Session s;
     ASSERT_TRUE(s.open(dir.path()));
     // The column texts, as the tree formats the rows written.
-    const auto maxOf = [](const format::StatRow& row) { return OpTreeModel::formatValue(*row.max); };
+    const auto maxOf = [](const format::StatRow& row) {
+        return OpTreeModel::formatValue(*row.max);
+    };
     ASSERT_EQ(s.model.round(), -1);
     EXPECT_EQ(s.text("0", OpTreeModel::MaxColumn), maxOf(layer[2]));  // each op's last round
     EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), "nan");
