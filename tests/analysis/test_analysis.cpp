@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 
@@ -119,6 +120,42 @@ TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {
     EXPECT_NE(text.find("  runtime error: cannot write x.bin: No space left on device\n"),
               std::string::npos)
         << text;
+}
+
+// Processes that ended alike are said together: the header named one of them as if it were the
+// only one ("process 1 exited with code 0" of three that did).
+TEST(Analysis, SummarySaysProcessesThatEndedAlikeTogether) {
+    TempDir dir;
+    const std::string root = dumpModel(dir, "a", {}, 1);
+    const auto ended = [&](int64_t pid, format::ProgramEnd::How how, int code, bool cutOff) {
+        format::ProcessDumpStatus p;
+        p.pid = pid;
+        p.state = cutOff ? format::DumpState::Incomplete : format::DumpState::Complete;
+        p.endedBy = format::ProgramEnd{how, code, "probe run"};
+        p.cutOff = cutOff;
+        ASSERT_EQ(format::updateStatusFile(root, p), 0);
+    };
+    const auto header = [&] {
+        const std::string text = formatSummary(summarizeDump(indexOf(root)));
+        return text.substr(0, text.find('\n'));
+    };
+    using How = format::ProgramEnd::How;
+    ended(1, How::Exited, 0, false);
+    ended(2, How::Exited, 0, false);
+    EXPECT_NE(header().find("; processes 1, 2 exited with code 0)"), std::string::npos) << header();
+    ended(::getpid(), How::Exited, 0, false);  // the process that wrote the rows
+    EXPECT_NE(header().find("; all 3 processes exited with code 0)"), std::string::npos)
+        << header();
+    ended(3, How::Signaled, SIGKILL, true);  // the worst end is the one said
+    EXPECT_NE(header().find("; process 3 was killed by SIGKILL before its probe could write out "
+                            "what was queued: rows of its last 100 ms or so may be missing)"),
+              std::string::npos)
+        << header();
+    ended(4, How::Signaled, SIGKILL, true);
+    EXPECT_NE(header().find("; processes 3, 4 were killed by SIGKILL before their probe could "
+                            "write out what was queued: rows of their last 100 ms"),
+              std::string::npos)
+        << header();
 }
 
 // A probe_status.json that is there and cannot be read is not "no probe_status.json": the

@@ -112,29 +112,45 @@ std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index) {
 // so may be missing", "the program was stopped by SIGTERM before its end", ...
 std::string describeEnd(const DumpSummary& s) {
     const format::ProgramEnd& end = *s.endedBy;
-    const std::string who =
-        s.processes.size() > 1 ? "process " + std::to_string(s.endedByPid) : "the program";
+    // Several processes that ended alike are said together, not as one of them.
+    const size_t alike = s.endedAlike.size();
+    const bool several = alike > 1;
+    std::string who = "the program";
+    if (several && alike == s.processes.size()) {
+        who = "all " + std::to_string(alike) + " processes";
+    } else if (several) {
+        constexpr size_t kNamed = 4;
+        who = "processes";
+        for (size_t i = 0; i < std::min(alike, kNamed); ++i)
+            who += (i ? ", " : " ") + std::to_string(s.endedAlike[i]);
+        if (alike > kNamed) who += " and " + std::to_string(alike - kNamed) + " more";
+    } else if (s.processes.size() > 1) {
+        who = "process " + std::to_string(s.endedByPid);
+    }
+    const std::string was = several ? "were" : "was";
+    const std::string its = several ? "their" : "its";
     std::string how;
     switch (end.how) {
         case format::ProgramEnd::How::Exited:
             how = "exited with code " + std::to_string(end.code);
             break;
         case format::ProgramEnd::How::Signaled:
-            how = "was killed by " + format::signalName(end.code);
+            how = was + " killed by " + format::signalName(end.code);
             break;
         case format::ProgramEnd::How::Vanished:
-            how = "ended without stopping its probe (killed or crashed)";
+            how = "ended without stopping " + its + " probe (killed or crashed)";
             break;
     }
     if (s.endedByCutOff)
-        return who + " " + how +
-               " before its probe could write out what was queued: rows of its last 100 ms or so "
-               "may be missing";
+        return who + " " + how + " before " + its +
+               " probe could write out what was queued: rows of " + its +
+               " last 100 ms or so may be missing";
     if (s.endedByCrashed)
-        return who + " " + how +
-               "; its probe wrote out what was queued (the op running then is cut short)";
+        return who + " " + how + "; " + its +
+               " probe wrote out what was queued (the op running then is cut short)";
     if (end.how == format::ProgramEnd::How::Signaled)
-        return who + " was stopped by " + format::signalName(end.code) + " before its end";
+        return who + " " + was + " stopped by " + format::signalName(end.code) + " before " + its +
+               " end";
     return who + " " + how;
 }
 
@@ -163,6 +179,10 @@ DumpSummary summarizeDump(const DumpIndex& index) {
                 s.endedByPid = p.pid;
                 s.endedByCutOff = cutOff;
                 s.endedByCrashed = crashed && !cutOff;
+                s.endedAlike = {p.pid};
+            } else if (rank == worst && p.endedBy->how == s.endedBy->how &&
+                       p.endedBy->code == s.endedBy->code) {
+                s.endedAlike.push_back(p.pid);
             }
         }
     }

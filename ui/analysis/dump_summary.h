@@ -59,6 +59,7 @@ struct DumpSummary {
     // (cut off first: a crash, a kill), else of the program probe run started.
     std::optional<format::ProgramEnd> endedBy;
     int64_t endedByPid = 0;             // whose end that is
+    std::vector<int64_t> endedAlike;    // the pids of the processes that ended so, that one first
     bool endedByCutOff = false;         // that process never drained: its last rows may be missing
     bool endedByCrashed = false;        // it died of a signal after its probe drained (incomplete)
     std::vector<std::string> problems;  // files that could not be read
