@@ -239,7 +239,8 @@ struct OpSchemaFacts;
 struct Frame {
     FrameKind kind;
     bool observeChildren;       // the runtime looks into this op's children
-    bool metadataOnly = false;  // a view inside another aten op: its memory may not be written yet
+    bool metadataOnly = false;  // a view (or a metadata-only in-place op) inside another aten op:
+                                // its memory may not be written yet
     // Layer-level ops: the callback this op switched off (to switch on again at its end), and
     // for forward ones the first autograd sequence number their forward used, and the layer.
     at::CallbackHandle opCallbackOff = at::INVALID_CALLBACK_HANDLE;
@@ -633,6 +634,18 @@ bool overwritesFirstArgument(const char* name) {
     return false;
 }
 
+// In-place ops that change only a tensor's metadata (shape, strides, autograd): they neither
+// read nor write its memory. Inside another op's kernel they often reshape a result not written
+// yet (min.dim unsqueezes its empty values and indices before filling them).
+bool changesMetadataOnly(const char* name) {
+    static const char* const kMetadataOnly[] = {
+        "aten::unsqueeze_", "aten::squeeze_",  "aten::as_strided_", "aten::transpose_",
+        "aten::t_",         "aten::swapdims_", "aten::swapaxes_",   "aten::detach_"};
+    for (const char* op : kMetadataOnly)
+        if (std::strcmp(name, op) == 0) return true;
+    return false;
+}
+
 // Views whose kernel, on a strided tensor, makes its result without calling any op but views
 // of this list: inside another op's kernel neither they nor anything they call report a thing
 // (see onOpStart), so they can be counted without being begun. resolve_conj and resolve_neg
@@ -663,6 +676,7 @@ struct OpSchemaFacts {
     // overwriting op), so its content before the op is not worth a statistic.
     std::vector<bool> contentUnread;
     bool view = false;
+    bool metadataOnly = false;         // changesMetadataOnly(op): its tensor as a view's
     bool outputUninitialised = false;  // outputIsUninitialised(op)
     LeafView leafView = LeafView::No;  // leafViewOf(op), for a view
 };
@@ -702,6 +716,7 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
     facts.op = name;
     facts.overload = overload;
     facts.outputUninitialised = outputIsUninitialised(name);
+    facts.metadataOnly = changesMetadataOnly(name);
     if (op) {
         if (auto handle = c10::Dispatcher::singleton().findOp(*op)) {
             if (handle->hasSchema()) {
@@ -1059,8 +1074,10 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             tls.frames.back().facts = facts;
             // A view made inside another aten op often looks into that op's output buffer
             // before it is written (index_select selects rows of its empty result to fill
-            // them): its statistics would be noise, and its data is its input's anyway.
-            if (facts && facts->view && kind == PROBE_OP_KERNEL) {
+            // them): its statistics would be noise, and its data is its input's anyway. The
+            // same for an in-place op changing only the metadata (min.dim's unsqueeze_ of its
+            // empty results: two identical runs differed there, by their garbage).
+            if (facts && (facts->view || facts->metadataOnly) && kind == PROBE_OP_KERNEL) {
                 tls.frames.back().metadataOnly = true;
                 wants &= ~PROBE_WANTS_DATA;
             }

@@ -722,6 +722,40 @@ class ModuleCalls(ProbeTestCase):
         self.assertEqual(calls, {"0_0": [("input", "0_self", "4.000000"), ("output", "0_values", "4.000000"),
                                          ("output", "1_indices", "1.000000")]})
 
+    def test_metadata_changes_inside_a_kernel_show_no_memory_not_yet_written(self):
+        # min.dim unsqueezes its empty values and indices (unsqueeze_, which calls as_strided_)
+        # before it fills them: their rows held whatever the memory held (pointers, -5e21), so
+        # two identical runs "diverged" there. A metadata-only in-place op called by the model
+        # itself keeps its rows.
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class Inner(nn.Module):
+                def forward(self, x):
+                    values, indices = x.min(dim=1)
+                    return values.unsqueeze_(0), indices
+            """ + MODEL_AROUND_INNER + """
+            x = torch.arange(32.0).reshape(2, 16)
+            for _ in range(2):
+                junk = [torch.full((2,), -5e21) for _ in range(50)]
+                del junk
+                Model()(x)
+            """, task="statistics", exec_range="all", save_child=True)
+        self.assertTrue(rows)
+        by_type = {}
+        for row in rows:
+            by_type.setdefault(row["Op Type"], []).append(row)
+        # Inside min: no row of a metadata change; min's own rows are the data's.
+        inside_min = [r for r in rows if "/min/" in r["Op Name"]]
+        self.assertEqual(inside_min, [])
+        self.assertEqual({(r["Input/Output"], r["Index"], r["Max"]) for r in by_type["aten::min"]},
+                         {("input", "0_self", "31.000000"), ("output", "0_values", "16.000000"),
+                          ("output", "1_indices", "0.000000")})
+        # The model's own unsqueeze_: its input and output, both rounds.
+        own = [(r["Execution Count"], r["Input/Output"], r["Max"]) for r in by_type["aten::unsqueeze_"]]
+        self.assertEqual(sorted(own), [(c, io, "16.000000") for c in ("0", "1") for io in ("input", "output")])
+
 
 if __name__ == "__main__":
     import unittest
