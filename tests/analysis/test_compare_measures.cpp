@@ -203,6 +203,40 @@ TEST(CompareMeasures, Float32MeasuresMatchTheirDefinitions) {
     EXPECT_NEAR(*same.cosine, 1.0, 1e-15);
 }
 
+// A complex tensor's real and imaginary parts are each judged: 3+4j against 3+4.5j was "no
+// tensor diverges" (its statistics are N/A, its data was not read).
+TEST(CompareMeasures, ComplexTensorsAreMeasuredByTheirRealAndImaginaryParts) {
+    const std::vector<float> r = {1, 2, 3, 4, 5, 6}, c = {1, 2, 3, 4.5f, 5, 6};  // 3 elements
+    auto complexOf = [](const std::vector<float>& parts) {
+        TensorData t = tensorOf(DType::Complex64, {3}, parts);
+        t.count = parts.size() / 2;
+        return t;
+    };
+    const auto m = measureData(complexOf(r), complexOf(c), DType::Complex64, 256);
+    std::vector<LD> rl(r.begin(), r.end()), cl(c.begin(), c.end());
+    const Expected e = expectedMeasures(rl, cl, FLT_EPSILON);
+    ASSERT_TRUE(m.cosine && m.euclideanDistance);
+    EXPECT_FALSE(m.bytesEqual);
+    EXPECT_EQ(m.maxAbsError, 0.5);
+    EXPECT_NEAR(*m.cosine, static_cast<double>(e.cosine), 1e-12);
+    EXPECT_NEAR(*m.euclideanDistance, static_cast<double>(e.euclidean), 1e-12);
+    EXPECT_DOUBLE_EQ(*m.oneThousandthErrRatio, static_cast<double>(e.below1));  // 5 of 6 parts
+    EXPECT_EQ(m.worstElement, 1u);  // the element whose imaginary part differs
+    EXPECT_EQ(m.worstReference, 4.0);
+    EXPECT_EQ(m.worstCandidate, 4.5);
+    EXPECT_GT(m.requiredScale, 0.0);
+    const auto same = measureData(complexOf(r), complexOf(r), DType::Complex64, 256);
+    EXPECT_TRUE(same.bytesEqual);
+    EXPECT_EQ(same.maxAbsError, 0.0);
+    // complex128 the same way.
+    const std::vector<double> rd = {1, 2, 3, 4}, cd = {1, 2.5, 3, 4};
+    TensorData a = tensorOf(DType::Complex128, {2}, rd), b = tensorOf(DType::Complex128, {2}, cd);
+    a.count = b.count = 2;
+    const auto md = measureData(a, b, DType::Complex128, 256);
+    EXPECT_EQ(md.maxAbsError, 0.5);
+    EXPECT_EQ(md.worstElement, 0u);
+}
+
 TEST(CompareMeasures, Zeros) {
     const auto zeros = floats({0, 0, 0, 0});
     const auto both = measureData(zeros, zeros, DType::Float, 256);

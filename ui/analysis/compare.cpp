@@ -226,7 +226,7 @@ std::optional<TensorData> tensorOf(const DumpIndex& index, uint32_t row, std::st
         if (first.empty() || first == path) return std::nullopt;  // filter_level 2: no data kept
         if (!loadAliasedData(*tensor, first, error)) return std::nullopt;
     }
-    if (!tensor->hasValues() || format::dtypeIsComplex(*tensor->dtype)) return std::nullopt;
+    if (!tensor->hasValues()) return std::nullopt;
     return tensor;
 }
 

@@ -145,8 +145,13 @@ double requiredScale(double error, double reference, double ulps, double epsilon
 DataMeasures measureData(const TensorData& reference, const TensorData& candidate, DType judged,
                          double ulps) {
     DataMeasures m;
-    const uint64_t n = reference.count;
-    if (!reference.hasValues() || !candidate.hasValues() || candidate.count != n) return m;
+    // Complex tensors: their real and imaginary parts, each a number to judge (an element's
+    // index is its component's over two).
+    const uint64_t n = reference.components();
+    const uint64_t perElement = n == 2 * reference.count ? 2 : 1;
+    if (!reference.hasValues() || !candidate.hasValues() || candidate.count != reference.count ||
+        candidate.components() != n)
+        return m;
     m.bytesEqual =
         reference.dtype == candidate.dtype && reference.header.dims == candidate.header.dims &&
         reference.bytes.size() == candidate.bytes.size() &&
@@ -168,7 +173,8 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
     double a[kBlock], b[kBlock];
     for (uint64_t first = 0; first < n; first += kBlock) {
         const uint64_t len = std::min(kBlock, n - first);
-        if (reference.decode(first, len, a) != len || candidate.decode(first, len, b) != len)
+        if (reference.decodeComponents(first, len, a) != len ||
+            candidate.decodeComponents(first, len, b) != len)
             return DataMeasures{};
         for (uint64_t k = 0; k < len; ++k) {
             const double r = a[k], c = b[k];
@@ -176,7 +182,7 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
             if (!std::isfinite(r) || !std::isfinite(c)) {
                 const bool agree = (std::isnan(r) && std::isnan(c)) || r == c;
                 if (!agree && m.nonFiniteMismatches++ == 0 && largestError == 0) {
-                    m.largestErrorElement = first + k;
+                    m.largestErrorElement = (first + k) / perElement;
                     m.largestErrorReference = r;
                     m.largestErrorCandidate = c;
                 }
@@ -186,7 +192,7 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
                 ++refFinite;
                 if (error > largestError) {
                     largestError = error;
-                    m.largestErrorElement = first + k;
+                    m.largestErrorElement = (first + k) / perElement;
                     m.largestErrorReference = r;
                     m.largestErrorCandidate = c;
                 }
@@ -195,7 +201,7 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
                     const double need = requiredScale(error, r, ulps, epsilon, tiny);
                     if (need > m.requiredScale) {
                         m.requiredScale = need;
-                        m.worstElement = first + k;
+                        m.worstElement = (first + k) / perElement;
                         m.worstReference = r;
                         m.worstCandidate = c;
                     }

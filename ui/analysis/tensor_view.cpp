@@ -91,6 +91,23 @@ uint64_t TensorData::decode(uint64_t first, uint64_t count, double* out) const {
     return n;
 }
 
+uint64_t TensorData::components() const {
+    return dtype && format::dtypeIsComplex(*dtype) ? 2 * count : count;
+}
+
+uint64_t TensorData::decodeComponents(uint64_t first, uint64_t count, double* out) const {
+    if (!dtype || !format::dtypeIsComplex(*dtype)) return decode(first, count, out);
+    const uint64_t total = components();
+    const bool single = *dtype == format::DType::Complex64;
+    const size_t size = single ? sizeof(float) : sizeof(double);
+    if (!hasValues() || bytes.size() < total * size || first >= total) return 0;
+    const uint64_t n = std::min(count, total - first);
+    const uint8_t* p = bytes.data() + first * size;
+    for (uint64_t i = 0; i < n; ++i, p += size)
+        out[i] = single ? double(load<float>(p)) : load<double>(p);
+    return n;
+}
+
 std::string dtypeLabel(const TensorData& tensor) {
     return tensor.dtype ? format::dtypeName(*tensor.dtype)
                         : "dtype " + std::to_string(tensor.header.dtypeCode);

@@ -30,6 +30,11 @@ struct TensorData {
     // Elements [first, first + count) as doubles into `out` (as at() decodes them, the dtype
     // switch outside the loop); returns how many were written (fewer at the end of the data).
     uint64_t decode(uint64_t first, uint64_t count, double* out) const;
+    // The real numbers the tensor holds: its elements, or a complex tensor's real and imaginary
+    // parts (two per element, interleaved as stored).
+    uint64_t components() const;
+    // Components [first, first + count) as doubles into `out`; returns how many were written.
+    uint64_t decodeComponents(uint64_t first, uint64_t count, double* out) const;
 };
 
 // Reads a .bin file and recomputes its statistics. A header-only file loads without bytes
