@@ -673,12 +673,15 @@ TEST(StatisticValues, ReadAsFromCharsReadsThemBitForBit) {
 
 // The Execution Count read without from_chars (plain digits, what the runtime writes) gives
 // from_chars' number, and every other text (a sign, 19 digits and more, past int64, not a number)
-// is still read or refused as from_chars reads or refuses it.
+// is still read or refused as from_chars reads or refuses it. A number outside 0..2^31-1 is
+// refused as out of range (readers keep rounds in 32 bits: 2^31 was read as round -2^31).
 TEST(StatRowParsing, ExecutionCountIsReadAsFromCharsReadsIt) {
     const std::vector<std::string> rounds = {"0",
                                              "7",
                                              "007",
                                              "42",
+                                             "2147483647",
+                                             "2147483648",
                                              "123456789012345678",
                                              "999999999999999999",
                                              "1000000000000000000",
@@ -702,8 +705,9 @@ TEST(StatRowParsing, ExecutionCountIsReadAsFromCharsReadsIt) {
         const std::string line = "0_4242," + round + rest;
         int64_t expected = 0;
         const auto [end, ec] = std::from_chars(round.data(), round.data() + round.size(), expected);
-        const bool valid =
+        const bool number =
             !round.empty() && ec == std::errc() && end == round.data() + round.size();
+        const bool valid = number && expected >= 0 && expected <= INT32_MAX;
         StatRowView view;
         std::string error;
         const auto ok = parseUnquotedStatRow(line, view, &error);
@@ -713,7 +717,10 @@ TEST(StatRowParsing, ExecutionCountIsReadAsFromCharsReadsIt) {
             EXPECT_EQ(view.round, expected) << round;
             ++read;
         } else {
-            EXPECT_EQ(error, "Execution Count is not a number: " + round) << round;
+            EXPECT_EQ(error, (number ? "Execution Count out of range (0 to 2147483647): "
+                                     : "Execution Count is not a number: ") +
+                                 round)
+                << round;
             ++refused;
         }
         std::vector<std::string> scratch;
@@ -723,6 +730,6 @@ TEST(StatRowParsing, ExecutionCountIsReadAsFromCharsReadsIt) {
             EXPECT_EQ(general.round, expected) << round;
         }
     }
-    EXPECT_EQ(read, 10);
-    EXPECT_EQ(refused, 9);
+    EXPECT_EQ(read, 6);      // 0, 7, 007, 42, 2147483647, -0
+    EXPECT_EQ(refused, 15);  // 2^31 and more, -1 among them
 }

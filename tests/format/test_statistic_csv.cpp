@@ -290,7 +290,7 @@ TEST(StatisticCsv, PackedRowsOfCodesFormatAsSpelledOut) {
             for (const bool output : {false, true}) {
                 StatRow spelled;
                 spelled.devicePid = c % 2 ? "3_41" : "41";
-                spelled.round = static_cast<int64_t>(c) * 7 - 1;
+                spelled.round = static_cast<int64_t>(c) * 7 + 3;  // readers take 0..2^31-1
                 spelled.opName = "layer" + std::to_string(c) + (c == 2 ? "/a,b" : "/linear");
                 spelled.opType = c == 3 ? std::string(600, 't') : "aten::linear";
                 spelled.opId = std::to_string(c) + "_0";

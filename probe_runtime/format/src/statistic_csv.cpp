@@ -584,6 +584,12 @@ namespace {
             return false;
         }
     }
+    // Readers keep a round in 32 bits: 2^31 wrapped to round -2147483648 (and a negative count
+    // read as no round at all).
+    if (row.round < 0 || row.round > std::numeric_limits<int32_t>::max()) {
+        if (error) *error = "Execution Count out of range (0 to 2147483647): " + std::string(f[1]);
+        return false;
+    }
     row.opName = f[2];
     row.opType = f[3];
     row.opId = f[4];
