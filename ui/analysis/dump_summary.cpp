@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <unordered_map>
 
 #include "probe/format/dump_status.h"
 #include "probe/format/statistic_csv.h"
@@ -90,19 +91,20 @@ std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index) {
     }
     for (uint32_t o = 0; o < index.opCount(); ++o) ++out[index.op(o).process].ops;
     if (auto status = index.status()) {
+        // By pid, not a search per entry: a status file of 300,000 processes took two minutes.
+        std::unordered_map<int64_t, size_t> byPid;
+        for (size_t i = 0; i < out.size(); ++i) byPid.emplace(out[i].pid, i);
         for (const auto& entry : status->processes) {
-            auto it = std::find_if(out.begin(), out.end(),
-                                   [&](const ProcessSummary& s) { return s.pid == entry.pid; });
-            if (it == out.end()) {  // it dumped nothing (not selected, or it ran no model)
+            auto [at, added] = byPid.emplace(entry.pid, out.size());
+            if (added) {  // it dumped nothing (not selected, or it ran no model)
                 ProcessSummary s;
                 s.pid = entry.pid;
                 s.key = (entry.device >= 0 ? std::to_string(entry.device) + "_" : "") +
                         std::to_string(entry.pid);
                 if (entry.device >= 0) s.rank = entry.device;
                 out.push_back(std::move(s));
-                it = out.end() - 1;
             }
-            it->state = entry.state;
+            out[at->second].state = entry.state;
         }
     }
     return out;
