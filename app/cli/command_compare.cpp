@@ -265,7 +265,9 @@ int runCompareCommand(const Args& args) {
         std::fprintf(stderr, "probe compare: msprobe's compare_result layout is in %s\n",
                      xlsx.c_str());
     }
-    return result.diverges() ? kExitFailure : kExitOk;
+    // Runs that did not run the same ops (one stopped early, or took another path) are not
+    // the same, though nothing that both ran diverges.
+    return result.diverges() || !result.pairsEverything() ? kExitFailure : kExitOk;
 }
 
 }  // namespace probe::cli

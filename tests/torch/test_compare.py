@@ -70,6 +70,21 @@ class DemoRuns(unittest.TestCase):
         exact = compare(self.dumps["a"], self.dumps["b"], "--exact")
         self.assertEqual(exact.returncode, 0, exact.stdout)
 
+    def test_a_run_that_stopped_early_is_not_the_same(self):
+        # b without its last round: nothing both ran diverges, yet the runs are not the same
+        # (exit 0 and "no tensor diverges" was all a script checking the exit code saw).
+        short = os.path.join(self.dir, "short", "atb_dump_data")
+        shutil.copytree(self.dumps["b"], short)
+        data = os.path.join(short, "data")
+        (process,) = os.listdir(data)
+        rounds = sorted(int(r) for r in os.listdir(os.path.join(data, process)))
+        self.assertGreater(len(rounds), 1)
+        shutil.rmtree(os.path.join(data, process, str(rounds[-1])))
+        result = compare(self.dumps["a"], short)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("no tensor diverges, but the runs did not run the same ops:", result.stdout)
+        self.assertIn("reference round %d  embed_tokens (Embedding)" % rounds[-1], result.stdout)
+
     def test_a_nudged_weight_is_born_where_it_is_used(self):
         result = compare(self.dumps["a"], self.dumps["nudged"], "--json")
         self.assertEqual(result.returncode, 1, result.stderr)

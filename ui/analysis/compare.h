@@ -196,6 +196,10 @@ struct CompareResult {
     // msprobe's statistics columns of a tensor (diffStatistics of its two runs' statistics).
     StatisticDiffs statisticDiffs(uint32_t tensor) const;
     bool diverges() const { return divergingTensors > 0; }
+    // Every op execution and tensor of either run has its counterpart in the other.
+    bool pairsEverything() const {
+        return unpairedOps == 0 && tensorsOnlyInReference == 0 && tensorsOnlyInCandidate == 0;
+    }
 
     // For people: "round 2  layers.1/mlp/down_proj (Linear)"; msprobe: the entry name.
     std::string describeOp(uint32_t op) const;

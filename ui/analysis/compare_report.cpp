@@ -146,8 +146,18 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
     }
     if (!result.firstBornHere) {
         out += "no tensor diverges";
-        out +=
-            result.problems.empty() ? "\n" : " of those that could be read (see the notes below)\n";
+        if (!result.problems.empty()) out += " of those that could be read (see the notes below)";
+        // Not "the same": a run that stopped early, or took another path, ran other ops.
+        if (!result.pairsEverything()) {
+            out += ", but the runs did not run the same ops";
+            constexpr size_t kListed = 8;
+            for (size_t i = 0; i < std::min(kListed, result.unpaired.size()); ++i)
+                out += std::string(i == 0 ? ":" : "") + "\n    " +
+                       result.describeUnpaired(result.unpaired[i]);
+            if (result.unpairedOps > kListed)
+                out += "\n    ... and " + std::to_string(result.unpairedOps - kListed) + " more";
+        }
+        out += "\n";
     } else {
         out += "  " +
                plural(result.bornHereOps, "op where a divergence is born",
