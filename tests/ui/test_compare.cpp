@@ -799,6 +799,29 @@ TEST_F(SmallComparedPair, TheTableFollowsTheJumpToTheFirstDivergence) {
     EXPECT_TRUE(shown());
 }
 
+// The tree's verdicts are those of the round chosen, as its statistics are: the op where the
+// overflow is born said "born here" in the rounds before it too, where it matches.
+TEST_F(SmallComparedPair, TheTreesVerdictsAreThoseOfTheRoundChosen) {
+    const auto& r = *context_.comparison()->result();
+    ASSERT_TRUE(r.firstBornHere);
+    const auto& born = r.ops[*r.firstBornHere];
+    ASSERT_GT(born.candidateRound, 0);
+    const data::OpTreeModel* tree = window_.treePanel()->model();
+    const auto verdict = [&] {
+        return tree->indexOfOp(born.candidateOp, data::OpTreeModel::VerdictColumn)
+            .data()
+            .toString();
+    };
+    ASSERT_EQ(context_.cursor()->round(), born.candidateRound);  // where the jump went
+    EXPECT_EQ(verdict(), QStringLiteral("born here"));
+    context_.cursor()->setRound(0);  // before the overflow
+    EXPECT_EQ(verdict(), QStringLiteral("matches"));
+    EXPECT_EQ(tree->indexOfOp(born.candidateOp).data(data::OpTreeModel::VerdictRole).toInt(),
+              static_cast<int>(Verdict::Matches));
+    context_.cursor()->setRound(-1);  // latest: over every round
+    EXPECT_EQ(verdict(), QStringLiteral("born here"));
+}
+
 // "Diverging ops only" sits beside the table it filters, on its tab's bar (among the plots'
 // controls it read as a filter of the error plot, which keeps every op), and goes with the table:
 // hidden while the tensor-in-both-runs page is shown.

@@ -19,12 +19,6 @@ using Verdict = RunComparison::Verdict;
 
 namespace {
 
-Verdict verdictOf(analysis::OpVerdict verdict) {
-    return verdict == analysis::OpVerdict::BornHere    ? Verdict::BornHere
-           : verdict == analysis::OpVerdict::Inherited ? Verdict::Inherited
-                                                       : Verdict::Matches;
-}
-
 // What the Op column shows for reference op `op`: its name path, or its id when it has none.
 const std::string& shownName(const analysis::DumpIndex& reference, uint32_t op) {
     return reference.op(op).namePath.empty() ? reference.op(op).id : reference.op(op).namePath;
@@ -64,7 +58,7 @@ QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made,
         case CompareOpsModel::OpColumn:
             return QString::fromStdString(shownName(*r.reference, op.referenceOp));
         case CompareOpsModel::VerdictColumn:
-            return QString(RunComparison::verdictText(verdictOf(op.verdict)) +
+            return QString(RunComparison::verdictText(RunComparison::verdictFor(op.verdict)) +
                            (op.bornInChild ? CompareOpsModel::tr(" (inside)") : QString()));
         case CompareOpsModel::CauseColumn:
             return op.cause == kNone ? QString()
@@ -297,7 +291,7 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
         return {};
     const uint32_t i = opAt(static_cast<size_t>(index.row()));
     const auto& op = r->ops[i];
-    const Verdict verdict = verdictOf(op.verdict);
+    const Verdict verdict = RunComparison::verdictFor(op.verdict);
     const uint32_t decider = op.cause != kNone ? op.cause : op.tensorCount ? op.firstTensor : kNone;
     switch (role) {
         case ComparedOpRole:

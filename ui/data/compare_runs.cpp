@@ -71,6 +71,12 @@ QString RunComparison::verdictText(Verdict verdict) {
     return {};
 }
 
+RunComparison::Verdict RunComparison::verdictFor(analysis::OpVerdict verdict) {
+    return verdict == analysis::OpVerdict::BornHere    ? Verdict::BornHere
+           : verdict == analysis::OpVerdict::Inherited ? Verdict::Inherited
+                                                       : Verdict::Matches;
+}
+
 QColor RunComparison::verdictColor(Verdict verdict) {
     switch (verdict) {
         case Verdict::Matches:
@@ -318,9 +324,7 @@ void RunComparison::Run::buildLookups() {
         const auto& op = r.ops[i];
         if (op.verdict != analysis::OpVerdict::Matches) divergingOps.push_back(i);
         if (op.candidateOp >= ops) continue;
-        const Verdict v = op.verdict == analysis::OpVerdict::BornHere    ? Verdict::BornHere
-                          : op.verdict == analysis::OpVerdict::Inherited ? Verdict::Inherited
-                                                                         : Verdict::Matches;
+        const Verdict v = verdictFor(op.verdict);
         Verdict& shown = verdicts[op.candidateOp];
         if (static_cast<int>(v) > static_cast<int>(shown)) shown = v;
         if (lastOfOp[op.candidateOp] == kNone)
@@ -351,6 +355,14 @@ void RunComparison::Run::buildLookups() {
 RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp) const {
     return shown_ && candidateOp < shown_->verdicts.size() ? shown_->verdicts[candidateOp]
                                                            : Verdict::NotCompared;
+}
+
+RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp, int32_t round) const {
+    const Verdict overall = verdictOf(candidateOp);
+    if (round < 0 || overall == Verdict::NotCompared || overall == Verdict::OnlyInOneRun)
+        return overall;
+    const uint32_t i = comparedOp(candidateOp, round);
+    return i == kNone ? Verdict::NotCompared : verdictFor(shown_->result.ops[i].verdict);
 }
 
 uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {

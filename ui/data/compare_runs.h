@@ -34,6 +34,8 @@ public:
     static QString verdictText(Verdict verdict);
     // The colour the op tree and the plots give a verdict (invalid for NotCompared).
     static QColor verdictColor(Verdict verdict);
+    // A compared op execution's verdict as the views show it.
+    static Verdict verdictFor(analysis::OpVerdict verdict);
 
     // How far a compared tensor is from its reference, as the tables and plots show it.
     enum class Measure { MaxRelativeError, MaxAbsoluteError, Cosine, MaxUlpError };
@@ -80,7 +82,10 @@ public:
     int finishedCount() const { return finishedCount_; }
 
     // --- looked up by the shown (candidate) dump's numbers ------------------------------------
-    Verdict verdictOf(uint32_t candidateOp) const;
+    Verdict verdictOf(uint32_t candidateOp) const;  // over every round compared
+    // In one round (-1: over every round); NotCompared when the op has no compared execution
+    // there (OnlyInOneRun when none of its executions paired).
+    Verdict verdictOf(uint32_t candidateOp, int32_t round) const;
     // The compared execution of the op in `round` (-1: its first diverging one, else its first):
     // an index into result()->ops, or kNone.
     uint32_t comparedOp(uint32_t candidateOp, int32_t round = -1) const;

@@ -355,11 +355,11 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
         case SelectedRole:
             return selection_ && selection_->selects(idx.location(op));
         case VerdictRole:
-            return static_cast<int>(comparison_ ? comparison_->verdictOf(op)
+            return static_cast<int>(comparison_ ? comparison_->verdictOf(op, round_)
                                                 : RunComparison::Verdict::NotCompared);
         case Qt::BackgroundRole:
             if (!comparison_) return {};
-            if (const QColor c = RunComparison::verdictColor(comparison_->verdictOf(op));
+            if (const QColor c = RunComparison::verdictColor(comparison_->verdictOf(op, round_));
                 c.isValid())
                 return c;
             return {};
@@ -441,7 +441,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                 return QStringLiteral(
                     "Whether the current config dumps this op (ids, op_name, save_child)");
             case VerdictColumn: {
-                const uint32_t compared = comparison_ ? comparison_->comparedOp(op) : kNone;
+                const uint32_t compared = comparison_ ? comparison_->comparedOp(op, round_) : kNone;
                 const auto* r = comparison_ ? comparison_->result() : nullptr;
                 if (!r || compared == kNone || r->ops[compared].cause == kNone) return {};
                 return QString::fromStdString(r->describeOp(compared) + "\n" +
@@ -496,8 +496,8 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
             return selected ? QStringLiteral("\u2713") : QVariant();
         }
         case VerdictColumn: {
-            const auto verdict =
-                comparison_ ? comparison_->verdictOf(op) : RunComparison::Verdict::NotCompared;
+            const auto verdict = comparison_ ? comparison_->verdictOf(op, round_)
+                                             : RunComparison::Verdict::NotCompared;
             if (sort) return static_cast<int>(verdict);
             return verdict == RunComparison::Verdict::NotCompared
                        ? QVariant()
@@ -544,8 +544,10 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
                 return QStringLiteral("The current config dumps this op");
             case VerdictColumn:
                 return QStringLiteral(
-                    "Against the reference run, over the rounds compared: born here (its inputs "
-                    "match, an output or parameter differs), inherited, matches, only in one run");
+                    "Against the reference run, in the round chosen (over every round compared "
+                    "when none is): born here (an output differs while the inputs match, or an "
+                    "input differs that no compared op made: a parameter, the model's input), "
+                    "inherited, matches, only in one run");
             default:
                 return {};
         }
