@@ -545,7 +545,8 @@ ApiConfigResult loadApiConfigFile(const std::string& path) {
     if (!text) {
         ApiConfigResult result;
         result.issues.push_back({path, "", "cannot be read: " + error,
-                                 "a readable JSON file (see FORMATS.md section 3)", 0, 0, false});
+                                 "a readable JSON file (see docs/formats.md section 5)", 0, 0,
+                                 false});
         return result;
     }
     return parseApiConfig(*text, path);

@@ -426,7 +426,7 @@ OpConfigResult loadOpConfigFile(const std::string& path) {
     if (!text) {
         OpConfigResult result;
         result.issues.push_back({path, "", "cannot be read: " + error,
-                                 "a readable JSON file (see FORMATS.md section 3)", 0, 0});
+                                 "a readable JSON file (see docs/formats.md section 4)", 0, 0});
         return result;
     }
     return parseOpConfig(*text, path);
