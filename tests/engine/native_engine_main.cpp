@@ -62,7 +62,7 @@ void journal(int fd, int round) {
 
 int main(int argc, char** argv) {
     int rounds = 3, threads = 1, layers = 2, sleepMs = 0, device = -1, crashAfter = -1,
-        nudgeLayer = -1;
+        nudgeLayer = -1, lingerMs = 0;
     bool noStop = false, useEnv = true;
     std::string output, config, readyFile, journalFile, crashWith = "segv";
     for (int i = 1; i < argc; ++i) {
@@ -97,6 +97,8 @@ int main(int argc, char** argv) {
             value();  // only seen in the command line
         else if (a == "--no-stop")
             noStop = true;
+        else if (a == "--linger-ms")  // after the probe stops, as an interpreter's teardown
+            lingerMs = std::atoi(value().c_str());
         else {
             std::fprintf(
                 stderr,
@@ -104,7 +106,7 @@ int main(int argc, char** argv) {
                 "N] [--sleep-ms N] "
                 "[--device N] [--output DIR] [--config FILE] [--ready-file FILE] [--journal FILE] "
                 "[--crash-after N [--crash-with segv|abort|fpe|ill|bus]] [--tag TEXT] "
-                "[--no-stop]\n");
+                "[--no-stop] [--linger-ms N]\n");
             return 64;
         }
     }
@@ -142,5 +144,6 @@ int main(int argc, char** argv) {
     for (auto& w : workers) w.join();
     std::printf("engine done: %d rounds x %d threads\n", rounds, threads);
     if (!noStop) probe_stop();
+    if (lingerMs) std::this_thread::sleep_for(std::chrono::milliseconds(lingerMs));
     return 0;
 }

@@ -712,7 +712,7 @@ TEST_F(LiveWindowTest, AProgramThatEndsBeforeDumpingIsNotWaitedFor) {
         "The program ended (exited with code 3) before the probe dumped anything.";
     ASSERT_TRUE(waitFor([&] { return window_.statusText() == ended; }))
         << window_.statusText().toStdString();
-    EXPECT_EQ(window_.sessionPanel()->stateText(), "crashed, exit code 3");
+    EXPECT_EQ(window_.sessionPanel()->stateText(), "failed, exit code 3");
     EXPECT_TRUE(window_.sessionPanel()->log()->toPlainText().contains("boom"));
     // The config tab holds the launch's config though no probe said hello (it showed a new one).
     EXPECT_EQ(context_.configDocument()->filePath(), spec.configPath);

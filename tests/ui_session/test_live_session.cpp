@@ -43,12 +43,13 @@ protected:
     }
     // Starts the native engine with the probe in it (no probe run), as a program that was
     // started elsewhere; returns its live probe once its socket is up.
-    LiveProbeInfo startEngine(int rounds, int sleepMs) {
+    LiveProbeInfo startEngine(int rounds, int sleepMs, const QStringList& more = {}) {
         engine_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
         engine_.start(PROBE_NATIVE_ENGINE,
-                      {"--output", QString::fromStdString(dir_ / "engine"), "--config",
-                       QString::fromStdString(dir_ / "config.json"), "--rounds",
-                       QString::number(rounds), "--sleep-ms", QString::number(sleepMs)});
+                      QStringList{"--output", QString::fromStdString(dir_ / "engine"), "--config",
+                                  QString::fromStdString(dir_ / "config.json"), "--rounds",
+                                  QString::number(rounds), "--sleep-ms", QString::number(sleepMs)} +
+                          more);
         LiveProbeInfo found;
         waitFor([&] {
             for (const auto& probe : liveProbes())
@@ -153,6 +154,24 @@ TEST_F(LiveSessionTest, AttachedProbeFollowedUntilItEnds) {
     ASSERT_TRUE(waitFor([&] { return session.hasEnded(); }));
     EXPECT_EQ(session.state(), SessionState::Detached);
     EXPECT_TRUE(session.stateDetail().contains("ended")) << session.stateDetail().toStdString();
+}
+
+// A program that finishes by itself, its probe stopped a moment before its process ends (an
+// interpreter's teardown), is said to have stopped its probe, then to have ended: not "the probe
+// closed the connection" (what a new user's walk saw of the demo ending normally).
+TEST_F(LiveSessionTest, AnAttachedProgramThatFinishesIsSaidToHaveEnded) {
+    const LiveProbeInfo probe = startEngine(300, 5, {"--linger-ms", "1500"});
+    ASSERT_GT(probe.pid, 0);
+    LiveSession session;
+    session.attach(probe);
+    ASSERT_TRUE(waitFor([&] { return session.state() == SessionState::Dumping; }));
+    ASSERT_TRUE(waitFor([&] { return session.hasEnded(); }, 60000));
+    EXPECT_EQ(session.state(), SessionState::Detached);
+    EXPECT_EQ(session.stateDetail(), QStringLiteral("the probe stopped (pid %1)").arg(probe.pid));
+    ASSERT_TRUE(waitFor([&] { return engine_.state() == QProcess::NotRunning; }, 60000));
+    EXPECT_TRUE(waitFor([&] {
+        return session.stateDetail() == QStringLiteral("the program ended (pid %1)").arg(probe.pid);
+    })) << session.stateDetail().toStdString();
 }
 
 TEST_F(LiveSessionTest, ProbeFoundFromTheProcessTheUserKnows) {

@@ -35,8 +35,8 @@ QString sessionStateName(SessionState state) {
             return QObject::tr("dump stopped");
         case SessionState::Finished:
             return QObject::tr("finished");
-        case SessionState::Crashed:
-            return QObject::tr("crashed");
+        case SessionState::Failed:
+            return QObject::tr("failed");
         case SessionState::StoppedByUser:
             return QObject::tr("stopped by you");
         case SessionState::FailedToStart:
@@ -62,7 +62,7 @@ SessionState sessionStateFromProbe(format::ProbeState probeState, SessionState f
 }
 
 bool sessionHasEnded(SessionState state) {
-    return state == SessionState::Finished || state == SessionState::Crashed ||
+    return state == SessionState::Finished || state == SessionState::Failed ||
            state == SessionState::StoppedByUser || state == SessionState::FailedToStart ||
            state == SessionState::Detached;
 }
@@ -368,7 +368,7 @@ void LaunchSession::onFinished(int exitCode, QProcess::ExitStatus status) {
         setState(SessionState::StoppedByUser, tr("stopped at your request: %1").arg(how));
     else
         setState(status == QProcess::NormalExit && exitCode == 0 ? SessionState::Finished
-                                                                 : SessionState::Crashed,
+                                                                 : SessionState::Failed,
                  how);
 }
 

@@ -43,7 +43,7 @@ enum class SessionState {
     Dumping,
     Stopped,        // dumping stopped early (disk full...), the model goes on
     Finished,       // the model exited with 0
-    Crashed,        // the model exited with another code, or was killed
+    Failed,         // the model exited with another code, or was killed
     StoppedByUser,  // ended because the user stopped it (Stop): not a crash, whatever the exit code
     FailedToStart,
     Detached  // an attached probe went away, could not be reached, or was let go

@@ -44,19 +44,27 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
         if (detaching_) {
             setState(SessionState::Detached, tr("detached; the program goes on running"));
             programEndTimer_.start();
-        } else if (!attachedProgramRuns())
+        } else if (!attachedProgramRuns()) {
             setState(SessionState::Detached,
                      tr("the program ended (pid %1)").arg(attachedProbe_.pid));
-        else
+        } else if (probeStopped_) {
+            // Stopped as the program exits, most often: its end is said when it comes.
+            setState(SessionState::Detached,
+                     tr("the probe stopped (pid %1)").arg(attachedProbe_.pid));
+            programEndTimer_.start();
+        } else {
             setState(SessionState::Detached,
                      tr("the probe closed the connection (pid %1)").arg(attachedProbe_.pid));
+        }
     });
-    programEndTimer_.setInterval(1000);
+    programEndTimer_.setInterval(200);
     connect(&programEndTimer_, &QTimer::timeout, this, [this] {
         if (attachedProgramRuns()) return;
         programEndTimer_.stop();
         setState(SessionState::Detached,
-                 tr("detached; the program (pid %1) has ended since").arg(attachedProbe_.pid));
+                 detaching_
+                     ? tr("detached; the program (pid %1) has ended since").arg(attachedProbe_.pid)
+                     : tr("the program ended (pid %1)").arg(attachedProbe_.pid));
     });
     dumpFolderTimer_.setInterval(kDumpFolderPollMs);
     connect(&dumpFolderTimer_, &QTimer::timeout, this, &LiveSession::lookForDumpFolder);
@@ -85,6 +93,7 @@ void LiveSession::connectControl(ControlClient* client) {
                 // exit).
                 if (client != control() || origin_ != Origin::Attached || hasEnded()) return;
                 if (state == format::ProbeState::Exiting) {
+                    probeStopped_ = true;
                     emit output(tr("[probe] the program is exiting\n"), false);
                     return;
                 }

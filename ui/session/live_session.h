@@ -99,6 +99,10 @@ private:
     QTimer programEndTimer_;
     bool dumpFolderAnnounced_ = false;
     bool detaching_ = false;
+    // The attached probe said it stopped (it does as its program exits, whose /proc entry
+    // outlives the connection by the interpreter's teardown): the connection closing next is not
+    // a mere "closed the connection".
+    bool probeStopped_ = false;
 };
 
 }  // namespace probe::session

@@ -148,7 +148,7 @@ QColor SessionPanel::stateColor(SessionState state) {
             return QColor(190, 120, 0);
         case SessionState::StoppedByUser:
             return QColor(90, 100, 130);
-        case SessionState::Crashed:
+        case SessionState::Failed:
         case SessionState::FailedToStart:
             return QColor(200, 30, 30);
     }
@@ -158,7 +158,7 @@ QColor SessionPanel::stateColor(SessionState state) {
 QString SessionPanel::describeState(const session::LiveSession& s) {
     const QString name = session::sessionStateName(s.state());
     // How it ended is half the story: the exit code always goes with it.
-    if (s.state() == SessionState::Crashed || s.state() == SessionState::Finished)
+    if (s.state() == SessionState::Failed || s.state() == SessionState::Finished)
         return tr("%1, exit code %2").arg(name).arg(s.exitCode());
     return name;
 }
