@@ -1079,6 +1079,56 @@ TEST(Compare, WhatStandsInPlaceOfAProcessOrRoundFolderIsSaid) {
     EXPECT_GT(index.rowCount(), 0u);  // the first round's rows are read
 }
 
+// A round folder whose name is no round (renamed "abc", or a number past 2^31-1), a
+// statistic.csv that cannot be read and a `data` that is a plain file are said: their rows were
+// dropped without a word ("rows: 0").
+TEST(Compare, RowsInAFolderThatIsNoRoundAndADataFileAreSaid) {
+    TempDir dir;
+    const std::string root = writeBlock(dir, "a", 1, 9, 3);
+    const std::vector<std::string> files = probe::test::filesNamed(root, "statistic.csv");
+    ASSERT_EQ(files.size(), 3u);
+    const auto parentOf = [](const std::string& path) { return path.substr(0, path.rfind('/')); };
+    const std::string processDir = parentOf(parentOf(files[0]));
+    const auto renamed = [&](const std::string& from, const std::string& to) {
+        ASSERT_EQ(::rename(parentOf(from).c_str(), (processDir + "/" + to).c_str()), 0);
+    };
+    renamed(files[1], "abc");
+    renamed(files[2], "2147483648");
+    ASSERT_EQ(::mkdir((processDir + "/notes").c_str(), 0755), 0);  // no rows: nothing to say
+    const DumpIndex index = indexPolledRepeatedly(root);
+    const auto& problems = index.problems();
+    ASSERT_EQ(problems.size(), 2u);
+    for (const std::string name : {"abc", "2147483648"})
+        EXPECT_TRUE(std::any_of(problems.begin(), problems.end(), [&](const std::string& p) {
+            return p == processDir + "/" + name +
+                            ": not a round folder (its name is not a number from 0 to "
+                            "2147483647); its statistic.csv is not read";
+        })) << name;
+    EXPECT_GT(index.rowCount(), 0u);  // round 0's
+
+    // A statistic.csv that cannot be read (EIO) is said too: its round was dropped unsaid.
+    ASSERT_EQ(::unlink(files[0].c_str()), 0);
+    ASSERT_EQ(::symlink("/proc/self/mem", files[0].c_str()), 0);
+    const DumpIndex unreadable = indexPolledRepeatedly(root);
+    EXPECT_EQ(unreadable.problems().size(), 3u);
+    EXPECT_TRUE(std::any_of(
+        unreadable.problems().begin(), unreadable.problems().end(), [&](const std::string& p) {
+            return p == files[0] +
+                            ": cannot be read from byte 0: Input/output error; the rows "
+                            "from there on are not read";
+        }));
+
+    TempDir other;
+    const std::string second = writeBlock(other, "b", 1, 9, 1);
+    ASSERT_EQ(std::system(("rm -r '" + second + "/data'").c_str()), 0);
+    probe::test::writeFile(second + "/data", "rows?");
+    const DumpIndex flat = indexPolledRepeatedly(second);
+    ASSERT_EQ(flat.problems().size(), 1u);
+    EXPECT_EQ(flat.problems()[0], second +
+                                      "/data: is a regular file, not a folder; the rows it "
+                                      "should hold are not read");
+}
+
 // A round folder that is a link to its process folder, or to a folder above, holds the rounds
 // again, not a round's files: it is a problem, said once, and not read (it was a round with no
 // rows, said nowhere). A round folder linked elsewhere (a dump put together from several) is read.

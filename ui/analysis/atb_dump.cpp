@@ -104,6 +104,10 @@ RoundListing listRoundFiles(const std::string& root) {
                                             ", not a folder; what it should hold is not read");
         }
     };
+    struct stat dataStat;
+    if (::stat(data.c_str(), &dataStat) == 0 && !S_ISDIR(dataStat.st_mode))
+        listing.unreadEntries.push_back(data + ": " + format::whatIsThere(data) +
+                                        ", not a folder; the rows it should hold are not read");
     noteNotFolders(data, looksLikeProcess);
     for (const auto& devicePid : format::listDirectory(data, format::EntryKind::Directories)) {
         const std::string processDir = data + "/" + devicePid;
@@ -114,8 +118,17 @@ RoundListing listRoundFiles(const std::string& root) {
             // Digits only, and a number a round can be ("99999999999999999999" is no round).
             const auto [end, ec] = std::from_chars(r.data(), r.data() + r.size(), round);
             if (!(allDigits(r) && ec == std::errc() && end == r.data() + r.size() &&
-                  round <= INT32_MAX))
+                  round <= INT32_MAX)) {
+                // Said when it holds rows: a renamed round folder lost them without a word.
+                const std::string csv = processDir + "/" + r + "/statistic.csv";
+                struct stat st;
+                if (::lstat(csv.c_str(), &st) == 0)
+                    listing.unreadEntries.push_back(
+                        processDir + "/" + r +
+                        ": not a round folder (its name is not a number from 0 to 2147483647); "
+                        "its statistic.csv is not read");
                 continue;
+            }
             if (const auto loop = linkToAFolderHoldingIt(processDir + "/" + r)) {
                 listing.unreadEntries.push_back(*loop);
                 continue;

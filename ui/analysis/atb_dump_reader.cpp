@@ -602,7 +602,20 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
     }
     const bool stable = file.lastSize == static_cast<int64_t>(size);
     file.lastSize = static_cast<int64_t>(size);
-    if (file.offset == size) return 0;
+    const auto readFailed = [&](int error) {
+        if (file.readFailed) return;
+        file.readFailed = true;
+        delta.problems.push_back(path + ": cannot be read from byte " +
+                                 std::to_string(file.offset) + ": " + std::strerror(error) +
+                                 "; the rows from there on are not read");
+    };
+    if (file.offset == size) {
+        // Empty, or a file whose size says nothing (procfs): one byte tells which (a link to
+        // /proc/self/mem dropped its round without a word).
+        char byte;
+        if (size == 0 && ::pread(fd, &byte, 1, 0) < 0) readFailed(errno);
+        return 0;
+    }
 
     const uint32_t process = index_.processIndex(delta, devicePid);
     uint64_t consumed = 0;
@@ -651,7 +664,9 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             readBufferSize_ = want;
         }
         const ssize_t n = ::pread(fd, readBuffer_.get(), want, static_cast<off_t>(file.offset));
+        if (n < 0) readFailed(errno);  // EIO: the rows from here on are not there to read
         if (n <= 0) break;
+        file.readFailed = false;
         const std::string_view buffer(readBuffer_.get(), static_cast<size_t>(n));
         size_t start = 0;
         if (file.skippingLongRow) {  // the rest of a row over the limit, said when it began
