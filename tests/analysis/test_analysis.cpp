@@ -120,6 +120,21 @@ TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {
     EXPECT_NE(text.find("  runtime error: cannot write x.bin: No space left on device\n"),
               std::string::npos)
         << text;
+
+    // A status file is input like any other: control characters are shown escaped, and of
+    // many messages the newest 20 (200,000 holding terminal escapes were printed whole).
+    for (int i = 0; i < 30; ++i)
+        other.messages.push_back(
+            {format::MessageLevel::Error, "m" + std::to_string(i) + "\x1b[31m\r"});
+    ASSERT_EQ(format::updateStatusFile(root, other), 0);
+    const std::string many = formatSummary(summarizeDump(indexOf(root)));
+    EXPECT_EQ(many.find('\x1b'), std::string::npos);
+    EXPECT_EQ(many.find('\r'), std::string::npos);
+    EXPECT_NE(many.find("  (12 earlier messages of the probe not shown)\n"), std::string::npos)
+        << many;
+    EXPECT_NE(many.find("  runtime error: m29\\x1B[31m\\x0D\n"), std::string::npos) << many;
+    EXPECT_EQ(many.find("runtime error: m9\\"), std::string::npos) << many;
+    EXPECT_NE(many.find("runtime error: m10\\"), std::string::npos) << many;
 }
 
 // Processes that ended alike are said together: the header named one of them as if it were the

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "probe/format/dump_status.h"
+#include "probe/format/json_input.h"
 #include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
@@ -298,12 +299,21 @@ std::string formatSummary(const DumpSummary& s) {
             "`probe overflow` looks for them in the tensors\n";
     }
     if (!s.dumpStopped.empty()) out += "  dumping stopped early: " + s.dumpStopped + "\n";
-    for (const auto& message : s.runtimeMessages) {
+    // The newest messages, each one line of printable text: a status file is input like any
+    // other (one of 200,000 messages holding terminal escapes was printed whole).
+    constexpr size_t kShownMessages = 20;
+    const size_t firstShown =
+        s.runtimeMessages.size() > kShownMessages ? s.runtimeMessages.size() - kShownMessages : 0;
+    if (firstShown > 0)
+        out += "  (" + std::to_string(firstShown) + " earlier messages of the probe not shown)\n";
+    for (size_t i = firstShown; i < s.runtimeMessages.size(); ++i) {
+        const auto& message = s.runtimeMessages[i];
         // One line each: "config rejected, ...:\n<file>: key ...\n..." reads as "...: <file>: key
         // ...; ...".
         std::string m = message.text;
         for (size_t at = m.find('\n'); at != std::string::npos; at = m.find('\n', at))
             m.replace(at, 1, at > 0 && m[at - 1] == ':' ? " " : "; ");
+        m = format::printableText(m, 2000);
         switch (message.level) {
             case format::MessageLevel::Error:
                 out += "  runtime error: " + m + "\n";
