@@ -27,6 +27,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QRegularExpression>
+#include <QScrollBar>
 #include <QSemaphore>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -796,6 +797,20 @@ TEST_F(SmallComparedPair, TheTableFollowsTheJumpToTheFirstDivergence) {
     ASSERT_TRUE(context_.goToFirstDivergence());
     ASSERT_TRUE(waitFor([&] { return selectedOp() == *r.firstBornHere; }))
         << selectedOp() << " vs " << *r.firstBornHere;
+    EXPECT_TRUE(shown());
+    // A table narrower than its columns, scrolled to its right end: the jump shows the row with
+    // its round (scrolled to the op's column, the rounds to its left were hidden).
+    window_.resize(1055, 704);
+    context_.cursor()->setRow(0);
+    ASSERT_TRUE(waitFor([&] { return selectedOp() != *r.firstBornHere; }));
+    QScrollBar* sideways = table->horizontalScrollBar();
+    ASSERT_TRUE(waitFor([&] { return sideways->maximum() > 0; }));
+    sideways->setValue(sideways->maximum());
+    ASSERT_TRUE(context_.goToFirstDivergence());
+    ASSERT_TRUE(waitFor([&] { return selectedOp() == *r.firstBornHere; }));
+    const QModelIndex round =
+        table->currentIndex().siblingAtColumn(data::CompareOpsModel::RoundColumn);
+    EXPECT_GE(table->visualRect(round).left(), 0);
     EXPECT_TRUE(shown());
 }
 

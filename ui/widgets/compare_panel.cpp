@@ -212,7 +212,9 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
         const QModelIndex index = model_->index(row, data::CompareOpsModel::OpColumn);
         table_->selectionModel()->setCurrentIndex(
             index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-        table_->scrollTo(index);
+        // To the row by its first column: scrolled to the op's (wide) column, a narrow table
+        // hid the rounds to the left, and the rows read as the same ops over and over.
+        table_->scrollTo(model_->index(row, data::CompareOpsModel::RoundColumn));
     };
     connect(cursor_, &data::DumpCursor::changed, this, followInTable);
     connect(model_, &data::CompareOpsModel::sortApplied, this, followInTable);
