@@ -2,6 +2,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "probe/format/op_config.h"
@@ -338,6 +342,20 @@ TEST(OpConfigHostile, DeepNestingIsAnIssue) {
     auto result = parseOpConfig("{\"task\": " + deepArray(20) + "}", "cfg.json");
     ASSERT_FALSE(result.ok());
     EXPECT_NE(result.issues[0].problem.find("must be a string"), std::string::npos);
+}
+
+// What a key of the wrong type holds is said once: "found null", not "found null null".
+TEST(OpConfigHostile, AWrongTypeIsSaidWithWhatTheKeyHolds) {
+    auto result = parseOpConfig(R"({"op_name": null, "save_child": 1, "ids": ["0"]})", "cfg.json");
+    ASSERT_FALSE(result.ok());
+    std::vector<std::string> problems;
+    for (const auto& issue : result.issues) problems.push_back(issue.problem);
+    const auto said = [&](const std::string& text) {
+        return std::find(problems.begin(), problems.end(), text) != problems.end();
+    };
+    EXPECT_TRUE(said("must be a string, found null"));
+    EXPECT_TRUE(said("must be a boolean, found number 1"));
+    EXPECT_TRUE(said("must be a string, found array [\"0\"]"));
 }
 
 TEST(OpConfigHostile, ARepeatedKeyWarnsAndTheLastValueCounts) {

@@ -260,8 +260,7 @@ std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value,
                                                    std::string* problem) {
     constexpr int64_t kMax = 1000000;
     if (!value.is_array()) {
-        *problem =
-            "must be a list, found " + std::string(value.type_name()) + " " + jsonSnippet(value);
+        *problem = "must be a list, found " + foundValue(value);
         return std::nullopt;
     }
     // Every bad element is named, not only the first.
@@ -385,10 +384,7 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         auto it = root.find(key);
         if (it == root.end()) return false;
         if (!it->is_string()) {
-            issue(
-                key,
-                "must be a string, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
-                accepted);
+            issue(key, "must be a string, found " + foundValue(*it), accepted);
             return false;
         }
         out = it->get<std::string>();
@@ -398,10 +394,7 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         auto it = root.find(key);
         if (it == root.end()) return;
         if (!it->is_boolean())
-            issue(
-                key,
-                "must be a boolean, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
-                kAcceptedBool);
+            issue(key, "must be a boolean, found " + foundValue(*it), kAcceptedBool);
         else
             out = it->get<bool>();
     };
@@ -525,9 +518,7 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         }
         if (auto k = it->find("stop_after_overflow"); k != it->end()) {
             if (!k->is_boolean())
-                issue(prefix + "stop_after_overflow",
-                      "must be a boolean, found " + std::string(k->type_name()) + " " +
-                          jsonSnippet(*k),
+                issue(prefix + "stop_after_overflow", "must be a boolean, found " + foundValue(*k),
                       kAcceptedBool);
             else
                 config.overflow.stopAfterOverflow = k->get<bool>();

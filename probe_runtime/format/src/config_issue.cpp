@@ -64,4 +64,8 @@ std::string jsonSnippet(const nlohmann::json& value) {
     return text;
 }
 
+std::string foundValue(const nlohmann::json& value) {
+    return value.is_null() ? "null" : std::string(value.type_name()) + " " + jsonSnippet(value);
+}
+
 }  // namespace probe::format

@@ -284,10 +284,7 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
         auto it = root.find(key);
         if (it == root.end()) return nullptr;
         if (!it->is_string()) {
-            issue(
-                key,
-                "must be a string, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
-                accepted);
+            issue(key, "must be a string, found " + foundValue(*it), accepted);
             return nullptr;
         }
         return it->get_ptr<const std::string*>();
@@ -296,10 +293,7 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
         auto it = root.find(key);
         if (it == root.end()) return;
         if (!it->is_boolean()) {
-            issue(
-                key,
-                "must be a boolean, found " + std::string(it->type_name()) + " " + jsonSnippet(*it),
-                kAcceptedBool);
+            issue(key, "must be a boolean, found " + foundValue(*it), kAcceptedBool);
             return;
         }
         out = it->get<bool>();
@@ -386,9 +380,7 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
 
     if (auto it = root.find("filter_level"); it != root.end()) {
         if (!it->is_number_integer()) {
-            issue("filter_level",
-                  "must be a whole number, found " + std::string(it->type_name()) + " " +
-                      jsonSnippet(*it),
+            issue("filter_level", "must be a whole number, found " + foundValue(*it),
                   kAcceptedFilterLevel);
         } else {
             const int64_t level = it->get<int64_t>();
@@ -402,9 +394,7 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
 
     if (auto it = root.find("overflow_nums"); it != root.end()) {
         if (!it->is_number_integer())
-            issue("overflow_nums",
-                  "must be a whole number, found " + std::string(it->type_name()) + " " +
-                      jsonSnippet(*it),
+            issue("overflow_nums", "must be a whole number, found " + foundValue(*it),
                   kAcceptedOverflowNums);
         else if (it->get<int64_t>() < -1)
             issue("overflow_nums", std::to_string(it->get<int64_t>()) + " is out of range",

@@ -42,5 +42,8 @@ bool parseJsonText(std::string_view text, const std::string& file, nlohmann::jso
 
 // A short rendering of a JSON value for messages ("\"abc\"", "3", "[1, 2]").
 std::string jsonSnippet(const nlohmann::json& value);
+// What a key holds, for "found ...": its type and a snippet ("number 5", "string \"true\""), or
+// "null" alone.
+std::string foundValue(const nlohmann::json& value);
 
 }  // namespace probe::format
