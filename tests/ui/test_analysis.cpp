@@ -1111,6 +1111,23 @@ TEST(MsprobeReader, BrokenFilesGiveMessages) {
     EXPECT_EQ(index.rowCount(), 6u);  // step 2 still read
 }
 
+// An entry given twice in dump.json: the last is read, and the first (here the one with NaN)
+// is said to be hidden rather than dropped without a word.
+TEST(MsprobeReader, AnEntryGivenTwiceIsSaid) {
+    test::TempDir dir("ui-analysis");
+    const std::string dumpPath = dir / "dump_path";
+    test::writeMsprobeStep(dumpPath, 0,
+                           test::msprobeCalls({{"Functional.relu.0.forward", NAN},
+                                               {"Functional.relu.0.forward", 1.0}}));
+    auto reader = open(dumpPath);
+    DumpIndex index = readAll(*reader);
+    EXPECT_TRUE(anyProblemContains(index,
+                                   "step0/rank0/dump.json: keys given twice, only the last "
+                                   "value of each is read: data.Functional.relu.0.forward"))
+        << problems(index);
+    EXPECT_EQ(index.rowCount(), 1u);  // the last
+}
+
 TEST(MsprobeNames, EntryNamesAndNonFiniteTokens) {
     auto api =
         analysis::parseMsprobeEntryName("Functional.scaled_dot_product_attention.12.backward");

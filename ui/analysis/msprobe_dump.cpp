@@ -353,6 +353,15 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
         delta.problems.push_back(parsed.error.toString());
         return text->size();
     }
+    // An entry given twice hides the first (the last is read): a NaN there went unsaid.
+    if (!parsed.duplicateKeys.empty()) {
+        std::string keys;
+        for (const auto& key : parsed.duplicateKeys) keys += (keys.empty() ? "" : ", ") + key;
+        delta.problems.push_back(dumpPath +
+                                 ": keys given twice, only the last value of each is "
+                                 "read: " +
+                                 keys);
+    }
     const nlohmann::ordered_json& json = *parsed.value;
     auto data = json.find("data");
     if (!json.is_object() || data == json.end() || !data->is_object()) {
