@@ -953,6 +953,22 @@ TEST(AtbReader, BinaryJunkAndMissingHeaderNeverCrash) {
     EXPECT_FALSE(index.problems().empty());
 }
 
+// A statistic.csv saved by a spreadsheet begins with a byte order mark: its header is read as
+// the header (it was "no header line", then the header taken for a malformed row).
+TEST(AtbReader, AByteOrderMarkBeforeTheHeaderIsSkipped) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.appendRaw(0,
+                   "\xEF\xBB\xBF" + std::string(format::kStatisticCsvHeader) +
+                       "\n0_777,0,layer,Layer,0,input,0,float,nd,3,1,1,1,1,N/A\n",
+                   false);
+    dump.setStatus("complete");
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 1u);
+    EXPECT_TRUE(index.problems().empty()) << problems(index);
+}
+
 TEST(DumpReader, AFolderDeletedWhileFollowedIsReportedOnce) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());

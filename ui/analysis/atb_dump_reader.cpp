@@ -626,6 +626,8 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (!file.headerChecked) {
             file.headerChecked = true;
+            // A file saved by a spreadsheet may begin with a byte order mark.
+            if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
             if (line == format::kStatisticCsvHeader) return;
             if (line.rfind("Device and PID", 0) == 0) {
                 delta.problems.push_back(
