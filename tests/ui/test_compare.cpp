@@ -808,9 +808,10 @@ TEST_F(SmallComparedPair, TheTableFollowsTheJumpToTheFirstDivergence) {
     sideways->setValue(sideways->maximum());
     ASSERT_TRUE(context_.goToFirstDivergence());
     ASSERT_TRUE(waitFor([&] { return selectedOp() == *r.firstBornHere; }));
-    const QModelIndex round =
-        table->currentIndex().siblingAtColumn(data::CompareOpsModel::RoundColumn);
-    EXPECT_GE(table->visualRect(round).left(), 0);
+    // The current cell is the round's: the view scrolls to it by itself as it changes (the
+    // first comparison shown scrolled to the op's column).
+    EXPECT_EQ(table->currentIndex().column(), data::CompareOpsModel::RoundColumn);
+    EXPECT_GE(table->visualRect(table->currentIndex()).left(), 0);
     EXPECT_TRUE(shown());
 }
 

@@ -209,12 +209,13 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
         const uint32_t compared = comparison_->comparedOp(cursor_->op(), cursor_->round());
         const int row = compared == kNone ? -1 : model_->rowOfComparedOp(compared);
         if (row < 0 || table_->currentIndex().row() == row) return;
-        const QModelIndex index = model_->index(row, data::CompareOpsModel::OpColumn);
+        // The row by its first column, where the view scrolls to (also by itself, as the current
+        // index changes while it is shown): scrolled to the op's wide column, a narrow table hid
+        // the rounds to its left, and its rows read as the same ops over and over.
+        const QModelIndex index = model_->index(row, data::CompareOpsModel::RoundColumn);
         table_->selectionModel()->setCurrentIndex(
             index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-        // To the row by its first column: scrolled to the op's (wide) column, a narrow table
-        // hid the rounds to the left, and the rows read as the same ops over and over.
-        table_->scrollTo(model_->index(row, data::CompareOpsModel::RoundColumn));
+        table_->scrollTo(index);
     };
     connect(cursor_, &data::DumpCursor::changed, this, followInTable);
     connect(model_, &data::CompareOpsModel::sortApplied, this, followInTable);
