@@ -1127,6 +1127,28 @@ TEST(MsprobeReader, BrokenFilesGiveMessages) {
     EXPECT_EQ(index.rowCount(), 6u);  // step 2 still read
 }
 
+// A construct.json whose parents go round (a damaged file): each entry is one op, the one that
+// closes the cycle at the top level, and the cycle is said (it made an op at each turn: 259 ops
+// of 16 entries).
+TEST(MsprobeReader, ACycleOfParentsIsSaidAndMakesNoExtraOps) {
+    test::TempDir dir("ui-analysis");
+    const std::string dumpPath = dir / "dump_path";
+    test::writeMsprobeStep(dumpPath, 0,
+                           test::msprobeCalls({{"Functional.relu.0.forward", 1.0},
+                                               {"Functional.relu.1.forward", 2.0}}));
+    test::writeFile(dumpPath + "/step0/rank0/construct.json",
+                    R"({"Functional.relu.0.forward": "Functional.relu.1.forward",)"
+                    R"( "Functional.relu.1.forward": "Functional.relu.0.forward"})");
+    auto reader = open(dumpPath);
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.opCount(), 2u);
+    EXPECT_EQ(index.rowCount(), 2u);
+    EXPECT_TRUE(anyProblemContains(index,
+                                   "step0/rank0/construct.json: the parents of "
+                                   "\"Functional.relu.1.forward\" go round in a cycle"))
+        << problems(index);
+}
+
 // An entry given twice in dump.json: the last is read, and the first (here the one with NaN)
 // is said to be hidden rather than dropped without a word.
 TEST(MsprobeReader, AnEntryGivenTwiceIsSaid) {

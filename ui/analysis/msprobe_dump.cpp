@@ -215,17 +215,32 @@ std::optional<double> msprobeStatValue(const nlohmann::ordered_json& value) {
 MsprobeDumpReader::MsprobeDumpReader(std::string root) : root_(std::move(root)) {}
 
 uint32_t MsprobeDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry,
-                                     const RankDir& state, LastChildren& lastChildren, int depth) {
+                                     const RankDir& state, LastChildren& lastChildren,
+                                     std::vector<const std::string*>& chain) {
     uint32_t op = index_.findOp(process, entry);
     uint32_t parent = kNone;
     if (op != kNone) {
         parent = parentOfOp_[op];
     } else {
         auto parentIt = state.parentOf.find(entry);
-        // depth guards against a cycle in a damaged construct.json
-        if (parentIt != state.parentOf.end() && !parentIt->second.empty() &&
-            parentIt->second != entry && depth < 256)
-            parent = ensureOp(delta, process, parentIt->second, state, lastChildren, depth + 1);
+        if (parentIt != state.parentOf.end() && !parentIt->second.empty()) {
+            const std::string& parentName = parentIt->second;
+            // A damaged construct.json whose parents go round: the entry is put at the top
+            // level (the cycle made a new op at each turn, 259 ops of 16 entries).
+            const bool cycle = parentName == entry || std::any_of(chain.begin(), chain.end(),
+                                                                  [&](const std::string* name) {
+                                                                      return *name == parentName;
+                                                                  });
+            if (cycle) {
+                delta.problems.push_back(state.dir + "/construct.json: the parents of \"" +
+                                         format::printableText(entry) +
+                                         "\" go round in a cycle; it is shown at the top level");
+            } else if (chain.size() < 256) {
+                chain.push_back(&entry);
+                parent = ensureOp(delta, process, parentName, state, lastChildren, chain);
+                chain.pop_back();
+            }
+        }
         const auto parsed = parseMsprobeEntryName(entry);
         op = index_.addOp(process, entry);
         parentOfOp_.push_back(parent);
@@ -322,6 +337,7 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
     if (!stamp || *stamp == state.dumpStamp) return 0;
     state.dumpStamp = *stamp;
 
+    state.dir = dir;
     const std::string constructPath = dir + "/construct.json";
     const auto constructStamp = format::fileStamp(constructPath);
     if (constructStamp && *constructStamp != state.constructStamp) {
@@ -372,7 +388,8 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
     const uint32_t process = index_.processIndex(delta, processKey);
     LastChildren lastChildren;
     for (const auto& [entry, value] : data->items()) {
-        const uint32_t op = ensureOp(delta, process, entry, state, lastChildren, 0);
+        std::vector<const std::string*> chain;
+        const uint32_t op = ensureOp(delta, process, entry, state, lastChildren, chain);
         if (!state.entriesRead.insert(entry).second) continue;  // read at an earlier rewrite
         addEntry(delta, op, step, dir, value);
     }

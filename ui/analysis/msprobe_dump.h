@@ -69,6 +69,7 @@ private:
         bool errorLogReported = false;
         std::set<std::string> entriesRead;
         std::unordered_map<std::string, std::string> parentOf;  // construct.json
+        std::string dir;                                        // where the files are
         uint64_t bytesRead = 0;
     };
     uint64_t readRankDir(DumpDelta& delta, const std::string& dir, const std::string& processKey,
@@ -80,8 +81,10 @@ private:
                   const nlohmann::ordered_json& value);
     void addTensors(DumpDelta& delta, uint32_t op, int32_t step, const std::string& dir,
                     const nlohmann::ordered_json& value, bool isOutput, const std::string& index);
+    // `chain`: the entries whose ops are being made, outermost first (their parents' parents).
     uint32_t ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry,
-                      const RankDir& state, LastChildren& lastChildren, int depth);
+                      const RankDir& state, LastChildren& lastChildren,
+                      std::vector<const std::string*>& chain);
 
     std::string root_;
     ReaderIndex index_;
