@@ -1149,6 +1149,33 @@ TEST(MsprobeReader, ACycleOfParentsIsSaidAndMakesNoExtraOps) {
         << problems(index);
 }
 
+// Items that are not what msprobe writes (an entry that is not an object, a bare number where
+// an argument goes) are said, counted, not dropped without a word; None arguments (null) are
+// msprobe's own and say nothing.
+TEST(MsprobeReader, ItemsMsprobeDoesNotWriteAreSaid) {
+    test::TempDir dir("ui-analysis");
+    const std::string dumpPath = dir / "dump_path";
+    std::string json = test::msprobeCalls({{"Functional.relu.0.forward", 1.0}});
+    const std::string more =
+        R"("Functional.relu.1.forward": null, )"
+        R"("Functional.relu.2.forward": {"input_args": [null, 7], "output": "x"}, )";
+    json.insert(json.find("\"Functional.relu.0.forward\""), more);
+    test::writeMsprobeStep(dumpPath, 0, json);
+    auto reader = open(dumpPath);
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 1u);
+    EXPECT_TRUE(anyProblemContains(index,
+                                   "step0/rank0/dump.json: 3 items are neither a tensor nor "
+                                   "an argument as msprobe writes them, and not read (the "
+                                   "first in \"Functional.relu.1.forward\")"))
+        << problems(index) << json;
+    // msprobe's own example, None arguments and all: nothing to say.
+    test::TempDir clean("ui-analysis");
+    test::writeMsprobeStep(clean / "dump_path", 0, test::kMsprobeDumpJson);
+    auto cleanReader = open(clean / "dump_path");
+    EXPECT_TRUE(readAll(*cleanReader).problems().empty());
+}
+
 // An entry given twice in dump.json: the last is read, and the first (here the one with NaN)
 // is said to be hidden rather than dropped without a word.
 TEST(MsprobeReader, AnEntryGivenTwiceIsSaid) {

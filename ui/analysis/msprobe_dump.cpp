@@ -266,7 +266,10 @@ void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step,
                        index.empty() ? std::to_string(i) : index + "." + std::to_string(i));
         return;
     }
-    if (!value.is_object()) return;
+    if (!value.is_object()) {
+        if (!value.is_null()) noteUnreadItem();  // null: an argument that was None
+        return;
+    }
     if (!isTensorItem(value)) {
         if (value.contains("type")) return;  // a non-tensor argument: {"type": "int", "value": 3}
         for (const auto& [key, item] : value.items())
@@ -301,9 +304,16 @@ void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step,
     delta.rows.push_back(record);
 }
 
+void MsprobeDumpReader::noteUnreadItem() {
+    if (unreadItems_++ == 0 && currentEntry_) firstUnreadEntry_ = *currentEntry_;
+}
+
 void MsprobeDumpReader::addEntry(DumpDelta& delta, uint32_t op, int32_t step,
                                  const std::string& dir, const nlohmann::ordered_json& value) {
-    if (!value.is_object()) return;
+    if (!value.is_object()) {
+        noteUnreadItem();
+        return;
+    }
     for (const auto& [key, item] : value.items()) {
         if (key == "input_args" || key == "input_kwargs" || key == "input") {
             addTensors(delta, op, step, dir, item, false, {});
@@ -391,7 +401,19 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
         std::vector<const std::string*> chain;
         const uint32_t op = ensureOp(delta, process, entry, state, lastChildren, chain);
         if (!state.entriesRead.insert(entry).second) continue;  // read at an earlier rewrite
+        currentEntry_ = &entry;
         addEntry(delta, op, step, dir, value);
+    }
+    currentEntry_ = nullptr;
+    if (unreadItems_ > 0) {
+        delta.problems.push_back(
+            dumpPath + ": " + std::to_string(unreadItems_) +
+            (unreadItems_ == 1 ? " item is" : " items are") +
+            " neither a tensor nor an argument as msprobe writes them, and not read (the first "
+            "in \"" +
+            format::printableText(firstUnreadEntry_) + "\")");
+        unreadItems_ = 0;
+        firstUnreadEntry_.clear();
     }
     state.bytesRead = text->size();
     return text->size();

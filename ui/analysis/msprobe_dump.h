@@ -92,6 +92,13 @@ private:
     uint32_t sourceCount_ = 0;
     std::map<std::string, RankDir> rankDirs_;
     bool vanished_ = false;  // the folder was deleted (said once)
+    // Items of the dump.json being read that are not what msprobe writes (a bare number or
+    // string where a tensor or an argument object goes, an entry that is not an object): not
+    // read, counted, and said once per file with the first one's entry.
+    uint64_t unreadItems_ = 0;
+    const std::string* currentEntry_ = nullptr;
+    std::string firstUnreadEntry_;
+    void noteUnreadItem();
 };
 
 }  // namespace probe::analysis
