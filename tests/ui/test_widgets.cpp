@@ -497,6 +497,27 @@ TEST_F(MainWindowTest, ClearingTheSearchKeepsTheShowFilter) {
     EXPECT_GT(tree->proxy()->rowCount(), 0);  // the ops with a NaN
 }
 
+// The branches the user opened are open again once a search is cleared (the search's own
+// expansion closed them all: found by a new user's walk).
+TEST_F(MainWindowTest, ClearingTheSearchReopensTheBranchesOpenBefore) {
+    auto* tree = window_.treePanel();
+    QTreeView* view = tree->view();
+    const auto& idx = context_.store()->index();
+    const auto shown = [&](const std::string& id) {
+        return tree->proxy()->mapFromSource(tree->model()->indexOfOp(idx.findOp(0, id)));
+    };
+    view->collapseAll();
+    view->expand(shown("1"));
+    view->expand(shown("1_1"));
+    ASSERT_TRUE(view->isExpanded(shown("1_1")));
+    ASSERT_FALSE(view->isExpanded(shown("2")));
+    tree->setSearchText("mlp");
+    tree->setSearchText("");
+    EXPECT_TRUE(view->isExpanded(shown("1")));
+    EXPECT_TRUE(view->isExpanded(shown("1_1")));
+    EXPECT_FALSE(view->isExpanded(shown("2")));  // closed before, closed after
+}
+
 TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
     test::TempDir dir("ui-widgets");
     test::writeSmallSyntheticDump(dir.path());

@@ -45,7 +45,7 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
     searchDelay_->setInterval(200);  // filter once typing pauses, not on every key
     connect(search_, &QLineEdit::textChanged, searchDelay_, qOverload<>(&QTimer::start));
     connect(searchDelay_, &QTimer::timeout, this, [this] {
-        proxy_->setSearchText(search_->text());
+        applySearch(search_->text());
         if (!search_->text().trimmed().isEmpty())
             view_->expandToDepth(2);
         else if (cursor_->op() != analysis::kNone)
@@ -321,7 +321,32 @@ bool OpTreePanel::revealOp(uint32_t op, KeepFilters keep) {
 void OpTreePanel::setSearchText(const QString& text) {
     search_->setText(text);
     searchDelay_->stop();
+    applySearch(text);
+}
+
+void OpTreePanel::applySearch(const QString& text) {
+    const bool searching = !text.trimmed().isEmpty();
+    if (searching && !searching_) {
+        expandedBeforeSearch_.clear();
+        collectExpanded({}, expandedBeforeSearch_);
+    }
     proxy_->setSearchText(text);
+    if (!searching && searching_) {
+        for (const uint32_t op : expandedBeforeSearch_)
+            if (const QModelIndex at = proxy_->mapFromSource(model_->indexOfOp(op)); at.isValid())
+                view_->expand(at);
+        expandedBeforeSearch_.clear();
+    }
+    searching_ = searching;
+}
+
+void OpTreePanel::collectExpanded(const QModelIndex& parent, std::vector<uint32_t>& ops) const {
+    for (int row = 0; row < proxy_->rowCount(parent); ++row) {
+        const QModelIndex child = proxy_->index(row, 0, parent);
+        if (!view_->isExpanded(child)) continue;
+        ops.push_back(model_->opAt(proxy_->mapToSource(child)));
+        collectExpanded(child, ops);
+    }
 }
 
 }  // namespace probe::widgets

@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <vector>
+
 #include <QWidget>
 
 class QCheckBox;
@@ -54,6 +56,10 @@ private:
     void onCurrentChanged();
     void fitColumns();
     static QString columnSample(int column);
+    // Filters by `text`; the branches open before a search are open again once it is cleared
+    // (the search's own expansion closed every one the user had opened).
+    void applySearch(const QString& text);
+    void collectExpanded(const QModelIndex& parent, std::vector<uint32_t>& ops) const;
 
     data::DumpStore* store_;
     data::OpSelection* selection_;
@@ -73,6 +79,8 @@ private:
     QPushButton* apply_;
     bool syncing_ = false;
     bool columnsFitted_ = false;
+    bool searching_ = false;
+    std::vector<uint32_t> expandedBeforeSearch_;  // ops (the model's numbers)
 };
 
 }  // namespace probe::widgets
