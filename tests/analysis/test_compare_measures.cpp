@@ -222,6 +222,10 @@ TEST(CompareMeasures, ComplexTensorsAreMeasuredByTheirRealAndImaginaryParts) {
     EXPECT_NEAR(*m.euclideanDistance, static_cast<double>(e.euclidean), 1e-12);
     EXPECT_DOUBLE_EQ(*m.oneThousandthErrRatio, static_cast<double>(e.below1));  // 5 of 6 parts
     EXPECT_EQ(m.worstElement, 1u);  // the element whose imaginary part differs
+    EXPECT_TRUE(m.complex);
+    EXPECT_TRUE(m.worstImaginary);
+    EXPECT_EQ(m.largestErrorElement, 1u);
+    EXPECT_TRUE(m.largestErrorImaginary);
     EXPECT_EQ(m.worstReference, 4.0);
     EXPECT_EQ(m.worstCandidate, 4.5);
     EXPECT_GT(m.requiredScale, 0.0);
@@ -235,6 +239,14 @@ TEST(CompareMeasures, ComplexTensorsAreMeasuredByTheirRealAndImaginaryParts) {
     const auto md = measureData(a, b, DType::Complex128, 256);
     EXPECT_EQ(md.maxAbsError, 0.5);
     EXPECT_EQ(md.worstElement, 0u);
+    EXPECT_TRUE(md.worstImaginary);
+    const std::vector<double> realDiffers = {1, 2, 3.5, 4};
+    TensorData real = tensorOf(DType::Complex128, {2}, realDiffers);
+    real.count = 2;
+    const auto mr = measureData(a, real, DType::Complex128, 256);
+    EXPECT_EQ(mr.worstElement, 1u);
+    EXPECT_FALSE(mr.worstImaginary);  // the real part of element 1
+    EXPECT_FALSE(measureData(floats({1, 2}), floats({1, 3}), DType::Float, 256).complex);
 }
 
 TEST(CompareMeasures, Zeros) {

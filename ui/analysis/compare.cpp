@@ -1078,10 +1078,15 @@ std::string exactNumber(double v, std::optional<format::DType> dtype) {
     char text[32];
     const bool single =
         dtype && (*dtype == format::DType::Float || *dtype == format::DType::Float16 ||
-                  *dtype == format::DType::BF16);
+                  *dtype == format::DType::BF16 || *dtype == format::DType::Complex64);
     const auto end = single ? std::to_chars(text, text + sizeof text, static_cast<float>(v)).ptr
                             : std::to_chars(text, text + sizeof text, v).ptr;
     return std::string(text, end);
+}
+
+// Which part of a complex element the values are of ("" for a real tensor).
+std::string partOf(const DataMeasures& d, bool imaginary) {
+    return !d.complex ? "" : imaginary ? " (imaginary part)" : " (real part)";
 }
 
 }  // namespace
@@ -1198,15 +1203,16 @@ std::string CompareResult::explain(uint32_t i) const {
             if (d.largestErrorReference == d.largestErrorCandidate)
                 return "bytes differ";  // -0 vs 0, NaN payloads
             return "bytes differ, the most at element " + elementIndex(i, d.largestErrorElement) +
-                   ": " + exactNumber(d.largestErrorReference, t.referenceDType()) + " vs " +
+                   partOf(d, d.largestErrorImaginary) + ": " +
+                   exactNumber(d.largestErrorReference, t.referenceDType()) + " vs " +
                    exactNumber(d.largestErrorCandidate, t.candidateDType()) + " (" +
                    number(d.maxUlpError) + " ulp)";
         case DivergenceRule::Elements: {
             const double error = std::fabs(d.worstCandidate - d.worstReference);
-            std::string out = "element " + elementIndex(i, d.worstElement) + ": " +
-                              exactNumber(d.worstReference, t.referenceDType()) + " vs " +
-                              exactNumber(d.worstCandidate, t.candidateDType()) + ", error " +
-                              number(error);
+            std::string out =
+                "element " + elementIndex(i, d.worstElement) + partOf(d, d.worstImaginary) + ": " +
+                exactNumber(d.worstReference, t.referenceDType()) + " vs " +
+                exactNumber(d.worstCandidate, t.candidateDType()) + ", error " + number(error);
             if (d.worstReference != 0)
                 out += " (" + number(100 * error / std::fabs(d.worstReference)) + "%)";
             return out + " beyond the " + floor;

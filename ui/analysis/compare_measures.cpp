@@ -152,6 +152,7 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
     if (!reference.hasValues() || !candidate.hasValues() || candidate.count != reference.count ||
         candidate.components() != n)
         return m;
+    m.complex = perElement == 2;
     m.bytesEqual =
         reference.dtype == candidate.dtype && reference.header.dims == candidate.header.dims &&
         reference.bytes.size() == candidate.bytes.size() &&
@@ -183,6 +184,7 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
                 const bool agree = (std::isnan(r) && std::isnan(c)) || r == c;
                 if (!agree && m.nonFiniteMismatches++ == 0 && largestError == 0) {
                     m.largestErrorElement = (first + k) / perElement;
+                    m.largestErrorImaginary = (first + k) % perElement == 1;
                     m.largestErrorReference = r;
                     m.largestErrorCandidate = c;
                 }
@@ -193,6 +195,7 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
                 if (error > largestError) {
                     largestError = error;
                     m.largestErrorElement = (first + k) / perElement;
+                    m.largestErrorImaginary = (first + k) % perElement == 1;
                     m.largestErrorReference = r;
                     m.largestErrorCandidate = c;
                 }
@@ -202,6 +205,7 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
                     if (need > m.requiredScale) {
                         m.requiredScale = need;
                         m.worstElement = (first + k) / perElement;
+                        m.worstImaginary = (first + k) % perElement == 1;
                         m.worstReference = r;
                         m.worstCandidate = c;
                     }

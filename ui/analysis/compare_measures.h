@@ -76,6 +76,8 @@ struct DataMeasures {
     uint64_t largestErrorElement = 0;
     double largestErrorReference = 0, largestErrorCandidate = 0;
     double referenceRms = 0;  // root mean square of the reference's finite elements
+    // Complex tensors: each part is judged; which part of the two elements above differs.
+    bool complex = false, worstImaginary = false, largestErrorImaginary = false;
 };
 
 // `judged` is judgingDType() of the two; `ulps` the allowance for it.
