@@ -22,6 +22,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -612,38 +613,35 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
                        host.data_ptr(), nbytes, bufferId);
 }
 
+// Whether `name` is one of `names` (op names, compared once per op: the facts below are cached).
+bool isOneOf(const char* name, std::initializer_list<const char*> names) {
+    for (const char* candidate : names)
+        if (std::strcmp(name, candidate) == 0) return true;
+    return false;
+}
+
 // Factories whose outputs hold uninitialised memory: their statistics would be noise.
 bool outputIsUninitialised(const char* name) {
-    return std::strcmp(name, "aten::empty") == 0 || std::strcmp(name, "aten::empty_like") == 0 ||
-           std::strcmp(name, "aten::empty_strided") == 0 ||
-           std::strcmp(name, "aten::new_empty") == 0 ||
-           std::strcmp(name, "aten::new_empty_strided") == 0 ||
-           std::strcmp(name, "aten::resize_") == 0;
+    return isOneOf(name, {"aten::empty", "aten::empty_like", "aten::empty_strided",
+                          "aten::new_empty", "aten::new_empty_strided", "aten::resize_"});
 }
 
 // In-place ops that replace their first argument without reading it: its content before the
 // op is meaningless (typically a fresh, uninitialised output buffer).
 bool overwritesFirstArgument(const char* name) {
-    static const char* const kOverwriting[] = {
-        "aten::copy_",      "aten::fill_",      "aten::zero_",       "aten::normal_",
-        "aten::uniform_",   "aten::bernoulli_", "aten::random_",     "aten::exponential_",
-        "aten::geometric_", "aten::cauchy_",    "aten::log_normal_", "aten::resize_",
-        "aten::set_"};
-    for (const char* op : kOverwriting)
-        if (std::strcmp(name, op) == 0) return true;
-    return false;
+    return isOneOf(name,
+                   {"aten::copy_", "aten::fill_", "aten::zero_", "aten::normal_", "aten::uniform_",
+                    "aten::bernoulli_", "aten::random_", "aten::exponential_", "aten::geometric_",
+                    "aten::cauchy_", "aten::log_normal_", "aten::resize_", "aten::set_"});
 }
 
 // In-place ops that change only a tensor's metadata (shape, strides, autograd): they neither
 // read nor write its memory. Inside another op's kernel they often reshape a result not written
 // yet (min.dim unsqueezes its empty values and indices before filling them).
 bool changesMetadataOnly(const char* name) {
-    static const char* const kMetadataOnly[] = {
-        "aten::unsqueeze_", "aten::squeeze_",  "aten::as_strided_", "aten::transpose_",
-        "aten::t_",         "aten::swapdims_", "aten::swapaxes_",   "aten::detach_"};
-    for (const char* op : kMetadataOnly)
-        if (std::strcmp(name, op) == 0) return true;
-    return false;
+    return isOneOf(name,
+                   {"aten::unsqueeze_", "aten::squeeze_", "aten::as_strided_", "aten::transpose_",
+                    "aten::t_", "aten::swapdims_", "aten::swapaxes_", "aten::detach_"});
 }
 
 // Views whose kernel, on a strided tensor, makes its result without calling any op but views
@@ -653,13 +651,11 @@ bool changesMetadataOnly(const char* name) {
 enum class LeafView { No, Always, UnlessConjugate, UnlessNegative };
 
 LeafView leafViewOf(const char* name) {
-    static const char* const kLeaves[] = {
-        "aten::as_strided", "aten::select",  "aten::slice",         "aten::narrow",
-        "aten::transpose",  "aten::t",       "aten::expand",        "aten::permute",
-        "aten::unsqueeze",  "aten::squeeze", "aten::view",          "aten::alias",
-        "aten::diagonal",   "aten::unfold",  "aten::_reshape_alias"};
-    for (const char* op : kLeaves)
-        if (std::strcmp(name, op) == 0) return LeafView::Always;
+    if (isOneOf(name, {"aten::as_strided", "aten::select", "aten::slice", "aten::narrow",
+                       "aten::transpose", "aten::t", "aten::expand", "aten::permute",
+                       "aten::unsqueeze", "aten::squeeze", "aten::view", "aten::alias",
+                       "aten::diagonal", "aten::unfold", "aten::_reshape_alias"}))
+        return LeafView::Always;
     if (std::strcmp(name, "aten::resolve_conj") == 0) return LeafView::UnlessConjugate;
     if (std::strcmp(name, "aten::resolve_neg") == 0) return LeafView::UnlessNegative;
     return LeafView::No;
