@@ -64,18 +64,19 @@ void OpTreeModel::setComparison(RunComparison* comparison) {
     if (comparison_) disconnect(comparison_, nullptr, this, nullptr);
     comparison_ = comparison;
     if (!comparison_) return;
-    // Every op's colour may change: one layout change, nothing moves.
-    connect(comparison_, &RunComparison::changed, this, [this] {
-        emit layoutAboutToBeChanged({}, QAbstractItemModel::NoLayoutChangeHint);
-        emit layoutChanged({}, QAbstractItemModel::NoLayoutChangeHint);
-    });
+    // Every op's colour may change.
+    connect(comparison_, &RunComparison::changed, this, &OpTreeModel::announceEveryOpChanged);
 }
 
 void OpTreeModel::setRound(int32_t round) {
     if (round == round_) return;
     round_ = round;
-    // Every op's statistics may change: one layout change, nothing moves (a sorted proxy sorts
-    // again).
+    announceEveryOpChanged();  // its statistics and verdict may change
+}
+
+void OpTreeModel::announceEveryOpChanged() {
+    // One layout change, nothing moves (a sorted proxy sorts again): cheaper than dataChanged
+    // for every op, run by run of siblings.
     emit layoutAboutToBeChanged({}, QAbstractItemModel::NoLayoutChangeHint);
     emit layoutChanged({}, QAbstractItemModel::NoLayoutChangeHint);
 }

@@ -93,6 +93,8 @@ private:
     void onReset();
     void onChanged(const analysis::IndexChange& change);
     void onSelectionChanged();
+    // Every op's data may have changed (a comparison, a round chosen): views ask again.
+    void announceEveryOpChanged();
     void flushDirty();
     void announceAll();
     // Ops of the index that views have not been told about yet (a delta just applied, until
