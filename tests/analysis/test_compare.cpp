@@ -1080,8 +1080,8 @@ TEST(Compare, WhatStandsInPlaceOfAProcessOrRoundFolderIsSaid) {
 }
 
 // A round folder whose name is no round (renamed "abc", or a number past 2^31-1), a
-// statistic.csv that cannot be read and a `data` that is a plain file are said: their rows were
-// dropped without a word ("rows: 0").
+// statistic.csv that cannot be read or is empty and a `data` that is a plain file are said: their
+// rows were dropped without a word ("rows: 0").
 TEST(Compare, RowsInAFolderThatIsNoRoundAndADataFileAreSaid) {
     TempDir dir;
     const std::string root = writeBlock(dir, "a", 1, 9, 3);
@@ -1117,6 +1117,15 @@ TEST(Compare, RowsInAFolderThatIsNoRoundAndADataFileAreSaid) {
                             ": cannot be read from byte 0: Input/output error; the rows "
                             "from there on are not read";
         }));
+
+    // So is an empty one (0 bytes: the runtime writes the header as it creates the file).
+    ASSERT_EQ(::unlink(files[0].c_str()), 0);
+    probe::test::writeFile(files[0], "");
+    const DumpIndex empty = indexPolledRepeatedly(root);
+    EXPECT_EQ(empty.problems().size(), 3u);
+    EXPECT_EQ(std::count(empty.problems().begin(), empty.problems().end(),
+                         files[0] + ": empty (0 bytes, not even the header); no rows"),
+              1);
 
     TempDir other;
     const std::string second = writeBlock(other, "b", 1, 9, 1);

@@ -671,6 +671,38 @@ TEST(StatisticValues, ReadAsFromCharsReadsThemBitForBit) {
     EXPECT_GT(checked, 40000);
 }
 
+// A number beyond a double's range is still a number: 1e999 (how a spreadsheet may save an
+// infinity) is read as infinity, not refused as "not a number"; below the range, as zero.
+TEST(StatisticValues, BeyondADoublesRangeAreInfinityOrZero) {
+    bool ok = false;
+    auto value = parseStatValue("1e999", &ok);
+    ASSERT_TRUE(ok);
+    ASSERT_TRUE(value);
+    EXPECT_TRUE(std::isinf(*value) && *value > 0);
+    value = parseStatValue("-1e999", &ok);
+    ASSERT_TRUE(ok);
+    ASSERT_TRUE(value);
+    EXPECT_TRUE(std::isinf(*value) && *value < 0);
+    value = parseStatValue("1e-999", &ok);
+    ASSERT_TRUE(ok);
+    ASSERT_TRUE(value);
+    EXPECT_EQ(*value, 0.0);
+    value = parseStatValue("1e999x", &ok);  // still not a number
+    EXPECT_FALSE(ok);
+    EXPECT_FALSE(value);
+
+    // And in a whole row: its Max is +inf, its Min -inf, as the NaN/Inf badges will say.
+    StatRowView row;
+    std::vector<std::string> scratch;
+    std::string error;
+    ASSERT_TRUE(parseStatRow("1_2,0,a,T,0_0,output,0,float,nd,2,1e999,-1e999,0.5,1e999,N/A", row,
+                             scratch, &error))
+        << error;
+    ASSERT_TRUE(row.max && row.min && row.norm);
+    EXPECT_TRUE(std::isinf(*row.max) && *row.max > 0);
+    EXPECT_TRUE(std::isinf(*row.min) && *row.min < 0);
+}
+
 // The Execution Count read without from_chars (plain digits, what the runtime writes) gives
 // from_chars' number, and every other text (a sign, 19 digits and more, past int64, not a number)
 // is still read or refused as from_chars reads or refuses it. A number outside 0..2^31-1 is

@@ -609,11 +609,22 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
                                  std::to_string(file.offset) + ": " + std::strerror(error) +
                                  "; the rows from there on are not read");
     };
+    // Whether anyone may still write the file: a line or a header still missing once nobody
+    // does is missing for good.
+    const bool writerDone =
+        (state_ && *state_ != format::DumpState::Running) || (!hasStatusFile_ && stable);
     if (file.offset == size) {
         // Empty, or a file whose size says nothing (procfs): one byte tells which (a link to
         // /proc/self/mem dropped its round without a word).
         char byte;
-        if (size == 0 && ::pread(fd, &byte, 1, 0) < 0) readFailed(errno);
+        if (size == 0 && ::pread(fd, &byte, 1, 0) < 0) {
+            readFailed(errno);
+        } else if (size == 0 && writerDone && !file.saidEmpty) {
+            // The runtime writes the header as it creates the file: an empty one was cut (a
+            // full disk, a copy interrupted), and its round would vanish without a word.
+            file.saidEmpty = true;
+            delta.problems.push_back(path + ": empty (0 bytes, not even the header); no rows");
+        }
         return 0;
     }
 
@@ -723,8 +734,6 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
     // Rows are written whole, line end included: a last line without one, once nobody writes
     // any more, is a row cut short (a crash, a full disk, a copy interrupted). It may even
     // parse (a cut path), so it is reported and skipped, never taken for a real row.
-    const bool writerDone =
-        (state_ && *state_ != format::DumpState::Running) || (!hasStatusFile_ && stable);
     if (file.offset < size && consumed < budget && writerDone) {
         if (!file.skippingLongRow) {
             ++file.lineNumber;

@@ -46,6 +46,7 @@ private:
         bool skippingLongRow = false;  // inside a line over the length limit
         bool refused = false;          // not a regular file (said once)
         bool readFailed = false;       // a read failed (said once, tried again at each poll)
+        bool saidEmpty = false;        // empty once nobody writes it (said once)
     };
     struct OpState {  // beside the shared bookkeeping, by op index
         uint32_t process = 0;

@@ -338,7 +338,12 @@ std::optional<double> parseStatValue(std::string_view text, bool* ok) {
     if (text == "inf") return HUGE_VAL;
     if (text == "-inf") return -HUGE_VAL;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    const bool whole = !text.empty() && ptr == text.data() + text.size();
+    // A number beyond a double's range (1e999, as a spreadsheet may save an infinity) is one:
+    // from_chars leaves it unread, strtod gives its infinity (or, below the range, 0).
+    if (whole && ec == std::errc::result_out_of_range)
+        return std::strtod(std::string(text).c_str(), nullptr);
+    if (!whole || ec != std::errc()) {
         if (ok) *ok = false;
         return std::nullopt;
     }
