@@ -22,6 +22,7 @@
 #include "probe/format/api_config.h"
 #include "probe/format/file_util.h"
 #include "probe/format/op_config.h"
+#include "probe/format/tensor_bin.h"
 #include "statistics_series.h"
 #include "synthetic_dump.h"
 #include "tensor_document.h"
@@ -711,6 +712,42 @@ TEST(TensorDocument, LoadsRendersAndPagesATensor) {
                                                          data::TensorDocument::Overlay::None, 100);
     EXPECT_EQ(small.blockSize, 3);
     EXPECT_EQ(QColor(small.image.pixel(0, 0)), QColor(230, 20, 20));
+}
+
+// A complex tensor's cells show both parts, as Python prints them ("3-4.5j"); a NaN or an Inf in
+// either part colours the cell (only the real parts were shown: an imaginary NaN was invisible).
+TEST(TensorDocument, ShowsBothPartsOfComplexValues) {
+    test::TempDir dir("ui-data");
+    const std::vector<float> parts = {3, 4, 3, -4.5f, -1, std::nanf(""), 0.25f, INFINITY};
+    format::BinHeader header;
+    header.dtypeCode = static_cast<int32_t>(format::DType::Complex64);
+    header.dims = {2, 2};
+    header.dataLength = parts.size() * sizeof(float);
+    std::string bytes = format::makeBinHeader(header);
+    bytes.append(reinterpret_cast<const char*>(parts.data()), header.dataLength);
+    const std::string path = dir.path() + "/complex.bin";
+    test::writeFile(path, bytes);
+
+    data::TensorDocument document;
+    QSignalSpy image(&document, &data::TensorDocument::imageReady);
+    data::TensorValuesModel valuesModel(&document);
+    Tester tester(&valuesModel, Tester::FailureReportingMode::Fatal);
+    document.open(QString::fromStdString(path));
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    ASSERT_TRUE(document.tensor()) << document.error().toStdString();
+    ASSERT_EQ(valuesModel.rowCount(), 2);
+    ASSERT_EQ(valuesModel.columnCount(), 2);
+    EXPECT_EQ(valuesModel.index(0, 0).data().toString(), "3+4j");
+    EXPECT_EQ(valuesModel.index(0, 1).data().toString(), "3-4.5j");
+    EXPECT_EQ(valuesModel.index(1, 0).data().toString(), "-1+nanj");
+    EXPECT_EQ(valuesModel.index(1, 1).data().toString(), "0.25+infj");
+    EXPECT_EQ(valuesModel.index(0, 1).data(Qt::ToolTipRole).toString(),
+              "element 1: real part 3, imaginary part -4.5");
+    EXPECT_FALSE(valuesModel.index(0, 0).data(Qt::BackgroundRole).isValid());
+    EXPECT_EQ(valuesModel.index(1, 0).data(Qt::BackgroundRole).value<QColor>(),
+              QColor(255, 190, 190));  // NaN's, though its real part is -1
+    EXPECT_EQ(valuesModel.index(1, 1).data(Qt::BackgroundRole).value<QColor>(),
+              QColor(190, 255, 190));  // Inf's
 }
 
 TEST(TensorDocument, FollowsDeduplicatedFilesAndReportsBrokenOnes) {

@@ -6,6 +6,8 @@
 
 #include <QColor>
 
+#include "analysis/tensor_view.h"
+#include "probe/format/dtype.h"
 #include "tensor_document.h"
 
 namespace probe::data {
@@ -68,26 +70,60 @@ int TensorValuesModel::columnCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : cols_;
 }
 
+namespace {
+
+QString realText(double v) {
+    if (std::isnan(v)) return QStringLiteral("nan");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(v, 'g', 7);
+}
+
+bool isComplex(const analysis::TensorData& tensor) {
+    return tensor.dtype && format::dtypeIsComplex(*tensor.dtype);
+}
+
+// An element's parts: {value, 0}, or a complex one's real and imaginary parts.
+std::pair<double, double> partsOf(const analysis::TensorData& tensor, uint64_t element) {
+    if (!isComplex(tensor)) return {tensor.at(element), 0.0};
+    double parts[2] = {0, 0};
+    tensor.decodeComponents(2 * element, 2, parts);
+    return {parts[0], parts[1]};
+}
+
+}  // namespace
+
+QString TensorValuesModel::elementText(const analysis::TensorData& tensor, uint64_t element) {
+    const auto [real, imaginary] = partsOf(tensor, element);
+    if (!isComplex(tensor)) return realText(real);
+    // As Python prints a complex number: 3+4j, 3-4.5j, nan+infj.
+    const bool minus = !std::isnan(imaginary) && std::signbit(imaginary);
+    return realText(real) + (minus ? QLatin1Char('-') : QLatin1Char('+')) +
+           realText(std::abs(imaginary)) + QLatin1Char('j');
+}
+
 QVariant TensorValuesModel::data(const QModelIndex& index, int role) const {
     const int64_t element = elementAt(index);
     if (element < 0) return {};
     const auto tensor = document_->tensor();
-    const double v = tensor->at(static_cast<uint64_t>(element));
+    const auto [real, imaginary] = partsOf(*tensor, static_cast<uint64_t>(element));
     switch (role) {
         case Qt::DisplayRole:
-            if (std::isnan(v)) return QStringLiteral("nan");
-            if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-            return QString::number(v, 'g', 7);
+            return elementText(*tensor, static_cast<uint64_t>(element));
         case Qt::TextAlignmentRole:
             return static_cast<int>(Qt::AlignRight | Qt::AlignVCenter);
         case Qt::BackgroundRole:
-            if (std::isnan(v)) return QColor(255, 190, 190);
-            if (std::isinf(v)) return QColor(190, 255, 190);
-            if (v < 0 && document_->overlay() == TensorDocument::Overlay::NanInfNegative)
+            if (std::isnan(real) || std::isnan(imaginary)) return QColor(255, 190, 190);
+            if (std::isinf(real) || std::isinf(imaginary)) return QColor(190, 255, 190);
+            // A complex element by its real part, as the heatmap shows it.
+            if (real < 0 && document_->overlay() == TensorDocument::Overlay::NanInfNegative)
                 return QColor(200, 210, 255);
             return {};
         case Qt::ToolTipRole:
-            return QStringLiteral("element %1").arg(element);
+            if (isComplex(*tensor))
+                return tr("element %1: real part %2, imaginary part %3")
+                    .arg(element)
+                    .arg(realText(real), realText(imaginary));
+            return tr("element %1").arg(element);
         default:
             return {};
     }

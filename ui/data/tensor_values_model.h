@@ -6,6 +6,10 @@
 
 #include <QAbstractTableModel>
 
+namespace probe::analysis {
+struct TensorData;
+}
+
 namespace probe::data {
 
 class TensorDocument;
@@ -23,6 +27,8 @@ public:
     int64_t firstRow() const { return int64_t(page_) * kPageRows; }
     // Flat element index of a cell, or -1.
     int64_t elementAt(const QModelIndex& index) const;
+    // An element as a cell shows it: "0.5", "nan", or a complex one's "3-4.5j".
+    static QString elementText(const analysis::TensorData& tensor, uint64_t element);
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;

@@ -343,6 +343,10 @@ void TensorPreview::updateFacts() {
     } else if (tensor->hasValues()) {
         text += tr("<br>No statistics for this dtype.");
     }
+    if (tensor->hasValues() && tensor->dtype && format::dtypeIsComplex(*tensor->dtype))
+        text +=
+            tr("<br>Complex: the heatmap and the histogram show the real parts; the values "
+               "table shows both parts.");
     facts_->setText(text);
 }
 
@@ -421,7 +425,7 @@ void TensorPreview::hoverHeatmap(const QPoint& pos) {
                                  .arg(row)
                                  .arg(col)
                                  .arg(element)
-                                 .arg(number(tensor->at(element))));
+                                 .arg(data::TensorValuesModel::elementText(*tensor, element)));
 }
 
 void TensorPreview::updateHistogram() {
