@@ -16,11 +16,28 @@ ControlClient::ControlClient(QObject* parent) : QObject(parent) {
     connect(&socket_, &QLocalSocket::errorOccurred, this,
             [this](QLocalSocket::LocalSocketError error) {
                 if (error == QLocalSocket::PeerClosedError) return;  // reported as disconnected()
-                emit failed(socket_.errorString());
+                emit failed(describe(error));
             });
 }
 
+QString ControlClient::describe(QLocalSocket::LocalSocketError error) const {
+    // Qt's own texts name its function ("QLocalSocket::connectToServer: Invalid name" for a
+    // socket file that is not there), not what happened to the probe.
+    switch (error) {
+        case QLocalSocket::ServerNotFoundError:
+            return tr("its socket %1 is gone").arg(socketPath_);
+        case QLocalSocket::ConnectionRefusedError:
+            return tr("its socket %1 refused the connection (the probe may be stopping)")
+                .arg(socketPath_);
+        case QLocalSocket::SocketAccessError:
+            return tr("no permission to use its socket %1").arg(socketPath_);
+        default:
+            return socket_.errorString();
+    }
+}
+
 void ControlClient::connectToProbe(const QString& socketPath) {
+    socketPath_ = socketPath;
     buffer_.clear();
     skippingLongLine_ = false;
     hello_.reset();

@@ -48,8 +48,10 @@ private:
     void readLines();
     void dispatch(format::control::ProbeMessage& message);
     void send(const format::control::ClientMessage& message);
+    QString describe(QLocalSocket::LocalSocketError error) const;
 
     QLocalSocket socket_;
+    QString socketPath_;
     QByteArray buffer_;
     bool skippingLongLine_ = false;  // dropping the rest of a line over the limit
     std::optional<format::control::Hello> hello_;

@@ -30,14 +30,16 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
     connectControl(&attachClient_);
     connect(&attachClient_, &ControlClient::failed, this, [this](const QString& reason) {
         if (origin_ != Origin::Attached || hasEnded()) return;
-        const bool greeted = attachClient_.helloMessage().has_value();
-        setState(SessionState::Detached, greeted
-                                             ? tr("the connection to the probe (pid %1) failed: %2")
-                                                   .arg(attachedProbe_.pid)
-                                                   .arg(reason)
-                                             : tr("could not attach to the probe of pid %1: %2")
-                                                   .arg(attachedProbe_.pid)
-                                                   .arg(reason));
+        const qint64 pid = attachedProbe_.pid;
+        if (attachClient_.helloMessage())
+            setState(SessionState::Detached,
+                     tr("the connection to the probe (pid %1) failed: %2").arg(pid).arg(reason));
+        else if (!attachedProgramRuns())  // gone between the listing and the click
+            setState(SessionState::Detached,
+                     tr("could not attach to the probe of pid %1: the program has ended").arg(pid));
+        else
+            setState(SessionState::Detached,
+                     tr("could not attach to the probe of pid %1: %2").arg(pid).arg(reason));
     });
     connect(&attachClient_, &ControlClient::disconnected, this, [this] {
         if (origin_ != Origin::Attached || hasEnded()) return;
