@@ -147,7 +147,9 @@ void TensorPairDocument::open(const analysis::DumpIndex& reference, uint32_t ref
                     return std::nullopt;
             }
             if (tensor && !tensor->hasValues()) {
-                result->error = path + ": no values to compare (an unknown or complex dtype)";
+                result->error =
+                    path +
+                    ": no values to compare (a dtype this version does not know, or no elements)";
                 return std::nullopt;
             }
             return tensor;
