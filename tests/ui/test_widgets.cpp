@@ -9,8 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -27,6 +30,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QTimer>
 #include <QTreeView>
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
@@ -393,6 +397,27 @@ TEST_F(MainWindowTest, TensorPreviewRendersTheHeatmapAndExports) {
     EXPECT_EQ(preview->row(), other);
     EXPECT_TRUE(preview->document()->path().endsWith("1/0_layers.0/after/outtensor0.bin"))
         << preview->document()->path().toStdString();
+
+    // Open tensor… offers .pt files too (the msprobe layout's; it offered *.bin only), from the
+    // shown tensor's folder.
+    QPushButton* open = nullptr;
+    for (auto* button : preview->findChildren<QPushButton*>())
+        if (button->text() == "Open tensor…") open = button;
+    ASSERT_NE(open, nullptr);
+    QStringList filters;
+    QString folder;
+    QTimer::singleShot(0, [&] {
+        ASSERT_TRUE(waitFor([] { return QApplication::activeModalWidget() != nullptr; }));
+        auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+        ASSERT_NE(dialog, nullptr);
+        filters = dialog->nameFilters();
+        folder = dialog->directory().absolutePath();
+        dialog->reject();
+    });
+    open->click();
+    ASSERT_FALSE(filters.isEmpty());
+    EXPECT_EQ(filters[0], "Tensor files (*.bin *.pt)");
+    EXPECT_EQ(folder, QFileInfo(preview->document()->path()).absolutePath());
 }
 
 TEST_F(MainWindowTest, StatisticsOnlyRowsExplainWhyThereIsNoTensor) {

@@ -582,9 +582,7 @@ bool MainWindow::openDumpAsked(const QString& dir) {
 }
 
 void MainWindow::chooseTensorFile() {
-    const QString path =
-        QFileDialog::getOpenFileName(this, tr("Open a tensor file"), context_->store()->root(),
-                                     tr("Tensor files (*.bin);;All files (*)"));
+    const QString path = TensorPreview::chooseTensorFile(this, context_->store()->root());
     if (path.isEmpty()) return;
     previewTensorFile(path);
 }

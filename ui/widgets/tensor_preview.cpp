@@ -67,10 +67,12 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent)
     note_->setStyleSheet(QStringLiteral("color:#8a5a00"));
     note_->setVisible(false);
 
-    auto* openButton = new QPushButton(tr("Open .bin…"), this);
+    auto* openButton = new QPushButton(tr("Open tensor…"), this);
+    openButton->setToolTip(tr("Preview a .bin (op-level dumps) or .pt (msprobe dumps) file"));
     connect(openButton, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open a tensor file"), QString(), tr("Tensor files (*.bin);;All files (*)"));
+        const QString shown = document_->path();
+        const QString path = chooseTensorFile(
+            this, shown.isEmpty() ? store_->root() : QFileInfo(shown).absolutePath());
         if (!path.isEmpty()) openFile(path);
     });
     exportNpy_ = new QPushButton(tr("Export .npy…"), this);
@@ -228,6 +230,12 @@ void TensorPreview::openRow(uint32_t row) {
     document_->open(QString::fromStdString(path), [index, row](const QString& alias) {
         return QString::fromStdString(index->resolveTensorAlias(row, alias.toStdString()));
     });
+}
+
+QString TensorPreview::chooseTensorFile(QWidget* parent, const QString& folder) {
+    // .pt too: the msprobe layout's tensors (loadTensorFile reads both).
+    return QFileDialog::getOpenFileName(parent, tr("Open a tensor file"), folder,
+                                        tr("Tensor files (*.bin *.pt);;All files (*)"));
 }
 
 void TensorPreview::openFile(const QString& path) {

@@ -41,6 +41,8 @@ public:
     void openRow(uint32_t row);
     // Any .bin or .pt file.
     void openFile(const QString& path);
+    // Asks for a tensor file (.bin or .pt), starting in `folder`; "" when none was chosen.
+    static QString chooseTensorFile(QWidget* parent, const QString& folder);
     void showPage(Page page);
     // The statistic row whose tensor is shown (kNone for a file opened by itself).
     uint32_t row() const { return row_; }
