@@ -17,6 +17,8 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
@@ -30,6 +32,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QTreeView>
 #include <gtest/gtest.h>
@@ -418,6 +421,30 @@ TEST_F(MainWindowTest, TensorPreviewRendersTheHeatmapAndExports) {
     ASSERT_FALSE(filters.isEmpty());
     EXPECT_EQ(filters[0], "Tensor files (*.bin *.pt)");
     EXPECT_EQ(folder, QFileInfo(preview->document()->path()).absolutePath());
+}
+
+// Help › Documentation shows the README installed beside the application, rendered (no
+// Markdown marks), and its links to docs/ open those pages in the same window.
+TEST_F(MainWindowTest, HelpShowsTheDocumentationAndFollowsItsLinks) {
+    QAction* documentation = nullptr;
+    for (QAction* menu : window_.menuBar()->actions())
+        if (menu->text() == "&Help")
+            for (QAction* action : menu->menu()->actions())
+                if (action->text() == "&Documentation") documentation = action;
+    ASSERT_NE(documentation, nullptr);
+    documentation->trigger();
+    QTextBrowser* browser = window_.documentationBrowser();
+    ASSERT_NE(browser, nullptr);
+    EXPECT_TRUE(browser->window()->isVisible());
+    const QString readme = browser->toPlainText();
+    EXPECT_TRUE(readme.startsWith("Probe Studio\n")) << readme.left(200).toStdString();
+    EXPECT_FALSE(readme.contains("\n## ")) << "Markdown shown as text";
+    EXPECT_TRUE(readme.contains("probe compare"));
+    browser->setSource(QUrl("docs/compare.md"));  // as a click on the README's link does
+    EXPECT_TRUE(browser->toPlainText().startsWith("Comparing two runs: probe compare"))
+        << browser->toPlainText().left(200).toStdString();
+    browser->backward();
+    EXPECT_TRUE(browser->toPlainText().startsWith("Probe Studio\n"));
 }
 
 TEST_F(MainWindowTest, StatisticsOnlyRowsExplainWhyThereIsNoTensor) {

@@ -6,10 +6,12 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDialog>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -24,8 +26,11 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
+#include <QUrl>
+#include <QVBoxLayout>
 
 #include "attach_dialog.h"
 #include "compare_panel.h"
@@ -125,6 +130,18 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto* view = menuBar()->addMenu(tr("&View"));
+    auto* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Documentation"), QKeySequence::HelpContents, this,
+                    &MainWindow::showDocumentation);
+    help->addAction(tr("&About Probe Studio"), this, [this] {
+        QMessageBox::about(
+            this, tr("About Probe Studio"),
+            tr("<b>Probe Studio %1</b><p>Finds where a neural network's numbers go wrong: dumps "
+               "every op's statistics and tensors in msprobe's formats, follows a model live and "
+               "compares two runs.</p><p>Licence: GPL-3.0-or-later. Built with Qt %2, QCustomPlot "
+               "and nlohmann/json.</p>")
+                .arg(QCoreApplication::applicationVersion(), QString::fromLatin1(qVersion())));
+    });
     // Asked for from the start page or the launch form too: the workspace is shown with it
     // (they did nothing there).
     view->addAction(tr("&Tensors of the op"), QKeySequence(Qt::CTRL | Qt::Key_1), this,
@@ -579,6 +596,47 @@ bool MainWindow::openDumpAsked(const QString& dir) {
         return false;
     }
     return mayReplaceSession() && context_->openDump(dir);
+}
+
+bool MainWindow::showDocumentation() {
+    const QString readme =
+        QDir(context_->dataDirectory()).absoluteFilePath(QStringLiteral("doc/README.md"));
+    if (!QFileInfo(readme).isFile()) {
+        QMessageBox::warning(this, tr("Documentation"),
+                             tr("The documentation is not installed beside this Probe Studio (%1 "
+                                "is missing).")
+                                 .arg(readme));
+        return false;
+    }
+    if (!documentation_) {
+        // A window of its own, beside the main one: read while using the app.
+        auto* window = new QDialog(this, Qt::Window);
+        window->setWindowTitle(tr("Probe Studio documentation"));
+        documentation_ = new QTextBrowser(window);
+        documentation_->setOpenExternalLinks(true);  // web links go to the browser
+        auto* back = new QPushButton(tr("Back"), window);
+        auto* home = new QPushButton(tr("Contents"), window);
+        back->setEnabled(false);
+        connect(back, &QPushButton::clicked, documentation_, &QTextBrowser::backward);
+        connect(home, &QPushButton::clicked, documentation_, &QTextBrowser::home);
+        connect(documentation_, &QTextBrowser::backwardAvailable, back, &QWidget::setEnabled);
+        auto* buttons = new QHBoxLayout;
+        buttons->addWidget(back);
+        buttons->addWidget(home);
+        buttons->addStretch(1);
+        auto* layout = new QVBoxLayout(window);
+        layout->addLayout(buttons);
+        layout->addWidget(documentation_, 1);
+        window->resize(900, 800);
+        // The README and docs/*.md are Markdown; their relative links and pictures resolve
+        // against the file shown.
+        documentation_->setSource(QUrl::fromLocalFile(readme), QTextDocument::MarkdownResource);
+    }
+    auto* window = documentation_->window();
+    window->show();
+    window->raise();
+    window->activateWindow();
+    return true;
 }
 
 void MainWindow::chooseTensorFile() {

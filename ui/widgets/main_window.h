@@ -25,6 +25,7 @@ class QPushButton;
 class QSpinBox;
 class QStackedWidget;
 class QTabWidget;
+class QTextBrowser;
 class QToolBar;
 
 namespace probe::context {
@@ -113,6 +114,10 @@ public:
     QString overflowText() const;
     // The Problems pane's text.
     QString problemsText() const;
+    // Help › Documentation: the README and docs/ installed beside the application, in a window
+    // of their own (made on first use). False, with a message box, when they are not there.
+    bool showDocumentation();
+    QTextBrowser* documentationBrowser() const { return documentation_; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -167,6 +172,7 @@ private:
     QWidget* workspace_;
     OpTreePanel* tree_;
     QTabWidget* tabs_;
+    QTextBrowser* documentation_ = nullptr;  // Help › Documentation, once shown
     int viewsShown_ = 0;  // showView() calls: a view shown later yields to one asked for since
     OpTensorsPanel* tensors_;
     StatisticsPlot* plot_;
