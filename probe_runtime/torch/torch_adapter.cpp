@@ -1014,6 +1014,11 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
                       startsWith(name, "autograd::engine::evaluate_function")))
             return nullptr;
         const bool backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
+        // Anything but an aten op (a collective, a custom op, a scope of the program's own such
+        // as DDP's copy_bucket_to_grad) may write memory behind the version counter: gloo's
+        // allreduce writes a bucket seen before, and the copy out of it was given the bucket's
+        // statistics from before the reduction. Nothing known of any memory is kept past it.
+        if (!aten && !backward) tls.statsCache.clear();
         int layer = -1;
         if (backward) {
             // A backward node: under the backward op of the layer its forward op ran in.

@@ -90,10 +90,13 @@ class OpLevelRanks(RankJobs):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        config = write_config(cls.dir, task="all", save_child=True, filter_level=1)
         cls.roots = {}
-        for name, extra in (("clean", []), ("skewed", SKEW)):
+        # "statistics": the unchanged job with statistics alone, where a statistic known of some
+        # memory may be reused (a reduced gradient was given its bucket's from before gloo's
+        # allreduce wrote it).
+        for name, extra, task in (("clean", [], "all"), ("skewed", SKEW, "all"), ("statistics", [], "statistics")):
             out = os.path.join(cls.dir, name)
+            config = write_config(cls.dir, task=task, save_child=True, filter_level=1)
             run([PROBE, "run", "--quiet", "--output", out, "--config", config, "--"] +
                 launcher(os.path.join(cls.dir, name + "-logs")) + [JOB] + extra)
             cls.roots[name] = os.path.join(out, "atb_dump_data")
@@ -175,6 +178,21 @@ class OpLevelRanks(RankJobs):
         text = probe("compare", self.roots["clean"], "--rank", "0", "--rank", "1").stdout
         self.assertIn("replicas: all 16 parameter tensors agree, all 16 reduced gradients agree\n", text)
         self.assertIn("no tensor diverges", text)
+
+    def test_reduced_gradients_statistics_are_of_the_reduced_data(self):
+        """DDP's copy out of its bucket is given the statistics of what it copies, after the
+        allreduce: its input's equal its output's, and the replicas' agree."""
+        copies = {}
+        for row in read_rows(self.roots["statistics"]):
+            if row["Op Name"].endswith("ddp.reducer::copy_bucket_to_grad/copy_") and row["Index"] in ("1_src", "0"):
+                key = (row["Device and PID"], row["Execution Count"], row["Op Id"])
+                copies.setdefault(key, {})[row["Input/Output"]] = [row[s] for s in ("Max", "Min", "Mean", "Norm")]
+        self.assertEqual(len(copies), 16)  # four parameters, two steps, two ranks
+        for key, sides in copies.items():
+            self.assertEqual(sides["input"], sides["output"], key)
+        code, report = compare_json(self.roots["statistics"], "--rank", "0", "--rank", "1")
+        self.assertEqual(code, 0, report)
+        self.assertEqual(report["summary"]["reducedGradients"], {"compared": 16, "diverging": 0})
 
     def test_planted_differences_are_born_where_they_are_used(self):
         folders = self.rank_folders("skewed")
@@ -322,6 +340,21 @@ class MsprobeRanks(RankJobs):
             self.assertEqual(report["summary"]["replicaParameters"]["diverging"], 0)
             # fc1 and fc2's weight and bias, in each step compared
             self.assertEqual(report["summary"]["replicaParameters"]["compared"], 8 if len(args) == 5 else 4)
+
+    def test_reduced_gradients_statistics_are_of_the_reduced_data(self):
+        """DDP's copy out of its bucket is given the statistics of what it copies, after the
+        allreduce: its input's equal its output's, and the replicas' agree."""
+        copies = {}
+        for row in read_rows(self.roots["statistics"]):
+            if row["Op Name"].endswith("ddp.reducer::copy_bucket_to_grad/copy_") and row["Index"] in ("1_src", "0"):
+                key = (row["Device and PID"], row["Execution Count"], row["Op Id"])
+                copies.setdefault(key, {})[row["Input/Output"]] = [row[s] for s in ("Max", "Min", "Mean", "Norm")]
+        self.assertEqual(len(copies), 16)  # four parameters, two steps, two ranks
+        for key, sides in copies.items():
+            self.assertEqual(sides["input"], sides["output"], key)
+        code, report = compare_json(self.roots["statistics"], "--rank", "0", "--rank", "1")
+        self.assertEqual(code, 0, report)
+        self.assertEqual(report["summary"]["reducedGradients"], {"compared": 16, "diverging": 0})
 
     def test_planted_differences_are_born_where_they_are_used(self):
         code, report = compare_json(self.dumps["skewed"], "--rank", "0", "--rank", "1")
