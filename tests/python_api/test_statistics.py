@@ -349,5 +349,63 @@ class NonTensorValues(support.TempDirTestCase):
         self.assertEqual(len(data["Torch.cat.0.forward"]["input_args"][0]), 2)
 
 
+
+class ModuleKeywordArguments(support.TempDirTestCase):
+    """A tensor given to a module by keyword (blk(x, bias=b)) is one of its inputs: recorded in
+    input_kwargs (torch 1.x gives module hooks no keyword arguments: it was always {}), and an
+    overflow brought in by it is not said to be born in the module."""
+
+    SCRIPT = """
+        import json, os
+        import torch
+        from probe_studio.pytorch import PrecisionDebugger
+        torch.manual_seed(0)
+        class Blk(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(4, 4)
+            def forward(self, x, bias=None, scale=1.0):
+                return self.fc(x) * scale + bias
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blk = Blk()
+            def forward(self, x):
+                bias = torch.log(x - float(os.environ["SHIFT"]))  # NaN for a shift above 1
+                return self.blk(x, bias=bias, scale=3.0), bias
+        model, x = M(), torch.rand(2, 4) + 0.5
+        debugger = PrecisionDebugger(config_path="./config.json")
+        debugger.start(model=model)
+        with torch.no_grad():
+            y, bias = model(x)
+        debugger.stop()
+        debugger.step()
+        print(json.dumps({"max": bias.max().item(), "min": bias.min().item()}))
+        """
+
+    def test_keyword_tensors_are_inputs(self):
+        self.write_config({"task": "statistics", "dump_path": "./dump", "level": "L0"})
+        proc = self.run_python(self.SCRIPT, env={"SHIFT": "0"})
+        want = json.loads(proc.stdout.strip().splitlines()[-1])
+        entry = support.load_dump(self.only_dump("dump"))["data"]["Module.blk.Blk.forward.0"]
+        self.assertEqual(sorted(entry["input_kwargs"]), ["bias", "scale"])
+        self.assertEqual(entry["input_kwargs"]["scale"], {"type": "float", "value": 3.0})
+        bias = entry["input_kwargs"]["bias"]
+        self.assertEqual(bias["shape"], [2, 4])
+        self.assertAlmostEqual(bias["Max"], want["max"], places=6)
+        self.assertAlmostEqual(bias["Min"], want["min"], places=6)
+        self.assertEqual(len(entry["input_args"]), 1)  # x, positional
+
+    def test_an_overflow_given_by_keyword_is_not_born_in_the_module(self):
+        self.write_config({"task": "overflow_check", "dump_path": "./overflow", "level": "L0"})
+        self.run_python(self.SCRIPT, env={"SHIFT": "10"})  # the bias is all NaN
+        births = []
+        for root, _, files in os.walk(os.path.join(self.tmp, "overflow")):
+            if "dump.json" in files:
+                births += list(support.load(os.path.join(root, "dump.json"))["data"])
+        # Blk was given the NaN: it turned no finite input into it (it was its only entry).
+        self.assertNotIn("Module.blk.Blk.forward.0", births)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -36,10 +36,11 @@ def _autograd_place(t):
 
 class _ModuleCall:
     __slots__ = ("module", "prefix", "name", "parent", "depth", "serial", "inputs", "expands", "held",
-                 "child_born")
+                 "child_born", "kwargs")
 
-    def __init__(self, module, prefix, name, parent, depth, serial, inputs, expands):
+    def __init__(self, module, prefix, name, parent, depth, serial, inputs, expands, kwargs):
         self.module = module
+        self.kwargs = kwargs      # the keyword arguments it was called with ({} when none)
         self.prefix = prefix
         self.name = name
         self.parent = parent
@@ -105,6 +106,7 @@ class ModuleHooks:
         self._prefixes = {}       # id(submodule) -> (weakref, "Module.<path>.<Class>.")
         self._global_handles = []
         self._dump_handles = []
+        self._call_wrapper = None    # Module.__call__ as wrapped to hand over keyword arguments
         self._param_hooks = {}
         self._grad_summaries = None  # parameter gradients of the running backward pass
         self.root_depth = 0
@@ -119,6 +121,7 @@ class ModuleHooks:
 
     def remove(self):
         """Every hook removed (after the last step of the config's list)."""
+        self._unwrap_call()
         for handle in self._global_handles + self._dump_handles:
             try:
                 handle.remove()
@@ -173,6 +176,46 @@ class ModuleHooks:
             from torch.nn.modules import module as module_module
             self._global_handles = [module_module.register_module_forward_pre_hook(self._global_pre_hook),
                                     module_module.register_module_forward_hook(self._global_post_hook)]
+            self._wrap_call()
+
+    def _wrap_call(self):
+        """torch 1.x gives module hooks no keyword arguments, yet a tensor passed as bias=... is
+        an input like any other: recorded as the entry's input_kwargs and watched for overflows
+        (a NaN brought in that way was said to be born in the module, "every input finite").
+        Module.__call__ hands a call's keyword arguments to its pre-hook, on this thread; a call
+        without any costs one more Python frame."""
+        if self._call_wrapper is not None:
+            return
+        tls = self.service.tls
+        previous = torch.nn.Module.__call__
+
+        def __call__(module, *args, **kwargs):
+            if not kwargs:
+                return previous(module, *args)
+            calls = tls.keyword_calls
+            calls.append((module, kwargs))
+            try:
+                return previous(module, *args, **kwargs)
+            finally:
+                calls.pop()
+
+        __call__.probe_previous = previous
+        self._call_wrapper = __call__
+        torch.nn.Module.__call__ = __call__
+
+    def _unwrap_call(self):
+        wrapper = self._call_wrapper
+        if wrapper is None:
+            return
+        self._call_wrapper = None
+        if torch.nn.Module.__call__ is wrapper:
+            torch.nn.Module.__call__ = wrapper.probe_previous
+        # Else wrapped again since, by someone else: ours stays under theirs, passing calls on.
+
+    def _keyword_arguments(self, module):
+        """The keyword arguments `module` is being called with on this thread ({} when none)."""
+        calls = self.service.tls.keyword_calls
+        return calls[-1][1] if calls and calls[-1][0] is module else {}
 
     def set_token_range(self, token_range):
         if (not isinstance(token_range, (list, tuple)) or len(token_range) != 2 or
@@ -264,9 +307,10 @@ class ModuleHooks:
             expands = bool(service.mix and service.list and any(s in name for s in service.list))
             if expands:
                 tls.expand += 1
-            call = _ModuleCall(module, prefix, name, parent, len(stack), service.step_serial, inputs, expands)
+            call = _ModuleCall(module, prefix, name, parent, len(stack), service.step_serial, inputs, expands,
+                               self._keyword_arguments(module))
             if service.overflow is not None:
-                call.held = self._watch_inputs(module, args)
+                call.held = self._watch_inputs(module, args, call.kwargs)
             tls.module_calls.append(call)
             stack.append(name)
         except Exception as exc:
@@ -303,16 +347,18 @@ class ModuleHooks:
             service.record_error("module forward hook", exc)
         return None
 
-    def _watch_inputs(self, module, args):
-        """overflow_check: what a module call is given, when it is finite (parameters included)
-        and the module may be where an overflow is born; a copy for a module that works in place."""
+    def _watch_inputs(self, module, args, kwargs):
+        """overflow_check: what a module call is given (args, kwargs), when it is finite
+        (parameters included) and the module may be where an overflow is born; a copy for a
+        module that works in place."""
         overflow = self.service.overflow
         if overflow.ignored(module.__class__.__name__):
             return None
         params = [p for p in module._parameters.values() if p is not None]
-        if overflow.overflowed(args, params):
+        if overflow.overflowed(args, kwargs, params):
             return None
-        return held_copy(args) if getattr(module, "inplace", False) is True else args
+        given = (args, kwargs)
+        return held_copy(given) if getattr(module, "inplace", False) is True else given
 
     def _forward_watch(self, call, module, output):
         """overflow_check: the call is dumped when its finite inputs gave an overflowed output
@@ -322,10 +368,10 @@ class ModuleHooks:
         if call.held is not None and not call.child_born and (service.selected(name) or call.expands):
             reason = service.overflow.overflowed(output)
             if reason:
-                args = call.held
+                args, kwargs = call.held
                 batch = service.recorder.batch(name, eager=True)
                 entry = {"input_args": batch.args(args if isinstance(args, tuple) else (args,), "input"),
-                         "input_kwargs": {}, "output": batch.output(output)}
+                         "input_kwargs": batch.kwargs(kwargs), "output": batch.output(output)}
                 params = {pname: batch.tensor(p, "parameters." + pname)
                           for pname, p in module._parameters.items() if p is not None}
                 if params:
@@ -351,7 +397,7 @@ class ModuleHooks:
                 entry = {}
                 if service.fwd_in:
                     entry["input_args"] = batch.args(args if isinstance(args, tuple) else (args,), "input")
-                    entry["input_kwargs"] = {}  # torch < 2 gives module hooks no kwargs
+                    entry["input_kwargs"] = batch.kwargs(call.kwargs)
                 if service.fwd_out:
                     entry["output"] = batch.output(output)
                 params = {}
@@ -373,6 +419,7 @@ class ModuleHooks:
 
     def module_dump(self, module, dump_name):
         prefix = safe_text("Module.%s.%s." % (dump_name, module.__class__.__name__))
+        self._wrap_call()
         self._dump_handles.append(module.register_forward_pre_hook(
             functools.partial(self._dumped_module_pre_hook, prefix)))
         self._dump_handles.append(module.register_forward_hook(

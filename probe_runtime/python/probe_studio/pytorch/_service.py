@@ -69,6 +69,7 @@ class _ThreadState(threading.local):
         self.expand = 0          # mix: modules selected by `list` that are running
         self.suppress = 0        # module_dump: inside a module dumped as a whole
         self.dumped_calls = []   # module_dump: modules whose call raised `suppress`
+        self.keyword_calls = []  # (module, kwargs) of the module calls given keyword arguments
 
 
 class Service:
