@@ -1,5 +1,6 @@
 // probe overflow DIR: the op where each Inf/NaN (or out-of-range value) is born, per process.
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -37,8 +38,9 @@ const char* kOverflowUsage =
     "  --output DIR    also write DIR/anomaly_analyze_<ns>.json (msprobe overflow_check's file)\n"
     "  --json          print that JSON on standard output instead of the report\n"
     "\n"
-    "Exit code: 0 no overflow, 1 an overflow was found, 64 usage, 66 no dump in DIR,\n"
-    "73 the result file cannot be written.\n";
+    "Exit code: 0 no overflow, 1 an overflow was found (born in a dumped op, or already in the\n"
+    "inputs of the first op dumped), 64 usage, 66 no dump in DIR, 73 the result file cannot be\n"
+    "written.\n";
 
 }  // namespace
 
@@ -81,7 +83,11 @@ int runOverflowCommand(const Args& args) {
         return kExitConfigUnreadable;
     }
     const auto report = analysis::findOverflowBirths(*index, options);
-    const bool found = !report.births.empty();
+    // Overflowed values that no dumped op made came in with the first op dumped: an overflow
+    // was found all the same, only not where it was born.
+    const bool found = !report.births.empty() ||
+                       std::any_of(report.unexplained.begin(), report.unexplained.end(),
+                                   [](const std::string& said) { return !said.empty(); });
     if (json)
         std::fputs((analysis::anomalyAnalyzeJson(*index, report) + "\n").c_str(), stdout);
     else

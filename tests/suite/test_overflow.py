@@ -81,6 +81,40 @@ class OverflowInOpLevelDump(ProbeTestCase):
         self.assertEqual(probe("overflow").returncode, 64)
         self.assertEqual(probe("overflow", self.out, "--range", "int8").returncode, 64)
 
+    def test_a_number_beyond_float16_is_a_constant_and_values_in_from_outside_exit_1(self):
+        # h * 5e5: aten::mul is given 5e5 as a 0-d double (and makes a 0-d float of it inside):
+        # a constant, not an input already beyond float16. The mul is where the risk is born.
+        script = self.path("scaled.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "class Scaled(torch.nn.Module):\n"
+                    "    def forward(self, h):\n"
+                    "        return h * 5e5\n"
+                    "class M(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__()\n"
+                    "        self.scaled = Scaled()\n"
+                    "    def forward(self, x):\n"
+                    "        return self.scaled(x)\n"
+                    "M()(torch.tensor([[0.5, -0.25], [2.0, float(__import__('sys').argv[1])]]))\n")
+        config = write_config(self.dir, task="statistics", save_child=True)
+        run_probe(["--quiet", "--output", self.path("scaled"), "--config", config, "--", PYTHON, script, "1"])
+        rows = read_rows(os.path.join(self.path("scaled"), "atb_dump_data"))
+        number = [r for r in rows if r["Op Name"] == "scaled/mul" and r["Index"] == "1_other"]
+        self.assertEqual([(r["Dtype"], r["Shape"], r["Max"]) for r in number], [("double", "", "500000.000000")])
+        ranged = probe("overflow", self.path("scaled"), "--range", "float16")
+        self.assertEqual(ranged.returncode, 1, ranged.stdout)
+        born = [l for l in ranged.stdout.splitlines() if ": born in " in l]
+        self.assertEqual(len(born), 1, ranged.stdout)
+        self.assertIn("born in round 0, op scaled/mul (", born[0])
+        self.assertIn("max=1e+06 min=-125000 beyond float16's 65504, every input finite", ranged.stdout)
+
+        # The model's input holds an Inf: no dumped op makes it, yet an overflow was found (exit 1).
+        run_probe(["--quiet", "--output", self.path("given"), "--config", config, "--", PYTHON, script, "inf"])
+        given = probe("overflow", self.path("given"))
+        self.assertEqual(given.returncode, 1, given.stdout)
+        self.assertIn("but no dumped op turns finite inputs into them", given.stdout)
+
 
 class OverflowInMsprobeDump(ProbeTestCase):
     def test_the_overflow_is_born_in_tensor_mul_of_step_2_with_its_stack(self):

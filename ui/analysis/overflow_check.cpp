@@ -62,7 +62,10 @@ public:
     Checker(const DumpIndex& index, const OverflowOptions& options)
         : index_(index), options_(options) {}
 
-    TensorVerdict verdict(uint32_t rowIndex) {
+    // `constant`: a value the program gave as a number (isWrappedNumber), or that number made a
+    // tensor of the op's dtype (the 0-d float that mul's to/copy_ makes of 5e5): not checked
+    // against the range limit, only for Inf and NaN.
+    TensorVerdict verdict(uint32_t rowIndex, bool constant = false) {
         TensorVerdict v;
         v.row = rowIndex;
         const StatRecord& row = index_.row(rowIndex);
@@ -72,7 +75,7 @@ public:
         v.why = format::overflowReason(e.max, e.min, e.nan);
         const double limit = rangeLimitMax(options_.range);
         if (v.why.empty() && options_.range != RangeLimit::None &&
-            isFloatingDtype(index_.text(row.dtype))) {
+            isFloatingDtype(index_.text(row.dtype)) && !constant && !isWrappedNumber(row)) {
             const char* name = rangeLimitName(options_.range);
             if (std::fabs(e.max) > limit) say("max=" + compact(e.max));
             if (std::fabs(e.min) > limit) say("min=" + compact(e.min));
@@ -87,6 +90,16 @@ public:
     }
 
     uint64_t unreadable() const { return unreadable_; }
+
+    // A Python number an aten op was given (h * 5e5) is a 0-d double in op-level rows: a
+    // constant, which a float16 run keeps as it is. Out of float16's range it is no overflow:
+    // it made the op that overflows look as if its input already had.
+    bool isWrappedNumber(const StatRecord& row) const {
+        return isZeroDim(row) && index_.text(row.dtype) == "double";
+    }
+    bool isZeroDim(const StatRecord& row) const {
+        return index_.layout() == DumpLayout::Atb && index_.text(row.shape).empty();
+    }
 
 private:
     Extremes extremes(uint32_t rowIndex) {
@@ -124,6 +137,7 @@ private:
 struct OpInRound {
     std::vector<TensorVerdict> inputs, outputs;
     bool inputBad = false, outputBad = false;
+    bool givenNumber = false;   // one of its inputs is a number the program gave (5e5)
     size_t firstBadOutput = 0;  // position of its first overflowed output among the round's rows
 };
 
@@ -133,9 +147,13 @@ std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checke
     std::unordered_map<uint32_t, OpInRound> ops;
     for (size_t position = 0; position < rows.size(); ++position) {
         const uint32_t rowIndex = rows[position];
-        const auto& slot = index.slot(index.row(rowIndex).slot);
+        const StatRecord& row = index.row(rowIndex);
+        const auto& slot = index.slot(row.slot);
         OpInRound& op = ops[slot.op];
-        TensorVerdict v = checker.verdict(rowIndex);
+        // An op's inputs are written before its outputs.
+        if (!slot.isOutput && checker.isWrappedNumber(row)) op.givenNumber = true;
+        TensorVerdict v =
+            checker.verdict(rowIndex, slot.isOutput && op.givenNumber && checker.isZeroDim(row));
         if (slot.isOutput) {
             if (v.overflowed && !op.outputBad) {
                 op.outputBad = true;
