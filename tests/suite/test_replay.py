@@ -57,6 +57,17 @@ class Replay(ProbeTestCase):
         text = probe("replay", out, "--op", "gelu")
         self.assertEqual(text.returncode, 1)
         self.assertIn("act/gelu (%s) [aten::gelu]  WRONG output 0: max abs error" % ids["act/gelu"], text.stdout)
+        # A round, process or op the dump does not have is a usage error, said as such (a round
+        # not there was "no aten op matches --op gelu", exit 0).
+        missing = probe("replay", out, "--op", "gelu", "--round", "5")
+        self.assertEqual(missing.returncode, 64, missing.stdout)
+        self.assertIn("the dump has no round 5 (it has 0)", missing.stderr)
+        missing = probe("replay", out, "--process", "0_1")
+        self.assertEqual(missing.returncode, 64, missing.stdout)
+        self.assertIn("the dump has no process 0_1 (it has ", missing.stderr)
+        missing = probe("replay", out, "--op", "softmax")
+        self.assertEqual(missing.returncode, 64, missing.stdout)
+        self.assertIn("no aten op matches --op softmax", missing.stdout)
 
     def test_the_unpatched_model_passes_and_random_ops_are_not_replayable(self):
         out = self.dump("--dropout")
@@ -73,7 +84,7 @@ class Replay(ProbeTestCase):
     def test_statistics_alone_cannot_be_replayed(self):
         out = self.dump(task="statistics", name="stats")
         result = probe("replay", out)
-        self.assertEqual(result.returncode, 0)
+        self.assertEqual(result.returncode, 66)  # nothing replayed is not "nothing wrong" (0)
         self.assertIn("no aten op with tensor data", result.stdout)
         self.assertEqual(probe("replay", self.dir).returncode, 66)
 

@@ -17,7 +17,8 @@ and five thousandths), and the verdict weighs it against the re-run's error:
 * ``not replayable: why``: random ops, storage-level views (as_strided), allocations, missing
   input data, ops unknown to this torch.
 
-Exit code: 0 nothing wrong, 1 an op is wrong, 64 usage, 66 no op-level dump, 69 no torch.
+Exit code: 0 nothing wrong, 1 an op is wrong, 64 usage (an op, round or process the dump does not
+have), 66 no op-level dump or no tensor data to replay, 69 no torch.
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
@@ -558,6 +559,18 @@ def replay_op(op):
     return {"verdict": verdict, "reason": reason + note, "outputs": details}
 
 
+def _ranges(numbers):
+    """"0..3, 5" of sorted whole numbers."""
+    parts, start = [], None
+    for i, n in enumerate(numbers):
+        if start is None:
+            start = n
+        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+            parts.append(str(start) if start == n else "%d..%d" % (start, n))
+            start = None
+    return ", ".join(parts)
+
+
 def _matches(op, wanted):
     w = wanted.lower()
     name = op.name.lower()
@@ -572,7 +585,8 @@ def main(argv=None):
                     "op-level dump written with task tensor (or all) and save_child.",
         epilog="--python PATH names the interpreter with torch (default $PROBE_PYTHON, else /usr/bin/python3). "
                "Verdicts: ok, WRONG, inherits, overflow, not replayable (docs/suite.md). Exit code: 0 nothing "
-               "wrong, 1 an op is wrong, 64 usage, 66 no op-level dump, 69 no torch.")
+               "wrong, 1 an op is wrong, 64 usage (an op, round or process the dump does not have), 66 no "
+               "op-level dump or no tensor data to replay, 69 no torch.")
     parser.add_argument("dir", help="the dump: probe run's --output directory or its atb_dump_data")
     parser.add_argument("--op", help="an op id (1_0_2), its name path (layers.0/mlp/gelu), the end of it (gelu) "
                         "or its type (aten::gelu); default: every aten op of the round")
@@ -594,6 +608,16 @@ def main(argv=None):
              "with task tensor or all and save_child" % options.dir)
         return EXIT_NO_DUMP
     rounds = read_round_ops(root)
+    # A round or process the dump does not have is said as such (it was "no aten op matches",
+    # exit 0: a script read "nothing wrong").
+    processes = sorted({p for p, _ in rounds})
+    if options.process and options.process not in processes:
+        _say("the dump has no process %s (it has %s)" % (options.process, ", ".join(processes) or "none"))
+        return EXIT_USAGE
+    known = sorted({r for p, r in rounds if not options.process or p == options.process})
+    if options.round is not None and options.round not in known:
+        _say("the dump has no round %d (it has %s)" % (options.round, _ranges(known) or "none"))
+        return EXIT_USAGE
     results = []
     for process in sorted({p for p, _ in rounds}):
         if options.process and process != options.process:
@@ -633,8 +657,8 @@ def main(argv=None):
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
         if results:
             print("  " + ", ".join("%d %s" % (n, v) for v, n in sorted(counts.items())))
-    if not results:
-        return EXIT_NO_DUMP if not rounds else EXIT_OK
+    if not results:  # nothing was replayed: not "nothing wrong"
+        return EXIT_USAGE if options.op and rounds else EXIT_NO_DUMP
     return EXIT_FOUND if any(r["verdict"] == "WRONG" for r in results) else EXIT_OK
 
 
