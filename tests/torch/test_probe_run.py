@@ -285,6 +285,47 @@ class Crashes(ProbeTestCase):
         self.assertIn("killed by SIGKILL", result.stderr)  # probe run's own summary says it too
 
 
+FORKING = """
+import os, sys
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+scale = torch.nn.Identity()  # no parameters: a worker's transform, not a model
+x = torch.randn(2, 4)
+model(x)
+pid = os.fork()
+if pid == 0:
+    scale(x)
+    model(x)
+    model(x)
+    os._exit(0)
+os.waitpid(pid, 0)
+model(x)
+print("child", pid)
+"""
+
+
+class Forks(ProbeTestCase):
+    def test_a_forked_child_calling_the_model_says_its_ops_are_not_dumped(self):
+        # A forked child runs unprobed (its parent's dump is the parent's): that was silent.
+        script = self.path("forking.py")
+        with open(script, "w") as f:
+            f.write(FORKING)
+        out = self.path("out")
+        result = run_probe(["--output", out, "--config", write_config(self.dir), "--", PYTHON, script])
+        child = int(result.stdout.split("child ")[1])
+        root = os.path.join(out, "atb_dump_data")
+        rows = read_rows(root)
+        self.assertEqual({r["Execution Count"] for r in rows}, {"0", "1"})  # the parent's two calls
+        message = ("pid %d is a fork of pid %d: the probe does not follow fork(), so its calls of Sequential are "
+                   "not dumped" % (child, int(rows[0]["Device and PID"])))
+        self.assertEqual(result.stderr.count(message), 2, result.stderr)  # the child's, and probe run's
+        self.assertIn("probe run: process %d: %s" % (child, message), result.stderr)
+        with open(os.path.join(root, "probe_injection.jsonl")) as f:
+            records = [json.loads(line) for line in f]
+        self.assertEqual([(r["pid"], r["status"]) for r in records][-1], (child, "forked_unprobed"))
+
+
 class LoadScript(ProbeTestCase):
     def test_load_run_unload(self):
         scripts = os.path.join(PREFIX, "share", "probe-studio", "scripts")

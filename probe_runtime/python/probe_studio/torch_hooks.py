@@ -50,6 +50,7 @@ _LAYER_AWAKE = 1 << 16  # probe_torch_module_begin's flag for a layer-level op: 
 _LAYER_GRAD_ENABLED = 1 << 17  # and with it: grad mode is on (torch.is_grad_enabled())
 _encoded_names = {}  # argument name -> name_bytes(name)
 _layer_count = None  # _module_call.layer_count
+_original_call = None  # nn.Module.__call__ before _wrap_module_call
 _runtime = None
 _adapter = None
 _failures = {}
@@ -465,6 +466,30 @@ def _enter_tensors(module, args, kwargs, depth, wants, names):
         _hook_input_gradients(names[0], tensors, arg_names)
 
 
+def _after_fork_in_child(module_class):
+    """A forked child runs unprobed (the runtime's threads stayed in the parent; a process that
+    execs is probed). Its modules get torch's own call back, and the first module with
+    parameters it calls (a model, not a DataLoader worker's transform) says, once, that its ops
+    are not in the dump: they went missing without a word. probe run repeats it at the end."""
+    try:
+        parent = os.getppid()
+        original = _original_call
+
+        def first_model_call(module, *args, **kwargs):
+            if module_class.__call__ is first_model_call and next(module.parameters(), None) is not None:
+                module_class.__call__ = original
+                message = ("pid %d is a fork of pid %d: the probe does not follow fork(), so its calls of %s "
+                           "are not dumped (processes started by exec, subprocess or multiprocessing's "
+                           "spawn are)" % (os.getpid(), parent, safe_text(type(module).__name__)))
+                _say(message)
+                _record_injection("forked_unprobed", message)
+            return original(module, *args, **kwargs)
+
+        module_class.__call__ = first_model_call
+    except Exception as exc:
+        _failure("after fork", exc)
+
+
 def _wrap_module_call(torch, module_call):
     """nn.Module.__call__ becomes module_call.cpp's (see there why in C), which calls the
     functions above."""
@@ -473,8 +498,11 @@ def _wrap_module_call(torch, module_call):
     original_call = module_class.__call__
     if getattr(original_call, "_probe_wrapped", False):
         return
+    global _original_call
+    _original_call = original_call
     _torch_tensor = torch.Tensor
     _layer_count = module_call.layer_count
+    os.register_at_fork(after_in_child=functools.partial(_after_fork_in_child, module_class))
 
     module_class.__call__ = module_call.install(
         original_call, _enter_root, _enter_tensors, _report_outputs, _names_of, _failure,
