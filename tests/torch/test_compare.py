@@ -152,6 +152,73 @@ class DemoRuns(unittest.TestCase):
         self.assertIn(">born here<", ops)
 
 
+STATISTICS_MODEL = """
+import os, sys
+import torch
+from probe_studio.pytorch import PrecisionDebugger
+torch.manual_seed(0)
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.act = torch.nn.Linear(8, 16), torch.nn.GELU()
+        self.fc2, self.fc3 = torch.nn.Linear(16, 16), torch.nn.Linear(16, 4)
+    def forward(self, x):
+        return self.fc3(torch.tanh(self.fc2(self.act(self.fc1(x)))))
+model = M()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+debugger = PrecisionDebugger(config_path=sys.argv[1])
+x, y = torch.randn(4, 8), torch.randn(4, 4)
+for step in range(3):
+    if os.environ.get("CHANGE") and step == 2:
+        with torch.no_grad():
+            model.fc2.weight[3, 5] *= 1.01
+    debugger.start(model=model)
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    debugger.stop()
+    optimizer.step()
+    optimizer.zero_grad()
+    debugger.step()
+"""
+
+
+class StatisticsOnly(unittest.TestCase):
+    """A weight element changed by 1% before step 2, dumped with statistics alone: its
+    statistics move by less than rounding could, so the first op called born here is downstream
+    (the loss's square). The report sends the user upstream, to the weight."""
+
+    def test_a_change_below_the_floor_upstream_is_pointed_at(self):
+        directory = tempfile.mkdtemp(prefix="probe-compare-statistics-")
+        self.addCleanup(shutil.rmtree, directory, True)
+        script = os.path.join(directory, "model.py")
+        with open(script, "w") as f:
+            f.write(STATISTICS_MODEL)
+        env = dict(os.environ, PYTHONPATH=os.path.join(PREFIX, "lib", "python3", "dist-packages"))
+        for name, change in (("a", ""), ("b", "1")):
+            config = os.path.join(directory, name + ".json")
+            with open(config, "w") as f:
+                json.dump({"task": "statistics", "level": "mix", "dump_path": os.path.join(directory, name)}, f)
+            subprocess.run([PYTHON, script, config], env=dict(env, CHANGE=change), check=True, capture_output=True)
+        # Independently: the weight's statistics differ in step 2, by little.
+        weights = []
+        for name in ("a", "b"):
+            (rank,) = os.listdir(os.path.join(directory, name, "step2"))
+            with open(os.path.join(directory, name, "step2", rank, "dump.json")) as f:
+                weights.append(json.load(f)["data"]["Module.fc2.Linear.forward.0"]["parameters"]["weight"]["Norm"])
+        self.assertNotEqual(weights[0], weights[1])
+        self.assertLess(abs(weights[0] - weights[1]) / weights[0], 1e-4)
+
+        result = compare(os.path.join(directory, "a"), os.path.join(directory, "b"), "--json")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        first = json.loads(result.stdout)["firstBornHere"]
+        self.assertNotIn("Module.fc2", first["name"])  # born downstream, by statistics
+        given = first["differenceGiven"]
+        self.assertIn("Module.fc2.Linear.forward.0", given["startsAt"])
+        self.assertTrue(given["startTensor"].endswith("parameters.weight"), given)
+        text = compare(os.path.join(directory, "a"), os.path.join(directory, "b")).stdout
+        self.assertIn("already differs, below the floor; followed upstream, that difference starts at", text)
+
+
 class NothingToCompare(unittest.TestCase):
     def test_an_op_level_dump_against_an_msprobe_one(self):
         with tempfile.TemporaryDirectory() as tmp:

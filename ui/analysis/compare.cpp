@@ -1261,4 +1261,35 @@ std::vector<uint32_t> CompareResult::bornHereAncestors(uint32_t o) const {
     return out;
 }
 
+std::optional<CompareResult::UpstreamDifference> CompareResult::differenceGiven(uint32_t o) const {
+    if (o >= ops.size()) return std::nullopt;
+    // The first input of `op` that differs, or kNone.
+    const auto differingInput = [&](const OpComparison& op) {
+        for (uint32_t t = op.firstTensor; t < op.firstTensor + op.tensorCount; ++t)
+            if (!tensors[t].isOutput && tensors[t].differs) return t;
+        return kNone;
+    };
+    UpstreamDifference found;
+    found.input = differingInput(ops[o]);
+    if (found.input == kNone) return std::nullopt;
+    uint32_t at = found.input;
+    // Each step goes to an earlier tensor: at most one visit each.
+    for (size_t steps = 0; steps < tensors.size(); ++steps) {
+        const uint32_t producer = tensors[at].producer;
+        if (producer == kNone) break;       // a parameter, the model's input, an op not dumped
+        if (!tensors[producer].isOutput) {  // an enclosing op's input
+            at = producer;
+            continue;
+        }
+        const uint32_t next = differingInput(ops[tensors[producer].op]);
+        if (next == kNone) {  // identical inputs, a differing output: it starts there
+            at = producer;
+            break;
+        }
+        at = next;
+    }
+    found.start = at;
+    return found;
+}
+
 }  // namespace probe::analysis

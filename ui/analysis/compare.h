@@ -215,6 +215,15 @@ struct CompareResult {
     std::string explain(uint32_t tensor) const;
     // The op's ancestors that are born here too (their divergence is born inside them).
     std::vector<uint32_t> bornHereAncestors(uint32_t op) const;
+    // A difference below the floor that an op born here was given (statistics alone cannot
+    // tell a small change from noise: a weight changed by 1% amplified by a square downstream):
+    // {the op's first input that differs, where that difference starts upstream (followed from
+    // input to the output that made it: a parameter, the model's input, or the first op whose
+    // inputs are identical and whose output is not)}. nullopt when its inputs are identical.
+    struct UpstreamDifference {
+        uint32_t input = kNone, start = kNone;  // into tensors
+    };
+    std::optional<UpstreamDifference> differenceGiven(uint32_t op) const;
 };
 
 // Compares `candidate` against `reference`. Ops pair up by round (step), process, name path

@@ -69,6 +69,18 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
                 "  (this input differs and no compared op produced it: a parameter, a buffer, the "
                 "model's input, or "
                 "the output of an op that was not dumped)\n";
+        if (t.isOutput)
+            if (const auto given = result.differenceGiven(o)) {
+                const TensorComparison& start = result.tensors[given->start];
+                out += "  but its " + result.describeTensor(given->input) +
+                       " already differs, below the floor; followed upstream, that difference "
+                       "starts at\n    " +
+                       result.describeOp(start.op) + "  " + result.describeTensor(given->start) +
+                       "\n" +
+                       (start.hasData ? ""
+                                      : "  (statistics alone cannot tell a small change from "
+                                        "rounding there: look at it too)\n");
+            }
     }
 }
 
@@ -366,6 +378,11 @@ std::string compareResultJson(const CompareResult& result) {
         Json first = opJson(result, *result.firstBornHere, false);
         if (result.ops[*result.firstBornHere].cause != kNone)
             first["tensor"] = tensorJson(result, result.ops[*result.firstBornHere].cause);
+        if (const auto given = result.differenceGiven(*result.firstBornHere))
+            first["differenceGiven"] = {
+                {"input", result.tensorName(given->input)},
+                {"startsAt", result.describeOp(result.tensors[given->start].op)},
+                {"startTensor", result.tensorName(given->start)}};
         Json ancestors = Json::array();
         for (uint32_t a : result.bornHereAncestors(*result.firstBornHere))
             ancestors.push_back(result.describeOp(a));
