@@ -437,6 +437,13 @@ QString RunComparison::summary() const {
         if (op.cause != kNone)
             text += QStringLiteral(" — ") + QString::fromStdString(r->describeTensor(op.cause)) +
                     QStringLiteral(": ") + QString::fromStdString(r->explain(op.cause));
+        // Given a difference below the floor: where it starts upstream (probe compare's note).
+        if (const auto given = r->firstBornHere ? r->differenceGiven(*first) : std::nullopt)
+            text += QStringLiteral("; ") +
+                    tr("its %1 already differs below the floor, from %2 %3 upstream")
+                        .arg(QString::fromStdString(r->describeTensor(given->input)),
+                             QString::fromStdString(r->describeOp(r->tensors[given->start].op)),
+                             QString::fromStdString(r->describeTensor(given->start)));
         // How far it goes, as the first lines of probe compare's report count it.
         const auto count = [&](size_t n) { return locale.toString(static_cast<qulonglong>(n)); };
         const auto ops = [&](size_t n) { return n == 1 ? tr("1 op") : tr("%1 ops").arg(count(n)); };
