@@ -72,7 +72,7 @@ class StepWriter:
             return False
         self.step_dir = path
         self.tensor_dir = tensor_dir
-        self.note_once(("dir", path), "dump data of step %d is written to %s" % (current_iter, path))
+        self.note_once(("dir", path), "step %d dumps into %s" % (current_iter, path))
         return True
 
     def end_step(self):
