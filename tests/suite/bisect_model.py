@@ -4,10 +4,12 @@ computes a difference of large magnitudes. In bfloat16 (8 significant bits) the 
 loses everything below 4, the result is noise; every other op loses only about 1% of precision.
 
     python bisect_model.py [--steps N]     # dtype from $BISECT_DTYPE (default float32)
+    BISECT_UNSEEDED=1 python bisect_model.py   # its input seeded from the clock
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
 import os
+import time
 
 import torch
 from torch import nn
@@ -58,6 +60,8 @@ def main():
     dtype = getattr(torch, os.environ.get("BISECT_DTYPE", "float32"))
     torch.manual_seed(0)
     model = Model().to(dtype)
+    if os.environ.get("BISECT_UNSEEDED"):  # an input that differs from run to run
+        torch.manual_seed(time.time_ns())
     x = torch.randn(16, WIDTH).to(dtype)
     with torch.no_grad():
         for _ in range(args.steps):

@@ -58,6 +58,21 @@ class Bisect(ProbeTestCase):
         self.assertEqual([(c["kind"], c["unit"]) for c in result["culprit_ops"]], [("module", "layers.2")])
         self.assertGreater(result["culprit_ops"][0]["removed"], 0.9)
 
+    def test_a_program_that_does_not_compute_the_same_thing_twice_is_said_to(self):
+        # Its input is seeded from the clock: trials would be judged by that noise (a culprit
+        # "removing 100% of the divergence" was named).
+        result = probe("bisect", "--json", "--target", "autocast-bf16", "--log", self.path("unseeded.jsonl"), "--",
+                       "env", "BISECT_UNSEEDED=1", PYTHON, MODEL, cwd=self.dir)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("the program does not compute the same thing twice: two reference runs differ by",
+                      result.stderr)
+        report = json.loads(result.stdout)
+        self.assertGreater(report["reference_repeat_error"], 0.01 * report["target_error"])
+        self.assertEqual(report["culprit_layers"], [])
+        # The seeded program's two reference runs are the same.
+        seeded, _ = self.bisect("--target", "autocast-bf16", "--log", self.path("seeded.jsonl"))
+        self.assertEqual(seeded["reference_repeat_error"], 0.0)
+
     def test_usage_errors(self):
         self.assertEqual(probe("bisect", "--", PYTHON, MODEL).returncode, 64)  # no target
         self.assertEqual(probe("bisect", "--target", "autocast-bf16").returncode, 64)  # no program

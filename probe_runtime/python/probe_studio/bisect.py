@@ -10,7 +10,10 @@ distance of that output to the reference run's: ||run - reference|| / ||referenc
 floating tensors, in float64 (infinite when the run has NaN/Inf the reference has not).
 
 1. The reference run (reference environment, no autocast) and the target run (target environment
-   and/or autocast around the model) give the divergence to remove. The target run also lists
+   and/or autocast around the model) give the divergence to remove. The reference runs twice: a
+   program that does not compute the same thing twice (unseeded randomness) would have trials
+   judged by its noise, so the search stops there when the two differ by more than 1% of the
+   divergence. The target run also lists
    what ran: the layers (modules the model calls itself), the torch functions called in each
    module, and the dtypes of their outputs.
 2. A trial passes when its error is at most the threshold: --threshold, or by default the error
@@ -260,6 +263,14 @@ class Bisector:
                 return self._program_failed("reference", code, program_log)
             torch.save(tensors, ref_path)
         self.reference = torch.load(ref_path)
+        again_path = os.path.join(self.work, "reference_again_output.pt")
+        if not (self.options.resume and os.path.exists(again_path)):
+            _say("reference run again (the program must compute the same thing twice)")
+            tensors, code, seconds, program_log = self.run_program("reference")
+            if tensors is None:
+                return self._program_failed("second reference", code, program_log)
+            torch.save(tensors, again_path)
+        self.reference_repeat_error = relative_error(torch.load(again_path), self.reference)
         if not (self.options.resume and os.path.exists(target_path) and os.path.exists(catalog_path)):
             _say("target run: %s%s" % (_shell(self.command, self.target_env),
                                        " under autocast(%s)" % self.autocast if self.autocast else ""))
@@ -303,6 +314,14 @@ class Bisector:
         if error_target <= max(floor_limit, 1e-7):
             _say("the runs do not diverge (error %s): nothing to bisect" % _fmt(error_target))
             return EXIT_OK, result
+        repeat = self.reference_repeat_error
+        result["reference_repeat_error"] = repeat
+        if not repeat <= 0.01 * error_target:  # NaN or inf too
+            _say("the program does not compute the same thing twice: two reference runs differ by %s, against the "
+                 "target's %s; no trial can be judged. Seed its randomness (torch.manual_seed, or "
+                 "probe_studio.pytorch.seed_all) and remove time-dependent control flow, then bisect again"
+                 % (_fmt(repeat), _fmt(error_target)))
+            return EXIT_UNEXPLAINED, result
         layers = self.layer_units()
         if not layers:
             _say("the model called no layer and no op that could be kept at reference precision")
@@ -395,8 +414,12 @@ def _shell(command, env):
 
 
 def format_result(result):
-    lines = ["bisect: target error %s against the reference; threshold %s" % (
-        _fmt(result["target_error"]), _fmt(result.get("threshold", math.nan)))]
+    line = "bisect: target error %s against the reference" % _fmt(result["target_error"])
+    if "threshold" in result:
+        line += "; threshold %s" % _fmt(result["threshold"])
+    if "reference_repeat_error" in result:
+        line += "; two reference runs differ by %s" % _fmt(result["reference_repeat_error"])
+    lines = [line]
     for item in result.get("culprit_layers", []):
         lines.append("  layer %s: kept alone, error %s (removes %.1f%% of the divergence)" % (
             item["unit"], _fmt(item["error_alone"]), 100 * item["removed"]))
