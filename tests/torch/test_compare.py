@@ -219,6 +219,62 @@ class StatisticsOnly(unittest.TestCase):
         self.assertIn("already differs, below the floor; followed upstream, that difference starts at", text)
 
 
+PATHS_MODEL = """
+import os, sys
+import torch
+from probe_studio.pytorch import PrecisionDebugger
+torch.manual_seed(0)
+class Block(torch.nn.Module):
+    def __init__(self, scaled):
+        super().__init__()
+        self.fc, self.scaled = torch.nn.Linear(8, 8), scaled
+    def forward(self, x):
+        y = self.fc(x)
+        return y * 2.0 if self.scaled else y
+which = int(os.environ["SCALED_BLOCK"])
+model = torch.nn.Sequential(*[Block(i == which) for i in range(3)])
+debugger = PrecisionDebugger(config_path=sys.argv[1])
+debugger.start(model=model)
+model(torch.randn(4, 8))
+debugger.stop()
+debugger.step()
+"""
+
+
+class DifferentPaths(unittest.TestCase):
+    """msprobe names an API call by its count: Tensor.__mul__.0 is block 1's in one run and block
+    2's in the other. The report says the pair is two different calls (it said an op that was
+    not dumped, a cast, changed the input)."""
+
+    def test_calls_paired_across_modules_are_said_to_be_different_calls(self):
+        directory = tempfile.mkdtemp(prefix="probe-compare-paths-")
+        self.addCleanup(shutil.rmtree, directory, True)
+        script = os.path.join(directory, "model.py")
+        with open(script, "w") as f:
+            f.write(PATHS_MODEL)
+        env = dict(os.environ, PYTHONPATH=os.path.join(PREFIX, "lib", "python3", "dist-packages"))
+        for name, block in (("a", "1"), ("b", "2")):
+            config = os.path.join(directory, name + ".json")
+            with open(config, "w") as f:
+                json.dump({"task": "statistics", "level": "mix", "dump_path": os.path.join(directory, name)}, f)
+            subprocess.run([PYTHON, script, config], env=dict(env, SCALED_BLOCK=block), check=True,
+                           capture_output=True)
+        # Independently: construct.json puts the call in block 1 in one run, block 2 in the other.
+        parents = []
+        for name in ("a", "b"):
+            (rank,) = os.listdir(os.path.join(directory, name, "step0"))
+            with open(os.path.join(directory, name, "step0", rank, "construct.json")) as f:
+                parents.append(json.load(f)["Tensor.__mul__.0.forward"])
+        self.assertEqual(parents, ["Module.1.Block.forward.0", "Module.2.Block.forward.0"])
+        result = compare(os.path.join(directory, "a"), os.path.join(directory, "b"))
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("first divergence, born here: round 0", result.stdout)
+        self.assertIn("Tensor.__mul__.0.forward\n", result.stdout)
+        self.assertIn("(these are two different calls: the reference made it in Module.1.Block.forward.0, the "
+                      "candidate in Module.2.Block.forward.0: the runs took different paths here", result.stdout)
+        self.assertNotIn("a cast for example", result.stdout)
+
+
 class NothingToCompare(unittest.TestCase):
     def test_an_op_level_dump_against_an_msprobe_one(self):
         with tempfile.TemporaryDirectory() as tmp:

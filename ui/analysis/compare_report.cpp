@@ -49,9 +49,33 @@ std::string rowText(const DumpIndex& index, uint32_t row, bool shape) {
     return index.text(shape ? r.shape : r.dtype);
 }
 
+// The module an op ran in ("" at the top): its parent's id (msprobe: the module's entry).
+std::string parentOf(const DumpIndex& index, uint32_t op) {
+    const uint32_t parent = index.op(op).parent;
+    return parent == kNone ? std::string() : index.op(parent).id;
+}
+
 void describeFirst(std::string& out, const CompareResult& result, uint32_t o, const char* title) {
     const OpComparison& op = result.ops[o];
     out += std::string(title) + result.describeOp(o) + "\n";
+    // msprobe names an API call by its count (Tensor.__mul__.0), not by where it ran: when the
+    // runs took different paths, the pair is two different calls, and no explanation of the
+    // difference below holds.
+    const bool byCount = result.reference->layout() == DumpLayout::Msprobe;
+    const std::string referenceParent = byCount ? parentOf(*result.reference, op.referenceOp) : "",
+                      candidateParent = byCount ? parentOf(*result.candidate, op.candidateOp) : "";
+    if (referenceParent != candidateParent) {
+        if (op.cause != kNone)
+            out += "  " + result.describeTensor(op.cause) + ": " + result.explain(op.cause) + "\n";
+        const auto where = [](const std::string& parent) {
+            return parent.empty() ? std::string("outside any module") : "in " + parent;
+        };
+        out += "  (these are two different calls: the reference made it " + where(referenceParent) +
+               ", the candidate " + where(candidateParent) +
+               ": the runs took different paths here, and the entries after it may pair up calls "
+               "that do not correspond)\n";
+        return;
+    }
     if (op.cause != kNone) {
         out += "  " + result.describeTensor(op.cause) + ": " + result.explain(op.cause) + "\n";
         const TensorComparison& t = result.tensors[op.cause];
