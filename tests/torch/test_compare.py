@@ -152,6 +152,24 @@ class DemoRuns(unittest.TestCase):
         self.assertIn(">born here<", ops)
 
 
+def debugger_runs(test, script_text, runs):
+    """Runs `script_text` (it takes its config's path as its argument) once per (name, extra
+    environment) of `runs`, dumping with PrecisionDebugger (statistics, mix) into <dir>/<name>;
+    returns the directory, removed after the test."""
+    directory = tempfile.mkdtemp(prefix="probe-compare-api-")
+    test.addCleanup(shutil.rmtree, directory, True)
+    script = os.path.join(directory, "model.py")
+    with open(script, "w") as f:
+        f.write(script_text)
+    env = dict(os.environ, PYTHONPATH=os.path.join(PREFIX, "lib", "python3", "dist-packages"))
+    for name, extra in runs:
+        config = os.path.join(directory, name + ".json")
+        with open(config, "w") as f:
+            json.dump({"task": "statistics", "level": "mix", "dump_path": os.path.join(directory, name)}, f)
+        subprocess.run([PYTHON, script, config], env=dict(env, **extra), check=True, capture_output=True)
+    return directory
+
+
 STATISTICS_MODEL = """
 import os, sys
 import torch
@@ -188,17 +206,7 @@ class StatisticsOnly(unittest.TestCase):
     (the loss's square). The report sends the user upstream, to the weight."""
 
     def test_a_change_below_the_floor_upstream_is_pointed_at(self):
-        directory = tempfile.mkdtemp(prefix="probe-compare-statistics-")
-        self.addCleanup(shutil.rmtree, directory, True)
-        script = os.path.join(directory, "model.py")
-        with open(script, "w") as f:
-            f.write(STATISTICS_MODEL)
-        env = dict(os.environ, PYTHONPATH=os.path.join(PREFIX, "lib", "python3", "dist-packages"))
-        for name, change in (("a", ""), ("b", "1")):
-            config = os.path.join(directory, name + ".json")
-            with open(config, "w") as f:
-                json.dump({"task": "statistics", "level": "mix", "dump_path": os.path.join(directory, name)}, f)
-            subprocess.run([PYTHON, script, config], env=dict(env, CHANGE=change), check=True, capture_output=True)
+        directory = debugger_runs(self, STATISTICS_MODEL, (("a", {}), ("b", {"CHANGE": "1"})))
         # Independently: the weight's statistics differ in step 2, by little.
         weights = []
         for name in ("a", "b"):
@@ -247,18 +255,7 @@ class DifferentPaths(unittest.TestCase):
     not dumped, a cast, changed the input)."""
 
     def test_calls_paired_across_modules_are_said_to_be_different_calls(self):
-        directory = tempfile.mkdtemp(prefix="probe-compare-paths-")
-        self.addCleanup(shutil.rmtree, directory, True)
-        script = os.path.join(directory, "model.py")
-        with open(script, "w") as f:
-            f.write(PATHS_MODEL)
-        env = dict(os.environ, PYTHONPATH=os.path.join(PREFIX, "lib", "python3", "dist-packages"))
-        for name, block in (("a", "1"), ("b", "2")):
-            config = os.path.join(directory, name + ".json")
-            with open(config, "w") as f:
-                json.dump({"task": "statistics", "level": "mix", "dump_path": os.path.join(directory, name)}, f)
-            subprocess.run([PYTHON, script, config], env=dict(env, SCALED_BLOCK=block), check=True,
-                           capture_output=True)
+        directory = debugger_runs(self, PATHS_MODEL, (("a", {"SCALED_BLOCK": "1"}), ("b", {"SCALED_BLOCK": "2"})))
         # Independently: construct.json puts the call in block 1 in one run, block 2 in the other.
         parents = []
         for name in ("a", "b"):
