@@ -89,7 +89,7 @@ class OverflowInOpLevelDump(ProbeTestCase):
             f.write("import torch\n"
                     "class Scaled(torch.nn.Module):\n"
                     "    def forward(self, h):\n"
-                    "        return h * 5e5\n"
+                    "        return h * 5e5, h.sum() * 5e5\n"
                     "class M(torch.nn.Module):\n"
                     "    def __init__(self):\n"
                     "        super().__init__()\n"
@@ -101,13 +101,20 @@ class OverflowInOpLevelDump(ProbeTestCase):
         run_probe(["--quiet", "--output", self.path("scaled"), "--config", config, "--", PYTHON, script, "1"])
         rows = read_rows(os.path.join(self.path("scaled"), "atb_dump_data"))
         number = [r for r in rows if r["Op Name"] == "scaled/mul" and r["Index"] == "1_other"]
-        self.assertEqual([(r["Dtype"], r["Shape"], r["Max"]) for r in number], [("double", "", "500000.000000")])
+        self.assertEqual([(r["Dtype"], r["Shape"], r["Max"]) for r in number], [("double", "", "500000.000000")] * 2)
         ranged = probe("overflow", self.path("scaled"), "--range", "float16")
         self.assertEqual(ranged.returncode, 1, ranged.stdout)
         born = [l for l in ranged.stdout.splitlines() if ": born in " in l]
         self.assertEqual(len(born), 1, ranged.stdout)
         self.assertIn("born in round 0, op scaled/mul (", born[0])
         self.assertIn("max=1e+06 min=-125000 beyond float16's 65504, every input finite", ranged.stdout)
+        # A 0-d tensor times the number is no constant: its product is a birth too (the sum of
+        # the input is 3.25 when its last element is 1: 1.625e6).
+        every = probe("overflow", self.path("scaled"), "--range", "float16", "--all")
+        births = [l for l in every.stdout.splitlines() if ": born in " in l]
+        self.assertEqual(len(births), 2, every.stdout)
+        self.assertIn("born in round 0, op scaled/mul (", births[1])
+        self.assertIn("max=1.625e+06 min=1.625e+06 beyond float16's 65504", every.stdout)
 
         # The model's input holds an Inf: no dumped op makes it, yet an overflow was found (exit 1).
         run_probe(["--quiet", "--output", self.path("given"), "--config", config, "--", PYTHON, script, "inf"])

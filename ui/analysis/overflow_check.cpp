@@ -63,8 +63,8 @@ public:
         : index_(index), options_(options) {}
 
     // `constant`: a value the program gave as a number (isWrappedNumber), or that number made a
-    // tensor of the op's dtype (the 0-d float that mul's to/copy_ makes of 5e5): not checked
-    // against the range limit, only for Inf and NaN.
+    // tensor of the op's dtype (the 0-d float that mul's to/copy_ makes of 5e5, an op given
+    // numbers alone): not checked against the range limit, only for Inf and NaN.
     TensorVerdict verdict(uint32_t rowIndex, bool constant = false) {
         TensorVerdict v;
         v.row = rowIndex;
@@ -137,7 +137,8 @@ private:
 struct OpInRound {
     std::vector<TensorVerdict> inputs, outputs;
     bool inputBad = false, outputBad = false;
-    bool givenNumber = false;   // one of its inputs is a number the program gave (5e5)
+    // Every input it has is a number the program gave (5e5): it makes a tensor of a constant.
+    bool onlyNumbers = false;
     size_t firstBadOutput = 0;  // position of its first overflowed output among the round's rows
 };
 
@@ -151,9 +152,10 @@ std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checke
         const auto& slot = index.slot(row.slot);
         OpInRound& op = ops[slot.op];
         // An op's inputs are written before its outputs.
-        if (!slot.isOutput && checker.isWrappedNumber(row)) op.givenNumber = true;
+        if (!slot.isOutput)
+            op.onlyNumbers = checker.isWrappedNumber(row) && (op.inputs.empty() || op.onlyNumbers);
         TensorVerdict v =
-            checker.verdict(rowIndex, slot.isOutput && op.givenNumber && checker.isZeroDim(row));
+            checker.verdict(rowIndex, slot.isOutput && op.onlyNumbers && checker.isZeroDim(row));
         if (slot.isOutput) {
             if (v.overflowed && !op.outputBad) {
                 op.outputBad = true;
