@@ -396,6 +396,44 @@ class ModuleKeywordArguments(support.TempDirTestCase):
         self.assertAlmostEqual(bias["Min"], want["min"], places=6)
         self.assertEqual(len(entry["input_args"]), 1)  # x, positional
 
+    def test_keywords_of_any_name_and_a_module_calling_itself(self):
+        # The wrapper takes no named parameter (module=b raised TypeError in the model), and a
+        # module's inner call of itself, given no keywords, is not given the outer call's.
+        self.write_config({"task": "statistics", "dump_path": "./dump", "level": "L0"})
+        proc = self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+            torch.manual_seed(0)
+            class Rec(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(4, 4)
+                def forward(self, x, module=None, depth=1):
+                    y = self.fc(x) + (module if module is not None else 0)
+                    return self(y, None, 0) if depth else y
+            class Top(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rec = Rec()
+                def forward(self, x):
+                    return self.rec(x, module=torch.full((2, 4), 100.0))
+            model, x = Top(), torch.rand(2, 4)
+            plain = model(x)
+            debugger = PrecisionDebugger(config_path="./config.json")
+            debugger.start(model=model)
+            probed = model(x)
+            debugger.stop()
+            debugger.step()
+            print("same", torch.equal(plain, probed))
+            """)
+        self.assertIn("same True", proc.stdout)
+        data = support.load_dump(self.only_dump("dump"))["data"]
+        outer, inner = data["Module.rec.Rec.forward.0"], data["Module.rec.Rec.forward.1"]
+        self.assertEqual(list(outer["input_kwargs"]), ["module"])
+        self.assertEqual(outer["input_kwargs"]["module"]["Max"], 100.0)
+        self.assertEqual(inner["input_kwargs"], {})
+        self.assertEqual(len(inner["input_args"]), 3)
+
     def test_an_overflow_given_by_keyword_is_not_born_in_the_module(self):
         self.write_config({"task": "overflow_check", "dump_path": "./overflow", "level": "L0"})
         self.run_python(self.SCRIPT, env={"SHIFT": "10"})  # the bias is all NaN

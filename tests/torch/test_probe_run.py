@@ -291,11 +291,21 @@ import torch
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
 scale = torch.nn.Identity()  # no parameters: a worker's transform, not a model
+class Listed(torch.nn.Module):  # parameters() returns a list, not an iterator
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(4))
+    def parameters(self, recurse=True):
+        return [self.w]
+    def forward(self, x, module=None):  # a keyword of any name
+        return x * self.w
+listed = Listed()
 x = torch.randn(2, 4)
 model(x)
 pid = os.fork()
 if pid == 0:
     scale(x)
+    listed(x, module=None)
     model(x)
     model(x)
     os._exit(0)
@@ -307,7 +317,8 @@ print("child", pid)
 
 class Forks(ProbeTestCase):
     def test_a_forked_child_calling_the_model_says_its_ops_are_not_dumped(self):
-        # A forked child runs unprobed (its parent's dump is the parent's): that was silent.
+        # A forked child runs unprobed (its parent's dump is the parent's): that was silent. Its
+        # first module with parameters says so (one whose parameters() returns a list too).
         script = self.path("forking.py")
         with open(script, "w") as f:
             f.write(FORKING)
@@ -317,7 +328,8 @@ class Forks(ProbeTestCase):
         root = os.path.join(out, "atb_dump_data")
         rows = read_rows(root)
         self.assertEqual({r["Execution Count"] for r in rows}, {"0", "1"})  # the parent's two calls
-        message = ("pid %d is a fork of pid %d: the probe does not follow fork(), so its calls of Sequential are "
+        self.assertNotIn("Traceback", result.stderr)  # the child's calls went through
+        message = ("pid %d is a fork of pid %d: the probe does not follow fork(), so its calls of Listed are "
                    "not dumped" % (child, int(rows[0]["Device and PID"])))
         self.assertEqual(result.stderr.count(message), 2, result.stderr)  # the child's, and probe run's
         self.assertIn("probe run: process %d: %s" % (child, message), result.stderr)

@@ -466,6 +466,13 @@ def _enter_tensors(module, args, kwargs, depth, wants, names):
         _hook_input_gradients(names[0], tensors, arg_names)
 
 
+def _has_parameters(module):
+    """Whether `module` holds a parameter (parameters() may be overridden: any iterable)."""
+    for _ in module.parameters():
+        return True
+    return False
+
+
 def _after_fork_in_child(module_class):
     """A forked child runs unprobed (the runtime's threads stayed in the parent; a process that
     execs is probed). Its modules get torch's own call back, and the first module with
@@ -475,15 +482,20 @@ def _after_fork_in_child(module_class):
         parent = os.getppid()
         original = _original_call
 
-        def first_model_call(module, *args, **kwargs):
-            if module_class.__call__ is first_model_call and next(module.parameters(), None) is not None:
-                module_class.__call__ = original
-                message = ("pid %d is a fork of pid %d: the probe does not follow fork(), so its calls of %s "
-                           "are not dumped (processes started by exec, subprocess or multiprocessing's "
-                           "spawn are)" % (os.getpid(), parent, safe_text(type(module).__name__)))
-                _say(message)
-                _record_injection("forked_unprobed", message)
-            return original(module, *args, **kwargs)
+        # No named first parameter: a module may take a keyword argument of any name (module=).
+        def first_model_call(*args, **kwargs):
+            try:
+                module = args[0]
+                if module_class.__call__ is first_model_call and _has_parameters(module):
+                    module_class.__call__ = original
+                    message = ("pid %d is a fork of pid %d: the probe does not follow fork(), so its calls of %s "
+                               "are not dumped (processes started by exec, subprocess or multiprocessing's "
+                               "spawn are)" % (os.getpid(), parent, safe_text(type(module).__name__)))
+                    _say(message)
+                    _record_injection("forked_unprobed", message)
+            except Exception as exc:  # never into the program's call
+                _failure("after fork", exc)
+            return original(*args, **kwargs)
 
         module_class.__call__ = first_model_call
     except Exception as exc:

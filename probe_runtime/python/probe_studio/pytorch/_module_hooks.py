@@ -189,13 +189,16 @@ class ModuleHooks:
         tls = self.service.tls
         previous = torch.nn.Module.__call__
 
-        def __call__(module, *args, **kwargs):
-            if not kwargs:
-                return previous(module, *args)
+        # No named first parameter: a module may take a keyword argument of any name (module=).
+        def __call__(*args, **kwargs):
             calls = tls.keyword_calls
-            calls.append((module, kwargs))
+            # A call without keyword arguments says so only when the same module is the one on
+            # top (it calls itself): else its pre-hook would take the outer call's for its own.
+            if not kwargs and not (calls and args and calls[-1][0] is args[0]):
+                return previous(*args)
+            calls.append((args[0] if args else None, kwargs))
             try:
-                return previous(module, *args, **kwargs)
+                return previous(*args, **kwargs)
             finally:
                 calls.pop()
 
