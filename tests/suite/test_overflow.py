@@ -122,6 +122,34 @@ class OverflowInOpLevelDump(ProbeTestCase):
         self.assertEqual(given.returncode, 1, given.stdout)
         self.assertIn("but no dumped op turns finite inputs into them", given.stdout)
 
+    def test_a_0d_double_an_op_makes_is_checked_like_any_tensor(self):
+        # x.double().sum() is 1e5: a 0-d double the program made, not a number it gave. It is
+        # born in the sum, and the mul that takes it inherits it (it was "every input finite").
+        script = self.path("made.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "class Stats(torch.nn.Module):\n"
+                    "    def forward(self, x):\n"
+                    "        return x.double().sum()\n"
+                    "class Scale(torch.nn.Module):\n"
+                    "    def forward(self, x, s):\n"
+                    "        return x * s\n"
+                    "class M(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__()\n"
+                    "        self.stats, self.scale = Stats(), Scale()\n"
+                    "    def forward(self, x):\n"
+                    "        return self.scale(x, self.stats(x))\n"
+                    "M()(torch.full((200,), 500.0))\n")
+        config = write_config(self.dir, task="statistics", save_child=True)
+        run_probe(["--quiet", "--output", self.path("made"), "--config", config, "--", PYTHON, script])
+        ranged = probe("overflow", self.path("made"), "--range", "float16", "--all")
+        self.assertEqual(ranged.returncode, 1, ranged.stdout)
+        born = [l for l in ranged.stdout.splitlines() if ": born in " in l]
+        self.assertEqual(len(born), 1, ranged.stdout)
+        self.assertIn("op stats/sum", born[0])
+        self.assertIn("output 0: max=100000 min=100000 beyond float16's 65504", ranged.stdout)
+
 
 class OverflowInMsprobeDump(ProbeTestCase):
     def test_the_overflow_is_born_in_tensor_mul_of_step_2_with_its_stack(self):

@@ -75,7 +75,7 @@ public:
         v.why = format::overflowReason(e.max, e.min, e.nan);
         const double limit = rangeLimitMax(options_.range);
         if (v.why.empty() && options_.range != RangeLimit::None &&
-            isFloatingDtype(index_.text(row.dtype)) && !constant && !isWrappedNumber(row)) {
+            isFloatingDtype(index_.text(row.dtype)) && !constant) {
             const char* name = rangeLimitName(options_.range);
             if (std::fabs(e.max) > limit) say("max=" + compact(e.max));
             if (std::fabs(e.min) > limit) say("min=" + compact(e.min));
@@ -93,7 +93,8 @@ public:
 
     // A Python number an aten op was given (h * 5e5) is a 0-d double in op-level rows: a
     // constant, which a float16 run keeps as it is. Out of float16's range it is no overflow:
-    // it made the op that overflows look as if its input already had.
+    // it made the op that overflows look as if its input already had. (A 0-d double an op
+    // made, a float64 sum, is told apart by the caller: it was an output first.)
     bool isWrappedNumber(const StatRecord& row) const {
         return isZeroDim(row) && index_.text(row.dtype) == "double";
     }
@@ -146,16 +147,26 @@ struct OpInRound {
 std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checker, uint32_t process,
                                          int32_t round, const std::vector<uint32_t>& rows) {
     std::unordered_map<uint32_t, OpInRound> ops;
+    // The values of the 0-d doubles ops output so far: an input of one of these values was made
+    // by the program (x.double().sum()), not given as a number.
+    std::unordered_set<double> madeDoubles;
+    const auto maxOf = [](const StatRecord& row) {
+        return row.has(Stat::Max) ? row.get(Stat::Max) : 0;
+    };
     for (size_t position = 0; position < rows.size(); ++position) {
         const uint32_t rowIndex = rows[position];
         const StatRecord& row = index.row(rowIndex);
         const auto& slot = index.slot(row.slot);
         OpInRound& op = ops[slot.op];
-        // An op's inputs are written before its outputs.
-        if (!slot.isOutput)
-            op.onlyNumbers = checker.isWrappedNumber(row) && (op.inputs.empty() || op.onlyNumbers);
-        TensorVerdict v =
-            checker.verdict(rowIndex, slot.isOutput && op.onlyNumbers && checker.isZeroDim(row));
+        bool constant = false;
+        if (!slot.isOutput) {  // an op's inputs are written before its outputs
+            constant = checker.isWrappedNumber(row) && !madeDoubles.count(maxOf(row));
+            op.onlyNumbers = constant && (op.inputs.empty() || op.onlyNumbers);
+        } else {
+            constant = op.onlyNumbers && checker.isZeroDim(row);
+            if (!constant && checker.isWrappedNumber(row)) madeDoubles.insert(maxOf(row));
+        }
+        TensorVerdict v = checker.verdict(rowIndex, constant);
         if (slot.isOutput) {
             if (v.overflowed && !op.outputBad) {
                 op.outputBad = true;
@@ -359,7 +370,9 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
                 // Values that enter as an op's input before any op outputs them came from
                 // outside the dump; a first overflowed output belongs to an ignored op.
                 for (uint32_t row : rows) {
-                    TensorVerdict v = checker.verdict(row);
+                    const bool input = !index.slot(index.row(row).slot).isOutput;
+                    TensorVerdict v =
+                        checker.verdict(row, input && checker.isWrappedNumber(index.row(row)));
                     if (!v.overflowed) continue;
                     if (!index.slot(index.row(row).slot).isOutput) firstBad = v;
                     break;
