@@ -2,6 +2,7 @@
 the program) is flagged while its neighbours pass; the same model unpatched passes; random ops are
 not replayable; an overflow is told from an inherited one."""
 # SPDX-License-Identifier: GPL-3.0-or-later
+import glob
 import json
 import os
 import unittest
@@ -80,6 +81,25 @@ class Replay(ProbeTestCase):
         self.assertEqual(verdicts["dropout_0/bernoulli_"], "not replayable")
         self.assertIn("random", next(r["reason"] for r in results.values() if r["op_name"] == "dropout_0"))
         self.assertNotIn("WRONG", verdicts.values())
+
+    def test_a_sequential_models_ops_are_found_by_their_folders(self):
+        # nn.Sequential names its layers "0", "1", "2": op 1's folder is "1_1", which the lookup
+        # of de-duplicated files skipped (a digit after "1_"), so nothing could be replayed.
+        script = self.path("sequential.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "torch.manual_seed(0)\n"
+                    "m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 2))\n"
+                    "for _ in range(2):\n"
+                    "    with torch.no_grad():\n"
+                    "        m(torch.rand(3, 4))\n")
+        cfg = write_config(self.dir, task="tensor", save_child=True, filter_level=1)
+        run_probe(["--quiet", "--output", self.path("sequential"), "--config", cfg, "--", PYTHON, script])
+        self.assertTrue(os.path.isdir(glob.glob(self.path("sequential", "atb_dump_data", "data", "*", "0", "1_1"))[0]))
+        code, results = self.replay(self.path("sequential"))
+        self.assertEqual(code, 0)
+        self.assertTrue(results)
+        self.assertEqual({r["verdict"] for r in results.values()}, {"ok"}, results)
 
     def test_statistics_alone_cannot_be_replayed(self):
         out = self.dump(task="statistics", name="stats")

@@ -100,20 +100,23 @@ def read_bin_header(path):
 
 def _find_op_dir(round_dir, id_parts):
     """The directory of op id "2_1_0" below a round directory: "2_<name>/1_<name>/0_<name>" (each
-    level named by its own part of the id)."""
-    current = round_dir
-    for part in id_parts:
-        prefix = part + "_"
-        try:
-            names = sorted(os.listdir(current))
-        except OSError:
-            return None
-        match = [n for n in names if n.startswith(prefix) and not n[len(prefix):len(prefix) + 1].isdigit()
-                 and os.path.isdir(os.path.join(current, n))]
-        if not match:
-            return None
-        current = os.path.join(current, match[0])
-    return current
+    level named by its own part of the id). A name may begin with digits (an nn.Sequential's
+    layers are "0", "1": op 1's folder is "1_1"), so every folder of the level's prefix is tried
+    until the rest of the id is found below one."""
+    if not id_parts:
+        return round_dir
+    prefix = id_parts[0] + "_"
+    try:
+        names = sorted(os.listdir(round_dir))
+    except OSError:
+        return None
+    for name in names:
+        path = os.path.join(round_dir, name)
+        if name.startswith(prefix) and os.path.isdir(path):
+            found = _find_op_dir(path, id_parts[1:])
+            if found:
+                return found
+    return None
 
 
 def resolve_alias(path, alias):
@@ -156,8 +159,8 @@ def load_tensor(path, depth=0):
             raise MissingData("%s holds no data" % os.path.basename(path))
         first = resolve_alias(path, alias)
         if not first or os.path.abspath(first) == os.path.abspath(path):
-            raise MissingData("%s holds no data (filter_level 2 keeps no kernel-level tensors)" %
-                              os.path.basename(path))
+            raise MissingData("%s holds no data, and the copy it names (data=%s) is not in its round (a dump "
+                              "with filter_level 2 keeps no kernel-level tensors)" % (os.path.basename(path), alias))
         return load_tensor(first, depth + 1)
     length = int(header.get("$Object.Length", "0"))
     with open(path, "rb") as f:
