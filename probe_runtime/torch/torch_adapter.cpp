@@ -1015,10 +1015,13 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             return nullptr;
         const bool backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
         // Anything but an aten op (a collective, a custom op, a scope of the program's own such
-        // as DDP's copy_bucket_to_grad) may write memory behind the version counter: gloo's
-        // allreduce writes a bucket seen before, and the copy out of it was given the bucket's
-        // statistics from before the reduction. Nothing known of any memory is kept past it.
+        // as DDP's copy_bucket_to_grad or Python's record_function) may write memory behind the
+        // version counter: gloo's allreduce writes a bucket seen before, and the copy out of it
+        // was given the bucket's statistics from before the reduction. Nothing known of any
+        // memory is kept past it.
         if (!aten && !backward) tls.statsCache.clear();
+        // A Python record_function scope is watched for that alone: it is no op of the model.
+        if (fn.scope() == at::RecordScope::USER_SCOPE) return nullptr;
         int layer = -1;
         if (backward) {
             // A backward node: under the backward op of the layer its forward op ran in.
@@ -1181,10 +1184,11 @@ void syncCallbackWithProbeState() {
     const bool opsWanted =
         (tls.inRoot && rootOpsWanted) || (awake && inBackward && tls.watchingBackwardChildren);
     if (opsWanted && tls.opCallback == at::INVALID_CALLBACK_HANDLE) {
-        tls.opCallback = at::addThreadLocalCallback(at::RecordFunctionCallback(onOpStart, onOpEnd)
-                                                        .needsInputs(true)
-                                                        .needsOutputs(true)
-                                                        .scopes({at::RecordScope::FUNCTION}));
+        tls.opCallback = at::addThreadLocalCallback(
+            at::RecordFunctionCallback(onOpStart, onOpEnd)
+                .needsInputs(true)
+                .needsOutputs(true)
+                .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE}));
         gThreadsObserving.fetch_add(1);
     } else if (!opsWanted && tls.opCallback != at::INVALID_CALLBACK_HANDLE) {
         at::removeCallback(tls.opCallback);

@@ -285,6 +285,47 @@ class Crashes(ProbeTestCase):
         self.assertIn("killed by SIGKILL", result.stderr)  # probe run's own summary says it too
 
 
+SCOPED_WRITE = """
+import sys
+import torch
+from torch.autograd.profiler import record_function
+torch.manual_seed(0)
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+    def forward(self, x):
+        h = self.fc(x)
+        a = h * 3.0
+        h.numpy()[:] += 1000.0  # behind the version counter
+        with record_function("user_scope"):
+            b = h + 1.0
+        print("h max %.6f" % h.max().item())
+        return a.sum() + b.sum()
+with torch.no_grad():
+    print("out %r" % M()(torch.rand(4, 8)).item())
+"""
+
+
+class StatisticsCache(ProbeTestCase):
+    def test_a_record_function_scope_forgets_what_was_known_of_memory(self):
+        # h was read by mul, then written through numpy (no version bump): the add inside the
+        # program's scope was given mul's statistics of h from before the write.
+        script = self.path("scoped.py")
+        with open(script, "w") as f:
+            f.write(SCOPED_WRITE)
+        out = self.path("out")
+        result = run_probe(["--quiet", "--output", out, "--config", write_config(self.dir, save_child=True), "--",
+                            PYTHON, script])
+        plain = subprocess.run([PYTHON, script], capture_output=True, text=True, check=True)
+        self.assertEqual(result.stdout, plain.stdout)  # the model's results, bit-identical
+        true_max = float(result.stdout.split("h max ")[1].split()[0])
+        rows = read_rows(os.path.join(out, "atb_dump_data"))
+        (add,) = [r for r in rows if r["Op Name"] == "add_0" and r["Index"] == "0_self"]
+        self.assertAlmostEqual(float(add["Max"]), true_max, places=5)
+        self.assertFalse([r for r in rows if "user_scope" in r["Op Name"]])  # no op of the model
+
+
 FORKING = """
 import os, sys
 import torch
