@@ -234,6 +234,34 @@ class NeverHarmsTheModel(support.TempDirTestCase):
         self.assertEqual(meta["shape"], [2, 3])
 
 
+class ForkedChild(support.TempDirTestCase):
+    def test_a_debugger_made_before_a_fork_says_it_dumps_nothing_in_the_child(self):
+        # The child does not dump into its parent's files; it announced "step 0 dumps into" and
+        # wrote nothing.
+        self.write_config({"task": "statistics", "dump_path": "./dump", "level": "L1"})
+        proc = self.run_python("""
+            import os
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./config.json")
+            pid = os.fork()
+            if pid == 0:
+                debugger.start()
+                torch.ones(3).sum()
+                debugger.stop()
+                debugger.step()
+                os._exit(0)
+            os.waitpid(pid, 0)
+            print("child", pid, "parent", os.getpid())
+            """)
+        words = proc.stdout.split()
+        child, parent = int(words[words.index("child") + 1]), int(words[words.index("parent") + 1])
+        self.assertIn("pid %d is a fork of pid %d, where this PrecisionDebugger was made: it dumps nothing here"
+                      % (child, parent), proc.stderr)
+        self.assertNotIn("dumps into", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "dump", "step0", "proc%d" % child)))
+
+
 class ModuleCalledTwice(support.TempDirTestCase):
     def test_both_calls_have_their_backward_entry_with_their_gradient(self):
         # A shared embedding for two sequences; the backward nodes of the two calls run one

@@ -160,6 +160,13 @@ class Service:
     def start(self, model=None, token_range=None):
         if self.ended:
             return
+        if os.getpid() != self.pid:
+            # A forked child does not dump into its parent's files (stop_in_forked_child); said,
+            # where its steps had been announced and then nothing was written.
+            self._note_once("forked", "pid %d is a fork of pid %d, where this PrecisionDebugger was made: it dumps "
+                            "nothing here. Make the debugger in the child process (or start the child with "
+                            "multiprocessing's spawn)" % (os.getpid(), self.pid))
+            return
         if model is not None:
             self.add_model(model)
         elif self.config.dumps_modules and not self.modules.models:
