@@ -10,6 +10,40 @@ import unittest
 from suite_util import PYTHON, ProbeTestCase, model, probe, read_rows, run_probe, write_config
 
 
+SCALED = """
+import sys
+import torch
+class Scaled(torch.nn.Module):
+    def forward(self, h):
+        return h * 5e5, h.sum() * 5e5
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scaled = Scaled()
+    def forward(self, x):
+        return self.scaled(x)
+M()(torch.tensor([[0.5, -0.25], [2.0, float(sys.argv[1])]]))
+"""
+
+
+MADE = """
+import torch
+class Stats(torch.nn.Module):
+    def forward(self, x):
+        return x.double().sum()
+class Scale(torch.nn.Module):
+    def forward(self, x, s):
+        return x * s
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stats, self.scale = Stats(), Scale()
+    def forward(self, x):
+        return self.scale(x, self.stats(x))
+M()(torch.full((200,), 500.0))
+"""
+
+
 class OverflowInOpLevelDump(ProbeTestCase):
     @classmethod
     def setUpClass(cls):
@@ -84,19 +118,7 @@ class OverflowInOpLevelDump(ProbeTestCase):
     def test_a_number_beyond_float16_is_a_constant_and_values_in_from_outside_exit_1(self):
         # h * 5e5: aten::mul is given 5e5 as a 0-d double (and makes a 0-d float of it inside):
         # a constant, not an input already beyond float16. The mul is where the risk is born.
-        script = self.path("scaled.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
-                    "class Scaled(torch.nn.Module):\n"
-                    "    def forward(self, h):\n"
-                    "        return h * 5e5, h.sum() * 5e5\n"
-                    "class M(torch.nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__()\n"
-                    "        self.scaled = Scaled()\n"
-                    "    def forward(self, x):\n"
-                    "        return self.scaled(x)\n"
-                    "M()(torch.tensor([[0.5, -0.25], [2.0, float(__import__('sys').argv[1])]]))\n")
+        script = self.write_script("scaled.py", SCALED)
         config = write_config(self.dir, task="statistics", save_child=True)
         run_probe(["--quiet", "--output", self.path("scaled"), "--config", config, "--", PYTHON, script, "1"])
         rows = read_rows(os.path.join(self.path("scaled"), "atb_dump_data"))
@@ -125,22 +147,7 @@ class OverflowInOpLevelDump(ProbeTestCase):
     def test_a_0d_double_an_op_makes_is_checked_like_any_tensor(self):
         # x.double().sum() is 1e5: a 0-d double the program made, not a number it gave. It is
         # born in the sum, and the mul that takes it inherits it (it was "every input finite").
-        script = self.path("made.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
-                    "class Stats(torch.nn.Module):\n"
-                    "    def forward(self, x):\n"
-                    "        return x.double().sum()\n"
-                    "class Scale(torch.nn.Module):\n"
-                    "    def forward(self, x, s):\n"
-                    "        return x * s\n"
-                    "class M(torch.nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__()\n"
-                    "        self.stats, self.scale = Stats(), Scale()\n"
-                    "    def forward(self, x):\n"
-                    "        return self.scale(x, self.stats(x))\n"
-                    "M()(torch.full((200,), 500.0))\n")
+        script = self.write_script("made.py", MADE)
         config = write_config(self.dir, task="statistics", save_child=True)
         run_probe(["--quiet", "--output", self.path("made"), "--config", config, "--", PYTHON, script])
         ranged = probe("overflow", self.path("made"), "--range", "float16", "--all")

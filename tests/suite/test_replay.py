@@ -10,6 +10,16 @@ import unittest
 from suite_util import PYTHON, ProbeTestCase, model, probe, read_bin, read_rows, run_probe, write_config
 
 
+SEQUENTIAL = """
+import torch
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 2))
+for _ in range(2):
+    with torch.no_grad():
+        m(torch.rand(3, 4))
+"""
+
+
 class Replay(ProbeTestCase):
     def dump(self, *model_args, name="out", script="replay_model.py", **config):
         cfg = write_config(self.dir, **dict(dict(task="tensor", save_child=True), **config))
@@ -85,14 +95,7 @@ class Replay(ProbeTestCase):
     def test_a_sequential_models_ops_are_found_by_their_folders(self):
         # nn.Sequential names its layers "0", "1", "2": op 1's folder is "1_1", which the lookup
         # of de-duplicated files skipped (a digit after "1_"), so nothing could be replayed.
-        script = self.path("sequential.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
-                    "torch.manual_seed(0)\n"
-                    "m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(), torch.nn.Linear(8, 2))\n"
-                    "for _ in range(2):\n"
-                    "    with torch.no_grad():\n"
-                    "        m(torch.rand(3, 4))\n")
+        script = self.write_script("sequential.py", SEQUENTIAL)
         cfg = write_config(self.dir, task="tensor", save_child=True, filter_level=1)
         run_probe(["--quiet", "--output", self.path("sequential"), "--config", cfg, "--", PYTHON, script])
         self.assertTrue(os.path.isdir(glob.glob(self.path("sequential", "atb_dump_data", "data", "*", "0", "1_1"))[0]))

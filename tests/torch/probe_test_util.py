@@ -106,6 +106,13 @@ class ProbeTestCase(unittest.TestCase):
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
 
+    def write_script(self, name, source):
+        """A program of the test's own, written into its folder: its path."""
+        path = self.path(name)
+        with open(path, "w") as f:
+            f.write(source)
+        return path
+
     def assertStatsMatch(self, row, tensor, places=5):
         got = [stat_value(row[k]) for k in ("Max", "Min", "Mean", "Norm")]
         want = expected_stats(tensor)

@@ -311,9 +311,7 @@ class StatisticsCache(ProbeTestCase):
     def test_a_record_function_scope_forgets_what_was_known_of_memory(self):
         # h was read by mul, then written through numpy (no version bump): the add inside the
         # program's scope was given mul's statistics of h from before the write.
-        script = self.path("scoped.py")
-        with open(script, "w") as f:
-            f.write(SCOPED_WRITE)
+        script = self.write_script("scoped.py", SCOPED_WRITE)
         out = self.path("out")
         result = run_probe(["--quiet", "--output", out, "--config", write_config(self.dir, save_child=True), "--",
                             PYTHON, script])
@@ -360,9 +358,7 @@ class Forks(ProbeTestCase):
     def test_a_forked_child_calling_the_model_says_its_ops_are_not_dumped(self):
         # A forked child runs unprobed (its parent's dump is the parent's): that was silent. Its
         # first module with parameters says so (one whose parameters() returns a list too).
-        script = self.path("forking.py")
-        with open(script, "w") as f:
-            f.write(FORKING)
+        script = self.write_script("forking.py", FORKING)
         out = self.path("out")
         result = run_probe(["--output", out, "--config", write_config(self.dir), "--", PYTHON, script])
         child = int(result.stdout.split("child ")[1])
