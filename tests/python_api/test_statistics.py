@@ -434,6 +434,37 @@ class ModuleKeywordArguments(support.TempDirTestCase):
         self.assertEqual(inner["input_kwargs"], {})
         self.assertEqual(len(inner["input_args"]), 3)
 
+    def test_a_call_that_raises_leaves_the_module_stack(self):
+        # Its post-hook never runs: the calls after it were parented under it in construct.json.
+        self.write_config({"task": "statistics", "dump_path": "./dump", "level": "L0"})
+        self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+            class Fails(torch.nn.Module):
+                def forward(self, x):
+                    raise ValueError("no")
+            class Top(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fails, self.fc = Fails(), torch.nn.Linear(4, 4)
+                def forward(self, x):
+                    try:
+                        self.fails(x)
+                    except ValueError:
+                        pass
+                    return self.fc(x)
+            model = Top()
+            debugger = PrecisionDebugger(config_path="./config.json")
+            debugger.start(model=model)
+            model(torch.rand(2, 4))
+            debugger.stop()
+            debugger.step()
+            """)
+        rank_dir = self.only_dump("dump")
+        construct = support.load(os.path.join(rank_dir, "construct.json"))
+        self.assertIsNone(construct["Module.fc.Linear.forward.0"], construct)
+        self.assertIn("Module.fc.Linear.forward.0", support.load_dump(rank_dir)["data"])
+
     def test_an_overflow_given_by_keyword_is_not_born_in_the_module(self):
         self.write_config({"task": "overflow_check", "dump_path": "./overflow", "level": "L0"})
         self.run_python(self.SCRIPT, env={"SHIFT": "10"})  # the bias is all NaN

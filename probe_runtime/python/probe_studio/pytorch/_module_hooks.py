@@ -189,16 +189,26 @@ class ModuleHooks:
         tls = self.service.tls
         previous = torch.nn.Module.__call__
 
+        abandon = self._abandon
+
         # No named first parameter: a module may take a keyword argument of any name (module=).
+        # A call that raises never reaches the post-hook: abandon takes it off the stack.
         def __call__(*args, **kwargs):
             calls = tls.keyword_calls
             # A call without keyword arguments says so only when the same module is the one on
             # top (it calls itself): else its pre-hook would take the outer call's for its own.
             if not kwargs and not (calls and args and calls[-1][0] is args[0]):
-                return previous(*args)
+                try:
+                    return previous(*args)
+                except BaseException:
+                    abandon(args[0] if args else None)
+                    raise
             calls.append((args[0] if args else None, kwargs))
             try:
                 return previous(*args, **kwargs)
+            except BaseException:
+                abandon(args[0] if args else None)
+                raise
             finally:
                 calls.pop()
 
@@ -214,6 +224,31 @@ class ModuleHooks:
         if torch.nn.Module.__call__ is wrapper:
             torch.nn.Module.__call__ = wrapper.probe_previous
         # Else wrapped again since, by someone else: ours stays under theirs, passing calls on.
+
+    def _abandon(self, module):
+        """A call of `module` that raised leaves the module stack as its post-hook would have
+        taken it off (it never runs): the calls after it were parented under it in
+        construct.json, and a module dumped whole kept everything after it from being dumped."""
+        try:
+            tls = self.service.tls
+            if tls.dumped_calls and tls.dumped_calls[-1] is module:
+                tls.dumped_calls.pop()
+                tls.suppress -= 1
+            calls = tls.module_calls
+            i = len(calls) - 1
+            while i >= 0 and calls[i].module is not module:
+                i -= 1
+            if i < 0:
+                return
+            call = calls[i]
+            for later in calls[i:]:
+                if later.expands:
+                    tls.expand -= 1
+            del calls[i:]
+            del tls.module_stack[call.depth:]
+            self.service.scope.end(call.name)
+        except Exception as exc:
+            self.service.record_error("module call that raised", exc)
 
     def _keyword_arguments(self, module):
         """The keyword arguments `module` is being called with on this thread ({} when none)."""
