@@ -465,6 +465,29 @@ class ModuleKeywordArguments(support.TempDirTestCase):
         self.assertIsNone(construct["Module.fc.Linear.forward.0"], construct)
         self.assertIn("Module.fc.Linear.forward.0", support.load_dump(rank_dir)["data"])
 
+        # A module dumped whole that raises: what comes after it is dumped still.
+        self.write_config({"task": "statistics", "dump_path": "./whole", "level": "L1"})
+        self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger, module_dump, module_dump_end
+            class Fails(torch.nn.Module):
+                def forward(self, x):
+                    raise ValueError("no")
+            fails, x = Fails(), torch.rand(2, 4)
+            debugger = PrecisionDebugger(config_path="./config.json")
+            debugger.start()
+            module_dump(fails, "fails")
+            try:
+                fails(x)
+            except ValueError:
+                pass
+            module_dump_end()
+            torch.relu(x)
+            debugger.stop()
+            debugger.step()
+            """)
+        self.assertIn("Torch.relu.0.forward", support.load_dump(self.only_dump("whole"))["data"])
+
     def test_an_overflow_given_by_keyword_is_not_born_in_the_module(self):
         self.write_config({"task": "overflow_check", "dump_path": "./overflow", "level": "L0"})
         self.run_python(self.SCRIPT, env={"SHIFT": "10"})  # the bias is all NaN
