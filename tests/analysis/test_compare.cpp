@@ -21,6 +21,7 @@
 #include "analysis/compare_report.h"
 #include "analysis/dump_reader.h"
 #include "analysis/prefault.h"
+#include "probe/format/tensor_bin.h"
 #include "probe/probe.h"
 #include "read_dump.h"
 #include "synthetic_dump.h"
@@ -359,8 +360,31 @@ TEST(Compare, ShapesAndNonFiniteValuesAlwaysDiverge) {
     CompareOptions loose;
     loose.ulps.float32 = 1e30;  // no floor hides these
     const auto result = compareDumps(a, b, loose);
-    EXPECT_EQ(result.tensors[result.ops[opNamed(result, "reshape")].firstTensor + 1].rule,
-              DivergenceRule::Shape);
+    const uint32_t reshaped = result.ops[opNamed(result, "reshape")].firstTensor + 1;
+    EXPECT_EQ(result.tensors[reshaped].rule, DivergenceRule::Shape);
+    EXPECT_EQ(result.explain(reshaped), "shape differs: 4 vs 3");  // it said only "shape differs"
+
+    // Rows that agree, a file that does not: its header says 2x2 where its row says 4 (its
+    // values differ too, so that the files are read).
+    const DumpIndex c = indexOf(write("c", {1, 2, 3, 5}, 0.5f));
+    const auto same = compareDumps(a, c, loose);
+    const uint32_t row =
+        same.tensors[same.ops[opNamed(same, "reshape")].firstTensor + 1].candidateRow;
+    std::string error;
+    const std::string path = c.tensorPath(row, &error);
+    ASSERT_FALSE(path.empty()) << error;
+    auto file = probe::format::readBinFile(path, &error);
+    ASSERT_TRUE(file) << error;
+    file->header.dims = {2, 2};
+    std::string bytes = probe::format::makeBinHeader(file->header);
+    bytes.append(reinterpret_cast<const char*>(file->data.data()), file->data.size());
+    probe::test::writeFile(path, bytes);
+    const auto disagreeing = compareDumps(a, c, loose);
+    const uint32_t output = disagreeing.ops[opNamed(disagreeing, "reshape")].firstTensor + 1;
+    EXPECT_EQ(disagreeing.tensors[output].rule, DivergenceRule::Shape);
+    EXPECT_EQ(disagreeing.explain(output),
+              "the tensor files' shapes differ, though both rows say 4: a file does not hold what "
+              "its row describes");
     const uint32_t logOutput = result.ops[opNamed(result, "log")].firstTensor + 1;
     const auto& log = result.tensors[logOutput];
     EXPECT_EQ(log.rule, DivergenceRule::NonFinite);

@@ -1182,8 +1182,17 @@ std::string CompareResult::explain(uint32_t i) const {
                 return "differs by at most " + number(d.maxAbsError) + ", below the " + floor +
                        ", downstream of a divergence";
             return "its statistics differ, below the " + floor + ", downstream of a divergence";
-        case DivergenceRule::Shape:
-            return "shape differs";
+        case DivergenceRule::Shape: {
+            const std::string& a = reference->text(reference->row(t.referenceRow).shape);
+            const std::string& b = candidate->text(candidate->row(t.candidateRow).shape);
+            const auto shown = [](const std::string& shape) {
+                return shape.empty() ? std::string("[] (0-d)") : shape;
+            };
+            if (a != b) return "shape differs: " + shown(a) + " vs " + shown(b);
+            // The rows agree: a tensor file's own header disagrees with its row.
+            return "the tensor files' shapes differ, though both rows say " + shown(a) +
+                   ": a file does not hold what its row describes";
+        }
         case DivergenceRule::NonFinite: {
             if (t.hasData)
                 return std::to_string(d.nonFiniteMismatches) +
