@@ -58,6 +58,8 @@ std::string parentOf(const DumpIndex& index, uint32_t op) {
 void describeFirst(std::string& out, const CompareResult& result, uint32_t o, const char* title) {
     const OpComparison& op = result.ops[o];
     out += std::string(title) + result.describeOp(o) + "\n";
+    if (op.cause != kNone)
+        out += "  " + result.describeTensor(op.cause) + ": " + result.explain(op.cause) + "\n";
     // msprobe names an API call by its count (Tensor.__mul__.0), not by where it ran: when the
     // runs took different paths, the pair is two different calls, and no explanation of the
     // difference below holds.
@@ -65,8 +67,6 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
     const std::string referenceParent = byCount ? parentOf(*result.reference, op.referenceOp) : "",
                       candidateParent = byCount ? parentOf(*result.candidate, op.candidateOp) : "";
     if (referenceParent != candidateParent) {
-        if (op.cause != kNone)
-            out += "  " + result.describeTensor(op.cause) + ": " + result.explain(op.cause) + "\n";
         const auto where = [](const std::string& parent) {
             return parent.empty() ? std::string("outside any module") : "in " + parent;
         };
@@ -77,7 +77,6 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
         return;
     }
     if (op.cause != kNone) {
-        out += "  " + result.describeTensor(op.cause) + ": " + result.explain(op.cause) + "\n";
         const TensorComparison& t = result.tensors[op.cause];
         const auto& slot = result.reference->slot(result.reference->row(t.referenceRow).slot);
         if (!t.isOutput && t.source && slot.index.rfind("parameters", 0) == 0)

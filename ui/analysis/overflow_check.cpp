@@ -374,7 +374,7 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
                     TensorVerdict v =
                         checker.verdict(row, input && checker.isWrappedNumber(index.row(row)));
                     if (!v.overflowed) continue;
-                    if (!index.slot(index.row(row).slot).isOutput) firstBad = v;
+                    if (input) firstBad = v;
                     break;
                 }
             }

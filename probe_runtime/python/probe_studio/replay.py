@@ -622,7 +622,7 @@ def main(argv=None):
         _say("the dump has no round %d (it has %s)" % (options.round, _ranges(known) or "none"))
         return EXIT_USAGE
     results = []
-    for process in sorted({p for p, _ in rounds}):
+    for process in processes:
         if options.process and process != options.process:
             continue
         candidates = sorted(r for p, r in rounds if p == process)

@@ -230,25 +230,40 @@ class ModuleHooks:
         taken it off (it never runs): the calls after it were parented under it in
         construct.json, and a module dumped whole kept everything after it from being dumped."""
         try:
-            tls = self.service.tls
-            if tls.dumped_calls and tls.dumped_calls[-1] is module:
-                tls.dumped_calls.pop()
-                tls.suppress -= 1
-            calls = tls.module_calls
-            i = len(calls) - 1
-            while i >= 0 and calls[i].module is not module:
-                i -= 1
-            if i < 0:
-                return
-            call = calls[i]
-            for later in calls[i:]:
-                if later.expands:
-                    tls.expand -= 1
-            del calls[i:]
-            del tls.module_stack[call.depth:]
-            self.service.scope.end(call.name)
+            self._leave_dumped_call(module)
+            call = self._take_call(module)
+            if call is not None:
+                self.service.scope.end(call.name)
         except Exception as exc:
             self.service.record_error("module call that raised", exc)
+
+    def _leave_dumped_call(self, module):
+        """module_dump: the end of a call of the module dumped whole (True), which lifts the
+        suppression of what it runs."""
+        tls = self.service.tls
+        if tls.dumped_calls and tls.dumped_calls[-1] is module:
+            tls.dumped_calls.pop()
+            tls.suppress -= 1
+            return True
+        return False
+
+    def _take_call(self, module):
+        """The innermost running call of `module` on this thread, taken off the module stack with
+        the calls begun inside it; None when it has none."""
+        tls = self.service.tls
+        calls = tls.module_calls
+        i = len(calls) - 1
+        while i >= 0 and calls[i].module is not module:
+            i -= 1
+        if i < 0:
+            return None
+        call = calls[i]
+        for later in calls[i:]:
+            if later.expands:
+                tls.expand -= 1
+        del calls[i:]
+        del tls.module_stack[call.depth:]
+        return call
 
     def _keyword_arguments(self, module):
         """The keyword arguments `module` is being called with on this thread ({} when none)."""
@@ -363,17 +378,9 @@ class ModuleHooks:
         if not calls or tls.inside:
             return None
         try:
-            i = len(calls) - 1
-            while i >= 0 and calls[i].module is not module:
-                i -= 1
-            if i < 0:
+            call = self._take_call(module)
+            if call is None:
                 return None
-            call = calls[i]
-            for later in calls[i:]:
-                if later.expands:
-                    tls.expand -= 1
-            del calls[i:]
-            del tls.module_stack[call.depth:]
             if not service.active or call.serial != service.step_serial:
                 return None
             tls.inside = True
@@ -479,10 +486,7 @@ class ModuleHooks:
         return None
 
     def _dumped_module_post_hook(self, prefix, module, args, output):
-        tls = self.service.tls
-        if tls.dumped_calls and tls.dumped_calls[-1] is module:
-            tls.dumped_calls.pop()
-            tls.suppress -= 1
+        if self._leave_dumped_call(module):
             self._module_post_hook(prefix, module, args, output)
         return None
 
