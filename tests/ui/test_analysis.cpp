@@ -969,6 +969,41 @@ TEST(AtbReader, AByteOrderMarkBeforeTheHeaderIsSkipped) {
     EXPECT_TRUE(index.problems().empty()) << problems(index);
 }
 
+// Line ends as spreadsheets save them: LF, CRLF, and CR alone (the old Mac OS's), whose file
+// was one line "cut short". Read in pieces too, so that a line end falls between reads, and a
+// row's tensor path is read back from its line.
+TEST(AtbReader, LinesEndingInCrLfOrCrAloneAreRead) {
+    const std::vector<std::string> rows = {
+        "0_777,0,layer,Layer,0,input,0,float,nd,3,1,-1,0.5,2,N/A",
+        "0_777,0,layer,Layer,0,output,0,float,nd,3,4,-4,0.25,7,"
+        "/elsewhere/atb_dump_data/data/0_777/0/layer/after/outtensor0.bin",
+        "0_777,0,layer/mm,aten::mm,0_0,output,0,float,nd,3,9,1,3,10,N/A"};
+    for (const std::string lineEnd : {"\n", "\r\n", "\r"}) {
+        for (const uint64_t budget : {analysis::kDefaultPollBudget, uint64_t{40}}) {
+            SCOPED_TRACE(testing::Message() << "line end "
+                                            << (lineEnd == "\r"   ? "CR"
+                                                : lineEnd == "\n" ? "LF"
+                                                                  : "CRLF")
+                                            << ", budget " << budget);
+            test::TempDir dir("ui-analysis");
+            test::DumpBuilder dump(dir.path());
+            std::string text = std::string(format::kStatisticCsvHeader) + lineEnd;
+            for (const auto& row : rows) text += row + lineEnd;
+            dump.appendRaw(0, text, false);
+            dump.setStatus("complete");
+            auto reader = open(dump.root());
+            DumpIndex index = readAll(*reader, budget);
+            ASSERT_EQ(index.rowCount(), 3u) << problems(index);
+            EXPECT_TRUE(index.problems().empty()) << problems(index);
+            EXPECT_EQ(index.row(1).get(analysis::Stat::Max), 4.0);
+            EXPECT_EQ(index.row(2).get(analysis::Stat::Norm), 10.0);
+            EXPECT_TRUE(index.tensorPath(0).empty());
+            const std::string path = index.tensorPath(1);
+            EXPECT_EQ(path, dump.roundDir(0) + "/layer/after/outtensor0.bin");
+        }
+    }
+}
+
 TEST(DumpReader, AFolderDeletedWhileFollowedIsReportedOnce) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());

@@ -681,9 +681,18 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         if (n <= 0) break;
         file.readFailed = false;
         const std::string_view buffer(readBuffer_.get(), static_cast<size_t>(n));
+        if (file.offset == 0) {
+            // CR alone ends the first line (a CR the last byte read may yet be a CRLF's).
+            const size_t end = buffer.find_first_of("\r\n");
+            file.lineEnd = end != std::string::npos && buffer[end] == '\r' &&
+                                   end + 1 < buffer.size() && buffer[end + 1] != '\n'
+                               ? '\r'
+                               : '\n';
+        }
+        const char lineEnd = file.lineEnd;
         size_t start = 0;
         if (file.skippingLongRow) {  // the rest of a row over the limit, said when it began
-            const size_t end = buffer.find('\n');
+            const size_t end = buffer.find(lineEnd);
             if (end == std::string::npos) {
                 skip(buffer.size());
                 continue;
@@ -691,7 +700,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             start = end + 1;
             file.skippingLongRow = false;
         }
-        const size_t lastNewline = buffer.rfind('\n');
+        const size_t lastNewline = buffer.rfind(lineEnd);
         if (lastNewline == std::string::npos || lastNewline < start) {
             if (buffer.size() - start >= kMaxRowBytes) {
                 skip(start);
@@ -711,7 +720,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             break;  // a partial last line: the writer has not finished it (yet)
         }
         lineStarts_.clear();
-        for (size_t at = start; at <= lastNewline; at = buffer.find('\n', at) + 1)
+        for (size_t at = start; at <= lastNewline; at = buffer.find(lineEnd, at) + 1)
             lineStarts_.push_back(at);
         lineStarts_.push_back(lastNewline + 1);  // where the line after the last would start
         const size_t lines = lineStarts_.size() - 1;

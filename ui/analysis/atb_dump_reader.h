@@ -47,6 +47,9 @@ private:
         bool refused = false;          // not a regular file (said once)
         bool readFailed = false;       // a read failed (said once, tried again at each poll)
         bool saidEmpty = false;        // empty once nobody writes it (said once)
+        // What ends its lines: '\n' (LF or CRLF), or '\r' alone (a spreadsheet saving as the old
+        // Mac OS did), told by its first line.
+        char lineEnd = '\n';
     };
     struct OpState {  // beside the shared bookkeeping, by op index
         uint32_t process = 0;

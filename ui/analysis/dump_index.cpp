@@ -431,7 +431,9 @@ std::string DumpIndex::tensorPath(uint32_t row, std::string* error) const {
         line.resize(want);
         const ssize_t n = ::pread(fd, line.data(), want, static_cast<off_t>(r.lineOffset));
         line.resize(n > 0 ? static_cast<size_t>(n) : 0);
-        if (const size_t end = line.find('\n'); end != std::string::npos || line.size() < want) {
+        // LF, CRLF or CR alone (see AtbDumpReader::CsvFile::lineEnd).
+        if (const size_t end = line.find_first_of("\r\n");
+            end != std::string::npos || line.size() < want) {
             line.resize(std::min(end, line.size()));
             break;
         }
