@@ -32,6 +32,7 @@
 #include "config_document.h"
 #include "config_editor.h"
 #include "context/app_context.h"
+#include "dump_builder.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "launch_form.h"
@@ -697,6 +698,39 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
         << editor->applyStatus().toStdString();
     EXPECT_TRUE(editor->applyStatus().contains("other.json"))
         << editor->applyStatus().toStdString();
+    EXPECT_EQ(test::readFile(dir_ / "config.json"), before);
+}
+
+// Edits of a run's config that were not applied, when another dump replaces the run: kept as a
+// new config, said, the run's file untouched (they went without a word).
+TEST_F(LiveWindowTest, UnappliedEditsOfARunsConfigAreKeptWhenAnotherDumpOpens) {
+    ASSERT_TRUE(context_.launch(engineSpec(100000, 10)));
+    auto* editor = window_.configEditor();
+    auto* document = context_.configDocument();
+    const QString runConfig = QString::fromStdString(dir_ / "config.json");
+    ASSERT_TRUE(waitFor([&] { return document->filePath() == runConfig; }));
+    ASSERT_TRUE(waitFor([&] { return rounds() >= 1; }));
+    const std::string before = test::readFile(dir_ / "config.json");
+    window_.showView(MainWindow::View::Config);
+    typeInto(editor->field("ids"), "1");
+    ASSERT_TRUE(document->isModified());
+    const QString edited = document->text();
+
+    test::TempDir other("ui-live");
+    test::writeSmallSyntheticDump(other.path());
+    ASSERT_TRUE(context_.openDump(QString::fromStdString(other.path())));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession() == nullptr; }));
+    EXPECT_EQ(document->text(), edited);
+    EXPECT_TRUE(document->filePath().isEmpty()) << document->filePath().toStdString();
+    EXPECT_EQ(document->origin(), runConfig);
+    EXPECT_TRUE(document->isModified());
+    EXPECT_TRUE(context_.selection()->isTicked("1"));
+    EXPECT_TRUE(
+        editor->applyStatus().startsWith("Your edits of " + runConfig + " were not applied"))
+        << editor->applyStatus().toStdString();
+    EXPECT_EQ(editor->fileText(), "new config, not written yet: a copy of " +
+                                      QFileInfo(runConfig).dir().dirName() +
+                                      "/config.json, edited");
     EXPECT_EQ(test::readFile(dir_ / "config.json"), before);
 }
 

@@ -115,6 +115,52 @@ TEST(MainWindowConfigSave, ANewConfigGoesBesideTheOpenDump) {
     EXPECT_FALSE(editor->suggestedNewFile().startsWith(context.configsDirectory()));
 }
 
+// An opened dump shows the config it was made with (the probe_config.json that `probe run` and
+// the launch form write beside atb_dump_data) as a copy, so that Apply never rewrites that
+// record: it showed a new config that dumps every layer-level op, whatever the dump held. A
+// config the user chose stays.
+TEST(MainWindowConfigOfDump, AnOpenedDumpShowsItsConfigAsACopyUnlessTheUserHasOne) {
+    context::AppContext context;
+    MainWindow window(&context);
+    auto* editor = window.configEditor();
+    auto* document = context.configDocument();
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir / "runA");
+    dump.addRow(0, "0", "embed", "Layer", true, {1.0f, 2.0f});
+    dump.addRow(0, "1", "decoder", "Layer", true, {1.0f, 2.0f});
+    dump.setStatus("complete");
+    const std::string configText =
+        "{\n  \"task\": \"statistics\",\n  \"dump_enable\": true,\n  \"ids\": \"1\",\n  "
+        "\"exec_range\": \"all\"\n}\n";
+    test::writeFile(dir / "runA/probe_config.json", configText);
+    ASSERT_TRUE(openAndWait(context, dir / "runA"));
+    EXPECT_TRUE(document->filePath().isEmpty()) << document->filePath().toStdString();
+    EXPECT_EQ(document->origin().toStdString(), dir / "runA/probe_config.json");
+    EXPECT_EQ(document->text().toStdString(), configText);
+    EXPECT_FALSE(document->isModified());
+    EXPECT_TRUE(context.selection()->isTicked("1"));
+    EXPECT_FALSE(context.selection()->isTicked("0"));
+    EXPECT_TRUE(window.treePanel()->configText().startsWith(
+        "Config: new config from runA/probe_config.json — 1 ticked op"))
+        << window.treePanel()->configText().toStdString();
+    EXPECT_EQ(editor->fileText(), "new config, not written yet: a copy of runA/probe_config.json");
+    // Apply writes the file chosen, never the dump's.
+    EXPECT_TRUE(editor->apply(QString::fromStdString(dir / "next.json")))
+        << editor->applyStatus().toStdString();
+    EXPECT_EQ(test::readFile(dir / "runA/probe_config.json"), configText);
+    EXPECT_EQ(test::readFile(dir / "next.json"), configText);
+    EXPECT_TRUE(document->origin().isEmpty());
+
+    // The user's own config file (next.json, now the document's) stays when another dump opens.
+    test::DumpBuilder other(dir / "runB");
+    other.addRow(0, "0", "embed", "Layer", true, {1.0f, 2.0f});
+    other.setStatus("complete");
+    test::writeFile(dir / "runB/probe_config.json", "{\"task\": \"statistics\"}\n");
+    ASSERT_TRUE(openAndWait(context, dir / "runB"));
+    EXPECT_EQ(document->filePath().toStdString(), dir / "next.json");
+    EXPECT_EQ(document->text().toStdString(), configText);
+}
+
 // View › Where the overflow is born on a dump with none says so (it did nothing, unsaid).
 TEST(MainWindowOverflowBirth, ADumpWithoutOverflowSaysThereIsNone) {
     test::TempDir dir("ui-widgets");

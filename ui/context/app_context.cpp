@@ -15,6 +15,7 @@
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "op_selection.h"
+#include "probe/format/api_config.h"
 #include "probe/format/file_util.h"
 #include "probe/format/json_input.h"
 #include "probe/format/op_config.h"
@@ -149,6 +150,7 @@ bool AppContext::openDump(const QString& path, QString* error) {
         return false;
     }
     replaceSession(SessionKind::Dump, nullptr);
+    takeConfigOfDump(location->root);
     // A rank's folder (<dump>/step0/rank1, <atb_dump_data>/data/0_4242): the dump is read whole
     // and opens at that rank.
     openingProcess_ = location->scope.process;
@@ -309,6 +311,21 @@ void AppContext::takeConfigFromHello(const format::control::Hello& hello) {
     }
     if (text.isEmpty() && parsed.config) text = QString::fromStdString(parsed.config->toFileText());
     if (!text.isEmpty()) config_->setFileContent(data::ConfigDocument::Kind::Op, path, text);
+}
+
+void AppContext::takeConfigOfDump(const std::string& dumpRoot) {
+    if (!config_->filePath().isEmpty() || config_->isModified()) return;
+    const QString root = QString::fromStdString(dumpRoot);
+    if (QFileInfo(root).fileName() != QLatin1String("atb_dump_data")) return;
+    const QString path =
+        QFileInfo(root).dir().absoluteFilePath(QStringLiteral("probe_config.json"));
+    // A regular file within the configs' limit only (a FIFO would block here).
+    const auto text =
+        format::readRegularFile(path.toStdString(), format::kConfigJsonLimits.maxBytes, nullptr);
+    if (!text) return;
+    const auto parsed = format::parseJson(*text, path.toStdString(), format::kConfigJsonLimits);
+    if (!parsed.ok() || format::guessConfigKind(*parsed.value) == "api") return;
+    config_->startFrom(data::ConfigDocument::Kind::Op, path, QString::fromStdString(*text), false);
 }
 
 void AppContext::onOpened() {

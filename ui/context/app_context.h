@@ -155,6 +155,10 @@ private:
     void onInitialLoadFinished();
     void addProblems(const QStringList& problems);
     void takeConfigFromHello(const format::control::Hello& hello);
+    // An opened op-level dump's config (the probe_config.json beside its atb_dump_data, which
+    // `probe run` and the launch form write), copied into a new config document, unless the
+    // document holds the user's own (a file, or edits).
+    void takeConfigOfDump(const std::string& dumpRoot);
     void addRecentOnceRunning(session::LiveSession* live, const session::RecentSession& recent);
     void setFirstNan(uint32_t row);
     // Selects the first NaN when the context chose what is shown (not the user) and the dump is

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include <QDir>
 #include <QFileInfo>
 
 #include "op_selection.h"
@@ -61,9 +62,18 @@ const std::vector<std::string>& ConfigDocument::formKeys(Kind kind) {
     return kind == Kind::Op ? format::opConfigKeys() : api;
 }
 
+QString shortConfigName(const QString& path) {
+    const QFileInfo info(path);
+    const QString folder = info.dir().dirName();
+    return folder.isEmpty() || folder == QLatin1String(".")
+               ? info.fileName()
+               : folder + QLatin1Char('/') + info.fileName();
+}
+
 void ConfigDocument::startNew(Kind kind) {
     kind_ = kind;
     filePath_.clear();
+    origin_.clear();
     if (kind == Kind::Op) {
         const format::OpConfig config =
             selection_ ? selection_->config() : format::OpConfig::startingPoint();
@@ -202,6 +212,7 @@ bool ConfigDocument::load(const QString& path, QString* error) {
     else if (guessed == "api")
         kind_ = Kind::Api;
     filePath_ = path;
+    origin_.clear();
     setTextInternal(QString::fromStdString(*text), false);
     return true;
 }
@@ -224,6 +235,7 @@ bool ConfigDocument::save(const QString& path, QString* error) {
     }
     const bool renamed = path != filePath_;
     filePath_ = path;
+    origin_.clear();
     modified_ = false;
     if (renamed) judge();  // issues name the file
     emit changed();
@@ -233,7 +245,17 @@ bool ConfigDocument::save(const QString& path, QString* error) {
 void ConfigDocument::setFileContent(Kind kind, const QString& path, const QString& text) {
     kind_ = kind;
     filePath_ = path;
+    origin_.clear();
     setTextInternal(text, false);
+}
+
+void ConfigDocument::startFrom(Kind kind, const QString& origin, const QString& text,
+                               bool modified) {
+    kind_ = kind;
+    filePath_.clear();
+    origin_ = origin;
+    // Judged again even when the text is the same: its issues named the file.
+    setTextInternal(text, modified);
 }
 
 void ConfigDocument::followSelection(OpSelection* selection) {

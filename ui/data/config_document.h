@@ -28,6 +28,10 @@ namespace probe::data {
 
 class OpSelection;
 
+// A config file named for people: its folder's name and its own ("runA/probe_config.json"), the
+// folder being what tells one run's probe_config.json from another's.
+QString shortConfigName(const QString& path);
+
 class ConfigDocument : public QObject {
     Q_OBJECT
 public:
@@ -90,6 +94,13 @@ public:
     // Takes `text` as the content of the file at `path` (the config a probe has in force), not
     // modified.
     void setFileContent(Kind kind, const QString& path, const QString& text);
+    // A new document (no file) holding `text`, copied from the file at `origin`: an opened
+    // dump's config, or edits of another session's file that were not applied, kept rather
+    // than lost. `modified`: the text differs from the file's.
+    void startFrom(Kind kind, const QString& origin, const QString& text, bool modified);
+    // The file a new document's text was copied from ("" when none, and for a document with a
+    // file).
+    QString origin() const { return origin_; }
 
     // Follows the op selection (see above); the document takes the selection's config now.
     void followSelection(OpSelection* selection);
@@ -111,6 +122,7 @@ private:
     std::optional<format::OpConfig> opConfig_;
     std::optional<format::ApiConfig> apiConfig_;
     QString filePath_;
+    QString origin_;
     bool modified_ = false;
     QPointer<OpSelection> selection_;
     // The selection's config as the text last matched it: a tick changes some keys of it, and

@@ -552,11 +552,20 @@ void ConfigEditor::onDocumentChanged() {
 void ConfigEditor::updateHeader() {
     kind_->setCurrentIndex(document_->kind() == Kind::Op ? 0 : 1);
     const QString path = document_->filePath();
-    file_->setText(path.isEmpty()
-                       ? tr("new config, not written yet")
-                       : QFileInfo(path).fileName() +
-                             (document_->isModified() ? QStringLiteral(" *") : QString()));
-    file_->setToolTip(path);
+    const QString origin = document_->origin();
+    if (!path.isEmpty()) {
+        file_->setText(QFileInfo(path).fileName() +
+                       (document_->isModified() ? QStringLiteral(" *") : QString()));
+        file_->setToolTip(path);
+    } else if (!origin.isEmpty()) {
+        file_->setText(tr("new config, not written yet: a copy of %1%2")
+                           .arg(data::shortConfigName(origin),
+                                document_->isModified() ? tr(", edited") : QString()));
+        file_->setToolTip(origin);
+    } else {
+        file_->setText(tr("new config, not written yet"));
+        file_->setToolTip(QString());
+    }
     const bool errors = document_->hasErrors();
     apply_->setEnabled(!errors);
     const bool pushes = document_->kind() == Kind::Op && session_ && session_->canPushConfig();
@@ -604,6 +613,10 @@ QString ConfigEditor::inForceText() const {
     return inForce_->text();
 }
 
+QString ConfigEditor::fileText() const {
+    return file_->text();
+}
+
 void ConfigEditor::setStatus(const QString& text, const QString& color) {
     statusText_ = text;
     status_->setText(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
@@ -620,12 +633,21 @@ void ConfigEditor::setSession(session::LiveSession* session) {
     // would write that run's file (seen: ticks made on another dump written into the stopped
     // run's folder). A new config from the starting point: the run's config is not carried into
     // the next session as if it were new ("new config — dumps every op", its save_child ticked,
-    // on a dump opened after it).
+    // on a dump opened after it). Edits not applied yet are kept, as a new config: nothing the
+    // user typed goes without a word.
     const QString lastConfig = session_ ? session_->configPath() : sessionConfigPath_;
     if (!lastConfig.isEmpty() && document_->filePath() == lastConfig &&
         (!session || session->configPath() != lastConfig)) {
-        document_->startOver(document_->kind());
-        setStatus(QString(), QString());
+        if (document_->isModified()) {
+            document_->startFrom(document_->kind(), lastConfig, document_->text(), true);
+            setStatus(tr("Your edits of %1 were not applied; they are kept here as a new config. "
+                         "Apply writes them to a file (New discards them).")
+                          .arg(lastConfig),
+                      QLatin1String(kWarningColor));
+        } else {
+            document_->startOver(document_->kind());
+            setStatus(QString(), QString());
+        }
     }
     if (session_) disconnect(session_, nullptr, this, nullptr);
     session_ = session;

@@ -53,6 +53,8 @@ public:
     // force, in words.
     QString applyStatus() const;
     QString inForceText() const;
+    // The header's line about the file ("config.json *", "new config, not written yet…").
+    QString fileText() const;
     // The request id of a push not answered yet, or -1.
     qint64 pendingRequest() const { return pendingRequest_; }
 

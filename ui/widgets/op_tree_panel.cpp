@@ -253,7 +253,11 @@ void OpTreePanel::updateConfigBar() {
     // code-level config meanwhile; the tree still shows the op selection).
     const bool opDocument = config_->kind() == data::ConfigDocument::Kind::Op;
     const QString path = opDocument ? config_->filePath() : QString();
-    const QString file = path.isEmpty() ? tr("new config") : QFileInfo(path).fileName();
+    const QString origin = opDocument ? config_->origin() : QString();
+    const QString file = !path.isEmpty() ? QFileInfo(path).fileName()
+                         : origin.isEmpty()
+                             ? tr("new config")
+                             : tr("new config from %1").arg(data::shortConfigName(origin));
     const bool modified = opDocument && config_->isModified();
     if (opDocument && config_->hasErrors()) {
         // Its ticks and ids are not in force: the tree shows the last valid config's.
