@@ -514,6 +514,31 @@ class NothingLost(support.TempDirTestCase):
         self.assertGreater(smallest, 500)
         self.assertLess(most, smallest)
 
+    def test_os_exit_right_after_step_writes_the_whole_step(self):
+        # os._exit skips atexit: the step's files were still with the writer threads, and the
+        # dump.json on disk was an earlier, shorter one (1,254 of 2,000 entries). A forked
+        # child's os._exit still writes nothing, and the exit code is the one asked for.
+        self.write_config({"dump_path": "./exit"}, "exit.json")
+        proc = self.run_python("""
+            import os, torch
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./exit.json")
+            x = torch.randn(8)
+            debugger.start()
+            pid = os.fork()
+            if pid == 0:
+                torch.relu(x)
+                os._exit(5)
+            assert os.waitpid(pid, 0)[1] >> 8 == 5
+            for _ in range(2000):
+                x = torch.relu(x)
+            debugger.step()
+            os._exit(3)
+            """, expect_ok=False)
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        data = load_dump(self.only_dump("exit"))["data"]
+        self.assertEqual(list(data), ["Torch.relu.%d.forward" % i for i in range(2000)])
+
     def test_sigterm_and_keyboard_interrupt_write_the_files(self):
         self.write_config({"dump_path": "./term"}, "term.json")
         proc = self.run_python("""

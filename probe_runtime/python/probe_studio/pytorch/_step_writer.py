@@ -290,12 +290,13 @@ class StepWriter:
 # The end of the program
 
 def write_at_exit(service):
-    """Writes what `service` collected when the process ends normally or by SIGTERM; a forked
-    child (DataLoader workers) stops collecting and writes nothing."""
+    """Writes what `service` collected when the process ends normally, by SIGTERM or by
+    os._exit; a forked child (DataLoader workers) stops collecting and writes nothing."""
     ref = weakref.ref(service)
     atexit.register(_flush_at_exit, ref)
     _install_fork_guard(ref)
     _install_sigterm_flush(ref)
+    _install_os_exit_flush(ref)
 
 
 def _flush_at_exit(service_ref, timeout=None):
@@ -318,6 +319,24 @@ def _install_fork_guard(ref):
         os.register_at_fork(after_in_child=after_in_child)
     except AttributeError:
         pass
+
+
+def _install_os_exit_flush(ref):
+    """os._exit ends the process without atexit, often right after step() (distributed scripts
+    do, to skip a hanging teardown): the writer threads still held that step's files, and the
+    dump.json on disk was an earlier, shorter one. The files are written first, bounded as at
+    SIGTERM; then the process ends as asked. A forked child's os._exit (multiprocessing's end
+    of a worker) writes nothing."""
+    previous = os._exit
+
+    def _exit(status):
+        try:
+            _flush_at_exit(ref, timeout=10.0)
+        finally:
+            previous(status)
+
+    _exit.__doc__ = previous.__doc__
+    os._exit = _exit
 
 
 def _install_sigterm_flush(ref):
