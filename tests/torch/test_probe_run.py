@@ -235,6 +235,8 @@ for step in range(5):
 how = sys.argv[1]
 if how == "segv":
     ctypes.string_at(0)
+if how == "os_exit":  # no exit handler runs
+    os._exit(7)
 time.sleep(0.3)  # the steps are 300 ms old when it is killed: rows older than 100 ms are on disk
 os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -272,6 +274,19 @@ class Crashes(ProbeTestCase):
         self.assertFalse(process["cut_off"])  # the probe drained before the program died
         self.assertEveryStepDumped(rows)
         self.assertIn("(incomplete; the program was killed by SIGSEGV; its probe wrote out what was queued", summary)
+
+    def test_os_exit_right_after_the_steps_keeps_their_rows(self):
+        # os._exit skips atexit: the rows still queued were lost (here all of them), and the
+        # status said the program was cut off.
+        result, status, rows, summary = self.crash("os_exit")
+        self.assertEqual(result.returncode, 7, result.stderr)
+        self.assertEqual(status["state"], "complete")
+        (process,) = status["processes"]
+        self.assertEqual(process["ended_by"], {"how": "exited", "code": 7, "seen_by": "probe run"})
+        self.assertFalse(process["cut_off"])
+        self.assertEqual(process["rows"], 5 * ROWS_PER_STEP)
+        self.assertEveryStepDumped(rows)
+        self.assertIn("(complete; the program exited with code 7)", summary)
 
     def test_kill_9_is_recorded_by_probe_run_and_older_rows_are_kept(self):
         result, status, rows, summary = self.crash("kill")
