@@ -203,13 +203,16 @@ def _at_exit():
 def _stop_before_os_exit():
     """os._exit ends the process without atexit: the rows still queued were lost (a program of
     fifty quick steps ending with it left none, and a status saying it was cut off). The probe
-    stops first, as at a normal exit (a forked child's stop does nothing: the dump is its
-    parent's), then the process ends as asked."""
+    stops first, as at a normal exit, then the process ends as asked. A forked child (every
+    multiprocessing worker ends with os._exit) goes straight on: the dump is its parent's, and
+    the runtime's locks may have been held by a parent's thread at the fork."""
     previous = os._exit
+    owner = os.getpid()
 
     def _exit(status):
         try:
-            _at_exit()
+            if os.getpid() == owner:
+                _at_exit()
         finally:
             previous(status)
 
