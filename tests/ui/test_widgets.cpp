@@ -35,6 +35,7 @@
 #include <QTextBrowser>
 #include <QTimer>
 #include <QTreeView>
+#include <QWheelEvent>
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
@@ -251,6 +252,61 @@ TEST(MainWindowLive, TheTensorsTableFollowsTheLatestRound) {
     EXPECT_TRUE(waitFor([&] { return highlightedRound() == 4; }))
         << "the highlight stayed on round " << highlightedRound();
     EXPECT_EQ(context.cursor()->round(), -1);  // still the latest meant
+    dump.setStatus("complete");
+}
+
+// A user who scrolls the op's table up to read, while rows come in the latest round: it stays
+// where they scrolled (it jumped to the newest row at every batch while the highlight was in
+// sight, and could not be browsed: a helper's GUI walk). Back at the end, it follows again.
+TEST(MainWindowLive, TheTensorsTableStaysWhereTheUserScrolledWhileRowsCome) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    int rounds = 0;
+    for (; rounds < 80; ++rounds) dump.addRow(rounds, "0", "layer", "Layer", true);
+    context::AppContext context;
+    MainWindow window(&context);
+    window.resize(1400, 900);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    ASSERT_TRUE(window.selectOp("0"));
+    ASSERT_EQ(context.cursor()->round(), -1);
+    QTableView* table = window.tensorsPanel()->view();
+    QScrollBar* bar = table->verticalScrollBar();
+    auto highlightedRound = [&] {
+        const QModelIndex current = table->currentIndex();
+        if (!current.isValid()) return -1;
+        const uint32_t row = window.tensorsPanel()->model()->rowAt(current.row());
+        return row == analysis::kNone ? -1 : context.store()->index().row(row).round;
+    };
+    ASSERT_TRUE(waitFor([&] { return highlightedRound() == rounds - 1; })) << highlightedRound();
+    ASSERT_GT(bar->maximum(), 0) << "the table must scroll for this test";
+    ASSERT_TRUE(waitFor([&] { return bar->value() == bar->maximum(); }));
+
+    // The wheel, one notch up: three rows, the newest still in sight.
+    const QPoint middle = table->viewport()->rect().center();
+    QWheelEvent wheel(middle, table->viewport()->mapToGlobal(middle), QPoint(), QPoint(0, 120),
+                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(table->viewport(), &wheel);
+    QApplication::processEvents();
+    const int reading = bar->value();
+    ASSERT_LT(reading, bar->maximum());
+    for (const int more : {3, 3}) {
+        const int until = rounds + more;
+        for (; rounds < until; ++rounds) dump.addRow(rounds, "0", "layer", "Layer", true);
+        ASSERT_TRUE(waitFor([&] { return highlightedRound() == rounds - 1; }))
+            << highlightedRound();
+        EXPECT_EQ(bar->value(), reading) << "the table scrolled away from where the user reads";
+    }
+
+    // Back at the end: it follows again.
+    bar->triggerAction(QAbstractSlider::SliderToMaximum);
+    QApplication::processEvents();
+    const int until = rounds + 3;
+    for (; rounds < until; ++rounds) dump.addRow(rounds, "0", "layer", "Layer", true);
+    ASSERT_TRUE(waitFor([&] { return highlightedRound() == rounds - 1; })) << highlightedRound();
+    EXPECT_TRUE(waitFor([&] { return bar->value() == bar->maximum(); }));
+    EXPECT_TRUE(table->viewport()->rect().intersects(table->visualRect(table->currentIndex())));
     dump.setStatus("complete");
 }
 

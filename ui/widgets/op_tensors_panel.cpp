@@ -6,6 +6,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -66,7 +67,17 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     layout->addWidget(verdict_);
     layout->addWidget(view_, 1);
 
+    // The user scrolls: the table follows the newest rows again once they are back at the end
+    // (looked at once the action is done, as the bar moves after it is announced).
+    QScrollBar* bar = view_->verticalScrollBar();
+    connect(bar, &QAbstractSlider::actionTriggered, this, [this, bar] {
+        QMetaObject::invokeMethod(
+            this, [this, bar] { followRows_ = bar->value() >= bar->maximum(); },
+            Qt::QueuedConnection);
+    });
+
     connect(cursor_, &data::DumpCursor::opChanged, this, [this](uint32_t op) {
+        followRows_ = true;
         if (!replayer_->isRunning()) verdict_->setVisible(false);  // a verdict names its op
         model_->setOp(op);
         updateHeader();
@@ -96,11 +107,13 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
         // The latest round is meant (the Round box says "latest"): the highlight follows the rows
         // as they arrive (it stayed on the round that was latest when the op was chosen), and the
         // table with it while the user has not scrolled the highlight out of sight.
+        // Not while the user scrolled up to read (wheel, the bar): the table jumped to the
+        // newest row at every batch of rows, and could not be browsed while the model ran.
         if (cursor_->round() < 0) {
             const QModelIndex current = view_->currentIndex();
             const bool inSight = current.isValid() &&
                                  view_->viewport()->rect().intersects(view_->visualRect(current));
-            selectCursorRow(inSight);
+            selectCursorRow(inSight && followRows_);
         }
     });
     connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -252,10 +265,17 @@ void OpTensorsPanel::selectCursorRow(bool scroll) {
     const int tableRow = model_->tableRowOf(cursor_->row());
     syncing_ = true;
     if (tableRow >= 0) {
+        // A current index scrolls the view to itself (QAbstractItemView's autoScroll): put back
+        // where the user reads when asked not to scroll.
+        QScrollBar* bar = view_->verticalScrollBar();
+        const int reading = bar->value();
         view_->selectionModel()->setCurrentIndex(
             model_->index(tableRow, 0),
             QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-        if (scroll) view_->scrollTo(model_->index(tableRow, 0));
+        if (scroll)
+            view_->scrollTo(model_->index(tableRow, 0));
+        else
+            bar->setValue(reading);
     } else {
         view_->selectionModel()->clearSelection();
     }

@@ -59,6 +59,9 @@ private:
     data::OverflowBirths* births_ = nullptr;
     QTableView* view_;
     bool syncing_ = false;
+    // In the latest round, the table scrolls to the newest row as rows come (false while the
+    // user has scrolled away from the end).
+    bool followRows_ = true;
     bool columnsFitted_ = false;
 };
 
