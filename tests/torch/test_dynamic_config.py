@@ -100,9 +100,11 @@ class DynamicConfig(ProbeTestCase):
                                     "--sequential", "--calls", str(calls), "--wake-at", str(wake)])
                 self.assertIn("done", result.stdout)
                 counted = int(result.stdout.split("counted ")[1].split()[0])
-                if name == "late":
-                    self.assertGreater(counted, 0, result.stdout)
-                else:
+                # Whether a sleeping layer call is counted or begun depends on time (counted
+                # within 5 ms of a boundary that asked about the config file): on a loaded
+                # machine none may be (the C API test of probe_counting_only decides that path
+                # with its own clock). The rows must be the same either way.
+                if name == "early":
                     self.assertEqual(counted, 0)  # awake from the start: every call begun
                 seen[name] = {(int(r["Execution Count"]), r["Op Name"], r["Op Id"], r["Input/Output"], r["Index"],
                                r["Max"], r["Norm"]) for r in read_rows(os.path.join(folder, "out", "atb_dump_data"))}
