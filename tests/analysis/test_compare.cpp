@@ -726,6 +726,45 @@ TEST(Compare, ReplicasAreJudgedOnTheirParameters) {
         << missing.problems[0];
 }
 
+// Runs dumped on different sets of ranks (a config's "rank": [1], a rank that crashed): ranks
+// are paired by name, and a rank in one run only is ops of one run only. They were paired in
+// order: rank0 against rank1, "75 tensors diverge"; and a missing rank gave "no tensor
+// diverges", exit 0.
+TEST(Compare, RunsOnDifferentRanksArePairedByRank) {
+    TempDir dir;
+    const std::string both = writeRanks(dir, 0.5);
+    std::filesystem::copy(both, dir / "only1", std::filesystem::copy_options::recursive);
+    std::filesystem::remove_all(dir / "only1/step0/rank0");
+    const DumpIndex all = indexOf(both), only1 = indexOf(dir / "only1");
+    ASSERT_EQ(only1.processCount(), 1u);
+    for (const bool reversed : {false, true}) {
+        const DumpIndex& reference = reversed ? only1 : all;
+        const DumpIndex& candidate = reversed ? all : only1;
+        const auto result = compareDumps(reference, candidate, {});
+        const std::string report = formatCompareReport(result);
+        EXPECT_FALSE(result.diverges()) << report;
+        EXPECT_EQ(result.processPairs,
+                  (std::vector<std::pair<uint32_t, uint32_t>>{
+                      {reference.findProcess("rank1"), candidate.findProcess("rank1")}}))
+            << report;
+        EXPECT_FALSE(result.pairsEverything()) << report;  // probe compare exits 1
+        EXPECT_EQ(result.unpairedOps, 2u) << report;       // rank0's linear and module
+        ASSERT_FALSE(result.unpaired.empty());
+        for (const auto& u : result.unpaired) {
+            EXPECT_EQ(u.inReference, !reversed);
+            EXPECT_EQ((reversed ? candidate : reference).process(u.process).key, "rank0");
+        }
+        EXPECT_TRUE(result.problems.empty()) << report;  // nothing went unread
+        ASSERT_EQ(result.notes.size(), 1u) << report;
+        EXPECT_EQ(result.notes[0], std::string(reversed ? "the candidate" : "the reference") +
+                                       " has rank 0 (rank0) and the other run has none: its ops "
+                                       "are ops of one run only");
+        EXPECT_NE(report.find("no tensor diverges, but the runs did not run the same ops"),
+                  std::string::npos)
+            << report;
+    }
+}
+
 // Op-level dumps name no parameters: as replicas, inputs named weight or bias are judged.
 TEST(Compare, OpLevelReplicasAreJudgedOnInputsNamedWeight) {
     TempDir dir;

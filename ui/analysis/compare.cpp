@@ -310,6 +310,9 @@ public:
                                    kPrefaultAhead);
             tensorsPrefault_ = &prefault;
             for (const auto& [rp, cp] : result_.processPairs) pairOps(rp, cp);
+            for (const auto& [inReference, p] : onlyInOneRun_)
+                for (const auto& [round, rows] : (inReference ? ref_ : cand_).process(p).rounds)
+                    unpairedRound(inReference ? ref_ : cand_, inReference, p, round, rows);
             tensorsPrefault_ = nullptr;
         }
         if (cancelled()) return cancelledResult();
@@ -334,6 +337,9 @@ private:
 
     void problem(std::string text) {
         if (result_.problems.size() < kMaxProblems) result_.problems.push_back(std::move(text));
+    }
+    void note(std::string text) {
+        if (result_.notes.size() < kMaxProblems) result_.notes.push_back(std::move(text));
     }
 
     // A process of `index` named by a scope: its key, or a rank number ("1" -> "rank1", an atb
@@ -391,22 +397,55 @@ private:
             result_.processPairs.emplace_back(rp, cp);
             return true;
         }
-        // Every process: by key when the keys agree (msprobe ranks), else in order (atb keys
-        // hold the pid, which differs between runs).
-        bool byKey = ref_.processCount() > 0;
-        for (uint32_t p = 0; p < ref_.processCount() && byKey; ++p)
-            byKey = cand_.findProcess(ref_.process(p).key) != kNone;
+        // Every process: by its rank when both runs name every process's rank (msprobe: rank0,
+        // op-level: <device>_<pid>, the pid differing between runs), a rank in one run only
+        // being ops of one run only; else in order. (Paired in order, a run dumped on rank 1
+        // alone was compared with the other's rank 0: a false divergence, and a missing rank
+        // gave "no tensor diverges".)
+        const auto refRanks = ranksOf(ref_), candRanks = ranksOf(cand_);
+        bool byRank = !refRanks.empty() && !candRanks.empty();
+        if (byRank) {
+            byRank = false;
+            for (const auto& [rank, p] : refRanks) byRank = byRank || candRanks.count(rank);
+        }
+        if (byRank) {
+            for (const auto& [rank, refProcess] : refRanks) {
+                const auto other = candRanks.find(rank);
+                if (other != candRanks.end())
+                    result_.processPairs.emplace_back(refProcess, other->second);
+            }
+            for (const bool inReference : {true, false}) {
+                const DumpIndex& index = inReference ? ref_ : cand_;
+                const auto& others = inReference ? candRanks : refRanks;
+                for (const auto& [rank, p] : inReference ? refRanks : candRanks) {
+                    if (others.count(rank)) continue;
+                    onlyInOneRun_.emplace_back(inReference, p);
+                    note(std::string(inReference ? "the reference" : "the candidate") +
+                         " has rank " + std::to_string(rank) + " (" + index.process(p).key +
+                         ") and the other run has none: its ops are ops of one run only");
+                }
+            }
+            return true;
+        }
         const uint32_t n =
             static_cast<uint32_t>(std::min(ref_.processCount(), cand_.processCount()));
-        for (uint32_t p = 0; p < (byKey ? ref_.processCount() : n); ++p)
-            result_.processPairs.emplace_back(p,
-                                              byKey ? cand_.findProcess(ref_.process(p).key) : p);
-        if (!byKey && ref_.processCount() != cand_.processCount())
-            problem("the reference has " + std::to_string(ref_.processCount()) + " process(es) (" +
-                    processList(ref_) + "), the candidate " + std::to_string(cand_.processCount()) +
-                    " (" + processList(cand_) + "): the first " + std::to_string(n) +
-                    " compared in order");
+        for (uint32_t p = 0; p < n; ++p) result_.processPairs.emplace_back(p, p);
+        if (ref_.processCount() != cand_.processCount())
+            note("the reference has " + std::to_string(ref_.processCount()) + " process(es) (" +
+                 processList(ref_) + "), the candidate " + std::to_string(cand_.processCount()) +
+                 " (" + processList(cand_) + "): the first " + std::to_string(n) +
+                 " compared in order");
         return true;
+    }
+
+    // Each process's rank, when every process of the dump names a rank of its own; else empty.
+    static std::map<int64_t, uint32_t> ranksOf(const DumpIndex& index) {
+        std::map<int64_t, uint32_t> ranks;
+        for (uint32_t p = 0; p < index.processCount(); ++p) {
+            const int64_t rank = readProcessKey(index.layout(), index.process(p).key).rank;
+            if (rank < 0 || !ranks.emplace(rank, p).second) return {};
+        }
+        return ranks;
     }
 
     void addUnpaired(bool inReference, uint32_t process, int32_t round, uint32_t op) {
@@ -973,6 +1012,8 @@ private:
     std::vector<StringFacts> refFacts_, candFacts_;  // prepareStrings
     PrintMap producedData_, producedStats_;
     std::vector<uint8_t> usedScratch_;  // pairTensors'
+    // Processes whose rank the other run does not have: (in the reference, process).
+    std::vector<std::pair<bool, uint32_t>> onlyInOneRun_;
     // While the ops are paired: told how far the tensors are written, every kPrefaultEvery.
     PrefaultAhead* tensorsPrefault_ = nullptr;
     static constexpr size_t kPrefaultEvery = 16384;

@@ -184,6 +184,9 @@ struct CompareResult {
     std::optional<uint32_t> firstBornHere, firstInherited;  // into ops
     std::optional<uint32_t> firstDivergingTensor;           // into tensors, in execution order
     std::vector<std::string> problems;                      // unreadable files and the like
+    // How the runs were paired, where it matters to the verdict (processes compared in order, a
+    // rank in one run only): not problems, nothing went unread.
+    std::vector<std::string> notes;
     bool cancelled = false;  // CompareOptions::cancel was set: stopped early, incomplete
 
     bool nothingCompared() const { return tensors.empty(); }

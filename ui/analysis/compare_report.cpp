@@ -156,6 +156,7 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
                     out += "    " + result.describeUnpaired(u) + "\n";
         }
         for (const auto& p : result.problems) out += "note: " + p + "\n";
+        for (const auto& n : result.notes) out += "note: " + n + "\n";
         return out;
     }
     out += "compared " + plural(result.tensors.size(), "tensor", "tensors") + " of " +
@@ -243,6 +244,7 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
                ", " + result.describeTensor(t) + ": " + result.explain(t) + "\n";
     }
     for (const auto& p : result.problems) out += "note: " + p + "\n";
+    for (const auto& n : result.notes) out += "note: " + n + "\n";
     return out;
 }
 
@@ -431,6 +433,7 @@ std::string compareResultJson(const CompareResult& result) {
     for (const auto& u : result.unpaired) unpaired.push_back(result.describeUnpaired(u));
     j["unpaired"] = std::move(unpaired);
     j["problems"] = result.problems;
+    j["notes"] = result.notes;
     return j.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

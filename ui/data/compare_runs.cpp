@@ -460,6 +460,9 @@ QString RunComparison::summary() const {
                      ? tr("1 op execution is in one run only")
                      : tr("%1 op executions are in one run only")
                            .arg(locale.toString(static_cast<qulonglong>(r->unpairedOps))));
+    // How the runs were paired, where it matters (a rank in one run only).
+    for (const std::string& note : r->notes)
+        text += QStringLiteral("; ") + QString::fromStdString(note);
     // What could not be read: the verdict covers the rest only.
     if (!r->problems.empty()) {
         // One line (the status bar shows it too); the count spelled out (no translations load).
