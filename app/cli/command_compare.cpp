@@ -57,7 +57,8 @@ const char* kCompareUsage =
     "                      statistics only, Max diff ... NormRelativeErr), plus a sheet of ops\n"
     "  --json              the whole result as JSON on stdout instead of the report\n"
     "Exit code: 0 nothing diverges, 1 something diverges, 65 nothing pairs up (different\n"
-    "models, layouts, rounds or ranks), 64 usage, 66 no dump found, 73 cannot write a file.\n";
+    "models, layouts, rounds or ranks; as replicas: nothing they must agree on), 64 usage,\n"
+    "66 no dump found, 73 cannot write a file.\n";
 
 // sysexits' EX_DATAERR: the dumps were read, but nothing in them can be compared.
 constexpr int kExitNothingToCompare = kExitConfigInvalid;
@@ -247,7 +248,8 @@ int runCompareCommand(const Args& args) {
     std::fputs(json ? analysis::compareResultJson(result).c_str()
                     : analysis::formatCompareReport(result).c_str(),
                stdout);
-    if (result.nothingCompared()) return kExitNothingToCompare;
+    // Replicas with nothing they must share compared: no verdict, as when nothing pairs up.
+    if (result.nothingCompared() || result.replicasJudgedNothing()) return kExitNothingToCompare;
     if (!csv.empty()) {
         if (int err = format::writeFileAtomically(csv, analysis::compareResultCsv(result))) {
             std::fprintf(stderr, "probe compare: cannot write %s: %s\n", csv.c_str(),

@@ -726,6 +726,49 @@ TEST(Compare, ReplicasAreJudgedOnTheirParameters) {
         << missing.problems[0];
 }
 
+// Replicas compared on an msprobe L1 dump, which records no parameters: nothing they must agree
+// on is there, so no verdict (exit 65), and the advice fits the dump. It said "no tensor
+// diverges" (exit 0) with advice for op-level dumps, while a weight differed on rank 1.
+TEST(Compare, ReplicasWithNothingTheyMustShareGetNoVerdict) {
+    TempDir dir;
+    const std::string root = dir / "dump";
+    for (int rank = 0; rank < 2; ++rank) {
+        const std::string rankDir = root + "/step0/rank" + std::to_string(rank);
+        const double in = rank == 0 ? 1.0 : 2.0;
+        std::filesystem::create_directories(rankDir);
+        probe::test::writeFile(
+            rankDir + "/dump.json",
+            std::string(
+                R"({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {)") +
+                R"("Functional.linear.0.forward": {"input_args": [)" +
+                item(in, -in, 0.1 * in, 3 * in) + ", " + item(rank ? 0.75 : 0.5, -0.5, 0, 2) +
+                R"(], "input_kwargs": {}, "output": [)" + item(4 * in, -4 * in, in, 9 * in) +
+                "]}}}");
+        probe::test::writeFile(rankDir + "/construct.json",
+                               R"({"Functional.linear.0.forward": null})");
+        probe::test::writeFile(rankDir + "/stack.json", "{}");
+    }
+    const DumpIndex index = indexOf(root);
+    CompareOptions options;
+    options.referenceScope.process = "rank0";
+    options.candidateScope.process = "rank1";
+    options.replicas = true;
+    const auto result = compareDumps(index, index, options);
+    const std::string report = formatCompareReport(result);
+    EXPECT_FALSE(result.nothingCompared()) << report;
+    EXPECT_TRUE(result.replicasJudgedNothing()) << report;
+    EXPECT_FALSE(result.diverges()) << report;
+    EXPECT_EQ(report.find("no tensor diverges"), std::string::npos) << report;
+    EXPECT_NE(report.find("no verdict: nothing the replicas must agree on was compared"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("records parameters at levels L0 and mix only"), std::string::npos)
+        << report;
+    // The replicas of writeRanks (level mix) are judged: a verdict.
+    const DumpIndex mix = indexOf(writeRanks(dir, 0.5));
+    EXPECT_FALSE(compareDumps(mix, mix, options).replicasJudgedNothing());
+}
+
 // Runs dumped on different sets of ranks (a config's "rank": [1], a rank that crashed): ranks
 // are paired by name, and a rank in one run only is ops of one run only. They were paired in
 // order: rank0 against rank1, "75 tensors diverge"; and a missing rank gave "no tensor

@@ -253,10 +253,14 @@ class SpawnedRanks(RankJobs):
                 data = json.load(f)["data"]
             self.assertGreater(count_tensors(data), 0)
             self.assertEqual(count_tensors(data, lambda t: t["Max"] is None), 0, folder)
-        # Layer-level ops only: nothing the replicas must agree on was dumped, and the report says so.
+        # Layer-level ops only: nothing the replicas must agree on was dumped, and the report says
+        # so: no verdict (65), never "no tensor diverges".
         result = probe("compare", self.out, "--rank", "0", "--rank", "1")
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn("replicas: no tensor they must agree on was compared", result.stdout)
+        self.assertEqual(result.returncode, 65, result.stdout + result.stderr)
+        self.assertIn("replicas: no tensor they must agree on was compared (op-level dumps: dump the layers' "
+                      "children, save_child", result.stdout)
+        self.assertIn("no verdict: nothing the replicas must agree on was compared", result.stdout)
+        self.assertNotIn("no tensor diverges", result.stdout)
 
 
 class MsprobeRanks(RankJobs):

@@ -176,6 +176,11 @@ struct CompareResult {
         uint64_t compared = 0, diverging = 0;
     };
     ReplicaCounts replicaParameters, reducedGradients;
+    // Replicas compared, with none of what they must agree on among the tensors (an msprobe L1
+    // dump records no parameters): no verdict either way, never "no tensor diverges".
+    bool replicasJudgedNothing() const {
+        return replicas && replicaParameters.compared == 0 && reducedGradients.compared == 0;
+    }
     // bornHereOps counts the innermost ones (not bornInChild).
     uint64_t divergingTensors = 0, bornHereOps = 0, inheritedOps = 0, tensorsWithData = 0;
     // The op where the first divergence is born: among the born-here ops, the first to finish

@@ -119,9 +119,13 @@ std::string replicaSummary(const CompareResult& result) {
     };
     const auto& parameters = result.replicaParameters;
     const auto& gradients = result.reducedGradients;
-    if (parameters.compared == 0 && gradients.compared == 0)
-        return "  replicas: no tensor they must agree on was compared (op-level dumps: dump the "
-               "layers' children, save_child, to see the weights and the gradients DDP reduces)\n";
+    if (result.replicasJudgedNothing())
+        return result.reference && result.reference->layout() == DumpLayout::Msprobe
+                   ? "  replicas: no tensor they must agree on was compared (an msprobe dump "
+                     "records parameters at levels L0 and mix only: dump at one of them)\n"
+                   : "  replicas: no tensor they must agree on was compared (op-level dumps: dump "
+                     "the layers' children, save_child, to see the weights and the gradients DDP "
+                     "reduces)\n";
     std::string out = "  replicas: ";
     out += parameters.compared ? line(parameters, "parameter tensor", "parameter tensors")
                                : std::string("no parameters compared");
@@ -180,7 +184,9 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
                " tensors only in the reference, " + std::to_string(result.tensorsOnlyInCandidate) +
                " only in the candidate\n";
     }
-    if (!result.firstBornHere) {
+    if (result.replicasJudgedNothing()) {
+        out += "no verdict: nothing the replicas must agree on was compared\n";
+    } else if (!result.firstBornHere) {
         out += "no tensor diverges";
         if (!result.problems.empty()) out += " of those that could be read (see the notes below)";
         // Not "the same": a run that stopped early, or took another path, ran other ops.
