@@ -207,6 +207,10 @@ TEST(Compare, AWeightChangedInOneElementIsBornWhereItIsUsed) {
                 static_cast<double>(std::fabs((changed - w[element]) / w[element])), 1e-12);
     EXPECT_NEAR(measures.maxRelativeError, 0.05, 1e-6);
     EXPECT_FALSE(measures.bytesEqual);
+    // Born at an input beyond the floor: no difference below it was given (the app said the
+    // weight both diverged and differed below the floor, starting at the linear itself).
+    EXPECT_FALSE(result.differenceGiven(linear));
+    EXPECT_FALSE(compareResultJson(result).find("differenceGiven") != std::string::npos);
     // The block surfaces it; the relu and the head inherit it.
     EXPECT_EQ(result.bornHereAncestors(linear), std::vector<uint32_t>{opNamed(result, "block")});
     EXPECT_TRUE(result.ops[opNamed(result, "block")].bornInChild);

@@ -1313,6 +1313,11 @@ std::vector<uint32_t> CompareResult::bornHereAncestors(uint32_t o) const {
 
 std::optional<CompareResult::UpstreamDifference> CompareResult::differenceGiven(uint32_t o) const {
     if (o >= ops.size()) return std::nullopt;
+    // Only an op whose divergence is born at an output: one born at an input beyond the floor
+    // was given that, not a smaller difference (the app said the input both diverged and
+    // differed below the floor, starting at the op itself).
+    const uint32_t cause = ops[o].cause;
+    if (cause >= tensors.size() || !tensors[cause].isOutput) return std::nullopt;
     // The first input of `op` that differs, or kNone.
     const auto differingInput = [&](const OpComparison& op) {
         for (uint32_t t = op.firstTensor; t < op.firstTensor + op.tensorCount; ++t)

@@ -227,7 +227,8 @@ struct CompareResult {
     // tell a small change from noise: a weight changed by 1% amplified by a square downstream):
     // {the op's first input that differs, where that difference starts upstream (followed from
     // input to the output that made it: a parameter, the model's input, or the first op whose
-    // inputs are identical and whose output is not)}. nullopt when its inputs are identical.
+    // inputs are identical and whose output is not)}. nullopt when its inputs are identical, and
+    // for an op whose divergence is born at an input.
     struct UpstreamDifference {
         uint32_t input = kNone, start = kNone;  // into tensors
     };
