@@ -152,10 +152,10 @@ class DemoRuns(unittest.TestCase):
         self.assertIn(">born here<", ops)
 
 
-def debugger_runs(test, script_text, runs):
+def debugger_runs(test, script_text, runs, level="mix"):
     """Runs `script_text` (it takes its config's path as its argument) once per (name, extra
-    environment) of `runs`, dumping with PrecisionDebugger (statistics, mix) into <dir>/<name>;
-    returns the directory, removed after the test."""
+    environment) of `runs`, dumping with PrecisionDebugger (statistics, `level`) into
+    <dir>/<name>; returns the directory, removed after the test."""
     directory = tempfile.mkdtemp(prefix="probe-compare-api-")
     test.addCleanup(shutil.rmtree, directory, True)
     script = os.path.join(directory, "model.py")
@@ -165,7 +165,7 @@ def debugger_runs(test, script_text, runs):
     for name, extra in runs:
         config = os.path.join(directory, name + ".json")
         with open(config, "w") as f:
-            json.dump({"task": "statistics", "level": "mix", "dump_path": os.path.join(directory, name)}, f)
+            json.dump({"task": "statistics", "level": level, "dump_path": os.path.join(directory, name)}, f)
         subprocess.run([PYTHON, script, config], env=dict(env, **extra), check=True, capture_output=True)
     return directory
 
@@ -270,6 +270,66 @@ class DifferentPaths(unittest.TestCase):
         self.assertIn("(these are two different calls: the reference made it in Module.1.Block.forward.0, the "
                       "candidate in Module.2.Block.forward.0: the runs took different paths here", result.stdout)
         self.assertNotIn("a cast for example", result.stdout)
+
+
+SHIFTED_MODEL = """
+import os, sys
+import torch
+from probe_studio.pytorch import PrecisionDebugger
+torch.manual_seed(0)
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Linear(8, 16), torch.nn.Linear(16, 8)
+    def forward(self, x):
+        return x + self.fc2(torch.relu(self.fc1(x)))
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([Block() for _ in range(3)])
+    def forward(self, x):
+        for i, block in enumerate(self.blocks):
+            if i == 2 and os.environ.get("SHIFT"):
+                x = x + 0.1  # between the modules: no module of L0 records it
+            x = block(x)
+        return x
+model = Model()
+debugger = PrecisionDebugger(config_path=sys.argv[1])
+debugger.start(model=model)
+model(torch.randn(4, 8))
+debugger.stop()
+debugger.step()
+"""
+
+
+class ModuleLevel(unittest.TestCase):
+    """msprobe L0 records modules alone: a block fed a changed input is born at its input when it
+    begins. The report named a module inside it instead (fc2, whose input comes from a relu L0
+    does not record), and said the divergence surfaced in the block."""
+
+    def test_a_module_given_a_changed_input_is_the_first_divergence(self):
+        directory = debugger_runs(self, SHIFTED_MODEL, (("a", {}), ("b", {"SHIFT": "1"})), level="L0")
+        # Independently: the block's input differs by 0.1, the blocks before it not at all.
+        data = []
+        for name in ("a", "b"):
+            (rank,) = os.listdir(os.path.join(directory, name, "step0"))
+            with open(os.path.join(directory, name, "step0", rank, "dump.json")) as f:
+                data.append(json.load(f)["data"])
+        block = "Module.blocks.2.Block.forward.0"
+        self.assertAlmostEqual(data[1][block]["input_args"][0]["Max"] - data[0][block]["input_args"][0]["Max"], 0.1,
+                               places=5)
+        self.assertEqual(data[0]["Module.blocks.1.Block.forward.0"], data[1]["Module.blocks.1.Block.forward.0"])
+        result = compare(os.path.join(directory, "a"), os.path.join(directory, "b"), "--json")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        report = json.loads(result.stdout)
+        first = report["firstBornHere"]
+        self.assertTrue(first["name"].endswith(block), first["name"])
+        self.assertEqual(first["tensor"]["io"], "input", first["tensor"])
+        self.assertFalse(first.get("enclosingOpsBornHereToo"), first)
+        text = compare(os.path.join(directory, "a"), os.path.join(directory, "b")).stdout
+        self.assertIn("first divergence, born here: round 0", text)
+        self.assertIn(block + "\n", text)
+        self.assertNotIn("it surfaces in the enclosing ops too", text)
 
 
 class NothingToCompare(unittest.TestCase):

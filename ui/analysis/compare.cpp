@@ -962,10 +962,19 @@ private:
             counts.diverging += t.diverges ? 1 : 0;
         }
         result_.firstDivergingTensor = firstDiverging_;
+        // An op born at an input had it when it began, before any child ran: its divergence is
+        // not its children's (a module fed by an op the dump left out, at msprobe L0, was passed
+        // over for a child born later, which was said to surface in it).
+        const auto bornAtInput = [&](const OpComparison& op) {
+            return op.cause < result_.tensors.size() && !result_.tensors[op.cause].isOutput;
+        };
+        const auto bornWhen = [&](const OpComparison& op) {
+            return bornAtInput(op) ? op.began : op.finished;
+        };
         for (const OpComparison& op : result_.ops) {
             if (op.verdict != OpVerdict::BornHere) continue;
             for (uint32_t p = op.parent; p != kNone; p = result_.ops[p].parent)
-                if (result_.ops[p].verdict == OpVerdict::BornHere)
+                if (result_.ops[p].verdict == OpVerdict::BornHere && !bornAtInput(result_.ops[p]))
                     result_.ops[p].bornInChild = true;
         }
         for (uint32_t o = 0; o < result_.ops.size(); ++o) {
@@ -973,7 +982,7 @@ private:
             if (op.verdict == OpVerdict::BornHere) {
                 result_.bornHereOps += op.bornInChild ? 0 : 1;
                 if (!result_.firstBornHere ||
-                    op.finished < result_.ops[*result_.firstBornHere].finished)
+                    bornWhen(op) < bornWhen(result_.ops[*result_.firstBornHere]))
                     result_.firstBornHere = o;
             } else if (op.verdict == OpVerdict::Inherited) {
                 ++result_.inheritedOps;
@@ -1307,7 +1316,7 @@ std::vector<uint32_t> CompareResult::bornHereAncestors(uint32_t o) const {
     std::vector<uint32_t> out;
     if (o >= ops.size()) return out;
     for (uint32_t p = ops[o].parent; p != kNone; p = ops[p].parent)
-        if (ops[p].verdict == OpVerdict::BornHere) out.push_back(p);
+        if (ops[p].verdict == OpVerdict::BornHere && ops[p].bornInChild) out.push_back(p);
     return out;
 }
 

@@ -135,7 +135,8 @@ struct OpComparison {
     uint32_t cause = kNone;
     uint32_t inheritedFrom = kNone;  // inherited: the op whose diverging tensor it received
     OpVerdict verdict = OpVerdict::Matches;
-    // Born here, and so is an op inside it: its divergence surfaces here but starts deeper.
+    // Born here at an output, and so is an op inside it: its divergence surfaces here but starts
+    // deeper (an op born at an input had it before its children ran).
     bool bornInChild = false;
     // When it began and finished in the reference's execution (one clock for all ops): children
     // begin after and finish before their parent.
@@ -183,8 +184,9 @@ struct CompareResult {
     }
     // bornHereOps counts the innermost ones (not bornInChild).
     uint64_t divergingTensors = 0, bornHereOps = 0, inheritedOps = 0, tensorsWithData = 0;
-    // The op where the first divergence is born: among the born-here ops, the first to finish
-    // (an op whose divergence is born in a child finishes after it). Then the first op after it
+    // The op where the first divergence is born: among the born-here ops, the first whose
+    // divergence shows (at its beginning when born at an input, else when it finishes: an op
+    // whose divergence is born in a child finishes after it). Then the first op after it
     // that inherited a divergence.
     std::optional<uint32_t> firstBornHere, firstInherited;  // into ops
     std::optional<uint32_t> firstDivergingTensor;           // into tensors, in execution order
@@ -221,7 +223,7 @@ struct CompareResult {
     std::string elementIndex(uint32_t tensor, uint64_t flat) const;
     // Why it diverges, with the numbers: "element [3, 5]: 0.0731 vs 0.0768 (...)"
     std::string explain(uint32_t tensor) const;
-    // The op's ancestors that are born here too (their divergence is born inside them).
+    // The op's ancestors whose divergence is born inside them (bornInChild).
     std::vector<uint32_t> bornHereAncestors(uint32_t op) const;
     // A difference below the floor that an op born here was given (statistics alone cannot
     // tell a small change from noise: a weight changed by 1% amplified by a square downstream):
