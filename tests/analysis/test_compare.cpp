@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <random>
 
@@ -771,6 +772,71 @@ TEST(Compare, ReplicasWithNothingTheyMustShareGetNoVerdict) {
     // The replicas of writeRanks (level mix) are judged: a verdict.
     const DumpIndex mix = indexOf(writeRanks(dir, 0.5));
     EXPECT_FALSE(compareDumps(mix, mix, options).replicasJudgedNothing());
+}
+
+// An op of one run only just before the first divergence (a gelu in place of a relu): named
+// there, outermost first, rather than left to "an op that was not dumped". They were counted
+// only ("not paired: 2 op executions").
+TEST(Compare, OpsOfOneRunOnlyJustBeforeTheFirstDivergenceAreNamed) {
+    TempDir dir;
+    auto write = [&](const char* name, const char* activation) {
+        ApiRun run(dir, name);
+        run.op("fc1", {{1, 2}}, {{-1, 3}});
+        run.begin(activation);
+        run.input(0, {-1, 3});
+        run.op("inner", {{-1, 3}}, {{0, 3}});  // inside it: told by the outer op
+        run.output(0, {std::strcmp(activation, "relu") == 0 ? 0.0f : -0.159f, 3});
+        run.end();
+        run.op("fc2", {{std::strcmp(activation, "relu") == 0 ? 0.0f : -0.159f, 3}}, {{7}});
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", "relu")), b = indexOf(write("b", "gelu"));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), "fc2");
+    const auto before = result.unpairedBefore(*result.firstBornHere, 3);
+    std::vector<std::string> named;
+    for (size_t i : before) named.push_back(result.describeUnpaired(result.unpaired[i]));
+    EXPECT_EQ(named, (std::vector<std::string>{"reference round 0  relu (relu)",
+                                               "candidate round 0  gelu (gelu)"}))
+        << report;
+    EXPECT_NE(report.find("  ops that ran in one run only, just before it:\n"
+                          "    reference round 0  relu (relu)\n"
+                          "    candidate round 0  gelu (gelu)\n"),
+              std::string::npos)
+        << report;
+    const auto json = nlohmann::json::parse(compareResultJson(result));
+    EXPECT_EQ(json["firstBornHere"]["unpairedJustBefore"],
+              nlohmann::json::array(
+                  {"reference round 0  relu (relu)", "candidate round 0  gelu (gelu)"}));
+}
+
+// msprobe numbers an API's calls in order: runs that called one a different number of times
+// pair calls made in different places from there on, which is said (a layer skipped was
+// reported as a changed weight, without a word).
+TEST(Compare, APIsCalledADifferentNumberOfTimesAreNoted) {
+    TempDir dir;
+    const std::string x = item(1, -1, 0, 2), y = item(2, -2, 0, 4);
+    const DumpIndex three = indexOf(writeStep(dir, "three",
+                                              {{"Functional.linear.0.forward", {x, y}},
+                                               {"Functional.linear.1.forward", {y, x}},
+                                               {"Functional.linear.2.forward", {x, y}},
+                                               {"Tensor.add.0.forward", {y, y}}}));
+    const DumpIndex two = indexOf(writeStep(dir, "two",
+                                            {{"Functional.linear.0.forward", {x, y}},
+                                             {"Functional.linear.1.forward", {y, x}},
+                                             {"Tensor.add.0.forward", {y, y}}}));
+    const auto result = compareDumps(three, two, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_EQ(result.notes.size(), 1u) << report;
+    EXPECT_EQ(result.notes[0].rfind("the runs called Functional.linear (1 more in the reference) a "
+                                    "different number of times: msprobe numbers an API's calls in "
+                                    "order",
+                                    0),
+              0u)
+        << result.notes[0];
+    EXPECT_TRUE(compareDumps(three, three, {}).notes.empty());
 }
 
 // Runs dumped on different sets of ranks (a config's "rank": [1], a rank that crashed): ranks

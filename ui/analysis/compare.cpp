@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
@@ -313,6 +314,7 @@ public:
             for (const auto& [inReference, p] : onlyInOneRun_)
                 for (const auto& [round, rows] : (inReference ? ref_ : cand_).process(p).rounds)
                     unpairedRound(inReference ? ref_ : cand_, inReference, p, round, rows);
+            noteCallCounts();
             tensorsPrefault_ = nullptr;
         }
         if (cancelled()) return cancelledResult();
@@ -448,10 +450,55 @@ private:
         return ranks;
     }
 
-    void addUnpaired(bool inReference, uint32_t process, int32_t round, uint32_t op) {
+    // `inPairedRound`: the other run has the round (a round of one run only, or a rank, holds
+    // ops of one run only by its nature).
+    void addUnpaired(bool inReference, uint32_t process, int32_t round, uint32_t op,
+                     bool inPairedRound = false) {
         ++result_.unpairedOps;
         if (result_.unpaired.size() < kMaxUnpairedListed)
             result_.unpaired.push_back({inReference, process, round, op});
+        // msprobe numbers an API's calls in order (Functional.linear.5), each step from 0:
+        // counted per API, to say when the runs called one a different number of times.
+        if (inPairedRound && ref_.layout() == DumpLayout::Msprobe) {
+            const std::string& id = (inReference ? ref_ : cand_).op(op).id;
+            if (const std::string api = apiOfEntry(id); !api.empty())
+                ++(inReference ? unpairedCalls_[api].first : unpairedCalls_[api].second);
+        }
+    }
+    // "Functional.linear" of "Functional.linear.5.forward"; "" for a module's entry and others.
+    static std::string apiOfEntry(const std::string& id) {
+        if (startsWith(id, "Module.")) return {};
+        const size_t direction = id.rfind('.');
+        if (direction == std::string::npos || direction == 0) return {};
+        const size_t count = id.rfind('.', direction - 1);
+        if (count == std::string::npos || !allDigits(id.substr(count + 1, direction - count - 1)))
+            return {};
+        return id.substr(0, count);
+    }
+    // msprobe: the APIs the runs called a different number of times, in a note. Their calls
+    // after the first that differs pair up calls made in different places (a layer skipped was
+    // reported as a changed weight: the next layer's linear paired with it).
+    void noteCallCounts() {
+        std::vector<std::string> apis;
+        for (const auto& [api, counts] : unpairedCalls_)
+            if (counts.first != counts.second) apis.push_back(api);
+        if (apis.empty()) return;
+        std::string listed;
+        for (size_t i = 0; i < apis.size() && i < 3; ++i) {
+            const auto& [inReference, inCandidate] = unpairedCalls_[apis[i]];
+            const uint64_t more =
+                inReference > inCandidate ? inReference - inCandidate : inCandidate - inReference;
+            listed += (i ? ", " : "") + apis[i] + " (" + std::to_string(more) + " more in the " +
+                      (inReference > inCandidate ? "reference" : "candidate") + ")";
+        }
+        if (apis.size() > 3)
+            listed += " and " + std::to_string(apis.size() - 3) +
+                      (apis.size() == 4 ? " more API" : " more APIs");
+        note("the runs called " + listed +
+             " a different number of times: msprobe numbers an API's calls in order, so from the "
+             "first call that differs on, calls of the same number may have been made in "
+             "different places (a different path, not different numbers; a dump at level mix "
+             "says where each call ran)");
     }
 
     // The rounds compared: the scopes' rounds against each other, else equal numbers.
@@ -546,7 +593,7 @@ private:
                     }
                 }
                 if (match == kNone) {
-                    addUnpaired(true, rp, rRound, ri.op);
+                    addUnpaired(true, rp, rRound, ri.op, true);
                     continue;
                 }
                 candPaired[match] = true;
@@ -574,7 +621,7 @@ private:
                 result_.ops.push_back(op);
             }
             for (uint32_t i = 0; i < c.instances.size(); ++i)
-                if (!candPaired[i]) addUnpaired(false, cp, cRound, c.instances[i].op);
+                if (!candPaired[i]) addUnpaired(false, cp, cRound, c.instances[i].op, true);
         }
         unpairedRounds(rp, cp);
     }
@@ -1023,6 +1070,8 @@ private:
     std::vector<uint8_t> usedScratch_;  // pairTensors'
     // Processes whose rank the other run does not have: (in the reference, process).
     std::vector<std::pair<bool, uint32_t>> onlyInOneRun_;
+    // msprobe: an API's calls in one run only, (in the reference, in the candidate).
+    std::map<std::string, std::pair<uint64_t, uint64_t>> unpairedCalls_;
     // While the ops are paired: told how far the tensors are written, every kPrefaultEvery.
     PrefaultAhead* tensorsPrefault_ = nullptr;
     static constexpr size_t kPrefaultEvery = 16384;
@@ -1317,6 +1366,56 @@ std::vector<uint32_t> CompareResult::bornHereAncestors(uint32_t o) const {
     if (o >= ops.size()) return out;
     for (uint32_t p = ops[o].parent; p != kNone; p = ops[p].parent)
         if (ops[p].verdict == OpVerdict::BornHere && ops[p].bornInChild) out.push_back(p);
+    return out;
+}
+
+namespace {
+
+// Where `op`'s first row comes among its round's rows (file order: the order the ops began in),
+// SIZE_MAX when it has none there.
+size_t beganAt(const DumpIndex& index, uint32_t process, int32_t round, uint32_t op) {
+    const auto& rounds = index.process(process).rounds;
+    const auto found = rounds.find(round);
+    if (found == rounds.end()) return SIZE_MAX;
+    for (size_t i = 0; i < found->second.size(); ++i)
+        if (index.slot(index.row(found->second[i]).slot).op == op) return i;
+    return SIZE_MAX;
+}
+
+}  // namespace
+
+std::vector<size_t> CompareResult::unpairedBefore(uint32_t o, size_t most) const {
+    if (o >= ops.size() || !reference || !candidate) return {};
+    const OpComparison& op = ops[o];
+    const size_t referenceAt =
+        beganAt(*reference, op.referenceProcess, op.referenceRound, op.referenceOp);
+    const size_t candidateAt =
+        beganAt(*candidate, op.candidateProcess, op.candidateRound, op.candidateOp);
+    // An op of one run only inside another is told by the outer one (a layer skipped, not its
+    // last add).
+    std::set<std::pair<bool, uint32_t>> unpairedOps;
+    for (const UnpairedOp& u : unpaired) unpairedOps.emplace(u.inReference, u.op);
+    const auto insideAnother = [&](const UnpairedOp& u) {
+        const DumpIndex& index = u.inReference ? *reference : *candidate;
+        for (uint32_t p = index.op(u.op).parent; p != kNone; p = index.op(p).parent)
+            if (unpairedOps.count({u.inReference, p})) return true;
+        return false;
+    };
+    std::vector<std::pair<size_t, size_t>> found;  // (how far before, index into unpaired)
+    for (size_t i = 0; i < unpaired.size(); ++i) {
+        const UnpairedOp& u = unpaired[i];
+        const DumpIndex& index = u.inReference ? *reference : *candidate;
+        const uint32_t process = u.inReference ? op.referenceProcess : op.candidateProcess;
+        const int32_t round = u.inReference ? op.referenceRound : op.candidateRound;
+        const size_t at = u.inReference ? referenceAt : candidateAt;
+        if (u.process != process || u.round != round || at == SIZE_MAX || insideAnother(u))
+            continue;
+        const size_t began = beganAt(index, process, round, u.op);
+        if (began < at) found.emplace_back(at - began, i);
+    }
+    std::sort(found.begin(), found.end());
+    std::vector<size_t> out;
+    for (size_t i = 0; i < found.size() && out.size() < most; ++i) out.push_back(found[i].second);
     return out;
 }
 

@@ -92,6 +92,16 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
                 "  (this input differs and no compared op produced it: a parameter, a buffer, the "
                 "model's input, or "
                 "the output of an op that was not dumped)\n";
+        // Ops that ran in one run only, just before: the likelier cause (a gelu in place of a
+        // relu, a layer skipped) than an op that was not dumped.
+        if (!t.isOutput && t.source) {
+            const auto before = result.unpairedBefore(o, 3);
+            if (!before.empty()) {
+                out += "  ops that ran in one run only, just before it:\n";
+                for (size_t i : before)
+                    out += "    " + result.describeUnpaired(result.unpaired[i]) + "\n";
+            }
+        }
         if (t.isOutput)
             if (const auto given = result.differenceGiven(o)) {
                 const TensorComparison& start = result.tensors[given->start];
@@ -418,6 +428,14 @@ std::string compareResultJson(const CompareResult& result) {
         for (uint32_t a : result.bornHereAncestors(*result.firstBornHere))
             ancestors.push_back(result.describeOp(a));
         first["enclosingOpsBornHereToo"] = std::move(ancestors);
+        // Ops of one run only that began just before it (see the text report).
+        const uint32_t cause = result.ops[*result.firstBornHere].cause;
+        if (cause != kNone && !result.tensors[cause].isOutput && result.tensors[cause].source) {
+            Json before = Json::array();
+            for (size_t i : result.unpairedBefore(*result.firstBornHere, 3))
+                before.push_back(result.describeUnpaired(result.unpaired[i]));
+            first["unpairedJustBefore"] = std::move(before);
+        }
         j["firstBornHere"] = std::move(first);
     }
     if (result.firstInherited) {
