@@ -444,6 +444,15 @@ QString RunComparison::summary() const {
                         .arg(QString::fromStdString(r->describeTensor(given->input)),
                              QString::fromStdString(r->describeOp(r->tensors[given->start].op)),
                              QString::fromStdString(r->describeTensor(given->start)));
+        // Ops of one run only just before it: the likelier cause (probe compare lists them).
+        if (r->firstBornHere && op.cause != kNone && !r->tensors[op.cause].isOutput) {
+            QStringList before;
+            for (size_t i : r->unpairedBefore(*first, 3))
+                before << QString::fromStdString(r->describeUnpaired(r->unpaired[i]));
+            if (!before.isEmpty())
+                text += QStringLiteral("; ") + tr("ran in one run only just before it: %1")
+                                                   .arg(before.join(QStringLiteral(", ")));
+        }
         // How far it goes, as the first lines of probe compare's report count it.
         const auto count = [&](size_t n) { return locale.toString(static_cast<qulonglong>(n)); };
         const auto ops = [&](size_t n) { return n == 1 ? tr("1 op") : tr("%1 ops").arg(count(n)); };
