@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -837,6 +838,45 @@ TEST(Compare, APIsCalledADifferentNumberOfTimesAreNoted) {
               0u)
         << result.notes[0];
     EXPECT_TRUE(compareDumps(three, three, {}).notes.empty());
+}
+
+// Several ranks: the first divergence is the earliest round's, whichever rank it is on (the
+// ranks are walked one after another: rank 0's round 1 came first, and rank 1's round 0, the
+// real birth, fifth), and the ops around it are its rank's and round's.
+TEST(Compare, TheFirstDivergenceOfSeveralRanksIsTheEarliestRounds) {
+    TempDir dir;
+    // (step, rank) differing in the candidate: none in the reference.
+    auto write = [&](const std::string& name, std::set<std::pair<int, int>> differing) {
+        const std::string root = dir / name;
+        for (int step = 0; step < 2; ++step)
+            for (int rank = 0; rank < 2; ++rank) {
+                const std::string rankDir =
+                    root + "/step" + std::to_string(step) + "/rank" + std::to_string(rank);
+                const double w = differing.count({step, rank}) ? 0.75 : 0.5;
+                std::filesystem::create_directories(rankDir);
+                probe::test::writeFile(
+                    rankDir + "/dump.json",
+                    std::string(
+                        R"({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {)") +
+                        R"("Functional.linear.0.forward": {"input_args": [)" + item(1, -1, 0, 2) +
+                        ", " + item(w, -0.5, 0, 2) + R"(], "input_kwargs": {}, "output": [)" +
+                        item(4 * w, -4, 0, 9) + "]}}}");
+                probe::test::writeFile(rankDir + "/construct.json",
+                                       R"({"Functional.linear.0.forward": null})");
+                probe::test::writeFile(rankDir + "/stack.json", "{}");
+            }
+        return root;
+    };
+    const DumpIndex reference = indexOf(write("a", {})),
+                    candidate = indexOf(write("b", {{1, 0}, {0, 1}}));
+    const auto result = compareDumps(reference, candidate, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    const OpComparison& first = result.ops[*result.firstBornHere];
+    EXPECT_EQ(first.referenceRound, 0) << report;
+    EXPECT_EQ(reference.process(first.referenceProcess).key, "rank1") << report;
+    const std::string around = report.substr(report.find("around the first divergence"));
+    EXPECT_EQ(around.find("rank0"), std::string::npos) << around;
 }
 
 // Runs dumped on different sets of ranks (a config's "rank": [1], a rank that crashed): ranks

@@ -1015,8 +1015,10 @@ private:
         const auto bornAtInput = [&](const OpComparison& op) {
             return op.cause < result_.tensors.size() && !result_.tensors[op.cause].isOutput;
         };
+        // Round first: the processes are walked one after another, so the clock alone put rank
+        // 0's round 1 before rank 1's round 0 (a weight nudged on rank 1 came fifth).
         const auto bornWhen = [&](const OpComparison& op) {
-            return bornAtInput(op) ? op.began : op.finished;
+            return std::make_pair(op.referenceRound, bornAtInput(op) ? op.began : op.finished);
         };
         for (const OpComparison& op : result_.ops) {
             if (op.verdict != OpVerdict::BornHere) continue;

@@ -247,8 +247,14 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
         }
         if (more > 10) out += "    ... " + std::to_string(more - 10) + " more\n";
         out += "around the first divergence, in execution order:\n";
-        const size_t from = first >= context ? first - context : 0;
-        const size_t to = std::min(result.ops.size(), size_t(first) + context + 1);
+        // Its own process and round only (the ops before rank 1's first were rank 0's last).
+        const auto together = [&](size_t o) {
+            return result.ops[o].referenceProcess == result.ops[first].referenceProcess &&
+                   result.ops[o].referenceRound == result.ops[first].referenceRound;
+        };
+        size_t from = first, to = size_t(first) + 1;
+        while (from > 0 && first - (from - 1) <= context && together(from - 1)) --from;
+        while (to < result.ops.size() && to - first <= context && together(to)) ++to;
         for (size_t o = from; o < to; ++o)
             out += std::string(o == first ? "  > " : "    ") +
                    result.describeOp(static_cast<uint32_t>(o)) + ": " +
