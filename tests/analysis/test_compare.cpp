@@ -879,6 +879,51 @@ TEST(Compare, TheFirstDivergenceOfSeveralRanksIsTheEarliestRounds) {
     EXPECT_EQ(around.find("rank0"), std::string::npos) << around;
 }
 
+// A run killed part way, or still being written, lacks what it did not reach: the report says
+// so (it read as "the runs did not run the same ops", nothing more).
+TEST(Compare, ARunKilledOrStillRunningIsSaid) {
+    TempDir dir;
+    auto write = [&](const char* name, int rounds) {
+        ApiRun run(dir, name);
+        for (int round = 0; round < rounds; ++round) run.op("op", {{1, 2}}, {{3}});
+        return run.finish();
+    };
+    const std::string whole = write("whole", 3), killed = write("killed", 2);
+    // probe_status.json as probe run leaves it for a program killed by SIGKILL, or running.
+    const auto status = [&](const char* state, const char* endedBy) {
+        probe::test::writeFile(
+            killed + "/probe_status.json",
+            std::string(R"({"state": ")") + state +
+                R"(", "files": 2, "bytes": 10, "rows": 4, "errors": 0, "processes": [{"pid": 7, "device": -1, "state": ")" +
+                state +
+                R"(", "command": "python3 x.py", "started": "2026-12-04T08:26:02Z", "updated": "2026-12-04T08:26:02Z", "files": 2, "bytes": 10, "rows": 4, "errors": 0, "dropped_rows": 0, "dump_stopped": "", )" +
+                endedBy + R"("cut_off": true, "messages": []}]})");
+    };
+    status(
+        "incomplete",
+        R"("ended_by": {"how": "signal", "code": 9, "signal": "SIGKILL", "seen_by": "probe run"}, )");
+    const DumpIndex reference = indexOf(whole), candidate = indexOf(killed);
+    const auto result = compareDumps(reference, candidate, {});
+    const std::string report = formatCompareReport(result);
+    EXPECT_FALSE(result.diverges()) << report;
+    EXPECT_FALSE(result.pairsEverything()) << report;
+    ASSERT_EQ(result.notes.size(), 1u) << report;
+    EXPECT_EQ(result.notes[0],
+              "the candidate is not a whole run (incomplete; the program was killed by SIGKILL "
+              "before its probe could write out what was queued: rows of its last 100 ms or so "
+              "may be missing): what it lacks is missing, not different");
+    // Still being written.
+    status("running", "");
+    const DumpIndex stillRunning = indexOf(killed);
+    const auto running = compareDumps(stillRunning, reference, {});
+    ASSERT_EQ(running.notes.size(), 1u) << formatCompareReport(running);
+    EXPECT_EQ(running.notes[0],
+              "the reference is still being written (running): its last rounds "
+              "may be missing or partial");
+    // Whole runs: no note.
+    EXPECT_TRUE(compareDumps(reference, reference, {}).notes.empty());
+}
+
 // Runs dumped on different sets of ranks (a config's "rank": [1], a rank that crashed): ranks
 // are paired by name, and a rank in one run only is ops of one run only. They were paired in
 // order: rank0 against rank1, "75 tensors diverge"; and a missing rank gave "no tensor

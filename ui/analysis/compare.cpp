@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "analysis/dump_reader.h"
+#include "analysis/dump_summary.h"
 #include "analysis/parallel_for.h"
 #include "analysis/prefault.h"
 #include "analysis/tensor_view.h"
@@ -315,6 +316,7 @@ public:
                 for (const auto& [round, rows] : (inReference ? ref_ : cand_).process(p).rounds)
                     unpairedRound(inReference ? ref_ : cand_, inReference, p, round, rows);
             noteCallCounts();
+            noteUnfinished();
             tensorsPrefault_ = nullptr;
         }
         if (cancelled()) return cancelledResult();
@@ -474,6 +476,19 @@ private:
         if (count == std::string::npos || !allDigits(id.substr(count + 1, direction - count - 1)))
             return {};
         return id.substr(0, count);
+    }
+    // A dump whose program did not end well, or is still running: what it lacks is missing,
+    // not different (a killed run read as "the runs did not run the same ops").
+    void noteUnfinished() {
+        for (const bool inReference : {true, false}) {
+            const DumpSummary status = summarizeStatus(inReference ? ref_ : cand_);
+            if (!status.state || *status.state == format::DumpState::Complete) continue;
+            note(std::string(inReference ? "the reference" : "the candidate") + " is " +
+                 (*status.state == format::DumpState::Running
+                      ? "still being written (running): its last rounds may be missing or partial"
+                      : "not a whole run (" + describeState(status) +
+                            "): what it lacks is missing, not different"));
+        }
     }
     // msprobe: the APIs the runs called a different number of times, in a note. Their calls
     // after the first that differs pair up calls made in different places (a layer skipped was

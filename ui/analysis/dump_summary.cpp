@@ -159,7 +159,7 @@ std::string describeEnd(const DumpSummary& s) {
 
 }  // namespace
 
-DumpSummary summarizeDump(const DumpIndex& index) {
+DumpSummary summarizeStatus(const DumpIndex& index) {
     DumpSummary s;
     s.root = index.root();
     s.layout = index.layout();
@@ -189,6 +189,16 @@ DumpSummary summarizeDump(const DumpIndex& index) {
             }
         }
     }
+    return s;
+}
+
+std::string describeState(const DumpSummary& s) {
+    if (!s.state) return {};
+    return std::string(format::toString(*s.state)) + (s.endedBy ? "; " + describeEnd(s) : "");
+}
+
+DumpSummary summarizeDump(const DumpIndex& index) {
+    DumpSummary s = summarizeStatus(index);
     s.processes = summarizeProcesses(index);
     s.ops = index.opCount();
     for (uint32_t o = 0; o < index.opCount(); ++o) s.layerOps += index.op(o).depth == 0 ? 1 : 0;
@@ -233,9 +243,7 @@ std::string formatSummary(const DumpSummary& s) {
                : s.statusUnreadable ? " (probe_status.json unreadable; see the problems below)\n"
                                     : " (no probe_status.json)\n";
     } else {
-        out += std::string(" (") + format::toString(*s.state);
-        if (s.endedBy) out += "; " + describeEnd(s);
-        out += ")\n";
+        out += " (" + describeState(s) + ")\n";
     }
     const bool ranks =
         !s.processes.empty() && std::all_of(s.processes.begin(), s.processes.end(),

@@ -66,6 +66,11 @@ struct DumpSummary {
 };
 
 DumpSummary summarizeDump(const DumpIndex& index);
+// Its status alone (state, how the program ended, messages): cheap, without the rows.
+DumpSummary summarizeStatus(const DumpIndex& index);
+// "complete", "incomplete; the program was killed by SIGKILL before its probe could write out
+// what was queued: ...": "" without a status file.
+std::string describeState(const DumpSummary& summary);
 std::string formatSummary(const DumpSummary& summary);
 std::string humanBytes(uint64_t bytes);
 
