@@ -492,11 +492,18 @@ int runRunCommand(const Args& args) {
         if (record.status == "torch_mismatch" && exitCode == 0) exitCode = kExitTorchMismatch;
     }
     if (!quiet) {
+        // A program killed early (kill -9, the OOM killer) ended before its probe could start:
+        // not a program that never imports torch.
         if (!attached && !format::isDirectory(dumpRoot + "/data") &&
             !format::fileExists(dumpRoot + "/probe_status.json"))
-            std::fprintf(stderr,
-                         "probe run: the program never started the probe (did it import torch?); "
-                         "nothing was dumped\n");
+            std::fprintf(stderr, "%s",
+                         WIFSIGNALED(status)
+                             ? ("probe run: the program was killed by " +
+                                format::signalName(WTERMSIG(status)) +
+                                " before it started the probe; nothing was dumped\n")
+                                   .c_str()
+                             : "probe run: the program never started the probe (did it import "
+                               "torch?); nothing was dumped\n");
         if (format::isDirectory(dumpRoot)) {
             std::string error;
             auto index = analysis::readDump(dumpRoot, &error);

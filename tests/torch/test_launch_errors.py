@@ -130,3 +130,12 @@ class LaunchErrors(ProbeTestCase):
         self.assertEqual(result.returncode, 0)
         self.assertIn("hello", result.stdout)
         self.assertIn("never started the probe", result.stderr)
+
+    def test_program_killed_before_it_starts_the_probe(self):
+        # Killed before it imports torch: said, not "did it import torch?".
+        result = self.probe_run("--output", self.path("out"), "--", PYTHON, "-c",
+                                "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+        self.assertEqual(result.returncode, 128 + 9)
+        self.assertIn("probe run: the program was killed by SIGKILL before it started the probe; nothing was "
+                      "dumped", result.stderr)
+        self.assertNotIn("did it import torch", result.stderr)
