@@ -415,6 +415,7 @@ TEST(Compare, NothingToCompareIsSaid) {
     EXPECT_NE(report.find("reference round 0  conv (conv)"), std::string::npos) << report;
     EXPECT_NE(report.find("candidate round 0  embedding (embedding)"), std::string::npos) << report;
     EXPECT_EQ(report.find("no tensor diverges"), std::string::npos) << report;
+    EXPECT_TRUE(result.problems.empty()) << report;  // the same layout: no word of layouts
 }
 
 TEST(Compare, ThreadsAndProgressDoNotChangeTheResult) {
@@ -922,6 +923,25 @@ TEST(Compare, ARunKilledOrStillRunningIsSaid) {
               "may be missing or partial");
     // Whole runs: no note.
     EXPECT_TRUE(compareDumps(reference, reference, {}).notes.empty());
+}
+
+// An op-level dump against an msprobe one: the layouts are named (it said "different models,
+// layouts, rounds or ranks?").
+TEST(Compare, DumpsOfDifferentLayoutsAreSaidToBe) {
+    TempDir dir;
+    ApiRun run(dir, "a");
+    run.op("conv", {{1, 2}}, {{3, 4}});
+    const DumpIndex a = indexOf(run.finish());
+    const DumpIndex msprobe = indexOf(writeStep(
+        dir, "msprobe", {{"Functional.conv2d.0.forward", {item(1, 2, 3, 4), item(3, 4, 3, 4)}}}));
+    const auto layouts = compareDumps(a, msprobe, {});
+    EXPECT_TRUE(layouts.nothingCompared());
+    ASSERT_EQ(layouts.problems.size(), 1u) << formatCompareReport(layouts);
+    EXPECT_EQ(layouts.problems[0].rfind("the reference is an op-level dump (atb_dump_data, probe "
+                                        "run), the candidate an msprobe dump",
+                                        0),
+              0u)
+        << layouts.problems[0];
 }
 
 // Runs dumped on different sets of ranks (a config's "rank": [1], a rank that crashed): ranks

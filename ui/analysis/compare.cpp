@@ -297,6 +297,18 @@ public:
     }
 
     CompareResult run() {
+        // Nothing of one layout pairs with the other: said as such, not left to the guess
+        // "different models, layouts, rounds or ranks?".
+        if (ref_.layout() != cand_.layout()) {
+            const auto kind = [](const DumpIndex& index) {
+                return index.layout() == DumpLayout::Atb
+                           ? std::string("an op-level dump (atb_dump_data, probe run)")
+                           : std::string("an msprobe dump (step<N>/rank<R>, PrecisionDebugger)");
+            };
+            problem("the reference is " + kind(ref_) + ", the candidate " + kind(cand_) +
+                    ": dumps of different layouts name their ops differently and cannot be "
+                    "compared; dump both runs the same way");
+        }
         if (!pairProcesses()) return std::move(result_);
         NameTable names;
         refNames_ = names.ofOps(ref_);
