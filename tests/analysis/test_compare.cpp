@@ -279,6 +279,40 @@ TEST(Compare, ADifferenceBelowTheFloorDownstreamOfADivergenceIsInherited) {
 // An op that one run computes on rounded inputs (a cast the other run does not have, not
 // dumped as an op of the reference): its inputs differ from the tensors they came from, which
 // match. The divergence is born there.
+// The same inside layers, by statistics alone: a layer whose output is an inherited op's output
+// passed up, differing below the floor, matches itself but hands the divergence on; the next
+// layer, whose output then diverges beyond its own floor, inherits (it was called born here).
+TEST(Compare, ALayerHandsOnADifferenceBelowTheFloorItsChildInherited) {
+    TempDir dir;
+    auto write = [&](const char* name, float last, float mean) {
+        ApiRun run(dir, name, "statistics");
+        const std::vector<float> w = {1000, 1000, 1000, last};
+        run.begin("layer1", "Layer");
+        run.input(0, {1, 2});
+        run.op("copy", {w}, {w});
+        run.op("mean", {w}, {{mean}});
+        run.output(0, {mean});
+        run.end();
+        run.begin("layer2", "Layer");
+        run.input(0, {mean});
+        run.op("add_eps", {{mean}}, {{mean + 1e-6f}});
+        run.output(0, {mean + 1e-6f});
+        run.end();
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", 1000, 0.5f)), b = indexOf(write("b", 1002, 0.501f));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), "layer1/copy") << report;
+    const uint32_t layer1 = opNamed(result, "layer1"), layer2 = opNamed(result, "layer2");
+    EXPECT_EQ(result.ops[layer1].verdict, OpVerdict::Matches) << report;
+    EXPECT_TRUE(result.tensors[result.ops[layer1].firstTensor + 1].carriesDivergence) << report;
+    EXPECT_EQ(result.ops[layer2].verdict, OpVerdict::Inherited) << report;
+    EXPECT_EQ(result.ops[opNamed(result, "layer2/add_eps")].verdict, OpVerdict::Inherited);
+    EXPECT_EQ(result.bornHereOps, 1u) << report;
+}
+
 TEST(Compare, AnOpOnRoundedInputsIsBornHere) {
     TempDir dir;
     const auto x = randomValues(32, 4);

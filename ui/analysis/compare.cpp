@@ -985,7 +985,13 @@ private:
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
             if (!t.isOutput) continue;
-            t.carriesDivergence = t.diverges || (t.differs && op.verdict != OpVerdict::Matches);
+            // A child's output passed up carries what the child's carried: a module whose
+            // output differs below the floor, from an inherited op inside it, matches itself
+            // but hands the divergence on (the next layer was called born here, by statistics).
+            const bool passedUp =
+                t.producer != kNone && result_.tensors[t.producer].carriesDivergence;
+            t.carriesDivergence =
+                t.diverges || (t.differs && (op.verdict != OpVerdict::Matches || passedUp));
             producedData_.set(dataPrintOf(i), i);
             producedStats_.set(statsPrint_[i], i);
         }
