@@ -959,6 +959,38 @@ TEST(Compare, ARunKilledOrStillRunningIsSaid) {
     EXPECT_TRUE(compareDumps(reference, reference, {}).notes.empty());
 }
 
+// msprobe backward entries after a forward divergence inherit it: a backward computes from what
+// its forward saved, none of its inputs, and from gradients that pass through ops msprobe does
+// not record (a training run listed every backward after the divergence as born there).
+TEST(Compare, BackwardEntriesAfterAForwardDivergenceInheritIt) {
+    TempDir dir;
+    auto write = [&](const char* name, double weight) {
+        const std::string x = item(1, -1, 0, 2), w = item(weight, -0.5, 0, 2),
+                          y = item(2 * weight, -1, 0, 4), g = item(0.5 * weight, 0, 0, 1),
+                          gx = item(weight, 0, 0, 3);
+        return writeStep(dir, name,
+                         {{"Functional.linear.0.forward", {x + ", " + w, y}},
+                          {"Tensor.mean.0.forward", {y, item(weight, weight, weight, weight)}},
+                          {"Tensor.mean.0.backward", {g, g}},
+                          {"Functional.linear.0.backward", {item(3 * weight, 0, 0, 5), gx}}});
+    };
+    const DumpIndex a = indexOf(write("a", 0.5)), b = indexOf(write("b", 0.75));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id,
+              "Functional.linear.0.forward");
+    EXPECT_EQ(result.bornHereOps, 1u) << report;
+    for (const char* backward : {"Tensor.mean.0.backward", "Functional.linear.0.backward"}) {
+        const auto& op = result.ops[opNamed(result, backward)];
+        EXPECT_EQ(op.verdict, OpVerdict::Inherited) << backward << "\n" << report;
+        EXPECT_EQ(
+            a.op(result.ops[op.inheritedFrom].referenceOp).id,
+            std::string(backward).replace(std::string(backward).rfind("backward"), 8, "forward"))
+            << report;
+    }
+}
+
 // An op-level dump against an msprobe one: the layouts are named (it said "different models,
 // layouts, rounds or ranks?").
 TEST(Compare, DumpsOfDifferentLayoutsAreSaidToBe) {

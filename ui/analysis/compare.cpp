@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -933,6 +934,7 @@ private:
     void openOp(uint32_t o, const std::vector<uint32_t>& open) {
         OpComparison& op = result_.ops[o];
         op.began = clock_++;
+        latestComparisonOf_[op.referenceOp] = o;
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
             if (t.isOutput) continue;
@@ -979,8 +981,14 @@ private:
             op.cause = inheritedInput;
             op.inheritedFrom = result_.tensors[result_.tensors[inheritedInput].producer].op;
         } else if (sourceInput != kNone || divergingOutput != kNone) {
-            op.verdict = OpVerdict::BornHere;
             op.cause = sourceInput != kNone ? sourceInput : divergingOutput;
+            if (const uint32_t forward = forwardDivergenceOf(o); forward != kNone) {
+                op.verdict = OpVerdict::Inherited;
+                op.inheritedFrom = forward;
+            } else {
+                op.verdict = OpVerdict::BornHere;
+                if (!isBackwardEntry(op)) firstForwardBirth_.emplace(roundOf(op), o);
+            }
         }
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
@@ -995,6 +1003,42 @@ private:
             producedData_.set(dataPrintOf(i), i);
             producedStats_.set(statsPrint_[i], i);
         }
+    }
+
+    // msprobe: whether the op is a backward entry ("Functional.linear.0.backward").
+    bool isBackwardEntry(const OpComparison& op) const {
+        if (ref_.layout() != DumpLayout::Msprobe) return false;
+        const std::string& id = ref_.op(op.referenceOp).id;
+        static constexpr std::string_view kBackward = ".backward";
+        return id.size() > kBackward.size() &&
+               id.compare(id.size() - kBackward.size(), kBackward.size(), kBackward) == 0;
+    }
+    static std::pair<uint32_t, int32_t> roundOf(const OpComparison& op) {
+        return {op.referenceProcess, op.referenceRound};
+    }
+    // msprobe, a backward entry that would be born here: the forward divergence it follows from,
+    // kNone when none. A backward computes from the tensors its forward call saved, none of its
+    // inputs, and from gradients that pass through ops msprobe does not record: once the forward
+    // diverged, its gradients differ (a training run listed every backward after a divergence
+    // as born there). Its own forward call when that diverged, else the round's first forward
+    // birth.
+    uint32_t forwardDivergenceOf(uint32_t o) const {
+        const OpComparison& op = result_.ops[o];
+        if (!isBackwardEntry(op)) return kNone;
+        const std::string& id = ref_.op(op.referenceOp).id;
+        const uint32_t forwardOp = ref_.findOp(
+            op.referenceProcess, id.substr(0, id.size() - std::strlen(".backward")) + ".forward");
+        if (const auto found = latestComparisonOf_.find(forwardOp);
+            forwardOp != kNone && found != latestComparisonOf_.end()) {
+            const OpComparison& forward = result_.ops[found->second];
+            bool diverged = forward.verdict != OpVerdict::Matches;
+            for (uint32_t t = forward.firstTensor;
+                 !diverged && t < forward.firstTensor + forward.tensorCount; ++t)
+                diverged = result_.tensors[t].carriesDivergence;
+            if (diverged && roundOf(forward) == roundOf(op)) return found->second;
+        }
+        const auto first = firstForwardBirth_.find(roundOf(op));
+        return first == firstForwardBirth_.end() ? kNone : first->second;
     }
 
     // Phase 2, in the reference's execution order: inputs are judged when an op begins,
@@ -1105,6 +1149,10 @@ private:
     std::vector<uint8_t> usedScratch_;  // pairTensors'
     // Processes whose rank the other run does not have: (in the reference, process).
     std::vector<std::pair<bool, uint32_t>> onlyInOneRun_;
+    // The latest comparison of each reference op (the walk's: its forward call, for a backward).
+    std::unordered_map<uint32_t, uint32_t> latestComparisonOf_;
+    // The first op born here of each (process, round), backward entries aside.
+    std::map<std::pair<uint32_t, int32_t>, uint32_t> firstForwardBirth_;
     // msprobe: an API's calls in one run only, (in the reference, in the candidate).
     std::map<std::string, std::pair<uint64_t, uint64_t>> unpairedCalls_;
     // While the ops are paired: told how far the tensors are written, every kPrefaultEvery.
