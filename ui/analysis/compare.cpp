@@ -934,7 +934,10 @@ private:
     void openOp(uint32_t o, const std::vector<uint32_t>& open) {
         OpComparison& op = result_.ops[o];
         op.began = clock_++;
-        latestComparisonOf_[op.referenceOp] = o;
+        if (ref_.layout() == DumpLayout::Msprobe) {  // for forwardDivergenceOf
+            if (latestComparisonOf_.empty()) latestComparisonOf_.assign(ref_.opCount(), kNone);
+            latestComparisonOf_[op.referenceOp] = o;
+        }
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
             if (t.isOutput) continue;
@@ -1028,14 +1031,15 @@ private:
         const std::string& id = ref_.op(op.referenceOp).id;
         const uint32_t forwardOp = ref_.findOp(
             op.referenceProcess, id.substr(0, id.size() - std::strlen(".backward")) + ".forward");
-        if (const auto found = latestComparisonOf_.find(forwardOp);
-            forwardOp != kNone && found != latestComparisonOf_.end()) {
-            const OpComparison& forward = result_.ops[found->second];
+        const uint32_t found =
+            forwardOp < latestComparisonOf_.size() ? latestComparisonOf_[forwardOp] : kNone;
+        if (found != kNone) {
+            const OpComparison& forward = result_.ops[found];
             bool diverged = forward.verdict != OpVerdict::Matches;
             for (uint32_t t = forward.firstTensor;
                  !diverged && t < forward.firstTensor + forward.tensorCount; ++t)
                 diverged = result_.tensors[t].carriesDivergence;
-            if (diverged && roundOf(forward) == roundOf(op)) return found->second;
+            if (diverged && roundOf(forward) == roundOf(op)) return found;
         }
         const auto first = firstForwardBirth_.find(roundOf(op));
         return first == firstForwardBirth_.end() ? kNone : first->second;
@@ -1150,7 +1154,7 @@ private:
     // Processes whose rank the other run does not have: (in the reference, process).
     std::vector<std::pair<bool, uint32_t>> onlyInOneRun_;
     // The latest comparison of each reference op (the walk's: its forward call, for a backward).
-    std::unordered_map<uint32_t, uint32_t> latestComparisonOf_;
+    std::vector<uint32_t> latestComparisonOf_;  // by reference op, msprobe only
     // The first op born here of each (process, round), backward entries aside.
     std::map<std::pair<uint32_t, int32_t>, uint32_t> firstForwardBirth_;
     // msprobe: an API's calls in one run only, (in the reference, in the candidate).
