@@ -968,11 +968,16 @@ TEST(Compare, BackwardEntriesAfterAForwardDivergenceInheritIt) {
         const std::string x = item(1, -1, 0, 2), w = item(weight, -0.5, 0, 2),
                           y = item(2 * weight, -1, 0, 4), g = item(0.5 * weight, 0, 0, 1),
                           gx = item(weight, 0, 0, 3);
+        // The relu runs before the change and matches; its backward is given gradients that
+        // differ all the same, through ops msprobe does not record (no entry produced them).
         return writeStep(dir, name,
-                         {{"Functional.linear.0.forward", {x + ", " + w, y}},
+                         {{"Functional.relu.0.forward", {x, x}},
+                          {"Functional.linear.0.forward", {x + ", " + w, y}},
                           {"Tensor.mean.0.forward", {y, item(weight, weight, weight, weight)}},
                           {"Tensor.mean.0.backward", {g, g}},
-                          {"Functional.linear.0.backward", {item(3 * weight, 0, 0, 5), gx}}});
+                          {"Functional.linear.0.backward", {item(3 * weight, 0, 0, 5), gx}},
+                          {"Functional.relu.0.backward",
+                           {item(2 * weight, 0, 0, 7), item(2 * weight, 0, 0, 6)}}});
     };
     const DumpIndex a = indexOf(write("a", 0.5)), b = indexOf(write("b", 0.75));
     const auto result = compareDumps(a, b, {});
@@ -981,6 +986,10 @@ TEST(Compare, BackwardEntriesAfterAForwardDivergenceInheritIt) {
     EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id,
               "Functional.linear.0.forward");
     EXPECT_EQ(result.bornHereOps, 1u) << report;
+    // The relu's backward: from the step's first forward divergence, its own forward matching.
+    const auto& relu = result.ops[opNamed(result, "Functional.relu.0.backward")];
+    EXPECT_EQ(relu.verdict, OpVerdict::Inherited) << report;
+    EXPECT_EQ(a.op(result.ops[relu.inheritedFrom].referenceOp).id, "Functional.linear.0.forward");
     for (const char* backward : {"Tensor.mean.0.backward", "Functional.linear.0.backward"}) {
         const auto& op = result.ops[opNamed(result, backward)];
         EXPECT_EQ(op.verdict, OpVerdict::Inherited) << backward << "\n" << report;
@@ -989,6 +998,44 @@ TEST(Compare, BackwardEntriesAfterAForwardDivergenceInheritIt) {
             std::string(backward).replace(std::string(backward).rfind("backward"), 8, "forward"))
             << report;
     }
+}
+
+// The same in a later step, whose forward inherits the divergence from the step before (a
+// weight the optimizer updated differently): its backward entries inherit too, not only those
+// of a step where a divergence is born.
+TEST(Compare, BackwardEntriesOfALaterStepInheritItsForwardDivergence) {
+    TempDir dir;
+    auto write = [&](const char* name, double update) {
+        const std::string w0 = item(0.5, -0.5, 0, 2), w1 = item(0.5 + update, -0.5, 0, 2.5),
+                          x = item(1, -1, 0, 2);
+        const std::string root = writeStep(dir, name, {{"Tensor.add_.0.forward", {w0, w1}}});
+        std::string step1 = root + "/step1/rank0";
+        std::filesystem::create_directories(step1);
+        probe::test::writeFile(
+            step1 + "/dump.json",
+            std::string(R"({"task": "statistics", "level": "L1", "data": {)") +
+                R"("Functional.relu.0.forward": {"input_args": [)" + x +
+                R"(], "input_kwargs": {}, "output": [)" + x + "]}, " +
+                R"("Functional.linear.0.forward": {"input_args": [)" + x + ", " + w1 +
+                R"(], "input_kwargs": {}, "output": [)" + item(1 + update, -1, 0, 3) + "]}, " +
+                R"("Functional.relu.0.backward": {"input_args": [)" + item(0.25 + update, 0, 0, 1) +
+                R"(], "input_kwargs": {}, "output": [)" + item(0.25 + update, 0, 0, 1.5) + "]}}}");
+        probe::test::writeFile(step1 + "/construct.json", "{}");
+        probe::test::writeFile(step1 + "/stack.json", "{}");
+        return root;
+    };
+    const DumpIndex a = indexOf(write("a", 0.25)), b = indexOf(write("b", 0.5));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id, "Tensor.add_.0.forward");
+    const auto& linear = result.ops[opNamed(result, "Functional.linear.0.forward")];
+    EXPECT_EQ(linear.referenceRound, 1);
+    EXPECT_EQ(linear.verdict, OpVerdict::Inherited) << report;
+    const auto& relu = result.ops[opNamed(result, "Functional.relu.0.backward")];
+    EXPECT_EQ(relu.verdict, OpVerdict::Inherited) << report;
+    EXPECT_EQ(a.op(result.ops[relu.inheritedFrom].referenceOp).id, "Functional.linear.0.forward");
+    EXPECT_EQ(result.bornHereOps, 1u) << report;
 }
 
 // An op-level dump against an msprobe one: the layouts are named (it said "different models,
