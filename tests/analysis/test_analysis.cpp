@@ -8,6 +8,8 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -66,6 +68,26 @@ TEST(Analysis, SummaryCountsAndFirstNan) {
     EXPECT_EQ(summary.processes.size(), 1u);
     EXPECT_EQ(summary.layerOps, 4u);
     EXPECT_EQ(summary.ops, 24u);  // every op of the model
+    // Those with rows: the distinct op ids of the statistic.csv files, read here.
+    std::set<std::string> idsWithRows;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root + "/data")) {
+        if (entry.path().filename() != "statistic.csv") continue;
+        std::istringstream lines(probe::test::readFile(entry.path().string()));
+        std::string line;
+        std::getline(lines, line);  // the header
+        while (std::getline(lines, line)) {
+            std::istringstream fields(line);
+            std::string field;
+            for (int column = 0; column <= 4; ++column) std::getline(fields, field, ',');
+            idsWithRows.insert(field);
+        }
+    }
+    ASSERT_FALSE(idsWithRows.empty());
+    EXPECT_EQ(summary.opsWithRows, idsWithRows.size());
+    EXPECT_NE(formatSummary(summary).find("ops: 24 (4 layer-level, " +
+                                          std::to_string(idsWithRows.size()) + " with rows)"),
+              std::string::npos)
+        << formatSummary(summary);
     EXPECT_EQ(summary.firstRound, 0);
     EXPECT_EQ(summary.lastRound, 2);
     EXPECT_GT(summary.rows, 100u);

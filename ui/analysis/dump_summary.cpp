@@ -201,7 +201,10 @@ DumpSummary summarizeDump(const DumpIndex& index) {
     DumpSummary s = summarizeStatus(index);
     s.processes = summarizeProcesses(index);
     s.ops = index.opCount();
-    for (uint32_t o = 0; o < index.opCount(); ++o) s.layerOps += index.op(o).depth == 0 ? 1 : 0;
+    for (uint32_t o = 0; o < index.opCount(); ++o) {
+        s.layerOps += index.op(o).depth == 0 ? 1 : 0;
+        s.opsWithRows += index.op(o).rowCount > 0 ? 1 : 0;
+    }
     std::set<int32_t> rounds;
     for (uint32_t p = 0; p < index.processCount(); ++p)
         for (const auto& [round, rows] : index.process(p).rounds) rounds.insert(round);
@@ -249,11 +252,11 @@ std::string formatSummary(const DumpSummary& s) {
         !s.processes.empty() && std::all_of(s.processes.begin(), s.processes.end(),
                                             [](const ProcessSummary& p) { return p.rank; });
     char line[512];
-    std::snprintf(line, sizeof line,
-                  "  %s: %zu   ops: %llu (%llu %s)   %s: ", ranks || !atb ? "ranks" : "processes",
-                  s.processes.size(), static_cast<unsigned long long>(s.ops),
+    std::snprintf(line, sizeof line, "  %s: %zu   ops: %llu (%llu %s, %llu with rows)   %s: ",
+                  ranks || !atb ? "ranks" : "processes", s.processes.size(),
+                  static_cast<unsigned long long>(s.ops),
                   static_cast<unsigned long long>(s.layerOps), atb ? "layer-level" : "top-level",
-                  atb ? "rounds" : "steps");
+                  static_cast<unsigned long long>(s.opsWithRows), atb ? "rounds" : "steps");
     out += line;
     if (s.firstRound < 0)
         out += "none";

@@ -43,7 +43,9 @@ struct DumpSummary {
     // Every process (rank) with data, in the index's order, then those that the status file
     // lists and that dumped nothing.
     std::vector<ProcessSummary> processes;
-    uint64_t ops = 0, layerOps = 0;
+    // Every op of the tree (the structure files name ops that write no rows: views counted
+    // inside a kernel, ops of rounds not dumped), of them the layer-level ones and those with rows.
+    uint64_t ops = 0, layerOps = 0, opsWithRows = 0;
     int64_t firstRound = -1, lastRound = -1;
     uint64_t rounds = 0;
     uint64_t rows = 0;
