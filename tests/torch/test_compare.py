@@ -227,6 +227,15 @@ class StatisticsOnly(unittest.TestCase):
         self.assertIn("already differs, below the floor; followed upstream, that difference starts at", text)
 
 
+# The end of a model script: one call of `model` dumped as a step.
+ONE_CALL_DUMPED = """
+debugger = PrecisionDebugger(config_path=sys.argv[1])
+debugger.start(model=model)
+model(torch.randn(4, 8))
+debugger.stop()
+debugger.step()
+"""
+
 PATHS_MODEL = """
 import os, sys
 import torch
@@ -241,12 +250,7 @@ class Block(torch.nn.Module):
         return y * 2.0 if self.scaled else y
 which = int(os.environ["SCALED_BLOCK"])
 model = torch.nn.Sequential(*[Block(i == which) for i in range(3)])
-debugger = PrecisionDebugger(config_path=sys.argv[1])
-debugger.start(model=model)
-model(torch.randn(4, 8))
-debugger.stop()
-debugger.step()
-"""
+""" + ONE_CALL_DUMPED
 
 
 class DifferentPaths(unittest.TestCase):
@@ -294,12 +298,7 @@ class Model(torch.nn.Module):
             x = block(x)
         return x
 model = Model()
-debugger = PrecisionDebugger(config_path=sys.argv[1])
-debugger.start(model=model)
-model(torch.randn(4, 8))
-debugger.stop()
-debugger.step()
-"""
+""" + ONE_CALL_DUMPED
 
 
 class ModuleLevel(unittest.TestCase):
