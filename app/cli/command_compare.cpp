@@ -248,8 +248,13 @@ int runCompareCommand(const Args& args) {
     std::fputs(json ? analysis::compareResultJson(result).c_str()
                     : analysis::formatCompareReport(result).c_str(),
                stdout);
-    // Replicas with nothing they must share compared: no verdict, as when nothing pairs up.
-    if (result.nothingCompared() || result.replicasJudgedNothing()) return kExitNothingToCompare;
+    if (result.nothingCompared()) {
+        for (const std::string& file : {csv, xlsx})
+            if (!file.empty())
+                std::fprintf(stderr, "probe compare: nothing was compared; %s not written\n",
+                             file.c_str());
+        return kExitNothingToCompare;
+    }
     if (!csv.empty()) {
         if (int err = format::writeFileAtomically(csv, analysis::compareResultCsv(result))) {
             std::fprintf(stderr, "probe compare: cannot write %s: %s\n", csv.c_str(),
@@ -267,6 +272,9 @@ int runCompareCommand(const Args& args) {
         std::fprintf(stderr, "probe compare: msprobe's compare_result layout is in %s\n",
                      xlsx.c_str());
     }
+    // Replicas with nothing they must share compared: no verdict, as when nothing pairs up
+    // (the tensors compared are in the files all the same).
+    if (result.replicasJudgedNothing()) return kExitNothingToCompare;
     // Runs that did not run the same ops (one stopped early, or took another path) are not
     // the same, though nothing that both ran diverges.
     return result.diverges() || !result.pairsEverything() ? kExitFailure : kExitOk;

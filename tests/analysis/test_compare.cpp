@@ -817,6 +817,13 @@ TEST(Compare, OpsOfOneRunOnlyJustBeforeTheFirstDivergenceAreNamed) {
     TempDir dir;
     auto write = [&](const char* name, const char* activation) {
         ApiRun run(dir, name);
+        // A layer both runs have, with an extra op in the candidate's (same values): not beside
+        // fc2 nor around it, so no cause of its input.
+        run.begin("layer0");
+        run.input(0, {1, 2});
+        if (std::strcmp(activation, "gelu") == 0) run.op("extra", {{1, 2}}, {{1, 2}});
+        run.output(0, {1, 2});
+        run.end();
         run.op("fc1", {{1, 2}}, {{-1, 3}});
         run.begin(activation);
         run.input(0, {-1, 3});
@@ -866,9 +873,9 @@ TEST(Compare, APIsCalledADifferentNumberOfTimesAreNoted) {
     const auto result = compareDumps(three, two, {});
     const std::string report = formatCompareReport(result);
     ASSERT_EQ(result.notes.size(), 1u) << report;
-    EXPECT_EQ(result.notes[0].rfind("the runs called Functional.linear (1 more in the reference) a "
-                                    "different number of times: msprobe numbers an API's calls in "
-                                    "order",
+    EXPECT_EQ(result.notes[0].rfind("the runs called Functional.linear (1 more calls in the "
+                                    "reference, over the steps compared) a different number of "
+                                    "times: msprobe numbers an API's calls in order",
                                     0),
               0u)
         << result.notes[0];
@@ -1038,6 +1045,75 @@ TEST(Compare, BackwardEntriesOfALaterStepInheritItsForwardDivergence) {
     EXPECT_EQ(result.bornHereOps, 1u) << report;
 }
 
+// Several ranks, one round: the birth earliest into its rank's round comes first (rank 1's
+// forward, not rank 0's backward that DDP's allreduce gave rank 1's difference; rank 0 is
+// walked first).
+TEST(Compare, WithinARoundTheBirthEarliestIntoItsRanksRoundComesFirst) {
+    TempDir dir;
+    auto write = [&](const std::string& name, bool changed) {
+        const std::string root = dir / name;
+        for (int rank = 0; rank < 2; ++rank) {
+            const std::string rankDir = root + "/step0/rank" + std::to_string(rank);
+            const std::string x = item(1, -1, 0, 2);
+            // Rank 1's early linear, and rank 0's late one, differ in the candidate.
+            const double early = changed && rank == 1 ? 0.75 : 0.5,
+                         late = changed && rank == 0 ? 0.75 : 0.5;
+            std::filesystem::create_directories(rankDir);
+            probe::test::writeFile(
+                rankDir + "/dump.json",
+                std::string(R"({"task": "statistics", "level": "L1", "data": {)") +
+                    R"("Functional.linear.0.forward": {"input_args": [)" + x + ", " +
+                    item(early, -0.5, 0, 2) + R"(], "input_kwargs": {}, "output": [)" +
+                    item(4 * early, -4, 0, 9) + "]}, " +
+                    R"("Functional.linear.1.forward": {"input_args": [)" + x + ", " +
+                    item(late, -0.5, 0, 3) + R"(], "input_kwargs": {}, "output": [)" +
+                    item(5 * late, -4, 0, 9) + "]}}}");
+            probe::test::writeFile(rankDir + "/construct.json", "{}");
+            probe::test::writeFile(rankDir + "/stack.json", "{}");
+        }
+        return root;
+    };
+    const DumpIndex reference = indexOf(write("a", false)), candidate = indexOf(write("b", true));
+    const auto result = compareDumps(reference, candidate, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    const OpComparison& first = result.ops[*result.firstBornHere];
+    EXPECT_EQ(reference.process(first.referenceProcess).key, "rank1") << report;
+    EXPECT_EQ(reference.op(first.referenceOp).id, "Functional.linear.0.forward") << report;
+}
+
+// A module's backward entry (Module.fc.Linear.backward.0, msprobe L0 and mix) after its forward
+// diverged inherits it too (a training run at L0 still listed 46 births).
+TEST(Compare, ModuleBackwardEntriesInheritTheirForward) {
+    TempDir dir;
+    auto write = [&](const char* name, double weight) {
+        const std::string root = dir / name, rankDir = root + "/step0/rank0";
+        std::filesystem::create_directories(rankDir);
+        const std::string x = item(1, -1, 0, 2);
+        probe::test::writeFile(
+            rankDir + "/dump.json",
+            std::string(R"({"task": "statistics", "level": "L0", "data": {)") +
+                R"("Module.fc.Linear.forward.0": {"input_args": [)" + x +
+                R"(], "input_kwargs": {}, "output": [)" + item(2 * weight, -1, 0, 4) +
+                R"(], "parameters": {"weight": )" + item(weight, -0.5, 0, 2) + "}}, " +
+                R"("Module.fc.Linear.backward.0": {"input_args": [)" + item(0.5 * weight, 0, 0, 1) +
+                R"(], "input_kwargs": {}, "output": [)" + item(weight, 0, 0, 3) + "]}}}");
+        probe::test::writeFile(rankDir + "/construct.json",
+                               R"({"Module.fc.Linear.forward.0": null, )"
+                               R"("Module.fc.Linear.backward.0": null})");
+        probe::test::writeFile(rankDir + "/stack.json", "{}");
+        return root;
+    };
+    const DumpIndex a = indexOf(write("a", 0.5)), b = indexOf(write("b", 0.75));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    EXPECT_EQ(result.bornHereOps, 1u) << report;
+    const auto& backward = result.ops[opNamed(result, "Module.fc.Linear.backward.0")];
+    EXPECT_EQ(backward.verdict, OpVerdict::Inherited) << report;
+    EXPECT_EQ(a.op(result.ops[backward.inheritedFrom].referenceOp).id,
+              "Module.fc.Linear.forward.0");
+}
+
 // An op-level dump against an msprobe one: the layouts are named (it said "different models,
 // layouts, rounds or ranks?").
 TEST(Compare, DumpsOfDifferentLayoutsAreSaidToBe) {
@@ -1094,6 +1170,18 @@ TEST(Compare, RunsOnDifferentRanksArePairedByRank) {
                   std::string::npos)
             << report;
     }
+    // No rank in common (rank 0 in one run, rank 1 in the other): nothing pairs up, said; it
+    // compared rank 0 with rank 1, unsaid.
+    std::filesystem::copy(both, dir / "only0", std::filesystem::copy_options::recursive);
+    std::filesystem::remove_all(dir / "only0/step0/rank1");
+    const DumpIndex only0 = indexOf(dir / "only0");
+    const auto disjoint = compareDumps(only0, only1, {});
+    EXPECT_TRUE(disjoint.nothingCompared()) << formatCompareReport(disjoint);
+    ASSERT_EQ(disjoint.notes.size(), 3u) << formatCompareReport(disjoint);
+    EXPECT_EQ(disjoint.notes[2],
+              "the runs have no rank in common (the reference: rank0; the "
+              "candidate: rank1): to compare one rank with another, name both "
+              "(--rank R --against-rank S)");
 }
 
 // Op-level dumps name no parameters: as replicas, inputs named weight or bias are judged.

@@ -255,8 +255,12 @@ class SpawnedRanks(RankJobs):
             self.assertEqual(count_tensors(data, lambda t: t["Max"] is None), 0, folder)
         # Layer-level ops only: nothing the replicas must agree on was dumped, and the report says
         # so: no verdict (65), never "no tensor diverges".
-        result = probe("compare", self.out, "--rank", "0", "--rank", "1")
+        csv_path = os.path.join(self.dir, "replicas.csv")
+        result = probe("compare", self.out, "--rank", "0", "--rank", "1", "--csv", csv_path)
         self.assertEqual(result.returncode, 65, result.stdout + result.stderr)
+        # The tensors compared are in the file all the same (it was skipped, unsaid).
+        with open(csv_path) as f:
+            self.assertGreater(len(f.read().splitlines()), 1)
         self.assertIn("replicas: no tensor they must agree on was compared (op-level dumps: dump the layers' "
                       "children, save_child", result.stdout)
         self.assertIn("no verdict: nothing the replicas must agree on was compared", result.stdout)

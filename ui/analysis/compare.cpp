@@ -420,12 +420,7 @@ private:
         // alone was compared with the other's rank 0: a false divergence, and a missing rank
         // gave "no tensor diverges".)
         const auto refRanks = ranksOf(ref_), candRanks = ranksOf(cand_);
-        bool byRank = !refRanks.empty() && !candRanks.empty();
-        if (byRank) {
-            byRank = false;
-            for (const auto& [rank, p] : refRanks) byRank = byRank || candRanks.count(rank);
-        }
-        if (byRank) {
+        if (!refRanks.empty() && !candRanks.empty()) {
             for (const auto& [rank, refProcess] : refRanks) {
                 const auto other = candRanks.find(rank);
                 if (other != candRanks.end())
@@ -442,6 +437,12 @@ private:
                          ") and the other run has none: its ops are ops of one run only");
                 }
             }
+            // No rank in common (rank 0 dumped in one run, rank 1 in the other): nothing pairs
+            // up, rather than rank 0 against rank 1 unsaid.
+            if (result_.processPairs.empty())
+                note("the runs have no rank in common (the reference: " + processList(ref_) +
+                     "; the candidate: " + processList(cand_) +
+                     "): to compare one rank with another, name both (--rank R --against-rank S)");
             return true;
         }
         const uint32_t n =
@@ -516,8 +517,10 @@ private:
             const auto& [inReference, inCandidate] = unpairedCalls_[apis[i]];
             const uint64_t more =
                 inReference > inCandidate ? inReference - inCandidate : inCandidate - inReference;
-            listed += (i ? ", " : "") + apis[i] + " (" + std::to_string(more) + " more in the " +
-                      (inReference > inCandidate ? "reference" : "candidate") + ")";
+            listed += (i ? ", " : "") + apis[i] + " (" + std::to_string(more) +
+                      " more calls in the " +
+                      (inReference > inCandidate ? "reference" : "candidate") +
+                      ", over the steps compared)";
         }
         if (apis.size() > 3)
             listed += " and " + std::to_string(apis.size() - 3) +
@@ -1012,14 +1015,24 @@ private:
         }
     }
 
-    // msprobe: whether the op is a backward entry ("Functional.linear.0.backward").
-    bool isBackwardEntry(const OpComparison& op) const {
-        if (ref_.layout() != DumpLayout::Msprobe) return false;
+    // msprobe: the forward entry of a backward one ("Functional.linear.0.backward",
+    // "Module.fc.Linear.backward.0", and a module's "parameters_grad.0": the gradients of its
+    // parameters), "" for any other entry.
+    std::string forwardEntryOf(const OpComparison& op) const {
+        if (ref_.layout() != DumpLayout::Msprobe) return {};
         const std::string& id = ref_.op(op.referenceOp).id;
         static constexpr std::string_view kBackward = ".backward";
-        return id.size() > kBackward.size() &&
-               id.compare(id.size() - kBackward.size(), kBackward.size(), kBackward) == 0;
+        if (id.size() > kBackward.size() &&
+            id.compare(id.size() - kBackward.size(), kBackward.size(), kBackward) == 0)
+            return id.substr(0, id.size() - kBackward.size()) + ".forward";
+        for (const std::string_view kind : {".backward.", ".parameters_grad."}) {
+            const size_t at = id.rfind(kind);
+            if (startsWith(id, "Module.") && at != std::string::npos)
+                return id.substr(0, at) + ".forward." + id.substr(at + kind.size());
+        }
+        return {};
     }
+    bool isBackwardEntry(const OpComparison& op) const { return !forwardEntryOf(op).empty(); }
     static std::pair<uint32_t, int32_t> roundOf(const OpComparison& op) {
         return {op.referenceProcess, op.referenceRound};
     }
@@ -1031,10 +1044,9 @@ private:
     // divergence (born there, or inherited from an earlier round).
     uint32_t forwardDivergenceOf(uint32_t o) const {
         const OpComparison& op = result_.ops[o];
-        if (!isBackwardEntry(op)) return kNone;
-        const std::string& id = ref_.op(op.referenceOp).id;
-        const uint32_t forwardOp = ref_.findOp(
-            op.referenceProcess, id.substr(0, id.size() - std::strlen(".backward")) + ".forward");
+        const std::string forwardEntry = forwardEntryOf(op);
+        if (forwardEntry.empty()) return kNone;
+        const uint32_t forwardOp = ref_.findOp(op.referenceProcess, forwardEntry);
         const uint32_t found =
             forwardOp < latestComparisonOf_.size() ? latestComparisonOf_[forwardOp] : kNone;
         if (found != kNone) {
@@ -1100,10 +1112,18 @@ private:
         const auto bornAtInput = [&](const OpComparison& op) {
             return op.cause < result_.tensors.size() && !result_.tensors[op.cause].isOutput;
         };
-        // Round first: the processes are walked one after another, so the clock alone put rank
-        // 0's round 1 before rank 1's round 0 (a weight nudged on rank 1 came fifth).
+        // Round first, then how far into its process's round: the processes are walked one
+        // after another, so the clock alone put rank 0's round 1 before rank 1's round 0 (a
+        // weight nudged on rank 1 came fifth), and rank 0's backward, which DDP's allreduce gave
+        // rank 1's difference, before rank 1's forward that made it.
+        std::map<std::pair<uint32_t, int32_t>, uint64_t> roundBegan;
+        for (const OpComparison& op : result_.ops) {
+            auto [at, added] = roundBegan.emplace(roundOf(op), op.began);
+            if (!added) at->second = std::min(at->second, op.began);
+        }
         const auto bornWhen = [&](const OpComparison& op) {
-            return std::make_pair(op.referenceRound, bornAtInput(op) ? op.began : op.finished);
+            return std::make_pair(op.referenceRound, (bornAtInput(op) ? op.began : op.finished) -
+                                                         roundBegan[roundOf(op)]);
         };
         for (const OpComparison& op : result_.ops) {
             if (op.verdict != OpVerdict::BornHere) continue;
@@ -1462,15 +1482,17 @@ std::vector<uint32_t> CompareResult::bornHereAncestors(uint32_t o) const {
 
 namespace {
 
-// Where `op`'s first row comes among its round's rows (file order: the order the ops began in),
-// SIZE_MAX when it has none there.
-size_t beganAt(const DumpIndex& index, uint32_t process, int32_t round, uint32_t op) {
+// Where each op's first row comes among the round's rows (file order: the order the ops began
+// in), by op; one pass over the round.
+std::unordered_map<uint32_t, size_t> beginnings(const DumpIndex& index, uint32_t process,
+                                                int32_t round) {
+    std::unordered_map<uint32_t, size_t> at;
     const auto& rounds = index.process(process).rounds;
     const auto found = rounds.find(round);
-    if (found == rounds.end()) return SIZE_MAX;
+    if (found == rounds.end()) return at;
     for (size_t i = 0; i < found->second.size(); ++i)
-        if (index.slot(index.row(found->second[i]).slot).op == op) return i;
-    return SIZE_MAX;
+        at.emplace(index.slot(index.row(found->second[i]).slot).op, i);
+    return at;
 }
 
 }  // namespace
@@ -1478,31 +1500,42 @@ size_t beganAt(const DumpIndex& index, uint32_t process, int32_t round, uint32_t
 std::vector<size_t> CompareResult::unpairedBefore(uint32_t o, size_t most) const {
     if (o >= ops.size() || !reference || !candidate) return {};
     const OpComparison& op = ops[o];
-    const size_t referenceAt =
-        beganAt(*reference, op.referenceProcess, op.referenceRound, op.referenceOp);
-    const size_t candidateAt =
-        beganAt(*candidate, op.candidateProcess, op.candidateRound, op.candidateOp);
+    // Only for an input that differs and that no compared op explains; and only from the whole
+    // list (a list cut short could name ops far from the ones that ran just before).
+    if (op.cause >= tensors.size() || tensors[op.cause].isOutput || !tensors[op.cause].source ||
+        unpaired.size() < unpairedOps)
+        return {};
     // An op of one run only inside another is told by the outer one (a layer skipped, not its
-    // last add).
+    // last add); one is named only beside the op or one of its enclosing ops (an extra op in
+    // another layer is no cause).
     std::set<std::pair<bool, uint32_t>> unpairedOps;
     for (const UnpairedOp& u : unpaired) unpairedOps.emplace(u.inReference, u.op);
-    const auto insideAnother = [&](const UnpairedOp& u) {
-        const DumpIndex& index = u.inReference ? *reference : *candidate;
-        for (uint32_t p = index.op(u.op).parent; p != kNone; p = index.op(p).parent)
-            if (unpairedOps.count({u.inReference, p})) return true;
-        return false;
+    const auto ancestorsOf = [](const DumpIndex& index, uint32_t of) {
+        std::set<uint32_t> out;
+        for (uint32_t p = index.op(of).parent; p != kNone; p = index.op(p).parent) out.insert(p);
+        return out;
     };
+    const std::set<uint32_t> referenceAncestors = ancestorsOf(*reference, op.referenceOp),
+                             candidateAncestors = ancestorsOf(*candidate, op.candidateOp);
+    std::optional<std::unordered_map<uint32_t, size_t>> referenceAt, candidateAt;
     std::vector<std::pair<size_t, size_t>> found;  // (how far before, index into unpaired)
     for (size_t i = 0; i < unpaired.size(); ++i) {
         const UnpairedOp& u = unpaired[i];
         const DumpIndex& index = u.inReference ? *reference : *candidate;
         const uint32_t process = u.inReference ? op.referenceProcess : op.candidateProcess;
         const int32_t round = u.inReference ? op.referenceRound : op.candidateRound;
-        const size_t at = u.inReference ? referenceAt : candidateAt;
-        if (u.process != process || u.round != round || at == SIZE_MAX || insideAnother(u))
+        if (u.process != process || u.round != round) continue;
+        const uint32_t parent = index.op(u.op).parent;
+        if (parent != kNone &&
+            !(u.inReference ? referenceAncestors : candidateAncestors).count(parent))
             continue;
-        const size_t began = beganAt(index, process, round, u.op);
-        if (began < at) found.emplace_back(at - began, i);
+        if (parent != kNone && unpairedOps.count({u.inReference, parent})) continue;
+        auto& at = u.inReference ? referenceAt : candidateAt;
+        if (!at) at = beginnings(index, process, round);
+        const auto mine = at->find(u.inReference ? op.referenceOp : op.candidateOp);
+        const auto its = at->find(u.op);
+        if (mine != at->end() && its != at->end() && its->second < mine->second)
+            found.emplace_back(mine->second - its->second, i);
     }
     std::sort(found.begin(), found.end());
     std::vector<size_t> out;

@@ -231,9 +231,11 @@ struct CompareResult {
     // input to the output that made it: a parameter, the model's input, or the first op whose
     // inputs are identical and whose output is not)}. nullopt when its inputs are identical, and
     // for an op whose divergence is born at an input.
-    // The ops of one run only (indices into `unpaired`) that began before `op` in its round and
-    // process, on their run's side, the nearest first, at most `most`: what an input that no
-    // compared op explains may have come from (a gelu in place of a relu, a layer skipped).
+    // For an op born at an input that no compared op explains: the ops of one run only (indices
+    // into `unpaired`) that began before it in its round and process, beside it or one of its
+    // enclosing ops, outermost, the nearest first, at most `most`: what that input may have come
+    // from (a gelu in place of a relu, a layer skipped). Empty otherwise, and when `unpaired`
+    // holds only the first of them.
     std::vector<size_t> unpairedBefore(uint32_t op, size_t most) const;
     struct UpstreamDifference {
         uint32_t input = kNone, start = kNone;  // into tensors

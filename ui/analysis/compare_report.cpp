@@ -94,13 +94,10 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
                 "the output of an op that was not dumped)\n";
         // Ops that ran in one run only, just before: the likelier cause (a gelu in place of a
         // relu, a layer skipped) than an op that was not dumped.
-        if (!t.isOutput && t.source) {
-            const auto before = result.unpairedBefore(o, 3);
-            if (!before.empty()) {
-                out += "  ops that ran in one run only, just before it:\n";
-                for (size_t i : before)
-                    out += "    " + result.describeUnpaired(result.unpaired[i]) + "\n";
-            }
+        if (const auto before = result.unpairedBefore(o, 3); !before.empty()) {
+            out += "  ops that ran in one run only, just before it:\n";
+            for (size_t i : before)
+                out += "    " + result.describeUnpaired(result.unpaired[i]) + "\n";
         }
         if (t.isOutput)
             if (const auto given = result.differenceGiven(o)) {
@@ -435,12 +432,10 @@ std::string compareResultJson(const CompareResult& result) {
             ancestors.push_back(result.describeOp(a));
         first["enclosingOpsBornHereToo"] = std::move(ancestors);
         // Ops of one run only that began just before it (see the text report).
-        const uint32_t cause = result.ops[*result.firstBornHere].cause;
-        if (cause != kNone && !result.tensors[cause].isOutput && result.tensors[cause].source) {
-            Json before = Json::array();
-            for (size_t i : result.unpairedBefore(*result.firstBornHere, 3))
-                before.push_back(result.describeUnpaired(result.unpaired[i]));
-            first["unpairedJustBefore"] = std::move(before);
+        if (const auto before = result.unpairedBefore(*result.firstBornHere, 3); !before.empty()) {
+            Json names = Json::array();
+            for (size_t i : before) names.push_back(result.describeUnpaired(result.unpaired[i]));
+            first["unpairedJustBefore"] = std::move(names);
         }
         j["firstBornHere"] = std::move(first);
     }

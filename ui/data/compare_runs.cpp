@@ -445,7 +445,7 @@ QString RunComparison::summary() const {
                              QString::fromStdString(r->describeOp(r->tensors[given->start].op)),
                              QString::fromStdString(r->describeTensor(given->start)));
         // Ops of one run only just before it: the likelier cause (probe compare lists them).
-        if (r->firstBornHere && op.cause != kNone && !r->tensors[op.cause].isOutput) {
+        if (r->firstBornHere) {
             QStringList before;
             for (size_t i : r->unpairedBefore(*first, 3))
                 before << QString::fromStdString(r->describeUnpaired(r->unpaired[i]));
