@@ -1114,6 +1114,33 @@ TEST(Compare, ModuleBackwardEntriesInheritTheirForward) {
               "Module.fc.Linear.forward.0");
 }
 
+// A wrong backward alone (a custom autograd Function): born in the backward entry where it
+// shows, and the backward entries after it inherit it (two more were born).
+TEST(Compare, BackwardEntriesAfterABackwardOnlyDivergenceInheritIt) {
+    TempDir dir;
+    auto write = [&](const char* name, double scale) {
+        const std::string x = item(1, -1, 0, 2), w = item(0.5, -0.5, 0, 2), y = item(1, -1, 0, 4);
+        return writeStep(
+            dir, name,
+            {{"Functional.linear.0.forward", {x + ", " + w, y}},
+             {"Functional.linear.1.forward", {y + ", " + w, y}},
+             {"Functional.linear.1.backward", {item(0.5, 0, 0, 1), item(0.5 * scale, 0, 0, 2)}},
+             {"Functional.linear.0.backward",
+              {item(0.25 * scale, 0, 0, 3), item(0.125 * scale, 0, 0, 4)}}});
+    };
+    const DumpIndex a = indexOf(write("a", 1)), b = indexOf(write("b", 1.5));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id,
+              "Functional.linear.1.backward")
+        << report;
+    const auto& later = result.ops[opNamed(result, "Functional.linear.0.backward")];
+    EXPECT_EQ(later.verdict, OpVerdict::Inherited) << report;
+    EXPECT_EQ(a.op(result.ops[later.inheritedFrom].referenceOp).id, "Functional.linear.1.backward");
+    EXPECT_EQ(result.bornHereOps, 1u) << report;
+}
+
 // An op-level dump against an msprobe one: the layouts are named (it said "different models,
 // layouts, rounds or ranks?").
 TEST(Compare, DumpsOfDifferentLayoutsAreSaidToBe) {

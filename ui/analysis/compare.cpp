@@ -995,11 +995,11 @@ private:
                 op.verdict = OpVerdict::BornHere;
             }
         }
-        // msprobe: the round's first forward divergence, born here or inherited from an earlier
-        // round (a weight updated by a step that diverged): the gradients after it differ.
-        if (op.verdict != OpVerdict::Matches && ref_.layout() == DumpLayout::Msprobe &&
-            !isBackwardEntry(op))
-            firstForwardDivergence_.emplace(roundOf(op), o);
+        // msprobe: the round's first divergence, born here or inherited from an earlier round (a
+        // weight updated by a step that diverged), in the forward or in a backward entry (a
+        // wrong custom backward): the gradients after it differ.
+        if (op.verdict != OpVerdict::Matches && ref_.layout() == DumpLayout::Msprobe)
+            firstDivergence_.emplace(roundOf(op), o);
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
             if (!t.isOutput) continue;
@@ -1040,8 +1040,9 @@ private:
     // kNone when none. A backward computes from the tensors its forward call saved, none of its
     // inputs, and from gradients that pass through ops msprobe does not record: once the forward
     // diverged, its gradients differ (a training run listed every backward after a divergence
-    // as born there). Its own forward call when that diverged, else the round's first forward
-    // divergence (born there, or inherited from an earlier round).
+    // as born there). Its own forward call when that diverged, else the round's first
+    // divergence (born there or inherited from an earlier round; in the forward, or in a backward
+    // entry before it).
     uint32_t forwardDivergenceOf(uint32_t o) const {
         const OpComparison& op = result_.ops[o];
         const std::string forwardEntry = forwardEntryOf(op);
@@ -1057,8 +1058,8 @@ private:
                 diverged = result_.tensors[t].carriesDivergence;
             if (diverged && roundOf(forward) == roundOf(op)) return found;
         }
-        const auto first = firstForwardDivergence_.find(roundOf(op));
-        return first == firstForwardDivergence_.end() ? kNone : first->second;
+        const auto first = firstDivergence_.find(roundOf(op));
+        return first == firstDivergence_.end() ? kNone : first->second;
     }
 
     // Phase 2, in the reference's execution order: inputs are judged when an op begins,
@@ -1179,8 +1180,8 @@ private:
     std::vector<std::pair<bool, uint32_t>> onlyInOneRun_;
     // The latest comparison of each reference op (the walk's: its forward call, for a backward).
     std::vector<uint32_t> latestComparisonOf_;  // by reference op, msprobe only
-    // msprobe: the first op of each (process, round) that diverged, backward entries aside.
-    std::map<std::pair<uint32_t, int32_t>, uint32_t> firstForwardDivergence_;
+    // msprobe: the first op of each (process, round) that diverged.
+    std::map<std::pair<uint32_t, int32_t>, uint32_t> firstDivergence_;
     // msprobe: an API's calls in one run only, (in the reference, in the candidate).
     std::map<std::string, std::pair<uint64_t, uint64_t>> unpairedCalls_;
     // While the ops are paired: told how far the tensors are written, every kPrefaultEvery.
