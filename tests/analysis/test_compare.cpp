@@ -1141,6 +1141,43 @@ TEST(Compare, BackwardEntriesAfterABackwardOnlyDivergenceInheritIt) {
     EXPECT_EQ(result.bornHereOps, 1u) << report;
 }
 
+// A module's backward entry whose input (a gradient) differs, with an API's backward inside it
+// (mix): the entry is born at its input; the child, closing first, inherits from it. The entry
+// was said to inherit from its child, which inherited from the entry (a cycle, no birth).
+TEST(Compare, ABackwardEntryBornAtItsInputIsNotInheritedFromItsChild) {
+    TempDir dir;
+    auto write = [&](const char* name, double scale) {
+        const std::string root = dir / name, rankDir = root + "/step0/rank0";
+        std::filesystem::create_directories(rankDir);
+        const std::string x = item(1, -1, 0, 2), g = item(0.5 * scale, 0, 0, 1),
+                          gx = item(0.25 * scale, 0, 0, 3);
+        probe::test::writeFile(rankDir + "/dump.json",
+                               std::string(R"({"task": "statistics", "level": "mix", "data": {)") +
+                                   R"("Module.fc.Linear.forward.0": {"input_args": [)" + x +
+                                   R"(], "input_kwargs": {}, "output": [)" + x + "]}, " +
+                                   R"("Module.fc.Linear.backward.0": {"input_args": [)" + g +
+                                   R"(], "input_kwargs": {}, "output": [)" + gx + "]}, " +
+                                   R"("Functional.linear.0.backward": {"input_args": [)" + g +
+                                   R"(], "input_kwargs": {}, "output": [)" + gx + "]}}}");
+        probe::test::writeFile(rankDir + "/construct.json",
+                               R"({"Module.fc.Linear.forward.0": null, )"
+                               R"("Module.fc.Linear.backward.0": null, )"
+                               R"("Functional.linear.0.backward": "Module.fc.Linear.backward.0"})");
+        probe::test::writeFile(rankDir + "/stack.json", "{}");
+        return root;
+    };
+    const DumpIndex a = indexOf(write("a", 1)), b = indexOf(write("b", 1.5));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id, "Module.fc.Linear.backward.0")
+        << report;
+    const auto& child =
+        result.ops[opNamed(result, a.op(a.findOp(0, "Functional.linear.0.backward")).namePath)];
+    EXPECT_EQ(child.verdict, OpVerdict::Inherited) << report;
+    EXPECT_EQ(a.op(result.ops[child.inheritedFrom].referenceOp).id, "Module.fc.Linear.backward.0");
+}
+
 // An op-level dump against an msprobe one: the layouts are named (it said "different models,
 // layouts, rounds or ranks?").
 TEST(Compare, DumpsOfDifferentLayoutsAreSaidToBe) {

@@ -998,8 +998,11 @@ private:
         // msprobe: the round's first divergence, born here or inherited from an earlier round (a
         // weight updated by a step that diverged), in the forward or in a backward entry (a
         // wrong custom backward): the gradients after it differ.
-        if (op.verdict != OpVerdict::Matches && ref_.layout() == DumpLayout::Msprobe)
-            firstDivergence_.emplace(roundOf(op), o);
+        if (op.verdict != OpVerdict::Matches && ref_.layout() == DumpLayout::Msprobe) {
+            // The one that began first (a child closes before its parent, which began before it).
+            auto [first, added] = firstDivergence_.emplace(roundOf(op), o);
+            if (!added && op.began < result_.ops[first->second].began) first->second = o;
+        }
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
             if (!t.isOutput) continue;
@@ -1058,8 +1061,12 @@ private:
                 diverged = result_.tensors[t].carriesDivergence;
             if (diverged && roundOf(forward) == roundOf(op)) return found;
         }
+        // Only one that began before it: a backward entry's own child, inheriting the entry's
+        // input, closed first, and the entry was said to inherit from it (a cycle).
         const auto first = firstDivergence_.find(roundOf(op));
-        return first == firstDivergence_.end() ? kNone : first->second;
+        return first == firstDivergence_.end() || result_.ops[first->second].began >= op.began
+                   ? kNone
+                   : first->second;
     }
 
     // Phase 2, in the reference's execution order: inputs are judged when an op begins,
