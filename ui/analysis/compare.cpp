@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -1035,7 +1034,6 @@ private:
         }
         return {};
     }
-    bool isBackwardEntry(const OpComparison& op) const { return !forwardEntryOf(op).empty(); }
     static std::pair<uint32_t, int32_t> roundOf(const OpComparison& op) {
         return {op.referenceProcess, op.referenceRound};
     }

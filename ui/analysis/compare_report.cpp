@@ -146,6 +146,14 @@ std::string replicaSummary(const CompareResult& result) {
     return out + "\n";
 }
 
+// The report's last lines: what could not be read, then how the runs were paired.
+std::string notesOf(const CompareResult& result) {
+    std::string out;
+    for (const auto& p : result.problems) out += "note: " + p + "\n";
+    for (const auto& n : result.notes) out += "note: " + n + "\n";
+    return out;
+}
+
 }  // namespace
 
 std::string formatCompareReport(const CompareResult& result, size_t context) {
@@ -166,9 +174,7 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
                 if (u.inReference == inReference && listed++ < 8)
                     out += "    " + result.describeUnpaired(u) + "\n";
         }
-        for (const auto& p : result.problems) out += "note: " + p + "\n";
-        for (const auto& n : result.notes) out += "note: " + n + "\n";
-        return out;
+        return out + notesOf(result);
     }
     out += "compared " + plural(result.tensors.size(), "tensor", "tensors") + " of " +
            plural(result.ops.size(), "op execution", "op executions") + " (" +
@@ -262,9 +268,7 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
         out += "first tensor whose bytes differ: " + result.describeOp(result.tensors[t].op) +
                ", " + result.describeTensor(t) + ": " + result.explain(t) + "\n";
     }
-    for (const auto& p : result.problems) out += "note: " + p + "\n";
-    for (const auto& n : result.notes) out += "note: " + n + "\n";
-    return out;
+    return out + notesOf(result);
 }
 
 std::string compareResultCsv(const CompareResult& result) {
