@@ -28,7 +28,7 @@ import os
 import sys
 import weakref
 
-from . import _distributed, _import_hook, _native, _paths, grad_monitor
+from . import _distributed, _import_hook, _native, _os_exit, _paths, grad_monitor
 from ._names import name_bytes, safe_text
 
 try:
@@ -159,7 +159,9 @@ def install(torch):
     if rank is None:
         _name_rank_at_init(torch)
     atexit.register(_at_exit)
-    _stop_before_os_exit()
+    # os._exit skips atexit: the rows still queued were lost (a program of five quick steps
+    # ending with it left none, and a status saying it was cut off).
+    _os_exit.before_os_exit(_at_exit)
     _installed = True
     _record_injection("attached")
     _arm_gradient_monitor(None)
@@ -198,26 +200,6 @@ def _at_exit():
         _runtime.probe_stop()
     except Exception:
         pass
-
-
-def _stop_before_os_exit():
-    """os._exit ends the process without atexit: the rows still queued were lost (a program of
-    fifty quick steps ending with it left none, and a status saying it was cut off). The probe
-    stops first, as at a normal exit, then the process ends as asked. A forked child (every
-    multiprocessing worker ends with os._exit) goes straight on: the dump is its parent's, and
-    the runtime's locks may have been held by a parent's thread at the fork."""
-    previous = os._exit
-    owner = os.getpid()
-
-    def _exit(status):
-        try:
-            if os.getpid() == owner:
-                _at_exit()
-        finally:
-            previous(status)
-
-    _exit.__doc__ = previous.__doc__
-    os._exit = _exit
 
 
 def _name_rank_at_init(torch):

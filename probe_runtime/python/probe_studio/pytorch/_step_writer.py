@@ -31,6 +31,7 @@ import traceback
 import weakref
 
 from . import _jsonio
+from .. import _os_exit
 
 _BACKLOG = 2  # writes (a step's files each) that may wait for the disk before stop()/step() wait
 
@@ -296,7 +297,9 @@ def write_at_exit(service):
     atexit.register(_flush_at_exit, ref)
     _install_fork_guard(ref)
     _install_sigterm_flush(ref)
-    _install_os_exit_flush(ref)
+    # os._exit (distributed scripts end with it right after step(), to skip a hanging
+    # teardown): the dump.json on disk was an earlier, shorter one. Bounded as at SIGTERM.
+    _os_exit.before_os_exit(lambda: _flush_at_exit(ref, timeout=10.0))
 
 
 def _flush_at_exit(service_ref, timeout=None):
@@ -319,24 +322,6 @@ def _install_fork_guard(ref):
         os.register_at_fork(after_in_child=after_in_child)
     except AttributeError:
         pass
-
-
-def _install_os_exit_flush(ref):
-    """os._exit ends the process without atexit, often right after step() (distributed scripts
-    do, to skip a hanging teardown): the writer threads still held that step's files, and the
-    dump.json on disk was an earlier, shorter one. The files are written first, bounded as at
-    SIGTERM; then the process ends as asked. A forked child's os._exit (multiprocessing's end
-    of a worker) writes nothing."""
-    previous = os._exit
-
-    def _exit(status):
-        try:
-            _flush_at_exit(ref, timeout=10.0)
-        finally:
-            previous(status)
-
-    _exit.__doc__ = previous.__doc__
-    os._exit = _exit
 
 
 def _install_sigterm_flush(ref):
