@@ -16,6 +16,7 @@
 #include "op_tensors_model.h"
 #include "overflow_births.h"
 #include "page_style.h"
+#include "scroll_follow.h"
 #include "view_columns.h"
 
 namespace probe::widgets {
@@ -67,14 +68,8 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     layout->addWidget(verdict_);
     layout->addWidget(view_, 1);
 
-    // The user scrolls: the table follows the newest rows again once they are back at the end
-    // (looked at once the action is done, as the bar moves after it is announced).
-    QScrollBar* bar = view_->verticalScrollBar();
-    connect(bar, &QAbstractSlider::actionTriggered, this, [this, bar] {
-        QMetaObject::invokeMethod(
-            this, [this, bar] { followRows_ = bar->value() >= bar->maximum(); },
-            Qt::QueuedConnection);
-    });
+    // The user scrolls: the table follows the newest rows again once they are back at the end.
+    whenUserScrolls(view_->verticalScrollBar(), this, [this](bool atEnd) { followRows_ = atEnd; });
 
     connect(cursor_, &data::DumpCursor::opChanged, this, [this](uint32_t op) {
         followRows_ = true;

@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 
 #include "page_style.h"
+#include "scroll_follow.h"
 #include "session/live_session.h"
 
 namespace probe::widgets {
@@ -69,16 +70,11 @@ SessionPanel::SessionPanel(QWidget* parent) : QWidget(parent) {
     log_->setPlaceholderText(tr("The model's output appears here."));
     QScrollBar* bar = log_->verticalScrollBar();
     // The user scrolls (wheel, keys, the bar): the log follows again once they are back at the
-    // end. QPlainTextEdit moves the bar for a page step with its signals blocked: the action is
-    // looked at once it is done.
+    // end.
     connect(bar, &QScrollBar::valueChanged, this, [this, bar](int value) {
         if (!appending_) followLog_ = value >= bar->maximum();
     });
-    connect(bar, &QAbstractSlider::actionTriggered, this, [this, bar] {
-        QMetaObject::invokeMethod(
-            this, [this, bar] { followLog_ = bar->value() >= bar->maximum(); },
-            Qt::QueuedConnection);
-    });
+    whenUserScrolls(bar, this, [this](bool atEnd) { followLog_ = atEnd; });
     // The end moved (lines came, the panel was resized): a log that follows stays at it.
     connect(bar, &QScrollBar::rangeChanged, this, [this, bar](int, int maximum) {
         if (followLog_) {
