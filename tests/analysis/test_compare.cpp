@@ -584,28 +584,43 @@ std::string item(double max, double min, double mean, double norm, const char* s
     return text;
 }
 
+// An entry of dump.json: "name": {"input_args": [inputs], "input_kwargs": {}, "output":
+// [outputs]}, and a module's "parameters": {parameters} when given.
+std::string entry(const std::string& name, const std::string& inputs, const std::string& outputs,
+                  const std::string& parameters = {}) {
+    return "\"" + name + R"(": {"input_args": [)" + inputs +
+           R"(], "input_kwargs": {}, "output": [)" + outputs + "]" +
+           (parameters.empty() ? "" : R"(, "parameters": {)" + parameters + "}") + "}";
+}
+
+// One rank's files of an msprobe dump of statistics (FORMATS.md section 2): dump.json at
+// `level` holding `entries` (entry()s joined by commas), construct.json (`construct`: the
+// entries' parents) and an empty stack.json.
+void writeMsprobeRank(const std::string& rankDir, const char* level, const std::string& entries,
+                      const std::string& construct = "{}") {
+    std::filesystem::create_directories(rankDir);
+    probe::test::writeFile(rankDir + "/dump.json",
+                           std::string(R"({"task": "statistics", "level": ")") + level +
+                               R"(", "framework": "pytorch", "dump_data_dir": null, "data": {)" +
+                               entries + "}}");
+    probe::test::writeFile(rankDir + "/construct.json", construct);
+    probe::test::writeFile(rankDir + "/stack.json", "{}");
+}
+
 // Two ranks of one step of a data-parallel job: different inputs; `weightMax` the fc weight's
 // Max on rank 1 (rank 0's is 0.5).
 std::string writeRanks(const TempDir& dir, double weightMax) {
     const std::string root = dir / "dump";
     for (int rank = 0; rank < 2; ++rank) {
-        const std::string rankDir = root + "/step0/rank" + std::to_string(rank);
         const double in = rank == 0 ? 1.0 : 2.0;
-        const std::string json =
-            std::string(
-                R"({"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": null, "data": {)") +
-            R"("Functional.linear.0.forward": {"input_args": [)" + item(in, -in, 0.1 * in, 3 * in) +
-            ", " + item(rank ? weightMax : 0.5, -0.5, 0, 2) +
-            R"(], "input_kwargs": {}, "output": [)" + item(4 * in, -4 * in, in, 9 * in) + "]}, " +
-            R"("Module.fc.Linear.forward.0": {"input_args": [)" + item(in, -in, 0.1 * in, 3 * in) +
-            R"(], "input_kwargs": {}, "output": [)" + item(4 * in, -4 * in, in, 9 * in) +
-            R"(], "parameters": {"weight": )" + item(rank ? weightMax : 0.5, -0.5, 0, 2) + "}}}}";
-        std::filesystem::create_directories(rankDir);
-        probe::test::writeFile(rankDir + "/dump.json", json);
-        probe::test::writeFile(
-            rankDir + "/construct.json",
+        const std::string x = item(in, -in, 0.1 * in, 3 * in),
+                          y = item(4 * in, -4 * in, in, 9 * in),
+                          weight = item(rank ? weightMax : 0.5, -0.5, 0, 2);
+        writeMsprobeRank(
+            root + "/step0/rank" + std::to_string(rank), "mix",
+            entry("Functional.linear.0.forward", x + ", " + weight, y) + ", " +
+                entry("Module.fc.Linear.forward.0", x, y, R"("weight": )" + weight),
             R"({"Functional.linear.0.forward": "Module.fc.Linear.forward.0", "Module.fc.Linear.forward.0": null})");
-        probe::test::writeFile(rankDir + "/stack.json", "{}");
     }
     return root;
 }
@@ -615,16 +630,11 @@ std::string writeRanks(const TempDir& dir, double weightMax) {
 std::string writeStep(
     const TempDir& dir, const std::string& name,
     const std::vector<std::pair<std::string, std::pair<std::string, std::string>>>& entries) {
-    const std::string root = dir / name, rankDir = root + "/step0/rank0";
+    const std::string root = dir / name;
     std::string data;
-    for (const auto& [entry, items] : entries)
-        data += (data.empty() ? "" : ", ") + ("\"" + entry + "\"") + R"(: {"input_args": [)" +
-                items.first + R"(], "input_kwargs": {}, "output": [)" + items.second + "]}";
-    std::filesystem::create_directories(rankDir);
-    probe::test::writeFile(rankDir + "/dump.json",
-                           R"({"task": "statistics", "level": "L1", "data": {)" + data + "}}");
-    probe::test::writeFile(rankDir + "/construct.json", "{}");
-    probe::test::writeFile(rankDir + "/stack.json", "{}");
+    for (const auto& [entryName, items] : entries)
+        data += (data.empty() ? "" : ", ") + entry(entryName, items.first, items.second);
+    writeMsprobeRank(root + "/step0/rank0", "L1", data);
     return root;
 }
 
@@ -774,20 +784,13 @@ TEST(Compare, ReplicasWithNothingTheyMustShareGetNoVerdict) {
     TempDir dir;
     const std::string root = dir / "dump";
     for (int rank = 0; rank < 2; ++rank) {
-        const std::string rankDir = root + "/step0/rank" + std::to_string(rank);
         const double in = rank == 0 ? 1.0 : 2.0;
-        std::filesystem::create_directories(rankDir);
-        probe::test::writeFile(
-            rankDir + "/dump.json",
-            std::string(
-                R"({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {)") +
-                R"("Functional.linear.0.forward": {"input_args": [)" +
-                item(in, -in, 0.1 * in, 3 * in) + ", " + item(rank ? 0.75 : 0.5, -0.5, 0, 2) +
-                R"(], "input_kwargs": {}, "output": [)" + item(4 * in, -4 * in, in, 9 * in) +
-                "]}}}");
-        probe::test::writeFile(rankDir + "/construct.json",
-                               R"({"Functional.linear.0.forward": null})");
-        probe::test::writeFile(rankDir + "/stack.json", "{}");
+        writeMsprobeRank(
+            root + "/step0/rank" + std::to_string(rank), "L1",
+            entry("Functional.linear.0.forward",
+                  item(in, -in, 0.1 * in, 3 * in) + ", " + item(rank ? 0.75 : 0.5, -0.5, 0, 2),
+                  item(4 * in, -4 * in, in, 9 * in)),
+            R"({"Functional.linear.0.forward": null})");
     }
     const DumpIndex index = indexOf(root);
     CompareOptions options;
@@ -892,20 +895,12 @@ TEST(Compare, TheFirstDivergenceOfSeveralRanksIsTheEarliestRounds) {
         const std::string root = dir / name;
         for (int step = 0; step < 2; ++step)
             for (int rank = 0; rank < 2; ++rank) {
-                const std::string rankDir =
-                    root + "/step" + std::to_string(step) + "/rank" + std::to_string(rank);
                 const double w = differing.count({step, rank}) ? 0.75 : 0.5;
-                std::filesystem::create_directories(rankDir);
-                probe::test::writeFile(
-                    rankDir + "/dump.json",
-                    std::string(
-                        R"({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {)") +
-                        R"("Functional.linear.0.forward": {"input_args": [)" + item(1, -1, 0, 2) +
-                        ", " + item(w, -0.5, 0, 2) + R"(], "input_kwargs": {}, "output": [)" +
-                        item(4 * w, -4, 0, 9) + "]}}}");
-                probe::test::writeFile(rankDir + "/construct.json",
-                                       R"({"Functional.linear.0.forward": null})");
-                probe::test::writeFile(rankDir + "/stack.json", "{}");
+                writeMsprobeRank(
+                    root + "/step" + std::to_string(step) + "/rank" + std::to_string(rank), "L1",
+                    entry("Functional.linear.0.forward",
+                          item(1, -1, 0, 2) + ", " + item(w, -0.5, 0, 2), item(4 * w, -4, 0, 9)),
+                    R"({"Functional.linear.0.forward": null})");
             }
         return root;
     };
@@ -1016,19 +1011,13 @@ TEST(Compare, BackwardEntriesOfALaterStepInheritItsForwardDivergence) {
         const std::string w0 = item(0.5, -0.5, 0, 2), w1 = item(0.5 + update, -0.5, 0, 2.5),
                           x = item(1, -1, 0, 2);
         const std::string root = writeStep(dir, name, {{"Tensor.add_.0.forward", {w0, w1}}});
-        std::string step1 = root + "/step1/rank0";
-        std::filesystem::create_directories(step1);
-        probe::test::writeFile(
-            step1 + "/dump.json",
-            std::string(R"({"task": "statistics", "level": "L1", "data": {)") +
-                R"("Functional.relu.0.forward": {"input_args": [)" + x +
-                R"(], "input_kwargs": {}, "output": [)" + x + "]}, " +
-                R"("Functional.linear.0.forward": {"input_args": [)" + x + ", " + w1 +
-                R"(], "input_kwargs": {}, "output": [)" + item(1 + update, -1, 0, 3) + "]}, " +
-                R"("Functional.relu.0.backward": {"input_args": [)" + item(0.25 + update, 0, 0, 1) +
-                R"(], "input_kwargs": {}, "output": [)" + item(0.25 + update, 0, 0, 1.5) + "]}}}");
-        probe::test::writeFile(step1 + "/construct.json", "{}");
-        probe::test::writeFile(step1 + "/stack.json", "{}");
+        writeMsprobeRank(
+            root + "/step1/rank0", "L1",
+            entry("Functional.relu.0.forward", x, x) + ", " +
+                entry("Functional.linear.0.forward", x + ", " + w1, item(1 + update, -1, 0, 3)) +
+                ", " +
+                entry("Functional.relu.0.backward", item(0.25 + update, 0, 0, 1),
+                      item(0.25 + update, 0, 0, 1.5)));
         return root;
     };
     const DumpIndex a = indexOf(write("a", 0.25)), b = indexOf(write("b", 0.5));
@@ -1053,23 +1042,17 @@ TEST(Compare, WithinARoundTheBirthEarliestIntoItsRanksRoundComesFirst) {
     auto write = [&](const std::string& name, bool changed) {
         const std::string root = dir / name;
         for (int rank = 0; rank < 2; ++rank) {
-            const std::string rankDir = root + "/step0/rank" + std::to_string(rank);
             const std::string x = item(1, -1, 0, 2);
             // Rank 1's early linear, and rank 0's late one, differ in the candidate.
             const double early = changed && rank == 1 ? 0.75 : 0.5,
                          late = changed && rank == 0 ? 0.75 : 0.5;
-            std::filesystem::create_directories(rankDir);
-            probe::test::writeFile(
-                rankDir + "/dump.json",
-                std::string(R"({"task": "statistics", "level": "L1", "data": {)") +
-                    R"("Functional.linear.0.forward": {"input_args": [)" + x + ", " +
-                    item(early, -0.5, 0, 2) + R"(], "input_kwargs": {}, "output": [)" +
-                    item(4 * early, -4, 0, 9) + "]}, " +
-                    R"("Functional.linear.1.forward": {"input_args": [)" + x + ", " +
-                    item(late, -0.5, 0, 3) + R"(], "input_kwargs": {}, "output": [)" +
-                    item(5 * late, -4, 0, 9) + "]}}}");
-            probe::test::writeFile(rankDir + "/construct.json", "{}");
-            probe::test::writeFile(rankDir + "/stack.json", "{}");
+            writeMsprobeRank(
+                root + "/step0/rank" + std::to_string(rank), "L1",
+                entry("Functional.linear.0.forward", x + ", " + item(early, -0.5, 0, 2),
+                      item(4 * early, -4, 0, 9)) +
+                    ", " +
+                    entry("Functional.linear.1.forward", x + ", " + item(late, -0.5, 0, 3),
+                          item(5 * late, -4, 0, 9)));
         }
         return root;
     };
@@ -1087,21 +1070,16 @@ TEST(Compare, WithinARoundTheBirthEarliestIntoItsRanksRoundComesFirst) {
 TEST(Compare, ModuleBackwardEntriesInheritTheirForward) {
     TempDir dir;
     auto write = [&](const char* name, double weight) {
-        const std::string root = dir / name, rankDir = root + "/step0/rank0";
-        std::filesystem::create_directories(rankDir);
-        const std::string x = item(1, -1, 0, 2);
-        probe::test::writeFile(
-            rankDir + "/dump.json",
-            std::string(R"({"task": "statistics", "level": "L0", "data": {)") +
-                R"("Module.fc.Linear.forward.0": {"input_args": [)" + x +
-                R"(], "input_kwargs": {}, "output": [)" + item(2 * weight, -1, 0, 4) +
-                R"(], "parameters": {"weight": )" + item(weight, -0.5, 0, 2) + "}}, " +
-                R"("Module.fc.Linear.backward.0": {"input_args": [)" + item(0.5 * weight, 0, 0, 1) +
-                R"(], "input_kwargs": {}, "output": [)" + item(weight, 0, 0, 3) + "]}}}");
-        probe::test::writeFile(rankDir + "/construct.json",
-                               R"({"Module.fc.Linear.forward.0": null, )"
-                               R"("Module.fc.Linear.backward.0": null})");
-        probe::test::writeFile(rankDir + "/stack.json", "{}");
+        const std::string root = dir / name;
+        writeMsprobeRank(
+            root + "/step0/rank0", "L0",
+            entry("Module.fc.Linear.forward.0", item(1, -1, 0, 2), item(2 * weight, -1, 0, 4),
+                  R"("weight": )" + item(weight, -0.5, 0, 2)) +
+                ", " +
+                entry("Module.fc.Linear.backward.0", item(0.5 * weight, 0, 0, 1),
+                      item(weight, 0, 0, 3)),
+            R"({"Module.fc.Linear.forward.0": null, )"
+            R"("Module.fc.Linear.backward.0": null})");
         return root;
     };
     const DumpIndex a = indexOf(write("a", 0.5)), b = indexOf(write("b", 0.75));
@@ -1147,23 +1125,16 @@ TEST(Compare, BackwardEntriesAfterABackwardOnlyDivergenceInheritIt) {
 TEST(Compare, ABackwardEntryBornAtItsInputIsNotInheritedFromItsChild) {
     TempDir dir;
     auto write = [&](const char* name, double scale) {
-        const std::string root = dir / name, rankDir = root + "/step0/rank0";
-        std::filesystem::create_directories(rankDir);
+        const std::string root = dir / name;
         const std::string x = item(1, -1, 0, 2), g = item(0.5 * scale, 0, 0, 1),
                           gx = item(0.25 * scale, 0, 0, 3);
-        probe::test::writeFile(rankDir + "/dump.json",
-                               std::string(R"({"task": "statistics", "level": "mix", "data": {)") +
-                                   R"("Module.fc.Linear.forward.0": {"input_args": [)" + x +
-                                   R"(], "input_kwargs": {}, "output": [)" + x + "]}, " +
-                                   R"("Module.fc.Linear.backward.0": {"input_args": [)" + g +
-                                   R"(], "input_kwargs": {}, "output": [)" + gx + "]}, " +
-                                   R"("Functional.linear.0.backward": {"input_args": [)" + g +
-                                   R"(], "input_kwargs": {}, "output": [)" + gx + "]}}}");
-        probe::test::writeFile(rankDir + "/construct.json",
-                               R"({"Module.fc.Linear.forward.0": null, )"
-                               R"("Module.fc.Linear.backward.0": null, )"
-                               R"("Functional.linear.0.backward": "Module.fc.Linear.backward.0"})");
-        probe::test::writeFile(rankDir + "/stack.json", "{}");
+        writeMsprobeRank(
+            root + "/step0/rank0", "mix",
+            entry("Module.fc.Linear.forward.0", x, x) + ", " +
+                entry("Module.fc.Linear.backward.0", g, gx) + ", " +
+                entry("Functional.linear.0.backward", g, gx),
+            R"({"Module.fc.Linear.forward.0": null, "Module.fc.Linear.backward.0": null, )"
+            R"("Functional.linear.0.backward": "Module.fc.Linear.backward.0"})");
         return root;
     };
     const DumpIndex a = indexOf(write("a", 1)), b = indexOf(write("b", 1.5));
