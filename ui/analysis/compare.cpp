@@ -999,7 +999,7 @@ private:
         // wrong custom backward): the gradients after it differ.
         if (op.verdict != OpVerdict::Matches && ref_.layout() == DumpLayout::Msprobe) {
             // The one that began first (a child closes before its parent, which began before it).
-            auto [first, added] = firstDivergence_.emplace(roundOf(op), o);
+            auto [first, added] = firstDivergence_.try_emplace(roundOf(op), o);
             if (!added && op.began < result_.ops[first->second].began) first->second = o;
         }
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
@@ -1124,7 +1124,7 @@ private:
         // rank 1's difference, before rank 1's forward that made it.
         std::map<std::pair<uint32_t, int32_t>, uint64_t> roundBegan;
         for (const OpComparison& op : result_.ops) {
-            auto [at, added] = roundBegan.emplace(roundOf(op), op.began);
+            auto [at, added] = roundBegan.try_emplace(roundOf(op), op.began);
             if (!added) at->second = std::min(at->second, op.began);
         }
         const auto bornWhen = [&](const OpComparison& op) {
