@@ -280,6 +280,17 @@ struct CachedStats {
 };
 constexpr size_t kMaxCachedStats = 1024;
 
+// Memory a factory left uninitialised (torch.empty called by the model or its framework, not
+// inside another op: DDP's gradient bucket), as long as nothing is seen to write it: its version
+// unchanged, no op that writes it through its schema, no op but an aten one (a collective writes
+// behind the version counter), within one model call. A view of it reads nothing the model will
+// read, only the probe would: its statistics are garbage, and two identical runs differed there.
+struct UninitialisedMemory {
+    c10::weak_intrusive_ptr<c10::StorageImpl> storage;  // its address cannot be reused meanwhile
+    int64_t version;
+};
+constexpr size_t kMaxUninitialised = 32;  // past it, the oldest is forgotten (then read as ever)
+
 // Where a thread gathers a strided tensor's elements: grown as needed, never zeroed (a vector's
 // resize would write every new byte once more).
 struct GatherBuffer {
@@ -392,6 +403,12 @@ struct ThreadState {
     // calls only then (see syncCallbackWithProbeState).
     bool rootWatchedWhole = false, rootCallWatched = false, rootOpsSeen = false;
     std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
+    std::vector<UninitialisedMemory> uninitialised;
+    // Memory given to an op that is not an aten op, during this model call or backward pass: a
+    // collective (gloo's allreduce) writes it from its own thread until the program waits for
+    // it, behind the version counter, so its statistics are never kept (statsCache).
+    std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> writtenAsynchronously;
+    bool tooMuchWrittenAsynchronously = false;  // past kMaxWrittenAsynchronously: nothing kept
     // Accumulator nodes of leaves hooked as the layer op began, held until it ends: a leaf's
     // accumulator lives as long as something holds it, which is the graph only once an op of the
     // layer has used the leaf (probe_torch_hook_input_gradient).
@@ -534,6 +551,43 @@ const void* gatherRowMajor(const at::Tensor& tensor, GatherBuffer& buffer) {
 // A thread keeps its gathering buffer between tensors, up to this size.
 constexpr size_t kMaxKeptGather = size_t{16} << 20;
 
+constexpr size_t kMaxWrittenAsynchronously = 64;  // past it, nothing is kept in statsCache
+
+// Remembers the memory of the tensors among `values` as written asynchronously.
+void rememberWrittenAsynchronously(ThreadState& tls, c10::ArrayRef<const c10::IValue> values) {
+    const auto remember = [&tls](const at::Tensor& tensor) {
+        if (!tensor.defined() || !tensor.has_storage()) return;
+        auto& known = tls.writtenAsynchronously;
+        const c10::StorageImpl* storage = tensor.storage().unsafeGetStorageImpl();
+        for (const auto& k : known)
+            if (k._unsafe_get_target() == storage) return;
+        if (known.size() < kMaxWrittenAsynchronously)
+            known.push_back(tensor.storage().getWeakStorageImpl());
+        else
+            tls.tooMuchWrittenAsynchronously = true;
+    };
+    for (const c10::IValue& v : values) {
+        if (v.isTensor()) {
+            remember(v.toTensor());
+        } else if (v.isTensorList()) {
+            for (const at::Tensor& t : v.toTensorList().vec()) remember(t);
+        }
+    }
+}
+
+// At the end of a model call or backward pass: the program has waited for its collectives.
+void forgetWrittenAsynchronously(ThreadState& tls) {
+    tls.writtenAsynchronously.clear();
+    tls.tooMuchWrittenAsynchronously = false;
+}
+
+bool writtenAsynchronously(const ThreadState& tls, const c10::StorageImpl* storage) {
+    if (tls.tooMuchWrittenAsynchronously) return true;
+    for (const auto& k : tls.writtenAsynchronously)
+        if (k._unsafe_get_target() == storage) return true;
+    return false;
+}
+
 // Statistics of a tensor for a statistics-only op: computed once per memory region and model
 // call, directly on the memory when the tensor covers it densely (statistics do not depend on
 // the order of the elements), else on its elements gathered in row-major order (as a
@@ -549,7 +603,9 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code, bool written
     // repeating elements, a strided slice) may share those numbers with different elements.
     const bool dense = tensor.device().is_cpu() && tensor.is_non_overlapping_and_dense() &&
                        !tensor.is_conj() && !tensor.is_neg();
-    const bool cacheable = dense && tensor.has_storage() && !tensor.is_inference();
+    const bool cacheable = dense && tensor.has_storage() && !tensor.is_inference() &&
+                           (tls.writtenAsynchronously.empty() ||
+                            !writtenAsynchronously(tls, tensor.storage().unsafeGetStorageImpl()));
     StatsKey key{};
     if (cacheable) {
         key = {tensor.storage().unsafeGetStorageImpl(),
@@ -626,6 +682,13 @@ bool outputIsUninitialised(const char* name) {
                           "aten::new_empty", "aten::new_empty_strided", "aten::resize_"});
 }
 
+// Factories whose output is fresh memory left uninitialised (unlike resize_, which keeps what
+// its tensor held).
+bool allocatesUninitialised(const char* name) {
+    return isOneOf(name, {"aten::empty", "aten::empty_like", "aten::empty_strided",
+                          "aten::new_empty", "aten::new_empty_strided"});
+}
+
 // In-place ops that replace their first argument without reading it: its content before the
 // op is meaningless (typically a fresh, uninitialised output buffer).
 bool overwritesFirstArgument(const char* name) {
@@ -674,6 +737,10 @@ struct OpSchemaFacts {
     bool view = false;
     bool metadataOnly = false;         // changesMetadataOnly(op): its tensor as a view's
     bool outputUninitialised = false;  // outputIsUninitialised(op)
+    bool allocates = false;            // allocatesUninitialised(op)
+    // Per argument: the op writes it (in place, out=); and whether any argument is so written.
+    std::vector<bool> written;
+    bool writesArgument = false;
     LeafView leafView = LeafView::No;  // leafViewOf(op), for a view
 };
 
@@ -712,12 +779,16 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
     facts.op = name;
     facts.overload = overload;
     facts.outputUninitialised = outputIsUninitialised(name);
+    facts.allocates = allocatesUninitialised(name);
     facts.metadataOnly = changesMetadataOnly(name);
     if (op) {
         if (auto handle = c10::Dispatcher::singleton().findOp(*op)) {
             if (handle->hasSchema()) {
                 const auto& schema = handle->schema();
                 for (const auto& a : schema.arguments()) {
+                    const bool written = a.alias_info() && a.alias_info()->isWrite();
+                    facts.written.push_back(written);
+                    facts.writesArgument = facts.writesArgument || written;
                     facts.contentUnread.push_back(a.is_out() ||
                                                   (overwritesFirst && facts.arguments.empty()));
                     facts.arguments.push_back(a.name());
@@ -733,6 +804,64 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
     if (facts.contentUnread.empty() && overwritesFirst) facts.contentUnread.push_back(true);
     bucket.push_back(std::move(facts));
     return bucket.back();
+}
+
+// Whether `tensor`'s memory is uninitialised as far as the probe saw (UninitialisedMemory).
+// Memory written since (its version moved on) is forgotten.
+bool isUninitialised(ThreadState& tls, const at::Tensor& tensor) {
+    if (tls.uninitialised.empty() || !tensor.defined() || !tensor.has_storage() ||
+        tensor.is_inference())
+        return false;
+    const c10::StorageImpl* storage = tensor.storage().unsafeGetStorageImpl();
+    auto& known = tls.uninitialised;
+    for (auto it = known.begin(); it != known.end(); ++it) {
+        if (it->storage._unsafe_get_target() != storage) continue;
+        if (it->version == tensor._version()) return true;
+        known.erase(it);
+        return false;
+    }
+    return false;
+}
+
+// Whether the first tensor among `values` (a view's base) is uninitialised memory.
+bool firstTensorUninitialised(ThreadState& tls, c10::ArrayRef<const c10::IValue> values) {
+    for (const c10::IValue& v : values)
+        if (v.isTensor()) return isUninitialised(tls, v.toTensor());
+    return false;
+}
+
+// The outputs of a factory that allocates uninitialised memory (allocatesUninitialised), called
+// outside any other op: inside one, a kernel fills its result without the version telling.
+void rememberUninitialised(ThreadState& tls, c10::ArrayRef<const c10::IValue> outputs) {
+    auto& known = tls.uninitialised;
+    known.erase(std::remove_if(known.begin(), known.end(),
+                               [](const UninitialisedMemory& m) { return m.storage.expired(); }),
+                known.end());
+    for (const c10::IValue& v : outputs) {
+        if (!v.isTensor()) continue;
+        const at::Tensor& tensor = v.toTensor();
+        if (!tensor.defined() || !tensor.has_storage() || tensor.is_inference()) continue;
+        if (known.size() >= kMaxUninitialised) known.erase(known.begin());
+        known.push_back({tensor.storage().getWeakStorageImpl(), tensor._version()});
+    }
+}
+
+// Forgets the memory of the arguments an op wrote through its schema (in place, out=), should
+// its kernel not have moved the version on.
+void forgetWritten(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
+                   const OpSchemaFacts& facts) {
+    for (size_t i = 0; i < inputs.size() && i < facts.written.size(); ++i) {
+        if (!facts.written[i] || !inputs[i].isTensor()) continue;
+        const at::Tensor& tensor = inputs[i].toTensor();
+        if (!tensor.defined() || !tensor.has_storage()) continue;
+        const c10::StorageImpl* storage = tensor.storage().unsafeGetStorageImpl();
+        auto& known = tls.uninitialised;
+        known.erase(std::remove_if(known.begin(), known.end(),
+                                   [storage](const UninitialisedMemory& m) {
+                                       return m.storage._unsafe_get_target() == storage;
+                                   }),
+                    known.end());
+    }
 }
 
 // Reports every tensor among `values` (a Tensor or a list of tensors per value), named by the
@@ -759,8 +888,12 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
     for (size_t i = 0; i < values.size(); ++i) {
         const c10::IValue& v = values[i];
         const std::string& argName = names && i < names->size() ? (*names)[i] : kNoName;
+        // An argument written in place that holds uninitialised memory: its content is noise.
         const bool unread =
-            (contentUnread && i < contentUnread->size() && (*contentUnread)[i]) || argName == "out";
+            (contentUnread && i < contentUnread->size() && (*contentUnread)[i]) ||
+            argName == "out" ||
+            (io == PROBE_INPUT && facts && facts->writesArgument && i < facts->written.size() &&
+             facts->written[i] && v.isTensor() && isUninitialised(threadTls(), v.toTensor()));
         if (v.isTensor()) {
             reportTensor(io, tensorIndex++, argName.empty() ? nullptr : argName.c_str(),
                          v.toTensor(), wants, !unread, written);
@@ -1019,7 +1152,13 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
         // version counter: gloo's allreduce writes a bucket seen before, and the copy out of it
         // was given the bucket's statistics from before the reduction. Nothing known of any
         // memory is kept past it.
-        if (!aten && !backward) tls.statsCache.clear();
+        if (!aten && !backward) {
+            tls.statsCache.clear();
+            rememberWrittenAsynchronously(tls, fn.inputs());
+            // Inside an aten op it writes only what that op does (detach_'s own scope).
+            if (tls.frames.empty() || tls.frames.back().kind != FrameKind::Aten)
+                tls.uninitialised.clear();
+        }
         // A Python record_function scope is watched for that alone: it is no op of the model.
         if (fn.scope() == at::RecordScope::USER_SCOPE) return nullptr;
         int layer = -1;
@@ -1081,7 +1220,9 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             // them): its statistics would be noise, and its data is its input's anyway. The
             // same for an in-place op changing only the metadata (min.dim's unsqueeze_ of its
             // empty results: two identical runs differed there, by their garbage).
-            if (facts && (facts->view || facts->metadataOnly) && kind == PROBE_OP_KERNEL) {
+            // Likewise a view of uninitialised memory anywhere (UninitialisedMemory).
+            if (facts && (facts->view || facts->metadataOnly) &&
+                (kind == PROBE_OP_KERNEL || firstTensorUninitialised(tls, fn.inputs()))) {
                 tls.frames.back().metadataOnly = true;
                 wants &= ~PROBE_WANTS_DATA;
             }
@@ -1118,6 +1259,12 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
             if (facts && facts->outputUninitialised) wants &= ~PROBE_WANTS_DATA;
             if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))
                 reportValues(PROBE_OUTPUT, outputsOf(fn), facts, wants);
+            if (facts && facts->allocates &&
+                (tls.frames.size() < 2 ||
+                 tls.frames[tls.frames.size() - 2].kind != FrameKind::Aten))
+                rememberUninitialised(tls, outputsOf(fn));
+            else if (facts && facts->writesArgument && !tls.uninitialised.empty())
+                forgetWritten(tls, fn.inputs(), *facts);
         }
         popFrame(tls);
     } catch (const std::exception& e) {
@@ -1452,7 +1599,9 @@ PROBE_TORCH_API int probe_torch_root_end(void) {
         }
         tls.inRoot = false;
         syncCallbackWithProbeState();
-        tls.statsCache.clear();  // let go of the activations it holds
+        tls.statsCache.clear();     // let go of the activations it holds
+        tls.uninitialised.clear();  // the program may write it between calls (numpy, .data)
+        forgetWrittenAsynchronously(tls);
         return 0;
     } catch (...) {
         return -1;
@@ -1649,6 +1798,7 @@ PROBE_TORCH_API int probe_torch_backward_end(void) {
         closeBackwardLayer();
         tls.statsCache.clear();
         if (tls.backwardPasses > 0) --tls.backwardPasses;
+        if (tls.backwardPasses == 0) forgetWrittenAsynchronously(tls);
         syncCallbackWithProbeState();
         return 0;
     } catch (...) {

@@ -756,6 +756,48 @@ class ModuleCalls(ProbeTestCase):
         own = [(r["Execution Count"], r["Input/Output"], r["Max"]) for r in by_type["aten::unsqueeze_"]]
         self.assertEqual(sorted(own), [(c, io, "16.000000") for c in ("0", "1") for io in ("input", "output")])
 
+    def test_views_of_memory_not_written_yet_show_nothing(self):
+        # DDP's gradient bucket is a torch.empty that its reducer views with as_strided before
+        # anything is written to it: the views' rows held whatever the memory held, so two
+        # identical runs "diverged" there. A view (or an op writing in place) of memory a factory
+        # left uninitialised shows no statistics of it until something writes it; views of memory
+        # a kernel filled (add's result, made with empty inside add) keep theirs.
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class Inner(nn.Module):
+                def forward(self, x):
+                    bucket = torch.empty(64)
+                    before = bucket.as_strided((8,), (1,))
+                    bucket.copy_(x)
+                    after = bucket.as_strided((8,), (1,))
+                    partial = torch.empty(8)
+                    partial.index_copy_(0, torch.tensor([0, 1]), x[:2])
+                    summed = x + 1
+                    return before.shape, after * 2, partial[:2], summed.as_strided((4,), (1,))
+            """ + MODEL_AROUND_INNER + """
+            x = torch.arange(64.0)
+            for round_ in range(2):
+                junk = [torch.full((64,), -5e21 * (round_ + 1)) for _ in range(50)]
+                del junk
+                Model()(x)
+            """, task="statistics", exec_range="all", save_child=True)
+        self.assertTrue(rows)
+        by_op = {}
+        for row in rows:
+            by_op.setdefault((row["Execution Count"], row["Op Name"]), []).append(
+                (row["Input/Output"], row["Index"], row["Max"]))
+        for round_ in "01":
+            # The bucket's as_strided before copy_: no row. After it: its data. Then the one of
+            # add's result.
+            self.assertEqual(by_op[(round_, "inner/as_strided")],
+                             [("input", "0_self", "63.000000"), ("output", "0", "7.000000"),
+                              ("input", "0_self", "64.000000"), ("output", "0", "4.000000")])
+            # index_copy_ into uninitialised memory: its index and source, not the old content.
+            self.assertEqual([(io, index) for io, index, _ in by_op[(round_, "inner/index_copy_")]],
+                             [("input", "1_index"), ("input", "2_source"), ("output", "0")])
+
 
 if __name__ == "__main__":
     import unittest
