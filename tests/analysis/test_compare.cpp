@@ -1149,6 +1149,46 @@ TEST(Compare, ABackwardEntryBornAtItsInputIsNotInheritedFromItsChild) {
     EXPECT_EQ(a.op(result.ops[child.inheritedFrom].referenceOp).id, "Module.fc.Linear.backward.0");
 }
 
+// An API call that msprobe gives no parent, run inside a module's backward (a custom autograd
+// Function's backward multiplies the gradient; mix): it is where the divergence is born, the
+// backward entry after it inherits it, and the module's backward entry it ran in surfaces it.
+// The walk followed construct.json's tree, which put the multiply after the whole backward
+// pass, and named the linear's backward, "changed by an op that was not dumped".
+TEST(Compare, AnEntryWithoutParentComesWhereItRan) {
+    TempDir dir;
+    auto write = [&](const char* name, double scale) {
+        const std::string root = dir / name;
+        const std::string in = item(0.75, 0, 0, 2), g = item(0.5, 0, 0, 1),
+                          scaled = item(0.5 * scale, 0, 0, scale),
+                          gx = item(0.25 * scale, 0, 0, 3 * scale);
+        writeMsprobeRank(root + "/step0/rank0", "mix",
+                         entry("Functional.relu.0.backward", in, g) + ", " +
+                             entry("Tensor.__mul__.0.forward", g, scaled) + ", " +
+                             entry("Functional.linear.0.backward", scaled, gx) + ", " +
+                             entry("Module.blk.Block.backward.0", in, gx),
+                         R"({"Functional.relu.0.backward": "Module.blk.Block.backward.0", )"
+                         R"("Tensor.__mul__.0.forward": null, )"
+                         R"("Functional.linear.0.backward": "Module.blk.Block.backward.0", )"
+                         R"("Module.blk.Block.backward.0": null})");
+        return root;
+    };
+    const DumpIndex a = indexOf(write("a", 1)), b = indexOf(write("b", 1.5));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id, "Tensor.__mul__.0.forward")
+        << report;
+    const auto& linear =
+        result.ops[opNamed(result, a.op(a.findOp(0, "Functional.linear.0.backward")).namePath)];
+    EXPECT_EQ(linear.verdict, OpVerdict::Inherited) << report;
+    EXPECT_EQ(a.op(result.ops[linear.inheritedFrom].referenceOp).id, "Tensor.__mul__.0.forward");
+    EXPECT_EQ(result.bornHereOps, 1u) << report;
+    EXPECT_EQ(report.find("not dumped"), std::string::npos) << report;
+    const auto enclosing = result.bornHereAncestors(*result.firstBornHere);
+    ASSERT_EQ(enclosing.size(), 1u) << report;
+    EXPECT_EQ(a.op(result.ops[enclosing[0]].referenceOp).id, "Module.blk.Block.backward.0");
+}
+
 // An op-level dump against an msprobe one: the layouts are named (it said "different models,
 // layouts, rounds or ranks?").
 TEST(Compare, DumpsOfDifferentLayoutsAreSaidToBe) {

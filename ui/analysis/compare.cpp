@@ -44,31 +44,6 @@ bool allDigits(const std::string& s) {
     return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
-// Pre-order positions of one process's ops (children in execution order), and the parent
-// links the walk needs.
-struct TreeOrder {
-    std::vector<uint32_t> pre;  // by op index; kNone for ops of other processes
-};
-
-TreeOrder treeOrder(const DumpIndex& index, uint32_t process) {
-    TreeOrder order;
-    order.pre.assign(index.opCount(), kNone);
-    uint32_t next = 0;
-    std::vector<uint32_t> stack;
-    const auto& top = index.process(process).topOps;
-    for (auto it = top.rbegin(); it != top.rend(); ++it) stack.push_back(*it);
-    while (!stack.empty()) {
-        const uint32_t op = stack.back();
-        stack.pop_back();
-        if (op >= order.pre.size() || order.pre[op] != kNone)
-            continue;  // a damaged tree: visit once
-        order.pre[op] = next++;
-        const auto& children = index.op(op).children;
-        for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
-    }
-    return order;
-}
-
 // What identifies an op across runs: its name path (atb: ids are positions and shift when the
 // control flow changes), or the msprobe entry name (which carries the call number).
 class NameTable {
@@ -98,29 +73,50 @@ struct Instance {
 };
 struct RoundInstances {
     std::vector<uint32_t> rows;
-    std::vector<Instance> instances;  // in pre-order
+    std::vector<Instance> instances;  // in the order they began
 };
 
-// `occurrences` is scratch sized to the name table, all zero on entry and on return.
+// Scratch of one worker for instancesOf: sized to the index's ops, all kNone on entry and on
+// return; and the name table's occurrence counters, all zero on entry and on return.
+struct RoundScratch {
+    std::vector<uint32_t> position, occurrences, placed, chain;
+};
+
+// A round's ops in the order they began, with their rows: each op at its first row in file order,
+// after its enclosing ops not placed yet (an msprobe entry is written as it ends, after the
+// entries inside it; an op-level dump writes an op's inputs as it begins). An op outside the
+// tree of the one it ran in thus comes where it ran: msprobe gives a Tensor.__mul__ that a custom
+// backward ran no parent, and in the tree's order it came after the whole backward pass.
 RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& roundRows,
-                           const TreeOrder& order, const std::vector<uint32_t>& nameIds,
-                           std::vector<uint32_t>& occurrences) {
+                           const std::vector<uint32_t>& nameIds, RoundScratch& scratch) {
     RoundInstances out;
-    // Pre-order, and within an op inputs before outputs, each in file order: sorted by the
-    // bucket (pre-order position, input or output), stably.
+    constexpr uint32_t kInChain = kNone - 1;  // being placed: a damaged tree's cycle stops there
+    auto& position = scratch.position;
+    if (position.size() < index.opCount()) position.resize(index.opCount(), kNone);
+    uint32_t next = 0;
+    const auto place = [&](uint32_t op) {
+        auto& chain = scratch.chain;
+        chain.clear();
+        for (uint32_t o = op; o != kNone && o < position.size() && position[o] == kNone;
+             o = index.op(o).parent) {
+            position[o] = kInChain;
+            chain.push_back(o);
+        }
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+            position[*it] = next++;
+            scratch.placed.push_back(*it);
+        }
+    };
+    // Within an op, inputs before outputs, each in file order: sorted by the bucket (position,
+    // input or output), stably.
     const size_t n = roundRows.size();
     std::vector<uint32_t> bucketOf(n);
-    uint32_t buckets = 0;
     for (size_t i = 0; i < n; ++i) {
         const auto& slot = index.slot(index.row(roundRows[i]).slot);
-        const uint32_t pre = order.pre[slot.op];
-        if (pre >= (uint32_t{1} << 30)) {  // not in the tree (damaged): sorted below instead
-            buckets = UINT32_MAX;
-            break;
-        }
-        bucketOf[i] = pre * 2 + (slot.isOutput ? 1 : 0);
-        buckets = std::max(buckets, bucketOf[i] + 1);
+        if (position[slot.op] == kNone) place(slot.op);
+        bucketOf[i] = position[slot.op] * 2 + (slot.isOutput ? 1 : 0);
     }
+    const uint32_t buckets = 2 * next;
     out.rows.resize(n);
     std::vector<uint32_t> preOf(n);  // of out.rows[i]'s op
     if (buckets <= 4 * n + 1024) {
@@ -133,20 +129,19 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
             out.rows[at] = roundRows[i];
             preOf[at] = bucketOf[i] / 2;
         }
-    } else {
+    } else {  // deep trees of few rows
         std::vector<std::pair<uint64_t, uint32_t>> keyed(n);
-        for (size_t i = 0; i < n; ++i) {
-            const auto& slot = index.slot(index.row(roundRows[i]).slot);
-            keyed[i] = {(uint64_t(order.pre[slot.op]) << 33) | (uint64_t(slot.isOutput) << 32) | i,
-                        roundRows[i]};
-        }
+        for (size_t i = 0; i < n; ++i) keyed[i] = {(uint64_t(bucketOf[i]) << 32) | i, roundRows[i]};
         std::sort(keyed.begin(), keyed.end());
         for (size_t i = 0; i < n; ++i) {
             out.rows[i] = keyed[i].second;
             preOf[i] = static_cast<uint32_t>(keyed[i].first >> 33);
         }
     }
-    auto opOf = [&](size_t i) { return preOf[i]; };  // its pre-order position
+    for (uint32_t op : scratch.placed) position[op] = kNone;
+    scratch.placed.clear();
+    auto& occurrences = scratch.occurrences;
+    auto opOf = [&](size_t i) { return preOf[i]; };  // its position
     for (uint32_t i = 0; i < out.rows.size();) {
         const uint32_t pre = opOf(i);
         uint32_t j = i + 1;
@@ -573,21 +568,20 @@ private:
     }
 
     void pairOps(uint32_t rp, uint32_t cp) {
-        const TreeOrder refOrder = treeOrder(ref_, rp), candOrder = treeOrder(cand_, cp);
         // Every round's ops of both runs, sorted into execution order on the pool.
         const auto rounds = pairRounds(rp, cp);
         std::vector<RoundInstances> refRounds(rounds.size()), candRounds(rounds.size());
-        std::vector<std::vector<uint32_t>> scratch(threads_);  // occurrence counters per worker
+        std::vector<RoundScratch> scratch(threads_);
         parallelFor(2 * rounds.size(), threads_, [&](size_t k, unsigned worker) {
-            auto& occurrences = scratch[worker];
-            if (occurrences.size() != nameCount_) occurrences.assign(nameCount_, 0);
+            RoundScratch& mine = scratch[worker];
+            if (mine.occurrences.size() != nameCount_) mine.occurrences.assign(nameCount_, 0);
             const size_t r = k / 2;
             if (k % 2 == 0)
-                refRounds[r] = instancesOf(ref_, ref_.process(rp).rounds.at(rounds[r].first),
-                                           refOrder, refNames_, occurrences);
+                refRounds[r] =
+                    instancesOf(ref_, ref_.process(rp).rounds.at(rounds[r].first), refNames_, mine);
             else
                 candRounds[r] = instancesOf(cand_, cand_.process(cp).rounds.at(rounds[r].second),
-                                            candOrder, candNames_, occurrences);
+                                            candNames_, mine);
         });
         // Room for every op execution of the reference at once: grown round by round, a million
         // tensors' worth of ops were copied over and over.
@@ -1073,6 +1067,7 @@ private:
     template <typename MeasuredUpTo>
     void walk(const MeasuredUpTo& measuredUpTo) {
         size_t o = 0;
+        std::vector<size_t> lastInside;  // by op of the round: the last op inside it, or itself
         while (o < result_.ops.size()) {
             const uint32_t process = result_.ops[o].referenceProcess;
             // Room for every output at once: grown by doubling, the tables left behind were
@@ -1081,16 +1076,33 @@ private:
             producedStats_.clear(outputs_);
             for (; o < result_.ops.size() && result_.ops[o].referenceProcess == process;) {
                 const int32_t round = result_.ops[o].referenceRound;
+                size_t end = o;
+                while (end < result_.ops.size() && result_.ops[end].referenceProcess == process &&
+                       result_.ops[end].referenceRound == round)
+                    ++end;
+                // An op stays open until the last op inside it: an op outside the tree of the
+                // one it ran in (msprobe gives a Tensor.__mul__ run by a custom backward no
+                // parent) closed the module around it, before the module's own children.
+                const size_t first = o;
+                lastInside.assign(end - first, 0);
+                for (size_t k = end; k-- > first;) {
+                    lastInside[k - first] = std::max<size_t>(lastInside[k - first], k);
+                    const uint32_t parent = result_.ops[k].parent;
+                    if (parent != kNone && parent >= first && parent < k)
+                        lastInside[parent - first] =
+                            std::max(lastInside[parent - first], lastInside[k - first]);
+                }
                 std::vector<uint32_t> open;
-                for (; o < result_.ops.size() && result_.ops[o].referenceProcess == process &&
-                       result_.ops[o].referenceRound == round;
-                     ++o) {
-                    const OpComparison& op = result_.ops[o];
+                for (; o < end; ++o) {
+                    OpComparison& op = result_.ops[o];
                     if (!measuredUpTo(size_t{op.firstTensor} + op.tensorCount)) return;
-                    while (!open.empty() && open.back() != op.parent) {
+                    while (!open.empty() && lastInside[open.back() - first] < o) {
                         closeOp(open.back());
                         open.pop_back();
                     }
+                    // Such an op is enclosed by the one it ran in: a divergence born in it
+                    // surfaces there.
+                    if (op.parent == kNone && !open.empty()) op.parent = open.back();
                     openOp(static_cast<uint32_t>(o), open);
                     open.push_back(static_cast<uint32_t>(o));
                 }

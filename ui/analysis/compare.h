@@ -128,7 +128,9 @@ struct OpComparison {
     uint32_t referenceOp = kNone, candidateOp = kNone;            // ops of the DumpIndexes
     uint32_t referenceProcess = kNone, candidateProcess = kNone;  // processes of the DumpIndexes
     int32_t referenceRound = 0, candidateRound = 0;
-    uint32_t parent = kNone;                    // the enclosing compared op, kNone at the top
+    // The enclosing compared op, kNone at the top; an op its dump gives no parent, that ran
+    // while another was open (msprobe's Tensor.__mul__ run by a custom backward), is that one's.
+    uint32_t parent = kNone;
     uint32_t firstTensor = 0, tensorCount = 0;  // its tensors in CompareResult::tensors
     // The tensor that decided the verdict: born here, the first diverging output or source
     // input; inherited, the first diverging input explained by an earlier divergence.
