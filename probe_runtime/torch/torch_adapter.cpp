@@ -737,7 +737,14 @@ struct OpSchemaFacts {
     bool view = false;
     bool metadataOnly = false;         // changesMetadataOnly(op): its tensor as a view's
     bool outputUninitialised = false;  // outputIsUninitialised(op)
-    bool allocates = false;            // allocatesUninitialised(op)
+    // A collective (c10d::allreduce_): its outputs are written from the backend's thread after it
+    // returns, until the program waits for it; at its end they hold the input, the result or a
+    // mix (two runs of one job differed there), so they have no statistics.
+    bool outputUnsettled = false;
+    bool allocates = false;  // allocatesUninitialised(op)
+    // detach: how a tensor goes to numpy (Tensor.numpy) and other code that writes its memory
+    // behind the version counter.
+    bool handsOut = false;
     // Per argument: the op writes it (in place, out=); and whether any argument is so written.
     std::vector<bool> written;
     bool writesArgument = false;
@@ -780,6 +787,8 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
     facts.overload = overload;
     facts.outputUninitialised = outputIsUninitialised(name);
     facts.allocates = allocatesUninitialised(name);
+    facts.outputUnsettled = startsWith(name, "c10d::");
+    facts.handsOut = std::strcmp(name, "aten::detach") == 0;
     facts.metadataOnly = changesMetadataOnly(name);
     if (op) {
         if (auto handle = c10::Dispatcher::singleton().findOp(*op)) {
@@ -846,22 +855,25 @@ void rememberUninitialised(ThreadState& tls, c10::ArrayRef<const c10::IValue> ou
     }
 }
 
+// Forgets what is known of `tensor`'s memory as uninitialised.
+void forgetUninitialised(ThreadState& tls, const at::Tensor& tensor) {
+    if (tls.uninitialised.empty() || !tensor.defined() || !tensor.has_storage()) return;
+    const c10::StorageImpl* storage = tensor.storage().unsafeGetStorageImpl();
+    auto& known = tls.uninitialised;
+    known.erase(std::remove_if(known.begin(), known.end(),
+                               [storage](const UninitialisedMemory& m) {
+                                   return m.storage._unsafe_get_target() == storage;
+                               }),
+                known.end());
+}
+
 // Forgets the memory of the arguments an op wrote through its schema (in place, out=), should
 // its kernel not have moved the version on.
 void forgetWritten(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
                    const OpSchemaFacts& facts) {
-    for (size_t i = 0; i < inputs.size() && i < facts.written.size(); ++i) {
-        if (!facts.written[i] || !inputs[i].isTensor()) continue;
-        const at::Tensor& tensor = inputs[i].toTensor();
-        if (!tensor.defined() || !tensor.has_storage()) continue;
-        const c10::StorageImpl* storage = tensor.storage().unsafeGetStorageImpl();
-        auto& known = tls.uninitialised;
-        known.erase(std::remove_if(known.begin(), known.end(),
-                                   [storage](const UninitialisedMemory& m) {
-                                       return m.storage._unsafe_get_target() == storage;
-                                   }),
-                    known.end());
-    }
+    for (size_t i = 0; i < inputs.size() && i < facts.written.size(); ++i)
+        if (facts.written[i] && inputs[i].isTensor())
+            forgetUninitialised(tls, inputs[i].toTensor());
 }
 
 // Reports every tensor among `values` (a Tensor or a list of tensors per value), named by the
@@ -1220,11 +1232,15 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             // them): its statistics would be noise, and its data is its input's anyway. The
             // same for an in-place op changing only the metadata (min.dim's unsqueeze_ of its
             // empty results: two identical runs differed there, by their garbage).
-            // Likewise a view of uninitialised memory anywhere (UninitialisedMemory).
+            // Likewise a view of uninitialised memory anywhere (UninitialisedMemory). One that
+            // hands the memory out to be written (detach, for numpy) is the last such view.
             if (facts && (facts->view || facts->metadataOnly) &&
                 (kind == PROBE_OP_KERNEL || firstTensorUninitialised(tls, fn.inputs()))) {
                 tls.frames.back().metadataOnly = true;
                 wants &= ~PROBE_WANTS_DATA;
+                if (facts->handsOut && kind != PROBE_OP_KERNEL)
+                    for (const c10::IValue& v : fn.inputs())
+                        if (v.isTensor()) forgetUninitialised(tls, v.toTensor());
             }
             // Such a view's tensors matter only to a structure being captured: else nothing is
             // reported (the selects and as_strided of a batched matmul's loop, thousands a step).
@@ -1256,7 +1272,8 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
                 (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) && top.kind == FrameKind::Aten
                     ? (top.facts ? top.facts : &schemaFacts(tls, fn))
                     : nullptr;
-            if (facts && facts->outputUninitialised) wants &= ~PROBE_WANTS_DATA;
+            if (facts && (facts->outputUninitialised || facts->outputUnsettled))
+                wants &= ~PROBE_WANTS_DATA;
             if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))
                 reportValues(PROBE_OUTPUT, outputsOf(fn), facts, wants);
             if (facts && facts->allocates &&

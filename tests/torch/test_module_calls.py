@@ -761,7 +761,8 @@ class ModuleCalls(ProbeTestCase):
         # anything is written to it: the views' rows held whatever the memory held, so two
         # identical runs "diverged" there. A view (or an op writing in place) of memory a factory
         # left uninitialised shows no statistics of it until something writes it; views of memory
-        # a kernel filled (add's result, made with empty inside add) keep theirs.
+        # a kernel filled (add's result, made with empty inside add) keep theirs, as do views of
+        # memory handed to numpy (detach) and written there.
         rows, _ = self.run_script("""
             import torch
             import torch.nn as nn
@@ -775,7 +776,12 @@ class ModuleCalls(ProbeTestCase):
                     partial = torch.empty(8)
                     partial.index_copy_(0, torch.tensor([0, 1]), x[:2])
                     summed = x + 1
-                    return before.shape, after * 2, partial[:2], summed.as_strided((4,), (1,))
+                    # Written through numpy, behind the version counter: its view has rows.
+                    written = torch.empty(8)
+                    written.numpy()[:] = 5.0
+                    shown = written.view(2, 4)
+                    return (before.shape, after * 2, partial[:2], summed.as_strided((4,), (1,)),
+                            shown)
             """ + MODEL_AROUND_INNER + """
             x = torch.arange(64.0)
             for round_ in range(2):
@@ -797,6 +803,8 @@ class ModuleCalls(ProbeTestCase):
             # index_copy_ into uninitialised memory: its index and source, not the old content.
             self.assertEqual([(io, index) for io, index, _ in by_op[(round_, "inner/index_copy_")]],
                              [("input", "1_index"), ("input", "2_source"), ("output", "0")])
+            self.assertEqual(by_op[(round_, "inner/view")], [("input", "0_self", "5.000000"),
+                                                          ("output", "0", "5.000000")])
 
 
 if __name__ == "__main__":
