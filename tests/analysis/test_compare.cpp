@@ -104,6 +104,16 @@ uint32_t opNamed(const CompareResult& r, const std::string& name) {
     return 0;
 }
 
+// msprobe: the entry name of comparison `o`'s reference op, and the comparison of an entry
+// (process 0, its first round).
+std::string entryOf(const DumpIndex& reference, const CompareResult& r, uint32_t o) {
+    return reference.op(r.ops[o].referenceOp).id;
+}
+const OpComparison& comparisonOfEntry(const DumpIndex& reference, const CompareResult& r,
+                                      const std::string& entry) {
+    return r.ops[opNamed(r, reference.op(reference.findOp(0, entry)).namePath)];
+}
+
 // The case: the second output of a layer norm is the mean of already normalised
 // numbers, about 1e-8, and rounding alone moves it by 100% (cosine 0.45). Against the size of
 // the op's input it is noise.
@@ -758,8 +768,7 @@ TEST(Compare, ReplicasAreJudgedOnTheirParameters) {
     const auto result = compareDumps(skewed, skewed, options);
     const std::string report = formatCompareReport(result);
     ASSERT_TRUE(result.firstBornHere) << report;
-    EXPECT_EQ(skewed.op(result.ops[*result.firstBornHere].referenceOp).id,
-              "Module.fc.Linear.forward.0");
+    EXPECT_EQ(entryOf(skewed, result, *result.firstBornHere), "Module.fc.Linear.forward.0");
     const auto& cause = result.tensors[result.ops[*result.firstBornHere].cause];
     EXPECT_EQ(skewed.slot(skewed.row(cause.referenceRow).slot).index, "parameters.weight");
     EXPECT_EQ(cause.rule, DivergenceRule::Statistic);
@@ -985,18 +994,17 @@ TEST(Compare, BackwardEntriesAfterAForwardDivergenceInheritIt) {
     const auto result = compareDumps(a, b, {});
     const std::string report = formatCompareReport(result);
     ASSERT_TRUE(result.firstBornHere) << report;
-    EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id,
-              "Functional.linear.0.forward");
+    EXPECT_EQ(entryOf(a, result, *result.firstBornHere), "Functional.linear.0.forward");
     EXPECT_EQ(result.bornHereOps, 1u) << report;
     // The relu's backward: from the step's first forward divergence, its own forward matching.
     const auto& relu = result.ops[opNamed(result, "Functional.relu.0.backward")];
     EXPECT_EQ(relu.verdict, OpVerdict::Inherited) << report;
-    EXPECT_EQ(a.op(result.ops[relu.inheritedFrom].referenceOp).id, "Functional.linear.0.forward");
+    EXPECT_EQ(entryOf(a, result, relu.inheritedFrom), "Functional.linear.0.forward");
     for (const char* backward : {"Tensor.mean.0.backward", "Functional.linear.0.backward"}) {
         const auto& op = result.ops[opNamed(result, backward)];
         EXPECT_EQ(op.verdict, OpVerdict::Inherited) << backward << "\n" << report;
         EXPECT_EQ(
-            a.op(result.ops[op.inheritedFrom].referenceOp).id,
+            entryOf(a, result, op.inheritedFrom),
             std::string(backward).replace(std::string(backward).rfind("backward"), 8, "forward"))
             << report;
     }
@@ -1024,13 +1032,13 @@ TEST(Compare, BackwardEntriesOfALaterStepInheritItsForwardDivergence) {
     const auto result = compareDumps(a, b, {});
     const std::string report = formatCompareReport(result);
     ASSERT_TRUE(result.firstBornHere) << report;
-    EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id, "Tensor.add_.0.forward");
+    EXPECT_EQ(entryOf(a, result, *result.firstBornHere), "Tensor.add_.0.forward");
     const auto& linear = result.ops[opNamed(result, "Functional.linear.0.forward")];
     EXPECT_EQ(linear.referenceRound, 1);
     EXPECT_EQ(linear.verdict, OpVerdict::Inherited) << report;
     const auto& relu = result.ops[opNamed(result, "Functional.relu.0.backward")];
     EXPECT_EQ(relu.verdict, OpVerdict::Inherited) << report;
-    EXPECT_EQ(a.op(result.ops[relu.inheritedFrom].referenceOp).id, "Functional.linear.0.forward");
+    EXPECT_EQ(entryOf(a, result, relu.inheritedFrom), "Functional.linear.0.forward");
     EXPECT_EQ(result.bornHereOps, 1u) << report;
 }
 
@@ -1088,8 +1096,7 @@ TEST(Compare, ModuleBackwardEntriesInheritTheirForward) {
     EXPECT_EQ(result.bornHereOps, 1u) << report;
     const auto& backward = result.ops[opNamed(result, "Module.fc.Linear.backward.0")];
     EXPECT_EQ(backward.verdict, OpVerdict::Inherited) << report;
-    EXPECT_EQ(a.op(result.ops[backward.inheritedFrom].referenceOp).id,
-              "Module.fc.Linear.forward.0");
+    EXPECT_EQ(entryOf(a, result, backward.inheritedFrom), "Module.fc.Linear.forward.0");
 }
 
 // A wrong backward alone (a custom autograd Function): born in the backward entry where it
@@ -1110,12 +1117,10 @@ TEST(Compare, BackwardEntriesAfterABackwardOnlyDivergenceInheritIt) {
     const auto result = compareDumps(a, b, {});
     const std::string report = formatCompareReport(result);
     ASSERT_TRUE(result.firstBornHere) << report;
-    EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id,
-              "Functional.linear.1.backward")
-        << report;
+    EXPECT_EQ(entryOf(a, result, *result.firstBornHere), "Functional.linear.1.backward") << report;
     const auto& later = result.ops[opNamed(result, "Functional.linear.0.backward")];
     EXPECT_EQ(later.verdict, OpVerdict::Inherited) << report;
-    EXPECT_EQ(a.op(result.ops[later.inheritedFrom].referenceOp).id, "Functional.linear.1.backward");
+    EXPECT_EQ(entryOf(a, result, later.inheritedFrom), "Functional.linear.1.backward");
     EXPECT_EQ(result.bornHereOps, 1u) << report;
 }
 
@@ -1141,12 +1146,10 @@ TEST(Compare, ABackwardEntryBornAtItsInputIsNotInheritedFromItsChild) {
     const auto result = compareDumps(a, b, {});
     const std::string report = formatCompareReport(result);
     ASSERT_TRUE(result.firstBornHere) << report;
-    EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id, "Module.fc.Linear.backward.0")
-        << report;
-    const auto& child =
-        result.ops[opNamed(result, a.op(a.findOp(0, "Functional.linear.0.backward")).namePath)];
+    EXPECT_EQ(entryOf(a, result, *result.firstBornHere), "Module.fc.Linear.backward.0") << report;
+    const auto& child = comparisonOfEntry(a, result, "Functional.linear.0.backward");
     EXPECT_EQ(child.verdict, OpVerdict::Inherited) << report;
-    EXPECT_EQ(a.op(result.ops[child.inheritedFrom].referenceOp).id, "Module.fc.Linear.backward.0");
+    EXPECT_EQ(entryOf(a, result, child.inheritedFrom), "Module.fc.Linear.backward.0");
 }
 
 // An API call that msprobe gives no parent, run inside a module's backward (a custom autograd
@@ -1176,12 +1179,10 @@ TEST(Compare, AnEntryWithoutParentComesWhereItRan) {
     const auto result = compareDumps(a, b, {});
     const std::string report = formatCompareReport(result);
     ASSERT_TRUE(result.firstBornHere) << report;
-    EXPECT_EQ(a.op(result.ops[*result.firstBornHere].referenceOp).id, "Tensor.__mul__.0.forward")
-        << report;
-    const auto& linear =
-        result.ops[opNamed(result, a.op(a.findOp(0, "Functional.linear.0.backward")).namePath)];
+    EXPECT_EQ(entryOf(a, result, *result.firstBornHere), "Tensor.__mul__.0.forward") << report;
+    const auto& linear = comparisonOfEntry(a, result, "Functional.linear.0.backward");
     EXPECT_EQ(linear.verdict, OpVerdict::Inherited) << report;
-    EXPECT_EQ(a.op(result.ops[linear.inheritedFrom].referenceOp).id, "Tensor.__mul__.0.forward");
+    EXPECT_EQ(entryOf(a, result, linear.inheritedFrom), "Tensor.__mul__.0.forward");
     EXPECT_EQ(result.bornHereOps, 1u) << report;
     EXPECT_EQ(report.find("not dumped"), std::string::npos) << report;
     const auto enclosing = result.bornHereAncestors(*result.firstBornHere);
