@@ -258,24 +258,25 @@ struct Frame {
 // reused by another storage meanwhile (no false hit), while its memory is freed as soon as the
 // model lets go of it (holding it until the end of the call changed when the model's memory was
 // freed, and with it how the allocator behaved).
+// By memory region alone, the version in the value: an op's output replaces what was known of
+// its region whatever the version of the tensor it wrote through (`.data` has a counter of its
+// own: `w.data.mul_(0.5)` left w's entry, under w's unchanged version, for w's next reader).
 struct StatsKey {
     const void* storage;
     uint64_t offset, count;
     int dtype;
-    int64_t version;
     bool operator==(const StatsKey& o) const {
-        return storage == o.storage && offset == o.offset && count == o.count && dtype == o.dtype &&
-               version == o.version;
+        return storage == o.storage && offset == o.offset && count == o.count && dtype == o.dtype;
     }
 };
 struct StatsKeyHash {
     size_t operator()(const StatsKey& k) const {
-        return std::hash<const void*>()(k.storage) ^
-               (k.offset * 31 + k.count * 1000003 + static_cast<uint64_t>(k.version));
+        return std::hash<const void*>()(k.storage) ^ (k.offset * 31 + k.count * 1000003);
     }
 };
 struct CachedStats {
     c10::weak_intrusive_ptr<c10::StorageImpl> storage;
+    int64_t version;  // of the tensor the statistics were computed through
     probe_tensor_stats stats;
 };
 constexpr size_t kMaxCachedStats = 1024;
@@ -289,7 +290,7 @@ struct UninitialisedMemory {
     c10::weak_intrusive_ptr<c10::StorageImpl> storage;  // its address cannot be reused meanwhile
     int64_t version;
 };
-constexpr size_t kMaxUninitialised = 32;  // past it, the oldest is forgotten (then read as ever)
+constexpr size_t kMaxUninitialised = 256;  // past it, the oldest is forgotten (read as ever)
 
 // Where a thread gathers a strided tensor's elements: grown as needed, never zeroed (a vector's
 // resize would write every new byte once more).
@@ -609,11 +610,11 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code, bool written
     StatsKey key{};
     if (cacheable) {
         key = {tensor.storage().unsafeGetStorageImpl(),
-               static_cast<uint64_t>(tensor.storage_offset()), count, code,
-               static_cast<int64_t>(tensor._version())};
+               static_cast<uint64_t>(tensor.storage_offset()), count, code};
         if (!written) {
             auto it = tls.statsCache.find(key);
-            if (it != tls.statsCache.end()) return it->second.stats;
+            if (it != tls.statsCache.end() && it->second.version == tensor._version())
+                return it->second.stats;
         }
     }
     probe_tensor_stats stats{};
@@ -629,8 +630,9 @@ probe_tensor_stats statisticsOf(const at::Tensor& tensor, int code, bool written
     }
     if (cacheable) {
         if (tls.statsCache.size() >= kMaxCachedStats) tls.statsCache.clear();
-        tls.statsCache.insert_or_assign(key,
-                                        CachedStats{tensor.storage().getWeakStorageImpl(), stats});
+        tls.statsCache.insert_or_assign(
+            key, CachedStats{tensor.storage().getWeakStorageImpl(),
+                             static_cast<int64_t>(tensor._version()), stats});
     }
     return stats;
 }
@@ -695,7 +697,9 @@ bool overwritesFirstArgument(const char* name) {
     return isOneOf(name,
                    {"aten::copy_", "aten::fill_", "aten::zero_", "aten::normal_", "aten::uniform_",
                     "aten::bernoulli_", "aten::random_", "aten::exponential_", "aten::geometric_",
-                    "aten::cauchy_", "aten::log_normal_", "aten::resize_", "aten::set_"});
+                    "aten::cauchy_", "aten::log_normal_", "aten::resize_", "aten::set_",
+                    // received into: a pipeline stage's torch.empty buffer
+                    "c10d::recv_", "c10d::recv_any_source_"});
 }
 
 // In-place ops that change only a tensor's metadata (shape, strides, autograd): they neither
@@ -900,12 +904,8 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
     for (size_t i = 0; i < values.size(); ++i) {
         const c10::IValue& v = values[i];
         const std::string& argName = names && i < names->size() ? (*names)[i] : kNoName;
-        // An argument written in place that holds uninitialised memory: its content is noise.
         const bool unread =
-            (contentUnread && i < contentUnread->size() && (*contentUnread)[i]) ||
-            argName == "out" ||
-            (io == PROBE_INPUT && facts && facts->writesArgument && i < facts->written.size() &&
-             facts->written[i] && v.isTensor() && isUninitialised(threadTls(), v.toTensor()));
+            (contentUnread && i < contentUnread->size() && (*contentUnread)[i]) || argName == "out";
         if (v.isTensor()) {
             reportTensor(io, tensorIndex++, argName.empty() ? nullptr : argName.c_str(),
                          v.toTensor(), wants, !unread, written);

@@ -759,10 +759,10 @@ class ModuleCalls(ProbeTestCase):
     def test_views_of_memory_not_written_yet_show_nothing(self):
         # DDP's gradient bucket is a torch.empty that its reducer views with as_strided before
         # anything is written to it: the views' rows held whatever the memory held, so two
-        # identical runs "diverged" there. A view (or an op writing in place) of memory a factory
-        # left uninitialised shows no statistics of it until something writes it; views of memory
-        # a kernel filled (add's result, made with empty inside add) keep theirs, as do views of
-        # memory handed to numpy (detach) and written there.
+        # identical runs "diverged" there. A view of memory a factory left uninitialised shows no
+        # statistics of it until something writes it; views of memory a kernel filled (add's
+        # result, made with empty inside add) keep theirs, as do views of memory handed to numpy
+        # (detach) and written there.
         rows, _ = self.run_script("""
             import torch
             import torch.nn as nn
@@ -800,11 +800,31 @@ class ModuleCalls(ProbeTestCase):
             self.assertEqual(by_op[(round_, "inner/as_strided")],
                              [("input", "0_self", "63.000000"), ("output", "0", "7.000000"),
                               ("input", "0_self", "64.000000"), ("output", "0", "4.000000")])
-            # index_copy_ into uninitialised memory: its index and source, not the old content.
+            # index_copy_ into uninitialised memory reads what it holds, as the model then does.
             self.assertEqual([(io, index) for io, index, _ in by_op[(round_, "inner/index_copy_")]],
-                             [("input", "1_index"), ("input", "2_source"), ("output", "0")])
+                             [("input", "0_self"), ("input", "1_index"), ("input", "2_source"),
+                              ("output", "0")])
             self.assertEqual(by_op[(round_, "inner/view")], [("input", "0_self", "5.000000"),
                                                           ("output", "0", "5.000000")])
+
+    def test_a_write_through_data_is_seen_by_the_next_reader(self):
+        # `.data` has a version counter of its own: after w.data.mul_(0.5), w's next reader was
+        # given w's statistics from before, kept under w's unchanged version.
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class Inner(nn.Module):
+                def forward(self, x):
+                    w = x + 1
+                    w.data.mul_(0.5)
+                    return w * 3
+            """ + MODEL_AROUND_INNER + """
+            Model()(torch.arange(4.0))
+            """, task="statistics", exec_range="all", save_child=True)
+        mul = [(r["Input/Output"], r["Index"], r["Max"], r["Min"]) for r in rows if r["Op Type"] == "aten::mul"]
+        self.assertEqual(mul, [("input", "0_self", "2.000000", "0.500000"), ("input", "1_other", "3.000000", "3.000000"),
+                               ("output", "0", "6.000000", "1.500000")])
 
 
 if __name__ == "__main__":

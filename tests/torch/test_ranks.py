@@ -190,6 +190,20 @@ class OpLevelRanks(RankJobs):
         self.assertGreater(report["summary"]["tensors"], 0)
         self.assertEqual(report["summary"]["divergingTensors"], 0)
 
+    def test_two_runs_of_a_pipeline_receiving_into_empty_buffers_agree(self):
+        """A pipeline stage receives into torch.empty (c10d::recv_), and gathers into such
+        buffers: recv_'s input row held whatever the buffer held (min 0 vs -6.86e+28)."""
+        roots = []
+        for name in ("pipeline_a", "pipeline_b"):
+            out = os.path.join(self.dir, name)
+            config = write_config(self.dir, task="statistics", save_child=True, filter_level=1)
+            run([PROBE, "run", "--quiet", "--output", out, "--config", config, "--"] +
+                launcher(os.path.join(self.dir, name + "-logs")) + [os.path.join(TEST_DIR, "pipeline_recv.py")])
+            roots.append(out)
+        code, report = compare_json(*roots)
+        self.assertEqual(code, 0, report.get("firstDivergingTensor") if isinstance(report, dict) else report)
+        self.assertGreater(report["summary"]["tensors"], 0)
+
     def test_reduced_gradients_statistics_are_of_the_reduced_data(self):
         """DDP's copy out of its bucket is given the statistics of what it copies, after the
         allreduce: its input's equal its output's, and the replicas' agree."""
