@@ -698,6 +698,7 @@ bool overwritesFirstArgument(const char* name) {
                    {"aten::copy_", "aten::fill_", "aten::zero_", "aten::normal_", "aten::uniform_",
                     "aten::bernoulli_", "aten::random_", "aten::exponential_", "aten::geometric_",
                     "aten::cauchy_", "aten::log_normal_", "aten::resize_", "aten::set_",
+                    "aten::_foreach_zero_",
                     // received into: a pipeline stage's torch.empty buffer
                     "c10d::recv_", "c10d::recv_any_source_"});
 }

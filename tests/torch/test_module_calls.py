@@ -807,6 +807,27 @@ class ModuleCalls(ProbeTestCase):
             self.assertEqual(by_op[(round_, "inner/view")], [("input", "0_self", "5.000000"),
                                                           ("output", "0", "5.000000")])
 
+    def test_a_list_zeroed_in_place_has_no_input_rows(self):
+        # _foreach_zero_ overwrites its tensors without reading them, as zero_ does: their old
+        # content (here torch.empty's) is not an input.
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class Inner(nn.Module):
+                def forward(self, x):
+                    buffers = [torch.empty(4) for _ in range(2)]
+                    torch._foreach_zero_(buffers)
+                    return buffers[0] + x
+            """ + MODEL_AROUND_INNER + """
+            Model()(torch.ones(4))
+            """, task="statistics", exec_range="all", save_child=True)
+        self.assertTrue(rows)
+        # It returns nothing: no row of its own; the zero_ of each tensor inside it, its output.
+        self.assertEqual([r for r in rows if r["Op Type"] == "aten::_foreach_zero_"], [])
+        zeroed = [(r["Input/Output"], r["Max"]) for r in rows if r["Op Name"] == "inner/_foreach_zero_/zero_"]
+        self.assertEqual(zeroed, [("output", "0.000000")] * 2)
+
     def test_a_write_through_data_is_seen_by_the_next_reader(self):
         # `.data` has a version counter of its own: after w.data.mul_(0.5), w's next reader was
         # given w's statistics from before, kept under w's unchanged version.
