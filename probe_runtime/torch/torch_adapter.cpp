@@ -477,6 +477,13 @@ uint64_t bufferIdOf(const at::Tensor& tensor) {
            static_cast<uint64_t>(tensor.storage_offset()) * tensor.element_size();
 }
 
+// The storage object of a tensor, what the runtime's tables of memory are keyed by; null for
+// one without.
+const c10::StorageImpl* storageOf(const at::Tensor& tensor) {
+    return tensor.defined() && tensor.has_storage() ? tensor.storage().unsafeGetStorageImpl()
+                                                    : nullptr;
+}
+
 // Our own ATen calls (a copy to the CPU, a contiguous copy) must neither be recorded
 // (re-entrance) nor tracked by autograd. Only where we make them: switching RecordFunction off
 // and on costs more than the statistics of a small tensor.
@@ -557,9 +564,9 @@ constexpr size_t kMaxWrittenAsynchronously = 64;  // past it, nothing is kept in
 // Remembers the memory of the tensors among `values` as written asynchronously.
 void rememberWrittenAsynchronously(ThreadState& tls, c10::ArrayRef<const c10::IValue> values) {
     const auto remember = [&tls](const at::Tensor& tensor) {
-        if (!tensor.defined() || !tensor.has_storage()) return;
+        const c10::StorageImpl* storage = storageOf(tensor);
+        if (!storage) return;
         auto& known = tls.writtenAsynchronously;
-        const c10::StorageImpl* storage = tensor.storage().unsafeGetStorageImpl();
         for (const auto& k : known)
             if (k._unsafe_get_target() == storage) return;
         if (known.size() < kMaxWrittenAsynchronously)
@@ -678,17 +685,16 @@ bool isOneOf(const char* name, std::initializer_list<const char*> names) {
     return false;
 }
 
-// Factories whose outputs hold uninitialised memory: their statistics would be noise.
-bool outputIsUninitialised(const char* name) {
-    return isOneOf(name, {"aten::empty", "aten::empty_like", "aten::empty_strided",
-                          "aten::new_empty", "aten::new_empty_strided", "aten::resize_"});
-}
-
-// Factories whose output is fresh memory left uninitialised (unlike resize_, which keeps what
-// its tensor held).
+// Factories whose output is fresh memory left uninitialised.
 bool allocatesUninitialised(const char* name) {
     return isOneOf(name, {"aten::empty", "aten::empty_like", "aten::empty_strided",
                           "aten::new_empty", "aten::new_empty_strided"});
+}
+
+// Ops whose outputs hold uninitialised memory, their statistics noise: those factories, and
+// resize_ (its new bytes; it keeps what its tensor held).
+bool outputIsUninitialised(const char* name) {
+    return allocatesUninitialised(name) || std::strcmp(name, "aten::resize_") == 0;
 }
 
 // In-place ops that replace their first argument without reading it: its content before the
@@ -750,9 +756,7 @@ struct OpSchemaFacts {
     // detach: how a tensor goes to numpy (Tensor.numpy) and other code that writes its memory
     // behind the version counter.
     bool handsOut = false;
-    // Per argument: the op writes it (in place, out=); and whether any argument is so written.
-    std::vector<bool> written;
-    bool writesArgument = false;
+    std::vector<bool> written;         // per argument: the op writes it (in place, out=)
     LeafView leafView = LeafView::No;  // leafViewOf(op), for a view
 };
 
@@ -800,9 +804,7 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
             if (handle->hasSchema()) {
                 const auto& schema = handle->schema();
                 for (const auto& a : schema.arguments()) {
-                    const bool written = a.alias_info() && a.alias_info()->isWrite();
-                    facts.written.push_back(written);
-                    facts.writesArgument = facts.writesArgument || written;
+                    facts.written.push_back(a.alias_info() && a.alias_info()->isWrite());
                     facts.contentUnread.push_back(a.is_out() ||
                                                   (overwritesFirst && facts.arguments.empty()));
                     facts.arguments.push_back(a.name());
@@ -823,10 +825,8 @@ const OpSchemaFacts& schemaFactsOf(const at::RecordFunction& fn) {
 // Whether `tensor`'s memory is uninitialised as far as the probe saw (UninitialisedMemory).
 // Memory written since (its version moved on) is forgotten.
 bool isUninitialised(ThreadState& tls, const at::Tensor& tensor) {
-    if (tls.uninitialised.empty() || !tensor.defined() || !tensor.has_storage() ||
-        tensor.is_inference())
-        return false;
-    const c10::StorageImpl* storage = tensor.storage().unsafeGetStorageImpl();
+    const c10::StorageImpl* storage = tls.uninitialised.empty() ? nullptr : storageOf(tensor);
+    if (!storage || tensor.is_inference()) return false;
     auto& known = tls.uninitialised;
     for (auto it = known.begin(); it != known.end(); ++it) {
         if (it->storage._unsafe_get_target() != storage) continue;
@@ -862,8 +862,8 @@ void rememberUninitialised(ThreadState& tls, c10::ArrayRef<const c10::IValue> ou
 
 // Forgets what is known of `tensor`'s memory as uninitialised.
 void forgetUninitialised(ThreadState& tls, const at::Tensor& tensor) {
-    if (tls.uninitialised.empty() || !tensor.defined() || !tensor.has_storage()) return;
-    const c10::StorageImpl* storage = tensor.storage().unsafeGetStorageImpl();
+    const c10::StorageImpl* storage = tls.uninitialised.empty() ? nullptr : storageOf(tensor);
+    if (!storage) return;
     auto& known = tls.uninitialised;
     known.erase(std::remove_if(known.begin(), known.end(),
                                [storage](const UninitialisedMemory& m) {
@@ -1281,7 +1281,7 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
                 (tls.frames.size() < 2 ||
                  tls.frames[tls.frames.size() - 2].kind != FrameKind::Aten))
                 rememberUninitialised(tls, outputsOf(fn));
-            else if (facts && facts->writesArgument && !tls.uninitialised.empty())
+            else if (facts && !tls.uninitialised.empty())
                 forgetWritten(tls, fn.inputs(), *facts);
         }
         popFrame(tls);
