@@ -118,7 +118,7 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
     }
     const uint32_t buckets = 2 * next;
     out.rows.resize(n);
-    std::vector<uint32_t> preOf(n);  // of out.rows[i]'s op
+    std::vector<uint32_t> positionOf(n);  // of out.rows[i]'s op
     if (buckets <= 4 * n + 1024) {
         // Counting sort: a round's rows lie in a few buckets each, in file order already.
         std::vector<uint32_t> start(buckets + 1, 0);
@@ -127,7 +127,7 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
         for (size_t i = 0; i < n; ++i) {
             const uint32_t at = start[bucketOf[i]]++;
             out.rows[at] = roundRows[i];
-            preOf[at] = bucketOf[i] / 2;
+            positionOf[at] = bucketOf[i] / 2;
         }
     } else {  // deep trees of few rows
         std::vector<std::pair<uint64_t, uint32_t>> keyed(n);
@@ -135,17 +135,16 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
         std::sort(keyed.begin(), keyed.end());
         for (size_t i = 0; i < n; ++i) {
             out.rows[i] = keyed[i].second;
-            preOf[i] = static_cast<uint32_t>(keyed[i].first >> 33);
+            positionOf[i] = static_cast<uint32_t>(keyed[i].first >> 33);
         }
     }
     for (uint32_t op : scratch.placed) position[op] = kNone;
     scratch.placed.clear();
     auto& occurrences = scratch.occurrences;
-    auto opOf = [&](size_t i) { return preOf[i]; };  // its position
     for (uint32_t i = 0; i < out.rows.size();) {
-        const uint32_t pre = opOf(i);
+        const uint32_t at = positionOf[i];
         uint32_t j = i + 1;
-        while (j < out.rows.size() && opOf(j) == pre) ++j;
+        while (j < out.rows.size() && positionOf[j] == at) ++j;
         const uint32_t op = index.slot(index.row(out.rows[i]).slot).op;
         const uint32_t occurrence = occurrences[nameIds[op]]++;
         out.instances.push_back({op, i, j - i, (uint64_t(nameIds[op]) << 24) ^ occurrence});
