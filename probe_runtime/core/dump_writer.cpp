@@ -14,6 +14,7 @@
 
 #include "after_fork.h"
 #include "probe/format/file_util.h"
+#include "probe/format/row_order.h"
 #include "probe/format/statistic_csv.h"
 #include "probe/format/thread_name.h"
 #include "signals.h"
@@ -350,11 +351,19 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
     };
     std::unordered_map<std::string, PathRows> rows;
     std::vector<std::string> rowOrder;
+    // The batches of rows in the order they were queued, consecutive ones of a file merged:
+    // (statistic.csv, round, rows), for the processes' row order files.
+    std::vector<std::tuple<const std::string*, int64_t, uint64_t>> queuedRuns;
     for (auto& job : batch) {
         switch (job.kind) {
             case WriteJob::Kind::Row:
             case WriteJob::Kind::PackedRows: {
                 auto [it, inserted] = rows.try_emplace(job.path);
+                const uint64_t jobRows = job.rows ? job.rows : 1;
+                if (!queuedRuns.empty() && std::get<0>(queuedRuns.back()) == &it->first)
+                    std::get<2>(queuedRuns.back()) += jobRows;
+                else
+                    queuedRuns.emplace_back(&it->first, job.round, jobRows);
                 if (inserted) {
                     rowOrder.push_back(job.path);
                     if (!rowTexts_.empty()) {
@@ -366,7 +375,7 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
                     format::appendPackedStatRows(it->second.text, job.head);
                 else
                     it->second.text += job.head;
-                it->second.count += job.rows ? job.rows : 1;
+                it->second.count += jobRows;
                 it->second.round = job.round;
                 break;
             }
@@ -393,22 +402,48 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
         spaceAvailable_.notify_all();
     }
     std::map<int64_t, std::pair<uint64_t, uint64_t>> written;  // round: rows, bytes
+    std::unordered_set<const std::string*> notAppended;
     for (const auto& path : rowOrder) {
         auto& entry = rows[path];
-        const bool appended = appendRows(path, entry.text, entry.count);
+        const bool appended =
+            appendLines(path, format::kStatisticCsvHeader, entry.text, entry.count);
         if (appended) {
             auto& total = written[entry.round];
             total.first += entry.count;
             total.second += entry.text.size();
+        } else {
+            notAppended.insert(&rows.find(path)->first);
         }
         if (rowTexts_.size() < kKeptRowTexts && entry.text.capacity() <= 2 * kMaxKeptRowBuffer) {
             entry.text.clear();
             rowTexts_.push_back(std::move(entry.text));
         }
     }
+    appendRowOrder(queuedRuns, notAppended);
     if (options_.rowsWritten)
         for (const auto& [round, total] : written)
             options_.rowsWritten(round, total.first, total.second);
+}
+
+void DumpWriter::appendRowOrder(
+    const std::vector<std::tuple<const std::string*, int64_t, uint64_t>>& queuedRuns,
+    const std::unordered_set<const std::string*>& notAppended) {
+    // By process: <root>/data/<dev>_<pid>/<round>/statistic.csv goes to
+    // <root>/probe_row_order/<dev>_<pid>.csv. Rows that did not reach their file are left out.
+    std::map<std::string, std::string> lines;  // row order file -> its new lines
+    const std::string dataPrefix = options_.root + "/data/";
+    for (const auto& [path, round, count] : queuedRuns) {
+        if (notAppended.count(path) || path->compare(0, dataPrefix.size(), dataPrefix) != 0)
+            continue;
+        const size_t processEnd = path->find('/', dataPrefix.size());
+        if (processEnd == std::string::npos) continue;
+        const std::string orderFile =
+            options_.root + "/" + format::kRowOrderDirectory + "/" +
+            path->substr(dataPrefix.size(), processEnd - dataPrefix.size()) + ".csv";
+        format::appendRowOrderLine(lines[orderFile], {round, count});
+    }
+    for (const auto& [orderFile, text] : lines)
+        appendLines(orderFile, format::kRowOrderHeader, text, 0);
 }
 
 void DumpWriter::refused(const DumpDirectory::Refusal& refusal, const std::string& what) {
@@ -463,8 +498,8 @@ void DumpWriter::writeTensorOrFile(WriteJob& job) {
         ++counters_.files;
 }
 
-int DumpWriter::csvDescriptor(const std::string& path, const std::string& firstRows,
-                              bool* rowsWritten) {
+int DumpWriter::csvDescriptor(const std::string& path, const char* header,
+                              const std::string& firstRows, bool* rowsWritten) {
     *rowsWritten = false;
     auto it = csvFiles_.find(path);
     if (it != csvFiles_.end()) {
@@ -485,8 +520,8 @@ int DumpWriter::csvDescriptor(const std::string& path, const std::string& firstR
     }
     int fd = -1;
     bool created = false;
-    if (auto refusal = directory_.openForAppend(
-            *relative, std::string(format::kStatisticCsvHeader) + "\n", firstRows, &fd, &created)) {
+    if (auto refusal = directory_.openForAppend(*relative, std::string(header) + "\n", firstRows,
+                                                &fd, &created)) {
         refused(*refusal, "appending to");
         return -1;
     }
@@ -499,14 +534,15 @@ int DumpWriter::csvDescriptor(const std::string& path, const std::string& firstR
     return fd;
 }
 
-bool DumpWriter::appendRows(const std::string& path, const std::string& text, uint64_t rowCount) {
+bool DumpWriter::appendLines(const std::string& path, const char* header, const std::string& text,
+                             uint64_t rowCount) {
     if (diskStopped()) {
         std::lock_guard<std::mutex> lock(mutex_);
         counters_.droppedJobs += rowCount;
         return false;
     }
     bool madeWithRows = false;
-    int fd = csvDescriptor(path, text, &madeWithRows);
+    int fd = csvDescriptor(path, header, text, &madeWithRows);
     if (fd < 0) {
         std::lock_guard<std::mutex> lock(mutex_);
         counters_.droppedJobs += rowCount;

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -128,8 +129,16 @@ private:
     void run();
     void process(std::deque<WriteJob>& batch);
     void writeTensorOrFile(WriteJob& job);
-    // True when every row is in the file.
-    bool appendRows(const std::string& path, const std::string& rows, uint64_t rowCount);
+    // Appends whole lines to a CSV file, made with `header` when missing (`rowCount` of them
+    // are statistic rows, counted as such). True when every line is in the file.
+    bool appendLines(const std::string& path, const char* header, const std::string& text,
+                     uint64_t rowCount);
+    // The processes' row order files (format/row_order.h): the batches of rows in the order
+    // they were queued, as (statistic.csv path, round, rows); those in `notAppended` are
+    // not in their file.
+    void appendRowOrder(
+        const std::vector<std::tuple<const std::string*, int64_t, uint64_t>>& queuedRuns,
+        const std::unordered_set<const std::string*>& notAppended);
     // A write the dump directory refused: a full disk stops dumping, something planted is
     // reported once per place (and counted every time).
     void refused(const DumpDirectory::Refusal& refusal, const std::string& what);
@@ -137,7 +146,8 @@ private:
     void stopDumping(const std::string& reason);
     void reportError(const std::string& message);
     // `firstRows` go into the file with its header when it is made (`rowsWritten` then).
-    int csvDescriptor(const std::string& path, const std::string& firstRows, bool* rowsWritten);
+    int csvDescriptor(const std::string& path, const char* header, const std::string& firstRows,
+                      bool* rowsWritten);
     void closeCsvDescriptors();
     // Ends the writer's periodic wait now: an op waits for room, or much is queued (the caller
     // holds mutex_).

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "probe/format/row_order.h"
 #include "probe/format/structure_json.h"
 #include "probe/format/tensor_bin.h"
 #include "runtime_fixture.h"
@@ -116,6 +117,56 @@ TEST_F(CApi, ALayerOpCountedButNotBegunTakesItsRound) {
     const std::multiset<std::pair<int64_t, std::string>> expected{
         {2, "L"}, {0, "M"}, {1, "M"}, {3, "L"}};
     EXPECT_EQ(seen, expected);
+}
+
+// A layer op's round counts its own calls: a block called twice per step, and a branch taken in
+// odd steps only, spread a step over several round folders. probe_row_order/<pid>.csv says in
+// which order the rows went into them, which no standard file does.
+TEST_F(CApi, TheRowOrderFileSaysWhichRoundsRowsCameWhen) {
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    const int64_t dims[] = {2};
+    const float v[] = {1, 2};
+    // (round, rows) of each layer op as the program runs it.
+    std::vector<format::RowOrderRun> ran;
+    std::map<std::string, int64_t> calls;
+    auto runLayer = [&](const char* name, int rows) {
+        ASSERT_EQ(probe_op_begin(name, "T", nullptr), 1);
+        for (int i = 0; i < rows; ++i)
+            ASSERT_EQ(probe_op_tensor(PROBE_INPUT, i, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND,
+                                      dims, 1, v, sizeof v),
+                      1);
+        ASSERT_EQ(probe_op_end(), PROBE_OK);
+        ran.push_back({calls[name]++, static_cast<uint64_t>(rows)});
+    };
+    for (int step = 0; step < 4; ++step) {
+        runLayer("shared", 2);
+        runLayer("shared", 2);
+        if (step % 2 == 1) runLayer("branch", 1);
+        runLayer("head", 3);
+    }
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    std::string error;
+    auto runs = format::parseRowOrder(
+        readFile(root() + "/" + format::kRowOrderDirectory + "/" + pidDir() + ".csv"), &error);
+    EXPECT_EQ(error, "");
+    // A writer batch may end within a layer op: runs of one round next to each other are one.
+    std::vector<format::RowOrderRun> merged;
+    for (const auto& run : runs) {
+        if (!merged.empty() && merged.back().round == run.round)
+            merged.back().rows += run.rows;
+        else
+            merged.push_back(run);
+    }
+    ASSERT_EQ(merged.size(), ran.size());
+    for (size_t i = 0; i < ran.size(); ++i) {
+        EXPECT_EQ(merged[i].round, ran[i].round) << "run " << i;
+        EXPECT_EQ(merged[i].rows, ran[i].rows) << "run " << i;
+    }
+    // Each round's statistic.csv holds the rows the file gives it.
+    std::map<int64_t, uint64_t> rowsOfRound, listed;
+    for (const auto& r : readRows()) ++rowsOfRound[r.row.round];
+    for (const auto& run : runs) listed[run.round] += run.rows;
+    EXPECT_EQ(listed, rowsOfRound);
 }
 
 TEST_F(CApi, UnwritableOutputDirectoryIsAnError) {
