@@ -23,6 +23,7 @@
 #include "analysis/compare_report.h"
 #include "analysis/dump_reader.h"
 #include "analysis/prefault.h"
+#include "probe/format/row_order.h"
 #include "probe/format/tensor_bin.h"
 #include "probe/probe.h"
 #include "read_dump.h"
@@ -1071,6 +1072,109 @@ TEST(Compare, WithinARoundTheBirthEarliestIntoItsRanksRoundComesFirst) {
     const OpComparison& first = result.ops[*result.firstBornHere];
     EXPECT_EQ(reference.process(first.referenceProcess).key, "rank1") << report;
     EXPECT_EQ(reference.op(first.referenceOp).id, "Functional.linear.0.forward") << report;
+}
+
+// A layer op's round counts its own calls: with a block called twice per step and a branch taken
+// in odd steps only, round after round is not the order the ops ran in. A weight of the block
+// changed from step 2 on (its round 4) was named at the branch of step 3 (round 1), whose input
+// came from the block's round 7: the probe's row order file puts them back in order.
+TEST(Compare, OpsOfRoundsThatInterleaveAreWalkedInTheOrderTheyRan) {
+    TempDir dir;
+    auto write = [&](const std::string& name, int changedFrom) {
+        ApiRun run(dir, name, "statistics");
+        const auto w = randomValues(8, 1, 0.5f);
+        for (int step = 0; step < 4; ++step) {
+            auto weight = w;
+            if (step >= changedFrom) weight[3] *= 1.05f;
+            std::vector<float> h = randomValues(8, 10 + step);
+            const auto layer = [&](const char* op, const std::vector<float>& out,
+                                   bool weighted = false) {
+                run.begin(op);
+                run.input(0, h);
+                if (weighted) run.input(1, weight, {}, "weight");
+                run.output(0, out);
+                run.end();
+                h = out;
+            };
+            const auto shared = [&] {
+                std::vector<float> out(h.size());
+                for (size_t i = 0; i < h.size(); ++i) out[i] = std::tanh(h[i] * weight[i]);
+                layer("shared", out, true);
+            };
+            shared();
+            shared();
+            std::vector<float> out = h;
+            if (step % 2 == 1) {
+                for (float& x : out) x *= 1.5f;
+                layer("branch", out);
+            }
+            for (float& x : out) x += 1;
+            layer("head", out);
+        }
+        return run.finish();
+    };
+    const std::string a = write("a", 99), b = write("b", 2);
+    const DumpIndex reference = indexOf(a), candidate = indexOf(b);
+    const auto result = compareDumps(reference, candidate, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    const OpComparison& first = result.ops[*result.firstBornHere];
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), "shared") << report;
+    EXPECT_EQ(first.referenceRound, 4) << report;
+    EXPECT_EQ(reference.slot(reference.row(result.tensors[first.cause].referenceRow).slot).index,
+              "1_weight");
+    ASSERT_TRUE(result.firstInherited) << report;
+    EXPECT_EQ(nameOf(result, *result.firstInherited), "shared") << report;
+    EXPECT_EQ(result.ops[*result.firstInherited].referenceRound, 5) << report;
+    EXPECT_NE(report.find("first divergence, born here: round 4  shared (shared)"),
+              std::string::npos)
+        << report;
+    EXPECT_TRUE(result.notes.empty()) << report;
+    // The ops are listed in the order they ran: step 1 is the block's rounds 2 and 3, the
+    // branch's round 0 and the head's round 1.
+    std::vector<std::pair<std::string, int32_t>> ran;
+    for (uint32_t o = 0; o < result.ops.size(); ++o)
+        ran.emplace_back(nameOf(result, o), result.ops[o].referenceRound);
+    const std::vector<std::pair<std::string, int32_t>> expected{
+        {"shared", 0}, {"shared", 1}, {"head", 0},                  // step 0
+        {"shared", 2}, {"shared", 3}, {"branch", 0}, {"head", 1},   // step 1
+        {"shared", 4}, {"shared", 5}, {"head", 2},                  // step 2
+        {"shared", 6}, {"shared", 7}, {"branch", 1}, {"head", 3}};  // step 3
+    EXPECT_EQ(ran, expected);
+    EXPECT_NE(report.find("    round 1  head (head): matches\n  > round 4  shared (shared): born "
+                          "here\n    round 5  shared (shared): inherited\n"),
+              std::string::npos)
+        << report;
+
+    // A row order file cut short (by a crash): what it covers is in order, the rest comes
+    // after, round by round, and a note says so.
+    const std::string orderFile =
+        a + "/" + format::kRowOrderDirectory + "/" + reference.process(0).key + ".csv";
+    std::string kept = std::string(format::kRowOrderHeader) + "\n";
+    uint64_t rows = 0;
+    std::string error;
+    for (const auto& run : format::parseRowOrder(probe::test::readFile(orderFile), &error)) {
+        if (rows >= 26) break;  // steps 0 to 2: 8 + 10 + 8 rows
+        const uint64_t take = std::min<uint64_t>(run.rows, 26 - rows);
+        format::appendRowOrderLine(kept, {run.round, take});
+        rows += take;
+    }
+    ASSERT_EQ(rows, 26u);
+    probe::test::writeFile(orderFile, kept + "3,");
+    const DumpIndex cutShort = indexOf(a);
+    const auto again = compareDumps(cutShort, candidate, {});
+    ASSERT_TRUE(again.firstBornHere);
+    EXPECT_EQ(nameOf(again, *again.firstBornHere), "shared");
+    EXPECT_EQ(again.ops[*again.firstBornHere].referenceRound, 4);
+    ASSERT_EQ(again.notes.size(), 1u) << formatCompareReport(again);
+    const auto cutLine = std::count(kept.begin(), kept.end(), '\n') + 1;
+    EXPECT_NE(
+        again.notes[0].find(std::string(format::kRowOrderDirectory) + "/" +
+                            reference.process(0).key + ".csv: line " + std::to_string(cutLine) +
+                            " does not end (cut short); the rows after it are taken "
+                            "round by round"),
+        std::string::npos)
+        << again.notes[0];
 }
 
 // A module's backward entry (Module.fc.Linear.backward.0, msprobe L0 and mix) after its forward

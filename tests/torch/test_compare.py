@@ -331,6 +331,46 @@ class ModuleLevel(unittest.TestCase):
         self.assertNotIn("it surfaces in the enclosing ops too", text)
 
 
+class BlockCalledTwicePerStep(unittest.TestCase):
+    """A layer-level op's rounds count its own calls: with `shared` run twice per step and
+    `branch` in odd steps only, step 2's first call of `shared` is its round 4, while the head
+    after it is at round 2. A weight of `shared` changed before step 2 was named at `branch`
+    round 1 (step 3), its input made by `shared` round 7, walked after it round by round."""
+
+    def test_the_first_divergence_is_the_first_use_of_the_changed_weight(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            config = write_config(tmp, save_child=True)
+            dumps = {}
+            for name, env in (("a", {}), ("b", {"PROBE_TEST_NUDGE_STEP": "2"})):
+                run_probe(["--output", os.path.join(tmp, name), "--config", config, "--", PYTHON,
+                           os.path.join(TEST_DIR, "shared_block_model.py")], env=dict(os.environ, **env))
+                dumps[name] = os.path.join(tmp, name, "atb_dump_data")
+            # Independently, from the files: the weight's statistics are the same up to round 3
+            # of shared's linear, and differ from round 4 on.
+            weights = []
+            for name in ("a", "b"):
+                weights.append({int(r["Execution Count"]): (r["Max"], r["Min"], r["Mean"], r["Norm"])
+                                for r in read_rows(dumps[name])
+                                if r["Op Name"] == "shared/0/linear" and r["Index"] == "1_weight"})
+            self.assertEqual(sorted(weights[0]), list(range(8)))
+            self.assertEqual([r for r in range(8) if weights[0][r] != weights[1][r]], [4, 5, 6, 7])
+
+            result = compare(dumps["a"], dumps["b"], "--json")
+            self.assertEqual(result.returncode, 1, result.stderr)
+            report = json.loads(result.stdout)
+            first = report["firstBornHere"]
+            self.assertEqual((first["name"], first["round"]), ("shared/0/linear", 4), first)
+            self.assertEqual(first["tensor"]["index"], "1_weight")
+            # The layer-level ops are listed in the order they ran (add_0: the outermost
+            # module's own h + branch(h)).
+            layers = [(op["name"], op["round"]) for op in report["ops"]
+                      if "/" not in op["name"] and not op["name"].endswith(("backward", "backward_1"))]
+            self.assertEqual(layers[:8], [("shared", 0), ("shared", 1), ("head", 0), ("shared", 2),
+                                          ("shared", 3), ("branch", 0), ("add_0", 0), ("head", 1)])
+            text = compare(dumps["a"], dumps["b"]).stdout
+            self.assertIn("first divergence, born here: round 4  shared/0/linear (aten::linear)", text)
+
+
 class NothingToCompare(unittest.TestCase):
     def test_an_op_level_dump_against_an_msprobe_one(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/compare.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +23,7 @@
 #include "analysis/tensor_view.h"
 #include "probe/format/dtype.h"
 #include "probe/format/file_util.h"
+#include "probe/format/row_order.h"
 #include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
@@ -69,6 +73,8 @@ private:
 struct Instance {
     uint32_t op;
     uint32_t firstRow, rowCount;  // into RoundInstances::rows
+    uint32_t placedAt;            // where in the round's file it began: its first row's, or a
+                                  // descendant's when that came first (file order index)
     uint64_t key;                 // name id and occurrence in the round
 };
 struct RoundInstances {
@@ -94,7 +100,8 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
     auto& position = scratch.position;
     if (position.size() < index.opCount()) position.resize(index.opCount(), kNone);
     uint32_t next = 0;
-    const auto place = [&](uint32_t op) {
+    std::vector<uint32_t> placedAtOf;  // by position
+    const auto place = [&](uint32_t op, uint32_t fileRow) {
         auto& chain = scratch.chain;
         chain.clear();
         for (uint32_t o = op; o != kNone && o < position.size() && position[o] == kNone;
@@ -104,6 +111,7 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
         }
         for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
             position[*it] = next++;
+            placedAtOf.push_back(fileRow);
             scratch.placed.push_back(*it);
         }
     };
@@ -113,7 +121,7 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
     std::vector<uint32_t> bucketOf(n);
     for (size_t i = 0; i < n; ++i) {
         const auto& slot = index.slot(index.row(roundRows[i]).slot);
-        if (position[slot.op] == kNone) place(slot.op);
+        if (position[slot.op] == kNone) place(slot.op, static_cast<uint32_t>(i));
         bucketOf[i] = position[slot.op] * 2 + (slot.isOutput ? 1 : 0);
     }
     const uint32_t buckets = 2 * next;
@@ -147,7 +155,8 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
         while (j < out.rows.size() && positionOf[j] == at) ++j;
         const uint32_t op = index.slot(index.row(out.rows[i]).slot).op;
         const uint32_t occurrence = occurrences[nameIds[op]]++;
-        out.instances.push_back({op, i, j - i, (uint64_t(nameIds[op]) << 24) ^ occurrence});
+        out.instances.push_back(
+            {op, i, j - i, placedAtOf[at], (uint64_t(nameIds[op]) << 24) ^ occurrence});
         i = j;
     }
     for (const Instance& instance : out.instances) occurrences[nameIds[instance.op]] = 0;
@@ -264,6 +273,78 @@ bool isReplicaInvariant(const DumpIndex& index, uint32_t row) {
         underscore == std::string::npos ? "" : slot.index.substr(underscore + 1);
     return !slot.isOutput && (name == "weight" || name == "bias");
 }
+
+// When each row of a process was written, across its round files, from the probe's row order
+// file (probe/format/row_order.h): execution order across rounds, which the standard files do
+// not give. Rows it does not cover (a file cut short by a crash) come after the rest, round by
+// round.
+class RowTimes {
+public:
+    // known() is false when the dump has no such file for the process; `trouble` says why one
+    // that is there could not be used in full.
+    static RowTimes of(const DumpIndex& index, uint32_t process, std::string* trouble) {
+        RowTimes times;
+        const std::string key = index.process(process).key;
+        const std::string name = std::string(format::kRowOrderDirectory) + "/" + key + ".csv";
+        const std::string path = index.root() + "/" + name;
+        struct stat st;
+        if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return times;  // not written
+        std::string error;
+        const auto text = format::readRegularFile(path, kMaxRowOrderBytes, &error);
+        if (!text) {
+            *trouble = name + ": " + error + "; its ops are taken round by round";
+            return times;
+        }
+        const auto runs = format::parseRowOrder(*text, &error);
+        if (!error.empty())
+            *trouble = name + ": " + error + "; the rows after it are taken round by round";
+        const auto& rounds = index.process(process).rounds;
+        uint64_t time = 0;
+        for (const format::RowOrderRun& run : runs) {
+            const auto round = rounds.find(static_cast<int32_t>(run.round));
+            if (round == rounds.end()) continue;  // rows the reader did not find
+            uint32_t& covered = times.covered_[round->first];
+            const uint64_t take = std::min<uint64_t>(run.rows, round->second.size() - covered);
+            if (take == 0) continue;
+            times.segments_[round->first].push_back({covered, time});
+            covered += static_cast<uint32_t>(take);
+            time += take;
+        }
+        uint64_t uncovered = time;
+        for (const auto& [round, rows] : rounds) {
+            times.uncoveredFrom_[round] = uncovered;
+            uncovered += rows.size() - times.covered_[round];
+        }
+        return times;
+    }
+    bool known() const { return !segments_.empty(); }
+    // When the row at `position` of the round's file was written (an order, not a clock).
+    uint64_t of(int32_t round, uint32_t position) const {
+        const auto covered = covered_.find(round);
+        if (covered != covered_.end() && position < covered->second) {
+            const auto& segments = segments_.at(round);
+            const auto after =
+                std::upper_bound(segments.begin(), segments.end(), position,
+                                 [](uint32_t p, const Segment& s) { return p < s.position; });
+            const Segment& in = *std::prev(after);
+            return in.time + (position - in.position);
+        }
+        const auto from = uncoveredFrom_.find(round);
+        const uint32_t skipped = covered != covered_.end() ? covered->second : 0;
+        return (from != uncoveredFrom_.end() ? from->second : 0) + (position - skipped);
+    }
+
+private:
+    // A row order file lists a run per round and writer batch: 64 MiB are millions of them.
+    static constexpr uint64_t kMaxRowOrderBytes = 64u << 20;
+    struct Segment {
+        uint32_t position;  // in the round's file
+        uint64_t time;      // of that row
+    };
+    std::map<int32_t, std::vector<Segment>> segments_;  // by round, by position
+    std::map<int32_t, uint32_t> covered_;        // by round: its first rows the file puts in order
+    std::map<int32_t, uint64_t> uncoveredFrom_;  // by round: the time of its first uncovered row
+};
 
 class Comparer {
 public:
@@ -566,6 +647,46 @@ private:
         }
     }
 
+    // A layer-level op and the ops inside it, in one round of the reference: instances
+    // [first, end) of refRounds[round].
+    struct ExecutionUnit {
+        size_t round;
+        uint32_t first, end;
+    };
+    // The paired rounds' layer-level ops in the order the reference ran them. A layer-level
+    // op's round counts its own calls: a block called twice per step has rounds 0 and 1 in step
+    // 0, and a branch taken in odd steps only has round 0 in step 1, so round after round is not
+    // the order they ran in (a divergence born in step 2 was named at a branch of step 3). The
+    // probe's row order file says which rows came when; without it, round after round.
+    std::vector<ExecutionUnit> executionOrder(
+        uint32_t rp, const std::vector<std::pair<int32_t, int32_t>>& rounds,
+        const std::vector<RoundInstances>& refRounds) {
+        std::vector<ExecutionUnit> units;
+        for (size_t k = 0; k < rounds.size(); ++k) {
+            const auto& instances = refRounds[k].instances;
+            for (uint32_t i = 0; i < instances.size(); ++i)
+                if (i == 0 || ref_.op(instances[i].op).parent == kNone)
+                    units.push_back({k, i, i + 1});
+                else
+                    units.back().end = i + 1;
+        }
+        if (rounds.size() < 2 || ref_.layout() != DumpLayout::Atb) return units;
+        std::string trouble;
+        const RowTimes times = RowTimes::of(ref_, rp, &trouble);
+        if (!trouble.empty()) note(trouble);
+        if (!times.known()) return units;
+        std::vector<std::pair<uint64_t, size_t>> timed(units.size());  // (when it began, unit)
+        for (size_t u = 0; u < units.size(); ++u) {
+            const Instance& first = refRounds[units[u].round].instances[units[u].first];
+            timed[u] = {times.of(rounds[units[u].round].first, first.placedAt), u};
+        }
+        std::sort(timed.begin(), timed.end());
+        std::vector<ExecutionUnit> ordered;
+        ordered.reserve(units.size());
+        for (const auto& [when, u] : timed) ordered.push_back(units[u]);
+        return ordered;
+    }
+
     void pairOps(uint32_t rp, uint32_t cp) {
         // Every round's ops of both runs, sorted into execution order on the pool.
         const auto rounds = pairRounds(rp, cp);
@@ -587,28 +708,27 @@ private:
         size_t executions = 0;
         for (const auto& round : refRounds) executions += round.instances.size();
         result_.ops.reserve(result_.ops.size() + executions);
-        // Reference op -> its OpComparison in the round being paired (stamped with the round).
-        std::vector<std::pair<uint32_t, uint32_t>> compared(ref_.opCount(), {kNone, kNone});
-        uint32_t stamp = 0;
+        // Each round's reference instances paired with the candidate's (kNone: in one run only).
+        std::vector<std::vector<uint32_t>> matchOf(rounds.size());
         for (size_t k = 0; k < rounds.size(); ++k) {
-            const auto [rRound, cRound] = rounds[k];
-            ++stamp;
-            const RoundInstances r = std::move(refRounds[k]);
-            const RoundInstances c = std::move(candRounds[k]);
+            const RoundInstances& r = refRounds[k];
+            const RoundInstances& c = candRounds[k];
             // Runs of one model mostly list the same ops in the same order: walk both, and look
             // an op up only where they part.
             std::unordered_map<uint64_t, uint32_t> candByKey;
             std::vector<bool> candPaired(c.instances.size(), false);
+            matchOf[k].assign(r.instances.size(), kNone);
             size_t next = 0;
-            for (const Instance& ri : r.instances) {
+            for (size_t i = 0; i < r.instances.size(); ++i) {
+                const Instance& ri = r.instances[i];
                 uint32_t match = kNone;
                 if (next < c.instances.size() && c.instances[next].key == ri.key &&
                     !candPaired[next]) {
                     match = static_cast<uint32_t>(next++);
                 } else {
                     if (candByKey.empty())
-                        for (uint32_t i = 0; i < c.instances.size(); ++i)
-                            candByKey.emplace(c.instances[i].key, i);
+                        for (uint32_t j = 0; j < c.instances.size(); ++j)
+                            candByKey.emplace(c.instances[j].key, j);
                     if (auto it = candByKey.find(ri.key);
                         it != candByKey.end() && !candPaired[it->second]) {
                         match = it->second;
@@ -616,11 +736,28 @@ private:
                     }
                 }
                 if (match == kNone) {
-                    addUnpaired(true, rp, rRound, ri.op, true);
+                    addUnpaired(true, rp, rounds[k].first, ri.op, true);
                     continue;
                 }
                 candPaired[match] = true;
-                const Instance& ci = c.instances[match];
+                matchOf[k][i] = match;
+            }
+            for (uint32_t j = 0; j < c.instances.size(); ++j)
+                if (!candPaired[j])
+                    addUnpaired(false, cp, rounds[k].second, c.instances[j].op, true);
+        }
+        // Reference op -> its OpComparison in the round being paired (stamped with the round).
+        std::vector<std::pair<uint32_t, uint32_t>> compared(ref_.opCount(), {kNone, kNone});
+        for (const ExecutionUnit& unit : executionOrder(rp, rounds, refRounds)) {
+            const size_t k = unit.round;
+            const uint32_t stamp = static_cast<uint32_t>(k) + 1;
+            const auto [rRound, cRound] = rounds[k];
+            const RoundInstances& r = refRounds[k];
+            const RoundInstances& c = candRounds[k];
+            for (uint32_t i = unit.first; i < unit.end; ++i) {
+                if (matchOf[k][i] == kNone) continue;
+                const Instance& ri = r.instances[i];
+                const Instance& ci = c.instances[matchOf[k][i]];
                 OpComparison op;
                 op.referenceOp = ri.op;
                 op.candidateOp = ci.op;
@@ -643,8 +780,6 @@ private:
                 compared[ri.op] = {stamp, opIndex};
                 result_.ops.push_back(op);
             }
-            for (uint32_t i = 0; i < c.instances.size(); ++i)
-                if (!candPaired[i]) addUnpaired(false, cp, cRound, c.instances[i].op, true);
         }
         unpairedRounds(rp, cp);
     }
@@ -1129,18 +1264,33 @@ private:
         const auto bornAtInput = [&](const OpComparison& op) {
             return op.cause < result_.tensors.size() && !result_.tensors[op.cause].isOutput;
         };
-        // Round first, then how far into its process's round: the processes are walked one
-        // after another, so the clock alone put rank 0's round 1 before rank 1's round 0 (a
-        // weight nudged on rank 1 came fifth), and rank 0's backward, which DDP's allreduce gave
-        // rank 1's difference, before rank 1's forward that made it.
-        std::map<std::pair<uint32_t, int32_t>, uint64_t> roundBegan;
-        for (const OpComparison& op : result_.ops) {
-            auto [at, added] = roundBegan.try_emplace(roundOf(op), op.began);
+        // How far its process had got when an op ran: the highest round begun by then (its own
+        // round when the rounds follow each other; a block called twice per step is two rounds
+        // further on at each step, while the layers after it are one).
+        std::vector<int32_t> progress(result_.ops.size());
+        for (size_t o = 0; o < result_.ops.size(); ++o) {
+            const OpComparison& op = result_.ops[o];
+            const bool sameProcess =
+                o > 0 && result_.ops[o - 1].referenceProcess == op.referenceProcess;
+            progress[o] =
+                sameProcess ? std::max(progress[o - 1], op.referenceRound) : op.referenceRound;
+        }
+        // That first, then how far into it: the processes are walked one after another, so the
+        // clock alone put rank 0's round 1 before rank 1's round 0 (a weight nudged on rank 1
+        // came fifth), and rank 0's backward, which DDP's allreduce gave rank 1's difference,
+        // before rank 1's forward that made it.
+        std::map<std::pair<uint32_t, int32_t>, uint64_t> progressBegan;
+        for (size_t o = 0; o < result_.ops.size(); ++o) {
+            const OpComparison& op = result_.ops[o];
+            auto [at, added] =
+                progressBegan.try_emplace({op.referenceProcess, progress[o]}, op.began);
             if (!added) at->second = std::min(at->second, op.began);
         }
-        const auto bornWhen = [&](const OpComparison& op) {
-            return std::make_pair(op.referenceRound, (bornAtInput(op) ? op.began : op.finished) -
-                                                         roundBegan[roundOf(op)]);
+        const auto bornWhen = [&](uint32_t o) {
+            const OpComparison& op = result_.ops[o];
+            return std::make_pair(progress[o],
+                                  (bornAtInput(op) ? op.began : op.finished) -
+                                      progressBegan[{op.referenceProcess, progress[o]}]);
         };
         for (const OpComparison& op : result_.ops) {
             if (op.verdict != OpVerdict::BornHere) continue;
@@ -1152,8 +1302,7 @@ private:
             const OpComparison& op = result_.ops[o];
             if (op.verdict == OpVerdict::BornHere) {
                 result_.bornHereOps += op.bornInChild ? 0 : 1;
-                if (!result_.firstBornHere ||
-                    bornWhen(op) < bornWhen(result_.ops[*result_.firstBornHere]))
+                if (!result_.firstBornHere || bornWhen(o) < bornWhen(*result_.firstBornHere))
                     result_.firstBornHere = o;
             } else if (op.verdict == OpVerdict::Inherited) {
                 ++result_.inheritedOps;

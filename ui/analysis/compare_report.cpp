@@ -250,10 +250,11 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
         }
         if (more > 10) out += "    ... " + std::to_string(more - 10) + " more\n";
         out += "around the first divergence, in execution order:\n";
-        // Its own process and round only (the ops before rank 1's first were rank 0's last).
+        // Its own process only (the ops before rank 1's first were rank 0's last); the ops
+        // before it may be of another round (a block called twice per step: the step's layers
+        // before its second call are a round behind it).
         const auto together = [&](size_t o) {
-            return result.ops[o].referenceProcess == result.ops[first].referenceProcess &&
-                   result.ops[o].referenceRound == result.ops[first].referenceRound;
+            return result.ops[o].referenceProcess == result.ops[first].referenceProcess;
         };
         size_t from = first, to = size_t(first) + 1;
         while (from > 0 && first - (from - 1) <= context && together(from - 1)) --from;
