@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -22,6 +23,8 @@
 #include "analysis/compare.h"
 #include "analysis/compare_report.h"
 #include "analysis/dump_reader.h"
+#include "analysis/dump_summary.h"
+#include "analysis/overflow_check.h"
 #include "analysis/prefault.h"
 #include "probe/format/row_order.h"
 #include "probe/format/tensor_bin.h"
@@ -1078,40 +1081,54 @@ TEST(Compare, WithinARoundTheBirthEarliestIntoItsRanksRoundComesFirst) {
 // in odd steps only, round after round is not the order the ops ran in. A weight of the block
 // changed from step 2 on (its round 4) was named at the branch of step 3 (round 1), whose input
 // came from the block's round 7: the probe's row order file puts them back in order.
+// Four steps of a model whose block runs twice a step and whose branch runs on odd steps only:
+// rounds counted per op interleave. From step `changedFrom` on, one weight of the block is
+// multiplied by `factor`. The ops `infAt` names output an infinity, from finite inputs, in their
+// first call of the step it names.
+std::string writeSharedBlockRun(const TempDir& dir, const std::string& name, int changedFrom,
+                                float factor,
+                                const std::vector<std::pair<std::string, int>>& infAt = {}) {
+    ApiRun run(dir, name, "statistics");
+    const auto w = randomValues(8, 1, 0.5f);
+    for (int step = 0; step < 4; ++step) {
+        auto weight = w;
+        if (step >= changedFrom) weight[3] *= factor;
+        std::vector<float> h = randomValues(8, 10 + step);
+        std::set<std::string> called;
+        const auto layer = [&](const char* op, std::vector<float> out, bool weighted = false) {
+            run.begin(op);
+            run.input(0, h);
+            if (weighted) run.input(1, weight, {}, "weight");
+            const std::pair<std::string, int> here{op, step};
+            if (called.insert(op).second &&
+                std::find(infAt.begin(), infAt.end(), here) != infAt.end())
+                out[3] = std::numeric_limits<float>::infinity();
+            run.output(0, out);
+            run.end();
+            h = out;
+        };
+        const auto shared = [&] {
+            std::vector<float> out(h.size());
+            for (size_t i = 0; i < h.size(); ++i) out[i] = std::tanh(h[i] * weight[i]);
+            layer("shared", out, true);
+        };
+        shared();
+        shared();
+        std::vector<float> out = h;
+        if (step % 2 == 1) {
+            for (float& x : out) x *= 1.5f;
+            layer("branch", out);
+        }
+        for (float& x : out) x += 1;
+        layer("head", out);
+    }
+    return run.finish();
+}
+
 TEST(Compare, OpsOfRoundsThatInterleaveAreWalkedInTheOrderTheyRan) {
     TempDir dir;
-    auto write = [&](const std::string& name, int changedFrom) {
-        ApiRun run(dir, name, "statistics");
-        const auto w = randomValues(8, 1, 0.5f);
-        for (int step = 0; step < 4; ++step) {
-            auto weight = w;
-            if (step >= changedFrom) weight[3] *= 1.05f;
-            std::vector<float> h = randomValues(8, 10 + step);
-            const auto layer = [&](const char* op, const std::vector<float>& out,
-                                   bool weighted = false) {
-                run.begin(op);
-                run.input(0, h);
-                if (weighted) run.input(1, weight, {}, "weight");
-                run.output(0, out);
-                run.end();
-                h = out;
-            };
-            const auto shared = [&] {
-                std::vector<float> out(h.size());
-                for (size_t i = 0; i < h.size(); ++i) out[i] = std::tanh(h[i] * weight[i]);
-                layer("shared", out, true);
-            };
-            shared();
-            shared();
-            std::vector<float> out = h;
-            if (step % 2 == 1) {
-                for (float& x : out) x *= 1.5f;
-                layer("branch", out);
-            }
-            for (float& x : out) x += 1;
-            layer("head", out);
-        }
-        return run.finish();
+    const auto write = [&](const char* name, int changedFrom) {
+        return writeSharedBlockRun(dir, name, changedFrom, 1.05f);
     };
     const std::string a = write("a", 99), b = write("b", 2);
     const DumpIndex reference = indexOf(a), candidate = indexOf(b);
@@ -1147,7 +1164,7 @@ TEST(Compare, OpsOfRoundsThatInterleaveAreWalkedInTheOrderTheyRan) {
         << report;
 
     // A row order file cut short (by a crash): what it covers is in order, the rest comes
-    // after, round by round, and a note says so.
+    // after, round by round, and a note says so. One damaged is said to be.
     const std::string orderFile =
         a + "/" + format::kRowOrderDirectory + "/" + reference.process(0).key + ".csv";
     std::string kept = std::string(format::kRowOrderHeader) + "\n";
@@ -1160,21 +1177,55 @@ TEST(Compare, OpsOfRoundsThatInterleaveAreWalkedInTheOrderTheyRan) {
         rows += take;
     }
     ASSERT_EQ(rows, 26u);
-    probe::test::writeFile(orderFile, kept + "3,");
-    const DumpIndex cutShort = indexOf(a);
-    const auto again = compareDumps(cutShort, candidate, {});
-    ASSERT_TRUE(again.firstBornHere);
-    EXPECT_EQ(nameOf(again, *again.firstBornHere), "shared");
-    EXPECT_EQ(again.ops[*again.firstBornHere].referenceRound, 4);
-    ASSERT_EQ(again.notes.size(), 1u) << formatCompareReport(again);
-    const auto cutLine = std::count(kept.begin(), kept.end(), '\n') + 1;
-    EXPECT_NE(
-        again.notes[0].find(std::string(format::kRowOrderDirectory) + "/" +
-                            reference.process(0).key + ".csv: line " + std::to_string(cutLine) +
-                            " does not end (cut short); the rows after it are taken "
-                            "round by round"),
-        std::string::npos)
-        << again.notes[0];
+    for (const char* tail : {"3,", "3,x\n1,2\n"}) {
+        probe::test::writeFile(orderFile, kept + tail);
+        const DumpIndex damaged = indexOf(a);
+        const auto again = compareDumps(damaged, candidate, {});
+        ASSERT_TRUE(again.firstBornHere);
+        EXPECT_EQ(nameOf(again, *again.firstBornHere), "shared");
+        EXPECT_EQ(again.ops[*again.firstBornHere].referenceRound, 4);
+        ASSERT_EQ(again.notes.size(), 1u) << formatCompareReport(again);
+        EXPECT_NE(again.notes[0].find("row order file (probe_row_order) covers 26 of its 36 rows; "
+                                      "the ops of the rest are taken round by round, after them"),
+                  std::string::npos)
+            << again.notes[0];
+        const auto lines = std::count(kept.begin(), kept.end(), '\n');
+        if (tail[2] == 'x') {
+            ASSERT_EQ(damaged.problems().size(), 1u);
+            EXPECT_EQ(damaged.problems()[0],
+                      orderFile + ":" + std::to_string(lines + 1) +
+                          ": not \"<round>,<rows>\" with a round from 0 to 2147483647; the rows "
+                          "after it are taken round by round");
+        } else {
+            EXPECT_TRUE(damaged.problems().empty()) << damaged.problems()[0];
+        }
+    }
+}
+
+// Where rounds interleave, the first infinity and the first overflow birth are the ones that ran
+// first: step 2's block call (round 4), not step 3's branch call (round 1).
+TEST(Summary, TheFirstInfinityAndBirthAreTheOnesThatRanFirstWhenRoundsInterleave) {
+    TempDir dir;
+    const DumpIndex index =
+        indexOf(writeSharedBlockRun(dir, "run", 99, 1, {{"shared", 2}, {"branch", 3}}));
+    const auto summary = summarizeDump(index);
+    ASSERT_TRUE(summary.firstInf);
+    EXPECT_EQ(summary.firstInf->round, 4);
+    EXPECT_EQ(summary.firstInf->op.rfind("shared", 0), 0u) << summary.firstInf->op;
+    EXPECT_EQ(summary.firstInf->tensor, "output 0");
+    EXPECT_FALSE(summary.firstNan);
+
+    const auto births = findOverflowBirths(index, {});
+    ASSERT_EQ(births.births.size(), 1u);
+    EXPECT_EQ(index.op(births.births[0].op).namePath, "shared");
+    EXPECT_EQ(births.births[0].round, 4);
+    OverflowOptions all;
+    all.allBirths = true;
+    std::vector<std::pair<std::string, int32_t>> every;
+    for (const auto& birth : findOverflowBirths(index, all).births)
+        every.emplace_back(index.op(birth.op).namePath, birth.round);
+    const std::vector<std::pair<std::string, int32_t>> expected{{"shared", 4}, {"branch", 1}};
+    EXPECT_EQ(every, expected);
 }
 
 // A module's backward entry (Module.fc.Linear.backward.0, msprobe L0 and mix) after its forward

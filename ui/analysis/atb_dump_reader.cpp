@@ -25,6 +25,7 @@
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
 #include "probe/format/json_input.h"
+#include "probe/format/row_order.h"
 
 namespace probe::analysis {
 namespace {
@@ -790,9 +791,65 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
         delta.bytesTotal += std::max(size, offset);
         if (offset < size && used >= byteBudget) delta.more = true;
     }
+    std::set<std::string> processes;
+    for (const auto& file : listing.files) processes.insert(file.devicePid);
+    for (const auto& key : processes) pollRowOrder(delta, key);
     finished_ = state_ && *state_ != format::DumpState::Running && !delta.more &&
                 delta.bytesDone == delta.bytesTotal;
     return delta;
+}
+
+void AtbDumpReader::pollRowOrder(DumpDelta& delta, const std::string& devicePid) {
+    const uint32_t process = index_.knownProcess(devicePid);
+    if (process == kNone) return;  // its rows are not read yet
+    RowOrderFile& file = rowOrderFiles_[devicePid];
+    if (file.stopped) return;
+    const std::string path = root_ + "/" + format::kRowOrderDirectory + "/" + devicePid + ".csv";
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return;  // none, or none yet
+    std::string error;
+    uint64_t size = 0;
+    const int fd = format::openRegularFile(path, UINT64_MAX, &size, &error);
+    const auto stop = [&](uint64_t line, const std::string& why) {
+        file.stopped = true;
+        delta.problems.push_back(path + (line ? ":" + std::to_string(line) : std::string()) + ": " +
+                                 why + "; the rows after it are taken round by round");
+    };
+    if (fd < 0) return stop(0, error);
+    // Runs are a dozen bytes: no line is longer than this.
+    constexpr uint64_t kChunk = 1u << 20;
+    std::string text;
+    while (file.offset < size) {
+        text.resize(std::min(kChunk, size - file.offset));
+        const ssize_t n = ::pread(fd, text.data(), text.size(), static_cast<off_t>(file.offset));
+        if (n <= 0) break;  // tried again at the next poll
+        text.resize(static_cast<size_t>(n));
+        std::string_view rest(text);
+        for (size_t end; (end = rest.find('\n')) != std::string_view::npos;
+             rest.remove_prefix(end + 1)) {
+            const std::string_view line = rest.substr(0, end);
+            file.offset += end + 1;
+            std::optional<format::RowOrderRun> run;
+            if (++file.lineNumber == 1) {
+                if (line == format::kRowOrderHeader) continue;
+                stop(1, "not the header \"" + std::string(format::kRowOrderHeader) + "\"");
+            } else if ((run = format::parseRowOrderLine(line))) {
+                delta.rowOrder.emplace_back(process, *run);
+                continue;
+            } else {
+                stop(file.lineNumber, std::string("not ") + format::kRowOrderLineExpected);
+            }
+            ::close(fd);
+            return;
+        }
+        // What is left is a line being written, or cut short by a crash: its rows come after
+        // the rest, round by round, as any the file does not cover.
+        if (rest.size() == text.size()) {
+            if (text.size() == kChunk) stop(file.lineNumber + 1, "a line longer than any run");
+            break;
+        }
+    }
+    ::close(fd);
 }
 
 }  // namespace probe::analysis

@@ -58,6 +58,8 @@ private:
         bool fromStructure = false;  // described by a structure file
     };
     void pollStatus(DumpDelta& delta);
+    // New runs of a known process's row order file (probe_row_order/<key>.csv).
+    void pollRowOrder(DumpDelta& delta, const std::string& devicePid);
     void pollStructure(DumpDelta& delta);
     // Merges `node` and its children; `id` and `namePath` hold its parent's (both empty for a
     // top-level node) and are as they were on return.
@@ -124,6 +126,12 @@ private:
     uint32_t sourceCount_ = 0;
     std::map<std::string, CsvFile> csvFiles_;
     std::map<std::string, FileStamp> structureFiles_;
+    struct RowOrderFile {
+        uint64_t offset = 0;      // of the first line not read yet
+        uint64_t lineNumber = 0;  // lines read
+        bool stopped = false;     // a line that is no run, or a file that is none (said once)
+    };
+    std::map<std::string, RowOrderFile> rowOrderFiles_;  // by process key
     FileStamp statusStamp_;
     bool hasStatusFile_ = false;
     std::optional<format::DumpState> state_;  // from probe_status.json; none when unknown

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/compare.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -23,7 +20,6 @@
 #include "analysis/tensor_view.h"
 #include "probe/format/dtype.h"
 #include "probe/format/file_util.h"
-#include "probe/format/row_order.h"
 #include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
@@ -273,78 +269,6 @@ bool isReplicaInvariant(const DumpIndex& index, uint32_t row) {
         underscore == std::string::npos ? "" : slot.index.substr(underscore + 1);
     return !slot.isOutput && (name == "weight" || name == "bias");
 }
-
-// When each row of a process was written, across its round files, from the probe's row order
-// file (probe/format/row_order.h): execution order across rounds, which the standard files do
-// not give. Rows it does not cover (a file cut short by a crash) come after the rest, round by
-// round.
-class RowTimes {
-public:
-    // known() is false when the dump has no such file for the process; `trouble` says why one
-    // that is there could not be used in full.
-    static RowTimes of(const DumpIndex& index, uint32_t process, std::string* trouble) {
-        RowTimes times;
-        const std::string key = index.process(process).key;
-        const std::string name = std::string(format::kRowOrderDirectory) + "/" + key + ".csv";
-        const std::string path = index.root() + "/" + name;
-        struct stat st;
-        if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return times;  // not written
-        std::string error;
-        const auto text = format::readRegularFile(path, kMaxRowOrderBytes, &error);
-        if (!text) {
-            *trouble = name + ": " + error + "; its ops are taken round by round";
-            return times;
-        }
-        const auto runs = format::parseRowOrder(*text, &error);
-        if (!error.empty())
-            *trouble = name + ": " + error + "; the rows after it are taken round by round";
-        const auto& rounds = index.process(process).rounds;
-        uint64_t time = 0;
-        for (const format::RowOrderRun& run : runs) {
-            const auto round = rounds.find(static_cast<int32_t>(run.round));
-            if (round == rounds.end()) continue;  // rows the reader did not find
-            uint32_t& covered = times.covered_[round->first];
-            const uint64_t take = std::min<uint64_t>(run.rows, round->second.size() - covered);
-            if (take == 0) continue;
-            times.segments_[round->first].push_back({covered, time});
-            covered += static_cast<uint32_t>(take);
-            time += take;
-        }
-        uint64_t uncovered = time;
-        for (const auto& [round, rows] : rounds) {
-            times.uncoveredFrom_[round] = uncovered;
-            uncovered += rows.size() - times.covered_[round];
-        }
-        return times;
-    }
-    bool known() const { return !segments_.empty(); }
-    // When the row at `position` of the round's file was written (an order, not a clock).
-    uint64_t of(int32_t round, uint32_t position) const {
-        const auto covered = covered_.find(round);
-        if (covered != covered_.end() && position < covered->second) {
-            const auto& segments = segments_.at(round);
-            const auto after =
-                std::upper_bound(segments.begin(), segments.end(), position,
-                                 [](uint32_t p, const Segment& s) { return p < s.position; });
-            const Segment& in = *std::prev(after);
-            return in.time + (position - in.position);
-        }
-        const auto from = uncoveredFrom_.find(round);
-        const uint32_t skipped = covered != covered_.end() ? covered->second : 0;
-        return (from != uncoveredFrom_.end() ? from->second : 0) + (position - skipped);
-    }
-
-private:
-    // A row order file lists a run per round and writer batch: 64 MiB are millions of them.
-    static constexpr uint64_t kMaxRowOrderBytes = 64u << 20;
-    struct Segment {
-        uint32_t position;  // in the round's file
-        uint64_t time;      // of that row
-    };
-    std::map<int32_t, std::vector<Segment>> segments_;  // by round, by position
-    std::map<int32_t, uint32_t> covered_;        // by round: its first rows the file puts in order
-    std::map<int32_t, uint64_t> uncoveredFrom_;  // by round: the time of its first uncovered row
-};
 
 class Comparer {
 public:
@@ -670,11 +594,15 @@ private:
                 else
                     units.back().end = i + 1;
         }
-        if (rounds.size() < 2 || ref_.layout() != DumpLayout::Atb) return units;
-        std::string trouble;
-        const RowTimes times = RowTimes::of(ref_, rp, &trouble);
-        if (!trouble.empty()) note(trouble);
-        if (!times.known()) return units;
+        if (rounds.size() < 2) return units;
+        const DumpIndex::Process& process = ref_.process(rp);
+        const RowTimes times(process);
+        if (times.coveredRows() > 0 && times.coveredRows() < process.rows)
+            note("the reference's process " + process.key + ": its row order file (" +
+                 format::kRowOrderDirectory + ") covers " + std::to_string(times.coveredRows()) +
+                 " of its " + std::to_string(process.rows) +
+                 " rows; the ops of the rest are taken round by round, after them");
+        if (times.roundsInOrder()) return units;
         std::vector<std::pair<uint64_t, size_t>> timed(units.size());  // (when it began, unit)
         for (size_t u = 0; u < units.size(); ++u) {
             const Instance& first = refRounds[units[u].round].instances[units[u].first];

@@ -110,6 +110,7 @@ std::vector<DumpDelta> splitDelta(DumpDelta&& delta, size_t maxItems) {
     last.status = std::move(delta.status);
     last.statusError = std::move(delta.statusError);
     last.problems = std::move(delta.problems);
+    last.rowOrder = std::move(delta.rowOrder);
     last.more = delta.more;
     return pieces;
 }
@@ -274,6 +275,12 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
             problems_.push_back(std::move(p));
         else
             ++droppedProblems_;
+    }
+    for (const auto& [process, run] : delta.rowOrder) {
+        if (process < processes_.size())
+            processes_[process].rowOrder.push_back(run);
+        else
+            rejected("row order run");
     }
     // Rows mostly touch ops in the order they were made: often sorted already.
     if (!std::is_sorted(touched.begin(), touched.end())) std::sort(touched.begin(), touched.end());
@@ -467,10 +474,64 @@ uint32_t DumpIndex::firstAnomalousRow(uint32_t process, uint8_t bits) const {
     if (std::none_of(topOps.begin(), topOps.end(),
                      [&](uint32_t op) { return ops_[op].subtreeAnomalies & bits; }))
         return kNone;
-    for (const auto& [round, rows] : processes_[process].rounds)
-        for (uint32_t row : rows)
-            if (rows_[row].anomalies & bits) return row;
-    return kNone;
+    // Each round's first such row; of those, the one written first.
+    const Process& p = processes_[process];
+    const RowTimes times(p);
+    uint32_t first = kNone;
+    uint64_t firstTime = 0;
+    for (const auto& [round, rows] : p.rounds) {
+        for (uint32_t i = 0; i < rows.size(); ++i) {
+            if (!(rows_[rows[i]].anomalies & bits)) continue;
+            if (times.roundsInOrder()) return rows[i];
+            const uint64_t time = times.of(round, i);
+            if (first == kNone || time < firstTime) {
+                first = rows[i];
+                firstTime = time;
+            }
+            break;
+        }
+    }
+    return first;
+}
+
+RowTimes::RowTimes(const DumpIndex::Process& process) {
+    const auto& rounds = process.rounds;
+    uint64_t time = 0;
+    int32_t latest = INT32_MIN;
+    for (const format::RowOrderRun& run : process.rowOrder) {
+        const auto round = rounds.find(static_cast<int32_t>(run.round));
+        if (round == rounds.end()) continue;  // rows the reader did not find
+        uint32_t& covered = covered_[round->first];
+        const uint64_t take = std::min<uint64_t>(run.rows, round->second.size() - covered);
+        if (take == 0) continue;
+        roundsInOrder_ = roundsInOrder_ && round->first >= latest;
+        latest = round->first;
+        segments_[round->first].push_back({covered, time});
+        covered += static_cast<uint32_t>(take);
+        time += take;
+    }
+    coveredRows_ = time;
+    for (const auto& [round, rows] : rounds) {
+        uncoveredFrom_[round] = time;
+        // Rounds after the last covered one, uncovered, still come round after round.
+        if (rows.size() > covered_[round]) roundsInOrder_ = roundsInOrder_ && round >= latest;
+        time += rows.size() - covered_[round];
+    }
+}
+
+uint64_t RowTimes::of(int32_t round, uint32_t position) const {
+    const auto covered = covered_.find(round);
+    if (covered != covered_.end() && position < covered->second) {
+        const auto& segments = segments_.at(round);
+        const auto after =
+            std::upper_bound(segments.begin(), segments.end(), position,
+                             [](uint32_t p, const Segment& s) { return p < s.position; });
+        const Segment& in = *std::prev(after);
+        return in.time + (position - in.position);
+    }
+    const auto from = uncoveredFrom_.find(round);
+    const uint32_t skipped = covered != covered_.end() ? covered->second : 0;
+    return (from != uncoveredFrom_.end() ? from->second : 0) + (position - skipped);
 }
 
 std::string DumpIndex::describeOp(uint32_t op) const {

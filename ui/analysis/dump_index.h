@@ -18,6 +18,7 @@
 #include "analysis/key_table.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/op_config.h"
+#include "probe/format/row_order.h"
 
 namespace probe::analysis {
 
@@ -103,12 +104,14 @@ struct DumpDelta {
     std::optional<format::DumpStatus> status;  // when probe_status.json changed
     std::optional<std::string> statusError;    // when it changed and could not be read: why
     std::vector<std::string> problems;         // malformed or unreadable files, for people
-    uint64_t bytesDone = 0, bytesTotal = 0;    // progress of reading the row files
-    bool more = false;                         // the reader stopped early: poll again at once
+    // atb: new runs of the processes' row order files (probe_row_order), by process index.
+    std::vector<std::pair<uint32_t, format::RowOrderRun>> rowOrder;
+    uint64_t bytesDone = 0, bytesTotal = 0;  // progress of reading the row files
+    bool more = false;                       // the reader stopped early: poll again at once
 
     bool empty() const {
         return processes.empty() && ops.empty() && opUpdates.empty() && tensorSlots.empty() &&
-               rows.empty() && !status && !statusError && problems.empty();
+               rows.empty() && !status && !statusError && problems.empty() && rowOrder.empty();
     }
 };
 
@@ -178,6 +181,9 @@ public:
         std::string key;
         std::vector<uint32_t> topOps;                     // layer-level ops in execution order
         std::map<int32_t, std::vector<uint32_t>> rounds;  // round -> its rows in file order
+        // atb: in which order rows went into the round files, as far as its row order file
+        // says (RowTimes); empty without one.
+        std::vector<format::RowOrderRun> rowOrder;
         KeyTable opById;  // the first op of each id (DumpIndex::findOp)
         uint64_t rows = 0;
     };
@@ -270,8 +276,8 @@ public:
     std::vector<ProfilePoint> roundProfile(uint32_t process, int32_t round,
                                            const ProfileOptions& options) const;
 
-    // The first row (in round order, then file order) whose statistics have any of `bits`, in
-    // one process; kNone if none. Where a NaN first appears is where to start looking.
+    // The first row (in execution order, RowTimes) whose statistics have any of `bits`, in one
+    // process; kNone if none. Where a NaN first appears is where to start looking.
     uint32_t firstAnomalousRow(uint32_t process, uint8_t bits) const;
 
     std::optional<format::DumpStatus> status() const { return status_; }
@@ -300,6 +306,32 @@ private:
     // Which apply() last reported an op as touched (so each is reported once per delta).
     std::vector<uint32_t> touchStamp_;
     uint32_t applyCount_ = 0;
+};
+
+// When each row of an op-level process was written, across its round files. A layer-level op's
+// round counts its own executions, so a block called twice per step, or a branch taken in some
+// steps only, spreads a step over several rounds: round after round is not the order they ran in.
+// The probe's row order file says which rows came when (Process::rowOrder); rows it does not
+// cover (a dump of another tool, a file cut short) come after the rest, round by round.
+class RowTimes {
+public:
+    explicit RowTimes(const DumpIndex::Process& process);
+    // Rounds follow each other: round after round, then file order, is execution order.
+    bool roundsInOrder() const { return roundsInOrder_; }
+    // When the row at `position` of the round's file was written (an order, not a clock).
+    uint64_t of(int32_t round, uint32_t position) const;
+    uint64_t coveredRows() const { return coveredRows_; }
+
+private:
+    struct Segment {
+        uint32_t position;  // in the round's file
+        uint64_t time;      // of that row
+    };
+    std::map<int32_t, std::vector<Segment>> segments_;  // by round, by position
+    std::map<int32_t, uint32_t> covered_;        // by round: its first rows the file puts in order
+    std::map<int32_t, uint64_t> uncoveredFrom_;  // by round: the time of its first uncovered row
+    uint64_t coveredRows_ = 0;
+    bool roundsInOrder_ = true;
 };
 
 // `delta` cut into pieces of at most `maxItems` tensor slots or rows, or a quarter as many ops

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -143,9 +144,15 @@ struct OpInRound {
     size_t firstBadOutput = 0;  // position of its first overflowed output among the round's rows
 };
 
+// A birth and the position, among its round's rows, of the op's first overflowed output.
+struct BirthInRound {
+    size_t position = 0;
+    OverflowBirth birth;
+};
+
 // The births of one round of one process, in execution order.
-std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checker, uint32_t process,
-                                         int32_t round, const std::vector<uint32_t>& rows) {
+std::vector<BirthInRound> birthsInRound(const DumpIndex& index, Checker& checker, uint32_t process,
+                                        int32_t round, const std::vector<uint32_t>& rows) {
     std::unordered_map<uint32_t, OpInRound> ops;
     // The values of the 0-d doubles ops output so far: an input of one of these values was made
     // by the program (x.double().sum()), not given as a number.
@@ -191,7 +198,7 @@ std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checke
     for (uint32_t op : candidates)
         if (!enclosing.count(op)) ordered.emplace_back(ops[op].firstBadOutput, op);
     std::sort(ordered.begin(), ordered.end());
-    std::vector<OverflowBirth> births;
+    std::vector<BirthInRound> births;
     for (const auto& [position, op] : ordered) {
         OverflowBirth birth;
         birth.process = process;
@@ -205,7 +212,7 @@ std::vector<OverflowBirth> birthsInRound(const DumpIndex& index, Checker& checke
         }
         birth.inputs = std::move(state.inputs);
         birth.outputs = std::move(state.outputs);
-        births.push_back(std::move(birth));
+        births.push_back({position, std::move(birth)});
     }
     return births;
 }
@@ -357,35 +364,44 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
     report.range = options.range;
     Checker checker(index, options);
     for (uint32_t p = 0; p < index.processCount(); ++p) {
-        bool found = false;
-        TensorVerdict firstBad;
+        // Rounds counted per op interleave when a block runs twice a step: then every round is
+        // looked at and the first birth is the one whose overflowed output was written first.
+        const RowTimes times(index.process(p));
+        const bool interleaved = !times.roundsInOrder();
+        std::vector<std::pair<uint64_t, OverflowBirth>> births;  // with when it was written
+        std::optional<std::pair<uint64_t, TensorVerdict>> firstBad;
         for (const auto& [round, rows] : index.process(p).rounds) {
-            auto births = birthsInRound(index, checker, p, round, rows);
-            if (!births.empty()) {
-                found = true;
-                if (!options.allBirths) births.resize(1);
-                for (auto& b : births) report.births.push_back(std::move(b));
-                if (!options.allBirths) break;
-            } else if (!found && firstBad.row == kNone) {
+            auto found = birthsInRound(index, checker, p, round, rows);
+            for (auto& [position, birth] : found)
+                births.emplace_back(times.of(round, position), std::move(birth));
+            if (found.empty() && (interleaved || (births.empty() && !firstBad))) {
                 // Values that enter as an op's input before any op outputs them came from
                 // outside the dump; a first overflowed output belongs to an ignored op.
-                for (uint32_t row : rows) {
+                for (uint32_t i = 0; i < rows.size(); ++i) {
+                    const uint32_t row = rows[i];
                     const bool input = !index.slot(index.row(row).slot).isOutput;
                     TensorVerdict v =
                         checker.verdict(row, input && checker.isWrappedNumber(index.row(row)));
                     if (!v.overflowed) continue;
-                    if (input) firstBad = v;
+                    const uint64_t time = times.of(round, i);
+                    if (input && (!firstBad || time < firstBad->first))
+                        firstBad.emplace(time, std::move(v));
                     break;
                 }
             }
+            if (!interleaved && !births.empty() && !options.allBirths) break;
         }
-        if (!found && firstBad.row != kNone) {
-            const StatRecord& row = index.row(firstBad.row);
+        std::stable_sort(births.begin(), births.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (!options.allBirths && births.size() > 1) births.resize(1);
+        for (auto& [time, birth] : births) report.births.push_back(std::move(birth));
+        if (births.empty() && firstBad) {
+            const TensorVerdict& bad = firstBad->second;
+            const StatRecord& row = index.row(bad.row);
             const auto& slot = index.slot(row.slot);
             report.unexplained.push_back(
-                index.process(p).key + ": overflowed values (" + firstBad.why +
-                ") first appear in " + index.describeSlot(row.slot) + " of " +
-                index.describeOp(slot.op) + " (" +
+                index.process(p).key + ": overflowed values (" + bad.why + ") first appear in " +
+                index.describeSlot(row.slot) + " of " + index.describeOp(slot.op) + " (" +
                 (index.layout() == DumpLayout::Atb ? "round " : "step ") +
                 std::to_string(row.round) +
                 "), but no dumped op turns finite inputs into them: they were born before the dump "

@@ -52,7 +52,7 @@ struct OverflowBirth {
 
 struct OverflowReport {
     RangeLimit range = RangeLimit::None;
-    std::vector<OverflowBirth> births;  // by process, then round, then execution order
+    std::vector<OverflowBirth> births;  // by process, then in the order they ran
     // Per process with overflowed tensors but no birth among the dumped ops (the values came in
     // with the inputs of the first op dumped): a sentence for people, else "".
     std::vector<std::string> unexplained;

@@ -20,6 +20,11 @@ class ReaderIndex {
 public:
     // The process with this key, announced in `delta` when new.
     uint32_t processIndex(DumpDelta& delta, const std::string& key);
+    // The process with this key, kNone when none was announced.
+    uint32_t knownProcess(const std::string& key) const {
+        const auto it = processByKey_.find(key);
+        return it != processByKey_.end() ? it->second : kNone;
+    }
     // The op with `id` and name path `namePath` in `process`, or kNone. An id alone does not
     // name an op in every layout: atb ids are positions ("2_5": the sixth child of layer 2), and
     // a layer whose control flow changes from one round to the next runs another op there. With

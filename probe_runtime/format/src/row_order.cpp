@@ -17,6 +17,21 @@ void appendRowOrderLine(std::string& out, const RowOrderRun& run) {
     out.append(line, end);
 }
 
+const char* const kRowOrderLineExpected = "\"<round>,<rows>\" with a round from 0 to 2147483647";
+
+std::optional<RowOrderRun> parseRowOrderLine(std::string_view line) {
+    RowOrderRun run;
+    const char* const begin = line.data();
+    const char* const end = begin + line.size();
+    const auto round = std::from_chars(begin, end, run.round);
+    if (round.ec != std::errc() || round.ptr == end || *round.ptr != ',' || run.round < 0 ||
+        run.round > INT32_MAX)
+        return std::nullopt;
+    const auto rows = std::from_chars(round.ptr + 1, end, run.rows);
+    if (rows.ec != std::errc() || rows.ptr != end) return std::nullopt;
+    return run;
+}
+
 std::vector<RowOrderRun> parseRowOrder(std::string_view text, std::string* error) {
     std::vector<RowOrderRun> runs;
     size_t lineNumber = 0;
@@ -36,20 +51,12 @@ std::vector<RowOrderRun> parseRowOrder(std::string_view text, std::string* error
             }
             continue;
         }
-        RowOrderRun run;
-        const char* const begin = line.data();
-        const char* const end = begin + line.size();
-        const auto round = std::from_chars(begin, end, run.round);
-        const bool comma = round.ec == std::errc() && round.ptr != end && *round.ptr == ',';
-        const auto rows = comma ? std::from_chars(round.ptr + 1, end, run.rows)
-                                : std::from_chars_result{end, std::errc::invalid_argument};
-        if (!comma || rows.ec != std::errc() || rows.ptr != end || run.round < 0 ||
-            run.round > INT32_MAX) {
-            *error = "line " + std::to_string(lineNumber) +
-                     " is not \"<round>,<rows>\" with a round from 0 to 2147483647";
+        const auto run = parseRowOrderLine(line);
+        if (!run) {
+            *error = "line " + std::to_string(lineNumber) + " is not " + kRowOrderLineExpected;
             break;
         }
-        runs.push_back(run);
+        runs.push_back(*run);
     }
     return runs;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,10 @@ struct RowOrderRun {
 
 // "<round>,<rows>\n"
 void appendRowOrderLine(std::string& out, const RowOrderRun& run);
+
+// One line after the header, without its line end; nullopt when it is not a run.
+std::optional<RowOrderRun> parseRowOrderLine(std::string_view line);
+extern const char* const kRowOrderLineExpected;  // what such a line is, for messages
 
 // The runs of a file's text (its header first). Reading stops at the first line that is not a
 // run (a line cut short by a crash at the end, or damage): `error` then says which line and why,
