@@ -1177,6 +1177,16 @@ TEST(Compare, OpsOfRoundsThatInterleaveAreWalkedInTheOrderTheyRan) {
         rows += take;
     }
     ASSERT_EQ(rows, 26u);
+    // Copied through Windows (CR LF): read as it was.
+    std::string crlf;
+    for (char c : probe::test::readFile(orderFile)) crlf += c == '\n' ? "\r\n" : std::string(1, c);
+    probe::test::writeFile(orderFile, crlf);
+    const DumpIndex copied = indexOf(a);
+    EXPECT_TRUE(copied.problems().empty()) << copied.problems()[0];
+    const auto fromCopy = compareDumps(copied, candidate, {});
+    EXPECT_TRUE(fromCopy.notes.empty()) << formatCompareReport(fromCopy);
+    ASSERT_TRUE(fromCopy.firstBornHere);
+    EXPECT_EQ(fromCopy.ops[*fromCopy.firstBornHere].referenceRound, 4);
     for (const char* tail : {"3,", "3,x\n1,2\n"}) {
         probe::test::writeFile(orderFile, kept + tail);
         const DumpIndex damaged = indexOf(a);

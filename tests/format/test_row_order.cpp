@@ -34,6 +34,10 @@ TEST(RowOrder, LinesWrittenAreReadBack) {
     EXPECT_EQ(pairs(runs), expected);
     EXPECT_TRUE(parseRowOrder("", &error).empty());
     EXPECT_EQ(error, "");
+    // A file copied through Windows ends its lines in CR LF.
+    const auto crlf = parseRowOrder("Execution Count,Rows\r\n0,18\r\n7,0\r\n", &error);
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(pairs(crlf), (std::vector<std::pair<int64_t, uint64_t>>{{0, 18}, {7, 0}}));
 }
 
 // A crash may cut the last line short; damage stops the reading where it is, with the runs

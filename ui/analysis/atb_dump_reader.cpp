@@ -827,8 +827,10 @@ void AtbDumpReader::pollRowOrder(DumpDelta& delta, const std::string& devicePid)
         std::string_view rest(text);
         for (size_t end; (end = rest.find('\n')) != std::string_view::npos;
              rest.remove_prefix(end + 1)) {
-            const std::string_view line = rest.substr(0, end);
+            std::string_view line = rest.substr(0, end);
             file.offset += end + 1;
+            if (!line.empty() && line.back() == '\r')
+                line.remove_suffix(1);  // copied through Windows
             std::optional<format::RowOrderRun> run;
             if (++file.lineNumber == 1) {
                 if (line == format::kRowOrderHeader) continue;

@@ -42,8 +42,9 @@ std::vector<RowOrderRun> parseRowOrder(std::string_view text, std::string* error
             *error = "line " + std::to_string(lineNumber) + " does not end (cut short)";
             break;
         }
-        const std::string_view line = text.substr(0, newline);
+        std::string_view line = text.substr(0, newline);
         text.remove_prefix(newline + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (lineNumber == 1) {
             if (line != kRowOrderHeader) {
                 *error = "line 1 is not the header \"" + std::string(kRowOrderHeader) + "\"";
