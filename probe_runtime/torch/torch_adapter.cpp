@@ -242,6 +242,7 @@ struct Frame {
     bool observeChildren;       // the runtime looks into this op's children
     bool metadataOnly = false;  // a view (or a metadata-only in-place op) inside another aten op:
                                 // its memory may not be written yet
+    bool ofUnwrittenMemory = false;  // a view of uninitialised memory, or an op inside one
     // Layer-level ops: the callback this op switched off (to switch on again at its end), and
     // for forward ones the first autograd sequence number their forward used, and the layer.
     at::CallbackHandle opCallbackOff = at::INVALID_CALLBACK_HANDLE;
@@ -289,6 +290,10 @@ constexpr size_t kMaxCachedStats = 1024;
 struct UninitialisedMemory {
     c10::weak_intrusive_ptr<c10::StorageImpl> storage;  // its address cannot be reused meanwhile
     int64_t version;
+    // Handed out to be written (detach, as Tensor.numpy does): still unwritten through the
+    // pass-through ops numpy() calls next (to, resolve_conj, resolve_neg), whose rows would hold
+    // garbage; forgotten at any other op, as the program may have written it by then.
+    bool handedOut = false;
 };
 constexpr size_t kMaxUninitialised = 256;  // past it, the oldest is forgotten (read as ever)
 
@@ -405,6 +410,7 @@ struct ThreadState {
     bool rootWatchedWhole = false, rootCallWatched = false, rootOpsSeen = false;
     std::unordered_map<StatsKey, CachedStats, StatsKeyHash> statsCache;
     std::vector<UninitialisedMemory> uninitialised;
+    bool anyHandedOut = false;  // some of `uninitialised` is handedOut
     // Memory given to an op that is not an aten op, during this model call or backward pass: a
     // collective (gloo's allreduce) writes it from its own thread until the program waits for
     // it, behind the version counter, so its statistics are never kept (statsCache).
@@ -872,6 +878,30 @@ void forgetUninitialised(ThreadState& tls, const at::Tensor& tensor) {
                 known.end());
 }
 
+// Marks `tensor`'s memory, if uninitialised, as handed out (UninitialisedMemory::handedOut).
+void handOutUninitialised(ThreadState& tls, const at::Tensor& tensor) {
+    const c10::StorageImpl* storage = tls.uninitialised.empty() ? nullptr : storageOf(tensor);
+    if (!storage) return;
+    for (UninitialisedMemory& m : tls.uninitialised)
+        if (m.storage._unsafe_get_target() == storage) m.handedOut = tls.anyHandedOut = true;
+}
+
+// Whether `name` is an op Tensor.numpy calls on the memory it hands out, after detach: none of
+// them writes it, so the program has not yet either.
+bool passesHandedOutMemoryOn(const char* name) {
+    return std::strcmp(name, "aten::to") == 0 || std::strcmp(name, "aten::resolve_conj") == 0 ||
+           std::strcmp(name, "aten::resolve_neg") == 0;
+}
+
+// Forgets the memory handed out: the program may write it from now on.
+void forgetHandedOut(ThreadState& tls) {
+    auto& known = tls.uninitialised;
+    known.erase(std::remove_if(known.begin(), known.end(),
+                               [](const UninitialisedMemory& m) { return m.handedOut; }),
+                known.end());
+    tls.anyHandedOut = false;
+}
+
 // Forgets the memory of the arguments an op wrote through its schema (in place, out=), should
 // its kernel not have moved the version on.
 void forgetWritten(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
@@ -1169,8 +1199,10 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             tls.statsCache.clear();
             rememberWrittenAsynchronously(tls, fn.inputs());
             // Inside an aten op it writes only what that op does (detach_'s own scope).
-            if (tls.frames.empty() || tls.frames.back().kind != FrameKind::Aten)
+            if (tls.frames.empty() || tls.frames.back().kind != FrameKind::Aten) {
                 tls.uninitialised.clear();
+                tls.anyHandedOut = false;
+            }
         }
         // A Python record_function scope is watched for that alone: it is no op of the model.
         if (fn.scope() == at::RecordScope::USER_SCOPE) return nullptr;
@@ -1223,6 +1255,9 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
                 return AdapterContext::make(tls);
             }
         }
+        if (tls.anyHandedOut && kind != PROBE_OP_KERNEL &&
+            (backward || !passesHandedOutMemoryOn(name)))
+            forgetHandedOut(tls);
         int wants = pushFrame(tls, backward ? FrameKind::BackwardNode : FrameKind::Aten,
                               beginOp(opNameText, opTypeText, kind), layer);
         if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
@@ -1233,15 +1268,23 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             // them): its statistics would be noise, and its data is its input's anyway. The
             // same for an in-place op changing only the metadata (min.dim's unsqueeze_ of its
             // empty results: two identical runs differed there, by their garbage).
-            // Likewise a view of uninitialised memory anywhere (UninitialisedMemory). One that
-            // hands the memory out to be written (detach, for numpy) is the last such view.
-            if (facts && (facts->view || facts->metadataOnly) &&
-                (kind == PROBE_OP_KERNEL || firstTensorUninitialised(tls, fn.inputs()))) {
+            // Likewise a view of uninitialised memory anywhere (UninitialisedMemory), and any op
+            // inside such a view (detach's own record). One that hands the memory out to be
+            // written (detach, for numpy) marks it so.
+            const bool insideUnwritten =
+                tls.frames.size() >= 2 &&
+                tls.frames[tls.frames.size() - 2].kind == FrameKind::Aten &&
+                tls.frames[tls.frames.size() - 2].ofUnwrittenMemory;
+            const bool viewLike = facts && (facts->view || facts->metadataOnly);
+            const bool unwritten = insideUnwritten || (viewLike && kind != PROBE_OP_KERNEL &&
+                                                       firstTensorUninitialised(tls, fn.inputs()));
+            if (unwritten || (viewLike && kind == PROBE_OP_KERNEL)) {
                 tls.frames.back().metadataOnly = true;
+                tls.frames.back().ofUnwrittenMemory = unwritten;
                 wants &= ~PROBE_WANTS_DATA;
-                if (facts->handsOut && kind != PROBE_OP_KERNEL)
+                if (unwritten && facts && facts->handsOut)
                     for (const c10::IValue& v : fn.inputs())
-                        if (v.isTensor()) forgetUninitialised(tls, v.toTensor());
+                        if (v.isTensor()) handOutUninitialised(tls, v.toTensor());
             }
             // Such a view's tensors matter only to a structure being captured: else nothing is
             // reported (the selects and as_strided of a batched matmul's loop, thousands a step).
@@ -1619,6 +1662,7 @@ PROBE_TORCH_API int probe_torch_root_end(void) {
         syncCallbackWithProbeState();
         tls.statsCache.clear();     // let go of the activations it holds
         tls.uninitialised.clear();  // the program may write it between calls (numpy, .data)
+        tls.anyHandedOut = false;
         forgetWrittenAsynchronously(tls);
         return 0;
     } catch (...) {
