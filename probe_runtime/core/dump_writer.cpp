@@ -401,8 +401,8 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
         job.data.reset();
         spaceAvailable_.notify_all();
     }
+    appendRowOrder(queuedRuns);
     std::map<int64_t, std::pair<uint64_t, uint64_t>> written;  // round: rows, bytes
-    std::unordered_set<const std::string*> notAppended;
     for (const auto& path : rowOrder) {
         auto& entry = rows[path];
         const bool appended =
@@ -411,30 +411,25 @@ void DumpWriter::process(std::deque<WriteJob>& batch) {
             auto& total = written[entry.round];
             total.first += entry.count;
             total.second += entry.text.size();
-        } else {
-            notAppended.insert(&rows.find(path)->first);
         }
         if (rowTexts_.size() < kKeptRowTexts && entry.text.capacity() <= 2 * kMaxKeptRowBuffer) {
             entry.text.clear();
             rowTexts_.push_back(std::move(entry.text));
         }
     }
-    appendRowOrder(queuedRuns, notAppended);
     if (options_.rowsWritten)
         for (const auto& [round, total] : written)
             options_.rowsWritten(round, total.first, total.second);
 }
 
 void DumpWriter::appendRowOrder(
-    const std::vector<std::tuple<const std::string*, int64_t, uint64_t>>& queuedRuns,
-    const std::unordered_set<const std::string*>& notAppended) {
+    const std::vector<std::tuple<const std::string*, int64_t, uint64_t>>& queuedRuns) {
     // By process: <root>/data/<dev>_<pid>/<round>/statistic.csv goes to
-    // <root>/probe_row_order/<dev>_<pid>.csv. Rows that did not reach their file are left out.
+    // <root>/probe_row_order/<dev>_<pid>.csv.
     std::map<std::string, std::string> lines;  // row order file -> its new lines
     const std::string dataPrefix = options_.root + "/data/";
     for (const auto& [path, round, count] : queuedRuns) {
-        if (notAppended.count(path) || path->compare(0, dataPrefix.size(), dataPrefix) != 0)
-            continue;
+        if (path->compare(0, dataPrefix.size(), dataPrefix) != 0) continue;
         const size_t processEnd = path->find('/', dataPrefix.size());
         if (processEnd == std::string::npos) continue;
         const std::string orderFile =

@@ -134,11 +134,12 @@ private:
     bool appendLines(const std::string& path, const char* header, const std::string& text,
                      uint64_t rowCount);
     // The processes' row order files (format/row_order.h): the batches of rows in the order
-    // they were queued, as (statistic.csv path, round, rows); those in `notAppended` are
-    // not in their file.
+    // they were queued, as (statistic.csv path, round, rows). Written before the rows: a
+    // batch is the whole queue, often long, so lines written after it left the rows a kill
+    // or a full disk cut off unordered (a third of a dump); lines for rows that never arrive
+    // cost the readers nothing, as they take the rows there are.
     void appendRowOrder(
-        const std::vector<std::tuple<const std::string*, int64_t, uint64_t>>& queuedRuns,
-        const std::unordered_set<const std::string*>& notAppended);
+        const std::vector<std::tuple<const std::string*, int64_t, uint64_t>>& queuedRuns);
     // A write the dump directory refused: a full disk stops dumping, something planted is
     // reported once per place (and counted every time).
     void refused(const DumpDirectory::Refusal& refusal, const std::string& what);
