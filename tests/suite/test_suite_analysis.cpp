@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/dump_reader.h"
+#include "analysis/dump_summary.h"
 #include "analysis/grad_monitor.h"
 #include "analysis/msprobe_dump.h"
 #include "analysis/overflow_check.h"
@@ -136,6 +137,11 @@ TEST(Overflow, AMaskFilledWithInfIsNoBirthAndInheritedValuesAreExplained) {
     ASSERT_EQ(strict.births.size(), 1u);
     EXPECT_EQ(index.op(strict.births[0].op).namePath, "L/full");
     EXPECT_EQ(strict.births[0].why, "output 0: min=-inf");
+    // Of two processes, the summary names the one whose NaN it means (rounds of two processes
+    // do not say which ran first).
+    const std::string summary = formatSummary(summarizeDump(index));
+    EXPECT_NE(summary.find("first NaN: process 0_200, round 0, op L"), std::string::npos)
+        << summary;
 }
 
 TEST(Overflow, EachProcessHasItsBirthAndTheJsonHasMsprobesShape) {

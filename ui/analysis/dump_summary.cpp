@@ -63,7 +63,7 @@ std::optional<Anomaly> anomalyAt(const DumpIndex& index, uint32_t row) {
     return a;
 }
 
-// The earliest (by round) of each process's first anomalous row.
+// The earliest (by round: processes share no clock) of each process's first anomalous row.
 std::optional<Anomaly> firstAnomaly(const DumpIndex& index, uint8_t bits) {
     uint32_t best = kNone;
     for (uint32_t p = 0; p < index.processCount(); ++p) {
@@ -289,9 +289,13 @@ std::string formatSummary(const DumpSummary& s) {
             out += "\n";
         }
     }
+    // Rounds of two processes do not say which ran first: the process is named.
+    const bool severalProcesses = s.processes.size() > 1;
     auto describe = [&](const Anomaly& a) {
-        return std::string(atb ? "round " : "step ") + std::to_string(a.round) + ", op " + a.op +
-               " [" + a.opType + "], " + a.tensor + ": " + a.what + "\n";
+        return (severalProcesses ? std::string(atb ? "process " : "") + a.process + ", "
+                                 : std::string()) +
+               (atb ? "round " : "step ") + std::to_string(a.round) + ", op " + a.op + " [" +
+               a.opType + "], " + a.tensor + ": " + a.what + "\n";
     };
     if (s.firstNan) out += "  first NaN: " + describe(*s.firstNan);
     if (s.firstInf) out += "  first Inf: " + describe(*s.firstInf);
