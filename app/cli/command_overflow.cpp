@@ -83,6 +83,12 @@ int runOverflowCommand(const Args& args) {
         return kExitConfigUnreadable;
     }
     const auto report = analysis::findOverflowBirths(*index, options);
+    // What could not be read may change the answer (a damaged row order file: round by round).
+    const auto& problems = index->problems();
+    for (size_t i = 0; i < problems.size() && i < 5; ++i)
+        std::fprintf(stderr, "probe overflow: problem: %s\n", problems[i].c_str());
+    if (problems.size() > 5)
+        std::fprintf(stderr, "probe overflow: (%zu more problems)\n", problems.size() - 5);
     // Overflowed values that no dumped op made came in with the first op dumped: an overflow
     // was found all the same, only not where it was born.
     const bool found = !report.births.empty() ||

@@ -46,3 +46,12 @@ expect_run(0 "\"dump_path\"" config default --kind=op --kind api)
 # Everything from the command's name on is the command's: its --help and --output are its own.
 expect_run(0 "args: --help --output x" run --quiet --output ${WORK}/out sh -c "echo args: \"$@\"" sh --help --output x)
 expect_run(0 "args: -h" run --quiet --output=${WORK}/out --append -- sh -c "echo args: \"$@\"" sh -h)
+
+# probe overflow says what it could not read: a damaged row order file changes its order.
+set(od ${WORK}/od/atb_dump_data)
+file(WRITE ${od}/data/100/0/statistic.csv
+    "Device and PID,Execution Count,Op Name,Op Type,Op Id,Input/Output,Index,Dtype,Format,Shape,Max,Min,Mean,Norm,Tensor Path\n"
+    "100,0,L,Block,0,input,0,float,nd,2,1.000000,0.000000,0.500000,1.000000,N/A\n"
+    "100,0,L,Block,0,output,0,float,nd,2,inf,0.000000,inf,inf,N/A\n")
+file(WRITE ${od}/probe_row_order/100.csv "Execution Count,Rows\nnot a run\n")
+expect_run(1 "problem: .*probe_row_order/100.csv:2: not \"<round>,<rows>\"" overflow ${od})
