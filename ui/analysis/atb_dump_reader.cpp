@@ -827,20 +827,12 @@ void AtbDumpReader::pollRowOrder(DumpDelta& delta, const std::string& devicePid)
         std::string_view rest(text);
         for (size_t end; (end = rest.find('\n')) != std::string_view::npos;
              rest.remove_prefix(end + 1)) {
-            std::string_view line = rest.substr(0, end);
             file.offset += end + 1;
-            if (!line.empty() && line.back() == '\r')
-                line.remove_suffix(1);  // copied through Windows
-            std::optional<format::RowOrderRun> run;
-            if (++file.lineNumber == 1) {
-                if (line == format::kRowOrderHeader) continue;
-                stop(1, "not the header \"" + std::string(format::kRowOrderHeader) + "\"");
-            } else if ((run = format::parseRowOrderLine(line))) {
-                delta.rowOrder.emplace_back(process, *run);
-                continue;
-            } else {
-                stop(file.lineNumber, std::string("not ") + format::kRowOrderLineExpected);
-            }
+            std::string why;
+            const auto run = format::readRowOrderLine(++file.lineNumber, rest.substr(0, end), &why);
+            if (run) delta.rowOrder.emplace_back(process, *run);
+            if (why.empty()) continue;
+            stop(file.lineNumber, why);
             ::close(fd);
             return;
         }

@@ -17,9 +17,9 @@ void appendRowOrderLine(std::string& out, const RowOrderRun& run) {
     out.append(line, end);
 }
 
-const char* const kRowOrderLineExpected = "\"<round>,<rows>\" with a round from 0 to 2147483647";
+namespace {
 
-std::optional<RowOrderRun> parseRowOrderLine(std::string_view line) {
+std::optional<RowOrderRun> parseRun(std::string_view line) {
     RowOrderRun run;
     const char* const begin = line.data();
     const char* const end = begin + line.size();
@@ -29,6 +29,21 @@ std::optional<RowOrderRun> parseRowOrderLine(std::string_view line) {
         return std::nullopt;
     const auto rows = std::from_chars(round.ptr + 1, end, run.rows);
     if (rows.ec != std::errc() || rows.ptr != end) return std::nullopt;
+    return run;
+}
+
+}  // namespace
+
+std::optional<RowOrderRun> readRowOrderLine(uint64_t lineNumber, std::string_view line,
+                                            std::string* why) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (lineNumber == 1) {
+        if (line != kRowOrderHeader)
+            *why = "not the header \"" + std::string(kRowOrderHeader) + "\"";
+        return std::nullopt;
+    }
+    auto run = parseRun(line);
+    if (!run) *why = "not \"<round>,<rows>\" with a round from 0 to 2147483647";
     return run;
 }
 
@@ -42,22 +57,15 @@ std::vector<RowOrderRun> parseRowOrder(std::string_view text, std::string* error
             *error = "line " + std::to_string(lineNumber) + " does not end (cut short)";
             break;
         }
-        std::string_view line = text.substr(0, newline);
+        const std::string_view line = text.substr(0, newline);
         text.remove_prefix(newline + 1);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        if (lineNumber == 1) {
-            if (line != kRowOrderHeader) {
-                *error = "line 1 is not the header \"" + std::string(kRowOrderHeader) + "\"";
-                break;
-            }
-            continue;
-        }
-        const auto run = parseRowOrderLine(line);
-        if (!run) {
-            *error = "line " + std::to_string(lineNumber) + " is not " + kRowOrderLineExpected;
+        std::string why;
+        const auto run = readRowOrderLine(lineNumber, line, &why);
+        if (!why.empty()) {
+            *error = "line " + std::to_string(lineNumber) + " is " + why;
             break;
         }
-        runs.push_back(*run);
+        if (run) runs.push_back(*run);
     }
     return runs;
 }

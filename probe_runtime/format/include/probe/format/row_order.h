@@ -26,9 +26,11 @@ struct RowOrderRun {
 // "<round>,<rows>\n"
 void appendRowOrderLine(std::string& out, const RowOrderRun& run);
 
-// One line after the header, without its line end; nullopt when it is not a run.
-std::optional<RowOrderRun> parseRowOrderLine(std::string_view line);
-extern const char* const kRowOrderLineExpected;  // what such a line is, for messages
+// Line `lineNumber` (from 1) of a file, without its line end (a CR before it, from a copy through
+// Windows, is dropped): line 1 must be the header (nullopt, `why` left empty), every later line
+// a run. Else nullopt, and `why` says what the line is not ("not the header ...").
+std::optional<RowOrderRun> readRowOrderLine(uint64_t lineNumber, std::string_view line,
+                                            std::string* why);
 
 // The runs of a file's text (its header first). Reading stops at the first line that is not a
 // run (a line cut short by a crash at the end, or damage): `error` then says which line and why,
