@@ -136,6 +136,10 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
         return;
     }
     state_ = status->state;
+    for (const auto& p : status->processes)
+        if (p.state != format::DumpState::Running)
+            endedWritingAll_[p.pid] = p.state == format::DumpState::Complete && !p.cutOff &&
+                                      p.dumpStopped.empty() && p.droppedRows == 0;
     delta.status = std::move(status);
 }
 
@@ -649,6 +653,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             delta.problems.push_back(path + ":1: no header line; rows read anyway");
         }
         if (line.empty()) return;
+        ++file.dataLines;
         if (parsed && !parsed->deferred) {
             if (parsed->ok)
                 addRow(delta, file, process, parsed->row, lineOffset);
@@ -706,6 +711,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
             if (buffer.size() - start >= kMaxRowBytes) {
                 skip(start);
                 ++file.lineNumber;
+                ++file.dataLines;
                 malformedLine(delta, path, file,
                               "longer than " + std::to_string(kMaxRowBytes) + " bytes");
                 file.headerChecked = true;
@@ -747,6 +753,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
     if (file.offset < size && consumed < budget && writerDone) {
         if (!file.skippingLongRow) {
             ++file.lineNumber;
+            ++file.dataLines;
             malformedLine(delta, path, file,
                           "the last line is cut short (no line end): the file was truncated");
         }
@@ -791,59 +798,47 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
         delta.bytesTotal += std::max(size, offset);
         if (offset < size && used >= byteBudget) delta.more = true;
     }
-    std::set<std::string> processes;
-    for (const auto& file : listing.files) processes.insert(file.devicePid);
-    for (const auto& key : processes) pollRowOrder(delta, key);
+    std::map<std::string, ProcessRows> rowsOf;  // by process key
+    for (const auto& file : listing.files) {
+        ProcessRows& rows = rowsOf[file.devicePid];
+        const auto known = csvFiles_.find(file.path);
+        if (known == csvFiles_.end()) continue;
+        const CsvFile& csv = known->second;
+        rows.linesOfRound[file.round] += csv.dataLines;
+        rows.someUnread = rows.someUnread || csv.refused || csv.readFailed || csv.saidEmpty ||
+                          csv.malformed > 0 ||
+                          static_cast<int64_t>(csv.offset) > csv.lastSize;  // it shrank
+    }
+    const bool allRead = !delta.more && delta.bytesDone == delta.bytesTotal;
+    for (auto& [key, rows] : rowsOf) {
+        // A folder that could not be read may be any process's, or hold a round.
+        rows.someUnread = rows.someUnread || !unreadSaid_.empty();
+        pollRowOrder(delta, key, rows, allRead);
+    }
     finished_ = state_ && *state_ != format::DumpState::Running && !delta.more &&
                 delta.bytesDone == delta.bytesTotal;
     return delta;
 }
 
-void AtbDumpReader::pollRowOrder(DumpDelta& delta, const std::string& devicePid) {
+void AtbDumpReader::pollRowOrder(DumpDelta& delta, const std::string& devicePid,
+                                 const ProcessRows& read, bool allRead) {
     const uint32_t process = index_.knownProcess(devicePid);
     if (process == kNone) return;  // its rows are not read yet
-    RowOrderFile& file = rowOrderFiles_[devicePid];
-    if (file.stopped) return;
-    const std::string path = root_ + "/" + format::kRowOrderDirectory + "/" + devicePid + ".csv";
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return;  // none, or none yet
-    std::string error;
-    uint64_t size = 0;
-    const int fd = format::openRegularFile(path, UINT64_MAX, &size, &error);
-    const auto stop = [&](uint64_t line, const std::string& why) {
-        file.stopped = true;
-        delta.problems.push_back(path + (line ? ":" + std::to_string(line) : std::string()) + ": " +
-                                 why + "; the rows after it are taken round by round");
-    };
-    if (fd < 0) return stop(0, error);
-    // Runs are a dozen bytes: no line is longer than this.
-    constexpr uint64_t kChunk = 1u << 20;
-    std::string text;
-    while (file.offset < size) {
-        text.resize(std::min(kChunk, size - file.offset));
-        const ssize_t n = ::pread(fd, text.data(), text.size(), static_cast<off_t>(file.offset));
-        if (n <= 0) break;  // tried again at the next poll
-        text.resize(static_cast<size_t>(n));
-        std::string_view rest(text);
-        for (size_t end; (end = rest.find('\n')) != std::string_view::npos;
-             rest.remove_prefix(end + 1)) {
-            file.offset += end + 1;
-            std::string why;
-            const auto run = format::readRowOrderLine(++file.lineNumber, rest.substr(0, end), &why);
-            if (run) delta.rowOrder.emplace_back(process, *run);
-            if (why.empty()) continue;
-            stop(file.lineNumber, why);
-            ::close(fd);
-            return;
-        }
-        // What is left is a line being written, or cut short by a crash: its rows come after
-        // the rest, round by round, as any the file does not cover.
-        if (rest.size() == text.size()) {
-            if (text.size() == kChunk) stop(file.lineNumber + 1, "a line longer than any run");
-            break;
-        }
-    }
-    ::close(fd);
+    auto file = rowOrderFiles_.find(devicePid);
+    if (file == rowOrderFiles_.end())
+        file = rowOrderFiles_
+                   .emplace(devicePid, RowOrderReader(root_ + "/" + format::kRowOrderDirectory +
+                                                      "/" + devicePid + ".csv"))
+                   .first;
+    if (file->second.done()) return;
+    RowOrderReader::Rows rows;
+    rows.ofRound = &read.linesOfRound;
+    const auto ended = endedWritingAll_.find(readProcessKey(DumpLayout::Atb, devicePid).pid);
+    rows.final = allRead && ended != endedWritingAll_.end();
+    rows.allThere = rows.final && ended->second && !read.someUnread;
+    std::vector<format::RowOrderRun> runs;
+    file->second.poll(rows, runs, delta.problems);
+    for (const auto& run : runs) delta.rowOrder.emplace_back(process, run);
 }
 
 }  // namespace probe::analysis

@@ -16,6 +16,7 @@
 #include "analysis/dump_reader.h"
 #include "analysis/parallel_for.h"
 #include "analysis/reader_index.h"
+#include "analysis/row_order_reader.h"
 #include "probe/format/file_util.h"
 #include "probe/format/states.h"
 #include "probe/format/statistic_csv.h"
@@ -40,6 +41,7 @@ private:
         uint32_t source = 0;
         uint64_t offset = 0;      // bytes consumed (whole lines)
         uint64_t lineNumber = 0;  // lines consumed
+        uint64_t dataLines = 0;   // of them, rows and malformed ones (not the header, not empty)
         int64_t lastSize = -1;    // size at the previous poll: a stable size means no writer
         uint32_t malformed = 0;
         bool headerChecked = false;
@@ -58,8 +60,13 @@ private:
         bool fromStructure = false;  // described by a structure file
     };
     void pollStatus(DumpDelta& delta);
+    struct ProcessRows {
+        std::map<int64_t, uint64_t> linesOfRound;  // of each round's statistic.csv, those read
+        bool someUnread = false;  // a file or folder that could not be read, a row skipped
+    };
     // New runs of a known process's row order file (probe_row_order/<key>.csv).
-    void pollRowOrder(DumpDelta& delta, const std::string& devicePid);
+    void pollRowOrder(DumpDelta& delta, const std::string& devicePid, const ProcessRows& read,
+                      bool allRead);
     void pollStructure(DumpDelta& delta);
     // Merges `node` and its children; `id` and `namePath` hold its parent's (both empty for a
     // top-level node) and are as they were on return.
@@ -126,12 +133,9 @@ private:
     uint32_t sourceCount_ = 0;
     std::map<std::string, CsvFile> csvFiles_;
     std::map<std::string, FileStamp> structureFiles_;
-    struct RowOrderFile {
-        uint64_t offset = 0;      // of the first line not read yet
-        uint64_t lineNumber = 0;  // lines read
-        bool stopped = false;     // a line that is no run, or a file that is none (said once)
-    };
-    std::map<std::string, RowOrderFile> rowOrderFiles_;  // by process key
+    std::map<std::string, RowOrderReader> rowOrderFiles_;  // by process key
+    // By pid, of the processes that ended (probe_status.json): whether they wrote every row.
+    std::map<int64_t, bool> endedWritingAll_;
     FileStamp statusStamp_;
     bool hasStatusFile_ = false;
     std::optional<format::DumpState> state_;  // from probe_status.json; none when unknown

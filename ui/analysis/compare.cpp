@@ -596,12 +596,8 @@ private:
         }
         if (rounds.size() < 2) return units;
         const DumpIndex::Process& process = ref_.process(rp);
+        // (What its row order file does not place, the reader said.)
         const RowTimes times(process);
-        if (times.coveredRows() > 0 && times.coveredRows() < process.rows)
-            note("the reference's process " + process.key + ": its row order file (" +
-                 format::kRowOrderDirectory + ") covers " + std::to_string(times.coveredRows()) +
-                 " of its " + std::to_string(process.rows) +
-                 " rows; the ops of the rest are taken round by round, after them");
         if (times.roundsInOrder()) return units;
         std::vector<std::pair<uint64_t, size_t>> timed(units.size());  // (when it began, unit)
         for (size_t u = 0; u < units.size(); ++u) {

@@ -277,10 +277,15 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
             ++droppedProblems_;
     }
     for (const auto& [process, run] : delta.rowOrder) {
-        if (process < processes_.size())
-            processes_[process].rowOrder.push_back(run);
-        else
+        if (process >= processes_.size()) {
             rejected("row order run");
+            continue;
+        }
+        auto& runs = processes_[process].rowOrder;
+        if (!runs.empty() && runs.back().round == run.round)  // a run the last poll began
+            runs.back().rows += run.rows;
+        else
+            runs.push_back(run);
     }
     // Rows mostly touch ops in the order they were made: often sorted already.
     if (!std::is_sorted(touched.begin(), touched.end())) std::sort(touched.begin(), touched.end());
@@ -510,7 +515,6 @@ RowTimes::RowTimes(const DumpIndex::Process& process) {
         covered += static_cast<uint32_t>(take);
         time += take;
     }
-    coveredRows_ = time;
     for (const auto& [round, rows] : rounds) {
         uncoveredFrom_[round] = time;
         // Rounds after the last covered one, uncovered, still come round after round.

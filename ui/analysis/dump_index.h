@@ -320,7 +320,6 @@ public:
     bool roundsInOrder() const { return roundsInOrder_; }
     // When the row at `position` of the round's file was written (an order, not a clock).
     uint64_t of(int32_t round, uint32_t position) const;
-    uint64_t coveredRows() const { return coveredRows_; }
 
 private:
     struct Segment {
@@ -330,7 +329,6 @@ private:
     std::map<int32_t, std::vector<Segment>> segments_;  // by round, by position
     std::map<int32_t, uint32_t> covered_;        // by round: its first rows the file puts in order
     std::map<int32_t, uint64_t> uncoveredFrom_;  // by round: the time of its first uncovered row
-    uint64_t coveredRows_ = 0;
     bool roundsInOrder_ = true;
 };
 
