@@ -47,7 +47,8 @@ std::string processName() {
 
 // Rows pending in the op threads are handed to the writer this often, and the writer writes
 // what it holds at least every 20 ms: a row reaches its file within about 70 ms, so a program
-// killed outright (kill -9) loses at most its last 100 ms of rows.
+// killed outright (kill -9) loses about its last 100 ms of rows (more when the disk is slower
+// than the program: what is queued, up to the memory cap).
 constexpr int kRowFlushPeriodMs = 50;
 constexpr int kStatusPeriodMs = 1000;
 

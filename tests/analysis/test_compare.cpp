@@ -963,7 +963,8 @@ TEST(Compare, ARunKilledOrStillRunningIsSaid) {
     EXPECT_EQ(result.notes[0],
               "the candidate is not a whole run (incomplete; the program was killed by SIGKILL "
               "before its probe could write out what was queued: rows of its last 100 ms or so "
-              "may be missing): what it lacks is missing, not different");
+              "may be missing, more if its disk was slower than the program): what it lacks is "
+              "missing, not different");
     // Still being written.
     status("running", "");
     const DumpIndex stillRunning = indexOf(killed);

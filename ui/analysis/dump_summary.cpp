@@ -112,7 +112,8 @@ std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index) {
 }
 
 // "the program was killed by SIGKILL before its probe could drain: rows of its last 100 ms or
-// so may be missing", "the program was stopped by SIGTERM before its end", ...
+// so may be missing, more if its disk was slower than the program", "the program was stopped by
+// SIGTERM before its end", ...
 std::string describeEnd(const DumpSummary& s) {
     const format::ProgramEnd& end = *s.endedBy;
     // Several processes that ended alike are said together, not as one of them.
@@ -147,7 +148,8 @@ std::string describeEnd(const DumpSummary& s) {
     if (s.endedByCutOff)
         return who + " " + how + " before " + its +
                " probe could write out what was queued: rows of " + its +
-               " last 100 ms or so may be missing";
+               " last 100 ms or so may be missing, more if " + its +
+               " disk was slower than the program";
     if (s.endedByCrashed)
         return who + " " + how + "; " + its +
                " probe wrote out what was queued (the op running then is cut short)";
