@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "after_fork.h"
@@ -21,7 +23,9 @@
 #include "control_server.h"
 #include "dump_writer.h"
 #include "op_names.h"
+#include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 #include "probe/format/thread_name.h"
 #include "runtime.h"
 #include "signals.h"
@@ -61,6 +65,55 @@ void stopAtExit() {
         Runtime::instance().stop();
     } catch (...) {
     }
+}
+
+// When this process started, in seconds since the epoch (0 when /proc does not say).
+std::time_t processStartTime() {
+    std::ifstream self("/proc/self/stat");
+    std::string line;
+    std::getline(self, line);
+    const size_t commandEnd = line.rfind(')');  // the command may hold spaces and parentheses
+    if (commandEnd == std::string::npos) return 0;
+    std::istringstream fields(line.substr(commandEnd + 1));
+    std::string field;
+    for (int i = 3; i < 22; ++i) fields >> field;  // up to field 22, its start in clock ticks
+    unsigned long long ticks = 0;
+    if (!(fields >> ticks)) return 0;
+    std::ifstream system("/proc/stat");
+    for (std::string name; system >> name;) {
+        if (name != "btime") {
+            std::getline(system, line);
+            continue;
+        }
+        long long bootTime = 0;
+        const long ticksPerSecond = ::sysconf(_SC_CLK_TCK);
+        if (!(system >> bootTime) || ticksPerSecond <= 0) return 0;
+        return static_cast<std::time_t>(bootTime + static_cast<long long>(ticks / ticksPerSecond));
+    }
+    return 0;
+}
+
+// An entry of probe_status.json with this process's pid that an earlier process wrote: its pid
+// was used again (a container's pids start over at each run), and with `probe run --append` both
+// processes' rows go to the same folder and read as one process. Said, so that it is not silent.
+std::string earlierProcessWithMyPid(const std::string& root, int64_t pid) {
+    std::string error;
+    const auto status = format::readStatusFile(root, &error);
+    if (!status) return {};
+    const std::time_t started = processStartTime();
+    for (const auto& p : status->processes) {
+        std::tm tm{};
+        if (p.pid != pid || !::strptime(p.started.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm)) continue;
+        // (Whole seconds on both sides: an entry of the second this process began is its own.)
+        if (started == 0 || ::timegm(&tm) >= started) continue;
+        return "this dump already holds a process " + std::to_string(pid) + " (\"" +
+               format::printableText(p.command) + "\", started " +
+               format::printableText(p.started) +
+               "): an earlier program whose pid was used again (as in a container). Its rows and "
+               "this one's go to the same folder and read as one process; give each run its own "
+               "output folder to keep them apart";
+    }
+    return {};
 }
 
 }  // namespace
@@ -164,6 +217,9 @@ int Runtime::start(const char* outputDir, const char* configPath) {
             status_.info("no live control socket (" + problem + "); the dump is written as usual");
         }
     }
+
+    const std::string reused = earlierProcessWithMyPid(root_, ownerPid_);
+    if (!reused.empty()) status_.warning(reused);
 
     epoch_.fetch_add(1);
     started_.store(true, std::memory_order_release);

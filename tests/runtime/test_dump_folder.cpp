@@ -153,6 +153,30 @@ TEST_F(DumpFolder, ARoundFolderMadeBeforehandIsLookedIntoAndANewOneIsMadeWhole) 
     EXPECT_EQ(readRows().size(), 5u);  // the earlier row and one per round
 }
 
+// probe run --append in a container: the pids start over at each run, and the new process has
+// the pid of one the dump already holds. Their rows go to one folder and read as one process;
+// that is said (it was silent). A start again in the same process says nothing.
+TEST_F(DumpFolder, AnEarlierProcessWithThisPidIsSaid) {
+    format::ProcessDumpStatus earlier;
+    earlier.pid = ::getpid();
+    earlier.state = format::DumpState::Complete;
+    earlier.command = "python3 train.py";
+    earlier.started = "2020-01-02T03:04:05Z";
+    ASSERT_EQ(format::makeDirectories(root()), 0);
+    ASSERT_EQ(format::updateStatusFile(root(), earlier), 0);
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    layer("Again");
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const std::string said = "this dump already holds a process " + pidDir() +
+                             " (\"python3 train.py\", started 2020-01-02T03:04:05Z): an earlier "
+                             "program whose pid was used again (as in a container)";
+    EXPECT_TRUE(saidOnce(said));
+    start("");
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    ASSERT_EQ(status().processes.size(), 1u);
+    EXPECT_FALSE(saidOnce(said));
+}
+
 TEST_F(DumpFolder, ADumpRootThatIsALinkIsRefused) {
     ASSERT_EQ(::symlink(outside_.path().c_str(), root().c_str()), 0);
     writeFile(configPath(), R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
