@@ -1165,6 +1165,20 @@ TEST(Compare, OpsOfRoundsThatInterleaveAreWalkedInTheOrderTheyRan) {
                           "here\n    round 5  shared (shared): inherited\n"),
               std::string::npos)
         << report;
+    // A reference without the file (dumped by another tool): the candidate's says the order.
+    const std::string bare = dir / "a-bare/atb_dump_data";
+    std::filesystem::create_directories(bare);
+    std::filesystem::copy(a, bare, std::filesystem::copy_options::recursive);
+    std::filesystem::remove_all(bare + "/" + format::kRowOrderDirectory);
+    const DumpIndex bareIndex = indexOf(bare);
+    const auto byCandidate = compareDumps(bareIndex, candidate, {});
+    ASSERT_TRUE(byCandidate.firstBornHere);
+    EXPECT_EQ(nameOf(byCandidate, *byCandidate.firstBornHere), "shared");
+    EXPECT_EQ(byCandidate.ops[*byCandidate.firstBornHere].referenceRound, 4);
+    ran.clear();
+    for (uint32_t o = 0; o < byCandidate.ops.size(); ++o)
+        ran.emplace_back(nameOf(byCandidate, o), byCandidate.ops[o].referenceRound);
+    EXPECT_EQ(ran, expected);
 
     // A row order file cut short (by a crash): what it covers is in order, the rest comes
     // after, round by round, and the reader says so. One damaged is said to be.

@@ -581,10 +581,13 @@ private:
     // op's round counts its own calls: a block called twice per step has rounds 0 and 1 in step
     // 0, and a branch taken in odd steps only has round 0 in step 1, so round after round is not
     // the order they ran in (a divergence born in step 2 was named at a branch of step 3). The
-    // probe's row order file says which rows came when; without it, round after round.
+    // probe's row order file says which rows came when: the reference's, or the candidate's when
+    // the reference has none (a reference dumped by another tool); without either, round after
+    // round. `matchOf`: each reference instance's candidate instance (kNone: unpaired).
     std::vector<ExecutionUnit> executionOrder(
-        uint32_t rp, const std::vector<std::pair<int32_t, int32_t>>& rounds,
-        const std::vector<RoundInstances>& refRounds) {
+        uint32_t rp, uint32_t cp, const std::vector<std::pair<int32_t, int32_t>>& rounds,
+        const std::vector<RoundInstances>& refRounds, const std::vector<RoundInstances>& candRounds,
+        const std::vector<std::vector<uint32_t>>& matchOf) {
         std::vector<ExecutionUnit> units;
         for (size_t k = 0; k < rounds.size(); ++k) {
             const auto& instances = refRounds[k].instances;
@@ -595,14 +598,32 @@ private:
                     units.back().end = i + 1;
         }
         if (rounds.size() < 2) return units;
-        const DumpIndex::Process& process = ref_.process(rp);
-        // (What its row order file does not place, the reader said.)
-        const RowTimes times(process);
+        // (What a row order file does not place, the reader said.)
+        const bool byCandidate =
+            ref_.process(rp).rowOrder.empty() && !cand_.process(cp).rowOrder.empty();
+        const RowTimes times(byCandidate ? cand_.process(cp) : ref_.process(rp));
         if (times.roundsInOrder()) return units;
-        std::vector<std::pair<uint64_t, size_t>> timed(units.size());  // (when it began, unit)
+        // (When it began, unit): a unit of the reference alone, timed by the candidate's file,
+        // keeps its place after the unit before it.
+        std::vector<std::pair<uint64_t, size_t>> timed(units.size());
+        uint64_t previous = 0;
         for (size_t u = 0; u < units.size(); ++u) {
-            const Instance& first = refRounds[units[u].round].instances[units[u].first];
-            timed[u] = {times.of(rounds[units[u].round].first, first.placedAt), u};
+            const ExecutionUnit& unit = units[u];
+            const auto& instances = refRounds[unit.round].instances;
+            uint64_t when = previous;
+            if (!byCandidate) {
+                when = times.of(rounds[unit.round].first, instances[unit.first].placedAt);
+            } else {
+                for (uint32_t i = unit.first; i < unit.end; ++i) {
+                    const uint32_t match = matchOf[unit.round][i];
+                    if (match == kNone) continue;
+                    when = times.of(rounds[unit.round].second,
+                                    candRounds[unit.round].instances[match].placedAt);
+                    break;
+                }
+            }
+            timed[u] = {when, u};
+            previous = when;
         }
         std::sort(timed.begin(), timed.end());
         std::vector<ExecutionUnit> ordered;
@@ -672,7 +693,8 @@ private:
         }
         // Reference op -> its OpComparison in the round being paired (stamped with the round).
         std::vector<std::pair<uint32_t, uint32_t>> compared(ref_.opCount(), {kNone, kNone});
-        for (const ExecutionUnit& unit : executionOrder(rp, rounds, refRounds)) {
+        for (const ExecutionUnit& unit :
+             executionOrder(rp, cp, rounds, refRounds, candRounds, matchOf)) {
             const size_t k = unit.round;
             const uint32_t stamp = static_cast<uint32_t>(k) + 1;
             const auto [rRound, cRound] = rounds[k];
