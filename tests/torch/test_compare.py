@@ -86,8 +86,8 @@ class DemoRuns(unittest.TestCase):
                       "did not run the same ops:", result.stdout)
         self.assertIn("reference round %d  embed_tokens (Embedding)" % rounds[-1], result.stdout)
         # The probe's row order file says the rows were written: they are said to be missing.
-        self.assertRegex(result.stdout, r"note: the candidate: .*/probe_row_order/.*\.csv:\d+: places \d+ rows of "
-                         r"round %d, which has no statistic.csv: rows missing" % rounds[-1])
+        self.assertRegex(result.stdout, r"note: the candidate: .*/probe_row_order/.*\.csv: its runs place \d+ rows "
+                         r"the dump does not have \(round %d \(0 of \d+\)\): a round removed" % rounds[-1])
 
     def test_a_nudged_weight_is_born_where_it_is_used(self):
         result = compare(self.dumps["a"], self.dumps["nudged"], "--json")

@@ -136,6 +136,7 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
         return;
     }
     state_ = status->state;
+    endedWritingAll_.clear();  // a process may write again (its probe started again)
     for (const auto& p : status->processes)
         if (p.state != format::DumpState::Running)
             endedWritingAll_[p.pid] = p.state == format::DumpState::Complete && !p.cutOff &&
@@ -805,6 +806,8 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
         if (known == csvFiles_.end()) continue;
         const CsvFile& csv = known->second;
         rows.linesOfRound[file.round] += csv.dataLines;
+        rows.lines += csv.dataLines;
+        rows.rows += csv.dataLines - std::min<uint64_t>(csv.malformed, csv.dataLines);
         rows.someUnread = rows.someUnread || csv.refused || csv.readFailed || csv.saidEmpty ||
                           csv.malformed > 0 ||
                           static_cast<int64_t>(csv.offset) > csv.lastSize;  // it shrank
@@ -833,9 +836,13 @@ void AtbDumpReader::pollRowOrder(DumpDelta& delta, const std::string& devicePid,
     if (file->second.done()) return;
     RowOrderReader::Rows rows;
     rows.ofRound = &read.linesOfRound;
+    rows.lines = read.lines;
+    rows.rows = read.rows;
+    // A dump without a status file is not being written by the probe (copied, or another
+    // tool's): as read, it is whole.
     const auto ended = endedWritingAll_.find(readProcessKey(DumpLayout::Atb, devicePid).pid);
-    rows.final = allRead && ended != endedWritingAll_.end();
-    rows.allThere = rows.final && ended->second && !read.someUnread;
+    rows.final = allRead && (!hasStatusFile_ || ended != endedWritingAll_.end());
+    rows.allThere = rows.final && (!hasStatusFile_ || ended->second) && !read.someUnread;
     std::vector<format::RowOrderRun> runs;
     file->second.poll(rows, runs, delta.problems);
     for (const auto& run : runs) delta.rowOrder.emplace_back(process, run);

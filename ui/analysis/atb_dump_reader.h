@@ -62,6 +62,7 @@ private:
     void pollStatus(DumpDelta& delta);
     struct ProcessRows {
         std::map<int64_t, uint64_t> linesOfRound;  // of each round's statistic.csv, those read
+        uint64_t lines = 0, rows = 0;              // their sum, and of them the rows
         bool someUnread = false;  // a file or folder that could not be read, a row skipped
     };
     // New runs of a known process's row order file (probe_row_order/<key>.csv).

@@ -16,6 +16,8 @@ namespace probe::analysis {
 namespace {
 // Runs are a dozen bytes: no line is longer than this.
 constexpr uint64_t kChunk = 1u << 20;
+// Runs kept beyond one per row read: a batch's runs are written before its rows.
+constexpr uint64_t kRunsAheadOfRows = 1u << 16;
 
 std::string rowCount(uint64_t n) {
     return std::to_string(n) + (n == 1 ? " row" : " rows");
@@ -30,17 +32,21 @@ std::string RowOrderReader::stop(uint64_t line, const std::string& why) {
 }
 
 void RowOrderReader::place(int64_t round, uint64_t rows, std::vector<format::RowOrderRun>& runs) {
-    placed_[round] += rows;
-    placedRows_ += rows;
-    if (!runs.empty() && runs.back().round == round)
-        runs.back().rows += rows;
-    else
+    uint64_t& placed = placed_[round];
+    placed = rows > UINT64_MAX - placed ? UINT64_MAX : placed + rows;
+    if (!runs.empty() && runs.back().round == round) {
+        runs.back().rows =
+            rows > UINT64_MAX - runs.back().rows ? UINT64_MAX : runs.back().rows + rows;
+    } else {
         runs.push_back({round, rows});
+        if (round != lastRound_) ++runsKept_;
+    }
+    lastRound_ = round;
 }
 
 void RowOrderReader::poll(const Rows& rows, std::vector<format::RowOrderRun>& runs,
                           std::vector<std::string>& problems) {
-    if (done()) return;
+    if (stopped_) return;
     struct stat st;
     if (::lstat(path_.c_str(), &st) != 0) {
         // None: a dump of another tool or of an older probe, or none yet.
@@ -61,34 +67,24 @@ void RowOrderReader::poll(const Rows& rows, std::vector<format::RowOrderRun>& ru
         ~Closer() { ::close(fd); }
     } closer{fd};
 
-    // Whether the run can be taken now; false when it places rows not read yet (it is read
-    // again at the next poll). A run placing rows its round will never have stops the reading
-    // when all the process's rows are there, and is taken as far as it goes when some are not
-    // (the probe writes a batch's runs before its rows: a kill or a full disk leaves runs of
-    // rows that never arrived; a file the reader could not read has none to place).
+    // Whether the run can be taken now. Runs are kept whole, also those placing rows not read
+    // yet or never written (RowTimes takes the rows there are): the probe writes a batch's runs
+    // before its rows, a kill or a full disk leaves runs of rows that never arrived, and a dump
+    // read while it is copied gets its rows later. What bounds them is the rows: each run kept
+    // places at least one row unless the file is not this dump's, so past that many (and some
+    // room for a batch ahead of its rows) a run waits for more rows, or once none will come, the
+    // file is said not to fit.
+    const uint64_t maxRuns = rows.lines + kRunsAheadOfRows;
     const auto take = [&](const format::RowOrderRun& run, uint64_t line) {
         if (run.rows == 0) return true;
-        const auto have = rows.ofRound->find(run.round);
-        const uint64_t inFile = have != rows.ofRound->end() ? have->second : 0;
-        const auto placed = placed_.find(run.round);
-        const uint64_t before = placed != placed_.end() ? placed->second : 0;
-        const uint64_t room = inFile - std::min(before, inFile);
-        if (run.rows <= room) {
-            place(run.round, run.rows, runs);
+        if (run.round != lastRound_ && runsKept_ >= maxRuns) {
+            if (!rows.final) return false;
+            problems.push_back(stop(line, "more runs than the process has rows (" +
+                                              std::to_string(rows.lines) +
+                                              "): the file of another run?"));
             return true;
         }
-        if (!rows.final) return false;
-        if (rows.allThere) {
-            const std::string where =
-                have == rows.ofRound->end()
-                    ? "of round " + std::to_string(run.round) + ", which has no statistic.csv"
-                    : "more of round " + std::to_string(run.round) + ", whose statistic.csv has " +
-                          rowCount(inFile) + " (" + std::to_string(before) + " placed before)";
-            problems.push_back(stop(line, "places " + rowCount(run.rows) + " " + where +
-                                              ": rows missing, or the file of another run"));
-        } else if (room > 0) {
-            place(run.round, room, runs);
-        }
+        place(run.round, run.rows, runs);
         return true;
     };
 
@@ -133,11 +129,34 @@ void RowOrderReader::poll(const Rows& rows, std::vector<format::RowOrderRun>& ru
             break;
         }
     }
-    if (!rows.final) return;
-    concluded_ = true;
-    uint64_t total = 0;
-    for (const auto& [round, lines] : *rows.ofRound) total += lines;
-    if (placedRows_ >= total) return;
+    if (rows.final) conclude(rows, size, problems);
+}
+
+void RowOrderReader::conclude(const Rows& rows, uint64_t size, std::vector<std::string>& problems) {
+    // Rows placed that the dump does not have, and the rows that are placed.
+    uint64_t missing = 0, placedThere = 0;
+    std::string missingRounds;
+    for (const auto& [round, placed] : placed_) {
+        const auto have = rows.ofRound->find(round);
+        const uint64_t inFile = have != rows.ofRound->end() ? have->second : 0;
+        placedThere += std::min(placed, inFile);
+        if (placed <= inFile) continue;
+        missing += placed - inFile;
+        if (missingRounds.size() < 80)
+            missingRounds += (missingRounds.empty() ? "" : ", ") + std::to_string(round) + " (" +
+                             std::to_string(inFile) + " of " + std::to_string(placed) + ")";
+        else if (missingRounds.back() != '.')
+            missingRounds += ", ...";
+    }
+    if (missing > 0 && rows.allThere && !saidMissing_) {
+        saidMissing_ = true;
+        problems.push_back(path_ + ": its runs place " + rowCount(missing) +
+                           " the dump does not have (round " + missingRounds +
+                           "): a round removed, a copy not finished, or the file of another "
+                           "run; the order of the rest may be off");
+    }
+    if (placedThere >= rows.rows || saidUnplaced_) return;
+    saidUnplaced_ = true;
     std::string why;
     if (size == 0)
         why = "empty (not even its header): ";
@@ -145,8 +164,8 @@ void RowOrderReader::poll(const Rows& rows, std::vector<format::RowOrderRun>& ru
         why = "line " + std::to_string(lineNumber_ + 1) + " is cut short (no line end): ";
     else if (lineNumber_ == 1)
         why = "the header alone: ";
-    problems.push_back(path_ + ": " + why + "its runs place " + std::to_string(placedRows_) +
-                       " of the process's " + rowCount(total) +
+    problems.push_back(path_ + ": " + why + "its runs place " + std::to_string(placedThere) +
+                       " of the process's " + rowCount(rows.rows) +
                        "; the rest are taken round by round, after them");
 }
 

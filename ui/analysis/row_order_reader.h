@@ -21,38 +21,44 @@ public:
         // By round: the lines of its statistic.csv read so far (rows and malformed lines: the
         // probe counted both when it wrote the runs).
         const std::map<int64_t, uint64_t>* ofRound = nullptr;
-        // The process writes no more and all its rows are read: what the file has not placed
-        // yet it never will.
+        uint64_t lines = 0;  // their sum
+        uint64_t rows = 0;   // of those lines, the rows read
+        // The process writes no more (it ended, or the dump has no status: not being written)
+        // and all its rows are read: what the file does not place is said, once.
         bool final = false;
         // ... and it ended after writing every row it ordered (not killed, no full disk), and
-        // all were read: a run placing rows its round does not have is then a file of another
-        // run.
+        // all were read: rows placed that the dump does not have are said, once.
         bool allThere = false;
     };
 
     // Appends the runs read since the last call to `runs` (zero-row runs dropped, runs of one
-    // round in a row merged), and what is wrong with the file to `problems`, once. A run placing
-    // rows not read yet waits for them: memory stays in proportion to the dump's rows, however
-    // big the file. Once `rows.final`, what the file does not place is said.
+    // round in a row merged), and what is wrong with the file to `problems`, once. The runs kept
+    // are bounded by the rows: memory stays in proportion to the dump, however big the file.
+    // A process that writes again (a probe started again, a pid used again) is read on.
     void poll(const Rows& rows, std::vector<format::RowOrderRun>& runs,
               std::vector<std::string>& problems);
 
-    // No run will be read any more.
-    bool done() const { return stopped_ || concluded_; }
+    // No run will be read any more (a line that is no run, a file that is none).
+    bool done() const { return stopped_; }
 
 private:
-    // Takes `rows` rows of `round` (placed() more) into `runs`.
+    // Appends `rows` rows of `round` to `runs`.
     void place(int64_t round, uint64_t rows, std::vector<format::RowOrderRun>& runs);
     std::string stop(uint64_t line, const std::string& why);
+    // Once the process is done: what the runs place that the dump does not have, and what of
+    // the dump they do not place.
+    void conclude(const Rows& rows, uint64_t size, std::vector<std::string>& problems);
 
     std::string path_;
     uint64_t offset_ = 0;      // of the first line not read yet
     uint64_t lineNumber_ = 0;  // lines read
     char lineEnd_ = 0;         // '\n' (LF or CR LF) or '\r' (old Mac OS), told by the first line
-    std::map<int64_t, uint64_t> placed_;  // by round: its first rows the runs read placed
-    uint64_t placedRows_ = 0;
-    bool stopped_ = false;    // a line that is no run, or a file that is none (said once)
-    bool concluded_ = false;  // read to its end once the process was done (said what it missed)
+    std::map<int64_t, uint64_t> placed_;  // by round: how many of its rows the runs placed
+    int64_t lastRound_ = -1;              // of the last run kept
+    uint64_t runsKept_ = 0;
+    bool stopped_ = false;       // a line that is no run, or a file that is none (said once)
+    bool saidMissing_ = false;   // rows placed that the dump does not have
+    bool saidUnplaced_ = false;  // rows of the dump the file does not place
 };
 
 }  // namespace probe::analysis
