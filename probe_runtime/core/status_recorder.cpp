@@ -27,6 +27,7 @@ std::string processCommandLine() {
 void StatusRecorder::begin(bool quiet) {
     startedAt_ = format::isoTimestampNow();
     command_ = processCommandLine();
+    host_ = format::localHostName();
     {
         std::lock_guard<std::mutex> lock(writeMutex_);
         finalWritten_ = false;
@@ -75,6 +76,7 @@ void StatusRecorder::write(format::DumpState state) {
     status.device = runtime_.device();
     status.state = state;
     status.command = command_;
+    status.host = host_;
     status.started = startedAt_;
     status.updated = format::isoTimestampNow();
     const auto counters = writer.counters();

@@ -159,6 +159,28 @@ TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {
     EXPECT_NE(many.find("runtime error: m10\\"), std::string::npos) << many;
 }
 
+// probe run killed with its program: the status says running for ever. A reader on the same
+// machine sees the process is gone and says how the dump ended.
+TEST(Analysis, AProcessOfThisMachineThatIsGoneWithoutAWordIsSaidToHaveVanished) {
+    TempDir dir;
+    const std::string root = dumpModel(dir, "a", {}, 1);
+    format::ProcessDumpStatus gone;
+    gone.pid = 99999999;  // a pid that cannot exist
+    gone.host = format::localHostName();
+    ASSERT_EQ(format::updateStatusFile(root, gone), 0);
+    const DumpIndex index = indexOf(root);
+    ASSERT_TRUE(index.status());
+    EXPECT_EQ(index.status()->state, format::DumpState::Incomplete);
+    const std::string text = formatSummary(summarizeDump(index));
+    EXPECT_NE(text.find("ended without stopping its probe (killed or crashed)"), std::string::npos)
+        << text;
+    gone.host += "-other";  // of another machine: as it says
+    ASSERT_EQ(format::updateStatusFile(root, gone), 0);
+    const DumpIndex elsewhere = indexOf(root);
+    ASSERT_TRUE(elsewhere.status());
+    EXPECT_EQ(elsewhere.status()->state, format::DumpState::Running);
+}
+
 // Processes that ended alike are said together: the header named one of them as if it were the
 // only one ("process 1 exited with code 0" of three that did).
 TEST(Analysis, SummarySaysProcessesThatEndedAlikeTogether) {

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <unistd.h>
+
 #include <cerrno>
 #include <thread>
 
@@ -194,6 +196,47 @@ TEST(DumpStatus, TheParentRecordsHowTheProgramEnded) {
     ASSERT_TRUE(gone.endedBy);
     EXPECT_EQ(gone.endedBy->how, ProgramEnd::How::Vanished);
     EXPECT_EQ(describeProgramEnd(*p12.endedBy), "killed by SIGKILL");
+}
+
+// probe run killed with its program (a job's time limit, kill -9 of the group): nobody recorded
+// the end, and the dump read "running" for ever. A reader settles a process of this machine
+// that is gone; one of another machine (a shared folder), or of a file without the host, is
+// left as it says.
+TEST(DumpStatus, AReaderSettlesAProcessOfThisMachineThatIsGone) {
+    const std::string here = localHostName();
+    ASSERT_FALSE(here.empty());
+    ProcessDumpStatus gone, elsewhere, unknown, alive;
+    gone.pid = elsewhere.pid = unknown.pid = 99999999;  // a pid that cannot exist
+    gone.host = alive.host = here;
+    elsewhere.host = here + "-other";
+    alive.pid = ::getpid();
+    DumpStatus status = aggregateStatus({alive, elsewhere, unknown});
+    EXPECT_FALSE(settleVanishedProcesses(status, "the reader"));
+    EXPECT_EQ(status.state, DumpState::Running);
+    status = aggregateStatus({gone, elsewhere, unknown, alive});
+    EXPECT_TRUE(settleVanishedProcesses(status, "the reader"));
+    EXPECT_EQ(status.state, DumpState::Running);  // the others still are
+    ASSERT_EQ(status.processes.size(), 4u);
+    for (const auto& p : status.processes) {
+        if (p.host == here && p.pid != ::getpid()) {  // the one gone
+            EXPECT_EQ(p.state, DumpState::Incomplete);
+            EXPECT_TRUE(p.cutOff);
+            EXPECT_EQ(p.endedBy, (ProgramEnd{ProgramEnd::How::Vanished, 0, "the reader"}));
+        } else {
+            EXPECT_EQ(p.state, DumpState::Running) << p.pid << " " << p.host;
+        }
+    }
+    status = aggregateStatus({gone});
+    EXPECT_TRUE(settleVanishedProcesses(status, "the reader"));
+    EXPECT_EQ(status.state, DumpState::Incomplete);
+    // The host is written and read back.
+    probe::test::TempDir dir;
+    ASSERT_EQ(updateStatusFile(dir.path(), alive), 0);
+    std::string error;
+    const auto read = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(read) << error;
+    ASSERT_EQ(read->processes.size(), 1u);
+    EXPECT_EQ(read->processes[0].host, here);
 }
 
 // probe run reads this file after the program ended: a half-written last line (the program

@@ -117,11 +117,23 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string
     return index;
 }
 
+namespace {
+// Who says a process the status says is running is gone (format::settleVanishedProcesses).
+constexpr const char* kSettledBy = "the reader (its process is gone, its status was not updated)";
+}  // namespace
+
 void AtbDumpReader::pollStatus(DumpDelta& delta) {
     const std::string path = root_ + "/" + format::kStatusFileName;
     const auto stamp = format::fileStamp(path);
     hasStatusFile_ = stamp.has_value();
-    if (!stamp || *stamp == statusStamp_) return;
+    if (!stamp) return;
+    if (*stamp == statusStamp_) {
+        // Unchanged: a process it says is running may have gone since (killed with probe run).
+        if (lastStatus_ && lastStatus_->state == format::DumpState::Running &&
+            format::settleVanishedProcesses(*lastStatus_, kSettledBy))
+            takeStatus(delta, *lastStatus_);
+        return;
+    }
     statusStamp_ = *stamp;
     std::string error;
     std::optional<format::DumpStatus> status;
@@ -135,13 +147,19 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
         delta.statusError = error;
         return;
     }
-    state_ = status->state;
+    format::settleVanishedProcesses(*status, kSettledBy);
+    lastStatus_ = status;
+    takeStatus(delta, *status);
+}
+
+void AtbDumpReader::takeStatus(DumpDelta& delta, const format::DumpStatus& status) {
+    state_ = status.state;
     endedWritingAll_.clear();  // a process may write again (its probe started again)
-    for (const auto& p : status->processes)
+    for (const auto& p : status.processes)
         if (p.state != format::DumpState::Running)
             endedWritingAll_[p.pid] = p.state == format::DumpState::Complete && !p.cutOff &&
                                       p.dumpStopped.empty() && p.droppedRows == 0;
-    delta.status = std::move(status);
+    delta.status = status;
 }
 
 void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent,

@@ -17,6 +17,7 @@
 #include "analysis/parallel_for.h"
 #include "analysis/reader_index.h"
 #include "analysis/row_order_reader.h"
+#include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
 #include "probe/format/states.h"
 #include "probe/format/statistic_csv.h"
@@ -60,6 +61,7 @@ private:
         bool fromStructure = false;  // described by a structure file
     };
     void pollStatus(DumpDelta& delta);
+    void takeStatus(DumpDelta& delta, const format::DumpStatus& status);
     struct ProcessRows {
         std::map<int64_t, uint64_t> linesOfRound;  // of each round's statistic.csv, those read
         uint64_t lines = 0, rows = 0;              // their sum, and of them the rows
@@ -139,7 +141,8 @@ private:
     std::map<int64_t, bool> endedWritingAll_;
     FileStamp statusStamp_;
     bool hasStatusFile_ = false;
-    std::optional<format::DumpState> state_;  // from probe_status.json; none when unknown
+    std::optional<format::DumpState> state_;        // from probe_status.json; none when unknown
+    std::optional<format::DumpStatus> lastStatus_;  // as read last, vanished processes settled
     bool finished_ = false;
     bool vanished_ = false;             // the folder was deleted (said once)
     std::set<std::string> unreadSaid_;  // what listRoundFiles found it could not read

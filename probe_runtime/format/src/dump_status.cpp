@@ -229,6 +229,7 @@ nlohmann::ordered_json ProcessDumpStatus::toJson() const {
     j["device"] = device;
     j["state"] = toString(state);
     j["command"] = command;
+    if (!host.empty()) j["host"] = host;
     j["started"] = started;
     j["updated"] = updated;
     j["files"] = files;
@@ -251,6 +252,7 @@ ProcessDumpStatus ProcessDumpStatus::fromJson(const nlohmann::json& j) {
     s.device = field<int>(j, "device", -1);
     s.state = dumpStateFromString(field<std::string>(j, "state", "")).value_or(DumpState::Running);
     s.command = field<std::string>(j, "command", "");
+    s.host = field<std::string>(j, "host", "");
     s.started = field<std::string>(j, "started", "");
     s.updated = field<std::string>(j, "updated", "");
     s.files = field<uint64_t>(j, "files", 0);
@@ -333,6 +335,28 @@ int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine) {
         processes.push_back(mine);
         return 0;
     });
+}
+
+std::string localHostName() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return {};
+    return name;
+}
+
+bool settleVanishedProcesses(DumpStatus& status, const std::string& seenBy) {
+    bool changed = false;
+    std::string here;
+    for (auto& p : status.processes) {
+        if (p.state != DumpState::Running || p.host.empty()) continue;
+        if (here.empty()) here = localHostName();
+        if (p.host != here || !processGone(p.pid)) continue;
+        p.state = DumpState::Incomplete;
+        p.cutOff = true;
+        if (!p.endedBy) p.endedBy = ProgramEnd{ProgramEnd::How::Vanished, 0, seenBy};
+        changed = true;
+    }
+    if (changed) status = aggregateStatus(std::move(status.processes));
+    return changed;
 }
 
 int recordProgramEnd(const std::string& root, int64_t pid, const ProgramEnd& end) {

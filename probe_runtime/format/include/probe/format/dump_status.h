@@ -47,6 +47,7 @@ struct ProcessDumpStatus {
     // ended without draining (a crash, kill -9: rows of about the last 100 ms may be missing).
     DumpState state = DumpState::Running;
     std::string command;           // the process's command line, for people
+    std::string host;              // the machine it runs on ("" in files of older probes)
     std::string started, updated;  // ISO 8601 UTC
     uint64_t files = 0, bytes = 0, rows = 0, errors = 0;
     uint64_t droppedRows = 0;           // rows not written because dumping had stopped
@@ -73,6 +74,15 @@ struct DumpStatus {
 };
 
 DumpStatus aggregateStatus(std::vector<ProcessDumpStatus> processes);
+
+// This machine's name, as ProcessDumpStatus::host says it.
+std::string localHostName();
+
+// A process of this machine the status says is running, and which is gone, was killed with
+// whoever would have said so (probe run killed too, a job's time limit): its entry is settled as
+// recordProgramEnd would have, seen by `seenBy`, and the status's state with it. Returns whether
+// any entry changed.
+bool settleVanishedProcesses(DumpStatus& status, const std::string& seenBy);
 
 // Merges `mine` into <root>/probe_status.json under an flock, and writes it atomically.
 // Returns 0 or an errno value.
