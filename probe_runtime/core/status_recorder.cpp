@@ -28,6 +28,7 @@ void StatusRecorder::begin(bool quiet) {
     startedAt_ = format::isoTimestampNow();
     command_ = processCommandLine();
     host_ = format::localHostName();
+    pidNamespace_ = format::localPidNamespace();
     {
         std::lock_guard<std::mutex> lock(writeMutex_);
         finalWritten_ = false;
@@ -77,6 +78,7 @@ void StatusRecorder::write(format::DumpState state) {
     status.state = state;
     status.command = command_;
     status.host = host_;
+    status.pidNamespace = pidNamespace_;
     status.started = startedAt_;
     status.updated = format::isoTimestampNow();
     const auto counters = writer.counters();

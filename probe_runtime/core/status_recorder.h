@@ -49,7 +49,7 @@ private:
     std::vector<format::StatusMessage> messages_;
     uint64_t errors_ = 0;
     std::optional<format::ProgramEnd> endedBy_;
-    std::string startedAt_, command_, host_;
+    std::string startedAt_, command_, host_, pidNamespace_;
     bool quiet_ = false;
     std::mutex writeMutex_;  // one status write at a time, in order
     bool finalWritten_ = false;

@@ -167,6 +167,7 @@ TEST(Analysis, AProcessOfThisMachineThatIsGoneWithoutAWordIsSaidToHaveVanished) 
     format::ProcessDumpStatus gone;
     gone.pid = 99999999;  // a pid that cannot exist
     gone.host = format::localHostName();
+    gone.pidNamespace = format::localPidNamespace();
     ASSERT_EQ(format::updateStatusFile(root, gone), 0);
     const DumpIndex index = indexOf(root);
     ASSERT_TRUE(index.status());

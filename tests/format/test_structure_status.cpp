@@ -205,20 +205,23 @@ TEST(DumpStatus, TheParentRecordsHowTheProgramEnded) {
 TEST(DumpStatus, AReaderSettlesAProcessOfThisMachineThatIsGone) {
     const std::string here = localHostName();
     ASSERT_FALSE(here.empty());
-    ProcessDumpStatus gone, elsewhere, unknown, alive;
-    gone.pid = elsewhere.pid = unknown.pid = 99999999;  // a pid that cannot exist
-    gone.host = alive.host = here;
+    ProcessDumpStatus gone, elsewhere, unknown, alive, container;
+    gone.pid = elsewhere.pid = unknown.pid = container.pid = 99999999;  // a pid that cannot exist
+    gone.host = alive.host = container.host = here;
     elsewhere.host = here + "-other";
+    gone.pidNamespace = alive.pidNamespace = elsewhere.pidNamespace = localPidNamespace();
+    container.pidNamespace = "pid:[1]";  // a container of this machine's name
     alive.pid = ::getpid();
-    DumpStatus status = aggregateStatus({alive, elsewhere, unknown});
+    ASSERT_FALSE(gone.pidNamespace.empty());
+    DumpStatus status = aggregateStatus({alive, elsewhere, unknown, container});
     EXPECT_FALSE(settleVanishedProcesses(status, "the reader"));
     EXPECT_EQ(status.state, DumpState::Running);
-    status = aggregateStatus({gone, elsewhere, unknown, alive});
+    status = aggregateStatus({gone, elsewhere, unknown, alive, container});
     EXPECT_TRUE(settleVanishedProcesses(status, "the reader"));
     EXPECT_EQ(status.state, DumpState::Running);  // the others still are
-    ASSERT_EQ(status.processes.size(), 4u);
+    ASSERT_EQ(status.processes.size(), 5u);
     for (const auto& p : status.processes) {
-        if (p.host == here && p.pid != ::getpid()) {  // the one gone
+        if (p.host == here && p.pid != ::getpid() && p.pidNamespace == gone.pidNamespace) {
             EXPECT_EQ(p.state, DumpState::Incomplete);
             EXPECT_TRUE(p.cutOff);
             EXPECT_EQ(p.endedBy, (ProgramEnd{ProgramEnd::How::Vanished, 0, "the reader"}));
@@ -237,6 +240,7 @@ TEST(DumpStatus, AReaderSettlesAProcessOfThisMachineThatIsGone) {
     ASSERT_TRUE(read) << error;
     ASSERT_EQ(read->processes.size(), 1u);
     EXPECT_EQ(read->processes[0].host, here);
+    EXPECT_EQ(read->processes[0].pidNamespace, gone.pidNamespace);
 }
 
 // probe run reads this file after the program ended: a half-written last line (the program

@@ -230,6 +230,7 @@ nlohmann::ordered_json ProcessDumpStatus::toJson() const {
     j["state"] = toString(state);
     j["command"] = command;
     if (!host.empty()) j["host"] = host;
+    if (!pidNamespace.empty()) j["pid_namespace"] = pidNamespace;
     j["started"] = started;
     j["updated"] = updated;
     j["files"] = files;
@@ -253,6 +254,7 @@ ProcessDumpStatus ProcessDumpStatus::fromJson(const nlohmann::json& j) {
     s.state = dumpStateFromString(field<std::string>(j, "state", "")).value_or(DumpState::Running);
     s.command = field<std::string>(j, "command", "");
     s.host = field<std::string>(j, "host", "");
+    s.pidNamespace = field<std::string>(j, "pid_namespace", "");
     s.started = field<std::string>(j, "started", "");
     s.updated = field<std::string>(j, "updated", "");
     s.files = field<uint64_t>(j, "files", 0);
@@ -343,13 +345,22 @@ std::string localHostName() {
     return name;
 }
 
+std::string localPidNamespace() {
+    char link[64] = {};
+    const ssize_t n = ::readlink("/proc/self/ns/pid", link, sizeof link - 1);
+    return n > 0 ? std::string(link, static_cast<size_t>(n)) : std::string();
+}
+
 bool settleVanishedProcesses(DumpStatus& status, const std::string& seenBy) {
     bool changed = false;
-    std::string here;
+    std::string here, pids;
     for (auto& p : status.processes) {
-        if (p.state != DumpState::Running || p.host.empty()) continue;
-        if (here.empty()) here = localHostName();
-        if (p.host != here || !processGone(p.pid)) continue;
+        if (p.state != DumpState::Running || p.host.empty() || p.pidNamespace.empty()) continue;
+        if (here.empty()) {
+            here = localHostName();
+            pids = localPidNamespace();
+        }
+        if (p.host != here || p.pidNamespace != pids || !processGone(p.pid)) continue;
         p.state = DumpState::Incomplete;
         p.cutOff = true;
         if (!p.endedBy) p.endedBy = ProgramEnd{ProgramEnd::How::Vanished, 0, seenBy};

@@ -48,6 +48,7 @@ struct ProcessDumpStatus {
     DumpState state = DumpState::Running;
     std::string command;           // the process's command line, for people
     std::string host;              // the machine it runs on ("" in files of older probes)
+    std::string pidNamespace;      // its pids' namespace there ("pid:[4026531836]"), or ""
     std::string started, updated;  // ISO 8601 UTC
     uint64_t files = 0, bytes = 0, rows = 0, errors = 0;
     uint64_t droppedRows = 0;           // rows not written because dumping had stopped
@@ -75,10 +76,12 @@ struct DumpStatus {
 
 DumpStatus aggregateStatus(std::vector<ProcessDumpStatus> processes);
 
-// This machine's name, as ProcessDumpStatus::host says it.
+// This machine's name and this process's pid namespace, as ProcessDumpStatus says them.
 std::string localHostName();
+std::string localPidNamespace();
 
-// A process of this machine the status says is running, and which is gone, was killed with
+// A process of this machine (and of this pid namespace: a container sharing the host's name
+// has pids of its own) the status says is running, and which is gone, was killed with
 // whoever would have said so (probe run killed too, a job's time limit): its entry is settled as
 // recordProgramEnd would have, seen by `seenBy`, and the status's state with it. Returns whether
 // any entry changed.
