@@ -810,6 +810,7 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
     byteBudget = std::max<uint64_t>(byteBudget, listing.files.size() * kBytesPerFileListed);
     for (auto& unread : listing.unreadEntries)
         if (unreadSaid_.insert(unread).second) delta.problems.push_back(std::move(unread));
+    std::map<std::string, ProcessRows> rowsOf;  // by process key
     for (const auto& file : listing.files) {
         if (used < byteBudget) used += pollCsv(file.path, file.devicePid, byteBudget - used, delta);
         // A file not reached in this poll (budget spent) is not known yet: offset 0.
@@ -821,11 +822,7 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
         delta.bytesDone += offset;
         delta.bytesTotal += std::max(size, offset);
         if (offset < size && used >= byteBudget) delta.more = true;
-    }
-    std::map<std::string, ProcessRows> rowsOf;  // by process key
-    for (const auto& file : listing.files) {
         ProcessRows& rows = rowsOf[file.devicePid];
-        const auto known = csvFiles_.find(file.path);
         if (known == csvFiles_.end()) continue;
         const CsvFile& csv = known->second;
         rows.linesOfRound[file.round] += csv.dataLines;
