@@ -707,14 +707,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         if (n <= 0) break;
         file.readFailed = false;
         const std::string_view buffer(readBuffer_.get(), static_cast<size_t>(n));
-        if (file.offset == 0) {
-            // CR alone ends the first line (a CR the last byte read may yet be a CRLF's).
-            const size_t end = buffer.find_first_of("\r\n");
-            file.lineEnd = end != std::string::npos && buffer[end] == '\r' &&
-                                   end + 1 < buffer.size() && buffer[end + 1] != '\n'
-                               ? '\r'
-                               : '\n';
-        }
+        if (file.offset == 0) file.lineEnd = format::firstLineEnd(buffer).value_or('\n');
         const char lineEnd = file.lineEnd;
         size_t start = 0;
         if (file.skippingLongRow) {  // the rest of a row over the limit, said when it began

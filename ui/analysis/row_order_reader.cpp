@@ -95,12 +95,7 @@ void RowOrderReader::poll(const Rows& rows, std::vector<format::RowOrderRun>& ru
         const ssize_t n = ::pread(fd, text.data(), text.size(), static_cast<off_t>(offset_));
         if (n <= 0) return;  // tried again at the next poll
         text.resize(static_cast<size_t>(n));
-        if (lineEnd_ == 0) {
-            // CR alone ends the first line (a CR the last byte read may yet be a CR LF's).
-            const size_t end = text.find_first_of("\r\n");
-            if (end != std::string::npos && (text[end] == '\n' || end + 1 < text.size()))
-                lineEnd_ = text[end] == '\r' && text[end + 1] != '\n' ? '\r' : '\n';
-        }
+        if (lineEnd_ == 0) lineEnd_ = format::firstLineEnd(text).value_or(0);
         const char lineEnd = lineEnd_ ? lineEnd_ : '\n';
         std::string_view rest(text);
         for (size_t end; (end = rest.find(lineEnd)) != std::string_view::npos;

@@ -209,6 +209,13 @@ std::optional<std::string> readRegularFile(const std::string& path, uint64_t max
     return text;
 }
 
+std::optional<char> firstLineEnd(std::string_view start) {
+    const size_t end = start.find_first_of("\r\n");
+    if (end == std::string_view::npos || (start[end] == '\r' && end + 1 == start.size()))
+        return std::nullopt;
+    return start[end] == '\r' && start[end + 1] != '\n' ? '\r' : '\n';
+}
+
 std::string nonRegularKind(const std::string& path) {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return {};
