@@ -44,6 +44,7 @@
 
 #include "probe/format/recent_by_address.h"
 #include "probe/probe.h"
+#include "sequence_ranges.h"
 
 #define PROBE_TORCH_API extern "C" __attribute__((visibility("default")))
 
@@ -117,77 +118,6 @@ std::mutex gLayersMutex;
 std::vector<LayerInfo> gLayers;
 std::unordered_map<std::string, int> gLayerIndex;
 
-// The autograd sequence numbers each layer call's forward used on one thread, oldest first (a
-// thread's sequence numbers only grow). Held in one ring, allocated as it grows: a map node per
-// layer call, kept until the ring turned over, lay scattered between the model's tensors on the
-// heap, and glibc's allocator paid for it on every step (consolidating, faulting in pages):
-// about 25 µs per step of a small MLP with the probe sleeping.
-class SequenceRanges {
-public:
-    void add(uint64_t first, uint64_t end, int layer) {
-        if (size() > 0 && first < at(size() - 1).first) clear();  // never expected: start over
-        if (ring_.size() < kCapacity) {
-            ring_.push_back({first, end, layer});
-            return;
-        }
-        ring_[oldest_] = {first, end, layer};
-        oldest_ = (oldest_ + 1) % ring_.size();
-    }
-    struct Found {
-        int layer;  // -1: none
-        uint64_t first, end;
-    };
-    // The layer call whose range [first, end) holds `sequence`; layer -1 when none.
-    Found findRange(uint64_t sequence) const {
-        if (size() == 0 || sequence >= at(size() - 1).end) return {-1, 0, 0};  // after them all
-        // The first range starting after `sequence`: in [low, high). A backward pass's nodes
-        // are nearly all of the latest calls, so the search gallops back from the newest range
-        // (a few cache lines) before it bisects, rather than bisecting the whole ring.
-        size_t low = 0, high = size();
-        for (size_t step = 1; step < high; step *= 2) {
-            if (at(high - step).first <= sequence) {
-                low = high - step + 1;
-                break;
-            }
-            high -= step;
-        }
-        while (low < high) {
-            const size_t middle = low + (high - low) / 2;
-            if (at(middle).first <= sequence)
-                low = middle + 1;
-            else
-                high = middle;
-        }
-        if (low == 0) return {-1, 0, 0};
-        const Range& range = at(low - 1);
-        if (sequence >= range.end) return {-1, 0, 0};
-        return {range.layer, range.first, range.end};
-    }
-    // The layer call whose range holds `sequence`: (layer, the call's first number), or (-1, 0).
-    std::pair<int, uint64_t> find(uint64_t sequence) const {
-        const Found found = findRange(sequence);
-        return {found.layer, found.first};
-    }
-
-private:
-    struct Range {
-        uint64_t first, end;  // [first, end)
-        int layer;
-    };
-    static constexpr size_t kCapacity = 1u << 18;
-    size_t size() const { return ring_.size(); }
-    // No modulo: a division at each step of findRange's search cost more than the search.
-    const Range& at(size_t index) const {
-        const size_t slot = oldest_ + index;
-        return ring_[slot < ring_.size() ? slot : slot - ring_.size()];
-    }
-    void clear() {
-        ring_.clear();
-        oldest_ = 0;
-    }
-    std::vector<Range> ring_;
-    size_t oldest_ = 0;  // once full: the oldest range, overwritten next
-};
 // By forward thread (RecordFunction's thread id): a node's backward may run on another thread.
 std::unordered_map<uint64_t, SequenceRanges> gSequenceRanges;
 
@@ -1078,6 +1008,14 @@ int pushFrame(FrameKind kind, int wants, int layer = -1) {
 
 // A forward call of `layer` used the autograd sequence numbers [first, end): kept for the
 // backward ops' count; when it made autograd nodes, a backward op of the layer is to come.
+// A call of the model begins or ends on this thread: the layer calls it recorded are kept as one
+// segment (see SequenceRanges).
+void sealModelCall(ThreadState& tls) {
+    if (!tls.sequenceRanges || !tls.sequenceRanges->hasOpenSegment()) return;
+    std::lock_guard<std::mutex> lock(gLayersMutex);
+    tls.sequenceRanges->closeSegment();
+}
+
 void recordLayerCall(ThreadState& tls, int layer, uint64_t first, uint64_t end) {
     if (end <= first || layer < 0) return;  // no autograd node made (inference)
     if (!tls.sequenceRanges) tls.sequenceRanges = &sequenceRangesOfThisThread();
@@ -1634,6 +1572,7 @@ PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
     try {
         ThreadState& tls = threadTls();
         closeBackwardLayer();
+        sealModelCall(tls);
         tls.inRoot = true;
         tls.rootOpOccurrences.clear();
         static thread_local std::string lastModel;
@@ -1659,6 +1598,7 @@ PROBE_TORCH_API int probe_torch_root_end(void) {
             if (!tls.rootOpOccurrences.empty()) tls.rootOpsSeen = true;
         }
         tls.inRoot = false;
+        sealModelCall(tls);
         syncCallbackWithProbeState();
         tls.statsCache.clear();     // let go of the activations it holds
         tls.uninitialised.clear();  // the program may write it between calls (numpy, .data)
