@@ -198,6 +198,42 @@ TEST(DumpStatus, TheParentRecordsHowTheProgramEnded) {
     EXPECT_EQ(describeProgramEnd(*p12.endedBy), "killed by SIGKILL");
 }
 
+// A dump folder shared by several machines (a cluster's file system): the pid probe run saw end,
+// and pids gone here, are other processes on another machine or in another pid namespace.
+// Before, probe run settled them by pid alone: a live process of another node read "killed".
+TEST(DumpStatus, TheParentSettlesOnlyProcessesOfItsOwnMachine) {
+    const std::string here = localHostName(), pids = localPidNamespace();
+    ASSERT_FALSE(here.empty());
+    ASSERT_FALSE(pids.empty());
+    probe::test::TempDir dir;
+    ProcessDumpStatus otherNodesProgram, otherNode, container, gone;
+    otherNodesProgram.pid = 12;  // the pid probe run's program had
+    otherNode.pid = 99999999;    // pids that cannot exist here
+    container.pid = 99999998;
+    gone.pid = 99999997;
+    otherNodesProgram.host = otherNode.host = here + "-node2";
+    container.host = gone.host = here;
+    otherNodesProgram.pidNamespace = otherNode.pidNamespace = gone.pidNamespace = pids;
+    container.pidNamespace = "pid:[1]";  // a container of this machine's name
+    for (const auto& p : {otherNodesProgram, otherNode, container, gone})
+        ASSERT_EQ(updateStatusFile(dir.path(), p), 0);
+    ASSERT_EQ(recordProgramEnd(dir.path(), 12, {ProgramEnd::How::Signaled, 9, "probe run"}), 0);
+    std::string error;
+    const auto status = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(status) << error;
+    ASSERT_EQ(status->processes.size(), 4u);
+    for (const auto& p : status->processes) {
+        if (p.pid == gone.pid) {
+            EXPECT_EQ(p.state, DumpState::Incomplete);
+            ASSERT_TRUE(p.endedBy);
+            EXPECT_EQ(p.endedBy->how, ProgramEnd::How::Vanished);
+        } else {
+            EXPECT_EQ(p.state, DumpState::Running) << p.pid;
+            EXPECT_FALSE(p.endedBy) << p.pid;
+        }
+    }
+}
+
 // probe run killed with its program (a job's time limit, kill -9 of the group): nobody recorded
 // the end, and the dump read "running" for ever. A reader settles a process of this machine
 // that is gone; one of another machine (a shared folder), or of a file without the host, is

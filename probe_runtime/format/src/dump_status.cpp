@@ -351,16 +351,35 @@ std::string localPidNamespace() {
     return n > 0 ? std::string(link, static_cast<size_t>(n)) : std::string();
 }
 
+namespace {
+
+// Whether a process's pid means a process here: it ran on this machine, in this pid namespace
+// (both asked once, when first needed). An entry naming neither (a status written before they
+// were) counts as `unnamed` says.
+class ThisPidSpace {
+public:
+    bool holds(const ProcessDumpStatus& p, bool unnamed) {
+        if (p.host.empty() && p.pidNamespace.empty()) return unnamed;
+        if (!asked_) {
+            host_ = localHostName();
+            pidNamespace_ = localPidNamespace();
+            asked_ = true;
+        }
+        return p.host == host_ && p.pidNamespace == pidNamespace_;
+    }
+
+private:
+    bool asked_ = false;
+    std::string host_, pidNamespace_;
+};
+
+}  // namespace
+
 bool settleVanishedProcesses(DumpStatus& status, const std::string& seenBy) {
     bool changed = false;
-    std::string here, pids;
+    ThisPidSpace here;
     for (auto& p : status.processes) {
-        if (p.state != DumpState::Running || p.host.empty() || p.pidNamespace.empty()) continue;
-        if (here.empty()) {
-            here = localHostName();
-            pids = localPidNamespace();
-        }
-        if (p.host != here || p.pidNamespace != pids || !processGone(p.pid)) continue;
+        if (p.state != DumpState::Running || !here.holds(p, false) || !processGone(p.pid)) continue;
         p.state = DumpState::Incomplete;
         p.cutOff = true;
         if (!p.endedBy) p.endedBy = ProgramEnd{ProgramEnd::How::Vanished, 0, seenBy};
@@ -374,7 +393,12 @@ int recordProgramEnd(const std::string& root, int64_t pid, const ProgramEnd& end
     if (!fileExists(joinPath(root, kStatusFileName))) return ENOENT;
     const std::string now = isoTimestampNow();
     return changeStatusFile(root, [&](std::vector<ProcessDumpStatus>& processes) {
+        // A folder shared by several machines holds their processes too: a pid is ours only
+        // if the entry is of this machine and pid namespace (or, written before they were
+        // named, says nothing of them).
+        ThisPidSpace here;
         for (auto& p : processes) {
+            if (!here.holds(p, true)) continue;
             const bool theProgram = p.pid == pid;
             if (!theProgram && (p.state != DumpState::Running || !processGone(p.pid))) continue;
             p.endedBy = theProgram ? end : ProgramEnd{ProgramEnd::How::Vanished, 0, end.seenBy};

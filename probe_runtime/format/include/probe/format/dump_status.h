@@ -93,8 +93,10 @@ int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine);
 
 // Said by whoever saw the program `pid` end (its parent): its entry records `end`, and becomes
 // Incomplete if its probe was still running (it never drained). Entries of other processes
-// still running whose process is gone are settled the same way, as Vanished. Returns 0, or an
-// errno value (ENOENT when there is no status file: the program never started a probe).
+// still running whose process is gone are settled the same way, as Vanished. Only entries of
+// this machine and pid namespace (or naming neither) are touched: a pid of another machine
+// sharing the folder is another process. Returns 0, or an errno value (ENOENT when there is no
+// status file: the program never started a probe).
 int recordProgramEnd(const std::string& root, int64_t pid, const ProgramEnd& end);
 
 std::optional<DumpStatus> readStatusFile(const std::string& root, std::string* error);
