@@ -1421,6 +1421,8 @@ TEST(RowOrderFile, TheReaderKeepsRunsInProportionToTheRowsAndSaysWhatDoesNotFit)
         {"", orderFile + ": empty (not even its header)" + placeNone},
         {format::kRowOrderHeader, orderFile + ": line 1 is cut short (no line end)" + placeNone},
         {std::string(format::kRowOrderHeader) + "\n", orderFile + ": the header alone" + placeNone},
+        // Its lines end in CR alone: nothing after the CR says so, but the file is final.
+        {std::string(format::kRowOrderHeader) + "\r", orderFile + ": the header alone" + placeNone},
     };
     for (const auto& [text, problem] : cases) {
         probe::test::writeFile(orderFile, text);
