@@ -686,6 +686,27 @@ TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
         << window.statusText().toStdString();
 }
 
+// Until the first read of a dump is handed over (tens of seconds for a dump of 100,000 rounds),
+// its status is not known: the status bar said "no status file" over a folder that has one.
+TEST(MainWindow, ADumpBeingOpenedIsNotSaidToHaveNoStatusFile) {
+    test::TempDir dir("ui-widgets");
+    test::writeSmallSyntheticDump(dir.path());
+    format::ProcessDumpStatus process;
+    process.pid = 4242;
+    process.state = format::DumpState::Complete;
+    ASSERT_EQ(format::updateStatusFile(dir / "atb_dump_data", process), 0);
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    QString whileOpening;  // the window's slot on opened() ran first: it was made first
+    QObject::connect(context.store(), &data::DumpStore::opened, &window,
+                     [&] { whileOpening = window.statusText(); });
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    EXPECT_TRUE(whileOpening.contains("status not read yet")) << whileOpening.toStdString();
+    EXPECT_FALSE(whileOpening.contains("no status file")) << whileOpening.toStdString();
+    EXPECT_TRUE(window.statusText().startsWith("complete")) << window.statusText().toStdString();
+}
+
 TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
     test::TempDir dir("ui-widgets");
     test::writeSmallSyntheticDump(dir.path());

@@ -727,6 +727,8 @@ void MainWindow::updateStatus() {
             state.isEmpty()
                 ? tr("status file unreadable (%1)").arg(QString::fromStdString(idx.statusError()))
                 : tr("%1 (the status file is unreadable now)").arg(state);
+    else if (state.isEmpty() && !store->initialLoadDone() && idx.opCount() == 0)
+        state = tr("status not read yet");  // the first poll of a big dump takes seconds
     else if (state.isEmpty())
         state = idx.layout() == analysis::DumpLayout::Msprobe
                     ? tr("no status file (msprobe layout)")
