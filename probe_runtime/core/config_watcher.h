@@ -50,10 +50,8 @@ public:
     // So a change written before a round begins (by this program, or by any other when every
     // round asks) is always applied at its first layer-level op, and any change at the latest at
     // a layer-level op beginning an interval after the write; in between it is applied as soon as
-    // the watcher has handled it (microseconds, while the model runs on). The interval was 5 ms:
-    // the question, and the model call begun rather than counted with it, cost a sleeping probe
-    // about 0.8% of a small MLP's step; 50 ms is still no wait a person notices.
-    static constexpr std::chrono::microseconds kBoundaryCheckInterval{50000};
+    // the watcher has handled it (microseconds, while the model runs on).
+    static constexpr std::chrono::microseconds kBoundaryCheckInterval{5000};
     using Clock = std::chrono::steady_clock;
     void syncAtBoundary(Clock::time_point& lastCheck, bool roundBegins,
                         Clock::time_point now = Clock::now());

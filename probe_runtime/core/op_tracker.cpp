@@ -225,7 +225,7 @@ int OpTracker::beginLayer(ThreadState& ts, const char* rawName, const char* rawT
     }
     // A config change made to the file takes effect here, at this boundary, for the whole of
     // this layer op (its children never see half of one config and half of another): when the
-    // program wrote it before the round began, or 50 ms or more ago (syncAtBoundary).
+    // program wrote it before the round began, or 5 ms or more ago (syncAtBoundary).
     runtime_.syncConfigFile(ts.lastConfigCheck, round != ts.lastConfigCheckRound);
     ts.lastConfigCheckRound = round;
 

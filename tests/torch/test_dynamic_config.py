@@ -101,7 +101,7 @@ class DynamicConfig(ProbeTestCase):
                 self.assertIn("done", result.stdout)
                 counted = int(result.stdout.split("counted ")[1].split()[0])
                 # Whether a sleeping layer call is counted or begun depends on time (counted
-                # within 50 ms of a boundary that asked about the config file): on a loaded
+                # within 5 ms of a boundary that asked about the config file): on a loaded
                 # machine none may be (the C API test of probe_counting_only decides that path
                 # with its own clock). The rows must be the same either way.
                 if name == "early":

@@ -285,7 +285,7 @@ PROBE_API int probe_set_round(int64_t round);
  * whether it is the config). Rounds then ask only while such a write of the config is noted: a
  * change the program writes between rounds still applies from the next round's first
  * layer-level op, and a change made by another process applies as soon as the watcher has read
- * it (microseconds), at the latest at the first layer-level op beginning 50 ms after the write.
+ * it (microseconds), at the latest at the first layer-level op beginning 5 ms after the write.
  * The Python probe reports what Python code writes (open, os.replace, ...). */
 PROBE_API int probe_report_own_config_writes(int reported);
 PROBE_API int probe_note_file_written(const char* path);
