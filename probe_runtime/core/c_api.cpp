@@ -65,6 +65,12 @@ int probe_stop(void) {
         "probe_stop", [] { return Runtime::instance().stop(); }, PROBE_E_INTERNAL);
 }
 
+int probe_before_exec(const char* program) {
+    return guarded(
+        "probe_before_exec", [&] { return Runtime::instance().beforeExec(program); },
+        PROBE_E_INTERNAL);
+}
+
 int probe_is_started(void) {
     return Runtime::instance().isStarted() ? 1 : 0;
 }

@@ -232,6 +232,19 @@ int Runtime::stop() {
     return stopRuntime(/*fromHousekeeping=*/false);
 }
 
+int Runtime::beforeExec(const char* program) {
+    std::lock_guard<std::mutex> lifecycle(lifecycleMutex_);
+    if (!started_.load() || ::getpid() != ownerPid_) return 0;  // a fork has no writer thread
+    capture_.flushAllRows();
+    writer_->drain();
+    status_.note("the program called exec(" + format::printableText(program ? program : "") +
+                 "): what its probe had queued was written out first");
+    // What it wrote is whole. Not final: if the exec fails and more rows come, the housekeeping
+    // thread writes "running" again.
+    status_.write(format::DumpState::Complete, /*final=*/false);
+    return 0;
+}
+
 int Runtime::stopRuntime(bool fromHousekeeping) {
     std::thread* housekeeping = nullptr;
     {

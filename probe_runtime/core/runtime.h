@@ -58,6 +58,8 @@ public:
     // Lifecycle (lifecycle.cpp).
     int start(const char* outputDir, const char* configPath);
     int stop();
+    // probe_before_exec(): what is queued written out, the status complete until more is written.
+    int beforeExec(const char* program);
     bool isStarted() const { return started_.load(std::memory_order_acquire); }
 
     // Ops and their tensors.

@@ -46,7 +46,8 @@ void StatusRecorder::info(const std::string& text) {
 }
 
 void StatusRecorder::record(format::MessageLevel level, const std::string& text) {
-    std::fprintf(stderr, "[probe] %s: %s\n", format::toString(level), text.c_str());
+    if (level != format::MessageLevel::Info || !quiet_)
+        std::fprintf(stderr, "[probe] %s: %s\n", format::toString(level), text.c_str());
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (level == format::MessageLevel::Error) ++errors_;
@@ -66,11 +67,11 @@ uint64_t StatusRecorder::errorCount() const {
     return errors_;
 }
 
-void StatusRecorder::write(format::DumpState state) {
+void StatusRecorder::write(format::DumpState state, bool final) {
     if (!runtime_.hasWriter()) return;
     std::lock_guard<std::mutex> order(writeMutex_);
     if (finalWritten_ && state == format::DumpState::Running) return;
-    finalWritten_ = state != format::DumpState::Running;
+    finalWritten_ = final && state != format::DumpState::Running;
     DumpWriter& writer = runtime_.writer();
     format::ProcessDumpStatus status;
     status.pid = runtime_.ownerPid();

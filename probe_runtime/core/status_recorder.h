@@ -27,6 +27,8 @@ public:
 
     // Said on stderr (unless quiet) and to a live client; not kept.
     void info(const std::string& text);
+    // Said so, and kept in the status's messages.
+    void note(const std::string& text) { record(format::MessageLevel::Info, text); }
     // Errors are the dump's own (files not written: the status counts them, and a dump with
     // errors is incomplete); warnings are said and kept in the status's messages without making
     // the dump incomplete (a config refused while the previous one dumped on).
@@ -38,8 +40,9 @@ public:
     uint64_t errorCount() const;
 
     // Merges this process's entry into <root>/probe_status.json. Once a final state is written
-    // (complete, incomplete), a late "running" from the housekeeping thread is not.
-    void write(format::DumpState state);
+    // (complete, incomplete), a late "running" from the housekeeping thread is not, unless it
+    // was written as not `final` (before an exec, which may fail).
+    void write(format::DumpState state, bool final = true);
 
 private:
     void record(format::MessageLevel level, const std::string& text);

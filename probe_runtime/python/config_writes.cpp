@@ -11,6 +11,10 @@
 // such a write of its config is pending. Writes made by native code or by child processes are
 // not seen: they are another process's, as far as the probe's promise goes.
 //
+// The same hook has the probe's queue written out before the program execs (flush_before_exec):
+// the new image never stops the probe, and what was queued was lost (a tiny MLP re-exec'd after
+// 200 rounds of every op lost the rows of 68 of them).
+//
 // A hook cannot be removed, and it runs for every audited event of the process: it compares the
 // event's name and nothing more for all others, and never raises (an exception from an audit
 // hook would abort the program's operation).
@@ -25,25 +29,37 @@
 namespace {
 
 using NoteFileWritten = int (*)(const char* path);
+using BeforeExec = int (*)(const char* program);
 NoteFileWritten noteFileWritten = nullptr;
+BeforeExec beforeExec = nullptr;
+bool hookAdded = false;
 bool hookCalled = false;  // set by the check event: the hook is in place
 
 constexpr const char* kCheckEvent = "probe_studio.watch_config_writes";
 
-// The path at `index` of an event's arguments (str or bytes; a file descriptor is no path).
-void notePathAt(PyObject* args, Py_ssize_t index) {
-    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) <= index) return;
-    PyObject* path = PyTuple_GET_ITEM(args, index);
-    if (PyBytes_Check(path)) {
-        noteFileWritten(PyBytes_AS_STRING(path));
-    } else if (PyUnicode_Check(path)) {
+// Calls `take` with the path at `index` of an event's arguments (str or bytes; a file descriptor
+// is no path: null).
+template <typename Take>
+void withPathAt(PyObject* args, Py_ssize_t index, Take take) {
+    PyObject* path = PyTuple_Check(args) && PyTuple_GET_SIZE(args) > index
+                         ? PyTuple_GET_ITEM(args, index)
+                         : nullptr;
+    if (path && PyBytes_Check(path)) {
+        take(PyBytes_AS_STRING(path));
+    } else if (path && PyUnicode_Check(path)) {
         // The file system's encoding, as os.fsencode (surrogate escapes kept).
         PyObject* bytes = PyUnicode_EncodeFSDefault(path);
-        if (bytes) {
-            noteFileWritten(PyBytes_AS_STRING(bytes));
-            Py_DECREF(bytes);
-        }
+        take(bytes ? PyBytes_AS_STRING(bytes) : nullptr);
+        Py_XDECREF(bytes);
+    } else {
+        take(nullptr);
     }
+}
+
+void notePathAt(PyObject* args, Py_ssize_t index) {
+    withPathAt(args, index, [](const char* path) {
+        if (path) noteFileWritten(path);
+    });
 }
 
 bool opensForWriting(PyObject* args) {
@@ -54,7 +70,9 @@ bool opensForWriting(PyObject* args) {
 }
 
 int auditHook(const char* event, PyObject* args, void*) {
-    if (event[0] == 'o') {
+    if (event[0] == 'o' && std::strcmp(event, "os.exec") == 0) {
+        if (beforeExec) withPathAt(args, 0, beforeExec);
+    } else if (event[0] == 'o' && noteFileWritten) {
         if (std::strcmp(event, "open") == 0) {
             if (opensForWriting(args)) notePathAt(args, 0);
         } else if (std::strcmp(event, "os.rename") == 0 || std::strcmp(event, "os.symlink") == 0) {
@@ -69,19 +87,35 @@ int auditHook(const char* event, PyObject* args, void*) {
     return 0;
 }
 
+// `function` set (once per process: the hook that calls it stays) to the function at the address
+// `arg` (an int from ctypes), and the hook added; whether it is in place, or null with an
+// exception.
+template <typename Function>
+PyObject* callFromHook(Function& function, PyObject* arg) {
+    if (!function) {
+        const unsigned long long address = PyLong_AsUnsignedLongLong(arg);
+        if (PyErr_Occurred()) return nullptr;
+        if (address == 0) {
+            PyErr_SetString(PyExc_ValueError, "the function address is 0");
+            return nullptr;
+        }
+        function = reinterpret_cast<Function>(static_cast<uintptr_t>(address));
+    }
+    if (!hookAdded) {
+        if (PySys_AddAuditHook(auditHook, nullptr) < 0) return nullptr;
+        hookAdded = true;
+        // Another hook may refuse ours silently: an event of our own says whether it is in place.
+        if (PySys_Audit(kCheckEvent, nullptr) < 0) return nullptr;
+    }
+    return PyBool_FromLong(hookCalled);
+}
+
 }  // namespace
 
 PyObject* watchConfigWrites(PyObject*, PyObject* arg) {
-    if (noteFileWritten) Py_RETURN_TRUE;  // once per process: a hook stays
-    const unsigned long long address = PyLong_AsUnsignedLongLong(arg);
-    if (PyErr_Occurred()) return nullptr;
-    if (address == 0) {
-        PyErr_SetString(PyExc_ValueError, "the function address is 0");
-        return nullptr;
-    }
-    noteFileWritten = reinterpret_cast<NoteFileWritten>(static_cast<uintptr_t>(address));
-    if (PySys_AddAuditHook(auditHook, nullptr) < 0) return nullptr;
-    // Another hook may refuse ours silently: an event of our own says whether it is in place.
-    if (PySys_Audit(kCheckEvent, nullptr) < 0) return nullptr;
-    return PyBool_FromLong(hookCalled);
+    return callFromHook(noteFileWritten, arg);
+}
+
+PyObject* flushBeforeExecSet(PyObject*, PyObject* arg) {
+    return callFromHook(beforeExec, arg);
 }

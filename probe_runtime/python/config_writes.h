@@ -8,3 +8,6 @@
 
 // watch_config_writes(note_file_written) -> bool: whether the audit hook is in place.
 PyObject* watchConfigWrites(PyObject* self, PyObject* arg);
+// flush_before_exec(before_exec) -> bool: the same hook calls before_exec(program) at
+// os.exec*(), for the probe to write out what it has queued.
+PyObject* flushBeforeExecSet(PyObject* self, PyObject* arg);

@@ -849,6 +849,9 @@ PyMethodDef methods[] = {
     {"watch_config_writes", watchConfigWrites, METH_O,
      "Hands the path of every file Python code writes to the given function (by address), "
      "through an audit hook (once per process); whether the hook is in place."},
+    {"flush_before_exec", flushBeforeExecSet, METH_O,
+     "Calls the given function (by address) before the program execs, from the same audit "
+     "hook; whether the hook is in place."},
     {nullptr, nullptr, 0, nullptr},
 };
 

@@ -237,6 +237,8 @@ if how == "segv":
     ctypes.string_at(0)
 if how == "os_exit":  # no exit handler runs
     os._exit(7)
+if how == "exec":  # the new program never stops this one's probe
+    os.execv("/bin/true", ["/bin/true"])
 time.sleep(0.3)  # the steps are 300 ms old when it is killed: rows older than 100 ms are on disk
 os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -287,6 +289,20 @@ class Crashes(ProbeTestCase):
         self.assertEqual(process["rows"], 5 * ROWS_PER_STEP)
         self.assertEveryStepDumped(rows)
         self.assertIn("(complete; the program exited with code 7)", summary)
+
+    def test_exec_right_after_the_steps_keeps_their_rows(self):
+        # The new program never stops the probe: what was queued was lost (here all of it),
+        # and the status said the program was cut off.
+        result, status, rows, summary = self.crash("exec")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(status["state"], "complete")
+        (process,) = status["processes"]
+        self.assertFalse(process["cut_off"])
+        self.assertEqual(process["rows"], 5 * ROWS_PER_STEP)
+        self.assertIn("the program called exec(/bin/true): what its probe had queued was written out first",
+                      [m["text"] for m in process["messages"]])
+        self.assertEveryStepDumped(rows)
+        self.assertIn("(complete; the program exited with code 0)", summary)
 
     def test_kill_9_is_recorded_by_probe_run_and_older_rows_are_kept(self):
         result, status, rows, summary = self.crash("kill")

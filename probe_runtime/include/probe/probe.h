@@ -114,6 +114,14 @@ PROBE_API int probe_stop(void);
 /* 1 when started, else 0. */
 PROBE_API int probe_is_started(void);
 
+/* The program is about to exec() `program` (may be NULL): every row and tensor queued so far is
+ * written out, and the status says the probe ended there (complete, with a note); a probe the new
+ * image starts takes the entry over. The new image never runs this probe's stop: what was queued
+ * (up to the memory cap's worth) was lost. If the exec fails, the next rows written mark the dump
+ * running again. The Python probe calls it at os.exec*(). Does nothing in a forked child, whose
+ * queue is its parent's. */
+PROBE_API int probe_before_exec(const char* program);
+
 /* Begin an op on the calling thread. An op begun with an empty stack is a layer-level op; ops
  * begun inside it are its children (operations), their children kernels, and so on.
  * name: shown in paths and statistic.csv; type: the op's type (NULL = same as name);

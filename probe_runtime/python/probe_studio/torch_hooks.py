@@ -156,6 +156,7 @@ def install(torch):
     _wrap_module_call(torch, _module_call)
     _bracket_autograd(torch, _module_call)
     _watch_own_config_writes(_module_call)
+    _flush_before_exec(_module_call)
     if rank is None:
         _name_rank_at_init(torch)
     atexit.register(_at_exit)
@@ -243,6 +244,15 @@ def _watch_own_config_writes(module_call):
             _runtime.probe_report_own_config_writes(1)
     except Exception as exc:
         _failure("watching the config's writes", exc)
+
+
+def _flush_before_exec(module_call):
+    """os.exec*() replaces the program without the probe's stop: what is queued is written out
+    first (from the audit hook of _watch_own_config_writes)."""
+    try:
+        module_call.flush_before_exec(_address(_runtime.probe_before_exec))
+    except Exception as exc:
+        _failure("flushing before exec", exc)
 
 
 def _bracket_autograd(torch, module_call):
