@@ -233,8 +233,12 @@ int Runtime::stop() {
 }
 
 int Runtime::beforeExec(const char* program) {
+    // A forked child (os.fork, then exec: a common pattern) has no writer thread, and the lock
+    // may have been held by a parent's thread at the fork: it looks at nothing. (ownerPid_ is
+    // set before started_, and never changes while started.)
+    if (!started_.load(std::memory_order_acquire) || ::getpid() != ownerPid_) return 0;
     std::lock_guard<std::mutex> lifecycle(lifecycleMutex_);
-    if (!started_.load() || ::getpid() != ownerPid_) return 0;  // a fork has no writer thread
+    if (!started_.load()) return 0;  // stopped meanwhile
     capture_.flushAllRows();
     writer_->drain();
     status_.note("the program called exec(" + format::printableText(program ? program : "") +

@@ -239,6 +239,12 @@ if how == "os_exit":  # no exit handler runs
     os._exit(7)
 if how == "exec":  # the new program never stops this one's probe
     os.execv("/bin/true", ["/bin/true"])
+if how == "fork_exec":  # the child's exec is not this process's: it ends normally
+    child = os.fork()
+    if child == 0:
+        os.execv("/bin/true", ["/bin/true"])
+    os.waitpid(child, 0)
+    sys.exit(0)
 time.sleep(0.3)  # the steps are 300 ms old when it is killed: rows older than 100 ms are on disk
 os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -303,6 +309,14 @@ class Crashes(ProbeTestCase):
                       [m["text"] for m in process["messages"]])
         self.assertEveryStepDumped(rows)
         self.assertIn("(complete; the program exited with code 0)", summary)
+
+    def test_a_forked_childs_exec_leaves_the_parents_probe_alone(self):
+        result, status, rows, summary = self.crash("fork_exec")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(status["state"], "complete")
+        (process,) = status["processes"]
+        self.assertEqual(process["messages"], [])
+        self.assertEveryStepDumped(rows)
 
     def test_kill_9_is_recorded_by_probe_run_and_older_rows_are_kept(self):
         result, status, rows, summary = self.crash("kill")
