@@ -5,6 +5,7 @@
 #include <csignal>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -688,13 +689,19 @@ TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {
 
 // Until the first read of a dump is handed over (tens of seconds for a dump of 100,000 rounds),
 // its status is not known: the status bar said "no status file" over a folder that has one.
-TEST(MainWindow, ADumpBeingOpenedIsNotSaidToHaveNoStatusFile) {
-    test::TempDir dir("ui-widgets");
+// A small dump whose one process has a status: complete, ended as `endedBy` says.
+void writeCompleteDump(test::TempDir& dir, std::optional<format::ProgramEnd> endedBy = {}) {
     test::writeSmallSyntheticDump(dir.path());
     format::ProcessDumpStatus process;
     process.pid = 4242;
     process.state = format::DumpState::Complete;
+    process.endedBy = endedBy;
     ASSERT_EQ(format::updateStatusFile(dir / "atb_dump_data", process), 0);
+}
+
+TEST(MainWindow, ADumpBeingOpenedIsNotSaidToHaveNoStatusFile) {
+    test::TempDir dir("ui-widgets");
+    writeCompleteDump(dir);
     context::AppContext context;
     MainWindow window(&context);
     window.show();
@@ -709,12 +716,8 @@ TEST(MainWindow, ADumpBeingOpenedIsNotSaidToHaveNoStatusFile) {
 
 TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
     test::TempDir dir("ui-widgets");
-    test::writeSmallSyntheticDump(dir.path());
-    format::ProcessDumpStatus process;
-    process.pid = 4242;
-    process.state = format::DumpState::Complete;
-    process.endedBy = format::ProgramEnd{format::ProgramEnd::How::Signaled, SIGTERM, "the probe"};
-    ASSERT_EQ(format::updateStatusFile(dir / "atb_dump_data", process), 0);
+    writeCompleteDump(dir,
+                      format::ProgramEnd{format::ProgramEnd::How::Signaled, SIGTERM, "the probe"});
     context::AppContext context;
     MainWindow window(&context);
     window.show();
