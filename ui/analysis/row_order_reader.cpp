@@ -95,13 +95,10 @@ void RowOrderReader::poll(const Rows& rows, std::vector<format::RowOrderRun>& ru
         const ssize_t n = ::pread(fd, text.data(), text.size(), static_cast<off_t>(offset_));
         if (n <= 0) return;  // tried again at the next poll
         text.resize(static_cast<size_t>(n));
-        if (lineEnd_ == 0) {
-            lineEnd_ = format::firstLineEnd(text).value_or(0);
-            // A first line ending the file in CR: no LF will follow once no row will come.
-            if (!lineEnd_ && rows.final && offset_ + text.size() == size && text.back() == '\r' &&
-                text.find('\n') == std::string::npos)
-                lineEnd_ = '\r';
-        }
+        // Once no row will come, the file's end is its end: a CR ending it ends a line.
+        if (lineEnd_ == 0)
+            lineEnd_ =
+                format::firstLineEnd(text, rows.final && offset_ + text.size() == size).value_or(0);
         const char lineEnd = lineEnd_ ? lineEnd_ : '\n';
         std::string_view rest(text);
         for (size_t end; (end = rest.find(lineEnd)) != std::string_view::npos;

@@ -209,10 +209,11 @@ std::optional<std::string> readRegularFile(const std::string& path, uint64_t max
     return text;
 }
 
-std::optional<char> firstLineEnd(std::string_view start) {
+std::optional<char> firstLineEnd(std::string_view start, bool whole) {
     const size_t end = start.find_first_of("\r\n");
-    if (end == std::string_view::npos || (start[end] == '\r' && end + 1 == start.size()))
-        return std::nullopt;
+    if (end == std::string_view::npos) return std::nullopt;
+    if (start[end] == '\r' && end + 1 == start.size())
+        return whole ? std::optional('\r') : std::nullopt;
     return start[end] == '\r' && start[end + 1] != '\n' ? '\r' : '\n';
 }
 

@@ -14,8 +14,9 @@ namespace probe::format {
 
 // What ends the lines of a text whose first bytes are `start`: '\r' when a CR alone ends its
 // first line (a spreadsheet saving as the old Mac OS did), '\n' when LF or CR LF does; nullopt
-// while `start` cannot tell (no line end in it, or a CR as its last byte: a CR LF's, maybe).
-std::optional<char> firstLineEnd(std::string_view start);
+// while `start` cannot tell (no line end in it, or a CR as its last byte: a CR LF's, maybe,
+// unless `whole` says nothing will follow `start`).
+std::optional<char> firstLineEnd(std::string_view start, bool whole = false);
 
 // mkdir -p; the directories made get `mode` (less the umask). Returns 0 or an errno value.
 int makeDirectories(const std::string& path, mode_t mode = 0755);
