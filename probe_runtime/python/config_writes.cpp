@@ -23,8 +23,9 @@
 
 #include <fcntl.h>
 
-#include <cstdint>
 #include <cstring>
+
+#include "function_address.h"
 
 namespace {
 
@@ -88,18 +89,13 @@ int auditHook(const char* event, PyObject* args, void*) {
 }
 
 // `function` set (once per process: the hook that calls it stays) to the function at the address
-// `arg` (an int from ctypes), and the hook added; whether it is in place, or null with an
-// exception.
+// `arg`, and the hook added; whether it is in place, or null with an exception.
 template <typename Function>
 PyObject* callFromHook(Function& function, PyObject* arg) {
     if (!function) {
-        const unsigned long long address = PyLong_AsUnsignedLongLong(arg);
-        if (PyErr_Occurred()) return nullptr;
-        if (address == 0) {
-            PyErr_SetString(PyExc_ValueError, "the function address is 0");
-            return nullptr;
-        }
-        function = reinterpret_cast<Function>(static_cast<uintptr_t>(address));
+        void* address = functionAddress(arg);
+        if (!address) return nullptr;
+        function = reinterpret_cast<Function>(address);
     }
     if (!hookAdded) {
         if (PySys_AddAuditHook(auditHook, nullptr) < 0) return nullptr;

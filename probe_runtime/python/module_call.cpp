@@ -26,6 +26,7 @@
 
 #include "compact_json.h"
 #include "config_writes.h"
+#include "function_address.h"
 #if PY_VERSION_HEX < 0x030B0000
 #include <frameobject.h>  // PyFrameObject's f_lasti
 #endif
@@ -530,14 +531,6 @@ PyTypeObject moduleCallType = {
 };
 
 PyObject* moduleCallObject = nullptr;  // the one instance, made by install()
-
-// The function at `address` (an int, from ctypes); null with an exception set when there is none.
-void* functionAddress(PyObject* address) {
-    void* function = PyLong_Check(address) ? PyLong_AsVoidPtr(address) : nullptr;
-    if (!function && !PyErr_Occurred())
-        PyErr_SetString(PyExc_ValueError, "a function address is 0");
-    return function;
-}
 
 // bracket(original, begin, end): a callable that calls the adapter's begin(roots, count),
 // original(*args, **kwargs) and end(), whatever original does. torch.autograd.backward and grad
