@@ -283,40 +283,35 @@ class Crashes(ProbeTestCase):
         self.assertEveryStepDumped(rows)
         self.assertIn("(incomplete; the program was killed by SIGSEGV; its probe wrote out what was queued", summary)
 
-    def test_os_exit_right_after_the_steps_keeps_their_rows(self):
-        # os._exit skips atexit: the rows still queued were lost (here all of them), and the
-        # status said the program was cut off.
-        result, status, rows, summary = self.crash("os_exit")
-        self.assertEqual(result.returncode, 7, result.stderr)
+    def endedWhole(self, how, code):
+        """Crashes the way `how` says, which ends the program with exit code `code` and its probe
+        having written every row: returns the process's status entry."""
+        result, status, rows, summary = self.crash(how)
+        self.assertEqual(result.returncode, code, result.stderr)
         self.assertEqual(status["state"], "complete")
         (process,) = status["processes"]
-        self.assertEqual(process["ended_by"], {"how": "exited", "code": 7, "seen_by": "probe run"})
         self.assertFalse(process["cut_off"])
         self.assertEqual(process["rows"], 5 * ROWS_PER_STEP)
         self.assertEveryStepDumped(rows)
-        self.assertIn("(complete; the program exited with code 7)", summary)
+        self.assertIn("(complete; the program exited with code %d)" % code, summary)
+        return process
+
+    def test_os_exit_right_after_the_steps_keeps_their_rows(self):
+        # os._exit skips atexit: the rows still queued were lost (here all of them), and the
+        # status said the program was cut off.
+        process = self.endedWhole("os_exit", 7)
+        self.assertEqual(process["ended_by"], {"how": "exited", "code": 7, "seen_by": "probe run"})
 
     def test_exec_right_after_the_steps_keeps_their_rows(self):
         # The new program never stops the probe: what was queued was lost (here all of it),
         # and the status said the program was cut off.
-        result, status, rows, summary = self.crash("exec")
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertEqual(status["state"], "complete")
-        (process,) = status["processes"]
-        self.assertFalse(process["cut_off"])
-        self.assertEqual(process["rows"], 5 * ROWS_PER_STEP)
+        process = self.endedWhole("exec", 0)
         self.assertIn("the program called exec(/bin/true): what its probe had queued was written out first",
                       [m["text"] for m in process["messages"]])
-        self.assertEveryStepDumped(rows)
-        self.assertIn("(complete; the program exited with code 0)", summary)
 
     def test_a_forked_childs_exec_leaves_the_parents_probe_alone(self):
-        result, status, rows, summary = self.crash("fork_exec")
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertEqual(status["state"], "complete")
-        (process,) = status["processes"]
+        process = self.endedWhole("fork_exec", 0)
         self.assertEqual(process["messages"], [])
-        self.assertEveryStepDumped(rows)
 
     def test_kill_9_is_recorded_by_probe_run_and_older_rows_are_kept(self):
         result, status, rows, summary = self.crash("kill")
