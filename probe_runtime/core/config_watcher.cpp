@@ -129,6 +129,23 @@ void ConfigWatcher::syncAtBoundary(Clock::time_point& lastCheck, bool roundBegin
     if (noted) settleNotedWrite(now);
 }
 
+bool ConfigWatcher::boundaryMayBeCounted(Clock::time_point now) {
+    if (askEveryRound_.load(std::memory_order_relaxed) || writeNoted()) return false;
+    if (inotifyFd_ < 0) return true;  // polling: boundaries never ask
+    if (busy_.load(std::memory_order_seq_cst) != 0) return false;
+    const Clock::rep ticks = now.time_since_epoch().count();
+    if (ticks - lastAsked_.load(std::memory_order_relaxed) <
+        std::chrono::duration_cast<Clock::duration>(kBoundaryCheckInterval).count())
+        return true;
+    // The same question as syncPending's, in the same order (queue, then busy_).
+    int queued = 0;
+    queueChecks_.fetch_add(1, std::memory_order_relaxed);
+    if (::ioctl(inotifyFd_, FIONREAD, &queued) != 0) queued = 0;
+    if (queued != 0 || busy_.load(std::memory_order_seq_cst) != 0) return false;
+    lastAsked_.store(ticks, std::memory_order_relaxed);
+    return true;
+}
+
 bool ConfigWatcher::noteWrite(const char* path, Clock::time_point now) {
     if (!path || inotifyFd_ < 0) return false;  // polling: no queue to ask
     const char* slash = std::strrchr(path, '/');

@@ -65,7 +65,7 @@ uint64_t Runtime::countingOnly() const {
     if (!started_.load(std::memory_order_acquire) || awake_.load(std::memory_order_acquire))
         return 0;
     if (ops_.layers().explicitRounds()) return 0;
-    if (watching_.load(std::memory_order_acquire) && watcher_->boundaryMayAsk()) return 0;
+    if (watching_.load(std::memory_order_acquire) && !watcher_->boundaryMayBeCounted()) return 0;
     return epoch_.load(std::memory_order_relaxed);
 }
 

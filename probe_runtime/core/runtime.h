@@ -78,8 +78,8 @@ public:
     bool isAwake() const { return awake_.load(std::memory_order_acquire); }
     uint64_t stateGeneration() const { return stateGeneration_.load(std::memory_order_acquire); }
     // probe_counting_only: the epoch while a layer-level op beginning now needs only counting
-    // (asleep, no rounds set by the engine, no boundary that may have to ask about the config:
-    // ConfigWatcher::boundaryMayAsk), else 0.
+    // (asleep, no rounds set by the engine, no change of the config that may be waiting for it:
+    // ConfigWatcher::boundaryMayBeCounted), else 0.
     uint64_t countingOnly() const;
 
     int setDevice(int device);

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -63,6 +65,81 @@ TEST(ConfigWatcher, ABoundaryAsksTheKernelOncePerRoundOrInterval) {
     watcher.syncAtBoundary(lastCheck, false, start + 2 * interval - microseconds(1));
     EXPECT_EQ(watcher.queueChecks(), before + 3);
     watcher.stop();
+}
+
+// A sleeping probe counts a layer-level op rather than begin it while no change of the config
+// can be waiting for it (boundaryMayBeCounted). Once an interval has passed since any boundary
+// asked the kernel, the question asks it itself: nothing queued, and counting goes on for
+// another interval; a change made before the question is applied there, whether the watcher had
+// handled it already (counted) or not (begun, and syncAtBoundary waits for it).
+TEST(ConfigWatcher, ABoundaryIsCountedOnlyWhileNoChangeCanBeWaitingForIt) {
+    probe::test::TempDir dir;
+    const std::string path = dir / "config.json";
+    std::atomic<int> written{0};
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool handling = false, release = true;
+    ConfigWatcher watcher(path, [&](ConfigWatcher::Change c) {
+        std::unique_lock<std::mutex> lock(mutex);
+        handling = true;
+        changed.notify_all();
+        changed.wait(lock, [&] { return release; });
+        handling = false;
+        if (c == ConfigWatcher::Change::Written) written++;
+    });
+    watcher.start();
+    ASSERT_TRUE(watcher.usesInotify());
+    EXPECT_FALSE(watcher.boundaryMayBeCounted());  // every round asks (the default)
+    watcher.askEveryRound(false);
+    const auto interval = ConfigWatcher::kBoundaryCheckInterval;
+    auto now = ConfigWatcher::Clock::now();
+    ConfigWatcher::Clock::time_point lastCheck{};
+    watcher.syncAtBoundary(lastCheck, true, now);  // the thread's first: asks
+    uint64_t asked = watcher.queueChecks();
+    for (auto t = std::chrono::microseconds(0); t < interval; t += std::chrono::microseconds(7))
+        ASSERT_TRUE(watcher.boundaryMayBeCounted(now + t));
+    EXPECT_EQ(watcher.queueChecks(), asked);  // within the interval: nobody asks
+    now += interval;
+    EXPECT_TRUE(watcher.boundaryMayBeCounted(now));  // asks: nothing queued
+    EXPECT_EQ(watcher.queueChecks(), ++asked);
+    EXPECT_TRUE(watcher.boundaryMayBeCounted(now + interval / 2));  // the interval starts again
+    EXPECT_EQ(watcher.queueChecks(), asked);
+
+    // Changes written while the model runs: at the question an interval later, either handled
+    // already, or waiting to be (begun: its boundary applies the change).
+    int begun = 0;
+    for (int i = 1; i <= 20; ++i) {
+        probe::test::replaceFile(path, "{\"change\": " + std::to_string(i) + "}");
+        now += interval;
+        if (!watcher.boundaryMayBeCounted(now)) {
+            ++begun;
+            watcher.syncAtBoundary(lastCheck, false, now);
+        }
+        ASSERT_EQ(written.load(), i);
+    }
+    // While the watcher handles a change (its handler held here), a boundary is begun.
+    {
+        std::unique_lock<std::mutex> lock(mutex);
+        release = false;
+    }
+    probe::test::writeFile(path, "{\"held\": 1}");
+    {
+        std::unique_lock<std::mutex> lock(mutex);
+        ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(60), [&] { return handling; }));
+    }
+    EXPECT_FALSE(watcher.boundaryMayBeCounted(now));  // within the interval, yet busy
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        release = true;
+    }
+    changed.notify_all();
+    watcher.syncAtBoundary(lastCheck, false, now + interval);
+    EXPECT_EQ(written.load(), 21);
+    // A write the program noted waits for its round: not counted.
+    EXPECT_TRUE(watcher.noteWrite(path.c_str(), now));
+    EXPECT_FALSE(watcher.boundaryMayBeCounted(now));
+    watcher.stop();
+    RecordProperty("begun", begun);
 }
 
 TEST(ConfigWatcher, AChangeIsAppliedAtTheNextRoundOrAnIntervalAfterItWasMade) {
