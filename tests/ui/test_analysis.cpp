@@ -970,8 +970,8 @@ TEST(AtbReader, AByteOrderMarkBeforeTheHeaderIsSkipped) {
 }
 
 // Line ends as spreadsheets save them: LF, CRLF, and CR alone (the old Mac OS's), whose file
-// was one line "cut short". Read in pieces too, so that a line end falls between reads, and a
-// row's tensor path is read back from its line.
+// was one line "cut short", as was one holding its header alone. Read in pieces too, so that a line
+// end falls between reads, and a row's tensor path is read back from its line.
 TEST(AtbReader, LinesEndingInCrLfOrCrAloneAreRead) {
     const std::vector<std::string> rows = {
         "0_777,0,layer,Layer,0,input,0,float,nd,3,1,-1,0.5,2,N/A",
@@ -1001,6 +1001,22 @@ TEST(AtbReader, LinesEndingInCrLfOrCrAloneAreRead) {
             const std::string path = index.tensorPath(1);
             EXPECT_EQ(path, dump.roundDir(0) + "/layer/after/outtensor0.bin");
         }
+        // The header alone: a round with no rows, not a line cut short (with CR alone, its one
+        // line end is the file's last byte, which a CRLF could still follow while it is
+        // written), read while its process runs and once it has ended.
+        SCOPED_TRACE("the header alone");
+        test::TempDir dir("ui-analysis");
+        test::DumpBuilder dump(dir.path());
+        dump.appendRaw(0, std::string(format::kStatisticCsvHeader) + lineEnd, false);
+        dump.setStatus("running");
+        auto reader = open(dump.root());
+        DumpIndex index = readAll(*reader);
+        EXPECT_TRUE(index.problems().empty()) << problems(index);
+        dump.setStatus("complete");
+        index.apply(reader->poll(analysis::kDefaultPollBudget));
+        index.apply(reader->poll(analysis::kDefaultPollBudget));
+        EXPECT_EQ(index.rowCount(), 0u);
+        EXPECT_TRUE(index.problems().empty()) << problems(index);
     }
 }
 

@@ -707,7 +707,12 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         if (n <= 0) break;
         file.readFailed = false;
         const std::string_view buffer(readBuffer_.get(), static_cast<size_t>(n));
-        if (file.offset == 0) file.lineEnd = format::firstLineEnd(buffer).value_or('\n');
+        // Read from the start while no line end was known (the offset stays 0 until one is):
+        // a lone CR ending the whole file, once nobody writes it, ends its header.
+        if (file.offset == 0)
+            file.lineEnd =
+                format::firstLineEnd(buffer, writerDone && static_cast<uint64_t>(n) == size)
+                    .value_or('\n');
         const char lineEnd = file.lineEnd;
         size_t start = 0;
         if (file.skippingLongRow) {  // the rest of a row over the limit, said when it began
