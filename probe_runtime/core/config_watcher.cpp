@@ -97,14 +97,18 @@ void ConfigWatcher::abandonAfterFork() {
     }
 }
 
-void ConfigWatcher::syncPending(int maxWaitMs) {
-    if (inotifyFd_ < 0) return;
+bool ConfigWatcher::changeWaiting() {
     // Order matters: the watcher raises busy_ before it reads the queue, so an event that is
     // no longer queued is either being handled (busy_) or already applied.
     int queued = 0;
     queueChecks_.fetch_add(1, std::memory_order_relaxed);
     if (::ioctl(inotifyFd_, FIONREAD, &queued) != 0) queued = 0;
-    if (queued == 0 && busy_.load(std::memory_order_seq_cst) == 0) return;
+    return queued != 0 || busy_.load(std::memory_order_seq_cst) != 0;
+}
+
+void ConfigWatcher::syncPending(int maxWaitMs) {
+    if (inotifyFd_ < 0) return;
+    if (!changeWaiting()) return;
     std::unique_lock<std::mutex> lock(mutex_);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(maxWaitMs);
     idle_.wait_until(lock, deadline, [&] {
@@ -137,11 +141,7 @@ bool ConfigWatcher::boundaryMayBeCounted(Clock::time_point now) {
     if (ticks - lastAsked_.load(std::memory_order_relaxed) <
         std::chrono::duration_cast<Clock::duration>(kBoundaryCheckInterval).count())
         return true;
-    // The same question as syncPending's, in the same order (queue, then busy_).
-    int queued = 0;
-    queueChecks_.fetch_add(1, std::memory_order_relaxed);
-    if (::ioctl(inotifyFd_, FIONREAD, &queued) != 0) queued = 0;
-    if (queued != 0 || busy_.load(std::memory_order_seq_cst) != 0) return false;
+    if (changeWaiting()) return false;
     lastAsked_.store(ticks, std::memory_order_relaxed);
     return true;
 }
