@@ -163,6 +163,44 @@ TEST(MainWindowConfigOfDump, AnOpenedDumpShowsItsConfigAsACopyUnlessTheUserHasOn
     EXPECT_EQ(document->text().toStdString(), configText);
 }
 
+// A dump's config, shown as a copy, is that dump's: opening another dump without one starts a
+// new config. It stayed, with its ticks made on the ids of another model ("new config from
+// runA/probe_config.json — 1 ticked op" over an unrelated dump).
+TEST(MainWindowConfigOfDump, ADumpsConfigDoesNotFollowToAnotherDumpWithoutOne) {
+    context::AppContext context;
+    MainWindow window(&context);
+    auto* document = context.configDocument();
+    test::TempDir dir("ui-widgets");
+    for (const char* run : {"runA", "runB", "runC"}) {
+        test::DumpBuilder dump(dir / run);
+        dump.addRow(0, "0", "embed", "Layer", true, {1.0f, 2.0f});
+        dump.addRow(0, "1", "decoder", "Layer", true, {1.0f, 2.0f});
+        dump.setStatus("complete");
+    }
+    const std::string configText =
+        "{\"task\": \"statistics\", \"dump_enable\": true, \"ids\": \"1\"}\n";
+    test::writeFile(dir / "runA/probe_config.json", configText);
+    test::writeFile(dir / "runC/probe_config.json", configText);
+    ASSERT_TRUE(openAndWait(context, dir / "runA"));
+    ASSERT_EQ(document->origin().toStdString(), dir / "runA/probe_config.json");
+    ASSERT_TRUE(context.selection()->isTicked("1"));
+    ASSERT_TRUE(openAndWait(context, dir / "runB"));
+    EXPECT_TRUE(document->origin().isEmpty()) << document->origin().toStdString();
+    EXPECT_TRUE(document->filePath().isEmpty());
+    EXPECT_FALSE(context.selection()->isTicked("1"));
+    EXPECT_TRUE(window.treePanel()->configText().startsWith("Config: new config — "))
+        << window.treePanel()->configText().toStdString();
+    // A dump with its own config shows it again; edits made on it stay with the user.
+    ASSERT_TRUE(openAndWait(context, dir / "runC"));
+    EXPECT_EQ(document->origin().toStdString(), dir / "runC/probe_config.json");
+    context.selection()->setTicked("0", true);
+    ASSERT_TRUE(document->isModified());
+    ASSERT_TRUE(openAndWait(context, dir / "runB"));
+    EXPECT_EQ(document->origin().toStdString(), dir / "runC/probe_config.json");
+    EXPECT_TRUE(document->isModified());
+    EXPECT_TRUE(context.selection()->isTicked("0"));
+}
+
 // View › Where the overflow is born on a dump with none says so (it did nothing, unsaid).
 TEST(MainWindowOverflowBirth, ADumpWithoutOverflowSaysThereIsNone) {
     test::TempDir dir("ui-widgets");

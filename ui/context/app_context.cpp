@@ -315,17 +315,29 @@ void AppContext::takeConfigFromHello(const format::control::Hello& hello) {
 
 void AppContext::takeConfigOfDump(const std::string& dumpRoot) {
     if (!config_->filePath().isEmpty() || config_->isModified()) return;
+    // The copy of the dump shown before is that dump's: its ticks are on another model's ids.
+    const bool showsLastDumps = !configOfDump_.isEmpty() && config_->origin() == configOfDump_;
+    configOfDump_.clear();
     const QString root = QString::fromStdString(dumpRoot);
-    if (QFileInfo(root).fileName() != QLatin1String("atb_dump_data")) return;
     const QString path =
         QFileInfo(root).dir().absoluteFilePath(QStringLiteral("probe_config.json"));
-    // A regular file within the configs' limit only (a FIFO would block here).
-    const auto text =
-        format::readRegularFile(path.toStdString(), format::kConfigJsonLimits.maxBytes, nullptr);
-    if (!text) return;
-    const auto parsed = format::parseJson(*text, path.toStdString(), format::kConfigJsonLimits);
-    if (!parsed.ok() || format::guessConfigKind(*parsed.value) == "api") return;
-    config_->startFrom(data::ConfigDocument::Kind::Op, path, QString::fromStdString(*text), false);
+    const auto opConfigText = [&]() -> std::optional<std::string> {
+        if (QFileInfo(root).fileName() != QLatin1String("atb_dump_data")) return std::nullopt;
+        // A regular file within the configs' limit only (a FIFO would block here).
+        auto text = format::readRegularFile(path.toStdString(), format::kConfigJsonLimits.maxBytes,
+                                            nullptr);
+        if (!text) return std::nullopt;
+        const auto parsed = format::parseJson(*text, path.toStdString(), format::kConfigJsonLimits);
+        if (!parsed.ok() || format::guessConfigKind(*parsed.value) == "api") return std::nullopt;
+        return text;
+    }();
+    if (!opConfigText) {
+        if (showsLastDumps) config_->startOver(data::ConfigDocument::Kind::Op);
+        return;
+    }
+    config_->startFrom(data::ConfigDocument::Kind::Op, path, QString::fromStdString(*opConfigText),
+                       false);
+    configOfDump_ = path;
 }
 
 void AppContext::onOpened() {

@@ -183,6 +183,7 @@ private:
     uint32_t autoSelectedOp_ = analysis::kNone;
     // The folder openDump() was asked for: a recent session once it opened.
     QString openingRecent_;
+    QString configOfDump_;  // the dump's config takeConfigOfDump copied into config_, if any
     // The rank (process key) openDump() was asked for by its folder: shown once read.
     std::string openingProcess_;
 };
