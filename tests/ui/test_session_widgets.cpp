@@ -305,6 +305,22 @@ TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     EXPECT_TRUE(form.problem().contains("The script train.py does not exist"))
         << form.problem().toStdString();
     EXPECT_FALSE(form.launchButton()->isEnabled());
+    // A folder where the script should be (the interpreter kept from the last script): said,
+    // not launched into "did it import torch?".
+    ASSERT_EQ(::mkdir((dir / "runs").c_str(), 0755), 0);
+    typeInto(form.programEdit(), "runs");
+    typeInto(form.interpreterEdit(), "/usr/bin/python3");
+    EXPECT_TRUE(form.problem().contains("runs is a folder, not a script"))
+        << form.problem().toStdString();
+    EXPECT_FALSE(form.launchButton()->isEnabled());
+    form.interpreterEdit()->clear();
+    typeInto(form.programEdit(), QString::fromStdString(dir / "runs"));
+    EXPECT_TRUE(form.problem().contains("runs is a folder, not a program"))
+        << form.problem().toStdString();
+    typeInto(form.programEdit(), "/no/such/program");
+    EXPECT_TRUE(form.problem().contains("The program /no/such/program does not exist"))
+        << form.problem().toStdString();
+    typeInto(form.interpreterEdit(), "/usr/bin/python3");
     test::writeFile(dir / "train.py", "print('hi')\n");
     typeInto(form.programEdit(), "train.py");
     EXPECT_TRUE(form.problem().isEmpty()) << form.problem().toStdString();

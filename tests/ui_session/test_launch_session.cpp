@@ -155,9 +155,18 @@ TEST_F(LaunchSessionTest, RefusalsBeforeStarting) {
     ASSERT_FALSE(changed.isEmpty());
     EXPECT_TRUE(changed.last().at(1).toString().contains("\"task\""))
         << changed.last().at(1).toString().toStdString();
-    // What only probe run finds (the command does not exist) ends it with its exit code.
+    // A program named by a path that is not there, or is a folder: refused, said.
     spec = engine({});
     spec.program = QString::fromStdString(dir_ / "no-such-engine");
+    EXPECT_FALSE(session.start(spec));
+    EXPECT_TRUE(spec.problem().contains("no-such-engine does not exist"))
+        << spec.problem().toStdString();
+    spec.program = QString::fromStdString(dir_.path());
+    EXPECT_FALSE(session.start(spec));
+    EXPECT_TRUE(spec.problem().contains("is a folder, not a program"))
+        << spec.problem().toStdString();
+    // What only probe run finds (no such command on PATH) ends it with its exit code.
+    spec.program = QStringLiteral("probe-studio-no-such-engine");
     ASSERT_TRUE(session.start(spec));
     ASSERT_TRUE(waitFor(session, SessionState::FailedToStart));
     EXPECT_EQ(session.exitCode(), 127);

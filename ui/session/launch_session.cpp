@@ -212,12 +212,18 @@ QString LaunchSpec::problem() const {
     if (outputDirectory.trimmed().isEmpty()) return QObject::tr("Choose where the dump goes.");
     // Everything else at once: each is for a different field.
     QStringList problems;
+    // A program named by a path, or a script: what is there (a bare name is looked up on PATH).
+    const QFileInfo programFile(QDir(workingDirectory).absoluteFilePath(program));
+    const QString what = interpreter.isEmpty() ? QObject::tr("program") : QObject::tr("script");
     if (!interpreter.isEmpty() && !QFileInfo(interpreter).isExecutable())
         problems << QObject::tr("The interpreter %1 does not exist or is not executable.")
                         .arg(interpreter);
-    else if (!interpreter.isEmpty() &&
-             !QFileInfo::exists(QDir(workingDirectory).absoluteFilePath(program)))
-        problems << QObject::tr("The script %1 does not exist.").arg(program);
+    else if (!interpreter.isEmpty() || program.contains(QLatin1Char('/'))) {
+        if (!programFile.exists())
+            problems << QObject::tr("The %1 %2 does not exist.").arg(what, program);
+        else if (programFile.isDir())
+            problems << QObject::tr("%1 is a folder, not a %2.").arg(program, what);
+    }
     if (!workingDirectory.isEmpty() && !QFileInfo(workingDirectory).isDir())
         problems << QObject::tr("The working directory %1 does not exist.").arg(workingDirectory);
     if (const QString output = outputDirectoryProblem(outputDirectory, dumpRoot());

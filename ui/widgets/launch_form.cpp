@@ -302,12 +302,6 @@ void LaunchForm::updateChecks() {
     QString problem = s.problem();
     if (problem.isEmpty() && !splitShellWords(arguments_->text()))
         problem = tr("The arguments have a quote that is not closed.");
-    if (problem.isEmpty() && s.interpreter.isEmpty() && !QFileInfo(s.program).isAbsolute() &&
-        s.program.contains(QLatin1Char('/')) &&
-        !QFileInfo::exists(
-            QDir(s.workingDirectory.isEmpty() ? QDir::currentPath() : s.workingDirectory)
-                .absoluteFilePath(s.program)))
-        problem = tr("The program %1 does not exist.").arg(s.program);
     problem_->setText(problem);
     problem_->setVisible(!problem.isEmpty());
     launch_->setEnabled(problem.isEmpty());
