@@ -227,6 +227,32 @@ TEST(MainWindowOverflowBirth, ADumpWithoutOverflowSaysThereIsNone) {
     })) << window.statusBar()->currentMessage().toStdString();
 }
 
+// ... and on a dump still being written, what the search found so far: it said "Still looking"
+// for as long as the model ran (the dump grows, so the search is never done).
+TEST(MainWindowOverflowBirth, ADumpStillWrittenSaysNoneSoFar) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    for (int round = 0; round < 3; ++round) {
+        dump.addRow(round, "0", "embed", "Layer", false, {1.0f, 2.0f});
+        dump.addRow(round, "0", "embed", "Layer", true, {0.5f, -3.0f});
+    }
+    dump.setStatus("running");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    QAction* birth = nullptr;
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O)) birth = action;
+    ASSERT_NE(birth, nullptr);
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    ASSERT_TRUE(waitFor([&] {
+        birth->trigger();
+        return window.statusBar()->currentMessage().startsWith(
+            "No overflow is born in the 6 rows read so far");
+    })) << window.statusBar()->currentMessage().toStdString();
+    EXPECT_TRUE(window.statusBar()->currentMessage().contains("still being written"));
+}
+
 // Replay of an op whose tensors were not dumped says why it cannot run, before running probe
 // replay (whose "found no op with tensor data" read as a failed replay).
 TEST(MainWindowReplay, AnOpWithoutTensorsIsNotReplayedAndItSaysWhy) {

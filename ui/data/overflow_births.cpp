@@ -36,6 +36,7 @@ void OverflowBirths::clear() {
     ++request_;  // a search under way is for the old dump
     pause_.stop();
     again_ = false;
+    rowsSearched_ = 0;
     if (births_.empty()) return;
     births_.clear();
     emit changed();
@@ -52,10 +53,12 @@ void OverflowBirths::search() {
     // A snapshot: the loader's deltas change the store's index on this thread meanwhile.
     std::shared_ptr<const analysis::DumpIndex> index = store_->snapshot();
     auto* watcher = new QFutureWatcher<std::vector<BornOverflow>>(this);
-    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, request] {
+    const uint64_t rows = index->rowCount();
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, request, rows] {
         watcher->deleteLater();
         running_ = false;
         if (request == request_) {
+            rowsSearched_ = rows;
             std::vector<BornOverflow> found = watcher->result();
             const bool same =
                 found.size() == births_.size() &&

@@ -35,6 +35,8 @@ public:
     bool isBirth(uint32_t op) const;
     // A search is under way (or waiting for the dump to settle).
     bool busy() const { return running_ || pause_.isActive(); }
+    // Rows of this dump the last finished search looked at; 0 before one has finished.
+    uint64_t rowsSearched() const { return rowsSearched_; }
     // How long after a change a growing dump is searched again (milliseconds): at most once
     // per this while it keeps growing.
     void setPause(int ms) { pause_.setInterval(ms); }
@@ -54,6 +56,7 @@ private:
     QTimer pause_;
     bool running_ = false;
     bool again_ = false;  // the dump changed during the search
+    uint64_t rowsSearched_ = 0;
     quint64 request_ = 0;
 };
 

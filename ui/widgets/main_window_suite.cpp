@@ -128,13 +128,24 @@ void MainWindow::goToOverflowBirth() {
         return;
     }
     // Said rather than nothing done (the shortcut seemed broken on a dump without overflow).
-    showPassingMessage(
-        !context_->store()->isOpen() ? tr("No dump is open: nothing to look for an overflow in.")
-        : births_->busy()
-            ? tr("Still looking for where an overflow is born; try again in a moment.")
-            : tr("No overflow is born in this dump: no op has finite inputs and an output with "
-                 "Inf or NaN."),
-        6000);
+    // A dump still being written is searched again as it grows, never done: what the last search
+    // found is said (it said "still looking" for as long as the model ran).
+    const data::DumpStore* store = context_->store();
+    QString text;
+    if (!store->isOpen())
+        text = tr("No dump is open: nothing to look for an overflow in.");
+    else if (births_->rowsSearched() == 0)
+        text = tr("Still looking for where an overflow is born; try again in a moment.");
+    else if (births_->busy() || store->dumpState() == QLatin1String("running"))
+        text = tr("No overflow is born in the %L1 rows read so far: no op has finite inputs and "
+                  "an output with Inf or NaN. The dump is still being written; it is looked at "
+                  "again as it grows.")
+                   .arg(births_->rowsSearched());
+    else
+        text =
+            tr("No overflow is born in this dump: no op has finite inputs and an output with "
+               "Inf or NaN.");
+    showPassingMessage(text, 6000);
 }
 
 }  // namespace probe::widgets
