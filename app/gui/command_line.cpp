@@ -4,7 +4,10 @@
 #include <cstdio>
 
 #include <QCommandLineParser>
+#include <QFile>
 #include <QFileInfo>
+
+#include "probe/format/json_input.h"
 
 namespace probe::studio {
 
@@ -54,6 +57,24 @@ std::optional<TensorPage> parseTensorPage(const QString& text) {
 
 // Parses the command line into `request`/`session`/`windowSize`; returns an exit code when
 // the program should end now (help, version, a usage error), -1 to go on.
+int refuseArgumentsQtCannotHold(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray raw(argv[i]);
+        if (QFile::encodeName(QFile::decodeName(raw)) == raw) continue;
+        // Qt holds text, not bytes: such a path came back as another one, said not to exist.
+        return fail(QStringLiteral("argument %1 (\"%2\") is not valid text in this locale (UTF-8 "
+                                   "expected), which Qt cannot hold: a folder or argument named so "
+                                   "cannot be used here. "
+                                   "Rename it, or open it through a link with a plain name "
+                                   "(ln -s DIR /tmp/dump; probe-studio /tmp/dump); `probe "
+                                   "summary` and `probe compare` read it as it is.")
+                        .arg(i)
+                        .arg(QString::fromStdString(format::printableText(raw.toStdString()))),
+                    kExitFailed);
+    }
+    return -1;
+}
+
 int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request,
                      SessionRequest& session, QSize& windowSize) {
     QCommandLineParser parser;

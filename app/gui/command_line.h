@@ -60,6 +60,10 @@ int fail(const QString& message, int code);
 // --stat's value, "max" to "norm" in any case.
 std::optional<analysis::Stat> parseStat(const QString& text);
 
+// An argument Qt cannot hold as text (bytes that are not valid in the locale's encoding, e.g. a
+// folder named in Latin-1 under UTF-8): said, and the exit code returned; -1 when all are fine.
+int refuseArgumentsQtCannotHold(int argc, char** argv);
+
 // Parses the command line into `request`/`session`/`windowSize`; returns an exit code when
 // the program should end now (help, version, a usage error), -1 to go on.
 int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request,

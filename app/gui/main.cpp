@@ -113,8 +113,9 @@ int main(int argc, char** argv) {
         QCoreApplication::setOrganizationName(QStringLiteral("probe-studio"));
         QCoreApplication::setApplicationName(QStringLiteral("probe-studio"));
         QCoreApplication::setApplicationVersion(QStringLiteral(PROBE_VERSION_STRING));
-        const int code =
-            parseCommandLine(QCoreApplication::arguments(), request, session, windowSize);
+        int code = refuseArgumentsQtCannotHold(argc, argv);
+        if (code >= 0) return code;
+        code = parseCommandLine(QCoreApplication::arguments(), request, session, windowSize);
         if (code >= 0) return code;
     }
     const bool haveDisplay = !qEnvironmentVariableIsEmpty("DISPLAY") ||

@@ -1023,6 +1023,26 @@ TEST(CommandLineSessions, LaunchedModelScreenshotAndUsageErrors) {
     run = runStudio({"--config", QString::fromStdString(dir / "absent.json"), "--screenshot", png});
     EXPECT_EQ(run.exitCode, 1);
     EXPECT_TRUE(run.err.contains("absent.json")) << run.err.toStdString();
+    // A folder whose name is not valid UTF-8: Qt cannot hold it, and it was said not to exist
+    // (as "/tmp/...\uFFFD..."). The shell makes the byte: QProcess takes text.
+    {
+        const std::string odd = dir / "run\xff";
+        test::DumpBuilder oddDump(odd);
+        oddDump.addRow(0, "0", "embed", "Layer", true);
+        oddDump.setStatus("complete");
+        QProcess process;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        process.setProcessEnvironment(env);
+        process.start(QStringLiteral("/bin/sh"),
+                      {"-c", "exec \"$0\" \"$1$(printf '\\377')\" --screenshot \"$2\"",
+                       QStringLiteral(PROBE_STUDIO), QString::fromStdString(dir / "run"), png});
+        ASSERT_TRUE(process.waitForFinished(120000));
+        const QString err = QString::fromLocal8Bit(process.readAllStandardError());
+        EXPECT_EQ(process.exitCode(), 1) << err.toStdString();
+        EXPECT_TRUE(err.contains("run\\xFF\") is not valid text")) << err.toStdString();
+        EXPECT_FALSE(err.contains("does not exist")) << err.toStdString();
+    }
     // A program that does not exist: probe run refuses it, the screenshot says so.
     run = runStudio({"--screenshot", png, "--output", QString::fromStdString(dir / "none"),
                      "--launch", "--", "/no/such/program"});
