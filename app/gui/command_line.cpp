@@ -31,9 +31,9 @@ std::optional<analysis::Stat> parseStat(const QString& text) {
 
 namespace {
 
-// The smallest window --size may ask for.
-constexpr int kMinWidth = 200;
-constexpr int kMinHeight = 150;
+// The smallest window --size may ask for: the window's own minimum.
+constexpr int kMinWidth = MainWindow::kMinimumWidth;
+constexpr int kMinHeight = MainWindow::kMinimumHeight;
 
 std::optional<Show> parseShow(const QString& text) {
     const QString s = text.toLower();

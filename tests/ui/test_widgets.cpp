@@ -1145,7 +1145,7 @@ TEST(CommandLine, UnknownValuesAreRejected) {
     const std::vector<std::pair<QStringList, QString>> cases = {
         {{"--tensor-page", "foo"}, "--tensor-page must be heatmap, values or histogram"},
         {{"--show", "weird"}, "--show must be all, anomalies, nan, dumped or ticked"},
-        {{"--size", "10x10"}, "--size must be at least 200x150"},
+        {{"--size", "10x10"}, "--size must be at least 880x560"},
         {{"--size", "big"}, "--size must be WIDTHxHEIGHT"},
         {{"--output", "out", "--demo"},
          "--output goes with --launch (--demo writes to a fresh folder of its own)\n"},

@@ -67,6 +67,7 @@ constexpr int kStatusMessageMs = 15000;
 
 MainWindow::MainWindow(AppContext* context, QWidget* parent)
     : QMainWindow(parent), context_(context) {
+    setMinimumSize(kMinimumWidth, kMinimumHeight);
     auto* store = context_->store();
     auto* cursor = context_->cursor();
     tree_ = new OpTreePanel(store, context_->selection(), context_->configDocument(), cursor, this);

@@ -56,6 +56,11 @@ public:
     enum class View { Tree, Plot, Tensor, Config, Compare, Gradients };
     enum class Page { Start, Launch, Workspace };
 
+    // The smallest the window can be made: below it the op tree lost its rows and buttons read
+    // "ear tick".
+    static constexpr int kMinimumWidth = 880;
+    static constexpr int kMinimumHeight = 560;
+
     // Shows `context`, which must outlive the window.
     explicit MainWindow(context::AppContext* context, QWidget* parent = nullptr);
     ~MainWindow() override;
