@@ -657,8 +657,9 @@ TEST(CompareInApp, ARunComparedWithItselfIsSaidToBe) {
 }
 
 // Compare with a folder that holds no dump keeps the dialog open, saying why under the fields
-// (it closed behind a message box, and what was typed went with it); the reference filled in
-// from the last comparison is selected, so that typing replaces it (it was appended to).
+// (it closed behind a message box, and what was typed went with it) until a path is changed; the
+// reference filled in from the last comparison is selected, so that typing replaces it (it was
+// appended to).
 TEST(CompareDialog, ABadFolderIsSaidInTheDialogWhichStays) {
     test::TempDir dir("ui-compare-dialog");
     const auto dumps = writeSyntheticPairOfSize(dir.path(), {20, 60, 2}, 1, 2);
@@ -675,7 +676,9 @@ TEST(CompareDialog, ABadFolderIsSaidInTheDialogWhichStays) {
     EXPECT_TRUE(dialog.isVisible());
     EXPECT_TRUE(dialog.problem().startsWith("The reference: ")) << dialog.problem().toStdString();
     EXPECT_EQ(reference->text().toStdString(), dir / "no-such-run");  // kept, to be corrected
+    // Corrected: the problem was the old text's, and goes (it stayed, red, until Compare).
     reference->setText(QString::fromStdString(dumps.reference.root));
+    EXPECT_TRUE(dialog.problem().isEmpty()) << dialog.problem().toStdString();
     dialog.accept();
     EXPECT_EQ(dialog.result(), QDialog::Accepted);
     EXPECT_TRUE(dialog.problem().isEmpty()) << dialog.problem().toStdString();

@@ -76,8 +76,10 @@ CompareDialog::CompareDialog(const QString& shownDump, QWidget* parent)
             const QString dir = QFileDialog::getExistingDirectory(this, title, edit->text());
             if (!dir.isEmpty()) edit->setText(dir);
         });
-        connect(edit, &QLineEdit::textChanged, this,
-                [this, edit, ranks] { fillRanks(edit, ranks); });
+        connect(edit, &QLineEdit::textChanged, this, [this, edit, ranks] {
+            fillRanks(edit, ranks);
+            problem_->setVisible(false);  // it was the text before's
+        });
         fillRanks(edit, ranks);
         return line;
     };
