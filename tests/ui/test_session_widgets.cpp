@@ -376,7 +376,7 @@ TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
 }
 
 // Enter in any field launches, as the Launch button does (when it is enabled).
-TEST(LaunchForm, EnterLaunches) {
+TEST(LaunchForm, EnterLaunchesAndEscapeCancels) {
     test::TempDir dir("ui-launch");
     test::writeFile(dir / "train.py", "print('hi')\n");
     widgets::LaunchForm form;
@@ -392,6 +392,11 @@ TEST(LaunchForm, EnterLaunches) {
     }
     typeInto(form.programEdit(), "missing.py");  // Launch is disabled: Enter does nothing
     QTest::keyClick(form.programEdit(), Qt::Key_Enter);
+    EXPECT_EQ(launched.count(), 0);
+    // Escape leaves the form, as Cancel does (it could be left by Cancel only).
+    QSignalSpy cancelled(&form, &widgets::LaunchForm::cancelled);
+    QTest::keyClick(form.argumentsEdit(), Qt::Key_Escape);
+    EXPECT_EQ(cancelled.count(), 1);
     EXPECT_EQ(launched.count(), 0);
 }
 

@@ -9,6 +9,7 @@
 #include <QFontDatabase>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -312,6 +313,15 @@ void LaunchForm::updateChecks() {
                              .arg(s.outputDirectory)
                        : QString());
     note_->setVisible(!note_->text().isEmpty());
+}
+
+// Escape leaves the form, as a dialog's does (the page could be left by Cancel only).
+void LaunchForm::keyPressEvent(QKeyEvent* event) {
+    if (event->key() == Qt::Key_Escape && event->modifiers() == Qt::NoModifier) {
+        emit cancelled();
+        return;
+    }
+    QWidget::keyPressEvent(event);
 }
 
 }  // namespace probe::widgets

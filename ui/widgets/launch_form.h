@@ -10,6 +10,7 @@
 #include "session/launch_session.h"
 
 class QGridLayout;
+class QKeyEvent;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -48,6 +49,9 @@ public:
 signals:
     void launchRequested(const probe::session::LaunchSpec& spec);
     void cancelled();
+
+protected:
+    void keyPressEvent(QKeyEvent* event) override;
 
 private:
     void onProgramEdited();
