@@ -1429,7 +1429,8 @@ TEST(MainWindow, ACorruptedLayerFileIsAProblem) {
 
 // A search left from before hides the op the window opens at: the first-NaN button shows it
 // anyway, clearing the filter (it did nothing, the cursor being on that op already), and
-// clearing a search by hand goes back to the op selected.
+// clearing a search by hand goes back to the op selected. A search matching nothing says so;
+// Escape clears it.
 TEST_F(MainWindowTest, FirstNanShowsItsOpThroughASearchThatHidesIt) {
     QTreeView* tree = window_.treePanel()->view();
     const uint32_t firstNan = context_.cursor()->op();
@@ -1451,6 +1452,19 @@ TEST_F(MainWindowTest, FirstNanShowsItsOpThroughASearchThatHidesIt) {
     search->clear();
     ASSERT_TRUE(waitFor(
         [&] { return tree->currentIndex().data(data::OpTreeModel::OpRole).toUInt() == firstNan; }));
+    EXPECT_TRUE(window_.treePanel()->noMatchText().isEmpty());
+
+    // A search matching nothing says so over the empty tree (it was blank), and Escape in the
+    // search clears it (it did nothing).
+    search->setText("no op is named like this");
+    ASSERT_TRUE(waitFor([&] { return !window_.treePanel()->noMatchText().isEmpty(); }));
+    EXPECT_EQ(window_.treePanel()->noMatchText(),
+              "No op matches \"no op is named like this\" (name, id or type).");
+    EXPECT_EQ(tree->model()->rowCount(), 0);
+    QTest::keyClick(search, Qt::Key_Escape);
+    EXPECT_TRUE(search->text().isEmpty());
+    ASSERT_TRUE(waitFor([&] { return tree->model()->rowCount() > 0; }));
+    EXPECT_TRUE(window_.treePanel()->noMatchText().isEmpty());
 }
 
 // A dump whose folder is deleted while shown is not called "complete" any more: the status line

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_tree_panel.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
@@ -44,6 +45,12 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
     searchDelay_->setSingleShot(true);
     searchDelay_->setInterval(200);  // filter once typing pauses, not on every key
     connect(search_, &QLineEdit::textChanged, searchDelay_, qOverload<>(&QTimer::start));
+    // Escape clears the search, as its clear button does (it did nothing).
+    auto* clearSearch = new QAction(search_);
+    clearSearch->setShortcut(Qt::Key_Escape);
+    clearSearch->setShortcutContext(Qt::WidgetShortcut);
+    search_->addAction(clearSearch);
+    connect(clearSearch, &QAction::triggered, search_, &QLineEdit::clear);
     connect(searchDelay_, &QTimer::timeout, this, [this] {
         applySearch(search_->text());
         if (!search_->text().trimmed().isEmpty())
@@ -133,9 +140,18 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
     top->addWidget(search_, 1);
     top->addWidget(show_);
     top->addWidget(process_);
+    // Over an empty tree, why it is empty: a search matching nothing showed a blank tree.
+    noMatch_ = new QLabel(this);
+    noMatch_->setWordWrap(true);
+    noMatch_->setVisible(false);
+    connect(proxy_, &QAbstractItemModel::modelReset, this, &OpTreePanel::updateNoMatch);
+    connect(proxy_, &QAbstractItemModel::layoutChanged, this, &OpTreePanel::updateNoMatch);
+    connect(proxy_, &QAbstractItemModel::rowsInserted, this, &OpTreePanel::updateNoMatch);
+    connect(proxy_, &QAbstractItemModel::rowsRemoved, this, &OpTreePanel::updateNoMatch);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(top);
+    layout->addWidget(noMatch_);
     layout->addWidget(view_, 1);
     layout->addWidget(configBar_);
 
@@ -342,6 +358,26 @@ void OpTreePanel::applySearch(const QString& text) {
         expandedBeforeSearch_.clear();
     }
     searching_ = searching;
+    updateNoMatch();
+}
+
+QString OpTreePanel::noMatchText() const {
+    return noMatch_->isHidden() ? QString() : noMatch_->text();
+}
+
+void OpTreePanel::updateNoMatch() {
+    const QString text = search_->text().trimmed();
+    const bool filtered = show_->currentIndex() > 0;
+    QString said;
+    if (store_->isOpen() && (!text.isEmpty() || filtered) && proxy_->rowCount() == 0 &&
+        model_->rowCount() > 0) {
+        said = text.isEmpty() ? tr("No op is shown by \"%1\".").arg(show_->currentText())
+               : filtered     ? tr("No op matches \"%1\" among those shown by \"%2\".")
+                                .arg(text, show_->currentText())
+                          : tr("No op matches \"%1\" (name, id or type).").arg(text);
+    }
+    noMatch_->setText(said);
+    noMatch_->setVisible(!said.isEmpty());
 }
 
 void OpTreePanel::collectExpanded(const QModelIndex& parent, std::vector<uint32_t>& ops) const {

@@ -38,6 +38,9 @@ public:
     // What the filter combo and the config line under the tree say.
     QString showText() const;
     QString configText() const;
+    // What is said over an empty tree when the search or show filter matches no op ("" when
+    // the tree has rows or nothing filters it).
+    QString noMatchText() const;
     // Shows and selects the op (expanding its ancestors); false when it is not in the tree. A
     // search or show filter that hides it is dropped, unless `keep` says Yes (then false).
     enum class KeepFilters { No, Yes };
@@ -59,6 +62,7 @@ private:
     // Filters by `text`; the branches open before a search are open again once it is cleared
     // (the search's own expansion closed every one the user had opened).
     void applySearch(const QString& text);
+    void updateNoMatch();
     void collectExpanded(const QModelIndex& parent, std::vector<uint32_t>& ops) const;
 
     data::DumpStore* store_;
@@ -74,6 +78,7 @@ private:
     QTreeView* view_;
     QWidget* configBar_;
     QLabel* configLabel_;
+    QLabel* noMatch_;
     QCheckBox* includeChildren_;
     QPushButton* clearTicks_;
     QPushButton* apply_;
