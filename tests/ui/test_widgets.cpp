@@ -201,35 +201,11 @@ TEST(MainWindowConfigOfDump, ADumpsConfigDoesNotFollowToAnotherDumpWithoutOne) {
     EXPECT_TRUE(context.selection()->isTicked("0"));
 }
 
-// View › Where the overflow is born on a dump with none says so (it did nothing, unsaid).
+// View › Where the overflow is born on a dump with none says so (it did nothing, unsaid): while
+// the dump is still written, what the search found so far (it said "Still looking" for as long
+// as the model ran: the dump grows, so the search is never done); once complete, that there is
+// none.
 TEST(MainWindowOverflowBirth, ADumpWithoutOverflowSaysThereIsNone) {
-    test::TempDir dir("ui-widgets");
-    test::DumpBuilder dump(dir.path());
-    for (int round = 0; round < 3; ++round) {
-        dump.addRow(round, "0", "embed", "Layer", false, {1.0f, 2.0f});
-        dump.addRow(round, "0", "embed", "Layer", true, {0.5f, -3.0f});
-    }
-    dump.setStatus("complete");
-    context::AppContext context;
-    MainWindow window(&context);
-    window.show();
-    QAction* birth = nullptr;
-    for (QAction* action : window.findChildren<QAction*>())
-        if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O)) birth = action;
-    ASSERT_NE(birth, nullptr);
-    birth->trigger();  // nothing open yet
-    EXPECT_TRUE(window.statusBar()->currentMessage().startsWith("No dump is open"))
-        << window.statusBar()->currentMessage().toStdString();
-    ASSERT_TRUE(openAndWait(context, dir.path()));
-    ASSERT_TRUE(waitFor([&] {
-        birth->trigger();  // "Still looking…" until the search is done
-        return window.statusBar()->currentMessage().startsWith("No overflow is born");
-    })) << window.statusBar()->currentMessage().toStdString();
-}
-
-// ... and on a dump still being written, what the search found so far: it said "Still looking"
-// for as long as the model ran (the dump grows, so the search is never done).
-TEST(MainWindowOverflowBirth, ADumpStillWrittenSaysNoneSoFar) {
     test::TempDir dir("ui-widgets");
     test::DumpBuilder dump(dir.path());
     for (int round = 0; round < 3; ++round) {
@@ -244,13 +220,22 @@ TEST(MainWindowOverflowBirth, ADumpStillWrittenSaysNoneSoFar) {
     for (QAction* action : window.findChildren<QAction*>())
         if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O)) birth = action;
     ASSERT_NE(birth, nullptr);
+    birth->trigger();  // nothing open yet
+    EXPECT_TRUE(window.statusBar()->currentMessage().startsWith("No dump is open"))
+        << window.statusBar()->currentMessage().toStdString();
     ASSERT_TRUE(openAndWait(context, dir.path()));
-    ASSERT_TRUE(waitFor([&] {
-        birth->trigger();
-        return window.statusBar()->currentMessage().startsWith(
-            "No overflow is born in the 6 rows read so far");
-    })) << window.statusBar()->currentMessage().toStdString();
+    const auto says = [&](const char* start) {
+        return waitFor([&] {
+            birth->trigger();  // "Still looking…" until a search is done
+            return window.statusBar()->currentMessage().startsWith(start);
+        });
+    };
+    ASSERT_TRUE(says("No overflow is born in the 6 rows read so far"))
+        << window.statusBar()->currentMessage().toStdString();
     EXPECT_TRUE(window.statusBar()->currentMessage().contains("still being written"));
+    dump.setStatus("complete");
+    ASSERT_TRUE(says("No overflow is born in this dump"))
+        << window.statusBar()->currentMessage().toStdString();
 }
 
 // Replay of an op whose tensors were not dumped says why it cannot run, before running probe
