@@ -161,6 +161,9 @@ TEST(MainWindowConfigOfDump, AnOpenedDumpShowsItsConfigAsACopyUnlessTheUserHasOn
     ASSERT_TRUE(openAndWait(context, dir / "runB"));
     EXPECT_EQ(document->filePath().toStdString(), dir / "next.json");
     EXPECT_EQ(document->text().toStdString(), configText);
+    // File › Open starts beside the dump shown, where its sibling runs are (it started in the
+    // working directory).
+    EXPECT_EQ(window.dumpDialogStart().toStdString(), dir.path());
 }
 
 // A dump's config, shown as a copy, is that dump's: opening another dump without one starts a

@@ -583,9 +583,19 @@ void MainWindow::refitPassingMessage() {
         displayPassingMessage();
 }
 
+QString MainWindow::dumpDialogStart() const {
+    const data::DumpStore* store = context_->store();
+    if (!store->isOpen() || store->requestedPath().isEmpty()) return {};
+    // The folder the user chose, not atb_dump_data inside it: its parent holds the other runs.
+    const QDir parent = QFileInfo(QFileInfo(store->requestedPath()).absoluteFilePath()).dir();
+    return parent.exists() ? parent.absolutePath() : QString();
+}
+
 void MainWindow::chooseDump() {
+    // It always started in the working directory, however far the dump shown was from it.
     const QString dir = QFileDialog::getExistingDirectory(
-        this, tr("Open a dump folder (atb_dump_data, its parent, or an msprobe dump_path)"));
+        this, tr("Open a dump folder (atb_dump_data, its parent, or an msprobe dump_path)"),
+        dumpDialogStart());
     if (!dir.isEmpty()) openDumpAsked(dir);
 }
 

@@ -102,6 +102,9 @@ public:
     // Opens the dump folder the user chose, once it is known to hold a dump (else says why,
     // changing nothing) and a running model may be stopped. False when it was not opened.
     bool openDumpAsked(const QString& dir);
+    // Where File › Open's folder dialog starts: beside the dump shown (its sibling runs), else
+    // the working directory ("").
+    QString dumpDialogStart() const;
     StartPage* startPage() const { return startPage_; }
     LaunchForm* launchForm() const { return launchForm_; }
     SessionPanel* sessionPanel() const { return sessionPanel_; }
