@@ -587,7 +587,7 @@ QString MainWindow::dumpDialogStart() const {
     const data::DumpStore* store = context_->store();
     if (!store->isOpen() || store->requestedPath().isEmpty()) return {};
     // The folder the user chose, not atb_dump_data inside it: its parent holds the other runs.
-    const QDir parent = QFileInfo(QFileInfo(store->requestedPath()).absoluteFilePath()).dir();
+    const QDir parent = QFileInfo(store->requestedPath()).absoluteDir();
     return parent.exists() ? parent.absolutePath() : QString();
 }
 

@@ -366,13 +366,15 @@ QString OpTreePanel::noMatchText() const {
 }
 
 void OpTreePanel::updateNoMatch() {
+    // By the filter in force, not the widgets: a search being typed is not applied yet.
+    const bool searching = !proxy_->searchText().isEmpty();
+    const bool filtered = proxy_->show() != data::OpFilterProxy::Show::All;
     const QString text = search_->text().trimmed();
-    const bool filtered = show_->currentIndex() > 0;
     QString said;
-    if (store_->isOpen() && (!text.isEmpty() || filtered) && proxy_->rowCount() == 0 &&
+    if (store_->isOpen() && (searching || filtered) && proxy_->rowCount() == 0 &&
         model_->rowCount() > 0) {
-        said = text.isEmpty() ? tr("No op is shown by \"%1\".").arg(show_->currentText())
-               : filtered     ? tr("No op matches \"%1\" among those shown by \"%2\".")
+        said = !searching ? tr("No op is shown by \"%1\".").arg(show_->currentText())
+               : filtered ? tr("No op matches \"%1\" among those shown by \"%2\".")
                                 .arg(text, show_->currentText())
                           : tr("No op matches \"%1\" (name, id or type).").arg(text);
     }
