@@ -17,7 +17,9 @@
 #include <QRegularExpression>
 #include <QVBoxLayout>
 
+#include "config_wording.h"
 #include "page_style.h"
+#include "probe/format/config_issue.h"
 
 namespace probe::widgets {
 namespace {
@@ -174,6 +176,11 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
                             "tab while the model runs."),
                          false, tr("Config files (*.json);;All files (*)"));
     config_->setPlaceholderText(tr("none: statistics of every layer-level op, every round"));
+    // What the config dumps, in words: a config carried over from the last launch (the demo's
+    // writes every op's tensors, gigabytes a minute) is seen before it runs.
+    configSummary_ = new QLabel(this);
+    configSummary_->setWordWrap(true);
+    grid->addWidget(configSummary_, row++, 1, 1, 2);
 
     command_ = new QLabel(this);
     command_->setWordWrap(true);
@@ -224,7 +231,11 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
         outputChosen_ = true;
         updateChecks();
     });
-    for (QLineEdit* edit : {arguments_, workingDirectory_, config_})
+    connect(config_, &QLineEdit::textEdited, this, [this] {
+        configChosen_ = true;
+        updateChecks();
+    });
+    for (QLineEdit* edit : {arguments_, workingDirectory_})
         connect(edit, &QLineEdit::textEdited, this, &LaunchForm::updateChecks);
     // Enter in a field launches, as in a dialog (the form is a page: its default button is not
     // pressed by itself). A disabled Launch ignores it.
@@ -241,6 +252,9 @@ void LaunchForm::onProgramEdited() {
     // user chose them.
     if (!interpreterChosen_) interpreter_->setText(session::defaultInterpreterFor(program));
     if (!outputChosen_) output_->setText(session::freshOutputDirectory(program, outputParent_));
+    // A config filled in with the last launch goes with that program only: another program
+    // would have run silently with it.
+    if (!configChosen_) config_->setText(program == specProgram_ ? specConfig_ : QString());
     updateChecks();
 }
 
@@ -255,6 +269,9 @@ void LaunchForm::setSpec(const session::LaunchSpec& spec) {
                          ? session::freshOutputDirectory(spec.program, outputParent_)
                          : spec.outputDirectory);
     config_->setText(spec.configPath);
+    specProgram_ = spec.program.trimmed();
+    specConfig_ = spec.configPath;
+    configChosen_ = false;
     interpreterChosen_ = !spec.interpreter.isEmpty();
     outputChosen_ = !spec.outputDirectory.isEmpty();
     updateChecks();
@@ -296,6 +313,9 @@ QString LaunchForm::problem() const {
 QString LaunchForm::note() const {
     return note_->text();
 }
+QString LaunchForm::configSummary() const {
+    return configSummary_->text();
+}
 
 void LaunchForm::updateChecks() {
     const session::LaunchSpec s = spec();
@@ -313,6 +333,35 @@ void LaunchForm::updateChecks() {
                              .arg(s.outputDirectory)
                        : QString());
     note_->setVisible(!note_->text().isEmpty());
+    updateConfigSummary(s.configPath);
+}
+
+void LaunchForm::updateConfigSummary(const QString& path) {
+    QString summary;
+    bool heavy = false;
+    // Read as the launch's check reads it (a FIFO or device is refused, never read).
+    std::string unread;  // said by the launch's check, in problem()
+    const auto text =
+        path.isEmpty() ? std::nullopt : format::readTextFile(path.toStdString(), &unread);
+    if (text) {
+        const auto parsed = format::parseOpConfig(*text, path.toStdString());
+        if (parsed.ok()) {
+            const format::OpConfig& config = *parsed.config;
+            summary = tr("%1: %2 — %3")
+                          .arg(QFileInfo(path).fileName(), describeDumpTask(config.task),
+                               describeDumpedOps(config));
+            // Every op's tensors, or every layer's in every round, fill a disk quickly.
+            heavy = config.dumpEnable && config.wantsTensors();
+            if (heavy)
+                summary +=
+                    tr(". Tensors take room fast: each dumped op writes every tensor "
+                       "it reads and writes (the statistics task writes a row per tensor "
+                       "instead).");
+        }
+    }
+    configSummary_->setText(summary);
+    configSummary_->setStyleSheet(heavy ? QStringLiteral("color: #8a5a00") : QString());
+    configSummary_->setVisible(!summary.isEmpty());
 }
 
 // Escape leaves the form, as a dialog's does (the page could be left by Cancel only).

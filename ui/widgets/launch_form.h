@@ -33,6 +33,8 @@ public:
     // that holds a dump already).
     QString problem() const;
     QString note() const;
+    // What the config dumps, in words ("" without a readable config).
+    QString configSummary() const;
     // Where config dialogs start (the installed configs folder).
     void setConfigDirectory(const QString& dir) { configDirectory_ = dir; }
 
@@ -56,6 +58,7 @@ protected:
 private:
     void onProgramEdited();
     void updateChecks();
+    void updateConfigSummary(const QString& path);
     QLineEdit* addPathRow(QGridLayout* grid, int row, const QString& label, const QString& tooltip,
                           bool directory, const QString& filter = {});
 
@@ -69,11 +72,15 @@ private:
     QLabel* command_;
     QLabel* problem_;
     QLabel* note_;
+    QLabel* configSummary_;
     QPushButton* launch_;
     QString configDirectory_;
     QString outputParent_;
     bool interpreterChosen_ = false;  // by the user, not filled in for a .py
     bool outputChosen_ = false;
+    bool configChosen_ = false;  // typed or browsed here, not filled in with the spec
+    // The program and config the form was filled with: that config follows that program only.
+    QString specProgram_, specConfig_;
 };
 
 }  // namespace probe::widgets

@@ -15,12 +15,12 @@
 #include <QVBoxLayout>
 
 #include "config_document.h"
+#include "config_wording.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "op_filter_proxy.h"
 #include "op_selection.h"
 #include "op_tree_model.h"
-#include "page_style.h"
 #include "view_columns.h"
 
 namespace probe::widgets {
@@ -238,33 +238,7 @@ void OpTreePanel::updateConfigBar() {
     const QSignalBlocker blocker(includeChildren_);
     includeChildren_->setChecked(selection_->includesChildren());
     const auto& config = selection_->config();
-    QString what;
-    if (config.ids.empty() && config.opNames.empty())
-        what = config.saveChild ? tr("dumps every op") : tr("dumps every layer-level op");
-    else
-        what =
-            countOf(static_cast<qsizetype>(config.ids.size()), tr("ticked op"), tr("ticked ops")) +
-            (config.opNames.empty()
-                 ? QString()
-                 : QStringLiteral(", ") + countOf(static_cast<qsizetype>(config.opNames.size()),
-                                                  tr("name prefix"), tr("name prefixes")));
-    // The rounds, unless all: a probe woken with the default exec_range (0,0) dumps nothing once
-    // round 0 has passed, and the line said only "dumps every layer-level op".
-    const format::ExecRange& range = config.execRange;
-    if (range.kind == format::ExecRange::Kind::None) {
-        what += tr(" in no round");
-    } else if (range.kind == format::ExecRange::Kind::Ranges && range.ranges.size() == 1 &&
-               range.ranges.front().first == range.ranges.front().second) {
-        what += tr(" in round %1 only").arg(range.ranges.front().first);
-    } else if (range.kind == format::ExecRange::Kind::Ranges) {
-        QStringList spans;
-        for (const auto& [first, last] : range.ranges)
-            spans << (first == last ? QString::number(first) : tr("%1 to %2").arg(first).arg(last));
-        what += tr(" in rounds %1").arg(spans.join(QStringLiteral(", ")));
-    }
-    // A config that dumps nothing says so first: "dumps every layer-level op" read as if the
-    // probe were dumping.
-    if (!config.dumpEnable) what = tr("dumping off (dump_enable is false); once on, %1").arg(what);
+    const QString what = describeDumpedOps(config);
     // The file is the config document's when it is an op-level one (the editor may hold a
     // code-level config meanwhile; the tree still shows the op selection).
     const bool opDocument = config_->kind() == data::ConfigDocument::Kind::Op;
