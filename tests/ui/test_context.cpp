@@ -8,8 +8,10 @@
 
 #include <functional>
 
+#include <QDir>
 #include <QFileInfo>
 #include <QProcess>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -215,6 +217,30 @@ TEST_F(ContextTest, TheLastReferenceIsRememberedAcrossSessionsAndRuns) {
     EXPECT_EQ(context_.lastReference(), reference);
     AppContext nextRun;
     EXPECT_EQ(nextRun.lastReference(), reference);
+}
+
+// File › Compare offers as reference the run the user had before: open A, then B, and B is
+// compared with A (the dialog's reference was empty: found trying the app as a new user). After
+// a comparison, the reference it had stays the one offered for the next dump.
+TEST_F(ContextTest, TheReferenceOfferedIsTheRunBeforeThisOne) {
+    const QString a = writeEngineDump("a", 3), b = writeEngineDump("b", 3),
+                  c = writeEngineDump("c", 3), d = writeEngineDump("d", 3);
+    QSettings().remove("compare/lastReference");
+    EXPECT_EQ(context_.suggestedReference(), "");
+    context_.openDump(a);
+    EXPECT_EQ(context_.suggestedReference(), "");  // never the dump shown
+    context_.openDump(b);
+    EXPECT_EQ(context_.suggestedReference(), a);
+    ASSERT_TRUE(context_.compare(context_.suggestedReference()));
+    EXPECT_EQ(context_.suggestedReference(), a);
+    context_.openDump(c);  // the comparison closes; its reference is offered again
+    EXPECT_EQ(context_.suggestedReference(), a);
+    context_.openDump(d);
+    EXPECT_EQ(context_.suggestedReference(), c);
+    ASSERT_TRUE(QDir(c).removeRecursively());
+    EXPECT_EQ(context_.suggestedReference(), a);  // c, gone, is not offered: the last reference
+    context_.openDump(d);  // the dump before is the one shown: the last reference too
+    EXPECT_EQ(context_.suggestedReference(), a);
 }
 
 // Problems met reading a dump belong to it: a new session starts without them.

@@ -112,6 +112,11 @@ void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
     }
     openingRecent_.clear();
     openingProcess_.clear();
+    // What the next comparison is offered as its reference: the run this session compared
+    // with, else the run it showed.
+    const QString before = !reference_->requestedPath().isEmpty() ? reference_->requestedPath()
+                                                                  : store_->requestedPath();
+    if (!before.isEmpty()) previousRun_ = before;
     // The dumps go: the store clears the cursor while the old data is still there, then resets
     // the item models around the change (DumpStore's four phases).
     closeReference();
@@ -275,6 +280,18 @@ bool AppContext::compare(const QString& referencePath, const QString& candidateP
 
 QString AppContext::lastReference() const {
     return QSettings().value(kLastReferenceKey).toString();
+}
+
+QString AppContext::suggestedReference() const {
+    if (!reference_->requestedPath().isEmpty()) return reference_->requestedPath();
+    const QString shown = store_->requestedPath();
+    for (const QString& path : {previousRun_, lastReference()}) {
+        const QFileInfo run(path);
+        if (!path.isEmpty() && run.isDir() &&
+            (shown.isEmpty() || run.absoluteFilePath() != QFileInfo(shown).absoluteFilePath()))
+            return path;
+    }
+    return {};
 }
 
 void AppContext::openReference(const QString& path) {

@@ -105,6 +105,10 @@ public:
     // the app (kept in its settings): what File › Compare offers again once the comparison is
     // closed with its session. "" when none.
     QString lastReference() const;
+    // The reference File › Compare offers: the one open now; else, in this run of the app, the
+    // reference of the session before this one or, without one, that session's dump (open A,
+    // then B: B is compared with A); else lastReference(). Never the dump shown; "" when none.
+    QString suggestedReference() const;
     // Opens the reference and starts comparing (the whole dumps); it is closed with the session.
     void openReference(const QString& path);
     // Stops comparing and closes the reference.
@@ -184,6 +188,7 @@ private:
     // The folder openDump() was asked for: a recent session once it opened.
     QString openingRecent_;
     QString configOfDump_;  // the dump's config takeConfigOfDump copied into config_, if any
+    QString previousRun_;   // the reference, else the dump, of the session before this one
     // The rank (process key) openDump() was asked for by its folder: shown once read.
     std::string openingProcess_;
 };

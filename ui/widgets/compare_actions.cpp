@@ -153,10 +153,8 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
 void MainWindow::chooseComparison() {
     const data::DumpStore* store = context_->store();
     CompareDialog dialog(store->isOpen() ? store->requestedPath() : QString(), this);
-    if (context_->reference()->isOpen())
-        dialog.setReference(context_->reference()->requestedPath());
-    else if (QFileInfo(context_->lastReference()).isDir())
-        dialog.setReference(context_->lastReference());
+    if (const QString reference = context_->suggestedReference(); !reference.isEmpty())
+        dialog.setReference(reference);
     if (dialog.exec() != QDialog::Accepted) return;
     const QString candidate = dialog.candidatePath();
     const bool replaces =
