@@ -775,6 +775,41 @@ TEST(ComparePanelPlot, ATensorInOneRunOnlyIsSaidNotDrawnAsNothing) {
 
 // Jump to first divergence selects its row in the table of compared ops and scrolls it into
 // view, also with the table sorted; the table stayed where it was (found by a GUI walk).
+// An op's name is a path: cut to fit the Op column, it keeps its end, the op's own name (cut at
+// the end it read "shared.backward_1/…" for every op of a layer), and its tooltip holds it whole,
+// then why the op diverges.
+TEST_F(SmallComparedPair, LongOpNamesKeepTheirEndAndAreWholeInTheTooltip) {
+    QTableView* table = panel_->table();
+    const QAbstractItemModel* rows = table->model();
+    ASSERT_TRUE(waitFor([&] { return rows->rowCount() > 0; }));
+    bool sawCause = false;
+    int cut = 0;  // names cut
+    for (int i = 0; i < rows->rowCount(); ++i) {
+        const QModelIndex op = rows->index(i, data::CompareOpsModel::OpColumn);
+        const QString name = op.data().toString();
+        const QString tip = op.data(Qt::ToolTipRole).toString();
+        ASSERT_TRUE(tip.startsWith(name)) << tip.toStdString() << " / " << name.toStdString();
+        const QString cause =
+            rows->index(i, data::CompareOpsModel::CauseColumn).data(Qt::ToolTipRole).toString();
+        EXPECT_EQ(tip, cause.isEmpty() ? name : name + "\n" + cause);
+        sawCause = sawCause || !cause.isEmpty();
+        // Cut to a column with room for its own name twice over: the end is that name (on one
+        // line: a wrapped name is cut after its first line, whatever the elide mode).
+        ASSERT_FALSE(table->wordWrap());
+        const QString own = name.section(QLatin1Char('/'), -1);
+        const QFontMetrics metrics = table->fontMetrics();
+        const int narrow =
+            2 * metrics.horizontalAdvance(own + "/") + metrics.horizontalAdvance("…");
+        if (metrics.horizontalAdvance(name) <= narrow) continue;
+        ++cut;
+        const QString shown = metrics.elidedText(name, table->textElideMode(), narrow);
+        EXPECT_TRUE(shown.endsWith("/" + own))
+            << shown.toStdString() << " for " << name.toStdString();
+    }
+    EXPECT_TRUE(sawCause);
+    EXPECT_GT(cut, 0);
+}
+
 TEST_F(SmallComparedPair, TheTableFollowsTheJumpToTheFirstDivergence) {
     ASSERT_TRUE(waitFor([&] { return panel_->isVisible(); }));
     const auto& r = *context_.comparison()->result();

@@ -305,11 +305,15 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
         case Qt::BackgroundRole:
             return verdict == Verdict::Matches ? QVariant()
                                                : QVariant(RunComparison::verdictColor(verdict));
-        case Qt::ToolTipRole:
+        case Qt::ToolTipRole: {
+            // The Op column's names are long paths, cut to fit: whole here.
+            std::string tip = index.column() == OpColumn ? shownName(*r->reference, op.referenceOp)
+                                                         : std::string();
             if (op.cause != kNone)
-                return QString::fromStdString(r->describeTensor(op.cause) + ": " +
-                                              r->explain(op.cause));
-            return {};
+                tip += (tip.empty() ? "" : "\n") + r->describeTensor(op.cause) + ": " +
+                       r->explain(op.cause);
+            return tip.empty() ? QVariant() : QVariant(QString::fromStdString(tip));
+        }
         case SortRole:
         case Qt::DisplayRole:
             return columnValue(*r, role == SortRole ? madeMeasures(*comparison_) : MadeMeasures{},

@@ -146,6 +146,10 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->verticalHeader()->setVisible(false);
+    // Op names are paths ("shared.backward_1/…/linear"): cut in the middle, the op's own name at
+    // the end stays readable (the whole name is the Op cell's tooltip).
+    table_->setTextElideMode(Qt::ElideMiddle);
+    table_->setWordWrap(false);  // a wrapped name is cut after its first line, whatever the mode
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->setColumnWidth(data::CompareOpsModel::RoundColumn, 55);
