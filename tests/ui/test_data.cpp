@@ -6,6 +6,7 @@
 #include <functional>
 
 #include <QAbstractItemModelTester>
+#include <QFont>
 #include <QSignalSpy>
 #include <QTest>
 #include <gtest/gtest.h>
@@ -150,6 +151,38 @@ TEST(DumpStore, TheTreesStatisticsAreThoseOfTheRoundChosen) {
     s.model.setRound(-1);
     EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), "nan");
     EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), "1x5");
+}
+
+// An op without output rows shows its first input's shape and statistics: said so ("input" in
+// the Shape column, the tensor columns in italics), where they read as its output.
+TEST(DumpStore, AnOpWithoutOutputRowsShowsItsInputSaidSo) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    format::ModelStructure model;
+    model.modelName = "Inputs";
+    model.nodes.push_back(test::node("layer", "0", "Layer"));
+    model.nodes.push_back(test::node("sink", "1", "Sink"));
+    dump.writeModel(model);
+    const auto layerIn = dump.addRow(0, "0", "layer", "Layer", false, {1, 2}, {2, 3});
+    const auto layerOut = dump.addRow(0, "0", "layer", "Layer", true, {5, 6}, {2, 4});
+    const auto sinkIn = dump.addRow(0, "1", "sink", "Sink", false, {7, 8, 9}, {1, 3});
+    dump.setStatus("complete");
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), QString::fromStdString(layerOut.shape));
+    EXPECT_EQ(s.text("0", OpTreeModel::MaxColumn), OpTreeModel::formatValue(*layerOut.max));
+    EXPECT_EQ(s.text("1", OpTreeModel::ShapeColumn),
+              "input " + QString::fromStdString(sinkIn.shape));
+    EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), OpTreeModel::formatValue(*sinkIn.max));
+    for (int column :
+         {OpTreeModel::MaxColumn, OpTreeModel::MinColumn, OpTreeModel::MeanColumn,
+          OpTreeModel::NormColumn, OpTreeModel::ShapeColumn, OpTreeModel::DtypeColumn}) {
+        EXPECT_FALSE(
+            s.find("0").siblingAtColumn(column).data(Qt::FontRole).value<QFont>().italic());
+        EXPECT_TRUE(s.find("1").siblingAtColumn(column).data(Qt::FontRole).value<QFont>().italic());
+    }
+    EXPECT_FALSE(s.find("1").siblingAtColumn(OpTreeModel::NameColumn).data(Qt::FontRole).isValid());
+    EXPECT_NE(layerIn.shape, layerOut.shape);  // the layer's shown shape is its output's
 }
 
 TEST(DumpStore, TheTreeGrowsWhileTheDumpIsWritten) {

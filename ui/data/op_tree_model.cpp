@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include <QColor>
+#include <QFont>
 
 #include "compare_runs.h"
 #include "dump_store.h"
@@ -16,6 +17,21 @@ namespace probe::data {
 using analysis::kNone;
 
 namespace {
+
+// The columns that show one tensor of the op (its first output, else its first input).
+bool isTensorColumn(int column) {
+    switch (column) {
+        case OpTreeModel::MaxColumn:
+        case OpTreeModel::MinColumn:
+        case OpTreeModel::MeanColumn:
+        case OpTreeModel::NormColumn:
+        case OpTreeModel::ShapeColumn:
+        case OpTreeModel::DtypeColumn:
+            return true;
+        default:
+            return false;
+    }
+}
 
 const QColor kNanColor(200, 30, 30);
 const QColor kInfColor(210, 120, 0);
@@ -393,6 +409,16 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                     return std::isnan(idx.row(row).get(stat)) ? kNanColor : kInfColor;
             }
             return {};
+        case Qt::FontRole: {
+            // The tensor columns of an op without output rows show its first input: in italics,
+            // as the Shape column says (they read as its output).
+            if (!isTensorColumn(column)) return {};
+            const uint32_t slot = idx.representativeSlot(op);
+            if (slot == kNone || idx.slot(slot).isOutput) return {};
+            QFont italic;
+            italic.setItalic(true);
+            return italic;
+        }
         case Qt::DecorationRole:
             if (column != NameColumn) return {};
             if (o.anomalies & analysis::kHasNan) return kNanColor;
@@ -467,9 +493,11 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
         case RoundsColumn:
             return sort || !o.rounds.empty() ? QVariant(static_cast<qulonglong>(o.rounds.size()))
                                              : QVariant();
-        case ShapeColumn:
-            return row == kNone ? QVariant()
-                                : QVariant(QString::fromStdString(idx.text(idx.row(row).shape)));
+        case ShapeColumn: {
+            if (row == kNone) return {};
+            const QString shape = QString::fromStdString(idx.text(idx.row(row).shape));
+            return idx.slot(slot).isOutput ? shape : tr("input %1").arg(shape);
+        }
         case DtypeColumn:
             return row == kNone ? QVariant()
                                 : QVariant(QString::fromStdString(idx.text(idx.row(row).dtype)));
@@ -529,15 +557,15 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
             case ShapeColumn:
             case DtypeColumn:
                 return QStringLiteral(
-                    "Of the op's first output (else its first input), in the round chosen "
-                    "(its last round when none is)");
+                    "Of the op's first output (else its first input, said \"input\" and in "
+                    "italics), in the round chosen (its last round when none is)");
             case MaxColumn:
             case MinColumn:
             case MeanColumn:
             case NormColumn:
                 return QStringLiteral(
-                    "Of the op's first output (else its first input), in the round chosen "
-                    "(its last round when none is); empty when the op has no row there");
+                    "Of the op's first output (else its first input, in italics), in the round "
+                    "chosen (its last round when none is); empty when the op has no row there");
             case AnomalyColumn:
                 return QStringLiteral(
                     "NaN or Inf in the op's statistics (\"below\": in an op inside it)");

@@ -183,7 +183,7 @@ QString OpTreePanel::columnSample(int column) {
         case OpTreeModel::NormColumn:
             return QStringLiteral("-0.123457");
         case OpTreeModel::ShapeColumn:
-            return QStringLiteral("1x12x4096");
+            return QStringLiteral("input 1x12x64");  // an op without outputs shows an input
         case OpTreeModel::DtypeColumn:
             return QStringLiteral("bfloat16");
         case OpTreeModel::AnomalyColumn:
