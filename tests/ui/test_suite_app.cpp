@@ -106,6 +106,17 @@ TEST(GradientsPanel, PlotsTheCheckedParametersOnALogScaleWithAlertsMarked) {
     // Nothing loaded: it says how to get gradients (it was an empty plot, unsaid).
     EXPECT_TRUE(panel.noneText().contains("probe run --grads")) << panel.noneText().toStdString();
     EXPECT_FALSE(panel.plot()->isVisible());  // no empty axes under it
+    // The title and the note sit at the top, one under the other (the title floated mid-panel).
+    panel.layout()->activate();
+    QLabel *title = nullptr, *note = nullptr;
+    for (QLabel* label : panel.findChildren<QLabel*>()) {
+        if (label->text() == "Gradient norms") title = label;
+        if (label->text() == panel.noneText()) note = label;
+    }
+    ASSERT_TRUE(title && note);
+    EXPECT_LT(title->geometry().top(), 10);
+    EXPECT_LT(title->geometry().height(), 3 * title->fontMetrics().height());
+    EXPECT_LT(note->geometry().top() - title->geometry().bottom(), 20);
     QSignalSpy loaded(panel.model(), &data::GradientSeriesModel::loaded);
     panel.model()->load(QString::fromStdString(dir / "grads"));
     ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));

@@ -60,7 +60,8 @@ GradientsPanel::GradientsPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(title_);
-    layout->addWidget(none_);
+    // The note takes the room the hidden plot leaves (the title took half and floated mid-panel).
+    layout->addWidget(none_, 1);
     layout->addWidget(splitter_, 1);
 
     connect(model_, &data::GradientSeriesModel::checkedChanged, this, &GradientsPanel::rebuild);
