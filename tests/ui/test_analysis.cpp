@@ -147,6 +147,35 @@ TEST(AtbReader, SmallPollBudgetsBuildTheSameIndex) {
     }
 }
 
+// A delta's rows handed back to the reader once applied are filled again by a later poll (new
+// memory at every poll was a tenth of probe summary's time), with that poll's rows only.
+TEST(DumpReader, RowsHandedBackAreFilledAgainWithTheNextPollsRowsOnly) {
+    test::TempDir dir("ui-analysis");
+    test::writeSmallSyntheticDump(dir.path());
+    auto reusing = open(dir.path());
+    auto fresh = open(dir.path());
+    ASSERT_TRUE(reusing && fresh);
+    int polls = 0, reused = 0;
+    const analysis::StatRecord* handedBack = nullptr;
+    for (bool more = true; more; ++polls) {
+        auto a = reusing->poll(2000);
+        auto b = fresh->poll(2000);
+        more = a.more;
+        ASSERT_EQ(a.more, b.more);
+        ASSERT_EQ(a.rows.size(), b.rows.size()) << "poll " << polls;
+        for (size_t i = 0; i < a.rows.size(); ++i) {
+            ASSERT_EQ(a.rows[i].lineOffset, b.rows[i].lineOffset);
+            ASSERT_EQ(a.rows[i].slot, b.rows[i].slot);
+            ASSERT_EQ(std::memcmp(a.rows[i].value, b.rows[i].value, sizeof a.rows[i].value), 0);
+        }
+        reused += handedBack && a.rows.data() == handedBack;
+        handedBack = a.rows.data();
+        reusing->reuseRows(std::move(a.rows));
+    }
+    EXPECT_GT(polls, 3);
+    EXPECT_GE(reused, polls - 3);  // all but the first, and those needing more room
+}
+
 TEST(DumpIndex, ADeltaAppliedInPiecesBuildsTheSameIndex) {
     test::TempDir dir("ui-analysis");
     const auto written = test::writeSmallSyntheticDump(dir.path());

@@ -784,7 +784,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
 }
 
 DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
-    DumpDelta delta;
+    DumpDelta delta = newDelta();
     if (!format::isDirectory(root_)) {
         if (!vanished_) delta.problems.push_back(root_ + " no longer exists");
         vanished_ = true;

@@ -34,6 +34,22 @@ std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string*
     return nullptr;
 }
 
+void DumpReader::reuseRows(std::vector<StatRecord>&& rows) {
+    constexpr size_t kSpares = 4;  // as many as deltas can be in flight in readDump
+    if (spareRows_.size() >= kSpares || rows.capacity() == 0) return;
+    rows.clear();
+    spareRows_.push_back(std::move(rows));
+}
+
+DumpDelta DumpReader::newDelta() {
+    DumpDelta delta;
+    if (!spareRows_.empty()) {
+        delta.rows = std::move(spareRows_.back());
+        spareRows_.pop_back();
+    }
+    return delta;
+}
+
 namespace {
 
 // readDump's polls are smaller than the application's: the rows of the deltas read and not yet
@@ -58,6 +74,7 @@ std::optional<DumpIndex> readDump(const std::string& path, std::string* error) {
     std::mutex mutex;
     std::condition_variable changed;  // a delta pending, room for one, or the end
     std::deque<DumpDelta> pending;
+    std::vector<std::vector<StatRecord>> applied;  // their rows, for the reader to fill again
     bool noMore = false;
     std::exception_ptr failure;  // of an apply (out of memory): rethrown here
     std::thread applying([&] {
@@ -71,7 +88,9 @@ std::optional<DumpIndex> readDump(const std::string& path, std::string* error) {
                 lock.unlock();
                 changed.notify_all();
                 try {
-                    index.apply(std::move(delta));
+                    index.apply(std::move(delta));  // reads the rows, leaves them
+                    std::lock_guard<std::mutex> back(mutex);
+                    applied.push_back(std::move(delta.rows));
                 } catch (...) {
                     {
                         std::lock_guard<std::mutex> failed(mutex);
@@ -94,6 +113,11 @@ std::optional<DumpIndex> readDump(const std::string& path, std::string* error) {
     };
     try {
         for (bool more = true; more;) {
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                for (auto& rows : applied) reader->reuseRows(std::move(rows));
+                applied.clear();
+            }
             auto delta = reader->poll(kReadDumpPollBudget);
             more = delta.more;
             {

@@ -25,6 +25,18 @@ public:
     virtual DumpDelta poll(uint64_t byteBudget) = 0;
     // True once the dump says it is finished and every byte of it was read.
     virtual bool finished() const = 0;
+
+    // Hands back an applied delta's rows: a later poll fills them again. Memory written for the
+    // first time is dear (the kernel zeroes each new page), and a new buffer at every poll was a
+    // tenth of probe summary's time on the reading thread.
+    void reuseRows(std::vector<StatRecord>&& rows);
+
+protected:
+    // A delta to fill, its rows a buffer handed back, if any.
+    DumpDelta newDelta();
+
+private:
+    std::vector<std::vector<StatRecord>> spareRows_;
 };
 
 // Which layout `path` holds and where its root is: the atb_dump_data directory (given it, its

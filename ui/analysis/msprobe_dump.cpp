@@ -420,7 +420,7 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
 }
 
 DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
-    DumpDelta delta;
+    DumpDelta delta = newDelta();
     if (!format::isDirectory(root_)) {
         if (!vanished_) delta.problems.push_back(root_ + " no longer exists");
         vanished_ = true;

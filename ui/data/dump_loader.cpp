@@ -88,7 +88,8 @@ void DumpLoader::applyInitial(analysis::DumpDelta&& delta) {
     emit progress(generation_, static_cast<qint64>(delta.bytesDone),
                   static_cast<qint64>(delta.bytesTotal));
     for (const auto& problem : delta.problems) initialProblems_ << QString::fromStdString(problem);
-    initial_->apply(std::move(delta));
+    initial_->apply(std::move(delta));  // reads the rows, leaves them
+    reader_->reuseRows(std::move(delta.rows));
 }
 
 void DumpLoader::handOverInitial() {
