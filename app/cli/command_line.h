@@ -44,7 +44,7 @@ std::optional<int> parseCommandLine(CLI::App& app, const Args& args, const char*
 // buffers, a batch of rows once applied) stays in the process for its next allocations instead
 // of going back to the kernel, to be faulted in again page by page (page faults were a fifth of
 // `probe summary`'s time). The peak is what it was; only the ups and downs below it go. And
-// every thread allocates from one heap, which keeps the peak down.
+// the threads share two heaps, which keeps the peak down without making them wait on one.
 void keepFreedMemoryForReuse();
 
 // For the commands that read a whole dump (summary, compare, overflow), called first thing in
