@@ -74,3 +74,34 @@ TEST(WriteFileAtomically, ALinkInTheWayIsReplacedNotFollowedAndADirectoryIsAnErr
     std::sort(names.begin(), names.end());
     EXPECT_EQ(names, (std::vector<std::string>{"in_the_way", "statistic.json", "target.txt"}));
 }
+
+// A listing says what each entry is without a stat for most (a dump of ten thousand rounds was a
+// system call a round at every poll), as stat would: links followed, and a link that cannot be
+// (a loop, a dangling one) said so; the kinds listDirectory filters by agree.
+TEST(ListDirectory, EntriesSayWhatTheyAreLinksFollowed) {
+    probe::test::TempDir dir;
+    ASSERT_EQ(::mkdir((dir / "sub").c_str(), 0755), 0);
+    probe::test::writeFile(dir / "file", "x");
+    ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0644), 0);
+    ASSERT_EQ(::symlink("sub", (dir / "to_sub").c_str()), 0);
+    ASSERT_EQ(::symlink("file", (dir / "to_file").c_str()), 0);
+    ASSERT_EQ(::symlink("nowhere", (dir / "dangling").c_str()), 0);
+    ASSERT_EQ(::symlink("loop", (dir / "loop").c_str()), 0);
+    const auto entries = listDirectoryEntries(dir.path());
+    std::vector<std::string> seen;
+    for (const auto& e : entries) {
+        seen.push_back(e.name + (e.isDirectory ? " dir" : "") + (e.isLink ? " link" : "") +
+                       (e.unfollowed ? " unfollowed" : ""));
+    }
+    EXPECT_EQ(seen, (std::vector<std::string>{"dangling link unfollowed", "fifo", "file",
+                                              "loop link unfollowed", "sub dir", "to_file link",
+                                              "to_sub dir link"}));
+    EXPECT_EQ(listDirectory(dir.path(), EntryKind::Directories),
+              (std::vector<std::string>{"sub", "to_sub"}));
+    EXPECT_EQ(listDirectory(dir.path(), EntryKind::Files),
+              (std::vector<std::string>{"fifo", "file", "to_file"}));
+    EXPECT_EQ(listDirectory(dir.path(), EntryKind::NotDirectories),
+              (std::vector<std::string>{"dangling", "fifo", "file", "loop", "to_file"}));
+    EXPECT_TRUE(listDirectoryEntries(dir / "file").empty());
+    EXPECT_TRUE(listDirectoryEntries(dir / "missing").empty());
+}

@@ -96,24 +96,31 @@ RoundListing listRoundFiles(const std::string& root) {
                    ? allDigits(name)
                    : allDigits(name.substr(0, split)) && allDigits(name.substr(split + 1));
     };
-    const auto noteNotFolders = [&](const std::string& dir, auto&& named) {
-        for (const auto& name : format::listDirectory(dir, format::EntryKind::NotDirectories)) {
-            if (!named(name)) continue;
-            const std::string path = dir + "/" + name;
+    // The folders in `dir`; what is named like one of them (`named`) and is not a folder is noted.
+    const auto foldersIn = [&](const std::string& dir, auto&& named) {
+        std::vector<format::DirectoryEntry> folders;
+        for (auto& entry : format::listDirectoryEntries(dir)) {
+            if (entry.isDirectory && !entry.unfollowed) {
+                folders.push_back(std::move(entry));
+                continue;
+            }
+            if (!named(entry.name)) continue;
+            const std::string path = dir + "/" + entry.name;
             listing.unreadEntries.push_back(path + ": " + format::whatIsThere(path) +
                                             ", not a folder; what it should hold is not read");
         }
+        return folders;
     };
     struct stat dataStat;
     if (::stat(data.c_str(), &dataStat) == 0 && !S_ISDIR(dataStat.st_mode))
         listing.unreadEntries.push_back(data + ": " + format::whatIsThere(data) +
                                         ", not a folder; the rows it should hold are not read");
-    noteNotFolders(data, looksLikeProcess);
-    for (const auto& devicePid : format::listDirectory(data, format::EntryKind::Directories)) {
+    for (const auto& process : foldersIn(data, looksLikeProcess)) {
+        const std::string& devicePid = process.name;
         const std::string processDir = data + "/" + devicePid;
-        noteNotFolders(processDir, allDigits);
         std::vector<int64_t> rounds;
-        for (const auto& r : format::listDirectory(processDir, format::EntryKind::Directories)) {
+        for (const auto& entry : foldersIn(processDir, allDigits)) {
+            const std::string& r = entry.name;
             int64_t round = 0;
             // Digits only, and a number a round can be ("99999999999999999999" is no round).
             const auto [end, ec] = std::from_chars(r.data(), r.data() + r.size(), round);
@@ -129,10 +136,11 @@ RoundListing listRoundFiles(const std::string& root) {
                         "its statistic.csv is not read");
                 continue;
             }
-            if (const auto loop = linkToAFolderHoldingIt(processDir + "/" + r)) {
-                listing.unreadEntries.push_back(*loop);
-                continue;
-            }
+            if (entry.isLink)
+                if (const auto loop = linkToAFolderHoldingIt(processDir + "/" + r)) {
+                    listing.unreadEntries.push_back(*loop);
+                    continue;
+                }
             rounds.push_back(round);
         }
         std::sort(rounds.begin(), rounds.end());
@@ -141,7 +149,10 @@ RoundListing listRoundFiles(const std::string& root) {
             // Whatever holds the name, so that what cannot be read is reported, not skipped (a
             // symlink loop there dropped the round's rows without a word).
             struct stat st;
-            if (::lstat(path.c_str(), &st) == 0) listing.files.push_back({devicePid, round, path});
+            if (::lstat(path.c_str(), &st) != 0) continue;
+            RoundFile file{devicePid, round, path};
+            if (S_ISREG(st.st_mode)) file.regularSize = static_cast<uint64_t>(st.st_size);
+            listing.files.push_back(std::move(file));
         }
     }
     return listing;

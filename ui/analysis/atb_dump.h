@@ -18,6 +18,8 @@ struct RoundFile {
     std::string devicePid;
     int64_t round = 0;
     std::string path;
+    // Its size when listed, if it is a regular file (not a link, a FIFO, ...).
+    std::optional<uint64_t> regularSize;
 };
 
 // What is below <root>/data: every statistic.csv, ordered by process, then round (numerically),

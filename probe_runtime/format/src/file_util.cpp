@@ -248,22 +248,54 @@ std::optional<FileStamp> fileStamp(const std::string& path) {
                      st.st_size, static_cast<uint64_t>(st.st_ino)};
 }
 
-std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind) {
-    std::vector<std::string> names;
+std::vector<DirectoryEntry> listDirectoryEntries(const std::string& dir) {
+    std::vector<DirectoryEntry> entries;
     DIR* d = ::opendir(dir.c_str());
-    if (!d) return names;
+    if (!d) return entries;
     while (dirent* e = ::readdir(d)) {
-        const std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        struct stat st;
-        if (::stat((dir + "/" + name).c_str(), &st) != 0) {
-            if (kind == EntryKind::NotDirectories) names.push_back(name);
-            continue;
+        DirectoryEntry entry;
+        entry.name = e->d_name;
+        if (entry.name == "." || entry.name == "..") continue;
+        switch (e->d_type) {
+            case DT_DIR:
+                entry.isDirectory = true;
+                break;
+            case DT_REG:
+            case DT_FIFO:
+            case DT_CHR:
+            case DT_BLK:
+            case DT_SOCK:
+                break;
+            default: {  // a link (followed, as stat does), or a file system that does not say
+                entry.isLink = e->d_type == DT_LNK;
+                struct stat st;
+                if (::stat((dir + "/" + entry.name).c_str(), &st) != 0)
+                    entry.unfollowed = true;
+                else
+                    entry.isDirectory = S_ISDIR(st.st_mode);
+                if (e->d_type == DT_UNKNOWN && !entry.unfollowed) {
+                    struct stat own;
+                    entry.isLink = ::lstat((dir + "/" + entry.name).c_str(), &own) == 0 &&
+                                   S_ISLNK(own.st_mode);
+                }
+            }
         }
-        if (S_ISDIR(st.st_mode) == (kind == EntryKind::Directories)) names.push_back(name);
+        entries.push_back(std::move(entry));
     }
     ::closedir(d);
-    std::sort(names.begin(), names.end());
+    std::sort(entries.begin(), entries.end(),
+              [](const DirectoryEntry& a, const DirectoryEntry& b) { return a.name < b.name; });
+    return entries;
+}
+
+std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind) {
+    std::vector<std::string> names;
+    for (auto& entry : listDirectoryEntries(dir)) {
+        const bool wanted = entry.unfollowed
+                                ? kind == EntryKind::NotDirectories
+                                : entry.isDirectory == (kind == EntryKind::Directories);
+        if (wanted) names.push_back(std::move(entry.name));
+    }
     return names;
 }
 

@@ -72,6 +72,20 @@ struct FileStamp {
 // nullopt when the file does not exist (or cannot be stat'ed).
 std::optional<FileStamp> fileStamp(const std::string& path);
 
+// An entry of a directory, links followed: `unfollowed` when it is a link that cannot be (a
+// loop, a dangling link; neither a directory nor not one).
+struct DirectoryEntry {
+    std::string name;
+    bool isDirectory = false;
+    bool isLink = false;
+    bool unfollowed = false;
+};
+// Every entry of `dir` but . and .., sorted by name; empty when it cannot be read. What most
+// entries are comes with their names (no stat each: a listing of a hundred thousand round
+// folders was a system call each, at every poll); links, and entries of a file system that does
+// not say, are stat'ed.
+std::vector<DirectoryEntry> listDirectoryEntries(const std::string& dir);
+
 // Files: anything but a directory, links followed. NotDirectories: the same, and names whose link
 // cannot be followed (a loop, a dangling link).
 enum class EntryKind { Directories, Files, NotDirectories };
