@@ -253,5 +253,23 @@ TEST_F(SessionSwitchTest, OpenLaunchReopenAttachInSequence) {
     EXPECT_EQ(engine_.state(), QProcess::Running);  // an attached program is let go, not stopped
 }
 
+// Attach… to the model this window launched: it is followed already, and stays running (the
+// window asked "Stop it?" and, answered yes, ended the very program the user meant to follow).
+TEST_F(SessionSwitchTest, AttachingToTheModelThisWindowLaunchedKeepsIt) {
+    ASSERT_TRUE(context_.launch(engineSpec("launched", 100000, 10)));
+    expectShows(QString::fromStdString(dir_ / "launched/atb_dump_data"), 3);
+    const session::LiveSession* launched = context_.liveSession();
+    const qint64 pid = launched->probePid();
+    const auto probe = session::probeOfProcess(pid);
+    ASSERT_TRUE(probe);
+    window_.attachTo(*probe);
+    EXPECT_EQ(context_.liveSession(), launched);
+    EXPECT_FALSE(launched->hasEnded());
+    EXPECT_EQ(
+        window_.statusMessage(),
+        QString("Pid %1 is the model this window launched: it is followed already.").arg(pid));
+    EXPECT_FALSE(test::processHasEnded(pid));
+}
+
 }  // namespace
 }  // namespace probe

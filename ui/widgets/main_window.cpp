@@ -432,6 +432,22 @@ void MainWindow::chooseProbeToAttach() {
     if (dialog.exec() != QDialog::Accepted) return;
     const session::LiveProbeInfo probe = dialog.selectedProbe();
     if (probe.pid <= 0) return;
+    attachTo(probe);
+}
+
+void MainWindow::attachTo(const session::LiveProbeInfo& probe) {
+    // The probe this window follows already: replacing the session would stop the model it
+    // launched (the user was asked "Stop it?" about the very program they meant to follow).
+    const session::LiveSession* live = context_->liveSession();
+    if (live && !live->hasEnded() && live->probePid() == probe.pid) {
+        statusBar()->showMessage(
+            live->origin() == session::LiveSession::Origin::Launched
+                ? tr("Pid %1 is the model this window launched: it is followed already.")
+                      .arg(probe.pid)
+                : tr("Pid %1 is attached already.").arg(probe.pid),
+            10000);
+        return;
+    }
     if (mayReplaceSession()) context_->attach(probe);
 }
 
@@ -456,13 +472,13 @@ void MainWindow::takeUpRecent(const session::RecentSession& recent) {
         openDumpAsked(recent.path);
         return;
     }
-    if (!mayReplaceSession()) return;
     for (const auto& probe : session::liveProbes()) {
         if (probe.pid == recent.pid) {
-            context_->attach(probe);
+            attachTo(probe);
             return;
         }
     }
+    if (!mayReplaceSession()) return;
     if (QFileInfo(recent.path).isDir()) {
         context_->openDump(recent.path);
         state_->setFullText(

@@ -113,6 +113,9 @@ public:
     // Shows the gradient monitor's files below `dir` in the Gradients tab (added when needed).
     void showGradients(const QString& dir);
     QString statusText() const;
+    // Follows `probe`, replacing the session (asking first when a launched model runs), unless
+    // this window follows it already: then says so.
+    void attachTo(const session::LiveProbeInfo& probe);
     // A message shown for a while in the status bar (an export written...), "" when none.
     QString statusMessage() const;
     // "⚠ First NaN: round 6, layers.2/input_layernorm/mul (3_0_6)" once the dump has a NaN.
