@@ -401,8 +401,8 @@ TEST(LaunchForm, EnterLaunchesAndEscapeCancels) {
 }
 
 // The form filled with the last launch (the demo's config writes every op's tensors) says what
-// its config dumps, and that config goes with that program only: typing another program ran it
-// with the demo's config without a word (1.6 GB in 40 s).
+// its config dumps, and its arguments and config go with that program only: typing another
+// program ran it with the demo's config (1.6 GB in 40 s) and arguments without a word.
 TEST(LaunchForm, AConfigFilledInFollowsItsProgramAndIsDescribed) {
     test::TempDir dir("ui-launch");
     test::writeFile(dir / "train.py", "print('hi')\n");
@@ -413,7 +413,8 @@ TEST(LaunchForm, AConfigFilledInFollowsItsProgramAndIsDescribed) {
         "exec_range": "0,3", "ids": "1"})");
     widgets::LaunchForm form;
     form.show();
-    session::LaunchSpec last = session::launchSpecFromCommand({"/usr/bin/python3", "train.py"});
+    session::LaunchSpec last =
+        session::launchSpecFromCommand({"/usr/bin/python3", "train.py", "--tokens", "3"});
     last.workingDirectory = QString::fromStdString(dir.path());
     last.configPath = QString::fromStdString(dir / "heavy.json");
     form.setSpec(last);
@@ -424,17 +425,27 @@ TEST(LaunchForm, AConfigFilledInFollowsItsProgramAndIsDescribed) {
     EXPECT_TRUE(form.commandLine().contains("--config " + last.configPath));
 
     typeInto(form.programEdit(), "other.py");
+    EXPECT_TRUE(form.argumentsEdit()->text().isEmpty()) << form.commandLine().toStdString();
     EXPECT_TRUE(form.configEdit()->text().isEmpty()) << form.configEdit()->text().toStdString();
     EXPECT_TRUE(form.configSummary().isEmpty()) << form.configSummary().toStdString();
     EXPECT_FALSE(form.commandLine().contains("--config")) << form.commandLine().toStdString();
     typeInto(form.programEdit(), "train.py");  // back to the program it came with
     EXPECT_EQ(form.spec().configPath, last.configPath);
+    EXPECT_EQ(form.spec().arguments, QStringList({"--tokens", "3"}));
 
-    // A config chosen here stays whatever the program.
+    // Arguments and a config chosen here stay whatever the program.
+    typeInto(form.argumentsEdit(), "--epochs 1");
     typeInto(form.configEdit(), "light.json");
-    EXPECT_EQ(form.configSummary(), "light.json: statistics — 1 ticked op in rounds 0 to 3");
+    EXPECT_EQ(form.configSummary(), "light.json: statistics — 1 ticked op (id 1) in rounds 0 to 3");
+    test::writeFile(dir / "some.json", R"({"task": "statistics", "dump_enable": true,
+        "ids": "2,3_1,4,5", "op_name": "mlp", "save_child": true, "exec_range": "all"})");
+    typeInto(form.configEdit(), "some.json");
+    EXPECT_EQ(form.configSummary(),
+              "some.json: statistics — 4 ticked ops (ids 2, 3_1, 4, …), 1 name prefix (mlp), with "
+              "everything inside them");
     typeInto(form.programEdit(), "other.py");
-    EXPECT_EQ(form.spec().configPath.toStdString(), dir / "light.json");
+    EXPECT_EQ(form.spec().configPath.toStdString(), dir / "some.json");
+    EXPECT_EQ(form.spec().arguments, QStringList({"--epochs", "1"}));
     EXPECT_TRUE(form.problem().isEmpty()) << form.problem().toStdString();
     typeInto(form.configEdit(), "nothing.json");  // unreadable: the problem says so, not this
     EXPECT_TRUE(form.configSummary().isEmpty()) << form.configSummary().toStdString();

@@ -10,17 +10,34 @@ namespace probe::widgets {
 
 QString describeDumpedOps(const format::OpConfig& config) {
     QString what;
-    if (config.ids.empty() && config.opNames.empty())
+    if (config.ids.empty() && config.opNames.empty()) {
         what = config.saveChild ? QObject::tr("dumps every op")
                                 : QObject::tr("dumps every layer-level op");
-    else
-        what = countOf(static_cast<qsizetype>(config.ids.size()), QObject::tr("ticked op"),
-                       QObject::tr("ticked ops")) +
-               (config.opNames.empty()
-                    ? QString()
-                    : QStringLiteral(", ") + countOf(static_cast<qsizetype>(config.opNames.size()),
-                                                     QObject::tr("name prefix"),
-                                                     QObject::tr("name prefixes")));
+    } else {
+        // Which ones, the first few: "1 ticked op" said nothing of which (or of save_child).
+        const auto some = [](const std::vector<std::string>& items) {
+            constexpr size_t kNamed = 3;
+            QStringList named;
+            for (size_t i = 0; i < items.size() && i < kNamed; ++i)
+                named << QString::fromStdString(items[i]);
+            if (items.size() > kNamed) named << QStringLiteral("…");
+            return named.join(QStringLiteral(", "));
+        };
+        QStringList parts;
+        if (!config.ids.empty())
+            parts << QObject::tr("%1 (%2 %3)")
+                         .arg(countOf(static_cast<qsizetype>(config.ids.size()),
+                                      QObject::tr("ticked op"), QObject::tr("ticked ops")),
+                              config.ids.size() == 1 ? QObject::tr("id") : QObject::tr("ids"),
+                              some(config.ids));
+        if (!config.opNames.empty())
+            parts << QObject::tr("%1 (%2)").arg(
+                countOf(static_cast<qsizetype>(config.opNames.size()), QObject::tr("name prefix"),
+                        QObject::tr("name prefixes")),
+                some(config.opNames));
+        what = parts.join(QStringLiteral(", "));
+        if (config.saveChild) what += QObject::tr(", with everything inside them");
+    }
     // The rounds, unless all: a probe woken with the default exec_range (0,0) dumps nothing once
     // round 0 has passed, and the line said only "dumps every layer-level op".
     const format::ExecRange& range = config.execRange;

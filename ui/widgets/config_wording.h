@@ -9,8 +9,9 @@
 
 namespace probe::widgets {
 
-// Which ops in which rounds: "every layer-level op", "3 ticked ops, 1 name prefix in rounds 0 to
-// 4", led by "dumping off (dump_enable is false); once on, " when dumping is off.
+// Which ops in which rounds: "dumps every layer-level op", "2 ticked ops (ids 2, 3_1), 1 name
+// prefix (mlp), with everything inside them in rounds 0 to 4", led by "dumping off (dump_enable
+// is false); once on, " when dumping is off.
 QString describeDumpedOps(const format::OpConfig& config);
 
 // What is written for them: "statistics", "tensors and statistics", "tensors", "overflow check".

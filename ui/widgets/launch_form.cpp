@@ -235,8 +235,11 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
         configChosen_ = true;
         updateChecks();
     });
-    for (QLineEdit* edit : {arguments_, workingDirectory_})
-        connect(edit, &QLineEdit::textEdited, this, &LaunchForm::updateChecks);
+    connect(arguments_, &QLineEdit::textEdited, this, [this] {
+        argumentsChosen_ = true;
+        updateChecks();
+    });
+    connect(workingDirectory_, &QLineEdit::textEdited, this, &LaunchForm::updateChecks);
     // Enter in a field launches, as in a dialog (the form is a page: its default button is not
     // pressed by itself). A disabled Launch ignores it.
     for (QLineEdit* edit :
@@ -252,9 +255,11 @@ void LaunchForm::onProgramEdited() {
     // user chose them.
     if (!interpreterChosen_) interpreter_->setText(session::defaultInterpreterFor(program));
     if (!outputChosen_) output_->setText(session::freshOutputDirectory(program, outputParent_));
-    // A config filled in with the last launch goes with that program only: another program
-    // would have run silently with it.
-    if (!configChosen_) config_->setText(program == specProgram_ ? specConfig_ : QString());
+    // The arguments and config filled in with the last launch go with that program only:
+    // another program would have run silently with them.
+    const bool sameProgram = program == specProgram_;
+    if (!argumentsChosen_) arguments_->setText(sameProgram ? specArguments_ : QString());
+    if (!configChosen_) config_->setText(sameProgram ? specConfig_ : QString());
     updateChecks();
 }
 
@@ -270,8 +275,9 @@ void LaunchForm::setSpec(const session::LaunchSpec& spec) {
                          : spec.outputDirectory);
     config_->setText(spec.configPath);
     specProgram_ = spec.program.trimmed();
+    specArguments_ = arguments_->text();
     specConfig_ = spec.configPath;
-    configChosen_ = false;
+    argumentsChosen_ = configChosen_ = false;
     interpreterChosen_ = !spec.interpreter.isEmpty();
     outputChosen_ = !spec.outputDirectory.isEmpty();
     updateChecks();

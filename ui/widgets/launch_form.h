@@ -78,9 +78,10 @@ private:
     QString outputParent_;
     bool interpreterChosen_ = false;  // by the user, not filled in for a .py
     bool outputChosen_ = false;
-    bool configChosen_ = false;  // typed or browsed here, not filled in with the spec
-    // The program and config the form was filled with: that config follows that program only.
-    QString specProgram_, specConfig_;
+    // Typed or browsed here, not filled in with the spec.
+    bool argumentsChosen_ = false, configChosen_ = false;
+    // What the form was filled with: those arguments and that config go with that program only.
+    QString specProgram_, specArguments_, specConfig_;
 };
 
 }  // namespace probe::widgets
