@@ -810,6 +810,32 @@ TEST_F(SmallComparedPair, LongOpNamesKeepTheirEndAndAreWholeInTheTooltip) {
     EXPECT_GT(cut, 0);
 }
 
+// Each verdict and each measure's header fit their columns (they were cut at 110 pixels: "born
+// here ...", "Max rel. err (%").
+TEST_F(SmallComparedPair, VerdictsAndHeadersFitTheirColumns) {
+    QTableView* table = panel_->table();
+    const QAbstractItemModel* rows = table->model();
+    ASSERT_TRUE(waitFor([&] { return rows->rowCount() > 0; }));
+    const QFontMetrics metrics = table->fontMetrics();
+    bool sawInside = false;
+    for (int i = 0; i < rows->rowCount(); ++i) {
+        const QString verdict =
+            rows->index(i, data::CompareOpsModel::VerdictColumn).data().toString();
+        sawInside = sawInside || verdict.endsWith("(inside)");
+        EXPECT_LT(metrics.horizontalAdvance(verdict),
+                  table->columnWidth(data::CompareOpsModel::VerdictColumn))
+            << verdict.toStdString();
+    }
+    EXPECT_TRUE(sawInside);  // the longest verdict is there to fit
+    const QFontMetrics header = table->horizontalHeader()->fontMetrics();
+    for (int column = data::CompareOpsModel::RuleColumn;
+         column < data::CompareOpsModel::MaxAbsoluteErrorColumn; ++column) {
+        const QString title = rows->headerData(column, Qt::Horizontal).toString();
+        EXPECT_LT(header.horizontalAdvance(title) + 16, table->columnWidth(column))
+            << title.toStdString();
+    }
+}
+
 TEST_F(SmallComparedPair, TheTableFollowsTheJumpToTheFirstDivergence) {
     ASSERT_TRUE(waitFor([&] { return panel_->isVisible(); }));
     const auto& r = *context_.comparison()->result();

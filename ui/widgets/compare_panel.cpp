@@ -22,6 +22,7 @@
 #include "dump_store.h"
 #include "page_style.h"
 #include "plot_layout.h"
+#include "view_columns.h"
 
 namespace probe::widgets {
 
@@ -154,8 +155,20 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->setColumnWidth(data::CompareOpsModel::RoundColumn, 55);
     table_->setColumnWidth(data::CompareOpsModel::OpColumn, 300);
-    table_->setColumnWidth(data::CompareOpsModel::VerdictColumn, 110);
+    // Room for the longest verdict and for each measure's header with its sort arrow (both were
+    // cut at 110 pixels: "born here ...", "Max rel. err (%").
+    table_->setColumnWidth(data::CompareOpsModel::VerdictColumn,
+                           columnWidthFor(table_, tr("born here (inside)")));
     table_->setColumnWidth(data::CompareOpsModel::CauseColumn, 190);
+    constexpr int kSortArrow = 24;
+    for (int column :
+         {data::CompareOpsModel::RuleColumn, data::CompareOpsModel::MaxRelativeErrorColumn,
+          data::CompareOpsModel::CosineColumn, data::CompareOpsModel::MaxAbsoluteErrorColumn})
+        table_->setColumnWidth(
+            column,
+            std::max(columnWidthFor(table_, QStringLiteral("-0.123457")),
+                     columnWidthFor(table_, model_->headerData(column, Qt::Horizontal).toString()) +
+                         kSortArrow));
 
     pairView_ = new TensorPairView(comparison_, store_, this);
     lower_ = new QTabWidget(this);
