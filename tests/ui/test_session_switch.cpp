@@ -249,6 +249,9 @@ TEST_F(SessionSwitchTest, OpenLaunchReopenAttachInSequence) {
     EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
 
     context_.openDump(opened);
+    EXPECT_TRUE(window_.statusMessage().startsWith(
+        QString("Let go of pid %1 (").arg(probe.pid)))  // said: it went on silently
+        << window_.statusMessage().toStdString();
     expectShows(opened + "/atb_dump_data", 40);
     EXPECT_EQ(engine_.state(), QProcess::Running);  // an attached program is let go, not stopped
 }

@@ -95,6 +95,7 @@ QString AppContext::configsDirectory() const {
 }
 
 void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
+    QString letGo;  // the attached probe let go, said once the new session is in place
     if (session::LiveSession* old = live_) {
         live_ = nullptr;
         disconnect(old, nullptr, this, nullptr);
@@ -104,6 +105,8 @@ void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
         if (old->hasEnded()) {
             old->deleteLater();
         } else {
+            if (old->origin() == session::LiveSession::Origin::Attached)
+                letGo = tr("pid %1 (%2)").arg(old->probePid()).arg(old->command());
             connect(old, &session::LiveSession::stateChanged, old, [old] {
                 if (old->hasEnded()) old->deleteLater();
             });
@@ -136,6 +139,7 @@ void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
         connect(live, &session::LiveSession::helloReceived, this, &AppContext::takeConfigFromHello);
     }
     emit sessionReplaced();
+    if (!letGo.isEmpty()) emit probeLetGo(letGo);
 }
 
 bool AppContext::canOpenDump(const QString& path, QString* error) {

@@ -148,6 +148,8 @@ signals:
     void firstNanChanged(uint32_t row);
     // Something to tell the user about the session in passing (the status bar).
     void notice(const QString& text);
+    // The attached probe of the session replaced was let go: its program runs on, unfollowed.
+    void probeLetGo(const QString& what);
     void dataDirectoryChanged(const QString& dir);
 
 private:

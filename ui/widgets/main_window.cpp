@@ -239,6 +239,13 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
 
     // What the context says.
     connect(context_, &AppContext::sessionReplaced, this, &MainWindow::onSessionReplaced);
+    // Said where it stays a while: the session panel is the new session's at once.
+    connect(context_, &AppContext::probeLetGo, this, [this](const QString& what) {
+        statusBar()->showMessage(
+            tr("Let go of %1: it runs on, no longer followed (Attach… follows it again).")
+                .arg(what),
+            15000);
+    });
     connect(context_, &AppContext::problemsAdded, this, &MainWindow::onProblemsAdded);
     connect(context_, &AppContext::problemsCleared, this, &MainWindow::onProblemsCleared);
     connect(context_, &AppContext::firstNanChanged, this, &MainWindow::onFirstNanChanged);
