@@ -1455,6 +1455,34 @@ TEST_F(MainWindowTest, FirstNanShowsItsOpThroughASearchThatHidesIt) {
     EXPECT_TRUE(window_.treePanel()->noMatchText().isEmpty());
 }
 
+// A search that hides the selected op leaves it the cursor's (the view chose another row, and
+// the comparison and plots followed it away for good), and clearing it selects it again.
+TEST_F(MainWindowTest, ASearchHidingTheSelectedOpDoesNotMoveTheSelection) {
+    QTreeView* tree = window_.treePanel()->view();
+    const uint32_t selected = context_.cursor()->op();
+    ASSERT_NE(selected, analysis::kNone);
+    const auto& idx = context_.store()->index();
+    // A layer-level op other than the selected one's, which the search shows alone.
+    uint32_t layer = selected;
+    while (idx.op(layer).parent != analysis::kNone) layer = idx.op(layer).parent;
+    std::string other;
+    for (uint32_t top : idx.process(0).topOps)
+        if (top != layer && idx.op(selected).namePath.find(idx.op(top).name) == std::string::npos)
+            other = idx.op(top).name;
+    ASSERT_FALSE(other.empty());
+    window_.treePanel()->setSearchText(QString::fromStdString(other));
+    ASSERT_GT(tree->model()->rowCount(), 0);  // the other layer is shown
+    EXPECT_EQ(context_.cursor()->op(), selected);
+    EXPECT_FALSE(tree->selectionModel()->hasSelection());
+    window_.treePanel()->setSearchText({});
+    EXPECT_EQ(context_.cursor()->op(), selected);
+    EXPECT_EQ(tree->currentIndex().data(data::OpTreeModel::OpRole).toUInt(), selected);
+    // A search that shows it keeps it selected.
+    window_.treePanel()->setSearchText(QString::fromStdString(idx.op(selected).name));
+    EXPECT_EQ(tree->currentIndex().data(data::OpTreeModel::OpRole).toUInt(), selected);
+    EXPECT_EQ(context_.cursor()->op(), selected);
+}
+
 // A dump whose folder is deleted while shown is not called "complete" any more: the status line
 // says it is gone, and a notice put there is elided as the line is.
 TEST_F(MainWindowTest, ADumpDeletedWhileShownIsNotCalledComplete) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_tree_panel.h"
 
+#include <functional>
+
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
@@ -68,8 +70,10 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
     show_->addItem(tr("Dumped by the config"), int(Show::Dumped));
     show_->addItem(tr("Ticked"), int(Show::Ticked));
     show_->setToolTip(tr("Which ops to show (their ancestors stay visible)"));
-    connect(show_, &QComboBox::currentIndexChanged, this,
-            [this] { proxy_->setShow(static_cast<Show>(show_->currentData().toInt())); });
+    connect(show_, &QComboBox::currentIndexChanged, this, [this] {
+        keepingTheSelectedOp(
+            [&] { proxy_->setShow(static_cast<Show>(show_->currentData().toInt())); });
+    });
     // The combo names the filter in force, also when it was set elsewhere (--show).
     connect(proxy_, &data::OpFilterProxy::showChanged, this, [this](Show show) {
         show_->setCurrentIndex(show_->findData(int(show)));
@@ -277,7 +281,27 @@ QString OpTreePanel::configText() const {
     return configLabel_->text();
 }
 
+void OpTreePanel::keepingTheSelectedOp(const std::function<void()>& filterChange) {
+    // A filter hiding the current row makes the view choose another, which the cursor (the
+    // comparison, the plots) followed: a search moved the selection away for good.
+    const uint32_t selected = cursor_->op();
+    filtering_ = true;
+    filterChange();
+    const QModelIndex shown = selected == analysis::kNone
+                                  ? QModelIndex()
+                                  : proxy_->mapFromSource(model_->indexOfOp(selected));
+    if (shown.isValid()) {
+        view_->selectionModel()->setCurrentIndex(
+            shown, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    } else {
+        view_->selectionModel()->clearSelection();
+        view_->selectionModel()->setCurrentIndex({}, QItemSelectionModel::NoUpdate);
+    }
+    filtering_ = false;
+}
+
 void OpTreePanel::onCurrentChanged() {
+    if (filtering_) return;  // keepingTheSelectedOp's doing: the cursor stays
     const QModelIndex current = proxy_->mapToSource(view_->currentIndex());
     const uint32_t op = model_->opAt(current);
     if (op == analysis::kNone) return;
@@ -324,7 +348,7 @@ void OpTreePanel::applySearch(const QString& text) {
         expandedBeforeSearch_.clear();
         collectExpanded({}, expandedBeforeSearch_);
     }
-    proxy_->setSearchText(text);
+    keepingTheSelectedOp([&] { proxy_->setSearchText(text); });
     if (!searching && searching_) {
         for (const uint32_t op : expandedBeforeSearch_)
             if (const QModelIndex at = proxy_->mapFromSource(model_->indexOfOp(op)); at.isValid())

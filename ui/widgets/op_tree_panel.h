@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include <QWidget>
@@ -62,6 +63,9 @@ private:
     // Filters by `text`; the branches open before a search are open again once it is cleared
     // (the search's own expansion closed every one the user had opened).
     void applySearch(const QString& text);
+    // Runs a change of the filters keeping the cursor's op: selected again when still shown, else
+    // nothing selected (the view's choice of another row is not followed).
+    void keepingTheSelectedOp(const std::function<void()>& filterChange);
     void updateNoMatch();
     void collectExpanded(const QModelIndex& parent, std::vector<uint32_t>& ops) const;
 
@@ -83,6 +87,7 @@ private:
     QPushButton* clearTicks_;
     QPushButton* apply_;
     bool syncing_ = false;
+    bool filtering_ = false;  // inside keepingTheSelectedOp
     bool columnsFitted_ = false;
     bool searching_ = false;
     std::vector<uint32_t> expandedBeforeSearch_;  // ops (the model's numbers)
