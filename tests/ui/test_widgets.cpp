@@ -1278,6 +1278,14 @@ TEST(StatisticsPlot, AConstantSeriesIsFittedAroundItsValue) {
     ASSERT_TRUE(window.selectOp("2"));  // one point
     ASSERT_EQ(plot->series()[0].x.size(), 1);
     expectFitted(*plot, 7);
+    // A dump with nothing to draw yet: not the last one's rounds on the x axis.
+    ASSERT_TRUE(window.selectOp("0"));
+    ASSERT_GT(plot->plot()->xAxis->range().upper, 3);
+    test::TempDir empty("ui-widgets");
+    test::DumpBuilder(empty.path()).setStatus("running");
+    ASSERT_TRUE(openAndWait(context, empty.path()));
+    ASSERT_TRUE(plot->series().empty());
+    EXPECT_EQ(plot->plot()->xAxis->range(), QCPRange(0, 5));
 }
 
 // Log scale leaves out values at or below zero: the plot says which series lost points.

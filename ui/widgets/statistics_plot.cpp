@@ -441,7 +441,11 @@ void StatisticsPlot::rebuild() {
                 xHigh = anyX ? std::max(xHigh, series.x.back()) : series.x.back();
                 anyX = true;
             }
-        if (anyX) plot_->xAxis->setRange(xLow - 0.5, xHigh + 0.5);
+        // Nothing drawn (a new session's first moments): not the last session's rounds.
+        if (anyX)
+            plot_->xAxis->setRange(xLow - 0.5, xHigh + 0.5);
+        else
+            plot_->xAxis->setRange(0, 5);
         plot_->yAxis->setRange(fittedValueRange());
     }
     // A log axis cannot show values at or below zero: say which series lost points.
