@@ -723,6 +723,24 @@ TEST_F(MainWindowTest, ClearingTheSearchReopensTheBranchesOpenBefore) {
     EXPECT_TRUE(view->isExpanded(shown("1")));
     EXPECT_TRUE(view->isExpanded(shown("1_1")));
     EXPECT_FALSE(view->isExpanded(shown("2")));  // closed before, closed after
+    // Typed: the search opens every match's branch; cleared, those it opened close again (all
+    // but the way to the op selected).
+    uint32_t layerOfSelected = context_.cursor()->op();
+    while (idx.op(layerOfSelected).parent != analysis::kNone)
+        layerOfSelected = idx.op(layerOfSelected).parent;
+    std::string closed;
+    for (uint32_t top : idx.process(0).topOps)
+        if (top != layerOfSelected && idx.op(top).id != "1" && !idx.op(top).children.empty())
+            closed = idx.op(top).id;
+    ASSERT_FALSE(closed.empty());
+    ASSERT_FALSE(view->isExpanded(shown(closed)));
+    auto* search = tree->findChild<QLineEdit*>();
+    search->setText("mlp");
+    ASSERT_TRUE(waitFor([&] { return view->isExpanded(shown(closed)); }));
+    search->clear();
+    ASSERT_TRUE(waitFor([&] { return tree->proxy()->searchText().isEmpty(); }));
+    EXPECT_FALSE(view->isExpanded(shown(closed)));
+    EXPECT_TRUE(view->isExpanded(shown("1_1")));
 }
 
 TEST(MainWindow, AnUnreadableStatusFileIsSaidToBeOne) {

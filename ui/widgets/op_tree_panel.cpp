@@ -350,6 +350,8 @@ void OpTreePanel::applySearch(const QString& text) {
     }
     keepingTheSelectedOp([&] { proxy_->setSearchText(text); });
     if (!searching && searching_) {
+        // The branches the search opened close again (they stayed open, a tree-wide mess).
+        view_->collapseAll();
         for (const uint32_t op : expandedBeforeSearch_)
             if (const QModelIndex at = proxy_->mapFromSource(model_->indexOfOp(op)); at.isValid())
                 view_->expand(at);
