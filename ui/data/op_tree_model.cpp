@@ -466,7 +466,9 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                 return {};
             case DumpedColumn:
                 return QStringLiteral(
-                    "Whether the current config dumps this op (ids, op_name, save_child)");
+                    "Whether the config below the tree dumps this op (ids, op_name, save_child): "
+                    "the one a probe gets on Apply, not necessarily the one this dump was made "
+                    "with");
             case VerdictColumn: {
                 const uint32_t compared = comparison_ ? comparison_->comparedOp(op, round_) : kNone;
                 const auto* r = comparison_ ? comparison_->result() : nullptr;
@@ -570,7 +572,8 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
                 return QStringLiteral(
                     "NaN or Inf in the op's statistics (\"below\": in an op inside it)");
             case DumpedColumn:
-                return QStringLiteral("The current config dumps this op");
+                return QStringLiteral(
+                    "The config below the tree dumps this op (the one a probe gets on Apply)");
             case VerdictColumn:
                 return QStringLiteral(
                     "Against the reference run, in the round chosen (over every round compared "
@@ -606,7 +609,8 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
         case AnomalyColumn:
             return QStringLiteral("NaN/Inf");
         case DumpedColumn:
-            return QStringLiteral("Dumped");
+            // Not "Dumped": on an opened dump it read as "this dump holds its rows".
+            return QStringLiteral("In config");
         case VerdictColumn:
             return QStringLiteral("Compared");
         default:

@@ -67,7 +67,7 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
     show_->addItem(tr("All ops"), int(Show::All));
     show_->addItem(tr("NaN or Inf"), int(Show::Anomalies));
     show_->addItem(tr("NaN only"), int(Show::NanOnly));
-    show_->addItem(tr("Dumped by the config"), int(Show::Dumped));
+    show_->addItem(tr("In the config"), int(Show::Dumped));
     show_->addItem(tr("Ticked"), int(Show::Ticked));
     show_->setToolTip(tr("Which ops to show (their ancestors stay visible)"));
     connect(show_, &QComboBox::currentIndexChanged, this, [this] {
