@@ -836,6 +836,37 @@ TEST_F(SmallComparedPair, VerdictsAndHeadersFitTheirColumns) {
     }
 }
 
+// A layer whose divergence is born inside it is no birth in the error plot: drawn as one, at the
+// layer's start, it sat left of the first-divergence line and read as a divergence born before
+// it (found trying the app as a new user). No born-here disc or mark is left of the line.
+TEST_F(SmallComparedPair, ALayerWhoseDivergenceIsBornInsideIsNoBirthInThePlot) {
+    ASSERT_TRUE(waitFor([&] { return panel_->isVisible(); }));
+    const auto& r = *context_.comparison()->result();
+    const auto& profile = panel_->errorProfile();  // the one drawn
+    ASSERT_GE(profile.firstDivergenceX, 0);
+    int inside = 0;
+    for (int i = 0; i < profile.comparedOps.size(); ++i) {
+        const auto& op = r.ops[profile.comparedOps[i]];
+        if (op.verdict == analysis::OpVerdict::BornHere && op.bornInChild) {
+            ++inside;
+            EXPECT_EQ(profile.verdicts[i], static_cast<int>(RunComparison::Verdict::NotCompared));
+        }
+        if (profile.verdicts[i] == static_cast<int>(RunComparison::Verdict::BornHere)) {
+            EXPECT_GE(profile.series.x[i], profile.firstDivergenceX) << i;
+        }
+    }
+    ASSERT_GT(inside, 0);  // the planted overflow's layer
+    // Drawn: the born-here discs and marks (graphs 3, 10-12) are all at or right of the line.
+    QCustomPlot* plot = panel_->errorPlot();
+    plot->replot();
+    int drawn = 0;
+    for (int g : {3, 10, 11, 12})
+        for (auto p = plot->graph(g)->data()->constBegin(); p != plot->graph(g)->data()->constEnd();
+             ++p, ++drawn)
+            EXPECT_GE(p->key, profile.firstDivergenceX) << "graph " << g;
+    EXPECT_GT(drawn, 0);
+}
+
 TEST_F(SmallComparedPair, TheTableFollowsTheJumpToTheFirstDivergence) {
     ASSERT_TRUE(waitFor([&] { return panel_->isVisible(); }));
     const auto& r = *context_.comparison()->result();

@@ -25,8 +25,10 @@ StatisticPair statisticPair(const RunComparison& comparison, uint32_t candidateS
 struct ErrorProfile {
     PlotSeries series;  // x = position of the compared op in execution order; y = the measure
     QVector<uint32_t> comparedOps;  // into result.ops, one per point
-    QVector<int> verdicts;          // RunComparison::Verdict, one per point
-    double firstDivergenceX = -1;   // where the first divergence is, -1 when none
+    // RunComparison::Verdict each point is drawn with: NotCompared (no disc) for an op whose
+    // divergence is born inside it, its child being the birth.
+    QVector<int> verdicts;
+    double firstDivergenceX = -1;  // where the first divergence is, -1 when none
 };
 // The measure of every compared op of `round` (-1: every round) in execution order; points
 // where it cannot be had (cosine without data) are gaps.
