@@ -241,10 +241,10 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     connect(context_, &AppContext::sessionReplaced, this, &MainWindow::onSessionReplaced);
     // Said where it stays a while: the session panel is the new session's at once.
     connect(context_, &AppContext::probeLetGo, this, [this](const QString& what) {
-        statusBar()->showMessage(
+        showPassingMessage(
             tr("Let go of %1: it runs on, no longer followed (Attach… follows it again).")
                 .arg(what),
-            15000);
+            kStatusMessageMs);
     });
     connect(context_, &AppContext::problemsAdded, this, &MainWindow::onProblemsAdded);
     connect(context_, &AppContext::problemsCleared, this, &MainWindow::onProblemsCleared);
@@ -447,7 +447,7 @@ void MainWindow::attachTo(const session::LiveProbeInfo& probe) {
     // launched (the user was asked "Stop it?" about the very program they meant to follow).
     const session::LiveSession* live = context_->liveSession();
     if (live && !live->hasEnded() && live->probePid() == probe.pid) {
-        statusBar()->showMessage(
+        showPassingMessage(
             live->origin() == session::LiveSession::Origin::Launched
                 ? tr("Pid %1 is the model this window launched: it is followed already.")
                       .arg(probe.pid)
