@@ -189,23 +189,26 @@ QString outputDirectoryProblem(const QString& dir, const QString& dumpRoot) {
     return {};
 }
 
-// The format library's verdict on an op-level config file, as `probe run` and `probe config
-// validate` give it: "" when it is valid.
-QString configProblem(const QString& path) {
+}  // namespace
+
+std::optional<format::OpConfig> readLaunchConfig(const QString& path, QString* problem) {
+    const auto fail = [&](const QString& why) -> std::optional<format::OpConfig> {
+        if (problem) *problem = why;
+        return std::nullopt;
+    };
     if (!QFileInfo::exists(path))
-        return QObject::tr("The config file %1 does not exist.").arg(path);
+        return fail(QObject::tr("The config file %1 does not exist.").arg(path));
     std::string error;
     const auto text = format::readTextFile(path.toStdString(), &error);
     if (!text)
-        return QObject::tr("The config file %1 cannot be read: %2")
-            .arg(path, QString::fromStdString(error));
-    const auto parsed = format::parseOpConfig(*text, path.toStdString());
-    if (parsed.ok()) return {};
-    return QObject::tr("The config is not valid:\n%1")
-        .arg(QString::fromStdString(format::describeIssues(parsed.issues)));
+        return fail(QObject::tr("The config file %1 cannot be read: %2")
+                        .arg(path, QString::fromStdString(error)));
+    auto parsed = format::parseOpConfig(*text, path.toStdString());
+    if (!parsed.ok())
+        return fail(QObject::tr("The config is not valid:\n%1")
+                        .arg(QString::fromStdString(format::describeIssues(parsed.issues))));
+    return std::move(parsed.config);
 }
-
-}  // namespace
 
 QString LaunchSpec::problem() const {
     if (program.trimmed().isEmpty()) return QObject::tr("Choose the program (or script) to run.");
@@ -229,8 +232,8 @@ QString LaunchSpec::problem() const {
     if (const QString output = outputDirectoryProblem(outputDirectory, dumpRoot());
         !output.isEmpty())
         problems << output;
-    if (!configPath.isEmpty())
-        if (const QString config = configProblem(configPath); !config.isEmpty()) problems << config;
+    if (QString config; !configPath.isEmpty() && !readLaunchConfig(configPath, &config))
+        problems << config;
     for (const QString& entry : environment) {
         if (!entry.contains('=') || entry.startsWith('=')) {
             problems

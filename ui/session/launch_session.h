@@ -3,12 +3,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <optional>
+
 #include <QObject>
 #include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <QTimer>
 
+#include "probe/format/op_config.h"
 #include "session/control_client.h"
 
 namespace probe::session {
@@ -35,6 +38,11 @@ struct LaunchSpec {
     // config's problems as the format library words them (as `probe config validate`).
     QString problem() const;
 };
+
+// The op-level config file a launch runs with, read and judged as `probe run` and `probe config
+// validate` do: none when it is missing, unreadable (a FIFO is refused, never read) or not valid,
+// and then why in `problem`, the format library's words.
+std::optional<format::OpConfig> readLaunchConfig(const QString& path, QString* problem = nullptr);
 
 enum class SessionState {
     NotStarted,

@@ -19,7 +19,6 @@
 
 #include "config_wording.h"
 #include "page_style.h"
-#include "probe/format/config_issue.h"
 
 namespace probe::widgets {
 namespace {
@@ -345,25 +344,17 @@ void LaunchForm::updateChecks() {
 void LaunchForm::updateConfigSummary(const QString& path) {
     QString summary;
     bool heavy = false;
-    // Read as the launch's check reads it (a FIFO or device is refused, never read).
-    std::string unread;  // said by the launch's check, in problem()
-    const auto text =
-        path.isEmpty() ? std::nullopt : format::readTextFile(path.toStdString(), &unread);
-    if (text) {
-        const auto parsed = format::parseOpConfig(*text, path.toStdString());
-        if (parsed.ok()) {
-            const format::OpConfig& config = *parsed.config;
-            summary = tr("%1: %2 — %3")
-                          .arg(QFileInfo(path).fileName(), describeDumpTask(config.task),
-                               describeDumpedOps(config));
-            // Every op's tensors, or every layer's in every round, fill a disk quickly.
-            heavy = config.dumpEnable && config.wantsTensors();
-            if (heavy)
-                summary +=
-                    tr(". Tensors take room fast: each dumped op writes every tensor "
-                       "it reads and writes (the statistics task writes a row per tensor "
-                       "instead).");
-        }
+    // Read as the launch reads it; why it cannot be is said by problem().
+    if (const auto config = path.isEmpty() ? std::nullopt : session::readLaunchConfig(path)) {
+        summary = tr("%1: %2 — %3")
+                      .arg(QFileInfo(path).fileName(), describeDumpTask(config->task),
+                           describeDumpedOps(*config));
+        // Every op's tensors, or every layer's in every round, fill a disk quickly.
+        heavy = config->dumpEnable && config->wantsTensors();
+        if (heavy)
+            summary +=
+                tr(". Tensors take room fast: each dumped op writes every tensor it reads and "
+                   "writes (the statistics task writes a row per tensor instead).");
     }
     configSummary_->setText(summary);
     configSummary_->setStyleSheet(heavy ? QStringLiteral("color: #8a5a00") : QString());
