@@ -55,8 +55,6 @@ std::optional<TensorPage> parseTensorPage(const QString& text) {
 
 }  // namespace
 
-// Parses the command line into `request`/`session`/`windowSize`; returns an exit code when
-// the program should end now (help, version, a usage error), -1 to go on.
 int refuseArgumentsQtCannotHold(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const QByteArray raw(argv[i]);
@@ -75,6 +73,8 @@ int refuseArgumentsQtCannotHold(int argc, char** argv) {
     return -1;
 }
 
+// Parses the command line into `request`/`session`/`windowSize`; returns an exit code when
+// the program should end now (help, version, a usage error), -1 to go on.
 int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request,
                      SessionRequest& session, QSize& windowSize) {
     QCommandLineParser parser;

@@ -812,7 +812,7 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
     for (const auto& file : listing.files) {
         auto known = csvFiles_.find(file.path);
         // A file read to its end that has not changed since is not opened again (at every poll,
-        // a dump of ten thousand rounds made for ten system calls a round).
+        // a dump of ten thousand rounds made for about eight system calls a round).
         const bool unchanged = known != csvFiles_.end() && file.regularSize &&
                                *file.regularSize > 0 && !known->second.refused &&
                                !known->second.readFailed &&
