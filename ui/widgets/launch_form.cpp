@@ -2,6 +2,7 @@
 #include "launch_form.h"
 
 #include <optional>
+#include <utility>
 
 #include <QDir>
 #include <QFileDialog>
@@ -222,22 +223,15 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     setReadableColumn(this, column);
 
     connect(program_, &QLineEdit::textEdited, this, &LaunchForm::onProgramEdited);
-    connect(interpreter_, &QLineEdit::textEdited, this, [this] {
-        interpreterChosen_ = true;
-        updateChecks();
-    });
-    connect(output_, &QLineEdit::textEdited, this, [this] {
-        outputChosen_ = true;
-        updateChecks();
-    });
-    connect(config_, &QLineEdit::textEdited, this, [this] {
-        configChosen_ = true;
-        updateChecks();
-    });
-    connect(arguments_, &QLineEdit::textEdited, this, [this] {
-        argumentsChosen_ = true;
-        updateChecks();
-    });
+    // A field the user typed in (or browsed to) is theirs: no longer filled in for them.
+    for (auto [edit, chosen] : {std::pair{interpreter_, &interpreterChosen_},
+                                {output_, &outputChosen_},
+                                {config_, &configChosen_},
+                                {arguments_, &argumentsChosen_}})
+        connect(edit, &QLineEdit::textEdited, this, [this, chosen = chosen] {
+            *chosen = true;
+            updateChecks();
+        });
     connect(workingDirectory_, &QLineEdit::textEdited, this, &LaunchForm::updateChecks);
     // Enter in a field launches, as in a dialog (the form is a page: its default button is not
     // pressed by itself). A disabled Launch ignores it.
