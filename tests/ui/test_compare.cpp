@@ -59,6 +59,7 @@
 #include "tensor_preview.h"
 #include "tensor_values_model.h"
 #include "test_support.h"
+#include "unpaired_ops_model.h"
 #include "widget_checks.h"
 
 namespace probe {
@@ -246,6 +247,85 @@ TEST_F(CompareTest, ExecutionsInOneRunOnlyAreSaidWithTheVerdict) {
     EXPECT_TRUE(summary.endsWith(QLocale().toString(static_cast<qulonglong>(r.unpairedOps)) +
                                  " op executions are in one run only"))
         << summary.toStdString();
+}
+
+// The op executions of one run only are listed on a tab of their own, which says how many: the
+// run, the round and the op of each, a click selecting it in the tree. The compared-ops table
+// lists pairs only, and the README said it listed these too; the summary only counted them.
+TEST_F(CompareTest, TheOpsOfOneRunOnlyAreListedOnTheirOwnTab) {
+    MainWindow window(&context_);
+    window.resize(1500, 950);
+    window.show();
+    window.showView(MainWindow::View::Compare);
+    const QString a = dump("a", 2), b = dump("b", 3);
+    ASSERT_TRUE(context_.compare(a, b));
+    ASSERT_TRUE(compared());
+    QTableView* view = window.comparePanel()->unpairedTable();
+    QAbstractItemModel* rows = view->model();
+    QAbstractItemModelTester tester(rows, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    const auto& r = *comparison()->result();
+    ASSERT_GT(r.unpairedOps, 0u);
+    ASSERT_EQ(rows->rowCount(), static_cast<int>(r.unpairedOps));  // few: every one listed
+    auto* pages = qobject_cast<QTabWidget*>(view->parentWidget()->parentWidget()->parentWidget());
+    ASSERT_NE(pages, nullptr);
+    const int tab = pages->indexOf(view->parentWidget());
+    ASSERT_GE(tab, 0);
+    EXPECT_TRUE(pages->isTabEnabled(tab));
+    EXPECT_EQ(pages->tabText(tab),
+              QStringLiteral("In one run only (%1)")
+                  .arg(QLocale().toString(static_cast<qulonglong>(r.unpairedOps))));
+
+    // The candidate ran a round the reference did not: its ops are the ones listed, each once,
+    // found here from the candidate's own rows of that round.
+    const auto& idx = context_.store()->index();
+    std::set<uint32_t> ranInRound2;
+    for (uint32_t row : idx.process(0).rounds.at(2))
+        ranInRound2.insert(idx.slot(idx.row(row).slot).op);
+    ASSERT_FALSE(ranInRound2.empty());
+    std::set<uint32_t> listed;
+    for (int i = 0; i < rows->rowCount(); ++i) {
+        EXPECT_EQ(rows->index(i, data::UnpairedOpsModel::RunColumn).data().toString(),
+                  QStringLiteral("this run"));
+        EXPECT_EQ(rows->index(i, data::UnpairedOpsModel::RoundColumn).data().toInt(), 2);
+        const uint32_t row =
+            rows->index(i, 0).data(data::UnpairedOpsModel::CandidateRowRole).toUInt();
+        ASSERT_LT(row, idx.rowCount());
+        EXPECT_EQ(idx.row(row).round, 2);
+        const uint32_t op = idx.slot(idx.row(row).slot).op;
+        EXPECT_EQ(rows->index(i, data::UnpairedOpsModel::OpColumn).data().toString().toStdString(),
+                  idx.op(op).namePath);
+        EXPECT_EQ(
+            rows->index(i, data::UnpairedOpsModel::TypeColumn).data().toString().toStdString(),
+            idx.op(op).type);
+        EXPECT_TRUE(listed.insert(op).second) << idx.op(op).namePath;
+    }
+    EXPECT_EQ(listed, ranInRound2);
+
+    // A click on one selects it, in its round.
+    pages->setCurrentIndex(tab);
+    const int last = rows->rowCount() - 1;
+    const uint32_t clicked =
+        idx.slot(
+               idx.row(rows->index(last, 0).data(data::UnpairedOpsModel::CandidateRowRole).toUInt())
+                   .slot)
+            .op;
+    context_.cursor()->setOp(candidateOpNamed("LmHead"));
+    view->scrollTo(rows->index(last, data::UnpairedOpsModel::OpColumn));
+    QTest::mouseClick(
+        view->viewport(), Qt::LeftButton, {},
+        view->visualRect(rows->index(last, data::UnpairedOpsModel::OpColumn)).center());
+    EXPECT_EQ(context_.cursor()->op(), clicked);
+    EXPECT_EQ(context_.cursor()->round(), 2);
+
+    // Runs that pair up whole: the tab says none, and is off.
+    const QString c = dump("c", 2);
+    const int before = comparison()->finishedCount();
+    ASSERT_TRUE(context_.compare(a, c));
+    ASSERT_TRUE(compared(before));
+    ASSERT_EQ(comparison()->result()->unpairedOps, 0u);
+    EXPECT_EQ(rows->rowCount(), 0);
+    EXPECT_FALSE(pages->isTabEnabled(tab));
+    EXPECT_EQ(pages->tabText(tab), QStringLiteral("In one run only (0)"));
 }
 
 // A candidate round that cannot be read (its statistic.csv a FIFO): the verdict says it covers

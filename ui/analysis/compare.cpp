@@ -1428,14 +1428,22 @@ std::string CompareResult::describeOp(uint32_t o) const {
     return out;
 }
 
-std::string CompareResult::describeUnpaired(const UnpairedOp& u) const {
+std::string CompareResult::unpairedOpName(const UnpairedOp& u) const {
     const DumpIndex* index = u.inReference ? reference : candidate;
     if (!index || u.op >= index->opCount()) return "?";
     const auto& op = index->op(u.op);
-    std::string out = std::string(u.inReference ? "reference" : "candidate") + " round " +
-                      std::to_string(u.round) + "  ";
+    std::string out;
     if (index->processCount() > 1) out += index->process(u.process).key + "  ";
-    out += index->layout() == DumpLayout::Msprobe ? op.id : op.namePath + " (" + op.type + ")";
+    out += index->layout() == DumpLayout::Msprobe || op.namePath.empty() ? op.id : op.namePath;
+    return out;
+}
+
+std::string CompareResult::describeUnpaired(const UnpairedOp& u) const {
+    const DumpIndex* index = u.inReference ? reference : candidate;
+    if (!index || u.op >= index->opCount()) return "?";
+    std::string out = std::string(u.inReference ? "reference" : "candidate") + " round " +
+                      std::to_string(u.round) + "  " + unpairedOpName(u);
+    if (index->layout() != DumpLayout::Msprobe) out += " (" + index->op(u.op).type + ")";
     return out;
 }
 

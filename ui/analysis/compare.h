@@ -216,6 +216,9 @@ struct CompareResult {
     // For people: "round 2  layers.1/mlp/down_proj (Linear)"; msprobe: the entry name.
     std::string describeOp(uint32_t op) const;
     std::string describeUnpaired(const UnpairedOp& op) const;
+    // The name alone of an op of one run only: its path (msprobe: the entry name), after its
+    // process's key when its dump has several.
+    std::string unpairedOpName(const UnpairedOp& op) const;
     // "input 1 [float32 64x172]"
     std::string describeTensor(uint32_t tensor) const;
     // msprobe's name of the tensor ("Functional.linear.0.forward.input.0"); atb: "<name

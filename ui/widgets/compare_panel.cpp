@@ -9,7 +9,9 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QPushButton>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -22,6 +24,7 @@
 #include "dump_store.h"
 #include "page_style.h"
 #include "plot_layout.h"
+#include "unpaired_ops_model.h"
 #include "view_columns.h"
 
 namespace probe::widgets {
@@ -89,6 +92,20 @@ QCPRange fitted(const QVector<QVector<double>>& ys) {
     return {lo - margin, hi + margin};
 }
 
+// A table of op executions: sortable, a row selected whole, no row numbers. Op names are paths
+// ("shared.backward_1/…/linear"): cut in the middle, the op's own name at the end stays readable
+// (the whole name is the Op cell's tooltip).
+void setUpOpsTable(QTableView* table) {
+    table->setSortingEnabled(true);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setSelectionMode(QAbstractItemView::SingleSelection);
+    table->verticalHeader()->setVisible(false);
+    table->setTextElideMode(Qt::ElideMiddle);
+    table->setWordWrap(false);  // a wrapped name is cut after its first line, whatever the mode
+    table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
+    table->horizontalHeader()->setStretchLastSection(true);
+}
+
 }  // namespace
 
 ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
@@ -142,17 +159,8 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     model_ = new data::CompareOpsModel(comparison_, this);
     table_ = new QTableView(this);
     table_->setModel(model_);  // it sorts itself
-    table_->setSortingEnabled(true);
+    setUpOpsTable(table_);
     table_->sortByColumn(-1, Qt::AscendingOrder);  // execution order until a header is clicked
-    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table_->setSelectionMode(QAbstractItemView::SingleSelection);
-    table_->verticalHeader()->setVisible(false);
-    // Op names are paths ("shared.backward_1/…/linear"): cut in the middle, the op's own name at
-    // the end stays readable (the whole name is the Op cell's tooltip).
-    table_->setTextElideMode(Qt::ElideMiddle);
-    table_->setWordWrap(false);  // a wrapped name is cut after its first line, whatever the mode
-    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
-    table_->horizontalHeader()->setStretchLastSection(true);
     table_->setColumnWidth(data::CompareOpsModel::RoundColumn, 55);
     table_->setColumnWidth(data::CompareOpsModel::OpColumn, 300);
     // Room for the longest verdict and for each measure's header with its sort arrow (both were
@@ -171,14 +179,42 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
                          kSortArrow));
 
     pairView_ = new TensorPairView(comparison_, store_, this);
+
+    // The op executions of one run only: where the runs part by their structure (a cast added,
+    // a layer skipped), the ops to look at, which the compared-ops table cannot list.
+    unpairedModel_ = new data::UnpairedOpsModel(comparison_, this);
+    unpairedTable_ = new QTableView(this);
+    auto* unpairedSorted = new QSortFilterProxyModel(this);  // a few thousand rows at most
+    unpairedSorted->setSourceModel(unpairedModel_);
+    unpairedSorted->setSortRole(data::UnpairedOpsModel::SortRole);
+    unpairedTable_->setModel(unpairedSorted);
+    setUpOpsTable(unpairedTable_);
+    unpairedTable_->sortByColumn(-1, Qt::AscendingOrder);  // in the order found until asked
+    unpairedTable_->setColumnWidth(data::UnpairedOpsModel::RunColumn,
+                                   columnWidthFor(unpairedTable_, tr("reference")));
+    unpairedTable_->setColumnWidth(data::UnpairedOpsModel::RoundColumn, 55);
+    unpairedTable_->setColumnWidth(data::UnpairedOpsModel::OpColumn, 360);
+    unpairedNote_ = new QLabel(this);
+    unpairedNote_->setWordWrap(true);
+    auto* unpairedPage = new QWidget(this);
+    auto* unpairedLayout = new QVBoxLayout(unpairedPage);
+    unpairedLayout->setContentsMargins(0, 0, 0, 0);
+    unpairedLayout->addWidget(unpairedNote_);
+    unpairedLayout->addWidget(unpairedTable_, 1);
+    connect(unpairedTable_, &QTableView::clicked, this, [this](const QModelIndex& index) {
+        const uint32_t row = index.data(data::UnpairedOpsModel::CandidateRowRole).toUInt();
+        if (row != kNone) emit rowActivated(row);
+    });
+
     lower_ = new QTabWidget(this);
     lower_->addTab(table_, tr("Compared ops"));
     lower_->addTab(pairView_, tr("Tensor in both runs"));
+    unpairedTab_ = lower_->addTab(unpairedPage, QString());
     // Beside the table it filters: among the plots' controls it read as a filter of the error
     // plot, which keeps every op (in execution order, to show where the runs part).
     divergingOnly_->setToolTip(
-        tr("The table lists only the ops that do not match: born here, inherited, or in one run "
-           "only"));
+        tr("The table lists only the ops that do not match: born here or inherited (the ops of "
+           "one run only are on their own tab)"));
     lower_->setCornerWidget(divergingOnly_, Qt::TopRightCorner);
     connect(lower_, &QTabWidget::currentChanged, divergingOnly_,
             [this](int page) { divergingOnly_->setVisible(lower_->widget(page) == table_); });
@@ -295,8 +331,28 @@ void ComparePanel::rebuild() {
     summary_->setText(text);
     comparisonView_->setVisible(r != nullptr);
     jump_->setEnabled(r && (r->firstBornHere || r->firstInherited));
+    rebuildUnpairedTab();
     rebuildErrorPlot();
     rebuildStatisticPlot();
+}
+
+void ComparePanel::rebuildUnpairedTab() {
+    const QLocale locale;
+    const uint64_t total = unpairedModel_->total();
+    const int listed = unpairedModel_->listed();
+    lower_->setTabText(
+        unpairedTab_,
+        tr("In one run only (%1)").arg(locale.toString(static_cast<qulonglong>(total))));
+    lower_->setTabEnabled(unpairedTab_, total > 0);
+    lower_->setTabToolTip(unpairedTab_, total > 0 ? tr("The op executions found in one run only: "
+                                                       "blue in the op tree")
+                                                  : tr("Every op execution ran in both runs"));
+    unpairedNote_->setText(
+        static_cast<uint64_t>(listed) < total
+            ? tr("The first %1 of %2 op executions in one run only, as the comparison found them.")
+                  .arg(locale.toString(listed), locale.toString(static_cast<qulonglong>(total)))
+            : QString());
+    unpairedNote_->setVisible(static_cast<uint64_t>(listed) < total);
 }
 
 RunComparison::Measure ComparePanel::measure() const {

@@ -1,11 +1,11 @@
 // The comparison of the shown run against a reference: what was found (the first divergence,
 // with the rule that fired), the colours' legend, an error measure of every compared op in
 // execution order with the first divergence marked, the selected tensor's statistic in both
-// runs across rounds (the reference dashed), and the table of compared ops. A click on a point
-// or a row selects that op and round. The error plot draws what can be seen: in each pixel
-// column the lowest and highest point of each verdict (hundreds of thousands of ops would take
-// seconds to draw one by one), made again when the range or the width changes; the first
-// divergence is always drawn, ringed.
+// runs across rounds (the reference dashed), the table of compared ops and that of the ops of
+// one run only. A click on a point or a row selects that op and round. The error plot draws what
+// can be seen: in each pixel column the lowest and highest point of each verdict (hundreds of
+// thousands of ops would take seconds to draw one by one), made again when the range or the
+// width changes; the first divergence is always drawn, ringed.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -30,6 +30,7 @@ class QTableView;
 namespace probe::data {
 class CompareOpsModel;
 class DumpCursor;
+class UnpairedOpsModel;
 class DumpStore;
 class RunComparison;
 }  // namespace probe::data
@@ -47,6 +48,8 @@ public:
     data::CompareOpsModel* model() const { return model_; }
     QTableView* table() const { return table_; }
     TensorPairView* pairView() const { return pairView_; }
+    // The op executions of one run only, on a tab of their own.
+    QTableView* unpairedTable() const { return unpairedTable_; }
     // Shows the selected tensor in both runs (the pair view follows the selection while shown).
     void showTensorPair();
     QCustomPlot* errorPlot() const { return errorPlot_; }
@@ -68,6 +71,8 @@ signals:
 private:
     QString noComparisonText() const;
     void rebuild();
+    // The tab of the ops of one run only: its count, and a note when the list is cut short.
+    void rebuildUnpairedTab();
     void rebuildErrorPlot();
     // The error plot's graphs from the profile: what the visible range shows at this width.
     void resampleErrorPlot();
@@ -92,6 +97,10 @@ private:
     QTableView* table_;
     QTabWidget* lower_;
     TensorPairView* pairView_;
+    data::UnpairedOpsModel* unpairedModel_;
+    QTableView* unpairedTable_;
+    QLabel* unpairedNote_;  // when the comparison listed only the first of them
+    int unpairedTab_ = -1;
     // The error plot's graphs: the measure's line, the points of each verdict, the first
     // divergence's ring (nullptr while there is no result).
     QCPGraph* errorLine_ = nullptr;
