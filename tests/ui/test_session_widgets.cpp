@@ -806,6 +806,40 @@ TEST_F(LiveWindowTest, UnappliedEditsOfARunsConfigAreKeptWhenAnotherDumpOpens) {
     EXPECT_EQ(test::readFile(dir_ / "config.json"), before);
 }
 
+// A launch without a config of the user's: `probe run` writes the run's record beside its dump
+// (out/probe_config.json), the config the probe follows. Once the model has ended, ticks applied
+// go to another file, never into that record (they did: its "ids" said a layer the run never
+// singled out).
+TEST_F(LiveWindowTest, ApplyAfterTheModelEndedLeavesTheRunsRecordAlone) {
+    session::LaunchSpec spec = engineSpec(20, 20);
+    spec.configPath.clear();
+    ASSERT_TRUE(context_.launch(spec));
+    auto* editor = window_.configEditor();
+    auto* document = context_.configDocument();
+    const QString record = QString::fromStdString(dir_ / "out/probe_config.json");
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hello().has_value(); }));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hasEnded(); }));
+    ASSERT_EQ(context_.liveSession()->exitCode(), 0);
+    ASSERT_TRUE(QFileInfo(record).isFile());
+    const std::string before = test::readFile(record.toStdString());
+    // A copy of the record, said to be what was in force.
+    EXPECT_TRUE(document->filePath().isEmpty()) << document->filePath().toStdString();
+    EXPECT_EQ(document->origin(), record);
+    EXPECT_EQ(document->text().toStdString(), before);
+    EXPECT_TRUE(editor->inForceText().contains("This is the config that was in force"))
+        << editor->inForceText().toStdString();
+
+    window_.showView(MainWindow::View::Config);
+    typeInto(editor->field("ids"), "1");
+    const QString other = QString::fromStdString(dir_ / "other.json");
+    ASSERT_TRUE(editor->apply(other)) << editor->applyStatus().toStdString();
+    EXPECT_TRUE(editor->applyStatus().startsWith("Written to " + other))
+        << editor->applyStatus().toStdString();
+    EXPECT_EQ(format::loadOpConfigFile(other.toStdString()).config->ids,
+              (std::vector<std::string>{"1"}));
+    EXPECT_EQ(test::readFile(record.toStdString()), before);
+}
+
 // A program that ends before anything is dumped: the status bar says so, with the exit code,
 // and no longer that it waits for the probe.
 TEST_F(LiveWindowTest, AProgramThatEndsBeforeDumpingIsNotWaitedFor) {

@@ -636,8 +636,12 @@ void ConfigEditor::setSession(session::LiveSession* session) {
     // on a dump opened after it). Edits not applied yet are kept, as a new config: nothing the
     // user typed goes without a word.
     const QString lastConfig = session_ ? session_->configPath() : sessionConfigPath_;
-    if (!lastConfig.isEmpty() && document_->filePath() == lastConfig &&
-        (!session || session->configPath() != lastConfig)) {
+    // Its file, or the copy of it that an ended run's record became (keepRecordOfEndedRun).
+    const bool holdsLastRunsConfig =
+        !lastConfig.isEmpty() &&
+        (document_->filePath() == lastConfig ||
+         (document_->filePath().isEmpty() && document_->origin() == lastConfig));
+    if (holdsLastRunsConfig && (!session || session->configPath() != lastConfig)) {
         if (document_->isModified()) {
             document_->startFrom(document_->kind(), lastConfig, document_->text(), true);
             setStatus(tr("Your edits of %1 were not applied; they are kept here as a new config. "
@@ -666,6 +670,7 @@ void ConfigEditor::setSession(session::LiveSession* session) {
         });
         connect(session_, &session::LiveSession::stateChanged, this, [this] {
             sessionConfigPath_ = session_->configPath();
+            if (session_->hasEnded()) keepRecordOfEndedRun();
             if (pendingRequest_ >= 0 && session_->hasEnded()) {
                 pendingRequest_ = -1;
                 setStatus(
@@ -686,6 +691,17 @@ void ConfigEditor::setSession(session::LiveSession* session) {
     updateInForce();
 }
 
+void ConfigEditor::keepRecordOfEndedRun() {
+    const QString record = session_->configPath();
+    const QString dumpRoot = session_->dumpRoot();
+    if (record.isEmpty() || dumpRoot.isEmpty() || document_->filePath() != record ||
+        QFileInfo(record).absoluteFilePath() !=
+            QFileInfo(dumpRoot).dir().absoluteFilePath(QStringLiteral("probe_config.json")))
+        return;
+    document_->startFrom(document_->kind(), record, document_->text(), document_->isModified());
+    updateHeader();
+}
+
 bool ConfigEditor::apply(const QString& pathForNewFile) {
     if (document_->hasErrors()) {
         setStatus(tr("Not applied: fix the problems shown in red first."),
@@ -695,7 +711,8 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
     const bool op = document_->kind() == Kind::Op;
     QString path = document_->filePath();
     if (path.isEmpty()) path = pathForNewFile;
-    if (path.isEmpty() && op && session_) path = session_->configPath();
+    // A new config goes to the probe's file while there is a probe to take it.
+    if (path.isEmpty() && op && session_ && !session_->hasEnded()) path = session_->configPath();
     if (path.isEmpty()) {
         path = QFileDialog::getSaveFileName(this, tr("Write the config to"), suggestedNewFile(),
                                             tr("Config files (*.json)"));

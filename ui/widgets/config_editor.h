@@ -107,6 +107,11 @@ private:
     void onDocumentChanged();
     void updateHeader();
     void updateInForce();
+    // A run that ended leaves the config file beside its dump (probe_config.json, which `probe
+    // run` writes) as the record of what it ran with: Apply writes another file, never that
+    // record (an Apply after a launched model finished wrote the tree's ticks into it). The
+    // document becomes a copy of it, its edits kept.
+    void keepRecordOfEndedRun();
     void setStatus(const QString& text, const QString& color);
     void onConfigApplied(const nlohmann::json& config, const QString& source, qint64 request);
     void onConfigRejected(const QString& reason, const QString& source, qint64 request);
