@@ -1013,6 +1013,51 @@ TEST_F(SmallComparedPair, TheTreesVerdictsAreThoseOfTheRoundChosen) {
     EXPECT_EQ(verdict(), QStringLiteral("born here"));
 }
 
+// An op that ran in one run only, in one round (a cast the candidate added at round 1): the tree
+// says "only in one run" in that round, and nothing in the rounds it did not run in (they were
+// blue too, as if it had run there unpaired), nor in the rounds where nothing is unpaired.
+TEST(CompareTree, AnOpOfOneRunOnlyIsSoOnlyInTheRoundsItRanIn) {
+    test::TempDir dir("ui-compare-one-round");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    for (int round = 0; round < 3; ++round) {
+        for (test::DumpBuilder* dump : {&reference, &candidate}) {
+            dump->addRow(round, "0", "layer", "Layer", false, {1, 2});
+            dump->addRow(round, "0", "layer", "Layer", true, {1, 2});
+        }
+        if (round == 1) candidate.addRow(round, "0_0", "layer/to", "aten::to", true, {1, 2});
+    }
+    reference.setStatus("complete");
+    candidate.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    ASSERT_TRUE(
+        context.compare(QString::fromStdString(dir / "ref"), QString::fromStdString(dir / "cand")));
+    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
+    ASSERT_EQ(context.comparison()->result()->unpairedOps, 1u);
+    const auto& idx = context.store()->index();
+    const uint32_t cast = idx.findOp(0, "0_0"), layer = idx.findOp(0, "0");
+    ASSERT_NE(cast, kNone);
+    ASSERT_NE(layer, kNone);
+    RunComparison* comparison = context.comparison();
+    EXPECT_EQ(comparison->verdictOf(cast), Verdict::OnlyInOneRun);  // over every round
+    EXPECT_EQ(comparison->verdictOf(cast, 1), Verdict::OnlyInOneRun);
+    EXPECT_EQ(comparison->verdictOf(cast, 0), Verdict::NotCompared);
+    EXPECT_EQ(comparison->verdictOf(cast, 2), Verdict::NotCompared);
+    EXPECT_EQ(comparison->verdictOf(layer, 0), Verdict::Matches);
+    // As the tree shows it in the round chosen.
+    const data::OpTreeModel* tree = window.treePanel()->model();
+    const auto shown = [&] {
+        return tree->indexOfOp(cast, data::OpTreeModel::VerdictColumn).data().toString();
+    };
+    context.cursor()->setRound(1);
+    EXPECT_EQ(shown(), QStringLiteral("only in one run"));
+    context.cursor()->setRound(0);
+    EXPECT_EQ(shown(), QString());
+    EXPECT_FALSE(tree->indexOfOp(cast).data(Qt::BackgroundRole).isValid());
+    context.cursor()->setRound(-1);
+    EXPECT_EQ(shown(), QStringLiteral("only in one run"));
+}
+
 // "Diverging ops only" sits beside the table it filters, on its tab's bar (among the plots'
 // controls it read as a filter of the error plot, which keeps every op), and goes with the table:
 // hidden while the tensor-in-both-runs page is shown.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare_runs.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QColor>
@@ -359,8 +360,15 @@ RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp) const {
 
 RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp, int32_t round) const {
     const Verdict overall = verdictOf(candidateOp);
-    if (round < 0 || overall == Verdict::NotCompared || overall == Verdict::OnlyInOneRun)
-        return overall;
+    if (round < 0 || overall == Verdict::NotCompared) return overall;
+    if (overall == Verdict::OnlyInOneRun) {
+        // In the rounds it ran in: in the others it is nothing (they showed it blue, as if it
+        // had run there unpaired).
+        const analysis::DumpIndex* shown = shown_->result.candidate;
+        const auto& rounds = shown->op(candidateOp).rounds;
+        return std::binary_search(rounds.begin(), rounds.end(), round) ? overall
+                                                                       : Verdict::NotCompared;
+    }
     const uint32_t i = comparedOp(candidateOp, round);
     return i == kNone ? Verdict::NotCompared : verdictFor(shown_->result.ops[i].verdict);
 }
