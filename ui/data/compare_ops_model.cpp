@@ -77,6 +77,15 @@ QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made,
     return {};
 }
 
+}  // namespace
+
+bool CompareOpsModel::nanSortsFirst(int column, Qt::SortOrder order) {
+    const bool worstIsLargest = column != CosineColumn;
+    return (order == Qt::DescendingOrder) == worstIsLargest;
+}
+
+namespace {
+
 // The `count` listed ops (`listed`, in execution order; nullptr: every compared op) ordered by
 // `column`, with the row of each; stable, so ties stay in execution order. Column -1: execution
 // order (nothing listed). Any thread: reads the result and the made measures only.
@@ -120,12 +129,13 @@ CompareOpsModel::Order sortedOps(const analysis::CompareResult& r, const MadeMea
             return descending ? keys[b] < keys[a] : keys[a] < keys[b];
         });
     } else {
-        // NaN after every number, whichever the order.
         std::vector<double> keys(count);
         for (size_t place = 0; place < count; ++place) keys[place] = keyAt(place).toDouble();
+        const bool nanFirst = CompareOpsModel::nanSortsFirst(column, order);
         std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
             const double x = keys[a], y = keys[b];
-            if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
+            if (std::isnan(x) || std::isnan(y))
+                return std::isnan(x) != std::isnan(y) && std::isnan(x) == nanFirst;
             return descending ? y < x : x < y;
         });
     }
