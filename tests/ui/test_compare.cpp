@@ -1019,6 +1019,37 @@ TEST_F(SmallComparedPair, TheTreesVerdictsAreThoseOfTheRoundChosen) {
     EXPECT_EQ(verdict(), QStringLiteral("born here"));
 }
 
+// The arrow keys in the compared-ops table select the op of the row they move to, as a click
+// does: only the highlight moved, the tree and the plots stayed (found by a GUI walk).
+TEST_F(SmallComparedPair, TheArrowKeysInTheTableSelectTheirOpAsAClickDoes) {
+    window_.show();
+    window_.activateWindow();
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window_));
+    window_.showView(MainWindow::View::Compare);
+    QTableView* table = panel_->table();
+    const int all = static_cast<int>(context_.comparison()->result()->ops.size());
+    ASSERT_TRUE(waitFor([&] { return table->model()->rowCount() == all; }));
+    const int start = table->currentIndex().row();  // the first divergence's, after the jump
+    ASSERT_GE(start, 0);
+    ASSERT_LT(start + 2, all);
+    table->setFocus();
+    ASSERT_TRUE(waitFor([&] { return table->hasFocus(); }));
+    for (int step = 1; step <= 2; ++step) {
+        QTest::keyClick(table, Qt::Key_Down);
+        ASSERT_EQ(table->currentIndex().row(), start + step);
+        const QModelIndex current = table->currentIndex();
+        EXPECT_EQ(context_.cursor()->op(),
+                  current.data(data::CompareOpsModel::CandidateOpRole).toUInt());
+        EXPECT_EQ(context_.cursor()->row(),
+                  current.data(data::CompareOpsModel::CandidateRowRole).toUInt());
+    }
+    // The table follows a selection made elsewhere without taking it over.
+    const uint32_t elsewhere = context_.store()->index().findOp(0, "0");
+    ASSERT_NE(elsewhere, kNone);
+    context_.cursor()->setOp(elsewhere);
+    EXPECT_EQ(context_.cursor()->op(), elsewhere);
+}
+
 // An op that ran in one run only, in one round (a cast the candidate added at round 1): the tree
 // says "only in one run" in that round, and nothing in the rounds it did not run in (they were
 // blue too, as if it had run there unpaired), nor in the rounds where nothing is unpaired.

@@ -6,11 +6,13 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
 #include <QPushButton>
+#include <QScopedValueRollback>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
@@ -201,10 +203,7 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     unpairedLayout->setContentsMargins(0, 0, 0, 0);
     unpairedLayout->addWidget(unpairedNote_);
     unpairedLayout->addWidget(unpairedTable_, 1);
-    connect(unpairedTable_, &QTableView::clicked, this, [this](const QModelIndex& index) {
-        const uint32_t row = index.data(data::UnpairedOpsModel::CandidateRowRole).toUInt();
-        if (row != kNone) emit rowActivated(row);
-    });
+    activateRowsOf(unpairedTable_, data::UnpairedOpsModel::CandidateRowRole);
 
     lower_ = new QTabWidget(this);
     lower_->addTab(table_, tr("Compared ops"));
@@ -266,6 +265,7 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
         // index changes while it is shown): scrolled to the op's wide column, a narrow table hid
         // the rounds to its left, and its rows read as the same ops over and over.
         const QModelIndex index = model_->index(row, data::CompareOpsModel::RoundColumn);
+        const QScopedValueRollback following(followingCursor_, true);
         table_->selectionModel()->setCurrentIndex(
             index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
         table_->scrollTo(index);
@@ -277,10 +277,7 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     connect(lower_, &QTabWidget::currentChanged, this, followInPair);
     connect(comparison_, &RunComparison::changed, this, followInPair);
     connect(table_, &QTableView::doubleClicked, this, [this] { showTensorPair(); });
-    connect(table_, &QTableView::clicked, this, [this](const QModelIndex& index) {
-        const uint32_t row = index.data(data::CompareOpsModel::CandidateRowRole).toUInt();
-        if (row != kNone) emit rowActivated(row);
-    });
+    activateRowsOf(table_, data::CompareOpsModel::CandidateRowRole);
     auto clickToSelect = [this](QMouseEvent* event) {
         if (event->button() != Qt::LeftButton) return;
         if (const uint32_t row = rowNear(event->pos()); row != kNone) emit rowActivated(row);
@@ -334,6 +331,23 @@ void ComparePanel::rebuild() {
     rebuildUnpairedTab();
     rebuildErrorPlot();
     rebuildStatisticPlot();
+}
+
+void ComparePanel::activateRowsOf(QTableView* table, int rowRole) {
+    auto activate = [this, rowRole](const QModelIndex& index) {
+        const uint32_t row = index.isValid() ? index.data(rowRole).toUInt() : kNone;
+        if (row != kNone) emit rowActivated(row);
+    };
+    connect(table, &QTableView::clicked, this, activate);
+    // The arrow keys, Page Down, Ctrl+End: the highlight moved, and the tree and the plots stayed
+    // on the op clicked before (found by a GUI walk). Not a click's press (its release activates),
+    // nor the table following the cursor.
+    connect(table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this, table, activate](const QModelIndex& current) {
+                if (!followingCursor_ && table->hasFocus() &&
+                    QGuiApplication::mouseButtons() == Qt::NoButton)
+                    activate(current);
+            });
 }
 
 void ComparePanel::rebuildUnpairedTab() {

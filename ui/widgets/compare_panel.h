@@ -71,6 +71,9 @@ signals:
 private:
     QString noComparisonText() const;
     void rebuild();
+    // A table's rows select their op as the user moves to them, clicking or by the keyboard:
+    // rowActivated with the row `rowRole` gives.
+    void activateRowsOf(QTableView* table, int rowRole);
     // The tab of the ops of one run only: its count, and a note when the list is cut short.
     void rebuildUnpairedTab();
     void rebuildErrorPlot();
@@ -101,6 +104,7 @@ private:
     QTableView* unpairedTable_;
     QLabel* unpairedNote_;  // when the comparison listed only the first of them
     int unpairedTab_ = -1;
+    bool followingCursor_ = false;  // the table's current row is being set to the cursor's op
     // The error plot's graphs: the measure's line, the points of each verdict, the first
     // divergence's ring (nullptr while there is no result).
     QCPGraph* errorLine_ = nullptr;
