@@ -1697,6 +1697,13 @@ TEST(TensorPair, TheDifferenceMarksNanAndInfInOneRunOnly) {
     EXPECT_EQ(abs.largest, 1.0);  // |3 - 4|
     EXPECT_EQ(abs.largestAt, 2u);
     EXPECT_EQ(abs.nonFiniteMismatches, 1u);  // inf vs 7; NaN in both is alike
+    EXPECT_EQ(abs.finitePairs, 4u);
+    // A run all NaN: nothing finite in both, which the caption says (it said "equal").
+    const auto allNan =
+        data::renderDifference(ref, tensor({nan, nan, nan, nan, nan, nan}), 0, 2, 3, false);
+    EXPECT_EQ(allNan.finitePairs, 0u);
+    EXPECT_EQ(allNan.largest, 0.0);
+    EXPECT_EQ(allNan.nonFiniteMismatches, 5u);
     EXPECT_EQ(abs.image.pixel(0, 0), qRgb(255, 255, 255));
     EXPECT_EQ(abs.image.pixel(0, 1), qRgb(255, 255, 255));  // NaN and NaN
     EXPECT_EQ(abs.image.pixel(2, 1), qRgb(255, 255, 255));

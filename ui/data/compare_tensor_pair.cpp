@@ -46,6 +46,7 @@ DifferenceImage renderDifference(const analysis::TensorData& reference,
     for (uint64_t i = start; i < start + count; ++i) {
         bool mismatch = false;
         const double d = differenceAt(i, &mismatch);
+        if (std::isfinite(reference.at(i)) && std::isfinite(candidate.at(i))) ++out.finitePairs;
         if (mismatch) {
             ++out.nonFiniteMismatches;
         } else if (d > out.largest) {

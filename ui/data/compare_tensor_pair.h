@@ -26,6 +26,7 @@ struct DifferenceImage {
     double largest = 0;      // the largest finite difference in the slice (white..red range)
     uint64_t largestAt = 0;  // its flat index in the tensor
     uint64_t nonFiniteMismatches = 0;
+    uint64_t finitePairs = 0;  // elements finite in both runs: what `largest` is over
     int blockSize = 1;
 };
 // The difference of two tensors of the same element count over one slice (a block of elements

@@ -180,8 +180,13 @@ void TensorPairView::onLoaded() {
                          .arg(QStringLiteral("[%1, %2]")
                                   .arg(diff.largestAt / static_cast<uint64_t>(geometry.cols))
                                   .arg(diff.largestAt % static_cast<uint64_t>(geometry.cols)))
-                   : tr("First %1×%2 slice. White: equal; the finite elements of both runs are "
+               : diff.finitePairs
+                   ? tr("First %1×%2 slice. White: equal; the finite elements of both runs are "
                         "equal.")
+                         .arg(geometry.rows)
+                         .arg(geometry.cols)
+                   // Nothing finite to compare (a run all NaN): not "equal".
+                   : tr("First %1×%2 slice: no element is finite in both runs.")
                          .arg(geometry.rows)
                          .arg(geometry.cols);
         text += diff.nonFiniteMismatches
