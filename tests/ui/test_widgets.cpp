@@ -1378,6 +1378,27 @@ TEST(TensorPreview, AllEqualValuesAreHistogrammedAroundTheirValue) {
     }
 }
 
+// A tensor without a finite value: its histogram says so before its NaN count (it read
+// "· 64 NaN", a separator with nothing before it).
+TEST(TensorPreview, AHistogramOfNothingFiniteSaysSo) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    const auto nans =
+        dump.addRow(0, "0", "nans", "Layer", true, std::vector<float>(64, std::nanf("")));
+    data::DumpStore store;
+    widgets::TensorPreview preview(&store);
+    preview.resize(900, 700);
+    preview.show();
+    preview.showPage(widgets::TensorPreview::Page::Histogram);
+    QSignalSpy loaded(preview.document(), &data::TensorDocument::loaded);
+    preview.openFile(QString::fromStdString(nans.tensorPath));
+    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    EXPECT_TRUE(preview.histogramLegendText().startsWith("no finite value · "))
+        << preview.histogramLegendText().toStdString();
+    EXPECT_TRUE(preview.histogramLegendText().contains("64 NaN"))
+        << preview.histogramLegendText().toStdString();
+}
+
 // A .pt file (msprobe's tensors) that is damaged: why it cannot be read is said, no empty heatmap.
 // (Whole .pt files preview like .bin ones: test_ui_compare, with PyTorch to write them.)
 TEST(TensorPreview, ADamagedPtFileSaysWhyItCannotBeRead) {

@@ -14,6 +14,7 @@
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTextDocumentFragment>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -476,11 +477,17 @@ void TensorPreview::updateHistogram() {
         legend = tr("%1 bins of %2 over [%3, %4]")
                      .arg(h.bins.size())
                      .arg(number(width), number(h.lo), number(h.hi));
+    else if (h.nan || h.posInf || h.negInf)
+        legend = tr("no finite value");
     if (h.nan) legend += tr(" · <b style='color:#c81e1e'>%1 NaN</b>").arg(h.nan);
     if (h.posInf) legend += tr(" · <b style='color:#14a028'>%1 +Inf</b>").arg(h.posInf);
     if (h.negInf) legend += tr(" · <b style='color:#14a028'>%1 -Inf</b>").arg(h.negInf);
     histogramLegend_->setText(legend);
     histogram_->replot();
+}
+
+QString TensorPreview::histogramLegendText() const {
+    return QTextDocumentFragment::fromHtml(histogramLegend_->text()).toPlainText();
 }
 
 bool TensorPreview::exportNpy(const QString& path, QString* error) {

@@ -52,6 +52,7 @@ public:
     data::TensorValuesModel* valuesModel() const { return values_; }
     QCustomPlot* heatmap() const { return heatmap_; }
     QCustomPlot* histogramPlot() const { return histogram_; }
+    QString histogramLegendText() const;
     QString factsText() const;
     QString heatmapReadout() const;
     // Hover over the heatmap at a widget position of the heatmap plot.
