@@ -33,7 +33,9 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
+#include <QTextBlock>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QTimer>
 #include <QTreeView>
 #include <QWheelEvent>
@@ -595,6 +597,21 @@ TEST_F(MainWindowTest, HelpShowsTheDocumentationAndFollowsItsLinks) {
     EXPECT_TRUE(readme.startsWith("Probe Studio\n")) << readme.left(200).toStdString();
     EXPECT_FALSE(readme.contains("\n## ")) << "Markdown shown as text";
     EXPECT_TRUE(readme.contains("probe compare"));
+    // Its screenshots, two to a table row, fit half the page (at 1400 pixels each was cut).
+    int pictures = 0;
+    for (QTextBlock block = browser->document()->begin(); block.isValid(); block = block.next())
+        for (auto it = block.begin(); !it.atEnd(); ++it) {
+            const QTextCharFormat format = it.fragment().charFormat();
+            if (!format.isImageFormat()) continue;
+            const QImage image =
+                browser->document()
+                    ->resource(QTextDocument::ImageResource, QUrl(format.toImageFormat().name()))
+                    .value<QImage>();
+            ASSERT_FALSE(image.isNull()) << format.toImageFormat().name().toStdString();
+            EXPECT_LE(image.width(), browser->viewport()->width() / 2);
+            ++pictures;
+        }
+    EXPECT_GE(pictures, 4);
     browser->setSource(QUrl("docs/compare.md"));  // as a click on the README's link does
     EXPECT_TRUE(browser->toPlainText().startsWith("Comparing two runs: probe compare"))
         << browser->toPlainText().left(200).toStdString();

@@ -12,6 +12,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -632,6 +633,29 @@ bool MainWindow::openDumpAsked(const QString& dir) {
     return mayReplaceSession() && context_->openDump(dir);
 }
 
+namespace {
+// The documentation's pictures at most half the page wide: the README's screenshots stand two
+// to a table row, and at their own size (1400 pixels) each was cut at its cell's edge, a piece
+// of a window inside the window (found by a GUI walk).
+class DocumentationBrowser : public QTextBrowser {
+public:
+    using QTextBrowser::QTextBrowser;
+    QVariant loadResource(int type, const QUrl& name) override {
+        QVariant resource = QTextBrowser::loadResource(type, name);
+        if (type != QTextDocument::ImageResource) return resource;
+        QImage image = resource.typeId() == QMetaType::QImage
+                           ? resource.value<QImage>()
+                           : QImage::fromData(resource.toByteArray());
+        const int most = std::max(kNarrowest, (viewport()->width() - kMargins) / 2);
+        if (image.isNull() || image.width() <= most) return resource;
+        return image.scaledToWidth(most, Qt::SmoothTransformation);
+    }
+
+private:
+    static constexpr int kNarrowest = 240, kMargins = 60;
+};
+}  // namespace
+
 bool MainWindow::showDocumentation() {
     const QString readme =
         QDir(context_->dataDirectory()).absoluteFilePath(QStringLiteral("doc/README.md"));
@@ -646,7 +670,7 @@ bool MainWindow::showDocumentation() {
         // A window of its own, beside the main one: read while using the app.
         auto* window = new QDialog(this, Qt::Window);
         window->setWindowTitle(tr("Probe Studio documentation"));
-        documentation_ = new QTextBrowser(window);
+        documentation_ = new DocumentationBrowser(window);
         documentation_->setOpenExternalLinks(true);  // web links go to the browser
         auto* back = new QPushButton(tr("Back"), window);
         auto* home = new QPushButton(tr("Contents"), window);
@@ -662,6 +686,8 @@ bool MainWindow::showDocumentation() {
         layout->addLayout(buttons);
         layout->addWidget(documentation_, 1);
         window->resize(900, 800);
+        window->ensurePolished();
+        layout->activate();  // the page's width known before its pictures are sized
         // The README and docs/*.md are Markdown; their relative links and pictures resolve
         // against the file shown.
         documentation_->setSource(QUrl::fromLocalFile(readme), QTextDocument::MarkdownResource);
