@@ -255,9 +255,8 @@ void OpTreePanel::updateConfigBar() {
     const bool modified = opDocument && config_->isModified();
     if (opDocument && config_->hasErrors()) {
         // Its ticks and ids are not in force: the tree shows the last valid config's.
-        configLabel_->setText(tr("Config: %1%2 invalid, not applied (see Config) — the Dumped "
-                                 "column shows the last valid "
-                                 "config: %3")
+        configLabel_->setText(tr("Config: %1%2 invalid, not applied (see Config) — the In "
+                                 "config column shows the last valid config: %3")
                                   .arg(file, modified ? QStringLiteral("*") : QString(), what));
     } else {
         configLabel_->setText(
