@@ -26,6 +26,11 @@ namespace {
 namespace control = format::control;
 
 constexpr size_t kMaxClientBacklog = 64u << 20;  // bytes; beyond, the client is dropped
+// Each client is a descriptor of the model's own process: without a limit, a program holding
+// connections open (19,898 of them in an attack) used them all up, and the model failed to open
+// its own files. An application window takes one.
+constexpr size_t kMaxClients = 32;
+constexpr auto kAcceptPauseWhenOutOfDescriptors = std::chrono::milliseconds(500);
 constexpr int kFlushIntervalMs = 100;
 
 std::string errorLine(const std::string& text) {
@@ -178,7 +183,8 @@ void ControlServer::run() {
     while (!stop_.load()) {
         std::vector<pollfd>& fds = pollFds_;
         fds.clear();
-        fds.push_back({listenFd_, POLLIN, 0});
+        const bool acceptPaused = std::chrono::steady_clock::now() < acceptPausedUntil_;
+        fds.push_back({listenFd_, static_cast<short>(acceptPaused ? 0 : POLLIN), 0});
         fds.push_back({wakePipe_[0], POLLIN, 0});
         for (auto& client : clients_)
             fds.push_back(
@@ -245,13 +251,28 @@ void ControlServer::run() {
 void ControlServer::acceptClient() {
     while (true) {
         const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) return;
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                acceptPausedUntil_ =
+                    std::chrono::steady_clock::now() + kAcceptPauseWhenOutOfDescriptors;
+            return;
+        }
         // Only this user's processes may watch the model or change its config, even if the
         // socket's permissions were widened after it was created.
         ucred peer{};
         socklen_t length = sizeof peer;
         if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 ||
             peer.uid != ::geteuid()) {
+            ::close(fd);
+            continue;
+        }
+        if (clients_.size() >= kMaxClients) {
+            const std::string refusal =
+                errorLine("the probe serves " + std::to_string(kMaxClients) +
+                          " clients already; connect again once one of them has gone");
+            const ssize_t n =
+                ::send(fd, refusal.data(), refusal.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            (void)n;
             ::close(fd);
             continue;
         }

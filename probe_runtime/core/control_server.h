@@ -9,6 +9,7 @@
 #include <poll.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -65,6 +66,9 @@ private:
     std::map<int64_t, std::pair<uint64_t, uint64_t>> pendingRowsWritten_;
 
     std::vector<std::unique_ptr<Client>> clients_;  // server thread only
+    // Out of descriptors (the model's): new connections wait in the backlog until then, rather
+    // than the listening socket waking the server thread at once, again and again.
+    std::chrono::steady_clock::time_point acceptPausedUntil_{};
     // What the server thread polls, rebuilt each turn; a member so that a forked child (where
     // that thread does not exist) still reaches it.
     std::vector<pollfd> pollFds_;

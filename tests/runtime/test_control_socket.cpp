@@ -370,6 +370,72 @@ TEST_F(ControlSocket, BadLinesAreAnsweredAndTheConnectionLivesOn) {
     EXPECT_FALSE(dumpedOps().empty());
 }
 
+// Every client is a descriptor of the model's process: a program holding connections open used
+// up the model's descriptors (19,898 accepted), and the model failed to open its own files. The
+// probe serves a few dozen; one more is told why and closed, and room comes back as one goes.
+TEST_F(ControlSocket, ClientsBeyondAFewDozenAreRefusedWithTheReason) {
+    start(R"({"task": "statistics", "dump_enable": true})");
+    auto connectOne = [&] {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, socketPath().c_str(), sizeof(address.sun_path) - 1);
+        EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+        return fd;
+    };
+    // The first line the probe sends on `fd`, or "" when it closed first.
+    auto firstLine = [](int fd) {
+        std::string text;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (text.find('\n') == std::string::npos &&
+               std::chrono::steady_clock::now() < deadline) {
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, 50) <= 0) continue;
+            char chunk[4096];
+            const ssize_t n = ::read(fd, chunk, sizeof chunk);
+            if (n <= 0) break;
+            text.append(chunk, static_cast<size_t>(n));
+        }
+        return text.substr(0, text.find('\n'));
+    };
+    std::vector<int> held;
+    std::string refusal;
+    int refusedFd = -1;
+    while (held.size() < 1000) {
+        const int fd = connectOne();
+        const std::string line = firstLine(fd);
+        ASSERT_FALSE(line.empty());
+        if (nlohmann::json::parse(line).value("type", "") != "hello") {
+            refusal = line;
+            refusedFd = fd;
+            break;
+        }
+        held.push_back(fd);
+    }
+    ASSERT_GE(held.size(), 8u);  // room for the application and the command line
+    ASSERT_LE(held.size(), 64u);
+    const auto notice = nlohmann::json::parse(refusal);
+    EXPECT_EQ(notice.value("level", ""), "error") << refusal;
+    EXPECT_NE(notice.value("text", "").find("clients already"), std::string::npos) << refusal;
+    char byte;
+    EXPECT_EQ(::read(refusedFd, &byte, 1), 0);  // closed
+    ::close(refusedFd);
+    // One goes: another is served.
+    ::close(held.back());
+    held.pop_back();
+    bool served = false;
+    for (int attempt = 0; attempt < 200 && !served; ++attempt) {
+        const int fd = connectOne();
+        served = nlohmann::json::parse(firstLine(fd)).value("type", "") == "hello";
+        if (served)
+            held.push_back(fd);
+        else
+            ::close(fd);
+    }
+    EXPECT_TRUE(served);
+    for (int fd : held) ::close(fd);
+}
+
 TEST_F(ControlSocket, HelloCarriesAPathThatIsNotUtf8WithAReplacement) {
     // The hello could not be encoded and the probe aborted when a client attached.
     const std::string output = dir_ / "out\xff";
