@@ -87,10 +87,15 @@ int runGradsCommand(const Args& args) {
         }
         if (findings.size() > shown)
             std::printf("  (%zu more findings; --max to see them)\n", findings.size() - shown);
-        if (findings.empty()) std::printf("  no NaN, spike, vanishing or exploding gradient\n");
+        // Not "none" of what was never read: a file skipped held a NaN once.
+        if (findings.empty())
+            std::printf(data->problems.empty()
+                            ? "  no NaN, spike, vanishing or exploding gradient\n"
+                            : "  no NaN, spike, vanishing or exploding gradient in what could be "
+                              "read (see the problems)\n");
         for (const auto& p : data->problems) std::printf("  problem: %s\n", p.c_str());
     }
-    return findings.empty() ? kExitOk : kExitFailure;
+    return findings.empty() && data->problems.empty() ? kExitOk : kExitFailure;
 }
 
 }  // namespace probe::cli

@@ -2,6 +2,7 @@
 // overflow is born (innermost op, range, ignored ops, several processes), and gradient findings.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <string>
@@ -218,6 +219,55 @@ TEST(GradMonitor, SpikesVanishingExplodingAndNanWithStepAndParameter) {
     EXPECT_EQ(json["findings"][2]["kind"], "spike");
     EXPECT_EQ(json["findings"][2]["parameter"], "fc1.weight");
     EXPECT_EQ(json["findings"][2]["step"], 5);
+}
+
+// A file past the old whole-file limit of 16 MiB (150 parameters over 1000 steps write 32 MB): read
+// a line at a time, its late NaN found (it was skipped, and "no NaN" said). Bad lines are
+// problems, not samples: a step that is no count, a pipeline stage below 0, a line cut short.
+// A link to a folder is not followed (a link to "." counted every file again at each level).
+TEST(GradMonitor, ReadsBigFilesLineByLineAndSaysWhatItSkipped) {
+    test::TempDir dir;
+    std::string rows;
+    constexpr int kParameters = 400, kSteps = 500;
+    for (int step = 0; step < kSteps; ++step)
+        for (int p = 0; p < kParameters; ++p)
+            rows += "0,layers." + std::to_string(p) + ".mlp.down_proj.weight," +
+                    std::to_string(step) + "," +
+                    (step == 480 && p == 7 ? "nan" : "0.12345678901234567") +
+                    ",0.1234567890123,-0.1234567890123,0.0000123456789," +
+                    (step == 480 && p == 7 ? "5" : "0") + "\n";
+    ASSERT_GT(rows.size(), size_t{16} << 20);
+    writeMonitor(dir / "rank0/grad_reduced_0-999.csv", rows);
+    writeMonitor(dir / "rank1/grad_reduced_0-999.csv",
+                 "0,w,0,1,1,-1,0,0\n0,w,1e999,1,1,-1,0,0\n0,w,nan,1,1,-1,0,0\n"
+                 "-1,w,2,1,1,-1,0,0\n0,w,3,1,1,-1,0,0\n0,w,4,1,1");
+    ASSERT_EQ(::symlink(".", (dir / "rank1/loop").c_str()), 0);
+    std::string error;
+    const auto data = readGradMonitor(dir.path(), &error);
+    ASSERT_TRUE(data) << error;
+    EXPECT_EQ(data->files.size(), 2u);
+    ASSERT_EQ(data->series.size(), static_cast<size_t>(kParameters) + 1);
+    size_t samples = 0;
+    for (const auto& series : data->series) samples += series.samples.size();
+    EXPECT_EQ(samples, static_cast<size_t>(kParameters) * kSteps + 2);  // w at steps 0 and 3
+    const auto findings = analyzeGradients(*data, GradThresholds{});
+    ASSERT_FALSE(findings.empty());
+    EXPECT_EQ(formatGradFinding(findings.front()),
+              "step 480  rank0  layers.7.mlp.down_proj.weight: nan, 5 NaN element(s)");
+    const std::string problems = [&] {
+        std::string all;
+        for (const auto& p : data->problems) all += p + "\n";
+        return all;
+    }();
+    EXPECT_NE(problems.find("line 3: step 1e999 is not a whole number"), std::string::npos)
+        << problems;
+    EXPECT_NE(problems.find("line 4: step nan is not a whole number"), std::string::npos)
+        << problems;
+    EXPECT_NE(problems.find("line 5: vpp_stage -1 is not a whole number"), std::string::npos)
+        << problems;
+    EXPECT_NE(problems.find("line 7: cut short"), std::string::npos) << problems;
+    EXPECT_NE(problems.find("loop: a link to a folder, not followed"), std::string::npos)
+        << problems;
 }
 
 TEST(GradMonitor, ReadsMsprobeMonitorFoldersAndSaysWhenThereIsNothing) {

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/grad_monitor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <regex>
-#include <sstream>
 #include <tuple>
 #include <unordered_map>
 
@@ -26,12 +29,80 @@ bool isGradCsv(const std::string& name) {
            name.compare(name.size() - 4, 4, ".csv") == 0;
 }
 
-void findCsvFiles(const std::string& dir, int depth, std::vector<std::string>& out) {
-    for (const auto& name : format::listDirectory(dir, format::EntryKind::Files))
-        if (isGradCsv(name)) out.push_back(dir + "/" + name);
+// A folder that is a link is not entered (as the dump readers refuse linked round folders): a
+// link to "." below a rank counted its files again at every level (160 samples for 40).
+void findCsvFiles(const std::string& dir, int depth, std::vector<std::string>& out,
+                  std::vector<std::string>& problems) {
+    const auto entries = format::listDirectoryEntries(dir);
+    for (const auto& entry : entries)
+        if (!entry.isDirectory && !entry.unfollowed && isGradCsv(entry.name))
+            out.push_back(dir + "/" + entry.name);
     if (depth >= kMaxDepth) return;
-    for (const auto& name : format::listDirectory(dir, format::EntryKind::Directories))
-        findCsvFiles(dir + "/" + name, depth + 1, out);
+    for (const auto& entry : entries) {
+        if (!entry.isDirectory) continue;
+        if (entry.isLink)
+            problems.push_back(dir + "/" + entry.name + ": a link to a folder, not followed");
+        else
+            findCsvFiles(dir + "/" + entry.name, depth + 1, out, problems);
+    }
+}
+
+// Calls onLine(line, number) for each line of the file at `path` (its end of line left out),
+// read a chunk at a time: a monitor's file grows with parameters times steps (32 MB for 150
+// parameters and 1000 steps, which a whole-file limit of 16 MiB skipped, saying "no NaN"). A line
+// longer than kMaxLineBytes, and a last line without its end, are problems, not lines. False
+// when the file cannot be read (said in `problems`).
+constexpr size_t kMaxLineBytes = size_t{1} << 20;
+constexpr uint64_t kMaxCsvBytes = uint64_t{1} << 40;
+template <typename OnLine>
+bool forEachLine(const std::string& path, OnLine onLine, std::vector<std::string>& problems) {
+    uint64_t size = 0;
+    std::string error;
+    const int fd = format::openRegularFile(path, kMaxCsvBytes, &size, &error);
+    if (fd < 0) {
+        problems.push_back(path + ": " + error);
+        return false;
+    }
+    std::vector<char> chunk(size_t{1} << 20);
+    std::string pending;
+    int64_t number = 0;
+    bool skipping = false;  // the rest of a line too long
+    bool ok = true;
+    while (true) {
+        const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            problems.push_back(path + ": " + std::strerror(errno));
+            ok = false;
+            break;
+        }
+        if (n == 0) break;
+        const char* at = chunk.data();
+        const char* const end = at + n;
+        while (at < end) {
+            const char* newline = static_cast<const char*>(std::memchr(at, '\n', end - at));
+            const char* stop = newline ? newline : end;
+            if (!skipping) pending.append(at, static_cast<size_t>(stop - at));
+            if (!skipping && pending.size() > kMaxLineBytes) {
+                problems.push_back(path + ": line " + std::to_string(number + 1) +
+                                   ": longer than " + std::to_string(kMaxLineBytes) +
+                                   " bytes, skipped");
+                pending.clear();
+                skipping = true;
+            }
+            if (!newline) break;
+            ++number;
+            if (!skipping) onLine(pending, number);
+            pending.clear();
+            skipping = false;
+            at = newline + 1;
+        }
+    }
+    ::close(fd);
+    if (ok && !pending.empty())
+        problems.push_back(path + ": line " + std::to_string(number + 1) +
+                           ": cut short (no end of line), skipped");
+    return ok;
 }
 
 // "rank3" from the nearest directory whose name holds rank<digits>.
@@ -90,6 +161,11 @@ std::optional<double> parseNumber(const std::string& text) {
     return v;
 }
 
+// A whole number from 0 to 2^53 (a double holds every one of them exactly).
+bool isCount(double v) {
+    return std::isfinite(v) && v >= 0 && v <= 9007199254740992.0 && v == std::floor(v);
+}
+
 double median(std::vector<double> values) {
     const size_t mid = values.size() / 2;
     std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid),
@@ -141,7 +217,7 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
         return std::nullopt;
     }
     GradMonitorData data;
-    findCsvFiles(dir, 0, data.files);
+    findCsvFiles(dir, 0, data.files, data.problems);
     std::sort(data.files.begin(), data.files.end());
     if (data.files.empty()) {
         if (error)
@@ -152,65 +228,89 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
         return std::nullopt;
     }
     std::unordered_map<std::string, size_t> seriesOf;  // rank \x1f name
+    // Problems of lines, at most this many (a broken file is said, not listed whole).
+    constexpr size_t kMaxLineProblems = 50;
+    auto lineProblem = [&](const std::string& path, int64_t number, const std::string& what) {
+        if (data.problems.size() < kMaxLineProblems)
+            data.problems.push_back(path + ": line " + std::to_string(number) + ": " + what);
+    };
     for (const auto& path : data.files) {
-        std::string readError;
-        auto text = format::readTextFile(path, &readError);
-        if (!text) {
-            data.problems.push_back(path + ": " + readError);
-            continue;
-        }
-        std::istringstream in(*text);
-        std::string line;
-        if (!std::getline(in, line)) continue;  // an empty file: nothing yet
-        const auto header = splitCsvLine(line);
-        auto column = [&](const char* name) -> int {
-            for (size_t i = 0; i < header.size(); ++i)
-                if (header[i] == name) return static_cast<int>(i);
-            return -1;
-        };
-        const int nameColumn = column("name"), stepColumn = column("step"),
-                  vppColumn = column("vpp_stage");
-        const int normColumn = column("norm"), maxColumn = column("max"), minColumn = column("min"),
-                  meanColumn = column("mean"), nansColumn = column("nans");
-        if (nameColumn < 0 || stepColumn < 0) {
-            data.problems.push_back(
-                path + ": line 1: no 'name' and 'step' columns; is it a gradient monitor CSV?");
-            continue;
-        }
+        std::vector<std::string> header;
+        int nameColumn = -1, stepColumn = -1, vppColumn = -1, normColumn = -1, maxColumn = -1,
+            minColumn = -1, meanColumn = -1, nansColumn = -1;
+        bool usable = true;
         const std::string rank = rankOf(path, dir);
-        int lineNumber = 1;
-        while (std::getline(in, line)) {
-            ++lineNumber;
-            if (line.empty() || line == "\r") continue;
-            const auto fields = splitCsvLine(line);
-            auto field = [&](int c) -> std::string {
-                return c >= 0 && static_cast<size_t>(c) < fields.size() ? fields[c] : "";
-            };
-            const auto step = parseNumber(field(stepColumn));
-            if (!step || field(nameColumn).empty()) {
-                if (data.problems.size() < 50)
-                    data.problems.push_back(path + ": line " + std::to_string(lineNumber) +
-                                            ": no parameter name or step");
-                continue;
-            }
-            std::string name = field(nameColumn);
-            const std::string vpp = field(vppColumn);
-            if (!vpp.empty() && vpp != "0") name = vpp + ":" + name;
-            GradSample sample;
-            sample.step = static_cast<int64_t>(*step);
-            if (auto v = parseNumber(field(normColumn))) {
-                sample.norm = *v;
-                sample.hasNorm = true;
-            }
-            if (auto v = parseNumber(field(maxColumn))) sample.max = *v;
-            if (auto v = parseNumber(field(minColumn))) sample.min = *v;
-            if (auto v = parseNumber(field(meanColumn))) sample.mean = *v;
-            if (auto v = parseNumber(field(nansColumn))) sample.nans = *v;
-            const std::string key = rank + '\x1f' + name;
-            auto [it, inserted] = seriesOf.try_emplace(key, data.series.size());
-            if (inserted) data.series.push_back(GradSeries{rank, name, {}});
-            data.series[it->second].samples.push_back(sample);
-        }
+        forEachLine(
+            path,
+            [&](const std::string& line, int64_t number) {
+                if (!usable) return;
+                if (number == 1) {
+                    header = splitCsvLine(line);
+                    auto column = [&](const char* name) -> int {
+                        for (size_t i = 0; i < header.size(); ++i)
+                            if (header[i] == name) return static_cast<int>(i);
+                        return -1;
+                    };
+                    nameColumn = column("name");
+                    stepColumn = column("step");
+                    vppColumn = column("vpp_stage");
+                    normColumn = column("norm");
+                    maxColumn = column("max");
+                    minColumn = column("min");
+                    meanColumn = column("mean");
+                    nansColumn = column("nans");
+                    if (nameColumn < 0 || stepColumn < 0) {
+                        data.problems.push_back(path +
+                                                ": line 1: no 'name' and 'step' columns; is it "
+                                                "a gradient monitor CSV?");
+                        usable = false;
+                    }
+                    return;
+                }
+                if (line.empty() || line == "\r") return;
+                const auto fields = splitCsvLine(line);
+                auto field = [&](int c) -> std::string {
+                    return c >= 0 && static_cast<size_t>(c) < fields.size() ? fields[c] : "";
+                };
+                const auto step = parseNumber(field(stepColumn));
+                if (!step || field(nameColumn).empty()) {
+                    lineProblem(path, number, "no parameter name or step");
+                    return;
+                }
+                // A step and a pipeline stage are counts: a NaN, 1e999 or a negative one is no
+                // step (it became one, or another parameter, without a word).
+                if (!isCount(*step)) {
+                    lineProblem(path, number,
+                                "step " + field(stepColumn) + " is not a whole number ≥ 0");
+                    return;
+                }
+                std::string name = field(nameColumn);
+                const std::string vpp = field(vppColumn);
+                if (!vpp.empty() && vpp != "0") {
+                    const auto stage = parseNumber(vpp);
+                    if (!stage || !isCount(*stage)) {
+                        lineProblem(path, number,
+                                    "vpp_stage " + vpp + " is not a whole number ≥ 0");
+                        return;
+                    }
+                    name = vpp + ":" + name;
+                }
+                GradSample sample;
+                sample.step = static_cast<int64_t>(*step);
+                if (auto v = parseNumber(field(normColumn))) {
+                    sample.norm = *v;
+                    sample.hasNorm = true;
+                }
+                if (auto v = parseNumber(field(maxColumn))) sample.max = *v;
+                if (auto v = parseNumber(field(minColumn))) sample.min = *v;
+                if (auto v = parseNumber(field(meanColumn))) sample.mean = *v;
+                if (auto v = parseNumber(field(nansColumn))) sample.nans = *v;
+                const std::string key = rank + '\x1f' + name;
+                auto [it, inserted] = seriesOf.try_emplace(key, data.series.size());
+                if (inserted) data.series.push_back(GradSeries{rank, name, {}});
+                data.series[it->second].samples.push_back(sample);
+            },
+            data.problems);
     }
     for (auto& s : data.series)
         std::stable_sort(s.samples.begin(), s.samples.end(),
