@@ -1787,6 +1787,37 @@ TEST(Compare, ReportsForScripts) {
 
 // A compared tensor's statistics are its rows' (the result keeps no copy of them), and where the
 // dump left them out (task tensor) and both runs' data were measured, the data's.
+// A dump of statistics against one of task "tensor" (its statistics N/A, its data on that side
+// only): nothing to judge any tensor by, which is said, never "no tensor diverges" (they were
+// counted as compared by statistics, and matching, whatever the values).
+TEST(Compare, TensorsWithNothingToJudgeThemByAreNotCountedAsMatching) {
+    TempDir dir;
+    auto write = [&](const char* name, const char* task, float x) {
+        ApiRun run(dir, name, task);
+        run.op("relu", {{1, x}}, {{1, x}});
+        return run.finish();
+    };
+    const DumpIndex statistics = indexOf(write("s", "statistics", 2)),
+                    tensors = indexOf(write("t", "tensor", 999));
+    const auto result = compareDumps(statistics, tensors, {});
+    ASSERT_EQ(result.tensors.size(), 2u);
+    EXPECT_EQ(result.tensorsUnmeasured, 2u);
+    EXPECT_TRUE(result.nothingCompared());
+    EXPECT_FALSE(result.diverges());
+    const std::string report = formatCompareReport(result);
+    EXPECT_EQ(report.rfind("nothing to compare: the 2 tensors that pair up have no statistic in "
+                           "both runs and no data in both",
+                           0),
+              0u)
+        << report;
+    EXPECT_EQ(report.find("no tensor diverges"), std::string::npos) << report;
+    // Statistics in both: judged, the 999 found.
+    const DumpIndex other = indexOf(write("s2", "statistics", 999));
+    const auto judged = compareDumps(statistics, other, {});
+    EXPECT_EQ(judged.tensorsUnmeasured, 0u);
+    EXPECT_TRUE(judged.diverges());
+}
+
 TEST(Compare, StatisticsAreTheRowsOrWhereTheDumpLeftThemOutTheDatas) {
     TempDir dir;
     const std::vector<float> in = {1.5f, -2.0f, 3.0f, 0.25f}, out = {1.5f, 0.0f, 3.0f, 0.25f};

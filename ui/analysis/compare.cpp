@@ -771,6 +771,7 @@ private:
         statsPrint_.assign(n, 0);
         statsNonFinite_.assign(n, false);
         shapeDiffers_.assign(n, false);
+        unmeasured_.assign(n, false);
         judgedExactly_.assign(n, false);
         // Statistics alone are cheap: hand them out in batches.
         const size_t batch = options_.useTensorData ? 1 : 256;
@@ -916,6 +917,11 @@ private:
             }
         }
         const DataMeasures& m = result_.data(static_cast<uint32_t>(i));
+        if (!t.hasData && !shapeDiffers_[i] && !(referenceStats.present & candidateStats.present)) {
+            unmeasured_[i] =
+                true;  // counted as compared and matching, it made "no tensor diverges"
+            return;
+        }
         t.differs = shapeDiffers_[i] ||
                     (t.hasData ? !m.bytesEqual
                                : statisticsDiffer(referenceStats, candidateStats,
@@ -965,7 +971,9 @@ private:
         TensorComparison& t = result_.tensors[i];
         t.scale = scale;
         DivergenceRule rule = DivergenceRule::None;
-        if (shapeDiffers_[i]) {
+        if (unmeasured_[i]) {
+            // Nothing known either way.
+        } else if (shapeDiffers_[i]) {
             rule = DivergenceRule::Shape;
         } else if (options_.exact) {
             if (t.hasData) {
@@ -1195,6 +1203,7 @@ private:
     }
 
     void summarise() {
+        for (const uint8_t nothing : unmeasured_) result_.tensorsUnmeasured += nothing;
         for (const auto& t : result_.tensors) {
             result_.divergingTensors += t.diverges ? 1 : 0;
             result_.tensorsWithData += t.hasData ? 1 : 0;
@@ -1284,6 +1293,9 @@ private:
     // judgedExactly_: its dtype has no rounding (integers, bool, unknown): judged for equality,
     // and no measure of the size of the numbers an op worked with.
     std::vector<uint8_t> statsNonFinite_, shapeDiffers_, judgedExactly_;
+    // Neither data in both runs nor a statistic in both (a dump of task "tensor", whose
+    // statistics are N/A, against one of statistics): nothing to judge it by.
+    std::vector<uint8_t> unmeasured_;
     std::vector<StringFacts> refFacts_, candFacts_;  // prepareStrings
     PrintMap producedData_, producedStats_;
     std::vector<uint8_t> usedScratch_;  // pairTensors'

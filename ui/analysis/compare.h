@@ -186,6 +186,9 @@ struct CompareResult {
     }
     // bornHereOps counts the innermost ones (not bornInChild).
     uint64_t divergingTensors = 0, bornHereOps = 0, inheritedOps = 0, tensorsWithData = 0;
+    // Tensors paired up with nothing to judge them by: no data in both runs, no statistic in
+    // both (a dump of task "tensor", whose statistics are N/A, against one of statistics).
+    uint64_t tensorsUnmeasured = 0;
     // The op where the first divergence is born: among the born-here ops, the first whose
     // divergence shows (at its beginning when born at an input, else when it finishes: an op
     // whose divergence is born in a child finishes after it). Then the first op after it
@@ -198,7 +201,9 @@ struct CompareResult {
     std::vector<std::string> notes;
     bool cancelled = false;  // CompareOptions::cancel was set: stopped early, incomplete
 
-    bool nothingCompared() const { return tensors.empty(); }
+    // No tensor pairs up, or none that does has anything to judge it by (tensorsUnmeasured):
+    // never "no tensor diverges".
+    bool nothingCompared() const { return tensors.size() == tensorsUnmeasured; }
     // A tensor's measures from both runs' data (meaningful when hasData; zeros otherwise).
     const DataMeasures& data(uint32_t tensor) const;
     // A tensor's statistics in each run: its rows' (when the dump left them out and both runs'

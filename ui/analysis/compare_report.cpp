@@ -158,6 +158,12 @@ std::string notesOf(const CompareResult& result) {
 
 std::string formatCompareReport(const CompareResult& result, size_t context) {
     std::string out;
+    if (result.nothingCompared() && !result.tensors.empty()) {
+        out += "nothing to compare: the " + plural(result.tensors.size(), "tensor", "tensors") +
+               " that pair up have no statistic in both runs and no data in both (a dump of "
+               "task \"tensor\" has no statistics: compare it with one that kept tensors too)\n";
+        return out + notesOf(result);
+    }
     if (result.nothingCompared()) {
         out += "nothing to compare: no tensor of the reference pairs up with one of the candidate";
         out += result.unpairedOps ? " (different models, layouts, rounds or ranks?)\n" : "\n";
@@ -178,7 +184,13 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
     }
     out += "compared " + plural(result.tensors.size(), "tensor", "tensors") + " of " +
            plural(result.ops.size(), "op execution", "op executions") + " (" +
-           std::to_string(result.tensorsWithData) + " by their data, the rest by statistics)";
+           std::to_string(result.tensorsWithData) + " by their data, " +
+           (result.tensorsUnmeasured
+                ? std::to_string(result.tensors.size() - result.tensorsWithData -
+                                 result.tensorsUnmeasured) +
+                      " by statistics, " + std::to_string(result.tensorsUnmeasured) +
+                      " with nothing to judge them by: no statistic in both runs, no data in both)"
+                : std::string("the rest by statistics)"));
     if (result.exact) out += ", exactly";
     if (result.replicas)
         out +=
@@ -409,6 +421,7 @@ std::string compareResultJson(const CompareResult& result) {
                     {"diverges", result.diverges()},
                     {"tensors", result.tensors.size()},
                     {"tensorsWithData", result.tensorsWithData},
+                    {"tensorsUnmeasured", result.tensorsUnmeasured},
                     {"divergingTensors", result.divergingTensors},
                     {"ops", result.ops.size()},
                     {"bornHereOps", result.bornHereOps},

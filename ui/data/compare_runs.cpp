@@ -416,6 +416,11 @@ QString RunComparison::summary() const {
     const analysis::CompareResult* r = result();
     if (!r) return running_ ? tr("Comparing…") : QString();
     const QLocale locale;
+    if (r->nothingCompared() && !r->tensors.empty())
+        return tr("Nothing to compare: the %1 tensors that pair up have no statistic in both runs "
+                  "and no data in both (a dump of task \"tensor\" has no statistics: compare it "
+                  "with one that kept tensors too)")
+            .arg(locale.toString(static_cast<qulonglong>(r->tensors.size())));
     if (r->nothingCompared())
         return tr(
             "Nothing to compare: no tensor of the two dumps pairs up (different models, "
@@ -431,6 +436,10 @@ QString RunComparison::summary() const {
                     : tr("The runs agree: %1 tensors compared (%2 with data), none diverges"))
                    .arg(locale.toString(static_cast<qulonglong>(r->tensors.size())),
                         locale.toString(static_cast<qulonglong>(r->tensorsWithData)));
+        if (r->tensorsUnmeasured)
+            text += tr("; %1 of them with nothing to judge them by (no statistic in both runs, "
+                       "no data in both)")
+                        .arg(locale.toString(static_cast<qulonglong>(r->tensorsUnmeasured)));
         // A run compared with itself agrees, which says nothing: said, so that it is not taken
         // for two runs that agree.
         if (r->reference && r->candidate && !r->reference->root().empty() &&
