@@ -1811,11 +1811,18 @@ TEST(Compare, TensorsWithNothingToJudgeThemByAreNotCountedAsMatching) {
               0u)
         << report;
     EXPECT_EQ(report.find("no tensor diverges"), std::string::npos) << report;
+    // Nor is an op of them said to match (the app's tree was green all over).
+    ASSERT_FALSE(result.ops.empty());
+    for (const auto& op : result.ops) {
+        EXPECT_FALSE(op.judged);
+        EXPECT_STREQ(verdictName(op), "not judged");
+    }
     // Statistics in both: judged, the 999 found.
     const DumpIndex other = indexOf(write("s2", "statistics", 999));
     const auto judged = compareDumps(statistics, other, {});
     EXPECT_EQ(judged.tensorsUnmeasured, 0u);
     EXPECT_TRUE(judged.diverges());
+    for (const auto& op : judged.ops) EXPECT_TRUE(op.judged);
 }
 
 TEST(Compare, StatisticsAreTheRowsOrWhereTheDumpLeftThemOutTheDatas) {

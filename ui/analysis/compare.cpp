@@ -1204,6 +1204,12 @@ private:
 
     void summarise() {
         for (const uint8_t nothing : unmeasured_) result_.tensorsUnmeasured += nothing;
+        if (result_.tensorsUnmeasured)
+            for (OpComparison& op : result_.ops)
+                op.judged = op.tensorCount == 0 ||
+                            !std::all_of(unmeasured_.begin() + op.firstTensor,
+                                         unmeasured_.begin() + op.firstTensor + op.tensorCount,
+                                         [](uint8_t nothing) { return nothing != 0; });
         for (const auto& t : result_.tensors) {
             result_.divergingTensors += t.diverges ? 1 : 0;
             result_.tensorsWithData += t.hasData ? 1 : 0;
@@ -1333,6 +1339,10 @@ const char* ruleName(DivergenceRule rule) {
             return "bytes";
     }
     return "";
+}
+
+const char* verdictName(const OpComparison& op) {
+    return op.judged ? verdictName(op.verdict) : "not judged";
 }
 
 const char* verdictName(OpVerdict verdict) {

@@ -137,6 +137,10 @@ struct OpComparison {
     uint32_t cause = kNone;
     uint32_t inheritedFrom = kNone;  // inherited: the op whose diverging tensor it received
     OpVerdict verdict = OpVerdict::Matches;
+    // Some tensor of it had something to judge it by: false when every one had neither data
+    // in both runs nor a statistic in both (CompareResult::tensorsUnmeasured). Its "matches" then
+    // says nothing (a whole tree of task-tensor ops was green against a dump of statistics).
+    bool judged = true;
     // Born here at an output, and so is an op inside it: its divergence surfaces here but starts
     // deeper (an op born at an input had it before its children ran).
     bool bornInChild = false;
@@ -153,6 +157,9 @@ struct UnpairedOp {
     int32_t round = 0;
     uint32_t op = kNone;
 };
+
+// An op execution's verdict for people: its verdictName, or "not judged" when nothing of it was.
+const char* verdictName(const OpComparison& op);
 
 struct CompareResult {
     // The compared dumps: the result refers to their rows and ops, and is valid while they live.

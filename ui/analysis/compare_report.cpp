@@ -273,8 +273,8 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
         while (to < result.ops.size() && to - first <= context && together(to)) ++to;
         for (size_t o = from; o < to; ++o)
             out += std::string(o == first ? "  > " : "    ") +
-                   result.describeOp(static_cast<uint32_t>(o)) + ": " +
-                   verdictName(result.ops[o].verdict) + "\n";
+                   result.describeOp(static_cast<uint32_t>(o)) + ": " + verdictName(result.ops[o]) +
+                   "\n";
     }
     if (result.exact && result.firstDivergingTensor) {
         const uint32_t t = *result.firstDivergingTensor;
@@ -315,7 +315,7 @@ std::string compareResultCsv(const CompareResult& result) {
                (data ? shortest(m.maxAbsError) : "N/A") + "," +
                (data ? shortest(m.maxRelativeError) : "N/A") + "," + (t.diverges ? "yes" : "no") +
                "," + format::csvField(t.diverges ? result.explain(i) : "") + "," +
-               verdictName(result.ops[t.op].verdict) + "," + ruleName(t.rule) + "," +
+               verdictName(result.ops[t.op]) + "," + ruleName(t.rule) + "," +
                (data && t.rule != DivergenceRule::None
                     ? format::csvField(result.elementIndex(i, m.worstElement))
                     : "") +
@@ -397,7 +397,7 @@ Json opJson(const CompareResult& result, uint32_t o, bool withTensors) {
     j["candidateProcess"] = result.candidate->process(op.candidateProcess).key;
     j["name"] = result.reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath;
     j["type"] = r.type;
-    j["verdict"] = verdictName(op.verdict);
+    j["verdict"] = verdictName(op);
     if (op.cause != kNone) j["cause"] = result.tensorName(op.cause);
     if (op.inheritedFrom != kNone) j["inheritedFrom"] = result.describeOp(op.inheritedFrom);
     if (withTensors) {
@@ -639,7 +639,7 @@ bool writeCompareXlsx(const CompareResult& result, const std::string& path, std:
             textCell(result.reference->process(op.referenceProcess).key),
             textCell(result.reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath),
             textCell(r.type),
-            textCell(verdictName(op.verdict)),
+            textCell(verdictName(op)),
             textCell(op.cause != kNone ? result.tensorName(op.cause) : ""),
             textCell(op.cause != kNone ? result.explain(op.cause) : ""),
             textCell(op.inheritedFrom != kNone ? result.describeOp(op.inheritedFrom) : "")};

@@ -58,7 +58,8 @@ QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made,
         case CompareOpsModel::OpColumn:
             return QString::fromStdString(shownName(*r.reference, op.referenceOp));
         case CompareOpsModel::VerdictColumn:
-            return QString(RunComparison::verdictText(RunComparison::verdictFor(op.verdict)) +
+            if (!op.judged) return CompareOpsModel::tr("not judged");
+            return QString(RunComparison::verdictText(RunComparison::verdictFor(op)) +
                            (op.bornInChild ? CompareOpsModel::tr(" (inside)") : QString()));
         case CompareOpsModel::CauseColumn:
             return op.cause == kNone ? QString()
@@ -301,7 +302,7 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
         return {};
     const uint32_t i = opAt(static_cast<size_t>(index.row()));
     const auto& op = r->ops[i];
-    const Verdict verdict = RunComparison::verdictFor(op.verdict);
+    const Verdict verdict = RunComparison::verdictFor(op);
     const uint32_t decider = op.cause != kNone ? op.cause : op.tensorCount ? op.firstTensor : kNone;
     switch (role) {
         case ComparedOpRole:
@@ -312,9 +313,12 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
             return decider == kNone ? kNone : r->tensors[decider].candidateRow;
         case VerdictRole:
             return static_cast<int>(verdict);
-        case Qt::BackgroundRole:
-            return verdict == Verdict::Matches ? QVariant()
-                                               : QVariant(RunComparison::verdictColor(verdict));
+        case Qt::BackgroundRole: {
+            // Matches: the table's own colour; not judged: none at all (an invalid colour in the
+            // role painted the rows black).
+            const QColor color = RunComparison::verdictColor(verdict);
+            return verdict == Verdict::Matches || !color.isValid() ? QVariant() : QVariant(color);
+        }
         case Qt::ToolTipRole: {
             // The Op column's names are long paths, cut to fit: whole here.
             std::string tip = index.column() == OpColumn ? shownName(*r->reference, op.referenceOp)

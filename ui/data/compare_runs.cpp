@@ -78,6 +78,10 @@ RunComparison::Verdict RunComparison::verdictFor(analysis::OpVerdict verdict) {
                                                        : Verdict::Matches;
 }
 
+RunComparison::Verdict RunComparison::verdictFor(const analysis::OpComparison& op) {
+    return op.judged ? verdictFor(op.verdict) : Verdict::NotCompared;
+}
+
 QColor RunComparison::verdictColor(Verdict verdict) {
     switch (verdict) {
         case Verdict::Matches:
@@ -325,7 +329,7 @@ void RunComparison::Run::buildLookups() {
         const auto& op = r.ops[i];
         if (op.verdict != analysis::OpVerdict::Matches) divergingOps.push_back(i);
         if (op.candidateOp >= ops) continue;
-        const Verdict v = verdictFor(op.verdict);
+        const Verdict v = verdictFor(op);
         Verdict& shown = verdicts[op.candidateOp];
         if (static_cast<int>(v) > static_cast<int>(shown)) shown = v;
         if (lastOfOp[op.candidateOp] == kNone)
@@ -370,7 +374,7 @@ RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp, int32_t ro
                                                                        : Verdict::NotCompared;
     }
     const uint32_t i = comparedOp(candidateOp, round);
-    return i == kNone ? Verdict::NotCompared : verdictFor(shown_->result.ops[i].verdict);
+    return i == kNone ? Verdict::NotCompared : verdictFor(shown_->result.ops[i]);
 }
 
 uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {

@@ -36,6 +36,8 @@ public:
     static QColor verdictColor(Verdict verdict);
     // A compared op execution's verdict as the views show it.
     static Verdict verdictFor(analysis::OpVerdict verdict);
+    // An execution's: NotCompared when nothing of it could be judged (OpComparison::judged).
+    static Verdict verdictFor(const analysis::OpComparison& op);
 
     // How far a compared tensor is from its reference, as the tables and plots show it.
     enum class Measure { MaxRelativeError, MaxAbsoluteError, Cosine, MaxUlpError };
