@@ -25,7 +25,7 @@ void ConfigState::startWith(const std::string& path) {
     if (format::fileExists(path)) {
         auto result = format::loadOpConfigFile(path);
         if (result.ok())
-            apply(*result.config, "file");
+            apply(*result.config, "file", result.issues);
         else
             runtime_.status().warning(
                 "config rejected, dumping stays disabled until it is fixed:\n" +
@@ -47,7 +47,7 @@ void ConfigState::onFileChanged(const std::string& path, bool removed) {
         reject(format::describeIssues(result.issues), "file");
         return;
     }
-    apply(*result.config, "file");
+    apply(*result.config, "file", result.issues);
 }
 
 std::string ConfigState::applyText(const std::string& text, const std::string& source) {
@@ -57,7 +57,7 @@ std::string ConfigState::applyText(const std::string& text, const std::string& s
         reject(reason, source);
         return reason;
     }
-    apply(*result.config, source);
+    apply(*result.config, source, result.issues);
     const std::string path = runtime_.configPath();
     if (!path.empty()) {
         // Keep the file in step, so that what is on disk is what runs. The watcher will see
@@ -75,7 +75,8 @@ void ConfigState::reject(const std::string& reason, const std::string& source) {
     runtime_.notify([&](RuntimeListener& l) { l.configRejected(reason, source); });
 }
 
-void ConfigState::apply(const format::OpConfig& config, const std::string& source) {
+void ConfigState::apply(const format::OpConfig& config, const std::string& source,
+                        const std::vector<format::ConfigIssue>& warnings) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         const bool unchanged = config_ && config_->config == config;
@@ -95,6 +96,11 @@ void ConfigState::apply(const format::OpConfig& config, const std::string& sourc
     if (config.saveChild)
         summary += " save_child=true filter_level=" + std::to_string(config.filterLevel);
     runtime_.status().info(summary);
+    // What was accepted but is worth saying (a key given twice: only its last value counts), as
+    // `probe config validate` says it; applied without a word, the first "task" read as the one.
+    if (!warnings.empty())
+        runtime_.status().warning("config applied with warnings:\n" +
+                                  format::describeIssues(warnings));
     runtime_.notify([&](RuntimeListener& l) { l.configApplied(config, source); });
 }
 

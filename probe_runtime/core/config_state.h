@@ -9,7 +9,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
+#include "probe/format/config_issue.h"
 #include "probe/format/op_config.h"
 
 namespace probe::runtime {
@@ -42,7 +44,9 @@ public:
     std::string applyText(const std::string& text, const std::string& source);
 
 private:
-    void apply(const format::OpConfig& config, const std::string& source);
+    // `warnings`: what the parser accepted but says (ConfigIssue::warning), said beside it.
+    void apply(const format::OpConfig& config, const std::string& source,
+               const std::vector<format::ConfigIssue>& warnings = {});
     void reject(const std::string& reason, const std::string& source);
 
     Runtime& runtime_;

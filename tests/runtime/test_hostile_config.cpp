@@ -138,7 +138,9 @@ TEST_F(HostileConfig, ALinkToAFifoIsJudgedByWhatItLeadsTo) {
 }
 
 TEST_F(HostileConfig, ARepeatedKeyIsAcceptedWithItsLastValue) {
-    // It was warned about ("only the last value counts") and then the whole file refused.
+    // It was warned about ("only the last value counts") and then the whole file refused; then
+    // applied without a word (the first "ids" readable as the one in force), as `probe config
+    // validate` warns.
     start(kLayer2);
     NativeModel model({});
     model.run();
@@ -150,6 +152,8 @@ TEST_F(HostileConfig, ARepeatedKeyIsAcceptedWithItsLastValue) {
     const auto rounds = layersByRound(2);
     EXPECT_EQ(rounds[0], std::set<std::string>{"2"});
     EXPECT_EQ(rounds[1], std::set<std::string>{"0"});
+    EXPECT_TRUE(
+        anyContains(statusMessages(), "config applied with warnings", "is given more than once"));
 }
 
 TEST_F(HostileConfig, ANonUtf8PathIsNamedPrintably) {
