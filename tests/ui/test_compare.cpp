@@ -402,22 +402,18 @@ TEST_F(CompareTest, TheComparisonModelsStayConsistent) {
             sortAndWait(data::CompareOpsModel::MaxRelativeErrorColumn, Qt::DescendingOrder));
         EXPECT_FALSE(table.sorting());
         ASSERT_EQ(table.rowCount(), static_cast<int>(r.ops.size()));
-        // The worst first: NaN (NaN or Inf in one run), then the errors from the largest.
+        // The worst first: NaN as bad as an infinite error, then the errors from the largest.
+        const auto severity = [](double v) { return std::isnan(v) ? INFINITY : v; };
         for (int row = 1; row < table.rowCount(); ++row) {
             const QVariant a = table.index(row - 1, data::CompareOpsModel::MaxRelativeErrorColumn)
                                    .data(data::CompareOpsModel::SortRole),
                            b = table.index(row, data::CompareOpsModel::MaxRelativeErrorColumn)
                                    .data(data::CompareOpsModel::SortRole);
-            if (std::isnan(b.toDouble())) {
-                EXPECT_TRUE(std::isnan(a.toDouble())) << row;
-                continue;
-            }
-            if (std::isnan(a.toDouble())) continue;
-            EXPECT_GE(a.toDouble(), b.toDouble()) << row;
+            EXPECT_GE(severity(a.toDouble()), severity(b.toDouble())) << row;
             const uint32_t
                 opA = table.index(row - 1, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt(),
                 opB = table.index(row, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt();
-            if (a.toDouble() == b.toDouble()) {
+            if (severity(a.toDouble()) == severity(b.toDouble())) {
                 EXPECT_LT(opA, opB) << "ties in execution order";
             }
         }
@@ -1527,13 +1523,12 @@ TEST(CompareTable, ABigTableFillsInSlicesAndSortsLikeAStableSortKeepingTheSelect
         std::vector<double> key(n);
         for (uint32_t i = 0; i < n; ++i)
             key[i] = RunComparison::opMeasure(r, i, measure).value_or(-1.0);
-        const bool nanFirst =
-            (order == Qt::DescendingOrder) == (measure != RunComparison::Measure::Cosine);
+        // NaN as bad as the worst infinity (an error's +Inf, a cosine's -Inf), ties kept.
+        const double nanKey = measure == RunComparison::Measure::Cosine ? -INFINITY : INFINITY;
+        for (double& k : key)
+            if (std::isnan(k)) k = nanKey;
         std::stable_sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) {
-            const double x = key[a], y = key[b];
-            if (std::isnan(x) || std::isnan(y))
-                return std::isnan(x) != std::isnan(y) && std::isnan(x) == nanFirst;
-            return order == Qt::DescendingOrder ? y < x : x < y;
+            return order == Qt::DescendingOrder ? key[b] < key[a] : key[a] < key[b];
         });
         return ops;
     };
@@ -1553,10 +1548,11 @@ TEST(CompareTable, ABigTableFillsInSlicesAndSortsLikeAStableSortKeepingTheSelect
         byMeasure(all, RunComparison::Measure::MaxRelativeError, Qt::DescendingOrder);
     ASSERT_NE(expected, all);  // the sort moved rows
     ASSERT_EQ(shownOps(), expected);
-    // The worst on top: an op whose error is NaN (a NaN or Inf in one run), not at the bottom.
-    EXPECT_TRUE(std::isnan(table.index(0, data::CompareOpsModel::MaxRelativeErrorColumn)
-                               .data(data::CompareOpsModel::SortRole)
-                               .toDouble()));
+    // The worst on top: an op whose error is not finite (a NaN or Inf in one run), not at the
+    // bottom; the earliest of them, the first divergence, before those that inherit it.
+    EXPECT_FALSE(std::isfinite(table.index(0, data::CompareOpsModel::MaxRelativeErrorColumn)
+                                   .data(data::CompareOpsModel::SortRole)
+                                   .toDouble()));
 
     // Select the first born-here op's row (current too), then sort by name through the header.
     const uint32_t chosen = *r.firstBornHere;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
@@ -130,14 +131,18 @@ CompareOpsModel::Order sortedOps(const analysis::CompareResult& r, const MadeMea
             return descending ? keys[b] < keys[a] : keys[a] < keys[b];
         });
     } else {
+        // A NaN measure ties with the worst infinity: among them the earliest op comes first (the
+        // born-here op with its Inf error, before the hundreds of NaN ones that inherit it).
+        const double nanKey = CompareOpsModel::nanSortsFirst(column, order) == descending
+                                  ? std::numeric_limits<double>::infinity()
+                                  : -std::numeric_limits<double>::infinity();
         std::vector<double> keys(count);
-        for (size_t place = 0; place < count; ++place) keys[place] = keyAt(place).toDouble();
-        const bool nanFirst = CompareOpsModel::nanSortsFirst(column, order);
+        for (size_t place = 0; place < count; ++place) {
+            keys[place] = keyAt(place).toDouble();
+            if (std::isnan(keys[place])) keys[place] = nanKey;
+        }
         std::stable_sort(position.begin(), position.end(), [&](uint32_t a, uint32_t b) {
-            const double x = keys[a], y = keys[b];
-            if (std::isnan(x) || std::isnan(y))
-                return std::isnan(x) != std::isnan(y) && std::isnan(x) == nanFirst;
-            return descending ? y < x : x < y;
+            return descending ? keys[b] < keys[a] : keys[a] < keys[b];
         });
     }
     auto sorted = std::make_shared<std::vector<uint32_t>>(count);
