@@ -1017,6 +1017,24 @@ TEST_F(SmallComparedPair, TheTreesVerdictsAreThoseOfTheRoundChosen) {
 
 // The arrow keys in the compared-ops table select the op of the row they move to, as a click
 // does: only the highlight moved, the tree and the plots stayed (found by a GUI walk).
+// The legend's colours say what they mean, "born here (inside)" included (the table shows it,
+// no legend named it).
+TEST_F(SmallComparedPair, TheLegendSaysWhatEachVerdictMeans) {
+    int swatches = 0;
+    for (QLabel* label : panel_->findChildren<QLabel*>()) {
+        const QString text = label->text();
+        if (text != "born here" && text != "inherited" && text != "matches" &&
+            text != "only in one run")
+            continue;
+        ++swatches;
+        EXPECT_FALSE(label->toolTip().isEmpty()) << text.toStdString();
+        if (text == "born here") {
+            EXPECT_TRUE(label->toolTip().contains("born here (inside)"));
+        }
+    }
+    EXPECT_EQ(swatches, 4);
+}
+
 TEST_F(SmallComparedPair, TheArrowKeysInTheTableSelectTheirOpAsAClickDoes) {
     window_.show();
     window_.activateWindow();

@@ -46,6 +46,27 @@ double dotSize(Verdict verdict) {
     return verdict == Verdict::Matches ? 4 : 7;
 }
 
+// What a verdict's colour says, for the legend: the table's "born here (inside)" was in no legend.
+QString verdictMeaning(Verdict verdict) {
+    switch (verdict) {
+        case Verdict::BornHere:
+            return ComparePanel::tr(
+                "Where a divergence is born: the op's inputs match and an output differs, or an "
+                "input differs that no compared op made (a parameter, the model's input). \"born "
+                "here (inside)\": it surfaces here, born in an op inside this one");
+        case Verdict::Inherited:
+            return ComparePanel::tr(
+                "An input differs that came from an op where a divergence was born or inherited");
+        case Verdict::Matches:
+            return ComparePanel::tr("Every tensor of the op within the noise floor of its dtype");
+        case Verdict::OnlyInOneRun:
+            return ComparePanel::tr("Ran in one run only: listed on the \"In one run only\" tab");
+        case Verdict::NotCompared:
+            break;
+    }
+    return {};
+}
+
 QCustomPlot* makePlot(QWidget* parent) {
     auto* plot = new QCustomPlot(parent);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -128,6 +149,7 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     for (Verdict v :
          {Verdict::BornHere, Verdict::Inherited, Verdict::Matches, Verdict::OnlyInOneRun}) {
         auto* swatch = new QLabel(RunComparison::verdictText(v), this);
+        swatch->setToolTip(verdictMeaning(v));
         swatch->setStyleSheet(
             QStringLiteral("background: %1; border: 1px solid #999; padding: 1px 6px")
                 .arg(RunComparison::verdictColor(v).name()));
