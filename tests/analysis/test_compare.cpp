@@ -29,6 +29,7 @@
 #include "analysis/row_order_reader.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/row_order.h"
+#include "probe/format/statistic_csv.h"
 #include "probe/format/tensor_bin.h"
 #include "probe/probe.h"
 #include "read_dump.h"
@@ -1785,21 +1786,46 @@ TEST(Compare, ReportsForScripts) {
     EXPECT_NE(error.find("cannot"), std::string::npos) << error;
 }
 
-// A compared tensor's statistics are its rows' (the result keeps no copy of them), and where the
-// dump left them out (task tensor) and both runs' data were measured, the data's.
-// A dump of statistics against one of task "tensor" (its statistics N/A, its data on that side
-// only): nothing to judge any tensor by, which is said, never "no tensor diverges" (they were
-// counted as compared by statistics, and matching, whatever the values).
-TEST(Compare, TensorsWithNothingToJudgeThemByAreNotCountedAsMatching) {
+// A dump of statistics against one of task "tensor" (its statistics N/A): the tensor run's data
+// gives the statistics it left out, printed as an op-level dump prints them, and the tensors are
+// judged by statistics (999 against 2 diverges; the same values match, to the bit). Without
+// the data (--no-data), nothing is left to judge them by, which is said, never "no tensor
+// diverges": they were counted as compared by statistics and matching, whatever the values.
+TEST(Compare, ATensorRunIsJudgedAgainstStatisticsByItsDatasStatistics) {
     TempDir dir;
     auto write = [&](const char* name, const char* task, float x) {
         ApiRun run(dir, name, task);
-        run.op("relu", {{1, x}}, {{1, x}});
+        run.op("relu", {{-1, x / 3}}, {{-1, x / 3}});
         return run.finish();
     };
     const DumpIndex statistics = indexOf(write("s", "statistics", 2)),
-                    tensors = indexOf(write("t", "tensor", 999));
-    const auto result = compareDumps(statistics, tensors, {});
+                    same = indexOf(write("t", "tensor", 2)),
+                    other = indexOf(write("t2", "tensor", 999));
+    CompareOptions exact;
+    exact.exact = true;
+    for (const DumpIndex* tensors : {&same, &other}) {
+        for (uint32_t row = 0; row < tensors->rowCount(); ++row)
+            ASSERT_EQ(tensors->row(row).present, 0) << "task tensor writes no statistics";
+        const auto result =
+            compareDumps(statistics, *tensors, tensors == &same ? exact : CompareOptions{});
+        ASSERT_EQ(result.tensors.size(), 2u);
+        EXPECT_EQ(result.tensorsUnmeasured, 0u);
+        EXPECT_EQ(result.tensorsWithData, 0u);  // by statistics: one run kept no data
+        EXPECT_EQ(result.diverges(), tensors == &other);
+        for (uint32_t t = 0; t < 2; ++t) {
+            EXPECT_EQ(result.candidateStats(t).present, 0xf) << t;
+            EXPECT_EQ(
+                result.candidateStats(t).value[0],
+                format::parseStatValue(
+                    format::formatStatValue(double((tensors == &same ? 2 : 999) / 3.0f)), nullptr)
+                    .value())
+                << t;
+        }
+    }
+
+    CompareOptions noData;
+    noData.useTensorData = false;
+    const auto result = compareDumps(statistics, same, noData);
     ASSERT_EQ(result.tensors.size(), 2u);
     EXPECT_EQ(result.tensorsUnmeasured, 2u);
     EXPECT_TRUE(result.nothingCompared());
@@ -1817,12 +1843,6 @@ TEST(Compare, TensorsWithNothingToJudgeThemByAreNotCountedAsMatching) {
         EXPECT_FALSE(op.judged);
         EXPECT_STREQ(verdictName(op), "not judged");
     }
-    // Statistics in both: judged, the 999 found.
-    const DumpIndex other = indexOf(write("s2", "statistics", 999));
-    const auto judged = compareDumps(statistics, other, {});
-    EXPECT_EQ(judged.tensorsUnmeasured, 0u);
-    EXPECT_TRUE(judged.diverges());
-    for (const auto& op : judged.ops) EXPECT_TRUE(op.judged);
 }
 
 TEST(Compare, StatisticsAreTheRowsOrWhereTheDumpLeftThemOutTheDatas) {

@@ -864,14 +864,20 @@ private:
         };
         refFacts_ = facts(ref_, true);
         candFacts_ = facts(cand_, false);
-        // Where both runs kept the data, a slot for its measures.
+        // Where both runs kept the data, a slot for its measures. Where one run kept the data
+        // and left its statistics out (task "tensor") and the other kept statistics only, a slot
+        // for the statistics the data gives (measureTensor): without them, nothing in common.
         for (auto& t : result_.tensors) {
-            if (!options_.useTensorData || !ref_.row(t.referenceRow).hasTensorFile ||
-                !cand_.row(t.candidateRow).hasTensorFile)
-                continue;
+            if (!options_.useTensorData) continue;
+            const StatRecord &rr = ref_.row(t.referenceRow), &cr = cand_.row(t.candidateRow);
+            const bool both = rr.hasTensorFile && cr.hasTensorFile;
+            const bool oneSided =
+                rr.hasTensorFile != cr.hasTensorFile &&
+                (rr.hasTensorFile ? !rr.present && cr.present : !cr.present && rr.present);
+            if (!both && !oneSided) continue;
             t.dataIndex = static_cast<uint32_t>(result_.measures.size());
             result_.measures.emplace_back();
-            outputsWithData_ += t.isOutput ? 1 : 0;
+            outputsWithData_ += both && t.isOutput ? 1 : 0;
         }
         result_.measuredStats.resize(result_.measures.size());
     }
@@ -900,7 +906,7 @@ private:
         if (referenceStats.present)
             statsPrint_[i] = statsFingerprint(refDType.hash, count, referenceStats);
 
-        if (t.dataIndex != kNone && !shapeDiffers_[i]) {
+        if (t.dataIndex != kNone && !shapeDiffers_[i] && rr.hasTensorFile && cr.hasTensorFile) {
             auto a = tensorOf(ref_, t.referenceRow, error);
             auto b = a ? tensorOf(cand_, t.candidateRow, error) : std::nullopt;
             if (a && b && a->header.dims != b->header.dims) {
@@ -914,6 +920,26 @@ private:
                 fillStats(referenceStats, a->stats);
                 fillStats(candidateStats, b->stats);
                 result_.measuredStats[t.dataIndex] = {referenceStats, candidateStats};
+            }
+        }
+        if (t.dataIndex != kNone && !t.hasData && !shapeDiffers_[i] &&
+            !referenceStats.present != !candidateStats.present) {
+            // One run's data, the other's statistics: the data's statistics stand for those its
+            // run left out, and the tensor is judged by statistics.
+            const bool fromReference = !referenceStats.present;
+            if (auto one = tensorOf(fromReference ? ref_ : cand_,
+                                    fromReference ? t.referenceRow : t.candidateRow, error)) {
+                StatValues& filled = fromReference ? referenceStats : candidateStats;
+                fillStats(filled, one->stats);
+                // Against statistics an op-level dump printed (six decimals), as it would have
+                // printed these: the same tensor then has the same statistics to the bit, and
+                // nothing downstream "differs" by the printing alone.
+                if ((fromReference ? cand_ : ref_).layout() == DumpLayout::Atb)
+                    for (double& v : filled.value)
+                        v = format::parseStatValue(format::formatStatValue(v), nullptr).value_or(v);
+                result_.measuredStats[t.dataIndex] = {referenceStats, candidateStats};
+                if (fromReference && referenceStats.present)
+                    statsPrint_[i] = statsFingerprint(refDType.hash, count, referenceStats);
             }
         }
         const DataMeasures& m = result_.data(static_cast<uint32_t>(i));
@@ -1600,18 +1626,27 @@ StatisticDiffs CompareResult::statisticDiffs(uint32_t tensor) const {
     return diffStatistics(referenceStats(tensor), candidateStats(tensor));
 }
 
+// The statistics measured for a tensor (both runs' data, or one run's data beside the other's
+// statistics), or null when its rows' own stand.
+namespace {
+const std::pair<StatValues, StatValues>* measuredStatsOf(const CompareResult& r, uint32_t tensor) {
+    const TensorComparison& t = r.tensors[tensor];
+    if (t.dataIndex >= r.measuredStats.size()) return nullptr;
+    const auto& measured = r.measuredStats[t.dataIndex];
+    return t.hasData || (measured.first.present && measured.second.present) ? &measured : nullptr;
+}
+}  // namespace
+
 StatValues CompareResult::referenceStats(uint32_t tensor) const {
     if (tensor >= tensors.size() || !reference) return {};
-    const TensorComparison& t = tensors[tensor];
-    if (t.hasData && t.dataIndex < measuredStats.size()) return measuredStats[t.dataIndex].first;
-    return statValuesOf(reference->row(t.referenceRow));
+    if (const auto* measured = measuredStatsOf(*this, tensor)) return measured->first;
+    return statValuesOf(reference->row(tensors[tensor].referenceRow));
 }
 
 StatValues CompareResult::candidateStats(uint32_t tensor) const {
     if (tensor >= tensors.size() || !candidate) return {};
-    const TensorComparison& t = tensors[tensor];
-    if (t.hasData && t.dataIndex < measuredStats.size()) return measuredStats[t.dataIndex].second;
-    return statValuesOf(candidate->row(t.candidateRow));
+    if (const auto* measured = measuredStatsOf(*this, tensor)) return measured->second;
+    return statValuesOf(candidate->row(tensors[tensor].candidateRow));
 }
 
 std::vector<uint32_t> CompareResult::bornHereAncestors(uint32_t o) const {
