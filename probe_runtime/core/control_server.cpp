@@ -267,9 +267,12 @@ void ControlServer::acceptClient() {
             continue;
         }
         if (clients_.size() >= kMaxClients) {
-            const std::string refusal =
-                errorLine("the probe serves " + std::to_string(kMaxClients) +
-                          " clients already; connect again once one of them has gone");
+            // `refused`, as to a client of another protocol: the application says why it could
+            // not attach (it said only that the probe closed the connection).
+            const std::string refusal = control::toLine(
+                control::Refused{control::kProtocolVersion,
+                                 "the probe serves " + std::to_string(kMaxClients) +
+                                     " clients already; connect again once one of them has gone"});
             const ssize_t n =
                 ::send(fd, refusal.data(), refusal.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
             (void)n;

@@ -415,8 +415,8 @@ TEST_F(ControlSocket, ClientsBeyondAFewDozenAreRefusedWithTheReason) {
     ASSERT_GE(held.size(), 8u);  // room for the application and the command line
     ASSERT_LE(held.size(), 64u);
     const auto notice = nlohmann::json::parse(refusal);
-    EXPECT_EQ(notice.value("level", ""), "error") << refusal;
-    EXPECT_NE(notice.value("text", "").find("clients already"), std::string::npos) << refusal;
+    EXPECT_EQ(notice.value("type", ""), "refused") << refusal;
+    EXPECT_NE(notice.value("reason", "").find("clients already"), std::string::npos) << refusal;
     char byte;
     EXPECT_EQ(::read(refusedFd, &byte, 1), 0);  // closed
     ::close(refusedFd);
