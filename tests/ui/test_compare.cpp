@@ -1210,6 +1210,22 @@ TEST_F(SmallComparedPair, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) 
         }
     }
     EXPECT_EQ(marks, pair.candidate.markers.size());
+    // Each kind of mark shown is named in the legend, once: an Inf's triangle on the top edge read
+    // as a value there (found by a GUI walk).
+    QStringList named;
+    for (int i = 0; i < plot->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i)))
+            named << item->plottable()->name();
+    for (int g = 2; g < plot->graphCount(); ++g)
+        if (plot->graph(g)->dataCount() > 0) {
+            const QString shape =
+                plot->graph(g)->scatterStyle().shape() == QCPScatterStyle::ssCross
+                    ? "NaN (at the edge)"
+                : plot->graph(g)->scatterStyle().shape() == QCPScatterStyle::ssTriangle
+                    ? "+Inf (at the edge)"
+                    : "-Inf (at the edge)";
+            EXPECT_EQ(named.count(shape), 1) << shape.toStdString();
+        }
     // The tensor in both runs: elements not finite in one run only, and no largest difference
     // of 0 beside them ("the largest absolute difference …, 0 at element [0, 0]").
     const auto& idx = context_.store()->index();

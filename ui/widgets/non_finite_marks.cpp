@@ -34,14 +34,37 @@ QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
     return g;
 }
 
+QString nonFiniteMarkName(data::PlotSeries::Mark mark) {
+    switch (mark) {
+        case data::PlotSeries::Mark::Nan:
+            return QStringLiteral("NaN (at the edge)");
+        case data::PlotSeries::Mark::PosInf:
+            return QStringLiteral("+Inf (at the edge)");
+        case data::PlotSeries::Mark::NegInf:
+            return QStringLiteral("-Inf (at the edge)");
+    }
+    return {};
+}
+
 void NonFiniteMarks::add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color,
                          int lane) {
     lane_ = lane;
     for (int m = 0; m < 3; ++m) {
         bool any = false;
         for (const auto& marker : series.markers) any = any || static_cast<int>(marker.mark) == m;
-        if (any)
-            graphs_[m] = addNonFiniteMarkGraph(plot, static_cast<data::PlotSeries::Mark>(m), color);
+        if (!any) continue;
+        const auto mark = static_cast<data::PlotSeries::Mark>(m);
+        graphs_[m] = addNonFiniteMarkGraph(plot, mark, color);
+        // In the legend once per kind shown: a triangle on the top edge read as a value there.
+        const QString name = nonFiniteMarkName(mark);
+        bool listed = false;
+        for (int i = 0; i < plot->legend->itemCount() && !listed; ++i)
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i)))
+                listed = item->plottable()->name() == name;
+        if (!listed) {
+            graphs_[m]->setName(name);
+            graphs_[m]->addToLegend();
+        }
     }
 }
 

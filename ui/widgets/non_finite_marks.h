@@ -5,6 +5,7 @@
 // pointing down for -Inf at its bottom edge, in the series' colour, where its line breaks off.
 
 #include <QColor>
+#include <QString>
 
 #include "statistics_series.h"
 
@@ -31,11 +32,15 @@ double nonFiniteMarkY(const QCustomPlot* plot, data::PlotSeries::Mark mark, int 
 QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
                                 const QColor& color);
 
+// The legend's name of a kind of mark: "NaN (at the edge)", "+Inf (…)", "-Inf (…)".
+QString nonFiniteMarkName(data::PlotSeries::Mark mark);
+
 class NonFiniteMarks {
 public:
-    // Makes the marks' graphs of `series` on `plot` (none for a kind the series has none of),
-    // out of the legend, in `lane` (see kNonFiniteMarkLaneStep). Their places come with place(),
-    // once the axes are laid out.
+    // Makes the marks' graphs of `series` on `plot` (none for a kind the series has none of), in
+    // `lane` (see kNonFiniteMarkLaneStep), each kind named once in the legend (a plot of several
+    // series: by the first one's marks). Their places come with place(), once the axes are laid
+    // out.
     void add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color, int lane = 0);
     // Puts the marks of `series` (the one given to add()) at the edges as the axes now are.
     void place(const QCustomPlot* plot, const data::PlotSeries& series) const;
