@@ -50,18 +50,18 @@ void findCsvFiles(const std::string& dir, int depth, std::vector<std::string>& o
 // Calls onLine(line, number) for each line of the file at `path` (its end of line left out),
 // read a chunk at a time: a monitor's file grows with parameters times steps (32 MB for 150
 // parameters and 1000 steps, which a whole-file limit of 16 MiB skipped, saying "no NaN"). A line
-// longer than kMaxLineBytes, and a last line without its end, are problems, not lines. False
-// when the file cannot be read (said in `problems`).
+// longer than kMaxLineBytes, and a last line without its end, are problems, not lines, as is a
+// file that cannot be read.
 constexpr size_t kMaxLineBytes = size_t{1} << 20;
 constexpr uint64_t kMaxCsvBytes = uint64_t{1} << 40;
 template <typename OnLine>
-bool forEachLine(const std::string& path, OnLine onLine, std::vector<std::string>& problems) {
+void forEachLine(const std::string& path, OnLine onLine, std::vector<std::string>& problems) {
     uint64_t size = 0;
     std::string error;
     const int fd = format::openRegularFile(path, kMaxCsvBytes, &size, &error);
     if (fd < 0) {
         problems.push_back(path + ": " + error);
-        return false;
+        return;
     }
     std::vector<char> chunk(size_t{1} << 20);
     std::string pending;
@@ -102,7 +102,6 @@ bool forEachLine(const std::string& path, OnLine onLine, std::vector<std::string
     if (ok && !pending.empty())
         problems.push_back(path + ": line " + std::to_string(number + 1) +
                            ": cut short (no end of line), skipped");
-    return ok;
 }
 
 // "rank3" from the nearest directory whose name holds rank<digits>.

@@ -340,8 +340,7 @@ void AppContext::takeConfigOfDump(const std::string& dumpRoot) {
     const bool showsLastDumps = !configOfDump_.isEmpty() && config_->origin() == configOfDump_;
     configOfDump_.clear();
     const QString root = QString::fromStdString(dumpRoot);
-    const QString path =
-        QFileInfo(root).dir().absoluteFilePath(QStringLiteral("probe_config.json"));
+    const QString path = data::runConfigBeside(root);
     const auto opConfigText = [&]() -> std::optional<std::string> {
         if (QFileInfo(root).fileName() != QLatin1String("atb_dump_data")) return std::nullopt;
         // A regular file within the configs' limit only (a FIFO would block here).

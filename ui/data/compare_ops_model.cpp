@@ -79,15 +79,6 @@ QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made,
     return {};
 }
 
-}  // namespace
-
-bool CompareOpsModel::nanSortsFirst(int column, Qt::SortOrder order) {
-    const bool worstIsLargest = column != CosineColumn;
-    return (order == Qt::DescendingOrder) == worstIsLargest;
-}
-
-namespace {
-
 // The `count` listed ops (`listed`, in execution order; nullptr: every compared op) ordered by
 // `column`, with the row of each; stable, so ties stay in execution order. Column -1: execution
 // order (nothing listed). Any thread: reads the result and the made measures only.
@@ -133,9 +124,9 @@ CompareOpsModel::Order sortedOps(const analysis::CompareResult& r, const MadeMea
     } else {
         // A NaN measure ties with the worst infinity: among them the earliest op comes first (the
         // born-here op with its Inf error, before the hundreds of NaN ones that inherit it).
-        const double nanKey = CompareOpsModel::nanSortsFirst(column, order) == descending
-                                  ? std::numeric_limits<double>::infinity()
-                                  : -std::numeric_limits<double>::infinity();
+        const double nanKey = column == CompareOpsModel::CosineColumn
+                                  ? -std::numeric_limits<double>::infinity()
+                                  : std::numeric_limits<double>::infinity();
         std::vector<double> keys(count);
         for (size_t place = 0; place < count; ++place) {
             keys[place] = keyAt(place).toDouble();

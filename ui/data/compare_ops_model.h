@@ -55,13 +55,11 @@ public:
     bool divergingOnly() const { return divergingOnly_; }
     // Orders the rows by a column's SortRole (ties and column -1: execution order); kept for
     // later results and filters. A measure that is NaN is the worst it can say (NaN or Inf in one
-    // run), as bad as an infinite error: first when the worst comes first (errors descending,
-    // cosine ascending), last otherwise (nanSortsFirst); a descending sort of errors put them
-    // last, below every number.
+    // run), as bad as the worst infinity (an error's +Inf, a cosine's -Inf): first when the worst
+    // comes first (errors descending, cosine ascending), last otherwise.
     // Tables of more than inlineSortRows() rows are sorted on a worker thread: the order changes
     // when sortApplied() is emitted.
     void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
-    static bool nanSortsFirst(int column, Qt::SortOrder order);
     void setInlineSortRows(size_t rows) { inlineSortRows_ = rows; }
     size_t inlineSortRows() const { return inlineSortRows_; }
     // A sort of the rows is under way off the GUI thread.

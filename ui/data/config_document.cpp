@@ -70,6 +70,10 @@ QString shortConfigName(const QString& path) {
                : folder + QLatin1Char('/') + info.fileName();
 }
 
+QString runConfigBeside(const QString& root) {
+    return QFileInfo(root).dir().absoluteFilePath(QStringLiteral("probe_config.json"));
+}
+
 void ConfigDocument::startNew(Kind kind) {
     kind_ = kind;
     filePath_.clear();

@@ -31,6 +31,9 @@ class OpSelection;
 // A config file named for people: its folder's name and its own ("runA/probe_config.json"), the
 // folder being what tells one run's probe_config.json from another's.
 QString shortConfigName(const QString& path);
+// The config `probe run` (and the launch form) keeps beside a dump's atb_dump_data, `root`: the
+// run's record of what it ran with (<output>/probe_config.json).
+QString runConfigBeside(const QString& root);
 
 class ConfigDocument : public QObject {
     Q_OBJECT

@@ -695,8 +695,7 @@ void ConfigEditor::keepRecordOfEndedRun() {
     const QString record = session_->configPath();
     const QString dumpRoot = session_->dumpRoot();
     if (record.isEmpty() || dumpRoot.isEmpty() || document_->filePath() != record ||
-        QFileInfo(record).absoluteFilePath() !=
-            QFileInfo(dumpRoot).dir().absoluteFilePath(QStringLiteral("probe_config.json")))
+        QFileInfo(record).absoluteFilePath() != data::runConfigBeside(dumpRoot))
         return;
     document_->startFrom(document_->kind(), record, document_->text(), document_->isModified());
     updateHeader();
