@@ -77,12 +77,23 @@ void ConfigState::reject(const std::string& reason, const std::string& source) {
 
 void ConfigState::apply(const format::OpConfig& config, const std::string& source,
                         const std::vector<format::ConfigIssue>& warnings) {
+    // What was accepted but is worth saying (a key given twice: only its last value counts), as
+    // `probe config validate` says it; applied without a word, the first "task" read as the one.
+    // Said even when the config is the one in force already: the file still holds the puzzle.
+    auto sayWarnings = [&] {
+        if (!warnings.empty())
+            runtime_.status().warning("config applied with warnings:\n" +
+                                      format::describeIssues(warnings));
+    };
     {
         std::lock_guard<std::mutex> lock(mutex_);
         const bool unchanged = config_ && config_->config == config;
         // The file rewritten with what is in force already (by a client's push, say): nothing
-        // to say. A client asking for it is still answered.
-        if (unchanged && source == "file") return;
+        // else to say. A client asking for it is still answered.
+        if (unchanged && source == "file") {
+            sayWarnings();
+            return;
+        }
         if (!unchanged)
             config_ = std::make_shared<ConfigSnapshot>(ConfigSnapshot{config, ++generation_});
     }
@@ -96,11 +107,7 @@ void ConfigState::apply(const format::OpConfig& config, const std::string& sourc
     if (config.saveChild)
         summary += " save_child=true filter_level=" + std::to_string(config.filterLevel);
     runtime_.status().info(summary);
-    // What was accepted but is worth saying (a key given twice: only its last value counts), as
-    // `probe config validate` says it; applied without a word, the first "task" read as the one.
-    if (!warnings.empty())
-        runtime_.status().warning("config applied with warnings:\n" +
-                                  format::describeIssues(warnings));
+    sayWarnings();
     runtime_.notify([&](RuntimeListener& l) { l.configApplied(config, source); });
 }
 

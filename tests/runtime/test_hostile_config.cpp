@@ -156,6 +156,22 @@ TEST_F(HostileConfig, ARepeatedKeyIsAcceptedWithItsLastValue) {
         anyContains(statusMessages(), "config applied with warnings", "is given more than once"));
 }
 
+// The same, with the config in force already: still said (the probe said nothing when the file's
+// last values were those in force).
+TEST_F(HostileConfig, ARepeatedKeyIsSaidEvenWhenTheConfigIsInForceAlready) {
+    start(kLayer2);
+    NativeModel model({});
+    model.run();
+    replaceFile(
+        configPath(),
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0", "ids": "2"})");
+    model.run();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_EQ(layersByRound(2)[1], std::set<std::string>{"2"});
+    EXPECT_TRUE(
+        anyContains(statusMessages(), "config applied with warnings", "is given more than once"));
+}
+
 TEST_F(HostileConfig, ANonUtf8PathIsNamedPrintably) {
     // The config path is named in messages that go into probe_status.json: a byte that is not
     // UTF-8 made the status writer throw (type_error.316) on the housekeeping thread.
