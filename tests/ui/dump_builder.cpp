@@ -61,6 +61,7 @@ format::StatRow DumpBuilder::addRow(int round, const std::string& id, const std:
     row.min = stats.min;
     row.mean = stats.mean;
     row.norm = stats.norm;
+    if (!statisticsPrinted_) row.max = row.min = row.mean = row.norm = std::nullopt;
     // The tensor file, in a directory named after the op (flat here: tests only need it unique).
     const std::string dir = roundDir(round) + "/" + id + "_" +
                             format::safeFileComponent(namePath.substr(namePath.rfind('/') + 1)) +

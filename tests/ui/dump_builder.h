@@ -39,9 +39,12 @@ public:
     void writeModel(const format::ModelStructure& model, const std::string& name = "Model");
     void writeLayer(const format::StructureNode& layer, const std::string& fileName);
     void setStatus(const std::string& state);  // running | complete
+    // Rows added from now on print N/A statistics, as a dump of task tensor does.
+    void setStatisticsPrinted(bool printed) { statisticsPrinted_ = printed; }
 
 private:
     std::string output_, devicePid_, root_;
+    bool statisticsPrinted_ = true;
 };
 
 // A dump.json as PrecisionDebugger writes it (FORMATS.md section 2): three entries (an API call

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -1401,6 +1402,93 @@ TEST(TensorView, AliasesResolveToTheFirstCopyInTheIndex) {
     EXPECT_EQ(index.resolveTensorAlias(row, "2_1_outtensor0.bin"), first.tensorPath);
     EXPECT_EQ(index.resolveTensorAlias(row, "9_outtensor0.bin"), "");
     EXPECT_EQ(index.resolveTensorAlias(row, "garbage"), "");
+}
+
+// A dump of task tensor prints N/A statistics: asked, the reader computes them from the tensor
+// files once the rows are read, a few per poll within its budget, following header-only files
+// to their first copy; a file that cannot be read is said, and its row stays without.
+TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatisticsPrinted(false);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const auto mm = dump.addRow(0, "2_1", "layer/mm", "aten::mm", true, {1.0f, -2.0f, 3.0f});
+    dump.addRow(0, "2_3", "layer/div", "aten::div", true, {nan, 4.0f}, {1, 2});
+    const auto gone = dump.addRow(0, "2_4", "layer/sum", "aten::sum", true, {5.0f});
+    format::StatRow alias = mm;
+    alias.opId = "2_2";
+    alias.opName = "layer/add";
+    alias.isOutput = false;
+    alias.tensorPath =
+        dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {3});
+    dump.appendRaw(0, format::formatStatRow(alias));
+    dump.addRow(1, "2_1", "layer/mm", "aten::mm", true, {0.5f, 0.25f});
+    ASSERT_EQ(::unlink(gone.tensorPath.c_str()), 0);
+    dump.setStatus("complete");
+
+    // Not asked (probe summary, probe compare): the rows are as the dump has them.
+    {
+        auto reader = open(dump.root());
+        const DumpIndex index = readAll(*reader);
+        ASSERT_EQ(index.rowCount(), 5u);
+        for (uint32_t r = 0; r < index.rowCount(); ++r) EXPECT_EQ(index.row(r).present, 0u);
+        EXPECT_EQ(index.rowsWithStatisticsFromData(), 0u);
+    }
+
+    auto reader = open(dump.root());
+    reader->setStatisticsFromTensorFiles(true);
+    DumpIndex index(reader->layout(), reader->root());
+    // A budget of one byte: one file per poll, the rows all read by the first.
+    std::vector<uint64_t> pendingAfterEachPoll;
+    for (int poll = 0; poll < 20; ++poll) {
+        auto delta = reader->poll(1);
+        ASSERT_TRUE(delta.statisticsPending.has_value());
+        pendingAfterEachPoll.push_back(*delta.statisticsPending);
+        index.apply(std::move(delta));
+        if (pendingAfterEachPoll.back() == 0) break;
+    }
+    ASSERT_EQ(index.rowCount(), 5u);
+    EXPECT_EQ(pendingAfterEachPoll, (std::vector<uint64_t>{4, 3, 2, 1, 0}));
+    EXPECT_EQ(index.rowsAwaitingStatistics(), 0u);
+    EXPECT_EQ(index.rowsWithStatisticsFromData(), 4u);
+
+    auto rowOf = [&](const std::string& id, int32_t round) {
+        const uint32_t op = index.findOp(0, id);
+        EXPECT_NE(op, analysis::kNone) << id;
+        return op == analysis::kNone ? analysis::kNone
+                                     : index.slotRow(index.op(op).tensorSlots.at(0), round);
+    };
+    auto expectStats = [&](uint32_t row, double max, double min, double mean, double norm) {
+        ASSERT_NE(row, analysis::kNone);
+        const auto& record = index.row(row);
+        EXPECT_TRUE(record.statsFromData);
+        EXPECT_EQ(record.present, 0xfu);
+        EXPECT_DOUBLE_EQ(record.get(analysis::Stat::Max), max);
+        EXPECT_DOUBLE_EQ(record.get(analysis::Stat::Min), min);
+        EXPECT_DOUBLE_EQ(record.get(analysis::Stat::Mean), mean);
+        EXPECT_NEAR(record.get(analysis::Stat::Norm), norm, 1e-12);
+    };
+    expectStats(rowOf("2_1", 0), 3, -2, 2.0 / 3, std::sqrt(14.0));
+    expectStats(rowOf("2_2", 0), 3, -2, 2.0 / 3, std::sqrt(14.0));  // its first copy's data
+    expectStats(rowOf("2_1", 1), 0.5, 0.25, 0.375, std::sqrt(0.3125));
+    // A NaN makes all four NaN (as PyTorch says): the row, its op and the op's parent say so,
+    // and the first NaN is found where it is.
+    const uint32_t div = rowOf("2_3", 0);
+    ASSERT_NE(div, analysis::kNone);
+    EXPECT_TRUE(std::isnan(index.row(div).get(analysis::Stat::Max)));
+    EXPECT_EQ(index.row(div).anomalies, analysis::kHasNan);
+    EXPECT_EQ(index.op(index.findOp(0, "2_3")).anomalies, analysis::kHasNan);
+    EXPECT_EQ(index.firstAnomalousRow(0, analysis::kHasNan), div);
+    // The file that is gone: said, the row left without statistics.
+    const uint32_t sum = rowOf("2_4", 0);
+    ASSERT_NE(sum, analysis::kNone);
+    EXPECT_EQ(index.row(sum).present, 0u);
+    EXPECT_FALSE(index.row(sum).statsFromData);
+    bool said = false;
+    for (const auto& problem : index.problems())
+        said = said || (problem.find("no statistics from the tensor file") != std::string::npos &&
+                        problem.find(gone.tensorPath) != std::string::npos);
+    EXPECT_TRUE(said);
 }
 
 // statistic.csv records absolute paths into the folder the dump was written to; a copy or a

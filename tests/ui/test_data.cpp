@@ -153,6 +153,34 @@ TEST(DumpStore, TheTreesStatisticsAreThoseOfTheRoundChosen) {
     EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), "1x5");
 }
 
+// A dump of task tensor prints no statistics: the tree shows those of the tensor files, computed
+// after the rows are shown, for rows read at the opening and rows the dump grows by alike.
+TEST(DumpStore, ATensorDumpsStatisticsComeFromItsTensorFiles) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatisticsPrinted(false);
+    dump.setStatus("running");
+    dump.addRow(0, "0", "layer", "Layer", true, {1.0f, -2.0f, 3.0f});
+    dump.addRow(0, "1", "head", "Linear", true, {std::nanf(""), 5.0f});
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    ASSERT_TRUE(waitFor([&] { return s.store.index().rowsWithStatisticsFromData() == 2; }));
+    EXPECT_EQ(s.store.index().rowsAwaitingStatistics(), 0u);
+    EXPECT_EQ(s.text("0", OpTreeModel::MaxColumn), OpTreeModel::formatValue(3.0));
+    EXPECT_EQ(s.text("0", OpTreeModel::MinColumn), OpTreeModel::formatValue(-2.0));
+    EXPECT_EQ(s.text("0", OpTreeModel::MeanColumn), OpTreeModel::formatValue(2.0 / 3));
+    EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), "nan");
+    EXPECT_EQ(s.text("1", OpTreeModel::AnomalyColumn), "NaN");
+
+    // The dump grows: the new round's row gets its statistics too.
+    dump.addRow(1, "0", "layer", "Layer", true, {0.5f, 0.25f});
+    dump.setStatus("complete");
+    s.store.pollNow();
+    ASSERT_TRUE(waitFor([&] { return s.store.index().rowsWithStatisticsFromData() == 3; }));
+    EXPECT_EQ(s.text("0", OpTreeModel::MaxColumn), OpTreeModel::formatValue(0.5));
+    EXPECT_EQ(s.text("0", OpTreeModel::RoundsColumn), "2");
+}
+
 // An op without output rows shows its first input's shape and statistics: said so ("input" in
 // the Shape column, the tensor columns in italics), where they read as its output.
 TEST(DumpStore, AnOpWithoutOutputRowsShowsItsInputSaidSo) {

@@ -21,6 +21,7 @@
 
 #include "analysis/atb_dump.h"
 #include "analysis/parallel_for.h"
+#include "analysis/tensor_view.h"
 #include "probe/format/config_issue.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
@@ -544,6 +545,9 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
     }
     record.present = present;
     record.anomalies = anomalies;
+    if (statisticsFromFiles_ && !present && record.hasTensorFile)
+        awaitingStatistics_.push_back({static_cast<uint32_t>(rowsRead_ + delta.rows.size()),
+                                       tensorPathInDump(file.path, std::string(row.tensorPath))});
     delta.rows.push_back(record);
 }
 
@@ -850,7 +854,48 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
     }
     finished_ = state_ && *state_ != format::DumpState::Running && !delta.more &&
                 delta.bytesDone == delta.bytesTotal;
+    rowsRead_ += delta.rows.size();
+    // New rows first: statistics with what is left of the budget, once they are all read.
+    if (!awaitingStatistics_.empty() && !delta.more)
+        pollStatistics(delta, byteBudget > used ? byteBudget - used : 0);
+    if (statisticsFromFiles_) delta.statisticsPending = awaitingStatistics_.size();
     return delta;
+}
+
+void AtbDumpReader::pollStatistics(DumpDelta& delta, uint64_t budget) {
+    constexpr uint32_t kReportedUnread = 10;
+    uint64_t used = 0;
+    std::deque<AwaitingStatistics> later;  // files not there yet, while the dump is written
+    while (!awaitingStatistics_.empty() && (used == 0 || used < budget)) {
+        AwaitingStatistics awaiting = std::move(awaitingStatistics_.front());
+        awaitingStatistics_.pop_front();
+        struct stat st;
+        const bool found = ::stat(awaiting.path.c_str(), &st) == 0;
+        if (!found && errno == ENOENT && !finished_) {
+            // The probe writes a tensor's file before its row, but a copied or synced dump may
+            // bring them in any order: looked for again at the next poll.
+            later.push_back(std::move(awaiting));
+            continue;
+        }
+        used += std::max<uint64_t>(found ? static_cast<uint64_t>(st.st_size) : 0, 4096);
+        std::string error;
+        const auto tensor = loadTensorValues(awaiting.path, true, &error);
+        if (tensor && tensor->stats.valid) {
+            DumpDelta::RowStatistics& computed = delta.rowStatistics.emplace_back();
+            computed.row = awaiting.row;
+            const double values[kStatCount] = {tensor->stats.max, tensor->stats.min,
+                                               tensor->stats.mean, tensor->stats.norm};
+            std::copy(values, values + kStatCount, computed.value);
+        } else if (!error.empty()) {
+            if (++statisticsUnread_ <= kReportedUnread)
+                delta.problems.push_back("no statistics from the tensor file: " + error);
+            else if (statisticsUnread_ == kReportedUnread + 1)
+                delta.problems.push_back(
+                    "more tensor files could not be read for their statistics (only the first " +
+                    std::to_string(kReportedUnread) + " are listed)");
+        }
+    }
+    for (auto& awaiting : later) awaitingStatistics_.push_back(std::move(awaiting));
 }
 
 void AtbDumpReader::pollRowOrder(DumpDelta& delta, const std::string& devicePid,

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -34,6 +35,7 @@ public:
     const std::string& root() const override { return root_; }
     DumpDelta poll(uint64_t byteBudget) override;
     bool finished() const override { return finished_; }
+    void setStatisticsFromTensorFiles(bool on) override { statisticsFromFiles_ = on; }
 
 private:
     using FileStamp = format::FileStamp;
@@ -146,6 +148,18 @@ private:
     bool finished_ = false;
     bool vanished_ = false;             // the folder was deleted (said once)
     std::set<std::string> unreadSaid_;  // what listRoundFiles found it could not read
+
+    // Statistics from tensor files (setStatisticsFromTensorFiles).
+    struct AwaitingStatistics {
+        uint32_t row;      // the index's row number
+        std::string path;  // its tensor file, in this dump (tensorPathInDump)
+    };
+    // Computes statistics of awaiting rows within `budget` bytes of tensor files (one at least).
+    void pollStatistics(DumpDelta& delta, uint64_t budget);
+    bool statisticsFromFiles_ = false;
+    uint64_t rowsRead_ = 0;  // rows handed out in deltas before this poll's
+    std::deque<AwaitingStatistics> awaitingStatistics_;
+    uint32_t statisticsUnread_ = 0;  // tensor files that could not be read for them
 };
 
 }  // namespace probe::analysis

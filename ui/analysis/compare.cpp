@@ -207,6 +207,9 @@ private:
 
 StatValues statValuesOf(const StatRecord& r) {
     StatValues v;
+    // Statistics the app computed from the tensor file are not the dump's: the comparison
+    // judges the data itself, and fills in statistics from it as `probe compare` does.
+    if (r.statsFromData) return v;
     for (int i = 0; i < kStatCount; ++i) {
         v.value[i] = r.value[i];
         if (r.has(static_cast<Stat>(i))) v.present |= static_cast<uint8_t>(1u << i);
@@ -220,15 +223,7 @@ std::optional<TensorData> tensorOf(const DumpIndex& index, uint32_t row, std::st
     if (!index.row(row).hasTensorFile) return std::nullopt;
     const std::string path = index.tensorPath(row, error);
     if (path.empty()) return std::nullopt;
-    auto tensor = loadTensorFile(path, error);
-    if (!tensor) return std::nullopt;
-    if (tensor->header.headerOnly()) {
-        const std::string first = index.resolveTensorAlias(row, tensor->header.alias);
-        if (first.empty() || first == path) return std::nullopt;  // filter_level 2: no data kept
-        if (!loadAliasedData(*tensor, first, error)) return std::nullopt;
-    }
-    if (!tensor->hasValues()) return std::nullopt;
-    return tensor;
+    return loadTensorValues(path, index.layout() == DumpLayout::Atb, error);
 }
 
 // msprobe: a module's parameters are sources wherever they differ.

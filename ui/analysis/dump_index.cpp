@@ -111,6 +111,8 @@ std::vector<DumpDelta> splitDelta(DumpDelta&& delta, size_t maxItems) {
     last.statusError = std::move(delta.statusError);
     last.problems = std::move(delta.problems);
     last.rowOrder = std::move(delta.rowOrder);
+    last.rowStatistics = std::move(delta.rowStatistics);
+    last.statisticsPending = delta.statisticsPending;
     last.more = delta.more;
     return pieces;
 }
@@ -248,18 +250,31 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         }
         lastRoundRows->push_back(index);
         touch(slot.op);
-        if (record.anomalies & ~op.anomalies) {
-            op.anomalies |= record.anomalies;
-            // The badge of every ancestor says "something below is NaN/Inf".
-            for (uint32_t cur = slot.op; cur != kNone; cur = ops_[cur].parent) {
-                Op& o = ops_[cur];
-                if ((o.subtreeAnomalies & record.anomalies) == record.anomalies) break;
-                o.subtreeAnomalies |= record.anomalies;
-                touch(cur);
-            }
-        }
+        addAnomalies(slot.op, record.anomalies, touch);
     }
     change.newRows = static_cast<uint32_t>(rows_.size()) - change.firstNewRow;
+
+    for (const auto& computed : delta.rowStatistics) {
+        if (computed.row >= rows_.size()) {
+            rejected("row's statistics");
+            continue;
+        }
+        StatRecord& record = rows_[computed.row];
+        if (record.present) continue;  // the dump's own statistics stand
+        uint8_t anomalies = 0;
+        for (int i = 0; i < kStatCount; ++i) {
+            record.value[i] = computed.value[i];
+            anomalies |= anomalyBits(computed.value[i]);
+        }
+        record.present = (1u << kStatCount) - 1;
+        record.anomalies = anomalies;
+        record.statsFromData = true;
+        ++statisticsFromData_;
+        const uint32_t op = slots_[record.slot].op;
+        touch(op);
+        addAnomalies(op, anomalies, touch);
+    }
+    if (delta.statisticsPending) statisticsPending_ = *delta.statisticsPending;
 
     if (delta.status) {
         status_ = std::move(delta.status);
@@ -291,6 +306,19 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
     if (!std::is_sorted(touched.begin(), touched.end())) std::sort(touched.begin(), touched.end());
     change.touchedOps = std::move(touched);
     return change;
+}
+
+template <typename Touch>
+void DumpIndex::addAnomalies(uint32_t op, uint8_t bits, const Touch& touch) {
+    if (!(bits & ~ops_[op].anomalies)) return;
+    ops_[op].anomalies |= bits;
+    // The badge of every ancestor says "something below is NaN/Inf".
+    for (uint32_t cur = op; cur != kNone; cur = ops_[cur].parent) {
+        Op& o = ops_[cur];
+        if ((o.subtreeAnomalies & bits) == bits) break;
+        o.subtreeAnomalies |= bits;
+        touch(cur);
+    }
 }
 
 size_t DumpIndex::placeAmongSiblings(const std::vector<uint32_t>& siblings,

@@ -44,7 +44,8 @@ enum AnomalyFlag : uint8_t { kHasNan = 1, kHasInf = 2 };
 // million rows are 64 MB written for the first time, twice: in a delta, then in the index): the
 // line's offset (56 bits: files below 64 PiB) and the flags share a word.
 struct StatRecord {
-    StatRecord() : lineOffset(0), present(0), anomalies(0), hasTensorFile(false) {}
+    StatRecord()
+        : lineOffset(0), present(0), anomalies(0), hasTensorFile(false), statsFromData(false) {}
 
     double value[kStatCount] = {0, 0, 0, 0};
     uint32_t slot = kNone;   // which tensor of which op
@@ -58,6 +59,8 @@ struct StatRecord {
     uint64_t present : 4;      // bit i set when value[i] is not N/A
     uint64_t anomalies : 2;    // kHasNan | kHasInf over the present values
     uint64_t hasTensorFile : 1;
+    // The values were not in the dump (task tensor prints N/A): computed from the tensor file.
+    uint64_t statsFromData : 1;
 
     bool has(Stat s) const { return present & (1u << static_cast<int>(s)); }
     double get(Stat s) const { return value[static_cast<int>(s)]; }
@@ -101,6 +104,15 @@ struct DumpDelta {
     std::vector<std::string> strings;  // appended to DumpIndex::strings
     std::vector<std::string> sources;  // appended to DumpIndex::sources
     std::vector<StatRecord> rows;
+    // Statistics of rows read earlier, computed from their tensor files (the reader's
+    // setStatisticsFromTensorFiles): applied after this delta's rows.
+    struct RowStatistics {
+        uint32_t row = kNone;  // the index's row number
+        double value[kStatCount] = {0, 0, 0, 0};
+    };
+    std::vector<RowStatistics> rowStatistics;
+    // Rows whose statistics are still to be computed from their files, as of this delta.
+    std::optional<uint64_t> statisticsPending;
     std::optional<format::DumpStatus> status;  // when probe_status.json changed
     std::optional<std::string> statusError;    // when it changed and could not be read: why
     std::vector<std::string> problems;         // malformed or unreadable files, for people
@@ -111,7 +123,8 @@ struct DumpDelta {
 
     bool empty() const {
         return processes.empty() && ops.empty() && opUpdates.empty() && tensorSlots.empty() &&
-               rows.empty() && !status && !statusError && problems.empty() && rowOrder.empty();
+               rows.empty() && rowStatistics.empty() && !statisticsPending && !status &&
+               !statusError && problems.empty() && rowOrder.empty();
     }
 };
 
@@ -286,8 +299,16 @@ public:
     const std::string& statusError() const { return statusError_; }
     const std::vector<std::string>& problems() const { return problems_; }
     uint64_t droppedProblems() const { return droppedProblems_; }
+    // Rows whose statistics were computed from their tensor files, and those still waiting for
+    // it (a task tensor dump prints none).
+    uint64_t rowsWithStatisticsFromData() const { return statisticsFromData_; }
+    uint64_t rowsAwaitingStatistics() const { return statisticsPending_; }
 
 private:
+    // A row's NaN/Inf bits on its op and, as a badge, on the op's ancestors; `touch` is told of
+    // each op whose columns change.
+    template <typename Touch>
+    void addAnomalies(uint32_t op, uint8_t bits, const Touch& touch);
     // Where a new op goes among `siblings` (execution order).
     size_t placeAmongSiblings(const std::vector<uint32_t>& siblings, const DumpDelta::Op& op) const;
 
@@ -303,6 +324,7 @@ private:
     std::string statusError_;
     std::vector<std::string> problems_;
     uint64_t droppedProblems_ = 0;
+    uint64_t statisticsFromData_ = 0, statisticsPending_ = 0;
     // Which apply() last reported an op as touched (so each is reported once per delta).
     std::vector<uint32_t> touchStamp_;
     uint32_t applyCount_ = 0;

@@ -25,6 +25,11 @@ public:
     virtual DumpDelta poll(uint64_t byteBudget) = 0;
     // True once the dump says it is finished and every byte of it was read.
     virtual bool finished() const = 0;
+    // Rows a dump gives no statistics for (an op-level dump of task tensor prints N/A) get them
+    // from their tensor files: each poll, once the new rows are read, computes some, within its
+    // budget (DumpDelta::rowStatistics, statisticsPending). Off unless asked: a comparison
+    // judges the data itself. Only op-level dumps leave statistics out.
+    virtual void setStatisticsFromTensorFiles(bool) {}
 
     // Hands back an applied delta's rows: a later poll fills them again. Memory written for the
     // first time is dear (the kernel zeroes each new page), and a new buffer at every poll was a

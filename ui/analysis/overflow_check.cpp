@@ -117,12 +117,8 @@ private:
         Extremes e;
         std::string error;
         const std::string path = index_.tensorPath(rowIndex, &error);
-        if (auto tensor = path.empty() ? std::nullopt : loadTensorFile(path, &error)) {
-            if (tensor->header.headerOnly()) {
-                const std::string first = index_.resolveTensorAlias(rowIndex, tensor->header.alias);
-                if (first.empty() || !loadAliasedData(*tensor, first, &error)) tensor.reset();
-            }
-            if (tensor && tensor->stats.valid)
+        if (auto tensor = path.empty() ? std::nullopt : loadTensorValues(path, true, &error)) {
+            if (tensor->stats.valid)
                 e = Extremes{true, tensor->stats.max, tensor->stats.min, tensor->stats.hasNan()};
         }
         if (!e.known) ++unreadable_;

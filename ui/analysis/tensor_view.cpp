@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/atb_dump.h"
 #include "analysis/pt_tensor.h"
 
 namespace probe::analysis {
@@ -156,6 +157,19 @@ bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::strin
     if (tensor.hasValues())
         tensor.stats = format::computeTensorStats(*tensor.dtype, tensor.bytes.data(), tensor.count);
     return true;
+}
+
+std::optional<TensorData> loadTensorValues(const std::string& path, bool followAlias,
+                                           std::string* error) {
+    auto tensor = loadTensorFile(path, error);
+    if (!tensor) return std::nullopt;
+    if (tensor->header.headerOnly()) {
+        const std::string first = followAlias ? findFirstCopy(path, tensor->header.alias) : "";
+        if (first.empty() || first == path) return std::nullopt;  // filter_level 2: no data kept
+        if (!loadAliasedData(*tensor, first, error)) return std::nullopt;
+    }
+    if (!tensor->hasValues()) return std::nullopt;
+    return tensor;
 }
 
 uint64_t SliceGeometry::sliceCount() const {

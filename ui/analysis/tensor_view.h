@@ -44,6 +44,12 @@ std::optional<TensorData> loadTensorFile(const std::string& path, std::string* e
 TensorData decodeTensor(const std::string& path, format::BinFile file);
 // Reads the data of `dataPath` for a header-only `tensor` (its dtype and dims must match).
 bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::string* error);
+// The tensor file at `path` with its values: a header-only .bin of an op-level dump
+// (`followAlias`) is followed to the first copy it names (findFirstCopy). nullopt when it holds
+// no values (no data kept, an unknown dtype, no elements); `error` set when a file could not be
+// read.
+std::optional<TensorData> loadTensorValues(const std::string& path, bool followAlias,
+                                           std::string* error);
 
 // The 2-D view of a tensor: its last two dims (a 1-D tensor is one row, a scalar 1x1); the
 // leading dims pick which slice.

@@ -67,6 +67,9 @@ void DumpLoader::start() {
         emit failed(generation_, QString::fromStdString(error));
         return;
     }
+    // A task tensor dump prints no statistics: the tree, the plots and the first NaN get them
+    // from the tensor files, once the rows are shown.
+    reader_->setStatisticsFromTensorFiles(true);
     initial_ = newSharedIndex(analysis::DumpIndex(reader_->layout(), reader_->root()));
     emit opened(generation_, static_cast<int>(reader_->layout()),
                 QString::fromStdString(reader_->root()));
@@ -125,6 +128,10 @@ void DumpLoader::pollOnce() {
     }
     const bool more = delta->more;
     const bool found = !delta->rows.empty() || !delta->ops.empty() || delta->status.has_value();
+    // Statistics still to compute from tensor files: the next poll at once, as for more rows
+    // (not holding the initial load back: its rows are shown first).
+    const bool statisticsLeft =
+        delta->statisticsPending.value_or(0) > 0 && !delta->rowStatistics.empty();
     if (initial_) {
         applyInitial(std::move(*delta));
         if (more) {
@@ -153,6 +160,10 @@ void DumpLoader::pollOnce() {
     }
     emit caughtUp(generation_);
     caughtUpOnce_ = true;
+    if (statisticsLeft) {
+        schedule(0);
+        return;
+    }
     if (found) nudgedPolls_ = 0;
     if (!found && nudgedPolls_ > 0) {
         --nudgedPolls_;

@@ -279,6 +279,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     });
     connect(store, &data::DumpStore::changed, this, [this](const analysis::IndexChange& change) {
         if (change.newRounds) updateRounds();
+        updateStatus();  // the rows, and statistics computed from tensor files
     });
     connect(store, &data::DumpStore::dumpStateChanged, this, &MainWindow::updateStatus);
     connect(store, &data::DumpStore::wasReset, this, [this] {
@@ -812,6 +813,14 @@ void MainWindow::updateStatus() {
                             locale.toString(static_cast<qulonglong>(idx.rowCount())));
     if (idx.processCount() > 1) text += tr(" · %1 processes").arg(idx.processCount());
     if (!store->initialLoadDone()) text += tr(" · reading…");
+    // A task tensor dump prints no statistics: they come from its tensor files.
+    const qulonglong fromData = idx.rowsWithStatisticsFromData(),
+                     awaiting = idx.rowsAwaitingStatistics();
+    if (awaiting > 0)
+        text += tr(" · statistics from the tensor files: %1 of %2")
+                    .arg(locale.toString(fromData), locale.toString(fromData + awaiting));
+    else if (fromData > 0)
+        text += tr(" · statistics computed from the tensor files");
     text += tr(" · %1 layout · %2")
                 .arg(QString::fromLatin1(analysis::layoutName(idx.layout())), store->root());
     state_->setFullText(text);
