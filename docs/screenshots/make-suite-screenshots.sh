@@ -58,6 +58,6 @@ studio suite-overflow ctrl+shift+o -- "$work/overflow"
 # The wrong gelu selected, Replay the selected op (Ctrl+R; also a button and the tree's context
 # menu): probe replay runs in the background, its verdict shown under the op.
 studio suite-replay ctrl+r wait:8 -- "$work/replay" --op 1_0 --round 0
-# The gradient monitor's files in the dump: the Gradients tab (Ctrl+5).
-studio suite-gradients ctrl+5 -- "$work/grads"
+# The gradient monitor's files in the dump: the Gradients tab (Ctrl+6).
+studio suite-gradients ctrl+6 -- "$work/grads"
 ls -l "$here"/suite-*.png

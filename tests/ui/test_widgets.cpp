@@ -1577,18 +1577,51 @@ TEST_F(MainWindowTest, TheViewMenuShowsTheWorkspaceFromTheStartPage) {
     EXPECT_TRUE(window_.statisticsPlot()->isVisible());
 }
 
-// View › Comparison (Ctrl+6) shows the Comparison tab, as the others show theirs (it had no
+// View › Comparison (Ctrl+5) shows the Comparison tab, as the others show theirs (it had no
 // entry: a user found it only by its tab).
 TEST_F(MainWindowTest, TheViewMenuHasTheComparison) {
     QAction* comparison = nullptr;
     for (QAction* action : window_.findChildren<QAction*>())
-        if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_6)) comparison = action;
+        if (action->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_5)) comparison = action;
     ASSERT_NE(comparison, nullptr);
     EXPECT_EQ(comparison->text(), "Co&mparison");
     window_.showPage(MainWindow::Page::Start);
     comparison->trigger();
     EXPECT_EQ(window_.page(), MainWindow::Page::Workspace);
     EXPECT_TRUE(window_.comparePanel()->isVisible());
+}
+
+// The View menu's Ctrl+1, Ctrl+2, ... go down the menu in order, and each shows the tab at that
+// place in the tab bar, from the start page too: Ctrl+5 was Gradients, the sixth tab, and Ctrl+6
+// Comparison, the fifth (found by a user walk).
+TEST_F(MainWindowTest, TheViewShortcutsFollowTheTabs) {
+    QMenu* view = nullptr;
+    for (QAction* menu : window_.menuBar()->actions())
+        if (menu->text() == "&View") view = menu->menu();
+    ASSERT_NE(view, nullptr);
+    QTabWidget* tabs = nullptr;
+    for (QTabWidget* candidate : window_.findChildren<QTabWidget*>())
+        if (candidate->indexOf(window_.comparePanel()) >= 0) tabs = candidate;
+    ASSERT_NE(tabs, nullptr);
+    std::vector<std::pair<int, QAction*>> numbered;  // Ctrl+N, in the menu's order
+    for (QAction* action : view->actions())
+        for (int n = 1; n <= 9; ++n)
+            if (action->shortcut() ==
+                QKeySequence(QKeyCombination(Qt::CTRL, Qt::Key(Qt::Key_0 + n))))
+                numbered.emplace_back(n, action);
+    ASSERT_EQ(numbered.size(), 6u);
+    for (size_t i = 0; i < numbered.size(); ++i) {
+        const auto& [n, action] = numbered[i];
+        EXPECT_EQ(n, static_cast<int>(i) + 1) << action->text().toStdString();
+        window_.showPage(MainWindow::Page::Start);  // View › Gradients did nothing there
+        action->trigger();
+        EXPECT_EQ(window_.page(), MainWindow::Page::Workspace) << action->text().toStdString();
+        ASSERT_LT(tabs->currentIndex(), tabs->count());
+        EXPECT_EQ(tabs->currentIndex(), n - 1) << action->text().toStdString();
+        // The tab shown is the one the menu names ("Tensors of the op" shows "Tensors").
+        EXPECT_TRUE(QString(action->text()).remove('&').startsWith(tabs->tabText(n - 1)))
+            << action->text().toStdString() << " showed " << tabs->tabText(n - 1).toStdString();
+    }
 }
 
 // The tensors table's columns show their cells whole: the grid line takes a pixel of each cell,

@@ -154,7 +154,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
                     [this] { showWorkspaceView(View::Tensor); });
     view->addAction(tr("&Config"), QKeySequence(Qt::CTRL | Qt::Key_4), this,
                     &MainWindow::editConfig);
-    view->addAction(tr("Co&mparison"), QKeySequence(Qt::CTRL | Qt::Key_6), this,
+    view->addAction(tr("Co&mparison"), QKeySequence(Qt::CTRL | Qt::Key_5), this,
                     [this] { showWorkspaceView(View::Compare); });
 
     // Toolbar: open, and the round everything looks at.

@@ -70,8 +70,8 @@ void MainWindow::setUpSuite() {
 
     QMenu* view = menuBar()->actions().value(1)->menu();
     view->addSeparator();
-    view->addAction(tr("&Gradients"), QKeySequence(Qt::CTRL | Qt::Key_5), this,
-                    [this] { showView(View::Gradients); });
+    view->addAction(tr("&Gradients"), QKeySequence(Qt::CTRL | Qt::Key_6), this,
+                    [this] { showWorkspaceView(View::Gradients); });
     view->addAction(tr("Where the &overflow is born"),
                     QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
                     &MainWindow::goToOverflowBirth);
