@@ -25,6 +25,7 @@
 #include "context/app_context.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
+#include "elided_label.h"
 #include "engine_runs.h"
 #include "main_window.h"
 #include "op_tensors_model.h"
@@ -254,6 +255,29 @@ TEST_F(SessionSwitchTest, OpenLaunchReopenAttachInSequence) {
         << window_.statusMessage().toStdString();
     expectShows(opened + "/atb_dump_data", 40);
     EXPECT_EQ(engine_.state(), QProcess::Running);  // an attached program is let go, not stopped
+}
+
+// The attached probe let go when a dump is opened is said while that dump is read, then gives way
+// to its state line: it hid "complete · 40 ops ..." for 15 s (found by a user walk).
+TEST_F(SessionSwitchTest, TheLetGoMessageGivesWayToTheNextDumpsState) {
+    const QString opened = writeEngineDump("opened", 40);
+    const session::LiveProbeInfo probe =
+        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    ASSERT_NE(probe.pid, 0);
+    context_.attach(probe);
+    expectShows(QString::fromStdString(dir_ / "attached/atb_dump_data"), 3);
+
+    context_.openDump(opened);
+    EXPECT_TRUE(window_.statusMessage().startsWith(QString("Let go of pid %1 (").arg(probe.pid)))
+        << window_.statusMessage().toStdString();
+    expectShows(opened + "/atb_dump_data", 40);
+    EXPECT_EQ(window_.statusMessage(), QString());
+    EXPECT_TRUE(window_.statusText().startsWith("complete")) << window_.statusText().toStdString();
+    auto* state = window_.findChild<widgets::ElidedLabel*>();
+    ASSERT_NE(state, nullptr);
+    EXPECT_TRUE(state->isVisible());  // a message in the status bar hides it
+    EXPECT_EQ(state->fullText(), window_.statusText());
+    EXPECT_EQ(engine_.state(), QProcess::Running);
 }
 
 // Attach… to the model this window launched: it is followed already, and stays running (the

@@ -240,12 +240,14 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
 
     // What the context says.
     connect(context_, &AppContext::sessionReplaced, this, &MainWindow::onSessionReplaced);
-    // Said where it stays a while: the session panel is the new session's at once.
+    // Said in the status bar, the session panel being the new session's at once; until the new
+    // session's dump opens (it hid that dump's state line for its 15 s; found by a user walk).
     connect(context_, &AppContext::probeLetGo, this, [this](const QString& what) {
         showPassingMessage(
             tr("Let go of %1: it runs on, no longer followed (Attach… follows it again).")
                 .arg(what),
             kStatusMessageMs);
+        passingAboutLastSession_ = true;
     });
     connect(context_, &AppContext::problemsAdded, this, &MainWindow::onProblemsAdded);
     connect(context_, &AppContext::problemsCleared, this, &MainWindow::onProblemsCleared);
@@ -265,6 +267,8 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
         updateTitle();
         updateRounds();
         updateStatus();
+        if (passingAboutLastSession_ && passingMessageUp()) statusBar()->clearMessage();
+        passingAboutLastSession_ = false;
     });
     connect(store, &data::DumpStore::loadProgress, this, [this](qint64 done, qint64 total) {
         const bool loading = !context_->store()->initialLoadDone() && total > 0;
@@ -575,6 +579,7 @@ QString MainWindow::fitPassingMessage(const QString& text) const {
 
 QString MainWindow::showPassingMessage(const QString& text, int ms) {
     passingText_ = text;
+    passingAboutLastSession_ = false;
     passingUntil_.setRemainingTime(ms);
     const QString shown = displayPassingMessage();
     // Fitted again once the bar is laid out: a button hidden by what the message says (the

@@ -203,6 +203,9 @@ private:
     // again as the bar's buttons change (refitPassingMessage).
     QString passingText_, passingShown_;
     QDeadlineTimer passingUntil_;
+    // The passing message is about the session replaced (its probe let go): it gives way to the
+    // new session's dump as soon as that opens, rather than hiding its state line.
+    bool passingAboutLastSession_ = false;
     QLabel* sessionState_;
     QProgressBar* progress_;
     QPushButton* problemsButton_;
