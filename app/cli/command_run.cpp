@@ -33,6 +33,7 @@
 #include "probe/format/file_util.h"
 #include "probe/format/json_input.h"
 #include "probe/format/op_config.h"
+#include "probe/format/python_command.h"
 #include "probe_config.h"
 
 namespace probe::cli {
@@ -151,15 +152,6 @@ std::string majorMinor(const std::string& version) {
     return j > i + 1 ? version.substr(0, j) : version;
 }
 
-// python, python3, python3.11: a name that runs a Python script given after it.
-bool isPythonName(const std::string& name) {
-    const std::string_view prefix = "python";
-    if (name.compare(0, prefix.size(), prefix) != 0) return false;
-    for (size_t i = prefix.size(); i < name.size(); ++i)
-        if (!isDigit(name[i]) && name[i] != '.') return false;
-    return true;
-}
-
 // For a Python interpreter: does it have torch, of the version the adapter was built for?
 // Checked without importing torch (a second or more), from the package's files.
 int checkPythonTorch(const std::string& interpreter) {
@@ -206,29 +198,6 @@ int checkPythonTorch(const std::string& interpreter) {
         return kExitTorchMismatch;
     }
     return kExitOk;
-}
-
-// The script a Python command line runs ("" for -c, -m, - or none), as the interpreter would
-// take it from its arguments.
-std::string pythonScript(const std::vector<std::string>& command) {
-    for (size_t i = 1; i < command.size(); ++i) {
-        const std::string& a = command[i];
-        if (a == "-" || a == "-c" || a == "-m" || a.rfind("-c", 0) == 0 || a.rfind("-m", 0) == 0)
-            return "";
-        if (a == "-W" || a == "-X" || a == "--check-hash-based-pycs") {
-            ++i;  // the option's value
-            continue;
-        }
-        if (a.size() > 1 && a[0] == '-') {
-            // Bundled flags ("-uB"); "-Wd" and "-Xdev" carry their value.
-            if (a[1] != '-' && a.find_first_of("cm", 1) != std::string::npos &&
-                a.find_first_of("WX", 1) == std::string::npos)
-                return "";
-            continue;
-        }
-        return a;
-    }
-    return "";
 }
 
 // Removes `name` in `dirFd` and everything below it, following no link (a link is removed,
@@ -322,9 +291,10 @@ int runRunCommand(const Args& args) {
 
     // Everything is checked before anything is created: a command that cannot run leaves no
     // output folder behind.
-    if (isPythonName(baseName(command[0]))) {
-        const std::string script = pythonScript(command);
-        if (!script.empty() && !format::fileExists(script)) {
+    if (format::isPythonName(baseName(command[0]))) {
+        const format::PythonTarget target = format::pythonTarget(command);
+        const std::string& script = target.name;
+        if (target.kind == format::PythonTarget::Kind::Script && !format::fileExists(script)) {
             std::fprintf(stderr,
                          "probe run: the script %s does not exist; nothing was run or created\n",
                          format::absolutePath(script).c_str());

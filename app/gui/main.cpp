@@ -73,7 +73,8 @@ QString startSession(AppContext& context, MainWindow& window, const ScreenshotRe
             return {};
         }
         if (spec.outputDirectory.isEmpty())
-            spec.outputDirectory = probe::session::freshOutputDirectory(spec.program);
+            spec.outputDirectory =
+                probe::session::freshOutputDirectory(QStringList{spec.program} + spec.arguments);
         if (!context.launch(spec))
             return QStringLiteral("cannot launch: %1").arg(context.liveSession()->stateDetail());
         return compareLive(context, session);

@@ -291,6 +291,29 @@ TEST_F(ConfigEditorTest, ApplyWritesTheFileAtomically) {
 
 // --- the launch form and the start page -------------------------------------------------------
 
+// A launch typed as `python3` with the script among its arguments gets a folder named after the
+// script, not python3 (found by a user walk); `python3 -m module`, after the module. The
+// suggestion follows the arguments as they are typed, until the user chooses a folder.
+TEST(LaunchForm, NamesTheOutputFolderAfterWhatRuns) {
+    test::TempDir dir("ui-launch-name");
+    widgets::LaunchForm form;
+    form.resize(1000, 700);
+    form.show();
+    const auto folder = [&] { return QFileInfo(form.outputEdit()->text()).fileName(); };
+    typeInto(form.programEdit(), "python3");
+    EXPECT_TRUE(folder().startsWith("python3-")) << folder().toStdString();
+    typeInto(form.argumentsEdit(), "-u train.py --epochs 2");
+    EXPECT_TRUE(folder().startsWith("train-")) << folder().toStdString();
+    EXPECT_TRUE(form.commandLine().endsWith("-- python3 -u train.py --epochs 2"))
+        << form.commandLine().toStdString();
+    typeInto(form.argumentsEdit(), "-m torch.utils.collect_env");
+    EXPECT_TRUE(folder().startsWith("torch.utils.collect_env-")) << folder().toStdString();
+    // A folder of the user's stays theirs.
+    typeInto(form.outputEdit(), QString::fromStdString(dir / "mine"));
+    typeInto(form.argumentsEdit(), "other.py");
+    EXPECT_EQ(form.outputEdit()->text(), QString::fromStdString(dir / "mine"));
+}
+
 TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     test::TempDir dir("ui-launch");
     widgets::LaunchForm form;

@@ -5,6 +5,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <utility>
+#include <vector>
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -269,18 +272,30 @@ TEST(LaunchHelpers, CommandLinesDemoAndOutputFolders) {
     EXPECT_EQ(defaultInterpreterFor("model.py"), "/usr/bin/python3");
     EXPECT_TRUE(defaultInterpreterFor("./engine").isEmpty());
 
-    // Each launch gets a folder of its own.
-    const QString first = freshOutputDirectory("/x/train.py");
+    // Each launch gets a folder of its own, named after what it runs: the script behind the
+    // interpreter too (they were named python3-...; found by a user walk), python -m's module.
+    const QString first = freshOutputDirectory({"/x/train.py"});
     EXPECT_TRUE(QFileInfo(first).fileName().startsWith("train-"));
     EXPECT_TRUE(
         first.startsWith(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) +
                          "/probe-studio/runs/"))
         << first.toStdString();
     ASSERT_TRUE(QDir().mkpath(first));
-    EXPECT_NE(freshOutputDirectory("/x/train.py"), first);
+    EXPECT_NE(freshOutputDirectory({"/x/train.py"}), first);
+    for (const auto& [command, name] : std::vector<std::pair<QStringList, QString>>{
+             {{"python3", "train.py"}, "train-"},
+             {{"/usr/bin/python3", "-u", "-X", "dev", "/x/train.py", "--epochs", "2"}, "train-"},
+             {{"python3.11", "-m", "torch.utils.collect_env"}, "torch.utils.collect_env-"},
+             {{"python3", "-c", "print(1)"}, "python3-"},
+             {{"./engine", "--rounds", "3"}, "engine-"},
+             {{""}, "run-"}}) {
+        const QString folder = QFileInfo(freshOutputDirectory(command, "/data/runs")).fileName();
+        EXPECT_TRUE(folder.startsWith(name))
+            << command.join(' ').toStdString() << ": " << folder.toStdString();
+    }
     QDir(first).removeRecursively();
     // In a folder of the user's: there, by the same name.
-    const QString mine = freshOutputDirectory("/x/train.py", "/data/runs/");
+    const QString mine = freshOutputDirectory({"/x/train.py"}, "/data/runs/");
     EXPECT_EQ(QFileInfo(mine).absolutePath(), "/data/runs");
     EXPECT_TRUE(QFileInfo(mine).fileName().startsWith("train-")) << mine.toStdString();
 

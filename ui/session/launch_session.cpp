@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -16,6 +18,7 @@
 
 #include "probe/format/config_issue.h"
 #include "probe/format/op_config.h"
+#include "probe/format/python_command.h"
 #include "probe/format/states.h"
 #include "session/live_probes.h"
 
@@ -105,7 +108,7 @@ bool prepareDemoLaunch(const QString& dataDirectory, LaunchSpec* spec, QString* 
                       QStringLiteral("--nan-layer"), QStringLiteral("1"),
                       QStringLiteral("--nan-step"),  QStringLiteral("6"),
                       QStringLiteral("--delay"),     QStringLiteral("0.3")};
-    demo.outputDirectory = freshOutputDirectory(script);
+    demo.outputDirectory = freshOutputDirectory({script});
     if (!QDir().mkpath(demo.outputDirectory)) {
         *error = QObject::tr("Cannot create the folder %1 for the demo's dump.")
                      .arg(demo.outputDirectory);
@@ -124,8 +127,10 @@ bool prepareDemoLaunch(const QString& dataDirectory, LaunchSpec* spec, QString* 
     return true;
 }
 
-QString freshOutputDirectory(const QString& program, const QString& parent) {
-    QString name = QFileInfo(program).completeBaseName();
+QString freshOutputDirectory(const QStringList& command, const QString& parent) {
+    std::vector<std::string> words;
+    for (const QString& word : command) words.push_back(word.toStdString());
+    QString name = QString::fromStdString(format::runName(words));
     if (name.isEmpty()) name = QStringLiteral("run");
     // ~/.local/share/probe-studio/runs: named here rather than by the application's organisation
     // and name, which would say probe-studio twice.

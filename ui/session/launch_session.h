@@ -77,9 +77,12 @@ QString defaultInterpreterFor(const QString& program);
 // False with the reason when the demo is not there or the folder cannot be made.
 bool prepareDemoLaunch(const QString& dataDirectory, LaunchSpec* spec, QString* error);
 
-// A new folder name for a launch's dump, <parent>/<program>-<date>-<time>, so that launches
-// never add their processes to an earlier dump by accident. `parent` empty: <app data>/runs.
-QString freshOutputDirectory(const QString& program, const QString& parent = {});
+// A new folder name for a launch's dump, <parent>/<name>-<date>-<time>, so that launches never
+// add their processes to an earlier dump by accident. `command` is the program and its arguments
+// (an interpreter given apart not included); the name is what it runs (format::runName): a
+// script's, also behind `python3` ("python3 -u train.py": train), or python -m's module.
+// `parent` empty: <app data>/runs.
+QString freshOutputDirectory(const QStringList& command, const QString& parent = {});
 
 class LaunchSession : public QObject {
     Q_OBJECT

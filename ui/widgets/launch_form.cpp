@@ -163,7 +163,7 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     auto* fresh = new QPushButton(tr("New folder"), this);
     fresh->setToolTip(tr("Suggest a new, empty output folder"));
     connect(fresh, &QPushButton::clicked, this, [this] {
-        output_->setText(session::freshOutputDirectory(program_->text(), outputParent_));
+        output_->setText(suggestedOutput());
         outputChosen_ = false;
         updateChecks();
     });
@@ -232,6 +232,12 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
             *chosen = true;
             updateChecks();
         });
+    // A folder named after what runs: `python3` then `train.py` runs train.
+    connect(arguments_, &QLineEdit::textEdited, this, [this] {
+        if (outputChosen_) return;
+        output_->setText(suggestedOutput());
+        updateChecks();
+    });
     connect(workingDirectory_, &QLineEdit::textEdited, this, &LaunchForm::updateChecks);
     // Enter in a field launches, as in a dialog (the form is a page: its default button is not
     // pressed by itself). A disabled Launch ignores it.
@@ -247,12 +253,12 @@ void LaunchForm::onProgramEdited() {
     // A script gets the interpreter it needs, and each program a folder of its own, unless the
     // user chose them.
     if (!interpreterChosen_) interpreter_->setText(session::defaultInterpreterFor(program));
-    if (!outputChosen_) output_->setText(session::freshOutputDirectory(program, outputParent_));
     // The arguments and config filled in with the last launch go with that program only:
     // another program would have run silently with them.
     const bool sameProgram = program == specProgram_;
     if (!argumentsChosen_) arguments_->setText(sameProgram ? specArguments_ : QString());
     if (!configChosen_) config_->setText(sameProgram ? specConfig_ : QString());
+    if (!outputChosen_) output_->setText(suggestedOutput());
     updateChecks();
 }
 
@@ -264,7 +270,8 @@ void LaunchForm::setSpec(const session::LaunchSpec& spec) {
     workingDirectory_->setText(spec.workingDirectory);
     environment_->setPlainText(spec.environment.join(QLatin1Char('\n')));
     output_->setText(spec.outputDirectory.isEmpty()
-                         ? session::freshOutputDirectory(spec.program, outputParent_)
+                         ? session::freshOutputDirectory(QStringList{spec.program} + spec.arguments,
+                                                         outputParent_)
                          : spec.outputDirectory);
     config_->setText(spec.configPath);
     specProgram_ = spec.program.trimmed();
@@ -274,6 +281,12 @@ void LaunchForm::setSpec(const session::LaunchSpec& spec) {
     interpreterChosen_ = !spec.interpreter.isEmpty();
     outputChosen_ = !spec.outputDirectory.isEmpty();
     updateChecks();
+}
+
+QString LaunchForm::suggestedOutput() const {
+    const QStringList command = QStringList{program_->text().trimmed()} +
+                                splitShellWords(arguments_->text()).value_or(QStringList());
+    return session::freshOutputDirectory(command, outputParent_);
 }
 
 session::LaunchSpec LaunchForm::spec() const {

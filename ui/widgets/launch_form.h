@@ -57,6 +57,8 @@ protected:
 
 private:
     void onProgramEdited();
+    // A fresh output folder beside the others, named after what the program and arguments run.
+    QString suggestedOutput() const;
     void updateChecks();
     void updateConfigSummary(const QString& path);
     QLineEdit* addPathRow(QGridLayout* grid, int row, const QString& label, const QString& tooltip,
