@@ -54,7 +54,10 @@ const char* kRunUsage =
     "program\n"
     "                  runs: changes apply at the next layer-level op. Without it, "
     "DIR/probe_config.json\n"
-    "                  is written: statistics of every layer-level op, every round.\n"
+    "                  is written: statistics of every layer-level op, every round. With it, "
+    "a copy of\n"
+    "                  FILE goes there, the run's record (one already there is kept, unless "
+    "--overwrite).\n"
     "  --grads DIR     also monitor gradients (PyTorch): per-parameter norm, max, min, mean and "
     "NaN count\n"
     "                  at every optimizer step, as CSV in DIR/rank<R>/ (`probe grads DIR`). The "
@@ -200,6 +203,51 @@ int checkPythonTorch(const std::string& interpreter) {
     return kExitOk;
 }
 
+// What a run keeps beside its dump of the config it ran with: the config itself without
+// --config, a copy of it with --config. The app shows it with the dump.
+constexpr const char* kConfigRecordName = "probe_config.json";
+
+// Writes `record`, the run's copy of the config the user gave (`config`, which is never written
+// to; `text` what it held when checked), unless the config is that file. A file already there
+// is replaced only with --overwrite, as a run without --config never replaces it either: it is
+// the record of the runs already in the folder (maybe the live config of one still going), or
+// the user's. `written` says whether it was written; a failure is said and returns the exit
+// code.
+int recordConfig(const std::string& record, const std::string& config, const std::string& text,
+                 bool overwrite, bool quiet, bool* written) {
+    *written = false;
+    const std::string resolved = format::resolvedPath(config);
+    if (!resolved.empty() && resolved == format::resolvedPath(record)) return kExitOk;
+    struct stat st;
+    if (!overwrite && ::lstat(record.c_str(), &st) == 0) {
+        if (!quiet)
+            std::fprintf(stderr,
+                         "probe run: %s was there before this run and is kept (--overwrite "
+                         "replaces it with a copy of the config); this run's config is %s\n",
+                         record.c_str(), config.c_str());
+        return kExitOk;
+    }
+    if (int err = format::writeFileAtomically(record, text)) {
+        std::fprintf(stderr, "probe run: cannot write %s, the record of the config: %s\n",
+                     record.c_str(), std::strerror(err));
+        return kExitCannotCreate;
+    }
+    *written = true;
+    return kExitOk;
+}
+
+// Once the program has ended: `record` takes what `config` holds then, when that differs and is a
+// valid config (the probe kept the config before an invalid edit).
+void updateConfigRecord(const std::string& record, const std::string& config, bool quiet) {
+    const auto text = format::readRegularFile(config, format::kConfigJsonLimits.maxBytes, nullptr);
+    if (!text || !format::parseOpConfig(*text, config).ok()) return;
+    const auto kept = format::readRegularFile(record, format::kConfigJsonLimits.maxBytes, nullptr);
+    if (kept && *kept == *text) return;
+    if (int err = format::writeFileAtomically(record, *text); err && !quiet)
+        std::fprintf(stderr, "probe run: cannot update %s, the record of the config: %s\n",
+                     record.c_str(), std::strerror(err));
+}
+
 // Removes `name` in `dirFd` and everything below it, following no link (a link is removed,
 // never what it points to).
 int removeTree(int dirFd, const std::string& name) {
@@ -302,6 +350,7 @@ int runRunCommand(const Args& args) {
         }
         if (int code = checkPythonTorch(executable)) return code;
     }
+    std::string configText;  // the config given, as it was checked
     if (!config.empty()) {
         config = format::absolutePath(config);
         std::string error;
@@ -317,6 +366,7 @@ int runRunCommand(const Args& args) {
                          format::describeIssues(parsed.issues).c_str());
             return kExitConfigInvalid;
         }
+        configText = std::move(*text);
     }
     const std::string outputDir = format::absolutePath(output);
     const std::string dumpRoot = outputDir + "/atb_dump_data";
@@ -351,8 +401,13 @@ int runRunCommand(const Args& args) {
                      outputDir.c_str());
         return kExitCannotCreate;
     }
-    if (config.empty()) {
-        config = outputDir + "/probe_config.json";
+    const std::string configRecord = outputDir + "/" + kConfigRecordName;
+    bool recorded = false;  // a copy of --config's file written to `configRecord`
+    if (!config.empty()) {
+        if (int code = recordConfig(configRecord, config, configText, overwrite, quiet, &recorded))
+            return code;
+    } else {
+        config = configRecord;
         if (!format::fileExists(config)) {
             if (int err = format::writeFileAtomically(
                     config, format::OpConfig::startingPoint().toFileText())) {
@@ -449,6 +504,10 @@ int runRunCommand(const Args& args) {
         std::fprintf(stderr,
                      "probe run: cannot record in %s/probe_status.json how the program ended: %s\n",
                      dumpRoot.c_str(), std::strerror(err));
+
+    // The record says what the config says at the end: it may have been edited while the
+    // program ran, as the record of a run without --config is.
+    if (recorded) updateConfigRecord(configRecord, config, quiet);
 
     // What the injected part said, process by process.
     bool attached = false;

@@ -863,6 +863,66 @@ TEST_F(LiveWindowTest, ApplyAfterTheModelEndedLeavesTheRunsRecordAlone) {
     EXPECT_EQ(test::readFile(record.toStdString()), before);
 }
 
+// A run with a config of the user's (probe run --config) keeps a copy of it beside its dump as its
+// record, as a run without one keeps its probe_config.json: a window opening the dump later shows
+// the config it was made with (it said "new config": the copy of a config made up). The user's
+// file is never written to; a record already there is kept by --append.
+TEST_F(LiveWindowTest, ARunWithAConfigOfTheUsersKeepsItsRecordForTheApp) {
+    const std::string mine = dir_ / "config.json";
+    test::writeFile(mine, "{\"task\": \"statistics\", \"dump_enable\": true, \"ids\": \"1\"}\n");
+    const std::string given = test::readFile(mine);
+    ASSERT_TRUE(context_.launch(engineSpec(2, 0)));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hasEnded(); }));
+    ASSERT_EQ(context_.liveSession()->exitCode(), 0);
+    const std::string record = dir_ / "out/probe_config.json";
+
+    context::AppContext later;
+    MainWindow window(&later);
+    QSignalSpy loaded(&later, &context::AppContext::sessionLoaded);
+    later.openDump(QString::fromStdString(dir_ / "out"));
+    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    ASSERT_TRUE(loaded.front().front().toBool());
+    EXPECT_EQ(later.configDocument()->origin().toStdString(), record);
+    EXPECT_EQ(later.configDocument()->text().toStdString(), given);
+    EXPECT_TRUE(later.selection()->isTicked("1"));
+    EXPECT_TRUE(window.treePanel()->configText().startsWith(
+        "Config: new config from out/probe_config.json — 1 ticked op"))
+        << window.treePanel()->configText().toStdString();
+    ASSERT_TRUE(QFileInfo(QString::fromStdString(record)).isFile());
+    EXPECT_EQ(test::readFile(record), given);
+    EXPECT_EQ(test::readFile(mine), given);
+
+    // Another run added to the folder with another config: the record of the first stays.
+    const std::string second = dir_ / "second.json";
+    test::writeFile(second, R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    session::LaunchSpec spec = engineSpec(1, 0);
+    spec.configPath = QString::fromStdString(second);
+    spec.appendToDump = true;
+    ASSERT_TRUE(context_.launch(spec));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hasEnded(); }));
+    ASSERT_EQ(context_.liveSession()->exitCode(), 0);
+    EXPECT_EQ(test::readFile(record), given);
+    EXPECT_TRUE(window_.sessionPanel()->log()->toPlainText().contains(
+        QString::fromStdString(record) + " was there before this run and is kept"))
+        << window_.sessionPanel()->log()->toPlainText().toStdString();
+}
+
+// The record follows the user's config edited while the program ran, as a run's own
+// probe_config.json does: it says what the run ended with.
+TEST_F(LiveWindowTest, TheRecordOfAConfigOfTheUsersSaysWhatTheRunEndedWith) {
+    const std::string mine = dir_ / "config.json";
+    ASSERT_TRUE(context_.launch(engineSpec(100000, 10)));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hello().has_value(); }));
+    const std::string record = dir_ / "out/probe_config.json";
+    ASSERT_EQ(test::readFile(record), test::readFile(mine));
+    const std::string edited = R"({"task": "statistics", "dump_enable": true, "ids": "2"})";
+    test::writeFile(mine, edited);
+    context_.liveSession()->stop();
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hasEnded(); }));
+    EXPECT_EQ(test::readFile(record), edited);
+    EXPECT_EQ(test::readFile(mine), edited);
+}
+
 // A program that ends before anything is dumped: the status bar says so, with the exit code,
 // and no longer that it waits for the probe.
 TEST_F(LiveWindowTest, AProgramThatEndsBeforeDumpingIsNotWaitedFor) {
