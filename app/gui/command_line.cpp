@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include "probe/format/file_util.h"
 #include "probe/format/json_input.h"
 
 namespace probe::studio {
@@ -30,6 +31,16 @@ std::optional<analysis::Stat> parseStat(const QString& text) {
 }
 
 namespace {
+
+// Why `path` is not what an option takes ("a regular file", "a folder"), as the dump readers say
+// it: "/tmp/p is a named pipe (FIFO), not a regular file", "/tmp/x does not exist".
+QString notA(const QString& path, const char* wanted) {
+    const std::string there = format::whatIsThere(path.toStdString());
+    QString why = path + QLatin1Char(' ') + QString::fromStdString(there);
+    if (there.rfind("is ", 0) == 0 && there.rfind("is a symbolic link", 0) != 0)
+        why += QStringLiteral(", not ") + QLatin1String(wanted);
+    return why;
+}
 
 // The smallest window --size may ask for: the window's own minimum.
 constexpr int kMinWidth = MainWindow::kMinimumWidth;
@@ -211,7 +222,7 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request,
                     .arg(viewName),
                 kExitUsage);
         if (!QFileInfo(parser.value(tensor)).isFile())
-            return fail(QStringLiteral("--tensor: no file %1").arg(parser.value(tensor)),
+            return fail(QStringLiteral("--tensor: ") + notA(parser.value(tensor), "a regular file"),
                         kExitUsage);
         viewName = QStringLiteral("tensor");
     }
@@ -259,7 +270,8 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request,
     if (request.jump && session.reference.isEmpty())
         return fail(QStringLiteral("--jump goes with --compare REF"), kExitUsage);
     if (!session.reference.isEmpty() && !QFileInfo(session.reference).isDir())
-        return fail(QStringLiteral("--compare: no folder %1").arg(session.reference), kExitUsage);
+        return fail(QStringLiteral("--compare: ") + notA(session.reference, "a folder"),
+                    kExitUsage);
     if (!session.reference.isEmpty() && session.dir.isEmpty() && !session.launch && !session.demo &&
         !parser.isSet(attach))
         return fail(QStringLiteral("--compare REF needs the dump to compare with it: --compare REF "

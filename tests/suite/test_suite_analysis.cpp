@@ -285,6 +285,18 @@ TEST(GradMonitor, ReadsMsprobeMonitorFoldersAndSaysWhenThereIsNothing) {
     test::TempDir empty;
     EXPECT_FALSE(readGradMonitor(empty.path(), &error));
     EXPECT_NE(error.find("holds no grad_reduced_*.csv"), std::string::npos) << error;
+    // What is there instead of a folder is said: a FIFO was "a file" (found by a hostile-input
+    // pass).
+    const std::string pipe = empty / "pipe";
+    ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+    EXPECT_FALSE(readGradMonitor(pipe, &error));
+    EXPECT_EQ(error, pipe + " is a named pipe (FIFO); give the monitor's output directory");
+    const std::string file = empty / "file.csv";
+    test::writeFile(file, "x\n");
+    EXPECT_FALSE(readGradMonitor(file, &error));
+    EXPECT_EQ(error, file + " is a regular file; give the monitor's output directory");
+    EXPECT_FALSE(readGradMonitor(empty / "gone", &error));
+    EXPECT_EQ(error, empty / "gone" + " does not exist");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The widgets (ui/widgets) and the probe-studio command line, rendered offscreen: what is drawn
 // is checked in the rendered pixels, not only in the models behind them.
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <sys/stat.h>
+
 #include <cmath>
 #include <csignal>
 #include <filesystem>
@@ -1165,6 +1167,11 @@ TEST(CommandLine, NoWarningAboutTheRuntimeDirectoryOnStart) {
 TEST(CommandLine, UnknownValuesAreRejected) {
     test::TempDir dir("ui-cli");
     const QString png = QString::fromStdString(dir / "x.png");
+    // What is there instead of the file or folder asked for is said: a FIFO was "no file"
+    // (found by a hostile-input pass).
+    const QString pipe = QString::fromStdString(dir / "pipe.bin");
+    ASSERT_EQ(::mkfifo(pipe.toLocal8Bit().constData(), 0600), 0);
+    const QString folder = QString::fromStdString(dir.path());
     const std::vector<std::pair<QStringList, QString>> cases = {
         {{"--tensor-page", "foo"}, "--tensor-page must be heatmap, values or histogram"},
         {{"--show", "weird"}, "--show must be all, anomalies, nan, dumped or ticked"},
@@ -1172,7 +1179,13 @@ TEST(CommandLine, UnknownValuesAreRejected) {
         {{"--size", "big"}, "--size must be WIDTHxHEIGHT"},
         {{"--output", "out", "--demo"},
          "--output goes with --launch (--demo writes to a fresh folder of its own)\n"},
-        {{"--tensor", QString::fromStdString(dir / "none.bin")}, "--tensor: no file"},
+        {{"--tensor", QString::fromStdString(dir / "none.bin")},
+         "--tensor: " + QString::fromStdString(dir / "none.bin") + " does not exist\n"},
+        {{"--tensor", pipe}, "--tensor: " + pipe + " is a named pipe (FIFO), not a regular file\n"},
+        {{"--tensor", folder}, "--tensor: " + folder + " is a directory, not a regular file\n"},
+        {{"--compare", pipe}, "--compare: " + pipe + " is a named pipe (FIFO), not a folder\n"},
+        {{"--compare", QString::fromStdString(dir / "none")},
+         "--compare: " + QString::fromStdString(dir / "none") + " does not exist\n"},
     };
     for (const auto& [arguments, message] : cases) {
         const StudioRun run = runStudio(arguments + QStringList{"--screenshot", png});

@@ -209,10 +209,11 @@ const char* gradFindingKindName(GradFinding::Kind kind) {
 
 std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::string* error) {
     if (!format::isDirectory(dir)) {
-        if (error)
-            *error =
-                dir + (format::fileExists(dir) ? " is a file; give the monitor's output directory"
-                                               : " does not exist");
+        // What is there, as the dump readers say it: a FIFO was "a file".
+        if (error) {
+            *error = dir + " " + format::whatIsThere(dir);
+            if (format::fileExists(dir)) *error += "; give the monitor's output directory";
+        }
         return std::nullopt;
     }
     GradMonitorData data;
