@@ -621,6 +621,42 @@ TEST_F(MainWindowTest, HelpShowsTheDocumentationAndFollowsItsLinks) {
     EXPECT_TRUE(browser->toPlainText().startsWith("Probe Studio\n"));
 }
 
+// Help › Documentation's pages fit the window's width: their code blocks wrap, as the text does.
+// A long command line in a code block made every page of the README scroll sideways (found by a
+// GUI walk).
+TEST_F(MainWindowTest, TheDocumentationsCodeBlocksFitThePage) {
+    ASSERT_TRUE(window_.showDocumentation());
+    QTextBrowser* browser = window_.documentationBrowser();
+    ASSERT_NE(browser, nullptr);
+    const QDir doc(context_.dataDirectory() + "/doc");
+    QStringList pages{"README.md"};
+    for (const QString& page : QDir(doc.filePath("docs")).entryList({"*.md"}, QDir::Files))
+        pages << "docs/" + page;
+    ASSERT_GE(pages.size(), 5);
+    int codeBlocks = 0;
+    for (const QString& page : pages) {
+        browser->setSource(QUrl::fromLocalFile(doc.filePath(page)));
+        QCoreApplication::processEvents();
+        int longest = 0;  // the longest line of a code block, in pixels at its font
+        for (QTextBlock block = browser->document()->begin(); block.isValid();
+             block = block.next()) {
+            if (!block.blockFormat().hasProperty(QTextFormat::BlockCodeFence)) continue;
+            ++codeBlocks;
+            const QFontMetrics metrics(block.charFormat().font());
+            for (const QString& line : block.text().split(QChar::LineSeparator))
+                longest = std::max(longest, metrics.horizontalAdvance(line));
+        }
+        EXPECT_EQ(browser->horizontalScrollBar()->maximum(), 0)
+            << page.toStdString() << ": its longest code line is " << longest
+            << " pixels wide, the page " << browser->viewport()->width();
+    }
+    EXPECT_GT(codeBlocks, 20);
+    // The README's code is all there, wrapped.
+    browser->setSource(QUrl::fromLocalFile(doc.filePath("README.md")));
+    EXPECT_TRUE(browser->toPlainText().contains(
+        "probe run --output out --config my_config.json -- /usr/bin/python3 train.py"));
+}
+
 TEST_F(MainWindowTest, StatisticsOnlyRowsExplainWhyThereIsNoTensor) {
     // Kernel rows of the synthetic dump have no tensor file.
     const auto& idx = context_.store()->index();

@@ -27,7 +27,9 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTextBlock>
 #include <QTextBrowser>
+#include <QTextCursor>
 #include <QTimer>
 #include <QToolBar>
 #include <QUrl>
@@ -657,7 +659,27 @@ public:
         return image.scaledToWidth(most, Qt::SmoothTransformation);
     }
 
+protected:
+    void doSetSource(const QUrl& name, QTextDocument::ResourceType type) override {
+        QTextBrowser::doSetSource(name, type);
+        wrapCodeBlocks();
+    }
+
 private:
+    // Code blocks wrap at the page's edge as the text does (at a space, else anywhere): Markdown
+    // makes their lines unbreakable, and a long command line made the whole page scroll sideways
+    // (found by a GUI walk).
+    void wrapCodeBlocks() {
+        QTextCursor cursor(document());
+        for (QTextBlock block = document()->begin(); block.isValid(); block = block.next()) {
+            QTextBlockFormat format = block.blockFormat();
+            if (!format.nonBreakableLines()) continue;
+            format.setNonBreakableLines(false);
+            cursor.setPosition(block.position());
+            cursor.setBlockFormat(format);
+        }
+    }
+
     static constexpr int kNarrowest = 240, kMargins = 60;
 };
 }  // namespace
@@ -678,6 +700,8 @@ bool MainWindow::showDocumentation() {
         window->setWindowTitle(tr("Probe Studio documentation"));
         documentation_ = new DocumentationBrowser(window);
         documentation_->setOpenExternalLinks(true);  // web links go to the browser
+        // A word longer than the page (a path, a command line) wraps rather than widening it.
+        documentation_->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
         auto* back = new QPushButton(tr("Back"), window);
         auto* home = new QPushButton(tr("Contents"), window);
         back->setEnabled(false);
