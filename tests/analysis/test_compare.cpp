@@ -562,6 +562,39 @@ TEST(Compare, UnreadableTensorsAreNotedInTheirOrderWhateverTheThreads) {
     }
 }
 
+// A file that cannot be read is noted once, however many tensors were de-duplicated into it
+// (filter_level 1: the same bytes seen again are a header naming the first copy). It was noted
+// for each of them, the same line up to 16 times (found by a hostile-input pass).
+TEST(Compare, AnUnreadableFileIsNotedOnceForAllTheTensorsThatShareIt) {
+    TempDir dir;
+    const std::string aRoot = writeBlock(dir, "a", 1, 9), bRoot = writeBlock(dir, "b", 1, 9);
+    // Every first copy cut short; the files naming one of them (`data=`) are left as they are.
+    size_t cut = 0, sharing = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(bRoot)) {
+        if (entry.path().extension() != ".bin") continue;
+        const std::string text = probe::test::readFile(entry.path().string());
+        if (text.find("\ndata=") != std::string::npos) {
+            ++sharing;
+            continue;
+        }
+        std::filesystem::resize_file(entry.path(), text.size() - 4);
+        ++cut;
+    }
+    ASSERT_GT(sharing, 0u);
+    ASSERT_GT(cut, 0u);
+    const DumpIndex a = indexOf(aRoot), b = indexOf(bRoot);
+    for (unsigned threads : {1u, 4u}) {
+        CompareOptions options;
+        options.threads = threads;
+        const auto result = compareDumps(a, b, options);
+        ASSERT_EQ(result.problems.size(), cut) << formatCompareReport(result);
+        const std::set<std::string> distinct(result.problems.begin(), result.problems.end());
+        EXPECT_EQ(distinct.size(), result.problems.size()) << formatCompareReport(result);
+        for (const auto& p : result.problems)
+            EXPECT_NE(p.find("truncated"), std::string::npos) << p;
+    }
+}
+
 // Cancelled from another thread (the application replaced a dump): it stops, and says so.
 TEST(Compare, ACancelledComparisonSaysSoAndHoldsNothing) {
     TempDir dir;

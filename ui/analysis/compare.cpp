@@ -816,9 +816,18 @@ private:
         keepFirst(unreadable);
         for (auto& [tensor, text] : unreadable) problem(std::move(text));
     }
+    // The first kMaxProblems notes in tensor order, each once: tensors de-duplicated into one
+    // file all meet that file, and one that could not be read was noted for each of them (16
+    // times the same line; found by a hostile-input pass), pushing other files out of the notes.
     static void keepFirst(std::vector<std::pair<size_t, std::string>>& notes) {
         std::sort(notes.begin(), notes.end());
-        if (notes.size() > kMaxProblems) notes.resize(kMaxProblems);
+        std::set<std::string> seen;
+        std::vector<std::pair<size_t, std::string>> kept;
+        for (auto& note : notes) {
+            if (kept.size() == kMaxProblems) break;
+            if (seen.insert(note.second).second) kept.push_back(std::move(note));
+        }
+        notes = std::move(kept);
     }
 
     // What a row's string says, worked out once per string of each index rather than per row: the
