@@ -784,11 +784,14 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     ASSERT_TRUE(waitFor([&] { return context_.liveSession() == nullptr; }));
     EXPECT_TRUE(document->filePath().isEmpty()) << document->filePath().toStdString();
     EXPECT_TRUE(editor->applyStatus().isEmpty()) << editor->applyStatus().toStdString();
-    // Nor its config, shown as a new one: the new config starts where any new config does
-    // (it said "new config" with the run's ids "1" ticked).
-    EXPECT_FALSE(context_.selection()->isTicked("1"));
-    EXPECT_TRUE(context_.selection()->config() == format::OpConfig::startingPoint());
-    EXPECT_EQ(document->text().toStdString(), format::OpConfig::startingPoint().toFileText());
+    // It shows the config the dump was made with as a copy of the run's record beside it (probe
+    // run keeps one with --config too), not the editor's last document carried over as a "new
+    // config" (it said "new config" with the run's ids "1" ticked, taken from no file).
+    const std::string record = dir_ / "out/probe_config.json";
+    EXPECT_EQ(document->origin().toStdString(), record);
+    EXPECT_EQ(document->text().toStdString(), test::readFile(record));
+    EXPECT_EQ(test::readFile(record), before);  // what the run ended with
+    EXPECT_TRUE(context_.selection()->isTicked("1"));
     EXPECT_TRUE(editor->apply(QString::fromStdString(dir_ / "other.json")))
         << editor->applyStatus().toStdString();
     EXPECT_TRUE(editor->applyStatus().contains("other.json"))
