@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "probe/format/dtype.h"
 #include "probe/format/file_util.h"
 #include "probe/format/tensor_bin.h"
 #include "test_support.h"
@@ -46,6 +47,49 @@ TEST(TensorBin, RoundTripThroughAFile) {
     auto header = readBinHeader(path, &error);
     ASSERT_TRUE(header);
     EXPECT_EQ(header->dataLength, 24u);
+}
+
+// Read in pieces: every byte once, in order, in pieces of whole elements at most the size asked,
+// from an aligned buffer; a file cut short is refused as readBinFile refuses it.
+TEST(TensorBin, ReadInPiecesGivesTheDataInOrder) {
+    probe::test::TempDir dir;
+    std::vector<double> values(1000);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5 * static_cast<double>(i) - 7;
+    BinHeader h;
+    h.dtypeCode = static_cast<int32_t>(DType::Double);
+    h.dims = {10, 100};
+    h.dataLength = values.size() * sizeof(double);
+    const std::string path = dir / "t.bin";
+    ASSERT_EQ(writeFileAtomically(path, makeBinHeader(h), values.data(), h.dataLength), 0);
+    std::string error;
+    std::vector<uint8_t> read;
+    size_t pieces = 0;
+    auto header = readBinFileInPieces(
+        path, 1001,  // rounded down to 125 doubles
+        [&](const uint8_t* bytes, size_t size) {
+            ++pieces;
+            EXPECT_EQ(reinterpret_cast<uintptr_t>(bytes) % alignof(double), 0u);
+            EXPECT_LE(size, 1000u);
+            EXPECT_EQ(size % sizeof(double), 0u);
+            read.insert(read.end(), bytes, bytes + size);
+            return true;
+        },
+        &error);
+    ASSERT_TRUE(header) << error;
+    EXPECT_EQ(header->dims, h.dims);
+    EXPECT_EQ(pieces, 8u);
+    ASSERT_EQ(read.size(), h.dataLength);
+    EXPECT_EQ(std::memcmp(read.data(), values.data(), read.size()), 0);
+    // Stopped by the caller: said so.
+    EXPECT_FALSE(readBinFileInPieces(
+        path, 4096, [](const uint8_t*, size_t) { return false; }, &error));
+    EXPECT_EQ(error, "stopped");
+    ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(header->headerLength + 100)), 0);
+    pieces = 0;
+    EXPECT_FALSE(readBinFileInPieces(
+        path, 4096, [&](const uint8_t*, size_t) { return ++pieces > 0; }, &error));
+    EXPECT_EQ(pieces, 0u);
+    EXPECT_NE(error.find("file is truncated"), std::string::npos) << error;
 }
 
 TEST(TensorBin, ScalarAndHeaderOnly) {

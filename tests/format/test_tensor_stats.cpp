@@ -443,3 +443,64 @@ TEST(TensorStats, HalfAndBf16NanIsCountedAndPropagates) {
         }
     }
 }
+
+// A tensor read in pieces (readBinFileInPieces) has the statistics of the whole: max, min, the
+// counts and the NaN/Inf facts exactly, mean and norm but for rounding (recomputed here in long
+// double, element by element).
+TEST(TensorStats, PiecesAddUpToTheWhole) {
+    std::mt19937 random(7);
+    std::normal_distribution<float> normal(0.5f, 3.0f);
+    std::vector<float> values(10007);
+    for (float& v : values) v = normal(random);
+    auto inPieces = [](DType dtype, const uint8_t* data, size_t count, size_t element,
+                       size_t pieceElements) {
+        TensorStatsAccumulator stats(dtype);
+        for (size_t at = 0; at < count; at += pieceElements)
+            stats.add(data + at * element, std::min(pieceElements, count - at));
+        return stats.result();
+    };
+    const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
+    long double sum = 0, squares = 0;
+    for (float v : values) {
+        sum += v;
+        squares += static_cast<long double>(v) * v;
+    }
+    for (size_t piece : {size_t{1}, size_t{64}, size_t{1000}, values.size()}) {
+        const TensorStats s = inPieces(DType::Float, bytes, values.size(), 4, piece);
+        ASSERT_TRUE(s.valid) << piece;
+        EXPECT_EQ(s.count, values.size());
+        EXPECT_EQ(s.max, *std::max_element(values.begin(), values.end()));
+        EXPECT_EQ(s.min, *std::min_element(values.begin(), values.end()));
+        EXPECT_NEAR(s.mean, static_cast<double>(sum / values.size()), 1e-12) << piece;
+        EXPECT_NEAR(s.norm, static_cast<double>(std::sqrt(squares)), 1e-9) << piece;
+    }
+    // A NaN in one piece makes all four NaN; an Inf in another is kept as such.
+    values[5000] = std::numeric_limits<float>::quiet_NaN();
+    values[9000] = -std::numeric_limits<float>::infinity();
+    const TensorStats nan = inPieces(DType::Float, bytes, values.size(), 4, 1000);
+    EXPECT_TRUE(nan.valid);
+    EXPECT_EQ(nan.nanCount, 1u);
+    EXPECT_TRUE(nan.hasNegInf);
+    EXPECT_FALSE(nan.hasPosInf);
+    EXPECT_TRUE(std::isnan(nan.max) && std::isnan(nan.min) && std::isnan(nan.mean) &&
+                std::isnan(nan.norm));
+    // Integers and bools, piece by piece as whole.
+    const std::vector<int64_t> ints = {5, -9, 12, 0, 3, 7, -1};
+    const TensorStats i =
+        inPieces(DType::Int64, reinterpret_cast<const uint8_t*>(ints.data()), ints.size(), 8, 3);
+    EXPECT_EQ(i.max, 12);
+    EXPECT_EQ(i.min, -9);
+    EXPECT_DOUBLE_EQ(i.mean, 17.0 / 7);
+    EXPECT_DOUBLE_EQ(i.norm, std::sqrt(309.0));
+    const std::vector<uint8_t> bools = {0, 0, 1, 0};
+    const TensorStats b = inPieces(DType::Bool, bools.data(), bools.size(), 1, 2);
+    EXPECT_EQ(b.max, 1);  // any
+    EXPECT_EQ(b.min, 0);  // all
+    EXPECT_DOUBLE_EQ(b.mean, 0.25);
+    // Nothing added, or complex data: no statistics.
+    EXPECT_FALSE(TensorStatsAccumulator(DType::Float).result().valid);
+    const std::vector<float> complex = {1, 2, 3, 4};
+    EXPECT_FALSE(
+        inPieces(DType::Complex64, reinterpret_cast<const uint8_t*>(complex.data()), 2, 8, 1)
+            .valid);
+}

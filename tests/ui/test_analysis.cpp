@@ -1692,6 +1692,38 @@ TEST(HostileDump, HugeAndDeepJsonFilesAreRefusedWithTheirPlace) {
     EXPECT_EQ(msprobeIndex.rowCount(), 6u);  // step 2 still read
 }
 
+// A task tensor dump's statistics come from its files a piece at a time: a file of 256 MiB
+// (sparse: zeros) costs a few MiB, where reading it whole cost all of it (and a crafted one
+// of 4 GiB, four).
+TEST(HostileDump, StatisticsOfAHugeTensorFileAreReadInPieces) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatisticsPrinted(false);
+    const auto row = dump.addRow(0, "0", "layer", "Layer", true, {0.0f}, {1});
+    const uint64_t elements = 1ull << 26;  // float32: 256 MiB
+    format::BinHeader header;
+    header.dims = {static_cast<int64_t>(elements)};
+    header.dataLength = elements * sizeof(float);
+    const std::string text = format::makeBinHeader(header);
+    test::writeFile(row.tensorPath, text);
+    ASSERT_EQ(
+        ::truncate(row.tensorPath.c_str(), static_cast<off_t>(text.size() + header.dataLength)), 0);
+    dump.setStatus("complete");
+    const long before = maxResidentKb();
+    auto reader = open(dump.root());
+    reader->setStatisticsFromTensorFiles(true);
+    DumpIndex index(reader->layout(), reader->root());
+    for (int poll = 0; poll < 1000 && index.rowsWithStatisticsFromData() == 0; ++poll)
+        index.apply(reader->poll(analysis::kDefaultPollBudget));
+    if (kResidentSizeMeasuresTheReader) {
+        EXPECT_LT(maxResidentKb() - before, 24 * 1024);
+    }
+    ASSERT_EQ(index.rowCount(), 1u);
+    ASSERT_EQ(index.rowsWithStatisticsFromData(), 1u) << problems(index);
+    for (int i = 0; i < analysis::kStatCount; ++i)
+        EXPECT_EQ(index.row(0).value[i], 0.0) << analysis::statName(static_cast<analysis::Stat>(i));
+}
+
 TEST(HostileDump, CraftedTensorHeadersAreErrorsNamingTheFileAndLine) {
     // Length and data offset near 2^64, dtype 777, dims whose product overflows: an exception
     // (QUnhandledException in the app, "internal error" in probe compare) or a huge allocation.

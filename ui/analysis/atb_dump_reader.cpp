@@ -879,12 +879,10 @@ void AtbDumpReader::pollStatistics(DumpDelta& delta, uint64_t budget) {
         }
         used += std::max<uint64_t>(found ? static_cast<uint64_t>(st.st_size) : 0, 4096);
         std::string error;
-        const auto tensor = loadTensorValues(awaiting.path, true, &error);
-        if (tensor && tensor->stats.valid) {
+        if (const auto stats = statisticsOfTensorFile(awaiting.path, true, &error)) {
             DumpDelta::RowStatistics& computed = delta.rowStatistics.emplace_back();
             computed.row = awaiting.row;
-            const double values[kStatCount] = {tensor->stats.max, tensor->stats.min,
-                                               tensor->stats.mean, tensor->stats.norm};
+            const double values[kStatCount] = {stats->max, stats->min, stats->mean, stats->norm};
             std::copy(values, values + kStatCount, computed.value);
         } else if (!error.empty()) {
             if (++statisticsUnread_ <= kReportedUnread)

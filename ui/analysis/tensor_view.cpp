@@ -172,6 +172,39 @@ std::optional<TensorData> loadTensorValues(const std::string& path, bool followA
     return tensor;
 }
 
+std::optional<format::TensorStats> statisticsOfTensorFile(const std::string& path, bool followAlias,
+                                                          std::string* error) {
+    constexpr size_t kPieceBytes = 4u << 20;
+    std::string why;
+    const auto header = format::readBinHeader(path, &why);
+    std::string dataPath = path;
+    if (header && header->headerOnly()) {
+        dataPath = followAlias ? findFirstCopy(path, header->alias) : "";
+        if (dataPath.empty() || dataPath == path) return std::nullopt;  // no data kept
+    }
+    const auto dtype = header ? format::dtypeFromCode(header->dtypeCode) : std::nullopt;
+    if (!header || !dtype) {
+        if (!header && error) *error = path + ": " + why;
+        return std::nullopt;
+    }
+    format::TensorStatsAccumulator stats(*dtype);
+    const auto read = format::readBinFileInPieces(
+        dataPath, kPieceBytes,
+        [&](const uint8_t* bytes, size_t size) {
+            stats.add(bytes, size / format::dtypeSize(*dtype));
+            return true;
+        },
+        &why);
+    if (read &&
+        (read->headerOnly() || read->dtypeCode != header->dtypeCode || read->dims != header->dims))
+        why = read->headerOnly() ? "is itself header-only"
+                                 : "holds a different dtype or shape than " + path;
+    else if (read)
+        return stats.result().valid ? std::optional(stats.result()) : std::nullopt;
+    if (error) *error = dataPath + ": " + why;
+    return std::nullopt;
+}
+
 uint64_t SliceGeometry::sliceCount() const {
     uint64_t n = 1;
     for (int64_t d : leadingDims) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));

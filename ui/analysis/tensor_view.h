@@ -50,6 +50,11 @@ bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::strin
 // read.
 std::optional<TensorData> loadTensorValues(const std::string& path, bool followAlias,
                                            std::string* error);
+// The statistics of the .bin file at `path` (followed as loadTensorValues does), its data read a
+// piece at a time: a tensor of gigabytes costs a few MiB. nullopt when it holds no values or
+// none with an order (complex); `error` set when a file could not be read.
+std::optional<format::TensorStats> statisticsOfTensorFile(const std::string& path, bool followAlias,
+                                                          std::string* error);
 
 // The 2-D view of a tensor: its last two dims (a 1-D tensor is one row, a scalar 1x1); the
 // leading dims pick which slice.

@@ -550,6 +550,36 @@ TensorStats computeFloatStats(StatsKernel kernel, const float* data, uint64_t co
                                                        : accumulateFloats);
 }
 
+void TensorStatsAccumulator::add(const void* data, uint64_t count) {
+    if (count == 0) return;
+    const TensorStats piece = computeTensorStats(dtype_, data, count);
+    if (!piece.valid) ordered_ = false;
+    const bool first = total_.count == 0;
+    total_.count += count;
+    total_.nanCount += piece.nanCount;
+    total_.hasPosInf = total_.hasPosInf || piece.hasPosInf;
+    total_.hasNegInf = total_.hasNegInf || piece.hasNegInf;
+    if (!piece.valid || piece.hasNan()) return;  // a NaN makes the result NaN: nothing to add
+    total_.max = first ? piece.max : std::max(total_.max, piece.max);
+    total_.min = first ? piece.min : std::min(total_.min, piece.min);
+    sum_ += piece.mean * static_cast<double>(count);
+    sumOfSquares_ += piece.norm * piece.norm;
+}
+
+TensorStats TensorStatsAccumulator::result() const {
+    TensorStats s = total_;
+    s.valid = ordered_ && s.count > 0;
+    if (!s.valid) {
+        s.max = s.min = s.mean = s.norm = 0;
+    } else if (s.hasNan()) {
+        s.max = s.min = s.mean = s.norm = std::numeric_limits<double>::quiet_NaN();
+    } else {
+        s.mean = sum_ / static_cast<double>(s.count);
+        s.norm = std::sqrt(sumOfSquares_);
+    }
+    return s;
+}
+
 TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count) {
     if (count == 0 || data == nullptr) {
         TensorStats s;

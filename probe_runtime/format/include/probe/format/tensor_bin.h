@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,5 +51,12 @@ std::optional<BinFile> readBinFile(const std::string& path, std::string* error);
 std::optional<BinFile> parseBinFile(std::string_view bytes, std::string* error);
 // Reads the header alone (a few hundred bytes) without the data.
 std::optional<BinHeader> readBinHeader(const std::string& path, std::string* error);
+// Reads a .bin file's data a piece at a time, never whole: `piece(bytes, size)` is called for
+// each in order, at most `pieceBytes` (rounded down to whole elements of a known dtype), from a
+// buffer aligned for any element type; it returns false to stop. A header-only file has no
+// piece. Checks what readBinFile does. Returns the header, or nullopt with the reason.
+std::optional<BinHeader> readBinFileInPieces(
+    const std::string& path, size_t pieceBytes,
+    const std::function<bool(const uint8_t* bytes, size_t size)>& piece, std::string* error);
 
 }  // namespace probe::format

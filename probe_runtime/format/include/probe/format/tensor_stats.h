@@ -28,6 +28,22 @@ struct TensorStats {
 // a C++ object of that type has). Never throws.
 TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count);
 
+// Statistics of a tensor whose elements come in pieces, in order (readBinFileInPieces): those
+// computeTensorStats gives for the whole, but for the rounding of the mean and the norm, whose
+// sums are combined piece by piece. Never throws.
+class TensorStatsAccumulator {
+public:
+    explicit TensorStatsAccumulator(DType dtype) : dtype_(dtype) {}
+    void add(const void* data, uint64_t count);
+    TensorStats result() const;
+
+private:
+    DType dtype_;
+    TensorStats total_;
+    double sum_ = 0, sumOfSquares_ = 0;
+    bool ordered_ = true;  // every piece had statistics (a complex piece has none)
+};
+
 // The kernels computeTensorStats picks from for Float, Float16 and BF16, the best the CPU has:
 // all give the same bits (tests run each). AVX-512 needs avx512f, AVX2 needs avx2, f16c and fma.
 enum class StatsKernel { Avx512, Avx2, Portable };
