@@ -672,6 +672,7 @@ TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
         for (int x = 0; x < 8; ++x) white += d.pixel(x, y) == qRgb(255, 255, 255) ? 1 : 0;
     EXPECT_EQ(white, 63);
     EXPECT_NE(d.pixel(3, 1), qRgb(255, 255, 255));
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(panel->pairView()->shownSize(i), QSize(260, 260)) << i;
     panel->pairView()->setRelative(true);
     EXPECT_NEAR(pairDoc->difference().largest, 0.05, 1e-6);
     // The born-here op is painted in its colour in the tree.
@@ -1710,6 +1711,21 @@ TEST(CompareTable, ComparesAndSortsWhileQtsGlobalPoolIsBusy) {
 
 // The difference image: white where equal, the largest difference darkest, NaN/Inf in one run
 // only in its own colour (and alike NaN/Inf in both is no difference).
+// Slices far from square are drawn with cells at least kMinCellSide across (a 1×64 slice was a
+// strip 4 pixels high, its elements hard to tell apart), within the square; square ones fill it.
+TEST(TensorPair, SlicesOfOneRowOrColumnAreDrawnTallOrWideEnoughToRead) {
+    using widgets::TensorPairView;
+    const int cell = TensorPairView::kMinCellSide;
+    EXPECT_EQ(TensorPairView::drawnSize({64, 1}, 260), QSize(260, cell));
+    EXPECT_EQ(TensorPairView::drawnSize({1, 64}, 260), QSize(cell, 260));
+    EXPECT_EQ(TensorPairView::drawnSize({64, 3}, 260), QSize(260, 3 * cell));
+    EXPECT_EQ(TensorPairView::drawnSize({8, 8}, 260), QSize(260, 260));
+    EXPECT_EQ(TensorPairView::drawnSize({64, 32}, 260), QSize(260, 260));  // rows of 8 pixels
+    EXPECT_EQ(TensorPairView::drawnSize({1000, 10}, 260), QSize(260, 160));
+    EXPECT_EQ(TensorPairView::drawnSize({3, 2}, 260), QSize(260, 173));  // square cells already
+    EXPECT_EQ(TensorPairView::drawnSize({}, 260), QSize());
+}
+
 TEST(TensorPair, TheDifferenceMarksNanAndInfInOneRunOnly) {
     auto tensor = [](std::vector<float> v) {
         analysis::TensorData t;

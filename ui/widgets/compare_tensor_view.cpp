@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compare_tensor_view.h"
 
+#include <algorithm>
+
 #include <QComboBox>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -128,6 +130,20 @@ QImage TensorPairView::image(int which) const {
     }
 }
 
+QSize TensorPairView::shownSize(int which) const {
+    const QPixmap pixmap = images_[which]->pixmap();
+    return pixmap.isNull() ? QSize() : pixmap.size();
+}
+
+QSize TensorPairView::drawnSize(QSize elements, int side) {
+    if (elements.isEmpty()) return {};
+    const QSize square = elements.scaled(side, side, Qt::KeepAspectRatio);
+    auto atLeast = [side](int drawn, int cells) {
+        return std::max(drawn, std::min(side, cells * kMinCellSide));
+    };
+    return {atLeast(square.width(), elements.width()), atLeast(square.height(), elements.height())};
+}
+
 void TensorPairView::onLoaded() {
     for (int i = 0; i < 3; ++i) {
         const QImage img = image(i);
@@ -136,8 +152,9 @@ void TensorPairView::onLoaded() {
             continue;
         }
         // Elements as blocks, not blurred.
-        QPixmap pixmap = QPixmap::fromImage(
-            img.scaled(kImageSide, kImageSide, Qt::KeepAspectRatio, Qt::FastTransformation));
+        const QSize drawn = drawnSize(img.size(), kImageSide);
+        QPixmap pixmap =
+            QPixmap::fromImage(img.scaled(drawn, Qt::IgnoreAspectRatio, Qt::FastTransformation));
         const auto& diff = document_->difference();
         if (i == 2 && diff.largest > 0 && document_->candidate()) {
             // One element in thousands differing is one pixel: ring it.

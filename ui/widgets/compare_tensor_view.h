@@ -33,6 +33,14 @@ public:
     QString factsText() const;
     // The three images as shown (before scaling): reference, this run, difference.
     QImage image(int which) const;
+    // The size one is drawn at, in pixels.
+    QSize shownSize(int which) const;
+    // The size an image of `elements` (cells: one per element or block) is drawn at within a
+    // square of `side` pixels: as large as fits with square cells, but cells at least
+    // kMinCellSide pixels across either way while the square has room (a 1×64 slice was a strip
+    // 4 pixels high).
+    static constexpr int kMinCellSide = 16;
+    static QSize drawnSize(QSize elements, int side);
 
 private:
     void onLoaded();
