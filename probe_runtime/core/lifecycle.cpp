@@ -268,6 +268,7 @@ int Runtime::stopRuntime(bool fromHousekeeping) {
         // Drains what is queued; ops still running get their enqueue refused from here on, and
         // no write is left half done (a temporary file) when the process ends right after.
         writer_->stop();
+        status_.sayHeldBack();
         status_.write(format::DumpState::Complete);
         if (controlling_) {
             setListener(nullptr);

@@ -22,6 +22,12 @@ std::string processCommandLine() {
     return format::printableText(raw, std::string::npos);
 }
 
+std::string heldBackText(uint64_t held) {
+    return std::to_string(held) + (held == 1 ? " message was" : " messages were") +
+           " not said: more than " + std::to_string(StatusRecorder::kMessageBurst) +
+           " came within " + std::to_string(StatusRecorder::kMessageWindow.count()) + " s";
+}
+
 }  // namespace
 
 void StatusRecorder::begin(bool quiet) {
@@ -37,24 +43,69 @@ void StatusRecorder::begin(bool quiet) {
     quiet_ = quiet;
     messages_.clear();
     errors_ = 0;
+    windowStart_ = {};
+    saidInWindow_ = 0;
+    heldBack_ = 0;
     endedBy_.reset();
 }
 
 void StatusRecorder::info(const std::string& text) {
-    if (!quiet_) std::fprintf(stderr, "[probe] %s\n", text.c_str());
-    runtime_.notify([&](RuntimeListener& l) { l.message(format::MessageLevel::Info, text); });
+    say(format::MessageLevel::Info, text, false);
 }
 
 void StatusRecorder::record(format::MessageLevel level, const std::string& text) {
-    if (level != format::MessageLevel::Info || !quiet_)
-        std::fprintf(stderr, "[probe] %s: %s\n", format::toString(level), text.c_str());
+    say(level, text, true);
+}
+
+bool StatusRecorder::maySay(uint64_t* held) {
+    const auto now = std::chrono::steady_clock::now();
+    *held = 0;
+    if (now - windowStart_ >= kMessageWindow) {
+        windowStart_ = now;
+        saidInWindow_ = 0;
+        *held = heldBack_;
+        heldBack_ = 0;
+    }
+    if (saidInWindow_ >= kMessageBurst) {
+        ++heldBack_;
+        return false;
+    }
+    ++saidInWindow_;
+    return true;
+}
+
+void StatusRecorder::say(format::MessageLevel level, const std::string& text, bool keep,
+                         bool always) {
+    uint64_t held = 0;
+    bool mayBeSaid = always;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (level == format::MessageLevel::Error) ++errors_;
+        if (!always) mayBeSaid = maySay(&held);
+    }
+    if (held > 0) say(format::MessageLevel::Warning, heldBackText(held), true, true);
+    if (!mayBeSaid) return;
+    if (level != format::MessageLevel::Info || !quiet_) {
+        if (keep)
+            std::fprintf(stderr, "[probe] %s: %s\n", format::toString(level), text.c_str());
+        else
+            std::fprintf(stderr, "[probe] %s\n", text.c_str());
+    }
+    if (keep) {
+        std::lock_guard<std::mutex> lock(mutex_);
         messages_.push_back({level, text});
         if (messages_.size() > 20) messages_.erase(messages_.begin());
     }
     runtime_.notify([&](RuntimeListener& l) { l.message(level, text); });
+}
+
+void StatusRecorder::sayHeldBack() {
+    uint64_t held = 0;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::swap(held, heldBack_);
+    }
+    if (held > 0) say(format::MessageLevel::Warning, heldBackText(held), true, true);
 }
 
 void StatusRecorder::setEndedBy(const format::ProgramEnd& end) {

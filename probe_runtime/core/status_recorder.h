@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -44,8 +45,24 @@ public:
     // was written as not `final` (before an exec, which may fail).
     void write(format::DumpState state, bool final = true);
 
+    // At most kMessageBurst messages are said (on stderr and to live clients) in any
+    // kMessageWindow; beyond them a program rewriting its config in a loop flooded its own
+    // stderr (2000 bad rewrites, 1200 warnings). Those held back are counted and said in one
+    // line with the next message after the window, or at the end. Errors are counted all the
+    // same.
+    static constexpr int kMessageBurst = 20;
+    static constexpr std::chrono::seconds kMessageWindow{10};
+    // The count of messages held back, said now if any (the dump's end).
+    void sayHeldBack();
+
 private:
     void record(format::MessageLevel level, const std::string& text);
+    // Whether a message may be said now (counts it held back if not), under mutex_; `held` is
+    // set to the count to say first, from a window that ended.
+    bool maySay(uint64_t* held);
+    // Says `text` (stderr, live clients) and, when `keep`, keeps it in the status's messages;
+    // within the limit unless `always`.
+    void say(format::MessageLevel level, const std::string& text, bool keep, bool always = false);
 
     Runtime& runtime_;
     mutable std::mutex mutex_;
@@ -54,6 +71,9 @@ private:
     std::optional<format::ProgramEnd> endedBy_;
     std::string startedAt_, command_, host_, pidNamespace_;
     bool quiet_ = false;
+    std::chrono::steady_clock::time_point windowStart_{};
+    int saidInWindow_ = 0;
+    uint64_t heldBack_ = 0;
     std::mutex writeMutex_;  // one status write at a time, in order
     bool finalWritten_ = false;
 };

@@ -18,6 +18,7 @@
 
 #include "probe/format/control_messages.h"
 #include "probe/format/control_protocol.h"
+#include "probe/format/dump_status.h"
 #include "runtime_fixture.h"
 
 namespace probe::test {
@@ -368,6 +369,53 @@ TEST_F(ControlSocket, BadLinesAreAnsweredAndTheConnectionLivesOn) {
     model.run();
     ASSERT_EQ(probe_stop(), PROBE_OK);
     EXPECT_FALSE(dumpedOps().empty());
+}
+
+// A client pushing bad configs in a loop: each was a warning on the model's own stderr (and to
+// every client), as a program rewriting its config badly was (2000 rewrites, 1200 warnings). At
+// most 20 are said in 10 s; the rest are counted and said in one line, at the latest when the
+// dump ends. The pushing client is still answered each time, and a good config still applies.
+TEST_F(ControlSocket, AFloodOfRejectedConfigsIsSaidInAFewLinesNotOneEach) {
+    start(R"({"task": "statistics", "dump_enable": false})");
+    NativeModel model({});
+    connectClient();
+    next("hello");
+    testing::internal::CaptureStderr();
+    constexpr int kPushes = 200;
+    for (int i = 0; i < kPushes; ++i) {
+        send({{"type", "set_config"}, {"id", i}, {"config", {{"task", "statistics"}, {"ids", 5}}}});
+        EXPECT_EQ(next("config_rejected")["request"], i);
+    }
+    send({{"type", "set_config"},
+          {"id", kPushes},
+          {"config",
+           {{"task", "statistics"}, {"dump_enable", true}, {"exec_range", "all"}, {"ids", "3"}}}});
+    EXPECT_EQ(next("config_applied")["request"], kPushes);
+    model.run();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const std::string said = testing::internal::GetCapturedStderr();
+    size_t lines = 0, rejected = 0;
+    uint64_t heldBack = 0;
+    for (const auto& line : splitLines(said)) {
+        if (line.rfind("[probe] ", 0) == 0) ++lines;
+        if (line.find("config rejected") != std::string::npos) ++rejected;
+        const size_t at = line.find(" messages were not said: more than 20 came within 10 s");
+        if (at != std::string::npos)
+            heldBack += std::stoull(line.substr(line.rfind(' ', at - 1) + 1));
+    }
+    EXPECT_GE(rejected, 1u) << said;
+    EXPECT_LE(lines, 2u * 21) << said;  // a window or two of 20, and their counts
+    // Each rejection was said or counted (beside them, the good config's note).
+    EXPECT_GE(rejected + heldBack, static_cast<uint64_t>(kPushes)) << said;
+    EXPECT_LE(rejected + heldBack, static_cast<uint64_t>(kPushes) + 2) << said;
+    EXPECT_EQ(dumpedOps(), (std::set<std::pair<int64_t, std::string>>{{0, "3"}}));
+    std::string error;
+    const auto status = format::readStatusFile(root(), &error);
+    ASSERT_TRUE(status && !status->processes.empty()) << error;
+    bool counted = false;
+    for (const auto& m : status->processes[0].messages)
+        counted = counted || m.text.find("messages were not said") != std::string::npos;
+    EXPECT_TRUE(counted);
 }
 
 // Every client is a descriptor of the model's process: a program holding connections open used
