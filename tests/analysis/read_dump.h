@@ -28,4 +28,21 @@ inline DumpIndex indexPolledRepeatedly(const std::string& root, int polls = 4) {
     return index;
 }
 
+// The index as the app reads the dump: statistics a dump left out (task tensor) computed from
+// its tensor files.
+inline DumpIndex indexAsTheAppReadsIt(const std::string& root) {
+    auto reader = openDumpReader(root, nullptr);
+    EXPECT_TRUE(reader) << root;
+    if (!reader) return DumpIndex();
+    reader->setStatisticsFromTensorFiles(true);
+    DumpIndex index(reader->layout(), reader->root());
+    for (int poll = 0; poll < 10000; ++poll) {
+        DumpDelta delta = reader->poll(kDefaultPollBudget);
+        const bool done = !delta.more && delta.statisticsPending.value_or(0) == 0;
+        index.apply(std::move(delta));
+        if (done) break;
+    }
+    return index;
+}
+
 }  // namespace probe::analysis

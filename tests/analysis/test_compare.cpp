@@ -1834,24 +1834,32 @@ TEST(Compare, ATensorRunIsJudgedAgainstStatisticsByItsDatasStatistics) {
     const DumpIndex statistics = indexOf(write("s", "statistics", 2)),
                     same = indexOf(write("t", "tensor", 2)),
                     other = indexOf(write("t2", "tensor", 999));
+    // As the app reads them, with statistics from their files: judged the same (the app said
+    // "nothing to compare": the statistics it computed hid the run's lack of its own).
+    const DumpIndex sameInApp = indexAsTheAppReadsIt(same.root()),
+                    otherInApp = indexAsTheAppReadsIt(other.root());
     CompareOptions exact;
     exact.exact = true;
-    for (const DumpIndex* tensors : {&same, &other}) {
-        for (uint32_t row = 0; row < tensors->rowCount(); ++row)
-            ASSERT_EQ(tensors->row(row).present, 0) << "task tensor writes no statistics";
-        const auto result =
-            compareDumps(statistics, *tensors, tensors == &same ? exact : CompareOptions{});
+    for (const DumpIndex* tensors : {&same, &other, &sameInApp, &otherInApp}) {
+        const bool inApp = tensors == &sameInApp || tensors == &otherInApp;
+        ASSERT_EQ(tensors->rowCount(), 2u);
+        for (uint32_t row = 0; row < tensors->rowCount(); ++row) {
+            EXPECT_EQ(tensors->row(row).present, inApp ? 0xf : 0)
+                << "task tensor writes no statistics";
+            EXPECT_EQ(tensors->row(row).statsFromData, inApp);
+        }
+        const bool isSame = tensors == &same || tensors == &sameInApp;
+        const auto result = compareDumps(statistics, *tensors, isSame ? exact : CompareOptions{});
         ASSERT_EQ(result.tensors.size(), 2u);
         EXPECT_EQ(result.tensorsUnmeasured, 0u);
         EXPECT_EQ(result.tensorsWithData, 0u);  // by statistics: one run kept no data
-        EXPECT_EQ(result.diverges(), tensors == &other);
+        EXPECT_EQ(result.diverges(), !isSame);
         for (uint32_t t = 0; t < 2; ++t) {
             EXPECT_EQ(result.candidateStats(t).present, 0xf) << t;
-            EXPECT_EQ(
-                result.candidateStats(t).value[0],
-                format::parseStatValue(
-                    format::formatStatValue(double((tensors == &same ? 2 : 999) / 3.0f)), nullptr)
-                    .value())
+            EXPECT_EQ(result.candidateStats(t).value[0],
+                      format::parseStatValue(
+                          format::formatStatValue(double((isSame ? 2 : 999) / 3.0f)), nullptr)
+                          .value())
                 << t;
         }
     }

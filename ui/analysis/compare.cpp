@@ -875,9 +875,11 @@ private:
             if (!options_.useTensorData) continue;
             const StatRecord &rr = ref_.row(t.referenceRow), &cr = cand_.row(t.candidateRow);
             const bool both = rr.hasTensorFile && cr.hasTensorFile;
+            // The dumps' own statistics (statValuesOf), not those the app computed from files.
+            const bool refStats = statValuesOf(rr).present, candStats = statValuesOf(cr).present;
             const bool oneSided =
                 rr.hasTensorFile != cr.hasTensorFile &&
-                (rr.hasTensorFile ? !rr.present && cr.present : !cr.present && rr.present);
+                (rr.hasTensorFile ? !refStats && candStats : !candStats && refStats);
             if (!both && !oneSided) continue;
             t.dataIndex = static_cast<uint32_t>(result_.measures.size());
             result_.measures.emplace_back();
