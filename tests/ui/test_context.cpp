@@ -109,6 +109,32 @@ TEST_F(ContextTest, ADumpReplacesAnotherAndTheCursorGoesFirst) {
     EXPECT_EQ(recent[1].path, QString::fromStdString(dir_ / "nan"));
 }
 
+// A task tensor dump's NaN is known only once its statistics come from its files, after the rows
+// are shown, over several polls when the files are big: it is still named the first NaN, and the
+// window still starts there (both were decided with the rows alone, before a NaN was known).
+TEST_F(ContextTest, ATensorDumpsFirstNanIsFoundInItsFiles) {
+    test::DumpBuilder dump(dir_ / "tensors");
+    dump.setStatisticsPrinted(false);
+    // Three 4 MiB tensors: more than one poll's budget (8 MiB) of files; the NaN in the last.
+    std::vector<float> big(1u << 20, 0.5f);
+    dump.addRow(0, "0", "layer", "Layer", true, big);
+    dump.addRow(0, "1", "mid", "Layer", true, big);
+    big[77] = std::nanf("");
+    dump.addRow(0, "2", "head", "Linear", true, big);
+    dump.setStatus("complete");
+    QSignalSpy loadedSpy(&context_, &AppContext::sessionLoaded);
+    context_.openDump(QString::fromStdString(dir_ / "tensors"));
+    ASSERT_TRUE(waitFor([&] { return loadedSpy.count() == 1; }));
+    ASSERT_TRUE(
+        waitFor([&] { return context_.store()->index().rowsWithStatisticsFromData() == 3; }));
+    const auto& idx = context_.store()->index();
+    const uint32_t head = idx.findOp(0, "2");
+    ASSERT_NE(head, kNone);
+    ASSERT_NE(context_.firstNanRow(), kNone);
+    EXPECT_EQ(idx.slot(idx.row(context_.firstNanRow()).slot).op, head);
+    EXPECT_EQ(context_.cursor()->op(), head);
+}
+
 // A dump opened while a model runs: the model is stopped, in the background.
 TEST_F(ContextTest, OpeningADumpStopsALaunchedModelWithoutWaitingForIt) {
     const QString opened = writeEngineDump("opened", 4);

@@ -163,7 +163,16 @@ TEST(DumpStore, ATensorDumpsStatisticsComeFromItsTensorFiles) {
     dump.addRow(0, "0", "layer", "Layer", true, {1.0f, -2.0f, 3.0f});
     dump.addRow(0, "1", "head", "Linear", true, {std::nanf(""), 5.0f});
     Session s;
+    // The rows are shown first, their statistics computed after (a 3 GiB file held the
+    // opening for 8 s).
+    uint64_t computedAtOpening = 99, awaitingAtOpening = 99;
+    QObject::connect(&s.store, &data::DumpStore::initialLoadFinished, [&] {
+        computedAtOpening = s.store.index().rowsWithStatisticsFromData();
+        awaitingAtOpening = s.store.index().rowsAwaitingStatistics();
+    });
     ASSERT_TRUE(s.open(dir.path()));
+    EXPECT_EQ(computedAtOpening, 0u);
+    EXPECT_EQ(awaitingAtOpening, 2u);
     ASSERT_TRUE(waitFor([&] { return s.store.index().rowsWithStatisticsFromData() == 2; }));
     EXPECT_EQ(s.store.index().rowsAwaitingStatistics(), 0u);
     EXPECT_EQ(s.text("0", OpTreeModel::MaxColumn), OpTreeModel::formatValue(3.0));

@@ -276,9 +276,11 @@ TEST(SuiteWithTorch, ReplayThisOpShowsTheVerdictOfTheWrongGeluAndItsNeighbour) {
     window.show();
     ASSERT_TRUE(openAndWait(context, out));
     window.tensorsPanel()->replayer()->setProbeExecutable(QStringLiteral(PROBE_CLI));
-    const auto& idx = context.store()->index();
     // The op of that name path, or the last one of that type.
     auto replay = [&](const std::string& nameOrType) -> data::ReplayVerdict {
+        // The index of now: a task tensor dump's statistics arrive after it opens, and the store
+        // may then swap in a copy of its index (a snapshot shares the old one).
+        const auto& idx = context.store()->index();
         uint32_t op = analysis::kNone;
         for (uint32_t i = 0; i < idx.opCount(); ++i)
             if (idx.op(i).namePath == nameOrType || idx.op(i).type == nameOrType) op = i;

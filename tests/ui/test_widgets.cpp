@@ -691,6 +691,35 @@ TEST(MainWindow, PlotsFollowAGrowingDump) {
     ASSERT_TRUE(waitFor([&] { return window.statusText().contains("complete"); }));
 }
 
+// A task tensor dump: the plot of the selected tensor fills as its statistics come from the
+// files, after the rows (it stayed at what was known when it was drawn); the status bar says
+// where they came from.
+TEST(MainWindow, ATensorDumpsPlotFillsAsItsStatisticsArrive) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatisticsPrinted(false);
+    for (int round = 0; round < 3; ++round)
+        dump.addRow(round, "0", "layer", "Layer", true, {1, 2, static_cast<float>(3 + round)});
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    window.showView(MainWindow::View::Plot);
+    auto* plot = window.statisticsPlot();
+    context.openDump(QString::fromStdString(dir.path()));
+    ASSERT_TRUE(waitFor([&] { return context.cursor()->op() != analysis::kNone; }));
+    ASSERT_TRUE(
+        waitFor([&] { return context.store()->index().rowsWithStatisticsFromData() == 3; }));
+    // Max, round by round (the plot is redrawn a moment after a change).
+    EXPECT_TRUE(waitFor([&] {
+        return !plot->series().empty() && plot->series()[0].y == QVector<double>{3, 4, 5};
+    }));
+    ASSERT_FALSE(plot->series().empty());
+    EXPECT_EQ(plot->series()[0].y, (QVector<double>{3, 4, 5}));
+    EXPECT_TRUE(window.statusText().contains("statistics computed from the tensor files"))
+        << window.statusText().toStdString();
+}
+
 TEST(MainWindow, ShowsProblemsOfABrokenDump) {
     test::TempDir dir("ui-widgets");
     test::writeSmallSyntheticDump(dir.path());

@@ -855,9 +855,10 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
     finished_ = state_ && *state_ != format::DumpState::Running && !delta.more &&
                 delta.bytesDone == delta.bytesTotal;
     rowsRead_ += delta.rows.size();
-    // New rows first: statistics with what is left of the budget, once they are all read.
-    if (!awaitingStatistics_.empty() && !delta.more)
-        pollStatistics(delta, byteBudget > used ? byteBudget - used : 0);
+    // New rows first, shown before statistics are computed: those at the next poll that finds
+    // no new rows (the opening's rows are not held back by a big tensor file).
+    if (!awaitingStatistics_.empty() && !delta.more && delta.rows.empty())
+        pollStatistics(delta, byteBudget);
     if (statisticsFromFiles_) delta.statisticsPending = awaitingStatistics_.size();
     return delta;
 }

@@ -270,6 +270,7 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         record.anomalies = anomalies;
         record.statsFromData = true;
         ++statisticsFromData_;
+        change.statisticsRows.push_back(computed.row);
         const uint32_t op = slots_[record.slot].op;
         touch(op);
         addAnomalies(op, anomalies, touch);

@@ -138,11 +138,13 @@ struct IndexChange {
     // Ops that existed before this delta and whose columns changed (rounds, last statistics,
     // anomaly badges of themselves or of a descendant), sorted, unique.
     std::vector<uint32_t> touchedOps;
+    // Rows read before whose statistics arrived (computed from their tensor files), in order.
+    std::vector<uint32_t> statisticsRows;
     bool newRounds = false;
     bool statusChanged = false;
     bool empty() const {
         return newOps == 0 && newRows == 0 && newProcesses == 0 && touchedOps.empty() &&
-               !newRounds && !statusChanged;
+               statisticsRows.empty() && !newRounds && !statusChanged;
     }
 };
 

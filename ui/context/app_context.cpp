@@ -405,18 +405,29 @@ void AppContext::onChanged(const analysis::IndexChange& change) {
             cursor_->setOp(autoSelectedOp_);
         }
     }
-    if (firstNanRow_ != kNone || change.newRows == 0) return;
-    // Only the new rows are looked at until a NaN turns up; then where it first appears in
-    // execution order (an earlier round may have been read later).
-    for (uint32_t r = change.firstNewRow; r < change.firstNewRow + change.newRows; ++r) {
-        if (!(idx.row(r).anomalies & analysis::kHasNan)) continue;
-        const uint32_t process = idx.op(idx.slot(idx.row(r).slot).op).process;
-        const uint32_t first = idx.firstAnomalousRow(process, analysis::kHasNan);
-        setFirstNan(first == kNone ? r : first);
-        // The status may have said "complete" before the last rows were read.
-        goToFirstNanUnlessMovedAway();
-        return;
-    }
+    // Only the new rows are looked at until a NaN turns up, and rows whose statistics arrived
+    // later (computed from tensor files) always; then where it first appears in execution order
+    // (an earlier round may have been read later).
+    auto nanAt = [&](uint32_t r) { return (idx.row(r).anomalies & analysis::kHasNan) != 0; };
+    uint32_t found = kNone;
+    for (uint32_t r : change.statisticsRows)
+        if (nanAt(r)) {
+            found = r;
+            break;
+        }
+    if (found == kNone && firstNanRow_ == kNone)
+        for (uint32_t r = change.firstNewRow; r < change.firstNewRow + change.newRows; ++r)
+            if (nanAt(r)) {
+                found = r;
+                break;
+            }
+    if (found == kNone) return;
+    const uint32_t process = idx.op(idx.slot(idx.row(found).slot).op).process;
+    const uint32_t first = idx.firstAnomalousRow(process, analysis::kHasNan);
+    if (first == firstNanRow_) return;
+    setFirstNan(first == kNone ? found : first);
+    // The status may have said "complete" before the last rows were read.
+    goToFirstNanUnlessMovedAway();
 }
 
 void AppContext::onInitialLoadFinished() {

@@ -128,10 +128,10 @@ void DumpLoader::pollOnce() {
     }
     const bool more = delta->more;
     const bool found = !delta->rows.empty() || !delta->ops.empty() || delta->status.has_value();
-    // Statistics still to compute from tensor files: the next poll at once, as for more rows
-    // (not holding the initial load back: its rows are shown first).
-    const bool statisticsLeft =
-        delta->statisticsPending.value_or(0) > 0 && !delta->rowStatistics.empty();
+    // Statistics still to compute from tensor files (a poll that reads rows computes none, so
+    // that they are shown first): the next poll at once while it reads rows or computes some.
+    const bool statisticsLeft = delta->statisticsPending.value_or(0) > 0 &&
+                                (!delta->rowStatistics.empty() || !delta->rows.empty());
     if (initial_) {
         applyInitial(std::move(*delta));
         if (more) {

@@ -141,7 +141,7 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     });
     connect(store_, &data::DumpStore::wasReset, this, &StatisticsPlot::rebuild);
     connect(store_, &data::DumpStore::changed, this, [this](const analysis::IndexChange& change) {
-        if (change.newRows == 0) return;
+        if (change.newRows == 0 && change.statisticsRows.empty()) return;
         if (mode_ == Mode::RoundProfile) {
             scheduleRebuild();
             return;
