@@ -314,6 +314,33 @@ TEST(LaunchForm, NamesTheOutputFolderAfterWhatRuns) {
     EXPECT_EQ(form.outputEdit()->text(), QString::fromStdString(dir / "mine"));
 }
 
+// The last launch's arguments and config go with its program, also when it is named by another
+// path: putting /usr/bin/ before python3 (as a python without torch is told to) emptied them.
+TEST(LaunchForm, TheSameProgramByAnotherPathKeepsItsArgumentsAndConfig) {
+    test::TempDir dir("ui-launch-same");
+    const std::string config = dir / "c.json";
+    test::writeFile(config, R"({"task": "statistics", "dump_enable": true})");
+    widgets::LaunchForm form;
+    form.resize(1000, 700);
+    form.show();
+    session::LaunchSpec last;
+    last.program = QStringLiteral("python3");
+    last.arguments = QStringList{QStringLiteral("-u"), QStringLiteral("demo.py")};
+    last.configPath = QString::fromStdString(config);
+    form.setSpec(last);
+    // Typed in front of it, key by key.
+    form.programEdit()->setFocus();
+    form.programEdit()->setCursorPosition(0);
+    QTest::keyClicks(form.programEdit(), "/usr/bin/");
+    EXPECT_EQ(form.programEdit()->text(), "/usr/bin/python3");
+    EXPECT_EQ(form.argumentsEdit()->text(), "-u demo.py");
+    EXPECT_EQ(form.configEdit()->text(), QString::fromStdString(config));
+    // Another program: not given them.
+    typeInto(form.programEdit(), "/usr/bin/env");
+    EXPECT_EQ(form.argumentsEdit()->text(), "");
+    EXPECT_EQ(form.configEdit()->text(), "");
+}
+
 TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     test::TempDir dir("ui-launch");
     widgets::LaunchForm form;

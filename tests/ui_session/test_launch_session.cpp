@@ -165,11 +165,25 @@ TEST_F(LaunchSessionTest, RefusalsBeforeStarting) {
     EXPECT_FALSE(session.start(spec));
     EXPECT_TRUE(spec.problem().contains("is a folder, not a program"))
         << spec.problem().toStdString();
-    // What only probe run finds (no such command on PATH) ends it with its exit code.
+    // A bare name found nowhere on the PATH, or a whole command line typed as the program
+    // (it ran as one program's name, and probe run said 127).
     spec.program = QStringLiteral("probe-studio-no-such-engine");
-    ASSERT_TRUE(session.start(spec));
-    ASSERT_TRUE(waitFor(session, SessionState::FailedToStart));
-    EXPECT_EQ(session.exitCode(), 127);
+    EXPECT_FALSE(session.start(spec));
+    EXPECT_TRUE(
+        spec.problem().contains("There is no program probe-studio-no-such-engine on the "
+                                "PATH."))
+        << spec.problem().toStdString();
+    spec.program = QStringLiteral("python3 demo.py --tokens 8");
+    EXPECT_FALSE(session.start(spec));
+    EXPECT_TRUE(spec.problem().contains("Its arguments go in the Arguments field."))
+        << spec.problem().toStdString();
+    // The PATH the launch sets is where a bare name is looked for.
+    spec.program = QStringLiteral("true");
+    EXPECT_TRUE(spec.problem().isEmpty()) << spec.problem().toStdString();
+    spec.environment = QStringList{QStringLiteral("PATH=") + QString::fromStdString(dir_.path())};
+    EXPECT_TRUE(spec.problem().contains("There is no program true on the PATH."))
+        << spec.problem().toStdString();
+    spec.environment.clear();
     spec = engine({});
     spec.program.clear();
     EXPECT_FALSE(session.start(spec));

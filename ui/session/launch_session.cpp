@@ -14,6 +14,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QStandardPaths>
 
 #include "probe/format/config_issue.h"
@@ -215,6 +216,26 @@ std::optional<format::OpConfig> readLaunchConfig(const QString& path, QString* p
     return std::move(parsed.config);
 }
 
+namespace {
+
+// What is said of a program that is not there and holds a space: a whole command line typed in
+// the program's field would run as one program's name.
+QString wholeLineHint(const QString& program) {
+    return program.contains(QRegularExpression(QStringLiteral("\\s")))
+               ? QObject::tr(" Its arguments go in the Arguments field.")
+               : QString();
+}
+
+// Where a bare program name is looked for: the PATH the launch sets, else this process's.
+QStringList searchPath(const QStringList& environment) {
+    for (const QString& entry : environment)
+        if (entry.startsWith(QLatin1String("PATH=")))
+            return entry.mid(5).split(QLatin1Char(':'), Qt::SkipEmptyParts);
+    return {};  // QStandardPaths: the system's PATH
+}
+
+}  // namespace
+
 QString LaunchSpec::problem() const {
     if (program.trimmed().isEmpty()) return QObject::tr("Choose the program (or script) to run.");
     if (outputDirectory.trimmed().isEmpty()) return QObject::tr("Choose where the dump goes.");
@@ -228,9 +249,13 @@ QString LaunchSpec::problem() const {
                         .arg(interpreter);
     else if (!interpreter.isEmpty() || program.contains(QLatin1Char('/'))) {
         if (!programFile.exists())
-            problems << QObject::tr("The %1 %2 does not exist.").arg(what, program);
+            problems << QObject::tr("The %1 %2 does not exist.").arg(what, program) +
+                            wholeLineHint(program);
         else if (programFile.isDir())
             problems << QObject::tr("%1 is a folder, not a %2.").arg(program, what);
+    } else if (QStandardPaths::findExecutable(program, searchPath(environment)).isEmpty()) {
+        problems << QObject::tr("There is no program %1 on the PATH.").arg(program) +
+                        wholeLineHint(program);
     }
     if (!workingDirectory.isEmpty() && !QFileInfo(workingDirectory).isDir())
         problems << QObject::tr("The working directory %1 does not exist.").arg(workingDirectory);

@@ -254,8 +254,9 @@ void LaunchForm::onProgramEdited() {
     // user chose them.
     if (!interpreterChosen_) interpreter_->setText(session::defaultInterpreterFor(program));
     // The arguments and config filled in with the last launch go with that program only:
-    // another program would have run silently with them.
-    const bool sameProgram = program == specProgram_;
+    // another program would have run silently with them. The same program by another path
+    // (python3 made /usr/bin/python3, as a missing torch is told to) keeps them.
+    const bool sameProgram = QFileInfo(program).fileName() == QFileInfo(specProgram_).fileName();
     if (!argumentsChosen_) arguments_->setText(sameProgram ? specArguments_ : QString());
     if (!configChosen_) config_->setText(sameProgram ? specConfig_ : QString());
     if (!outputChosen_) output_->setText(suggestedOutput());
