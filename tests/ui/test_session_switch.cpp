@@ -152,6 +152,25 @@ TEST_F(SessionSwitchTest, ALaunchReplacesAFinishedOne) {
     EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
 }
 
+// Opening a dump while a launched model runs asks whether to stop it; the model ending while
+// the question is up answers it (the question stayed up, about a model that had finished, until
+// the user answered).
+TEST_F(SessionSwitchTest, TheQuestionToStopAModelGoesWhenTheModelEnds) {
+    const QString other = writeEngineDump("other", 3);
+    ASSERT_TRUE(context_.launch(engineSpec("running", 20, 50)));
+    ASSERT_TRUE(waitFor([&] { return context_.modelRunning(); }));
+    bool asked = false;
+    QTimer::singleShot(0, [&] { asked = QApplication::activeModalWidget() != nullptr; });
+    // Never left up for good: a question still there after a long while is answered No.
+    QTimer::singleShot(120000, [] {
+        if (auto* modal = QApplication::activeModalWidget()) modal->close();
+    });
+    EXPECT_TRUE(window_.openDumpAsked(other));
+    EXPECT_TRUE(asked);
+    EXPECT_TRUE(context_.liveSession() == nullptr || context_.liveSession()->hasEnded());
+    expectShows(other + "/atb_dump_data", 3);
+}
+
 // A dump opened (its op's table scrolled to its last round), then a launch.
 TEST_F(SessionSwitchTest, ALaunchReplacesAnOpenedDump) {
     const QString opened = writeEngineDump("opened", 60);

@@ -400,12 +400,23 @@ void MainWindow::showLaunchForm(const session::LaunchSpec& spec) {
     launchForm_->programEdit()->setFocus();
 }
 
-bool MainWindow::mayReplaceSession() {
+bool MainWindow::mayStopTheModel(const QString& title, const QString& question) {
     if (!context_->modelRunning()) return true;
-    return QMessageBox::question(
-               this, tr("A model is running"),
-               tr("%1 is still running. Stop it?").arg(context_->liveSession()->command())) ==
-           QMessageBox::Yes;
+    QMessageBox box(QMessageBox::Question, title, question.arg(context_->liveSession()->command()),
+                    QMessageBox::Yes | QMessageBox::No, this);
+    // The model may end while the question is asked: then there is nothing left to stop, and
+    // the question goes (it stayed up, asking to stop a model that had finished).
+    const auto ended =
+        connect(context_->liveSession(), &session::LiveSession::stateChanged, &box, [this, &box] {
+            if (!context_->modelRunning()) box.done(QMessageBox::Yes);
+        });
+    const int answer = box.exec();
+    disconnect(ended);
+    return answer == QMessageBox::Yes;
+}
+
+bool MainWindow::mayReplaceSession() {
+    return mayStopTheModel(tr("A model is running"), tr("%1 is still running. Stop it?"));
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
@@ -431,11 +442,7 @@ void MainWindow::revealCursorOpInTree() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (context_->modelRunning() &&
-        QMessageBox::question(
-            this, tr("Quit Probe Studio"),
-            tr("%1 is still running. Stop it and quit?").arg(context_->liveSession()->command())) !=
-            QMessageBox::Yes) {
+    if (!mayStopTheModel(tr("Quit Probe Studio"), tr("%1 is still running. Stop it and quit?"))) {
         event->ignore();
         return;
     }

@@ -146,6 +146,9 @@ private:
     void showWorkspaceView(View view);
     void loadConfig();
     void saveConfig();
+    // Asks whether to stop the running model (`question`'s %1: its command); true when there
+    // is none (any more: a model ending meanwhile answers it).
+    bool mayStopTheModel(const QString& title, const QString& question);
     // Whether the session may be replaced: true unless a model runs and the user, asked, wants
     // it to go on.
     bool mayReplaceSession();
