@@ -1244,6 +1244,20 @@ TEST_F(SmallComparedPair, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) 
         << pairView->factsText().toStdString();
     EXPECT_FALSE(pairView->factsText().contains(QRegularExpression("(^|\\D)1 elements")))
         << pairView->factsText().toStdString();
+    // The colours of the runs' own slices are said, as they are drawn (an Inf drawn green was
+    // explained nowhere).
+    const QString legend = QStringLiteral(
+                               "<span style='color:%1'>■</span> NaN, <span "
+                               "style='color:%2'>■</span> ±Inf")
+                               .arg(QColor(data::kNanRgb).name(), QColor(data::kInfRgb).name());
+    EXPECT_TRUE(pairView->factsText().contains(legend)) << pairView->factsText().toStdString();
+    const QImage drawn = pairView->image(1);
+    bool nonFiniteDrawn = false;
+    for (int y = 0; y < drawn.height(); ++y)
+        for (int x = 0; x < drawn.width(); ++x)
+            nonFiniteDrawn = nonFiniteDrawn || drawn.pixel(x, y) == data::kNanRgb ||
+                             drawn.pixel(x, y) == data::kInfRgb;
+    EXPECT_TRUE(nonFiniteDrawn);
     // A tensor both runs kept statistics of only: said of both ("one of the runs" was said).
     uint32_t statisticsOnly = analysis::kNone;
     for (uint32_t row = 0; row < idx.rowCount() && statisticsOnly == analysis::kNone; ++row)

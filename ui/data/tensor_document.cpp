@@ -15,9 +15,6 @@ namespace {
 
 constexpr int kHistogramBins = 64;
 
-const QRgb kNanRgb = qRgb(230, 20, 20);
-const QRgb kInfRgb = qRgb(20, 210, 40);
-
 }  // namespace
 
 struct TensorDocument::LoadResult {

@@ -17,6 +17,10 @@
 
 namespace probe::data {
 
+// How a rendered slice shows a NaN and an infinity (qRgb: 0xAARRGGBB).
+constexpr QRgb kNanRgb = 0xffe61414;
+constexpr QRgb kInfRgb = 0xff14d228;
+
 // A rendered slice: one pixel per element (or per block of elements for big slices).
 struct SliceImage {
     QImage image;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include <QColor>
 #include <QComboBox>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -16,6 +17,7 @@
 #include "dump_store.h"
 #include "op_tree_model.h"
 #include "page_style.h"
+#include "tensor_document.h"
 
 namespace probe::widgets {
 
@@ -211,6 +213,10 @@ void TensorPairView::onLoaded() {
                           .arg(countOf(static_cast<qsizetype>(diff.nonFiniteMismatches),
                                        tr("element"), tr("elements")))
                     : tr(" <span style='color:#d000d0'>■</span> NaN/Inf in one run only: none.");
+        // What the runs' own slices show (an Inf drawn green was explained nowhere).
+        text += tr("<br>Each run: its smallest value black to its largest white; "
+                   "<span style='color:%1'>■</span> NaN, <span style='color:%2'>■</span> ±Inf.")
+                    .arg(QColor(data::kNanRgb).name(), QColor(data::kInfRgb).name());
     }
     facts_->setText(text);
 }
