@@ -706,6 +706,8 @@ TEST(MainWindow, ATensorDumpsPlotFillsAsItsStatisticsArrive) {
     window.show();
     window.showView(MainWindow::View::Plot);
     auto* plot = window.statisticsPlot();
+    auto* table = window.tensorsPanel()->model();
+    QSignalSpy tableChanged(table, &QAbstractItemModel::dataChanged);
     context.openDump(QString::fromStdString(dir.path()));
     ASSERT_TRUE(waitFor([&] { return context.cursor()->op() != analysis::kNone; }));
     ASSERT_TRUE(
@@ -718,6 +720,15 @@ TEST(MainWindow, ATensorDumpsPlotFillsAsItsStatisticsArrive) {
     EXPECT_EQ(plot->series()[0].y, (QVector<double>{3, 4, 5}));
     EXPECT_TRUE(window.statusText().contains("statistics computed from the tensor files"))
         << window.statusText().toStdString();
+    // So does the op's table, its rows the same: told its cells changed (it kept showing N/A).
+    ASSERT_EQ(table->rowCount(), 3);
+    EXPECT_FALSE(tableChanged.isEmpty());
+    QStringList maxima;
+    for (int row = 0; row < 3; ++row)
+        maxima << table->index(row, data::OpTensorsModel::MaxColumn).data().toString();
+    EXPECT_EQ(maxima,
+              (QStringList{data::OpTreeModel::formatValue(3), data::OpTreeModel::formatValue(4),
+                           data::OpTreeModel::formatValue(5)}));
 }
 
 TEST(MainWindow, ShowsProblemsOfABrokenDump) {

@@ -24,9 +24,14 @@ OpTensorsModel::OpTensorsModel(DumpStore* store, QObject* parent)
     });
     connect(store_, &DumpStore::endModelReset, this, [this] { endResetModel(); });
     connect(store_, &DumpStore::changed, this, [this](const analysis::IndexChange& change) {
-        if (op_ != kNone &&
-            std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), op_))
-            refresh();
+        if (op_ == kNone ||
+            !std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), op_))
+            return;
+        refresh();
+        // Rows shown whose statistics arrived (from tensor files) read anew: the same rows.
+        if (!change.statisticsRows.empty() && !rows_.empty())
+            emit dataChanged(index(0, 0),
+                             index(static_cast<int>(rows_.size()) - 1, columnCount() - 1));
     });
 }
 
