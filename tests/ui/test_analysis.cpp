@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -1710,6 +1711,28 @@ TEST(HostileDump, StatisticsOfAHugeTensorFileAreReadInPieces) {
     ASSERT_EQ(
         ::truncate(row.tensorPath.c_str(), static_cast<off_t>(text.size() + header.dataLength)), 0);
     dump.setStatus("complete");
+    // Given up between pieces once its owner is done with it (the app's exit waited 15 s for
+    // the poll of a 3 GiB file to end).
+    int asked = 0;
+    std::string error;
+    EXPECT_FALSE(analysis::statisticsOfTensorFile(row.tensorPath, true, &error, [&] {
+        ++asked;
+        return false;
+    }));
+    EXPECT_EQ(asked, 1);
+    EXPECT_EQ(error, row.tensorPath + ": stopped");
+    {
+        std::atomic<bool> stop{false};
+        auto stopped = open(dump.root());
+        stopped->setStatisticsFromTensorFiles(true);
+        stopped->setStopFlag(&stop);
+        EXPECT_EQ(stopped->poll(analysis::kDefaultPollBudget).rows.size(), 1u);
+        stop = true;
+        const auto delta = stopped->poll(analysis::kDefaultPollBudget);
+        EXPECT_TRUE(delta.rowStatistics.empty());
+        EXPECT_EQ(delta.statisticsPending, 1u);
+        EXPECT_TRUE(delta.problems.empty());
+    }
     const long before = maxResidentKb();
     auto reader = open(dump.root());
     reader->setStatisticsFromTensorFiles(true);

@@ -880,7 +880,13 @@ void AtbDumpReader::pollStatistics(DumpDelta& delta, uint64_t budget) {
         }
         used += std::max<uint64_t>(found ? static_cast<uint64_t>(st.st_size) : 0, 4096);
         std::string error;
-        if (const auto stats = statisticsOfTensorFile(awaiting.path, true, &error)) {
+        const auto stats = statisticsOfTensorFile(awaiting.path, true, &error,
+                                                  [this] { return !stopRequested(); });
+        if (stopRequested()) {  // its owner is done with this reader
+            awaitingStatistics_.push_front(std::move(awaiting));
+            break;
+        }
+        if (stats) {
             DumpDelta::RowStatistics& computed = delta.rowStatistics.emplace_back();
             computed.row = awaiting.row;
             const double values[kStatCount] = {stats->max, stats->min, stats->mean, stats->norm};

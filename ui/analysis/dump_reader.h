@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,6 +31,9 @@ public:
     // budget (DumpDelta::rowStatistics, statisticsPending). Off unless asked: a comparison
     // judges the data itself. Only op-level dumps leave statistics out.
     virtual void setStatisticsFromTensorFiles(bool) {}
+    // A flag that, once set (from any thread), makes a poll give up what takes long (the
+    // statistics of a tensor file of gigabytes) and return: its owner is done with it.
+    void setStopFlag(const std::atomic<bool>* stop) { stop_ = stop; }
 
     // Hands back an applied delta's rows: a later poll fills them again. Memory written for the
     // first time is dear (the kernel zeroes each new page), and a new buffer at every poll was a
@@ -39,9 +43,11 @@ public:
 protected:
     // A delta to fill, its rows a buffer handed back, if any.
     DumpDelta newDelta();
+    bool stopRequested() const { return stop_ && stop_->load(std::memory_order_relaxed); }
 
 private:
     std::vector<std::vector<StatRecord>> spareRows_;
+    const std::atomic<bool>* stop_ = nullptr;
 };
 
 // Which layout `path` holds and where its root is: the atb_dump_data directory (given it, its

@@ -173,7 +173,8 @@ std::optional<TensorData> loadTensorValues(const std::string& path, bool followA
 }
 
 std::optional<format::TensorStats> statisticsOfTensorFile(const std::string& path, bool followAlias,
-                                                          std::string* error) {
+                                                          std::string* error,
+                                                          const std::function<bool()>& keepGoing) {
     constexpr size_t kPieceBytes = 4u << 20;
     std::string why;
     const auto header = format::readBinHeader(path, &why);
@@ -192,7 +193,7 @@ std::optional<format::TensorStats> statisticsOfTensorFile(const std::string& pat
         dataPath, kPieceBytes,
         [&](const uint8_t* bytes, size_t size) {
             stats.add(bytes, size / format::dtypeSize(*dtype));
-            return true;
+            return !keepGoing || keepGoing();
         },
         &why);
     if (read &&

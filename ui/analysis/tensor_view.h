@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,9 +53,11 @@ std::optional<TensorData> loadTensorValues(const std::string& path, bool followA
                                            std::string* error);
 // The statistics of the .bin file at `path` (followed as loadTensorValues does), its data read a
 // piece at a time: a tensor of gigabytes costs a few MiB. nullopt when it holds no values or
-// none with an order (complex); `error` set when a file could not be read.
-std::optional<format::TensorStats> statisticsOfTensorFile(const std::string& path, bool followAlias,
-                                                          std::string* error);
+// none with an order (complex); `error` set when a file could not be read. `keepGoing`, asked
+// between pieces, may stop it (nullopt, `error` "stopped").
+std::optional<format::TensorStats> statisticsOfTensorFile(
+    const std::string& path, bool followAlias, std::string* error,
+    const std::function<bool()>& keepGoing = {});
 
 // The 2-D view of a tensor: its last two dims (a 1-D tensor is one row, a scalar 1x1); the
 // leading dims pick which slice.

@@ -70,6 +70,7 @@ void DumpLoader::start() {
     // A task tensor dump prints no statistics: the tree, the plots and the first NaN get them
     // from the tensor files, once the rows are shown.
     reader_->setStatisticsFromTensorFiles(true);
+    reader_->setStopFlag(&stopRequested_);  // a poll of a huge tensor file is given up at once
     initial_ = newSharedIndex(analysis::DumpIndex(reader_->layout(), reader_->root()));
     emit opened(generation_, static_cast<int>(reader_->layout()),
                 QString::fromStdString(reader_->root()));
