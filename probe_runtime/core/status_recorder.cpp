@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "status_recorder.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -22,10 +23,17 @@ std::string processCommandLine() {
     return format::printableText(raw, std::string::npos);
 }
 
+// A message's kind: its first line up to a colon ("config rejected, the previous one stays in
+// force"), at most 64 bytes.
+std::string kindOf(const std::string& text) {
+    return text.substr(0, std::min<size_t>({text.find_first_of(":\n"), text.size(), 64}));
+}
+
 std::string heldBackText(uint64_t held) {
     return std::to_string(held) + (held == 1 ? " message was" : " messages were") +
            " not said: more than " + std::to_string(StatusRecorder::kMessageBurst) +
-           " came within " + std::to_string(StatusRecorder::kMessageWindow.count()) + " s";
+           " of a kind came within " + std::to_string(StatusRecorder::kMessageWindow.count()) +
+           " s";
 }
 
 }  // namespace
@@ -57,20 +65,23 @@ void StatusRecorder::record(format::MessageLevel level, const std::string& text)
     say(level, text, true);
 }
 
-bool StatusRecorder::maySay(uint64_t* held) {
+bool StatusRecorder::maySay(const std::string& text, uint64_t* held) {
     const auto now = std::chrono::steady_clock::now();
     *held = 0;
     if (now - windowStart_ >= kMessageWindow) {
         windowStart_ = now;
         saidInWindow_ = 0;
+        saidOfKind_.clear();
         *held = heldBack_;
         heldBack_ = 0;
     }
-    if (saidInWindow_ >= kMessageBurst) {
+    int& ofKind = saidOfKind_[kindOf(text)];
+    if (saidInWindow_ >= kMessagesOfAllKinds || ofKind >= kMessageBurst) {
         ++heldBack_;
         return false;
     }
     ++saidInWindow_;
+    ++ofKind;
     return true;
 }
 
@@ -81,7 +92,7 @@ void StatusRecorder::say(format::MessageLevel level, const std::string& text, bo
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (level == format::MessageLevel::Error) ++errors_;
-        if (!always) mayBeSaid = maySay(&held);
+        if (!always) mayBeSaid = maySay(text, &held);
     }
     if (held > 0) say(format::MessageLevel::Warning, heldBackText(held), true, true);
     if (!mayBeSaid) return;

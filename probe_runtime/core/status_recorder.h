@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -45,12 +46,15 @@ public:
     // was written as not `final` (before an exec, which may fail).
     void write(format::DumpState state, bool final = true);
 
-    // At most kMessageBurst messages are said (on stderr and to live clients) in any
-    // kMessageWindow; beyond them a program rewriting its config in a loop flooded its own
-    // stderr (2000 bad rewrites, 1200 warnings). Those held back are counted and said in one
-    // line with the next message after the window, or at the end. Errors are counted all the
-    // same.
+    // At most kMessageBurst messages of a kind (their first line's words before a colon) are
+    // said (on stderr and to live clients) in any kMessageWindow, and kMessagesOfAllKinds in
+    // all; beyond them a program rewriting its config in a loop flooded its own stderr (2000
+    // bad rewrites, 1200 warnings), and a flood of one kind no longer hides another (the good
+    // config's "config applied" after the bad ones). Those held back are counted and said in
+    // one line with the next message after the window, or at the end. Errors are counted all
+    // the same.
     static constexpr int kMessageBurst = 20;
+    static constexpr int kMessagesOfAllKinds = 100;
     static constexpr std::chrono::seconds kMessageWindow{10};
     // The count of messages held back, said now if any (the dump's end).
     void sayHeldBack();
@@ -59,7 +63,7 @@ private:
     void record(format::MessageLevel level, const std::string& text);
     // Whether a message may be said now (counts it held back if not), under mutex_; `held` is
     // set to the count to say first, from a window that ended.
-    bool maySay(uint64_t* held);
+    bool maySay(const std::string& text, uint64_t* held);
     // Says `text` (stderr, live clients) and, when `keep`, keeps it in the status's messages;
     // within the limit unless `always`.
     void say(format::MessageLevel level, const std::string& text, bool keep, bool always = false);
@@ -73,6 +77,7 @@ private:
     bool quiet_ = false;
     std::chrono::steady_clock::time_point windowStart_{};
     int saidInWindow_ = 0;
+    std::map<std::string, int> saidOfKind_;  // in this window
     uint64_t heldBack_ = 0;
     std::mutex writeMutex_;  // one status write at a time, in order
     bool finalWritten_ = false;

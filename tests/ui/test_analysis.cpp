@@ -25,6 +25,7 @@
 #include "analysis/dump_reader.h"
 #include "analysis/key_table.h"
 #include "analysis/msprobe_dump.h"
+#include "analysis/overflow_check.h"
 #include "analysis/parallel_for.h"
 #include "analysis/tensor_export.h"
 #include "analysis/tensor_view.h"
@@ -32,6 +33,7 @@
 #include "probe/format/file_util.h"
 #include "probe/format/structure_json.h"
 #include "probe/format/tensor_bin.h"
+#include "read_dump.h"
 #include "synthetic_dump.h"
 #include "test_support.h"
 
@@ -1416,13 +1418,23 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
     const auto mm = dump.addRow(0, "2_1", "layer/mm", "aten::mm", true, {1.0f, -2.0f, 3.0f});
     dump.addRow(0, "2_3", "layer/div", "aten::div", true, {nan, 4.0f}, {1, 2});
     const auto gone = dump.addRow(0, "2_4", "layer/sum", "aten::sum", true, {5.0f});
-    format::StatRow alias = mm;
-    alias.opId = "2_2";
-    alias.opName = "layer/add";
-    alias.isOutput = false;
-    alias.tensorPath =
-        dump.writeAliasBin(0, "2_2_add/before/intensor0.bin", "2_1_outtensor0.bin", {3});
-    dump.appendRaw(0, format::formatStatRow(alias));
+    // An input of op `id` (layer/`name`) whose header-only file names `data` as its data.
+    auto headerOnlyInput = [&](const std::string& id, const std::string& name,
+                               const std::string& data) {
+        format::StatRow row = mm;
+        row.opId = id;
+        row.opName = "layer/" + name;
+        row.isOutput = false;
+        row.tensorPath =
+            dump.writeAliasBin(0, id + "_" + name + "/before/intensor0.bin", data, {3});
+        dump.appendRaw(0, format::formatStatRow(row));
+        return row;
+    };
+    headerOnlyInput("2_2", "add", "2_1_outtensor0.bin");  // the first copy: mm's output
+    // Header-only files whose data is not there: one naming an op that wrote nothing (said),
+    // one naming itself, as filter_level 2 keeps no data (not a problem).
+    const auto dangling = headerOnlyInput("2_5", "view", "9_outtensor0.bin");
+    const auto noData = headerOnlyInput("2_6", "neg", "intensor0.bin");
     dump.addRow(1, "2_1", "layer/mm", "aten::mm", true, {0.5f, 0.25f});
     ASSERT_EQ(::unlink(gone.tensorPath.c_str()), 0);
     dump.setStatus("complete");
@@ -1431,7 +1443,7 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
     {
         auto reader = open(dump.root());
         const DumpIndex index = readAll(*reader);
-        ASSERT_EQ(index.rowCount(), 5u);
+        ASSERT_EQ(index.rowCount(), 7u);
         for (uint32_t r = 0; r < index.rowCount(); ++r) EXPECT_EQ(index.row(r).present, 0u);
         EXPECT_EQ(index.rowsWithStatisticsFromData(), 0u);
     }
@@ -1449,8 +1461,8 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
         index.apply(std::move(delta));
         if (pendingAfterEachPoll.back() == 0) break;
     }
-    ASSERT_EQ(index.rowCount(), 5u);
-    EXPECT_EQ(pendingAfterEachPoll, (std::vector<uint64_t>{5, 4, 3, 2, 1, 0}));
+    ASSERT_EQ(index.rowCount(), 7u);
+    EXPECT_EQ(pendingAfterEachPoll, (std::vector<uint64_t>{7, 6, 5, 4, 3, 2, 1, 0}));
     EXPECT_EQ(index.rowsAwaitingStatistics(), 0u);
     EXPECT_EQ(index.rowsWithStatisticsFromData(), 4u);
 
@@ -1491,6 +1503,40 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
         said = said || (problem.find("no statistics from the tensor file") != std::string::npos &&
                         problem.find(gone.tensorPath) != std::string::npos);
     EXPECT_TRUE(said);
+    // The dangling alias: said (it was N/A without a word); the one naming itself: not.
+    EXPECT_EQ(index.row(rowOf("2_5", 0)).present, 0u);
+    EXPECT_EQ(index.row(rowOf("2_6", 0)).present, 0u);
+    EXPECT_TRUE(anyProblemContains(index, dangling.tensorPath +
+                                              ": its data is to be in 9_outtensor0.bin, which is "
+                                              "not among the tensors of its round"))
+        << problems(index);
+    EXPECT_FALSE(anyProblemContains(index, noData.tensorPath)) << problems(index);
+    EXPECT_EQ(index.problems().size(), 2u) << problems(index);
+}
+
+// An overflow in a task tensor dump: `probe overflow` finds it in the files; the app, which
+// computes the statistics as it reads the dump, does not read them again for each search (each
+// search held a whole 3 GiB tensor, and went on minutes after the dump was closed).
+TEST(Overflow, RowsWithoutStatisticsAreReadFromTheirFilesOnlyWhenAsked) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatisticsPrinted(false);
+    dump.addRow(0, "0", "layer", "Layer", false, {1, 2});
+    dump.addRow(0, "0", "layer", "Layer", true, {1, INFINITY});
+    dump.setStatus("complete");
+    const DumpIndex asRead = analysis::indexOf(dump.root());
+    const auto cli = analysis::findOverflowBirths(asRead, {});
+    ASSERT_EQ(cli.births.size(), 1u);
+    EXPECT_EQ(asRead.op(cli.births[0].op).id, "0");
+    analysis::OverflowOptions app;
+    app.readTensorFiles = false;
+    EXPECT_TRUE(analysis::findOverflowBirths(asRead, app).births.empty());
+    // Once the statistics are there, the app's search finds it.
+    const DumpIndex inApp = analysis::indexAsTheAppReadsIt(dump.root());
+    ASSERT_EQ(inApp.rowsWithStatisticsFromData(), 2u);
+    const auto found = analysis::findOverflowBirths(inApp, app);
+    ASSERT_EQ(found.births.size(), 1u);
+    EXPECT_EQ(inApp.op(found.births[0].op).id, "0");
 }
 
 // statistic.csv records absolute paths into the folder the dump was written to; a copy or a

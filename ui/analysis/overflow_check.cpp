@@ -111,16 +111,17 @@ private:
             const bool nanMean = row.has(Stat::Mean) && std::isnan(row.get(Stat::Mean));
             return Extremes{true, row.get(Stat::Max), row.get(Stat::Min), nanMean};
         }
-        if (!row.hasTensorFile || index_.layout() != DumpLayout::Atb) return {};
+        if (!row.hasTensorFile || index_.layout() != DumpLayout::Atb || !options_.readTensorFiles)
+            return {};
         auto cached = fromFiles_.find(rowIndex);
         if (cached != fromFiles_.end()) return cached->second;
         Extremes e;
         std::string error;
         const std::string path = index_.tensorPath(rowIndex, &error);
-        if (auto tensor = path.empty() ? std::nullopt : loadTensorValues(path, true, &error)) {
-            if (tensor->stats.valid)
-                e = Extremes{true, tensor->stats.max, tensor->stats.min, tensor->stats.hasNan()};
-        }
+        // A piece at a time: a tensor of gigabytes costs a few MiB (it cost its size).
+        if (const auto stats =
+                path.empty() ? std::nullopt : statisticsOfTensorFile(path, true, &error))
+            e = Extremes{true, stats->max, stats->min, stats->hasNan()};
         if (!e.known) ++unreadable_;
         fromFiles_.emplace(rowIndex, e);
         return e;

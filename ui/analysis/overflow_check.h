@@ -33,6 +33,9 @@ struct OverflowOptions {
     // backward entries before them already hold.
     std::vector<std::string> ignore = format::defaultOverflowIgnoredTypes();
     bool allBirths = false;  // every birth in every round; else the first of each process
+    // Rows without statistics (task tensor) are judged by their tensor files; the app, which
+    // computes those statistics as it reads the dump, says false: such rows wait for them.
+    bool readTensorFiles = true;
 };
 
 // Why one tensor counts as overflowed, "" when it does not.

@@ -159,14 +159,32 @@ bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::strin
     return true;
 }
 
+namespace {
+
+// The file holding the data of the header-only file at `path`, which names `alias`: its first
+// copy in the same round (findFirstCopy). "" when no data was kept (the file names itself, as
+// filter_level 2 and skipped kernel tensors do), or when the copy is not there (said in
+// `error`: it was left N/A without a word).
+std::string dataFileOf(const std::string& path, const std::string& alias, bool followAlias,
+                       std::string* error) {
+    if (!followAlias) return {};
+    const std::string first = findFirstCopy(path, alias);
+    if (first == path || alias == path.substr(path.rfind('/') + 1)) return {};
+    if (first.empty() && error)
+        *error = path + ": its data is to be in " + alias +
+                 ", which is not among the tensors of its round";
+    return first;
+}
+
+}  // namespace
+
 std::optional<TensorData> loadTensorValues(const std::string& path, bool followAlias,
                                            std::string* error) {
     auto tensor = loadTensorFile(path, error);
     if (!tensor) return std::nullopt;
     if (tensor->header.headerOnly()) {
-        const std::string first = followAlias ? findFirstCopy(path, tensor->header.alias) : "";
-        if (first.empty() || first == path) return std::nullopt;  // filter_level 2: no data kept
-        if (!loadAliasedData(*tensor, first, error)) return std::nullopt;
+        const std::string first = dataFileOf(path, tensor->header.alias, followAlias, error);
+        if (first.empty() || !loadAliasedData(*tensor, first, error)) return std::nullopt;
     }
     if (!tensor->hasValues()) return std::nullopt;
     return tensor;
@@ -180,8 +198,8 @@ std::optional<format::TensorStats> statisticsOfTensorFile(const std::string& pat
     const auto header = format::readBinHeader(path, &why);
     std::string dataPath = path;
     if (header && header->headerOnly()) {
-        dataPath = followAlias ? findFirstCopy(path, header->alias) : "";
-        if (dataPath.empty() || dataPath == path) return std::nullopt;  // no data kept
+        dataPath = dataFileOf(path, header->alias, followAlias, error);
+        if (dataPath.empty()) return std::nullopt;
     }
     const auto dtype = header ? format::dtypeFromCode(header->dtypeCode) : std::nullopt;
     if (!header || !dtype) {

@@ -77,8 +77,11 @@ void OverflowBirths::search() {
     });
     watcher->setFuture(QtConcurrent::run(backgroundPool(), [index] {
         std::vector<BornOverflow> births;
-        const analysis::OverflowReport report =
-            analysis::findOverflowBirths(*index, analysis::OverflowOptions{});
+        // Rows a task tensor dump left without statistics get them from the store, which reads
+        // the files once (each search reading them again held gigabytes and minutes).
+        analysis::OverflowOptions options;
+        options.readTensorFiles = false;
+        const analysis::OverflowReport report = analysis::findOverflowBirths(*index, options);
         for (const auto& b : report.births) {
             BornOverflow born;
             born.op = b.op;
