@@ -1435,6 +1435,12 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
     // one naming itself, as filter_level 2 keeps no data (not a problem).
     const auto dangling = headerOnlyInput("2_5", "view", "9_outtensor0.bin");
     const auto noData = headerOnlyInput("2_6", "neg", "intensor0.bin");
+    // A row whose file holds another tensor than its shape says (3 elements, not 4).
+    format::StatRow replaced = mm;
+    replaced.opId = "2_7";
+    replaced.opName = "layer/pad";
+    replaced.shape = "4";
+    dump.appendRaw(0, format::formatStatRow(replaced));
     dump.addRow(1, "2_1", "layer/mm", "aten::mm", true, {0.5f, 0.25f});
     ASSERT_EQ(::unlink(gone.tensorPath.c_str()), 0);
     dump.setStatus("complete");
@@ -1443,7 +1449,7 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
     {
         auto reader = open(dump.root());
         const DumpIndex index = readAll(*reader);
-        ASSERT_EQ(index.rowCount(), 7u);
+        ASSERT_EQ(index.rowCount(), 8u);
         for (uint32_t r = 0; r < index.rowCount(); ++r) EXPECT_EQ(index.row(r).present, 0u);
         EXPECT_EQ(index.rowsWithStatisticsFromData(), 0u);
     }
@@ -1461,8 +1467,8 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
         index.apply(std::move(delta));
         if (pendingAfterEachPoll.back() == 0) break;
     }
-    ASSERT_EQ(index.rowCount(), 7u);
-    EXPECT_EQ(pendingAfterEachPoll, (std::vector<uint64_t>{7, 6, 5, 4, 3, 2, 1, 0}));
+    ASSERT_EQ(index.rowCount(), 8u);
+    EXPECT_EQ(pendingAfterEachPoll, (std::vector<uint64_t>{8, 7, 6, 5, 4, 3, 2, 1, 0}));
     EXPECT_EQ(index.rowsAwaitingStatistics(), 0u);
     EXPECT_EQ(index.rowsWithStatisticsFromData(), 4u);
 
@@ -1511,7 +1517,12 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
                                               "not among the tensors of its round"))
         << problems(index);
     EXPECT_FALSE(anyProblemContains(index, noData.tensorPath)) << problems(index);
-    EXPECT_EQ(index.problems().size(), 2u) << problems(index);
+    // The file of another shape: said, no statistics of another tensor given to the row.
+    EXPECT_EQ(index.row(rowOf("2_7", 0)).present, 0u);
+    EXPECT_TRUE(
+        anyProblemContains(index, mm.tensorPath + ": holds 3 elements, where its row says shape 4"))
+        << problems(index);
+    EXPECT_EQ(index.problems().size(), 3u) << problems(index);
 }
 
 // An overflow in a task tensor dump: `probe overflow` finds it in the files; the app, which
@@ -1746,9 +1757,18 @@ TEST(HostileDump, HugeAndDeepJsonFilesAreRefusedWithTheirPlace) {
 TEST(HostileDump, StatisticsOfAHugeTensorFileAreReadInPieces) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());
-    dump.setStatisticsPrinted(false);
-    const auto row = dump.addRow(0, "0", "layer", "Layer", true, {0.0f}, {1});
     const uint64_t elements = 1ull << 26;  // float32: 256 MiB
+    format::StatRow row;                   // statistics N/A, as task tensor writes them
+    row.devicePid = "0_777";
+    row.opName = row.opType = "layer";
+    row.opId = "0";
+    row.isOutput = true;
+    row.index = "0";
+    row.dtype = "float";
+    row.format = "nd";
+    row.shape = std::to_string(elements);
+    format::makeDirectories(dump.roundDir(0) + "/0_layer/after");
+    row.tensorPath = dump.roundDir(0) + "/0_layer/after/outtensor0.bin";
     format::BinHeader header;
     header.dims = {static_cast<int64_t>(elements)};
     header.dataLength = elements * sizeof(float);
@@ -1756,6 +1776,7 @@ TEST(HostileDump, StatisticsOfAHugeTensorFileAreReadInPieces) {
     test::writeFile(row.tensorPath, text);
     ASSERT_EQ(
         ::truncate(row.tensorPath.c_str(), static_cast<off_t>(text.size() + header.dataLength)), 0);
+    dump.appendRaw(0, format::formatStatRow(row));
     dump.setStatus("complete");
     // Given up between pieces once its owner is done with it (the app's exit waited 15 s for
     // the poll of a 3 GiB file to end).

@@ -547,7 +547,8 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
     record.anomalies = anomalies;
     if (statisticsFromFiles_ && !present && record.hasTensorFile)
         awaitingStatistics_.push_back({static_cast<uint32_t>(rowsRead_ + delta.rows.size()),
-                                       tensorPathInDump(file.path, std::string(row.tensorPath))});
+                                       tensorPathInDump(file.path, std::string(row.tensorPath)),
+                                       std::string(row.shape)});
     delta.rows.push_back(record);
 }
 
@@ -886,12 +887,21 @@ void AtbDumpReader::pollStatistics(DumpDelta& delta, uint64_t budget) {
             awaitingStatistics_.push_front(std::move(awaiting));
             break;
         }
-        if (stats) {
+        // Statistics of another tensor than the row's are none of its own (a file replaced).
+        const auto dims = format::parseShapeString(awaiting.shape);
+        const auto count = dims ? format::elementCount(*dims) : std::nullopt;
+        if (stats && count && stats->count != *count) {
+            error = awaiting.path + ": holds " + std::to_string(stats->count) +
+                    " elements, where its row says shape " +
+                    (awaiting.shape.empty() ? std::string("[] (a scalar)") : awaiting.shape);
+        } else if (stats) {
             DumpDelta::RowStatistics& computed = delta.rowStatistics.emplace_back();
             computed.row = awaiting.row;
             const double values[kStatCount] = {stats->max, stats->min, stats->mean, stats->norm};
             std::copy(values, values + kStatCount, computed.value);
-        } else if (!error.empty()) {
+        }
+        if (!stats || !error.empty()) {
+            if (error.empty()) continue;  // no data kept, or no values with an order
             if (++statisticsUnread_ <= kReportedUnread)
                 delta.problems.push_back("no statistics from the tensor file: " + error);
             else if (statisticsUnread_ == kReportedUnread + 1)

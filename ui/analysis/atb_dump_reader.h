@@ -151,8 +151,9 @@ private:
 
     // Statistics from tensor files (setStatisticsFromTensorFiles).
     struct AwaitingStatistics {
-        uint32_t row;      // the index's row number
-        std::string path;  // its tensor file, in this dump (tensorPathInDump)
+        uint32_t row;       // the index's row number
+        std::string path;   // its tensor file, in this dump (tensorPathInDump)
+        std::string shape;  // as the row says it ("1x64"); the file must hold as many elements
     };
     // Computes statistics of awaiting rows within `budget` bytes of tensor files (one at least).
     void pollStatistics(DumpDelta& delta, uint64_t budget);
