@@ -86,11 +86,6 @@ const char* kRunUsage =
     "built\n"
     "for, 127 COMMAND not found.\n";
 
-std::string baseName(const std::string& path) {
-    const size_t slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // The executable COMMAND names, as execvp would find it; "" when there is none.
 std::string resolveCommand(const std::string& command) {
     if (command.find('/') != std::string::npos)
@@ -339,7 +334,7 @@ int runRunCommand(const Args& args) {
 
     // Everything is checked before anything is created: a command that cannot run leaves no
     // output folder behind.
-    if (format::isPythonName(baseName(command[0]))) {
+    if (format::isPythonName(format::fileNameOf(command[0]))) {
         const format::PythonTarget target = format::pythonTarget(command);
         const std::string& script = target.name;
         if (target.kind == format::PythonTarget::Kind::Script && !format::fileExists(script)) {
@@ -538,7 +533,8 @@ int runRunCommand(const Args& args) {
         if (format::isDirectory(dumpRoot)) {
             std::string error;
             auto index = analysis::readDump(dumpRoot, &error);
-            std::fprintf(stderr, "probe run: %s exited with %d\n%s", baseName(command[0]).c_str(),
+            std::fprintf(stderr, "probe run: %s exited with %d\n%s",
+                         format::fileNameOf(command[0]).c_str(),
                          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
                          index ? analysis::formatSummary(analysis::summarizeDump(*index)).c_str()
                                : error.c_str());

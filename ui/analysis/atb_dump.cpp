@@ -22,10 +22,6 @@ std::string parentOf(const std::string& path) {
     return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
-std::string baseName(const std::string& path) {
-    return path.substr(path.rfind('/') + 1);
-}
-
 bool startsWith(const std::string& s, const std::string& prefix) {
     return s.compare(0, prefix.size(), prefix) == 0;
 }
@@ -186,7 +182,7 @@ std::string findFirstCopy(const std::string& binPath, const std::string& alias) 
     // The round directory is the nearest one named by digits alone (op directories are
     // "<id>_<name>").
     std::string round = parentOf(binPath);
-    while (!round.empty() && !allDigits(baseName(round))) round = parentOf(round);
+    while (!round.empty() && !allDigits(format::fileNameOf(round))) round = parentOf(round);
     if (round.empty()) return {};
     std::vector<std::string> parts;
     for (size_t begin = 0, end = 0; end != std::string::npos; begin = end + 1) {

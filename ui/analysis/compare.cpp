@@ -35,11 +35,6 @@ bool startsWith(const std::string& s, const char* prefix) {
     return s.rfind(prefix, 0) == 0;
 }
 
-std::string baseName(const std::string& path) {
-    const size_t slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 bool allDigits(const std::string& s) {
     return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos;
 }
@@ -1412,7 +1407,7 @@ std::optional<DumpLocation> locateDump(const std::string& path, std::string* err
         return location;
     }
     // <root>/step<N>[/rank<R>|proc<pid>]
-    const std::string base = baseName(p);
+    const std::string base = format::fileNameOf(p);
     auto stepOf = [](const std::string& name) -> std::optional<int32_t> {
         if (name.size() > 4 && name.compare(0, 4, "step") == 0 && allDigits(name.substr(4)))
             return std::stoi(name.substr(4));
@@ -1422,7 +1417,7 @@ std::optional<DumpLocation> locateDump(const std::string& path, std::string* err
         location.scope.round = step;
     } else if (p != location.root && p.size() > location.root.size()) {
         const std::string parent = p.substr(0, p.rfind('/'));
-        if (auto parentStep = stepOf(baseName(parent))) {
+        if (auto parentStep = stepOf(format::fileNameOf(parent))) {
             location.scope.round = parentStep;
             location.scope.process = base;
         }

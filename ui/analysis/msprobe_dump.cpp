@@ -53,11 +53,6 @@ std::string parentOf(const std::string& path) {
     return path.substr(0, slash);
 }
 
-std::string baseName(const std::string& path) {
-    const size_t slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 std::vector<std::string> split(std::string_view text, char separator) {
     std::vector<std::string> parts;
     size_t start = 0;
@@ -103,9 +98,9 @@ std::optional<std::string> findMsprobeDumpRoot(const std::string& path) {
     while (p.size() > 1 && p.back() == '/') p.pop_back();
     if (!format::isDirectory(p)) return std::nullopt;
     if (hasStepDirectory(p)) return p;
-    const std::string base = baseName(p);
+    const std::string base = format::fileNameOf(p);
     if (stepNumber(base) >= 0) return parentOf(p);  // a step directory
-    if (isRankDirectoryName(base) && stepNumber(baseName(parentOf(p))) >= 0)
+    if (isRankDirectoryName(base) && stepNumber(format::fileNameOf(parentOf(p))) >= 0)
         return parentOf(parentOf(p));
     // A directory holding the dump_path (a script's working directory): exactly one candidate.
     std::optional<std::string> found;

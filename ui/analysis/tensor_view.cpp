@@ -6,6 +6,7 @@
 
 #include "analysis/atb_dump.h"
 #include "analysis/pt_tensor.h"
+#include "probe/format/file_util.h"
 
 namespace probe::analysis {
 namespace {
@@ -169,7 +170,7 @@ std::string dataFileOf(const std::string& path, const std::string& alias, bool f
                        std::string* error) {
     if (!followAlias) return {};
     const std::string first = findFirstCopy(path, alias);
-    if (first == path || alias == path.substr(path.rfind('/') + 1)) return {};
+    if (first == path || alias == format::fileNameOf(path)) return {};
     if (first.empty() && error)
         *error = path + ": its data is to be in " + alias +
                  ", which is not among the tensors of its round";

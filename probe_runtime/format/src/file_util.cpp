@@ -120,6 +120,10 @@ std::string resolvedPath(const std::string& path) {
     return out;
 }
 
+std::string fileNameOf(std::string_view path) {
+    return std::string(path.substr(path.rfind('/') + 1));  // npos + 1: from the start
+}
+
 std::string joinPath(std::string_view a, std::string_view b) {
     if (a.empty()) return std::string(b);
     std::string out(a);

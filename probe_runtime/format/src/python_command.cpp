@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "probe/format/python_command.h"
 
+#include "probe/format/file_util.h"
+
 namespace probe::format {
 
 namespace {
-
-std::string_view fileName(std::string_view path) {
-    const size_t slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
 
 // "train.py" -> "train"; a name that is only an extension (".bashrc") stays.
 std::string_view withoutExtension(std::string_view name) {
@@ -54,15 +51,17 @@ PythonTarget pythonTarget(const std::vector<std::string>& command) {
 
 std::string runName(const std::vector<std::string>& command) {
     if (command.empty()) return {};
-    if (isPythonName(fileName(command[0]))) {
+    const std::string program = fileNameOf(command[0]);
+    if (isPythonName(program)) {
         const PythonTarget target = pythonTarget(command);
         if (target.kind == PythonTarget::Kind::Module && !target.name.empty()) return target.name;
         if (target.kind == PythonTarget::Kind::Script) {
-            const std::string_view name = withoutExtension(fileName(target.name));
+            const std::string script = fileNameOf(target.name);
+            const std::string_view name = withoutExtension(script);
             if (!name.empty()) return std::string(name);
         }
     }
-    return std::string(withoutExtension(fileName(command[0])));
+    return std::string(withoutExtension(program));
 }
 
 }  // namespace probe::format

@@ -38,6 +38,8 @@ std::string absolutePath(const std::string& path);
 std::string resolvedPath(const std::string& path);
 
 std::string joinPath(std::string_view a, std::string_view b);
+// The last component of `path` ("train.py" of "/w/train.py"; `path` itself without a '/').
+std::string fileNameOf(std::string_view path);
 
 bool isDirectory(const std::string& path);
 
