@@ -35,6 +35,17 @@ protected:
         for (const auto& m : status->processes[0].messages) texts.push_back(m.text);
         return texts;
     }
+    // Layer 2 dumped in round 0, then the config file replaced by `text` before round 1: the
+    // layers dumped in each of the two rounds (the probe stopped).
+    std::vector<std::set<std::string>> roundsAroundARewrite(const std::string& text) {
+        start(kLayer2);
+        NativeModel model({});
+        model.run();
+        replaceFile(configPath(), text);
+        model.run();
+        EXPECT_EQ(probe_stop(), PROBE_OK);
+        return layersByRound(2);
+    }
     static bool anyContains(const std::vector<std::string>& messages, const std::string& a,
                             const std::string& b) {
         for (const auto& m : messages)
@@ -141,15 +152,8 @@ TEST_F(HostileConfig, ARepeatedKeyIsAcceptedWithItsLastValue) {
     // It was warned about ("only the last value counts") and then the whole file refused; then
     // applied without a word (the first "ids" readable as the one in force), as `probe config
     // validate` warns.
-    start(kLayer2);
-    NativeModel model({});
-    model.run();
-    replaceFile(
-        configPath(),
+    const auto rounds = roundsAroundARewrite(
         R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "2", "ids": "0"})");
-    model.run();
-    ASSERT_EQ(probe_stop(), PROBE_OK);
-    const auto rounds = layersByRound(2);
     EXPECT_EQ(rounds[0], std::set<std::string>{"2"});
     EXPECT_EQ(rounds[1], std::set<std::string>{"0"});
     EXPECT_TRUE(
@@ -159,15 +163,9 @@ TEST_F(HostileConfig, ARepeatedKeyIsAcceptedWithItsLastValue) {
 // The same, with the config in force already: still said (the probe said nothing when the file's
 // last values were those in force).
 TEST_F(HostileConfig, ARepeatedKeyIsSaidEvenWhenTheConfigIsInForceAlready) {
-    start(kLayer2);
-    NativeModel model({});
-    model.run();
-    replaceFile(
-        configPath(),
+    const auto rounds = roundsAroundARewrite(
         R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "ids": "0", "ids": "2"})");
-    model.run();
-    ASSERT_EQ(probe_stop(), PROBE_OK);
-    EXPECT_EQ(layersByRound(2)[1], std::set<std::string>{"2"});
+    EXPECT_EQ(rounds[1], std::set<std::string>{"2"});
     EXPECT_TRUE(
         anyContains(statusMessages(), "config applied with warnings", "is given more than once"));
 }
