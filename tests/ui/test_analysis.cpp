@@ -1788,6 +1788,19 @@ TEST(HostileDump, StatisticsOfAHugeTensorFileAreReadInPieces) {
     }));
     EXPECT_EQ(asked, 1);
     EXPECT_EQ(error, row.tensorPath + ": stopped");
+    // A row whose shape says another number of elements: refused before a piece is read.
+    asked = 0;
+    const std::string rowShape = "1x1x64";
+    EXPECT_FALSE(analysis::statisticsOfTensorFile(
+        row.tensorPath, true, &error,
+        [&] {
+            ++asked;
+            return true;
+        },
+        &rowShape));
+    EXPECT_EQ(asked, 0);
+    EXPECT_EQ(error, row.tensorPath + ": holds " + std::to_string(elements) +
+                         " elements, where its row says shape 1x1x64");
     {
         std::atomic<bool> stop{false};
         auto stopped = open(dump.root());

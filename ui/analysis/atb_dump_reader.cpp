@@ -881,27 +881,18 @@ void AtbDumpReader::pollStatistics(DumpDelta& delta, uint64_t budget) {
         }
         used += std::max<uint64_t>(found ? static_cast<uint64_t>(st.st_size) : 0, 4096);
         std::string error;
-        const auto stats = statisticsOfTensorFile(awaiting.path, true, &error,
-                                                  [this] { return !stopRequested(); });
+        const auto stats = statisticsOfTensorFile(
+            awaiting.path, true, &error, [this] { return !stopRequested(); }, &awaiting.shape);
         if (stopRequested()) {  // its owner is done with this reader
             awaitingStatistics_.push_front(std::move(awaiting));
             break;
         }
-        // Statistics of another tensor than the row's are none of its own (a file replaced).
-        const auto dims = format::parseShapeString(awaiting.shape);
-        const auto count = dims ? format::elementCount(*dims) : std::nullopt;
-        if (stats && count && stats->count != *count) {
-            error = awaiting.path + ": holds " + std::to_string(stats->count) +
-                    " elements, where its row says shape " +
-                    (awaiting.shape.empty() ? std::string("[] (a scalar)") : awaiting.shape);
-        } else if (stats) {
+        if (stats) {
             DumpDelta::RowStatistics& computed = delta.rowStatistics.emplace_back();
             computed.row = awaiting.row;
             const double values[kStatCount] = {stats->max, stats->min, stats->mean, stats->norm};
             std::copy(values, values + kStatCount, computed.value);
-        }
-        if (!stats || !error.empty()) {
-            if (error.empty()) continue;  // no data kept, or no values with an order
+        } else if (!error.empty()) {  // else no data kept, or no values with an order
             if (++statisticsUnread_ <= kReportedUnread)
                 delta.problems.push_back("no statistics from the tensor file: " + error);
             else if (statisticsUnread_ == kReportedUnread + 1)

@@ -193,7 +193,8 @@ std::optional<TensorData> loadTensorValues(const std::string& path, bool followA
 
 std::optional<format::TensorStats> statisticsOfTensorFile(const std::string& path, bool followAlias,
                                                           std::string* error,
-                                                          const std::function<bool()>& keepGoing) {
+                                                          const std::function<bool()>& keepGoing,
+                                                          const std::string* rowShape) {
     constexpr size_t kPieceBytes = 4u << 20;
     std::string why;
     const auto header = format::readBinHeader(path, &why);
@@ -206,6 +207,18 @@ std::optional<format::TensorStats> statisticsOfTensorFile(const std::string& pat
     if (!header || !dtype) {
         if (!header && error) *error = path + ": " + why;
         return std::nullopt;
+    }
+    if (rowShape) {
+        const auto dims = format::parseShapeString(*rowShape);
+        const auto expected = dims ? format::elementCount(*dims) : std::nullopt;
+        const auto held = format::elementCount(header->dims);
+        if (expected && held && *held != *expected) {
+            if (error)
+                *error = path + ": holds " + std::to_string(*held) +
+                         " elements, where its row says shape " +
+                         (rowShape->empty() ? std::string("[] (a scalar)") : *rowShape);
+            return std::nullopt;
+        }
     }
     format::TensorStatsAccumulator stats(*dtype);
     const auto read = format::readBinFileInPieces(

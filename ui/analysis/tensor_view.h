@@ -54,10 +54,12 @@ std::optional<TensorData> loadTensorValues(const std::string& path, bool followA
 // The statistics of the .bin file at `path` (followed as loadTensorValues does), its data read a
 // piece at a time: a tensor of gigabytes costs a few MiB. nullopt when it holds no values or
 // none with an order (complex); `error` set when a file could not be read. `keepGoing`, asked
-// between pieces, may stop it (nullopt, `error` "stopped").
+// between pieces, may stop it (nullopt, `error` "stopped"). `rowShape`, when given, is the shape
+// the file's row says ("1x64", "" for a scalar): a file holding another number of elements is
+// another tensor, refused (said in `error`) before its data is read.
 std::optional<format::TensorStats> statisticsOfTensorFile(
     const std::string& path, bool followAlias, std::string* error,
-    const std::function<bool()>& keepGoing = {});
+    const std::function<bool()>& keepGoing = {}, const std::string* rowShape = nullptr);
 
 // The 2-D view of a tensor: its last two dims (a 1-D tensor is one row, a scalar 1x1); the
 // leading dims pick which slice.
