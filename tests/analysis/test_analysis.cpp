@@ -530,5 +530,23 @@ TEST(Analysis, DeduplicatedFilesFindTheirFirstCopyFromTheirPath) {
     EXPECT_GT(aliases, 0);
 }
 
+// Links among op folders (two to the round folder itself) make many paths to one folder: an
+// alias of many id parts was looked up along each of them, 2^parts searches, and a compare that
+// read such a header never ended. Each folder is searched once per part; a real alias beside
+// the links is still found.
+TEST(Analysis, AFirstCopyIsLookedForOncePerFolderWhateverLinksLeadThere) {
+    TempDir dir;
+    const std::string round = dir.path() + "/atb_dump_data/data/0_1/0";
+    const std::string file = round + "/1_relu_0/0_clamp_min/before/intensor0_self.bin";
+    std::filesystem::create_directories(std::filesystem::path(file).parent_path());
+    probe::test::writeFile(file, "not read: only its name is looked for");
+    std::filesystem::create_directory_symlink(".", round + "/1_x");
+    std::filesystem::create_directory_symlink(".", round + "/1_y");
+    std::string manyParts;
+    for (int i = 0; i < 40; ++i) manyParts += "1_";
+    EXPECT_EQ(findFirstCopy(file, manyParts + "7_intensor0_self.bin"), "");
+    EXPECT_EQ(findFirstCopy(file, "1_0_intensor0_self.bin"), file);
+}
+
 }  // namespace
 }  // namespace probe::analysis

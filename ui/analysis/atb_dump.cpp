@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <set>
+#include <tuple>
 
 #include "probe/format/file_util.h"
 
@@ -29,19 +31,25 @@ bool startsWith(const std::string& s, const std::string& prefix) {
 // The file `file` of the op whose id parts are parts[k..] below `dir`. The runtime nests op
 // directories and names each by the last part of the id ("0_WordEmbedding/0_Gather" for op 0_0);
 // a flat directory named by the whole id ("2_1_mm") is found as well. Names may start with
-// digits too, so every directory that fits is tried and the file decides.
+// digits too, so every directory that fits is tried and the file decides. `searched` holds the
+// (folder, k) pairs searched in vain: each is searched once, however many paths lead to it (two
+// links to "." and an id of 22 parts made 4 million searches, a compare that never ended).
+using SearchedFolders = std::set<std::tuple<dev_t, ino_t, size_t>>;
 std::string findOpFile(const std::string& dir, const std::vector<std::string>& parts, size_t k,
-                       const std::string& file) {
+                       const std::string& file, SearchedFolders& searched) {
     if (k == parts.size()) {
         const std::string path = dir + "/" + file;
         return format::fileExists(path) ? path : std::string();
     }
+    struct stat st;
+    if (::stat(dir.c_str(), &st) != 0 || !searched.emplace(st.st_dev, st.st_ino, k).second)
+        return {};
     for (const auto& child : format::listDirectory(dir, format::EntryKind::Directories)) {
         std::string prefix;
         for (size_t end = k; end < parts.size(); ++end) {
             prefix += parts[end] + "_";
             if (!startsWith(child, prefix)) break;
-            std::string found = findOpFile(dir + "/" + child, parts, end + 1, file);
+            std::string found = findOpFile(dir + "/" + child, parts, end + 1, file, searched);
             if (!found.empty()) return found;
         }
     }
@@ -190,7 +198,8 @@ std::string findFirstCopy(const std::string& binPath, const std::string& alias) 
         parts.push_back(
             id.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
     }
-    return findOpFile(round, parts, 0, side + file);
+    SearchedFolders searched;
+    return findOpFile(round, parts, 0, side + file, searched);
 }
 
 }  // namespace probe::analysis
