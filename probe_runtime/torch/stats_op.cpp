@@ -23,6 +23,11 @@
 //       {"ok": bool, "config": {...normalised...} | null,
 //        "issues": [{"key", "problem", "accepted", "warning", "line", "column", "text"}]}
 //
+//   probe::api_config_check_file(str file) -> str
+//       The same for a config file, read as every config is (format::readTextFile: a regular
+//       file within the config size limit; a FIFO or a device is refused, never read), with
+//       "text": the file's text when it is valid, or "unreadable": why it cannot be read.
+//
 //   probe::msprobe_tables() -> str
 //       The format library's msprobe tables, for Python and its tests:
 //       {"config_keys": [{"block", "key", "use": "honoured" | "no_effect" | "other_task", "note"}],
@@ -37,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -50,7 +56,9 @@
 #include <torch/library.h>
 
 #include "probe/format/api_config.h"
+#include "probe/format/config_issue.h"
 #include "probe/format/dtype.h"
+#include "probe/format/json_input.h"
 #include "probe/format/msprobe_layout.h"
 #include "probe/format/overflow_rule.h"
 #include "probe/format/tensor_stats.h"
@@ -346,7 +354,8 @@ int64_t overflowStopExitCode() {
     return probe::format::kOverflowStopExitCode;
 }
 
-std::string apiConfigCheck(const std::string& text, const std::string& file) {
+// parseApiConfig's answer as apiConfigCheck gives it.
+nlohmann::ordered_json checkedApiConfig(const std::string& text, const std::string& file) {
     nlohmann::ordered_json out;
     try {
         const auto result = probe::format::parseApiConfig(text, file);
@@ -362,7 +371,7 @@ std::string apiConfigCheck(const std::string& text, const std::string& file) {
                                      {"column", issue.column},
                                      {"text", issue.toString()}});
         }
-        return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return out;
     } catch (const std::exception& e) {
         nlohmann::ordered_json failed;
         failed["ok"] = false;
@@ -375,8 +384,37 @@ std::string apiConfigCheck(const std::string& text, const std::string& file) {
                                             {"line", 0},
                                             {"column", 0},
                                             {"text", file + ": internal error: " + e.what()}}});
-        return failed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return failed;
     }
+}
+
+std::string dumped(const nlohmann::ordered_json& json) {
+    return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string apiConfigCheck(const std::string& text, const std::string& file) {
+    return dumped(checkedApiConfig(text, file));
+}
+
+std::string apiConfigCheckFile(const std::string& file) {
+    std::string error;
+    std::optional<std::string> text;
+    try {
+        text = probe::format::readTextFile(file, &error, probe::format::kConfigJsonLimits.maxBytes);
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
+    if (!text) {
+        nlohmann::ordered_json out;
+        out["ok"] = false;
+        out["config"] = nullptr;
+        out["issues"] = nlohmann::ordered_json::array();
+        out["unreadable"] = error;
+        return dumped(out);
+    }
+    nlohmann::ordered_json out = checkedApiConfig(*text, file);
+    if (out["ok"].get<bool>()) out["text"] = *text;  // valid JSON, so valid UTF-8
+    return dumped(out);
 }
 
 template <typename Names>
@@ -419,6 +457,7 @@ TORCH_LIBRARY_FRAGMENT(probe, m) {
     m.def("tensor_items(Tensor[] tensors, str[] dtypes, bool crc) -> (str[], str[])",
           &probe::torch_api::tensorItems);
     m.def("api_config_check(str text, str file) -> str", &probe::torch_api::apiConfigCheck);
+    m.def("api_config_check_file(str file) -> str", &probe::torch_api::apiConfigCheckFile);
     m.def("overflow_reasons(Tensor[] tensors) -> str[]", &probe::torch_api::overflowReasons);
     m.def("overflow_ignored(str type) -> bool", &probe::torch_api::overflowIgnored);
     m.def("overflow_stop_exit_code() -> int", &probe::torch_api::overflowStopExitCode);

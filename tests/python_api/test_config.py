@@ -432,6 +432,42 @@ class InvalidConfigs(support.TempDirTestCase):
         self.assertIn("not valid JSON", lines[-2])
         self.assertIn("missing.json: cannot be read", lines[-1])
 
+    def test_what_is_not_a_config_file_is_refused_without_being_read(self):
+        # Opened as a plain file, a FIFO blocked the constructor for good, a link to /dev/zero
+        # read until memory ran out, a sparse 1 GiB file was read whole before its size was
+        # refused, and bytes that are not UTF-8 raised UnicodeDecodeError (a user walk).
+        tmp = self.tmp
+        os.mkfifo(os.path.join(tmp, "fifo.json"))
+        os.symlink("/dev/zero", os.path.join(tmp, "zero.json"))
+        os.mkdir(os.path.join(tmp, "folder.json"))
+        with open(os.path.join(tmp, "big.json"), "w") as f:
+            f.write('{"task": "statistics"}')
+            f.truncate(1 << 30)
+        with open(os.path.join(tmp, "latin1.json"), "wb") as f:
+            f.write(b'{"task": "statistics", "dump_path": "./d\xff", "level": "L1"}')
+        proc = self.run_python("""
+            import resource, sys
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger, ProbeConfigError
+            for path in sys.argv[1:]:
+                before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                try:
+                    PrecisionDebugger(config_path=path)
+                    print("ACCEPTED", path)
+                except ProbeConfigError as exc:
+                    grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+                    print("REFUSED", grew // 1024, str(exc).replace("\\n", " | "))
+            """, ["fifo.json", "zero.json", "folder.json", "big.json", "latin1.json"], timeout=120)
+        lines = proc.stdout.strip().splitlines()
+        self.assertEqual(len(lines), 5, proc.stdout + proc.stderr)
+        expected = ["named pipe (FIFO), not a regular file", "character device", "directory",
+                    "more than the limit of", "latin1.json:1:"]
+        for line, name, what in zip(lines, ["fifo", "zero", "folder", "big", "latin1"], expected):
+            self.assertTrue(line.startswith("REFUSED"), line)
+            self.assertIn(name + ".json", line)
+            self.assertIn(what, line)
+            self.assertLess(int(line.split()[1]), 64, line)  # MiB of peak memory the refusal took
+
     def test_invalid_constructor_arguments_are_refused(self):
         proc = self.run_python("""
             import torch

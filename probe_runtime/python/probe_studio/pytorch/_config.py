@@ -93,11 +93,15 @@ class DebuggerConfig:
                    self.summary_mode, self.tensor_list, self.overflow_nums, self.stop_after_overflow))
 
 
-def _check(text, label):
-    config, issues = _ops.check_config(text, label)
+def _say_warnings(issues):
     for issue in issues:
         if issue["warning"]:
             _say(issue["text"])  # "<file>: warning: key ...: has no effect ..."
+
+
+def _check(text, label):
+    config, issues = _ops.check_config(text, label)
+    _say_warnings(issues)
     return config, issues
 
 
@@ -110,17 +114,18 @@ def build_config(config_path=None, task=None, dump_path=None, level=None, step=N
         if not isinstance(config_path, (str, os.PathLike)):
             raise ProbeConfigError("PrecisionDebugger: config_path must be a path to a config.json (str), not %s"
                                    % type(config_path).__name__)
-        label = os.fspath(config_path)
+        label = os.fsdecode(config_path)
         try:
-            with open(label, "r", encoding="utf-8") as f:
-                text = f.read()
-        except OSError as exc:
+            checked = _ops.check_config_file(label)
+        except UnicodeError:  # a path of bytes that are not UTF-8 (surrogate-escaped)
+            checked = {"unreadable": "its name is not UTF-8 text"}
+        if "unreadable" in checked:
             raise ProbeConfigError("%s: cannot be read: %s; config_path must name a readable JSON config file "
-                                   "(docs/formats.md section 5)" % (label, exc.strerror or exc)) from None
-        config, issues = _check(text, label)
-        if config is None:
-            _raise_issues(issues, "PrecisionDebugger: the config file %s is not valid:" % label)
-        raw = json.loads(text)
+                                   "(docs/formats.md section 5)" % (label, checked["unreadable"])) from None
+        _say_warnings(checked["issues"])
+        if checked["config"] is None:
+            _raise_issues(checked["issues"], "PrecisionDebugger: the config file %s is not valid:" % label)
+        raw = json.loads(checked["text"])
 
     overrides = {}
     for key, value in (("task", task), ("dump_path", dump_path), ("level", level), ("step", step)):

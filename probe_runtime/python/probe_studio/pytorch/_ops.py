@@ -15,6 +15,7 @@ except ImportError:  # an unbuilt source tree
 
 tensor_items = None  # torch.ops.probe.tensor_items
 _config_check = None
+_config_check_file = None
 _tables = None
 _json_indent = None
 _queue_json = None
@@ -31,7 +32,7 @@ def _major_minor(version):
 
 def load(torch):
     """Loads the adapter library once. Raises ImportError saying what to do when it cannot."""
-    global tensor_items, _config_check, _tables, _json_indent, _queue_json, _wait_json, _flush_json
+    global tensor_items, _config_check, _config_check_file, _tables, _json_indent, _queue_json, _wait_json, _flush_json
     global _overflow_reasons, overflow_ignored
     if tensor_items is not None:
         return
@@ -47,6 +48,7 @@ def load(torch):
     _flush_json = adapter.probe_api_flush_json
     tensor_items = torch.ops.probe.tensor_items.default  # the overload: one Python call less
     _config_check = torch.ops.probe.api_config_check
+    _config_check_file = torch.ops.probe.api_config_check_file
     _tables = torch.ops.probe.msprobe_tables
     _json_indent = torch.ops.probe.json_indent
     _overflow_reasons = torch.ops.probe.overflow_reasons.default
@@ -71,6 +73,14 @@ def check_config(text, label):
     Returns (config dict or None, issues list)."""
     result = json.loads(_config_check(text, label))
     return result["config"], result["issues"]
+
+
+def check_config_file(path):
+    """check_config() of the config file `path`, read as every config is (a regular file within
+    the config size limit: a FIFO or a device is refused, never read; see
+    probe::format::readTextFile). The dict also holds "text" (the file's text) when the config is
+    valid, or "unreadable" (why the file cannot be read)."""
+    return json.loads(_config_check_file(path))
 
 
 def msprobe_tables():
