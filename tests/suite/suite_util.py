@@ -17,8 +17,9 @@ def model(name):
     return os.path.join(HERE, name)
 
 
-def probe(*args, cwd=None, env=None):
+def probe(*args, cwd=None, env=None, timeout=None):
     """Runs `probe ARGS` and returns the CompletedProcess (text)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run([PROBE] + list(args), capture_output=True, text=True, cwd=cwd, env=full_env)
+    return subprocess.run([PROBE] + list(args), capture_output=True, text=True, cwd=cwd, env=full_env,
+                          timeout=timeout)

@@ -5,6 +5,7 @@ not replayable; an overflow is told from an inherited one."""
 import glob
 import json
 import os
+import shutil
 import unittest
 
 from suite_util import PYTHON, ProbeTestCase, model, probe, read_bin, read_rows, run_probe, write_config
@@ -120,6 +121,66 @@ class Replay(ProbeTestCase):
         self.assertEqual(verdicts["layers.2/mul"], "inherits")
         self.assertEqual(verdicts["layers.3/linear"], "inherits")
         self.assertNotIn("WRONG", verdicts.values())
+
+    def test_a_broken_dump_is_said_file_by_file_and_the_other_ops_still_replay(self):
+        # Each of these stopped replay with a Python traceback, or hung (a user walk).
+        script = self.write_script("sequential.py", SEQUENTIAL)
+        cfg = write_config(self.dir, task="tensor", save_child=True, filter_level=1)
+        run_probe(["--quiet", "--output", self.path("good"), "--config", cfg, "--", PYTHON, script])
+
+        def broken(name):
+            shutil.copytree(self.path("good"), self.path(name), symlinks=True)
+            return glob.glob(self.path(name, "atb_dump_data", "data", "*", "0"))[0]
+
+        round_dir = broken("files")
+        at = lambda *parts: os.path.join(round_dir, *parts)  # noqa: E731
+        # An output whose header claims 512 MiB, in a sparse file of that size.
+        sparse = at("0_0", "0_linear", "1_addmm", "after", "outtensor0.bin")
+        with open(sparse, "rb") as f:
+            text = f.read().split(b"$End=1\n")[0].decode()
+        header = "\n".join("$Object.Length=536870912" if line.startswith("$Object.Length=") else line
+                           for line in text.splitlines())
+        with open(sparse, "wb") as f:
+            f.write((header + "\n$End=1\n").encode())
+            f.truncate(1 << 29)
+        # A FIFO for an output, op parameters that are no object or nested too deep.
+        fifo = at("0_0", "0_linear", "1_addmm", "1_copy_", "after", "outtensor0.bin")
+        os.remove(fifo)
+        os.mkfifo(fifo)
+        with open(at("1_1", "0_gelu", "op_param.json"), "w") as f:
+            f.write("[1, 2]")
+        with open(at("2_2", "0_linear", "1_addmm", "op_param.json"), "w") as f:
+            f.write("[" * 100000)
+        # Two links to the round folder and a header-only file naming a copy 30 id parts deep.
+        os.symlink(".", at("1_x"))
+        os.symlink(".", at("1_y"))
+        with open(at("2_2", "0_linear", "1_addmm", "1_copy_", "after", "outtensor0.bin"), "w") as f:
+            f.write("$Version=1.0\n$Object.Count=0\n$Object.Length=0\nformat=2\ndtype=0\ndims=3,2\n"
+                    "data=%s7_outtensor0.bin\n$End=1\n" % ("1_" * 30))
+        result = probe("replay", self.path("files"), "--json", timeout=240)
+        self.assertIn(result.returncode, (0, 1), result.stderr)
+        reasons = [r["reason"] for r in json.loads(result.stdout)["results"]]
+        said = "\n".join(reasons)
+        self.assertIn("data length 536870912 does not match dims", said)
+        self.assertIn("is a named pipe (FIFO), not a regular file", said)
+        self.assertIn("op_param.json holds list, not a JSON object", said)
+        self.assertIn("its parameters cannot be read: nested too deep", said)
+        self.assertIn("7_outtensor0.bin) is not in its round", said)
+        self.assertIn("ok", [r["verdict"] for r in json.loads(result.stdout)["results"]])
+        self.assertNotIn("Traceback", result.stderr)
+
+        broken("text")
+        tables = glob.glob(self.path("text", "atb_dump_data", "data", "*", "*", "statistic.csv"))
+        self.assertEqual(len(tables), 2)  # the model's two calls
+        for table in tables:
+            with open(table, "ab") as f:
+                f.write(b"\xff\xfe not text\n")
+        result = probe("replay", self.path("text"), timeout=240)
+        self.assertEqual(result.returncode, 66, result.stderr)
+        self.assertEqual(result.stderr.count("statistic.csv: 'utf-8' codec can't decode byte 0xff"), 2,
+                         result.stderr)
+        self.assertIn("2 statistic.csv files could not be read", result.stdout)
+        self.assertNotIn("Traceback", result.stderr)
 
 
 if __name__ == "__main__":

@@ -23,8 +23,10 @@ have), 66 no op-level dump or no tensor data to replay, 69 no torch.
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
 import csv
+import io
 import json
 import os
+import stat
 import sys
 
 from . import _tool
@@ -81,11 +83,31 @@ DTYPE_CODES = {0: "float32", 1: "float16", 2: "int8", 3: "int32", 4: "uint8", 6:
                11: "float64", 12: "bool", 16: "complex64", 17: "complex128", 27: "bfloat16"}
 
 
-def read_bin_header(path):
-    """(header dict, offset of the data) of a .bin file (FORMATS.md section 1)."""
+PARAM_LIMIT = 1 << 20  # op_param.json: bytes read at most (the runtime writes a few hundred)
+_NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def open_regular(path):
+    """`path` opened for reading (binary) when it is a regular file; else ValueError saying what
+    is there. Opened without blocking first: a FIFO is refused, never read (read, it hung)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _NOT_REGULAR if test(mode)), "not a file")
+            raise ValueError("%s: is %s, not a regular file" % (path, kind))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bin_header(f, path):
+    """(header dict, offset of the data) of the .bin file open as `f` (FORMATS.md section 1)."""
     header = {}
-    with open(path, "rb") as f:
-        head = f.read(4096)
+    head = f.read(4096)
     pos = 0
     while True:
         end = head.find(b"\n", pos)
@@ -98,22 +120,29 @@ def read_bin_header(path):
             return header, pos
 
 
-def _find_op_dir(round_dir, id_parts):
+def _find_op_dir(round_dir, id_parts, searched=None):
     """The directory of op id "2_1_0" below a round directory: "2_<name>/1_<name>/0_<name>" (each
     level named by its own part of the id). A name may begin with digits (an nn.Sequential's
     layers are "0", "1": op 1's folder is "1_1"), so every folder of the level's prefix is tried
-    until the rest of the id is found below one."""
+    until the rest of the id is found below one. Each folder is searched once per part of the id
+    (`searched`), however many links lead to it: two links to "." and an id of 22 parts were 4
+    million searches."""
     if not id_parts:
         return round_dir
-    prefix = id_parts[0] + "_"
+    searched = set() if searched is None else searched
     try:
+        st = os.stat(round_dir)
         names = sorted(os.listdir(round_dir))
     except OSError:
         return None
+    if (st.st_dev, st.st_ino, len(id_parts)) in searched:
+        return None
+    searched.add((st.st_dev, st.st_ino, len(id_parts)))
+    prefix = id_parts[0] + "_"
     for name in names:
         path = os.path.join(round_dir, name)
         if name.startswith(prefix) and os.path.isdir(path):
-            found = _find_op_dir(path, id_parts[1:])
+            found = _find_op_dir(path, id_parts[1:], searched)
             if found:
                 return found
     return None
@@ -137,37 +166,65 @@ def resolve_alias(path, alias):
     if not op_dir:
         return None
     candidate = os.path.join(op_dir, "after" if name.startswith("outtensor") else "before", name)
-    return candidate if os.path.isfile(candidate) else None
+    return candidate if os.path.lexists(candidate) else None  # whatever is there is read, or said
 
 
 class MissingData(Exception):
     pass
 
 
+def _whole_number(header, key, name):
+    text = header.get(key, "")
+    if not text.isdigit():  # digits only: no sign, no space (as the format library reads it)
+        raise MissingData("%s: bad %s in %s=%s" % (name, key.lstrip("$"), key, text[:40]))
+    return int(text)
+
+
 def load_tensor(path, depth=0):
-    """The tensor a .bin file holds (following a de-duplicated file to its first copy)."""
+    """The tensor a .bin file holds (following a de-duplicated file to its first copy). Whatever
+    cannot be read is MissingData naming the file and why: the header is checked before the data
+    is read (a sparse file claiming 512 MiB was read whole, then refused by reshape)."""
     torch = _torch
-    header, offset = read_bin_header(path)
-    code = int(header.get("dtype", "-1"))
-    if code not in DTYPE_CODES:
-        raise MissingData("%s: dtype code %d has no torch dtype here" % (os.path.basename(path), code))
-    dtype = getattr(torch, DTYPE_CODES[code])
-    dims = [int(d) for d in header.get("dims", "").split(",") if d != ""]
-    alias = header.get("data")
-    if header.get("$Object.Count") == "0" or alias:
-        if not alias or depth > 4:
-            raise MissingData("%s holds no data" % os.path.basename(path))
-        first = resolve_alias(path, alias)
-        if not first or os.path.abspath(first) == os.path.abspath(path):
-            raise MissingData("%s holds no data, and the copy it names (data=%s) is not in its round (a dump "
-                              "with filter_level 2 keeps no kernel-level tensors)" % (os.path.basename(path), alias))
-        return load_tensor(first, depth + 1)
-    length = int(header.get("$Object.Length", "0"))
-    with open(path, "rb") as f:
+    name = os.path.basename(path)
+    try:
+        f = open_regular(path)
+    except (OSError, ValueError) as exc:
+        raise MissingData("%s: %s" % (name, _why(exc, path)))
+    with f:
+        header, offset = read_bin_header(f, name)
+        size = os.fstat(f.fileno()).st_size
+        code = int(header["dtype"]) if header.get("dtype", "").isdigit() else -1
+        if code not in DTYPE_CODES:
+            raise MissingData("%s: dtype code %s has no torch dtype here" % (name, header.get("dtype", "")[:40]))
+        dtype = getattr(torch, DTYPE_CODES[code])
+        dims_text = header.get("dims", "")
+        dims = [d for d in dims_text.split(",") if d != ""]
+        if not all(d.isdigit() for d in dims):
+            raise MissingData("%s: bad dims in dims=%s" % (name, dims_text[:80]))
+        dims = [int(d) for d in dims]
+        alias = header.get("data")
+        if header.get("$Object.Count") == "0" or alias:
+            if not alias or depth > 4:
+                raise MissingData("%s holds no data" % name)
+            first = resolve_alias(path, alias)
+            if not first or os.path.abspath(first) == os.path.abspath(path):
+                raise MissingData("%s holds no data, and the copy it names (data=%s) is not in its round (a dump "
+                                  "with filter_level 2 keeps no kernel-level tensors)" % (name, alias))
+            return load_tensor(first, depth + 1)
+        length = _whole_number(header, "$Object.Length", name)
+        count = 1
+        for d in dims:
+            count *= d
+        expected = count * torch.empty((), dtype=dtype).element_size()
+        if length != expected:
+            raise MissingData("%s: data length %d does not match dims %s of %s (%d bytes)" % (
+                name, length, "x".join(map(str, dims)) or "[]", DTYPE_CODES[code], expected))
+        if offset + length > size:
+            raise MissingData("%s: %d bytes of data, %d promised" % (name, max(size - offset, 0), length))
         f.seek(offset)
         data = f.read(length)
     if len(data) != length:
-        raise MissingData("%s: %d bytes of data, %d promised" % (os.path.basename(path), len(data), length))
+        raise MissingData("%s: %d bytes of data, %d promised" % (name, len(data), length))
     if length == 0:
         return torch.empty(dims, dtype=dtype)
     return torch.frombuffer(bytearray(data), dtype=dtype).reshape(dims).clone()
@@ -200,41 +257,91 @@ def _index_parts(index):
     return (int(position) if position.isdigit() else 0), name
 
 
+def _why(exc, path):
+    """What an exception says of `path`, without the path (open_regular's messages start with it)."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return text[len(path) + 2:] if text.startswith(path + ": ") else text
+
+
+def _listing(path):
+    try:
+        return sorted(os.listdir(path))
+    except OSError as exc:
+        if os.path.lexists(path):
+            _say("%s: cannot be listed: %s; what it holds is not read" % (path, exc.strerror or exc))
+        return []
+
+
 def read_round_ops(root):
-    """{(process, round): [DumpedOp in execution order]} from every statistic.csv."""
+    """({(process, round): [DumpedOp in execution order]} from every statistic.csv, the number of
+    those that could not be read). One that cannot be read (a FIFO, a folder, text that is not
+    UTF-8) is said, and its round skipped."""
     data = os.path.join(root, "data")
-    rounds = {}
-    for process in sorted(os.listdir(data)) if os.path.isdir(data) else []:
+    rounds, unread = {}, 0
+    for process in _listing(data):
         pdir = os.path.join(data, process)
         if not os.path.isdir(pdir):
             continue
-        for round_name in sorted((r for r in os.listdir(pdir) if r.isdigit()), key=int):
+        for round_name in sorted((r for r in _listing(pdir) if r.isdigit()), key=int):
             csv_path = os.path.join(pdir, round_name, "statistic.csv")
-            if not os.path.isfile(csv_path):
+            if not os.path.lexists(csv_path):
                 continue
-            ops, order = {}, []
-            with open(csv_path, newline="") as f:
-                reader = csv.reader(f)
-                header = next(reader, None)
-                if header is None or ",".join(header) != STAT_HEADER:
-                    _say("%s: not a statistic.csv header; skipped" % csv_path)
-                    continue
-                for row in reader:
-                    if len(row) != 15:
-                        continue
-                    key = (row[4], row[2])
-                    op = ops.get(key)
-                    if op is None:
-                        op = ops[key] = DumpedOp(process, int(round_name), row[4], row[2], row[3])
-                        order.append(op)
-                    path = None if row[14] in ("", "N/A") else relocated(csv_path, row[14])
-                    position, arg = _index_parts(row[6])
-                    item = (position, arg, path, row[7], row[9])
-                    (op.outputs if row[5] == "output" else op.inputs).append(item)
-                    if path and op.directory is None:
-                        op.directory = os.path.dirname(os.path.dirname(path))
-            rounds[(process, int(round_name))] = order
-    return rounds
+            try:
+                order = _read_statistic_csv(csv_path, process, int(round_name))
+            except (OSError, ValueError, csv.Error) as exc:  # UnicodeDecodeError is a ValueError
+                _say("%s: %s; its ops are not replayed" % (csv_path, _why(exc, csv_path)))
+                unread += 1
+                continue
+            if order is not None:
+                rounds[(process, int(round_name))] = order
+    return rounds, unread
+
+
+def _read_statistic_csv(csv_path, process, round_):
+    """The ops of one statistic.csv in execution order; None when its header is not one."""
+    ops, order = {}, []
+    with open_regular(csv_path) as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None or ",".join(header) != STAT_HEADER:
+            _say("%s: not a statistic.csv header; skipped" % csv_path)
+            return None
+        for row in reader:
+            if len(row) != 15:
+                continue
+            key = (row[4], row[2])
+            op = ops.get(key)
+            if op is None:
+                op = ops[key] = DumpedOp(process, round_, row[4], row[2], row[3])
+                order.append(op)
+            path = None if row[14] in ("", "N/A") else relocated(csv_path, row[14])
+            position, arg = _index_parts(row[6])
+            item = (position, arg, path, row[7], row[9])
+            (op.outputs if row[5] == "output" else op.inputs).append(item)
+            if path and op.directory is None:
+                op.directory = os.path.dirname(os.path.dirname(path))
+    return order
+
+
+def read_op_params(directory):
+    """An op's op_param.json ({} when it has none), or NotReplayable saying why it cannot be read."""
+    path = os.path.join(directory, "op_param.json") if directory else None
+    if not path or not os.path.lexists(path):
+        return {}
+    try:
+        with open_regular(path) as f:
+            text = f.read(PARAM_LIMIT + 1)
+        if len(text) > PARAM_LIMIT:
+            raise ValueError("more than %d bytes" % PARAM_LIMIT)
+        params = json.loads(text.decode("utf-8"))
+    except (OSError, ValueError) as exc:  # not UTF-8, not JSON, not a regular file
+        raise NotReplayable("its parameters cannot be read: op_param.json: %s" % _why(exc, path))
+    except RecursionError:
+        raise NotReplayable("its parameters cannot be read: nested too deep")
+    if not isinstance(params, dict):
+        raise NotReplayable("its parameters cannot be read: op_param.json holds %s, not a JSON object" %
+                            type(params).__name__)
+    return params
 
 
 # -----------------------------------------------------------------------------------------
@@ -497,14 +604,16 @@ def replay_op(op):
     if short in STORAGE_OPS:
         return {"verdict": "not replayable", "reason": "a view addressing its input's storage (strides, offset), "
                 "which the dump does not hold: it has a contiguous copy of the values", "outputs": []}
-    params = {}
-    if op.directory and os.path.isfile(os.path.join(op.directory, "op_param.json")):
-        with open(os.path.join(op.directory, "op_param.json")) as f:
-            params = json.load(f)
+    try:
+        params = read_op_params(op.directory)
+    except NotReplayable as exc:
+        return {"verdict": "not replayable", "reason": str(exc), "outputs": []}
     if short in RANDOM_OPS or (short in DROPOUTS and params.get("train", True) and params.get("p", 1) != 0):
         return {"verdict": "not replayable", "reason": "random: its result depends on the random generator",
                 "outputs": []}
-    if not op.outputs or not any(path for _, _, path, _, _ in op.outputs):
+    if not op.outputs:
+        return {"verdict": "not replayable", "reason": "it has no tensor output to judge", "outputs": []}
+    if not any(path for _, _, path, _, _ in op.outputs):
         return {"verdict": "not replayable", "reason": "no output data dumped (task tensor or all keeps data)",
                 "outputs": []}
     tensors = {}
@@ -530,16 +639,21 @@ def replay_op(op):
         overload, args, kwargs = build_call(op, params, tensors)
     except NotReplayable as exc:
         return {"verdict": "not replayable", "reason": str(exc), "outputs": []}
+    except (TypeError, ValueError, OverflowError) as exc:  # parameters of the wrong types
+        return {"verdict": "not replayable", "reason": "its parameters do not fit the op: %s" %
+                str(exc).splitlines()[0], "outputs": []}
     if any(str(a.type) in ("Generator", "Optional[Generator]") for a in overload._schema.arguments):
         return {"verdict": "not replayable", "reason": "random: it takes a generator", "outputs": []}
-    dumped = []
+    dumped, unread = [], []
     for position, _, path, _, _ in sorted(op.outputs, key=lambda x: x[0]):
         try:
             dumped.append(load_tensor(path) if path else None)
-        except (MissingData, OSError, ValueError):
+        except (MissingData, OSError, ValueError) as exc:
             dumped.append(None)
+            unread.append(str(exc))
     if all(d is None for d in dumped):
-        return {"verdict": "not replayable", "reason": "the dumped outputs hold no data", "outputs": []}
+        return {"verdict": "not replayable", "reason": "the dumped outputs hold no data" +
+                (": " + "; ".join(unread) if unread else ""), "outputs": []}
     try:
         a, k = _clone_args(args, kwargs, lambda t: t.clone())
         rerun = [t.detach() for t in _outputs(overload(*a, **k))]
@@ -610,7 +724,7 @@ def main(argv=None):
         _say("%s holds no op-level dump (an atb_dump_data folder written by probe run); replay needs one written "
              "with task tensor or all and save_child" % options.dir)
         return EXIT_NO_DUMP
-    rounds = read_round_ops(root)
+    rounds, unread = read_round_ops(root)
     # A round or process the dump does not have is said as such (it was "no aten op matches",
     # exit 0: a script read "nothing wrong").
     processes = sorted({p for p, _ in rounds})
@@ -638,7 +752,11 @@ def main(argv=None):
                     continue
                 if options.op and not _matches(op, options.op):
                     continue
-                outcome = replay_op(op)
+                try:
+                    outcome = replay_op(op)
+                except Exception as exc:  # one op's failure is said, and the others still replayed
+                    outcome = {"verdict": "not replayable", "reason": "the replay failed: %s: %s" % (
+                        type(exc).__name__, str(exc).splitlines()[0] if str(exc) else ""), "outputs": []}
                 outcome.update({"process": process, "round": round_, "op_id": op.id, "op_name": op.name,
                                 "op_type": op.type})
                 results.append(outcome)
@@ -649,6 +767,8 @@ def main(argv=None):
         if not results:
             print("  no aten op %s" % ("matches --op %s" % options.op if options.op else
                                        "with tensor data (dump with task tensor or all, and save_child)"))
+            if unread:
+                print("  %d statistic.csv file%s could not be read (said above)" % (unread, "s" * (unread != 1)))
         for r in results:
             if options.quiet and r["verdict"] == "ok":
                 continue
