@@ -39,8 +39,9 @@ const char* kOverflowUsage =
     "  --json          print that JSON on standard output instead of the report\n"
     "\n"
     "Exit code: 0 no overflow, 1 an overflow was found (born in a dumped op, or already in the\n"
-    "inputs of the first op dumped), 64 usage, 66 no dump in DIR, 73 the result file cannot be\n"
-    "written.\n";
+    "inputs of the first op dumped) or some of the dump could not be read (the problems say\n"
+    "what; no overflow there is no answer), 64 usage, 66 no dump in DIR or nothing in it could\n"
+    "be read, 73 the result file cannot be written.\n";
 
 }  // namespace
 
@@ -121,7 +122,10 @@ int runOverflowCommand(const Args& args) {
             std::fprintf(stderr, "probe overflow: result written to %s\n", path.c_str());
         }
     }
-    return found ? kExitFailure : kExitOk;
+    // "No overflow" holds for what was read: a dump read in part is no clean bill (it exited 0
+    // with "no overflow" for a statistic.csv of garbage), and one read not at all no dump.
+    if (!found && !problems.empty() && index->rowCount() == 0) return kExitConfigUnreadable;
+    return found || !problems.empty() ? kExitFailure : kExitOk;
 }
 
 }  // namespace probe::cli

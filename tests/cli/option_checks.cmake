@@ -55,3 +55,17 @@ file(WRITE ${od}/data/100/0/statistic.csv
     "100,0,L,Block,0,output,0,float,nd,2,inf,0.000000,inf,inf,N/A\n")
 file(WRITE ${od}/probe_row_order/100.csv "Execution Count,Rows\nnot a run\n")
 expect_run(1 "problem: .*probe_row_order/100.csv:2: not \"<round>,<rows>\"" overflow ${od})
+
+# What could not be read makes the answer partial, and the exit code says so: "no overflow" and a
+# summary exited 0 for a statistic.csv of garbage.
+set(part ${WORK}/part/atb_dump_data)
+file(WRITE ${part}/data/100/0/statistic.csv
+    "Device and PID,Execution Count,Op Name,Op Type,Op Id,Input/Output,Index,Dtype,Format,Shape,Max,Min,Mean,Norm,Tensor Path\n"
+    "100,0,L,Block,0,input,0,float,nd,2,1.000000,0.000000,0.500000,1.000000,N/A\n"
+    "100,0,L,Block,0,output,0,float\n")
+set(garbage ${WORK}/garbage/atb_dump_data)
+file(WRITE ${garbage}/data/100/0/statistic.csv "not,a,table\n" "1,2\n")
+expect_run(1 "100: no overflow in what could be read \\(see the problems\\)" overflow ${part})
+expect_run(66 "100: no overflow in what could be read" overflow ${garbage})
+expect_run(1 "problem: .*row skipped: expected 15 columns" summary ${part})
+expect_run(66 "problem: .*statistic.csv" summary ${garbage})

@@ -472,7 +472,12 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
                                          [&](const std::string& s) {
                                              return s.rfind(index.process(p).key + ":", 0) == 0;
                                          }))
-            out += index.process(p).key + ": no overflow\n";
+            out += index.process(p).key + (index.problems().empty()
+                                               ? ": no overflow\n"
+                                               : ": no overflow in what could be read (see the "
+                                                 "problems)\n");
+    if (index.processCount() == 0 && !index.problems().empty())
+        out += "nothing in the dump could be read (see the problems)\n";
     if (report.unreadableTensors)
         out += "note: " + std::to_string(report.unreadableTensors) +
                " tensors have neither statistics nor a readable tensor file and were not checked\n";
