@@ -299,6 +299,21 @@ void forwardSignal(int signal) {
     if (gChild > 0) ::kill(gChild, signal);
 }
 
+// The folder holding the dump that `dir` is, or is inside of ("" when none): a folder named
+// atb_dump_data, at or above `dir`, that holds a dump (its data folder or status file). Given as
+// --output, such a folder took a new dump inside the old one (X/atb_dump_data/atb_dump_data).
+std::string dumpHolding(const std::string& dir) {
+    for (std::string q = dir; q.size() > 1;) {
+        const size_t slash = q.rfind('/');
+        if (q.compare(slash + 1, std::string::npos, "atb_dump_data") == 0 &&
+            (format::isDirectory(q + "/data") || format::fileExists(q + "/probe_status.json")))
+            return slash == 0 ? "/" : q.substr(0, slash);
+        if (slash == 0 || slash == std::string::npos) break;
+        q.resize(slash);
+    }
+    return {};
+}
+
 }  // namespace
 
 int runRunCommand(const Args& args) {
@@ -365,6 +380,14 @@ int runRunCommand(const Args& args) {
     }
     const std::string outputDir = format::absolutePath(output);
     const std::string dumpRoot = outputDir + "/atb_dump_data";
+    if (const std::string holder = dumpHolding(outputDir); !holder.empty()) {
+        std::fprintf(stderr,
+                     "probe run: %s is in the dump %s/atb_dump_data: the new dump would go inside "
+                     "it.\n  Give %s (the folder that holds it) with --append or --overwrite, or "
+                     "another --output.\n",
+                     outputDir.c_str(), holder.c_str(), holder.c_str());
+        return kExitCannotCreate;
+    }
     if (const std::string earlier = earlierDump(dumpRoot); !earlier.empty()) {
         if (overwrite && earlier.find("never followed") == std::string::npos) {
             if (int err = removeTree(AT_FDCWD, dumpRoot)) {
