@@ -452,6 +452,12 @@ int runRunCommand(const Args& args) {
         1);
     ::setenv("PROBE_OUTPUT_DIR", outputDir.c_str(), 1);
     ::setenv("PROBE_CONFIG", config.c_str(), 1);
+    // The probe keeps the record in step with each config it applies (a later edit it refuses
+    // leaves the record at the one in force).
+    if (recorded)
+        ::setenv("PROBE_CONFIG_RECORD", configRecord.c_str(), 1);
+    else
+        ::unsetenv("PROBE_CONFIG_RECORD");
     if (quiet) ::setenv("PROBE_QUIET", "1", 1);
     // Read by probe_studio.grad_monitor.arm() in the program (torch_hooks calls it).
     if (!grads.empty()) ::setenv("PROBE_GRAD_MONITOR", format::absolutePath(grads).c_str(), 1);

@@ -42,12 +42,13 @@ void ConfigState::onFileChanged(const std::string& path, bool removed) {
                                " was removed; the current config stays in force");
         return;
     }
-    auto result = format::loadOpConfigFile(path);
+    std::string text;
+    auto result = format::loadOpConfigFile(path, &text);
     if (!result.ok()) {
         reject(format::describeIssues(result.issues), "file");
         return;
     }
-    apply(*result.config, "file", result.issues);
+    if (apply(*result.config, "file", result.issues)) keepRecord(text);
 }
 
 std::string ConfigState::applyText(const std::string& text, const std::string& source) {
@@ -57,17 +58,26 @@ std::string ConfigState::applyText(const std::string& text, const std::string& s
         reject(reason, source);
         return reason;
     }
-    apply(*result.config, source, result.issues);
+    const bool changed = apply(*result.config, source, result.issues);
+    const std::string content = result.config->toFileText();
     const std::string path = runtime_.configPath();
     if (!path.empty()) {
         // Keep the file in step, so that what is on disk is what runs. The watcher will see
         // the same config again and ignore it.
-        const std::string content = result.config->toFileText();
         if (int err = format::writeFileAtomically(path, content))
             runtime_.status().error("cannot write the config file " + path + ": " +
                                     std::strerror(err));
     }
+    if (changed) keepRecord(content);
     return "";
+}
+
+void ConfigState::keepRecord(const std::string& text) {
+    const std::string record = runtime_.configRecordPath();
+    if (record.empty()) return;
+    if (int err = format::writeFileAtomically(record, text))
+        runtime_.status().error("cannot update " + record +
+                                ", the record of the config: " + std::strerror(err));
 }
 
 void ConfigState::reject(const std::string& reason, const std::string& source) {
@@ -75,7 +85,7 @@ void ConfigState::reject(const std::string& reason, const std::string& source) {
     runtime_.notify([&](RuntimeListener& l) { l.configRejected(reason, source); });
 }
 
-void ConfigState::apply(const format::OpConfig& config, const std::string& source,
+bool ConfigState::apply(const format::OpConfig& config, const std::string& source,
                         const std::vector<format::ConfigIssue>& warnings) {
     // What was accepted but is worth saying (a key given twice: only its last value counts), as
     // `probe config validate` says it; applied without a word, the first "task" read as the one.
@@ -85,14 +95,15 @@ void ConfigState::apply(const format::OpConfig& config, const std::string& sourc
             runtime_.status().warning("config applied with warnings:\n" +
                                       format::describeIssues(warnings));
     };
+    bool unchanged = false;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        const bool unchanged = config_ && config_->config == config;
+        unchanged = config_ && config_->config == config;
         // The file rewritten with what is in force already (by a client's push, say): nothing
         // else to say. A client asking for it is still answered.
         if (unchanged && source == "file") {
             sayWarnings();
-            return;
+            return false;
         }
         if (!unchanged)
             config_ = std::make_shared<ConfigSnapshot>(ConfigSnapshot{config, ++generation_});
@@ -109,6 +120,7 @@ void ConfigState::apply(const format::OpConfig& config, const std::string& sourc
     runtime_.status().info(summary);
     sayWarnings();
     runtime_.notify([&](RuntimeListener& l) { l.configApplied(config, source); });
+    return !unchanged;
 }
 
 }  // namespace probe::runtime

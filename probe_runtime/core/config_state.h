@@ -45,8 +45,12 @@ public:
 
 private:
     // `warnings`: what the parser accepted but says (ConfigIssue::warning), said beside it.
-    void apply(const format::OpConfig& config, const std::string& source,
+    // Returns whether the config in force changed.
+    bool apply(const format::OpConfig& config, const std::string& source,
                const std::vector<format::ConfigIssue>& warnings = {});
+    // The run's record of its config (Runtime::configRecordPath) takes `text`, a config just
+    // applied: it says what was in force last, not a later edit that was refused.
+    void keepRecord(const std::string& text);
     void reject(const std::string& reason, const std::string& source);
 
     Runtime& runtime_;

@@ -135,6 +135,9 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     outputDir_ = format::absolutePath(out);
     root_ = format::joinPath(outputDir_, "atb_dump_data");
     configPath_ = cfg.empty() ? std::string() : format::absolutePath(cfg);
+    const char* record = std::getenv("PROBE_CONFIG_RECORD");
+    configRecordPath_ = record && *record ? format::absolutePath(record) : std::string();
+    if (configRecordPath_ == configPath_) configRecordPath_.clear();
     const char* quiet = std::getenv("PROBE_QUIET");
 
     ownerPid_ = ::getpid();

@@ -117,6 +117,10 @@ public:
 
     std::string dumpRoot() const { return root_; }
     std::string configPath() const { return configPath_; }
+    // Where the run's record of its config is kept in step with the config applied
+    // (PROBE_CONFIG_RECORD, set by probe run beside the dump when the config is the user's
+    // file); "" when the config file is its own record.
+    std::string configRecordPath() const { return configRecordPath_; }
     int device() const { return device_.load(std::memory_order_relaxed); }
 
     // Thread's last error.
@@ -181,7 +185,7 @@ private:
     int64_t ownerPid_ = 0;
 
     std::mutex lifecycleMutex_;
-    std::string outputDir_, root_, configPath_;
+    std::string outputDir_, root_, configPath_, configRecordPath_;
     // Created once, reused by every start, never freed: an op racing a stop on another thread
     // may still use them.
     DumpWriter* writer_ = nullptr;

@@ -89,6 +89,29 @@ TEST_F(HostileConfig, ConfigsThatKilledTheModelAreRefusedAndThePreviousStays) {
         EXPECT_TRUE(anyContains(messages, "config rejected", expected)) << expected;
 }
 
+// probe run --config keeps a copy of the user's file as the run's record (PROBE_CONFIG_RECORD):
+// the probe keeps it in step with each config it applies, so that a refused edit after a good
+// one leaves the record at the good one, the config in force (it kept the first config: a walk).
+TEST_F(HostileConfig, TheRecordOfTheConfigFollowsWhatIsAppliedNotWhatIsRefused) {
+    const std::string record = dir_ / "probe_config.json";
+    writeFile(record, kLayer2);  // probe run's copy of the file it was given
+    ::setenv("PROBE_CONFIG_RECORD", record.c_str(), 1);
+    start(kLayer2);
+    ::unsetenv("PROBE_CONFIG_RECORD");
+    NativeModel model({});
+    model.run();
+    replaceFile(configPath(), kLayer0);
+    model.run();
+    EXPECT_EQ(readFile(record), kLayer0);
+    // An edit the probe refuses leaves the record at the config in force.
+    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "filter_level": 7})");
+    model.run();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    EXPECT_EQ(readFile(record), kLayer0);
+    EXPECT_EQ(layersByRound(3), (std::vector<std::set<std::string>>{{"2"}, {"0"}, {"0"}}));
+    EXPECT_TRUE(anyContains(statusMessages(), "config rejected", "filter_level"));
+}
+
 TEST_F(HostileConfig, AFifoInPlaceOfTheConfigBlocksNothing) {
     start(kLayer2);
     NativeModel model({});

@@ -410,16 +410,17 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
     return result;
 }
 
-OpConfigResult loadOpConfigFile(const std::string& path) {
+OpConfigResult loadOpConfigFile(const std::string& path, std::string* text) {
     std::string error;
-    auto text = readTextFile(path, &error, kConfigJsonLimits.maxBytes);
-    if (!text) {
+    auto read = readTextFile(path, &error, kConfigJsonLimits.maxBytes);
+    if (!read) {
         OpConfigResult result;
         result.issues.push_back({path, "", "cannot be read: " + error,
                                  "a readable JSON file (see docs/formats.md section 4)", 0, 0});
         return result;
     }
-    return parseOpConfig(*text, path);
+    if (text) *text = *read;
+    return parseOpConfig(*read, path);
 }
 
 }  // namespace probe::format

@@ -105,7 +105,8 @@ struct OpConfigResult {
 // Validates every key; unknown keys, wrong types and bad values are all reported. The file is
 // accepted whole or not at all. Missing keys take their defaults.
 OpConfigResult parseOpConfig(std::string_view text, const std::string& file);
-OpConfigResult loadOpConfigFile(const std::string& path);
+// `text`: set to the file's text when it could be read.
+OpConfigResult loadOpConfigFile(const std::string& path, std::string* text = nullptr);
 
 // Keys of the op-level config, in the documented order: every config file has them (the
 // app's form shows them).
