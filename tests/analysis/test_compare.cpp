@@ -362,7 +362,11 @@ TEST(Compare, AnOpOnRoundedInputsIsBornHere) {
     ASSERT_NE(input.producer, kNone);  // it came from the producer's output, which matches
     EXPECT_EQ(nameOf(result, result.tensors[input.producer].op), "producer");
     EXPECT_FALSE(result.tensors[input.producer].diverges);
-    EXPECT_NE(report.find("which matches: an op that was not dumped changed it"), std::string::npos)
+    EXPECT_NE(report.find("which matches: an op in between changed it: one that ran in one run "
+                          "only (below), or one that was not dumped)\n"
+                          "  ops that ran in one run only, just before it:\n"
+                          "    candidate round 0  to_bf16 (to_bf16)\n"),
+              std::string::npos)
         << report;
     EXPECT_EQ(result.ops[opNamed(result, "consumer")].verdict, OpVerdict::Inherited);
     ASSERT_EQ(result.unpairedOps, 1u);
@@ -905,6 +909,29 @@ TEST(Compare, OpsOfOneRunOnlyJustBeforeTheFirstDivergenceAreNamed) {
     EXPECT_EQ(json["firstBornHere"]["unpairedJustBefore"],
               nlohmann::json::array(
                   {"reference round 0  relu (relu)", "candidate round 0  gelu (gelu)"}));
+}
+
+// An input that differs from the output it came from, with no op of one run only in between to
+// blame: an op that was not dumped changed it. With one (AnOpOnRoundedInputsIsBornHere's
+// to_bf16), the note names those below it instead (it blamed an op not dumped above the list).
+TEST(Compare, AnInputChangedWhereNoDumpedOpRanIsBlamedOnAnOpNotDumped) {
+    TempDir dir;
+    auto write = [&](const char* name, bool changed) {
+        ApiRun run(dir, name);
+        run.op("fc1", {{1, 2}}, {{-1, 3}});
+        run.op("fc2", {{changed ? -2.0f : -1.0f, changed ? 6.0f : 3.0f}}, {{7}});
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", false)), b = indexOf(write("b", true));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), "fc2");
+    EXPECT_NE(report.find("which matches: an op that was not dumped changed it, a cast for "
+                          "example)\n"),
+              std::string::npos)
+        << report;
+    EXPECT_EQ(report.find("ran in one run only"), std::string::npos) << report;
 }
 
 // msprobe numbers an API's calls in order: runs that called one a different number of times

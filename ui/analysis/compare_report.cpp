@@ -79,22 +79,25 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
     if (op.cause != kNone) {
         const TensorComparison& t = result.tensors[op.cause];
         const auto& slot = result.reference->slot(result.reference->row(t.referenceRow).slot);
+        // Ops that ran in one run only, just before: the likelier cause (a gelu in place of a
+        // relu, a layer skipped) than an op that was not dumped, and named so above them (it
+        // blamed "an op that was not dumped" above a list of the ops that were).
+        const auto before = result.unpairedBefore(o, 3);
         if (!t.isOutput && t.source && slot.index.rfind("parameters", 0) == 0)
             out += "  (a parameter of the module: it differs where the module uses it)\n";
         else if (!t.isOutput && t.source && t.producer != kNone)
             out += "  (this input differs from the tensor it came from, " +
                    result.describeOp(result.tensors[t.producer].op) + " " +
-                   result.describeTensor(t.producer) +
-                   ", which matches: an op that was not dumped changed it, a cast "
-                   "for example)\n";
+                   result.describeTensor(t.producer) + ", which matches: " +
+                   (before.empty() ? "an op that was not dumped changed it, a cast for example)\n"
+                                   : "an op in between changed it: one that ran in one run only "
+                                     "(below), or one that was not dumped)\n");
         else if (!t.isOutput && t.source)
-            out +=
-                "  (this input differs and no compared op produced it: a parameter, a buffer, the "
-                "model's input, or "
-                "the output of an op that was not dumped)\n";
-        // Ops that ran in one run only, just before: the likelier cause (a gelu in place of a
-        // relu, a layer skipped) than an op that was not dumped.
-        if (const auto before = result.unpairedBefore(o, 3); !before.empty()) {
+            out += std::string("  (this input differs and no compared op produced it: ") +
+                   (before.empty() ? "" : "an op that ran in one run only (below), ") +
+                   "a parameter, a buffer, the model's input, or the output of an op that was not "
+                   "dumped)\n";
+        if (!before.empty()) {
             out += "  ops that ran in one run only, just before it:\n";
             for (size_t i : before)
                 out += "    " + result.describeUnpaired(result.unpaired[i]) + "\n";
