@@ -238,6 +238,27 @@ TEST(Analysis, SummaryOfAnUnreadableStatusFileDoesNotSayThereIsNone) {
               std::string::npos);
 }
 
+// Values of the wrong type in probe_status.json are problems naming the key (they were read as
+// defaults without a word: the dump read as running, its process as "process (0)").
+TEST(Analysis, SummarySaysTheStatusFilesValuesOfTheWrongType) {
+    TempDir dir;
+    const std::string root = dumpModel(dir, "a", {}, 1);
+    auto status = format::readStatusFile(root, nullptr);
+    ASSERT_TRUE(status);
+    ASSERT_EQ(status->processes.size(), 1u);
+    auto json = nlohmann::json::parse(probe::test::readFile(root + "/probe_status.json"));
+    json["processes"][0]["state"] = nlohmann::json::array();
+    json["processes"].push_back(7);
+    probe::test::writeFile(root + "/probe_status.json", json.dump());
+    const std::string text = formatSummary(summarizeDump(indexOf(root)));
+    EXPECT_NE(text.find("probe_status.json: processes[0].state: [] is not a string; read as none"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("probe_status.json: processes[1]: 7 is not an object; skipped"),
+              std::string::npos)
+        << text;
+}
+
 TEST(Analysis, IdenticalRunsDoNotDiverge) {
     TempDir dir;
     const std::string a = dumpModel(dir, "a", {}, 2), b = dumpModel(dir, "b", {}, 2);

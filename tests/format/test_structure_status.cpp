@@ -51,20 +51,44 @@ TEST(StructureJson, ModelKeysInOrder) {
     EXPECT_FALSE(ModelStructure::fromJson(nlohmann::json::parse("[1]"), &error));
 }
 
-TEST(DumpStatus, FieldsOfTheWrongTypeFallBack) {
+// A value of the wrong type is read as its default and said, naming its key (they were read
+// silently: "state": [] made a finished process "running", and "pid": "x" a process 0).
+TEST(DumpStatus, FieldsOfTheWrongTypeFallBackAndAreSaid) {
     probe::test::TempDir dir;
     probe::test::writeFile(
         dir / "probe_status.json",
-        R"({"processes": [{"pid": "12", "state": 3, "rows": -1, "files": 5, "messages": [1, "x"]}]})");
+        R"({"processes": [{"pid": 12, "state": 3, "rows": -1, "files": 5, "device": 1e300,
+                           "ended_by": {"how": "left"}, "messages": [1, "x", {"text": []}]}, 7]})");
     std::string error;
     auto status = readStatusFile(dir.path(), &error);
     ASSERT_TRUE(status) << error;
     ASSERT_EQ(status->processes.size(), 1u);
-    EXPECT_EQ(status->processes[0].pid, 0);
+    EXPECT_EQ(status->processes[0].pid, 12);
     EXPECT_EQ(status->processes[0].state, DumpState::Running);
+    EXPECT_EQ(status->processes[0].device, -1);
+    EXPECT_EQ(status->processes[0].rows, 0u);
     EXPECT_EQ(status->files, 5u);
+    EXPECT_FALSE(status->processes[0].endedBy);
     EXPECT_EQ(status->processes[0].messages,
               (std::vector<StatusMessage>{{MessageLevel::Error, "x"}}));
+    EXPECT_EQ(status->issues,
+              (std::vector<std::string>{
+                  "processes[0].device: 1e+300 is not a whole number; read as none",
+                  "processes[0].state: 3 is not a string; read as none",
+                  "processes[0].rows: -1 is not a whole number from 0; read as none",
+                  "processes[0].ended_by.how: \"left\" is not one of \"exited\", \"signal\", "
+                  "\"vanished\"",
+                  "processes[0].messages[0]: 1 is neither a string nor an object; skipped",
+                  "processes[0].messages[2].text: [] is not a string; read as none",
+                  "processes[1]: 7 is not an object; skipped"}));
+
+    // No process that can be read: no state to tell ("complete", of nothing).
+    probe::test::writeFile(dir / "probe_status.json",
+                           R"({"processes": [{"pid": "12", "state": "complete"}]})");
+    EXPECT_FALSE(readStatusFile(dir.path(), &error));
+    EXPECT_EQ(error,
+              "no process in it can be read: processes[0].pid: \"12\" is not a whole number; "
+              "read as none (and 1 more)");
 }
 
 TEST(DumpStatus, ProcessesMergeUnderTheLock) {

@@ -149,6 +149,14 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
         delta.statusError = error;
         return;
     }
+    // Values of the wrong type, read as defaults ("state": [] read as running): said, once per
+    // change of the file.
+    constexpr size_t kIssuesSaid = 10;
+    for (size_t i = 0; i < status->issues.size() && i < kIssuesSaid; ++i)
+        delta.problems.push_back(path + ": " + status->issues[i]);
+    if (status->issues.size() > kIssuesSaid)
+        delta.problems.push_back(path + ": " + std::to_string(status->issues.size() - kIssuesSaid) +
+                                 " more values of the wrong type");
     format::settleVanishedProcesses(*status, kSettledBy);
     lastStatus_ = status;
     takeStatus(delta, *status);

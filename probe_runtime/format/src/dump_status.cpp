@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cerrno>
 #include <ctime>
+#include <limits>
+#include <type_traits>
 
 #include "probe/format/config_issue.h"
 #include "probe/format/file_util.h"
@@ -41,30 +43,69 @@ int signalNumber(const std::string& name) {
     return 0;
 }
 
-// A field of the expected type, or the fallback: a status file from another version (or a
-// damaged one) must not stop a reader.
+// Whether `v` holds a T: a string, true or false, or a whole number within T's range (1e300 is
+// no int: converting it was undefined).
 template <typename T>
-T field(const nlohmann::json& j, const char* key, T fallback) {
-    auto it = j.find(key);
-    if (it == j.end()) return fallback;
-    try {
-        return it->get<T>();
-    } catch (const nlohmann::json::exception&) {
-        return fallback;
+bool holds(const nlohmann::json& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+        return v.is_string();
+    } else if constexpr (std::is_same_v<T, bool>) {
+        return v.is_boolean();
+    } else {
+        static_assert(std::is_integral_v<T>);
+        if (v.is_number_unsigned()) return v.get<uint64_t>() <= std::numeric_limits<T>::max();
+        if (!v.is_number_integer()) return false;
+        const int64_t n = v.get<int64_t>();
+        return n >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+               (n < 0 || static_cast<uint64_t>(n) <= std::numeric_limits<T>::max());
     }
 }
 
+template <typename T>
+const char* typeWanted() {
+    if constexpr (std::is_same_v<T, std::string>)
+        return "a string";
+    else if constexpr (std::is_same_v<T, bool>)
+        return "true or false";
+    else if constexpr (std::is_unsigned_v<T>)
+        return "a whole number from 0";
+    else
+        return "a whole number";
+}
+
+// A field of the expected type, or the fallback: a status file from another version (or a
+// damaged one) must not stop a reader. A value of another type is said in `issues`.
+template <typename T>
+T field(const nlohmann::json& j, const char* key, T fallback,
+        std::vector<std::string>* issues = nullptr, const std::string& where = "") {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return fallback;
+    if (holds<T>(*it)) return it->get<T>();
+    if (issues)
+        issues->push_back(where + "." + key + ": " + jsonSnippet(*it) + " is not " +
+                          typeWanted<T>() + "; read as none");
+    return fallback;
+}
+
 // Messages were once bare strings, a warning's starting "warning: ".
-std::optional<StatusMessage> messageFromJson(const nlohmann::json& m) {
+std::optional<StatusMessage> messageFromJson(const nlohmann::json& m,
+                                             std::vector<std::string>* issues,
+                                             const std::string& where) {
     if (m.is_string()) {
         const std::string text = m.get<std::string>();
         if (text.rfind("warning: ", 0) == 0)
             return StatusMessage{MessageLevel::Warning, text.substr(9)};
         return StatusMessage{MessageLevel::Error, text};
     }
-    if (!m.is_object()) return std::nullopt;
-    const auto level = messageLevelFromString(field<std::string>(m, "level", ""));
-    return StatusMessage{level.value_or(MessageLevel::Error), field<std::string>(m, "text", "")};
+    if (!m.is_object()) {
+        if (issues)
+            issues->push_back(where + ": " + jsonSnippet(m) +
+                              " is neither a string nor an object; skipped");
+        return std::nullopt;
+    }
+    const auto level = messageLevelFromString(field<std::string>(m, "level", "", issues, where));
+    return StatusMessage{level.value_or(MessageLevel::Error),
+                         field<std::string>(m, "text", "", issues, where)};
 }
 
 // The descriptor of an open file, closed (and its lock released) however the scope is left.
@@ -207,9 +248,15 @@ nlohmann::ordered_json ProgramEnd::toJson() const {
     return j;
 }
 
-std::optional<ProgramEnd> ProgramEnd::fromJson(const nlohmann::json& j) {
-    if (!j.is_object()) return std::nullopt;
-    const std::string how = field<std::string>(j, "how", "");
+std::optional<ProgramEnd> ProgramEnd::fromJson(const nlohmann::json& j,
+                                               std::vector<std::string>* issues,
+                                               const std::string& where) {
+    if (j.is_null()) return std::nullopt;
+    if (!j.is_object()) {
+        if (issues) issues->push_back(where + ": " + jsonSnippet(j) + " is not an object");
+        return std::nullopt;
+    }
+    const std::string how = field<std::string>(j, "how", "", issues, where);
     ProgramEnd end;
     bool known = false;
     for (const auto& [value, name] : kHowNames)
@@ -217,9 +264,14 @@ std::optional<ProgramEnd> ProgramEnd::fromJson(const nlohmann::json& j) {
             end.how = value;
             known = true;
         }
-    if (!known) return std::nullopt;
-    end.code = field<int>(j, "code", 0);
-    end.seenBy = field<std::string>(j, "seen_by", "");
+    if (!known) {
+        if (issues && !how.empty())
+            issues->push_back(where + ".how: \"" + how +
+                              "\" is not one of \"exited\", \"signal\", \"vanished\"");
+        return std::nullopt;
+    }
+    end.code = field<int>(j, "code", 0, issues, where);
+    end.seenBy = field<std::string>(j, "seen_by", "", issues, where);
     return end;
 }
 
@@ -247,31 +299,46 @@ nlohmann::ordered_json ProcessDumpStatus::toJson() const {
     return j;
 }
 
-ProcessDumpStatus ProcessDumpStatus::fromJson(const nlohmann::json& j) {
+ProcessDumpStatus ProcessDumpStatus::fromJson(const nlohmann::json& j,
+                                              std::vector<std::string>* issues,
+                                              const std::string& where) {
     ProcessDumpStatus s;
-    s.pid = field<int64_t>(j, "pid", 0);
-    s.device = field<int>(j, "device", -1);
-    s.state = dumpStateFromString(field<std::string>(j, "state", "")).value_or(DumpState::Running);
-    s.command = field<std::string>(j, "command", "");
-    s.host = field<std::string>(j, "host", "");
-    s.pidNamespace = field<std::string>(j, "pid_namespace", "");
-    s.started = field<std::string>(j, "started", "");
-    s.updated = field<std::string>(j, "updated", "");
-    s.files = field<uint64_t>(j, "files", 0);
-    s.bytes = field<uint64_t>(j, "bytes", 0);
-    s.rows = field<uint64_t>(j, "rows", 0);
-    s.errors = field<uint64_t>(j, "errors", 0);
-    s.droppedRows = field<uint64_t>(j, "dropped_rows", 0);
-    s.dumpStopped = field<std::string>(j, "dump_stopped", "");
-    if (auto it = j.find("ended_by"); it != j.end()) s.endedBy = ProgramEnd::fromJson(*it);
-    s.cutOff = field<bool>(j, "cut_off", false);
+    s.pid = field<int64_t>(j, "pid", 0, issues, where);
+    s.device = field<int>(j, "device", -1, issues, where);
+    const std::string state = field<std::string>(j, "state", "", issues, where);
+    s.state = dumpStateFromString(state).value_or(DumpState::Running);
+    if (issues && !state.empty() && !dumpStateFromString(state))
+        issues->push_back(where + ".state: \"" + state +
+                          "\" is not one of \"running\", \"complete\", \"incomplete\"; read "
+                          "as running");
+    s.command = field<std::string>(j, "command", "", issues, where);
+    s.host = field<std::string>(j, "host", "", issues, where);
+    s.pidNamespace = field<std::string>(j, "pid_namespace", "", issues, where);
+    s.started = field<std::string>(j, "started", "", issues, where);
+    s.updated = field<std::string>(j, "updated", "", issues, where);
+    s.files = field<uint64_t>(j, "files", 0, issues, where);
+    s.bytes = field<uint64_t>(j, "bytes", 0, issues, where);
+    s.rows = field<uint64_t>(j, "rows", 0, issues, where);
+    s.errors = field<uint64_t>(j, "errors", 0, issues, where);
+    s.droppedRows = field<uint64_t>(j, "dropped_rows", 0, issues, where);
+    s.dumpStopped = field<std::string>(j, "dump_stopped", "", issues, where);
+    if (auto it = j.find("ended_by"); it != j.end())
+        s.endedBy = ProgramEnd::fromJson(*it, issues, where + ".ended_by");
+    s.cutOff = field<bool>(j, "cut_off", false, issues, where);
     // Before ended_by: the signal that stopped the program, its probe having drained the dump.
     const std::string interruptedBy = field<std::string>(j, "interrupted_by", "");
     if (!s.endedBy && signalNumber(interruptedBy))
         s.endedBy = ProgramEnd{ProgramEnd::How::Signaled, signalNumber(interruptedBy), "the probe"};
-    if (auto it = j.find("messages"); it != j.end() && it->is_array())
-        for (const auto& m : *it)
-            if (auto message = messageFromJson(m)) s.messages.push_back(std::move(*message));
+    if (auto it = j.find("messages"); it != j.end() && it->is_array()) {
+        for (size_t i = 0; i < it->size(); ++i) {
+            const std::string at = where + ".messages[" + std::to_string(i) + "]";
+            if (auto message = messageFromJson((*it)[i], issues, at);
+                message && !message->text.empty())
+                s.messages.push_back(std::move(*message));
+        }
+    } else if (issues && it != j.end() && !it->is_null()) {
+        issues->push_back(where + ".messages: " + jsonSnippet(*it) + " is not a list");
+    }
     return s;
 }
 
@@ -313,10 +380,33 @@ std::optional<DumpStatus> DumpStatus::fromJson(const nlohmann::json& j, std::str
         return std::nullopt;
     }
     std::vector<ProcessDumpStatus> processes;
-    if (auto it = j.find("processes"); it != j.end() && it->is_array())
-        for (const auto& p : *it)
-            if (p.is_object()) processes.push_back(ProcessDumpStatus::fromJson(p));
-    return aggregateStatus(std::move(processes));
+    std::vector<std::string> issues;
+    if (auto it = j.find("processes"); it != j.end() && it->is_array()) {
+        for (size_t i = 0; i < it->size(); ++i) {
+            const std::string where = "processes[" + std::to_string(i) + "]";
+            if ((*it)[i].is_object()) {
+                auto process = ProcessDumpStatus::fromJson((*it)[i], &issues, where);
+                if (process.pid > 0)
+                    processes.push_back(std::move(process));
+                else  // no process of the dump to tell of ("process (0): running")
+                    issues.push_back(where + ": no pid; skipped");
+            } else
+                issues.push_back(where + ": " + jsonSnippet((*it)[i]) +
+                                 " is not an object; skipped");
+        }
+    } else if (it != j.end()) {
+        issues.push_back("processes: " + jsonSnippet(*it) + " is not a list");
+    }
+    if (processes.empty() && !issues.empty()) {  // no state to tell (it read as complete)
+        if (error)
+            *error = "no process in it can be read: " + issues.front() +
+                     (issues.size() > 1 ? " (and " + std::to_string(issues.size() - 1) + " more)"
+                                        : std::string());
+        return std::nullopt;
+    }
+    DumpStatus status = aggregateStatus(std::move(processes));
+    status.issues = std::move(issues);
+    return status;
 }
 
 std::optional<DumpStatus> readStatusFile(const std::string& root, std::string* error) {

@@ -32,7 +32,11 @@ struct ProgramEnd {
         return how == o.how && code == o.code && seenBy == o.seenBy;
     }
     nlohmann::ordered_json toJson() const;
-    static std::optional<ProgramEnd> fromJson(const nlohmann::json& j);
+    // `issues` (when given) gets a line for each value of the wrong type, read as its default;
+    // `where` names the object in them ("processes[0].ended_by").
+    static std::optional<ProgramEnd> fromJson(const nlohmann::json& j,
+                                              std::vector<std::string>* issues = nullptr,
+                                              const std::string& where = "ended_by");
 };
 
 // "SIGKILL", or "signal 42" for one without a name.
@@ -60,7 +64,9 @@ struct ProcessDumpStatus {
     std::vector<StatusMessage> messages;  // the latest errors and warnings, newest last
 
     nlohmann::ordered_json toJson() const;
-    static ProcessDumpStatus fromJson(const nlohmann::json& j);
+    static ProcessDumpStatus fromJson(const nlohmann::json& j,
+                                      std::vector<std::string>* issues = nullptr,
+                                      const std::string& where = "process");
 };
 
 struct DumpStatus {
@@ -69,6 +75,9 @@ struct DumpStatus {
     DumpState state = DumpState::Running;
     uint64_t files = 0, bytes = 0, rows = 0, errors = 0;
     std::vector<ProcessDumpStatus> processes;
+    // What fromJson read as a default, each naming its key: a value of the wrong type ("state":
+    // [], "pid": "x"), an entry that is no object. Not written (toJson); readers say them.
+    std::vector<std::string> issues;
 
     nlohmann::ordered_json toJson() const;
     static std::optional<DumpStatus> fromJson(const nlohmann::json& j, std::string* error);
