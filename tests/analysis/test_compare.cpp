@@ -756,6 +756,30 @@ TEST(Compare, DTypesAndShapesAreComparedByTheirTexts) {
     EXPECT_EQ(result.divergingTensors, 2u);
 }
 
+// A tensor item whose dtype is not a string or whose shape is not a list of whole numbers is a
+// damaged item, said as one, not a tensor that diverges ("shape differs: 4x8 vs \"x\"").
+TEST(Compare, ATensorItemOfTheWrongTypesIsDamagedNotDivergent) {
+    TempDir dir;
+    const std::string good = typedItem("torch.float32", "[4, 8]", 1);
+    auto write = [&](const std::string& name, const std::string& input) {
+        return writeStep(
+            dir, name,
+            {{"Functional.a.0.forward", {input, good}}, {"Functional.b.0.forward", {good, good}}});
+    };
+    const DumpIndex a = indexOf(write("a", good));
+    for (const std::string& damaged :
+         {typedItem("torch.float32", "\"x\"", 1), typedItem("torch.float32", "[4, -8]", 1),
+          std::string(R"({"type": "torch.Tensor", "dtype": 7, "shape": [4, 8], "Max": 1})")}) {
+        const DumpIndex b = indexOf(write("b" + std::to_string(damaged.size()), damaged));
+        ASSERT_FALSE(b.problems().empty()) << damaged;
+        EXPECT_NE(b.problems().front().find("1 item is"), std::string::npos)
+            << b.problems().front();
+        const auto result = compareDumps(a, b, CompareOptions{});
+        EXPECT_EQ(result.divergingTensors, 0u) << damaged << "\n" << formatCompareReport(result);
+        EXPECT_EQ(result.tensorsOnlyInReference, 1u) << damaged;
+    }
+}
+
 TEST(Compare, APathBelowTheRootComparesThatPart) {
     TempDir dir;
     const std::string root = writeRanks(dir, 0.5);

@@ -272,14 +272,26 @@ void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step,
                        index.empty() ? key : index + "." + key);
         return;
     }
+    // A tensor item is told by its dtype (a string) and shape (whole numbers from 0): another
+    // type is a damaged item, not a tensor of dtype 7 whose shape differs (compare called it a
+    // divergence: "shape differs: 4x8 vs \"x\"").
+    const auto& dtypeField = value.at("dtype");  // isTensorItem: both present
+    const auto& shapeField = value.at("shape");
+    const bool wellFormed = dtypeField.is_string() &&
+                            (shapeField.is_null() || shapeField.is_array()) &&
+                            std::all_of(shapeField.begin(), shapeField.end(), [](const auto& d) {
+                                return d.is_number_unsigned() ||
+                                       (d.is_number_integer() && d.template get<int64_t>() >= 0);
+                            });
+    if (!wellFormed) {
+        noteUnreadItem();
+        return;
+    }
     StatRecord record;
     record.slot = index_.slotIndex(delta, op, isOutput, index.empty() ? "0" : index);
     record.round = step;
-    const auto& dtypeField = value.at("dtype");  // isTensorItem: both present
-    std::string dtype =
-        dtypeField.is_string() ? dtypeField.get<std::string>() : format::dumpJson(dtypeField);
-    record.dtype = index_.intern(delta, dtype);
-    record.shape = index_.intern(delta, shapeText(value.at("shape")));
+    record.dtype = index_.intern(delta, dtypeField.get<std::string>());
+    record.shape = index_.intern(delta, shapeText(shapeField));
     const char* keys[] = {"Max", "Min", "Mean", "Norm"};
     for (int i = 0; i < kStatCount; ++i) {
         auto it = value.find(keys[i]);
