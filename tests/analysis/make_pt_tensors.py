@@ -76,6 +76,8 @@ def main():
             z.writestr(item.filename, data[:-4] if item.filename.endswith("/data/0") else data)
     with open(os.path.join(directory, "truncated.pt"), "wb") as f:
         f.write(buffer.getvalue()[:200])
+    with open(os.path.join(directory, "text.pt"), "w") as f:
+        f.write("neither a zip archive nor a pickle\n")
 
 
 if __name__ == "__main__":

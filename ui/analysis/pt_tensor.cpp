@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -475,9 +476,23 @@ std::optional<TensorData> loadPtTensorFile(const std::string& path, std::string*
         zip_error_init_with_code(&zerr, code);
         const std::string text = zip_error_strerror(&zerr);
         zip_error_fini(&zerr);
-        return failWith("not a tensor saved by torch.save (a zip archive): " + text +
-                        "; files written with torch.save(..., "
-                        "_use_new_zipfile_serialization=False) are not supported");
+        // Told apart by the first bytes: a zip's local header (torch.save's archive, damaged
+        // or cut short: it was blamed on the legacy format), a pickle (the legacy format), else
+        // something else altogether.
+        char head[4] = {};
+        if (FILE* f = std::fopen(path.c_str(), "rb")) {
+            const size_t n = std::fread(head, 1, sizeof head, f);
+            std::fclose(f);
+            if (n < sizeof head) head[0] = 0;
+        }
+        if (std::memcmp(head, "PK\x03\x04", 4) == 0)
+            return failWith("a zip archive (torch.save's format) that is damaged or cut short: " +
+                            text);
+        if (static_cast<unsigned char>(head[0]) == 0x80)
+            return failWith(
+                "written by torch.save(..., _use_new_zipfile_serialization=False), "
+                "whose format is not supported: save it again without that option");
+        return failWith("not a tensor saved by torch.save (a zip archive): " + text);
     }
     // <archive name>/data.pkl; the storages are <archive name>/data/<key>.
     const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
