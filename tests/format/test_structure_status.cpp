@@ -64,7 +64,7 @@ TEST(DumpStatus, FieldsOfTheWrongTypeFallBackAndAreSaid) {
     ASSERT_TRUE(status) << error;
     ASSERT_EQ(status->processes.size(), 1u);
     EXPECT_EQ(status->processes[0].pid, 12);
-    EXPECT_EQ(status->processes[0].state, DumpState::Running);
+    EXPECT_EQ(status->processes[0].state, DumpState::Incomplete);  // not known: not running
     EXPECT_EQ(status->processes[0].device, -1);
     EXPECT_EQ(status->processes[0].rows, 0u);
     EXPECT_EQ(status->files, 5u);
@@ -81,6 +81,14 @@ TEST(DumpStatus, FieldsOfTheWrongTypeFallBackAndAreSaid) {
                   "processes[0].messages[0]: 1 is neither a string nor an object; skipped",
                   "processes[0].messages[2].text: [] is not a string; read as none",
                   "processes[1]: 7 is not an object; skipped"}));
+
+    // A process without a state is none that runs (shown running for ever).
+    probe::test::writeFile(dir / "probe_status.json", R"({"processes": [{"pid": 12}]})");
+    status = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(status) << error;
+    EXPECT_EQ(status->state, DumpState::Incomplete);
+    EXPECT_EQ(status->issues,
+              (std::vector<std::string>{"processes[0].state: missing; read as incomplete"}));
 
     // No process that can be read: no state to tell ("complete", of nothing).
     probe::test::writeFile(dir / "probe_status.json",

@@ -164,7 +164,7 @@ class Replay(ProbeTestCase):
         self.assertIn("data length 536870912 does not match dims", said)
         self.assertIn("is a named pipe (FIFO), not a regular file", said)
         self.assertIn("op_param.json holds list, not a JSON object", said)
-        self.assertIn("its parameters cannot be read: nested too deep", said)
+        self.assertIn("its parameters cannot be read: op_param.json: nested too deep", said)
         self.assertIn("7_outtensor0.bin) is not in its round", said)
         self.assertIn("ok", [r["verdict"] for r in json.loads(result.stdout)["results"]])
         self.assertNotIn("Traceback", result.stderr)

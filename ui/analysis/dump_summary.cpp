@@ -305,7 +305,9 @@ std::string formatSummary(const DumpSummary& s) {
     // NaN are in the data (said "no NaN or Inf" of a run whose output was NaN).
     const uint64_t withStatistics = s.rows - s.rowsWithoutStatistics;
     if (!s.firstNan && !s.firstInf && withStatistics > 0) {
-        out += "  no NaN or Inf in any statistic";
+        // Rows that could not be read may hold one: the claim is of those read.
+        out += s.problems.empty() ? "  no NaN or Inf in any statistic"
+                                  : "  no NaN or Inf in the statistics that could be read";
         if (s.rowsWithoutStatistics > 0)
             out += " (" + std::to_string(s.rowsWithoutStatistics) + " of the " +
                    std::to_string(s.rows) + " rows have none)";

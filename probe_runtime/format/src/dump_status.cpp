@@ -305,12 +305,17 @@ ProcessDumpStatus ProcessDumpStatus::fromJson(const nlohmann::json& j,
     ProcessDumpStatus s;
     s.pid = field<int64_t>(j, "pid", 0, issues, where);
     s.device = field<int>(j, "device", -1, issues, where);
+    // A state not known is no "running" (a process gone long ago was shown running for ever):
+    // incomplete, what can be said of a dump whose end is not recorded.
     const std::string state = field<std::string>(j, "state", "", issues, where);
-    s.state = dumpStateFromString(state).value_or(DumpState::Running);
-    if (issues && !state.empty() && !dumpStateFromString(state))
+    s.state = dumpStateFromString(state).value_or(DumpState::Incomplete);
+    const auto given = j.find("state");
+    if (issues && (given == j.end() || given->is_null()))
+        issues->push_back(where + ".state: missing; read as incomplete");
+    else if (issues && !state.empty() && !dumpStateFromString(state))
         issues->push_back(where + ".state: \"" + state +
-                          "\" is not one of \"running\", \"complete\", \"incomplete\"; read "
-                          "as running");
+                          "\" is not one of \"running\", \"complete\", \"incomplete\"; read as "
+                          "incomplete");
     s.command = field<std::string>(j, "command", "", issues, where);
     s.host = field<std::string>(j, "host", "", issues, where);
     s.pidNamespace = field<std::string>(j, "pid_namespace", "", issues, where);

@@ -206,10 +206,13 @@ def load_tensor(path, depth=0):
         if header.get("$Object.Count") == "0" or alias:
             if not alias or depth > 4:
                 raise MissingData("%s holds no data" % name)
+            if alias == name:  # naming itself: no data kept (filter_level 2's kernel-level tensors)
+                raise MissingData("%s holds no data (a dump with filter_level 2 keeps no kernel-level tensors)"
+                                  % name)
             first = resolve_alias(path, alias)
             if not first or os.path.abspath(first) == os.path.abspath(path):
-                raise MissingData("%s holds no data, and the copy it names (data=%s) is not in its round (a dump "
-                                  "with filter_level 2 keeps no kernel-level tensors)" % (name, alias))
+                raise MissingData("%s holds no data, and the copy it names (data=%s) is not in its round" %
+                                  (name, alias))
             return load_tensor(first, depth + 1)
         length = _whole_number(header, "$Object.Length", name)
         count = 1
@@ -337,7 +340,7 @@ def read_op_params(directory):
     except (OSError, ValueError) as exc:  # not UTF-8, not JSON, not a regular file
         raise NotReplayable("its parameters cannot be read: op_param.json: %s" % _why(exc, path))
     except RecursionError:
-        raise NotReplayable("its parameters cannot be read: nested too deep")
+        raise NotReplayable("its parameters cannot be read: op_param.json: nested too deep")
     if not isinstance(params, dict):
         raise NotReplayable("its parameters cannot be read: op_param.json holds %s, not a JSON object" %
                             type(params).__name__)
