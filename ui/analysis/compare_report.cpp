@@ -218,7 +218,12 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
         out += "no tensor diverges";
         if (!result.problems.empty()) out += " of those that could be read (see the notes below)";
         // Not "the same": a run that stopped early, or took another path, ran other ops.
-        if (!result.pairsEverything()) {
+        if (!result.pairsEverything() && result.unpairedOps == 0) {
+            // Every op pairs, some tensor does not: an item one dump could not give (a damaged
+            // dump.json item read as "the runs did not run the same ops").
+            out += ", but some tensors are in one run only" +
+                   std::string(result.problems.empty() ? "" : " (some could not be read)");
+        } else if (!result.pairsEverything()) {
             out += ", but the runs did not run the same ops";
             constexpr size_t kListed = 8;
             for (size_t i = 0; i < std::min(kListed, result.unpaired.size()); ++i)
