@@ -450,6 +450,26 @@ TEST(LaunchForm, EnterLaunchesAndEscapeCancels) {
     EXPECT_EQ(launched.count(), 0);
 }
 
+// Tab goes from the program to its arguments and on through the fields: a Browse button
+// between them took the space typed after a Tab as a click (the arguments went into a file
+// dialog; a user walk).
+TEST(LaunchForm, TabGoesFromFieldToFieldBeforeTheBrowseButtons) {
+    widgets::LaunchForm form;
+    form.show();
+    QApplication::setActiveWindow(&form);
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&form));
+    form.programEdit()->setFocus();
+    const std::vector<QWidget*> order = {form.argumentsEdit(),        form.interpreterEdit(),
+                                         form.workingDirectoryEdit(), form.environmentEdit(),
+                                         form.outputEdit(),           form.configEdit()};
+    for (QWidget* expected : order) {
+        QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+        ASSERT_EQ(QApplication::focusWidget(), expected)
+            << (QApplication::focusWidget() ? QApplication::focusWidget()->metaObject()->className()
+                                            : "nothing");
+    }
+}
+
 // The form filled with the last launch (the demo's config writes every op's tensors) says what
 // its config dumps, and its arguments and config go with that program only: typing another
 // program ran it with the demo's config (1.6 GB in 40 s) and arguments without a word.

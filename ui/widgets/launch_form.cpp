@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "launch_form.h"
 
+#include <initializer_list>
 #include <optional>
 #include <utility>
 
@@ -221,6 +222,17 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     column->addLayout(buttons);
     column->addStretch(1);
     setReadableColumn(this, column);
+
+    // Tab goes from field to field in the order they stand, the Browse buttons after them: a
+    // Browse between the program and its arguments took the space typed after a Tab as a
+    // click, and the arguments went into a file dialog.
+    QWidget* previous = program_;
+    for (QWidget* next :
+         std::initializer_list<QWidget*>{arguments_, interpreter_, workingDirectory_, environment_,
+                                         output_, config_, launch_, cancel}) {
+        setTabOrder(previous, next);
+        previous = next;
+    }
 
     connect(program_, &QLineEdit::textEdited, this, &LaunchForm::onProgramEdited);
     // A field the user typed in (or browsed to) is theirs: no longer filled in for them.
