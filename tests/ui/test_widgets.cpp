@@ -799,6 +799,24 @@ TEST_F(MainWindowTest, ClearingTheSearchKeepsTheShowFilter) {
     EXPECT_GT(tree->proxy()->rowCount(), 0);  // the ops with a NaN
 }
 
+// Ctrl+F (View › Find op) puts the keyboard in the op search, whatever has focus: it went to the
+// tree's type-ahead, which jumped to an op by its first letters (a GUI walk).
+TEST_F(MainWindowTest, CtrlFFindsOps) {
+    QApplication::setActiveWindow(&window_);
+    ASSERT_TRUE(QTest::qWaitForWindowActive(&window_));
+    auto* tree = window_.treePanel();
+    auto* search = tree->findChild<QLineEdit*>();
+    ASSERT_NE(search, nullptr);
+    search->setText("lay");
+    tree->view()->setFocus();
+    ASSERT_EQ(QApplication::focusWidget(), tree->view());
+    QTest::keyClick(tree->view(), Qt::Key_F, Qt::ControlModifier);
+    EXPECT_EQ(QApplication::focusWidget(), search);
+    EXPECT_EQ(search->selectedText(), "lay");  // typing replaces it
+    QTest::keyClicks(QApplication::focusWidget(), "add");
+    EXPECT_EQ(search->text(), "add");
+}
+
 // The branches the user opened are open again once a search is cleared (the search's own
 // expansion closed them all: found by a new user's walk).
 TEST_F(MainWindowTest, ClearingTheSearchReopensTheBranchesOpenBefore) {

@@ -158,6 +158,12 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
                     &MainWindow::editConfig);
     view->addAction(tr("Co&mparison"), QKeySequence(Qt::CTRL | Qt::Key_5), this,
                     [this] { showWorkspaceView(View::Compare); });
+    view->addSeparator();
+    // Ctrl+F went to the tree's type-ahead, which jumped to an op by its first letters.
+    view->addAction(tr("&Find op"), QKeySequence::Find, this, [this] {
+        showPage(Page::Workspace);
+        tree_->focusSearch();
+    });
 
     // Toolbar: open, and the round everything looks at.
     auto* toolbar = addToolBar(tr("Main"));

@@ -341,6 +341,11 @@ void OpTreePanel::setSearchText(const QString& text) {
     applySearch(text);
 }
 
+void OpTreePanel::focusSearch() {
+    search_->setFocus(Qt::ShortcutFocusReason);
+    search_->selectAll();
+}
+
 void OpTreePanel::applySearch(const QString& text) {
     const bool searching = !text.trimmed().isEmpty();
     if (searching && !searching_) {

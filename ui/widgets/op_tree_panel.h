@@ -47,6 +47,8 @@ public:
     enum class KeepFilters { No, Yes };
     bool revealOp(uint32_t op, KeepFilters keep = KeepFilters::No);
     void setSearchText(const QString& text);
+    // Puts the keyboard in the search field, its text selected (View › Find op, Ctrl+F).
+    void focusSearch();
     // Chooses which process's tree is shown, by key ("0_1234", "rank0").
     bool setProcessKey(const QString& key);
 
