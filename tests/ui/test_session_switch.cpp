@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include <QAbstractButton>
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QFileInfo>
@@ -168,6 +169,45 @@ TEST_F(SessionSwitchTest, TheQuestionToStopAModelGoesWhenTheModelEnds) {
     EXPECT_TRUE(window_.openDumpAsked(other));
     EXPECT_TRUE(asked);
     EXPECT_TRUE(context_.liveSession() == nullptr || context_.liveSession()->hasEnded());
+    expectShows(other + "/atb_dump_data", 3);
+}
+
+// The question before opening another dump while a model runs has buttons that say what they
+// do: "Keep it running" keeps the model and the session it shows ("No" cancelled the opening
+// without saying so; a GUI walk), "Stop it and go on" stops it and opens the dump.
+TEST_F(SessionSwitchTest, TheQuestionToStopAModelSaysWhatEachAnswerDoes) {
+    const QString other = writeEngineDump("other", 3);
+    ASSERT_TRUE(context_.launch(engineSpec("running", 100000, 10)));
+    ASSERT_TRUE(waitFor([&] { return context_.modelRunning(); }));
+    QStringList buttons;
+    const auto answer = [&](const QString& text) {
+        QTimer::singleShot(0, [&buttons, text] {
+            ASSERT_TRUE(waitFor([] { return QApplication::activeModalWidget() != nullptr; }));
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            ASSERT_NE(box, nullptr);
+            buttons.clear();
+            QAbstractButton* chosen = nullptr;
+            for (QAbstractButton* button : box->buttons()) {
+                buttons << button->text();
+                if (button->text() == text) chosen = button;
+            }
+            if (!chosen) {  // failed, and never left up: the window waits on it
+                ADD_FAILURE() << "no button " << text.toStdString();
+                box->close();
+                return;
+            }
+            chosen->click();
+        });
+    };
+    answer("Keep it running");
+    EXPECT_FALSE(window_.openDumpAsked(other));
+    EXPECT_EQ(buttons, (QStringList{"Stop it and go on", "Keep it running"}));
+    EXPECT_TRUE(context_.modelRunning());
+    ASSERT_NE(context_.liveSession(), nullptr);  // still the session shown
+    EXPECT_FALSE(context_.liveSession()->hasEnded());
+    answer("Stop it and go on");
+    EXPECT_TRUE(window_.openDumpAsked(other));
+    EXPECT_FALSE(context_.modelRunning());
     expectShows(other + "/atb_dump_data", 3);
 }
 

@@ -406,23 +406,36 @@ void MainWindow::showLaunchForm(const session::LaunchSpec& spec) {
     launchForm_->programEdit()->setFocus();
 }
 
-bool MainWindow::mayStopTheModel(const QString& title, const QString& question) {
+bool MainWindow::mayStopTheModel(const QString& title, const QString& question,
+                                 const QString& stopText) {
     if (!context_->modelRunning()) return true;
+    // Buttons that say what they do ("No" read as "open it, and do not stop the model", and
+    // cancelled the opening without a word).
     QMessageBox box(QMessageBox::Question, title, question.arg(context_->liveSession()->command()),
-                    QMessageBox::Yes | QMessageBox::No, this);
+                    QMessageBox::NoButton, this);
+    QPushButton* stop = box.addButton(stopText, QMessageBox::AcceptRole);
+    QPushButton* keep = box.addButton(tr("Keep it running"), QMessageBox::RejectRole);
+    box.setDefaultButton(stop);
+    box.setEscapeButton(keep);
     // The model may end while the question is asked: then there is nothing left to stop, and
     // the question goes (it stayed up, asking to stop a model that had finished).
-    const auto ended =
-        connect(context_->liveSession(), &session::LiveSession::stateChanged, &box, [this, &box] {
-            if (!context_->modelRunning()) box.done(QMessageBox::Yes);
+    bool ended = false;
+    const auto endedConnection = connect(
+        context_->liveSession(), &session::LiveSession::stateChanged, &box, [this, &box, &ended] {
+            if (context_->modelRunning()) return;
+            ended = true;
+            box.done(0);
         });
-    const int answer = box.exec();
-    disconnect(ended);
-    return answer == QMessageBox::Yes;
+    box.exec();
+    disconnect(endedConnection);
+    return ended || box.clickedButton() == stop;
 }
 
 bool MainWindow::mayReplaceSession() {
-    return mayStopTheModel(tr("A model is running"), tr("%1 is still running. Stop it?"));
+    return mayStopTheModel(tr("A model is running"),
+                           tr("%1 is still running. The window shows one session at a time: stop "
+                              "the model to go on? What it dumped so far stays on disk."),
+                           tr("Stop it and go on"));
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
@@ -448,7 +461,8 @@ void MainWindow::revealCursorOpInTree() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (!mayStopTheModel(tr("Quit Probe Studio"), tr("%1 is still running. Stop it and quit?"))) {
+    if (!mayStopTheModel(tr("Quit Probe Studio"), tr("%1 is still running. Stop it and quit?"),
+                         tr("Stop it and quit"))) {
         event->ignore();
         return;
     }

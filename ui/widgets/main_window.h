@@ -148,7 +148,9 @@ private:
     void saveConfig();
     // Asks whether to stop the running model (`question`'s %1: its command); true when there
     // is none (any more: a model ending meanwhile answers it).
-    bool mayStopTheModel(const QString& title, const QString& question);
+    // Asks whether to stop the model running, `stopText` on the button that does; true when it
+    // may be stopped (or ended meanwhile).
+    bool mayStopTheModel(const QString& title, const QString& question, const QString& stopText);
     // Whether the session may be replaced: true unless a model runs and the user, asked, wants
     // it to go on.
     bool mayReplaceSession();
