@@ -257,6 +257,24 @@ TEST(Analysis, SummarySaysTheStatusFilesValuesOfTheWrongType) {
     EXPECT_NE(text.find("probe_status.json: processes[1]: 7 is not an object; skipped"),
               std::string::npos)
         << text;
+
+    // None of its processes can be read: the file is unreadable, and each reason is a problem
+    // of its own (one was said, "(and 2 more)" hidden; a GUI walk).
+    probe::test::writeFile(root + "/probe_status.json",
+                           R"({"processes": [{"pid": "x", "state": []}, 7]})");
+    const DumpIndex unreadable = indexOf(root);
+    const auto& problems = unreadable.problems();
+    const auto has = [&](const std::string& line) {
+        return std::find(problems.begin(), problems.end(), root + "/probe_status.json: " + line) !=
+               problems.end();
+    };
+    EXPECT_TRUE(has("no process in it can be read"));
+    EXPECT_TRUE(has("processes[0].pid: \"x\" is not a whole number; read as none"));
+    EXPECT_TRUE(has("processes[0].state: [] is not a string; read as none"));
+    EXPECT_TRUE(has("processes[1]: 7 is not an object; skipped"));
+    EXPECT_NE(formatSummary(summarizeDump(unreadable))
+                  .find(" (probe_status.json unreadable; see the problems below)\n"),
+              std::string::npos);
 }
 
 TEST(Analysis, IdenticalRunsDoNotDiverge) {

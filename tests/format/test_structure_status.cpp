@@ -95,8 +95,9 @@ TEST(DumpStatus, FieldsOfTheWrongTypeFallBackAndAreSaid) {
                            R"({"processes": [{"pid": "12", "state": "complete"}]})");
     EXPECT_FALSE(readStatusFile(dir.path(), &error));
     EXPECT_EQ(error,
-              "no process in it can be read: processes[0].pid: \"12\" is not a whole number; "
-              "read as none (and 1 more)");
+              "no process in it can be read\n"
+              "processes[0].pid: \"12\" is not a whole number; read as none\n"
+              "processes[0]: no pid; skipped");
 }
 
 TEST(DumpStatus, ProcessesMergeUnderTheLock) {

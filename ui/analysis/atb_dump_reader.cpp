@@ -145,8 +145,14 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
         error = std::string("not a status file this version understands: ") + e.what();
     }
     if (!status) {
-        delta.problems.push_back(path + ": " + error);
-        delta.statusError = error;
+        // One problem a line (a status file none of whose processes can be read says why, a
+        // line for each).
+        size_t start = 0;
+        for (size_t end = 0; end != std::string::npos; start = end + 1) {
+            end = error.find('\n', start);
+            delta.problems.push_back(path + ": " + error.substr(start, end - start));
+        }
+        delta.statusError = error.substr(0, error.find('\n'));
         return;
     }
     // Values of the wrong type, read as defaults ("state": [] read as running): said, once per

@@ -403,10 +403,14 @@ std::optional<DumpStatus> DumpStatus::fromJson(const nlohmann::json& j, std::str
         issues.push_back("processes: " + jsonSnippet(*it) + " is not a list");
     }
     if (processes.empty() && !issues.empty()) {  // no state to tell (it read as complete)
-        if (error)
-            *error = "no process in it can be read: " + issues.front() +
-                     (issues.size() > 1 ? " (and " + std::to_string(issues.size() - 1) + " more)"
-                                        : std::string());
+        // Every issue on a line of its own, the first ten (one was said, "and 8 more" hidden).
+        if (error) {
+            constexpr size_t kSaid = 10;
+            *error = "no process in it can be read";
+            for (size_t i = 0; i < issues.size() && i < kSaid; ++i) *error += "\n" + issues[i];
+            if (issues.size() > kSaid)
+                *error += "\n(" + std::to_string(issues.size() - kSaid) + " more)";
+        }
         return std::nullopt;
     }
     DumpStatus status = aggregateStatus(std::move(processes));

@@ -80,6 +80,8 @@ struct DumpStatus {
     std::vector<std::string> issues;
 
     nlohmann::ordered_json toJson() const;
+    // nullopt when no process in it can be read: `error` says so on its first line, then
+    // what is wrong, a line each.
     static std::optional<DumpStatus> fromJson(const nlohmann::json& j, std::string* error);
 };
 
