@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/atb_dump.h"
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
 #include "command_line.h"
@@ -299,19 +300,18 @@ void forwardSignal(int signal) {
     if (gChild > 0) ::kill(gChild, signal);
 }
 
-// The folder holding the dump that `dir` is, or is inside of ("" when none): a folder named
-// atb_dump_data, at or above `dir`, that holds a dump (its data folder or status file). Given as
-// --output, such a folder took a new dump inside the old one (X/atb_dump_data/atb_dump_data).
+// The folder holding the dump that `dir` is, or is inside of ("" when none): the atb_dump_data
+// folder at or above `dir` (findAtbDumpRoot), when it holds a dump (its data folder or status
+// file) and is not dir's own, however dir is spelled ("out/", "./out/."). Given as --output,
+// such a folder took a new dump inside the old one (X/atb_dump_data/atb_dump_data).
 std::string dumpHolding(const std::string& dir) {
-    for (std::string q = dir; q.size() > 1;) {
-        const size_t slash = q.rfind('/');
-        if (q.compare(slash + 1, std::string::npos, "atb_dump_data") == 0 &&
-            (format::isDirectory(q + "/data") || format::fileExists(q + "/probe_status.json")))
-            return slash == 0 ? "/" : q.substr(0, slash);
-        if (slash == 0 || slash == std::string::npos) break;
-        q.resize(slash);
-    }
-    return {};
+    const auto root = analysis::findAtbDumpRoot(dir);
+    if (!root || (!format::isDirectory(*root + "/data") &&
+                  !format::fileExists(*root + "/probe_status.json")))
+        return {};
+    const size_t slash = root->rfind('/');
+    const std::string holder = slash == 0 ? "/" : root->substr(0, slash);
+    return format::resolvedPath(holder) == format::resolvedPath(dir) ? std::string() : holder;
 }
 
 }  // namespace

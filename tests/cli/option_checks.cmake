@@ -73,3 +73,6 @@ expect_run(66 "problem: .*statistic.csv" summary ${garbage})
 # A dump's own folder, or one inside it, as --output: the new dump went inside the old one.
 expect_run(73 "is in the dump .*/od/atb_dump_data: the new dump would go inside it" run --quiet --output ${od} true)
 expect_run(73 "is in the dump .*/od/atb_dump_data" run --quiet --output ${od}/data/100 true)
+# The folder holding it, however spelled, is its own: --append adds to it.
+expect_run(0 "" run --quiet --append --output ${WORK}/od/ true)
+expect_run(0 "" run --quiet --append --output ${WORK}/od/. true)
