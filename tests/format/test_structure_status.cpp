@@ -82,6 +82,18 @@ TEST(DumpStatus, FieldsOfTheWrongTypeFallBackAndAreSaid) {
                   "processes[0].messages[2].text: [] is not a string; read as none",
                   "processes[1]: 7 is not an object; skipped"}));
 
+    // Thousands of bad values are said in a few lines: the first ten, then how many more.
+    std::string many = R"({"processes": [)";
+    for (int i = 0; i < 15; ++i)
+        many += std::string(i ? ", " : "") + R"({"pid": )" + std::to_string(i + 1) +
+                R"(, "state": "complete", "device": "x"})";
+    probe::test::writeFile(dir / "probe_status.json", many + "]}");
+    status = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(status) << error;
+    ASSERT_EQ(status->issues.size(), 11u);
+    EXPECT_EQ(status->issues[9], "processes[9].device: \"x\" is not a whole number; read as none");
+    EXPECT_EQ(status->issues[10], "(5 more)");
+
     // A process without a state is none that runs (shown running for ever).
     probe::test::writeFile(dir / "probe_status.json", R"({"processes": [{"pid": 12}]})");
     status = readStatusFile(dir.path(), &error);

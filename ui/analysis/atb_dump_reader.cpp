@@ -157,12 +157,7 @@ void AtbDumpReader::pollStatus(DumpDelta& delta) {
     }
     // Values of the wrong type, read as defaults ("state": [] read as running): said, once per
     // change of the file.
-    constexpr size_t kIssuesSaid = 10;
-    for (size_t i = 0; i < status->issues.size() && i < kIssuesSaid; ++i)
-        delta.problems.push_back(path + ": " + status->issues[i]);
-    if (status->issues.size() > kIssuesSaid)
-        delta.problems.push_back(path + ": " + std::to_string(status->issues.size() - kIssuesSaid) +
-                                 " more values of the wrong type");
+    for (const auto& issue : status->issues) delta.problems.push_back(path + ": " + issue);
     format::settleVanishedProcesses(*status, kSettledBy);
     lastStatus_ = status;
     takeStatus(delta, *status);

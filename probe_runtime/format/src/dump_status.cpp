@@ -402,14 +402,18 @@ std::optional<DumpStatus> DumpStatus::fromJson(const nlohmann::json& j, std::str
     } else if (it != j.end()) {
         issues.push_back("processes: " + jsonSnippet(*it) + " is not a list");
     }
+    // The first ten, and how many more: a file of thousands of bad values is said in a few lines.
+    constexpr size_t kIssuesKept = 10;
+    if (issues.size() > kIssuesKept) {
+        const size_t more = issues.size() - kIssuesKept;
+        issues.resize(kIssuesKept);
+        issues.push_back("(" + std::to_string(more) + " more)");
+    }
     if (processes.empty() && !issues.empty()) {  // no state to tell (it read as complete)
-        // Every issue on a line of its own, the first ten (one was said, "and 8 more" hidden).
+        // Every issue on a line of its own (one was said, "and 8 more" hidden).
         if (error) {
-            constexpr size_t kSaid = 10;
             *error = "no process in it can be read";
-            for (size_t i = 0; i < issues.size() && i < kSaid; ++i) *error += "\n" + issues[i];
-            if (issues.size() > kSaid)
-                *error += "\n(" + std::to_string(issues.size() - kSaid) + " more)";
+            for (const auto& issue : issues) *error += "\n" + issue;
         }
         return std::nullopt;
     }

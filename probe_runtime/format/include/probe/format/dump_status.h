@@ -76,7 +76,8 @@ struct DumpStatus {
     uint64_t files = 0, bytes = 0, rows = 0, errors = 0;
     std::vector<ProcessDumpStatus> processes;
     // What fromJson read as a default, each naming its key: a value of the wrong type ("state":
-    // [], "pid": "x"), an entry that is no object. Not written (toJson); readers say them.
+    // [], "pid": "x"), an entry that is no object; the first ten, then "(N more)". Not written
+    // (toJson); readers say them.
     std::vector<std::string> issues;
 
     nlohmann::ordered_json toJson() const;
