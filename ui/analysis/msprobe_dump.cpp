@@ -80,13 +80,13 @@ bool isTensorItem(const nlohmann::ordered_json& value) {
     return value.is_object() && value.contains("dtype") && value.contains("shape");
 }
 
+// A well-formed shape (null, or whole numbers from 0: addTensors checks) as the atb layout
+// spells one: "4x8"; "" for a 0-d tensor (null iterates as empty).
 std::string shapeText(const nlohmann::ordered_json& shape) {
-    if (!shape.is_array()) return shape.is_null() ? std::string() : format::dumpJson(shape);
     std::string out;
-    for (size_t i = 0; i < shape.size(); ++i) {
-        if (i) out += 'x';
-        out += shape[i].is_number_integer() ? std::to_string(shape[i].get<int64_t>())
-                                            : format::dumpJson(shape[i]);
+    for (const auto& d : shape) {
+        if (!out.empty()) out += 'x';
+        out += std::to_string(d.get<int64_t>());
     }
     return out;
 }
