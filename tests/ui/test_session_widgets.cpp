@@ -879,6 +879,40 @@ TEST_F(LiveWindowTest, UnappliedEditsOfARunsConfigAreKeptWhenAnotherDumpOpens) {
     EXPECT_EQ(test::readFile(dir_ / "config.json"), before);
 }
 
+// Ops ticked in an opened dump's config copy, not applied, when a launch replaces the dump: kept
+// as a new config and said, for Apply to give the probe (the launch's config replaced them
+// without a word, although opening another dump keeps them).
+TEST_F(LiveWindowTest, UnappliedEditsOfADumpsConfigAreKeptWhenALaunchReplacesIt) {
+    test::TempDir other("ui-live");
+    test::writeSmallSyntheticDump(other.path());
+    ASSERT_TRUE(context_.openDump(QString::fromStdString(other.path())));
+    ASSERT_TRUE(waitFor([&] { return context_.store()->index().opCount() > 0; }));
+    auto* editor = window_.configEditor();
+    auto* document = context_.configDocument();
+    window_.showView(MainWindow::View::Config);
+    typeInto(editor->field("ids"), "1");
+    ASSERT_TRUE(document->isModified());
+    const QString edited = document->text();
+
+    ASSERT_TRUE(context_.launch(engineSpec(100000, 10)));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hello().has_value(); }));
+    ASSERT_TRUE(waitFor([&] { return rounds() >= 1; }));
+    EXPECT_EQ(document->text(), edited);
+    EXPECT_TRUE(document->isModified());
+    EXPECT_TRUE(document->filePath().isEmpty()) << document->filePath().toStdString();
+    EXPECT_TRUE(context_.selection()->isTicked("1"));
+    EXPECT_TRUE(editor->applyStatus().startsWith("Your edits were not applied"))
+        << editor->applyStatus().toStdString();
+    EXPECT_TRUE(editor->inForceText().contains("Not in force")) << editor->inForceText().toStdString();
+    // Apply gives them to the launched probe, which follows them.
+    EXPECT_TRUE(editor->apply()) << editor->applyStatus().toStdString();
+    ASSERT_TRUE(waitFor([&] { return editor->applyStatus().startsWith("Applied by the probe"); }))
+        << editor->applyStatus().toStdString();
+    const auto written = format::parseOpConfig(test::readFile(dir_ / "config.json"), "config");
+    ASSERT_TRUE(written.config);
+    EXPECT_EQ(written.config->ids, std::vector<std::string>{"1"});
+}
+
 // A launch without a config of the user's: `probe run` writes the run's record beside its dump
 // (out/probe_config.json), the config the probe follows. Once the model has ended, ticks applied
 // go to another file, never into that record (they did: its "ids" said a layer the run never

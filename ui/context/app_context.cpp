@@ -184,7 +184,8 @@ bool AppContext::launch(const session::LaunchSpec& given) {
     // The config tab holds the launch's config from the start, not only once the probe says
     // hello: a program that ended before its probe started left it showing a new config.
     // A regular file within the configs' limit only (a FIFO would block here).
-    if (!spec.configPath.isEmpty())
+    // Edits not applied yet are kept instead (the config editor says so).
+    if (!spec.configPath.isEmpty() && !config_->isModified())
         if (const auto text = format::readRegularFile(spec.configPath.toStdString(),
                                                       format::kConfigJsonLimits.maxBytes, nullptr))
             config_->setFileContent(data::ConfigDocument::Kind::Op, spec.configPath,
@@ -331,7 +332,8 @@ void AppContext::takeConfigFromHello(const format::control::Hello& hello) {
         }
     }
     if (text.isEmpty() && parsed.config) text = QString::fromStdString(parsed.config->toFileText());
-    if (!text.isEmpty()) config_->setFileContent(data::ConfigDocument::Kind::Op, path, text);
+    // Edits not applied yet stay (the config editor says so; Apply gives them to the probe).
+    if (!text.isEmpty() && !config_->isModified()) config_->setFileContent(data::ConfigDocument::Kind::Op, path, text);
 }
 
 void AppContext::takeConfigOfDump(const std::string& dumpRoot) {

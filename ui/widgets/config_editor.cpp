@@ -641,17 +641,32 @@ void ConfigEditor::setSession(session::LiveSession* session) {
         !lastConfig.isEmpty() &&
         (document_->filePath() == lastConfig ||
          (document_->filePath().isEmpty() && document_->origin() == lastConfig));
+    const bool replaced = session != session_ || session == nullptr;
+    // What Apply does with edits kept: a launched or attached probe takes them.
+    const QString applyThen = session ? tr("Apply gives them to the probe (New discards them).")
+                                      : tr("Apply writes them to a file (New discards them).");
     if (holdsLastRunsConfig && (!session || session->configPath() != lastConfig)) {
         if (document_->isModified()) {
             document_->startFrom(document_->kind(), lastConfig, document_->text(), true);
-            setStatus(tr("Your edits of %1 were not applied; they are kept here as a new config. "
-                         "Apply writes them to a file (New discards them).")
-                          .arg(lastConfig),
+            setStatus(tr("Your edits of %1 were not applied; they are kept here as a new config. ")
+                              .arg(lastConfig) +
+                          applyThen,
                       QLatin1String(kWarningColor));
         } else {
             document_->startOver(document_->kind());
             setStatus(QString(), QString());
         }
+    } else if (replaced && document_->isModified()) {
+        // Edits of a config file or of an opened dump's copy: the new session's config does not
+        // replace them (AppContext leaves a modified document alone).
+        setStatus((document_->filePath().isEmpty()
+                       ? tr("Your edits were not applied; they are kept here, in place of the "
+                            "config of the session now shown. ")
+                       : tr("Your edits of %1 were not applied; they are kept here, in place of "
+                            "the config of the session now shown. ")
+                             .arg(document_->filePath())) +
+                      applyThen,
+                  QLatin1String(kWarningColor));
     }
     if (session_) disconnect(session_, nullptr, this, nullptr);
     session_ = session;
