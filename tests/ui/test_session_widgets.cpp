@@ -903,7 +903,8 @@ TEST_F(LiveWindowTest, UnappliedEditsOfADumpsConfigAreKeptWhenALaunchReplacesIt)
     EXPECT_TRUE(context_.selection()->isTicked("1"));
     EXPECT_TRUE(editor->applyStatus().startsWith("Your edits were not applied"))
         << editor->applyStatus().toStdString();
-    EXPECT_TRUE(editor->inForceText().contains("Not in force")) << editor->inForceText().toStdString();
+    EXPECT_TRUE(editor->inForceText().contains("Not in force"))
+        << editor->inForceText().toStdString();
     // Apply gives them to the launched probe, which follows them.
     EXPECT_TRUE(editor->apply()) << editor->applyStatus().toStdString();
     ASSERT_TRUE(waitFor([&] { return editor->applyStatus().startsWith("Applied by the probe"); }))

@@ -333,7 +333,8 @@ void AppContext::takeConfigFromHello(const format::control::Hello& hello) {
     }
     if (text.isEmpty() && parsed.config) text = QString::fromStdString(parsed.config->toFileText());
     // Edits not applied yet stay (the config editor says so; Apply gives them to the probe).
-    if (!text.isEmpty() && !config_->isModified()) config_->setFileContent(data::ConfigDocument::Kind::Op, path, text);
+    if (!text.isEmpty() && !config_->isModified())
+        config_->setFileContent(data::ConfigDocument::Kind::Op, path, text);
 }
 
 void AppContext::takeConfigOfDump(const std::string& dumpRoot) {
