@@ -56,9 +56,10 @@ const char* kCompareUsage =
     "  --xlsx FILE         msprobe's compare_result layout (Cosine, EucDist, MaxAbsErr, ... or,\n"
     "                      statistics only, Max diff ... NormRelativeErr), plus a sheet of ops\n"
     "  --json              the whole result as JSON on stdout instead of the report\n"
-    "Exit code: 0 nothing diverges, 1 something diverges, 65 nothing pairs up (different\n"
-    "models, layouts, rounds or ranks; as replicas: nothing they must agree on), 64 usage,\n"
-    "66 no dump found, 73 cannot write a file.\n";
+    "Exit code: 0 nothing diverges, 1 something diverges (or ran in one run only, or could not\n"
+    "be read: said as notes), 65 nothing pairs up (different models, layouts, rounds or ranks;\n"
+    "as replicas: nothing they must agree on), 64 usage, 66 no dump found, 73 cannot write a\n"
+    "file.\n";
 
 // sysexits' EX_DATAERR: the dumps were read, but nothing in them can be compared.
 constexpr int kExitNothingToCompare = kExitConfigInvalid;
@@ -276,8 +277,10 @@ int runCompareCommand(const Args& args) {
     // (the tensors compared are in the files all the same).
     if (result.replicasJudgedNothing()) return kExitNothingToCompare;
     // Runs that did not run the same ops (one stopped early, or took another path) are not
-    // the same, though nothing that both ran diverges.
-    return result.diverges() || !result.pairsEverything() ? kExitFailure : kExitOk;
+    // the same, though nothing that both ran diverges; nor are runs partly unread (a row or a
+    // tensor file that could not be read: "no tensor diverges of those that could be read").
+    return result.diverges() || !result.pairsEverything() || !result.problems.empty() ? kExitFailure
+                                                                                      : kExitOk;
 }
 
 }  // namespace probe::cli

@@ -69,6 +69,9 @@ expect_run(1 "100: no overflow in what could be read \\(see the problems\\)" ove
 expect_run(66 "100: no overflow in what could be read" overflow ${garbage})
 expect_run(1 "problem: .*row skipped: expected 15 columns" summary ${part})
 expect_run(66 "problem: .*statistic.csv" summary ${garbage})
+# compare said "no tensor diverges of those that could be read" and exited 0.
+file(COPY ${WORK}/part/atb_dump_data DESTINATION ${WORK}/part2)
+expect_run(1 "no tensor diverges of those that could be read" compare ${part} ${WORK}/part2)
 
 # A dump's own folder, or one inside it, as --output: the new dump went inside the old one.
 expect_run(73 "is in the dump .*/od/atb_dump_data: the new dump would go inside it" run --quiet --output ${od} true)
