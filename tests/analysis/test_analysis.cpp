@@ -381,15 +381,22 @@ TEST(Analysis, AnIdNamesAnotherOpWhenTheControlFlowChanges) {
     const std::string a = dumpBranchingLayer(dir, "a", false),
                       b = dumpBranchingLayer(dir, "b", true);
     const DumpIndex index = indexOf(b);
-    // "0_0" is the add in round 0 and the arange in round 1: two ops, each with its own rows.
+    // "0_0" is the add in round 0 and the arange in round 1: two ops. The add ran as "0_1" in
+    // round 1, shifted by the arange: one op with the rows of both rounds (it was two, and the
+    // add's plot across rounds lacked the round that changed).
     std::vector<std::string> children;
     for (uint32_t op = 0; op < index.opCount(); ++op)
         if (index.op(op).depth == 1)
             children.push_back(index.op(op).id + " " + index.op(op).name + " rounds " +
                                std::to_string(index.op(op).rounds.size()));
     std::sort(children.begin(), children.end());
-    EXPECT_EQ(children, (std::vector<std::string>{"0_0 add rounds 1", "0_0 arange rounds 1",
-                                                  "0_1 add rounds 1"}));
+    EXPECT_EQ(children, (std::vector<std::string>{"0_0 add rounds 2", "0_0 arange rounds 1"}));
+    const uint32_t add = index.findOp(0, "0_0");
+    ASSERT_EQ(index.op(add).name, "add");
+    EXPECT_EQ(index.idIn(add, 0), "0_0");
+    EXPECT_EQ(index.idIn(add, 1), "0_1");
+    EXPECT_EQ(index.describeOp(add), "L/add (0_0; 0_1 in round 1)");
+    EXPECT_EQ(index.describeOp(add, 1), "L/add (0_1)");
     // The comparison pairs the adds by name, not the add with the arange.
     const DumpIndex reference = indexOf(a);
     const auto result = compareDumps(reference, index, {});
@@ -401,6 +408,80 @@ TEST(Analysis, AnIdNamesAnotherOpWhenTheControlFlowChanges) {
     for (const auto& t : result.tensors)
         EXPECT_EQ(reference.text(reference.row(t.referenceRow).dtype),
                   index.text(index.row(t.candidateRow).dtype));
+}
+
+// A layer whose control flow changes in some rounds, the ops after the change shifted: an op
+// is one tree row whatever id it ran under, as long as the dump shows where it went. Round 1
+// runs an arange and an eq before the module M and the second add; round 3 runs a third add.
+TEST(Analysis, AnOpShiftedByOpsRunBeforeItStaysOneOpWithItsIdOfEachRound) {
+    TempDir dir;
+    const std::string out = dir / "dump";
+    probe::test::writeFile(
+        dir / "config.json",
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    ::setenv("PROBE_QUIET", "1", 1);
+    ASSERT_EQ(probe_start(out.c_str(), (dir / "config.json").c_str()), PROBE_OK);
+    const int64_t dims[1] = {4};
+    const auto op = [&](const char* name, float value) {
+        const float x[4] = {value, value, value, value};
+        probe_op_begin(name, name, nullptr);
+        probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
+                        sizeof x);
+        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
+                        sizeof x);
+        probe_op_end();
+    };
+    for (int round = 0; round < 4; ++round) {
+        probe_op_begin("L", "Layer", nullptr);
+        op("add", 1);
+        if (round == 1) {
+            op("arange", 2);
+            op("eq", 3);
+        }
+        probe_op_begin("M", "Module", nullptr);  // no rows of its own: named by its children's
+        op("mm", 4);
+        op("relu", 5);
+        probe_op_end();
+        op("add", 10.0f + static_cast<float>(round));
+        if (round == 3) op("add", 7);
+        probe_op_end();
+    }
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const DumpIndex index = indexOf(out + "/atb_dump_data");
+    std::vector<std::string> ops;
+    for (uint32_t o = 0; o < index.opCount(); ++o)
+        if (index.op(o).depth > 0)
+            ops.push_back(index.op(o).id + " " + index.op(o).namePath + " rounds " +
+                          std::to_string(index.op(o).rounds.size()));
+    std::sort(ops.begin(), ops.end());
+    // Before, round 1's M, mm, relu and second add were ops of their own (0_3, 0_3_0, 0_3_1,
+    // 0_4), each of one round. Round 3's third add is an op of its own: both adds ran there.
+    EXPECT_EQ(ops, (std::vector<std::string>{"0_0 L/add rounds 4", "0_1 L/M rounds 0",
+                                             "0_1 L/arange rounds 1", "0_1_0 L/M/mm rounds 4",
+                                             "0_1_1 L/M/relu rounds 4", "0_2 L/add rounds 4",
+                                             "0_2 L/eq rounds 1", "0_3 L/add rounds 1"}));
+    const uint32_t layer = index.findOp(0, "0");
+    ASSERT_NE(layer, kNone);
+    uint32_t module = kNone, secondAdd = kNone;
+    for (uint32_t child : index.op(layer).children) {
+        if (index.op(child).name == "M") module = child;
+        if (index.op(child).name == "add" && index.op(child).id == "0_2") secondAdd = child;
+    }
+    ASSERT_NE(module, kNone);
+    ASSERT_NE(secondAdd, kNone);
+    EXPECT_EQ(index.idIn(module, 0), "0_1");
+    EXPECT_EQ(index.idIn(module, 1), "0_3");
+    EXPECT_EQ(index.idIn(index.op(module).children.at(0), 1), "0_3_0");
+    EXPECT_EQ(index.idIn(secondAdd, 1), "0_4");
+    EXPECT_EQ(index.idIn(secondAdd, 2), "0_2");
+    EXPECT_EQ(index.describeOp(secondAdd), "L/add (0_2; 0_4 in round 1)");
+    // Its rows are its own in every round: the input it was given, round by round.
+    std::vector<double> maxima;
+    for (uint32_t slot : index.op(secondAdd).tensorSlots)
+        if (!index.slot(slot).isOutput)
+            for (uint32_t row : index.slot(slot).rows)
+                maxima.push_back(index.row(row).get(Stat::Max));
+    EXPECT_EQ(maxima, (std::vector<double>{10, 11, 12, 13}));
 }
 
 // One op with one float output, statistics only.

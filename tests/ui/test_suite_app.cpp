@@ -304,6 +304,43 @@ TEST(SuiteWithTorch, ReplayThisOpShowsTheVerdictOfTheWrongGeluAndItsNeighbour) {
     EXPECT_TRUE(window.tensorsPanel()->replayText().contains(">ok<"));
 }
 
+// The demo's NaN run: layer 1's residual add after the MLP is 2_5, and 2_9 in round 2 (the
+// planted overflow ran four ops before it there). Replaying it in round 2 replays the add, not
+// what ran at 2_5 in that round (an arange).
+TEST(SuiteWithTorch, ReplayOfAnOpShiftedInOneRoundReplaysItsRunOfThatRound) {
+    test::TempDir dir("ui-suite");
+    const std::string out = runProbe(
+        dir, "shifted",
+        R"({"task": "tensor", "dump_enable": true, "exec_range": "all", "save_child": true})",
+        {QStringLiteral(PROBE_DATADIR "/demo/llama_demo.py"), QStringLiteral("--tokens"),
+         QStringLiteral("3"), QStringLiteral("--nan-layer"), QStringLiteral("1"),
+         QStringLiteral("--nan-step"), QStringLiteral("2")});
+    context::AppContext context;
+    widgets::MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, out));
+    window.tensorsPanel()->replayer()->setProbeExecutable(QStringLiteral(PROBE_CLI));
+    const auto& idx = context.store()->index();
+    uint32_t residual = analysis::kNone;
+    for (uint32_t op = 0; op < idx.opCount(); ++op)
+        if (idx.op(op).namePath == "layers.1/add" && idx.op(op).id == "2_5") residual = op;
+    ASSERT_NE(residual, analysis::kNone);
+    ASSERT_EQ(idx.idIn(residual, 2), "2_9");
+    context.cursor()->setRound(2);
+    context.cursor()->setOp(residual);
+    QSignalSpy finished(window.tensorsPanel()->replayer(), &data::OpReplay::finished);
+    ASSERT_TRUE(window.tensorsPanel()->replayCurrentOp());
+    EXPECT_TRUE(
+        window.tensorsPanel()->replayText().contains("Replaying layers.1/add (2_9) of round 2"))
+        << window.tensorsPanel()->replayText().toStdString();
+    ASSERT_TRUE(waitFor([&] { return finished.count() > 0; }, 120000));
+    const auto verdict = window.tensorsPanel()->replayer()->last();
+    EXPECT_TRUE(verdict.ran) << verdict.error.toStdString();
+    EXPECT_EQ(verdict.opId, "2_9");
+    EXPECT_EQ(verdict.opType, "aten::add");
+    EXPECT_EQ(verdict.round, 2);
+}
+
 TEST(SuiteWithTorch, TheLiveOverflowDumpAndTheGradientMonitorAreShown) {
     test::TempDir dir("ui-suite");
     const std::string overflow = runProbe(

@@ -103,6 +103,32 @@ TEST(DemoDump, FollowedWhileTheModelRunsThenComplete) {
                   .toString()
                   .toStdString(),
               "NaN Inf");
+
+    // Layer 1's residual add after the MLP is 2_5, and 2_9 in round 2, where the planted
+    // overflow ran four ops (arange, eq, where, mul) before it: one op and one tree row, with
+    // round 2's Inf among its rows (it was two rows, and the add's plot lacked round 2).
+    const uint32_t layer1 = idx.findOp(0, "2");
+    ASSERT_NE(layer1, kNone);
+    std::vector<uint32_t> adds;
+    std::vector<std::string> onlyInRound2;
+    for (uint32_t child : idx.op(layer1).children) {
+        if (idx.op(child).name == "add") adds.push_back(child);
+        if (idx.op(child).rounds == std::vector<int32_t>{2})
+            onlyInRound2.push_back(idx.op(child).name);
+    }
+    std::sort(onlyInRound2.begin(), onlyInRound2.end());
+    EXPECT_EQ(onlyInRound2, (std::vector<std::string>{"arange", "eq", "mul", "where"}));
+    ASSERT_EQ(adds.size(), 2u);
+    const uint32_t residual = adds[1];
+    EXPECT_EQ(idx.op(residual).id, "2_5");
+    EXPECT_EQ(idx.op(residual).rounds.size(), 121u);
+    EXPECT_EQ(idx.idIn(residual, 1), "2_5");
+    EXPECT_EQ(idx.idIn(residual, 2), "2_9");
+    EXPECT_EQ(idx.describeOp(residual), "layers.1/add (2_5; 2_9 in round 2)");
+    EXPECT_EQ(idx.op(residual).anomalies & analysis::kHasInf, analysis::kHasInf);
+    EXPECT_EQ(model.rowCount(model.indexOfOp(layer1)), 10);
+    model.setRound(2);
+    EXPECT_EQ(model.indexOfOp(residual, data::OpTreeModel::IdColumn).data().toString(), "2_9");
 }
 
 TEST(DemoDump, PrecisionDebuggerDumpOpensAsAModuleTree) {

@@ -103,9 +103,14 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string
     if (ownName.empty()) ownName = id;
     const uint32_t parent =
         parentId.empty() ? kNone : ensureOp(delta, process, parentId, parentPath, {});
+    if (!namePath.empty())
+        if (const uint32_t known = opRunElsewhere(delta, process, parent, parentId, id, namePath);
+            known != kNone)
+            return known;
     const uint32_t index = index_.addOp(process, id, namePath);
     OpState state;
     state.process = process;
+    state.parent = parent;
     state.typed = !type.empty();
     ops_.push_back(state);
     delta.ops.push_back({process,
@@ -116,6 +121,60 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string
                          {},
                          std::nullopt});
     return index;
+}
+
+namespace {
+// How many ops of one name path, and for each how many of one id, opRunElsewhere looks at: a
+// crafted dump of a million keys of one name costs at most 64 x 8 steps a key.
+constexpr int kMaxOpsOfAPathLookedAt = 64, kMaxOpsOfAnIdLookedAt = 8;
+}  // namespace
+
+uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint32_t parent,
+                                       std::string_view parentId, std::string_view id,
+                                       std::string_view namePath) {
+    if (roundStamp_ == 0) return kNone;
+    const auto key = std::make_tuple(process, id, namePath);
+    if (const auto it = runElsewhere_.find(key);
+        it != runElsewhere_.end() && it->second.stamp == roundStamp_)
+        return it->second.op;
+    const auto localOf = [](std::string_view opId) {
+        const size_t split = opId.rfind('_');
+        return split == std::string_view::npos ? opId : opId.substr(split + 1);
+    };
+    // Of the ops that could be it, the first added (ops of one name under one parent keep
+    // their order from round to round).
+    uint32_t found = kNone;
+    std::string usual;
+    index_.forEachOpWithPath(process, namePath, kMaxOpsOfAPathLookedAt, [&](uint32_t candidate) {
+        const OpState& state = ops_[candidate];
+        if (candidate >= found || state.parent != parent || state.seenIn == roundStamp_)
+            return false;
+        // Its usual position, under this round's parent.
+        usual.assign(parentId);
+        if (!usual.empty()) usual += '_';
+        usual += localOf(index_.idOf(candidate));
+        bool taken = usual == id;  // the parent moved, this one with it
+        if (!taken)
+            index_.forEachOpWithId(process, usual, kMaxOpsOfAnIdLookedAt, [&](uint32_t other) {
+                taken = ops_[other].seenIn == roundStamp_ && index_.namePathOf(other) != namePath;
+                return taken;
+            });
+        if (taken) found = candidate;
+        return false;
+    });
+    if (found == kNone) return kNone;
+    runElsewhere_[std::make_tuple(process, std::string(id), std::string(namePath))] = {found,
+                                                                                       roundStamp_};
+    delta.roundIds.push_back({found, static_cast<int32_t>(stampRound_), std::string(id)});
+    return found;
+}
+
+void AtbDumpReader::enterRound(uint32_t process, int64_t round) {
+    stampProcess_ = process;
+    stampRound_ = round;
+    const auto [it, added] = roundStamps_.try_emplace({process, round}, 0);
+    if (added) it->second = static_cast<uint32_t>(roundStamps_.size());
+    roundStamp_ = it->second;
 }
 
 namespace {
@@ -228,6 +287,7 @@ void AtbDumpReader::mergeStructureNode(DumpDelta& delta, uint32_t process, uint3
         op = index_.addOp(process, id, namePath, hashes);
         OpState state;
         state.process = process;
+        state.parent = parent;
         state.typed = !node.opType.empty();
         state.hasParam = !param.empty();
         state.fromStructure = true;
@@ -507,6 +567,9 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
         (lastRowOp_.ownKey ? index_.isOp(lastRowOp_.op, process, row.opId, row.opName)
                            : process == lastRowOp_.process && row.opId == lastRowOp_.id &&
                                  row.opName == lastRowOp_.namePath);
+    // (Before a lookup: ensureOp asks what was met in this round.)
+    const bool newRound = process != stampProcess_ || row.round != stampRound_;
+    if (newRound) enterRound(process, row.round);
     if (!sameOp) {
         const uint32_t previous = lastRowOp_.op;
         const uint32_t predicted = previous < nextOp_.size() ? nextOp_[previous] : kNone;
@@ -521,8 +584,9 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
             }
         } else {
             op = ensureOp(delta, process, row.opId, row.opName, row.opType);
-            // With a name path, ensureOp finds or makes the op of exactly this key.
-            ownKey = !row.opName.empty() || index_.isOp(op, process, row.opId, row.opName);
+            // ensureOp found or made the op of exactly this key, or one of another key (one
+            // with the id, the name path being empty; or one that ran elsewhere in other rounds).
+            ownKey = index_.isOp(op, process, row.opId, row.opName);
         }
         if (nextOp_.size() < ops_.size()) nextOp_.resize(ops_.size(), kNone);
         if (previous != kNone && previous < nextOp_.size()) nextOp_[previous] = op;
@@ -535,6 +599,7 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
         }
     }
     const uint32_t op = lastRowOp_.op;
+    if (!sameOp || newRound) markSeen(op);  // (one op's rows may end a round and begin the next)
     StatRecord record;
     record.slot = index_.slotIndex(delta, op, row.isOutput, row.index);
     record.round = static_cast<int32_t>(row.round);

@@ -58,7 +58,9 @@ private:
     };
     struct OpState {  // beside the shared bookkeeping, by op index
         uint32_t process = 0;
-        bool typed = false;          // type known (from a row or a structure file)
+        uint32_t parent = kNone;
+        uint32_t seenIn = 0;  // the stamp of the last round its rows or a descendant's were read in
+        bool typed = false;   // type known (from a row or a structure file)
         bool hasParam = false;       // parameters known (from a structure file)
         bool fromStructure = false;  // described by a structure file
     };
@@ -87,9 +89,37 @@ private:
 
     // The op with this id and name path, created (with its missing ancestors) when new: one id
     // may name different ops in different rounds (ids are positions). `namePath` is the row's
-    // "/"-joined name, also used to name ancestors that have no rows of their own.
+    // "/"-joined name, also used to name ancestors that have no rows of their own. A key not
+    // seen before may name an op known under another id (opRunElsewhere): that op is returned.
     uint32_t ensureOp(DumpDelta& delta, uint32_t process, std::string_view id,
                       std::string_view namePath, std::string_view type);
+    // Where a layer's control flow changed, an op runs at another position (id) than usual:
+    // ops run before it in this round only shift it ("layers.1/add" is 2_5, and 2_9 in the round
+    // that ran four ops more before it). The known op a new key (id, namePath) under `parent`
+    // stands for in the current round, or kNone: one with the same name path under the same
+    // parent, not met in this round yet, whose own position is taken in this round by another
+    // op (or is this one's, the parent having moved). Announced in `delta.roundIds`.
+    uint32_t opRunElsewhere(DumpDelta& delta, uint32_t process, uint32_t parent,
+                            std::string_view parentId, std::string_view id,
+                            std::string_view namePath);
+    // Rounds are told apart by stamps: the (process, round) of the rows being read.
+    void enterRound(uint32_t process, int64_t round);
+    // Marks `op` and its ancestors as met in the current round.
+    void markSeen(uint32_t op) {
+        for (uint32_t o = op; o != kNone && ops_[o].seenIn != roundStamp_; o = ops_[o].parent)
+            ops_[o].seenIn = roundStamp_;
+    }
+    std::map<std::pair<uint32_t, int64_t>, uint32_t> roundStamps_;
+    uint32_t roundStamp_ = 0;  // 0: no round yet (no op is seen in it)
+    uint32_t stampProcess_ = kNone;
+    int64_t stampRound_ = -1;
+    // New keys taken for a known op, with the stamp of the round they were (by process, id,
+    // name path): the key's rows of that round go to the same op without asking again.
+    struct RunElsewhere {
+        uint32_t op = kNone, stamp = 0;
+    };
+    std::map<std::tuple<uint32_t, std::string, std::string>, RunElsewhere, std::less<>>
+        runElsewhere_;
     struct LastRowOp {
         uint32_t op = kNone;  // kNone before the first row
         bool ownKey = false;  // the row before had the op's own key (process, id, name path)

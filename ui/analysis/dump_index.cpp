@@ -104,6 +104,7 @@ std::vector<DumpDelta> splitDelta(DumpDelta&& delta, size_t maxItems) {
     };
     cut(delta.ops, &DumpDelta::ops, maxOps, &first);
     pieces.back().opUpdates = std::move(delta.opUpdates);
+    pieces.back().roundIds = std::move(delta.roundIds);
     cut(delta.tensorSlots, &DumpDelta::tensorSlots, maxItems, nullptr);
     cut(delta.rows, &DumpDelta::rows, maxItems, nullptr);
     DumpDelta& last = pieces.back();
@@ -188,6 +189,19 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         if (!u.type.empty()) op.type = std::move(u.type);
         if (!u.param.empty()) op.param = std::move(u.param);
         touch(u.op);
+    }
+
+    for (auto& d : delta.roundIds) {
+        if (d.op >= ops_.size()) {
+            rejected("round's id");
+            continue;
+        }
+        auto& ids = otherIds_[d.op];
+        const auto at = std::lower_bound(ids.begin(), ids.end(), d.round,
+                                         [](const auto& e, int32_t r) { return e.first < r; });
+        if (at != ids.end() && at->first == d.round) continue;
+        ids.insert(at, {d.round, std::move(d.id)});
+        touch(d.op);
     }
 
     for (auto& d : delta.tensorSlots) {
@@ -567,11 +581,44 @@ uint64_t RowTimes::of(int32_t round, uint32_t position) const {
     return (from != uncoveredFrom_.end() ? from->second : 0) + (position - skipped);
 }
 
+const std::string& DumpIndex::idIn(uint32_t op, int32_t round) const {
+    if (const auto* ids = otherIds(op)) {
+        const auto at = std::lower_bound(ids->begin(), ids->end(), round,
+                                         [](const auto& e, int32_t r) { return e.first < r; });
+        if (at != ids->end() && at->first == round) return at->second;
+    }
+    return ops_[op].id;
+}
+
+std::string DumpIndex::idsText(uint32_t op) const {
+    const Op& o = ops_[op];
+    const auto* ids = otherIds(op);
+    if (!ids) return o.id;
+    // "2_9 in round 2", "2_9 in rounds 2 and 5", "2_9 in 12 rounds", "other ids in 12 rounds"
+    const bool oneId = std::all_of(ids->begin(), ids->end(),
+                                   [&](const auto& e) { return e.second == ids->front().second; });
+    const std::string count = std::to_string(ids->size());
+    if (!oneId) return o.id + "; other ids in " + count + " rounds";
+    const std::string& other = ids->front().second;
+    if (ids->size() == 1)
+        return o.id + "; " + other + " in round " + std::to_string(ids->front().first);
+    if (ids->size() == 2)
+        return o.id + "; " + other + " in rounds " + std::to_string(ids->front().first) + " and " +
+               std::to_string(ids->back().first);
+    return o.id + "; " + other + " in " + count + " rounds";
+}
+
 std::string DumpIndex::describeOp(uint32_t op) const {
     if (op >= ops_.size()) return "?";
     const Op& o = ops_[op];
     if (layout_ == DumpLayout::Msprobe) return o.id;
-    return o.namePath + " (" + o.id + ")";
+    return o.namePath + " (" + idsText(op) + ")";
+}
+
+std::string DumpIndex::describeOp(uint32_t op, int32_t round) const {
+    if (op >= ops_.size()) return "?";
+    if (layout_ == DumpLayout::Msprobe) return ops_[op].id;
+    return ops_[op].namePath + " (" + idIn(op, round) + ")";
 }
 
 std::string DumpIndex::describeSlot(uint32_t slot) const {

@@ -96,10 +96,18 @@ struct DumpDelta {
         bool isOutput = false;
         std::string index;  // "0", "2_value", "input_args.0", "weight"
     };
+    // An op that ran under another id than its own in one round (atb: a layer's control flow
+    // changed, shifting it; AtbDumpReader::opRunElsewhere).
+    struct RoundId {
+        uint32_t op = kNone;
+        int32_t round = 0;
+        std::string id;
+    };
 
     std::vector<Process> processes;
     std::vector<Op> ops;
     std::vector<OpUpdate> opUpdates;
+    std::vector<RoundId> roundIds;
     std::vector<Slot> tensorSlots;
     std::vector<std::string> strings;  // appended to DumpIndex::strings
     std::vector<std::string> sources;  // appended to DumpIndex::sources
@@ -122,9 +130,9 @@ struct DumpDelta {
     bool more = false;                       // the reader stopped early: poll again at once
 
     bool empty() const {
-        return processes.empty() && ops.empty() && opUpdates.empty() && tensorSlots.empty() &&
-               rows.empty() && rowStatistics.empty() && !statisticsPending && !status &&
-               !statusError && problems.empty() && rowOrder.empty();
+        return processes.empty() && ops.empty() && opUpdates.empty() && roundIds.empty() &&
+               tensorSlots.empty() && rows.empty() && rowStatistics.empty() && !statisticsPending &&
+               !status && !statusError && problems.empty() && rowOrder.empty();
     }
 };
 
@@ -273,8 +281,21 @@ public:
     // path of that copy in the same round and process (findFirstCopy), or "" when it is not found.
     std::string resolveTensorAlias(uint32_t row, const std::string& alias) const;
 
-    // "Prefill_layer/Attention (2_1)", for messages and titles.
+    // The id `op` ran under in `round`: its own, or another where the layer's control flow
+    // changed that round (DumpDelta::RoundId). What a config or `probe replay` names it by there.
+    const std::string& idIn(uint32_t op, int32_t round) const;
+    // The rounds it ran under another id in, with that id, sorted by round (null: none).
+    const std::vector<std::pair<int32_t, std::string>>* otherIds(uint32_t op) const {
+        const auto it = otherIds_.find(op);
+        return it != otherIds_.end() ? &it->second : nullptr;
+    }
+    // Its id, and where it ran under others: "2_5; 2_9 in round 2".
+    std::string idsText(uint32_t op) const;
+    // "Prefill_layer/Attention (2_1)", for messages and titles; one that ran under other ids too
+    // says where: "layers.1/add (2_5; 2_9 in round 2)".
     std::string describeOp(uint32_t op) const;
+    // The same in one round: "layers.1/add (2_9)" in round 2.
+    std::string describeOp(uint32_t op, int32_t round) const;
     // "output 0" / "input 2_value"
     std::string describeSlot(uint32_t slot) const;
 
@@ -329,6 +350,7 @@ private:
     uint64_t statisticsFromData_ = 0, statisticsPending_ = 0;
     // Which apply() last reported an op as touched (so each is reported once per delta).
     std::vector<uint32_t> touchStamp_;
+    std::unordered_map<uint32_t, std::vector<std::pair<int32_t, std::string>>> otherIds_;
     uint32_t applyCount_ = 0;
 };
 

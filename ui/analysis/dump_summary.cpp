@@ -50,7 +50,7 @@ std::optional<Anomaly> anomalyAt(const DumpIndex& index, uint32_t row) {
     const StatRecord& r = index.row(row);
     const auto& slot = index.slot(r.slot);
     const auto& op = index.op(slot.op);
-    Anomaly a{index.process(op.process).key, r.round, index.describeOp(slot.op), op.type,
+    Anomaly a{index.process(op.process).key, r.round, index.describeOp(slot.op, r.round), op.type,
               index.describeSlot(r.slot),    {}};
     for (int i = 0; i < kStatCount; ++i) {
         const auto stat = static_cast<Stat>(i);

@@ -398,8 +398,8 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
             const auto& slot = index.slot(row.slot);
             report.unexplained.push_back(
                 index.process(p).key + ": overflowed values (" + bad.why + ") first appear in " +
-                index.describeSlot(row.slot) + " of " + index.describeOp(slot.op) + " (" +
-                (index.layout() == DumpLayout::Atb ? "round " : "step ") +
+                index.describeSlot(row.slot) + " of " + index.describeOp(slot.op, row.round) +
+                " (" + (index.layout() == DumpLayout::Atb ? "round " : "step ") +
                 std::to_string(row.round) +
                 "), but no dumped op turns finite inputs into them: they were born before the dump "
                 "or in an "
@@ -436,8 +436,8 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
     for (const auto& birth : report.births) {
         const auto& op = index.op(birth.op);
         out += index.process(birth.process).key + ": born in " + (atb ? "round " : "step ") +
-               std::to_string(birth.round) + ", op " + index.describeOp(birth.op) + " [" + op.type +
-               "]\n";
+               std::to_string(birth.round) + ", op " + index.describeOp(birth.op, birth.round) +
+               " [" + op.type + "]\n";
         if (!atb && op.parent != kNone) {
             std::string chain;
             for (uint32_t p = op.parent; p != kNone; p = index.op(p).parent)
@@ -544,7 +544,7 @@ std::string anomalyAnalyzeJson(const DumpIndex& index, const OverflowReport& rep
         node["stack_info"] = std::move(stack);
         // Beyond msprobe's keys: where and why, for people and for the application.
         node[atb ? "round" : "step"] = birth.round;
-        node["op_id"] = op.id;
+        node["op_id"] = index.idIn(birth.op, birth.round);
         node["op_type"] = op.type;
         node["reason"] = birth.why;
         const std::string rank = anomalyRankKey(index, birth.process);

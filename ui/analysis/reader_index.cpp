@@ -32,6 +32,9 @@ void ReaderIndex::reserveOps(size_t more) {
     slotsOfOp_.reserve(slotsOfOp_.size() + more);
     opsByKey_.reserve(more);
     firstOpById_.reserve(more);
+    firstOpByPath_.reserve(more);
+    nextWithId_.reserve(nextWithId_.size() + more);
+    nextWithPath_.reserve(nextWithPath_.size() + more);
 }
 
 uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_view namePath) {
@@ -41,7 +44,8 @@ uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_v
 uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_view namePath,
                             const OpHashes& hashes) {
     const auto index = static_cast<uint32_t>(ops_.size());
-    const bool firstWithId = findOp(process, id, {}, hashes) == kNone;
+    const uint32_t firstWithId = findOp(process, id, {}, hashes);
+    const uint32_t firstWithPath = firstOpByPath(process, namePath, hashes.path);
     slotsOfOp_.emplace_back();
     OpKey key;
     key.offset = keyText_.size();
@@ -52,7 +56,18 @@ uint32_t ReaderIndex::addOp(uint32_t process, std::string_view id, std::string_v
     ops_.push_back(key);
     ++opsOfProcess_[process];
     opsByKey_.insert(hashes.key, index);
-    if (firstWithId) firstOpById_.insert(hashes.id, index);
+    const auto chain = [&](uint32_t first, KeyTable& firsts, uint64_t hash,
+                           std::vector<uint32_t>& next) {
+        next.push_back(kNone);
+        if (first == kNone) {
+            firsts.insert(hash, index);
+        } else {
+            next[index] = next[first];
+            next[first] = index;
+        }
+    };
+    chain(firstWithId, firstOpById_, hashes.id, nextWithId_);
+    chain(firstWithPath, firstOpByPath_, hashes.path, nextWithPath_);
     return index;
 }
 

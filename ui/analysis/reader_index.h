@@ -33,11 +33,11 @@ public:
     // An op key's hashes, worked out once for a findOp and the addOp after it (a big model's
     // hundred thousand nodes: each name path hashed once, not three times).
     struct OpHashes {
-        uint64_t id = 0, key = 0;
+        uint64_t id = 0, key = 0, path = 0;
     };
     static OpHashes hashesOf(uint32_t process, std::string_view id, std::string_view namePath) {
-        const uint64_t byId = idHash(process, id);
-        return {byId, hashCombine(byId, hashText(namePath))};
+        const uint64_t byId = idHash(process, id), ofPath = hashText(namePath);
+        return {byId, hashCombine(byId, ofPath), hashCombine(process, ofPath)};
     }
     uint32_t findOp(uint32_t process, std::string_view id, std::string_view namePath,
                     const OpHashes& hashes) const;
@@ -52,6 +52,27 @@ public:
         const char* text = keyText_.data() + key.offset;
         return sameBytes(text, namePath.data(), namePath.size()) &&
                sameBytes(text + namePath.size(), id.data(), id.size());
+    }
+    // Calls f(op) for the ops of `process` with this id (any name path), or with this name path
+    // (any id), until f returns true or `most` were called: the first added first, then the
+    // others from the last added. Where a layer's control flow changed, the op a row names
+    // under a new key may be one known under another (AtbDumpReader::opRunElsewhere).
+    template <typename F>
+    void forEachOpWithId(uint32_t process, std::string_view id, int most, F&& f) const {
+        walk(findOp(process, id, {}, {idHash(process, id), 0, 0}), nextWithId_, most, f);
+    }
+    template <typename F>
+    void forEachOpWithPath(uint32_t process, std::string_view namePath, int most, F&& f) const {
+        walk(firstOpByPath(process, namePath, hashCombine(process, hashText(namePath))),
+             nextWithPath_, most, f);
+    }
+    // An op's key, as addOp was given it.
+    std::string_view namePathOf(uint32_t op) const {
+        return std::string_view(keyText_).substr(ops_[op].offset, ops_[op].namePathSize);
+    }
+    std::string_view idOf(uint32_t op) const {
+        return std::string_view(keyText_).substr(ops_[op].offset + ops_[op].namePathSize,
+                                                 ops_[op].idSize);
     }
     size_t opCountOf(uint32_t process) const { return opsOfProcess_[process]; }
     uint32_t opCount() const { return static_cast<uint32_t>(ops_.size()); }
@@ -88,12 +109,15 @@ private:
         uint32_t process = 0;
     };
     uint32_t addSlot(DumpDelta& delta, uint32_t op, bool isOutput, std::string_view index);
-    std::string_view namePathOf(uint32_t op) const {
-        return std::string_view(keyText_).substr(ops_[op].offset, ops_[op].namePathSize);
+    uint32_t firstOpByPath(uint32_t process, std::string_view namePath, uint64_t hash) const {
+        return firstOpByPath_.find(hash, [&](uint32_t op) {
+            return ops_[op].process == process && namePathOf(op) == namePath;
+        });
     }
-    std::string_view idOf(uint32_t op) const {
-        return std::string_view(keyText_).substr(ops_[op].offset + ops_[op].namePathSize,
-                                                 ops_[op].idSize);
+    template <typename F>
+    static void walk(uint32_t first, const std::vector<uint32_t>& next, int most, F& f) {
+        for (uint32_t op = first; op != kNone && most-- > 0; op = next[op])
+            if (f(op)) return;
     }
     static uint64_t idHash(uint32_t process, std::string_view id) {
         return hashCombine(process, hashText(id));
@@ -103,8 +127,13 @@ private:
     std::vector<size_t> opsOfProcess_;  // by process
     std::vector<OpKey> ops_;            // by op
     std::string keyText_;
-    KeyTable opsByKey_;     // (process, name path, id)
-    KeyTable firstOpById_;  // (process, id): the first op added with the id
+    KeyTable opsByKey_;       // (process, name path, id)
+    KeyTable firstOpById_;    // (process, id): the first op added with the id
+    KeyTable firstOpByPath_;  // (process, name path): the first op added with it
+    // By op: the next op with its id, and with its name path (kNone: none). A chain runs from
+    // the first op added with the key to the last added, then back to the second (each op is
+    // put right after the first: no last op to keep per key).
+    std::vector<uint32_t> nextWithId_, nextWithPath_;
     std::vector<std::vector<uint32_t>> slotsOfOp_;
     ChunkedVector<Slot> slots_;  // never copied to grow
     std::string slotText_;

@@ -440,10 +440,11 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
             case NameColumn:
             case IdColumn:
             case TypeColumn: {
-                QString tip =
-                    QStringLiteral("%1\nid %2   type %3")
-                        .arg(QString::fromStdString(o.namePath), QString::fromStdString(o.id),
-                             QString::fromStdString(o.type));
+                // "2_5; 2_9 in round 2": an op shifted in some rounds.
+                QString tip = QStringLiteral("%1\nid %2   type %3")
+                                  .arg(QString::fromStdString(o.namePath),
+                                       QString::fromStdString(idx.idsText(op)),
+                                       QString::fromStdString(o.type));
                 if (!o.param.empty())
                     tip += QStringLiteral("\nparameters: ") +
                            QString::fromStdString(o.param.substr(0, 400));
@@ -466,9 +467,16 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                 return {};
             case DumpedColumn:
                 return QStringLiteral(
-                    "Whether the config below the tree dumps this op (ids, op_name, save_child): "
-                    "the one a probe gets on Apply, not necessarily the one this dump was made "
-                    "with");
+                           "Whether the config below the tree dumps this op (ids, op_name, "
+                           "save_child): the one a probe gets on Apply, not necessarily the one "
+                           "this dump was made with") +
+                       (idx.otherIds(op)
+                            ? QStringLiteral(
+                                  ".\nIt ran under other ids in some rounds (see its id): a "
+                                  "config selects by id, and %1 dumps what runs there in each "
+                                  "round")
+                                  .arg(QString::fromStdString(o.id))
+                            : QString());
             case VerdictColumn: {
                 const uint32_t compared = comparison_ ? comparison_->comparedOp(op, round_) : kNone;
                 const auto* r = comparison_ ? comparison_->result() : nullptr;
@@ -489,7 +497,10 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
         case NameColumn:
             return QString::fromStdString(o.name);
         case IdColumn:
-            return sort ? QVariant(o.row) : QVariant(QString::fromStdString(o.id));
+            // The round chosen's id: an op shifted there ran under another.
+            return sort ? QVariant(o.row)
+                        : QVariant(
+                              QString::fromStdString(round_ >= 0 ? idx.idIn(op, round_) : o.id));
         case TypeColumn:
             return QString::fromStdString(o.type);
         case RoundsColumn:

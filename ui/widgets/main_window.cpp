@@ -892,7 +892,7 @@ void MainWindow::onFirstNanChanged(uint32_t row) {
         tr("⚠ First NaN: %1 %2, %3")
             .arg(store->roundName())
             .arg(record.round)
-            .arg(QString::fromStdString(idx.describeOp(idx.slot(record.slot).op))));
+            .arg(QString::fromStdString(idx.describeOp(idx.slot(record.slot).op, record.round))));
 }
 
 QString MainWindow::firstNanText() const {

@@ -106,10 +106,11 @@ void MainWindow::updateOverflowButton() {
     const data::BornOverflow* born = births_->first();
     overflowButton_->setVisible(born && born->op < idx.opCount());
     if (overflowButton_->isHidden()) return;
-    overflowButton_->setFullText(tr("⚠ Overflow born: %1 %2, %3")
-                                     .arg(store->roundName())
-                                     .arg(born->round)
-                                     .arg(QString::fromStdString(idx.describeOp(born->op))));
+    overflowButton_->setFullText(
+        tr("⚠ Overflow born: %1 %2, %3")
+            .arg(store->roundName())
+            .arg(born->round)
+            .arg(QString::fromStdString(idx.describeOp(born->op, born->round))));
     overflowButton_->setExplanation(
         tr("Where the first Inf/NaN is born: its inputs are finite, an output is not (%1). "
            "Click to select that op and round.")

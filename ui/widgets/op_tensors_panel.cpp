@@ -160,17 +160,18 @@ bool OpTensorsPanel::replayCurrentOp() {
                 : tr("<b>%1 (%2) cannot be replayed in round %3</b>: its tensors were not dumped "
                      "there, only statistics. Replay needs a dump with task \"tensor\" or "
                      "\"all\".")
-                      .arg(name, QString::fromStdString(o.id))
+                      .arg(name, QString::fromStdString(idx.idIn(op, round)))
                       .arg(round));
         verdict_->setVisible(true);
         return false;
     }
-    replayer_->start(store_->root(), QString::fromStdString(o.id), round,
-                     QString::fromStdString(idx.process(o.process).key));
-    verdict_->setText(
-        tr("Replaying %1 (%2) of round %3 with <tt>probe replay</tt>…")
-            .arg(QString::fromStdString(o.namePath).toHtmlEscaped(), QString::fromStdString(o.id))
-            .arg(round));
+    // The id it ran under in that round (another than its own where the layer's control flow
+    // changed): replay finds an op by that round's id.
+    const QString id = QString::fromStdString(idx.idIn(op, round));
+    replayer_->start(store_->root(), id, round, QString::fromStdString(idx.process(o.process).key));
+    verdict_->setText(tr("Replaying %1 (%2) of round %3 with <tt>probe replay</tt>…")
+                          .arg(QString::fromStdString(o.namePath).toHtmlEscaped(), id)
+                          .arg(round));
     verdict_->setVisible(true);
     return true;
 }
@@ -239,7 +240,7 @@ void OpTensorsPanel::updateHeader() {
     title_->setText(QString::fromStdString(o.namePath));
     QString text =
         tr("id %1 · type %2 · depth %3 · %4")
-            .arg(QString::fromStdString(o.id), QString::fromStdString(o.type))
+            .arg(QString::fromStdString(idx.idsText(op)), QString::fromStdString(o.type))
             .arg(o.depth)
             .arg(countOf(static_cast<qsizetype>(o.rounds.size()), tr("round"), tr("rounds")));
     if (!o.rounds.empty()) text += tr(" (%1..%2)").arg(o.rounds.front()).arg(o.rounds.back());
