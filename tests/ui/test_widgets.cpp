@@ -12,7 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include <QAbstractButton>
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -422,6 +424,32 @@ TEST_F(MainWindowTest, OpensAtTheFirstNaNAndDrawsTheTree) {
     EXPECT_EQ(tree->model()->rowCount(tree->model()->index(0, 0)), 1);
     EXPECT_EQ(tree->model()->index(0, 0, tree->model()->index(0, 0)).data().toString(),
               "self_attn");
+}
+
+// In the smallest window the plot's controls read whole: in one row they were cut to "Ter",
+// "Norr" and "lear pir".
+TEST_F(MainWindowTest, TheStatisticsControlsReadWholeInTheSmallestWindow) {
+    window_.resize(MainWindow::kMinimumWidth, MainWindow::kMinimumHeight);
+    window_.showView(MainWindow::View::Plot);
+    auto* plot = window_.statisticsPlot();
+    for (const auto mode :
+         {widgets::StatisticsPlot::Mode::Rounds, widgets::StatisticsPlot::Mode::RoundProfile}) {
+        plot->setMode(mode);
+        QApplication::processEvents();
+        int shown = 0;
+        for (QWidget* control : plot->findChildren<QWidget*>()) {
+            if (!control->isVisible() ||
+                (!qobject_cast<QAbstractButton*>(control) && !qobject_cast<QComboBox*>(control)))
+                continue;
+            ++shown;
+            EXPECT_GE(control->width(), control->sizeHint().width())
+                << control->metaObject()->className() << " "
+                << (qobject_cast<QAbstractButton*>(control)
+                        ? qobject_cast<QAbstractButton*>(control)->text().toStdString()
+                        : qobject_cast<QComboBox*>(control)->currentText().toStdString());
+        }
+        EXPECT_GE(shown, 5);
+    }
 }
 
 TEST_F(MainWindowTest, StatisticsPlotDrawsMarksAndPicksPoints) {

@@ -74,17 +74,26 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
             [this](int i) { setProfileAllDepths(i == 1); });
     controls->addWidget(profileStatBox_);
     controls->addWidget(profileScopeBox_);
+    controls->addStretch(1);
+    // How it is drawn and what is kept, on a row of their own: one row of everything was cut
+    // to "Ter", "Norr" and "lear pir" in a window of 800 pixels.
+    auto* drawing = new QHBoxLayout;
     logScale_ = new QCheckBox(tr("Log scale"), this);
     logScale_->setToolTip(tr("Logarithmic y axis (values at or below zero are not drawn)"));
     connect(logScale_, &QCheckBox::toggled, this, &StatisticsPlot::setLogScale);
-    controls->addWidget(logScale_);
-    controls->addStretch(1);
+    drawing->addWidget(logScale_);
+    drawing->addStretch(1);
     pin_ = new QPushButton(this);
     connect(pin_, &QPushButton::clicked, this, &StatisticsPlot::pinCurrent);
     clearPins_ = new QPushButton(tr("Clear pins"), this);
     connect(clearPins_, &QPushButton::clicked, this, &StatisticsPlot::clearPins);
-    controls->addWidget(pin_);
-    controls->addWidget(clearPins_);
+    drawing->addWidget(pin_);
+    drawing->addWidget(clearPins_);
+    // Never narrower than their text: the panel beside them gives way instead.
+    for (QWidget* control : std::initializer_list<QWidget*>{
+             modeBox_, statBoxes_[0], statBoxes_[1], statBoxes_[2], statBoxes_[3], profileStatBox_,
+             profileScopeBox_, logScale_, pin_, clearPins_})
+        control->setSizePolicy(QSizePolicy::Minimum, control->sizePolicy().verticalPolicy());
 
     title_ = new QLabel(this);
     title_->setSizePolicy(QSizePolicy::Ignored,
@@ -119,6 +128,7 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(controls);
+    layout->addLayout(drawing);
     layout->addWidget(title_);
     logNote_ = new QLabel(this);
     logNote_->setWordWrap(true);
