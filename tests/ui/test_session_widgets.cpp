@@ -879,6 +879,37 @@ TEST_F(LiveWindowTest, UnappliedEditsOfARunsConfigAreKeptWhenAnotherDumpOpens) {
     EXPECT_EQ(test::readFile(dir_ / "config.json"), before);
 }
 
+// A dump opened over a running model ("Stop it and go on"): the run's log stays in the Session
+// panel, with how it ended, until another run starts (it went at once, the SIGTERM said only in
+// probe_status.json).
+TEST_F(LiveWindowTest, TheLogOfARunStoppedByOpeningADumpStaysWithHowItEnded) {
+    ASSERT_TRUE(context_.launch(engineSpec(100000, 10)));
+    auto* panel = window_.sessionPanel();
+    ASSERT_TRUE(waitFor([&] { return rounds() >= 1; }));
+    ASSERT_TRUE(waitFor([&] { return !panel->log()->toPlainText().isEmpty(); }));
+    const QString before = panel->log()->toPlainText();
+
+    test::TempDir other("ui-live");
+    test::writeSmallSyntheticDump(other.path());
+    ASSERT_TRUE(context_.openDump(QString::fromStdString(other.path())));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession() == nullptr; }));
+    EXPECT_TRUE(panel->log()->toPlainText().startsWith(before));
+    EXPECT_TRUE(panel->log()->toPlainText().contains("The window shows another dump now"));
+    EXPECT_TRUE(panel->stateText().startsWith("last run: ")) << panel->stateText().toStdString();
+    ASSERT_TRUE(waitFor([&] { return panel->stateText() == "last run: stopped by you"; }))
+        << panel->stateText().toStdString();
+    EXPECT_FALSE(panel->stopButton()->isEnabled());
+    // Another dump keeps it; a new run starts its own log.
+    ASSERT_TRUE(context_.openDump(QString::fromStdString(other.path())));
+    EXPECT_EQ(panel->stateText(), "last run: stopped by you");
+    EXPECT_TRUE(panel->log()->toPlainText().startsWith(before));
+    session::LaunchSpec next = engineSpec(1, 0);
+    next.outputDirectory = QString::fromStdString(dir_ / "out2");
+    ASSERT_TRUE(context_.launch(next));
+    EXPECT_FALSE(panel->log()->toPlainText().contains("The window shows another dump now"));
+    EXPECT_FALSE(panel->stateText().startsWith("last run")) << panel->stateText().toStdString();
+}
+
 // Ops ticked in an opened dump's config copy, not applied, when a launch replaces the dump: kept
 // as a new config and said, for Apply to give the probe (the launch's config replaced them
 // without a word, although opening another dump keeps them).

@@ -96,21 +96,35 @@ SessionPanel::SessionPanel(QWidget* parent) : QWidget(parent) {
 }
 
 void SessionPanel::setSession(session::LiveSession* session) {
+    if (!session && !session_) {
+        updateState();  // a dump after a dump: the last run's log, if any, stays
+        return;
+    }
     if (session_) disconnect(session_, nullptr, this, nullptr);
+    if (lastRun_) disconnect(lastRun_, nullptr, this, nullptr);
+    lastRun_ = nullptr;
+    if (!session) {
+        // A dump opened over a run: the run's log and how it ends stay in view (they went at
+        // once, its SIGTERM left only in probe_status.json).
+        lastRun_ = session_;
+        session_ = nullptr;
+        appendNote((lastRun_->hasEnded()
+                        ? tr("[%1] The window shows another dump now. This run's log stays here "
+                             "until another run starts.\n")
+                        : tr("[%1] The window shows another dump now. This run's log stays here, "
+                             "with how it ends, until another run starts.\n"))
+                       .arg(describeState(*lastRun_)));
+        followSession(lastRun_);
+        updateState();
+        return;
+    }
     session_ = session;
+    lastRunState_.clear();
     log_->clear();
     errorLine_.clear();
     followLog_ = true;
     if (session_) {
-        connect(
-            session_, &session::LiveSession::stateChanged, this,
-            [this](SessionState, const QString& detail) {
-                if (session_->hasEnded()) flushErrorLine();
-                if (!detail.isEmpty())
-                    appendNote(QStringLiteral("[%1] %2\n").arg(describeState(*session_), detail));
-                updateState();
-            });
-        connect(session_, &session::LiveSession::output, this, &SessionPanel::appendLog);
+        followSession(session_);
         connect(session_, &session::LiveSession::helloReceived, this, &SessionPanel::updateState);
         // An applied config is said by the probe itself ("[probe] config applied (client): ..."),
         // in its standard error or its messages: not said twice. A refusal is set apart in red.
@@ -126,6 +140,17 @@ void SessionPanel::setSession(session::LiveSession* session) {
                 QStringLiteral("[%1] %2\n").arg(describeState(*session_), session_->stateDetail()));
     }
     updateState();
+}
+
+void SessionPanel::followSession(session::LiveSession* session) {
+    connect(session, &session::LiveSession::stateChanged, this,
+            [this, session](SessionState, const QString& detail) {
+                if (session->hasEnded()) flushErrorLine();
+                if (!detail.isEmpty())
+                    appendNote(QStringLiteral("[%1] %2\n").arg(describeState(*session), detail));
+                updateState();
+            });
+    connect(session, &session::LiveSession::output, this, &SessionPanel::appendLog);
 }
 
 QColor SessionPanel::stateColor(SessionState state) {
@@ -165,10 +190,20 @@ QString SessionPanel::stateText() const {
 
 void SessionPanel::updateState() {
     if (!session_) {
-        badge_->setText(tr("no session"));
-        badge_->setStyleSheet(QStringLiteral("color: white; background: #888; border-radius: 3px"));
-        detail_->clear();
-        command_->clear();
+        if (lastRun_) {  // (what it says is kept: the run goes once it has ended)
+            lastRunState_ = tr("last run: %1").arg(describeState(*lastRun_));
+            lastRunColor_ = stateColor(lastRun_->state());
+            lastRunDetail_ = lastRun_->stateDetail();
+            const qint64 pid = lastRun_->probePid();
+            lastRunCommand_ =
+                pid > 0 ? tr("pid %1: %2").arg(pid).arg(lastRun_->command()) : lastRun_->command();
+        }
+        const bool last = !lastRunState_.isEmpty();
+        badge_->setText(last ? lastRunState_ : tr("no session"));
+        badge_->setStyleSheet(QStringLiteral("color: white; background: %1; border-radius: 3px")
+                                  .arg(last ? lastRunColor_.name() : QStringLiteral("#888")));
+        detail_->setText(last ? lastRunDetail_ : QString());
+        command_->setText(last ? lastRunCommand_ : QString());
         stop_->setText(tr("Stop"));
         stop_->setEnabled(false);
         return;

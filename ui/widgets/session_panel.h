@@ -20,13 +20,14 @@ class SessionPanel : public QWidget {
 public:
     explicit SessionPanel(QWidget* parent = nullptr);
 
-    // The session shown (nullptr: none). The log starts afresh.
+    // The session shown (nullptr: none). The log starts afresh, but for a run replaced by
+    // none (a dump opened over it): its log stays, followed to its end, until another run.
     void setSession(session::LiveSession* session);
     session::LiveSession* session() const { return session_; }
 
     QPlainTextEdit* log() const { return log_; }
     QPushButton* stopButton() const { return stop_; }
-    // "dumping", "crashed (exit code 1)": what the state badge says.
+    // "dumping", "crashed (exit code 1)", "last run: stopped (SIGTERM)": what the badge says.
     QString stateText() const;
     // The badge's colour for a state, also used by the window's status bar.
     static QColor stateColor(session::SessionState state);
@@ -46,7 +47,13 @@ private:
     // Writes out a last line of standard error that had no newline yet.
     void flushErrorLine();
 
+    void followSession(session::LiveSession* session);
+
     QPointer<session::LiveSession> session_;
+    // The run a dump was opened over, while it ends, and what was last said of it.
+    QPointer<session::LiveSession> lastRun_;
+    QString lastRunState_, lastRunDetail_, lastRunCommand_;
+    QColor lastRunColor_;
     QLabel* badge_;
     QLabel* detail_;
     QLabel* command_;
