@@ -300,15 +300,19 @@ void forwardSignal(int signal) {
     if (gChild > 0) ::kill(gChild, signal);
 }
 
+// Whether a probe wrote into the atb_dump_data folder `root`: its data folder or status file.
+bool probeWroteInto(const std::string& root) {
+    return format::isDirectory(root + "/data") ||
+           format::fileExists(root + "/" + format::kStatusFileName);
+}
+
 // The folder holding the dump that `dir` is, or is inside of ("" when none): the atb_dump_data
-// folder at or above `dir` (findAtbDumpRoot), when it holds a dump (its data folder or status
-// file) and is not dir's own, however dir is spelled ("out/", "./out/."). Given as --output,
-// such a folder took a new dump inside the old one (X/atb_dump_data/atb_dump_data).
+// folder at or above `dir` (findAtbDumpRoot), when it holds a dump (probeWroteInto) and is not
+// dir's own, however dir is spelled ("out/", "./out/."). Given as --output, such a folder took a
+// new dump inside the old one (X/atb_dump_data/atb_dump_data).
 std::string dumpHolding(const std::string& dir) {
     const auto root = analysis::findAtbDumpRoot(dir);
-    if (!root || (!format::isDirectory(*root + "/data") &&
-                  !format::fileExists(*root + "/probe_status.json")))
-        return {};
+    if (!root || !probeWroteInto(*root)) return {};
     const size_t slash = root->rfind('/');
     const std::string holder = slash == 0 ? "/" : root->substr(0, slash);
     return format::resolvedPath(holder) == format::resolvedPath(dir) ? std::string() : holder;
@@ -549,8 +553,7 @@ int runRunCommand(const Args& args) {
     if (!quiet) {
         // A program killed early (kill -9, the OOM killer) ended before its probe could start:
         // not a program that never imports torch.
-        if (!attached && !format::isDirectory(dumpRoot + "/data") &&
-            !format::fileExists(dumpRoot + "/probe_status.json"))
+        if (!attached && !probeWroteInto(dumpRoot))
             std::fprintf(stderr, "%s",
                          WIFSIGNALED(status)
                              ? ("probe run: the program was killed by " +
