@@ -11,9 +11,15 @@
 #include <cstring>
 #include <fstream>
 
+#include "analysis/dump_index.h"
 #include "exit_codes.h"
 
 namespace probe::cli {
+
+int exitCodeOfRead(const analysis::DumpIndex& index) {
+    if (index.problems().empty()) return kExitOk;
+    return index.rowCount() == 0 ? kExitConfigUnreadable : kExitFailure;
+}
 namespace {
 
 std::string formatBound(double value) {

@@ -13,7 +13,16 @@
 
 #include "commands.h"
 
+namespace probe::analysis {
+class DumpIndex;
+}
+
 namespace probe::cli {
+
+// The exit code of a command that read the dump `index` and found nothing wrong in what it read:
+// 0 when all of it was read, 1 when some of it could not be (its problems say what: "nothing
+// wrong" is of part of the dump), 66 when none of it could.
+int exitCodeOfRead(const analysis::DumpIndex& index);
 
 // A number given on the command line: the whole text a finite number; nullopt otherwise.
 std::optional<double> parseNumber(const std::string& text);

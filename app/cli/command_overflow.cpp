@@ -124,8 +124,7 @@ int runOverflowCommand(const Args& args) {
     }
     // "No overflow" holds for what was read: a dump read in part is no clean bill (it exited 0
     // with "no overflow" for a statistic.csv of garbage), and one read not at all no dump.
-    if (!found && !problems.empty() && index->rowCount() == 0) return kExitConfigUnreadable;
-    return found || !problems.empty() ? kExitFailure : kExitOk;
+    return found ? kExitFailure : exitCodeOfRead(*index);
 }
 
 }  // namespace probe::cli

@@ -41,8 +41,7 @@ int runSummaryCommand(const Args& args) {
     std::fputs(analysis::formatSummary(analysis::summarizeDump(kept)).c_str(), stdout);
     // A script reading the exit code learns that the summary is of part of the dump (it was 0
     // for a statistic.csv of garbage: "ops: 0").
-    if (kept.problems().empty()) return kExitOk;
-    return kept.rowCount() == 0 ? kExitConfigUnreadable : kExitFailure;
+    return exitCodeOfRead(kept);
 }
 
 }  // namespace probe::cli
