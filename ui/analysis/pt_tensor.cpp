@@ -2,6 +2,7 @@
 #include "analysis/pt_tensor.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,8 @@
 #include <memory>
 
 #include <zip.h>
+
+#include "probe/format/file_util.h"
 
 namespace probe::analysis {
 namespace {
@@ -479,11 +482,12 @@ std::optional<TensorData> loadPtTensorFile(const std::string& path, std::string*
         // Told apart by the first bytes: a zip's local header (torch.save's archive, damaged
         // or cut short: it was blamed on the legacy format), a pickle (the legacy format), else
         // something else altogether.
+        // (Opened as every file of a dump is: a FIFO swapped in since the stat cannot block.)
         char head[4] = {};
-        if (FILE* f = std::fopen(path.c_str(), "rb")) {
-            const size_t n = std::fread(head, 1, sizeof head, f);
-            std::fclose(f);
-            if (n < sizeof head) head[0] = 0;
+        uint64_t size = 0;
+        if (const int fd = format::openRegularFile(path, UINT64_MAX, &size, nullptr); fd >= 0) {
+            if (::pread(fd, head, sizeof head, 0) != static_cast<ssize_t>(sizeof head)) head[0] = 0;
+            ::close(fd);
         }
         if (std::memcmp(head, "PK\x03\x04", 4) == 0)
             return failWith("a zip archive (torch.save's format) that is damaged or cut short: " +
