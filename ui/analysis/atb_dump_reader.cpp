@@ -80,7 +80,9 @@ uint32_t AtbDumpReader::internAnew(DumpDelta& delta, std::string_view text, Inte
 
 uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string_view id,
                                  std::string_view namePath, std::string_view type) {
-    if (const uint32_t existing = index_.findOp(process, id, namePath); existing != kNone) {
+    // Hashed once, for the lookups below and the op's registration.
+    const auto hashes = ReaderIndex::hashesOf(process, id, namePath);
+    if (const uint32_t existing = index_.findOp(process, id, namePath, hashes); existing != kNone) {
         OpState& op = ops_[existing];
         if (!type.empty() && !op.typed) {
             op.typed = true;
@@ -104,10 +106,11 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string
     const uint32_t parent =
         parentId.empty() ? kNone : ensureOp(delta, process, parentId, parentPath, {});
     if (!namePath.empty())
-        if (const uint32_t known = opRunElsewhere(delta, process, parent, parentId, id, namePath);
+        if (const uint32_t known =
+                opRunElsewhere(delta, process, parent, parentId, id, namePath, hashes);
             known != kNone)
             return known;
-    const uint32_t index = index_.addOp(process, id, namePath);
+    const uint32_t index = index_.addOp(process, id, namePath, hashes);
     OpState state;
     state.process = process;
     state.parent = parent;
@@ -131,7 +134,8 @@ constexpr int kMaxOpsOfAPathLookedAt = 64, kMaxOpsOfAnIdLookedAt = 8;
 
 uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint32_t parent,
                                        std::string_view parentId, std::string_view id,
-                                       std::string_view namePath) {
+                                       std::string_view namePath,
+                                       const ReaderIndex::OpHashes& hashes) {
     if (roundStamp_ == 0) return kNone;
     const auto key = std::make_tuple(process, id, namePath);
     if (const auto it = runElsewhere_.find(key);
@@ -145,23 +149,25 @@ uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint3
     // their order from round to round).
     uint32_t found = kNone;
     std::string usual;
-    index_.forEachOpWithPath(process, namePath, kMaxOpsOfAPathLookedAt, [&](uint32_t candidate) {
-        const OpState& state = ops_[candidate];
-        if (candidate >= found || state.parent != parent || state.seenIn == roundStamp_)
+    index_.forEachOpWithPath(
+        process, namePath, hashes, kMaxOpsOfAPathLookedAt, [&](uint32_t candidate) {
+            const OpState& state = ops_[candidate];
+            if (candidate >= found || state.parent != parent || state.seenIn == roundStamp_)
+                return false;
+            // Its usual position, under this round's parent.
+            usual.assign(parentId);
+            if (!usual.empty()) usual += '_';
+            usual += localOf(index_.idOf(candidate));
+            bool taken = usual == id;  // the parent moved, this one with it
+            if (!taken)
+                index_.forEachOpWithId(process, usual, kMaxOpsOfAnIdLookedAt, [&](uint32_t other) {
+                    taken =
+                        ops_[other].seenIn == roundStamp_ && index_.namePathOf(other) != namePath;
+                    return taken;
+                });
+            if (taken) found = candidate;
             return false;
-        // Its usual position, under this round's parent.
-        usual.assign(parentId);
-        if (!usual.empty()) usual += '_';
-        usual += localOf(index_.idOf(candidate));
-        bool taken = usual == id;  // the parent moved, this one with it
-        if (!taken)
-            index_.forEachOpWithId(process, usual, kMaxOpsOfAnIdLookedAt, [&](uint32_t other) {
-                taken = ops_[other].seenIn == roundStamp_ && index_.namePathOf(other) != namePath;
-                return taken;
-            });
-        if (taken) found = candidate;
-        return false;
-    });
+        });
     if (found == kNone) return kNone;
     runElsewhere_[std::make_tuple(process, std::string(id), std::string(namePath))] = {found,
                                                                                        roundStamp_};

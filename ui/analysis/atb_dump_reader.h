@@ -98,10 +98,11 @@ private:
     // that ran four ops more before it). The known op a new key (id, namePath) under `parent`
     // stands for in the current round, or kNone: one with the same name path under the same
     // parent, not met in this round yet, whose own position is taken in this round by another
-    // op (or is this one's, the parent having moved). Announced in `delta.roundIds`.
+    // op (or is this one's, the parent having moved). Announced in `delta.roundIds`. `hashes`:
+    // the key's (ReaderIndex::hashesOf).
     uint32_t opRunElsewhere(DumpDelta& delta, uint32_t process, uint32_t parent,
                             std::string_view parentId, std::string_view id,
-                            std::string_view namePath);
+                            std::string_view namePath, const ReaderIndex::OpHashes& hashes);
     // Rounds are told apart by stamps: the (process, round) of the rows being read.
     void enterRound(uint32_t process, int64_t round);
     // Marks `op` and its ancestors as met in the current round.

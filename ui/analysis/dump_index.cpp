@@ -18,6 +18,13 @@
 namespace probe::analysis {
 namespace {
 
+// Where `round` is, or goes, in an op's ids of other rounds (sorted by round).
+template <typename Ids>
+auto roundEntry(Ids& ids, int32_t round) {
+    return std::lower_bound(ids.begin(), ids.end(), round,
+                            [](const auto& e, int32_t r) { return e.first < r; });
+}
+
 // Past this many, problems are counted rather than kept (a badly broken dump must not eat memory).
 constexpr size_t kMaxProblems = 500;
 // The first capacity of an op's or a tensor's list of rounds or rows: six 4-byte numbers take the
@@ -197,8 +204,7 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
             continue;
         }
         auto& ids = otherIds_[d.op];
-        const auto at = std::lower_bound(ids.begin(), ids.end(), d.round,
-                                         [](const auto& e, int32_t r) { return e.first < r; });
+        const auto at = roundEntry(ids, d.round);
         if (at != ids.end() && at->first == d.round) continue;
         ids.insert(at, {d.round, std::move(d.id)});
         touch(d.op);
@@ -583,8 +589,7 @@ uint64_t RowTimes::of(int32_t round, uint32_t position) const {
 
 const std::string& DumpIndex::idIn(uint32_t op, int32_t round) const {
     if (const auto* ids = otherIds(op)) {
-        const auto at = std::lower_bound(ids->begin(), ids->end(), round,
-                                         [](const auto& e, int32_t r) { return e.first < r; });
+        const auto at = roundEntry(*ids, round);
         if (at != ids->end() && at->first == round) return at->second;
     }
     return ops_[op].id;

@@ -61,10 +61,11 @@ public:
     void forEachOpWithId(uint32_t process, std::string_view id, int most, F&& f) const {
         walk(findOp(process, id, {}, {idHash(process, id), 0, 0}), nextWithId_, most, f);
     }
+    // (`hashes`: of a key with this name path, hashesOf.)
     template <typename F>
-    void forEachOpWithPath(uint32_t process, std::string_view namePath, int most, F&& f) const {
-        walk(firstOpByPath(process, namePath, hashCombine(process, hashText(namePath))),
-             nextWithPath_, most, f);
+    void forEachOpWithPath(uint32_t process, std::string_view namePath, const OpHashes& hashes,
+                           int most, F&& f) const {
+        walk(firstOpByPath(process, namePath, hashes.path), nextWithPath_, most, f);
     }
     // An op's key, as addOp was given it.
     std::string_view namePathOf(uint32_t op) const {
