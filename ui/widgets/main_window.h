@@ -146,10 +146,9 @@ private:
     void showWorkspaceView(View view);
     void loadConfig();
     void saveConfig();
-    // Asks whether to stop the running model (`question`'s %1: its command); true when there
-    // is none (any more: a model ending meanwhile answers it).
-    // Asks whether to stop the model running, `stopText` on the button that does; true when it
-    // may be stopped (or ended meanwhile).
+    // Asks whether to stop the running model (`question`'s %1: its command), `stopText` on the
+    // button that does; true when it may be stopped, or there is none (any more: a model ending
+    // meanwhile answers it).
     bool mayStopTheModel(const QString& title, const QString& question, const QString& stopText);
     // Whether the session may be replaced: true unless a model runs and the user, asked, wants
     // it to go on.
