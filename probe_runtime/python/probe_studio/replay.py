@@ -595,58 +595,58 @@ def _same_specials(d, e):
 # -----------------------------------------------------------------------------------------
 
 
+def _not_replayable(reason):
+    """replay_op's answer for an op that cannot be replayed, and why."""
+    return {"verdict": "not replayable", "reason": reason, "outputs": []}
+
+
 def replay_op(op):
     """{"verdict", "reason", "outputs"} for one dumped op."""
     torch = _torch
     short = op.type.split("::", 1)[1] if op.type.startswith("aten::") else ""
     if not short:
-        return {"verdict": "not replayable", "reason": "not an aten op (a module or layer)", "outputs": []}
+        return _not_replayable("not an aten op (a module or layer)")
     if short in ALLOCATIONS:
-        return {"verdict": "not replayable", "reason": "an allocation: its output is uninitialised memory",
-                "outputs": []}
+        return _not_replayable("an allocation: its output is uninitialised memory")
     if short in STORAGE_OPS:
-        return {"verdict": "not replayable", "reason": "a view addressing its input's storage (strides, offset), "
-                "which the dump does not hold: it has a contiguous copy of the values", "outputs": []}
+        return _not_replayable("a view addressing its input's storage (strides, offset), which the dump does "
+                               "not hold: it has a contiguous copy of the values")
     try:
         params = read_op_params(op.directory)
     except NotReplayable as exc:
-        return {"verdict": "not replayable", "reason": str(exc), "outputs": []}
+        return _not_replayable(str(exc))
     if short in RANDOM_OPS or (short in DROPOUTS and params.get("train", True) and params.get("p", 1) != 0):
-        return {"verdict": "not replayable", "reason": "random: its result depends on the random generator",
-                "outputs": []}
+        return _not_replayable("random: its result depends on the random generator")
     if not op.outputs:
-        return {"verdict": "not replayable", "reason": "it has no tensor output to judge", "outputs": []}
+        return _not_replayable("it has no tensor output to judge")
     if not any(path for _, _, path, _, _ in op.outputs):
-        return {"verdict": "not replayable", "reason": "no output data dumped (task tensor or all keeps data)",
-                "outputs": []}
+        return _not_replayable("no output data dumped (task tensor or all keeps data)")
     tensors = {}
     inputs = []
     for position, arg, path, dtype, shape in sorted(op.inputs, key=lambda x: x[0]):
         name = arg or "arg%d" % position
         if not path:
-            return {"verdict": "not replayable", "reason": "missing input: %s has no data in the dump" % name,
-                    "outputs": []}
+            return _not_replayable("missing input: %s has no data in the dump" % name)
         try:
             tensors[name] = load_tensor(path)
         except (MissingData, OSError, ValueError) as exc:
-            return {"verdict": "not replayable", "reason": "missing input: %s" % exc, "outputs": []}
+            return _not_replayable("missing input: %s" % exc)
         inputs.append(tensors[name])
     if short in OVERWRITING and "self" not in tensors:
         out_path = next((path for _, _, path, _, _ in sorted(op.outputs, key=lambda x: x[0]) if path), None)
         try:
             template = load_tensor(out_path)
         except (MissingData, OSError, ValueError) as exc:
-            return {"verdict": "not replayable", "reason": "missing input: %s" % exc, "outputs": []}
+            return _not_replayable("missing input: %s" % exc)
         tensors["self"] = torch.zeros_like(template)
     try:
         overload, args, kwargs = build_call(op, params, tensors)
     except NotReplayable as exc:
-        return {"verdict": "not replayable", "reason": str(exc), "outputs": []}
+        return _not_replayable(str(exc))
     except (TypeError, ValueError, OverflowError) as exc:  # parameters of the wrong types
-        return {"verdict": "not replayable", "reason": "its parameters do not fit the op: %s" %
-                str(exc).splitlines()[0], "outputs": []}
+        return _not_replayable("its parameters do not fit the op: %s" % str(exc).splitlines()[0])
     if any(str(a.type) in ("Generator", "Optional[Generator]") for a in overload._schema.arguments):
-        return {"verdict": "not replayable", "reason": "random: it takes a generator", "outputs": []}
+        return _not_replayable("random: it takes a generator")
     dumped, unread = [], []
     for position, _, path, _, _ in sorted(op.outputs, key=lambda x: x[0]):
         try:
@@ -655,14 +655,12 @@ def replay_op(op):
             dumped.append(None)
             unread.append(str(exc))
     if all(d is None for d in dumped):
-        return {"verdict": "not replayable", "reason": "the dumped outputs hold no data" +
-                (": " + "; ".join(unread) if unread else ""), "outputs": []}
+        return _not_replayable("the dumped outputs hold no data" + (": " + "; ".join(unread) if unread else ""))
     try:
         a, k = _clone_args(args, kwargs, lambda t: t.clone())
         rerun = [t.detach() for t in _outputs(overload(*a, **k))]
     except Exception as exc:
-        return {"verdict": "not replayable", "reason": "the re-run failed: %s" % str(exc).splitlines()[0],
-                "outputs": []}
+        return _not_replayable("the re-run failed: %s" % str(exc).splitlines()[0])
     note = ""
     try:
         a, k = _clone_args(args, kwargs, _to_float64)
@@ -673,8 +671,7 @@ def replay_op(op):
             reference = [t.detach() for t in _outputs(overload(*a, **k))]
             note = " (reference in float32: float64 failed: %s)" % str(exc).splitlines()[0]
         except Exception:
-            return {"verdict": "not replayable", "reason": "the float64 reference failed: %s" %
-                    str(exc).splitlines()[0], "outputs": []}
+            return _not_replayable("the float64 reference failed: %s" % str(exc).splitlines()[0])
     verdict, reason, details = judge(dumped, reference, rerun, inputs)
     return {"verdict": verdict, "reason": reason + note, "outputs": details}
 
@@ -758,8 +755,8 @@ def main(argv=None):
                 try:
                     outcome = replay_op(op)
                 except Exception as exc:  # one op's failure is said, and the others still replayed
-                    outcome = {"verdict": "not replayable", "reason": "the replay failed: %s: %s" % (
-                        type(exc).__name__, str(exc).splitlines()[0] if str(exc) else ""), "outputs": []}
+                    outcome = _not_replayable("the replay failed: %s: %s" % (
+                        type(exc).__name__, str(exc).splitlines()[0] if str(exc) else ""))
                 outcome.update({"process": process, "round": round_, "op_id": op.id, "op_name": op.name,
                                 "op_type": op.type})
                 results.append(outcome)
