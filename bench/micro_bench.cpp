@@ -89,6 +89,19 @@ void BM_StatsSmall(benchmark::State& state) {
 }
 BENCHMARK(BM_StatsSmall)->Arg(64)->Arg(1024);
 
+// A weight in cache (a decoder reads each of its weights once per token, the probe's statistics
+// just before): bytes per second from L2, where the kernel's own speed shows, not the memory's.
+void BM_StatsInCache(benchmark::State& state) {
+    const auto& bytes = buffer(DType::Float);
+    const auto count = static_cast<uint64_t>(state.range(0));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(
+            probe::format::computeTensorStats(DType::Float, bytes.data(), count));
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                            static_cast<int64_t>(count * sizeof(float)));
+}
+BENCHMARK(BM_StatsInCache)->Arg(256 * 688);
+
 probe::format::StatRow typicalRow() {
     probe::format::StatRow row;
     row.devicePid = "0_39943";
