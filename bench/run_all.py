@@ -326,6 +326,38 @@ def bench_readers(args, report, work):
             report.add("readers", "probe summary, statistic.csv read rate", size / 1e6 / wall, "MB/s", 300,
                        better="higher", note="%.0f MB of statistic.csv" % (size / 1e6))
         report.add("readers", "%s, rows per CPU second" % name, rows / cpu, "rows/s", better="higher")
+    bench_compare_big_tensors(args, report, work)
+
+
+BIG_TENSOR_MODEL = """
+import sys, torch
+torch.manual_seed(0)
+class Scale(torch.nn.Module):
+    def forward(self, x):
+        return x * float(sys.argv[1])
+with torch.no_grad():
+    Scale()(torch.randn(1 << 25))
+"""
+
+
+def bench_compare_big_tensors(args, report, work):
+    """`probe compare` of two runs that kept a 128 MiB tensor's data: what it holds at once."""
+    probe = os.path.join(args.build, "bin", "probe")
+    model = os.path.join(work, "big_tensor.py")
+    config = os.path.join(work, "config_tensor.json")
+    with open(model, "w") as f:
+        f.write(BIG_TENSOR_MODEL)
+    with open(config, "w") as f:
+        json.dump({"task": "tensor", "dump_enable": True, "exec_range": "all"}, f)
+    dumps = []
+    for name, scale in (("big_a", "1"), ("big_b", "1.0000001")):
+        dumps.append(os.path.join(work, name))
+        run_child([probe, "run", "--quiet", "--output", dumps[-1], "--config", config, "--", PYTHON, model, scale])
+    wall, cpu, peak, _ = run_timed([probe, "compare"] + dumps, ok_codes=(0, 1))
+    report.add("readers", "probe compare, two runs of a 128 MiB tensor: peak memory", peak, "MiB",
+               note="wall %.2f s, CPU %.2f s; the tensors are read a piece at a time" % (wall, cpu))
+    for dump in dumps:
+        shutil.rmtree(dump, ignore_errors=True)
 
 
 def bench_app(args, report, work):

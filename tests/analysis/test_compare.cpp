@@ -2016,6 +2016,84 @@ TEST(Compare, StatisticsAreTheRowsOrWhereTheDumpLeftThemOutTheDatas) {
     EXPECT_EQ(fromData.referenceStats(99).present, 0);  // no such tensor
 }
 
+// Tensors bigger than the pieces a comparison reads at a time (8 MiB): measured as a whole, bit
+// for bit, with their statistics (task tensor leaves them out) from every piece, the output of
+// one op recognised as the next op's input, and a de-duplicated file followed to its data.
+TEST(Compare, TensorsOfManyPiecesAreMeasuredWhole) {
+    TempDir dir;
+    constexpr size_t kCount = 3'000'000, kChanged = 2'500'000;  // 12 MB; the change in piece 2
+    const std::vector<float> x = randomValues(kCount, 5);
+    std::vector<float> y(kCount);
+    for (size_t i = 0; i < kCount; ++i) y[i] = 2 * x[i];
+    auto write = [&](const char* name, float change) {
+        std::vector<float> out = y;
+        out[kChanged] += change;
+        ApiRun run(dir, name, "tensor");
+        run.op("scale", {x}, {out});
+        run.op("consume", {out}, {{1.0f}});
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", 0)), b = indexOf(write("b", 0.5f));
+    const auto result = compareDumps(a, b, {});
+    ASSERT_EQ(result.tensors.size(), 4u);
+    EXPECT_EQ(result.tensorsWithData, 4u);
+    ASSERT_TRUE(result.firstBornHere);
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), "scale");
+    EXPECT_EQ(result.ops[opNamed(result, "consume")].verdict, OpVerdict::Inherited);
+    EXPECT_EQ(result.ops[opNamed(result, "consume")].inheritedFrom, *result.firstBornHere);
+    bool outputSeen = false;
+    for (uint32_t t = 0; t < result.tensors.size(); ++t) {
+        const TensorComparison& tensor = result.tensors[t];
+        const auto path = [](const DumpIndex& index, uint32_t row) {
+            std::string error;
+            return index.tensorPath(row, &error);
+        };
+        std::string error;
+        const auto wholeA = loadTensorValues(path(a, tensor.referenceRow), true, &error);
+        const auto wholeB = loadTensorValues(path(b, tensor.candidateRow), true, &error);
+        ASSERT_TRUE(wholeA && wholeB) << error;
+        if (wholeA->count != kCount) continue;  // consume's output
+        const DataMeasures& m = result.data(t);
+        const DataMeasures whole = measureData(*wholeA, *wholeB, format::DType::Float, 256);
+        ASSERT_TRUE(m.cosine && whole.cosine) << t;
+        EXPECT_EQ(*m.cosine, *whole.cosine) << t;
+        EXPECT_EQ(*m.euclideanDistance, *whole.euclideanDistance) << t;
+        EXPECT_EQ(*m.oneThousandthErrRatio, *whole.oneThousandthErrRatio) << t;
+        EXPECT_EQ(m.maxRelativeError, whole.maxRelativeError) << t;
+        EXPECT_EQ(m.requiredScale, whole.requiredScale) << t;
+        EXPECT_EQ(m.referenceRms, whole.referenceRms) << t;
+        EXPECT_EQ(m.bytesEqual, whole.bytesEqual) << t;
+        // The statistics, from the data, against sums in long double here.
+        const bool scaleInput = nameOf(result, tensor.op) == "scale" && !tensor.isOutput;
+        const std::vector<float>& values = scaleInput ? x : y;
+        long double sum = 0, squares = 0;
+        for (float v : values) {
+            sum += v;
+            squares += static_cast<long double>(v) * v;
+        }
+        const StatValues stats = result.referenceStats(t);
+        ASSERT_EQ(stats.present, 0xf);
+        EXPECT_EQ(stats.value[0], *std::max_element(values.begin(), values.end()));
+        EXPECT_EQ(stats.value[1], *std::min_element(values.begin(), values.end()));
+        EXPECT_NEAR(stats.value[2], static_cast<double>(sum / kCount), 1e-12);
+        EXPECT_NEAR(stats.value[3], static_cast<double>(std::sqrt(squares)), 1e-9);
+        if (!tensor.isOutput || nameOf(result, tensor.op) != "scale") continue;
+        outputSeen = true;
+        EXPECT_TRUE(tensor.differs);
+        EXPECT_EQ(m.worstElement, kChanged);
+        const float changed = y[kChanged] + 0.5f;  // as the candidate holds it
+        EXPECT_EQ(m.maxAbsError,
+                  std::fabs(static_cast<double>(changed) - static_cast<double>(y[kChanged])));
+        EXPECT_FALSE(m.bytesEqual);
+    }
+    EXPECT_TRUE(outputSeen);
+    // Identical runs: the bytes are equal in every piece.
+    const DumpIndex again = indexOf(write("again", 0));
+    const auto same = compareDumps(a, again, {});
+    EXPECT_FALSE(same.diverges());
+    for (uint32_t t = 0; t < same.tensors.size(); ++t) EXPECT_TRUE(same.data(t).bytesEqual) << t;
+}
+
 // Pages of [start, start + bytes) that the kernel holds in memory (mincore).
 size_t residentPages(const char* start, size_t bytes) {
     const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));

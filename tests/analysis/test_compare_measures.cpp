@@ -249,6 +249,112 @@ TEST(CompareMeasures, ComplexTensorsAreMeasuredByTheirRealAndImaginaryParts) {
     EXPECT_FALSE(measureData(floats({1, 2}), floats({1, 3}), DType::Float, 256).complex);
 }
 
+// Elements [first, first + count) of `whole` as a piece (TensorFileReader::read's).
+TensorData pieceOf(const TensorData& whole, uint64_t first, uint64_t count) {
+    const size_t size = format::dtypeSize(*whole.dtype);
+    TensorData piece;
+    piece.dtype = whole.dtype;
+    piece.count = count;
+    piece.bytes.assign(whole.bytes.begin() + static_cast<std::ptrdiff_t>(first * size),
+                       whole.bytes.begin() + static_cast<std::ptrdiff_t>((first + count) * size));
+    return piece;
+}
+
+// Every field of two measures, bit for bit (NaN equal to NaN).
+void expectSameMeasures(const DataMeasures& a, const DataMeasures& b, const std::string& what) {
+    auto same = [&](std::optional<double> x, std::optional<double> y, const char* field) {
+        ASSERT_EQ(x.has_value(), y.has_value()) << what << " " << field;
+        if (x) {
+            EXPECT_EQ(std::memcmp(&*x, &*y, sizeof(double)), 0) << what << " " << field;
+        }
+    };
+    same(a.cosine, b.cosine, "cosine");
+    same(a.euclideanDistance, b.euclideanDistance, "EucDist");
+    same(a.maxAbsError, b.maxAbsError, "MaxAbsErr");
+    same(a.maxRelativeError, b.maxRelativeError, "MaxRelativeErr");
+    same(a.oneThousandthErrRatio, b.oneThousandthErrRatio, "One Thousandth");
+    same(a.fiveThousandthsErrRatio, b.fiveThousandthsErrRatio, "Five Thousandths");
+    same(a.maxUlpError, b.maxUlpError, "ulps");
+    same(a.requiredScale, b.requiredScale, "requiredScale");
+    same(a.referenceRms, b.referenceRms, "rms");
+    same(a.worstReference, b.worstReference, "worstReference");
+    same(a.worstCandidate, b.worstCandidate, "worstCandidate");
+    same(a.largestErrorReference, b.largestErrorReference, "largestErrorReference");
+    same(a.largestErrorCandidate, b.largestErrorCandidate, "largestErrorCandidate");
+    EXPECT_EQ(a.bytesEqual, b.bytesEqual) << what;
+    EXPECT_EQ(a.nonFiniteMismatches, b.nonFiniteMismatches) << what;
+    EXPECT_EQ(a.worstElement, b.worstElement) << what;
+    EXPECT_EQ(a.largestErrorElement, b.largestErrorElement) << what;
+    EXPECT_EQ(a.complex, b.complex) << what;
+    EXPECT_EQ(a.worstImaginary, b.worstImaginary) << what;
+    EXPECT_EQ(a.largestErrorImaginary, b.largestErrorImaginary) << what;
+}
+
+// A comparison reads big tensors from their files a piece at a time (compare.cpp): the measures
+// of the pieces are those of the whole, bit for bit, wherever the pieces end, and so is the
+// fingerprint, in whatever order the pieces come.
+TEST(CompareMeasures, PiecesMeasureAsTheWhole) {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0, 1);
+    std::vector<float> r(10007), c(10007);
+    for (size_t i = 0; i < r.size(); ++i) {
+        r[i] = normal(rng);
+        c[i] = r[i] * (1 + 1e-6f * normal(rng));
+    }
+    c[7000] = r[7000] + 0.5f;                               // the worst element, in a late piece
+    r[5] = c[5] = std::numeric_limits<float>::quiet_NaN();  // NaN in the same place
+    r[9000] = c[9000] = -std::numeric_limits<float>::infinity();
+    const TensorData a = floats(r, {10007}), b = floats(c, {10007});
+    const DataMeasures whole = measureData(a, b, DType::Float, 256);
+    ASSERT_TRUE(whole.cosine);
+    EXPECT_EQ(whole.worstElement, 7000u);
+    auto inPieces = [](const TensorData& x, const TensorData& y, uint64_t size) {
+        DataMeasurer measurer(x, y, DType::Float, 256);
+        for (uint64_t first = 0; first < x.count; first += size) {
+            const uint64_t n = std::min(size, x.count - first);
+            measurer.add(pieceOf(x, first, n), pieceOf(y, first, n));
+        }
+        return measurer.finish();
+    };
+    for (uint64_t size : {uint64_t{1}, uint64_t{7}, uint64_t{4096}, uint64_t{5000}, a.count})
+        expectSameMeasures(inPieces(a, b, size), whole, "pieces of " + std::to_string(size));
+    // NaN in one run only, in the last piece: every msprobe measure is "Nan", piece by piece too.
+    std::vector<float> nanLate = c;
+    nanLate[10000] = std::numeric_limits<float>::quiet_NaN();
+    const TensorData late = floats(nanLate, {10007});
+    const DataMeasures lateWhole = measureData(a, late, DType::Float, 256);
+    ASSERT_TRUE(lateWhole.cosine && std::isnan(*lateWhole.cosine));
+    expectSameMeasures(inPieces(a, late, 1000), lateWhole, "a late NaN");
+    // Identical data: equal bytes, piece by piece.
+    EXPECT_TRUE(inPieces(a, a, 333).bytesEqual);
+    // Pieces that do not add up to the tensor measure nothing (as a tensor that cannot be read).
+    DataMeasurer cut(a, b, DType::Float, 256);
+    cut.add(pieceOf(a, 0, 10), pieceOf(b, 0, 10));
+    EXPECT_FALSE(cut.finish().cosine);
+    // The fingerprint: the pieces' in any order.
+    DataFingerprint fingerprint(a);
+    for (uint64_t first : {uint64_t{6000}, uint64_t{0}, uint64_t{3000}})
+        fingerprint.add(pieceOf(a, first, std::min<uint64_t>(3000, a.count - first)));
+    fingerprint.add(pieceOf(a, 9000, a.count - 9000));
+    EXPECT_EQ(fingerprint.value(), dataFingerprint(a));
+    EXPECT_NE(dataFingerprint(b), dataFingerprint(a));
+    // complex128 (elements of 16 bytes) too; its parts' order matters within an element.
+    const std::vector<double> parts = {1, 2, 3, 4, 5, 6}, swapped = {2, 1, 3, 4, 5, 6};
+    TensorData z = tensorOf(DType::Complex128, {3}, parts),
+               w = tensorOf(DType::Complex128, {3}, swapped);
+    z.count = w.count = 3;
+    DataFingerprint zp(z);
+    zp.add(pieceOf(z, 2, 1));
+    zp.add(pieceOf(z, 0, 2));
+    EXPECT_EQ(zp.value(), dataFingerprint(z));
+    EXPECT_NE(dataFingerprint(w), dataFingerprint(z));
+    DataMeasurer complexMeasurer(z, w, DType::Complex128, 256);
+    complexMeasurer.add(pieceOf(z, 0, 1), pieceOf(w, 0, 1));
+    complexMeasurer.add(pieceOf(z, 1, 2), pieceOf(w, 1, 2));
+    expectSameMeasures(complexMeasurer.finish(), measureData(z, w, DType::Complex128, 256),
+                       "complex128");
+}
+
 TEST(CompareMeasures, Zeros) {
     const auto zeros = floats({0, 0, 0, 0});
     const auto both = measureData(zeros, zeros, DType::Float, 256);

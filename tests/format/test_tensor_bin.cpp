@@ -49,9 +49,9 @@ TEST(TensorBin, RoundTripThroughAFile) {
     EXPECT_EQ(header->dataLength, 24u);
 }
 
-// Read in pieces: every byte once, in order, in pieces of whole elements at most the size asked,
-// from an aligned buffer; a file cut short is refused as readBinFile refuses it.
-TEST(TensorBin, ReadInPiecesGivesTheDataInOrder) {
+// Read in pieces (BinReader): any range of the data, as the file holds it; past its end refused;
+// a file cut short is refused as readBinFile refuses it, before any data is read.
+TEST(TensorBin, ReaderReadsAnyPieceOfTheData) {
     probe::test::TempDir dir;
     std::vector<double> values(1000);
     for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5 * static_cast<double>(i) - 7;
@@ -62,33 +62,27 @@ TEST(TensorBin, ReadInPiecesGivesTheDataInOrder) {
     const std::string path = dir / "t.bin";
     ASSERT_EQ(writeFileAtomically(path, makeBinHeader(h), values.data(), h.dataLength), 0);
     std::string error;
-    std::vector<uint8_t> read;
-    size_t pieces = 0;
-    auto header = readBinFileInPieces(
-        path, 1001,  // rounded down to 125 doubles
-        [&](const uint8_t* bytes, size_t size) {
-            ++pieces;
-            EXPECT_EQ(reinterpret_cast<uintptr_t>(bytes) % alignof(double), 0u);
-            EXPECT_LE(size, 1000u);
-            EXPECT_EQ(size % sizeof(double), 0u);
-            read.insert(read.end(), bytes, bytes + size);
-            return true;
-        },
-        &error);
-    ASSERT_TRUE(header) << error;
-    EXPECT_EQ(header->dims, h.dims);
-    EXPECT_EQ(pieces, 8u);
-    ASSERT_EQ(read.size(), h.dataLength);
-    EXPECT_EQ(std::memcmp(read.data(), values.data(), read.size()), 0);
-    // Stopped by the caller: said so.
-    EXPECT_FALSE(readBinFileInPieces(
-        path, 4096, [](const uint8_t*, size_t) { return false; }, &error));
-    EXPECT_EQ(error, "stopped");
-    ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(header->headerLength + 100)), 0);
-    pieces = 0;
-    EXPECT_FALSE(readBinFileInPieces(
-        path, 4096, [&](const uint8_t*, size_t) { return ++pieces > 0; }, &error));
-    EXPECT_EQ(pieces, 0u);
+    {
+        const BinReader reader(path, &error);
+        ASSERT_TRUE(reader.header()) << error;
+        EXPECT_EQ(reader.header()->dims, h.dims);
+        EXPECT_EQ(reader.header()->dataLength, h.dataLength);
+        std::vector<double> read(values.size());
+        auto* into = reinterpret_cast<uint8_t*>(read.data());
+        // In pieces of 125 doubles, the last piece first: every byte where it belongs.
+        for (size_t piece = 8; piece-- > 0;)
+            ASSERT_TRUE(reader.read(piece * 1000, into + piece * 1000, 1000, &error)) << error;
+        EXPECT_EQ(read, values);
+        double one = 0;
+        ASSERT_TRUE(reader.read(999 * 8, reinterpret_cast<uint8_t*>(&one), 8, &error));
+        EXPECT_EQ(one, values[999]);
+        EXPECT_FALSE(reader.read(999 * 8, reinterpret_cast<uint8_t*>(&one), 9, &error));
+        EXPECT_EQ(error, "read past the end of the data");
+    }
+    ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(makeBinHeader(h).size() + 100)), 0);
+    error.clear();
+    const BinReader cut(path, &error);
+    EXPECT_FALSE(cut.header());
     EXPECT_NE(error.find("file is truncated"), std::string::npos) << error;
 }
 

@@ -444,7 +444,7 @@ TEST(TensorStats, HalfAndBf16NanIsCountedAndPropagates) {
     }
 }
 
-// A tensor read in pieces (readBinFileInPieces) has the statistics of the whole: max, min, the
+// A tensor read in pieces (format::BinReader) has the statistics of the whole: max, min, the
 // counts and the NaN/Inf facts exactly, mean and norm but for rounding (recomputed here in long
 // double, element by element).
 TEST(TensorStats, PiecesAddUpToTheWhole) {
@@ -465,9 +465,14 @@ TEST(TensorStats, PiecesAddUpToTheWhole) {
         sum += v;
         squares += static_cast<long double>(v) * v;
     }
+    const TensorStats whole = computeTensorStats(DType::Float, bytes, values.size());
     for (size_t piece : {size_t{1}, size_t{64}, size_t{1000}, values.size()}) {
         const TensorStats s = inPieces(DType::Float, bytes, values.size(), 4, piece);
         ASSERT_TRUE(s.valid) << piece;
+        if (piece == values.size()) {  // one piece: computeTensorStats's to the bit
+            EXPECT_EQ(s.mean, whole.mean);
+            EXPECT_EQ(s.norm, whole.norm);
+        }
         EXPECT_EQ(s.count, values.size());
         EXPECT_EQ(s.max, *std::max_element(values.begin(), values.end()));
         EXPECT_EQ(s.min, *std::min_element(values.begin(), values.end()));

@@ -212,13 +212,49 @@ StatValues statValuesOf(const StatRecord& r) {
     return v;
 }
 
-// The decoded data of a row's tensor file, following a header-only alias to the first copy.
-// nullopt when the run kept no data for it; `error` set when a file could not be read.
-std::optional<TensorData> tensorOf(const DumpIndex& index, uint32_t row, std::string* error) {
-    if (!index.row(row).hasTensorFile) return std::nullopt;
+// A row's tensor file open for reading its values, following a header-only alias to the first
+// copy. nullptr when the run kept no data for it; `error` set when a file could not be read.
+std::unique_ptr<TensorFileReader> tensorOf(const DumpIndex& index, uint32_t row,
+                                           std::string* error) {
+    if (!index.row(row).hasTensorFile) return nullptr;
     const std::string path = index.tensorPath(row, error);
-    if (path.empty()) return std::nullopt;
-    return loadTensorValues(path, index.layout() == DumpLayout::Atb, error);
+    if (path.empty()) return nullptr;
+    return TensorFileReader::open(path, index.layout() == DumpLayout::Atb, error);
+}
+
+// Two tensors of one shape measured (measureData), read from their files a piece at a time in
+// step: a worker holds two pieces of kTensorPieceBytes at most, whatever the tensors' size (read
+// whole, a pair of 256 MiB tensors took 1 GiB with two workers). With the reference's fingerprint
+// and the statistics of both, which a dump of task "tensor" leaves out.
+struct MeasuredPair {
+    DataMeasures measures;
+    uint64_t fingerprint = 0;
+    format::TensorStats referenceStats, candidateStats;
+};
+std::optional<MeasuredPair> measurePair(const TensorFileReader& reference,
+                                        const TensorFileReader& candidate, format::DType judged,
+                                        double ulps, std::string* error) {
+    const uint64_t count = reference.count();
+    const uint64_t perPiece =
+        std::max<uint64_t>(kTensorPieceBytes / std::max(format::dtypeSize(reference.dtype()),
+                                                        format::dtypeSize(candidate.dtype())),
+                           1);
+    DataMeasurer measurer(reference.whole(), candidate.whole(), judged, ulps);
+    DataFingerprint fingerprint(reference.whole());
+    format::TensorStatsAccumulator referenceStats(reference.dtype()),
+        candidateStats(candidate.dtype());
+    TensorData a, b;
+    for (uint64_t first = 0; first < count; first += perPiece) {
+        const uint64_t n = std::min(perPiece, count - first);
+        if (!reference.read(first, n, a, error) || !candidate.read(first, n, b, error))
+            return std::nullopt;
+        measurer.add(a, b);
+        fingerprint.add(a);
+        referenceStats.add(a.bytes.data(), n);
+        candidateStats.add(b.bytes.data(), n);
+    }
+    return MeasuredPair{measurer.finish(), fingerprint.value(), referenceStats.result(),
+                        candidateStats.result()};
 }
 
 // msprobe: a module's parameters are sources wherever they differ.
@@ -908,19 +944,21 @@ private:
             statsPrint_[i] = statsFingerprint(refDType.hash, count, referenceStats);
 
         if (t.dataIndex != kNone && !shapeDiffers_[i] && rr.hasTensorFile && cr.hasTensorFile) {
-            auto a = tensorOf(ref_, t.referenceRow, error);
-            auto b = a ? tensorOf(cand_, t.candidateRow, error) : std::nullopt;
-            if (a && b && a->header.dims != b->header.dims) {
+            const auto a = tensorOf(ref_, t.referenceRow, error);
+            const auto b = a ? tensorOf(cand_, t.candidateRow, error) : nullptr;
+            if (a && b && a->whole().header.dims != b->whole().header.dims) {
                 shapeDiffers_[i] = true;
             } else if (a && b && judgedDType) {
-                result_.measures[t.dataIndex] = measureData(*a, *b, *judgedDType, t.ulps);
-                t.hasData = true;
-                dataPrint_[t.dataIndex] = dataFingerprint(*a);
-                count = a->count;
-                // Statistics the dump left out (task tensor) come from the data.
-                fillStats(referenceStats, a->stats);
-                fillStats(candidateStats, b->stats);
-                result_.measuredStats[t.dataIndex] = {referenceStats, candidateStats};
+                if (auto pair = measurePair(*a, *b, *judgedDType, t.ulps, error)) {
+                    result_.measures[t.dataIndex] = pair->measures;
+                    t.hasData = true;
+                    dataPrint_[t.dataIndex] = pair->fingerprint;
+                    count = a->count();
+                    // Statistics the dump left out (task tensor) come from the data.
+                    fillStats(referenceStats, pair->referenceStats);
+                    fillStats(candidateStats, pair->candidateStats);
+                    result_.measuredStats[t.dataIndex] = {referenceStats, candidateStats};
+                }
             }
         }
         if (t.dataIndex != kNone && !t.hasData && !shapeDiffers_[i] &&
@@ -928,10 +966,16 @@ private:
             // One run's data, the other's statistics: the data's statistics stand for those its
             // run left out, and the tensor is judged by statistics.
             const bool fromReference = !referenceStats.present;
-            if (auto one = tensorOf(fromReference ? ref_ : cand_,
-                                    fromReference ? t.referenceRow : t.candidateRow, error)) {
+            const DumpIndex& index = fromReference ? ref_ : cand_;
+            const uint32_t row = fromReference ? t.referenceRow : t.candidateRow;
+            const std::string path =
+                index.row(row).hasTensorFile ? index.tensorPath(row, error) : std::string();
+            if (const auto one =
+                    path.empty()
+                        ? std::nullopt
+                        : statisticsOfTensorFile(path, index.layout() == DumpLayout::Atb, error)) {
                 StatValues& filled = fromReference ? referenceStats : candidateStats;
-                fillStats(filled, one->stats);
+                fillStats(filled, *one);
                 // Against statistics an op-level dump printed (six decimals), as it would have
                 // printed these: the same tensor then has the same statistics to the bit, and
                 // nothing downstream "differs" by the printing alone.

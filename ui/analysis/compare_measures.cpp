@@ -144,68 +144,86 @@ double requiredScale(double error, double reference, double ulps, double epsilon
 
 DataMeasures measureData(const TensorData& reference, const TensorData& candidate, DType judged,
                          double ulps) {
-    DataMeasures m;
+    DataMeasurer measurer(reference, candidate, judged, ulps);
+    measurer.add(reference, candidate);
+    return measurer.finish();
+}
+
+DataMeasurer::DataMeasurer(const TensorData& reference, const TensorData& candidate, DType judged,
+                           double ulps)
+    : ulps_(ulps), judged_(judged) {
     // Complex tensors: their real and imaginary parts, each a number to judge (an element's
     // index is its component's over two).
-    const uint64_t n = reference.components();
-    const uint64_t perElement = n == 2 * reference.count ? 2 : 1;
-    if (!reference.hasValues() || !candidate.hasValues() || candidate.count != reference.count ||
-        candidate.components() != n)
-        return m;
-    m.complex = perElement == 2;
-    m.bytesEqual =
-        reference.dtype == candidate.dtype && reference.header.dims == candidate.header.dims &&
-        reference.bytes.size() == candidate.bytes.size() &&
-        std::memcmp(reference.bytes.data(), candidate.bytes.data(), reference.bytes.size()) == 0;
-    const bool scalar = reference.header.dims.empty();
+    components_ = reference.components();
+    perElement_ = components_ == 2 * reference.count ? 2 : 1;
+    measurable_ = reference.dtype && candidate.dtype && reference.count > 0 &&
+                  candidate.count == reference.count && candidate.components() == components_;
+    if (!measurable_) return;
+    m_.complex = perElement_ == 2;
+    m_.bytesEqual =
+        reference.dtype == candidate.dtype && reference.header.dims == candidate.header.dims;
+    scalar_ = reference.header.dims.empty();
     // msprobe computes relative errors in float32 unless a side is float64 or an integer.
     const auto wide = [](std::optional<DType> d) {
         return !d || !(*d == DType::Float || *d == DType::Float16 || *d == DType::BF16 ||
                        *d == DType::Complex64);
     };
-    const double relEpsilon =
-        wide(reference.dtype) || wide(candidate.dtype) ? DBL_EPSILON : FLT_EPSILON;
-    const double epsilon = machineEpsilon(judged), tiny = smallestNormal(judged);
+    relEpsilon_ = wide(reference.dtype) || wide(candidate.dtype) ? DBL_EPSILON : FLT_EPSILON;
+    epsilon_ = machineEpsilon(judged);
+    tiny_ = smallestNormal(judged);
+}
 
-    double dot = 0, normRef = 0, normCand = 0, squaredDiff = 0, maxAbs = 0, maxRel = 0,
-           refSquares = 0, largestError = 0;
-    bool absNan = false, relNan = false, masksDiffer = false;
-    uint64_t belowThousandth = 0, belowFiveThousandths = 0, refFinite = 0;
+void DataMeasurer::add(const TensorData& referencePiece, const TensorData& candidatePiece) {
+    if (!measurable_) return;
+    const uint64_t n = referencePiece.components();
+    if (!referencePiece.hasValues() || !candidatePiece.hasValues() ||
+        candidatePiece.components() != n || n > components_ - done_) {
+        measurable_ = false;
+        return;
+    }
+    m_.bytesEqual = m_.bytesEqual && referencePiece.bytes.size() == candidatePiece.bytes.size() &&
+                    std::memcmp(referencePiece.bytes.data(), candidatePiece.bytes.data(),
+                                referencePiece.bytes.size()) == 0;
+    DataMeasures& m = m_;
+    const uint64_t perElement = perElement_;
     double a[kBlock], b[kBlock];
     for (uint64_t first = 0; first < n; first += kBlock) {
         const uint64_t len = std::min(kBlock, n - first);
-        if (reference.decodeComponents(first, len, a) != len ||
-            candidate.decodeComponents(first, len, b) != len)
-            return DataMeasures{};
+        if (referencePiece.decodeComponents(first, len, a) != len ||
+            candidatePiece.decodeComponents(first, len, b) != len) {
+            measurable_ = false;
+            return;
+        }
         for (uint64_t k = 0; k < len; ++k) {
             const double r = a[k], c = b[k];
+            const uint64_t at = done_ + first + k;  // the component's index in the tensor
             // Ours: NaN/Inf must agree; finite pairs are judged against the floor.
             if (!std::isfinite(r) || !std::isfinite(c)) {
                 const bool agree = (std::isnan(r) && std::isnan(c)) || r == c;
-                if (!agree && m.nonFiniteMismatches++ == 0 && largestError == 0) {
-                    m.largestErrorElement = (first + k) / perElement;
-                    m.largestErrorImaginary = (first + k) % perElement == 1;
+                if (!agree && m.nonFiniteMismatches++ == 0 && largestError_ == 0) {
+                    m.largestErrorElement = at / perElement;
+                    m.largestErrorImaginary = at % perElement == 1;
                     m.largestErrorReference = r;
                     m.largestErrorCandidate = c;
                 }
             } else {
                 const double error = std::fabs(c - r);
-                refSquares += r * r;
-                ++refFinite;
-                if (error > largestError) {
-                    largestError = error;
-                    m.largestErrorElement = (first + k) / perElement;
-                    m.largestErrorImaginary = (first + k) % perElement == 1;
+                refSquares_ += r * r;
+                ++refFinite_;
+                if (error > largestError_) {
+                    largestError_ = error;
+                    m.largestErrorElement = at / perElement;
+                    m.largestErrorImaginary = at % perElement == 1;
                     m.largestErrorReference = r;
                     m.largestErrorCandidate = c;
                 }
                 if (error > 0) {
-                    m.maxUlpError = std::max(m.maxUlpError, error / ulpOf(judged, r));
-                    const double need = requiredScale(error, r, ulps, epsilon, tiny);
+                    m.maxUlpError = std::max(m.maxUlpError, error / ulpOf(judged_, r));
+                    const double need = requiredScale(error, r, ulps_, epsilon_, tiny_);
                     if (need > m.requiredScale) {
                         m.requiredScale = need;
-                        m.worstElement = (first + k) / perElement;
-                        m.worstImaginary = (first + k) % perElement == 1;
+                        m.worstElement = at / perElement;
+                        m.worstImaginary = at % perElement == 1;
                         m.worstReference = r;
                         m.worstCandidate = c;
                     }
@@ -214,70 +232,87 @@ DataMeasures measureData(const TensorData& reference, const TensorData& candidat
             // msprobe: NaN and Inf in the same places (Inf of either sign) count as zeros;
             // anywhere else they make every measure "Nan". A 0-d tensor skips that check.
             double x = r, y = c;
-            if (!scalar) {
+            if (!scalar_) {
                 if (std::isnan(x) != std::isnan(y) || std::isinf(x) != std::isinf(y)) {
-                    masksDiffer = true;
+                    masksDiffer_ = true;
                 } else if (!std::isfinite(x)) {
                     x = y = 0;
                 }
             }
             const double diff = y - x;
             const double absDiff = std::fabs(diff);
-            if (std::isnan(absDiff)) absNan = true;
-            maxAbs = std::max(maxAbs, absDiff);
-            const double rel = x == 0 ? std::fabs((y + relEpsilon) - (x + relEpsilon)) / relEpsilon
-                                      : std::fabs(diff / x);
-            if (std::isnan(rel)) relNan = true;
-            maxRel = std::max(maxRel, rel);
-            belowThousandth += rel < 0.001;
-            belowFiveThousandths += rel < 0.005;
-            dot += x * y;
-            normRef += x * x;
-            normCand += y * y;
-            squaredDiff += diff * diff;
+            if (std::isnan(absDiff)) absNan_ = true;
+            maxAbs_ = std::max(maxAbs_, absDiff);
+            const double rel = x == 0
+                                   ? std::fabs((y + relEpsilon_) - (x + relEpsilon_)) / relEpsilon_
+                                   : std::fabs(diff / x);
+            if (std::isnan(rel)) relNan_ = true;
+            maxRel_ = std::max(maxRel_, rel);
+            belowThousandth_ += rel < 0.001;
+            belowFiveThousandths_ += rel < 0.005;
+            dot_ += x * y;
+            normRef_ += x * x;
+            normCand_ += y * y;
+            squaredDiff_ += diff * diff;
         }
     }
-    m.referenceRms = refFinite ? std::sqrt(refSquares / static_cast<double>(refFinite)) : 0;
+    done_ += n;
+}
+
+DataMeasures DataMeasurer::finish() {
+    if (!measurable_ || done_ != components_) return DataMeasures{};
+    DataMeasures m = m_;
+    const uint64_t n = components_;
+    m.referenceRms = refFinite_ ? std::sqrt(refSquares_ / static_cast<double>(refFinite_)) : 0;
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    if (masksDiffer) {
+    if (masksDiffer_) {
         m.cosine = m.euclideanDistance = m.oneThousandthErrRatio = m.fiveThousandthsErrRatio = nan;
         m.maxAbsError = m.maxRelativeError = nan;
         return m;
     }
-    m.maxAbsError = absNan ? nan : maxAbs;
-    m.maxRelativeError = relNan ? nan : maxRel;
-    if (scalar) return m;  // cosine, EucDist and the ratios are "unsupported" for 0-d tensors
-    m.euclideanDistance = std::sqrt(squaredDiff);
-    m.oneThousandthErrRatio = static_cast<double>(belowThousandth) / static_cast<double>(n);
-    m.fiveThousandthsErrRatio = static_cast<double>(belowFiveThousandths) / static_cast<double>(n);
+    m.maxAbsError = absNan_ ? nan : maxAbs_;
+    m.maxRelativeError = relNan_ ? nan : maxRel_;
+    if (scalar_) return m;  // cosine, EucDist and the ratios are "unsupported" for 0-d tensors
+    m.euclideanDistance = std::sqrt(squaredDiff_);
+    m.oneThousandthErrRatio = static_cast<double>(belowThousandth_) / static_cast<double>(n);
+    m.fiveThousandthsErrRatio = static_cast<double>(belowFiveThousandths_) / static_cast<double>(n);
     if (n > 1) {
-        const double na = std::sqrt(normRef), nb = std::sqrt(normCand);
+        const double na = std::sqrt(normRef_), nb = std::sqrt(normCand_);
         if (na <= DBL_EPSILON && nb <= DBL_EPSILON)
             m.cosine = 1.0;
         else if (na <= DBL_EPSILON || nb <= DBL_EPSILON)
             m.cosine = nan;
         else
-            m.cosine = dot / (na * nb);
+            m.cosine = dot_ / (na * nb);
     }
     return m;
 }
 
 uint64_t dataFingerprint(const TensorData& tensor) {
+    DataFingerprint fingerprint(tensor);
+    fingerprint.add(tensor);
+    return fingerprint.value();
+}
+
+DataFingerprint::DataFingerprint(const TensorData& whole)
+    : dtypeCode_(whole.header.dtypeCode), count_(whole.count) {}
+
+void DataFingerprint::add(const TensorData& piece) {
     // A sum of well-mixed element hashes does not depend on the order of the elements.
-    const size_t size = tensor.dtype ? format::dtypeSize(*tensor.dtype) : 0;
-    uint64_t sum = 0;
-    if (size > 0 && size <= 8) {
-        const uint8_t* p = tensor.bytes.data();
-        const uint64_t n = tensor.bytes.size() / size;
-        for (uint64_t i = 0; i < n; ++i, p += size) {
-            uint64_t bits = 0;
-            std::memcpy(&bits, p, size);
-            sum += splitMix(bits);
-        }
-    } else {
-        sum = format::contentHash64(tensor.bytes.data(), tensor.bytes.size());
+    const size_t size = piece.dtype ? format::dtypeSize(*piece.dtype) : 0;
+    if (size == 0) return;
+    const uint8_t* p = piece.bytes.data();
+    const uint64_t n = piece.bytes.size() / size;
+    for (uint64_t i = 0; i < n; ++i, p += size) {
+        uint64_t bits = 0, high = 0;
+        std::memcpy(&bits, p, std::min<size_t>(size, 8));
+        if (size > 8) std::memcpy(&high, p + 8, std::min<size_t>(size - 8, 8));  // complex128
+        sum_ += size > 8 ? splitMix(bits ^ splitMix(high)) : splitMix(bits);
     }
-    return mix(mix(sum, static_cast<uint64_t>(tensor.header.dtypeCode)), tensor.count);
+}
+
+uint64_t DataFingerprint::value() const {
+    return mix(mix(sum_, static_cast<uint64_t>(dtypeCode_)), count_);
 }
 
 uint64_t dtypeHash(std::string_view dtype) {

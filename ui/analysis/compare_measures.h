@@ -84,10 +84,46 @@ struct DataMeasures {
 DataMeasures measureData(const TensorData& reference, const TensorData& candidate,
                          format::DType judged, double ulps);
 
+// measureData a piece at a time (tensors read from their files in pieces, TensorFileReader):
+// made from the two tensors as wholes (header, dtype and count; no bytes needed), given their
+// elements in order, as many of each at a time, then finished. The same numbers as measureData
+// to the bit, whatever the pieces.
+class DataMeasurer {
+public:
+    DataMeasurer(const TensorData& reference, const TensorData& candidate, format::DType judged,
+                 double ulps);
+    // The next elements of each: pieces of the same count (TensorData with dtype, count, bytes).
+    void add(const TensorData& referencePiece, const TensorData& candidatePiece);
+    DataMeasures finish();
+
+private:
+    DataMeasures m_;
+    bool measurable_ = false, scalar_ = false;
+    uint64_t perElement_ = 1, components_ = 0, done_ = 0;  // components given so far
+    double relEpsilon_ = 0, ulps_ = 0, epsilon_ = 0, tiny_ = 0;
+    format::DType judged_;
+    double dot_ = 0, normRef_ = 0, normCand_ = 0, squaredDiff_ = 0, maxAbs_ = 0, maxRel_ = 0,
+           refSquares_ = 0, largestError_ = 0;
+    bool absNan_ = false, relNan_ = false, masksDiffer_ = false;
+    uint64_t belowThousandth_ = 0, belowFiveThousandths_ = 0, refFinite_ = 0;
+};
+
 // A 64-bit fingerprint of a tensor's dtype, element count and values, independent of their
 // order: the same data seen again (an op's output arriving as the next op's input, a weight
 // arriving transposed or reshaped) has the same fingerprint.
 uint64_t dataFingerprint(const TensorData& tensor);
+// The same a piece at a time: made from the tensor as a whole (dtype code and count), given its
+// elements in pieces (any order).
+class DataFingerprint {
+public:
+    explicit DataFingerprint(const TensorData& whole);
+    void add(const TensorData& piece);
+    uint64_t value() const;
+
+private:
+    int32_t dtypeCode_ = 0;
+    uint64_t count_ = 0, sum_ = 0;
+};
 
 // Four statistics of a tensor, any of them absent (N/A).
 struct StatValues {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 
 #include "analysis/atb_dump.h"
 #include "analysis/pt_tensor.h"
@@ -79,6 +80,22 @@ void forEachValue(const TensorData& t, uint64_t first, uint64_t count, F&& f) {
     }
 }
 
+// Whether `data`, the header of the file at `dataPath`, is that of the data of the header-only
+// file at `path` (header `named`): the same dtype and dims, and data of its own. Else false with
+// the reason in `error`.
+bool holdsDataOf(const format::BinHeader& data, const std::string& dataPath,
+                 const format::BinHeader& named, const std::string& path, std::string* error) {
+    if (data.dtypeCode != named.dtypeCode || data.dims != named.dims) {
+        if (error) *error = dataPath + " holds a different dtype or shape than " + path;
+        return false;
+    }
+    if (data.headerOnly() || data.dataLength == 0) {
+        if (error) *error = dataPath + " is itself header-only";
+        return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 double TensorData::at(uint64_t i) const {
@@ -144,15 +161,7 @@ bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::strin
         if (error) *error = dataPath + ": " + why;
         return false;
     }
-    if (file->header.dtypeCode != tensor.header.dtypeCode ||
-        file->header.dims != tensor.header.dims) {
-        if (error) *error = dataPath + " holds a different dtype or shape than " + tensor.path;
-        return false;
-    }
-    if (file->data.empty()) {
-        if (error) *error = dataPath + " is itself header-only";
-        return false;
-    }
+    if (!holdsDataOf(file->header, dataPath, tensor.header, tensor.path, error)) return false;
     tensor.bytes = std::move(file->data);
     tensor.dataFrom = dataPath;
     if (tensor.hasValues())
@@ -191,51 +200,106 @@ std::optional<TensorData> loadTensorValues(const std::string& path, bool followA
     return tensor;
 }
 
+std::unique_ptr<TensorFileReader> TensorFileReader::open(const std::string& path, bool followAlias,
+                                                         std::string* error) {
+    std::unique_ptr<TensorFileReader> reader(new TensorFileReader);
+    TensorData& whole = reader->whole_;
+    if (isPtTensorPath(path)) {
+        auto loaded = loadPtTensorFile(path, error);
+        if (!loaded || !loaded->hasValues()) return nullptr;
+        reader->loaded_ = std::move(loaded->bytes);
+        whole = std::move(*loaded);
+        whole.bytes.clear();
+        return reader;
+    }
+    std::string why;
+    const auto header = format::readBinHeader(path, &why);
+    if (!header) {
+        if (error) *error = path + ": " + why;
+        return nullptr;
+    }
+    whole.path = path;
+    whole.header = *header;
+    whole.dtype = format::dtypeFromCode(header->dtypeCode);
+    whole.count = format::elementCount(header->dims).value_or(0);
+    std::string dataPath = path;
+    if (header->headerOnly()) {
+        dataPath = dataFileOf(path, header->alias, followAlias, error);
+        if (dataPath.empty()) return nullptr;
+        whole.dataFrom = dataPath;
+    }
+    if (!whole.dtype || whole.count == 0) return nullptr;
+    reader->bin_ = std::make_unique<format::BinReader>(dataPath, &why);
+    const auto& data = reader->bin_->header();
+    if (!data) {
+        if (error) *error = dataPath + ": " + why;
+        return nullptr;
+    }
+    if (header->headerOnly() && !holdsDataOf(*data, dataPath, *header, path, error)) return nullptr;
+    return reader;
+}
+
+TensorFileReader::~TensorFileReader() = default;
+
+bool TensorFileReader::read(uint64_t first, uint64_t count, TensorData& piece,
+                            std::string* error) const {
+    const size_t size = format::dtypeSize(dtype());
+    if (first > whole_.count || count > whole_.count - first) {
+        if (error) *error = whole_.path + ": elements past the end of the tensor asked for";
+        return false;
+    }
+    piece.dtype = whole_.dtype;
+    piece.count = count;
+    try {
+        piece.bytes.resize(static_cast<size_t>(count * size));
+    } catch (const std::bad_alloc&) {
+        if (error)
+            *error = whole_.path + ": not enough memory for " + std::to_string(count * size) +
+                     " bytes of data";
+        return false;
+    }
+    if (!bin_) {
+        std::memcpy(piece.bytes.data(), loaded_.data() + first * size, piece.bytes.size());
+        return true;
+    }
+    std::string why;
+    if (bin_->read(first * size, piece.bytes.data(), count * size, &why)) return true;
+    if (error) *error = (whole_.dataFrom.empty() ? whole_.path : whole_.dataFrom) + ": " + why;
+    return false;
+}
+
 std::optional<format::TensorStats> statisticsOfTensorFile(const std::string& path, bool followAlias,
                                                           std::string* error,
                                                           const std::function<bool()>& keepGoing,
                                                           const std::string* rowShape) {
-    constexpr size_t kPieceBytes = 4u << 20;
-    std::string why;
-    const auto header = format::readBinHeader(path, &why);
-    std::string dataPath = path;
-    if (header && header->headerOnly()) {
-        dataPath = dataFileOf(path, header->alias, followAlias, error);
-        if (dataPath.empty()) return std::nullopt;
-    }
-    const auto dtype = header ? format::dtypeFromCode(header->dtypeCode) : std::nullopt;
-    if (!header || !dtype) {
-        if (!header && error) *error = path + ": " + why;
-        return std::nullopt;
-    }
+    const auto reader = TensorFileReader::open(path, followAlias, error);
+    if (!reader) return std::nullopt;
     if (rowShape) {
         const auto dims = format::parseShapeString(*rowShape);
         const auto expected = dims ? format::elementCount(*dims) : std::nullopt;
-        const auto held = format::elementCount(header->dims);
-        if (expected && held && *held != *expected) {
+        if (expected && reader->count() != *expected) {
             if (error)
-                *error = path + ": holds " + std::to_string(*held) +
+                *error = path + ": holds " + std::to_string(reader->count()) +
                          " elements, where its row says shape " +
                          (rowShape->empty() ? std::string("[] (a scalar)") : *rowShape);
             return std::nullopt;
         }
     }
-    format::TensorStatsAccumulator stats(*dtype);
-    const auto read = format::readBinFileInPieces(
-        dataPath, kPieceBytes,
-        [&](const uint8_t* bytes, size_t size) {
-            stats.add(bytes, size / format::dtypeSize(*dtype));
-            return !keepGoing || keepGoing();
-        },
-        &why);
-    if (read &&
-        (read->headerOnly() || read->dtypeCode != header->dtypeCode || read->dims != header->dims))
-        why = read->headerOnly() ? "is itself header-only"
-                                 : "holds a different dtype or shape than " + path;
-    else if (read)
-        return stats.result().valid ? std::optional(stats.result()) : std::nullopt;
-    if (error) *error = dataPath + ": " + why;
-    return std::nullopt;
+    format::TensorStatsAccumulator stats(reader->dtype());
+    const uint64_t perPiece =
+        std::max<uint64_t>(kTensorPieceBytes / format::dtypeSize(reader->dtype()), 1);
+    TensorData piece;
+    for (uint64_t first = 0; first < reader->count(); first += perPiece) {
+        if (!reader->read(first, std::min(perPiece, reader->count() - first), piece, error))
+            return std::nullopt;
+        stats.add(piece.bytes.data(), piece.count);
+        if (keepGoing && !keepGoing()) {
+            const std::string& dataFrom = reader->whole().dataFrom;
+            if (error) *error = (dataFrom.empty() ? path : dataFrom) + ": stopped";
+            return std::nullopt;
+        }
+    }
+    return stats.result().valid ? std::optional(stats.result()) : std::nullopt;
 }
 
 uint64_t SliceGeometry::sliceCount() const {

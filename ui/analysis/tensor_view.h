@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,12 +52,46 @@ bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::strin
 // read.
 std::optional<TensorData> loadTensorValues(const std::string& path, bool followAlias,
                                            std::string* error);
-// The statistics of the .bin file at `path` (followed as loadTensorValues does), its data read a
-// piece at a time: a tensor of gigabytes costs a few MiB. nullopt when it holds no values or
-// none with an order (complex); `error` set when a file could not be read. `keepGoing`, asked
-// between pieces, may stop it (nullopt, `error` "stopped"). `rowShape`, when given, is the shape
-// the file's row says ("1x64", "" for a scalar): a file holding another number of elements is
-// another tensor, refused (said in `error`) before its data is read.
+// What a reader of tensor files reads at once (statisticsOfTensorFile, a comparison's pair of
+// tensors): one size for all, so that a tensor's statistics computed piece by piece are the same
+// wherever they are computed.
+constexpr uint64_t kTensorPieceBytes = 8u << 20;
+
+// A tensor file's values read a piece at a time: a .bin file (followed as loadTensorValues
+// follows it) from the disk as each piece is asked for, so that a tensor of gigabytes costs what
+// is read at once; a torch.save .pt file (the msprobe layout) read whole as it opens, as its
+// archive and strides need.
+class TensorFileReader {
+public:
+    // The tensor file at `path` with its values, only its header(s) read yet (a .bin). nullptr
+    // when it holds no values (loadTensorValues's nullopt), with `error` set when a file could
+    // not be read.
+    static std::unique_ptr<TensorFileReader> open(const std::string& path, bool followAlias,
+                                                  std::string* error);
+    ~TensorFileReader();
+    // The tensor as a whole, without its bytes: the file's header (dims, dtype code), dtype,
+    // element count, path and dataFrom; its statistics are not known.
+    const TensorData& whole() const { return whole_; }
+    format::DType dtype() const { return *whole_.dtype; }
+    uint64_t count() const { return whole_.count; }
+    // Elements [first, first + count) into `piece`: its dtype, count and bytes (its memory kept
+    // from piece to piece; header and statistics left as they are). false with the reason in
+    // `error` when they could not be read or lie past the end.
+    bool read(uint64_t first, uint64_t count, TensorData& piece, std::string* error) const;
+
+private:
+    TensorFileReader() = default;
+    TensorData whole_;
+    std::unique_ptr<format::BinReader> bin_;  // a .bin file's data file
+    std::vector<uint8_t> loaded_;             // a .pt file's bytes
+};
+
+// The statistics of the tensor file at `path` (followed as loadTensorValues does), read a piece
+// at a time (TensorFileReader): a .bin of gigabytes costs kTensorPieceBytes. nullopt when it holds
+// no values or none with an order (complex); `error` set when a file could not be read.
+// `keepGoing`, asked between pieces, may stop it (nullopt, `error` "stopped"). `rowShape`, when
+// given, is the shape the file's row says ("1x64", "" for a scalar): a file holding another number
+// of elements is another tensor, refused (said in `error`) before its data is read.
 std::optional<format::TensorStats> statisticsOfTensorFile(
     const std::string& path, bool followAlias, std::string* error,
     const std::function<bool()>& keepGoing = {}, const std::string* rowShape = nullptr);

@@ -213,53 +213,41 @@ std::optional<BinHeader> readBinHeader(const std::string& path, std::string* err
     return header;
 }
 
-namespace {
+BinReader::BinReader(const std::string& path, std::string* error) {
+    uint64_t size = 0;
+    fd_ = openRegularFile(path, kMaxHeaderBytes + kMaxTensorDataBytes, &size, error);
+    if (fd_ < 0) return;
+    header_ = readHeaderOf(fd_, size, error);
+    if (header_ && !holdsData(*header_, size, error)) header_.reset();
+}
 
-// A .bin file open for reading, its header read and checked to hold the data it promises; closed
-// when it goes.
-class CheckedBin {
-public:
-    CheckedBin(const std::string& path, std::string* error) {
-        uint64_t size = 0;
-        fd_ = openRegularFile(path, kMaxHeaderBytes + kMaxTensorDataBytes, &size, error);
-        if (fd_ < 0) return;
-        header_ = readHeaderOf(fd_, size, error);
-        if (header_ && !holdsData(*header_, size, error)) header_.reset();
+BinReader::~BinReader() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+bool BinReader::read(uint64_t offset, uint8_t* into, uint64_t size, std::string* error) const {
+    if (!header_ || offset > header_->dataLength || size > header_->dataLength - offset) {
+        if (error) *error = "read past the end of the data";
+        return false;
     }
-    ~CheckedBin() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    CheckedBin(const CheckedBin&) = delete;
-    CheckedBin& operator=(const CheckedBin&) = delete;
-    const std::optional<BinHeader>& header() const { return header_; }
-    // Reads `size` bytes of the data from `offset` (in the data) into `into`.
-    bool read(uint64_t offset, uint8_t* into, uint64_t size, std::string* error) const {
-        uint64_t used = 0;
-        while (used < size) {
-            const size_t chunk = static_cast<size_t>(std::min<uint64_t>(size - used, 1u << 30));
-            const ssize_t n = ::pread(fd_, into + used, chunk,
-                                      static_cast<off_t>(header_->headerLength + offset + used));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                if (error)
-                    *error =
-                        n < 0 ? std::string("cannot read: ") + std::strerror(errno) : "short read";
-                return false;
-            }
-            used += static_cast<uint64_t>(n);
+    uint64_t used = 0;
+    while (used < size) {
+        const size_t chunk = static_cast<size_t>(std::min<uint64_t>(size - used, 1u << 30));
+        const ssize_t n = ::pread(fd_, into + used, chunk,
+                                  static_cast<off_t>(header_->headerLength + offset + used));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (error)
+                *error = n < 0 ? std::string("cannot read: ") + std::strerror(errno) : "short read";
+            return false;
         }
-        return true;
+        used += static_cast<uint64_t>(n);
     }
-
-private:
-    int fd_ = -1;
-    std::optional<BinHeader> header_;
-};
-
-}  // namespace
+    return true;
+}
 
 std::optional<BinFile> readBinFile(const std::string& path, std::string* error) {
-    const CheckedBin bin(path, error);
+    const BinReader bin(path, error);
     if (!bin.header()) return std::nullopt;
     BinFile file;
     file.header = *bin.header();
@@ -273,31 +261,6 @@ std::optional<BinFile> readBinFile(const std::string& path, std::string* error) 
     }
     if (!bin.read(0, file.data.data(), file.header.dataLength, error)) return std::nullopt;
     return file;
-}
-
-std::optional<BinHeader> readBinFileInPieces(
-    const std::string& path, size_t pieceBytes,
-    const std::function<bool(const uint8_t* bytes, size_t size)>& piece, std::string* error) {
-    const CheckedBin bin(path, error);
-    if (!bin.header()) return std::nullopt;
-    const BinHeader& header = *bin.header();
-    const auto dtype = dtypeFromCode(header.dtypeCode);
-    const size_t element = dtype ? dtypeSize(*dtype) : 1;
-    pieceBytes = std::max(pieceBytes / element, size_t{1}) * element;
-    // Aligned as any element (u64 and double are the widest a piece holds).
-    std::vector<uint64_t> buffer((std::min<uint64_t>(pieceBytes, header.dataLength) + 7) / 8);
-    auto* bytes = reinterpret_cast<uint8_t*>(buffer.data());
-    for (uint64_t done = 0; done < header.dataLength;) {
-        const auto size =
-            static_cast<size_t>(std::min<uint64_t>(header.dataLength - done, pieceBytes));
-        if (!bin.read(done, bytes, size, error)) return std::nullopt;
-        if (!piece(bytes, size)) {
-            if (error) *error = "stopped";
-            return std::nullopt;
-        }
-        done += size;
-    }
-    return header;
 }
 
 }  // namespace probe::format

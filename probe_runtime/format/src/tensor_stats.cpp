@@ -555,6 +555,7 @@ void TensorStatsAccumulator::add(const void* data, uint64_t count) {
     const TensorStats piece = computeTensorStats(dtype_, data, count);
     if (!piece.valid) ordered_ = false;
     const bool first = total_.count == 0;
+    if (first) onlyPiece_ = piece;
     total_.count += count;
     total_.nanCount += piece.nanCount;
     total_.hasPosInf = total_.hasPosInf || piece.hasPosInf;
@@ -567,6 +568,7 @@ void TensorStatsAccumulator::add(const void* data, uint64_t count) {
 }
 
 TensorStats TensorStatsAccumulator::result() const {
+    if (onlyPiece_.count == total_.count) return onlyPiece_;  // to the bit, as computeTensorStats
     TensorStats s = total_;
     s.valid = ordered_ && s.count > 0;
     if (!s.valid) {

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,12 +50,24 @@ std::optional<BinFile> readBinFile(const std::string& path, std::string* error);
 std::optional<BinFile> parseBinFile(std::string_view bytes, std::string* error);
 // Reads the header alone (a few hundred bytes) without the data.
 std::optional<BinHeader> readBinHeader(const std::string& path, std::string* error);
-// Reads a .bin file's data a piece at a time, never whole: `piece(bytes, size)` is called for
-// each in order, at most `pieceBytes` (rounded down to whole elements of a known dtype), from a
-// buffer aligned for any element type; it returns false to stop. A header-only file has no
-// piece. Checks what readBinFile does. Returns the header, or nullopt with the reason.
-std::optional<BinHeader> readBinFileInPieces(
-    const std::string& path, size_t pieceBytes,
-    const std::function<bool(const uint8_t* bytes, size_t size)>& piece, std::string* error);
+// A .bin file open for reading its data a piece at a time, never whole (a tensor of gigabytes
+// costs what the caller reads at once): opened as readBinFile opens it (a regular file, without
+// blocking), its header read and checked as readBinFile checks it. Closed when it goes.
+class BinReader {
+public:
+    BinReader(const std::string& path, std::string* error);
+    ~BinReader();
+    BinReader(const BinReader&) = delete;
+    BinReader& operator=(const BinReader&) = delete;
+    // nullopt when the file could not be opened or checked (said in the constructor's `error`).
+    const std::optional<BinHeader>& header() const { return header_; }
+    // Reads `size` bytes of the data from `offset` (in the data) into `into`; false with the
+    // reason in `error`.
+    bool read(uint64_t offset, uint8_t* into, uint64_t size, std::string* error) const;
+
+private:
+    int fd_ = -1;
+    std::optional<BinHeader> header_;
+};
 
 }  // namespace probe::format

@@ -28,9 +28,9 @@ struct TensorStats {
 // a C++ object of that type has). Never throws.
 TensorStats computeTensorStats(DType dtype, const void* data, uint64_t count);
 
-// Statistics of a tensor whose elements come in pieces, in order (readBinFileInPieces): those
+// Statistics of a tensor whose elements come in pieces, in order (format::BinReader): those
 // computeTensorStats gives for the whole, but for the rounding of the mean and the norm, whose
-// sums are combined piece by piece. Never throws.
+// sums are combined piece by piece (one piece: computeTensorStats's to the bit). Never throws.
 class TensorStatsAccumulator {
 public:
     explicit TensorStatsAccumulator(DType dtype) : dtype_(dtype) {}
@@ -40,6 +40,7 @@ public:
 private:
     DType dtype_;
     TensorStats total_;
+    TensorStats onlyPiece_;  // the first piece's, the result while it is the only one
     double sum_ = 0, sumOfSquares_ = 0;
     bool ordered_ = true;  // every piece had statistics (a complex piece has none)
 };
