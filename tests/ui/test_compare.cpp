@@ -54,6 +54,7 @@
 #include "main_window.h"
 #include "op_tree_model.h"
 #include "op_tree_panel.h"
+#include "start_page.h"
 #include "synthetic_dump.h"
 #include "tensor_document.h"
 #include "tensor_preview.h"
@@ -735,6 +736,62 @@ TEST(CompareInApp, ARunComparedWithItselfIsSaidToBe) {
         return context.comparison()->result() != nullptr &&
                !context.comparison()->summary().startsWith("Comparing");
     }));
+    EXPECT_FALSE(context.comparison()->summary().contains("same dump folder"))
+        << context.comparison()->summary().toStdString();
+}
+
+// A comparison is among the recent sessions (it was not: comparing again meant finding both
+// folders again), once for a pair however often it is compared, and taken up from the start
+// page it opens the candidate and compares it with the reference again.
+TEST(CompareInApp, AComparisonIsARecentSessionComparedAgainFromTheStartPage) {
+    test::TempDir dir("ui-compare-recent");
+    const auto dumps = writeSyntheticPairOfSize(dir.path(), {40, 200, 2}, 1, 2);
+    const QString reference = QString::fromStdString(dumps.reference.root),
+                  candidate = QString::fromStdString(dumps.candidate.root);
+    context::AppContext context;
+    context.recentSessions()->clear();
+    MainWindow window(&context);
+    window.show();
+    for (int time = 0; time < 2; ++time) {
+        const int before = context.comparison()->finishedCount();
+        ASSERT_TRUE(context.compare(reference, candidate));
+        ASSERT_TRUE(waitFor([&] {
+            return context.comparison()->finishedCount() > before &&
+                   context.comparison()->result() != nullptr;
+        }));
+    }
+    const auto recent = context.recentSessions()->list();
+    const auto compared = std::count_if(recent.begin(), recent.end(), [](const auto& s) {
+        return s.kind == session::RecentSession::Kind::Compare;
+    });
+    EXPECT_EQ(compared, 1);
+    window.showPage(MainWindow::Page::Start);
+    auto* list = window.startPage()->recentList();
+    ASSERT_GE(list->count(), 1);
+    const QString text = list->item(0)->text();
+    EXPECT_TRUE(text.startsWith(candidate + "\ncompared ")) << text.toStdString();
+    EXPECT_TRUE(text.endsWith("with the reference " + reference)) << text.toStdString();
+    // Another dump shown meanwhile, nothing compared: the start page compares the pair again.
+    context.closeReference();
+    context.openDump(reference);
+    ASSERT_TRUE(waitFor([&] {
+        return context.store()->isOpen() && context.store()->requestedPath() == reference;
+    }));
+    ASSERT_EQ(context.comparison()->result(), nullptr);
+    const int before = context.comparison()->finishedCount();
+    window.showPage(MainWindow::Page::Start);
+    int row = 0;  // the dump opened is a recent session too, listed first now
+    while (row < list->count() && !list->item(row)->text().contains("\ncompared ")) ++row;
+    ASSERT_LT(row, list->count());
+    window.startPage()->activateRecent(row);
+    ASSERT_TRUE(waitFor([&] {
+        return context.comparison()->finishedCount() > before &&
+               context.comparison()->result() != nullptr;
+    }));
+    EXPECT_EQ(window.page(), MainWindow::Page::Workspace);
+    EXPECT_EQ(QFileInfo(context.store()->requestedPath()).absoluteFilePath(),
+              QFileInfo(candidate).absoluteFilePath());
+    EXPECT_EQ(context.reference()->requestedPath(), reference);
     EXPECT_FALSE(context.comparison()->summary().contains("same dump folder"))
         << context.comparison()->summary().toStdString();
 }

@@ -280,6 +280,11 @@ bool AppContext::compare(const QString& referencePath, const QString& candidateP
     reference_->open(referencePath);
     comparison_->setEnabled(true);
     QSettings().setValue(kLastReferenceKey, QFileInfo(referencePath).absoluteFilePath());
+    session::RecentSession recent;  // to be compared again from the start page
+    recent.kind = session::RecentSession::Kind::Compare;
+    recent.path = keepShown ? shown : candidatePath;
+    recent.reference = referencePath;
+    if (!recent.path.isEmpty()) recent_->add(recent);
     return true;
 }
 

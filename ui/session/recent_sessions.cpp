@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "session/recent_sessions.h"
 
+#include <algorithm>
+#include <initializer_list>
+
 #include <QFileInfo>
 #include <QSettings>
 
@@ -17,6 +20,8 @@ QString kindName(RecentSession::Kind kind) {
             return QStringLiteral("attach");
         case RecentSession::Kind::Open:
             return QStringLiteral("open");
+        case RecentSession::Kind::Compare:
+            return QStringLiteral("compare");
     }
     return {};
 }
@@ -34,6 +39,7 @@ QString RecentSession::title() const {
         case Kind::Attach:
             return QObject::tr("pid %1: %2").arg(pid).arg(command);
         case Kind::Open:
+        case Kind::Compare:
             return path;
     }
     return {};
@@ -52,6 +58,10 @@ bool RecentSession::sameAs(const RecentSession& o) const {
             return pid == o.pid && path == o.path;
         case Kind::Open:
             return QFileInfo(path).absoluteFilePath() == QFileInfo(o.path).absoluteFilePath();
+        case Kind::Compare:
+            return QFileInfo(path).absoluteFilePath() == QFileInfo(o.path).absoluteFilePath() &&
+                   QFileInfo(reference).absoluteFilePath() ==
+                       QFileInfo(o.reference).absoluteFilePath();
     }
     return false;
 }
@@ -67,18 +77,17 @@ QList<RecentSession> RecentSessions::list() const {
         settings.setArrayIndex(i);
         RecentSession s;
         const QString kind = settings.value(QStringLiteral("kind")).toString();
-        if (kind == kindName(RecentSession::Kind::Launch))
-            s.kind = RecentSession::Kind::Launch;
-        else if (kind == kindName(RecentSession::Kind::Attach))
-            s.kind = RecentSession::Kind::Attach;
-        else if (kind == kindName(RecentSession::Kind::Open))
-            s.kind = RecentSession::Kind::Open;
-        else
-            continue;  // written by a newer version
+        using Kind = RecentSession::Kind;
+        const auto known = {Kind::Launch, Kind::Attach, Kind::Open, Kind::Compare};
+        const auto named =
+            std::find_if(known.begin(), known.end(), [&](Kind k) { return kindName(k) == kind; });
+        if (named == known.end()) continue;  // written by a newer version
+        s.kind = *named;
         s.when = settings.value(QStringLiteral("when")).toDateTime();
         s.path = settings.value(QStringLiteral("path")).toString();
         s.pid = settings.value(QStringLiteral("pid")).toLongLong();
         s.command = settings.value(QStringLiteral("command")).toString();
+        s.reference = settings.value(QStringLiteral("reference")).toString();
         s.launch.interpreter = settings.value(QStringLiteral("interpreter")).toString();
         s.launch.program = settings.value(QStringLiteral("program")).toString();
         s.launch.arguments = settings.value(QStringLiteral("arguments")).toStringList();
@@ -119,6 +128,8 @@ void RecentSessions::save(const QList<RecentSession>& sessions) {
             settings.setValue(QStringLiteral("pid"), s.pid);
             settings.setValue(QStringLiteral("command"), s.command);
         }
+        if (s.kind == RecentSession::Kind::Compare)
+            settings.setValue(QStringLiteral("reference"), s.reference);
         if (s.kind == RecentSession::Kind::Launch) {
             settings.setValue(QStringLiteral("interpreter"), s.launch.interpreter);
             settings.setValue(QStringLiteral("program"), s.launch.program);

@@ -156,13 +156,16 @@ void MainWindow::chooseComparison() {
     if (const QString reference = context_->suggestedReference(); !reference.isEmpty())
         dialog.setReference(reference);
     if (dialog.exec() != QDialog::Accepted) return;
-    const QString candidate = dialog.candidatePath();
-    const bool replaces =
-        !candidate.isEmpty() && QFileInfo(candidate).absoluteFilePath() !=
-                                    QFileInfo(store->requestedPath()).absoluteFilePath();
+    compareRuns(dialog.referencePath(), dialog.candidatePath());
+}
+
+void MainWindow::compareRuns(const QString& reference, const QString& candidate) {
+    const bool replaces = !candidate.isEmpty() &&
+                          QFileInfo(candidate).absoluteFilePath() !=
+                              QFileInfo(context_->store()->requestedPath()).absoluteFilePath();
     if (replaces && !mayReplaceSession()) return;
     QString error;
-    if (!context_->compare(dialog.referencePath(), candidate, &error))
+    if (!context_->compare(reference, candidate, &error))
         QMessageBox::warning(this, tr("Cannot compare"), error);
 }
 

@@ -514,6 +514,10 @@ void MainWindow::takeUpRecent(const session::RecentSession& recent) {
         openDumpAsked(recent.path);
         return;
     }
+    if (recent.kind == Kind::Compare) {
+        compareRuns(recent.reference, recent.path);
+        return;
+    }
     for (const auto& probe : session::liveProbes()) {
         if (probe.pid == recent.pid) {
             attachTo(probe);

@@ -92,6 +92,9 @@ public:
     QAction* jumpToDivergenceAction() const { return jumpAction_; }
     // File › Compare: asks for the reference and the candidate (default: the dump shown).
     void chooseComparison();
+    // Compares `candidate` ("": the dump shown) with `reference`, asking first when that replaces
+    // a running model; what cannot be compared is said in a message box.
+    void compareRuns(const QString& reference, const QString& candidate);
     // Shows `text` in the status bar for `ms` as QStatusBar::showMessage does, ending in "…" where
     // it does not fit beside the buttons (QStatusBar clips it mid-word), the whole text as the
     // bar's tooltip meanwhile. Returns the text as shown.

@@ -76,6 +76,8 @@ QString kindWord(RecentSession::Kind kind) {
             return QObject::tr("attached");
         case RecentSession::Kind::Open:
             return QObject::tr("opened");
+        case RecentSession::Kind::Compare:
+            return QObject::tr("compared");
     }
     return {};
 }
@@ -180,13 +182,17 @@ void StartPage::refresh() {
     for (const RecentSession& s : shown_) {
         QString second = QStringLiteral("%1 %2").arg(kindWord(s.kind),
                                                      locale.toString(s.when, QLocale::ShortFormat));
-        if (!s.path.isEmpty() && s.kind != RecentSession::Kind::Open)
+        if (s.kind == RecentSession::Kind::Compare)
+            second += QStringLiteral(" · ") + tr("with the reference %1").arg(s.reference);
+        else if (!s.path.isEmpty() && s.kind != RecentSession::Kind::Open)
             second += QStringLiteral(" · ") + s.path;
         auto* item =
             new QListWidgetItem(QStringLiteral("%1\n%2").arg(s.title(), second), recentList_);
         item->setToolTip(s.kind == RecentSession::Kind::Launch
                              ? QStringLiteral("%1\n%2").arg(
                                    s.title(), tr("output: %1").arg(s.launch.outputDirectory))
+                         : s.kind == RecentSession::Kind::Compare
+                             ? tr("Compares %1 with the reference %2").arg(s.title(), s.reference)
                              : s.title());
     }
     recentList_->setVisible(!shown_.isEmpty());
