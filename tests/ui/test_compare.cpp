@@ -1797,6 +1797,71 @@ TEST(TensorPair, SlicesOfOneRowOrColumnAreDrawnTallOrWideEnoughToRead) {
     EXPECT_EQ(TensorPairView::drawnSize({}, 260), QSize());
 }
 
+// A slice far wider than tall (a 1x64 output) is three strips one above the other, as wide as
+// the view, each element of one run above the same element of the other (it was a strip 16
+// pixels high atop each of three tall empty frames side by side); a square one stays side by
+// side; the strips follow the view's width.
+TEST(TensorPair, AFlatSliceIsStackedAsWideAsTheViewElementAboveElement) {
+    test::TempDir dir("ui-compare-flat");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    std::vector<float> values(64), square(64);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = square[i] = 0.5f * float(i);
+    std::vector<float> changed = values;
+    changed[37] += 3;
+    reference.addRow(0, "0", "layer", "Layer", true, values, {1, 64});
+    candidate.addRow(0, "0", "layer", "Layer", true, changed, {1, 64});
+    reference.addRow(0, "1", "square", "Layer", true, square, {8, 8});
+    candidate.addRow(0, "1", "square", "Layer", true, square, {8, 8});
+    reference.setStatus("complete");
+    candidate.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.resize(1500, 950);
+    window.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
+    ASSERT_TRUE(
+        context.compare(QString::fromStdString(dir / "ref"), QString::fromStdString(dir / "cand")));
+    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
+    auto* panel = window.comparePanel();
+    auto* view = panel->pairView();
+    const auto& idx = context.store()->index();
+    auto show = [&](const char* id) {
+        context.cursor()->setOp(idx.findOp(0, id));
+        panel->showTensorPair();
+        return waitFor([&] {
+            return view->document()->candidate() != nullptr &&
+                   view->document()->candidate()->header.dims.size() == 2 &&
+                   view->document()->candidate()->header.dims[0] ==
+                       (std::string(id) == "0" ? 1 : 8);
+        });
+    };
+    ASSERT_TRUE(show("0"));
+    QApplication::processEvents();
+    EXPECT_TRUE(view->stacked());
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_GT(view->shownSize(i).width(), view->width() / 2) << i;
+        EXPECT_GE(view->shownSize(i).height(), widgets::TensorPairView::kMinCellSide) << i;
+        if (i > 0) {  // one above the other, element above element
+            EXPECT_EQ(view->shownFrame(i).left(), view->shownFrame(0).left()) << i;
+            EXPECT_GT(view->shownFrame(i).top(), view->shownFrame(i - 1).bottom()) << i;
+            EXPECT_EQ(view->shownSize(i), view->shownSize(0)) << i;
+        }
+    }
+    EXPECT_EQ(view->document()->difference().largestAt, 37u);
+    // Narrower: the strips follow.
+    const int wide = view->shownSize(0).width();
+    window.resize(1100, 950);
+    ASSERT_TRUE(waitFor([&] { return view->shownSize(0).width() < wide; }));
+    EXPECT_GT(view->shownSize(0).width(), view->width() / 2);
+    // A square slice: side by side, as before.
+    ASSERT_TRUE(show("1"));
+    QApplication::processEvents();
+    EXPECT_FALSE(view->stacked());
+    EXPECT_EQ(view->shownSize(0), QSize(260, 260));
+    EXPECT_GT(view->shownFrame(1).left(), view->shownFrame(0).right());
+    EXPECT_EQ(view->shownFrame(1).top(), view->shownFrame(0).top());
+}
+
 TEST(TensorPair, TheDifferenceMarksNanAndInfInOneRunOnly) {
     auto tensor = [](std::vector<float> v) {
         analysis::TensorData t;

@@ -10,6 +10,8 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPixmap>
+#include <QResizeEvent>
+#include <QSizePolicy>
 #include <QVBoxLayout>
 
 #include "compare_runs.h"
@@ -45,27 +47,23 @@ TensorPairView::TensorPairView(data::RunComparison* comparison, data::DumpStore*
     facts_ = new QLabel(this);
     facts_->setWordWrap(true);
     facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    auto* grid = new QGridLayout;
+    grid_ = new QGridLayout;
     const QString titles[3] = {tr("reference"), tr("this run"), tr("difference")};
     for (int i = 0; i < 3; ++i) {
         captions_[i] = new QLabel(titles[i], this);
-        captions_[i]->setAlignment(Qt::AlignCenter);
         images_[i] = new QLabel(this);
-        images_[i]->setMinimumSize(48, 48);
-        images_[i]->setAlignment(Qt::AlignHCenter | Qt::AlignTop);
         images_[i]->setStyleSheet(QStringLiteral("border: 1px solid #bbb"));
-        grid->addWidget(captions_[i], 0, i);
-        grid->addWidget(images_[i], 1, i);
     }
-    grid->setRowStretch(1, 1);
+    arrange(false);
     auto* top = new QHBoxLayout;
     top->addWidget(mode_);
     top->addStretch(1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
-    layout->addLayout(grid, 1);
+    layout->addLayout(grid_, 1);
     layout->addWidget(facts_);
+    layout->addStretch(0);  // below the facts of stacked strips (arrange)
     connect(mode_, &QComboBox::currentIndexChanged, this,
             [this](int i) { document_->setRelative(i == 1); });
     connect(document_, &data::TensorPairDocument::loaded, this, &TensorPairView::onLoaded);
@@ -137,6 +135,49 @@ QSize TensorPairView::shownSize(int which) const {
     return pixmap.isNull() ? QSize() : pixmap.size();
 }
 
+QRect TensorPairView::shownFrame(int which) const {
+    return images_[which]->geometry();
+}
+
+void TensorPairView::arrange(bool stacked) {
+    stacked_ = stacked;
+    for (int i = 0; i < 3; ++i) {
+        grid_->removeWidget(captions_[i]);
+        grid_->removeWidget(images_[i]);
+    }
+    for (int i = 0; i < 3; ++i) {
+        // Stacked, the strips take the width the view gives them (drawn again as it resizes),
+        // not the width of what they show: the window can still be made narrower.
+        images_[i]->setSizePolicy(stacked ? QSizePolicy::Ignored : QSizePolicy::Preferred,
+                                  QSizePolicy::Preferred);
+        images_[i]->setMinimumSize(48, stacked ? kMinCellSide + 2 : 48);
+        if (stacked) {
+            captions_[i]->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            images_[i]->setAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+            grid_->addWidget(captions_[i], i, 0);
+            grid_->addWidget(images_[i], i, 1);
+        } else {
+            captions_[i]->setAlignment(Qt::AlignCenter);
+            images_[i]->setAlignment(Qt::AlignHCenter | Qt::AlignTop);
+            grid_->addWidget(captions_[i], 0, i);
+            grid_->addWidget(images_[i], 1, i);
+        }
+    }
+    // Side by side, the frames take the height; stacked, the strips and their facts stay at the
+    // top, the room left below them.
+    grid_->setColumnStretch(1, stacked ? 1 : 0);
+    grid_->setRowStretch(1, stacked ? 0 : 1);
+    if (auto* outer = qobject_cast<QBoxLayout*>(layout())) {
+        outer->setStretch(1, stacked ? 0 : 1);
+        outer->setStretch(3, stacked ? 1 : 0);
+    }
+}
+
+void TensorPairView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (stacked_ && document_->candidate()) drawImages();
+}
+
 QSize TensorPairView::drawnSize(QSize elements, int side) {
     if (elements.isEmpty()) return {};
     const QSize square = elements.scaled(side, side, Qt::KeepAspectRatio);
@@ -147,6 +188,21 @@ QSize TensorPairView::drawnSize(QSize elements, int side) {
 }
 
 void TensorPairView::onLoaded() {
+    const QSize elements = image(1).size();
+    const bool stacked =
+        !elements.isEmpty() && elements.width() >= kStackedAspect * elements.height();
+    if (stacked != stacked_) arrange(stacked);
+    drawImages();
+    writeFacts();
+}
+
+void TensorPairView::drawImages() {
+    // Stacked: as wide as the view beside the captions (its layout may not have placed the
+    // strips yet).
+    int captions = 0;
+    for (const QLabel* caption : captions_)
+        captions = std::max(captions, caption->sizeHint().width());
+    const int side = stacked_ ? std::max(kImageSide, width() - captions - 32) : kImageSide;
     for (int i = 0; i < 3; ++i) {
         const QImage img = image(i);
         if (img.isNull()) {
@@ -154,7 +210,7 @@ void TensorPairView::onLoaded() {
             continue;
         }
         // Elements as blocks, not blurred.
-        const QSize drawn = drawnSize(img.size(), kImageSide);
+        const QSize drawn = drawnSize(img.size(), side);
         QPixmap pixmap =
             QPixmap::fromImage(img.scaled(drawn, Qt::IgnoreAspectRatio, Qt::FastTransformation));
         const auto& diff = document_->difference();
@@ -180,6 +236,9 @@ void TensorPairView::onLoaded() {
         }
         images_[i]->setPixmap(pixmap);
     }
+}
+
+void TensorPairView::writeFacts() {
     const auto& diff = document_->difference();
     const auto& cand = *document_->candidate();
     QString text;
