@@ -24,6 +24,7 @@
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTextBlock>
+#include <QTextLayout>
 #include <QTreeView>
 #include <QTreeWidget>
 #include <gtest/gtest.h>
@@ -672,6 +673,26 @@ TEST(SessionPanel, TheLogFollowsTheOutputUnlessTheUserScrolledUp) {
     QCoreApplication::processEvents();
     lines(215, 5);
     EXPECT_EQ(bar->value(), bar->maximum());
+}
+
+// A long line (the command the session ran, a long path in a traceback) wraps at the log's width
+// as a terminal's does: it was cut at the panel's edge, read only by scrolling sideways.
+TEST(SessionPanel, LongLinesWrapAtTheLogsWidth) {
+    widgets::SessionPanel panel;
+    panel.resize(400, 300);
+    panel.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&panel));
+    const QString command =
+        "$ probe run --output /home/someone/runs/llama-20261206-153000 "
+        "--config /home/someone/configs/every_op.json -- python3 train.py";
+    panel.appendNote(command);
+    panel.appendLog(command + " and its output\n", false);
+    QCoreApplication::processEvents();
+    EXPECT_EQ(panel.log()->horizontalScrollBar()->maximum(), 0);
+    QTextBlock block = panel.log()->document()->begin();
+    ASSERT_TRUE(block.isValid());
+    ASSERT_NE(block.layout(), nullptr);
+    EXPECT_GT(block.layout()->lineCount(), 1) << "wrapped onto more lines";
 }
 
 // Without XDG_RUNTIME_DIR the probes of a desktop session cannot be found: the attach dialog

@@ -10,6 +10,7 @@
 #include <QScopedValueRollback>
 #include <QScrollBar>
 #include <QTextCursor>
+#include <QTextOption>
 #include <QVBoxLayout>
 
 #include "page_style.h"
@@ -65,7 +66,10 @@ SessionPanel::SessionPanel(QWidget* parent) : QWidget(parent) {
     log_ = new QPlainTextEdit(this);
     log_->setReadOnly(true);
     log_->setMaximumBlockCount(kLogLines);
-    log_->setLineWrapMode(QPlainTextEdit::NoWrap);
+    // Long lines wrap at the width as in a terminal (the command line was read by scrolling
+    // sideways).
+    log_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    log_->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
     log_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     log_->setPlaceholderText(tr("The model's output appears here."));
     QScrollBar* bar = log_->verticalScrollBar();
