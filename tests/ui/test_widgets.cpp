@@ -1162,6 +1162,74 @@ TEST(MainWindow, OpensWithTheFirstNaNShownDeepInTheTree) {
     EXPECT_TRUE(tree->selectionModel()->isSelected(current));
 }
 
+// Deep ids cut to fit the Id column keep their ends, where siblings differ: "1_0_2_1_0_…" was
+// drawn alike for every op of a deep parent. Names too ("resolve_c…" was every resolve_conj).
+TEST(MainWindow, DeepIdsCutToFitKeepTheirEndsWhereSiblingsDiffer) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder builder(dir.path());
+    const std::string deep = "1_0_2_1_0_0_3";
+    builder.addRow(0, "1", "layer", "Layer", true, {1, 2});
+    builder.addRow(0, "1_0", "layer/norm", "Norm", true, {1, 2});
+    builder.addRow(0, "1_0_2", "layer/norm/mean", "aten::mean", true, {1, 2});
+    builder.addRow(0, "1_0_2_1", "layer/norm/mean/div", "aten::div", true, {1, 2});
+    builder.addRow(0, "1_0_2_1_0", "layer/norm/mean/div/to", "aten::to", true, {1, 2});
+    builder.addRow(0, "1_0_2_1_0_0", "layer/norm/mean/div/to/copy", "aten::_to_copy", true, {1, 2});
+    builder.addRow(0, deep + "_0", "layer/norm/mean/div/to/copy/a/resolve_conj_first",
+                   "aten::resolve_conj", true, {1, 2});
+    builder.addRow(0, deep + "_1", "layer/norm/mean/div/to/copy/a/resolve_conj_second",
+                   "aten::resolve_conj", true, {1, 2});
+    builder.addRow(0, "1_0_2_1_0_0_3", "layer/norm/mean/div/to/copy/a", "aten::copy_", true,
+                   {1, 2});
+    builder.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.resize(1400, 900);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    QTreeView* tree = window.treePanel()->view();
+    tree->setAlternatingRowColors(false);  // the two rows drawn alike but for their text
+    tree->expandAll();
+    const auto& index = context.store()->index();
+    const uint32_t first = index.findOp(0, deep + "_0"), second = index.findOp(0, deep + "_1");
+    ASSERT_NE(first, analysis::kNone);
+    ASSERT_NE(second, analysis::kNone);
+    auto indexOf = [&](uint32_t op, int column) {
+        for (QModelIndex i = tree->model()->index(0, 0); i.isValid(); i = tree->indexBelow(i))
+            if (i.data(data::OpTreeModel::OpRole).toUInt() == op) return i.siblingAtColumn(column);
+        return QModelIndex();
+    };
+    tree->setColumnWidth(data::OpTreeModel::IdColumn, 70);
+    QApplication::processEvents();
+    // Room for 80 pixels of the name beside its indentation.
+    const QModelIndex name = indexOf(first, data::OpTreeModel::NameColumn);
+    ASSERT_TRUE(name.isValid());
+    tree->setColumnWidth(data::OpTreeModel::NameColumn,
+                         tree->visualRect(name).left() -
+                             tree->columnViewportPosition(data::OpTreeModel::NameColumn) + 80);
+    tree->clearSelection();
+    tree->setCurrentIndex({});
+    QApplication::processEvents();
+    auto cell = [&](uint32_t op, int column) {
+        const QModelIndex i = indexOf(op, column);
+        EXPECT_TRUE(i.isValid());
+        tree->scrollTo(i);
+        QApplication::processEvents();
+        return tree->viewport()->grab(tree->visualRect(i)).toImage();
+    };
+    for (int column : {int(data::OpTreeModel::IdColumn), int(data::OpTreeModel::NameColumn)}) {
+        const QModelIndex i = indexOf(first, column);
+        ASSERT_TRUE(i.isValid());
+        // Too narrow for the whole text: cut.
+        EXPECT_GT(tree->fontMetrics().horizontalAdvance(i.data().toString()) + 8,
+                  tree->visualRect(i).width())
+            << column;
+        const QImage a = cell(first, column), b = cell(second, column);
+        ASSERT_FALSE(a.isNull());
+        EXPECT_EQ(a.size(), b.size());
+        EXPECT_NE(a, b) << "siblings drawn alike in column " << column;
+    }
+}
+
 TEST(MainWindow, OnlySessionsThatOpenedAreRecent) {
     test::TempDir dir("ui-widgets");
     test::writeFile(dir / "a_file", "x");

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QStyledItemDelegate>
 #include <QTimer>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -26,6 +27,22 @@
 #include "view_columns.h"
 
 namespace probe::widgets {
+namespace {
+
+// Names and ids cut to fit keep both ends: a deep op's id differs from its siblings' at its end
+// ("1_1_0_0_1_…" told none apart), a name path's end is the op's own name.
+class KeepEndsDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem* option, const QModelIndex& index) const override {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = Qt::ElideMiddle;
+    }
+};
+
+}  // namespace
 
 using data::OpTreeModel;
 using Show = data::OpFilterProxy::Show;
@@ -103,6 +120,9 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
         if (const QString sample = columnSample(c); !sample.isEmpty())
             view_->setColumnWidth(c, columnWidthFor(view_, sample));
     view_->setColumnWidth(OpTreeModel::NameColumn, 220);
+    auto* keepEnds = new KeepEndsDelegate(view_);
+    view_->setItemDelegateForColumn(OpTreeModel::NameColumn, keepEnds);
+    view_->setItemDelegateForColumn(OpTreeModel::IdColumn, keepEnds);
     connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &OpTreePanel::onCurrentChanged);
 
