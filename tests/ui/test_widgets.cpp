@@ -55,6 +55,7 @@
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "elided_label.h"
+#include "launch_form.h"
 #include "main_window.h"
 #include "op_filter_proxy.h"
 #include "op_selection.h"
@@ -66,6 +67,7 @@
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
 #include "probe/format/statistic_csv.h"
+#include "start_page.h"
 #include "statistics_plot.h"
 #include "synthetic_dump.h"
 #include "tensor_document.h"
@@ -449,6 +451,31 @@ TEST_F(MainWindowTest, TheStatisticsControlsReadWholeInTheSmallestWindow) {
                         : qobject_cast<QComboBox*>(control)->currentText().toStdString());
         }
         EXPECT_GE(shown, 5);
+    }
+}
+
+// The start page and the launch form in the smallest window: every text keeps the lines it wraps
+// to and the page scrolls (the start page's descriptions were cut to their first line).
+TEST_F(MainWindowTest, TheStartPageAndLaunchFormKeepTheirTextsInTheSmallestWindow) {
+    window_.resize(MainWindow::kMinimumWidth, MainWindow::kMinimumHeight);
+    for (const auto page : {MainWindow::Page::Start, MainWindow::Page::Launch}) {
+        window_.showPage(page);
+        QApplication::processEvents();
+        QWidget* shown = page == MainWindow::Page::Start
+                             ? static_cast<QWidget*>(window_.startPage())
+                             : window_.launchForm();
+        int checked = 0;
+        for (QWidget* w : shown->findChildren<QWidget*>()) {
+            if (!w->isVisibleTo(shown) || !w->hasHeightForWidth()) continue;
+            if (auto* label = qobject_cast<QLabel*>(w); label && !label->wordWrap()) continue;
+            ++checked;
+            EXPECT_GE(w->height(), w->heightForWidth(w->width()))
+                << w->metaObject()->className() << " " << w->objectName().toStdString();
+        }
+        EXPECT_GE(checked, page == MainWindow::Page::Start ? 5 : 1);
+        auto* area = qobject_cast<QScrollArea*>(shown->parentWidget()->parentWidget());
+        ASSERT_NE(area, nullptr) << "the page scrolls when the window is lower than it";
+        EXPECT_EQ(area->horizontalScrollBar()->maximum(), 0) << "as wide as the window";
     }
 }
 

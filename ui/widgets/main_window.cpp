@@ -21,6 +21,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -97,8 +98,8 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     startPage_ = new StartPage(context_->recentSessions(), this);
     launchForm_ = new LaunchForm(this);
     pages_ = new QStackedWidget(this);
-    pages_->addWidget(startPage_);
-    pages_->addWidget(launchForm_);
+    pages_->addWidget(scrollable(startPage_));
+    pages_->addWidget(scrollable(launchForm_));
     pages_->addWidget(workspace_);
     setCentralWidget(pages_);
     connect(startPage_, &StartPage::launchDemoRequested, this,

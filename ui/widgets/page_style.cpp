@@ -3,6 +3,7 @@
 
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QScrollArea>
 #include <QString>
 
 namespace probe::widgets {
@@ -34,6 +35,15 @@ void setReadableColumn(QWidget* page, QLayout* column) {
     outer->addStretch(1);
     outer->addWidget(frame, 8);
     outer->addStretch(1);
+}
+
+QScrollArea* scrollable(QWidget* page) {
+    auto* area = new QScrollArea(page->parentWidget());
+    area->setWidget(page);
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    area->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    return area;
 }
 
 }  // namespace probe::widgets

@@ -6,6 +6,7 @@
 
 class QLabel;
 class QLayout;
+class QScrollArea;
 class QWidget;
 
 namespace probe::widgets {
@@ -23,5 +24,9 @@ QString countOf(qsizetype count, const QString& one, const QString& many);
 
 // Lays `column` out on `page` centred, at most a readable line length wide on a wide window.
 void setReadableColumn(QWidget* page, QLayout* column);
+// `page` in a frameless scroll area that gives it the window's width and scrolls it up and down
+// when the window is lower than it: its texts keep the lines they wrap to (a small window cut
+// the start page's descriptions to their first line).
+QScrollArea* scrollable(QWidget* page);
 
 }  // namespace probe::widgets

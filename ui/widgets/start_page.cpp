@@ -60,11 +60,12 @@ public:
         painter->restore();
     }
 
-    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    // No width of its own: an item is as wide as the list, its lines cut in the middle to fit
+    // (the list scrolled sideways to the end of the longest command line).
+    QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex&) const override {
         QFont small = option.font;
         small.setPointSizeF(small.pointSizeF() * 0.9);
-        return {QStyledItemDelegate::sizeHint(option, index).width(),
-                QFontMetrics(option.font).height() + QFontMetrics(small).height() + 10};
+        return {1, QFontMetrics(option.font).height() + QFontMetrics(small).height() + 10};
     }
 };
 
@@ -141,13 +142,16 @@ StartPage::StartPage(session::RecentSessions* recent, QWidget* parent)
     recentList_ = new QListWidget(this);
     recentList_->setAlternatingRowColors(true);
     recentList_->setItemDelegate(new RecentSessionDelegate(recentList_));
+    recentList_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    // Five sessions at least, when the window is too low for more (the page scrolls then).
+    recentList_->setMinimumHeight(5 * RecentSessionDelegate().sizeHint({}, {}).height());
     recentList_->setToolTip(
         tr("Double-click to take a session up again: a launch opens the form filled in, an "
            "attached probe is "
-           "attached to again (or its dump opened when it ended), a folder is opened."));
-    recentEmpty_ = new QLabel(tr("Nothing yet: the models you launch, the probes you attach to and "
-                                 "the folders you open are "
-                                 "listed here."),
+           "attached to again (or its dump opened when it ended), a folder is opened, a "
+           "comparison is made again."));
+    recentEmpty_ = new QLabel(tr("Nothing yet: the models you launch, the probes you attach to, "
+                                 "the folders you open and the runs you compare are listed here."),
                               this);
     recentEmpty_->setWordWrap(true);
     recentEmpty_->setStyleSheet(QStringLiteral("color: palette(mid)"));
