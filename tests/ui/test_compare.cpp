@@ -1848,6 +1848,18 @@ TEST(TensorPair, AFlatSliceIsStackedAsWideAsTheViewElementAboveElement) {
         }
     }
     EXPECT_EQ(view->document()->difference().largestAt, 37u);
+    // The tooltip of each strip: the element under the mouse in both runs.
+    auto centreOf = [&](int which, int row, int col, int rows, int cols) {
+        const QRect drawn = view->imageRect(which);
+        return QPoint(drawn.left() + (2 * col + 1) * drawn.width() / (2 * cols),
+                      drawn.top() + (2 * row + 1) * drawn.height() / (2 * rows));
+    };
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(view->describeAt(i, centreOf(i, 0, 37, 1, 64)),
+                  "element [0, 37]: reference 18.5, this run 21.5, difference 3 (16.2162%)")
+            << i;
+    EXPECT_TRUE(view->describeAt(0, centreOf(0, 0, 0, 1, 64)).startsWith("element [0, 0]: "));
+    EXPECT_EQ(view->describeAt(0, view->imageRect(0).bottomRight() + QPoint(5, 5)), "");
     // Narrower: the strips follow.
     const int wide = view->shownSize(0).width();
     window.resize(1100, 950);
@@ -1860,6 +1872,8 @@ TEST(TensorPair, AFlatSliceIsStackedAsWideAsTheViewElementAboveElement) {
     EXPECT_EQ(view->shownSize(0), QSize(260, 260));
     EXPECT_GT(view->shownFrame(1).left(), view->shownFrame(0).right());
     EXPECT_EQ(view->shownFrame(1).top(), view->shownFrame(0).top());
+    EXPECT_EQ(view->describeAt(1, centreOf(1, 3, 5, 8, 8)),
+              "element [3, 5]: reference 14.5, this run 14.5, difference 0 (0%)");
 }
 
 TEST(TensorPair, TheDifferenceMarksNanAndInfInOneRunOnly) {

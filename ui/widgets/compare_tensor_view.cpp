@@ -2,16 +2,21 @@
 #include "compare_tensor_view.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <QColor>
 #include <QComboBox>
+#include <QEvent>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QHelpEvent>
 #include <QLabel>
 #include <QPainter>
 #include <QPixmap>
 #include <QResizeEvent>
 #include <QSizePolicy>
+#include <QStyle>
+#include <QToolTip>
 #include <QVBoxLayout>
 
 #include "compare_runs.h"
@@ -53,6 +58,7 @@ TensorPairView::TensorPairView(data::RunComparison* comparison, data::DumpStore*
         captions_[i] = new QLabel(titles[i], this);
         images_[i] = new QLabel(this);
         images_[i]->setStyleSheet(QStringLiteral("border: 1px solid #bbb"));
+        images_[i]->installEventFilter(this);  // its tooltip: the element under the mouse
     }
     arrange(false);
     auto* top = new QHBoxLayout;
@@ -137,6 +143,55 @@ QSize TensorPairView::shownSize(int which) const {
 
 QRect TensorPairView::shownFrame(int which) const {
     return images_[which]->geometry();
+}
+
+QRect TensorPairView::imageRect(int which) const {
+    const QLabel* frame = images_[which];
+    const QPixmap pixmap = frame->pixmap();
+    if (pixmap.isNull()) return {};
+    return QStyle::alignedRect(frame->layoutDirection(), frame->alignment(), pixmap.size(),
+                               frame->contentsRect());
+}
+
+QString TensorPairView::describeAt(int which, QPoint point) const {
+    const QRect drawn = imageRect(which);
+    const QImage img = image(which);
+    const auto reference = document_->reference(), candidate = document_->candidate();
+    if (drawn.isEmpty() || img.isNull() || !drawn.contains(point) || !reference || !candidate ||
+        reference->count != candidate->count)
+        return {};
+    const auto geometry = analysis::sliceGeometry(candidate->header.dims);
+    const int64_t block = std::max(document_->difference().blockSize, 1);
+    const int64_t cellX = (point.x() - drawn.left()) * img.width() / drawn.width(),
+                  cellY = (point.y() - drawn.top()) * img.height() / drawn.height();
+    const int64_t row = std::min(cellY * block, geometry.rows - 1),
+                  col = std::min(cellX * block, geometry.cols - 1);
+    const auto index = static_cast<uint64_t>(row * geometry.cols + col);
+    const double r = reference->at(index), c = candidate->at(index);
+    const double difference = std::fabs(c - r);
+    QString text = tr("element [%1, %2]").arg(row).arg(col);
+    if (block > 1) text += tr(" (the first of the %1×%1 this pixel shows)").arg(block);
+    text += tr(": reference %1, this run %2, difference %3")
+                .arg(number(r), number(c), number(difference));
+    if (r != 0 && std::isfinite(difference))
+        text += QStringLiteral(" (%1%)").arg(number(difference / std::fabs(r) * 100));
+    return text;
+}
+
+bool TensorPairView::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::ToolTip) {
+        for (int i = 0; i < 3; ++i) {
+            if (watched != images_[i]) continue;
+            const auto* help = static_cast<QHelpEvent*>(event);
+            const QString text = describeAt(i, help->pos());
+            if (text.isEmpty())
+                QToolTip::hideText();
+            else
+                QToolTip::showText(help->globalPos(), text, images_[i]);
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void TensorPairView::arrange(bool stacked) {

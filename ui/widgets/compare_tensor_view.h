@@ -39,6 +39,11 @@ public:
     // The size one is drawn at, in pixels, and where its frame is in the view.
     QSize shownSize(int which) const;
     QRect shownFrame(int which) const;
+    // Where image `which` is drawn within its frame (empty when none is).
+    QRect imageRect(int which) const;
+    // The element under `point` (in the frame of image `which`): its index, both runs' values and
+    // their difference, as its tooltip says it; "" off the image.
+    QString describeAt(int which, QPoint point) const;
     // Whether the three are one above the other (a slice kStackedAspect times wider than tall).
     bool stacked() const { return stacked_; }
     static constexpr int kStackedAspect = 8;
@@ -51,6 +56,7 @@ public:
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void onLoaded();
