@@ -67,6 +67,7 @@
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
 #include "probe/format/statistic_csv.h"
+#include "round_spin_box.h"
 #include "start_page.h"
 #include "statistics_plot.h"
 #include "synthetic_dump.h"
@@ -1027,6 +1028,45 @@ TEST(MainWindow, AFollowedDumpEndsAtItsFirstNanWhenItsLastRowsComeAfterItsStatus
         if (box->specialValueText() == "latest") roundBox = box;
     ASSERT_TRUE(roundBox);
     EXPECT_EQ(roundBox->value(), 1);
+}
+
+// The round box steps through the rounds the dump has, "latest" after the last: Up from
+// "latest" went to round 0 and Down did nothing; a dump of rounds 0, 5 and 10 stepped to 1.
+TEST(MainWindow, TheRoundBoxStepsThroughTheRoundsThereAreLatestAfterTheLast) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    for (int round : {0, 5, 10}) {
+        dump.addRow(round, "0", "embed", "Embedding", true, {1, 2});
+        dump.addRow(round, "1", "layer", "Layer", true, {1, float(round)});
+    }
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    auto* box = window.findChild<widgets::RoundSpinBox*>();
+    ASSERT_NE(box, nullptr);
+    context.cursor()->setRound(-1);
+    ASSERT_EQ(box->value(), widgets::RoundSpinBox::kLatest);
+    ASSERT_EQ(box->text(), "latest");
+    std::vector<int> seen;
+    for (int i = 0; i < 4; ++i) {
+        QTest::keyClick(box, Qt::Key_Down);
+        seen.push_back(context.cursor()->round());
+    }
+    EXPECT_EQ(seen, (std::vector<int>{10, 5, 0, 0}));
+    seen.clear();
+    for (int i = 0; i < 4; ++i) {
+        QTest::keyClick(box, Qt::Key_Up);
+        seen.push_back(context.cursor()->round());
+    }
+    EXPECT_EQ(seen, (std::vector<int>{5, 10, -1, -1}));
+    EXPECT_EQ(box->text(), "latest");
+    // A round typed is taken as it is, and stepped from.
+    box->setValue(7);
+    EXPECT_EQ(context.cursor()->round(), 7);
+    QTest::keyClick(box, Qt::Key_Up);
+    EXPECT_EQ(context.cursor()->round(), 10);
 }
 
 // A status line longer than the room beside the first-NaN and problems buttons ends in "…" with

@@ -51,6 +51,7 @@
 #include "op_tree_model.h"
 #include "op_tree_panel.h"
 #include "page_style.h"
+#include "round_spin_box.h"
 #include "session/live_session.h"
 #include "session_panel.h"
 #include "start_page.h"
@@ -179,10 +180,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     roundLabel_ = new QLabel(toolbar);
     roundLabel_->setObjectName(QStringLiteral("roundLabel"));
     workspaceActions_ << toolbar->addWidget(roundLabel_);
-    round_ = new QSpinBox(toolbar);
-    round_->setMinimum(-1);
-    round_->setMaximum(-1);
-    round_->setSpecialValueText(tr("latest"));
+    round_ = new RoundSpinBox(toolbar);
     workspaceActions_ << toolbar->addWidget(round_);
     connect(round_, &QSpinBox::valueChanged, this,
             [this](int v) { context_->cursor()->setRound(v); });
@@ -907,12 +905,15 @@ QString MainWindow::firstNanText() const {
 void MainWindow::updateRounds() {
     const auto* store = context_->store();
     const auto& idx = store->index();
-    int32_t last = -1;
+    std::vector<int> rounds;  // of every process
     for (size_t p = 0; p < idx.processCount(); ++p) {
-        const auto rounds = idx.rounds(static_cast<uint32_t>(p));
-        if (!rounds.empty()) last = std::max(last, rounds.back());
+        const auto more = idx.rounds(static_cast<uint32_t>(p));
+        rounds.insert(rounds.end(), more.begin(), more.end());
     }
-    round_->setMaximum(std::max(-1, last));
+    std::sort(rounds.begin(), rounds.end());
+    rounds.erase(std::unique(rounds.begin(), rounds.end()), rounds.end());
+    round_->setMaximum(rounds.empty() ? RoundSpinBox::kLatest : rounds.back());
+    round_->setRounds(std::move(rounds));
     const QString name = store->roundName();
     roundLabel_->setText(QStringLiteral(" %1 ").arg(name.left(1).toUpper() + name.mid(1)));
     round_->setToolTip(store->layout() == analysis::DumpLayout::Msprobe

@@ -41,6 +41,7 @@ class ComparePanel;
 class ConfigEditor;
 class ElidedButton;
 class ElidedLabel;
+class RoundSpinBox;
 class GradientsPanel;
 class LaunchForm;
 class OpTensorsPanel;
@@ -203,7 +204,7 @@ private:
     SessionPanel* sessionPanel_;
     QDockWidget* sessionDock_;
     QLabel* roundLabel_;
-    QSpinBox* round_;
+    RoundSpinBox* round_;
     QList<QAction*> workspaceActions_;
     ElidedLabel* state_;  // the dump's state and counts
     // The passing message shown (showPassingMessage): whole, as shown, and until when; fitted
