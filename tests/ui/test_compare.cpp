@@ -875,6 +875,21 @@ TEST_F(SmallComparedPair, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirA
 
 // The tensor of an op in one run only (child ops dumped in the candidate, the reference dumped
 // layer-level ops only): the pair plot says why it has nothing to draw; it was an empty grid.
+// Marks the two dumps built in dir/ref and dir/cand complete, shows `window` (1500x950) and
+// compares them in it until the result is there.
+bool compareBuiltPair(MainWindow& window, const test::TempDir& dir, test::DumpBuilder& reference,
+                      test::DumpBuilder& candidate) {
+    reference.setStatus("complete");
+    candidate.setStatus("complete");
+    window.resize(1500, 950);
+    window.show();
+    auto* context = window.context();
+    return QTest::qWaitForWindowExposed(&window) &&
+           context->compare(QString::fromStdString(dir / "ref"),
+                            QString::fromStdString(dir / "cand")) &&
+           waitFor([&] { return context->comparison()->result() != nullptr; });
+}
+
 TEST(ComparePanelPlot, ATensorInOneRunOnlyIsSaidNotDrawnAsNothing) {
     test::TempDir dir("ui-compare-one-run");
     test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
@@ -885,15 +900,9 @@ TEST(ComparePanelPlot, ATensorInOneRunOnlyIsSaidNotDrawnAsNothing) {
         }
         candidate.addRow(round, "0_0", "layer/mul", "aten::mul", true, {1, 2});
     }
-    reference.setStatus("complete");
-    candidate.setStatus("complete");
     context::AppContext context;
     MainWindow window(&context);
-    window.resize(1500, 950);
-    window.show();
-    ASSERT_TRUE(
-        context.compare(QString::fromStdString(dir / "ref"), QString::fromStdString(dir / "cand")));
-    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, candidate));
     const auto& idx = context.store()->index();
     const uint32_t onlyHere = idx.findOp(0, "0_0");
     ASSERT_NE(onlyHere, kNone);
@@ -1135,13 +1144,9 @@ TEST(CompareTree, AnOpOfOneRunOnlyIsSoOnlyInTheRoundsItRanIn) {
         }
         if (round == 1) candidate.addRow(round, "0_0", "layer/to", "aten::to", true, {1, 2});
     }
-    reference.setStatus("complete");
-    candidate.setStatus("complete");
     context::AppContext context;
     MainWindow window(&context);
-    ASSERT_TRUE(
-        context.compare(QString::fromStdString(dir / "ref"), QString::fromStdString(dir / "cand")));
-    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, candidate));
     ASSERT_EQ(context.comparison()->result()->unpairedOps, 1u);
     const auto& idx = context.store()->index();
     const uint32_t cast = idx.findOp(0, "0_0"), layer = idx.findOp(0, "0");
@@ -1812,16 +1817,9 @@ TEST(TensorPair, AFlatSliceIsStackedAsWideAsTheViewElementAboveElement) {
     candidate.addRow(0, "0", "layer", "Layer", true, changed, {1, 64});
     reference.addRow(0, "1", "square", "Layer", true, square, {8, 8});
     candidate.addRow(0, "1", "square", "Layer", true, square, {8, 8});
-    reference.setStatus("complete");
-    candidate.setStatus("complete");
     context::AppContext context;
     MainWindow window(&context);
-    window.resize(1500, 950);
-    window.show();
-    ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
-    ASSERT_TRUE(
-        context.compare(QString::fromStdString(dir / "ref"), QString::fromStdString(dir / "cand")));
-    ASSERT_TRUE(waitFor([&] { return context.comparison()->result() != nullptr; }));
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, candidate));
     auto* panel = window.comparePanel();
     auto* view = panel->pairView();
     const auto& idx = context.store()->index();
