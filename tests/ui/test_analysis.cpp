@@ -1828,6 +1828,64 @@ TEST(HostileDump, StatisticsOfAHugeTensorFileAreReadInPieces) {
         EXPECT_EQ(index.row(0).value[i], 0.0) << analysis::statName(static_cast<analysis::Stat>(i));
 }
 
+// A tensor file bigger than a poll's budget has its statistics computed over several polls, a
+// budget's worth at a time, and rows written meanwhile come at the next poll (a 3 GiB file held
+// the poll that read it, and the rows of a live run behind it, for seconds).
+TEST(HostileDump, AHugeTensorsStatisticsGoOnAcrossPollsNewRowsFirst) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    const uint64_t elements = 1ull << 24;  // float32: 64 MiB, eight budgets
+    format::StatRow row;                   // statistics N/A, as task tensor writes them
+    row.devicePid = "0_777";
+    row.opName = row.opType = "layer";
+    row.opId = "0";
+    row.isOutput = true;
+    row.index = "0";
+    row.dtype = "float";
+    row.format = "nd";
+    row.shape = std::to_string(elements);
+    format::makeDirectories(dump.roundDir(0) + "/0_layer/after");
+    row.tensorPath = dump.roundDir(0) + "/0_layer/after/outtensor0.bin";
+    format::BinHeader header;
+    header.dims = {static_cast<int64_t>(elements)};
+    header.dataLength = elements * sizeof(float);
+    const std::string text = format::makeBinHeader(header);
+    test::writeFile(row.tensorPath, text);
+    ASSERT_EQ(
+        ::truncate(row.tensorPath.c_str(), static_cast<off_t>(text.size() + header.dataLength)), 0);
+    dump.appendRaw(0, format::formatStatRow(row));
+    dump.setStatus("running");
+    auto reader = open(dump.root());
+    reader->setStatisticsFromTensorFiles(true);
+    const uint64_t budget = analysis::kDefaultPollBudget;
+    ASSERT_LT(budget, header.dataLength / 4);
+    DumpIndex index(reader->layout(), reader->root());
+    index.apply(reader->poll(budget));
+    ASSERT_EQ(index.rowCount(), 1u);
+    auto delta = reader->poll(budget);
+    EXPECT_TRUE(delta.rowStatistics.empty());
+    EXPECT_EQ(delta.statisticsPending, 1u);
+    index.apply(std::move(delta));
+    // A row written while the tensor's statistics are computed: read at the next poll.
+    dump.addRow(0, "1", "head", "Linear", true);
+    delta = reader->poll(budget);
+    EXPECT_EQ(delta.rows.size(), 1u);
+    EXPECT_TRUE(delta.rowStatistics.empty());
+    index.apply(std::move(delta));
+    ASSERT_EQ(index.rowCount(), 2u);
+    int polls = 0;
+    while (polls < 100 && index.rowsWithStatisticsFromData() == 0) {
+        index.apply(reader->poll(budget));
+        ++polls;
+    }
+    ASSERT_EQ(index.rowsWithStatisticsFromData(), 1u) << problems(index);
+    // A budget's worth a poll: 64 MiB in 8 MiB pieces, one read before the row came.
+    EXPECT_GE(polls, static_cast<int>(header.dataLength / budget) - 2) << polls;
+    EXPECT_LE(polls, static_cast<int>(header.dataLength / budget)) << polls;
+    for (int i = 0; i < analysis::kStatCount; ++i)
+        EXPECT_EQ(index.row(0).value[i], 0.0) << analysis::statName(static_cast<analysis::Stat>(i));
+}
+
 TEST(HostileDump, CraftedTensorHeadersAreErrorsNamingTheFileAndLine) {
     // Length and data offset near 2^64, dtype 777, dims whose product overflows: an exception
     // (QUnhandledException in the app, "internal error" in probe compare) or a huge allocation.

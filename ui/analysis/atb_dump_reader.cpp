@@ -948,7 +948,7 @@ void AtbDumpReader::pollStatistics(DumpDelta& delta, uint64_t budget) {
     constexpr uint32_t kReportedUnread = 10;
     uint64_t used = 0;
     std::deque<AwaitingStatistics> later;  // files not there yet, while the dump is written
-    while (!awaitingStatistics_.empty() && (used == 0 || used < budget)) {
+    while (!awaitingStatistics_.empty() && (used == 0 || used < budget) && !stopRequested()) {
         AwaitingStatistics awaiting = std::move(awaitingStatistics_.front());
         awaitingStatistics_.pop_front();
         struct stat st;
@@ -959,14 +959,21 @@ void AtbDumpReader::pollStatistics(DumpDelta& delta, uint64_t budget) {
             later.push_back(std::move(awaiting));
             continue;
         }
-        used += std::max<uint64_t>(found ? static_cast<uint64_t>(st.st_size) : 0, 4096);
-        std::string error;
-        const auto stats = statisticsOfTensorFile(
-            awaiting.path, true, &error, [this] { return !stopRequested(); }, &awaiting.shape);
-        if (stopRequested()) {  // its owner is done with this reader
+        if (!awaiting.begun)
+            awaiting.begun =
+                std::make_unique<TensorFileStatistics>(awaiting.path, true, awaiting.shape);
+        TensorFileStatistics& statistics = *awaiting.begun;
+        const uint64_t before = statistics.bytesRead();
+        const bool done = statistics.advance(used < budget ? budget - used : 0,
+                                             [this] { return !stopRequested(); });
+        used += std::max<uint64_t>(statistics.bytesRead() - before, 4096);
+        // The budget is spent, or its owner is done with this reader: on at the next poll.
+        if (!done) {
             awaitingStatistics_.push_front(std::move(awaiting));
             break;
         }
+        const auto& stats = statistics.result();
+        const std::string& error = statistics.error();
         if (stats) {
             DumpDelta::RowStatistics& computed = delta.rowStatistics.emplace_back();
             computed.row = awaiting.row;

@@ -18,6 +18,7 @@
 #include "analysis/parallel_for.h"
 #include "analysis/reader_index.h"
 #include "analysis/row_order_reader.h"
+#include "analysis/tensor_view.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
 #include "probe/format/states.h"
@@ -185,8 +186,11 @@ private:
         uint32_t row;       // the index's row number
         std::string path;   // its tensor file, in this dump (tensorPathInDump)
         std::string shape;  // as the row says it ("1x64"); the file must hold as many elements
+        // Begun in an earlier poll whose budget it outgrew: goes on where it stopped.
+        std::unique_ptr<TensorFileStatistics> begun;
     };
-    // Computes statistics of awaiting rows within `budget` bytes of tensor files (one at least).
+    // Computes statistics of awaiting rows within `budget` bytes of tensor files (a piece at
+    // least); a file bigger than what is left goes on at the next poll.
     void pollStatistics(DumpDelta& delta, uint64_t budget);
     bool statisticsFromFiles_ = false;
     uint64_t rowsRead_ = 0;  // rows handed out in deltas before this poll's

@@ -268,38 +268,65 @@ bool TensorFileReader::read(uint64_t first, uint64_t count, TensorData& piece,
     return false;
 }
 
+TensorFileStatistics::TensorFileStatistics(std::string path, bool followAlias,
+                                           std::optional<std::string> rowShape)
+    : path_(std::move(path)), rowShape_(std::move(rowShape)), followAlias_(followAlias) {}
+
+TensorFileStatistics::~TensorFileStatistics() = default;
+
+bool TensorFileStatistics::advance(uint64_t budget, const std::function<bool()>& keepGoing) {
+    if (done_) return true;
+    if (!reader_) {
+        reader_ = TensorFileReader::open(path_, followAlias_, &error_);
+        if (!reader_) return finish();
+        if (rowShape_) {
+            const auto dims = format::parseShapeString(*rowShape_);
+            const auto expected = dims ? format::elementCount(*dims) : std::nullopt;
+            if (expected && reader_->count() != *expected) {
+                error_ = path_ + ": holds " + std::to_string(reader_->count()) +
+                         " elements, where its row says shape " +
+                         (rowShape_->empty() ? std::string("[] (a scalar)") : *rowShape_);
+                return finish();
+            }
+        }
+        stats_.emplace(reader_->dtype());
+    }
+    const size_t size = format::dtypeSize(reader_->dtype());
+    const uint64_t perPiece = std::max<uint64_t>(kTensorPieceBytes / size, 1);
+    uint64_t read = 0;
+    TensorData piece;
+    while (next_ < reader_->count() && (read == 0 || read < budget)) {
+        const uint64_t n = std::min(perPiece, reader_->count() - next_);
+        if (!reader_->read(next_, n, piece, &error_)) return finish();
+        stats_->add(piece.bytes.data(), n);
+        next_ += n;
+        read += n * size;
+        bytesRead_ += n * size;
+        if (keepGoing && !keepGoing()) break;
+    }
+    if (next_ < reader_->count()) return false;
+    if (stats_->result().valid) result_ = stats_->result();
+    return finish();
+}
+
+bool TensorFileStatistics::finish() {
+    done_ = true;
+    reader_.reset();  // its file closed
+    return true;
+}
+
 std::optional<format::TensorStats> statisticsOfTensorFile(const std::string& path, bool followAlias,
                                                           std::string* error,
                                                           const std::function<bool()>& keepGoing,
                                                           const std::string* rowShape) {
-    const auto reader = TensorFileReader::open(path, followAlias, error);
-    if (!reader) return std::nullopt;
-    if (rowShape) {
-        const auto dims = format::parseShapeString(*rowShape);
-        const auto expected = dims ? format::elementCount(*dims) : std::nullopt;
-        if (expected && reader->count() != *expected) {
-            if (error)
-                *error = path + ": holds " + std::to_string(reader->count()) +
-                         " elements, where its row says shape " +
-                         (rowShape->empty() ? std::string("[] (a scalar)") : *rowShape);
-            return std::nullopt;
-        }
+    TensorFileStatistics statistics(path, followAlias,
+                                    rowShape ? std::optional(*rowShape) : std::nullopt);
+    if (!statistics.advance(UINT64_MAX, keepGoing)) {
+        if (error) *error = statistics.dataPath() + ": stopped";
+        return std::nullopt;
     }
-    format::TensorStatsAccumulator stats(reader->dtype());
-    const uint64_t perPiece =
-        std::max<uint64_t>(kTensorPieceBytes / format::dtypeSize(reader->dtype()), 1);
-    TensorData piece;
-    for (uint64_t first = 0; first < reader->count(); first += perPiece) {
-        if (!reader->read(first, std::min(perPiece, reader->count() - first), piece, error))
-            return std::nullopt;
-        stats.add(piece.bytes.data(), piece.count);
-        if (keepGoing && !keepGoing()) {
-            const std::string& dataFrom = reader->whole().dataFrom;
-            if (error) *error = (dataFrom.empty() ? path : dataFrom) + ": stopped";
-            return std::nullopt;
-        }
-    }
-    return stats.result().valid ? std::optional(stats.result()) : std::nullopt;
+    if (error && !statistics.error().empty()) *error = statistics.error();
+    return statistics.result();
 }
 
 uint64_t SliceGeometry::sliceCount() const {

@@ -86,9 +86,45 @@ private:
     std::vector<uint8_t> loaded_;             // a .pt file's bytes
 };
 
+// The statistics of a tensor file (followed as loadTensorValues follows it), computed a piece at
+// a time over as many calls of advance() as its size takes: a reader's poll gives it the bytes
+// its budget has left, and reads new rows before the rest (a tensor of gigabytes held a poll
+// of the app's for seconds). `rowShape`: as statisticsOfTensorFile's.
+class TensorFileStatistics {
+public:
+    TensorFileStatistics(std::string path, bool followAlias,
+                         std::optional<std::string> rowShape = std::nullopt);
+    ~TensorFileStatistics();
+    // Reads on until `budget` bytes are read (a piece at least), the end or an error, or
+    // `keepGoing`, asked after each piece, says false. Returns whether it is done.
+    bool advance(uint64_t budget, const std::function<bool()>& keepGoing = {});
+    bool done() const { return done_; }
+    // Once done: the statistics; nullopt when the file holds no values or none with an order,
+    // or could not be read (error() says why then).
+    const std::optional<format::TensorStats>& result() const { return result_; }
+    const std::string& error() const { return error_; }
+    uint64_t bytesRead() const { return bytesRead_; }
+    // The file the data is read from (the first copy of a de-duplicated file once opened).
+    const std::string& dataPath() const {
+        return reader_ && !reader_->whole().dataFrom.empty() ? reader_->whole().dataFrom : path_;
+    }
+
+private:
+    bool finish();
+    std::string path_;
+    std::optional<std::string> rowShape_;
+    bool followAlias_;
+    std::unique_ptr<TensorFileReader> reader_;
+    std::optional<format::TensorStatsAccumulator> stats_;
+    uint64_t next_ = 0, bytesRead_ = 0;  // the next element; bytes of data read so far
+    bool done_ = false;
+    std::optional<format::TensorStats> result_;
+    std::string error_;
+};
+
 // The statistics of the tensor file at `path` (followed as loadTensorValues does), read a piece
-// at a time (TensorFileReader): a .bin of gigabytes costs kTensorPieceBytes. nullopt when it holds
-// no values or none with an order (complex); `error` set when a file could not be read.
+// at a time (TensorFileStatistics): a .bin of gigabytes costs kTensorPieceBytes. nullopt when it
+// holds no values or none with an order (complex); `error` set when a file could not be read.
 // `keepGoing`, asked between pieces, may stop it (nullopt, `error` "stopped"). `rowShape`, when
 // given, is the shape the file's row says ("1x64", "" for a scalar): a file holding another number
 // of elements is another tensor, refused (said in `error`) before its data is read.
