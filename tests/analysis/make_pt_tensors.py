@@ -52,6 +52,7 @@ def main():
     special = torch.tensor([float("nan"), float("inf"), -float("inf"), 1e-40, -0.0])
     save(directory, "special", special)
     # Views: torch.save keeps the whole storage and the view's offset and strides.
+    save(directory, "rows", base[2:4])  # contiguous, from an offset into the storage
     save(directory, "transposed", base.t())
     save(directory, "sliced", base[2:5, 1:4])
     save(directory, "stepped", base[:, ::2])

@@ -53,6 +53,27 @@ protected:
         const auto viaPreview = loadTensorFile(file(name + ".pt"), &error);
         ASSERT_TRUE(viaPreview) << error;
         EXPECT_EQ(viaPreview->bytes, tensor->bytes);
+        // The same a piece at a time (TensorFileReader, as a comparison reads it): pieces of
+        // 7 elements in order, then one read again out of order.
+        const auto reader = TensorFileReader::open(file(name + ".pt"), false, &error);
+        if (tensor->count == 0) {
+            EXPECT_FALSE(reader);  // no values
+            return;
+        }
+        ASSERT_TRUE(reader) << error;
+        EXPECT_EQ(reader->whole().header.dims, tensor->header.dims);
+        std::vector<uint8_t> pieces;
+        TensorData piece;
+        for (uint64_t first = 0; first < reader->count(); first += 7) {
+            ASSERT_TRUE(
+                reader->read(first, std::min<uint64_t>(7, reader->count() - first), piece, &error))
+                << error;
+            pieces.insert(pieces.end(), piece.bytes.begin(), piece.bytes.end());
+        }
+        EXPECT_EQ(pieces, tensor->bytes);
+        ASSERT_TRUE(reader->read(0, 1, piece, &error)) << error;
+        EXPECT_TRUE(std::equal(piece.bytes.begin(), piece.bytes.end(), tensor->bytes.begin()));
+        EXPECT_FALSE(reader->read(reader->count(), 1, piece, &error));
     }
     static std::string refusal(const std::string& name) {
         std::string error;
@@ -90,7 +111,8 @@ TEST_F(PtFiles, ScalarsEmptyAndSpecialValues) {
 }
 
 TEST_F(PtFiles, ViewsAreGatheredFromTheirStorage) {
-    for (const char* name : {"transposed", "sliced", "stepped", "expanded", "bf16_transposed"})
+    for (const char* name :
+         {"rows", "transposed", "sliced", "stepped", "expanded", "bf16_transposed"})
         expectAsTorchSaid(name);
 }
 

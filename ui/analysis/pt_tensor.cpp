@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 
 #include <zip.h>
 
@@ -462,10 +464,94 @@ std::optional<PickledTensor> parseTensorPickle(std::string_view pickle, std::str
     return PickleMachine(pickle).run(error);
 }
 
-std::optional<TensorData> loadPtTensorFile(const std::string& path, std::string* error) {
-    auto failWith = [&](const std::string& why) -> std::optional<TensorData> {
+// What PtTensorReader holds: the archive and its storage entry (open while data is read from
+// it), or the tensor gathered whole (a view).
+struct PtTensorReader::Impl {
+    TensorData whole;
+    ZipArchive archive;
+    zip_uint64_t storageIndex = 0;
+    uint64_t storageOffsetBytes = 0;  // where the tensor begins in its storage
+    // The storage entry open for reading, at byte `position` of it.
+    struct FileCloser {
+        void operator()(zip_file_t* f) const { zip_fclose(f); }
+    };
+    std::unique_ptr<zip_file_t, FileCloser> file;
+    uint64_t position = 0;
+    std::vector<uint8_t> gathered;  // a view's elements, in row-major order
+    std::vector<uint8_t> skipped;   // what a forward skip reads past
+
+    // Puts the open entry at byte `offset` of the storage: a seek where libzip can (a stored
+    // entry, as torch.save writes them), else reading on to it, from the start when behind.
+    bool seekTo(uint64_t offset, std::string* why) {
+        if (file && position == offset) return true;
+        if (file && zip_fseek(file.get(), static_cast<zip_int64_t>(offset), SEEK_SET) == 0) {
+            position = offset;
+            return true;
+        }
+        if (!file || offset < position) {
+            file.reset(zip_fopen_index(archive.get(), storageIndex, 0));
+            position = 0;
+            if (!file) {
+                *why = std::string("cannot open the tensor's storage in the archive: ") +
+                       zip_strerror(archive.get());
+                return false;
+            }
+            if (zip_fseek(file.get(), static_cast<zip_int64_t>(offset), SEEK_SET) == 0) {
+                position = offset;
+                return true;
+            }
+        }
+        skipped.resize(std::min<uint64_t>(offset - position, 1u << 20));
+        while (position < offset) {
+            const auto n = std::min<uint64_t>(offset - position, skipped.size());
+            if (zip_fread(file.get(), skipped.data(), n) != static_cast<zip_int64_t>(n)) {
+                *why = "cannot read the tensor's storage (the archive is damaged)";
+                return false;
+            }
+            position += n;
+        }
+        return true;
+    }
+};
+
+PtTensorReader::PtTensorReader() : impl_(std::make_unique<Impl>()) {}
+PtTensorReader::~PtTensorReader() = default;
+
+const TensorData& PtTensorReader::whole() const {
+    return impl_->whole;
+}
+
+bool PtTensorReader::read(uint64_t firstByte, uint64_t size, uint8_t* into,
+                          std::string* error) const {
+    Impl& d = *impl_;
+    const uint64_t total = d.whole.header.dataLength;
+    if (firstByte > total || size > total - firstByte) {
+        if (error) *error = d.whole.path + ": read past the end of the tensor";
+        return false;
+    }
+    if (size == 0) return true;  // (libzip's zip_fseek crashes on an empty entry)
+    if (!d.archive) {
+        std::memcpy(into, d.gathered.data() + firstByte, size);
+        return true;
+    }
+    std::string why;
+    if (d.seekTo(d.storageOffsetBytes + firstByte, &why)) {
+        const zip_int64_t got = zip_fread(d.file.get(), into, size);
+        if (got == static_cast<zip_int64_t>(size)) {
+            d.position += size;
+            return true;
+        }
+        why = "cannot read the tensor's storage (the archive is damaged)";
+        d.file.reset();
+    }
+    if (error) *error = d.whole.path + ": " + why;
+    return false;
+}
+
+std::unique_ptr<PtTensorReader> PtTensorReader::open(const std::string& path, std::string* error) {
+    auto failWith = [&](const std::string& why) -> std::unique_ptr<PtTensorReader> {
         if (error) *error = path + ": " + why;
-        return std::nullopt;
+        return nullptr;
     };
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return failWith(std::strerror(errno));
@@ -564,15 +650,9 @@ std::optional<TensorData> loadPtTensorFile(const std::string& path, std::string*
     const zip_int64_t storageIndex = zip_name_locate(archive.get(), storageName.c_str(), 0);
     if (storageIndex < 0)
         return failWith("the archive has no " + storageName + ", which data.pkl names");
-    std::vector<uint8_t> storage;
-    if (!readEntry(archive.get(), static_cast<zip_uint64_t>(storageIndex), storageBytes, storage,
-                   &why))
-        return failWith(why);
-    if (storage.size() != storageBytes)
-        return failWith(storageName + " holds " + std::to_string(storage.size()) +
-                        " bytes; data.pkl says " + std::to_string(storageBytes));
-
-    TensorData t;
+    std::unique_ptr<PtTensorReader> reader(new PtTensorReader);
+    Impl& d = *reader->impl_;
+    TensorData& t = d.whole;
     t.path = path;
     t.header.dtypeCode = static_cast<int32_t>(described->dtype);
     t.header.dims = described->shape;
@@ -580,31 +660,56 @@ std::optional<TensorData> loadPtTensorFile(const std::string& path, std::string*
     t.count = *count;
     const uint64_t bytes = *count * elementSize;
     t.header.dataLength = bytes;
-    if (contiguous) {
-        const auto from =
-            storage.begin() + static_cast<std::ptrdiff_t>(described->offset * elementSize);
-        if (described->offset == 0 && bytes == storage.size())
-            t.bytes = std::move(storage);
-        else
-            t.bytes.assign(from, from + static_cast<std::ptrdiff_t>(bytes));
-    } else {
-        // Walk the view's elements in row-major order, an odometer over the dims.
-        t.bytes.resize(bytes);
-        const size_t dims = described->shape.size();
-        std::vector<int64_t> at(dims, 0);
-        uint64_t source = static_cast<uint64_t>(described->offset);
-        for (uint64_t i = 0; i < *count; ++i) {
-            std::memcpy(t.bytes.data() + i * elementSize, storage.data() + source * elementSize,
-                        elementSize);
-            for (size_t d = dims; d-- > 0;) {
-                source += static_cast<uint64_t>(described->stride[d]);
-                if (++at[d] < described->shape[d]) break;
-                source -= static_cast<uint64_t>(described->stride[d]) *
-                          static_cast<uint64_t>(described->shape[d]);
-                at[d] = 0;
-            }
+    zip_stat_t entry;
+    zip_stat_init(&entry);
+    if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(storageIndex), 0, &entry) != 0 ||
+        !(entry.valid & ZIP_STAT_SIZE))
+        return failWith("cannot read the archive's directory");
+    if (entry.size != storageBytes)
+        return failWith(storageName + " holds " + std::to_string(entry.size) +
+                        " bytes; data.pkl says " + std::to_string(storageBytes));
+    if (contiguous) {  // read from the archive as asked
+        d.archive = std::move(archive);
+        d.storageIndex = static_cast<zip_uint64_t>(storageIndex);
+        d.storageOffsetBytes = static_cast<uint64_t>(described->offset) * elementSize;
+        return reader;
+    }
+    std::vector<uint8_t> storage;
+    if (!readEntry(archive.get(), static_cast<zip_uint64_t>(storageIndex), storageBytes, storage,
+                   &why))
+        return failWith(why);
+    // Walk the view's elements in row-major order, an odometer over the dims.
+    d.gathered.resize(bytes);
+    const size_t dims = described->shape.size();
+    std::vector<int64_t> at(dims, 0);
+    uint64_t source = static_cast<uint64_t>(described->offset);
+    for (uint64_t i = 0; i < *count; ++i) {
+        std::memcpy(d.gathered.data() + i * elementSize, storage.data() + source * elementSize,
+                    elementSize);
+        for (size_t k = dims; k-- > 0;) {
+            source += static_cast<uint64_t>(described->stride[k]);
+            if (++at[k] < described->shape[k]) break;
+            source -= static_cast<uint64_t>(described->stride[k]) *
+                      static_cast<uint64_t>(described->shape[k]);
+            at[k] = 0;
         }
     }
+    return reader;
+}
+
+std::optional<TensorData> loadPtTensorFile(const std::string& path, std::string* error) {
+    const auto reader = PtTensorReader::open(path, error);
+    if (!reader) return std::nullopt;
+    TensorData t = reader->whole();
+    try {
+        t.bytes.resize(static_cast<size_t>(t.header.dataLength));
+    } catch (const std::bad_alloc&) {
+        if (error)
+            *error = path + ": not enough memory for " + std::to_string(t.header.dataLength) +
+                     " bytes of data";
+        return std::nullopt;
+    }
+    if (!reader->read(0, t.bytes.size(), t.bytes.data(), error)) return std::nullopt;
     if (t.hasValues()) t.stats = format::computeTensorStats(*t.dtype, t.bytes.data(), t.count);
     return t;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,26 @@ struct PickledTensor {
 // _rebuild_parameter). nullopt with the reason in `error` for anything else: other classes,
 // opcodes outside that subset, sizes out of bounds, malformed bytes.
 std::optional<PickledTensor> parseTensorPickle(std::string_view pickle, std::string* error);
+
+// A .pt file open for reading its tensor's data a piece at a time: a contiguous tensor's bytes
+// are read from the archive as asked (a tensor of gigabytes costs what is read at once); a view
+// (non-contiguous strides) is gathered whole as it opens. Checked as loadPtTensorFile checks.
+class PtTensorReader {
+public:
+    static std::unique_ptr<PtTensorReader> open(const std::string& path, std::string* error);
+    ~PtTensorReader();
+    // The tensor without its bytes: header.dtypeCode, header.dims, header.dataLength, dtype,
+    // count, path.
+    const TensorData& whole() const;
+    // Bytes [firstByte, firstByte + size) of the tensor's row-major data into `into`; false with
+    // the reason in `error`. Fastest in order (a compressed entry is read on to the place).
+    bool read(uint64_t firstByte, uint64_t size, uint8_t* into, std::string* error) const;
+
+private:
+    PtTensorReader();
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 // Reads a .pt file into the same form as a .bin (header.dtypeCode, header.dims, contiguous
 // row-major bytes, recomputed statistics). A tensor saved as a view (non-contiguous strides,

@@ -205,11 +205,10 @@ std::unique_ptr<TensorFileReader> TensorFileReader::open(const std::string& path
     std::unique_ptr<TensorFileReader> reader(new TensorFileReader);
     TensorData& whole = reader->whole_;
     if (isPtTensorPath(path)) {
-        auto loaded = loadPtTensorFile(path, error);
-        if (!loaded || !loaded->hasValues()) return nullptr;
-        reader->loaded_ = std::move(loaded->bytes);
-        whole = std::move(*loaded);
-        whole.bytes.clear();
+        reader->pt_ = PtTensorReader::open(path, error);
+        if (!reader->pt_) return nullptr;
+        whole = reader->pt_->whole();
+        if (!whole.dtype || whole.count == 0) return nullptr;
         return reader;
     }
     std::string why;
@@ -258,10 +257,7 @@ bool TensorFileReader::read(uint64_t first, uint64_t count, TensorData& piece,
                      " bytes of data";
         return false;
     }
-    if (!bin_) {
-        std::memcpy(piece.bytes.data(), loaded_.data() + first * size, piece.bytes.size());
-        return true;
-    }
+    if (pt_) return pt_->read(first * size, count * size, piece.bytes.data(), error);
     std::string why;
     if (bin_->read(first * size, piece.bytes.data(), count * size, &why)) return true;
     if (error) *error = (whole_.dataFrom.empty() ? whole_.path : whole_.dataFrom) + ": " + why;

@@ -17,6 +17,8 @@
 
 namespace probe::analysis {
 
+class PtTensorReader;
+
 struct TensorData {
     std::string path;
     format::BinHeader header;
@@ -57,10 +59,10 @@ std::optional<TensorData> loadTensorValues(const std::string& path, bool followA
 // wherever they are computed.
 constexpr uint64_t kTensorPieceBytes = 8u << 20;
 
-// A tensor file's values read a piece at a time: a .bin file (followed as loadTensorValues
-// follows it) from the disk as each piece is asked for, so that a tensor of gigabytes costs what
-// is read at once; a torch.save .pt file (the msprobe layout) read whole as it opens, as its
-// archive and strides need.
+// A tensor file's values read a piece at a time, from the disk as each piece is asked for, so
+// that a tensor of gigabytes costs what is read at once: a .bin file (followed as
+// loadTensorValues follows it), or a torch.save .pt file (the msprobe layout; a view saved with
+// strides of its own is gathered whole as it opens: PtTensorReader).
 class TensorFileReader {
 public:
     // The tensor file at `path` with its values, only its header(s) read yet (a .bin). nullptr
@@ -83,7 +85,7 @@ private:
     TensorFileReader() = default;
     TensorData whole_;
     std::unique_ptr<format::BinReader> bin_;  // a .bin file's data file
-    std::vector<uint8_t> loaded_;             // a .pt file's bytes
+    std::unique_ptr<PtTensorReader> pt_;      // or a .pt file
 };
 
 // The statistics of a tensor file (followed as loadTensorValues follows it), computed a piece at
