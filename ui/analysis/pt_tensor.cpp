@@ -9,11 +9,11 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <new>
 
 #include <zip.h>
 
 #include "probe/format/file_util.h"
+#include "probe/format/tensor_bin.h"
 
 namespace probe::analysis {
 namespace {
@@ -701,12 +701,9 @@ std::optional<TensorData> loadPtTensorFile(const std::string& path, std::string*
     const auto reader = PtTensorReader::open(path, error);
     if (!reader) return std::nullopt;
     TensorData t = reader->whole();
-    try {
-        t.bytes.resize(static_cast<size_t>(t.header.dataLength));
-    } catch (const std::bad_alloc&) {
-        if (error)
-            *error = path + ": not enough memory for " + std::to_string(t.header.dataLength) +
-                     " bytes of data";
+    std::string why;
+    if (!format::allocateTensorData(t.bytes, t.header.dataLength, &why)) {
+        if (error) *error = path + ": " + why;
         return std::nullopt;
     }
     if (!reader->read(0, t.bytes.size(), t.bytes.data(), error)) return std::nullopt;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <new>
 
 #include "analysis/atb_dump.h"
 #include "analysis/pt_tensor.h"
@@ -249,16 +248,12 @@ bool TensorFileReader::read(uint64_t first, uint64_t count, TensorData& piece,
     }
     piece.dtype = whole_.dtype;
     piece.count = count;
-    try {
-        piece.bytes.resize(static_cast<size_t>(count * size));
-    } catch (const std::bad_alloc&) {
-        if (error)
-            *error = whole_.path + ": not enough memory for " + std::to_string(count * size) +
-                     " bytes of data";
+    std::string why;
+    if (!format::allocateTensorData(piece.bytes, count * size, &why)) {
+        if (error) *error = whole_.path + ": " + why;
         return false;
     }
     if (pt_) return pt_->read(first * size, count * size, piece.bytes.data(), error);
-    std::string why;
     if (bin_->read(first * size, piece.bytes.data(), count * size, &why)) return true;
     if (error) *error = (whole_.dataFrom.empty() ? whole_.path : whole_.dataFrom) + ": " + why;
     return false;

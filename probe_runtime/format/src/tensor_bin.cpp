@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <new>
 
 #include "probe/format/dtype.h"
 #include "probe/format/file_util.h"
@@ -246,19 +247,22 @@ bool BinReader::read(uint64_t offset, uint8_t* into, uint64_t size, std::string*
     return true;
 }
 
+bool allocateTensorData(std::vector<uint8_t>& bytes, uint64_t size, std::string* error) {
+    try {
+        bytes.resize(static_cast<size_t>(size));
+        return true;
+    } catch (const std::bad_alloc&) {
+        if (error) *error = "not enough memory for " + std::to_string(size) + " bytes of data";
+        return false;
+    }
+}
+
 std::optional<BinFile> readBinFile(const std::string& path, std::string* error) {
     const BinReader bin(path, error);
     if (!bin.header()) return std::nullopt;
     BinFile file;
     file.header = *bin.header();
-    try {
-        file.data.resize(static_cast<size_t>(file.header.dataLength));
-    } catch (const std::bad_alloc&) {
-        if (error)
-            *error = "not enough memory for " + std::to_string(file.header.dataLength) +
-                     " bytes of data";
-        return std::nullopt;
-    }
+    if (!allocateTensorData(file.data, file.header.dataLength, error)) return std::nullopt;
     if (!bin.read(0, file.data.data(), file.header.dataLength, error)) return std::nullopt;
     return file;
 }

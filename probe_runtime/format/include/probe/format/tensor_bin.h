@@ -43,6 +43,10 @@ struct BinFile {
     std::vector<uint8_t> data;  // empty for header-only files
 };
 
+// Makes `bytes` `size` bytes long for a tensor's data, or says "not enough memory for N bytes of
+// data" in `error` (an allocation a file's header asked for must not throw into the reader).
+bool allocateTensorData(std::vector<uint8_t>& bytes, uint64_t size, std::string* error);
+
 // Reads a whole .bin file (a regular file, opened without blocking) and checks that the data
 // length matches dtype and dims and that the file holds it.
 std::optional<BinFile> readBinFile(const std::string& path, std::string* error);
