@@ -1751,14 +1751,10 @@ TEST(HostileDump, HugeAndDeepJsonFilesAreRefusedWithTheirPlace) {
     EXPECT_EQ(msprobeIndex.rowCount(), 6u);  // step 2 still read
 }
 
-// A task tensor dump's statistics come from its files a piece at a time: a file of 256 MiB
-// (sparse: zeros) costs a few MiB, where reading it whole cost all of it (and a crafted one
-// of 4 GiB, four).
-TEST(HostileDump, StatisticsOfAHugeTensorFileAreReadInPieces) {
-    test::TempDir dir("ui-analysis");
-    test::DumpBuilder dump(dir.path());
-    const uint64_t elements = 1ull << 26;  // float32: 256 MiB
-    format::StatRow row;                   // statistics N/A, as task tensor writes them
+// Round 0's one row, op "0" ("layer"), output 0 of `elements` float32 whose tensor file is sparse
+// (zeros, taking no disk) and whose statistics are N/A, as task tensor writes them.
+format::StatRow addHugeTensorRow(test::DumpBuilder& dump, uint64_t elements) {
+    format::StatRow row;
     row.devicePid = "0_777";
     row.opName = row.opType = "layer";
     row.opId = "0";
@@ -1774,9 +1770,20 @@ TEST(HostileDump, StatisticsOfAHugeTensorFileAreReadInPieces) {
     header.dataLength = elements * sizeof(float);
     const std::string text = format::makeBinHeader(header);
     test::writeFile(row.tensorPath, text);
-    ASSERT_EQ(
+    EXPECT_EQ(
         ::truncate(row.tensorPath.c_str(), static_cast<off_t>(text.size() + header.dataLength)), 0);
     dump.appendRaw(0, format::formatStatRow(row));
+    return row;
+}
+
+// A task tensor dump's statistics come from its files a piece at a time: a file of 256 MiB
+// (sparse: zeros) costs a few MiB, where reading it whole cost all of it (and a crafted one
+// of 4 GiB, four).
+TEST(HostileDump, StatisticsOfAHugeTensorFileAreReadInPieces) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    const uint64_t elements = 1ull << 26;  // float32: 256 MiB
+    const format::StatRow row = addHugeTensorRow(dump, elements);
     dump.setStatus("complete");
     // Given up between pieces once its owner is done with it (the app's exit waited 15 s for
     // the poll of a 3 GiB file to end).
@@ -1835,30 +1842,13 @@ TEST(HostileDump, AHugeTensorsStatisticsGoOnAcrossPollsNewRowsFirst) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());
     const uint64_t elements = 1ull << 24;  // float32: 64 MiB, eight budgets
-    format::StatRow row;                   // statistics N/A, as task tensor writes them
-    row.devicePid = "0_777";
-    row.opName = row.opType = "layer";
-    row.opId = "0";
-    row.isOutput = true;
-    row.index = "0";
-    row.dtype = "float";
-    row.format = "nd";
-    row.shape = std::to_string(elements);
-    format::makeDirectories(dump.roundDir(0) + "/0_layer/after");
-    row.tensorPath = dump.roundDir(0) + "/0_layer/after/outtensor0.bin";
-    format::BinHeader header;
-    header.dims = {static_cast<int64_t>(elements)};
-    header.dataLength = elements * sizeof(float);
-    const std::string text = format::makeBinHeader(header);
-    test::writeFile(row.tensorPath, text);
-    ASSERT_EQ(
-        ::truncate(row.tensorPath.c_str(), static_cast<off_t>(text.size() + header.dataLength)), 0);
-    dump.appendRaw(0, format::formatStatRow(row));
+    const uint64_t bytes = elements * sizeof(float);
+    addHugeTensorRow(dump, elements);
     dump.setStatus("running");
     auto reader = open(dump.root());
     reader->setStatisticsFromTensorFiles(true);
     const uint64_t budget = analysis::kDefaultPollBudget;
-    ASSERT_LT(budget, header.dataLength / 4);
+    ASSERT_LT(budget, bytes / 4);
     DumpIndex index(reader->layout(), reader->root());
     index.apply(reader->poll(budget));
     ASSERT_EQ(index.rowCount(), 1u);
@@ -1880,8 +1870,8 @@ TEST(HostileDump, AHugeTensorsStatisticsGoOnAcrossPollsNewRowsFirst) {
     }
     ASSERT_EQ(index.rowsWithStatisticsFromData(), 1u) << problems(index);
     // A budget's worth a poll: 64 MiB in 8 MiB pieces, one read before the row came.
-    EXPECT_GE(polls, static_cast<int>(header.dataLength / budget) - 2) << polls;
-    EXPECT_LE(polls, static_cast<int>(header.dataLength / budget)) << polls;
+    EXPECT_GE(polls, static_cast<int>(bytes / budget) - 2) << polls;
+    EXPECT_LE(polls, static_cast<int>(bytes / budget)) << polls;
     for (int i = 0; i < analysis::kStatCount; ++i)
         EXPECT_EQ(index.row(0).value[i], 0.0) << analysis::statName(static_cast<analysis::Stat>(i));
 }
