@@ -78,29 +78,21 @@ BENCHMARK_CAPTURE(BM_Stats, float32, DType::Float)->Unit(benchmark::kMillisecond
 BENCHMARK_CAPTURE(BM_Stats, float16, DType::Float16)->Unit(benchmark::kMillisecond)->MinTime(0.5);
 BENCHMARK_CAPTURE(BM_Stats, bfloat16, DType::BF16)->Unit(benchmark::kMillisecond)->MinTime(0.5);
 
-// Small tensors: the fixed cost of one statistics call (a bias, a LayerNorm's mean).
-void BM_StatsSmall(benchmark::State& state) {
+// Statistics of the first N floats of the buffer, in cache: for small tensors the fixed cost of
+// one call (a bias, a LayerNorm's mean); for a weight (a decoder reads each of its weights once
+// per token, the probe's statistics just before) the bytes per second from L2, where the
+// kernel's own speed shows, not the memory's.
+void BM_StatsOfFloats(benchmark::State& state) {
     const auto& bytes = buffer(DType::Float);
     const auto count = static_cast<uint64_t>(state.range(0));
     for (auto _ : state)
         benchmark::DoNotOptimize(
             probe::format::computeTensorStats(DType::Float, bytes.data(), count));
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
-}
-BENCHMARK(BM_StatsSmall)->Arg(64)->Arg(1024);
-
-// A weight in cache (a decoder reads each of its weights once per token, the probe's statistics
-// just before): bytes per second from L2, where the kernel's own speed shows, not the memory's.
-void BM_StatsInCache(benchmark::State& state) {
-    const auto& bytes = buffer(DType::Float);
-    const auto count = static_cast<uint64_t>(state.range(0));
-    for (auto _ : state)
-        benchmark::DoNotOptimize(
-            probe::format::computeTensorStats(DType::Float, bytes.data(), count));
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                             static_cast<int64_t>(count * sizeof(float)));
 }
-BENCHMARK(BM_StatsInCache)->Arg(256 * 688);
+BENCHMARK(BM_StatsOfFloats)->Arg(64)->Arg(1024)->Arg(256 * 688);
 
 probe::format::StatRow typicalRow() {
     probe::format::StatRow row;

@@ -260,9 +260,9 @@ def bench_kernels(args, report, work):
         rate = by_name["BM_Stats/" + dtype]["bytes_per_second"] / 1e9
         report.add("kernels", "statistics %s, ratio to memory read" % dtype, rate / read, "x", target, better="higher",
                    note="%.1f GB/s" % rate)
-    report.add("kernels", "statistics float32 of a 256x688 weight in cache", by_name["BM_StatsInCache/176128"][
+    report.add("kernels", "statistics float32 of a 256x688 weight in cache", by_name["BM_StatsOfFloats/176128"][
         "bytes_per_second"] / 1e9, "GB/s", better="higher", note="the kernel's own speed, not the memory's")
-    report.add("kernels", "statistics of 64 floats (fixed cost)", by_name["BM_StatsSmall/64"]["cpu_time"], "ns")
+    report.add("kernels", "statistics of 64 floats (fixed cost)", by_name["BM_StatsOfFloats/64"]["cpu_time"], "ns")
     report.add("kernels", "statistic.csv row formatting", by_name["BM_FormatStatRow"]["cpu_time"], "ns")
     report.add("kernels", "statistic.csv row parsing", by_name["BM_ParseStatRow"]["bytes_per_second"] / 1e6, "MB/s",
                better="higher")
