@@ -265,6 +265,13 @@ std::string runProbe(const test::TempDir& dir, const std::string& name,
     return dir / name;
 }
 
+// The demo decoder generating 3 tokens, with `flags` (a planted NaN or overflow), for runProbe.
+QStringList demoOfThreeTokens(const QStringList& flags) {
+    return QStringList{QStringLiteral(PROBE_DATADIR "/demo/llama_demo.py"),
+                       QStringLiteral("--tokens"), QStringLiteral("3")} +
+           flags;
+}
+
 TEST(SuiteWithTorch, ReplayThisOpShowsTheVerdictOfTheWrongGeluAndItsNeighbour) {
     test::TempDir dir("ui-suite");
     const std::string out = runProbe(
@@ -312,9 +319,7 @@ TEST(SuiteWithTorch, ReplayOfAnOpShiftedInOneRoundReplaysItsRunOfThatRound) {
     const std::string out = runProbe(
         dir, "shifted",
         R"({"task": "tensor", "dump_enable": true, "exec_range": "all", "save_child": true})",
-        {QStringLiteral(PROBE_DATADIR "/demo/llama_demo.py"), QStringLiteral("--tokens"),
-         QStringLiteral("3"), QStringLiteral("--nan-layer"), QStringLiteral("1"),
-         QStringLiteral("--nan-step"), QStringLiteral("2")});
+        demoOfThreeTokens({"--nan-layer", "1", "--nan-step", "2"}));
     context::AppContext context;
     widgets::MainWindow window(&context);
     window.show();
@@ -346,9 +351,7 @@ TEST(SuiteWithTorch, TheLiveOverflowDumpAndTheGradientMonitorAreShown) {
     const std::string overflow = runProbe(
         dir, "overflow",
         R"({"task": "overflow_check", "dump_enable": true, "exec_range": "all", "save_child": true})",
-        {QStringLiteral(PROBE_DATADIR "/demo/llama_demo.py"), QStringLiteral("--tokens"),
-         QStringLiteral("3"), QStringLiteral("--fp16-layer"), QStringLiteral("1"),
-         QStringLiteral("--fp16-step"), QStringLiteral("2")});
+        demoOfThreeTokens({"--fp16-layer", "1", "--fp16-step", "2"}));
     context::AppContext context;
     widgets::MainWindow window(&context);
     window.show();
