@@ -210,22 +210,27 @@ std::unique_ptr<TensorFileReader> TensorFileReader::open(const std::string& path
         if (!whole.dtype || whole.count == 0) return nullptr;
         return reader;
     }
+    // The file opened once: its header read and checked, kept to read its data from unless it
+    // is a header-only file naming another.
     std::string why;
-    const auto header = format::readBinHeader(path, &why);
-    if (!header) {
+    auto own = std::make_unique<format::BinReader>(path, &why);
+    if (!own->header()) {
         if (error) *error = path + ": " + why;
         return nullptr;
     }
+    const format::BinHeader& header = *own->header();
     whole.path = path;
-    whole.header = *header;
-    whole.dtype = format::dtypeFromCode(header->dtypeCode);
-    whole.count = format::elementCount(header->dims).value_or(0);
-    std::string dataPath = path;
-    if (header->headerOnly()) {
-        dataPath = dataFileOf(path, header->alias, followAlias, error);
-        if (dataPath.empty()) return nullptr;
-        whole.dataFrom = dataPath;
+    whole.header = header;
+    whole.dtype = format::dtypeFromCode(header.dtypeCode);
+    whole.count = format::elementCount(header.dims).value_or(0);
+    if (!header.headerOnly()) {
+        if (!whole.dtype || whole.count == 0) return nullptr;
+        reader->bin_ = std::move(own);
+        return reader;
     }
+    const std::string dataPath = dataFileOf(path, header.alias, followAlias, error);
+    if (dataPath.empty()) return nullptr;
+    whole.dataFrom = dataPath;
     if (!whole.dtype || whole.count == 0) return nullptr;
     reader->bin_ = std::make_unique<format::BinReader>(dataPath, &why);
     const auto& data = reader->bin_->header();
@@ -233,7 +238,7 @@ std::unique_ptr<TensorFileReader> TensorFileReader::open(const std::string& path
         if (error) *error = dataPath + ": " + why;
         return nullptr;
     }
-    if (header->headerOnly() && !holdsDataOf(*data, dataPath, *header, path, error)) return nullptr;
+    if (!holdsDataOf(*data, dataPath, header, path, error)) return nullptr;
     return reader;
 }
 
