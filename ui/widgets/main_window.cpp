@@ -912,7 +912,6 @@ void MainWindow::updateRounds() {
     }
     std::sort(rounds.begin(), rounds.end());
     rounds.erase(std::unique(rounds.begin(), rounds.end()), rounds.end());
-    round_->setMaximum(rounds.empty() ? RoundSpinBox::kLatest : rounds.back());
     round_->setRounds(std::move(rounds));
     const QString name = store->roundName();
     roundLabel_->setText(QStringLiteral(" %1 ").arg(name.left(1).toUpper() + name.mid(1)));

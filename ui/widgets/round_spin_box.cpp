@@ -14,7 +14,7 @@ RoundSpinBox::RoundSpinBox(QWidget* parent) : QSpinBox(parent) {
 
 void RoundSpinBox::setRounds(std::vector<int> rounds) {
     rounds_ = std::move(rounds);
-    setMaximum(std::max(maximum(), rounds_.empty() ? kLatest : rounds_.back()));
+    setMaximum(rounds_.empty() ? kLatest : rounds_.back());
 }
 
 int RoundSpinBox::stepFrom(int value, bool up) const {
