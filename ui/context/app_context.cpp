@@ -261,11 +261,7 @@ bool AppContext::compare(const QString& referencePath, const QString& candidateP
     analysis::CompareOptions options;
     options.referenceScope = reference->scope;
     const QString shown = store_->requestedPath();
-    const bool keepShown =
-        candidatePath.isEmpty() ||
-        QFileInfo(candidatePath).absoluteFilePath() == QFileInfo(shown).absoluteFilePath() ||
-        (store_->isOpen() && QFileInfo(candidatePath).absoluteFilePath() ==
-                                 QFileInfo(store_->root()).absoluteFilePath());
+    const bool keepShown = isShownDump(candidatePath);
     if (!keepShown) {
         const auto candidate = locateCompared(ComparedRun::Candidate, candidatePath, error);
         if (!candidate) return false;
@@ -286,6 +282,13 @@ bool AppContext::compare(const QString& referencePath, const QString& candidateP
     recent.reference = referencePath;
     if (!recent.path.isEmpty()) recent_->add(recent);
     return true;
+}
+
+bool AppContext::isShownDump(const QString& path) const {
+    if (path.isEmpty()) return true;
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    return absolute == QFileInfo(store_->requestedPath()).absoluteFilePath() ||
+           (store_->isOpen() && absolute == QFileInfo(store_->root()).absoluteFilePath());
 }
 
 QString AppContext::lastReference() const {

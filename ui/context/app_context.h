@@ -94,6 +94,9 @@ public:
     // reason in `error` when a path holds no dump.
     bool compare(const QString& referencePath, const QString& candidatePath = {},
                  QString* error = nullptr);
+    // Whether a comparison's candidate `path` is the dump shown ("", its folder as it was asked
+    // for, or its atb_dump_data): compare() keeps it rather than opening another.
+    bool isShownDump(const QString& path) const;
     // The dump `path` holds, located for a comparison as its reference or its candidate; none
     // when it holds none, and why in `error` as compare() and the Compare dialog say it ("The
     // reference: … does not exist").

@@ -7,7 +7,6 @@
 #include <memory>
 
 #include <QAction>
-#include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
@@ -160,10 +159,7 @@ void MainWindow::chooseComparison() {
 }
 
 void MainWindow::compareRuns(const QString& reference, const QString& candidate) {
-    const bool replaces = !candidate.isEmpty() &&
-                          QFileInfo(candidate).absoluteFilePath() !=
-                              QFileInfo(context_->store()->requestedPath()).absoluteFilePath();
-    if (replaces && !mayReplaceSession()) return;
+    if (!context_->isShownDump(candidate) && !mayReplaceSession()) return;
     QString error;
     if (!context_->compare(reference, candidate, &error))
         QMessageBox::warning(this, tr("Cannot compare"), error);
