@@ -646,6 +646,73 @@ TEST(DumpStore, TheTreeKeepsOpsInExecutionOrderWhateverOrderTheyAreFoundIn) {
     EXPECT_EQ(childNames(s.proxy), childNames(s.model));
 }
 
+// A layer whose control flow changed in round 1 (x and y ran before b, shifting b from 0_1 to
+// 0_3), as in the demo's NaN run: with round 1 chosen the tree lists b after them, where it
+// ran, and not where its own id puts it (it read as if b ran before x and y). A round that
+// arrives while it is chosen is listed so too, under the testers.
+TEST(DumpStore, WithARoundChosenSiblingsAreListedInTheOrderTheyRanThere) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    const auto layer = [&](int round, const std::vector<std::string>& children) {
+        for (size_t i = 0; i < children.size(); ++i)
+            dump.addRow(round, "0_" + std::to_string(i), "L/" + children[i], "aten::" + children[i],
+                        true, {static_cast<float>(i)});
+        dump.addRow(round, "0", "L", "Layer", true, {9.0f});
+    };
+    layer(0, {"a", "b"});
+    layer(1, {"a", "x", "y", "b"});
+    layer(2, {"a", "b"});
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    const auto& idx = s.store.index();
+    const uint32_t b = idx.findOp(0, "0_1");
+    ASSERT_NE(b, kNone);
+    ASSERT_EQ(idx.op(b).name, "b");
+    ASSERT_EQ(idx.idIn(b, 1), "0_3");  // the reader found it moved
+    const QModelIndex parent = s.find("0");
+    const QStringList ownOrder = childNames(s.model, parent);
+    ASSERT_EQ(ownOrder.size(), 4);
+    const QPersistentModelIndex selected = s.model.indexOfOp(b, OpTreeModel::IdColumn);
+    const auto ids = [&] {
+        QStringList texts;
+        for (int r = 0; r < s.model.rowCount(s.find("0")); ++r)
+            texts << s.model.index(r, OpTreeModel::IdColumn, s.find("0")).data().toString();
+        return texts;
+    };
+
+    s.model.setRound(1);
+    EXPECT_EQ(childNames(s.model, s.find("0")), (QStringList{"a", "x", "y", "b"}));
+    EXPECT_EQ(ids(), (QStringList{"0_0", "0_1", "0_2", "0_3"}));
+    EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))),
+              childNames(s.model, s.find("0")));
+    EXPECT_EQ(selected.row(), 3);  // a view's selection moves with the op
+    EXPECT_EQ(s.model.opAt(selected), b);
+    // Sorting by id sorts by the ids shown.
+    s.proxy.sort(OpTreeModel::IdColumn, Qt::DescendingOrder);
+    EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))),
+              (QStringList{"b", "y", "x", "a"}));
+    s.proxy.sort(-1);
+    s.model.setRound(0);  // b ran under its own id there
+    EXPECT_EQ(childNames(s.model, s.find("0")), ownOrder);
+    EXPECT_EQ(s.model.opAt(selected), b);
+    s.model.setRound(-1);
+    EXPECT_EQ(childNames(s.model, s.find("0")), ownOrder);
+
+    // Round 3, chosen before it is written: z ran before b there.
+    s.model.setRound(3);
+    layer(3, {"a", "z", "b"});
+    ASSERT_TRUE(waitFor([&] { return s.model.rowCount(s.find("0")) == 5; }));
+    ASSERT_TRUE(waitFor([&] { return idx.idIn(b, 3) == "0_2"; }));
+    const QStringList round3 = childNames(s.model, s.find("0"));
+    ASSERT_EQ(round3.size(), 5);
+    EXPECT_LT(round3.indexOf("z"), round3.indexOf("b"));
+    EXPECT_EQ(round3.front(), "a");
+    EXPECT_EQ(s.model.opAt(selected), b);
+    EXPECT_EQ(selected.row(), round3.indexOf("b"));
+    EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))), round3);
+}
+
 TEST(DumpStore, MsprobeOpsFirstSeenInALaterStepGoWhereTheyRan) {
     test::TempDir dir("ui-data");
     test::writeMsprobeStep(dir / "dump_path", 1,

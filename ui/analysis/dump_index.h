@@ -289,6 +289,11 @@ public:
         const auto it = otherIds_.find(op);
         return it != otherIds_.end() ? &it->second : nullptr;
     }
+    // Every op that ran under another id in some round, with those (otherIds of each).
+    const std::unordered_map<uint32_t, std::vector<std::pair<int32_t, std::string>>>&
+    opsWithOtherIds() const {
+        return otherIds_;
+    }
     // Its id, and where it ran under others: "2_5; 2_9 in round 2".
     std::string idsText(uint32_t op) const;
     // "Prefill_layer/Attention (2_1)", for messages and titles; one that ran under other ids too

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 
 #include <QColor>
 #include <QFont>
@@ -87,7 +88,83 @@ void OpTreeModel::setComparison(RunComparison* comparison) {
 void OpTreeModel::setRound(int32_t round) {
     if (round == round_) return;
     round_ = round;
-    announceEveryOpChanged();  // its statistics and verdict may change
+    // Every op's statistics and verdict may change, and the order of some siblings.
+    if (RoundOrder order = orderOfRound(); order != roundOrder_)
+        applyRoundOrder(std::move(order));
+    else
+        announceEveryOpChanged();
+}
+
+namespace {
+
+// Where `op` ran among its siblings in `round`: the last part of its id there ("2_9" -> 9).
+int64_t positionIn(const analysis::DumpIndex& idx, uint32_t op, int32_t round) {
+    const std::string& id = idx.idIn(op, round);
+    const size_t last = id.rfind('_');
+    const char* begin = id.c_str() + (last == std::string::npos ? 0 : last + 1);
+    char* end = nullptr;
+    const long long position = std::strtoll(begin, &end, 10);
+    return end != begin && *end == '\0' ? position : idx.op(op).row;
+}
+
+}  // namespace
+
+OpTreeModel::RoundOrder OpTreeModel::orderOfRound() const {
+    RoundOrder order;
+    const auto& idx = store_->index();
+    if (round_ < 0 || process_ == kNone || idx.opsWithOtherIds().empty()) return order;
+    // Only the siblings of an op that ran under another id in this round can be out of order.
+    std::vector<uint32_t> parents;
+    for (const auto& [op, ids] : idx.opsWithOtherIds()) {
+        if (op >= knownOps_ || idx.op(op).process != process_) continue;
+        if (std::any_of(ids.begin(), ids.end(), [&](const auto& e) { return e.first == round_; }))
+            parents.push_back(idx.op(op).parent);
+    }
+    std::sort(parents.begin(), parents.end());
+    parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
+    for (uint32_t parent : parents) {
+        if (parent != kNone && parent >= knownOps_) continue;
+        const auto& siblings =
+            parent == kNone ? idx.process(process_).topOps : idx.op(parent).children;
+        std::vector<std::pair<int64_t, uint32_t>> placed;  // (position in the round, op)
+        for (uint32_t child : siblings)
+            if (child < knownOps_) placed.emplace_back(positionIn(idx, child, round_), child);
+        // Ties (an op that did not run in the round, at its own position) keep their order.
+        std::stable_sort(placed.begin(), placed.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::vector<uint32_t> children;
+        children.reserve(placed.size());
+        bool moved = false;
+        for (const auto& [position, child] : placed) {
+            moved = moved || idx.op(child).row != children.size();
+            children.push_back(child);
+        }
+        if (moved) order.emplace(parent, std::move(children));
+    }
+    return order;
+}
+
+void OpTreeModel::applyRoundOrder(RoundOrder order) {
+    emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+    const QModelIndexList before = persistentIndexList();
+    std::vector<uint32_t> ops;
+    ops.reserve(static_cast<size_t>(before.size()));
+    for (const QModelIndex& index : before) ops.push_back(opAt(index));
+    setRoundOrder(std::move(order));
+    QModelIndexList after;
+    after.reserve(before.size());
+    for (qsizetype i = 0; i < before.size(); ++i)
+        after.push_back(indexOfOp(ops[static_cast<size_t>(i)], before[i].column()));
+    changePersistentIndexList(before, after);
+    emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+}
+
+void OpTreeModel::setRoundOrder(RoundOrder order) {
+    roundOrder_ = std::move(order);
+    rowInRound_.clear();
+    for (const auto& [parent, children] : roundOrder_)
+        for (size_t row = 0; row < children.size(); ++row)
+            rowInRound_[children[row]] = static_cast<uint32_t>(row);
 }
 
 void OpTreeModel::announceEveryOpChanged() {
@@ -108,6 +185,7 @@ void OpTreeModel::announceAll() {
     knownOps_ = static_cast<uint32_t>(idx.opCount());
     hiddenRows_.clear();
     hiddenCollectedAt_ = idx.opCount();
+    setRoundOrder(orderOfRound());
 }
 
 void OpTreeModel::collectHidden() const {
@@ -140,6 +218,9 @@ uint32_t OpTreeModel::visibleCount(uint32_t parent) const {
 }
 
 uint32_t OpTreeModel::childAt(uint32_t parent, uint32_t visibleRow) const {
+    if (!roundOrder_.empty())
+        if (const auto it = roundOrder_.find(parent); it != roundOrder_.end())
+            return visibleRow < it->second.size() ? it->second[visibleRow] : kNone;
     const auto& idx = store_->index();
     const auto& siblings = parent == kNone ? idx.process(process_).topOps : idx.op(parent).children;
     uint32_t row = visibleRow;
@@ -154,6 +235,12 @@ uint32_t OpTreeModel::childAt(uint32_t parent, uint32_t visibleRow) const {
 bool OpTreeModel::visibleRowOf(uint32_t op, uint32_t* row) const {
     const auto& idx = store_->index();
     collectHidden();
+    if (!rowInRound_.empty())
+        if (const auto it = rowInRound_.find(op); it != rowInRound_.end()) {
+            // In the round's order (only ops views know are listed there: never hidden).
+            *row = it->second;
+            return true;
+        }
     if (hiddenRows_.empty()) {
         *row = idx.op(op).row;
         return true;
@@ -215,6 +302,9 @@ void OpTreeModel::onChanged(const analysis::IndexChange& change) {
     std::vector<std::pair<uint32_t, std::vector<uint32_t>>> pending(hiddenRows_.begin(),
                                                                     hiddenRows_.end());
     std::sort(pending.begin(), pending.end());
+    // New rows are placed by their own order: siblings listed in a round's go back to theirs
+    // first, and are listed in the round's again after.
+    if (!pending.empty() && !roundOrder_.empty()) applyRoundOrder({});
     for (auto& [parent, rows] : pending) {
         const QModelIndex parentIndex = parent == kNone ? QModelIndex() : indexOfOp(parent);
         for (size_t i = 0; i < rows.size();) {
@@ -230,6 +320,8 @@ void OpTreeModel::onChanged(const analysis::IndexChange& change) {
     }
     knownOps_ = static_cast<uint32_t>(idx.opCount());
     hiddenRows_.clear();
+    // The rows read may have run an op elsewhere in the round chosen.
+    if (RoundOrder order = orderOfRound(); order != roundOrder_) applyRoundOrder(std::move(order));
 
     for (uint32_t op : change.touchedOps) {
         if (idx.op(op).process != process_ || isDirty_[op]) continue;
@@ -261,23 +353,29 @@ void OpTreeModel::flushDirty() {
 
 void OpTreeModel::emitChanged(std::vector<uint32_t> ops, int first, int last) {
     const auto& idx = store_->index();
-    // Only ops views know about (all but the newest, which arrive with their data).
-    ops.erase(std::remove_if(ops.begin(), ops.end(),
-                             [&](uint32_t op) {
-                                 const auto& o = idx.op(op);
-                                 return o.process != process_ || op >= knownOps_;
-                             }),
-              ops.end());
-    std::sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) {
-        const auto &oa = idx.op(a), &ob = idx.op(b);
-        return oa.parent != ob.parent ? oa.parent < ob.parent : oa.row < ob.row;
+    // Only ops views know about (all but the newest, which arrive with their data), by the row
+    // views see them at.
+    struct Placed {
+        uint32_t parent, row, op;
+    };
+    std::vector<Placed> placed;
+    placed.reserve(ops.size());
+    for (uint32_t op : ops) {
+        uint32_t row = 0;
+        if (idx.op(op).process == process_ && op < knownOps_ && visibleRowOf(op, &row))
+            placed.push_back({idx.op(op).parent, row, op});
+    }
+    std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
+        return a.parent != b.parent ? a.parent < b.parent : a.row < b.row;
     });
-    for (size_t i = 0; i < ops.size();) {
+    for (size_t i = 0; i < placed.size();) {
         size_t j = i;
-        while (j + 1 < ops.size() && idx.op(ops[j + 1]).parent == idx.op(ops[i]).parent &&
-               idx.op(ops[j + 1]).row == idx.op(ops[j]).row + 1)
+        while (j + 1 < placed.size() && placed[j + 1].parent == placed[i].parent &&
+               placed[j + 1].row == placed[j].row + 1)
             ++j;
-        emit dataChanged(indexOfOp(ops[i], first), indexOfOp(ops[j], last));
+        emit dataChanged(
+            createIndex(static_cast<int>(placed[i].row), first, quintptr{placed[i].op}),
+            createIndex(static_cast<int>(placed[j].row), last, quintptr{placed[j].op}));
         i = j + 1;
     }
 }
@@ -498,9 +596,11 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
             return QString::fromStdString(o.name);
         case IdColumn:
             // The round chosen's id: an op shifted there ran under another.
-            return sort ? QVariant(o.row)
-                        : QVariant(
-                              QString::fromStdString(round_ >= 0 ? idx.idIn(op, round_) : o.id));
+            if (sort) {
+                const auto it = rowInRound_.find(op);  // listed in the round's order
+                return it != rowInRound_.end() ? it->second : o.row;
+            }
+            return QVariant(QString::fromStdString(round_ >= 0 ? idx.idIn(op, round_) : o.id));
         case TypeColumn:
             return QString::fromStdString(o.type);
         case RoundsColumn:

@@ -59,6 +59,8 @@ public:
     void setComparison(RunComparison* comparison);
 
     // The round whose rows the statistics, shape and dtype columns show (-1: each op's last).
+    // With a round chosen, siblings are listed in the order they ran in it: an op shifted
+    // there by ops run before it (DumpIndex::idIn) comes after them.
     int32_t round() const { return round_; }
     void setRound(int32_t round);
 
@@ -106,6 +108,13 @@ private:
     bool visibleRowOf(uint32_t op, uint32_t* row) const;           // false when hidden
     // Emits dataChanged for `ops` (siblings grouped into runs), columns [first, last].
     void emitChanged(std::vector<uint32_t> ops, int first, int last);
+    // parent -> its children views know, in the order they ran in the round chosen; only for
+    // parents where that differs from their own order.
+    using RoundOrder = std::unordered_map<uint32_t, std::vector<uint32_t>>;
+    RoundOrder orderOfRound() const;
+    // Lists siblings in `order`, moving persistent indexes (selection, expanded items) along.
+    void applyRoundOrder(RoundOrder order);
+    void setRoundOrder(RoundOrder order);
     bool checkable() const;
 
     DumpStore* store_;
@@ -120,6 +129,8 @@ private:
     uint32_t knownOps_ = 0;
     mutable size_t hiddenCollectedAt_ = 0;  // the op count hiddenRows_ was collected for
     mutable std::unordered_map<uint32_t, std::vector<uint32_t>> hiddenRows_;
+    RoundOrder roundOrder_;
+    std::unordered_map<uint32_t, uint32_t> rowInRound_;  // op -> its row in roundOrder_
     std::vector<uint32_t> dirty_;
     std::vector<char> isDirty_;
     QTimer flushTimer_;
