@@ -484,6 +484,65 @@ TEST(Analysis, AnOpShiftedByOpsRunBeforeItStaysOneOpWithItsIdOfEachRound) {
     EXPECT_EQ(maxima, (std::vector<double>{10, 11, 12, 13}));
 }
 
+// The other ways a layer's control flow moves its ops: an op left out (those after it shift
+// down: x did not run in round 1, so b ran at 0_1, x's own id), two ops swapped (c ran before
+// b in round 2, each at the other's id: c is read first, before the op whose own id it ran
+// under), and a chain shifted up (y ran first in round 4: c's own id is free there, but its
+// usual one is where b ran, shifted itself). Each op stays one tree row (before, b and c were
+// two rows each).
+TEST(Analysis, AnOpShiftedDownOrSwappedStaysOneOp) {
+    TempDir dir;
+    const std::string out = dir / "dump";
+    probe::test::writeFile(
+        dir / "config.json",
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    ::setenv("PROBE_QUIET", "1", 1);
+    ASSERT_EQ(probe_start(out.c_str(), (dir / "config.json").c_str()), PROBE_OK);
+    const int64_t dims[1] = {2};
+    const auto op = [&](const char* name, float value) {
+        const float x[2] = {value, value};
+        probe_op_begin(name, name, nullptr);
+        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
+                        sizeof x);
+        probe_op_end();
+    };
+    const std::vector<std::vector<const char*>> rounds = {{"a", "x", "b", "c"},
+                                                          {"a", "b", "c"},
+                                                          {"a", "x", "c", "b"},
+                                                          {"a", "x", "b", "c"},
+                                                          {"a", "y", "x", "b", "c"}};
+    for (const auto& names : rounds) {
+        probe_op_begin("L", "Layer", nullptr);
+        for (const char* name : names) op(name, static_cast<float>(name[0]));
+        probe_op_end();
+    }
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const DumpIndex index = indexOf(out + "/atb_dump_data");
+    const uint32_t layer = index.findOp(0, "0");
+    ASSERT_NE(layer, kNone);
+    std::vector<std::string> children;
+    for (uint32_t child : index.op(layer).children)
+        children.push_back(index.op(child).name + " " + index.idsText(child) + ", rounds " +
+                           std::to_string(index.op(child).rounds.size()));
+    std::sort(children.begin(), children.end());
+    EXPECT_EQ(children,
+              (std::vector<std::string>{"a 0_0, rounds 5",
+                                        "b 0_2; 0_1 in round 1, 0_3 in rounds 2 and 4, rounds 5",
+                                        "c 0_3; 0_2 in rounds 1 and 2, 0_4 in round 4, rounds 5",
+                                        "x 0_1; 0_2 in round 4, rounds 4", "y 0_1, rounds 1"}));
+    const uint32_t b = index.findOp(0, "0_2");
+    ASSERT_EQ(index.op(b).name, "b");
+    EXPECT_EQ(index.idIn(b, 1), "0_1");
+    EXPECT_EQ(index.idIn(b, 2), "0_3");
+    EXPECT_EQ(index.idIn(b, 3), "0_2");
+    // Every row of an op is its own: the value it wrote is its name's first letter.
+    for (uint32_t child : index.op(layer).children)
+        for (uint32_t slot : index.op(child).tensorSlots)
+            for (uint32_t row : index.slot(slot).rows)
+                EXPECT_EQ(index.row(row).get(Stat::Max), index.op(child).name[0])
+                    << index.describeOp(child) << " round " << index.row(row).round;
+}
+
 // One op with one float output, statistics only.
 std::string dumpOneTensor(const TempDir& dir, const std::string& name, std::vector<float> values) {
     const std::string out = dir / name;

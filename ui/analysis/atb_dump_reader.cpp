@@ -145,6 +145,24 @@ uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint3
         const size_t split = opId.rfind('_');
         return split == std::string_view::npos ? opId : opId.substr(split + 1);
     };
+    // Its position is another op's own: an op left out before it (those after shifted down),
+    // or one it swapped places with (this one read first). Whatever that op's name, a known op
+    // of this name path ran here instead of at its own position.
+    bool positionOfAnother = false;
+    index_.forEachOpWithId(process, id, kMaxOpsOfAnIdLookedAt, [&](uint32_t other) {
+        positionOfAnother = index_.namePathOf(other) != namePath;
+        return positionOfAnother;
+    });
+    // Whether another known op ran at `at` in this round, shifted there.
+    const auto movedHere = [&](const std::string& at) {
+        for (auto it = runElsewhere_.lower_bound(
+                 std::make_tuple(process, std::string_view(at), std::string_view()));
+             it != runElsewhere_.end() && std::get<0>(it->first) == process &&
+             std::get<1>(it->first) == at;
+             ++it)
+            if (it->second.stamp == roundStamp_ && std::get<2>(it->first) != namePath) return true;
+        return false;
+    };
     // Of the ops that could be it, the first added (ops of one name under one parent keep
     // their order from round to round).
     uint32_t found = kNone;
@@ -158,13 +176,14 @@ uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint3
             usual.assign(parentId);
             if (!usual.empty()) usual += '_';
             usual += localOf(index_.idOf(candidate));
-            bool taken = usual == id;  // the parent moved, this one with it
+            bool taken = positionOfAnother || usual == id;  // or the parent moved, this too
             if (!taken)
                 index_.forEachOpWithId(process, usual, kMaxOpsOfAnIdLookedAt, [&](uint32_t other) {
                     taken =
                         ops_[other].seenIn == roundStamp_ && index_.namePathOf(other) != namePath;
                     return taken;
                 });
+            if (!taken) taken = movedHere(usual);
             if (taken) found = candidate;
             return false;
         });

@@ -599,18 +599,33 @@ std::string DumpIndex::idsText(uint32_t op) const {
     const Op& o = ops_[op];
     const auto* ids = otherIds(op);
     if (!ids) return o.id;
-    // "2_9 in round 2", "2_9 in rounds 2 and 5", "2_9 in 12 rounds", "other ids in 12 rounds"
-    const bool oneId = std::all_of(ids->begin(), ids->end(),
-                                   [&](const auto& e) { return e.second == ids->front().second; });
-    const std::string count = std::to_string(ids->size());
-    if (!oneId) return o.id + "; other ids in " + count + " rounds";
-    const std::string& other = ids->front().second;
-    if (ids->size() == 1)
-        return o.id + "; " + other + " in round " + std::to_string(ids->front().first);
-    if (ids->size() == 2)
-        return o.id + "; " + other + " in rounds " + std::to_string(ids->front().first) + " and " +
-               std::to_string(ids->back().first);
-    return o.id + "; " + other + " in " + count + " rounds";
+    // Each other id with its rounds: "2_9 in round 2", "2_9 in rounds 2 and 5", "2_9 in 12
+    // rounds"; up to three ids ("2_4 in round 1, 2_9 in rounds 2 and 3"), else "other ids in
+    // 12 rounds".
+    std::vector<std::pair<std::string_view, std::vector<int32_t>>> byId;
+    for (const auto& [round, id] : *ids) {
+        auto it = std::find_if(byId.begin(), byId.end(),
+                               [&, &id = id](const auto& e) { return e.first == id; });
+        if (it == byId.end()) {
+            if (byId.size() == 3)
+                return o.id + "; other ids in " + std::to_string(ids->size()) + " rounds";
+            it = byId.insert(byId.end(), {id, {}});
+        }
+        it->second.push_back(round);
+    }
+    std::string text = o.id;
+    for (const auto& [id, rounds] : byId) {
+        text += text.size() == o.id.size() ? "; " : ", ";
+        text += id;
+        if (rounds.size() == 1)
+            text += " in round " + std::to_string(rounds.front());
+        else if (rounds.size() == 2)
+            text += " in rounds " + std::to_string(rounds.front()) + " and " +
+                    std::to_string(rounds.back());
+        else
+            text += " in " + std::to_string(rounds.size()) + " rounds";
+    }
+    return text;
 }
 
 std::string DumpIndex::describeOp(uint32_t op) const {
