@@ -2329,6 +2329,8 @@ TEST(Compare, RowsInAFolderThatIsNoRoundAndADataFileAreSaid) {
 // A round folder that is a link to its process folder, or to a folder above, holds the rounds
 // again, not a round's files: it is a problem, said once, and not read (it was a round with no
 // rows, said nowhere). A round folder linked elsewhere (a dump put together from several) is read.
+// So for a process folder linked to data/ (it was said as data/99999/99999, the link seen
+// through itself).
 TEST(Compare, ARoundFolderLinkedToAFolderHoldingItIsSaidAndNotRead) {
     TempDir dir;
     const std::string root = writeBlock(dir, "a", 1, 9, 3);
@@ -2344,10 +2346,16 @@ TEST(Compare, ARoundFolderLinkedToAFolderHoldingItIsSaidAndNotRead) {
     ASSERT_EQ(::symlink(".", (processDir + "/7").c_str()), 0);      // the process folder
     ASSERT_EQ(::symlink("../..", (processDir + "/8").c_str()), 0);  // data/'s parent
     ASSERT_EQ(::symlink(processDir.c_str(), roundDir.c_str()), 0);  // by its whole path
+    const std::string data = processDir.substr(0, processDir.rfind('/'));
+    ASSERT_EQ(::symlink(".", (data + "/99999").c_str()), 0);  // a process folder: data/
 
     const DumpIndex index = indexPolledRepeatedly(root);
     const auto& problems = index.problems();
-    ASSERT_EQ(problems.size(), 3u);
+    ASSERT_EQ(problems.size(), 4u);
+    EXPECT_EQ(std::count(problems.begin(), problems.end(),
+                         data + "/99999: a symbolic link to the folder that holds it, not a "
+                                "process folder; not read"),
+              1);
     for (const std::string& link : {roundDir, processDir + "/7", processDir + "/8"})
         EXPECT_TRUE(std::any_of(problems.begin(), problems.end(), [&](const std::string& p) {
             return p.rfind(link + ": a symbolic link to ", 0) == 0 &&

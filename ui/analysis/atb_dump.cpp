@@ -57,9 +57,10 @@ std::string findOpFile(const std::string& dir, const std::vector<std::string>& p
 }
 
 // A round folder that is a symbolic link to its process folder, or to a folder above it, holds
-// the rounds again rather than a round's files: what it says of itself, else nothing. (Read, it
-// was a round with no rows, said nowhere.)
-std::optional<std::string> linkToAFolderHoldingIt(const std::string& path) {
+// the rounds again rather than a round's files (a process folder, the processes again): what
+// it says of itself (`what` it should be), else nothing. (Read, it was a round with no rows,
+// said nowhere.)
+std::optional<std::string> linkToAFolderHoldingIt(const std::string& path, const char* what) {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return std::nullopt;
     const std::string target = format::resolvedPath(path);
@@ -70,7 +71,7 @@ std::optional<std::string> linkToAFolderHoldingIt(const std::string& path) {
     return path + ": a symbolic link to " +
            (holder == target ? std::string("the folder that holds it")
                              : "a folder above it (" + target + ")") +
-           ", not a round folder; not read";
+           ", not a " + what + "; not read";
 }
 
 }  // namespace
@@ -122,6 +123,11 @@ RoundListing listRoundFiles(const std::string& root) {
     for (const auto& process : foldersIn(data, looksLikeProcess)) {
         const std::string& devicePid = process.name;
         const std::string processDir = data + "/" + devicePid;
+        if (process.isLink)
+            if (const auto loop = linkToAFolderHoldingIt(processDir, "process folder")) {
+                listing.unreadEntries.push_back(*loop);
+                continue;
+            }
         std::vector<int64_t> rounds;
         for (const auto& entry : foldersIn(processDir, allDigits)) {
             const std::string& r = entry.name;
@@ -141,7 +147,8 @@ RoundListing listRoundFiles(const std::string& root) {
                 continue;
             }
             if (entry.isLink)
-                if (const auto loop = linkToAFolderHoldingIt(processDir + "/" + r)) {
+                if (const auto loop =
+                        linkToAFolderHoldingIt(processDir + "/" + r, "round folder")) {
                     listing.unreadEntries.push_back(*loop);
                     continue;
                 }
