@@ -543,6 +543,63 @@ TEST(Analysis, AnOpShiftedDownOrSwappedStaysOneOp) {
                     << index.describeOp(child) << " round " << index.row(row).round;
 }
 
+// Two ops of one name in a layer (t, twice), shifted by two ops run before them in rounds 1 and
+// 2: the first t then runs at the second's own id (0_5). It is the first t (the demo's two casts
+// in self-attention, in a decode round); the second t is the one at 0_7. Before, the first t's
+// rows of those rounds went to the second t, and the second t's to the first.
+TEST(Analysis, AShiftedOpAtTheIdOfAnotherOfItsNameIsStillItself) {
+    TempDir dir;
+    const std::string out = dir / "dump";
+    probe::test::writeFile(
+        dir / "config.json",
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    ::setenv("PROBE_QUIET", "1", 1);
+    ASSERT_EQ(probe_start(out.c_str(), (dir / "config.json").c_str()), PROBE_OK);
+    const int64_t dims[1] = {2};
+    const auto op = [&](const char* name, float value) {
+        const float x[2] = {value, value};
+        probe_op_begin(name, name, nullptr);
+        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
+                        sizeof x);
+        probe_op_end();
+    };
+    for (int round = 0; round < 4; ++round) {
+        probe_op_begin("L", "Layer", nullptr);
+        op("a", 0);
+        if (round == 1 || round == 2) {
+            op("x", 8);
+            op("y", 9);
+        }
+        op("b", 6);
+        op("c", 7);
+        op("t", 1);
+        op("s", 5);
+        op("t", 2);
+        probe_op_end();
+    }
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const DumpIndex index = indexOf(out + "/atb_dump_data");
+    const uint32_t first = index.findOp(0, "0_3"), second = index.findOp(0, "0_5");
+    ASSERT_NE(first, kNone);
+    ASSERT_NE(second, kNone);
+    ASSERT_EQ(index.op(first).name, "t");
+    ASSERT_EQ(index.op(second).name, "t");
+    EXPECT_EQ(index.idsText(first), "0_3; 0_5 in rounds 1 and 2");
+    EXPECT_EQ(index.idsText(second), "0_5; 0_7 in rounds 1 and 2");
+    EXPECT_EQ(index.idsText(index.findOp(0, "0_4")), "0_4; 0_6 in rounds 1 and 2");
+    // Each t's rows are its own: 1 for the first, 2 for the second, in every round.
+    for (const auto& [t, value] : {std::pair{first, 1.0}, std::pair{second, 2.0}}) {
+        std::vector<int32_t> rounds;
+        for (uint32_t slot : index.op(t).tensorSlots)
+            for (uint32_t row : index.slot(slot).rows) {
+                rounds.push_back(index.row(row).round);
+                EXPECT_EQ(index.row(row).get(Stat::Max), value)
+                    << index.describeOp(t) << " round " << index.row(row).round;
+            }
+        EXPECT_EQ(rounds, (std::vector<int32_t>{0, 1, 2, 3})) << index.describeOp(t);
+    }
+}
+
 // One op with one float output, statistics only.
 std::string dumpOneTensor(const TempDir& dir, const std::string& name, std::vector<float> values) {
     const std::string out = dir / name;

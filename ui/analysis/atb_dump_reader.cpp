@@ -83,6 +83,11 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string
     // Hashed once, for the lookups below and the op's registration.
     const auto hashes = ReaderIndex::hashesOf(process, id, namePath);
     if (const uint32_t existing = index_.findOp(process, id, namePath, hashes); existing != kNone) {
+        if (roundStamp_ != 0 && ops_[existing].seenIn != roundStamp_)
+            if (const uint32_t earlier =
+                    earlierOpShiftedOnto(delta, process, existing, id, namePath, hashes);
+                earlier != kNone)
+                return earlier;
         OpState& op = ops_[existing];
         if (!type.empty() && !op.typed) {
             op.typed = true;
@@ -114,6 +119,7 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string
     OpState state;
     state.process = process;
     state.parent = parent;
+    state.bornIn = roundStamp_;
     state.typed = !type.empty();
     ops_.push_back(state);
     delta.ops.push_back({process,
@@ -130,7 +136,93 @@ namespace {
 // How many ops of one name path, and for each how many of one id, opRunElsewhere looks at: a
 // crafted dump of a million keys of one name costs at most 64 x 8 steps a key.
 constexpr int kMaxOpsOfAPathLookedAt = 64, kMaxOpsOfAnIdLookedAt = 8;
+// How far apart two ops of one name may be for earlierOpShiftedOnto to look between them.
+constexpr int64_t kMaxPositionsBetween = 64;
+
+// The last part of an id: the op's position among its siblings ("2_9" -> "9").
+std::string_view localOf(std::string_view opId) {
+    const size_t split = opId.rfind('_');
+    return split == std::string_view::npos ? opId : opId.substr(split + 1);
+}
+
+// The same as a number; -1 when it is none.
+int64_t positionOf(std::string_view opId) {
+    const std::string_view local = localOf(opId);
+    int64_t position = -1;
+    const auto [end, ec] = std::from_chars(local.data(), local.data() + local.size(), position);
+    return ec == std::errc() && end == local.data() + local.size() ? position : -1;
+}
+
+// `parentId` and `local` joined as an id ("2" and "9": "2_9").
+void joinId(std::string& id, std::string_view parentId, std::string_view local) {
+    id.assign(parentId);
+    if (!id.empty()) id += '_';
+    id += local;
+}
 }  // namespace
+
+bool AtbDumpReader::takenInRound(uint32_t process, const std::string& at, std::string_view namePath,
+                                 uint32_t op) const {
+    bool taken = false;
+    index_.forEachOpWithId(process, at, kMaxOpsOfAnIdLookedAt, [&](uint32_t other) {
+        taken = ops_[other].seenIn == roundStamp_ && index_.namePathOf(other) != namePath;
+        return taken;
+    });
+    if (taken) return true;
+    for (auto it = runElsewhere_.lower_bound(
+             std::make_tuple(process, std::string_view(at), std::string_view()));
+         it != runElsewhere_.end() && std::get<0>(it->first) == process &&
+         std::get<1>(it->first) == at;
+         ++it)
+        if (it->second.stamp == roundStamp_ && it->second.op != op) return true;
+    return false;
+}
+
+uint32_t AtbDumpReader::earlierOpShiftedOnto(DumpDelta& delta, uint32_t process, uint32_t existing,
+                                             std::string_view id, std::string_view namePath,
+                                             const ReaderIndex::OpHashes& hashes) {
+    const auto key = std::make_tuple(process, id, namePath);
+    if (const auto it = runElsewhere_.find(key);
+        it != runElsewhere_.end() && it->second.stamp == roundStamp_)
+        return it->second.op;
+    const int64_t position = positionOf(id);
+    if (position < 0) return kNone;
+    const uint32_t parent = ops_[existing].parent;
+    const size_t split = id.rfind('_');
+    const std::string_view parentId =
+        split == std::string_view::npos ? std::string_view() : id.substr(0, split);
+    uint32_t found = kNone;
+    std::string at;
+    index_.forEachOpWithPath(
+        process, namePath, hashes, kMaxOpsOfAPathLookedAt, [&](uint32_t candidate) {
+            // The first added of those before it (ops of one name keep their order).
+            if (candidate >= existing || candidate >= found || ops_[candidate].parent != parent ||
+                ops_[candidate].seenIn == roundStamp_)
+                return false;
+            const int64_t own = positionOf(index_.idOf(candidate));
+            if (own < 0 || own >= position || position - own > kMaxPositionsBetween) return false;
+            joinId(at, parentId, localOf(index_.idOf(candidate)));
+            if (!takenInRound(process, at, namePath, candidate)) return false;
+            // Had the ops between the two run in their places, `existing` would be in its own.
+            for (int64_t between = own + 1; between < position; ++between) {
+                joinId(at, parentId, std::to_string(between));
+                bool ranThere = false;  // (an op new in this round is none of them)
+                index_.forEachOpWithId(process, at, kMaxOpsOfAnIdLookedAt, [&](uint32_t other) {
+                    ranThere =
+                        ops_[other].seenIn == roundStamp_ && ops_[other].bornIn != roundStamp_;
+                    return ranThere;
+                });
+                if (ranThere) return false;
+            }
+            found = candidate;
+            return false;
+        });
+    if (found == kNone) return kNone;
+    runElsewhere_[std::make_tuple(process, std::string(id), std::string(namePath))] = {found,
+                                                                                       roundStamp_};
+    delta.roundIds.push_back({found, static_cast<int32_t>(stampRound_), std::string(id)});
+    return found;
+}
 
 uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint32_t parent,
                                        std::string_view parentId, std::string_view id,
@@ -141,10 +233,6 @@ uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint3
     if (const auto it = runElsewhere_.find(key);
         it != runElsewhere_.end() && it->second.stamp == roundStamp_)
         return it->second.op;
-    const auto localOf = [](std::string_view opId) {
-        const size_t split = opId.rfind('_');
-        return split == std::string_view::npos ? opId : opId.substr(split + 1);
-    };
     // Its position is another op's own: an op left out before it (those after shifted down),
     // or one it swapped places with (this one read first). Whatever that op's name, a known op
     // of this name path ran here instead of at its own position.
@@ -153,16 +241,6 @@ uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint3
         positionOfAnother = index_.namePathOf(other) != namePath;
         return positionOfAnother;
     });
-    // Whether another known op ran at `at` in this round, shifted there.
-    const auto movedHere = [&](const std::string& at) {
-        for (auto it = runElsewhere_.lower_bound(
-                 std::make_tuple(process, std::string_view(at), std::string_view()));
-             it != runElsewhere_.end() && std::get<0>(it->first) == process &&
-             std::get<1>(it->first) == at;
-             ++it)
-            if (it->second.stamp == roundStamp_ && std::get<2>(it->first) != namePath) return true;
-        return false;
-    };
     // Of the ops that could be it, the first added (ops of one name under one parent keep
     // their order from round to round).
     uint32_t found = kNone;
@@ -173,18 +251,11 @@ uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint3
             if (candidate >= found || state.parent != parent || state.seenIn == roundStamp_)
                 return false;
             // Its usual position, under this round's parent.
-            usual.assign(parentId);
-            if (!usual.empty()) usual += '_';
-            usual += localOf(index_.idOf(candidate));
-            bool taken = positionOfAnother || usual == id;  // or the parent moved, this too
-            if (!taken)
-                index_.forEachOpWithId(process, usual, kMaxOpsOfAnIdLookedAt, [&](uint32_t other) {
-                    taken =
-                        ops_[other].seenIn == roundStamp_ && index_.namePathOf(other) != namePath;
-                    return taken;
-                });
-            if (!taken) taken = movedHere(usual);
-            if (taken) found = candidate;
+            joinId(usual, parentId, localOf(index_.idOf(candidate)));
+            // Or the parent moved, this one with it.
+            if (positionOfAnother || usual == id ||
+                takenInRound(process, usual, namePath, candidate))
+                found = candidate;
             return false;
         });
     if (found == kNone) return kNone;

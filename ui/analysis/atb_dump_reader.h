@@ -61,6 +61,7 @@ private:
         uint32_t process = 0;
         uint32_t parent = kNone;
         uint32_t seenIn = 0;  // the stamp of the last round its rows or a descendant's were read in
+        uint32_t bornIn = 0;  // the stamp of the round it was first read in (0: a structure's)
         bool typed = false;   // type known (from a row or a structure file)
         bool hasParam = false;       // parameters known (from a structure file)
         bool fromStructure = false;  // described by a structure file
@@ -105,6 +106,20 @@ private:
     uint32_t opRunElsewhere(DumpDelta& delta, uint32_t process, uint32_t parent,
                             std::string_view parentId, std::string_view id,
                             std::string_view namePath, const ReaderIndex::OpHashes& hashes);
+    // A key with an op of its own, `existing`, not met in this round yet, may stand for an
+    // earlier op of its name shifted onto it (two casts in one layer, the first run at the
+    // second's id after ops run before them): the first added such op under the same parent, not
+    // met in this round, whose own position is taken in this round (takenInRound) while no op
+    // between the two ran in its place. That op, announced as opRunElsewhere does, or kNone.
+    // (Ops inserted before them whose own ids lie between the two hide a shift: ids alone do not
+    // tell them from the ops between.)
+    uint32_t earlierOpShiftedOnto(DumpDelta& delta, uint32_t process, uint32_t existing,
+                                  std::string_view id, std::string_view namePath,
+                                  const ReaderIndex::OpHashes& hashes);
+    // Whether, in this round, id `at` is taken by other than `op`: an op of another name path
+    // whose own id it is, met in this round, or a known op that ran there shifted.
+    bool takenInRound(uint32_t process, const std::string& at, std::string_view namePath,
+                      uint32_t op) const;
     // Rounds are told apart by stamps: the (process, round) of the rows being read.
     void enterRound(uint32_t process, int64_t round);
     // Marks `op` and its ancestors as met in the current round.
