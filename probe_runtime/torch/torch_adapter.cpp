@@ -856,6 +856,14 @@ void forgetWritten(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
 // as does any argument named "out". A view's outputs are memory it did not write: their
 // statistics are those of its input, known already, rather than computed again (a third of the
 // elements summed on a small transformer were the outputs of views: t, transpose, view).
+// A parameter that is a number. JSON has none for infinity or NaN (nlohmann writes them as null,
+// which no op takes for a float: the masks filled with -inf could not be replayed): they are
+// written as statistic.csv spells them, "inf", "-inf" and "nan".
+nlohmann::ordered_json numberParam(double value) {
+    if (std::isfinite(value)) return value;
+    return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+}
+
 nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> values,
                                     const OpSchemaFacts* facts, int wants) {
     const std::vector<std::string>* names =
@@ -895,19 +903,20 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
             else if (v.isInt())
                 params[key] = v.toInt();
             else if (v.isDouble())
-                params[key] = v.toDouble();
+                params[key] = numberParam(v.toDouble());
             else if (v.isString())
                 params[key] = v.toStringRef();
             else if (v.isIntList())
                 params[key] = v.toIntVector();
-            else if (v.isDoubleList())
-                params[key] = v.toDoubleVector();
-            else if (v.isBoolList()) {
+            else if (v.isDoubleList()) {
+                auto& list = params[key] = nlohmann::ordered_json::array();
+                for (double d : v.toDoubleVector()) list.push_back(numberParam(d));
+            } else if (v.isBoolList()) {
                 std::vector<bool> bools;
                 for (bool b : v.toBoolList()) bools.push_back(b);
                 params[key] = bools;
             } else if (v.isScalar())
-                params[key] = v.toScalar().toDouble();
+                params[key] = numberParam(v.toScalar().toDouble());
             else if (v.isDevice())
                 params[key] = v.toDevice().str();
             else

@@ -11,6 +11,23 @@ import unittest
 from suite_util import PYTHON, ProbeTestCase, model, probe, read_bin, read_rows, run_probe, write_config
 
 
+NON_FINITE_PARAMS = """
+import torch
+torch.manual_seed(0)
+
+
+class Masked(torch.nn.Module):
+    def forward(self, x):
+        mask = torch.ones(3, 3, dtype=torch.bool).tril().logical_not()
+        scores = x.masked_fill(mask, float("-inf")).softmax(-1)
+        return torch.clamp(scores, max=float("inf")) + torch.full((3, 3), float("nan")).nan_to_num(0.5)
+
+
+m = torch.nn.Sequential(Masked())
+with torch.no_grad():
+    m(torch.rand(3, 3))
+"""
+
 SEQUENTIAL = """
 import torch
 torch.manual_seed(0)
@@ -104,6 +121,39 @@ class Replay(ProbeTestCase):
         self.assertEqual(code, 0)
         self.assertTrue(results)
         self.assertEqual({r["verdict"] for r in results.values()}, {"ok"}, results)
+
+    def test_non_finite_parameters_are_written_so_and_replay(self):
+        # A mask filled with -inf (attention), a clamp to +inf, a tensor full of NaN: JSON has no
+        # such numbers, and they were written as null, which no op takes for a float: the ops
+        # could not be replayed (the demo's masked_fill, and where its overflow is born).
+        script = self.write_script("non_finite.py", NON_FINITE_PARAMS)
+        cfg = write_config(self.dir, task="tensor", save_child=True)
+        run_probe(["--quiet", "--output", self.path("nonfinite"), "--config", cfg, "--", PYTHON, script])
+        params = {}
+        for path in glob.glob(self.path("nonfinite", "atb_dump_data", "data", "*", "0", "**", "op_param.json"),
+                              recursive=True):
+            with open(path) as f:
+                params[os.path.basename(os.path.dirname(path))] = json.load(f)  # strict JSON
+        masked = [p for name, p in params.items() if name.endswith("_masked_fill")]
+        self.assertTrue(masked, sorted(params))
+        self.assertEqual(masked[0]["value"], "-inf")
+        clamp = [p for name, p in params.items() if name.endswith("_clamp")]
+        self.assertTrue(clamp, sorted(params))
+        self.assertEqual(clamp[0]["max"], "inf")
+        full = [p for name, p in params.items() if name.endswith("_full")]
+        self.assertTrue(full, sorted(params))
+        self.assertEqual(full[0]["fill_value"], "nan")
+        code, results = self.replay(self.path("nonfinite"))
+        verdicts = {r["op_name"]: r for r in results.values()}
+        for name in ("0/masked_fill", "0/clamp", "0/full"):
+            self.assertIn(name, verdicts)
+            # Re-run with the parameters read back, each gives the dumped output exactly (the
+            # -inf of the mask is by the op's math: said so, not "ok").
+            self.assertIn(verdicts[name]["verdict"], ("ok", "inherits"), verdicts[name])
+            self.assertTrue(verdicts[name]["outputs"], verdicts[name])
+            for output in verdicts[name]["outputs"]:
+                self.assertEqual(output["dump"]["nonfinite_mismatch"], 0, verdicts[name])
+                self.assertEqual(output["dump"]["max_ulp_err"], 0.0, verdicts[name])
 
     def test_statistics_alone_cannot_be_replayed(self):
         out = self.dump(task="statistics", name="stats")

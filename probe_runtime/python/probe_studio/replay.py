@@ -83,6 +83,8 @@ DTYPE_CODES = {0: "float32", 1: "float16", 2: "int8", 3: "int32", 4: "uint8", 6:
                11: "float64", 12: "bool", 16: "complex64", 17: "complex128", 27: "bfloat16"}
 
 
+# How op_param.json spells the numbers JSON has none for (float() reads them).
+NON_FINITE_PARAMS = ("inf", "-inf", "nan")
 PARAM_LIMIT = 1 << 20  # op_param.json: bytes read at most (the runtime writes a few hundred)
 _NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
                 (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -375,6 +377,8 @@ def _convert(value, type_text, integral_inputs):
     if base == "bool":
         return bool(value)
     if base == "number":
+        if value in NON_FINITE_PARAMS:
+            return float(value)
         if isinstance(value, float) and value.is_integer() and integral_inputs:
             return int(value)
         return value
