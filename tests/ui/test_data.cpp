@@ -139,18 +139,82 @@ TEST(DumpStore, TheTreesStatisticsAreThoseOfTheRoundChosen) {
     EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), QString::fromStdString(layer[1].shape));
     EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), "");  // no row in round 1
     EXPECT_EQ(s.text("1", OpTreeModel::ShapeColumn), "");
+    // Greyed as the whole row is (it did not run in round 1), not coloured as a NaN.
     EXPECT_EQ(s.find("1").siblingAtColumn(OpTreeModel::MaxColumn).data(Qt::ForegroundRole),
-              QVariant());
+              s.find("1").data(Qt::ForegroundRole));
+    EXPECT_TRUE(s.find("1").data(Qt::ForegroundRole).isValid());
     s.model.setRound(0);
     EXPECT_EQ(s.text("0", OpTreeModel::MaxColumn), maxOf(layer[0]));
     EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), "1x3");
     EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), maxOf(head[0]));
-    // The whole op's anomalies and its rounds do not depend on the round chosen.
-    EXPECT_EQ(s.text("1", OpTreeModel::AnomalyColumn), "NaN");
+    // Its NaN is in round 2 (below); its rounds do not depend on the round chosen.
+    EXPECT_EQ(s.text("1", OpTreeModel::AnomalyColumn), "");
     EXPECT_EQ(s.text("1", OpTreeModel::RoundsColumn), "2");
     s.model.setRound(-1);
     EXPECT_EQ(s.text("1", OpTreeModel::MaxColumn), "nan");
     EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), "1x5");
+}
+
+// With a round chosen, the NaN/Inf marks, their column and the NaN filters say what is in that
+// round (they said what was in any round: a NaN of round 1 marked the op in round 0, beside its
+// finite numbers), and an op that did not run there is greyed, without the id of another round.
+TEST(DumpStore, WithARoundChosenNanMarksAreThoseOfTheRoundAndOpsThatDidNotRunAreGreyed) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0_0", "L/c", "aten::c", true, {1.0f});
+    dump.addRow(0, "0", "L", "Layer", true, {1.0f});
+    dump.addRow(1, "0_0", "L/c", "aten::c", true, {std::nanf(""), 1.0f});
+    dump.addRow(1, "0", "L", "Layer", true, {1.0f});
+    dump.addRow(2, "0_1", "L/d", "aten::d", true, {2.0f});
+    dump.addRow(2, "0", "L", "Layer", true, {2.0f});
+    dump.setStatus("complete");
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    const auto anomaly = [&](const std::string& id) {
+        return s.text(id, OpTreeModel::AnomalyColumn);
+    };
+    const auto nanRows = [&] {  // what "NaN only" leaves, ancestors included
+        int n = 0;
+        std::function<void(const QModelIndex&)> count = [&](const QModelIndex& parent) {
+            for (int r = 0; r < s.proxy.rowCount(parent); ++r) {
+                ++n;
+                count(s.proxy.index(r, 0, parent));
+            }
+        };
+        count({});
+        return n;
+    };
+    s.proxy.setShow(data::OpFilterProxy::Show::NanOnly);
+    EXPECT_EQ(anomaly("0_0"), "NaN");  // every round
+    EXPECT_EQ(anomaly("0"), "NaN below");
+    EXPECT_EQ(nanRows(), 2);
+    s.model.setRound(0);
+    EXPECT_EQ(anomaly("0_0"), "");
+    EXPECT_EQ(anomaly("0"), "");
+    EXPECT_EQ(s.find("0").data(Qt::DecorationRole), QVariant());
+    EXPECT_EQ(nanRows(), 0);
+    s.model.setRound(1);
+    EXPECT_EQ(anomaly("0_0"), "NaN");
+    EXPECT_EQ(anomaly("0"), "NaN below");
+    EXPECT_TRUE(s.find("0").data(Qt::DecorationRole).isValid());
+    EXPECT_EQ(s.find("0_0").siblingAtColumn(OpTreeModel::AnomalyColumn).data(Qt::ToolTipRole),
+              "NaN in this op's statistics in round 1");
+    EXPECT_EQ(nanRows(), 2);
+    s.proxy.setShow(data::OpFilterProxy::Show::All);
+
+    // Round 2: c did not run, d did.
+    s.model.setRound(2);
+    EXPECT_EQ(anomaly("0_0"), "");
+    const QModelIndex c = s.find("0_0");
+    EXPECT_EQ(c.siblingAtColumn(OpTreeModel::IdColumn).data().toString(), "");
+    EXPECT_TRUE(c.data(Qt::ForegroundRole).isValid());  // greyed
+    EXPECT_TRUE(c.data(Qt::ToolTipRole).toString().contains("did not run in round 2"));
+    const QModelIndex d = s.find("0_1");
+    EXPECT_EQ(d.siblingAtColumn(OpTreeModel::IdColumn).data().toString(), "0_1");
+    EXPECT_FALSE(d.data(Qt::ForegroundRole).isValid());
+    s.model.setRound(-1);
+    EXPECT_EQ(c.siblingAtColumn(OpTreeModel::IdColumn).data().toString(), "0_0");
+    EXPECT_FALSE(c.data(Qt::ForegroundRole).isValid());
 }
 
 // A dump of task tensor prints no statistics: the tree shows those of the tensor files, computed

@@ -60,11 +60,11 @@ bool OpFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePar
     switch (show_) {
         case Show::All:
             break;
-        case Show::Anomalies:
-            if (!o.anomalies) return false;
+        case Show::Anomalies:  // in the round chosen
+            if (!ops_->anomaliesOf(op)) return false;
             break;
         case Show::NanOnly:
-            if (!(o.anomalies & analysis::kHasNan)) return false;
+            if (!(ops_->anomaliesOf(op) & analysis::kHasNan)) return false;
             break;
         case Show::Dumped:
             if (!selection_ || !selection_->selects(idx.location(op))) return false;

@@ -88,6 +88,7 @@ void OpTreeModel::setComparison(RunComparison* comparison) {
 void OpTreeModel::setRound(int32_t round) {
     if (round == round_) return;
     round_ = round;
+    roundSubtreeAnomaliesStale_ = true;
     // Every op's statistics and verdict may change, and the order of some siblings.
     if (RoundOrder order = orderOfRound(); order != roundOrder_)
         applyRoundOrder(std::move(order));
@@ -185,7 +186,47 @@ void OpTreeModel::announceAll() {
     knownOps_ = static_cast<uint32_t>(idx.opCount());
     hiddenRows_.clear();
     hiddenCollectedAt_ = idx.opCount();
+    roundSubtreeAnomaliesStale_ = true;
     setRoundOrder(orderOfRound());
+}
+
+bool OpTreeModel::ranInRound(uint32_t op) const {
+    if (round_ < 0) return true;
+    const auto& rounds = store_->index().op(op).rounds;
+    return rounds.empty() || std::binary_search(rounds.begin(), rounds.end(), round_);
+}
+
+uint8_t OpTreeModel::anomaliesOf(uint32_t op) const {
+    const auto& idx = store_->index();
+    const auto& o = idx.op(op);
+    if (round_ < 0 || !o.anomalies) return o.anomalies;
+    uint8_t bits = 0;
+    for (uint32_t slot : o.tensorSlots)
+        if (const uint32_t row = idx.slotRow(slot, round_); row != kNone)
+            bits |= idx.row(row).anomalies;
+    return bits;
+}
+
+uint8_t OpTreeModel::subtreeAnomaliesOf(uint32_t op) const {
+    const auto& idx = store_->index();
+    const auto& o = idx.op(op);
+    if (round_ < 0 || !o.subtreeAnomalies) return o.subtreeAnomalies;
+    if (roundSubtreeAnomaliesStale_) {
+        // From the round's rows up: each row's bits on its op and the ops above it, a climb
+        // stopping where they are known already.
+        roundSubtreeAnomaliesStale_ = false;
+        roundSubtreeAnomalies_.assign(idx.opCount(), 0);
+        const auto& rounds = idx.process(process_).rounds;
+        if (const auto it = rounds.find(round_); it != rounds.end())
+            for (uint32_t row : it->second) {
+                const uint8_t bits = idx.row(row).anomalies;
+                if (!bits) continue;
+                for (uint32_t a = idx.slot(idx.row(row).slot).op;
+                     a != kNone && (roundSubtreeAnomalies_[a] & bits) != bits; a = idx.op(a).parent)
+                    roundSubtreeAnomalies_[a] |= bits;
+            }
+    }
+    return op < roundSubtreeAnomalies_.size() ? roundSubtreeAnomalies_[op] : 0;
 }
 
 void OpTreeModel::collectHidden() const {
@@ -295,6 +336,7 @@ void OpTreeModel::onChanged(const analysis::IndexChange& change) {
     }
     if (change.newProcesses) emit processesChanged();
     isDirty_.resize(idx.opCount(), 0);
+    roundSubtreeAnomaliesStale_ = true;
 
     // New ops enter with their subtrees whole, under ops views know, each run of adjacent
     // ones where it belongs (from the top: every row above it is announced already).
@@ -464,9 +506,9 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
         case OpRole:
             return op;
         case AnomalyRole:
-            return o.anomalies;
+            return anomaliesOf(op);
         case SubtreeAnomalyRole:
-            return o.subtreeAnomalies;
+            return subtreeAnomaliesOf(op);
         case SelectedRole:
             return selection_ && selection_->selects(idx.location(op));
         case VerdictRole:
@@ -495,10 +537,12 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
             return {};
         case Qt::ForegroundRole:
             if (column == AnomalyColumn) {
-                if (o.anomalies & analysis::kHasNan) return kNanColor;
-                if (o.anomalies & analysis::kHasInf) return kInfColor;
+                const uint8_t own = anomaliesOf(op);
+                if (own & analysis::kHasNan) return kNanColor;
+                if (own & analysis::kHasInf) return kInfColor;
                 return kBelowColor;
             }
+            if (!ranInRound(op)) return kBelowColor;
             if (column >= MaxColumn && column <= NormColumn) {
                 const uint32_t row = idx.slotRow(idx.representativeSlot(op), round_);
                 const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
@@ -519,10 +563,14 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
         }
         case Qt::DecorationRole:
             if (column != NameColumn) return {};
-            if (o.anomalies & analysis::kHasNan) return kNanColor;
-            if (o.anomalies & analysis::kHasInf) return kInfColor;
-            if (o.subtreeAnomalies & analysis::kHasNan) return kNanColor.lighter(170);
-            if (o.subtreeAnomalies & analysis::kHasInf) return kInfColor.lighter(160);
+            if (const uint8_t own = anomaliesOf(op); own & analysis::kHasNan)
+                return kNanColor;
+            else if (own & analysis::kHasInf)
+                return kInfColor;
+            if (const uint8_t below = subtreeAnomaliesOf(op); below & analysis::kHasNan)
+                return kNanColor.lighter(170);
+            else if (below & analysis::kHasInf)
+                return kInfColor.lighter(160);
             return {};
         default:
             break;
@@ -546,6 +594,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                 if (!o.param.empty())
                     tip += QStringLiteral("\nparameters: ") +
                            QString::fromStdString(o.param.substr(0, 400));
+                if (!ranInRound(op)) tip += QStringLiteral("\ndid not run in round %1").arg(round_);
                 return tip;
             }
             case RoundsColumn:
@@ -555,14 +604,17 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                     .arg(o.rounds.front())
                     .arg(o.rounds.back())
                     .arg(o.rowCount);
-            case AnomalyColumn:
-                if (o.anomalies)
-                    return QStringLiteral("%1 in this op's statistics")
-                        .arg(anomalyText(o.anomalies));
-                if (o.subtreeAnomalies)
-                    return QStringLiteral("%1 in an op below this one")
-                        .arg(anomalyText(o.subtreeAnomalies));
+            case AnomalyColumn: {
+                const QString where =
+                    round_ >= 0 ? QStringLiteral(" in round %1").arg(round_) : QString();
+                if (const uint8_t own = anomaliesOf(op))
+                    return QStringLiteral("%1 in this op's statistics%2")
+                        .arg(anomalyText(own), where);
+                if (const uint8_t below = subtreeAnomaliesOf(op))
+                    return QStringLiteral("%1 in an op below this one%2")
+                        .arg(anomalyText(below), where);
                 return {};
+            }
             case DumpedColumn:
                 return QStringLiteral(
                            "Whether the config below the tree dumps this op (ids, op_name, "
@@ -600,6 +652,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                 const auto it = rowInRound_.find(op);  // listed in the round's order
                 return it != rowInRound_.end() ? it->second : o.row;
             }
+            if (!ranInRound(op)) return {};  // (an id of another round read as this one's)
             return QVariant(QString::fromStdString(round_ >= 0 ? idx.idIn(op, round_) : o.id));
         case TypeColumn:
             return QString::fromStdString(o.type);
@@ -625,10 +678,10 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
             return sort ? QVariant(sortable(v)) : QVariant(formatValue(v));
         }
         case AnomalyColumn: {
-            if (sort) return (o.anomalies << 2) | o.subtreeAnomalies;
-            if (o.anomalies) return anomalyText(o.anomalies);
-            if (o.subtreeAnomalies)
-                return anomalyText(o.subtreeAnomalies) + QStringLiteral(" below");
+            const uint8_t own = anomaliesOf(op), below = subtreeAnomaliesOf(op);
+            if (sort) return (own << 2) | below;
+            if (own) return anomalyText(own);
+            if (below) return anomalyText(below) + QStringLiteral(" below");
             return {};
         }
         case DumpedColumn: {

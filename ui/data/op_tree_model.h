@@ -64,6 +64,14 @@ public:
     int32_t round() const { return round_; }
     void setRound(int32_t round);
 
+    // NaN/Inf (kHasNan | kHasInf) in the op's own rows, and in its rows and its descendants',
+    // of the round chosen (of every round when none is).
+    uint8_t anomaliesOf(uint32_t op) const;
+    uint8_t subtreeAnomaliesOf(uint32_t op) const;
+    // Whether the op has rows in the round chosen (true when none is chosen, or the op has no
+    // rows at all): one that did not run there is greyed, its id of another round not shown.
+    bool ranInRound(uint32_t op) const;
+
     uint32_t opAt(const QModelIndex& index) const;
     QModelIndex indexOfOp(uint32_t op, int column = 0) const;
     static int statColumn(analysis::Stat stat) { return MaxColumn + static_cast<int>(stat); }
@@ -129,6 +137,9 @@ private:
     uint32_t knownOps_ = 0;
     mutable size_t hiddenCollectedAt_ = 0;  // the op count hiddenRows_ was collected for
     mutable std::unordered_map<uint32_t, std::vector<uint32_t>> hiddenRows_;
+    // subtreeAnomaliesOf in the round chosen, by op; computed when first asked after a change.
+    mutable std::vector<uint8_t> roundSubtreeAnomalies_;
+    mutable bool roundSubtreeAnomaliesStale_ = true;
     RoundOrder roundOrder_;
     std::unordered_map<uint32_t, uint32_t> rowInRound_;  // op -> its row in roundOrder_
     std::vector<uint32_t> dirty_;
