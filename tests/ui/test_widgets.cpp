@@ -372,6 +372,51 @@ TEST(MainWindowLive, TheTensorsTableStaysWhereTheUserScrolledWhileRowsCome) {
     dump.setStatus("complete");
 }
 
+// A live run opens at the first op, chosen by the app, and goes to the first NaN when the dump
+// completes with one. An op the user picked in the tree stays picked, even the one the app had
+// chosen (picking it changed nothing the app could see, and the end of the run moved the user's
+// selection and round away).
+TEST(MainWindow, AnOpTheUserPickedStaysPickedWhenTheRunEndsWithANaN) {
+    for (const bool picked : {false, true}) {
+        SCOPED_TRACE(picked ? "picked" : "left as the app chose");
+        test::TempDir dir("ui-widgets");
+        test::DumpBuilder dump(dir.path());
+        dump.setStatus("running");
+        dump.addRow(0, "0", "embed", "Embedding", true, {1.0f});
+        dump.addRow(0, "1", "layer", "Layer", true, {1.0f});
+        context::AppContext context;
+        MainWindow window(&context);
+        window.resize(1200, 800);
+        window.show();
+        ASSERT_TRUE(openAndWait(context, dir.path()));
+        QTreeView* tree = window.treePanel()->view();
+        ASSERT_TRUE(waitFor([&] { return tree->currentIndex().isValid(); }));
+        const auto& idx = context.store()->index();
+        const uint32_t embed = idx.findOp(0, "0"), layer = idx.findOp(0, "1");
+        ASSERT_EQ(context.cursor()->op(), embed);
+        if (picked) {
+            const QRect rect = tree->visualRect(tree->currentIndex());
+            ASSERT_FALSE(rect.isEmpty());
+            QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, rect.center());
+            ASSERT_EQ(context.cursor()->op(), embed);
+        }
+        dump.addRow(1, "0", "embed", "Embedding", true, {1.0f});
+        dump.addRow(1, "1", "layer", "Layer", true, {std::nanf("")});
+        dump.setStatus("complete");
+        ASSERT_TRUE(waitFor([&] {
+            return context.store()->dumpState() == "complete" && !window.firstNanText().isEmpty();
+        }));
+        if (picked) {
+            QCoreApplication::processEvents();
+            EXPECT_EQ(context.cursor()->op(), embed);
+            EXPECT_EQ(context.cursor()->round(), -1);
+        } else {
+            EXPECT_TRUE(waitFor(
+                [&] { return context.cursor()->op() == layer && context.cursor()->round() == 1; }));
+        }
+    }
+}
+
 class MainWindowTest : public ::testing::Test {
 protected:
     void SetUp() override {

@@ -136,6 +136,9 @@ public:
     uint32_t firstNanRow() const { return firstNanRow_; }
     // Moves the cursor there; false when there is none.
     bool goToFirstNan();
+    // The user chose an op or a round (even the one the context had chosen): where the cursor
+    // is stays, a NaN read later does not move it.
+    void keepTheUsersChoice() { autoSelectedOp_ = analysis::kNone; }
 
 signals:
     // A session replaced the one before (its dump is not opened yet): sessionKind(),

@@ -76,6 +76,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     auto* store = context_->store();
     auto* cursor = context_->cursor();
     tree_ = new OpTreePanel(store, context_->selection(), context_->configDocument(), cursor, this);
+    connect(tree_, &OpTreePanel::opPicked, context_, &AppContext::keepTheUsersChoice);
     tensors_ = new OpTensorsPanel(store, cursor, this);
     plot_ = new StatisticsPlot(store, cursor, this);
     preview_ = new TensorPreview(store, this);
@@ -182,8 +183,10 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     workspaceActions_ << toolbar->addWidget(roundLabel_);
     round_ = new RoundSpinBox(toolbar);
     workspaceActions_ << toolbar->addWidget(round_);
-    connect(round_, &QSpinBox::valueChanged, this,
-            [this](int v) { context_->cursor()->setRound(v); });
+    connect(round_, &QSpinBox::valueChanged, this, [this](int v) {
+        context_->keepTheUsersChoice();  // (the cursor's own changes come blocked)
+        context_->cursor()->setRound(v);
+    });
     connect(cursor, &data::DumpCursor::roundChanged, this, [this](int32_t round) {
         const QSignalBlocker blocker(round_);
         // The cursor may reach a round before this window heard of it (whoever listens to the

@@ -125,6 +125,7 @@ OpTreePanel::OpTreePanel(data::DumpStore* store, data::OpSelection* selection,
     view_->setItemDelegateForColumn(OpTreeModel::IdColumn, keepEnds);
     connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             &OpTreePanel::onCurrentChanged);
+    connect(view_, &QTreeView::pressed, this, &OpTreePanel::opPicked);
 
     configBar_ = new QWidget(this);
     configLabel_ = new QLabel(configBar_);

@@ -53,6 +53,8 @@ public:
     bool setProcessKey(const QString& key);
 
 signals:
+    // The user picked an op in the tree (clicked it, even the one selected already).
+    void opPicked();
     void editConfigRequested();
     void applyConfigRequested();
 
