@@ -775,6 +775,28 @@ TEST(DumpStore, WithARoundChosenSiblingsAreListedInTheOrderTheyRanThere) {
     EXPECT_EQ(s.model.opAt(selected), b);
     EXPECT_EQ(selected.row(), round3.indexOf("b"));
     EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))), round3);
+
+    // Round 4 brings a new op under the layer while round 3, listed in its own order, stays
+    // chosen: the new row goes in, the order of round 3 stays, and every index views are told of
+    // names the op it stands for.
+    std::vector<std::pair<QModelIndex, QModelIndex>> told;
+    QObject::connect(
+        &s.model, &QAbstractItemModel::dataChanged,
+        [&](const QModelIndex& from, const QModelIndex& to) { told.emplace_back(from, to); });
+    layer(4, {"a", "w", "b"});
+    ASSERT_TRUE(waitFor([&] { return s.model.rowCount(s.find("0")) == 6; }));
+    ASSERT_TRUE(waitFor([&] { return idx.idIn(b, 4) == "0_2"; }));
+    const QStringList withW = childNames(s.model, s.find("0"));
+    ASSERT_EQ(withW.size(), 6);
+    EXPECT_LT(withW.indexOf("z"), withW.indexOf("b"));
+    EXPECT_EQ(withW.front(), "a");
+    EXPECT_EQ(selected.row(), withW.indexOf("b"));
+    EXPECT_EQ(s.model.opAt(selected), b);
+    EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))), withW);
+    ASSERT_TRUE(waitFor([&] { return !told.empty(); }));
+    for (const auto& [from, to] : told)
+        for (const QModelIndex& index : {from, to})
+            EXPECT_EQ(index, s.model.index(index.row(), index.column(), index.parent()));
 }
 
 TEST(DumpStore, MsprobeOpsFirstSeenInALaterStepGoWhereTheyRan) {

@@ -83,11 +83,20 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string
     // Hashed once, for the lookups below and the op's registration.
     const auto hashes = ReaderIndex::hashesOf(process, id, namePath);
     if (const uint32_t existing = index_.findOp(process, id, namePath, hashes); existing != kNone) {
-        if (roundStamp_ != 0 && ops_[existing].seenIn != roundStamp_)
-            if (const uint32_t earlier =
-                    earlierOpShiftedOnto(delta, process, existing, id, namePath, hashes);
-                earlier != kNone)
-                return earlier;
+        if (roundStamp_ != 0) {
+            // Its key taken in this round by an op shifted onto it, or: it ran under another
+            // key in this round already (this is a later op of its name, shifted onto it); it
+            // has not run yet (this may be an earlier op of its name, shifted onto it).
+            if (const uint32_t shifted = shiftedHere(process, id, namePath); shifted != kNone)
+                return shifted;
+            const uint32_t other =
+                ops_[existing].movedIn == roundStamp_
+                    ? laterOpShiftedOnto(delta, process, existing, id, namePath, hashes)
+                : ops_[existing].seenIn != roundStamp_
+                    ? earlierOpShiftedOnto(delta, process, existing, id, namePath, hashes)
+                    : kNone;
+            if (other != kNone) return other;
+        }
         OpState& op = ops_[existing];
         if (!type.empty() && !op.typed) {
             op.typed = true;
@@ -161,6 +170,50 @@ void joinId(std::string& id, std::string_view parentId, std::string_view local) 
 }
 }  // namespace
 
+uint32_t AtbDumpReader::shiftedHere(uint32_t process, std::string_view id,
+                                    std::string_view namePath) const {
+    const auto it = runElsewhere_.find(std::make_tuple(process, id, namePath));
+    return it != runElsewhere_.end() && it->second.stamp == roundStamp_ ? it->second.op : kNone;
+}
+
+uint32_t AtbDumpReader::ranUnder(DumpDelta& delta, uint32_t process, std::string_view id,
+                                 std::string_view namePath, uint32_t op) {
+    const auto key = std::make_tuple(process, id, namePath);
+    if (auto it = runElsewhere_.find(key); it != runElsewhere_.end())
+        it->second = {op, roundStamp_};  // (the key of an earlier round: no strings built)
+    else
+        runElsewhere_.emplace(std::make_tuple(process, std::string(id), std::string(namePath)),
+                              RunElsewhere{op, roundStamp_});
+    ops_[op].movedIn = roundStamp_;
+    delta.roundIds.push_back({op, static_cast<int32_t>(stampRound_), std::string(id)});
+    return op;
+}
+
+uint32_t AtbDumpReader::laterOpShiftedOnto(DumpDelta& delta, uint32_t process, uint32_t existing,
+                                           std::string_view id, std::string_view namePath,
+                                           const ReaderIndex::OpHashes& hashes) {
+    const int64_t position = positionOf(index_.idOf(existing));
+    if (position < 0) return kNone;
+    const uint32_t parent = ops_[existing].parent;
+    uint32_t found = kNone;
+    int64_t foundAt = 0;
+    index_.forEachOpWithPath(process, namePath, hashes, kMaxOpsOfAPathLookedAt,
+                             [&](uint32_t candidate) {
+                                 // The first after it (ops of one name keep their order) not met in
+                                 // this round.
+                                 const OpState& state = ops_[candidate];
+                                 if (state.parent != parent || state.seenIn == roundStamp_)
+                                     return false;
+                                 const int64_t own = positionOf(index_.idOf(candidate));
+                                 if (own <= position || (found != kNone && own >= foundAt))
+                                     return false;
+                                 found = candidate;
+                                 foundAt = own;
+                                 return false;
+                             });
+    return found == kNone ? kNone : ranUnder(delta, process, id, namePath, found);
+}
+
 bool AtbDumpReader::takenInRound(uint32_t process, const std::string& at, std::string_view namePath,
                                  uint32_t op) const {
     bool taken = false;
@@ -181,10 +234,6 @@ bool AtbDumpReader::takenInRound(uint32_t process, const std::string& at, std::s
 uint32_t AtbDumpReader::earlierOpShiftedOnto(DumpDelta& delta, uint32_t process, uint32_t existing,
                                              std::string_view id, std::string_view namePath,
                                              const ReaderIndex::OpHashes& hashes) {
-    const auto key = std::make_tuple(process, id, namePath);
-    if (const auto it = runElsewhere_.find(key);
-        it != runElsewhere_.end() && it->second.stamp == roundStamp_)
-        return it->second.op;
     const int64_t position = positionOf(id);
     if (position < 0) return kNone;
     const uint32_t parent = ops_[existing].parent;
@@ -217,11 +266,7 @@ uint32_t AtbDumpReader::earlierOpShiftedOnto(DumpDelta& delta, uint32_t process,
             found = candidate;
             return false;
         });
-    if (found == kNone) return kNone;
-    runElsewhere_[std::make_tuple(process, std::string(id), std::string(namePath))] = {found,
-                                                                                       roundStamp_};
-    delta.roundIds.push_back({found, static_cast<int32_t>(stampRound_), std::string(id)});
-    return found;
+    return found == kNone ? kNone : ranUnder(delta, process, id, namePath, found);
 }
 
 uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint32_t parent,
@@ -229,18 +274,8 @@ uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint3
                                        std::string_view namePath,
                                        const ReaderIndex::OpHashes& hashes) {
     if (roundStamp_ == 0) return kNone;
-    const auto key = std::make_tuple(process, id, namePath);
-    if (const auto it = runElsewhere_.find(key);
-        it != runElsewhere_.end() && it->second.stamp == roundStamp_)
-        return it->second.op;
-    // Its position is another op's own: an op left out before it (those after shifted down),
-    // or one it swapped places with (this one read first). Whatever that op's name, a known op
-    // of this name path ran here instead of at its own position.
-    bool positionOfAnother = false;
-    index_.forEachOpWithId(process, id, kMaxOpsOfAnIdLookedAt, [&](uint32_t other) {
-        positionOfAnother = index_.namePathOf(other) != namePath;
-        return positionOfAnother;
-    });
+    if (const uint32_t shifted = shiftedHere(process, id, namePath); shifted != kNone)
+        return shifted;
     // Of the ops that could be it, the first added (ops of one name under one parent keep
     // their order from round to round).
     uint32_t found = kNone;
@@ -252,17 +287,13 @@ uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint3
                 return false;
             // Its usual position, under this round's parent.
             joinId(usual, parentId, localOf(index_.idOf(candidate)));
-            // Or the parent moved, this one with it.
-            if (positionOfAnother || usual == id ||
-                takenInRound(process, usual, namePath, candidate))
-                found = candidate;
+            // Or the parent moved, this one with it. (Not: its new position is another op's own,
+            // one left out; that op may run later in the round, the known one at its own key,
+            // making one op of two runs a round.)
+            if (usual == id || takenInRound(process, usual, namePath, candidate)) found = candidate;
             return false;
         });
-    if (found == kNone) return kNone;
-    runElsewhere_[std::make_tuple(process, std::string(id), std::string(namePath))] = {found,
-                                                                                       roundStamp_};
-    delta.roundIds.push_back({found, static_cast<int32_t>(stampRound_), std::string(id)});
-    return found;
+    return found == kNone ? kNone : ranUnder(delta, process, id, namePath, found);
 }
 
 void AtbDumpReader::enterRound(uint32_t process, int64_t round) {
@@ -671,7 +702,9 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
         const uint32_t predicted = previous < nextOp_.size() ? nextOp_[previous] : kNone;
         uint32_t op;
         bool ownKey = true;  // the op found has the row's key
-        if (predicted != kNone && index_.isOp(predicted, process, row.opId, row.opName)) {
+        // (Not one that ran under another key in this round: its own is a later op's then.)
+        if (predicted != kNone && ops_[predicted].movedIn != roundStamp_ &&
+            index_.isOp(predicted, process, row.opId, row.opName)) {
             op = predicted;
             OpState& state = ops_[op];
             if (!row.opType.empty() && !state.typed) {  // as ensureOp does

@@ -62,7 +62,8 @@ private:
         uint32_t parent = kNone;
         uint32_t seenIn = 0;  // the stamp of the last round its rows or a descendant's were read in
         uint32_t bornIn = 0;  // the stamp of the round it was first read in (0: a structure's)
-        bool typed = false;   // type known (from a row or a structure file)
+        uint32_t movedIn = 0;        // the stamp of the last round it ran under another key in
+        bool typed = false;          // type known (from a row or a structure file)
         bool hasParam = false;       // parameters known (from a structure file)
         bool fromStructure = false;  // described by a structure file
     };
@@ -116,6 +117,17 @@ private:
     uint32_t earlierOpShiftedOnto(DumpDelta& delta, uint32_t process, uint32_t existing,
                                   std::string_view id, std::string_view namePath,
                                   const ReaderIndex::OpHashes& hashes);
+    // A later op of its name (the first after it, not met in this round) shifted onto the key of
+    // `existing`, which ran under another key in this round already (an op before them left
+    // out: both shifted down), announced; kNone when there is none.
+    uint32_t laterOpShiftedOnto(DumpDelta& delta, uint32_t process, uint32_t existing,
+                                std::string_view id, std::string_view namePath,
+                                const ReaderIndex::OpHashes& hashes);
+    // The known op the key stands for in this round, shifted there (kNone: none yet).
+    uint32_t shiftedHere(uint32_t process, std::string_view id, std::string_view namePath) const;
+    // Records that `op` ran under the key (id, namePath) in this round; returns it.
+    uint32_t ranUnder(DumpDelta& delta, uint32_t process, std::string_view id,
+                      std::string_view namePath, uint32_t op);
     // Whether, in this round, id `at` is taken by other than `op`: an op of another name path
     // whose own id it is, met in this round, or a known op that ran there shifted.
     bool takenInRound(uint32_t process, const std::string& at, std::string_view namePath,

@@ -118,8 +118,7 @@ OpTreeModel::RoundOrder OpTreeModel::orderOfRound() const {
     std::vector<uint32_t> parents;
     for (const auto& [op, ids] : idx.opsWithOtherIds()) {
         if (op >= knownOps_ || idx.op(op).process != process_) continue;
-        if (std::any_of(ids.begin(), ids.end(), [&](const auto& e) { return e.first == round_; }))
-            parents.push_back(idx.op(op).parent);
+        if (idx.idIn(op, round_) != idx.op(op).id) parents.push_back(idx.op(op).parent);
     }
     std::sort(parents.begin(), parents.end());
     parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
@@ -314,6 +313,7 @@ void OpTreeModel::setProcess(uint32_t process) {
 void OpTreeModel::onAboutToReset() {
     beginResetModel();
     flushTimer_.stop();
+    setRoundOrder({});  // (op indices of the index going away)
 }
 
 void OpTreeModel::onReset() {
@@ -336,7 +336,16 @@ void OpTreeModel::onChanged(const analysis::IndexChange& change) {
     }
     if (change.newProcesses) emit processesChanged();
     isDirty_.resize(idx.opCount(), 0);
-    roundSubtreeAnomaliesStale_ = true;
+    // New rows of the round chosen, or rows whose statistics came from their files, may bring
+    // NaN or Inf to it.
+    if (round_ >= 0 && !roundSubtreeAnomaliesStale_) {
+        for (uint32_t r = change.firstNewRow; r < change.firstNewRow + change.newRows; ++r)
+            if (idx.row(r).anomalies && idx.row(r).round == round_) {
+                roundSubtreeAnomaliesStale_ = true;
+                break;
+            }
+        if (!change.statisticsRows.empty()) roundSubtreeAnomaliesStale_ = true;
+    }
 
     // New ops enter with their subtrees whole, under ops views know, each run of adjacent
     // ones where it belongs (from the top: every row above it is announced already).
@@ -346,7 +355,9 @@ void OpTreeModel::onChanged(const analysis::IndexChange& change) {
     std::sort(pending.begin(), pending.end());
     // New rows are placed by their own order: siblings listed in a round's go back to theirs
     // first, and are listed in the round's again after.
-    if (!pending.empty() && !roundOrder_.empty()) applyRoundOrder({});
+    if (std::any_of(pending.begin(), pending.end(),
+                    [&](const auto& p) { return roundOrder_.count(p.first) > 0; }))
+        applyRoundOrder({});
     for (auto& [parent, rows] : pending) {
         const QModelIndex parentIndex = parent == kNone ? QModelIndex() : indexOfOp(parent);
         for (size_t i = 0; i < rows.size();) {
