@@ -126,6 +126,27 @@ TEST(MainWindowConfigSave, ANewConfigGoesBesideTheOpenDump) {
     EXPECT_FALSE(editor->suggestedNewFile().startsWith(context.configsDirectory()));
 }
 
+// Apply under the tree says what became of the config in the status bar, the Config tab (where
+// the editor says it) being out of sight: after a run ended it rewrote the file and said nothing.
+TEST(MainWindowConfigOfDump, ApplyUnderTheTreeSaysInTheStatusBarWhatItDid) {
+    context::AppContext context;
+    MainWindow window(&context);
+    window.resize(1200, 800);
+    window.show();
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir / "run");
+    dump.addRow(0, "0", "embed", "Layer", true, {1.0f, 2.0f});
+    dump.setStatus("complete");
+    ASSERT_TRUE(openAndWait(context, dir / "run"));
+    ASSERT_TRUE(window.configEditor()->apply(QString::fromStdString(dir / "mine.json")));
+    window.showView(MainWindow::View::Tree);
+    ASSERT_TRUE(waitFor([&] { return !window.configEditor()->isVisible(); }));
+    emit window.treePanel()->applyConfigRequested();
+    EXPECT_TRUE(window.statusMessage().startsWith(
+        QString::fromStdString("Config: Written to " + dir / "mine.json")))
+        << window.statusMessage().toStdString();
+}
+
 // An opened dump shows the config it was made with (the probe_config.json that `probe run` and
 // the launch form write beside atb_dump_data) as a copy, so that Apply never rewrites that
 // record: it showed a new config that dumps every layer-level op, whatever the dump held. A

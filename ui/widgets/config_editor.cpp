@@ -622,6 +622,7 @@ void ConfigEditor::setStatus(const QString& text, const QString& color) {
     status_->setText(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
     status_->setStyleSheet(color.isEmpty() ? QString() : QStringLiteral("color: %1").arg(color));
     status_->setVisible(!text.isEmpty());
+    emit statusChanged(text);
 }
 
 QString ConfigEditor::applyStatus() const {
@@ -759,6 +760,11 @@ bool ConfigEditor::apply(const QString& pathForNewFile) {
                       .arg(path)
                       .arg(session_->probePid()),
                   QString());
+    } else if (op && session_ && session_->hasEnded() && path == session_->configPath()) {
+        setStatus(tr("Written to %1. The run that used it has ended: a launch with this file "
+                     "dumps what it says.")
+                      .arg(path),
+                  QLatin1String(kGoodColor));
     } else if (op) {
         setStatus(tr("Written to %1. A probe watching this file applies it at its next layer-level "
                      "op; none is attached here.")

@@ -75,6 +75,9 @@ public:
 signals:
     // An apply wrote the file (and pushed it, when a probe is attached).
     void applied(const QString& path);
+    // What the editor says of the last apply changed (applyStatus): written, sent, the probe's
+    // answer, refused.
+    void statusChanged(const QString& text);
 
 private:
     enum class FieldType { Choice, Bool, Text, Integer, IntegerList, TextList, DataModes };

@@ -326,6 +326,13 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     connect(tree_, &OpTreePanel::applyConfigRequested, this, [this] {
         if (!configEditor_->apply()) showView(View::Config);  // the editor says why
     });
+    // Applied from under the tree, what became of it is said where it is seen (written to a
+    // file no probe watches any more, after the run ended, said nothing).
+    connect(configEditor_, &ConfigEditor::statusChanged, this, [this](const QString& text) {
+        if (!text.isEmpty() && !configEditor_->isVisible())
+            showPassingMessage(tr("Config: %1").arg(text.section(QLatin1Char('\n'), 0, 0)),
+                               kStatusMessageMs);
+    });
 
     setUpSuite();
     setUpComparison(file, compareAt, toolbar);
