@@ -896,6 +896,31 @@ TEST(Compare, ReplicasWithNothingTheyMustShareGetNoVerdict) {
     EXPECT_FALSE(compareDumps(mix, mix, options).replicasJudgedNothing());
 }
 
+// Four ops of one run only before the first divergence (the demo's planted overflow: arange,
+// eq, where, mul): the three nearest are named, in the order they ran (they were listed nearest
+// first, which read as the reverse of what ran).
+TEST(Compare, OpsOfOneRunOnlyJustBeforeTheFirstDivergenceAreListedInTheOrderTheyRan) {
+    TempDir dir;
+    auto write = [&](const char* name, bool planted) {
+        ApiRun run(dir, name);
+        run.op("fc1", {{1, 2}}, {{-1, 3}});
+        if (planted)
+            for (const char* extra : {"p", "q", "r", "s"}) run.op(extra, {{1, 2}}, {{1, 2}});
+        run.op("add", {{planted ? 9.0f : -1.0f, 3}}, {{7}});
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", false)), b = indexOf(write("b", true));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_NE(report.find("  ops that ran in one run only, just before it:\n"
+                          "    candidate round 0  q (q)\n"
+                          "    candidate round 0  r (r)\n"
+                          "    candidate round 0  s (s)\n"),
+              std::string::npos)
+        << report;
+}
+
 // An op of one run only just before the first divergence (a gelu in place of a relu): named
 // there, outermost first, rather than left to "an op that was not dumped". They were counted
 // only ("not paired: 2 op executions").

@@ -1759,9 +1759,13 @@ std::vector<size_t> CompareResult::unpairedBefore(uint32_t o, size_t most) const
         if (mine != at->end() && its != at->end() && its->second < mine->second)
             found.emplace_back(mine->second - its->second, i);
     }
+    // The nearest, listed in the order they ran (nearest first read as the reverse of it).
     std::sort(found.begin(), found.end());
+    if (found.size() > most) found.resize(most);
+    std::stable_sort(found.begin(), found.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
     std::vector<size_t> out;
-    for (size_t i = 0; i < found.size() && out.size() < most; ++i) out.push_back(found[i].second);
+    for (const auto& [distance, i] : found) out.push_back(i);
     return out;
 }
 

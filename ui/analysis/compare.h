@@ -250,8 +250,8 @@ struct CompareResult {
     // for an op whose divergence is born at an input.
     // For an op born at an input that no compared op explains: the ops of one run only (indices
     // into `unpaired`) that began before it in its round and process, beside it or one of its
-    // enclosing ops, outermost, the nearest first, at most `most`: what that input may have come
-    // from (a gelu in place of a relu, a layer skipped). Empty otherwise, and when `unpaired`
+    // enclosing ops, outermost, the `most` nearest in the order they ran: what that input may have
+    // come from (a gelu in place of a relu, a layer skipped). Empty otherwise, and when `unpaired`
     // holds only the first of them.
     std::vector<size_t> unpairedBefore(uint32_t op, size_t most) const;
     struct UpstreamDifference {
