@@ -119,6 +119,9 @@ class Replay(ProbeTestCase):
         self.assertTrue(os.path.isdir(glob.glob(self.path("sequential", "atb_dump_data", "data", "*", "0", "1_1"))[0]))
         code, results = self.replay(self.path("sequential"))
         self.assertEqual(code, 0)
+        # Without --round, the first round with tensor data, said so beside the others.
+        text = probe("replay", self.path("sequential")).stdout
+        self.assertIn("  round 0 (the first with tensor data) of rounds 0..1; --round N replays another\n", text)
         self.assertTrue(results)
         self.assertEqual({r["verdict"] for r in results.values()}, {"ok"}, results)
 

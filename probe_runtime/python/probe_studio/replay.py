@@ -768,6 +768,10 @@ def main(argv=None):
         print(json.dumps({"dump": root, "results": results}, indent=1))
     else:
         print("replay: %s" % root)
+        if results and options.round is None and not options.op and len(known) > 1:
+            # Which round, of which (only the first with tensor data is replayed unless asked).
+            print("  round %s (the first with tensor data) of rounds %s; --round N replays another" %
+                  (_ranges(sorted({r["round"] for r in results})), _ranges(known)))
         if not results:
             print("  no aten op %s" % ("matches --op %s" % options.op if options.op else
                                        "with tensor data (dump with task tensor or all, and save_child)"))
