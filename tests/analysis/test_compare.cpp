@@ -896,6 +896,35 @@ TEST(Compare, ReplicasWithNothingTheyMustShareGetNoVerdict) {
     EXPECT_FALSE(compareDumps(mix, mix, options).replicasJudgedNothing());
 }
 
+// A candidate cut short (a truncated statistic.csv) is said at the top, beside the counts, with
+// the first problem: it was a note after the whole report, under a verdict read as complete.
+TEST(Compare, RunsThatCouldNotBeReadWholeAreSaidAtTheTop) {
+    TempDir dir;
+    auto write = [&](const char* name) {
+        ApiRun run(dir, name);
+        run.op("fc1", {{1, 2}}, {{-1, 3}});
+        run.op("fc2", {{-1, 3}}, {{7}});
+        run.op("fc3", {{7}}, {{8}});
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a"));
+    const std::string cut = write("b");
+    const auto files = probe::test::filesNamed(cut, "statistic.csv");
+    ASSERT_EQ(files.size(), 1u);
+    const std::string text = probe::test::readFile(files[0]);
+    ASSERT_GT(text.size(), 20u);
+    probe::test::writeFile(files[0], text.substr(0, text.size() - 10));  // the last line cut
+    const DumpIndex b = indexOf(cut);
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_FALSE(result.problems.empty()) << report;
+    const size_t said =
+        report.find("  not read whole: 1 problem (the notes at the end), the first: " +
+                    result.problems.front() + "\n");
+    EXPECT_NE(said, std::string::npos) << report;
+    EXPECT_LT(said, report.find("\n", report.find("compared ")) + 200) << report;
+}
+
 // Four ops of one run only before the first divergence (the demo's planted overflow: arange,
 // eq, where, mul): the three nearest are named, in the order they ran (they were listed nearest
 // first, which read as the reverse of what ran).
