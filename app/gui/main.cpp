@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QFileInfo>
 #include <QIcon>
+#include <QMessageBox>
 
 #include "command_line.h"
 #include "config_document.h"
@@ -156,6 +157,12 @@ int main(int argc, char** argv) {
             (new ScreenshotDriver(window, request, session))->captureFailure();
             return app.exec();
         }
+        // Said where it is seen too: a line on the terminal and one in the status bar were
+        // missed, the start page reading as if nothing had been asked.
+        auto* box = new QMessageBox(QMessageBox::Warning, QObject::tr("Cannot open"), startProblem,
+                                    QMessageBox::Ok, &window);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
     }
     if (!request.file.isEmpty()) {
         auto* driver = new ScreenshotDriver(window, request, session);
