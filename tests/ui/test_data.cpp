@@ -155,6 +155,24 @@ TEST(DumpStore, TheTreesStatisticsAreThoseOfTheRoundChosen) {
     EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), "1x5");
 }
 
+// A 0-d tensor (scalar_tensor's output: the Shape column of statistic.csv is empty) reads
+// "scalar" in the tree and the tensors table; its empty cell read as a shape not known.
+TEST(DumpStore, AScalarsShapeReadsScalar) {
+    test::TempDir dir("ui-data");
+    test::DumpBuilder dump(dir.path());
+    dump.appendRaw(0,
+                   "0_777,0,s,aten::scalar_tensor,0,output,0,float,nd,,1.000000,1.000000,"
+                   "1.000000,1.000000,N/A\n");
+    dump.setStatus("complete");
+    Session s;
+    ASSERT_TRUE(s.open(dir.path()));
+    EXPECT_EQ(s.text("0", OpTreeModel::ShapeColumn), "scalar");
+    data::OpTensorsModel tensors(&s.store);
+    tensors.setOp(s.store.index().findOp(0, "0"));
+    ASSERT_EQ(tensors.rowCount(), 1);
+    EXPECT_EQ(tensors.index(0, data::OpTensorsModel::ShapeColumn).data().toString(), "scalar");
+}
+
 // With a round chosen, the NaN/Inf marks, their column and the NaN filters say what is in that
 // round (they said what was in any round: a NaN of round 1 marked the op in round 0, beside its
 // finite numbers), and an op that did not run there is greyed, without the id of another round.

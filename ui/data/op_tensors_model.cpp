@@ -143,7 +143,7 @@ QVariant OpTensorsModel::data(const QModelIndex& index, int role) const {
         case FormatColumn:
             return QString::fromStdString(idx.text(row.format));
         case ShapeColumn:
-            return QString::fromStdString(idx.text(row.shape));
+            return OpTreeModel::formatShape(idx.text(row.shape));
         case MaxColumn:
         case MinColumn:
         case MeanColumn:

@@ -71,6 +71,10 @@ OpTreeModel::OpTreeModel(DumpStore* store, OpSelection* selection, QObject* pare
     }
 }
 
+QString OpTreeModel::formatShape(const std::string& shape) {
+    return shape.empty() ? QStringLiteral("scalar") : QString::fromStdString(shape);
+}
+
 QString OpTreeModel::formatValue(double value) {
     if (std::isnan(value)) return QStringLiteral("nan");
     if (std::isinf(value)) return value > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
@@ -672,7 +676,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                                              : QVariant();
         case ShapeColumn: {
             if (row == kNone) return {};
-            const QString shape = QString::fromStdString(idx.text(idx.row(row).shape));
+            const QString shape = formatShape(idx.text(idx.row(row).shape));
             return idx.slot(slot).isOutput ? shape : tr("input %1").arg(shape);
         }
         case DtypeColumn:

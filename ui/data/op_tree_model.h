@@ -93,6 +93,9 @@ public:
 
     // Text of a statistic the way the tree and tables show it ("1.2345e+04", "nan", "inf").
     static QString formatValue(double value);
+    // A row's shape as the tree and tables show it: "16x64", "scalar" for none (a 0-d tensor,
+    // whose empty cell read as a shape not known).
+    static QString formatShape(const std::string& shape);
 
 signals:
     // A process appeared (for process pickers).
