@@ -122,7 +122,7 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request,
     const QCommandLineOption config(
         QStringLiteral("config"),
         QStringLiteral(
-            "With --launch: the op-level config the model starts with (probe run's default\n"
+            "With --launch: the op-level config the model starts with (probe run's default "
             "without it). Otherwise: a config file of either kind to edit."),
         QStringLiteral("FILE"));
     const QCommandLineOption demo(
@@ -134,7 +134,7 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request,
     const QCommandLineOption screenshot(
         QStringLiteral("screenshot"),
         QStringLiteral(
-            "Render the window once the dump is loaded (a live session: once the tree and the\n"
+            "Render the window once the dump is loaded (a live session: once the tree and the "
             "plots have --wait-rounds rounds), save it as a PNG and exit."),
         QStringLiteral("FILE"));
     const QCommandLineOption waitRounds(
@@ -144,10 +144,10 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request,
     const QCommandLineOption view(
         QStringLiteral("view"),
         QStringLiteral(
-            "What to show: tree (an op's tensors), plot, tensor, config (the config editor),\n"
+            "What to show: tree (an op's tensors), plot, tensor, config (the config editor), "
             "compare (the comparison, with --compare), start (the start page) or launch (the "
             "launch form, filled with the COMMAND after --)."),
-        QStringLiteral("tree|plot|tensor|config|compare|start|launch"), QStringLiteral("tree"));
+        QStringLiteral("VIEW"), QStringLiteral("tree"));
     const QCommandLineOption op(
         QStringLiteral("op"),
         QStringLiteral("Select the op with this id (\"2_1\"; msprobe: the entry name)."),
@@ -195,8 +195,8 @@ int parseCommandLine(const QStringList& arguments, ScreenshotRequest& request,
         QStringLiteral("compare"),
         QStringLiteral(
             "Compare the dump (DIR, or the run launched or attached to) against the reference dump "
-            "REF:\n"
-            "the op tree coloured by verdict, the first divergence a key (F8) away. A folder may\n"
+            "REF: the op tree coloured by verdict, the first divergence a key (F8) away. A folder "
+            "may "
             "name one rank (REF/step0/rank0)."),
         QStringLiteral("REF"));
     const QCommandLineOption jump(

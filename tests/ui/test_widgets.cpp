@@ -27,6 +27,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSet>
@@ -1450,6 +1451,16 @@ TEST(CommandLine, UsageErrorsAndMissingDumps) {
     run = runStudio({"--help"});
     EXPECT_EQ(run.exitCode, 0);
     EXPECT_TRUE(run.out.contains("--screenshot")) << run.out.toStdString();
+    // The options' column is narrow enough for their words: the longest broke mid-word
+    // ("--view <tree|...|laun" / "ch>"), every description squeezed into a narrow column.
+    EXPECT_TRUE(
+        run.out.contains(QRegularExpression(QStringLiteral("\\n  --view <VIEW> +What to show"))))
+        << run.out.toStdString();
+    for (const QString& line : run.out.split(QLatin1Char('\n')))
+        EXPECT_FALSE(line.startsWith(QStringLiteral("  ")) &&
+                     line.trimmed().endsWith(QLatin1Char('>')) &&
+                     !line.contains(QStringLiteral("  --")))
+            << line.toStdString();
     run = runStudio({"--no-such-option"});
     EXPECT_EQ(run.exitCode, 64);
     run = runStudio({"--view", "sideways", "--screenshot", "x.png"});
