@@ -282,12 +282,23 @@ TEST(MainWindowReplay, AnOpWithoutTensorsIsNotReplayedAndItSaysWhy) {
     format::StatRow row = test::DumpBuilder(scratch.path()).addRow(0, "0", "embed", "Layer", true);
     row.tensorPath.clear();
     dump.appendRaw(0, format::formatStatRow(row));
+    dump.addRow(0, "1", "head", "Linear", true, {1.0f, 2.0f});  // its tensor file written
     dump.setStatus("complete");
     context::AppContext context;
     MainWindow window(&context);
     window.show();
     ASSERT_TRUE(openAndWait(context, dir.path()));
+    QPushButton* button = nullptr;
+    for (auto* b : window.tensorsPanel()->findChildren<QPushButton*>())
+        if (b->text() == "Replay this op") button = b;
+    ASSERT_NE(button, nullptr);
+    ASSERT_TRUE(window.selectOp("1"));
+    EXPECT_TRUE(button->isEnabled());
+    // Statistics only: the button is off, and says why (it was on, to say so once clicked).
     ASSERT_TRUE(window.selectOp("0"));
+    EXPECT_FALSE(button->isEnabled());
+    EXPECT_TRUE(button->toolTip().contains("tensors were not dumped"))
+        << button->toolTip().toStdString();
     EXPECT_FALSE(window.tensorsPanel()->replayCurrentOp());
     const QString said = window.tensorsPanel()->replayText();
     EXPECT_TRUE(said.contains("cannot be replayed in round 0")) << said.toStdString();

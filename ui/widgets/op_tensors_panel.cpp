@@ -35,10 +35,6 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     roundOnly_->setToolTip(
         tr("Show the rows of the round chosen in the toolbar (or by a click on a plot)"));
     replay_ = new QPushButton(tr("Replay this op"), this);
-    replay_->setToolTip(
-        tr("probe replay: run this aten op again from its dumped inputs on the CPU in float64 and "
-           "in its "
-           "own dtype, and say whether the op itself is wrong or only inherits bad inputs"));
     verdict_ = new QLabel(this);
     verdict_->setWordWrap(true);
     verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -229,8 +225,20 @@ void OpTensorsPanel::fitColumns() {
 void OpTensorsPanel::updateHeader() {
     const auto& idx = store_->index();
     const uint32_t op = cursor_->op();
-    replay_->setEnabled(op != kNone && op < idx.opCount() &&
-                        idx.layout() == analysis::DumpLayout::Atb);
+    // Only an op some of whose tensors were dumped can run again (a dump of statistics alone
+    // enabled it, to say so only once clicked).
+    bool tensors = false;
+    if (op != kNone && op < idx.opCount() && idx.layout() == analysis::DumpLayout::Atb)
+        for (uint32_t slot : idx.op(op).tensorSlots)
+            for (uint32_t r : idx.slot(slot).rows)
+                if ((tensors = idx.row(r).hasTensorFile)) break;
+    replay_->setEnabled(tensors);
+    replay_->setToolTip(
+        tensors ? tr("probe replay: run this aten op again from its dumped inputs on the CPU in "
+                     "float64 and in its own dtype, and say whether the op itself is wrong or only "
+                     "inherits bad inputs")
+                : tr("Replay runs an op again from its dumped inputs: this op's tensors were not "
+                     "dumped (statistics only). Dump it with task \"tensor\" or \"all\"."));
     if (op == kNone || op >= idx.opCount()) {
         title_->setText(tr("No op selected"));
         details_->setText(tr("Pick an op in the tree, or a point on a plot."));
