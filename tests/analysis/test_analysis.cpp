@@ -60,6 +60,44 @@ TEST(Analysis, FindsTheDumpRootFromAnyLevel) {
     EXPECT_FALSE(findAtbDumpRoot(dir.path()));
 }
 
+// An attention mask's -inf comes first in every run, and "first Inf" names it: the summary also
+// says where an overflow is born (finite inputs, an infinite output; masks and fills not
+// counted), as probe overflow and the app's status bar do.
+TEST(Analysis, SummarySaysWhereTheOverflowIsBornBesidesTheFirstInf) {
+    TempDir dir;
+    const std::string out = dir / "dump";
+    probe::test::writeFile(
+        dir / "config.json",
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    ::setenv("PROBE_QUIET", "1", 1);
+    ASSERT_EQ(probe_start(out.c_str(), (dir / "config.json").c_str()), PROBE_OK);
+    const int64_t dims[1] = {2};
+    const auto op = [&](const char* name, const char* type, float in, float outValue) {
+        const float x[2] = {in, in}, y[2] = {outValue, 1};
+        probe_op_begin(name, type, nullptr);
+        probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
+                        sizeof x);
+        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y,
+                        sizeof y);
+        probe_op_end();
+    };
+    for (int round = 0; round < 2; ++round) {
+        probe_op_begin("L", "Layer", nullptr);
+        op("masked_fill", "aten::masked_fill", 1, -INFINITY);
+        op("mul", "aten::mul", 3e38f, round == 1 ? INFINITY : 2);
+        probe_op_end();
+    }
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const std::string text = formatSummary(summarizeDump(indexOf(out + "/atb_dump_data")));
+    EXPECT_NE(text.find("  first Inf: round 0, op L/masked_fill (0_0) [aten::masked_fill]"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(
+        text.find("  overflow born: round 1, op L/mul (0_1) [aten::mul], output 0: max=inf\n"),
+        std::string::npos)
+        << text;
+}
+
 TEST(Analysis, SummaryCountsAndFirstNan) {
     TempDir dir;
     probe::test::NativeModelOptions options;

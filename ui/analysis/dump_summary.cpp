@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "analysis/overflow_check.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/json_input.h"
 #include "probe/format/statistic_csv.h"
@@ -220,6 +221,24 @@ DumpSummary summarizeDump(const DumpIndex& index) {
         s.rowsWithoutStatistics += index.row(static_cast<uint32_t>(r)).present == 0 ? 1 : 0;
     s.firstNan = firstAnomaly(index, kHasNan);
     s.firstInf = firstAnomaly(index, kHasInf);
+    if (s.firstNan || s.firstInf) {
+        OverflowOptions options;
+        options.readTensorFiles = false;  // a summary reads what the rows say
+        const OverflowReport report = findOverflowBirths(index, options);
+        const OverflowBirth* first = nullptr;  // the earliest round (processes share no clock)
+        for (const auto& birth : report.births)
+            if (!first || birth.round < first->round) first = &birth;
+        if (first) {
+            const size_t split = first->why.find(": ");
+            s.overflowBorn =
+                Anomaly{index.process(first->process).key,
+                        first->round,
+                        index.describeOp(first->op, first->round),
+                        index.op(first->op).type,
+                        first->why.substr(0, split),
+                        split == std::string::npos ? std::string() : first->why.substr(split + 2)};
+        }
+    }
     s.problems = index.problems();
     walkFiles(index.root(), s);
     return s;
@@ -301,6 +320,12 @@ std::string formatSummary(const DumpSummary& s) {
     };
     if (s.firstNan) out += "  first NaN: " + describe(*s.firstNan);
     if (s.firstInf) out += "  first Inf: " + describe(*s.firstInf);
+    if (s.overflowBorn)
+        out += "  overflow born: " + describe(*s.overflowBorn);
+    else if (s.firstNan || s.firstInf)
+        out +=
+            "  overflow born: none found (an Inf from a mask or a fill is asked for, not an "
+            "overflow; probe overflow says more)\n";
     // No statistic is no verdict: a dump of tensor data alone (task "tensor") has none, and its
     // NaN are in the data (said "no NaN or Inf" of a run whose output was NaN).
     const uint64_t withStatistics = s.rows - s.rowsWithoutStatistics;

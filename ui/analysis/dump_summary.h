@@ -54,6 +54,10 @@ struct DumpSummary {
     // The first row with a NaN, and the first with an infinity (an -inf from masking is often
     // intended; a NaN rarely is), in execution order.
     std::optional<Anomaly> firstNan, firstInf;
+    // Where the first overflow is born (findOverflowBirths: finite inputs, an output not; the
+    // Inf of masks and fills not counted), when there is a NaN or an Inf: the first Inf is often
+    // an attention mask's, named in every run, the overflow elsewhere.
+    std::optional<Anomaly> overflowBorn;
     std::vector<format::StatusMessage>
         runtimeMessages;      // what the runtime recorded in probe_status.json
     std::string dumpStopped;  // why dumping stopped early, if it did
