@@ -51,6 +51,17 @@ std::string dumpModel(const TempDir& dir, const std::string& name,
     return out + "/atb_dump_data";
 }
 
+// Starts the probe writing a statistics dump of every op to <dir>/dump; returns that folder.
+std::string startStatisticsDump(const TempDir& dir) {
+    const std::string out = dir / "dump";
+    probe::test::writeFile(
+        dir / "config.json",
+        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
+    ::setenv("PROBE_QUIET", "1", 1);
+    EXPECT_EQ(probe_start(out.c_str(), (dir / "config.json").c_str()), PROBE_OK);
+    return out;
+}
+
 TEST(Analysis, FindsTheDumpRootFromAnyLevel) {
     TempDir dir;
     const std::string root = dumpModel(dir, "run", {}, 1);
@@ -65,12 +76,7 @@ TEST(Analysis, FindsTheDumpRootFromAnyLevel) {
 // counted), as probe overflow and the app's status bar do.
 TEST(Analysis, SummarySaysWhereTheOverflowIsBornBesidesTheFirstInf) {
     TempDir dir;
-    const std::string out = dir / "dump";
-    probe::test::writeFile(
-        dir / "config.json",
-        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
-    ::setenv("PROBE_QUIET", "1", 1);
-    ASSERT_EQ(probe_start(out.c_str(), (dir / "config.json").c_str()), PROBE_OK);
+    const std::string out = startStatisticsDump(dir);
     const int64_t dims[1] = {2};
     const auto op = [&](const char* name, const char* type, float in, float outValue) {
         const float x[2] = {in, in}, y[2] = {outValue, 1};
@@ -455,12 +461,7 @@ TEST(Analysis, AnIdNamesAnotherOpWhenTheControlFlowChanges) {
 // runs an arange and an eq before the module M and the second add; round 3 runs a third add.
 TEST(Analysis, AnOpShiftedByOpsRunBeforeItStaysOneOpWithItsIdOfEachRound) {
     TempDir dir;
-    const std::string out = dir / "dump";
-    probe::test::writeFile(
-        dir / "config.json",
-        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
-    ::setenv("PROBE_QUIET", "1", 1);
-    ASSERT_EQ(probe_start(out.c_str(), (dir / "config.json").c_str()), PROBE_OK);
+    const std::string out = startStatisticsDump(dir);
     const int64_t dims[1] = {4};
     const auto op = [&](const char* name, float value) {
         const float x[4] = {value, value, value, value};
@@ -524,6 +525,38 @@ TEST(Analysis, AnOpShiftedByOpsRunBeforeItStaysOneOpWithItsIdOfEachRound) {
     EXPECT_EQ(maxima, (std::vector<double>{10, 11, 12, 13}));
 }
 
+// Rounds of one layer's children ("M[pq]": a module M running p and q), dumped through the C
+// API, statistics only. Every op's output says which op it is: ten times its name's first
+// letter, plus its place among the round's ops of that name (the first b 981, the second 982).
+DumpIndex dumpLayerRounds(const TempDir& dir, const std::vector<std::vector<std::string>>& rounds) {
+    const std::string out = startStatisticsDump(dir);
+    const int64_t dims[1] = {1};
+    for (const auto& children : rounds) {
+        std::map<std::string, int> seen;
+        probe_op_begin("L", "Layer", nullptr);
+        for (const std::string& child : children) {
+            const std::string name = child.substr(0, child.find('['));
+            const float x[1] = {static_cast<float>(10 * name[0] + ++seen[name])};
+            probe_op_begin(name.c_str(), name.c_str(), nullptr);
+            if (child.find('[') != std::string::npos)
+                for (char inner : child.substr(child.find('[')))
+                    if (std::isalpha(static_cast<unsigned char>(inner))) {
+                        const std::string innerName(1, inner);
+                        probe_op_begin(innerName.c_str(), innerName.c_str(), nullptr);
+                        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT,
+                                        PROBE_FORMAT_ND, dims, 1, x, sizeof x);
+                        probe_op_end();
+                    }
+            probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
+                            x, sizeof x);
+            probe_op_end();
+        }
+        probe_op_end();
+    }
+    EXPECT_EQ(probe_stop(), PROBE_OK);
+    return indexOf(out + "/atb_dump_data");
+}
+
 // Whether any tensor of any op has two rows in one round: one op given the rows of two.
 std::string opsRunTwiceInARound(const DumpIndex& index) {
     std::string twice;
@@ -545,31 +578,10 @@ std::string opsRunTwiceInARound(const DumpIndex& index) {
 // whether b will run at its own id, and guessing made one op of two runs a round.
 TEST(Analysis, AnOpShiftedAlongAChainStaysOneOp) {
     TempDir dir;
-    const std::string out = dir / "dump";
-    probe::test::writeFile(
-        dir / "config.json",
-        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
-    ::setenv("PROBE_QUIET", "1", 1);
-    ASSERT_EQ(probe_start(out.c_str(), (dir / "config.json").c_str()), PROBE_OK);
-    const int64_t dims[1] = {2};
-    const auto op = [&](const char* name, float value) {
-        const float x[2] = {value, value};
-        probe_op_begin(name, name, nullptr);
-        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
-                        sizeof x);
-        probe_op_end();
-    };
-    const std::vector<std::vector<const char*>> rounds = {{"a", "x", "b", "c"},
-                                                          {"a", "y", "x", "b", "c"},
-                                                          {"a", "x", "c", "b"},
-                                                          {"a", "x", "b", "c"}};
-    for (const auto& names : rounds) {
-        probe_op_begin("L", "Layer", nullptr);
-        for (const char* name : names) op(name, static_cast<float>(name[0]));
-        probe_op_end();
-    }
-    ASSERT_EQ(probe_stop(), PROBE_OK);
-    const DumpIndex index = indexOf(out + "/atb_dump_data");
+    const DumpIndex index = dumpLayerRounds(dir, {{"a", "x", "b", "c"},
+                                                  {"a", "y", "x", "b", "c"},
+                                                  {"a", "x", "c", "b"},
+                                                  {"a", "x", "b", "c"}});
     const uint32_t layer = index.findOp(0, "0");
     ASSERT_NE(layer, kNone);
     std::vector<std::string> children;
@@ -586,11 +598,11 @@ TEST(Analysis, AnOpShiftedAlongAChainStaysOneOp) {
     EXPECT_EQ(index.idIn(b, 1), "0_3");
     EXPECT_EQ(index.idIn(b, 3), "0_2");
     EXPECT_EQ(opsRunTwiceInARound(index), "");
-    // Every row of an op is its own: the value it wrote is its name's first letter.
+    // Every row of an op is its own: the value it wrote is its name's.
     for (uint32_t child : index.op(layer).children)
         for (uint32_t slot : index.op(child).tensorSlots)
             for (uint32_t row : index.slot(slot).rows)
-                EXPECT_EQ(index.row(row).get(Stat::Max), index.op(child).name[0])
+                EXPECT_EQ(index.row(row).get(Stat::Max), 10 * index.op(child).name[0] + 1)
                     << index.describeOp(child) << " round " << index.row(row).round;
 }
 
@@ -600,36 +612,9 @@ TEST(Analysis, AnOpShiftedAlongAChainStaysOneOp) {
 // rows of those rounds went to the second t, and the second t's to the first.
 TEST(Analysis, AShiftedOpAtTheIdOfAnotherOfItsNameIsStillItself) {
     TempDir dir;
-    const std::string out = dir / "dump";
-    probe::test::writeFile(
-        dir / "config.json",
-        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
-    ::setenv("PROBE_QUIET", "1", 1);
-    ASSERT_EQ(probe_start(out.c_str(), (dir / "config.json").c_str()), PROBE_OK);
-    const int64_t dims[1] = {2};
-    const auto op = [&](const char* name, float value) {
-        const float x[2] = {value, value};
-        probe_op_begin(name, name, nullptr);
-        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
-                        sizeof x);
-        probe_op_end();
-    };
-    for (int round = 0; round < 4; ++round) {
-        probe_op_begin("L", "Layer", nullptr);
-        op("a", 0);
-        if (round == 1 || round == 2) {
-            op("x", 8);
-            op("y", 9);
-        }
-        op("b", 6);
-        op("c", 7);
-        op("t", 1);
-        op("s", 5);
-        op("t", 2);
-        probe_op_end();
-    }
-    ASSERT_EQ(probe_stop(), PROBE_OK);
-    const DumpIndex index = indexOf(out + "/atb_dump_data");
+    const std::vector<std::string> plain = {"a", "b", "c", "t", "s", "t"},
+                                   shifted = {"a", "x", "y", "b", "c", "t", "s", "t"};
+    const DumpIndex index = dumpLayerRounds(dir, {plain, shifted, shifted, plain});
     const uint32_t first = index.findOp(0, "0_3"), second = index.findOp(0, "0_5");
     ASSERT_NE(first, kNone);
     ASSERT_NE(second, kNone);
@@ -638,8 +623,9 @@ TEST(Analysis, AShiftedOpAtTheIdOfAnotherOfItsNameIsStillItself) {
     EXPECT_EQ(index.idsText(first), "0_3; 0_5 in rounds 1 and 2");
     EXPECT_EQ(index.idsText(second), "0_5; 0_7 in rounds 1 and 2");
     EXPECT_EQ(index.idsText(index.findOp(0, "0_4")), "0_4; 0_6 in rounds 1 and 2");
-    // Each t's rows are its own: 1 for the first, 2 for the second, in every round.
-    for (const auto& [t, value] : {std::pair{first, 1.0}, std::pair{second, 2.0}}) {
+    // Each t's rows are its own (the first t's, the second's), in every round.
+    for (const auto& [t, value] :
+         {std::pair{first, 10.0 * 't' + 1}, std::pair{second, 10.0 * 't' + 2}}) {
         std::vector<int32_t> rounds;
         for (uint32_t slot : index.op(t).tensorSlots)
             for (uint32_t row : index.slot(slot).rows) {
@@ -649,43 +635,6 @@ TEST(Analysis, AShiftedOpAtTheIdOfAnotherOfItsNameIsStillItself) {
             }
         EXPECT_EQ(rounds, (std::vector<int32_t>{0, 1, 2, 3})) << index.describeOp(t);
     }
-}
-
-// Rounds of one layer's children ("M[p,q]": a module M running p and q), dumped through the C
-// API with every op's output the position of its name among the round's ops of that name
-// (the first b 1, the second 2).
-DumpIndex dumpLayerRounds(const TempDir& dir, const std::vector<std::vector<std::string>>& rounds) {
-    const std::string out = dir / "dump";
-    probe::test::writeFile(
-        dir / "config.json",
-        R"({"task": "statistics", "dump_enable": true, "exec_range": "all", "save_child": true})");
-    ::setenv("PROBE_QUIET", "1", 1);
-    EXPECT_EQ(probe_start(out.c_str(), (dir / "config.json").c_str()), PROBE_OK);
-    const int64_t dims[1] = {1};
-    for (const auto& children : rounds) {
-        std::map<std::string, int> seen;
-        probe_op_begin("L", "Layer", nullptr);
-        for (const std::string& child : children) {
-            const std::string name = child.substr(0, child.find('['));
-            const float x[1] = {static_cast<float>(++seen[name])};
-            probe_op_begin(name.c_str(), name.c_str(), nullptr);
-            if (child.find('[') != std::string::npos)
-                for (char inner : child.substr(child.find('[')))
-                    if (std::isalpha(static_cast<unsigned char>(inner))) {
-                        const std::string innerName(1, inner);
-                        probe_op_begin(innerName.c_str(), innerName.c_str(), nullptr);
-                        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT,
-                                        PROBE_FORMAT_ND, dims, 1, x, sizeof x);
-                        probe_op_end();
-                    }
-            probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
-                            x, sizeof x);
-            probe_op_end();
-        }
-        probe_op_end();
-    }
-    EXPECT_EQ(probe_stop(), PROBE_OK);
-    return indexOf(out + "/atb_dump_data");
 }
 
 // Ops of one name repeated in a layer, with an op before them left out in some rounds (or a
