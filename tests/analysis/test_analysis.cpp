@@ -104,6 +104,28 @@ TEST(Analysis, SummarySaysWhereTheOverflowIsBornBesidesTheFirstInf) {
         << text;
 }
 
+// An Inf that came in with the inputs of the first op dumped is born nowhere in the dump: the
+// summary says so, not that it is a mask's.
+TEST(Analysis, SummarySaysWhenNoDumpedOpMadeTheOverflow) {
+    TempDir dir;
+    const std::string out = startStatisticsDump(dir);
+    const int64_t dims[1] = {2};
+    const float inf[2] = {INFINITY, 1};
+    probe_op_begin("L", "Layer", nullptr);
+    probe_op_begin("mul", "aten::mul", nullptr);
+    probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, inf,
+                    sizeof inf);
+    probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, inf,
+                    sizeof inf);
+    probe_op_end();
+    probe_op_end();
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    const std::string text = formatSummary(summarizeDump(indexOf(out + "/atb_dump_data")));
+    EXPECT_NE(text.find("  overflow born: none found among the ops dumped: "), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("no dumped op turns finite inputs into them"), std::string::npos) << text;
+}
+
 TEST(Analysis, SummaryCountsAndFirstNan) {
     TempDir dir;
     probe::test::NativeModelOptions options;

@@ -919,7 +919,7 @@ TEST(Compare, RunsThatCouldNotBeReadWholeAreSaidAtTheTop) {
     const std::string report = formatCompareReport(result);
     ASSERT_FALSE(result.problems.empty()) << report;
     const size_t said =
-        report.find("  not read whole: 1 problem (the notes at the end), the first: " +
+        report.find("  1 problem reading or pairing the runs (the notes at the end), the first: " +
                     result.problems.front() + "\n");
     EXPECT_NE(said, std::string::npos) << report;
     EXPECT_LT(said, report.find("\n", report.find("compared ")) + 200) << report;

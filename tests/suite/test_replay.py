@@ -17,6 +17,10 @@ torch.manual_seed(0)
 
 
 class Masked(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.floor = float("-inf")  # a module's setting: its layer op's parameters
+
     def forward(self, x):
         mask = torch.ones(3, 3, dtype=torch.bool).tril().logical_not()
         scores = x.masked_fill(mask, float("-inf")).softmax(-1)
@@ -146,6 +150,11 @@ class Replay(ProbeTestCase):
         full = [p for name, p in params.items() if name.endswith("_full")]
         self.assertTrue(full, sorted(params))
         self.assertEqual(full[0]["fill_value"], "nan")
+        # The module's own setting, in its layer op's parameters (json.dumps wrote -Infinity,
+        # which the runtime refused as JSON).
+        layer = [p for name, p in params.items() if "floor" in p]
+        self.assertTrue(layer, params)
+        self.assertEqual(layer[0]["floor"], "-inf")
         code, results = self.replay(self.path("nonfinite"))
         verdicts = {r["op_name"]: r for r in results.values()}
         for name in ("0/masked_fill", "0/clamp", "0/full"):

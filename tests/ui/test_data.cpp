@@ -175,7 +175,8 @@ TEST(DumpStore, AScalarsShapeReadsScalar) {
 
 // With a round chosen, the NaN/Inf marks, their column and the NaN filters say what is in that
 // round (they said what was in any round: a NaN of round 1 marked the op in round 0, beside its
-// finite numbers), and an op that did not run there is greyed, without the id of another round.
+// finite numbers), and an op without rows there is greyed. (One that ran under other ids shows
+// none there: WithARoundChosenSiblingsAreListedInTheOrderTheyRanThere.)
 TEST(DumpStore, WithARoundChosenNanMarksAreThoseOfTheRoundAndOpsThatDidNotRunAreGreyed) {
     test::TempDir dir("ui-data");
     test::DumpBuilder dump(dir.path());
@@ -220,13 +221,13 @@ TEST(DumpStore, WithARoundChosenNanMarksAreThoseOfTheRoundAndOpsThatDidNotRunAre
     EXPECT_EQ(nanRows(), 2);
     s.proxy.setShow(data::OpFilterProxy::Show::All);
 
-    // Round 2: c did not run, d did.
+    // Round 2: c has no rows (it did not run), d has.
     s.model.setRound(2);
     EXPECT_EQ(anomaly("0_0"), "");
     const QModelIndex c = s.find("0_0");
-    EXPECT_EQ(c.siblingAtColumn(OpTreeModel::IdColumn).data().toString(), "");
-    EXPECT_TRUE(c.data(Qt::ForegroundRole).isValid());  // greyed
-    EXPECT_TRUE(c.data(Qt::ToolTipRole).toString().contains("did not run in round 2"));
+    EXPECT_EQ(c.siblingAtColumn(OpTreeModel::IdColumn).data().toString(), "0_0");  // its only id
+    EXPECT_TRUE(c.data(Qt::ForegroundRole).isValid());                             // greyed
+    EXPECT_TRUE(c.data(Qt::ToolTipRole).toString().contains("no rows in round 2"));
     const QModelIndex d = s.find("0_1");
     EXPECT_EQ(d.siblingAtColumn(OpTreeModel::IdColumn).data().toString(), "0_1");
     EXPECT_FALSE(d.data(Qt::ForegroundRole).isValid());
@@ -815,6 +816,23 @@ TEST(DumpStore, WithARoundChosenSiblingsAreListedInTheOrderTheyRanThere) {
     for (const auto& [from, to] : told)
         for (const QModelIndex& index : {from, to})
             EXPECT_EQ(index, s.model.index(index.row(), index.column(), index.parent()));
+
+    // Round 5 runs a alone: b, which ran under other ids, shows none there (its own read as this
+    // round's); x, which has only its own, shows it; both greyed.
+    layer(5, {"a"});
+    ASSERT_TRUE(waitFor(
+        [&] { return s.store.index().op(s.store.index().findOp(0, "0")).rounds.size() == 6; }));
+    s.model.setRound(5);
+    const auto idOf = [&](uint32_t op) {
+        return s.model.indexOfOp(op, OpTreeModel::IdColumn).data().toString();
+    };
+    EXPECT_EQ(idOf(b), "");
+    uint32_t x = kNone;
+    for (uint32_t child : idx.op(idx.findOp(0, "0")).children)
+        if (idx.op(child).name == "x") x = child;
+    ASSERT_NE(x, kNone);
+    EXPECT_EQ(idOf(x), "0_1");
+    EXPECT_TRUE(s.model.indexOfOp(b).data(Qt::ForegroundRole).isValid());
 }
 
 TEST(DumpStore, MsprobeOpsFirstSeenInALaterStepGoWhereTheyRan) {

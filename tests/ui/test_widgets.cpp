@@ -283,6 +283,12 @@ TEST(MainWindowReplay, AnOpWithoutTensorsIsNotReplayedAndItSaysWhy) {
     row.tensorPath.clear();
     dump.appendRaw(0, format::formatStatRow(row));
     dump.addRow(0, "1", "head", "Linear", true, {1.0f, 2.0f});  // its tensor file written
+    // An input with its file, an output without (metadata only): replayable.
+    dump.addRow(0, "2", "mixed", "Linear", false, {1.0f, 2.0f});
+    format::StatRow metadata =
+        test::DumpBuilder(scratch.path()).addRow(0, "2", "mixed", "Linear", true);
+    metadata.tensorPath.clear();
+    dump.appendRaw(0, format::formatStatRow(metadata));
     dump.setStatus("complete");
     context::AppContext context;
     MainWindow window(&context);
@@ -293,6 +299,8 @@ TEST(MainWindowReplay, AnOpWithoutTensorsIsNotReplayedAndItSaysWhy) {
         if (b->text() == "Replay this op") button = b;
     ASSERT_NE(button, nullptr);
     ASSERT_TRUE(window.selectOp("1"));
+    EXPECT_TRUE(button->isEnabled());
+    ASSERT_TRUE(window.selectOp("2"));
     EXPECT_TRUE(button->isEnabled());
     // Statistics only: the button is off, and says why (it was on, to say so once clicked).
     ASSERT_TRUE(window.selectOp("0"));
@@ -410,8 +418,10 @@ TEST(MainWindowLive, TheTensorsTableStaysWhereTheUserScrolledWhileRowsCome) {
 // chosen (picking it changed nothing the app could see, and the end of the run moved the user's
 // selection and round away).
 TEST(MainWindow, AnOpTheUserPickedStaysPickedWhenTheRunEndsWithANaN) {
-    for (const bool picked : {false, true}) {
-        SCOPED_TRACE(picked ? "picked" : "left as the app chose");
+    enum class Pick { None, InTheTree, ARoundOnThePlot };
+    for (const Pick pick : {Pick::None, Pick::InTheTree, Pick::ARoundOnThePlot}) {
+        SCOPED_TRACE(static_cast<int>(pick));
+        const bool picked = pick != Pick::None;
         test::TempDir dir("ui-widgets");
         test::DumpBuilder dump(dir.path());
         dump.setStatus("running");
@@ -427,11 +437,17 @@ TEST(MainWindow, AnOpTheUserPickedStaysPickedWhenTheRunEndsWithANaN) {
         const auto& idx = context.store()->index();
         const uint32_t embed = idx.findOp(0, "0"), layer = idx.findOp(0, "1");
         ASSERT_EQ(context.cursor()->op(), embed);
-        if (picked) {
+        if (pick == Pick::InTheTree) {
             const QRect rect = tree->visualRect(tree->currentIndex());
             ASSERT_FALSE(rect.isEmpty());
             QTest::mouseClick(tree->viewport(), Qt::LeftButton, {}, rect.center());
             ASSERT_EQ(context.cursor()->op(), embed);
+        } else if (pick == Pick::ARoundOnThePlot) {
+            // A point of the app's op picked on the plot (its round 0), as the plot says it.
+            const uint32_t slot = idx.op(embed).tensorSlots.at(0);
+            emit window.statisticsPlot()->rowActivated(idx.slotRow(slot, 0));
+            ASSERT_EQ(context.cursor()->op(), embed);
+            ASSERT_EQ(context.cursor()->round(), 0);
         }
         dump.addRow(1, "0", "embed", "Embedding", true, {1.0f});
         dump.addRow(1, "1", "layer", "Layer", true, {std::nanf("")});
@@ -442,7 +458,7 @@ TEST(MainWindow, AnOpTheUserPickedStaysPickedWhenTheRunEndsWithANaN) {
         if (picked) {
             QCoreApplication::processEvents();
             EXPECT_EQ(context.cursor()->op(), embed);
-            EXPECT_EQ(context.cursor()->round(), -1);
+            EXPECT_EQ(context.cursor()->round(), pick == Pick::ARoundOnThePlot ? 0 : -1);
         } else {
             EXPECT_TRUE(waitFor(
                 [&] { return context.cursor()->op() == layer && context.cursor()->round() == 1; }));

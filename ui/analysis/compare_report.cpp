@@ -212,10 +212,11 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
                " tensors only in the reference, " + std::to_string(result.tensorsOnlyInCandidate) +
                " only in the candidate\n";
     }
-    // A divergence in what could not be read is not seen: said before any verdict.
+    // A divergence in what could not be read (or compared) is not seen: said before any verdict.
     if (!result.problems.empty())
-        out += "  not read whole: " + plural(result.problems.size(), "problem", "problems") +
-               " (the notes at the end), the first: " + result.problems.front() + "\n";
+        out += "  " + plural(result.problems.size(), "problem", "problems") +
+               " reading or pairing the runs (the notes at the end), the first: " +
+               result.problems.front() + "\n";
     if (result.replicasJudgedNothing()) {
         out += "no verdict: nothing the replicas must agree on was compared\n";
     } else if (!result.firstBornHere) {

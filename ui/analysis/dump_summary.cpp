@@ -228,6 +228,8 @@ DumpSummary summarizeDump(const DumpIndex& index) {
         const OverflowBirth* first = nullptr;  // the earliest round (processes share no clock)
         for (const auto& birth : report.births)
             if (!first || birth.round < first->round) first = &birth;
+        for (const auto& why : report.unexplained)
+            if (!why.empty() && s.noOverflowBorn.empty()) s.noOverflowBorn = why;
         if (first) {
             const size_t split = first->why.find(": ");
             s.overflowBorn =
@@ -322,6 +324,8 @@ std::string formatSummary(const DumpSummary& s) {
     if (s.firstInf) out += "  first Inf: " + describe(*s.firstInf);
     if (s.overflowBorn)
         out += "  overflow born: " + describe(*s.overflowBorn);
+    else if (!s.noOverflowBorn.empty())
+        out += "  overflow born: none found among the ops dumped: " + s.noOverflowBorn + "\n";
     else if (s.firstNan || s.firstInf)
         out +=
             "  overflow born: none found (an Inf from a mask or a fill is asked for, not an "

@@ -58,6 +58,9 @@ struct DumpSummary {
     // Inf of masks and fills not counted), when there is a NaN or an Inf: the first Inf is often
     // an attention mask's, named in every run, the overflow elsewhere.
     std::optional<Anomaly> overflowBorn;
+    // Else why none is: the NaN/Inf came in with the inputs of the first ops dumped
+    // (OverflowReport::unexplained), or "" (they are masks' and fills').
+    std::string noOverflowBorn;
     std::vector<format::StatusMessage>
         runtimeMessages;      // what the runtime recorded in probe_status.json
     std::string dumpStopped;  // why dumping stopped early, if it did

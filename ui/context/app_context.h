@@ -136,8 +136,9 @@ public:
     uint32_t firstNanRow() const { return firstNanRow_; }
     // Moves the cursor there; false when there is none.
     bool goToFirstNan();
-    // The user chose an op or a round (even the one the context had chosen): where the cursor
-    // is stays, a NaN read later does not move it.
+    // The user chose an op, a tensor or a round (even of the op the context had chosen: a click
+    // in the tree, on a plot's point, on a table's row, the Round box): where the cursor is
+    // stays, a NaN read later does not move it.
     void keepTheUsersChoice() { autoSelectedOp_ = analysis::kNone; }
 
 signals:

@@ -193,7 +193,7 @@ void OpTreeModel::announceAll() {
     setRoundOrder(orderOfRound());
 }
 
-bool OpTreeModel::ranInRound(uint32_t op) const {
+bool OpTreeModel::hasRowsInRound(uint32_t op) const {
     if (round_ < 0) return true;
     const auto& rounds = store_->index().op(op).rounds;
     return rounds.empty() || std::binary_search(rounds.begin(), rounds.end(), round_);
@@ -348,7 +348,11 @@ void OpTreeModel::onChanged(const analysis::IndexChange& change) {
                 roundSubtreeAnomaliesStale_ = true;
                 break;
             }
-        if (!change.statisticsRows.empty()) roundSubtreeAnomaliesStale_ = true;
+        for (uint32_t r : change.statisticsRows)
+            if (idx.row(r).anomalies && idx.row(r).round == round_) {
+                roundSubtreeAnomaliesStale_ = true;
+                break;
+            }
     }
 
     // New ops enter with their subtrees whole, under ops views know, each run of adjacent
@@ -557,7 +561,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                 if (own & analysis::kHasInf) return kInfColor;
                 return kBelowColor;
             }
-            if (!ranInRound(op)) return kBelowColor;
+            if (!hasRowsInRound(op)) return kBelowColor;
             if (column >= MaxColumn && column <= NormColumn) {
                 const uint32_t row = idx.slotRow(idx.representativeSlot(op), round_);
                 const auto stat = static_cast<analysis::Stat>(column - MaxColumn);
@@ -609,7 +613,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                 if (!o.param.empty())
                     tip += QStringLiteral("\nparameters: ") +
                            QString::fromStdString(o.param.substr(0, 400));
-                if (!ranInRound(op)) tip += QStringLiteral("\ndid not run in round %1").arg(round_);
+                if (!hasRowsInRound(op)) tip += QStringLiteral("\nno rows in round %1").arg(round_);
                 return tip;
             }
             case RoundsColumn:
@@ -667,7 +671,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                 const auto it = rowInRound_.find(op);  // listed in the round's order
                 return it != rowInRound_.end() ? it->second : o.row;
             }
-            if (!ranInRound(op)) return {};  // (an id of another round read as this one's)
+            if (!hasRowsInRound(op) && idx.otherIds(op)) return {};  // (another round's id)
             return QVariant(QString::fromStdString(round_ >= 0 ? idx.idIn(op, round_) : o.id));
         case TypeColumn:
             return QString::fromStdString(o.type);
@@ -749,7 +753,8 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
                     "chosen (its last round when none is); empty when the op has no row there");
             case AnomalyColumn:
                 return QStringLiteral(
-                    "NaN or Inf in the op's statistics (\"below\": in an op inside it)");
+                    "NaN or Inf in the op's statistics (\"below\": in an op inside it), in the "
+                    "round chosen (in any round when none is)");
             case DumpedColumn:
                 return QStringLiteral(
                     "The config below the tree dumps this op (the one a probe gets on Apply)");

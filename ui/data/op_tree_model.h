@@ -69,8 +69,10 @@ public:
     uint8_t anomaliesOf(uint32_t op) const;
     uint8_t subtreeAnomaliesOf(uint32_t op) const;
     // Whether the op has rows in the round chosen (true when none is chosen, or the op has no
-    // rows at all): one that did not run there is greyed, its id of another round not shown.
-    bool ranInRound(uint32_t op) const;
+    // rows at all). One without is greyed (it did not run there, or was not dumped there, or
+    // not yet); one that ran under other ids in some rounds shows none (its own read as this
+    // round's, beside the op that ran there).
+    bool hasRowsInRound(uint32_t op) const;
 
     uint32_t opAt(const QModelIndex& index) const;
     QModelIndex indexOfOp(uint32_t op, int column = 0) const;

@@ -145,7 +145,10 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
                 });
         }
     });
-    connect(compare_, &ComparePanel::rowActivated, context_->cursor(), &data::DumpCursor::setRow);
+    connect(compare_, &ComparePanel::rowActivated, this, [this](uint32_t row) {
+        context_->keepTheUsersChoice();
+        context_->cursor()->setRow(row);
+    });
     connect(compare_, &ComparePanel::jumpRequested, jumpAction_, &QAction::trigger);
 }
 

@@ -308,7 +308,12 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
         preview_->openRow(row);
         showView(View::Tensor);
     });
-    connect(plot_, &StatisticsPlot::rowActivated, cursor, &data::DumpCursor::setRow);
+    // A point picked on a plot, a row in the table: the user's choice (keepTheUsersChoice).
+    connect(plot_, &StatisticsPlot::rowActivated, this, [this, cursor](uint32_t row) {
+        context_->keepTheUsersChoice();
+        cursor->setRow(row);
+    });
+    connect(tensors_, &OpTensorsPanel::rowPicked, context_, &AppContext::keepTheUsersChoice);
     // While the preview is shown it follows the selection: click a point, see its tensor.
     auto followInPreview = [this] {
         if (tabs_->currentWidget() != preview_) return;
@@ -330,8 +335,10 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
     // file no probe watches any more, after the run ended, said nothing).
     connect(configEditor_, &ConfigEditor::statusChanged, this, [this](const QString& text) {
         if (!text.isEmpty() && !configEditor_->isVisible())
-            showPassingMessage(tr("Config: %1").arg(text.section(QLatin1Char('\n'), 0, 0)),
-                               kStatusMessageMs);
+            showPassingMessage(
+                tr("Config: %1")
+                    .arg(QString(text).replace(QLatin1Char('\n'), QStringLiteral(" — "))),
+                kStatusMessageMs);
     });
 
     setUpSuite();

@@ -114,6 +114,7 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
                 cursor_->setRow(model_->rowAt(current.row()));
                 syncing_ = false;
             });
+    connect(view_, &QTableView::pressed, this, &OpTensorsPanel::rowPicked);
     connect(view_, &QTableView::activated, this, [this](const QModelIndex& index) {
         const uint32_t row = model_->rowAt(index.row());
         if (row != kNone) emit previewRequested(row);
@@ -227,11 +228,13 @@ void OpTensorsPanel::updateHeader() {
     const uint32_t op = cursor_->op();
     // Only an op some of whose tensors were dumped can run again (a dump of statistics alone
     // enabled it, to say so only once clicked).
-    bool tensors = false;
-    if (op != kNone && op < idx.opCount() && idx.layout() == analysis::DumpLayout::Atb)
-        for (uint32_t slot : idx.op(op).tensorSlots)
-            for (uint32_t r : idx.slot(slot).rows)
-                if ((tensors = idx.row(r).hasTensorFile)) break;
+    const bool tensors =
+        op != kNone && op < idx.opCount() && idx.layout() == analysis::DumpLayout::Atb &&
+        std::any_of(idx.op(op).tensorSlots.begin(), idx.op(op).tensorSlots.end(), [&](uint32_t s) {
+            const auto& rows = idx.slot(s).rows;
+            return std::any_of(rows.begin(), rows.end(),
+                               [&](uint32_t r) { return idx.row(r).hasTensorFile; });
+        });
     replay_->setEnabled(tensors);
     replay_->setToolTip(
         tensors ? tr("probe replay: run this aten op again from its dumped inputs on the CPU in "

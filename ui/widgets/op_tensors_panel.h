@@ -39,6 +39,8 @@ public:
 
 signals:
     void previewRequested(uint32_t row);
+    // The user picked a row of the table (clicked it, even the one current already).
+    void rowPicked();
 
 private:
     void updateHeader();

@@ -125,7 +125,8 @@ PROBE_API int probe_before_exec(const char* program);
 /* Begin an op on the calling thread. An op begun with an empty stack is a layer-level op; ops
  * begun inside it are its children (operations), their children kernels, and so on.
  * name: shown in paths and statistic.csv; type: the op's type (NULL = same as name);
- * param_json: the op's parameters as a JSON text, or NULL/"" (written to op_param.json).
+ * param_json: the op's parameters as a JSON text, or NULL/"" (written to op_param.json);
+ *   JSON has no infinity or NaN: spell them "inf", "-inf", "nan", as the PyTorch adapter does.
  * A layer-level op is identified by its name: each one counts its own executions (rounds).
  * Returns 1 when this op's tensors are wanted (report them with data), 0 when not
  * (the engine should skip device-to-host copies), negative on error. */

@@ -24,6 +24,7 @@ import ctypes
 import functools
 import inspect
 import json
+import math
 import os
 import sys
 import weakref
@@ -303,6 +304,17 @@ def _report_weights(root):
         pass
 
 
+def _param_value(value):
+    """A setting as JSON holds it: text made safe, and infinity and NaN, which JSON has no number
+    for, spelled "inf", "-inf" and "nan" (as the aten ops' parameters are; json.dumps wrote
+    -Infinity, which the runtime refused as JSON)."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"
+    return value
+
+
 def _module_param(module):
     """The module's simple settings (in_features, eps, p, ...) as JSON, computed once."""
     cached = _params_by_module.get(module)
@@ -312,9 +324,9 @@ def _module_param(module):
             if key.startswith("_"):
                 continue
             if isinstance(value, (bool, int, float, str)):
-                params[safe_text(key)] = safe_text(value) if isinstance(value, str) else value
+                params[safe_text(key)] = _param_value(value)
             elif isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str)) for v in value):
-                params[safe_text(key)] = [safe_text(v) if isinstance(v, str) else v for v in value]
+                params[safe_text(key)] = [_param_value(v) for v in value]
         cached = json.dumps(params).encode() if params else b""
         _params_by_module[module] = cached
     return cached
