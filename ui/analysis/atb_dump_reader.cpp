@@ -104,9 +104,7 @@ uint32_t AtbDumpReader::ensureOp(DumpDelta& delta, uint32_t process, std::string
         }
         return existing;
     }
-    const size_t idSplit = id.rfind('_');
-    const std::string_view parentId =
-        idSplit == std::string_view::npos ? std::string_view() : id.substr(0, idSplit);
+    const std::string_view parentId = parentIdOf(id);
     const size_t nameSplit = namePath.rfind('/');
     std::string ownName(nameSplit == std::string_view::npos ? namePath
                                                             : namePath.substr(nameSplit + 1));
@@ -148,20 +146,6 @@ constexpr int kMaxOpsOfAPathLookedAt = 64, kMaxOpsOfAnIdLookedAt = 8;
 // How far apart two ops of one name may be for earlierOpShiftedOnto to look between them.
 constexpr int64_t kMaxPositionsBetween = 64;
 
-// The last part of an id: the op's position among its siblings ("2_9" -> "9").
-std::string_view localOf(std::string_view opId) {
-    const size_t split = opId.rfind('_');
-    return split == std::string_view::npos ? opId : opId.substr(split + 1);
-}
-
-// The same as a number; -1 when it is none.
-int64_t positionOf(std::string_view opId) {
-    const std::string_view local = localOf(opId);
-    int64_t position = -1;
-    const auto [end, ec] = std::from_chars(local.data(), local.data() + local.size(), position);
-    return ec == std::errc() && end == local.data() + local.size() ? position : -1;
-}
-
 // `parentId` and `local` joined as an id ("2" and "9": "2_9").
 void joinId(std::string& id, std::string_view parentId, std::string_view local) {
     id.assign(parentId);
@@ -192,7 +176,7 @@ uint32_t AtbDumpReader::ranUnder(DumpDelta& delta, uint32_t process, std::string
 uint32_t AtbDumpReader::laterOpShiftedOnto(DumpDelta& delta, uint32_t process, uint32_t existing,
                                            std::string_view id, std::string_view namePath,
                                            const ReaderIndex::OpHashes& hashes) {
-    const int64_t position = positionOf(index_.idOf(existing));
+    const int64_t position = positionOfId(index_.idOf(existing));
     if (position < 0) return kNone;
     const uint32_t parent = ops_[existing].parent;
     uint32_t found = kNone;
@@ -204,7 +188,7 @@ uint32_t AtbDumpReader::laterOpShiftedOnto(DumpDelta& delta, uint32_t process, u
                                  const OpState& state = ops_[candidate];
                                  if (state.parent != parent || state.seenIn == roundStamp_)
                                      return false;
-                                 const int64_t own = positionOf(index_.idOf(candidate));
+                                 const int64_t own = positionOfId(index_.idOf(candidate));
                                  if (own <= position || (found != kNone && own >= foundAt))
                                      return false;
                                  found = candidate;
@@ -234,12 +218,10 @@ bool AtbDumpReader::takenInRound(uint32_t process, const std::string& at, std::s
 uint32_t AtbDumpReader::earlierOpShiftedOnto(DumpDelta& delta, uint32_t process, uint32_t existing,
                                              std::string_view id, std::string_view namePath,
                                              const ReaderIndex::OpHashes& hashes) {
-    const int64_t position = positionOf(id);
+    const int64_t position = positionOfId(id);
     if (position < 0) return kNone;
     const uint32_t parent = ops_[existing].parent;
-    const size_t split = id.rfind('_');
-    const std::string_view parentId =
-        split == std::string_view::npos ? std::string_view() : id.substr(0, split);
+    const std::string_view parentId = parentIdOf(id);
     uint32_t found = kNone;
     std::string at;
     index_.forEachOpWithPath(
@@ -248,9 +230,9 @@ uint32_t AtbDumpReader::earlierOpShiftedOnto(DumpDelta& delta, uint32_t process,
             if (candidate >= existing || candidate >= found || ops_[candidate].parent != parent ||
                 ops_[candidate].seenIn == roundStamp_)
                 return false;
-            const int64_t own = positionOf(index_.idOf(candidate));
+            const int64_t own = positionOfId(index_.idOf(candidate));
             if (own < 0 || own >= position || position - own > kMaxPositionsBetween) return false;
-            joinId(at, parentId, localOf(index_.idOf(candidate)));
+            joinId(at, parentId, localIdOf(index_.idOf(candidate)));
             if (!takenInRound(process, at, namePath, candidate)) return false;
             // Had the ops between the two run in their places, `existing` would be in its own.
             for (int64_t between = own + 1; between < position; ++between) {
@@ -286,7 +268,7 @@ uint32_t AtbDumpReader::opRunElsewhere(DumpDelta& delta, uint32_t process, uint3
             if (candidate >= found || state.parent != parent || state.seenIn == roundStamp_)
                 return false;
             // Its usual position, under this round's parent.
-            joinId(usual, parentId, localOf(index_.idOf(candidate)));
+            joinId(usual, parentId, localIdOf(index_.idOf(candidate)));
             // Or the parent moved, this one with it. (Not: its new position is another op's own,
             // one left out; that op may run later in the round, the known one at its own key,
             // making one op of two runs a round.)

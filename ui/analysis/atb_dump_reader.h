@@ -98,12 +98,11 @@ private:
                       std::string_view namePath, std::string_view type);
     // Where a layer's control flow changed, an op runs at another position (id) than usual:
     // ops run before it in this round only shift it ("layers.1/add" is 2_5, and 2_9 in the round
-    // that ran four ops more before it; or fewer, one left out). The known op a new key (id,
-    // namePath) under `parent` stands for in the current round, or kNone: one with the same
-    // name path under the same parent, not met in this round yet, whose own position is taken
-    // in this round by another op (or is this one's, the parent having moved), or whose new
-    // position is another op's own (one left out, or swapped with it). Announced in
-    // `delta.roundIds`. `hashes`: the key's (ReaderIndex::hashesOf).
+    // that ran four ops more before it). The known op a new key (id, namePath) under `parent`
+    // stands for in the current round, or kNone: one with the same name path under the same
+    // parent, not met in this round yet, whose own position is taken in this round by another
+    // op, shifted there or not (takenInRound), or is this one's (the parent having moved).
+    // Announced in `delta.roundIds`. `hashes`: the key's (ReaderIndex::hashesOf).
     uint32_t opRunElsewhere(DumpDelta& delta, uint32_t process, uint32_t parent,
                             std::string_view parentId, std::string_view id,
                             std::string_view namePath, const ReaderIndex::OpHashes& hashes);

@@ -6,11 +6,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -390,6 +392,23 @@ private:
 // no piece holds the thread that applies it for long. Each piece carries the progress; all but
 // the last say more.
 std::vector<DumpDelta> splitDelta(DumpDelta&& delta, size_t maxItems);
+
+// The parts of an op id ("2_1_9"): its parent's ("2_1", "" at the top) and its own position
+// among its siblings, as text ("9") and as a number (-1 when it is none).
+inline std::string_view parentIdOf(std::string_view id) {
+    const size_t split = id.rfind('_');
+    return split == std::string_view::npos ? std::string_view() : id.substr(0, split);
+}
+inline std::string_view localIdOf(std::string_view id) {
+    const size_t split = id.rfind('_');
+    return split == std::string_view::npos ? id : id.substr(split + 1);
+}
+inline int64_t positionOfId(std::string_view id) {
+    const std::string_view local = localIdOf(id);
+    int64_t position = -1;
+    const auto [end, ec] = std::from_chars(local.data(), local.data() + local.size(), position);
+    return ec == std::errc() && end == local.data() + local.size() ? position : -1;
+}
 
 // kHasNan, kHasInf or 0 for one statistic value.
 inline uint8_t anomalyBits(double value) {

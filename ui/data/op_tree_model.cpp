@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <cstdlib>
 
 #include <QColor>
 #include <QFont>
@@ -104,12 +103,8 @@ namespace {
 
 // Where `op` ran among its siblings in `round`: the last part of its id there ("2_9" -> 9).
 int64_t positionIn(const analysis::DumpIndex& idx, uint32_t op, int32_t round) {
-    const std::string& id = idx.idIn(op, round);
-    const size_t last = id.rfind('_');
-    const char* begin = id.c_str() + (last == std::string::npos ? 0 : last + 1);
-    char* end = nullptr;
-    const long long position = std::strtoll(begin, &end, 10);
-    return end != begin && *end == '\0' ? position : idx.op(op).row;
+    const int64_t position = analysis::positionOfId(idx.idIn(op, round));
+    return position >= 0 ? position : idx.op(op).row;
 }
 
 }  // namespace
