@@ -469,6 +469,11 @@ void AppContext::setFirstNan(uint32_t row) {
     emit firstNanChanged(row);
 }
 
+void AppContext::pickRow(uint32_t row) {
+    keepTheUsersChoice();
+    cursor_->setRow(row);
+}
+
 bool AppContext::goToFirstNan() {
     if (firstNanRow_ == kNone) return false;
     cursor_->setRow(firstNanRow_);

@@ -140,6 +140,9 @@ public:
     // in the tree, on a plot's point, on a table's row, the Round box): where the cursor is
     // stays, a NaN read later does not move it.
     void keepTheUsersChoice() { autoSelectedOp_ = analysis::kNone; }
+    // The user picked this row (a point on a plot, a row of the comparison): the cursor goes
+    // there, and stays (keepTheUsersChoice).
+    void pickRow(uint32_t row);
 
 signals:
     // A session replaced the one before (its dump is not opened yet): sessionKind(),

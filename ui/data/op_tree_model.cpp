@@ -338,16 +338,16 @@ void OpTreeModel::onChanged(const analysis::IndexChange& change) {
     // New rows of the round chosen, or rows whose statistics came from their files, may bring
     // NaN or Inf to it.
     if (round_ >= 0 && !roundSubtreeAnomaliesStale_) {
-        for (uint32_t r = change.firstNewRow; r < change.firstNewRow + change.newRows; ++r)
-            if (idx.row(r).anomalies && idx.row(r).round == round_) {
-                roundSubtreeAnomaliesStale_ = true;
-                break;
-            }
-        for (uint32_t r : change.statisticsRows)
-            if (idx.row(r).anomalies && idx.row(r).round == round_) {
-                roundSubtreeAnomaliesStale_ = true;
-                break;
-            }
+        const auto bringsSome = [&](uint32_t r) {
+            return idx.row(r).anomalies && idx.row(r).round == round_;
+        };
+        bool& stale = roundSubtreeAnomaliesStale_;
+        for (uint32_t r = change.firstNewRow; r < change.firstNewRow + change.newRows && !stale;
+             ++r)
+            stale = bringsSome(r);
+        if (!stale)
+            stale =
+                std::any_of(change.statisticsRows.begin(), change.statisticsRows.end(), bringsSome);
     }
 
     // New ops enter with their subtrees whole, under ops views know, each run of adjacent

@@ -145,10 +145,7 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
                 });
         }
     });
-    connect(compare_, &ComparePanel::rowActivated, this, [this](uint32_t row) {
-        context_->keepTheUsersChoice();
-        context_->cursor()->setRow(row);
-    });
+    connect(compare_, &ComparePanel::rowActivated, context_, &context::AppContext::pickRow);
     connect(compare_, &ComparePanel::jumpRequested, jumpAction_, &QAction::trigger);
 }
 

@@ -309,10 +309,7 @@ MainWindow::MainWindow(AppContext* context, QWidget* parent)
         showView(View::Tensor);
     });
     // A point picked on a plot, a row in the table: the user's choice (keepTheUsersChoice).
-    connect(plot_, &StatisticsPlot::rowActivated, this, [this, cursor](uint32_t row) {
-        context_->keepTheUsersChoice();
-        cursor->setRow(row);
-    });
+    connect(plot_, &StatisticsPlot::rowActivated, context_, &AppContext::pickRow);
     connect(tensors_, &OpTensorsPanel::rowPicked, context_, &AppContext::keepTheUsersChoice);
     // While the preview is shown it follows the selection: click a point, see its tensor.
     auto followInPreview = [this] {

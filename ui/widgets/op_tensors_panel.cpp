@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "op_tensors_panel.h"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -20,6 +22,22 @@
 #include "view_columns.h"
 
 namespace probe::widgets {
+
+namespace {
+
+// Whether some tensor of `op` was dumped with its data (a .bin file) in `round`, in any round
+// when it is negative: what a replay runs the op again from.
+bool hasTensorFile(const analysis::DumpIndex& idx, uint32_t op, int32_t round = -1) {
+    const auto& tensors = idx.op(op).tensorSlots;
+    return std::any_of(tensors.begin(), tensors.end(), [&](uint32_t slot) {
+        const auto& rows = idx.slot(slot).rows;
+        return std::any_of(rows.begin(), rows.end(), [&](uint32_t r) {
+            return idx.row(r).hasTensorFile && (round < 0 || idx.row(r).round == round);
+        });
+    });
+}
+
+}  // namespace
 
 using analysis::kNone;
 using data::OpTensorsModel;
@@ -142,11 +160,7 @@ bool OpTensorsPanel::replayCurrentOp() {
         round = o.rounds.empty() ? 0 : o.rounds.back();
     // A replay runs the op again on its dumped inputs: without them, say so and why (probe
     // replay's own "found no op with tensor data" read as a failure of the replay).
-    bool tensors = false;
-    for (uint32_t slot : o.tensorSlots)
-        for (uint32_t r : idx.slot(slot).rows)
-            tensors = tensors || (idx.row(r).round == round && idx.row(r).hasTensorFile);
-    if (!tensors) {
+    if (!hasTensorFile(idx, op, round)) {
         const QString name = QString::fromStdString(o.namePath).toHtmlEscaped();
         verdict_->setText(
             o.rounds.empty()
@@ -228,13 +242,8 @@ void OpTensorsPanel::updateHeader() {
     const uint32_t op = cursor_->op();
     // Only an op some of whose tensors were dumped can run again (a dump of statistics alone
     // enabled it, to say so only once clicked).
-    const bool tensors =
-        op != kNone && op < idx.opCount() && idx.layout() == analysis::DumpLayout::Atb &&
-        std::any_of(idx.op(op).tensorSlots.begin(), idx.op(op).tensorSlots.end(), [&](uint32_t s) {
-            const auto& rows = idx.slot(s).rows;
-            return std::any_of(rows.begin(), rows.end(),
-                               [&](uint32_t r) { return idx.row(r).hasTensorFile; });
-        });
+    const bool tensors = op != kNone && op < idx.opCount() &&
+                         idx.layout() == analysis::DumpLayout::Atb && hasTensorFile(idx, op);
     replay_->setEnabled(tensors);
     replay_->setToolTip(
         tensors ? tr("probe replay: run this aten op again from its dumped inputs on the CPU in "
