@@ -849,13 +849,6 @@ void forgetWritten(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
             forgetUninitialised(tls, inputs[i].toTensor());
 }
 
-// Reports every tensor among `values` (a Tensor or a list of tensors per value), named by the
-// aten op's `facts` if there are any, and returns the non-tensor ones as the op's parameters.
-// The tensors of the arguments whose content the op does not read (`contentUnread`: out=
-// arguments, the first of copy_, fill_, ...), often uninitialised memory, go as metadata only,
-// as does any argument named "out". A view's outputs are memory it did not write: their
-// statistics are those of its input, known already, rather than computed again (a third of the
-// elements summed on a small transformer were the outputs of views: t, transpose, view).
 // A parameter that is a number. JSON has none for infinity or NaN (nlohmann writes them as null,
 // which no op takes for a float: the masks filled with -inf could not be replayed): they are
 // written as statistic.csv spells them, "inf", "-inf" and "nan".
@@ -864,6 +857,13 @@ nlohmann::ordered_json numberParam(double value) {
     return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
 }
 
+// Reports every tensor among `values` (a Tensor or a list of tensors per value), named by the
+// aten op's `facts` if there are any, and returns the non-tensor ones as the op's parameters.
+// The tensors of the arguments whose content the op does not read (`contentUnread`: out=
+// arguments, the first of copy_, fill_, ...), often uninitialised memory, go as metadata only,
+// as does any argument named "out". A view's outputs are memory it did not write: their
+// statistics are those of its input, known already, rather than computed again (a third of the
+// elements summed on a small transformer were the outputs of views: t, transpose, view).
 nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> values,
                                     const OpSchemaFacts* facts, int wants) {
     const std::vector<std::string>* names =

@@ -230,16 +230,18 @@ DumpSummary summarizeDump(const DumpIndex& index) {
             if (!first || birth.round < first->round) first = &birth;
         for (const auto& why : report.unexplained)
             if (!why.empty() && s.noOverflowBorn.empty()) s.noOverflowBorn = why;
-        if (first) {
-            const size_t split = first->why.find(": ");
-            s.overflowBorn =
-                Anomaly{index.process(first->process).key,
-                        first->round,
-                        index.describeOp(first->op, first->round),
-                        index.op(first->op).type,
-                        first->why.substr(0, split),
-                        split == std::string::npos ? std::string() : first->why.substr(split + 2)};
-        }
+        if (first)
+            // Its first overflowed output: the tensor and why, as the birth's reason says them.
+            for (const auto& output : first->outputs)
+                if (output.overflowed) {
+                    s.overflowBorn = Anomaly{index.process(first->process).key,
+                                             first->round,
+                                             index.describeOp(first->op, first->round),
+                                             index.op(first->op).type,
+                                             index.describeSlot(index.row(output.row).slot),
+                                             output.why};
+                    break;
+                }
     }
     s.problems = index.problems();
     walkFiles(index.root(), s);
