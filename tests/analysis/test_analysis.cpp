@@ -51,6 +51,13 @@ std::string dumpModel(const TempDir& dir, const std::string& name,
     return out + "/atb_dump_data";
 }
 
+// Reports one float tensor (a vector) of the op begun on this thread: its first input or output.
+void floatTensor(int io, const std::vector<float>& values) {
+    const int64_t dims[1] = {static_cast<int64_t>(values.size())};
+    probe_op_tensor(io, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, values.data(),
+                    values.size() * sizeof(float));
+}
+
 // Starts the probe writing a statistics dump of every op to <dir>/dump; returns that folder.
 std::string startStatisticsDump(const TempDir& dir) {
     const std::string out = dir / "dump";
@@ -77,14 +84,10 @@ TEST(Analysis, FindsTheDumpRootFromAnyLevel) {
 TEST(Analysis, SummarySaysWhereTheOverflowIsBornBesidesTheFirstInf) {
     TempDir dir;
     const std::string out = startStatisticsDump(dir);
-    const int64_t dims[1] = {2};
     const auto op = [&](const char* name, const char* type, float in, float outValue) {
-        const float x[2] = {in, in}, y[2] = {outValue, 1};
         probe_op_begin(name, type, nullptr);
-        probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
-                        sizeof x);
-        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y,
-                        sizeof y);
+        floatTensor(PROBE_INPUT, {in, in});
+        floatTensor(PROBE_OUTPUT, {outValue, 1});
         probe_op_end();
     };
     for (int round = 0; round < 2; ++round) {
@@ -109,14 +112,10 @@ TEST(Analysis, SummarySaysWhereTheOverflowIsBornBesidesTheFirstInf) {
 TEST(Analysis, SummarySaysWhenNoDumpedOpMadeTheOverflow) {
     TempDir dir;
     const std::string out = startStatisticsDump(dir);
-    const int64_t dims[1] = {2};
-    const float inf[2] = {INFINITY, 1};
     probe_op_begin("L", "Layer", nullptr);
     probe_op_begin("mul", "aten::mul", nullptr);
-    probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, inf,
-                    sizeof inf);
-    probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, inf,
-                    sizeof inf);
+    floatTensor(PROBE_INPUT, {INFINITY, 1});
+    floatTensor(PROBE_OUTPUT, {INFINITY, 1});
     probe_op_end();
     probe_op_end();
     ASSERT_EQ(probe_stop(), PROBE_OK);
@@ -421,7 +420,6 @@ std::string dumpBranchingLayer(const TempDir& dir, const std::string& name, bool
         R"({"task": "all", "dump_enable": true, "exec_range": "all", "save_child": true})");
     ::setenv("PROBE_QUIET", "1", 1);
     EXPECT_EQ(probe_start(out.c_str(), (dir / (name + ".json")).c_str()), PROBE_OK);
-    float x[4] = {1, 2, 3, 4}, y[4] = {2, 3, 4, 5};
     int64_t steps[4] = {0, 1, 2, 3};
     const int64_t dims[1] = {4};
     for (int round = 0; round < 2; ++round) {
@@ -433,10 +431,8 @@ std::string dumpBranchingLayer(const TempDir& dir, const std::string& name, bool
             probe_op_end();
         }
         probe_op_begin("add", "aten::add", nullptr);
-        probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
-                        sizeof x);
-        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, y,
-                        sizeof y);
+        floatTensor(PROBE_INPUT, {1, 2, 3, 4});
+        floatTensor(PROBE_OUTPUT, {2, 3, 4, 5});
         probe_op_end();
         probe_op_end();
     }
@@ -484,14 +480,10 @@ TEST(Analysis, AnIdNamesAnotherOpWhenTheControlFlowChanges) {
 TEST(Analysis, AnOpShiftedByOpsRunBeforeItStaysOneOpWithItsIdOfEachRound) {
     TempDir dir;
     const std::string out = startStatisticsDump(dir);
-    const int64_t dims[1] = {4};
     const auto op = [&](const char* name, float value) {
-        const float x[4] = {value, value, value, value};
         probe_op_begin(name, name, nullptr);
-        probe_op_tensor(PROBE_INPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
-                        sizeof x);
-        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1, x,
-                        sizeof x);
+        floatTensor(PROBE_INPUT, {value, value, value, value});
+        floatTensor(PROBE_OUTPUT, {value, value, value, value});
         probe_op_end();
     };
     for (int round = 0; round < 4; ++round) {
@@ -552,25 +544,22 @@ TEST(Analysis, AnOpShiftedByOpsRunBeforeItStaysOneOpWithItsIdOfEachRound) {
 // letter, plus its place among the round's ops of that name (the first b 981, the second 982).
 DumpIndex dumpLayerRounds(const TempDir& dir, const std::vector<std::vector<std::string>>& rounds) {
     const std::string out = startStatisticsDump(dir);
-    const int64_t dims[1] = {1};
     for (const auto& children : rounds) {
         std::map<std::string, int> seen;
         probe_op_begin("L", "Layer", nullptr);
         for (const std::string& child : children) {
             const std::string name = child.substr(0, child.find('['));
-            const float x[1] = {static_cast<float>(10 * name[0] + ++seen[name])};
+            const float x = static_cast<float>(10 * name[0] + ++seen[name]);
             probe_op_begin(name.c_str(), name.c_str(), nullptr);
             if (child.find('[') != std::string::npos)
                 for (char inner : child.substr(child.find('[')))
                     if (std::isalpha(static_cast<unsigned char>(inner))) {
                         const std::string innerName(1, inner);
                         probe_op_begin(innerName.c_str(), innerName.c_str(), nullptr);
-                        probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT,
-                                        PROBE_FORMAT_ND, dims, 1, x, sizeof x);
+                        floatTensor(PROBE_OUTPUT, {x});
                         probe_op_end();
                     }
-            probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
-                            x, sizeof x);
+            floatTensor(PROBE_OUTPUT, {x});
             probe_op_end();
         }
         probe_op_end();
@@ -686,10 +675,8 @@ std::string dumpOneTensor(const TempDir& dir, const std::string& name, std::vect
                            R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
     ::setenv("PROBE_QUIET", "1", 1);
     EXPECT_EQ(probe_start(out.c_str(), (dir / (name + ".json")).c_str()), PROBE_OK);
-    const int64_t dims[1] = {static_cast<int64_t>(values.size())};
     probe_op_begin("op", "Op", nullptr);
-    probe_op_tensor(PROBE_OUTPUT, 0, nullptr, PROBE_DTYPE_FLOAT, PROBE_FORMAT_ND, dims, 1,
-                    values.data(), values.size() * 4);
+    floatTensor(PROBE_OUTPUT, values);
     probe_op_end();
     EXPECT_EQ(probe_stop(), PROBE_OK);
     return out + "/atb_dump_data";

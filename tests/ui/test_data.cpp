@@ -782,18 +782,23 @@ TEST(DumpStore, WithARoundChosenSiblingsAreListedInTheOrderTheyRanThere) {
     s.model.setRound(-1);
     EXPECT_EQ(childNames(s.model, s.find("0")), ownOrder);
 
-    // Round 3, chosen before it is written: z ran before b there.
+    // Round 3, chosen before it is written: z ran before b there. Once a round's rows are read
+    // (`children` rows under the layer, b at 0_2 in it), round 3 is listed in its order: z before
+    // b, the selection on b, the proxy alike.
+    const auto listedInRound3 = [&](int round, int children) {
+        ASSERT_TRUE(waitFor([&] { return s.model.rowCount(s.find("0")) == children; }));
+        ASSERT_TRUE(waitFor([&] { return idx.idIn(b, round) == "0_2"; }));
+        const QStringList listed = childNames(s.model, s.find("0"));
+        ASSERT_EQ(listed.size(), children);
+        EXPECT_LT(listed.indexOf("z"), listed.indexOf("b"));
+        EXPECT_EQ(listed.front(), "a");
+        EXPECT_EQ(s.model.opAt(selected), b);
+        EXPECT_EQ(selected.row(), listed.indexOf("b"));
+        EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))), listed);
+    };
     s.model.setRound(3);
     layer(3, {"a", "z", "b"});
-    ASSERT_TRUE(waitFor([&] { return s.model.rowCount(s.find("0")) == 5; }));
-    ASSERT_TRUE(waitFor([&] { return idx.idIn(b, 3) == "0_2"; }));
-    const QStringList round3 = childNames(s.model, s.find("0"));
-    ASSERT_EQ(round3.size(), 5);
-    EXPECT_LT(round3.indexOf("z"), round3.indexOf("b"));
-    EXPECT_EQ(round3.front(), "a");
-    EXPECT_EQ(s.model.opAt(selected), b);
-    EXPECT_EQ(selected.row(), round3.indexOf("b"));
-    EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))), round3);
+    ASSERT_NO_FATAL_FAILURE(listedInRound3(3, 5));
 
     // Round 4 brings a new op under the layer while round 3, listed in its own order, stays
     // chosen: the new row goes in, the order of round 3 stays, and every index views are told of
@@ -803,15 +808,7 @@ TEST(DumpStore, WithARoundChosenSiblingsAreListedInTheOrderTheyRanThere) {
         &s.model, &QAbstractItemModel::dataChanged,
         [&](const QModelIndex& from, const QModelIndex& to) { told.emplace_back(from, to); });
     layer(4, {"a", "w", "b"});
-    ASSERT_TRUE(waitFor([&] { return s.model.rowCount(s.find("0")) == 6; }));
-    ASSERT_TRUE(waitFor([&] { return idx.idIn(b, 4) == "0_2"; }));
-    const QStringList withW = childNames(s.model, s.find("0"));
-    ASSERT_EQ(withW.size(), 6);
-    EXPECT_LT(withW.indexOf("z"), withW.indexOf("b"));
-    EXPECT_EQ(withW.front(), "a");
-    EXPECT_EQ(selected.row(), withW.indexOf("b"));
-    EXPECT_EQ(s.model.opAt(selected), b);
-    EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))), withW);
+    ASSERT_NO_FATAL_FAILURE(listedInRound3(4, 6));
     ASSERT_TRUE(waitFor([&] { return !told.empty(); }));
     for (const auto& [from, to] : told)
         for (const QModelIndex& index : {from, to})
