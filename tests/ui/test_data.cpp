@@ -776,6 +776,16 @@ TEST(DumpStore, WithARoundChosenSiblingsAreListedInTheOrderTheyRanThere) {
     EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))),
               (QStringList{"b", "y", "x", "a"}));
     s.proxy.sort(-1);
+    // A search by id finds the id shown: b's in round 1 (0_3), and still its own (0_1).
+    s.proxy.setSearchText("0_3");
+    EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))), (QStringList{"b"}));
+    s.model.setRound(-1);  // no op shows 0_3 now
+    EXPECT_EQ(s.proxy.rowCount(), 0);
+    s.model.setRound(1);
+    EXPECT_EQ(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))), (QStringList{"b"}));
+    s.proxy.setSearchText("0_1");
+    EXPECT_TRUE(childNames(s.proxy, s.proxy.mapFromSource(s.find("0"))).contains("b"));
+    s.proxy.setSearchText("");
     s.model.setRound(0);  // b ran under its own id there
     EXPECT_EQ(childNames(s.model, s.find("0")), ownOrder);
     EXPECT_EQ(s.model.opAt(selected), b);

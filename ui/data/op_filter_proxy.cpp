@@ -77,8 +77,12 @@ bool OpFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePar
     // A path ("self_attn/softmax") is searched in the name path; otherwise the op's own name, so
     // that a match does not pull in everything below it.
     const bool path = search_.find('/') != std::string::npos;
-    return containsNoCase(path ? o.namePath : o.name, search_) || containsNoCase(o.id, search_) ||
-           containsNoCase(o.type, search_);
+    if (containsNoCase(path ? o.namePath : o.name, search_) || containsNoCase(o.id, search_) ||
+        containsNoCase(o.type, search_))
+        return true;
+    // The id the tree shows for the round chosen, where the op ran under another.
+    const int32_t round = ops_->round();
+    return round >= 0 && idx.otherIds(op) && containsNoCase(idx.idIn(op, round), search_);
 }
 
 bool OpFilterProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {
