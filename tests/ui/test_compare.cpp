@@ -52,6 +52,7 @@
 #include "dump_store.h"
 #include "engine_runs.h"
 #include "main_window.h"
+#include "non_finite_marks.h"
 #include "op_tree_model.h"
 #include "op_tree_panel.h"
 #include "start_page.h"
@@ -1262,6 +1263,10 @@ TEST_F(SmallComparedPair, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) 
     for (int g = 2; g < plot->graphCount(); ++g) {
         const QCPGraph* graph = plot->graph(g);
         EXPECT_EQ(graph->lineStyle(), QCPGraph::lsNone);
+        if (graph->dataCount() == 0) {  // a kind's key in the legend, in no run's colour
+            EXPECT_EQ(graph->scatterStyle().pen().color(), widgets::kNonFiniteMarkKeyColor);
+            continue;
+        }
         EXPECT_EQ(graph->scatterStyle().pen().color(), plot->graph(0)->pen().color());
         for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
             ++marks;

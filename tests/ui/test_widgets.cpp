@@ -58,6 +58,7 @@
 #include "elided_label.h"
 #include "launch_form.h"
 #include "main_window.h"
+#include "non_finite_marks.h"
 #include "op_filter_proxy.h"
 #include "op_selection.h"
 #include "op_tensors_model.h"
@@ -584,15 +585,30 @@ TEST_F(MainWindowTest, StatisticsPlotDrawsMarksAndPicksPoints) {
     // The NaN marks at the top edge, each in its line's colour (whose NaN it is).
     QCustomPlot* marked = plot->plot();
     QSet<QRgb> lineColours, markColours;
+    int keys = 0;  // the legend's key of the NaN mark: no data, in no series' colour
     for (int g = 0; g < marked->graphCount(); ++g) {
         const QCPGraph* graph = marked->graph(g);
         if (graph->lineStyle() != QCPGraph::lsNone) lineColours.insert(graph->pen().color().rgb());
         if (graph->scatterStyle().shape() != QCPScatterStyle::ssCross) continue;
+        if (graph->dataCount() == 0) {
+            ++keys;
+            EXPECT_EQ(graph->scatterStyle().pen().color(), widgets::kNonFiniteMarkKeyColor);
+            EXPECT_EQ(graph->name(), "NaN (at the edge)");
+            EXPECT_TRUE(graph->visible() && marked->legend->hasItemWithPlottable(graph));
+            continue;
+        }
         markColours.insert(graph->scatterStyle().pen().color().rgb());
         EXPECT_EQ(graph->dataCount(), 1);
     }
+    EXPECT_EQ(keys, 1);
+    QStringList legendOrder;  // the series, then the key of their marks
+    for (int i = 0; i < marked->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(marked->legend->item(i)))
+            legendOrder << item->plottable()->name();
+    EXPECT_EQ(legendOrder, (QStringList{"Max", "Min", "Mean", "Norm", "NaN (at the edge)"}));
     EXPECT_EQ(markColours.size(), 4);  // NaN in all four statistics of round 2
     EXPECT_TRUE(lineColours.contains(markColours));
+    EXPECT_FALSE(lineColours.contains(widgets::kNonFiniteMarkKeyColor.rgb()));
     // Each apart from the others (they were drawn on one spot: only Norm's showed), and
     // hovering each reads out its own statistic.
     qApp->processEvents();
@@ -649,6 +665,14 @@ TEST_F(MainWindowTest, StatisticsPlotDrawsMarksAndPicksPoints) {
     plot->setMode(widgets::StatisticsPlot::Mode::RoundProfile);
     ASSERT_EQ(plot->series().size(), 1);
     EXPECT_EQ(plot->series()[0].x.size(), 3);
+    // One series: a legend only for its NaN mark, which it had none for.
+    ASSERT_FALSE(plot->series()[0].markers.isEmpty());
+    EXPECT_TRUE(qcp->legend->visible());
+    QStringList legendNames;
+    for (int i = 0; i < qcp->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(qcp->legend->item(i)))
+            legendNames << item->plottable()->name();
+    EXPECT_TRUE(legendNames.contains("NaN (at the edge)")) << legendNames.join(", ").toStdString();
     plot->setProfileAllDepths(true);
     EXPECT_EQ(plot->series()[0].x.size(), 60);
     plot->pinCurrent();

@@ -46,6 +46,22 @@ QString nonFiniteMarkName(data::PlotSeries::Mark mark) {
     return {};
 }
 
+void listNonFiniteMarkKeysLast(QCustomPlot* plot) {
+    QCPLegend* legend = plot->legend;
+    QList<QCPAbstractLegendItem*> keys;
+    for (int m = 0; m < 3; ++m) {
+        const QString name = nonFiniteMarkName(static_cast<data::PlotSeries::Mark>(m));
+        for (int i = 0; i < legend->itemCount(); ++i)
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i));
+                item && item->plottable()->name() == name)
+                keys << item;
+    }
+    if (keys.isEmpty()) return;
+    for (QCPAbstractLegendItem* key : keys) legend->take(key);
+    legend->simplify();
+    for (QCPAbstractLegendItem* key : keys) legend->addItem(key);
+}
+
 void NonFiniteMarks::add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color,
                          int lane) {
     lane_ = lane;
@@ -55,15 +71,18 @@ void NonFiniteMarks::add(QCustomPlot* plot, const data::PlotSeries& series, cons
         if (!any) continue;
         const auto mark = static_cast<data::PlotSeries::Mark>(m);
         graphs_[m] = addNonFiniteMarkGraph(plot, mark, color);
-        // In the legend once per kind shown: a triangle on the top edge read as a value there.
+        // In the legend once per kind shown (a triangle on the top edge read as a value there),
+        // by a key of its own, without data, in no series' colour: the first series' marks named
+        // there read as that series' alone.
         const QString name = nonFiniteMarkName(mark);
         bool listed = false;
         for (int i = 0; i < plot->legend->itemCount() && !listed; ++i)
             if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i)))
                 listed = item->plottable()->name() == name;
         if (!listed) {
-            graphs_[m]->setName(name);
-            graphs_[m]->addToLegend();
+            QCPGraph* key = addNonFiniteMarkGraph(plot, mark, kNonFiniteMarkKeyColor);
+            key->setName(name);
+            key->addToLegend();
         }
     }
 }

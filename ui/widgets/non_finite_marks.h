@@ -22,6 +22,9 @@ constexpr int kNonFiniteMarkInset = 9;
 constexpr int kNonFiniteMarkLaneStep = 14;
 constexpr int kNonFiniteMarkLanes = 5;
 
+// The colour of a kind of mark in the legend: any series' marks.
+inline const QColor kNonFiniteMarkKeyColor{70, 70, 70};
+
 // Where a value that is not finite is drawn: the y (in plot coordinates) of the edge it goes to,
 // in lane `lane` (0: nearest the edge).
 double nonFiniteMarkY(const QCustomPlot* plot, double value, int lane = 0);
@@ -35,11 +38,15 @@ QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
 // The legend's name of a kind of mark: "NaN (at the edge)", "+Inf (…)", "-Inf (…)".
 QString nonFiniteMarkName(data::PlotSeries::Mark mark);
 
+// Moves the legend's keys of the marks (NaN, +Inf, -Inf) after the series, which a plot adds
+// in turn, each series' marks with it.
+void listNonFiniteMarkKeysLast(QCustomPlot* plot);
+
 class NonFiniteMarks {
 public:
     // Makes the marks' graphs of `series` on `plot` (none for a kind the series has none of), in
-    // `lane` (see kNonFiniteMarkLaneStep), each kind named once in the legend (a plot of several
-    // series: by the first one's marks). Their places come with place(), once the axes are laid
+    // `lane` (see kNonFiniteMarkLaneStep), each kind named once in the legend (by a key without
+    // data, in kNonFiniteMarkKeyColor). Their places come with place(), once the axes are laid
     // out.
     void add(QCustomPlot* plot, const data::PlotSeries& series, const QColor& color, int lane = 0);
     // Puts the marks of `series` (the one given to add()) at the edges as the axes now are.

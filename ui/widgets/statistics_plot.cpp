@@ -475,8 +475,11 @@ void StatisticsPlot::rebuild() {
     logNote_->setText(notDrawn.join(QLatin1Char('\n')));
     logNote_->setVisible(!notDrawn.isEmpty());
 
-    plot_->legend->setVisible(drawn_.size() > 1);
-    plot_->plotLayout()->setColumnStretchFactor(1, drawn_.size() > 1 ? 0.001 : 1e-9);
+    // One series needs no legend, unless it has marks at the edges to name.
+    const bool legend = drawn_.size() > 1 || markLanes_ > 0;
+    listNonFiniteMarkKeysLast(plot_);
+    plot_->legend->setVisible(legend);
+    plot_->plotLayout()->setColumnStretchFactor(1, legend ? 0.001 : 1e-9);
     hover_ = plot_->addGraph();
     hover_->setLineStyle(QCPGraph::lsNone);
     hover_->setScatterStyle(
