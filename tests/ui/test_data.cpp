@@ -1016,6 +1016,55 @@ TEST(TensorDocument, ShowsBothPartsOfComplexValues) {
               QColor(190, 255, 190));  // Inf's
 }
 
+// The Values tab shows each value exactly, in its own precision, as the .csv export writes it:
+// seven significant digits showed two floats one ulp apart alike, and an index of eight digits
+// as 1.234568e+07.
+TEST(TensorDocument, ShowsEveryValueExactly) {
+    test::TempDir dir("ui-data");
+    // The Values tab's first row for a one-dimensional tensor of these bytes.
+    const auto shown = [&](format::DType dtype, const std::string& bytes, int64_t count) {
+        format::BinHeader header;
+        header.dtypeCode = static_cast<int32_t>(dtype);
+        header.dims = {count};
+        header.dataLength = bytes.size();
+        const std::string path =
+            dir.path() + "/" + std::to_string(static_cast<int>(dtype)) + ".bin";
+        test::writeFile(path, format::makeBinHeader(header) + bytes);
+        data::TensorDocument document;
+        data::TensorValuesModel values(&document);
+        QSignalSpy image(&document, &data::TensorDocument::imageReady);
+        document.open(QString::fromStdString(path));
+        QStringList texts;
+        if (!waitFor([&] { return image.count() > 0; })) return texts;
+        for (int c = 0; c < values.columnCount(); ++c)
+            texts << values.index(0, c).data().toString();
+        return texts;
+    };
+    const auto bytesOf = [](const auto& values) {
+        return std::string(reinterpret_cast<const char*>(values.data()),
+                           values.size() * sizeof(values[0]));
+    };
+    const float one = 1.0f, next = std::nextafter(one, 2.0f), after = std::nextafter(next, 2.0f);
+    const std::vector<float> floats = {one, next, after, 0.1f, -3.5e-8f};
+    const QStringList floatTexts = shown(format::DType::Float, bytesOf(floats), 5);
+    ASSERT_EQ(floatTexts.size(), 5);
+    EXPECT_EQ(floatTexts[0], "1");
+    EXPECT_EQ(floatTexts[3], "0.1");
+    EXPECT_NE(floatTexts[1], floatTexts[2]);
+    for (int c = 0; c < 5; ++c)  // each reads back to its float
+        EXPECT_EQ(std::strtof(floatTexts[c].toStdString().c_str(), nullptr), floats[c]) << c;
+
+    const std::vector<int64_t> indices = {12345678, -9007199254740992};
+    EXPECT_EQ(shown(format::DType::Int64, bytesOf(indices), 2),
+              (QStringList{"12345678", "-9007199254740992"}));
+
+    const std::vector<double> doubles = {0.1, 1.0 / 3.0};
+    const QStringList doubleTexts = shown(format::DType::Double, bytesOf(doubles), 2);
+    ASSERT_EQ(doubleTexts.size(), 2);
+    EXPECT_EQ(doubleTexts[0], "0.1");
+    EXPECT_EQ(std::strtod(doubleTexts[1].toStdString().c_str(), nullptr), 1.0 / 3.0);
+}
+
 TEST(TensorDocument, FollowsDeduplicatedFilesAndReportsBrokenOnes) {
     test::TempDir dir("ui-data");
     test::DumpBuilder dump(dir.path());

@@ -27,22 +27,28 @@ std::string shapeTuple(const std::vector<int64_t>& dims) {
     return out + ")";
 }
 
-void appendNumber(std::string& out, double v, bool exactFloat32) {
-    if (std::isnan(v)) {
+}  // namespace
+
+void appendValueText(std::string& out, double value, bool float32) {
+    if (std::isnan(value)) {
         out += "nan";
-    } else if (std::isinf(v)) {
-        out += v > 0 ? "inf" : "-inf";
+    } else if (std::isinf(value)) {
+        out += value > 0 ? "inf" : "-inf";
     } else {
         char buffer[64];
-        // Shortest text that reads back to the same value (float for 32-bit and narrower types).
-        auto result = exactFloat32
-                          ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(v))
-                          : std::to_chars(buffer, buffer + sizeof buffer, v);
+        const auto result =
+            float32 ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(value))
+                    : std::to_chars(buffer, buffer + sizeof buffer, value);
         out.append(buffer, result.ptr);
     }
 }
 
-}  // namespace
+bool valuesFitFloat32(const TensorData& tensor) {
+    using format::DType;
+    if (!tensor.dtype) return false;
+    const DType d = *tensor.dtype;
+    return d == DType::Float || d == DType::Float16 || d == DType::BF16 || d == DType::Complex64;
+}
 
 std::string npyDescr(const TensorData& tensor) {
     using format::DType;
@@ -125,10 +131,7 @@ bool writeCsv(const TensorData& tensor, const std::string& path, std::string* er
         if (error) *error = "the tensor has no data to export";
         return false;
     }
-    using format::DType;
-    const DType d = *tensor.dtype;
-    const bool narrow =
-        d == DType::Float || d == DType::Float16 || d == DType::BF16 || d == DType::Complex64;
+    const bool narrow = valuesFitFloat32(tensor);
     const uint64_t cols =
         tensor.header.dims.empty()
             ? 1
@@ -145,7 +148,7 @@ bool writeCsv(const TensorData& tensor, const std::string& path, std::string* er
             line.clear();
             for (uint64_t c = 0; c < cols && i + c < tensor.count; ++c) {
                 if (c) line += ',';
-                appendNumber(line, tensor.at(i + c), narrow);
+                appendValueText(line, tensor.at(i + c), narrow);
             }
             line += '\n';
             out << line;

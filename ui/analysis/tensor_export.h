@@ -8,6 +8,13 @@
 
 namespace probe::analysis {
 
+// An element's value as text: the shortest decimal that reads back to the same value, as a float
+// when `float32` (valuesFitFloat32) else as a double; nan, inf and -inf spelled so. Exact where
+// a fixed number of digits was not: two floats apart by one ulp read differently.
+void appendValueText(std::string& out, double value, bool float32);
+// Whether the tensor's values are float32 or narrower (float16, bfloat16, complex64's parts).
+bool valuesFitFloat32(const TensorData& tensor);
+
 // The tensor with its dtype and shape (numpy has no bfloat16: bf16 is written as float32).
 // Written atomically. False with a message when the tensor has no data or the file cannot be
 // written.

@@ -6,6 +6,7 @@
 
 #include <QColor>
 
+#include "analysis/tensor_export.h"
 #include "analysis/tensor_view.h"
 #include "probe/format/dtype.h"
 #include "tensor_document.h"
@@ -72,10 +73,12 @@ int TensorValuesModel::columnCount(const QModelIndex& parent) const {
 
 namespace {
 
-QString realText(double v) {
-    if (std::isnan(v)) return QStringLiteral("nan");
-    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-    return QString::number(v, 'g', 7);
+// Exact, as the .csv export writes it: seven digits showed two floats one ulp apart alike, and an
+// index of eight digits as 1.234568e+07.
+QString realText(const analysis::TensorData& tensor, double v) {
+    std::string text;
+    analysis::appendValueText(text, v, analysis::valuesFitFloat32(tensor));
+    return QString::fromStdString(text);
 }
 
 bool isComplex(const analysis::TensorData& tensor) {
@@ -94,11 +97,11 @@ std::pair<double, double> partsOf(const analysis::TensorData& tensor, uint64_t e
 
 QString TensorValuesModel::elementText(const analysis::TensorData& tensor, uint64_t element) {
     const auto [real, imaginary] = partsOf(tensor, element);
-    if (!isComplex(tensor)) return realText(real);
+    if (!isComplex(tensor)) return realText(tensor, real);
     // As Python prints a complex number: 3+4j, 3-4.5j, nan+infj.
     const bool minus = !std::isnan(imaginary) && std::signbit(imaginary);
-    return realText(real) + (minus ? QLatin1Char('-') : QLatin1Char('+')) +
-           realText(std::abs(imaginary)) + QLatin1Char('j');
+    return realText(tensor, real) + (minus ? QLatin1Char('-') : QLatin1Char('+')) +
+           realText(tensor, std::abs(imaginary)) + QLatin1Char('j');
 }
 
 QVariant TensorValuesModel::data(const QModelIndex& index, int role) const {
@@ -122,7 +125,7 @@ QVariant TensorValuesModel::data(const QModelIndex& index, int role) const {
             if (isComplex(*tensor))
                 return tr("element %1: real part %2, imaginary part %3")
                     .arg(element)
-                    .arg(realText(real), realText(imaginary));
+                    .arg(realText(*tensor, real), realText(*tensor, imaginary));
             return tr("element %1").arg(element);
         default:
             return {};
