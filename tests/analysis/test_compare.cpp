@@ -950,6 +950,58 @@ TEST(Compare, OpsOfOneRunOnlyJustBeforeTheFirstDivergenceAreListedInTheOrderThey
         << report;
 }
 
+// A reference of many more rounds than the candidate (17 decode rounds against 5): the ops of
+// one run only just before the first divergence are still named (more than 5,000 op executions
+// of rounds the candidate lacks hid them, and "an op that was not dumped" was blamed), the
+// unpaired ones are split by run, and the rounds of one run only are said.
+TEST(Compare, OpsJustBeforeTheDivergenceAreNamedBesideRoundsOfOneRunOnly) {
+    TempDir dir;
+    auto write = [&](const char* name, bool planted, int rounds) {
+        ApiRun run(dir, name, "statistics");
+        for (int round = 0; round < rounds; ++round) {
+            run.begin("layer");
+            run.input(0, {1, 2});
+            if (round == 0) {
+                run.op("fc1", {{1, 2}}, {{-1, 3}});
+                if (planted)
+                    for (const char* extra : {"p", "q", "r"}) run.op(extra, {{1, 2}}, {{1, 2}});
+                run.op("add", {{planted ? 9.0f : -1.0f, 3}}, {{7}});
+            } else {
+                for (int i = 0; i < 50; ++i)
+                    run.op(("x" + std::to_string(i)).c_str(), {}, {{static_cast<float>(i)}});
+            }
+            run.output(0, {7});
+            run.end();
+        }
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", false, 102)), b = indexOf(write("b", true, 1));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), "layer/add");
+    ASSERT_GT(result.unpairedOps, result.unpaired.size()) << "the list is cut, as the test needs";
+    EXPECT_FALSE(result.unpairedCutInPairedRound);
+    EXPECT_EQ(result.unpairedOps, 101u * 51 + 3);
+    EXPECT_NE(report.find("  ops that ran in one run only, just before it:\n"
+                          "    candidate round 0  layer/p (p)\n"
+                          "    candidate round 0  layer/q (q)\n"
+                          "    candidate round 0  layer/r (r)\n"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("not paired: 5154 op executions (5151 only in the reference, 3 only in "
+                          "the candidate)"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("note: rounds 1..101 are in the reference only: the candidate has "
+                          "rounds 0; their ops are not paired"),
+              std::string::npos)
+        << report;
+    const auto json = nlohmann::json::parse(compareResultJson(result));
+    EXPECT_EQ(json["summary"]["unpairedInReference"], 5151);
+    EXPECT_EQ(json["firstBornHere"]["unpairedJustBefore"].size(), 3u) << json["firstBornHere"];
+}
+
 // An op of one run only just before the first divergence (a gelu in place of a relu): named
 // there, outermost first, rather than left to "an op that was not dumped". They were counted
 // only ("not paired: 2 op executions").
@@ -1104,20 +1156,26 @@ TEST(Compare, ARunKilledOrStillRunningIsSaid) {
     const std::string report = formatCompareReport(result);
     EXPECT_FALSE(result.diverges()) << report;
     EXPECT_FALSE(result.pairsEverything()) << report;
-    ASSERT_EQ(result.notes.size(), 1u) << report;
+    ASSERT_EQ(result.notes.size(), 2u) << report;
     EXPECT_EQ(result.notes[0],
               "the candidate is not a whole run (incomplete; the program was killed by SIGKILL "
               "before its probe could write out what was queued: rows of its last 100 ms or so "
               "may be missing, more if its disk was slower than the program): what it lacks is "
               "missing, not different");
+    EXPECT_EQ(result.notes[1],
+              "round 2 is in the reference only: the candidate has rounds 0, 1; their ops are not "
+              "paired");
     // Still being written.
     status("running", "");
     const DumpIndex stillRunning = indexOf(killed);
     const auto running = compareDumps(stillRunning, reference, {});
-    ASSERT_EQ(running.notes.size(), 1u) << formatCompareReport(running);
+    ASSERT_EQ(running.notes.size(), 2u) << formatCompareReport(running);
     EXPECT_EQ(running.notes[0],
               "the reference is still being written (running): its last rounds "
               "may be missing or partial");
+    EXPECT_EQ(running.notes[1],
+              "round 2 is in the candidate only: the reference has rounds 0, 1; their ops are not "
+              "paired");
     // Whole runs: no note.
     EXPECT_TRUE(compareDumps(reference, reference, {}).notes.empty());
 }

@@ -348,12 +348,12 @@ public:
                                    result_.tensors.capacity() * sizeof(TensorComparison),
                                    kPrefaultAhead);
             tensorsPrefault_ = &prefault;
+            noteUnfinished();  // first: why rounds may be missing, before which are
             for (const auto& [rp, cp] : result_.processPairs) pairOps(rp, cp);
             for (const auto& [inReference, p] : onlyInOneRun_)
                 for (const auto& [round, rows] : (inReference ? ref_ : cand_).process(p).rounds)
                     unpairedRound(inReference ? ref_ : cand_, inReference, p, round, rows);
             noteCallCounts();
-            noteUnfinished();
             tensorsPrefault_ = nullptr;
         }
         if (cancelled()) return cancelledResult();
@@ -495,8 +495,11 @@ private:
     void addUnpaired(bool inReference, uint32_t process, int32_t round, uint32_t op,
                      bool inPairedRound = false) {
         ++result_.unpairedOps;
+        if (inReference) ++result_.unpairedInReference;
         if (result_.unpaired.size() < kMaxUnpairedListed)
             result_.unpaired.push_back({inReference, process, round, op});
+        else if (inPairedRound)
+            result_.unpairedCutInPairedRound = true;
         // msprobe numbers an API's calls in order (Functional.linear.5), each step from 0:
         // counted per API, to say when the runs called one a different number of times.
         if (inPairedRound && ref_.layout() == DumpLayout::Msprobe) {
@@ -578,15 +581,54 @@ private:
             if (cr.count(round)) pairs.emplace_back(round, round);
         return pairs;
     }
-    // Rounds of one side that the other does not have: all their ops are unpaired.
+    // Rounds of one side that the other does not have: all their ops are unpaired, and the
+    // rounds are named (a run of 17 rounds against one of 5 said only "6668 op executions").
     void unpairedRounds(uint32_t rp, uint32_t cp) {
         if (options_.referenceScope.round || options_.candidateScope.round) return;
         const auto& rr = ref_.process(rp).rounds;
         const auto& cr = cand_.process(cp).rounds;
+        std::vector<int32_t> alone[2];  // the reference's, the candidate's
         for (const auto& [round, rows] : rr)
-            if (!cr.count(round)) unpairedRound(ref_, true, rp, round, rows);
+            if (!cr.count(round)) {
+                alone[0].push_back(round);
+                unpairedRound(ref_, true, rp, round, rows);
+            }
         for (const auto& [round, rows] : cr)
-            if (!rr.count(round)) unpairedRound(cand_, false, cp, round, rows);
+            if (!rr.count(round)) {
+                alone[1].push_back(round);
+                unpairedRound(cand_, false, cp, round, rows);
+            }
+        for (int side = 0; side < 2; ++side) {
+            if (alone[side].empty()) continue;
+            const DumpIndex& index = side == 0 ? ref_ : cand_;
+            const uint32_t process = side == 0 ? rp : cp;
+            const bool several = index.processCount() > 1;
+            note(std::string(alone[side].size() == 1 ? "round " : "rounds ") +
+                 roundList(alone[side]) + (alone[side].size() == 1 ? " is" : " are") + " in the " +
+                 (side == 0 ? "reference" : "candidate") + " only" +
+                 (several ? " (process " + index.process(process).key + ")" : std::string()) +
+                 ": the " + (side == 0 ? "candidate" : "reference") + " has rounds " +
+                 roundList(roundsOf(side == 0 ? cr : rr)) + "; their ops are not paired");
+        }
+    }
+    static std::vector<int32_t> roundsOf(const std::map<int32_t, std::vector<uint32_t>>& rounds) {
+        std::vector<int32_t> out;
+        for (const auto& [round, rows] : rounds) out.push_back(round);
+        return out;
+    }
+    // Sorted rounds as ranges: "5..16", "0, 2, 4..6", "none".
+    static std::string roundList(const std::vector<int32_t>& rounds) {
+        if (rounds.empty()) return "none";
+        std::string out;
+        for (size_t i = 0; i < rounds.size();) {
+            size_t j = i;
+            while (j + 1 < rounds.size() && rounds[j + 1] == rounds[j] + 1) ++j;
+            if (!out.empty()) out += ", ";
+            out += std::to_string(rounds[i]);
+            if (j > i) out += (j == i + 1 ? ", " : "..") + std::to_string(rounds[j]);
+            i = j + 1;
+        }
+        return out;
     }
     void unpairedRound(const DumpIndex& index, bool inReference, uint32_t process, int32_t round,
                        const std::vector<uint32_t>& rows) {
@@ -1725,7 +1767,7 @@ std::vector<size_t> CompareResult::unpairedBefore(uint32_t o, size_t most) const
     // Only for an input that differs and that no compared op explains; and only from the whole
     // list (a list cut short could name ops far from the ones that ran just before).
     if (op.cause >= tensors.size() || tensors[op.cause].isOutput || !tensors[op.cause].source ||
-        unpaired.size() < unpairedOps)
+        unpairedCutInPairedRound)
         return {};
     // An op of one run only inside another is told by the outer one (a layer skipped, not its
     // last add); one is named only beside the op or one of its enclosing ops (an extra op in

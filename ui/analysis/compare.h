@@ -177,6 +177,10 @@ struct CompareResult {
     std::vector<std::pair<StatValues, StatValues>> measuredStats;
     std::vector<UnpairedOp> unpaired;  // op executions in one run only (the first few thousand)
     uint64_t unpairedOps = 0;          // all of them
+    uint64_t unpairedInReference = 0;  // of those, the reference's
+    // `unpaired` lacks some of a round both runs have (not only of rounds one run alone has,
+    // listed last): the ops just before an op cannot be told from it.
+    bool unpairedCutInPairedRound = false;
     uint64_t tensorsOnlyInReference = 0, tensorsOnlyInCandidate = 0;
     std::vector<std::pair<uint32_t, uint32_t>>
         processPairs;  // (reference, candidate) processes compared
@@ -252,7 +256,7 @@ struct CompareResult {
     // into `unpaired`) that began before it in its round and process, beside it or one of its
     // enclosing ops, outermost, the `most` nearest in the order they ran: what that input may have
     // come from (a gelu in place of a relu, a layer skipped). Empty otherwise, and when `unpaired`
-    // holds only the first of them.
+    // lacks some of a round both runs have (unpairedCutInPairedRound).
     std::vector<size_t> unpairedBefore(uint32_t op, size_t most) const;
     struct UpstreamDifference {
         uint32_t input = kNone, start = kNone;  // into tensors

@@ -172,12 +172,11 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
         out += result.unpairedOps ? " (different models, layouts, rounds or ranks?)\n" : "\n";
         size_t listed = 0;
         for (bool inReference : {true, false}) {
-            size_t n = 0;
-            for (const auto& u : result.unpaired) n += u.inReference == inReference ? 1 : 0;
+            const uint64_t n = inReference ? result.unpairedInReference
+                                           : result.unpairedOps - result.unpairedInReference;
             if (!n) continue;
             out += std::string("  ops only in the ") + (inReference ? "reference" : "candidate") +
-                   " (" + std::to_string(n) +
-                   (result.unpaired.size() < result.unpairedOps ? "+" : "") + "), the first:\n";
+                   " (" + std::to_string(n) + "), the first:\n";
             listed = 0;
             for (const auto& u : result.unpaired)
                 if (u.inReference == inReference && listed++ < 8)
@@ -202,12 +201,10 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
     out += ": " + plural(result.divergingTensors, "tensor diverges", "tensors diverge") + "\n";
     if (result.replicas) out += replicaSummary(result);
     if (result.unpairedOps || result.tensorsOnlyInReference || result.tensorsOnlyInCandidate) {
-        uint64_t inRef = 0;
-        for (const auto& u : result.unpaired) inRef += u.inReference ? 1 : 0;
-        out += "  not paired: " + plural(result.unpairedOps, "op execution", "op executions");
-        if (result.unpaired.size() == result.unpairedOps)
-            out += " (" + std::to_string(inRef) + " only in the reference, " +
-                   std::to_string(result.unpairedOps - inRef) + " only in the candidate)";
+        const uint64_t inRef = result.unpairedInReference;
+        out += "  not paired: " + plural(result.unpairedOps, "op execution", "op executions") +
+               " (" + std::to_string(inRef) + " only in the reference, " +
+               std::to_string(result.unpairedOps - inRef) + " only in the candidate)";
         out += ", " + std::to_string(result.tensorsOnlyInReference) +
                " tensors only in the reference, " + std::to_string(result.tensorsOnlyInCandidate) +
                " only in the candidate\n";
@@ -440,6 +437,7 @@ std::string compareResultJson(const CompareResult& result) {
                     {"bornHereOps", result.bornHereOps},
                     {"inheritedOps", result.inheritedOps},
                     {"unpairedOps", result.unpairedOps},
+                    {"unpairedInReference", result.unpairedInReference},
                     {"tensorsOnlyInReference", result.tensorsOnlyInReference},
                     {"tensorsOnlyInCandidate", result.tensorsOnlyInCandidate}};
     if (result.replicas) {
