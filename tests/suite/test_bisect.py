@@ -46,6 +46,12 @@ class Bisect(ProbeTestCase):
         self.assertEqual(self.trials(log), trials)
         self.assertEqual(resumed["culprit_ops"], result["culprit_ops"])
         self.assertIn("(again)", progress)
+        # As docs/suite.md shows it: the log alone, its program and target taken from it.
+        alone = probe("bisect", "--json", "--resume", log, cwd=self.dir)
+        self.assertEqual(alone.returncode, 0, alone.stdout + alone.stderr)
+        self.assertEqual(json.loads(alone.stdout)["culprit_ops"], result["culprit_ops"])
+        self.assertEqual(sorted(glob.glob(log + ".d/*.log")), runs)
+        self.assertEqual(probe("bisect", "--resume", self.path("no-such.jsonl")).returncode, 66)
         other = probe("bisect", "--target-env", "BISECT_DTYPE=bfloat16", "--resume", log, "--", PYTHON, MODEL)
         self.assertEqual(other.returncode, 66, other.stderr)  # a log of another bisection
 

@@ -27,8 +27,9 @@ floating tensors, in float64 (infinite when the run has NaN/Inf the reference ha
 5. Each culprit op's own effect: the error with it alone kept.
 
 Every trial is a line of the log (JSON lines); --resume LOG re-reads it and runs only the trials it
-does not hold (the search is deterministic, so it takes the same path). The program must compute
-the same thing every run (seeded randomness, no time-dependent control flow).
+does not hold (the search is deterministic, so it takes the same path). The log's header gives the
+program and the precisions when they are not given again. The program must compute the same thing
+every run (seeded randomness, no time-dependent control flow).
 
 Exit code: 0 culprits found (or no divergence), 1 the divergence could not be attributed, 64 usage,
 66 --resume log unreadable or for another command, 69 no torch, 70 the program failed in the
@@ -100,14 +101,20 @@ def relative_error(output, reference):
 class TrialLog:
     """The JSON-lines log: a header, then one line per trial. Trials are keyed by their plan."""
 
+    @staticmethod
+    def read(path):
+        """The log's lines, its header first; ValueError when it is no probe bisect log."""
+        with open(path) as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+        if not lines or lines[0].get("type") != "header":
+            raise ValueError("%s: no header line; is it a probe bisect log?" % path)
+        return lines
+
     def __init__(self, path, header, resume):
         self.path = path
         self.done = {}
         if resume:
-            with open(path) as f:
-                lines = [json.loads(line) for line in f if line.strip()]
-            if not lines or lines[0].get("type") != "header":
-                raise ValueError("%s: no header line; is it a probe bisect log?" % path)
+            lines = self.read(path)
             old = lines[0]
             for key in ("command", "target", "target_env", "reference_env"):
                 if old.get(key) != header.get(key):
@@ -460,12 +467,25 @@ def main(argv=None):
                         "the way from the error with every layer kept to the target's)")
     parser.add_argument("--log", help="the trial log (JSON lines; default probe_bisect_<time>.jsonl here); its "
                         "runs' outputs go to LOG.d/")
-    parser.add_argument("--resume", metavar="LOG", help="continue the bisection that LOG records")
+    parser.add_argument("--resume", metavar="LOG", help="continue the bisection that LOG records (its program "
+                        "and precisions, unless given again)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON on standard output")
     try:
         options = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_USAGE if exc.code else EXIT_OK
+    if options.resume and not command:
+        # The bisection the log records, as it was started: its program and precisions.
+        try:
+            header = TrialLog.read(options.resume)[0]
+        except (OSError, ValueError) as exc:
+            _say(str(exc))
+            return EXIT_BAD_LOG
+        command = list(header.get("command") or [])
+        if not (options.target or options.target_env or options.reference_env):
+            options.target = header.get("target")
+            options.target_env = ["%s=%s" % kv for kv in (header.get("target_env") or {}).items()]
+            options.reference_env = ["%s=%s" % kv for kv in (header.get("reference_env") or {}).items()]
     if not command:
         _say("no program to run: put it after --, e.g. %s --target autocast-bf16 -- /usr/bin/python3 model.py" %
              _command_name())
