@@ -577,8 +577,11 @@ def judge(dumped, reference, rerun, inputs):
             elif bool(torch.isfinite(r).all()):
                 overflow.append("output %d: Inf/NaN in %s while the float64 result is finite (max |x| %.4g)" %
                                 (i, name, r.abs().max().item()))
-            else:
-                inherited.append("output %d: NaN/Inf by the op's math on finite inputs (float64 too)" % i)
+            elif any(t.is_floating_point() for t in inputs):
+                inherited.append("output %d: NaN/Inf from finite inputs, as float64 gives it (the op's math or its "
+                                 "arguments): no rounding error" % i)
+            else:  # scalar_tensor, full: "finite inputs" read as a contradiction
+                inherited.append("output %d: NaN/Inf from its arguments, as float64 gives it: no rounding error" % i)
     if wrong:
         return "WRONG", "; ".join(wrong), details
     if overflow:
