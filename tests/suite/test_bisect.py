@@ -79,6 +79,29 @@ class Bisect(ProbeTestCase):
         seeded, _ = self.bisect("--target", "autocast-bf16", "--log", self.path("seeded.jsonl"))
         self.assertEqual(seeded["reference_repeat_error"], 0.0)
 
+    def test_culprits_that_remove_little_alone_are_said_to(self):
+        # The demo under bf16 autocast (a GUI walk): seven culprits, most "removing 0.0%", one
+        # kept alone worse than none; nothing said the divergence was spread over them.
+        from probe_studio import bisect
+        target, floor = 3.534e-03, 1.663e-03
+        errors = {"layers.0": 3.589e-03, "layers.3": 3.411e-03, "lm_head:linear#0": 2.768e-03}
+        culprits = [{"unit": unit, "kind": "module" if ":" not in unit else "op", "module": unit.split(":")[0],
+                     "function": "linear" if ":" in unit else "DecoderLayer", "target_dtypes": ["bfloat16"],
+                     "error_alone": e, "removed": bisect._removed(target, e, floor)} for unit, e in errors.items()]
+        self.assertAlmostEqual(culprits[0]["removed"], (target - 3.589e-03) / (target - floor))  # as documented
+        text = bisect.format_result({"target_error": target, "threshold": 1.85e-03, "culprit_layers": [],
+                                     "culprit_ops": culprits, "culprits_kept_error": 1.846e-03, "log": "x.jsonl"})
+        self.assertIn("layers.0  [module layers.0 (DecoderLayer), bfloat16 in the target run]: error 3.589e-03, "
+                      "makes it 2.9% worse alone", text)
+        self.assertIn("lm_head:linear#0  [linear in lm_head, bfloat16 in the target run]: error 2.768e-03, "
+                      "removes 40.9%", text)
+        self.assertIn("no one of them accounts for most of it (at most 41% alone): the divergence is spread over "
+                      "them", text)
+        # One culprit that removes most of it: nothing of the kind said.
+        culprits[2]["removed"] = 0.95
+        text = bisect.format_result({"target_error": target, "culprit_ops": culprits, "log": "x.jsonl"})
+        self.assertNotIn("spread", text)
+
     def test_usage_errors(self):
         self.assertEqual(probe("bisect", "--", PYTHON, MODEL).returncode, 64)  # no target
         self.assertEqual(probe("bisect", "--target", "autocast-bf16").returncode, 64)  # no program

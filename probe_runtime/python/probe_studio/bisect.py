@@ -387,10 +387,23 @@ class Bisector:
 
 
 def _removed(target, error, floor):
+    """(target - error) / (target - floor): negative when keeping it alone makes the error worse
+    (shown as 0%, that read as a culprit that does nothing)."""
     if not math.isfinite(target):
         return 1.0 if math.isfinite(error) else 0.0
+    if not math.isfinite(error):
+        return -math.inf
     span = target - floor
-    return max(0.0, min(1.0, (target - error) / span)) if span > 0 else 0.0
+    return (target - error) / span if span > 0 else 0.0
+
+
+def _share(removed):
+    """The share a unit kept alone removes, as the report says it."""
+    if not math.isfinite(removed):
+        return "makes it worse alone"
+    if removed < -0.0005:
+        return "makes it %.1f%% worse alone" % (-100 * removed)
+    return "removes %.1f%%" % (100 * max(removed, 0.0))
 
 
 def _finite_or_text(value):
@@ -428,17 +441,23 @@ def format_result(result):
         line += "; two reference runs differ by %s" % _fmt(result["reference_repeat_error"])
     lines = [line]
     for item in result.get("culprit_layers", []):
-        lines.append("  layer %s: kept alone, error %s (removes %.1f%% of the divergence)" % (
-            item["unit"], _fmt(item["error_alone"]), 100 * item["removed"]))
+        lines.append("  layer %s: kept alone, error %s (%s of the divergence)" % (
+            item["unit"], _fmt(item["error_alone"]), _share(item["removed"])))
     if result.get("culprit_ops"):
         lines.append("culprit ops (kept at reference precision, each alone):")
         for item in result["culprit_ops"]:
             where = "%s in %s" % (item["function"], item["module"] or "the model") if item["kind"] == "op" \
                 else "module %s (%s)" % (item["unit"], item["function"])
-            lines.append("  %s  [%s, %s in the target run]: error %s, removes %.1f%%" % (
+            lines.append("  %s  [%s, %s in the target run]: error %s, %s" % (
                 item["unit"], where, "/".join(item.get("target_dtypes") or []) or "?", _fmt(item["error_alone"]),
-                100 * item["removed"]))
+                _share(item["removed"])))
         lines.append("  all of them kept: error %s" % _fmt(result.get("culprits_kept_error", math.nan)))
+        culprits = result["culprit_ops"]
+        most = max(item["removed"] for item in culprits)
+        if len(culprits) > 1 and most < 0.5:
+            lines.append("  no one of them accounts for most of it (at most %.0f%% alone): the divergence is "
+                         "spread over them, the rounding of the target precision adding up, rather than one "
+                         "op's" % (100 * max(most, 0.0)))
     lines.append("trials: %s (log: %s)" % (result.get("trials", "?"), result["log"]))
     return "\n".join(lines)
 
