@@ -1701,6 +1701,30 @@ TEST(HostileDump, ARowWithoutEndIsSkippedNotBuffered) {
     EXPECT_EQ(index.problems().size(), 1u) << problems(index);
 }
 
+// A whole row over the limit (a 1.1 MB and a 3 MB op name, their line ends in the same read)
+// is skipped as one without its end is: the limit held only for a read that found no line end,
+// and the 3 MB name reached the op tree.
+TEST(HostileDump, EveryRowOverTheLimitIsSkipped) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    for (const size_t bytes : {size_t(1100000), size_t(3000000)})
+        dump.appendRaw(
+            0, "777,0," + std::string(bytes, 'n') + ",Layer,0_9,input,0,float,nd,3,1,1,1,1,N/A\n");
+    dump.appendRaw(0, "777,0,after,Layer,1,input,0,float,nd,3,1,1,1,1,N/A\n");
+    dump.setStatus("complete");
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 2u) << problems(index);  // the first and the last
+    EXPECT_TRUE(
+        anyProblemContains(index, "0/statistic.csv:3: row skipped: longer than 1048576 bytes"))
+        << problems(index);
+    EXPECT_TRUE(
+        anyProblemContains(index, "0/statistic.csv:4: row skipped: longer than 1048576 bytes"))
+        << problems(index);
+    for (uint32_t op = 0; op < index.opCount(); ++op) EXPECT_LT(index.op(op).name.size(), 1000u);
+}
+
 TEST(HostileDump, HugeAndDeepJsonFilesAreRefusedWithTheirPlace) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());

@@ -864,6 +864,12 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         }
         if (line.empty()) return;
         ++file.dataLines;
+        // As a row without its end in the read is (below): whatever the read's size.
+        if (line.size() >= kMaxRowBytes) {
+            malformedLine(delta, path, file,
+                          "longer than " + std::to_string(kMaxRowBytes) + " bytes");
+            return;
+        }
         if (parsed && !parsed->deferred) {
             if (parsed->ok)
                 addRow(delta, file, process, parsed->row, lineOffset);
