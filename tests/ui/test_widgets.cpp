@@ -275,6 +275,55 @@ TEST(MainWindowOverflowBirth, ADumpWithoutOverflowSaysThereIsNone) {
 
 // Replay of an op whose tensors were not dumped says why it cannot run, before running probe
 // replay (whose "found no op with tensor data" read as a failed replay).
+// An op that ran under another id in a round: chosen by the id the tree shows there, and its
+// parameters those of the round shown (op_param.json beside its tensors), not of the round its
+// structure was taken from (a GUI walk: round 6's add showed round 0's alpha, and --op with the
+// round's id fell back to another op).
+TEST(MainWindowParams, AnOpsParametersAreThoseOfTheRoundShown) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    const auto layer = [&](int round, const std::vector<std::string>& children) {
+        for (size_t i = 0; i < children.size(); ++i)
+            dump.addRow(round, "0_" + std::to_string(i), "L/" + children[i], "aten::" + children[i],
+                        true, {static_cast<float>(i)});
+        dump.addRow(round, "0", "L", "Layer", true, {9.0f});
+    };
+    layer(0, {"a", "b"});
+    layer(1, {"a", "x", "y", "b"});
+    test::writeFile(dump.roundDir(0) + "/0_1_b/op_param.json", R"({"alpha": 1})");
+    test::writeFile(dump.roundDir(1) + "/0_3_b/op_param.json", R"({"alpha": 7})");
+    test::writeFile(dump.roundDir(1) + "/0_0_a/op_param.json", "{not json");
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    const auto& idx = context.store()->index();
+    const uint32_t b = idx.findOp(0, "0_1");
+    ASSERT_NE(b, analysis::kNone);
+    ASSERT_EQ(idx.idIn(b, 1), "0_3");  // the reader found it moved
+    window.setRound(1);
+    ASSERT_TRUE(window.selectOp("0_3"));
+    EXPECT_EQ(context.cursor()->op(), b);
+    const auto details = [&] { return window.tensorsPanel()->detailsText().toStdString(); };
+    EXPECT_NE(details().find("parameters in round 1: <tt>{&quot;alpha&quot;:7}</tt>"),
+              std::string::npos)
+        << details();
+    window.setRound(0);  // the header follows the round
+    EXPECT_NE(details().find("parameters in round 0: <tt>{&quot;alpha&quot;:1}</tt>"),
+              std::string::npos)
+        << details();
+    // Without a round chosen, a round's id is no op's own: the op whose own id it is.
+    window.setRound(-1);
+    ASSERT_TRUE(window.selectOp("0_1"));
+    EXPECT_EQ(context.cursor()->op(), b);
+    // A round's file that is not JSON is said, not shown as the parameters.
+    window.setRound(1);
+    ASSERT_TRUE(window.selectOp("0_0"));
+    EXPECT_NE(details().find("parameters in round 1 unreadable: "), std::string::npos) << details();
+    EXPECT_NE(details().find("op_param.json"), std::string::npos) << details();
+}
+
 TEST(MainWindowReplay, AnOpWithoutTensorsIsNotReplayedAndItSaysWhy) {
     test::TempDir dir("ui-widgets");
     test::DumpBuilder dump(dir.path());

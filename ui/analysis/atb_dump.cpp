@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 
 namespace probe::analysis {
 namespace {
@@ -207,6 +208,29 @@ std::string findFirstCopy(const std::string& binPath, const std::string& alias) 
     }
     SearchedFolders searched;
     return findOpFile(round, parts, 0, side + file, searched);
+}
+
+std::optional<std::string> roundOpParams(const std::string& tensorPath, std::string* error) {
+    const size_t file = tensorPath.rfind('/');
+    if (file == std::string::npos || file == 0) return std::nullopt;
+    const size_t side = tensorPath.rfind('/', file - 1);
+    if (side == std::string::npos) return std::nullopt;
+    const std::string_view sideName(tensorPath.data() + side + 1, file - side - 1);
+    if (sideName != "before" && sideName != "after") return std::nullopt;
+    const std::string path = tensorPath.substr(0, side) + "/op_param.json";
+    if (!format::fileExists(path)) return std::nullopt;
+    std::string why;
+    const auto text = format::readRegularFile(path, format::kConfigJsonLimits.maxBytes, &why);
+    if (!text) {
+        if (error) *error = path + ": " + why;
+        return std::nullopt;
+    }
+    const auto parsed = format::parseOrderedJson(*text, path, format::kConfigJsonLimits);
+    if (!parsed.ok()) {
+        if (error) *error = parsed.error.toString();
+        return std::nullopt;
+    }
+    return format::dumpJson(*parsed.value);
 }
 
 }  // namespace probe::analysis

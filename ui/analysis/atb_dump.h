@@ -44,4 +44,10 @@ std::string tensorPathInDump(const std::string& csvPath, const std::string& reco
 // that holds `binPath`, or "" when it is not there.
 std::string findFirstCopy(const std::string& binPath, const std::string& alias);
 
+// The parameters an op ran with in the round of one of its tensor files (`tensorPath`, in
+// "<op folder>/before/" or "/after/"): the op_param.json beside them, as compact JSON. nullopt
+// when there is none (an op without parameters, a path of another shape); with `error` set when
+// it is there and cannot be read (not a regular file, over 1 MiB, not JSON).
+std::optional<std::string> roundOpParams(const std::string& tensorPath, std::string* error);
+
 }  // namespace probe::analysis

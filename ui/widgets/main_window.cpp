@@ -580,8 +580,16 @@ bool MainWindow::selectProcess(const QString& key) {
 
 bool MainWindow::selectOp(const QString& id) {
     const auto& idx = context_->store()->index();
-    const uint32_t process = tree_->model()->process();
-    const uint32_t op = idx.findOp(process == kNone ? 0 : process, id.toStdString());
+    const uint32_t shown = tree_->model()->process();
+    const uint32_t process = shown == kNone ? 0 : shown;
+    const std::string wanted = id.toStdString();
+    // With a round chosen, the op the tree shows under that id there (one that ran under another
+    // id in the round) before the op whose own id it is.
+    uint32_t op = kNone;
+    if (const int32_t round = context_->cursor()->round(); round >= 0)
+        for (const auto& [o, ids] : idx.opsWithOtherIds())
+            if (idx.op(o).process == process && idx.idIn(o, round) == wanted) op = o;
+    if (op == kNone) op = idx.findOp(process, wanted);
     if (op == kNone) return false;
     context_->cursor()->setOp(op);
     return true;

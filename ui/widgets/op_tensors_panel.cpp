@@ -12,6 +12,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "analysis/atb_dump.h"
 #include "dump_cursor.h"
 #include "dump_store.h"
 #include "op_replay.h"
@@ -27,14 +28,16 @@ namespace {
 
 // Whether some tensor of `op` was dumped with its data (a .bin file) in `round`, in any round
 // when it is negative: what a replay runs the op again from.
+// The first row of `op` with a tensor file (in `round`, or any round for -1); kNone without.
+uint32_t firstRowWithTensorFile(const analysis::DumpIndex& idx, uint32_t op, int32_t round = -1) {
+    for (uint32_t slot : idx.op(op).tensorSlots)
+        for (uint32_t r : idx.slot(slot).rows)
+            if (idx.row(r).hasTensorFile && (round < 0 || idx.row(r).round == round)) return r;
+    return analysis::kNone;
+}
+
 bool hasTensorFile(const analysis::DumpIndex& idx, uint32_t op, int32_t round = -1) {
-    const auto& tensors = idx.op(op).tensorSlots;
-    return std::any_of(tensors.begin(), tensors.end(), [&](uint32_t slot) {
-        const auto& rows = idx.slot(slot).rows;
-        return std::any_of(rows.begin(), rows.end(), [&](uint32_t r) {
-            return idx.row(r).hasTensorFile && (round < 0 || idx.row(r).round == round);
-        });
-    });
+    return firstRowWithTensorFile(idx, op, round) != analysis::kNone;
 }
 
 }  // namespace
@@ -102,6 +105,7 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     connect(cursor_, &data::DumpCursor::changed, this, [this] { selectCursorRow(); });
     connect(cursor_, &data::DumpCursor::roundChanged, this, [this](int32_t round) {
         if (roundOnly_->isChecked()) model_->setRound(round);
+        updateHeader();  // the round's parameters
         selectCursorRow();
     });
     connect(roundOnly_, &QCheckBox::toggled, this, [this](bool on) {
@@ -237,6 +241,10 @@ void OpTensorsPanel::fitColumns() {
     columnsFitted_ = model_->rowCount() > 0;
 }
 
+QString OpTensorsPanel::detailsText() const {
+    return details_->text();
+}
+
 void OpTensorsPanel::updateHeader() {
     const auto& idx = store_->index();
     const uint32_t op = cursor_->op();
@@ -270,9 +278,29 @@ void OpTensorsPanel::updateHeader() {
     if (o.anomalies & analysis::kHasInf) text += tr(" · <b style='color:#d27800'>Inf</b>");
     if (births_ && births_->isBirth(op))
         text += tr(" · <b style='color:#c81e1e'>overflow born here</b>");
-    if (!o.param.empty())
-        text += tr("<br>parameters: <tt>%1</tt>")
-                    .arg(QString::fromStdString(o.param.substr(0, 300)).toHtmlEscaped());
+    // The parameters of the round shown, where its tensors' folder says them (op_param.json):
+    // they change from round to round (an arange's start in each decode step), and the op's own
+    // are those of the round its structure was captured in.
+    std::string param = o.param, error;
+    QString label = tr("parameters");
+    const int32_t round = cursor_->round() >= 0 ? cursor_->round()
+                          : o.rounds.empty()    ? -1
+                                                : o.rounds.back();
+    if (round >= 0 && idx.layout() == analysis::DumpLayout::Atb)
+        if (const uint32_t row = firstRowWithTensorFile(idx, op, round); row != kNone)
+            if (const std::string path = idx.tensorPath(row); !path.empty()) {
+                if (auto own = analysis::roundOpParams(path, &error)) {
+                    param = std::move(*own);
+                    label = tr("parameters in round %1").arg(round);
+                }
+            }
+    if (!param.empty())
+        text += tr("<br>%1: <tt>%2</tt>")
+                    .arg(label, QString::fromStdString(param.substr(0, 300)).toHtmlEscaped());
+    if (!error.empty())
+        text += tr("<br>parameters in round %1 unreadable: %2")
+                    .arg(round)
+                    .arg(QString::fromStdString(error).toHtmlEscaped());
     details_->setText(text);
 }
 

@@ -36,6 +36,8 @@ public:
     bool replayCurrentOp();
     data::OpReplay* replayer() const { return replayer_; }
     QString replayText() const;
+    // The op's facts under its name: ids, type, rounds, rows, the round's parameters.
+    QString detailsText() const;
 
 signals:
     void previewRequested(uint32_t row);
