@@ -127,6 +127,16 @@ TEST(OpConfig, DeviceAndFilterLevel) {
     EXPECT_EQ(parseBad(R"({"filter_level":3})")[0].key, "filter_level");
     EXPECT_EQ(parseBad(R"({"filter_level":"1"})")[0].key, "filter_level");
     EXPECT_EQ(parseBad(R"({"filter_level":1.5})")[0].key, "filter_level");
+    // Why: a fraction, or a whole number written as a real ("must be a whole number, found
+    // number 1.0" read as a contradiction).
+    EXPECT_EQ(parseBad(R"({"filter_level":1.5})")[0].problem,
+              "must be a whole number, found number 1.5");
+    EXPECT_EQ(parseBad(R"({"filter_level":1.0})")[0].problem,
+              "must be written as an integer (1, not 1.0)");
+    EXPECT_EQ(parseBad(R"({"overflow_nums":1e10})")[0].problem,
+              "must be written as an integer (10000000000, not 10000000000.0)");
+    EXPECT_EQ(parseBad(R"({"overflow_nums":1e300})")[0].problem,
+              "must be a whole number, found number 1e+300");
 }
 
 TEST(OpConfig, FilterLevelOnlyMattersWithSaveChild) {

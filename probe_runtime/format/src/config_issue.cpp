@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "probe/format/config_issue.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "probe/format/file_util.h"
@@ -66,6 +68,17 @@ std::string jsonSnippet(const nlohmann::json& value) {
 
 std::string foundValue(const nlohmann::json& value) {
     return value.is_null() ? "null" : std::string(value.type_name()) + " " + jsonSnippet(value);
+}
+
+std::string notWholeNumber(const nlohmann::json& value) {
+    // 1.0, 2e0, 1e10 are whole numbers written as reals: the rule is how they are written.
+    if (value.is_number_float()) {
+        const double v = value.get<double>();
+        if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.2e18)
+            return "must be written as an integer (" + std::to_string(static_cast<int64_t>(v)) +
+                   ", not " + jsonSnippet(value) + ")";
+    }
+    return "must be a whole number, found " + foundValue(value);
 }
 
 }  // namespace probe::format

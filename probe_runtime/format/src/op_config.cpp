@@ -380,8 +380,7 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
 
     if (auto it = root.find("filter_level"); it != root.end()) {
         if (!it->is_number_integer()) {
-            issue("filter_level", "must be a whole number, found " + foundValue(*it),
-                  kAcceptedFilterLevel);
+            issue("filter_level", notWholeNumber(*it), kAcceptedFilterLevel);
         } else {
             const int64_t level = it->get<int64_t>();
             if (level < 0 || level > 2)
@@ -394,8 +393,7 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
 
     if (auto it = root.find("overflow_nums"); it != root.end()) {
         if (!it->is_number_integer())
-            issue("overflow_nums", "must be a whole number, found " + foundValue(*it),
-                  kAcceptedOverflowNums);
+            issue("overflow_nums", notWholeNumber(*it), kAcceptedOverflowNums);
         else if (it->get<int64_t>() < -1)
             issue("overflow_nums", std::to_string(it->get<int64_t>()) + " is out of range",
                   kAcceptedOverflowNums);

@@ -45,5 +45,8 @@ std::string jsonSnippet(const nlohmann::json& value);
 // What a key holds, for "found ...": its type and a snippet ("number 5", "string \"true\""), or
 // "null" alone.
 std::string foundValue(const nlohmann::json& value);
+// Why `value` is not a whole number where one is wanted: "must be written as an integer (1, not
+// 1.0)" for a number with a fraction of zero, else "must be a whole number, found number 1.5".
+std::string notWholeNumber(const nlohmann::json& value);
 
 }  // namespace probe::format
