@@ -173,8 +173,9 @@ TEST_F(SessionSwitchTest, TheQuestionToStopAModelGoesWhenTheModelEnds) {
 }
 
 // The question before opening another dump while a model runs has buttons that say what they
-// do: "Keep it running" keeps the model and the session it shows ("No" cancelled the opening
-// without saying so; a GUI walk), "Stop it and go on" stops it and opens the dump.
+// do: "Keep it running, go back" keeps the model and the session it shows, opening nothing ("No",
+// then "Keep it running", cancelled the opening without saying so; GUI walks), "Stop it and go
+// on" stops it and opens the dump.
 TEST_F(SessionSwitchTest, TheQuestionToStopAModelSaysWhatEachAnswerDoes) {
     const QString other = writeEngineDump("other", 3);
     ASSERT_TRUE(context_.launch(engineSpec("running", 100000, 10)));
@@ -199,9 +200,9 @@ TEST_F(SessionSwitchTest, TheQuestionToStopAModelSaysWhatEachAnswerDoes) {
             chosen->click();
         });
     };
-    answer("Keep it running");
+    answer("Keep it running, go back");
     EXPECT_FALSE(window_.openDumpAsked(other));
-    EXPECT_EQ(buttons, (QStringList{"Stop it and go on", "Keep it running"}));
+    EXPECT_EQ(buttons, (QStringList{"Stop it and go on", "Keep it running, go back"}));
     EXPECT_TRUE(context_.modelRunning());
     ASSERT_NE(context_.liveSession(), nullptr);  // still the session shown
     EXPECT_FALSE(context_.liveSession()->hasEnded());

@@ -420,14 +420,14 @@ void MainWindow::showLaunchForm(const session::LaunchSpec& spec) {
 }
 
 bool MainWindow::mayStopTheModel(const QString& title, const QString& question,
-                                 const QString& stopText) {
+                                 const QString& stopText, const QString& keepText) {
     if (!context_->modelRunning()) return true;
     // Buttons that say what they do ("No" read as "open it, and do not stop the model", and
     // cancelled the opening without a word).
     QMessageBox box(QMessageBox::Question, title, question.arg(context_->liveSession()->command()),
                     QMessageBox::NoButton, this);
     QPushButton* stop = box.addButton(stopText, QMessageBox::AcceptRole);
-    QPushButton* keep = box.addButton(tr("Keep it running"), QMessageBox::RejectRole);
+    QPushButton* keep = box.addButton(keepText, QMessageBox::RejectRole);
     box.setDefaultButton(stop);
     box.setEscapeButton(keep);
     // The model may end while the question is asked: then there is nothing left to stop, and
@@ -448,7 +448,7 @@ bool MainWindow::mayReplaceSession() {
     return mayStopTheModel(tr("A model is running"),
                            tr("%1 is still running. The window shows one session at a time: stop "
                               "the model to go on? What it dumped so far stays on disk."),
-                           tr("Stop it and go on"));
+                           tr("Stop it and go on"), tr("Keep it running, go back"));
 }
 
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
@@ -475,7 +475,7 @@ void MainWindow::revealCursorOpInTree() {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (!mayStopTheModel(tr("Quit Probe Studio"), tr("%1 is still running. Stop it and quit?"),
-                         tr("Stop it and quit"))) {
+                         tr("Stop it and quit"), tr("Keep it running, don't quit"))) {
         event->ignore();
         return;
     }

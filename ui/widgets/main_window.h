@@ -153,7 +153,8 @@ private:
     // Asks whether to stop the running model (`question`'s %1: its command), `stopText` on the
     // button that does; true when it may be stopped, or there is none (any more: a model ending
     // meanwhile answers it).
-    bool mayStopTheModel(const QString& title, const QString& question, const QString& stopText);
+    bool mayStopTheModel(const QString& title, const QString& question, const QString& stopText,
+                         const QString& keepText);
     // Whether the session may be replaced: true unless a model runs and the user, asked, wants
     // it to go on.
     bool mayReplaceSession();
