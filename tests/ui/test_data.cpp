@@ -1218,6 +1218,23 @@ TEST(ConfigDocument, EveryCodeLevelKeyIsJudgedByTheFormatLibrary) {
                     .contains("warning"));
 }
 
+// Why the form cannot be used, said where the form is: a number out of range in what reads as an
+// object (the editor said only "not a JSON object"), a JSON value of another kind.
+TEST(ConfigDocument, SaysWhyTheTextIsNoObject) {
+    data::ConfigDocument document;
+    document.setText("{\"task\": \"statistics\", \"overflow_nums\": 1e999}");
+    EXPECT_FALSE(document.isObject());
+    EXPECT_TRUE(document.notAnObjectWhy().startsWith("line 1, column "))
+        << document.notAnObjectWhy().toStdString();
+    EXPECT_TRUE(document.notAnObjectWhy().contains("1e999"))
+        << document.notAnObjectWhy().toStdString();
+    document.setText("[1, 2]");
+    EXPECT_EQ(document.notAnObjectWhy(), "it is a JSON array");
+    document.setText("{}");
+    EXPECT_TRUE(document.isObject());
+    EXPECT_TRUE(document.notAnObjectWhy().isEmpty());
+}
+
 TEST(ConfigDocument, TextRoundTripAndFiles) {
     test::TempDir dir("ui-data");
     data::ConfigDocument document;

@@ -109,7 +109,14 @@ void ConfigDocument::judge() {
     const std::string utf8 = text_.toStdString();
     object_.reset();
     auto parsed = format::parseOrderedJson(utf8, "<editor>", format::kConfigJsonLimits);
-    if (parsed.ok() && parsed.value->is_object()) object_ = std::move(*parsed.value);
+    if (parsed.ok() && parsed.value->is_object()) {
+        object_ = std::move(*parsed.value);
+        notAnObjectWhy_.clear();
+    } else {
+        notAnObjectWhy_ = QString::fromStdString(parsed.ok() ? std::string("it is a JSON ") +
+                                                                   parsed.value->type_name()
+                                                             : parsed.error.placeAndProblem());
+    }
     // Issues name the file they are about; a new text has none yet.
     const std::string file = filePath_.isEmpty() ? std::string("<editor>")
                                                  : QFileInfo(filePath_).fileName().toStdString();

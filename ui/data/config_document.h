@@ -58,6 +58,9 @@ public:
 
     // Whether the text is a JSON object, so that the form can show and edit its keys.
     bool isObject() const { return object_.has_value(); }
+    // Why the text is no JSON object, where it is not: "line 3, column 12: ...", "it is a JSON
+    // array". Empty for an object.
+    const QString& notAnObjectWhy() const { return notAnObjectWhy_; }
     // A key's value ("task", or "statistics.scope" inside a section); null when absent or when
     // the text is not an object.
     Json value(const std::string& key) const;
@@ -122,6 +125,7 @@ private:
     QString text_;
     std::optional<Json> object_;
     std::vector<format::ConfigIssue> issues_;
+    QString notAnObjectWhy_;
     std::optional<format::OpConfig> opConfig_;
     std::optional<format::ApiConfig> apiConfig_;
     QString filePath_;

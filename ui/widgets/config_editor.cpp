@@ -520,6 +520,13 @@ void ConfigEditor::onDocumentChanged() {
     forms_->setCurrentIndex(kind == Kind::Op ? 0 : 1);
     forms_->setEnabled(document_->isObject());
     formBlocked_->setVisible(!document_->isObject());
+    // Why, at once: the precise error was only under the text, and a valid-looking object
+    // holding 1e999 read as "not a JSON object".
+    if (!document_->isObject())
+        formBlocked_->setText(
+            tr("The form needs the text to be a JSON object: %1. Fix it on the right to use "
+               "the form.")
+                .arg(document_->notAnObjectWhy()));
     for (Field& f : fields_[kind]) showField(f);
     if (json_->toPlainText() != document_->text()) {
         // Replaced as one edit (undo keeps working), the cursor kept where it was.
