@@ -1245,6 +1245,11 @@ TEST_F(SmallComparedPair, PlotsComparedWhileHiddenShowTheirAxisLabels) {
     // The tensor is named along the rounds, its statistic on the short axis.
     EXPECT_TRUE(panel_->statisticPlot()->xAxis->label().startsWith("round · "))
         << panel_->statisticPlot()->xAxis->label().toStdString();
+    // Ticks on rounds that exist: 2.5 and 7.5 read as rounds.
+    panel_->statisticPlot()->replot();
+    const QVector<double> ticks = panel_->statisticPlot()->xAxis->tickVector();
+    ASSERT_FALSE(ticks.isEmpty());
+    for (double tick : ticks) EXPECT_EQ(tick, std::round(tick));
 }
 
 // The selected tensor in both runs: a value that is not finite in one run is drawn as the

@@ -179,6 +179,7 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     errorPlot_->xAxis->setLabel(tr("compared ops in execution order"));
     statisticPlot_ = makePlot(this);
     setAxisLabelFitting(statisticPlot_->xAxis, tr("round"));
+    setWholeNumberTicks(statisticPlot_->xAxis);
 
     model_ = new data::CompareOpsModel(comparison_, this);
     table_ = new QTableView(this);

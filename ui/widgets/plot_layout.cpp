@@ -61,4 +61,11 @@ void setAxisLabelFitting(QCPAxis* axis, const QString& label) {
     }
 }
 
+void setWholeNumberTicks(QCPAxis* axis) {
+    QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);
+    whole->setTickStep(1);
+    whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    axis->setTicker(whole);
+}
+
 }  // namespace probe::widgets

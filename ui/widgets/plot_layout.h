@@ -20,4 +20,7 @@ void placeLegendBesideAxes(QCustomPlot* plot);
 // a splitter keeps a readable start of it.
 void setAxisLabelFitting(QCPAxis* axis, const QString& label);
 
+// Ticks on whole numbers only (rounds, positions): 2.5 and 7.5 read as rounds that do not exist.
+void setWholeNumberTicks(QCPAxis* axis);
+
 }  // namespace probe::widgets

@@ -430,11 +430,7 @@ void StatisticsPlot::rebuild() {
         plot_->xAxis->setTicker(names);
         plot_->xAxis->setTickLabelRotation(profileNames.size() > 8 ? 40 : 0);
     } else {
-        QSharedPointer<QCPAxisTickerFixed> whole(
-            new QCPAxisTickerFixed);  // rounds and positions are whole numbers
-        whole->setTickStep(1);
-        whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-        plot_->xAxis->setTicker(whole);
+        setWholeNumberTicks(plot_->xAxis);
         plot_->xAxis->setTickLabelRotation(0);
     }
 
