@@ -273,8 +273,6 @@ TEST(MainWindowOverflowBirth, ADumpWithoutOverflowSaysThereIsNone) {
         << window.statusBar()->currentMessage().toStdString();
 }
 
-// Replay of an op whose tensors were not dumped says why it cannot run, before running probe
-// replay (whose "found no op with tensor data" read as a failed replay).
 // An op that ran under another id in a round: chosen by the id the tree shows there, and its
 // parameters those of the round shown (op_param.json beside its tensors), not of the round its
 // structure was taken from (a GUI walk: round 6's add showed round 0's alpha, and --op with the
@@ -313,7 +311,11 @@ TEST(MainWindowParams, AnOpsParametersAreThoseOfTheRoundShown) {
     EXPECT_NE(details().find("parameters in round 0: <tt>{&quot;alpha&quot;:1}</tt>"),
               std::string::npos)
         << details();
-    // Without a round chosen, a round's id is no op's own: the op whose own id it is.
+    // x ran in round 1 under its own id, 0_1, which b's own id is too: the tree shows x there.
+    window.setRound(1);
+    ASSERT_TRUE(window.selectOp("0_1"));
+    EXPECT_EQ(idx.op(context.cursor()->op()).name, "x");
+    // Without a round chosen, the first op whose own id it is.
     window.setRound(-1);
     ASSERT_TRUE(window.selectOp("0_1"));
     EXPECT_EQ(context.cursor()->op(), b);
@@ -324,6 +326,8 @@ TEST(MainWindowParams, AnOpsParametersAreThoseOfTheRoundShown) {
     EXPECT_NE(details().find("op_param.json"), std::string::npos) << details();
 }
 
+// Replay of an op whose tensors were not dumped says why it cannot run, before running probe
+// replay (whose "found no op with tensor data" read as a failed replay).
 TEST(MainWindowReplay, AnOpWithoutTensorsIsNotReplayedAndItSaysWhy) {
     test::TempDir dir("ui-widgets");
     test::DumpBuilder dump(dir.path());

@@ -411,6 +411,18 @@ uint32_t DumpIndex::findOp(uint32_t process, const std::string& id) const {
                                            [&](uint32_t op) { return ops_[op].id == id; });
 }
 
+uint32_t DumpIndex::opShownIn(uint32_t process, int32_t round, const std::string& id) const {
+    if (process >= processes_.size()) return kNone;
+    const auto& rounds = processes_[process].rounds;
+    const auto found = rounds.find(round);
+    if (found == rounds.end()) return kNone;
+    for (uint32_t r : found->second) {
+        const uint32_t op = slots_[rows_[r].slot].op;
+        if (idIn(op, round) == id) return op;
+    }
+    return kNone;
+}
+
 format::OpLocation DumpIndex::location(uint32_t op) const {
     const Op& o = ops_[op];
     return format::OpLocation{o.id, o.namePath, o.depth};

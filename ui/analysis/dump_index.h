@@ -260,6 +260,10 @@ public:
     // The process whose key names `pid` (readProcessKey), kNone when none.
     uint32_t findProcessOfPid(int64_t pid) const;
     uint32_t findOp(uint32_t process, const std::string& id) const;
+    // The op that ran under `id` in `round` of `process` (idIn): one shifted there from its own id,
+    // or one whose own id it is, though an earlier op has it too (findOp finds that one); kNone
+    // when no op of the round's rows did.
+    uint32_t opShownIn(uint32_t process, int32_t round, const std::string& id) const;
     // Where the op sits, for OpConfig::selects. The views point into this index.
     format::OpLocation location(uint32_t op) const;
 

@@ -584,11 +584,9 @@ bool MainWindow::selectOp(const QString& id) {
     const uint32_t process = shown == kNone ? 0 : shown;
     const std::string wanted = id.toStdString();
     // With a round chosen, the op the tree shows under that id there (one that ran under another
-    // id in the round) before the op whose own id it is.
-    uint32_t op = kNone;
-    if (const int32_t round = context_->cursor()->round(); round >= 0)
-        for (const auto& [o, ids] : idx.opsWithOtherIds())
-            if (idx.op(o).process == process && idx.idIn(o, round) == wanted) op = o;
+    // id in the round, or a second op of that own id) before the first op whose own id it is.
+    const int32_t round = context_->cursor()->round();
+    uint32_t op = round >= 0 ? idx.opShownIn(process, round, wanted) : kNone;
     if (op == kNone) op = idx.findOp(process, wanted);
     if (op == kNone) return false;
     context_->cursor()->setOp(op);

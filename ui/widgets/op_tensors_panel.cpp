@@ -26,8 +26,6 @@ namespace probe::widgets {
 
 namespace {
 
-// Whether some tensor of `op` was dumped with its data (a .bin file) in `round`, in any round
-// when it is negative: what a replay runs the op again from.
 // The first row of `op` with a tensor file (in `round`, or any round for -1); kNone without.
 uint32_t firstRowWithTensorFile(const analysis::DumpIndex& idx, uint32_t op, int32_t round = -1) {
     for (uint32_t slot : idx.op(op).tensorSlots)
@@ -36,6 +34,8 @@ uint32_t firstRowWithTensorFile(const analysis::DumpIndex& idx, uint32_t op, int
     return analysis::kNone;
 }
 
+// Whether some tensor of `op` was dumped with its data (a .bin file) in `round`, in any round
+// when it is negative: what a replay runs the op again from.
 bool hasTensorFile(const analysis::DumpIndex& idx, uint32_t op, int32_t round = -1) {
     return firstRowWithTensorFile(idx, op, round) != analysis::kNone;
 }
@@ -112,6 +112,7 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
         model_->setRound(on ? cursor_->round() : -1);
         selectCursorRow();
     });
+    connect(store_, &data::DumpStore::wasReset, this, [this] { roundParams_ = {}; });
     connect(store_, &data::DumpStore::changed, this, [this](const analysis::IndexChange& change) {
         if (cursor_->op() == kNone ||
             !std::binary_search(change.touchedOps.begin(), change.touchedOps.end(), cursor_->op()))
@@ -241,6 +242,22 @@ void OpTensorsPanel::fitColumns() {
     columnsFitted_ = model_->rowCount() > 0;
 }
 
+const OpTensorsPanel::RoundParams& OpTensorsPanel::roundParams(uint32_t op, int32_t round) {
+    // Read once per op and round (the header is redrawn at every poll of a growing dump), and
+    // again only while the round has no tensor file yet.
+    if (roundParams_.op == op && roundParams_.round == round && roundParams_.found)
+        return roundParams_;
+    roundParams_ = RoundParams{op, round};
+    const auto& idx = store_->index();
+    if (round < 0 || idx.layout() != analysis::DumpLayout::Atb) return roundParams_;
+    const uint32_t row = firstRowWithTensorFile(idx, op, round);
+    if (row == kNone) return roundParams_;
+    roundParams_.found = true;
+    if (const std::string path = idx.tensorPath(row, &roundParams_.error); !path.empty())
+        roundParams_.text = analysis::roundOpParams(path, &roundParams_.error);
+    return roundParams_;
+}
+
 QString OpTensorsPanel::detailsText() const {
     return details_->text();
 }
@@ -281,26 +298,20 @@ void OpTensorsPanel::updateHeader() {
     // The parameters of the round shown, where its tensors' folder says them (op_param.json):
     // they change from round to round (an arange's start in each decode step), and the op's own
     // are those of the round its structure was captured in.
-    std::string param = o.param, error;
-    QString label = tr("parameters");
     const int32_t round = cursor_->round() >= 0 ? cursor_->round()
                           : o.rounds.empty()    ? -1
                                                 : o.rounds.back();
-    if (round >= 0 && idx.layout() == analysis::DumpLayout::Atb)
-        if (const uint32_t row = firstRowWithTensorFile(idx, op, round); row != kNone)
-            if (const std::string path = idx.tensorPath(row); !path.empty()) {
-                if (auto own = analysis::roundOpParams(path, &error)) {
-                    param = std::move(*own);
-                    label = tr("parameters in round %1").arg(round);
-                }
-            }
+    const RoundParams& own = roundParams(op, round);
+    const std::string& param = own.text ? *own.text : o.param;
     if (!param.empty())
         text += tr("<br>%1: <tt>%2</tt>")
-                    .arg(label, QString::fromStdString(param.substr(0, 300)).toHtmlEscaped());
-    if (!error.empty())
+                    .arg(own.text ? tr("parameters in round %1").arg(round)
+                                  : tr("parameters (as the model's structure holds them)"),
+                         QString::fromStdString(param.substr(0, 300)).toHtmlEscaped());
+    if (!own.error.empty())
         text += tr("<br>parameters in round %1 unreadable: %2")
                     .arg(round)
-                    .arg(QString::fromStdString(error).toHtmlEscaped());
+                    .arg(QString::fromStdString(own.error).toHtmlEscaped());
     details_->setText(text);
 }
 

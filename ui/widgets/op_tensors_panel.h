@@ -4,6 +4,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 #include <QWidget>
 
 class QCheckBox;
@@ -56,6 +60,16 @@ private:
     data::OpTensorsModel* model_;
     QLabel* title_;
     QLabel* details_;
+    // The parameters of an op in a round, from op_param.json beside its tensors (roundParams).
+    struct RoundParams {
+        uint32_t op = UINT32_MAX;
+        int32_t round = -1;
+        bool found = false;               // a tensor file of the round was there to look beside
+        std::optional<std::string> text;  // compact JSON; none without a file
+        std::string error;                // why it could not be read
+    };
+    const RoundParams& roundParams(uint32_t op, int32_t round);
+    RoundParams roundParams_;
     QCheckBox* roundOnly_;
     QPushButton* replay_;
     QLabel* verdict_;
