@@ -1054,9 +1054,12 @@ TEST(TensorDocument, ShowsEveryValueExactly) {
     for (int c = 0; c < 5; ++c)  // each reads back to its float
         EXPECT_EQ(std::strtof(floatTexts[c].toStdString().c_str(), nullptr), floats[c]) << c;
 
-    const std::vector<int64_t> indices = {12345678, -9007199254740992};
-    EXPECT_EQ(shown(format::DType::Int64, bytesOf(indices), 2),
-              (QStringList{"12345678", "-9007199254740992"}));
+    const std::vector<int64_t> indices = {12345678, 100000, 10000000, 9007199254740993};
+    EXPECT_EQ(shown(format::DType::Int64, bytesOf(indices), 4),
+              (QStringList{"12345678", "100000", "10000000", "9007199254740993"}));
+    const std::vector<float> round = {100000.0f, 1e-5f, 3e20f};
+    EXPECT_EQ(shown(format::DType::Float, bytesOf(round), 3),
+              (QStringList{"100000", "1e-05", "3e+20"}));
 
     const std::vector<double> doubles = {0.1, 1.0 / 3.0};
     const QStringList doubleTexts = shown(format::DType::Double, bytesOf(doubles), 2);

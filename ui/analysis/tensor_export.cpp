@@ -32,15 +32,48 @@ std::string shapeTuple(const std::vector<int64_t>& dims) {
 void appendValueText(std::string& out, double value, bool float32) {
     if (std::isnan(value)) {
         out += "nan";
-    } else if (std::isinf(value)) {
-        out += value > 0 ? "inf" : "-inf";
-    } else {
-        char buffer[64];
-        const auto result =
-            float32 ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(value))
-                    : std::to_chars(buffer, buffer + sizeof buffer, value);
-        out.append(buffer, result.ptr);
+        return;
     }
+    if (std::isinf(value)) {
+        out += value > 0 ? "inf" : "-inf";
+        return;
+    }
+    // Positional as far as %g would be (100000, not the shorter 1e+05), else scientific; the
+    // fewest digits that read back to the value either way.
+    const double magnitude = std::fabs(value);
+    const auto form = value != 0 && (magnitude < 1e-4 || magnitude >= 1e16)
+                          ? std::chars_format::scientific
+                          : std::chars_format::fixed;
+    char buffer[400];  // a double's longest fixed text is under 330 characters
+    const auto result =
+        float32 ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(value), form)
+                : std::to_chars(buffer, buffer + sizeof buffer, value, form);
+    out.append(buffer, result.ptr);
+}
+
+void appendElementText(std::string& out, const TensorData& tensor, uint64_t i) {
+    using format::DType;
+    char buffer[32];
+    // 64-bit integers from their bytes: a double holds them exactly only up to 2^53.
+    if (tensor.dtype == DType::Int64 || tensor.dtype == DType::UInt64) {
+        if ((i + 1) * 8 > tensor.bytes.size()) return;
+        uint64_t raw = 0;
+        std::memcpy(&raw, tensor.bytes.data() + i * 8, 8);
+        const auto result =
+            tensor.dtype == DType::Int64
+                ? std::to_chars(buffer, buffer + sizeof buffer, static_cast<int64_t>(raw))
+                : std::to_chars(buffer, buffer + sizeof buffer, raw);
+        out.append(buffer, result.ptr);
+        return;
+    }
+    const double value = tensor.at(i);
+    if (tensor.dtype && !format::dtypeIsFloatingPoint(*tensor.dtype) &&
+        !format::dtypeIsComplex(*tensor.dtype)) {  // exact in a double: 32 bits at most
+        out.append(buffer,
+                   std::to_chars(buffer, buffer + sizeof buffer, static_cast<int64_t>(value)).ptr);
+        return;
+    }
+    appendValueText(out, value, valuesFitFloat32(tensor));
 }
 
 bool valuesFitFloat32(const TensorData& tensor) {
@@ -131,7 +164,6 @@ bool writeCsv(const TensorData& tensor, const std::string& path, std::string* er
         if (error) *error = "the tensor has no data to export";
         return false;
     }
-    const bool narrow = valuesFitFloat32(tensor);
     const uint64_t cols =
         tensor.header.dims.empty()
             ? 1
@@ -148,7 +180,7 @@ bool writeCsv(const TensorData& tensor, const std::string& path, std::string* er
             line.clear();
             for (uint64_t c = 0; c < cols && i + c < tensor.count; ++c) {
                 if (c) line += ',';
-                appendValueText(line, tensor.at(i + c), narrow);
+                appendElementText(line, tensor, i + c);
             }
             line += '\n';
             out << line;

@@ -8,10 +8,14 @@
 
 namespace probe::analysis {
 
-// An element's value as text: the shortest decimal that reads back to the same value, as a float
-// when `float32` (valuesFitFloat32) else as a double; nan, inf and -inf spelled so. Exact where
-// a fixed number of digits was not: two floats apart by one ulp read differently.
+// A real value as text: the fewest digits that read back to the same value, as a float when
+// `float32` (valuesFitFloat32) else as a double, positional where %g would be (100000) and
+// scientific beyond (1e-05); nan, inf and -inf spelled so. Exact where a fixed number of digits
+// was not: two floats apart by one ulp read differently.
 void appendValueText(std::string& out, double value, bool float32);
+// Element `i` of the tensor as text: an integer's digits (a 64-bit one from its bytes), a real
+// one by appendValueText in the tensor's precision (complex: its real part).
+void appendElementText(std::string& out, const TensorData& tensor, uint64_t i);
 // Whether the tensor's values are float32 or narrower (float16, bfloat16, complex64's parts).
 bool valuesFitFloat32(const TensorData& tensor);
 

@@ -97,7 +97,11 @@ std::pair<double, double> partsOf(const analysis::TensorData& tensor, uint64_t e
 
 QString TensorValuesModel::elementText(const analysis::TensorData& tensor, uint64_t element) {
     const auto [real, imaginary] = partsOf(tensor, element);
-    if (!isComplex(tensor)) return realText(tensor, real);
+    if (!isComplex(tensor)) {
+        std::string text;
+        analysis::appendElementText(text, tensor, element);
+        return QString::fromStdString(text);
+    }
     // As Python prints a complex number: 3+4j, 3-4.5j, nan+infj.
     const bool minus = !std::isnan(imaginary) && std::signbit(imaginary);
     return realText(tensor, real) + (minus ? QLatin1Char('-') : QLatin1Char('+')) +
