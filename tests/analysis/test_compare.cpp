@@ -994,7 +994,7 @@ TEST(Compare, OpsJustBeforeTheDivergenceAreNamedBesideRoundsOfOneRunOnly) {
               std::string::npos)
         << report;
     EXPECT_NE(report.find("note: rounds 1..101 are in the reference only: the candidate has "
-                          "rounds 0; their ops are not paired"),
+                          "round 0; their ops are not paired"),
               std::string::npos)
         << report;
     const auto json = nlohmann::json::parse(compareResultJson(result));

@@ -247,8 +247,10 @@ TEST_F(CompareTest, ExecutionsInOneRunOnlyAreSaidWithTheVerdict) {
     // round read as "The runs agree").
     EXPECT_TRUE(summary.startsWith("The runs agree where both ran: ")) << summary.toStdString();
     EXPECT_TRUE(summary.contains(QLocale().toString(static_cast<qulonglong>(r.unpairedOps)) +
-                                 " op executions are in one run only; round 2 is in the "
-                                 "candidate only: the reference has rounds 0, 1"))
+                                 " op executions are in one run only (0 in the reference, " +
+                                 QLocale().toString(static_cast<qulonglong>(r.unpairedOps)) +
+                                 " in this run); round 2 is in the candidate only: the "
+                                 "reference has rounds 0, 1"))
         << summary.toStdString();
 }
 

@@ -350,6 +350,10 @@ public:
             tensorsPrefault_ = &prefault;
             noteUnfinished();  // first: why rounds may be missing, before which are
             for (const auto& [rp, cp] : result_.processPairs) pairOps(rp, cp);
+            // After every process's paired rounds: their unpaired ops are listed first (of a run
+            // of 17 rounds against one of 5, rank 0's extra rounds filled the list before rank
+            // 1's paired rounds came).
+            for (const auto& [rp, cp] : result_.processPairs) unpairedRounds(rp, cp);
             for (const auto& [inReference, p] : onlyInOneRun_)
                 for (const auto& [round, rows] : (inReference ? ref_ : cand_).process(p).rounds)
                     unpairedRound(inReference ? ref_ : cand_, inReference, p, round, rows);
@@ -607,14 +611,19 @@ private:
                  roundList(alone[side]) + (alone[side].size() == 1 ? " is" : " are") + " in the " +
                  (side == 0 ? "reference" : "candidate") + " only" +
                  (several ? " (process " + index.process(process).key + ")" : std::string()) +
-                 ": the " + (side == 0 ? "candidate" : "reference") + " has rounds " +
-                 roundList(roundsOf(side == 0 ? cr : rr)) + "; their ops are not paired");
+                 ": the " + (side == 0 ? "candidate" : "reference") + " has " +
+                 roundsText(roundsOf(side == 0 ? cr : rr)) + "; their ops are not paired");
         }
     }
     static std::vector<int32_t> roundsOf(const std::map<int32_t, std::vector<uint32_t>>& rounds) {
         std::vector<int32_t> out;
         for (const auto& [round, rows] : rounds) out.push_back(round);
         return out;
+    }
+    // "no rounds", "round 0", "rounds 0..4".
+    static std::string roundsText(const std::vector<int32_t>& rounds) {
+        if (rounds.empty()) return "no rounds";
+        return (rounds.size() == 1 ? "round " : "rounds ") + roundList(rounds);
     }
     // Sorted rounds as ranges: "5..16", "0, 2, 4..6", "none".
     static std::string roundList(const std::vector<int32_t>& rounds) {
@@ -795,7 +804,6 @@ private:
                 result_.ops.push_back(op);
             }
         }
-        unpairedRounds(rp, cp);
     }
 
     void pairTensors(uint32_t op, const uint32_t* refRows, uint32_t refCount,

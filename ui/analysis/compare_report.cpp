@@ -181,6 +181,9 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
             for (const auto& u : result.unpaired)
                 if (u.inReference == inReference && listed++ < 8)
                     out += "    " + result.describeUnpaired(u) + "\n";
+            if (listed == 0)
+                out += "    (none among the first " + std::to_string(result.unpaired.size()) +
+                       " listed)\n";
         }
         return out + notesOf(result);
     }

@@ -489,7 +489,11 @@ QString RunComparison::summary() const {
                 (r->unpairedOps == 1
                      ? tr("1 op execution is in one run only")
                      : tr("%1 op executions are in one run only")
-                           .arg(locale.toString(static_cast<qulonglong>(r->unpairedOps))));
+                           .arg(locale.toString(static_cast<qulonglong>(r->unpairedOps)))) +
+                tr(" (%1 in the reference, %2 in this run)")
+                    .arg(locale.toString(static_cast<qulonglong>(r->unpairedInReference)),
+                         locale.toString(
+                             static_cast<qulonglong>(r->unpairedOps - r->unpairedInReference)));
     // How the runs were paired, where it matters (a rank in one run only).
     for (const std::string& note : r->notes)
         text += QStringLiteral("; ") + QString::fromStdString(note);
