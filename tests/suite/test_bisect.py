@@ -5,6 +5,7 @@ it has already run."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import glob
 import json
+import os
 import unittest
 
 from suite_util import PYTHON, ProbeTestCase, model, probe
@@ -52,6 +53,11 @@ class Bisect(ProbeTestCase):
         self.assertEqual(json.loads(alone.stdout)["culprit_ops"], result["culprit_ops"])
         self.assertEqual(sorted(glob.glob(log + ".d/*.log")), runs)
         self.assertEqual(probe("bisect", "--resume", self.path("no-such.jsonl")).returncode, 66)
+        os.mkfifo(self.path("fifo.jsonl"))  # refused, not waited on
+        self.assertEqual(probe("bisect", "--resume", self.path("fifo.jsonl"), timeout=60).returncode, 66)
+        with open(self.path("list.jsonl"), "w") as f:
+            f.write("[1, 2]\n")
+        self.assertEqual(probe("bisect", "--resume", self.path("list.jsonl")).returncode, 66)
         other = probe("bisect", "--target-env", "BISECT_DTYPE=bfloat16", "--resume", log, "--", PYTHON, MODEL)
         self.assertEqual(other.returncode, 66, other.stderr)  # a log of another bisection
 
@@ -89,8 +95,10 @@ class Bisect(ProbeTestCase):
                      "function": "linear" if ":" in unit else "DecoderLayer", "target_dtypes": ["bfloat16"],
                      "error_alone": e, "removed": bisect._removed(target, e, floor)} for unit, e in errors.items()]
         self.assertAlmostEqual(culprits[0]["removed"], (target - 3.589e-03) / (target - floor))  # as documented
-        text = bisect.format_result({"target_error": target, "threshold": 1.85e-03, "culprit_layers": [],
+        layers = [{"unit": "layers.0", "kind": "module", "error_alone": 3.589e-03, "removed": culprits[0]["removed"]}]
+        text = bisect.format_result({"target_error": target, "threshold": 1.85e-03, "culprit_layers": layers,
                                      "culprit_ops": culprits, "culprits_kept_error": 1.846e-03, "log": "x.jsonl"})
+        self.assertIn("  layer layers.0: kept alone, error 3.589e-03 (makes it 2.9% worse alone)\n", text)
         self.assertIn("layers.0  [module layers.0 (DecoderLayer), bfloat16 in the target run]: error 3.589e-03, "
                       "makes it 2.9% worse alone", text)
         self.assertIn("lm_head:linear#0  [linear in lm_head, bfloat16 in the target run]: error 2.768e-03, "

@@ -41,6 +41,7 @@ import json
 import math
 import os
 import shlex
+import stat
 import subprocess
 import sys
 import time
@@ -103,11 +104,20 @@ class TrialLog:
 
     @staticmethod
     def read(path):
-        """The log's lines, its header first; ValueError when it is no probe bisect log."""
+        """The log's lines, its header first; ValueError when it is no probe bisect log (OSError
+        when it cannot be read; a FIFO is refused, not waited on)."""
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ValueError("%s: not a regular file; is it a probe bisect log?" % path)
         with open(path) as f:
-            lines = [json.loads(line) for line in f if line.strip()]
-        if not lines or lines[0].get("type") != "header":
+            try:
+                lines = [json.loads(line) for line in f if line.strip()]
+            except ValueError as exc:
+                raise ValueError("%s: not JSON lines (%s); is it a probe bisect log?" % (path, exc))
+        if not lines or not all(isinstance(line, dict) for line in lines) or lines[0].get("type") != "header":
             raise ValueError("%s: no header line; is it a probe bisect log?" % path)
+        for key in ("target_env", "reference_env"):
+            if not isinstance(lines[0].get(key) or {}, dict):
+                raise ValueError("%s: its header's %s is not an object; is it a probe bisect log?" % (path, key))
         return lines
 
     def __init__(self, path, header, resume):
@@ -151,7 +161,8 @@ class Bisector:
         self.work = self.log_path + ".d"
         os.makedirs(self.work, exist_ok=True)
         header = {"type": "header", "version": LOG_VERSION, "command": command, "target": options.target,
-                  "target_env": self.target_env, "reference_env": self.reference_env}
+                  "target_env": self.target_env, "reference_env": self.reference_env,
+                  "threshold": options.threshold}
         self.log = TrialLog(self.log_path, header, bool(options.resume))
         self.reference = None
         self.threshold = None
@@ -403,7 +414,7 @@ def _share(removed):
         return "makes it worse alone"
     if removed < -0.0005:
         return "makes it %.1f%% worse alone" % (-100 * removed)
-    return "removes %.1f%%" % (100 * max(removed, 0.0))
+    return "removes %.1f%% of the divergence" % (100 * max(removed, 0.0))
 
 
 def _finite_or_text(value):
@@ -441,7 +452,7 @@ def format_result(result):
         line += "; two reference runs differ by %s" % _fmt(result["reference_repeat_error"])
     lines = [line]
     for item in result.get("culprit_layers", []):
-        lines.append("  layer %s: kept alone, error %s (%s of the divergence)" % (
+        lines.append("  layer %s: kept alone, error %s (%s)" % (
             item["unit"], _fmt(item["error_alone"]), _share(item["removed"])))
     if result.get("culprit_ops"):
         lines.append("culprit ops (kept at reference precision, each alone):")
@@ -493,18 +504,22 @@ def main(argv=None):
         options = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_USAGE if exc.code else EXIT_OK
-    if options.resume and not command:
-        # The bisection the log records, as it was started: its program and precisions.
+    if options.resume:
+        # The bisection the log records, as it was started: what is not given again (its
+        # program, its precisions, its threshold) is taken from the log.
         try:
             header = TrialLog.read(options.resume)[0]
         except (OSError, ValueError) as exc:
             _say(str(exc))
             return EXIT_BAD_LOG
-        command = list(header.get("command") or [])
+        if not command:
+            command = list(header.get("command") or [])
         if not (options.target or options.target_env or options.reference_env):
             options.target = header.get("target")
             options.target_env = ["%s=%s" % kv for kv in (header.get("target_env") or {}).items()]
             options.reference_env = ["%s=%s" % kv for kv in (header.get("reference_env") or {}).items()]
+        if options.threshold is None and isinstance(header.get("threshold"), (int, float)):
+            options.threshold = float(header["threshold"])
     if not command:
         _say("no program to run: put it after --, e.g. %s --target autocast-bf16 -- /usr/bin/python3 model.py" %
              _command_name())
