@@ -865,7 +865,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         if (line.empty()) return;
         ++file.dataLines;
         // As a row without its end in the read is (below): whatever the read's size.
-        if (line.size() >= kMaxRowBytes) {
+        if (line.size() > kMaxRowBytes) {
             malformedLine(delta, path, file,
                           "longer than " + std::to_string(kMaxRowBytes) + " bytes");
             return;
@@ -922,7 +922,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         }
         const size_t lastNewline = buffer.rfind(lineEnd);
         if (lastNewline == std::string::npos || lastNewline < start) {
-            if (buffer.size() - start >= kMaxRowBytes) {
+            if (buffer.size() - start > kMaxRowBytes) {
                 skip(start);
                 ++file.lineNumber;
                 ++file.dataLines;

@@ -133,6 +133,7 @@ ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent)
     formBlocked_ =
         new QLabel(tr("The text is not a JSON object: fix it on the right to use the form."), this);
     formBlocked_->setWordWrap(true);
+    formBlocked_->setTextFormat(Qt::PlainText);  // it quotes the user's text
     formBlocked_->setStyleSheet(QStringLiteral("color: %1").arg(QLatin1String(kErrorColor)));
     auto* formBox = new QWidget(this);
     auto* formLayout = new QVBoxLayout(formBox);
