@@ -199,6 +199,9 @@ TEST(ApiConfig, SeedAndBooleans) {
     EXPECT_FALSE(parseOk(R"({"extra_info": false})").extraInfo);
     EXPECT_EQ(firstError(R"({"seed": -1})").key, "seed");
     EXPECT_EQ(firstError(R"({"seed": "1"})").key, "seed");
+    EXPECT_EQ(firstError(R"({"seed": 42.0})").problem,
+              "must be written as an integer (42, not 42.0)");
+    EXPECT_EQ(firstError(R"({"seed": -1})").problem, "-1 is not a valid seed");
     EXPECT_EQ(firstError(R"({"is_deterministic": "yes"})").key, "is_deterministic");
 }
 

@@ -220,7 +220,8 @@ TEST_F(ConfigEditorTest, CodeLevelFieldsAreJudgedAsYouType) {
         << editor_.issueLabel("rank")->text().toStdString();
     typeInto(editor_.field("rank"), "");
     typeInto(editor_.field("seed"), "abc");
-    EXPECT_TRUE(editor_.issueLabel("seed")->text().contains("is not a valid seed"));
+    EXPECT_TRUE(editor_.issueLabel("seed")->text().contains("must be a whole number"))
+        << editor_.issueLabel("seed")->text().toStdString();
     typeInto(editor_.field("seed"), "42");
     EXPECT_EQ(document_.value("seed"), 42);
     typeInto(editor_.field("dump_path"), "");

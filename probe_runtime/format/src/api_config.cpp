@@ -421,7 +421,9 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
             (std::string(key) == "rank" ? config.rank : config.step) = std::move(*expanded);
     }
     if (auto it = root.find("seed"); it != root.end()) {
-        if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > 4294967295LL)
+        if (!it->is_number_integer())
+            issue("seed", notWholeNumber(*it), "a whole number 0..4294967295");
+        else if (it->get<int64_t>() < 0 || it->get<int64_t>() > 4294967295LL)
             issue("seed", jsonSnippet(*it) + " is not a valid seed",
                   "a whole number 0..4294967295");
         else
@@ -510,7 +512,9 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         if (block != "overflow_check") continue;
         // msprobe's rule: a whole number, -1 or above 0.
         if (auto k = it->find("overflow_nums"); k != it->end()) {
-            if (!k->is_number_integer() || (k->get<int64_t>() < 1 && k->get<int64_t>() != -1))
+            if (!k->is_number_integer())
+                issue(prefix + "overflow_nums", notWholeNumber(*k), kAcceptedOverflowNums);
+            else if (k->get<int64_t>() < 1 && k->get<int64_t>() != -1)
                 issue(prefix + "overflow_nums", jsonSnippet(*k) + " is not a number of births",
                       kAcceptedOverflowNums);
             else
