@@ -30,6 +30,13 @@ std::string DumpBuilder::csvPath(int round) const {
     return roundDir(round) + "/statistic.csv";
 }
 
+void DumpBuilder::addLayerRound(int round, const std::vector<std::string>& children) {
+    for (size_t i = 0; i < children.size(); ++i)
+        addRow(round, "0_" + std::to_string(i), "L/" + children[i], "aten::" + children[i], true,
+               {static_cast<float>(i)});
+    addRow(round, "0", "L", "Layer", true, {9.0f});
+}
+
 void DumpBuilder::appendRaw(int round, const std::string& text, bool header) {
     format::makeDirectories(roundDir(round));
     const bool exists = format::fileExists(csvPath(round));

@@ -31,6 +31,9 @@ public:
                            const std::string& type, bool isOutput, std::vector<float> values = {},
                            std::vector<int64_t> dims = {},
                            std::optional<double> forceMax = std::nullopt);
+    // A round of layer "L" (id 0) whose children ran in this order: "L/<name>" of type
+    // "aten::<name>" at ids 0_0, 0_1, ... (an op shifted in a round lands on another's id).
+    void addLayerRound(int round, const std::vector<std::string>& children);
     // Appends raw text to a round's statistic.csv (creating it with its header when asked).
     void appendRaw(int round, const std::string& text, bool header = true);
     // A header-only .bin naming `alias` as the file with the data, at `path` relative to the round.

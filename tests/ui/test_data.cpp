@@ -738,10 +738,7 @@ TEST(DumpStore, WithARoundChosenSiblingsAreListedInTheOrderTheyRanThere) {
     test::DumpBuilder dump(dir.path());
     dump.setStatus("running");
     const auto layer = [&](int round, const std::vector<std::string>& children) {
-        for (size_t i = 0; i < children.size(); ++i)
-            dump.addRow(round, "0_" + std::to_string(i), "L/" + children[i], "aten::" + children[i],
-                        true, {static_cast<float>(i)});
-        dump.addRow(round, "0", "L", "Layer", true, {9.0f});
+        dump.addLayerRound(round, children);
     };
     layer(0, {"a", "b"});
     layer(1, {"a", "x", "y", "b"});
