@@ -1254,6 +1254,34 @@ TEST_F(SmallComparedPair, PlotsComparedWhileHiddenShowTheirAxisLabels) {
     for (double tick : ticks) EXPECT_EQ(tick, std::round(tick));
 }
 
+// The error plot names each kind of mark it shows at its edge (an error that is not finite), as
+// the statistics plots do: NaN/Inf ops sat on a band at the top with no legend entry.
+TEST_F(SmallComparedPair, TheErrorPlotsMarksAreNamedInItsLegend) {
+    ASSERT_TRUE(
+        waitFor([&] { return panel_->isVisible() && panel_->errorPlot()->graphCount() > 0; }));
+    QCustomPlot* plot = panel_->errorPlot();
+    plot->replot();
+    QStringList named;
+    for (int i = 0; i < plot->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i)))
+            named << item->plottable()->name();
+    const std::pair<QCPScatterStyle::ScatterShape, const char*> kinds[] = {
+        {QCPScatterStyle::ssCross, "NaN (at the edge)"},
+        {QCPScatterStyle::ssTriangle, "+Inf (at the edge)"},
+        {QCPScatterStyle::ssTriangleInverted, "-Inf (at the edge)"}};
+    int shownKinds = 0;
+    for (const auto& [shape, name] : kinds) {
+        bool shown = false;
+        for (int g = 0; g < plot->graphCount(); ++g)
+            shown = shown || (plot->graph(g)->scatterStyle().shape() == shape &&
+                              plot->graph(g)->dataCount() > 0);
+        shownKinds += shown ? 1 : 0;
+        EXPECT_EQ(named.count(name), shown ? 1 : 0)
+            << name << ": " << named.join(", ").toStdString();
+    }
+    EXPECT_GT(shownKinds, 0) << "the pair has an error that is not finite";
+}
+
 // The selected tensor in both runs: a value that is not finite in one run is drawn as the
 // statistics plot draws it, a mark at the plot's edge in that run's colour, and the other run's
 // values as points of their own (the plot was empty for an Inf against one finite reference).
@@ -1389,8 +1417,9 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
     EXPECT_FALSE(std::isfinite(s.y[at]));  // the overflow
 
     // Graphs: the line; matches, inherited, born here; the marks of each of those verdicts'
-    // errors that are not finite (NaN, +Inf, -Inf); the first divergence's ring.
-    ASSERT_EQ(plot->graphCount(), 1 + 3 + 3 * 3 + 1);
+    // errors that are not finite (NaN, +Inf, -Inf); the legend's key of each kind of mark; the
+    // first divergence's ring.
+    ASSERT_EQ(plot->graphCount(), 1 + 3 + 3 * 3 + 3 + 1);
     EXPECT_TRUE(plot->legend->visible());
     const double lower = plot->xAxis->range().lower;
     const double unitsPerPixel = plot->xAxis->range().size() / plot->axisRect()->width();

@@ -407,6 +407,7 @@ void ComparePanel::rebuildErrorPlot() {
     firstDivergenceLabel_ = nullptr;
     verdictDots_.clear();
     verdictMarks_.clear();
+    markKeys_ = {};
     ++errorPlotVersion_;
     const analysis::CompareResult* r = comparison_->result();
     errorPlot_->legend->setVisible(r != nullptr);  // not an empty box over an empty plot
@@ -433,6 +434,11 @@ void ComparePanel::rebuildErrorPlot() {
         for (int m = 0; m < 3; ++m)
             marks[m] = addNonFiniteMarkGraph(errorPlot_, static_cast<data::PlotSeries::Mark>(m), c);
         verdictMarks_.push_back(marks);
+    }
+    for (int m = 0; m < 3; ++m) {
+        const auto mark = static_cast<data::PlotSeries::Mark>(m);
+        markKeys_[m] = addNonFiniteMarkGraph(errorPlot_, mark, kNonFiniteMarkKeyColor);
+        markKeys_[m]->setName(nonFiniteMarkName(mark));
     }
     const double n = std::max(1.0, static_cast<double>(profile.series.x.size()));
     errorPlot_->xAxis->setRange(-0.5, n - 0.5);
@@ -620,9 +626,21 @@ void ComparePanel::resampleErrorPlot() {
         firstDivergenceLabel_->setPadding(roomLeft ? QMargins(0, 0, 10, 0) : QMargins(10, 0, 0, 0));
         firstDivergenceLabel_->position->setCoords(x, roomLeft ? 0.02 : 0.45);
     }
+    std::array<bool, 3> shown{};
     for (int k = 0; k < kinds; ++k) {
         verdictDots_[k]->setData(dotX[k], dotY[k], true);
-        for (int m = 0; m < 3; ++m) verdictMarks_[k][m]->setData(markX[k][m], markY[k][m], true);
+        for (int m = 0; m < 3; ++m) {
+            verdictMarks_[k][m]->setData(markX[k][m], markY[k][m], true);
+            shown[m] = shown[m] || !markX[k][m].isEmpty();
+        }
+    }
+    // A kind of mark named while some show (an Inf's triangle at the edge read as a value there).
+    for (int m = 0; m < 3; ++m) {
+        if (!markKeys_[m]) continue;
+        if (shown[m] && !errorPlot_->legend->hasItemWithPlottable(markKeys_[m]))
+            markKeys_[m]->addToLegend();
+        else if (!shown[m])
+            markKeys_[m]->removeFromLegend();
     }
 }
 

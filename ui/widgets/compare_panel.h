@@ -112,6 +112,8 @@ private:
     // Per verdict of verdictDots_, its ops whose error is not finite: marks at the plot's edge
     // (by PlotSeries::Mark), as the statistics plot draws such values.
     std::vector<std::array<QCPGraph*, 3>> verdictMarks_;
+    // The legend's key of each kind of mark (NaN, +Inf, -Inf), listed while marks of it show.
+    std::array<QCPGraph*, 3> markKeys_{};
     QCPGraph* firstDivergence_ = nullptr;
     QCPItemText* firstDivergenceLabel_ = nullptr;  // placed as the plot is laid out
     // What the graphs were resampled for: the plot's rebuild, the range and the width.
