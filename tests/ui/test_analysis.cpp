@@ -22,6 +22,8 @@
 
 #include "analysis/atb_dump.h"
 #include "analysis/atb_dump_reader.h"
+#include "analysis/compare.h"
+#include "analysis/compare_report.h"
 #include "analysis/dump_reader.h"
 #include "analysis/key_table.h"
 #include "analysis/msprobe_dump.h"
@@ -1704,6 +1706,49 @@ TEST(HostileDump, ARowWithoutEndIsSkippedNotBuffered) {
 // A whole row over the limit (a 1.1 MB and a 3 MB op name, their line ends in the same read)
 // is skipped as one without its end is: the limit held only for a read that found no line end,
 // and the 3 MB name reached the op tree.
+// Two ranks, the reference's rank 0 with 101 rounds the candidate lacks (5,151 executions, past
+// the 5,000 listed): rank 1's op of one run only, just before its first divergence, is still
+// named. Rank 0's extra rounds were listed before rank 1's paired rounds and cut them off, and
+// no op was named for any divergence.
+TEST(CompareRanks, OpsJustBeforeADivergenceAreNamedWhenAnotherRankHasRoundsOfOneRunOnly) {
+    test::TempDir dir("ui-analysis");
+    const auto write = [&](const std::string& name, bool candidate) {
+        test::DumpBuilder rank0(dir.path() + "/" + name, "0_777");
+        for (int round = 0; round < (candidate ? 1 : 102); ++round) {
+            for (int i = 0; i < (round == 0 ? 1 : 50); ++i)
+                rank0.addRow(round, "0_" + std::to_string(i), "L/x" + std::to_string(i), "aten::x",
+                             true, {static_cast<float>(i)});
+            rank0.addRow(round, "0", "L", "Layer", true, {9.0f});
+        }
+        test::DumpBuilder rank1(dir.path() + "/" + name, "1_778");
+        rank1.addRow(0, "0_0", "L/fc", "aten::fc", true, {1.0f});
+        if (candidate) rank1.addRow(0, "0_1", "L/p", "aten::p", true, {2.0f});
+        const std::string add = candidate ? "0_2" : "0_1";
+        rank1.addRow(0, add, "L/add", "aten::add", false, {candidate ? 9.0f : -1.0f});
+        rank1.addRow(0, add, "L/add", "aten::add", true, {7.0f});
+        rank1.addRow(0, "0", "L", "Layer", true, {9.0f});
+        rank0.setStatus("complete");
+        return rank0.root();
+    };
+    const std::string referencePath = write("reference", false),
+                      candidatePath = write("candidate", true);
+    auto reader = open(referencePath);
+    const DumpIndex reference = readAll(*reader);
+    reader = open(candidatePath);
+    const DumpIndex candidate = readAll(*reader);
+    ASSERT_EQ(reference.processCount(), 2u);
+    const auto result = analysis::compareDumps(reference, candidate, {});
+    const std::string report = analysis::formatCompareReport(result);
+    ASSERT_GT(result.unpairedOps, result.unpaired.size()) << "the list is cut, as the test needs";
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(reference.op(result.ops[*result.firstBornHere].referenceOp).namePath, "L/add");
+    EXPECT_FALSE(result.unpairedCutInPairedRound);
+    EXPECT_NE(report.find("  ops that ran in one run only, just before it:\n"
+                          "    candidate round 0  1_778  L/p (aten::p)"),
+              std::string::npos)
+        << report;
+}
+
 TEST(HostileDump, EveryRowOverTheLimitIsSkipped) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());
