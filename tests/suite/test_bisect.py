@@ -6,6 +6,7 @@ it has already run."""
 import glob
 import json
 import os
+import shutil
 import unittest
 
 from suite_util import PYTHON, ProbeTestCase, model, probe
@@ -25,7 +26,11 @@ class Bisect(ProbeTestCase):
 
     def test_the_cancelling_projection_is_found_under_autocast_and_a_resume_reruns_nothing(self):
         log = self.path("bisect.jsonl")
-        result, progress = self.bisect("--target", "autocast-bf16", "--log", log)
+        shutil.copy(MODEL, self.path("model.py"))
+        result = probe("bisect", "--json", "--target", "autocast-bf16", "--log", log, "--", PYTHON, "model.py",
+                       cwd=self.dir)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        result, progress = json.loads(result.stdout), result.stderr
         self.assertGreater(result["target_error"], 0.5)  # the projection's output is noise in bfloat16
         self.assertEqual([c["unit"] for c in result["culprit_layers"]], ["layers.2"])
         self.assertEqual([c["unit"] for c in result["culprit_ops"]], ["layers.2.proj:linear#0"])
@@ -42,7 +47,10 @@ class Bisect(ProbeTestCase):
         self.assertTrue(all(not t["passed"] for t in trials if t["keep_modules"] == [] and t["keep_ops"] == []))
         self.assertIn("trial", progress)
         runs = sorted(glob.glob(log + ".d/*.log"))
-        resumed, progress = self.bisect("--target", "autocast-bf16", "--resume", log)
+        resumed = probe("bisect", "--json", "--target", "autocast-bf16", "--resume", log, "--", PYTHON, "model.py",
+                        cwd=self.dir)
+        self.assertEqual(resumed.returncode, 0, resumed.stdout + resumed.stderr)
+        resumed, progress = json.loads(resumed.stdout), resumed.stderr
         self.assertEqual(sorted(glob.glob(log + ".d/*.log")), runs)  # no program run again
         self.assertEqual(self.trials(log), trials)
         self.assertEqual(resumed["culprit_ops"], result["culprit_ops"])
@@ -52,13 +60,23 @@ class Bisect(ProbeTestCase):
         self.assertEqual(alone.returncode, 0, alone.stdout + alone.stderr)
         self.assertEqual(json.loads(alone.stdout)["culprit_ops"], result["culprit_ops"])
         self.assertEqual(sorted(glob.glob(log + ".d/*.log")), runs)
+        # Resumed from elsewhere with trials left to run: the program (named relative to where the
+        # bisection started) runs there.
+        cut = self.path("cut.jsonl")
+        with open(log) as f, open(cut, "w") as out:
+            out.writelines(f.readlines()[:-3])
+        elsewhere = probe("bisect", "--json", "--resume", cut, cwd="/")
+        self.assertEqual(elsewhere.returncode, 0, elsewhere.stdout + elsewhere.stderr)
+        self.assertEqual(json.loads(elsewhere.stdout)["culprit_ops"], result["culprit_ops"])
+        self.assertIn("runs in %s, where it was started" % self.dir, elsewhere.stderr)
         self.assertEqual(probe("bisect", "--resume", self.path("no-such.jsonl")).returncode, 66)
         os.mkfifo(self.path("fifo.jsonl"))  # refused, not waited on
         self.assertEqual(probe("bisect", "--resume", self.path("fifo.jsonl"), timeout=60).returncode, 66)
         with open(self.path("list.jsonl"), "w") as f:
             f.write("[1, 2]\n")
         self.assertEqual(probe("bisect", "--resume", self.path("list.jsonl")).returncode, 66)
-        other = probe("bisect", "--target-env", "BISECT_DTYPE=bfloat16", "--resume", log, "--", PYTHON, MODEL)
+        other = probe("bisect", "--target-env", "BISECT_DTYPE=bfloat16", "--resume", log, "--", PYTHON, "model.py",
+                      cwd=self.dir)
         self.assertEqual(other.returncode, 66, other.stderr)  # a log of another bisection
 
     def test_a_program_taking_its_dtype_from_the_environment_has_the_cancelling_layer_as_culprit(self):

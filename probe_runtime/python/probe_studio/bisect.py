@@ -160,9 +160,12 @@ class Bisector:
                                         time.strftime("%Y%m%d_%H%M%S"))
         self.work = self.log_path + ".d"
         os.makedirs(self.work, exist_ok=True)
+        # Where the program runs: where a resumed bisection's program was started, when it came from
+        # the log (a relative path in its command names a file there).
+        self.cwd = getattr(options, "program_cwd", None)
         header = {"type": "header", "version": LOG_VERSION, "command": command, "target": options.target,
                   "target_env": self.target_env, "reference_env": self.reference_env,
-                  "threshold": options.threshold}
+                  "threshold": options.threshold, "cwd": self.cwd or os.getcwd()}
         self.log = TrialLog(self.log_path, header, bool(options.resume))
         self.reference = None
         self.threshold = None
@@ -194,7 +197,7 @@ class Bisector:
         with open(program_log, "w") as log:
             try:
                 code = subprocess.run(self.command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL).returncode
+                                      stdin=subprocess.DEVNULL, cwd=self.cwd).returncode
             except OSError as exc:
                 log.write("cannot run: %s\n" % exc)
                 code = 127
@@ -514,6 +517,10 @@ def main(argv=None):
             return EXIT_BAD_LOG
         if not command:
             command = list(header.get("command") or [])
+            where = header.get("cwd")
+            if isinstance(where, str) and os.path.isdir(where) and os.path.realpath(where) != os.getcwd():
+                options.program_cwd = where
+                _say("the log's program runs in %s, where it was started" % where)
         if not (options.target or options.target_env or options.reference_env):
             options.target = header.get("target")
             options.target_env = ["%s=%s" % kv for kv in (header.get("target_env") or {}).items()]
