@@ -1089,6 +1089,17 @@ TEST(DumpReader, ExplainsWhatIsNotADump) {
         << error;
     EXPECT_FALSE(analysis::openDumpReader("/dev/zero", &error));
     EXPECT_EQ(error, "/dev/zero is a character device; open the dump's folder");
+    // A folder whose atb_dump_data is no folder says what it is (a link to itself read as no
+    // dump at all).
+    format::makeDirectories(dir / "linked");
+    ASSERT_EQ(::symlink("atb_dump_data", (dir / "linked/atb_dump_data").c_str()), 0);
+    EXPECT_FALSE(analysis::openDumpReader(dir / "linked", &error));
+    EXPECT_NE(error.find("holds no dump"), std::string::npos) << error;
+    EXPECT_NE(error.find("linked/atb_dump_data is a symbolic link that cannot be followed"),
+              std::string::npos)
+        << error;
+    EXPECT_FALSE(analysis::openDumpReader(dir.path(), &error));  // nothing by that name
+    EXPECT_EQ(error.find("atb_dump_data is"), std::string::npos) << error;
 }
 
 TEST(DumpIndex, ProfileListsOpsOfARoundInExecutionOrder) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/dump_reader.h"
 
+#include <sys/stat.h>
+
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -26,11 +28,17 @@ std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string*
     }
     if (auto root = findAtbDumpRoot(path)) return std::make_unique<AtbDumpReader>(*root);
     if (auto root = findMsprobeDumpRoot(path)) return std::make_unique<MsprobeDumpReader>(*root);
-    if (error)
+    if (error) {
         *error =
             path +
             " holds no dump: expected an atb_dump_data folder (written by probe run or the load "
             "script) or step<N>/rank<R> folders (written by PrecisionDebugger)";
+        // One by that name that is no folder is said (a link to itself read as no dump at all).
+        const std::string named = path + "/atb_dump_data";
+        struct stat entry {};
+        if (::lstat(named.c_str(), &entry) == 0 && !format::isDirectory(named))
+            *error += "; " + named + " " + format::whatIsThere(named);
+    }
     return nullptr;
 }
 
