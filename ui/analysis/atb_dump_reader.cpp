@@ -846,6 +846,10 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
     const uint32_t process = index_.processIndex(delta, devicePid);
     uint64_t consumed = 0;
     uint64_t chunk = std::min<uint64_t>(kMaxReadChunk, std::max<uint64_t>(budget, 64u << 10));
+    // A row over the limit, whole in the read or not: skipped, said with its line number.
+    const auto rowTooLong = [&] {
+        malformedLine(delta, path, file, "longer than " + std::to_string(kMaxRowBytes) + " bytes");
+    };
     // `parsed`: the line parsed ahead (on another thread), or null to parse it here.
     auto handleLine = [&](std::string_view line, uint64_t lineOffset, const ParsedLine* parsed) {
         ++file.lineNumber;
@@ -866,8 +870,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
         ++file.dataLines;
         // As a row without its end in the read is (below): whatever the read's size.
         if (line.size() > kMaxRowBytes) {
-            malformedLine(delta, path, file,
-                          "longer than " + std::to_string(kMaxRowBytes) + " bytes");
+            rowTooLong();
             return;
         }
         if (parsed && !parsed->deferred) {
@@ -926,8 +929,7 @@ uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devi
                 skip(start);
                 ++file.lineNumber;
                 ++file.dataLines;
-                malformedLine(delta, path, file,
-                              "longer than " + std::to_string(kMaxRowBytes) + " bytes");
+                rowTooLong();
                 file.headerChecked = true;
                 file.skippingLongRow = true;
                 skip(buffer.size() - start);

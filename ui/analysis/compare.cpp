@@ -612,13 +612,9 @@ private:
                  (side == 0 ? "reference" : "candidate") + " only" +
                  (several ? " (process " + index.process(process).key + ")" : std::string()) +
                  ": the " + (side == 0 ? "candidate" : "reference") + " has " +
-                 roundsText(roundsOf(side == 0 ? cr : rr)) + "; their ops are not paired");
+                 roundsText(side == 0 ? cand_.rounds(cp) : ref_.rounds(rp)) +
+                 "; their ops are not paired");
         }
-    }
-    static std::vector<int32_t> roundsOf(const std::map<int32_t, std::vector<uint32_t>>& rounds) {
-        std::vector<int32_t> out;
-        for (const auto& [round, rows] : rounds) out.push_back(round);
-        return out;
     }
     // "no rounds", "round 0", "rounds 0..4".
     static std::string roundsText(const std::vector<int32_t>& rounds) {

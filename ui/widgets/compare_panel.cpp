@@ -435,11 +435,8 @@ void ComparePanel::rebuildErrorPlot() {
             marks[m] = addNonFiniteMarkGraph(errorPlot_, static_cast<data::PlotSeries::Mark>(m), c);
         verdictMarks_.push_back(marks);
     }
-    for (int m = 0; m < 3; ++m) {
-        const auto mark = static_cast<data::PlotSeries::Mark>(m);
-        markKeys_[m] = addNonFiniteMarkGraph(errorPlot_, mark, kNonFiniteMarkKeyColor);
-        markKeys_[m]->setName(nonFiniteMarkName(mark));
-    }
+    for (int m = 0; m < 3; ++m)
+        markKeys_[m] = addNonFiniteMarkKey(errorPlot_, static_cast<data::PlotSeries::Mark>(m));
     const double n = std::max(1.0, static_cast<double>(profile.series.x.size()));
     errorPlot_->xAxis->setRange(-0.5, n - 0.5);
     QCPRange errors = fitted({profile.series.y});

@@ -46,6 +46,12 @@ QString nonFiniteMarkName(data::PlotSeries::Mark mark) {
     return {};
 }
 
+QCPGraph* addNonFiniteMarkKey(QCustomPlot* plot, data::PlotSeries::Mark mark) {
+    QCPGraph* key = addNonFiniteMarkGraph(plot, mark, kNonFiniteMarkKeyColor);
+    key->setName(nonFiniteMarkName(mark));
+    return key;
+}
+
 void listNonFiniteMarkKeysLast(QCustomPlot* plot) {
     QCPLegend* legend = plot->legend;
     QList<QCPAbstractLegendItem*> keys;
@@ -79,11 +85,7 @@ void NonFiniteMarks::add(QCustomPlot* plot, const data::PlotSeries& series, cons
         for (int i = 0; i < plot->legend->itemCount() && !listed; ++i)
             if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i)))
                 listed = item->plottable()->name() == name;
-        if (!listed) {
-            QCPGraph* key = addNonFiniteMarkGraph(plot, mark, kNonFiniteMarkKeyColor);
-            key->setName(name);
-            key->addToLegend();
-        }
+        if (!listed) addNonFiniteMarkKey(plot, mark)->addToLegend();
     }
 }
 

@@ -37,6 +37,9 @@ QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
 
 // The legend's name of a kind of mark: "NaN (at the edge)", "+Inf (…)", "-Inf (…)".
 QString nonFiniteMarkName(data::PlotSeries::Mark mark);
+// The legend's key of a kind of mark: a graph without data, named so, in kNonFiniteMarkKeyColor,
+// out of the legend until added to it.
+QCPGraph* addNonFiniteMarkKey(QCustomPlot* plot, data::PlotSeries::Mark mark);
 
 // Moves the legend's keys of the marks (NaN, +Inf, -Inf) after the series, which a plot adds
 // in turn, each series' marks with it.
