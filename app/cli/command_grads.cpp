@@ -9,6 +9,7 @@
 #include "command_line.h"
 #include "commands.h"
 #include "exit_codes.h"
+#include "probe/format/json_input.h"
 
 namespace probe::cli {
 namespace {
@@ -68,7 +69,7 @@ int runGradsCommand(const Args& args) {
     std::string error;
     auto data = analysis::readGradMonitor(dir, &error);
     if (!data) {
-        std::fprintf(stderr, "probe grads: %s\n", error.c_str());
+        std::fprintf(stderr, "probe grads: %s\n", format::printableText(error, 4096).c_str());
         return kExitConfigUnreadable;
     }
     const auto findings = analysis::analyzeGradients(*data, thresholds);
@@ -78,7 +79,8 @@ int runGradsCommand(const Args& args) {
         size_t samples = 0;
         for (const auto& s : data->series) samples += s.samples.size();
         std::printf("gradients: %zu parameter(s), %zu sample(s) in %zu file(s) below %s\n",
-                    data->series.size(), samples, data->files.size(), dir.c_str());
+                    data->series.size(), samples, data->files.size(),
+                    format::printableText(dir, 4096).c_str());
         size_t shown = 0;
         for (const auto& f : findings) {
             if (static_cast<double>(shown) >= maxLines) break;
@@ -93,7 +95,8 @@ int runGradsCommand(const Args& args) {
                             ? "  no NaN, spike, vanishing or exploding gradient\n"
                             : "  no NaN, spike, vanishing or exploding gradient in what could be "
                               "read (see the problems)\n");
-        for (const auto& p : data->problems) std::printf("  problem: %s\n", p.c_str());
+        for (const auto& p : data->problems)
+            std::printf("  problem: %s\n", format::printableText(p, 4096).c_str());
     }
     return findings.empty() && data->problems.empty() ? kExitOk : kExitFailure;
 }

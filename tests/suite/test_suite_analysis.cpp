@@ -270,6 +270,39 @@ TEST(GradMonitor, ReadsBigFilesLineByLineAndSaysWhatItSkipped) {
         << problems;
 }
 
+// A value that is no number was taken as none ("nans" of "abc": no NaN said), a folder named
+// like a monitor file went unsaid, a file that could not be opened was counted as read, and a
+// name that is no text reached the terminal raw (found by a new user's hostile-input pass).
+TEST(GradMonitor, ValuesThatAreNoNumbersAndFilesThatAreNoneAreSaid) {
+    test::TempDir dir;
+    writeMonitor(dir / "rank0/grad_reduced_0-9.csv",
+                 "0,w,0,1,1,-1,0,abc\n0,w,1,abc,1,-1,0,0\n0,w,2,1,1,-1,0,-2\n0,w,3,1,1,-1,0,0\n"
+                 "0,w,4,1,1,-1,0,\n0,b\xff\xfe,0,nan,1,-1,0,\n");
+    makeDirs(dir / "rank1/grad_reduced_0-9.csv");
+    const std::string pipe = dir / "rank0/grad_reduced_1-9.csv";
+    ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+    std::string error;
+    const auto data = readGradMonitor(dir.path(), &error);
+    ASSERT_TRUE(data) << error;
+    EXPECT_EQ(data->files, std::vector<std::string>{dir / "rank0/grad_reduced_0-9.csv"});
+    ASSERT_EQ(data->series.size(), 2u);
+    std::vector<int64_t> steps;
+    for (const auto& sample : data->series[0].samples) steps.push_back(sample.step);
+    EXPECT_EQ(steps, (std::vector<int64_t>{3, 4}));  // an empty nans is one not monitored
+    std::string problems;
+    for (const auto& p : data->problems) problems += p + "\n";
+    for (const std::string expected :
+         {"grad_reduced_0-9.csv: line 2: nans abc is not a number",
+          "grad_reduced_0-9.csv: line 3: norm abc is not a number",
+          "grad_reduced_0-9.csv: line 4: nans -2 is not a whole number ≥ 0",
+          "rank1/grad_reduced_0-9.csv: a folder, not a monitor file",
+          "rank0/grad_reduced_1-9.csv: is a named pipe (FIFO)"})
+        EXPECT_NE(problems.find(expected), std::string::npos) << expected << "\n" << problems;
+    const auto findings = analyzeGradients(*data, GradThresholds{});
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_EQ(formatGradFinding(findings[0]), "step 0  rank0  b\\xFF\\xFE: nan, norm=nan");
+}
+
 TEST(GradMonitor, ReadsMsprobeMonitorFoldersAndSaysWhenThereIsNothing) {
     test::TempDir dir;
     // msprobe: <time>-rank<R>-<id>/grad_reduced_<a>-<b>.csv, ops in the order configured.

@@ -18,6 +18,7 @@
 
 #include "probe/format/config_issue.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 
 namespace probe::analysis {
 namespace {
@@ -40,6 +41,9 @@ void findCsvFiles(const std::string& dir, int depth, std::vector<std::string>& o
     if (depth >= kMaxDepth) return;
     for (const auto& entry : entries) {
         if (!entry.isDirectory) continue;
+        // Looked into like any folder, but said: the file the name promises is not there.
+        if (isGradCsv(entry.name))
+            problems.push_back(dir + "/" + entry.name + ": a folder, not a monitor file");
         if (entry.isLink)
             problems.push_back(dir + "/" + entry.name + ": a link to a folder, not followed");
         else
@@ -54,14 +58,15 @@ void findCsvFiles(const std::string& dir, int depth, std::vector<std::string>& o
 // file that cannot be read.
 constexpr size_t kMaxLineBytes = size_t{1} << 20;
 constexpr uint64_t kMaxCsvBytes = uint64_t{1} << 40;
+// False when the file could not be opened (said in `problems`).
 template <typename OnLine>
-void forEachLine(const std::string& path, OnLine onLine, std::vector<std::string>& problems) {
+bool forEachLine(const std::string& path, OnLine onLine, std::vector<std::string>& problems) {
     uint64_t size = 0;
     std::string error;
     const int fd = format::openRegularFile(path, kMaxCsvBytes, &size, &error);
     if (fd < 0) {
         problems.push_back(path + ": " + error);
-        return;
+        return false;
     }
     std::vector<char> chunk(size_t{1} << 20);
     std::string pending;
@@ -102,6 +107,7 @@ void forEachLine(const std::string& path, OnLine onLine, std::vector<std::string
     if (ok && !pending.empty())
         problems.push_back(path + ": line " + std::to_string(number + 1) +
                            ": cut short (no end of line), skipped");
+    return true;
 }
 
 // "rank3" from the nearest directory whose name holds rank<digits>.
@@ -217,9 +223,10 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
         return std::nullopt;
     }
     GradMonitorData data;
-    findCsvFiles(dir, 0, data.files, data.problems);
-    std::sort(data.files.begin(), data.files.end());
-    if (data.files.empty()) {
+    std::vector<std::string> found;
+    findCsvFiles(dir, 0, found, data.problems);
+    std::sort(found.begin(), found.end());
+    if (found.empty()) {
         if (error)
             *error = dir +
                      " holds no grad_reduced_*.csv (written by "
@@ -234,13 +241,13 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
         if (data.problems.size() < kMaxLineProblems)
             data.problems.push_back(path + ": line " + std::to_string(number) + ": " + what);
     };
-    for (const auto& path : data.files) {
+    for (const auto& path : found) {
         std::vector<std::string> header;
         int nameColumn = -1, stepColumn = -1, vppColumn = -1, normColumn = -1, maxColumn = -1,
             minColumn = -1, meanColumn = -1, nansColumn = -1;
         bool usable = true;
         const std::string rank = rankOf(path, dir);
-        forEachLine(
+        const bool opened = forEachLine(
             path,
             [&](const std::string& line, int64_t number) {
                 if (!usable) return;
@@ -297,20 +304,39 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
                 }
                 GradSample sample;
                 sample.step = static_cast<int64_t>(*step);
-                if (auto v = parseNumber(field(normColumn))) {
-                    sample.norm = *v;
-                    sample.hasNorm = true;
+                // An empty value is one not monitored; any other must be a number (a NaN count
+                // of "abc" was taken as none).
+                bool valuesRead = true;
+                auto value = [&](int c, const char* column, double& to) {
+                    const std::string text = field(c);
+                    if (text.empty() || !valuesRead) return false;
+                    const auto v = parseNumber(text);
+                    if (!v) {
+                        lineProblem(path, number,
+                                    std::string(column) + " " + text + " is not a number");
+                        valuesRead = false;
+                        return false;
+                    }
+                    to = *v;
+                    return true;
+                };
+                sample.hasNorm = value(normColumn, "norm", sample.norm);
+                value(maxColumn, "max", sample.max);
+                value(minColumn, "min", sample.min);
+                value(meanColumn, "mean", sample.mean);
+                if (value(nansColumn, "nans", sample.nans) && !isCount(sample.nans)) {
+                    lineProblem(path, number,
+                                "nans " + field(nansColumn) + " is not a whole number ≥ 0");
+                    valuesRead = false;
                 }
-                if (auto v = parseNumber(field(maxColumn))) sample.max = *v;
-                if (auto v = parseNumber(field(minColumn))) sample.min = *v;
-                if (auto v = parseNumber(field(meanColumn))) sample.mean = *v;
-                if (auto v = parseNumber(field(nansColumn))) sample.nans = *v;
+                if (!valuesRead) return;
                 const std::string key = rank + '\x1f' + name;
                 auto [it, inserted] = seriesOf.try_emplace(key, data.series.size());
                 if (inserted) data.series.push_back(GradSeries{rank, name, {}});
                 data.series[it->second].samples.push_back(sample);
             },
             data.problems);
+        if (opened) data.files.push_back(path);
     }
     for (auto& s : data.series)
         std::stable_sort(s.samples.begin(), s.samples.end(),
@@ -384,7 +410,9 @@ std::vector<GradFinding> analyzeGradients(const GradMonitorData& data, const Gra
 }
 
 std::string formatGradFinding(const GradFinding& f) {
-    std::string out = "step " + std::to_string(f.step) + "  " + f.rank + "  " + f.parameter + ": " +
+    // Names come from the files: bytes that are no text are shown as \xNN, not sent raw.
+    std::string out = "step " + std::to_string(f.step) + "  " + format::printableText(f.rank) +
+                      "  " + format::printableText(f.parameter) + ": " +
                       gradFindingKindName(f.kind);
     switch (f.kind) {
         case GradFinding::Kind::Nan:
