@@ -1448,6 +1448,8 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
     // one naming itself, as filter_level 2 keeps no data (not a problem).
     const auto dangling = headerOnlyInput("2_5", "view", "9_outtensor0.bin");
     const auto noData = headerOnlyInput("2_6", "neg", "intensor0.bin");
+    // And one naming itself as its own first copy, by its op's id: a damaged dump (said).
+    const auto selfCopy = headerOnlyInput("2_8", "mul", "2_8_intensor0.bin");
     // A row whose file holds another tensor than its shape says (3 elements, not 4).
     format::StatRow replaced = mm;
     replaced.opId = "2_7";
@@ -1462,7 +1464,7 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
     {
         auto reader = open(dump.root());
         const DumpIndex index = readAll(*reader);
-        ASSERT_EQ(index.rowCount(), 8u);
+        ASSERT_EQ(index.rowCount(), 9u);
         for (uint32_t r = 0; r < index.rowCount(); ++r) EXPECT_EQ(index.row(r).present, 0u);
         EXPECT_EQ(index.rowsWithStatisticsFromData(), 0u);
     }
@@ -1480,8 +1482,8 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
         index.apply(std::move(delta));
         if (pendingAfterEachPoll.back() == 0) break;
     }
-    ASSERT_EQ(index.rowCount(), 8u);
-    EXPECT_EQ(pendingAfterEachPoll, (std::vector<uint64_t>{8, 7, 6, 5, 4, 3, 2, 1, 0}));
+    ASSERT_EQ(index.rowCount(), 9u);
+    EXPECT_EQ(pendingAfterEachPoll, (std::vector<uint64_t>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
     EXPECT_EQ(index.rowsAwaitingStatistics(), 0u);
     EXPECT_EQ(index.rowsWithStatisticsFromData(), 4u);
 
@@ -1530,12 +1532,17 @@ TEST(AtbReader, StatisticsADumpLeftOutComeFromItsTensorFilesWhenAsked) {
                                               "not among the tensors of its round"))
         << problems(index);
     EXPECT_FALSE(anyProblemContains(index, noData.tensorPath)) << problems(index);
+    EXPECT_EQ(index.row(rowOf("2_8", 0)).present, 0u);
+    EXPECT_TRUE(anyProblemContains(index, selfCopy.tensorPath +
+                                              " names itself (2_8_intensor0.bin) as the first "
+                                              "copy of its data, but holds a header only"))
+        << problems(index);
     // The file of another shape: said, no statistics of another tensor given to the row.
     EXPECT_EQ(index.row(rowOf("2_7", 0)).present, 0u);
     EXPECT_TRUE(
         anyProblemContains(index, mm.tensorPath + ": holds 3 elements, where its row says shape 4"))
         << problems(index);
-    EXPECT_EQ(index.problems().size(), 3u) << problems(index);
+    EXPECT_EQ(index.problems().size(), 4u) << problems(index);
 }
 
 // An overflow in a task tensor dump: `probe overflow` finds it in the files; the app, which

@@ -1090,6 +1090,26 @@ TEST(TensorDocument, FollowsDeduplicatedFilesAndReportsBrokenOnes) {
     EXPECT_TRUE(document.note().contains("De-duplicated")) << document.note().toStdString();
     EXPECT_EQ(document.tensor()->at(3), 4.0);
 
+    // A header-only file naming itself as its first copy (a damaged dump): it showed as an empty
+    // heatmap. Now a message, and no tensor to draw.
+    format::StatRow third = second;
+    third.opId = "2_3";
+    third.opName = "layer/mul";
+    third.tensorPath =
+        dump.writeAliasBin(0, "2_3_mul/before/intensor0.bin", "2_3_intensor0.bin", {2, 2});
+    dump.appendRaw(0, format::formatStatRow(third));
+    Session again;
+    ASSERT_TRUE(again.open(dir.path()));
+    const auto& index = again.store.index();
+    const uint32_t selfRow = index.slotRow(index.op(index.findOp(0, "2_3")).tensorSlots[0], 0);
+    QSignalSpy selfFailed(&document, &data::TensorDocument::failed);
+    document.open(QString::fromStdString(third.tensorPath), [&](const QString& alias) {
+        return QString::fromStdString(index.resolveTensorAlias(selfRow, alias.toStdString()));
+    });
+    ASSERT_TRUE(waitFor([&] { return selfFailed.count() > 0; }));
+    EXPECT_TRUE(document.error().contains("names itself")) << document.error().toStdString();
+    EXPECT_FALSE(document.tensor());
+
     // A truncated file: a message, no tensor.
     std::string bytes = test::readFile(first.tensorPath);
     test::writeFile(dir / "cut.bin", bytes.substr(0, bytes.size() - 3));

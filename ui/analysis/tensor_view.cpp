@@ -177,8 +177,15 @@ namespace {
 std::string dataFileOf(const std::string& path, const std::string& alias, bool followAlias,
                        std::string* error) {
     if (!followAlias) return {};
+    if (alias == format::fileNameOf(path)) return {};
     const std::string first = findFirstCopy(path, alias);
-    if (first == path || alias == format::fileNameOf(path)) return {};
+    if (first == path) {
+        if (error)
+            *error =
+                path + " names itself (" + alias +
+                ") as the first copy of its data, but holds a header only: the dump is damaged";
+        return {};
+    }
     if (first.empty() && error)
         *error = path + ": its data is to be in " + alias +
                  ", which is not among the tensors of its round";

@@ -75,25 +75,41 @@ void TensorDocument::startLoad(const QString& path, const QString& aliasData) {
     }));
 }
 
+void TensorDocument::fail(const QString& error) {
+    loading_ = false;
+    error_ = error;
+    tensor_.reset();
+    histogram_ = {};
+    geometry_ = {};
+    image_ = {};
+    emit failed(error_);
+}
+
 void TensorDocument::finishLoad(quint64 request, const std::shared_ptr<LoadResult>& result) {
     if (request != loadRequest_) return;  // a newer open() superseded this one
     if (!result->tensor) {
-        loading_ = false;
-        error_ = result->error;
-        tensor_.reset();
-        histogram_ = {};
-        geometry_ = {};
-        image_ = {};
-        emit failed(error_);
+        fail(result->error);
         return;
     }
     const auto& header = result->tensor->header;
+    // Its first copy could not be read (or is itself header-only): nothing to draw, only why.
+    if (header.headerOnly() && result->tensor->bytes.empty() && !result->error.isEmpty()) {
+        fail(result->error);
+        return;
+    }
     // A header-only file: either a later appearance of data written before (load that copy),
     // or a kernel-level tensor skipped by filter_level 2 (it names itself).
     if (header.headerOnly() && result->tensor->bytes.empty() && result->error.isEmpty()) {
         const QString alias = QString::fromStdString(header.alias);
         if (alias != QFileInfo(path_).fileName()) {
             const QString dataPath = resolveAlias_ ? resolveAlias_(alias) : QString();
+            if (!dataPath.isEmpty() &&
+                QFileInfo(dataPath).canonicalFilePath() == QFileInfo(path_).canonicalFilePath()) {
+                fail(QStringLiteral("%1 names itself (%2) as the first copy of its data, but "
+                                    "holds a header only: the dump is damaged")
+                         .arg(path_, alias));
+                return;
+            }
             if (!dataPath.isEmpty()) {
                 note_ = QStringLiteral("De-duplicated file: the data was written once, in %1")
                             .arg(dataPath);

@@ -72,6 +72,7 @@ private:
     struct LoadResult;
     void startLoad(const QString& path, const QString& aliasData);
     void finishLoad(quint64 request, const std::shared_ptr<LoadResult>& result);
+    void fail(const QString& error);  // no tensor: `error` says why
     void renderImage();
 
     QString path_, error_, note_;
