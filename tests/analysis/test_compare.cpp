@@ -950,6 +950,38 @@ TEST(Compare, OpsOfOneRunOnlyJustBeforeTheFirstDivergenceAreListedInTheOrderThey
         << report;
 }
 
+// One of two ops of the same name missing from the candidate (the first mul of an RMSNorm): the
+// other paired with the reference's first by their order, and a divergence "born here" was made
+// up of two different ops (found by a walk that deleted an op's rows). Ops of a name that one run
+// ran more often pair by their order after the nearest op both ran alike.
+TEST(Compare, AnOpMissingAmongOpsOfTheSameNameLeavesTheOthersPaired) {
+    TempDir dir;
+    auto write = [&](const char* name, bool withFirstMul) {
+        ApiRun run(dir, name, "statistics");
+        run.begin("norm");
+        run.input(0, {1, 2});
+        run.op("to", {{1, 2}}, {{1, 2}});
+        if (withFirstMul) run.op("mul", {{1, 2}}, {{5, 6}});
+        run.op("to", {{3, 4}}, {{3, 4}});
+        run.op("mul", {{3, 4}}, {{-7, 8}});
+        run.op("mul", {{-7, 8}}, {{9}});  // a third, after the second: paired by order again
+        run.output(0, {9});
+        run.end();
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", true)), b = indexOf(write("b", false));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    EXPECT_FALSE(result.firstBornHere) << report;
+    EXPECT_EQ(result.unpairedOps, 1u) << report;
+    ASSERT_EQ(result.unpaired.size(), 1u) << report;
+    EXPECT_TRUE(result.unpaired[0].inReference) << report;
+    EXPECT_EQ(a.op(result.unpaired[0].op).id, "0_1") << report;  // the first mul
+    EXPECT_EQ(result.ops.size(), 5u) << report;                  // norm and four of its ops
+    for (const auto& op : result.ops)
+        EXPECT_EQ(a.op(op.referenceOp).name, b.op(op.candidateOp).name) << report;
+}
+
 // A reference of many more rounds than the candidate (17 decode rounds against 5): the ops of
 // one run only just before the first divergence are still named (more than 5,000 op executions
 // of rounds the candidate lacks hid them, and "an op that was not dumped" was blamed), the

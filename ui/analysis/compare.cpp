@@ -154,6 +154,48 @@ RoundInstances instancesOf(const DumpIndex& index, const std::vector<uint32_t>& 
     return out;
 }
 
+// Ops of a name one run ran more often than the other in a round (an op skipped, a branch taken
+// in one run): their keys are made again from the nearest op before them of a name both ran
+// equally often, and their order after it. By the order in the round alone, an op missing from
+// the candidate paired each later op of its name with the one before it in the reference, and
+// their different numbers read as a divergence born there. `counts` is sized to the names, all
+// zero on entry and on return.
+void keyUnevenNamesByTheirNeighbours(RoundInstances& reference,
+                                     const std::vector<uint32_t>& referenceNames,
+                                     RoundInstances& candidate,
+                                     const std::vector<uint32_t>& candidateNames,
+                                     std::vector<int64_t>& counts) {
+    // The reference's count less the candidate's, per name.
+    for (const Instance& i : reference.instances) ++counts[referenceNames[i.op]];
+    for (const Instance& i : candidate.instances) --counts[candidateNames[i.op]];
+    bool uneven = false;
+    for (const Instance& i : reference.instances) uneven = uneven || counts[referenceNames[i.op]];
+    for (const Instance& i : candidate.instances) uneven = uneven || counts[candidateNames[i.op]];
+    const auto mix = [](uint64_t a, uint64_t b) {
+        return (a ^ (b + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2))) * 0xff51afd7ed558ccdull;
+    };
+    const auto rekey = [&](RoundInstances& round, const std::vector<uint32_t>& names) {
+        uint64_t anchor = 0;  // the key of the last op of an evenly run name
+        std::unordered_map<uint64_t, uint32_t> order;  // per (anchor, name): ops seen
+        for (Instance& i : round.instances) {
+            const uint32_t name = names[i.op];
+            if (!counts[name]) {
+                anchor = i.key;
+                continue;
+            }
+            const uint64_t group = mix(anchor, name);
+            // The top bit apart from the keys of names and occurrences (< 2^56).
+            i.key = mix(group, order[group]++) | (uint64_t{1} << 63);
+        }
+    };
+    if (uneven) {
+        rekey(reference, referenceNames);
+        rekey(candidate, candidateNames);
+    }
+    for (const Instance& i : reference.instances) counts[referenceNames[i.op]] = 0;
+    for (const Instance& i : candidate.instances) counts[candidateNames[i.op]] = 0;
+}
+
 // Fingerprint -> tensor, open addressing (0 is no fingerprint): a million outputs go in and
 // out of it while the walk runs, without a node allocation each. A key and its tensor share an
 // entry: a lookup of a map far bigger than the caches costs one miss, not two.
@@ -728,7 +770,10 @@ private:
         result_.ops.reserve(result_.ops.size() + executions);
         // Each round's reference instances paired with the candidate's (kNone: in one run only).
         std::vector<std::vector<uint32_t>> matchOf(rounds.size());
+        std::vector<int64_t> nameCounts(nameCount_, 0);
         for (size_t k = 0; k < rounds.size(); ++k) {
+            keyUnevenNamesByTheirNeighbours(refRounds[k], refNames_, candRounds[k], candNames_,
+                                            nameCounts);
             const RoundInstances& r = refRounds[k];
             const RoundInstances& c = candRounds[k];
             // Runs of one model mostly list the same ops in the same order: walk both, and look
