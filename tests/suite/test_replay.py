@@ -176,6 +176,13 @@ class Replay(ProbeTestCase):
         self.assertEqual(result.returncode, 66)  # nothing replayed is not "nothing wrong" (0)
         self.assertIn("no aten op with tensor data", result.stdout)
         self.assertEqual(probe("replay", self.dir).returncode, 66)
+        # An op or a round asked for by name: every op "not replayable" for want of data was exit 0,
+        # "nothing wrong" to a script (a user walk).
+        for asked in (["--op", "linear"], ["--round", "0"]):
+            result = probe("replay", out, *asked)
+            self.assertEqual(result.returncode, 66, result.stdout)
+            self.assertIn("not replayable", result.stdout)
+            self.assertIn("no op could be replayed: nothing was judged", result.stdout)
 
     def test_an_overflow_in_float16_is_told_from_the_ops_that_inherit_it(self):
         out = self.dump(script="overflow_model.py", name="overflow", task="all")
@@ -223,7 +230,9 @@ class Replay(ProbeTestCase):
             f.write("$Version=1.0\n$Object.Count=0\n$Object.Length=0\nformat=2\ndtype=0\ndims=3,2\n"
                     "data=%s7_outtensor0.bin\n$End=1\n" % ("1_" * 30))
         result = probe("replay", self.path("files"), "--json", timeout=240)
-        self.assertIn(result.returncode, (0, 1), result.stderr)
+        # Files that could not be read may hide a wrong op: not "nothing wrong" (it was 0).
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertTrue(any(r["unreadable"] for r in json.loads(result.stdout)["results"]))
         reasons = [r["reason"] for r in json.loads(result.stdout)["results"]]
         said = "\n".join(reasons)
         self.assertIn("data length 536870912 does not match dims", said)

@@ -17,8 +17,9 @@ and five thousandths), and the verdict weighs it against the re-run's error:
 * ``not replayable: why``: random ops, storage-level views (as_strided), allocations, missing
   input data, ops unknown to this torch.
 
-Exit code: 0 nothing wrong, 1 an op is wrong, 64 usage (an op, round or process the dump does not
-have), 66 no op-level dump or no tensor data to replay, 69 no torch.
+Exit code: 0 nothing wrong, 1 an op is wrong or part of the dump could not be read (a tensor file, an
+op's parameters, a statistic.csv), 64 usage (an op, round or process the dump does not have), 66 no
+op-level dump, or no op with tensor data to replay, 69 no torch.
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
 import argparse
@@ -602,9 +603,10 @@ def _same_specials(d, e):
 # -----------------------------------------------------------------------------------------
 
 
-def _not_replayable(reason):
-    """replay_op's answer for an op that cannot be replayed, and why."""
-    return {"verdict": "not replayable", "reason": reason, "outputs": []}
+def _not_replayable(reason, unreadable=False):
+    """replay_op's answer for an op that cannot be replayed, and why. `unreadable`: because a file of
+    the dump could not be read (damaged), not because of what the op is or what was dumped."""
+    return {"verdict": "not replayable", "reason": reason, "outputs": [], "unreadable": unreadable}
 
 
 def replay_op(op):
@@ -637,19 +639,19 @@ def replay_op(op):
         try:
             tensors[name] = load_tensor(path)
         except (MissingData, OSError, ValueError) as exc:
-            return _not_replayable("missing input: %s" % exc)
+            return _not_replayable("missing input: %s" % exc, unreadable=True)
         inputs.append(tensors[name])
     if short in OVERWRITING and "self" not in tensors:
         out_path = next((path for _, _, path, _, _ in sorted(op.outputs, key=lambda x: x[0]) if path), None)
         try:
             template = load_tensor(out_path)
         except (MissingData, OSError, ValueError) as exc:
-            return _not_replayable("missing input: %s" % exc)
+            return _not_replayable("missing input: %s" % exc, unreadable=True)
         tensors["self"] = torch.zeros_like(template)
     try:
         overload, args, kwargs = build_call(op, params, tensors)
     except NotReplayable as exc:
-        return _not_replayable(str(exc))
+        return _not_replayable(str(exc), unreadable=str(exc).startswith("its parameters cannot be read"))
     except (TypeError, ValueError, OverflowError) as exc:  # parameters of the wrong types
         return _not_replayable("its parameters do not fit the op: %s" % str(exc).splitlines()[0])
     if any(str(a.type) in ("Generator", "Optional[Generator]") for a in overload._schema.arguments):
@@ -662,7 +664,8 @@ def replay_op(op):
             dumped.append(None)
             unread.append(str(exc))
     if all(d is None for d in dumped):
-        return _not_replayable("the dumped outputs hold no data" + (": " + "; ".join(unread) if unread else ""))
+        return _not_replayable("the dumped outputs hold no data" + (": " + "; ".join(unread) if unread else ""),
+                               unreadable=bool(unread))
     try:
         a, k = _clone_args(args, kwargs, lambda t: t.clone())
         rerun = [t.detach() for t in _outputs(overload(*a, **k))]
@@ -680,7 +683,9 @@ def replay_op(op):
         except Exception:
             return _not_replayable("the float64 reference failed: %s" % str(exc).splitlines()[0])
     verdict, reason, details = judge(dumped, reference, rerun, inputs)
-    return {"verdict": verdict, "reason": reason + note, "outputs": details}
+    if unread:  # judged on the outputs that could be read
+        note += "; not judged, as unreadable: " + "; ".join(unread)
+    return {"verdict": verdict, "reason": reason + note, "outputs": details, "unreadable": bool(unread)}
 
 
 def _ranges(numbers):
@@ -709,8 +714,9 @@ def main(argv=None):
                     "op-level dump written with task tensor (or all) and save_child.",
         epilog="--python PATH names the interpreter with torch (default $PROBE_PYTHON, else /usr/bin/python3). "
                "Verdicts: ok, WRONG, inherits, overflow, not replayable (docs/suite.md). Exit code: 0 nothing "
-               "wrong, 1 an op is wrong, 64 usage (an op, round or process the dump does not have), 66 no "
-               "op-level dump or no tensor data to replay, 69 no torch.")
+               "wrong, 1 an op is wrong or part of the dump could not be read, 64 usage (an op, round or "
+               "process the dump does not have), 66 no op-level dump, or no op with tensor data to replay, "
+               "69 no torch.")
     parser.add_argument("dir", help="the dump: probe run's --output directory or its atb_dump_data")
     parser.add_argument("--op", help="an op id (1_0_2), its name path (layers.0/mlp/gelu), the end of it (gelu) "
                         "or its type (aten::gelu); default: every aten op of the round")
@@ -791,9 +797,22 @@ def main(argv=None):
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
         if results:
             print("  " + ", ".join("%d %s" % (n, v) for v, n in sorted(counts.items())))
+        unreadable = sum(1 for r in results if r.get("unreadable"))
+        if unreadable:
+            print("  %d op%s could not be judged in full: a file of the dump could not be read (said above)" %
+                  (unreadable, "s" * (unreadable != 1)))
+        if results and unread:
+            print("  %d statistic.csv file%s could not be read (said above): their ops were not replayed" %
+                  (unread, "s" * (unread != 1)))
+        if results and all(r["verdict"] == "not replayable" and not r.get("unreadable") for r in results):
+            print("  no op could be replayed: nothing was judged")
     if not results:  # nothing was replayed: not "nothing wrong"
         return EXIT_USAGE if options.op and rounds else EXIT_NO_DUMP
-    return EXIT_FOUND if any(r["verdict"] == "WRONG" for r in results) else EXIT_OK
+    if any(r["verdict"] == "WRONG" for r in results) or unread or any(r.get("unreadable") for r in results):
+        return EXIT_FOUND  # what could not be read may hide a wrong op
+    if all(r["verdict"] == "not replayable" for r in results):
+        return EXIT_NO_DUMP  # nothing was judged: not "nothing wrong"
+    return EXIT_OK
 
 
 if __name__ == "__main__":
