@@ -34,7 +34,9 @@ const char* kGradsUsage =
     "  --max LINES     findings printed (default 50; the rest are counted)\n"
     "  --json          the findings as JSON on standard output\n"
     "\n"
-    "Exit code: 0 nothing found, 1 findings, 64 usage, 66 no monitor files in DIR.\n";
+    "Exit code: 0 nothing found, 1 findings or problems (a file or line that could not be read), "
+    "64\n"
+    "usage, 66 no monitor files in DIR, or no gradient sample in them.\n";
 
 }  // namespace
 
@@ -73,11 +75,11 @@ int runGradsCommand(const Args& args) {
         return kExitConfigUnreadable;
     }
     const auto findings = analysis::analyzeGradients(*data, thresholds);
+    size_t samples = 0;
+    for (const auto& s : data->series) samples += s.samples.size();
     if (json) {
         std::printf("%s\n", analysis::gradFindingsJson(*data, findings).c_str());
     } else {
-        size_t samples = 0;
-        for (const auto& s : data->series) samples += s.samples.size();
         std::printf("gradients: %zu parameter(s), %zu sample(s) in %zu file(s) below %s\n",
                     data->series.size(), samples, data->files.size(),
                     format::printableText(dir, 4096).c_str());
@@ -90,7 +92,9 @@ int runGradsCommand(const Args& args) {
         if (findings.size() > shown)
             std::printf("  (%zu more findings; --max to see them)\n", findings.size() - shown);
         // Not "none" of what was never read: a file skipped held a NaN once.
-        if (findings.empty())
+        if (samples == 0)
+            std::printf("  no gradient sample could be read: nothing was judged\n");
+        else if (findings.empty())
             std::printf(data->problems.empty()
                             ? "  no NaN, spike, vanishing or exploding gradient\n"
                             : "  no NaN, spike, vanishing or exploding gradient in what could be "
@@ -98,6 +102,7 @@ int runGradsCommand(const Args& args) {
         for (const auto& p : data->problems)
             std::printf("  problem: %s\n", format::printableText(p, 4096).c_str());
     }
+    if (samples == 0 && data->problems.empty()) return kExitConfigUnreadable;  // nothing judged
     return findings.empty() && data->problems.empty() ? kExitOk : kExitFailure;
 }
 

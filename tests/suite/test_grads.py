@@ -68,6 +68,19 @@ class GradMonitor(ProbeTestCase):
         self.assertEqual(result.returncode, 0, result.stdout)
         self.assertIn("4 parameter(s), 32 sample(s)", result.stdout)
         self.assertEqual(probe("grads", self.path("nothing")).returncode, 66)
+        # Files that hold no sample: nothing judged is not "no NaN" (an empty file was exit 0).
+        for name, text in (("empty", ""), ("header_only", "vpp_stage,name,step,norm,max,min,mean,nans\n")):
+            os.makedirs(self.path(name, "rank0"))
+            with open(self.path(name, "rank0", "grad_reduced_0-999.csv"), "w") as f:
+                f.write(text)
+            result = probe("grads", self.path(name))
+            self.assertIn("no gradient sample could be read: nothing was judged", result.stdout)
+            self.assertNotIn("no NaN", result.stdout)
+            if name == "empty":
+                self.assertEqual(result.returncode, 1, result.stdout)
+                self.assertIn("grad_reduced_0-999.csv: empty: no header line", result.stdout)
+            else:
+                self.assertEqual(result.returncode, 66, result.stdout)
 
     def test_arm_monitors_through_the_optimizer_made_before_or_after_it(self):
         for when in ("before", "after"):

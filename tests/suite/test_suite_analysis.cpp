@@ -281,10 +281,13 @@ TEST(GradMonitor, ValuesThatAreNoNumbersAndFilesThatAreNoneAreSaid) {
     makeDirs(dir / "rank1/grad_reduced_0-9.csv");
     const std::string pipe = dir / "rank0/grad_reduced_1-9.csv";
     ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+    makeDirs(dir / "rank2");
+    test::writeFile(dir / "rank2/grad_reduced_0-9.csv", "");
     std::string error;
     const auto data = readGradMonitor(dir.path(), &error);
     ASSERT_TRUE(data) << error;
-    EXPECT_EQ(data->files, std::vector<std::string>{dir / "rank0/grad_reduced_0-9.csv"});
+    EXPECT_EQ(data->files, (std::vector<std::string>{dir / "rank0/grad_reduced_0-9.csv",
+                                                     dir / "rank2/grad_reduced_0-9.csv"}));
     ASSERT_EQ(data->series.size(), 2u);
     std::vector<int64_t> steps;
     for (const auto& sample : data->series[0].samples) steps.push_back(sample.step);
@@ -296,7 +299,8 @@ TEST(GradMonitor, ValuesThatAreNoNumbersAndFilesThatAreNoneAreSaid) {
           "grad_reduced_0-9.csv: line 3: norm abc is not a number",
           "grad_reduced_0-9.csv: line 4: nans -2 is not a whole number ≥ 0",
           "rank1/grad_reduced_0-9.csv: a folder, not a monitor file",
-          "rank0/grad_reduced_1-9.csv: is a named pipe (FIFO)"})
+          "rank0/grad_reduced_1-9.csv: is a named pipe (FIFO)",
+          "rank2/grad_reduced_0-9.csv: empty: no header line"})
         EXPECT_NE(problems.find(expected), std::string::npos) << expected << "\n" << problems;
     const auto findings = analyzeGradients(*data, GradThresholds{});
     ASSERT_EQ(findings.size(), 1u);

@@ -336,7 +336,11 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
                 data.series[it->second].samples.push_back(sample);
             },
             data.problems);
-        if (opened) data.files.push_back(path);
+        if (!opened) continue;
+        data.files.push_back(path);
+        // No header: not a monitor's file (one writes its header at once), nor "no NaN".
+        if (header.empty())
+            data.problems.push_back(path + ": empty: no header line (name, step, ...)");
     }
     for (auto& s : data.series)
         std::stable_sort(s.samples.begin(), s.samples.end(),
