@@ -895,6 +895,9 @@ TEST_F(LiveWindowTest, UnappliedEditsOfARunsConfigAreKeptWhenAnotherDumpOpens) {
     EXPECT_TRUE(
         editor->applyStatus().startsWith("Your edits of " + runConfig + " were not applied"))
         << editor->applyStatus().toStdString();
+    // The ticks are ids of the run's model: said to be maybe other ops here.
+    EXPECT_TRUE(editor->applyStatus().contains("They tick ops by id (1)"))
+        << editor->applyStatus().toStdString();
     EXPECT_EQ(editor->fileText(), "new config, not written yet: a copy of " +
                                       QFileInfo(runConfig).dir().dirName() +
                                       "/config.json, edited");
@@ -955,6 +958,8 @@ TEST_F(LiveWindowTest, UnappliedEditsOfADumpsConfigAreKeptWhenALaunchReplacesIt)
     EXPECT_TRUE(document->filePath().isEmpty()) << document->filePath().toStdString();
     EXPECT_TRUE(context_.selection()->isTicked("1"));
     EXPECT_TRUE(editor->applyStatus().startsWith("Your edits were not applied"))
+        << editor->applyStatus().toStdString();
+    EXPECT_TRUE(editor->applyStatus().contains("Check the ticks in the op tree before Apply"))
         << editor->applyStatus().toStdString();
     EXPECT_TRUE(editor->inForceText().contains("Not in force"))
         << editor->inForceText().toStdString();

@@ -652,8 +652,17 @@ void ConfigEditor::setSession(session::LiveSession* session) {
          (document_->filePath().isEmpty() && document_->origin() == lastConfig));
     const bool replaced = session != session_ || session == nullptr;
     // What Apply does with edits kept: a launched or attached probe takes them.
-    const QString applyThen = session ? tr("Apply gives them to the probe (New discards them).")
-                                      : tr("Apply writes them to a file (New discards them).");
+    QString applyThen = session ? tr("Apply gives them to the probe (New discards them).")
+                                : tr("Apply writes them to a file (New discards them).");
+    // Ticks are op ids, positions in a model: in another model they name other ops, and Apply
+    // would dump those (a walk ticked layers.3 and found layers.4 of another dump ticked).
+    if (const auto ids = document_->value("ids");
+        ids.is_string() && !ids.get<std::string>().empty())
+        applyThen += QLatin1Char(' ') +
+                     tr("They tick ops by id (%1): ids are positions in the model they were "
+                        "ticked in, so here they may be other ops. Check the ticks in the op "
+                        "tree before Apply.")
+                         .arg(QString::fromStdString(ids.get<std::string>()));
     if (holdsLastRunsConfig && (!session || session->configPath() != lastConfig)) {
         if (document_->isModified()) {
             document_->startFrom(document_->kind(), lastConfig, document_->text(), true);
