@@ -160,6 +160,7 @@ TEST(OverflowBirths, FindsTheInnermostOpWhereTheInfIsBornAndTheWindowJumpsThere)
         dump.addRow(round, "0", "layer", "Layer", true, {}, {},
                     round == 1 ? std::optional<double>(INFINITY) : std::nullopt);
     }
+    dump.appendRaw(0, "a line cut short,0\n");
     dump.setStatus("complete");
     context::AppContext context;
     widgets::MainWindow window(&context);
@@ -195,6 +196,11 @@ TEST(OverflowBirths, FindsTheInnermostOpWhereTheInfIsBornAndTheWindowJumpsThere)
     for (auto* label : window.tensorsPanel()->findChildren<QLabel*>())
         if (label->text().contains("overflow born here")) marked = true;
     EXPECT_TRUE(marked);
+    // A line that could not be read may have held an earlier birth: the headline says what it
+    // rests on.
+    EXPECT_FALSE(window.problemsText().isEmpty());
+    EXPECT_TRUE(window.overflowText().endsWith(" (of what could be read)"))
+        << window.overflowText().toStdString();
     // A new session forgets it.
     context.closeSession();
     EXPECT_TRUE(window.overflowText().isEmpty());

@@ -801,12 +801,25 @@ void MainWindow::onProblemsAdded(const QStringList& problems) {
         tr("⚠ %1").arg(countOf(context_->problems().size(), tr("problem"), tr("problems"))));
     problemsButton_->setVisible(true);
     problemsDock_->show();
+    refreshFindingsOfWhatWasRead();
 }
 
 void MainWindow::onProblemsCleared() {
     problemsText_->clear();
     problemsButton_->setVisible(false);
     problemsDock_->hide();
+    refreshFindingsOfWhatWasRead();
+}
+
+QString MainWindow::ofWhatWasRead() const {
+    // A round that could not be read may hold an earlier one: the headline says what it rests on
+    // (a first NaN in round 3 was said as surely with round 2 unread as with all of it read).
+    return context_->problems().isEmpty() ? QString() : tr(" (of what could be read)");
+}
+
+void MainWindow::refreshFindingsOfWhatWasRead() {
+    onFirstNanChanged(context_->firstNanRow());
+    updateOverflowButton();
 }
 
 QString MainWindow::problemsText() const {
@@ -906,16 +919,19 @@ void MainWindow::updateStatus() {
 }
 
 void MainWindow::onFirstNanChanged(uint32_t row) {
-    firstNanButton_->setVisible(row != kNone);
-    if (row == kNone) return;
     const auto* store = context_->store();
     const auto& idx = store->index();
+    // Not a row of the index shown (refreshFindingsOfWhatWasRead as a session is replaced).
+    if (row != kNone && row >= idx.rowCount()) row = kNone;
+    firstNanButton_->setVisible(row != kNone);
+    if (row == kNone) return;
     const auto& record = idx.row(row);
     firstNanButton_->setFullText(
         tr("⚠ First NaN: %1 %2, %3")
             .arg(store->roundName())
             .arg(record.round)
-            .arg(QString::fromStdString(idx.describeOp(idx.slot(record.slot).op, record.round))));
+            .arg(QString::fromStdString(idx.describeOp(idx.slot(record.slot).op, record.round))) +
+        ofWhatWasRead());
 }
 
 QString MainWindow::firstNanText() const {

@@ -162,6 +162,9 @@ private:
     void onDataDirectoryChanged();
     void onProblemsAdded(const QStringList& problems);
     void onProblemsCleared();
+    // " (of what could be read)" while the session has problems, for its findings' headlines.
+    QString ofWhatWasRead() const;
+    void refreshFindingsOfWhatWasRead();
     // After a jump (the first NaN, the first divergence, where the overflow is born): the
     // cursor's op shown in the tree, also when the cursor was on it already (nothing changed for
     // the tree to follow) while a search hid it.

@@ -110,7 +110,8 @@ void MainWindow::updateOverflowButton() {
         tr("⚠ Overflow born: %1 %2, %3")
             .arg(store->roundName())
             .arg(born->round)
-            .arg(QString::fromStdString(idx.describeOp(born->op, born->round))));
+            .arg(QString::fromStdString(idx.describeOp(born->op, born->round))) +
+        ofWhatWasRead());
     overflowButton_->setExplanation(
         tr("Where the first Inf/NaN is born: its inputs are finite, an output is not (%1). "
            "Click to select that op and round.")
