@@ -34,9 +34,8 @@ const char* kGradsUsage =
     "  --max LINES     findings printed (default 50; the rest are counted)\n"
     "  --json          the findings as JSON on standard output\n"
     "\n"
-    "Exit code: 0 nothing found, 1 findings or problems (a file or line that could not be read), "
-    "64\n"
-    "usage, 66 no monitor files in DIR, or no gradient sample in them.\n";
+    "Exit code: 0 nothing found, 1 findings or problems (a file or line that could not be read),\n"
+    "64 usage, 66 no monitor files in DIR, or no gradient sample in them.\n";
 
 }  // namespace
 

@@ -958,28 +958,37 @@ TEST(Compare, AnOpMissingAmongOpsOfTheSameNameLeavesTheOthersPaired) {
     TempDir dir;
     auto write = [&](const char* name, bool withFirstMul) {
         ApiRun run(dir, name, "statistics");
-        run.begin("norm");
-        run.input(0, {1, 2});
-        run.op("to", {{1, 2}}, {{1, 2}});
-        if (withFirstMul) run.op("mul", {{1, 2}}, {{5, 6}});
-        run.op("to", {{3, 4}}, {{3, 4}});
-        run.op("mul", {{3, 4}}, {{-7, 8}});
-        run.op("mul", {{-7, 8}}, {{9}});  // a third, after the second: paired by order again
-        run.output(0, {9});
-        run.end();
+        for (int round = 0; round < 2; ++round) {  // round 0 alike in both runs
+            run.begin("norm");
+            run.input(0, {1, 2});
+            run.op("to", {{1, 2}}, {{1, 2}});
+            if (withFirstMul || round == 0) run.op("mul", {{1, 2}}, {{5, 6}});
+            run.op("to", {{3, 4}}, {{3, 4}});
+            run.op("mul", {{3, 4}}, {{-7, 8}});
+            run.op("mul", {{-7, 8}}, {{9}});  // a third, after the second: paired by order again
+            run.output(0, {9});
+            run.end();
+        }
         return run.finish();
     };
     const DumpIndex a = indexOf(write("a", true)), b = indexOf(write("b", false));
-    const auto result = compareDumps(a, b, {});
-    const std::string report = formatCompareReport(result);
-    EXPECT_FALSE(result.firstBornHere) << report;
-    EXPECT_EQ(result.unpairedOps, 1u) << report;
-    ASSERT_EQ(result.unpaired.size(), 1u) << report;
-    EXPECT_TRUE(result.unpaired[0].inReference) << report;
-    EXPECT_EQ(a.op(result.unpaired[0].op).id, "0_1") << report;  // the first mul
-    EXPECT_EQ(result.ops.size(), 5u) << report;                  // norm and four of its ops
-    for (const auto& op : result.ops)
-        EXPECT_EQ(a.op(op.referenceOp).name, b.op(op.candidateOp).name) << report;
+    // Either run may be the one with the op (the candidate's extra op pairs alike).
+    for (const bool referenceHasIt : {true, false}) {
+        const DumpIndex& reference = referenceHasIt ? a : b;
+        const DumpIndex& candidate = referenceHasIt ? b : a;
+        const auto result = compareDumps(reference, candidate, {});
+        const std::string report = formatCompareReport(result);
+        EXPECT_FALSE(result.firstBornHere) << report;
+        EXPECT_EQ(result.unpairedOps, 1u) << report;
+        ASSERT_EQ(result.unpaired.size(), 1u) << report;
+        EXPECT_EQ(result.unpaired[0].inReference, referenceHasIt) << report;
+        EXPECT_EQ(result.unpaired[0].round, 1) << report;
+        EXPECT_EQ(a.op(result.unpaired[0].op).id, "0_1") << report;  // the first mul
+        EXPECT_EQ(result.ops.size(), 6u + 5u) << report;  // norm and its ops, in both rounds
+        for (const auto& op : result.ops)
+            EXPECT_EQ(reference.op(op.referenceOp).name, candidate.op(op.candidateOp).name)
+                << report;
+    }
 }
 
 // A reference of many more rounds than the candidate (17 decode rounds against 5): the ops of

@@ -170,6 +170,19 @@ class Replay(ProbeTestCase):
                 self.assertEqual(output["dump"]["nonfinite_mismatch"], 0, verdicts[name])
                 self.assertEqual(output["dump"]["max_ulp_err"], 0.0, verdicts[name])
 
+    def test_tensors_filter_level_2_does_not_keep_are_no_damage(self):
+        # Kernel-level tensors left out by filter_level 2 name themselves: the ops needing them are
+        # not replayable, as the dump chose, not "a file could not be read" (exit 1).
+        out = self.dump(name="level2", filter_level=2)
+        result = probe("replay", out, "--json")
+        self.assertEqual(result.returncode, 0, result.stdout)
+        results = json.loads(result.stdout)["results"]
+        self.assertTrue(results)
+        self.assertIn("ok", [r["verdict"] for r in results])
+        self.assertFalse([r for r in results if r["unreadable"]])
+        self.assertTrue([r for r in results if "filter_level 2" in r["reason"]], results)
+        self.assertEqual(json.loads(result.stdout)["unread_statistics"], 0)
+
     def test_statistics_alone_cannot_be_replayed(self):
         out = self.dump(task="statistics", name="stats")
         result = probe("replay", out)
@@ -239,6 +252,8 @@ class Replay(ProbeTestCase):
         self.assertIn("is a named pipe (FIFO), not a regular file", said)
         self.assertIn("op_param.json holds list, not a JSON object", said)
         self.assertIn("its parameters cannot be read: op_param.json: nested too deep", said)
+        unreadable = {r["op_name"]: r["unreadable"] for r in json.loads(result.stdout)["results"]}
+        self.assertTrue(unreadable["1/gelu"], unreadable)  # its op_param.json holds a list
         self.assertIn("7_outtensor0.bin) is not in its round", said)
         self.assertIn("ok", [r["verdict"] for r in json.loads(result.stdout)["results"]])
         self.assertNotIn("Traceback", result.stderr)

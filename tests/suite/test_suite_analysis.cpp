@@ -283,11 +283,14 @@ TEST(GradMonitor, ValuesThatAreNoNumbersAndFilesThatAreNoneAreSaid) {
     ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
     makeDirs(dir / "rank2");
     test::writeFile(dir / "rank2/grad_reduced_0-9.csv", "");
+    makeDirs(dir / "rank3");
+    test::writeFile(dir / "rank3/grad_reduced_0-9.csv", "vpp_stage,name,st");  // being written
     std::string error;
     const auto data = readGradMonitor(dir.path(), &error);
     ASSERT_TRUE(data) << error;
     EXPECT_EQ(data->files, (std::vector<std::string>{dir / "rank0/grad_reduced_0-9.csv",
-                                                     dir / "rank2/grad_reduced_0-9.csv"}));
+                                                     dir / "rank2/grad_reduced_0-9.csv",
+                                                     dir / "rank3/grad_reduced_0-9.csv"}));
     ASSERT_EQ(data->series.size(), 2u);
     std::vector<int64_t> steps;
     for (const auto& sample : data->series[0].samples) steps.push_back(sample.step);
@@ -300,8 +303,10 @@ TEST(GradMonitor, ValuesThatAreNoNumbersAndFilesThatAreNoneAreSaid) {
           "grad_reduced_0-9.csv: line 4: nans -2 is not a whole number ≥ 0",
           "rank1/grad_reduced_0-9.csv: a folder, not a monitor file",
           "rank0/grad_reduced_1-9.csv: is a named pipe (FIFO)",
-          "rank2/grad_reduced_0-9.csv: empty: no header line"})
+          "rank2/grad_reduced_0-9.csv: empty: no header line",
+          "rank3/grad_reduced_0-9.csv: line 1: cut short"})
         EXPECT_NE(problems.find(expected), std::string::npos) << expected << "\n" << problems;
+    EXPECT_EQ(problems.find("rank3/grad_reduced_0-9.csv: empty"), std::string::npos) << problems;
     const auto findings = analyzeGradients(*data, GradThresholds{});
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_EQ(formatGradFinding(findings[0]), "step 0  rank0  b\\xFF\\xFE: nan, norm=nan");

@@ -896,7 +896,7 @@ TEST_F(LiveWindowTest, UnappliedEditsOfARunsConfigAreKeptWhenAnotherDumpOpens) {
         editor->applyStatus().startsWith("Your edits of " + runConfig + " were not applied"))
         << editor->applyStatus().toStdString();
     // The ticks are ids of the run's model: said to be maybe other ops here.
-    EXPECT_TRUE(editor->applyStatus().contains("They tick ops by id (1)"))
+    EXPECT_TRUE(editor->applyStatus().contains("Your edits tick ops by id (ids 1)"))
         << editor->applyStatus().toStdString();
     EXPECT_EQ(editor->fileText(), "new config, not written yet: a copy of " +
                                       QFileInfo(runConfig).dir().dirName() +

@@ -798,6 +798,9 @@ private:
                         next = match + 1;
                     }
                 }
+                // Keys made again (keyUnevenNamesByTheirNeighbours) are hashes: of one name only.
+                if (match != kNone && refNames_[ri.op] != candNames_[c.instances[match].op])
+                    match = kNone;
                 if (match == kNone) {
                     addUnpaired(true, rp, rounds[k].first, ri.op, true);
                     continue;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/grad_monitor.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -338,8 +339,10 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
             data.problems);
         if (!opened) continue;
         data.files.push_back(path);
-        // No header: not a monitor's file (one writes its header at once), nor "no NaN".
-        if (header.empty())
+        // No bytes: not a monitor's file (one writes its header at once), nor "no NaN". (A first
+        // line cut short or too long is said as such above.)
+        struct stat about {};
+        if (header.empty() && ::stat(path.c_str(), &about) == 0 && about.st_size == 0)
             data.problems.push_back(path + ": empty: no header line (name, step, ...)");
     }
     for (auto& s : data.series)
@@ -415,9 +418,9 @@ std::vector<GradFinding> analyzeGradients(const GradMonitorData& data, const Gra
 
 std::string formatGradFinding(const GradFinding& f) {
     // Names come from the files: bytes that are no text are shown as \xNN, not sent raw.
-    std::string out = "step " + std::to_string(f.step) + "  " + format::printableText(f.rank) +
-                      "  " + format::printableText(f.parameter) + ": " +
-                      gradFindingKindName(f.kind);
+    std::string out = "step " + std::to_string(f.step) + "  " +
+                      format::printableText(f.rank, 4096) + "  " +
+                      format::printableText(f.parameter, 4096) + ": " + gradFindingKindName(f.kind);
     switch (f.kind) {
         case GradFinding::Kind::Nan:
             out += f.nans > 0 ? ", " + number(f.nans) + " NaN element(s)" : ", norm=nan";

@@ -153,6 +153,11 @@ TensorData decodeTensor(const std::string& path, format::BinFile file) {
     return t;
 }
 
+std::string namesItselfProblem(const std::string& path, const std::string& alias) {
+    return path + " names itself (" + alias +
+           ") as the first copy of its data, but holds a header only: the dump is damaged";
+}
+
 bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::string* error) {
     std::string why;
     auto file = format::readBinFile(dataPath, &why);
@@ -180,10 +185,7 @@ std::string dataFileOf(const std::string& path, const std::string& alias, bool f
     if (alias == format::fileNameOf(path)) return {};
     const std::string first = findFirstCopy(path, alias);
     if (first == path) {
-        if (error)
-            *error =
-                path + " names itself (" + alias +
-                ") as the first copy of its data, but holds a header only: the dump is damaged";
+        if (error) *error = namesItselfProblem(path, alias);
         return {};
     }
     if (first.empty() && error)

@@ -8,6 +8,7 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "analysis/tensor_view.h"
 #include "background_pool.h"
 
 namespace probe::data {
@@ -103,11 +104,11 @@ void TensorDocument::finishLoad(quint64 request, const std::shared_ptr<LoadResul
         const QString alias = QString::fromStdString(header.alias);
         if (alias != QFileInfo(path_).fileName()) {
             const QString dataPath = resolveAlias_ ? resolveAlias_(alias) : QString();
-            if (!dataPath.isEmpty() &&
-                QFileInfo(dataPath).canonicalFilePath() == QFileInfo(path_).canonicalFilePath()) {
-                fail(QStringLiteral("%1 names itself (%2) as the first copy of its data, but "
-                                    "holds a header only: the dump is damaged")
-                         .arg(path_, alias));
+            // Both paths resolved: a file gone meanwhile has none, and two of those are no match.
+            const QString dataFile = QFileInfo(dataPath).canonicalFilePath();
+            if (!dataFile.isEmpty() && dataFile == QFileInfo(path_).canonicalFilePath()) {
+                fail(QString::fromStdString(
+                    analysis::namesItselfProblem(path_.toStdString(), alias.toStdString())));
                 return;
             }
             if (!dataPath.isEmpty()) {

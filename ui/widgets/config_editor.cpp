@@ -657,12 +657,19 @@ void ConfigEditor::setSession(session::LiveSession* session) {
     // Ticks are op ids, positions in a model: in another model they name other ops, and Apply
     // would dump those (a walk ticked layers.3 and found layers.4 of another dump ticked).
     if (const auto ids = document_->value("ids");
-        ids.is_string() && !ids.get<std::string>().empty())
+        ids.is_string() && !ids.get<std::string>().empty()) {
+        // The first few named, not thousands (a walk may tick a whole model).
+        constexpr int kNamed = 10;
+        const QStringList all = QString::fromStdString(ids.get<std::string>())
+                                    .split(QLatin1Char(','), Qt::SkipEmptyParts);
+        QString named = all.mid(0, kNamed).join(QStringLiteral(", "));
+        if (all.size() > kNamed) named += tr(", … (%1 in all)").arg(all.size());
         applyThen += QLatin1Char(' ') +
-                     tr("They tick ops by id (%1): ids are positions in the model they were "
-                        "ticked in, so here they may be other ops. Check the ticks in the op "
+                     tr("Your edits tick ops by id (ids %1): ids are positions in the model they "
+                        "were ticked in, so here they may be other ops. Check the ticks in the op "
                         "tree before Apply.")
-                         .arg(QString::fromStdString(ids.get<std::string>()));
+                         .arg(named.trimmed());
+    }
     if (holdsLastRunsConfig && (!session || session->configPath() != lastConfig)) {
         if (document_->isModified()) {
             document_->startFrom(document_->kind(), lastConfig, document_->text(), true);

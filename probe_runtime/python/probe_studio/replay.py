@@ -176,6 +176,11 @@ class MissingData(Exception):
     pass
 
 
+class NoDataKept(MissingData):
+    """A tensor whose data the dump chose not to keep (filter_level 2's kernel-level tensors): not
+    a file that could not be read."""
+
+
 def _whole_number(header, key, name):
     text = header.get(key, "")
     if not text.isdigit():  # digits only: no sign, no space (as the format library reads it)
@@ -210,7 +215,7 @@ def load_tensor(path, depth=0):
             if not alias or depth > 4:
                 raise MissingData("%s holds no data" % name)
             if alias == name:  # naming itself: no data kept (filter_level 2's kernel-level tensors)
-                raise MissingData("%s holds no data (a dump with filter_level 2 keeps no kernel-level tensors)"
+                raise NoDataKept("%s holds no data (a dump with filter_level 2 keeps no kernel-level tensors)"
                                   % name)
             first = resolve_alias(path, alias)
             if not first or os.path.abspath(first) == os.path.abspath(path):
@@ -622,8 +627,8 @@ def replay_op(op):
                                "not hold: it has a contiguous copy of the values")
     try:
         params = read_op_params(op.directory)
-    except NotReplayable as exc:
-        return _not_replayable(str(exc))
+    except NotReplayable as exc:  # its op_param.json could not be read
+        return _not_replayable(str(exc), unreadable=True)
     if short in RANDOM_OPS or (short in DROPOUTS and params.get("train", True) and params.get("p", 1) != 0):
         return _not_replayable("random: its result depends on the random generator")
     if not op.outputs:
@@ -639,19 +644,19 @@ def replay_op(op):
         try:
             tensors[name] = load_tensor(path)
         except (MissingData, OSError, ValueError) as exc:
-            return _not_replayable("missing input: %s" % exc, unreadable=True)
+            return _not_replayable("missing input: %s" % exc, unreadable=not isinstance(exc, NoDataKept))
         inputs.append(tensors[name])
     if short in OVERWRITING and "self" not in tensors:
         out_path = next((path for _, _, path, _, _ in sorted(op.outputs, key=lambda x: x[0]) if path), None)
         try:
             template = load_tensor(out_path)
         except (MissingData, OSError, ValueError) as exc:
-            return _not_replayable("missing input: %s" % exc, unreadable=True)
+            return _not_replayable("missing input: %s" % exc, unreadable=not isinstance(exc, NoDataKept))
         tensors["self"] = torch.zeros_like(template)
     try:
         overload, args, kwargs = build_call(op, params, tensors)
     except NotReplayable as exc:
-        return _not_replayable(str(exc), unreadable=str(exc).startswith("its parameters cannot be read"))
+        return _not_replayable(str(exc))
     except (TypeError, ValueError, OverflowError) as exc:  # parameters of the wrong types
         return _not_replayable("its parameters do not fit the op: %s" % str(exc).splitlines()[0])
     if any(str(a.type) in ("Generator", "Optional[Generator]") for a in overload._schema.arguments):
@@ -660,6 +665,8 @@ def replay_op(op):
     for position, _, path, _, _ in sorted(op.outputs, key=lambda x: x[0]):
         try:
             dumped.append(load_tensor(path) if path else None)
+        except NoDataKept:
+            dumped.append(None)
         except (MissingData, OSError, ValueError) as exc:
             dumped.append(None)
             unread.append(str(exc))
@@ -774,7 +781,7 @@ def main(argv=None):
                                 "op_type": op.type})
                 results.append(outcome)
     if options.json:
-        print(json.dumps({"dump": root, "results": results}, indent=1))
+        print(json.dumps({"dump": root, "results": results, "unread_statistics": unread}, indent=1))
     else:
         print("replay: %s" % root)
         if results and options.round is None and not options.op and len(known) > 1:
@@ -807,6 +814,8 @@ def main(argv=None):
         if results and all(r["verdict"] == "not replayable" and not r.get("unreadable") for r in results):
             print("  no op could be replayed: nothing was judged")
     if not results:  # nothing was replayed: not "nothing wrong"
+        if options.op and unread:
+            return EXIT_FOUND  # the op asked for may be in a statistic.csv that could not be read
         return EXIT_USAGE if options.op and rounds else EXIT_NO_DUMP
     if any(r["verdict"] == "WRONG" for r in results) or unread or any(r.get("unreadable") for r in results):
         return EXIT_FOUND  # what could not be read may hide a wrong op
