@@ -39,6 +39,7 @@
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
+#include "analysis/dump_reader.h"
 #include "compare_dialog.h"
 #include "compare_ops_model.h"
 #include "compare_panel.h"
@@ -55,6 +56,7 @@
 #include "non_finite_marks.h"
 #include "op_tree_model.h"
 #include "op_tree_panel.h"
+#include "probe/format/statistic_csv.h"
 #include "start_page.h"
 #include "synthetic_dump.h"
 #include "tensor_document.h"
@@ -1831,6 +1833,44 @@ TEST(CompareTable, ComparesAndSortsWhileQtsGlobalPoolIsBusy) {
 // only in its own colour (and alike NaN/Inf in both is no difference).
 // Slices far from square are drawn with cells at least kMinCellSide across (a 1×64 slice was a
 // strip 4 pixels high, its elements hard to tell apart), within the square; square ones fill it.
+// The tensor pair reads each file as the preview does (one loader): a header-only file naming
+// itself by its op's id as its first copy is said to be damaged (it read "...is itself
+// header-only"), and one whose data the dump did not keep is said to have no values.
+TEST(TensorPair, ATensorFileNamingItselfIsSaidToBeDamaged) {
+    test::TempDir dir("ui-compare-pair");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    const auto kept =
+        reference.addRow(0, "2_3", "layer/mul", "aten::mul", false, {1, 2, 3, 4}, {2, 2});
+    format::StatRow self = kept;
+    self.tensorPath =
+        candidate.writeAliasBin(0, "2_3_mul/before/intensor0.bin", "2_3_intensor0.bin", {2, 2});
+    candidate.appendRaw(0, format::formatStatRow(self));
+    reference.setStatus("complete");
+    candidate.setStatus("complete");
+    auto indexOf = [](const std::string& path) {
+        std::string error;
+        auto reader = analysis::openDumpReader(path, &error);
+        EXPECT_TRUE(reader) << error;
+        analysis::DumpIndex index(reader->layout(), reader->root());
+        for (bool more = true; more;) {
+            auto delta = reader->poll(analysis::kDefaultPollBudget);
+            more = delta.more;
+            index.apply(std::move(delta));
+        }
+        return index;
+    };
+    const analysis::DumpIndex ref = indexOf(dir / "ref"), cand = indexOf(dir / "cand");
+    auto rowOf = [](const analysis::DumpIndex& index) {
+        return index.slotRow(index.op(index.findOp(0, "2_3")).tensorSlots.at(0), 0);
+    };
+    data::TensorPairDocument pair;
+    QSignalSpy failed(&pair, &data::TensorPairDocument::failed);
+    pair.open(ref, rowOf(ref), cand, rowOf(cand));
+    ASSERT_TRUE(waitFor([&] { return failed.count() > 0; }));
+    EXPECT_TRUE(pair.error().contains("names itself (2_3_intensor0.bin) as the first copy"))
+        << pair.error().toStdString();
+}
+
 TEST(TensorPair, SlicesOfOneRowOrColumnAreDrawnTallOrWideEnoughToRead) {
     using widgets::TensorPairView;
     const int cell = TensorPairView::kMinCellSide;

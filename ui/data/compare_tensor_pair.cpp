@@ -141,18 +141,11 @@ void TensorPairDocument::open(const analysis::DumpIndex& reference, uint32_t ref
     // header-only copy is followed to the first copy beside it, as the preview does.
     watcher->setFuture(QtConcurrent::run(backgroundPool(), [result, referencePath, candidatePath] {
         auto read = [&](const std::string& path) -> std::optional<analysis::TensorData> {
-            auto tensor = analysis::loadTensorFile(path, &result->error);
-            if (tensor && tensor->header.headerOnly()) {
-                const std::string first = analysis::findFirstCopy(path, tensor->header.alias);
-                if (first.empty() || !analysis::loadAliasedData(*tensor, first, &result->error))
-                    return std::nullopt;
-            }
-            if (tensor && !tensor->hasValues()) {
-                result->error =
-                    path +
-                    ": no values to compare (a dtype this version does not know, or no elements)";
-                return std::nullopt;
-            }
+            auto tensor = analysis::loadTensorValues(path, true, &result->error);
+            if (!tensor && result->error.empty())
+                result->error = path +
+                                ": no values to compare (no data kept for it, a dtype this version "
+                                "does not know, or no elements)";
             return tensor;
         };
         result->reference = read(referencePath);
