@@ -189,6 +189,34 @@ TEST(Analysis, SummaryOfTensorDataAloneMakesNoClaimAboutNaN) {
         << formatSummary(clean);
 }
 
+// Tensor files deleted from a dump: its summary said nothing of them, only its file count fell
+// (found by a walk that deleted 616 of them). The rows' files that are gone are a problem now.
+TEST(Analysis, SummarySaysTheTensorFilesTheRowsNameThatAreGone) {
+    TempDir dir;
+    const std::string root = dumpModel(dir, "run", {}, 1, "tensor");
+    const auto whole = summarizeDump(indexOf(root));
+    ASSERT_GT(whole.tensorFiles, 2u);
+    EXPECT_TRUE(whole.problems.empty()) << formatSummary(whole);
+    std::vector<std::string> bins;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
+        if (entry.path().extension() == ".bin") bins.push_back(entry.path().string());
+    std::sort(bins.begin(), bins.end());
+    ASSERT_GT(bins.size(), 2u);
+    ASSERT_EQ(::unlink(bins[0].c_str()), 0);
+    ASSERT_EQ(::unlink(bins[1].c_str()), 0);
+    const auto cut = summarizeDump(indexOf(root));
+    const std::string text = formatSummary(cut);
+    ASSERT_EQ(cut.problems.size(), 1u) << text;
+    EXPECT_EQ(cut.problems[0].rfind("2 tensor files that the rows name are not in the dump (the "
+                                    "first: ",
+                                    0),
+              0u)
+        << text;
+    EXPECT_TRUE(cut.problems[0].find(bins[0]) != std::string::npos ||
+                cut.problems[0].find(bins[1]) != std::string::npos)
+        << text;
+}
+
 TEST(Analysis, SummarySaysTheProbesMessagesWholeOnOneLineEach) {
     TempDir dir;
     const std::string root = dumpModel(dir, "a", {}, 1);

@@ -13,6 +13,7 @@
 
 #include "analysis/overflow_check.h"
 #include "probe/format/dump_status.h"
+#include "probe/format/file_util.h"
 #include "probe/format/json_input.h"
 #include "probe/format/statistic_csv.h"
 
@@ -44,6 +45,35 @@ void walkFiles(const std::string& dir, DumpSummary& s) {
         }
     }
     ::closedir(d);
+}
+
+// An op-level dump's rows name a tensor file each. Fewer tensor files on disk than rows naming
+// one (files deleted, a copy cut short): the rows' files are looked for, and those gone said with
+// the first of them (a summary of such a dump said nothing, only its file count fell). A file
+// there through a link is no problem, though the count of regular files leaves it out.
+void sayMissingTensorFiles(const DumpIndex& index, DumpSummary& s) {
+    if (index.layout() != DumpLayout::Atb) return;
+    uint64_t named = 0;
+    for (uint32_t r = 0; r < index.rowCount(); ++r) named += index.row(r).hasTensorFile ? 1 : 0;
+    if (named <= s.tensorFiles) return;
+    // Each row's path is read back from its CSV line: so many are looked at, no more.
+    constexpr uint64_t kLookedAt = 100000;
+    std::string first;
+    uint64_t lookedAt = 0, missing = 0;
+    for (uint32_t r = 0; r < index.rowCount() && lookedAt < kLookedAt; ++r) {
+        if (!index.row(r).hasTensorFile) continue;
+        ++lookedAt;
+        const std::string path = index.tensorPath(r);
+        if (path.empty() || format::fileExists(path)) continue;
+        if (first.empty()) first = path;
+        ++missing;
+    }
+    if (missing == 0) return;
+    const bool all = lookedAt == named;
+    s.problems.push_back((all ? "" : "at least ") + std::to_string(missing) + " tensor file" +
+                         (missing == 1 ? "" : "s") + " that the rows name " +
+                         (missing == 1 ? "is" : "are") + " not in the dump (the first: " + first +
+                         ")");
 }
 
 std::optional<Anomaly> anomalyAt(const DumpIndex& index, uint32_t row) {
@@ -245,6 +275,7 @@ DumpSummary summarizeDump(const DumpIndex& index) {
     }
     s.problems = index.problems();
     walkFiles(index.root(), s);
+    sayMissingTensorFiles(index, s);
     return s;
 }
 
