@@ -160,7 +160,6 @@ TEST(OverflowBirths, FindsTheInnermostOpWhereTheInfIsBornAndTheWindowJumpsThere)
         dump.addRow(round, "0", "layer", "Layer", true, {}, {},
                     round == 1 ? std::optional<double>(INFINITY) : std::nullopt);
     }
-    dump.appendRaw(0, "a line cut short,0\n");
     dump.setStatus("complete");
     context::AppContext context;
     widgets::MainWindow window(&context);
@@ -197,8 +196,12 @@ TEST(OverflowBirths, FindsTheInnermostOpWhereTheInfIsBornAndTheWindowJumpsThere)
         if (label->text().contains("overflow born here")) marked = true;
     EXPECT_TRUE(marked);
     // A line that could not be read may have held an earlier birth: the headline says what it
-    // rests on.
-    EXPECT_FALSE(window.problemsText().isEmpty());
+    // rests on, from the moment the problem is known (a line appended after the birth was found).
+    EXPECT_TRUE(window.problemsText().isEmpty()) << window.problemsText().toStdString();
+    EXPECT_FALSE(window.overflowText().contains("could be read"))
+        << window.overflowText().toStdString();
+    dump.appendRaw(0, "a line cut short,0\n");
+    ASSERT_TRUE(waitFor([&] { return !window.problemsText().isEmpty(); }));
     EXPECT_TRUE(window.overflowText().endsWith(" (of what could be read)"))
         << window.overflowText().toStdString();
     // A new session forgets it.
