@@ -79,11 +79,26 @@ void forEachValue(const TensorData& t, uint64_t first, uint64_t count, F&& f) {
     }
 }
 
+// Whether the two paths name one file (a link, a relative path): only a file of the same name can.
+bool sameFile(const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    if (format::fileNameOf(a) != format::fileNameOf(b)) return false;
+    const std::string resolved = format::resolvedPath(a);
+    return !resolved.empty() && resolved == format::resolvedPath(b);
+}
+
 // Whether `data`, the header of the file at `dataPath`, is that of the data of the header-only
-// file at `path` (header `named`): the same dtype and dims, and data of its own. Else false with
-// the reason in `error`.
+// file at `path` (header `named`): another file, the same dtype and dims, and data of its own.
+// Else false with the reason in `error`.
 bool holdsDataOf(const format::BinHeader& data, const std::string& dataPath,
                  const format::BinHeader& named, const std::string& path, std::string* error) {
+    if (sameFile(dataPath, path)) {  // named by its op's id as its own first copy
+        if (error)
+            *error = path + " names itself (" + named.alias +
+                     ") as the first copy of its data, but holds a header only: the dump is "
+                     "damaged";
+        return false;
+    }
     if (data.dtypeCode != named.dtypeCode || data.dims != named.dims) {
         if (error) *error = dataPath + " holds a different dtype or shape than " + path;
         return false;
@@ -153,11 +168,6 @@ TensorData decodeTensor(const std::string& path, format::BinFile file) {
     return t;
 }
 
-std::string namesItselfProblem(const std::string& path, const std::string& alias) {
-    return path + " names itself (" + alias +
-           ") as the first copy of its data, but holds a header only: the dump is damaged";
-}
-
 bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::string* error) {
     std::string why;
     auto file = format::readBinFile(dataPath, &why);
@@ -184,10 +194,6 @@ std::string dataFileOf(const std::string& path, const std::string& alias, bool f
     if (!followAlias) return {};
     if (alias == format::fileNameOf(path)) return {};
     const std::string first = findFirstCopy(path, alias);
-    if (first == path) {
-        if (error) *error = namesItselfProblem(path, alias);
-        return {};
-    }
     if (first.empty() && error)
         *error = path + ": its data is to be in " + alias +
                  ", which is not among the tensors of its round";

@@ -8,7 +8,6 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "analysis/tensor_view.h"
 #include "background_pool.h"
 
 namespace probe::data {
@@ -93,7 +92,8 @@ void TensorDocument::finishLoad(quint64 request, const std::shared_ptr<LoadResul
         return;
     }
     const auto& header = result->tensor->header;
-    // Its first copy could not be read (or is itself header-only): nothing to draw, only why.
+    // Its first copy could not be read, or is no copy (header-only, the file itself): nothing to
+    // draw, only why.
     if (header.headerOnly() && result->tensor->bytes.empty() && !result->error.isEmpty()) {
         fail(result->error);
         return;
@@ -104,13 +104,6 @@ void TensorDocument::finishLoad(quint64 request, const std::shared_ptr<LoadResul
         const QString alias = QString::fromStdString(header.alias);
         if (alias != QFileInfo(path_).fileName()) {
             const QString dataPath = resolveAlias_ ? resolveAlias_(alias) : QString();
-            // Both paths resolved: a file gone meanwhile has none, and two of those are no match.
-            const QString dataFile = QFileInfo(dataPath).canonicalFilePath();
-            if (!dataFile.isEmpty() && dataFile == QFileInfo(path_).canonicalFilePath()) {
-                fail(QString::fromStdString(
-                    analysis::namesItselfProblem(path_.toStdString(), alias.toStdString())));
-                return;
-            }
             if (!dataPath.isEmpty()) {
                 note_ = QStringLiteral("De-duplicated file: the data was written once, in %1")
                             .arg(dataPath);
