@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/grad_monitor.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <regex>
 #include <tuple>
 #include <unordered_map>
@@ -59,15 +59,16 @@ void findCsvFiles(const std::string& dir, int depth, std::vector<std::string>& o
 // file that cannot be read.
 constexpr size_t kMaxLineBytes = size_t{1} << 20;
 constexpr uint64_t kMaxCsvBytes = uint64_t{1} << 40;
-// False when the file could not be opened (said in `problems`).
+// The file's size in bytes; nullopt when it could not be opened (said in `problems`).
 template <typename OnLine>
-bool forEachLine(const std::string& path, OnLine onLine, std::vector<std::string>& problems) {
+std::optional<uint64_t> forEachLine(const std::string& path, OnLine onLine,
+                                    std::vector<std::string>& problems) {
     uint64_t size = 0;
     std::string error;
     const int fd = format::openRegularFile(path, kMaxCsvBytes, &size, &error);
     if (fd < 0) {
         problems.push_back(path + ": " + error);
-        return false;
+        return std::nullopt;
     }
     std::vector<char> chunk(size_t{1} << 20);
     std::string pending;
@@ -108,7 +109,7 @@ bool forEachLine(const std::string& path, OnLine onLine, std::vector<std::string
     if (ok && !pending.empty())
         problems.push_back(path + ": line " + std::to_string(number + 1) +
                            ": cut short (no end of line), skipped");
-    return true;
+    return size;
 }
 
 // "rank3" from the nearest directory whose name holds rank<digits>.
@@ -248,7 +249,7 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
             minColumn = -1, meanColumn = -1, nansColumn = -1;
         bool usable = true;
         const std::string rank = rankOf(path, dir);
-        const bool opened = forEachLine(
+        const auto size = forEachLine(
             path,
             [&](const std::string& line, int64_t number) {
                 if (!usable) return;
@@ -337,13 +338,11 @@ std::optional<GradMonitorData> readGradMonitor(const std::string& dir, std::stri
                 data.series[it->second].samples.push_back(sample);
             },
             data.problems);
-        if (!opened) continue;
+        if (!size) continue;
         data.files.push_back(path);
         // No bytes: not a monitor's file (one writes its header at once), nor "no NaN". (A first
         // line cut short or too long is said as such above.)
-        struct stat about {};
-        if (header.empty() && ::stat(path.c_str(), &about) == 0 && about.st_size == 0)
-            data.problems.push_back(path + ": empty: no header line (name, step, ...)");
+        if (*size == 0) data.problems.push_back(path + ": empty: no header line (name, step, ...)");
     }
     for (auto& s : data.series)
         std::stable_sort(s.samples.begin(), s.samples.end(),
