@@ -1109,6 +1109,8 @@ TEST(TensorDocument, FollowsDeduplicatedFilesAndReportsBrokenOnes) {
     ASSERT_TRUE(waitFor([&] { return selfFailed.count() > 0; }));
     EXPECT_TRUE(document.error().contains("names itself")) << document.error().toStdString();
     EXPECT_FALSE(document.tensor());
+    // No "the data was written once, in <this file>" beside it.
+    EXPECT_TRUE(document.note().isEmpty()) << document.note().toStdString();
 
     // A truncated file: a message, no tensor.
     std::string bytes = test::readFile(first.tensorPath);

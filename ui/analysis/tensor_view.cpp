@@ -79,7 +79,13 @@ void forEachValue(const TensorData& t, uint64_t first, uint64_t count, F&& f) {
     }
 }
 
-// Whether the two paths name one file (a link, a relative path): only a file of the same name can.
+}  // namespace
+
+std::string namesItselfProblem(const std::string& path, const std::string& alias) {
+    return path + " names itself (" + alias +
+           ") as the first copy of its data, but holds a header only: the dump is damaged";
+}
+
 bool sameFile(const std::string& a, const std::string& b) {
     if (a == b) return true;
     if (format::fileNameOf(a) != format::fileNameOf(b)) return false;
@@ -87,16 +93,15 @@ bool sameFile(const std::string& a, const std::string& b) {
     return !resolved.empty() && resolved == format::resolvedPath(b);
 }
 
+namespace {
+
 // Whether `data`, the header of the file at `dataPath`, is that of the data of the header-only
 // file at `path` (header `named`): another file, the same dtype and dims, and data of its own.
 // Else false with the reason in `error`.
 bool holdsDataOf(const format::BinHeader& data, const std::string& dataPath,
                  const format::BinHeader& named, const std::string& path, std::string* error) {
     if (sameFile(dataPath, path)) {  // named by its op's id as its own first copy
-        if (error)
-            *error = path + " names itself (" + named.alias +
-                     ") as the first copy of its data, but holds a header only: the dump is "
-                     "damaged";
+        if (error) *error = namesItselfProblem(path, named.alias);
         return false;
     }
     if (data.dtypeCode != named.dtypeCode || data.dims != named.dims) {

@@ -48,6 +48,10 @@ std::optional<TensorData> loadTensorFile(const std::string& path, std::string* e
 TensorData decodeTensor(const std::string& path, format::BinFile file);
 // Reads the data of `dataPath` for a header-only `tensor` (its dtype and dims must match).
 bool loadAliasedData(TensorData& tensor, const std::string& dataPath, std::string* error);
+// What is said of the header-only file at `path` whose first copy (`alias`) is itself.
+std::string namesItselfProblem(const std::string& path, const std::string& alias);
+// Whether the two paths name one file (a link, a relative path): only a file of the same name can.
+bool sameFile(const std::string& a, const std::string& b);
 // The tensor file at `path` with its values: a header-only .bin of an op-level dump
 // (`followAlias`) is followed to the first copy it names (findFirstCopy). nullopt when it holds
 // no values (no data kept, an unknown dtype, no elements); `error` set when a file could not be

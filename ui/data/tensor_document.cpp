@@ -8,6 +8,7 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "analysis/tensor_view.h"
 #include "background_pool.h"
 
 namespace probe::data {
@@ -104,6 +105,14 @@ void TensorDocument::finishLoad(quint64 request, const std::shared_ptr<LoadResul
         const QString alias = QString::fromStdString(header.alias);
         if (alias != QFileInfo(path_).fileName()) {
             const QString dataPath = resolveAlias_ ? resolveAlias_(alias) : QString();
+            // Said before the note is set ("the data was written once, in <this file>" beside
+            // the error); loading it would fail alike (holdsDataOf).
+            if (!dataPath.isEmpty() &&
+                analysis::sameFile(dataPath.toStdString(), path_.toStdString())) {
+                fail(QString::fromStdString(
+                    analysis::namesItselfProblem(path_.toStdString(), alias.toStdString())));
+                return;
+            }
             if (!dataPath.isEmpty()) {
                 note_ = QStringLiteral("De-duplicated file: the data was written once, in %1")
                             .arg(dataPath);
