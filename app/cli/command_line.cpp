@@ -2,14 +2,11 @@
 #include "command_line.h"
 
 #include <malloc.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 
 #include "analysis/dump_index.h"
 #include "exit_codes.h"
@@ -156,58 +153,6 @@ void keepFreedMemoryForReuse() {
     // 0.51 -> 0.36 s, peak 201 -> 233 MB; probe compare 1.46 -> 1.30 s, peak 480 -> 501 MB; a
     // heap per thread: the time of two, compare's peak 546 MB).
     mallopt(M_ARENA_MAX, 2);
-}
-
-namespace {
-
-constexpr const char* kTunables = "GLIBC_TUNABLES";
-// Set for the restarted process only: "=" when GLIBC_TUNABLES was unset, else "+" and its value.
-constexpr const char* kRestartedFrom = "PROBE_HUGE_PAGE_RESTART";
-
-// Whether the kernel gives transparent huge pages to memory that asks (madvise) and not to all.
-bool hugePagesOnRequest() {
-    std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-    std::string modes;
-    std::getline(in, modes);
-    return modes.find("[madvise]") != std::string::npos;
-}
-
-void restoreTunables(const std::string& saved) {
-    if (!saved.empty() && saved[0] == '+')
-        ::setenv(kTunables, saved.c_str() + 1, 1);
-    else
-        ::unsetenv(kTunables);
-}
-
-}  // namespace
-
-void restartWithHugePageHeap(char** argv) {
-    if (const char* restarted = std::getenv(kRestartedFrom)) {
-        const std::string saved = restarted;
-        ::unsetenv(kRestartedFrom);
-        restoreTunables(saved);
-        return;
-    }
-    // Under valgrind (its preloaded core): valgrind's malloc, or glibc's counted instruction by
-    // instruction, and /proc/self/exe is valgrind's own program, which refuses to run directly.
-    const char* preloaded = std::getenv("LD_PRELOAD");
-    if (preloaded && std::strstr(preloaded, "vgpreload")) return;
-    const char* tunables = std::getenv(kTunables);
-    if (tunables && std::strstr(tunables, "glibc.malloc.hugetlb")) return;  // said already
-    if (!hugePagesOnRequest()) return;
-    const std::string saved = tunables ? std::string("+") + tunables : std::string("=");
-    std::string wanted = tunables && *tunables ? std::string(tunables) + ":" : std::string();
-    wanted += "glibc.malloc.hugetlb=1";
-    if (::setenv(kRestartedFrom, saved.c_str(), 1) != 0 ||
-        ::setenv(kTunables, wanted.c_str(), 1) != 0) {
-        ::unsetenv(kRestartedFrom);
-        restoreTunables(saved);
-        return;
-    }
-    ::execv("/proc/self/exe", argv);
-    // Not restarted (no /proc): go on as started.
-    ::unsetenv(kRestartedFrom);
-    restoreTunables(saved);
 }
 
 }  // namespace probe::cli

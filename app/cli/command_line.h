@@ -56,18 +56,6 @@ std::optional<int> parseCommandLine(CLI::App& app, const Args& args, const char*
 // the threads share two heaps, which keeps the peak down without making them wait on one.
 void keepFreedMemoryForReuse();
 
-// For the commands that read a whole dump (summary, compare, overflow), called first thing in
-// main(): where the kernel gives transparent huge pages only to memory that asks for them (the
-// "madvise" mode), starts the program again at once with glibc's malloc asking for them
-// (the tunable glibc.malloc.hugetlb=1, which glibc reads only at start-up). A million rows touch
-// a few hundred megabytes of new memory: in 4 KiB pages, about 60,000 page faults and a TLB miss
-// at almost every row, on this kind of virtual machine half of `probe summary`'s time. The
-// restarted process puts GLIBC_TUNABLES back as it was (programs it starts see no change), and
-// nothing is done when the kernel has no such mode, when GLIBC_TUNABLES already says what to do
-// about huge pages (glibc.malloc.hugetlb=0 turns this off), under valgrind, or when the
-// restart fails.
-void restartWithHugePageHeap(char** argv);
-
 // Moves `value` where it stays until the process exits, never destroyed: a command's big results
 // (a dump index of a million rows, a comparison of as many tensors) are freed by the operating
 // system at once, instead of allocation by allocation (a tenth of `probe summary`'s time). Kept

@@ -1,7 +1,6 @@
 // probe: the command line tool (run a model under the probe, check configs, summarise dumps).
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <string>
 
@@ -54,9 +53,6 @@ const char* kUsage =
 
 int main(int argc, char** argv) {
     using namespace probe::cli;
-    if (argc > 1 && (std::strcmp(argv[1], "summary") == 0 || std::strcmp(argv[1], "compare") == 0 ||
-                     std::strcmp(argv[1], "overflow") == 0))
-        restartWithHugePageHeap(argv);
     try {
         Args args(argv + 1, argv + argc);
         if (args.empty()) {
