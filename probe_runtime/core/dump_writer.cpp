@@ -531,7 +531,8 @@ int DumpWriter::csvDescriptor(const std::string& path, const char* header,
 
 bool DumpWriter::appendLines(const std::string& path, const char* header, const std::string& text,
                              uint64_t rowCount) {
-    if (diskStopped()) {
+    // Rows fill a disk too, if slower: a statistics-only dump of a long run is guarded as tensors.
+    if (diskStopped() || !checkDiskSpace(text.size())) {
         std::lock_guard<std::mutex> lock(mutex_);
         counters_.droppedJobs += rowCount;
         return false;

@@ -156,6 +156,10 @@ void StatusRecorder::write(format::DumpState state, bool final) {
         status.messages = messages_;
         status.endedBy = endedBy_;
     }
+    // Drained to its end, but what it holds stopped early or lost writes: not complete.
+    if (status.state == format::DumpState::Complete &&
+        (!status.dumpStopped.empty() || status.errors > 0))
+        status.state = format::DumpState::Incomplete;
     const std::string& root = runtime_.root();
     if (int err = format::updateStatusFile(root, status))
         std::fprintf(stderr, "[probe] cannot write %s/probe_status.json: %s\n", root.c_str(),

@@ -78,10 +78,32 @@ TEST_F(Writer, DiskGuardStopsDumpingAndTheModelGoesOn) {
     ASSERT_TRUE(status) << error;
     EXPECT_EQ(status->state, format::DumpState::Incomplete);
     ASSERT_EQ(status->processes.size(), 1u);
+    EXPECT_EQ(status->processes[0].state, format::DumpState::Incomplete);
     EXPECT_NE(status->processes[0].dumpStopped.find("PROBE_MIN_FREE_MB"), std::string::npos);
     const auto files = listFiles(root());
     ASSERT_FALSE(files.empty());  // the status file, at least
     for (const auto& f : files) EXPECT_EQ(f.find(".bin"), std::string::npos) << f;
+}
+
+// Statistics alone (probe run's default) fill a disk more slowly, but they fill it.
+TEST_F(Writer, DiskGuardStopsAStatisticsOnlyDumpToo) {
+    ::setenv("PROBE_MIN_FREE_MB", "1000000000", 1);  // more than any disk has
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    NativeModel model({});
+    model.run();
+    EXPECT_TRUE(waitUntil([] { return probe_is_awake() == 0; }));
+    model.run();
+    EXPECT_EQ(model.begins().back().wanted, 0);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    std::string error;
+    auto status = format::readStatusFile(root(), &error);
+    ASSERT_TRUE(status) << error;
+    EXPECT_EQ(status->state, format::DumpState::Incomplete);
+    ASSERT_EQ(status->processes.size(), 1u);
+    EXPECT_EQ(status->processes[0].state, format::DumpState::Incomplete);
+    EXPECT_NE(status->processes[0].dumpStopped.find("PROBE_MIN_FREE_MB"), std::string::npos);
+    EXPECT_EQ(status->rows, 0u);
+    EXPECT_GT(status->processes[0].droppedRows, 0u);
 }
 
 }  // namespace
