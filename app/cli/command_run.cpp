@@ -528,7 +528,11 @@ int runRunCommand(const Args& args) {
     const format::ProgramEnd end{
         WIFEXITED(status) ? format::ProgramEnd::How::Exited : format::ProgramEnd::How::Signaled,
         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), "probe run"};
-    if (int err = format::recordProgramEnd(dumpRoot, gChild, end); err && err != ENOENT)
+    std::string commandLine;  // as a process's own entry says it: arguments joined by spaces
+    for (const auto& word : command) commandLine += (commandLine.empty() ? "" : " ") + word;
+    if (int err = format::recordProgramEnd(
+            dumpRoot, gChild, format::printableText(commandLine, std::string::npos), end);
+        err && err != ENOENT)
         std::fprintf(stderr,
                      "probe run: cannot record in %s/probe_status.json how the program ended: %s\n",
                      dumpRoot.c_str(), std::strerror(err));
@@ -565,9 +569,12 @@ int runRunCommand(const Args& args) {
         if (format::isDirectory(dumpRoot)) {
             std::string error;
             auto index = analysis::readDump(dumpRoot, &error);
-            std::fprintf(stderr, "probe run: %s exited with %d\n%s",
-                         format::fileNameOf(command[0]).c_str(),
-                         WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+            const std::string ended =
+                WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
+                                  : "was killed by " + format::signalName(WTERMSIG(status)) +
+                                        " (exit status " + std::to_string(exitCode) + ")";
+            std::fprintf(stderr, "probe run: %s %s\n%s", format::fileNameOf(command[0]).c_str(),
+                         ended.c_str(),
                          index ? analysis::formatSummary(analysis::summarizeDump(*index)).c_str()
                                : error.c_str());
         }

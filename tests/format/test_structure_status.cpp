@@ -213,7 +213,9 @@ TEST(DumpStatus, TextThatIsNotUtf8IsWrittenNotThrown) {
 
 TEST(DumpStatus, TheParentRecordsHowTheProgramEnded) {
     probe::test::TempDir dir;
-    EXPECT_EQ(recordProgramEnd(dir.path(), 12, {ProgramEnd::How::Exited, 0, "probe run"}), ENOENT);
+    EXPECT_EQ(recordProgramEnd(dir.path(), 12, "python3 train.py",
+                               {ProgramEnd::How::Exited, 0, "probe run"}),
+              ENOENT);
     // The program (12) was killed with its probe running; another process of its tree (a pid
     // that cannot exist) was too; a third stopped its probe normally.
     ProcessDumpStatus program, child, done;
@@ -222,7 +224,9 @@ TEST(DumpStatus, TheParentRecordsHowTheProgramEnded) {
     done.pid = 13;
     done.state = DumpState::Complete;
     for (const auto& p : {program, child, done}) ASSERT_EQ(updateStatusFile(dir.path(), p), 0);
-    ASSERT_EQ(recordProgramEnd(dir.path(), 12, {ProgramEnd::How::Signaled, 9, "probe run"}), 0);
+    ASSERT_EQ(recordProgramEnd(dir.path(), 12, "python3 train.py",
+                               {ProgramEnd::How::Signaled, 9, "probe run"}),
+              0);
     std::string error;
     auto status = readStatusFile(dir.path(), &error);
     ASSERT_TRUE(status) << error;
@@ -241,6 +245,69 @@ TEST(DumpStatus, TheParentRecordsHowTheProgramEnded) {
     ASSERT_TRUE(gone.endedBy);
     EXPECT_EQ(gone.endedBy->how, ProgramEnd::How::Vanished);
     EXPECT_EQ(describeProgramEnd(*p12.endedBy), "killed by SIGKILL");
+}
+
+// A launcher (torchrun) runs no model and has no entry: its end was said nowhere, and a job
+// whose rank exited with 5 (the launcher with 1), or whose launcher was killed, read complete.
+TEST(DumpStatus, TheEndOfAProgramWithoutAnEntryIsKeptAcrossUpdates) {
+    probe::test::TempDir dir;
+    ProcessDumpStatus rank0, rank1;
+    rank0.pid = 21;
+    rank1.pid = 22;
+    rank0.device = 0;
+    rank1.device = 1;
+    for (auto* p : {&rank0, &rank1}) p->state = DumpState::Complete;
+    ASSERT_EQ(updateStatusFile(dir.path(), rank0), 0);
+    ASSERT_EQ(recordProgramEnd(dir.path(), 20, "python3 -m torch.distributed.run train.py",
+                               {ProgramEnd::How::Signaled, 9, "probe run"}),
+              0);
+    // A rank that finishes after its launcher was killed keeps the record as it updates.
+    ASSERT_EQ(updateStatusFile(dir.path(), rank1), 0);
+    std::string error;
+    auto status = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(status) << error;
+    EXPECT_TRUE(status->issues.empty());
+    EXPECT_EQ(status->state, DumpState::Complete);  // the ranks' dumps are whole
+    ASSERT_EQ(status->processes.size(), 2u);
+    for (const auto& p : status->processes) EXPECT_FALSE(p.endedBy) << p.pid;
+    ASSERT_EQ(status->programs.size(), 1u);
+    const ProgramRecord& launcher = status->programs[0];
+    EXPECT_EQ(launcher.pid, 20);
+    EXPECT_EQ(launcher.command, "python3 -m torch.distributed.run train.py");
+    EXPECT_EQ(launcher.host, localHostName());
+    EXPECT_EQ(launcher.endedBy, (ProgramEnd{ProgramEnd::How::Signaled, 9, "probe run"}));
+    // probe run --append: a second job's launcher is added, the first kept.
+    ASSERT_EQ(recordProgramEnd(dir.path(), 30, "torchrun train.py",
+                               {ProgramEnd::How::Exited, 1, "probe run"}),
+              0);
+    status = readStatusFile(dir.path(), &error);
+    ASSERT_TRUE(status) << error;
+    ASSERT_EQ(status->programs.size(), 2u);
+    EXPECT_EQ(status->programs[0].pid, 20);
+    EXPECT_EQ(status->programs[1].endedBy, (ProgramEnd{ProgramEnd::How::Exited, 1, "probe run"}));
+}
+
+// The totals and state at the top are made again from the processes, but a value of the wrong
+// type there (or among the programs) is damage, said naming its key.
+TEST(DumpStatus, WrongTypesAtTheTopAreSaid) {
+    const auto status = DumpStatus::fromJson(
+        nlohmann::json::parse(R"({"state": [], "rows": -1, "processes": [{"pid": 5}],
+                                  "programs": [{"pid": 7}, 3, {"pid": "x", "ended_by":
+                                  {"how": "exited", "code": 0}}]})"),
+        nullptr);
+    ASSERT_TRUE(status);
+    const std::string issues = [&] {
+        std::string all;
+        for (const auto& i : status->issues) all += i + "\n";
+        return all;
+    }();
+    EXPECT_NE(issues.find("state: [] is not a string"), std::string::npos) << issues;
+    EXPECT_NE(issues.find("rows: -1 is not a whole number from 0"), std::string::npos) << issues;
+    EXPECT_NE(issues.find("programs[0]: no ended_by; skipped"), std::string::npos) << issues;
+    EXPECT_NE(issues.find("programs[1]: 3 is not an object; skipped"), std::string::npos) << issues;
+    EXPECT_NE(issues.find("programs[2].pid: \"x\""), std::string::npos) << issues;
+    ASSERT_EQ(status->programs.size(), 1u);
+    EXPECT_EQ(status->processes.size(), 1u);
 }
 
 // A dump folder shared by several machines (a cluster's file system): the pid probe run saw end,
@@ -262,7 +329,9 @@ TEST(DumpStatus, TheParentSettlesOnlyProcessesOfItsOwnMachine) {
     container.pidNamespace = "pid:[1]";  // a container of this machine's name
     for (const auto& p : {otherNodesProgram, otherNode, container, gone})
         ASSERT_EQ(updateStatusFile(dir.path(), p), 0);
-    ASSERT_EQ(recordProgramEnd(dir.path(), 12, {ProgramEnd::How::Signaled, 9, "probe run"}), 0);
+    ASSERT_EQ(recordProgramEnd(dir.path(), 12, "python3 train.py",
+                               {ProgramEnd::How::Signaled, 9, "probe run"}),
+              0);
     std::string error;
     const auto status = readStatusFile(dir.path(), &error);
     ASSERT_TRUE(status) << error;

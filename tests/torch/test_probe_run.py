@@ -4,6 +4,7 @@ script itself saved and against statistics recomputed here."""
 import glob
 import json
 import os
+import shutil
 import subprocess
 import unittest
 
@@ -252,13 +253,15 @@ ROWS_PER_STEP = 6
 
 
 class Crashes(ProbeTestCase):
-    def crash(self, how):
+    def crash(self, how, launcher=None):
+        """Runs CRASHING with `how`, by itself or under the shell command `launcher` (which gets
+        the python and the script as $0 and $1, and `how` as $2)."""
         script = self.path("crashing.py")
         with open(script, "w") as f:
             f.write(CRASHING)
         out = self.path("out")
-        result = run_probe(["--output", out, "--config", write_config(self.dir), "--", PYTHON, script, how],
-                           check=False)
+        command = [PYTHON, script, how] if launcher is None else ["/bin/sh", "-c", launcher, PYTHON, script, how]
+        result = run_probe(["--output", out, "--config", write_config(self.dir), "--"] + command, check=False)
         root = os.path.join(out, "atb_dump_data")
         with open(os.path.join(root, "probe_status.json")) as f:
             status = json.load(f)
@@ -312,6 +315,29 @@ class Crashes(ProbeTestCase):
     def test_a_forked_childs_exec_leaves_the_parents_probe_alone(self):
         process = self.endedWhole("fork_exec", 0)
         self.assertEqual(process["messages"], [])
+
+    def test_a_launcher_that_runs_no_model_has_its_end_recorded_and_said(self):
+        # A launcher (torchrun) is not probed and has no entry: a job whose launcher failed or
+        # was killed read "complete", its end said nowhere.
+        for launcher, code, end, said in (
+                ('"$0" "$1" "$2"; exit 3', 3, {"how": "exited", "code": 3, "seen_by": "probe run"},
+                 "(complete; the program (not probed itself) exited with code 3)"),
+                ('"$0" "$1" "$2"; kill -9 $$', 128 + 9,
+                 {"how": "signal", "code": 9, "signal": "SIGKILL", "seen_by": "probe run"},
+                 "(complete; the program (not probed itself) was killed by SIGKILL)")):
+            with self.subTest(launcher=launcher):
+                shutil.rmtree(self.path("out"), ignore_errors=True)
+                result, status, rows, summary = self.crash("fork_exec", launcher)
+                self.assertEqual(result.returncode, code, result.stderr)
+                self.assertEqual(status["state"], "complete")  # the model's process dumped whole
+                (process,) = status["processes"]
+                self.assertIsNone(process["ended_by"])  # its parent was the launcher, not probe run
+                (program,) = status["programs"]
+                self.assertEqual(program["command"].split()[0], "/bin/sh")
+                self.assertNotEqual(program["pid"], process["pid"])
+                self.assertEqual(program["ended_by"], end)
+                self.assertEveryStepDumped(rows)
+                self.assertIn(said, summary)
 
     def test_kill_9_is_recorded_by_probe_run_and_older_rows_are_kept(self):
         result, status, rows, summary = self.crash("kill")

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "analysis/overflow_check.h"
 #include "probe/format/dump_status.h"
@@ -221,13 +222,29 @@ DumpSummary summarizeStatus(const DumpIndex& index) {
                 s.endedAlike.push_back(p.pid);
             }
         }
+        std::unordered_set<int64_t> entries;
+        for (const auto& p : status->processes) entries.insert(p.pid);
+        // Its own end outranks a normal exit, as a process's does.
+        const auto badness = [](const format::ProgramEnd& end) {
+            return end.how == format::ProgramEnd::How::Exited ? (end.code != 0 ? 1 : 0) : 2;
+        };
+        for (const auto& program : status->programs)
+            if (!entries.count(program.pid) &&
+                (!s.launcherEnd || badness(program.endedBy) >= badness(*s.launcherEnd)))
+                s.launcherEnd = program.endedBy;
     }
     return s;
 }
 
 std::string describeState(const DumpSummary& s) {
     if (!s.state) return {};
-    return std::string(format::toString(*s.state)) + (s.endedBy ? "; " + describeEnd(s) : "");
+    std::string text = format::toString(*s.state);
+    if (s.endedBy) text += "; " + describeEnd(s);
+    if (s.launcherEnd)  // the processes' ends say the ranks', this the job's
+        text += std::string("; the program (not probed itself) ") +
+                (s.launcherEnd->how == format::ProgramEnd::How::Signaled ? "was " : "") +
+                format::describeProgramEnd(*s.launcherEnd);
+    return text;
 }
 
 DumpSummary summarizeDump(const DumpIndex& index) {

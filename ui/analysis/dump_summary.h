@@ -67,10 +67,13 @@ struct DumpSummary {
     // How the program ended, when someone saw it end: of the processes that did not end well
     // (cut off first: a crash, a kill), else of the program probe run started.
     std::optional<format::ProgramEnd> endedBy;
-    int64_t endedByPid = 0;             // whose end that is
-    std::vector<int64_t> endedAlike;    // the pids of the processes that ended so, that one first
-    bool endedByCutOff = false;         // that process never drained: its last rows may be missing
-    bool endedByCrashed = false;        // it died of a signal after its probe drained (incomplete)
+    int64_t endedByPid = 0;           // whose end that is
+    std::vector<int64_t> endedAlike;  // the pids of the processes that ended so, that one first
+    bool endedByCutOff = false;       // that process never drained: its last rows may be missing
+    bool endedByCrashed = false;      // it died of a signal after its probe drained (incomplete)
+    // How the program probe run started ended, when it has no entry of its own (a launcher,
+    // torchrun, that runs no model): of several (--append), the one that ended worst.
+    std::optional<format::ProgramEnd> launcherEnd;
     std::vector<std::string> problems;  // files that could not be read
 };
 

@@ -185,8 +185,8 @@ int overwriteInPlace(int dirFd, DumpStatus status) {
     }
 }
 
-// Runs `change` on the processes of <root>/probe_status.json under its lock and writes the
-// result. Never throws; the lock goes with the descriptor whatever happens.
+// Runs `change` on the processes and programs of <root>/probe_status.json under its lock and
+// writes the result. Never throws; the lock goes with the descriptor whatever happens.
 template <typename Change>
 int changeStatusFile(const std::string& root, Change change) {
     Descriptor dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -198,11 +198,15 @@ int changeStatusFile(const std::string& root, Change change) {
         if (errno != EINTR) return errno;
     try {
         std::vector<ProcessDumpStatus> processes;
-        if (auto existing = readStatusFile(root, nullptr))
+        std::vector<ProgramRecord> programs;
+        if (auto existing = readStatusFile(root, nullptr)) {
             processes = std::move(existing->processes);
-        if (int error = change(processes)) return error;
+            programs = std::move(existing->programs);
+        }
+        if (int error = change(processes, programs)) return error;
         // Text that is not UTF-8 (a command line's bytes) is replaced, never a reason to fail.
         DumpStatus status = aggregateStatus(std::move(processes));
+        status.programs = std::move(programs);
         const std::string text = dumpJson(status.toJson(), 2) + "\n";
         const int error = replaceStatusFile(dir.fd, text);
         if (error == ENOSPC || error == EDQUOT) return overwriteInPlace(dir.fd, std::move(status));
@@ -376,7 +380,45 @@ nlohmann::ordered_json DumpStatus::toJson() const {
     auto list = nlohmann::ordered_json::array();
     for (const auto& p : processes) list.push_back(p.toJson());
     j["processes"] = std::move(list);
+    if (!programs.empty()) {
+        auto ended = nlohmann::ordered_json::array();
+        for (const auto& p : programs) ended.push_back(p.toJson());
+        j["programs"] = std::move(ended);
+    }
     return j;
+}
+
+nlohmann::ordered_json ProgramRecord::toJson() const {
+    nlohmann::ordered_json j;
+    j["pid"] = pid;
+    j["command"] = command;
+    if (!host.empty()) j["host"] = host;
+    if (!pidNamespace.empty()) j["pid_namespace"] = pidNamespace;
+    j["ended_by"] = endedBy.toJson();
+    return j;
+}
+
+std::optional<ProgramRecord> ProgramRecord::fromJson(const nlohmann::json& j,
+                                                     std::vector<std::string>* issues,
+                                                     const std::string& where) {
+    if (!j.is_object()) {
+        if (issues) issues->push_back(where + ": " + jsonSnippet(j) + " is not an object; skipped");
+        return std::nullopt;
+    }
+    ProgramRecord record;
+    record.pid = field<int64_t>(j, "pid", 0, issues, where);
+    record.command = field<std::string>(j, "command", "", issues, where);
+    record.host = field<std::string>(j, "host", "", issues, where);
+    record.pidNamespace = field<std::string>(j, "pid_namespace", "", issues, where);
+    const auto ended = j.find("ended_by");
+    auto end =
+        ended == j.end() ? std::nullopt : ProgramEnd::fromJson(*ended, issues, where + ".ended_by");
+    if (!end) {
+        if (issues) issues->push_back(where + ": no ended_by; skipped");
+        return std::nullopt;
+    }
+    record.endedBy = *end;
+    return record;
 }
 
 std::optional<DumpStatus> DumpStatus::fromJson(const nlohmann::json& j, std::string* error) {
@@ -402,6 +444,23 @@ std::optional<DumpStatus> DumpStatus::fromJson(const nlohmann::json& j, std::str
     } else if (it != j.end()) {
         issues.push_back("processes: " + jsonSnippet(*it) + " is not a list");
     }
+    std::vector<ProgramRecord> programs;
+    if (auto it = j.find("programs"); it != j.end() && it->is_array()) {
+        for (size_t i = 0; i < it->size(); ++i)
+            if (auto program = ProgramRecord::fromJson((*it)[i], &issues,
+                                                       "programs[" + std::to_string(i) + "]"))
+                programs.push_back(std::move(*program));
+    } else if (it != j.end() && !it->is_null()) {
+        issues.push_back("programs: " + jsonSnippet(*it) + " is not a list");
+    }
+    // The totals and the state are made again from the processes: what the file says of them
+    // is not read, but a value of the wrong type there is damage to say.
+    if (auto it = j.find("state"); it != j.end() && !it->is_string())
+        issues.push_back("state: " + jsonSnippet(*it) + " is not a string");
+    for (const char* key : {"files", "bytes", "rows", "errors"})
+        if (auto it = j.find(key); it != j.end() && !it->is_number_unsigned())
+            issues.push_back(std::string(key) + ": " + jsonSnippet(*it) +
+                             " is not a whole number from 0");
     // The first ten, and how many more: a file of thousands of bad values is said in a few lines.
     constexpr size_t kIssuesKept = 10;
     if (issues.size() > kIssuesKept) {
@@ -418,6 +477,7 @@ std::optional<DumpStatus> DumpStatus::fromJson(const nlohmann::json& j, std::str
         return std::nullopt;
     }
     DumpStatus status = aggregateStatus(std::move(processes));
+    status.programs = std::move(programs);
     status.issues = std::move(issues);
     return status;
 }
@@ -432,14 +492,15 @@ std::optional<DumpStatus> readStatusFile(const std::string& root, std::string* e
 }
 
 int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine) {
-    return changeStatusFile(root, [&](std::vector<ProcessDumpStatus>& processes) {
-        processes.erase(
-            std::remove_if(processes.begin(), processes.end(),
-                           [&](const ProcessDumpStatus& p) { return p.pid == mine.pid; }),
-            processes.end());
-        processes.push_back(mine);
-        return 0;
-    });
+    return changeStatusFile(
+        root, [&](std::vector<ProcessDumpStatus>& processes, std::vector<ProgramRecord>&) {
+            processes.erase(
+                std::remove_if(processes.begin(), processes.end(),
+                               [&](const ProcessDumpStatus& p) { return p.pid == mine.pid; }),
+                processes.end());
+            processes.push_back(mine);
+            return 0;
+        });
 }
 
 std::string localHostName() {
@@ -492,28 +553,31 @@ bool settleVanishedProcesses(DumpStatus& status, const std::string& seenBy) {
     return changed;
 }
 
-int recordProgramEnd(const std::string& root, int64_t pid, const ProgramEnd& end) {
+int recordProgramEnd(const std::string& root, int64_t pid, const std::string& command,
+                     const ProgramEnd& end) {
     if (!fileExists(joinPath(root, kStatusFileName))) return ENOENT;
     const std::string now = isoTimestampNow();
-    return changeStatusFile(root, [&](std::vector<ProcessDumpStatus>& processes) {
-        // A folder shared by several machines holds their processes too: a pid is ours only
-        // if the entry is of this machine and pid namespace (or, written before they were
-        // named, says nothing of them).
-        ThisPidSpace here;
-        for (auto& p : processes) {
-            if (!here.holds(p, true)) continue;
-            const bool theProgram = p.pid == pid;
-            if (!theProgram && (p.state != DumpState::Running || !processGone(p.pid))) continue;
-            p.endedBy = theProgram ? end : ProgramEnd{ProgramEnd::How::Vanished, 0, end.seenBy};
-            if (p.state == DumpState::Running) {
-                // Its probe never drained: what was queued in its last moments is missing.
-                p.state = DumpState::Incomplete;
-                p.cutOff = true;
-                p.updated = now;
+    return changeStatusFile(
+        root, [&](std::vector<ProcessDumpStatus>& processes, std::vector<ProgramRecord>& programs) {
+            programs.push_back({pid, command, localHostName(), localPidNamespace(), end});
+            // A folder shared by several machines holds their processes too: a pid is ours only
+            // if the entry is of this machine and pid namespace (or, written before they were
+            // named, says nothing of them).
+            ThisPidSpace here;
+            for (auto& p : processes) {
+                if (!here.holds(p, true)) continue;
+                const bool theProgram = p.pid == pid;
+                if (!theProgram && (p.state != DumpState::Running || !processGone(p.pid))) continue;
+                p.endedBy = theProgram ? end : ProgramEnd{ProgramEnd::How::Vanished, 0, end.seenBy};
+                if (p.state == DumpState::Running) {
+                    // Its probe never drained: what was queued in its last moments is missing.
+                    p.state = DumpState::Incomplete;
+                    p.cutOff = true;
+                    p.updated = now;
+                }
             }
-        }
-        return 0;
-    });
+            return 0;
+        });
 }
 
 std::string isoTimestampNow() {

@@ -69,12 +69,28 @@ struct ProcessDumpStatus {
                                       const std::string& where = "process");
 };
 
+// A program `probe run` started, and how it saw it end. A launcher (torchrun) runs no model and
+// has no process entry: without this, its exit code or the signal that killed it was said
+// nowhere. One per `probe run` (--append adds another), oldest first.
+struct ProgramRecord {
+    int64_t pid = 0;
+    std::string command;  // for people
+    std::string host, pidNamespace;
+    ProgramEnd endedBy;
+
+    nlohmann::ordered_json toJson() const;
+    static std::optional<ProgramRecord> fromJson(const nlohmann::json& j,
+                                                 std::vector<std::string>* issues,
+                                                 const std::string& where);
+};
+
 struct DumpStatus {
     // Running while any process is, Complete when all finished and nothing stopped early,
     // Incomplete when all finished but some dump stopped early, had errors or was cut off.
     DumpState state = DumpState::Running;
     uint64_t files = 0, bytes = 0, rows = 0, errors = 0;
     std::vector<ProcessDumpStatus> processes;
+    std::vector<ProgramRecord> programs;
     // What fromJson read as a default, each naming its key: a value of the wrong type ("state":
     // [], "pid": "x"), an entry that is no object; the first ten, then "(N more)". Not written
     // (toJson); readers say them.
@@ -103,13 +119,15 @@ bool settleVanishedProcesses(DumpStatus& status, const std::string& seenBy);
 // Returns 0 or an errno value.
 int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine);
 
-// Said by whoever saw the program `pid` end (its parent): its entry records `end`, and becomes
+// Said by whoever saw the program `pid` end (its parent): `programs` records it, with `command`;
+// its entry records `end`, and becomes
 // Incomplete if its probe was still running (it never drained). Entries of other processes
 // still running whose process is gone are settled the same way, as Vanished. Only entries of
 // this machine and pid namespace (or naming neither) are touched: a pid of another machine
 // sharing the folder is another process. Returns 0, or an errno value (ENOENT when there is no
 // status file: the program never started a probe).
-int recordProgramEnd(const std::string& root, int64_t pid, const ProgramEnd& end);
+int recordProgramEnd(const std::string& root, int64_t pid, const std::string& command,
+                     const ProgramEnd& end);
 
 std::optional<DumpStatus> readStatusFile(const std::string& root, std::string* error);
 
