@@ -491,6 +491,41 @@ class InvalidConfigs(support.TempDirTestCase):
         self.assertIn("REFUSED TypeError PrecisionDebugger: model must be a torch.nn.Module", lines[5])
         self.assertEqual(lines[6], "ACCEPTED ['config_path', 'dump_path', 'level']")
 
+    def test_a_nul_in_a_path_is_refused_and_the_file_before_it_is_left_alone(self):
+        # The system cuts a path at its first NUL: dump_path "notes.txt\0/dump" wrote stack.json
+        # over notes.txt, and config_path "real.json\0junk" read real.json (an adversary's walk).
+        notes = os.path.join(self.tmp, "notes.txt")
+        with open(notes, "w") as f:
+            f.write("my notes\n")
+        config = self.write_config({"task": "statistics", "dump_path": notes + "\0/dump", "level": "L1"})
+        real = self.write_config({"task": "statistics", "dump_path": os.path.join(self.tmp, "d"), "level": "L1"},
+                                 name="real.json")
+        proc = self.run_python("""
+            import sys
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger, ProbeConfigError
+            notes, config, real = sys.argv[1:]
+            for kwargs in ({"dump_path": notes + "\\0/dump", "level": "L1"}, {"config_path": config},
+                           {"config_path": real + "\\0junk"}):
+                try:
+                    debugger = PrecisionDebugger(**kwargs)
+                    debugger.start()
+                    torch.ones(2) + 1
+                    debugger.stop()
+                    debugger.step()
+                    print("ACCEPTED", sorted(kwargs))
+                except ProbeConfigError as exc:
+                    print("REFUSED", str(exc).replace("\\n", " | "))
+            """, [notes, config, real])
+        lines = proc.stdout.strip().splitlines()
+        self.assertEqual(len(lines), 3, proc.stdout + proc.stderr)
+        for line in lines[:2]:
+            self.assertIn('key "dump_path": holds a NUL character', line)
+        self.assertIn("config_path", lines[2])
+        self.assertIn("holds a NUL character", lines[2])
+        with open(notes) as f:
+            self.assertEqual(f.read(), "my notes\n")
+
 
 if __name__ == "__main__":
     unittest.main()

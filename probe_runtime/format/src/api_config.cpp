@@ -403,9 +403,15 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         if (!checkApiTask(config.task).empty())
             issue("task", "\"" + config.task + "\" is not a supported task", kAcceptedTask);
     }
-    if (readString("dump_path", config.dumpPath, "a directory path such as \"./dump_path\"") &&
-        config.dumpPath.empty())
-        issue("dump_path", "must not be empty", "a directory path such as \"./dump_path\"");
+    if (readString("dump_path", config.dumpPath, "a directory path such as \"./dump_path\"")) {
+        if (config.dumpPath.empty())
+            issue("dump_path", "must not be empty", "a directory path such as \"./dump_path\"");
+        // The system cuts a path at its first NUL: "/home/me/notes.txt\u0000/dump" would name,
+        // and overwrite, the file before it.
+        else if (config.dumpPath.find('\0') != std::string::npos)
+            issue("dump_path", "holds a NUL character (\\u0000), which no path can hold",
+                  "a directory path such as \"./dump_path\"");
+    }
     if (readString("level", config.level, kAcceptedLevel)) {
         if (!checkApiLevel(config.level).empty())
             issue("level", "\"" + config.level + "\" is not a supported level", kAcceptedLevel);

@@ -115,6 +115,9 @@ def build_config(config_path=None, task=None, dump_path=None, level=None, step=N
             raise ProbeConfigError("PrecisionDebugger: config_path must be a path to a config.json (str), not %s"
                                    % type(config_path).__name__)
         label = os.fsdecode(config_path)
+        if "\0" in label:  # the system would read the file named by what comes before it
+            raise ProbeConfigError("PrecisionDebugger: config_path %r holds a NUL character, which no path can hold"
+                                   % label)
         try:
             checked = _ops.check_config_file(label)
         except UnicodeError:  # a path of bytes that are not UTF-8 (surrogate-escaped)
