@@ -305,6 +305,49 @@ class ValuesAtTheCall(support.TempDirTestCase):
         with open(os.path.join(self.only_dump("dump"), "dump_error_info.log")) as f:
             self.assertIn("changed in place before their statistics were taken", f.read())
 
+    def test_an_optimizer_and_gradient_accumulation_after_backward_leave_the_statistics_alone(self):
+        # msprobe's loop (backward, optimizer.step(), then stop()): a foreach optimizer changes the
+        # parameters in place by calls the wrappers never see, and the second backward pass of
+        # gradient accumulation adds to the .grad the first one recorded. Both were taken at
+        # stop(): every weight's statistics and the first pass's weight gradients were null.
+        for level in ("L1", "mix"):
+            with self.subTest(level=level):
+                dump = "./dump_" + level
+                self.write_config({"dump_path": dump, "level": level})
+                proc = self.run_python("""
+                    import json
+                    import torch
+                    from probe_studio.pytorch import PrecisionDebugger
+                    torch.manual_seed(3)
+                    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+                    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, foreach=True)
+                    debugger = PrecisionDebugger(config_path="./config.json", model=model)
+                    debugger.start()
+                    weight = model[0].weight.detach().clone()
+                    grads = []
+                    for _ in range(2):  # gradient accumulation; the gradients start as None
+                        model(torch.randn(4, 8)).sum().backward()
+                        grads.append(model[0].weight.grad.clone())
+                    optimizer.step()
+                    debugger.stop()
+                    print(json.dumps({"weight": weight.abs().max().item(), "grad0": grads[0].t().abs().max().item(),
+                                      "grad1": (grads[1] - grads[0]).t().abs().max().item()}))
+                    """)
+                want = json.loads(proc.stdout.strip().splitlines()[-1])
+                data = support.load_dump(self.only_dump(dump))["data"]
+
+                def close(a, b):
+                    self.assertIsNotNone(a)
+                    self.assertAlmostEqual(a, b, delta=1e-6 * max(1.0, abs(b)))
+
+                weight = data["Functional.linear.0.forward"]["input_args"][1]
+                close(max(abs(weight["Max"]), abs(weight["Min"])), want["weight"])
+                # addmm's node: grad of bias, of the input (not needed: null), of the weight (transposed)
+                for entry, grad in (("Functional.linear.0.backward", "grad0"), ("Functional.linear.2.backward", "grad1")):
+                    item = data[entry]["output"][2]
+                    close(max(abs(item["Max"]), abs(item["Min"])), want[grad])
+                self.assertNotIn("changed in place", proc.stderr)
+
 
 class NonTensorValues(support.TempDirTestCase):
     def test_arguments_that_are_not_tensors(self):

@@ -254,6 +254,7 @@ class ApiHooks:
         inside = tls.inside
         tls.inside = True
         try:
+            service.recorder.settle_when_backward_ends()
             name = prefix + str(count) + ".backward"
             if service.mix and service.overflow is None:
                 service.records.construct[name] = backward_name(parent)

@@ -514,6 +514,7 @@ class ModuleHooks:
         inside = tls.inside
         tls.inside = True
         try:
+            service.recorder.settle_when_backward_ends()
             name = record.name
             if record.selected is None:
                 if service.config.dumps_modules:

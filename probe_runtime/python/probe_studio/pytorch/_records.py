@@ -24,6 +24,7 @@ except ImportError:  # built without the extension: the same key made in Python
     _stack_key = None
 
 _Tensor = torch.Tensor
+_execution_engine = torch.autograd.Variable._execution_engine
 _MEMORY_FORMATS = {torch.contiguous_format: "contiguous_format", torch.channels_last: "channels_last",
                    torch.channels_last_3d: "channels_last_3d", torch.preserve_format: "preserve_format"}
 _MAX_DEPTH = 64
@@ -258,7 +259,8 @@ class Recorder:
 
     Deferred (levels L1 and mix, where the API wrappers see every call that may change a tensor
     in place): a tensor's statistics wait, with the tensor and its version, until settle() —
-    before such a call, at stop()/step() and when many wait — and all are computed by one call
+    before such a call, when a backward pass ends, at stop()/step() and when many wait — and
+    all are computed by one call
     to the C++ core; a tensor recorded twice meanwhile is computed once. A tensor changed in
     place all the same (its version moved) keeps null statistics, said in the error log.
     Otherwise (L0, and what must be taken at once) each batch computes its own in finish().
@@ -277,6 +279,7 @@ class Recorder:
         self.stat_cache = None  # id(tensor) -> statistics, only during a forward pass of the model
         self.record_error = record_error
         self.pending = []        # _Summary waiting for settle()
+        self._settle_queued = False  # settle() waits for the end of the backward pass running
         self.pending_by_id = {}  # id(tensor) -> its _Summary (the tensor is held, so its id is its own)
         self.pending_bytes = 0
         self.unversioned = []    # _Summary of tensors without a version, for finish()
@@ -395,6 +398,26 @@ class Recorder:
             self.summarise(summaries)
         if len(self.pending) >= _SETTLE_COUNT or self.pending_bytes >= _SETTLE_BYTES:
             self.settle()
+
+    def settle_when_backward_ends(self):
+        """From a backward hook: the statistics still waiting are taken when this backward pass
+        ends. What comes next may change their tensors by calls the wrappers never see: an
+        optimizer (torch._foreach_add_, writes through .data) updates the parameters in place,
+        the next pass of gradient accumulation adds to .grad. Once per pass; nothing outside one."""
+        if self._settle_queued or not self.pending:
+            return
+        try:
+            _execution_engine.queue_callback(self._settle_after_backward)
+            self._settle_queued = True
+        except RuntimeError:  # not in a backward pass the engine runs
+            pass
+
+    def _settle_after_backward(self):
+        self._settle_queued = False
+        try:  # an error here would end the model's backward pass
+            self.settle()
+        except Exception as exc:
+            self.record_error("statistics", exc)
 
     def settle(self):
         """Computes the statistics of every waiting tensor (one call to the C++ core)."""
