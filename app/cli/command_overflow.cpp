@@ -23,7 +23,7 @@ const char* kOverflowUsage =
     "Finds, per process (rank), the op where an overflow is born: its inputs are finite while one\n"
     "of its outputs holds Inf or NaN. Ops after it merely inherit the values. DIR is a dump of\n"
     "either layout (probe run's --output or atb_dump_data; a PrecisionDebugger dump_path or\n"
-    "step/rank folder); every process and rank in it is checked.\n"
+    "step/rank folder); every process and rank of the dump that holds DIR is checked.\n"
     "\n"
     "  --range FORMAT  also count floating values beyond FORMAT's largest finite value (float16:\n"
     "                  65504, bfloat16: 3.39e38) as overflowed: for a float32 run that should "
@@ -83,6 +83,7 @@ int runOverflowCommand(const Args& args) {
         std::fprintf(stderr, "probe overflow: %s\n", error.c_str());
         return kExitConfigUnreadable;
     }
+    sayWholeDumpIsRead("probe overflow", dir, index->root());
     const auto report = analysis::findOverflowBirths(*index, options);
     // What could not be read may change the answer (a damaged row order file: round by round).
     const auto& problems = index->problems();

@@ -15,8 +15,9 @@ const char* kSummaryUsage =
     "Usage: probe summary DIR\n\n"
     "Summarises a dump of either layout: an op-level dump (the --output directory, its\n"
     "atb_dump_data, or a directory inside it) or an msprobe dump (the dump_path, a step<N>\n"
-    "or a rank<R>/proc<pid> directory). Exit code 0, 1 when some of it could not be read (the\n"
-    "problems say what), 66 when there is no dump there or nothing in it could be read.\n";
+    "or a rank<R>/proc<pid> directory): the whole dump that holds DIR. Exit code 0, 1 when\n"
+    "some of it could not be read (the problems say what), 66 when there is no dump there or\n"
+    "nothing in it could be read.\n";
 
 }  // namespace
 
@@ -38,6 +39,7 @@ int runSummaryCommand(const Args& args) {
         return kExitConfigUnreadable;
     }
     const auto& kept = keepUntilExit(std::move(*index));  // not freed row by row at exit
+    sayWholeDumpIsRead("probe summary", dirs[0], kept.root());
     std::fputs(analysis::formatSummary(analysis::summarizeDump(kept)).c_str(), stdout);
     // A script reading the exit code learns that the summary is of part of the dump (it was 0
     // for a statistic.csv of garbage: "ops: 0").
