@@ -41,9 +41,9 @@ control::ConfigSource sourceOf(const std::string& source) {
     return control::configSourceFromString(source).value_or(control::ConfigSource::File);
 }
 
-// The id of the set_config request the server thread is applying (-1: none), so the
+// The id of the set_config request the server thread is applying (null: none), so the
 // runtime's answer, which comes back through the listener, can carry it.
-thread_local int64_t currentRequest = -1;
+thread_local nlohmann::json currentRequest;
 
 }  // namespace
 
@@ -155,15 +155,15 @@ void ControlServer::rowsWritten(int64_t round, uint64_t rows, uint64_t bytes) {
 
 void ControlServer::configApplied(const format::OpConfig& config, const std::string& source) {
     const auto from = sourceOf(source);
-    const int64_t request = from == control::ConfigSource::Client ? currentRequest : -1;
-    post(control::ConfigApplied{config.toJson(), from, request});
+    post(control::ConfigApplied{config.toJson(), from,
+                                from == control::ConfigSource::Client ? currentRequest : nullptr});
     wake();
 }
 
 void ControlServer::configRejected(const std::string& reason, const std::string& source) {
     const auto from = sourceOf(source);
-    const int64_t request = from == control::ConfigSource::Client ? currentRequest : -1;
-    post(control::ConfigRejected{reason, from, request});
+    post(control::ConfigRejected{reason, from,
+                                 from == control::ConfigSource::Client ? currentRequest : nullptr});
     wake();
 }
 
@@ -372,7 +372,7 @@ void ControlServer::handleLine(Client& client, const std::string& text) {
         else
             runtime_.applyConfigText(format::dumpJson(set->config),
                                      "client");  // answers through configApplied/Rejected
-        currentRequest = -1;
+        currentRequest = nullptr;
         flush();
     }
 }

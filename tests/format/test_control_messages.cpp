@@ -29,8 +29,8 @@ std::vector<ProbeMessage> everyProbeMessage() {
         Layer{"7", "model.layers.0", "LlamaDecoderLayer"},
         RowsWritten{12, 3000, 456789},
         StateChanged{ProbeState::Stopped, "no space left"},
-        ConfigApplied{{{"task", "all"}, {"exec_range", "0,3"}}, ConfigSource::Client, 9},
-        ConfigRejected{"key \"task\": \"x\" is not a valid value", ConfigSource::File, -1},
+        ConfigApplied{{{"task", "all"}, {"exec_range", "0,3"}}, ConfigSource::Client, "r9"},
+        ConfigRejected{"key \"task\": \"x\" is not a valid value", ConfigSource::File, nullptr},
         Notice{MessageLevel::Warning, "the disk is nearly full"},
         Pong{{{"nested", {1, 2}}}},
         Refused{2, "another version"},
@@ -86,7 +86,7 @@ TEST(ControlMessages, TheWireNamesAreThoseOfTheDocs) {
     EXPECT_EQ(toJson(Notice{MessageLevel::Error, "x"}),
               (nlohmann::json{{"type", "message"}, {"level", "error"}, {"text", "x"}}));
     // A request id is said only when there is one.
-    EXPECT_FALSE(toJson(ConfigApplied{{}, ConfigSource::File, -1}).contains("request"));
+    EXPECT_FALSE(toJson(ConfigApplied{{}, ConfigSource::File, nullptr}).contains("request"));
     EXPECT_EQ(toJson(ConfigRejected{"r", ConfigSource::Client, 4})["request"], 4);
     EXPECT_EQ(toJson(ConfigRejected{"r", ConfigSource::Client, 4})["source"], "client");
     EXPECT_EQ(toJson(SetConfig{{{"task", "all"}}, 3}),
@@ -135,11 +135,11 @@ TEST(ControlMessages, LinesThatAreNotMessagesAreJudgedWithTheReason) {
 }
 
 TEST(ControlMessages, AClientsRequestsAreReadAsProtocolOneReadThem) {
-    // The id of a set_config that is not an integer is no id; a config that is not an object is
-    // kept for the probe to reject with a reason; a ping's id is echoed whatever it is.
+    // The id of a set_config is echoed whatever it is, as a ping's (string ids went unanswered);
+    // a config that is not an object is kept for the probe to reject with a reason.
     auto set = parseClientMessage(R"({"type": "set_config", "id": "seven", "config": "x"})");
     ASSERT_TRUE(set.message);
-    EXPECT_EQ(std::get<SetConfig>(*set.message).id, -1);
+    EXPECT_EQ(std::get<SetConfig>(*set.message).id, "seven");
     EXPECT_FALSE(std::get<SetConfig>(*set.message).config.is_object());
     auto ping = parseClientMessage(R"({"type": "ping", "id": [1, {"a": null}]})");
     ASSERT_TRUE(ping.message);

@@ -171,6 +171,9 @@ TEST_F(ControlSocket, HelloLayersRowsAndConfigPush) {
               std::string::npos);
     send({{"type", "set_config"}, {"id", 9}, {"config", "not an object"}});
     EXPECT_EQ(next("config_rejected")["request"], 9);
+    // An id of any kind is echoed, as a ping's (a string id went unanswered).
+    send({{"type", "set_config"}, {"id", "r10"}, {"config", {{"task", "everything"}}}});
+    EXPECT_EQ(next("config_rejected")["request"], "r10");
     send({{"type", "ping"}, {"id", 42}});
     EXPECT_EQ(next("pong")["id"], 42);
     // Garbage is answered, not fatal.

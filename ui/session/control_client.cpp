@@ -8,6 +8,15 @@
 namespace probe::session {
 namespace control = format::control;
 
+namespace {
+
+// This end's requests are numbered: another id (of another client's request) is none of them.
+qint64 requestId(const nlohmann::json& request) {
+    return request.is_number_integer() ? request.get<qint64>() : -1;
+}
+
+}  // namespace
+
 ControlClient::ControlClient(QObject* parent) : QObject(parent) {
     // Said first, so that the probe knows which protocol this end speaks.
     connect(&socket_, &QLocalSocket::connected, this, [this] { send(control::ClientHello{}); });
@@ -126,11 +135,11 @@ void ControlClient::dispatch(control::ProbeMessage& message) {
         emit stateChanged(state->state, text(state->reason));
     } else if (auto* applied = std::get_if<control::ConfigApplied>(&message)) {
         emit configApplied(applied->config, QString::fromLatin1(control::toString(applied->source)),
-                           applied->request);
+                           requestId(applied->request));
     } else if (auto* rejected = std::get_if<control::ConfigRejected>(&message)) {
         emit configRejected(text(rejected->reason),
                             QString::fromLatin1(control::toString(rejected->source)),
-                            rejected->request);
+                            requestId(rejected->request));
     } else if (auto* notice = std::get_if<control::Notice>(&message)) {
         emit messageReceived(notice->level, text(notice->text));
     } else if (auto* answer = std::get_if<control::Pong>(&message)) {

@@ -89,8 +89,8 @@ void readSource(Fields& f, ConfigSource& source) {
     f.read("source", source, &configSourceFromString, "\"file\" or \"client\"");
 }
 
-Json withRequest(Json message, int64_t request) {
-    if (request >= 0) message["request"] = request;
+Json withRequest(Json message, const Json& request) {
+    if (!request.is_null()) message["request"] = request;
     return message;
 }
 
@@ -198,7 +198,7 @@ Json toJson(const ClientMessage& message) {
                             },
                             [](const SetConfig& m) -> Json {
                                 Json out{{"config", m.config}};
-                                if (m.id >= 0) out["id"] = m.id;
+                                if (!m.id.is_null()) out["id"] = m.id;
                                 return out;
                             },
                             [](const Ping& m) -> Json {
@@ -233,13 +233,10 @@ Received<ClientMessage> parseClientMessage(std::string_view line) {
         else
             received.message = hello;
     } else if (type == "set_config") {
-        // As protocol 1: an id that is not an integer is none; a config that is not an object
-        // is answered by config_rejected, not by an error message.
+        // The id is echoed whatever it is, as a ping's (a client's string ids went unanswered);
+        // a config that is not an object is answered by config_rejected, not by an error message.
         SetConfig set;
-        if (const auto id = m.find("id");
-            id != m.end() && id->is_number_integer() &&
-            !(id->is_number_unsigned() && id->get<uint64_t>() > uint64_t(INT64_MAX)))
-            set.id = id->get<int64_t>();
+        Fields(m, type).readAny("id", set.id);
         Fields(m, type).readAny("config", set.config);
         received.message = std::move(set);
     } else if (type == "ping") {
@@ -295,13 +292,13 @@ Received<ProbeMessage> parseProbeMessage(std::string_view line) {
         ConfigApplied applied;
         f.readObject("config", applied.config);
         readSource(f, applied.source);
-        f.read("request", applied.request);
+        f.readAny("request", applied.request);
         received.message = std::move(applied);
     } else if (type == "config_rejected") {
         ConfigRejected rejected;
         f.read("reason", rejected.reason);
         readSource(f, rejected.source);
-        f.read("request", rejected.request);
+        f.readAny("request", rejected.request);
         received.message = std::move(rejected);
     } else if (type == "message") {
         Notice notice;

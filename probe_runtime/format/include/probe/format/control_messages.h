@@ -57,18 +57,19 @@ struct StateChanged {
     std::string reason;
 };
 
-// A config took effect; `request` is the client's set_config id when it asked, else -1.
+// A config took effect; `request` is the client's set_config id when it asked (whatever JSON
+// value it was), else null.
 struct ConfigApplied {
     nlohmann::json config = nlohmann::json::object();
     ConfigSource source = ConfigSource::File;
-    int64_t request = -1;
+    nlohmann::json request;
 };
 
 // A config was refused (every problem, one per line); the previous one stays.
 struct ConfigRejected {
     std::string reason;
     ConfigSource source = ConfigSource::File;
-    int64_t request = -1;
+    nlohmann::json request;  // as ConfigApplied's
 };
 
 // Something the runtime reported for people.
@@ -98,10 +99,11 @@ struct ClientHello {
 };
 
 // Apply this op-level config; `config` is not an object when the client sent none or another
-// kind of value (the probe rejects it with a reason). `id` is echoed as `request` (-1: none).
+// kind of value (the probe rejects it with a reason). `id` is echoed as `request`, whatever it
+// is (null: none).
 struct SetConfig {
     nlohmann::json config;
-    int64_t id = -1;
+    nlohmann::json id;
 };
 
 struct Ping {
