@@ -428,7 +428,7 @@ TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
     const std::string csv = compareResultCsv(result);
     EXPECT_EQ(csv.substr(0, csv.find('\n')),
               "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate "
-              "Max,Reference Mean,"
+              "Max,Reference Min,Candidate Min,Reference Mean,"
               "Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,Max Relative "
               "Error,Diverges,Why,"
               "Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err Ratio,Five Thousandths Err "

@@ -300,7 +300,8 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
 std::string compareResultCsv(const CompareResult& result) {
     std::string out =
         "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate Max,"
-        "Reference Mean,Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,"
+        "Reference Min,Candidate Min,Reference Mean,Candidate Mean,Reference Norm,Candidate "
+        "Norm,Cosine,Max Abs Error,"
         "Max Relative Error,Diverges,Why,Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err "
         "Ratio,"
         "Five Thousandths Err Ratio,Max ULP Error,Scale\n";
@@ -322,6 +323,7 @@ std::string compareResultCsv(const CompareResult& result) {
                format::csvField(op.type) + "," + (t.isOutput ? "output," : "input,") +
                format::csvField(slot.index) + "," + rowText(*ref, t.referenceRow, true) + "," +
                stat(referenceStats, 0) + "," + stat(candidateStats, 0) + "," +
+               stat(referenceStats, 1) + "," + stat(candidateStats, 1) + "," +
                stat(referenceStats, 2) + "," + stat(candidateStats, 2) + "," +
                stat(referenceStats, 3) + "," + stat(candidateStats, 3) + "," +
                (data ? optionalNumber(m.cosine) : "N/A") + "," +
