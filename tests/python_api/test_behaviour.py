@@ -233,6 +233,33 @@ class NeverHarmsTheModel(support.TempDirTestCase):
         self.assertNotIn("data_name", meta)
         self.assertEqual(meta["shape"], [2, 3])
 
+    def test_a_link_planted_below_the_dump_path_is_not_followed(self):
+        # step0 -> elsewhere had the step's dump.json (or .pt files) written where it pointed.
+        for task in ("statistics", "tensor"):
+            with self.subTest(task=task):
+                dump, elsewhere = os.path.join(self.tmp, task), os.path.join(self.tmp, task + "_elsewhere")
+                os.makedirs(dump)
+                os.makedirs(elsewhere)
+                os.symlink(elsewhere, os.path.join(dump, "step0"))
+                self.write_config({"task": task, "dump_path": dump, "level": "L1"})
+                proc = self.run_python("""
+                    import torch
+                    from probe_studio.pytorch import PrecisionDebugger
+                    debugger = PrecisionDebugger(config_path="./config.json")
+                    for step in range(2):
+                        debugger.start()
+                        y = torch.add(torch.ones(3), 1)
+                        debugger.stop()
+                        debugger.step()
+                    print("RESULT", y.tolist())
+                    """)
+                self.assertIn("RESULT [2.0, 2.0, 2.0]", proc.stdout)
+                self.assertIn("%s is a symbolic link, which is not followed" % os.path.join(dump, "step0"),
+                              proc.stderr)
+                self.assertEqual(os.listdir(elsewhere), [])
+                data = load_dump(self.only_dump(dump, step=1))["data"]  # the next step dumps as usual
+                self.assertEqual(list(data), ["Torch.add.0.forward"])
+
 
 class ForkedChild(support.TempDirTestCase):
     def test_a_debugger_made_before_a_fork_says_it_dumps_nothing_in_the_child(self):

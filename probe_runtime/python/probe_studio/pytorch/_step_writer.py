@@ -40,6 +40,18 @@ def _say(message):
     sys.stderr.write("[probe] %s\n" % message)
 
 
+def _planted_link(root, path):
+    """The first folder from below `root` down to `path` and its dump_tensor_data that is a
+    symbolic link, or None."""
+    relative = os.path.relpath(path, root)
+    current = root
+    for part in relative.split(os.sep) + ["dump_tensor_data"]:
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            return current
+    return None
+
+
 class StepWriter:
     def __init__(self, config, lock, note_once):
         self.config = config
@@ -62,6 +74,13 @@ class StepWriter:
         False (said once) when it cannot be made."""
         folder = "rank%d" % rank if rank is not None else "proc%d" % pid
         path = os.path.join(self.config.dump_path, "step%d" % current_iter, folder)
+        # A link planted below dump_path (step0 -> /elsewhere) would have the step written where
+        # it points: not followed, as msprobe and the op-level probe refuse links in a dump.
+        link = _planted_link(self.config.dump_path, path)
+        if link is not None:
+            self.note_once(("link", link), "%s is a symbolic link, which is not followed: nothing is dumped for "
+                           "this step (the model continues)" % link)
+            return False
         try:
             tensor_dir = None
             if self.config.saves_tensors:
