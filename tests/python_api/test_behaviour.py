@@ -141,6 +141,34 @@ class NeverHarmsTheModel(support.TempDirTestCase):
         # The eager call is dumped; the scripted one runs inside TorchScript.
         self.assertIn("Functional.linear.0.forward", load_dump(self.only_dump("dump"))["data"])
 
+    def test_torch_jit_trace_while_dumping(self):
+        # The hooks' own work entered the tracer's graph: an INTERNAL ASSERT in torch's ir.cpp
+        # at L0, TracerWarnings at L1 and mix. A trace is the tracer's run, not the model's step.
+        for level, entries in (("L0", ["Module.0.Linear.forward.0", "Module.1.ReLU.forward.0"]),
+                               ("L1", ["Functional.linear.0.forward", "Functional.relu.0.forward"]),
+                               ("mix", ["Functional.linear.0.forward", "Module.0.Linear.forward.0",
+                                        "Functional.relu.0.forward", "Module.1.ReLU.forward.0"])):
+            with self.subTest(level=level):
+                dump = "./dump_" + level
+                self.write_config({"dump_path": dump, "level": level})
+                proc = self.run_python("""
+                    import warnings
+                    import torch
+                    from probe_studio.pytorch import PrecisionDebugger
+                    debugger = PrecisionDebugger(config_path="./config.json")
+                    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+                    x = torch.ones(1, 2)
+                    debugger.start(model)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("error")
+                        traced = torch.jit.trace(model, x)
+                    y = model(x)
+                    debugger.stop()
+                    print("SAME", torch.equal(traced(x), y))
+                    """)
+                self.assertIn("SAME True", proc.stdout, proc.stderr)
+                self.assertEqual(list(load_dump(self.only_dump(dump))["data"]), entries)
+
     def test_in_place_module_gradients(self):
         with open(os.path.join(self.tmp, "train.py"), "w") as f:
             f.write(TRAIN)

@@ -16,6 +16,7 @@ Rules that keep the model safe:
     counted, and it is done on detached tensors.
 """
 # SPDX-License-Identifier: GPL-3.0-or-later
+import functools
 import os
 import sys
 import threading
@@ -31,6 +32,44 @@ from ._records import Recorder, StackCapture, StepRecords
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _FLUSH_EVERY = 1000  # entries: dump.json is also rewritten during long steps
+
+
+class _TracingQuiet:
+    """torch.jit.trace runs the model under the tracer, which records every op it sees: the
+    hooks' own work (statistics taken in C++, the entries' bookkeeping) entered the graph and
+    broke it (an INTERNAL ASSERT in torch's ir.cpp, the trace lost). While a trace runs nothing
+    is collected, as inside a module dumped whole: its calls are the tracer's, not a step's."""
+
+    _NAMES = ("trace", "trace_module")
+
+    def __init__(self, tls):
+        self._patched = []  # (owner, name, original)
+        jit_trace = getattr(torch.jit, "_trace", None)
+        for owner in (torch.jit, jit_trace):  # torch.jit.trace calls _trace's trace_module
+            for name in self._NAMES:
+                original = getattr(owner, name, None) if owner is not None else None
+                if original is None or getattr(original, "_probe_quiet", False):
+                    continue
+                setattr(owner, name, self._quiet(tls, original))
+                self._patched.append((owner, name, original))
+
+    @staticmethod
+    def _quiet(tls, original):
+        @functools.wraps(original)
+        def quiet(*args, **kwargs):
+            tls.suppress += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                tls.suppress -= 1
+        quiet._probe_quiet = True
+        return quiet
+
+    def uninstall(self):
+        while self._patched:
+            owner, name, original = self._patched.pop()
+            if getattr(getattr(owner, name, None), "_probe_quiet", False):
+                setattr(owner, name, original)
 
 
 def _say(message):
@@ -107,6 +146,7 @@ class Service:
         self._reset_step()
         self.modules = ModuleHooks(self)
         self.apis = ApiHooks(self) if config.dumps_apis else None
+        self.tracing = _TracingQuiet(self.tls)
         _step_writer.write_at_exit(self)
 
     # --------------------------------------------------------------------------------------
@@ -238,6 +278,7 @@ class Service:
         if self.apis is not None:
             self.apis.uninstall()
         self.modules.remove()
+        self.tracing.uninstall()
         line = "*" * 76
         _say("%s: nothing more is dumped\n%s\n*%s*\n%s" % (why, line, "probe_studio ends successfully.".center(74),
                                                           line))
