@@ -542,5 +542,29 @@ class ModuleKeywordArguments(support.TempDirTestCase):
         self.assertNotIn("Module.blk.Blk.forward.0", births)
 
 
+class OverflowBirthItems(support.TempDirTestCase):
+    def test_a_birth_in_an_in_place_call_says_its_inputs_requires_grad(self):
+        # The inputs of a call that changes them in place are held as copies until the call has
+        # run: the copies were detached, and the entry said requires_grad false of a tensor that
+        # requires it.
+        self.write_config({"task": "overflow_check", "dump_path": "./overflow", "level": "L1"})
+        self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./config.json")
+            fc = torch.nn.Linear(4, 4)
+            debugger.start()
+            h = fc(torch.ones(1, 4))
+            h.mul_(1e39)
+            debugger.stop()
+            print("REQUIRES_GRAD", h.requires_grad)
+            """)
+        data = support.load_dump(self.only_dump("overflow"))["data"]
+        self.assertEqual(list(data), ["Tensor.mul_.0.forward"])
+        (held,) = data["Tensor.mul_.0.forward"]["input_args"][:1]
+        self.assertTrue(held["requires_grad"])
+        self.assertLess(held["Max"], 1e3)  # the input as given, before the call changed it
+
+
 if __name__ == "__main__":
     unittest.main()

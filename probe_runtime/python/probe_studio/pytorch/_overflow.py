@@ -37,9 +37,10 @@ def tensors_of(value, out, depth=0):
 
 def held_copy(value, depth=0):
     """`value` with each tensor replaced by a detached copy: what a call that changes its inputs
-    in place was given."""
+    in place was given (its requires_grad as the tensor's, which the entry says)."""
     if isinstance(value, _Tensor):
-        return value.detach().clone()
+        copy = value.detach().clone()
+        return copy.requires_grad_() if value.requires_grad else copy
     if depth < _MAX_DEPTH:
         if isinstance(value, tuple) and not hasattr(value, "_fields"):
             return tuple(held_copy(v, depth + 1) for v in value)
