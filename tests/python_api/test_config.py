@@ -491,6 +491,28 @@ class InvalidConfigs(support.TempDirTestCase):
         self.assertIn("REFUSED TypeError PrecisionDebugger: model must be a torch.nn.Module", lines[5])
         self.assertEqual(lines[6], "ACCEPTED ['config_path', 'dump_path', 'level']")
 
+    def test_a_bom_a_bytes_path_and_a_path_that_is_not_utf8(self):
+        # A config file with a UTF-8 BOM passed the check and then raised json's JSONDecodeError;
+        # dump_path=b"..." raised TypeError; a path that is not UTF-8 was refused pointing at a
+        # column of JSON the user never wrote (an adversary's walk).
+        with open(os.path.join(self.tmp, "bom.json"), "wb") as f:
+            f.write(b'\xef\xbb\xbf{"task": "statistics", "dump_path": "./from_bom", "level": "L1"}')
+        for kwargs, said in (('config_path="bom.json"', "ACCEPTED .*/from_bom$"),
+                             ('dump_path=b"./from_bytes", level="L1"', "ACCEPTED .*/from_bytes$"),
+                             ('dump_path=os.fsdecode(b"./x\\xff"), level="L1"',
+                              r"REFUSED .*dump_path '\./x\\udcff' is not UTF-8 text")):
+            with self.subTest(kwargs=kwargs):
+                proc = self.run_python("""
+                    import os
+                    import torch
+                    from probe_studio.pytorch import PrecisionDebugger, ProbeConfigError
+                    try:
+                        print("ACCEPTED", PrecisionDebugger(%s).service.config.dump_path)
+                    except ProbeConfigError as exc:
+                        print("REFUSED", exc)
+                    """ % kwargs)
+                self.assertRegex(proc.stdout.strip(), said)
+
     def test_a_nul_in_a_path_is_refused_and_the_file_before_it_is_left_alone(self):
         # The system cuts a path at its first NUL: dump_path "notes.txt\0/dump" wrote stack.json
         # over notes.txt, and config_path "real.json\0junk" read real.json (an adversary's walk).

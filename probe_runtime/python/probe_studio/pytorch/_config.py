@@ -128,7 +128,8 @@ def build_config(config_path=None, task=None, dump_path=None, level=None, step=N
         _say_warnings(checked["issues"])
         if checked["config"] is None:
             _raise_issues(checked["issues"], "PrecisionDebugger: the config file %s is not valid:" % label)
-        raw = json.loads(checked["text"])
+        text = checked["text"]
+        raw = json.loads(text[1:] if text.startswith("\ufeff") else text)  # a BOM, as the check allows
 
     overrides = {}
     for key, value in (("task", task), ("dump_path", dump_path), ("level", level), ("step", step)):
@@ -136,6 +137,15 @@ def build_config(config_path=None, task=None, dump_path=None, level=None, step=N
             continue
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
+        if key == "dump_path" and isinstance(value, bytes):
+            value = os.fsdecode(value)
+        if key == "dump_path" and isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:  # bytes that are not UTF-8, surrogate-escaped by Python
+                raise ProbeConfigError("PrecisionDebugger: the argument dump_path %r is not UTF-8 text, which the "
+                                       "dump's files (and msprobe's) name paths in; choose a folder whose name is"
+                                       % value) from None
         arg_label = "PrecisionDebugger(%s=%r)" % (key, value)
         try:
             text = json.dumps({key: value})
