@@ -126,10 +126,13 @@ class StepWriter:
             self._jobs.append((records, place))
             if self._thread is None:
                 thread = threading.Thread(target=self._run, name="probe_studio step writer", daemon=True)
+                # Known before it starts: a KeyboardInterrupt raised in start() once the thread
+                # runs must not leave room for a second one taking the same jobs.
+                self._thread = thread
                 try:
                     thread.start()
-                    self._thread = thread
                 except RuntimeError:  # no new threads at interpreter shutdown: written here
+                    self._thread = None
                     self._jobs.pop()
                     self._write(records, place, None)
                     return
