@@ -108,7 +108,6 @@ class ModuleHooks:
         self._dump_handles = []
         self._call_wrapper = None    # Module.__call__ as wrapped to hand over keyword arguments
         self._param_hooks = {}
-        self._grad_summaries = None  # parameter gradients of the running backward pass
         self.root_depth = 0
         self.token_range = None
         self.token_id = 0
@@ -561,7 +560,9 @@ class ModuleHooks:
             self._param_hooks[key] = (node, handle)
 
     def _summarise_param_grads(self):
-        summaries, self._grad_summaries = self._grad_summaries, None
+        tls = self.service.tls
+        summaries, tls.grad_summaries = tls.grad_summaries, None
+        tls.grad_pass = None
         try:
             self.service.recorder.summarise(summaries)
         except Exception as exc:
@@ -578,29 +579,34 @@ class ModuleHooks:
             param = param_ref()
             if param is None:
                 return
-            state = self.param_grad_index.get(prefix)
-            if state is None:
-                state = self.param_grad_index[prefix] = [0, pname]
-            elif state[1] == pname:
-                state[0] += 1
-            name = "%sparameters_grad.%d" % (prefix, state[0])
-            grad = param.grad
             # Summarised when this backward pass ends (one C++ call for all): the next pass (gradient
             # accumulation) adds to .grad in place.
-            batch = service.recorder.batch(name, eager=True)
-            if self._grad_summaries is None:
+            if tls.grad_summaries is None:
                 try:
                     _execution_engine.queue_callback(self._summarise_param_grads)
-                    self._grad_summaries = []
+                    tls.grad_summaries = []
                 except RuntimeError:  # not in a backward pass the engine runs: summarised at once
                     pass
-            if self._grad_summaries is not None:
-                batch.summaries = self._grad_summaries
+                tls.grad_pass = {}
+            # One entry per module and backward pass, numbered in the order the passes reach
+            # the module: passes of several threads at once keep their parameters apart.
+            index = tls.grad_pass.get(prefix)
+            if index is None:
+                with service.lock:
+                    index = self.param_grad_index.get(prefix, 0)
+                    self.param_grad_index[prefix] = index + 1
+                tls.grad_pass[prefix] = index
+            name = "%sparameters_grad.%d" % (prefix, index)
+            grad = param.grad
+            batch = service.recorder.batch(name, eager=True)
+            if tls.grad_summaries is not None:
+                batch.summaries = tls.grad_summaries
             value = [None]
             if grad is not None:
                 batch.put(grad, pname, value, 0)
-            if self._grad_summaries is None:
+            if tls.grad_summaries is None:
                 batch.finish()
+                tls.grad_pass = None
             service.set_value(name, pname, value)
         except Exception as exc:
             service.record_error("parameter gradient hook", exc)

@@ -109,6 +109,10 @@ class _ThreadState(threading.local):
         self.suppress = 0        # module_dump: inside a module dumped as a whole
         self.dumped_calls = []   # module_dump: modules whose call raised `suppress`
         self.keyword_calls = []  # (module, kwargs) of the module calls given keyword arguments
+        # Parameter gradients of the backward pass this thread runs, summarised when it ends
+        # (each pass ends on the thread it runs on: one list per thread, not one for all).
+        self.grad_summaries = None
+        self.grad_pass = None    # module prefix -> its parameters_grad number in that pass
 
 
 class Service:
