@@ -362,6 +362,32 @@ class ModuleCalledTwice(support.TempDirTestCase):
                 self.assertEqual(entry["output"], [])  # the token ids need no gradient
 
 
+class TwoModels(support.TempDirTestCase):
+    def test_a_second_model_named_like_the_first_is_said_and_a_list_keeps_them_apart(self):
+        # start(enc) then start(dec): both Linears were Module.0.Linear, the decoder's read as a
+        # second call of the encoder's, unsaid (compare pairs them).
+        for how, warned, entries in (
+                ("debugger.start(enc)\ndebugger.start(dec)", True,
+                 ["Module.0.Linear.forward.0", "Module.0.Linear.forward.1"]),
+                ("debugger.start([enc, dec])", False, ["Module.0.0.Linear.forward.0", "Module.1.0.Linear.forward.0"])):
+            with self.subTest(how=how):
+                dump = "./dump_%d" % warned
+                self.write_config({"dump_path": dump, "level": "L0"})
+                proc = self.run_python("""
+                    import torch
+                    from probe_studio.pytorch import PrecisionDebugger
+                    debugger = PrecisionDebugger(config_path="./config.json")
+                    enc = torch.nn.Sequential(torch.nn.Linear(8, 8))
+                    dec = torch.nn.Sequential(torch.nn.Linear(8, 3))
+                    %s
+                    dec(enc(torch.ones(1, 8)))
+                    debugger.stop()
+                    """ % how.replace("\n", "\n                    "))
+                self.assertEqual("names its modules as one given before (Module.0.Linear...)" in proc.stderr, warned,
+                                 proc.stderr)
+                self.assertEqual(list(load_dump(self.only_dump(dump))["data"]), entries)
+
+
 class GradientAccumulation(support.TempDirTestCase):
     def test_each_backward_pass_has_its_parameter_gradients(self):
         # Two backward passes in one step: the second adds to .grad in place, so each pass's

@@ -148,6 +148,7 @@ class ModuleHooks:
                                 % type(m).__name__)
         is_list = isinstance(model, (list, tuple))
         dumps_modules = self.service.config.dumps_modules
+        taken = {prefix: ref for ref, prefix in self._prefixes.values() if ref() is not None}
         for index, m in enumerate(models):
             known = self._roots.get(id(m))
             if known is not None and known() is m:
@@ -164,6 +165,13 @@ class ModuleHooks:
                     continue  # a module shared with a model registered before keeps its first name
                 prefix = safe_text("Module.%s%s.%s." % ("%d." % index if is_list else "", path,
                                                         sub.__class__.__name__))
+                if prefix in taken:
+                    # Another model's module of that name: its entries would read as further
+                    # calls of the first (and compare would pair them).
+                    self.service._note_once(("same names", prefix), (
+                        "warning: the model given now names its modules as one given before (%s...): their entries "
+                        "would read as calls of the same module; give the models together, start([model_a, "
+                        "model_b]), to number them apart (Module.0..., Module.1...)") % prefix.rstrip("."))
                 self._prefixes[id(sub)] = (weakref.ref(sub), prefix)
         if dumps_modules:
             self._install_global_hooks()
