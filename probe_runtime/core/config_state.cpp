@@ -81,6 +81,10 @@ void ConfigState::keepRecord(const std::string& text) {
 }
 
 void ConfigState::reject(const std::string& reason, const std::string& source) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        rejectedSinceApplied_ = true;
+    }
     runtime_.status().warning("config rejected, the previous one stays in force:\n" + reason);
     runtime_.notify([&](RuntimeListener& l) { l.configRejected(reason, source); });
 }
@@ -100,11 +104,13 @@ bool ConfigState::apply(const format::OpConfig& config, const std::string& sourc
         std::lock_guard<std::mutex> lock(mutex_);
         unchanged = config_ && config_->config == config;
         // The file rewritten with what is in force already (by a client's push, say): nothing
-        // else to say. A client asking for it is still answered.
-        if (unchanged && source == "file") {
+        // else to say. A client asking for it is still answered, and so is someone who put the
+        // good config back after a bad one (who waits to read that it is good).
+        if (unchanged && source == "file" && !rejectedSinceApplied_) {
             sayWarnings();
             return false;
         }
+        rejectedSinceApplied_ = false;
         if (!unchanged)
             config_ = std::make_shared<ConfigSnapshot>(ConfigSnapshot{config, ++generation_});
     }

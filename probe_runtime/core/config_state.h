@@ -57,6 +57,9 @@ private:
     mutable std::mutex mutex_;
     std::shared_ptr<const ConfigSnapshot> config_;
     std::atomic<uint64_t> generation_{0};  // of config_, changed with it under mutex_
+    // A config was rejected since one was last applied (under mutex_): the file put back as the
+    // config in force is then confirmed, not passed over as unchanged.
+    bool rejectedSinceApplied_ = false;
 };
 
 }  // namespace probe::runtime

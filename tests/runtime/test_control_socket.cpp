@@ -436,6 +436,28 @@ TEST_F(ControlSocket, AFloodOfRejectedConfigsIsSaidInAFewLinesNotOneEach) {
 // Every client is a descriptor of the model's process: a program holding connections open used
 // up the model's descriptors (19,898 accepted), and the model failed to open its own files. The
 // probe serves a few dozen; one more is told why and closed, and room comes back as one goes.
+// A bad config written to the file, then the one in force put back: the second was passed over
+// as unchanged, and whoever fixed the file never read that it was good again.
+TEST_F(ControlSocket, TheConfigInForcePutBackAfterABadOneIsConfirmed) {
+    const std::string good = R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})";
+    start(good);
+    NativeModel model({});
+    connectClient();
+    next("hello");
+    replaceFile(configPath(), R"({"task": "statistics", "dump_enable": true, "ids": "x"})");
+    model.run();
+    const auto rejected = next("config_rejected");
+    ASSERT_FALSE(rejected.is_null());
+    EXPECT_EQ(rejected["source"], "file");
+    replaceFile(configPath(), good);
+    model.run();
+    const auto applied = next("config_applied");
+    ASSERT_FALSE(applied.is_null());
+    EXPECT_EQ(applied["source"], "file");
+    EXPECT_EQ(applied["config"]["dump_enable"], true);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+}
+
 TEST_F(ControlSocket, ClientsBeyondAFewDozenAreRefusedWithTheReason) {
     start(R"({"task": "statistics", "dump_enable": true})");
     auto connectOne = [&] {
