@@ -141,9 +141,10 @@ class NeverHarmsTheModel(support.TempDirTestCase):
         # The eager call is dumped; the scripted one runs inside TorchScript.
         self.assertIn("Functional.linear.0.forward", load_dump(self.only_dump("dump"))["data"])
 
-    def test_torch_jit_trace_while_dumping(self):
+    def test_torch_jit_trace_and_onnx_export_while_dumping(self):
         # The hooks' own work entered the tracer's graph: an INTERNAL ASSERT in torch's ir.cpp
-        # at L0, TracerWarnings at L1 and mix. A trace is the tracer's run, not the model's step.
+        # at L0, TracerWarnings at L1 and mix (torch.onnx.export traces too). A trace, and
+        # jit.trace's check of it, are the tracer's runs, not the model's step.
         for level, entries in (("L0", ["Module.0.Linear.forward.0", "Module.1.ReLU.forward.0"]),
                                ("L1", ["Functional.linear.0.forward", "Functional.relu.0.forward"]),
                                ("mix", ["Functional.linear.0.forward", "Module.0.Linear.forward.0",
@@ -152,6 +153,7 @@ class NeverHarmsTheModel(support.TempDirTestCase):
                 dump = "./dump_" + level
                 self.write_config({"dump_path": dump, "level": level})
                 proc = self.run_python("""
+                    import io
                     import warnings
                     import torch
                     from probe_studio.pytorch import PrecisionDebugger
@@ -162,6 +164,9 @@ class NeverHarmsTheModel(support.TempDirTestCase):
                     with warnings.catch_warnings():
                         warnings.simplefilter("error")
                         traced = torch.jit.trace(model, x)
+                        onnx = io.BytesIO()
+                        torch.onnx.export(model, x, onnx)
+                        assert onnx.getvalue()
                     y = model(x)
                     debugger.stop()
                     print("SAME", torch.equal(traced(x), y))
@@ -383,7 +388,7 @@ class TwoModels(support.TempDirTestCase):
                     dec(enc(torch.ones(1, 8)))
                     debugger.stop()
                     """ % how.replace("\n", "\n                    "))
-                self.assertEqual("names its modules as one given before (Module.0.Linear...)" in proc.stderr, warned,
+                self.assertEqual("names 1 of its modules as one given before (Module.0.Linear...)" in proc.stderr, warned,
                                  proc.stderr)
                 self.assertEqual(list(load_dump(self.only_dump(dump))["data"]), entries)
 
@@ -457,6 +462,62 @@ class GradientAccumulation(support.TempDirTestCase):
                             self.assertEqual(sorted(data[name]), ["bias", "weight"], name)
                             for (item,) in data[name].values():
                                 self.assertIsNotNone(item["Max"], name)
+
+    def test_a_backward_pass_that_raises_leaves_the_next_ones_whole(self):
+        # torch runs what waits for a pass's end only when the pass succeeds: after one that
+        # raised (out of memory, caught by the program), the next passes' parameter gradients
+        # all became parameters_grad.0 with null statistics, and at L1 the weights' statistics
+        # of later steps stayed null.
+        for level in ("L0", "L1", "mix"):
+            with self.subTest(level=level):
+                dump = "./dump_" + level
+                self.write_config({"dump_path": dump, "level": level})
+                proc = self.run_python("""
+                    import torch
+                    from probe_studio.pytorch import PrecisionDebugger
+                    torch.manual_seed(4)
+                    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 2))
+                    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, foreach=True)
+                    debugger = PrecisionDebugger(config_path="./config.json", model=model)
+
+                    def fail(grad):
+                        raise RuntimeError("out of memory (planted)")
+
+                    for step in range(2):
+                        debugger.start()
+                        for attempt in range(3):
+                            h = model[0](torch.randn(4, 3))
+                            if step == 0 and attempt == 0:  # after the second layer's backward
+                                h.register_hook(fail)
+                            y = model[1](h).square().sum()
+                            try:
+                                y.backward()
+                            except RuntimeError:
+                                pass
+                        optimizer.step()
+                        debugger.stop()
+                        debugger.step()
+                    print("FINISHED")
+                    """)
+                self.assertIn("FINISHED", proc.stdout, proc.stderr)
+                self.assertNotIn("changed in place", proc.stderr)
+                for step in range(2):
+                    data = load_dump(self.only_dump(dump, step))["data"]
+                    if level != "L1":
+                        # The passes that reached each layer: the one that raised reached the
+                        # second layer only.
+                        for layer, want in (("Module.0.Linear", 2 if step == 0 else 3), ("Module.1.Linear", 3)):
+                            grads = sorted(k for k in data if k.startswith(layer + ".parameters_grad."))
+                            self.assertEqual(grads, ["%s.parameters_grad.%d" % (layer, i) for i in range(want)])
+                            for name in grads:
+                                for (item,) in data[name].values():
+                                    self.assertIsNotNone(item["Max"], name)
+                    if level != "L0":
+                        weights = [data[k]["input_args"][1] for k in data if k.startswith("Functional.linear.")
+                                   and k.endswith(".forward")]
+                        self.assertEqual(len(weights), 6)
+                        for weight in weights:
+                            self.assertIsNotNone(weight["Max"])
 
 
 class NamesSurvive(support.TempDirTestCase):

@@ -9,6 +9,8 @@ from . import _api_wrap
 from ._overflow import held_copy
 from ._records import backward_name
 
+_tracing = torch._C._get_tracing_state  # None unless a tracer runs
+
 _Tensor = torch.Tensor
 _is_grad_enabled = torch.is_grad_enabled
 _DROPOUT_APIS = frozenset((
@@ -126,7 +128,9 @@ class ApiHooks:
     def call_api(self, original, prefix, args, kwargs):
         service = self.service
         tls = service.tls
-        if tls.inside or tls.suppress:  # nested in another wrapped API, our own work, module_dump
+        # Nested in another wrapped API, our own work, module_dump; or run by a tracer
+        # (torch.jit.trace, torch.onnx.export), whose graph our own work must not enter.
+        if tls.inside or tls.suppress or _tracing():
             return original(*args, **kwargs)
         tls.inside = True
         watching = service.overflow is not None

@@ -144,7 +144,7 @@ def build_config(config_path=None, task=None, dump_path=None, level=None, step=N
                 value.encode("utf-8")
             except UnicodeEncodeError:  # bytes that are not UTF-8, surrogate-escaped by Python
                 raise ProbeConfigError("PrecisionDebugger: the argument dump_path %r is not UTF-8 text, which the "
-                                       "dump's files (and msprobe's) name paths in; choose a folder whose name is"
+                                       "dump's files (and msprobe's) name paths in; choose a folder whose name is UTF-8"
                                        % value) from None
         arg_label = "PrecisionDebugger(%s=%r)" % (key, value)
         try:

@@ -18,6 +18,19 @@ from ._records import backward_name
 
 _Tensor = torch.Tensor
 _execution_engine = torch.autograd.Variable._execution_engine
+_tracing = torch._C._get_tracing_state
+
+
+class _GradPass:
+    """A backward pass's parameter gradients, awaiting its end; their entries' numbers."""
+
+    __slots__ = ("summaries", "numbers", "done", "failures")
+
+    def __init__(self, failures):
+        self.summaries = []
+        self.numbers = {}      # module prefix -> its parameters_grad number in this pass
+        self.done = False      # the pass ended (or there is no pass to wait for)
+        self.failures = failures  # backward passes that had raised when it began
 
 
 def _grad_tensors(value):
@@ -157,6 +170,7 @@ class ModuleHooks:
             self.models.append(m)
             if not dumps_modules:
                 continue
+            clashes = []
             for path, sub in m.named_modules():
                 if sub is m:
                     continue  # the model itself is not an entry
@@ -166,13 +180,16 @@ class ModuleHooks:
                 prefix = safe_text("Module.%s%s.%s." % ("%d." % index if is_list else "", path,
                                                         sub.__class__.__name__))
                 if prefix in taken:
-                    # Another model's module of that name: its entries would read as further
-                    # calls of the first (and compare would pair them).
-                    self.service._note_once(("same names", prefix), (
-                        "warning: the model given now names its modules as one given before (%s...): their entries "
-                        "would read as calls of the same module; give the models together, start([model_a, "
-                        "model_b]), to number them apart (Module.0..., Module.1...)") % prefix.rstrip("."))
+                    clashes.append(prefix)
                 self._prefixes[id(sub)] = (weakref.ref(sub), prefix)
+            if clashes:
+                # Another model's modules of those names: their entries would read as further
+                # calls of the first's (and compare would pair them). Said once per model.
+                self.service._note_once(("same names", id(m)), (
+                    "warning: the model given now names %d of its modules as one given before (%s...): their "
+                    "entries would read as calls of the same modules; give the models together, start([model_a, "
+                    "model_b]), to number them apart (Module.0..., Module.1...)")
+                    % (len(clashes), clashes[0].rstrip(".")))
         if dumps_modules:
             self._install_global_hooks()
 
@@ -341,7 +358,7 @@ class ModuleHooks:
         if not service.active:
             return None
         tls = service.tls
-        if tls.inside or tls.suppress:
+        if tls.inside or tls.suppress or _tracing():  # a tracer's run (see _api_hooks.call_api)
             return None
         self._begin(prefix, module, args)
         return None
@@ -567,12 +584,17 @@ class ModuleHooks:
             handle = node.register_hook(functools.partial(self._param_grad_hook, prefix, pname, weakref.ref(p)))
             self._param_hooks[key] = (node, handle)
 
-    def _summarise_param_grads(self):
-        tls = self.service.tls
-        summaries, tls.grad_summaries = tls.grad_summaries, None
-        tls.grad_pass = None
+    def backward_failed(self):
+        """The backward pass this thread ran raised: the gradients it gave parameters before
+        that are summarised now (the engine never ends the pass)."""
+        grad_pass = self.service.tls.grad_pass
+        if grad_pass is not None and not grad_pass.done:
+            self._summarise_param_grads(grad_pass)
+
+    def _summarise_param_grads(self, grad_pass):
+        grad_pass.done = True
         try:
-            self.service.recorder.summarise(summaries)
+            self.service.recorder.summarise(grad_pass.summaries)
         except Exception as exc:
             self.service.record_error("parameter gradients", exc)
 
@@ -588,33 +610,34 @@ class ModuleHooks:
             if param is None:
                 return
             # Summarised when this backward pass ends (one C++ call for all): the next pass (gradient
-            # accumulation) adds to .grad in place.
-            if tls.grad_summaries is None:
+            # accumulation) adds to .grad in place. The pass is this thread's: several threads'
+            # passes at once keep their parameters apart. Its end, wherever the engine runs it,
+            # closes it; a pass that raised never ends, and the next one starts afresh.
+            grad_pass = tls.grad_pass
+            failures = service.backward_failures.count
+            if grad_pass is None or grad_pass.done or grad_pass.failures != failures:
+                grad_pass = tls.grad_pass = _GradPass(failures)
                 try:
-                    _execution_engine.queue_callback(self._summarise_param_grads)
-                    tls.grad_summaries = []
+                    _execution_engine.queue_callback(functools.partial(self._summarise_param_grads, grad_pass))
                 except RuntimeError:  # not in a backward pass the engine runs: summarised at once
-                    pass
-                tls.grad_pass = {}
-            # One entry per module and backward pass, numbered in the order the passes reach
-            # the module: passes of several threads at once keep their parameters apart.
-            index = tls.grad_pass.get(prefix)
+                    grad_pass.done = True
+            # One entry per module and pass, numbered in the order the passes reach the module.
+            index = grad_pass.numbers.get(prefix)
             if index is None:
                 with service.lock:
                     index = self.param_grad_index.get(prefix, 0)
                     self.param_grad_index[prefix] = index + 1
-                tls.grad_pass[prefix] = index
+                grad_pass.numbers[prefix] = index
             name = "%sparameters_grad.%d" % (prefix, index)
             grad = param.grad
             batch = service.recorder.batch(name, eager=True)
-            if tls.grad_summaries is not None:
-                batch.summaries = tls.grad_summaries
+            if not grad_pass.done:
+                batch.summaries = grad_pass.summaries
             value = [None]
             if grad is not None:
                 batch.put(grad, pname, value, 0)
-            if tls.grad_summaries is None:
+            if grad_pass.done:
                 batch.finish()
-                tls.grad_pass = None
             service.set_value(name, pname, value)
         except Exception as exc:
             service.record_error("parameter gradient hook", exc)

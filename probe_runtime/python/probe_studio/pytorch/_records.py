@@ -279,7 +279,8 @@ class Recorder:
         self.stat_cache = None  # id(tensor) -> statistics, only during a forward pass of the model
         self.record_error = record_error
         self.pending = []        # _Summary waiting for settle()
-        self._settle_queued = False  # settle() waits for the end of the backward pass running
+        self._settle_generation = 0  # settle() calls so far
+        self._queued_for = None      # the generation a settle at a pass's end is queued for
         self.pending_by_id = {}  # id(tensor) -> its _Summary (the tensor is held, so its id is its own)
         self.pending_bytes = 0
         self.unversioned = []    # _Summary of tensors without a version, for finish()
@@ -404,24 +405,32 @@ class Recorder:
         ends. What comes next may change their tensors by calls the wrappers never see: an
         optimizer (torch._foreach_add_, writes through .data) updates the parameters in place,
         the next pass of gradient accumulation adds to .grad. Once per pass; nothing outside one."""
-        if self._settle_queued or not self.pending:
+        # Queued already for what waits now, unless a settle came since (another thread's pass
+        # ended, a call that writes in place): what waited then is done, what waits now is not.
+        if self._queued_for == self._settle_generation or not self.pending:
             return
         try:
             _execution_engine.queue_callback(self._settle_after_backward)
-            self._settle_queued = True
+            self._queued_for = self._settle_generation
         except RuntimeError:  # not in a backward pass the engine runs
             pass
 
     def _settle_after_backward(self):
-        self._settle_queued = False
         try:  # an error here would end the model's backward pass
             self.settle()
         except Exception as exc:
             self.record_error("statistics", exc)
 
+    def backward_failed(self):
+        """A backward pass raised: its end, and the settle queued for it, never come. What
+        waits is taken now, before the program goes on (to an optimizer, another pass)."""
+        self._queued_for = None
+        self.settle()
+
     def settle(self):
         """Computes the statistics of every waiting tensor (one call to the C++ core)."""
         pending = self.pending
+        self._settle_generation += 1
         if not pending:
             return
         self.pending = []

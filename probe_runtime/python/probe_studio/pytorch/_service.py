@@ -35,10 +35,10 @@ _FLUSH_EVERY = 1000  # entries: dump.json is also rewritten during long steps
 
 
 class _TracingQuiet:
-    """torch.jit.trace runs the model under the tracer, which records every op it sees: the
-    hooks' own work (statistics taken in C++, the entries' bookkeeping) entered the graph and
-    broke it (an INTERNAL ASSERT in torch's ir.cpp, the trace lost). While a trace runs nothing
-    is collected, as inside a module dumped whole: its calls are the tracer's, not a step's."""
+    """torch.jit.trace runs the model under the tracer, and then again outside it to check the
+    trace: neither run is a step's, and nothing is collected while it runs, as inside a module
+    dumped whole. (The hooks also stand aside whenever a tracer runs, torch.onnx.export's too:
+    their own work entered the graph and broke it, an INTERNAL ASSERT in torch's ir.cpp.)"""
 
     _NAMES = ("trace", "trace_module")
 
@@ -70,6 +70,46 @@ class _TracingQuiet:
             owner, name, original = self._patched.pop()
             if getattr(getattr(owner, name, None), "_probe_quiet", False):
                 setattr(owner, name, original)
+
+
+class _BackwardFailures:
+    """What waits for the end of a backward pass (statistics to settle, parameter gradients to
+    summarise) is handed to torch's autograd engine, which runs it only when the pass
+    succeeds. A pass that raises (out of memory, caught by the program, which goes on) is
+    counted here, through torch.autograd.backward and grad, so that the next pass starts
+    afresh instead of waiting for an end that never comes."""
+
+    def __init__(self, service):
+        self.count = 0
+        self._patched = []  # (name, original)
+        for name in ("backward", "grad"):
+            original = getattr(torch.autograd, name, None)
+            if original is None or getattr(original, "_probe_counts_failures", False):
+                continue
+            setattr(torch.autograd, name, self._counting(service, original))
+            self._patched.append((name, original))
+
+    def _counting(self, service, original):
+        @functools.wraps(original)
+        def counting(*args, **kwargs):
+            try:
+                return original(*args, **kwargs)
+            except BaseException:
+                self.count += 1
+                try:  # what the pass left waiting is taken now; the program's exception goes on
+                    service.modules.backward_failed()
+                    service.recorder.backward_failed()
+                except Exception as exc:
+                    service.record_error("after a backward pass that raised", exc)
+                raise
+        counting._probe_counts_failures = True
+        return counting
+
+    def uninstall(self):
+        while self._patched:
+            name, original = self._patched.pop()
+            if getattr(getattr(torch.autograd, name, None), "_probe_counts_failures", False):
+                setattr(torch.autograd, name, original)
 
 
 def _say(message):
@@ -109,10 +149,8 @@ class _ThreadState(threading.local):
         self.suppress = 0        # module_dump: inside a module dumped as a whole
         self.dumped_calls = []   # module_dump: modules whose call raised `suppress`
         self.keyword_calls = []  # (module, kwargs) of the module calls given keyword arguments
-        # Parameter gradients of the backward pass this thread runs, summarised when it ends
-        # (each pass ends on the thread it runs on: one list per thread, not one for all).
-        self.grad_summaries = None
-        self.grad_pass = None    # module prefix -> its parameters_grad number in that pass
+        # The backward pass whose parameter gradients this thread's hooks take (_GradPass).
+        self.grad_pass = None
 
 
 class Service:
@@ -151,6 +189,7 @@ class Service:
         self.modules = ModuleHooks(self)
         self.apis = ApiHooks(self) if config.dumps_apis else None
         self.tracing = _TracingQuiet(self.tls)
+        self.backward_failures = _BackwardFailures(self)
         _step_writer.write_at_exit(self)
 
     # --------------------------------------------------------------------------------------
@@ -283,6 +322,7 @@ class Service:
             self.apis.uninstall()
         self.modules.remove()
         self.tracing.uninstall()
+        self.backward_failures.uninstall()
         line = "*" * 76
         _say("%s: nothing more is dumped\n%s\n*%s*\n%s" % (why, line, "probe_studio ends successfully.".center(74),
                                                           line))

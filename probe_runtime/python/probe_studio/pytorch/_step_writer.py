@@ -136,6 +136,10 @@ class StepWriter:
                     self._jobs.pop()
                     self._write(records, place, None)
                     return
+                except BaseException:  # interrupted before the thread began: the next write starts one
+                    if thread.ident is None:
+                        self._thread = None
+                    raise
             self._changed.notify_all()
             # The model runs ahead of the disk by at most _BACKLOG steps: their texts wait in memory.
             while len(self._jobs) > _BACKLOG and self._thread.is_alive():
