@@ -314,6 +314,38 @@ TEST(Analysis, SummarySaysProcessesThatEndedAlikeTogether) {
         << header();
 }
 
+// A dump stopped early (a full disk) is incomplete, but its process ended normally: it read
+// "its probe wrote out what was queued (the op running then is cut short)", as a crash does.
+// And when the process probed is not the program probe run started (a shell script, a
+// launcher), each end is said of its own: "the program" was said of both.
+TEST(Analysis, SummarySaysAStoppedDumpAndALaunchersEndOfWhomTheyAre) {
+    TempDir dir;
+    const std::string root = dumpModel(dir, "a", {}, 1);
+    format::ProcessDumpStatus stopped;
+    stopped.pid = ::getpid();  // the process that wrote the rows
+    stopped.host = format::localHostName();
+    stopped.pidNamespace = format::localPidNamespace();
+    stopped.state = format::DumpState::Incomplete;
+    stopped.dumpStopped = "only 12 MiB free on the disk";
+    stopped.endedBy = format::ProgramEnd{format::ProgramEnd::How::Exited, 0, "probe run"};
+    ASSERT_EQ(format::updateStatusFile(root, stopped), 0);
+    const auto header = [&] {
+        const std::string text = formatSummary(summarizeDump(indexOf(root)));
+        return text.substr(0, text.find('\n'));
+    };
+    EXPECT_NE(header().find("(incomplete; the program exited with code 0)"), std::string::npos)
+        << header();
+    EXPECT_EQ(header().find("wrote out what was queued"), std::string::npos) << header();
+    ASSERT_EQ(format::recordProgramEnd(root, 1, "sh -c run.sh",
+                                       {format::ProgramEnd::How::Exited, 3, "probe run"}),
+              0);
+    EXPECT_NE(header().find("(incomplete; process " + std::to_string(::getpid()) +
+                            " exited with code 0; the program (not probed itself) exited with code "
+                            "3)"),
+              std::string::npos)
+        << header();
+}
+
 // A probe_status.json that is there and cannot be read is not "no probe_status.json": the
 // header says it is unreadable, the problem line says why.
 TEST(Analysis, SummaryOfAnUnreadableStatusFileDoesNotSayThereIsNone) {
@@ -428,12 +460,12 @@ TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
     const std::string csv = compareResultCsv(result);
     EXPECT_EQ(csv.substr(0, csv.find('\n')),
               "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate "
-              "Max,Reference Min,Candidate Min,Reference Mean,"
+              "Max,Reference Mean,"
               "Candidate Mean,Reference Norm,Candidate Norm,Cosine,Max Abs Error,Max Relative "
               "Error,Diverges,Why,"
               "Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err Ratio,Five Thousandths Err "
               "Ratio,Max ULP Error,"
-              "Scale");
+              "Scale,Reference Min,Candidate Min");
     EXPECT_NE(csv.find("Decoder_layer_1/Mlp/MatMulKernel,MatMulKernel,output,0,4x8,"),
               std::string::npos);
 }

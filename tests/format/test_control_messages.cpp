@@ -134,7 +134,7 @@ TEST(ControlMessages, LinesThatAreNotMessagesAreJudgedWithTheReason) {
     EXPECT_EQ(std::get<Hello>(*silent.message).protocol, 0);
 }
 
-TEST(ControlMessages, AClientsRequestsAreReadAsProtocolOneReadThem) {
+TEST(ControlMessages, AClientsRequestsAreReadWhateverTheirIds) {
     // The id of a set_config is echoed whatever it is, as a ping's (string ids went unanswered);
     // a config that is not an object is kept for the probe to reject with a reason.
     auto set = parseClientMessage(R"({"type": "set_config", "id": "seven", "config": "x"})");

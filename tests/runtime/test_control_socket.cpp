@@ -433,9 +433,6 @@ TEST_F(ControlSocket, AFloodOfRejectedConfigsIsSaidInAFewLinesNotOneEach) {
     EXPECT_TRUE(applied);
 }
 
-// Every client is a descriptor of the model's process: a program holding connections open used
-// up the model's descriptors (19,898 accepted), and the model failed to open its own files. The
-// probe serves a few dozen; one more is told why and closed, and room comes back as one goes.
 // A bad config written to the file, then the one in force put back: the second was passed over
 // as unchanged, and whoever fixed the file never read that it was good again.
 TEST_F(ControlSocket, TheConfigInForcePutBackAfterABadOneIsConfirmed) {
@@ -458,6 +455,9 @@ TEST_F(ControlSocket, TheConfigInForcePutBackAfterABadOneIsConfirmed) {
     ASSERT_EQ(probe_stop(), PROBE_OK);
 }
 
+// Every client is a descriptor of the model's process: a program holding connections open used
+// up the model's descriptors (19,898 accepted), and the model failed to open its own files. The
+// probe serves a few dozen; one more is told why and closed, and room comes back as one goes.
 TEST_F(ControlSocket, ClientsBeyondAFewDozenAreRefusedWithTheReason) {
     start(R"({"task": "statistics", "dump_enable": true})");
     auto connectOne = [&] {

@@ -300,11 +300,11 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
 std::string compareResultCsv(const CompareResult& result) {
     std::string out =
         "Execution Count,Op Name,Op Type,Input/Output,Index,Shape,Reference Max,Candidate Max,"
-        "Reference Min,Candidate Min,Reference Mean,Candidate Mean,Reference Norm,Candidate "
+        "Reference Mean,Candidate Mean,Reference Norm,Candidate "
         "Norm,Cosine,Max Abs Error,"
         "Max Relative Error,Diverges,Why,Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err "
         "Ratio,"
-        "Five Thousandths Err Ratio,Max ULP Error,Scale\n";
+        "Five Thousandths Err Ratio,Max ULP Error,Scale,Reference Min,Candidate Min\n";
     const DumpIndex* ref = result.reference;
     auto stat = [](const StatValues& s, int k) {
         return s.has(k) ? format::formatStatValue(s.value[k])
@@ -323,7 +323,6 @@ std::string compareResultCsv(const CompareResult& result) {
                format::csvField(op.type) + "," + (t.isOutput ? "output," : "input,") +
                format::csvField(slot.index) + "," + rowText(*ref, t.referenceRow, true) + "," +
                stat(referenceStats, 0) + "," + stat(candidateStats, 0) + "," +
-               stat(referenceStats, 1) + "," + stat(candidateStats, 1) + "," +
                stat(referenceStats, 2) + "," + stat(candidateStats, 2) + "," +
                stat(referenceStats, 3) + "," + stat(candidateStats, 3) + "," +
                (data ? optionalNumber(m.cosine) : "N/A") + "," +
@@ -337,7 +336,9 @@ std::string compareResultCsv(const CompareResult& result) {
                "," + (data ? optionalNumber(m.euclideanDistance) : "N/A") + "," +
                (data ? optionalNumber(m.oneThousandthErrRatio) : "N/A") + "," +
                (data ? optionalNumber(m.fiveThousandthsErrRatio) : "N/A") + "," +
-               (data ? shortest(m.maxUlpError) : "N/A") + "," + shortest(t.scale) + "\n";
+               (data ? shortest(m.maxUlpError) : "N/A") + "," + shortest(t.scale) + "," +
+               // Added after the columns of earlier versions, for readers that count them.
+               stat(referenceStats, 1) + "," + stat(candidateStats, 1) + "\n";
     }
     return out;
 }

@@ -160,7 +160,7 @@ std::string describeEnd(const DumpSummary& s) {
         for (size_t i = 0; i < std::min(alike, kNamed); ++i)
             who += (i ? ", " : " ") + std::to_string(s.endedAlike[i]);
         if (alike > kNamed) who += " and " + std::to_string(alike - kNamed) + " more";
-    } else if (s.processes.size() > 1) {
+    } else if (s.processes.size() > 1 || s.launcherEnd) {  // "the program" is the launcher then
         who = "process " + std::to_string(s.endedByPid);
     }
     const std::string was = several ? "were" : "was";
@@ -206,7 +206,10 @@ DumpSummary summarizeStatus(const DumpIndex& index) {
             if (!p.dumpStopped.empty()) s.dumpStopped = p.dumpStopped;
             if (!p.endedBy) continue;
             const bool cutOff = p.cutOff;
-            const bool crashed = p.state == format::DumpState::Incomplete;
+            // Incomplete for a dump stopped early (a full disk) or a write refused, too: only a
+            // signal after its probe drained is a crash.
+            const bool crashed = p.state == format::DumpState::Incomplete &&
+                                 p.endedBy->how == format::ProgramEnd::How::Signaled;
             const bool normal =
                 p.endedBy->how == format::ProgramEnd::How::Exited && p.endedBy->code == 0;
             const int rank = cutOff ? 4 : crashed ? 3 : !normal ? 2 : 1;
@@ -222,14 +225,19 @@ DumpSummary summarizeStatus(const DumpIndex& index) {
                 s.endedAlike.push_back(p.pid);
             }
         }
-        std::unordered_set<int64_t> entries;
-        for (const auto& p : status->processes) entries.insert(p.pid);
+        // By pid on its machine and in its pid namespace: a folder shared by several machines.
+        const auto where = [](int64_t pid, const std::string& host, const std::string& pids) {
+            return std::to_string(pid) + "\n" + host + "\n" + pids;
+        };
+        std::unordered_set<std::string> entries;
+        for (const auto& p : status->processes)
+            entries.insert(where(p.pid, p.host, p.pidNamespace));
         // Its own end outranks a normal exit, as a process's does.
         const auto badness = [](const format::ProgramEnd& end) {
             return end.how == format::ProgramEnd::How::Exited ? (end.code != 0 ? 1 : 0) : 2;
         };
         for (const auto& program : status->programs)
-            if (!entries.count(program.pid) &&
+            if (!entries.count(where(program.pid, program.host, program.pidNamespace)) &&
                 (!s.launcherEnd || badness(program.endedBy) >= badness(*s.launcherEnd)))
                 s.launcherEnd = program.endedBy;
     }

@@ -180,8 +180,18 @@ int overwriteInPlace(int dirFd, DumpStatus status) {
         auto most = std::max_element(
             status.processes.begin(), status.processes.end(),
             [](const auto& a, const auto& b) { return a.messages.size() < b.messages.size(); });
-        if (most == status.processes.end() || most->messages.empty()) return ENOSPC;
-        most->messages.erase(most->messages.begin());
+        if (most != status.processes.end() && !most->messages.empty()) {
+            most->messages.erase(most->messages.begin());
+            continue;
+        }
+        // Then the programs' command lines, which are for people: how they ended must fit.
+        bool trimmed = false;
+        for (auto& program : status.programs)
+            if (!program.command.empty()) {
+                program.command.clear();
+                trimmed = true;
+            }
+        if (!trimmed) return ENOSPC;
     }
 }
 
@@ -549,7 +559,12 @@ bool settleVanishedProcesses(DumpStatus& status, const std::string& seenBy) {
         if (!p.endedBy) p.endedBy = ProgramEnd{ProgramEnd::How::Vanished, 0, seenBy};
         changed = true;
     }
-    if (changed) status = aggregateStatus(std::move(status.processes));
+    if (changed) {  // the state and totals made again; what else was read is kept
+        DumpStatus settled = aggregateStatus(std::move(status.processes));
+        settled.programs = std::move(status.programs);
+        settled.issues = std::move(status.issues);
+        status = std::move(settled);
+    }
     return changed;
 }
 
