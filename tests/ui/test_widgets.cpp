@@ -1134,6 +1134,23 @@ TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
         << window.statusText().toStdString();
 }
 
+// A launcher (torchrun) runs no model: its end, recorded by probe run, is said beside the
+// ranks' whole dumps (a job whose rank failed read "complete" alone).
+TEST(MainWindow, ADumpWhoseLauncherFailedSaysSo) {
+    test::TempDir dir("ui-widgets");
+    writeCompleteDump(dir);
+    ASSERT_EQ(format::recordProgramEnd(dir / "atb_dump_data", 1, "torchrun train.py",
+                                       {format::ProgramEnd::How::Exited, 1, "probe run"}),
+              0);
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    EXPECT_TRUE(window.statusText().startsWith(
+        "complete, the program (not probed itself) exited with code 1 · "))
+        << window.statusText().toStdString();
+}
+
 TEST(MainWindow, MsprobeDumpsSayStepAndPinnedStepsArePlacedByOp) {
     test::TempDir dir("ui-widgets");
     test::writeMsprobeStep(

@@ -249,10 +249,14 @@ std::string describeState(const DumpSummary& s) {
     std::string text = format::toString(*s.state);
     if (s.endedBy) text += "; " + describeEnd(s);
     if (s.launcherEnd)  // the processes' ends say the ranks', this the job's
-        text += std::string("; the program (not probed itself) ") +
-                (s.launcherEnd->how == format::ProgramEnd::How::Signaled ? "was " : "") +
-                format::describeProgramEnd(*s.launcherEnd);
+        text += "; " + describeLauncherEnd(*s.launcherEnd);
     return text;
+}
+
+std::string describeLauncherEnd(const format::ProgramEnd& end) {
+    return std::string("the program (not probed itself) ") +
+           (end.how == format::ProgramEnd::How::Signaled ? "was " : "") +
+           format::describeProgramEnd(end);
 }
 
 DumpSummary summarizeDump(const DumpIndex& index) {

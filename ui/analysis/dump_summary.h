@@ -79,6 +79,8 @@ struct DumpSummary {
 
 DumpSummary summarizeDump(const DumpIndex& index);
 // Its status alone (state, how the program ended, messages): cheap, without the rows.
+// "the program (not probed itself) exited with code 1": DumpSummary::launcherEnd, for people.
+std::string describeLauncherEnd(const format::ProgramEnd& end);
 DumpSummary summarizeStatus(const DumpIndex& index);
 // "complete", "incomplete; the program was killed by SIGKILL before its probe could write out
 // what was queued: ...": "" without a status file.

@@ -36,6 +36,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "analysis/dump_summary.h"
 #include "attach_dialog.h"
 #include "compare_panel.h"
 #include "config_document.h"
@@ -890,7 +891,7 @@ void MainWindow::updateStatus() {
     // Not "complete" over a folder that is gone: what was read stays, nothing more will come.
     if (!QFileInfo(store->root()).isDir())
         state = tr("the folder was deleted; what was read stays shown");
-    if (const auto status = idx.status(); status && status->state != format::DumpState::Running)
+    if (const auto status = idx.status(); status && status->state != format::DumpState::Running) {
         for (const auto& process : status->processes)
             if (process.endedBy && process.endedBy->how == format::ProgramEnd::How::Signaled) {
                 state +=
@@ -898,6 +899,13 @@ void MainWindow::updateStatus() {
                         .arg(QString::fromStdString(format::signalName(process.endedBy->code)));
                 break;
             }
+        // A launcher (torchrun) that failed or was killed, while its ranks' dumps are whole.
+        const auto launcherEnd = analysis::summarizeStatus(idx).launcherEnd;
+        if (launcherEnd &&
+            !(launcherEnd->how == format::ProgramEnd::How::Exited && launcherEnd->code == 0))
+            state += QStringLiteral(", ") +
+                     QString::fromStdString(analysis::describeLauncherEnd(*launcherEnd));
+    }
     // What matters first, the folder last: it is the window's title too, and the end of a line
     // too long for the status bar is what goes.
     QString text = tr("%1 · %2 ops · %3 rows")
