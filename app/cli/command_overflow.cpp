@@ -6,12 +6,14 @@
 #include <cstring>
 #include <string>
 
+#include "analysis/compare.h"
 #include "analysis/dump_reader.h"
 #include "analysis/overflow_check.h"
 #include "command_line.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 
 namespace probe::cli {
 namespace {
@@ -23,7 +25,8 @@ const char* kOverflowUsage =
     "Finds, per process (rank), the op where an overflow is born: its inputs are finite while one\n"
     "of its outputs holds Inf or NaN. Ops after it merely inherit the values. DIR is a dump of\n"
     "either layout (probe run's --output or atb_dump_data; a PrecisionDebugger dump_path or\n"
-    "step/rank folder); every process and rank of the dump that holds DIR is checked.\n"
+    "step/rank folder); every process and rank in it is checked (of a rank or step folder,\n"
+    "that rank or step alone).\n"
     "\n"
     "  --range FORMAT  also count floating values beyond FORMAT's largest finite value (float16:\n"
     "                  65504, bfloat16: 3.39e38) as overflowed: for a float32 run that should "
@@ -83,7 +86,22 @@ int runOverflowCommand(const Args& args) {
         std::fprintf(stderr, "probe overflow: %s\n", error.c_str());
         return kExitConfigUnreadable;
     }
-    sayWholeDumpIsRead("probe overflow", dir, index->root());
+    // A rank or step folder named: that part alone is checked, as compare takes it.
+    if (const auto location = analysis::locateDump(dir, nullptr)) {
+        options.process = location->scope.process;
+        options.round = location->scope.round;
+        if (!options.process.empty() || options.round) {
+            std::string part = options.process.empty() ? std::string() : options.process;
+            if (options.round)
+                part +=
+                    (part.empty() ? "" : ", ") +
+                    std::string(index->layout() == analysis::DumpLayout::Atb ? "round " : "step ") +
+                    std::to_string(*options.round);
+            std::fprintf(stderr, "probe overflow: only %s of the dump %s is checked\n",
+                         format::printableText(part, 200).c_str(),
+                         format::printableText(index->root(), 2000).c_str());
+        }
+    }
     const auto report = analysis::findOverflowBirths(*index, options);
     // What could not be read may change the answer (a damaged row order file: round by round).
     const auto& problems = index->problems();

@@ -360,7 +360,10 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
     OverflowReport report;
     report.range = options.range;
     Checker checker(index, options);
+    report.checked.assign(index.processCount(), false);
     for (uint32_t p = 0; p < index.processCount(); ++p) {
+        if (!options.process.empty() && index.process(p).key != options.process) continue;
+        report.checked[p] = true;
         // Rounds counted per op interleave when a block runs twice a step: then every round is
         // looked at and the first birth is the one whose overflowed output was written first.
         const RowTimes times(index.process(p));
@@ -368,6 +371,7 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
         std::vector<std::pair<uint64_t, OverflowBirth>> births;  // with when it was written
         std::optional<std::pair<uint64_t, TensorVerdict>> firstBad;
         for (const auto& [round, rows] : index.process(p).rounds) {
+            if (options.round && round != *options.round) continue;
             auto found = birthsInRound(index, checker, p, round, rows);
             for (auto& [position, birth] : found)
                 births.emplace_back(times.of(round, position), std::move(birth));
@@ -468,10 +472,10 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
     std::vector<bool> reported(index.processCount(), false);
     for (const auto& b : report.births) reported[b.process] = true;
     for (uint32_t p = 0; p < index.processCount(); ++p)
-        if (!reported[p] && std::none_of(report.unexplained.begin(), report.unexplained.end(),
-                                         [&](const std::string& s) {
-                                             return s.rfind(index.process(p).key + ":", 0) == 0;
-                                         }))
+        if (!reported[p] && p < report.checked.size() && report.checked[p] &&
+            std::none_of(
+                report.unexplained.begin(), report.unexplained.end(),
+                [&](const std::string& s) { return s.rfind(index.process(p).key + ":", 0) == 0; }))
             out += index.process(p).key + (index.problems().empty()
                                                ? ": no overflow\n"
                                                : ": no overflow in what could be read (see the "
