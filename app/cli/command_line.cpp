@@ -23,8 +23,8 @@ void sayWholeDumpIsRead(const char* command, const std::string& path, const std:
     const auto location = analysis::locateDump(path, nullptr);
     if (!location || (location->scope.process.empty() && !location->scope.round)) return;
     std::fprintf(stderr,
-                 "%s: %s is part of the dump %s: all of it is read (probe compare takes a rank "
-                 "or step folder alone)\n",
+                 "%s: %s is part of the dump %s: all of it is read (probe compare and probe "
+                 "overflow take a rank or step folder alone)\n",
                  command, format::printableText(path, 2000).c_str(),
                  format::printableText(root, 2000).c_str());
 }
