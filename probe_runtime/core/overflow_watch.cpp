@@ -55,6 +55,7 @@ int OverflowWatch::hold(ThreadState&, Frame& frame, const TensorReport& t,
             held.min = stats.min;
             held.mean = stats.mean;
             held.norm = stats.norm;
+            held.hasNan = stats.hasNan();
         }
         bad = !format::overflowReason(stats.max, stats.min, stats.hasNan()).empty();
     }
@@ -134,8 +135,7 @@ void OverflowWatch::write(ThreadState& ts, const Frame& frame, OverflowCandidate
         row.mean = held.mean;
         row.norm = held.norm;
         if (held.isOutput && why.empty() && held.max && held.min) {
-            const std::string reason =
-                format::overflowReason(*held.max, *held.min, std::isnan(held.mean.value_or(0)));
+            const std::string reason = format::overflowReason(*held.max, *held.min, held.hasNan);
             if (!reason.empty()) why = "output " + held.indexText + ": " + reason;
         }
         if (held.data || held.nbytes == 0) {

@@ -565,6 +565,23 @@ class OverflowBirthItems(support.TempDirTestCase):
         self.assertTrue(held["requires_grad"])
         self.assertLess(held["Max"], 1e3)  # the input as given, before the call changed it
 
+    def test_a_birth_of_inf_and_minus_inf_is_not_said_to_be_nan(self):
+        # +inf and -inf together make the mean NaN: the reason read "output nan max=inf min=-inf"
+        # of a tensor without any NaN; a real NaN is still said.
+        self.write_config({"task": "overflow_check", "dump_path": "./overflow", "level": "L1",
+                           "overflow_check": {"overflow_nums": -1}})
+        proc = self.run_python("""
+            import torch
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path="./config.json")
+            debugger.start()
+            torch.tensor([1.0, -1.0, 2.0]) * 1e39
+            torch.tensor([0.0]) / torch.tensor([0.0])
+            debugger.stop()
+            """)
+        self.assertIn("overflow born in Tensor.__mul__.0.forward: output max=inf min=-inf\n", proc.stderr)
+        self.assertIn("overflow born in Tensor.__truediv__.0.forward: output nan", proc.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -201,6 +201,27 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         self.assertEqual(process["ended_by"]["code"], STOP_EXIT_CODE)
         self.assertTrue(any("stop_after_overflow" in m["text"] for m in process["messages"]))
 
+    def test_a_birth_of_inf_and_minus_inf_is_not_said_to_be_nan(self):
+        # +inf and -inf together make the mean NaN: the birth read "output 0: nan max=inf
+        # min=-inf" of a tensor without any NaN.
+        out = self.path("out")
+        os.makedirs(out)
+        script = self.path("signs.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "class Scale(torch.nn.Module):\n"
+                    "    def forward(self, x):\n"
+                    "        return x * 10.0\n"
+                    "Scale()(torch.tensor([3e38, -3e38, 1.0]))\n")
+        config = write_config(out, task="overflow_check", save_child=True, overflow_nums=1)
+        result = run_probe(["--output", out, "--config", config, "--", PYTHON, script], check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        # The probe's own line, and probe run's summary, which reads it back from the dump.
+        born = [line for line in result.stderr.splitlines() if "overflow born" in line]
+        self.assertEqual(len(born), 2, result.stderr)
+        self.assertTrue(born[0].endswith("[aten::mul]: output 0: max=inf min=-inf"), born[0])
+        self.assertTrue(born[1].endswith("[aten::mul], output 0: max=inf min=-inf"), born[1])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -107,9 +107,9 @@ private:
     Extremes extremes(uint32_t rowIndex) {
         const StatRecord& row = index_.row(rowIndex);
         if (row.has(Stat::Max) && row.has(Stat::Min)) {
-            // A NaN mean beside non-NaN extremes: +inf met -inf (a NaN makes all four NaN).
-            const bool nanMean = row.has(Stat::Mean) && std::isnan(row.get(Stat::Mean));
-            return Extremes{true, row.get(Stat::Max), row.get(Stat::Min), nanMean};
+            // A NaN makes all four statistics NaN, and the extremes say it; a NaN mean beside
+            // others is +inf met -inf, no NaN (it was said to be one: "nan max=inf min=-inf").
+            return Extremes{true, row.get(Stat::Max), row.get(Stat::Min), false};
         }
         if (!row.hasTensorFile || index_.layout() != DumpLayout::Atb || !options_.readTensorFiles)
             return {};
