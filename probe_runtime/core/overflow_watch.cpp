@@ -55,7 +55,6 @@ int OverflowWatch::hold(ThreadState&, Frame& frame, const TensorReport& t,
             held.min = stats.min;
             held.mean = stats.mean;
             held.norm = stats.norm;
-            held.hasNan = stats.hasNan();
         }
         bad = !format::overflowReason(stats.max, stats.min, stats.hasNan()).empty();
     }
@@ -135,7 +134,9 @@ void OverflowWatch::write(ThreadState& ts, const Frame& frame, OverflowCandidate
         row.mean = held.mean;
         row.norm = held.norm;
         if (held.isOutput && why.empty() && held.max && held.min) {
-            const std::string reason = format::overflowReason(*held.max, *held.min, held.hasNan);
+            const std::string reason = format::overflowReason(
+                *held.max, *held.min,
+                format::statisticsShowNan(*held.max, *held.min, held.mean.value_or(0)));
             if (!reason.empty()) why = "output " + held.indexText + ": " + reason;
         }
         if (held.data || held.nbytes == 0) {

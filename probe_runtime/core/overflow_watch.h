@@ -34,7 +34,6 @@ struct OverflowCandidate {
         std::unique_ptr<uint8_t[]> data;  // null once the op can no longer be a birth
         uint64_t nbytes = 0;
         std::optional<double> max, min, mean, norm;
-        bool hasNan = false;  // an element is NaN (+inf and -inf alone make the mean NaN too)
     };
     std::vector<Held> tensors;
     std::string paramJson;

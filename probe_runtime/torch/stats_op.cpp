@@ -339,12 +339,10 @@ std::vector<std::string> overflowReasons(const std::vector<at::Tensor>& tensors)
             reportFailure(e.what());
             continue;
         }
-        if (row[kValid] == 0.0) continue;
-        bool hasNan = std::isnan(row[kMean]);
-        // +inf and -inf together make the mean NaN without any NaN element: asked then.
-        if (hasNan && row[kMax] == INFINITY && row[kMin] == -INFINITY)
-            hasNan = t.isnan().any().item<bool>();
-        reasons[i] = probe::format::overflowReason(row[kMax], row[kMin], hasNan);
+        if (row[kValid] != 0.0)
+            reasons[i] = probe::format::overflowReason(
+                row[kMax], row[kMin],
+                probe::format::statisticsShowNan(row[kMax], row[kMin], row[kMean]));
     }
     return reasons;
 }

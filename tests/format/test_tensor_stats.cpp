@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "probe/format/overflow_rule.h"
 #include "probe/format/tensor_stats.h"
 
 using namespace probe::format;
@@ -508,4 +509,21 @@ TEST(TensorStats, PiecesAddUpToTheWhole) {
     EXPECT_FALSE(
         inPieces(DType::Complex64, reinterpret_cast<const uint8_t*>(complex.data()), 2, 8, 1)
             .valid);
+}
+
+// +inf and -inf together make the mean NaN without any NaN element: the overflow rule tells them
+// from a NaN by the extremes, which a NaN makes NaN (the statistics as written, read back).
+TEST(TensorStats, InfAndMinusInfAreNoNanToTheOverflowRule) {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+    const auto reason = [](const std::vector<float>& values) {
+        const auto s = computeTensorStats(DType::Float, values.data(), values.size());
+        return overflowReason(s.max, s.min, statisticsShowNan(s.max, s.min, s.mean));
+    };
+    EXPECT_EQ(reason({inf, -inf, 1.0f}), "max=inf min=-inf");
+    EXPECT_EQ(reason({inf, -inf, nan}), "nan");
+    EXPECT_EQ(reason({1.0f, nan}), "nan");
+    EXPECT_EQ(reason({inf, 1.0f}), "max=inf");
+    EXPECT_EQ(reason({1.0f, 2.0f}), "");
+    // Statistics of another tool that leaves NaN out of the extremes: its NaN mean is a NaN.
+    EXPECT_TRUE(statisticsShowNan(2.0, 1.0, std::nan("")));
 }

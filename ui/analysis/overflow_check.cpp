@@ -107,9 +107,9 @@ private:
     Extremes extremes(uint32_t rowIndex) {
         const StatRecord& row = index_.row(rowIndex);
         if (row.has(Stat::Max) && row.has(Stat::Min)) {
-            // A NaN makes all four statistics NaN, and the extremes say it; a NaN mean beside
-            // others is +inf met -inf, no NaN (it was said to be one: "nan max=inf min=-inf").
-            return Extremes{true, row.get(Stat::Max), row.get(Stat::Min), false};
+            const double max = row.get(Stat::Max), min = row.get(Stat::Min);
+            const double mean = row.has(Stat::Mean) ? row.get(Stat::Mean) : 0;
+            return Extremes{true, max, min, format::statisticsShowNan(max, min, mean)};
         }
         if (!row.hasTensorFile || index_.layout() != DumpLayout::Atb || !options_.readTensorFiles)
             return {};

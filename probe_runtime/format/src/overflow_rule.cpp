@@ -17,6 +17,11 @@ std::string overflowReason(double max, double min, bool nan) {
     return why;
 }
 
+bool statisticsShowNan(double max, double min, double mean) {
+    if (std::isnan(max) || std::isnan(min)) return true;
+    return std::isnan(mean) && !(max == INFINITY && min == -INFINITY);
+}
+
 const std::vector<std::string>& defaultOverflowIgnoredTypes() {
     static const std::vector<std::string> types = {"empty", "fill", "full", "parameters_grad"};
     return types;

@@ -10,9 +10,13 @@
 namespace probe::format {
 
 // Why a tensor with these extremes is overflowed ("nan", "max=inf", "min=-inf", "max=inf
-// min=-inf"), "" when it is not. `nan`: a NaN element is known (a NaN mean beside finite
-// extremes means +inf met -inf).
+// min=-inf"), "" when it is not. `nan`: a NaN element is known (statisticsShowNan).
 std::string overflowReason(double max, double min, bool nan);
+
+// Whether a tensor's statistics say it holds a NaN: an extreme is NaN (ours, and msprobe's, make
+// them NaN then), or the mean is and +inf and -inf together do not explain it (they make the
+// mean NaN without any NaN element: such a tensor was said to hold one).
+bool statisticsShowNan(double max, double min, double mean);
 
 // Op types (case-insensitive fragments) that are never a birth: msprobe's overflow_check
 // ignores empty and fill; an Inf from fill/full/masked_fill is a value the program asked for
