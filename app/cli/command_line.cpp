@@ -8,10 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "analysis/compare.h"
 #include "analysis/dump_index.h"
 #include "exit_codes.h"
-#include "probe/format/json_input.h"
 
 namespace probe::cli {
 
@@ -19,16 +17,6 @@ int exitCodeOfRead(const analysis::DumpIndex& index) {
     if (index.problems().empty()) return kExitOk;
     return index.rowCount() == 0 ? kExitConfigUnreadable : kExitFailure;
 }
-void sayWholeDumpIsRead(const char* command, const std::string& path, const std::string& root) {
-    const auto location = analysis::locateDump(path, nullptr);
-    if (!location || (location->scope.process.empty() && !location->scope.round)) return;
-    std::fprintf(stderr,
-                 "%s: %s is part of the dump %s: all of it is read (probe compare and probe "
-                 "overflow take a rank or step folder alone)\n",
-                 command, format::printableText(path, 2000).c_str(),
-                 format::printableText(root, 2000).c_str());
-}
-
 namespace {
 
 std::string formatBound(double value) {

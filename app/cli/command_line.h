@@ -24,11 +24,6 @@ namespace probe::cli {
 // wrong" is of part of the dump), 66 when none of it could.
 int exitCodeOfRead(const analysis::DumpIndex& index);
 
-// For a command that reads the whole dump whatever part of it `path` names (summary):
-// when `path` is a rank, process or step folder inside it, says on standard error that all of
-// the dump at `root` is read, so that nobody takes the report as of that part alone.
-void sayWholeDumpIsRead(const char* command, const std::string& path, const std::string& root);
-
 // A number given on the command line: the whole text a finite number; nullopt otherwise.
 std::optional<double> parseNumber(const std::string& text);
 

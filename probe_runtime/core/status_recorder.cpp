@@ -157,8 +157,7 @@ void StatusRecorder::write(format::DumpState state, bool final) {
         status.endedBy = endedBy_;
     }
     // Drained to its end, but what it holds stopped early or lost writes: not complete.
-    if (status.state == format::DumpState::Complete &&
-        (!status.dumpStopped.empty() || status.errors > 0))
+    if (status.state == format::DumpState::Complete && status.lostSome())
         status.state = format::DumpState::Incomplete;
     const std::string& root = runtime_.root();
     if (int err = format::updateStatusFile(root, status))

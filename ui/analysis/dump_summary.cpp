@@ -225,23 +225,29 @@ DumpSummary summarizeStatus(const DumpIndex& index) {
                 s.endedAlike.push_back(p.pid);
             }
         }
-        // By pid on its machine and in its pid namespace: a folder shared by several machines.
-        const auto where = [](int64_t pid, const std::string& host, const std::string& pids) {
-            return std::to_string(pid) + "\n" + host + "\n" + pids;
-        };
-        std::unordered_set<std::string> entries;
-        for (const auto& p : status->processes)
-            entries.insert(where(p.pid, p.host, p.pidNamespace));
-        // Its own end outranks a normal exit, as a process's does.
-        const auto badness = [](const format::ProgramEnd& end) {
-            return end.how == format::ProgramEnd::How::Exited ? (end.code != 0 ? 1 : 0) : 2;
-        };
-        for (const auto& program : status->programs)
-            if (!entries.count(where(program.pid, program.host, program.pidNamespace)) &&
-                (!s.launcherEnd || badness(program.endedBy) >= badness(*s.launcherEnd)))
-                s.launcherEnd = program.endedBy;
+        s.launcherEnd = launcherEndOf(*status);
     }
     return s;
+}
+
+std::optional<format::ProgramEnd> launcherEndOf(const format::DumpStatus& status) {
+    if (status.programs.empty()) return std::nullopt;
+    // By pid on its machine and in its pid namespace: a folder shared by several machines.
+    const auto where = [](int64_t pid, const std::string& host, const std::string& pids) {
+        return std::to_string(pid) + "\n" + host + "\n" + pids;
+    };
+    std::unordered_set<std::string> entries;
+    for (const auto& p : status.processes) entries.insert(where(p.pid, p.host, p.pidNamespace));
+    // Its own end outranks a normal exit, as a process's does.
+    const auto badness = [](const format::ProgramEnd& end) {
+        return end.how == format::ProgramEnd::How::Exited ? (end.code != 0 ? 1 : 0) : 2;
+    };
+    std::optional<format::ProgramEnd> worst;
+    for (const auto& program : status.programs)
+        if (!entries.count(where(program.pid, program.host, program.pidNamespace)) &&
+            (!worst || badness(program.endedBy) >= badness(*worst)))
+            worst = program.endedBy;
+    return worst;
 }
 
 std::string describeState(const DumpSummary& s) {

@@ -79,7 +79,10 @@ struct DumpSummary {
 
 DumpSummary summarizeDump(const DumpIndex& index);
 // Its status alone (state, how the program ended, messages): cheap, without the rows.
-// "the program (not probed itself) exited with code 1": DumpSummary::launcherEnd, for people.
+// DumpSummary::launcherEnd of `status`: how the program probe run started ended, when it has no
+// process entry (a launcher); of several, the worst. And for people: "the program (not probed
+// itself) exited with code 1".
+std::optional<format::ProgramEnd> launcherEndOf(const format::DumpStatus& status);
 std::string describeLauncherEnd(const format::ProgramEnd& end);
 DumpSummary summarizeStatus(const DumpIndex& index);
 // "complete", "incomplete; the program was killed by SIGKILL before its probe could write out

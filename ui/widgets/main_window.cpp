@@ -900,7 +900,7 @@ void MainWindow::updateStatus() {
                 break;
             }
         // A launcher (torchrun) that failed or was killed, while its ranks' dumps are whole.
-        const auto launcherEnd = analysis::summarizeStatus(idx).launcherEnd;
+        const auto launcherEnd = analysis::launcherEndOf(*status);
         if (launcherEnd &&
             !(launcherEnd->how == format::ProgramEnd::How::Exited && launcherEnd->code == 0))
             state += QStringLiteral(", ") +

@@ -370,7 +370,7 @@ DumpStatus aggregateStatus(std::vector<ProcessDumpStatus> processes) {
         status.rows += p.rows;
         status.errors += p.errors;
         running = running || p.state == DumpState::Running;
-        clean = clean && p.state != DumpState::Incomplete && p.dumpStopped.empty() && p.errors == 0;
+        clean = clean && p.state != DumpState::Incomplete && !p.lostSome();
     }
     status.state =
         running ? DumpState::Running : (clean ? DumpState::Complete : DumpState::Incomplete);

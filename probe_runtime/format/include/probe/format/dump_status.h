@@ -63,6 +63,9 @@ struct ProcessDumpStatus {
     bool cutOff = false;
     std::vector<StatusMessage> messages;  // the latest errors and warnings, newest last
 
+    // Its dump stopped early or lost writes: not whole, however its program ended.
+    bool lostSome() const { return !dumpStopped.empty() || errors > 0; }
+
     nlohmann::ordered_json toJson() const;
     static ProcessDumpStatus fromJson(const nlohmann::json& j,
                                       std::vector<std::string>* issues = nullptr,
