@@ -34,42 +34,49 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 _FLUSH_EVERY = 1000  # entries: dump.json is also rewritten during long steps
 
 
-class _TracingQuiet:
+class _Patches:
+    """Functions of torch replaced by wrappers while the debugger lives, each marked as ours, and
+    put back at the dump's end (unless someone wrapped them again since: ours then stays under
+    theirs, passing calls on)."""
+
+    _MARK = "_probe_patch"
+
+    def __init__(self):
+        self._patched = []  # (owner, name, original)
+
+    def wrap(self, owner, name, make_wrapper):
+        original = getattr(owner, name, None) if owner is not None else None
+        if original is None or getattr(original, self._MARK, False):
+            return
+        wrapper = functools.wraps(original)(make_wrapper(original))
+        setattr(wrapper, self._MARK, True)
+        setattr(owner, name, wrapper)
+        self._patched.append((owner, name, original))
+
+    def uninstall(self):
+        while self._patched:
+            owner, name, original = self._patched.pop()
+            if getattr(getattr(owner, name, None), self._MARK, False):
+                setattr(owner, name, original)
+
+
+def _tracing_quiet(patches, tls):
     """torch.jit.trace runs the model under the tracer, and then again outside it to check the
     trace: neither run is a step's, and nothing is collected while it runs, as inside a module
     dumped whole. (The hooks also stand aside whenever a tracer runs, torch.onnx.export's too:
     their own work entered the graph and broke it, an INTERNAL ASSERT in torch's ir.cpp.)"""
-
-    _NAMES = ("trace", "trace_module")
-
-    def __init__(self, tls):
-        self._patched = []  # (owner, name, original)
-        jit_trace = getattr(torch.jit, "_trace", None)
-        for owner in (torch.jit, jit_trace):  # torch.jit.trace calls _trace's trace_module
-            for name in self._NAMES:
-                original = getattr(owner, name, None) if owner is not None else None
-                if original is None or getattr(original, "_probe_quiet", False):
-                    continue
-                setattr(owner, name, self._quiet(tls, original))
-                self._patched.append((owner, name, original))
-
-    @staticmethod
-    def _quiet(tls, original):
-        @functools.wraps(original)
+    def make(original):
         def quiet(*args, **kwargs):
             tls.suppress += 1
             try:
                 return original(*args, **kwargs)
             finally:
                 tls.suppress -= 1
-        quiet._probe_quiet = True
         return quiet
 
-    def uninstall(self):
-        while self._patched:
-            owner, name, original = self._patched.pop()
-            if getattr(getattr(owner, name, None), "_probe_quiet", False):
-                setattr(owner, name, original)
+    for owner in (torch.jit, getattr(torch.jit, "_trace", None)):  # trace calls _trace's trace_module
+        for name in ("trace", "trace_module"):
+            patches.wrap(owner, name, make)
 
 
 class _BackwardFailures:
@@ -79,37 +86,25 @@ class _BackwardFailures:
     counted here, through torch.autograd.backward and grad, so that the next pass starts
     afresh instead of waiting for an end that never comes."""
 
-    def __init__(self, service):
+    def __init__(self, patches, service):
         self.count = 0
-        self._patched = []  # (name, original)
+
+        def make(original):
+            def counting(*args, **kwargs):
+                try:
+                    return original(*args, **kwargs)
+                except BaseException:
+                    self.count += 1
+                    try:  # what the pass left waiting is taken now; the program's exception goes on
+                        service.modules.backward_failed()
+                        service.recorder.backward_failed()
+                    except Exception as exc:
+                        service.record_error("after a backward pass that raised", exc)
+                    raise
+            return counting
+
         for name in ("backward", "grad"):
-            original = getattr(torch.autograd, name, None)
-            if original is None or getattr(original, "_probe_counts_failures", False):
-                continue
-            setattr(torch.autograd, name, self._counting(service, original))
-            self._patched.append((name, original))
-
-    def _counting(self, service, original):
-        @functools.wraps(original)
-        def counting(*args, **kwargs):
-            try:
-                return original(*args, **kwargs)
-            except BaseException:
-                self.count += 1
-                try:  # what the pass left waiting is taken now; the program's exception goes on
-                    service.modules.backward_failed()
-                    service.recorder.backward_failed()
-                except Exception as exc:
-                    service.record_error("after a backward pass that raised", exc)
-                raise
-        counting._probe_counts_failures = True
-        return counting
-
-    def uninstall(self):
-        while self._patched:
-            name, original = self._patched.pop()
-            if getattr(getattr(torch.autograd, name, None), "_probe_counts_failures", False):
-                setattr(torch.autograd, name, original)
+            patches.wrap(torch.autograd, name, make)
 
 
 def _say(message):
@@ -188,8 +183,9 @@ class Service:
         self._reset_step()
         self.modules = ModuleHooks(self)
         self.apis = ApiHooks(self) if config.dumps_apis else None
-        self.tracing = _TracingQuiet(self.tls)
-        self.backward_failures = _BackwardFailures(self)
+        self._patches = _Patches()
+        _tracing_quiet(self._patches, self.tls)
+        self.backward_failures = _BackwardFailures(self._patches, self)
         _step_writer.write_at_exit(self)
 
     # --------------------------------------------------------------------------------------
@@ -321,8 +317,7 @@ class Service:
         if self.apis is not None:
             self.apis.uninstall()
         self.modules.remove()
-        self.tracing.uninstall()
-        self.backward_failures.uninstall()
+        self._patches.uninstall()
         line = "*" * 76
         _say("%s: nothing more is dumped\n%s\n*%s*\n%s" % (why, line, "probe_studio ends successfully.".center(74),
                                                           line))
