@@ -56,9 +56,11 @@ struct Session {
         model.setUpdateDelay(0);
         proxy.setOpModel(&model);
     }
+    // Waits for this open's own load: an earlier open may have finished already.
     bool open(const std::string& path) {
+        const auto before = loaded.count();
         store.open(QString::fromStdString(path));
-        return waitFor([&] { return loaded.count() > 0; });
+        return waitFor([&] { return loaded.count() > before; });
     }
     QModelIndex find(const std::string& id) {
         return model.indexOfOp(store.index().findOp(model.process(), id));
