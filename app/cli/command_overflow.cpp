@@ -88,19 +88,13 @@ int runOverflowCommand(const Args& args) {
     }
     // A rank or step folder named: that part alone is checked, as compare takes it.
     if (const auto location = analysis::locateDump(dir, nullptr)) {
-        options.process = location->scope.process;
-        options.round = location->scope.round;
-        if (!options.process.empty() || options.round) {
-            std::string part = options.process.empty() ? std::string() : options.process;
-            if (options.round)
-                part +=
-                    (part.empty() ? "" : ", ") +
-                    std::string(index->layout() == analysis::DumpLayout::Atb ? "round " : "step ") +
-                    std::to_string(*options.round);
+        options.scope = location->scope;
+        if (!location->scope.whole())
             std::fprintf(stderr, "probe overflow: only %s of the dump %s is checked\n",
-                         format::printableText(part, 200).c_str(),
+                         format::printableText(
+                             analysis::describeScope(index->layout(), location->scope), 200)
+                             .c_str(),
                          format::printableText(index->root(), 2000).c_str());
-        }
     }
     const auto report = analysis::findOverflowBirths(*index, options);
     // What could not be read may change the answer (a damaged row order file: round by round).

@@ -17,21 +17,10 @@ const char* kSummaryUsage =
     "Usage: probe summary DIR\n\n"
     "Summarises a dump of either layout: an op-level dump (the --output directory, its\n"
     "atb_dump_data, or a directory inside it) or an msprobe dump (the dump_path, a step<N>\n"
-    "or a rank<R>/proc<pid> directory): the whole dump that holds DIR. Exit code 0, 1 when\n"
-    "some of it could not be read (the problems say what), 66 when there is no dump there or\n"
-    "nothing in it could be read.\n";
-
-// Named a rank, process or step folder inside the dump, says on standard error that all of the
-// dump at `root` is summarised, so that nobody takes the summary as of that part alone.
-void sayWholeDumpIsRead(const std::string& path, const std::string& root) {
-    const auto location = analysis::locateDump(path, nullptr);
-    if (!location || (location->scope.process.empty() && !location->scope.round)) return;
-    std::fprintf(stderr,
-                 "probe summary: %s is part of the dump %s: all of it is read (probe compare and "
-                 "probe overflow take a rank or step folder alone)\n",
-                 format::printableText(path, 2000).c_str(),
-                 format::printableText(root, 2000).c_str());
-}
+    "or a rank<R>/proc<pid> directory). A process, round, step or rank folder is summarised\n"
+    "alone (its counts, first NaN/Inf and files; its process's state); any other directory,\n"
+    "the whole dump that holds it. Exit code 0, 1 when some of the dump could not be read\n"
+    "(the problems say what), 66 when there is no dump there or nothing in it could be read.\n";
 
 }  // namespace
 
@@ -53,8 +42,19 @@ int runSummaryCommand(const Args& args) {
         return kExitConfigUnreadable;
     }
     const auto& kept = keepUntilExit(std::move(*index));  // not freed row by row at exit
-    sayWholeDumpIsRead(dirs[0], kept.root());
-    std::fputs(analysis::formatSummary(analysis::summarizeDump(kept)).c_str(), stdout);
+    // A rank or step folder named: that part alone, as compare and overflow take it.
+    auto location = analysis::locateDump(dirs[0], nullptr);
+    if (!location) location = analysis::DumpLocation{kept.root(), {}, kept.root()};
+    if (!location->scope.whole())
+        std::fprintf(
+            stderr, "probe summary: only %s of the dump %s is summarised\n",
+            format::printableText(analysis::describeScope(kept.layout(), location->scope), 200)
+                .c_str(),
+            format::printableText(kept.root(), 2000).c_str());
+    std::fputs(analysis::formatSummary(
+                   analysis::summarizeDumpPart(kept, location->scope, location->folder))
+                   .c_str(),
+               stdout);
     // A script reading the exit code learns that the summary is of part of the dump (it was 0
     // for a statistic.csv of garbage: "ops: 0").
     return exitCodeOfRead(kept);

@@ -169,6 +169,92 @@ TEST(Analysis, SummaryCountsAndFirstNan) {
         << text;
 }
 
+// A process or round folder is summarised alone: its rows, ops, files and first NaN, recounted
+// here from its own statistic.csv files, and its process's state, not another's death.
+TEST(Analysis, SummaryOfAPartIsOfThatPartAlone) {
+    TempDir dir;
+    probe::test::NativeModelOptions options;
+    options.nanInLayer = 1;  // a NaN in every round
+    const std::string root = dumpModel(dir, "run", options, 3);
+    std::vector<std::string> processFolders;
+    for (const auto& entry : std::filesystem::directory_iterator(root + "/data"))
+        processFolders.push_back(entry.path().string());
+    ASSERT_EQ(processFolders.size(), 1u);
+    const std::string process = std::filesystem::path(processFolders[0]).filename().string();
+    format::ProcessDumpStatus other;  // another process of the job, killed
+    other.pid = 1;
+    other.state = format::DumpState::Incomplete;
+    other.endedBy = format::ProgramEnd{format::ProgramEnd::How::Signaled, SIGKILL, "probe run"};
+    ASSERT_EQ(format::updateStatusFile(root, other), 0);
+    const auto index = indexOf(root);
+
+    const std::string roundFolder = processFolders[0] + "/2";
+    const auto location = locateDump(roundFolder, nullptr);
+    ASSERT_TRUE(location);
+    EXPECT_EQ(location->scope.process, process);
+    EXPECT_EQ(location->scope.round, 2);
+    EXPECT_EQ(location->folder, roundFolder);
+    const auto part = summarizeDumpPart(index, location->scope, location->folder);
+    // Recounted from the round's files.
+    uint64_t rows = 0, files = 0;
+    std::set<std::string> ids;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(roundFolder)) {
+        if (!entry.is_regular_file()) continue;
+        ++files;
+        if (entry.path().filename() != "statistic.csv") continue;
+        std::istringstream lines(probe::test::readFile(entry.path().string()));
+        std::string line;
+        std::getline(lines, line);  // the header
+        while (std::getline(lines, line)) {
+            ++rows;
+            std::istringstream fields(line);
+            std::string field;
+            for (int column = 0; column <= 4; ++column) std::getline(fields, field, ',');
+            ids.insert(field);
+        }
+    }
+    ASSERT_GT(rows, 0u);
+    EXPECT_EQ(part.rows, rows);
+    EXPECT_EQ(part.files, files);
+    EXPECT_EQ(part.ops, ids.size());
+    EXPECT_EQ(part.opsWithRows, ids.size());
+    EXPECT_EQ(part.rounds, 1u);
+    EXPECT_EQ(part.firstRound, 2);
+    ASSERT_EQ(part.processes.size(), 1u);
+    EXPECT_EQ(part.processes[0].rows, rows);
+    ASSERT_TRUE(part.firstNan);
+    EXPECT_EQ(part.firstNan->round, 2);
+    EXPECT_EQ(part.part, process + ", round 2");
+    const std::string text = formatSummary(part);
+    EXPECT_NE(text.find("\n  only " + process + ", round 2 of it:\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("first NaN: round 2, op Decoder_layer_1/Mlp/MatMulKernel"),
+              std::string::npos)
+        << text;
+    // Its process's state: the other's death is not this part's.
+    EXPECT_EQ(part.state, format::DumpState::Complete);
+    EXPECT_EQ(text.find("SIGKILL"), std::string::npos) << text;
+
+    // The whole dump: every round, the first NaN in round 0, and the killed process said.
+    const auto whole = summarizeDump(index);
+    EXPECT_GT(whole.rows, rows);
+    EXPECT_EQ(whole.rounds, 3u);
+    ASSERT_TRUE(whole.firstNan);
+    EXPECT_EQ(whole.firstNan->round, 0);
+    EXPECT_TRUE(whole.part.empty());
+    EXPECT_NE(formatSummary(whole).find("SIGKILL"), std::string::npos) << formatSummary(whole);
+
+    // The process folder: all three rounds of it.
+    const auto processLocation = locateDump(processFolders[0], nullptr);
+    ASSERT_TRUE(processLocation);
+    const auto ofProcess =
+        summarizeDumpPart(index, processLocation->scope, processLocation->folder);
+    EXPECT_EQ(ofProcess.rounds, 3u);
+    EXPECT_EQ(ofProcess.rows, whole.rows);
+    EXPECT_EQ(ofProcess.part, process);
+    ASSERT_TRUE(ofProcess.firstNan);
+    EXPECT_EQ(ofProcess.firstNan->round, 0);
+}
+
 // A dump of tensor data alone has no statistic to judge: its summary does not say "no NaN or
 // Inf" of a run whose layer made NaN, it says there is nothing to say it from.
 TEST(Analysis, SummaryOfTensorDataAloneMakesNoClaimAboutNaN) {

@@ -1536,12 +1536,17 @@ std::optional<DumpLocation> locateDump(const std::string& path, std::string* err
             const std::string rest = p.substr(data.size());
             const size_t slash = rest.find('/');
             location.scope.process = rest.substr(0, slash);
+            location.folder = data + location.scope.process;
             if (slash != std::string::npos) {
                 const std::string round =
                     rest.substr(slash + 1, rest.find('/', slash + 1) - slash - 1);
-                if (allDigits(round)) location.scope.round = std::stoi(round);
+                if (allDigits(round)) {
+                    location.scope.round = std::stoi(round);
+                    location.folder += "/" + round;
+                }
             }
         }
+        if (location.folder.empty()) location.folder = location.root;
         return location;
     }
     // <root>/step<N>[/rank<R>|proc<pid>]
@@ -1551,13 +1556,16 @@ std::optional<DumpLocation> locateDump(const std::string& path, std::string* err
             return std::stoi(name.substr(4));
         return std::nullopt;
     };
+    location.folder = location.root;
     if (auto step = stepOf(base)) {
         location.scope.round = step;
+        location.folder = p;
     } else if (p != location.root && p.size() > location.root.size()) {
         const std::string parent = p.substr(0, p.rfind('/'));
         if (auto parentStep = stepOf(format::fileNameOf(parent))) {
             location.scope.round = parentStep;
             location.scope.process = base;
+            location.folder = p;
         }
     }
     return location;

@@ -20,19 +20,13 @@
 
 namespace probe::analysis {
 
-// The part of a dump a comparison covers: every process and round, one process (a rank), one
-// round (a step), or one round of one process.
-struct DumpScope {
-    std::string process;           // a process key: "rank1", "proc4242", "0_39943"; "" = all
-    std::optional<int32_t> round;  // nullopt = all
-};
-
 // What a path names: the dump that holds it (DumpReader's root) and the part of it below the
 // path: <msprobe dump>/step0/rank1 is process "rank1", round 0; <atb_dump_data>/data/0_4242 is
 // process "0_4242". nullopt with a message when the path holds no dump.
 struct DumpLocation {
     std::string root;
     DumpScope scope;
+    std::string folder;  // the part's own folder (its rank or step folder); the root for the whole
 };
 std::optional<DumpLocation> locateDump(const std::string& path, std::string* error);
 

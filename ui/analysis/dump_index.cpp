@@ -375,6 +375,15 @@ bool allDigits(std::string_view text) {
 }
 }  // namespace
 
+std::string describeScope(DumpLayout layout, const DumpScope& scope) {
+    std::string part = scope.process;
+    if (scope.round)
+        part += (part.empty() ? "" : ", ") +
+                std::string(layout == DumpLayout::Atb ? "round " : "step ") +
+                std::to_string(*scope.round);
+    return part;
+}
+
 ProcessKeyParts readProcessKey(DumpLayout layout, const std::string& key) {
     ProcessKeyParts parts;
     const std::string_view text(key);
@@ -532,7 +541,8 @@ std::string DumpIndex::resolveTensorAlias(uint32_t row, const std::string& alias
     return path.empty() ? std::string() : findFirstCopy(path, alias);
 }
 
-uint32_t DumpIndex::firstAnomalousRow(uint32_t process, uint8_t bits) const {
+uint32_t DumpIndex::firstAnomalousRow(uint32_t process, uint8_t bits,
+                                      std::optional<int32_t> onlyRound) const {
     if (process >= processes_.size()) return kNone;
     // Every op lies below a layer-level one, whose badge says whether a row below it has the
     // bits: most dumps have none, and their million rows need no look.
@@ -540,8 +550,15 @@ uint32_t DumpIndex::firstAnomalousRow(uint32_t process, uint8_t bits) const {
     if (std::none_of(topOps.begin(), topOps.end(),
                      [&](uint32_t op) { return ops_[op].subtreeAnomalies & bits; }))
         return kNone;
-    // Each round's first such row; of those, the one written first.
     const Process& p = processes_[process];
+    if (onlyRound) {  // the rows of one round are in execution order
+        const auto it = p.rounds.find(*onlyRound);
+        if (it == p.rounds.end()) return kNone;
+        for (const uint32_t row : it->second)
+            if (rows_[row].anomalies & bits) return row;
+        return kNone;
+    }
+    // Each round's first such row; of those, the one written first.
     const RowTimes times(p);
     uint32_t first = kNone;
     uint64_t firstTime = 0;

@@ -35,6 +35,16 @@ struct ProcessKeyParts {
 };
 ProcessKeyParts readProcessKey(DumpLayout layout, const std::string& key);
 
+// A part of a dump: every process and round, one process (a rank), one round (a step), or one
+// round of one process. What a comparison, an overflow check or a summary covers.
+struct DumpScope {
+    std::string process;           // a process key: "rank1", "proc4242", "0_39943"; "" = all
+    std::optional<int32_t> round;  // nullopt = all
+    bool whole() const { return process.empty() && !round; }
+};
+// "proc7, step 1", "round 3", "0_4242": the part as people read it ("" for the whole dump).
+std::string describeScope(DumpLayout layout, const DumpScope& scope);
+
 enum class Stat : uint8_t { Max = 0, Min = 1, Mean = 2, Norm = 3 };
 constexpr int kStatCount = 4;
 const char* statName(Stat stat);  // "Max", "Min", "Mean", "Norm"
@@ -324,8 +334,10 @@ public:
                                            const ProfileOptions& options) const;
 
     // The first row (in execution order, RowTimes) whose statistics have any of `bits`, in one
-    // process; kNone if none. Where a NaN first appears is where to start looking.
-    uint32_t firstAnomalousRow(uint32_t process, uint8_t bits) const;
+    // process (of one round of it, when given); kNone if none. Where a NaN first appears is
+    // where to start looking.
+    uint32_t firstAnomalousRow(uint32_t process, uint8_t bits,
+                               std::optional<int32_t> round = std::nullopt) const;
 
     std::optional<format::DumpStatus> status() const { return status_; }
     // Why the status file present now cannot be read (invalid JSON...); "" when it can or is

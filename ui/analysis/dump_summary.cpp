@@ -48,27 +48,50 @@ void walkFiles(const std::string& dir, DumpSummary& s) {
     ::closedir(d);
 }
 
+bool inScope(const DumpIndex& index, uint32_t process, const DumpScope& scope) {
+    return scope.process.empty() || index.process(process).key == scope.process;
+}
+
+// The rows of a part of the dump: of the whole, every row in the index's order.
+struct RowsOfPart {
+    const DumpIndex& index;
+    const DumpScope& scope;
+    template <typename Visit>
+    void forEach(Visit visit) const {
+        if (scope.whole()) {
+            for (uint32_t r = 0; r < index.rowCount(); ++r) visit(r);
+            return;
+        }
+        for (uint32_t p = 0; p < index.processCount(); ++p) {
+            if (!inScope(index, p, scope)) continue;
+            for (const auto& [round, rows] : index.process(p).rounds)
+                if (!scope.round || round == *scope.round)
+                    for (const uint32_t r : rows) visit(r);
+        }
+    }
+};
+
 // An op-level dump's rows name a tensor file each. Fewer tensor files on disk than rows naming
 // one (files deleted, a copy cut short): the rows' files are looked for, and those gone said with
 // the first of them (a summary of such a dump said nothing, only its file count fell). A file
 // there through a link is no problem, though the count of regular files leaves it out.
-void sayMissingTensorFiles(const DumpIndex& index, DumpSummary& s) {
+void sayMissingTensorFiles(const DumpIndex& index, const RowsOfPart& rowsOfPart, DumpSummary& s) {
     if (index.layout() != DumpLayout::Atb) return;
     uint64_t named = 0;
-    for (uint32_t r = 0; r < index.rowCount(); ++r) named += index.row(r).hasTensorFile ? 1 : 0;
+    rowsOfPart.forEach([&](uint32_t r) { named += index.row(r).hasTensorFile ? 1 : 0; });
     if (named <= s.tensorFiles) return;
     // Each row's path is read back from its CSV line: so many are looked at, no more.
     constexpr uint64_t kLookedAt = 100000;
     std::string first;
     uint64_t lookedAt = 0, missing = 0;
-    for (uint32_t r = 0; r < index.rowCount() && lookedAt < kLookedAt; ++r) {
-        if (!index.row(r).hasTensorFile) continue;
+    rowsOfPart.forEach([&](uint32_t r) {
+        if (lookedAt >= kLookedAt || !index.row(r).hasTensorFile) return;
         ++lookedAt;
         const std::string path = index.tensorPath(r);
-        if (path.empty() || format::fileExists(path)) continue;
+        if (path.empty() || format::fileExists(path)) return;
         if (first.empty()) first = path;
         ++missing;
-    }
+    });
     if (missing == 0) return;
     const bool all = lookedAt == named;
     s.problems.push_back((all ? "" : "at least ") + std::to_string(missing) + " tensor file" +
@@ -95,39 +118,63 @@ std::optional<Anomaly> anomalyAt(const DumpIndex& index, uint32_t row) {
     return a;
 }
 
+// Whether a process entry of probe_status.json is of the process `scope` names (any, when none).
+bool inScope(DumpLayout layout, const format::ProcessDumpStatus& entry, const DumpScope& scope) {
+    if (scope.process.empty()) return true;
+    const ProcessKeyParts named = readProcessKey(layout, scope.process);
+    if (named.pid >= 0) return entry.pid == named.pid;
+    return named.rank >= 0 && entry.device == named.rank;
+}
+
 // The earliest (by round: processes share no clock) of each process's first anomalous row.
-std::optional<Anomaly> firstAnomaly(const DumpIndex& index, uint8_t bits) {
+std::optional<Anomaly> firstAnomaly(const DumpIndex& index, uint8_t bits, const DumpScope& scope) {
     uint32_t best = kNone;
     for (uint32_t p = 0; p < index.processCount(); ++p) {
-        const uint32_t row = index.firstAnomalousRow(p, bits);
+        if (!inScope(index, p, scope)) continue;
+        const uint32_t row = index.firstAnomalousRow(p, bits, scope.round);
         if (row != kNone && (best == kNone || index.row(row).round < index.row(best).round))
             best = row;
     }
     return anomalyAt(index, best);
 }
 
-std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index) {
-    std::vector<ProcessSummary> out(index.processCount());
+// Whether op `o` is of the part: its process's, and with rows in its round (an op of the
+// structure files alone belongs to no round).
+bool opInScope(const DumpIndex& index, uint32_t o, const DumpScope& scope) {
+    const auto& op = index.op(o);
+    if (!inScope(index, op.process, scope)) return false;
+    return !scope.round || std::binary_search(op.rounds.begin(), op.rounds.end(), *scope.round);
+}
+
+// The processes of the part, each with its counts in it.
+std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index, const DumpScope& scope) {
+    std::vector<ProcessSummary> out;
+    std::vector<size_t> outOf(index.processCount(), SIZE_MAX);  // index's process -> out
     for (uint32_t p = 0; p < index.processCount(); ++p) {
+        if (!inScope(index, p, scope)) continue;
         const auto& process = index.process(p);
-        ProcessSummary& s = out[p];
+        outOf[p] = out.size();
+        ProcessSummary& s = out.emplace_back();
         s.key = process.key;
         const ProcessKeyParts parts = readProcessKey(index.layout(), process.key);
         if (parts.pid >= 0) s.pid = parts.pid;
         if (parts.rank >= 0) s.rank = parts.rank;
-        s.rows = process.rows;
-        s.rounds = process.rounds.size();
-        if (!process.rounds.empty()) {
-            s.firstRound = process.rounds.begin()->first;
-            s.lastRound = process.rounds.rbegin()->first;
+        for (const auto& [round, rows] : process.rounds) {
+            if (scope.round && round != *scope.round) continue;
+            if (s.firstRound < 0) s.firstRound = round;
+            s.lastRound = round;
+            ++s.rounds;
+            s.rows += rows.size();
         }
     }
-    for (uint32_t o = 0; o < index.opCount(); ++o) ++out[index.op(o).process].ops;
+    for (uint32_t o = 0; o < index.opCount(); ++o)
+        if (opInScope(index, o, scope)) ++out[outOf[index.op(o).process]].ops;
     if (auto status = index.status()) {
         // By pid, not a search per entry: a status file of 300,000 processes took two minutes.
         std::unordered_map<int64_t, size_t> byPid;
         for (size_t i = 0; i < out.size(); ++i) byPid.emplace(out[i].pid, i);
         for (const auto& entry : status->processes) {
+            if (!inScope(index.layout(), entry, scope)) continue;
             auto [at, added] = byPid.emplace(entry.pid, out.size());
             if (added) {  // it dumped nothing (not selected, or it ran no model)
                 ProcessSummary s;
@@ -193,15 +240,18 @@ std::string describeEnd(const DumpSummary& s) {
 
 }  // namespace
 
-DumpSummary summarizeStatus(const DumpIndex& index) {
+DumpSummary summarizeStatus(const DumpIndex& index, const DumpScope& scope) {
     DumpSummary s;
     s.root = index.root();
     s.layout = index.layout();
+    s.part = describeScope(index.layout(), scope);
     s.statusUnreadable = !index.statusError().empty();
     if (auto status = index.status()) {
         s.state = status->state;
         int worst = -1;
         for (const auto& p : status->processes) {
+            if (!inScope(s.layout, p, scope)) continue;
+            if (!scope.process.empty()) s.state = p.state;  // the named process's own
             for (const auto& m : p.messages) s.runtimeMessages.push_back(m);
             if (!p.dumpStopped.empty()) s.dumpStopped = p.dumpStopped;
             if (!p.endedBy) continue;
@@ -266,28 +316,40 @@ std::string describeLauncherEnd(const format::ProgramEnd& end) {
 }
 
 DumpSummary summarizeDump(const DumpIndex& index) {
-    DumpSummary s = summarizeStatus(index);
-    s.processes = summarizeProcesses(index);
-    s.ops = index.opCount();
+    return summarizeDumpPart(index, {}, index.root());
+}
+
+DumpSummary summarizeDumpPart(const DumpIndex& index, const DumpScope& scope,
+                              const std::string& folder) {
+    DumpSummary s = summarizeStatus(index, scope);
+    s.processes = summarizeProcesses(index, scope);
     for (uint32_t o = 0; o < index.opCount(); ++o) {
+        if (!opInScope(index, o, scope)) continue;
+        ++s.ops;
         s.layerOps += index.op(o).depth == 0 ? 1 : 0;
         s.opsWithRows += index.op(o).rowCount > 0 ? 1 : 0;
     }
     std::set<int32_t> rounds;
-    for (uint32_t p = 0; p < index.processCount(); ++p)
-        for (const auto& [round, rows] : index.process(p).rounds) rounds.insert(round);
+    for (uint32_t p = 0; p < index.processCount(); ++p) {
+        if (!inScope(index, p, scope)) continue;
+        for (const auto& [round, rows] : index.process(p).rounds)
+            if (!scope.round || round == *scope.round) rounds.insert(round);
+    }
     if (!rounds.empty()) {
         s.firstRound = *rounds.begin();
         s.lastRound = *rounds.rbegin();
     }
     s.rounds = rounds.size();
-    s.rows = index.rowCount();
-    for (uint64_t r = 0; r < s.rows; ++r)
-        s.rowsWithoutStatistics += index.row(static_cast<uint32_t>(r)).present == 0 ? 1 : 0;
-    s.firstNan = firstAnomaly(index, kHasNan);
-    s.firstInf = firstAnomaly(index, kHasInf);
+    const RowsOfPart rowsOfPart{index, scope};
+    rowsOfPart.forEach([&](uint32_t r) {
+        ++s.rows;
+        s.rowsWithoutStatistics += index.row(r).present == 0 ? 1 : 0;
+    });
+    s.firstNan = firstAnomaly(index, kHasNan, scope);
+    s.firstInf = firstAnomaly(index, kHasInf, scope);
     if (s.firstNan || s.firstInf) {
         OverflowOptions options;
+        options.scope = scope;
         options.readTensorFiles = false;  // a summary reads what the rows say
         const OverflowReport report = findOverflowBirths(index, options);
         const OverflowBirth* first = nullptr;  // the earliest round (processes share no clock)
@@ -309,8 +371,8 @@ DumpSummary summarizeDump(const DumpIndex& index) {
                 }
     }
     s.problems = index.problems();
-    walkFiles(index.root(), s);
-    sayMissingTensorFiles(index, s);
+    walkFiles(folder, s);
+    sayMissingTensorFiles(index, rowsOfPart, s);
     return s;
 }
 
@@ -339,6 +401,7 @@ std::string formatSummary(const DumpSummary& s) {
     } else {
         out += " (" + describeState(s) + ")\n";
     }
+    if (!s.part.empty()) out += "  only " + s.part + " of it:\n";
     const bool ranks =
         !s.processes.empty() && std::all_of(s.processes.begin(), s.processes.end(),
                                             [](const ProcessSummary& p) { return p.rank; });

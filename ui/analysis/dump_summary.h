@@ -38,6 +38,9 @@ struct ProcessSummary {
 struct DumpSummary {
     std::string root;
     DumpLayout layout = DumpLayout::Atb;
+    // The part summarised (describeScope: "proc7, step 1"), "" for the whole dump. Of a part, the
+    // counts, anomalies and files are its own, the state and messages its process's.
+    std::string part;
     std::optional<format::DumpState> state;  // from probe_status.json; none without one
     bool statusUnreadable = false;           // probe_status.json is there but cannot be read
     // Every process (rank) with data, in the index's order, then those that the status file
@@ -78,13 +81,16 @@ struct DumpSummary {
 };
 
 DumpSummary summarizeDump(const DumpIndex& index);
+// Of one part (a rank, a step): `folder` is where its files are (the rank or step folder).
+DumpSummary summarizeDumpPart(const DumpIndex& index, const DumpScope& scope,
+                              const std::string& folder);
 // Its status alone (state, how the program ended, messages): cheap, without the rows.
 // DumpSummary::launcherEnd of `status`: how the program probe run started ended, when it has no
 // process entry (a launcher); of several, the worst. And for people: "the program (not probed
 // itself) exited with code 1".
 std::optional<format::ProgramEnd> launcherEndOf(const format::DumpStatus& status);
 std::string describeLauncherEnd(const format::ProgramEnd& end);
-DumpSummary summarizeStatus(const DumpIndex& index);
+DumpSummary summarizeStatus(const DumpIndex& index, const DumpScope& scope = {});
 // "complete", "incomplete; the program was killed by SIGKILL before its probe could write out
 // what was queued: ...": "" without a status file.
 std::string describeState(const DumpSummary& summary);

@@ -362,7 +362,8 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
     Checker checker(index, options);
     report.checked.assign(index.processCount(), false);
     for (uint32_t p = 0; p < index.processCount(); ++p) {
-        if (!options.process.empty() && index.process(p).key != options.process) continue;
+        if (!options.scope.process.empty() && index.process(p).key != options.scope.process)
+            continue;
         report.checked[p] = true;
         // Rounds counted per op interleave when a block runs twice a step: then every round is
         // looked at and the first birth is the one whose overflowed output was written first.
@@ -371,7 +372,7 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
         std::vector<std::pair<uint64_t, OverflowBirth>> births;  // with when it was written
         std::optional<std::pair<uint64_t, TensorVerdict>> firstBad;
         for (const auto& [round, rows] : index.process(p).rounds) {
-            if (options.round && round != *options.round) continue;
+            if (options.scope.round && round != *options.scope.round) continue;
             auto found = birthsInRound(index, checker, p, round, rows);
             for (auto& [position, birth] : found)
                 births.emplace_back(times.of(round, position), std::move(birth));

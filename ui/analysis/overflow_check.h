@@ -33,10 +33,7 @@ struct OverflowOptions {
     // backward entries before them already hold.
     std::vector<std::string> ignore = format::defaultOverflowIgnoredTypes();
     bool allBirths = false;  // every birth in every round; else the first of each process
-    // Only this process (its key: "rank1", "proc4242", "0_39943"; "" all) and this round/step
-    // (nullopt all): the rank or step folder a user named.
-    std::string process;
-    std::optional<int32_t> round;
+    DumpScope scope;  // the rank or step folder a user named; every process and round by default
     // Rows without statistics (task tensor) are judged by their tensor files; the app, which
     // computes those statistics as it reads the dump, says false: such rows wait for them.
     bool readTensorFiles = true;
@@ -65,7 +62,7 @@ struct OverflowReport {
     std::vector<std::string> unexplained;
     // Rows without statistics (task "tensor") whose tensor file could not be read: how many.
     uint64_t unreadableTensors = 0;
-    // By process: whether it was checked (OverflowOptions::process may leave some out).
+    // By process: whether it was checked (OverflowOptions::scope may leave some out).
     std::vector<bool> checked;
 };
 

@@ -1,5 +1,5 @@
-# probe summary reads the whole dump whatever part of it it is given, and says so when named a
-# step or rank folder; probe overflow then checks that part alone (as compare takes it).
+# A step or rank folder named, probe summary and probe overflow take that part alone (as compare
+# does), and say so; the whole dump named, all of it.
 include(${CMAKE_CURRENT_LIST_DIR}/expect_run.cmake)
 
 # Each step: a relu whose finite input gives an Inf, so the birth is in the first step checked.
@@ -9,15 +9,17 @@ foreach(step 0 1)
          "{\"task\": \"statistics\", \"level\": \"L1\", \"framework\": \"pytorch\", \"dump_data_dir\": null, \"data\": ${entry}}\n")
 endforeach()
 
-expect_run(0 "steps: 0..1.*probe summary: .*/dump/step1 is part of the dump .*/dump: all of it is read"
+expect_run(0 "only step 1 of it:.*steps: 1..1 \\(1\\).*first Inf: step 1, op Functional.relu.0.forward.*probe summary: only step 1 of the dump .*/dump is summarised"
            summary ${WORK}/dump/step1)
+expect_run(0 "only proc7, step 1 of it:.*rows: 2 .*first Inf: step 1.*probe summary: only proc7, step 1 of the dump .*/dump is summarised"
+           summary ${WORK}/dump/step1/proc7)
 expect_run(1 "born in step 1, op Functional.relu.0.forward.*probe overflow: only proc7, step 1 of the dump .*/dump is checked"
            overflow ${WORK}/dump/step1/proc7)
 expect_run(1 "born in step 1.*probe overflow: only step 1 of the dump .*/dump is checked"
            overflow ${WORK}/dump/step1)
 # The whole dump named: nothing to say, and all of it is read.
 execute_process(COMMAND ${PROBE} summary ${WORK}/dump RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT code EQUAL 0 OR "${out}${err}" MATCHES "is part of the dump" OR NOT "${out}" MATCHES "steps: 0..1")
+if(NOT code EQUAL 0 OR "${out}${err}" MATCHES "only|summarised" OR NOT "${out}" MATCHES "steps: 0..1.*rows: 4 .*first Inf: step 0")
     message(FATAL_ERROR "probe summary of the whole dump: exit ${code}\n${out}${err}")
 endif()
 execute_process(COMMAND ${PROBE} overflow ${WORK}/dump RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
