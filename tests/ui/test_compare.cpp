@@ -802,6 +802,41 @@ TEST(CompareInApp, AComparisonIsARecentSessionComparedAgainFromTheStartPage) {
         << context.comparison()->summary().toStdString();
 }
 
+// A comparison cut short by the user's next step (another dump opened before it finished) is no
+// recent session: it was listed at once, and the start page offered a pair never compared.
+TEST(CompareInApp, AComparisonCutShortIsNoRecentSession) {
+    test::TempDir dir("ui-compare-cut");
+    const auto dumps = writeSyntheticPairOfSize(dir.path(), {40, 200, 2}, 1, 2);
+    const QString reference = QString::fromStdString(dumps.reference.root),
+                  candidate = QString::fromStdString(dumps.candidate.root);
+    context::AppContext context;
+    context.recentSessions()->clear();
+    const auto comparedPairs = [&] {
+        const auto recent = context.recentSessions()->list();
+        return std::count_if(recent.begin(), recent.end(), [](const auto& s) {
+            return s.kind == session::RecentSession::Kind::Compare;
+        });
+    };
+    QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
+    // No event is handled between the two calls: the comparison cannot have finished.
+    ASSERT_TRUE(context.compare(reference, candidate));
+    context.openDump(reference);
+    ASSERT_TRUE(waitFor([&] {
+        return !loaded.isEmpty() && context.store()->isOpen() &&
+               context.store()->requestedPath() == reference && !context.comparison()->running();
+    }));
+    EXPECT_EQ(context.comparison()->result(), nullptr);
+    EXPECT_EQ(comparedPairs(), 0);
+    // Compared to the end, the pair is one.
+    const int before = context.comparison()->finishedCount();
+    ASSERT_TRUE(context.compare(reference, candidate));
+    ASSERT_TRUE(waitFor([&] {
+        return context.comparison()->finishedCount() > before &&
+               context.comparison()->result() != nullptr;
+    }));
+    EXPECT_EQ(comparedPairs(), 1);
+}
+
 // Compare with a folder that holds no dump keeps the dialog open, saying why under the fields
 // (it closed behind a message box, and what was typed went with it) until a path is changed; the
 // reference filled in from the last comparison is selected, so that typing replaces it (it was

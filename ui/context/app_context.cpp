@@ -42,6 +42,13 @@ AppContext::AppContext(QObject* parent) : QObject(parent) {
         QDir(QCoreApplication::applicationDirPath() + QStringLiteral("/../share/probe-studio"))
             .absolutePath();
 
+    // A run cancelled to start again (the dump grew) leaves the pair pending; a new session,
+    // comparison or reference drops it.
+    connect(comparison_, &data::RunComparison::finished, this, [this](bool ok) {
+        if (!ok || !comparingRecent_) return;
+        recent_->add(*comparingRecent_);
+        comparingRecent_.reset();
+    });
     connect(store_, &data::DumpStore::opened, this, &AppContext::onOpened);
     connect(store_, &data::DumpStore::openFailed, this, &AppContext::onOpenFailed);
     connect(store_, &data::DumpStore::changed, this, &AppContext::onChanged);
@@ -115,6 +122,7 @@ void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
     }
     openingRecent_.clear();
     openingProcess_.clear();
+    comparingRecent_.reset();
     // What the next comparison is offered as its reference: the run this session compared
     // with, else the run it showed.
     const QString before = !reference_->requestedPath().isEmpty() ? reference_->requestedPath()
@@ -280,7 +288,8 @@ bool AppContext::compare(const QString& referencePath, const QString& candidateP
     recent.kind = session::RecentSession::Kind::Compare;
     recent.path = keepShown ? shown : candidatePath;
     recent.reference = referencePath;
-    if (!recent.path.isEmpty()) recent_->add(recent);
+    comparingRecent_.reset();
+    if (!recent.path.isEmpty()) comparingRecent_ = recent;
     return true;
 }
 
@@ -308,12 +317,14 @@ QString AppContext::suggestedReference() const {
 }
 
 void AppContext::openReference(const QString& path) {
+    comparingRecent_.reset();  // another comparison than compare() asked for
     comparison_->setOptions({});
     reference_->open(path);
     comparison_->setEnabled(true);
 }
 
 void AppContext::closeReference() {
+    comparingRecent_.reset();
     comparison_->setEnabled(false);
     if (reference_->isOpen() || !reference_->requestedPath().isEmpty()) reference_->close();
 }

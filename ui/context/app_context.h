@@ -11,6 +11,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <optional>
+
 #include <QObject>
 #include <QPointer>
 #include <QString>
@@ -199,6 +201,9 @@ private:
     uint32_t autoSelectedOp_ = analysis::kNone;
     // The folder openDump() was asked for: a recent session once it opened.
     QString openingRecent_;
+    // The pair compare() was asked for: a recent session once compared (not if another session,
+    // comparison or reference replaced it first: a comparison cancelled by the user's next step).
+    std::optional<session::RecentSession> comparingRecent_;
     QString configOfDump_;  // the dump's config takeConfigOfDump copied into config_, if any
     QString previousRun_;   // the reference, else the dump, of the session before this one
     // The rank (process key) openDump() was asked for by its folder: shown once read.
