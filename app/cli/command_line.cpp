@@ -8,14 +8,15 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "analysis/dump_index.h"
+#include "analysis/dump_summary.h"
 #include "exit_codes.h"
 
 namespace probe::cli {
 
-int exitCodeOfRead(const analysis::DumpIndex& index) {
-    if (index.problems().empty()) return kExitOk;
-    return index.rowCount() == 0 ? kExitConfigUnreadable : kExitFailure;
+int exitCodeOfRead(const analysis::PartReading& reading, bool whole) {
+    if (!whole && reading.rows == 0 && reading.ops == 0) return kExitConfigUnreadable;
+    if (reading.problems.empty()) return kExitOk;
+    return reading.rows == 0 ? kExitConfigUnreadable : kExitFailure;
 }
 namespace {
 

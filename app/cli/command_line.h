@@ -14,15 +14,16 @@
 #include "commands.h"
 
 namespace probe::analysis {
-class DumpIndex;
+struct PartReading;
 }
 
 namespace probe::cli {
 
-// The exit code of a command that read the dump `index` and found nothing wrong in what it read:
-// 0 when all of it was read, 1 when some of it could not be (its problems say what: "nothing
-// wrong" is of part of the dump), 66 when none of it could.
-int exitCodeOfRead(const analysis::DumpIndex& index);
+// The exit code of a command that read a dump (`whole`) or a part of it (a rank or step folder)
+// and found nothing wrong in what it read: 0 when all of it was read, 1 when some of it could not
+// be (its problems say what: "nothing wrong" is of part of it), 66 when none of it could, or
+// when the part holds nothing.
+int exitCodeOfRead(const analysis::PartReading& reading, bool whole);
 
 // A number given on the command line: the whole text a finite number; nullopt otherwise.
 std::optional<double> parseNumber(const std::string& text);

@@ -8,6 +8,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/dump_reader.h"
+#include "analysis/dump_summary.h"
 #include "analysis/overflow_check.h"
 #include "command_line.h"
 #include "commands.h"
@@ -43,8 +44,9 @@ const char* kOverflowUsage =
     "\n"
     "Exit code: 0 no overflow, 1 an overflow was found (born in a dumped op, or already in the\n"
     "inputs of the first op dumped) or some of the dump could not be read (the problems say\n"
-    "what; no overflow there is no answer), 64 usage, 66 no dump in DIR or nothing in it could\n"
-    "be read, 73 the result file cannot be written.\n";
+    "what; no overflow there is no answer), 64 usage, 66 no dump in DIR, nothing in it could\n"
+    "be read, or the rank or step folder named holds nothing, 73 the result file cannot be\n"
+    "written.\n";
 
 }  // namespace
 
@@ -87,18 +89,24 @@ int runOverflowCommand(const Args& args) {
         return kExitConfigUnreadable;
     }
     // A rank or step folder named: that part alone is checked, as compare takes it.
-    if (const auto location = analysis::locateDump(dir, nullptr)) {
-        options.scope = location->scope;
-        if (!location->scope.whole())
-            std::fprintf(stderr, "probe overflow: only %s of the dump %s is checked\n",
-                         format::printableText(
-                             analysis::describeScope(index->layout(), location->scope), 200)
-                             .c_str(),
-                         format::printableText(index->root(), 2000).c_str());
+    analysis::DumpLocation location{index->root(), {}, index->root()};
+    if (auto located = analysis::locateDump(dir, nullptr)) location = std::move(*located);
+    options.scope = location.scope;
+    const bool whole = location.scope.whole();
+    const std::string part =
+        format::printableText(analysis::describeScope(index->layout(), location.scope), 200);
+    if (!whole)
+        std::fprintf(stderr, "probe overflow: only %s of the dump %s is checked\n", part.c_str(),
+                     format::printableText(index->root(), 2000).c_str());
+    const auto reading = analysis::readingOfPart(*index, location.scope, location.folder);
+    if (!whole && reading.rows == 0 && reading.ops == 0) {
+        std::fprintf(stderr, "probe overflow: nothing of %s was dumped\n", part.c_str());
+        return kExitConfigUnreadable;
     }
-    const auto report = analysis::findOverflowBirths(*index, options);
+    auto report = analysis::findOverflowBirths(*index, options);
+    report.problems = reading.problems.size();
     // What could not be read may change the answer (a damaged row order file: round by round).
-    const auto& problems = index->problems();
+    const auto& problems = reading.problems;
     for (size_t i = 0; i < problems.size() && i < 5; ++i)
         std::fprintf(stderr, "probe overflow: problem: %s\n", problems[i].c_str());
     if (problems.size() > 5)
@@ -137,7 +145,7 @@ int runOverflowCommand(const Args& args) {
     }
     // "No overflow" holds for what was read: a dump read in part is no clean bill (it exited 0
     // with "no overflow" for a statistic.csv of garbage), and one read not at all no dump.
-    return found ? kExitFailure : exitCodeOfRead(*index);
+    return found ? kExitFailure : exitCodeOfRead(reading, whole);
 }
 
 }  // namespace probe::cli

@@ -18,9 +18,10 @@ const char* kSummaryUsage =
     "Summarises a dump of either layout: an op-level dump (the --output directory, its\n"
     "atb_dump_data, or a directory inside it) or an msprobe dump (the dump_path, a step<N>\n"
     "or a rank<R>/proc<pid> directory). A process, round, step or rank folder is summarised\n"
-    "alone (its counts, first NaN/Inf and files; its process's state); any other directory,\n"
-    "the whole dump that holds it. Exit code 0, 1 when some of the dump could not be read\n"
-    "(the problems say what), 66 when there is no dump there or nothing in it could be read.\n";
+    "alone (its counts, first NaN/Inf and files; its process's state; problems with other\n"
+    "parts' files are counted, not listed); any other directory, the whole dump that holds\n"
+    "it. Exit code 0, 1 when some of it could not be read (the problems say what), 66 when\n"
+    "there is no dump there, nothing in it could be read, or the part named holds nothing.\n";
 
 }  // namespace
 
@@ -45,19 +46,23 @@ int runSummaryCommand(const Args& args) {
     // A rank or step folder named: that part alone, as compare and overflow take it.
     auto location = analysis::locateDump(dirs[0], nullptr);
     if (!location) location = analysis::DumpLocation{kept.root(), {}, kept.root()};
-    if (!location->scope.whole())
-        std::fprintf(
-            stderr, "probe summary: only %s of the dump %s is summarised\n",
-            format::printableText(analysis::describeScope(kept.layout(), location->scope), 200)
-                .c_str(),
-            format::printableText(kept.root(), 2000).c_str());
+    const bool whole = location->scope.whole();
+    const std::string part = analysis::describeScope(kept.layout(), location->scope);
+    if (!whole)
+        std::fprintf(stderr, "probe summary: only %s of the dump %s is summarised\n",
+                     format::printableText(part, 200).c_str(),
+                     format::printableText(kept.root(), 2000).c_str());
     std::fputs(analysis::formatSummary(
                    analysis::summarizeDumpPart(kept, location->scope, location->folder))
                    .c_str(),
                stdout);
+    const auto reading = analysis::readingOfPart(kept, location->scope, location->folder);
+    if (!whole && reading.rows == 0 && reading.ops == 0)
+        std::fprintf(stderr, "probe summary: nothing of %s was dumped\n",
+                     format::printableText(part, 200).c_str());
     // A script reading the exit code learns that the summary is of part of the dump (it was 0
     // for a statistic.csv of garbage: "ops: 0").
-    return exitCodeOfRead(kept);
+    return exitCodeOfRead(reading, whole);
 }
 
 }  // namespace probe::cli

@@ -105,3 +105,20 @@ TEST(ListDirectory, EntriesSayWhatTheyAreLinksFollowed) {
     EXPECT_TRUE(listDirectoryEntries(dir / "file").empty());
     EXPECT_TRUE(listDirectoryEntries(dir / "missing").empty());
 }
+
+// "." and ".." are taken by their text, slashes doubled or at the end dropped: a rank folder's
+// "../0_1335" is the other rank's folder (the dump readers took it for this one's).
+TEST(NormalizedPath, DotsAndSlashesAreTakenByTheirText) {
+    EXPECT_EQ(normalizedPath("/a/b/../c//"), "/a/c");
+    EXPECT_EQ(normalizedPath("/a/./b/./"), "/a/b");
+    EXPECT_EQ(normalizedPath("/a/b/c/../../d"), "/a/d");
+    EXPECT_EQ(normalizedPath("/.."), "/");
+    EXPECT_EQ(normalizedPath("/"), "/");
+    EXPECT_EQ(normalizedPath("//a//b"), "/a/b");
+    char cwd[4096];
+    ASSERT_NE(::getcwd(cwd, sizeof cwd), nullptr);
+    const std::string here = cwd;
+    EXPECT_EQ(normalizedPath("."), here);
+    EXPECT_EQ(normalizedPath("x/../y"), here + "/y");
+    EXPECT_EQ(normalizedPath(".."), here.substr(0, std::max<size_t>(1, here.rfind('/'))));
+}

@@ -77,6 +77,16 @@ std::optional<std::string> linkToAFolderHoldingIt(const std::string& path, const
 
 }  // namespace
 
+std::optional<int32_t> roundNumber(std::string_view name) {
+    // Digits only, and a number a round can be ("99999999999999999999" is no round).
+    int64_t round = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), round);
+    if (name.empty() || name[0] < '0' || name[0] > '9' || ec != std::errc() ||
+        end != name.data() + name.size() || round > INT32_MAX)
+        return std::nullopt;
+    return static_cast<int32_t>(round);
+}
+
 std::optional<std::string> findAtbDumpRoot(const std::string& path) {
     std::string p = format::absolutePath(path);
     while (p.size() > 1 && p.back() == '/') p.pop_back();
@@ -132,11 +142,8 @@ RoundListing listRoundFiles(const std::string& root) {
         std::vector<int64_t> rounds;
         for (const auto& entry : foldersIn(processDir, allDigits)) {
             const std::string& r = entry.name;
-            int64_t round = 0;
-            // Digits only, and a number a round can be ("99999999999999999999" is no round).
-            const auto [end, ec] = std::from_chars(r.data(), r.data() + r.size(), round);
-            if (!(allDigits(r) && ec == std::errc() && end == r.data() + r.size() &&
-                  round <= INT32_MAX)) {
+            const auto number = roundNumber(r);
+            if (!number) {
                 // Said when it holds rows: a renamed round folder lost them without a word.
                 const std::string csv = processDir + "/" + r + "/statistic.csv";
                 struct stat st;
@@ -153,7 +160,7 @@ RoundListing listRoundFiles(const std::string& root) {
                     listing.unreadEntries.push_back(*loop);
                     continue;
                 }
-            rounds.push_back(round);
+            rounds.push_back(*number);
         }
         std::sort(rounds.begin(), rounds.end());
         for (int64_t round : rounds) {

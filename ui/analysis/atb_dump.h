@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace probe::analysis {
@@ -12,6 +13,8 @@ namespace probe::analysis {
 // Finds the atb_dump_data directory given it, its parent (the --output directory), or a
 // directory inside it. nullopt when there is none.
 std::optional<std::string> findAtbDumpRoot(const std::string& path);
+// A round folder's number, as the reader takes it ("3" -> 3); nullopt for a name that is none.
+std::optional<int32_t> roundNumber(std::string_view name);
 
 // One statistic.csv of data/<dev_pid>/<round>/.
 struct RoundFile {

@@ -13,8 +13,10 @@
 #include <thread>
 #include <unordered_map>
 
+#include "analysis/atb_dump.h"
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
+#include "analysis/msprobe_dump.h"
 #include "analysis/parallel_for.h"
 #include "analysis/prefault.h"
 #include "analysis/tensor_view.h"
@@ -1527,8 +1529,8 @@ std::optional<DumpLocation> locateDump(const std::string& path, std::string* err
     if (!reader) return std::nullopt;
     DumpLocation location;
     location.root = reader->root();
-    std::string p = format::absolutePath(path);
-    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    location.folder = location.root;
+    const std::string p = dumpLookupPath(path);  // the path the reader found the root from
     if (reader->layout() == DumpLayout::Atb) {
         // <root>/data/<dev_pid>[/<round>[/...]]
         const std::string data = location.root + "/data/";
@@ -1540,30 +1542,23 @@ std::optional<DumpLocation> locateDump(const std::string& path, std::string* err
             if (slash != std::string::npos) {
                 const std::string round =
                     rest.substr(slash + 1, rest.find('/', slash + 1) - slash - 1);
-                if (allDigits(round)) {
-                    location.scope.round = std::stoi(round);
+                if (const auto number = roundNumber(round)) {
+                    location.scope.round = number;
                     location.folder += "/" + round;
                 }
             }
         }
-        if (location.folder.empty()) location.folder = location.root;
         return location;
     }
     // <root>/step<N>[/rank<R>|proc<pid>]
     const std::string base = format::fileNameOf(p);
-    auto stepOf = [](const std::string& name) -> std::optional<int32_t> {
-        if (name.size() > 4 && name.compare(0, 4, "step") == 0 && allDigits(name.substr(4)))
-            return std::stoi(name.substr(4));
-        return std::nullopt;
-    };
-    location.folder = location.root;
-    if (auto step = stepOf(base)) {
-        location.scope.round = step;
+    if (const int64_t step = stepNumber(base); step >= 0) {
+        location.scope.round = static_cast<int32_t>(step);
         location.folder = p;
     } else if (p != location.root && p.size() > location.root.size()) {
         const std::string parent = p.substr(0, p.rfind('/'));
-        if (auto parentStep = stepOf(format::fileNameOf(parent))) {
-            location.scope.round = parentStep;
+        if (const int64_t parentStep = stepNumber(format::fileNameOf(parent)); parentStep >= 0) {
+            location.scope.round = static_cast<int32_t>(parentStep);
             location.scope.process = base;
             location.folder = p;
         }

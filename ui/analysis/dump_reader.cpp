@@ -26,8 +26,9 @@ std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string*
         }
         return nullptr;
     }
-    if (auto root = findAtbDumpRoot(path)) return std::make_unique<AtbDumpReader>(*root);
-    if (auto root = findMsprobeDumpRoot(path)) return std::make_unique<MsprobeDumpReader>(*root);
+    const std::string lookup = dumpLookupPath(path);
+    if (auto root = findAtbDumpRoot(lookup)) return std::make_unique<AtbDumpReader>(*root);
+    if (auto root = findMsprobeDumpRoot(lookup)) return std::make_unique<MsprobeDumpReader>(*root);
     if (error) {
         *error =
             path +
@@ -40,6 +41,13 @@ std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string*
             *error += "; " + named + " " + format::whatIsThere(named);
     }
     return nullptr;
+}
+
+std::string dumpLookupPath(const std::string& path) {
+    const std::string normalized = format::normalizedPath(path);
+    if (findAtbDumpRoot(normalized) || findMsprobeDumpRoot(normalized)) return normalized;
+    const std::string resolved = format::resolvedPath(normalized);
+    return resolved.empty() ? normalized : resolved;
 }
 
 void DumpReader::reuseRows(std::vector<StatRecord>&& rows) {

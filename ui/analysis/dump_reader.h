@@ -55,6 +55,11 @@ private:
 // rank<R>/proc<pid> directory). nullptr with a message in `error` when it is neither.
 std::unique_ptr<DumpReader> openDumpReader(const std::string& path, std::string* error);
 
+// The path a dump is looked for at: `path` absolute, its "." and ".." taken by their text (a
+// rank folder's "../0_1335" is the other rank's folder, not this one's); when that is in no dump
+// and `path` is a link (to a rank or step folder), where the link leads.
+std::string dumpLookupPath(const std::string& path);
+
 // Everything the dump at `path` (either layout) holds now, read in one go: for the command
 // line. nullopt with a message in `error` when `path` holds no dump.
 std::optional<DumpIndex> readDump(const std::string& path, std::string* error);

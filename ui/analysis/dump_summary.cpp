@@ -118,12 +118,19 @@ std::optional<Anomaly> anomalyAt(const DumpIndex& index, uint32_t row) {
     return a;
 }
 
+// Whether a process entry of probe_status.json is the process whose key is `key`: by pid and
+// device both (ranks of several machines or containers share pids), by the rank alone for an
+// msprobe rank<R>; none for a key that names neither (a renamed folder).
+bool isEntryOf(DumpLayout layout, const format::ProcessDumpStatus& entry, const std::string& key) {
+    const ProcessKeyParts named = readProcessKey(layout, key);
+    if (named.pid >= 0)
+        return entry.pid == named.pid && (named.rank < 0 || entry.device == named.rank);
+    return layout == DumpLayout::Msprobe && named.rank >= 0 && entry.device == named.rank;
+}
+
 // Whether a process entry of probe_status.json is of the process `scope` names (any, when none).
 bool inScope(DumpLayout layout, const format::ProcessDumpStatus& entry, const DumpScope& scope) {
-    if (scope.process.empty()) return true;
-    const ProcessKeyParts named = readProcessKey(layout, scope.process);
-    if (named.pid >= 0) return entry.pid == named.pid;
-    return named.rank >= 0 && entry.device == named.rank;
+    return scope.process.empty() || isEntryOf(layout, entry, scope.process);
 }
 
 // The earliest (by round: processes share no clock) of each process's first anomalous row.
@@ -169,13 +176,26 @@ std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index, const Dum
     }
     for (uint32_t o = 0; o < index.opCount(); ++o)
         if (opInScope(index, o, scope)) ++out[outOf[index.op(o).process]].ops;
+    if (scope.round) {
+        // A step's ranks are those that ran it: not every rank of the dump.
+        out.erase(
+            std::remove_if(out.begin(), out.end(),
+                           [](const ProcessSummary& p) { return p.rounds == 0 && p.ops == 0; }),
+            out.end());
+        return out;  // the status file says nothing of rounds
+    }
     if (auto status = index.status()) {
-        // By pid, not a search per entry: a status file of 300,000 processes took two minutes.
-        std::unordered_map<int64_t, size_t> byPid;
-        for (size_t i = 0; i < out.size(); ++i) byPid.emplace(out[i].pid, i);
+        // By device and pid, not a search per entry: a status file of 300,000 processes took
+        // two minutes. Ranks of several machines share pids.
+        const auto keyOf = [](int64_t device, int64_t pid) {
+            return std::to_string(device) + "_" + std::to_string(pid);
+        };
+        std::unordered_map<std::string, size_t> byProcess;
+        for (size_t i = 0; i < out.size(); ++i)
+            if (out[i].pid > 0) byProcess.emplace(keyOf(out[i].rank.value_or(-1), out[i].pid), i);
         for (const auto& entry : status->processes) {
             if (!inScope(index.layout(), entry, scope)) continue;
-            auto [at, added] = byPid.emplace(entry.pid, out.size());
+            auto [at, added] = byProcess.emplace(keyOf(entry.device, entry.pid), out.size());
             if (added) {  // it dumped nothing (not selected, or it ran no model)
                 ProcessSummary s;
                 s.pid = entry.pid;
@@ -370,10 +390,61 @@ DumpSummary summarizeDumpPart(const DumpIndex& index, const DumpScope& scope,
                     break;
                 }
     }
-    s.problems = index.problems();
+    PartReading reading = readingOfPart(index, scope, folder);
+    s.problems = std::move(reading.problems);
+    s.problemsElsewhere = reading.problemsElsewhere;
     walkFiles(folder, s);
+    if (index.layout() == DumpLayout::Atb && !scope.process.empty() && !scope.round) {
+        // A process's files outside its data folder: its structure and its row order.
+        const std::string& root = index.root();
+        walkFiles(root + "/info/layer/" + scope.process, s);
+        walkFiles(root + "/info/model/" + scope.process, s);
+        struct stat st;
+        const std::string order = root + "/probe_row_order/" + scope.process + ".csv";
+        if (::lstat(order.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+            ++s.files;
+            s.bytes += static_cast<uint64_t>(st.st_size);
+        }
+    }
     sayMissingTensorFiles(index, rowsOfPart, s);
     return s;
+}
+
+PartReading readingOfPart(const DumpIndex& index, const DumpScope& scope,
+                          const std::string& folder) {
+    PartReading reading;
+    const std::string& root = index.root();
+    // Whether `text` begins with the path `dir`, as a whole (then "/", ":" or " " follow).
+    const auto startsWithPath = [](const std::string& text, const std::string& dir) {
+        return text.compare(0, dir.size(), dir) == 0 &&
+               (text.size() == dir.size() || text[dir.size()] == '/' || text[dir.size()] == ':' ||
+                text[dir.size()] == ' ');
+    };
+    // A problem names the file first: of this part, of another, or of the whole dump.
+    const auto ofPart = [&](const std::string& problem) {
+        if (scope.whole() || startsWithPath(problem, folder)) return true;
+        if (index.layout() == DumpLayout::Msprobe)
+            return problem.compare(0, root.size() + 5, root + "/step") != 0;
+        for (const char* area : {"/info/layer/", "/info/model/", "/probe_row_order/"}) {
+            const std::string dir = root + area;
+            if (problem.compare(0, dir.size(), dir) != 0) continue;
+            const size_t end = problem.find_first_of("/: ", dir.size());
+            const std::string name = problem.substr(dir.size(), end - dir.size());
+            return !scope.process.empty() &&
+                   (name == scope.process || name == scope.process + ".csv");
+        }
+        return !startsWithPath(problem, root + "/data");
+    };
+    for (const auto& problem : index.problems()) {
+        if (ofPart(problem))
+            reading.problems.push_back(problem);
+        else
+            ++reading.problemsElsewhere;
+    }
+    RowsOfPart{index, scope}.forEach([&](uint32_t) { ++reading.rows; });
+    for (uint32_t o = 0; o < index.opCount(); ++o)
+        reading.ops += opInScope(index, o, scope) ? 1 : 0;
+    return reading;
 }
 
 std::string humanBytes(uint64_t bytes) {
@@ -391,7 +462,10 @@ std::string humanBytes(uint64_t bytes) {
 
 std::string formatSummary(const DumpSummary& s) {
     const bool atb = s.layout == DumpLayout::Atb;
-    std::string out = std::string(atb ? "dump: " : "msprobe dump: ") + s.root;
+    // Names from the disk are input like any other: printed as printable text (a rank folder
+    // named with a terminal escape wrote it to the terminal).
+    const auto shown = [](const std::string& text) { return format::printableText(text, 2000); };
+    std::string out = std::string(atb ? "dump: " : "msprobe dump: ") + shown(s.root);
     if (!s.state) {
         // Not "no probe_status.json" for one that is there and cannot be read (a device, a
         // FIFO, garbage): the problem lines below say why.
@@ -401,7 +475,7 @@ std::string formatSummary(const DumpSummary& s) {
     } else {
         out += " (" + describeState(s) + ")\n";
     }
-    if (!s.part.empty()) out += "  only " + s.part + " of it:\n";
+    if (!s.part.empty()) out += "  only " + shown(s.part) + " of it:\n";
     const bool ranks =
         !s.processes.empty() && std::all_of(s.processes.begin(), s.processes.end(),
                                             [](const ProcessSummary& p) { return p.rank; });
@@ -426,7 +500,7 @@ std::string formatSummary(const DumpSummary& s) {
     if (s.processes.size() > 1 || ranks) {
         for (const auto& p : s.processes) {
             std::string name = p.rank ? "rank " + std::to_string(*p.rank) : "process";
-            if (!p.rank || atb) name += " (" + p.key + ")";
+            if (!p.rank || atb) name += " (" + shown(p.key) + ")";
             if (p.rows == 0 && p.ops == 0) {
                 out += "    " + name + ": nothing dumped";  // not selected, or it ran no model
             } else {
@@ -446,10 +520,10 @@ std::string formatSummary(const DumpSummary& s) {
     // Rounds of two processes do not say which ran first: the process is named.
     const bool severalProcesses = s.processes.size() > 1;
     auto describe = [&](const Anomaly& a) {
-        return (severalProcesses ? std::string(atb ? "process " : "") + a.process + ", "
+        return (severalProcesses ? std::string(atb ? "process " : "") + shown(a.process) + ", "
                                  : std::string()) +
-               (atb ? "round " : "step ") + std::to_string(a.round) + ", op " + a.op + " [" +
-               a.opType + "], " + a.tensor + ": " + a.what + "\n";
+               (atb ? "round " : "step ") + std::to_string(a.round) + ", op " + shown(a.op) + " [" +
+               shown(a.opType) + "], " + shown(a.tensor) + ": " + a.what + "\n";
     };
     if (s.firstNan) out += "  first NaN: " + describe(*s.firstNan);
     if (s.firstInf) out += "  first Inf: " + describe(*s.firstInf);
@@ -506,9 +580,13 @@ std::string formatSummary(const DumpSummary& s) {
         }
     }
     for (size_t i = 0; i < s.problems.size() && i < 5; ++i)
-        out += "  problem: " + s.problems[i] + "\n";
+        out += "  problem: " + shown(s.problems[i]) + "\n";
     if (s.problems.size() > 5)
         out += "  (" + std::to_string(s.problems.size() - 5) + " more problems)\n";
+    if (s.problemsElsewhere > 0)
+        out += "  (" + std::to_string(s.problemsElsewhere) + " problem" +
+               (s.problemsElsewhere == 1 ? "" : "s") +
+               " with files of other parts of the dump, left out here)\n";
     return out;
 }
 

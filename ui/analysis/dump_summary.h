@@ -77,8 +77,20 @@ struct DumpSummary {
     // How the program probe run started ended, when it has no entry of its own (a launcher,
     // torchrun, that runs no model): of several (--append), the one that ended worst.
     std::optional<format::ProgramEnd> launcherEnd;
-    std::vector<std::string> problems;  // files that could not be read
+    std::vector<std::string> problems;  // files that could not be read (of the part's, for a part)
+    uint64_t problemsElsewhere = 0;     // of a part: problems with files of other parts
 };
+
+// What reading one part of a dump (DumpScope, its files in `folder`) came to: the problems with
+// its files and with those the whole dump shares (the problems with another rank's or step's
+// files are only counted), and whether anything of it was read.
+struct PartReading {
+    std::vector<std::string> problems;
+    uint64_t problemsElsewhere = 0;
+    uint64_t rows = 0, ops = 0;
+};
+PartReading readingOfPart(const DumpIndex& index, const DumpScope& scope,
+                          const std::string& folder);
 
 DumpSummary summarizeDump(const DumpIndex& index);
 // Of one part (a rank, a step): `folder` is where its files are (the rank or step folder).

@@ -22,15 +22,6 @@ bool allDigits(std::string_view s) {
            std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// "step12" -> 12; -1 when not a step directory.
-int64_t stepNumber(const std::string& name) {
-    if (name.size() < 5 || name.compare(0, 4, "step") != 0 ||
-        !allDigits(std::string_view(name).substr(4)))
-        return -1;
-    const long long n = std::strtoll(name.c_str() + 4, nullptr, 10);
-    return n > INT32_MAX ? -1 : n;  // a round is an int32
-}
-
 bool isRankDirectoryName(const std::string& name) {
     for (const char* prefix : {"rank", "proc"}) {
         const size_t n = std::char_traits<char>::length(prefix);
@@ -92,6 +83,14 @@ std::string shapeText(const nlohmann::ordered_json& shape) {
 }
 
 }  // namespace
+
+int64_t stepNumber(const std::string& name) {
+    if (name.size() < 5 || name.compare(0, 4, "step") != 0 ||
+        !allDigits(std::string_view(name).substr(4)))
+        return -1;
+    const long long n = std::strtoll(name.c_str() + 4, nullptr, 10);
+    return n > INT32_MAX ? -1 : n;  // a round is an int32
+}
 
 std::optional<std::string> findMsprobeDumpRoot(const std::string& path) {
     std::string p = format::absolutePath(path);

@@ -25,6 +25,8 @@ namespace probe::analysis {
 // The dump_path holding step<N> directories, found from it, from a step<N> directory, from a
 // rank/proc directory, or from a directory holding the dump_path. nullopt when none.
 std::optional<std::string> findMsprobeDumpRoot(const std::string& path);
+// "step12" -> 12 (a step folder's number, as the reader takes it); -1 when not a step folder.
+int64_t stepNumber(const std::string& name);
 
 struct MsprobeEntryName {
     enum class Kind { Api, Module, ParametersGrad };

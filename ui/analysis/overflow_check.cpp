@@ -361,9 +361,12 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
     report.range = options.range;
     Checker checker(index, options);
     report.checked.assign(index.processCount(), false);
+    report.problems = index.problems().size();
     for (uint32_t p = 0; p < index.processCount(); ++p) {
         if (!options.scope.process.empty() && index.process(p).key != options.scope.process)
             continue;
+        // A step is checked in the ranks that ran it.
+        if (options.scope.round && !index.process(p).rounds.count(*options.scope.round)) continue;
         report.checked[p] = true;
         // Rounds counted per op interleave when a block runs twice a step: then every round is
         // looked at and the first birth is the one whose overflowed output was written first.
@@ -417,10 +420,10 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
 
 std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& report) {
     const bool atb = index.layout() == DumpLayout::Atb;
+    const auto checked = std::count(report.checked.begin(), report.checked.end(), true);
     std::string out = std::string("overflow check: ") + index.root() + " (" +
-                      layoutName(index.layout()) + " layout; " +
-                      std::to_string(index.processCount()) + (atb ? " process(es)" : " rank(s)") +
-                      "; counted: Inf, NaN" +
+                      layoutName(index.layout()) + " layout; " + std::to_string(checked) +
+                      (atb ? " process(es)" : " rank(s)") + "; counted: Inf, NaN" +
                       (report.range == RangeLimit::None
                            ? std::string()
                            : std::string(", values beyond ") + rangeLimitName(report.range) +
@@ -477,11 +480,11 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
             std::none_of(
                 report.unexplained.begin(), report.unexplained.end(),
                 [&](const std::string& s) { return s.rfind(index.process(p).key + ":", 0) == 0; }))
-            out += index.process(p).key + (index.problems().empty()
+            out += index.process(p).key + (report.problems == 0
                                                ? ": no overflow\n"
                                                : ": no overflow in what could be read (see the "
                                                  "problems)\n");
-    if (index.processCount() == 0 && !index.problems().empty())
+    if (index.processCount() == 0 && report.problems > 0)
         out += "nothing in the dump could be read (see the problems)\n";
     if (report.unreadableTensors)
         out += "note: " + std::to_string(report.unreadableTensors) +

@@ -64,6 +64,9 @@ struct OverflowReport {
     uint64_t unreadableTensors = 0;
     // By process: whether it was checked (OverflowOptions::scope may leave some out).
     std::vector<bool> checked;
+    // Problems reading what was checked (the dump's; a caller checking a part sets its part's):
+    // then "no overflow" holds only of what could be read.
+    uint64_t problems = 0;
 };
 
 OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions& options);

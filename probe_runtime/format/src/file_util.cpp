@@ -112,6 +112,29 @@ std::string absolutePath(const std::string& path) {
     return joinPath(cwd, rel);
 }
 
+std::string normalizedPath(const std::string& path) {
+    const std::string absolute = absolutePath(path);
+    std::vector<std::string_view> parts;
+    std::string_view rest(absolute);
+    while (!rest.empty()) {
+        const size_t slash = rest.find('/');
+        const std::string_view part = rest.substr(0, slash);
+        rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+        if (part.empty() || part == ".") continue;
+        if (part == "..") {
+            if (!parts.empty()) parts.pop_back();
+            continue;
+        }
+        parts.push_back(part);
+    }
+    std::string out;
+    for (const auto part : parts) {
+        out += '/';
+        out += part;
+    }
+    return out.empty() ? "/" : out;
+}
+
 std::string resolvedPath(const std::string& path) {
     char* resolved = ::realpath(path.c_str(), nullptr);
     if (!resolved) return {};

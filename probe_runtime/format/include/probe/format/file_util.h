@@ -33,6 +33,10 @@ int64_t freeDiskBytes(const std::string& path);
 // The absolute form of `path` (relative to the current directory), without resolving links.
 std::string absolutePath(const std::string& path);
 
+// absolutePath with "." and ".." taken by their text, as a shell's cd does, and slashes doubled
+// or at the end dropped: "/a/b/../c//" is "/a/c". Links are not resolved.
+std::string normalizedPath(const std::string& path);
+
 // `path` with every link and "." / ".." resolved (realpath); empty when it cannot be (it does not
 // exist, a loop, no permission).
 std::string resolvedPath(const std::string& path);
