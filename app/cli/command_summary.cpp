@@ -52,11 +52,11 @@ int runSummaryCommand(const Args& args) {
         std::fprintf(stderr, "probe summary: only %s of the dump %s is summarised\n",
                      format::printableText(part, 200).c_str(),
                      format::printableText(kept.root(), 2000).c_str());
-    std::fputs(analysis::formatSummary(
-                   analysis::summarizeDumpPart(kept, location->scope, location->folder))
-                   .c_str(),
-               stdout);
-    const auto reading = analysis::readingOfPart(kept, location->scope, location->folder);
+    auto summary = analysis::summarizeDumpPart(kept, location->scope, location->folder);
+    std::fputs(analysis::formatSummary(summary).c_str(), stdout);
+    // Its problems include the tensor files the rows name that are gone: read, not found.
+    const analysis::PartReading reading{std::move(summary.problems), summary.problemsElsewhere,
+                                        summary.rows, summary.ops};
     if (!whole && reading.rows == 0 && reading.ops == 0)
         std::fprintf(stderr, "probe summary: nothing of %s was dumped\n",
                      format::printableText(part, 200).c_str());

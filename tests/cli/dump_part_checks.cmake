@@ -75,3 +75,9 @@ execute_process(COMMAND ${PROBE} summary "${atb}/data/3_400${escape}[31m" OUTPUT
 if("${out}${err}" MATCHES "${escape}" OR NOT "${out}" MATCHES "only 3_400\\\\x1B\\[31m of it")
     message(FATAL_ERROR "a rank folder's escape went to the terminal:\n${out}${err}")
 endif()
+# A tensor file the rows name that is gone is a problem, and fails the exit code (a dump of its
+# own: nothing else is wrong in it).
+set(gone ${WORK}/gone/atb_dump_data/data/4_500/0)
+file(WRITE ${gone}/statistic.csv "${header}4_500,0,mul_0,aten::mul,0,output,0,float,nd,2,1.000000,0.000000,0.500000,1.000000,${gone}/0_mul_0/after/outtensor0.bin\n")
+expect_run(1 "only 4_500 of it:.*problem: 1 tensor file that the rows name is not in the dump" summary ${gone}/..)
+expect_run(1 "problem: 1 tensor file that the rows name is not in the dump" summary ${WORK}/gone)
