@@ -746,31 +746,42 @@ TEST(CompareInApp, ARunComparedWithItselfIsSaidToBe) {
         << context.comparison()->summary().toStdString();
 }
 
+// A pair of dumps to compare, in an application with no recent sessions yet.
+struct RecentComparison {
+    test::TempDir dir{"ui-compare-recent"};
+    synthetic::SyntheticPair dumps = writeSyntheticPairOfSize(dir.path(), {40, 200, 2}, 1, 2);
+    QString reference = QString::fromStdString(dumps.reference.root),
+            candidate = QString::fromStdString(dumps.candidate.root);
+    context::AppContext context;
+    RecentComparison() { context.recentSessions()->clear(); }
+    // Compares the pair and waits for the result.
+    bool compareToTheEnd() {
+        const int before = context.comparison()->finishedCount();
+        return context.compare(reference, candidate) && waitFor([&] {
+                   return context.comparison()->finishedCount() > before &&
+                          context.comparison()->result() != nullptr;
+               });
+    }
+    // How many comparisons (pairs) the recent sessions hold.
+    long comparedPairs() const {
+        const auto recent = context.recentSessions()->list();
+        return std::count_if(recent.begin(), recent.end(), [](const auto& s) {
+            return s.kind == session::RecentSession::Kind::Compare;
+        });
+    }
+};
+
 // A comparison is among the recent sessions (it was not: comparing again meant finding both
 // folders again), once for a pair however often it is compared, and taken up from the start
 // page it opens the candidate and compares it with the reference again.
 TEST(CompareInApp, AComparisonIsARecentSessionComparedAgainFromTheStartPage) {
-    test::TempDir dir("ui-compare-recent");
-    const auto dumps = writeSyntheticPairOfSize(dir.path(), {40, 200, 2}, 1, 2);
-    const QString reference = QString::fromStdString(dumps.reference.root),
-                  candidate = QString::fromStdString(dumps.candidate.root);
-    context::AppContext context;
-    context.recentSessions()->clear();
+    RecentComparison pair;
+    const QString &reference = pair.reference, &candidate = pair.candidate;
+    context::AppContext& context = pair.context;
     MainWindow window(&context);
     window.show();
-    for (int time = 0; time < 2; ++time) {
-        const int before = context.comparison()->finishedCount();
-        ASSERT_TRUE(context.compare(reference, candidate));
-        ASSERT_TRUE(waitFor([&] {
-            return context.comparison()->finishedCount() > before &&
-                   context.comparison()->result() != nullptr;
-        }));
-    }
-    const auto recent = context.recentSessions()->list();
-    const auto compared = std::count_if(recent.begin(), recent.end(), [](const auto& s) {
-        return s.kind == session::RecentSession::Kind::Compare;
-    });
-    EXPECT_EQ(compared, 1);
+    for (int time = 0; time < 2; ++time) ASSERT_TRUE(pair.compareToTheEnd());
+    EXPECT_EQ(pair.comparedPairs(), 1);
     window.showPage(MainWindow::Page::Start);
     auto* list = window.startPage()->recentList();
     ASSERT_GE(list->count(), 1);
@@ -805,18 +816,9 @@ TEST(CompareInApp, AComparisonIsARecentSessionComparedAgainFromTheStartPage) {
 // A comparison cut short by the user's next step (another dump opened before it finished) is no
 // recent session: it was listed at once, and the start page offered a pair never compared.
 TEST(CompareInApp, AComparisonCutShortIsNoRecentSession) {
-    test::TempDir dir("ui-compare-cut");
-    const auto dumps = writeSyntheticPairOfSize(dir.path(), {40, 200, 2}, 1, 2);
-    const QString reference = QString::fromStdString(dumps.reference.root),
-                  candidate = QString::fromStdString(dumps.candidate.root);
-    context::AppContext context;
-    context.recentSessions()->clear();
-    const auto comparedPairs = [&] {
-        const auto recent = context.recentSessions()->list();
-        return std::count_if(recent.begin(), recent.end(), [](const auto& s) {
-            return s.kind == session::RecentSession::Kind::Compare;
-        });
-    };
+    RecentComparison pair;
+    const QString &reference = pair.reference, &candidate = pair.candidate;
+    context::AppContext& context = pair.context;
     QSignalSpy loaded(&context, &context::AppContext::sessionLoaded);
     // No event is handled between the two calls: the comparison cannot have finished.
     ASSERT_TRUE(context.compare(reference, candidate));
@@ -826,15 +828,10 @@ TEST(CompareInApp, AComparisonCutShortIsNoRecentSession) {
                context.store()->requestedPath() == reference && !context.comparison()->running();
     }));
     EXPECT_EQ(context.comparison()->result(), nullptr);
-    EXPECT_EQ(comparedPairs(), 0);
+    EXPECT_EQ(pair.comparedPairs(), 0);
     // Compared to the end, the pair is one.
-    const int before = context.comparison()->finishedCount();
-    ASSERT_TRUE(context.compare(reference, candidate));
-    ASSERT_TRUE(waitFor([&] {
-        return context.comparison()->finishedCount() > before &&
-               context.comparison()->result() != nullptr;
-    }));
-    EXPECT_EQ(comparedPairs(), 1);
+    ASSERT_TRUE(pair.compareToTheEnd());
+    EXPECT_EQ(pair.comparedPairs(), 1);
 }
 
 // Compare with a folder that holds no dump keeps the dialog open, saying why under the fields

@@ -390,9 +390,7 @@ DumpSummary summarizeDumpPart(const DumpIndex& index, const DumpScope& scope,
                     break;
                 }
     }
-    PartReading reading = readingOfPart(index, scope, folder);
-    s.problems = std::move(reading.problems);
-    s.problemsElsewhere = reading.problemsElsewhere;
+    s.problems = problemsOfPart(index, scope, folder, &s.problemsElsewhere);
     walkFiles(folder, s);
     if (index.layout() == DumpLayout::Atb && !scope.process.empty() && !scope.round) {
         // A process's files outside its data folder: its structure and its row order.
@@ -410,9 +408,8 @@ DumpSummary summarizeDumpPart(const DumpIndex& index, const DumpScope& scope,
     return s;
 }
 
-PartReading readingOfPart(const DumpIndex& index, const DumpScope& scope,
-                          const std::string& folder) {
-    PartReading reading;
+std::vector<std::string> problemsOfPart(const DumpIndex& index, const DumpScope& scope,
+                                        const std::string& folder, uint64_t* elsewhere) {
     const std::string& root = index.root();
     // Whether `text` begins with the path `dir`, as a whole (then "/", ":" or " " follow).
     const auto startsWithPath = [](const std::string& text, const std::string& dir) {
@@ -435,12 +432,20 @@ PartReading readingOfPart(const DumpIndex& index, const DumpScope& scope,
         }
         return !startsWithPath(problem, root + "/data");
     };
+    std::vector<std::string> problems;
     for (const auto& problem : index.problems()) {
         if (ofPart(problem))
-            reading.problems.push_back(problem);
-        else
-            ++reading.problemsElsewhere;
+            problems.push_back(problem);
+        else if (elsewhere)
+            ++*elsewhere;
     }
+    return problems;
+}
+
+PartReading readingOfPart(const DumpIndex& index, const DumpScope& scope,
+                          const std::string& folder) {
+    PartReading reading;
+    reading.problems = problemsOfPart(index, scope, folder, &reading.problemsElsewhere);
     RowsOfPart{index, scope}.forEach([&](uint32_t) { ++reading.rows; });
     for (uint32_t o = 0; o < index.opCount(); ++o)
         reading.ops += opInScope(index, o, scope) ? 1 : 0;

@@ -81,9 +81,12 @@ struct DumpSummary {
     uint64_t problemsElsewhere = 0;     // of a part: problems with files of other parts
 };
 
-// What reading one part of a dump (DumpScope, its files in `folder`) came to: the problems with
-// its files and with those the whole dump shares (the problems with another rank's or step's
-// files are only counted), and whether anything of it was read.
+// The problems reading a dump met that concern one part of it (DumpScope, its files in
+// `folder`): those with its files and with the files the whole dump shares. Those with another
+// rank's or step's files are only counted, in `elsewhere`.
+std::vector<std::string> problemsOfPart(const DumpIndex& index, const DumpScope& scope,
+                                        const std::string& folder, uint64_t* elsewhere);
+// What reading the part came to: its problems, and whether anything of it was read.
 struct PartReading {
     std::vector<std::string> problems;
     uint64_t problemsElsewhere = 0;
