@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 
 namespace probe::cli {
 namespace {
@@ -134,10 +135,12 @@ private:
     Clock::time_point start_, last_;
 };
 
-std::string describeScope(const analysis::DumpLocation& location) {
-    std::string out = location.root;
-    if (!location.scope.process.empty()) out += ", process " + location.scope.process;
-    if (location.scope.round) out += ", round " + std::to_string(*location.scope.round);
+// "<root>", or "<root> (only rank0, step 0)": the part as summary and overflow say it.
+std::string describeLocation(const analysis::DumpLocation& location, analysis::DumpLayout layout) {
+    std::string out = format::printableText(location.root, 2000);
+    if (!location.scope.whole())
+        out += " (only " +
+               format::printableText(analysis::describeScope(layout, location.scope), 200) + ")";
     return out;
 }
 
@@ -240,7 +243,8 @@ int runCompareCommand(const Args& args) {
     const analysis::DumpIndex& reference = *indexes[0];
     const analysis::DumpIndex& candidate = sameDump ? *indexes[0] : *indexes[1];
     std::fprintf(stderr, "probe compare: reference %s\n               candidate %s\n",
-                 describeScope(locations[0]).c_str(), describeScope(locations[1]).c_str());
+                 describeLocation(locations[0], reference.layout()).c_str(),
+                 describeLocation(locations[1], candidate.layout()).c_str());
     Progress progress;
     options.progress = [&](uint64_t done, uint64_t total) { progress(done, total); };
     const auto& result = keepUntilExit(analysis::compareDumps(reference, candidate, options));

@@ -416,8 +416,8 @@ class Ranks(unittest.TestCase):
         result = compare(self.rank("ddp", 0), self.rank("ddp", 1))
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertIn("as data-parallel replicas", result.stdout)
-        self.assertIn("process rank0, round 0", result.stderr)
-        self.assertIn("process rank1, round 0", result.stderr)
+        self.assertIn("(only rank0, step 0)", result.stderr)
+        self.assertIn("(only rank1, step 0)", result.stderr)
         self.assertNotIn("nothing to compare", result.stdout)
         # Their activations do differ: judged as ordinary runs they diverge at the input.
         everything = compare(self.rank("ddp", 0), self.rank("ddp", 1), "--no-replicas", "--json")

@@ -617,11 +617,11 @@ private:
         if (rs || cs) {
             const int32_t a = rs ? *rs : *cs, b = cs ? *cs : *rs;
             if (!rr.count(a))
-                problem("the reference's process " + ref_.process(rp).key +
-                        " has no round (step) " + std::to_string(a));
+                problem("the reference's process " + ref_.process(rp).key + " has no " +
+                        describeScope(ref_.layout(), {{}, a}));
             if (!cr.count(b))
-                problem("the candidate's process " + cand_.process(cp).key +
-                        " has no round (step) " + std::to_string(b));
+                problem("the candidate's process " + cand_.process(cp).key + " has no " +
+                        describeScope(cand_.layout(), {{}, b}));
             if (rr.count(a) && cr.count(b)) pairs.emplace_back(a, b);
             return pairs;
         }
