@@ -2420,6 +2420,29 @@ TEST(Compare, WhatStandsInPlaceOfAProcessOrRoundFolderIsSaid) {
     EXPECT_GT(index.rowCount(), 0u);  // the first round's rows are read
 }
 
+// A round folder copied beside itself with a leading zero ("01" beside "1") was read as round 1
+// again: that round's rows twice, and a row-order problem. It is no round folder, and said.
+TEST(Compare, ARoundFolderWithALeadingZeroIsNoSecondCopyOfItsRound) {
+    TempDir dir;
+    const std::string root = writeBlock(dir, "a", 1, 9, 3);
+    const DumpIndex before = indexPolledRepeatedly(root);
+    ASSERT_TRUE(before.problems().empty());
+    const std::vector<std::string> files = probe::test::filesNamed(root, "statistic.csv");
+    ASSERT_EQ(files.size(), 3u);
+    const std::string roundDir = files[1].substr(0, files[1].rfind('/'));
+    const std::string processDir = roundDir.substr(0, roundDir.rfind('/'));
+    const std::string round = roundDir.substr(roundDir.rfind('/') + 1);
+    const std::string copy = processDir + "/0" + round;
+    std::filesystem::copy(roundDir, copy, std::filesystem::copy_options::recursive);
+    const DumpIndex index = indexPolledRepeatedly(root);
+    EXPECT_EQ(index.rowCount(), before.rowCount());
+    ASSERT_EQ(index.problems().size(), 1u);
+    EXPECT_EQ(index.problems()[0], copy +
+                                       ": not a round folder (its name is not a number from 0 to "
+                                       "2147483647 without leading zeros); its statistic.csv is "
+                                       "not read");
+}
+
 // A round folder whose name is no round (renamed "abc", or a number past 2^31-1), a
 // statistic.csv that cannot be read or is empty and a `data` that is a plain file are said: their
 // rows were dropped without a word ("rows: 0").
@@ -2443,7 +2466,7 @@ TEST(Compare, RowsInAFolderThatIsNoRoundAndADataFileAreSaid) {
         EXPECT_TRUE(std::any_of(problems.begin(), problems.end(), [&](const std::string& p) {
             return p == processDir + "/" + name +
                             ": not a round folder (its name is not a number from 0 to "
-                            "2147483647); its statistic.csv is not read";
+                            "2147483647 without leading zeros); its statistic.csv is not read";
         })) << name;
     EXPECT_GT(index.rowCount(), 0u);  // round 0's
 

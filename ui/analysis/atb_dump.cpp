@@ -78,11 +78,13 @@ std::optional<std::string> linkToAFolderHoldingIt(const std::string& path, const
 }  // namespace
 
 std::optional<int32_t> roundNumber(std::string_view name) {
-    // Digits only, and a number a round can be ("99999999999999999999" is no round).
+    // Digits only, and a number a round can be ("99999999999999999999" is no round), as the
+    // runtime writes it: "01" (a copy of round 1) is none, else round 1 is read twice.
     int64_t round = 0;
     const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), round);
     if (name.empty() || name[0] < '0' || name[0] > '9' || ec != std::errc() ||
-        end != name.data() + name.size() || round > INT32_MAX)
+        end != name.data() + name.size() || round > INT32_MAX ||
+        (name.size() > 1 && name[0] == '0'))
         return std::nullopt;
     return static_cast<int32_t>(round);
 }
@@ -150,8 +152,8 @@ RoundListing listRoundFiles(const std::string& root) {
                 if (::lstat(csv.c_str(), &st) == 0)
                     listing.unreadEntries.push_back(
                         processDir + "/" + r +
-                        ": not a round folder (its name is not a number from 0 to 2147483647); "
-                        "its statistic.csv is not read");
+                        ": not a round folder (its name is not a number from 0 to 2147483647 "
+                        "without leading zeros); its statistic.csv is not read");
                 continue;
             }
             if (entry.isLink)
