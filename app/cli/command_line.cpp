@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "analysis/compare.h"
 #include "analysis/dump_summary.h"
 #include "exit_codes.h"
+#include "probe/format/json_input.h"
 
 namespace probe::cli {
 
@@ -18,6 +20,18 @@ int exitCodeOfRead(const analysis::PartReading& reading, bool whole) {
     if (reading.problems.empty()) return kExitOk;
     return reading.rows == 0 ? kExitConfigUnreadable : kExitFailure;
 }
+analysis::DumpLocation partNamed(const analysis::DumpIndex& index, const std::string& path,
+                                 const char* command, const char* done) {
+    auto location = analysis::locationIn(index.root(), index.layout(), path);
+    if (!location.scope.whole())
+        std::fprintf(
+            stderr, "%s: only %s of the dump %s is %s\n", command,
+            format::printableText(analysis::describeScope(index.layout(), location.scope), 200)
+                .c_str(),
+            format::printableText(index.root(), 2000).c_str(), done);
+    return location;
+}
+
 namespace {
 
 std::string formatBound(double value) {

@@ -14,8 +14,10 @@
 #include "commands.h"
 
 namespace probe::analysis {
+class DumpIndex;
+struct DumpLocation;
 struct PartReading;
-}
+}  // namespace probe::analysis
 
 namespace probe::cli {
 
@@ -24,6 +26,12 @@ namespace probe::cli {
 // be (its problems say what: "nothing wrong" is of part of it), 66 when none of it could, or
 // when the part holds nothing.
 int exitCodeOfRead(const analysis::PartReading& reading, bool whole);
+
+// The part of the dump `index` that `path` (the folder it was read from) names: a rank or step
+// folder, else the whole dump. A part is said on standard error, so that nobody takes the answer
+// for the whole dump's: "<command>: only proc7, step 1 of the dump <root> is <done>".
+analysis::DumpLocation partNamed(const analysis::DumpIndex& index, const std::string& path,
+                                 const char* command, const char* done);
 
 // A number given on the command line: the whole text a finite number; nullopt otherwise.
 std::optional<double> parseNumber(const std::string& text);

@@ -89,18 +89,15 @@ int runOverflowCommand(const Args& args) {
         return kExitConfigUnreadable;
     }
     // A rank or step folder named: that part alone is checked, as compare takes it.
-    analysis::DumpLocation location{index->root(), {}, index->root()};
-    if (auto located = analysis::locateDump(dir, nullptr)) location = std::move(*located);
+    const auto location = partNamed(*index, dir, "probe overflow", "checked");
     options.scope = location.scope;
     const bool whole = location.scope.whole();
-    const std::string part =
-        format::printableText(analysis::describeScope(index->layout(), location.scope), 200);
-    if (!whole)
-        std::fprintf(stderr, "probe overflow: only %s of the dump %s is checked\n", part.c_str(),
-                     format::printableText(index->root(), 2000).c_str());
     const auto reading = analysis::readingOfPart(*index, location.scope, location.folder);
     if (!whole && reading.rows == 0 && reading.ops == 0) {
-        std::fprintf(stderr, "probe overflow: nothing of %s was dumped\n", part.c_str());
+        std::fprintf(
+            stderr, "probe overflow: nothing of %s was dumped\n",
+            format::printableText(analysis::describeScope(index->layout(), location.scope), 200)
+                .c_str());
         return kExitConfigUnreadable;
     }
     auto report = analysis::findOverflowBirths(*index, options);

@@ -44,22 +44,16 @@ int runSummaryCommand(const Args& args) {
     }
     const auto& kept = keepUntilExit(std::move(*index));  // not freed row by row at exit
     // A rank or step folder named: that part alone, as compare and overflow take it.
-    auto location = analysis::locateDump(dirs[0], nullptr);
-    if (!location) location = analysis::DumpLocation{kept.root(), {}, kept.root()};
-    const bool whole = location->scope.whole();
-    const std::string part = analysis::describeScope(kept.layout(), location->scope);
-    if (!whole)
-        std::fprintf(stderr, "probe summary: only %s of the dump %s is summarised\n",
-                     format::printableText(part, 200).c_str(),
-                     format::printableText(kept.root(), 2000).c_str());
-    auto summary = analysis::summarizeDumpPart(kept, location->scope, location->folder);
+    const auto location = partNamed(kept, dirs[0], "probe summary", "summarised");
+    const bool whole = location.scope.whole();
+    auto summary = analysis::summarizeDumpPart(kept, location.scope, location.folder);
     std::fputs(analysis::formatSummary(summary).c_str(), stdout);
     // Its problems include the tensor files the rows name that are gone: read, not found.
     const analysis::PartReading reading{std::move(summary.problems), summary.problemsElsewhere,
                                         summary.rows, summary.ops};
     if (!whole && reading.rows == 0 && reading.ops == 0)
         std::fprintf(stderr, "probe summary: nothing of %s was dumped\n",
-                     format::printableText(part, 200).c_str());
+                     format::printableText(summary.part, 200).c_str());
     // A script reading the exit code learns that the summary is of part of the dump (it was 0
     // for a statistic.csv of garbage: "ops: 0").
     return exitCodeOfRead(reading, whole);

@@ -1527,11 +1527,15 @@ const char* verdictName(OpVerdict verdict) {
 std::optional<DumpLocation> locateDump(const std::string& path, std::string* error) {
     auto reader = openDumpReader(path, error);
     if (!reader) return std::nullopt;
+    return locationIn(reader->root(), reader->layout(), path);
+}
+
+DumpLocation locationIn(const std::string& root, DumpLayout layout, const std::string& path) {
     DumpLocation location;
-    location.root = reader->root();
-    location.folder = location.root;
+    location.root = root;
+    location.folder = root;
     const std::string p = dumpLookupPath(path);  // the path the reader found the root from
-    if (reader->layout() == DumpLayout::Atb) {
+    if (layout == DumpLayout::Atb) {
         // <root>/data/<dev_pid>[/<round>[/...]]
         const std::string data = location.root + "/data/";
         if (p.rfind(data, 0) == 0) {

@@ -29,6 +29,8 @@ struct DumpLocation {
     std::string folder;  // the part's own folder (its rank or step folder); the root for the whole
 };
 std::optional<DumpLocation> locateDump(const std::string& path, std::string* error);
+// The same of a dump read already (its root and layout), without opening it again.
+DumpLocation locationIn(const std::string& root, DumpLayout layout, const std::string& path);
 
 struct CompareOptions {
     NoiseFloorUlps ulps;

@@ -41,6 +41,8 @@ struct DumpScope {
     std::string process;           // a process key: "rank1", "proc4242", "0_39943"; "" = all
     std::optional<int32_t> round;  // nullopt = all
     bool whole() const { return process.empty() && !round; }
+    bool holdsProcess(const std::string& key) const { return process.empty() || key == process; }
+    bool holdsRound(int32_t r) const { return !round || *round == r; }
 };
 // "proc7, step 1", "round 3", "0_4242": the part as people read it ("" for the whole dump).
 std::string describeScope(DumpLayout layout, const DumpScope& scope);

@@ -49,7 +49,7 @@ void walkFiles(const std::string& dir, DumpSummary& s) {
 }
 
 bool inScope(const DumpIndex& index, uint32_t process, const DumpScope& scope) {
-    return scope.process.empty() || index.process(process).key == scope.process;
+    return scope.holdsProcess(index.process(process).key);
 }
 
 // The rows of a part of the dump: of the whole, every row in the index's order.
@@ -65,7 +65,7 @@ struct RowsOfPart {
         for (uint32_t p = 0; p < index.processCount(); ++p) {
             if (!inScope(index, p, scope)) continue;
             for (const auto& [round, rows] : index.process(p).rounds)
-                if (!scope.round || round == *scope.round)
+                if (scope.holdsRound(round))
                     for (const uint32_t r : rows) visit(r);
         }
     }
@@ -167,7 +167,7 @@ std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index, const Dum
         if (parts.pid >= 0) s.pid = parts.pid;
         if (parts.rank >= 0) s.rank = parts.rank;
         for (const auto& [round, rows] : process.rounds) {
-            if (scope.round && round != *scope.round) continue;
+            if (!scope.holdsRound(round)) continue;
             if (s.firstRound < 0) s.firstRound = round;
             s.lastRound = round;
             ++s.rounds;
@@ -280,9 +280,7 @@ DumpSummary summarizeStatus(const DumpIndex& index, const DumpScope& scope) {
             // signal after its probe drained is a crash.
             const bool crashed = p.state == format::DumpState::Incomplete &&
                                  p.endedBy->how == format::ProgramEnd::How::Signaled;
-            const bool normal =
-                p.endedBy->how == format::ProgramEnd::How::Exited && p.endedBy->code == 0;
-            const int rank = cutOff ? 4 : crashed ? 3 : !normal ? 2 : 1;
+            const int rank = cutOff ? 4 : crashed ? 3 : !p.endedBy->normal() ? 2 : 1;
             if (rank > worst) {
                 worst = rank;
                 s.endedBy = p.endedBy;
@@ -310,7 +308,7 @@ std::optional<format::ProgramEnd> launcherEndOf(const format::DumpStatus& status
     for (const auto& p : status.processes) entries.insert(where(p.pid, p.host, p.pidNamespace));
     // Its own end outranks a normal exit, as a process's does.
     const auto badness = [](const format::ProgramEnd& end) {
-        return end.how == format::ProgramEnd::How::Exited ? (end.code != 0 ? 1 : 0) : 2;
+        return end.normal() ? 0 : end.how == format::ProgramEnd::How::Exited ? 1 : 2;
     };
     std::optional<format::ProgramEnd> worst;
     for (const auto& program : status.programs)
@@ -353,7 +351,7 @@ DumpSummary summarizeDumpPart(const DumpIndex& index, const DumpScope& scope,
     for (uint32_t p = 0; p < index.processCount(); ++p) {
         if (!inScope(index, p, scope)) continue;
         for (const auto& [round, rows] : index.process(p).rounds)
-            if (!scope.round || round == *scope.round) rounds.insert(round);
+            if (scope.holdsRound(round)) rounds.insert(round);
     }
     if (!rounds.empty()) {
         s.firstRound = *rounds.begin();

@@ -363,8 +363,7 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
     report.checked.assign(index.processCount(), false);
     report.problems = index.problems().size();
     for (uint32_t p = 0; p < index.processCount(); ++p) {
-        if (!options.scope.process.empty() && index.process(p).key != options.scope.process)
-            continue;
+        if (!options.scope.holdsProcess(index.process(p).key)) continue;
         // A step is checked in the ranks that ran it.
         if (options.scope.round && !index.process(p).rounds.count(*options.scope.round)) continue;
         report.checked[p] = true;
@@ -375,7 +374,7 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
         std::vector<std::pair<uint64_t, OverflowBirth>> births;  // with when it was written
         std::optional<std::pair<uint64_t, TensorVerdict>> firstBad;
         for (const auto& [round, rows] : index.process(p).rounds) {
-            if (options.scope.round && round != *options.scope.round) continue;
+            if (!options.scope.holdsRound(round)) continue;
             auto found = birthsInRound(index, checker, p, round, rows);
             for (auto& [position, birth] : found)
                 births.emplace_back(times.of(round, position), std::move(birth));

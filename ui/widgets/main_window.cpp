@@ -901,8 +901,7 @@ void MainWindow::updateStatus() {
             }
         // A launcher (torchrun) that failed or was killed, while its ranks' dumps are whole.
         const auto launcherEnd = analysis::launcherEndOf(*status);
-        if (launcherEnd &&
-            !(launcherEnd->how == format::ProgramEnd::How::Exited && launcherEnd->code == 0))
+        if (launcherEnd && !launcherEnd->normal())
             state += QStringLiteral(", ") +
                      QString::fromStdString(analysis::describeLauncherEnd(*launcherEnd));
     }

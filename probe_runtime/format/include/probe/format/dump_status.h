@@ -31,6 +31,7 @@ struct ProgramEnd {
     bool operator==(const ProgramEnd& o) const {
         return how == o.how && code == o.code && seenBy == o.seenBy;
     }
+    bool normal() const { return how == How::Exited && code == 0; }  // exited with code 0
     nlohmann::ordered_json toJson() const;
     // `issues` (when given) gets a line for each value of the wrong type, read as its default;
     // `where` names the object in them ("processes[0].ended_by").
