@@ -24,6 +24,7 @@
 #include "analysis/compare_report.h"
 #include "analysis/dump_reader.h"
 #include "analysis/dump_summary.h"
+#include "analysis/msprobe_dump.h"
 #include "analysis/overflow_check.h"
 #include "analysis/prefault.h"
 #include "analysis/row_order_reader.h"
@@ -2441,6 +2442,32 @@ TEST(Compare, ARoundFolderWithALeadingZeroIsNoSecondCopyOfItsRound) {
                                        ": not a round folder (its name is not a number from 0 to "
                                        "2147483647 without leading zeros); its statistic.csv is "
                                        "not read");
+}
+
+// The same of msprobe's layout: "step01" beside "step1" was read as step 1 again (its entries
+// twice). It is no step folder, and said once, however often the dump is read.
+TEST(Compare, AStepFolderWithALeadingZeroIsNoSecondCopyOfItsStep) {
+    TempDir dir;
+    const std::string root = writeStep(
+        dir, "a", {{"Functional.relu.0.forward", {item(1, -1, 0, 2), item(1, 0, 0.5, 1.5)}}});
+    writeMsprobeRank(root + "/step1/rank0", "L1",
+                     entry("Functional.relu.0.forward", item(2, -2, 0, 4), item(2, 0, 1, 3)));
+    const DumpIndex before = indexPolledRepeatedly(root);
+    ASSERT_TRUE(before.problems().empty());
+    ASSERT_EQ(before.rowCount(), 4u);
+    std::filesystem::copy(root + "/step1", root + "/step01",
+                          std::filesystem::copy_options::recursive);
+    std::filesystem::create_directories(root + "/step02/notes");  // holds no rank: nothing to say
+    const DumpIndex index = indexPolledRepeatedly(root);
+    EXPECT_EQ(index.rowCount(), before.rowCount());
+    ASSERT_EQ(index.problems().size(), 1u);
+    EXPECT_EQ(index.problems()[0],
+              root +
+                  "/step01: not a step folder (its name is not step followed by a number from 0 "
+                  "to 2147483647 without leading zeros); its dump.json files are not read");
+    EXPECT_EQ(stepNumber("step0"), 0);
+    EXPECT_EQ(stepNumber("step10"), 10);
+    EXPECT_EQ(stepNumber("step01"), -1);
 }
 
 // A round folder whose name is no round (renamed "abc", or a number past 2^31-1), a

@@ -85,8 +85,9 @@ std::string shapeText(const nlohmann::ordered_json& shape) {
 }  // namespace
 
 int64_t stepNumber(const std::string& name) {
+    // No leading zero: "step01" beside "step1" is a copy, not step 1 read twice.
     if (name.size() < 5 || name.compare(0, 4, "step") != 0 ||
-        !allDigits(std::string_view(name).substr(4)))
+        !allDigits(std::string_view(name).substr(4)) || (name.size() > 5 && name[4] == '0'))
         return -1;
     const long long n = std::strtoll(name.c_str() + 4, nullptr, 10);
     return n > INT32_MAX ? -1 : n;  // a round is an int32
@@ -425,6 +426,22 @@ uint64_t MsprobeDumpReader::readRankDir(DumpDelta& delta, const std::string& dir
     return text->size();
 }
 
+// Said once, when it holds a rank's dump.json: a renamed step folder lost them without a word.
+void MsprobeDumpReader::sayNotAStepFolder(DumpDelta& delta, const std::string& dir) {
+    if (notStepFoldersSaid_.count(dir)) return;
+    for (const auto& rankName : format::listDirectory(dir, format::EntryKind::Directories)) {
+        if (!isRankDirectoryName(rankName) ||
+            !format::fileStamp(dir + "/" + rankName + "/dump.json"))
+            continue;
+        delta.problems.push_back(dir +
+                                 ": not a step folder (its name is not step followed by a number "
+                                 "from 0 to 2147483647 without leading zeros); its dump.json files "
+                                 "are not read");
+        notStepFoldersSaid_.insert(dir);
+        return;
+    }
+}
+
 DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     DumpDelta delta = newDelta();
     if (!format::isDirectory(root_)) {
@@ -434,8 +451,13 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     }
     vanished_ = false;
     std::vector<std::pair<int64_t, std::string>> steps;
-    for (const auto& name : format::listDirectory(root_, format::EntryKind::Directories))
-        if (const int64_t n = stepNumber(name); n >= 0) steps.emplace_back(n, name);
+    for (const auto& name : format::listDirectory(root_, format::EntryKind::Directories)) {
+        if (const int64_t n = stepNumber(name); n >= 0)
+            steps.emplace_back(n, name);
+        else if (name.size() > 4 && name.compare(0, 4, "step") == 0 &&
+                 allDigits(std::string_view(name).substr(4)))
+            sayNotAStepFolder(delta, root_ + "/" + name);
+    }
     std::sort(steps.begin(), steps.end());
     uint64_t used = 0;
     for (const auto& [step, stepName] : steps) {

@@ -94,6 +94,9 @@ private:
     uint32_t sourceCount_ = 0;
     std::map<std::string, RankDir> rankDirs_;
     bool vanished_ = false;  // the folder was deleted (said once)
+    // Folders named like a step that are none ("step01"), said once each (sayNotAStepFolder).
+    std::set<std::string> notStepFoldersSaid_;
+    void sayNotAStepFolder(DumpDelta& delta, const std::string& dir);
     // Items of the dump.json being read that are not what msprobe writes (a bare number or
     // string where a tensor or an argument object goes, an entry that is not an object): not
     // read, counted, and said once per file with the first one's entry.
