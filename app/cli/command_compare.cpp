@@ -57,6 +57,8 @@ const char* kCompareUsage =
     "  --xlsx FILE         msprobe's compare_result layout (Cosine, EucDist, MaxAbsErr, ... or,\n"
     "                      statistics only, Max diff ... NormRelativeErr), plus a sheet of ops\n"
     "  --json              the whole result as JSON on stdout instead of the report\n"
+    "  FILE '-' is standard output (the report then goes to standard error); a link is\n"
+    "  followed, a FIFO or device written in place.\n"
     "Exit code: 0 nothing diverges, 1 something diverges (or ran in one run only, or could not\n"
     "be read: said as notes), 65 nothing pairs up (different models, layouts, rounds or ranks;\n"
     "as replicas: nothing they must agree on), 64 usage, 66 no dump found, 73 cannot write a\n"
@@ -202,6 +204,21 @@ int runCompareCommand(const Args& args) {
             kCompareUsage);
         return kExitUsage;
     }
+    if (csv == "-" && xlsx == "-") {
+        std::fprintf(stderr, "probe compare: --csv and --xlsx cannot both go to standard output\n");
+        return kExitUsage;
+    }
+    // Said before the dumps are read and compared, which can take minutes.
+    for (const std::string& file : {csv, xlsx}) {
+        if (file.empty()) continue;
+        if (const int err = format::checkUserFileWritable(file)) {
+            std::fprintf(stderr, "probe compare: cannot write %s: %s\n", file.c_str(),
+                         std::strerror(err));
+            return kExitCannotCreate;
+        }
+    }
+    // A result file on standard output ("-") has it alone: the report goes to standard error.
+    FILE* const reportStream = csv == "-" || xlsx == "-" ? stderr : stdout;
     analysis::DumpLocation locations[2];
     for (int k = 0; k < 2; ++k) {
         std::string error;
@@ -252,7 +269,7 @@ int runCompareCommand(const Args& args) {
 
     std::fputs(json ? analysis::compareResultJson(result).c_str()
                     : analysis::formatCompareReport(result).c_str(),
-               stdout);
+               reportStream);
     if (result.nothingCompared()) {
         for (const std::string& file : {csv, xlsx})
             if (!file.empty())
@@ -261,7 +278,7 @@ int runCompareCommand(const Args& args) {
         return kExitNothingToCompare;
     }
     if (!csv.empty()) {
-        if (int err = format::writeFileAtomically(csv, analysis::compareResultCsv(result))) {
+        if (int err = format::writeUserFile(csv, analysis::compareResultCsv(result))) {
             std::fprintf(stderr, "probe compare: cannot write %s: %s\n", csv.c_str(),
                          std::strerror(err));
             return kExitCannotCreate;

@@ -1,6 +1,8 @@
 // probe: the command line tool (run a model under the probe, check configs, summarise dumps).
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -49,6 +51,33 @@ const char* kUsage =
     "66 unreadable input, 69 no torch, 70 internal error, 73 output not writable,\n"
     "76 torch version mismatch, 127 command not found. `probe run` returns the command's own.\n";
 
+// What was printed must have reached standard output: a report lost to a full disk or a
+// closed pipe (`probe summary D > /dev/full`) made an exit code of 0 say it had been delivered.
+// `probe run` keeps its command's exit code and says so.
+int withStandardOutputDelivered(const std::string& command, int code) {
+    errno = 0;
+    if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
+    std::fprintf(stderr, "probe %s: cannot write standard output%s%s\n", command.c_str(),
+                 errno ? ": " : "", errno ? std::strerror(errno) : "");
+    return command == "run" || (code != probe::cli::kExitOk && code != probe::cli::kExitFailure)
+               ? code
+               : probe::cli::kExitCannotCreate;
+}
+
+int runCommand(const std::string& command, const probe::cli::Args& rest) {
+    using namespace probe::cli;
+    if (command == "config") return runConfigCommand(rest);
+    if (command == "run") return runRunCommand(rest);
+    if (command == "summary") return runSummaryCommand(rest);
+    if (command == "compare") return runCompareCommand(rest);
+    if (command == "overflow") return runOverflowCommand(rest);
+    if (command == "replay") return runReplayCommand(rest);
+    if (command == "bisect") return runBisectCommand(rest);
+    if (command == "grads") return runGradsCommand(rest);
+    std::fprintf(stderr, "probe: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+    return kExitUsage;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,17 +97,8 @@ int main(int argc, char** argv) {
             std::printf("probe %s\n", PROBE_VERSION_STRING);
             return kExitOk;
         }
-        Args rest(args.begin() + 1, args.end());
-        if (command == "config") return runConfigCommand(rest);
-        if (command == "run") return runRunCommand(rest);
-        if (command == "summary") return runSummaryCommand(rest);
-        if (command == "compare") return runCompareCommand(rest);
-        if (command == "overflow") return runOverflowCommand(rest);
-        if (command == "replay") return runReplayCommand(rest);
-        if (command == "bisect") return runBisectCommand(rest);
-        if (command == "grads") return runGradsCommand(rest);
-        std::fprintf(stderr, "probe: unknown command '%s'\n\n%s", command.c_str(), kUsage);
-        return kExitUsage;
+        return withStandardOutputDelivered(command,
+                                           runCommand(command, Args(args.begin() + 1, args.end())));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "probe: internal error: %s\n", e.what());
         return kExitInternal;

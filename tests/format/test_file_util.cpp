@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -73,6 +75,82 @@ TEST(WriteFileAtomically, ALinkInTheWayIsReplacedNotFollowedAndADirectoryIsAnErr
     auto names = entriesOf(dir.path());
     std::sort(names.begin(), names.end());
     EXPECT_EQ(names, (std::vector<std::string>{"in_the_way", "statistic.json", "target.txt"}));
+}
+
+// A file the user named (`probe compare --csv FILE`, a tensor exported) is written as the shell's
+// `>` writes it: through a link (kept), into a FIFO or device in place (they were renamed over:
+// /dev/full became a regular file, a FIFO's reader got nothing), a dangling link's target made.
+TEST(WriteUserFile, ALinkIsFollowedAndAFifoOrDeviceIsWrittenInPlace) {
+    probe::test::TempDir dir;
+    const std::string target = dir / "target.csv", link = dir / "link.csv";
+    ASSERT_EQ(writeUserFile(target, "old"), 0);
+    ASSERT_EQ(::symlink("target.csv", link.c_str()), 0);
+    ASSERT_EQ(writeUserFile(link, "new"), 0);
+    struct stat st;
+    ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode));
+    EXPECT_EQ(probe::test::readFile(target), "new");
+
+    const std::string dangling = dir / "dangling.csv";
+    ASSERT_EQ(::symlink("made.csv", dangling.c_str()), 0);
+    ASSERT_EQ(writeUserFile(dangling, "made"), 0);
+    EXPECT_EQ(probe::test::readFile(dir / "made.csv"), "made");
+
+    const std::string fifo = dir / "pipe";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::string received;
+    std::thread reader([&] { received = probe::test::readFile(fifo); });
+    EXPECT_EQ(writeUserFile(fifo, "through the pipe"), 0);
+    reader.join();
+    EXPECT_EQ(received, "through the pipe");
+    ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode));
+
+    // A file made under a name of its own (an .xlsx) goes through the FIFO the same way.
+    const std::string temporary = userFileTemporary(fifo);
+    ASSERT_EQ(writeFileAtomically(temporary, "made elsewhere"), 0);
+    reader = std::thread([&] { received = probe::test::readFile(fifo); });
+    EXPECT_EQ(moveIntoUserFile(temporary, fifo), 0);
+    reader.join();
+    EXPECT_EQ(received, "made elsewhere");
+    EXPECT_FALSE(fileExists(temporary));
+
+    if (::stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) {
+        EXPECT_EQ(writeUserFile("/dev/full", "nowhere"), ENOSPC);
+        EXPECT_EQ(checkUserFileWritable("/dev/full"), 0);
+        ASSERT_EQ(::stat("/dev/full", &st), 0);
+        EXPECT_TRUE(S_ISCHR(st.st_mode));
+    }
+    EXPECT_EQ(writeUserFile(dir.path(), "x"), EISDIR);
+    EXPECT_EQ(checkUserFileWritable(dir.path()), EISDIR);
+    EXPECT_EQ(checkUserFileWritable(dir / "missing/x.csv"), ENOENT);
+    EXPECT_EQ(checkUserFileWritable(dir / "new.csv"), 0);
+    auto names = entriesOf(dir.path());
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"dangling.csv", "link.csv", "made.csv", "pipe",
+                                               "target.csv"}));
+}
+
+// "-", and the file standard output goes to (/dev/stdout), are written through standard output
+// at its place: after what was printed, not over it (the file was renamed away from the shell).
+TEST(WriteUserFile, StandardOutputIsWrittenThroughItsDescriptor) {
+    probe::test::TempDir dir;
+    const std::string captured = dir / "stdout.txt";
+    std::fflush(stdout);
+    const int saved = ::dup(STDOUT_FILENO);
+    const int file = ::open(captured.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ASSERT_GE(file, 0);
+    ASSERT_EQ(::dup2(file, STDOUT_FILENO), STDOUT_FILENO);
+    std::fputs("report\n", stdout);
+    const int dash = writeUserFile("-", "first\n");
+    const int named = writeUserFile(captured, "second\n");
+    std::fflush(stdout);
+    ::dup2(saved, STDOUT_FILENO);
+    ::close(saved);
+    ::close(file);
+    EXPECT_EQ(dash, 0);
+    EXPECT_EQ(named, 0);
+    EXPECT_EQ(probe::test::readFile(captured), "report\nfirst\nsecond\n");
 }
 
 // A listing says what each entry is without a stat for most (a dump of ten thousand rounds was a

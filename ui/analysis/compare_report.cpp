@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <xlsxwriter.h>
 
+#include "probe/format/file_util.h"
 #include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
@@ -619,7 +620,7 @@ bool writeCompareXlsx(const CompareResult& result, const std::string& path, std:
         return false;
     }
     const bool tensorMode = result.tensorsWithData > 0;
-    const std::string temporary = path + ".tmp" + std::to_string(::getpid()) + ".xlsx";
+    const std::string temporary = format::userFileTemporary(path);
     // libxlsxwriter reports its own errors on stderr: find out first whether the file can be made.
     if (FILE* probe = std::fopen(temporary.c_str(), "wb")) {
         std::fclose(probe);
@@ -669,9 +670,7 @@ bool writeCompareXlsx(const CompareResult& result, const std::string& path, std:
         if (error) *error = "cannot write " + path + ": " + lxw_strerror(status);
         return false;
     }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(temporary.c_str());
+    if (const int err = format::moveIntoUserFile(temporary, path)) {
         if (error) *error = "cannot write " + path + ": " + std::strerror(err);
         return false;
     }

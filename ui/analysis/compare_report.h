@@ -22,7 +22,8 @@ std::string compareResultJson(const CompareResult& result);
 
 // msprobe's compare_result .xlsx: its columns (tensor mode when any tensor's data was compared,
 // else its statistics mode) on "Sheet1" (split into "part_<i>" sheets beyond Excel's row limit,
-// as msprobe does), then a sheet "ops" with each op's verdict. Written atomically. False with a
+// as msprobe does), then a sheet "ops" with each op's verdict. Written as format::writeUserFile
+// writes (atomically to a regular file; "-" is standard output). False with a
 // message when it cannot be written.
 bool writeCompareXlsx(const CompareResult& result, const std::string& path, std::string* error);
 

@@ -152,7 +152,7 @@ bool writeNpy(const TensorData& tensor, const std::string& path, std::string* er
         data = widened.data();
         size = widened.size();
     }
-    if (const int rc = format::writeFileAtomically(path, head, data, size); rc != 0) {
+    if (const int rc = format::writeUserFile(path, head, data, size); rc != 0) {
         if (error) *error = "cannot write " + path + ": " + std::strerror(rc);
         return false;
     }
@@ -168,7 +168,7 @@ bool writeCsv(const TensorData& tensor, const std::string& path, std::string* er
         tensor.header.dims.empty()
             ? 1
             : static_cast<uint64_t>(std::max<int64_t>(tensor.header.dims.back(), 1));
-    const std::string temp = path + ".tmp";
+    const std::string temp = format::userFileTemporary(path);
     {
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);
         if (!out) {
@@ -192,9 +192,8 @@ bool writeCsv(const TensorData& tensor, const std::string& path, std::string* er
             return false;
         }
     }
-    if (std::rename(temp.c_str(), path.c_str()) != 0) {
-        if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
-        std::remove(temp.c_str());
+    if (const int rc = format::moveIntoUserFile(temp, path); rc != 0) {
+        if (error) *error = "cannot write " + path + ": " + std::strerror(rc);
         return false;
     }
     return true;

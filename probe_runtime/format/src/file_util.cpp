@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -93,6 +94,135 @@ int writeFileAtomically(const std::string& path, std::string_view head, const vo
 
 int writeFileAtomically(const std::string& path, std::string_view content) {
     return writeFileAtomically(path, content, nullptr, 0);
+}
+
+namespace {
+
+// The path a write to `path` lands on: its links followed one by one (a dangling link's target
+// is created, as the shell does), a relative link text taken from the link's folder.
+std::string userFileTarget(const std::string& path) {
+    std::string target = path;
+    for (int hops = 0; hops < 40; ++hops) {
+        struct stat st;
+        if (::lstat(target.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return target;
+        char text[PATH_MAX];
+        const ssize_t n = ::readlink(target.c_str(), text, sizeof text - 1);
+        if (n <= 0) return target;
+        text[n] = '\0';
+        const size_t slash = target.rfind('/');
+        target = text[0] == '/' || slash == std::string::npos ? std::string(text)
+                                                              : target.substr(0, slash + 1) + text;
+    }
+    return target;  // a loop: the write says ELOOP
+}
+
+bool isStandardOutput(const struct stat& st) {
+    struct stat out;
+    return ::fstat(STDOUT_FILENO, &out) == 0 && out.st_dev == st.st_dev && out.st_ino == st.st_ino;
+}
+
+int writeParts(int fd, std::string_view head, const void* data, uint64_t size) {
+    int error = writeAll(fd, head.data(), head.size());
+    if (!error && size) error = writeAll(fd, data, size);
+    return error;
+}
+
+}  // namespace
+
+// Where a write to `path` goes when it is not made atomically beside a regular file: standard
+// output, or the device or FIFO opened for writing (`ownsFd`). -1 with `error` when it is a
+// regular file or nothing (then `target` is what to write), or cannot be written.
+int streamFor(const std::string& path, std::string& target, bool& ownsFd, int& error) {
+    std::fflush(stdout);  // what was printed before goes first
+    ownsFd = false;
+    error = 0;
+    if (path == "-") return STDOUT_FILENO;
+    target = userFileTarget(path);
+    struct stat st;
+    const bool exists = ::stat(target.c_str(), &st) == 0;
+    if (exists && isStandardOutput(st)) return STDOUT_FILENO;
+    if (!exists || S_ISREG(st.st_mode)) return -1;
+    if (S_ISDIR(st.st_mode)) {
+        error = EISDIR;
+        return -1;
+    }
+    if (isStandardOutput(st)) return STDOUT_FILENO;
+    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) error = errno;
+    ownsFd = fd >= 0;
+    return fd;
+}
+
+int finishStream(int fd, bool ownsFd, int error) {
+    if (ownsFd && ::close(fd) != 0 && !error) error = errno;
+    return error;
+}
+
+int writeUserFile(const std::string& path, std::string_view head, const void* data, uint64_t size) {
+    std::string target;
+    bool ownsFd = false;
+    int error = 0;
+    const int fd = streamFor(path, target, ownsFd, error);
+    if (fd >= 0) return finishStream(fd, ownsFd, writeParts(fd, head, data, size));
+    return error ? error : writeFileAtomically(target, head, data, size);
+}
+
+int writeUserFile(const std::string& path, std::string_view content) {
+    return writeUserFile(path, content, nullptr, 0);
+}
+
+std::string userFileTemporary(const std::string& path) {
+    const std::string target = path == "-" ? std::string() : userFileTarget(path);
+    struct stat st;
+    const bool beside =
+        !target.empty() && (::stat(target.c_str(), &st) != 0 || S_ISREG(st.st_mode));
+    if (beside) return temporaryNameFor(target);
+    const char* tmp = std::getenv("TMPDIR");
+    return temporaryNameFor(std::string(tmp && *tmp ? tmp : "/tmp") + "/probe-output");
+}
+
+int moveIntoUserFile(const std::string& temporary, const std::string& path) {
+    std::string target;
+    bool ownsFd = false;
+    int error = 0;
+    const int fd = streamFor(path, target, ownsFd, error);
+    if (fd < 0) {
+        if (!error) error = replaceWith(temporary, target);
+        if (error) ::unlink(temporary.c_str());
+        return error;
+    }
+    const int in = ::open(temporary.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) error = errno;
+    std::vector<char> buffer(in >= 0 ? 1 << 20 : 0);
+    while (in >= 0 && !error) {
+        const ssize_t n = ::read(in, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n < 0) error = errno;
+            break;
+        }
+        error = writeAll(fd, buffer.data(), static_cast<uint64_t>(n));
+    }
+    if (in >= 0) ::close(in);
+    ::unlink(temporary.c_str());
+    return finishStream(fd, ownsFd, error);
+}
+
+int checkUserFileWritable(const std::string& path) {
+    if (path == "-") return 0;
+    const std::string target = userFileTarget(path);
+    struct stat st;
+    if (::stat(target.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return EISDIR;
+        if (!S_ISREG(st.st_mode)) return ::access(target.c_str(), W_OK) == 0 ? 0 : errno;
+    }
+    const size_t slash = target.rfind('/');
+    const std::string dir = slash == std::string::npos ? "."
+                            : slash == 0               ? "/"
+                                                       : target.substr(0, slash);
+    if (::stat(dir.c_str(), &st) != 0) return errno;
+    if (!S_ISDIR(st.st_mode)) return ENOTDIR;
+    return ::access(dir.c_str(), W_OK) == 0 ? 0 : errno;
 }
 
 int64_t freeDiskBytes(const std::string& path) {

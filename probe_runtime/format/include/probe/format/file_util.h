@@ -27,6 +27,24 @@ int writeFileAtomically(const std::string& path, std::string_view content);
 int writeFileAtomically(const std::string& path, std::string_view head, const void* data,
                         uint64_t size);
 
+// Writes a file the user named (an export, a result file) as a shell's `>` would, yet whole or
+// not at all where it can: a symbolic link is followed (its target written, the link kept); a
+// device, FIFO or socket is written in place (a FIFO's reader gets the bytes, /dev/full says
+// ENOSPC); the file standard output goes to (/dev/stdout) is written through standard output,
+// and so is "-"; a regular file, or nothing, is written by writeFileAtomically beside it.
+// Returns 0 or an errno value (EISDIR for a directory). writeFileAtomically renames over a link,
+// right for the files the probe owns, wrong for a name the user gave.
+int writeUserFile(const std::string& path, std::string_view content);
+int writeUserFile(const std::string& path, std::string_view head, const void* data, uint64_t size);
+// The same for a file made by a library that writes to a name of its own (an .xlsx): make it at
+// userFileTemporary(path), then moveIntoUserFile puts it in place (renamed over a regular file,
+// copied into a device or FIFO) and removes the temporary. Returns 0 or an errno value.
+std::string userFileTemporary(const std::string& path);
+int moveIntoUserFile(const std::string& temporary, const std::string& path);
+// Whether writeUserFile(path) can be expected to succeed, asked before long work that ends in
+// writing it: 0, or why not (EISDIR, ENOENT for a missing folder, EACCES).
+int checkUserFileWritable(const std::string& path);
+
 // Free bytes for unprivileged users on the file system holding `path`; -1 when unknown.
 int64_t freeDiskBytes(const std::string& path);
 
