@@ -432,6 +432,37 @@ TEST(Analysis, SummarySaysAStoppedDumpAndALaunchersEndOfWhomTheyAre) {
         << header();
 }
 
+// A dump whose data/ was emptied (a copy cut short, a folder removed) read as a complete dump of
+// no rows: "no overflow", exit 0. The status file says the process wrote rows: that is said,
+// once, however often the dump is polled, and a process that wrote none is no problem.
+TEST(Analysis, AProcessWhoseRowsAreAllGoneIsSaid) {
+    TempDir dir;
+    const std::string root = dumpModel(dir, "a", {}, 1);
+    const auto status = format::readStatusFile(root, nullptr);
+    ASSERT_TRUE(status);
+    ASSERT_EQ(status->processes.size(), 1u);
+    const uint64_t written = status->processes[0].rows;
+    ASSERT_GT(written, 0u);
+    EXPECT_TRUE(indexPolledRepeatedly(root).problems().empty());
+    std::filesystem::remove_all(root + "/data");
+    ASSERT_TRUE(std::filesystem::create_directory(root + "/data"));
+    const std::string key = std::to_string(status->processes[0].pid);
+    const DumpIndex index = indexPolledRepeatedly(root);
+    ASSERT_EQ(index.problems().size(), 1u);
+    EXPECT_EQ(index.problems()[0], root + "/data/" + key + ": no rows there, yet " +
+                                       "probe_status.json says process " + key + " wrote " +
+                                       std::to_string(written) +
+                                       " rows into it: removed, or the dump was not copied whole");
+    const std::string text = formatSummary(summarizeDump(index));
+    EXPECT_NE(text.find("problem: " + root + "/data/" + key + ": no rows there"), std::string::npos)
+        << text;
+
+    auto json = nlohmann::json::parse(probe::test::readFile(root + "/probe_status.json"));
+    json["processes"][0]["rows"] = 0;  // it dumped nothing: nothing is missing
+    probe::test::writeFile(root + "/probe_status.json", json.dump());
+    EXPECT_TRUE(indexPolledRepeatedly(root).problems().empty());
+}
+
 // A probe_status.json that is there and cannot be read is not "no probe_status.json": the
 // header says it is unreadable, the problem line says why.
 TEST(Analysis, SummaryOfAnUnreadableStatusFileDoesNotSayThereIsNone) {

@@ -1046,6 +1046,9 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
         rows.someUnread = rows.someUnread || !unreadSaid_.empty();
         pollRowOrder(delta, key, rows, allRead);
     }
+    // (A data/ that is no folder is said as such.)
+    if (allRead && lastStatus_ && format::isDirectory(root_ + "/data"))
+        sayProcessesWithoutRows(delta, rowsOf);
     finished_ = state_ && *state_ != format::DumpState::Running && !delta.more &&
                 delta.bytesDone == delta.bytesTotal;
     rowsRead_ += delta.rows.size();
@@ -1102,6 +1105,22 @@ void AtbDumpReader::pollStatistics(DumpDelta& delta, uint64_t budget) {
         }
     }
     for (auto& awaiting : later) awaitingStatistics_.push_back(std::move(awaiting));
+}
+
+// A process the status file says wrote rows, and ended, whose rows are not in the dump at all:
+// an emptied data/ read as a complete dump of no rows ("no overflow", exit 0). Said once each.
+void AtbDumpReader::sayProcessesWithoutRows(DumpDelta& delta,
+                                            const std::map<std::string, ProcessRows>& rowsOf) {
+    for (const auto& p : lastStatus_->processes) {
+        if (p.state == format::DumpState::Running || p.rows == 0) continue;
+        const std::string key =
+            (p.device >= 0 ? std::to_string(p.device) + "_" : "") + std::to_string(p.pid);
+        if (rowsOf.count(key) || !processesSaidEmpty_.insert(key).second) continue;
+        delta.problems.push_back(root_ + "/data/" + key + ": no rows there, yet " +
+                                 format::kStatusFileName + " says process " +
+                                 std::to_string(p.pid) + " wrote " + std::to_string(p.rows) +
+                                 " rows into it: removed, or the dump was not copied whole");
+    }
 }
 
 void AtbDumpReader::pollRowOrder(DumpDelta& delta, const std::string& devicePid,

@@ -77,6 +77,8 @@ private:
     // New runs of a known process's row order file (probe_row_order/<key>.csv).
     void pollRowOrder(DumpDelta& delta, const std::string& devicePid, const ProcessRows& read,
                       bool allRead);
+    void sayProcessesWithoutRows(DumpDelta& delta,
+                                 const std::map<std::string, ProcessRows>& rowsOf);
     void pollStructure(DumpDelta& delta);
     // Merges `node` and its children; `id` and `namePath` hold its parent's (both empty for a
     // top-level node) and are as they were on return.
@@ -200,6 +202,7 @@ private:
     std::map<std::string, RowOrderReader> rowOrderFiles_;  // by process key
     // By pid, of the processes that ended (probe_status.json): whether they wrote every row.
     std::map<int64_t, bool> endedWritingAll_;
+    std::set<std::string> processesSaidEmpty_;  // sayProcessesWithoutRows, by process key
     FileStamp statusStamp_;
     bool hasStatusFile_ = false;
     std::optional<format::DumpState> state_;        // from probe_status.json; none when unknown
