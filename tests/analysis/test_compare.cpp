@@ -166,6 +166,49 @@ TEST(Compare, ANumberNearZeroIsJudgedAgainstTheOpsInputs) {
     EXPECT_TRUE(alone.diverges());
 }
 
+// The last layer of each round uses a weight changed in the candidate, in its child too: the
+// first op to inherit the first divergence is that child in the same round. It was the child of
+// the next round, which inherits the next round's birth ("received from round 1 fc").
+TEST(Compare, TheFirstOpToInheritTheFirstDivergenceMayBeAChildOfItsBirth) {
+    TempDir dir;
+    const auto x = randomValues(16, 2), w = randomValues(64, 3, 0.1f);
+    const auto write = [&](const std::string& name, float factor) {
+        std::vector<float> weight = w;
+        weight[5] *= factor;
+        std::vector<float> y(16, 0);
+        for (int i = 0; i < 2; ++i)
+            for (int o = 0; o < 8; ++o)
+                for (int k = 0; k < 8; ++k) y[i * 8 + o] += x[i * 8 + k] * weight[o * 8 + k];
+        ApiRun run(dir, name);
+        for (int round = 0; round < 2; ++round) {
+            run.begin("fc", "Linear");
+            run.input(0, x, {2, 8});
+            run.input(1, weight, {8, 8});
+            run.begin("mm", "aten::mm");
+            run.input(0, x, {2, 8});
+            run.input(1, weight, {8, 8});
+            run.output(0, y, {2, 8});
+            run.end();
+            run.output(0, y, {2, 8});
+            run.end();
+        }
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", 1)), b = indexOf(write("b", 1.05f));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), "fc") << report;
+    EXPECT_EQ(result.ops[*result.firstBornHere].referenceRound, 0) << report;
+    ASSERT_TRUE(result.firstInherited) << report;
+    const OpComparison& inherited = result.ops[*result.firstInherited];
+    EXPECT_EQ(nameOf(result, *result.firstInherited), "fc/mm") << report;
+    EXPECT_EQ(inherited.referenceRound, 0) << report;
+    EXPECT_EQ(inherited.inheritedFrom, *result.firstBornHere) << report;
+    EXPECT_NE(report.find("first op that inherits it: round 0  fc/mm"), std::string::npos)
+        << report;
+}
+
 // A block: linear(x, weight) -> relu -> a head. One weight element of the linear changed by 5%
 // barely moves the weight's statistics; the comparison names the linear, where it is used.
 std::string writeBlock(const TempDir& dir, const std::string& name, float factor, size_t element,

@@ -1436,19 +1436,40 @@ private:
                 ++result_.inheritedOps;
             }
         }
-        // The first op after the first born-here one to receive a divergence (else the first to
-        // finish).
+        // The first op to receive the first divergence: of those whose received divergence
+        // leads back to it (or to an op it surfaces in), the first to begin; a child of an op
+        // born at its input counts. Else the first op after it to receive any divergence (else
+        // the first to finish). The first after it alone named a later round's op, received
+        // from another birth, while the born op's own child inherited it (a GUI walk).
+        std::vector<char> ofFirstBirth(result_.ops.size(), 0);
+        if (result_.firstBornHere) {
+            ofFirstBirth[*result_.firstBornHere] = 1;
+            for (uint32_t a : result_.bornHereAncestors(*result_.firstBornHere))
+                ofFirstBirth[a] = 1;
+        }
+        const auto receivedFromFirstBirth = [&](uint32_t o) {
+            // The chain of inheritedFrom ends at a born-here op; bounded against a cycle.
+            for (size_t hops = 0; hops <= result_.ops.size(); ++hops) {
+                o = result_.ops[o].inheritedFrom;
+                if (o == kNone) return false;
+                if (result_.ops[o].verdict != OpVerdict::Inherited) return ofFirstBirth[o] != 0;
+            }
+            return false;
+        };
         const uint64_t after =
             result_.firstBornHere ? result_.ops[*result_.firstBornHere].finished : 0;
-        std::optional<uint32_t> firstAfter, firstAny;
+        std::optional<uint32_t> firstOfBirth, firstAfter, firstAny;
+        const auto beganBefore = [&](uint32_t o, const std::optional<uint32_t>& than) {
+            return !than || result_.ops[o].began < result_.ops[*than].began;
+        };
         for (uint32_t o = 0; o < result_.ops.size(); ++o) {
             const OpComparison& op = result_.ops[o];
             if (op.verdict != OpVerdict::Inherited) continue;
-            if (op.began > after && (!firstAfter || op.began < result_.ops[*firstAfter].began))
-                firstAfter = o;
+            if (beganBefore(o, firstOfBirth) && receivedFromFirstBirth(o)) firstOfBirth = o;
+            if (op.began > after && beganBefore(o, firstAfter)) firstAfter = o;
             if (!firstAny || op.finished < result_.ops[*firstAny].finished) firstAny = o;
         }
-        result_.firstInherited = firstAfter ? firstAfter : firstAny;
+        result_.firstInherited = firstOfBirth ? firstOfBirth : firstAfter ? firstAfter : firstAny;
     }
 
     const DumpIndex& ref_;
