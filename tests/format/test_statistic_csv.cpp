@@ -117,6 +117,7 @@ TEST(StatisticCsv, RowsOfEveryLengthReadBackWhole) {
                 row.max = big;
                 row.min = -big;
                 row.mean = 0.25;
+                row.norm = 2;
                 row.tensorPath = std::string(length, '/');
                 const std::string line = formatStatRow(row);
                 ASSERT_EQ(line.back(), '\n');
@@ -129,7 +130,7 @@ TEST(StatisticCsv, RowsOfEveryLengthReadBackWhole) {
                 EXPECT_EQ(back->tensorPath, row.tensorPath);
                 EXPECT_EQ(back->max, big);
                 EXPECT_EQ(back->min, -big);
-                EXPECT_FALSE(back->norm);
+                EXPECT_EQ(back->norm, 2);
                 const std::string tail =
                     "," + (row.tensorPath.empty() ? std::string("N/A") : row.tensorPath) + "\n";
                 EXPECT_EQ(line.substr(line.size() - tail.size()), tail) << length;
@@ -148,6 +149,16 @@ TEST(StatisticCsv, MalformedRowsAreRejected) {
     EXPECT_FALSE(parseStatRow("0_1,0,a,b,0,sideways,0,float,nd,,1,1,1,1,N/A", &error));
     EXPECT_FALSE(parseStatRow("0_1,0,a,b,0,input,0,float,nd,,abc,1,1,1,N/A", &error));
     EXPECT_FALSE(parseStatRow("0_1,0,\"a,b,0,input,0,float,nd,,1,1,1,1,N/A", &error));
+    // Some statistics N/A and some numbers: no row the runtime writes (it compared as a match on
+    // the numbers left). All four N/A is task tensor's row.
+    EXPECT_FALSE(parseStatRow("0_1,0,a,b,0,input,0,float,nd,2,N/A,1,1,1,N/A", &error));
+    EXPECT_EQ(error,
+              "Max is N/A while the other statistics are numbers (all four are N/A, or none)");
+    EXPECT_FALSE(parseStatRow("0_1,0,a,b,0,input,0,float,nd,2,1,N/A,1,N/A,N/A", &error));
+    EXPECT_EQ(
+        error,
+        "Min, Norm are N/A while the other statistics are numbers (all four are N/A, or none)");
+    EXPECT_TRUE(parseStatRow("0_1,0,a,b,0,input,0,float,nd,2,N/A,N/A,N/A,N/A,/t/x.bin", &error));
 }
 
 // The statistics columns hold printf("%f") of each value: checked against printf itself on
@@ -300,12 +311,11 @@ TEST(StatisticCsv, PackedRowsOfCodesFormatAsSpelledOut) {
                 spelled.dtype = k.dtypeText;
                 spelled.format = k.formatText;
                 spelled.shape = shape;
-                if (output) {
+                if (output) {  // inputs N/A, as task tensor's rows (all four or none)
                     spelled.max = 1.5 + static_cast<double>(c);
-                    spelled.norm = c == 1 ? NAN : 1e300;
-                } else {
                     spelled.min = -INFINITY;
                     spelled.mean = 0.25;
+                    spelled.norm = c == 1 ? NAN : 1e300;
                 }
                 spelled.tensorPath = output && c == 4 ? "/d/x,y.bin" : "";
                 expected += formatStatRow(spelled);

@@ -880,7 +880,7 @@ TEST(AtbReader, ManyRowsParsedSideBySideReadAsOneByOne) {
             i % 97 == 0 ? "\"" + name + ",with comma\"" : name;  // ops of their own
         text += "0_777," + std::to_string(i % 3) + "," + quotedName + ",T," + id +
                 (i % 2 ? ",output," : ",input,") + "0,float,nd,3," + std::to_string(i) +
-                ".5,-1,0.25," + (i % 11 ? "2" : "N/A") + ",N/A\n";
+                ".5,-1,0.25," + (i % 11 ? "2" : "nan") + ",N/A\n";
     }
     dump.appendRaw(0, text);
     dump.setStatus("complete");

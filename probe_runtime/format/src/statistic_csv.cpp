@@ -622,6 +622,20 @@ namespace {
             return false;
         }
     }
+    // All four or none (task tensor): a row with some N/A is none the runtime writes, and read
+    // as it was it compared as a match on the numbers left.
+    const int present = !!row.max + !!row.min + !!row.mean + !!row.norm;
+    if (present != 0 && present != 4) [[unlikely]] {
+        if (error) {
+            static const char* const kNames[] = {"Max", "Min", "Mean", "Norm"};
+            std::string missing;
+            for (int i = 0; i < 4; ++i)
+                if (!*values[i]) missing += std::string(missing.empty() ? "" : ", ") + kNames[i];
+            *error = missing + (4 - present > 1 ? " are" : " is") +
+                     " N/A while the other statistics are numbers (all four are N/A, or none)";
+        }
+        return false;
+    }
     const bool noPath = f[14].size() == 3 && f[14][0] == 'N' && f[14][1] == '/' && f[14][2] == 'A';
     row.tensorPath = noPath ? std::string_view() : f[14];
     return true;
