@@ -270,6 +270,17 @@ int probe_report_own_config_writes(int reported) {
         PROBE_E_INTERNAL);
 }
 
+int probe_warn(const char* text) {
+    return guarded(
+        "probe_warn",
+        [&] {
+            Runtime& runtime = Runtime::instance();
+            if (text && runtime.isStarted()) runtime.status().warning(text);
+            return PROBE_OK;
+        },
+        PROBE_E_INTERNAL);
+}
+
 int probe_note_file_written(const char* path) {
     return guarded(
         "probe_note_file_written",

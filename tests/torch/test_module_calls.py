@@ -238,6 +238,45 @@ class ModuleCalls(ProbeTestCase):
                       if r["Input/Output"] == "input"]
             self.assertEqual(len(passes), count, prefix)
 
+    def test_two_live_models_whose_layers_share_names_are_warned_of_once(self):
+        # A teacher and a student of one class: their fc1 is one op whose rounds alternate
+        # between them (a user's plot zig-zagged). Said once, in the status file too; models
+        # named apart, and one model called again, are not.
+        rows, result = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class M(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc1, self.fc2 = nn.Linear(4, 4), nn.Linear(4, 2)
+
+                def forward(self, x):
+                    return self.fc2(torch.relu(self.fc1(x)))
+
+            other = nn.Sequential()
+            other.add_module("head", nn.Linear(4, 2))
+            teacher, student = M(), M()
+            x = torch.randn(3, 4)
+            with torch.no_grad():
+                for _ in range(2):
+                    other(x)
+                    teacher(x)
+                    student(x)
+            """, task="statistics", exec_range="all")
+        warning = ("two models of this program, M and M, have layer-level modules of the same names "
+                   "(fc1, fc2): each name is one op of the dump, its rounds alternating between the models")
+        self.assertEqual(result.stderr.count("[probe] warning: " + warning), 1, result.stderr)
+        self.assertNotIn("Sequential", result.stderr)
+        with open(self.path("out", "atb_dump_data", "probe_status.json")) as f:
+            (process,) = json.load(f)["processes"]
+        self.assertEqual([m["text"] for m in process["messages"] if warning in m["text"]],
+                         [m["text"] for m in process["messages"] if "two models" in m["text"]])
+        self.assertEqual(len([m for m in process["messages"] if warning in m["text"]]), 1)
+        # What the warning says: fc1's four rounds are the two models' in turn.
+        fc1 = [r for r in rows if r["Op Name"] == "fc1" and r["Input/Output"] == "output"]
+        self.assertEqual(sorted(int(r["Execution Count"]) for r in fc1), [0, 1, 2, 3])
+
     def test_an_input_kept_from_step_to_step_is_hooked_once_per_layer(self):
         # A tensor hook fires at every backward through its tensor: an input that requires its
         # gradient and is used at every step must not pile up hooks (every backward ran them

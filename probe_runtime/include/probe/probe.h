@@ -299,6 +299,11 @@ PROBE_API int probe_set_round(int64_t round);
 PROBE_API int probe_report_own_config_writes(int reported);
 PROBE_API int probe_note_file_written(const char* path);
 
+/* A warning about how the program is dumped (two models whose ops share names, ...): kept among
+ * probe_status.json's messages, where `probe summary` and the app show it. PROBE_OK, also when the
+ * runtime is not started (then it goes nowhere). */
+PROBE_API int probe_warn(const char* text);
+
 /* The calling thread's last error as text ("" when none). Valid until the thread's next call. */
 PROBE_API const char* probe_last_error(void);
 

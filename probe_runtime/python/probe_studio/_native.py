@@ -41,6 +41,7 @@ def runtime():
         _declare(lib, "probe_report_weight", c.c_int, [c.c_char_p, c.c_uint64])
         _declare(lib, "probe_report_own_config_writes", c.c_int, [c.c_int])
         _declare(lib, "probe_note_file_written", c.c_int, [c.c_char_p])
+        _declare(lib, "probe_warn", c.c_int, [c.c_char_p])
         _declare(lib, "probe_before_exec", c.c_int, [c.c_char_p])
         _declare(lib, "probe_counting_only", c.c_uint64, [])
         _declare(lib, "probe_layer_counter_of", c.c_void_p, [c.c_char_p, c.c_char_p])

@@ -286,10 +286,42 @@ def _module_names(root):
             if path:
                 names[id(module)] = (name_bytes(path), name_bytes(path.rsplit(".", 1)[-1]),
                                      name_bytes(type(module).__name__), _layer_count())
+        _warn_of_shared_layer_names(root, names)
         _names_by_root[root] = names
         _report_weights(root)
         _arm_gradient_monitor(root)
     return names
+
+
+_shared_names_said = set()  # (class, class) pairs of models warned of
+
+
+def _warn_of_shared_layer_names(root, names):
+    """Two models alive at once (a teacher and a student, a model and its EMA copy) whose
+    layer-level modules have the same names: each name is one op of the dump, whose rounds
+    alternate between the models. Said once per pair of model classes (on standard error and in
+    probe_status.json, by the runtime). Never raises."""
+    try:
+        layers = {n[0] for n in names.values() if b"." not in n[0]}
+        if not layers:
+            return
+        for other, other_names in list(_names_by_root.items()):
+            if other is root:
+                continue
+            shared = layers & {n[0] for n in other_names.values() if b"." not in n[0]}
+            pair = (type(other).__name__, type(root).__name__)
+            if not shared or pair in _shared_names_said:
+                continue
+            _shared_names_said.add(pair)
+            listed = ", ".join(sorted(safe_text(n.decode("utf-8", "replace")) for n in shared)[:5])
+            message = ("two models of this program, %s and %s, have layer-level modules of the same names "
+                       "(%s%s): each name is one op of the dump, its rounds alternating between the models. "
+                       "To tell them apart, call them through one module holding both (an nn.ModuleDict)"
+                       % (safe_text(pair[0]), safe_text(pair[1]), listed, ", ..." if len(shared) > 5 else ""))
+            _runtime.probe_warn(message.encode("utf-8", "replace"))  # also on standard error
+            return
+    except Exception as exc:  # never harm the model: the dump just goes without the warning
+        _failure("comparing models' names", exc)
 
 
 def _report_weights(root):
