@@ -246,6 +246,42 @@ std::string writeBlock(const TempDir& dir, const std::string& name, float factor
     return run.finish();
 }
 
+// Runs without ranks whose process counts differ: the candidate ran a short helper (a check of
+// torch) before the model. Its processes pair by the layer-level ops they share, not in order
+// (the helper was compared with the model: "nothing to compare", exit 65).
+TEST(Compare, ProcessesWithoutRanksPairByTheOpsTheyShare) {
+    TempDir dir;
+    const size_t element = 3 * 8 + 5;
+    const std::string reference = writeBlock(dir, "a", 1, element),
+                      model = writeBlock(dir, "b", 1.05f, element);
+    ApiRun helper(dir, "helper");
+    helper.op("linear_0", {randomValues(6, 4)}, {randomValues(6, 5)});
+    const std::string candidate = helper.finish();
+    const std::string own = std::to_string(::getpid());
+    // The model as a second process of the candidate, after the helper.
+    std::filesystem::copy(model + "/data/" + own, candidate + "/data/99999999",
+                          std::filesystem::copy_options::recursive);
+    const DumpIndex a = indexOf(reference), b = indexOf(candidate);
+    ASSERT_EQ(b.processCount(), 2u);
+    ASSERT_EQ(b.process(0).key, own);
+    ASSERT_EQ(b.process(1).key, "99999999");
+    for (const bool swapped : {false, true}) {
+        const auto result = swapped ? compareDumps(b, a, {}) : compareDumps(a, b, {});
+        const std::string report = formatCompareReport(result);
+        ASSERT_EQ(result.processPairs.size(), 1u) << report;
+        EXPECT_EQ(result.processPairs[0], std::make_pair(swapped ? 1u : 0u, swapped ? 0u : 1u))
+            << report;
+        ASSERT_TRUE(result.firstBornHere) << report;
+        EXPECT_EQ(result.reference->op(result.ops[*result.firstBornHere].referenceOp).namePath,
+                  "block/linear")
+            << report;
+        EXPECT_NE(report.find("paired by the layer-level ops they share: " +
+                              (swapped ? "99999999 with " + own : own + " with 99999999")),
+                  std::string::npos)
+            << report;
+    }
+}
+
 TEST(Compare, AWeightChangedInOneElementIsBornWhereItIsUsed) {
     TempDir dir;
     const size_t element = 3 * 8 + 5;

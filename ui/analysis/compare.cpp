@@ -12,6 +12,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "analysis/atb_dump.h"
 #include "analysis/dump_reader.h"
@@ -517,15 +518,62 @@ private:
                      "): to compare one rank with another, name both (--rank R --against-rank S)");
             return true;
         }
-        const uint32_t n =
-            static_cast<uint32_t>(std::min(ref_.processCount(), cand_.processCount()));
-        for (uint32_t p = 0; p < n; ++p) result_.processPairs.emplace_back(p, p);
-        if (ref_.processCount() != cand_.processCount())
-            note("the reference has " + std::to_string(ref_.processCount()) + " process(es) (" +
-                 processList(ref_) + "), the candidate " + std::to_string(cand_.processCount()) +
-                 " (" + processList(cand_) + "): the first " + std::to_string(n) +
-                 " compared in order");
+        if (ref_.processCount() == cand_.processCount()) {
+            for (uint32_t p = 0; p < ref_.processCount(); ++p)
+                result_.processPairs.emplace_back(p, p);
+            return true;
+        }
+        pairProcessesBySharedOps();
+        std::string pairs;
+        for (const auto& [r, c] : result_.processPairs)
+            pairs +=
+                (pairs.empty() ? "" : ", ") + ref_.process(r).key + " with " + cand_.process(c).key;
+        note("the reference has " + std::to_string(ref_.processCount()) + " process(es) (" +
+             processList(ref_) + "), the candidate " + std::to_string(cand_.processCount()) + " (" +
+             processList(cand_) + "): paired by the layer-level ops they share: " +
+             (pairs.empty() ? std::string("none") : pairs) +
+             " (to choose: --rank R --against-rank S)");
         return true;
+    }
+
+    // Processes of two runs that name no ranks, as many as the smaller run has: each process of
+    // that run, in order, with the other run's left that shares the most layer-level op names
+    // with it (the first such on a tie; in order when none shares any). In order alone, a short
+    // helper process the candidate ran first (a check of torch) was compared with the model:
+    // "nothing to compare".
+    void pairProcessesBySharedOps() {
+        const auto layerNames = [](const DumpIndex& index) {
+            std::vector<std::unordered_set<std::string_view>> names(index.processCount());
+            for (uint32_t o = 0; o < index.opCount(); ++o) {
+                const auto& op = index.op(o);
+                if (op.depth == 0)
+                    names[op.process].insert(index.layout() == DumpLayout::Msprobe
+                                                 ? std::string_view(op.id)
+                                                 : std::string_view(op.namePath));
+            }
+            return names;
+        };
+        const bool fewerInReference = ref_.processCount() <= cand_.processCount();
+        const auto few = layerNames(fewerInReference ? ref_ : cand_),
+                   many = layerNames(fewerInReference ? cand_ : ref_);
+        std::vector<char> taken(many.size(), 0);
+        for (uint32_t p = 0; p < few.size(); ++p) {
+            uint32_t best = kNone;
+            size_t bestShared = 0;
+            for (uint32_t q = 0; q < many.size(); ++q) {
+                if (taken[q]) continue;
+                size_t shared = 0;
+                for (const auto& name : few[p]) shared += many[q].count(name);
+                if (best == kNone || shared > bestShared) {
+                    best = q;
+                    bestShared = shared;
+                }
+            }
+            taken[best] = 1;
+            result_.processPairs.emplace_back(fewerInReference ? p : best,
+                                              fewerInReference ? best : p);
+        }
+        std::sort(result_.processPairs.begin(), result_.processPairs.end());
     }
 
     // Each process's rank, when every process of the dump names a rank of its own; else empty.
