@@ -582,7 +582,7 @@ TEST(Analysis, FirstDivergenceIsWhereTheNumbersChange) {
               "Error,Diverges,Why,"
               "Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err Ratio,Five Thousandths Err "
               "Ratio,Max ULP Error,"
-              "Scale,Reference Min,Candidate Min");
+              "Scale,Reference Min,Candidate Min,Op Id,Process");
     EXPECT_NE(csv.find("Decoder_layer_1/Mlp/MatMulKernel,MatMulKernel,output,0,4x8,"),
               std::string::npos);
 }

@@ -282,6 +282,55 @@ TEST(Compare, ProcessesWithoutRanksPairByTheOpsTheyShare) {
     }
 }
 
+// A block that adds three times: the second add differs. The report, the JSON and the CSV tell
+// the three "block/add" apart by their ids (all three read "round 0  block/add (aten::add)").
+TEST(Compare, OpsOfOneNameInOneModuleAreToldApartByTheirIds) {
+    TempDir dir;
+    const auto x = randomValues(8, 6);
+    const auto write = [&](const std::string& name, float nudge) {
+        ApiRun run(dir, name);
+        run.begin("block", "Block");
+        run.input(0, x);
+        std::vector<float> y = x;
+        for (int k = 0; k < 3; ++k) {
+            std::vector<float> sum = y;
+            for (float& v : sum) v += k == 1 ? 1 + nudge : 1;
+            run.begin("add", "aten::add");
+            run.input(0, y);
+            run.output(0, sum);
+            run.end();
+            y = sum;
+        }
+        run.output(0, y);
+        run.end();
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", 0)), b = indexOf(write("b", 0.5f));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    const std::string id = a.op(result.ops[*result.firstBornHere].referenceOp).id;
+    std::vector<std::string> adds;
+    for (uint32_t o = 0; o < a.opCount(); ++o)
+        if (a.op(o).namePath == "block/add") adds.push_back(a.op(o).id);
+    ASSERT_EQ(adds.size(), 3u);
+    EXPECT_EQ(id, adds[1]);
+    EXPECT_NE(
+        report.find("first divergence, born here: round 0  block/add (aten::add, id " + id + ")"),
+        std::string::npos)
+        << report;
+    EXPECT_NE(report.find("round 0  block/add (aten::add, id " + adds[0] + "): matches"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("round 0  block (Block)"), std::string::npos) << report;  // no id
+    const auto json = nlohmann::json::parse(compareResultJson(result));
+    EXPECT_EQ(json["firstBornHere"]["id"], id);
+    const std::string csv = compareResultCsv(result);
+    EXPECT_NE(csv.find(",Op Id,Process\n"), std::string::npos);
+    EXPECT_NE(csv.find("," + id + "," + std::to_string(::getpid()) + "\n"), std::string::npos)
+        << csv;
+}
+
 TEST(Compare, AWeightChangedInOneElementIsBornWhereItIsUsed) {
     TempDir dir;
     const size_t element = 3 * 8 + 5;

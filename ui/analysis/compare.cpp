@@ -1484,11 +1484,12 @@ private:
                 ++result_.inheritedOps;
             }
         }
-        // The first op to receive the first divergence: of those whose received divergence
-        // leads back to it (or to an op it surfaces in), the first to begin; a child of an op
-        // born at its input counts. Else the first op after it to receive any divergence (else
-        // the first to finish). The first after it alone named a later round's op, received
-        // from another birth, while the born op's own child inherited it (a GUI walk).
+        // The first op to receive the first divergence, of those whose received divergence leads
+        // back to it (or to an op it surfaces in): the first to begin after it finished (where
+        // it flows on), else the first at all (a child of an op born at its input). Else the
+        // first op after it to receive any divergence (else the first to finish). The first
+        // after it alone named a later round's op, received from another birth, while the born
+        // op's own child inherited it (a new user's walk).
         std::vector<char> ofFirstBirth(result_.ops.size(), 0);
         if (result_.firstBornHere) {
             ofFirstBirth[*result_.firstBornHere] = 1;
@@ -1506,18 +1507,26 @@ private:
         };
         const uint64_t after =
             result_.firstBornHere ? result_.ops[*result_.firstBornHere].finished : 0;
-        std::optional<uint32_t> firstOfBirth, firstAfter, firstAny;
+        std::optional<uint32_t> afterOfBirth, ofBirth, firstAfter, firstAny;
         const auto beganBefore = [&](uint32_t o, const std::optional<uint32_t>& than) {
             return !than || result_.ops[o].began < result_.ops[*than].began;
         };
         for (uint32_t o = 0; o < result_.ops.size(); ++o) {
             const OpComparison& op = result_.ops[o];
             if (op.verdict != OpVerdict::Inherited) continue;
-            if (beganBefore(o, firstOfBirth) && receivedFromFirstBirth(o)) firstOfBirth = o;
-            if (op.began > after && beganBefore(o, firstAfter)) firstAfter = o;
+            const bool isAfter = op.began > after;
+            if ((beganBefore(o, ofBirth) || (isAfter && beganBefore(o, afterOfBirth))) &&
+                receivedFromFirstBirth(o)) {
+                if (beganBefore(o, ofBirth)) ofBirth = o;
+                if (isAfter && beganBefore(o, afterOfBirth)) afterOfBirth = o;
+            }
+            if (isAfter && beganBefore(o, firstAfter)) firstAfter = o;
             if (!firstAny || op.finished < result_.ops[*firstAny].finished) firstAny = o;
         }
-        result_.firstInherited = firstOfBirth ? firstOfBirth : firstAfter ? firstAfter : firstAny;
+        result_.firstInherited = afterOfBirth ? afterOfBirth
+                                 : ofBirth    ? ofBirth
+                                 : firstAfter ? firstAfter
+                                              : firstAny;
     }
 
     const DumpIndex& ref_;
@@ -1687,7 +1696,20 @@ std::string CompareResult::describeOp(uint32_t o) const {
     const std::string& candKey = candidate->process(op.candidateProcess).key;
     if (nameProcesses) out += "  " + (refKey == candKey ? refKey : refKey + " vs " + candKey);
     out += "  " + (reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath);
-    if (!r.type.empty() && reference->layout() != DumpLayout::Msprobe) out += " (" + r.type + ")";
+    if (reference->layout() == DumpLayout::Msprobe) return out;  // the id is the name
+    // Ops of one name in one module (three adds of a block), and the ops inside them, are told
+    // apart by their ids.
+    bool nameShared = false;
+    for (uint32_t at = op.referenceOp; at != kNone && !nameShared; at = reference->op(at).parent) {
+        const auto& self = reference->op(at);
+        if (self.parent == kNone) break;
+        for (uint32_t sibling : reference->op(self.parent).children)
+            nameShared =
+                nameShared || (sibling != at && reference->op(sibling).namePath == self.namePath);
+    }
+    if (!r.type.empty() || nameShared)
+        out += " (" + r.type + (r.type.empty() || !nameShared ? "" : ", ") +
+               (nameShared ? "id " + r.id : std::string()) + ")";
     return out;
 }
 

@@ -199,8 +199,8 @@ struct CompareResult {
     // The op where the first divergence is born: among the born-here ops, the first whose
     // divergence shows (at its beginning when born at an input, else when it finishes: an op
     // whose divergence is born in a child finishes after it). Then the first op to inherit it
-    // (its inheritedFrom chain leads back to it; a child of an op born at its input counts), else
-    // the first op after it that inherited any divergence.
+    // (its inheritedFrom chain leads back to it): the first after it finished, else a child of
+    // an op born at its input; else the first op after it that inherited any divergence.
     std::optional<uint32_t> firstBornHere, firstInherited;  // into ops
     std::optional<uint32_t> firstDivergingTensor;           // into tensors, in execution order
     std::vector<std::string> problems;                      // unreadable files and the like

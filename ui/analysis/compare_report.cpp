@@ -305,7 +305,8 @@ std::string compareResultCsv(const CompareResult& result) {
         "Norm,Cosine,Max Abs Error,"
         "Max Relative Error,Diverges,Why,Op Verdict,Rule,Worst Element,EucDist,One Thousandth Err "
         "Ratio,"
-        "Five Thousandths Err Ratio,Max ULP Error,Scale,Reference Min,Candidate Min\n";
+        "Five Thousandths Err Ratio,Max ULP Error,Scale,Reference Min,Candidate Min,Op Id,"
+        "Process\n";
     const DumpIndex* ref = result.reference;
     auto stat = [](const StatValues& s, int k) {
         return s.has(k) ? format::formatStatValue(s.value[k])
@@ -339,7 +340,9 @@ std::string compareResultCsv(const CompareResult& result) {
                (data ? optionalNumber(m.fiveThousandthsErrRatio) : "N/A") + "," +
                (data ? shortest(m.maxUlpError) : "N/A") + "," + shortest(t.scale) + "," +
                // Added after the columns of earlier versions, for readers that count them.
-               stat(referenceStats, 1) + "," + stat(candidateStats, 1) + "\n";
+               stat(referenceStats, 1) + "," + stat(candidateStats, 1) + "," +
+               format::csvField(op.id) + "," +
+               format::csvField(ref->process(result.ops[t.op].referenceProcess).key) + "\n";
     }
     return out;
 }
@@ -414,6 +417,7 @@ Json opJson(const CompareResult& result, uint32_t o, bool withTensors) {
     j["candidateProcess"] = result.candidate->process(op.candidateProcess).key;
     j["name"] = result.reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath;
     j["type"] = r.type;
+    j["id"] = r.id;  // ops of one name in one module (three adds) are told apart by it
     j["verdict"] = verdictName(op);
     if (op.cause != kNone) j["cause"] = result.tensorName(op.cause);
     if (op.inheritedFrom != kNone) j["inheritedFrom"] = result.describeOp(op.inheritedFrom);
