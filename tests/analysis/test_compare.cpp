@@ -258,9 +258,16 @@ TEST(Compare, ProcessesWithoutRanksPairByTheOpsTheyShare) {
     helper.op("linear_0", {randomValues(6, 4)}, {randomValues(6, 5)});
     const std::string candidate = helper.finish();
     const std::string own = std::to_string(::getpid());
-    // The model as a second process of the candidate, after the helper.
+    // The model as a second process of the candidate, after the helper (its rows saying so).
     std::filesystem::copy(model + "/data/" + own, candidate + "/data/99999999",
                           std::filesystem::copy_options::recursive);
+    for (const std::string& csv :
+         probe::test::filesNamed(candidate + "/data/99999999", "statistic.csv")) {
+        std::string text = probe::test::readFile(csv);
+        for (size_t at = 0; (at = text.find("\n" + own + ",", at)) != std::string::npos;)
+            text.replace(at + 1, own.size(), "99999999");
+        probe::test::writeFile(csv, text);
+    }
     const DumpIndex a = indexOf(reference), b = indexOf(candidate);
     ASSERT_EQ(b.processCount(), 2u);
     ASSERT_EQ(b.process(0).key, own);
@@ -2596,6 +2603,48 @@ TEST(Compare, AStepFolderWithALeadingZeroIsNoSecondCopyOfItsStep) {
     EXPECT_EQ(stepNumber("step0"), 0);
     EXPECT_EQ(stepNumber("step10"), 10);
     EXPECT_EQ(stepNumber("step01"), -1);
+}
+
+// A row belongs to the round and process of its folder: rows saying round 7 in round 3's file,
+// or another pid, were read as round 7's ("rounds 0..7 (5)") or the folder's, without a word. They
+// are skipped and said, as malformed rows are.
+TEST(Compare, RowsThatSayAnotherRoundOrProcessThanTheirFolderAreSkippedAndSaid) {
+    TempDir dir;
+    const std::string root = writeBlock(dir, "a", 1, 9, 3);
+    const std::vector<std::string> files = probe::test::filesNamed(root, "statistic.csv");
+    ASSERT_EQ(files.size(), 3u);
+    const DumpIndex before = indexOf(root);
+    const std::string own = std::to_string(::getpid());
+    const auto rewrite = [&](const std::string& file, const std::string& from,
+                             const std::string& to) {
+        std::string text = probe::test::readFile(file);
+        const size_t at = text.find("\n" + from);  // the first row's
+        ASSERT_NE(at, std::string::npos);
+        text.replace(at + 1, from.size(), to);
+        probe::test::writeFile(file, text);
+    };
+    rewrite(files[1], own + ",1,", own + ",7,");
+    rewrite(files[2], own + ",2,", "99999,2,");
+    const DumpIndex index = indexPolledRepeatedly(root);
+    EXPECT_EQ(index.rowCount(), before.rowCount() - 2);
+    int32_t lastRound = -1;
+    for (uint32_t r = 0; r < index.rowCount(); ++r)
+        lastRound = std::max(lastRound, index.row(r).round);
+    EXPECT_EQ(lastRound, 2);
+    EXPECT_EQ(index.processCount(), 1u);
+    const auto& problems = index.problems();
+    EXPECT_NE(std::find(problems.begin(), problems.end(),
+                        files[1] + ":2: row skipped: Execution Count 7 is not the round of its "
+                                   "folder (1)"),
+              problems.end())
+        << ::testing::PrintToString(problems);
+    EXPECT_NE(std::find(problems.begin(), problems.end(),
+                        files[2] +
+                            ":2: row skipped: Device and PID 99999 is not the process of "
+                            "its folder (" +
+                            own + ")"),
+              problems.end())
+        << ::testing::PrintToString(problems);
 }
 
 // A round folder whose name is no round (renamed "abc", or a number past 2^31-1), a

@@ -878,9 +878,9 @@ TEST(AtbReader, ManyRowsParsedSideBySideReadAsOneByOne) {
             text += "0_777,0," + name + ",T," + id + ",input,0,float,nd,3,one,1,1,1,N/A\n";
         const std::string quotedName =
             i % 97 == 0 ? "\"" + name + ",with comma\"" : name;  // ops of their own
-        text += "0_777," + std::to_string(i % 3) + "," + quotedName + ",T," + id +
-                (i % 2 ? ",output," : ",input,") + "0,float,nd,3," + std::to_string(i) +
-                ".5,-1,0.25," + (i % 11 ? "2" : "nan") + ",N/A\n";
+        text += "0_777,0," + quotedName + ",T," + id + (i % 2 ? ",output," : ",input,") +
+                "0,float,nd,3," + std::to_string(i) + ".5,-1,0.25," + (i % 11 ? "2" : "nan") +
+                ",N/A\n";
     }
     dump.appendRaw(0, text);
     dump.setStatus("complete");
@@ -940,8 +940,8 @@ TEST(AtbReader, RowsAddedWhileTheirNeighboursAreStillParsedKeepTheFileOrder) {
         }
         const std::string name = "layer" + std::to_string(i % 500);
         const bool quoted = i % 97 == 0 || line == 2049 || line == 2050;
-        text += "0_777," + std::to_string(i / 500) + "," + (quoted ? "\"" + name + "\"" : name) +
-                ",T," + std::to_string(i % 500) + ",output,0,float,nd,3," + std::to_string(i) +
+        text += "0_777,0," + (quoted ? "\"" + name + "\"" : name) + ",T," +
+                std::to_string(i % 500) + ",output,0,float,nd,3," + std::to_string(i) +
                 ".5,-1,0.25,2,N/A\n";
         expected.push_back({i + 0.5, offset, name});
     }
@@ -1772,9 +1772,9 @@ TEST(HostileDump, EveryRowOverTheLimitIsSkipped) {
     test::DumpBuilder dump(dir.path());
     dump.addRow(0, "0", "layer", "Layer", false);
     for (const size_t bytes : {size_t(1100000), size_t(3000000)})
-        dump.appendRaw(
-            0, "777,0," + std::string(bytes, 'n') + ",Layer,0_9,input,0,float,nd,3,1,1,1,1,N/A\n");
-    dump.appendRaw(0, "777,0,after,Layer,1,input,0,float,nd,3,1,1,1,1,N/A\n");
+        dump.appendRaw(0, "0_777,0," + std::string(bytes, 'n') +
+                              ",Layer,0_9,input,0,float,nd,3,1,1,1,1,N/A\n");
+    dump.appendRaw(0, "0_777,0,after,Layer,1,input,0,float,nd,3,1,1,1,1,N/A\n");
     dump.setStatus("complete");
     auto reader = open(dump.root());
     DumpIndex index = readAll(*reader);

@@ -667,6 +667,18 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
         malformedLine(delta, file.path, file, "empty Op Id");
         return;
     }
+    // A row belongs where it lies: one saying another round or process (a file copied into the
+    // wrong folder, or edited) was read as that round's, said nowhere ("rounds 0..7 (5)").
+    if (row.round != file.round || row.devicePid != file.devicePid) [[unlikely]] {
+        malformedLine(delta, file.path, file,
+                      row.round != file.round
+                          ? "Execution Count " + std::to_string(row.round) +
+                                " is not the round of its folder (" + std::to_string(file.round) +
+                                ")"
+                          : "Device and PID " + std::string(row.devicePid) +
+                                " is not the process of its folder (" + file.devicePid + ")");
+        return;
+    }
     // An op's rows come one after the other: look it up once for them. The row names the op of
     // the row before when it has that op's own key (no copy of the key kept), or the key that
     // row had, copied, when the op found for it has another (an empty name path finds the first
@@ -784,13 +796,16 @@ void AtbDumpReader::parseAndAdd(size_t lines, const LineAt& lineAt, const Add& a
     parseHelper_.wait();
 }
 
-uint64_t AtbDumpReader::pollCsv(const std::string& path, const std::string& devicePid,
-                                uint64_t budget, DumpDelta& delta) {
+uint64_t AtbDumpReader::pollCsv(const RoundFile& listed, uint64_t budget, DumpDelta& delta) {
+    const std::string& path = listed.path;
+    const std::string& devicePid = listed.devicePid;
     auto [it, isNew] = csvFiles_.try_emplace(path);
     CsvFile& file = it->second;
     if (isNew) {
         file.source = sourceCount_++;
         file.path = path;
+        file.devicePid = listed.devicePid;
+        file.round = listed.round;
         delta.sources.push_back(path);
     }
     uint64_t size = 0;
@@ -1017,7 +1032,7 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
                                known->second.offset == *file.regularSize &&
                                known->second.lastSize == static_cast<int64_t>(*file.regularSize);
         if (used < byteBudget && !unchanged) {
-            used += pollCsv(file.path, file.devicePid, byteBudget - used, delta);
+            used += pollCsv(file, byteBudget - used, delta);
             known = csvFiles_.find(file.path);
         }
         // A file not reached in this poll (budget spent) is not known yet: offset 0.

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/atb_dump.h"
 #include "analysis/dump_reader.h"
 #include "analysis/parallel_for.h"
 #include "analysis/reader_index.h"
@@ -42,6 +43,8 @@ private:
     using FileStamp = format::FileStamp;
     struct CsvFile {
         std::string path;
+        std::string devicePid;  // of its folders: what its rows must say
+        int64_t round = 0;
         uint32_t source = 0;
         uint64_t offset = 0;      // bytes consumed (whole lines)
         uint64_t lineNumber = 0;  // lines consumed
@@ -85,8 +88,7 @@ private:
     void mergeStructureNode(DumpDelta& delta, uint32_t process, uint32_t parent, std::string& id,
                             std::string& namePath, size_t position,
                             const format::StructureNode& node);
-    uint64_t pollCsv(const std::string& path, const std::string& devicePid, uint64_t budget,
-                     DumpDelta& delta);
+    uint64_t pollCsv(const RoundFile& listed, uint64_t budget, DumpDelta& delta);
     void addRow(DumpDelta& delta, CsvFile& file, uint32_t process, const format::StatRowView& row,
                 uint64_t lineOffset);
     void malformedLine(DumpDelta& delta, const std::string& path, CsvFile& file,
