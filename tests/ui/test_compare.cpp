@@ -912,7 +912,8 @@ TEST_F(SmallComparedPair, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirA
 }
 
 // The tensor of an op in one run only (child ops dumped in the candidate, the reference dumped
-// layer-level ops only): the pair plot says why it has nothing to draw; it was an empty grid.
+// layer-level ops only): the pair plot says why the reference has no line, and draws this run's
+// values (it was an empty grid).
 // Marks the two dumps built in dir/ref and dir/cand complete, shows `window` (1500x950) and
 // compares them in it until the result is there.
 bool compareBuiltPair(MainWindow& window, const test::TempDir& dir, test::DumpBuilder& reference,
@@ -950,7 +951,10 @@ TEST(ComparePanelPlot, ATensorInOneRunOnlyIsSaidNotDrawnAsNothing) {
     auto said = [&] {
         for (int i = 0; i < plot->itemCount(); ++i)
             if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)))
-                if (text->text().startsWith("Nothing to plot: no round of this tensor pairs"))
+                if (text->text().startsWith("No round of this tensor pairs with one of the "
+                                            "reference (an op in one run only): this run's "
+                                            "values alone") &&
+                    plot->graph(0)->dataCount() == 2 && plot->graph(1)->dataCount() == 0)
                     return true;
         return false;
     };
@@ -958,6 +962,67 @@ TEST(ComparePanelPlot, ATensorInOneRunOnlyIsSaidNotDrawnAsNothing) {
     // A tensor both runs have: drawn, the words gone.
     context.cursor()->setOp(idx.findOp(0, "0"));
     ASSERT_TRUE(waitFor([&] { return !said() && plot->graph(0)->dataCount() > 0; }));
+}
+
+// A candidate that ran on past the reference's last round, into NaN: its rounds are drawn
+// beyond the reference's, NaN marked (the plot stopped at the reference's last round).
+TEST(ComparePanelPlot, RoundsOfThisRunBeyondTheReferencesAreDrawn) {
+    test::TempDir dir("ui-compare-longer-run");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    for (int round = 0; round < 4; ++round)
+        for (test::DumpBuilder* dump : {&reference, &candidate}) {
+            if (dump == &reference && round >= 2) continue;
+            const std::optional<double> max =
+                round >= 2 ? std::optional<double>(std::nan("")) : std::nullopt;
+            dump->addRow(round, "0", "layer", "Layer", true, {1, 2}, {}, max);
+        }
+    context::AppContext context;
+    MainWindow window(&context);
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, candidate));
+    context.cursor()->setOp(context.store()->index().findOp(0, "0"));
+    ASSERT_NE(context.cursor()->slot(), kNone);
+    const auto pair =
+        data::statisticPair(*context.comparison(), context.cursor()->slot(), analysis::Stat::Max);
+    EXPECT_EQ(pair.candidate.x, QVector<double>({0, 1, 2, 3}));
+    EXPECT_EQ(pair.reference.x, QVector<double>({0, 1}));
+    ASSERT_EQ(pair.candidate.markers.size(), 2);
+    EXPECT_EQ(pair.candidate.markers[0].x, 2);
+    EXPECT_EQ(pair.candidate.markers[1].x, 3);
+    EXPECT_EQ(pair.candidate.y[1], 2);  // Max of {1, 2}
+    ASSERT_TRUE(
+        waitFor([&] { return window.comparePanel()->statisticPair().candidate.x.size() == 4; }));
+    EXPECT_GE(window.comparePanel()->statisticPlot()->xAxis->range().upper, 3);
+}
+
+// Runs of statistics only, compared while the comparison was not in view: "Tensor in both runs"
+// says why it has nothing to draw, whatever is selected (it showed three blank strips).
+TEST(ComparePanelPlot, RunsOfStatisticsOnlySayWhyNoTensorPairIsDrawn) {
+    test::TempDir dir("ui-compare-statistics-only");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    for (int round = 0; round < 2; ++round)
+        for (test::DumpBuilder* dump : {&reference, &candidate})  // statistics, no tensor file
+            for (const char* io : {"input", "output"})
+                dump->appendRaw(round, "0_777," + std::to_string(round) + ",layer,Layer,0," + io +
+                                           ",0,float,nd,3,3.000000,-2.000000,0.666667,3.741657,"
+                                           "N/A\n");
+    context::AppContext context;
+    MainWindow window(&context);
+    auto* panel = window.comparePanel();
+    auto* pairView = panel->pairView();
+    panel->findChild<QTabWidget*>()->setCurrentWidget(pairView);  // the tab chosen before
+    window.showView(MainWindow::View::Tensor);
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, candidate));
+    EXPECT_EQ(context.comparison()->result()->tensorsWithData, 0u);
+    window.showView(MainWindow::View::Compare);
+    ASSERT_TRUE(waitFor([&] { return panel->isVisible(); }));
+    // Of the runs, or of the tensor the cursor is on.
+    const auto saysWhy = [&] {
+        return pairView->factsText().startsWith("No tensor has its data in both runs") ||
+               pairView->factsText().startsWith("Both runs kept only statistics of this tensor");
+    };
+    EXPECT_TRUE(waitFor(saysWhy)) << pairView->factsText().toStdString();
+    context.cursor()->setOp(context.store()->index().findOp(0, "0"));
+    EXPECT_TRUE(waitFor(saysWhy)) << pairView->factsText().toStdString();
 }
 
 // Jump to first divergence selects its row in the table of compared ops and scrolls it into

@@ -47,20 +47,28 @@ StatisticPair statisticPair(const RunComparison& comparison, uint32_t candidateS
     if (!result || !result->candidate || candidateSlot >= result->candidate->slotCount())
         return pair;
     const auto& candidate = *result->candidate;
-    // The slot's rows are in round order; a round's first compared row stands for it.
-    bool any = false;
-    int32_t last = 0;
-    for (const uint32_t row : candidate.slot(candidateSlot).rows) {
-        const uint32_t t = comparison.comparedTensor(row);
-        const int32_t round = candidate.row(row).round;
-        if (t == kNone || (any && round == last)) continue;
-        any = true;
-        last = round;
-        const auto& tensor = result->tensors[t];
-        addPoint(pair.candidate, round, statOf(result->candidateStats(t), stat),
-                 tensor.candidateRow);
-        addPoint(pair.reference, round, statOf(result->referenceStats(t), stat),
-                 tensor.candidateRow);
+    // The slot's rows are in round order; a round's first compared row stands for it, else its
+    // first row: the rounds of this run the reference has not (a run that went on to NaN) are
+    // drawn too, without a reference point (the plot stopped at the reference's last round).
+    const auto& rows = candidate.slot(candidateSlot).rows;
+    for (size_t i = 0; i < rows.size();) {
+        const int32_t round = candidate.row(rows[i]).round;
+        size_t end = i;
+        uint32_t compared = kNone;
+        for (; end < rows.size() && candidate.row(rows[end]).round == round; ++end)
+            if (compared == kNone && comparison.comparedTensor(rows[end]) != kNone)
+                compared = rows[end];
+        if (compared != kNone) {
+            const uint32_t t = comparison.comparedTensor(compared);
+            addPoint(pair.candidate, round, statOf(result->candidateStats(t), stat), compared);
+            addPoint(pair.reference, round, statOf(result->referenceStats(t), stat), compared);
+        } else {
+            const auto& record = candidate.row(rows[i]);
+            addPoint(pair.candidate, round,
+                     record.has(stat) ? std::optional<double>(record.get(stat)) : std::nullopt,
+                     rows[i]);
+        }
+        i = end;
     }
     return pair;
 }

@@ -17,8 +17,8 @@ namespace probe::data {
 struct StatisticPair {
     PlotSeries candidate, reference;  // x = round; rows are the shown dump's
 };
-// `stat` of the shown dump's tensor `candidateSlot` in every compared round of the comparison's
-// result, and of the reference's tensor it was compared with.
+// `stat` of the shown dump's tensor `candidateSlot` in each of its rounds, and in the compared
+// ones, of the reference's tensor it was compared with (rows: the shown dump's).
 StatisticPair statisticPair(const RunComparison& comparison, uint32_t candidateSlot,
                             analysis::Stat stat);
 

@@ -676,12 +676,15 @@ void ComparePanel::rebuildStatisticPlot() {
         statisticPlot_->xAxis->setRange(pair_.candidate.x.front() - 0.5,
                                         pair_.candidate.x.back() + 0.5);
     statisticPlot_->yAxis->setRange(fitted({pair_.candidate.y, pair_.reference.y}));
-    // An op in one run only has no round to plot: said, where an empty grid said nothing.
-    if (pair_.candidate.x.isEmpty() && pair_.reference.x.isEmpty()) {
+    // An op in one run only has no round of the reference to plot: said, where an empty grid
+    // (or a lone line) said nothing.
+    if (pair_.reference.x.isEmpty()) {
         auto* why = new QCPItemText(statisticPlot_);
-        why->setText(
-            tr("Nothing to plot: no round of this tensor pairs with one of the "
-               "reference (an op in one run only)"));
+        why->setText(pair_.candidate.x.isEmpty()
+                         ? tr("Nothing to plot: no round of this tensor pairs with one of the "
+                              "reference (an op in one run only)")
+                         : tr("No round of this tensor pairs with one of the reference (an op "
+                              "in one run only): this run's values alone"));
         why->position->setType(QCPItemPosition::ptAxisRectRatio);
         why->position->setCoords(0.5, 0.5);
         why->setPositionAlignment(Qt::AlignCenter);

@@ -78,9 +78,24 @@ TensorPairView::TensorPairView(data::RunComparison* comparison, data::DumpStore*
     connect(comparison_, &data::RunComparison::aboutToChange, this, [this] {
         document_->clear();
         row_ = kNone;
-        showMessage(QString());
     });
-    showMessage(tr("Select a tensor that both runs kept the data of."));
+    // What the view says until a tensor is shown: it was left empty when the result changed
+    // while the panel was hidden (three blank strips for runs of statistics only).
+    connect(comparison_, &data::RunComparison::changed, this,
+            [this] { showMessage(idleMessage()); });
+    showMessage(idleMessage());
+}
+
+QString TensorPairView::idleMessage() const {
+    const analysis::CompareResult* r = comparison_->result();
+    if (!r) return tr("No comparison (File › Compare…).");
+    if (r->tensorsWithData == 0)
+        return tr(
+            "No tensor has its data in both runs (their dumps kept statistics only, or "
+            "only one of them kept data): the element by element difference needs two "
+            "dumps with tensor data (task \"tensor\" or \"all\"). The statistics are "
+            "compared in the Compared ops table.");
+    return tr("Select a tensor that both runs kept the data of.");
 }
 
 void TensorPairView::setRelative(bool relative) {
@@ -95,9 +110,10 @@ void TensorPairView::showRow(uint32_t candidateRow) {
         r && candidateRow != kNone ? comparison_->comparedTensor(candidateRow) : kNone;
     if (t == kNone) {
         document_->clear();
-        showMessage(r ? tr("This tensor was not compared (it is in one run only, or in a round not "
-                           "compared).")
-                      : tr("No comparison (File › Compare…)."));
+        showMessage(r && candidateRow != kNone && r->tensorsWithData > 0
+                        ? tr("This tensor was not compared (it is in one run only, or in a round "
+                             "not compared).")
+                        : idleMessage());
         return;
     }
     const auto& tensor = r->tensors[t];

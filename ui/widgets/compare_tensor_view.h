@@ -66,6 +66,8 @@ private:
     // Side by side, or one above the other (`stacked`).
     void arrange(bool stacked);
     void showMessage(const QString& text);
+    // No tensor shown: no comparison, runs without data in both, or "select a tensor".
+    QString idleMessage() const;
 
     data::RunComparison* comparison_;
     data::DumpStore* store_;
