@@ -972,6 +972,31 @@ TEST_F(LiveWindowTest, UnappliedEditsOfADumpsConfigAreKeptWhenALaunchReplacesIt)
     EXPECT_EQ(written.config->ids, std::vector<std::string>{"1"});
 }
 
+// A launch without a config after a dump was opened: the Config tab shows what probe run follows
+// then, its starting point, not the copy of the opened dump's config (a run that ended before
+// its probe said hello left it there, read as the run's: "dumps every op").
+TEST_F(LiveWindowTest, ALaunchWithoutAConfigShowsTheDefaultNotTheOpenedDumps) {
+    test::TempDir other("ui-live");
+    const auto written = test::writeSmallSyntheticDump(other.path());
+    const QString dumpsConfig =
+        QFileInfo(QString::fromStdString(written.root)).dir().absoluteFilePath("probe_config.json");
+    test::writeFile(dumpsConfig.toStdString(),
+                    R"({"task": "tensor", "dump_enable": true, "save_child": true})");
+    ASSERT_TRUE(context_.openDump(QString::fromStdString(other.path())));
+    auto* document = context_.configDocument();
+    ASSERT_EQ(document->origin(), dumpsConfig);  // the precondition: the dump's copy is shown
+    session::LaunchSpec spec = engineSpec(1, 0);
+    spec.program = QStringLiteral("/bin/true");  // ends at once, no probe ever says hello
+    spec.arguments.clear();
+    spec.configPath.clear();
+    ASSERT_TRUE(context_.launch(spec));
+    ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hasEnded(); }));
+    EXPECT_NE(document->origin(), dumpsConfig);
+    EXPECT_FALSE(document->isModified());
+    ASSERT_TRUE(document->opConfig());
+    EXPECT_EQ(*document->opConfig(), format::OpConfig::startingPoint());
+}
+
 // A launch without a config of the user's: `probe run` writes the run's record beside its dump
 // (out/probe_config.json), the config the probe follows. Once the model has ended, ticks applied
 // go to another file, never into that record (they did: its "ids" said a layer the run never

@@ -193,11 +193,18 @@ bool AppContext::launch(const session::LaunchSpec& given) {
     // hello: a program that ended before its probe started left it showing a new config.
     // A regular file within the configs' limit only (a FIFO would block here).
     // Edits not applied yet are kept instead (the config editor says so).
-    if (!spec.configPath.isEmpty() && !config_->isModified())
+    // Without a config, probe run dumps by its default, the op-level starting point: shown as
+    // such (the copy of the dump opened before stayed, and read as the run's config once a
+    // short run had ended).
+    if (spec.configPath.isEmpty() && !config_->isModified()) {
+        config_->startOver(data::ConfigDocument::Kind::Op);
+        configOfDump_.clear();
+    } else if (!config_->isModified()) {
         if (const auto text = format::readRegularFile(spec.configPath.toStdString(),
                                                       format::kConfigJsonLimits.maxBytes, nullptr))
             config_->setFileContent(data::ConfigDocument::Kind::Op, spec.configPath,
                                     QString::fromStdString(*text));
+    }
     // A recent session once the model runs under the probe (it said hello, or its dump
     // appeared): a command that cannot start is not one to take up again.
     session::RecentSession recent;
