@@ -282,6 +282,8 @@ DataMeasures DataMeasurer::finish() {
             m.cosine = 1.0;
         else if (na <= DBL_EPSILON || nb <= DBL_EPSILON)
             m.cosine = nan;
+        else if (m.bytesEqual)
+            m.cosine = 1.0;  // the same bytes: the sums above gave 0.9999999999999998
         else
             m.cosine = dot_ / (na * nb);
     }
