@@ -31,7 +31,12 @@ int runSummaryCommand(const Args& args) {
     prepareCommandLine(app);
     app.add_option("DIR", dirs);
     if (auto exit = parseCommandLine(app, args, kSummaryUsage)) return *exit;
-    if (dirs.size() != 1) {
+    if (dirs.size() > 1) {  // as probe overflow says it (the usage alone did not say why)
+        std::fprintf(stderr, "probe summary: one dump at a time ('%s' and '%s')\n", dirs[0].c_str(),
+                     dirs[1].c_str());
+        return kExitUsage;
+    }
+    if (dirs.empty()) {
         std::fputs(kSummaryUsage, stderr);
         return kExitUsage;
     }

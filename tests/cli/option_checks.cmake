@@ -35,6 +35,7 @@ expect_run(64 "probe config default: --kind must be 'op' or 'api', not 'xyz'" co
 # Positionals: one too many, none.
 expect_run(64 "probe grads: one directory at a time \\('a' and 'b'\\)" grads a b)
 expect_run(64 "probe overflow: one dump at a time \\('a' and 'b'\\)" overflow a b)
+expect_run(64 "probe summary: one dump at a time \\('a' and 'b'\\)" summary a b)
 expect_run(64 "probe config validate: only one FILE, got 'b' too" config validate a b)
 expect_run(64 "probe run: no command to run" run --quiet)
 expect_run(64 "Usage: probe summary" summary)
