@@ -964,6 +964,31 @@ TEST(ComparePanelPlot, ATensorInOneRunOnlyIsSaidNotDrawnAsNothing) {
     ASSERT_TRUE(waitFor([&] { return !said() && plot->graph(0)->dataCount() > 0; }));
 }
 
+// Two runs of which no op pairs up (another model): the error plot says so; it was an empty
+// grid on an axis of -0.4..0.4.
+TEST(ComparePanelPlot, RunsThatPairNowhereAreSaidOnTheErrorPlot) {
+    test::TempDir dir("ui-compare-nothing-pairs");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    reference.addRow(0, "0", "encoder", "Encoder", true, {1, 2});
+    candidate.addRow(0, "0", "decoder", "Decoder", true, {1, 2});
+    context::AppContext context;
+    MainWindow window(&context);
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, candidate));
+    window.showView(MainWindow::View::Compare);
+    QCustomPlot* plot = window.comparePanel()->errorPlot();
+    const auto said = [&] {
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)))
+                if (text->text().startsWith("Nothing to plot: no op of this run pairs with one "
+                                            "of the reference"))
+                    return true;
+        return false;
+    };
+    ASSERT_TRUE(waitFor(said));
+    EXPECT_FALSE(plot->xAxis->ticks());
+    EXPECT_FALSE(plot->legend->visible());
+}
+
 // A candidate that ran on past the reference's last round, into NaN: its rounds are drawn
 // beyond the reference's, NaN marked (the plot stopped at the reference's last round).
 TEST(ComparePanelPlot, RoundsOfThisRunBeyondTheReferencesAreDrawn) {

@@ -446,6 +446,22 @@ void ComparePanel::rebuildErrorPlot() {
         errors = QCPRange(-0.05, 1);
     errorPlot_->yAxis->setRange(errors);
     setAxisLabelFitting(errorPlot_->yAxis, RunComparison::measureName(measure()));
+    // Runs that pair up nowhere: said on the plot, whose empty grid (and -0.4..0.4 axis) said
+    // nothing.
+    if (profile.series.x.isEmpty()) {
+        auto* why = new QCPItemText(errorPlot_);
+        why->setText(
+            tr("Nothing to plot: no op of this run pairs with one of the reference "
+               "(see In one run only)"));
+        why->position->setType(QCPItemPosition::ptAxisRectRatio);
+        why->position->setCoords(0.5, 0.5);
+        why->setPositionAlignment(Qt::AlignCenter);
+        why->setColor(QColor(90, 90, 90));
+        errorPlot_->xAxis->setTicks(false);
+        errorPlot_->legend->setVisible(false);
+    } else {
+        errorPlot_->xAxis->setTicks(true);
+    }
     if (profile.firstDivergenceX >= 0) {
         auto* mark = new QCPItemStraightLine(errorPlot_);
         mark->setPen(QPen(kFirstDivergenceColor, 1.5, Qt::DashLine));
