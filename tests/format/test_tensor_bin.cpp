@@ -119,6 +119,17 @@ TEST(TensorBin, MalformedFilesAreRejectedWithAReason) {
     EXPECT_FALSE(readBinFile(dir / "mismatch.bin", &error));
     EXPECT_NE(error.find("does not match"), std::string::npos);
     EXPECT_FALSE(readBinFile(dir / "absent.bin", &error));
+    // Cut inside its header (a copy cut short): said so, not "no line end within 4096 bytes".
+    h.dataLength = 16;
+    probe::test::writeFile(dir / "cut.bin", makeBinHeader(h).substr(0, 40));
+    EXPECT_FALSE(readBinFile(dir / "cut.bin", &error));
+    EXPECT_NE(error.find("the file ends inside the header, after 40 bytes (cut short)"),
+              std::string::npos)
+        << error;
+    // A line longer than a header may be is the other thing.
+    probe::test::writeFile(dir / "long.bin", "$Version=" + std::string(5000, '1'));
+    EXPECT_FALSE(readBinFile(dir / "long.bin", &error));
+    EXPECT_NE(error.find("no line end within 4096 bytes"), std::string::npos) << error;
 }
 
 // --- crafted files: errors naming the file's line, never an exception or a huge allocation -----

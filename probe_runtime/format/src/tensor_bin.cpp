@@ -70,6 +70,10 @@ std::optional<BinHeader> parseBinHeader(std::string_view bytes, std::string* err
     while (pos < bytes.size() && pos < kMaxHeaderBytes) {
         size_t nl = bytes.find('\n', pos);
         ++lineNumber;
+        // The file ending inside the header is a file cut short, not an overlong line.
+        if (nl == std::string_view::npos && bytes.size() < kMaxHeaderBytes)
+            return fail("the file ends inside the header, after " + std::to_string(bytes.size()) +
+                        " bytes (cut short)");
         if (nl == std::string_view::npos || nl >= kMaxHeaderBytes)
             return fail("the header is truncated (no line end within " +
                         std::to_string(kMaxHeaderBytes) + " bytes)");
