@@ -338,6 +338,39 @@ TEST(Compare, OpsOfOneNameInOneModuleAreToldApartByTheirIds) {
         << csv;
 }
 
+// Op names are input: one holding a terminal escape, and 6,000 bytes long, is printed escaped and
+// cut in the report (it went to the terminal as it was).
+TEST(Compare, TheReportPrintsHostileOpNamesEscapedAndCut) {
+    TempDir dir;
+    // The runtime writes no such name (it escapes and shortens them): a dump edited by hand.
+    const std::string name = "block/evil\x1b[2J" + std::string(6000, 'x');
+    const size_t element = 3 * 8 + 5;
+    std::vector<std::string> roots = {writeBlock(dir, "a", 1, element),
+                                      writeBlock(dir, "b", 1.05f, element)};
+    for (const std::string& root : roots)
+        for (const std::string& csv : probe::test::filesNamed(root, "statistic.csv")) {
+            std::string text = probe::test::readFile(csv);
+            for (size_t at = 0; (at = text.find(",block/linear,", at)) != std::string::npos;
+                 at += name.size())
+                text.replace(at + 1, std::string("block/linear").size(), name);
+            probe::test::writeFile(csv, text);
+        }
+    const DumpIndex a = indexOf(roots[0]), b = indexOf(roots[1]);
+    const auto result = compareDumps(a, b, {});
+    ASSERT_TRUE(result.firstBornHere);
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), name);  // the data keeps it whole
+    const std::string report = formatCompareReport(result);
+    EXPECT_EQ(report.find('\x1b'), std::string::npos);
+    EXPECT_NE(report.find("block/evil\\x1B[2J"), std::string::npos) << report.substr(0, 300);
+    size_t lines = 0;
+    for (size_t at = 0, end; at < report.size(); at = end + 1, ++lines) {
+        end = report.find('\n', at);
+        ASSERT_NE(end, std::string::npos);
+        EXPECT_LE(end - at, 4100u);
+    }
+    EXPECT_GT(lines, 2u);
+}
+
 TEST(Compare, AWeightChangedInOneElementIsBornWhereItIsUsed) {
     TempDir dir;
     const size_t element = 3 * 8 + 5;

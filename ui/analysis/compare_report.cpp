@@ -14,6 +14,7 @@
 #include <xlsxwriter.h>
 
 #include "probe/format/file_util.h"
+#include "probe/format/json_input.h"
 #include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
@@ -160,7 +161,34 @@ std::string notesOf(const CompareResult& result) {
 
 }  // namespace
 
+namespace {
+
+// Each line of `text` as printableText makes it: names from a dump are input like any other (an
+// op name holding terminal escapes, or a megabyte of it, was printed as it was).
+std::string printableLines(std::string_view text) {
+    constexpr size_t kMaxLineBytes = 4096;
+    std::string out;
+    out.reserve(text.size());
+    while (!text.empty()) {
+        const size_t end = text.find('\n');
+        out += format::printableText(text.substr(0, end), kMaxLineBytes);
+        out += '\n';
+        text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    }
+    return out;
+}
+
+std::string reportText(const CompareResult& result, size_t context);
+
+}  // namespace
+
 std::string formatCompareReport(const CompareResult& result, size_t context) {
+    return printableLines(reportText(result, context));
+}
+
+namespace {
+
+std::string reportText(const CompareResult& result, size_t context) {
     std::string out;
     if (result.nothingCompared() && !result.tensors.empty()) {
         out += "nothing to compare: the " + plural(result.tensors.size(), "tensor", "tensors") +
@@ -297,6 +325,8 @@ std::string formatCompareReport(const CompareResult& result, size_t context) {
     }
     return out + notesOf(result);
 }
+
+}  // namespace
 
 std::string compareResultCsv(const CompareResult& result) {
     std::string out =
