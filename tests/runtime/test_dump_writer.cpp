@@ -82,6 +82,7 @@ TEST(DumpWriter, RowBuffersComeBackEmptyForTheNextBatch) {
             row.opType = "aten::add";
             row.opId = std::to_string(i);
             row.max = i;
+            row.min = row.mean = row.norm = 0;  // all four or none, as the readers take rows
             format::packStatRow(packed, row, false);
         }
         WriteJob job;
