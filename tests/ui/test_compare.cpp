@@ -964,6 +964,33 @@ TEST(ComparePanelPlot, ATensorInOneRunOnlyIsSaidNotDrawnAsNothing) {
     ASSERT_TRUE(waitFor([&] { return !said() && plot->graph(0)->dataCount() > 0; }));
 }
 
+// A candidate whose first process is a helper (a check of torch run first) and whose second is
+// the model: the comparison pairs the model's, and the tree shows it, where it showed the helper
+// with nothing compared.
+TEST(ComparePanelPlot, TheTreeShowsTheCandidatesProcessThatWasCompared) {
+    test::TempDir dir("ui-compare-paired-process");
+    test::DumpBuilder reference(dir / "ref", "777"), helper(dir / "cand", "100"),
+        model(dir / "cand", "900");
+    helper.addRow(0, "0", "linear_0", "aten::linear", true, {1, 2});
+    for (test::DumpBuilder* dump : {&reference, &model}) {
+        dump->addRow(0, "0", "encoder", "Encoder", true, {1, 2});
+        dump->addRow(0, "1", "head", "Head", true, {3, 4});
+    }
+    helper.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, model));
+    const auto& idx = context.store()->index();
+    ASSERT_EQ(idx.processCount(), 2u);
+    const auto* r = context.comparison()->result();
+    ASSERT_EQ(r->processPairs.size(), 1u);
+    EXPECT_EQ(idx.process(r->processPairs[0].second).key, "900");
+    ASSERT_TRUE(waitFor([&] {
+        const uint32_t op = context.cursor()->op();
+        return op < idx.opCount() && idx.process(idx.op(op).process).key == "900";
+    }));
+}
+
 // Two runs of which no op pairs up (another model): the error plot says so; it was an empty
 // grid on an axis of -0.4..0.4.
 TEST(ComparePanelPlot, RunsThatPairNowhereAreSaidOnTheErrorPlot) {

@@ -132,6 +132,24 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
         // A rank compared with a rank: the tree shows the candidate's.
         const std::string& process = comparison->options().candidateScope.process;
         if (!process.empty()) tree_->setProcessKey(QString::fromStdString(process));
+        if (*firstResult && process.empty() && !r->processPairs.empty()) {
+            // Processes paired by the ops they share: the tree showed the candidate's first
+            // process, a helper compared with nothing, where the model was.
+            const auto& idx = context_->store()->index();
+            const uint32_t op = context_->cursor()->op();
+            const bool paired =
+                op < idx.opCount() &&
+                std::any_of(r->processPairs.begin(), r->processPairs.end(),
+                            [&](const auto& pair) { return pair.second == idx.op(op).process; });
+            const uint32_t shown = r->processPairs[0].second;
+            if (!paired &&
+                tree_->setProcessKey(QString::fromStdString(r->candidate->process(shown).key)))
+                for (uint32_t o = 0; o < idx.opCount(); ++o)  // its first op, as the tree shows
+                    if (idx.op(o).process == shown && idx.op(o).depth == 0) {
+                        context_->cursor()->setOp(o);
+                        break;
+                    }
+        }
         if (*firstResult) {  // the first answer of a comparison asked for: show it
             *firstResult = false;
             // At the next turn of the event loop: laying out and drawing the panel for the
