@@ -2612,6 +2612,29 @@ TEST(Compare, ARoundFolderWithALeadingZeroIsNoSecondCopyOfItsRound) {
                                        "not read");
 }
 
+// Rounds of one run only, with gaps (a live run read while written): the note names eight ranges,
+// then how many there are in all (a hundred ranges filled the app's summary).
+TEST(Compare, ManyRoundsOfOneRunOnlyAreNamedInShort) {
+    TempDir dir;
+    const std::string reference = writeBlock(dir, "a", 1, 9, 2),
+                      candidate = writeBlock(dir, "b", 1, 9, 26);
+    for (const std::string& csv : probe::test::filesNamed(candidate, "statistic.csv")) {
+        const std::string roundDir = csv.substr(0, csv.rfind('/'));
+        const int round = std::stoi(roundDir.substr(roundDir.rfind('/') + 1));
+        if (round >= 2 && round % 2 == 0) std::filesystem::remove_all(roundDir);
+    }
+    const DumpIndex a = indexOf(reference), b = indexOf(candidate);
+    const auto result = compareDumps(a, b, {});
+    const auto& notes = result.notes;
+    EXPECT_NE(
+        std::find(notes.begin(), notes.end(),
+                  "rounds 3, 5, 7, 9, 11, 13, 15, 17, ... (12 rounds in all, the last 25) are "
+                  "in the candidate only: the reference has rounds 0, 1; their ops are not "
+                  "paired"),
+        notes.end())
+        << ::testing::PrintToString(notes);
+}
+
 // The same of msprobe's layout: "step01" beside "step1" was read as step 1 again (its entries
 // twice). It is no step folder, and said once, however often the dump is read.
 TEST(Compare, AStepFolderWithALeadingZeroIsNoSecondCopyOfItsStep) {

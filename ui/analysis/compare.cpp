@@ -713,11 +713,19 @@ private:
         if (rounds.empty()) return "no rounds";
         return (rounds.size() == 1 ? "round " : "rounds ") + roundList(rounds);
     }
-    // Sorted rounds as ranges: "5..16", "0, 2, 4..6", "none".
+    // Sorted rounds as ranges: "5..16", "0, 2, 4..6", "none"; past eight ranges, how many in all
+    // (a live run's rounds, read with gaps, filled the app's summary with a hundred ranges).
     static std::string roundList(const std::vector<int32_t>& rounds) {
         if (rounds.empty()) return "none";
+        constexpr int kShownRanges = 8;
         std::string out;
+        int ranges = 0;
         for (size_t i = 0; i < rounds.size();) {
+            if (++ranges > kShownRanges) {
+                out += ", ... (" + std::to_string(rounds.size()) + " rounds in all, the last " +
+                       std::to_string(rounds.back()) + ")";
+                break;
+            }
             size_t j = i;
             while (j + 1 < rounds.size() && rounds[j + 1] == rounds[j] + 1) ++j;
             if (!out.empty()) out += ", ";
