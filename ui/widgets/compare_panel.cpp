@@ -93,6 +93,17 @@ void showNothing(QCustomPlot* plot) {
     plot->replot();
 }
 
+// Why a plot has nothing (or less than it would) to draw, in its middle; its legend hidden.
+void sayOnPlot(QCustomPlot* plot, const QString& why) {
+    auto* text = new QCPItemText(plot);
+    text->setText(why);
+    text->position->setType(QCPItemPosition::ptAxisRectRatio);
+    text->position->setCoords(0.5, 0.5);
+    text->setPositionAlignment(Qt::AlignCenter);
+    text->setColor(QColor(90, 90, 90));
+    plot->legend->setVisible(false);
+}
+
 // The data of a series as QCustomPlot draws it: NaN y is a gap.
 void setSeries(QCPGraph* graph, const data::PlotSeries& series) {
     graph->setData(series.x, series.y, true);
@@ -449,16 +460,9 @@ void ComparePanel::rebuildErrorPlot() {
     // Runs that pair up nowhere: said on the plot, whose empty grid (and -0.4..0.4 axis) said
     // nothing.
     if (profile.series.x.isEmpty()) {
-        auto* why = new QCPItemText(errorPlot_);
-        why->setText(
-            tr("Nothing to plot: no op of this run pairs with one of the reference "
-               "(see In one run only)"));
-        why->position->setType(QCPItemPosition::ptAxisRectRatio);
-        why->position->setCoords(0.5, 0.5);
-        why->setPositionAlignment(Qt::AlignCenter);
-        why->setColor(QColor(90, 90, 90));
+        sayOnPlot(errorPlot_, tr("Nothing to plot: no op of this run pairs with one of the "
+                                 "reference (see In one run only)"));
         errorPlot_->xAxis->setTicks(false);
-        errorPlot_->legend->setVisible(false);
     } else {
         errorPlot_->xAxis->setTicks(true);
     }
@@ -695,17 +699,12 @@ void ComparePanel::rebuildStatisticPlot() {
     // An op in one run only has no round of the reference to plot: said, where an empty grid
     // (or a lone line) said nothing.
     if (pair_.reference.x.isEmpty()) {
-        auto* why = new QCPItemText(statisticPlot_);
-        why->setText(pair_.candidate.x.isEmpty()
-                         ? tr("Nothing to plot: no round of this tensor pairs with one of the "
-                              "reference (an op in one run only)")
-                         : tr("No round of this tensor pairs with one of the reference (an op "
-                              "in one run only): this run's values alone"));
-        why->position->setType(QCPItemPosition::ptAxisRectRatio);
-        why->position->setCoords(0.5, 0.5);
-        why->setPositionAlignment(Qt::AlignCenter);
-        why->setColor(QColor(90, 90, 90));
-        statisticPlot_->legend->setVisible(false);
+        sayOnPlot(statisticPlot_,
+                  pair_.candidate.x.isEmpty()
+                      ? tr("Nothing to plot: no round of this tensor pairs with one of the "
+                           "reference (an op in one run only)")
+                      : tr("No round of this tensor pairs with one of the reference (an op in "
+                           "one run only): this run's values alone"));
     }
     // The statistic on the short axis, the tensor on the long one: "Norm of layers.1/add input
     // 1_other" on the vertical axis read "Norm of …" at any size.
