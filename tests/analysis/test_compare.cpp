@@ -15,6 +15,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -2610,6 +2611,39 @@ TEST(Compare, ARoundFolderWithALeadingZeroIsNoSecondCopyOfItsRound) {
                                        ": not a round folder (its name is not a number from 0 to "
                                        "2147483647 without leading zeros); its statistic.csv is "
                                        "not read");
+}
+
+// A tensor holding +Inf and -Inf alone: its mean is NaN (their sum), its max, min and norm are
+// not. It is an Inf, not the first NaN ("first NaN" named it, and the tensor had none); a tensor
+// with a NaN element (all four NaN) still is one.
+TEST(Compare, AMeanThatIsNaNBesideInfinitiesIsNoNaNOfTheTensor) {
+    TempDir dir;
+    const std::string root = writeBlock(dir, "a", 1, 9, 2);
+    const std::vector<std::string> files = probe::test::filesNamed(root, "statistic.csv");
+    ASSERT_EQ(files.size(), 2u);
+    // The first row's Max, Min, Mean and Norm (fields 10..13; no field of these rows is quoted).
+    const auto setStatistics = [](const std::string& file, const std::vector<std::string>& values) {
+        std::string text = probe::test::readFile(file);
+        const size_t begin = text.find('\n') + 1, end = text.find('\n', begin);
+        std::vector<std::string> fields;
+        std::stringstream row(text.substr(begin, end - begin));
+        for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+        ASSERT_EQ(fields.size(), 15u);
+        std::copy(values.begin(), values.end(), fields.begin() + 10);
+        std::string joined;
+        for (const std::string& field : fields) joined += (joined.empty() ? "" : ",") + field;
+        text.replace(begin, end - begin, joined);
+        probe::test::writeFile(file, text);
+    };
+    setStatistics(files[0], {"inf", "-inf", "nan", "inf"});
+    const DumpSummary infinities = summarizeDump(indexOf(root));
+    EXPECT_FALSE(infinities.firstNan);
+    ASSERT_TRUE(infinities.firstInf);
+    EXPECT_EQ(infinities.firstInf->round, 0);
+    setStatistics(files[1], {"nan", "nan", "nan", "nan"});
+    const DumpSummary nan = summarizeDump(indexOf(root));
+    ASSERT_TRUE(nan.firstNan);
+    EXPECT_EQ(nan.firstNan->round, 1);
 }
 
 // Rounds of one run only, with gaps (a live run read while written): the note names eight ranges,

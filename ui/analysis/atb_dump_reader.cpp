@@ -733,15 +733,14 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
     record.lineOffset = lineOffset;
     record.hasTensorFile = !row.tensorPath.empty();
     const std::optional<double>* values[] = {&row.max, &row.min, &row.mean, &row.norm};
-    unsigned present = 0, anomalies = 0;  // (the record's are bit-fields: set once)
+    unsigned present = 0;  // (the record's is a bit-field: set once)
     for (int i = 0; i < kStatCount; ++i) {
         if (!*values[i]) continue;
         record.value[i] = **values[i];
         present |= 1u << i;
-        anomalies |= anomalyBits(record.value[i]);
     }
     record.present = present;
-    record.anomalies = anomalies;
+    record.anomalies = rowAnomalies(record.value, present);
     if (statisticsFromFiles_ && !present && record.hasTensorFile)
         awaitingStatistics_.push_back({static_cast<uint32_t>(rowsRead_ + delta.rows.size()),
                                        tensorPathInDump(file.path, std::string(row.tensorPath)),

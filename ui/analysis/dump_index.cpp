@@ -281,19 +281,15 @@ IndexChange DumpIndex::apply(DumpDelta&& delta) {
         }
         StatRecord& record = rows_[computed.row];
         if (record.present) continue;  // the dump's own statistics stand
-        uint8_t anomalies = 0;
-        for (int i = 0; i < kStatCount; ++i) {
-            record.value[i] = computed.value[i];
-            anomalies |= anomalyBits(computed.value[i]);
-        }
+        for (int i = 0; i < kStatCount; ++i) record.value[i] = computed.value[i];
         record.present = (1u << kStatCount) - 1;
-        record.anomalies = anomalies;
+        record.anomalies = rowAnomalies(record.value, record.present);
         record.statsFromData = true;
         ++statisticsFromData_;
         change.statisticsRows.push_back(computed.row);
         const uint32_t op = slots_[record.slot].op;
         touch(op);
-        addAnomalies(op, anomalies, touch);
+        addAnomalies(op, record.anomalies, touch);
     }
     if (delta.statisticsPending) statisticsPending_ = *delta.statisticsPending;
 

@@ -435,4 +435,19 @@ inline uint8_t anomalyBits(double value) {
     return 0;
 }
 
+// kHasNan | kHasInf of a row's statistics (`present`: bit i, value[i] is there). A NaN mean
+// beside an infinite statistic and no other NaN is +Inf and -Inf summed, not a NaN in the tensor
+// (a NaN element makes max, min and norm NaN too): counted as Inf. "first NaN" named a tensor
+// holding only +Inf and -Inf.
+inline uint8_t rowAnomalies(const double (&value)[kStatCount], unsigned present) {
+    constexpr int kMean = static_cast<int>(Stat::Mean);
+    uint8_t others = 0;
+    for (int i = 0; i < kStatCount; ++i)
+        if (i != kMean && (present & (1u << i))) others |= anomalyBits(value[i]);
+    if (!(present & (1u << kMean))) return others;
+    const uint8_t mean = anomalyBits(value[kMean]);
+    if (mean == kHasNan && others == kHasInf) return kHasInf;
+    return others | mean;
+}
+
 }  // namespace probe::analysis

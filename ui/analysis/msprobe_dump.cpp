@@ -300,8 +300,8 @@ void MsprobeDumpReader::addTensors(DumpDelta& delta, uint32_t op, int32_t step,
         if (!v) continue;
         record.value[i] = *v;
         record.present |= static_cast<uint8_t>(1u << i);
-        record.anomalies |= anomalyBits(*v);
     }
+    record.anomalies = rowAnomalies(record.value, record.present);
     auto dataName = value.find("data_name");
     if (dataName != value.end() && dataName->is_string()) {
         record.source = sourceCount_++;
