@@ -5,6 +5,7 @@
 
 #include "config_watcher.h"
 #include "control_server.h"
+#include "probe/format/dump_status.h"
 #include "probe_config.h"
 
 namespace probe::runtime {
@@ -47,9 +48,7 @@ std::string Runtime::controlSocketPath() const {
 }
 
 std::string Runtime::devicePid() const {
-    const int device = device_.load(std::memory_order_relaxed);
-    const std::string pid = std::to_string(ownerPid_);
-    return device >= 0 ? std::to_string(device) + "_" + pid : pid;
+    return format::processFolderName(device_.load(std::memory_order_relaxed), ownerPid_);
 }
 
 std::string Runtime::infoDirectory(const char* kind) const {

@@ -1127,8 +1127,7 @@ void AtbDumpReader::sayProcessesWithoutRows(DumpDelta& delta,
                                             const std::map<std::string, ProcessRows>& rowsOf) {
     for (const auto& p : lastStatus_->processes) {
         if (p.state == format::DumpState::Running || p.rows == 0) continue;
-        const std::string key =
-            (p.device >= 0 ? std::to_string(p.device) + "_" : "") + std::to_string(p.pid);
+        const std::string key = format::processFolderName(p.device, p.pid);
         if (rowsOf.count(key) || !processesSaidEmpty_.insert(key).second) continue;
         delta.problems.push_back(root_ + "/data/" + key + ": no rows there, yet " +
                                  format::kStatusFileName + " says process " +

@@ -187,20 +187,19 @@ std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index, const Dum
     if (auto status = index.status()) {
         // By device and pid, not a search per entry: a status file of 300,000 processes took
         // two minutes. Ranks of several machines share pids.
-        const auto keyOf = [](int64_t device, int64_t pid) {
-            return std::to_string(device) + "_" + std::to_string(pid);
-        };
         std::unordered_map<std::string, size_t> byProcess;
         for (size_t i = 0; i < out.size(); ++i)
-            if (out[i].pid > 0) byProcess.emplace(keyOf(out[i].rank.value_or(-1), out[i].pid), i);
+            if (out[i].pid > 0)
+                byProcess.emplace(format::processFolderName(out[i].rank.value_or(-1), out[i].pid),
+                                  i);
         for (const auto& entry : status->processes) {
             if (!inScope(index.layout(), entry, scope)) continue;
-            auto [at, added] = byProcess.emplace(keyOf(entry.device, entry.pid), out.size());
+            const std::string key = format::processFolderName(entry.device, entry.pid);
+            auto [at, added] = byProcess.emplace(key, out.size());
             if (added) {  // it dumped nothing (not selected, or it ran no model)
                 ProcessSummary s;
                 s.pid = entry.pid;
-                s.key = (entry.device >= 0 ? std::to_string(entry.device) + "_" : "") +
-                        std::to_string(entry.pid);
+                s.key = key;
                 if (entry.device >= 0) s.rank = entry.device;
                 out.push_back(std::move(s));
             }

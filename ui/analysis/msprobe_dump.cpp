@@ -32,6 +32,12 @@ bool isRankDirectoryName(const std::string& name) {
     return false;
 }
 
+// "step" and digits: a step folder's name, or one with a leading zero ("step01", a copy).
+bool namedLikeAStep(const std::string& name) {
+    return name.size() > 4 && name.compare(0, 4, "step") == 0 &&
+           allDigits(std::string_view(name).substr(4));
+}
+
 bool hasStepDirectory(const std::string& dir) {
     for (const auto& name : format::listDirectory(dir, format::EntryKind::Directories))
         if (stepNumber(name) >= 0) return true;
@@ -86,9 +92,7 @@ std::string shapeText(const nlohmann::ordered_json& shape) {
 
 int64_t stepNumber(const std::string& name) {
     // No leading zero: "step01" beside "step1" is a copy, not step 1 read twice.
-    if (name.size() < 5 || name.compare(0, 4, "step") != 0 ||
-        !allDigits(std::string_view(name).substr(4)) || (name.size() > 5 && name[4] == '0'))
-        return -1;
+    if (!namedLikeAStep(name) || (name.size() > 5 && name[4] == '0')) return -1;
     const long long n = std::strtoll(name.c_str() + 4, nullptr, 10);
     return n > INT32_MAX ? -1 : n;  // a round is an int32
 }
@@ -454,8 +458,7 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     for (const auto& name : format::listDirectory(root_, format::EntryKind::Directories)) {
         if (const int64_t n = stepNumber(name); n >= 0)
             steps.emplace_back(n, name);
-        else if (name.size() > 4 && name.compare(0, 4, "step") == 0 &&
-                 allDigits(std::string_view(name).substr(4)))
+        else if (namedLikeAStep(name))
             sayNotAStepFolder(delta, root_ + "/" + name);
     }
     std::sort(steps.begin(), steps.end());

@@ -513,6 +513,10 @@ int updateStatusFile(const std::string& root, const ProcessDumpStatus& mine) {
         });
 }
 
+std::string processFolderName(int64_t device, int64_t pid) {
+    return device >= 0 ? std::to_string(device) + "_" + std::to_string(pid) : std::to_string(pid);
+}
+
 std::string localHostName() {
     char name[256] = {};
     if (::gethostname(name, sizeof name - 1) != 0) return {};

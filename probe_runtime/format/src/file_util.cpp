@@ -127,8 +127,6 @@ int writeParts(int fd, std::string_view head, const void* data, uint64_t size) {
     return error;
 }
 
-}  // namespace
-
 // Where a write to `path` goes when it is not made atomically beside a regular file: standard
 // output, or the device or FIFO opened for writing (`ownsFd`). -1 with `error` when it is a
 // regular file or nothing (then `target` is what to write), or cannot be written.
@@ -146,7 +144,6 @@ int streamFor(const std::string& path, std::string& target, bool& ownsFd, int& e
         error = EISDIR;
         return -1;
     }
-    if (isStandardOutput(st)) return STDOUT_FILENO;
     const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) error = errno;
     ownsFd = fd >= 0;
@@ -157,6 +154,8 @@ int finishStream(int fd, bool ownsFd, int error) {
     if (ownsFd && ::close(fd) != 0 && !error) error = errno;
     return error;
 }
+
+}  // namespace
 
 int writeUserFile(const std::string& path, std::string_view head, const void* data, uint64_t size) {
     std::string target;

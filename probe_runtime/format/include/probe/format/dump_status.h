@@ -108,6 +108,10 @@ struct DumpStatus {
 
 DumpStatus aggregateStatus(std::vector<ProcessDumpStatus> processes);
 
+// The name of a process's folders in an op-level dump (data/, info/, probe_row_order/):
+// "<device>_<pid>", or "<pid>" without a device (device < 0).
+std::string processFolderName(int64_t device, int64_t pid);
+
 // This machine's name and this process's pid namespace, as ProcessDumpStatus says them.
 std::string localHostName();
 std::string localPidNamespace();
