@@ -287,6 +287,19 @@ TEST(Compare, ProcessesWithoutRanksPairByTheOpsTheyShare) {
                               (swapped ? "99999999 with " + own : own + " with 99999999")),
                   std::string::npos)
             << report;
+        // The helper's process, paired with none, ran in one run only: its op is listed as
+        // such, on its side, and counted.
+        EXPECT_NE(report.find("; " + own + " with none: its ops are ops of one run only"),
+                  std::string::npos)
+            << report;
+        const auto& helperRun = swapped ? *result.reference : *result.candidate;
+        std::vector<std::string> helperOps;
+        for (const auto& u : result.unpaired)
+            if (u.inReference == swapped && u.process == 0)
+                helperOps.push_back(helperRun.op(u.op).namePath);
+        EXPECT_EQ(helperOps, std::vector<std::string>{"linear_0"}) << report;
+        EXPECT_EQ(result.unpairedOps, 1u) << report;
+        EXPECT_EQ(result.unpairedInReference, swapped ? 1u : 0u) << report;
     }
 }
 

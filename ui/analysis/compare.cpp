@@ -524,14 +524,20 @@ private:
             return true;
         }
         pairProcessesBySharedOps();
-        std::string pairs;
+        std::string pairs, alone;
         for (const auto& [r, c] : result_.processPairs)
             pairs +=
                 (pairs.empty() ? "" : ", ") + ref_.process(r).key + " with " + cand_.process(c).key;
+        for (const auto& [inReference, p] : onlyInOneRun_)
+            alone += (alone.empty() ? "" : ", ") + (inReference ? ref_ : cand_).process(p).key;
         note("the reference has " + std::to_string(ref_.processCount()) + " process(es) (" +
              processList(ref_) + "), the candidate " + std::to_string(cand_.processCount()) + " (" +
              processList(cand_) + "): paired by the layer-level ops they share: " +
              (pairs.empty() ? std::string("none") : pairs) +
+             (alone.empty()
+                  ? std::string()
+                  : "; " + alone + " with none: " + (onlyInOneRun_.size() == 1 ? "its" : "their") +
+                        " ops are ops of one run only") +
              " (to choose: --rank R --against-rank S)");
         return true;
     }
@@ -574,6 +580,10 @@ private:
                                               fewerInReference ? best : p);
         }
         std::sort(result_.processPairs.begin(), result_.processPairs.end());
+        // The larger run's processes left over ran in one run only, as a rank of one run does
+        // (left out unsaid, the helper's ops were in neither the report nor the exit code).
+        for (uint32_t q = 0; q < many.size(); ++q)
+            if (!taken[q]) onlyInOneRun_.emplace_back(!fewerInReference, q);
     }
 
     // Each process's rank, when every process of the dump names a rank of its own; else empty.
