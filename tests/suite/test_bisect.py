@@ -118,7 +118,7 @@ class Bisect(ProbeTestCase):
                                      "culprit_ops": culprits, "culprits_kept_error": 1.846e-03, "log": "x.jsonl"})
         self.assertIn("  layer layers.0: kept alone, error 3.589e-03 (makes it 2.9% worse alone)\n", text)
         self.assertIn("layers.0  [module layers.0 (DecoderLayer), bfloat16 in the target run]: error 3.589e-03, "
-                      "makes it 2.9% worse alone", text)
+                      "makes it 2.9% worse alone; the others do not pass without it", text)
         self.assertIn("lm_head:linear#0  [linear in lm_head, bfloat16 in the target run]: error 2.768e-03, "
                       "removes 40.9%", text)
         self.assertIn("no one of them accounts for most of it (at most 41% alone): the divergence is spread over "
@@ -127,6 +127,26 @@ class Bisect(ProbeTestCase):
         culprits[2]["removed"] = 0.95
         text = bisect.format_result({"target_error": target, "culprit_ops": culprits, "log": "x.jsonl"})
         self.assertNotIn("spread", text)
+
+    def test_a_culprit_the_others_pass_without_is_left_out(self):
+        # The error is not monotone in what is kept: here C passes alone, D kept spoils it, and A
+        # kept beside D mends that. By halves, A was chosen while D was kept, then D was cut away:
+        # A stayed, listed as a culprit that makes the error worse alone and nothing needs.
+        from probe_studio import bisect
+        trials = []
+
+        def passes(kept):
+            trials.append(sorted(kept))
+            return ("C" in kept and "D" not in kept) or {"A", "C", "D"} <= set(kept)
+        units = ["A", "B", "C", "D"]
+        self.assertEqual(bisect.smallest_by_halves(units, [], passes), ["A", "C"])
+        self.assertEqual(bisect.without_unneeded(["A", "C"], [], passes), ["C"])
+        # Each left out in turn, the base kept: A is dropped, C is needed.
+        trials.clear()
+        self.assertEqual(bisect.without_unneeded(["A", "C"], ["X"], passes), ["C"])
+        self.assertEqual(trials, [["C", "X"]])
+        # Where every unit found is needed, nothing is dropped.
+        self.assertEqual(bisect.without_unneeded(["B", "D"], [], lambda kept: {"B", "D"} <= set(kept)), ["B", "D"])
 
     def test_usage_errors(self):
         self.assertEqual(probe("bisect", "--", PYTHON, MODEL).returncode, 64)  # no target

@@ -253,17 +253,10 @@ class Bisector:
 
     def minimal(self, units, base, kind):
         """The smallest subset S of `units` (each ("module"|"op", name)) with base + S passing,
-        given that base + units passes."""
-        if len(units) <= 1:
-            return list(units)
-        half = len(units) // 2
-        left, right = units[:half], units[half:]
-        for part in (left, right):
-            if self._passes_with(base + part, kind):
-                return self.minimal(part, base, kind)
-        a = self.minimal(left, base + right, kind)
-        b = self.minimal(right, base + a, kind)
-        return a + b
+        given that base + units passes: found by halves, then pruned."""
+        def passes(kept):
+            return self._passes_with(kept, kind)
+        return without_unneeded(smallest_by_halves(units, base, passes), base, passes)
 
     def _passes_with(self, units, kind):
         modules = [n for k, n in units if k == "module"]
@@ -400,6 +393,35 @@ class Bisector:
         return EXIT_OK, result
 
 
+def smallest_by_halves(units, base, passes):
+    """A subset S of `units` with passes(base + S), given passes(base + units): a half that passes
+    alone is searched further; when neither does, each half with the other kept."""
+    if len(units) <= 1:
+        return list(units)
+    half = len(units) // 2
+    left, right = units[:half], units[half:]
+    for part in (left, right):
+        if passes(base + part):
+            return smallest_by_halves(part, base, passes)
+    a = smallest_by_halves(left, base + right, passes)
+    b = smallest_by_halves(right, base + a, passes)
+    return a + b
+
+
+def without_unneeded(units, base, passes):
+    """`units` less each one the rest pass without (each left out in turn, the rest kept).
+
+    The halves' search chose the left half's units with all of the right half kept; once the right
+    half is cut down, some of them may no longer be needed. The error is not monotone in what is
+    kept (one op upcast alone can make the error worse), so such a unit was listed as a culprit
+    that made the error worse alone and that nothing needed."""
+    kept = list(units)
+    for unit in list(kept):
+        if len(kept) > 1 and passes(base + [u for u in kept if u != unit]):
+            kept.remove(unit)
+    return kept
+
+
 def _removed(target, error, floor):
     """(target - error) / (target - floor): negative when keeping it alone makes the error worse
     (shown as 0%, that read as a culprit that does nothing)."""
@@ -411,12 +433,15 @@ def _removed(target, error, floor):
     return (target - error) / span if span > 0 else 0.0
 
 
-def _share(removed):
-    """The share a unit kept alone removes, as the report says it."""
+def _share(removed, among=1):
+    """The share a unit kept alone removes, as the report says it; one of `among` culprits that
+    makes the error worse alone is needed by the others (the search left out any they pass
+    without)."""
+    needed = "; the others do not pass without it" if among > 1 else ""
     if not math.isfinite(removed):
-        return "makes it worse alone"
+        return "makes it worse alone" + needed
     if removed < -0.0005:
-        return "makes it %.1f%% worse alone" % (-100 * removed)
+        return "makes it %.1f%% worse alone%s" % (-100 * removed, needed)
     return "removes %.1f%% of the divergence" % (100 * max(removed, 0.0))
 
 
@@ -454,9 +479,10 @@ def format_result(result):
     if "reference_repeat_error" in result:
         line += "; two reference runs differ by %s" % _fmt(result["reference_repeat_error"])
     lines = [line]
-    for item in result.get("culprit_layers", []):
+    layers = result.get("culprit_layers", [])
+    for item in layers:
         lines.append("  layer %s: kept alone, error %s (%s)" % (
-            item["unit"], _fmt(item["error_alone"]), _share(item["removed"])))
+            item["unit"], _fmt(item["error_alone"]), _share(item["removed"], len(layers))))
     if result.get("culprit_ops"):
         lines.append("culprit ops (kept at reference precision, each alone):")
         for item in result["culprit_ops"]:
@@ -464,7 +490,7 @@ def format_result(result):
                 else "module %s (%s)" % (item["unit"], item["function"])
             lines.append("  %s  [%s, %s in the target run]: error %s, %s" % (
                 item["unit"], where, "/".join(item.get("target_dtypes") or []) or "?", _fmt(item["error_alone"]),
-                _share(item["removed"])))
+                _share(item["removed"], len(result["culprit_ops"]))))
         lines.append("  all of them kept: error %s" % _fmt(result.get("culprits_kept_error", math.nan)))
         culprits = result["culprit_ops"]
         most = max(item["removed"] for item in culprits)
