@@ -303,6 +303,90 @@ TEST(Compare, ProcessesWithoutRanksPairByTheOpsTheyShare) {
     }
 }
 
+// Where a difference below the floor that an op was given starts: in the innermost op that made
+// it, checked level by level. A layer norm whose inputs are the same in both runs computes its
+// output differently (a naive variance at mean 30), below the floor at its inputs' scale; the
+// next op's output diverges. The report named the module, not its op, and not that the op's
+// inputs were the same. A weight nudged inside a layer, amplified by the next op: the report
+// named the layer's output, not the weight its child read.
+TEST(Compare, ADifferenceGivenIsFollowedIntoTheOpThatMadeIt) {
+    TempDir dir;
+    std::vector<float> x = randomValues(64, 11);
+    for (float& v : x) v += 30;
+    const std::vector<float> y = randomValues(64, 12);
+    const auto writeNorm = [&](const std::string& name, float nudge) {
+        std::vector<float> normalised = y;
+        normalised[7] += nudge;
+        std::vector<float> doubled = normalised;
+        for (float& v : doubled) v *= 2;
+        ApiRun run(dir, name);
+        run.begin("ln", "LayerNorm");
+        run.input(0, x);
+        run.begin("norm", "aten::native_layer_norm");
+        run.input(0, x);
+        run.output(0, normalised);
+        run.end();
+        run.output(0, normalised);
+        run.end();
+        run.op("head", {normalised}, {doubled});
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(writeNorm("a", 0)), b = indexOf(writeNorm("b", 4e-4f));
+    auto result = compareDumps(a, b, {});
+    std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), "head") << report;
+    auto given = result.differenceGiven(*result.firstBornHere);
+    ASSERT_TRUE(given) << report;
+    EXPECT_EQ(nameOf(result, result.tensors[given->start].op), "ln/norm") << report;
+    EXPECT_TRUE(result.tensors[given->start].isOutput);
+    EXPECT_NE(
+        report.find("that difference starts at\n    round 0  ln/norm (aten::native_layer_norm)"
+                    "  output 0 [float 64]\n  (its inputs are the same in both runs: the op "
+                    "itself computes differently)"),
+        std::string::npos)
+        << report;
+
+    const std::vector<float> weight = randomValues(64, 13, 0.1f);
+    const auto writeLayer = [&](const std::string& name, bool nudged) {
+        std::vector<float> w = weight;
+        if (nudged) w[5] = std::nextafter(w[5], 1.0f);
+        // amp: how far the product is from the reference's, a million times over (1 + that).
+        std::vector<float> product(64), amplified(64);
+        for (size_t i = 0; i < 64; ++i) {
+            product[i] = y[i] * w[i];
+            amplified[i] = 1 + 1e6f * (product[i] - y[i] * weight[i]);
+        }
+        ApiRun run(dir, name);
+        run.begin("layer", "Layer");
+        run.input(0, y);
+        run.begin("fc", "aten::mul");
+        run.input(0, y);
+        run.input(1, w, {}, "weight");
+        run.output(0, product);
+        run.end();
+        run.output(0, product);
+        run.end();
+        run.op("amp", {product}, {amplified});
+        return run.finish();
+    };
+    const DumpIndex c = indexOf(writeLayer("c", false)), d = indexOf(writeLayer("d", true));
+    result = compareDumps(c, d, {});
+    report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), "amp") << report;
+    given = result.differenceGiven(*result.firstBornHere);
+    ASSERT_TRUE(given) << report;
+    const TensorComparison& start = result.tensors[given->start];
+    EXPECT_EQ(nameOf(result, start.op), "layer/fc") << report;
+    EXPECT_FALSE(start.isOutput);
+    EXPECT_EQ(c.slot(c.row(start.referenceRow).slot).index, "1_weight") << report;
+    EXPECT_NE(report.find("that difference starts at\n    round 0  layer/fc (aten::mul)  input "
+                          "1_weight [float 64]\n  (no compared op produced it"),
+              std::string::npos)
+        << report;
+}
+
 // A block that adds three times: the second add differs. The report, the JSON and the CSV tell
 // the three "block/add" apart by their ids (all three read "round 0  block/add (aten::add)").
 TEST(Compare, OpsOfOneNameInOneModuleAreToldApartByTheirIds) {

@@ -2004,15 +2004,31 @@ std::optional<CompareResult::UpstreamDifference> CompareResult::differenceGiven(
             at = producer;
             continue;
         }
-        const uint32_t next = differingInput(ops[tensors[producer].op]);
+        // The op that made it, then the child that passed it up, level by level: the
+        // difference starts in the innermost whose inputs are the same (a module's op computing
+        // differently), or enters with an input of one of them (a weight its child reads).
+        uint32_t made = producer, next;
+        while ((next = differingInput(ops[tensors[made].op])) == kNone) {
+            const uint32_t inner = tensors[made].producer;
+            if (inner == kNone || !tensors[inner].isOutput) break;
+            made = inner;
+        }
         if (next == kNone) {  // identical inputs, a differing output: it starts there
-            at = producer;
+            at = made;
             break;
         }
         at = next;
     }
     found.start = at;
     return found;
+}
+
+std::string CompareResult::describeStart(const UpstreamDifference& difference) const {
+    if (difference.start >= tensors.size()) return {};
+    return tensors[difference.start].isOutput
+               ? "its inputs are the same in both runs: the op itself computes differently"
+               : "no compared op produced it: a parameter, a buffer, the model's input, or the "
+                 "output of an op that was not dumped";
 }
 
 }  // namespace probe::analysis

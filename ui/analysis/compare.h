@@ -246,9 +246,9 @@ struct CompareResult {
     // A difference below the floor that an op born here was given (statistics alone cannot
     // tell a small change from noise: a weight changed by 1% amplified by a square downstream):
     // {the op's first input that differs, where that difference starts upstream (followed from
-    // input to the output that made it: a parameter, the model's input, or the first op whose
-    // inputs are identical and whose output is not)}. nullopt when its inputs are identical, and
-    // for an op whose divergence is born at an input.
+    // input to the output that made it, and into the child that passed it up: a parameter, the
+    // model's input, or the innermost op whose inputs are identical and whose output is not)}.
+    // nullopt when its inputs are identical, and for an op whose divergence is born at an input.
     // For an op born at an input that no compared op explains: the ops of one run only (indices
     // into `unpaired`) that began before it in its round and process, beside it or one of its
     // enclosing ops, outermost, the `most` nearest in the order they ran: what that input may have
@@ -259,6 +259,9 @@ struct CompareResult {
         uint32_t input = kNone, start = kNone;  // into tensors
     };
     std::optional<UpstreamDifference> differenceGiven(uint32_t op) const;
+    // What the start of such a difference is, for people: "its inputs are the same in both runs:
+    // the op itself computes differently", or what an input no compared op produced may be.
+    std::string describeStart(const UpstreamDifference& difference) const;
 };
 
 // Compares `candidate` against `reference`. Ops pair up by round (step), process, name path

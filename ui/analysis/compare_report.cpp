@@ -111,7 +111,7 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
                        " already differs, below the floor; followed upstream, that difference "
                        "starts at\n    " +
                        result.describeOp(start.op) + "  " + result.describeTensor(given->start) +
-                       "\n" +
+                       "\n" + "  (" + result.describeStart(*given) + ")\n" +
                        (start.hasData ? ""
                                       : "  (statistics alone cannot tell a small change from "
                                         "rounding there: look at it too)\n");

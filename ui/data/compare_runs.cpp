@@ -461,10 +461,11 @@ QString RunComparison::summary() const {
         // Given a difference below the floor: where it starts upstream (probe compare's note).
         if (const auto given = r->firstBornHere ? r->differenceGiven(*first) : std::nullopt)
             text += QStringLiteral("; ") +
-                    tr("its %1 already differs below the floor, from %2 %3 upstream")
+                    tr("its %1 already differs below the floor, from %2 %3 upstream (%4)")
                         .arg(QString::fromStdString(r->describeTensor(given->input)),
                              QString::fromStdString(r->describeOp(r->tensors[given->start].op)),
-                             QString::fromStdString(r->describeTensor(given->start)));
+                             QString::fromStdString(r->describeTensor(given->start)),
+                             QString::fromStdString(r->describeStart(*given)));
         // Ops of one run only just before it: the likelier cause (probe compare lists them).
         if (r->firstBornHere) {
             QStringList before;
