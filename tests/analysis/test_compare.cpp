@@ -675,6 +675,34 @@ TEST(Compare, ExactFindsTheFirstTensorWhoseBytesDiffer) {
         << report;
 }
 
+// --exact names the element with the largest absolute error; the ulps beside it were the
+// tensor's most, found at another element (5 ulp at 1000 read "(576 ulp)", 576 being a small
+// number's).
+TEST(Compare, ExactGivesTheUlpsOfTheElementItShows) {
+    TempDir dir;
+    const float big = 1000, small = 0.001f;
+    float bigMoved = big, smallMoved = small;
+    for (int k = 0; k < 5; ++k) bigMoved = std::nextafter(bigMoved, 2000.0f);
+    for (int k = 0; k < 576; ++k) smallMoved = std::nextafter(smallMoved, 1.0f);
+    auto write = [&](const char* name, float first, float second) {
+        ApiRun run(dir, name);
+        run.op("op", {{1, 2}}, {{first, second}});
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", big, small)),
+                    b = indexOf(write("b", bigMoved, smallMoved));
+    CompareOptions exact;
+    exact.exact = true;
+    const auto result = compareDumps(a, b, exact);
+    ASSERT_TRUE(result.firstDivergingTensor);
+    const uint32_t t = *result.firstDivergingTensor;
+    EXPECT_EQ(result.data(t).largestErrorElement, 0u);
+    EXPECT_EQ(result.data(t).maxUlpError, 576.0);
+    EXPECT_EQ(result.explain(t),
+              "bytes differ, the most at element [0]: 1000 vs 1000.0003 (5 ulp; up to 576 ulp "
+              "at another element)");
+}
+
 TEST(Compare, ShapesAndNonFiniteValuesAlwaysDiverge) {
     TempDir dir;
     auto write = [&](const char* name, std::vector<float> out, float value) {

@@ -1844,11 +1844,21 @@ std::string CompareResult::explain(uint32_t i) const {
             if (!t.hasData) return "statistics differ";
             if (d.largestErrorReference == d.largestErrorCandidate)
                 return "bytes differ";  // -0 vs 0, NaN payloads
-            return "bytes differ, the most at element " + elementIndex(i, d.largestErrorElement) +
-                   partOf(d, d.largestErrorImaginary) + ": " +
-                   exactNumber(d.largestErrorReference, t.referenceDType()) + " vs " +
-                   exactNumber(d.largestErrorCandidate, t.candidateDType()) + " (" +
-                   number(d.maxUlpError) + " ulp)";
+            {
+                // The element's own ulps: the tensor's most may be at a smaller number elsewhere.
+                const double ulps =
+                    judged ? std::fabs(d.largestErrorCandidate - d.largestErrorReference) /
+                                 ulpOf(*judged, d.largestErrorReference)
+                           : d.maxUlpError;
+                return "bytes differ, the most at element " +
+                       elementIndex(i, d.largestErrorElement) + partOf(d, d.largestErrorImaginary) +
+                       ": " + exactNumber(d.largestErrorReference, t.referenceDType()) + " vs " +
+                       exactNumber(d.largestErrorCandidate, t.candidateDType()) + " (" +
+                       number(ulps) + " ulp" +
+                       (d.maxUlpError > ulps
+                            ? "; up to " + number(d.maxUlpError) + " ulp at another element)"
+                            : ")");
+            }
         case DivergenceRule::Elements: {
             const double error = std::fabs(d.worstCandidate - d.worstReference);
             std::string out =
