@@ -1475,14 +1475,15 @@ TEST(Compare, ARunKilledOrStillRunningIsSaid) {
     };
     const std::string whole = write("whole", 3), killed = write("killed", 2);
     // probe_status.json as probe run leaves it for a program killed by SIGKILL, or running.
-    const auto status = [&](const char* state, const char* endedBy) {
+    const auto status = [&](const char* state, const char* endedBy, bool cutOff = true) {
         probe::test::writeFile(
             killed + "/probe_status.json",
             std::string(R"({"state": ")") + state +
                 R"(", "files": 2, "bytes": 10, "rows": 4, "errors": 0, "processes": [{"pid": 7, "device": -1, "state": ")" +
                 state +
                 R"(", "command": "python3 x.py", "started": "2026-12-04T08:26:02Z", "updated": "2026-12-04T08:26:02Z", "files": 2, "bytes": 10, "rows": 4, "errors": 0, "dropped_rows": 0, "dump_stopped": "", )" +
-                endedBy + R"("cut_off": true, "messages": []}]})");
+                endedBy + R"("cut_off": )" + (cutOff ? "true" : "false") +
+                R"(, "messages": []}]})");
     };
     status(
         "incomplete",
@@ -1512,6 +1513,15 @@ TEST(Compare, ARunKilledOrStillRunningIsSaid) {
     EXPECT_EQ(running.notes[1],
               "round 2 is in the candidate only: the reference has rounds 0, 1; their ops are not "
               "paired");
+    // Dumped whole by a program that failed (an exception at step 1): said too (it was not).
+    status("complete", R"("ended_by": {"how": "exited", "code": 1, "seen_by": "probe run"}, )",
+           false);
+    const DumpIndex failed = indexOf(killed);
+    const auto afterFailure = compareDumps(reference, failed, {});
+    ASSERT_EQ(afterFailure.notes.size(), 2u) << formatCompareReport(afterFailure);
+    EXPECT_EQ(afterFailure.notes[0],
+              "in the candidate, the program exited with code 1: what it did not run is missing, "
+              "not different");
     // Whole runs: no note.
     EXPECT_TRUE(compareDumps(reference, reference, {}).notes.empty());
 }

@@ -629,7 +629,20 @@ private:
     void noteUnfinished() {
         for (const bool inReference : {true, false}) {
             const DumpSummary status = summarizeStatus(inReference ? ref_ : cand_);
-            if (!status.state || *status.state == format::DumpState::Complete) continue;
+            if (!status.state) continue;
+            if (*status.state == format::DumpState::Complete) {
+                // Dumped whole, by a program that failed (an exception at step 1): its last
+                // rounds are missing for that reason, not a different model (it was unsaid).
+                std::string ended;
+                if (status.endedBy && !status.endedBy->normal())
+                    ended = describeEnd(status);
+                else if (status.launcherEnd && !status.launcherEnd->normal())
+                    ended = describeLauncherEnd(*status.launcherEnd);
+                if (!ended.empty())
+                    note(std::string("in the ") + (inReference ? "reference" : "candidate") + ", " +
+                         ended + ": what it did not run is missing, not different");
+                continue;
+            }
             note(std::string(inReference ? "the reference" : "the candidate") + " is " +
                  (*status.state == format::DumpState::Running
                       ? "still being written (running): its last rounds may be missing or partial"

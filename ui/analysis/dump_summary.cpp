@@ -209,9 +209,8 @@ std::vector<ProcessSummary> summarizeProcesses(const DumpIndex& index, const Dum
     return out;
 }
 
-// "the program was killed by SIGKILL before its probe could drain: rows of its last 100 ms or
-// so may be missing, more if its disk was slower than the program", "the program was stopped by
-// SIGTERM before its end", ...
+}  // namespace
+
 std::string describeEnd(const DumpSummary& s) {
     const format::ProgramEnd& end = *s.endedBy;
     // Several processes that ended alike are said together, not as one of them.
@@ -256,8 +255,6 @@ std::string describeEnd(const DumpSummary& s) {
                " end";
     return who + " " + how;
 }
-
-}  // namespace
 
 DumpSummary summarizeStatus(const DumpIndex& index, const DumpScope& scope) {
     DumpSummary s;

@@ -106,6 +106,10 @@ DumpSummary summarizeDumpPart(const DumpIndex& index, const DumpScope& scope,
 std::optional<format::ProgramEnd> launcherEndOf(const format::DumpStatus& status);
 std::string describeLauncherEnd(const format::ProgramEnd& end);
 DumpSummary summarizeStatus(const DumpIndex& index, const DumpScope& scope = {});
+// How the processes of DumpSummary::endedBy ended: "the program was killed by SIGKILL before its
+// probe could write out what was queued: rows of its last 100 ms or so may be missing, ...",
+// "process 41 exited with code 1".
+std::string describeEnd(const DumpSummary& summary);
 // "complete", "incomplete; the program was killed by SIGKILL before its probe could write out
 // what was queued: ...": "" without a status file.
 std::string describeState(const DumpSummary& summary);
