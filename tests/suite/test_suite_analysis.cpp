@@ -145,6 +145,59 @@ TEST(Overflow, AMaskFilledWithInfIsNoBirthAndInheritedValuesAreExplained) {
         << summary;
 }
 
+// A NaN weight read by a module's linear (an assignment, or an optimizer step that diverged):
+// the module's input is finite, its output NaN, but the NaN came in with the weight inside it.
+// The module was named the birth, "every input finite". In a later round an op makes its own Inf:
+// that is a birth, and the NaN that came in before it is said too.
+TEST(Overflow, ANanThatComesInWithAWeightInsideAModuleIsNoBirthOfTheModule) {
+    test::TempDir dir;
+    const auto fcRound = [](const std::string& weightMax, const std::string& outMax) {
+        const std::string outMin = outMax == "nan" ? "nan" : "-1.000000";
+        return std::vector<Row>{
+            {"fc", "Linear", "0", "input", "0", "float", "1.000000", "-1.000000"},
+            {"fc/linear", "aten::linear", "0_0", "input", "0_input", "float", "1.000000",
+             "-1.000000"},
+            {"fc/linear", "aten::linear", "0_0", "input", "1_weight", "float", weightMax,
+             weightMax == "nan" ? "nan" : "-1.000000"},
+            {"fc/linear", "aten::linear", "0_0", "output", "0", "float", outMax, outMin},
+            {"fc", "Linear", "0", "output", "0", "float", outMax, outMin}};
+    };
+    writeRound(dir.path(), "0_100", 0, fcRound("1.000000", "2.000000"));
+    // A mask's -inf first, made by an ignored op (it hid the NaN read after it).
+    auto poisoned = fcRound("nan", "nan");
+    poisoned.insert(poisoned.begin(),
+                    {"mask", "aten::masked_fill", "1", "output", "0", "float", "0.000000", "-inf"});
+    writeRound(dir.path(), "0_100", 1, poisoned);
+    const auto index = read(dir.path());
+    const auto report = findOverflowBirths(index, {});
+    EXPECT_TRUE(report.births.empty()) << formatOverflowReport(index, report);
+    ASSERT_EQ(report.unexplained.size(), 1u);
+    EXPECT_NE(report.unexplained[0].find("0_100: overflowed values (nan) first appear in input "
+                                         "1_weight of fc/linear (0_0) (round 1), but no dumped op "
+                                         "turns finite inputs into them: they came in from "
+                                         "outside the dumped ops: a parameter or buffer"),
+              std::string::npos)
+        << report.unexplained[0];
+    const std::string summary = formatSummary(summarizeDump(index));
+    EXPECT_NE(summary.find("overflow born: none found among the ops dumped: 0_100: overflowed "
+                           "values (nan) first appear in input 1_weight of fc/linear"),
+              std::string::npos)
+        << summary;
+
+    // A later round: another layer makes an Inf of finite inputs. It is the birth; the NaN
+    // weight before it is said as well.
+    writeRound(dir.path(), "0_100", 2, layerRound("inf"));
+    const auto later = read(dir.path());
+    const auto both = findOverflowBirths(later, {});
+    ASSERT_EQ(both.births.size(), 1u);
+    EXPECT_EQ(later.op(both.births[0].op).namePath, "L/b");
+    ASSERT_EQ(both.unexplained.size(), 1u);
+    EXPECT_NE(both.unexplained[0].find("1_weight of fc/linear (0_0) (round 1), but no dumped op "
+                                       "turns finite inputs into them before the birth below"),
+              std::string::npos)
+        << both.unexplained[0];
+}
+
 TEST(Overflow, EachProcessHasItsBirthAndTheJsonHasMsprobesShape) {
     test::TempDir dir;
     writeRound(dir.path(), "0_100", 0, layerRound("inf"));

@@ -86,6 +86,16 @@ public:
         return v;
     }
 
+    // What kinds of overflow a tensor holds that verdict() found (bits: NaN, +Inf, -Inf, beyond
+    // the range limit): an input holding only kinds an earlier output held may come from it.
+    uint8_t kinds(const TensorVerdict& v) {
+        if (!v.overflowed) return 0;
+        const Extremes e = extremes(v.row);
+        const uint8_t finiteBeyond = std::isfinite(e.max) && std::isfinite(e.min) ? 8 : 0;
+        return static_cast<uint8_t>((e.nan ? 1 : 0) | (e.max == HUGE_VAL ? 2 : 0) |
+                                    (e.min == -HUGE_VAL ? 4 : 0) | (e.nan ? 0 : finiteBeyond));
+    }
+
     bool ignored(uint32_t op) const {
         return format::isOverflowIgnoredType(index_.op(op).type, options_.ignore);
     }
@@ -182,9 +192,19 @@ std::vector<BirthInRound> birthsInRound(const DumpIndex& index, Checker& checker
             op.inputs.push_back(std::move(v));
         }
     }
+    // A module whose op inside reads an overflowed input that is none of the module's own inputs
+    // (a parameter, a buffer: msprobe counts a module's parameters among its inputs) is not
+    // where it is born: it came in there (a NaN weight was blamed on the Linear using it).
+    std::unordered_set<uint32_t> fedInside;
+    for (const auto& [op, state] : ops)
+        if (state.inputBad)
+            for (uint32_t parent = index.op(op).parent; parent != kNone;
+                 parent = index.op(parent).parent)
+                if (!fedInside.insert(parent).second) break;
     std::unordered_set<uint32_t> candidates;
     for (const auto& [op, state] : ops)
-        if (state.outputBad && !state.inputBad && !checker.ignored(op)) candidates.insert(op);
+        if (state.outputBad && !state.inputBad && !checker.ignored(op) && !fedInside.count(op))
+            candidates.insert(op);
     // The innermost op is where it is born: a module whose child is a birth is not one.
     std::unordered_set<uint32_t> enclosing;
     for (uint32_t op : candidates)
@@ -375,21 +395,26 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
         std::optional<std::pair<uint64_t, TensorVerdict>> firstBad;
         for (const auto& [round, rows] : index.process(p).rounds) {
             if (!options.scope.holdsRound(round)) continue;
+            const bool noneYet = births.empty() && !firstBad;
             auto found = birthsInRound(index, checker, p, round, rows);
             for (auto& [position, birth] : found)
                 births.emplace_back(times.of(round, position), std::move(birth));
-            if (found.empty() && (interleaved || (births.empty() && !firstBad))) {
+            if (interleaved || noneYet) {
                 // Values that enter as an op's input before any op outputs them came from
-                // outside the dump; a first overflowed output belongs to an ignored op.
+                // outside the dump: an input holding a kind of overflow that no output of the
+                // round held before it (a mask's -inf, made by an ignored op and added in
+                // later, hid a NaN weight read after it).
+                uint8_t made = 0;
                 for (uint32_t i = 0; i < rows.size(); ++i) {
                     const uint32_t row = rows[i];
                     const bool input = !index.slot(index.row(row).slot).isOutput;
                     TensorVerdict v =
                         checker.verdict(row, input && checker.isWrappedNumber(index.row(row)));
-                    if (!v.overflowed) continue;
+                    const uint8_t kinds = checker.kinds(v);
+                    if (!input) made |= kinds;
+                    if (!input || (kinds & ~made) == 0) continue;
                     const uint64_t time = times.of(round, i);
-                    if (input && (!firstBad || time < firstBad->first))
-                        firstBad.emplace(time, std::move(v));
+                    if (!firstBad || time < firstBad->first) firstBad.emplace(time, std::move(v));
                     break;
                 }
             }
@@ -398,8 +423,11 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
         std::stable_sort(births.begin(), births.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
         if (!options.allBirths && births.size() > 1) births.resize(1);
+        // Values that came in before the first birth are said too (a NaN weight steps before
+        // an op that makes its own).
+        const bool cameInFirst = firstBad && (births.empty() || firstBad->first < births[0].first);
         for (auto& [time, birth] : births) report.births.push_back(std::move(birth));
-        if (births.empty() && firstBad) {
+        if (cameInFirst) {
             const TensorVerdict& bad = firstBad->second;
             const StatRecord& row = index.row(bad.row);
             const auto& slot = index.slot(row.slot);
@@ -407,10 +435,11 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
                 index.process(p).key + ": overflowed values (" + bad.why + ") first appear in " +
                 index.describeSlot(row.slot) + " of " + index.describeOp(slot.op, row.round) +
                 " (" + (index.layout() == DumpLayout::Atb ? "round " : "step ") +
-                std::to_string(row.round) +
-                "), but no dumped op turns finite inputs into them: they were born before the dump "
-                "or in an "
-                "op that was not dumped (dump its children: save_child, or level L1/mix)");
+                std::to_string(row.round) + "), but no dumped op turns finite inputs into them" +
+                (births.empty() ? "" : " before the birth below") +
+                ": they came in from outside the dumped ops: a parameter or buffer the program "
+                "changed (an optimizer step, an assignment), the model's input, or an op that was "
+                "not dumped (dump its children: save_child, or level L1/mix)");
         }
     }
     report.unreadableTensors = checker.unreadable();
