@@ -107,6 +107,12 @@ TEST(Overflow, ValuesBeyondANarrowerFormatCountOnlyWhenAsked) {
     ASSERT_EQ(report.births.size(), 1u);
     EXPECT_EQ(index.op(report.births[0].op).namePath, "L/b");
     EXPECT_EQ(report.births[0].why, "output 0: max=70000 beyond float16's 65504");
+    // Within the range, not only finite, is what the inputs are said to be (said "finite").
+    const std::string text = formatOverflowReport(index, report);
+    EXPECT_NE(text.find("why: output 0: max=70000 beyond float16's 65504, every input within "
+                        "float16's range\n"),
+              std::string::npos)
+        << text;
     OverflowOptions bf16;
     bf16.range = RangeLimit::BFloat16;
     EXPECT_TRUE(findOverflowBirths(index, bf16).births.empty());

@@ -480,9 +480,23 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
                 chain = index.op(p).id + (chain.empty() ? "" : " > ") + chain;
             out += "  in: " + chain + "\n";
         }
+        const std::string within =
+            report.range == RangeLimit::None
+                ? std::string("finite")
+                : std::string("within ") + rangeLimitName(report.range) + "'s range";
         out += "  why: " + birth.why +
-               (birth.inputs.empty() ? " (no inputs dumped)" : ", every input finite") + "\n";
-        for (const auto& v : birth.inputs) out += tensorLine(v);
+               (birth.inputs.empty() ? " (no inputs dumped)" : ", every input " + within) + "\n";
+        for (const auto& v : birth.inputs) {
+            std::string line = tensorLine(v);
+            // A number the program gave (5e5) beyond the range: kept as it is by a float16 run.
+            const StatRecord& row = index.row(v.row);
+            if (report.range != RangeLimit::None && atb && index.text(row.shape).empty() &&
+                index.text(row.dtype) == "double" && row.has(Stat::Max) &&
+                std::fabs(row.get(Stat::Max)) > rangeLimitMax(report.range))
+                line.insert(line.size() - 1,
+                            "  (a number the program gave: checked for Inf and NaN only)");
+            out += line;
+        }
         for (const auto& v : birth.outputs) out += tensorLine(v);
         if (!atb) {
             const auto stack =
