@@ -129,7 +129,11 @@ class OverflowInOpLevelDump(ProbeTestCase):
         born = [l for l in ranged.stdout.splitlines() if ": born in " in l]
         self.assertEqual(len(born), 1, ranged.stdout)
         self.assertIn("born in round 0, op scaled/mul (", born[0])
-        self.assertIn("max=1e+06 min=-125000 beyond float16's 65504, every input finite", ranged.stdout)
+        self.assertIn("max=1e+06 min=-125000 beyond float16's 65504, every input within float16's range",
+                      ranged.stdout)
+        self.assertIn("input 1_other: double [] max=500000.000000 min=500000.000000 mean=500000.000000 "
+                      "norm=500000.000000  (a number the program gave: checked for Inf and NaN only)\n",
+                      ranged.stdout)
         # A 0-d tensor times the number is no constant: its product is a birth too (the sum of
         # the input is 3.25 when its last element is 1: 1.625e6).
         every = probe("overflow", self.path("scaled"), "--range", "float16", "--all")
