@@ -2,8 +2,10 @@
 // inputs, exact comparison, ranks, nothing to compare, and the reports, on dumps written here
 // through the C API (op-level) or as PrecisionDebugger writes them (msprobe).
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -2970,6 +2972,86 @@ TEST(Compare, ARoundFolderLinkedToAFolderHoldingItIsSaidAndNotRead) {
     const DumpIndex whole = indexOf(writeBlock(dir, "b", 1, 9, 3));
     ASSERT_GT(whole.rowCount(), 0u);
     EXPECT_EQ(index.rowCount(), whole.rowCount() * 2 / 3);
+}
+
+// A folder the user may not read, a round's or a process's, is said with the reason (a round
+// vanished without a word, in the app and in probe summary; its NaN was named in a later round).
+// Root reads everything: then the dump is read as nobody, in a child process.
+TEST(Compare, FoldersTheUserMayNotReadAreSaidWithTheReason) {
+    TempDir dir;
+    const std::string roundRoot = writeBlock(dir, "a", 1, 9, 3),
+                      processRoot = writeBlock(dir, "b", 1, 9, 2);
+    const std::vector<std::string> files = probe::test::filesNamed(roundRoot, "statistic.csv");
+    ASSERT_EQ(files.size(), 3u);
+    const std::string hiddenRound = files[1].substr(0, files[1].rfind('/'));
+    const std::string anyRound = probe::test::filesNamed(processRoot, "statistic.csv").at(0);
+    const std::string roundOf = anyRound.substr(0, anyRound.rfind('/'));
+    const std::string hiddenProcess = roundOf.substr(0, roundOf.rfind('/'));
+    ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);  // nobody may come in
+    ASSERT_EQ(::chmod(hiddenRound.c_str(), 0), 0);
+    ASSERT_EQ(::chmod(hiddenProcess.c_str(), 0), 0);
+    // The problems of each dump, and its rows, as the reader says them: "|"-separated.
+    const auto readAsAnotherUser = [](const std::string& root) {
+        int pipeEnds[2];
+        if (::pipe(pipeEnds) != 0) return std::string("no pipe");
+        const bool asRoot = ::geteuid() == 0;
+        const pid_t child = ::fork();
+        if (child == 0) {
+            ::close(pipeEnds[0]);
+            if (asRoot &&
+                (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0))
+                ::_exit(3);
+            std::string error, text;
+            const auto index = readDump(root, &error);
+            if (!index) text = "unreadable: " + error;
+            for (const std::string& problem :
+                 index ? index->problems() : std::vector<std::string>{})
+                text += problem + "|";
+            if (index) text += "rows " + std::to_string(index->rowCount());
+            const bool written =
+                ::write(pipeEnds[1], text.data(), text.size()) == static_cast<ssize_t>(text.size());
+            ::_exit(written ? 0 : 4);
+        }
+        ::close(pipeEnds[1]);
+        std::string text;
+        char buffer[4096];
+        for (ssize_t n; (n = ::read(pipeEnds[0], buffer, sizeof buffer)) > 0;)
+            text.append(buffer, static_cast<size_t>(n));
+        ::close(pipeEnds[0]);
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0
+                   ? text
+                   : "the child failed: " + std::to_string(status);
+    };
+    const std::string round = readAsAnotherUser(roundRoot);
+    EXPECT_NE(round.find(files[1] + ": Permission denied; the round's rows are not read|"),
+              std::string::npos)
+        << round;
+    const std::string process = readAsAnotherUser(processRoot);
+    EXPECT_NE(process.find(hiddenProcess +
+                           ": Permission denied; the folder cannot be listed, what it holds is "
+                           "not read|"),
+              std::string::npos)
+        << process;
+    // msprobe: a step folder that cannot be listed, a rank folder that cannot be entered.
+    const std::string msprobe = writeRanks(dir, 0.5);
+    std::filesystem::copy(msprobe + "/step0", msprobe + "/step1",
+                          std::filesystem::copy_options::recursive);
+    ASSERT_EQ(::chmod((msprobe + "/step1").c_str(), 0), 0);
+    ASSERT_EQ(::chmod((msprobe + "/step0/rank1").c_str(), 0), 0);
+    const std::string ranks = readAsAnotherUser(msprobe);
+    EXPECT_NE(ranks.find(msprobe + "/step1: Permission denied; the folder cannot be listed, what "
+                                   "it holds is not read|"),
+              std::string::npos)
+        << ranks;
+    EXPECT_NE(ranks.find(msprobe +
+                         "/step0/rank1/dump.json: Permission denied; the rank's step is not read|"),
+              std::string::npos)
+        << ranks;
+    for (const std::string& path :
+         {hiddenRound, hiddenProcess, msprobe + "/step1", msprobe + "/step0/rank1"})
+        ::chmod(path.c_str(), 0755);  // for TempDir's removal
 }
 
 }  // namespace

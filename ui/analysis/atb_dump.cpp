@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <climits>
+#include <cstring>
 #include <set>
 #include <tuple>
 
@@ -117,7 +119,13 @@ RoundListing listRoundFiles(const std::string& root) {
     // The folders in `dir`; what is named like one of them (`named`) and is not a folder is noted.
     const auto foldersIn = [&](const std::string& dir, auto&& named) {
         std::vector<format::DirectoryEntry> folders;
-        for (auto& entry : format::listDirectoryEntries(dir)) {
+        std::string error;
+        auto entries = format::listDirectoryEntries(dir, &error);
+        if (!error.empty())
+            listing.unreadEntries.push_back(dir + ": " + error +
+                                            "; the folder cannot be listed, what it holds is "
+                                            "not read");
+        for (auto& entry : entries) {
             if (entry.isDirectory && !entry.unfollowed) {
                 folders.push_back(std::move(entry));
                 continue;
@@ -170,7 +178,14 @@ RoundListing listRoundFiles(const std::string& root) {
             // Whatever holds the name, so that what cannot be read is reported, not skipped (a
             // symlink loop there dropped the round's rows without a word).
             struct stat st;
-            if (::lstat(path.c_str(), &st) != 0) continue;
+            if (::lstat(path.c_str(), &st) != 0) {
+                // A round folder begun but not written yet has none; one the user may not
+                // read lost its rows without a word.
+                if (errno != ENOENT)
+                    listing.unreadEntries.push_back(path + ": " + std::strerror(errno) +
+                                                    "; the round's rows are not read");
+                continue;
+            }
             RoundFile file{devicePid, round, path};
             if (S_ISREG(st.st_mode)) file.regularSize = static_cast<uint64_t>(st.st_size);
             listing.files.push_back(std::move(file));

@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "probe/format/config_issue.h"
 #include "probe/format/file_util.h"
@@ -446,6 +448,16 @@ void MsprobeDumpReader::sayNotAStepFolder(DumpDelta& delta, const std::string& d
     }
 }
 
+void MsprobeDumpReader::sayUnreadable(DumpDelta& delta, const std::string& path,
+                                      const std::string& error, const char* lost) {
+    if (error.empty()) {
+        unreadableSaid_.erase(path);
+        return;
+    }
+    if (unreadableSaid_.insert(path).second)
+        delta.problems.push_back(path + ": " + error + "; " + lost + " not read");
+}
+
 DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     DumpDelta delta = newDelta();
     if (!format::isDirectory(root_)) {
@@ -455,7 +467,10 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     }
     vanished_ = false;
     std::vector<std::pair<int64_t, std::string>> steps;
-    for (const auto& name : format::listDirectory(root_, format::EntryKind::Directories)) {
+    std::string error;
+    const auto names = format::listDirectory(root_, format::EntryKind::Directories, &error);
+    sayUnreadable(delta, root_, error, "the folder cannot be listed, what it holds is");
+    for (const auto& name : names) {
         if (const int64_t n = stepNumber(name); n >= 0)
             steps.emplace_back(n, name);
         else if (namedLikeAStep(name))
@@ -465,12 +480,19 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     uint64_t used = 0;
     for (const auto& [step, stepName] : steps) {
         const std::string stepDir = root_ + "/" + stepName;
-        for (const auto& rankName :
-             format::listDirectory(stepDir, format::EntryKind::Directories)) {
+        error.clear();
+        const auto ranks = format::listDirectory(stepDir, format::EntryKind::Directories, &error);
+        sayUnreadable(delta, stepDir, error, "the folder cannot be listed, what it holds is");
+        for (const auto& rankName : ranks) {
             if (!isRankDirectoryName(rankName)) continue;
             const std::string dir = stepDir + "/" + rankName;
             RankDir& state = rankDirs_[dir];
             const auto now = format::fileStamp(dir + "/dump.json");
+            // Gone is not yet written; any other failure (a rank folder the user may not
+            // enter) is said.
+            sayUnreadable(delta, dir + "/dump.json",
+                          now || errno == ENOENT ? std::string() : std::strerror(errno),
+                          "the rank's step is");
             if (now && *now != state.dumpStamp) {
                 if (used >= byteBudget) {
                     delta.more = true;

@@ -97,6 +97,11 @@ private:
     // Folders named like a step that are none ("step01"), said once each (sayNotAStepFolder).
     std::set<std::string> notStepFoldersSaid_;
     void sayNotAStepFolder(DumpDelta& delta, const std::string& dir);
+    // Folders and dump.json files that cannot be read (a step the user may not list), said once
+    // each with the reason; forgotten once they can be read again.
+    std::set<std::string> unreadableSaid_;
+    void sayUnreadable(DumpDelta& delta, const std::string& path, const std::string& error,
+                       const char* lost);
     // Items of the dump.json being read that are not what msprobe writes (a bare number or
     // string where a tensor or an argument object goes, an entry that is not an object): not
     // read, counted, and said once per file with the first one's entry.

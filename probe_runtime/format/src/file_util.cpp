@@ -404,10 +404,13 @@ std::optional<FileStamp> fileStamp(const std::string& path) {
                      st.st_size, static_cast<uint64_t>(st.st_ino)};
 }
 
-std::vector<DirectoryEntry> listDirectoryEntries(const std::string& dir) {
+std::vector<DirectoryEntry> listDirectoryEntries(const std::string& dir, std::string* error) {
     std::vector<DirectoryEntry> entries;
     DIR* d = ::opendir(dir.c_str());
-    if (!d) return entries;
+    if (!d) {
+        if (error && errno != ENOENT) *error = std::strerror(errno);
+        return entries;
+    }
     while (dirent* e = ::readdir(d)) {
         DirectoryEntry entry;
         entry.name = e->d_name;
@@ -444,9 +447,9 @@ std::vector<DirectoryEntry> listDirectoryEntries(const std::string& dir) {
     return entries;
 }
 
-std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind) {
+std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind, std::string* error) {
     std::vector<std::string> names;
-    for (auto& entry : listDirectoryEntries(dir)) {
+    for (auto& entry : listDirectoryEntries(dir, error)) {
         const bool wanted = entry.unfollowed
                                 ? kind == EntryKind::NotDirectories
                                 : entry.isDirectory == (kind == EntryKind::Directories);

@@ -104,17 +104,20 @@ struct DirectoryEntry {
     bool isLink = false;
     bool unfollowed = false;
 };
-// Every entry of `dir` but . and .., sorted by name; empty when it cannot be read. What most
-// entries are comes with their names (no stat each: a listing of a hundred thousand round
-// folders was a system call each, at every poll); links, and entries of a file system that does
-// not say, are stat'ed.
-std::vector<DirectoryEntry> listDirectoryEntries(const std::string& dir);
+// Every entry of `dir` but . and .., sorted by name; empty when it cannot be read, and then
+// `error` (when given) says why, unless it is gone (a folder the user may not read was skipped
+// without a word). What most entries are comes with their names (no stat each: a listing of a
+// hundred thousand round folders was a system call each, at every poll); links, and entries of
+// a file system that does not say, are stat'ed.
+std::vector<DirectoryEntry> listDirectoryEntries(const std::string& dir,
+                                                 std::string* error = nullptr);
 
 // Files: anything but a directory, links followed. NotDirectories: the same, and names whose link
 // cannot be followed (a loop, a dangling link).
 enum class EntryKind { Directories, Files, NotDirectories };
-// The names in `dir` of that kind, sorted; empty when it cannot be read.
-std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind);
+// The names in `dir` of that kind, sorted; empty when it cannot be read (`error` as above).
+std::vector<std::string> listDirectory(const std::string& dir, EntryKind kind,
+                                       std::string* error = nullptr);
 bool fileExists(const std::string& path);
 
 }  // namespace probe::format
