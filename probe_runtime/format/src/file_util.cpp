@@ -408,7 +408,7 @@ std::vector<DirectoryEntry> listDirectoryEntries(const std::string& dir, std::st
     std::vector<DirectoryEntry> entries;
     DIR* d = ::opendir(dir.c_str());
     if (!d) {
-        if (error && errno != ENOENT) *error = std::strerror(errno);
+        if (error && errno != ENOENT && errno != ENOTDIR) *error = std::strerror(errno);
         return entries;
     }
     while (dirent* e = ::readdir(d)) {
