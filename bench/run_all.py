@@ -391,6 +391,9 @@ def bench_app(args, report, work):
                    "%.0f" % r["longest_stall_cpu_ms"] for r in results) if "longest_stall_cpu_ms" in results[0] else ""))
     report.add("app", "switching round", median("switch_round_ms"), "ms", 50, note=runs("switch_round_ms"))
     report.add("app", "switching op", median("switch_op_ms"), "ms", 50, note=runs("switch_op_ms"))
+    if "filter_ms" in results[0]:
+        report.add("app", "searching or filtering the op tree (the longest of 6 changes)", median("filter_ms"),
+                   "ms", 50, note=runs("filter_ms"))
     if "compare_ms" in results[0]:
         report.add("app", "comparing with a 1,000,000-row reference: ready", median("compare_ms") / 1e3, "s",
                    peak_mib=peak, note=runs("compare_ms"))

@@ -63,7 +63,7 @@ bool arrange(MainWindow& window, const ScreenshotRequest& r, QString* problem) {
         return false;
     }
     if (!r.search.isEmpty()) window.treePanel()->setSearchText(r.search);
-    if (r.show) window.treePanel()->proxy()->setShow(*r.show);
+    if (r.show) window.treePanel()->setShow(*r.show);
     if (r.roundGiven) {
         const uint32_t shownProcess = window.treePanel()->model()->process();
         const auto rounds = window.context()->store()->index().rounds(

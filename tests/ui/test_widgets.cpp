@@ -975,7 +975,7 @@ TEST(MainWindow, ShowsProblemsOfABrokenDump) {
 
 TEST_F(MainWindowTest, TheFilterAndConfigLinesSayWhatIsInForce) {
     auto* tree = window_.treePanel();
-    tree->proxy()->setShow(data::OpFilterProxy::Show::NanOnly);  // as --show nan does
+    tree->setShow(data::OpFilterProxy::Show::NanOnly);  // as --show nan does
     EXPECT_EQ(tree->showText(), "NaN only");
     EXPECT_TRUE(tree->configText().contains("dumps every layer-level op"))
         << tree->configText().toStdString();
@@ -1003,6 +1003,46 @@ TEST_F(MainWindowTest, TheFilterAndConfigLinesSayWhatIsInForce) {
     }
 }
 
+// Back to every op after a show filter (which opened every branch it showed): the layers are
+// laid out closed but for the way to the op selected, which stays selected. (Every branch stayed
+// open, and the rows coming back into them were laid out one by one: tens of seconds on a big
+// dump.)
+TEST_F(MainWindowTest, BackToEveryOpTheTreeShowsTheOpSelectedInClosedLayers) {
+    auto* tree = window_.treePanel();
+    QTreeView* view = tree->view();
+    const auto& idx = context_.store()->index();
+    const auto shown = [&](uint32_t op) {
+        return tree->proxy()->mapFromSource(tree->model()->indexOfOp(op));
+    };
+    uint32_t deep = analysis::kNone;
+    for (uint32_t op = 0; op < idx.opCount() && deep == analysis::kNone; ++op)
+        if (idx.op(op).process == 0 && idx.op(op).depth >= 2) deep = op;
+    ASSERT_NE(deep, analysis::kNone);
+    ASSERT_TRUE(window_.selectOp(QString::fromStdString(idx.op(deep).id)));
+    tree->setShow(data::OpFilterProxy::Show::NanOnly);
+    ASSERT_GT(tree->proxy()->rowCount(), 0);
+    tree->setShow(data::OpFilterProxy::Show::All);
+    EXPECT_EQ(tree->showText(), "All ops");
+    const QModelIndex selected = shown(deep);
+    ASSERT_TRUE(selected.isValid());
+    EXPECT_EQ(view->currentIndex(), selected);
+    for (QModelIndex p = selected.parent(); p.isValid(); p = p.parent())
+        EXPECT_TRUE(view->isExpanded(p));
+    uint32_t layerOfSelected = deep;
+    while (idx.op(layerOfSelected).parent != analysis::kNone)
+        layerOfSelected = idx.op(layerOfSelected).parent;
+    int closedLayers = 0;
+    for (uint32_t top : idx.process(0).topOps) {
+        if (top == layerOfSelected || idx.op(top).children.empty()) continue;
+        for (uint32_t child : idx.op(top).children) {
+            if (idx.op(child).children.empty()) continue;
+            EXPECT_FALSE(view->isExpanded(shown(child))) << idx.op(child).namePath;
+            ++closedLayers;
+        }
+    }
+    EXPECT_GT(closedLayers, 0);
+}
+
 // Clearing the search clears the search only: the show filter the user chose stays, also when
 // it hides the op selected (it went back to "All ops" to show that op: found by a GUI walk).
 TEST_F(MainWindowTest, ClearingTheSearchKeepsTheShowFilter) {
@@ -1013,7 +1053,7 @@ TEST_F(MainWindowTest, ClearingTheSearchKeepsTheShowFilter) {
     // A search and the filter that together hide every op: the selection stays where it was.
     search->setText("no op is named like this");
     ASSERT_TRUE(waitFor([&] { return !tree->proxy()->searchText().isEmpty(); }));
-    tree->proxy()->setShow(data::OpFilterProxy::Show::NanOnly);
+    tree->setShow(data::OpFilterProxy::Show::NanOnly);
     ASSERT_EQ(tree->proxy()->rowCount(), 0);
     ASSERT_EQ(context_.cursor()->op(), context_.store()->index().findOp(0, "0"));
     search->clear();  // as its clear button does

@@ -28,7 +28,7 @@ OpFilterProxy::OpFilterProxy(DumpStore* store, OpSelection* selection, QObject* 
     setDynamicSortFilter(true);
     if (selection_)
         connect(selection_, &OpSelection::changed, this, [this] {
-            if (show_ == Show::Dumped || show_ == Show::Ticked) invalidateFilter();
+            if (show_ == Show::Dumped || show_ == Show::Ticked) invalidate();
         });
 }
 
@@ -37,17 +37,20 @@ void OpFilterProxy::setOpModel(OpTreeModel* model) {
     setSourceModel(model);
 }
 
+// A filter change re-maps every row (invalidate: one layout change), not the difference
+// (invalidateFilter: each row that comes back is inserted on its own, and clearing a search
+// that matched ops under thousands of parents took 17 s on 100,000 ops, 280 ms collapsed).
 void OpFilterProxy::setSearchText(const QString& text) {
     std::string lower = text.trimmed().toLower().toStdString();
     if (lower == search_) return;
     search_ = std::move(lower);
-    invalidateFilter();
+    invalidate();
 }
 
 void OpFilterProxy::setShow(Show show) {
     if (show == show_) return;
     show_ = show;
-    invalidateFilter();
+    invalidate();
     emit showChanged(show);
 }
 

@@ -8,6 +8,8 @@
 
 #include <QWidget>
 
+#include "op_filter_proxy.h"
+
 class QCheckBox;
 class QComboBox;
 class QLabel;
@@ -20,7 +22,6 @@ namespace probe::data {
 class ConfigDocument;
 class DumpCursor;
 class DumpStore;
-class OpFilterProxy;
 class OpSelection;
 class OpTreeModel;
 }  // namespace probe::data
@@ -47,6 +48,9 @@ public:
     enum class KeepFilters { No, Yes };
     bool revealOp(uint32_t op, KeepFilters keep = KeepFilters::No);
     void setSearchText(const QString& text);
+    // Which ops to show (the combo's choice): the ops shown expanded, or with every op shown, the
+    // layers and the op selected.
+    void setShow(data::OpFilterProxy::Show show);
     // Puts the keyboard in the search field, its text selected (View › Find op, Ctrl+F).
     void focusSearch();
     // Chooses which process's tree is shown, by key ("0_1234", "rank0").
@@ -64,8 +68,9 @@ private:
     void onCurrentChanged();
     void fitColumns();
     static QString columnSample(int column);
-    // Filters by `text`; the branches open before a search are open again once it is cleared
-    // (the search's own expansion closed every one the user had opened).
+    // Filters by `text`, as typing it does: the matches shown expanded; the branches open before
+    // a search are open again once it is cleared (the search's own expansion closed every one
+    // the user had opened), and the op selected shown.
     void applySearch(const QString& text);
     // Runs a change of the filters keeping the cursor's op: selected again when still shown, else
     // nothing selected (the view's choice of another row is not followed).
