@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <random>
 #include <set>
@@ -2972,6 +2973,68 @@ TEST(Compare, ARoundFolderLinkedToAFolderHoldingItIsSaidAndNotRead) {
     const DumpIndex whole = indexOf(writeBlock(dir, "b", 1, 9, 3));
     ASSERT_GT(whole.rowCount(), 0u);
     EXPECT_EQ(index.rowCount(), whole.rowCount() * 2 / 3);
+}
+
+// A dump replaced while it is followed (deleted and copied anew, or a link turned to another
+// dump) is another run: said once, and not read on into the old index (two runs' processes were
+// mixed in one tree). Both layouts; the first run's rows stay.
+TEST(Compare, ADumpReplacedWhileFollowedIsSaidAndNotMixedIn) {
+    TempDir dir;
+    const std::string first = writeBlock(dir, "a", 1, 9, 2), second = writeBlock(dir, "b", 1, 9, 3);
+    const std::string firstRun = first.substr(0, first.rfind('/')),
+                      secondRun = second.substr(0, second.rfind('/'));
+    const auto followThroughReplacement = [](const std::string& root,
+                                             const std::function<void()>& replace) {
+        auto reader = openDumpReader(root, nullptr);
+        EXPECT_TRUE(reader) << root;
+        DumpIndex index;
+        if (!reader) return index;
+        for (int poll = 0; poll < 3; ++poll) index.apply(reader->poll(kDefaultPollBudget));
+        const uint64_t rowsBefore = index.rowCount();
+        const size_t processesBefore = index.processCount();
+        EXPECT_GT(rowsBefore, 0u);
+        replace();
+        for (int poll = 0; poll < 4; ++poll) index.apply(reader->poll(kDefaultPollBudget));
+        EXPECT_EQ(index.rowCount(), rowsBefore);
+        EXPECT_EQ(index.processCount(), processesBefore);
+        return index;
+    };
+    const auto replacedSaidOnce = [](const DumpIndex& index) {
+        return std::count_if(
+            index.problems().begin(), index.problems().end(), [](const std::string& p) {
+                return p.find(": replaced by another folder since it was opened") !=
+                       std::string::npos;
+            });
+    };
+    // Deleted, and another run copied in its place.
+    const std::string copied = dir / "copied";
+    std::filesystem::copy(firstRun, copied, std::filesystem::copy_options::recursive);
+    const DumpIndex afterCopy = followThroughReplacement(copied + "/atb_dump_data", [&] {
+        std::filesystem::remove_all(copied + "/atb_dump_data");
+        std::filesystem::copy(secondRun + "/atb_dump_data", copied + "/atb_dump_data",
+                              std::filesystem::copy_options::recursive);
+    });
+    EXPECT_EQ(replacedSaidOnce(afterCopy), 1) << ::testing::PrintToString(afterCopy.problems());
+    // Moved aside, a link to another run's dump in its place.
+    const std::string linked = dir / "linked";
+    std::filesystem::copy(firstRun, linked, std::filesystem::copy_options::recursive);
+    const DumpIndex afterLink = followThroughReplacement(linked + "/atb_dump_data", [&] {
+        std::filesystem::rename(linked + "/atb_dump_data", linked + "/old");
+        ASSERT_EQ(::symlink(second.c_str(), (linked + "/atb_dump_data").c_str()), 0);
+    });
+    EXPECT_EQ(replacedSaidOnce(afterLink), 1) << ::testing::PrintToString(afterLink.problems());
+    // msprobe: the dump_path made anew.
+    const std::string msprobe = writeRanks(dir, 0.5);
+    const DumpIndex afterMsprobe = followThroughReplacement(msprobe, [&] {
+        std::filesystem::rename(msprobe, dir / "old-msprobe");
+        std::filesystem::create_directories(msprobe);
+        std::filesystem::copy(dir / "old-msprobe/step0", msprobe + "/step3",
+                              std::filesystem::copy_options::recursive);
+    });
+    EXPECT_EQ(replacedSaidOnce(afterMsprobe), 1)
+        << ::testing::PrintToString(afterMsprobe.problems());
+    // Followed without a change: nothing said.
+    EXPECT_EQ(replacedSaidOnce(indexPolledRepeatedly(first)), 0);
 }
 
 // A folder the user may not read, a round's or a process's, is said with the reason (a round

@@ -1003,6 +1003,10 @@ DumpDelta AtbDumpReader::poll(uint64_t byteBudget) {
         finished_ = true;
         return delta;
     }
+    if (!sameFolderAsFirstRead(delta, vanished_)) {
+        finished_ = true;
+        return delta;
+    }
     vanished_ = false;
     pollStatus(delta);
     pollStructure(delta);

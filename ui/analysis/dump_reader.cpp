@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "analysis/dump_reader.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -64,6 +66,28 @@ DumpDelta DumpReader::newDelta() {
         spareRows_.pop_back();
     }
     return delta;
+}
+
+bool DumpReader::sameFolderAsFirstRead(DumpDelta& delta, bool cameBack) {
+    if (replaced_) return false;
+    // By its inode, and when the file system knows it, its birth: an inode number is given
+    // again at once to a folder made anew.
+    struct statx st;
+    if (::statx(AT_FDCWD, root().c_str(), 0, STATX_INO | STATX_BTIME, &st) != 0)
+        return true;  // gone: the reader says so
+    const bool born = (st.stx_mask & STATX_BTIME) != 0;
+    const std::array<uint64_t, 5> now{st.stx_dev_major, st.stx_dev_minor, st.stx_ino,
+                                      born ? static_cast<uint64_t>(st.stx_btime.tv_sec) : 0,
+                                      born ? st.stx_btime.tv_nsec : 0u};
+    if (!folder_) folder_ = now;
+    if (!cameBack && *folder_ == now) return true;
+    replaced_ = true;
+    delta.problems.push_back(root() +
+                             ": replaced by another folder since it was opened (deleted and "
+                             "made anew, or a link that now leads elsewhere): what was read of "
+                             "the first is kept, the new one is not read; open it again to read "
+                             "it");
+    return false;
 }
 
 namespace {

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -44,10 +45,17 @@ protected:
     // A delta to fill, its rows a buffer handed back, if any.
     DumpDelta newDelta();
     bool stopRequested() const { return stop_ && stop_->load(std::memory_order_relaxed); }
+    // Whether root() is still the folder first read; false once it is another (deleted and
+    // made anew, `cameBack` after it was gone, or a link that now leads elsewhere), said in
+    // `delta` once. Reading stops then: a dump replaced while open was read on into the old
+    // one, two runs' processes mixed in one tree.
+    bool sameFolderAsFirstRead(DumpDelta& delta, bool cameBack);
 
 private:
     std::vector<std::vector<StatRecord>> spareRows_;
     const std::atomic<bool>* stop_ = nullptr;
+    std::optional<std::array<uint64_t, 5>> folder_;  // root's device, inode and birth
+    bool replaced_ = false;
 };
 
 // Which layout `path` holds and where its root is: the atb_dump_data directory (given it, its

@@ -465,6 +465,7 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
         vanished_ = true;
         return delta;
     }
+    if (!sameFolderAsFirstRead(delta, vanished_)) return delta;
     vanished_ = false;
     std::vector<std::pair<int64_t, std::string>> steps;
     std::string error;
