@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -591,6 +592,40 @@ TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
     EXPECT_GT(runsAgain, 0);
     EXPECT_EQ(progressShownAgain, 0);
     EXPECT_TRUE(context_.modelRunning() || context_.liveSession()->hasEnded());
+}
+
+// A live run killed while compared: compared again, though no row came since, and its notes
+// say it is not a whole run (they said "still being written" long after it had died).
+TEST_F(CompareTest, ALiveRunKilledWhileComparedIsSaidToBeNoWholeRun) {
+    const QString reference = dump("reference", 4);
+    MainWindow window(&context_);
+    window.show();
+    // One round, then asleep: after the kill, no row comes (the rows that came last prompted a
+    // comparison that ran before the run's end was known).
+    ASSERT_TRUE(context_.launch(test::engineLaunch(dir_ / "live", config_, 2, 600000)));
+    QString error;
+    ASSERT_TRUE(context_.compare(reference, {}, &error)) << error.toStdString();
+    const auto notesSay = [&](const char* text) {
+        const auto* r = comparison()->result();
+        return r && std::any_of(r->notes.begin(), r->notes.end(), [&](const std::string& note) {
+                   return note.find(text) != std::string::npos;
+               });
+    };
+    // Compared over every row of the first round, and nothing more to do.
+    ASSERT_TRUE(waitFor(
+        [&] {
+            const auto* r = comparison()->result();
+            const uint64_t rows = context_.store()->index().rowCount();
+            return r && rows > 0 && r->candidate->rowCount() == rows && !comparison()->running();
+        },
+        60000));
+    ASSERT_TRUE(notesSay("still being written"));
+    const auto& status = context_.store()->index().status();
+    ASSERT_TRUE(status && !status->processes.empty());
+    ASSERT_EQ(::kill(static_cast<pid_t>(status->processes[0].pid), SIGKILL), 0);
+    ASSERT_TRUE(waitFor([&] { return notesSay("not a whole run"); }, 60000))
+        << comparison()->summary().toStdString();
+    EXPECT_FALSE(notesSay("still being written"));
 }
 
 // A verdict longer than the status bar's room ends in "…", the whole of it as the bar's tooltip

@@ -10,6 +10,7 @@
 #include <QPromise>
 #include <QThreadPool>
 
+#include "analysis/dump_summary.h"
 #include "background_pool.h"
 #include "probe/format/file_util.h"
 #ifdef __GLIBC__
@@ -155,6 +156,16 @@ std::optional<double> RunComparison::opMeasure(const analysis::CompareResult& re
     return worst;
 }
 
+namespace {
+
+// How two runs stand (their states and ends, as the comparison's notes say them).
+std::string statesOf(const analysis::DumpIndex& reference, const analysis::DumpIndex& candidate) {
+    return analysis::describeState(analysis::summarizeStatus(reference)) + '\n' +
+           analysis::describeState(analysis::summarizeStatus(candidate));
+}
+
+}  // namespace
+
 RunComparison::RunComparison(DumpStore* reference, DumpStore* candidate, QObject* parent)
     : QObject(parent), reference_(reference), candidate_(candidate) {
     rerunDelay_.setSingleShot(true);
@@ -210,6 +221,7 @@ bool RunComparison::start() {
     auto run = std::make_shared<Run>();
     run->reference = reference_->snapshot();
     run->candidate = candidate_->snapshot();
+    statesCompared_ = statesOf(*run->reference, *run->candidate);
     current_ = run;
     running_ = true;
     auto* watcher = new QFutureWatcher<void>(this);
@@ -286,9 +298,12 @@ void RunComparison::drop() {
 
 void RunComparison::onStoreGrew(const analysis::IndexChange& change) {
     // A live run (or a dump still being written): compare again once rows stop arriving for a
-    // moment, and at least every rerun delay while they keep arriving.
-    if (!enabled_ || change.newRows == 0 || !reference_->initialLoadDone() ||
-        !candidate_->initialLoadDone())
+    // moment, and at least every rerun delay while they keep arriving; and when a run's state
+    // changes (it ended, or was killed).
+    if (!enabled_ || !reference_->initialLoadDone() || !candidate_->initialLoadDone()) return;
+    if (change.newRows == 0 &&
+        !(change.statusChanged && !statesCompared_.empty() &&
+          statesOf(reference_->index(), candidate_->index()) != statesCompared_))
         return;
     scheduleRerun();
 }

@@ -133,6 +133,10 @@ private:
     bool enabled_ = false;
     bool running_ = false;
     bool rerunPending_ = false;  // the dumps grew while a comparison ran
+    // How each run stood (its state and end, describeState) when the last comparison began: a
+    // run that ends without new rows (killed) is compared again, its notes said "still being
+    // written" after it had died.
+    std::string statesCompared_;
     int finishedCount_ = 0;
     std::shared_ptr<Run> current_;  // the run in progress (its cancel flag is ours to set)
     std::shared_ptr<Run> shown_;    // the run whose result is shown
