@@ -979,6 +979,38 @@ TEST(TensorDocument, LoadsRendersAndPagesATensor) {
     EXPECT_EQ(QColor(small.image.pixel(0, 0)), QColor(230, 20, 20));
 }
 
+// Values near the largest double: the greys still run from black at the least to white at the
+// most (the span between them is beyond a double: every value was drawn black), also a block
+// per pixel (whose sum is beyond one too).
+TEST(TensorDocument, ValuesNearTheLargestDoubleAreDrawnInTheirGreys) {
+    test::TempDir dir("ui-data");
+    const std::vector<double> values = {1e308, -1e308, 0, 1e308, -1e308, 0};
+    format::BinHeader header;
+    header.dtypeCode = static_cast<int32_t>(format::DType::Double);
+    header.dims = {2, 3};
+    header.dataLength = values.size() * sizeof(double);
+    std::string bytes = format::makeBinHeader(header);
+    bytes.append(reinterpret_cast<const char*>(values.data()), header.dataLength);
+    const std::string path = dir.path() + "/huge.bin";
+    test::writeFile(path, bytes);
+    data::TensorDocument document;
+    QSignalSpy image(&document, &data::TensorDocument::imageReady);
+    document.open(QString::fromStdString(path));
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    const QImage& img = document.image().image;
+    ASSERT_EQ(img.size(), QSize(3, 2));
+    EXPECT_EQ(QColor(img.pixel(0, 0)), QColor(255, 255, 255));  // 1e308
+    EXPECT_EQ(QColor(img.pixel(1, 0)), QColor(0, 0, 0));        // -1e308
+    EXPECT_EQ(QColor(img.pixel(2, 0)), QColor(128, 128, 128));  // 0, halfway
+    // Blocks of two rows: each the mean of equal values.
+    const auto blocks = data::TensorDocument::renderSlice(*document.tensor(), 0, 2, 3,
+                                                          data::TensorDocument::Overlay::None, 2);
+    ASSERT_EQ(blocks.blockSize, 2);
+    ASSERT_EQ(blocks.image.size(), QSize(2, 1));
+    EXPECT_EQ(QColor(blocks.image.pixel(0, 0)), QColor(128, 128, 128));  // 1e308, -1e308 twice
+    EXPECT_EQ(QColor(blocks.image.pixel(1, 0)), QColor(128, 128, 128));  // 0 and 0
+}
+
 // A complex tensor's cells show both parts, as Python prints them ("3-4.5j"); a NaN or an Inf in
 // either part colours the cell (only the real parts were shown: an imaginary NaN was invisible).
 TEST(TensorDocument, ShowsBothPartsOfComplexValues) {

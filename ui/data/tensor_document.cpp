@@ -195,8 +195,11 @@ SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint6
     const int width = static_cast<int>((cols + block - 1) / block),
               height = static_cast<int>((rows + block - 1) / block);
     out.image = QImage(width, height, QImage::Format_RGB32);
-    const double span = out.hi - out.lo;
+    // Halves, and a block's values summed scaled down: near the largest double, hi - lo and a
+    // block's sum are beyond it (a float64 tensor of +-1e308 drew every value black).
+    const double halfSpan = out.hi / 2 - out.lo / 2;
     const double negativeSpan = std::max(-out.lo, 1e-300);
+    const double blockElements = double(block) * double(block);
     for (int y = 0; y < height; ++y) {
         auto* line = reinterpret_cast<QRgb*>(out.image.scanLine(y));
         for (int x = 0; x < width; ++x) {
@@ -214,7 +217,7 @@ SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint6
                     else if (std::isinf(v))
                         inf = true;
                     else {
-                        sum += v;
+                        sum += v / blockElements;
                         ++n;
                     }
                 }
@@ -226,8 +229,8 @@ SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint6
                 line[x] = kInfRgb;
                 continue;
             }
-            const double v = n ? sum / n : 0;
-            const double t = span > 0 ? (v - out.lo) / span : 0.5;
+            const double v = n ? sum * (blockElements / n) : 0;
+            const double t = halfSpan > 0 ? (v / 2 - out.lo / 2) / halfSpan : 0.5;
             const int grey = std::clamp(static_cast<int>(std::lround(t * 255)), 0, 255);
             if (overlay == Overlay::NanInfNegative) {
                 if (v < 0) {
