@@ -1854,6 +1854,56 @@ TEST(StatisticsPlot, LogScaleSaysWhatItCannotDraw) {
     EXPECT_FALSE(said().contains("not drawn")) << said().toStdString();
 }
 
+// Values beyond what QCustomPlot can draw (its axis range stops at 1e250): drawn at 1e249, their
+// sign kept, and said (the axis stayed at 0..1 under a wedge for 1e300, nothing for 1e308).
+TEST(StatisticsPlot, ValuesBeyondWhatAPlotCanDrawAreDrawnAtItsLimitAndSaid) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path(), "0_4242");
+    const double huge[3] = {1e300, 1.0, 1.7e308};
+    for (int round = 0; round < 3; ++round) {
+        format::StatRow row;
+        row.devicePid = "0_4242";
+        row.round = round;
+        row.opName = "layer";
+        row.opType = "Layer";
+        row.opId = "0";
+        row.isOutput = true;
+        row.index = "0";
+        row.dtype = "double";
+        row.format = "nd";
+        row.shape = "2";
+        row.max = huge[round];
+        row.min = -huge[round];
+        row.mean = 0;
+        row.norm = huge[round];
+        dump.appendRaw(round, format::formatStatRow(row));
+    }
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    ASSERT_TRUE(window.selectOp("0"));
+    auto* plot = window.statisticsPlot();
+    plot->setMode(widgets::StatisticsPlot::Mode::Rounds);
+    const auto& series = plot->series();
+    ASSERT_FALSE(series.empty());
+    const auto& max = series[0];
+    ASSERT_EQ(max.y.size(), 3);
+    EXPECT_EQ(max.y[0], data::kLargestPlotted);
+    EXPECT_EQ(max.y[1], 1.0);
+    EXPECT_EQ(max.y[2], data::kLargestPlotted);
+    const QCPRange shown = plot->plot()->yAxis->range();
+    EXPECT_GE(shown.upper, data::kLargestPlotted);
+    EXPECT_LE(shown.lower, -data::kLargestPlotted);  // Min's -1e300 and -1.7e308
+    QString said;
+    for (const auto* label : plot->findChildren<QLabel*>())
+        if (label->isVisibleTo(plot)) said += label->text() + "\n";
+    EXPECT_TRUE(said.contains("Values beyond ±1e249 are drawn at ±1e249, the most a plot can "
+                              "show (hover one to read it): Max 2, Min 2, Norm 2"))
+        << said.toStdString();
+}
+
 TEST_F(MainWindowTest, OnePinnedRoundIsSaidInTheSingular) {
     auto* plot = window_.statisticsPlot();
     plot->setMode(widgets::StatisticsPlot::Mode::RoundProfile);

@@ -22,7 +22,8 @@ void addValue(PlotSeries& series, double x, std::optional<double> value, uint32_
         }
         return;
     }
-    series.y.push_back(*value);
+    series.y.push_back(plottedValue(*value));
+    series.beyondPlot += series.y.back() != *value;
 }
 
 void addPoint(PlotSeries& series, double x, std::optional<double> value, uint32_t row) {

@@ -13,14 +13,16 @@ void addPoint(PlotSeries& s, double x, const analysis::StatRecord& record, uint3
     double y = std::numeric_limits<double>::quiet_NaN();
     if (record.has(stat)) {
         const double v = record.get(stat);
-        if (std::isfinite(v))
-            y = v;
-        else
+        if (std::isfinite(v)) {
+            y = plottedValue(v);
+            s.beyondPlot += y != v;
+        } else {
             s.markers.push_back({x,
                                  std::isnan(v) ? PlotSeries::Mark::Nan
                                  : v > 0       ? PlotSeries::Mark::PosInf
                                                : PlotSeries::Mark::NegInf,
                                  row});
+        }
     }
     s.x.push_back(x);
     s.y.push_back(y);

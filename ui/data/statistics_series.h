@@ -13,6 +13,14 @@
 
 namespace probe::data {
 
+// The largest magnitude a plot can draw: QCustomPlot refuses an axis range beyond 1e250
+// (QCPRange::maxRange), and kept its old one (values of 1e300 were drawn as a wedge over 0..1,
+// those of 1e308 not at all). A finite value beyond is drawn at this size, its sign kept.
+constexpr double kLargestPlotted = 1e249;
+inline double plottedValue(double v) {
+    return std::clamp(v, -kLargestPlotted, kLargestPlotted);
+}
+
 struct PlotSeries {
     enum class Mark { Nan, PosInf, NegInf };
     struct Marker {
@@ -24,6 +32,7 @@ struct PlotSeries {
     QVector<double> x, y;     // y is NaN where the value is not finite or N/A (a gap)
     QVector<uint32_t> rows;   // the statistic row behind each point (kNone at a gap with no row)
     QVector<Marker> markers;  // non-finite values, in x order
+    int beyondPlot = 0;       // finite values beyond kLargestPlotted, drawn at it
     bool empty() const { return x.isEmpty(); }
     // The marker at `x`: nullptr where the value is finite or not known.
     const Marker* markerAt(double at) const {

@@ -130,11 +130,11 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     layout->addLayout(controls);
     layout->addLayout(drawing);
     layout->addWidget(title_);
-    logNote_ = new QLabel(this);
-    logNote_->setWordWrap(true);
-    logNote_->setStyleSheet(QStringLiteral("color: #8a5a00"));
-    logNote_->setVisible(false);
-    layout->addWidget(logNote_);
+    notDrawnNote_ = new QLabel(this);
+    notDrawnNote_->setWordWrap(true);
+    notDrawnNote_->setStyleSheet(QStringLiteral("color: #8a5a00"));
+    notDrawnNote_->setVisible(false);
+    layout->addWidget(notDrawnNote_);
     layout->addWidget(plot_, 1);
     layout->addWidget(readout_);
 
@@ -454,7 +454,8 @@ void StatisticsPlot::rebuild() {
             plot_->xAxis->setRange(0, 5);
         plot_->yAxis->setRange(fittedValueRange());
     }
-    // A log axis cannot show values at or below zero: say which series lost points.
+    // What is not drawn as it is: values at or below zero on a log axis, values beyond what a
+    // plot can show.
     QStringList notDrawn;
     if (log_)
         for (const auto& series : series_) {
@@ -468,8 +469,15 @@ void StatisticsPlot::rebuild() {
                                    .arg(series.label)
                                    .arg(lost));
         }
-    logNote_->setText(notDrawn.join(QLatin1Char('\n')));
-    logNote_->setVisible(!notDrawn.isEmpty());
+    QStringList beyond;  // "Max 2": the values of a series drawn at the plot's limit
+    for (const auto& series : series_)
+        if (series.beyondPlot > 0) beyond << tr("%1 %2").arg(series.label).arg(series.beyondPlot);
+    if (!beyond.isEmpty())
+        notDrawn << tr("Values beyond ±1e249 are drawn at ±1e249, the most a plot can show (hover "
+                       "one to read it): %1")
+                        .arg(beyond.join(QStringLiteral(", ")));
+    notDrawnNote_->setText(notDrawn.join(QLatin1Char('\n')));
+    notDrawnNote_->setVisible(!notDrawn.isEmpty());
 
     // One series needs no legend, unless it has marks at the edges to name.
     const bool legend = drawn_.size() > 1 || markLanes_ > 0;
@@ -547,7 +555,7 @@ StatisticsPlot::Pick StatisticsPlot::pick(const QPoint& pos) const {
             double py;
             if (std::isfinite(v)) {
                 if (log_ && v <= 0) continue;
-                py = plot_->yAxis->coordToPixel(v);
+                py = plot_->yAxis->coordToPixel(data::plottedValue(v));
             } else {  // drawn as a mark at the edge
                 py = plot_->yAxis->coordToPixel(nonFiniteMarkY(plot_, v, markLane(s)));
             }
@@ -573,7 +581,8 @@ void StatisticsPlot::hoverAt(const QPoint& pos) {
     }
     const Stat stat = seriesStat(p.series);
     const double v = store_->index().row(p.row).get(stat);
-    const double y = std::isfinite(v) ? v : nonFiniteMarkY(plot_, v, markLane(p.series));
+    const double y =
+        std::isfinite(v) ? data::plottedValue(v) : nonFiniteMarkY(plot_, v, markLane(p.series));
     hover_->setData({series_[p.series].x[p.point]}, {y});
     readoutText_ = describeRow(p.row, stat);
     readout_->setText(readoutText_);

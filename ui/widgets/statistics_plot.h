@@ -99,7 +99,7 @@ private:
     QPushButton* pin_;
     QPushButton* clearPins_;
     QLabel* title_;
-    QLabel* logNote_;
+    QLabel* notDrawnNote_;
     QLabel* readout_;
     QCPGraph* hover_ = nullptr;
 
