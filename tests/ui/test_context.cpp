@@ -6,6 +6,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <sys/stat.h>
 
+#include <csignal>
 #include <functional>
 
 #include <QDir>
@@ -194,6 +195,22 @@ TEST_F(ContextTest, AttachReplacesALaunchAndClosingLetsTheProbeGo) {
     again.connectToProbe(probe.socketPath);
     ASSERT_TRUE(waitFor([&] { return greeted.count() > 0; }));
     EXPECT_EQ(engine_.state(), QProcess::Running);
+}
+
+// An attached program that dies of a signal: its probe closes the connection before the program
+// is gone; the session says the program's end once it is (it said only "the probe closed the
+// connection").
+TEST_F(ContextTest, AnAttachedProgramDyingOfASignalIsSaidToHaveEnded) {
+    const session::LiveProbeInfo probe =
+        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    ASSERT_NE(probe.pid, 0);
+    context_.attach(probe);
+    ASSERT_TRUE(waitFor([&] { return rounds(context_.store()) >= 1; }))
+        << context_.liveSession()->stateDetail().toStdString();
+    ASSERT_EQ(::kill(static_cast<pid_t>(probe.pid), SIGSEGV), 0);
+    ASSERT_TRUE(waitFor([&] {
+        return context_.liveSession()->stateDetail().startsWith("the program ended (pid");
+    })) << context_.liveSession()->stateDetail().toStdString();
 }
 
 // A reference dump beside the one shown, for comparing: it opens and follows like the first,

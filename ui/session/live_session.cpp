@@ -55,8 +55,12 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
                      tr("the probe stopped (pid %1)").arg(attachedProbe_.pid));
             programEndTimer_.start();
         } else {
+            // A program dying of a signal: its probe writes out what was queued and closes the
+            // connection before the program is gone. Its end is said when it comes (the panel
+            // said only this).
             setState(SessionState::Detached,
                      tr("the probe closed the connection (pid %1)").arg(attachedProbe_.pid));
+            programEndTimer_.start();
         }
     });
     programEndTimer_.setInterval(200);
