@@ -1765,8 +1765,15 @@ TEST(CommandLine, TensorFileOpensInThePreview) {
     EXPECT_TRUE(pages->isHidden());
     EXPECT_TRUE(preview.factsText().contains("Double-click")) << preview.factsText().toStdString();
     QSignalSpy image(preview.document(), &data::TensorDocument::imageReady);
+    // While the slice is drawn, the heatmap says so (a big one took minutes over empty axes).
+    QString whileDrawing;
+    QObject::connect(preview.document(), &data::TensorDocument::imageStarted, &preview,
+                     [&] { whileDrawing = preview.heatmapLegendText(); });
     preview.openFile(QString::fromStdString(alias));
     ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    EXPECT_EQ(whileDrawing, "Drawing the heatmap of 4 elements…");
+    EXPECT_TRUE(preview.heatmapLegendText().startsWith("grey: "))
+        << preview.heatmapLegendText().toStdString();
     EXPECT_FALSE(pages->isHidden());
     EXPECT_TRUE(preview.document()->note().contains(QString::fromStdString(first.tensorPath)))
         << preview.document()->note().toStdString();
@@ -1899,8 +1906,9 @@ TEST(StatisticsPlot, ValuesBeyondWhatAPlotCanDrawAreDrawnAtItsLimitAndSaid) {
     QString said;
     for (const auto* label : plot->findChildren<QLabel*>())
         if (label->isVisibleTo(plot)) said += label->text() + "\n";
-    EXPECT_TRUE(said.contains("Values beyond ±1e249 are drawn at ±1e249, the most a plot can "
-                              "show (hover one to read it): Max 2, Min 2, Norm 2"))
+    EXPECT_TRUE(
+        said.contains("Values beyond ±1e249 are drawn at ±1e249, the most a plot can "
+                      "show (hover one to read it): Max 2, Min 2, Norm 2"))
         << said.toStdString();
 }
 

@@ -168,6 +168,7 @@ void TensorDocument::renderImage() {
     const uint64_t start = sliceStart();
     const int64_t rows = geometry_.rows, cols = geometry_.cols;
     const Overlay overlay = overlay_;
+    emit imageStarted(static_cast<quint64>(rows) * static_cast<quint64>(cols));
     auto* watcher = new QFutureWatcher<SliceImage>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, request] {
         if (request == imageRequest_) {

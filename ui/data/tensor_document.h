@@ -65,6 +65,8 @@ signals:
     void loadStarted(const QString& path);
     void loaded();
     void failed(const QString& message);
+    // A slice's image is being drawn (imageReady follows): a big one takes a while.
+    void imageStarted(quint64 elements);
     void imageReady();
     void sliceChanged();
 

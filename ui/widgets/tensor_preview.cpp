@@ -9,6 +9,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSpinBox>
@@ -204,6 +205,14 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent)
     connect(document_, &TensorDocument::loaded, this, &TensorPreview::onLoaded);
     connect(document_, &TensorDocument::failed, this, &TensorPreview::onLoaded);
     connect(document_, &TensorDocument::imageReady, this, &TensorPreview::onImage);
+    // Said while a slice is drawn: a tensor of billions of elements took minutes, over an empty
+    // heatmap that read as a tensor of nothing.
+    connect(document_, &TensorDocument::imageStarted, this, [this](quint64 elements) {
+        pixmap_->setVisible(false);
+        heatmapLegend_->setText(tr("Drawing the heatmap of %1 elements…")
+                                    .arg(QLocale().toString(static_cast<qulonglong>(elements))));
+        heatmap_->replot();
+    });
     // The row shown belongs to the dump that goes: let it go while that dump is still there.
     connect(store_, &data::DumpStore::aboutToReset, this, [this] {
         row_ = kNone;
@@ -413,6 +422,10 @@ void TensorPreview::onImage() {
         legend += tr(" · %1×%1 elements a pixel (the worst shown)").arg(image.blockSize);
     heatmapLegend_->setText(legend);
     heatmap_->replot();
+}
+
+QString TensorPreview::heatmapLegendText() const {
+    return heatmapLegend_->text();
 }
 
 QString TensorPreview::heatmapReadout() const {

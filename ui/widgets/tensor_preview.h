@@ -55,6 +55,7 @@ public:
     QString histogramLegendText() const;
     QString factsText() const;
     QString heatmapReadout() const;
+    QString heatmapLegendText() const;
     // Hover over the heatmap at a widget position of the heatmap plot.
     void hoverHeatmap(const QPoint& pos);
 
