@@ -1458,6 +1458,7 @@ private:
                                          [](uint8_t nothing) { return nothing != 0; });
         for (const auto& t : result_.tensors) {
             result_.divergingTensors += t.diverges ? 1 : 0;
+            result_.differingTensors += t.differs ? 1 : 0;
             result_.tensorsWithData += t.hasData ? 1 : 0;
             if (!t.replicaInvariant) continue;
             auto& counts = t.reducedGradient ? result_.reducedGradients : result_.replicaParameters;

@@ -267,6 +267,11 @@ std::string reportText(const CompareResult& result, size_t context) {
                 out += "\n    ... and " + std::to_string(result.unpairedOps - kListed) + " more";
         }
         out += "\n";
+        // Below the floor is not the same: a nudged weight read as "no tensor diverges" alone.
+        if (!result.exact && result.differingTensors > 0)
+            out += "  " + plural(result.differingTensors, "tensor differs", "tensors differ") +
+                   " below the floor: rounding by the rule (another summation order, another "
+                   "library), or a change too small for it; --exact names the first\n";
     } else {
         out += "  " +
                plural(result.bornHereOps, "op where a divergence is born",
@@ -474,6 +479,7 @@ std::string compareResultJson(const CompareResult& result) {
                     {"tensorsWithData", result.tensorsWithData},
                     {"tensorsUnmeasured", result.tensorsUnmeasured},
                     {"divergingTensors", result.divergingTensors},
+                    {"differingTensors", result.differingTensors},
                     {"ops", result.ops.size()},
                     {"bornHereOps", result.bornHereOps},
                     {"inheritedOps", result.inheritedOps},
