@@ -109,8 +109,8 @@ TEST(Overflow, ValuesBeyondANarrowerFormatCountOnlyWhenAsked) {
     EXPECT_EQ(report.births[0].why, "output 0: max=70000 beyond float16's 65504");
     // Within the range, not only finite, is what the inputs are said to be (said "finite").
     const std::string text = formatOverflowReport(index, report);
-    EXPECT_NE(text.find("why: output 0: max=70000 beyond float16's 65504, every input within "
-                        "float16's range\n"),
+    EXPECT_NE(text.find("why: output 0: max=70000 beyond float16's 65504, every input finite, "
+                        "the floating ones within float16's range\n"),
               std::string::npos)
         << text;
     OverflowOptions bf16;
@@ -189,6 +189,26 @@ TEST(Overflow, ANanThatComesInWithAWeightInsideAModuleIsNoBirthOfTheModule) {
                            "values (nan) first appear in input 1_weight of fc/linear"),
               std::string::npos)
         << summary;
+
+    // Made inside the module, not come in: a mask's -inf (an ignored op) into a softmax that
+    // makes a NaN. The module, whose input is finite, stays the birth (a review found it said as
+    // "no overflow" when any op inside read an overflowed input).
+    test::TempDir masked;
+    writeRound(
+        masked.path(), "0_100", 0,
+        {{"attn", "Attention", "0", "input", "0", "float", "1.000000", "-1.000000"},
+         {"attn/masked_fill", "aten::masked_fill", "0_0", "input", "0_self", "float", "1.000000",
+          "-1.000000"},
+         {"attn/masked_fill", "aten::masked_fill", "0_0", "output", "0", "float", "1.000000",
+          "-inf"},
+         {"attn/softmax", "aten::softmax", "0_1", "input", "0_self", "float", "1.000000", "-inf"},
+         {"attn/softmax", "aten::softmax", "0_1", "output", "0", "float", "nan", "nan"},
+         {"attn", "Attention", "0", "output", "0", "float", "nan", "nan"}});
+    const auto maskedIndex = read(masked.path());
+    const auto maskedReport = findOverflowBirths(maskedIndex, {});
+    ASSERT_EQ(maskedReport.births.size(), 1u) << formatOverflowReport(maskedIndex, maskedReport);
+    EXPECT_EQ(maskedIndex.op(maskedReport.births[0].op).namePath, "attn");
+    EXPECT_TRUE(maskedReport.unexplained.empty());
 
     // A later round: another layer makes an Inf of finite inputs. It is the birth; the NaN
     // weight before it is said as well.

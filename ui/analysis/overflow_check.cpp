@@ -157,10 +157,22 @@ struct BirthInRound {
     OverflowBirth birth;
 };
 
-// The births of one round of one process, in execution order.
-std::vector<BirthInRound> birthsInRound(const DumpIndex& index, Checker& checker, uint32_t process,
-                                        int32_t round, const std::vector<uint32_t>& rows) {
+// The births of one round of one process, in execution order, and the first input whose
+// overflowed values came in from outside the dumped ops, with its position (see cameIn below).
+struct RoundBirths {
+    std::vector<BirthInRound> births;
+    std::optional<std::pair<size_t, TensorVerdict>> firstCameIn;
+};
+
+RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t process, int32_t round,
+                          const std::vector<uint32_t>& rows) {
+    RoundBirths out;
     std::unordered_map<uint32_t, OpInRound> ops;
+    // The kinds of overflow the round's outputs held so far (Checker::kinds): an input holding
+    // another kind came in from outside the dumped ops (a parameter or buffer, the model's
+    // input, an op not dumped); one holding only these may come from them (a mask's -inf).
+    uint8_t made = 0;
+    std::unordered_set<uint32_t> cameIn;  // ops with such an input
     // The values of the 0-d doubles ops output so far: an input of one of these values was made
     // by the program (x.double().sum()), not given as a number.
     std::unordered_set<double> madeDoubles;
@@ -181,26 +193,32 @@ std::vector<BirthInRound> birthsInRound(const DumpIndex& index, Checker& checker
             if (!constant && checker.isWrappedNumber(row)) madeDoubles.insert(maxOf(row));
         }
         TensorVerdict v = checker.verdict(rowIndex, constant);
+        const uint8_t kinds = checker.kinds(v);
         if (slot.isOutput) {
+            made |= kinds;
             if (v.overflowed && !op.outputBad) {
                 op.outputBad = true;
                 op.firstBadOutput = position;
             }
             op.outputs.push_back(std::move(v));
         } else {
+            if ((kinds & ~made) != 0) {
+                cameIn.insert(slot.op);
+                if (!out.firstCameIn) out.firstCameIn.emplace(position, v);
+            }
             op.inputBad = op.inputBad || v.overflowed;
             op.inputs.push_back(std::move(v));
         }
     }
-    // A module whose op inside reads an overflowed input that is none of the module's own inputs
-    // (a parameter, a buffer: msprobe counts a module's parameters among its inputs) is not
-    // where it is born: it came in there (a NaN weight was blamed on the Linear using it).
+    // A module whose op inside reads overflowed values that came in from outside, not through
+    // the module's own inputs (a parameter, a buffer: msprobe counts a module's parameters among
+    // its inputs), is not where they are born: they came in there (a NaN weight was blamed on the
+    // Linear using it). Values made inside it (a mask's -inf into a softmax's NaN) leave it one.
     std::unordered_set<uint32_t> fedInside;
-    for (const auto& [op, state] : ops)
-        if (state.inputBad)
-            for (uint32_t parent = index.op(op).parent; parent != kNone;
-                 parent = index.op(parent).parent)
-                if (!fedInside.insert(parent).second) break;
+    for (const uint32_t op : cameIn)
+        for (uint32_t parent = index.op(op).parent; parent != kNone;
+             parent = index.op(parent).parent)
+            if (!fedInside.insert(parent).second) break;
     std::unordered_set<uint32_t> candidates;
     for (const auto& [op, state] : ops)
         if (state.outputBad && !state.inputBad && !checker.ignored(op) && !fedInside.count(op))
@@ -215,7 +233,7 @@ std::vector<BirthInRound> birthsInRound(const DumpIndex& index, Checker& checker
     for (uint32_t op : candidates)
         if (!enclosing.count(op)) ordered.emplace_back(ops[op].firstBadOutput, op);
     std::sort(ordered.begin(), ordered.end());
-    std::vector<BirthInRound> births;
+    std::vector<BirthInRound>& births = out.births;
     for (const auto& [position, op] : ordered) {
         OverflowBirth birth;
         birth.process = process;
@@ -231,7 +249,7 @@ std::vector<BirthInRound> birthsInRound(const DumpIndex& index, Checker& checker
         birth.outputs = std::move(state.outputs);
         births.push_back({position, std::move(birth)});
     }
-    return births;
+    return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -395,28 +413,13 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
         std::optional<std::pair<uint64_t, TensorVerdict>> firstBad;
         for (const auto& [round, rows] : index.process(p).rounds) {
             if (!options.scope.holdsRound(round)) continue;
-            const bool noneYet = births.empty() && !firstBad;
             auto found = birthsInRound(index, checker, p, round, rows);
-            for (auto& [position, birth] : found)
+            for (auto& [position, birth] : found.births)
                 births.emplace_back(times.of(round, position), std::move(birth));
-            if (interleaved || noneYet) {
-                // Values that enter as an op's input before any op outputs them came from
-                // outside the dump: an input holding a kind of overflow that no output of the
-                // round held before it (a mask's -inf, made by an ignored op and added in
-                // later, hid a NaN weight read after it).
-                uint8_t made = 0;
-                for (uint32_t i = 0; i < rows.size(); ++i) {
-                    const uint32_t row = rows[i];
-                    const bool input = !index.slot(index.row(row).slot).isOutput;
-                    TensorVerdict v =
-                        checker.verdict(row, input && checker.isWrappedNumber(index.row(row)));
-                    const uint8_t kinds = checker.kinds(v);
-                    if (!input) made |= kinds;
-                    if (!input || (kinds & ~made) == 0) continue;
-                    const uint64_t time = times.of(round, i);
-                    if (!firstBad || time < firstBad->first) firstBad.emplace(time, std::move(v));
-                    break;
-                }
+            if (found.firstCameIn) {
+                const uint64_t time = times.of(round, found.firstCameIn->first);
+                if (!firstBad || time < firstBad->first)
+                    firstBad.emplace(time, std::move(found.firstCameIn->second));
             }
             if (!interleaved && !births.empty() && !options.allBirths) break;
         }
@@ -480,10 +483,10 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
                 chain = index.op(p).id + (chain.empty() ? "" : " > ") + chain;
             out += "  in: " + chain + "\n";
         }
-        const std::string within =
-            report.range == RangeLimit::None
-                ? std::string("finite")
-                : std::string("within ") + rangeLimitName(report.range) + "'s range";
+        const std::string within = report.range == RangeLimit::None
+                                       ? std::string("finite")
+                                       : std::string("finite, the floating ones within ") +
+                                             rangeLimitName(report.range) + "'s range";
         out += "  why: " + birth.why +
                (birth.inputs.empty() ? " (no inputs dumped)" : ", every input " + within) + "\n";
         for (const auto& v : birth.inputs) {
