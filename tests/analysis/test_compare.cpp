@@ -3044,6 +3044,19 @@ TEST(Compare, ADumpReplacedWhileFollowedIsSaidAndNotMixedIn) {
         << ::testing::PrintToString(afterMsprobe.problems());
     // Followed without a change: nothing said.
     EXPECT_EQ(replacedSaidOnce(indexPolledRepeatedly(first)), 0);
+    // Moved away and back, polled while it was gone: the same folder, read on (a review found
+    // it said replaced, and reading stopped for good).
+    const std::string moved = dir / "moved";
+    std::filesystem::copy(firstRun, moved, std::filesystem::copy_options::recursive);
+    auto reader = openDumpReader(moved + "/atb_dump_data", nullptr);
+    ASSERT_TRUE(reader);
+    DumpIndex back;
+    back.apply(reader->poll(kDefaultPollBudget));
+    std::filesystem::rename(moved + "/atb_dump_data", moved + "/away");
+    back.apply(reader->poll(kDefaultPollBudget));
+    std::filesystem::rename(moved + "/away", moved + "/atb_dump_data");
+    for (int poll = 0; poll < 3; ++poll) back.apply(reader->poll(kDefaultPollBudget));
+    EXPECT_EQ(replacedSaidOnce(back), 0) << ::testing::PrintToString(back.problems());
 }
 
 // A folder the user may not read, a round's or a process's, is said with the reason (a round
@@ -3060,8 +3073,19 @@ TEST(Compare, FoldersTheUserMayNotReadAreSaidWithTheReason) {
     const std::string roundOf = anyRound.substr(0, anyRound.rfind('/'));
     const std::string hiddenProcess = roundOf.substr(0, roundOf.rfind('/'));
     ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);  // nobody may come in
-    ASSERT_EQ(::chmod(hiddenRound.c_str(), 0), 0);
-    ASSERT_EQ(::chmod(hiddenProcess.c_str(), 0), 0);
+    // Closed folders are opened again however the test ends, for TempDir's removal.
+    struct OpenAgain {
+        std::vector<std::string> paths;
+        ~OpenAgain() {
+            for (const std::string& path : paths) ::chmod(path.c_str(), 0755);
+        }
+    } closed;
+    const auto close = [&](const std::string& path) {
+        closed.paths.push_back(path);
+        return ::chmod(path.c_str(), 0);
+    };
+    ASSERT_EQ(close(hiddenRound), 0);
+    ASSERT_EQ(close(hiddenProcess), 0);
     // The problems of each dump, and its rows, as the reader says them: "|"-separated.
     const auto readAsAnotherUser = [](const std::string& root) {
         int pipeEnds[2];
@@ -3110,8 +3134,8 @@ TEST(Compare, FoldersTheUserMayNotReadAreSaidWithTheReason) {
     const std::string msprobe = writeRanks(dir, 0.5);
     std::filesystem::copy(msprobe + "/step0", msprobe + "/step1",
                           std::filesystem::copy_options::recursive);
-    ASSERT_EQ(::chmod((msprobe + "/step1").c_str(), 0), 0);
-    ASSERT_EQ(::chmod((msprobe + "/step0/rank1").c_str(), 0), 0);
+    ASSERT_EQ(close(msprobe + "/step1"), 0);
+    ASSERT_EQ(close(msprobe + "/step0/rank1"), 0);
     const std::string ranks = readAsAnotherUser(msprobe);
     EXPECT_NE(ranks.find(msprobe + "/step1: Permission denied; the folder cannot be listed, what "
                                    "it holds is not read|"),
@@ -3121,9 +3145,6 @@ TEST(Compare, FoldersTheUserMayNotReadAreSaidWithTheReason) {
                          "/step0/rank1/dump.json: Permission denied; the rank's step is not read|"),
               std::string::npos)
         << ranks;
-    for (const std::string& path :
-         {hiddenRound, hiddenProcess, msprobe + "/step1", msprobe + "/step0/rank1"})
-        ::chmod(path.c_str(), 0755);  // for TempDir's removal
 }
 
 }  // namespace

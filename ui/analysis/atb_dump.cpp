@@ -181,8 +181,9 @@ RoundListing listRoundFiles(const std::string& root) {
             if (::lstat(path.c_str(), &st) != 0) {
                 // A round folder begun but not written yet has none; one the user may not
                 // read lost its rows without a word.
-                if (errno != ENOENT)
-                    listing.unreadEntries.push_back(path + ": " + std::strerror(errno) +
+                const int error = errno;
+                if (error != ENOENT)
+                    listing.unreadEntries.push_back(path + ": " + std::strerror(error) +
                                                     "; the round's rows are not read");
                 continue;
             }

@@ -80,7 +80,8 @@ bool DumpReader::sameFolderAsFirstRead(DumpDelta& delta, bool cameBack) {
                                       born ? static_cast<uint64_t>(st.stx_btime.tv_sec) : 0,
                                       born ? st.stx_btime.tv_nsec : 0u};
     if (!folder_) folder_ = now;
-    if (!cameBack && *folder_ == now) return true;
+    // With its birth known, the folder tells; without, one that was gone is taken for another.
+    if (*folder_ == now && (born || !cameBack)) return true;
     replaced_ = true;
     delta.problems.push_back(root() +
                              ": replaced by another folder since it was opened (deleted and "

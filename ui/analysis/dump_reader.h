@@ -46,9 +46,9 @@ protected:
     DumpDelta newDelta();
     bool stopRequested() const { return stop_ && stop_->load(std::memory_order_relaxed); }
     // Whether root() is still the folder first read; false once it is another (deleted and
-    // made anew, `cameBack` after it was gone, or a link that now leads elsewhere), said in
-    // `delta` once. Reading stops then: a dump replaced while open was read on into the old
-    // one, two runs' processes mixed in one tree.
+    // made anew, or a link that now leads elsewhere; without a birth time to tell, any folder
+    // that `cameBack` after it was gone), said in `delta` once. Reading stops then: a dump replaced
+    // while open was read on into the old one, two runs' processes mixed in one tree.
     bool sameFolderAsFirstRead(DumpDelta& delta, bool cameBack);
 
 private:

@@ -481,7 +481,6 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     uint64_t used = 0;
     for (const auto& [step, stepName] : steps) {
         const std::string stepDir = root_ + "/" + stepName;
-        error.clear();
         const auto ranks = format::listDirectory(stepDir, format::EntryKind::Directories, &error);
         sayUnreadable(delta, stepDir, error, "the folder cannot be listed, what it holds is");
         for (const auto& rankName : ranks) {
@@ -489,10 +488,11 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
             const std::string dir = stepDir + "/" + rankName;
             RankDir& state = rankDirs_[dir];
             const auto now = format::fileStamp(dir + "/dump.json");
+            const int statError = errno;
             // Gone is not yet written; any other failure (a rank folder the user may not
             // enter) is said.
             sayUnreadable(delta, dir + "/dump.json",
-                          now || errno == ENOENT ? std::string() : std::strerror(errno),
+                          now || statError == ENOENT ? std::string() : std::strerror(statError),
                           "the rank's step is");
             if (now && *now != state.dumpStamp) {
                 if (used >= byteBudget) {

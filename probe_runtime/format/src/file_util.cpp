@@ -406,6 +406,7 @@ std::optional<FileStamp> fileStamp(const std::string& path) {
 
 std::vector<DirectoryEntry> listDirectoryEntries(const std::string& dir, std::string* error) {
     std::vector<DirectoryEntry> entries;
+    if (error) error->clear();
     DIR* d = ::opendir(dir.c_str());
     if (!d) {
         if (error && errno != ENOENT && errno != ENOTDIR) *error = std::strerror(errno);

@@ -105,10 +105,10 @@ struct DirectoryEntry {
     bool unfollowed = false;
 };
 // Every entry of `dir` but . and .., sorted by name; empty when it cannot be read, and then
-// `error` (when given) says why, unless it is gone or no folder (a folder the user may not read
-// was skipped without a word). What most entries are comes with their names (no stat each: a
-// listing of a hundred thousand round folders was a system call each, at every poll); links, and
-// entries of a file system that does not say, are stat'ed.
+// `error` (when given; cleared first) says why, unless it is gone or no folder (a folder the user
+// may not read was skipped without a word). What most entries are comes with their names (no stat
+// each: a listing of a hundred thousand round folders was a system call each, at every poll);
+// links, and entries of a file system that does not say, are stat'ed.
 std::vector<DirectoryEntry> listDirectoryEntries(const std::string& dir,
                                                  std::string* error = nullptr);
 
