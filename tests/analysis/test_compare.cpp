@@ -713,6 +713,13 @@ TEST(Compare, ExactGivesTheUlpsOfTheElementItShows) {
     EXPECT_EQ(result.explain(t),
               "bytes differ, the most at element [0]: 1000 vs 1000.0003 (5 ulp; up to 576 ulp "
               "at another element)");
+    // A NaN against a number: no ulps between them (it said "(nan ulp)").
+    const DumpIndex c = indexOf(write("c", std::nanf(""), small));
+    const auto withNan = compareDumps(a, c, exact);
+    ASSERT_TRUE(withNan.firstDivergingTensor);
+    const std::string said = withNan.explain(*withNan.firstDivergingTensor);
+    EXPECT_EQ(said.find("ulp"), std::string::npos) << said;
+    EXPECT_NE(said.find("bytes differ"), std::string::npos) << said;
 }
 
 TEST(Compare, ShapesAndNonFiniteValuesAlwaysDiverge) {
@@ -1143,6 +1150,10 @@ TEST(Compare, ReplicasAreJudgedOnTheirParameters) {
     const auto replicas = compareDumps(same, same, options);
     EXPECT_FALSE(replicas.diverges()) << formatCompareReport(replicas);
     EXPECT_FALSE(replicas.nothingCompared());
+    // Their activations differ, and are not judged: not counted as differing below the floor.
+    EXPECT_EQ(replicas.differingTensors, 0u);
+    EXPECT_EQ(formatCompareReport(replicas).find("below the floor"), std::string::npos)
+        << formatCompareReport(replicas);
     // A weight that differs on rank 1: the module whose parameter it is.
     TempDir other;
     const DumpIndex skewed = indexOf(writeRanks(other, 0.75));

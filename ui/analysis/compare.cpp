@@ -1458,7 +1458,8 @@ private:
                                          [](uint8_t nothing) { return nothing != 0; });
         for (const auto& t : result_.tensors) {
             result_.divergingTensors += t.diverges ? 1 : 0;
-            result_.differingTensors += t.differs ? 1 : 0;
+            // Only what is judged: data-parallel replicas' own activations may differ at will.
+            result_.differingTensors += t.differs && (!options_.replicas || t.replicaInvariant);
             result_.tensorsWithData += t.hasData ? 1 : 0;
             if (!t.replicaInvariant) continue;
             auto& counts = t.reducedGradient ? result_.reducedGradients : result_.replicaParameters;
@@ -1864,11 +1865,13 @@ std::string CompareResult::explain(uint32_t i) const {
                     judged ? std::fabs(d.largestErrorCandidate - d.largestErrorReference) /
                                  ulpOf(*judged, d.largestErrorReference)
                            : d.maxUlpError;
-                return "bytes differ, the most at element " +
-                       elementIndex(i, d.largestErrorElement) + partOf(d, d.largestErrorImaginary) +
-                       ": " + exactNumber(d.largestErrorReference, t.referenceDType()) + " vs " +
-                       exactNumber(d.largestErrorCandidate, t.candidateDType()) + " (" +
-                       number(ulps) + " ulp" +
+                const std::string shown =
+                    "bytes differ, the most at element " + elementIndex(i, d.largestErrorElement) +
+                    partOf(d, d.largestErrorImaginary) + ": " +
+                    exactNumber(d.largestErrorReference, t.referenceDType()) + " vs " +
+                    exactNumber(d.largestErrorCandidate, t.candidateDType());
+                if (!std::isfinite(ulps)) return shown;  // none between a number and a NaN
+                return shown + " (" + number(ulps) + " ulp" +
                        (d.maxUlpError > ulps
                             ? "; up to " + number(d.maxUlpError) + " ulp at another element)"
                             : ")");
@@ -2034,7 +2037,9 @@ std::optional<CompareResult::UpstreamDifference> CompareResult::differenceGiven(
         uint32_t made = producer, next;
         while ((next = differingInput(ops[tensors[made].op])) == kNone) {
             const uint32_t inner = tensors[made].producer;
-            if (inner == kNone || !tensors[inner].isOutput) break;
+            // Only into a child whose output differs too (one matched by statistics alone may
+            // be the same in both runs).
+            if (inner == kNone || !tensors[inner].isOutput || !tensors[inner].differs) break;
             made = inner;
         }
         if (next == kNone) {  // identical inputs, a differing output: it starts there

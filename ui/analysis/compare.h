@@ -193,7 +193,8 @@ struct CompareResult {
     }
     // bornHereOps counts the innermost ones (not bornInChild).
     uint64_t divergingTensors = 0, bornHereOps = 0, inheritedOps = 0, tensorsWithData = 0;
-    // Tensors whose bytes (without data: statistics or dtype) differ at all, diverging or not.
+    // Tensors judged whose bytes (without data: statistics or dtype) differ at all, diverging or
+    // not (with `replicas`, those the replicas must agree on).
     uint64_t differingTensors = 0;
     // Tensors paired up with nothing to judge them by: no data in both runs, no statistic in
     // both (a dump of task "tensor", whose statistics are N/A, against one of statistics).
