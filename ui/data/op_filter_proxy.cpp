@@ -28,7 +28,8 @@ OpFilterProxy::OpFilterProxy(DumpStore* store, OpSelection* selection, QObject* 
     setDynamicSortFilter(true);
     if (selection_)
         connect(selection_, &OpSelection::changed, this, [this] {
-            if (show_ == Show::Dumped || show_ == Show::Ticked) invalidate();
+            // A tick changes a few rows: their difference (a full re-map relaid every open row).
+            if (show_ == Show::Dumped || show_ == Show::Ticked) invalidateFilter();
         });
 }
 

@@ -361,7 +361,8 @@ void OpTreePanel::setShow(Show show) {
     if (show != Show::All) {
         view_->expandAll();
     } else {
-        view_->expandToDepth(0);
+        // A search still in force keeps its matches open, as it opened them.
+        view_->expandToDepth(searching_ ? 2 : 0);
         if (cursor_->op() != analysis::kNone) revealOp(cursor_->op(), KeepFilters::Yes);
     }
 }
@@ -372,6 +373,8 @@ void OpTreePanel::focusSearch() {
 }
 
 void OpTreePanel::applySearch(const QString& text) {
+    // A change the filter does not see (a space typed): the tree stays as the user opened it.
+    if (text.trimmed().toLower() == proxy_->searchText()) return;
     const bool searching = !text.trimmed().isEmpty();
     if (searching && !searching_) {
         expandedBeforeSearch_.clear();
