@@ -145,6 +145,11 @@ class Bisect(ProbeTestCase):
         trials.clear()
         self.assertEqual(bisect.without_unneeded(["A", "C"], ["X"], passes), ["C"])
         self.assertEqual(trials, [["C", "X"]])
+        # Pruned until nothing more goes: with A, B, C passing as {A,B,C}, {A,C} and {C}, one pass
+        # left A (B's going made A unneeded), which was then said to be needed by the others.
+        def nested(kept):
+            return set(kept) in ({"A", "B", "C"}, {"A", "C"}, {"C"})
+        self.assertEqual(bisect.without_unneeded(["A", "B", "C"], [], nested), ["C"])
         # Where every unit found is needed, nothing is dropped.
         self.assertEqual(bisect.without_unneeded(["B", "D"], [], lambda kept: {"B", "D"} <= set(kept)), ["B", "D"])
 

@@ -389,6 +389,18 @@ class Bisector:
         modules = [n for k, n in culprit_ops if k == "module"]
         ops = [n for k, n in culprit_ops if k == "op"]
         result["culprits_kept_error"] = self.trial("culprits", modules, ops, "all culprits kept")
+        # Each op was found with the other culprit layers kept whole: together they are pruned
+        # too, so that each is needed by the others (the report says so of one that makes the
+        # error worse alone). When together they do not pass, nothing is said of that.
+        result["culprit_ops_needed"] = result["culprits_kept_error"] <= self.threshold
+        if result["culprit_ops_needed"] and len(culprit_ops) > 1:
+            kept = without_unneeded(culprit_ops, [], lambda units: self._passes_with(units, "culprits"))
+            if len(kept) < len(culprit_ops):
+                result["culprit_ops"] = [item for item in result["culprit_ops"]
+                                         if (item["kind"], item["unit"]) in kept]
+                result["culprits_kept_error"] = self.trial(
+                    "culprits", [n for k, n in kept if k == "module"], [n for k, n in kept if k == "op"],
+                    "all culprits kept")
         result["trials"] = self.log.count
         return EXIT_OK, result
 
@@ -416,9 +428,13 @@ def without_unneeded(units, base, passes):
     kept (one op upcast alone can make the error worse), so such a unit was listed as a culprit
     that made the error worse alone and that nothing needed."""
     kept = list(units)
-    for unit in list(kept):
-        if len(kept) > 1 and passes(base + [u for u in kept if u != unit]):
-            kept.remove(unit)
+    dropped = True
+    while dropped and len(kept) > 1:  # again after a drop: another may be unneeded now
+        dropped = False
+        for unit in list(kept):
+            if len(kept) > 1 and passes(base + [u for u in kept if u != unit]):
+                kept.remove(unit)
+                dropped = True
     return kept
 
 
@@ -490,7 +506,7 @@ def format_result(result):
                 else "module %s (%s)" % (item["unit"], item["function"])
             lines.append("  %s  [%s, %s in the target run]: error %s, %s" % (
                 item["unit"], where, "/".join(item.get("target_dtypes") or []) or "?", _fmt(item["error_alone"]),
-                _share(item["removed"], len(result["culprit_ops"]))))
+                _share(item["removed"], len(result["culprit_ops"]) if result.get("culprit_ops_needed", True) else 1)))
         lines.append("  all of them kept: error %s" % _fmt(result.get("culprits_kept_error", math.nan)))
         culprits = result["culprit_ops"]
         most = max(item["removed"] for item in culprits)
