@@ -1009,6 +1009,18 @@ TEST(TensorDocument, ValuesNearTheLargestDoubleAreDrawnInTheirGreys) {
     ASSERT_EQ(blocks.image.size(), QSize(2, 1));
     EXPECT_EQ(QColor(blocks.image.pixel(0, 0)), QColor(128, 128, 128));  // 1e308, -1e308 twice
     EXPECT_EQ(QColor(blocks.image.pixel(1, 0)), QColor(128, 128, 128));  // 0 and 0
+    // The least subnormal against 0: black and white too (halved, their span was 0).
+    const std::vector<double> tiny = {0, 5e-324};
+    header.dims = {1, 2};
+    header.dataLength = tiny.size() * sizeof(double);
+    bytes = format::makeBinHeader(header);
+    bytes.append(reinterpret_cast<const char*>(tiny.data()), header.dataLength);
+    test::writeFile(path, bytes);
+    image.clear();
+    document.open(QString::fromStdString(path));
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    EXPECT_EQ(QColor(document.image().image.pixel(0, 0)), QColor(0, 0, 0));
+    EXPECT_EQ(QColor(document.image().image.pixel(1, 0)), QColor(255, 255, 255));
 }
 
 // A complex tensor's cells show both parts, as Python prints them ("3-4.5j"); a NaN or an Inf in

@@ -22,6 +22,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMenu>
 #include <QMenuBar>
 #include <QProcess>
@@ -1765,19 +1766,43 @@ TEST(CommandLine, TensorFileOpensInThePreview) {
     EXPECT_TRUE(pages->isHidden());
     EXPECT_TRUE(preview.factsText().contains("Double-click")) << preview.factsText().toStdString();
     QSignalSpy image(preview.document(), &data::TensorDocument::imageReady);
-    // While the slice is drawn, the heatmap says so (a big one took minutes over empty axes).
-    QString whileDrawing;
-    QObject::connect(preview.document(), &data::TensorDocument::imageStarted, &preview,
-                     [&] { whileDrawing = preview.heatmapLegendText(); });
     preview.openFile(QString::fromStdString(alias));
     ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
-    EXPECT_EQ(whileDrawing, "Drawing the heatmap of 4 elements…");
-    EXPECT_TRUE(preview.heatmapLegendText().startsWith("grey: "))
-        << preview.heatmapLegendText().toStdString();
     EXPECT_FALSE(pages->isHidden());
     EXPECT_TRUE(preview.document()->note().contains(QString::fromStdString(first.tensorPath)))
         << preview.document()->note().toStdString();
     EXPECT_EQ(preview.document()->tensor()->at(3), 4.0);
+}
+
+// While a big slice is drawn, the heatmap says so (four billion elements drew for minutes over
+// empty axes); a small one is drawn without a word (the legend flickered at each slice).
+TEST(TensorPreview, ABigSliceIsSaidWhileItIsDrawn) {
+    test::TempDir dir("ui-widgets");
+    const auto writeZeros = [&](const std::string& name, int64_t side) {
+        format::BinHeader header;
+        header.dims = {side, side};
+        header.dataLength = static_cast<uint64_t>(side * side) * sizeof(float);
+        std::string bytes = format::makeBinHeader(header);
+        bytes.append(header.dataLength, '\0');
+        const std::string path = dir.path() + "/" + name;
+        test::writeFile(path, bytes);
+        return QString::fromStdString(path);
+    };
+    data::DumpStore store;
+    widgets::TensorPreview preview(&store);
+    QSignalSpy image(preview.document(), &data::TensorDocument::imageReady);
+    QStringList said;  // the legend as each drawing begins
+    QObject::connect(preview.document(), &data::TensorDocument::imageStarted, &preview,
+                     [&] { said << preview.heatmapLegendText(); });
+    preview.openFile(writeZeros("big.bin", 2048));  // 4,194,304 elements
+    ASSERT_TRUE(waitFor([&] { return image.count() > 0; }));
+    ASSERT_EQ(said.size(), 1);
+    EXPECT_EQ(said[0], "Drawing the heatmap of " + QLocale().toString(2048 * 2048) + " elements…");
+    EXPECT_TRUE(preview.heatmapLegendText().startsWith("grey: "))
+        << preview.heatmapLegendText().toStdString();
+    preview.openFile(writeZeros("small.bin", 4));
+    ASSERT_TRUE(waitFor([&] { return image.count() > 1; }));
+    EXPECT_EQ(said.size(), 1);
 }
 
 }  // namespace

@@ -168,7 +168,10 @@ void TensorDocument::renderImage() {
     const uint64_t start = sliceStart();
     const int64_t rows = geometry_.rows, cols = geometry_.cols;
     const Overlay overlay = overlay_;
-    emit imageStarted(static_cast<quint64>(rows) * static_cast<quint64>(cols));
+    // Said only of a slice that takes a while to draw: small ones flickered as slices changed.
+    if (const quint64 elements = static_cast<quint64>(rows) * static_cast<quint64>(cols);
+        elements >= kSaidWhileDrawnFrom)
+        emit imageStarted(elements);
     auto* watcher = new QFutureWatcher<SliceImage>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, request] {
         if (request == imageRequest_) {
@@ -196,17 +199,16 @@ SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint6
     const int width = static_cast<int>((cols + block - 1) / block),
               height = static_cast<int>((rows + block - 1) / block);
     out.image = QImage(width, height, QImage::Format_RGB32);
-    // Halves, and a block's values summed scaled down: near the largest double, hi - lo and a
-    // block's sum are beyond it (a float64 tensor of +-1e308 drew every value black).
-    const double halfSpan = out.hi / 2 - out.lo / 2;
+    // In long double: near the largest double, hi - lo and a block's sum are beyond a double (a
+    // float64 tensor of +-1e308 drew every value black), and subnormals keep their span.
+    const long double lo = out.lo, span = static_cast<long double>(out.hi) - lo;
     const double negativeSpan = std::max(-out.lo, 1e-300);
-    const double blockElements = double(block) * double(block);
     for (int y = 0; y < height; ++y) {
         auto* line = reinterpret_cast<QRgb*>(out.image.scanLine(y));
         for (int x = 0; x < width; ++x) {
             // A block shows its worst element: NaN, then Inf, else the mean of its values.
             bool nan = false, inf = false;
-            double sum = 0;
+            long double sum = 0;
             int n = 0;
             for (int64_t r = int64_t(y) * block;
                  r < std::min<int64_t>(rows, int64_t(y + 1) * block); ++r)
@@ -218,7 +220,7 @@ SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint6
                     else if (std::isinf(v))
                         inf = true;
                     else {
-                        sum += v / blockElements;
+                        sum += v;
                         ++n;
                     }
                 }
@@ -230,8 +232,9 @@ SliceImage TensorDocument::renderSlice(const analysis::TensorData& tensor, uint6
                 line[x] = kInfRgb;
                 continue;
             }
-            const double v = n ? sum * (blockElements / n) : 0;
-            const double t = halfSpan > 0 ? (v / 2 - out.lo / 2) / halfSpan : 0.5;
+            const long double mean = n ? sum / n : 0;
+            const double v = static_cast<double>(mean);
+            const double t = span > 0 ? static_cast<double>((mean - lo) / span) : 0.5;
             const int grey = std::clamp(static_cast<int>(std::lround(t * 255)), 0, 255);
             if (overlay == Overlay::NanInfNegative) {
                 if (v < 0) {

@@ -33,6 +33,8 @@ class TensorDocument : public QObject {
     Q_OBJECT
 public:
     enum class Overlay { None, NanInfNegative };
+    // Slices this big are said while they are drawn (imageStarted).
+    static constexpr quint64 kSaidWhileDrawnFrom = quint64{1} << 22;
     // Maps a de-duplicated file's "data=" name to the file that holds the data ("" if unknown).
     using AliasResolver = std::function<QString(const QString& alias)>;
 
@@ -65,7 +67,7 @@ signals:
     void loadStarted(const QString& path);
     void loaded();
     void failed(const QString& message);
-    // A slice's image is being drawn (imageReady follows): a big one takes a while.
+    // A slice of kSaidWhileDrawnFrom elements or more is being drawn (imageReady follows).
     void imageStarted(quint64 elements);
     void imageReady();
     void sliceChanged();

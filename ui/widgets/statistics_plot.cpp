@@ -508,7 +508,13 @@ QCPRange StatisticsPlot::fittedValueRange() const {
                 hi = std::max(hi, v);
             }
     if (lo > hi) return log_ ? QCPRange(1, 10) : QCPRange(0, 1);  // nothing drawn
-    if (log_) return QCPRange(lo / 1.5, hi * 1.5);
+    if (log_) {
+        // QCustomPlot refuses a log range whose upper / lower is beyond a double (1e-100 to
+        // 1e249): the smallest values go below the axis then, rather than the plot keeping its
+        // old range.
+        const double upper = hi * 1.5;
+        return QCPRange(std::max(lo / 1.5, upper / 1e300), upper);
+    }
     if (hi - lo <= 1e-12 * std::max(std::abs(lo), std::abs(hi))) {
         // A flat line (constant across rounds, or one point): a small range around its value.
         const double pad = lo != 0 ? std::abs(lo) / 20 : 1;
