@@ -1081,6 +1081,52 @@ TEST(ComparePanelPlot, RoundsOfThisRunBeyondTheReferencesAreDrawn) {
     EXPECT_GE(window.comparePanel()->statisticPlot()->xAxis->range().upper, 3);
 }
 
+// Both runs' values beyond what a plot can draw: drawn at its limit, and said atop it with the
+// legend kept (1e300 against 1.7e308 read as one line at the limit).
+TEST(ComparePanelPlot, ValuesBeyondWhatAPlotCanDrawAreSaidOnThePairPlot) {
+    test::TempDir dir("ui-compare-huge");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    for (int round = 0; round < 2; ++round)
+        for (test::DumpBuilder* dump : {&reference, &candidate}) {
+            // Every statistic of that size, whichever the plot shows.
+            const double value = dump == &reference ? 1e300 : round ? 1.7e308 : 1.0;
+            format::StatRow row;
+            row.devicePid = "0_777";
+            row.round = round;
+            row.opName = "layer";
+            row.opType = "Layer";
+            row.opId = "0";
+            row.isOutput = true;
+            row.index = "0";
+            row.dtype = "double";
+            row.format = "nd";
+            row.shape = "2";
+            row.max = row.mean = row.norm = value;
+            row.min = -value;
+            dump->appendRaw(round, format::formatStatRow(row));
+        }
+    context::AppContext context;
+    MainWindow window(&context);
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, candidate));
+    window.showView(MainWindow::View::Compare);
+    context.cursor()->setOp(context.store()->index().findOp(0, "0"));
+    ASSERT_TRUE(
+        waitFor([&] { return window.comparePanel()->statisticPair().candidate.x.size() == 2; }));
+    const auto& pair = window.comparePanel()->statisticPair();
+    EXPECT_EQ(pair.reference.beyondPlot + pair.candidate.beyondPlot, 3);
+    QCustomPlot* plot = window.comparePanel()->statisticPlot();
+    const auto said = [&] {
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)))
+                if (text->text().startsWith("Values beyond ±1e249 are drawn at ±1e249"))
+                    return text->text();
+        return QString();
+    };
+    ASSERT_TRUE(waitFor([&] { return !said().isEmpty(); }));
+    EXPECT_TRUE(said().endsWith("this run 1, the reference 2")) << said().toStdString();
+    EXPECT_TRUE(plot->legend->visible());
+}
+
 // Runs of statistics only, compared while the comparison was not in view: "Tensor in both runs"
 // says why it has nothing to draw, whatever is selected (it showed three blank strips).
 TEST(ComparePanelPlot, RunsOfStatisticsOnlySayWhyNoTensorPairIsDrawn) {

@@ -94,14 +94,17 @@ void showNothing(QCustomPlot* plot) {
 }
 
 // Why a plot has nothing (or less than it would) to draw, in its middle; its legend hidden.
-void sayOnPlot(QCustomPlot* plot, const QString& why) {
+// `Atop`: what it draws otherwise than it is, along its top, the legend kept.
+enum class Said { InTheMiddle, Atop };
+void sayOnPlot(QCustomPlot* plot, const QString& why, Said where = Said::InTheMiddle) {
     auto* text = new QCPItemText(plot);
     text->setText(why);
     text->position->setType(QCPItemPosition::ptAxisRectRatio);
-    text->position->setCoords(0.5, 0.5);
-    text->setPositionAlignment(Qt::AlignCenter);
+    const bool middle = where == Said::InTheMiddle;
+    text->position->setCoords(0.5, middle ? 0.5 : 0.02);
+    text->setPositionAlignment(middle ? Qt::AlignCenter : (Qt::AlignHCenter | Qt::AlignTop));
     text->setColor(QColor(90, 90, 90));
-    plot->legend->setVisible(false);
+    if (middle) plot->legend->setVisible(false);
 }
 
 // The data of a series as QCustomPlot draws it: NaN y is a gap.
@@ -705,6 +708,14 @@ void ComparePanel::rebuildStatisticPlot() {
                            "reference (an op in one run only)")
                       : tr("No round of this tensor pairs with one of the reference (an op in "
                            "one run only): this run's values alone"));
+    } else if (pair_.candidate.beyondPlot + pair_.reference.beyondPlot > 0) {
+        // Two runs' values beyond what a plot draws would read as one line at its limit.
+        sayOnPlot(statisticPlot_,
+                  tr("Values beyond ±1e249 are drawn at ±1e249, the most a plot can show: this "
+                     "run %1, the reference %2")
+                      .arg(pair_.candidate.beyondPlot)
+                      .arg(pair_.reference.beyondPlot),
+                  Said::Atop);
     }
     // The statistic on the short axis, the tensor on the long one: "Norm of layers.1/add input
     // 1_other" on the vertical axis read "Norm of …" at any size.
