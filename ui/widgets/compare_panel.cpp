@@ -68,7 +68,7 @@ QString verdictMeaning(Verdict verdict) {
 }
 
 QCustomPlot* makePlot(QWidget* parent) {
-    auto* plot = new QCustomPlot(parent);
+    auto* plot = newPlot(parent);
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->axisRect()->setRangeDrag(Qt::Horizontal);
     plot->axisRect()->setRangeZoom(Qt::Horizontal);

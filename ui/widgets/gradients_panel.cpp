@@ -12,6 +12,7 @@
 
 #include "gradient_series_model.h"
 #include "page_style.h"
+#include "plot_layout.h"
 
 namespace probe::widgets {
 
@@ -40,7 +41,7 @@ GradientsPanel::GradientsPanel(QWidget* parent) : QWidget(parent) {
                                                     QHeaderView::Stretch);
     view_->setWordWrap(false);
 
-    plot_ = new QCustomPlot(this);
+    plot_ = newPlot(this);
     plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
     plot_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));

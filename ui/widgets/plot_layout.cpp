@@ -4,12 +4,24 @@
 #include <algorithm>
 
 #include <QFontMetrics>
+#include <QResizeEvent>
 #include <QVariant>
 #include <qcustomplot.h>
 
 namespace probe::widgets {
 
 namespace {
+
+// Swallows a plot's resizes to nothing: its own handler would draw it at once.
+class EmptyResizeFilter : public QObject {
+public:
+    using QObject::QObject;
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (event->type() == QEvent::Resize && static_cast<QResizeEvent*>(event)->size().isEmpty())
+            return true;
+        return QObject::eventFilter(watched, event);
+    }
+};
 
 constexpr char kFullLabel[] = "probeFullLabel";
 constexpr char kFitsLabels[] = "probeFitsAxisLabels";
@@ -66,6 +78,12 @@ void setWholeNumberTicks(QCPAxis* axis) {
     whole->setTickStep(1);
     whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     axis->setTicker(whole);
+}
+
+QCustomPlot* newPlot(QWidget* parent) {
+    auto* plot = new QCustomPlot(parent);
+    plot->installEventFilter(new EmptyResizeFilter(plot));
+    return plot;
 }
 
 }  // namespace probe::widgets

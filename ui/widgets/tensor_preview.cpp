@@ -24,6 +24,7 @@
 #include "dump_store.h"
 #include "op_tree_model.h"
 #include "page_style.h"
+#include "plot_layout.h"
 #include "probe/format/dtype.h"
 #include "tensor_document.h"
 #include "tensor_values_model.h"
@@ -96,7 +97,7 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent)
     connect(overlay_, &QCheckBox::toggled, this, &TensorPreview::setOverlay);
 
     // Heatmap: one pixel per element, row 0 at the top.
-    heatmap_ = new QCustomPlot(this);
+    heatmap_ = newPlot(this);
     heatmap_->yAxis->setRangeReversed(true);
     heatmap_->xAxis->setLabel(tr("column (last dim)"));
     heatmap_->yAxis->setLabel(tr("row"));
@@ -156,7 +157,7 @@ TensorPreview::TensorPreview(data::DumpStore* store, QWidget* parent)
     valuesLayout->addLayout(pageRow);
     valuesLayout->addWidget(table_, 1);
 
-    histogram_ = new QCustomPlot(this);
+    histogram_ = newPlot(this);
     bars_ = new QCPBars(histogram_->xAxis, histogram_->yAxis);
     bars_->setPen(Qt::NoPen);
     bars_->setBrush(QColor(31, 119, 180));
