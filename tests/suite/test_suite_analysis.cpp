@@ -190,6 +190,22 @@ TEST(Overflow, ANanThatComesInWithAWeightInsideAModuleIsNoBirthOfTheModule) {
               std::string::npos)
         << summary;
 
+    // An ignored fill's +Inf earlier in the round is another tensor than the weight's +Inf read
+    // after it: the weight's still came in (by kind of overflow alone, the fill explained it,
+    // and the Linear was named the birth again).
+    test::TempDir filled;
+    auto withFill = fcRound("inf", "inf");
+    withFill.insert(withFill.begin(),
+                    {"mask/fill_", "aten::fill_", "1", "output", "0", "float", "inf", "0.000000"});
+    writeRound(filled.path(), "0_100", 0, withFill);
+    const auto filledIndex = read(filled.path());
+    const auto filledReport = findOverflowBirths(filledIndex, {});
+    EXPECT_TRUE(filledReport.births.empty()) << formatOverflowReport(filledIndex, filledReport);
+    ASSERT_EQ(filledReport.unexplained.size(), 1u);
+    EXPECT_NE(filledReport.unexplained[0].find("first appear in input 1_weight of fc/linear"),
+              std::string::npos)
+        << filledReport.unexplained[0];
+
     // Made inside the module, not come in: a mask's -inf (an ignored op) into a softmax that
     // makes a NaN. The module, whose input is finite, stays the birth (a review found it said as
     // "no overflow" when any op inside read an overflowed input).
@@ -219,7 +235,7 @@ TEST(Overflow, ANanThatComesInWithAWeightInsideAModuleIsNoBirthOfTheModule) {
     EXPECT_EQ(later.op(both.births[0].op).namePath, "L/b");
     ASSERT_EQ(both.unexplained.size(), 1u);
     EXPECT_NE(both.unexplained[0].find("1_weight of fc/linear (0_0) (round 1), but no dumped op "
-                                       "turns finite inputs into them before the birth below"),
+                                       "turns finite inputs into them before the birth above"),
               std::string::npos)
         << both.unexplained[0];
 }

@@ -2,11 +2,14 @@
 #include "analysis/overflow_check.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -86,14 +89,26 @@ public:
         return v;
     }
 
-    // What kinds of overflow a tensor holds that verdict() found (bits: NaN, +Inf, -Inf, beyond
-    // the range limit): an input holding only kinds an earlier output held may come from it.
-    uint8_t kinds(const TensorVerdict& v) {
-        if (!v.overflowed) return 0;
+    // What tells an overflowed tensor apart from another (none for one that is not): its dtype,
+    // shape and statistics (or, read from its file, extremes), bit for bit. An input with the
+    // fingerprint of an output before it in the round may be that output; one without came in.
+    using Fingerprint = std::array<uint64_t, 6>;
+    std::optional<Fingerprint> fingerprint(const TensorVerdict& v) {
+        if (!v.overflowed) return std::nullopt;
+        const StatRecord& row = index_.row(v.row);
         const Extremes e = extremes(v.row);
-        const uint8_t finiteBeyond = std::isfinite(e.max) && std::isfinite(e.min) ? 8 : 0;
-        return static_cast<uint8_t>((e.nan ? 1 : 0) | (e.max == HUGE_VAL ? 2 : 0) |
-                                    (e.min == -HUGE_VAL ? 4 : 0) | (e.nan ? 0 : finiteBeyond));
+        const auto bits = [](double value) {
+            uint64_t out = 0;
+            if (std::isnan(value)) value = std::numeric_limits<double>::quiet_NaN();  // one NaN
+            std::memcpy(&out, &value, sizeof out);
+            return out;
+        };
+        return Fingerprint{row.dtype,
+                           row.shape,
+                           bits(e.max),
+                           bits(e.min),
+                           row.has(Stat::Mean) ? bits(row.get(Stat::Mean)) : 0,
+                           row.has(Stat::Norm) ? bits(row.get(Stat::Norm)) : 0};
     }
 
     bool ignored(uint32_t op) const {
@@ -168,10 +183,11 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
                           const std::vector<uint32_t>& rows) {
     RoundBirths out;
     std::unordered_map<uint32_t, OpInRound> ops;
-    // The kinds of overflow the round's outputs held so far (Checker::kinds): an input holding
-    // another kind came in from outside the dumped ops (a parameter or buffer, the model's
-    // input, an op not dumped); one holding only these may come from them (a mask's -inf).
-    uint8_t made = 0;
+    // The overflowed outputs of the round so far (Checker::fingerprint): an overflowed input
+    // that is none of them came in from outside the dumped ops (a parameter or buffer, the
+    // model's input, an op not dumped); one that is may come from it (a mask's -inf into a
+    // softmax). By kind of overflow alone, a mask's +Inf explained a weight's +Inf read after it.
+    std::set<Checker::Fingerprint> made;
     std::unordered_set<uint32_t> cameIn;  // ops with such an input
     // The values of the 0-d doubles ops output so far: an input of one of these values was made
     // by the program (x.double().sum()), not given as a number.
@@ -193,16 +209,16 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
             if (!constant && checker.isWrappedNumber(row)) madeDoubles.insert(maxOf(row));
         }
         TensorVerdict v = checker.verdict(rowIndex, constant);
-        const uint8_t kinds = checker.kinds(v);
+        const auto fingerprint = checker.fingerprint(v);
         if (slot.isOutput) {
-            made |= kinds;
+            if (fingerprint) made.insert(*fingerprint);
             if (v.overflowed && !op.outputBad) {
                 op.outputBad = true;
                 op.firstBadOutput = position;
             }
             op.outputs.push_back(std::move(v));
         } else {
-            if ((kinds & ~made) != 0) {
+            if (fingerprint && !made.count(*fingerprint)) {
                 cameIn.insert(slot.op);
                 if (!out.firstCameIn) out.firstCameIn.emplace(position, v);
             }
@@ -439,7 +455,7 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
                 index.describeSlot(row.slot) + " of " + index.describeOp(slot.op, row.round) +
                 " (" + (index.layout() == DumpLayout::Atb ? "round " : "step ") +
                 std::to_string(row.round) + "), but no dumped op turns finite inputs into them" +
-                (births.empty() ? "" : " before the birth below") +
+                (births.empty() ? "" : " before the birth above") +
                 ": they came in from outside the dumped ops: a parameter or buffer the program "
                 "changed (an optimizer step, an assignment), the model's input, or an op that was "
                 "not dumped (dump its children: save_child, or level L1/mix)");
