@@ -129,7 +129,7 @@ class OverflowInOpLevelDump(ProbeTestCase):
         born = [l for l in ranged.stdout.splitlines() if ": born in " in l]
         self.assertEqual(len(born), 1, ranged.stdout)
         self.assertIn("born in round 0, op scaled/mul (", born[0])
-        self.assertIn("max=1e+06 min=-125000 beyond float16's 65504, every input finite, the floating ones "
+        self.assertIn("max=1e+06 min=-125000 beyond float16's 65504, every input finite, the floating tensors "
                       "within float16's range",
                       ranged.stdout)
         self.assertIn("input 1_other: double [] max=500000.000000 min=500000.000000 mean=500000.000000 "

@@ -110,7 +110,7 @@ TEST(Overflow, ValuesBeyondANarrowerFormatCountOnlyWhenAsked) {
     // Within the range, not only finite, is what the inputs are said to be (said "finite").
     const std::string text = formatOverflowReport(index, report);
     EXPECT_NE(text.find("why: output 0: max=70000 beyond float16's 65504, every input finite, "
-                        "the floating ones within float16's range\n"),
+                        "the floating tensors within float16's range\n"),
               std::string::npos)
         << text;
     OverflowOptions bf16;

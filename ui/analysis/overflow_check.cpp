@@ -457,7 +457,8 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
                 std::to_string(row.round) + "), but no dumped op turns finite inputs into them" +
                 (births.empty() ? "" : " before the birth above") +
                 ": they came in from outside the dumped ops: a parameter or buffer the program "
-                "changed (an optimizer step, an assignment), the model's input, or an op that was "
+                "changed (an optimizer step, an assignment), the model's input, a number the "
+                "program passed, or an op that was "
                 "not dumped (dump its children: save_child, or level L1/mix)");
         }
     }
@@ -501,7 +502,7 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
         }
         const std::string within = report.range == RangeLimit::None
                                        ? std::string("finite")
-                                       : std::string("finite, the floating ones within ") +
+                                       : std::string("finite, the floating tensors within ") +
                                              rangeLimitName(report.range) + "'s range";
         out += "  why: " + birth.why +
                (birth.inputs.empty() ? " (no inputs dumped)" : ", every input " + within) + "\n";
