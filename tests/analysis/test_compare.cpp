@@ -3070,6 +3070,24 @@ TEST(Compare, ADumpReplacedWhileFollowedIsSaidAndNotMixedIn) {
     EXPECT_EQ(replacedSaidOnce(back), 0) << ::testing::PrintToString(back.problems());
 }
 
+// msprobe: a file where a step or rank folder should be is said (its step was lost without a
+// word, "no overflow", exit 0), as the op-level reader says it.
+TEST(Compare, AFileInAStepOrRankFoldersPlaceIsSaid) {
+    TempDir dir;
+    const std::string root = writeRanks(dir, 0.5);
+    probe::test::writeFile(root + "/step3", "x");
+    probe::test::writeFile(root + "/step0/rank9", "x");
+    const DumpIndex index = indexOf(root);
+    const auto& problems = index.problems();
+    for (const std::string& path : {root + "/step3", root + "/step0/rank9"})
+        EXPECT_NE(std::find(problems.begin(), problems.end(),
+                            path + ": is a regular file, not a folder; what it should hold is not "
+                                   "read"),
+                  problems.end())
+            << path << ": " << ::testing::PrintToString(problems);
+    EXPECT_GT(index.rowCount(), 0u);  // the ranks that are folders are read
+}
+
 // A folder the user may not read, a round's or a process's, is said with the reason (a round
 // vanished without a word, in the app and in probe summary; its NaN was named in a later round).
 // Root reads everything: then the dump is read as nobody, in a child process.

@@ -468,9 +468,26 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     if (!sameFolderAsFirstRead(delta, vanished_)) return delta;
     vanished_ = false;
     std::vector<std::pair<int64_t, std::string>> steps;
-    std::string error;
-    const auto names = format::listDirectory(root_, format::EntryKind::Directories, &error);
-    sayUnreadable(delta, root_, error, "the folder cannot be listed, what it holds is");
+    // The folders in `dir`; what is named as one should be (`named`) and is none is said (a
+    // file in a rank folder's place lost its step without a word).
+    const auto foldersIn = [&](const std::string& dir, auto&& named) {
+        std::string error;
+        auto entries = format::listDirectoryEntries(dir, &error);
+        sayUnreadable(delta, dir, error, "the folder cannot be listed, what it holds is");
+        std::vector<std::string> folders;
+        for (auto& entry : entries) {
+            if (entry.isDirectory && !entry.unfollowed) {
+                folders.push_back(std::move(entry.name));
+            } else if (named(entry.name)) {
+                const std::string path = dir + "/" + entry.name;
+                sayUnreadable(delta, path, format::whatIsThere(path) + ", not a folder",
+                              "what it should hold is");
+            }
+        }
+        return folders;
+    };
+    const auto names =
+        foldersIn(root_, [](const std::string& name) { return namedLikeAStep(name); });
     for (const auto& name : names) {
         if (const int64_t n = stepNumber(name); n >= 0)
             steps.emplace_back(n, name);
@@ -481,8 +498,7 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     uint64_t used = 0;
     for (const auto& [step, stepName] : steps) {
         const std::string stepDir = root_ + "/" + stepName;
-        const auto ranks = format::listDirectory(stepDir, format::EntryKind::Directories, &error);
-        sayUnreadable(delta, stepDir, error, "the folder cannot be listed, what it holds is");
+        const auto ranks = foldersIn(stepDir, isRankDirectoryName);
         for (const auto& rankName : ranks) {
             if (!isRankDirectoryName(rankName)) continue;
             const std::string dir = stepDir + "/" + rankName;
