@@ -2714,6 +2714,22 @@ TEST(Compare, IntegerInputsDoNotSetTheScaleOfAnOpsOutputs) {
     EXPECT_EQ(result.ops[0].verdict, OpVerdict::BornHere);
     // The ids themselves are judged exactly, and equal.
     EXPECT_FALSE(result.tensors[0].diverges);
+    // Ids that differ: said as integers that must be equal (it read "beyond the int64 must be
+    // equal").
+    auto writeIds = [&](const char* name, int64_t last) {
+        ApiRun run(dir, name);
+        run.begin("embedding", "aten::embedding");
+        run.inputInt64(0, {100, 150, 200, last});
+        run.output(0, rows);
+        run.end();
+        return run.finish();
+    };
+    const DumpIndex c = indexOf(writeIds("c", 250)), d = indexOf(writeIds("d", 251));
+    const auto moved = compareDumps(c, d, {});
+    ASSERT_TRUE(moved.tensors.size() == 2u && moved.tensors[0].diverges)
+        << formatCompareReport(moved);
+    EXPECT_EQ(moved.explain(0),
+              "element [3]: 250 vs 251, error 1 (0.4%), and int64 values must be equal");
 }
 
 // A process's or a round's folder replaced by something else (a link to /dev/zero, a link to

@@ -1823,6 +1823,10 @@ std::string CompareResult::explain(uint32_t i) const {
         epsilon > 0 ? "floor " + number(t.ulps) + " ulp x " + number(epsilon) + " (" + dtype +
                           ") x max(|reference|, scale " + number(t.scale) + ")"
                     : dtype + " must be equal";
+    // "beyond the floor …", or for integers, which have none, that they must be equal (it read
+    // "beyond the int64 must be equal").
+    const std::string beyondFloor =
+        epsilon > 0 ? " beyond the " + floor : ", and " + dtype + " values must be equal";
     switch (t.rule) {
         case DivergenceRule::None:
             if (!t.differs) return "matches";
@@ -1884,13 +1888,12 @@ std::string CompareResult::explain(uint32_t i) const {
                 exactNumber(d.worstCandidate, t.candidateDType()) + ", error " + number(error);
             if (d.worstReference != 0)
                 out += " (" + number(100 * error / std::fabs(d.worstReference)) + "%)";
-            return out + " beyond the " + floor;
+            return out + beyondFloor;
         }
         case DivergenceRule::Statistic: {
             const int k = std::max<int>(t.worstStatistic, 0);
             return std::string(statNames[k]) + " " + number(referenceStats(i).value[k]) + " vs " +
-                   number(candidateStats(i).value[k]) + " beyond the " + floor +
-                   " (statistics only)";
+                   number(candidateStats(i).value[k]) + beyondFloor + " (statistics only)";
         }
     }
     return "";
