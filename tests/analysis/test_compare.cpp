@@ -3175,6 +3175,13 @@ TEST(Compare, FoldersTheUserMayNotReadAreSaidWithTheReason) {
                            "not read|"),
               std::string::npos)
         << process;
+    // The dump folder itself closed: its status file is out of reach, not missing (it was said
+    // to be a dump without one).
+    const std::string closedRoot = writeBlock(dir, "c", 1, 9, 1);
+    ASSERT_EQ(close(closedRoot), 0);
+    const std::string whole = readAsAnotherUser(closedRoot);
+    EXPECT_NE(whole.find(closedRoot + "/probe_status.json: Permission denied|"), std::string::npos)
+        << whole;
     // msprobe: a step folder that cannot be listed, a rank folder that cannot be entered.
     const std::string msprobe = writeRanks(dir, 0.5);
     std::filesystem::copy(msprobe + "/step0", msprobe + "/step1",

@@ -295,8 +295,22 @@ constexpr const char* kSettledBy = "the reader (its process is gone, its status 
 void AtbDumpReader::pollStatus(DumpDelta& delta) {
     const std::string path = root_ + "/" + format::kStatusFileName;
     const auto stamp = format::fileStamp(path);
+    const int statError = errno;
     hasStatusFile_ = stamp.has_value();
-    if (!stamp) return;
+    if (!stamp) {
+        // There, but out of reach (a dump folder the user may not enter): said, not taken for a
+        // dump without one. Said once, as its error.
+        if (statError != ENOENT && statError != ENOTDIR) {
+            const std::string error = std::strerror(statError);
+            if (!delta.statusError && error != unreachableStatus_) {
+                delta.problems.push_back(path + ": " + error);
+                delta.statusError = error;
+            }
+            unreachableStatus_ = error;
+        }
+        return;
+    }
+    unreachableStatus_.clear();
     if (*stamp == statusStamp_) {
         // Unchanged: a process it says is running may have gone since (killed with probe run).
         if (lastStatus_ && lastStatus_->state == format::DumpState::Running &&

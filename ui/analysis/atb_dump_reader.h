@@ -211,6 +211,7 @@ private:
     std::optional<format::DumpStatus> lastStatus_;  // as read last, vanished processes settled
     bool finished_ = false;
     bool vanished_ = false;             // the folder was deleted (said once)
+    std::string unreachableStatus_;     // why probe_status.json cannot be reached (said once)
     std::set<std::string> unreadSaid_;  // what listRoundFiles found it could not read
 
     // Statistics from tensor files (setStatisticsFromTensorFiles).
