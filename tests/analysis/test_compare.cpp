@@ -3166,7 +3166,7 @@ TEST(Compare, FoldersTheUserMayNotReadAreSaidWithTheReason) {
                    : "the child failed: " + std::to_string(status);
     };
     const std::string round = readAsAnotherUser(roundRoot);
-    EXPECT_NE(round.find(files[1] + ": Permission denied; the round's rows are not read|"),
+    EXPECT_NE(round.find(hiddenRound + ": Permission denied; the round's rows are not read|"),
               std::string::npos)
         << round;
     const std::string process = readAsAnotherUser(processRoot);

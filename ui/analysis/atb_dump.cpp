@@ -182,8 +182,10 @@ RoundListing listRoundFiles(const std::string& root) {
                 // A round folder begun but not written yet has none; one the user may not
                 // read lost its rows without a word.
                 const int error = errno;
+                // Denied here is the round folder's doing (lstat needs only to search it).
+                const std::string where = error == EACCES ? parentOf(path) : path;
                 if (error != ENOENT)
-                    listing.unreadEntries.push_back(path + ": " + std::strerror(error) +
+                    listing.unreadEntries.push_back(where + ": " + std::strerror(error) +
                                                     "; the round's rows are not read");
                 continue;
             }
