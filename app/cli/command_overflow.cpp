@@ -94,10 +94,15 @@ int runOverflowCommand(const Args& args) {
     const bool whole = location.scope.whole();
     const auto reading = analysis::readingOfPart(*index, location.scope, location.folder);
     if (!whole && reading.rows == 0 && reading.ops == 0) {
+        // Nothing read of it: dumped so, or out of reach (a folder the user may not read).
         std::fprintf(
-            stderr, "probe overflow: nothing of %s was dumped\n",
+            stderr, "probe overflow: nothing of %s %s\n",
             format::printableText(analysis::describeScope(index->layout(), location.scope), 200)
-                .c_str());
+                .c_str(),
+            reading.problems.empty()
+                ? "was dumped"
+                : ("could be read: " + format::printableText(reading.problems.front(), 400))
+                      .c_str());
         return kExitConfigUnreadable;
     }
     auto report = analysis::findOverflowBirths(*index, options);

@@ -56,9 +56,12 @@ int runSummaryCommand(const Args& args) {
     // Its problems include the tensor files the rows name that are gone: read, not found.
     const analysis::PartReading reading{std::move(summary.problems), summary.problemsElsewhere,
                                         summary.rows, summary.ops};
+    // Nothing read of it: dumped so, or out of reach (a folder the user may not read).
     if (!whole && reading.rows == 0 && reading.ops == 0)
-        std::fprintf(stderr, "probe summary: nothing of %s was dumped\n",
-                     format::printableText(summary.part, 200).c_str());
+        std::fprintf(
+            stderr, "probe summary: nothing of %s %s\n",
+            format::printableText(summary.part, 200).c_str(),
+            reading.problems.empty() ? "was dumped" : "could be read (its problems above)");
     // A script reading the exit code learns that the summary is of part of the dump (it was 0
     // for a statistic.csv of garbage: "ops: 0").
     return exitCodeOfRead(reading, whole);

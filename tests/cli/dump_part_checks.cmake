@@ -68,6 +68,12 @@ expect_run(0 "only 0_100 of it:" summary ${WORK}/rank0)
 file(MAKE_DIRECTORY ${WORK}/dump/step5)
 expect_run(66 "probe summary: nothing of step 5 was dumped" summary ${WORK}/dump/step5)
 expect_run(66 "probe overflow: nothing of step 5 was dumped" overflow ${WORK}/dump/step5)
+# A part that holds nothing readable is not said to be undumped: a file in its rank folder's place.
+file(WRITE ${WORK}/dump/step6/proc7 "x")
+expect_run(66 "problem: .*step6/proc7: is a regular file, not a folder.*probe summary: nothing of step 6 could be read \\(its problems above\\)"
+           summary ${WORK}/dump/step6)
+expect_run(66 "probe overflow: nothing of step 6 could be read: .*step6/proc7: is a regular file, not a folder"
+           overflow ${WORK}/dump/step6)
 # Names from the disk are printed as printable text.
 string(ASCII 27 escape)
 file(WRITE "${atb}/data/3_400${escape}[31m/0/statistic.csv" "${header}3_400,0,mul_0,aten::mul,0,output,0,float,nd,2,1.000000,0.000000,0.500000,1.000000,N/A\n")
