@@ -11,6 +11,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis/dump_reader.h"
 #include "probe/format/file_util.h"
 #include "probe/format/json_input.h"
 
@@ -116,26 +117,12 @@ RoundListing listRoundFiles(const std::string& root) {
                    ? allDigits(name)
                    : allDigits(name.substr(0, split)) && allDigits(name.substr(split + 1));
     };
-    // The folders in `dir`; what is named like one of them (`named`) and is not a folder is noted.
+    // The folders in `dir`; what keeps them from being read is noted.
     const auto foldersIn = [&](const std::string& dir, auto&& named) {
-        std::vector<format::DirectoryEntry> folders;
-        std::string error;
-        auto entries = format::listDirectoryEntries(dir, &error);
-        if (!error.empty())
-            listing.unreadEntries.push_back(dir + ": " + error +
-                                            "; the folder cannot be listed, what it holds is "
-                                            "not read");
-        for (auto& entry : entries) {
-            if (entry.isDirectory && !entry.unfollowed) {
-                folders.push_back(std::move(entry));
-                continue;
-            }
-            if (!named(entry.name)) continue;
-            const std::string path = dir + "/" + entry.name;
-            listing.unreadEntries.push_back(path + ": " + format::whatIsThere(path) +
-                                            ", not a folder; what it should hold is not read");
-        }
-        return folders;
+        FolderListing listed = listFolders(dir, named);
+        for (auto& [path, problem] : listed.problems)
+            listing.unreadEntries.push_back(std::move(problem));
+        return std::move(listed.folders);
     };
     struct stat dataStat;
     if (::stat(data.c_str(), &dataStat) == 0 && !S_ISDIR(dataStat.st_mode))

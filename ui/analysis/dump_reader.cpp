@@ -91,6 +91,26 @@ bool DumpReader::sameFolderAsFirstRead(DumpDelta& delta, bool cameBack) {
     return false;
 }
 
+FolderListing listFolders(const std::string& dir,
+                          const std::function<bool(const std::string&)>& named) {
+    FolderListing out;
+    std::string error;
+    auto entries = format::listDirectoryEntries(dir, &error);
+    if (!error.empty())
+        out.problems.emplace_back(
+            dir, dir + ": " + error + "; the folder cannot be listed, what it holds is not read");
+    for (auto& entry : entries) {
+        if (entry.isDirectory && !entry.unfollowed) {
+            out.folders.push_back(std::move(entry));
+        } else if (named(entry.name)) {
+            const std::string path = dir + "/" + entry.name;
+            out.problems.emplace_back(path, path + ": " + format::whatIsThere(path) +
+                                                ", not a folder; what it should hold is not read");
+        }
+    }
+    return out;
+}
+
 namespace {
 
 // readDump's polls are smaller than the application's: the rows of the deltas read and not yet

@@ -7,12 +7,14 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/dump_index.h"
+#include "probe/format/file_util.h"
 
 namespace probe::analysis {
 
@@ -57,6 +59,17 @@ private:
     std::optional<std::array<uint64_t, 5>> folder_;  // root's device, inode and birth
     bool replaced_ = false;
 };
+
+// The folders in `dir`, links followed, sorted by name; and what keeps them from being read, for
+// people, each with its path: `dir` that cannot be listed, an entry `named` as a folder of it
+// should be that is none (a file in a rank folder's place). Both readers' listings of their
+// folders.
+struct FolderListing {
+    std::vector<format::DirectoryEntry> folders;
+    std::vector<std::pair<std::string, std::string>> problems;  // (path, what is said)
+};
+FolderListing listFolders(const std::string& dir,
+                          const std::function<bool(const std::string&)>& named);
 
 // Which layout `path` holds and where its root is: the atb_dump_data directory (given it, its
 // parent or a directory inside it) or an msprobe dump (given the dump_path, a step<N> or a

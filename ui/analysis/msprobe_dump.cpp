@@ -468,22 +468,18 @@ DumpDelta MsprobeDumpReader::poll(uint64_t byteBudget) {
     if (!sameFolderAsFirstRead(delta, vanished_)) return delta;
     vanished_ = false;
     std::vector<std::pair<int64_t, std::string>> steps;
-    // The folders in `dir`; what is named as one should be (`named`) and is none is said (a
-    // file in a rank folder's place lost its step without a word).
+    // The folders in `dir`; what keeps them from being read is said once (a file in a rank
+    // folder's place lost its step without a word). `dir` listed again is forgotten.
     const auto foldersIn = [&](const std::string& dir, auto&& named) {
-        std::string error;
-        auto entries = format::listDirectoryEntries(dir, &error);
-        sayUnreadable(delta, dir, error, "the folder cannot be listed, what it holds is");
-        std::vector<std::string> folders;
-        for (auto& entry : entries) {
-            if (entry.isDirectory && !entry.unfollowed) {
-                folders.push_back(std::move(entry.name));
-            } else if (named(entry.name)) {
-                const std::string path = dir + "/" + entry.name;
-                sayUnreadable(delta, path, format::whatIsThere(path) + ", not a folder",
-                              "what it should hold is");
-            }
+        FolderListing listed = listFolders(dir, named);
+        bool dirSaid = false;
+        for (const auto& [path, problem] : listed.problems) {
+            dirSaid = dirSaid || path == dir;
+            if (unreadableSaid_.insert(path).second) delta.problems.push_back(problem);
         }
+        if (!dirSaid) unreadableSaid_.erase(dir);
+        std::vector<std::string> folders;
+        for (auto& entry : listed.folders) folders.push_back(std::move(entry.name));
         return folders;
     };
     const auto names =
