@@ -61,6 +61,18 @@ struct Extremes {
     bool nan = false;
 };
 
+// A 0-d tensor of an op-level row.
+bool isZeroDim(const DumpIndex& index, const StatRecord& row) {
+    return index.layout() == DumpLayout::Atb && index.text(row.shape).empty();
+}
+// A Python number an aten op was given (h * 5e5) is a 0-d double in op-level rows: a constant,
+// which a float16 run keeps as it is. Out of float16's range it is no overflow: it made the op
+// that overflows look as if its input already had. (A 0-d double an op made, a float64 sum, is
+// told apart by birthsInRound: it was an output first.)
+bool isWrappedNumber(const DumpIndex& index, const StatRecord& row) {
+    return isZeroDim(index, row) && index.text(row.dtype) == "double";
+}
+
 class Checker {
 public:
     Checker(const DumpIndex& index, const OverflowOptions& options)
@@ -117,16 +129,10 @@ public:
 
     uint64_t unreadable() const { return unreadable_; }
 
-    // A Python number an aten op was given (h * 5e5) is a 0-d double in op-level rows: a
-    // constant, which a float16 run keeps as it is. Out of float16's range it is no overflow:
-    // it made the op that overflows look as if its input already had. (A 0-d double an op
-    // made, a float64 sum, is told apart by the caller: it was an output first.)
     bool isWrappedNumber(const StatRecord& row) const {
-        return isZeroDim(row) && index_.text(row.dtype) == "double";
+        return probe::analysis::isWrappedNumber(index_, row);
     }
-    bool isZeroDim(const StatRecord& row) const {
-        return index_.layout() == DumpLayout::Atb && index_.text(row.shape).empty();
-    }
+    bool isZeroDim(const StatRecord& row) const { return probe::analysis::isZeroDim(index_, row); }
 
 private:
     Extremes extremes(uint32_t rowIndex) {
@@ -458,8 +464,8 @@ OverflowReport findOverflowBirths(const DumpIndex& index, const OverflowOptions&
                 (births.empty() ? "" : " before the birth above") +
                 ": they came in from outside the dumped ops: a parameter or buffer the program "
                 "changed (an optimizer step, an assignment), the model's input, a number the "
-                "program passed, or an op that was "
-                "not dumped (dump its children: save_child, or level L1/mix)");
+                "program passed, or an op that was not dumped (dump its children: save_child, or "
+                "level L1/mix)");
         }
     }
     report.unreadableTensors = checker.unreadable();
@@ -510,9 +516,8 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
             std::string line = tensorLine(v);
             // A number the program gave (5e5) beyond the range: kept as it is by a float16 run.
             const StatRecord& row = index.row(v.row);
-            if (report.range != RangeLimit::None && atb && index.text(row.shape).empty() &&
-                index.text(row.dtype) == "double" && row.has(Stat::Max) &&
-                std::fabs(row.get(Stat::Max)) > rangeLimitMax(report.range))
+            if (report.range != RangeLimit::None && isWrappedNumber(index, row) &&
+                row.has(Stat::Max) && std::fabs(row.get(Stat::Max)) > rangeLimitMax(report.range))
                 line.insert(line.size() - 1,
                             "  (a number the program gave: checked for Inf and NaN only)");
             out += line;
