@@ -142,13 +142,10 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
                 std::any_of(r->processPairs.begin(), r->processPairs.end(),
                             [&](const auto& pair) { return pair.second == idx.op(op).process; });
             const uint32_t shown = r->processPairs[0].second;
-            if (!paired &&
+            const auto& topOps = idx.process(shown).topOps;  // the tree's first rows
+            if (!paired && !topOps.empty() &&
                 tree_->setProcessKey(QString::fromStdString(r->candidate->process(shown).key)))
-                for (uint32_t o = 0; o < idx.opCount(); ++o)  // its first op, as the tree shows
-                    if (idx.op(o).process == shown && idx.op(o).depth == 0) {
-                        context_->cursor()->setOp(o);
-                        break;
-                    }
+                context_->cursor()->setOp(topOps.front());
         }
         if (*firstResult) {  // the first answer of a comparison asked for: show it
             *firstResult = false;
