@@ -85,6 +85,27 @@ format::StatRow DumpBuilder::addRow(int round, const std::string& id, const std:
     return row;
 }
 
+void DumpBuilder::addStatisticsRow(int round, const std::string& id, const std::string& namePath,
+                                   const std::string& type, double max, double min, double mean,
+                                   double norm) {
+    format::StatRow row;
+    row.devicePid = devicePid_;
+    row.round = round;
+    row.opName = namePath;
+    row.opType = type;
+    row.opId = id;
+    row.isOutput = true;
+    row.index = "0";
+    row.dtype = "double";
+    row.format = "nd";
+    row.shape = "2";
+    row.max = max;
+    row.min = min;
+    row.mean = mean;
+    row.norm = norm;
+    appendRaw(round, format::formatStatRow(row));
+}
+
 std::string DumpBuilder::writeAliasBin(int round, const std::string& relativePath,
                                        const std::string& alias, std::vector<int64_t> dims) {
     format::BinHeader header;

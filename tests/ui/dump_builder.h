@@ -31,6 +31,11 @@ public:
                            const std::string& type, bool isOutput, std::vector<float> values = {},
                            std::vector<int64_t> dims = {},
                            std::optional<double> forceMax = std::nullopt);
+    // Appends an output row of op `id` holding these statistics alone, float64, shape 2, no
+    // tensor file: values beyond a float's (1e300).
+    void addStatisticsRow(int round, const std::string& id, const std::string& namePath,
+                          const std::string& type, double max, double min, double mean,
+                          double norm);
     // A round of layer "L" (id 0) whose children ran in this order: "L/<name>" of type
     // "aten::<name>" at ids 0_0, 0_1, ... (an op shifted in a round lands on another's id).
     void addLayerRound(int round, const std::vector<std::string>& children);

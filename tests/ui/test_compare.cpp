@@ -1090,20 +1090,7 @@ TEST(ComparePanelPlot, ValuesBeyondWhatAPlotCanDrawAreSaidOnThePairPlot) {
         for (test::DumpBuilder* dump : {&reference, &candidate}) {
             // Every statistic of that size, whichever the plot shows.
             const double value = dump == &reference ? 1e300 : round ? 1.7e308 : 1.0;
-            format::StatRow row;
-            row.devicePid = "0_777";
-            row.round = round;
-            row.opName = "layer";
-            row.opType = "Layer";
-            row.opId = "0";
-            row.isOutput = true;
-            row.index = "0";
-            row.dtype = "double";
-            row.format = "nd";
-            row.shape = "2";
-            row.max = row.mean = row.norm = value;
-            row.min = -value;
-            dump->appendRaw(round, format::formatStatRow(row));
+            dump->addStatisticsRow(round, "0", "layer", "Layer", value, -value, value, value);
         }
     context::AppContext context;
     MainWindow window(&context);

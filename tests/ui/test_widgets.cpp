@@ -1893,25 +1893,11 @@ TEST(StatisticsPlot, LogScaleSaysWhatItCannotDraw) {
 // sign kept, and said (the axis stayed at 0..1 under a wedge for 1e300, nothing for 1e308).
 TEST(StatisticsPlot, ValuesBeyondWhatAPlotCanDrawAreDrawnAtItsLimitAndSaid) {
     test::TempDir dir("ui-widgets");
-    test::DumpBuilder dump(dir.path(), "0_4242");
+    test::DumpBuilder dump(dir.path());
     const double huge[3] = {1e300, 1.0, 1.7e308};
     for (int round = 0; round < 3; ++round) {
-        format::StatRow row;
-        row.devicePid = "0_4242";
-        row.round = round;
-        row.opName = "layer";
-        row.opType = "Layer";
-        row.opId = "0";
-        row.isOutput = true;
-        row.index = "0";
-        row.dtype = "double";
-        row.format = "nd";
-        row.shape = "2";
-        row.max = huge[round];
-        row.min = -huge[round];
-        row.mean = 0;
-        row.norm = huge[round];
-        dump.appendRaw(round, format::formatStatRow(row));
+        dump.addStatisticsRow(round, "0", "layer", "Layer", huge[round], -huge[round], 0,
+                              huge[round]);
     }
     dump.setStatus("complete");
     context::AppContext context;
