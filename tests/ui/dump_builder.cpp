@@ -45,10 +45,8 @@ void DumpBuilder::appendRaw(int round, const std::string& text, bool header) {
     out << text;
 }
 
-format::StatRow DumpBuilder::addRow(int round, const std::string& id, const std::string& namePath,
-                                    const std::string& type, bool isOutput,
-                                    std::vector<float> values, std::vector<int64_t> dims,
-                                    std::optional<double> forceMax) {
+format::StatRow DumpBuilder::rowOf(int round, const std::string& id, const std::string& namePath,
+                                   const std::string& type, bool isOutput) const {
     format::StatRow row;
     row.devicePid = devicePid_;
     row.round = round;
@@ -57,8 +55,16 @@ format::StatRow DumpBuilder::addRow(int round, const std::string& id, const std:
     row.opId = id;
     row.isOutput = isOutput;
     row.index = "0";
-    row.dtype = "float";
     row.format = "nd";
+    return row;
+}
+
+format::StatRow DumpBuilder::addRow(int round, const std::string& id, const std::string& namePath,
+                                    const std::string& type, bool isOutput,
+                                    std::vector<float> values, std::vector<int64_t> dims,
+                                    std::optional<double> forceMax) {
+    format::StatRow row = rowOf(round, id, namePath, type, isOutput);
+    row.dtype = "float";
     if (values.empty()) values = {1.0f, -2.0f, 3.0f};
     if (dims.empty()) dims = {static_cast<int64_t>(values.size())};
     row.shape = format::shapeString(dims);
@@ -88,16 +94,8 @@ format::StatRow DumpBuilder::addRow(int round, const std::string& id, const std:
 void DumpBuilder::addStatisticsRow(int round, const std::string& id, const std::string& namePath,
                                    const std::string& type, double max, double min, double mean,
                                    double norm) {
-    format::StatRow row;
-    row.devicePid = devicePid_;
-    row.round = round;
-    row.opName = namePath;
-    row.opType = type;
-    row.opId = id;
-    row.isOutput = true;
-    row.index = "0";
+    format::StatRow row = rowOf(round, id, namePath, type, true);
     row.dtype = "double";
-    row.format = "nd";
     row.shape = "2";
     row.max = max;
     row.min = min;

@@ -51,6 +51,9 @@ public:
     void setStatisticsPrinted(bool printed) { statisticsPrinted_ = printed; }
 
 private:
+    // A row of this process's, its tensor 0, format nd: the rest for the caller to fill.
+    format::StatRow rowOf(int round, const std::string& id, const std::string& namePath,
+                          const std::string& type, bool isOutput) const;
     std::string output_, devicePid_, root_;
     bool statisticsPrinted_ = true;
 };
