@@ -618,8 +618,13 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
     if (host.is_conj()) host = host.resolve_conj();
     if (host.is_neg()) host = host.resolve_neg();
     if (!host.is_contiguous()) host = host.contiguous();
-    probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims,
-                       host.data_ptr(), nbytes, bufferId);
+    // A tensor without elements has no data pointer, and a null one would report its metadata
+    // alone (no row, no file: the shape of a slice [:, :0] went unseen): its zero bytes are
+    // given from anywhere.
+    static const char kNoElements = 0;
+    const void* data = nbytes ? host.data_ptr() : &kNoElements;
+    probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, data, nbytes,
+                       bufferId);
 }
 
 // Whether `name` is one of `names` (op names, compared once per op: the facts below are cached).

@@ -390,6 +390,47 @@ class StatisticsCache(ProbeTestCase):
         self.assertFalse([r for r in rows if "user_scope" in r["Op Name"]])  # no op of the model
 
 
+EMPTY_SLICE = """
+import torch
+torch.manual_seed(0)
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+    def forward(self, x):
+        h = self.fc(x)
+        return h.sum() + h[:, :0].sum()
+with torch.no_grad():
+    M()(torch.rand(2, 4, 8))
+"""
+
+
+class ZeroElements(ProbeTestCase):
+    def test_a_tensor_without_elements_has_its_row_and_file(self):
+        # Its data pointer is null: it was reported as metadata alone, so task tensor wrote neither
+        # row nor file for h[:, :0], and a change of that shape (2x0x8 to 2x0x3) compared equal.
+        script = self.write_script("empty.py", EMPTY_SLICE)
+        for task in ("statistics", "tensor"):
+            out = self.path(task)
+            run_probe(["--quiet", "--output", out, "--config", write_config(self.dir, task=task, save_child=True),
+                       "--", PYTHON, script])
+            rows = [r for r in read_rows(os.path.join(out, "atb_dump_data")) if r["Shape"] == "2x0x8"]
+            # the slice's output, the sum's input and its own sum's inside it
+            self.assertEqual(len(rows), 3, task)
+            tensors = []
+            for row in rows:
+                self.assertEqual([row[k] for k in ("Max", "Min", "Mean", "Norm")], ["N/A"] * 4)
+                if task == "tensor":
+                    header, tensor = read_bin(row["Tensor Path"])  # no tensor: a copy's alias
+                    self.assertEqual(header["dims"], "2,0,8")
+                    tensors += [tensor] if tensor is not None else []
+                else:
+                    self.assertEqual(row["Tensor Path"], "N/A")
+            if task == "tensor":
+                self.assertTrue(tensors)
+                self.assertEqual({tuple(t.shape) for t in tensors}, {(2, 0, 8)})
+
+
 FORKING = """
 import os, sys
 import torch
