@@ -240,6 +240,80 @@ TEST(Overflow, ANanThatComesInWithAWeightInsideAModuleIsNoBirthOfTheModule) {
         << both.unexplained[0];
 }
 
+// A backward op computes from what its forward saved: a forward that read a NaN weight makes its
+// backward's outputs NaN from finite gradients. That is no birth (the pow backward of each later
+// step was named one); a backward that overflows after a clean forward is.
+TEST(Overflow, ABackwardOpWhoseForwardOverflowedInheritsItsValues) {
+    const auto layer = [](const std::string& weightMax, const std::string& gradOutMax) {
+        const std::string forwardOut = weightMax == "nan" ? "nan" : "2.000000";
+        return std::vector<Row>{
+            {"fc", "Linear", "0", "input", "0", "float", "1.000000", "-1.000000"},
+            {"fc/linear", "aten::linear", "0_0", "input", "0_input", "float", "1.000000",
+             "-1.000000"},
+            {"fc/linear", "aten::linear", "0_0", "input", "1_weight", "float", weightMax,
+             weightMax == "nan" ? "nan" : "-1.000000"},
+            {"fc/linear", "aten::linear", "0_0", "output", "0", "float", forwardOut, "-1.000000"},
+            {"fc", "Linear", "0", "output", "0", "float", forwardOut, "-1.000000"},
+            {"fc.backward", "autograd::fc.backward", "1", "input", "0", "float", "1.000000",
+             "-1.000000"},
+            {"fc.backward/AddmmBackward0", "autograd::AddmmBackward0", "1_0", "input", "0", "float",
+             "1.000000", "-1.000000"},
+            {"fc.backward/AddmmBackward0", "autograd::AddmmBackward0", "1_0", "output", "0",
+             "float", gradOutMax, gradOutMax == "nan" ? "nan" : "-1.000000"},
+            {"fc.backward", "autograd::fc.backward", "1", "output", "0", "float", gradOutMax,
+             gradOutMax == "nan" ? "nan" : "-1.000000"}};
+    };
+    test::TempDir dir;
+    writeRound(dir.path(), "0_100", 0, layer("nan", "nan"));
+    const auto index = read(dir.path());
+    const auto report = findOverflowBirths(index, {});
+    EXPECT_TRUE(report.births.empty()) << formatOverflowReport(index, report);
+    ASSERT_EQ(report.unexplained.size(), 1u);
+    EXPECT_NE(report.unexplained[0].find("first appear in input 1_weight of fc/linear"),
+              std::string::npos)
+        << report.unexplained[0];
+
+    // After a clean forward the backward's node is where the Inf is born.
+    test::TempDir clean;
+    writeRound(clean.path(), "0_100", 0, layer("1.000000", "inf"));
+    const auto cleanIndex = read(clean.path());
+    const auto cleanReport = findOverflowBirths(cleanIndex, {});
+    ASSERT_EQ(cleanReport.births.size(), 1u) << formatOverflowReport(cleanIndex, cleanReport);
+    EXPECT_EQ(cleanIndex.op(cleanReport.births[0].op).namePath, "fc.backward/AddmmBackward0");
+
+    // The msprobe layout: Tensor.__pow__.0.backward after Tensor.__pow__.0.forward read a NaN.
+    const auto entry = [](const std::string& inputKey, const std::string& in,
+                          const std::string& out) {
+        const auto tensor = [](const std::string& v) {
+            return R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], "Max": )" +
+                   v + R"(, "Min": 0, "Mean": )" + v + R"(, "Norm": )" + v + "}";
+        };
+        return "{\"" + inputKey + "\": [" + tensor(in) + "], \"output\": [" + tensor(out) + "]}";
+    };
+    const auto step = [&](const std::string& forwardIn, const std::string& backwardOut) {
+        const std::string forwardOut = forwardIn == "NaN" ? "NaN" : "1.0";
+        return R"({"task": "statistics", "level": "L1", "data": {"Tensor.__pow__.0.forward": )" +
+               entry("input_args", forwardIn, forwardOut) + R"(, "Tensor.__pow__.0.backward": )" +
+               entry("input", "0.25", backwardOut) + "}}";
+    };
+    test::TempDir api;
+    for (const auto& [number, json] :
+         {std::pair{0, step("1.0", "Infinity")}, std::pair{1, step("NaN", "NaN")}}) {
+        const std::string rank = api / ("step" + std::to_string(number) + "/rank0");
+        makeDirs(rank);
+        test::writeFile(rank + "/dump.json", json);
+        test::writeFile(rank + "/construct.json", "{}");
+        test::writeFile(rank + "/stack.json", "{}");
+    }
+    const auto apiIndex = read(api.path());
+    OverflowOptions all;
+    all.allBirths = true;
+    const auto apiReport = findOverflowBirths(apiIndex, all);
+    ASSERT_EQ(apiReport.births.size(), 1u) << formatOverflowReport(apiIndex, apiReport);
+    EXPECT_EQ(apiIndex.op(apiReport.births[0].op).id, "Tensor.__pow__.0.backward");
+    EXPECT_EQ(apiReport.births[0].round, 0);
+}
+
 TEST(Overflow, EachProcessHasItsBirthAndTheJsonHasMsprobesShape) {
     test::TempDir dir;
     writeRound(dir.path(), "0_100", 0, layerRound("inf"));

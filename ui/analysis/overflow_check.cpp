@@ -241,9 +241,41 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
         for (uint32_t parent = index.op(op).parent; parent != kNone;
              parent = index.op(parent).parent)
             if (!fedInside.insert(parent).second) break;
+    // A backward op computes from the tensors its forward saved: overflowed values its forward
+    // read or made in the round (in it or in an op inside it) are inherited there, not born (the
+    // backward of a pow that read a NaN weight made NaN from finite gradients).
+    const bool atb = index.layout() == DumpLayout::Atb;
+    const auto keyOf = [&](uint32_t op) -> const std::string& {
+        return atb ? index.op(op).namePath : index.op(op).id;
+    };
+    std::unordered_set<std::string> overflowedForward;
+    for (const auto& [op, state] : ops)
+        if (state.inputBad || state.outputBad)
+            for (uint32_t at = op; at != kNone; at = index.op(at).parent)
+                if (!overflowedForward.insert(keyOf(at)).second) break;
+    const auto forwardOverflowed = [&](uint32_t op) {
+        if (overflowedForward.empty()) return false;
+        if (atb) {  // under "<layer>.backward" (or "_N" for its Nth call), forward "<layer>"
+            while (index.op(op).parent != kNone) op = index.op(op).parent;
+            const std::string& name = keyOf(op);
+            const size_t at = name.rfind(".backward");
+            if (at == std::string::npos || at == 0) return false;
+            const std::string_view rest = std::string_view(name).substr(at + 9);
+            if (!rest.empty() && (rest[0] != '_' || rest.size() == 1 ||
+                                  rest.find_first_not_of("0123456789", 1) != std::string::npos))
+                return false;
+            return overflowedForward.count(name.substr(0, at)) != 0;
+        }
+        std::string id = keyOf(op);  // msprobe: X.backward.N or X.N.backward, forward likewise
+        const size_t at = id.rfind(".backward");
+        if (at == std::string::npos) return false;
+        id.replace(at, 9, ".forward");
+        return overflowedForward.count(id) != 0;
+    };
     std::unordered_set<uint32_t> candidates;
     for (const auto& [op, state] : ops)
-        if (state.outputBad && !state.inputBad && !checker.ignored(op) && !fedInside.count(op))
+        if (state.outputBad && !state.inputBad && !checker.ignored(op) && !fedInside.count(op) &&
+            !forwardOverflowed(op))
             candidates.insert(op);
     // The innermost op is where it is born: a module whose child is a birth is not one.
     std::unordered_set<uint32_t> enclosing;
