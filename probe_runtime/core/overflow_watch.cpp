@@ -32,7 +32,7 @@ std::shared_ptr<OverflowCandidate> OverflowWatch::watch(const char* paramJson) {
     return candidate;
 }
 
-int OverflowWatch::hold(ThreadState&, Frame& frame, const TensorReport& t,
+int OverflowWatch::hold(ThreadState& ts, Frame& frame, const TensorReport& t,
                         std::optional<format::DType> dtype, uint64_t count) {
     OverflowCandidate& candidate = *frame.overflow;
     OverflowCandidate::Held held;
@@ -59,6 +59,7 @@ int OverflowWatch::hold(ThreadState&, Frame& frame, const TensorReport& t,
         bad = !format::overflowReason(stats.max, stats.min, stats.hasNan()).empty();
     }
     (held.isOutput ? candidate.outputBad : candidate.inputBad) |= bad;
+    if (bad) noteOverflowed(ts, held);
     if (candidate.inputBad || candidate.childBorn) {
         releaseData(candidate);
     } else if (t.data && t.nbytes) {
@@ -70,12 +71,40 @@ int OverflowWatch::hold(ThreadState&, Frame& frame, const TensorReport& t,
     return 1;
 }
 
+void OverflowWatch::noteOverflowed(ThreadState& ts, const OverflowCandidate::Held& held) {
+    OverflowRound& seen = ts.overflowRound;
+    if (seen.round != ts.layer.round) seen = OverflowRound{ts.layer.round, {}, {}};
+    seen.overflowedLayers.insert(ts.stack[0].name);
+    const auto fingerprint =
+        format::overflowFingerprint(held.dtypeName, held.shape, held.max.value_or(0),
+                                    held.min.value_or(0), held.mean, held.norm);
+    if (held.isOutput) {
+        seen.made.insert(fingerprint);
+        return;
+    }
+    if (seen.made.count(fingerprint)) return;
+    // Came in from outside: the ops around the one reading it are no birth.
+    for (size_t i = 0; i + 1 < ts.stack.size(); ++i) {
+        if (!ts.stack[i].overflow) continue;
+        ts.stack[i].overflow->fedInside = true;
+        releaseData(*ts.stack[i].overflow);
+    }
+}
+
+bool OverflowWatch::forwardOverflowed(const ThreadState& ts) {
+    const std::string_view forward = format::forwardOfBackwardLayerOp(ts.stack[0].name);
+    const OverflowRound& seen = ts.overflowRound;
+    return !forward.empty() && seen.round == ts.layer.round &&
+           seen.overflowedLayers.count(std::string(forward)) != 0;
+}
+
 void OverflowWatch::opEnding(ThreadState& ts) {
     Frame& frame = ts.stack.back();
     const std::shared_ptr<OverflowCandidate> candidate = std::move(frame.overflow);
     if (!candidate) return;
     const bool born =
         candidate->outputBad && !candidate->inputBad && !candidate->childBorn &&
+        !candidate->fedInside && !forwardOverflowed(ts) &&
         !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes());
     if (born) {
         const format::OpConfig& config = ts.layer.config->config;

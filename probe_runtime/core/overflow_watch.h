@@ -1,11 +1,12 @@
 // The live task "overflow_check": every selected op is watched, the statistics of its tensors
 // computed as they arrive and their data held until the op ends; only an op where an overflow
-// is born (every input finite, an output holding Inf or NaN, no child where it was born, not an
-// op that makes Inf on purpose) is written, with its tensors, rows and op_param.json. After
-// `overflow_nums` births nothing more is watched, or, with `stop_after_overflow`, the program is
-// ended once they are on disk. The rule is format/overflow_rule.h, the one `probe overflow`
-// applies to a dump.
-// SPDX-License-Identifier: GPL-3.0-or-later
+// is born (every input finite, an output holding Inf or NaN, no child where it was born, no op
+// inside it reading such values that came in from outside, not the backward of a layer whose
+// forward read or made them, not an op that makes Inf on purpose) is written, with its tensors,
+// rows and op_param.json. After `overflow_nums` births nothing more is watched, or, with
+// `stop_after_overflow`, the program is ended once they are on disk. The rule is
+// format/overflow_rule.h, the one `probe overflow` applies to a dump. SPDX-License-Identifier:
+// GPL-3.0-or-later
 #pragma once
 
 #include <atomic>
@@ -40,6 +41,9 @@ struct OverflowCandidate {
     bool inputBad = false;   // an input holds Inf/NaN: the overflow came in
     bool outputBad = false;  // an output holds Inf/NaN
     bool childBorn = false;  // born in a child op (or deeper): not here
+    // An op inside it read overflowed values that came in from outside the ops watched (a NaN
+    // weight): they came in there, not born (format::overflowFingerprint).
+    bool fedInside = false;
 };
 
 class OverflowWatch {
@@ -61,6 +65,10 @@ public:
     void opEnding(ThreadState& ts);
 
 private:
+    // An overflowed tensor of the top op, for the round's record (ThreadState::overflowRound).
+    static void noteOverflowed(ThreadState& ts, const OverflowCandidate::Held& held);
+    // The top op is inside the backward op of a layer whose forward overflowed in this round.
+    static bool forwardOverflowed(const ThreadState& ts);
     void write(ThreadState& ts, const Frame& frame, OverflowCandidate& candidate);
     // stop_after_overflow: the last birth is written; everything is drained, then the process
     // ends with format::kOverflowStopExitCode.

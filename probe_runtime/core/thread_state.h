@@ -8,13 +8,16 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "config_state.h"
 #include "op_tracker.h"
+#include "probe/format/overflow_rule.h"
 #include "structure_builder.h"
 
 namespace probe::runtime {
@@ -57,6 +60,7 @@ public:
     Frame& back() { return frames_[size_ - 1]; }
     const Frame& back() const { return frames_[size_ - 1]; }
     Frame& operator[](size_t i) { return frames_[i]; }
+    const Frame& operator[](size_t i) const { return frames_[i]; }
     // A new top frame, as a default Frame but for its strings' capacity, and with kKeepType
     // for its type, left as the last frame at this depth had it (for the caller to compare
     // before it sets it). It may move the frames below: take references to them after this.
@@ -152,6 +156,16 @@ struct PendingRows {
     uint64_t lastOp = 0;  // Frame::serial of the last row's op
 };
 
+// Task overflow_check: what the round being watched has seen so far (OverflowWatch), for the
+// rule `probe overflow` applies to a dump.
+struct OverflowRound {
+    int64_t round = -1;
+    std::set<format::OverflowFingerprint> made;  // its overflowed outputs
+    // Its layer-level ops whose forward read or made overflowed values (their backward op
+    // computes from what they saved).
+    std::unordered_set<std::string> overflowedLayers;
+};
+
 struct ThreadState {
     uint64_t epoch = 0;
     FrameStack stack;
@@ -162,6 +176,7 @@ struct ThreadState {
     std::string rowIndex, rowArg, rowShape;
     LayerExecution layer;
     PendingRows rows;
+    OverflowRound overflowRound;
     // When, and in which round, this thread last asked whether the config file changed
     // (Runtime::syncConfigFile).
     std::chrono::steady_clock::time_point lastConfigCheck{};

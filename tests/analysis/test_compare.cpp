@@ -1015,6 +1015,36 @@ std::string typedItem(const char* dtype, const char* shape, double max, double n
     return text;
 }
 
+// msprobe records a module's inputs as it returns: `x.add_(h)` inside a block changed the input
+// its entry holds. The report blamed "an op that was not dumped, a cast for example", where the
+// in-place call inside the module (dumped, in one run only) is named.
+TEST(Compare, AModuleInputChangedByAnInPlaceCallInsideItIsSaid) {
+    TempDir dir;
+    const std::string x = item(1, -1, 0, 2), a = item(1.15, -1, 0.1, 3), b = item(2.0, -1, 0.2, 4);
+    const std::string construct =
+        R"({"Module.inp.Linear.forward.0": null, "Tensor.__add__.0.forward": "Module.blk.Block.forward.0",)"
+        R"( "Tensor.add_.0.forward": "Module.blk.Block.forward.0", "Module.blk.Block.forward.0": null})";
+    for (const bool inPlace : {false, true}) {
+        const std::string add = inPlace ? "Tensor.add_.0.forward" : "Tensor.__add__.0.forward";
+        writeMsprobeRank(dir / (inPlace ? "candidate" : "reference") + "/step0/rank0", "mix",
+                         entry("Module.inp.Linear.forward.0", x, a) + ", " + entry(add, a, b) +
+                             ", " + entry("Module.blk.Block.forward.0", inPlace ? b : a, b),
+                         construct);
+    }
+    const DumpIndex reference = indexOf(dir / "reference"), candidate = indexOf(dir / "candidate");
+    const auto result = compareDumps(reference, candidate, CompareOptions{});
+    const std::string report = formatCompareReport(result);
+    EXPECT_NE(report.find("first divergence, born here: round 0  Module.blk.Block.forward.0"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("which matches: msprobe records a module's inputs as it returns, and an "
+                          "in-place call inside it may have changed this one: candidate "
+                          "Tensor.add_.0.forward)"),
+              std::string::npos)
+        << report;
+    EXPECT_EQ(report.find("an op that was not dumped changed it"), std::string::npos) << report;
+}
+
 // A tensor's dtype and shape are judged by their texts, whatever number each dump gave the text
 // (here the candidate's extra first op takes the first numbers): the same text is the same dtype
 // or shape, another text differs; a dtype no one knows is judged exactly.

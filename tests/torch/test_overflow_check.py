@@ -223,5 +223,58 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         self.assertTrue(born[1].endswith("[aten::mul], output 0: max=inf min=-inf"), born[1])
 
 
+    def test_live_births_follow_the_rule_probe_overflow_applies_to_the_dump(self):
+        # A backward that scales by 1e39 makes +Inf gradients (a birth in round 0); clipping their
+        # infinite norm makes the weights NaN. From round 1 on the NaN weights came in: the live
+        # task wrote l0/fc as a birth each round (probe overflow on a statistics dump said none),
+        # and the backward ops computing from NaN their forward saved would be too.
+        script = self.path("scaled.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "torch.manual_seed(0)\n"
+                    "class Scale(torch.autograd.Function):\n"
+                    "    @staticmethod\n"
+                    "    def forward(ctx, x): return x.clone()\n"
+                    "    @staticmethod\n"
+                    "    def backward(ctx, g): return g * 1e39\n"
+                    "class Block(torch.nn.Module):\n"
+                    "    def __init__(self, scaled):\n"
+                    "        super().__init__(); self.fc = torch.nn.Linear(8, 8); self.scaled = scaled\n"
+                    "    def forward(self, x):\n"
+                    "        h = torch.relu(self.fc(x))\n"
+                    "        return Scale.apply(h) if self.scaled else h\n"
+                    "class Net(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__(); self.l0 = Block(False); self.l1 = Block(True)\n"
+                    "        self.head = torch.nn.Linear(8, 1)\n"
+                    "    def forward(self, x): return self.head(self.l1(self.l0(x)))\n"
+                    "m = Net(); opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                    "x, y = torch.randn(4, 8), torch.randn(4, 1)\n"
+                    "for step in range(3):\n"
+                    "    opt.zero_grad()\n"
+                    "    ((m(x) - y) ** 2).mean().backward()\n"
+                    "    torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)\n"
+                    "    opt.step()\n"
+                    "    print(step, m.l0.fc.weight.isnan().any().item())\n")
+        births = {}
+        for task in ("overflow_check", "statistics"):
+            out = self.path(task)
+            os.makedirs(out)
+            config = write_config(out, task=task, save_child=True, overflow_nums=-1)
+            result = run_probe(["--output", out, "--quiet", "--config", config, "--", PYTHON, script])
+            self.assertEqual(result.stdout.split(), ["0", "True", "1", "True", "2", "True"])
+            if task == "overflow_check":
+                rows = read_rows(os.path.join(out, "atb_dump_data"))
+                births[task] = {(r["Execution Count"], r["Op Name"]) for r in rows}
+            else:
+                report = subprocess.run([PROBE, "overflow", out, "--all"], capture_output=True, text=True)
+                births[task] = {(line.split("born in round ")[1].split(",")[0],
+                                 line.split(", op ")[1].split(" (")[0])
+                                for line in report.stdout.splitlines() if "born in round" in line}
+        self.assertTrue(births["statistics"])
+        self.assertEqual({round_ for round_, _ in births["statistics"]}, {"0"})
+        self.assertEqual(births["overflow_check"], births["statistics"])
+
+
 if __name__ == "__main__":
     unittest.main()

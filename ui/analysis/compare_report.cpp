@@ -57,6 +57,27 @@ std::string parentOf(const DumpIndex& index, uint32_t op) {
     return parent == kNone ? std::string() : index.op(parent).id;
 }
 
+// The in-place calls a module's msprobe entry made ("Tensor.add_.0.forward",
+// "Tensor.__iadd__.0.forward"), for the run named: msprobe records a module's inputs as it
+// returns, so one of these may have changed them after the call began.
+std::vector<std::string> inPlaceCallsInside(const DumpIndex& index, uint32_t module,
+                                            const std::string& run) {
+    std::vector<std::string> calls;
+    if (module == kNone || index.op(module).id.rfind("Module.", 0) != 0) return calls;
+    for (const uint32_t child : index.op(module).children) {
+        const std::string& id = index.op(child).id;  // Kind.api.N.forward
+        const size_t first = id.find('.'), last = id.rfind('.', id.rfind('.') - 1);
+        if (first == std::string::npos || last == std::string::npos || last <= first) continue;
+        const std::string api = id.substr(first + 1, last - first - 1);
+        const bool dunder = api.size() > 4 && api.rfind("__", 0) == 0;
+        if ((dunder && api[2] == 'i' && api != "__init__" && api != "__index__" &&
+             api != "__int__" && api != "__invert__") ||
+            (!dunder && api.size() > 1 && api.back() == '_'))
+            calls.push_back(run + " " + id);
+    }
+    return calls;
+}
+
 void describeFirst(std::string& out, const CompareResult& result, uint32_t o, const char* title) {
     const OpComparison& op = result.ops[o];
     out += std::string(title) + result.describeOp(o) + "\n";
@@ -87,7 +108,21 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
         const auto before = result.unpairedBefore(o, 3);
         if (!t.isOutput && t.source && slot.index.rfind("parameters", 0) == 0)
             out += "  (a parameter of the module: it differs where the module uses it)\n";
-        else if (!t.isOutput && t.source && t.producer != kNone)
+        std::vector<std::string> inPlace;
+        if (byCount && !t.isOutput && t.source && t.producer != kNone) {
+            inPlace = inPlaceCallsInside(*result.candidate, op.candidateOp, "candidate");
+            for (auto& call : inPlaceCallsInside(*result.reference, op.referenceOp, "reference"))
+                inPlace.push_back(std::move(call));
+        }
+        if (!inPlace.empty()) {
+            out += "  (this input differs from the tensor it came from, " +
+                   result.describeOp(result.tensors[t.producer].op) + " " +
+                   result.describeTensor(t.producer) +
+                   ", which matches: msprobe records a module's inputs as it returns, and an "
+                   "in-place call inside it may have changed this one:";
+            for (const auto& call : inPlace) out += " " + call;
+            out += ")\n";
+        } else if (!t.isOutput && t.source && t.producer != kNone)
             out += "  (this input differs from the tensor it came from, " +
                    result.describeOp(result.tensors[t.producer].op) + " " +
                    result.describeTensor(t.producer) + ", which matches: " +

@@ -104,23 +104,14 @@ public:
     // What tells an overflowed tensor apart from another (none for one that is not): its dtype,
     // shape and statistics (or, read from its file, extremes), bit for bit. An input with the
     // fingerprint of an output before it in the round may be that output; one without came in.
-    using Fingerprint = std::array<uint64_t, 6>;
-    std::optional<Fingerprint> fingerprint(const TensorVerdict& v) {
+    std::optional<format::OverflowFingerprint> fingerprint(const TensorVerdict& v) {
         if (!v.overflowed) return std::nullopt;
         const StatRecord& row = index_.row(v.row);
         const Extremes e = extremes(v.row);
-        const auto bits = [](double value) {
-            uint64_t out = 0;
-            if (std::isnan(value)) value = std::numeric_limits<double>::quiet_NaN();  // one NaN
-            std::memcpy(&out, &value, sizeof out);
-            return out;
-        };
-        return Fingerprint{row.dtype,
-                           row.shape,
-                           bits(e.max),
-                           bits(e.min),
-                           row.has(Stat::Mean) ? bits(row.get(Stat::Mean)) : 0,
-                           row.has(Stat::Norm) ? bits(row.get(Stat::Norm)) : 0};
+        return format::overflowFingerprint(
+            index_.text(row.dtype), index_.text(row.shape), e.max, e.min,
+            row.has(Stat::Mean) ? std::optional<double>(row.get(Stat::Mean)) : std::nullopt,
+            row.has(Stat::Norm) ? std::optional<double>(row.get(Stat::Norm)) : std::nullopt);
     }
 
     bool ignored(uint32_t op) const {
@@ -193,7 +184,7 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
     // that is none of them came in from outside the dumped ops (a parameter or buffer, the
     // model's input, an op not dumped); one that is may come from it (a mask's -inf into a
     // softmax). By kind of overflow alone, a mask's +Inf explained a weight's +Inf read after it.
-    std::set<Checker::Fingerprint> made;
+    std::set<format::OverflowFingerprint> made;
     std::unordered_set<uint32_t> cameIn;  // ops with such an input
     // The values of the 0-d doubles ops output so far: an input of one of these values was made
     // by the program (x.double().sum()), not given as a number.
@@ -255,16 +246,10 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
                 if (!overflowedForward.insert(keyOf(at)).second) break;
     const auto forwardOverflowed = [&](uint32_t op) {
         if (overflowedForward.empty()) return false;
-        if (atb) {  // under "<layer>.backward" (or "_N" for its Nth call), forward "<layer>"
+        if (atb) {  // under "<layer>.backward", forward "<layer>"
             while (index.op(op).parent != kNone) op = index.op(op).parent;
-            const std::string& name = keyOf(op);
-            const size_t at = name.rfind(".backward");
-            if (at == std::string::npos || at == 0) return false;
-            const std::string_view rest = std::string_view(name).substr(at + 9);
-            if (!rest.empty() && (rest[0] != '_' || rest.size() == 1 ||
-                                  rest.find_first_not_of("0123456789", 1) != std::string::npos))
-                return false;
-            return overflowedForward.count(name.substr(0, at)) != 0;
+            const std::string_view forward = format::forwardOfBackwardLayerOp(keyOf(op));
+            return !forward.empty() && overflowedForward.count(std::string(forward)) != 0;
         }
         std::string id = keyOf(op);  // msprobe: X.backward.N or X.N.backward, forward likewise
         const size_t at = id.rfind(".backward");

@@ -3,6 +3,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
 
 #include "probe/format/statistic_csv.h"
 
@@ -37,6 +40,31 @@ bool isOverflowIgnoredType(std::string_view type, const std::vector<std::string>
         if (text.find(lowered) != std::string::npos) return true;
     }
     return false;
+}
+
+OverflowFingerprint overflowFingerprint(std::string_view dtype, std::string_view shape, double max,
+                                        double min, std::optional<double> mean,
+                                        std::optional<double> norm) {
+    const auto bits = [](double value) {
+        uint64_t out = 0;
+        if (std::isnan(value)) value = std::numeric_limits<double>::quiet_NaN();
+        std::memcpy(&out, &value, sizeof out);
+        return out;
+    };
+    const std::hash<std::string_view> hash;
+    return {hash(dtype),           hash(shape), bits(max), bits(min), mean ? bits(*mean) : 0,
+            norm ? bits(*norm) : 0};
+}
+
+std::string_view forwardOfBackwardLayerOp(std::string_view name) {
+    constexpr std::string_view kBackward = ".backward";
+    const size_t at = name.rfind(kBackward);
+    if (at == std::string_view::npos || at == 0) return {};
+    const std::string_view call = name.substr(at + kBackward.size());
+    if (!call.empty() && (call[0] != '_' || call.size() == 1 ||
+                          call.find_first_not_of("0123456789", 1) != std::string_view::npos))
+        return {};
+    return name.substr(0, at);
 }
 
 }  // namespace probe::format

@@ -3,6 +3,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +26,21 @@ bool statisticsShowNan(double max, double min, double mean);
 // (attention masks); parameters_grad entries repeat gradients their backward entry holds.
 const std::vector<std::string>& defaultOverflowIgnoredTypes();
 bool isOverflowIgnoredType(std::string_view type, const std::vector<std::string>& fragments);
+
+// What tells an overflowed tensor apart from another: its dtype, shape and statistics, bit for
+// bit (every NaN one NaN). An overflowed input with the fingerprint of no output before it in
+// its round came in from outside the ops dumped (a parameter or buffer, the model's input): an
+// op that reads it inside a module makes the module no birth. Two tensors with equal statistics
+// cannot be told apart.
+using OverflowFingerprint = std::array<uint64_t, 6>;
+OverflowFingerprint overflowFingerprint(std::string_view dtype, std::string_view shape, double max,
+                                        double min, std::optional<double> mean,
+                                        std::optional<double> norm);
+
+// The forward layer-level op of an op-level backward op: "fc" for "fc.backward" and
+// "fc.backward_2" (its third call's), "" for any other name. A backward op computes from the
+// tensors its forward saved: overflowed values its forward read or made are no birth there.
+std::string_view forwardOfBackwardLayerOp(std::string_view name);
 
 // The exit code of a program ended by `stop_after_overflow` (op-level and code-level configs)
 // once its last overflow birth is on disk.
