@@ -2207,6 +2207,26 @@ TEST(Compare, DumpsOfDifferentLayoutsAreSaidToBe) {
         << layouts.problems[0];
 }
 
+// A dump without rows against one with: the empty one is named, not "different models".
+TEST(Compare, AnEmptyDumpIsSaidToHoldNoRows) {
+    TempDir dir;
+    ApiRun run(dir, "a");
+    run.op("conv", {{1, 2}}, {{3, 4}});
+    const DumpIndex full = indexOf(run.finish());
+    std::filesystem::create_directories(dir / "empty/atb_dump_data");
+    const DumpIndex empty = indexOf(dir / "empty");
+    for (const bool emptyFirst : {true, false}) {
+        const auto result =
+            emptyFirst ? compareDumps(empty, full, {}) : compareDumps(full, empty, {});
+        const std::string report = formatCompareReport(result);
+        EXPECT_NE(report.find(std::string("(the ") + (emptyFirst ? "reference" : "candidate") +
+                              " holds no rows: nothing was dumped there, or not yet)"),
+                  std::string::npos)
+            << report;
+        EXPECT_EQ(report.find("different models"), std::string::npos) << report;
+    }
+}
+
 // Runs dumped on different sets of ranks (a config's "rank": [1], a rank that crashed): ranks
 // are paired by name, and a rank in one run only is ops of one run only. They were paired in
 // order: rank0 against rank1, "75 tensors diverge"; and a missing rank gave "no tensor

@@ -215,6 +215,17 @@ struct CompareResult {
     // No tensor pairs up, or none that does has anything to judge it by (tensorsUnmeasured):
     // never "no tensor diverges".
     bool nothingCompared() const { return tensors.size() == tensorsUnmeasured; }
+    // Why nothing pairs up when a dump holds no row at all ("the reference holds no rows: ..."),
+    // "" when both hold some (compared against an empty dump, "different models" misled).
+    std::string emptyDumpSaid() const {
+        const bool noReference = reference && reference->rowCount() == 0,
+                   noCandidate = candidate && candidate->rowCount() == 0;
+        if (!noReference && !noCandidate) return {};
+        return std::string(noReference && noCandidate ? "neither dump holds rows"
+                           : noReference              ? "the reference holds no rows"
+                                                      : "the candidate holds no rows") +
+               ": nothing was dumped there, or not yet";
+    }
     // A tensor's measures from both runs' data (meaningful when hasData; zeros otherwise).
     const DataMeasures& data(uint32_t tensor) const;
     // A tensor's statistics in each run: its rows' (when the dump left them out and both runs'

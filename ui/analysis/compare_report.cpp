@@ -233,7 +233,10 @@ std::string reportText(const CompareResult& result, size_t context) {
     }
     if (result.nothingCompared()) {
         out += "nothing to compare: no tensor of the reference pairs up with one of the candidate";
-        out += result.unpairedOps ? " (different models, layouts, rounds or ranks?)\n" : "\n";
+        const std::string empty = result.emptyDumpSaid();
+        out += !empty.empty()       ? " (" + empty + ")\n"
+               : result.unpairedOps ? " (different models, layouts, rounds or ranks?)\n"
+                                    : "\n";
         size_t listed = 0;
         for (bool inReference : {true, false}) {
             const uint64_t n = inReference ? result.unpairedInReference

@@ -440,10 +440,13 @@ QString RunComparison::summary() const {
                   "and no data in both (a dump of task \"tensor\" has no statistics: compare it "
                   "with one that kept tensors too)")
             .arg(locale.toString(static_cast<qulonglong>(r->tensors.size())));
-    if (r->nothingCompared())
+    if (r->nothingCompared()) {
+        const std::string empty = r->emptyDumpSaid();
+        if (!empty.empty()) return tr("Nothing to compare: %1").arg(QString::fromStdString(empty));
         return tr(
             "Nothing to compare: no tensor of the two dumps pairs up (different models, "
             "layouts or rounds)");
+    }
     const auto first = r->firstBornHere ? r->firstBornHere : r->firstInherited;
     QString text;
     if (!first) {
