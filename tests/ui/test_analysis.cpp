@@ -809,6 +809,33 @@ TEST(AtbReader, TruncatedLastLineOfAFinishedDumpIsReported) {
         << problems(index);
 }
 
+// An op nested deeper than a structure file may nest (each "_" of its id a level) is skipped as
+// malformed: its ops were made one call a level, and an id of 150,000 levels in a 600 KB line
+// overflowed the stack. 256 levels are read.
+TEST(AtbReader, AnOpNestedTooDeeplyIsSkippedNotFollowedDown) {
+    test::TempDir dir("ui-analysis");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "layer", "Layer", false);
+    const auto row = [](size_t levels) {
+        std::string id = "0", name = "layer";
+        for (size_t i = 0; i < levels; ++i) {
+            id += "_0";
+            name += "/k";
+        }
+        return "0_777,0," + name + ",T," + id + ",input,0,float,nd,3,1,1,1,1,N/A\n";
+    };
+    dump.appendRaw(0, row(150000));
+    dump.appendRaw(0, row(256));
+    dump.setStatus("complete");
+    auto reader = open(dump.root());
+    DumpIndex index = readAll(*reader);
+    EXPECT_EQ(index.rowCount(), 2u);
+    EXPECT_EQ(index.opCount(), 257u);  // the layer and the 256 levels below it
+    EXPECT_TRUE(anyProblemContains(
+        index, "statistic.csv:3: row skipped: Op Id nested deeper than 256 levels"))
+        << problems(index);
+}
+
 TEST(AtbReader, MalformedRowsAreSkippedWithTheirLine) {
     test::TempDir dir("ui-analysis");
     test::DumpBuilder dump(dir.path());
@@ -1243,6 +1270,39 @@ TEST(MsprobeReader, ACycleOfParentsIsSaidAndMakesNoExtraOps) {
     EXPECT_TRUE(anyProblemContains(index,
                                    "step0/rank0/construct.json: the parents of "
                                    "\"Functional.relu.1.forward\" go round in a cycle"))
+        << problems(index);
+}
+
+// A construct.json whose modules nest deeper than 256 levels (each the parent of the next, read
+// one at a time): each level's name path holds its ancestors' names, and a chain of 100,000 took
+// 23 GB. Past 256 levels an entry goes to the top level, said once.
+TEST(MsprobeReader, ModulesNestedTooDeeplyGoToTheTopLevel) {
+    test::TempDir dir("ui-analysis");
+    const std::string dumpPath = dir / "dump_path";
+    constexpr int kModules = 600;
+    std::vector<std::pair<std::string, double>> calls;
+    std::string construct = "{";
+    for (int i = 0; i < kModules; ++i) {
+        calls.push_back({"Module.m" + std::to_string(i) + ".M.forward.0", 1.0});
+        construct += (i ? ", \"" : "\"") + calls.back().first +
+                     "\": " + (i ? "\"" + calls[i - 1].first + "\"" : std::string("null"));
+    }
+    test::writeMsprobeStep(dumpPath, 0, test::msprobeCalls(calls));
+    test::writeFile(dumpPath + "/step0/rank0/construct.json", construct + "}");
+    auto reader = open(dumpPath);
+    DumpIndex index = readAll(*reader);
+    ASSERT_EQ(index.opCount(), static_cast<size_t>(kModules));
+    int deepest = 0, topLevel = 0;
+    for (uint32_t op = 0; op < index.opCount(); ++op) {
+        deepest = std::max(deepest, index.op(op).depth);
+        topLevel += index.op(op).parent == kNone ? 1 : 0;
+    }
+    EXPECT_EQ(deepest, 255);
+    EXPECT_EQ(topLevel, 3);  // m0, m256, m512
+    EXPECT_EQ(index.op(index.findOp(0, "Module.m300.M.forward.0")).depth, 44);
+    EXPECT_TRUE(anyProblemContains(index,
+                                   "step0/rank0/construct.json: modules nested deeper than 256 "
+                                   "levels (\"Module.m256.M.forward.0\" and others)"))
         << problems(index);
 }
 

@@ -36,6 +36,10 @@ constexpr uint32_t kReportedMalformedPerFile = 5;
 constexpr uint64_t kMaxReadChunk = 4u << 20;
 // No row is this long (paths and names are short): a longer line is skipped, not buffered.
 constexpr uint64_t kMaxRowBytes = 1u << 20;
+// Levels an op may be below its layer-level op (each "_" of its id one): as deep as a structure
+// file may nest. Ops are made from the outermost in, one call a level: an id of 150,000 levels
+// overflowed the stack (a real dump nests a few dozen).
+constexpr std::ptrdiff_t kMaxOpDepth = 256;
 // Lines of one read worth parsing on several threads, and how many a thread takes at a time.
 constexpr size_t kParallelParseLines = 4096;
 constexpr size_t kParsePieceLines = 1024;
@@ -679,6 +683,11 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
                            const format::StatRowView& row, uint64_t lineOffset) {
     if (row.opId.empty()) {
         malformedLine(delta, file.path, file, "empty Op Id");
+        return;
+    }
+    if (std::count(row.opId.begin(), row.opId.end(), '_') > kMaxOpDepth) [[unlikely]] {
+        malformedLine(delta, file.path, file,
+                      "Op Id nested deeper than " + std::to_string(kMaxOpDepth) + " levels");
         return;
     }
     // A row belongs where it lies: one saying another round or process (a file copied into the

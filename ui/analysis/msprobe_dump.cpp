@@ -213,6 +213,9 @@ std::optional<double> msprobeStatValue(const nlohmann::ordered_json& value) {
     return std::nullopt;
 }
 
+// How deep construct.json may nest modules, as deep as a JSON file may nest.
+constexpr uint16_t kMaxModuleDepth = 256;
+
 MsprobeDumpReader::MsprobeDumpReader(std::string root) : root_(std::move(root)) {}
 
 uint32_t MsprobeDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry,
@@ -236,15 +239,29 @@ uint32_t MsprobeDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const s
                 delta.problems.push_back(state.dir + "/construct.json: the parents of \"" +
                                          format::printableText(entry) +
                                          "\" go round in a cycle; it is shown at the top level");
-            } else if (chain.size() < 256) {
+            } else if (chain.size() < kMaxModuleDepth) {
                 chain.push_back(&entry);
                 parent = ensureOp(delta, process, parentName, state, lastChildren, chain);
                 chain.pop_back();
             }
         }
+        // Each level's name path holds its ancestors' names: a chain of 100,000 modules (each
+        // the parent of the next, so none deeper than 256 in one lookup) took 23 GB. Past 256
+        // levels an entry is put at the top level.
+        if (parent != kNone && depthOfOp_[parent] + 1 >= kMaxModuleDepth) {
+            if (saidTooDeep_.insert(state.dir).second)
+                delta.problems.push_back(state.dir +
+                                         "/construct.json: modules nested deeper "
+                                         "than " +
+                                         std::to_string(kMaxModuleDepth) + " levels (\"" +
+                                         format::printableText(entry) +
+                                         "\" and others); those are shown at the top level");
+            parent = kNone;
+        }
         const auto parsed = parseMsprobeEntryName(entry);
         op = index_.addOp(process, entry);
         parentOfOp_.push_back(parent);
+        depthOfOp_.push_back(parent == kNone ? 0 : depthOfOp_[parent] + 1);
         const auto last = lastChildren.find(parent);
         delta.ops.push_back({process,
                              parent,

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -90,7 +91,9 @@ private:
 
     std::string root_;
     ReaderIndex index_;
-    std::vector<uint32_t> parentOfOp_;  // by op index
+    std::vector<uint32_t> parentOfOp_;             // by op index
+    std::vector<uint16_t> depthOfOp_;              // by op index: 0 at the top level
+    std::unordered_set<std::string> saidTooDeep_;  // rank folders whose nesting was cut
     uint32_t sourceCount_ = 0;
     std::map<std::string, RankDir> rankDirs_;
     bool vanished_ = false;  // the folder was deleted (said once)
