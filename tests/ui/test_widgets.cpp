@@ -1044,6 +1044,45 @@ TEST_F(MainWindowTest, BackToEveryOpTheTreeShowsTheOpSelectedInClosedLayers) {
     EXPECT_GT(closedLayers, 0);
 }
 
+// A search opens the way to its matches however deep they are: the tree opened two levels, and a
+// match five levels down stayed in a closed branch (a GUI walk: "copy_" showed no row named so).
+// A row that matches is not opened itself (its own children may not).
+TEST(OpTreeSearch, OpensTheWayToDeepMatches) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    const std::vector<std::pair<std::string, std::string>> chain = {
+        {"0", "L"},
+        {"0_0", "L/a"},
+        {"0_0_0", "L/a/b"},
+        {"0_0_0_0", "L/a/b/c"},
+        {"0_0_0_0_0", "L/a/b/c/needle"},
+        {"0_0_0_0_0_0", "L/a/b/c/needle/d"}};
+    for (const auto& [id, name] : chain) dump.addRow(0, id, name, "T", true, {1, 2}, {2});
+    dump.addRow(0, "1", "other", "T", true, {1, 2}, {2});
+    dump.addRow(0, "1_0", "other/x", "T", true, {1, 2}, {2});
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.resize(1400, 900);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    auto* tree = window.treePanel();
+    auto* search = tree->findChild<QLineEdit*>();
+    ASSERT_NE(search, nullptr);
+    search->setText("needle");
+    ASSERT_TRUE(waitFor([&] { return tree->proxy()->searchText() == "needle"; }));
+    const auto& idx = context.store()->index();
+    const QModelIndex needle =
+        tree->proxy()->mapFromSource(tree->model()->indexOfOp(idx.findOp(0, "0_0_0_0_0")));
+    ASSERT_TRUE(needle.isValid());
+    int levels = 0;
+    for (QModelIndex p = needle.parent(); p.isValid(); p = p.parent(), ++levels)
+        EXPECT_TRUE(tree->view()->isExpanded(p)) << p.data().toString().toStdString();
+    EXPECT_EQ(levels, 4);
+    EXPECT_FALSE(tree->view()->isExpanded(needle));
+    EXPECT_EQ(tree->proxy()->rowCount(), 1);  // "other" has no match
+}
+
 // Clearing the search clears the search only: the show filter the user chose stays, also when
 // it hides the op selected (it went back to "All ops" to show that op: found by a GUI walk).
 TEST_F(MainWindowTest, ClearingTheSearchKeepsTheShowFilter) {

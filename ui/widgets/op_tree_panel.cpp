@@ -362,7 +362,10 @@ void OpTreePanel::setShow(Show show) {
         view_->expandAll();
     } else {
         // A search still in force keeps its matches open, as it opened them.
-        view_->expandToDepth(searching_ ? 2 : 0);
+        if (searching_)
+            openTheWayToMatches();
+        else
+            view_->expandToDepth(0);
         if (cursor_->op() != analysis::kNone) revealOp(cursor_->op(), KeepFilters::Yes);
     }
 }
@@ -395,7 +398,7 @@ void OpTreePanel::applySearch(const QString& text) {
     searching_ = searching;
     updateNoMatch();
     if (searching)
-        view_->expandToDepth(2);
+        openTheWayToMatches();
     else if (cursor_->op() != analysis::kNone)
         // The search cleared: back to the op selected, unless the show filter (kept, as the
         // user set it) hides it.
@@ -421,6 +424,25 @@ void OpTreePanel::updateNoMatch() {
     }
     noMatch_->setText(said);
     noMatch_->setVisible(!said.isEmpty());
+}
+
+void OpTreePanel::openTheWayToMatches() {
+    // So many rows opened at most: a search matching deep ops of every layer of a big dump
+    // opens the first of them, not all (each opened row lays out its children).
+    constexpr int kOpenedAtMost = 2000;
+    std::vector<QModelIndex> toVisit{QModelIndex()};
+    int opened = 0;
+    for (size_t next = 0; next < toVisit.size() && opened < kOpenedAtMost; ++next) {
+        const QModelIndex parent = toVisit[next];
+        const int rows = proxy_->rowCount(parent);
+        for (int row = 0; row < rows && opened < kOpenedAtMost; ++row) {
+            const QModelIndex child = proxy_->index(row, 0, parent);
+            if (!proxy_->hasChildren(child) || proxy_->acceptsItself(child)) continue;
+            view_->expand(child);
+            ++opened;
+            toVisit.push_back(child);
+        }
+    }
 }
 
 void OpTreePanel::collectExpanded(const QModelIndex& parent, std::vector<uint32_t>& ops) const {
