@@ -1044,6 +1044,31 @@ TEST_F(MainWindowTest, BackToEveryOpTheTreeShowsTheOpSelectedInClosedLayers) {
     EXPECT_GT(closedLayers, 0);
 }
 
+// An op type of 100,000 characters (one unbreakable word) in the details above the tensors: it
+// widened that pane and pushed the tree aside until another op was chosen (a GUI walk); and a
+// type holding "<" was read as markup.
+TEST(OpDetails, ALongOrMarkedUpTypeLeavesTheTreeItsRoom) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0", "L", "Layer", true, {1, 2}, {2});
+    dump.addRow(0, "1", "kid", "<i>x</i>" + std::string(100000, 'T'), true, {1, 2}, {2});
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.resize(1400, 900);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    ASSERT_TRUE(window.selectOp("0"));
+    QApplication::processEvents();
+    const int treeWidth = window.treePanel()->width();
+    ASSERT_TRUE(window.selectOp("1"));
+    QApplication::processEvents();
+    EXPECT_EQ(window.treePanel()->width(), treeWidth);
+    const QString details = window.tensorsPanel()->detailsText();
+    EXPECT_LT(details.size(), 1000) << details.left(300).toStdString();
+    EXPECT_TRUE(details.contains("&lt;i&gt;x&lt;/i&gt;TTT")) << details.left(300).toStdString();
+}
+
 // A search opens the way to its matches however deep they are: the tree opened two levels, and a
 // match five levels down stayed in a closed branch (a GUI walk: "copy_" showed no row named so).
 // A row that matches is not opened itself (its own children may not).

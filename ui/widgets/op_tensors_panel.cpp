@@ -51,6 +51,7 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     title_ = makePaneTitle(QString(), this);
     details_ = new QLabel(this);
     details_->setWordWrap(true);
+    details_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     roundOnly_ = new QCheckBox(tr("Current round only"), this);
     roundOnly_->setToolTip(
@@ -283,9 +284,17 @@ void OpTensorsPanel::updateHeader() {
     }
     const auto& o = idx.op(op);
     title_->setText(QString::fromStdString(o.namePath));
+    // Names from the dump, as text (a type holding "<" is no markup), and at most 200 characters
+    // of each: a type of 100,000 characters, one unbreakable word, widened the pane and pushed
+    // the tree aside.
+    const auto shown = [](const std::string& name) {
+        QString text = QString::fromStdString(name);
+        if (text.size() > 200) text = text.left(120) + QStringLiteral("…") + text.right(40);
+        return text.toHtmlEscaped();
+    };
     QString text =
         tr("id %1 · type %2 · depth %3 · %4")
-            .arg(QString::fromStdString(idx.idsText(op)), QString::fromStdString(o.type))
+            .arg(shown(idx.idsText(op)), shown(o.type))
             .arg(o.depth)
             .arg(countOf(static_cast<qsizetype>(o.rounds.size()), tr("round"), tr("rounds")));
     if (!o.rounds.empty()) text += tr(" (%1..%2)").arg(o.rounds.front()).arg(o.rounds.back());
