@@ -1393,6 +1393,20 @@ TEST(CompareTree, AnOpOfOneRunOnlyIsSoOnlyInTheRoundsItRanIn) {
     EXPECT_FALSE(tree->indexOfOp(cast).data(Qt::BackgroundRole).isValid());
     context.cursor()->setRound(-1);
     EXPECT_EQ(shown(), QStringLiteral("only in one run"));
+
+    // A candidate that went on past the reference: the layer's rounds 3 and 4 ran in it alone,
+    // and show so (they showed nothing, while the tree said "matches" at the latest round).
+    for (int round = 3; round < 5; ++round) {
+        candidate.addRow(round, "0", "layer", "Layer", false, {1, 2});
+        candidate.addRow(round, "0", "layer", "Layer", true, {1, 2});
+    }
+    context::AppContext longer;
+    MainWindow longerWindow(&longer);
+    ASSERT_TRUE(compareBuiltPair(longerWindow, dir, reference, candidate));
+    const uint32_t longerLayer = longer.store()->index().findOp(0, "0");
+    EXPECT_EQ(longer.comparison()->verdictOf(longerLayer, 1), Verdict::Matches);
+    EXPECT_EQ(longer.comparison()->verdictOf(longerLayer, 4), Verdict::OnlyInOneRun);
+    EXPECT_EQ(longer.comparison()->verdictOf(longerLayer, 7), Verdict::NotCompared);
 }
 
 // "Diverging ops only" sits beside the table it filters, on its tab's bar (among the plots'

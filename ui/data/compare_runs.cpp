@@ -389,7 +389,12 @@ RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp, int32_t ro
                                                                        : Verdict::NotCompared;
     }
     const uint32_t i = comparedOp(candidateOp, round);
-    return i == kNone ? Verdict::NotCompared : verdictFor(shown_->result.ops[i]);
+    if (i != kNone) return verdictFor(shown_->result.ops[i]);
+    // It ran in that round, unpaired: the candidate went on past a shorter reference (rounds
+    // 3..16 of the candidate only showed nothing at all).
+    const auto& rounds = shown_->result.candidate->op(candidateOp).rounds;
+    return std::binary_search(rounds.begin(), rounds.end(), round) ? Verdict::OnlyInOneRun
+                                                                   : Verdict::NotCompared;
 }
 
 uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {
