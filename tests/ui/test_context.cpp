@@ -211,6 +211,12 @@ TEST_F(ContextTest, AnAttachedProgramDyingOfASignalIsSaidToHaveEnded) {
     ASSERT_TRUE(waitFor([&] {
         return context_.liveSession()->stateDetail().startsWith("the program ended (pid");
     })) << context_.liveSession()->stateDetail().toStdString();
+    // And how, once its dump's status says it (the panel said only that it ended, the status
+    // bar "stopped by SIGSEGV").
+    const QString how =
+        QStringLiteral("the program ended (pid %1): killed by SIGSEGV").arg(probe.pid);
+    EXPECT_TRUE(waitFor([&] { return context_.liveSession()->stateDetail() == how; }))
+        << context_.liveSession()->stateDetail().toStdString();
 }
 
 // A reference dump beside the one shown, for comparing: it opens and follows like the first,

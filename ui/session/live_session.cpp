@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "probe/format/dump_status.h"
 #include "probe/format/states.h"
 
 namespace probe::session {
@@ -12,6 +13,9 @@ namespace {
 // How often a launched session looks for its dump folder before the probe said hello (a probe
 // without a control socket, PROBE_CONTROL=0, never does).
 constexpr int kDumpFolderPollMs = 250;
+// How often, and how many times, the dump's status is read for how an attached program ended.
+constexpr int kEndReasonPollMs = 200;
+constexpr int kEndReasonLooks = 25;
 
 }  // namespace
 
@@ -47,8 +51,7 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
             setState(SessionState::Detached, tr("detached; the program goes on running"));
             programEndTimer_.start();
         } else if (!attachedProgramRuns()) {
-            setState(SessionState::Detached,
-                     tr("the program ended (pid %1)").arg(attachedProbe_.pid));
+            sayTheProgramEnded();
         } else if (probeStopped_) {
             // Stopped as the program exits, most often: its end is said when it comes.
             setState(SessionState::Detached,
@@ -67,13 +70,44 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
     connect(&programEndTimer_, &QTimer::timeout, this, [this] {
         if (attachedProgramRuns()) return;
         programEndTimer_.stop();
-        setState(SessionState::Detached,
-                 detaching_
-                     ? tr("detached; the program (pid %1) has ended since").arg(attachedProbe_.pid)
-                     : tr("the program ended (pid %1)").arg(attachedProbe_.pid));
+        if (detaching_)
+            setState(SessionState::Detached,
+                     tr("detached; the program (pid %1) has ended since").arg(attachedProbe_.pid));
+        else
+            sayTheProgramEnded();
     });
+    endReasonTimer_.setInterval(kEndReasonPollMs);
+    connect(&endReasonTimer_, &QTimer::timeout, this, &LiveSession::lookForHowTheProgramEnded);
     dumpFolderTimer_.setInterval(kDumpFolderPollMs);
     connect(&dumpFolderTimer_, &QTimer::timeout, this, &LiveSession::lookForDumpFolder);
+}
+
+void LiveSession::sayTheProgramEnded() {
+    setState(SessionState::Detached, tr("the program ended (pid %1)").arg(attachedProbe_.pid));
+    endReasonLooks_ = 0;
+    endReasonTimer_.start();
+    lookForHowTheProgramEnded();
+}
+
+// The panel said only "the program ended" of a program killed by SIGSEGV, which the status bar
+// read from the dump.
+void LiveSession::lookForHowTheProgramEnded() {
+    if (origin_ != Origin::Attached || ++endReasonLooks_ > kEndReasonLooks) {
+        endReasonTimer_.stop();
+        return;
+    }
+    std::string error;
+    const auto status = format::readStatusFile(dumpRoot().toStdString(), &error);
+    if (!status) return;
+    for (const auto& process : status->processes) {
+        if (process.pid != attachedProbe_.pid || !process.endedBy) continue;
+        endReasonTimer_.stop();
+        setState(SessionState::Detached,
+                 tr("the program ended (pid %1): %2")
+                     .arg(attachedProbe_.pid)
+                     .arg(QString::fromStdString(format::describeProgramEnd(*process.endedBy))));
+        return;
+    }
 }
 
 bool LiveSession::attachedProgramRuns() const {
@@ -136,6 +170,7 @@ void LiveSession::connectControl(ControlClient* client) {
 }
 
 bool LiveSession::launch(const LaunchSpec& spec) {
+    endReasonTimer_.stop();
     origin_ = Origin::Launched;
     // Files the probe writes from now on are this session's (a second earlier, for file systems
     // that keep whole seconds).
@@ -146,6 +181,7 @@ bool LiveSession::launch(const LaunchSpec& spec) {
 }
 
 void LiveSession::attach(const LiveProbeInfo& probe) {
+    endReasonTimer_.stop();  // a program attached before
     origin_ = Origin::Attached;
     attachedProbe_ = probe;
     setState(SessionState::Starting, tr("attaching to the probe of pid %1").arg(probe.pid));

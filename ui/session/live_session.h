@@ -97,6 +97,12 @@ private:
     // After a detach: looks for the program's end, which the session then says (it said "goes
     // on running" long after the program had ended).
     QTimer programEndTimer_;
+    // Once the attached program has ended: how it ended, as its dump's status says once whoever
+    // saw it end (probe run, the probe at a signal) wrote it, looked for a few times.
+    QTimer endReasonTimer_;
+    int endReasonLooks_ = 0;
+    void sayTheProgramEnded();
+    void lookForHowTheProgramEnded();
     bool dumpFolderAnnounced_ = false;
     bool detaching_ = false;
     // The attached probe said it stopped (it does as its program exits, whose /proc entry
