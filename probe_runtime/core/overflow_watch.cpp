@@ -72,17 +72,21 @@ int OverflowWatch::hold(ThreadState& ts, Frame& frame, const TensorReport& t,
 }
 
 void OverflowWatch::noteOverflowed(ThreadState& ts, const OverflowCandidate::Held& held) {
-    OverflowRound& seen = ts.overflowRound;
-    if (seen.round != ts.layer.round) seen = OverflowRound{ts.layer.round, {}, {}};
-    seen.overflowedLayers.insert(ts.stack[0].name);
     const auto fingerprint =
         format::overflowFingerprint(held.dtypeName, held.shape, held.max.value_or(0),
                                     held.min.value_or(0), held.mean, held.norm);
-    if (held.isOutput) {
-        seen.made.insert(fingerprint);
-        return;
+    bool cameIn = false;
+    {
+        std::lock_guard<std::mutex> lock(seenMutex_);
+        RoundSeen& seen = seen_[ts.layer.round];
+        if (seen_.size() > kRoundsSeen) seen_.erase(seen_.begin());
+        if (ts.stack.size() == 1) seen.overflowedLayers.insert(ts.stack[0].name);
+        if (held.isOutput)
+            seen.made.insert(fingerprint);
+        else
+            cameIn = !seen.made.count(fingerprint);
     }
-    if (seen.made.count(fingerprint)) return;
+    if (!cameIn) return;
     // Came in from outside: the ops around the one reading it are no birth.
     for (size_t i = 0; i + 1 < ts.stack.size(); ++i) {
         if (!ts.stack[i].overflow) continue;
@@ -93,9 +97,10 @@ void OverflowWatch::noteOverflowed(ThreadState& ts, const OverflowCandidate::Hel
 
 bool OverflowWatch::forwardOverflowed(const ThreadState& ts) {
     const std::string_view forward = format::forwardOfBackwardLayerOp(ts.stack[0].name);
-    const OverflowRound& seen = ts.overflowRound;
-    return !forward.empty() && seen.round == ts.layer.round &&
-           seen.overflowedLayers.count(std::string(forward)) != 0;
+    if (forward.empty()) return false;
+    std::lock_guard<std::mutex> lock(seenMutex_);
+    const auto round = seen_.find(ts.layer.round);
+    return round != seen_.end() && round->second.overflowedLayers.count(std::string(forward));
 }
 
 void OverflowWatch::opEnding(ThreadState& ts) {

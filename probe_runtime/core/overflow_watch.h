@@ -5,18 +5,23 @@
 // forward read or made them, not an op that makes Inf on purpose) is written, with its tensors,
 // rows and op_param.json. After `overflow_nums` births nothing more is watched, or, with
 // `stop_after_overflow`, the program is ended once they are on disk. The rule is
-// format/overflow_rule.h, the one `probe overflow` applies to a dump. SPDX-License-Identifier:
-// GPL-3.0-or-later
+// format/overflow_rule.h, the one `probe overflow` applies to a dump.
+// SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "probe/format/dtype.h"
+#include "probe/format/overflow_rule.h"
 
 namespace probe::runtime {
 
@@ -50,8 +55,12 @@ class OverflowWatch {
 public:
     explicit OverflowWatch(Runtime& runtime) : runtime_(runtime) {}
 
-    // At start: no births yet.
-    void reset() { births_.store(0); }
+    // At start: no births yet, nothing seen.
+    void reset() {
+        births_.store(0);
+        std::lock_guard<std::mutex> lock(seenMutex_);
+        seen_.clear();
+    }
     // overflow_nums births were written: the rest of the run is not watched (-1: never).
     bool exhausted(int64_t limit) const { return limit >= 0 && births_.load() >= limit; }
     int64_t births() const { return births_.load(); }
@@ -65,10 +74,10 @@ public:
     void opEnding(ThreadState& ts);
 
 private:
-    // An overflowed tensor of the top op, for the round's record (ThreadState::overflowRound).
-    static void noteOverflowed(ThreadState& ts, const OverflowCandidate::Held& held);
+    // An overflowed tensor of the top op, for its round's record (seen_).
+    void noteOverflowed(ThreadState& ts, const OverflowCandidate::Held& held);
     // The top op is inside the backward op of a layer whose forward overflowed in this round.
-    static bool forwardOverflowed(const ThreadState& ts);
+    bool forwardOverflowed(const ThreadState& ts);
     void write(ThreadState& ts, const Frame& frame, OverflowCandidate& candidate);
     // stop_after_overflow: the last birth is written; everything is drained, then the process
     // ends with format::kOverflowStopExitCode.
@@ -76,6 +85,19 @@ private:
 
     Runtime& runtime_;
     std::atomic<int64_t> births_{0};
+    // What each recent round of the process has seen, as `probe overflow` groups a dump's rows
+    // by round folder: rounds interleave (an eval forward in a step, a layer skipped in some),
+    // and a backward node may run on another thread than its forward. Only overflowed tensors
+    // come here.
+    struct RoundSeen {
+        std::set<format::OverflowFingerprint> made;  // its overflowed outputs
+        // Layer-level ops whose own inputs or outputs overflowed (their backward op computes
+        // from what they saved; a mask's -inf inside a layer is none of them).
+        std::unordered_set<std::string> overflowedLayers;
+    };
+    static constexpr size_t kRoundsSeen = 16;
+    std::mutex seenMutex_;
+    std::map<int64_t, RoundSeen> seen_;
 };
 
 }  // namespace probe::runtime

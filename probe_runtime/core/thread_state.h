@@ -8,16 +8,13 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "config_state.h"
 #include "op_tracker.h"
-#include "probe/format/overflow_rule.h"
 #include "structure_builder.h"
 
 namespace probe::runtime {
@@ -156,16 +153,6 @@ struct PendingRows {
     uint64_t lastOp = 0;  // Frame::serial of the last row's op
 };
 
-// Task overflow_check: what the round being watched has seen so far (OverflowWatch), for the
-// rule `probe overflow` applies to a dump.
-struct OverflowRound {
-    int64_t round = -1;
-    std::set<format::OverflowFingerprint> made;  // its overflowed outputs
-    // Its layer-level ops whose forward read or made overflowed values (their backward op
-    // computes from what they saved).
-    std::unordered_set<std::string> overflowedLayers;
-};
-
 struct ThreadState {
     uint64_t epoch = 0;
     FrameStack stack;
@@ -176,7 +163,6 @@ struct ThreadState {
     std::string rowIndex, rowArg, rowShape;
     LayerExecution layer;
     PendingRows rows;
-    OverflowRound overflowRound;
     // When, and in which round, this thread last asked whether the config file changed
     // (Runtime::syncConfigFile).
     std::chrono::steady_clock::time_point lastConfigCheck{};

@@ -281,6 +281,18 @@ TEST(Overflow, ABackwardOpWhoseForwardOverflowedInheritsItsValues) {
     ASSERT_EQ(cleanReport.births.size(), 1u) << formatOverflowReport(cleanIndex, cleanReport);
     EXPECT_EQ(cleanIndex.op(cleanReport.births[0].op).namePath, "fc.backward/AddmmBackward0");
 
+    // A mask's -inf inside the forward (none of the layer's own inputs or outputs) leaves its
+    // backward's Inf a birth (every masked attention layer hid its backward's).
+    test::TempDir masked;
+    auto maskedRound = layer("1.000000", "inf");
+    maskedRound.insert(maskedRound.begin() + 4, {"fc/masked_fill", "aten::masked_fill", "0_1",
+                                                 "output", "0", "float", "1.000000", "-inf"});
+    writeRound(masked.path(), "0_100", 0, maskedRound);
+    const auto maskedIndex = read(masked.path());
+    const auto maskedReport = findOverflowBirths(maskedIndex, {});
+    ASSERT_EQ(maskedReport.births.size(), 1u) << formatOverflowReport(maskedIndex, maskedReport);
+    EXPECT_EQ(maskedIndex.op(maskedReport.births[0].op).namePath, "fc.backward/AddmmBackward0");
+
     // The msprobe layout: Tensor.__pow__.0.backward after Tensor.__pow__.0.forward read a NaN.
     const auto entry = [](const std::string& inputKey, const std::string& in,
                           const std::string& out) {

@@ -256,13 +256,46 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
                     "    torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)\n"
                     "    opt.step()\n"
                     "    print(step, m.l0.fc.weight.isnan().any().item())\n")
+        births = self.live_and_offline_births(script, save_child=True, expected_stdout="0 True 1 True 2 True")
+        self.assertTrue(births["statistics"])
+        self.assertEqual({round_ for round_, _ in births["statistics"]}, {"0"})
+        self.assertEqual(births["overflow_check"], births["statistics"])
+
+        # A no_grad forward between a step's forward and its backward interleaves the rounds (the
+        # layers' counts run ahead of their backward ops'): the live task forgot round 0's NaN
+        # weight at round 1's forward and wrote sq.backward as births, probe overflow did not.
+        script = self.path("interleaved.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "torch.manual_seed(0)\n"
+                    "class Sq(torch.nn.Module):\n"
+                    "    def forward(self, x): return x * x\n"
+                    "class Net(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__(); self.fc = torch.nn.Linear(4, 4); self.sq = Sq()\n"
+                    "    def forward(self, x): return self.sq(self.fc(x))\n"
+                    "m = Net()\n"
+                    "with torch.no_grad(): m.fc.weight[0, 0] = float('nan')\n"
+                    "x = torch.randn(2, 4)\n"
+                    "for step in range(2):\n"
+                    "    out = m(x)\n"
+                    "    with torch.no_grad(): m(x)\n"
+                    "    out.sum().backward()\n"
+                    "print('done')\n")
+        births = self.live_and_offline_births(script, save_child=False, expected_stdout="done")
+        self.assertEqual({name for _, name in births["statistics"]}, {"fc"})
+        self.assertEqual(births["overflow_check"], births["statistics"])
+
+    def live_and_offline_births(self, script, save_child, expected_stdout):
+        """The (round, op name) births the live task writes, and those probe overflow --all
+        finds in a statistics dump of the same program."""
         births = {}
         for task in ("overflow_check", "statistics"):
-            out = self.path(task)
+            out = self.path("%s_%s" % (os.path.basename(script), task))
             os.makedirs(out)
-            config = write_config(out, task=task, save_child=True, overflow_nums=-1)
+            config = write_config(out, task=task, save_child=save_child, overflow_nums=-1)
             result = run_probe(["--output", out, "--quiet", "--config", config, "--", PYTHON, script])
-            self.assertEqual(result.stdout.split(), ["0", "True", "1", "True", "2", "True"])
+            self.assertEqual(result.stdout.split(), expected_stdout.split())
             if task == "overflow_check":
                 rows = read_rows(os.path.join(out, "atb_dump_data"))
                 births[task] = {(r["Execution Count"], r["Op Name"]) for r in rows}
@@ -271,9 +304,7 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
                 births[task] = {(line.split("born in round ")[1].split(",")[0],
                                  line.split(", op ")[1].split(" (")[0])
                                 for line in report.stdout.splitlines() if "born in round" in line}
-        self.assertTrue(births["statistics"])
-        self.assertEqual({round_ for round_, _ in births["statistics"]}, {"0"})
-        self.assertEqual(births["overflow_check"], births["statistics"])
+        return births
 
 
 if __name__ == "__main__":

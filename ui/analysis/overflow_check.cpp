@@ -73,6 +73,20 @@ bool isWrappedNumber(const DumpIndex& index, const StatRecord& row) {
     return isZeroDim(index, row) && index.text(row.dtype) == "double";
 }
 
+// The forward entry of an msprobe backward entry: "Tensor.__pow__.0.forward" for
+// "Tensor.__pow__.0.backward", "Module.fc.Linear.forward.0" for "Module.fc.Linear.backward.0";
+// "" for any other entry.
+std::string msprobeForwardOf(std::string_view id) {
+    constexpr std::string_view kBackward = ".backward";
+    const size_t at = id.rfind(kBackward);
+    if (at == std::string_view::npos) return {};
+    const std::string_view rest = id.substr(at + kBackward.size());
+    if (!rest.empty() && (rest[0] != '.' || rest.size() == 1 ||
+                          rest.find_first_not_of("0123456789", 1) != std::string_view::npos))
+        return {};
+    return std::string(id.substr(0, at)) + ".forward" + std::string(rest);
+}
+
 class Checker {
 public:
     Checker(const DumpIndex& index, const OverflowOptions& options)
@@ -233,29 +247,24 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
              parent = index.op(parent).parent)
             if (!fedInside.insert(parent).second) break;
     // A backward op computes from the tensors its forward saved: overflowed values its forward
-    // read or made in the round (in it or in an op inside it) are inherited there, not born (the
-    // backward of a pow that read a NaN weight made NaN from finite gradients).
+    // read or made in the round (its own inputs or outputs: a mask's -inf inside an attention
+    // layer is none of them) are inherited there, not born (the backward of a pow that read a
+    // NaN weight made NaN from finite gradients).
     const bool atb = index.layout() == DumpLayout::Atb;
-    const auto keyOf = [&](uint32_t op) -> const std::string& {
-        return atb ? index.op(op).namePath : index.op(op).id;
-    };
     std::unordered_set<std::string> overflowedForward;
     for (const auto& [op, state] : ops)
-        if (state.inputBad || state.outputBad)
-            for (uint32_t at = op; at != kNone; at = index.op(at).parent)
-                if (!overflowedForward.insert(keyOf(at)).second) break;
+        if ((state.inputBad || state.outputBad) && (!atb || index.op(op).parent == kNone))
+            overflowedForward.insert(atb ? index.op(op).namePath : index.op(op).id);
     const auto forwardOverflowed = [&](uint32_t op) {
         if (overflowedForward.empty()) return false;
         if (atb) {  // under "<layer>.backward", forward "<layer>"
             while (index.op(op).parent != kNone) op = index.op(op).parent;
-            const std::string_view forward = format::forwardOfBackwardLayerOp(keyOf(op));
+            const std::string_view forward =
+                format::forwardOfBackwardLayerOp(index.op(op).namePath);
             return !forward.empty() && overflowedForward.count(std::string(forward)) != 0;
         }
-        std::string id = keyOf(op);  // msprobe: X.backward.N or X.N.backward, forward likewise
-        const size_t at = id.rfind(".backward");
-        if (at == std::string::npos) return false;
-        id.replace(at, 9, ".forward");
-        return overflowedForward.count(id) != 0;
+        const std::string forward = msprobeForwardOf(index.op(op).id);
+        return !forward.empty() && overflowedForward.count(forward) != 0;
     };
     std::unordered_set<uint32_t> candidates;
     for (const auto& [op, state] : ops)
