@@ -153,6 +153,35 @@ class CodeLevelOverflowCheck(ProbeTestCase):
         self.assertTrue(torch.equal(grad_in, torch.full((4,), 1e30)))
         self.assertTrue(torch.isinf(self.load_pt(folder, entry["output"][0])).all())
 
+    def test_the_backward_of_a_call_that_read_a_nan_is_no_birth(self):
+        # (w * x) ** 2 with a NaN in x: the pow's backward makes NaN from a finite gradient out of
+        # what its forward saved. It was written as a birth every step; probe overflow on a
+        # statistics dump of the same program finds none (the NaN came in with x).
+        config_path = self.path("saved.json")
+        with open(config_path, "w") as f:
+            json.dump({"task": "overflow_check", "dump_path": self.path("saved"), "level": "L1",
+                       "overflow_check": {"overflow_nums": -1}}, f)
+        code = ("import sys, torch\n"
+                "from probe_studio.pytorch import PrecisionDebugger\n"
+                "debugger = PrecisionDebugger(config_path=sys.argv[1])\n"
+                "w = torch.ones(4, requires_grad=True)\n"
+                "for step in range(2):\n"
+                "    debugger.start()\n"
+                "    ((w * torch.tensor([1.0, float('nan'), 2.0, 3.0])) ** 2).sum().backward()\n"
+                "    debugger.stop()\n"
+                "    debugger.step()\n"
+                "print(w.grad.isnan().any().item())\n")
+        result = subprocess.run([PYTHON, "-c", code, config_path], env=ENV, capture_output=True, text=True,
+                                timeout=300)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout.strip(), "True")
+        self.assertNotIn("overflow born", result.stderr)
+        dumps = glob.glob(os.path.join(self.path("saved"), "step*", "*", "dump.json"))
+        self.assertTrue(dumps)
+        for path in dumps:
+            with open(path) as f:
+                self.assertEqual(json.load(f)["data"], {}, path)
+
     def test_stop_after_overflow_ends_the_program_once_the_dump_is_on_disk(self):
         result = self.run_program("stop", {"overflow_nums": 2, "stop_after_overflow": True})
         self.assertEqual(result.returncode, STOP_EXIT_CODE, result.stderr)

@@ -223,9 +223,13 @@ class ApiHooks:
     def _end_watch(self, call, prefix, args, kwargs, output):
         service = self.service
         name, count, parent, selected, serial, held = call
+        overflow = service.overflow
+        if held is None and selected and not overflow.ignored(prefix):
+            overflow.note_forward_overflowed(serial, prefix + str(count))  # its inputs did
         if held is not None:
-            reason = service.overflow.overflowed(output)
+            reason = overflow.overflowed(output)
             if reason:
+                overflow.note_forward_overflowed(serial, prefix + str(count))
                 batch = service.recorder.batch(name, eager=True)
                 entry = {"input_args": batch.args(held[0], "input"), "input_kwargs": batch.kwargs(held[1]),
                          "output": batch.output(output)}
@@ -269,7 +273,8 @@ class ApiHooks:
             if scope.enabled:
                 scope.end(name)
             if service.overflow is not None:
-                if selected and not service.overflow.ignored(prefix):
+                if (selected and not service.overflow.ignored(prefix)
+                        and not service.overflow.forward_overflowed(serial, prefix + str(count))):
                     self._backward_watch(name, parent, grad_inputs, grad_outputs)
             elif selected:
                 recorder = service.recorder

@@ -59,6 +59,11 @@ class OverflowCheck:
         self.stop = config.stop_after_overflow
         self.births = 0
         self._ignored = {}  # entry prefix or module class -> bool
+        # The API calls of the step whose inputs or outputs overflowed ("Tensor.__pow__.0."):
+        # their backward computes from what they saved, and is no birth (the rule probe
+        # overflow applies to a dump).
+        self._overflowed_serial = None
+        self._overflowed_calls = set()
 
     @property
     def exhausted(self):
@@ -78,6 +83,15 @@ class OverflowCheck:
             if reason:
                 return reason
         return ""
+
+    def note_forward_overflowed(self, serial, call):
+        if serial != self._overflowed_serial:
+            self._overflowed_serial = serial
+            self._overflowed_calls = set()
+        self._overflowed_calls.add(call)
+
+    def forward_overflowed(self, serial, call):
+        return serial == self._overflowed_serial and call in self._overflowed_calls
 
     def born(self):
         """Counts a birth that was dumped; True when it was the last one to watch."""
