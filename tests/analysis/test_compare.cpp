@@ -1019,30 +1019,38 @@ std::string typedItem(const char* dtype, const char* shape, double max, double n
 // its entry holds. The report blamed "an op that was not dumped, a cast for example", where the
 // in-place call inside the module (dumped, in one run only) is named.
 TEST(Compare, AModuleInputChangedByAnInPlaceCallInsideItIsSaid) {
-    TempDir dir;
     const std::string x = item(1, -1, 0, 2), a = item(1.15, -1, 0.1, 3), b = item(2.0, -1, 0.2, 4);
-    const std::string construct =
-        R"({"Module.inp.Linear.forward.0": null, "Tensor.__add__.0.forward": "Module.blk.Block.forward.0",)"
-        R"( "Tensor.add_.0.forward": "Module.blk.Block.forward.0", "Module.blk.Block.forward.0": null})";
-    for (const bool inPlace : {false, true}) {
-        const std::string add = inPlace ? "Tensor.add_.0.forward" : "Tensor.__add__.0.forward";
-        writeMsprobeRank(dir / (inPlace ? "candidate" : "reference") + "/step0/rank0", "mix",
-                         entry("Module.inp.Linear.forward.0", x, a) + ", " + entry(add, a, b) +
-                             ", " + entry("Module.blk.Block.forward.0", inPlace ? b : a, b),
-                         construct);
+    // `x.add_(h)` in the block itself, and `x[:, 0] = 5` in a module inside it.
+    for (const char* call : {"Tensor.add_.0.forward", "Tensor.__setitem__.0.forward"}) {
+        TempDir dir;
+        const bool nested = std::string(call).find("setitem") != std::string::npos;
+        for (const bool inPlace : {false, true}) {
+            const std::string add = inPlace ? call : "Tensor.__add__.0.forward";
+            const std::string construct =
+                R"({"Module.inp.Linear.forward.0": null, ")" + add + R"(": ")" +
+                (nested ? "Module.blk.sub.Sub.forward.0" : "Module.blk.Block.forward.0") +
+                R"(", "Module.blk.sub.Sub.forward.0": "Module.blk.Block.forward.0",)"
+                R"( "Module.blk.Block.forward.0": null})";
+            writeMsprobeRank(dir / (inPlace ? "candidate" : "reference") + "/step0/rank0", "mix",
+                             entry("Module.inp.Linear.forward.0", x, a) + ", " + entry(add, a, b) +
+                                 ", " + entry("Module.blk.sub.Sub.forward.0", a, b) + ", " +
+                                 entry("Module.blk.Block.forward.0", inPlace ? b : a, b),
+                             construct);
+        }
+        const DumpIndex reference = indexOf(dir / "reference"),
+                        candidate = indexOf(dir / "candidate");
+        const auto result = compareDumps(reference, candidate, CompareOptions{});
+        const std::string report = formatCompareReport(result);
+        EXPECT_NE(report.find("first divergence, born here: round 0  Module.blk.Block.forward.0"),
+                  std::string::npos)
+            << report;
+        EXPECT_NE(report.find("which matches: msprobe records a module's inputs as it returns, and "
+                              "an in-place call inside it may have changed this one: candidate " +
+                              std::string(call) + ")"),
+                  std::string::npos)
+            << report;
+        EXPECT_EQ(report.find("an op that was not dumped changed it"), std::string::npos) << report;
     }
-    const DumpIndex reference = indexOf(dir / "reference"), candidate = indexOf(dir / "candidate");
-    const auto result = compareDumps(reference, candidate, CompareOptions{});
-    const std::string report = formatCompareReport(result);
-    EXPECT_NE(report.find("first divergence, born here: round 0  Module.blk.Block.forward.0"),
-              std::string::npos)
-        << report;
-    EXPECT_NE(report.find("which matches: msprobe records a module's inputs as it returns, and an "
-                          "in-place call inside it may have changed this one: candidate "
-                          "Tensor.add_.0.forward)"),
-              std::string::npos)
-        << report;
-    EXPECT_EQ(report.find("an op that was not dumped changed it"), std::string::npos) << report;
 }
 
 // A tensor's dtype and shape are judged by their texts, whatever number each dump gave the text

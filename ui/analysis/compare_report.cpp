@@ -57,23 +57,34 @@ std::string parentOf(const DumpIndex& index, uint32_t op) {
     return parent == kNone ? std::string() : index.op(parent).id;
 }
 
-// The in-place calls a module's msprobe entry made ("Tensor.add_.0.forward",
-// "Tensor.__iadd__.0.forward"), for the run named: msprobe records a module's inputs as it
-// returns, so one of these may have changed them after the call began.
+// The in-place calls made inside a module's msprobe entry, at any depth ("Tensor.add_.0.forward",
+// "Tensor.__iadd__.0.forward", "Tensor.__setitem__.0.forward", a collective), for the run
+// named: msprobe records a module's inputs as it returns, so one of these may have changed them
+// after the call began. (As the code-level API tells them apart, by their names.)
+bool isInPlaceCall(const std::string& id) {  // Kind.api.N.forward
+    if (id.rfind("Distributed.", 0) == 0) return true;
+    const size_t first = id.find('.');
+    if (first == std::string::npos) return false;
+    const size_t count = id.rfind('.', id.rfind('.') - 1);
+    if (count == std::string::npos || count <= first) return false;
+    const std::string api = id.substr(first + 1, count - first - 1);
+    if (api == "__setitem__") return true;
+    const bool dunder = api.size() > 4 && api.rfind("__", 0) == 0;
+    if (dunder)
+        return api[2] == 'i' && api != "__init__" && api != "__index__" && api != "__int__" &&
+               api != "__invert__";
+    return api.size() > 1 && api.back() == '_';
+}
+
 std::vector<std::string> inPlaceCallsInside(const DumpIndex& index, uint32_t module,
                                             const std::string& run) {
     std::vector<std::string> calls;
     if (module == kNone || index.op(module).id.rfind("Module.", 0) != 0) return calls;
-    for (const uint32_t child : index.op(module).children) {
-        const std::string& id = index.op(child).id;  // Kind.api.N.forward
-        const size_t first = id.find('.'), last = id.rfind('.', id.rfind('.') - 1);
-        if (first == std::string::npos || last == std::string::npos || last <= first) continue;
-        const std::string api = id.substr(first + 1, last - first - 1);
-        const bool dunder = api.size() > 4 && api.rfind("__", 0) == 0;
-        if ((dunder && api[2] == 'i' && api != "__init__" && api != "__index__" &&
-             api != "__int__" && api != "__invert__") ||
-            (!dunder && api.size() > 1 && api.back() == '_'))
-            calls.push_back(run + " " + id);
+    std::vector<uint32_t> toVisit(index.op(module).children);
+    for (size_t next = 0; next < toVisit.size(); ++next) {
+        const auto& op = index.op(toVisit[next]);
+        if (isInPlaceCall(op.id)) calls.push_back(run + " " + op.id);
+        toVisit.insert(toVisit.end(), op.children.begin(), op.children.end());
     }
     return calls;
 }
