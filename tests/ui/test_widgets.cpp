@@ -1071,7 +1071,8 @@ TEST(OpDetails, ALongOrMarkedUpTypeLeavesTheTreeItsRoom) {
 
 // A search opens the way to its matches however deep they are: the tree opened two levels, and a
 // match five levels down stayed in a closed branch (a GUI walk: "copy_" showed no row named so).
-// A row that matches is not opened itself (its own children may not).
+// A match whose children match too is opened (a module "fc" of type Linear and its aten linear,
+// searching "linear"); one whose children do not is left closed.
 TEST(OpTreeSearch, OpensTheWayToDeepMatches) {
     test::TempDir dir("ui-widgets");
     test::DumpBuilder dump(dir.path());
@@ -1081,7 +1082,8 @@ TEST(OpTreeSearch, OpensTheWayToDeepMatches) {
         {"0_0_0", "L/a/b"},
         {"0_0_0_0", "L/a/b/c"},
         {"0_0_0_0_0", "L/a/b/c/needle"},
-        {"0_0_0_0_0_0", "L/a/b/c/needle/d"}};
+        {"0_0_0_0_0_0", "L/a/b/c/needle/d"},
+        {"0_0_0_0_0_1", "L/a/b/c/needle/needle2"}};
     for (const auto& [id, name] : chain) dump.addRow(0, id, name, "T", true, {1, 2}, {2});
     dump.addRow(0, "1", "other", "T", true, {1, 2}, {2});
     dump.addRow(0, "1_0", "other/x", "T", true, {1, 2}, {2});
@@ -1104,7 +1106,14 @@ TEST(OpTreeSearch, OpensTheWayToDeepMatches) {
     for (QModelIndex p = needle.parent(); p.isValid(); p = p.parent(), ++levels)
         EXPECT_TRUE(tree->view()->isExpanded(p)) << p.data().toString().toStdString();
     EXPECT_EQ(levels, 4);
-    EXPECT_FALSE(tree->view()->isExpanded(needle));
+    EXPECT_TRUE(tree->view()->isExpanded(needle));  // for needle2
+    EXPECT_EQ(tree->proxy()->rowCount(needle), 1);  // d does not match
+    search->setText("c");                           // "L/a/b/c" alone
+    ASSERT_TRUE(waitFor([&] { return tree->proxy()->searchText() == "c"; }));
+    const QModelIndex c =
+        tree->proxy()->mapFromSource(tree->model()->indexOfOp(idx.findOp(0, "0_0_0_0")));
+    ASSERT_TRUE(c.isValid());
+    EXPECT_FALSE(tree->view()->isExpanded(c));
     EXPECT_EQ(tree->proxy()->rowCount(), 1);  // "other" has no match
 }
 

@@ -89,11 +89,6 @@ bool OpFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePar
     return round >= 0 && idx.otherIds(op) && containsNoCase(idx.idIn(op, round), search_);
 }
 
-bool OpFilterProxy::acceptsItself(const QModelIndex& index) const {
-    const QModelIndex source = mapToSource(index);
-    return source.isValid() && filterAcceptsRow(source.row(), source.parent());
-}
-
 bool OpFilterProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {
     const QVariant l = left.data(OpTreeModel::SortRole), r = right.data(OpTreeModel::SortRole);
     if (l.typeId() == QMetaType::QString || r.typeId() == QMetaType::QString)

@@ -27,9 +27,6 @@ public:
     void setSearchText(const QString& text);
     Show show() const { return show_; }
     void setShow(Show show);
-    // Whether the row at `index` (of this proxy) passes the filter itself, not only for a row
-    // below it that does (the recursive filter shows those rows' ancestors too).
-    bool acceptsItself(const QModelIndex& index) const;
 
 signals:
     // Whoever set it: controls that name the filter follow.

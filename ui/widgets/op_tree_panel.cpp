@@ -437,7 +437,7 @@ void OpTreePanel::openTheWayToMatches() {
         const int rows = proxy_->rowCount(parent);
         for (int row = 0; row < rows && opened < kOpenedAtMost; ++row) {
             const QModelIndex child = proxy_->index(row, 0, parent);
-            if (!proxy_->hasChildren(child) || proxy_->acceptsItself(child)) continue;
+            if (!proxy_->hasChildren(child)) continue;  // (the filter shows only matches)
             view_->expand(child);
             ++opened;
             toVisit.push_back(child);

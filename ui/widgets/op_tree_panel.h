@@ -77,8 +77,9 @@ private:
     void keepingTheSelectedOp(const std::function<void()>& filterChange);
     void updateNoMatch();
     void collectExpanded(const QModelIndex& parent, std::vector<uint32_t>& ops) const;
-    // Opens the rows shown only as the way to a match, outermost first, so that the matches
-    // show (expandToDepth(2) left those deeper than a layer's grandchildren closed).
+    // Opens every row the filter shows children of (matches, or the way to one), outermost
+    // first, so that the matches show (expandToDepth(2) left those deeper than a layer's
+    // grandchildren closed).
     void openTheWayToMatches();
 
     data::DumpStore* store_;
