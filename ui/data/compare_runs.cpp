@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 #include <QColor>
 #include <QFutureWatcher>
@@ -50,6 +51,11 @@ struct RunComparison::Run {
     std::vector<uint32_t> firstOfOp, nextOfOp;
     std::vector<uint32_t> tensorOfRow;   // candidate row -> compared tensor
     std::vector<uint32_t> divergingOps;  // compared ops that diverge, in execution order
+    // The candidate's executions that paired with none: (op << 32) | round.
+    std::unordered_set<uint64_t> unpairedExecutions;
+    static uint64_t execution(uint32_t op, int32_t round) {
+        return (static_cast<uint64_t>(op) << 32) | static_cast<uint32_t>(round);
+    }
     uint64_t referenceOnlyOps = 0;
     std::array<ErrorProfile, kMeasureCount> profiles;
     std::atomic<bool> cancel{false};
@@ -363,6 +369,7 @@ void RunComparison::Run::buildLookups() {
     referenceOnlyOps = 0;
     for (const auto& u : r.unpaired) {
         if (!u.inReference) {
+            unpairedExecutions.insert(execution(u.op, u.round));
             if (u.op < ops && verdicts[u.op] == Verdict::NotCompared)
                 verdicts[u.op] = Verdict::OnlyInOneRun;
         } else if (u.op < referenceOnly.size() && !referencePaired[u.op] && !referenceOnly[u.op]) {
@@ -380,21 +387,14 @@ RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp) const {
 RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp, int32_t round) const {
     const Verdict overall = verdictOf(candidateOp);
     if (round < 0 || overall == Verdict::NotCompared) return overall;
-    if (overall == Verdict::OnlyInOneRun) {
-        // In the rounds it ran in: in the others it is nothing (they showed it blue, as if it
-        // had run there unpaired).
-        const analysis::DumpIndex* shown = shown_->result.candidate;
-        const auto& rounds = shown->op(candidateOp).rounds;
-        return std::binary_search(rounds.begin(), rounds.end(), round) ? overall
-                                                                       : Verdict::NotCompared;
-    }
-    const uint32_t i = comparedOp(candidateOp, round);
+    const uint32_t i = overall == Verdict::OnlyInOneRun ? kNone : comparedOp(candidateOp, round);
     if (i != kNone) return verdictFor(shown_->result.ops[i]);
-    // It ran in that round, unpaired: the candidate went on past a shorter reference (rounds
-    // 3..16 of the candidate only showed nothing at all).
-    const auto& rounds = shown_->result.candidate->op(candidateOp).rounds;
-    return std::binary_search(rounds.begin(), rounds.end(), round) ? Verdict::OnlyInOneRun
-                                                                   : Verdict::NotCompared;
+    // An execution that paired with none (a candidate gone on past a shorter reference showed
+    // nothing in its rounds alone); nothing in a round it did not run in, or one not compared
+    // (a comparison of one round folder).
+    return shown_->unpairedExecutions.count(Run::execution(candidateOp, round))
+               ? Verdict::OnlyInOneRun
+               : Verdict::NotCompared;
 }
 
 uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {
