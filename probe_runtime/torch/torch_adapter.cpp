@@ -621,10 +621,14 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
     // A tensor without elements has no data pointer, and a null one would report its metadata
     // alone (no row, no file: the shape of a slice [:, :0] went unseen): its zero bytes are
     // given from anywhere.
+    // Its identity in the structure is then its own (a fresh one has no storage address): the
+    // dummy pointer would make every such tensor one buffer.
     static const char kNoElements = 0;
     const void* data = nbytes ? host.data_ptr() : &kNoElements;
+    const uint64_t id =
+        bufferId || nbytes ? bufferId : reinterpret_cast<uintptr_t>(tensor.unsafeGetTensorImpl());
     probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, data, nbytes,
-                       bufferId);
+                       id);
 }
 
 // Whether `name` is one of `names` (op names, compared once per op: the facts below are cached).

@@ -431,6 +431,39 @@ class ZeroElements(ProbeTestCase):
                 self.assertEqual({tuple(t.shape) for t in tensors}, {(2, 0, 8)})
 
 
+EMPTY_WIRING = """
+import torch
+class A(torch.nn.Module):
+    def forward(self, x): return x.new_zeros(0, 8) + 0, x * 2
+class B(torch.nn.Module):
+    def forward(self, e, y): return e.sum() + y.sum()
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__(); self.a = A(); self.b = B()
+    def forward(self, x):
+        e, y = self.a(x)
+        z = torch.zeros(0, 8)  # another empty tensor, read by nobody
+        return self.b(e, y)
+with torch.no_grad(): Net()(torch.rand(2, 8))
+"""
+
+
+class ZeroElementsWiring(ProbeTestCase):
+    def test_empty_tensors_are_told_apart_in_the_model_structure(self):
+        # A fresh empty tensor has no storage address: all of them were one buffer, and b read
+        # the zeros nobody read instead of a's output.
+        script = self.write_script("wiring.py", EMPTY_WIRING)
+        out = self.path("out")
+        run_probe(["--quiet", "--output", out, "--config", write_config(self.dir, task="tensor", save_child=True),
+                   "--", PYTHON, script])
+        (model_file,) = glob.glob(os.path.join(out, "atb_dump_data", "info", "model", "*", "Net.json"))
+        with open(model_file) as f:
+            nodes = {node["opName"]: node for node in json.load(f)["nodes"]}
+        (a,) = [node for name, node in nodes.items() if name.startswith("a_")]
+        (b,) = [node for name, node in nodes.items() if name.startswith("b_")]
+        self.assertEqual(b["inTensors"], a["outTensors"])
+
+
 FORKING = """
 import os, sys
 import torch
