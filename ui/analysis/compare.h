@@ -224,7 +224,7 @@ struct CompareResult {
         return std::string(noReference && noCandidate ? "neither dump holds rows"
                            : noReference              ? "the reference holds no rows"
                                                       : "the candidate holds no rows") +
-               ": nothing was dumped there, or not yet";
+               " (nothing was dumped there, or not yet)";
     }
     // A tensor's measures from both runs' data (meaningful when hasData; zeros otherwise).
     const DataMeasures& data(uint32_t tensor) const;

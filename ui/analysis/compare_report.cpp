@@ -245,7 +245,7 @@ std::string reportText(const CompareResult& result, size_t context) {
     if (result.nothingCompared()) {
         out += "nothing to compare: no tensor of the reference pairs up with one of the candidate";
         const std::string empty = result.emptyDumpSaid();
-        out += !empty.empty()       ? " (" + empty + ")\n"
+        out += !empty.empty()       ? ": " + empty + "\n"
                : result.unpairedOps ? " (different models, layouts, rounds or ranks?)\n"
                                     : "\n";
         size_t listed = 0;

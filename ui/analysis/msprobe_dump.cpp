@@ -218,6 +218,15 @@ constexpr uint16_t kMaxModuleDepth = 256;
 
 MsprobeDumpReader::MsprobeDumpReader(std::string root) : root_(std::move(root)) {}
 
+void MsprobeDumpReader::sayTooDeep(DumpDelta& delta, const RankDir& state,
+                                   const std::string& entry) {
+    if (saidTooDeep_.insert(state.dir).second)
+        delta.problems.push_back(state.dir + "/construct.json: modules nested deeper than " +
+                                 std::to_string(kMaxModuleDepth) + " levels (\"" +
+                                 format::printableText(entry) +
+                                 "\" and others); those are shown at the top level");
+}
+
 uint32_t MsprobeDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const std::string& entry,
                                      const RankDir& state, LastChildren& lastChildren,
                                      std::vector<const std::string*>& chain) {
@@ -243,19 +252,15 @@ uint32_t MsprobeDumpReader::ensureOp(DumpDelta& delta, uint32_t process, const s
                 chain.push_back(&entry);
                 parent = ensureOp(delta, process, parentName, state, lastChildren, chain);
                 chain.pop_back();
+            } else {
+                sayTooDeep(delta, state, entry);
             }
         }
         // Each level's name path holds its ancestors' names: a chain of 100,000 modules (each
         // the parent of the next, so none deeper than 256 in one lookup) took 23 GB. Past 256
         // levels an entry is put at the top level.
         if (parent != kNone && depthOfOp_[parent] + 1 >= kMaxModuleDepth) {
-            if (saidTooDeep_.insert(state.dir).second)
-                delta.problems.push_back(state.dir +
-                                         "/construct.json: modules nested deeper "
-                                         "than " +
-                                         std::to_string(kMaxModuleDepth) + " levels (\"" +
-                                         format::printableText(entry) +
-                                         "\" and others); those are shown at the top level");
+            sayTooDeep(delta, state, entry);
             parent = kNone;
         }
         const auto parsed = parseMsprobeEntryName(entry);

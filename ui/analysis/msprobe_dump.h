@@ -94,6 +94,7 @@ private:
     std::vector<uint32_t> parentOfOp_;             // by op index
     std::vector<uint16_t> depthOfOp_;              // by op index: 0 at the top level
     std::unordered_set<std::string> saidTooDeep_;  // rank folders whose nesting was cut
+    void sayTooDeep(DumpDelta& delta, const RankDir& state, const std::string& entry);
     uint32_t sourceCount_ = 0;
     std::map<std::string, RankDir> rankDirs_;
     bool vanished_ = false;  // the folder was deleted (said once)

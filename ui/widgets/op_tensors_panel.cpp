@@ -52,6 +52,7 @@ OpTensorsPanel::OpTensorsPanel(data::DumpStore* store, data::DumpCursor* cursor,
     details_ = new QLabel(this);
     details_->setWordWrap(true);
     details_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    details_->setTextFormat(Qt::RichText);  // escaped names: "&amp;" is "&" whatever follows
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     roundOnly_ = new QCheckBox(tr("Current round only"), this);
     roundOnly_->setToolTip(
