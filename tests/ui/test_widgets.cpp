@@ -1044,20 +1044,29 @@ TEST_F(MainWindowTest, BackToEveryOpTheTreeShowsTheOpSelectedInClosedLayers) {
     EXPECT_GT(closedLayers, 0);
 }
 
+// A window showing a dump the test builds: rows added to `dump`, then open().
+struct BuiltDumpWindow {
+    test::TempDir dir{"ui-widgets"};
+    test::DumpBuilder dump{dir.path()};
+    context::AppContext context;
+    MainWindow window{&context};
+    bool open() {
+        dump.setStatus("complete");
+        window.resize(1400, 900);
+        window.show();
+        return openAndWait(context, dir.path());
+    }
+};
+
 // An op type of 100,000 characters (one unbreakable word) in the details above the tensors: it
 // widened that pane and pushed the tree aside until another op was chosen (a GUI walk); and a
 // type holding "<" was read as markup.
 TEST(OpDetails, ALongOrMarkedUpTypeLeavesTheTreeItsRoom) {
-    test::TempDir dir("ui-widgets");
-    test::DumpBuilder dump(dir.path());
-    dump.addRow(0, "0", "L", "Layer", true, {1, 2}, {2});
-    dump.addRow(0, "1", "kid", "<i>x</i>" + std::string(100000, 'T'), true, {1, 2}, {2});
-    dump.setStatus("complete");
-    context::AppContext context;
-    MainWindow window(&context);
-    window.resize(1400, 900);
-    window.show();
-    ASSERT_TRUE(openAndWait(context, dir.path()));
+    BuiltDumpWindow shown;
+    shown.dump.addRow(0, "0", "L", "Layer", true, {1, 2}, {2});
+    shown.dump.addRow(0, "1", "kid", "<i>x</i>" + std::string(100000, 'T'), true, {1, 2}, {2});
+    ASSERT_TRUE(shown.open());
+    MainWindow& window = shown.window;
     ASSERT_TRUE(window.selectOp("0"));
     QApplication::processEvents();
     const int treeWidth = window.treePanel()->width();
@@ -1074,8 +1083,8 @@ TEST(OpDetails, ALongOrMarkedUpTypeLeavesTheTreeItsRoom) {
 // A match whose children match too is opened (a module "fc" of type Linear and its aten linear,
 // searching "linear"); one whose children do not is left closed.
 TEST(OpTreeSearch, OpensTheWayToDeepMatches) {
-    test::TempDir dir("ui-widgets");
-    test::DumpBuilder dump(dir.path());
+    BuiltDumpWindow shown;
+    test::DumpBuilder& dump = shown.dump;
     const std::vector<std::pair<std::string, std::string>> chain = {
         {"0", "L"},
         {"0_0", "L/a"},
@@ -1087,12 +1096,9 @@ TEST(OpTreeSearch, OpensTheWayToDeepMatches) {
     for (const auto& [id, name] : chain) dump.addRow(0, id, name, "T", true, {1, 2}, {2});
     dump.addRow(0, "1", "other", "T", true, {1, 2}, {2});
     dump.addRow(0, "1_0", "other/x", "T", true, {1, 2}, {2});
-    dump.setStatus("complete");
-    context::AppContext context;
-    MainWindow window(&context);
-    window.resize(1400, 900);
-    window.show();
-    ASSERT_TRUE(openAndWait(context, dir.path()));
+    ASSERT_TRUE(shown.open());
+    MainWindow& window = shown.window;
+    context::AppContext& context = shown.context;
     auto* tree = window.treePanel();
     auto* search = tree->findChild<QLineEdit*>();
     ASSERT_NE(search, nullptr);
