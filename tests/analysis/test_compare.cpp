@@ -1053,6 +1053,36 @@ TEST(Compare, AModuleInputChangedByAnInPlaceCallInsideItIsSaid) {
     }
 }
 
+// Calls of one count made in different places (msprobe names a call by its count): the first
+// divergence says so, and so does each other op where a divergence is born (they did not).
+TEST(Compare, EachPairOfDifferentCallsIsSaid) {
+    TempDir dir;
+    for (const bool candidate : {false, true}) {
+        const std::string in = candidate ? item(5, -5, 1, 9) : item(1, -1, 0, 2),
+                          out = candidate ? item(6, -6, 1, 9) : item(2, -2, 0, 3);
+        const std::string first = candidate ? R"("Module.m.M.forward.0")" : "null",
+                          second = candidate ? "null" : R"("Module.m.M.forward.0")";
+        writeMsprobeRank(dir / (candidate ? "candidate" : "reference") + "/step0/rank0", "mix",
+                         entry("Tensor.__add__.0.forward", in, out) + ", " +
+                             entry("Tensor.__add__.1.forward", in, out) + ", " +
+                             entry("Module.m.M.forward.0", out, out),
+                         R"({"Tensor.__add__.0.forward": )" + first +
+                             R"(, "Tensor.__add__.1.forward": )" + second +
+                             R"(, "Module.m.M.forward.0": null})");
+    }
+    const DumpIndex reference = indexOf(dir / "reference"), candidate = indexOf(dir / "candidate");
+    const std::string report = formatCompareReport(compareDumps(reference, candidate, {}));
+    EXPECT_NE(report.find("(these are two different calls: the reference made it outside any "
+                          "module, the candidate in Module.m.M.forward.0:"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("Tensor.__add__.1.forward: input 0 [torch.float32 4x8] (two different "
+                          "calls: the reference made it in Module.m.M.forward.0, the candidate "
+                          "outside any module)"),
+              std::string::npos)
+        << report;
+}
+
 // A tensor's dtype and shape are judged by their texts, whatever number each dump gave the text
 // (here the candidate's extra first op takes the first numbers): the same text is the same dtype
 // or shape, another text differs; a dtype no one knows is judged exactly.

@@ -89,23 +89,32 @@ std::vector<std::string> inPlaceCallsInside(const DumpIndex& index, uint32_t mod
     return calls;
 }
 
+// msprobe names an API call by its count (Tensor.__mul__.0), not by where it ran: when the runs
+// took different paths, a pair may be two different calls. Where each was made ("the reference
+// made it in Module.blk.Block.forward.0, the candidate outside any module"), "" for the same
+// place or an op-level dump.
+std::string differentCalls(const CompareResult& result, uint32_t o) {
+    if (result.reference->layout() != DumpLayout::Msprobe) return {};
+    const OpComparison& op = result.ops[o];
+    const std::string referenceParent = parentOf(*result.reference, op.referenceOp),
+                      candidateParent = parentOf(*result.candidate, op.candidateOp);
+    if (referenceParent == candidateParent) return {};
+    const auto where = [](const std::string& parent) {
+        return parent.empty() ? std::string("outside any module") : "in " + parent;
+    };
+    return "the reference made it " + where(referenceParent) + ", the candidate " +
+           where(candidateParent);
+}
+
 void describeFirst(std::string& out, const CompareResult& result, uint32_t o, const char* title) {
     const OpComparison& op = result.ops[o];
     out += std::string(title) + result.describeOp(o) + "\n";
     if (op.cause != kNone)
         out += "  " + result.describeTensor(op.cause) + ": " + result.explain(op.cause) + "\n";
-    // msprobe names an API call by its count (Tensor.__mul__.0), not by where it ran: when the
-    // runs took different paths, the pair is two different calls, and no explanation of the
-    // difference below holds.
+    // Two different calls (differentCalls): no explanation of the difference below holds.
     const bool byCount = result.reference->layout() == DumpLayout::Msprobe;
-    const std::string referenceParent = byCount ? parentOf(*result.reference, op.referenceOp) : "",
-                      candidateParent = byCount ? parentOf(*result.candidate, op.candidateOp) : "";
-    if (referenceParent != candidateParent) {
-        const auto where = [](const std::string& parent) {
-            return parent.empty() ? std::string("outside any module") : "in " + parent;
-        };
-        out += "  (these are two different calls: the reference made it " + where(referenceParent) +
-               ", the candidate " + where(candidateParent) +
+    if (const std::string where = differentCalls(result, o); !where.empty()) {
+        out += "  (these are two different calls: " + where +
                ": the runs took different paths here, and the entries after it may pair up calls "
                "that do not correspond)\n";
         return;
@@ -352,9 +361,12 @@ std::string reportText(const CompareResult& result, size_t context) {
                 o == first)
                 continue;
             if (more == 0) out += "other ops where a divergence is born:\n";
-            if (more++ < 10)
+            if (more++ < 10) {
+                const std::string where = differentCalls(result, o);
                 out += "    " + result.describeOp(o) + ": " +
-                       result.describeTensor(result.ops[o].cause) + "\n";
+                       result.describeTensor(result.ops[o].cause) +
+                       (where.empty() ? "" : " (two different calls: " + where + ")") + "\n";
+            }
         }
         if (more > 10) out += "    ... " + std::to_string(more - 10) + " more\n";
         out += "around the first divergence, in execution order:\n";
