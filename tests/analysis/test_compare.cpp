@@ -1236,6 +1236,8 @@ TEST(Compare, ReplicasAreJudgedOnTheirParameters) {
     EXPECT_NE(report.find("round 0  rank0 vs rank1  Module.fc.Linear.forward.0"), std::string::npos)
         << report;
     EXPECT_NE(report.find("a parameter of the module"), std::string::npos) << report;
+    // That alone: no other account of where it came from.
+    EXPECT_EQ(report.find("no compared op produced it"), std::string::npos) << report;
     // A rank that is not there.
     options.candidateScope.process = "rank7";
     const auto missing = compareDumps(skewed, skewed, options);

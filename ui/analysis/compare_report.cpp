@@ -76,17 +76,15 @@ bool isInPlaceCall(const std::string& id) {  // Kind.api.N.forward
     return api.size() > 1 && api.back() == '_';
 }
 
-std::vector<std::string> inPlaceCallsInside(const DumpIndex& index, uint32_t module,
-                                            const std::string& run) {
-    std::vector<std::string> calls;
-    if (module == kNone || index.op(module).id.rfind("Module.", 0) != 0) return calls;
+void addInPlaceCallsInside(const DumpIndex& index, uint32_t module, const std::string& run,
+                           std::vector<std::string>& calls) {
+    if (module == kNone || index.op(module).id.rfind("Module.", 0) != 0) return;
     std::vector<uint32_t> toVisit(index.op(module).children);
     for (size_t next = 0; next < toVisit.size(); ++next) {
         const auto& op = index.op(toVisit[next]);
         if (isInPlaceCall(op.id)) calls.push_back(run + " " + op.id);
         toVisit.insert(toVisit.end(), op.children.begin(), op.children.end());
     }
-    return calls;
 }
 
 // msprobe names an API call by its count (Tensor.__mul__.0), not by where it ran: when the runs
@@ -126,34 +124,35 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
         // relu, a layer skipped) than an op that was not dumped, and named so above them (it
         // blamed "an op that was not dumped" above a list of the ops that were).
         const auto before = result.unpairedBefore(o, 3);
-        if (!t.isOutput && t.source && slot.index.rfind("parameters", 0) == 0)
+        if (!t.isOutput && t.source && slot.index.rfind("parameters", 0) == 0) {
             out += "  (a parameter of the module: it differs where the module uses it)\n";
-        std::vector<std::string> inPlace;
-        if (byCount && !t.isOutput && t.source && t.producer != kNone) {
-            inPlace = inPlaceCallsInside(*result.candidate, op.candidateOp, "candidate");
-            for (auto& call : inPlaceCallsInside(*result.reference, op.referenceOp, "reference"))
-                inPlace.push_back(std::move(call));
-        }
-        if (!inPlace.empty()) {
+        } else if (!t.isOutput && t.source && t.producer != kNone) {
             out += "  (this input differs from the tensor it came from, " +
                    result.describeOp(result.tensors[t.producer].op) + " " +
-                   result.describeTensor(t.producer) +
-                   ", which matches: msprobe records a module's inputs as it returns, and an "
-                   "in-place call inside it may have changed this one:";
-            for (const auto& call : inPlace) out += " " + call;
-            out += ")\n";
-        } else if (!t.isOutput && t.source && t.producer != kNone)
-            out += "  (this input differs from the tensor it came from, " +
-                   result.describeOp(result.tensors[t.producer].op) + " " +
-                   result.describeTensor(t.producer) + ", which matches: " +
-                   (before.empty() ? "an op that was not dumped changed it, a cast for example)\n"
-                                   : "an op in between changed it: one that ran in one run only "
-                                     "(below), or one that was not dumped)\n");
-        else if (!t.isOutput && t.source)
+                   result.describeTensor(t.producer) + ", which matches: ";
+            std::vector<std::string> inPlace;
+            if (byCount) {
+                addInPlaceCallsInside(*result.candidate, op.candidateOp, "candidate", inPlace);
+                addInPlaceCallsInside(*result.reference, op.referenceOp, "reference", inPlace);
+            }
+            if (!inPlace.empty()) {
+                out +=
+                    "msprobe records a module's inputs as it returns, and an in-place call "
+                    "inside it may have changed this one:";
+                for (const auto& call : inPlace) out += " " + call;
+                out += ")\n";
+            } else {
+                out += before.empty()
+                           ? "an op that was not dumped changed it, a cast for example)\n"
+                           : "an op in between changed it: one that ran in one run only "
+                             "(below), or one that was not dumped)\n";
+            }
+        } else if (!t.isOutput && t.source) {
             out += std::string("  (this input differs and no compared op produced it: ") +
                    (before.empty() ? "" : "an op that ran in one run only (below), ") +
                    "a parameter, a buffer, the model's input, or the output of an op that was not "
                    "dumped)\n";
+        }
         if (!before.empty()) {
             out += "  ops that ran in one run only, just before it:\n";
             for (size_t i : before)
