@@ -685,11 +685,6 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
         malformedLine(delta, file.path, file, "empty Op Id");
         return;
     }
-    if (std::count(row.opId.begin(), row.opId.end(), '_') > kMaxOpDepth) [[unlikely]] {
-        malformedLine(delta, file.path, file,
-                      "Op Id nested deeper than " + std::to_string(kMaxOpDepth) + " levels");
-        return;
-    }
     // A row belongs where it lies: one saying another round or process (a file copied into the
     // wrong folder, or edited) was read as that round's, said nowhere ("rounds 0..7 (5)").
     if (row.round != file.round || row.devicePid != file.devicePid) [[unlikely]] {
@@ -729,6 +724,13 @@ void AtbDumpReader::addRow(DumpDelta& delta, CsvFile& file, uint32_t process,
                 delta.opUpdates.push_back({op, std::string(row.opType), {}});
             }
         } else {
+            // Looked at only here, where an op may be made: no op of the index is deeper.
+            if (std::count(row.opId.begin(), row.opId.end(), '_') > kMaxOpDepth) [[unlikely]] {
+                malformedLine(
+                    delta, file.path, file,
+                    "Op Id nested deeper than " + std::to_string(kMaxOpDepth) + " levels");
+                return;
+            }
             op = ensureOp(delta, process, row.opId, row.opName, row.opType);
             // ensureOp found or made the op of exactly this key, or one of another key (one
             // with the id, the name path being empty; or one that ran elsewhere in other rounds).
