@@ -2,10 +2,8 @@
 #include "analysis/overflow_check.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -77,14 +75,10 @@ bool isWrappedNumber(const DumpIndex& index, const StatRecord& row) {
 // "Tensor.__pow__.0.backward", "Module.fc.Linear.forward.0" for "Module.fc.Linear.backward.0";
 // "" for any other entry.
 std::string msprobeForwardOf(std::string_view id) {
-    constexpr std::string_view kBackward = ".backward";
-    const size_t at = id.rfind(kBackward);
+    const size_t at = format::backwardMarkAt(id, '.');
     if (at == std::string_view::npos) return {};
-    const std::string_view rest = id.substr(at + kBackward.size());
-    if (!rest.empty() && (rest[0] != '.' || rest.size() == 1 ||
-                          rest.find_first_not_of("0123456789", 1) != std::string_view::npos))
-        return {};
-    return std::string(id.substr(0, at)) + ".forward" + std::string(rest);
+    return std::string(id.substr(0, at)) + ".forward" +
+           std::string(id.substr(at + std::string_view(".backward").size()));
 }
 
 class Checker {

@@ -56,15 +56,20 @@ OverflowFingerprint overflowFingerprint(std::string_view dtype, std::string_view
             norm ? bits(*norm) : 0};
 }
 
-std::string_view forwardOfBackwardLayerOp(std::string_view name) {
+size_t backwardMarkAt(std::string_view name, char callSeparator) {
     constexpr std::string_view kBackward = ".backward";
     const size_t at = name.rfind(kBackward);
-    if (at == std::string_view::npos || at == 0) return {};
+    if (at == std::string_view::npos) return at;
     const std::string_view call = name.substr(at + kBackward.size());
-    if (!call.empty() && (call[0] != '_' || call.size() == 1 ||
+    if (!call.empty() && (call[0] != callSeparator || call.size() == 1 ||
                           call.find_first_not_of("0123456789", 1) != std::string_view::npos))
-        return {};
-    return name.substr(0, at);
+        return std::string_view::npos;
+    return at;
+}
+
+std::string_view forwardOfBackwardLayerOp(std::string_view name) {
+    const size_t at = backwardMarkAt(name, '_');
+    return at == std::string_view::npos || at == 0 ? std::string_view() : name.substr(0, at);
 }
 
 }  // namespace probe::format

@@ -215,17 +215,18 @@ class ApiHooks:
         name, count, parent, selected = self._enter(prefix)
         held = None
         overflow = service.overflow
-        if selected and not overflow.ignored(prefix) and not overflow.overflowed(args, kwargs):
-            held = ((held_copy(args), held_copy(kwargs)) if _may_write_in_place(prefix, original, args, kwargs)
-                    else (args, kwargs))
+        if selected and not overflow.ignored(prefix):
+            if overflow.overflowed(args, kwargs):
+                overflow.note_forward_overflowed(service.step_serial, prefix + str(count))
+            else:
+                held = ((held_copy(args), held_copy(kwargs)) if _may_write_in_place(prefix, original, args, kwargs)
+                        else (args, kwargs))
         return (name, count, parent, selected, service.step_serial, held)
 
     def _end_watch(self, call, prefix, args, kwargs, output):
         service = self.service
         name, count, parent, selected, serial, held = call
         overflow = service.overflow
-        if held is None and selected and not overflow.ignored(prefix):
-            overflow.note_forward_overflowed(serial, prefix + str(count))  # its inputs did
         if held is not None:
             reason = overflow.overflowed(output)
             if reason:

@@ -37,9 +37,13 @@ OverflowFingerprint overflowFingerprint(std::string_view dtype, std::string_view
                                         double min, std::optional<double> mean,
                                         std::optional<double> norm);
 
+// Where ".backward" marks `name` as a backward op's: at its end, or followed by
+// `callSeparator` and a call number ("fc.backward_2" with '_'; msprobe's
+// "Module.fc.Linear.backward.0" with '.'); npos for any other name. A backward op computes from
+// the tensors its forward saved: overflowed values its forward read or made are no birth there.
+size_t backwardMarkAt(std::string_view name, char callSeparator);
 // The forward layer-level op of an op-level backward op: "fc" for "fc.backward" and
-// "fc.backward_2" (its third call's), "" for any other name. A backward op computes from the
-// tensors its forward saved: overflowed values its forward read or made are no birth there.
+// "fc.backward_2" (its third call's), "" for any other name.
 std::string_view forwardOfBackwardLayerOp(std::string_view name);
 
 // The exit code of a program ended by `stop_after_overflow` (op-level and code-level configs)
