@@ -285,6 +285,13 @@ int main(int argc, char** argv) {
     step("tick an op (every check mark and \"dumped\" re-evaluated)",
          [&] { context.selection()->setTicked("42", true); });
     step("include children (save_child)", [&] { context.selection()->setIncludesChildren(true); });
+    // With no op ticked and children included, the config dumps every op: all 100,000 shown,
+    // each branch opened.
+    step("untick it", [&] { context.selection()->setTicked("42", false); });
+    filterStep("show the ops the config dumps (every op)",
+               [&] { window.treePanel()->setShow(probe::data::OpFilterProxy::Show::Dumped); });
+    filterStep("show all ops again",
+               [&] { window.treePanel()->setShow(probe::data::OpFilterProxy::Show::All); });
 
     // 3. Comparing: the same dump opened as the reference (a second million rows read while
     // the window is shown), compared off the GUI thread; then the comparison started again

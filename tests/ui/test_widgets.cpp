@@ -1123,6 +1123,29 @@ TEST(OpTreeSearch, OpensTheWayToDeepMatches) {
     EXPECT_EQ(tree->proxy()->rowCount(), 1);  // "other" has no match
 }
 
+// A show filter opens the ops it shows as a search opens its matches, so many at most: "what
+// the config dumps", with children included and no op ticked, is every op, and opening all of a
+// big dump's branches took the GUI thread twice as long as opening the first of them.
+TEST(OpTreeShowFilter, OpensTheOpsShownSoManyAtMost) {
+    BuiltDumpWindow shown;
+    constexpr int kLayers = 2500;
+    for (int layer = 0; layer < kLayers; ++layer) {
+        const std::string id = std::to_string(layer);
+        shown.dump.addRow(0, id, "L" + id, "T", true, {1, 2}, {2});
+        shown.dump.addRow(0, id + "_0", "L" + id + "/k", "T", true, {1, 2}, {2});
+    }
+    ASSERT_TRUE(shown.open());
+    auto* tree = shown.window.treePanel();
+    shown.context.selection()->setIncludesChildren(true);
+    tree->setShow(data::OpFilterProxy::Show::Dumped);
+    ASSERT_EQ(tree->proxy()->rowCount(), kLayers);
+    int opened = 0;
+    for (int row = 0; row < kLayers; ++row)
+        opened += tree->view()->isExpanded(tree->proxy()->index(row, 0)) ? 1 : 0;
+    EXPECT_TRUE(tree->view()->isExpanded(tree->proxy()->index(0, 0)));
+    EXPECT_EQ(opened, 2000);
+}
+
 // Clearing the search clears the search only: the show filter the user chose stays, also when
 // it hides the op selected (it went back to "All ops" to show that op: found by a GUI walk).
 TEST_F(MainWindowTest, ClearingTheSearchKeepsTheShowFilter) {

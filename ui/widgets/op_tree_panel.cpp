@@ -358,16 +358,14 @@ void OpTreePanel::setShow(Show show) {
     // layers and the op selected.
     view_->collapseAll();
     keepingTheSelectedOp([&] { proxy_->setShow(show); });
-    if (show != Show::All) {
-        view_->expandAll();
-    } else {
-        // A search still in force keeps its matches open, as it opened them.
-        if (searching_)
-            openTheWayToMatches();
-        else
-            view_->expandToDepth(0);
-        if (cursor_->op() != analysis::kNone) revealOp(cursor_->op(), KeepFilters::Yes);
-    }
+    // The ops shown are opened as a search's matches are (at most so many: "what the config
+    // dumps" may be every op of a big dump); a search still in force keeps its matches open.
+    if (show != Show::All || searching_)
+        openTheWayToMatches();
+    else
+        view_->expandToDepth(0);
+    if (show == Show::All && cursor_->op() != analysis::kNone)
+        revealOp(cursor_->op(), KeepFilters::Yes);
 }
 
 void OpTreePanel::focusSearch() {
