@@ -419,6 +419,8 @@ uint32_t AppContext::liveProcess() const {
 
 void AppContext::onChanged(const analysis::IndexChange& change) {
     const auto& idx = store_->index();
+    // The store follows the session's dump: its status says how an attached program ended.
+    if (change.statusChanged && live_ && idx.status()) live_->takeDumpStatus(*idx.status());
     // A dump opened before it held any op (a model just launched): show its first op as soon
     // as there is one, so the tables and plots fill while it runs. The live run's own process,
     // once it has ops, also when the app chose an earlier run's op meanwhile (a launch added to

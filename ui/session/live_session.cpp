@@ -13,9 +13,6 @@ namespace {
 // How often a launched session looks for its dump folder before the probe said hello (a probe
 // without a control socket, PROBE_CONTROL=0, never does).
 constexpr int kDumpFolderPollMs = 250;
-// How often, and how many times, the dump's status is read for how an attached program ended.
-constexpr int kEndReasonPollMs = 200;
-constexpr int kEndReasonLooks = 25;
 
 }  // namespace
 
@@ -76,38 +73,33 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
         else
             sayTheProgramEnded();
     });
-    endReasonTimer_.setInterval(kEndReasonPollMs);
-    connect(&endReasonTimer_, &QTimer::timeout, this, &LiveSession::lookForHowTheProgramEnded);
     dumpFolderTimer_.setInterval(kDumpFolderPollMs);
     connect(&dumpFolderTimer_, &QTimer::timeout, this, &LiveSession::lookForDumpFolder);
 }
 
 void LiveSession::sayTheProgramEnded() {
+    programEnded_ = true;
     setState(SessionState::Detached, tr("the program ended (pid %1)").arg(attachedProbe_.pid));
-    endReasonLooks_ = 0;
-    endReasonTimer_.start();
-    lookForHowTheProgramEnded();
+    sayHowTheProgramEnded();
+    // Its probe wrote how it ended (at a signal) before it was gone: read the folder now.
+    emit dumpGrew();
+}
+
+void LiveSession::takeDumpStatus(const format::DumpStatus& status) {
+    if (origin_ != Origin::Attached) return;
+    for (const auto& process : status.processes)
+        if (process.pid == attachedProbe_.pid && process.endedBy) attachedEnd_ = process.endedBy;
+    sayHowTheProgramEnded();
 }
 
 // The panel said only "the program ended" of a program killed by SIGSEGV, which the status bar
-// read from the dump.
-void LiveSession::lookForHowTheProgramEnded() {
-    if (origin_ != Origin::Attached || ++endReasonLooks_ > kEndReasonLooks) {
-        endReasonTimer_.stop();
-        return;
-    }
-    std::string error;
-    const auto status = format::readStatusFile(dumpRoot().toStdString(), &error);
-    if (!status) return;
-    for (const auto& process : status->processes) {
-        if (process.pid != attachedProbe_.pid || !process.endedBy) continue;
-        endReasonTimer_.stop();
-        setState(SessionState::Detached,
-                 tr("the program ended (pid %1): %2")
-                     .arg(attachedProbe_.pid)
-                     .arg(QString::fromStdString(format::describeProgramEnd(*process.endedBy))));
-        return;
-    }
+// read from the dump: how it ended is said once the program has ended and its dump says how.
+void LiveSession::sayHowTheProgramEnded() {
+    if (!programEnded_ || !attachedEnd_ || origin_ != Origin::Attached) return;
+    setState(SessionState::Detached,
+             tr("the program ended (pid %1): %2")
+                 .arg(attachedProbe_.pid)
+                 .arg(QString::fromStdString(format::describeProgramEnd(*attachedEnd_))));
 }
 
 bool LiveSession::attachedProgramRuns() const {
@@ -170,7 +162,6 @@ void LiveSession::connectControl(ControlClient* client) {
 }
 
 bool LiveSession::launch(const LaunchSpec& spec) {
-    endReasonTimer_.stop();
     origin_ = Origin::Launched;
     // Files the probe writes from now on are this session's (a second earlier, for file systems
     // that keep whole seconds).
@@ -181,9 +172,10 @@ bool LiveSession::launch(const LaunchSpec& spec) {
 }
 
 void LiveSession::attach(const LiveProbeInfo& probe) {
-    endReasonTimer_.stop();  // a program attached before
     origin_ = Origin::Attached;
     attachedProbe_ = probe;
+    programEnded_ = false;  // of a program attached before
+    attachedEnd_.reset();
     setState(SessionState::Starting, tr("attaching to the probe of pid %1").arg(probe.pid));
     attachClient_.connectToProbe(probe.socketPath);
 }

@@ -5,12 +5,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <optional>
+
 #include <QDateTime>
 #include <QObject>
 #include <QString>
 #include <QTimer>
 #include <nlohmann/json.hpp>
 
+#include "probe/format/dump_status.h"
 #include "session/control_client.h"
 #include "session/launch_session.h"
 #include "session/live_probes.h"
@@ -56,6 +59,9 @@ public:
     bool canPushConfig() {
         return !hasEnded() && control()->isConnected() && control()->helloMessage();
     }
+    // The dump's status as read by whoever follows the dump folder (the context's store): how
+    // an attached program ended.
+    void takeDumpStatus(const format::DumpStatus& status);
     // Sends an op-level config to the probe; the request id configApplied/configRejected carry,
     // or -1 when no probe is connected.
     qint64 pushConfig(const nlohmann::json& config);
@@ -97,12 +103,12 @@ private:
     // After a detach: looks for the program's end, which the session then says (it said "goes
     // on running" long after the program had ended).
     QTimer programEndTimer_;
-    // Once the attached program has ended: how it ended, as its dump's status says once whoever
-    // saw it end (probe run, the probe at a signal) wrote it, looked for a few times.
-    QTimer endReasonTimer_;
-    int endReasonLooks_ = 0;
+    // The attached program has ended; how, once its dump's status says so (whoever saw it end
+    // wrote it: probe run, the probe at a signal).
+    bool programEnded_ = false;
+    std::optional<format::ProgramEnd> attachedEnd_;
     void sayTheProgramEnded();
-    void lookForHowTheProgramEnded();
+    void sayHowTheProgramEnded();
     bool dumpFolderAnnounced_ = false;
     bool detaching_ = false;
     // The attached probe said it stopped (it does as its program exits, whose /proc entry
