@@ -1409,6 +1409,52 @@ TEST(CompareTree, AnOpOfOneRunOnlyIsSoOnlyInTheRoundsItRanIn) {
     EXPECT_EQ(longer.comparison()->verdictOf(longerLayer, 7), Verdict::NotCompared);
 }
 
+// An op born here inside an op that matches, in a round: the op above says "born below" (a
+// decoder's changed weight left its layer's outputs within the tolerance in the later rounds, and
+// the layer, closed, read "matches" above its red linear: a GUI walk). Not in the rounds where
+// nothing inside is born here, nor on the op born here itself.
+TEST(CompareTree, AnOpAboveABirthSaysItIsBornBelow) {
+    test::TempDir dir("ui-compare-born-below");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    for (int round = 0; round < 2; ++round) {
+        for (test::DumpBuilder* dump : {&reference, &candidate}) {
+            dump->addRow(round, "0", "layer", "Layer", false, {1, 2});
+            dump->addRow(round, "0", "layer", "Layer", true, {1, 2});
+            dump->addRow(round, "0_0", "layer/mlp", "MLP", false, {1, 2});
+            dump->addRow(round, "0_0_0", "layer/mlp/linear", "aten::linear", false, {1, 2});
+        }
+        reference.addRow(round, "0_0_0", "layer/mlp/linear", "aten::linear", true, {1, 2});
+        candidate.addRow(round, "0_0_0", "layer/mlp/linear", "aten::linear", true,
+                         {1, round == 1 ? 2.5f : 2.0f});
+    }
+    context::AppContext context;
+    MainWindow window(&context);
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, candidate));
+    const auto& idx = context.store()->index();
+    const uint32_t layer = idx.findOp(0, "0"), mlp = idx.findOp(0, "0_0"),
+                   linear = idx.findOp(0, "0_0_0");
+    ASSERT_NE(linear, kNone);
+    RunComparison* comparison = context.comparison();
+    ASSERT_EQ(comparison->verdictOf(linear, 1), Verdict::BornHere);
+    ASSERT_EQ(comparison->verdictOf(layer, 1), Verdict::Matches);
+    ASSERT_EQ(comparison->verdictOf(mlp, 1), Verdict::Matches);  // its inputs
+    EXPECT_EQ(comparison->shownVerdictOf(layer, 1), Verdict::BornBelow);
+    EXPECT_EQ(comparison->shownVerdictOf(mlp, 1), Verdict::BornBelow);
+    EXPECT_EQ(comparison->shownVerdictOf(linear, 1), Verdict::BornHere);
+    EXPECT_EQ(comparison->shownVerdictOf(layer, 0), Verdict::Matches);
+    EXPECT_EQ(comparison->shownVerdictOf(layer, -1), Verdict::BornBelow);  // in some round
+    const data::OpTreeModel* tree = window.treePanel()->model();
+    const auto shown = [&](uint32_t op) {
+        return tree->indexOfOp(op, data::OpTreeModel::VerdictColumn).data().toString();
+    };
+    context.cursor()->setRound(1);
+    EXPECT_EQ(shown(layer), QStringLiteral("born below"));
+    EXPECT_EQ(tree->indexOfOp(layer).data(Qt::BackgroundRole).value<QColor>(),
+              RunComparison::verdictColor(Verdict::BornBelow));
+    context.cursor()->setRound(0);
+    EXPECT_EQ(shown(layer), QStringLiteral("matches"));
+}
+
 // "Diverging ops only" sits beside the table it filters, on its tab's bar (among the plots'
 // controls it read as a filter of the error plot, which keeps every op), and goes with the table:
 // hidden while the tensor-in-both-runs page is shown.

@@ -53,6 +53,11 @@ struct RunComparison::Run {
     std::vector<uint32_t> divergingOps;  // compared ops that diverge, in execution order
     // The candidate's executions that paired with none: (op << 32) | round.
     std::unordered_set<uint64_t> unpairedExecutions;
+    // Executions of ops with an op born here inside them (their ancestors), and by op, in any
+    // round: a decoder layer whose weight changed read "matches" in the rounds where its output
+    // stayed within the tolerance, above its red linear, closed.
+    std::unordered_set<uint64_t> bornBelow;
+    std::vector<char> bornBelowInSomeRound;
     static uint64_t execution(uint32_t op, int32_t round) {
         return (static_cast<uint64_t>(op) << 32) | static_cast<uint32_t>(round);
     }
@@ -73,6 +78,8 @@ QString RunComparison::verdictText(Verdict verdict) {
             return tr("born here");
         case Verdict::OnlyInOneRun:
             return tr("only in one run");
+        case Verdict::BornBelow:
+            return tr("born below");
         case Verdict::NotCompared:
             break;
     }
@@ -99,6 +106,8 @@ QColor RunComparison::verdictColor(Verdict verdict) {
             return QColor(0xf4, 0x9a, 0x9a);  // red
         case Verdict::OnlyInOneRun:
             return QColor(0xd0, 0xd8, 0xf0);  // pale blue
+        case Verdict::BornBelow:
+            return QColor(0xfa, 0xd0, 0xd0);  // pale red
         case Verdict::NotCompared:
             break;
     }
@@ -359,6 +368,15 @@ void RunComparison::Run::buildLookups() {
             nextOfOp[lastOfOp[op.candidateOp]] = i;
         lastOfOp[op.candidateOp] = i;
     }
+    bornBelowInSomeRound.assign(ops, 0);
+    for (const auto& op : r.ops) {
+        if (op.verdict != analysis::OpVerdict::BornHere || op.candidateOp >= ops) continue;
+        for (uint32_t a = candidate->op(op.candidateOp).parent; a != kNone;
+             a = candidate->op(a).parent) {
+            if (!bornBelow.insert(execution(a, op.candidateRound)).second) break;
+            bornBelowInSomeRound[a] = 1;
+        }
+    }
     for (uint32_t t = 0; t < r.tensors.size(); ++t)
         if (r.tensors[t].candidateRow < tensorOfRow.size())
             tensorOfRow[r.tensors[t].candidateRow] = t;
@@ -395,6 +413,20 @@ RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp, int32_t ro
     return shown_->unpairedExecutions.count(Run::execution(candidateOp, round))
                ? Verdict::OnlyInOneRun
                : Verdict::NotCompared;
+}
+
+bool RunComparison::bornBelow(uint32_t candidateOp, int32_t round) const {
+    if (!shown_ || candidateOp >= shown_->bornBelowInSomeRound.size()) return false;
+    if (round < 0) return shown_->bornBelowInSomeRound[candidateOp] != 0;
+    return shown_->bornBelow.count(Run::execution(candidateOp, round)) != 0;
+}
+
+RunComparison::Verdict RunComparison::shownVerdictOf(uint32_t candidateOp, int32_t round) const {
+    const Verdict verdict = verdictOf(candidateOp, round);
+    return (verdict == Verdict::Matches || verdict == Verdict::NotCompared) &&
+                   bornBelow(candidateOp, round)
+               ? Verdict::BornBelow
+               : verdict;
 }
 
 uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {

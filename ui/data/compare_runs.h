@@ -30,7 +30,9 @@ class RunComparison : public QObject {
 public:
     // What an op of the shown dump is, over the rounds compared: the worst of its executions
     // (born here, then inherited, then matches), or only in one run when none paired up.
-    enum class Verdict { NotCompared, Matches, Inherited, BornHere, OnlyInOneRun };
+    // BornBelow is no execution's verdict: the views show it for an op that matches (or was not
+    // compared) with an op born here inside it (shownVerdictOf).
+    enum class Verdict { NotCompared, Matches, Inherited, BornHere, OnlyInOneRun, BornBelow };
     static QString verdictText(Verdict verdict);
     // The colour the op tree and the plots give a verdict (invalid for NotCompared).
     static QColor verdictColor(Verdict verdict);
@@ -88,6 +90,11 @@ public:
     // In one round (-1: over every round); NotCompared when the op has no compared execution
     // there (OnlyInOneRun when none of its executions paired).
     Verdict verdictOf(uint32_t candidateOp, int32_t round) const;
+    // Whether an op born here is inside the op, in `round` (-1: in any round).
+    bool bornBelow(uint32_t candidateOp, int32_t round) const;
+    // verdictOf, or BornBelow for an op that matches or was not compared with an op born here
+    // inside it: what the op tree shows.
+    Verdict shownVerdictOf(uint32_t candidateOp, int32_t round) const;
     // The compared execution of the op in `round` (-1: its first diverging one, else its first):
     // an index into result()->ops, or kNone.
     uint32_t comparedOp(uint32_t candidateOp, int32_t round = -1) const;

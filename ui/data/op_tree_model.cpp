@@ -526,11 +526,12 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
         case SelectedRole:
             return selection_ && selection_->selects(idx.location(op));
         case VerdictRole:
-            return static_cast<int>(comparison_ ? comparison_->verdictOf(op, round_)
+            return static_cast<int>(comparison_ ? comparison_->shownVerdictOf(op, round_)
                                                 : RunComparison::Verdict::NotCompared);
         case Qt::BackgroundRole:
             if (!comparison_) return {};
-            if (const QColor c = RunComparison::verdictColor(comparison_->verdictOf(op, round_));
+            if (const QColor c =
+                    RunComparison::verdictColor(comparison_->shownVerdictOf(op, round_));
                 c.isValid())
                 return c;
             return {};
@@ -705,7 +706,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
             return selected ? QStringLiteral("\u2713") : QVariant();
         }
         case VerdictColumn: {
-            const auto verdict = comparison_ ? comparison_->verdictOf(op, round_)
+            const auto verdict = comparison_ ? comparison_->shownVerdictOf(op, round_)
                                              : RunComparison::Verdict::NotCompared;
             if (sort) return static_cast<int>(verdict);
             return verdict == RunComparison::Verdict::NotCompared
@@ -758,7 +759,8 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
                     "Against the reference run, in the round chosen (over every round compared "
                     "when none is): born here (an output differs while the inputs match, or an "
                     "input differs that no compared op made: a parameter, the model's input), "
-                    "inherited, matches, only in one run");
+                    "inherited, matches, only in one run; born below: an op inside it is born "
+                    "here, while it matches or was not compared");
             default:
                 return {};
         }

@@ -61,6 +61,10 @@ QString verdictMeaning(Verdict verdict) {
             return ComparePanel::tr("Every tensor of the op within the noise floor of its dtype");
         case Verdict::OnlyInOneRun:
             return ComparePanel::tr("Ran in one run only: listed on the \"In one run only\" tab");
+        case Verdict::BornBelow:
+            return ComparePanel::tr(
+                "In the op tree: the op matches (or was not compared), and an op inside it is "
+                "born here: open it");
         case Verdict::NotCompared:
             break;
     }
@@ -160,8 +164,8 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     // The legend: what the colours of the op tree, the table and the points say.
     auto* legend = new QHBoxLayout;
     legend->addWidget(new QLabel(tr("Verdicts:"), this));
-    for (Verdict v :
-         {Verdict::BornHere, Verdict::Inherited, Verdict::Matches, Verdict::OnlyInOneRun}) {
+    for (Verdict v : {Verdict::BornHere, Verdict::BornBelow, Verdict::Inherited, Verdict::Matches,
+                      Verdict::OnlyInOneRun}) {
         auto* swatch = new QLabel(RunComparison::verdictText(v), this);
         swatch->setToolTip(verdictMeaning(v));
         swatch->setStyleSheet(
