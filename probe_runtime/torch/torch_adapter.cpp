@@ -190,6 +190,9 @@ struct Frame {
     // The runtime's wants flags for the op as it began: they hold until it ends (its layer's
     // config, its selection and structure capture are fixed then), so its end asks no more.
     int wants = 0;
+    // An op RecordFunction gives no outputs of (a Python autograd Function: "Sq" for Sq.apply):
+    // its name, for the Python part to report the outputs of its forward (torch_hooks).
+    const char* function = nullptr;
 };
 
 // Statistics of memory seen through several views, for the current model call. Each entry
@@ -1144,6 +1147,9 @@ bool isLeafViewCall(ThreadState& tls, const at::RecordFunction& fn) {
     }
 }
 
+void hookInputGradients(int layer, c10::ArrayRef<const c10::IValue> inputs,
+                        const OpSchemaFacts* facts);
+
 std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
     try {
         ThreadState& tls = threadTls();
@@ -1192,6 +1198,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             return AdapterContext::make(tls);
         }
         int kind = PROBE_OP_OPERATION;
+        bool layerLevel = false;  // a forward op the outermost module calls itself
         // An op inside another (nearly every op) is named by the op's own name: no string built.
         const char* opNameText = aten ? name + 6 : name;
         const char* opTypeText = name;
@@ -1202,6 +1209,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             opTypeText = opType.c_str();
         } else if (tls.frames.empty()) {
             // An aten op called by the outermost module itself: a layer-level op.
+            layerLevel = true;
             const std::string shortName = opNameText;
             opName = shortName + "_" + std::to_string(tls.rootOpOccurrences[shortName]++);
             opType = name;
@@ -1224,6 +1232,7 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             forgetHandedOut(tls);
         int wants = pushFrame(tls, backward ? FrameKind::BackwardNode : FrameKind::Aten,
                               beginOp(opNameText, opTypeText, kind), layer);
+        if (!aten && !backward && !fn.operator_name()) tls.frames.back().function = name;
         if (wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) {
             const OpSchemaFacts* facts = backward ? nullptr : &schemaFacts(tls, fn);
             tls.frames.back().facts = facts;
@@ -1257,6 +1266,13 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
                 if (!params.empty()) probe_op_set_param(params.dump().c_str());
             }
         }
+        // A layer-level op's backward op has as outputs the gradients of its inputs, as a module
+        // layer's has (its backward op had inputs only). Hooked while the probe is awake, as a
+        // module layer's inputs are (torch_hooks._enter_tensors).
+        if (layerLevel && at::GradMode::is_enabled() && probe_is_awake())
+            hookInputGradients(
+                layer, fn.inputs(),
+                tls.frames.back().facts ? tls.frames.back().facts : &schemaFacts(tls, fn));
         return AdapterContext::make(tls);
     } catch (const std::exception& e) {
         reportFailure("op start", e.what());
@@ -1571,6 +1587,75 @@ const std::string* hookNameOf(const char* name) {
     return &*names.emplace(name).first;
 }
 
+// Hooks the forward input `index` (named `name`) of the layer-level op `layer` (named
+// `layerName`): the gradient computed for it is an output of "<layer>.backward". The hook runs
+// once the gradient is complete, before its producer's node (a leaf's: its accumulator): the
+// layer's backward op is still the open one (checked when it runs). The hook only reads the
+// gradient. In C++ rather than Python: no Python runs in the backward pass. Returns 1 when
+// hooked, 0 when the tensor needs no gradient. `layer` is -1 for a layer not registered (its
+// name then goes in the closure).
+int hookInputGradient(const char* layerName, int layer, int index, const char* name,
+                      const at::Tensor& tensor) {
+    if (!tensor.requires_grad()) return 0;
+    std::shared_ptr<torch::autograd::Node> accumulator;
+    if (tensor.is_leaf()) {
+        thread_local LeafHooks leafHooks;
+        accumulator = torch::autograd::impl::grad_accumulator(tensor);
+        if (!accumulator) return 0;
+        if (leafHooks.hookedBefore(accumulator, layerName, index, name)) return 1;
+        threadTls().leafAccumulatorsHeld.push_back(accumulator);
+    }
+    gGradientHooksMade.fetch_add(1, std::memory_order_relaxed);
+    // On the leaf's accumulator, or on the tensor (run before its producer's node).
+    const auto hook = [&](auto report) {
+        if (accumulator)
+            accumulator->add_pre_hook(
+                std::make_unique<LeafGradientHook<decltype(report)>>(std::move(report)));
+        else
+            tensor.register_hook(std::move(report));
+    };
+    // The layer by its index, the name held once (hookNameOf); else both in the closure.
+    const std::string* held = layer >= 0 ? hookNameOf(name) : nullptr;
+    if (held) {
+        hook([layer, index, held](const at::Tensor& grad) {
+            reportInputGradient(layer, index, held->c_str(), grad);
+        });
+    } else {
+        hook([layerName = std::string(layerName), index,
+              name = std::string(name)](const at::Tensor& grad) {
+            reportInputGradient(layerIndexOf(layerName.c_str()), index, name.c_str(), grad);
+        });
+    }
+    return 1;
+}
+
+// The same for a layer-level op RecordFunction saw (an aten op or an autograd Function the
+// outermost module calls itself): the gradients flowing out of its backward op are those of its
+// tensor inputs, numbered and named as its forward inputs are.
+void hookInputGradients(int layer, c10::ArrayRef<const c10::IValue> inputs,
+                        const OpSchemaFacts* facts) {
+    const std::string layerName = layerInfo(layer).name;
+    static const std::string kNoName;
+    int tensorIndex = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const c10::IValue& v = inputs[i];
+        const std::string& argName =
+            facts && i < facts->arguments.size() ? facts->arguments[i] : kNoName;
+        if (v.isTensor()) {
+            hookInputGradient(layerName.c_str(), layer, tensorIndex++, argName.c_str(),
+                              v.toTensor());
+        } else if (v.isTensorList()) {
+            const auto list = v.toTensorList();
+            for (size_t k = 0; k < list.size(); ++k) {
+                const std::string itemName =
+                    argName.empty() ? std::string() : argName + std::to_string(k);
+                hookInputGradient(layerName.c_str(), layer, tensorIndex++, itemName.c_str(),
+                                  list.get(k));
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace probe::torch_adapter
 
@@ -1842,6 +1927,19 @@ PROBE_TORCH_API int probe_torch_report_tensor(int io, int index, const char* nam
                            "module tensors");
 }
 
+// Whether the op on top of this thread's stack is the autograd Function `function` (its class's
+// name) and wants its tensors: its forward has returned, and its outputs are to be reported
+// (probe_torch_report_tensor, io 1). RecordFunction gives none of a Python Function: its op had
+// inputs only, and a Function that changed its values compared as a match.
+PROBE_TORCH_API int probe_torch_function_outputs_wanted(const char* function) {
+    const ThreadState* state = tlsState;
+    if (!function || !state || state->frames.empty()) return 0;
+    const Frame& top = state->frames.back();
+    return top.kind == FrameKind::Aten && top.function &&
+           std::strcmp(top.function, function) == 0 &&
+           (top.wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA));
+}
+
 // A gradient flowing out of `layer` (that of its forward input `index`) while its backward op
 // is open: one of that op's outputs. Returns 1 when reported, 0 when not (another op is open).
 PROBE_TORCH_API int probe_torch_report_backward_output(const char* layer, int index,
@@ -1854,50 +1952,16 @@ PROBE_TORCH_API int probe_torch_report_backward_output(const char* layer, int in
     return reportOneTensor(PROBE_OUTPUT, index, name, impl, "backward outputs");
 }
 
-// Hooks the forward input `index` (named `name`, TensorImpl `impl`) of the layer-level op
-// `layer`: the gradient computed for it is an output of "<layer>.backward". The hook runs once
-// the gradient is complete, before its producer's node (a leaf's: its accumulator): the layer's
-// backward op is still the open one (checked when it runs). The hook only reads the gradient. In
-// C++ rather than Python: no Python runs in the backward pass. Returns 1 when hooked, 0 when the
-// tensor needs no gradient, -1 on a failure.
+// Hooks the forward input `index` (named `name`, TensorImpl `impl`) of the module layer `layer`
+// (see hookInputGradient). Returns 1 when hooked, 0 when the tensor needs no gradient, -1 on a
+// failure.
 PROBE_TORCH_API int probe_torch_hook_input_gradient(const char* layer, int index, const char* name,
                                                     void* impl) {
     try {
         if (!layer || !impl || index < 0) return -1;
-        const at::Tensor tensor = tensorOfImpl(impl);
-        if (!tensor.requires_grad()) return 0;
-        std::shared_ptr<torch::autograd::Node> accumulator;
-        if (tensor.is_leaf()) {
-            thread_local LeafHooks leafHooks;
-            accumulator = torch::autograd::impl::grad_accumulator(tensor);
-            if (!accumulator) return 0;
-            if (leafHooks.hookedBefore(accumulator, layer, index, name ? name : "")) return 1;
-            threadTls().leafAccumulatorsHeld.push_back(accumulator);
-        }
-        gGradientHooksMade.fetch_add(1, std::memory_order_relaxed);
-        // On the leaf's accumulator, or on the tensor (run before its producer's node).
-        const auto hook = [&](auto report) {
-            if (accumulator)
-                accumulator->add_pre_hook(
-                    std::make_unique<LeafGradientHook<decltype(report)>>(std::move(report)));
-            else
-                tensor.register_hook(std::move(report));
-        };
-        // The layer by its index (layer-level ops are registered as they begin, before their
-        // inputs are hooked), the name held once (hookNameOf); else both in the closure.
-        const int layerIndex = layerIndexOf(layer);
-        const std::string* held = layerIndex >= 0 ? hookNameOf(name ? name : "") : nullptr;
-        if (held) {
-            hook([layerIndex, index, held](const at::Tensor& grad) {
-                reportInputGradient(layerIndex, index, held->c_str(), grad);
-            });
-        } else {
-            hook([layer = std::string(layer), index,
-                  name = std::string(name ? name : "")](const at::Tensor& grad) {
-                reportInputGradient(layerIndexOf(layer.c_str()), index, name.c_str(), grad);
-            });
-        }
-        return 1;
+        // Layer-level ops are registered as they begin, before their inputs are hooked.
+        return hookInputGradient(layer, layerIndexOf(layer), index, name ? name : "",
+                                 tensorOfImpl(impl));
     } catch (const std::exception& e) {
         reportFailure("gradient hook", e.what());
     } catch (...) {

@@ -307,8 +307,13 @@ class ModuleCalls(ProbeTestCase):
             print("PYTHON HOOKS", len(marked._backward_hooks))
             """, task="statistics", exec_range="all")
         # Each step: kept, a leaf, on its accumulator node (made anew with each step's graph,
-        # hooks and all), one for a's input 0 and one for b's; fresh, one. Never more a step.
-        self.assertIn("HOOKS %d" % (3 * 40), result.stdout)
+        # hooks and all), one for a's input 0 and one for b's; fresh, one; and each input of the
+        # aten ops the model calls itself (the sums and adds, and the aliases the subclass
+        # makes). Never more a step.
+        aten_inputs = [r for r in rows if r["Execution Count"] == "0" and r["Op Type"].startswith("aten::")
+                       and ".backward" not in r["Op Name"] and r["Input/Output"] == "input"]
+        self.assertEqual(len(aten_inputs), 12)
+        self.assertIn("HOOKS %d" % ((3 + len(aten_inputs)) * 40), result.stdout)
         self.assertIn("PYTHON HOOKS 1", result.stdout)
         # Every step's backward ops are all there: a's two calls and b's.
         flowing_in = [r["Op Name"].split(".")[0] for r in rows
@@ -390,6 +395,92 @@ class ModuleCalls(ProbeTestCase):
         for row in outputs:
             self.assertEqual(row["Index"], "0_input")
             self.assertStatsMatch(row, grads[int(row["Execution Count"])])
+
+    def test_autograd_functions_and_layer_level_aten_ops_have_outputs_both_ways(self):
+        # RecordFunction gives no outputs of a Python autograd Function, and a layer-level aten
+        # op's backward op had no hooks on its inputs: Sq_0 and the backward ops of Sq_0 and
+        # relu_0 had inputs only, so a Function that changed its values compared as a match and
+        # the op after it was blamed; an Inf born in sqrt's backward went unseen. A subclass
+        # inheriting its parent's forward is named by itself; a Function inside a module is its
+        # child op with its outputs; forward called directly (not through apply) reports nothing
+        # to the op that is open.
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class Sq(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, w):
+                    ctx.save_for_backward(x, w)
+                    return x * w * 1.5
+
+                @staticmethod
+                def backward(ctx, g):
+                    x, w = ctx.saved_tensors
+                    return g * w * 1.5, (g * x).sum(0) * 1.5
+
+            class Cube(Sq):
+                pass
+
+            class Ctx:
+                def save_for_backward(self, *tensors):
+                    pass
+
+            class Inner(nn.Module):
+                def forward(self, x):
+                    return Sq.apply(x, torch.ones(8)) + Sq.forward(Ctx(), x, x)
+
+            class M(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.w = nn.Parameter(torch.randn(8))
+                    self.inner = Inner()
+
+                def forward(self, x):
+                    y = torch.relu(Sq.apply(x, self.w))
+                    return self.inner(Cube.apply(y, self.w))
+
+            torch.manual_seed(0)
+            model = M()
+            x = torch.randn(4, 8, requires_grad=True)
+            model(x).sum().backward()
+            # The same values without Functions or modules (nothing of it dumped).
+            w = model.w.detach().clone().requires_grad_()
+            x2 = x.detach().clone().requires_grad_()
+            sq = x2 * w * 1.5
+            sq.retain_grad()
+            relu = torch.relu(sq)
+            relu.retain_grad()
+            cube = relu * w * 1.5
+            inner = cube * 1.5 + cube * cube * 1.5
+            inner.sum().backward()
+            torch.save({"sq": sq.detach(), "cube": cube.detach(), "inner": inner.detach()},
+                       __file__ + ".forward.pt")
+            torch.save({"sq": sq.grad, "relu": relu.grad, "x": x2.grad, "w": w.grad}, __file__ + ".grads.pt")
+            """, task="statistics", exec_range="all", save_child=True)
+        forward = torch.load(self.path("model.py.forward.pt"))
+        grads = torch.load(self.path("model.py.grads.pt"))
+        ops = self.by_op(rows)
+
+        def only(op, io, index=None):
+            found = [r for r in ops[op] if r["Input/Output"] == io and (index is None or r["Index"] == index)]
+            self.assertEqual(len(found), 1, "%s %s %s: %s" % (op, io, index, found))
+            return found[0]
+
+        self.assertEqual(only("Sq_0", "output")["Op Type"], "Sq")
+        self.assertStatsMatch(only("Sq_0", "output"), forward["sq"])
+        self.assertEqual(only("Cube_0", "output")["Op Type"], "Cube")
+        self.assertStatsMatch(only("Cube_0", "output"), forward["cube"])
+        self.assertStatsMatch(only("inner", "output"), forward["inner"])
+        inner_sq = [name for name in ops if name.startswith("inner/") and ops[name][0]["Op Type"] == "Sq"]
+        self.assertEqual(len(inner_sq), 1, inner_sq)
+        self.assertEqual(len([r for r in ops[inner_sq[0]] if r["Input/Output"] == "output"]), 1)
+        self.assertStatsMatch(only("relu_0.backward", "output"), grads["sq"])
+        self.assertStatsMatch(only("Cube_0.backward", "output", "0"), grads["relu"])
+        self.assertStatsMatch(only("Sq_0.backward", "output", "0"), grads["x"])
+        # w's gradient flows out of both Functions' backward ops (summed into one: a leaf's
+        # hook sees it whole, as for a module layer's leaf input).
+        self.assertStatsMatch(only("Sq_0.backward", "output", "1"), grads["w"])
 
     def test_input_gradients_named_past_the_held_names_are_reported_alike(self):
         # The adapter holds the names its input-gradient hooks carry once per process, up to

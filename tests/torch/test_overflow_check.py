@@ -315,6 +315,25 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         self.assertEqual({name for _, name in births["statistics"]}, {"fc"})
         self.assertEqual(births["overflow_check"], births["statistics"])
 
+    def test_an_inf_born_in_the_backward_of_a_layer_level_aten_op_is_found(self):
+        # sqrt's backward divides by zero where relu left zeros: an Inf born in sqrt_0.backward
+        # (the outermost module calls sqrt itself). Its backward op had no outputs, so the live
+        # task wrote nothing and probe overflow blamed something outside the dumped ops.
+        script = self.path("sqrt.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "torch.manual_seed(0)\n"
+                    "class M(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__(); self.l1 = torch.nn.Linear(8, 8); self.l2 = torch.nn.Linear(8, 2)\n"
+                    "    def forward(self, x): return self.l2(torch.sqrt(torch.relu(self.l1(x))))\n"
+                    "m = M()\n"
+                    "m(torch.randn(4, 8)).sum().backward()\n"
+                    "print('done')\n")
+        births = self.live_and_offline_births(script, save_child=False, expected_stdout="done")
+        self.assertEqual(births["statistics"], {("0", "sqrt_0.backward")})
+        self.assertEqual(births["overflow_check"], births["statistics"])
+
     def live_and_offline_births(self, script, save_child, expected_stdout):
         """The (round, op name) births the live task writes, and those probe overflow --all
         finds in a statistics dump of the same program."""

@@ -80,6 +80,7 @@ def adapter():
         _declare(lib, "probe_torch_sequence_number", c.c_uint64, [])
         _declare(lib, "probe_torch_counted_layer_call", None, [c.c_int, c.c_uint64])
         _declare(lib, "probe_torch_report_tensor", c.c_int, [c.c_int, c.c_int, c.c_char_p, c.c_void_p])
+        _declare(lib, "probe_torch_function_outputs_wanted", c.c_int, [c.c_char_p])
         _declare(lib, "probe_torch_report_backward_output", c.c_int, [c.c_char_p, c.c_int, c.c_char_p, c.c_void_p])
         _declare(lib, "probe_torch_hook_input_gradient", c.c_int, [c.c_char_p, c.c_int, c.c_char_p, c.c_void_p])
         _declare(lib, "probe_torch_impl_numel", c.c_int64, [c.c_void_p])

@@ -155,6 +155,7 @@ def install(torch):
         return False
 
     _wrap_module_call(torch, _module_call)
+    _wrap_autograd_functions(torch)
     _bracket_autograd(torch, _module_call)
     _watch_own_config_writes(_module_call)
     _flush_before_exec(_module_call)
@@ -557,6 +558,67 @@ def _after_fork_in_child(module_class):
         module_class.__call__ = first_model_call
     except Exception as exc:
         _failure("after fork", exc)
+
+
+def _wrap_autograd_functions(torch):
+    """The outputs of an autograd Function (``Sq.apply(x, w)``, torch.utils.checkpoint's) are its
+    op's outputs: RecordFunction gives none of them, so the Function's op had inputs only, and a
+    Function that changed its values compared as a match while the op after it was blamed. Each
+    Function class's ``forward`` is wrapped (those defined already, and those defined later, as
+    FunctionMeta makes them) to report what it returns while its op is still the open one. The
+    wrapper only reads; whatever fails is said and the model goes on."""
+    function_class = torch.autograd.Function
+    meta = type(function_class)
+    original_init = meta.__init__
+    if getattr(original_init, "_probe_wrapped", False):
+        return
+
+    def init(cls, *args, **kwargs):
+        original_init(cls, *args, **kwargs)
+        _wrap_function_forward(cls)
+
+    init._probe_wrapped = True
+    meta.__init__ = init
+    classes, seen = [function_class], set()
+    while classes:
+        cls = classes.pop()
+        for sub in type.__subclasses__(cls):
+            if sub not in seen:
+                seen.add(sub)
+                _wrap_function_forward(sub)
+                classes.append(sub)
+
+
+def _wrap_function_forward(cls):
+    try:
+        forward = cls.__dict__.get("forward")
+        if not isinstance(forward, staticmethod) or getattr(forward.__func__, "_probe_wrapped", False):
+            return
+        cls.forward = staticmethod(_observed_forward(forward.__func__, cls.__name__))
+    except Exception as exc:
+        _failure("autograd Function", exc)
+
+
+def _observed_forward(forward, defined_by):
+    wanted = _adapter.probe_torch_function_outputs_wanted
+    default_name = name_bytes(defined_by)
+
+    @functools.wraps(forward)
+    def observed(*args, **kwargs):
+        output = forward(*args, **kwargs)
+        try:
+            # The op is named by the class applied (a subclass may inherit this forward): its ctx
+            # (torch 1.x) knows it.
+            applied = getattr(type(args[0]), "_forward_cls", None) if args else None
+            name = name_bytes(applied.__name__) if applied is not None else default_name
+            if wanted(name):
+                _report_outputs(output)
+        except Exception as exc:
+            _failure("autograd Function outputs", exc)
+        return output
+
+    observed._probe_wrapped = True
+    return observed
 
 
 def _wrap_module_call(torch, module_call):
