@@ -209,6 +209,40 @@ TEST_F(ConfigEditorTest, JsonTextAndFormAreOneConfig) {
     EXPECT_FALSE(shown(editor_.generalIssuesLabel()));
 }
 
+// Text that is no JSON object: the greyed form keeps the values it showed (it showed every key's
+// default, task "tensor", beside a text saying "all": a GUI walk).
+TEST_F(ConfigEditorTest, BrokenJsonLeavesTheFormAtTheLastValues) {
+    editor_.jsonEdit()->setPlainText(R"({"task": "all", "ids": "3", "save_child": true})");
+    auto* task = qobject_cast<QComboBox*>(editor_.field("task"));
+    ASSERT_TRUE(task->currentText().startsWith("all")) << task->currentText().toStdString();
+    editor_.jsonEdit()->setPlainText(R"({"task": "all", "ids": "3", "save_child": true},,oops)");
+    EXPECT_FALSE(editor_.field("ids")->isEnabled());
+    EXPECT_TRUE(task->currentText().startsWith("all")) << task->currentText().toStdString();
+    EXPECT_EQ(qobject_cast<QLineEdit*>(editor_.field("ids"))->text(), "3");
+}
+
+// Undo goes back through the edits of this document only: a file loaded, a new config, a
+// session's config are new documents (undo went back into earlier sessions' configs, to an empty
+// text, and redo brought another run's: a GUI walk).
+TEST_F(ConfigEditorTest, UndoStopsAtTheConfigAsLoaded) {
+    document_.setFileContent(ConfigDocument::Kind::Op, "/tmp/first.json",
+                             R"({"task": "statistics", "ids": "1"})");
+    document_.setFileContent(ConfigDocument::Kind::Op, "/tmp/second.json",
+                             R"({"task": "all", "ids": "2"})");
+    QPlainTextEdit* json = editor_.jsonEdit();
+    EXPECT_FALSE(json->document()->isUndoAvailable());
+    QTextCursor end = json->textCursor();
+    end.movePosition(QTextCursor::End);
+    json->setTextCursor(end);
+    json->setFocus();
+    QTest::keyClicks(json, " ");
+    ASSERT_TRUE(json->document()->isUndoAvailable());
+    for (int i = 0; i < 5; ++i) json->undo();
+    EXPECT_EQ(json->toPlainText(), R"({"task": "all", "ids": "2"})");
+    EXPECT_EQ(document_.text(), R"({"task": "all", "ids": "2"})");
+    EXPECT_FALSE(json->document()->isUndoAvailable());
+}
+
 TEST_F(ConfigEditorTest, CodeLevelFieldsAreJudgedAsYouType) {
     document_.startNew(ConfigDocument::Kind::Api);
     EXPECT_EQ(editor_.kindBox()->currentIndex(), 1);

@@ -85,6 +85,7 @@ void ConfigDocument::startNew(Kind kind) {
     } else {
         setTextInternal(QString::fromStdString(dumpText(format::ApiConfig().toJson())), false);
     }
+    emit replaced();
 }
 
 void ConfigDocument::startOver(Kind kind) {
@@ -225,6 +226,7 @@ bool ConfigDocument::load(const QString& path, QString* error) {
     filePath_ = path;
     origin_.clear();
     setTextInternal(QString::fromStdString(*text), false);
+    emit replaced();
     return true;
 }
 
@@ -258,6 +260,7 @@ void ConfigDocument::setFileContent(Kind kind, const QString& path, const QStrin
     filePath_ = path;
     origin_.clear();
     setTextInternal(text, false);
+    emit replaced();
 }
 
 void ConfigDocument::startFrom(Kind kind, const QString& origin, const QString& text,
@@ -267,6 +270,7 @@ void ConfigDocument::startFrom(Kind kind, const QString& origin, const QString& 
     origin_ = origin;
     // Judged again even when the text is the same: its issues named the file.
     setTextInternal(text, modified);
+    emit replaced();
 }
 
 void ConfigDocument::followSelection(OpSelection* selection) {

@@ -114,6 +114,9 @@ public:
 signals:
     // The text, its judgement, the kind or the file changed.
     void changed();
+    // After changed(): the text is a new document's (a file loaded, a new one, a session's
+    // config), not an edit of the one before: undoing must not go back into that one.
+    void replaced();
 
 private:
     void judge();

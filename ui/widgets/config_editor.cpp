@@ -187,6 +187,10 @@ ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent)
     layout->addWidget(splitter, 1);
 
     connect(document_, &data::ConfigDocument::changed, this, &ConfigEditor::onDocumentChanged);
+    // Undo went back into the configs of earlier sessions, to an empty text, then redo to
+    // another run's config (a GUI walk).
+    connect(document_, &data::ConfigDocument::replaced, this,
+            [this] { json_->document()->clearUndoRedoStacks(); });
     onDocumentChanged();
     setStatus({}, {});
 }
@@ -528,7 +532,10 @@ void ConfigEditor::onDocumentChanged() {
             tr("The form needs the text to be a JSON object: %1. Fix it on the right to use "
                "the form.")
                 .arg(document_->notAnObjectWhy()));
-    for (Field& f : fields_[kind]) showField(f);
+    // Text that is no JSON object has no values: the form, greyed, keeps the last it had (it
+    // showed every key's default, task "tensor" beside a text saying "all").
+    if (document_->isObject())
+        for (Field& f : fields_[kind]) showField(f);
     if (json_->toPlainText() != document_->text()) {
         // Replaced as one edit (undo keeps working), the cursor kept where it was.
         showingDocument_ = true;
