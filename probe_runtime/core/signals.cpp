@@ -40,9 +40,21 @@ void wake(int signal) {
     }
 }
 
-void onStopSignal(int signal) {
+// A handler the program had before the probe's (Python's for SIGINT: KeyboardInterrupt) runs at
+// once, as without the probe: the program decides what the signal means, and the probe goes on
+// while it lives. It ran only after the probe had drained and stopped: the KeyboardInterrupt came
+// tens of steps late, the results changed, and a program that went on was dumped no more. Only a
+// signal that would end the program by default is the probe's to drain first.
+void onStopSignal(int signal, siginfo_t* info, void* context) {
     const int saved = errno;
-    wake(signal);
+    const struct sigaction& previous = gPrevious[signal];
+    if (previous.sa_flags & SA_SIGINFO) {
+        if (previous.sa_sigaction) previous.sa_sigaction(signal, info, context);
+    } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+        previous.sa_handler(signal);
+    } else {
+        wake(signal);
+    }
     errno = saved;
 }
 
@@ -82,8 +94,8 @@ bool install(int signal, bool fatal) {
         action.sa_sigaction = onFatalSignal;
         action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     } else {
-        action.sa_handler = onStopSignal;
-        action.sa_flags = SA_RESTART;
+        action.sa_sigaction = onStopSignal;
+        action.sa_flags = SA_SIGINFO | SA_RESTART;
     }
     if (::sigaction(signal, &action, &gPrevious[signal]) != 0) return false;
     gInstalled[signal].store(true, std::memory_order_release);

@@ -1,7 +1,9 @@
 // The runtime's signal handlers. A handler only writes the signal's number to the housekeeping
 // thread's pipe; that thread does the work (it may lock and allocate, a handler may not):
-//  - SIGINT, SIGTERM: drain, mark the dump complete, stop the probe, then hand the signal to
-//    the disposition it had before (the program's handler, or the default action).
+//  - SIGINT, SIGTERM with the default action (the program would die of it): drain, mark the
+//    dump complete, stop the probe, then raise the signal again with that action. With a
+//    handler of the program's own (Python's SIGINT one), that handler runs at once, as without
+//    the probe, and the probe goes on while the program lives.
 //  - SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT (fatal): drain what is queued and mark the dump
 //    incomplete, while the handler waits for it on a second pipe with poll() and a bounded
 //    timeout (write, poll, clock_gettime, sigaction and raise are async-signal-safe); then the

@@ -58,6 +58,15 @@ void journal(int fd, int round) {
     if (::write(fd, line, static_cast<size_t>(n)) < 0) std::perror("journal");
 }
 
+// --own-sigint: the program's own SIGINT handler (as Python has one), installed before the probe
+// starts; it writes "SIGINT\n" to this file descriptor, with one write(2).
+int gSigintFd = -1;
+void onOwnSigint(int) {
+    static const char kLine[] = "SIGINT\n";
+    if (::write(gSigintFd, kLine, sizeof kLine - 1) < 0) {
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,14 +108,20 @@ int main(int argc, char** argv) {
             noStop = true;
         else if (a == "--linger-ms")  // after the probe stops, as an interpreter's teardown
             lingerMs = std::atoi(value().c_str());
-        else {
+        else if (a == "--own-sigint") {
+            gSigintFd = ::open(value().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+            struct sigaction action {};
+            action.sa_handler = onOwnSigint;
+            sigemptyset(&action.sa_mask);
+            ::sigaction(SIGINT, &action, nullptr);
+        } else {
             std::fprintf(
                 stderr,
                 "usage: probe_native_engine [--rounds N] [--threads N] [--layers N] [--nudge-layer "
                 "N] [--sleep-ms N] "
                 "[--device N] [--output DIR] [--config FILE] [--ready-file FILE] [--journal FILE] "
                 "[--crash-after N [--crash-with segv|abort|fpe|ill|bus]] [--tag TEXT] "
-                "[--no-stop] [--linger-ms N]\n");
+                "[--no-stop] [--linger-ms N] [--own-sigint FILE]\n");
             return 64;
         }
     }

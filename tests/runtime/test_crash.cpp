@@ -278,6 +278,31 @@ TEST_F(Crash, AProgramThatIgnoresSigintIsNeitherStoppedNorSaidToBe) {
     EXPECT_EQ(readRows().size(), 200 * perRound);
 }
 
+// A program with a SIGINT handler of its own (Python's, which raises KeyboardInterrupt): the
+// handler runs when the signal comes, as without the probe, and the probe goes on dumping while
+// the program lives. It ran only after the probe had drained and stopped: the KeyboardInterrupt
+// came tens of steps late (the results changed), and the rounds after it were not dumped while
+// the status said "complete".
+TEST_F(Crash, AProgramsOwnSigintHandlerRunsAtOnceAndTheProbeGoesOn) {
+    const size_t perRound = rowsOfOneRound();
+    const std::string ready = dir_ / "ready", handled = dir_ / "handled";
+    const pid_t pid = launch(
+        {{"--rounds", "200", "--sleep-ms", "2", "--ready-file", ready, "--own-sigint", handled}});
+    ASSERT_TRUE(waitUntil([&] { return exists(ready); }));
+    ASSERT_EQ(::kill(pid, SIGINT), 0);
+    const auto exit = waitForExit(pid);
+    ASSERT_TRUE(exit);
+    ASSERT_TRUE(WIFEXITED(*exit));
+    EXPECT_EQ(WEXITSTATUS(*exit), 0);
+    EXPECT_EQ(readFile(handled), "SIGINT\n");
+    const auto dump = status();
+    EXPECT_EQ(dump.state, format::DumpState::Complete);
+    ASSERT_EQ(dump.processes.size(), 1u);
+    EXPECT_FALSE(dump.processes[0].endedBy) << "the probe says the program was stopped";
+    EXPECT_EQ(rowsPerRound().size(), 200u);
+    EXPECT_EQ(readRows().size(), 200 * perRound);
+}
+
 TEST_F(Crash, AfterStopTheSignalsAreTheProgramsAgain) {
     struct sigaction before {};
     ASSERT_EQ(::sigaction(SIGINT, nullptr, &before), 0);
