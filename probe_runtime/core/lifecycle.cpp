@@ -33,13 +33,24 @@
 namespace probe::runtime {
 namespace {
 
-uint64_t envMegabytes(const char* name, uint64_t fallbackMb) {
+// Megabytes from the environment: digits only, at most a mebibyte short of 2^64 bytes. Anything
+// else is said (`problem`) and the default used: "-5" was read as 2^64 - 5 MB, so the dump
+// stopped at once for want of 18 EB free, in a message naming "the minimum is -5 MiB".
+uint64_t envMegabytes(const char* name, uint64_t fallbackMb, std::string& problem) {
     const char* value = std::getenv(name);
     if (!value || !*value) return fallbackMb << 20;
-    char* end = nullptr;
-    unsigned long long mb = std::strtoull(value, &end, 10);
-    if (end == value || *end != '\0') return fallbackMb << 20;
-    return static_cast<uint64_t>(mb) << 20;
+    constexpr uint64_t kMaxMb = (uint64_t{1} << 44) - 1;
+    uint64_t mb = 0;
+    bool ok = true;
+    for (const char* c = value; *c && ok; ++c) {
+        ok = *c >= '0' && *c <= '9' && mb <= kMaxMb;
+        mb = mb * 10 + static_cast<uint64_t>(*c - '0');
+    }
+    if (ok && mb <= kMaxMb) return mb << 20;
+    problem += std::string(problem.empty() ? "" : "; ") + name + "=" +
+               format::printableText(value, 40) + " is not a number of megabytes (0 to " +
+               std::to_string(kMaxMb) + "): the default " + std::to_string(fallbackMb) + " is used";
+    return fallbackMb << 20;
 }
 
 std::string processName() {
@@ -148,8 +159,10 @@ int Runtime::start(const char* outputDir, const char* configPath) {
 
     WriterOptions options;
     options.root = root_;
-    options.memoryCapBytes = envMegabytes("PROBE_MEMORY_CAP_MB", 512);
-    options.minFreeBytes = envMegabytes("PROBE_MIN_FREE_MB", 256);
+    std::string environmentProblems;
+    options.memoryCapBytes = envMegabytes("PROBE_MEMORY_CAP_MB", 512, environmentProblems);
+    options.minFreeBytes = envMegabytes("PROBE_MIN_FREE_MB", 256, environmentProblems);
+    if (!environmentProblems.empty()) status_.warning(environmentProblems);
     options.rowsWritten = [this](int64_t round, uint64_t rows, uint64_t bytes) {
         notify([&](RuntimeListener& l) { l.rowsWritten(round, rows, bytes); });
     };

@@ -121,8 +121,12 @@ void install(int wakeFd) {
     unsigned char drained[16];
     while (gDonePipe[0] >= 0 && ::read(gDonePipe[0], drained, sizeof drained) > 0) {
     }
-    if (const char* ms = std::getenv("PROBE_FATAL_DRAIN_MS"); ms && *ms)
-        gFatalWaitMs = std::atoi(ms);
+    // Milliseconds, 0 to 60000; anything else leaves the default (a negative wait skipped it).
+    if (const char* ms = std::getenv("PROBE_FATAL_DRAIN_MS"); ms && *ms) {
+        char* end = nullptr;
+        const long wait = std::strtol(ms, &end, 10);
+        if (*end == '\0' && wait >= 0 && wait <= 60000) gFatalWaitMs = static_cast<int>(wait);
+    }
     gWakeFd.store(wakeFd, std::memory_order_release);
     for (int s : kStopSignals)
         if (!gInstalled[s].load()) install(s, false);

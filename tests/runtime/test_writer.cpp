@@ -105,5 +105,29 @@ TEST_F(Writer, DiskGuardStopsAStatisticsOnlyDumpToo) {
     EXPECT_GT(status.processes[0].droppedRows, 0u);
 }
 
+// A setting that is no number of megabytes is said, and its default used: "-5" was read as
+// 2^64 - 5 MB, and the dump stopped at once for want of that much free disk.
+TEST_F(Writer, ABadDiskOrMemorySettingIsSaidAndTheDefaultUsed) {
+    ::setenv("PROBE_MIN_FREE_MB", "-5", 1);
+    ::setenv("PROBE_MEMORY_CAP_MB", "99999999999999999999", 1);
+    start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    NativeModel model({});
+    model.run();
+    EXPECT_EQ(probe_is_awake(), 1);
+    ASSERT_EQ(probe_stop(), PROBE_OK);
+    std::string error;
+    const auto status = format::readStatusFile(root(), &error);
+    ASSERT_TRUE(status) << error;
+    EXPECT_EQ(status->state, format::DumpState::Complete);
+    ASSERT_EQ(status->processes.size(), 1u);
+    EXPECT_TRUE(status->processes[0].dumpStopped.empty()) << status->processes[0].dumpStopped;
+    EXPECT_GT(status->rows, 0u);
+    std::string said;
+    for (const auto& message : status->processes[0].messages) said += message.text + "\n";
+    EXPECT_NE(said.find("PROBE_MIN_FREE_MB=-5 is not a number of megabytes"), std::string::npos)
+        << said;
+    EXPECT_NE(said.find("the default 512 is used"), std::string::npos) << said;
+}
+
 }  // namespace
 }  // namespace probe::test
