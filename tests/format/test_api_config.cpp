@@ -70,7 +70,7 @@ TEST(ApiConfig, OverflowCheckTaskReadsItsBlock) {
     EXPECT_EQ(parseOk(R"({"task": "overflow_check"})").overflow.overflowNums, 1);  // msprobe's
     EXPECT_FALSE(parseOk("{}").overflow.stopAfterOverflow);
     // msprobe's rule: -1 or a whole number above 0.
-    for (const char* bad : {"0", "-2", "1.5", "\"2\""})
+    for (const char* bad : {"0", "-2", "1.5", "\"2\"", "18446744073709551615"})
         EXPECT_EQ(
             firstError(std::string(R"({"overflow_check": {"overflow_nums": )") + bad + "}}").key,
             "overflow_check.overflow_nums")

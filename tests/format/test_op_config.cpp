@@ -174,6 +174,14 @@ TEST(OpConfig, OverflowCheckTaskAndOverflowNums) {
     EXPECT_EQ(parseOk("{}").overflowNums, 1);  // msprobe's default
     EXPECT_EQ(parseBad(R"({"overflow_nums": -2})")[0].key, "overflow_nums");
     EXPECT_EQ(parseBad(R"({"overflow_nums": 1.5})")[0].key, "overflow_nums");
+    // Beyond a signed 64-bit number: said as written (2^64 - 1 was taken as -1, no limit, and
+    // 2^63 said as -9223372036854775808).
+    EXPECT_EQ(parseBad(R"({"overflow_nums": 18446744073709551615})")[0].problem,
+              "18446744073709551615 is out of range");
+    EXPECT_EQ(parseBad(R"({"overflow_nums": 9223372036854775808})")[0].problem,
+              "9223372036854775808 is out of range");
+    EXPECT_EQ(parseBad(R"({"filter_level": 18446744073709551615})")[0].problem,
+              "18446744073709551615 is out of range");
     EXPECT_NE(parseBad(R"({"task": "overflow"})")[0].accepted.find("overflow_check"),
               std::string::npos);
     // Written back: the task's count always, a count alone only when not the default.

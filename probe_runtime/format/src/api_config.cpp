@@ -268,11 +268,11 @@ std::optional<std::vector<int64_t>> expandStepList(const nlohmann::json& value,
     std::set<int64_t> steps;
     for (const auto& item : value) {
         if (item.is_number_integer()) {
-            const int64_t v = item.get<int64_t>();
-            if (v < 0 || v > kMax)
-                problems.push_back("element " + std::to_string(v) + " is outside 0..1000000");
+            const auto v = signedInteger(item);
+            if (!v || *v < 0 || *v > kMax)
+                problems.push_back("element " + jsonSnippet(item) + " is outside 0..1000000");
             else
-                steps.insert(v);
+                steps.insert(*v);
         } else if (item.is_string()) {
             const std::string text = item.get<std::string>();
             int64_t lo = 0, hi = 0;
@@ -429,11 +429,11 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
     if (auto it = root.find("seed"); it != root.end()) {
         if (!it->is_number_integer())
             issue("seed", notWholeNumber(*it), "a whole number 0..4294967295");
-        else if (it->get<int64_t>() < 0 || it->get<int64_t>() > 4294967295LL)
+        else if (const auto seed = signedInteger(*it); !seed || *seed < 0 || *seed > 4294967295LL)
             issue("seed", jsonSnippet(*it) + " is not a valid seed",
                   "a whole number 0..4294967295");
         else
-            config.seed = it->get<int64_t>();
+            config.seed = *seed;
     }
     readBool("is_deterministic", config.isDeterministic);
     readBool("extra_info", config.extraInfo);
@@ -520,11 +520,11 @@ ApiConfigResult parseApiConfig(std::string_view text, const std::string& file) {
         if (auto k = it->find("overflow_nums"); k != it->end()) {
             if (!k->is_number_integer())
                 issue(prefix + "overflow_nums", notWholeNumber(*k), kAcceptedOverflowNums);
-            else if (k->get<int64_t>() < 1 && k->get<int64_t>() != -1)
+            else if (const auto count = signedInteger(*k); !count || (*count < 1 && *count != -1))
                 issue(prefix + "overflow_nums", jsonSnippet(*k) + " is not a number of births",
                       kAcceptedOverflowNums);
             else
-                config.overflow.overflowNums = k->get<int64_t>();
+                config.overflow.overflowNums = *count;
         }
         if (auto k = it->find("stop_after_overflow"); k != it->end()) {
             if (!k->is_boolean())

@@ -2,6 +2,7 @@
 #include "probe/format/config_issue.h"
 
 #include <cmath>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,13 @@ std::string notWholeNumber(const nlohmann::json& value) {
                    ", not " + jsonSnippet(value) + ")";
     }
     return "must be a whole number, found " + foundValue(value);
+}
+
+std::optional<int64_t> signedInteger(const nlohmann::json& value) {
+    if (value.is_number_unsigned() &&
+        value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        return std::nullopt;
+    return value.get<int64_t>();
 }
 
 }  // namespace probe::format

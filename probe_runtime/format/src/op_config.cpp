@@ -382,23 +382,21 @@ OpConfigResult parseOpConfig(std::string_view text, const std::string& file) {
         if (!it->is_number_integer()) {
             issue("filter_level", notWholeNumber(*it), kAcceptedFilterLevel);
         } else {
-            const int64_t level = it->get<int64_t>();
-            if (level < 0 || level > 2)
-                issue("filter_level", std::to_string(level) + " is out of range",
-                      kAcceptedFilterLevel);
+            const auto level = signedInteger(*it);
+            if (!level || *level < 0 || *level > 2)
+                issue("filter_level", jsonSnippet(*it) + " is out of range", kAcceptedFilterLevel);
             else
-                config.filterLevel = static_cast<int>(level);
+                config.filterLevel = static_cast<int>(*level);
         }
     }
 
     if (auto it = root.find("overflow_nums"); it != root.end()) {
         if (!it->is_number_integer())
             issue("overflow_nums", notWholeNumber(*it), kAcceptedOverflowNums);
-        else if (it->get<int64_t>() < -1)
-            issue("overflow_nums", std::to_string(it->get<int64_t>()) + " is out of range",
-                  kAcceptedOverflowNums);
+        else if (const auto count = signedInteger(*it); count && *count >= -1)
+            config.overflowNums = *count;
         else
-            config.overflowNums = it->get<int64_t>();
+            issue("overflow_nums", jsonSnippet(*it) + " is out of range", kAcceptedOverflowNums);
     }
 
     // Warnings (a key given twice) are said, but do not reject the file.

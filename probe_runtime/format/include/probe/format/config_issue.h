@@ -48,5 +48,9 @@ std::string foundValue(const nlohmann::json& value);
 // Why `value` is not a whole number where one is wanted: "must be written as an integer (1, not
 // 1.0)" for a number with a fraction of zero, else "must be a whole number, found number 1.5".
 std::string notWholeNumber(const nlohmann::json& value);
+// A JSON integer as a signed 64-bit number; nullopt for one beyond it (nlohmann keeps those as
+// unsigned, and get<int64_t>() wrapped 2^64 - 1 to -1: an overflow_nums of 18446744073709551615
+// was taken as -1, "no limit"). Only for values that are integers (is_number_integer()).
+std::optional<int64_t> signedInteger(const nlohmann::json& value);
 
 }  // namespace probe::format
