@@ -2074,6 +2074,45 @@ TEST(TensorPreview, AllEqualValuesAreHistogrammedAroundTheirValue) {
     }
 }
 
+// A header of a hundred dims, nearly all of size 1 (two thousand took the window 9 s to lay out
+// a spin box for each, and the shape filled the pane): a spin box for each leading dim with
+// something to choose, each setting its own dim of the slice; the shape written out in part.
+TEST(TensorPreview, ManyDimsOfSizeOneGetNoSpinBoxes) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    std::vector<int64_t> dims(100, 1);
+    dims[0] = 2;
+    dims[96] = 3;
+    dims[98] = 2;
+    dims[99] = 2;
+    std::vector<float> values(24);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+    const auto row = dump.addRow(0, "0", "wide", "Layer", true, values, dims);
+    data::DumpStore store;
+    widgets::TensorPreview preview(&store);
+    preview.resize(900, 700);
+    preview.show();
+    QSignalSpy loaded(preview.document(), &data::TensorDocument::loaded);
+    preview.openFile(QString::fromStdString(row.tensorPath));
+    ASSERT_TRUE(waitFor([&] { return loaded.count() > 0; }));
+    QList<QSpinBox*> spins;
+    for (auto* spin : preview.findChildren<QSpinBox*>())
+        if (spin->suffix().startsWith(" / ")) spins << spin;
+    ASSERT_EQ(spins.size(), 2);
+    EXPECT_EQ(spins[0]->suffix(), " / 2");
+    EXPECT_EQ(spins[1]->suffix(), " / 3");
+    spins[1]->setValue(2);
+    spins[0]->setValue(1);
+    std::vector<int64_t> want(98, 0);
+    want[0] = 1;
+    want[96] = 2;
+    EXPECT_EQ(preview.document()->sliceIndex(), want);
+    // The slice [1, 0, ..., 2] of a [2, ..., 3, 2, 2] tensor starts at element 12 + 8.
+    EXPECT_EQ(preview.document()->sliceStart(), 20u);
+    EXPECT_TRUE(preview.factsText().contains("(100 dims)")) << preview.factsText().toStdString();
+    EXPECT_LT(preview.factsText().size(), 600);
+}
+
 // A tensor without a finite value: its histogram says so before its NaN count (it read
 // "· 64 NaN", a separator with nothing before it).
 TEST(TensorPreview, AHistogramOfNothingFiniteSaysSo) {

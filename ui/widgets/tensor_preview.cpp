@@ -313,9 +313,17 @@ void TensorPreview::updateFacts() {
         return;
     }
     const auto& h = tensor->header;
+    // At most a dozen dims written out: a header may hold two thousand (all but a few of size
+    // 1), whose shape filled the pane and pushed the heatmap out of view.
+    constexpr size_t kDimsWritten = 12;
     QString dims;
-    for (size_t i = 0; i < h.dims.size(); ++i)
+    for (size_t i = 0; i < h.dims.size(); ++i) {
+        if (h.dims.size() > kDimsWritten && i == kDimsWritten - 4) {
+            dims += tr(" × … (%1 dims)").arg(h.dims.size());
+            i = h.dims.size() - 4;
+        }
         dims += (i ? QStringLiteral(" × ") : QString()) + QString::number(h.dims[i]);
+    }
     if (dims.isEmpty()) dims = tr("scalar");
     QString text = tr("<b>%1</b> · format %2 · shape [%3] · %4 elements · %5 bytes of data")
                        .arg(QString::fromStdString(analysis::dtypeLabel(*tensor)),
@@ -384,14 +392,20 @@ void TensorPreview::rebuildSliceControls() {
     }
     sliceBar_->setVisible(true);
     sliceLayout_->addWidget(new QLabel(tr("Slice %1 × %2").arg(g.rows).arg(g.cols), sliceBar_));
-    for (size_t i = 0; i < g.leadingDims.size(); ++i) {
+    // A spin box for each leading dim with something to choose: one for each of two thousand
+    // dims of size 1 took the window 9 s to lay out. (At most 63 dims of 2 or more fit in a
+    // tensor's element count.)
+    const size_t leadingDims = g.leadingDims.size();
+    for (size_t i = 0; i < leadingDims; ++i) {
+        if (g.leadingDims[i] <= 1) continue;
         sliceLayout_->addWidget(new QLabel(tr("dim %1:").arg(i), sliceBar_));
         auto* spin = new QSpinBox(sliceBar_);
         spin->setRange(0, static_cast<int>(std::max<int64_t>(g.leadingDims[i] - 1, 0)));
         spin->setSuffix(tr(" / %1").arg(g.leadingDims[i]));
-        connect(spin, &QSpinBox::valueChanged, this, [this] {
-            std::vector<int64_t> leading;
-            for (auto* s : sliceSpins_) leading.push_back(s->value());
+        spin->setProperty("dim", static_cast<qulonglong>(i));
+        connect(spin, &QSpinBox::valueChanged, this, [this, leadingDims] {
+            std::vector<int64_t> leading(leadingDims, 0);
+            for (auto* s : sliceSpins_) leading[s->property("dim").toULongLong()] = s->value();
             document_->setSliceIndex(leading);
         });
         sliceLayout_->addWidget(spin);
