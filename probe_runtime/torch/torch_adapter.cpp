@@ -111,8 +111,13 @@ void reportFailure(const char* where, const char* what) {
     static std::mutex mutex;
     static std::unordered_map<std::string, int> seen;
     std::lock_guard<std::mutex> lock(mutex);
-    if (seen[where]++ < 3)
-        std::fprintf(stderr, "[probe] torch adapter: %s: %s (the model continues)\n", where, what);
+    if (seen[where]++ >= 3) return;
+    // Its first line: torch's errors carry a C++ backtrace of 200 frames after it, on the
+    // model's standard error.
+    const char* end = what ? std::strchr(what, '\n') : nullptr;
+    const int length = what ? static_cast<int>(end ? end - what : std::strlen(what)) : 0;
+    std::fprintf(stderr, "[probe] torch adapter: %s: %.*s (the model continues)\n", where,
+                 std::min(length, 500), what ? what : "");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -604,7 +609,8 @@ void reportTensor(int io, int index, const char* argName, const at::Tensor& tens
     const uint64_t bufferId = bufferIdOf(tensor);
     const uint64_t nbytes = static_cast<uint64_t>(tensor.numel()) * tensor.element_size();
     const int ndims = static_cast<int>(dims.size());
-    if (!withData || !(wants & PROBE_WANTS_DATA) || !tensor.has_storage()) {
+    // A meta tensor (a model built on the meta device) has a shape but no values.
+    if (!withData || !(wants & PROBE_WANTS_DATA) || !tensor.has_storage() || tensor.is_meta()) {
         probe_op_tensor_ex(io, index, argName, code, PROBE_FORMAT_ND, dims.data(), ndims, nullptr,
                            nbytes, bufferId);
         return;

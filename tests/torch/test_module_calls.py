@@ -482,6 +482,26 @@ class ModuleCalls(ProbeTestCase):
         # hook sees it whole, as for a module layer's leaf input).
         self.assertStatsMatch(only("Sq_0.backward", "output", "1"), grads["w"])
 
+    def test_a_model_on_the_meta_device_is_run_without_a_word(self):
+        # A meta tensor has a shape and no values: the probe tried to copy them out, and said so
+        # on the model's standard error with torch's 200-frame C++ backtrace. Its ops have no
+        # statistics; the model on the CPU after it is dumped as usual.
+        rows, result = self.run_script("""
+            import torch
+            meta = torch.nn.Sequential(torch.nn.Linear(8, 16, device="meta"), torch.nn.ReLU())
+            print(meta(torch.randn(4, 8, device="meta")).shape)
+            cpu = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU())
+            torch.manual_seed(0)
+            out = cpu(torch.randn(4, 8))
+            torch.save(out, __file__ + ".out.pt")
+            """, task="statistics", exec_range="all", save_child=True)
+        self.assertNotIn("torch adapter", result.stderr)
+        self.assertIn("torch.Size([4, 16])", result.stdout)
+        self.assertTrue(rows)
+        outputs = [r for r in rows if r["Op Name"] == "1" and r["Input/Output"] == "output"]
+        self.assertEqual(len(outputs), 1, outputs)
+        self.assertStatsMatch(outputs[0], torch.load(self.path("model.py.out.pt")))
+
     def test_input_gradients_named_past_the_held_names_are_reported_alike(self):
         # The adapter holds the names its input-gradient hooks carry once per process, up to
         # 4096 of them; a hook named past that carries its name itself. 5000 inputs of one call,
