@@ -558,12 +558,19 @@ int runRunCommand(const Args& args) {
     if (!quiet) {
         // A program killed early (kill -9, the OOM killer) ended before its probe could start:
         // not a program that never imports torch.
+        // A program that failed at once (a syntax error) is not asked whether it imports torch.
         if (!attached && !probeWroteInto(dumpRoot))
             std::fprintf(stderr, "%s",
                          WIFSIGNALED(status)
                              ? ("probe run: the program was killed by " +
                                 format::signalName(WTERMSIG(status)) +
                                 " before it started the probe; nothing was dumped\n")
+                                   .c_str()
+                         : WEXITSTATUS(status) != 0
+                             ? ("probe run: the program exited with code " +
+                                std::to_string(WEXITSTATUS(status)) +
+                                " before it started the probe (see its error above); nothing "
+                                "was dumped\n")
                                    .c_str()
                              : "probe run: the program never started the probe (did it import "
                                "torch?); nothing was dumped\n");

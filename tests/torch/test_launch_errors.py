@@ -131,6 +131,19 @@ class LaunchErrors(ProbeTestCase):
         self.assertIn("hello", result.stdout)
         self.assertIn("never started the probe", result.stderr)
 
+    def test_program_that_fails_before_it_starts_the_probe(self):
+        # A syntax error anywhere in the script fails it before its first line runs, its
+        # `import torch` too: not asked "did it import torch?" (a GUI walk).
+        script = self.path("bad.py")
+        with open(script, "w") as f:
+            f.write("import torch\nprint('never')\ndef broken(:\n")
+        result = self.probe_run("--output", self.path("out"), "--", PYTHON, script)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("SyntaxError", result.stderr)
+        self.assertIn("probe run: the program exited with code 1 before it started the probe (see its error "
+                      "above); nothing was dumped", result.stderr)
+        self.assertNotIn("did it import torch", result.stderr)
+
     def test_program_killed_before_it_starts_the_probe(self):
         # Killed before it imports torch: said, not "did it import torch?".
         result = self.probe_run("--output", self.path("out"), "--", PYTHON, "-c",

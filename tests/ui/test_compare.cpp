@@ -1114,6 +1114,36 @@ TEST(ComparePanelPlot, ValuesBeyondWhatAPlotCanDrawAreSaidOnThePairPlot) {
     EXPECT_TRUE(plot->legend->visible());
 }
 
+// A tensor of this run alone: its values are drawn and the plot says why there is no reference,
+// along its top on a ground of its own (drawn in the middle over 2,000 points it could not be
+// read: a GUI walk).
+TEST(ComparePanelPlot, ATensorOfOneRunIsSaidAboveItsPoints) {
+    test::TempDir dir("ui-compare-one-run-plot");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    for (int round = 0; round < 3; ++round) {
+        reference.addRow(round, "0", "layer", "Layer", true, {1, 2});
+        candidate.addRow(round, "0", "layer", "Layer", true, {1, 2});
+        candidate.addRow(round, "1", "extra", "Extra", true, {1, 2, static_cast<float>(round)});
+    }
+    context::AppContext context;
+    MainWindow window(&context);
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, candidate));
+    window.showView(MainWindow::View::Compare);
+    context.cursor()->setOp(context.store()->index().findOp(0, "1"));
+    ASSERT_TRUE(
+        waitFor([&] { return window.comparePanel()->statisticPair().candidate.x.size() == 3; }));
+    QCustomPlot* plot = window.comparePanel()->statisticPlot();
+    QCPItemText* said = nullptr;
+    ASSERT_TRUE(waitFor([&] {
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)))
+                if (text->text().endsWith("this run's values alone")) said = text;
+        return said != nullptr;
+    }));
+    EXPECT_EQ(said->positionAlignment(), Qt::AlignHCenter | Qt::AlignTop);
+    EXPECT_NE(said->brush().style(), Qt::NoBrush);
+}
+
 // Runs of statistics only, compared while the comparison was not in view: "Tensor in both runs"
 // says why it has nothing to draw, whatever is selected (it showed three blank strips).
 TEST(ComparePanelPlot, RunsOfStatisticsOnlySayWhyNoTensorPairIsDrawn) {

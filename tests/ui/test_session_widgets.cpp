@@ -371,6 +371,12 @@ TEST(LaunchForm, TheSameProgramByAnotherPathKeepsItsArgumentsAndConfig) {
     EXPECT_EQ(form.programEdit()->text(), "/usr/bin/python3");
     EXPECT_EQ(form.argumentsEdit()->text(), "-u demo.py");
     EXPECT_EQ(form.configEdit()->text(), QString::fromStdString(config));
+    // A name that is no program (a character typed at the end, a typo): they stay.
+    form.programEdit()->setCursorPosition(form.programEdit()->text().size());
+    QTest::keyClicks(form.programEdit(), "x");
+    EXPECT_EQ(form.programEdit()->text(), "/usr/bin/python3x");
+    EXPECT_EQ(form.argumentsEdit()->text(), "-u demo.py");
+    EXPECT_EQ(form.configEdit()->text(), QString::fromStdString(config));
     // Another program: not given them.
     typeInto(form.programEdit(), "/usr/bin/env");
     EXPECT_EQ(form.argumentsEdit()->text(), "");
@@ -867,6 +873,10 @@ TEST_F(LiveWindowTest, LaunchedModelFillsTheTreeAndPlotsAndFollowsAPushedConfig)
     QTest::mouseClick(panel->stopButton(), Qt::LeftButton);
     ASSERT_TRUE(waitFor([&] { return context_.liveSession()->hasEnded(); }));
     EXPECT_EQ(panel->stateText(), "stopped by you");  // not a crash
+    // "Dumping follows it from the next layer-level op" goes with the probe (it stayed, in
+    // green, above "Not the config that was in force": a GUI walk).
+    EXPECT_FALSE(editor->applyStatus().startsWith("Applied by the probe"))
+        << editor->applyStatus().toStdString();
     EXPECT_FALSE(panel->stopButton()->isEnabled());
     // Nothing is in force now: the editor says what was.
     const QString ended =

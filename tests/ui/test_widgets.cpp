@@ -954,6 +954,38 @@ TEST(MainWindow, ATensorDumpsPlotFillsAsItsStatisticsArrive) {
     EXPECT_EQ(maxima,
               (QStringList{data::OpTreeModel::formatValue(3), data::OpTreeModel::formatValue(4),
                            data::OpTreeModel::formatValue(5)}));
+    // The preview of such a row says the dump records none: it said "Recorded in the dump ...
+    // matches", the file's statistics compared with themselves.
+    window.tensorPreview()->openRow(context.store()->index().slotRow(
+        context.store()->index().representativeSlot(context.cursor()->op()), 1));
+    ASSERT_TRUE(
+        waitFor([&] { return window.tensorPreview()->factsText().contains("Recomputed"); }));
+    EXPECT_FALSE(window.tensorPreview()->factsText().contains("Recorded in the dump"));
+    EXPECT_TRUE(window.tensorPreview()->factsText().contains("records no statistics"))
+        << window.tensorPreview()->factsText().toStdString();
+}
+
+// An op without rows selected: the plot says it has none (it said "Select an op or a tensor",
+// as if the click had been lost: a GUI walk).
+TEST(MainWindow, ThePlotOfAnOpWithoutRowsSaysSo) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    dump.addRow(0, "0_0", "layer/kid", "aten::mul", true, {1, 2});
+    dump.setStatus("complete");
+    context::AppContext context;
+    MainWindow window(&context);
+    window.show();
+    window.showView(MainWindow::View::Plot);
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    const uint32_t layer = context.store()->index().findOp(0, "0");
+    ASSERT_NE(layer, analysis::kNone);
+    ASSERT_TRUE(window.selectOp("0"));
+    EXPECT_TRUE(waitFor([&] {
+        return window.statisticsPlot()->titleText().contains("has no rows in this dump");
+    })) << window.statisticsPlot()->titleText().toStdString();
+    ASSERT_TRUE(window.selectOp("0_0"));
+    EXPECT_TRUE(waitFor([&] { return !window.statisticsPlot()->titleText().contains("no rows"); }))
+        << window.statisticsPlot()->titleText().toStdString();
 }
 
 TEST(MainWindow, ShowsProblemsOfABrokenDump) {

@@ -109,6 +109,11 @@ void sayOnPlot(QCustomPlot* plot, const QString& why, Said where = Said::InTheMi
     text->setPositionAlignment(middle ? Qt::AlignCenter : (Qt::AlignHCenter | Qt::AlignTop));
     text->setColor(QColor(90, 90, 90));
     if (middle) plot->legend->setVisible(false);
+    // Over points, on a ground of its own: drawn over 2,000 of them it could not be read.
+    if (!middle) {
+        text->setBrush(QColor(255, 255, 255, 225));
+        text->setPadding(QMargins(4, 1, 4, 1));
+    }
 }
 
 // The data of a series as QCustomPlot draws it: NaN y is a gap.
@@ -706,12 +711,14 @@ void ComparePanel::rebuildStatisticPlot() {
     // An op in one run only has no round of the reference to plot: said, where an empty grid
     // (or a lone line) said nothing.
     if (pair_.reference.x.isEmpty()) {
-        sayOnPlot(statisticPlot_,
-                  pair_.candidate.x.isEmpty()
-                      ? tr("Nothing to plot: no round of this tensor pairs with one of the "
-                           "reference (an op in one run only)")
-                      : tr("No round of this tensor pairs with one of the reference (an op in "
-                           "one run only): this run's values alone"));
+        if (pair_.candidate.x.isEmpty())
+            sayOnPlot(statisticPlot_, tr("Nothing to plot: no round of this tensor pairs with one "
+                                         "of the reference (an op in one run only)"));
+        else
+            sayOnPlot(statisticPlot_,
+                      tr("No round of this tensor pairs with one of the reference (an op in one "
+                         "run only): this run's values alone"),
+                      Said::Atop);
     } else if (pair_.candidate.beyondPlot + pair_.reference.beyondPlot > 0) {
         // Two runs' values beyond what a plot draws would read as one line at its limit.
         sayOnPlot(statisticPlot_,

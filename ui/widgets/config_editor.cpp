@@ -718,6 +718,10 @@ void ConfigEditor::setSession(session::LiveSession* session) {
         connect(session_, &session::LiveSession::stateChanged, this, [this] {
             sessionConfigPath_ = session_->configPath();
             if (session_->hasEnded()) keepRecordOfEndedRun();
+            // "Dumping follows it from the next layer-level op" of a probe that has ended: the
+            // line below it says what was in force until the end.
+            if (session_->hasEnded() && statusText_.startsWith(tr("Applied by the probe")))
+                setStatus({}, {});
             if (pendingRequest_ >= 0 && session_->hasEnded()) {
                 pendingRequest_ = -1;
                 setStatus(

@@ -17,6 +17,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QVBoxLayout>
 
 #include "config_wording.h"
@@ -260,6 +261,16 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
     setSpec({});
 }
 
+// Whether `program` names a file (a path, from the working directory when relative) or a
+// command on the PATH.
+bool LaunchForm::isProgram(const QString& program) const {
+    if (program.isEmpty()) return false;
+    if (!program.contains(QLatin1Char('/')))
+        return !QStandardPaths::findExecutable(program).isEmpty() ||
+               QFileInfo(QDir(workingDirectory_->text().trimmed()).filePath(program)).isFile();
+    return QFileInfo(QDir(workingDirectory_->text().trimmed()).filePath(program)).isFile();
+}
+
 void LaunchForm::onProgramEdited() {
     const QString program = program_->text().trimmed();
     // A script gets the interpreter it needs, and each program a folder of its own, unless the
@@ -268,9 +279,12 @@ void LaunchForm::onProgramEdited() {
     // The arguments and config filled in with the last launch go with that program only:
     // another program would have run silently with them. The same program by another path
     // (python3 made /usr/bin/python3, as a missing torch is told to) keeps them.
+    // A name that is no program yet (being typed, a typo) keeps them: one character typed at
+    // the end of the script's path emptied the arguments (a GUI walk).
     const bool sameProgram = QFileInfo(program).fileName() == QFileInfo(specProgram_).fileName();
-    if (!argumentsChosen_) arguments_->setText(sameProgram ? specArguments_ : QString());
-    if (!configChosen_) config_->setText(sameProgram ? specConfig_ : QString());
+    const bool anotherProgram = !sameProgram && isProgram(program);
+    if (!argumentsChosen_) arguments_->setText(anotherProgram ? QString() : specArguments_);
+    if (!configChosen_) config_->setText(anotherProgram ? QString() : specConfig_);
     if (!outputChosen_) output_->setText(suggestedOutput());
     updateChecks();
 }

@@ -57,6 +57,7 @@ protected:
 
 private:
     void onProgramEdited();
+    bool isProgram(const QString& program) const;
     // A fresh output folder beside the others, named after what the program and arguments run.
     QString suggestedOutput() const;
     void updateChecks();

@@ -318,7 +318,12 @@ void StatisticsPlot::rebuild() {
         }
         plot_->xAxis->setLabel(store_->roundName());
         plot_->yAxis->setLabel(tr("value"));
-        if (shownSlots.empty())
+        if (shownSlots.empty() && currentOp != kNone)
+            // An op was selected: "select an op" read as if the click had been lost.
+            title = tr("<b>%1</b> has no rows in this dump (nothing of it was dumped): select "
+                       "one of its children, or another op.")
+                        .arg(QString::fromStdString(idx.describeOp(currentOp)).toHtmlEscaped());
+        else if (shownSlots.empty())
             title = tr("Select an op or a tensor to plot its statistics round by round.");
         else if (shownSlots.size() == 1)
             title = QStringLiteral("<b>%1</b> · %2")
@@ -612,6 +617,10 @@ QString StatisticsPlot::describeRow(uint32_t row, Stat stat) const {
              data::OpTreeModel::formatValue(record.get(stat)),
              QString::fromStdString(idx.text(record.shape)),
              QString::fromStdString(idx.text(record.dtype)));
+}
+
+QString StatisticsPlot::titleText() const {
+    return title_->text();
 }
 
 }  // namespace probe::widgets

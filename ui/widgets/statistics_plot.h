@@ -33,6 +33,8 @@ namespace probe::widgets {
 class StatisticsPlot : public QWidget {
     Q_OBJECT
 public:
+    // The line above the plot: what is plotted, or why nothing is.
+    QString titleText() const;
     enum class Mode { Rounds, RoundProfile };
 
     StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor, QWidget* parent = nullptr);

@@ -344,7 +344,13 @@ void TensorPreview::updateFacts() {
         if (!anomalies.isEmpty())
             text += QStringLiteral(" · ") + anomalies.join(QStringLiteral(" · "));
         const auto& idx = store_->index();
-        if (row_ != kNone && row_ < idx.rowCount()) {
+        if (row_ != kNone && row_ < idx.rowCount() && idx.row(row_).statsFromData) {
+            // Computed from this file as the dump was read: comparing them with themselves said
+            // "recorded in the dump ... matches" of a row holding N/A.
+            text +=
+                tr("<br>The dump records no statistics for this tensor (N/A: task tensor): "
+                   "the tables show these, computed from the file.");
+        } else if (row_ != kNone && row_ < idx.rowCount()) {
             const auto& r = idx.row(row_);
             const double computed[] = {s.max, s.min, s.mean, s.norm};
             QStringList recorded;
