@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "install_layout.h"
+#include "output_relay.h"
 #include "probe/format/config_issue.h"
 #include "probe/format/dump_status.h"
 #include "probe/format/file_util.h"
@@ -43,7 +45,7 @@ namespace {
 const char* kRunUsage =
     "Usage: probe run [--output DIR] [--config FILE] [--grads DIR] [--append | --overwrite] "
     "[--preload]\n"
-    "                 [--quiet] [--] COMMAND [ARGS...]\n"
+    "                 [--quiet] [--relay-output] [--] COMMAND [ARGS...]\n"
     "\n"
     "Runs COMMAND with the probe injected into it and the processes it starts (not those made by\n"
     "fork() alone), and dumps what the config selects into DIR/atb_dump_data (docs/formats.md §1,\n"
@@ -72,6 +74,9 @@ const char* kRunUsage =
     "  --preload       also preload the PyTorch adapter (for native programs linking libtorch)\n"
     "  --quiet         no summary, and none of the probe's informational messages (its warnings\n"
     "                  and errors, a config rejected or a process left unprobed, are still said)\n"
+    "  --relay-output  COMMAND's standard output and error go through probe run (as Probe Studio\n"
+    "                  launches models): if what reads them goes away, COMMAND goes on and the\n"
+    "                  rest of them goes to DIR/program_output.log\n"
     "\n"
     "How COMMAND ended (its exit code, or the signal that killed it, kill -9 included) is recorded "
     "in\n"
@@ -323,7 +328,7 @@ std::string dumpHolding(const std::string& dir) {
 
 int runRunCommand(const Args& args) {
     std::string output = "probe_dump", config, grads;
-    bool preload = false, quiet = false, append = false, overwrite = false;
+    bool preload = false, quiet = false, append = false, overwrite = false, relayOutput = false;
     std::vector<std::string> command;
     CLI::App app{"", "probe run"};
     prepareCommandLine(app);
@@ -335,6 +340,7 @@ int runRunCommand(const Args& args) {
     app.add_flag("--overwrite", overwrite);
     app.add_flag("--preload", preload);
     app.add_flag("--quiet", quiet);
+    app.add_flag("--relay-output", relayOutput);
     app.add_option("COMMAND", command);
     if (auto exit = parseCommandLine(app, args, kRunUsage)) return *exit;
     if (command.empty()) {
@@ -501,9 +507,27 @@ int runRunCommand(const Args& args) {
         ::sigaction(kHandled[i],
                     kHandled[i] == SIGINT || kHandled[i] == SIGQUIT ? &ignore : &forward,
                     &previous[i]);
+    // Relayed output: a reader gone (EPIPE) must not end probe run either; the child gets back
+    // what SIGPIPE was.
+    std::optional<OutputRelay> relay;
+    struct sigaction previousPipe {};
+    if (relayOutput) {
+        relay.emplace(outputDir + "/program_output.log");
+        if (std::string error; !relay->open(&error)) {
+            std::fprintf(stderr, "probe run: cannot relay the program's output: %s\n",
+                         error.c_str());
+            ::sigprocmask(SIG_SETMASK, &previousMask, nullptr);
+            return kExitInternal;
+        }
+        ::sigaction(SIGPIPE, &ignore, &previousPipe);
+    }
     gChild = ::fork();
     if (gChild == 0) {
         for (size_t i = 0; i < kHandledCount; ++i) ::sigaction(kHandled[i], &previous[i], nullptr);
+        if (relay) {
+            ::sigaction(SIGPIPE, &previousPipe, nullptr);
+            relay->becomeChildOutput();
+        }
         ::sigprocmask(SIG_SETMASK, &previousMask, nullptr);
         std::vector<char*> argv;
         for (const auto& c : command) argv.push_back(const_cast<char*>(c.c_str()));
@@ -521,8 +545,15 @@ int runRunCommand(const Args& args) {
         return kExitInternal;
     }
     int status = 0;
-    while (::waitpid(gChild, &status, 0) < 0 && errno == EINTR) {
-    }
+    if (relay)
+        relay->relayUntilExit(gChild, &status);
+    else
+        while (::waitpid(gChild, &status, 0) < 0 && errno == EINTR) {
+        }
+    if (relay && relay->loggedToFile())
+        std::fprintf(stderr,
+                     "probe run: what read the program's output went away; the rest is in %s\n",
+                     relay->logPath().c_str());
     int exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
     // How it ended, whatever ended it (kill -9 too), goes into the status of its dump.

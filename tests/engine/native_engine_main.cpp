@@ -108,6 +108,8 @@ int main(int argc, char** argv) {
             noStop = true;
         else if (a == "--linger-ms")  // after the probe stops, as an interpreter's teardown
             lingerMs = std::atoi(value().c_str());
+        else if (a == "--ignore-sigterm")  // as a program that will not be stopped so
+            ::signal(SIGTERM, SIG_IGN);
         else if (a == "--own-sigint") {
             gSigintFd = ::open(value().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
             struct sigaction action {};
@@ -121,7 +123,7 @@ int main(int argc, char** argv) {
                 "N] [--sleep-ms N] "
                 "[--device N] [--output DIR] [--config FILE] [--ready-file FILE] [--journal FILE] "
                 "[--crash-after N [--crash-with segv|abort|fpe|ill|bus]] [--tag TEXT] "
-                "[--no-stop] [--linger-ms N] [--own-sigint FILE]\n");
+                "[--no-stop] [--linger-ms N] [--own-sigint FILE] [--ignore-sigterm]\n");
             return 64;
         }
     }

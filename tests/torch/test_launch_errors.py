@@ -5,6 +5,7 @@ import json
 import os
 import stat
 import subprocess
+import textwrap
 
 from probe_test_util import PROBE, PYTHON, ProbeTestCase, write_config
 
@@ -143,6 +144,53 @@ class LaunchErrors(ProbeTestCase):
         self.assertIn("probe run: the program exited with code 1 before it started the probe (see its error "
                       "above); nothing was dumped", result.stderr)
         self.assertNotIn("did it import torch", result.stderr)
+
+    def test_a_relayed_program_outlives_the_reader_of_its_output(self):
+        # The application launches models with --relay-output: killed, it closed the pipes the
+        # model wrote into, and the model's next print raised BrokenPipeError (a training run of
+        # hours ended with code 1; probe run itself died of SIGPIPE). The program goes on, its
+        # results those of a run without the probe, and what it wrote after goes to a log.
+        script = self.path("steps.py")
+        flag = self.path("reader_gone")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent("""
+                import os, sys, time, torch
+                torch.manual_seed(0)
+                model = torch.nn.Linear(4, 4)
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                for step in range(200):
+                    opt.zero_grad()
+                    model(torch.randn(2, 4)).sum().backward()
+                    opt.step()
+                    print("step", step, flush=True)
+                    print("warning", step, file=sys.stderr, flush=True)
+                    if step == 0 and len(sys.argv) > 2:
+                        deadline = time.monotonic() + 120  # until the test closed its pipes
+                        while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+                            time.sleep(0.01)
+                with open(sys.argv[1], "w") as f:
+                    f.write(repr(model.weight.detach().sum().item()))
+                """))
+        subprocess.run([PYTHON, script, self.path("plain.txt")], check=True, capture_output=True)
+        out = self.path("out")
+        run = subprocess.Popen([PROBE, "run", "--relay-output", "--output", out, "--", PYTHON, script,
+                                self.path("probed.txt"), flag], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.assertEqual(run.stdout.readline(), b"step 0\n")
+        run.stdout.close()
+        run.stderr.close()
+        open(flag, "w").close()
+        self.assertEqual(run.wait(timeout=300), 0)
+        with open(self.path("probed.txt")) as f, open(self.path("plain.txt")) as g:
+            self.assertEqual(f.read(), g.read())
+        with open(os.path.join(out, "program_output.log")) as f:
+            log = f.read()
+        self.assertIn("what read the program's output went away", log)
+        self.assertIn("step 199\n", log)
+        self.assertIn("warning 199\n", log)
+        with open(os.path.join(out, "atb_dump_data", "probe_status.json")) as f:
+            (process,) = json.load(f)["processes"]
+        self.assertEqual(process["ended_by"]["how"], "exited")
+        self.assertEqual(process["ended_by"]["code"], 0)
 
     def test_program_killed_before_it_starts_the_probe(self):
         # Killed before it imports torch: said, not "did it import torch?".

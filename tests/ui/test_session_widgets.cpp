@@ -5,6 +5,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include <sys/stat.h>
 
+#include <fstream>
 #include <set>
 
 #include <QCheckBox>
@@ -1014,6 +1015,29 @@ TEST_F(LiveWindowTest, UnappliedEditsOfADumpsConfigAreKeptWhenALaunchReplacesIt)
     const auto written = format::parseOpConfig(test::readFile(dir_ / "config.json"), "config");
     ASSERT_TRUE(written.config);
     EXPECT_EQ(written.config->ids, std::vector<std::string>{"1"});
+}
+
+// Stop, for a model that ignores SIGTERM: after the grace period the model is killed, not only
+// probe run (which relays the model's output, so the model would run on without it).
+TEST_F(LiveWindowTest, StopKillsAModelThatIgnoresSigtermAfterTheGracePeriod) {
+    session::LaunchSpec spec = engineSpec(100000, 10);
+    spec.arguments << QStringLiteral("--ignore-sigterm");
+    ASSERT_TRUE(context_.launch(spec));
+    auto* live = context_.liveSession();
+    ASSERT_TRUE(waitFor([&] { return live->hello().has_value(); }));
+    const pid_t model = static_cast<pid_t>(live->hello()->pid);
+    ASSERT_GT(model, 0);
+    live->stop();
+    ASSERT_TRUE(waitFor([&] { return live->hasEnded(); }, 30000));
+    // Gone, or a zombie waiting for whoever adopted it.
+    const auto running = [&] {
+        std::ifstream in("/proc/" + std::to_string(model) + "/stat");
+        std::string stat;
+        std::getline(in, stat);
+        const size_t close = stat.rfind(')');
+        return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+    };
+    EXPECT_TRUE(waitFor([&] { return !running(); }, 30000));
 }
 
 // A launch without a config after a dump was opened: the Config tab shows what probe run follows

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "session/launch_session.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -351,10 +352,15 @@ bool LaunchSession::start(const LaunchSpec& spec) {
     }
     process_.setProcessEnvironment(environment);
     if (!spec.workingDirectory.isEmpty()) process_.setWorkingDirectory(spec.workingDirectory);
+    // The model's output through probe run, which outlives us: killed or crashed, this
+    // application closed the pipes the model wrote into, and its next print ended it
+    // (BrokenPipeError). Not in the command line the launch form offers to copy: in a terminal
+    // the output is the terminal's.
+    QStringList arguments = spec.probeRunArguments();
+    arguments.insert(1, QStringLiteral("--relay-output"));
     process_.setProgram(probe);
-    process_.setArguments(spec.probeRunArguments());
-    setState(SessionState::Starting,
-             tr("running %1 %2").arg(probe, spec.probeRunArguments().join(' ')));
+    process_.setArguments(arguments);
+    setState(SessionState::Starting, tr("running %1 %2").arg(probe, arguments.join(' ')));
     process_.start();
     attachTimer_.start();
     return true;
@@ -365,7 +371,12 @@ void LaunchSession::stop(int graceMs) {
     stopRequested_ = true;
     process_.terminate();  // probe run passes SIGTERM on to the model
     QTimer::singleShot(graceMs, this, [this] {
-        if (process_.state() != QProcess::NotRunning) process_.kill();
+        if (process_.state() == QProcess::NotRunning) return;
+        // The model too, when its probe said who it is: probe run relays its output, so killed
+        // alone it would leave the model running on.
+        if (const auto& hello = control_.helloMessage(); hello && hello->pid > 0)
+            ::kill(static_cast<pid_t>(hello->pid), SIGKILL);
+        process_.kill();
     });
 }
 
