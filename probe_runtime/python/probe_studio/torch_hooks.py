@@ -602,15 +602,20 @@ def _wrap_function_forward(cls):
 def _observed_forward(forward, defined_by):
     wanted = _adapter.probe_torch_function_outputs_wanted
     default_name = name_bytes(defined_by)
+    names = {}  # the type of the first argument (a ctx) -> the name of the Function applied
 
     @functools.wraps(forward)
     def observed(*args, **kwargs):
         output = forward(*args, **kwargs)
         try:
             # The op is named by the class applied (a subclass may inherit this forward): its ctx
-            # (torch 1.x) knows it.
-            applied = getattr(type(args[0]), "_forward_cls", None) if args else None
-            name = name_bytes(applied.__name__) if applied is not None else default_name
+            # (torch 1.x) knows it. Found once per ctx type: this runs at every apply, the
+            # probe asleep too.
+            ctx_type = type(args[0]) if args else None
+            name = names.get(ctx_type)
+            if name is None:
+                applied = getattr(ctx_type, "_forward_cls", None)
+                name = names[ctx_type] = name_bytes(applied.__name__) if applied is not None else default_name
             if wanted(name):
                 _report_outputs(output)
         except Exception as exc:
