@@ -91,6 +91,17 @@ protected:
         return status ? *status : format::DumpStatus{};
     }
 
+    // A program that went on after a signal: the probe went on dumping to its end, and says
+    // nothing of it being stopped.
+    void expectDumpedToTheEnd(size_t rounds, size_t perRound) {
+        const auto dump = status();
+        EXPECT_EQ(dump.state, format::DumpState::Complete);
+        ASSERT_EQ(dump.processes.size(), 1u);
+        EXPECT_FALSE(dump.processes[0].endedBy) << "the probe says the program was stopped";
+        EXPECT_EQ(rowsPerRound().size(), rounds);
+        EXPECT_EQ(readRows().size(), rounds * perRound);
+    }
+
     // The rows one round of the engine's model writes (task statistics, every layer-level op).
     size_t rowsOfOneRound() {
         TempDir reference("probe-reference");
@@ -269,13 +280,7 @@ TEST_F(Crash, AProgramThatIgnoresSigintIsNeitherStoppedNorSaidToBe) {
     ASSERT_TRUE(exit);
     ASSERT_TRUE(WIFEXITED(*exit)) << "the program was stopped by the signal it ignores";
     EXPECT_EQ(WEXITSTATUS(*exit), 0);
-    const auto dump = status();
-    EXPECT_EQ(dump.state, format::DumpState::Complete);
-    ASSERT_EQ(dump.processes.size(), 1u);
-    EXPECT_FALSE(dump.processes[0].endedBy) << "the probe says the program was stopped";
-    // The probe went on dumping to the end.
-    EXPECT_EQ(rowsPerRound().size(), 200u);
-    EXPECT_EQ(readRows().size(), 200 * perRound);
+    expectDumpedToTheEnd(200, perRound);
 }
 
 // A program with a SIGINT handler of its own (Python's, which raises KeyboardInterrupt): the
@@ -295,12 +300,7 @@ TEST_F(Crash, AProgramsOwnSigintHandlerRunsAtOnceAndTheProbeGoesOn) {
     ASSERT_TRUE(WIFEXITED(*exit));
     EXPECT_EQ(WEXITSTATUS(*exit), 0);
     EXPECT_EQ(readFile(handled), "SIGINT\n");
-    const auto dump = status();
-    EXPECT_EQ(dump.state, format::DumpState::Complete);
-    ASSERT_EQ(dump.processes.size(), 1u);
-    EXPECT_FALSE(dump.processes[0].endedBy) << "the probe says the program was stopped";
-    EXPECT_EQ(rowsPerRound().size(), 200u);
-    EXPECT_EQ(readRows().size(), 200 * perRound);
+    expectDumpedToTheEnd(200, perRound);
 }
 
 TEST_F(Crash, AfterStopTheSignalsAreTheProgramsAgain) {
