@@ -25,6 +25,9 @@ std::atomic<pid_t> gHousekeepingTid{0}, gWriterTid{0};
 int gFatalWaitMs = kDefaultFatalWaitMs;
 struct sigaction gPrevious[NSIG];
 std::atomic<bool> gInstalled[NSIG];
+// The program's one-shot (SA_RESETHAND) handler of a stop signal has run: its default action
+// stands behind it now.
+std::atomic<bool> gOneShotUsed[NSIG];
 
 int64_t monotonicMs() {
     timespec ts{};
@@ -40,6 +43,12 @@ void wake(int signal) {
     }
 }
 
+// Whether a disposition is a handler of the program's own (not the default, not ignored).
+bool hasOwnHandler(const struct sigaction& action) {
+    return (action.sa_flags & SA_SIGINFO) ||
+           (action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN);
+}
+
 // A handler the program had before the probe's (Python's for SIGINT: KeyboardInterrupt) runs at
 // once, as without the probe: the program decides what the signal means, and the probe goes on
 // while it lives. It ran only after the probe had drained and stopped: the KeyboardInterrupt came
@@ -48,10 +57,15 @@ void wake(int signal) {
 void onStopSignal(int signal, siginfo_t* info, void* context) {
     const int saved = errno;
     const struct sigaction& previous = gPrevious[signal];
-    if (previous.sa_flags & SA_SIGINFO) {
-        if (previous.sa_sigaction) previous.sa_sigaction(signal, info, context);
-    } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
-        previous.sa_handler(signal);
+    // A one-shot handler (SA_RESETHAND: "press Ctrl-C again to force quit") runs once; the
+    // next signal finds the default action behind it, as it would have (drained first).
+    if (hasOwnHandler(previous) && !gOneShotUsed[signal].load(std::memory_order_acquire)) {
+        if (previous.sa_flags & SA_RESETHAND)
+            gOneShotUsed[signal].store(true, std::memory_order_release);
+        if (previous.sa_flags & SA_SIGINFO)
+            previous.sa_sigaction(signal, info, context);
+        else
+            previous.sa_handler(signal);
     } else {
         wake(signal);
     }
@@ -93,10 +107,19 @@ bool install(int signal, bool fatal) {
     if (fatal) {
         action.sa_sigaction = onFatalSignal;
         action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    } else if (hasOwnHandler(current)) {
+        // Chained to the program's handler: as that handler was installed, its system calls
+        // interrupted or restarted alike (Python's has no SA_RESTART: a Ctrl-C during os.read()
+        // or input() raises KeyboardInterrupt; restarted, it never came) and the same signals
+        // held off while it runs.
+        action.sa_sigaction = onStopSignal;
+        action.sa_mask = current.sa_mask;
+        action.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_RESTART | SA_NODEFER | SA_ONSTACK));
     } else {
         action.sa_sigaction = onStopSignal;
         action.sa_flags = SA_SIGINFO | SA_RESTART;
     }
+    gOneShotUsed[signal].store(false, std::memory_order_release);
     if (::sigaction(signal, &action, &gPrevious[signal]) != 0) return false;
     gInstalled[signal].store(true, std::memory_order_release);
     return true;
@@ -136,6 +159,13 @@ void install(int wakeFd) {
 
 void restore(int signal) {
     if (signal <= 0 || signal >= NSIG || !gInstalled[signal].exchange(false)) return;
+    if (gOneShotUsed[signal].load(std::memory_order_acquire)) {
+        struct sigaction byDefault {};
+        byDefault.sa_handler = SIG_DFL;
+        sigemptyset(&byDefault.sa_mask);
+        ::sigaction(signal, &byDefault, nullptr);
+        return;
+    }
     ::sigaction(signal, &gPrevious[signal], nullptr);
 }
 

@@ -110,11 +110,13 @@ int main(int argc, char** argv) {
             lingerMs = std::atoi(value().c_str());
         else if (a == "--ignore-sigterm")  // as a program that will not be stopped so
             ::signal(SIGTERM, SIG_IGN);
-        else if (a == "--own-sigint") {
+        else if (a == "--own-sigint" || a == "--own-sigint-once") {
             gSigintFd = ::open(value().c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
             struct sigaction action {};
             action.sa_handler = onOwnSigint;
             sigemptyset(&action.sa_mask);
+            // Once: "press Ctrl-C again to force quit".
+            if (a == "--own-sigint-once") action.sa_flags = SA_RESETHAND;
             ::sigaction(SIGINT, &action, nullptr);
         } else {
             std::fprintf(
@@ -123,7 +125,7 @@ int main(int argc, char** argv) {
                 "N] [--sleep-ms N] "
                 "[--device N] [--output DIR] [--config FILE] [--ready-file FILE] [--journal FILE] "
                 "[--crash-after N [--crash-with segv|abort|fpe|ill|bus]] [--tag TEXT] "
-                "[--no-stop] [--linger-ms N] [--own-sigint FILE] [--ignore-sigterm]\n");
+                "[--no-stop] [--linger-ms N] [--own-sigint[-once] FILE] [--ignore-sigterm]\n");
             return 64;
         }
     }

@@ -303,6 +303,29 @@ TEST_F(Crash, AProgramsOwnSigintHandlerRunsAtOnceAndTheProbeGoesOn) {
     expectDumpedToTheEnd(200, perRound);
 }
 
+// A one-shot handler of the program's (SA_RESETHAND: "press Ctrl-C again to force quit"): the
+// first SIGINT goes to it, the second to the default action behind it, which ends the program
+// (the probe drained first). Chained, the handler ran at every SIGINT and the program never ended.
+TEST_F(Crash, AProgramsOneShotSigintHandlerRunsOnceThenTheDefaultEndsIt) {
+    const std::string ready = dir_ / "ready", handled = dir_ / "handled";
+    const pid_t pid = launch({{"--rounds", "100000", "--sleep-ms", "2", "--ready-file", ready,
+                               "--own-sigint-once", handled}});
+    ASSERT_TRUE(waitUntil([&] { return exists(ready); }));
+    ASSERT_EQ(::kill(pid, SIGINT), 0);
+    ASSERT_TRUE(waitUntil([&] { return exists(handled) && readFile(handled) == "SIGINT\n"; }));
+    ASSERT_EQ(::kill(pid, SIGINT), 0);
+    const auto exit = waitForExit(pid);
+    ASSERT_TRUE(exit) << "the second SIGINT did not end the program";
+    ASSERT_TRUE(WIFSIGNALED(*exit));
+    EXPECT_EQ(WTERMSIG(*exit), SIGINT);
+    EXPECT_EQ(readFile(handled), "SIGINT\n");
+    const auto dump = status();
+    EXPECT_EQ(dump.state, format::DumpState::Complete);
+    ASSERT_EQ(dump.processes.size(), 1u);
+    ASSERT_TRUE(dump.processes[0].endedBy);
+    EXPECT_EQ(dump.processes[0].endedBy->code, SIGINT);
+}
+
 TEST_F(Crash, AfterStopTheSignalsAreTheProgramsAgain) {
     struct sigaction before {};
     ASSERT_EQ(::sigaction(SIGINT, nullptr, &before), 0);

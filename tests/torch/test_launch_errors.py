@@ -3,6 +3,7 @@ program's own exit code and signals pass through."""
 # SPDX-License-Identifier: GPL-3.0-or-later
 import json
 import os
+import signal
 import stat
 import subprocess
 import textwrap
@@ -191,6 +192,38 @@ class LaunchErrors(ProbeTestCase):
             (process,) = json.load(f)["processes"]
         self.assertEqual(process["ended_by"]["how"], "exited")
         self.assertEqual(process["ended_by"]["code"], 0)
+
+    def test_ctrl_c_interrupts_a_blocking_read_as_without_the_probe(self):
+        # Python's SIGINT handler has no SA_RESTART: a Ctrl-C during os.read() (input(), a
+        # socket's recv) ends the call and raises KeyboardInterrupt. Chained to it by the
+        # probe's handler, installed with SA_RESTART, the read was restarted and the program
+        # hung.
+        script = self.path("blocked.py")
+        with open(script, "w") as f:
+            f.write("import os, sys, torch\n"
+                    "r, w = os.pipe()\n"
+                    "print('ready', flush=True)\n"
+                    "try:\n"
+                    "    os.read(r, 1)\n"
+                    "except KeyboardInterrupt:\n"
+                    "    print('interrupted', flush=True)\n")
+        for command in ([PYTHON, script], [PROBE, "run", "--quiet", "--output", self.path("out"), "--",
+                                           PYTHON, script]):
+            run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)
+            try:
+                self.assertEqual(run.stdout.readline(), "ready\n")
+                pid = run.pid
+                if command[0] == PROBE:  # the program, not probe run (which passes SIGINT on)
+                    pid = int(subprocess.check_output(["pgrep", "-P", str(run.pid)], text=True).split()[0])
+                os.kill(pid, signal.SIGINT)
+                out, err = run.communicate(timeout=120)
+            finally:
+                if run.poll() is None:  # hung: the program and probe run go
+                    os.killpg(run.pid, signal.SIGKILL)
+                    run.wait()
+            self.assertEqual(out, "interrupted\n", err)
+            self.assertEqual(run.returncode, 0, err)
 
     def test_program_killed_before_it_starts_the_probe(self):
         # Killed before it imports torch: said, not "did it import torch?".
