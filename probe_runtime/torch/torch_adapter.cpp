@@ -1508,23 +1508,28 @@ int reportOneTensor(int io, int index, const char* name, void* impl, const char*
 
 std::atomic<int64_t> gGradientHooksMade{0};  // hooks on input gradients made (for tests)
 
-// The hooks already on the grad accumulators of leaf tensors, of this thread. A leaf (an input
-// that requires its gradient) is hooked on its accumulator node, not with a tensor hook: torch 1.x
-// runs a leaf's tensor hooks inside that node, where the layer's backward op is no longer the
-// open one (its gradient went unreported), but a node's pre-hooks before the node. An accumulator
-// lives as long as the graph using its leaf (one per step; ThreadState::leafAccumulatorsHeld
-// until the graph holds it): one hook per (layer, input) on it, so that a leaf passed to a layer
-// many times in one step is reported once, as a tensor is.
-class LeafHooks {
+// The input-gradient hooks already on autograd nodes, of this thread: a leaf's on its grad
+// accumulator, any other tensor's on the node that made it (a tensor hook lives with that node).
+// A leaf (an input that requires its gradient) is hooked on its accumulator node, not with a
+// tensor hook: torch 1.x runs a leaf's tensor hooks inside that node, where the layer's backward
+// op is no longer the open one (its gradient went unreported), but a node's pre-hooks before the
+// node. An accumulator lives as long as the graph using its leaf (one per step;
+// ThreadState::leafAccumulatorsHeld until the graph holds it). One hook per (layer, input) on a
+// node, so that a tensor passed to a layer many times, or at every step (a tensor computed once
+// and kept, its graph retained), is reported once per backward pass: its hooks piled up, one
+// more each step, each reporting again (2,000 rows of one output in round 1,999).
+class NodeHooks {
 public:
     // True when `accumulator` has the hook of (layer, index, name) already; else notes that it
     // will.
-    bool hookedBefore(const std::shared_ptr<torch::autograd::Node>& accumulator, const char* layer,
-                      int index, const char* name) {
-        std::string key = std::string(layer) + '\0' + std::to_string(index) + '\0' + name;
-        Leaf& entry = leaves_[accumulator.get()];
+    // `output`: which of the node's outputs the tensor is (0 for an accumulator).
+    bool hookedBefore(const std::shared_ptr<torch::autograd::Node>& node, uint32_t output,
+                      const char* layer, int index, const char* name) {
+        std::string key =
+            std::to_string(output) + '\0' + layer + '\0' + std::to_string(index) + '\0' + name;
+        Leaf& entry = leaves_[node.get()];
         if (entry.keys.empty() || entry.node.expired()) {  // new, or a dead node's address
-            entry.node = accumulator;
+            entry.node = node;
             entry.keys.clear();
         }
         for (const auto& known : entry.keys)
@@ -1603,13 +1608,16 @@ const std::string* hookNameOf(const char* name) {
 int hookInputGradient(const char* layerName, int layer, int index, const char* name,
                       const at::Tensor& tensor) {
     if (!tensor.requires_grad()) return 0;
+    thread_local NodeHooks nodeHooks;
     std::shared_ptr<torch::autograd::Node> accumulator;
     if (tensor.is_leaf()) {
-        thread_local LeafHooks leafHooks;
         accumulator = torch::autograd::impl::grad_accumulator(tensor);
         if (!accumulator) return 0;
-        if (leafHooks.hookedBefore(accumulator, layerName, index, name)) return 1;
+        if (nodeHooks.hookedBefore(accumulator, 0, layerName, index, name)) return 1;
         threadTls().leafAccumulatorsHeld.push_back(accumulator);
+    } else if (const auto& made = tensor.grad_fn();
+               made && nodeHooks.hookedBefore(made, tensor.output_nr(), layerName, index, name)) {
+        return 1;
     }
     gGradientHooksMade.fetch_add(1, std::memory_order_relaxed);
     // On the leaf's accumulator, or on the tensor (run before its producer's node).

@@ -482,6 +482,52 @@ class ModuleCalls(ProbeTestCase):
         # hook sees it whole, as for a module layer's leaf input).
         self.assertStatsMatch(only("Sq_0.backward", "output", "1"), grads["w"])
 
+    def test_a_tensor_kept_across_steps_is_hooked_once_per_layer_input(self):
+        # A tensor computed once and kept (its graph retained), given to a layer at every step:
+        # each step hooked it again, and every hook reported again in each backward pass (the
+        # layer's backward op had 2,000 output rows in round 1,999, the dump 252 MB). A module
+        # layer's input, and a layer-level aten op's. (The gradient of `kept` flows out after
+        # matmul's backward op has begun: lin.backward cannot have it, see docs/formats.md.)
+        rows, result = self.run_script("""
+            import torch
+            from probe_studio import torch_hooks
+
+            class M(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.w = torch.nn.Parameter(torch.randn(6, 6))
+                    self.cached = self.w * 2  # not leaves; their graph kept from step to step
+                    self.kept = self.w * 3
+                    self.lin = torch.nn.Linear(6, 6)
+
+                def forward(self, x):
+                    return torch.matmul(x, self.cached).sum() + self.lin(self.kept).sum()
+
+            torch.manual_seed(0)
+            model = M()
+            x = torch.randn(3, 6, requires_grad=True)
+            made = []
+            for step in range(30):
+                model(x).backward(retain_graph=True)
+                made.append(torch_hooks._adapter.probe_torch_gradient_hooks_made())
+            print("MADE", *made)
+            """, task="statistics", exec_range="all")
+        made = [int(v) for v in result.stdout.split("MADE")[1].split()]
+        # The tensors made anew at each step (the sums' and the add's inputs) are hooked at each
+        # step, the kept one (matmul's other, lin's input) and the leaf x once.
+        per_step = {b - a for a, b in zip(made[1:], made[2:])}
+        self.assertEqual(len(per_step), 1, made)
+        self.assertLess(per_step.pop(), made[0], made)
+        # One row per tensor of each op in each round; the kept tensor's gradient flowing out of
+        # matmul's backward op in every round.
+        count = {}
+        for r in rows:
+            key = (r["Execution Count"], r["Op Name"], r["Input/Output"], r["Index"])
+            count[key] = count.get(key, 0) + 1
+        self.assertEqual(set(count.values()), {1}, [k for k, n in count.items() if n > 1][:3])
+        kept = {k[0] for k in count if k[1:] == ("matmul_0.backward", "output", "1_other")}
+        self.assertEqual(kept, {str(step) for step in range(30)})
+
     def test_a_model_on_the_meta_device_is_run_without_a_word(self):
         # A meta tensor has a shape and no values: the probe tried to copy them out, and said so
         # on the model's standard error with torch's 200-frame C++ backtrace. Its ops have no
