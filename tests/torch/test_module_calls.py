@@ -482,6 +482,36 @@ class ModuleCalls(ProbeTestCase):
         # hook sees it whole, as for a module layer's leaf input).
         self.assertStatsMatch(only("Sq_0.backward", "output", "1"), grads["w"])
 
+    def test_a_forward_calling_another_with_its_ctx_has_its_own_output_only(self):
+        # Shift.forward calls Sq.forward with its own ctx (as super() does): Sq's result is an
+        # intermediate of Shift's op, which had it as a second output 0.
+        rows, _ = self.run_script("""
+            import torch
+
+            class Sq(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * x
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g
+
+            class Shift(Sq):
+                @staticmethod
+                def forward(ctx, x):
+                    return Sq.forward(ctx, x) + 100
+
+            class M(torch.nn.Module):
+                def forward(self, x):
+                    return Shift.apply(x)
+
+            M()(torch.full((3,), 2.0))
+            """, task="statistics", exec_range="all")
+        outputs = [r for r in rows if r["Op Name"] == "Shift_0" and r["Input/Output"] == "output"]
+        self.assertEqual(len(outputs), 1, outputs)
+        self.assertStatsMatch(outputs[0], torch.full((3,), 104.0))
+
     def test_a_tensor_kept_across_steps_is_hooked_once_per_layer_input(self):
         # A tensor computed once and kept (its graph retained), given to a layer at every step:
         # each step hooked it again, and every hook reported again in each backward pass (the

@@ -27,6 +27,7 @@ import json
 import math
 import os
 import sys
+import threading
 import weakref
 
 from . import _distributed, _import_hook, _native, _os_exit, _paths, grad_monitor
@@ -560,6 +561,9 @@ def _after_fork_in_child(module_class):
         _failure("after fork", exc)
 
 
+_forwards_running = threading.local()  # .ctx: ids of the ctxs whose forward runs on this thread
+
+
 def _wrap_autograd_functions(torch):
     """The outputs of an autograd Function (``Sq.apply(x, w)``, torch.utils.checkpoint's) are its
     op's outputs: RecordFunction gives none of them, so the Function's op had inputs only, and a
@@ -606,7 +610,18 @@ def _observed_forward(forward, defined_by):
 
     @functools.wraps(forward)
     def observed(*args, **kwargs):
-        output = forward(*args, **kwargs)
+        # A forward that calls another's with its own ctx (Sub.forward calling Sq.forward(ctx,
+        # x), as super() does): the outermost call's result is the op's output, the inner one's
+        # an intermediate (reported too, it was a second output 0).
+        ctx_id = id(args[0]) if args else None
+        active = _forwards_running.__dict__.setdefault("ctx", set())
+        if ctx_id in active:
+            return forward(*args, **kwargs)
+        active.add(ctx_id)
+        try:
+            output = forward(*args, **kwargs)
+        finally:
+            active.discard(ctx_id)
         try:
             # The op is named by the class applied (a subclass may inherit this forward): its ctx
             # (torch 1.x) knows it. Found once per ctx type: this runs at every apply, the
