@@ -310,9 +310,18 @@ LaunchSession::LaunchSession(QObject* parent) : QObject(parent) {
 LaunchSession::~LaunchSession() {
     if (process_.state() != QProcess::NotRunning) {
         process_.terminate();
-        if (!process_.waitForFinished(3000)) process_.kill();
+        if (!process_.waitForFinished(kStopGraceMs)) killEverything();
         process_.waitForFinished(1000);
     }
+}
+
+// probe run, the model and whatever it started (a launcher's workers): probe run leads a process
+// group of its own. Killed alone, probe run (which relays the model's output) left the model
+// running on.
+void LaunchSession::killEverything() {
+    if (const qint64 group = process_.processId(); group > 0)
+        ::kill(-static_cast<pid_t>(group), SIGKILL);
+    process_.kill();
 }
 
 QString LaunchSession::dumpRoot() const {
@@ -360,6 +369,9 @@ bool LaunchSession::start(const LaunchSpec& spec) {
     arguments.insert(1, QStringLiteral("--relay-output"));
     process_.setProgram(probe);
     process_.setArguments(arguments);
+    // A process group of its own, for killEverything (and a Ctrl-C in the terminal the app was
+    // started from is the app's to act on, not the model's).
+    process_.setChildProcessModifier([] { ::setpgid(0, 0); });
     setState(SessionState::Starting, tr("running %1 %2").arg(probe, arguments.join(' ')));
     process_.start();
     attachTimer_.start();
@@ -371,12 +383,7 @@ void LaunchSession::stop(int graceMs) {
     stopRequested_ = true;
     process_.terminate();  // probe run passes SIGTERM on to the model
     QTimer::singleShot(graceMs, this, [this] {
-        if (process_.state() == QProcess::NotRunning) return;
-        // The model too, when its probe said who it is: probe run relays its output, so killed
-        // alone it would leave the model running on.
-        if (const auto& hello = control_.helloMessage(); hello && hello->pid > 0)
-            ::kill(static_cast<pid_t>(hello->pid), SIGKILL);
-        process_.kill();
+        if (process_.state() != QProcess::NotRunning) killEverything();
     });
 }
 

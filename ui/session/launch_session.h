@@ -92,7 +92,8 @@ public:
 
     bool start(const LaunchSpec& spec);
     // Asks the model to stop (SIGTERM, passed on by probe run); kills it after `graceMs`.
-    void stop(int graceMs = 5000);
+    static constexpr int kStopGraceMs = 5000;
+    void stop(int graceMs = kStopGraceMs);
 
     SessionState state() const { return state_; }
     // probe run's exit code once it ended (128 + the signal when a signal ended it), else -1.
@@ -110,6 +111,7 @@ signals:
     void attached(const probe::format::control::Hello& hello);
 
 private:
+    void killEverything();
     void setState(SessionState state, const QString& detail);
     void lookForProbe();
     void onFinished(int exitCode, QProcess::ExitStatus status);
