@@ -552,7 +552,8 @@ int runRunCommand(const Args& args) {
         }
     if (relay && relay->loggedToFile())
         std::fprintf(stderr,
-                     "probe run: what read the program's output went away; the rest is in %s\n",
+                     "probe run: the program's output could not all be passed on (what read it "
+                     "went away); the rest is in %s\n",
                      relay->logPath().c_str());
     int exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 

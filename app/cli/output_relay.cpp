@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,16 +24,16 @@ int64_t monotonicMs() {
     return static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
 }
 
-// Writes all of it; false on a failure (EPIPE: the reader is gone).
-bool writeAll(int fd, const char* data, size_t size) {
-    while (size > 0) {
-        const ssize_t n = ::write(fd, data, size);
+// Writes what it can of it: how many bytes, all of them unless the reader is gone (EPIPE).
+size_t writeAll(int fd, const char* data, size_t size) {
+    size_t done = 0;
+    while (done < size) {
+        const ssize_t n = ::write(fd, data + done, size - done);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data += n;
-        size -= static_cast<size_t>(n);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
     }
-    return true;
+    return done;
 }
 
 }  // namespace
@@ -63,22 +64,37 @@ void OutputRelay::becomeChildOutput() {
 }
 
 void OutputRelay::pass(int stream, const char* data, size_t size) {
-    if (logFd_ < 0 && writeAll(stream, data, size)) return;
-    if (logFd_ < 0) {
-        logFd_ = ::open(logPath_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        if (logFd_ < 0) return;  // nowhere to put it: dropped, the program goes on all the same
+    // Each stream on its own: standard error goes on to its reader while only standard output's
+    // is gone. What a failed write left unwritten goes to the log, not what it wrote too.
+    bool& failed = failed_[stream - 1];
+    if (!failed) {
+        const int saved = errno;
+        const size_t written = writeAll(stream, data, size);
+        const int why = errno;
+        errno = saved;
+        if (written == size) return;
+        failed = true;
+        data += written;
+        size -= written;
+        if (!openLog()) return;
         char when[64] = "";
         const std::time_t now = std::time(nullptr);
         std::tm local{};
         if (::localtime_r(&now, &local)) std::strftime(when, sizeof when, "%F %T", &local);
         char line[256];
         const int n = std::snprintf(line, sizeof line,
-                                    "[probe run] %s: what read the program's output went away; "
-                                    "its standard output and error from then on follow\n",
-                                    when);
+                                    "[probe run] %s: the program's standard %s could not be "
+                                    "passed on (%s); what it writes there from then on follows\n",
+                                    when, stream == 1 ? "output" : "error", std::strerror(why));
         writeAll(logFd_, line, static_cast<size_t>(n));
     }
-    writeAll(logFd_, data, size);
+    if (logFd_ >= 0) writeAll(logFd_, data, size);
+}
+
+bool OutputRelay::openLog() {
+    if (logFd_ < 0)
+        logFd_ = ::open(logPath_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    return logFd_ >= 0;  // else dropped: nowhere to put it, the program goes on all the same
 }
 
 OutputRelay::Read OutputRelay::readOnce(int i) {
@@ -93,6 +109,28 @@ OutputRelay::Read OutputRelay::readOnce(int i) {
     return Read::Closed;
 }
 
+void OutputRelay::pump(int timeoutMs) {
+    pollfd fds[2];
+    nfds_t count = 0;
+    int which[2];
+    for (int i = 0; i < 2; ++i)
+        if (open_[i]) {
+            fds[count] = {pipes_[i][0], POLLIN, 0};
+            which[count++] = i;
+        }
+    if (count == 0 || ::poll(fds, count, timeoutMs) <= 0) return;
+    // A few reads a stream, then the other and the child's end again: a program writing without
+    // a pause would hold the loop.
+    for (nfds_t k = 0; k < count; ++k) {
+        if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        for (int reads = 0; reads < 16; ++reads) {
+            const Read got = readOnce(which[k]);
+            if (got == Read::Closed) open_[which[k]] = false;
+            if (got != Read::Data) break;
+        }
+    }
+}
+
 void OutputRelay::relayUntilExit(pid_t pid, int* status) {
     // Our ends of the pipes' writing sides go: the child's copies alone keep them open.
     for (auto& pipe : pipes_) {
@@ -103,7 +141,7 @@ void OutputRelay::relayUntilExit(pid_t pid, int* status) {
     open_[0] = open_[1] = true;
     bool ended = false;
     int64_t deadline = 0;
-    while (true) {
+    while (open_[0] || open_[1]) {
         if (!ended) {
             const pid_t done = ::waitpid(pid, status, WNOHANG);
             if (done == pid || (done < 0 && errno != EINTR)) {
@@ -111,34 +149,25 @@ void OutputRelay::relayUntilExit(pid_t pid, int* status) {
                 deadline = monotonicMs() + kDrainAfterExitMs;
             }
         }
-        if (!open_[0] && !open_[1]) break;
         if (ended && monotonicMs() >= deadline) break;
-        pollfd fds[2];
-        nfds_t count = 0;
-        int which[2];
-        for (int i = 0; i < 2; ++i)
-            if (open_[i]) {
-                fds[count] = {pipes_[i][0], POLLIN, 0};
-                which[count++] = i;
-            }
-        // A short wait: the child's end is looked for between reads (a grandchild may hold the
-        // pipes open long after it).
-        const int ready = ::poll(fds, count, ended ? 50 : 200);
-        if (ready <= 0) continue;
-        // A few reads a stream, then the other and the child's end again: a program writing
-        // without a pause would hold the loop.
-        for (nfds_t k = 0; k < count; ++k) {
-            if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            for (int reads = 0; reads < 16; ++reads) {
-                const Read got = readOnce(which[k]);
-                if (got == Read::Closed) open_[which[k]] = false;
-                if (got != Read::Data) break;
-            }
-        }
+        // A short wait: the child's end is looked for between reads.
+        pump(ended ? 50 : 200);
     }
     if (!ended)
         while (::waitpid(pid, status, 0) < 0 && errno == EINTR) {
         }
+    if (open_[0] || open_[1]) handOverToDrainer();
+}
+
+void OutputRelay::handOverToDrainer() {
+    // Something the program started still holds the pipes (`cmd &` in a wrapper script, a
+    // daemon): closed now, its next write would end it (SIGPIPE). A process of our own relays on
+    // until the last writer lets go, while probe run ends with the program.
+    const pid_t drainer = ::fork();
+    if (drainer != 0) return;  // (a failed fork: the pipes close with us, as before)
+    for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(signal, SIG_DFL);
+    while (open_[0] || open_[1]) pump(-1);
+    ::_exit(0);
 }
 
 }  // namespace probe::cli

@@ -2,7 +2,8 @@
 // writes into pipes of probe run's, which passes what comes to its own standard output and
 // error. The application launches models so: when it goes away (closed, killed, crashed) the
 // program meets no closed pipe (Python's print raised BrokenPipeError and a training run of
-// hours ended with code 1); what it writes from then on goes into a log file instead.
+// hours ended with code 1); what it writes from then on goes into a log file instead. A process
+// the program started that outlives it keeps a relay of its own.
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
@@ -27,7 +28,7 @@ public:
     // Relays until the child `pid` has ended and what it wrote is passed on (a grandchild that
     // still holds the pipes is not waited for past a moment); its wait status in `status`.
     void relayUntilExit(pid_t pid, int* status);
-    // Whether the output went into the log file (our readers went away), and where that is.
+    // Whether some output went into the log file (a reader went away), and where that is.
     bool loggedToFile() const { return logFd_ >= 0; }
     const std::string& logPath() const { return logPath_; }
 
@@ -37,10 +38,15 @@ private:
     // One read of the pipe of stream `i` (0 output, 1 error), passed on.
     enum class Read { Data, Nothing, Closed };
     Read readOnce(int i);
+    // Waits up to `timeoutMs` (-1: without end) for output, and passes on what came.
+    void pump(int timeoutMs);
+    bool openLog();
+    void handOverToDrainer();
 
     std::string logPath_;
     int pipes_[2][2] = {{-1, -1}, {-1, -1}};  // [stdout, stderr][read, write]
     bool open_[2] = {false, false};
+    bool failed_[2] = {false, false};  // our standard output / error could not be written
     int logFd_ = -1;
 };
 

@@ -7,6 +7,7 @@ import signal
 import stat
 import subprocess
 import textwrap
+import time
 
 from probe_test_util import PROBE, PYTHON, ProbeTestCase, write_config
 
@@ -185,13 +186,36 @@ class LaunchErrors(ProbeTestCase):
             self.assertEqual(f.read(), g.read())
         with open(os.path.join(out, "program_output.log")) as f:
             log = f.read()
-        self.assertIn("what read the program's output went away", log)
+        self.assertIn("the program's standard output could not be passed on (Broken pipe)", log)
+        self.assertIn("the program's standard error could not be passed on (Broken pipe)", log)
         self.assertIn("step 199\n", log)
         self.assertIn("warning 199\n", log)
         with open(os.path.join(out, "atb_dump_data", "probe_status.json")) as f:
             (process,) = json.load(f)["processes"]
         self.assertEqual(process["ended_by"]["how"], "exited")
         self.assertEqual(process["ended_by"]["code"], 0)
+
+    def test_what_a_relayed_program_leaves_running_is_relayed_to_its_end(self):
+        # A process the program started that outlives it (`cmd &` in a wrapper script) still
+        # held the pipes when probe run ended: its next write killed it (SIGPIPE), what it wrote
+        # was lost. It is relayed to its end now, and probe run ends with the program.
+        done = self.path("late_done")
+        ready = self.path("program_ended")
+        script = ("(while [ ! -e %s ]; do sleep 0.01; done; echo late; echo done > %s) & echo early"
+                  % (ready, done))
+        run = subprocess.Popen([PROBE, "run", "--quiet", "--relay-output", "--output", self.path("out"), "--",
+                                "sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(run.stdout.readline(), "early\n")
+        self.assertEqual(run.wait(timeout=120), 0)  # ended with the program
+        open(ready, "w").close()
+        self.assertEqual(run.stdout.readline(), "late\n")  # relayed by what outlived probe run
+        run.stdout.close()
+        run.stderr.close()
+        deadline = time.monotonic() + 120
+        while not os.path.exists(done) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with open(done) as f:
+            self.assertEqual(f.read(), "done\n")
 
     def test_ctrl_c_interrupts_a_blocking_read_as_without_the_probe(self):
         # Python's SIGINT handler has no SA_RESTART: a Ctrl-C during os.read() (input(), a
