@@ -28,10 +28,10 @@ public:
     }
     void read(const char* key, int64_t& out) {
         readAs(key, "an integer", &Json::is_number_integer, [&](const Json& v) {
-            if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
-                fail(key, "an integer below 2^63", v);
+            if (const auto n = signedInteger(v))
+                out = *n;
             else
-                out = v.get<int64_t>();
+                fail(key, "an integer below 2^63", v);
         });
     }
     void read(const char* key, int& out) {
