@@ -12,6 +12,16 @@ import time
 from probe_test_util import PROBE, PYTHON, ProbeTestCase, write_config
 
 
+def read_wait(pid):
+    """Where the process's main thread waits in the kernel ("pipe_read", or "anon_pipe_read", in a
+    read of a pipe)."""
+    try:
+        with open("/proc/%d/wchan" % pid) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 class LaunchErrors(ProbeTestCase):
     def probe_run(self, *args):
         return subprocess.run([PROBE, "run"] + list(args), capture_output=True, text=True)
@@ -240,6 +250,12 @@ class LaunchErrors(ProbeTestCase):
                 pid = run.pid
                 if command[0] == PROBE:  # the program, not probe run (which passes SIGINT on)
                     pid = int(subprocess.check_output(["pgrep", "-P", str(run.pid)], text=True).split()[0])
+                # Sent while the program waits in the read (sent before it, the signal came
+                # at the print and proved nothing).
+                deadline = time.monotonic() + 120
+                while "pipe_read" not in read_wait(pid) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                self.assertIn("pipe_read", read_wait(pid))
                 os.kill(pid, signal.SIGINT)
                 out, err = run.communicate(timeout=120)
             finally:
