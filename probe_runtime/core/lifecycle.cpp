@@ -33,24 +33,29 @@
 namespace probe::runtime {
 namespace {
 
-// Megabytes from the environment: digits only, at most a mebibyte short of 2^64 bytes. Anything
-// else is said (`problem`) and the default used: "-5" was read as 2^64 - 5 MB, so the dump
-// stopped at once for want of 18 EB free, in a message naming "the minimum is -5 MiB".
-uint64_t envMegabytes(const char* name, uint64_t fallbackMb, std::string& problem) {
+// A whole number from the environment, digits only, at most `max`; anything else is said
+// (appended to `problem`) and the default used, so that every setting is read by one rule: "-5"
+// megabytes was read as 2^64 - 5 MB, and the dump stopped at once for want of 18 EB free.
+uint64_t envNumber(const char* name, uint64_t fallback, uint64_t max, const char* unit,
+                   std::string& problem) {
     const char* value = std::getenv(name);
-    if (!value || !*value) return fallbackMb << 20;
-    constexpr uint64_t kMaxMb = (uint64_t{1} << 44) - 1;
-    uint64_t mb = 0;
+    if (!value || !*value) return fallback;
+    uint64_t number = 0;
     bool ok = true;
     for (const char* c = value; *c && ok; ++c) {
-        ok = *c >= '0' && *c <= '9' && mb <= kMaxMb;
-        mb = mb * 10 + static_cast<uint64_t>(*c - '0');
+        ok = *c >= '0' && *c <= '9' && number <= max;
+        number = number * 10 + static_cast<uint64_t>(*c - '0');
     }
-    if (ok && mb <= kMaxMb) return mb << 20;
+    if (ok && number <= max) return number;
     problem += std::string(problem.empty() ? "" : "; ") + name + "=" +
-               format::printableText(value, 40) + " is not a number of megabytes (0 to " +
-               std::to_string(kMaxMb) + "): the default " + std::to_string(fallbackMb) + " is used";
-    return fallbackMb << 20;
+               format::printableText(value, 40) + " is not a number of " + unit + " (0 to " +
+               std::to_string(max) + "): the default " + std::to_string(fallback) + " is used";
+    return fallback;
+}
+
+uint64_t envMegabytes(const char* name, uint64_t fallbackMb, std::string& problem) {
+    constexpr uint64_t kMaxMb = (uint64_t{1} << 44) - 1;  // in bytes, short of 2^64
+    return envNumber(name, fallbackMb, kMaxMb, "megabytes", problem) << 20;
 }
 
 std::string processName() {
@@ -162,7 +167,6 @@ int Runtime::start(const char* outputDir, const char* configPath) {
     std::string environmentProblems;
     options.memoryCapBytes = envMegabytes("PROBE_MEMORY_CAP_MB", 512, environmentProblems);
     options.minFreeBytes = envMegabytes("PROBE_MIN_FREE_MB", 256, environmentProblems);
-    if (!environmentProblems.empty()) status_.warning(environmentProblems);
     options.rowsWritten = [this](int64_t round, uint64_t rows, uint64_t bytes) {
         notify([&](RuntimeListener& l) { l.rowsWritten(round, rows, bytes); });
     };
@@ -213,7 +217,10 @@ int Runtime::start(const char* outputDir, const char* configPath) {
 
     const char* handleSignals = std::getenv("PROBE_SIGNALS");
     if (!(handleSignals && std::strcmp(handleSignals, "0") == 0) && housekeepingPipe_[1] >= 0)
-        signals::install(housekeepingPipe_[1]);
+        signals::install(housekeepingPipe_[1],
+                         static_cast<int>(envNumber("PROBE_FATAL_DRAIN_MS", 3000, 60000,
+                                                    "milliseconds", environmentProblems)));
+    if (!environmentProblems.empty()) status_.warning(environmentProblems);
     static std::once_flag processHooks;
     std::call_once(processHooks, [] {
         pthread_atfork(nullptr, nullptr, childAfterFork);

@@ -17,12 +17,11 @@ namespace {
 
 constexpr int kStopSignals[] = {SIGINT, SIGTERM};
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-constexpr int kDefaultFatalWaitMs = 3000;
 
 std::atomic<int> gWakeFd{-1};
 int gDonePipe[2] = {-1, -1};  // created once; readable once a fatal drain is done
 std::atomic<pid_t> gHousekeepingTid{0}, gWriterTid{0};
-int gFatalWaitMs = kDefaultFatalWaitMs;
+int gFatalWaitMs = 3000;
 struct sigaction gPrevious[NSIG];
 std::atomic<bool> gInstalled[NSIG];
 // The program's one-shot (SA_RESETHAND) handler of a stop signal has run: its default action
@@ -137,19 +136,14 @@ bool isFatal(int signal) {
     return false;
 }
 
-void install(int wakeFd) {
+void install(int wakeFd, int fatalWaitMs) {
     if (gDonePipe[0] < 0 && ::pipe2(gDonePipe, O_CLOEXEC | O_NONBLOCK) != 0)
         gDonePipe[0] = gDonePipe[1] = -1;
     // A done byte left from an earlier session would let the next fatal signal go unwaited.
     unsigned char drained[16];
     while (gDonePipe[0] >= 0 && ::read(gDonePipe[0], drained, sizeof drained) > 0) {
     }
-    // Milliseconds, 0 to 60000; anything else leaves the default (a negative wait skipped it).
-    if (const char* ms = std::getenv("PROBE_FATAL_DRAIN_MS"); ms && *ms) {
-        char* end = nullptr;
-        const long wait = std::strtol(ms, &end, 10);
-        if (*end == '\0' && wait >= 0 && wait <= 60000) gFatalWaitMs = static_cast<int>(wait);
-    }
+    gFatalWaitMs = fatalWaitMs;
     gWakeFd.store(wakeFd, std::memory_order_release);
     for (int s : kStopSignals)
         if (!gInstalled[s].load()) install(s, false);

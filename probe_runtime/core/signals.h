@@ -19,8 +19,9 @@
 
 namespace probe::runtime::signals {
 
-// Installs the handlers (once per start): signal numbers go to `wakeFd`.
-void install(int wakeFd);
+// Installs the handlers (once per start): signal numbers go to `wakeFd`; a fatal signal waits
+// up to `fatalWaitMs` for the drain (PROBE_FATAL_DRAIN_MS).
+void install(int wakeFd, int fatalWaitMs);
 // Restores every disposition the handlers replaced (at stop, in a forked child).
 void uninstall();
 // Gives `signal` back its disposition from before install(); the caller then raises it.

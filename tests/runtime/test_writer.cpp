@@ -105,12 +105,14 @@ TEST_F(Writer, DiskGuardStopsAStatisticsOnlyDumpToo) {
     EXPECT_GT(status.processes[0].droppedRows, 0u);
 }
 
-// A setting that is no number of megabytes is said, and its default used: "-5" was read as
-// 2^64 - 5 MB, and the dump stopped at once for want of that much free disk.
-TEST_F(Writer, ABadDiskOrMemorySettingIsSaidAndTheDefaultUsed) {
+// A setting that is no number of megabytes (or milliseconds) is said, and its default used: "-5"
+// was read as 2^64 - 5 MB, and the dump stopped at once for want of that much free disk.
+TEST_F(Writer, ABadSettingIsSaidAndTheDefaultUsed) {
     ::setenv("PROBE_MIN_FREE_MB", "-5", 1);
     ::setenv("PROBE_MEMORY_CAP_MB", "99999999999999999999", 1);
+    ::setenv("PROBE_FATAL_DRAIN_MS", "-1", 1);  // was dropped without a word
     start(R"({"task": "statistics", "dump_enable": true, "exec_range": "all"})");
+    ::unsetenv("PROBE_FATAL_DRAIN_MS");
     NativeModel model({});
     model.run();
     EXPECT_EQ(probe_is_awake(), 1);
@@ -127,6 +129,10 @@ TEST_F(Writer, ABadDiskOrMemorySettingIsSaidAndTheDefaultUsed) {
     EXPECT_NE(said.find("PROBE_MIN_FREE_MB=-5 is not a number of megabytes"), std::string::npos)
         << said;
     EXPECT_NE(said.find("the default 512 is used"), std::string::npos) << said;
+    EXPECT_NE(said.find("PROBE_FATAL_DRAIN_MS=-1 is not a number of milliseconds (0 to 60000): "
+                        "the default 3000 is used"),
+              std::string::npos)
+        << said;
 }
 
 }  // namespace
