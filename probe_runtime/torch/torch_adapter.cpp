@@ -875,6 +875,34 @@ nlohmann::ordered_json numberParam(double value) {
     return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
 }
 
+// The tensors among an op's values, numbered as their rows are (a list item by item) and named
+// by their argument (a list's items "<name>0", "<name>1", ...): `tensor(arg, argName, index,
+// name, t)` for each, `other(arg, argName, value)` for each value that is no tensor. One
+// enumeration for reporting an op's tensors and for hooking its inputs' gradients, whose rows
+// must be numbered and named alike.
+template <typename OnTensor, typename OnOther>
+void forEachTensorValue(c10::ArrayRef<const c10::IValue> values,
+                        const std::vector<std::string>* names, OnTensor&& tensor, OnOther&& other) {
+    static const std::string kNoName;
+    int index = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+        const c10::IValue& v = values[i];
+        const std::string& argName = names && i < names->size() ? (*names)[i] : kNoName;
+        if (v.isTensor()) {
+            tensor(i, argName, index++, argName, v.toTensor());
+        } else if (v.isTensorList()) {
+            const auto list = v.toTensorList();
+            for (size_t k = 0; k < list.size(); ++k) {
+                const std::string itemName =
+                    argName.empty() ? std::string() : argName + std::to_string(k);
+                tensor(i, argName, index++, itemName, list.get(k));
+            }
+        } else {
+            other(i, argName, v);
+        }
+    }
+}
+
 // Reports every tensor among `values` (a Tensor or a list of tensors per value), named by the
 // aten op's `facts` if there are any, and returns the non-tensor ones as the op's parameters.
 // The tensors of the arguments whose content the op does not read (`contentUnread`: out=
@@ -894,25 +922,18 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
     const bool wantsParams = (wants & PROBE_WANTS_METADATA) ||
                              ((wants & PROBE_WANTS_DATA) && !(wants & PROBE_WANTS_STATISTICS_ONLY));
     nlohmann::ordered_json params;  // null until a parameter is set: no allocation for none
-    int tensorIndex = 0;
-    static const std::string kNoName;
-    for (size_t i = 0; i < values.size(); ++i) {
-        const c10::IValue& v = values[i];
-        const std::string& argName = names && i < names->size() ? (*names)[i] : kNoName;
-        const bool unread =
-            (contentUnread && i < contentUnread->size() && (*contentUnread)[i]) || argName == "out";
-        if (v.isTensor()) {
-            reportTensor(io, tensorIndex++, argName.empty() ? nullptr : argName.c_str(),
-                         v.toTensor(), wants, !unread, written);
-        } else if (v.isTensorList()) {
-            const auto list = v.toTensorList();
-            for (size_t k = 0; k < list.size(); ++k) {
-                const std::string itemName =
-                    argName.empty() ? std::string() : argName + std::to_string(k);
-                reportTensor(io, tensorIndex++, itemName.empty() ? nullptr : itemName.c_str(),
-                             list.get(k), wants, !unread, written);
-            }
-        } else if (io == PROBE_INPUT && wantsParams) {
+    forEachTensorValue(
+        values, names,
+        [&](size_t i, const std::string& argName, int index, const std::string& name,
+            const at::Tensor& tensor) {
+            const bool unread =
+                (contentUnread && i < contentUnread->size() && (*contentUnread)[i]) ||
+                argName == "out";
+            reportTensor(io, index, name.empty() ? nullptr : name.c_str(), tensor, wants, !unread,
+                         written);
+        },
+        [&](size_t i, const std::string& argName, const c10::IValue& v) {
+            if (io != PROBE_INPUT || !wantsParams) return;
             const std::string key = argName.empty() ? "arg" + std::to_string(i) : argName;
             if (v.isNone())
                 params[key] = nullptr;
@@ -939,8 +960,7 @@ nlohmann::ordered_json reportValues(int io, c10::ArrayRef<const c10::IValue> val
                 params[key] = v.toDevice().str();
             else
                 params[key] = v.tagKind();
-        }
-    }
+        });
     return params;
 }
 
@@ -1520,14 +1540,13 @@ std::atomic<int64_t> gGradientHooksMade{0};  // hooks on input gradients made (f
 // more each step, each reporting again (2,000 rows of one output in round 1,999).
 class NodeHooks {
 public:
-    // True when `accumulator` has the hook of (layer, index, name) already; else notes that it
-    // will.
-    // `output`: which of the node's outputs the tensor is (0 for an accumulator).
+    // True when `node` has the hook of (output, layer, index, name) already; else notes that it
+    // will. `output`: which of the node's outputs the tensor is (0 for an accumulator).
     bool hookedBefore(const std::shared_ptr<torch::autograd::Node>& node, uint32_t output,
                       const char* layer, int index, const char* name) {
         std::string key =
             std::to_string(output) + '\0' + layer + '\0' + std::to_string(index) + '\0' + name;
-        Leaf& entry = leaves_[node.get()];
+        Hooked& entry = nodes_[node.get()];
         if (entry.keys.empty() || entry.node.expired()) {  // new, or a dead node's address
             entry.node = node;
             entry.keys.clear();
@@ -1535,23 +1554,23 @@ public:
         for (const auto& known : entry.keys)
             if (known == key) return true;
         entry.keys.push_back(std::move(key));
-        if (leaves_.size() >= pruneAt_) prune();
+        if (nodes_.size() >= pruneAt_) prune();
         return false;
     }
 
 private:
-    struct Leaf {
+    struct Hooked {
         std::weak_ptr<torch::autograd::Node> node;
         std::vector<std::string> keys;
     };
-    // Accumulators made at every step come and go: the dead are dropped when the table has
+    // Nodes made at every step come and go: the dead are dropped when the table has
     // doubled since the last time.
     void prune() {
-        for (auto it = leaves_.begin(); it != leaves_.end();)
-            it = it->second.node.expired() ? leaves_.erase(it) : std::next(it);
-        pruneAt_ = std::max<size_t>(1024, leaves_.size() * 2);
+        for (auto it = nodes_.begin(); it != nodes_.end();)
+            it = it->second.node.expired() ? nodes_.erase(it) : std::next(it);
+        pruneAt_ = std::max<size_t>(1024, nodes_.size() * 2);
     }
-    std::unordered_map<const torch::autograd::Node*, Leaf> leaves_;
+    std::unordered_map<const torch::autograd::Node*, Hooked> nodes_;
     size_t pruneAt_ = 1024;
 };
 
@@ -1649,25 +1668,13 @@ int hookInputGradient(const char* layerName, int layer, int index, const char* n
 void hookInputGradients(int layer, c10::ArrayRef<const c10::IValue> inputs,
                         const OpSchemaFacts* facts) {
     const std::string layerName = layerInfo(layer).name;
-    static const std::string kNoName;
-    int tensorIndex = 0;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-        const c10::IValue& v = inputs[i];
-        const std::string& argName =
-            facts && i < facts->arguments.size() ? facts->arguments[i] : kNoName;
-        if (v.isTensor()) {
-            hookInputGradient(layerName.c_str(), layer, tensorIndex++, argName.c_str(),
-                              v.toTensor());
-        } else if (v.isTensorList()) {
-            const auto list = v.toTensorList();
-            for (size_t k = 0; k < list.size(); ++k) {
-                const std::string itemName =
-                    argName.empty() ? std::string() : argName + std::to_string(k);
-                hookInputGradient(layerName.c_str(), layer, tensorIndex++, itemName.c_str(),
-                                  list.get(k));
-            }
-        }
-    }
+    forEachTensorValue(
+        inputs, facts ? &facts->arguments : nullptr,
+        [&](size_t, const std::string&, int index, const std::string& name,
+            const at::Tensor& tensor) {
+            hookInputGradient(layerName.c_str(), layer, index, name.c_str(), tensor);
+        },
+        [](size_t, const std::string&, const c10::IValue&) {});
 }
 
 }  // namespace
