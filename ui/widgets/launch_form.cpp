@@ -265,10 +265,10 @@ LaunchForm::LaunchForm(QWidget* parent) : QWidget(parent) {
 // command on the PATH.
 bool LaunchForm::isProgram(const QString& program) const {
     if (program.isEmpty()) return false;
-    if (!program.contains(QLatin1Char('/')))
-        return !QStandardPaths::findExecutable(program).isEmpty() ||
-               QFileInfo(QDir(workingDirectory_->text().trimmed()).filePath(program)).isFile();
-    return QFileInfo(QDir(workingDirectory_->text().trimmed()).filePath(program)).isFile();
+    const bool onPath =
+        !program.contains(QLatin1Char('/')) && !QStandardPaths::findExecutable(program).isEmpty();
+    return onPath ||
+           QFileInfo(QDir(workingDirectory_->text().trimmed()).filePath(program)).isFile();
 }
 
 void LaunchForm::onProgramEdited() {
