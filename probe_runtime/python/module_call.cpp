@@ -52,6 +52,7 @@ using RootEnd = int (*)();
 using ModuleBegin = int (*)(const char* name, const char* type);
 using ModuleEnd = int (*)();
 using UnwindTo = int (*)(int depth);
+using InBackwardPass = int (*)();
 using ReportTensor = int (*)(int io, int index, const char* name, void* impl);
 using HookInputGradient = int (*)(const char* layer, int index, const char* name, void* impl);
 
@@ -68,6 +69,7 @@ struct Hooks {
     ModuleBegin begin = nullptr;
     ModuleEnd end = nullptr;
     UnwindTo unwindTo = nullptr;
+    InBackwardPass inBackwardPass = nullptr;
 };
 Hooks hooks;
 
@@ -409,6 +411,18 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
         return output;
     }
 
+    if (depth == 0 && hooks.inBackwardPass()) {
+        // Called in a backward pass (checkpointing recomputing a block, a Function's backward):
+        // work of the backward op running, whose aten ops are its children, not a call of
+        // another model (the recomputed block was named a model, its layers as the model's).
+        state.quietAt = 0;
+        state.depth = 1;
+        PyObject* output = PyObject_Vectorcall(hooks.original, args, nargsf, kwnames);
+        state.depth = 0;
+        state.quietAt = -1;
+        return output;
+    }
+
     bool begun = false;
     int wants = 0, pushedBefore = 0;
     if (depth == 0) {
@@ -653,13 +667,14 @@ PyObject* bracket(PyObject*, PyObject* args) {
 }
 
 // install(original, enter_root, enter_tensors, report_outputs, names_of, failure, root_begin,
-//         root_end, module_begin, module_end, unwind_to) -> the callable to set as
-// Module.__call__. The last five are the adapter's C functions, by address (ctypes).
+//         root_end, module_begin, module_end, unwind_to, in_backward_pass) -> the callable to
+// set as Module.__call__. The last six are the adapter's C functions, by address (ctypes).
 PyObject* install(PyObject*, PyObject* args) {
     PyObject *original, *enterRoot, *enterTensors, *reportOutputs, *namesOfModule, *failure,
-        *rootBegin, *rootEnd, *begin, *end, *unwindTo;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &original, &enterRoot, &enterTensors, &reportOutputs,
-                          &namesOfModule, &failure, &rootBegin, &rootEnd, &begin, &end, &unwindTo))
+        *rootBegin, *rootEnd, *begin, *end, *unwindTo, *inBackwardPass;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOO", &original, &enterRoot, &enterTensors,
+                          &reportOutputs, &namesOfModule, &failure, &rootBegin, &rootEnd, &begin,
+                          &end, &unwindTo, &inBackwardPass))
         return nullptr;
     if (moduleCallObject) {
         PyErr_SetString(PyExc_RuntimeError, "the module call is installed already");
@@ -668,7 +683,7 @@ PyObject* install(PyObject*, PyObject* args) {
     for (PyObject* callable :
          {original, enterRoot, enterTensors, reportOutputs, namesOfModule, failure}) {
         if (!PyCallable_Check(callable)) {
-            PyErr_SetString(PyExc_TypeError, "install() takes six callables and five addresses");
+            PyErr_SetString(PyExc_TypeError, "install() takes six callables and six addresses");
             return nullptr;
         }
     }
@@ -677,7 +692,9 @@ PyObject* install(PyObject*, PyObject* args) {
     hooks.begin = reinterpret_cast<ModuleBegin>(functionAddress(begin));
     hooks.end = reinterpret_cast<ModuleEnd>(functionAddress(end));
     hooks.unwindTo = reinterpret_cast<UnwindTo>(functionAddress(unwindTo));
-    if (!hooks.rootBegin || !hooks.rootEnd || !hooks.begin || !hooks.end || !hooks.unwindTo)
+    hooks.inBackwardPass = reinterpret_cast<InBackwardPass>(functionAddress(inBackwardPass));
+    if (!hooks.rootBegin || !hooks.rootEnd || !hooks.begin || !hooks.end || !hooks.unwindTo ||
+        !hooks.inBackwardPass)
         return nullptr;
     hooks.original = Py_NewRef(original);
     hooks.enterRoot = Py_NewRef(enterRoot);

@@ -1209,8 +1209,9 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
             // forward: both gradients flowing in are its inputs).
             const auto [nodeLayer, call] = layerCallOfSequence(fn.forwardThreadId(), fn.seqNr());
             layer = nodeLayer;
+            // A node run inside another's (a pass nested in it) is that node's child.
             if (layer >= 0 && (tls.backwardLayer != layer || tls.backwardCall != call) &&
-                (tls.frames.empty() || tls.backwardLayer >= 0))
+                (tls.frames.empty() || (tls.backwardLayer >= 0 && tls.frames.size() == 1)))
                 openBackwardLayer(layer, call, fn.inputs());
             // Nodes of no known layer (the loss outside the model) are skipped; those that
             // follow a layer's nodes (accumulating its parameters' gradients) join its op.
@@ -1792,6 +1793,16 @@ PROBE_TORCH_API int probe_torch_unwind_to(int depth) {
     }
 }
 
+// Whether this thread is in a backward pass: a module called there (checkpointing's
+// recomputation, a module in a Function's backward) is work of the backward op running, not a
+// call of a model.
+PROBE_TORCH_API int probe_torch_in_backward_pass(void) {
+    const ThreadState* state = tlsState;
+    return state &&
+           (state->backwardPasses > 0 ||
+            (!state->frames.empty() && state->frames.front().kind == FrameKind::BackwardNode));
+}
+
 PROBE_TORCH_API int probe_torch_depth(void) {
     return tlsState ? static_cast<int>(tlsState->frames.size()) : 0;
 }
@@ -1911,14 +1922,17 @@ void countSleepingBackwardOps(BackwardWalk& walk, void* const* roots, int count)
 
 // A backward pass (torch.autograd.backward / grad) begins / ends on this thread. `roots`: the
 // TensorImpls (torch.Tensor._cdata) of the `count` tensors it starts from, when known.
+// A pass begun inside another (reentrant checkpointing's backward runs one over the block it
+// recomputed) is part of the op running: it closes nothing, and its nodes are that op's children.
 PROBE_TORCH_API int probe_torch_backward_begin_from(void* const* roots, int count) {
     try {
         ThreadState& tls = threadTls();
-        if (++tls.backwardPasses == 1) tls.watchingBackwardChildren = watchBackwardChildren(tls);
+        if (++tls.backwardPasses > 1) return 0;
+        tls.watchingBackwardChildren = watchBackwardChildren(tls);
         syncCallbackWithProbeState();
         closeBackwardLayer();
         tls.backwardOccurrences.clear();
-        if (tls.backwardPasses == 1 && roots && count > 0 && !probe_is_awake())
+        if (roots && count > 0 && !probe_is_awake())
             countSleepingBackwardOps(tls.backwardWalk, roots, count);
         return 0;
     } catch (...) {
@@ -1929,10 +1943,14 @@ PROBE_TORCH_API int probe_torch_backward_begin_from(void* const* roots, int coun
 PROBE_TORCH_API int probe_torch_backward_end(void) {
     try {
         ThreadState& tls = threadTls();
+        if (tls.backwardPasses > 1) {
+            --tls.backwardPasses;
+            return 0;
+        }
         closeBackwardLayer();
         tls.statsCache.clear();
-        if (tls.backwardPasses > 0) --tls.backwardPasses;
-        if (tls.backwardPasses == 0) forgetWrittenAsynchronously(tls);
+        tls.backwardPasses = 0;
+        forgetWrittenAsynchronously(tls);
         syncCallbackWithProbeState();
         return 0;
     } catch (...) {

@@ -277,6 +277,99 @@ class ModuleCalls(ProbeTestCase):
         fc1 = [r for r in rows if r["Op Name"] == "fc1" and r["Input/Output"] == "output"]
         self.assertEqual(sorted(int(r["Execution Count"]) for r in fc1), [0, 1, 2, 3])
 
+    def checkpointed_blocks(self, reentrant, **config):
+        # Two blocks of one class, each run under activation checkpointing: their forward is
+        # recomputed in the backward pass, with no call of the model open.
+        return self.run_script("""
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            from torch.utils.checkpoint import checkpoint
+
+            class Blk(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.a = nn.Linear(8, 8)
+                    self.b = nn.Linear(8, 8)
+
+                def forward(self, x):
+                    return self.b(torch.relu(self.a(x)))
+
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blk1 = Blk()
+                    self.blk2 = Blk()
+                    self.head = nn.Linear(8, 1)
+
+                def forward(self, x):
+                    for blk in (self.blk1, self.blk2):
+                        x = checkpoint(blk, x, use_reentrant=%r)
+                    return self.head(x)
+
+            torch.manual_seed(0)
+            model = Net()
+            grads = []
+            for step in range(2):
+                x = torch.randn(4, 8, requires_grad=True)
+                model(x).square().sum().backward()
+                # The same step without checkpointing, by functions (no module called).
+                def block(blk, x):
+                    h = torch.relu(F.linear(x, blk.a.weight, blk.a.bias))
+                    return F.linear(h, blk.b.weight, blk.b.bias)
+
+                x2 = x.detach().clone().requires_grad_()
+                h1 = block(model.blk1, x2)
+                h2 = block(model.blk2, h1)
+                h1.retain_grad()
+                h2.retain_grad()
+                F.linear(h2, model.head.weight, model.head.bias).square().sum().backward()
+                grads.append({"h1": h1.grad, "h2": h2.grad, "x": x2.grad})
+            torch.save(grads, __file__ + ".grads.pt")
+            """ % reentrant, task="statistics", exec_range="all", **config)
+
+    def check_checkpointed_blocks_are_the_models(self, reentrant):
+        rows, result = self.checkpointed_blocks(reentrant)
+        grads = torch.load(self.path("model.py.grads.pt"))
+        blocks = ["CheckpointFunction_0", "CheckpointFunction_1"] if reentrant else ["blk1", "blk2"]
+        ops = self.by_op(rows)
+        # The recomputed blocks are no model of their own: no layers "a", "b", "relu_0" at the
+        # top, no second model, no warning of two models.
+        self.assertEqual(sorted(ops), sorted(blocks + [b + ".backward" for b in blocks] +
+                                             ["head", "head.backward"]))
+        self.assertEqual(os.listdir(self.path("out", "atb_dump_data", "info", "model",
+                                              os.listdir(self.path("out", "atb_dump_data", "info", "model"))[0])),
+                         ["Net.json"])
+        self.assertNotIn("two models", result.stderr)
+        # Each block's backward op: the gradient flowing into its output and out of its input.
+        for step in range(2):
+            for block, grad_in, grad_out in ((blocks[1], "h2", "h1"), (blocks[0], "h1", "x")):
+                op_rows = [r for r in ops[block + ".backward"] if int(r["Execution Count"]) == step]
+                inputs = [r for r in op_rows if r["Input/Output"] == "input"]
+                outputs = [r for r in op_rows if r["Input/Output"] == "output"]
+                self.assertEqual((len(inputs), len(outputs)), (1, 1), (block, step, op_rows))
+                self.assertStatsMatch(inputs[0], grads[step][grad_in])
+                self.assertStatsMatch(outputs[0], grads[step][grad_out])
+
+    def test_a_block_recomputed_by_reentrant_checkpointing_is_part_of_its_backward_op(self):
+        self.check_checkpointed_blocks_are_the_models(True)
+
+    def test_a_block_recomputed_by_checkpointing_without_reentry_is_part_of_its_backward_op(self):
+        self.check_checkpointed_blocks_are_the_models(False)
+
+    def test_the_ops_of_a_recomputed_block_are_children_of_its_backward_op(self):
+        # Every op dumped: the block's recomputed aten ops run inside its backward op.
+        for reentrant, backward in ((True, "CheckpointFunction_1.backward"), (False, "blk2.backward")):
+            with self.subTest(reentrant=reentrant):
+                shutil.rmtree(self.path("out"), ignore_errors=True)
+                rows, result = self.checkpointed_blocks(reentrant, save_child=True)
+                ops = self.by_op(rows)
+                self.assertNotIn("two models", result.stderr)
+                self.assertFalse([name for name in ops if name.split("/")[0] in ("a", "b", "relu_0")])
+                recomputed = [name for name in ops if name.startswith(backward + "/") and
+                              ops[name][0]["Op Type"] == "aten::relu"]
+                self.assertEqual(len(recomputed), 1, sorted(ops))
+
     def test_an_input_kept_from_step_to_step_is_hooked_once_per_layer(self):
         # A tensor hook fires at every backward through its tensor: an input that requires its
         # gradient and is used at every step must not pile up hooks (every backward ran them

@@ -70,6 +70,7 @@ def adapter():
         _declare(lib, "probe_torch_module_end", c.c_int, [])
         _declare(lib, "probe_torch_unwind_to", c.c_int, [c.c_int])
         _declare(lib, "probe_torch_depth", c.c_int, [])
+        _declare(lib, "probe_torch_in_backward_pass", c.c_int, [])
         _declare(lib, "probe_torch_backward_begin_from", c.c_int, [c.c_void_p, c.c_int])
         _declare(lib, "probe_torch_backward_end", c.c_int, [])
         _declare(lib, "probe_torch_observing_ops", c.c_int, [])

@@ -659,7 +659,7 @@ def _wrap_module_call(torch, module_call):
         original_call, _enter_root, _enter_tensors, _report_outputs, _names_of, _failure,
         _address(_adapter.probe_torch_root_begin), _address(_adapter.probe_torch_root_end),
         _address(_adapter.probe_torch_module_begin), _address(_adapter.probe_torch_module_end),
-        _address(_adapter.probe_torch_unwind_to))
+        _address(_adapter.probe_torch_unwind_to), _address(_adapter.probe_torch_in_backward_pass))
     if _report_tensor is not None:  # plain tensors' _cdata is their TensorImpl
         module_call.enable_plain_tensors(
             *_plain_tensor_types, _encoded_arg_names, _hook_input_gradient_in_python,
