@@ -651,6 +651,40 @@ class ModuleCalls(ProbeTestCase):
         kept = {k[0] for k in count if k[1:] == ("matmul_0.backward", "output", "1_other")}
         self.assertEqual(kept, {str(step) for step in range(30)})
 
+    def test_a_tensor_subclass_kept_across_steps_is_hooked_once_per_layer_input(self):
+        # The same for a tensor the adapter cannot hook (a subclass: hooked in Python): its hooks
+        # were deduplicated for leaves only, and lin.backward had 20 output rows in round 19.
+        rows, _ = self.run_script("""
+            import torch
+
+            class Sub(torch.Tensor):
+                pass
+
+            class M(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.w = torch.nn.Parameter(torch.randn(6, 6))
+                    self.kept = (self.w * 3).as_subclass(Sub)  # its graph kept from step to step
+                    self.lin = torch.nn.Linear(6, 6)
+
+                def forward(self, x):
+                    return self.lin(self.kept).sum() + x.sum()
+
+            torch.manual_seed(0)
+            model = M()
+            x = torch.randn(3, 6, requires_grad=True)
+            for step in range(20):
+                model(x).backward(retain_graph=True)
+            kept = model.kept.as_subclass(torch.Tensor)
+            out = torch.nn.functional.linear(kept, model.lin.weight, model.lin.bias)
+            torch.save(torch.autograd.grad(out.sum(), kept)[0], __file__ + ".grad.pt")
+            """, task="statistics", exec_range="all")
+        grad = torch.load(self.path("model.py.grad.pt"))
+        outputs = [r for r in rows if r["Op Name"] == "lin.backward" and r["Input/Output"] == "output"]
+        self.assertEqual(sorted(int(r["Execution Count"]) for r in outputs), list(range(20)))
+        for row in outputs:
+            self.assertStatsMatch(row, grad)
+
     def test_a_model_on_the_meta_device_is_run_without_a_word(self):
         # A meta tensor has a shape and no values: the probe tried to copy them out, and said so
         # on the model's standard error with torch's 200-frame C++ backtrace. Its ops have no

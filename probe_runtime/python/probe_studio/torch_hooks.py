@@ -426,29 +426,28 @@ def _hook_input_gradients(layer, tensors, names):
         _hook_input_gradient_in_python(layer, index, names[index], t)
 
 
-_leaf_hooks = {}  # id(leaf tensor) -> (weak reference to it, the (layer, index, name) it has hooks of)
+_hooked = {}  # id(tensor) -> (weak reference to it, the (layer, index, name) it has hooks of)
 
 
 def _hook_input_gradient_in_python(layer, index, name, t):
-    """A Python hook on the gradient of a layer's input (one the adapter could not hook). A leaf
-    kept from step to step gets one per (layer, input), as in the adapter (LeafHooks): a tensor
-    hook fires at every backward through its tensor."""
+    """A Python hook on the gradient of a layer's input (one the adapter could not hook). A tensor
+    kept from step to step (a leaf, or one whose graph is retained) gets one per (layer, input),
+    as in the adapter (NodeHooks): a tensor hook fires at every backward through its tensor."""
     if not t.requires_grad:
         return
-    if t.is_leaf:
-        entry = _leaf_hooks.get(id(t))
-        if entry is None or entry[0]() is not t:
-            entry = _leaf_hooks[id(t)] = (weakref.ref(t, functools.partial(_forget_leaf, id(t))), set())
-        if (layer, index, name) in entry[1]:
-            return
-        entry[1].add((layer, index, name))
+    entry = _hooked.get(id(t))
+    if entry is None or entry[0]() is not t:
+        entry = _hooked[id(t)] = (weakref.ref(t, functools.partial(_forget_hooked, id(t))), set())
+    if (layer, index, name) in entry[1]:
+        return
+    entry[1].add((layer, index, name))
     t.register_hook(functools.partial(_report_input_gradient, layer, index, name))
 
 
-def _forget_leaf(key, reference):
-    entry = _leaf_hooks.get(key)
+def _forget_hooked(key, reference):
+    entry = _hooked.get(key)
     if entry is not None and entry[0] is reference:
-        del _leaf_hooks[key]
+        del _hooked[key]
 
 
 def _encoded(name):
