@@ -213,6 +213,21 @@ PyObject* namesOf(PyObject* module) {
     return PyObject_CallOneArg(hooks.namesOf, module);  // made on the fly, not an attribute
 }
 
+// Whether `module` is one of the modules of the model last called on this thread (not the model
+// itself). Leaves no exception set.
+bool ofLastModel(PyObject* module) {
+    if (!state.names) return false;
+    PyObject* key = PyLong_FromVoidPtr(module);
+    if (!key) {
+        PyErr_Clear();
+        return false;
+    }
+    const int found = PyDict_Contains(state.names, key);
+    Py_DECREF(key);
+    if (found < 0) PyErr_Clear();
+    return found == 1;
+}
+
 // (path, attribute name, class name), and for a module of the model its LayerCount.
 bool namesAreBytes(PyObject* names) {
     return PyTuple_Check(names) && PyTuple_GET_SIZE(names) >= 3 &&
@@ -411,10 +426,12 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
         return output;
     }
 
-    if (depth == 0 && hooks.inBackwardPass()) {
-        // Called in a backward pass (checkpointing recomputing a block, a Function's backward):
+    if (depth == 0 && hooks.inBackwardPass() && ofLastModel(module)) {
+        // A module of the model called in a backward pass (checkpointing recomputing a block):
         // work of the backward op running, whose aten ops are its children, not a call of
         // another model (the recomputed block was named a model, its layers as the model's).
+        // A model recomputed whole is called as a model: its layers' backward ops are known
+        // from the calls.
         state.quietAt = 0;
         state.depth = 1;
         PyObject* output = PyObject_Vectorcall(hooks.original, args, nargsf, kwnames);

@@ -366,8 +366,18 @@ struct ThreadState {
     // accumulator lives as long as something holds it, which is the graph only once an op of the
     // layer has used the leaf (probe_torch_hook_input_gradient).
     std::vector<std::shared_ptr<torch::autograd::Node>> leafAccumulatorsHeld;
-    GatherBuffer gathered;         // a strided tensor's elements (gatherRowMajor)
-    void* freeContexts = nullptr;  // AdapterContext's free list
+    // The inputs of the layer-level aten op or Function running that need their gradient, noted
+    // as it begins (noteLayerInputs), their gradients hooked as it ends (hookLayerInputGradients).
+    struct LayerInput {
+        at::Tensor tensor;
+        torch::autograd::Edge edge;  // along which its gradient flows out of the op's nodes
+        int index;
+        std::string name;
+    };
+    std::vector<LayerInput> layerInputs;
+    std::vector<at::Tensor> layerFunctionOutputs;  // a layer-level Function's, from Python
+    GatherBuffer gathered;                         // a strided tensor's elements (gatherRowMajor)
+    void* freeContexts = nullptr;                  // AdapterContext's free list
     // schemaFacts' table, by the op name's address (checked against the facts' name).
     probe::format::RecentByAddress<const OpSchemaFacts*, 256> recentFacts;
     struct RecentLayer {  // recentLayerIndex's table, by the name's address
@@ -1096,6 +1106,8 @@ void popFrame(ThreadState& tls) {
             recordLayerCall(tls, frame.layer, frame.firstSequence, at::sequence_number::peek());
         tls.currentLayer = -1;
         tls.leafAccumulatorsHeld.clear();
+        tls.layerInputs.clear();
+        tls.layerFunctionOutputs.clear();
     }
 }
 
@@ -1173,8 +1185,9 @@ bool isLeafViewCall(ThreadState& tls, const at::RecordFunction& fn) {
     }
 }
 
-void hookInputGradients(int layer, c10::ArrayRef<const c10::IValue> inputs,
-                        const OpSchemaFacts* facts);
+void noteLayerInputs(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
+                     const OpSchemaFacts* facts);
+void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> outputs);
 
 std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
     try {
@@ -1297,8 +1310,8 @@ std::unique_ptr<at::ObserverContext> onOpStart(const at::RecordFunction& fn) {
         // layer's has (its backward op had inputs only). Hooked while the probe is awake, as a
         // module layer's inputs are (torch_hooks._enter_tensors).
         if (layerLevel && at::GradMode::is_enabled() && probe_is_awake())
-            hookInputGradients(
-                layer, fn.inputs(),
+            noteLayerInputs(
+                tls, fn.inputs(),
                 tls.frames.back().facts ? tls.frames.back().facts : &schemaFacts(tls, fn));
         return AdapterContext::make(tls);
     } catch (const std::exception& e) {
@@ -1334,6 +1347,8 @@ void onOpEnd(const at::RecordFunction& fn, at::ObserverContext* context) {
             else if (facts && !tls.uninitialised.empty())
                 forgetWritten(tls, fn.inputs(), *facts);
         }
+        if (tls.frames.size() == 1 && !tls.layerInputs.empty())
+            hookLayerInputGradients(tls, outputsOf(fn));
         popFrame(tls);
     } catch (const std::exception& e) {
         reportFailure("op end", e.what());
@@ -1427,6 +1442,15 @@ void syncCallbackWithProbeState() {
 
 // What the runtime's top op on this thread wants: kept in the adapter's top frame since the op
 // began (see Frame::wants), else asked.
+// An output of the layer-level Function on top, reported from Python (RecordFunction gives none):
+// its autograd node is that of such an output once the op ends (hookLayerInputGradients).
+void noteFunctionOutput(int io, const at::Tensor& tensor) {
+    ThreadState* state = tlsState;
+    if (io == PROBE_OUTPUT && state && state->frames.size() == 1 && state->frames.back().function &&
+        !state->layerInputs.empty())
+        state->layerFunctionOutputs.push_back(tensor);
+}
+
 int topWants() {
     const ThreadState* state = tlsState;
     if (state && !state->frames.empty() && state->frames.back().kind != FrameKind::Passive)
@@ -1439,6 +1463,7 @@ int topWants() {
 int64_t reportTensorList(int io, int first, const std::vector<at::Tensor>& tensors,
                          const std::vector<std::string>& names, const char* where) {
     try {
+        for (const at::Tensor& tensor : tensors) noteFunctionOutput(io, tensor);
         const int wants = topWants();
         if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
         for (size_t i = 0; i < tensors.size(); ++i) {
@@ -1502,6 +1527,7 @@ int reportOneTensor(int io, int index, const char* name, const at::Tensor& tenso
                     const char* where) {
     try {
         if (index < 0) return -1;
+        noteFunctionOutput(io, tensor);
         const int wants = topWants();
         if (!(wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA))) return 0;
         reportTensor(io, index, name && *name ? name : nullptr, tensor, wants, true,
@@ -1663,19 +1689,142 @@ int hookInputGradient(const char* layerName, int layer, int index, const char* n
     return 1;
 }
 
-// The same for a layer-level op RecordFunction saw (an aten op or an autograd Function the
-// outermost module calls itself): the gradients flowing out of its backward op are those of its
-// tensor inputs, numbered and named as its forward inputs are.
-void hookInputGradients(int layer, c10::ArrayRef<const c10::IValue> inputs,
-                        const OpSchemaFacts* facts) {
-    const std::string layerName = layerInfo(layer).name;
+// A layer-level op RecordFunction saw (an aten op or an autograd Function the outermost module
+// calls itself) begins: the gradients flowing out of its backward op are those of its tensor
+// inputs, numbered and named as its forward inputs are. Noted with the edge each gradient flows
+// along, before the op can change an input in place.
+void noteLayerInputs(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
+                     const OpSchemaFacts* facts) {
+    tls.layerInputs.clear();
+    tls.layerFunctionOutputs.clear();
     forEachTensorValue(
         inputs, facts ? &facts->arguments : nullptr,
         [&](size_t, const std::string&, int index, const std::string& name,
             const at::Tensor& tensor) {
-            hookInputGradient(layerName.c_str(), layer, index, name.c_str(), tensor);
+            if (tensor.defined() && tensor.requires_grad())
+                tls.layerInputs.push_back(
+                    {tensor, torch::autograd::impl::gradient_edge(tensor), index, name});
         },
         [](size_t, const std::string&, const c10::IValue&) {});
+}
+
+// Reports, after an autograd node of a layer-level op ran, what it passed back to an input of the
+// op that no other node of the op passes anything to: that input's share of its gradient from
+// the op, an output of the op's backward op (still the open one).
+class InputGradientsHook final : public torch::autograd::FunctionPostHook {
+public:
+    struct Output {
+        std::vector<uint32_t> edges;  // the node's outputs to the input (x * x: two), summed
+        int index;
+        std::string name;
+    };
+    InputGradientsHook(int layer, std::vector<Output> outputs)
+        : layer_(layer), outputs_(std::move(outputs)) {}
+    torch::autograd::variable_list operator()(const torch::autograd::variable_list& grads,
+                                              const torch::autograd::variable_list&) override {
+        try {
+            for (const Output& output : outputs_) {
+                at::Tensor sum;
+                // The sum is the probe's, no op of the model's nor part of a graph.
+                at::DisableRecordFunctionGuard noRecord;
+                at::NoGradGuard noGrad;
+                for (const uint32_t edge : output.edges) {
+                    if (edge >= grads.size() || !grads[edge].defined()) continue;
+                    sum = sum.defined() ? sum + grads[edge] : grads[edge];
+                }
+                if (sum.defined())
+                    reportInputGradient(layer_, output.index, output.name.c_str(), sum);
+            }
+        } catch (const std::exception& e) {
+            reportFailure("backward outputs", e.what());
+        } catch (...) {
+            reportFailure("backward outputs", "unknown failure");
+        }
+        return grads;
+    }
+
+private:
+    int layer_;
+    std::vector<Output> outputs_;
+};
+
+// The layer-level op on top ends: its inputs' gradients are hooked where their edges leave its
+// autograd nodes (those it made, from the node of an output it made). A gradient hooked on the
+// input tensor instead is reported when the input's own node runs, which may be after another
+// layer's backward op began: add_0.backward of `e(t) + p(t)` lost the gradient of e's output,
+// reported as p.backward had begun. An input that several of the op's nodes pass gradients to
+// keeps its tensor hook: its whole gradient, when that is complete.
+void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> outputs) {
+    using torch::autograd::Node;
+    std::vector<ThreadState::LayerInput> inputs = std::move(tls.layerInputs);
+    tls.layerInputs.clear();
+    const std::vector<at::Tensor> functionOutputs = std::move(tls.layerFunctionOutputs);
+    tls.layerFunctionOutputs.clear();
+    const Frame& frame = tls.frames.back();
+    const int layer = frame.layer;
+    const uint64_t first = frame.firstSequence, end = at::sequence_number::peek();
+    const auto madeByOp = [&](const Node* node) {
+        return node && node->sequence_nr() >= first && node->sequence_nr() < end;
+    };
+    std::shared_ptr<Node> root;
+    const auto consider = [&](const at::Tensor& t) {
+        if (!root && t.defined() && madeByOp(t.grad_fn().get())) root = t.grad_fn();
+    };
+    for (const c10::IValue& v : outputs) {
+        if (v.isTensor())
+            consider(v.toTensor());
+        else if (v.isTensorList())
+            for (const at::Tensor& t : v.toTensorList().vec()) consider(t);
+    }
+    for (const at::Tensor& t : functionOutputs) consider(t);
+    // Per input: the node of the op's nodes with edges to it, and which; `spread` when several
+    // nodes have such edges (its share from the op is then known in none of them alone).
+    std::vector<Node*> user(inputs.size(), nullptr);
+    std::vector<std::vector<uint32_t>> edgesTo(inputs.size());
+    std::vector<bool> spread(inputs.size(), false);
+    if (root) {
+        std::vector<Node*> pending{root.get()}, seen{root.get()};
+        while (!pending.empty()) {
+            Node* node = pending.back();
+            pending.pop_back();
+            const uint32_t edges = node->num_outputs();
+            for (uint32_t j = 0; j < edges; ++j) {
+                const torch::autograd::Edge& edge = node->next_edge(j);
+                if (!edge.function) continue;
+                for (size_t i = 0; i < inputs.size(); ++i) {
+                    if (inputs[i].edge.function != edge.function ||
+                        inputs[i].edge.input_nr != edge.input_nr)
+                        continue;
+                    if (user[i] && user[i] != node) spread[i] = true;
+                    user[i] = node;
+                    edgesTo[i].push_back(j);
+                }
+                Node* next = edge.function.get();
+                if (madeByOp(next) && std::find(seen.begin(), seen.end(), next) == seen.end()) {
+                    seen.push_back(next);
+                    pending.push_back(next);
+                }
+            }
+        }
+    }
+    std::vector<std::pair<Node*, std::vector<InputGradientsHook::Output>>> hooks;
+    const std::string layerName = layerInfo(layer).name;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        ThreadState::LayerInput& input = inputs[i];
+        if (!user[i] || spread[i]) {
+            hookInputGradient(layerName.c_str(), layer, input.index, input.name.c_str(),
+                              input.tensor);
+            continue;
+        }
+        auto it = std::find_if(hooks.begin(), hooks.end(),
+                               [&](const auto& hook) { return hook.first == user[i]; });
+        if (it == hooks.end()) it = hooks.insert(hooks.end(), {user[i], {}});
+        it->second.push_back({std::move(edgesTo[i]), input.index, std::move(input.name)});
+    }
+    for (auto& [node, wanted] : hooks) {
+        gGradientHooksMade.fetch_add(1, std::memory_order_relaxed);
+        node->add_post_hook(std::make_unique<InputGradientsHook>(layer, std::move(wanted)));
+    }
 }
 
 }  // namespace
@@ -1705,6 +1854,9 @@ PROBE_TORCH_API int probe_torch_root_begin(const char* model_name) {
     try {
         ThreadState& tls = threadTls();
         closeBackwardLayer();
+        // A pass the program ran without torch.autograd.backward or grad (Megatron's
+        // run_backward) is over: the next one's backward ops are numbered from the first again.
+        if (tls.backwardPasses == 0) tls.backwardOccurrences.clear();
         sealModelCall(tls);
         tls.inRoot = true;
         tls.rootOpOccurrences.clear();
@@ -1793,14 +1945,15 @@ PROBE_TORCH_API int probe_torch_unwind_to(int depth) {
     }
 }
 
-// Whether this thread is in a backward pass: a module called there (checkpointing's
-// recomputation, a module in a Function's backward) is work of the backward op running, not a
-// call of a model.
+// Whether this thread is in a backward pass: a module of the model called there (checkpointing's
+// recomputation) is work of the backward op running, not a call of a model. A pass the program
+// runs without torch.autograd.backward or grad (Megatron's run_backward) is known while one of
+// its nodes runs: its last backward op stays open after it.
 PROBE_TORCH_API int probe_torch_in_backward_pass(void) {
     const ThreadState* state = tlsState;
     return state &&
            (state->backwardPasses > 0 ||
-            (!state->frames.empty() && state->frames.front().kind == FrameKind::BackwardNode));
+            (state->frames.size() > 1 && state->frames.front().kind == FrameKind::BackwardNode));
 }
 
 PROBE_TORCH_API int probe_torch_depth(void) {
@@ -1969,14 +2122,16 @@ PROBE_TORCH_API int probe_torch_report_tensor(int io, int index, const char* nam
 // Whether the op on top of this thread's stack is the autograd Function `function` (its class's
 // name) and wants its tensors: its forward has returned, and its outputs are to be reported
 // (probe_torch_report_tensor, io 1). RecordFunction gives none of a Python Function: its op had
-// inputs only, and a Function that changed its values compared as a match.
+// inputs only, and a Function that changed its values compared as a match. A layer-level one's
+// outputs are wanted for its autograd node too (noteFunctionOutput).
 PROBE_TORCH_API int probe_torch_function_outputs_wanted(const char* function) {
     const ThreadState* state = tlsState;
     if (!function || !state || state->frames.empty()) return 0;
     const Frame& top = state->frames.back();
     return top.kind == FrameKind::Aten && top.function &&
            std::strcmp(top.function, function) == 0 &&
-           (top.wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA));
+           ((top.wants & (PROBE_WANTS_DATA | PROBE_WANTS_METADATA)) ||
+            (state->frames.size() == 1 && !state->layerInputs.empty()));
 }
 
 // A gradient flowing out of `layer` (that of its forward input `index`) while its backward op

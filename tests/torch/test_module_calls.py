@@ -400,13 +400,15 @@ class ModuleCalls(ProbeTestCase):
             print("PYTHON HOOKS", len(marked._backward_hooks))
             """, task="statistics", exec_range="all")
         # Each step: kept, a leaf, on its accumulator node (made anew with each step's graph,
-        # hooks and all), one for a's input 0 and one for b's; fresh, one; and each input of the
-        # aten ops the model calls itself (the sums and adds, and the aliases the subclass
-        # makes). Never more a step.
+        # hooks and all), one for a's input 0 and one for b's; fresh, one; and one on the
+        # autograd node of each aten op the model calls itself (the sums and adds, and the
+        # aliases the subclass makes), for all its inputs. Never more a step.
         aten_inputs = [r for r in rows if r["Execution Count"] == "0" and r["Op Type"].startswith("aten::")
                        and ".backward" not in r["Op Name"] and r["Input/Output"] == "input"]
         self.assertEqual(len(aten_inputs), 12)
-        self.assertIn("HOOKS %d" % ((3 + len(aten_inputs)) * 40), result.stdout)
+        aten_ops = {r["Op Name"] for r in aten_inputs}
+        self.assertEqual(len(aten_ops), 9, aten_ops)
+        self.assertIn("HOOKS %d" % ((3 + len(aten_ops)) * 40), result.stdout)
         self.assertIn("PYTHON HOOKS 1", result.stdout)
         # Every step's backward ops are all there: a's two calls and b's.
         flowing_in = [r["Op Name"].split(".")[0] for r in rows
@@ -539,17 +541,19 @@ class ModuleCalls(ProbeTestCase):
             model(x).sum().backward()
             # The same values without Functions or modules (nothing of it dumped).
             w = model.w.detach().clone().requires_grad_()
+            w_cube = model.w.detach().clone().requires_grad_()  # w's use by Cube, apart
             x2 = x.detach().clone().requires_grad_()
             sq = x2 * w * 1.5
             sq.retain_grad()
             relu = torch.relu(sq)
             relu.retain_grad()
-            cube = relu * w * 1.5
+            cube = relu * w_cube * 1.5
             inner = cube * 1.5 + cube * cube * 1.5
             inner.sum().backward()
             torch.save({"sq": sq.detach(), "cube": cube.detach(), "inner": inner.detach()},
                        __file__ + ".forward.pt")
-            torch.save({"sq": sq.grad, "relu": relu.grad, "x": x2.grad, "w": w.grad}, __file__ + ".grads.pt")
+            torch.save({"sq": sq.grad, "relu": relu.grad, "x": x2.grad, "w_sq": w.grad, "w_cube": w_cube.grad},
+                       __file__ + ".grads.pt")
             """, task="statistics", exec_range="all", save_child=True)
         forward = torch.load(self.path("model.py.forward.pt"))
         grads = torch.load(self.path("model.py.grads.pt"))
@@ -571,9 +575,66 @@ class ModuleCalls(ProbeTestCase):
         self.assertStatsMatch(only("relu_0.backward", "output"), grads["sq"])
         self.assertStatsMatch(only("Cube_0.backward", "output", "0"), grads["relu"])
         self.assertStatsMatch(only("Sq_0.backward", "output", "0"), grads["x"])
-        # w's gradient flows out of both Functions' backward ops (summed into one: a leaf's
-        # hook sees it whole, as for a module layer's leaf input).
-        self.assertStatsMatch(only("Sq_0.backward", "output", "1"), grads["w"])
+        # w's gradient flows out of both Functions' backward ops: each its own share (what its
+        # node passes back to w), not the two summed.
+        self.assertStatsMatch(only("Sq_0.backward", "output", "1"), grads["w_sq"])
+        self.assertStatsMatch(only("Cube_0.backward", "output", "1"), grads["w_cube"])
+
+    def test_a_layer_level_op_has_the_gradients_of_inputs_made_by_different_layers(self):
+        # e(t) * p(t): mul_0's backward node passes a gradient to e's output and one to p's. Both
+        # were hooked on their tensors, reported as the node of each runs: p.backward had begun
+        # when e's came, and mul_0.backward lost it. Also an op changing an input in place
+        # (add_), and an op given one tensor twice (h * h: the sum of both, its share of h's
+        # gradient; h's node ran after q.backward had begun, and mul_1.backward had no outputs).
+        rows, _ = self.run_script("""
+            import torch
+            import torch.nn as nn
+
+            class M(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.e = nn.Embedding(10, 4)
+                    self.p = nn.Embedding(10, 4)
+                    self.q = nn.Linear(4, 4)
+                    self.head = nn.Linear(4, 1)
+
+                def forward(self, t):
+                    h = self.e(t) * self.p(t)
+                    g = self.q(h)
+                    g.add_(h * h)
+                    return self.head(g)
+
+            torch.manual_seed(2)
+            model = M()
+            t = torch.tensor([1, 2, 3])
+            model(t).sum().backward()
+            # Again by functions, each use of a tensor apart.
+            e, p = model.e.weight[t].detach(), model.p.weight[t].detach()
+            h_q = (e * p).requires_grad_()  # h as q's input
+            h_m = (e * p).requires_grad_()  # h as mul_1's, both its inputs
+            q = nn.functional.linear(h_q, model.q.weight, model.q.bias)
+            sq = h_m * h_m
+            q.retain_grad()
+            sq.retain_grad()
+            nn.functional.linear(q + sq, model.head.weight, model.head.bias).sum().backward()
+            h_grad = h_q.grad + h_m.grad
+            torch.save({"e": h_grad * p, "p": h_grad * e, "h_in_mul": h_m.grad, "q": q.grad, "sq": sq.grad},
+                       __file__ + ".grads.pt")
+            """, task="statistics", exec_range="all")
+        grads = torch.load(self.path("model.py.grads.pt"))
+        ops = self.by_op(rows)
+
+        def output(op, index):
+            found = [r for r in ops[op] if r["Input/Output"] == "output" and r["Index"] == index]
+            self.assertEqual(len(found), 1, "%s %s: %s" % (op, index, ops[op]))
+            return found[0]
+
+        self.assertStatsMatch(output("mul_0.backward", "0_self"), grads["e"])
+        self.assertStatsMatch(output("mul_0.backward", "1_other"), grads["p"])
+        self.assertStatsMatch(output("add__0.backward", "0_self"), grads["q"])
+        self.assertStatsMatch(output("add__0.backward", "1_other"), grads["sq"])
+        for index in ("0_self", "1_other"):
+            self.assertStatsMatch(output("mul_1.backward", index), grads["h_in_mul"])
 
     def test_a_forward_calling_another_with_its_ctx_has_its_own_output_only(self):
         # Shift.forward calls Sq.forward with its own ctx (as super() does): Sq's result is an
@@ -650,6 +711,61 @@ class ModuleCalls(ProbeTestCase):
         self.assertEqual(set(count.values()), {1}, [k for k, n in count.items() if n > 1][:3])
         kept = {k[0] for k in count if k[1:] == ("matmul_0.backward", "output", "1_other")}
         self.assertEqual(kept, {str(step) for step in range(30)})
+
+    def test_a_model_checkpointed_whole_from_outside_keeps_its_backward_ops(self):
+        # The training loop checkpoints a model of its own (reentrant): it is recomputed in the
+        # backward pass, called as a model, and its layers' backward ops come from that call.
+        # Taken for a block of the other model's recomputation, they were all lost.
+        rows, result = self.run_script("""
+            import torch
+            import torch.nn as nn
+            from collections import OrderedDict
+            from torch.utils.checkpoint import checkpoint
+
+            torch.manual_seed(0)
+            enc = nn.Sequential(OrderedDict(e0=nn.Linear(8, 8), e1=nn.ReLU(), e2=nn.Linear(8, 8)))
+            dec = nn.Sequential(OrderedDict(d0=nn.Linear(8, 8), d1=nn.Tanh(), d2=nn.Linear(8, 1)))
+            grads = []
+            for step in range(2):
+                x = torch.randn(4, 8, requires_grad=True)
+                dec(checkpoint(enc, x, use_reentrant=True)).square().sum().backward()
+                grads.append(x.grad)
+            torch.save(grads, __file__ + ".grads.pt")
+            """, task="statistics", exec_range="all")
+        grads = torch.load(self.path("model.py.grads.pt"))
+        ops = self.by_op(rows)
+        for name in ("e0.backward", "e1.backward", "e2.backward", "d0.backward"):
+            self.assertIn(name, ops)
+        outputs = [r for r in ops["e0.backward"] if r["Input/Output"] == "output"]
+        self.assertEqual(len(outputs), 2, outputs)
+        for row, grad in zip(outputs, grads):
+            self.assertStatsMatch(row, grad)
+
+    def test_a_backward_pass_run_by_the_engine_directly_leaves_the_next_calls_dumped(self):
+        # Megatron's custom_backward runs the engine itself (no torch.autograd.backward): the
+        # last backward op of its pass stays open, and was taken for a pass still running, so
+        # every later call of the model was skipped (rounds 1..4 missing, with exec_range "1,3"
+        # nothing dumped at all).
+        script = """
+            import torch
+            import torch.nn as nn
+            from torch.autograd import Variable
+
+            torch.manual_seed(0)
+            model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 1))
+            for step in range(5):
+                out = model(torch.randn(4, 8)).square().sum()
+                Variable._execution_engine.run_backward(
+                    tensors=(out,), grad_tensors=(torch.ones_like(out),), keep_graph=False,
+                    create_graph=False, inputs=tuple(), allow_unreachable=True, accumulate_grad=True)
+            """
+        for exec_range, rounds in (("all", set(range(5))), ("1,3", {1, 2, 3})):
+            with self.subTest(exec_range=exec_range):
+                shutil.rmtree(self.path("out"), ignore_errors=True)
+                rows, _ = self.run_script(script, task="statistics", exec_range=exec_range)
+                forward = {int(r["Execution Count"]) for r in rows if r["Op Name"] == "0"}
+                backward = {int(r["Execution Count"]) for r in rows if r["Op Name"] == "0.backward"}
+                self.assertEqual((forward, backward), (rounds, rounds))
 
     def test_a_tensor_subclass_kept_across_steps_is_hooked_once_per_layer_input(self):
         # The same for a tensor the adapter cannot hook (a subclass: hooked in Python): its hooks
