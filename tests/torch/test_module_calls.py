@@ -767,6 +767,48 @@ class ModuleCalls(ProbeTestCase):
                 backward = {int(r["Execution Count"]) for r in rows if r["Op Name"] == "0.backward"}
                 self.assertEqual((forward, backward), (rounds, rounds))
 
+    def test_a_module_returning_a_dataclass_has_its_fields_as_outputs(self):
+        # A dataclass output had no rows: a NaN born in the module was blamed on the next one.
+        rows, _ = self.run_script("""
+            import dataclasses
+            import torch
+            import torch.nn as nn
+
+            @dataclasses.dataclass
+            class EncOut:
+                hidden: torch.Tensor
+                steps: int
+                extra: tuple
+
+            class Enc(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lin = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    h = self.lin(x)
+                    return EncOut(hidden=h, steps=3, extra=(h * 2, None))
+
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.enc = Enc()
+
+                def forward(self, x):
+                    return self.enc(x).hidden.sum()
+
+            torch.manual_seed(0)
+            model, x = Model(), torch.randn(3, 4)
+            model(x)
+            out = model.enc.forward(x)
+            torch.save([out.hidden, out.extra[0]], __file__ + ".out.pt")
+            """, task="statistics", exec_range="all")
+        hidden, extra = torch.load(self.path("model.py.out.pt"))
+        outputs = [r for r in rows if r["Op Name"] == "enc" and r["Input/Output"] == "output"]
+        self.assertEqual([r["Index"] for r in outputs], ["0_hidden", "1_extra0"])
+        self.assertStatsMatch(outputs[0], hidden)
+        self.assertStatsMatch(outputs[1], extra)
+
     def test_a_tensor_subclass_kept_across_steps_is_hooked_once_per_layer_input(self):
         # The same for a tensor the adapter cannot hook (a subclass: hooked in Python): its hooks
         # were deduplicated for leaves only, and lin.backward had 20 output rows in round 19.

@@ -21,6 +21,7 @@ are only read.
 # SPDX-License-Identifier: GPL-3.0-or-later
 import atexit
 import ctypes
+import dataclasses
 import functools
 import inspect
 import json
@@ -386,7 +387,8 @@ def _encoded_arg_names(module):
 
 def _flatten(value, name, tensors, names, torch_tensor):
     """Collect the tensors in a (nested) value, each with a name for its file: the argument
-    name, with the position appended inside lists ("past0"), the key inside dicts."""
+    name, with the position appended inside lists ("past0"), the key inside dicts, the field
+    inside dataclasses."""
     if isinstance(value, torch_tensor):
         tensors.append(value)
         names.append(name)
@@ -396,6 +398,9 @@ def _flatten(value, name, tensors, names, torch_tensor):
     elif isinstance(value, dict):
         for key, item in value.items():
             _flatten(item, safe_text(str(key)), tensors, names, torch_tensor)
+    elif hasattr(type(value), "__dataclass_fields__"):  # a dataclass instance: by its fields
+        for field in dataclasses.fields(value):
+            _flatten(getattr(value, field.name, None), safe_text(field.name), tensors, names, torch_tensor)
 
 
 def _inputs(module, args, kwargs):
