@@ -213,6 +213,45 @@ TEST(Compare, TheFirstOpToInheritTheFirstDivergenceMayBeAChildOfItsBirth) {
         << report;
 }
 
+// A kernel's child with no input compared (the fill_ with which min() writes its result, its
+// value no tensor) computes from its aten parent's inputs: a divergence there is inherited, not
+// born in it (every full min and max was called a birth). A module's child with no inputs
+// (randn) may make values of its own: born there.
+TEST(Compare, AKernelChildWithoutInputsInheritsItsAtenParentsDivergence) {
+    TempDir dir;
+    const std::vector<float> x = {0.5f, -0.2f, 1.0f, -1.5f, 0.3f, 0.7f, -0.9f, 0.1f};
+    const auto write = [&](const std::string& name, float factor, float noise) {
+        std::vector<float> y = x;
+        y[3] *= factor;
+        const float least = *std::min_element(y.begin(), y.end());
+        ApiRun run(dir, name);
+        run.op("src", {x}, {y});
+        run.begin("min_0", "aten::min");
+        run.input(0, y);
+        run.begin("fill_", "aten::fill_");
+        run.output(0, {least}, {1});
+        run.end();
+        run.output(0, {least}, {1});
+        run.end();
+        run.begin("blk", "Block");
+        run.input(0, y);
+        run.begin("randn", "aten::randn");
+        run.output(0, randomValues(8, 5, noise));
+        run.end();
+        run.output(0, y);
+        run.end();
+        return run.finish();
+    };
+    // y[3] is the least element, made smaller: min changes.
+    const DumpIndex a = indexOf(write("a", 1, 1)), b = indexOf(write("b", 1.5f, 1.5f));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    const OpComparison& fill = result.ops[opNamed(result, "min_0/fill_")];
+    EXPECT_EQ(fill.verdict, OpVerdict::Inherited) << report;
+    EXPECT_EQ(fill.inheritedFrom, opNamed(result, "min_0")) << report;
+    EXPECT_EQ(result.ops[opNamed(result, "blk/randn")].verdict, OpVerdict::BornHere) << report;
+}
+
 // A block: linear(x, weight) -> relu -> a head. One weight element of the linear changed by 5%
 // barely moves the weight's statistics; the comparison names the linear, where it is used.
 std::string writeBlock(const TempDir& dir, const std::string& name, float factor, size_t element,
