@@ -240,6 +240,14 @@ TEST(Compare, AKernelChildWithoutInputsInheritsItsAtenParentsDivergence) {
         run.end();
         run.output(0, y);
         run.end();
+        // An aten op's child drawing random numbers (dropout's mask) makes values of its own.
+        run.begin("dropout_0", "aten::dropout");
+        run.input(0, y);
+        run.begin("bernoulli_", "aten::bernoulli_");
+        run.output(0, randomValues(8, 6, noise));
+        run.end();
+        run.output(0, y);
+        run.end();
         return run.finish();
     };
     // y[3] is the least element, made smaller: min changes.
@@ -250,6 +258,45 @@ TEST(Compare, AKernelChildWithoutInputsInheritsItsAtenParentsDivergence) {
     EXPECT_EQ(fill.verdict, OpVerdict::Inherited) << report;
     EXPECT_EQ(fill.inheritedFrom, opNamed(result, "min_0")) << report;
     EXPECT_EQ(result.ops[opNamed(result, "blk/randn")].verdict, OpVerdict::BornHere) << report;
+    EXPECT_EQ(result.ops[opNamed(result, "dropout_0/bernoulli_")].verdict, OpVerdict::BornHere)
+        << report;
+}
+
+// A layer-level backward op computes from what its forward op saved: once "mul_0" diverged,
+// the gradient "mul_0.backward" passes to one input (the gradient flowing in times the other
+// input's forward value) diverges though the gradient flowing in matches. It inherits from its
+// forward op; it was a second birth of every divergence before it.
+TEST(Compare, ALayerLevelBackwardOpInheritsItsForwardOpsDivergence) {
+    TempDir dir;
+    const std::vector<float> x = {0.5f, -0.2f, 1.0f, -1.5f}, m = {0.3f, 0.7f, -0.9f, 0.1f},
+                             g = {1, 1, 1, 1};
+    const auto write = [&](const std::string& name, float factor) {
+        std::vector<float> y = x, product(4), gradY(4), gradM(4);
+        y[2] *= factor;
+        for (int i = 0; i < 4; ++i) {
+            product[i] = y[i] * m[i];
+            gradY[i] = g[i] * m[i];
+            gradM[i] = g[i] * y[i];
+        }
+        ApiRun run(dir, name);
+        run.op("l1", {x}, {y});
+        run.op("mul_0", {y, m}, {product});
+        run.begin("mul_0.backward", "aten::mulBackward");
+        run.input(0, g);
+        run.output(0, gradY);
+        run.output(1, gradM);
+        run.end();
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", 1)), b = indexOf(write("b", 1.5f));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(nameOf(result, *result.firstBornHere), "l1") << report;
+    const OpComparison& backward = result.ops[opNamed(result, "mul_0.backward")];
+    EXPECT_EQ(backward.verdict, OpVerdict::Inherited) << report;
+    EXPECT_EQ(backward.inheritedFrom, opNamed(result, "mul_0")) << report;
+    EXPECT_EQ(report.find("other ops where a divergence is born"), std::string::npos) << report;
 }
 
 // A block: linear(x, weight) -> relu -> a head. One weight element of the linear changed by 5%

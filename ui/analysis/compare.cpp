@@ -23,6 +23,7 @@
 #include "analysis/tensor_view.h"
 #include "probe/format/dtype.h"
 #include "probe/format/file_util.h"
+#include "probe/format/overflow_rule.h"
 #include "probe/format/statistic_csv.h"
 
 namespace probe::analysis {
@@ -1267,6 +1268,8 @@ private:
         if (ref_.layout() == DumpLayout::Msprobe) {  // for forwardDivergenceOf
             if (latestComparisonOf_.empty()) latestComparisonOf_.assign(ref_.opCount(), kNone);
             latestComparisonOf_[op.referenceOp] = o;
+        } else if (op.parent == kNone) {
+            latestLayerOp_[layerKey(op.referenceProcess, ref_.op(op.referenceOp).namePath)] = o;
         }
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
@@ -1282,17 +1285,28 @@ private:
         }
     }
 
+    // Whether an aten op of type `type` draws random numbers (dropout's bernoulli_ mask).
+    static bool makesRandomNumbers(std::string_view type) {
+        for (const std::string_view random :
+             {"bernoulli", "uniform", "normal", "exponential", "geometric", "cauchy", "rand",
+              "multinomial", "poisson", "dropout"})
+            if (type.find(random) != std::string_view::npos) return true;
+        return false;
+    }
+
     // An op inside an aten op's kernel with no input compared (the fill_ with which min() writes
     // its result: its value is no tensor) computes from its parent's inputs: when one of those
     // carries a divergence, a diverging output of it is that divergence, not born here (every
     // full min and max was called a birth, 75 of 84 in one comparison). Not so inside a module,
-    // whose children may make values of their own (randn).
+    // whose children may make values of their own (randn), nor for an op drawing random numbers
+    // (dropout's bernoulli_ mask).
     bool computesFromItsAtenParent(const OpComparison& op) const {
         if (op.parent == kNone) return false;
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i)
             if (!result_.tensors[i].isOutput && (statsPrint_[i] || dataPrintOf(i))) return false;
         const OpComparison& parent = result_.ops[op.parent];
         if (!startsWith(ref_.op(parent.referenceOp).type, "aten::")) return false;
+        if (makesRandomNumbers(ref_.op(op.referenceOp).type)) return false;
         for (uint32_t i = parent.firstTensor; i < parent.firstTensor + parent.tensorCount; ++i)
             if (!result_.tensors[i].isOutput && result_.tensors[i].carriesDivergence) return true;
         return false;
@@ -1391,13 +1405,26 @@ private:
     // as born there). Its own forward call when that diverged, else the round's first
     // divergence (born there or inherited from an earlier round; in the forward, or in a backward
     // entry before it).
+    // Op-level dumps: a layer-level backward op ("mul_0.backward", "fc.backward_1") likewise
+    // follows from its forward layer op ("mul_0") of the round, when that diverged (the gradient
+    // mul_0.backward passes to one input is the other input's forward value times the gradient
+    // flowing in: born there, it was a second birth of every divergence before it).
     uint32_t forwardDivergenceOf(uint32_t o) const {
         const OpComparison& op = result_.ops[o];
-        const std::string forwardEntry = forwardEntryOf(op);
-        if (forwardEntry.empty()) return kNone;
-        const uint32_t forwardOp = ref_.findOp(op.referenceProcess, forwardEntry);
-        const uint32_t found =
-            forwardOp < latestComparisonOf_.size() ? latestComparisonOf_[forwardOp] : kNone;
+        uint32_t found = kNone;
+        if (ref_.layout() == DumpLayout::Msprobe) {
+            const std::string forwardEntry = forwardEntryOf(op);
+            if (forwardEntry.empty()) return kNone;
+            const uint32_t forwardOp = ref_.findOp(op.referenceProcess, forwardEntry);
+            found = forwardOp < latestComparisonOf_.size() ? latestComparisonOf_[forwardOp] : kNone;
+        } else {
+            if (op.parent != kNone) return kNone;
+            const std::string_view forward =
+                format::forwardOfBackwardLayerOp(ref_.op(op.referenceOp).namePath);
+            if (forward.empty()) return kNone;
+            const auto it = latestLayerOp_.find(layerKey(op.referenceProcess, forward));
+            if (it != latestLayerOp_.end()) found = it->second;
+        }
         if (found != kNone) {
             const OpComparison& forward = result_.ops[found];
             bool diverged = forward.verdict != OpVerdict::Matches;
@@ -1606,6 +1633,11 @@ private:
     std::vector<std::pair<bool, uint32_t>> onlyInOneRun_;
     // The latest comparison of each reference op (the walk's: its forward call, for a backward).
     std::vector<uint32_t> latestComparisonOf_;  // by reference op, msprobe only
+    // Op-level dumps: the latest comparison of each layer-level op, by process and name.
+    std::unordered_map<std::string, uint32_t> latestLayerOp_;
+    static std::string layerKey(uint32_t process, std::string_view name) {
+        return std::to_string(process) + '\0' + std::string(name);
+    }
     // msprobe: the first op of each (process, round) that diverged.
     std::map<std::pair<uint32_t, int32_t>, uint32_t> firstDivergence_;
     // msprobe: an API's calls in one run only, (in the reference, in the candidate).
