@@ -47,7 +47,7 @@ int OverflowWatch::hold(ThreadState& ts, Frame& frame, const TensorReport& t,
     held.dims.assign(t.dims, t.dims + t.ndims);
     held.shape = format::shapeString(held.dims);
     held.nbytes = t.nbytes;
-    bool bad = false;
+    bool bad = false, nan = false;
     if (dtype && t.data) {
         const auto stats = format::computeTensorStats(*dtype, t.data, count);
         if (stats.valid) {
@@ -57,10 +57,13 @@ int OverflowWatch::hold(ThreadState& ts, Frame& frame, const TensorReport& t,
             held.norm = stats.norm;
         }
         bad = !format::overflowReason(stats.max, stats.min, stats.hasNan()).empty();
+        nan = stats.hasNan();
     }
     (held.isOutput ? candidate.outputBad : candidate.inputBad) |= bad;
+    (held.isOutput ? candidate.outputNan : candidate.inputNan) |= nan;
     if (bad) noteOverflowed(ts, held);
-    if (candidate.inputBad || candidate.childBorn) {
+    // Inputs holding Inf alone may still make a NaN born here.
+    if (candidate.inputNan || candidate.childBorn) {
         releaseData(candidate);
     } else if (t.data && t.nbytes) {
         // A copy: an in-place op changes its input after this, an output's memory is reused.
@@ -103,14 +106,23 @@ bool OverflowWatch::forwardOverflowed(const ThreadState& ts) {
     return round != seen_.end() && round->second.overflowedLayers.count(std::string(forward));
 }
 
+bool OverflowWatch::newInRound(const ThreadState& ts, const OverflowCandidate& candidate) {
+    std::lock_guard<std::mutex> lock(seenMutex_);
+    RoundSeen& seen = seen_[ts.layer.round];
+    if (!candidate.inputBad) return seen.bornOfFiniteInputs = true;
+    return !seen.bornOfFiniteInputs;
+}
+
 void OverflowWatch::opEnding(ThreadState& ts) {
     Frame& frame = ts.stack.back();
     const std::shared_ptr<OverflowCandidate> candidate = std::move(frame.overflow);
     if (!candidate) return;
     const bool born =
-        candidate->outputBad && !candidate->inputBad && !candidate->childBorn &&
-        !candidate->fedInside && !forwardOverflowed(ts) &&
-        !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes());
+        format::overflowBornOf(candidate->inputBad, candidate->inputNan, candidate->outputBad,
+                               candidate->outputNan) &&
+        !candidate->childBorn && !candidate->fedInside && !forwardOverflowed(ts) &&
+        !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes()) &&
+        newInRound(ts, *candidate);
     if (born) {
         const format::OpConfig& config = ts.layer.config->config;
         const int64_t limit = config.overflowNums;

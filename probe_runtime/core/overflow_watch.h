@@ -1,6 +1,7 @@
 // The live task "overflow_check": every selected op is watched, the statistics of its tensors
 // computed as they arrive and their data held until the op ends; only an op where an overflow
-// is born (every input finite, an output holding Inf or NaN, no child where it was born, no op
+// is born (every input finite and an output holding Inf or NaN, or inputs holding Inf and no NaN
+// and an output holding NaN; no child where it was born, no op
 // inside it reading such values that came in from outside, not the backward of a layer whose
 // forward read or made them, not an op that makes Inf on purpose) is written, with its tensors,
 // rows and op_param.json. After `overflow_nums` births nothing more is watched, or, with
@@ -43,9 +44,10 @@ struct OverflowCandidate {
     };
     std::vector<Held> tensors;
     std::string paramJson;
-    bool inputBad = false;   // an input holds Inf/NaN: the overflow came in
-    bool outputBad = false;  // an output holds Inf/NaN
-    bool childBorn = false;  // born in a child op (or deeper): not here
+    bool inputBad = false;                     // an input holds Inf/NaN: the overflow came in
+    bool outputBad = false;                    // an output holds Inf/NaN
+    bool inputNan = false, outputNan = false;  // NaN among them: one made of Inf is born here
+    bool childBorn = false;                    // born in a child op (or deeper): not here
     // An op inside it read overflowed values that came in from outside the ops watched (a NaN
     // weight): they came in there, not born (format::overflowFingerprint).
     bool fedInside = false;
@@ -78,6 +80,10 @@ private:
     void noteOverflowed(ThreadState& ts, const OverflowCandidate::Held& held);
     // The top op is inside the backward op of a layer whose forward overflowed in this round.
     bool forwardOverflowed(const ThreadState& ts);
+    // Whether a birth of `candidate` (born by its tensors) is news in its round: an overflow of
+    // finite inputs always; a NaN made of inputs' Inf only before any of those (else it is what
+    // that one's Inf became: a linear of an Inf row makes NaN).
+    bool newInRound(const ThreadState& ts, const OverflowCandidate& candidate);
     void write(ThreadState& ts, const Frame& frame, OverflowCandidate& candidate);
     // stop_after_overflow: the last birth is written; everything is drained, then the process
     // ends with format::kOverflowStopExitCode.
@@ -94,6 +100,8 @@ private:
         // Layer-level ops whose own inputs or outputs overflowed (their backward op computes
         // from what they saved; a mask's -inf inside a layer is none of them).
         std::unordered_set<std::string> overflowedLayers;
+        // An overflow was born of finite inputs: a NaN made of Inf after it follows from it.
+        bool bornOfFiniteInputs = false;
     };
     static constexpr size_t kRoundsSeen = 16;
     std::mutex seenMutex_;

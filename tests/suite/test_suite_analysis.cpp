@@ -90,6 +90,20 @@ TEST(Overflow, TheInnermostOpWithFiniteInputsIsWhereItIsBorn) {
     ASSERT_EQ(every.births.size(), 2u);
     EXPECT_EQ(every.births[1].round, 2);
     EXPECT_EQ(index.op(every.births[1].op).namePath, "L/a");  // in round 2, a already overflows
+    // (and b's NaN, made of a's Inf, follows from a's birth: none of its own)
+
+    // A NaN made of an Inf that no op of the round made of finite inputs (a mask's -inf, given
+    // with the model's input) is born where it is made.
+    test::TempDir given;
+    writeRound(given.path(), "0_100", 0, layerRound("nan", "-inf", "-inf"));
+    const auto givenIndex = read(given.path());
+    const auto givenReport = findOverflowBirths(givenIndex, all);
+    const std::string text = formatOverflowReport(givenIndex, givenReport);
+    ASSERT_EQ(givenReport.births.size(), 1u) << text;
+    EXPECT_EQ(givenIndex.op(givenReport.births[0].op).namePath, "L/b") << text;
+    EXPECT_TRUE(givenReport.births[0].nanOfInfinities);
+    EXPECT_EQ(givenReport.births[0].why, "output 0: nan");
+    EXPECT_NE(text.find("no input NaN (made of an input's Inf)"), std::string::npos) << text;
 }
 
 TEST(Overflow, ValuesBeyondANarrowerFormatCountOnlyWhenAsked) {
@@ -207,8 +221,9 @@ TEST(Overflow, ANanThatComesInWithAWeightInsideAModuleIsNoBirthOfTheModule) {
         << filledReport.unexplained[0];
 
     // Made inside the module, not come in: a mask's -inf (an ignored op) into a softmax that
-    // makes a NaN. The module, whose input is finite, stays the birth (a review found it said as
-    // "no overflow" when any op inside read an overflowed input).
+    // makes a NaN. The softmax, making a NaN of the -inf, is the birth, inside the module whose
+    // input is finite (a review found it said as "no overflow" when any op inside read an
+    // overflowed input).
     test::TempDir masked;
     writeRound(
         masked.path(), "0_100", 0,
@@ -223,7 +238,7 @@ TEST(Overflow, ANanThatComesInWithAWeightInsideAModuleIsNoBirthOfTheModule) {
     const auto maskedIndex = read(masked.path());
     const auto maskedReport = findOverflowBirths(maskedIndex, {});
     ASSERT_EQ(maskedReport.births.size(), 1u) << formatOverflowReport(maskedIndex, maskedReport);
-    EXPECT_EQ(maskedIndex.op(maskedReport.births[0].op).namePath, "attn");
+    EXPECT_EQ(maskedIndex.op(maskedReport.births[0].op).namePath, "attn/softmax");
     EXPECT_TRUE(maskedReport.unexplained.empty());
 
     // A later round: another layer makes an Inf of finite inputs. It is the birth; the NaN

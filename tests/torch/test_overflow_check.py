@@ -334,6 +334,38 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         self.assertEqual(births["statistics"], {("0", "sqrt_0.backward")})
         self.assertEqual(births["overflow_check"], births["statistics"])
 
+    def test_a_nan_made_of_an_attention_masks_infinities_is_born_where_it_is_made(self):
+        # An attention mask of -inf comes in with the model's input: every op after it reads
+        # Inf, so a NaN born there (round 2: one batch row with every key masked, softmax of a
+        # row all -inf) was no birth by "every input finite": the live task wrote nothing, probe
+        # overflow named only the mask. A NaN from inputs holding Inf and no NaN is born there;
+        # the healthy rounds, whose -inf stays -inf or turns to 0, have no birth.
+        script = self.path("masked.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "torch.manual_seed(0)\n"
+                    "class Attn(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__(); self.q = torch.nn.Linear(8, 8); self.k = torch.nn.Linear(8, 8)\n"
+                    "    def forward(self, x, mask):\n"
+                    "        scores = self.q(x) @ self.k(x).transpose(-1, -2) + mask\n"
+                    "        return torch.softmax(scores, -1) @ x\n"
+                    "class Net(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__(); self.attn = Attn(); self.head = torch.nn.Linear(8, 2)\n"
+                    "    def forward(self, x, mask): return self.head(self.attn(x, mask))\n"
+                    "m = Net().eval()\n"
+                    "with torch.no_grad():\n"
+                    "    for step in range(4):\n"
+                    "        mask = torch.zeros(2, 5, 5)\n"
+                    "        mask[1, :, 3:] = float('-inf')\n"
+                    "        if step == 2: mask[0] = float('-inf')\n"
+                    "        print(step, m(torch.randn(2, 5, 8), mask).isnan().any().item())\n")
+        births = self.live_and_offline_births(
+            script, save_child=True, expected_stdout="0 False 1 False 2 True 3 False")
+        self.assertEqual(births["statistics"], {("2", "attn/softmax/_softmax")})
+        self.assertEqual(births["overflow_check"], births["statistics"])
+
     def live_and_offline_births(self, script, save_child, expected_stdout):
         """The (round, op name) births the live task writes, and those probe overflow --all
         finds in a statistics dump of the same program."""

@@ -97,6 +97,7 @@ public:
         if (!e.known) return v;
         auto say = [&](const std::string& what) { v.why += (v.why.empty() ? "" : " ") + what; };
         v.why = format::overflowReason(e.max, e.min, e.nan);
+        v.nan = e.nan || std::isnan(e.max) || std::isnan(e.min);
         const double limit = rangeLimitMax(options_.range);
         if (v.why.empty() && options_.range != RangeLimit::None &&
             isFloatingDtype(index_.text(row.dtype)) && !constant) {
@@ -166,6 +167,7 @@ private:
 struct OpInRound {
     std::vector<TensorVerdict> inputs, outputs;
     bool inputBad = false, outputBad = false;
+    bool inputNan = false, outputNan = false;
     // Every input it has is a number the program gave (5e5): it makes a tensor of a constant.
     bool onlyNumbers = false;
     size_t firstBadOutput = 0;  // position of its first overflowed output among the round's rows
@@ -221,6 +223,7 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
                 op.outputBad = true;
                 op.firstBadOutput = position;
             }
+            op.outputNan = op.outputNan || v.nan;
             op.outputs.push_back(std::move(v));
         } else {
             if (fingerprint && !made.count(*fingerprint)) {
@@ -228,6 +231,7 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
                 if (!out.firstCameIn) out.firstCameIn.emplace(position, v);
             }
             op.inputBad = op.inputBad || v.overflowed;
+            op.inputNan = op.inputNan || v.nan;
             op.inputs.push_back(std::move(v));
         }
     }
@@ -262,8 +266,9 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
     };
     std::unordered_set<uint32_t> candidates;
     for (const auto& [op, state] : ops)
-        if (state.outputBad && !state.inputBad && !checker.ignored(op) && !fedInside.count(op) &&
-            !forwardOverflowed(op))
+        if (format::overflowBornOf(state.inputBad, state.inputNan, state.outputBad,
+                                   state.outputNan) &&
+            !checker.ignored(op) && !fedInside.count(op) && !forwardOverflowed(op))
             candidates.insert(op);
     // The innermost op is where it is born: a module whose child is a birth is not one.
     std::unordered_set<uint32_t> enclosing;
@@ -276,14 +281,20 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
         if (!enclosing.count(op)) ordered.emplace_back(ops[op].firstBadOutput, op);
     std::sort(ordered.begin(), ordered.end());
     std::vector<BirthInRound>& births = out.births;
+    // A NaN made of inputs' Inf after an overflow born of finite inputs follows from that one (a
+    // linear of an Inf row makes NaN): news only before any.
+    bool bornOfFiniteInputs = false;
     for (const auto& [position, op] : ordered) {
+        if (ops[op].inputBad && bornOfFiniteInputs) continue;
+        bornOfFiniteInputs = bornOfFiniteInputs || !ops[op].inputBad;
         OverflowBirth birth;
         birth.process = process;
         birth.op = op;
         birth.round = round;
         OpInRound& state = ops[op];
+        birth.nanOfInfinities = state.inputBad;
         for (const auto& v : state.outputs) {
-            if (!v.overflowed) continue;
+            if (!v.overflowed || (birth.nanOfInfinities && !v.nan)) continue;
             birth.why = index.describeSlot(index.row(v.row).slot) + ": " + v.why;
             break;
         }
@@ -531,7 +542,10 @@ std::string formatOverflowReport(const DumpIndex& index, const OverflowReport& r
                                        : std::string("finite, the floating tensors within ") +
                                              rangeLimitName(report.range) + "'s range";
         out += "  why: " + birth.why +
-               (birth.inputs.empty() ? " (no inputs dumped)" : ", every input " + within) + "\n";
+               (birth.inputs.empty()    ? " (no inputs dumped)"
+                : birth.nanOfInfinities ? ", no input NaN (made of an input's Inf)"
+                                        : ", every input " + within) +
+               "\n";
         for (const auto& v : birth.inputs) {
             std::string line = tensorLine(v);
             // A number the program gave (5e5) beyond the range: kept as it is by a float16 run.

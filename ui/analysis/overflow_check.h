@@ -43,7 +43,8 @@ struct OverflowOptions {
 struct TensorVerdict {
     uint32_t row = kNone;
     bool overflowed = false;
-    std::string why;  // "max=inf", "min=-70000 beyond float16 (65504)"
+    bool nan = false;  // it holds NaN (beside any Inf)
+    std::string why;   // "max=inf", "min=-70000 beyond float16 (65504)"
 };
 
 struct OverflowBirth {
@@ -52,6 +53,9 @@ struct OverflowBirth {
     int32_t round = 0;
     std::vector<TensorVerdict> inputs, outputs;  // the op's rows of that round, in slot order
     std::string why;                             // "output 0: max=inf"
+    // A NaN born of inputs holding Inf and no NaN (inf - inf, a softmax row all -inf): an
+    // attention's -inf mask hid every NaN born after it.
+    bool nanOfInfinities = false;
 };
 
 struct OverflowReport {

@@ -21,6 +21,15 @@ std::string overflowReason(double max, double min, bool nan);
 // mean NaN without any NaN element: such a tensor was said to hold one).
 bool statisticsShowNan(double max, double min, double mean);
 
+// Whether an op's tensors make it where an overflow may be born (the other conditions aside):
+// an output overflowed from inputs that are not, or an output holding NaN from inputs holding
+// Inf and no NaN (inf - inf, a softmax row all -inf: an attention mask's -inf hid every NaN
+// born after it).
+inline bool overflowBornOf(bool inputOverflowed, bool inputNan, bool outputOverflowed,
+                           bool outputNan) {
+    return outputOverflowed && (!inputOverflowed || (outputNan && !inputNan));
+}
+
 // Op types (case-insensitive fragments) that are never a birth: msprobe's overflow_check
 // ignores empty and fill; an Inf from fill/full/masked_fill is a value the program asked for
 // (attention masks); parameters_grad entries repeat gradients their backward entry holds.
