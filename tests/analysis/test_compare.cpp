@@ -262,6 +262,42 @@ TEST(Compare, AKernelChildWithoutInputsInheritsItsAtenParentsDivergence) {
         << report;
 }
 
+// Layer-level ops run in another order in the candidate (a ModuleDict's blocks called in another
+// order): ops pair by name, so each input differs and was said to come from "no compared op".
+// A note says the order changed, and from which op; runs in the same order have none.
+TEST(Compare, LayerLevelOpsRunInAnotherOrderAreNoted) {
+    TempDir dir;
+    const std::vector<float> x = {0.5f, -0.2f, 1.0f, -1.5f};
+    const auto write = [&](const std::string& name, const std::string& order) {
+        ApiRun run(dir, name);
+        for (int round = 0; round < 2; ++round) {
+            std::vector<float> h = x;
+            for (const char block : order) {
+                std::vector<float> next = h;
+                for (float& v : next) v = v * 0.5f + static_cast<float>(block - 'a');
+                const std::string blockName(1, block);
+                run.op(blockName.c_str(), {h}, {next});
+                h = next;
+            }
+        }
+        return run.finish();
+    };
+    const DumpIndex reference = indexOf(write("ref", "cab")), same = indexOf(write("same", "cab")),
+                    other = indexOf(write("other", "acb"));
+    const auto result = compareDumps(reference, other, {});
+    const std::string report = formatCompareReport(result);
+    const std::string expected =
+        "the runs ran the layer-level ops in another order in round 0 (the reference c, a, b; "
+        "the candidate a, c, b)";
+    ASSERT_EQ(std::count_if(result.notes.begin(), result.notes.end(),
+                            [&](const std::string& n) { return n.find(expected) == 0; }),
+              1)
+        << report;
+    const auto unchanged = compareDumps(reference, same, {});
+    for (const std::string& n : unchanged.notes)
+        EXPECT_EQ(n.find("another order"), std::string::npos) << n;
+}
+
 // A layer-level backward op computes from what its forward op saved: once "mul_0" diverged,
 // the gradient "mul_0.backward" passes to one input (the gradient flowing in times the other
 // input's forward value) diverges though the gradient flowing in matches. It inherits from its

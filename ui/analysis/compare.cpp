@@ -404,6 +404,7 @@ public:
                 for (const auto& [round, rows] : (inReference ? ref_ : cand_).process(p).rounds)
                     unpairedRound(inReference ? ref_ : cand_, inReference, p, round, rows);
             noteCallCounts();
+            noteLayerOrder();
             tensorsPrefault_ = nullptr;
         }
         if (cancelled()) return cancelledResult();
@@ -677,6 +678,57 @@ private:
              "first call that differs on, calls of the same number may have been made in "
              "different places (a different path, not different numbers; a dump at level mix "
              "says where each call ran)");
+    }
+
+    // Op-level dumps: the first round whose layer-level ops ran in another order in the
+    // candidate, in a note. Ops pair by name, so an op's input may differ by the order alone:
+    // it was said to come from "no compared op" (modules of a ModuleDict called in another order).
+    void noteLayerOrder() {
+        if (ref_.layout() != DumpLayout::Atb) return;
+        const auto firstCandidateRow = [&](const OpComparison& op) {
+            uint32_t first = kNone;
+            for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i)
+                first = std::min(first, result_.tensors[i].candidateRow);
+            return first;
+        };
+        size_t o = 0;
+        while (o < result_.ops.size()) {
+            const OpComparison& start = result_.ops[o];
+            // The layer-level ops of this round, in the reference's order, with where each began
+            // in the candidate's.
+            std::vector<std::pair<uint32_t, uint32_t>> layers;  // (candidate row, op)
+            size_t end = o;
+            for (; end < result_.ops.size() &&
+                   result_.ops[end].referenceProcess == start.referenceProcess &&
+                   result_.ops[end].referenceRound == start.referenceRound;
+                 ++end) {
+                const OpComparison& op = result_.ops[end];
+                if (ref_.op(op.referenceOp).parent != kNone) continue;
+                if (const uint32_t row = firstCandidateRow(op); row != kNone)
+                    layers.emplace_back(row, static_cast<uint32_t>(end));
+            }
+            std::vector<std::pair<uint32_t, uint32_t>> inCandidate = layers;
+            std::stable_sort(inCandidate.begin(), inCandidate.end());
+            if (inCandidate != layers) {
+                size_t first = 0;
+                while (layers[first] == inCandidate[first]) ++first;
+                const auto list = [&](const std::vector<std::pair<uint32_t, uint32_t>>& order) {
+                    std::string text;
+                    const size_t last = std::min(order.size(), first + 4);
+                    if (first > 0) text += "..., ";
+                    for (size_t k = first; k < last; ++k)
+                        text += (k > first ? ", " : "") +
+                                ref_.op(result_.ops[order[k].second].referenceOp).namePath;
+                    return text + (last < order.size() ? ", ..." : "");
+                };
+                note("the runs ran the layer-level ops in another order in round " +
+                     std::to_string(start.referenceRound) + " (the reference " + list(layers) +
+                     "; the candidate " + list(inCandidate) +
+                     "): ops are paired by name, so an input may differ by the order alone");
+                return;
+            }
+            o = end;
+        }
     }
 
     // The rounds compared: the scopes' rounds against each other, else equal numbers.
