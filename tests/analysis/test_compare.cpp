@@ -298,6 +298,36 @@ TEST(Compare, LayerLevelOpsRunInAnotherOrderAreNoted) {
         EXPECT_EQ(n.find("another order"), std::string::npos) << n;
 }
 
+// A block applied once more in one step of the candidate: an op's rounds number its own calls,
+// so its later calls were each compared with another one, and births were named where nothing
+// changed. A note says which op the runs called a different number of times; a run of more
+// steps, calling every op more often, gets none (its extra rounds are said already).
+TEST(Compare, ALayerLevelOpCalledMoreOftenIsNoted) {
+    TempDir dir;
+    const std::vector<float> x = {0.5f, -0.2f, 1.0f, -1.5f};
+    const auto write = [&](const std::string& name, std::vector<int> applied) {
+        ApiRun run(dir, name);
+        for (const int times : applied) {
+            run.op("inp", {x}, {x});
+            for (int i = 0; i < times; ++i) run.op("blk", {x}, {x});
+            run.op("out", {x}, {x});
+        }
+        return run.finish();
+    };
+    const DumpIndex reference = indexOf(write("ref", {2, 2, 2})),
+                    oneMore = indexOf(write("more", {2, 3, 2})),
+                    longer = indexOf(write("longer", {2, 2, 2, 2}));
+    const auto result = compareDumps(reference, oneMore, {});
+    const std::string report = formatCompareReport(result);
+    EXPECT_NE(report.find("note: the runs called blk (1 more call in the candidate) a different "
+                          "number of times"),
+              std::string::npos)
+        << report;
+    const std::string longerReport = formatCompareReport(compareDumps(reference, longer, {}));
+    EXPECT_EQ(longerReport.find("a different number of times"), std::string::npos) << longerReport;
+    EXPECT_NE(longerReport.find("in the candidate only"), std::string::npos) << longerReport;
+}
+
 // A layer-level backward op computes from what its forward op saved: once "mul_0" diverged,
 // the gradient "mul_0.backward" passes to one input (the gradient flowing in times the other
 // input's forward value) diverges though the gradient flowing in matches. It inherits from its

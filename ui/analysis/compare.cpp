@@ -608,6 +608,15 @@ private:
             result_.unpaired.push_back({inReference, process, round, op});
         else if (inPairedRound)
             result_.unpairedCutInPairedRound = true;
+        // Op-level dumps: a layer-level op's rounds number its own calls; a call of one run only
+        // is counted, to say when the runs called the op a different number of times.
+        if (ref_.layout() == DumpLayout::Atb &&
+            (inReference ? ref_ : cand_).op(op).parent == kNone) {
+            const DumpIndex& index = inReference ? ref_ : cand_;
+            ExtraLayerCalls& calls = extraLayerCalls_[(inReference ? refNames_ : candNames_)[op]];
+            if (calls.name.empty()) calls.name = index.op(op).namePath;
+            ++(inReference ? calls.inReference : calls.inCandidate);
+        }
         // msprobe numbers an API's calls in order (Functional.linear.5), each step from 0:
         // counted per API, to say when the runs called one a different number of times.
         if (inPairedRound && ref_.layout() == DumpLayout::Msprobe) {
@@ -656,6 +665,7 @@ private:
     // after the first that differs pair up calls made in different places (a layer skipped was
     // reported as a changed weight: the next layer's linear paired with it).
     void noteCallCounts() {
+        noteLayerCallCounts();
         std::vector<std::string> apis;
         for (const auto& [api, counts] : unpairedCalls_)
             if (counts.first != counts.second) apis.push_back(api);
@@ -678,6 +688,50 @@ private:
              "first call that differs on, calls of the same number may have been made in "
              "different places (a different path, not different numbers; a dump at level mix "
              "says where each call ran)");
+    }
+
+    // Op-level dumps: the layer-level ops both runs called, a different number of times (a block
+    // applied once more in one step: its later calls were each compared with another call, and
+    // the comparison named births where nothing changed). Counted from the calls of one run only
+    // (addUnpaired).
+    void noteLayerCallCounts() {
+        if (extraLayerCalls_.empty()) return;
+        std::unordered_set<uint32_t> inReference, inCandidate;
+        for (uint32_t o = 0; o < ref_.opCount(); ++o)
+            if (ref_.op(o).parent == kNone) inReference.insert(refNames_[o]);
+        for (uint32_t o = 0; o < cand_.opCount(); ++o)
+            if (cand_.op(o).parent == kNone) inCandidate.insert(candNames_[o]);
+        // Only beside a layer-level op both ran equally often (a run of more steps calls every
+        // op more often: its rounds of one run only are said already).
+        bool anyEqual = false;
+        for (const uint32_t name : inReference) {
+            const auto it = extraLayerCalls_.find(name);
+            if (inCandidate.count(name) &&
+                (it == extraLayerCalls_.end() || it->second.inReference == it->second.inCandidate))
+                anyEqual = true;
+        }
+        if (!anyEqual) return;
+        std::string listed;
+        size_t count = 0;
+        for (const auto& [name, calls] : extraLayerCalls_) {
+            if (calls.inReference == calls.inCandidate || !inReference.count(name) ||
+                !inCandidate.count(name))
+                continue;
+            if (++count > 3) continue;
+            const bool moreInReference = calls.inReference > calls.inCandidate;
+            const uint64_t more = moreInReference ? calls.inReference - calls.inCandidate
+                                                  : calls.inCandidate - calls.inReference;
+            listed += std::string(count > 1 ? ", " : "") + calls.name + " (" +
+                      std::to_string(more) + (more == 1 ? " more call" : " more calls") +
+                      " in the " + (moreInReference ? "reference" : "candidate") + ")";
+        }
+        if (!count) return;
+        if (count > 3) listed += " and " + std::to_string(count - 3) + " more";
+        note("the runs called " + listed +
+             " a different number of times: an op's rounds number its own calls, so from the "
+             "first call one run made and the other did not, each call is compared with another "
+             "one (a loop run more times, a branch taken in one run: a different path, not "
+             "different numbers)");
     }
 
     // Op-level dumps: the first round whose layer-level ops ran in another order in the
@@ -1694,6 +1748,13 @@ private:
     std::map<std::pair<uint32_t, int32_t>, uint32_t> firstDivergence_;
     // msprobe: an API's calls in one run only, (in the reference, in the candidate).
     std::map<std::string, std::pair<uint64_t, uint64_t>> unpairedCalls_;
+    // Op-level dumps: by name (its NameTable id), the layer-level op's calls of the reference
+    // only and of the candidate only.
+    struct ExtraLayerCalls {
+        std::string name;
+        uint64_t inReference = 0, inCandidate = 0;
+    };
+    std::map<uint32_t, ExtraLayerCalls> extraLayerCalls_;
     // While the ops are paired: told how far the tensors are written, every kPrefaultEvery.
     PrefaultAhead* tensorsPrefault_ = nullptr;
     static constexpr size_t kPrefaultEvery = 16384;
