@@ -344,11 +344,18 @@ TEST(Compare, ALayerLevelBackwardOpInheritsItsForwardOpsDivergence) {
             gradY[i] = g[i] * m[i];
             gradM[i] = g[i] * y[i];
         }
+        const std::vector<float> weight = {0.25f, 0.5f, 0.75f, factor};
         ApiRun run(dir, name);
         run.op("l1", {x}, {y});
-        run.op("mul_0", {y, m}, {product});
+        run.op("mul_0", {y, m, weight}, {product});
         run.begin("mul_0.backward", "aten::mulBackward");
         run.input(0, g);
+        run.op("t", {weight}, {weight});  // inside it, reading a weight its forward read
+        run.begin("mul", "aten::mul");    // and what the forward saved
+        run.input(0, g);
+        run.input(1, y);
+        run.output(0, gradM);
+        run.end();
         run.output(0, gradY);
         run.output(1, gradM);
         run.end();
@@ -362,6 +369,11 @@ TEST(Compare, ALayerLevelBackwardOpInheritsItsForwardOpsDivergence) {
     const OpComparison& backward = result.ops[opNamed(result, "mul_0.backward")];
     EXPECT_EQ(backward.verdict, OpVerdict::Inherited) << report;
     EXPECT_EQ(backward.inheritedFrom, opNamed(result, "mul_0")) << report;
+    const OpComparison& inside = result.ops[opNamed(result, "mul_0.backward/mul")];
+    EXPECT_EQ(inside.verdict, OpVerdict::Inherited) << report;
+    const OpComparison& weightRead = result.ops[opNamed(result, "mul_0.backward/t")];
+    EXPECT_EQ(weightRead.verdict, OpVerdict::Inherited) << report;
+    EXPECT_EQ(weightRead.inheritedFrom, opNamed(result, "mul_0")) << report;
     EXPECT_EQ(report.find("other ops where a divergence is born"), std::string::npos) << report;
 }
 

@@ -1511,10 +1511,11 @@ private:
     // as born there). Its own forward call when that diverged, else the round's first
     // divergence (born there or inherited from an earlier round; in the forward, or in a backward
     // entry before it).
-    // Op-level dumps: a layer-level backward op ("mul_0.backward", "fc.backward_1") likewise
-    // follows from its forward layer op ("mul_0") of the round, when that diverged (the gradient
-    // mul_0.backward passes to one input is the other input's forward value times the gradient
-    // flowing in: born there, it was a second birth of every divergence before it).
+    // Op-level dumps: a layer-level backward op ("mul_0.backward", "fc.backward_1") and any op
+    // inside it likewise follow from its forward layer op ("mul_0") of the round, when that
+    // diverged (the gradient mul_0.backward passes to one input is the other input's forward
+    // value times the gradient flowing in: born there, it was a second birth of every divergence
+    // before it).
     uint32_t forwardDivergenceOf(uint32_t o) const {
         const OpComparison& op = result_.ops[o];
         uint32_t found = kNone;
@@ -1524,9 +1525,12 @@ private:
             const uint32_t forwardOp = ref_.findOp(op.referenceProcess, forwardEntry);
             found = forwardOp < latestComparisonOf_.size() ? latestComparisonOf_[forwardOp] : kNone;
         } else {
-            if (op.parent != kNone) return kNone;
+            // The layer-level op it is in: an op inside a backward layer op computes from what
+            // the layer's forward saved too (b.backward/AddmmBackward0/t reads b's weight).
+            uint32_t top = o;
+            while (result_.ops[top].parent != kNone) top = result_.ops[top].parent;
             const std::string_view forward =
-                format::forwardOfBackwardLayerOp(ref_.op(op.referenceOp).namePath);
+                format::forwardOfBackwardLayerOp(ref_.op(result_.ops[top].referenceOp).namePath);
             if (forward.empty()) return kNone;
             const auto it = latestLayerOp_.find(layerKey(op.referenceProcess, forward));
             if (it != latestLayerOp_.end()) found = it->second;

@@ -124,7 +124,12 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
         // relu, a layer skipped) than an op that was not dumped, and named so above them (it
         // blamed "an op that was not dumped" above a list of the ops that were).
         const auto before = result.unpairedBefore(o, 3);
-        if (!t.isOutput && t.source && slot.index.rfind("parameters", 0) == 0) {
+        if (op.verdict == OpVerdict::Inherited && t.source && op.inheritedFrom != kNone) {
+            // Inherited though its input came from no compared op: a backward op, from what its
+            // forward saved (it said "no compared op produced it", then "received from").
+            out += "  (a backward op computes from what its forward saved, and " +
+                   result.describeOp(op.inheritedFrom) + " diverged)\n";
+        } else if (!t.isOutput && t.source && slot.index.rfind("parameters", 0) == 0) {
             out += "  (a parameter of the module: it differs where the module uses it)\n";
         } else if (!t.isOutput && t.source && t.producer != kNone) {
             out += "  (this input differs from the tensor it came from, " +
