@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -61,7 +62,11 @@ int OverflowWatch::hold(ThreadState& ts, Frame& frame, const TensorReport& t,
     }
     (held.isOutput ? candidate.outputBad : candidate.inputBad) |= bad;
     (held.isOutput ? candidate.outputNan : candidate.inputNan) |= nan;
-    if (bad) noteOverflowed(ts, held);
+    if (bad) {
+        held.print = format::overflowFingerprint(held.dtypeName, held.shape, held.max.value_or(0),
+                                                 held.min.value_or(0), held.mean, held.norm);
+        noteOverflowed(ts, frame, candidate, held, nan);
+    }
     // Inputs holding Inf alone may still make a NaN born here.
     if (candidate.inputNan || candidate.childBorn) {
         releaseData(candidate);
@@ -74,27 +79,47 @@ int OverflowWatch::hold(ThreadState& ts, Frame& frame, const TensorReport& t,
     return 1;
 }
 
-void OverflowWatch::noteOverflowed(ThreadState& ts, const OverflowCandidate::Held& held) {
-    const auto fingerprint =
-        format::overflowFingerprint(held.dtypeName, held.shape, held.max.value_or(0),
-                                    held.min.value_or(0), held.mean, held.norm);
+void OverflowWatch::noteOverflowed(ThreadState& ts, const Frame& frame,
+                                   OverflowCandidate& candidate,
+                                   const OverflowCandidate::Held& held, bool nan) {
+    const format::OverflowFingerprint& fingerprint = *held.print;
     bool cameIn = false;
     {
         std::lock_guard<std::mutex> lock(seenMutex_);
         RoundSeen& seen = seen_[ts.layer.round];
         if (seen_.size() > kRoundsSeen) seen_.erase(seen_.begin());
-        if (ts.stack.size() == 1) seen.overflowedLayers.insert(ts.stack[0].name);
-        if (held.isOutput)
+        bool tainted = false;
+        if (held.isOutput) {
             seen.made.insert(fingerprint);
-        else
+            tainted =
+                candidate.inputTainted ||
+                (!candidate.inputBad &&
+                 !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes()));
+            if (tainted) {
+                seen.tainted.insert(fingerprint);
+                candidate.outputTainted = true;
+            }
+        } else {
             cameIn = !seen.made.count(fingerprint);
+            tainted = seen.tainted.count(fingerprint) != 0;
+            candidate.inputTainted = candidate.inputTainted || tainted;
+        }
+        // A layer whose own tensors hold NaN, or Inf born this round: its backward computes from
+        // them (a mask's -inf is neither: the backward may make an overflow of its own).
+        if (ts.stack.size() == 1 && (nan || tainted))
+            seen.overflowedLayers.insert(ts.stack[0].name);
     }
     if (!cameIn) return;
-    // Came in from outside: the ops around the one reading it are no birth.
+    // Came in from outside: the ops around the one reading it are no birth, but one that had
+    // them as its own input (a Python number -inf given to mul, which its child to_copy reads).
     for (size_t i = 0; i + 1 < ts.stack.size(); ++i) {
-        if (!ts.stack[i].overflow) continue;
-        ts.stack[i].overflow->fedInside = true;
-        releaseData(*ts.stack[i].overflow);
+        OverflowCandidate* around = ts.stack[i].overflow.get();
+        if (!around) continue;
+        if (std::any_of(around->tensors.begin(), around->tensors.end(),
+                        [&](const auto& t) { return !t.isOutput && t.print == held.print; }))
+            continue;
+        around->fedInside = true;
+        releaseData(*around);
     }
 }
 
@@ -106,23 +131,15 @@ bool OverflowWatch::forwardOverflowed(const ThreadState& ts) {
     return round != seen_.end() && round->second.overflowedLayers.count(std::string(forward));
 }
 
-bool OverflowWatch::newInRound(const ThreadState& ts, const OverflowCandidate& candidate) {
-    std::lock_guard<std::mutex> lock(seenMutex_);
-    RoundSeen& seen = seen_[ts.layer.round];
-    if (!candidate.inputBad) return seen.bornOfFiniteInputs = true;
-    return !seen.bornOfFiniteInputs;
-}
-
 void OverflowWatch::opEnding(ThreadState& ts) {
     Frame& frame = ts.stack.back();
     const std::shared_ptr<OverflowCandidate> candidate = std::move(frame.overflow);
     if (!candidate) return;
     const bool born =
-        format::overflowBornOf(candidate->inputBad, candidate->inputNan, candidate->outputBad,
-                               candidate->outputNan) &&
+        format::overflowBornOf(candidate->inputBad, candidate->inputNan, candidate->inputTainted,
+                               candidate->outputBad, candidate->outputNan) &&
         !candidate->childBorn && !candidate->fedInside && !forwardOverflowed(ts) &&
-        !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes()) &&
-        newInRound(ts, *candidate);
+        !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes());
     if (born) {
         const format::OpConfig& config = ts.layer.config->config;
         const int64_t limit = config.overflowNums;

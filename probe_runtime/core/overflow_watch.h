@@ -41,13 +41,17 @@ struct OverflowCandidate {
         std::unique_ptr<uint8_t[]> data;  // null once the op can no longer be a birth
         uint64_t nbytes = 0;
         std::optional<double> max, min, mean, norm;
+        std::optional<format::OverflowFingerprint> print;  // when overflowed
     };
     std::vector<Held> tensors;
     std::string paramJson;
     bool inputBad = false;                     // an input holds Inf/NaN: the overflow came in
     bool outputBad = false;                    // an output holds Inf/NaN
     bool inputNan = false, outputNan = false;  // NaN among them: one made of Inf is born here
-    bool childBorn = false;                    // born in a child op (or deeper): not here
+    // An overflowed input or output descends from an overflow born of finite inputs this round
+    // (a NaN made of such an Inf follows from that birth; of a mask's -inf, it is born here).
+    bool inputTainted = false, outputTainted = false;
+    bool childBorn = false;  // born in a child op (or deeper): not here
     // An op inside it read overflowed values that came in from outside the ops watched (a NaN
     // weight): they came in there, not born (format::overflowFingerprint).
     bool fedInside = false;
@@ -77,13 +81,11 @@ public:
 
 private:
     // An overflowed tensor of the top op, for its round's record (seen_).
-    void noteOverflowed(ThreadState& ts, const OverflowCandidate::Held& held);
+    void noteOverflowed(ThreadState& ts, const Frame& frame, OverflowCandidate& candidate,
+                        const OverflowCandidate::Held& held, bool nan);
     // The top op is inside the backward op of a layer whose forward overflowed in this round.
     bool forwardOverflowed(const ThreadState& ts);
-    // Whether a birth of `candidate` (born by its tensors) is news in its round: an overflow of
-    // finite inputs always; a NaN made of inputs' Inf only before any of those (else it is what
-    // that one's Inf became: a linear of an Inf row makes NaN).
-    bool newInRound(const ThreadState& ts, const OverflowCandidate& candidate);
+
     void write(ThreadState& ts, const Frame& frame, OverflowCandidate& candidate);
     // stop_after_overflow: the last birth is written; everything is drained, then the process
     // ends with format::kOverflowStopExitCode.
@@ -100,8 +102,9 @@ private:
         // Layer-level ops whose own inputs or outputs overflowed (their backward op computes
         // from what they saved; a mask's -inf inside a layer is none of them).
         std::unordered_set<std::string> overflowedLayers;
-        // An overflow was born of finite inputs: a NaN made of Inf after it follows from it.
-        bool bornOfFiniteInputs = false;
+        // Its overflowed outputs that descend from an overflow born of finite inputs (by an op
+        // not of the ignored types: a mask's masked_fill is none).
+        std::set<format::OverflowFingerprint> tainted;
     };
     static constexpr size_t kRoundsSeen = 16;
     std::mutex seenMutex_;

@@ -366,6 +366,52 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         self.assertEqual(births["statistics"], {("2", "attn/softmax/_softmax")})
         self.assertEqual(births["overflow_check"], births["statistics"])
 
+    def test_a_nan_of_a_mask_is_not_hidden_by_an_unrelated_inf_nor_a_python_number(self):
+        # Found by review, each a NaN made of Inf that no op made of finite inputs: a log(0)
+        # clamped at once in another layer earlier in the round hid a softmax NaN of an all
+        # masked row (the live task and probe overflow disagreed); the classic buggy mask
+        # triu(ones) * float('-inf') (0 * -inf) was no birth with save_child, mul's child reading
+        # the number marked mul as fed from inside; and sqrt's backward in the layer that reads
+        # the mask (a layer whose forward read the -inf had no births in its backward).
+        script = self.path("masks.py")
+        with open(script, "w") as f:
+            f.write("import torch\n"
+                    "torch.manual_seed(0)\n"
+                    "class Feat(torch.nn.Module):\n"
+                    "    def forward(self, counts): return torch.log(counts).clamp_min(-10.0)\n"
+                    "class Attn(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__(); self.l = torch.nn.Linear(4, 4)\n"
+                    "    def forward(self, x, pad, step):\n"
+                    "        sc = (self.l(x) @ x.transpose(-1, -2)).masked_fill(pad[:, None, :], float('-inf'))\n"
+                    "        if step == 2: sc = sc + torch.triu(torch.ones(3, 3), 1) * float('-inf')\n"
+                    "        return torch.sqrt(torch.softmax(sc, -1))\n"
+                    "class Net(torch.nn.Module):\n"
+                    "    def __init__(self):\n"
+                    "        super().__init__(); self.feat = Feat(); self.attn = Attn()\n"
+                    "    def forward(self, x, counts, pad, step): return self.attn(x + self.feat(counts)[..., None], pad, step)\n"
+                    "net = Net()\n"
+                    "for step in range(4):\n"
+                    "    x = torch.randn(2, 3, 4)\n"
+                    "    counts = torch.tensor([[1., 0., 2.], [3., 1., 1.]])\n"
+                    "    pad = torch.zeros(2, 3, dtype=torch.bool)\n"
+                    "    if step == 1: pad[0] = True\n"
+                    "    if step == 3: pad[:, 2] = True\n"
+                    "    y = net(x, counts, pad, step)\n"
+                    "    y.sum().backward() if step == 3 else None\n"
+                    "    print(step, y.isnan().any().item())\n")
+        births = self.live_and_offline_births(
+            script, save_child=True, expected_stdout="0 False 1 True 2 True 3 False")
+        self.assertEqual(births["overflow_check"], births["statistics"])
+        found = births["statistics"]
+        self.assertIn(("1", "attn/softmax/_softmax"), found)  # the all-masked row
+        self.assertIn(("2", "attn/mul"), found)  # 0 * -inf
+        # sqrt's backward at 0, in the one backward pass (its round numbers its own calls)
+        self.assertIn(("0", "attn.backward/SqrtBackward0/div"), found)
+        self.assertEqual({name for _, name in found} - {"attn/softmax/_softmax", "attn/mul",
+                                                        "attn.backward/SqrtBackward0/div"},
+                         {"feat/log"})
+
     def live_and_offline_births(self, script, save_child, expected_stdout):
         """The (round, op name) births the live task writes, and those probe overflow --all
         finds in a statistics dump of the same program."""

@@ -168,6 +168,9 @@ struct OpInRound {
     std::vector<TensorVerdict> inputs, outputs;
     bool inputBad = false, outputBad = false;
     bool inputNan = false, outputNan = false;
+    // An overflowed input or output descends from an overflow born of finite inputs this round.
+    bool inputTainted = false, outputTainted = false;
+    std::vector<format::OverflowFingerprint> inputPrints;  // of its overflowed inputs
     // Every input it has is a number the program gave (5e5): it makes a tensor of a constant.
     bool onlyNumbers = false;
     size_t firstBadOutput = 0;  // position of its first overflowed output among the round's rows
@@ -195,7 +198,11 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
     // model's input, an op not dumped); one that is may come from it (a mask's -inf into a
     // softmax). By kind of overflow alone, a mask's +Inf explained a weight's +Inf read after it.
     std::set<format::OverflowFingerprint> made;
-    std::unordered_set<uint32_t> cameIn;  // ops with such an input
+    // Those descending from an overflow born of finite inputs (by an op not ignored): a NaN made
+    // of such an Inf follows from that birth, one made of any other Inf (a mask's) is news.
+    std::set<format::OverflowFingerprint> tainted;
+    std::unordered_map<uint32_t, std::vector<format::OverflowFingerprint>>
+        cameIn;  // ops with such an input, and those inputs
     // The values of the 0-d doubles ops output so far: an input of one of these values was made
     // by the program (x.double().sum()), not given as a number.
     std::unordered_set<double> madeDoubles;
@@ -219,6 +226,10 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
         const auto fingerprint = checker.fingerprint(v);
         if (slot.isOutput) {
             if (fingerprint) made.insert(*fingerprint);
+            if (fingerprint && (op.inputTainted || (!op.inputBad && !checker.ignored(slot.op)))) {
+                tainted.insert(*fingerprint);
+                op.outputTainted = true;
+            }
             if (v.overflowed && !op.outputBad) {
                 op.outputBad = true;
                 op.firstBadOutput = position;
@@ -227,8 +238,12 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
             op.outputs.push_back(std::move(v));
         } else {
             if (fingerprint && !made.count(*fingerprint)) {
-                cameIn.insert(slot.op);
+                cameIn[slot.op].push_back(*fingerprint);
                 if (!out.firstCameIn) out.firstCameIn.emplace(position, v);
+            }
+            if (fingerprint) {
+                op.inputPrints.push_back(*fingerprint);
+                op.inputTainted = op.inputTainted || tainted.count(*fingerprint) != 0;
             }
             op.inputBad = op.inputBad || v.overflowed;
             op.inputNan = op.inputNan || v.nan;
@@ -239,19 +254,32 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
     // the module's own inputs (a parameter, a buffer: msprobe counts a module's parameters among
     // its inputs), is not where they are born: they came in there (a NaN weight was blamed on the
     // Linear using it). Values made inside it (a mask's -inf into a softmax's NaN) leave it one.
+    // An enclosing op that had those values as its own input is not fed inside (a Python number
+    // -inf given to mul, which its child to_copy reads): they came in with its input.
     std::unordered_set<uint32_t> fedInside;
-    for (const uint32_t op : cameIn)
+    for (const auto& [op, prints] : cameIn)
         for (uint32_t parent = index.op(op).parent; parent != kNone;
-             parent = index.op(parent).parent)
-            if (!fedInside.insert(parent).second) break;
+             parent = index.op(parent).parent) {
+            const auto own = ops.find(parent);
+            if (own != ops.end() &&
+                std::any_of(prints.begin(), prints.end(), [&](const auto& print) {
+                    return std::find(own->second.inputPrints.begin(), own->second.inputPrints.end(),
+                                     print) != own->second.inputPrints.end();
+                }))
+                continue;
+            fedInside.insert(parent);
+        }
     // A backward op computes from the tensors its forward saved: overflowed values its forward
     // read or made in the round (its own inputs or outputs: a mask's -inf inside an attention
     // layer is none of them) are inherited there, not born (the backward of a pow that read a
     // NaN weight made NaN from finite gradients).
     const bool atb = index.layout() == DumpLayout::Atb;
     std::unordered_set<std::string> overflowedForward;
+    // (An Inf that came in untainted, a mask's -inf, is none: its backward may make one of its
+    // own, as sqrt's of the softmax's zeros.)
     for (const auto& [op, state] : ops)
-        if ((state.inputBad || state.outputBad) && (!atb || index.op(op).parent == kNone))
+        if ((state.inputNan || state.outputNan || state.inputTainted || state.outputTainted) &&
+            (!atb || index.op(op).parent == kNone))
             overflowedForward.insert(atb ? index.op(op).namePath : index.op(op).id);
     const auto forwardOverflowed = [&](uint32_t op) {
         if (overflowedForward.empty()) return false;
@@ -266,8 +294,8 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
     };
     std::unordered_set<uint32_t> candidates;
     for (const auto& [op, state] : ops)
-        if (format::overflowBornOf(state.inputBad, state.inputNan, state.outputBad,
-                                   state.outputNan) &&
+        if (format::overflowBornOf(state.inputBad, state.inputNan, state.inputTainted,
+                                   state.outputBad, state.outputNan) &&
             !checker.ignored(op) && !fedInside.count(op) && !forwardOverflowed(op))
             candidates.insert(op);
     // The innermost op is where it is born: a module whose child is a birth is not one.
@@ -281,12 +309,7 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
         if (!enclosing.count(op)) ordered.emplace_back(ops[op].firstBadOutput, op);
     std::sort(ordered.begin(), ordered.end());
     std::vector<BirthInRound>& births = out.births;
-    // A NaN made of inputs' Inf after an overflow born of finite inputs follows from that one (a
-    // linear of an Inf row makes NaN): news only before any.
-    bool bornOfFiniteInputs = false;
     for (const auto& [position, op] : ordered) {
-        if (ops[op].inputBad && bornOfFiniteInputs) continue;
-        bornOfFiniteInputs = bornOfFiniteInputs || !ops[op].inputBad;
         OverflowBirth birth;
         birth.process = process;
         birth.op = op;

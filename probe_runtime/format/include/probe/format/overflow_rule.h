@@ -24,10 +24,11 @@ bool statisticsShowNan(double max, double min, double mean);
 // Whether an op's tensors make it where an overflow may be born (the other conditions aside):
 // an output overflowed from inputs that are not, or an output holding NaN from inputs holding
 // Inf and no NaN (inf - inf, a softmax row all -inf: an attention mask's -inf hid every NaN
-// born after it).
-inline bool overflowBornOf(bool inputOverflowed, bool inputNan, bool outputOverflowed,
-                           bool outputNan) {
-    return outputOverflowed && (!inputOverflowed || (outputNan && !inputNan));
+// born after it), unless that Inf descends from an overflow born of finite inputs in the round
+// (`inputTainted`: a linear of an Inf row makes NaN, which follows from that birth).
+inline bool overflowBornOf(bool inputOverflowed, bool inputNan, bool inputTainted,
+                           bool outputOverflowed, bool outputNan) {
+    return outputOverflowed && (!inputOverflowed || (outputNan && !inputNan && !inputTainted));
 }
 
 // Op types (case-insensitive fragments) that are never a birth: msprobe's overflow_check
