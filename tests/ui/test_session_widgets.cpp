@@ -398,6 +398,18 @@ TEST(LaunchForm, ChecksTheSpecAsYouTypeAndLaunchesIt) {
     EXPECT_TRUE(form.problem().contains("The script train.py does not exist"))
         << form.problem().toStdString();
     EXPECT_FALSE(form.launchButton()->isEnabled());
+    // The interpreter as the program and the script its first argument (a new user's way): the
+    // missing script was found only by the launch.
+    typeInto(form.programEdit(), "/usr/bin/python3");
+    typeInto(form.interpreterEdit(), "");
+    typeInto(form.argumentsEdit(), "missing.py --steps 3");
+    EXPECT_TRUE(form.problem().contains("The script missing.py does not exist"))
+        << form.problem().toStdString();
+    EXPECT_FALSE(form.launchButton()->isEnabled());
+    test::writeFile(dir / "missing.py", "print('here')\n");
+    typeInto(form.argumentsEdit(), "missing.py --steps 4");
+    EXPECT_FALSE(form.problem().contains("missing.py")) << form.problem().toStdString();
+    typeInto(form.programEdit(), "train.py");
     // A folder where the script should be (the interpreter kept from the last script): said,
     // not launched into "did it import torch?".
     ASSERT_EQ(::mkdir((dir / "runs").c_str(), 0755), 0);

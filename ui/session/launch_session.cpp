@@ -258,6 +258,17 @@ QString LaunchSpec::problem() const {
         problems << QObject::tr("There is no program %1 on the PATH.").arg(program) +
                         wholeLineHint(program);
     }
+    // A Python interpreter as the program, its script the first argument (python3 train.py):
+    // a script that is not there is said as the program's would be, not found by the launch.
+    if (interpreter.isEmpty() &&
+        QFileInfo(program).fileName().startsWith(QLatin1String("python")) && !arguments.isEmpty() &&
+        arguments.front().endsWith(QLatin1String(".py"))) {
+        const QFileInfo script(QDir(workingDirectory).absoluteFilePath(arguments.front()));
+        if (!script.exists())
+            problems << QObject::tr("The script %1 does not exist.").arg(arguments.front());
+        else if (script.isDir())
+            problems << QObject::tr("%1 is a folder, not a script.").arg(arguments.front());
+    }
     if (!workingDirectory.isEmpty() && !QFileInfo(workingDirectory).isDir())
         problems << QObject::tr("The working directory %1 does not exist.").arg(workingDirectory);
     if (const QString output = outputDirectoryProblem(outputDirectory, dumpRoot());
