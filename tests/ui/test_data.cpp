@@ -1333,6 +1333,13 @@ TEST(ConfigDocument, TextRoundTripAndFiles) {
     const auto reread = format::loadOpConfigFile(path.toStdString());
     ASSERT_TRUE(reread.ok());
     EXPECT_EQ(*reread.config, *document.opConfig());
+    // An edit taken back is no edit: it kept its "*", and was kept over the next session's
+    // config as the user's (found by a new user).
+    const QString saved = document.text();
+    document.setText(saved + "xx");
+    EXPECT_TRUE(document.isModified());
+    document.setText(saved);
+    EXPECT_FALSE(document.isModified());
 
     // A code-level file is recognised by its keys when loaded.
     test::writeFile(

@@ -100,7 +100,10 @@ void ConfigDocument::setText(const QString& text) {
 
 void ConfigDocument::setTextInternal(const QString& text, bool modified) {
     text_ = text;
-    modified_ = modified;
+    // An edit back to the text last unmodified is none (a reverted edit kept its "*", and was
+    // kept as "your edits" over the next session's config).
+    if (!modified) unmodifiedText_ = text;
+    modified_ = modified && text != unmodifiedText_;
     judge();
     pushToSelection();
     emit changed();
@@ -250,6 +253,7 @@ bool ConfigDocument::save(const QString& path, QString* error) {
     filePath_ = path;
     origin_.clear();
     modified_ = false;
+    unmodifiedText_ = text_;
     if (renamed) judge();  // issues name the file
     emit changed();
     return true;

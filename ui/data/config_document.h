@@ -134,6 +134,7 @@ private:
     QString filePath_;
     QString origin_;
     bool modified_ = false;
+    QString unmodifiedText_;  // the text when it was last not modified
     QPointer<OpSelection> selection_;
     // The selection's config as the text last matched it: a tick changes some keys of it, and
     // only those are written into the text.
