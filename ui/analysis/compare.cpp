@@ -1371,11 +1371,9 @@ private:
     void openOp(uint32_t o, const std::vector<uint32_t>& open) {
         OpComparison& op = result_.ops[o];
         op.began = clock_++;
-        if (ref_.layout() == DumpLayout::Msprobe) {  // for forwardDivergenceOf
+        if (ref_.layout() == DumpLayout::Msprobe || op.parent == kNone) {  // forwardDivergenceOf
             if (latestComparisonOf_.empty()) latestComparisonOf_.assign(ref_.opCount(), kNone);
             latestComparisonOf_[op.referenceOp] = o;
-        } else if (op.parent == kNone) {
-            latestLayerOp_[layerKey(op.referenceProcess, ref_.op(op.referenceOp).namePath)] = o;
         }
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
@@ -1532,8 +1530,8 @@ private:
             const std::string_view forward =
                 format::forwardOfBackwardLayerOp(ref_.op(result_.ops[top].referenceOp).namePath);
             if (forward.empty()) return kNone;
-            const auto it = latestLayerOp_.find(layerKey(op.referenceProcess, forward));
-            if (it != latestLayerOp_.end()) found = it->second;
+            const uint32_t forwardOp = layerOpNamed(op.referenceProcess, forward);
+            found = forwardOp < latestComparisonOf_.size() ? latestComparisonOf_[forwardOp] : kNone;
         }
         if (found != kNone) {
             const OpComparison& forward = result_.ops[found];
@@ -1742,12 +1740,22 @@ private:
     // Processes whose rank the other run does not have: (in the reference, process).
     std::vector<std::pair<bool, uint32_t>> onlyInOneRun_;
     // The latest comparison of each reference op (the walk's: its forward call, for a backward).
-    std::vector<uint32_t> latestComparisonOf_;  // by reference op, msprobe only
-    // Op-level dumps: the latest comparison of each layer-level op, by process and name.
-    std::unordered_map<std::string, uint32_t> latestLayerOp_;
-    static std::string layerKey(uint32_t process, std::string_view name) {
-        return std::to_string(process) + '\0' + std::string(name);
+    // (msprobe: every op; op-level dumps: layer-level ops.)
+    std::vector<uint32_t> latestComparisonOf_;
+    // Op-level dumps: the reference's layer-level op of `name` in `process` (kNone: none), by a
+    // table made the first time a backward op looks for its forward (rarely: when born there).
+    uint32_t layerOpNamed(uint32_t process, std::string_view name) const {
+        if (!layerOpsByName_) {
+            layerOpsByName_.emplace();
+            for (uint32_t o = 0; o < ref_.opCount(); ++o)
+                if (ref_.op(o).parent == kNone)
+                    layerOpsByName_->emplace(
+                        std::to_string(ref_.op(o).process) + '\0' + ref_.op(o).namePath, o);
+        }
+        const auto it = layerOpsByName_->find(std::to_string(process) + '\0' + std::string(name));
+        return it == layerOpsByName_->end() ? kNone : it->second;
     }
+    mutable std::optional<std::unordered_map<std::string, uint32_t>> layerOpsByName_;
     // msprobe: the first op of each (process, round) that diverged.
     std::map<std::pair<uint32_t, int32_t>, uint32_t> firstDivergence_;
     // msprobe: an API's calls in one run only, (in the reference, in the candidate).
