@@ -136,6 +136,13 @@ TEST(JsonInput, SyntaxErrorsNameLineAndColumn) {
     EXPECT_NE(parsed.error.problem.find("not valid JSON"), std::string::npos);
     EXPECT_EQ(parsed.error.problem.find("json.exception"), std::string::npos)
         << parsed.error.problem;
+    // Line breaks in what the parser last read are written as JSON writes them (they were
+    // "<U+000A>", found by a new user typing after the closing brace).
+    auto trailing = parseJson("{\"a\": 1\n}\nxx", "cfg.json", kSmall);
+    ASSERT_FALSE(trailing.ok());
+    EXPECT_NE(trailing.error.problem.find("'1\\n}\\nx'"), std::string::npos)
+        << trailing.error.problem;
+    EXPECT_EQ(trailing.error.problem.find("<U+"), std::string::npos) << trailing.error.problem;
     // A long bad token is not copied whole into the message.
     auto longToken = parseJson("[\"" + std::string(100000, 'x') + "\xff\"]", "t", kSmall);
     ASSERT_FALSE(longToken.ok());

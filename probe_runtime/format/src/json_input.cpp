@@ -79,7 +79,17 @@ std::string parserMessage(const std::string& what) {
     } else if (const size_t bracket = what.find("] "); bracket != std::string::npos) {
         start = bracket + 2;
     }
-    return what.substr(start);
+    // Its "last read" shows a control character as <U+000A>: a line break and a tab as JSON
+    // writes them, which people read ('1\n}\nx', not '1<U+000A>}<U+000A>x').
+    std::string message = what.substr(start);
+    for (const auto& [shown, escaped] : {std::pair<const char*, const char*>{"<U+000A>", "\\n"},
+                                         {"<U+000D>", "\\r"},
+                                         {"<U+0009>", "\\t"}}) {
+        for (size_t at = message.find(shown); at != std::string::npos;
+             at = message.find(shown, at + 2))
+            message.replace(at, 8, escaped);
+    }
+    return message;
 }
 
 // Where nlohmann's parser failed (a byte offset into the text) and why, for people.
