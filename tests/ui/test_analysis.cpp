@@ -1438,6 +1438,10 @@ TEST(TensorView, BrokenAndHeaderOnlyFiles) {
     EXPECT_NE(error.find("short.bin"), std::string::npos) << error;
     test::writeFile(dir / "junk.bin", "\x01\x02 not a header");
     EXPECT_FALSE(analysis::loadTensorFile(dir / "junk.bin", &error));
+    // A text file opened as a tensor is said to be none (a new user's readme.txt).
+    test::writeFile(dir / "readme.txt", "hi\nthere\n");
+    EXPECT_FALSE(analysis::loadTensorFile(dir / "readme.txt", &error));
+    EXPECT_NE(error.find("readme.txt: not a tensor file"), std::string::npos) << error;
     EXPECT_FALSE(analysis::loadTensorFile(dir / "missing.bin", &error));
 
     format::BinHeader alias;

@@ -156,7 +156,14 @@ std::optional<TensorData> loadTensorFile(const std::string& path, std::string* e
     std::string why;
     auto file = format::readBinFile(path, &why);
     if (!file) {
-        if (error) *error = path + ": " + why;
+        // A first line that is no header line: no tensor file at all (a readme.txt opened as
+        // one was said only as "header line 1: no '=' in ...").
+        const bool noHeader = why.rfind("header line 1:", 0) == 0;
+        if (error)
+            *error =
+                path + ": " +
+                (noHeader ? "not a tensor file (a .bin of an op-level dump, or a .pt): " : "") +
+                why;
         return std::nullopt;
     }
     return decodeTensor(path, std::move(*file));
