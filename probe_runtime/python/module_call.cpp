@@ -393,6 +393,14 @@ LayerCountObject* layerCountOf(PyObject* names) {
     return count->counter && count->layer >= 0 ? count : nullptr;
 }
 
+// torch's own Module.__call__ for a call at `depth`, the modules it calls one level deeper.
+PyObject* callOriginal(int depth, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    state.depth = depth + 1;
+    PyObject* output = PyObject_Vectorcall(hooks.original, args, nargsf, kwnames);
+    state.depth = depth;
+    return output;
+}
+
 // A layer call counted, not begun: nobody observes its children, and the adapter gets the
 // autograd sequence numbers it used, whether it returns or raises.
 PyObject* countedLayerCall(LayerCountObject* count, PyObject* const* args, size_t nargsf,
@@ -401,9 +409,7 @@ PyObject* countedLayerCall(LayerCountObject* count, PyObject* const* args, size_
     const uint64_t first = counting.sequenceNumber();
     const int quietAt = state.quietAt;
     state.quietAt = 1;
-    state.depth = 2;
-    PyObject* output = PyObject_Vectorcall(hooks.original, args, nargsf, kwnames);
-    state.depth = 1;
+    PyObject* output = callOriginal(1, args, nargsf, kwnames);
     state.quietAt = quietAt;
     counting.counted(count->layer, first);  // touches no Python state: an exception stays set
     return output;
@@ -420,10 +426,7 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
     const int depth = state.depth;
     if (0 <= state.quietAt && state.quietAt < depth) {
         // Inside a module whose children nobody observes: only keep count of the depth.
-        state.depth = depth + 1;
-        PyObject* output = PyObject_Vectorcall(hooks.original, args, nargsf, kwnames);
-        state.depth = depth;
-        return output;
+        return callOriginal(depth, args, nargsf, kwnames);
     }
 
     if (depth == 0 && hooks.inBackwardPass() && ofLastModel(module)) {
@@ -433,9 +436,7 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
         // A model recomputed whole is called as a model: its layers' backward ops are known
         // from the calls.
         state.quietAt = 0;
-        state.depth = 1;
-        PyObject* output = PyObject_Vectorcall(hooks.original, args, nargsf, kwnames);
-        state.depth = 0;
+        PyObject* output = callOriginal(0, args, nargsf, kwnames);
         state.quietAt = -1;
         return output;
     }
@@ -491,9 +492,7 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
         if (!absorbFailure()) return nullptr;
     }
 
-    state.depth = depth + 1;
-    PyObject* output = PyObject_Vectorcall(hooks.original, args, nargsf, kwnames);
-    state.depth = depth;
+    PyObject* output = callOriginal(depth, args, nargsf, kwnames);
     if (!begun) return output;
 
     if (!output) return closeOpsAndRaise(pushedBefore, depth);  // the module's own exception
