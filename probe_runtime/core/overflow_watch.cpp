@@ -91,10 +91,9 @@ void OverflowWatch::noteOverflowed(ThreadState& ts, const Frame& frame,
         bool tainted = false;
         if (held.isOutput) {
             seen.made.insert(fingerprint);
-            tainted =
-                candidate.inputTainted ||
-                (!candidate.inputBad &&
-                 !format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes()));
+            tainted = format::overflowOutputTainted(
+                candidate.inputTainted, candidate.inputBad,
+                format::isOverflowIgnoredType(frame.type, format::defaultOverflowIgnoredTypes()));
             if (tainted) {
                 seen.tainted.insert(fingerprint);
                 candidate.outputTainted = true;

@@ -85,7 +85,6 @@ private:
                         const OverflowCandidate::Held& held, bool nan);
     // The top op is inside the backward op of a layer whose forward overflowed in this round.
     bool forwardOverflowed(const ThreadState& ts);
-
     void write(ThreadState& ts, const Frame& frame, OverflowCandidate& candidate);
     // stop_after_overflow: the last birth is written; everything is drained, then the process
     // ends with format::kOverflowStopExitCode.

@@ -226,7 +226,8 @@ RoundBirths birthsInRound(const DumpIndex& index, Checker& checker, uint32_t pro
         const auto fingerprint = checker.fingerprint(v);
         if (slot.isOutput) {
             if (fingerprint) made.insert(*fingerprint);
-            if (fingerprint && (op.inputTainted || (!op.inputBad && !checker.ignored(slot.op)))) {
+            if (fingerprint && format::overflowOutputTainted(op.inputTainted, op.inputBad,
+                                                             checker.ignored(slot.op))) {
                 tainted.insert(*fingerprint);
                 op.outputTainted = true;
             }

@@ -31,6 +31,13 @@ inline bool overflowBornOf(bool inputOverflowed, bool inputNan, bool inputTainte
     return outputOverflowed && (!inputOverflowed || (outputNan && !inputNan && !inputTainted));
 }
 
+// Whether an op's overflowed output descends from an overflow born of finite inputs in its round
+// (`inputTainted` of the ops that read it): made of such an input, or itself made of finite
+// inputs by an op not of the ignored types (a mask's masked_fill makes an Inf on purpose).
+inline bool overflowOutputTainted(bool inputTainted, bool inputOverflowed, bool ignoredType) {
+    return inputTainted || (!inputOverflowed && !ignoredType);
+}
+
 // Op types (case-insensitive fragments) that are never a birth: msprobe's overflow_check
 // ignores empty and fill; an Inf from fill/full/masked_fill is a value the program asked for
 // (attention masks); parameters_grad entries repeat gradients their backward entry holds.
