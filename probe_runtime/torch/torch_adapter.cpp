@@ -1440,8 +1440,6 @@ void syncCallbackWithProbeState() {
 // ---------------------------------------------------------------------------------------------
 // Custom ops called from Python
 
-// What the runtime's top op on this thread wants: kept in the adapter's top frame since the op
-// began (see Frame::wants), else asked.
 // An output of the layer-level Function on top, reported from Python (RecordFunction gives none):
 // its autograd node is that of such an output once the op ends (hookLayerInputGradients).
 void noteFunctionOutput(int io, const at::Tensor& tensor) {
@@ -1451,6 +1449,8 @@ void noteFunctionOutput(int io, const at::Tensor& tensor) {
         state->layerFunctionOutputs.push_back(tensor);
 }
 
+// What the runtime's top op on this thread wants: kept in the adapter's top frame since the op
+// began (see Frame::wants), else asked.
 int topWants() {
     const ThreadState* state = tlsState;
     if (state && !state->frames.empty() && state->frames.back().kind != FrameKind::Passive)
@@ -1723,11 +1723,11 @@ public:
     torch::autograd::variable_list operator()(const torch::autograd::variable_list& grads,
                                               const torch::autograd::variable_list&) override {
         try {
+            // A sum is the probe's, no op of the model's nor part of a graph.
+            at::DisableRecordFunctionGuard noRecord;
+            at::NoGradGuard noGrad;
             for (const Output& output : outputs_) {
                 at::Tensor sum;
-                // The sum is the probe's, no op of the model's nor part of a graph.
-                at::DisableRecordFunctionGuard noRecord;
-                at::NoGradGuard noGrad;
                 for (const uint32_t edge : output.edges) {
                     if (edge >= grads.size() || !grads[edge].defined()) continue;
                     sum = sum.defined() ? sum + grads[edge] : grads[edge];

@@ -1516,12 +1516,11 @@ private:
     // before it).
     uint32_t forwardDivergenceOf(uint32_t o) const {
         const OpComparison& op = result_.ops[o];
-        uint32_t found = kNone;
+        uint32_t forwardOp = kNone;
         if (ref_.layout() == DumpLayout::Msprobe) {
             const std::string forwardEntry = forwardEntryOf(op);
             if (forwardEntry.empty()) return kNone;
-            const uint32_t forwardOp = ref_.findOp(op.referenceProcess, forwardEntry);
-            found = forwardOp < latestComparisonOf_.size() ? latestComparisonOf_[forwardOp] : kNone;
+            forwardOp = ref_.findOp(op.referenceProcess, forwardEntry);
         } else {
             // The layer-level op it is in: an op inside a backward layer op computes from what
             // the layer's forward saved too (b.backward/AddmmBackward0/t reads b's weight).
@@ -1530,9 +1529,10 @@ private:
             const std::string_view forward =
                 format::forwardOfBackwardLayerOp(ref_.op(result_.ops[top].referenceOp).namePath);
             if (forward.empty()) return kNone;
-            const uint32_t forwardOp = layerOpNamed(op.referenceProcess, forward);
-            found = forwardOp < latestComparisonOf_.size() ? latestComparisonOf_[forwardOp] : kNone;
+            forwardOp = layerOpNamed(op.referenceProcess, forward);
         }
+        const uint32_t found =
+            forwardOp < latestComparisonOf_.size() ? latestComparisonOf_[forwardOp] : kNone;
         if (found != kNone) {
             const OpComparison& forward = result_.ops[found];
             bool diverged = forward.verdict != OpVerdict::Matches;
