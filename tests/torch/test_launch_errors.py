@@ -147,9 +147,7 @@ class LaunchErrors(ProbeTestCase):
     def test_program_that_fails_before_it_starts_the_probe(self):
         # A syntax error anywhere in the script fails it before its first line runs, its
         # `import torch` too: not asked "did it import torch?" (a GUI walk).
-        script = self.path("bad.py")
-        with open(script, "w") as f:
-            f.write("import torch\nprint('never')\ndef broken(:\n")
+        script = self.write_script("bad.py", "import torch\nprint('never')\ndef broken(:\n")
         result = self.probe_run("--output", self.path("out"), "--", PYTHON, script)
         self.assertEqual(result.returncode, 1)
         self.assertIn("SyntaxError", result.stderr)
@@ -162,27 +160,25 @@ class LaunchErrors(ProbeTestCase):
         # model wrote into, and the model's next print raised BrokenPipeError (a training run of
         # hours ended with code 1; probe run itself died of SIGPIPE). The program goes on, its
         # results those of a run without the probe, and what it wrote after goes to a log.
-        script = self.path("steps.py")
         flag = self.path("reader_gone")
-        with open(script, "w") as f:
-            f.write(textwrap.dedent("""
-                import os, sys, time, torch
-                torch.manual_seed(0)
-                model = torch.nn.Linear(4, 4)
-                opt = torch.optim.SGD(model.parameters(), lr=0.1)
-                for step in range(200):
-                    opt.zero_grad()
-                    model(torch.randn(2, 4)).sum().backward()
-                    opt.step()
-                    print("step", step, flush=True)
-                    print("warning", step, file=sys.stderr, flush=True)
-                    if step == 0 and len(sys.argv) > 2:
-                        deadline = time.monotonic() + 120  # until the test closed its pipes
-                        while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
-                            time.sleep(0.01)
-                with open(sys.argv[1], "w") as f:
-                    f.write(repr(model.weight.detach().sum().item()))
-                """))
+        script = self.write_script("steps.py", textwrap.dedent("""
+            import os, sys, time, torch
+            torch.manual_seed(0)
+            model = torch.nn.Linear(4, 4)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for step in range(200):
+                opt.zero_grad()
+                model(torch.randn(2, 4)).sum().backward()
+                opt.step()
+                print("step", step, flush=True)
+                print("warning", step, file=sys.stderr, flush=True)
+                if step == 0 and len(sys.argv) > 2:
+                    deadline = time.monotonic() + 120  # until the test closed its pipes
+                    while not os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+                        time.sleep(0.01)
+            with open(sys.argv[1], "w") as f:
+                f.write(repr(model.weight.detach().sum().item()))
+            """))
         subprocess.run([PYTHON, script, self.path("plain.txt")], check=True, capture_output=True)
         out = self.path("out")
         run = subprocess.Popen([PROBE, "run", "--relay-output", "--output", out, "--", PYTHON, script,
@@ -232,15 +228,15 @@ class LaunchErrors(ProbeTestCase):
         # socket's recv) ends the call and raises KeyboardInterrupt. Chained to it by the
         # probe's handler, installed with SA_RESTART, the read was restarted and the program
         # hung.
-        script = self.path("blocked.py")
-        with open(script, "w") as f:
-            f.write("import os, sys, torch\n"
-                    "r, w = os.pipe()\n"
-                    "print('ready', flush=True)\n"
-                    "try:\n"
-                    "    os.read(r, 1)\n"
-                    "except KeyboardInterrupt:\n"
-                    "    print('interrupted', flush=True)\n")
+        script = self.write_script(
+            "blocked.py",
+            "import os, sys, torch\n"
+            "r, w = os.pipe()\n"
+            "print('ready', flush=True)\n"
+            "try:\n"
+            "    os.read(r, 1)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted', flush=True)\n")
         for command in ([PYTHON, script], [PROBE, "run", "--quiet", "--output", self.path("out"), "--",
                                            PYTHON, script]):
             run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -26,9 +26,7 @@ MODEL_AROUND_INNER = textwrap.indent(textwrap.dedent("""
 
 class ModuleCalls(ProbeTestCase):
     def run_script(self, source, expect_errors=False, **config):
-        script = self.path("model.py")
-        with open(script, "w") as f:
-            f.write(textwrap.dedent(source))
+        script = self.write_script("model.py", textwrap.dedent(source))
         cfg = write_config(self.dir, **config)
         result = run_probe(["--output", self.path("out"), "--config", cfg, "--", PYTHON, script])
         if not expect_errors:

@@ -235,13 +235,13 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         # min=-inf" of a tensor without any NaN.
         out = self.path("out")
         os.makedirs(out)
-        script = self.path("signs.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
-                    "class Scale(torch.nn.Module):\n"
-                    "    def forward(self, x):\n"
-                    "        return x * 10.0\n"
-                    "Scale()(torch.tensor([3e38, -3e38, 1.0]))\n")
+        script = self.write_script(
+            "signs.py",
+            "import torch\n"
+            "class Scale(torch.nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        return x * 10.0\n"
+            "Scale()(torch.tensor([3e38, -3e38, 1.0]))\n")
         config = write_config(out, task="overflow_check", save_child=True, overflow_nums=1)
         result = run_probe(["--output", out, "--config", config, "--", PYTHON, script], check=False)
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -257,34 +257,34 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         # infinite norm makes the weights NaN. From round 1 on the NaN weights came in: the live
         # task wrote l0/fc as a birth each round (probe overflow on a statistics dump said none),
         # and the backward ops computing from NaN their forward saved would be too.
-        script = self.path("scaled.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
-                    "torch.manual_seed(0)\n"
-                    "class Scale(torch.autograd.Function):\n"
-                    "    @staticmethod\n"
-                    "    def forward(ctx, x): return x.clone()\n"
-                    "    @staticmethod\n"
-                    "    def backward(ctx, g): return g * 1e39\n"
-                    "class Block(torch.nn.Module):\n"
-                    "    def __init__(self, scaled):\n"
-                    "        super().__init__(); self.fc = torch.nn.Linear(8, 8); self.scaled = scaled\n"
-                    "    def forward(self, x):\n"
-                    "        h = torch.relu(self.fc(x))\n"
-                    "        return Scale.apply(h) if self.scaled else h\n"
-                    "class Net(torch.nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__(); self.l0 = Block(False); self.l1 = Block(True)\n"
-                    "        self.head = torch.nn.Linear(8, 1)\n"
-                    "    def forward(self, x): return self.head(self.l1(self.l0(x)))\n"
-                    "m = Net(); opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
-                    "x, y = torch.randn(4, 8), torch.randn(4, 1)\n"
-                    "for step in range(3):\n"
-                    "    opt.zero_grad()\n"
-                    "    ((m(x) - y) ** 2).mean().backward()\n"
-                    "    torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)\n"
-                    "    opt.step()\n"
-                    "    print(step, m.l0.fc.weight.isnan().any().item())\n")
+        script = self.write_script(
+            "scaled.py",
+            "import torch\n"
+            "torch.manual_seed(0)\n"
+            "class Scale(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x): return x.clone()\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, g): return g * 1e39\n"
+            "class Block(torch.nn.Module):\n"
+            "    def __init__(self, scaled):\n"
+            "        super().__init__(); self.fc = torch.nn.Linear(8, 8); self.scaled = scaled\n"
+            "    def forward(self, x):\n"
+            "        h = torch.relu(self.fc(x))\n"
+            "        return Scale.apply(h) if self.scaled else h\n"
+            "class Net(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__(); self.l0 = Block(False); self.l1 = Block(True)\n"
+            "        self.head = torch.nn.Linear(8, 1)\n"
+            "    def forward(self, x): return self.head(self.l1(self.l0(x)))\n"
+            "m = Net(); opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+            "x, y = torch.randn(4, 8), torch.randn(4, 1)\n"
+            "for step in range(3):\n"
+            "    opt.zero_grad()\n"
+            "    ((m(x) - y) ** 2).mean().backward()\n"
+            "    torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)\n"
+            "    opt.step()\n"
+            "    print(step, m.l0.fc.weight.isnan().any().item())\n")
         births = self.live_and_offline_births(script, save_child=True, expected_stdout="0 True 1 True 2 True")
         self.assertTrue(births["statistics"])
         self.assertEqual({round_ for round_, _ in births["statistics"]}, {"0"})
@@ -293,24 +293,24 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         # A no_grad forward between a step's forward and its backward interleaves the rounds (the
         # layers' counts run ahead of their backward ops'): the live task forgot round 0's NaN
         # weight at round 1's forward and wrote sq.backward as births, probe overflow did not.
-        script = self.path("interleaved.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
-                    "torch.manual_seed(0)\n"
-                    "class Sq(torch.nn.Module):\n"
-                    "    def forward(self, x): return x * x\n"
-                    "class Net(torch.nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__(); self.fc = torch.nn.Linear(4, 4); self.sq = Sq()\n"
-                    "    def forward(self, x): return self.sq(self.fc(x))\n"
-                    "m = Net()\n"
-                    "with torch.no_grad(): m.fc.weight[0, 0] = float('nan')\n"
-                    "x = torch.randn(2, 4)\n"
-                    "for step in range(2):\n"
-                    "    out = m(x)\n"
-                    "    with torch.no_grad(): m(x)\n"
-                    "    out.sum().backward()\n"
-                    "print('done')\n")
+        script = self.write_script(
+            "interleaved.py",
+            "import torch\n"
+            "torch.manual_seed(0)\n"
+            "class Sq(torch.nn.Module):\n"
+            "    def forward(self, x): return x * x\n"
+            "class Net(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__(); self.fc = torch.nn.Linear(4, 4); self.sq = Sq()\n"
+            "    def forward(self, x): return self.sq(self.fc(x))\n"
+            "m = Net()\n"
+            "with torch.no_grad(): m.fc.weight[0, 0] = float('nan')\n"
+            "x = torch.randn(2, 4)\n"
+            "for step in range(2):\n"
+            "    out = m(x)\n"
+            "    with torch.no_grad(): m(x)\n"
+            "    out.sum().backward()\n"
+            "print('done')\n")
         births = self.live_and_offline_births(script, save_child=False, expected_stdout="done")
         self.assertEqual({name for _, name in births["statistics"]}, {"fc"})
         self.assertEqual(births["overflow_check"], births["statistics"])
@@ -319,17 +319,17 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         # sqrt's backward divides by zero where relu left zeros: an Inf born in sqrt_0.backward
         # (the outermost module calls sqrt itself). Its backward op had no outputs, so the live
         # task wrote nothing and probe overflow blamed something outside the dumped ops.
-        script = self.path("sqrt.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
-                    "torch.manual_seed(0)\n"
-                    "class M(torch.nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__(); self.l1 = torch.nn.Linear(8, 8); self.l2 = torch.nn.Linear(8, 2)\n"
-                    "    def forward(self, x): return self.l2(torch.sqrt(torch.relu(self.l1(x))))\n"
-                    "m = M()\n"
-                    "m(torch.randn(4, 8)).sum().backward()\n"
-                    "print('done')\n")
+        script = self.write_script(
+            "sqrt.py",
+            "import torch\n"
+            "torch.manual_seed(0)\n"
+            "class M(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__(); self.l1 = torch.nn.Linear(8, 8); self.l2 = torch.nn.Linear(8, 2)\n"
+            "    def forward(self, x): return self.l2(torch.sqrt(torch.relu(self.l1(x))))\n"
+            "m = M()\n"
+            "m(torch.randn(4, 8)).sum().backward()\n"
+            "print('done')\n")
         births = self.live_and_offline_births(script, save_child=False, expected_stdout="done")
         self.assertEqual(births["statistics"], {("0", "sqrt_0.backward")})
         self.assertEqual(births["overflow_check"], births["statistics"])
@@ -340,27 +340,27 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         # row all -inf) was no birth by "every input finite": the live task wrote nothing, probe
         # overflow named only the mask. A NaN from inputs holding Inf and no NaN is born there;
         # the healthy rounds, whose -inf stays -inf or turns to 0, have no birth.
-        script = self.path("masked.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
-                    "torch.manual_seed(0)\n"
-                    "class Attn(torch.nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__(); self.q = torch.nn.Linear(8, 8); self.k = torch.nn.Linear(8, 8)\n"
-                    "    def forward(self, x, mask):\n"
-                    "        scores = self.q(x) @ self.k(x).transpose(-1, -2) + mask\n"
-                    "        return torch.softmax(scores, -1) @ x\n"
-                    "class Net(torch.nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__(); self.attn = Attn(); self.head = torch.nn.Linear(8, 2)\n"
-                    "    def forward(self, x, mask): return self.head(self.attn(x, mask))\n"
-                    "m = Net().eval()\n"
-                    "with torch.no_grad():\n"
-                    "    for step in range(4):\n"
-                    "        mask = torch.zeros(2, 5, 5)\n"
-                    "        mask[1, :, 3:] = float('-inf')\n"
-                    "        if step == 2: mask[0] = float('-inf')\n"
-                    "        print(step, m(torch.randn(2, 5, 8), mask).isnan().any().item())\n")
+        script = self.write_script(
+            "masked.py",
+            "import torch\n"
+            "torch.manual_seed(0)\n"
+            "class Attn(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__(); self.q = torch.nn.Linear(8, 8); self.k = torch.nn.Linear(8, 8)\n"
+            "    def forward(self, x, mask):\n"
+            "        scores = self.q(x) @ self.k(x).transpose(-1, -2) + mask\n"
+            "        return torch.softmax(scores, -1) @ x\n"
+            "class Net(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__(); self.attn = Attn(); self.head = torch.nn.Linear(8, 2)\n"
+            "    def forward(self, x, mask): return self.head(self.attn(x, mask))\n"
+            "m = Net().eval()\n"
+            "with torch.no_grad():\n"
+            "    for step in range(4):\n"
+            "        mask = torch.zeros(2, 5, 5)\n"
+            "        mask[1, :, 3:] = float('-inf')\n"
+            "        if step == 2: mask[0] = float('-inf')\n"
+            "        print(step, m(torch.randn(2, 5, 8), mask).isnan().any().item())\n")
         births = self.live_and_offline_births(
             script, save_child=True, expected_stdout="0 False 1 False 2 True 3 False")
         self.assertEqual(births["statistics"], {("2", "attn/softmax/_softmax")})
@@ -373,33 +373,33 @@ class OpLevelStopAfterOverflow(ProbeTestCase):
         # triu(ones) * float('-inf') (0 * -inf) was no birth with save_child, mul's child reading
         # the number marked mul as fed from inside; and sqrt's backward in the layer that reads
         # the mask (a layer whose forward read the -inf had no births in its backward).
-        script = self.path("masks.py")
-        with open(script, "w") as f:
-            f.write("import torch\n"
-                    "torch.manual_seed(0)\n"
-                    "class Feat(torch.nn.Module):\n"
-                    "    def forward(self, counts): return torch.log(counts).clamp_min(-10.0)\n"
-                    "class Attn(torch.nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__(); self.l = torch.nn.Linear(4, 4)\n"
-                    "    def forward(self, x, pad, step):\n"
-                    "        sc = (self.l(x) @ x.transpose(-1, -2)).masked_fill(pad[:, None, :], float('-inf'))\n"
-                    "        if step == 2: sc = sc + torch.triu(torch.ones(3, 3), 1) * float('-inf')\n"
-                    "        return torch.sqrt(torch.softmax(sc, -1))\n"
-                    "class Net(torch.nn.Module):\n"
-                    "    def __init__(self):\n"
-                    "        super().__init__(); self.feat = Feat(); self.attn = Attn()\n"
-                    "    def forward(self, x, counts, pad, step): return self.attn(x + self.feat(counts)[..., None], pad, step)\n"
-                    "net = Net()\n"
-                    "for step in range(4):\n"
-                    "    x = torch.randn(2, 3, 4)\n"
-                    "    counts = torch.tensor([[1., 0., 2.], [3., 1., 1.]])\n"
-                    "    pad = torch.zeros(2, 3, dtype=torch.bool)\n"
-                    "    if step == 1: pad[0] = True\n"
-                    "    if step == 3: pad[:, 2] = True\n"
-                    "    y = net(x, counts, pad, step)\n"
-                    "    y.sum().backward() if step == 3 else None\n"
-                    "    print(step, y.isnan().any().item())\n")
+        script = self.write_script(
+            "masks.py",
+            "import torch\n"
+            "torch.manual_seed(0)\n"
+            "class Feat(torch.nn.Module):\n"
+            "    def forward(self, counts): return torch.log(counts).clamp_min(-10.0)\n"
+            "class Attn(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__(); self.l = torch.nn.Linear(4, 4)\n"
+            "    def forward(self, x, pad, step):\n"
+            "        sc = (self.l(x) @ x.transpose(-1, -2)).masked_fill(pad[:, None, :], float('-inf'))\n"
+            "        if step == 2: sc = sc + torch.triu(torch.ones(3, 3), 1) * float('-inf')\n"
+            "        return torch.sqrt(torch.softmax(sc, -1))\n"
+            "class Net(torch.nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__(); self.feat = Feat(); self.attn = Attn()\n"
+            "    def forward(self, x, counts, pad, step): return self.attn(x + self.feat(counts)[..., None], pad, step)\n"
+            "net = Net()\n"
+            "for step in range(4):\n"
+            "    x = torch.randn(2, 3, 4)\n"
+            "    counts = torch.tensor([[1., 0., 2.], [3., 1., 1.]])\n"
+            "    pad = torch.zeros(2, 3, dtype=torch.bool)\n"
+            "    if step == 1: pad[0] = True\n"
+            "    if step == 3: pad[:, 2] = True\n"
+            "    y = net(x, counts, pad, step)\n"
+            "    y.sum().backward() if step == 3 else None\n"
+            "    print(step, y.isnan().any().item())\n")
         births = self.live_and_offline_births(
             script, save_child=True, expected_stdout="0 False 1 True 2 True 3 False")
         self.assertEqual(births["overflow_check"], births["statistics"])
