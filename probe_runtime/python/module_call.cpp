@@ -47,6 +47,12 @@ constexpr int kWantsStatisticsOnly = 8;
 constexpr int kLayerProbeAwake = 1 << 16;
 constexpr int kLayerGradEnabled = 1 << 17;
 
+// Whether a module call at `depth` is a layer-level op whose input gradients the adapter hooks:
+// the probe awake and grad mode on as it began (the adapter's flags).
+bool hooksInputGradients(int depth, int wants) {
+    return depth == 1 && wants & kLayerProbeAwake && wants & kLayerGradEnabled;
+}
+
 using RootBegin = int (*)(const char* modelName);
 using RootEnd = int (*)();
 using ModuleBegin = int (*)(const char* name, const char* type);
@@ -290,8 +296,7 @@ int enterPlainTensors(PyObject* module, PyObject* const* args, Py_ssize_t count,
     if (wantsTensors && (wants & kWantsMetadata || !(wants & kWantsStatisticsOnly))) return 0;
     for (Py_ssize_t i = 0; i < count; ++i)
         if (!isPlainTensor(args[i]) && !holdsNoTensor(args[i])) return 0;
-    // Grad mode as the layer-level op began (the adapter's flag, given with kLayerProbeAwake).
-    const bool layerGradients = depth == 1 && wants & kLayerProbeAwake && wants & kLayerGradEnabled;
+    const bool layerGradients = hooksInputGradients(depth, wants);
     if (!wantsTensors && !layerGradients) return 1;
     PyObject* argNames = argNamesOf(module);
     if (!argNames) return -1;
@@ -502,7 +507,9 @@ PyObject* moduleCall(PyObject*, PyObject* const* args, size_t nargsf, PyObject* 
         return output;
     }
     bool interrupted = false;
-    if (wants & kWantsTensors) {
+    // A layer-level op whose input gradients are hooked: its outputs lead the adapter to its
+    // autograd nodes (reported as rows only when wanted).
+    if (wants & kWantsTensors || hooksInputGradients(depth, wants)) {
         int done = reportPlainOutputs(output);
         if (done == 0) {
             PyObject* result = PyObject_CallOneArg(hooks.reportOutputs, output);

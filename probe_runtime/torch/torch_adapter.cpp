@@ -1440,12 +1440,13 @@ void syncCallbackWithProbeState() {
 // ---------------------------------------------------------------------------------------------
 // Custom ops called from Python
 
-// An output of the layer-level Function on top, reported from Python (RecordFunction gives none):
-// its autograd node is that of such an output once the op ends (hookLayerInputGradients).
+// An output of the layer-level Function or module on top, reported from Python (RecordFunction
+// gives none of a Function's): the op's autograd nodes are found from theirs once it ends
+// (hookLayerInputGradients).
 void noteFunctionOutput(int io, const at::Tensor& tensor) {
     ThreadState* state = tlsState;
-    if (io == PROBE_OUTPUT && state && state->frames.size() == 1 && state->frames.back().function &&
-        !state->layerInputs.empty())
+    if (io == PROBE_OUTPUT && state && state->frames.size() == 1 && !state->layerInputs.empty() &&
+        (state->frames.back().function || state->frames.back().kind == FrameKind::Module))
         state->layerFunctionOutputs.push_back(tensor);
 }
 
@@ -1708,15 +1709,30 @@ void noteLayerInputs(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
         [](size_t, const std::string&, const c10::IValue&) {});
 }
 
-// Reports, after an autograd node of a layer-level op ran, what it passed back to an input of the
-// op that no other node of the op passes anything to: that input's share of its gradient from
-// the op, an output of the op's backward op (still the open one).
+// The gradient an input of a layer-level op gets from it when several of the op's autograd nodes
+// pass it a share (a module's input read by its q, k and v): the shares summed as each node runs,
+// reported once all have. A node running again before all have (a second backward pass through
+// a retained graph, in which a node of the first pass did not run) begins the sum anew: a share
+// is never counted twice, a sum never reported part-made.
+struct SharedInputGradient {
+    std::mutex mutex;
+    at::Tensor sum;
+    uint64_t arrived = 0;  // a bit per node, set as its share is added
+    uint64_t all = 0;      // the bits of every node passing a share
+};
+
+// Reports, after an autograd node of a layer-level op ran, what it passed back to the op's
+// inputs: each input's share of its gradient from the op, an output of the op's backward op (the
+// open one: the node is the op's). An input other nodes of the op pass shares to too gets its
+// sum, when the last of them has run.
 class InputGradientsHook final : public torch::autograd::FunctionPostHook {
 public:
     struct Output {
         std::vector<uint32_t> edges;  // the node's outputs to the input (x * x: two), summed
         int index;
         std::string name;
+        std::shared_ptr<SharedInputGradient> shared;  // null when this node alone passes a share
+        uint64_t bit = 0;                             // this node's bit in `shared`
     };
     InputGradientsHook(int layer, std::vector<Output> outputs)
         : layer_(layer), outputs_(std::move(outputs)) {}
@@ -1727,13 +1743,31 @@ public:
             at::DisableRecordFunctionGuard noRecord;
             at::NoGradGuard noGrad;
             for (const Output& output : outputs_) {
-                at::Tensor sum;
+                at::Tensor share;
                 for (const uint32_t edge : output.edges) {
                     if (edge >= grads.size() || !grads[edge].defined()) continue;
-                    sum = sum.defined() ? sum + grads[edge] : grads[edge];
+                    share = share.defined() ? share + grads[edge] : grads[edge];
                 }
-                if (sum.defined())
-                    reportInputGradient(layer_, output.index, output.name.c_str(), sum);
+                if (!output.shared) {
+                    if (share.defined())
+                        reportInputGradient(layer_, output.index, output.name.c_str(), share);
+                    continue;
+                }
+                SharedInputGradient& whole = *output.shared;
+                std::lock_guard<std::mutex> lock(whole.mutex);
+                if (whole.arrived & output.bit) {
+                    whole.sum = at::Tensor();
+                    whole.arrived = 0;
+                }
+                whole.arrived |= output.bit;
+                // The engine adds into a gradient only while nothing else holds it: the first
+                // share held here stays as it is.
+                if (share.defined()) whole.sum = whole.sum.defined() ? whole.sum + share : share;
+                if (whole.arrived != whole.all) continue;
+                if (whole.sum.defined())
+                    reportInputGradient(layer_, output.index, output.name.c_str(), whole.sum);
+                whole.sum = at::Tensor();
+                whole.arrived = 0;
             }
         } catch (const std::exception& e) {
             reportFailure("backward outputs", e.what());
@@ -1748,17 +1782,19 @@ private:
     std::vector<Output> outputs_;
 };
 
-// The layer-level op on top ends: its inputs' gradients are hooked where their edges leave its
-// autograd nodes (those it made, from the node of an output it made). A gradient hooked on the
-// input tensor instead is reported when the input's own node runs, which may be after another
-// layer's backward op began: add_0.backward of `e(t) + p(t)` lost the gradient of e's output,
-// reported as p.backward had begun. An input that several of the op's nodes pass gradients to
-// keeps its tensor hook: its whole gradient, when that is complete.
+// The layer-level op on top ends (an aten op, a Function, or a module): its inputs' gradients are
+// hooked where their edges leave its autograd nodes, those it made, found from the nodes of its
+// outputs. A gradient hooked on the input tensor instead is reported when the input's own node
+// runs: then it is the input's whole gradient, every use's share summed (norm.backward of
+// `h + lin(norm(h))` had the residual's too), and another layer's backward op may have begun
+// (add_0.backward of `e(t) + p(t)` lost the gradient of e's output, reported as p.backward had
+// begun). An input none of the op's nodes is found to pass a gradient to (a module returning it)
+// keeps the tensor hook.
 void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> outputs) {
     using torch::autograd::Node;
     std::vector<ThreadState::LayerInput> inputs = std::move(tls.layerInputs);
     tls.layerInputs.clear();
-    const std::vector<at::Tensor> functionOutputs = std::move(tls.layerFunctionOutputs);
+    const std::vector<at::Tensor> reportedOutputs = std::move(tls.layerFunctionOutputs);
     tls.layerFunctionOutputs.clear();
     const Frame& frame = tls.frames.back();
     const int layer = frame.layer;
@@ -1766,9 +1802,16 @@ void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> 
     const auto madeByOp = [&](const Node* node) {
         return node && node->sequence_nr() >= first && node->sequence_nr() < end;
     };
-    std::shared_ptr<Node> root;
+    // The op's nodes reachable from its outputs', each once (by sequence number: a module's
+    // forward may have made thousands).
+    std::vector<bool> seen(end > first ? end - first : 0, false);
+    std::vector<Node*> pending;
     const auto consider = [&](const at::Tensor& t) {
-        if (!root && t.defined() && madeByOp(t.grad_fn().get())) root = t.grad_fn();
+        Node* node = t.defined() ? t.grad_fn().get() : nullptr;
+        if (madeByOp(node) && !seen[node->sequence_nr() - first]) {
+            seen[node->sequence_nr() - first] = true;
+            pending.push_back(node);
+        }
     };
     for (const c10::IValue& v : outputs) {
         if (v.isTensor())
@@ -1776,34 +1819,28 @@ void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> 
         else if (v.isTensorList())
             for (const at::Tensor& t : v.toTensorList().vec()) consider(t);
     }
-    for (const at::Tensor& t : functionOutputs) consider(t);
-    // Per input: the node of the op's nodes with edges to it, and which; `spread` when several
-    // nodes have such edges (its share from the op is then known in none of them alone).
-    std::vector<Node*> user(inputs.size(), nullptr);
-    std::vector<std::vector<uint32_t>> edgesTo(inputs.size());
-    std::vector<bool> spread(inputs.size(), false);
-    if (root) {
-        std::vector<Node*> pending{root.get()}, seen{root.get()};
-        while (!pending.empty()) {
-            Node* node = pending.back();
-            pending.pop_back();
-            const uint32_t edges = node->num_outputs();
-            for (uint32_t j = 0; j < edges; ++j) {
-                const torch::autograd::Edge& edge = node->next_edge(j);
-                if (!edge.function) continue;
-                for (size_t i = 0; i < inputs.size(); ++i) {
-                    if (inputs[i].edge.function != edge.function ||
-                        inputs[i].edge.input_nr != edge.input_nr)
-                        continue;
-                    if (user[i] && user[i] != node) spread[i] = true;
-                    user[i] = node;
-                    edgesTo[i].push_back(j);
-                }
-                Node* next = edge.function.get();
-                if (madeByOp(next) && std::find(seen.begin(), seen.end(), next) == seen.end()) {
-                    seen.push_back(next);
-                    pending.push_back(next);
-                }
+    for (const at::Tensor& t : reportedOutputs) consider(t);
+    // Per input, the nodes of the op with edges to it, and which edges.
+    std::vector<std::vector<std::pair<Node*, std::vector<uint32_t>>>> users(inputs.size());
+    while (!pending.empty()) {
+        Node* node = pending.back();
+        pending.pop_back();
+        const uint32_t edges = node->num_outputs();
+        for (uint32_t j = 0; j < edges; ++j) {
+            const torch::autograd::Edge& edge = node->next_edge(j);
+            if (!edge.function) continue;
+            for (size_t i = 0; i < inputs.size(); ++i) {
+                if (inputs[i].edge.function != edge.function ||
+                    inputs[i].edge.input_nr != edge.input_nr)
+                    continue;
+                if (users[i].empty() || users[i].back().first != node)
+                    users[i].push_back({node, {}});
+                users[i].back().second.push_back(j);
+            }
+            Node* next = edge.function.get();
+            if (madeByOp(next) && !seen[next->sequence_nr() - first]) {
+                seen[next->sequence_nr() - first] = true;
+                pending.push_back(next);
             }
         }
     }
@@ -1811,15 +1848,27 @@ void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> 
     const std::string layerName = layerInfo(layer).name;
     for (size_t i = 0; i < inputs.size(); ++i) {
         ThreadState::LayerInput& input = inputs[i];
-        if (!user[i] || spread[i]) {
+        constexpr size_t kMaxSharingNodes = 64;  // the bits of SharedInputGradient
+        if (users[i].empty() || users[i].size() > kMaxSharingNodes) {
             hookInputGradient(layerName.c_str(), layer, input.index, input.name.c_str(),
                               input.tensor);
             continue;
         }
-        auto it = std::find_if(hooks.begin(), hooks.end(),
-                               [&](const auto& hook) { return hook.first == user[i]; });
-        if (it == hooks.end()) it = hooks.insert(hooks.end(), {user[i], {}});
-        it->second.push_back({std::move(edgesTo[i]), input.index, std::move(input.name)});
+        std::shared_ptr<SharedInputGradient> shared;
+        if (users[i].size() > 1) {
+            shared = std::make_shared<SharedInputGradient>();
+            shared->all = users[i].size() == kMaxSharingNodes
+                              ? ~uint64_t{0}
+                              : (uint64_t{1} << users[i].size()) - 1;
+        }
+        for (size_t u = 0; u < users[i].size(); ++u) {
+            auto& [node, edges] = users[i][u];
+            auto it = std::find_if(hooks.begin(), hooks.end(),
+                                   [&](const auto& hook) { return hook.first == node; });
+            if (it == hooks.end()) it = hooks.insert(hooks.end(), {node, {}});
+            it->second.push_back(
+                {std::move(edges), input.index, input.name, shared, shared ? uint64_t{1} << u : 0});
+        }
     }
     for (auto& [node, wanted] : hooks) {
         gGradientHooksMade.fetch_add(1, std::memory_order_relaxed);
@@ -1927,6 +1976,7 @@ PROBE_TORCH_API int probe_torch_module_end(void) {
     try {
         ThreadState& tls = threadTls();
         if (tls.frames.empty()) return -1;
+        if (tls.frames.size() == 1 && !tls.layerInputs.empty()) hookLayerInputGradients(tls, {});
         popFrame();
         return 0;
     } catch (...) {
@@ -2146,16 +2196,29 @@ PROBE_TORCH_API int probe_torch_report_backward_output(const char* layer, int in
     return reportOneTensor(PROBE_OUTPUT, index, name, impl, "backward outputs");
 }
 
-// Hooks the forward input `index` (named `name`, TensorImpl `impl`) of the module layer `layer`
-// (see hookInputGradient). Returns 1 when hooked, 0 when the tensor needs no gradient, -1 on a
-// failure.
+// Hooks the forward input `index` (named `name`, TensorImpl `impl`) of the module layer `layer`:
+// noted while its call runs, hooked where its nodes pass the gradient back as it ends
+// (hookLayerInputGradients; the Python part reports its outputs then, from which they are found),
+// else on the tensor (hookInputGradient). Returns 1 when hooked, 0 when the tensor needs no
+// gradient, -1 on a failure.
 PROBE_TORCH_API int probe_torch_hook_input_gradient(const char* layer, int index, const char* name,
                                                     void* impl) {
     try {
         if (!layer || !impl || index < 0) return -1;
         // Layer-level ops are registered as they begin, before their inputs are hooked.
-        return hookInputGradient(layer, layerIndexOf(layer), index, name ? name : "",
-                                 tensorOfImpl(impl));
+        const int layerIndex = layerIndexOf(layer);
+        at::Tensor tensor = tensorOfImpl(impl);
+        ThreadState& tls = threadTls();
+        if (tls.frames.size() == 1 && tls.frames.back().kind == FrameKind::Module &&
+            tls.frames.back().layer == layerIndex && layerIndex >= 0) {
+            // The module on top: hooked as it ends, where its nodes pass the gradient back.
+            if (!tensor.requires_grad()) return 0;
+            auto edge = torch::autograd::impl::gradient_edge(tensor);
+            tls.layerInputs.push_back(
+                {std::move(tensor), std::move(edge), index, name ? name : ""});
+            return 1;
+        }
+        return hookInputGradient(layer, layerIndex, index, name ? name : "", tensor);
     } catch (const std::exception& e) {
         reportFailure("gradient hook", e.what());
     } catch (...) {
