@@ -42,6 +42,7 @@
 #include <torch/library.h>
 #include <torch/version.h>
 
+#include "input_users.h"
 #include "probe/format/recent_by_address.h"
 #include "probe/probe.h"
 #include "sequence_ranges.h"
@@ -1798,52 +1799,18 @@ void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> 
     tls.layerFunctionOutputs.clear();
     const Frame& frame = tls.frames.back();
     const int layer = frame.layer;
-    const uint64_t first = frame.firstSequence, end = at::sequence_number::peek();
-    const auto madeByOp = [&](const Node* node) {
-        return node && node->sequence_nr() >= first && node->sequence_nr() < end;
-    };
-    // The op's nodes reachable from its outputs', each once (by sequence number: a module's
-    // forward may have made thousands).
-    std::vector<bool> seen(end > first ? end - first : 0, false);
-    std::vector<Node*> pending;
-    const auto consider = [&](const at::Tensor& t) {
-        Node* node = t.defined() ? t.grad_fn().get() : nullptr;
-        if (madeByOp(node) && !seen[node->sequence_nr() - first]) {
-            seen[node->sequence_nr() - first] = true;
-            pending.push_back(node);
-        }
-    };
+    std::vector<at::Tensor> outputTensors = reportedOutputs;
     for (const c10::IValue& v : outputs) {
         if (v.isTensor())
-            consider(v.toTensor());
+            outputTensors.push_back(v.toTensor());
         else if (v.isTensorList())
-            for (const at::Tensor& t : v.toTensorList().vec()) consider(t);
+            for (const at::Tensor& t : v.toTensorList().vec()) outputTensors.push_back(t);
     }
-    for (const at::Tensor& t : reportedOutputs) consider(t);
-    // Per input, the nodes of the op with edges to it, and which edges.
-    std::vector<std::vector<std::pair<Node*, std::vector<uint32_t>>>> users(inputs.size());
-    while (!pending.empty()) {
-        Node* node = pending.back();
-        pending.pop_back();
-        const uint32_t edges = node->num_outputs();
-        for (uint32_t j = 0; j < edges; ++j) {
-            const torch::autograd::Edge& edge = node->next_edge(j);
-            if (!edge.function) continue;
-            for (size_t i = 0; i < inputs.size(); ++i) {
-                if (inputs[i].edge.function != edge.function ||
-                    inputs[i].edge.input_nr != edge.input_nr)
-                    continue;
-                if (users[i].empty() || users[i].back().first != node)
-                    users[i].push_back({node, {}});
-                users[i].back().second.push_back(j);
-            }
-            Node* next = edge.function.get();
-            if (madeByOp(next) && !seen[next->sequence_nr() - first]) {
-                seen[next->sequence_nr() - first] = true;
-                pending.push_back(next);
-            }
-        }
-    }
+    std::vector<torch::autograd::Edge> edges;
+    edges.reserve(inputs.size());
+    for (const ThreadState::LayerInput& input : inputs) edges.push_back(input.edge);
+    std::vector<std::vector<InputUser>> users =
+        findInputUsers(outputTensors, edges, frame.firstSequence, at::sequence_number::peek());
     std::vector<std::pair<Node*, std::vector<InputGradientsHook::Output>>> hooks;
     const std::string layerName = layerInfo(layer).name;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -1862,12 +1829,12 @@ void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> 
                               : (uint64_t{1} << users[i].size()) - 1;
         }
         for (size_t u = 0; u < users[i].size(); ++u) {
-            auto& [node, edges] = users[i][u];
+            InputUser& user = users[i][u];
             auto it = std::find_if(hooks.begin(), hooks.end(),
-                                   [&](const auto& hook) { return hook.first == node; });
-            if (it == hooks.end()) it = hooks.insert(hooks.end(), {node, {}});
-            it->second.push_back(
-                {std::move(edges), input.index, input.name, shared, shared ? uint64_t{1} << u : 0});
+                                   [&](const auto& hook) { return hook.first == user.node; });
+            if (it == hooks.end()) it = hooks.insert(hooks.end(), {user.node, {}});
+            it->second.push_back({std::move(user.edges), input.index, input.name, shared,
+                                  shared ? uint64_t{1} << u : 0});
         }
     }
     for (auto& [node, wanted] : hooks) {

@@ -4,6 +4,7 @@ own), loses nothing at the end of a loop or at exit, and costs nothing outside i
 import os
 import signal
 import unittest
+import textwrap
 
 import torch
 
@@ -365,6 +366,81 @@ class ModuleCalledTwice(support.TempDirTestCase):
                 saved = torch.load(os.path.join(dump["dump_data_dir"], entry["input"][0]["data_name"]))
                 self.assertTrue(torch.equal(saved, grad), (level, call))
                 self.assertEqual(entry["output"], [])  # the token ids need no gradient
+
+
+MODEL_WITH_SHARED_INPUTS = """
+import torch
+import torch.nn as nn
+
+class Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.softmax(self.q(x) @ self.k(x).transpose(-1, -2), -1) @ self.v(x)
+
+class Inner(nn.Module):
+    def forward(self, a, b):
+        return a * b + a
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp, self.norm, self.lin = nn.Linear(4, 4), nn.LayerNorm(4), nn.Linear(4, 4)
+        self.attn, self.inner = Attn(), Inner()
+
+    def forward(self, x):
+        h = self.inp(x)
+        h = h + self.lin(self.norm(h))
+        h = h + self.attn(h)
+        return self.inner(h, torch.sigmoid(h))
+
+torch.manual_seed(6)
+model = Net()
+x = torch.randn(3, 4, requires_grad=True)  # a leaf: inp's input too has a gradient
+"""
+
+
+class ModuleBackwardShares(support.TempDirTestCase):
+    def test_a_modules_backward_output_is_its_own_share_of_an_input_used_elsewhere_too(self):
+        # msprobe takes a module's backward with torch's full backward hook: its output is what
+        # the module passes back to each input. The whole gradient of an input used elsewhere
+        # too was taken (norm in h + lin(norm(h)) had the residual's share; attn.q had k's and
+        # v's). Checked against torch's own full backward hooks on the same model.
+        script = MODEL_WITH_SHARED_INPUTS + textwrap.dedent("""
+            import sys
+            from probe_studio.pytorch import PrecisionDebugger
+            debugger = PrecisionDebugger(config_path=sys.argv[1])
+            debugger.start(model=model)
+            model(x).square().sum().backward()
+            debugger.stop()
+            debugger.step()
+            """)
+        built = {}
+        exec(MODEL_WITH_SHARED_INPUTS, built)
+        model, x = built["model"], built["x"]
+        shares = {}
+        for name, module in model.named_modules():
+            if name:
+                module.register_full_backward_hook(
+                    lambda module, grad_input, grad_output, name=name: shares.setdefault(name, grad_input))
+        model(x).square().sum().backward()
+        self.assertEqual(sorted(shares), sorted(n for n, _ in model.named_modules() if n))
+        for level in ("L0", "mix"):
+            path = self.write_config({"task": "tensor", "dump_path": "./" + level, "level": level}, level + ".json")
+            self.run_python(script, [path])
+            dump = check_layout(self, self.only_dump(level), task="tensor", level=level)
+            data = dump["data"]
+            for name, module in model.named_modules():
+                if not name:
+                    continue
+                entry = data["Module.%s.%s.backward.0" % (name, type(module).__name__)]
+                self.assertEqual(len(entry["output"]), len(shares[name]), (level, name))
+                for item, share in zip(entry["output"], shares[name]):
+                    saved = torch.load(os.path.join(dump["dump_data_dir"], item["data_name"]))
+                    self.assertTrue(torch.allclose(saved, share, rtol=1e-5, atol=1e-6),
+                                    (level, name, saved, share))
 
 
 class TwoModels(support.TempDirTestCase):

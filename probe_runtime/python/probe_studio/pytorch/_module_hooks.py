@@ -12,6 +12,7 @@ import weakref
 
 import torch
 
+from . import _ops
 from .._names import safe_text
 from ._overflow import held_copy, tensors_of
 from ._records import backward_name
@@ -49,10 +50,11 @@ def _autograd_place(t):
 
 class _ModuleCall:
     __slots__ = ("module", "prefix", "name", "parent", "depth", "serial", "inputs", "expands", "held",
-                 "child_born", "kwargs")
+                 "child_born", "kwargs", "first")
 
     def __init__(self, module, prefix, name, parent, depth, serial, inputs, expands, kwargs):
         self.module = module
+        self.first = None         # the autograd sequence number as it began (its nodes' first)
         self.kwargs = kwargs      # the keyword arguments it was called with ({} when none)
         self.prefix = prefix
         self.name = name
@@ -106,6 +108,45 @@ class _GradientHook:
             grad = grad_outputs[output_nr] if output_nr < len(grad_outputs) else None
         record = self.record
         record.hooks.backward_grad(record, self.side, self.index, grad)
+
+
+class _InputShareHook:
+    """The post-hook of an autograd node a module call made that passes a gradient back to one of
+    the call's inputs (along `edges` of the node): the module's share of that input's gradient,
+    as torch's full backward hook (msprobe's) gives it, handed to ModuleHooks.backward_grad. The
+    whole gradient of an input used elsewhere too (h in h + norm(h)) was taken before. When
+    several nodes of the call pass shares (q, k and v of one input), they share a list [sum,
+    nodes arrived]: the sum is handed on when the last has run; a node running again before that
+    (a second pass through a retained graph) begins it anew."""
+
+    __slots__ = ("record", "index", "edges", "shared", "bit", "all")
+
+    def __init__(self, record, index, edges, shared, bit, all_bits):
+        self.record = record
+        self.index = index
+        self.edges = edges
+        self.shared = shared
+        self.bit = bit
+        self.all = all_bits
+
+    def __call__(self, grad_inputs, grad_outputs):
+        share = None
+        for edge in self.edges:
+            grad = grad_inputs[edge] if edge < len(grad_inputs) else None
+            if grad is not None:
+                share = grad if share is None else share + grad
+        shared = self.shared
+        if shared is not None:
+            if shared[1] & self.bit:
+                shared[0], shared[1] = None, 0
+            shared[1] |= self.bit
+            if share is not None:
+                shared[0] = share if shared[0] is None else shared[0] + share
+            if shared[1] != self.all:
+                return
+            share, shared[0], shared[1] = shared[0], None, 0
+        record = self.record
+        record.hooks.backward_grad(record, "output", self.index, share)
 
 
 class ModuleHooks:
@@ -378,14 +419,17 @@ class ModuleHooks:
                 service.records.construct[name] = parent
             service.scope.begin(name)
             inputs = None
+            first = None
             if service.want_backward and torch.is_grad_enabled():
                 # Where the inputs' gradients will arrive, taken now: an in-place module changes them.
                 inputs = [(t,) + _autograd_place(t) for t in _grad_tensors(args)]
+                first = _ops.sequence_number() if inputs else None
             expands = bool(service.mix and service.list and any(s in name for s in service.list))
             if expands:
                 tls.expand += 1
             call = _ModuleCall(module, prefix, name, parent, len(stack), service.step_serial, inputs, expands,
                                self._keyword_arguments(module))
+            call.first = first
             if service.overflow is not None:
                 call.held = self._watch_inputs(module, args, call.kwargs)
             tls.module_calls.append(call)
@@ -527,8 +571,24 @@ class ModuleHooks:
         for index, t in enumerate(outs):
             node, nr = _autograd_place(t)
             (node if node is not None else t).register_hook(_GradientHook(record, "input", index, nr))
+        if not inputs:
+            return
+        # The module's share of each input's gradient: where the call's own nodes pass it back.
+        holders, table = _ops.module_input_users(outs, [t for t, _, _ in inputs], call.first)
+        place = 0
         for index, (t, node, nr) in enumerate(inputs):
-            (node if node is not None else t).register_hook(_GradientHook(record, "output", index, nr))
+            count = table[place]
+            place += 1
+            if count == 0:  # none found (an input returned as it is): its whole gradient
+                (node if node is not None else t).register_hook(_GradientHook(record, "output", index, nr))
+                continue
+            shared = [None, 0] if count > 1 else None
+            for user in range(count):
+                holder, n_edges = table[place], table[place + 1]
+                edges = table[place + 2:place + 2 + n_edges]
+                place += 2 + n_edges
+                holders[holder].grad_fn.register_hook(
+                    _InputShareHook(record, index, edges, shared, 1 << user, (1 << count) - 1))
 
     def backward_grad(self, record, side, index, grad):
         service = self.service

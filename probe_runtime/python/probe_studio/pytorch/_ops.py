@@ -23,6 +23,8 @@ _wait_json = None
 _flush_json = None
 _overflow_reasons = None
 overflow_ignored = None  # torch.ops.probe.overflow_ignored: an op type never where an overflow is born
+sequence_number = None  # this thread's next autograd sequence number (the adapter's, by ctypes)
+module_input_users = None  # torch.ops.probe.module_input_users (input_users.cpp)
 
 
 def _major_minor(version):
@@ -33,7 +35,7 @@ def _major_minor(version):
 def load(torch):
     """Loads the adapter library once. Raises ImportError saying what to do when it cannot."""
     global tensor_items, _config_check, _config_check_file, _tables, _json_indent, _queue_json, _wait_json, _flush_json
-    global _overflow_reasons, overflow_ignored
+    global _overflow_reasons, overflow_ignored, sequence_number, module_input_users
     if tensor_items is not None:
         return
     if _build_info is None or not _build_info.HAVE_TORCH_ADAPTER or not os.path.exists(_paths.TORCH_ADAPTER_LIBRARY):
@@ -53,6 +55,8 @@ def load(torch):
     _json_indent = torch.ops.probe.json_indent
     _overflow_reasons = torch.ops.probe.overflow_reasons.default
     overflow_ignored = torch.ops.probe.overflow_ignored.default
+    sequence_number = adapter.probe_torch_sequence_number
+    module_input_users = torch.ops.probe.module_input_users.default
 
 
 def overflow_reasons(tensors):
