@@ -110,6 +110,12 @@ class _GradientHook:
         record.hooks.backward_grad(record, self.side, self.index, grad)
 
 
+def _sum_apart(a, b):
+    """a + b, part of no graph: a backward pass with create_graph records its ops."""
+    with torch.no_grad():
+        return a + b
+
+
 class _InputShareHook:
     """The post-hook of an autograd node a module call made that passes a gradient back to one of
     the call's inputs (along `edges` of the node): the module's share of that input's gradient,
@@ -134,14 +140,14 @@ class _InputShareHook:
         for edge in self.edges:
             grad = grad_inputs[edge] if edge < len(grad_inputs) else None
             if grad is not None:
-                share = grad if share is None else share + grad
+                share = grad if share is None else _sum_apart(share, grad)
         shared = self.shared
         if shared is not None:
             if shared[1] & self.bit:
                 shared[0], shared[1] = None, 0
             shared[1] |= self.bit
             if share is not None:
-                shared[0] = share if shared[0] is None else shared[0] + share
+                shared[0] = share if shared[0] is None else _sum_apart(shared[0], share)
             if shared[1] != self.all:
                 return
             share, shared[0], shared[1] = shared[0], None, 0
