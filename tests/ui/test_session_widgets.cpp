@@ -1284,6 +1284,13 @@ TEST_F(LiveWindowTest, AttachesToARunningProbeAndDetaches) {
         ASSERT_TRUE(dialog.selectPid(engine_.processId()));
         EXPECT_EQ(dialog.selectedProbe().socketPath, probe.socketPath);
         EXPECT_TRUE(dialog.list()->currentItem()->text(1).contains("probe_native_engine"));
+        // Refreshed while open (every second), the rows of probes still running stay as they
+        // are: rebuilt, the row under the mouse, its tooltip and a double click begun went.
+        const QPersistentModelIndex shown = dialog.list()->currentIndex();
+        dialog.refresh();
+        EXPECT_TRUE(shown.isValid());
+        EXPECT_EQ(QModelIndex(shown), dialog.list()->currentIndex());
+        EXPECT_EQ(dialog.selectedProbe().pid, engine_.processId());
     }
     context_.attach(probe);
     ASSERT_TRUE(waitFor([&] { return rounds() >= 2; }));

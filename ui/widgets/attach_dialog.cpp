@@ -2,9 +2,11 @@
 #include "attach_dialog.h"
 
 #include <QDialogButtonBox>
+#include <QHash>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QSet>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -58,15 +60,30 @@ AttachDialog::AttachDialog(QWidget* parent) : QDialog(parent) {
 }
 
 void AttachDialog::refresh() {
-    const qint64 selected = selectedProbe().pid;
     probes_ = session::liveProbes();
-    list_->clear();
-    for (const auto& probe : probes_) {
-        auto* item = new QTreeWidgetItem(list_, {QString::number(probe.pid), probe.command});
-        item->setData(0, Qt::UserRole, probe.pid);
-        item->setToolTip(1, tr("%1\nsocket: %2").arg(probe.command, probe.socketPath));
+    // The rows change in place, those of probes still running kept as they are: rebuilt every
+    // second, the list lost the row under the mouse, its tooltip, and a double click begun on it.
+    QHash<qint64, const session::LiveProbeInfo*> running;
+    for (const auto& probe : probes_) running.insert(probe.pid, &probe);
+    for (int i = list_->topLevelItemCount() - 1; i >= 0; --i) {
+        const qint64 pid = list_->topLevelItem(i)->data(0, Qt::UserRole).toLongLong();
+        if (!running.contains(pid)) delete list_->takeTopLevelItem(i);
     }
-    if (!selectPid(selected) && list_->topLevelItemCount() > 0)
+    QSet<qint64> listed;
+    for (int i = 0; i < list_->topLevelItemCount(); ++i) {
+        QTreeWidgetItem* item = list_->topLevelItem(i);
+        const session::LiveProbeInfo& probe =
+            *running.value(item->data(0, Qt::UserRole).toLongLong());
+        showProbe(item, probe);
+        listed.insert(probe.pid);
+    }
+    for (const auto& probe : probes_) {
+        if (listed.contains(probe.pid)) continue;
+        auto* item = new QTreeWidgetItem(list_);
+        item->setData(0, Qt::UserRole, probe.pid);
+        showProbe(item, probe);
+    }
+    if (!list_->currentItem() && list_->topLevelItemCount() > 0)
         list_->setCurrentItem(list_->topLevelItem(0));
     QString hint =
         probes_.isEmpty()
@@ -84,6 +101,15 @@ void AttachDialog::refresh() {
                "same PROBE_CONTROL_DIR.");
     hint_->setText(hint);
     attach_->setEnabled(selectedProbe().pid > 0);
+}
+
+void AttachDialog::showProbe(QTreeWidgetItem* item, const session::LiveProbeInfo& probe) {
+    const QString pid = QString::number(probe.pid);
+    const QString tip = tr("%1\nsocket: %2").arg(probe.command, probe.socketPath);
+    // Set only when changed: each change repaints the row.
+    if (item->text(0) != pid) item->setText(0, pid);
+    if (item->text(1) != probe.command) item->setText(1, probe.command);
+    if (item->toolTip(1) != tip) item->setToolTip(1, tip);
 }
 
 bool AttachDialog::selectPid(qint64 pid) {

@@ -12,6 +12,7 @@ class QLabel;
 class QPushButton;
 class QTimer;
 class QTreeWidget;
+class QTreeWidgetItem;
 
 namespace probe::widgets {
 
@@ -29,6 +30,8 @@ public:
     QTreeWidget* list() const { return list_; }
 
 private:
+    void showProbe(QTreeWidgetItem* item, const session::LiveProbeInfo& probe);
+
     QTreeWidget* list_;
     QLabel* hint_;
     QPushButton* attach_;
