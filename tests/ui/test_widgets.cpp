@@ -916,6 +916,38 @@ TEST(MainWindow, PlotsFollowAGrowingDump) {
     ASSERT_TRUE(waitFor([&] { return window.statusText().contains("complete"); }));
 }
 
+// While the mouse is over the plot, a growing dump's redraw keeps the axes still (the point
+// being read moved away under the mouse); they fit what came once it leaves.
+TEST(MainWindow, PlotsHoldStillUnderTheMouseWhileTheDumpGrows) {
+    test::TempDir dir("ui-widgets");
+    test::DumpBuilder dump(dir.path());
+    dump.setStatus("running");
+    dump.addRow(0, "0", "layer", "Layer", true, {1, 2, 3});
+    dump.addRow(1, "0", "layer", "Layer", true, {1, 2, 4});
+    context::AppContext context;
+    MainWindow window(&context);
+    context.store()->setIdlePollInterval(40);
+    window.show();
+    ASSERT_TRUE(openAndWait(context, dir.path()));
+    window.showView(MainWindow::View::Plot);
+    auto* plot = window.statisticsPlot();
+    ASSERT_EQ(plot->series().size(), 4);
+    QCustomPlot* drawing = plot->plot();
+    const QCPRange before = drawing->xAxis->range();
+    const QPoint middle(drawing->width() / 2, drawing->height() / 2);
+    QMouseEvent move(QEvent::MouseMove, middle, drawing->mapToGlobal(middle), Qt::NoButton,
+                     Qt::NoButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(drawing, &move);
+    for (int round = 2; round < 6; ++round)
+        dump.addRow(round, "0", "layer", "Layer", true, {1, 2, static_cast<float>(3 + round)});
+    ASSERT_TRUE(waitFor([&] { return plot->series()[0].x.size() == 6; }));
+    EXPECT_EQ(drawing->xAxis->range(), before) << drawing->xAxis->range().upper;
+    QEvent leave(QEvent::Leave);
+    QCoreApplication::sendEvent(drawing, &leave);
+    EXPECT_TRUE(drawing->xAxis->range().contains(5)) << drawing->xAxis->range().upper;
+    EXPECT_FALSE(drawing->xAxis->range().contains(6)) << drawing->xAxis->range().upper;
+}
+
 // A task tensor dump: the plot of the selected tensor fills as its statistics come from the
 // files, after the rows (it stayed at what was known when it was drawn); the status bar says
 // where they came from.

@@ -112,8 +112,11 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     connect(plot_, &QCustomPlot::afterLayout, this, &StatisticsPlot::placeMarkers);
     connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
         if (event->buttons() != Qt::NoButton) userZoomed_ = true;  // dragging the range
+        mouseOverPlot_ = true;
+        lastMouse_ = event->pos();
         hoverAt(event->pos());
     });
+    plot_->installEventFilter(this);
     connect(plot_, &QCustomPlot::mouseWheel, this, [this] { userZoomed_ = true; });
     connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent* event) {
         if (event->button() != Qt::LeftButton) return;
@@ -140,7 +143,15 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
 
     rebuildDelay_.setSingleShot(true);
     rebuildDelay_.setInterval(300);  // a growing dump redraws a few times a second at most
-    connect(&rebuildDelay_, &QTimer::timeout, this, &StatisticsPlot::rebuild);
+    // A growing dump's redraw keeps the axes still while the mouse is over the plot: the point
+    // being read moved away under it. They fit what has come once the mouse leaves.
+    connect(&rebuildDelay_, &QTimer::timeout, this, [this] {
+        holdRange_ = mouseOverPlot_;
+        refitWhenLeft_ = refitWhenLeft_ || mouseOverPlot_;
+        rebuild();
+        holdRange_ = false;
+        if (mouseOverPlot_) hoverAt(lastMouse_);
+    });
     connect(cursor_, &data::DumpCursor::changed, this, &StatisticsPlot::rebuild);
     // Pins name slots and rounds of the dump that goes: dropped while it is still there.
     connect(store_, &data::DumpStore::aboutToReset, this, [this] {
@@ -168,6 +179,17 @@ StatisticsPlot::StatisticsPlot(data::DumpStore* store, data::DumpCursor* cursor,
     });
     updateControls();
     rebuild();
+}
+
+bool StatisticsPlot::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == plot_ && event->type() == QEvent::Leave) {
+        mouseOverPlot_ = false;
+        if (refitWhenLeft_) {
+            refitWhenLeft_ = false;
+            rebuild();
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void StatisticsPlot::scheduleRebuild() {
@@ -439,7 +461,7 @@ void StatisticsPlot::rebuild() {
         plot_->xAxis->setTickLabelRotation(0);
     }
 
-    if (userZoomed_) {
+    if (userZoomed_ || holdRange_) {
         plot_->xAxis->setRange(xRange);
         plot_->yAxis->setRange(yRange);
     } else {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <QList>
+#include <QPoint>
 #include <QTimer>
 #include <QWidget>
 
@@ -63,6 +64,9 @@ public:
     // The row of the point nearest to `pos` within a few pixels, or kNone.
     uint32_t rowNear(const QPoint& pos) const { return pick(pos).row; }
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 signals:
     // A point was clicked: select that op, tensor and round.
     void rowActivated(uint32_t row);
@@ -117,6 +121,10 @@ private:
     std::vector<DrawnSeries> drawn_;
     int markLanes_ = 0;  // lanes given to drawn_'s marks so far
     bool userZoomed_ = false;
+    bool mouseOverPlot_ = false;  // since it last moved over the plot, until it left
+    QPoint lastMouse_;
+    bool holdRange_ = false;      // this redraw keeps the axes' ranges (a growing dump's)
+    bool refitWhenLeft_ = false;  // held while the mouse was over the plot: fit when it leaves
     QString readoutText_;
     QTimer rebuildDelay_;
 };
