@@ -4,19 +4,23 @@
 #include <tuple>
 
 #include <ATen/SequenceNumber.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/library.h>
 
 namespace probe::torch_adapter {
+
+bool madeHereBetween(const torch::autograd::Node* node, uint64_t first, uint64_t end) {
+    return node && node->sequence_nr() >= first && node->sequence_nr() < end &&
+           node->thread_id() == at::RecordFunction::currentThreadId();
+}
 
 std::vector<std::vector<InputUser>> findInputUsers(const std::vector<at::Tensor>& outputs,
                                                    const std::vector<torch::autograd::Edge>& inputs,
                                                    uint64_t first, uint64_t end) {
     using torch::autograd::Node;
     std::vector<std::vector<InputUser>> users(inputs.size());
-    const auto madeByOp = [&](const Node* node) {
-        return node && node->sequence_nr() >= first && node->sequence_nr() < end;
-    };
+    const auto madeByOp = [&](const Node* node) { return madeHereBetween(node, first, end); };
     // Each node once, known by its sequence number: a module's forward may have made thousands.
     std::vector<bool> seen(end > first ? end - first : 0, false);
     std::vector<Node*> pending;
@@ -26,8 +30,20 @@ std::vector<std::vector<InputUser>> findInputUsers(const std::vector<at::Tensor>
             pending.push_back(node);
         }
     };
-    for (const at::Tensor& t : outputs)
-        if (t.defined()) visit(t.grad_fn().get());
+    std::vector<bool> returned(inputs.size(), false);
+    for (const at::Tensor& t : outputs) {
+        if (!t.defined()) continue;
+        visit(t.grad_fn().get());
+        if (!t.requires_grad()) continue;
+        const torch::autograd::Edge edge =
+            t.grad_fn()
+                ? torch::autograd::Edge(t.grad_fn(), t.output_nr())
+                : torch::autograd::Edge(torch::autograd::impl::try_get_grad_accumulator(t), 0);
+        for (size_t i = 0; i < inputs.size(); ++i)
+            if (edge.function && inputs[i].function == edge.function &&
+                inputs[i].input_nr == edge.input_nr)
+                returned[i] = true;
+    }
     while (!pending.empty()) {
         Node* node = pending.back();
         pending.pop_back();
@@ -45,6 +61,8 @@ std::vector<std::vector<InputUser>> findInputUsers(const std::vector<at::Tensor>
             visit(edge.function.get());
         }
     }
+    for (size_t i = 0; i < inputs.size(); ++i)
+        if (returned[i]) users[i].clear();
     return users;
 }
 
@@ -62,9 +80,8 @@ std::tuple<std::vector<at::Tensor>, std::vector<int64_t>> moduleInputUsers(
     std::vector<torch::autograd::Edge> edges;
     edges.reserve(inputs.size());
     for (const at::Tensor& input : inputs) {
-        const auto& made = input.defined() ? input.grad_fn() : nullptr;
         const bool changedInPlace =
-            made && made->sequence_nr() >= begin && made->sequence_nr() < end;
+            input.defined() && madeHereBetween(input.grad_fn().get(), begin, end);
         edges.push_back(input.defined() && input.requires_grad() && !changedInPlace
                             ? torch::autograd::impl::gradient_edge(input)
                             : torch::autograd::Edge());

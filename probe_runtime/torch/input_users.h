@@ -19,9 +19,15 @@ struct InputUser {
     std::vector<uint32_t> edges;
 };
 
+// Whether `node` was made by this thread while its autograd sequence number went from `first`
+// to `end` (another thread's numbers are its own: they overlap).
+bool madeHereBetween(const torch::autograd::Node* node, uint64_t first, uint64_t end);
+
 // For each input (the edge its gradient leaves the op along, taken as the op began: an op may
 // change an input in place), the nodes the op made that pass it a gradient. The op's nodes are
-// those with this thread's autograd sequence numbers [first, end), found from its outputs' nodes.
+// those this thread made with autograd sequence numbers [first, end), found from its outputs'
+// nodes. An input the op returns as it is has none: part of its gradient from the op reaches it
+// through no node.
 std::vector<std::vector<InputUser>> findInputUsers(const std::vector<at::Tensor>& outputs,
                                                    const std::vector<torch::autograd::Edge>& inputs,
                                                    uint64_t first, uint64_t end);

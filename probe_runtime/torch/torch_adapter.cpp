@@ -180,6 +180,7 @@ std::pair<int, uint64_t> layerCallOfSequence(uint64_t thread, int64_t sequence) 
 enum class FrameKind : uint8_t { Module, Aten, Passive, BackwardNode };
 
 struct OpSchemaFacts;
+struct SharedInputGradient;
 
 struct Frame {
     FrameKind kind;
@@ -377,8 +378,11 @@ struct ThreadState {
     };
     std::vector<LayerInput> layerInputs;
     std::vector<at::Tensor> layerFunctionOutputs;  // a layer-level Function's, from Python
-    GatherBuffer gathered;                         // a strided tensor's elements (gatherRowMajor)
-    void* freeContexts = nullptr;                  // AdapterContext's free list
+    // Gradients of layer inputs being summed from several nodes' shares, reported as the
+    // backward op open ends (flushInputGradients).
+    std::vector<std::shared_ptr<SharedInputGradient>> inputGradientsWaiting;
+    GatherBuffer gathered;         // a strided tensor's elements (gatherRowMajor)
+    void* freeContexts = nullptr;  // AdapterContext's free list
     // schemaFacts' table, by the op name's address (checked against the facts' name).
     probe::format::RecentByAddress<const OpSchemaFacts*, 256> recentFacts;
     struct RecentLayer {  // recentLayerIndex's table, by the name's address
@@ -1135,8 +1139,11 @@ void countExecution(CountedOp& op, uint64_t epoch) {
         probe_op_count_layer(op.name.c_str(), op.type.c_str());
 }
 
+void flushInputGradients(ThreadState& tls);
+
 void closeBackwardLayer() {
     ThreadState& tls = threadTls();
+    if (!tls.inputGradientsWaiting.empty()) flushInputGradients(tls);
     if (tls.backwardLayer < 0) return;
     // The backward layer op is the bottom frame; anything above it was closed with its node.
     while (!tls.frames.empty()) popFrame();
@@ -1711,21 +1718,37 @@ void noteLayerInputs(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
 }
 
 // The gradient an input of a layer-level op gets from it when several of the op's autograd nodes
-// pass it a share (a module's input read by its q, k and v): the shares summed as each node runs,
-// reported once all have. A node running again before all have (a second backward pass through
-// a retained graph, in which a node of the first pass did not run) begins the sum anew: a share
-// is never counted twice, a sum never reported part-made.
+// pass it a share (a module's input read by its q, k and v): the shares summed as the nodes run,
+// reported as the op's backward op ends (flushInputGradients). A node that does not run in a
+// pass (one for an output of the op the loss does not use) adds nothing, and a second pass
+// through a retained graph begins its own sum: waiting for every node, the sum of such an input
+// was never reported, or reported in the next pass with both passes' shares.
 struct SharedInputGradient {
     std::mutex mutex;
     at::Tensor sum;
-    uint64_t arrived = 0;  // a bit per node, set as its share is added
-    uint64_t all = 0;      // the bits of every node passing a share
+    bool waiting = false;  // in its thread's ThreadState::inputGradientsWaiting
+    int layer = -1, index = 0;
+    std::string name;
 };
+
+// Reports the gradients of inputs summed from several nodes' shares (SharedInputGradient) as the
+// backward op of their layer ends: called before it closes, while it is the open one.
+void flushInputGradients(ThreadState& tls) {
+    std::vector<std::shared_ptr<SharedInputGradient>> waiting;
+    waiting.swap(tls.inputGradientsWaiting);
+    for (const auto& shared : waiting) {
+        std::lock_guard<std::mutex> lock(shared->mutex);
+        if (shared->sum.defined())
+            reportInputGradient(shared->layer, shared->index, shared->name.c_str(), shared->sum);
+        shared->sum = at::Tensor();
+        shared->waiting = false;
+    }
+}
 
 // Reports, after an autograd node of a layer-level op ran, what it passed back to the op's
 // inputs: each input's share of its gradient from the op, an output of the op's backward op (the
-// open one: the node is the op's). An input other nodes of the op pass shares to too gets its
-// sum, when the last of them has run.
+// open one: the node is the op's). An input other nodes of the op pass shares to too gets their
+// sum as that op ends (SharedInputGradient).
 class InputGradientsHook final : public torch::autograd::FunctionPostHook {
 public:
     struct Output {
@@ -1733,7 +1756,6 @@ public:
         int index;
         std::string name;
         std::shared_ptr<SharedInputGradient> shared;  // null when this node alone passes a share
-        uint64_t bit = 0;                             // this node's bit in `shared`
     };
     InputGradientsHook(int layer, std::vector<Output> outputs)
         : layer_(layer), outputs_(std::move(outputs)) {}
@@ -1756,19 +1778,13 @@ public:
                 }
                 SharedInputGradient& whole = *output.shared;
                 std::lock_guard<std::mutex> lock(whole.mutex);
-                if (whole.arrived & output.bit) {
-                    whole.sum = at::Tensor();
-                    whole.arrived = 0;
-                }
-                whole.arrived |= output.bit;
                 // The engine adds into a gradient only while nothing else holds it: the first
                 // share held here stays as it is.
                 if (share.defined()) whole.sum = whole.sum.defined() ? whole.sum + share : share;
-                if (whole.arrived != whole.all) continue;
-                if (whole.sum.defined())
-                    reportInputGradient(layer_, output.index, output.name.c_str(), whole.sum);
-                whole.sum = at::Tensor();
-                whole.arrived = 0;
+                if (!whole.waiting) {
+                    whole.waiting = true;
+                    threadTls().inputGradientsWaiting.push_back(output.shared);
+                }
             }
         } catch (const std::exception& e) {
             reportFailure("backward outputs", e.what());
@@ -1789,8 +1805,8 @@ private:
 // runs: then it is the input's whole gradient, every use's share summed (norm.backward of
 // `h + lin(norm(h))` had the residual's too), and another layer's backward op may have begun
 // (add_0.backward of `e(t) + p(t)` lost the gradient of e's output, reported as p.backward had
-// begun). An input none of the op's nodes is found to pass a gradient to (a module returning it)
-// keeps the tensor hook.
+// begun). An input none of the op's nodes is found to pass a gradient to, or one the op returns as
+// it is (what reaches that output passes no node of the op), keeps the tensor hook.
 void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> outputs) {
     using torch::autograd::Node;
     std::vector<ThreadState::LayerInput> inputs = std::move(tls.layerInputs);
@@ -1815,8 +1831,7 @@ void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> 
     const std::string layerName = layerInfo(layer).name;
     for (size_t i = 0; i < inputs.size(); ++i) {
         ThreadState::LayerInput& input = inputs[i];
-        constexpr size_t kMaxSharingNodes = 64;  // the bits of SharedInputGradient
-        if (users[i].empty() || users[i].size() > kMaxSharingNodes) {
+        if (users[i].empty()) {
             hookInputGradient(layerName.c_str(), layer, input.index, input.name.c_str(),
                               input.tensor);
             continue;
@@ -1824,17 +1839,15 @@ void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> 
         std::shared_ptr<SharedInputGradient> shared;
         if (users[i].size() > 1) {
             shared = std::make_shared<SharedInputGradient>();
-            shared->all = users[i].size() == kMaxSharingNodes
-                              ? ~uint64_t{0}
-                              : (uint64_t{1} << users[i].size()) - 1;
+            shared->layer = layer;
+            shared->index = input.index;
+            shared->name = input.name;
         }
-        for (size_t u = 0; u < users[i].size(); ++u) {
-            InputUser& user = users[i][u];
+        for (InputUser& user : users[i]) {
             auto it = std::find_if(hooks.begin(), hooks.end(),
                                    [&](const auto& hook) { return hook.first == user.node; });
             if (it == hooks.end()) it = hooks.insert(hooks.end(), {user.node, {}});
-            it->second.push_back({std::move(user.edges), input.index, input.name, shared,
-                                  shared ? uint64_t{1} << u : 0});
+            it->second.push_back({std::move(user.edges), input.index, input.name, shared});
         }
     }
     for (auto& [node, wanted] : hooks) {

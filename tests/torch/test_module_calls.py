@@ -729,6 +729,104 @@ class ModuleCalls(ProbeTestCase):
             for row in found:
                 self.assertStatsMatch(row, expected[0])
 
+    def test_a_layers_input_share_when_some_of_its_nodes_do_not_run_or_run_on_another_thread(self):
+        # Found by review of the test above's fix: two's second output unused in the first pass
+        # (its q node never runs: the sum of h's shares waited for it, and was never written),
+        # a second pass through the retained graph using only that output (it had both passes'
+        # shares), a layer returning its input as it is (pas: what reaches that output passes no
+        # node of it), and a layer run on another thread than the one that made its input (the
+        # autograd numbers of threads overlap: a node of the other thread hid one of attn's).
+        # Checked against torch's own full backward hooks on the same model.
+        model_source = textwrap.dedent("""
+            import threading
+            import torch
+            import torch.nn as nn
+
+            class Two(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.p, self.q = nn.Linear(4, 4), nn.Linear(4, 4)
+
+                def forward(self, x):
+                    return self.p(x), self.q(x)
+
+            class Pass(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.l = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    return x, self.l(x)
+
+            class Attn(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.q, self.k, self.v = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
+
+                def forward(self, x):
+                    return torch.softmax(self.q(x) @ self.k(x).transpose(-1, -2), -1) @ self.v(x)
+
+            class M(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.inp, self.two, self.pas, self.head = nn.Linear(4, 4), Two(), Pass(), nn.Linear(4, 4)
+
+                def forward(self, x):
+                    a, b = self.two(self.inp(x))
+                    same, l = self.pas(a)
+                    return self.head(same * l), b
+
+            class OnThread(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.attn = Attn()
+
+                def forward(self, x):
+                    return self.attn(x)
+
+            torch.manual_seed(7)
+            model, threaded = M(), OnThread()
+            x = torch.randn(3, 4)
+            t = torch.randn(3, 4, requires_grad=True)
+
+            def on_threads(step):
+                made = {}
+                maker = threading.Thread(target=lambda: made.update(g=t * 5))
+                maker.start()
+                maker.join()
+                runner = threading.Thread(target=lambda: made.update(out=threaded(made["g"])))
+                runner.start()
+                runner.join()
+                step(made["out"].square().sum() + made["g"].square().sum())
+            """)
+        rows, _ = self.run_script(model_source + textwrap.dedent("""
+            y, b = model(x)
+            y.square().sum().backward(retain_graph=True)
+            b.square().sum().backward()
+            on_threads(lambda loss: loss.backward())
+            """), task="statistics", exec_range="all")
+        built = {}
+        exec(model_source, built)
+        shares = {}
+        for owner in ("model", "threaded"):
+            for name, module in built[owner].named_children():
+                module.register_full_backward_hook(
+                    lambda module, grad_input, grad_output, name=name: shares.setdefault(name, []).append(grad_input))
+        y, b = built["model"](built["x"])
+        y.square().sum().backward(retain_graph=True)
+        b.square().sum().backward()
+        built["on_threads"](lambda loss: loss.backward())
+        self.assertEqual([len(shares[name]) for name in ("two", "pas", "attn")], [2, 1, 1])
+        outputs = {}
+        for r in rows:
+            if r["Input/Output"] == "output" and r["Op Name"].endswith(".backward"):
+                outputs.setdefault(r["Op Name"], []).append(r)
+        for op, expected in (("two.backward", [s[0] for s in shares["two"]]),
+                             ("pas.backward", [shares["pas"][0][0]]), ("attn.backward", [shares["attn"][0][0]])):
+            self.assertEqual(len(outputs.get(op, [])), len(expected), "%s: %s" % (op, outputs.get(op)))
+            for row, share in zip(outputs[op], expected):
+                self.assertStatsMatch(row, share)
+
     def test_a_forward_calling_another_with_its_ctx_has_its_own_output_only(self):
         # Shift.forward calls Sq.forward with its own ctx (as super() does): Sq's result is an
         # intermediate of Shift's op, which had it as a second output 0.

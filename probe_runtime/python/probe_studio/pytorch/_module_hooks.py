@@ -122,18 +122,16 @@ class _InputShareHook:
     as torch's full backward hook (msprobe's) gives it, handed to ModuleHooks.backward_grad. The
     whole gradient of an input used elsewhere too (h in h + norm(h)) was taken before. When
     several nodes of the call pass shares (q, k and v of one input), they share a list [sum,
-    nodes arrived]: the sum is handed on when the last has run; a node running again before that
-    (a second pass through a retained graph) begins it anew."""
+    queued]: the sum is handed on as the backward pass ends, whichever of them ran in it (one for
+    an output the loss does not use runs in none)."""
 
-    __slots__ = ("record", "index", "edges", "shared", "bit", "all")
+    __slots__ = ("record", "index", "edges", "shared")
 
-    def __init__(self, record, index, edges, shared, bit, all_bits):
+    def __init__(self, record, index, edges, shared):
         self.record = record
         self.index = index
         self.edges = edges
         self.shared = shared
-        self.bit = bit
-        self.all = all_bits
 
     def __call__(self, grad_inputs, grad_outputs):
         share = None
@@ -142,17 +140,22 @@ class _InputShareHook:
             if grad is not None:
                 share = grad if share is None else _sum_apart(share, grad)
         shared = self.shared
-        if shared is not None:
-            if shared[1] & self.bit:
-                shared[0], shared[1] = None, 0
-            shared[1] |= self.bit
-            if share is not None:
-                shared[0] = share if shared[0] is None else _sum_apart(shared[0], share)
-            if shared[1] != self.all:
-                return
-            share, shared[0], shared[1] = shared[0], None, 0
-        record = self.record
-        record.hooks.backward_grad(record, "output", self.index, share)
+        if shared is None:
+            self.record.hooks.backward_grad(self.record, "output", self.index, share)
+            return
+        if share is not None:
+            shared[0] = share if shared[0] is None else _sum_apart(shared[0], share)
+        if not shared[1]:
+            shared[1] = True
+            try:
+                _execution_engine.queue_callback(self._hand_on)
+            except RuntimeError:  # not in a pass the engine runs
+                self._hand_on()
+
+    def _hand_on(self):
+        shared = self.shared
+        share, shared[0], shared[1] = shared[0], None, False
+        self.record.hooks.backward_grad(self.record, "output", self.index, share)
 
 
 class ModuleHooks:
@@ -588,13 +591,12 @@ class ModuleHooks:
             if count == 0:  # none found (an input returned as it is): its whole gradient
                 (node if node is not None else t).register_hook(_GradientHook(record, "output", index, nr))
                 continue
-            shared = [None, 0] if count > 1 else None
-            for user in range(count):
+            shared = [None, False] if count > 1 else None
+            for _ in range(count):
                 holder, n_edges = table[place], table[place + 1]
                 edges = table[place + 2:place + 2 + n_edges]
                 place += 2 + n_edges
-                holders[holder].grad_fn.register_hook(
-                    _InputShareHook(record, index, edges, shared, 1 << user, (1 << count) - 1))
+                holders[holder].grad_fn.register_hook(_InputShareHook(record, index, edges, shared))
 
     def backward_grad(self, record, side, index, grad):
         service = self.service
