@@ -368,37 +368,10 @@ class ModuleCalledTwice(support.TempDirTestCase):
                 self.assertEqual(entry["output"], [])  # the token ids need no gradient
 
 
-MODEL_WITH_SHARED_INPUTS = """
-import torch
-import torch.nn as nn
-
-class Attn(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.q, self.k, self.v = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
-
-    def forward(self, x):
-        return torch.softmax(self.q(x) @ self.k(x).transpose(-1, -2), -1) @ self.v(x)
-
-class Inner(nn.Module):
-    def forward(self, a, b):
-        return a * b + a
-
-class Two(nn.Module):  # its second output unused: q's node never runs
-    def __init__(self):
-        super().__init__()
-        self.p, self.q = nn.Linear(4, 4), nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.p(x), self.q(x)
-
-class Pass(nn.Module):  # returns its input as it is
-    def __init__(self):
-        super().__init__()
-        self.l = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return x, self.l(x)
+# The shared modules (Attn, Inner, Two, Pass) and a model made of them.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support",
+                       "shared_input_modules.py")) as _f:
+    MODEL_WITH_SHARED_INPUTS = _f.read() + """
 
 class Net(nn.Module):
     def __init__(self):

@@ -11,6 +11,11 @@ import torch
 
 from probe_test_util import PYTHON, ProbeTestCase, read_bin, read_rows, run_probe, write_config
 
+# Modules whose inputs reach the rest of a model in more than one way (Attn, Inner, Two, Pass).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support",
+                       "shared_input_modules.py")) as _f:
+    SHARED_INPUT_MODULES = _f.read()
+
 # The outermost module of a script that defines the module to dump as Inner: Inner's calls are
 # then layer-level ops (id 0), and the aten ops they call their children.
 MODEL_AROUND_INNER = textwrap.indent(textwrap.dedent("""
@@ -642,22 +647,9 @@ class ModuleCalls(ProbeTestCase):
         # and a layer-level op's result of it (inner(h, sigmoid(h)): its backward op had no
         # output for h, the sigmoid's backward ran in between), a module called twice in a step,
         # and a second backward pass through the graph (retain_graph).
-        model_source = textwrap.dedent("""
+        model_source = SHARED_INPUT_MODULES + textwrap.dedent("""
             import torch
             import torch.nn as nn
-
-            class Attn(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.q, self.k, self.v = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
-
-                def forward(self, x):
-                    a = torch.softmax(self.q(x) @ self.k(x).transpose(-1, -2), -1)
-                    return a @ self.v(x)
-
-            class Inner(nn.Module):
-                def forward(self, a, b):
-                    return a * b + a
 
             class M(nn.Module):
                 def __init__(self):
@@ -737,34 +729,10 @@ class ModuleCalls(ProbeTestCase):
         # node of it), and a layer run on another thread than the one that made its input (the
         # autograd numbers of threads overlap: a node of the other thread hid one of attn's).
         # Checked against torch's own full backward hooks on the same model.
-        model_source = textwrap.dedent("""
+        model_source = SHARED_INPUT_MODULES + textwrap.dedent("""
             import threading
             import torch
             import torch.nn as nn
-
-            class Two(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.p, self.q = nn.Linear(4, 4), nn.Linear(4, 4)
-
-                def forward(self, x):
-                    return self.p(x), self.q(x)
-
-            class Pass(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.l = nn.Linear(4, 4)
-
-                def forward(self, x):
-                    return x, self.l(x)
-
-            class Attn(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.q, self.k, self.v = nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
-
-                def forward(self, x):
-                    return torch.softmax(self.q(x) @ self.k(x).transpose(-1, -2), -1) @ self.v(x)
 
             class M(nn.Module):
                 def __init__(self):
