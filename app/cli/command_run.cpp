@@ -617,6 +617,20 @@ int runRunCommand(const Args& args) {
                          ended.c_str(),
                          index ? analysis::formatSummary(analysis::summarizeDump(*index)).c_str()
                                : error.c_str());
+            // dump_enable is false unless the config says otherwise (msprobe's default): a
+            // config of a task and rounds alone dumped nothing, and nothing said why.
+            if (index && attached && index->rowCount() == 0) {
+                const auto text =
+                    format::readRegularFile(config, format::kConfigJsonLimits.maxBytes, nullptr);
+                const auto parsed =
+                    text ? format::parseOpConfig(*text, config) : format::OpConfigResult{};
+                if (parsed.ok() && !parsed.config->dumpEnable)
+                    std::fprintf(stderr,
+                                 "probe run: nothing was dumped: the config's \"dump_enable\" is "
+                                 "false (its default); set it true in %s (it may be changed "
+                                 "while the program runs)\n",
+                                 format::printableText(config, 2000).c_str());
+            }
         }
     }
     return exitCode;

@@ -200,6 +200,26 @@ class Faithfulness(ProbeTestCase):
         self.assertTrue(torch.equal(a.view(torch.int32), b.view(torch.int32)), "logits differ in some bit")
         self.assertGreater(len(read_rows(self.path("out", "atb_dump_data"))), 1000)
 
+    def test_a_config_leaving_dump_enable_false_says_why_nothing_was_dumped(self):
+        # dump_enable is false unless set (msprobe's default): {"task", "exec_range"} alone
+        # dumped nothing, and the summary's zeros did not say why.
+        said = 'nothing was dumped: the config\'s "dump_enable" is false'
+        for enable, rows_expected in ((None, False), (True, True)):
+            with self.subTest(dump_enable=enable):
+                config = {"task": "statistics", "exec_range": "all"}
+                if enable is not None:
+                    config["dump_enable"] = enable
+                cfg = self.path("config%s.json" % enable)
+                with open(cfg, "w") as f:
+                    json.dump(config, f)
+                out = self.path("out%s" % enable)
+                result = run_probe(["--output", out, "--config", cfg, "--", PYTHON, LLAMA, "--tokens", "1"])
+                self.assertEqual(bool(read_rows(os.path.join(out, "atb_dump_data"))), rows_expected)
+                if rows_expected:
+                    self.assertNotIn(said, result.stderr)
+                else:
+                    self.assertIn(said + " (its default); set it true in " + cfg, result.stderr)
+
     def test_the_demo_refuses_more_tokens_than_its_positions_hold(self):
         # It failed at token 245 with a shape error deep in attention, after minutes of dumping.
         result = subprocess.run([PYTHON, LLAMA, "--tokens", "245"], capture_output=True, text=True)
