@@ -946,6 +946,19 @@ TEST(MainWindow, PlotsHoldStillUnderTheMouseWhileTheDumpGrows) {
     QCoreApplication::sendEvent(drawing, &leave);
     EXPECT_TRUE(drawing->xAxis->range().contains(5)) << drawing->xAxis->range().upper;
     EXPECT_FALSE(drawing->xAxis->range().contains(6)) << drawing->xAxis->range().upper;
+
+    // Ops across the latest round: the round drawn holds too (its points moved away, round
+    // after round, under axes held still).
+    plot->setMode(widgets::StatisticsPlot::Mode::RoundProfile);
+    EXPECT_TRUE(plot->titleText().contains("round 5")) << plot->titleText().toStdString();
+    QCoreApplication::sendEvent(drawing, &move);
+    for (int round = 6; round < 8; ++round)
+        dump.addRow(round, "0", "layer", "Layer", true, {1, 2, static_cast<float>(3 + round)});
+    ASSERT_TRUE(waitFor(
+        [&] { return context.store()->index().rounds(0).size() == 8 && !plot->redrawPending(); }));
+    EXPECT_TRUE(plot->titleText().contains("round 5")) << plot->titleText().toStdString();
+    QCoreApplication::sendEvent(drawing, &leave);
+    EXPECT_TRUE(plot->titleText().contains("round 7")) << plot->titleText().toStdString();
 }
 
 // A task tensor dump: the plot of the selected tensor fills as its statistics come from the

@@ -366,8 +366,13 @@ void StatisticsPlot::rebuild() {
         }
     } else {
         const auto rounds = idx.rounds(process);
-        const int32_t current =
-            cursor_->round() >= 0 ? cursor_->round() : (rounds.empty() ? -1 : rounds.back());
+        // "latest" follows the newest round, unless the plot holds still under the mouse: then
+        // the round it showed (its points moved away under the mouse, round after round).
+        const int32_t latest = holdRange_ && profileRound_ >= 0
+                                   ? profileRound_
+                                   : (rounds.empty() ? -1 : rounds.back());
+        const int32_t current = cursor_->round() >= 0 ? cursor_->round() : latest;
+        profileRound_ = current;
         std::vector<int32_t> shown = pinnedRounds_;
         if (current >= 0 && std::find(shown.begin(), shown.end(), current) == shown.end())
             shown.push_back(current);

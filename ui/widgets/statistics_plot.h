@@ -51,6 +51,8 @@ public:
     // Redraws now with everything the dump holds (a growing dump is otherwise redrawn a few
     // times a second at most): for a screenshot that matches the tree beside it.
     void refresh() { rebuild(); }
+    // Whether a growing dump's redraw is due (a few times a second at most).
+    bool redrawPending() const { return rebuildDelay_.isActive(); }
     // Overlays the current tensor (rounds mode) or round (profile mode).
     void pinCurrent();
     void clearPins();
@@ -123,8 +125,9 @@ private:
     bool userZoomed_ = false;
     bool mouseOverPlot_ = false;  // since it last moved over the plot, until it left
     QPoint lastMouse_;
-    bool holdRange_ = false;      // this redraw keeps the axes' ranges (a growing dump's)
+    bool holdRange_ = false;      // this redraw keeps the axes' ranges and round (a growing dump's)
     bool refitWhenLeft_ = false;  // held while the mouse was over the plot: fit when it leaves
+    int32_t profileRound_ = -1;   // the round the profile mode drew last
     QString readoutText_;
     QTimer rebuildDelay_;
 };
