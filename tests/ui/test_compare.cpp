@@ -715,6 +715,24 @@ TEST_F(CompareTest, TheWindowShowsTheComparisonAndJumps) {
     EXPECT_EQ(white, 63);
     EXPECT_NE(d.pixel(3, 1), qRgb(255, 255, 255));
     for (int i = 0; i < 3; ++i) EXPECT_EQ(panel->pairView()->shownSize(i), QSize(260, 260)) << i;
+    // In a short window the images shrink to their frames: every row stays in view (a 32×32
+    // slice showed its first 12 rows, cut without a word, beside "First 32×32 slice").
+    window.resize(1500, 480);
+    ASSERT_TRUE(waitFor([&] { return panel->pairView()->shownFrame(1).height() < 200; }))
+        << panel->pairView()->shownFrame(1).height();
+    ASSERT_TRUE(waitFor([&] {
+        return panel->pairView()->shownSize(1).height() <=
+               panel->pairView()->shownFrame(1).height();
+    })) << panel->pairView()->shownSize(1).height()
+        << " in " << panel->pairView()->shownFrame(1).height();
+    for (int i = 0; i < 3; ++i) {
+        const QSize shown = panel->pairView()->shownSize(i);
+        const QRect frame = panel->pairView()->shownFrame(i);
+        EXPECT_GE(shown.height(), 32) << i;  // drawn still
+        EXPECT_LE(shown.height(), frame.height()) << i;
+        EXPECT_LE(shown.width(), frame.width()) << i;
+    }
+    window.resize(1500, 950);
     panel->pairView()->setRelative(true);
     EXPECT_NEAR(pairDoc->difference().largest, 0.05, 1e-6);
     // The born-here op is painted in its colour in the tree.
@@ -2256,7 +2274,18 @@ TEST(TensorPair, AFlatSliceIsStackedAsWideAsTheViewElementAboveElement) {
     ASSERT_TRUE(show("1"));
     QApplication::processEvents();
     EXPECT_FALSE(view->stacked());
-    EXPECT_EQ(view->shownSize(0), QSize(260, 260));
+    // Drawn again to fit the frames once the layout has placed them side by side: square, as
+    // large as the frame holds up to 260 pixels, every row and column in view.
+    EXPECT_TRUE(waitFor([&] {
+        const QSize shown = view->shownSize(0);
+        const QRect frame = view->shownFrame(0);
+        return shown.width() == shown.height() && shown.height() <= frame.height() &&
+               shown.width() <= frame.width() &&
+               shown.height() + 4 >= std::min({260, frame.height(), frame.width()});
+    })) << view->shownSize(0).width()
+        << "x" << view->shownSize(0).height() << " in " << view->shownFrame(0).width() << "x"
+        << view->shownFrame(0).height();
+    EXPECT_GE(view->shownSize(0).height(), 8 * widgets::TensorPairView::kMinCellSide);
     EXPECT_GT(view->shownFrame(1).left(), view->shownFrame(0).right());
     EXPECT_EQ(view->shownFrame(1).top(), view->shownFrame(0).top());
     EXPECT_EQ(view->describeAt(1, centreOf(1, 3, 5, 8, 8)),

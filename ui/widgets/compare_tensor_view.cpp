@@ -195,6 +195,9 @@ QString TensorPairView::describeAt(int which, QPoint point) const {
 }
 
 bool TensorPairView::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() == QEvent::Resize && watched == images_[1] && !stacked_ &&
+        document_->candidate())
+        drawImages();
     if (event->type() == QEvent::ToolTip) {
         for (int i = 0; i < 3; ++i) {
             if (watched != images_[i]) continue;
@@ -219,8 +222,11 @@ void TensorPairView::arrange(bool stacked) {
     for (int i = 0; i < 3; ++i) {
         // Stacked, the strips take the width the view gives them (drawn again as it resizes),
         // not the width of what they show: the window can still be made narrower.
-        images_[i]->setSizePolicy(stacked ? QSizePolicy::Ignored : QSizePolicy::Preferred,
-                                  QSizePolicy::Preferred);
+        // Side by side, the frames take the room the view gives them too, the images drawn to
+        // fit it: a frame the size of its image cut a 32×32 slice to its first 12 rows in a
+        // short window, without a word.
+        images_[i]->setSizePolicy(QSizePolicy::Ignored,
+                                  stacked ? QSizePolicy::Preferred : QSizePolicy::Ignored);
         images_[i]->setMinimumSize(48, stacked ? kMinCellSide + 2 : 48);
         if (stacked) {
             captions_[i]->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -273,7 +279,13 @@ void TensorPairView::drawImages() {
     int captions = 0;
     for (const QLabel* caption : captions_)
         captions = std::max(captions, caption->sizeHint().width());
-    const int side = stacked_ ? std::max(kImageSide, width() - captions - 32) : kImageSide;
+    int side = stacked_ ? std::max(kImageSide, width() - captions - 32) : kImageSide;
+    if (!stacked_) {
+        // As large as the frames are, up to kImageSide (once laid out).
+        const QSize room = images_[1]->contentsRect().size();
+        if (images_[1]->isVisible() && !room.isEmpty())
+            side = std::max(8, std::min({kImageSide, room.width(), room.height()}));
+    }
     for (int i = 0; i < 3; ++i) {
         const QImage img = image(i);
         if (img.isNull()) {
