@@ -1350,7 +1350,7 @@ TEST(MainWindow, ADumpOfAStoppedProgramSaysSo) {
     window.show();
     ASSERT_TRUE(openAndWait(context, dir.path()));
     EXPECT_TRUE(
-        window.statusText().contains("complete, the program stopped by SIGTERM before its end"))
+        window.statusText().contains("complete, whole up to where SIGTERM stopped the program"))
         << window.statusText().toStdString();
 }
 

@@ -251,8 +251,10 @@ std::string describeEnd(const DumpSummary& s) {
         return who + " " + how + "; " + its +
                " probe wrote out what was queued (the op running then is cut short)";
     if (end.how == format::ProgramEnd::How::Signaled)
-        return who + " " + was + " stopped by " + format::signalName(end.code) + " before " + its +
-               " end";
+        // "complete" is the dump's: whole up to the signal ("complete ... before its end" read
+        // as a contradiction).
+        return who + " " + was + " stopped by " + format::signalName(end.code) + "; " + its +
+               " probe wrote out all it had seen until then";
     return who + " " + how;
 }
 

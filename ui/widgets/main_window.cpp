@@ -895,7 +895,7 @@ void MainWindow::updateStatus() {
         for (const auto& process : status->processes)
             if (process.endedBy && process.endedBy->how == format::ProgramEnd::How::Signaled) {
                 state +=
-                    tr(", the program stopped by %1 before its end")
+                    tr(", whole up to where %1 stopped the program")
                         .arg(QString::fromStdString(format::signalName(process.endedBy->code)));
                 break;
             }
