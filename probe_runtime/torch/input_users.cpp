@@ -40,9 +40,7 @@ std::vector<std::vector<InputUser>> findInputUsers(const std::vector<at::Tensor>
                 ? torch::autograd::Edge(t.grad_fn(), t.output_nr())
                 : torch::autograd::Edge(torch::autograd::impl::try_get_grad_accumulator(t), 0);
         for (size_t i = 0; i < inputs.size(); ++i)
-            if (edge.function && inputs[i].function == edge.function &&
-                inputs[i].input_nr == edge.input_nr)
-                returned[i] = true;
+            if (edge.function && inputs[i] == edge) returned[i] = true;
     }
     while (!pending.empty()) {
         Node* node = pending.back();
@@ -52,8 +50,7 @@ std::vector<std::vector<InputUser>> findInputUsers(const std::vector<at::Tensor>
             const torch::autograd::Edge& edge = node->next_edge(j);
             if (!edge.function) continue;
             for (size_t i = 0; i < inputs.size(); ++i) {
-                if (inputs[i].function != edge.function || inputs[i].input_nr != edge.input_nr)
-                    continue;
+                if (!(inputs[i] == edge)) continue;
                 if (users[i].empty() || users[i].back().node != node)
                     users[i].push_back({node, {}});
                 users[i].back().edges.push_back(j);

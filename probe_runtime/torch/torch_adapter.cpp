@@ -1702,6 +1702,15 @@ int hookInputGradient(const char* layerName, int layer, int index, const char* n
 // calls itself) begins: the gradients flowing out of its backward op are those of its tensor
 // inputs, numbered and named as its forward inputs are. Noted with the edge each gradient flows
 // along, before the op can change an input in place.
+// One input of the layer-level op on top, when it needs its gradient: noted with the edge its
+// gradient flows along as the op begins. Returns whether it was noted.
+bool noteLayerInput(ThreadState& tls, const at::Tensor& tensor, int index,
+                    const std::string& name) {
+    if (!tensor.defined() || !tensor.requires_grad()) return false;
+    tls.layerInputs.push_back({tensor, torch::autograd::impl::gradient_edge(tensor), index, name});
+    return true;
+}
+
 void noteLayerInputs(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
                      const OpSchemaFacts* facts) {
     tls.layerInputs.clear();
@@ -1709,11 +1718,7 @@ void noteLayerInputs(ThreadState& tls, c10::ArrayRef<const c10::IValue> inputs,
     forEachTensorValue(
         inputs, facts ? &facts->arguments : nullptr,
         [&](size_t, const std::string&, int index, const std::string& name,
-            const at::Tensor& tensor) {
-            if (tensor.defined() && tensor.requires_grad())
-                tls.layerInputs.push_back(
-                    {tensor, torch::autograd::impl::gradient_edge(tensor), index, name});
-        },
+            const at::Tensor& tensor) { noteLayerInput(tls, tensor, index, name); },
         [](size_t, const std::string&, const c10::IValue&) {});
 }
 
@@ -1811,11 +1816,11 @@ void hookLayerInputGradients(ThreadState& tls, c10::ArrayRef<const c10::IValue> 
     using torch::autograd::Node;
     std::vector<ThreadState::LayerInput> inputs = std::move(tls.layerInputs);
     tls.layerInputs.clear();
-    const std::vector<at::Tensor> reportedOutputs = std::move(tls.layerFunctionOutputs);
+    // The outputs reported from Python (a Function's, a module's), and RecordFunction's.
+    std::vector<at::Tensor> outputTensors = std::move(tls.layerFunctionOutputs);
     tls.layerFunctionOutputs.clear();
     const Frame& frame = tls.frames.back();
     const int layer = frame.layer;
-    std::vector<at::Tensor> outputTensors = reportedOutputs;
     for (const c10::IValue& v : outputs) {
         if (v.isTensor())
             outputTensors.push_back(v.toTensor());
@@ -2192,11 +2197,7 @@ PROBE_TORCH_API int probe_torch_hook_input_gradient(const char* layer, int index
         if (tls.frames.size() == 1 && tls.frames.back().kind == FrameKind::Module &&
             tls.frames.back().layer == layerIndex && layerIndex >= 0) {
             // The module on top: hooked as it ends, where its nodes pass the gradient back.
-            if (!tensor.requires_grad()) return 0;
-            auto edge = torch::autograd::impl::gradient_edge(tensor);
-            tls.layerInputs.push_back(
-                {std::move(tensor), std::move(edge), index, name ? name : ""});
-            return 1;
+            return noteLayerInput(tls, tensor, index, name ? name : "") ? 1 : 0;
         }
         return hookInputGradient(layer, layerIndex, index, name ? name : "", tensor);
     } catch (const std::exception& e) {

@@ -892,46 +892,46 @@ TEST_F(MainWindowTest, StatisticsOnlyRowsExplainWhyThereIsNoTensor) {
         << window_.tensorPreview()->factsText().toStdString();
 }
 
-TEST(MainWindow, PlotsFollowAGrowingDump) {
-    test::TempDir dir("ui-widgets");
-    test::DumpBuilder dump(dir.path());
-    dump.setStatus("running");
-    dump.addRow(0, "0", "layer", "Layer", true, {1, 2, 3});
-    context::AppContext context;
-    MainWindow window(&context);
-    context.store()->setIdlePollInterval(40);
-    window.show();
-    ASSERT_TRUE(openAndWait(context, dir.path()));
-    window.showView(MainWindow::View::Plot);
-    auto* plot = window.statisticsPlot();
-    ASSERT_EQ(plot->series().size(), 4);
-    EXPECT_EQ(plot->series()[0].x.size(), 1);
+// A dump of one layer-level op, running, open on the plot view; the tests add its rounds.
+class GrowingDumpPlot : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dump_.setStatus("running");
+        dump_.addRow(0, "0", "layer", "Layer", true, {1, 2, 3});
+        context_.store()->setIdlePollInterval(40);
+        window_.show();
+        ASSERT_TRUE(openAndWait(context_, dir_.path()));
+        window_.showView(MainWindow::View::Plot);
+        plot_ = window_.statisticsPlot();
+        ASSERT_EQ(plot_->series().size(), 4);
+        EXPECT_EQ(plot_->series()[0].x.size(), 1);
+    }
+
+    test::TempDir dir_{"ui-widgets"};
+    test::DumpBuilder dump_{dir_.path()};
+    context::AppContext context_;
+    MainWindow window_{&context_};
+    widgets::StatisticsPlot* plot_ = nullptr;
+};
+
+TEST_F(GrowingDumpPlot, PlotsFollowAGrowingDump) {
+    auto* plot = plot_;
     // The model runs on: two more rounds, the second with an overflow.
-    dump.addRow(1, "0", "layer", "Layer", true, {1, 2, 4});
-    dump.addRow(2, "0", "layer", "Layer", true, {1, INFINITY, 4});
+    dump_.addRow(1, "0", "layer", "Layer", true, {1, 2, 4});
+    dump_.addRow(2, "0", "layer", "Layer", true, {1, INFINITY, 4});
     ASSERT_TRUE(waitFor([&] { return plot->series()[0].x.size() == 3; }));
     EXPECT_EQ(plot->series()[0].markers.size(), 1);  // Max = +inf at round 2
-    EXPECT_TRUE(window.statusText().contains("running")) << window.statusText().toStdString();
-    dump.setStatus("complete");
-    ASSERT_TRUE(waitFor([&] { return window.statusText().contains("complete"); }));
+    EXPECT_TRUE(window_.statusText().contains("running")) << window_.statusText().toStdString();
+    dump_.setStatus("complete");
+    ASSERT_TRUE(waitFor([&] { return window_.statusText().contains("complete"); }));
 }
 
 // While the mouse is over the plot, a growing dump's redraw keeps the axes still (the point
 // being read moved away under the mouse); they fit what came once it leaves.
-TEST(MainWindow, PlotsHoldStillUnderTheMouseWhileTheDumpGrows) {
-    test::TempDir dir("ui-widgets");
-    test::DumpBuilder dump(dir.path());
-    dump.setStatus("running");
-    dump.addRow(0, "0", "layer", "Layer", true, {1, 2, 3});
-    dump.addRow(1, "0", "layer", "Layer", true, {1, 2, 4});
-    context::AppContext context;
-    MainWindow window(&context);
-    context.store()->setIdlePollInterval(40);
-    window.show();
-    ASSERT_TRUE(openAndWait(context, dir.path()));
-    window.showView(MainWindow::View::Plot);
-    auto* plot = window.statisticsPlot();
-    ASSERT_EQ(plot->series().size(), 4);
+TEST_F(GrowingDumpPlot, PlotsHoldStillUnderTheMouseWhileTheDumpGrows) {
+    auto* plot = plot_;
+    dump_.addRow(1, "0", "layer", "Layer", true, {1, 2, 4});
+    ASSERT_TRUE(waitFor([&] { return plot->series()[0].x.size() == 2; }));
     QCustomPlot* drawing = plot->plot();
     const QCPRange before = drawing->xAxis->range();
     const QPoint middle(drawing->width() / 2, drawing->height() / 2);
@@ -939,7 +939,7 @@ TEST(MainWindow, PlotsHoldStillUnderTheMouseWhileTheDumpGrows) {
                      Qt::NoButton, Qt::NoModifier);
     QCoreApplication::sendEvent(drawing, &move);
     for (int round = 2; round < 6; ++round)
-        dump.addRow(round, "0", "layer", "Layer", true, {1, 2, static_cast<float>(3 + round)});
+        dump_.addRow(round, "0", "layer", "Layer", true, {1, 2, static_cast<float>(3 + round)});
     ASSERT_TRUE(waitFor([&] { return plot->series()[0].x.size() == 6; }));
     EXPECT_EQ(drawing->xAxis->range(), before) << drawing->xAxis->range().upper;
     QEvent leave(QEvent::Leave);
@@ -953,9 +953,9 @@ TEST(MainWindow, PlotsHoldStillUnderTheMouseWhileTheDumpGrows) {
     EXPECT_TRUE(plot->titleText().contains("round 5")) << plot->titleText().toStdString();
     QCoreApplication::sendEvent(drawing, &move);
     for (int round = 6; round < 8; ++round)
-        dump.addRow(round, "0", "layer", "Layer", true, {1, 2, static_cast<float>(3 + round)});
+        dump_.addRow(round, "0", "layer", "Layer", true, {1, 2, static_cast<float>(3 + round)});
     ASSERT_TRUE(waitFor(
-        [&] { return context.store()->index().rounds(0).size() == 8 && !plot->redrawPending(); }));
+        [&] { return context_.store()->index().rounds(0).size() == 8 && !plot->redrawPending(); }));
     EXPECT_TRUE(plot->titleText().contains("round 5")) << plot->titleText().toStdString();
     QCoreApplication::sendEvent(drawing, &leave);
     EXPECT_TRUE(plot->titleText().contains("round 7")) << plot->titleText().toStdString();
