@@ -213,6 +213,82 @@ TEST(Compare, TheFirstOpToInheritTheFirstDivergenceMayBeAChildOfItsBirth) {
         << report;
 }
 
+// A generation loop: each round's input is made outside the model from the last round's
+// output (tanh(y) * 2, no op of the dump). After fc2 is born in round 0, fc1 of every later
+// round receives that divergence through the program: inherited from the latest earlier op that
+// carried one (the model's output), not another birth in each round. A table that differs from
+// the start and is read
+// again each round (the same data as round 0's input) stays born here; so does an input that
+// differs for the first time when no earlier round diverged.
+TEST(Compare, AnInputFedBackFromAnEarlierRoundsDivergenceIsInheritedNotBornAgain) {
+    TempDir dir;
+    const auto x0 = randomValues(8, 7), table = randomValues(8, 8);
+    // fc2's bias changed at [3] (by `nudge`); the table at [1] (by `tableNudge`); round 1's
+    // input at [2] (by `inputNudge`), as a program feeding other data in would.
+    const auto write = [&](const std::string& name, float nudge, float tableNudge,
+                           float inputNudge) {
+        std::vector<float> x = x0, t = table;
+        t[1] += tableNudge;
+        ApiRun run(dir, name);
+        for (int round = 0; round < 3; ++round) {
+            std::vector<float> h(8), y(8);
+            for (int k = 0; k < 8; ++k) h[k] = 2 * x[k];
+            for (int k = 0; k < 8; ++k) y[k] = h[k] + 0.5f + (k == 3 ? nudge : 0.f);
+            std::vector<float> e(8);
+            for (int k = 0; k < 8; ++k) e[k] = 3 * t[k];
+            run.op("emb", {t}, {e});
+            run.op("fc1", {x}, {h});
+            run.op("fc2", {h}, {y});
+            for (int k = 0; k < 8; ++k) x[k] = std::tanh(y[k]) * 2;
+            if (round == 0) x[2] += inputNudge;
+        }
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", 0, 0, 0)), b = indexOf(write("b", 0.25f, 0.5f, 0));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    const auto opOf = [&](const std::string& name, int round) {
+        for (uint32_t o = 0; o < result.ops.size(); ++o)
+            if (nameOf(result, o) == name && result.ops[o].referenceRound == round) return o;
+        ADD_FAILURE() << "no op " << name << " in round " << round;
+        return uint32_t{0};
+    };
+    ASSERT_EQ(result.ops.size(), 9u) << report;
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(*result.firstBornHere, opOf("emb", 0)) << report;
+    EXPECT_EQ(result.ops[opOf("fc1", 0)].verdict, OpVerdict::Matches) << report;
+    EXPECT_EQ(result.ops[opOf("fc2", 0)].verdict, OpVerdict::BornHere) << report;
+    for (int round = 1; round < 3; ++round) {
+        const OpComparison& fc1 = result.ops[opOf("fc1", round)];
+        EXPECT_EQ(fc1.verdict, OpVerdict::Inherited) << "round " << round << "\n" << report;
+        EXPECT_TRUE(fc1.fedBack) << report;
+        // From the latest op of an earlier round whose output carried a divergence (the
+        // model's output): round 0's fc2, then round 1's (which inherits it from fc1).
+        EXPECT_EQ(fc1.inheritedFrom, opOf("fc2", round - 1)) << report;
+        EXPECT_EQ(result.ops[opOf("fc2", round)].verdict, OpVerdict::Inherited) << report;
+        EXPECT_FALSE(result.ops[opOf("fc2", round)].fedBack) << report;
+    }
+    for (int round = 0; round < 3; ++round)
+        EXPECT_EQ(result.ops[opOf("emb", round)].verdict, OpVerdict::BornHere)
+            << "round " << round << "\n"
+            << report;
+    EXPECT_EQ(result.bornHereOps, 4u) << report;  // fc2 and emb in round 0, emb in 1 and 2
+    EXPECT_NE(report.find("(it came from outside the model, new in this round"), std::string::npos)
+        << report;
+    const std::string json = compareResultJson(result);
+    EXPECT_NE(json.find("\"fedBack\": true"), std::string::npos) << json.substr(0, 2000);
+
+    // No earlier round diverged: round 1's input differing is where it starts.
+    const DumpIndex c = indexOf(write("c", 0, 0, 0.25f));
+    const auto alone = compareDumps(a, c, {});
+    const std::string aloneReport = formatCompareReport(alone);
+    ASSERT_TRUE(alone.firstBornHere) << aloneReport;
+    const OpComparison& first = alone.ops[*alone.firstBornHere];
+    EXPECT_EQ(nameOf(alone, *alone.firstBornHere), "fc1") << aloneReport;
+    EXPECT_EQ(first.referenceRound, 1) << aloneReport;
+    EXPECT_FALSE(first.fedBack) << aloneReport;
+}
+
 // A kernel's child with no input compared (the fill_ with which min() writes its result, its
 // value no tensor) computes from its aten parent's inputs: a divergence there is inherited, not
 // born in it (every full min and max was called a birth). A module's child with no inputs

@@ -1379,9 +1379,16 @@ private:
             TensorComparison& t = result_.tensors[i];
             if (t.isOutput) continue;
             // A parameter differs where it is used: it is never "received" from elsewhere.
-            t.producer = isParameterSlot(ref_, t.referenceRow) ? kNone : producerOf(i, open);
+            const bool parameter = isParameterSlot(ref_, t.referenceRow);
+            t.producer = parameter ? kNone : producerOf(i, open);
             const double inherited = t.producer != kNone ? result_.tensors[t.producer].scale : 0;
             judge(i, std::max(t.ownRms, inherited));
+            if (!parameter && t.producer == kNone && t.diverges) {
+                // From outside the model, diverging: its first sighting (divergenceFedBackTo).
+                if (outsideData_.find(dataPrintOf(i)) == kNone) outsideData_.set(dataPrintOf(i), i);
+                if (outsideStats_.find(statsPrint_[i]) == kNone)
+                    outsideStats_.set(statsPrint_[i], i);
+            }
             const bool carried =
                 t.producer != kNone && result_.tensors[t.producer].carriesDivergence;
             t.source = t.diverges && !carried;
@@ -1455,6 +1462,10 @@ private:
             } else if (sourceInput == kNone && computesFromItsAtenParent(op)) {
                 op.verdict = OpVerdict::Inherited;
                 op.inheritedFrom = op.parent;
+            } else if (const uint32_t earlier = divergenceFedBackTo(op); earlier != kNone) {
+                op.verdict = OpVerdict::Inherited;
+                op.inheritedFrom = earlier;
+                op.fedBack = true;
             } else {
                 op.verdict = OpVerdict::BornHere;
             }
@@ -1479,7 +1490,42 @@ private:
                 t.diverges || (t.differs && (op.verdict != OpVerdict::Matches || passedUp));
             producedData_.set(dataPrintOf(i), i);
             producedStats_.set(statsPrint_[i], i);
+            if (op.parent == kNone && t.carriesDivergence) {
+                if (lastCarrying_ != kNone &&
+                    result_.ops[lastCarrying_].referenceRound < op.referenceRound)
+                    lastCarryingBefore_ = lastCarrying_;
+                lastCarrying_ = o;
+            }
         }
+    }
+
+    // An op whose diverging inputs all came from outside the model, new in this round, after an
+    // earlier round's op handed a divergence out: the latest such op, kNone otherwise. The
+    // program passed that divergence on (a token generated from the last round's output, a
+    // weight the optimizer updated after a step that diverged): every round of a generation
+    // loop was a birth. Data seen in an earlier round too (a fixed input, a changed weight used
+    // again) differs for its own reason, and stays born here.
+    uint32_t divergenceFedBackTo(const OpComparison& op) const {
+        uint32_t earlier = kNone;
+        for (const uint32_t carrying : {lastCarrying_, lastCarryingBefore_})
+            if (carrying != kNone && result_.ops[carrying].referenceRound < op.referenceRound) {
+                earlier = carrying;
+                break;
+            }
+        if (earlier == kNone) return kNone;
+        bool fedBack = false;
+        for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
+            const TensorComparison& t = result_.tensors[i];
+            if (t.isOutput || !t.source) continue;
+            if (t.producer != kNone || isParameterSlot(ref_, t.referenceRow)) return kNone;
+            const uint32_t seen = dataPrintOf(i) ? outsideData_.find(dataPrintOf(i))
+                                                 : outsideStats_.find(statsPrint_[i]);
+            if (seen != kNone &&
+                result_.ops[result_.tensors[seen].op].referenceRound < op.referenceRound)
+                return kNone;
+            fedBack = true;
+        }
+        return fedBack ? earlier : kNone;
     }
 
     // msprobe: the forward entry of a backward one ("Functional.linear.0.backward",
@@ -1562,6 +1608,9 @@ private:
             // as much memory again, written for the first time.
             producedData_.clear(outputsWithData_);
             producedStats_.clear(outputs_);
+            outsideData_.clear();
+            outsideStats_.clear();
+            lastCarrying_ = lastCarryingBefore_ = kNone;
             for (; o < result_.ops.size() && result_.ops[o].referenceProcess == process;) {
                 const int32_t round = result_.ops[o].referenceRound;
                 size_t end = o;
@@ -1736,6 +1785,11 @@ private:
     std::vector<uint8_t> unmeasured_;
     std::vector<StringFacts> refFacts_, candFacts_;  // prepareStrings
     PrintMap producedData_, producedStats_;
+    // Of the process walked: the first diverging input from outside the model with each
+    // fingerprint; the latest layer-level op (one with no parent) whose output carried a
+    // divergence, and the latest of a round before that op's.
+    PrintMap outsideData_, outsideStats_;
+    uint32_t lastCarrying_ = kNone, lastCarryingBefore_ = kNone;
     std::vector<uint8_t> usedScratch_;  // pairTensors'
     // Processes whose rank the other run does not have: (in the reference, process).
     std::vector<std::pair<bool, uint32_t>> onlyInOneRun_;

@@ -140,6 +140,10 @@ struct OpComparison {
     // Born here at an output, and so is an op inside it: its divergence surfaces here but starts
     // deeper (an op born at an input had it before its children ran).
     bool bornInChild = false;
+    // Inherited through an input from outside the model, new in its round, after an earlier
+    // round's op (inheritedFrom) handed out a divergence: the program fed it back (a generated
+    // token, a weight updated by an optimizer step).
+    bool fedBack = false;
     // When it began and finished in the reference's execution (one clock for all ops): children
     // begin after and finish before their parent.
     uint64_t began = 0, finished = 0;

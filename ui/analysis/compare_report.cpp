@@ -124,7 +124,13 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
         // relu, a layer skipped) than an op that was not dumped, and named so above them (it
         // blamed "an op that was not dumped" above a list of the ops that were).
         const auto before = result.unpairedBefore(o, 3);
-        if (op.verdict == OpVerdict::Inherited && t.source && op.inheritedFrom != kNone) {
+        if (op.fedBack) {
+            out +=
+                "  (it came from outside the model, new in this round: the program made it "
+                "from what ran after " +
+                result.describeOp(op.inheritedFrom) +
+                " diverged, as a generated token or an optimizer step is)\n";
+        } else if (op.verdict == OpVerdict::Inherited && t.source && op.inheritedFrom != kNone) {
             // Inherited though its input came from no compared op: a backward op, from what its
             // forward saved (it said "no compared op produced it", then "received from").
             out += "  (a backward op computes from what its forward saved, and " +
@@ -521,6 +527,7 @@ Json opJson(const CompareResult& result, uint32_t o, bool withTensors) {
     j["verdict"] = verdictName(op);
     if (op.cause != kNone) j["cause"] = result.tensorName(op.cause);
     if (op.inheritedFrom != kNone) j["inheritedFrom"] = result.describeOp(op.inheritedFrom);
+    if (op.fedBack) j["fedBack"] = true;
     if (withTensors) {
         Json tensors = Json::array();
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i)

@@ -759,8 +759,9 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
                     "Against the reference run, in the round chosen (over every round compared "
                     "when none is): born here (an output differs while the inputs match, or an "
                     "input differs that no compared op made: a parameter, the model's input), "
-                    "inherited, matches, only in one run; born below: an op inside it is born "
-                    "here, while it matches or was not compared");
+                    "inherited (from an op, or from outside the model after an earlier round "
+                    "diverged: a generated token), matches, only in one run; born below: an op "
+                    "inside it is born here, while it matches or was not compared");
             default:
                 return {};
         }

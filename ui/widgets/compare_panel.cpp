@@ -52,11 +52,14 @@ QString verdictMeaning(Verdict verdict) {
         case Verdict::BornHere:
             return ComparePanel::tr(
                 "Where a divergence is born: the op's inputs match and an output differs, or an "
-                "input differs that no compared op made (a parameter, the model's input). \"born "
-                "here (inside)\": it surfaces here, born in an op inside this one");
+                "input differs that no compared op made (a parameter, the model's input while no "
+                "earlier round diverged). \"born here (inside)\": it surfaces here, born in an op "
+                "inside this one");
         case Verdict::Inherited:
             return ComparePanel::tr(
-                "An input differs that came from an op where a divergence was born or inherited");
+                "An input differs that came from an op where a divergence was born or "
+                "inherited, or, in a later round, from outside the model after an earlier round "
+                "diverged (a generated token fed back)");
         case Verdict::Matches:
             return ComparePanel::tr("Every tensor of the op within the noise floor of its dtype");
         case Verdict::OnlyInOneRun:
