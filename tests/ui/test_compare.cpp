@@ -384,7 +384,8 @@ TEST_F(CompareTest, TheComparisonModelsStayConsistent) {
             ++bornHere;
             EXPECT_TRUE(verdict.data().toString().startsWith(QStringLiteral("born here")));
             EXPECT_EQ(verdict.data(Qt::BackgroundRole).value<QColor>(),
-                      RunComparison::verdictColor(Verdict::BornHere));
+                      RunComparison::verdictColor(r.ops[op].bornInChild ? Verdict::BornBelow
+                                                                        : Verdict::BornHere));
         }
     }
     EXPECT_GE(bornHere, 2);  // the op and the layer around it, in each of the two rounds
@@ -1258,33 +1259,65 @@ TEST_F(SmallComparedPair, VerdictsAndHeadersFitTheirColumns) {
 
 // A layer whose divergence is born inside it is no birth in the error plot: drawn as one, at the
 // layer's start, it sat left of the first-divergence line and read as a divergence born before
-// it (found trying the app as a new user). No born-here disc or mark is left of the line.
+// it (found trying the app as a new user). No born-here disc or mark is left of the line. It is
+// drawn as born below, in that colour, in the plot and in the table ("born here (inside)" was in
+// born here's red, and had no point: found by a new user).
 TEST_F(SmallComparedPair, ALayerWhoseDivergenceIsBornInsideIsNoBirthInThePlot) {
     ASSERT_TRUE(waitFor([&] { return panel_->isVisible(); }));
     const auto& r = *context_.comparison()->result();
     const auto& profile = panel_->errorProfile();  // the one drawn
     ASSERT_GE(profile.firstDivergenceX, 0);
-    int inside = 0;
+    std::vector<double> insideX;
     for (int i = 0; i < profile.comparedOps.size(); ++i) {
         const auto& op = r.ops[profile.comparedOps[i]];
         if (op.verdict == analysis::OpVerdict::BornHere && op.bornInChild) {
-            ++inside;
-            EXPECT_EQ(profile.verdicts[i], static_cast<int>(RunComparison::Verdict::NotCompared));
+            insideX.push_back(profile.series.x[i]);
+            EXPECT_EQ(profile.verdicts[i], static_cast<int>(RunComparison::Verdict::BornBelow));
         }
         if (profile.verdicts[i] == static_cast<int>(RunComparison::Verdict::BornHere)) {
             EXPECT_GE(profile.series.x[i], profile.firstDivergenceX) << i;
         }
     }
-    ASSERT_GT(inside, 0);  // the planted overflow's layer
-    // Drawn: the born-here discs and marks (graphs 3, 10-12) are all at or right of the line.
+    ASSERT_FALSE(insideX.empty());  // the planted overflow's layer
+    // Drawn: the line, then discs of matches, born below, inherited and born here, then each
+    // one's marks of errors not finite (NaN, +Inf, -Inf). Born here's discs and marks (graphs 4
+    // and 14-16) are all at or right of the line; born below's (2, 8-10) hold the layer's point.
     QCustomPlot* plot = panel_->errorPlot();
     plot->replot();
+    ASSERT_EQ(plot->graph(2)->name(),
+              RunComparison::verdictText(RunComparison::Verdict::BornBelow));
+    ASSERT_EQ(plot->graph(4)->name(), RunComparison::verdictText(RunComparison::Verdict::BornHere));
     int drawn = 0;
-    for (int g : {3, 10, 11, 12})
+    for (int g : {4, 14, 15, 16})
         for (auto p = plot->graph(g)->data()->constBegin(); p != plot->graph(g)->data()->constEnd();
              ++p, ++drawn)
             EXPECT_GE(p->key, profile.firstDivergenceX) << "graph " << g;
     EXPECT_GT(drawn, 0);
+    for (const double x : insideX) {
+        bool drawnBelow = false;
+        for (int g : {2, 8, 9, 10})
+            for (auto p = plot->graph(g)->data()->constBegin();
+                 p != plot->graph(g)->data()->constEnd(); ++p)
+                drawnBelow = drawnBelow || p->key == x;
+        EXPECT_TRUE(drawnBelow) << "the layer at " << x;
+    }
+    // The table: its row in born below's colour, "born here (inside)".
+    const auto* rows = panel_->model();
+    int insideRows = 0;
+    for (int i = 0; i < rows->rowCount(); ++i) {
+        const auto& op =
+            r.ops[rows->index(i, 0).data(data::CompareOpsModel::ComparedOpRole).toUInt()];
+        if (op.verdict != analysis::OpVerdict::BornHere) continue;
+        const QModelIndex verdict = rows->index(i, data::CompareOpsModel::VerdictColumn);
+        const QColor color = verdict.data(Qt::BackgroundRole).value<QColor>();
+        EXPECT_EQ(color,
+                  RunComparison::verdictColor(op.bornInChild ? RunComparison::Verdict::BornBelow
+                                                             : RunComparison::Verdict::BornHere))
+            << verdict.data().toString().toStdString();
+        EXPECT_EQ(verdict.data().toString().endsWith("(inside)"), op.bornInChild);
+        insideRows += op.bornInChild;
+    }
+    EXPECT_EQ(insideRows, static_cast<int>(insideX.size()));
 }
 
 TEST_F(SmallComparedPair, TheTableFollowsTheJumpToTheFirstDivergence) {
@@ -1361,16 +1394,16 @@ TEST_F(SmallComparedPair, TheLegendSaysWhatEachVerdictMeans) {
     int swatches = 0;
     for (QLabel* label : panel_->findChildren<QLabel*>()) {
         const QString text = label->text();
-        if (text != "born here" && text != "inherited" && text != "matches" &&
-            text != "only in one run")
+        if (text != "born here" && text != "born below" && text != "inherited" &&
+            text != "matches" && text != "only in one run")
             continue;
         ++swatches;
         EXPECT_FALSE(label->toolTip().isEmpty()) << text.toStdString();
-        if (text == "born here") {
+        if (text == "born below") {  // the colour the table gives it
             EXPECT_TRUE(label->toolTip().contains("born here (inside)"));
         }
     }
-    EXPECT_EQ(swatches, 4);
+    EXPECT_EQ(swatches, 5);
 }
 
 TEST_F(SmallComparedPair, TheArrowKeysInTheTableSelectTheirOpAsAClickDoes) {
@@ -1743,10 +1776,13 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
     ASSERT_EQ(static_cast<uint32_t>(at), *r.firstBornHere);
     EXPECT_FALSE(std::isfinite(s.y[at]));  // the overflow
 
-    // Graphs: the line; matches, inherited, born here; the marks of each of those verdicts'
-    // errors that are not finite (NaN, +Inf, -Inf); the legend's key of each kind of mark; the
-    // first divergence's ring.
-    ASSERT_EQ(plot->graphCount(), 1 + 3 + 3 * 3 + 3 + 1);
+    // Graphs: the line; matches, born below ("born here (inside)"), inherited, born here; the
+    // marks of each of those verdicts' errors that are not finite (NaN, +Inf, -Inf); the legend's
+    // key of each kind of mark; the first divergence's ring.
+    const Verdict dotVerdicts[] = {Verdict::Matches, Verdict::BornBelow, Verdict::Inherited,
+                                   Verdict::BornHere};
+    constexpr int kinds = 4;
+    ASSERT_EQ(plot->graphCount(), 1 + kinds + kinds * 3 + 3 + 1);
     EXPECT_TRUE(plot->legend->visible());
     const double lower = plot->xAxis->range().lower;
     const double unitsPerPixel = plot->xAxis->range().size() / plot->axisRect()->width();
@@ -1755,7 +1791,7 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
         return static_cast<int>(std::floor((x - lower) / unitsPerPixel));
     };
     int drawn = 0;
-    for (int g = 0; g < 4; ++g) drawn += plot->graph(g)->dataCount();
+    for (int g = 0; g < 1 + kinds; ++g) drawn += plot->graph(g)->dataCount();
     EXPECT_LT(drawn, s.x.size() / 4);
     // The line: in each column, the lowest and highest finite value are among its points.
     std::map<int, std::pair<double, double>> lineExtremes, drawnLine;
@@ -1776,9 +1812,8 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
     EXPECT_EQ(drawnLine, lineExtremes);
     // The points of each verdict: each column's lowest and highest has a disc of its verdict
     // drawn within half a disc's size.
-    const Verdict dotVerdicts[] = {Verdict::Matches, Verdict::Inherited, Verdict::BornHere};
     int checked = 0;
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < kinds; ++k) {
         std::map<int, std::pair<int, int>> extremes;  // column -> lowest, highest point
         for (int i = 0; i < s.x.size(); ++i) {
             if (profile.verdicts[i] != static_cast<int>(dotVerdicts[k]) || !std::isfinite(s.y[i]))
@@ -1805,7 +1840,7 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
     // Errors that are not finite (they were gaps): each pixel column holding one of a verdict
     // has its mark of that verdict and kind, at the plot's top edge (NaN, +Inf) or bottom (-Inf).
     int marked = 0;
-    for (int k = 0; k < 3; ++k)
+    for (int k = 0; k < kinds; ++k)
         for (int m = 0; m < 3; ++m) {
             std::set<int> columns, drawnColumns;
             for (int i = 0; i < s.x.size(); ++i) {
@@ -1818,7 +1853,7 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
                 if ((std::isnan(*error) ? 0 : *error > 0 ? 1 : 2) == m)
                     columns.insert(column(s.x[i]));
             }
-            const QCPGraph* marks = plot->graph(4 + 3 * k + m);
+            const QCPGraph* marks = plot->graph(1 + kinds + 3 * k + m);
             for (auto p = marks->data()->constBegin(); p != marks->data()->constEnd(); ++p) {
                 drawnColumns.insert(column(p->key));
                 const double py = plot->yAxis->coordToPixel(p->value);

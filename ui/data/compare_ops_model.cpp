@@ -312,7 +312,7 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
         case Qt::BackgroundRole: {
             // Matches: the table's own colour; not judged: none at all (an invalid colour in the
             // role painted the rows black).
-            const QColor color = RunComparison::verdictColor(verdict);
+            const QColor color = RunComparison::verdictColor(RunComparison::drawnVerdictFor(op));
             return verdict == Verdict::Matches || !color.isValid() ? QVariant() : QVariant(color);
         }
         case Qt::ToolTipRole: {

@@ -96,6 +96,11 @@ RunComparison::Verdict RunComparison::verdictFor(const analysis::OpComparison& o
     return op.judged ? verdictFor(op.verdict) : Verdict::NotCompared;
 }
 
+RunComparison::Verdict RunComparison::drawnVerdictFor(const analysis::OpComparison& op) {
+    const Verdict verdict = verdictFor(op);
+    return verdict == Verdict::BornHere && op.bornInChild ? Verdict::BornBelow : verdict;
+}
+
 QColor RunComparison::verdictColor(Verdict verdict) {
     switch (verdict) {
         case Verdict::Matches:

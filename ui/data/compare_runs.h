@@ -40,6 +40,10 @@ public:
     static Verdict verdictFor(analysis::OpVerdict verdict);
     // An execution's: NotCompared when nothing of it could be judged (OpComparison::judged).
     static Verdict verdictFor(const analysis::OpComparison& op);
+    // The colour an execution's row in the compared ops and its point on the error plot are
+    // drawn in: born below's for one born here whose divergence is born in an op inside it
+    // ("born here (inside)": in born here's red, and without a point, it read as a second birth).
+    static Verdict drawnVerdictFor(const analysis::OpComparison& op);
 
     // How far a compared tensor is from its reference, as the tables and plots show it.
     enum class Measure { MaxRelativeError, MaxAbsoluteError, Cosine, MaxUlpError };

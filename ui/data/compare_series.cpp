@@ -100,10 +100,7 @@ ErrorProfile errorProfile(const analysis::CompareResult& result, RunComparison::
         profile.comparedOps.push_back(i);
         // An op whose divergence is born inside it (a layer) is no birth of its own: drawn as
         // one, at the layer's start, it read as a divergence born before the first.
-        profile.verdicts.push_back(
-            static_cast<int>(op.verdict == analysis::OpVerdict::BornHere && op.bornInChild
-                                 ? RunComparison::Verdict::NotCompared
-                                 : RunComparison::verdictFor(op)));
+        profile.verdicts.push_back(static_cast<int>(RunComparison::drawnVerdictFor(op)));
     }
     return profile;
 }

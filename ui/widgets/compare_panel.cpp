@@ -40,10 +40,11 @@ namespace {
 constexpr double kPickRadius = 8;
 const QColor kFirstDivergenceColor(200, 30, 30);
 // The verdicts whose points the error plot draws, in drawing order (the later on top).
-constexpr Verdict kDotVerdicts[] = {Verdict::Matches, Verdict::Inherited, Verdict::BornHere};
+constexpr Verdict kDotVerdicts[] = {Verdict::Matches, Verdict::BornBelow, Verdict::Inherited,
+                                    Verdict::BornHere};
 
 double dotSize(Verdict verdict) {
-    return verdict == Verdict::Matches ? 4 : 7;
+    return verdict == Verdict::Matches ? 4 : verdict == Verdict::BornBelow ? 5 : 7;
 }
 
 // What a verdict's colour says, for the legend: the table's "born here (inside)" was in no legend.
@@ -53,8 +54,7 @@ QString verdictMeaning(Verdict verdict) {
             return ComparePanel::tr(
                 "Where a divergence is born: the op's inputs match and an output differs, or an "
                 "input differs that no compared op made (a parameter, the model's input while no "
-                "earlier round diverged). \"born here (inside)\": it surfaces here, born in an op "
-                "inside this one");
+                "earlier round diverged)");
         case Verdict::Inherited:
             return ComparePanel::tr(
                 "An input differs that came from an op where a divergence was born or "
@@ -67,7 +67,8 @@ QString verdictMeaning(Verdict verdict) {
         case Verdict::BornBelow:
             return ComparePanel::tr(
                 "In the op tree: the op matches (or was not compared), and an op inside it is "
-                "born here: open it");
+                "born here: open it. In the compared ops and the plot, \"born here (inside)\": "
+                "the divergence surfaces here, born in an op inside this one");
         case Verdict::NotCompared:
             break;
     }
