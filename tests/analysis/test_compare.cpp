@@ -213,80 +213,139 @@ TEST(Compare, TheFirstOpToInheritTheFirstDivergenceMayBeAChildOfItsBirth) {
         << report;
 }
 
-// A generation loop: each round's input is made outside the model from the last round's
-// output (tanh(y) * 2, no op of the dump). After fc2 is born in round 0, fc1 of every later
-// round receives that divergence through the program: inherited from the latest earlier op that
-// carried one (the model's output), not another birth in each round. A table that differs from
-// the start and is read
-// again each round (the same data as round 0's input) stays born here; so does an input that
-// differs for the first time when no earlier round diverged.
+// The comparison of an op named `name` of round `round`.
+uint32_t opOfRound(const CompareResult& r, const std::string& name, int round) {
+    for (uint32_t o = 0; o < r.ops.size(); ++o)
+        if (nameOf(r, o) == name && r.ops[o].referenceRound == round) return o;
+    ADD_FAILURE() << "no op " << name << " in round " << round;
+    return 0;
+}
+
+// A generation loop: each step's input is made outside the model from the last step's output
+// (a token: no op of the dump makes it). After blk is born in step 0, fc1 of every later step
+// receives that divergence through the program: inherited from the latest op of an earlier
+// step that carried one (the model's output: blk's second call), not another birth in each
+// step. blk is called twice a step, so its rounds run twice as fast as fc1's (a step is a pass:
+// from one call of the first layer-level op called again to the next). The reference's input of
+// step 3 is its input of step 1 again (a token that repeats): still fed back. A table that differs
+// from the start and is read again each step stays born here; so does an input that differs for
+// the first time when no earlier step diverged.
 TEST(Compare, AnInputFedBackFromAnEarlierRoundsDivergenceIsInheritedNotBornAgain) {
     TempDir dir;
-    const auto x0 = randomValues(8, 7), table = randomValues(8, 8);
-    // fc2's bias changed at [3] (by `nudge`); the table at [1] (by `tableNudge`); round 1's
-    // input at [2] (by `inputNudge`), as a program feeding other data in would.
+    const std::vector<std::vector<float>> inputs = {randomValues(8, 7), randomValues(8, 9),
+                                                    randomValues(8, 10), randomValues(8, 9)};
+    const auto table = randomValues(8, 8);
+    // blk's bias changed at [3] (by `nudge`); the table at [1] (by `tableNudge`); the inputs
+    // from `changedFrom` on at [2], as the candidate's own tokens would be.
     const auto write = [&](const std::string& name, float nudge, float tableNudge,
-                           float inputNudge) {
-        std::vector<float> x = x0, t = table;
+                           size_t changedFrom) {
+        std::vector<float> t = table, e(8);
         t[1] += tableNudge;
+        for (int k = 0; k < 8; ++k) e[k] = 3 * t[k];
         ApiRun run(dir, name);
-        for (int round = 0; round < 3; ++round) {
-            std::vector<float> h(8), y(8);
+        for (size_t step = 0; step < inputs.size(); ++step) {
+            std::vector<float> x = inputs[step], h(8), y1(8), y2(8);
+            if (step >= changedFrom) x[2] += 0.25f * static_cast<float>(step);
             for (int k = 0; k < 8; ++k) h[k] = 2 * x[k];
-            for (int k = 0; k < 8; ++k) y[k] = h[k] + 0.5f + (k == 3 ? nudge : 0.f);
-            std::vector<float> e(8);
-            for (int k = 0; k < 8; ++k) e[k] = 3 * t[k];
+            for (int k = 0; k < 8; ++k) y1[k] = h[k] + 0.5f + (k == 3 ? nudge : 0.f);
+            for (int k = 0; k < 8; ++k) y2[k] = y1[k] + 0.5f + (k == 3 ? nudge : 0.f);
             run.op("emb", {t}, {e});
             run.op("fc1", {x}, {h});
-            run.op("fc2", {h}, {y});
-            for (int k = 0; k < 8; ++k) x[k] = std::tanh(y[k]) * 2;
-            if (round == 0) x[2] += inputNudge;
+            run.op("blk", {h}, {y1});
+            run.op("blk", {y1}, {y2});
         }
         return run.finish();
     };
-    const DumpIndex a = indexOf(write("a", 0, 0, 0)), b = indexOf(write("b", 0.25f, 0.5f, 0));
+    const DumpIndex a = indexOf(write("a", 0, 0, 99)), b = indexOf(write("b", 0.25f, 0.5f, 1));
     const auto result = compareDumps(a, b, {});
     const std::string report = formatCompareReport(result);
-    const auto opOf = [&](const std::string& name, int round) {
-        for (uint32_t o = 0; o < result.ops.size(); ++o)
-            if (nameOf(result, o) == name && result.ops[o].referenceRound == round) return o;
-        ADD_FAILURE() << "no op " << name << " in round " << round;
-        return uint32_t{0};
-    };
-    ASSERT_EQ(result.ops.size(), 9u) << report;
+    ASSERT_EQ(result.ops.size(), 16u) << report;
     ASSERT_TRUE(result.firstBornHere) << report;
-    EXPECT_EQ(*result.firstBornHere, opOf("emb", 0)) << report;
-    EXPECT_EQ(result.ops[opOf("fc1", 0)].verdict, OpVerdict::Matches) << report;
-    EXPECT_EQ(result.ops[opOf("fc2", 0)].verdict, OpVerdict::BornHere) << report;
-    for (int round = 1; round < 3; ++round) {
-        const OpComparison& fc1 = result.ops[opOf("fc1", round)];
-        EXPECT_EQ(fc1.verdict, OpVerdict::Inherited) << "round " << round << "\n" << report;
+    EXPECT_EQ(*result.firstBornHere, opOfRound(result, "emb", 0)) << report;
+    EXPECT_EQ(result.ops[opOfRound(result, "fc1", 0)].verdict, OpVerdict::Matches) << report;
+    EXPECT_EQ(result.ops[opOfRound(result, "blk", 0)].verdict, OpVerdict::BornHere) << report;
+    for (int step = 1; step < 4; ++step) {
+        const OpComparison& fc1 = result.ops[opOfRound(result, "fc1", step)];
+        EXPECT_EQ(fc1.verdict, OpVerdict::Inherited) << "step " << step << "\n" << report;
         EXPECT_TRUE(fc1.fedBack) << report;
-        // From the latest op of an earlier round whose output carried a divergence (the
-        // model's output): round 0's fc2, then round 1's (which inherits it from fc1).
-        EXPECT_EQ(fc1.inheritedFrom, opOf("fc2", round - 1)) << report;
-        EXPECT_EQ(result.ops[opOf("fc2", round)].verdict, OpVerdict::Inherited) << report;
-        EXPECT_FALSE(result.ops[opOf("fc2", round)].fedBack) << report;
+        // From the last op of the step before: blk's second call, its round 2 * step - 1.
+        EXPECT_EQ(fc1.inheritedFrom, opOfRound(result, "blk", 2 * step - 1)) << report;
+        for (const int round : {2 * step, 2 * step + 1}) {
+            EXPECT_EQ(result.ops[opOfRound(result, "blk", round)].verdict, OpVerdict::Inherited)
+                << report;
+            EXPECT_FALSE(result.ops[opOfRound(result, "blk", round)].fedBack) << report;
+        }
     }
-    for (int round = 0; round < 3; ++round)
-        EXPECT_EQ(result.ops[opOf("emb", round)].verdict, OpVerdict::BornHere)
-            << "round " << round << "\n"
+    for (int step = 0; step < 4; ++step)
+        EXPECT_EQ(result.ops[opOfRound(result, "emb", step)].verdict, OpVerdict::BornHere)
+            << "step " << step << "\n"
             << report;
-    EXPECT_EQ(result.bornHereOps, 4u) << report;  // fc2 and emb in round 0, emb in 1 and 2
-    EXPECT_NE(report.find("(it came from outside the model, new in this round"), std::string::npos)
+    EXPECT_EQ(result.bornHereOps, 5u) << report;  // emb in each step, blk's first call
+    EXPECT_EQ(result.fedBackOps, 3u) << report;
+    // Listed all the same: data changed outside the model for another reason looks the same.
+    EXPECT_NE(report.find("inputs from outside the model that differ after an earlier "
+                          "divergence, taken as fed back by the program (inherited):\n"
+                          "    round 1  fc1 (fc1): input 0 [float 8], after round 1  blk (blk)"),
+              std::string::npos)
         << report;
-    const std::string json = compareResultJson(result);
-    EXPECT_NE(json.find("\"fedBack\": true"), std::string::npos) << json.substr(0, 2000);
+    const auto json = nlohmann::json::parse(compareResultJson(result));
+    EXPECT_EQ(json["summary"]["fedBackOps"], 3) << json["summary"].dump();
+    EXPECT_NE(compareResultJson(result).find("\"fedBack\": true"), std::string::npos);
 
-    // No earlier round diverged: round 1's input differing is where it starts.
-    const DumpIndex c = indexOf(write("c", 0, 0, 0.25f));
+    // No earlier step diverged: step 2's input differing is where it starts.
+    const DumpIndex c = indexOf(write("c", 0, 0, 2));
     const auto alone = compareDumps(a, c, {});
     const std::string aloneReport = formatCompareReport(alone);
     ASSERT_TRUE(alone.firstBornHere) << aloneReport;
-    const OpComparison& first = alone.ops[*alone.firstBornHere];
-    EXPECT_EQ(nameOf(alone, *alone.firstBornHere), "fc1") << aloneReport;
-    EXPECT_EQ(first.referenceRound, 1) << aloneReport;
-    EXPECT_FALSE(first.fedBack) << aloneReport;
+    EXPECT_EQ(*alone.firstBornHere, opOfRound(alone, "fc1", 2)) << aloneReport;
+    EXPECT_FALSE(alone.ops[*alone.firstBornHere].fedBack) << aloneReport;
+    EXPECT_EQ(alone.bornHereOps, 1u) << aloneReport;
+}
+
+// A layer whose child reads data from outside the model, fed back by the program (a recurrent
+// cell's state kept by the caller): the child and the layer inherit the earlier divergence; the
+// layer, whose inputs match and whose output the child passed up, was called born here.
+TEST(Compare, ALayerWhoseChildReadsAnInputFedBackInheritsWithIt) {
+    TempDir dir;
+    const auto h = randomValues(8, 11);
+    const auto write = [&](const std::string& name, float nudge) {
+        std::vector<float> state(8, 0.f);
+        ApiRun run(dir, name);
+        for (int step = 0; step < 3; ++step) {
+            std::vector<float> c(8), y(8);
+            for (int k = 0; k < 8; ++k) c[k] = h[k] + state[k];
+            for (int k = 0; k < 8; ++k) y[k] = 2 * c[k] + (k == 3 ? nudge : 0.f);
+            run.begin("cell", "Cell");
+            run.input(0, h);
+            run.begin("add", "aten::add");
+            run.input(0, h);
+            run.input(1, state);
+            run.output(0, c);
+            run.end();
+            run.output(0, c);
+            run.end();
+            run.op("out", {c}, {y});
+            for (int k = 0; k < 8; ++k) state[k] = std::tanh(y[k]);  // by the program
+        }
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", 0)), b = indexOf(write("b", 0.5f));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(*result.firstBornHere, opOfRound(result, "out", 0)) << report;
+    EXPECT_EQ(result.bornHereOps, 1u) << report;
+    for (int step = 1; step < 3; ++step)
+        for (const char* name : {"cell", "cell/add"}) {
+            const OpComparison& op = result.ops[opOfRound(result, name, step)];
+            EXPECT_EQ(op.verdict, OpVerdict::Inherited) << name << " " << step << "\n" << report;
+            EXPECT_TRUE(op.fedBack) << name << " " << step << "\n" << report;
+            EXPECT_EQ(op.inheritedFrom, opOfRound(result, "out", step - 1)) << report;
+        }
+    EXPECT_EQ(result.fedBackOps, 2u) << report;  // the children, where the state comes in
+    EXPECT_NE(report.find("(an op inside it had an input from outside the model"),
+              std::string::npos)
+        << report;
 }
 
 // A kernel's child with no input compared (the fill_ with which min() writes its result, its

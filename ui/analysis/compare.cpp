@@ -1383,7 +1383,7 @@ private:
             t.producer = parameter ? kNone : producerOf(i, open);
             const double inherited = t.producer != kNone ? result_.tensors[t.producer].scale : 0;
             judge(i, std::max(t.ownRms, inherited));
-            if (!parameter && t.producer == kNone && t.diverges) {
+            if (t.producer == kNone && t.diverges) {
                 // From outside the model, diverging: its first sighting (divergenceFedBackTo).
                 if (outsideData_.find(dataPrintOf(i)) == kNone) outsideData_.set(dataPrintOf(i), i);
                 if (outsideStats_.find(statsPrint_[i]) == kNone)
@@ -1462,7 +1462,9 @@ private:
             } else if (sourceInput == kNone && computesFromItsAtenParent(op)) {
                 op.verdict = OpVerdict::Inherited;
                 op.inheritedFrom = op.parent;
-            } else if (const uint32_t earlier = divergenceFedBackTo(op); earlier != kNone) {
+            } else if (const uint32_t earlier =
+                           divergenceFedBackTo(o, sourceInput, divergingOutput);
+                       earlier != kNone) {
                 op.verdict = OpVerdict::Inherited;
                 op.inheritedFrom = earlier;
                 op.fedBack = true;
@@ -1491,41 +1493,47 @@ private:
             producedData_.set(dataPrintOf(i), i);
             producedStats_.set(statsPrint_[i], i);
             if (op.parent == kNone && t.carriesDivergence) {
-                if (lastCarrying_ != kNone &&
-                    result_.ops[lastCarrying_].referenceRound < op.referenceRound)
+                if (lastCarrying_ != kNone && passOf_[lastCarrying_] < passOf_[o])
                     lastCarryingBefore_ = lastCarrying_;
                 lastCarrying_ = o;
             }
         }
     }
 
-    // An op whose diverging inputs all came from outside the model, new in this round, after an
-    // earlier round's op handed a divergence out: the latest such op, kNone otherwise. The
+    // An op whose diverging inputs all came from outside the model, new in this pass, after an
+    // op of an earlier pass handed a divergence out: the latest such op, kNone otherwise. The
     // program passed that divergence on (a token generated from the last round's output, a
     // weight the optimizer updated after a step that diverged): every round of a generation
-    // loop was a birth. Data seen in an earlier round too (a fixed input, a changed weight used
-    // again) differs for its own reason, and stays born here.
-    uint32_t divergenceFedBackTo(const OpComparison& op) const {
+    // loop was a birth. Data seen in an earlier pass too, where it was no such input (a fixed
+    // input, a changed weight used again), differs for its own reason: born here. A layer
+    // whose diverging output a child passed up, the child fed back, is fed back too.
+    uint32_t divergenceFedBackTo(uint32_t o, uint32_t sourceInput, uint32_t divergingOutput) const {
+        const OpComparison& op = result_.ops[o];
+        if (sourceInput == kNone) {
+            const uint32_t inner =
+                divergingOutput != kNone ? result_.tensors[divergingOutput].producer : kNone;
+            if (inner == kNone) return kNone;
+            const OpComparison& child = result_.ops[result_.tensors[inner].op];
+            return child.fedBack && child.began > op.began ? child.inheritedFrom : kNone;
+        }
         uint32_t earlier = kNone;
         for (const uint32_t carrying : {lastCarrying_, lastCarryingBefore_})
-            if (carrying != kNone && result_.ops[carrying].referenceRound < op.referenceRound) {
+            if (carrying != kNone && passOf_[carrying] < passOf_[o]) {
                 earlier = carrying;
                 break;
             }
         if (earlier == kNone) return kNone;
-        bool fedBack = false;
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             const TensorComparison& t = result_.tensors[i];
             if (t.isOutput || !t.source) continue;
-            if (t.producer != kNone || isParameterSlot(ref_, t.referenceRow)) return kNone;
+            if (t.producer != kNone) return kNone;  // changed by an op not dumped
             const uint32_t seen = dataPrintOf(i) ? outsideData_.find(dataPrintOf(i))
                                                  : outsideStats_.find(statsPrint_[i]);
-            if (seen != kNone &&
-                result_.ops[result_.tensors[seen].op].referenceRound < op.referenceRound)
+            const uint32_t seenIn = seen != kNone ? result_.tensors[seen].op : kNone;
+            if (seenIn != kNone && passOf_[seenIn] < passOf_[o] && !result_.ops[seenIn].fedBack)
                 return kNone;
-            fedBack = true;
         }
-        return fedBack ? earlier : kNone;
+        return earlier;
     }
 
     // msprobe: the forward entry of a backward one ("Functional.linear.0.backward",
@@ -1611,6 +1619,13 @@ private:
             outsideData_.clear();
             outsideStats_.clear();
             lastCarrying_ = lastCarryingBefore_ = kNone;
+            if (passOf_.empty()) passOf_.assign(result_.ops.size(), 0);
+            // msprobe's rounds are the process's steps. Op-level rounds count each layer-level
+            // op's own calls (a block called twice per step is two rounds further on at each
+            // step): a pass begins with each call of the first layer-level op called again.
+            const bool passIsRound = ref_.layout() == DumpLayout::Msprobe;
+            const uint32_t passOp = passIsRound ? kNone : firstRepeatedLayerOp(o);
+            int32_t pass = 0;
             for (; o < result_.ops.size() && result_.ops[o].referenceProcess == process;) {
                 const int32_t round = result_.ops[o].referenceRound;
                 size_t end = o;
@@ -1637,6 +1652,8 @@ private:
                         closeOp(open.back());
                         open.pop_back();
                     }
+                    if (op.parent == kNone && op.referenceOp == passOp) ++pass;
+                    passOf_[o] = passIsRound ? op.referenceRound : pass;
                     // Such an op is enclosed by the one it ran in: a divergence born in it
                     // surfaces there.
                     if (op.parent == kNone && !open.empty()) op.parent = open.back();
@@ -1649,6 +1666,20 @@ private:
                 }
             }
         }
+    }
+
+    // The first layer-level op (one with no parent) of the process whose ops begin at `o`
+    // that is called more than once, kNone when none is.
+    uint32_t firstRepeatedLayerOp(size_t o) const {
+        const uint32_t process = result_.ops[o].referenceProcess;
+        std::unordered_map<uint32_t, uint32_t> calls;  // reference op -> its calls
+        size_t end = o;
+        for (; end < result_.ops.size() && result_.ops[end].referenceProcess == process; ++end)
+            if (result_.ops[end].parent == kNone) ++calls[result_.ops[end].referenceOp];
+        for (size_t k = o; k < end; ++k)
+            if (result_.ops[k].parent == kNone && calls[result_.ops[k].referenceOp] > 1)
+                return result_.ops[k].referenceOp;
+        return kNone;
     }
 
     void summarise() {
@@ -1718,6 +1749,8 @@ private:
                     result_.firstBornHere = o;
             } else if (op.verdict == OpVerdict::Inherited) {
                 ++result_.inheritedOps;
+                result_.fedBackOps +=
+                    op.fedBack && op.cause != kNone && !result_.tensors[op.cause].isOutput;
             }
         }
         // The first op to receive the first divergence, of those whose received divergence leads
@@ -1790,6 +1823,8 @@ private:
     // divergence, and the latest of a round before that op's.
     PrintMap outsideData_, outsideStats_;
     uint32_t lastCarrying_ = kNone, lastCarryingBefore_ = kNone;
+    // By op: the pass of its process's model it ran in (divergenceFedBackTo).
+    std::vector<int32_t> passOf_;
     std::vector<uint8_t> usedScratch_;  // pairTensors'
     // Processes whose rank the other run does not have: (in the reference, process).
     std::vector<std::pair<bool, uint32_t>> onlyInOneRun_;

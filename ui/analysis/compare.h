@@ -197,6 +197,9 @@ struct CompareResult {
     }
     // bornHereOps counts the innermost ones (not bornInChild).
     uint64_t divergingTensors = 0, bornHereOps = 0, inheritedOps = 0, tensorsWithData = 0;
+    // Of the inherited: those whose input came from outside the model, new in its pass, after
+    // an earlier pass diverged (OpComparison::fedBack at an input).
+    uint64_t fedBackOps = 0;
     // Tensors judged whose bytes (without data: statistics or dtype) differ at all, diverging or
     // not (with `replicas`, those the replicas must agree on).
     uint64_t differingTensors = 0;

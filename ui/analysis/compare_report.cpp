@@ -126,10 +126,13 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
         const auto before = result.unpairedBefore(o, 3);
         if (op.fedBack) {
             out +=
-                "  (it came from outside the model, new in this round: the program made it "
-                "from what ran after " +
+                std::string(t.isOutput ? "  (an op inside it had an input from outside the "
+                                         "model, new in this round"
+                                       : "  (it came from outside the model, new in this round") +
+                ": taken as made by the program from what ran after " +
                 result.describeOp(op.inheritedFrom) +
-                " diverged, as a generated token or an optimizer step is)\n";
+                " diverged, as a generated token or an optimizer step is; data changed there "
+                "for another reason would look the same)\n";
         } else if (op.verdict == OpVerdict::Inherited && t.source && op.inheritedFrom != kNone) {
             // Inherited though its input came from no compared op: a backward op, from what its
             // forward saved (it said "no compared op produced it", then "received from").
@@ -379,6 +382,21 @@ std::string reportText(const CompareResult& result, size_t context) {
             }
         }
         if (more > 10) out += "    ... " + std::to_string(more - 10) + " more\n";
+        // Not births, by the rule, but where a change made outside the model (other data in
+        // a later step) would show: listed, so that none goes unseen.
+        more = 0;
+        for (uint32_t o = 0; o < result.ops.size(); ++o) {
+            const OpComparison& op = result.ops[o];
+            if (!op.fedBack || op.cause == kNone || result.tensors[op.cause].isOutput) continue;
+            if (more == 0)
+                out +=
+                    "inputs from outside the model that differ after an earlier divergence, "
+                    "taken as fed back by the program (inherited):\n";
+            if (more++ < 10)
+                out += "    " + result.describeOp(o) + ": " + result.describeTensor(op.cause) +
+                       ", after " + result.describeOp(op.inheritedFrom) + "\n";
+        }
+        if (more > 10) out += "    ... " + std::to_string(more - 10) + " more\n";
         out += "around the first divergence, in execution order:\n";
         // Its own process only (the ops before rank 1's first were rank 0's last); the ops
         // before it may be of another round (a block called twice per step: the step's layers
@@ -554,6 +572,7 @@ std::string compareResultJson(const CompareResult& result) {
                     {"differingTensors", result.differingTensors},
                     {"ops", result.ops.size()},
                     {"bornHereOps", result.bornHereOps},
+                    {"fedBackOps", result.fedBackOps},
                     {"inheritedOps", result.inheritedOps},
                     {"unpairedOps", result.unpairedOps},
                     {"unpairedInReference", result.unpairedInReference},
