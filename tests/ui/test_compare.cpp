@@ -41,6 +41,7 @@
 #include <qcustomplot.h>
 
 #include "analysis/dump_reader.h"
+#include "api_run.h"
 #include "compare_dialog.h"
 #include "compare_ops_model.h"
 #include "compare_panel.h"
@@ -205,6 +206,43 @@ TEST_F(CompareTest, ANudgedWeightIsBornWhereItIsUsedAndTheJumpLandsOnIt) {
         EXPECT_EQ(pair.reference.y[i], ref.row(refRow).get(analysis::Stat::Max));
         EXPECT_EQ(pair.candidate.y[i], idx.row(pair.candidate.rows[i]).get(analysis::Stat::Max));
     }
+}
+
+// A generation loop: each step's token is made by the program from the last step's output.
+// After the head is born in step 0, the tokens that follow are inherited, not births; the
+// summary says how many such inputs there are (other data given later would look the same), and
+// the tree's Round "latest" marks the embedding inherited, as after the jump (it said born here).
+TEST_F(CompareTest, TokensFedBackAfterADivergenceAreInheritedAndCounted) {
+    const auto write = [&](const std::string& name, float nudge) {
+        test::ApiRun run(dir_, name);
+        std::vector<float> token = {0.5f, -1.f, 2.f, 0.25f};
+        for (int step = 0; step < 3; ++step) {
+            std::vector<float> e(4), y(4);
+            for (int k = 0; k < 4; ++k) e[k] = 2 * token[k] + 1;
+            for (int k = 0; k < 4; ++k) y[k] = e[k] - 3 + (k == 1 ? nudge : 0.f);
+            run.op("emb", {token}, {e});
+            run.op("head", {e}, {y});
+            for (int k = 0; k < 4; ++k) token[k] = std::tanh(y[k]);  // by the program
+        }
+        return QString::fromStdString(run.finish());
+    };
+    const QString reference = write("reference", 0), candidate = write("candidate", 0.5f);
+    ASSERT_TRUE(context_.compare(reference, candidate));
+    ASSERT_TRUE(compared());
+    const auto& r = *comparison()->result();
+    ASSERT_TRUE(r.firstBornHere);
+    EXPECT_EQ(r.bornHereOps, 1u);
+    EXPECT_EQ(r.fedBackOps, 2u);  // emb of steps 1 and 2
+    EXPECT_TRUE(comparison()->summary().contains(
+        "born in 1 op, inherited by 4 ops (2 of them at an input from outside the model, taken as "
+        "fed back by the program: other data given at a later step would look the same)"))
+        << comparison()->summary().toStdString();
+    const uint32_t emb = candidateOpNamed("emb");
+    ASSERT_NE(emb, kNone);
+    context_.cursor()->setRound(-1);  // latest: over every round
+    EXPECT_EQ(comparison()->verdictOf(emb), Verdict::Inherited);
+    ASSERT_TRUE(context_.goToFirstDivergence());
+    EXPECT_EQ(comparison()->verdictOf(emb), Verdict::Inherited);
 }
 
 TEST_F(CompareTest, IdenticalRunsShowNoDivergence) {

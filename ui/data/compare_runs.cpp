@@ -542,6 +542,12 @@ QString RunComparison::summary() const {
             QStringLiteral("; ") + tr("%1 of %2 tensors diverge: born in %3, inherited by %4")
                                        .arg(count(r->divergingTensors), count(r->tensors.size()),
                                             ops(r->bornHereOps), ops(r->inheritedOps));
+        // Not births by the rule, but where other data fed in later would show (probe compare
+        // lists them).
+        if (r->fedBackOps > 0)
+            text += tr(" (%1 of them at an input from outside the model, taken as fed back by the "
+                       "program: other data given at a later step would look the same)")
+                        .arg(count(r->fedBackOps));
     }
     // Executions in one run only (a live run ahead of its reference, a different model) are
     // no agreement: said, as probe compare's "not paired" line says it.
