@@ -375,6 +375,69 @@ class BlockCalledTwicePerStep(unittest.TestCase):
             self.assertIn("first divergence, born here: round 4  shared/0/linear (aten::linear)", text)
 
 
+GENERATION_LOOP = """
+import os, torch, torch.nn as nn
+torch.manual_seed(0)
+class M(nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.emb = nn.Embedding(32, 8); s.fc = nn.Linear(8, 8); s.head = nn.Linear(8, 32)
+    def forward(s, tok):
+        return s.head(torch.tanh(s.fc(s.emb(tok))))
+m = M().eval()
+if os.environ.get("PROBE_TEST_NUDGE_HEAD"):
+    with torch.no_grad():
+        m.head.bias += 2 * torch.randn(32)
+tok = torch.tensor([1])
+with torch.no_grad():
+    for step in range(6):
+        tok = (m(tok).argmax(-1) + 5 * step) % 32  # the next token, made outside the model
+"""
+
+
+class GenerationLoop(unittest.TestCase):
+    """Greedy decoding: each step's token comes from the last step's output through argmax,
+    outside the model. With the head's bias changed, the head is born in step 0, and the tokens
+    that differ after it are inherited (fed back by the program), not a birth at each step."""
+
+    def test_tokens_made_from_a_diverged_output_are_inherited(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(tmp, "generate.py")
+            with open(script, "w") as f:
+                f.write(GENERATION_LOOP)
+            config = write_config(tmp)
+            dumps = {}
+            for name, env in (("a", {}), ("b", {"PROBE_TEST_NUDGE_HEAD": "1"})):
+                run_probe(["--output", os.path.join(tmp, name), "--config", config, "--", PYTHON, script],
+                          env=dict(os.environ, **env))
+                dumps[name] = os.path.join(tmp, name, "atb_dump_data")
+            # From the files: the rounds whose token (emb's input) differs between the runs.
+            tokens = [{int(r["Execution Count"]): (r["Max"], r["Min"]) for r in read_rows(dumps[name])
+                       if r["Op Name"] == "emb" and r["Input/Output"] == "input"} for name in ("a", "b")]
+            self.assertEqual(sorted(tokens[0]), list(range(6)))
+            differing = [r for r in range(6) if tokens[0][r] != tokens[1][r]]
+            self.assertGreaterEqual(len(differing), 3, tokens)
+            self.assertNotIn(0, differing)
+
+            result = compare(dumps["a"], dumps["b"], "--json")
+            self.assertEqual(result.returncode, 1, result.stderr)
+            report = json.loads(result.stdout)
+            self.assertEqual((report["firstBornHere"]["name"], report["firstBornHere"]["round"]), ("head", 0))
+            emb = {op["round"]: op for op in report["ops"] if op["name"] == "emb"}
+            for r in range(1, 6):
+                if r in differing:
+                    self.assertEqual(emb[r]["verdict"], "inherited", emb[r])
+                    self.assertTrue(emb[r].get("fedBack"), emb[r])
+                else:
+                    self.assertEqual(emb[r]["verdict"], "matches", emb[r])
+            self.assertEqual(report["summary"]["fedBackOps"], len(differing))
+            # Born: the head wherever its input matched (its own bias differs), nothing else.
+            born = [(op["name"], op["round"]) for op in report["ops"] if op["verdict"] == "born here"]
+            self.assertEqual(born, [("head", r) for r in range(6) if r == 0 or r not in differing], born)
+            text = compare(dumps["a"], dumps["b"]).stdout
+            self.assertIn("inputs from outside the model that differ after an earlier divergence", text)
+
+
 class NothingToCompare(unittest.TestCase):
     def test_an_op_level_dump_against_an_msprobe_one(self):
         with tempfile.TemporaryDirectory() as tmp:
