@@ -1820,7 +1820,7 @@ private:
     PrintMap producedData_, producedStats_;
     // Of the process walked: the first diverging input from outside the model with each
     // fingerprint; the latest layer-level op (one with no parent) whose output carried a
-    // divergence, and the latest of a round before that op's.
+    // divergence, and the latest of a pass before that op's.
     PrintMap outsideData_, outsideStats_;
     uint32_t lastCarrying_ = kNone, lastCarryingBefore_ = kNone;
     // By op: the pass of its process's model it ran in (divergenceFedBackTo).
