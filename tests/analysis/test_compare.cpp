@@ -253,6 +253,51 @@ TEST(Compare, AnInputFedBackFromAnEarlierRoundsDivergenceIsInheritedNotBornAgain
     EXPECT_EQ(alone.bornHereOps, 1u) << aloneReport;
 }
 
+// A changed bias, read again at each step, that addmm's copy_ also writes into its output: the
+// same data as last step's copy_ output, it is the bias again, born here at each step (it was
+// said to come from last step's copy_, and the layer around it was born here over an inherited
+// child: found by a new user).
+TEST(Compare, AnInputFromOutsideUsedAgainIsNotTheEarlierOutputThatCopiedIt) {
+    TempDir dir;
+    const auto x = randomValues(4, 12), bias = randomValues(4, 13);
+    const auto write = [&](const std::string& name, float nudge) {
+        std::vector<float> b = bias, y(4);
+        b[1] += nudge;
+        for (int k = 0; k < 4; ++k) y[k] = x[k] * 2 + b[k];
+        ApiRun run(dir, name);
+        for (int step = 0; step < 3; ++step) {
+            run.begin("head", "Linear");
+            run.input(0, x);
+            run.begin("linear", "aten::linear");
+            run.input(0, x);
+            run.input(1, b);
+            run.begin("copy_", "aten::copy_");
+            run.input(0, b);
+            run.output(0, b);  // the bias written into the output before the product is added
+            run.end();
+            run.output(0, y);
+            run.end();
+            run.output(0, y);
+            run.end();
+        }
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", 0)), b = indexOf(write("b", 0.5f));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    for (int step = 0; step < 3; ++step) {
+        const OpComparison& linear = result.ops[opOfRound(result, "head/linear", step)];
+        EXPECT_EQ(linear.verdict, OpVerdict::BornHere) << step << "\n" << report;
+        ASSERT_NE(linear.cause, kNone);
+        EXPECT_EQ(result.tensors[linear.cause].producer, kNone) << step << "\n" << report;
+        const OpComparison& head = result.ops[opOfRound(result, "head", step)];
+        EXPECT_EQ(head.verdict, OpVerdict::BornHere) << step << "\n" << report;
+        EXPECT_TRUE(head.bornInChild) << step << "\n" << report;
+    }
+    EXPECT_EQ(result.bornHereOps, 3u) << report;
+    EXPECT_EQ(result.fedBackOps, 0u) << report;
+}
+
 // A layer whose child reads data from outside the model, fed back by the program (a recurrent
 // cell's state kept by the caller): the child and the layer inherit the earlier divergence; the
 // layer, whose inputs match and whose output the child passed up, was called born here.

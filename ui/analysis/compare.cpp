@@ -1368,6 +1368,16 @@ private:
         return producedStats_.find(statsPrint_[i]);
     }
 
+    // Whether tensor `i`, of op `o`, is data seen as a diverging input from outside the model in
+    // an earlier pass, by an op that did not take it as fed back (a weight, a fixed input).
+    bool outsideInputOfAnEarlierPass(uint32_t i, uint32_t o) const {
+        const uint32_t seen =
+            dataPrintOf(i) ? outsideData_.find(dataPrintOf(i)) : outsideStats_.find(statsPrint_[i]);
+        if (seen == kNone) return false;
+        const uint32_t seenIn = result_.tensors[seen].op;
+        return passOf_[seenIn] < passOf_[o] && !result_.ops[seenIn].fedBack;
+    }
+
     void openOp(uint32_t o, const std::vector<uint32_t>& open) {
         OpComparison& op = result_.ops[o];
         op.began = clock_++;
@@ -1379,8 +1389,13 @@ private:
             TensorComparison& t = result_.tensors[i];
             if (t.isOutput) continue;
             // A parameter differs where it is used: it is never "received" from elsewhere.
-            const bool parameter = isParameterSlot(ref_, t.referenceRow);
-            t.producer = parameter ? kNone : producerOf(i, open);
+            t.producer = isParameterSlot(ref_, t.referenceRow) ? kNone : producerOf(i, open);
+            // The same data as an input from outside in an earlier pass, and as an output of an
+            // earlier pass too: it is that input again (a bias used again, last step copied into
+            // an output by addmm's copy_, was said to come from that copy_).
+            if (t.producer != kNone && passOf_[result_.tensors[t.producer].op] < passOf_[o] &&
+                outsideInputOfAnEarlierPass(i, o))
+                t.producer = kNone;
             const double inherited = t.producer != kNone ? result_.tensors[t.producer].scale : 0;
             judge(i, std::max(t.ownRms, inherited));
             if (t.producer == kNone && t.diverges) {
@@ -1527,11 +1542,7 @@ private:
             const TensorComparison& t = result_.tensors[i];
             if (t.isOutput || !t.source) continue;
             if (t.producer != kNone) return kNone;  // changed by an op not dumped
-            const uint32_t seen = dataPrintOf(i) ? outsideData_.find(dataPrintOf(i))
-                                                 : outsideStats_.find(statsPrint_[i]);
-            const uint32_t seenIn = seen != kNone ? result_.tensors[seen].op : kNone;
-            if (seenIn != kNone && passOf_[seenIn] < passOf_[o] && !result_.ops[seenIn].fedBack)
-                return kNone;
+            if (outsideInputOfAnEarlierPass(i, o)) return kNone;
         }
         return earlier;
     }
