@@ -687,13 +687,16 @@ TEST(Compare, ADifferenceGivenIsFollowedIntoTheOpThatMadeIt) {
 
 // A block that adds three times: the second add differs. The report, the JSON and the CSV tell
 // the three "block/add" apart by their ids (all three read "round 0  block/add (aten::add)").
+// Against a candidate with an op more before them, whose adds have other ids, both are named
+// (the app shows the candidate's tree, where the reference's id was another op).
 TEST(Compare, OpsOfOneNameInOneModuleAreToldApartByTheirIds) {
     TempDir dir;
     const auto x = randomValues(8, 6);
-    const auto write = [&](const std::string& name, float nudge) {
+    const auto write = [&](const std::string& name, float nudge, bool opBefore = false) {
         ApiRun run(dir, name);
         run.begin("block", "Block");
         run.input(0, x);
+        if (opBefore) run.op("arange", {}, {{0, 1, 2, 3}});
         std::vector<float> y = x;
         for (int k = 0; k < 3; ++k) {
             std::vector<float> sum = y;
@@ -732,6 +735,20 @@ TEST(Compare, OpsOfOneNameInOneModuleAreToldApartByTheirIds) {
     EXPECT_NE(csv.find(",Op Id,Process\n"), std::string::npos);
     EXPECT_NE(csv.find("," + id + "," + std::to_string(::getpid()) + "\n"), std::string::npos)
         << csv;
+    EXPECT_EQ(json["firstBornHere"].count("candidateId"), 0u);  // the same
+
+    const DumpIndex c = indexOf(write("c", 0.5f, true));
+    const auto shifted = compareDumps(a, c, {});
+    const std::string shiftedReport = formatCompareReport(shifted);
+    ASSERT_TRUE(shifted.firstBornHere) << shiftedReport;
+    const std::string candidateId = c.op(shifted.ops[*shifted.firstBornHere].candidateOp).id;
+    ASSERT_NE(candidateId, id);
+    EXPECT_NE(shiftedReport.find("first divergence, born here: round 0  block/add (aten::add, id " +
+                                 id + ", " + candidateId + " in the candidate)"),
+              std::string::npos)
+        << shiftedReport;
+    EXPECT_EQ(nlohmann::json::parse(compareResultJson(shifted))["firstBornHere"]["candidateId"],
+              candidateId);
 }
 
 // Op names are input: one holding a terminal escape, and 6,000 bytes long, is printed escaped and

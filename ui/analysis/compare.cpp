@@ -2016,9 +2016,14 @@ std::string CompareResult::describeOp(uint32_t o) const {
             nameShared =
                 nameShared || (sibling != at && reference->op(sibling).namePath == self.namePath);
     }
+    // The candidate's id too where it differs (an op more before it): the app shows the
+    // candidate's tree, where the reference's id is another op.
+    const std::string& candidateId = candidate->op(op.candidateOp).id;
+    const std::string ids =
+        "id " + r.id + (candidateId == r.id ? "" : ", " + candidateId + " in the candidate");
     if (!r.type.empty() || nameShared)
         out += " (" + r.type + (r.type.empty() || !nameShared ? "" : ", ") +
-               (nameShared ? "id " + r.id : std::string()) + ")";
+               (nameShared ? ids : std::string()) + ")";
     return out;
 }
 

@@ -542,6 +542,8 @@ Json opJson(const CompareResult& result, uint32_t o, bool withTensors) {
     j["name"] = result.reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath;
     j["type"] = r.type;
     j["id"] = r.id;  // ops of one name in one module (three adds) are told apart by it
+    if (const std::string& id = result.candidate->op(op.candidateOp).id; id != r.id)
+        j["candidateId"] = id;
     j["verdict"] = verdictName(op);
     if (op.cause != kNone) j["cause"] = result.tensorName(op.cause);
     if (op.inheritedFrom != kNone) j["inheritedFrom"] = result.describeOp(op.inheritedFrom);
