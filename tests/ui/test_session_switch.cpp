@@ -340,6 +340,35 @@ TEST_F(SessionSwitchTest, TheLetGoMessageGivesWayToTheNextDumpsState) {
     EXPECT_EQ(engine_.state(), QProcess::Running);
 }
 
+// A program let go by opening a dump over it goes on: the Session panel, which still shows its
+// run, says when it ends (it said "the program goes on running" ever after: found by a new
+// user).
+TEST_F(SessionSwitchTest, AProgramLetGoByOpeningADumpIsSaidToEndWhenItEnds) {
+    const QString opened = writeEngineDump("opened", 40);
+    const session::LiveProbeInfo probe =
+        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    ASSERT_NE(probe.pid, 0);
+    context_.attach(probe);
+    expectShows(QString::fromStdString(dir_ / "attached/atb_dump_data"), 3);
+    context_.openDump(opened);
+    expectShows(opened + "/atb_dump_data", 40);
+    auto* panel = window_.sessionPanel();
+    const auto logSays = [&](const QString& text) {
+        return panel->log()->toPlainText().contains(text);
+    };
+    ASSERT_TRUE(waitFor([&] { return logSays("the program goes on running"); }))
+        << panel->log()->toPlainText().toStdString();
+    EXPECT_EQ(panel->stateText(), "last run: detached");
+    EXPECT_FALSE(logSays("has ended since"));
+    engine_.kill();
+    ASSERT_TRUE(engine_.waitForFinished(30000));
+    ASSERT_TRUE(waitFor([&] {
+        return logSays(QString("the program (pid %1) has ended since").arg(probe.pid));
+    })) << panel->log()->toPlainText().toStdString();
+    EXPECT_EQ(panel->stateText(), "last run: detached");
+    expectShows(opened + "/atb_dump_data", 40);  // the dump shown stays
+}
+
 // Attach… to the model this window launched: it is followed already, and stays running (the
 // window asked "Stop it?" and, answered yes, ended the very program the user meant to follow).
 TEST_F(SessionSwitchTest, AttachingToTheModelThisWindowLaunchedKeepsIt) {

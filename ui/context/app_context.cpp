@@ -108,14 +108,17 @@ void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
         disconnect(old, nullptr, this, nullptr);
         disconnect(old, nullptr, store_, nullptr);
         // A launched model is asked to stop (SIGTERM, SIGKILL after a grace period), an attached
-        // probe let go; the session goes once that is done, without anyone waiting for it.
-        if (old->hasEnded()) {
+        // probe let go; the session goes once that is done, without anyone waiting for it. A
+        // program let go goes on: its session stays until it ends, so that the session panel,
+        // which still shows it, says so (it said "the program goes on running" ever after).
+        const auto done = [old] { return old->hasEnded() && !old->watchingForProgramEnd(); };
+        if (done()) {
             old->deleteLater();
         } else {
-            if (old->origin() == session::LiveSession::Origin::Attached)
+            if (old->origin() == session::LiveSession::Origin::Attached && !old->hasEnded())
                 letGo = tr("pid %1 (%2)").arg(old->probePid()).arg(old->command());
-            connect(old, &session::LiveSession::stateChanged, old, [old] {
-                if (old->hasEnded()) old->deleteLater();
+            connect(old, &session::LiveSession::stateChanged, old, [old, done] {
+                if (done()) old->deleteLater();
             });
             old->stop();
         }

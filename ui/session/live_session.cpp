@@ -44,23 +44,25 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
     });
     connect(&attachClient_, &ControlClient::disconnected, this, [this] {
         if (origin_ != Origin::Attached || hasEnded()) return;
+        // (The program's end is watched for before the state is said: whoever keeps the session
+        // until then asks watchingForProgramEnd() as it is said.)
         if (detaching_) {
-            setState(SessionState::Detached, tr("detached; the program goes on running"));
             programEndTimer_.start();
+            setState(SessionState::Detached, tr("detached; the program goes on running"));
         } else if (!attachedProgramRuns()) {
             sayTheProgramEnded();
         } else if (probeStopped_) {
             // Stopped as the program exits, most often: its end is said when it comes.
+            programEndTimer_.start();
             setState(SessionState::Detached,
                      tr("the probe stopped (pid %1)").arg(attachedProbe_.pid));
-            programEndTimer_.start();
         } else {
             // A program dying of a signal: its probe writes out what was queued and closes the
             // connection before the program is gone. Its end is said when it comes (the panel
             // said only this).
+            programEndTimer_.start();
             setState(SessionState::Detached,
                      tr("the probe closed the connection (pid %1)").arg(attachedProbe_.pid));
-            programEndTimer_.start();
         }
     });
     programEndTimer_.setInterval(200);

@@ -43,6 +43,8 @@ public:
     // The model's exit code once it ended (launched sessions), else -1.
     int exitCode() const;
     bool hasEnded() const { return sessionHasEnded(state_); }
+    // Detached from a program that still runs: its end is still to be said ("has ended since").
+    bool watchingForProgramEnd() const { return programEndTimer_.isActive(); }
     // The probe's process id (0 until known) and its command line.
     qint64 probePid() const;
     QString command() const;
