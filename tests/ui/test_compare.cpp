@@ -420,7 +420,8 @@ TEST_F(CompareTest, TheComparisonModelsStayConsistent) {
         EXPECT_EQ(op, static_cast<uint32_t>(row));  // execution order
         if (r.ops[op].verdict == analysis::OpVerdict::BornHere) {
             ++bornHere;
-            EXPECT_TRUE(verdict.data().toString().startsWith(QStringLiteral("born here")));
+            EXPECT_EQ(verdict.data().toString(),
+                      r.ops[op].bornInChild ? "born below" : "born here");
             EXPECT_EQ(verdict.data(Qt::BackgroundRole).value<QColor>(),
                       RunComparison::verdictColor(r.ops[op].bornInChild ? Verdict::BornBelow
                                                                         : Verdict::BornHere));
@@ -1280,7 +1281,7 @@ TEST_F(SmallComparedPair, VerdictsAndHeadersFitTheirColumns) {
     for (int i = 0; i < rows->rowCount(); ++i) {
         const QString verdict =
             rows->index(i, data::CompareOpsModel::VerdictColumn).data().toString();
-        sawInside = sawInside || verdict.endsWith("(inside)");
+        sawInside = sawInside || verdict == "born below";
         EXPECT_LT(metrics.horizontalAdvance(verdict),
                   table->columnWidth(data::CompareOpsModel::VerdictColumn))
             << verdict.toStdString();
@@ -1298,8 +1299,8 @@ TEST_F(SmallComparedPair, VerdictsAndHeadersFitTheirColumns) {
 // A layer whose divergence is born inside it is no birth in the error plot: drawn as one, at the
 // layer's start, it sat left of the first-divergence line and read as a divergence born before
 // it (found trying the app as a new user). No born-here disc or mark is left of the line. It is
-// drawn as born below, in that colour, in the plot and in the table ("born here (inside)" was in
-// born here's red, and had no point: found by a new user).
+// born below, in that colour, in the plot, the table and the tree ("born here (inside)" was in
+// born here's red in the table, born here in the tree, and had no point: found by new users).
 TEST_F(SmallComparedPair, ALayerWhoseDivergenceIsBornInsideIsNoBirthInThePlot) {
     ASSERT_TRUE(waitFor([&] { return panel_->isVisible(); }));
     const auto& r = *context_.comparison()->result();
@@ -1339,7 +1340,7 @@ TEST_F(SmallComparedPair, ALayerWhoseDivergenceIsBornInsideIsNoBirthInThePlot) {
                 drawnBelow = drawnBelow || p->key == x;
         EXPECT_TRUE(drawnBelow) << "the layer at " << x;
     }
-    // The table: its row in born below's colour, "born here (inside)".
+    // The table: its row in born below's colour, "born below"; the tree says so in its round.
     const auto* rows = panel_->model();
     int insideRows = 0;
     for (int i = 0; i < rows->rowCount(); ++i) {
@@ -1352,8 +1353,11 @@ TEST_F(SmallComparedPair, ALayerWhoseDivergenceIsBornInsideIsNoBirthInThePlot) {
                   RunComparison::verdictColor(op.bornInChild ? RunComparison::Verdict::BornBelow
                                                              : RunComparison::Verdict::BornHere))
             << verdict.data().toString().toStdString();
-        EXPECT_EQ(verdict.data().toString().endsWith("(inside)"), op.bornInChild);
+        EXPECT_EQ(verdict.data().toString(), op.bornInChild ? "born below" : "born here");
         insideRows += op.bornInChild;
+        EXPECT_EQ(
+            context_.comparison()->shownVerdictOf(op.candidateOp, op.candidateRound),
+            op.bornInChild ? RunComparison::Verdict::BornBelow : RunComparison::Verdict::BornHere);
     }
     EXPECT_EQ(insideRows, static_cast<int>(insideX.size()));
 }
@@ -1437,8 +1441,8 @@ TEST_F(SmallComparedPair, TheLegendSaysWhatEachVerdictMeans) {
             continue;
         ++swatches;
         EXPECT_FALSE(label->toolTip().isEmpty()) << text.toStdString();
-        if (text == "born below") {  // the colour the table gives it
-            EXPECT_TRUE(label->toolTip().contains("born here (inside)"));
+        if (text == "born below") {  // also an op whose divergence is born inside it
+            EXPECT_TRUE(label->toolTip().contains("or its divergence is the one born inside"));
         }
     }
     EXPECT_EQ(swatches, 5);

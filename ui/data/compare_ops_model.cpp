@@ -60,8 +60,7 @@ QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made,
             return QString::fromStdString(shownName(*r.reference, op.referenceOp));
         case CompareOpsModel::VerdictColumn:
             if (!op.judged) return CompareOpsModel::tr("not judged");
-            return QString(RunComparison::verdictText(RunComparison::verdictFor(op)) +
-                           (op.bornInChild ? CompareOpsModel::tr(" (inside)") : QString()));
+            return RunComparison::verdictText(RunComparison::drawnVerdictFor(op));
         case CompareOpsModel::CauseColumn:
             return op.cause == kNone ? QString()
                                      : QString::fromStdString(r.describeTensor(op.cause));

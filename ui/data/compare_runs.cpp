@@ -58,6 +58,8 @@ struct RunComparison::Run {
     // stayed within the tolerance, above its red linear, closed.
     std::unordered_set<uint64_t> bornBelow;
     std::vector<char> bornBelowInSomeRound;
+    // By op: born here in some round where its divergence is not born inside it.
+    std::vector<char> bornHereItselfInSomeRound;
     static uint64_t execution(uint32_t op, int32_t round) {
         return (static_cast<uint64_t>(op) << 32) | static_cast<uint32_t>(round);
     }
@@ -374,8 +376,10 @@ void RunComparison::Run::buildLookups() {
         lastOfOp[op.candidateOp] = i;
     }
     bornBelowInSomeRound.assign(ops, 0);
+    bornHereItselfInSomeRound.assign(ops, 0);
     for (const auto& op : r.ops) {
         if (op.verdict != analysis::OpVerdict::BornHere || op.candidateOp >= ops) continue;
+        if (!op.bornInChild) bornHereItselfInSomeRound[op.candidateOp] = 1;
         for (uint32_t a = candidate->op(op.candidateOp).parent; a != kNone;
              a = candidate->op(a).parent) {
             if (!bornBelow.insert(execution(a, op.candidateRound)).second) break;
@@ -428,10 +432,19 @@ bool RunComparison::bornBelow(uint32_t candidateOp, int32_t round) const {
 
 RunComparison::Verdict RunComparison::shownVerdictOf(uint32_t candidateOp, int32_t round) const {
     const Verdict verdict = verdictOf(candidateOp, round);
-    return (verdict == Verdict::Matches || verdict == Verdict::NotCompared) &&
-                   bornBelow(candidateOp, round)
-               ? Verdict::BornBelow
-               : verdict;
+    if ((verdict == Verdict::Matches || verdict == Verdict::NotCompared) &&
+        bornBelow(candidateOp, round))
+        return Verdict::BornBelow;
+    // Born here only as the op its divergence surfaces in, born inside it: as the compared ops
+    // and the error plot show it (the tree said born here, in the birth's red).
+    if (verdict == Verdict::BornHere) {
+        if (round < 0) {
+            if (!shown_->bornHereItselfInSomeRound[candidateOp]) return Verdict::BornBelow;
+        } else if (const uint32_t i = comparedOp(candidateOp, round); i != kNone) {
+            return drawnVerdictFor(shown_->result.ops[i]);
+        }
+    }
+    return verdict;
 }
 
 uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {

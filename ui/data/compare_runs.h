@@ -30,8 +30,9 @@ class RunComparison : public QObject {
 public:
     // What an op of the shown dump is, over the rounds compared: the worst of its executions
     // (born here, then inherited, then matches), or only in one run when none paired up.
-    // BornBelow is no execution's verdict: the views show it for an op that matches (or was not
-    // compared) with an op born here inside it (shownVerdictOf).
+    // BornBelow is no execution's verdict: the views show it for an op with an op born here
+    // inside it, that matches, was not compared or is born here only as the op that divergence
+    // surfaces in (shownVerdictOf, drawnVerdictFor).
     enum class Verdict { NotCompared, Matches, Inherited, BornHere, OnlyInOneRun, BornBelow };
     static QString verdictText(Verdict verdict);
     // The colour the op tree and the plots give a verdict (invalid for NotCompared).
@@ -40,9 +41,9 @@ public:
     static Verdict verdictFor(analysis::OpVerdict verdict);
     // An execution's: NotCompared when nothing of it could be judged (OpComparison::judged).
     static Verdict verdictFor(const analysis::OpComparison& op);
-    // The colour an execution's row in the compared ops and its point on the error plot are
-    // drawn in: born below's for one born here whose divergence is born in an op inside it
-    // ("born here (inside)": in born here's red, and without a point, it read as a second birth).
+    // An execution's verdict as the compared ops and the error plot show it: born below for one
+    // born here whose divergence is born in an op inside it (said "born here (inside)", in born
+    // here's red, and without a point, it read as a second birth).
     static Verdict drawnVerdictFor(const analysis::OpComparison& op);
 
     // How far a compared tensor is from its reference, as the tables and plots show it.
@@ -96,8 +97,8 @@ public:
     Verdict verdictOf(uint32_t candidateOp, int32_t round) const;
     // Whether an op born here is inside the op, in `round` (-1: in any round).
     bool bornBelow(uint32_t candidateOp, int32_t round) const;
-    // verdictOf, or BornBelow for an op that matches or was not compared with an op born here
-    // inside it: what the op tree shows.
+    // verdictOf, or BornBelow for an op with an op born here inside it that matches, was not
+    // compared or is born here only as the op that divergence surfaces in: what the tree shows.
     Verdict shownVerdictOf(uint32_t candidateOp, int32_t round) const;
     // The compared execution of the op in `round` (-1: its first diverging one, else its first):
     // an index into result()->ops, or kNone.

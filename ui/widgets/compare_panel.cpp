@@ -66,9 +66,9 @@ QString verdictMeaning(Verdict verdict) {
             return ComparePanel::tr("Ran in one run only: listed on the \"In one run only\" tab");
         case Verdict::BornBelow:
             return ComparePanel::tr(
-                "In the op tree: the op matches (or was not compared), and an op inside it is "
-                "born here: open it. In the compared ops and the plot, \"born here (inside)\": "
-                "the divergence surfaces here, born in an op inside this one");
+                "An op inside it is born here: open it. The op itself matches, was not compared, "
+                "or its divergence is the one born inside (probe compare: \"it surfaces in the "
+                "enclosing ops too\")");
         case Verdict::NotCompared:
             break;
     }
