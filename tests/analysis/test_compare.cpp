@@ -176,11 +176,12 @@ uint32_t opOfRound(const CompareResult& r, const std::string& name, int round) {
 // (a token: no op of the dump makes it). After blk is born in step 0, fc1 of every later step
 // receives that divergence through the program: inherited from the latest op of an earlier
 // step that carried one (the model's output: blk's second call), not another birth in each
-// step. blk is called twice a step, so its rounds run twice as fast as fc1's (a step is a pass:
-// from one call of the first layer-level op called again to the next). The reference's input of
-// step 3 is its input of step 1 again (a token that repeats): still fed back. A table that differs
-// from the start and is read again each step stays born here; so does an input that differs for
-// the first time when no earlier step diverged.
+// step (step 3's token is step 1's again, first read by mix, which inherits emb's divergence:
+// still fed back). blk is called twice a step, so its rounds run twice as fast as fc1's (a step is
+// a pass: from one call of the first layer-level op called again to the next). The reference's
+// input of step 3 is its input of step 1 again (a token that repeats): still fed back. A table that
+// differs from the start and is read again each step stays born here; so does an input that differs
+// for the first time when no earlier step diverged.
 TEST(Compare, AnInputFedBackFromAnEarlierRoundsDivergenceIsInheritedNotBornAgain) {
     TempDir dir;
     const std::vector<std::vector<float>> inputs = {randomValues(8, 7), randomValues(8, 9),
@@ -200,7 +201,12 @@ TEST(Compare, AnInputFedBackFromAnEarlierRoundsDivergenceIsInheritedNotBornAgain
             for (int k = 0; k < 8; ++k) h[k] = 2 * x[k];
             for (int k = 0; k < 8; ++k) y1[k] = h[k] + 0.5f + (k == 3 ? nudge : 0.f);
             for (int k = 0; k < 8; ++k) y2[k] = y1[k] + 0.5f + (k == 3 ? nudge : 0.f);
+            std::vector<float> mixed(8);
+            for (int k = 0; k < 8; ++k) mixed[k] = x[k] + e[k];
             run.op("emb", {t}, {e});
+            // The token's first reader takes the table's diverging embedding too: inherited
+            // from emb, it is no fed-back op, yet the token it read was fed back.
+            run.op("mix", {x, e}, {mixed});
             run.op("fc1", {x}, {h});
             run.op("blk", {h}, {y1});
             run.op("blk", {y1}, {y2});
@@ -210,7 +216,7 @@ TEST(Compare, AnInputFedBackFromAnEarlierRoundsDivergenceIsInheritedNotBornAgain
     const DumpIndex a = indexOf(write("a", 0, 0, 99)), b = indexOf(write("b", 0.25f, 0.5f, 1));
     const auto result = compareDumps(a, b, {});
     const std::string report = formatCompareReport(result);
-    ASSERT_EQ(result.ops.size(), 16u) << report;
+    ASSERT_EQ(result.ops.size(), 20u) << report;
     ASSERT_TRUE(result.firstBornHere) << report;
     EXPECT_EQ(*result.firstBornHere, opOfRound(result, "emb", 0)) << report;
     EXPECT_EQ(result.ops[opOfRound(result, "fc1", 0)].verdict, OpVerdict::Matches) << report;
@@ -243,14 +249,17 @@ TEST(Compare, AnInputFedBackFromAnEarlierRoundsDivergenceIsInheritedNotBornAgain
     EXPECT_EQ(json["summary"]["fedBackOps"], 3) << json["summary"].dump();
     EXPECT_NE(compareResultJson(result).find("\"fedBack\": true"), std::string::npos);
 
-    // No earlier step diverged: step 2's input differing is where it starts.
+    // No earlier step diverged: step 2's input differing is where it starts (at both its
+    // readers).
     const DumpIndex c = indexOf(write("c", 0, 0, 2));
     const auto alone = compareDumps(a, c, {});
     const std::string aloneReport = formatCompareReport(alone);
     ASSERT_TRUE(alone.firstBornHere) << aloneReport;
-    EXPECT_EQ(*alone.firstBornHere, opOfRound(alone, "fc1", 2)) << aloneReport;
-    EXPECT_FALSE(alone.ops[*alone.firstBornHere].fedBack) << aloneReport;
-    EXPECT_EQ(alone.bornHereOps, 1u) << aloneReport;
+    EXPECT_EQ(*alone.firstBornHere, opOfRound(alone, "mix", 2)) << aloneReport;
+    EXPECT_EQ(alone.ops[opOfRound(alone, "fc1", 2)].verdict, OpVerdict::BornHere) << aloneReport;
+    EXPECT_FALSE(alone.ops[opOfRound(alone, "fc1", 2)].fedBack) << aloneReport;
+    EXPECT_EQ(alone.bornHereOps, 2u) << aloneReport;
+    EXPECT_EQ(alone.fedBackOps, 2u) << aloneReport;  // step 3's readers, after step 2's
 }
 
 // A changed bias, read again at each step, that addmm's copy_ also writes into its output: the

@@ -369,6 +369,26 @@ TEST_F(SessionSwitchTest, AProgramLetGoByOpeningADumpIsSaidToEndWhenItEnds) {
     expectShows(opened + "/atb_dump_data", 40);  // the dump shown stays
 }
 
+// The run kept for the Session panel until its program ends goes when a new run takes the panel:
+// a program that never ends (or whose pid was given to another) kept one session more each time.
+TEST_F(SessionSwitchTest, ARunLetGoIsKeptOnlyUntilAnotherRunTakesThePanel) {
+    const QString opened = writeEngineDump("opened", 40);
+    const session::LiveProbeInfo probe =
+        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    ASSERT_NE(probe.pid, 0);
+    const auto sessions = [&] {
+        return context_.findChildren<session::LiveSession*>(Qt::FindDirectChildrenOnly).size();
+    };
+    for (int attach = 0; attach < 3; ++attach) {
+        context_.attach(probe);
+        expectShows(QString::fromStdString(dir_ / "attached/atb_dump_data"), 3);
+        context_.openDump(opened);
+        expectShows(opened + "/atb_dump_data", 40);
+        ASSERT_TRUE(waitFor([&] { return sessions() == 1; })) << sessions() << " sessions";
+    }
+    EXPECT_EQ(engine_.state(), QProcess::Running);
+}
+
 // Attach… to the model this window launched: it is followed already, and stays running (the
 // window asked "Stop it?" and, answered yes, ended the very program the user meant to follow).
 TEST_F(SessionSwitchTest, AttachingToTheModelThisWindowLaunchedKeepsIt) {

@@ -1369,13 +1369,21 @@ private:
     }
 
     // Whether tensor `i`, of op `o`, is data seen as a diverging input from outside the model in
-    // an earlier pass, by an op that did not take it as fed back (a weight, a fixed input).
+    // an earlier pass, before any pass carried a divergence (a weight, a fixed input): not one
+    // the program may have made from a divergence (a token, which may come again).
     bool outsideInputOfAnEarlierPass(uint32_t i, uint32_t o) const {
         const uint32_t seen =
             dataPrintOf(i) ? outsideData_.find(dataPrintOf(i)) : outsideStats_.find(statsPrint_[i]);
-        if (seen == kNone) return false;
-        const uint32_t seenIn = result_.tensors[seen].op;
-        return passOf_[seenIn] < passOf_[o] && !result_.ops[seenIn].fedBack;
+        return seen != kNone && passOf_[result_.tensors[seen].op] < passOf_[o] &&
+               !sightedAfterADivergence_.count(seen);
+    }
+
+    // The latest layer-level op of a pass before op `o`'s whose output carried a divergence,
+    // kNone when none did.
+    uint32_t carryingBefore(uint32_t o) const {
+        for (const uint32_t carrying : {lastCarrying_, lastCarryingBefore_})
+            if (carrying != kNone && passOf_[carrying] < passOf_[o]) return carrying;
+        return kNone;
     }
 
     void openOp(uint32_t o, const std::vector<uint32_t>& open) {
@@ -1400,9 +1408,16 @@ private:
             judge(i, std::max(t.ownRms, inherited));
             if (t.producer == kNone && t.diverges) {
                 // From outside the model, diverging: its first sighting (divergenceFedBackTo).
-                if (outsideData_.find(dataPrintOf(i)) == kNone) outsideData_.set(dataPrintOf(i), i);
-                if (outsideStats_.find(statsPrint_[i]) == kNone)
+                bool first = false;
+                if (outsideData_.find(dataPrintOf(i)) == kNone) {
+                    outsideData_.set(dataPrintOf(i), i);
+                    first = true;
+                }
+                if (outsideStats_.find(statsPrint_[i]) == kNone) {
                     outsideStats_.set(statsPrint_[i], i);
+                    first = true;
+                }
+                if (first && carryingBefore(o) != kNone) sightedAfterADivergence_.insert(i);
             }
             const bool carried =
                 t.producer != kNone && result_.tensors[t.producer].carriesDivergence;
@@ -1531,12 +1546,7 @@ private:
             const OpComparison& child = result_.ops[result_.tensors[inner].op];
             return child.fedBack && child.began > op.began ? child.inheritedFrom : kNone;
         }
-        uint32_t earlier = kNone;
-        for (const uint32_t carrying : {lastCarrying_, lastCarryingBefore_})
-            if (carrying != kNone && passOf_[carrying] < passOf_[o]) {
-                earlier = carrying;
-                break;
-            }
+        const uint32_t earlier = carryingBefore(o);
         if (earlier == kNone) return kNone;
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             const TensorComparison& t = result_.tensors[i];
@@ -1629,6 +1639,7 @@ private:
             producedStats_.clear(outputs_);
             outsideData_.clear();
             outsideStats_.clear();
+            sightedAfterADivergence_.clear();
             lastCarrying_ = lastCarryingBefore_ = kNone;
             if (passOf_.empty()) passOf_.assign(result_.ops.size(), 0);
             // msprobe's rounds are the process's steps. Op-level rounds count each layer-level
@@ -1683,10 +1694,13 @@ private:
     // that is called more than once, kNone when none is.
     uint32_t firstRepeatedLayerOp(size_t o) const {
         const uint32_t process = result_.ops[o].referenceProcess;
-        std::unordered_map<uint32_t, uint32_t> calls;  // reference op -> its calls
+        std::vector<uint8_t> calls(ref_.opCount(), 0);  // by reference op: none, one, more
         size_t end = o;
         for (; end < result_.ops.size() && result_.ops[end].referenceProcess == process; ++end)
-            if (result_.ops[end].parent == kNone) ++calls[result_.ops[end].referenceOp];
+            if (result_.ops[end].parent == kNone) {
+                uint8_t& n = calls[result_.ops[end].referenceOp];
+                n = static_cast<uint8_t>(std::min(n + 1, 2));
+            }
         for (size_t k = o; k < end; ++k)
             if (result_.ops[k].parent == kNone && calls[result_.ops[k].referenceOp] > 1)
                 return result_.ops[k].referenceOp;
@@ -1760,8 +1774,7 @@ private:
                     result_.firstBornHere = o;
             } else if (op.verdict == OpVerdict::Inherited) {
                 ++result_.inheritedOps;
-                result_.fedBackOps +=
-                    op.fedBack && op.cause != kNone && !result_.tensors[op.cause].isOutput;
+                result_.fedBackOps += result_.fedBackAtInput(o);
             }
         }
         // The first op to receive the first divergence, of those whose received divergence leads
@@ -1833,6 +1846,7 @@ private:
     // fingerprint; the latest layer-level op (one with no parent) whose output carried a
     // divergence, and the latest of a pass before that op's.
     PrintMap outsideData_, outsideStats_;
+    std::unordered_set<uint32_t> sightedAfterADivergence_;  // of those first sightings
     uint32_t lastCarrying_ = kNone, lastCarryingBefore_ = kNone;
     // By op: the pass of its process's model it ran in (divergenceFedBackTo).
     std::vector<int32_t> passOf_;
@@ -1994,6 +2008,11 @@ std::string partOf(const DataMeasures& d, bool imaginary) {
 
 }  // namespace
 
+bool CompareResult::fedBackAtInput(uint32_t o) const {
+    const OpComparison& op = ops[o];
+    return op.fedBack && op.cause != kNone && !tensors[op.cause].isOutput;
+}
+
 std::string CompareResult::describeOp(uint32_t o) const {
     if (o >= ops.size() || !reference) return "?";
     const OpComparison& op = ops[o];
@@ -2018,12 +2037,13 @@ std::string CompareResult::describeOp(uint32_t o) const {
     }
     // The candidate's id too where it differs (an op more before it): the app shows the
     // candidate's tree, where the reference's id is another op.
-    const std::string& candidateId = candidate->op(op.candidateOp).id;
-    const std::string ids =
-        "id " + r.id + (candidateId == r.id ? "" : ", " + candidateId + " in the candidate");
+    std::string ids;
+    if (nameShared) {
+        const std::string& candidateId = candidate->op(op.candidateOp).id;
+        ids = "id " + r.id + (candidateId == r.id ? "" : ", " + candidateId + " in the candidate");
+    }
     if (!r.type.empty() || nameShared)
-        out += " (" + r.type + (r.type.empty() || !nameShared ? "" : ", ") +
-               (nameShared ? ids : std::string()) + ")";
+        out += " (" + r.type + (r.type.empty() || !nameShared ? "" : ", ") + ids + ")";
     return out;
 }
 

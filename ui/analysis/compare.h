@@ -140,9 +140,10 @@ struct OpComparison {
     // Born here at an output, and so is an op inside it: its divergence surfaces here but starts
     // deeper (an op born at an input had it before its children ran).
     bool bornInChild = false;
-    // Inherited through an input from outside the model, new in its round, after an earlier
-    // round's op (inheritedFrom) handed out a divergence: the program fed it back (a generated
-    // token, a weight updated by an optimizer step).
+    // Inherited through an input from outside the model, new in its pass (step), after an
+    // earlier pass's op (inheritedFrom) handed out a divergence: the program fed it back (a
+    // generated token, a weight updated by an optimizer step); or a layer whose diverging output
+    // such an op inside it passed up.
     bool fedBack = false;
     // When it began and finished in the reference's execution (one clock for all ops): children
     // begin after and finish before their parent.
@@ -249,6 +250,9 @@ struct CompareResult {
 
     // For people: "round 2  layers.1/mlp/down_proj (Linear)"; msprobe: the entry name.
     std::string describeOp(uint32_t op) const;
+    // Whether op `o` is fed back (OpComparison::fedBack) at an input of its own: where the data
+    // came in, counted in fedBackOps and listed by the report.
+    bool fedBackAtInput(uint32_t o) const;
     std::string describeUnpaired(const UnpairedOp& op) const;
     // The name alone of an op of one run only: its path (msprobe: the entry name), after its
     // process's key when its dump has several.

@@ -125,14 +125,13 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
         // blamed "an op that was not dumped" above a list of the ops that were).
         const auto before = result.unpairedBefore(o, 3);
         if (op.fedBack) {
-            out +=
-                std::string(t.isOutput ? "  (an op inside it had an input from outside the "
-                                         "model, new in this round"
-                                       : "  (it came from outside the model, new in this round") +
-                ": taken as made by the program from what ran after " +
-                result.describeOp(op.inheritedFrom) +
-                " diverged, as a generated token or an optimizer step is; data changed there "
-                "for another reason would look the same)\n";
+            out += std::string(t.isOutput ? "  (an op inside it had an input from outside the "
+                                            "model, new in this step"
+                                          : "  (it came from outside the model, new in this step") +
+                   ": taken as made by the program from what ran after " +
+                   result.describeOp(op.inheritedFrom) +
+                   " diverged, as a generated token or an optimizer step is; data changed there "
+                   "for another reason would look the same)\n";
         } else if (op.verdict == OpVerdict::Inherited && t.source && op.inheritedFrom != kNone) {
             // Inherited though its input came from no compared op: a backward op, from what its
             // forward saved (it said "no compared op produced it", then "received from").
@@ -387,7 +386,7 @@ std::string reportText(const CompareResult& result, size_t context) {
         more = 0;
         for (uint32_t o = 0; o < result.ops.size(); ++o) {
             const OpComparison& op = result.ops[o];
-            if (!op.fedBack || op.cause == kNone || result.tensors[op.cause].isOutput) continue;
+            if (!result.fedBackAtInput(o)) continue;
             if (more == 0)
                 out +=
                     "inputs from outside the model that differ after an earlier divergence, "

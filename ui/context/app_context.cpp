@@ -103,15 +103,23 @@ QString AppContext::configsDirectory() const {
 
 void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
     QString letGo;  // the attached probe let go, said once the new session is in place
+    // A new run takes the session panel: a run let go before, kept for the panel until its
+    // program ends, goes now (a program that never ends, or whose pid was given to another,
+    // kept one more each time).
+    if (live && watchedUntilItEnds_) watchedUntilItEnds_->deleteLater();
     if (session::LiveSession* old = live_) {
         live_ = nullptr;
         disconnect(old, nullptr, this, nullptr);
         disconnect(old, nullptr, store_, nullptr);
         // A launched model is asked to stop (SIGTERM, SIGKILL after a grace period), an attached
-        // probe let go; the session goes once that is done, without anyone waiting for it. A
-        // program let go goes on: its session stays until it ends, so that the session panel,
-        // which still shows it, says so (it said "the program goes on running" ever after).
-        const auto done = [old] { return old->hasEnded() && !old->watchingForProgramEnd(); };
+        // probe let go; the session goes once that is done, without anyone waiting for it. When
+        // a dump is shown next, the session panel still shows this run: a program let go stays
+        // watched until it ends, for the panel to say so (it said "the program goes on running"
+        // ever after).
+        const bool panelShowsIt = live == nullptr;
+        const auto done = [old, panelShowsIt] {
+            return old->hasEnded() && !(panelShowsIt && old->watchingForProgramEnd());
+        };
         if (done()) {
             old->deleteLater();
         } else {
@@ -121,6 +129,7 @@ void AppContext::replaceSession(SessionKind kind, session::LiveSession* live) {
                 if (done()) old->deleteLater();
             });
             old->stop();
+            if (panelShowsIt) watchedUntilItEnds_ = old;
         }
     }
     openingRecent_.clear();

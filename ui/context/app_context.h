@@ -191,6 +191,8 @@ private:
     data::DumpCursor* cursor_;
     session::RecentSessions* recent_;
     QPointer<session::LiveSession> live_;
+    // The run a dump was opened over, kept until its program ends (replaceSession).
+    QPointer<session::LiveSession> watchedUntilItEnds_;
     SessionKind kind_ = SessionKind::None;
     QString dataDirectory_;
     QString probeExecutable_;

@@ -297,7 +297,7 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
         return {};
     const uint32_t i = opAt(static_cast<size_t>(index.row()));
     const auto& op = r->ops[i];
-    const Verdict verdict = RunComparison::verdictFor(op);
+    const Verdict verdict = RunComparison::drawnVerdictFor(op);  // as the text and colour say
     const uint32_t decider = op.cause != kNone ? op.cause : op.tensorCount ? op.firstTensor : kNone;
     switch (role) {
         case ComparedOpRole:
@@ -311,7 +311,7 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
         case Qt::BackgroundRole: {
             // Matches: the table's own colour; not judged: none at all (an invalid colour in the
             // role painted the rows black).
-            const QColor color = RunComparison::verdictColor(RunComparison::drawnVerdictFor(op));
+            const QColor color = RunComparison::verdictColor(verdict);
             return verdict == Verdict::Matches || !color.isValid() ? QVariant() : QVariant(color);
         }
         case Qt::ToolTipRole: {

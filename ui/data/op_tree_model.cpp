@@ -759,9 +759,10 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
                     "Against the reference run, in the round chosen (over every round compared "
                     "when none is): born here (an output differs while the inputs match, or an "
                     "input differs that no compared op made: a parameter, the model's input), "
-                    "inherited (from an op, or from outside the model after an earlier round "
+                    "inherited (from an op, or from outside the model after an earlier step "
                     "diverged: a generated token), matches, only in one run; born below: an op "
-                    "inside it is born here, while it matches or was not compared");
+                    "inside it is born here, while it matches, was not compared or is born here "
+                    "only as the op that divergence surfaces in");
             default:
                 return {};
         }

@@ -47,18 +47,18 @@ double dotSize(Verdict verdict) {
     return verdict == Verdict::Matches ? 4 : verdict == Verdict::BornBelow ? 5 : 7;
 }
 
-// What a verdict's colour says, for the legend: the table's "born here (inside)" was in no legend.
+// What a verdict's colour says, for the legend (the table's verdicts were in no legend).
 QString verdictMeaning(Verdict verdict) {
     switch (verdict) {
         case Verdict::BornHere:
             return ComparePanel::tr(
                 "Where a divergence is born: the op's inputs match and an output differs, or an "
                 "input differs that no compared op made (a parameter, the model's input while no "
-                "earlier round diverged)");
+                "earlier step diverged)");
         case Verdict::Inherited:
             return ComparePanel::tr(
                 "An input differs that came from an op where a divergence was born or "
-                "inherited, or, in a later round, from outside the model after an earlier round "
+                "inherited, or, in a later step, from outside the model after an earlier step "
                 "diverged (a generated token fed back)");
         case Verdict::Matches:
             return ComparePanel::tr("Every tensor of the op within the noise floor of its dtype");
