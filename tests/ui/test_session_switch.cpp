@@ -104,6 +104,16 @@ protected:
         guard_.reset();
         ::unsetenv("PROBE_CONTROL_DIR");
     }
+    // A model started under its probe (engine_), attached to and shown.
+    session::LiveProbeInfo attachToARunningModel() {
+        const session::LiveProbeInfo probe =
+            test::startEngineProbe(engine_, dir_ / "attached", config_);
+        EXPECT_NE(probe.pid, 0);
+        if (probe.pid == 0) return probe;
+        context_.attach(probe);
+        expectShows(QString::fromStdString(dir_ / "attached/atb_dump_data"), 3);
+        return probe;
+    }
     QString writeEngineDump(const std::string& name, int rounds) {
         return test::writeEngineDump(dir_ / name, config_, rounds);
     }
@@ -302,11 +312,8 @@ TEST_F(SessionSwitchTest, OpenLaunchReopenAttachInSequence) {
     ASSERT_TRUE(waitFor([&] { return test::processHasEnded(launchedPid); }))  // stopped
         << "state " << test::processState(launchedPid);
 
-    const session::LiveProbeInfo probe =
-        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    const session::LiveProbeInfo probe = attachToARunningModel();
     ASSERT_NE(probe.pid, 0);
-    context_.attach(probe);
-    expectShows(QString::fromStdString(dir_ / "attached/atb_dump_data"), 3);
     EXPECT_EQ(window_.sessionPanel()->stateText(), "dumping");
 
     context_.openDump(opened);
@@ -321,11 +328,8 @@ TEST_F(SessionSwitchTest, OpenLaunchReopenAttachInSequence) {
 // to its state line: it hid "complete · 40 ops ..." for 15 s (found by a user walk).
 TEST_F(SessionSwitchTest, TheLetGoMessageGivesWayToTheNextDumpsState) {
     const QString opened = writeEngineDump("opened", 40);
-    const session::LiveProbeInfo probe =
-        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    const session::LiveProbeInfo probe = attachToARunningModel();
     ASSERT_NE(probe.pid, 0);
-    context_.attach(probe);
-    expectShows(QString::fromStdString(dir_ / "attached/atb_dump_data"), 3);
 
     context_.openDump(opened);
     EXPECT_TRUE(window_.statusMessage().startsWith(QString("Let go of pid %1 (").arg(probe.pid)))
@@ -345,11 +349,8 @@ TEST_F(SessionSwitchTest, TheLetGoMessageGivesWayToTheNextDumpsState) {
 // user).
 TEST_F(SessionSwitchTest, AProgramLetGoByOpeningADumpIsSaidToEndWhenItEnds) {
     const QString opened = writeEngineDump("opened", 40);
-    const session::LiveProbeInfo probe =
-        test::startEngineProbe(engine_, dir_ / "attached", config_);
+    const session::LiveProbeInfo probe = attachToARunningModel();
     ASSERT_NE(probe.pid, 0);
-    context_.attach(probe);
-    expectShows(QString::fromStdString(dir_ / "attached/atb_dump_data"), 3);
     context_.openDump(opened);
     expectShows(opened + "/atb_dump_data", 40);
     auto* panel = window_.sessionPanel();
