@@ -213,11 +213,18 @@ public:
         size_ = 0;
     }
     void set(uint64_t key, uint32_t value) {
-        if (!key) return;
-        if ((size_ + 1) * 2 > entries_.size()) grow();
-        Entry& entry = entries_[slot(key)];
-        if (!entry.key) ++size_;
-        entry = {key, value};
+        if (Entry* entry = entryFor(key)) {
+            if (!entry->key) ++size_;
+            *entry = {key, value};
+        }
+    }
+    // Sets `key` to `value` unless it has a value already; whether it did.
+    bool add(uint64_t key, uint32_t value) {
+        Entry* entry = entryFor(key);
+        if (!entry || entry->key) return false;
+        ++size_;
+        *entry = {key, value};
+        return true;
     }
     uint32_t find(uint64_t key) const {
         if (!key || entries_.empty()) return kNone;
@@ -230,6 +237,13 @@ private:
         uint64_t key = 0;
         uint32_t value = kNone;
     };
+    // The entry `key` has or goes in (empty when it is new), with room made for one more;
+    // nullptr for key 0, no fingerprint.
+    Entry* entryFor(uint64_t key) {
+        if (!key) return nullptr;
+        if ((size_ + 1) * 2 > entries_.size()) grow();
+        return &entries_[slot(key)];
+    }
     size_t slot(uint64_t key) const {
         const size_t mask = entries_.size() - 1;
         size_t at = static_cast<size_t>(key * 0x9e3779b97f4a7c15ull >> 20) & mask;
@@ -1081,6 +1095,7 @@ private:
         shapeDiffers_.assign(n, false);
         unmeasured_.assign(n, false);
         judgedExactly_.assign(n, false);
+        passOf_.assign(result_.ops.size(), 0);
         // Statistics alone are cheap: hand them out in batches.
         const size_t batch = options_.useTensorData ? 1 : 256;
         const size_t batches = (n + batch - 1) / batch;
@@ -1408,15 +1423,9 @@ private:
             judge(i, std::max(t.ownRms, inherited));
             if (t.producer == kNone && t.diverges) {
                 // From outside the model, diverging: its first sighting (divergenceFedBackTo).
-                bool first = false;
-                if (outsideData_.find(dataPrintOf(i)) == kNone) {
-                    outsideData_.set(dataPrintOf(i), i);
-                    first = true;
-                }
-                if (outsideStats_.find(statsPrint_[i]) == kNone) {
-                    outsideStats_.set(statsPrint_[i], i);
-                    first = true;
-                }
+                // (`|`, not `||`: both maps are given it.)
+                const bool first =
+                    outsideData_.add(dataPrintOf(i), i) | outsideStats_.add(statsPrint_[i], i);
                 if (first && carryingBefore(o) != kNone) sightedAfterADivergence_.insert(i);
             }
             const bool carried =
@@ -1641,7 +1650,6 @@ private:
             outsideStats_.clear();
             sightedAfterADivergence_.clear();
             lastCarrying_ = lastCarryingBefore_ = kNone;
-            if (passOf_.empty()) passOf_.assign(result_.ops.size(), 0);
             // msprobe's rounds are the process's steps. Op-level rounds count each layer-level
             // op's own calls (a block called twice per step is two rounds further on at each
             // step): a pass begins with each call of the first layer-level op called again.

@@ -379,8 +379,7 @@ void RunComparison::Run::buildLookups() {
     bornHereItselfInSomeRound.assign(ops, 0);
     for (const auto& op : r.ops) {
         if (op.verdict != analysis::OpVerdict::BornHere || op.candidateOp >= ops) continue;
-        if (!op.bornInChild && verdictFor(op) == Verdict::BornHere)
-            bornHereItselfInSomeRound[op.candidateOp] = 1;
+        if (drawnVerdictFor(op) == Verdict::BornHere) bornHereItselfInSomeRound[op.candidateOp] = 1;
         for (uint32_t a = candidate->op(op.candidateOp).parent; a != kNone;
              a = candidate->op(a).parent) {
             if (!bornBelow.insert(execution(a, op.candidateRound)).second) break;
