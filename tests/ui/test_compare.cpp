@@ -1521,7 +1521,7 @@ TEST(CompareTree, AnOpOfOneRunOnlyIsSoOnlyInTheRoundsItRanIn) {
     // and show so (they showed nothing, while the tree said "matches" at the latest round).
     for (int round = 3; round < 5; ++round) {
         candidate.addRow(round, "0", "layer", "Layer", false, {1, 2});
-        candidate.addRow(round, "0", "layer", "Layer", true, {1, 2});
+        candidate.addRow(round, "0", "layer", "Layer", true, {1, 10.0f + round});
     }
     context::AppContext longer;
     MainWindow longerWindow(&longer);
@@ -1530,6 +1530,33 @@ TEST(CompareTree, AnOpOfOneRunOnlyIsSoOnlyInTheRoundsItRanIn) {
     EXPECT_EQ(longer.comparison()->verdictOf(longerLayer, 1), Verdict::Matches);
     EXPECT_EQ(longer.comparison()->verdictOf(longerLayer, 4), Verdict::OnlyInOneRun);
     EXPECT_EQ(longer.comparison()->verdictOf(longerLayer, 7), Verdict::NotCompared);
+
+    // Round "latest": the values beside the verdict are round 4's, the verdict is over rounds
+    // 0..2. The header and the verdict's tooltip say so (a new user read a green "matches" next
+    // to values of a round the reference lacks as those values matching).
+    const data::OpTreeModel* longerTree = longerWindow.treePanel()->model();
+    const auto header = [&] {
+        return longerTree->headerData(data::OpTreeModel::VerdictColumn, Qt::Horizontal).toString();
+    };
+    const auto verdictTip = [&] {
+        return longerTree->indexOfOp(longerLayer, data::OpTreeModel::VerdictColumn)
+            .data(Qt::ToolTipRole)
+            .toString();
+    };
+    QSignalSpy headerChanged(longerTree, &QAbstractItemModel::headerDataChanged);
+    longer.cursor()->setRound(-1);
+    EXPECT_EQ(longerTree->indexOfOp(longerLayer, data::OpTreeModel::VerdictColumn).data(),
+              QStringLiteral("matches"));
+    EXPECT_EQ(longerTree->indexOfOp(longerLayer, data::OpTreeModel::MaxColumn).data().toString(),
+              QStringLiteral("14"));  // round 4's
+    EXPECT_EQ(header(), QStringLiteral("Compared (all)"));
+    EXPECT_EQ(verdictTip(), QStringLiteral("Over the 3 rounds compared (0..2); the values beside "
+                                           "it are round 4's, which was not compared (the "
+                                           "reference has no such execution)"));
+    longer.cursor()->setRound(1);
+    EXPECT_EQ(header(), QStringLiteral("Compared"));
+    EXPECT_EQ(verdictTip(), QString());
+    EXPECT_GE(headerChanged.count(), 1);
 }
 
 // An op born here inside an op that matches, in a round: the op above says "born below" (a

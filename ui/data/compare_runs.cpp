@@ -462,6 +462,14 @@ uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {
     return first;
 }
 
+std::vector<int32_t> RunComparison::comparedRoundsOf(uint32_t candidateOp) const {
+    std::vector<int32_t> rounds;
+    if (!shown_ || candidateOp >= shown_->firstOfOp.size()) return rounds;
+    for (uint32_t i = shown_->firstOfOp[candidateOp]; i != kNone; i = shown_->nextOfOp[i])
+        rounds.push_back(shown_->result.ops[i].candidateRound);
+    return rounds;
+}
+
 uint32_t RunComparison::comparedTensor(uint32_t candidateRow) const {
     return shown_ && candidateRow < shown_->tensorOfRow.size() ? shown_->tensorOfRow[candidateRow]
                                                                : kNone;

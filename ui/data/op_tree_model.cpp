@@ -85,12 +85,18 @@ void OpTreeModel::setComparison(RunComparison* comparison) {
     comparison_ = comparison;
     if (!comparison_) return;
     // Every op's colour may change.
-    connect(comparison_, &RunComparison::changed, this, &OpTreeModel::announceEveryOpChanged);
+    connect(comparison_, &RunComparison::changed, this, [this] {
+        announceEveryOpChanged();
+        emit headerDataChanged(Qt::Horizontal, VerdictColumn, VerdictColumn);
+    });
 }
 
 void OpTreeModel::setRound(int32_t round) {
     if (round == round_) return;
+    const bool latestBefore = round_ < 0;
     round_ = round;
+    if (latestBefore != (round_ < 0))
+        emit headerDataChanged(Qt::Horizontal, VerdictColumn, VerdictColumn);
     roundSubtreeAnomaliesStale_ = true;
     // Every op's statistics and verdict may change, and the order of some siblings.
     if (RoundOrder order = orderOfRound(); order != roundOrder_)
@@ -643,12 +649,16 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
                                   .arg(QString::fromStdString(o.id))
                             : QString());
             case VerdictColumn: {
-                const uint32_t compared = comparison_ ? comparison_->comparedOp(op, round_) : kNone;
                 const auto* r = comparison_ ? comparison_->result() : nullptr;
-                if (!r || compared == kNone || r->ops[compared].cause == kNone) return {};
-                return QString::fromStdString(r->describeOp(compared) + "\n" +
-                                              r->describeTensor(r->ops[compared].cause) + ": " +
-                                              r->explain(r->ops[compared].cause));
+                if (!r) return {};
+                QString tip = round_ < 0 ? roundsBehindVerdict(op, row) : QString();
+                const uint32_t compared = comparison_->comparedOp(op, round_);
+                if (compared != kNone && r->ops[compared].cause != kNone)
+                    tip += (tip.isEmpty() ? QString() : QStringLiteral("\n")) +
+                           QString::fromStdString(r->describeOp(compared) + "\n" +
+                                                  r->describeTensor(r->ops[compared].cause) + ": " +
+                                                  r->explain(r->ops[compared].cause));
+                return tip.isEmpty() ? QVariant() : QVariant(tip);
             }
             default:
                 if (row == kNone) return {};
@@ -718,6 +728,23 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
     }
 }
 
+QString OpTreeModel::roundsBehindVerdict(uint32_t op, uint32_t shownRow) const {
+    const auto rounds = comparison_->comparedRoundsOf(op);
+    if (rounds.empty()) return {};
+    const auto [first, last] = std::minmax_element(rounds.begin(), rounds.end());
+    QString tip =
+        rounds.size() == 1
+            ? tr("Compared in round %1").arg(*first)
+            : tr("Over the %1 rounds compared (%2..%3)").arg(rounds.size()).arg(*first).arg(*last);
+    if (shownRow == kNone) return tip;
+    const int32_t shownRound = store_->index().row(shownRow).round;
+    if (std::find(rounds.begin(), rounds.end(), shownRound) != rounds.end()) return tip;
+    tip += tr("; the values beside it are round %1's, which was not compared").arg(shownRound);
+    if (comparison_->verdictOf(op, shownRound) == RunComparison::Verdict::OnlyInOneRun)
+        tip += tr(" (the reference has no such execution)");
+    return tip;
+}
+
 bool OpTreeModel::setData(const QModelIndex& index, const QVariant& value, int role) {
     if (role != Qt::CheckStateRole || index.column() != NameColumn || !checkable()) return false;
     const uint32_t op = opAt(index);
@@ -756,8 +783,9 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
                     "The config below the tree dumps this op (the one a probe gets on Apply)");
             case VerdictColumn:
                 return QStringLiteral(
-                    "Against the reference run, in the round chosen (over every round compared "
-                    "when none is): born here (an output differs while the inputs match, or an "
+                    "Against the reference run, in the round chosen (\"all\": over every round "
+                    "compared when the Round box says latest, while the values are each op's last "
+                    "round's): born here (an output differs while the inputs match, or an "
                     "input differs that no compared op made: a parameter, the model's input), "
                     "inherited (from an op, or from outside the model after an earlier step "
                     "diverged: a generated token), matches, only in one run; born below: an op "
@@ -795,7 +823,10 @@ QVariant OpTreeModel::headerData(int section, Qt::Orientation orientation, int r
             // Not "Dumped": on an opened dump it read as "this dump holds its rows".
             return QStringLiteral("In config");
         case VerdictColumn:
-            return QStringLiteral("Compared");
+            // Round "latest": the values are each op's last round's, the verdict is not.
+            return round_ < 0 && comparison_ && comparison_->result()
+                       ? QStringLiteral("Compared (all)")
+                       : QStringLiteral("Compared");
         default:
             return {};
     }

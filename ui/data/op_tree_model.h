@@ -73,6 +73,9 @@ public:
     // not yet); one that ran under other ids in some rounds shows none (its own read as this
     // round's, beside the op that ran there).
     bool hasRowsInRound(uint32_t op) const;
+    // Round "latest": the rounds the verdict is over, and whether the values shown beside it
+    // (`shownRow`'s) are of a round not compared (a live run gone on past its reference).
+    QString roundsBehindVerdict(uint32_t op, uint32_t shownRow) const;
 
     uint32_t opAt(const QModelIndex& index) const;
     QModelIndex indexOfOp(uint32_t op, int column = 0) const;
