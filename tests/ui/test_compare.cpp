@@ -1950,6 +1950,30 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
             red += c.red() > 150 && c.green() < 90 && c.blue() < 90 ? 1 : 0;
         }
     EXPECT_GT(red, 10);
+    // The mark inside the ring is whole (a new user could not tell NaN from Inf there): the ring
+    // leaves a gap around it, and the dashed line runs behind it. Both crossed it out.
+    const QCPGraph* markGraph = nullptr;  // the born-here mark at the first divergence
+    for (int g = 0; g + 1 < plot->graphCount() && !markGraph; ++g) {
+        const QCPGraph* graph = plot->graph(g);
+        const auto shape = graph->scatterStyle().shape();
+        if (shape != QCPScatterStyle::ssCross && shape != QCPScatterStyle::ssTriangle &&
+            shape != QCPScatterStyle::ssTriangleInverted)
+            continue;
+        for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+            if (it->key == s.x[at]) markGraph = graph;
+    }
+    ASSERT_NE(markGraph, nullptr);
+    const QCPScatterStyle markStyle = markGraph->scatterStyle(), ringStyle = ring->scatterStyle();
+    const double markReach = markStyle.size() / 2 * std::sqrt(2.0) + markStyle.pen().widthF() / 2;
+    EXPECT_GT(ringStyle.size() / 2 - ringStyle.pen().widthF() / 2, markReach);
+    const auto distance = [](const QColor& a, const QColor& b) {
+        return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) +
+               std::abs(a.blue() - b.blue());
+    };
+    const QColor centre = shot.pixelColor(ringAt), markColour = markStyle.pen().color();
+    EXPECT_LT(distance(centre, markColour), distance(centre, ringStyle.pen().color()))
+        << centre.name().toStdString() << " at the mark of colour "
+        << markColour.name().toStdString();
     // A click on the ring selects the first divergence's op and round.
     context.cursor()->setRow(s.rows[0]);
     QTest::mouseClick(plot, Qt::LeftButton, {}, ringAt);

@@ -39,6 +39,10 @@ namespace {
 
 constexpr double kPickRadius = 8;
 const QColor kFirstDivergenceColor(200, 30, 30);
+// The first divergence's ring: around a point, and around a mark at the edge (a cross of
+// kNonFiniteMarkSize reaches sqrt(2) times half its size from its centre, plus its pen).
+constexpr double kRingAroundAPoint = 13;
+constexpr double kRingAroundAMark = 21;
 // The verdicts whose points the error plot draws, in drawing order (the later on top).
 constexpr Verdict kDotVerdicts[] = {Verdict::Matches, Verdict::BornBelow, Verdict::Inherited,
                                     Verdict::BornHere};
@@ -484,6 +488,7 @@ void ComparePanel::rebuildErrorPlot() {
     }
     if (profile.firstDivergenceX >= 0) {
         auto* mark = new QCPItemStraightLine(errorPlot_);
+        mark->setLayer(QStringLiteral("grid"));  // behind the points: it crossed out their marks
         mark->setPen(QPen(kFirstDivergenceColor, 1.5, Qt::DashLine));
         mark->point1->setCoords(profile.firstDivergenceX, 0);
         mark->point2->setCoords(profile.firstDivergenceX, 1);
@@ -498,8 +503,9 @@ void ComparePanel::rebuildErrorPlot() {
         firstDivergence_ = errorPlot_->addGraph();
         firstDivergence_->setName(tr("first divergence"));
         firstDivergence_->setLineStyle(QCPGraph::lsNone);
-        firstDivergence_->setScatterStyle(QCPScatterStyle(
-            QCPScatterStyle::ssCircle, QPen(kFirstDivergenceColor, 2), Qt::NoBrush, 13));
+        firstDivergence_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle,
+                                                          QPen(kFirstDivergenceColor, 2),
+                                                          Qt::NoBrush, kRingAroundAPoint));
         firstDivergence_->removeFromLegend();
     }
     errorPlot_->replot();  // its layout resamples the graphs (afterLayout)
@@ -647,6 +653,11 @@ void ComparePanel::resampleErrorPlot() {
         const double x = errorProfile().firstDivergenceX;
         const int at = static_cast<int>(x);
         firstDivergence_->setData({s.x[at]}, {ringY(s, at)}, true);
+        // Around a mark (an error not finite), wide enough to leave it whole: the ring the size
+        // of a point covered the cross's arms, and whether it was NaN or Inf could not be seen.
+        QCPScatterStyle ring = firstDivergence_->scatterStyle();
+        ring.setSize(s.markerAt(s.x[at]) ? kRingAroundAMark : kRingAroundAPoint);
+        firstDivergence_->setScatterStyle(ring);
         // Its label where the plot is empty: left of the line, above the ops before it (they
         // match, near 0), unless the line is too near the left edge for it; then right of the
         // line half-way down, under the marks of the errors after it that are not finite.
