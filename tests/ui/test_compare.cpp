@@ -27,10 +27,12 @@
 #include <QImage>
 #include <QProcess>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollBar>
 #include <QSemaphore>
 #include <QSignalSpy>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
@@ -993,11 +995,30 @@ TEST_F(SmallComparedPair, SmallPlotsKeepLegendsOffThePointsAndLabelsWithinTheirA
             EXPECT_TRUE(full.startsWith(shown.chopped(1))) << shown.toStdString();
         }
     }
-    // The error plot is short there: its measure's name does not fit whole.
-    EXPECT_NE(panel_->errorPlot()->yAxis->label(),
-              panel_->errorPlot()->yAxis->property("probeFullLabel").toString());
+    // The panel's Jump button keeps room for its text there (beside the legend it was squeezed
+    // to "ump to first divergence").
+    QPushButton* jump = nullptr;
+    for (auto* button : panel_->findChildren<QPushButton*>())
+        if (button->text() == QStringLiteral("Jump to first divergence")) jump = button;
+    ASSERT_NE(jump, nullptr);
+    ASSERT_TRUE(waitFor([&] { return jump->isVisible() && panel_->width() < 700; }));
+    EXPECT_GE(jump->width(), jump->sizeHint().width()) << panel_->width();
+    // The error plot made shorter by its splitter: its measure's name does not fit whole, and
+    // ends in "…" within the axis.
+    auto* plots = qobject_cast<QSplitter*>(panel_->errorPlot()->parentWidget());
+    ASSERT_NE(plots, nullptr);
+    plots->setSizes({90, 200, 300});
+    ASSERT_TRUE(waitFor([&] { return panel_->errorPlot()->height() < 130; }))
+        << panel_->errorPlot()->height();
+    panel_->errorPlot()->replot();
+    const QString shortLabel = panel_->errorPlot()->yAxis->label();
+    EXPECT_NE(shortLabel, panel_->errorPlot()->yAxis->property("probeFullLabel").toString());
+    EXPECT_TRUE(shortLabel.endsWith(QChar(0x2026))) << shortLabel.toStdString();
+    EXPECT_LE(QFontMetrics(panel_->errorPlot()->yAxis->labelFont()).horizontalAdvance(shortLabel),
+              panel_->errorPlot()->axisRect()->height());
     // Given room, the name is whole again.
     window_.resize(1500, 1400);
+    plots->setSizes({500, 300, 300});
     ASSERT_TRUE(waitFor([&] { return panel_->errorPlot()->height() > 300; }));
     panel_->errorPlot()->replot();
     EXPECT_EQ(panel_->errorPlot()->yAxis->label(),

@@ -187,7 +187,6 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
         legend->addWidget(swatch);
     }
     legend->addStretch(1);
-    legend->addWidget(jump_);
 
     measure_ = new QComboBox(this);
     for (auto m : {RunComparison::Measure::MaxRelativeError, RunComparison::Measure::Cosine,
@@ -205,6 +204,9 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     controls->addWidget(new QLabel(tr("Selected tensor, both runs:"), this));
     controls->addWidget(stat_);
     controls->addStretch(1);
+    // Here, not after the legend: at the window's smallest size the legend left it too narrow
+    // for its text ("ump to first divergence").
+    controls->addWidget(jump_);
 
     errorPlot_ = makePlot(this);
     errorPlot_->xAxis->setLabel(tr("compared ops in execution order"));
