@@ -247,6 +247,38 @@ TEST_F(CompareTest, TokensFedBackAfterADivergenceAreInheritedAndCounted) {
     EXPECT_EQ(comparison()->verdictOf(emb), Verdict::Inherited);
 }
 
+// A layer whose weight differs (a layer-level dump holds no weights), given the same input at
+// every step: born once, at step 0; at the later steps the divergence is carried in its own
+// state, counted apart in the summary (it was a birth at every step), and step 1's verdict in
+// the tree says so.
+TEST_F(CompareTest, ALayerCarryingItsOwnDivergenceOnIsBornOnceAndCounted) {
+    const auto write = [&](const std::string& name, float nudge) {
+        test::ApiRun run(dir_, name);
+        const std::vector<float> x = {0.5f, -1.f, 2.f, 0.25f};
+        for (int step = 0; step < 3; ++step) {
+            std::vector<float> y(4);
+            for (int k = 0; k < 4; ++k) y[k] = (1.5f + (k == 2 ? nudge : 0.f)) * x[k];
+            run.op("layer", {x}, {y});
+        }
+        return QString::fromStdString(run.finish());
+    };
+    const QString reference = write("reference", 0), candidate = write("candidate", 0.5f);
+    ASSERT_TRUE(context_.compare(reference, candidate));
+    ASSERT_TRUE(compared());
+    const auto& r = *comparison()->result();
+    EXPECT_EQ(r.bornHereOps, 1u);
+    EXPECT_EQ(r.carriedInStateOps, 2u);
+    EXPECT_TRUE(comparison()->summary().contains(
+        "born in 1 op, inherited by 2 ops (2 of them at an output whose inputs match, after an "
+        "earlier step's divergence went through the op, taken as carried in its own state (its "
+        "parameters, a cache): a parameter changed for another reason would look the same)"))
+        << comparison()->summary().toStdString();
+    const uint32_t layer = candidateOpNamed("layer");
+    ASSERT_NE(layer, kNone);
+    EXPECT_EQ(comparison()->verdictOf(layer, 0), Verdict::BornHere);
+    EXPECT_EQ(comparison()->verdictOf(layer, 1), Verdict::Inherited);
+}
+
 TEST_F(CompareTest, IdenticalRunsShowNoDivergence) {
     const QString a = dump("a", 2), b = dump("b", 2);
     ASSERT_TRUE(context_.compare(a, b));

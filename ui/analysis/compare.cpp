@@ -1393,12 +1393,23 @@ private:
                !sightedAfterADivergence_.count(seen);
     }
 
+    // The latest op whose output carried a divergence, and the latest of a pass before its.
+    struct Carrying {
+        uint32_t latest = kNone, before = kNone;
+    };
+
     // The latest layer-level op of a pass before op `o`'s whose output carried a divergence,
     // kNone when none did.
-    uint32_t carryingBefore(uint32_t o) const {
-        for (const uint32_t carrying : {lastCarrying_, lastCarryingBefore_})
-            if (carrying != kNone && passOf_[carrying] < passOf_[o]) return carrying;
+    uint32_t carryingBefore(uint32_t o) const { return carryingBefore(carrying_, o); }
+    uint32_t carryingBefore(const Carrying& carrying, uint32_t o) const {
+        for (const uint32_t c : {carrying.latest, carrying.before})
+            if (c != kNone && passOf_[c] < passOf_[o]) return c;
         return kNone;
+    }
+    void noteCarrying(Carrying& carrying, uint32_t o) const {
+        if (carrying.latest != kNone && passOf_[carrying.latest] < passOf_[o])
+            carrying.before = carrying.latest;
+        carrying.latest = o;
     }
 
     void openOp(uint32_t o, const std::vector<uint32_t>& open) {
@@ -1506,7 +1517,13 @@ private:
                        earlier != kNone) {
                 op.verdict = OpVerdict::Inherited;
                 op.inheritedFrom = earlier;
-                op.fedBack = true;
+                op.reception = Reception::FedBack;
+            } else if (const uint32_t through =
+                           divergenceCarriedInStateTo(o, sourceInput, divergingOutput);
+                       through != kNone) {
+                op.verdict = OpVerdict::Inherited;
+                op.inheritedFrom = through;
+                op.reception = Reception::InOwnState;
             } else {
                 op.verdict = OpVerdict::BornHere;
             }
@@ -1519,6 +1536,7 @@ private:
             auto [first, added] = firstDivergence_.try_emplace(roundOf(op), o);
             if (!added && op.began < result_.ops[first->second].began) first->second = o;
         }
+        bool carries = false;
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
             if (!t.isOutput) continue;
@@ -1531,12 +1549,46 @@ private:
                 t.diverges || (t.differs && (op.verdict != OpVerdict::Matches || passedUp));
             producedData_.set(dataPrintOf(i), i);
             producedStats_.set(statsPrint_[i], i);
-            if (op.parent == kNone && t.carriesDivergence) {
-                if (lastCarrying_ != kNone && passOf_[lastCarrying_] < passOf_[o])
-                    lastCarryingBefore_ = lastCarrying_;
-                lastCarrying_ = o;
+            carries = carries || t.carriesDivergence;
+        }
+        if (op.parent == kNone && carries) {
+            noteCarrying(carrying_, o);
+            if (const uint32_t owner = stateOwnerOf(op); owner != kNone) {
+                if (carryingThrough_.empty()) carryingThrough_.resize(ref_.opCount());
+                noteCarrying(carryingThrough_[owner], o);
             }
         }
+    }
+
+    // Op-level dumps: the reference's layer-level op whose state a divergence through layer-level
+    // op `op` may change: the op itself, or for a backward op its forward op (whose parameters
+    // the gradients update). kNone for msprobe's entries, whose parameters are entries of their
+    // own.
+    uint32_t stateOwnerOf(const OpComparison& op) const {
+        if (ref_.layout() == DumpLayout::Msprobe) return kNone;
+        const std::string_view forward =
+            format::forwardOfBackwardLayerOp(ref_.op(op.referenceOp).namePath);
+        return forward.empty() ? op.referenceOp : layerOpNamed(op.referenceProcess, forward);
+    }
+
+    // A layer-level module op (no aten op: those keep no state) whose output diverges while its
+    // inputs match, not passed up from an op inside it, after an execution of it or of its
+    // backward op in an earlier pass carried a divergence: the latest such execution, kNone
+    // otherwise. The divergence is taken as carried in the module's own state, its parameters
+    // updated by an optimizer from gradients that diverged, or a cache it keeps: a training run
+    // compared at layer level (probe run's default) had its last layer born again at every step
+    // after the first divergence. A module's weight changed at a later step for another reason
+    // would look the same (listed, as fed-back inputs are).
+    uint32_t divergenceCarriedInStateTo(uint32_t o, uint32_t sourceInput,
+                                        uint32_t divergingOutput) const {
+        const OpComparison& op = result_.ops[o];
+        if (sourceInput != kNone || divergingOutput == kNone || op.parent != kNone ||
+            carryingThrough_.empty())
+            return kNone;
+        if (result_.tensors[divergingOutput].producer != kNone) return kNone;  // from inside it
+        if (startsWith(ref_.op(op.referenceOp).type, "aten::")) return kNone;
+        const uint32_t owner = stateOwnerOf(op);
+        return owner != kNone ? carryingBefore(carryingThrough_[owner], o) : kNone;
     }
 
     // An op whose diverging inputs all came from outside the model, new in this pass, after an
@@ -1553,7 +1605,7 @@ private:
                 divergingOutput != kNone ? result_.tensors[divergingOutput].producer : kNone;
             if (inner == kNone) return kNone;
             const OpComparison& child = result_.ops[result_.tensors[inner].op];
-            return child.fedBack && child.began > op.began ? child.inheritedFrom : kNone;
+            return child.fedBack() && child.began > op.began ? child.inheritedFrom : kNone;
         }
         const uint32_t earlier = carryingBefore(o);
         if (earlier == kNone) return kNone;
@@ -1649,7 +1701,8 @@ private:
             outsideData_.clear();
             outsideStats_.clear();
             sightedAfterADivergence_.clear();
-            lastCarrying_ = lastCarryingBefore_ = kNone;
+            carrying_ = {};
+            carryingThrough_.clear();
             // msprobe's rounds are the process's steps. Op-level rounds count each layer-level
             // op's own calls (a block called twice per step is two rounds further on at each
             // step): a pass begins with each call of the first layer-level op called again.
@@ -1783,6 +1836,7 @@ private:
             } else if (op.verdict == OpVerdict::Inherited) {
                 ++result_.inheritedOps;
                 result_.fedBackOps += result_.fedBackAtInput(o);
+                result_.carriedInStateOps += op.carriedInState();
             }
         }
         // The first op to receive the first divergence, of those whose received divergence leads
@@ -1851,11 +1905,13 @@ private:
     std::vector<StringFacts> refFacts_, candFacts_;  // prepareStrings
     PrintMap producedData_, producedStats_;
     // Of the process walked: the first diverging input from outside the model with each
-    // fingerprint; the latest layer-level op (one with no parent) whose output carried a
-    // divergence, and the latest of a pass before that op's.
+    // fingerprint; the layer-level ops (ones with no parent) whose output carried a divergence.
     PrintMap outsideData_, outsideStats_;
     std::unordered_set<uint32_t> sightedAfterADivergence_;  // of those first sightings
-    uint32_t lastCarrying_ = kNone, lastCarryingBefore_ = kNone;
+    Carrying carrying_;                                     // of every layer-level op
+    // By the reference's layer-level op: its executions, and its backward op's, whose output
+    // carried a divergence (divergenceCarriedInStateTo). Sized on the first.
+    std::vector<Carrying> carryingThrough_;
     // By op: the pass of its process's model it ran in (divergenceFedBackTo).
     std::vector<int32_t> passOf_;
     std::vector<uint8_t> usedScratch_;  // pairTensors'
@@ -2018,7 +2074,7 @@ std::string partOf(const DataMeasures& d, bool imaginary) {
 
 bool CompareResult::fedBackAtInput(uint32_t o) const {
     const OpComparison& op = ops[o];
-    return op.fedBack && op.cause != kNone && !tensors[op.cause].isOutput;
+    return op.fedBack() && op.cause != kNone && !tensors[op.cause].isOutput;
 }
 
 std::string CompareResult::describeOp(uint32_t o) const {

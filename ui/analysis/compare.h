@@ -119,6 +119,8 @@ static_assert(sizeof(TensorComparison) <= 64, "a million of them: keep it to a c
 enum class OpVerdict : uint8_t { Matches, BornHere, Inherited };
 const char* verdictName(OpVerdict verdict);  // "matches", "born here", "inherited"
 
+enum class Reception : uint8_t { Direct, FedBack, InOwnState };  // OpComparison::reception
+
 // One execution of an op (one round) seen in both runs.
 struct OpComparison {
     uint32_t referenceOp = kNone, candidateOp = kNone;            // ops of the DumpIndexes
@@ -140,11 +142,17 @@ struct OpComparison {
     // Born here at an output, and so is an op inside it: its divergence surfaces here but starts
     // deeper (an op born at an input had it before its children ran).
     bool bornInChild = false;
-    // Inherited through an input from outside the model, new in its pass (step), after an
-    // earlier pass's op (inheritedFrom) handed out a divergence: the program fed it back (a
-    // generated token, a weight updated by an optimizer step); or a layer whose diverging output
-    // such an op inside it passed up.
-    bool fedBack = false;
+    // How an inherited op received its divergence, where no compared op's output brought it:
+    // FedBack, through an input from outside the model, new in its pass (step), after an earlier
+    // pass's op (inheritedFrom) handed out a divergence: the program fed it back (a generated
+    // token, a weight updated by an optimizer step); or a layer whose diverging output such an op
+    // inside it passed up. InOwnState, at its output, its inputs matching, after an execution of
+    // the same layer-level op or of its backward op in an earlier pass (inheritedFrom) carried a
+    // divergence: taken as carried in the op's own state (its parameters updated from gradients
+    // that diverged, a cache; op-level dumps, layer-level module ops).
+    Reception reception = Reception::Direct;
+    bool fedBack() const { return reception == Reception::FedBack; }
+    bool carriedInState() const { return reception == Reception::InOwnState; }
     // When it began and finished in the reference's execution (one clock for all ops): children
     // begin after and finish before their parent.
     uint64_t began = 0, finished = 0;
@@ -201,6 +209,8 @@ struct CompareResult {
     // Of the inherited: those whose input came from outside the model, new in its pass, after
     // an earlier pass diverged (OpComparison::fedBack at an input).
     uint64_t fedBackOps = 0;
+    // Of the inherited: those carried in their own state (OpComparison::carriedInState).
+    uint64_t carriedInStateOps = 0;
     // Tensors judged whose bytes (without data: statistics or dtype) differ at all, diverging or
     // not (with `replicas`, those the replicas must agree on).
     uint64_t differingTensors = 0;

@@ -124,7 +124,7 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
         // relu, a layer skipped) than an op that was not dumped, and named so above them (it
         // blamed "an op that was not dumped" above a list of the ops that were).
         const auto before = result.unpairedBefore(o, 3);
-        if (op.fedBack) {
+        if (op.fedBack()) {
             out += std::string(t.isOutput ? "  (an op inside it had an input from outside the "
                                             "model, new in this step"
                                           : "  (it came from outside the model, new in this step") +
@@ -132,6 +132,11 @@ void describeFirst(std::string& out, const CompareResult& result, uint32_t o, co
                    result.describeOp(op.inheritedFrom) +
                    " diverged, as a generated token or an optimizer step is; data changed there "
                    "for another reason would look the same)\n";
+        } else if (op.carriedInState()) {
+            out += "  (its inputs match: taken as carried in its own state since " +
+                   result.describeOp(op.inheritedFrom) +
+                   " diverged, its parameters updated from gradients that diverged or a cache it "
+                   "keeps; its parameters changed for another reason would look the same)\n";
         } else if (op.verdict == OpVerdict::Inherited && t.source && op.inheritedFrom != kNone) {
             // Inherited though its input came from no compared op: a backward op, from what its
             // forward saved (it said "no compared op produced it", then "received from").
@@ -382,20 +387,26 @@ std::string reportText(const CompareResult& result, size_t context) {
         }
         if (more > 10) out += "    ... " + std::to_string(more - 10) + " more\n";
         // Not births, by the rule, but where a change made outside the model (other data in
-        // a later step) would show: listed, so that none goes unseen.
-        more = 0;
-        for (uint32_t o = 0; o < result.ops.size(); ++o) {
-            const OpComparison& op = result.ops[o];
-            if (!result.fedBackAtInput(o)) continue;
-            if (more == 0)
-                out +=
-                    "inputs from outside the model that differ after an earlier divergence, "
-                    "taken as fed back by the program (inherited):\n";
-            if (more++ < 10)
-                out += "    " + result.describeOp(o) + ": " + result.describeTensor(op.cause) +
-                       ", after " + result.describeOp(op.inheritedFrom) + "\n";
-        }
-        if (more > 10) out += "    ... " + std::to_string(more - 10) + " more\n";
+        // a later step, a weight changed) would show: listed, so that none goes unseen.
+        const auto listInherited = [&](const auto& listed, const char* heading) {
+            size_t count = 0;
+            for (uint32_t o = 0; o < result.ops.size(); ++o) {
+                if (!listed(o)) continue;
+                if (count == 0) out += heading;
+                if (count++ < 10)
+                    out += "    " + result.describeOp(o) + ": " +
+                           result.describeTensor(result.ops[o].cause) + ", after " +
+                           result.describeOp(result.ops[o].inheritedFrom) + "\n";
+            }
+            if (count > 10) out += "    ... " + std::to_string(count - 10) + " more\n";
+        };
+        listInherited([&](uint32_t o) { return result.fedBackAtInput(o); },
+                      "inputs from outside the model that differ after an earlier divergence, "
+                      "taken as fed back by the program (inherited):\n");
+        listInherited([&](uint32_t o) { return result.ops[o].carriedInState(); },
+                      "ops whose output differs while their inputs match, after an earlier "
+                      "step's divergence went through them, taken as carried in their own state "
+                      "(parameters, a cache) (inherited):\n");
         out += "around the first divergence, in execution order:\n";
         // Its own process only (the ops before rank 1's first were rank 0's last); the ops
         // before it may be of another round (a block called twice per step: the step's layers
@@ -546,7 +557,8 @@ Json opJson(const CompareResult& result, uint32_t o, bool withTensors) {
     j["verdict"] = verdictName(op);
     if (op.cause != kNone) j["cause"] = result.tensorName(op.cause);
     if (op.inheritedFrom != kNone) j["inheritedFrom"] = result.describeOp(op.inheritedFrom);
-    if (op.fedBack) j["fedBack"] = true;
+    if (op.fedBack()) j["fedBack"] = true;
+    if (op.carriedInState()) j["carriedInState"] = true;
     if (withTensors) {
         Json tensors = Json::array();
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i)
@@ -574,6 +586,7 @@ std::string compareResultJson(const CompareResult& result) {
                     {"ops", result.ops.size()},
                     {"bornHereOps", result.bornHereOps},
                     {"fedBackOps", result.fedBackOps},
+                    {"carriedInStateOps", result.carriedInStateOps},
                     {"inheritedOps", result.inheritedOps},
                     {"unpairedOps", result.unpairedOps},
                     {"unpairedInReference", result.unpairedInReference},

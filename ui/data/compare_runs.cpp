@@ -565,10 +565,23 @@ QString RunComparison::summary() const {
                                             ops(r->bornHereOps), ops(r->inheritedOps));
         // Not births by the rule, but where other data fed in later would show (probe compare
         // lists them).
-        if (r->fedBackOps > 0)
-            text += tr(" (%1 of them at an input from outside the model, taken as fed back by the "
-                       "program: other data given at a later step would look the same)")
-                        .arg(count(r->fedBackOps));
+        // "(2 of them at an input …; 3 at an output …)"
+        QStringList notBirths;
+        const auto addNotBirths = [&](uint64_t n, const QString& where) {
+            if (n > 0)
+                notBirths << (notBirths.isEmpty() ? tr("%1 of them %2") : tr("%1 %2"))
+                                 .arg(count(n), where);
+        };
+        addNotBirths(r->fedBackOps,
+                     tr("at an input from outside the model, taken as fed back by the program: "
+                        "other data given at a later step would look the same"));
+        addNotBirths(r->carriedInStateOps,
+                     tr("at an output whose inputs match, after an earlier step's divergence went "
+                        "through the op, taken as carried in its own state (its parameters, a "
+                        "cache): a parameter changed for another reason would look the same"));
+        if (!notBirths.isEmpty())
+            text +=
+                QStringLiteral(" (") + notBirths.join(QStringLiteral("; ")) + QStringLiteral(")");
     }
     // Executions in one run only (a live run ahead of its reference, a different model) are
     // no agreement: said, as probe compare's "not paired" line says it.
