@@ -829,6 +829,43 @@ TEST(Compare, OpsOfOneNameInOneModuleAreToldApartByTheirIds) {
         << shiftedReport;
     EXPECT_EQ(nlohmann::json::parse(compareResultJson(shifted))["firstBornHere"]["candidateId"],
               candidateId);
+
+    // The op more in one round only (a cast inserted at one step): the adds ran under other ids
+    // in that round alone, which are named (the ids of their other rounds were).
+    const auto writeRounds = [&](const std::string& name, bool changed) {
+        ApiRun run(dir, name);
+        for (int round = 0; round < 2; ++round) {
+            run.begin("block", "Block");
+            run.input(0, x);
+            if (changed && round == 1) run.op("arange", {}, {{0, 1, 2, 3}});
+            std::vector<float> y = x;
+            for (int k = 0; k < 3; ++k) {
+                for (float& v : y) v += k == 1 && changed && round == 1 ? 1.5f : 1;
+                run.begin("add", "aten::add");
+                run.input(0, x);
+                run.output(0, y);
+                run.end();
+            }
+            run.output(0, y);
+            run.end();
+        }
+        return run.finish();
+    };
+    const DumpIndex d = indexOf(writeRounds("d", false)), e = indexOf(writeRounds("e", true));
+    const auto inRound = compareDumps(d, e, {});
+    const std::string inRoundReport = formatCompareReport(inRound);
+    ASSERT_TRUE(inRound.firstBornHere) << inRoundReport;
+    const OpComparison& born = inRound.ops[*inRound.firstBornHere];
+    ASSERT_EQ(born.candidateRound, 1) << inRoundReport;
+    const std::string idThere = e.idIn(born.candidateOp, 1);
+    ASSERT_NE(idThere, e.op(born.candidateOp).id);  // another id in round 1 only
+    EXPECT_EQ(d.op(born.referenceOp).id, e.op(born.candidateOp).id);
+    EXPECT_NE(inRoundReport.find("first divergence, born here: round 1  block/add (aten::add, id " +
+                                 d.op(born.referenceOp).id + ", " + idThere + " in the candidate)"),
+              std::string::npos)
+        << inRoundReport;
+    EXPECT_EQ(nlohmann::json::parse(compareResultJson(inRound))["firstBornHere"]["candidateId"],
+              idThere);
 }
 
 // Op names are input: one holding a terminal escape, and 6,000 bytes long, is printed escaped and

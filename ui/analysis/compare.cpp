@@ -2077,6 +2077,14 @@ bool CompareResult::fedBackAtInput(uint32_t o) const {
     return op.fedBack() && op.cause != kNone && !tensors[op.cause].isOutput;
 }
 
+const std::string& CompareResult::referenceIdOf(uint32_t o) const {
+    return reference->idIn(ops[o].referenceOp, ops[o].referenceRound);
+}
+
+const std::string& CompareResult::candidateIdOf(uint32_t o) const {
+    return candidate->idIn(ops[o].candidateOp, ops[o].candidateRound);
+}
+
 std::string CompareResult::describeOp(uint32_t o) const {
     if (o >= ops.size() || !reference) return "?";
     const OpComparison& op = ops[o];
@@ -2103,8 +2111,9 @@ std::string CompareResult::describeOp(uint32_t o) const {
     // candidate's tree, where the reference's id is another op.
     std::string ids;
     if (nameShared) {
-        const std::string& candidateId = candidate->op(op.candidateOp).id;
-        ids = "id " + r.id + (candidateId == r.id ? "" : ", " + candidateId + " in the candidate");
+        const std::string &referenceId = referenceIdOf(o), &candidateId = candidateIdOf(o);
+        ids = "id " + referenceId +
+              (candidateId == referenceId ? "" : ", " + candidateId + " in the candidate");
     }
     if (!r.type.empty() || nameShared)
         out += " (" + r.type + (r.type.empty() || !nameShared ? "" : ", ") + ids + ")";

@@ -263,6 +263,10 @@ struct CompareResult {
     // Whether op `o` is fed back (OpComparison::fedBack) at an input of its own: where the data
     // came in, counted in fedBackOps and listed by the report.
     bool fedBackAtInput(uint32_t o) const;
+    // Op `o`'s id in its round, in each run: an op shifted in some rounds (an op more before it)
+    // ran under another id there (op-level dumps).
+    const std::string& referenceIdOf(uint32_t o) const;
+    const std::string& candidateIdOf(uint32_t o) const;
     std::string describeUnpaired(const UnpairedOp& op) const;
     // The name alone of an op of one run only: its path (msprobe: the entry name), after its
     // process's key when its dump has several.

@@ -475,7 +475,7 @@ std::string compareResultCsv(const CompareResult& result) {
                (data ? shortest(m.maxUlpError) : "N/A") + "," + shortest(t.scale) + "," +
                // Added after the columns of earlier versions, for readers that count them.
                stat(referenceStats, 1) + "," + stat(candidateStats, 1) + "," +
-               format::csvField(op.id) + "," +
+               format::csvField(result.referenceIdOf(t.op)) + "," +
                format::csvField(ref->process(result.ops[t.op].referenceProcess).key) + "\n";
     }
     return out;
@@ -551,8 +551,9 @@ Json opJson(const CompareResult& result, uint32_t o, bool withTensors) {
     j["candidateProcess"] = result.candidate->process(op.candidateProcess).key;
     j["name"] = result.reference->layout() == DumpLayout::Msprobe ? r.id : r.namePath;
     j["type"] = r.type;
-    j["id"] = r.id;  // ops of one name in one module (three adds) are told apart by it
-    if (const std::string& id = result.candidate->op(op.candidateOp).id; id != r.id)
+    // Ops of one name in one module (three adds) are told apart by it.
+    j["id"] = result.referenceIdOf(o);
+    if (const std::string& id = result.candidateIdOf(o); id != result.referenceIdOf(o))
         j["candidateId"] = id;
     j["verdict"] = verdictName(op);
     if (op.cause != kNone) j["cause"] = result.tensorName(op.cause);
