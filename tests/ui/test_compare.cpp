@@ -1584,9 +1584,10 @@ TEST(CompareTree, AnOpOfOneRunOnlyIsSoOnlyInTheRoundsItRanIn) {
     EXPECT_EQ(longer.comparison()->verdictOf(longerLayer, 4), Verdict::OnlyInOneRun);
     EXPECT_EQ(longer.comparison()->verdictOf(longerLayer, 7), Verdict::NotCompared);
 
-    // Round "latest": the values beside the verdict are round 4's, the verdict is over rounds
-    // 0..2. The header and the verdict's tooltip say so (a new user read a green "matches" next
-    // to values of a round the reference lacks as those values matching).
+    // Round "latest": the values beside the verdict are round 4's, which only this run has. The
+    // verdict is that round's, in its colour, not the green "matches" of rounds 0..2 (new users
+    // read it as those values matching: NaN of a live run gone on past its reference); the
+    // header and the verdict's tooltip say which rounds were compared.
     const data::OpTreeModel* longerTree = longerWindow.treePanel()->model();
     const auto header = [&] {
         return longerTree->headerData(data::OpTreeModel::VerdictColumn, Qt::Horizontal).toString();
@@ -1599,7 +1600,9 @@ TEST(CompareTree, AnOpOfOneRunOnlyIsSoOnlyInTheRoundsItRanIn) {
     QSignalSpy headerChanged(longerTree, &QAbstractItemModel::headerDataChanged);
     longer.cursor()->setRound(-1);
     EXPECT_EQ(longerTree->indexOfOp(longerLayer, data::OpTreeModel::VerdictColumn).data(),
-              QStringLiteral("matches"));
+              QStringLiteral("only in one run"));
+    EXPECT_EQ(longerTree->indexOfOp(longerLayer).data(Qt::BackgroundRole).value<QColor>(),
+              RunComparison::verdictColor(Verdict::OnlyInOneRun));
     EXPECT_EQ(longerTree->indexOfOp(longerLayer, data::OpTreeModel::MaxColumn).data().toString(),
               QStringLiteral("14"));  // round 4's
     EXPECT_EQ(header(), QStringLiteral("Compared (all)"));

@@ -49,8 +49,9 @@ struct RunComparison::Run {
     // By candidate op: its verdict; its first compared execution (linked by nextOfOp).
     std::vector<Verdict> verdicts;
     std::vector<uint32_t> firstOfOp, nextOfOp;
-    std::vector<uint32_t> tensorOfRow;   // candidate row -> compared tensor
-    std::vector<uint32_t> divergingOps;  // compared ops that diverge, in execution order
+    std::vector<int32_t> lastComparedRound;  // by candidate op: its latest compared round, or -1
+    std::vector<uint32_t> tensorOfRow;       // candidate row -> compared tensor
+    std::vector<uint32_t> divergingOps;      // compared ops that diverge, in execution order
     // The candidate's executions that paired with none: (op << 32) | round.
     std::unordered_set<uint64_t> unpairedExecutions;
     // Executions of ops with an op born here inside them (their ancestors), and by op, in any
@@ -362,6 +363,7 @@ void RunComparison::Run::buildLookups() {
     nextOfOp.assign(r.ops.size(), kNone);
     tensorOfRow.assign(candidate->rowCount(), kNone);
     std::vector<uint32_t> lastOfOp(ops, kNone);
+    lastComparedRound.assign(ops, -1);
     for (uint32_t i = 0; i < r.ops.size(); ++i) {
         const auto& op = r.ops[i];
         if (op.verdict != analysis::OpVerdict::Matches) divergingOps.push_back(i);
@@ -374,6 +376,8 @@ void RunComparison::Run::buildLookups() {
         else
             nextOfOp[lastOfOp[op.candidateOp]] = i;
         lastOfOp[op.candidateOp] = i;
+        lastComparedRound[op.candidateOp] =
+            std::max(lastComparedRound[op.candidateOp], op.candidateRound);
     }
     bornBelowInSomeRound.assign(ops, 0);
     bornHereItselfInSomeRound.assign(ops, 0);
@@ -414,7 +418,9 @@ RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp) const {
 RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp, int32_t round) const {
     const Verdict overall = verdictOf(candidateOp);
     if (round < 0 || overall == Verdict::NotCompared) return overall;
-    const uint32_t i = overall == Verdict::OnlyInOneRun ? kNone : comparedOp(candidateOp, round);
+    const uint32_t i = overall == Verdict::OnlyInOneRun || !comparedIn(candidateOp, round)
+                           ? kNone
+                           : comparedOp(candidateOp, round);
     if (i != kNone) return verdictFor(shown_->result.ops[i]);
     // An execution that paired with none (a candidate gone on past a shorter reference showed
     // nothing in its rounds alone); nothing in a round it did not run in, or one not compared
@@ -460,6 +466,12 @@ uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {
         if (ops[i].verdict != analysis::OpVerdict::Matches) return i;
     }
     return first;
+}
+
+bool RunComparison::comparedIn(uint32_t candidateOp, int32_t round) const {
+    if (!shown_ || candidateOp >= shown_->lastComparedRound.size()) return false;
+    const int32_t last = shown_->lastComparedRound[candidateOp];
+    return round == last || (round < last && comparedOp(candidateOp, round) != kNone);
 }
 
 std::vector<int32_t> RunComparison::comparedRoundsOf(uint32_t candidateOp) const {

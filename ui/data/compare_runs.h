@@ -103,6 +103,8 @@ public:
     // The compared execution of the op in `round` (-1: its first diverging one, else its first):
     // an index into result()->ops, or kNone.
     uint32_t comparedOp(uint32_t candidateOp, int32_t round = -1) const;
+    // Whether the op was compared in `round`: at once for its latest round or one after it.
+    bool comparedIn(uint32_t candidateOp, int32_t round) const;
     // The candidate's rounds in which the op was compared, in execution order.
     std::vector<int32_t> comparedRoundsOf(uint32_t candidateOp) const;
     // The compared tensor of a candidate row: an index into result()->tensors, or kNone.

@@ -532,13 +532,9 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
         case SelectedRole:
             return selection_ && selection_->selects(idx.location(op));
         case VerdictRole:
-            return static_cast<int>(comparison_ ? comparison_->shownVerdictOf(op, round_)
-                                                : RunComparison::Verdict::NotCompared);
+            return static_cast<int>(verdictShown(op));
         case Qt::BackgroundRole:
-            if (!comparison_) return {};
-            if (const QColor c =
-                    RunComparison::verdictColor(comparison_->shownVerdictOf(op, round_));
-                c.isValid())
+            if (const QColor c = RunComparison::verdictColor(verdictShown(op)); c.isValid())
                 return c;
             return {};
         case Qt::CheckStateRole: {
@@ -716,8 +712,7 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
             return selected ? QStringLiteral("\u2713") : QVariant();
         }
         case VerdictColumn: {
-            const auto verdict = comparison_ ? comparison_->shownVerdictOf(op, round_)
-                                             : RunComparison::Verdict::NotCompared;
+            const auto verdict = verdictShown(op);
             if (sort) return static_cast<int>(verdict);
             return verdict == RunComparison::Verdict::NotCompared
                        ? QVariant()
@@ -726,6 +721,21 @@ QVariant OpTreeModel::data(const QModelIndex& index, int role) const {
         default:
             return {};
     }
+}
+
+RunComparison::Verdict OpTreeModel::verdictShown(uint32_t op) const {
+    if (!comparison_) return RunComparison::Verdict::NotCompared;
+    const auto verdict = comparison_->shownVerdictOf(op, round_);
+    if (round_ >= 0 || verdict != RunComparison::Verdict::Matches) return verdict;
+    // Round "latest": "matches" beside values of a round not compared (a live run gone on past
+    // its reference, NaN by then) read as those values matching. That round's verdict instead:
+    // only in one run, or none. A divergence in some round stays said.
+    const auto& idx = store_->index();
+    const uint32_t row = idx.slotRow(idx.representativeSlot(op), -1);
+    if (row == kNone) return verdict;
+    const int32_t shownRound = idx.row(row).round;
+    return comparison_->comparedIn(op, shownRound) ? verdict
+                                                   : comparison_->verdictOf(op, shownRound);
 }
 
 QString OpTreeModel::roundsBehindVerdict(uint32_t op, uint32_t shownRow) const {

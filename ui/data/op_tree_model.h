@@ -11,12 +11,12 @@
 #include <QTimer>
 
 #include "analysis/dump_index.h"
+#include "compare_runs.h"
 
 namespace probe::data {
 
 class DumpStore;
 class OpSelection;
-class RunComparison;
 
 class OpTreeModel : public QAbstractItemModel {
     Q_OBJECT
@@ -73,6 +73,9 @@ public:
     // not yet); one that ran under other ids in some rounds shows none (its own read as this
     // round's, beside the op that ran there).
     bool hasRowsInRound(uint32_t op) const;
+    // The verdict the tree shows for `op` in the round chosen (RunComparison::shownVerdictOf; with
+    // Round "latest", that of the round its values are of when that round was not compared).
+    RunComparison::Verdict verdictShown(uint32_t op) const;
     // Round "latest": the rounds the verdict is over, and whether the values shown beside it
     // (`shownRow`'s) are of a round not compared (a live run gone on past its reference).
     QString roundsBehindVerdict(uint32_t op, uint32_t shownRow) const;
