@@ -1630,6 +1630,41 @@ TEST(Compare, APathBelowTheRootComparesThatPart) {
     EXPECT_EQ(top->scope.process, "");
 }
 
+// One side's round folder compares that round of both: the other side's rounds left out are
+// said (they went unmentioned, and "no tensor diverges" read as the runs agreeing), whichever
+// side names it; both naming rounds leave nothing out to say.
+TEST(Compare, ARoundFolderOfOneSideSaysWhatItLeavesOutOfTheOther) {
+    TempDir dir;
+    const auto write = [&](const std::string& name, float nudge) {
+        ApiRun run(dir, name);
+        for (int round = 0; round < 4; ++round)
+            run.op("op", {{1, 2}}, {{3, round == 2 ? 4 + nudge : 4}});
+        return run.finish();
+    };
+    const DumpIndex a = indexOf(write("a", 0)), b = indexOf(write("b", 1));
+    const std::string process = b.process(0).key;
+    CompareOptions options;
+    options.candidateScope = {process, 1};
+    const auto candidateNames = compareDumps(a, b, options);
+    const std::string report = formatCompareReport(candidateNames);
+    EXPECT_FALSE(candidateNames.diverges()) << report;
+    EXPECT_NE(report.find("note: round 1 only, as the candidate's folder names: the "
+                          "reference's rounds 0, 2, 3 left out"),
+              std::string::npos)
+        << report;
+    options.candidateScope = {};
+    options.referenceScope = {process, 2};
+    const auto referenceNames = compareDumps(a, b, options);
+    const std::string referenceReport = formatCompareReport(referenceNames);
+    EXPECT_TRUE(referenceNames.diverges()) << referenceReport;
+    EXPECT_NE(referenceReport.find("note: round 2 only, as the reference's folder names: the "
+                                   "candidate's rounds 0, 1, 3 left out"),
+              std::string::npos)
+        << referenceReport;
+    options.candidateScope = {process, 2};
+    EXPECT_EQ(formatCompareReport(compareDumps(a, b, options)).find("left out"), std::string::npos);
+}
+
 TEST(Compare, ReplicasAreJudgedOnTheirParameters) {
     TempDir dir;
     const DumpIndex same = indexOf(writeRanks(dir, 0.5));

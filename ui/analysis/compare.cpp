@@ -815,6 +815,19 @@ private:
                 problem("the candidate's process " + cand_.process(cp).key + " has no " +
                         describeScope(cand_.layout(), {{}, b}));
             if (rr.count(a) && cr.count(b)) pairs.emplace_back(a, b);
+            // One side's round folder narrows the other to that round: said, with what it left
+            // out (the reference's other eight rounds went unmentioned, "no tensor diverges").
+            if (rs.has_value() != cs.has_value()) {
+                const bool byReference = rs.has_value();
+                const DumpIndex& other = byReference ? cand_ : ref_;
+                std::vector<int32_t> left = other.rounds(byReference ? cp : rp);
+                left.erase(std::remove(left.begin(), left.end(), byReference ? b : a), left.end());
+                if (!left.empty())
+                    note(describeScope(other.layout(), {{}, byReference ? b : a}) +
+                         " only, as the " + (byReference ? "reference" : "candidate") +
+                         "'s folder names: the " + (byReference ? "candidate" : "reference") +
+                         "'s " + roundsText(left) + " left out");
+            }
             return pairs;
         }
         for (const auto& [round, rows] : rr)
