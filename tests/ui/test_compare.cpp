@@ -25,6 +25,7 @@
 #include <QComboBox>
 #include <QFileInfo>
 #include <QImage>
+#include <QPlainTextEdit>
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
@@ -417,6 +418,12 @@ TEST_F(CompareTest, WhatCouldNotBeReadIsSaidWithTheVerdict) {
     ASSERT_FALSE(files.empty());
     ASSERT_EQ(::unlink(files.back().c_str()), 0);
     ASSERT_EQ(::mkfifo(files.back().c_str(), 0600), 0);
+    // One in the reference too: the panel's summary names the first problem only.
+    const std::vector<std::string> referenceFiles =
+        test::filesNamed(a.toStdString(), "statistic.csv");
+    ASSERT_FALSE(referenceFiles.empty());
+    ASSERT_EQ(::unlink(referenceFiles.back().c_str()), 0);
+    ASSERT_EQ(::mkfifo(referenceFiles.back().c_str(), 0600), 0);
     ASSERT_TRUE(context_.compare(a, b));
     ASSERT_TRUE(compared());
     EXPECT_FALSE(comparison()->result()->diverges());
@@ -427,8 +434,32 @@ TEST_F(CompareTest, WhatCouldNotBeReadIsSaidWithTheVerdict) {
     // The panel counts the problems of both dumps, and says so (the status bar, the shown one's).
     ASSERT_TRUE(waitFor([&] {
         return window.comparePanel()->summaryText().contains(
-            "1 problem of the two dumps (files unread)");
+            "2 problems of the two dumps (files unread): see Notes");
     })) << window.comparePanel()->summaryText().toStdString();
+    // Each of them on the Notes tab, with its file (the summary, the first alone: a truncated
+    // tensor file was said nowhere in the window).
+    QTabWidget* tabs = nullptr;
+    int notesTab = -1;
+    for (auto* t : window.comparePanel()->findChildren<QTabWidget*>())
+        for (int i = 0; i < t->count(); ++i)
+            if (t->tabText(i).startsWith("Notes")) {
+                tabs = t;
+                notesTab = i;
+            }
+    ASSERT_NE(tabs, nullptr);
+    EXPECT_EQ(tabs->tabText(notesTab), QStringLiteral("Notes (2)"));
+    EXPECT_TRUE(tabs->isTabVisible(notesTab));
+    const auto* notes = qobject_cast<QPlainTextEdit*>(tabs->widget(notesTab));
+    ASSERT_NE(notes, nullptr);
+    for (const std::string& fifo : {files.back(), referenceFiles.back()})
+        EXPECT_TRUE(notes->toPlainText().contains(QString::fromStdString(fifo) +
+                                                  ": is a named pipe (FIFO)"))
+            << fifo << "\n"
+            << notes->toPlainText().toStdString();
+    // A comparison with nothing to note hides the tab.
+    ASSERT_TRUE(context_.compare(dump("c", 2), dump("d", 2)));
+    ASSERT_TRUE(compared());
+    ASSERT_TRUE(waitFor([&] { return !tabs->isTabVisible(notesTab); }));
 }
 
 // The comparison's table and the op tree coloured by it, under the model tester while results

@@ -11,6 +11,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScopedValueRollback>
 #include <QSortFilterProxyModel>
@@ -265,6 +266,12 @@ ComparePanel::ComparePanel(RunComparison* comparison, data::DumpStore* store,
     lower_->addTab(table_, tr("Compared ops"));
     lower_->addTab(pairView_, tr("Tensor in both runs"));
     unpairedTab_ = lower_->addTab(unpairedPage, QString());
+    // What could not be read or paired, all of it: the summary names the first only (a
+    // truncated tensor file, a FIFO in place of one, were said nowhere else in the window).
+    notesText_ = new QPlainTextEdit(this);
+    notesText_->setReadOnly(true);
+    notesText_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    notesTab_ = lower_->addTab(notesText_, QString());
     // Beside the table it filters: among the plots' controls it read as a filter of the error
     // plot, which keeps every op (in execution order, to show where the runs part).
     divergingOnly_->setToolTip(
@@ -378,13 +385,15 @@ void ComparePanel::rebuild() {
         text += tr(" · %1 ops of the reference are not in this run")
                     .arg(comparison_->referenceOnlyOps());
     if (r && !r->problems.empty())
-        text += QStringLiteral(" · ") +
-                countOf(static_cast<qsizetype>(r->problems.size()), tr("problem"), tr("problems")) +
-                tr(" of the two dumps (files unread)");  // the status bar counts the shown one's
+        text +=
+            QStringLiteral(" · ") +
+            countOf(static_cast<qsizetype>(r->problems.size()), tr("problem"), tr("problems")) +
+            tr(" of the two dumps (files unread): see Notes");  // the status bar: the shown one's
     summary_->setText(text);
     comparisonView_->setVisible(r != nullptr);
     jump_->setEnabled(r && (r->firstBornHere || r->firstInherited));
     rebuildUnpairedTab();
+    rebuildNotesTab();
     rebuildErrorPlot();
     rebuildStatisticPlot();
 }
@@ -423,6 +432,21 @@ void ComparePanel::rebuildUnpairedTab() {
                   .arg(locale.toString(listed), locale.toString(static_cast<qulonglong>(total)))
             : QString());
     unpairedNote_->setVisible(static_cast<uint64_t>(listed) < total);
+}
+
+void ComparePanel::rebuildNotesTab() {
+    const analysis::CompareResult* r = comparison_->result();
+    QStringList lines;
+    if (r) {
+        for (const auto& problem : r->problems) lines << QString::fromStdString(problem);
+        for (const auto& note : r->notes) lines << QString::fromStdString(note);
+    }
+    notesText_->setPlainText(lines.join(QLatin1Char('\n')));
+    lower_->setTabText(notesTab_, tr("Notes (%1)").arg(lines.size()));
+    lower_->setTabVisible(notesTab_, !lines.isEmpty());
+    lower_->setTabToolTip(notesTab_,
+                          tr("What could not be read in either dump, and how the runs were "
+                             "paired where it matters (probe compare's notes)"));
 }
 
 RunComparison::Measure ComparePanel::measure() const {

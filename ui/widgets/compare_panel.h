@@ -23,6 +23,7 @@ class QCPGraph;
 class QCPItemText;
 class QCustomPlot;
 class QLabel;
+class QPlainTextEdit;
 class QPushButton;
 class QTabWidget;
 class QTableView;
@@ -76,6 +77,7 @@ private:
     void activateRowsOf(QTableView* table, int rowRole);
     // The tab of the ops of one run only: its count, and a note when the list is cut short.
     void rebuildUnpairedTab();
+    void rebuildNotesTab();  // the comparison's problems and notes, all of them
     void rebuildErrorPlot();
     // The error plot's graphs from the profile: what the visible range shows at this width.
     void resampleErrorPlot();
@@ -104,6 +106,8 @@ private:
     QTableView* unpairedTable_;
     QLabel* unpairedNote_;  // when the comparison listed only the first of them
     int unpairedTab_ = -1;
+    QPlainTextEdit* notesText_ = nullptr;
+    int notesTab_ = -1;
     bool followingCursor_ = false;  // the table's current row is being set to the cursor's op
     // The error plot's graphs: the measure's line, the points of each verdict, the first
     // divergence's ring (nullptr while there is no result).
