@@ -688,6 +688,19 @@ TEST(SessionPanel, StandardErrorIsColouredByLevel) {
     EXPECT_TRUE(isText(colourOf("half a line"))) << "a line written in two pieces is one line";
 }
 
+// The application's notes and standard error's lines start lines of their own after part of a
+// line of standard output ("prompt:[sleeping] the probe stopped"); the rest of that line follows.
+TEST(SessionPanel, NotesAndErrorLinesDoNotJoinAPartLineOfOutput) {
+    widgets::SessionPanel panel;
+    panel.appendLog("prompt:", false);
+    panel.appendNote("[sleeping] the probe stopped\n");
+    panel.appendLog(" [203, 34]\nnext", false);
+    panel.appendLog("warning: slow\n", true);
+    panel.appendLog(" line\n", false);
+    EXPECT_EQ(panel.log()->toPlainText(),
+              "prompt:\n[sleeping] the probe stopped\n [203, 34]\nnext\nwarning: slow\n line\n");
+}
+
 // The log follows the output, also after the panel was made smaller (the end moved away from
 // where the bar was, and the log stopped following: found by a GUI walk), and stops following
 // while the user has scrolled up, until they are back at the end.

@@ -126,6 +126,7 @@ void SessionPanel::setSession(session::LiveSession* session) {
     lastRunState_.clear();
     log_->clear();
     errorLine_.clear();
+    atLineStart_ = true;
     followLog_ = true;
     if (session_) {
         followSession(session_);
@@ -240,19 +241,24 @@ void SessionPanel::appendLog(const QString& text, bool isError) {
     if (end < 0) return;
     const QStringList lines = errorLine_.left(end).split(QLatin1Char('\n'));
     errorLine_.remove(0, end + 1);
-    for (const QString& line : lines) append(line + QLatin1Char('\n'), colourOfErrorLine(line));
+    for (const QString& line : lines) appendLine(line + QLatin1Char('\n'), colourOfErrorLine(line));
 }
 
 void SessionPanel::flushErrorLine() {
     if (errorLine_.isEmpty()) return;
     const QString line = errorLine_;
     errorLine_.clear();
-    append(line + QLatin1Char('\n'), colourOfErrorLine(line));
+    appendLine(line + QLatin1Char('\n'), colourOfErrorLine(line));
 }
 
 void SessionPanel::appendNote(const QString& text) {
     flushErrorLine();
-    append(text, QColor(110, 110, 130));
+    appendLine(text, QColor(110, 110, 130));
+}
+
+void SessionPanel::appendLine(const QString& text, const QColor& color) {
+    if (!atLineStart_) append(QStringLiteral("\n"), QColor());
+    append(text, color);
 }
 
 void SessionPanel::append(const QString& text, const QColor& color) {
@@ -264,6 +270,7 @@ void SessionPanel::append(const QString& text, const QColor& color) {
     QTextCharFormat format;
     if (color.isValid()) format.setForeground(color);
     cursor.insertText(text, format);
+    if (!text.isEmpty()) atLineStart_ = text.endsWith(QLatin1Char('\n'));
     // (QPlainTextEdit moves to the end by itself on some appends: put back where it was read.)
     bar->setValue(followLog_ ? bar->maximum() : reading);
     appending_ = false;

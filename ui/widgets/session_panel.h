@@ -44,6 +44,7 @@ public:
 private:
     void updateState();
     void append(const QString& text, const QColor& color);
+    void appendLine(const QString& text, const QColor& color);  // on a line of its own
     // Writes out a last line of standard error that had no newline yet.
     void flushErrorLine();
 
@@ -60,6 +61,10 @@ private:
     QPushButton* stop_;
     QPlainTextEdit* log_;
     QString errorLine_;  // standard error since its last newline
+    // Whether the log ends with a newline: a whole line of the application's, or of standard
+    // error, starts a line of its own after part of one of standard output ("prompt:[sleeping]
+    // the probe stopped").
+    bool atLineStart_ = true;
     // The log shows its newest line, unless the user scrolled up: decided by what the user does
     // with the scroll bar, not by where it is (a resize of the window moved its end away, and
     // the log stopped following the output).
