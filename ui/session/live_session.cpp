@@ -81,8 +81,11 @@ LiveSession::LiveSession(QObject* parent) : QObject(parent) {
 
 void LiveSession::sayTheProgramEnded() {
     programEnded_ = true;
-    setState(SessionState::Detached, tr("the program ended (pid %1)").arg(attachedProbe_.pid));
-    sayHowTheProgramEnded();
+    // How, when its dump said it already (the log said "the program ended" twice in a row).
+    if (attachedEnd_)
+        sayHowTheProgramEnded();
+    else
+        setState(SessionState::Detached, tr("the program ended (pid %1)").arg(attachedProbe_.pid));
     // Its probe wrote how it ended (at a signal) before it was gone: read the folder now.
     emit dumpGrew();
 }
