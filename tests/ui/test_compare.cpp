@@ -655,6 +655,9 @@ TEST_F(CompareTest, ReplacingEitherDumpWhileComparingIsSafe) {
 TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
     const QString reference = dump("reference", 30, {"--nudge-layer", "1"});
     MainWindow window(&context_);
+    // At the smallest size, where the verdict ends in "…" and is fitted again as the progress
+    // bar goes: its counts stayed the first run's.
+    window.resize(window.minimumSize());
     window.show();
     ASSERT_TRUE(context_.launch(test::engineLaunch(dir_ / "live", config_, 30, 150)));
     QString error;
@@ -671,6 +674,11 @@ TEST_F(CompareTest, ALiveRunIsComparedAsItsRoundsArrive) {
         return window.statusBar()->toolTip().isEmpty() ? window.statusMessage()
                                                        : window.statusBar()->toolTip();
     };
+    ASSERT_FALSE(window.statusBar()->toolTip().isEmpty()) << "the verdict fits whole";
+    // Fitted again to a wider bar (as when a NaN button comes or goes): its counts still follow.
+    const QString fitted = window.statusMessage();
+    window.resize(window.width() + 150, window.height());
+    ASSERT_TRUE(waitFor([&] { return window.statusMessage() != fitted; })) << fitted.toStdString();
     const int shownAt = comparison()->finishedCount();
     ASSERT_TRUE(waitFor([&] { return comparison()->finishedCount() > shownAt; }, 60000));
     EXPECT_EQ(shownWhole().toStdString(), comparison()->summary().toStdString());

@@ -71,8 +71,9 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
     statusBar()->addPermanentWidget(compareProgress_);
     statusBar()->addPermanentWidget(cancelCompare_);
     connect(cancelCompare_, &QPushButton::clicked, comparison, &data::RunComparison::cancel);
-    // The last verdict shown, taken down with its comparison (it stayed up to 15 s over a
-    // window that no longer compares).
+    // The last verdict shown, whole, taken down with its comparison (it stayed up to 15 s over
+    // a window that no longer compares). By its whole text: the text as fitted to the bar changes
+    // as the bar's buttons do, and a live run's verdict kept its first counts then.
     auto shownVerdict = std::make_shared<QString>();
     connect(comparison, &data::RunComparison::started, this, [this, stop, comparison] {
         stop->setEnabled(comparison->enabled());
@@ -96,12 +97,14 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
         cancelCompare_->setVisible(comparison->running());
         const QString gist = comparison->verdictGist();
         if (ok && gist == *shownGist) {
-            if (statusBar()->currentMessage() == *shownVerdict)
-                if (const QString shown = replacePassingMessage(message); !shown.isEmpty())
-                    *shownVerdict = shown;
+            if (passingMessageSays(*shownVerdict)) {
+                replacePassingMessage(message);
+                *shownVerdict = message;
+            }
             return;
         }
-        *shownVerdict = showPassingMessage(message, kVerdictMs);
+        showPassingMessage(message, kVerdictMs);
+        *shownVerdict = message;
         *shownGist = ok ? gist : QString();
     });
 
@@ -125,7 +128,7 @@ void MainWindow::setUpComparison(QMenu* file, QAction* at, QToolBar* toolbar) {
             *firstResult = true;
             shownGist->clear();
             if (!comparison->running() && !shownVerdict->isEmpty() &&
-                statusBar()->currentMessage() == *shownVerdict)
+                passingMessageSays(*shownVerdict))
                 statusBar()->clearMessage();
             return;
         }

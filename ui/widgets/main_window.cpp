@@ -648,6 +648,10 @@ QString MainWindow::replacePassingMessage(const QString& text) {
     return displayPassingMessage();
 }
 
+bool MainWindow::passingMessageSays(const QString& text) const {
+    return passingMessageUp() && passingText_ == text;
+}
+
 bool MainWindow::passingMessageUp() const {
     return !passingText_.isEmpty() && statusBar()->currentMessage() == passingShown_ &&
            !passingUntil_.hasExpired();

@@ -103,6 +103,8 @@ public:
     // The passing message still shown (and only then) says `text` instead, for the time it has
     // left; what it shows, or an empty string when none is up.
     QString replacePassingMessage(const QString& text);
+    // Whether the passing message up says `text` (whole, however it is fitted to the bar).
+    bool passingMessageSays(const QString& text) const;
     // Opens the dump folder the user chose, once it is known to hold a dump (else says why,
     // changing nothing) and a running model may be stopped. False when it was not opened.
     bool openDumpAsked(const QString& dir);
