@@ -1828,6 +1828,9 @@ TEST_F(SmallComparedPair, NonFiniteValuesOfTheSelectedTensorAreMarkedAtTheEdge) 
             continue;
         }
         EXPECT_EQ(graph->scatterStyle().pen().color(), plot->graph(0)->pen().color());
+        // Over what the plot says on itself, along its top (a note on a ground of its own hid
+        // them).
+        EXPECT_GT(graph->layer()->index(), plot->layer("main")->index());
         for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
             ++marks;
             const double edgeDistance = std::min(
@@ -2069,6 +2072,16 @@ TEST(ComparePanelPlot, ABigComparisonDrawsWhatCanBeSeenAndRingsTheFirstDivergenc
     EXPECT_LT(distance(centre, markColour), distance(centre, ringStyle.pen().color()))
         << centre.name().toStdString() << " at the mark of colour "
         << markColour.name().toStdString();
+    // Its label below the marks along the top (it was written over the NaN before it).
+    QCPItemText* label = nullptr;
+    for (int i = 0; i < plot->itemCount(); ++i)
+        if (auto* text = qobject_cast<QCPItemText*>(plot->item(i));
+            text && text->text() == "first divergence")
+            label = text;
+    ASSERT_NE(label, nullptr);
+    EXPECT_GE(label->topLeft->pixelPosition().y(),
+              plot->axisRect()->top() + widgets::kNonFiniteMarkInset + markStyle.size() / 2 +
+                  markStyle.pen().widthF() / 2);
     // A click on the ring selects the first divergence's op and round.
     context.cursor()->setRow(s.rows[0]);
     QTest::mouseClick(plot, Qt::LeftButton, {}, ringAt);

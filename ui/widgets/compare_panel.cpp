@@ -694,7 +694,10 @@ void ComparePanel::resampleErrorPlot() {
         firstDivergenceLabel_->setPositionAlignment(roomLeft ? Qt::AlignRight | Qt::AlignTop
                                                              : Qt::AlignLeft | Qt::AlignVCenter);
         firstDivergenceLabel_->setPadding(roomLeft ? QMargins(0, 0, 10, 0) : QMargins(10, 0, 0, 0));
-        firstDivergenceLabel_->position->setCoords(x, roomLeft ? 0.02 : 0.45);
+        // Below the marks along the top edge (it was written over the NaN before it).
+        const double belowTheMarks =
+            (kNonFiniteMarkInset + 8.0) / std::max(1, errorPlot_->axisRect()->height());
+        firstDivergenceLabel_->position->setCoords(x, roomLeft ? belowTheMarks : 0.45);
     }
     std::array<bool, 3> shown{};
     for (int k = 0; k < kinds; ++k) {

@@ -26,6 +26,9 @@ QCPGraph* addNonFiniteMarkGraph(QCustomPlot* plot, data::PlotSeries::Mark mark,
         QCPScatterStyle::ssCross, QCPScatterStyle::ssTriangle, QCPScatterStyle::ssTriangleInverted};
     const int m = static_cast<int>(mark);
     QCPGraph* g = plot->addGraph();
+    // Over what the plot says on itself (a note along its top, on a ground of its own, hid them)
+    // and over its lines; still clipped to the axis rect, under the legend.
+    g->setLayer(QStringLiteral("axes"));
     g->setLineStyle(QCPGraph::lsNone);
     // In the series' colour: with several series overlaid, whose NaN it is shows.
     g->setScatterStyle(
