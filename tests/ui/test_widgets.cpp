@@ -25,6 +25,7 @@
 #include <QLocale>
 #include <QMenu>
 #include <QMenuBar>
+#include <QPlainTextEdit>
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
@@ -1556,6 +1557,12 @@ TEST_F(MainWindowTest, TheConfigTabAndThePlotHintFitTheSmallestWindow) {
     EXPECT_TRUE(scroll->widget()->width() <= scroll->viewport()->width() ||
                 scroll->horizontalScrollBar()->isVisible())
         << scroll->widget()->width() << " px of form in " << scroll->viewport()->width();
+    // The JSON beside it has a third of the room at least: laid out by size hints it had 200 px
+    // of 770, too narrow to fix a config the form cannot show.
+    auto* json = editor->findChild<QPlainTextEdit*>();
+    ASSERT_NE(json, nullptr);
+    EXPECT_GE(json->width() * 3, scroll->width())
+        << json->width() << " px beside " << scroll->width();
 
     window_.showView(MainWindow::View::Plot);
     auto* plot = window_.statisticsPlot();

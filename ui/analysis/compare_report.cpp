@@ -312,8 +312,8 @@ std::string reportText(const CompareResult& result, size_t context) {
         out += "  not paired: " + plural(result.unpairedOps, "op execution", "op executions") +
                " (" + std::to_string(inRef) + " only in the reference, " +
                std::to_string(result.unpairedOps - inRef) + " only in the candidate)";
-        out += ", " + std::to_string(result.tensorsOnlyInReference) +
-               " tensors only in the reference, " + std::to_string(result.tensorsOnlyInCandidate) +
+        out += ", " + plural(result.tensorsOnlyInReference, "tensor", "tensors") +
+               " only in the reference, " + std::to_string(result.tensorsOnlyInCandidate) +
                " only in the candidate\n";
     }
     // A divergence in what could not be read (or compared) is not seen: said before any verdict.

@@ -174,6 +174,9 @@ ConfigEditor::ConfigEditor(data::ConfigDocument* document, QWidget* parent)
     splitter->addWidget(jsonBox);
     splitter->setStretchFactor(0, 3);  // the form's fields first, the JSON beside them
     splitter->setStretchFactor(1, 2);
+    // 3:2 from the start too: laid out by their size hints, the JSON got 200 px of 770, too
+    // narrow to fix a config the form cannot show.
+    splitter->setSizes({3000, 2000});
     splitter->setChildrenCollapsible(false);
 
     auto* layout = new QVBoxLayout(this);
