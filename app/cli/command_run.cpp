@@ -375,7 +375,9 @@ int runRunCommand(const Args& args) {
     if (!config.empty()) {
         config = format::absolutePath(config);
         std::string error;
-        auto text = format::readTextFile(config, &error);
+        // Up to the size a config may have, as `probe config validate` reads it: a file beyond
+        // that cannot be read (66) there, and was "not valid" (65) here.
+        auto text = format::readTextFile(config, &error, format::kConfigJsonLimits.maxBytes);
         if (!text) {
             std::fprintf(stderr, "probe run: cannot read the config %s: %s\n", config.c_str(),
                          error.c_str());

@@ -63,3 +63,9 @@ foreach(name - /dev/stdin)
         message(FATAL_ERROR "probe config validate ${name} < op_ok.json: exit ${code}\n${out}${err}")
     endif()
 endforeach()
+# A config beyond the size limit: one that cannot be read (66) for validate and run alike (run
+# said "not valid", 65).
+string(REPEAT " " 1048577 padding)
+file(WRITE ${WORK}/too_big.json "{\"task\": \"all\"${padding}}")
+expect_run(66 "too_big.json: cannot be read: is 1048592 bytes, more than the limit of 1048576" config validate ${WORK}/too_big.json)
+expect_run(66 "probe run: cannot read the config .*too_big.json: is 1048592 bytes, more than the limit of 1048576" run --output ${WORK}/too_big_out --config ${WORK}/too_big.json -- /bin/true)
