@@ -822,11 +822,17 @@ private:
                 const DumpIndex& other = byReference ? cand_ : ref_;
                 std::vector<int32_t> left = other.rounds(byReference ? cp : rp);
                 left.erase(std::remove(left.begin(), left.end(), byReference ? b : a), left.end());
-                if (!left.empty())
-                    note(describeScope(other.layout(), {{}, byReference ? b : a}) +
-                         " only, as the " + (byReference ? "reference" : "candidate") +
-                         "'s folder names: the " + (byReference ? "candidate" : "reference") +
-                         "'s " + roundsText(left) + " left out");
+                // msprobe's rounds are steps; said once, not for each rank of the step.
+                const std::string leftOut = other.layout() == DumpLayout::Msprobe
+                                                ? "step" + roundsText(left).substr(5)
+                                                : roundsText(left);
+                const std::string text =
+                    describeScope(other.layout(), {{}, byReference ? b : a}) + " only, as the " +
+                    (byReference ? "reference" : "candidate") + "'s folder names: the " +
+                    (byReference ? "candidate" : "reference") + "'s " + leftOut + " left out";
+                if (!left.empty() && std::find(result_.notes.begin(), result_.notes.end(), text) ==
+                                         result_.notes.end())
+                    note(text);
             }
             return pairs;
         }
@@ -1549,7 +1555,7 @@ private:
             auto [first, added] = firstDivergence_.try_emplace(roundOf(op), o);
             if (!added && op.began < result_.ops[first->second].began) first->second = o;
         }
-        bool carries = false;
+        bool carries = false, differs = false;
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             TensorComparison& t = result_.tensors[i];
             if (!t.isOutput) continue;
@@ -1563,22 +1569,40 @@ private:
             producedData_.set(dataPrintOf(i), i);
             producedStats_.set(statsPrint_[i], i);
             carries = carries || t.carriesDivergence;
+            differs = differs || t.differs;
         }
-        if (op.parent == kNone && carries) {
-            noteCarrying(carrying_, o);
-            if (const uint32_t owner = stateOwnerOf(op); owner != kNone) {
-                if (carryingThrough_.empty()) carryingThrough_.resize(ref_.opCount());
-                noteCarrying(carryingThrough_[owner], o);
-            }
+        if (op.parent == kNone && carries) noteCarrying(carrying_, o);
+        if (op.parent == kNone && ref_.layout() != DumpLayout::Msprobe)
+            noteStateOf(o, carries, differs);
+    }
+
+    // Op-level dumps, a layer-level op closed: what it says of its module's state
+    // (divergenceCarriedInStateTo). A backward op carrying a divergence, at an output or at an
+    // input (the first layer's backward has no output: its module's input needs no gradient, yet
+    // the gradient coming in updates its weights), may have changed its forward op's
+    // parameters; a forward op, its cache. A forward execution none of whose outputs differs at
+    // all shows its state as the reference's: what carried before is forgotten (an eval loop's
+    // overflow at batch 4, after batch 0 alone differed, was taken as carried from batch 0).
+    void noteStateOf(uint32_t o, bool outputCarries, bool outputDiffers) {
+        const OpComparison& op = result_.ops[o];
+        const uint32_t forward = forwardLayerOpOf(op);
+        const bool backward = forward != op.referenceOp;
+        bool carries = outputCarries;
+        for (uint32_t i = op.firstTensor;
+             backward && !carries && i < op.firstTensor + op.tensorCount; ++i)
+            carries = result_.tensors[i].carriesDivergence;
+        if (forward == kNone) return;
+        if (carries) {
+            noteCarrying(carryingThrough_[forward], o);
+        } else if (!backward && !outputDiffers && op.verdict == OpVerdict::Matches) {
+            carryingThrough_.erase(forward);
         }
     }
 
-    // Op-level dumps: the reference's layer-level op whose state a divergence through layer-level
-    // op `op` may change: the op itself, or for a backward op its forward op (whose parameters
-    // the gradients update). kNone for msprobe's entries, whose parameters are entries of their
-    // own.
-    uint32_t stateOwnerOf(const OpComparison& op) const {
-        if (ref_.layout() == DumpLayout::Msprobe) return kNone;
+    // Op-level dumps: the reference's forward layer-level op of layer-level op `op`: its own, or
+    // for a backward op ("fc.backward", "fc.backward_1") the op it is the backward of (kNone when
+    // the dump has none of that name).
+    uint32_t forwardLayerOpOf(const OpComparison& op) const {
         const std::string_view forward =
             format::forwardOfBackwardLayerOp(ref_.op(op.referenceOp).namePath);
         return forward.empty() ? op.referenceOp : layerOpNamed(op.referenceProcess, forward);
@@ -1596,12 +1620,12 @@ private:
                                         uint32_t divergingOutput) const {
         const OpComparison& op = result_.ops[o];
         if (sourceInput != kNone || divergingOutput == kNone || op.parent != kNone ||
-            carryingThrough_.empty())
+            carryingThrough_.empty() || ref_.layout() == DumpLayout::Msprobe)
             return kNone;
         if (result_.tensors[divergingOutput].producer != kNone) return kNone;  // from inside it
         if (startsWith(ref_.op(op.referenceOp).type, "aten::")) return kNone;
-        const uint32_t owner = stateOwnerOf(op);
-        return owner != kNone ? carryingBefore(carryingThrough_[owner], o) : kNone;
+        const auto carried = carryingThrough_.find(forwardLayerOpOf(op));
+        return carried != carryingThrough_.end() ? carryingBefore(carried->second, o) : kNone;
     }
 
     // An op whose diverging inputs all came from outside the model, new in this pass, after an
@@ -1675,10 +1699,8 @@ private:
             // the layer's forward saved too (b.backward/AddmmBackward0/t reads b's weight).
             uint32_t top = o;
             while (result_.ops[top].parent != kNone) top = result_.ops[top].parent;
-            const std::string_view forward =
-                format::forwardOfBackwardLayerOp(ref_.op(result_.ops[top].referenceOp).namePath);
-            if (forward.empty()) return kNone;
-            forwardOp = layerOpNamed(op.referenceProcess, forward);
+            forwardOp = forwardLayerOpOf(result_.ops[top]);
+            if (forwardOp == result_.ops[top].referenceOp) return kNone;  // no backward op
         }
         const uint32_t found =
             forwardOp < latestComparisonOf_.size() ? latestComparisonOf_[forwardOp] : kNone;
@@ -1922,9 +1944,9 @@ private:
     PrintMap outsideData_, outsideStats_;
     std::unordered_set<uint32_t> sightedAfterADivergence_;  // of those first sightings
     Carrying carrying_;                                     // of every layer-level op
-    // By the reference's layer-level op: its executions, and its backward op's, whose output
-    // carried a divergence (divergenceCarriedInStateTo). Sized on the first.
-    std::vector<Carrying> carryingThrough_;
+    // By the reference's forward layer-level op: its executions, and its backward op's, that
+    // carried a divergence since its state last showed as the reference's (noteStateOf).
+    std::unordered_map<uint32_t, Carrying> carryingThrough_;
     // By op: the pass of its process's model it ran in (divergenceFedBackTo).
     std::vector<int32_t> passOf_;
     std::vector<uint8_t> usedScratch_;  // pairTensors'
@@ -1934,7 +1956,7 @@ private:
     // (msprobe: every op; op-level dumps: layer-level ops.)
     std::vector<uint32_t> latestComparisonOf_;
     // Op-level dumps: the reference's layer-level op of `name` in `process` (kNone: none), by a
-    // table made the first time a backward op looks for its forward (rarely: when born there).
+    // table made the first time a backward op looks for its forward.
     uint32_t layerOpNamed(uint32_t process, std::string_view name) const {
         if (!layerOpsByName_) {
             layerOpsByName_.emplace();

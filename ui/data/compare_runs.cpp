@@ -418,7 +418,8 @@ RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp) const {
 RunComparison::Verdict RunComparison::verdictOf(uint32_t candidateOp, int32_t round) const {
     const Verdict overall = verdictOf(candidateOp);
     if (round < 0 || overall == Verdict::NotCompared) return overall;
-    const uint32_t i = overall == Verdict::OnlyInOneRun || !comparedIn(candidateOp, round)
+    // Past the op's last compared round (a live run ahead of its reference) without a walk.
+    const uint32_t i = overall == Verdict::OnlyInOneRun || round > lastComparedRound(candidateOp)
                            ? kNone
                            : comparedOp(candidateOp, round);
     if (i != kNone) return verdictFor(shown_->result.ops[i]);
@@ -468,9 +469,14 @@ uint32_t RunComparison::comparedOp(uint32_t candidateOp, int32_t round) const {
     return first;
 }
 
+int32_t RunComparison::lastComparedRound(uint32_t candidateOp) const {
+    return shown_ && candidateOp < shown_->lastComparedRound.size()
+               ? shown_->lastComparedRound[candidateOp]
+               : -1;
+}
+
 bool RunComparison::comparedIn(uint32_t candidateOp, int32_t round) const {
-    if (!shown_ || candidateOp >= shown_->lastComparedRound.size()) return false;
-    const int32_t last = shown_->lastComparedRound[candidateOp];
+    const int32_t last = lastComparedRound(candidateOp);
     return round == last || (round < last && comparedOp(candidateOp, round) != kNone);
 }
 

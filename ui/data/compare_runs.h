@@ -105,6 +105,7 @@ public:
     uint32_t comparedOp(uint32_t candidateOp, int32_t round = -1) const;
     // Whether the op was compared in `round`: at once for its latest round or one after it.
     bool comparedIn(uint32_t candidateOp, int32_t round) const;
+    int32_t lastComparedRound(uint32_t candidateOp) const;  // -1: none
     // The candidate's rounds in which the op was compared, in execution order.
     std::vector<int32_t> comparedRoundsOf(uint32_t candidateOp) const;
     // The compared tensor of a candidate row: an index into result()->tensors, or kNone.

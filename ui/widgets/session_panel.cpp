@@ -135,9 +135,11 @@ void SessionPanel::setSession(session::LiveSession* session) {
         // in its standard error or its messages: not said twice. A refusal is set apart in red.
         connect(session_, &session::LiveSession::configRejected, this,
                 [this](const QString& reason, const QString&, qint64) {
-                    append(tr("[config] the probe refused a config; the previous one stays:\n%1\n")
-                               .arg(reason),
-                           kErrorColor);
+                    flushErrorLine();
+                    appendLine(
+                        tr("[config] the probe refused a config; the previous one stays:\n%1\n")
+                            .arg(reason),
+                        kErrorColor);
                 });
         connect(session_, &QObject::destroyed, this, &SessionPanel::updateState);
         if (!session_->stateDetail().isEmpty())
