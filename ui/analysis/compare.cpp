@@ -1525,27 +1525,10 @@ private:
             op.inheritedFrom = result_.tensors[result_.tensors[inheritedInput].producer].op;
         } else if (sourceInput != kNone || divergingOutput != kNone) {
             op.cause = sourceInput != kNone ? sourceInput : divergingOutput;
-            if (const uint32_t forward = forwardDivergenceOf(o); forward != kNone) {
-                op.verdict = OpVerdict::Inherited;
-                op.inheritedFrom = forward;
-            } else if (sourceInput == kNone && computesFromItsAtenParent(op)) {
-                op.verdict = OpVerdict::Inherited;
-                op.inheritedFrom = op.parent;
-            } else if (const uint32_t earlier =
-                           divergenceFedBackTo(o, sourceInput, divergingOutput);
-                       earlier != kNone) {
-                op.verdict = OpVerdict::Inherited;
-                op.inheritedFrom = earlier;
-                op.reception = Reception::FedBack;
-            } else if (const uint32_t through =
-                           divergenceCarriedInStateTo(o, sourceInput, divergingOutput);
-                       through != kNone) {
-                op.verdict = OpVerdict::Inherited;
-                op.inheritedFrom = through;
-                op.reception = Reception::InOwnState;
-            } else {
-                op.verdict = OpVerdict::BornHere;
-            }
+            const auto [from, reception] = receivedOtherwise(o, sourceInput, divergingOutput);
+            op.verdict = from != kNone ? OpVerdict::Inherited : OpVerdict::BornHere;
+            op.inheritedFrom = from;
+            op.reception = from != kNone ? reception : Reception::Direct;
         }
         // msprobe: the round's first divergence, born here or inherited from an earlier round (a
         // weight updated by a step that diverged), in the forward or in a backward entry (a
@@ -1626,6 +1609,20 @@ private:
         if (startsWith(ref_.op(op.referenceOp).type, "aten::")) return kNone;
         const auto carried = carryingThrough_.find(forwardLayerOpOf(op));
         return carried != carryingThrough_.end() ? carryingBefore(carried->second, o) : kNone;
+    }
+
+    // An op whose divergence no compared op's output brought to an input: the op it is taken to
+    // have received it from all the same, and how (kNone: born here).
+    std::pair<uint32_t, Reception> receivedOtherwise(uint32_t o, uint32_t sourceInput,
+                                                     uint32_t divergingOutput) const {
+        if (const uint32_t forward = forwardDivergenceOf(o); forward != kNone)
+            return {forward, Reception::Direct};
+        if (sourceInput == kNone && computesFromItsAtenParent(result_.ops[o]))
+            return {result_.ops[o].parent, Reception::Direct};
+        if (const uint32_t earlier = divergenceFedBackTo(o, sourceInput, divergingOutput);
+            earlier != kNone)
+            return {earlier, Reception::FedBack};
+        return {divergenceCarriedInStateTo(o, sourceInput, divergingOutput), Reception::InOwnState};
     }
 
     // An op whose diverging inputs all came from outside the model, new in this pass, after an
