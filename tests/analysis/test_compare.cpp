@@ -352,6 +352,28 @@ TEST(Compare, ALayerChangedByItsOwnStateAfterAnEarlierStepIsInheritedNotBornAgai
     EXPECT_EQ(eval.ops[opOfRound(eval, "head", 0)].verdict, OpVerdict::BornHere) << evalReport;
     EXPECT_EQ(eval.ops[opOfRound(eval, "head", 4)].verdict, OpVerdict::BornHere) << evalReport;
     EXPECT_EQ(eval.carriedInStateOps, 0u) << evalReport;
+
+    // A module called twice in one forward, the first op of each (its calls begin the passes),
+    // no backward: its first call's input differs, and its second call goes wrong by itself.
+    // Born there, not carried from the first call (a call before is no step before).
+    const auto writeShared = [&](const std::string& name, bool changed) {
+        ApiRun run(dir, name);
+        std::vector<float> a = x, b = x, ya(8), yb(8);
+        for (float& v : b) v += 1;
+        if (changed) a[0] += 0.5f;
+        for (int k = 0; k < 8; ++k) {
+            ya[k] = 2 * a[k];
+            yb[k] = 2 * b[k] + (changed && k == 4 ? 0.5f : 0.f);
+        }
+        run.op("enc", {a}, {ya});
+        run.op("enc", {b}, {yb});
+        return run.finish();
+    };
+    const DumpIndex e = indexOf(writeShared("e", false)), f = indexOf(writeShared("f", true));
+    const auto shared = compareDumps(e, f, {});
+    const std::string sharedReport = formatCompareReport(shared);
+    EXPECT_EQ(shared.ops[opOfRound(shared, "enc", 1)].verdict, OpVerdict::BornHere) << sharedReport;
+    EXPECT_EQ(shared.bornHereOps, 2u) << sharedReport;
 }
 
 // A changed bias, read again at each step, that addmm's copy_ also writes into its output: the

@@ -255,10 +255,11 @@ TEST_F(CompareTest, TokensFedBackAfterADivergenceAreInheritedAndCounted) {
 TEST_F(CompareTest, ALayerCarryingItsOwnDivergenceOnIsBornOnceAndCounted) {
     const auto write = [&](const std::string& name, float nudge) {
         test::ApiRun run(dir_, name);
-        const std::vector<float> x = {0.5f, -1.f, 2.f, 0.25f};
+        const std::vector<float> tokens = {3, 1, 4, 1}, x = {0.5f, -1.f, 2.f, 0.25f};
         for (int step = 0; step < 3; ++step) {
             std::vector<float> y(4);
             for (int k = 0; k < 4; ++k) y[k] = (1.5f + (k == 2 ? nudge : 0.f)) * x[k];
+            run.op("emb", {tokens}, {x});  // the op each step begins with
             run.op("layer", {x}, {y});
         }
         return QString::fromStdString(run.finish());

@@ -1608,7 +1608,15 @@ private:
         if (result_.tensors[divergingOutput].producer != kNone) return kNone;  // from inside it
         if (startsWith(ref_.op(op.referenceOp).type, "aten::")) return kNone;
         const auto carried = carryingThrough_.find(forwardLayerOpOf(op));
-        return carried != carryingThrough_.end() ? carryingBefore(carried->second, o) : kNone;
+        if (carried == carryingThrough_.end()) return kNone;
+        const uint32_t from = carryingBefore(carried->second, o);
+        // The op that begins each pass: its calls are passes by definition, so its own forward
+        // call before is no step before (a module called twice in one forward, first of all); only
+        // its backward op, whose gradients an optimizer applies, changed its state.
+        if (from != kNone && op.referenceOp == passOp_ &&
+            result_.ops[from].referenceOp == op.referenceOp)
+            return kNone;
+        return from;
     }
 
     // An op whose divergence no compared op's output brought to an input: the op it is taken to
@@ -1739,7 +1747,7 @@ private:
             // op's own calls (a block called twice per step is two rounds further on at each
             // step): a pass begins with each call of the first layer-level op called again.
             const bool passIsRound = ref_.layout() == DumpLayout::Msprobe;
-            const uint32_t passOp = passIsRound ? kNone : firstRepeatedLayerOp(o);
+            passOp_ = passIsRound ? kNone : firstRepeatedLayerOp(o);
             int32_t pass = 0;
             for (; o < result_.ops.size() && result_.ops[o].referenceProcess == process;) {
                 const int32_t round = result_.ops[o].referenceRound;
@@ -1767,7 +1775,7 @@ private:
                         closeOp(open.back());
                         open.pop_back();
                     }
-                    if (op.parent == kNone && op.referenceOp == passOp) ++pass;
+                    if (op.parent == kNone && op.referenceOp == passOp_) ++pass;
                     passOf_[o] = passIsRound ? op.referenceRound : pass;
                     // Such an op is enclosed by the one it ran in: a divergence born in it
                     // surfaces there.
@@ -1944,6 +1952,8 @@ private:
     // By the reference's forward layer-level op: its executions, and its backward op's, that
     // carried a divergence since its state last showed as the reference's (noteStateOf).
     std::unordered_map<uint32_t, Carrying> carryingThrough_;
+    // Op-level dumps: the process's layer-level op that begins each pass (firstRepeatedLayerOp).
+    uint32_t passOp_ = kNone;
     // By op: the pass of its process's model it ran in (divergenceFedBackTo).
     std::vector<int32_t> passOf_;
     std::vector<uint8_t> usedScratch_;  // pairTensors'
