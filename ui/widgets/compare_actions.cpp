@@ -172,7 +172,11 @@ void MainWindow::chooseComparison() {
     CompareDialog dialog(store->isOpen() ? store->requestedPath() : QString(), this);
     if (const QString reference = context_->suggestedReference(); !reference.isEmpty())
         dialog.setReference(reference);
-    if (dialog.exec() != QDialog::Accepted) return;
+    const bool accepted = dialog.exec() == QDialog::Accepted;
+    // The keyboard back to the window: without a window manager handing it back, F8 (Jump to
+    // first divergence) did nothing after the dialog closed.
+    activateWindow();
+    if (!accepted) return;
     compareRuns(dialog.referencePath(), dialog.candidatePath());
 }
 
