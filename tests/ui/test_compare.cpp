@@ -1115,6 +1115,39 @@ bool compareBuiltPair(MainWindow& window, const test::TempDir& dir, test::DumpBu
            waitFor([&] { return context->comparison()->result() != nullptr; });
 }
 
+// An op whose tensor file one run could not read (truncated) is judged by its statistics; the
+// compared-ops table says so in its Rule column and tooltip (it read "matches" with nothing
+// beside it, and the file was named in the notes only).
+TEST(CompareTable, AnOpJudgedWithoutItsUnreadableDataSaysSo) {
+    test::TempDir dir("ui-compare-unread");
+    test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");
+    for (test::DumpBuilder* dump : {&reference, &candidate}) {
+        dump->addRow(0, "0", "layer", "Layer", false, {1, 2, 3, 4}, {2, 2});
+        dump->addRow(0, "0", "layer", "Layer", true, {2, 4, 6, 8}, {2, 2});
+    }
+    const std::vector<std::string> bins = test::filesNamed(dir / "cand", "outtensor0.bin");
+    ASSERT_EQ(bins.size(), 1u);
+    ::truncate(bins.front().c_str(), 40);
+    context::AppContext context;
+    MainWindow window(&context);
+    ASSERT_TRUE(compareBuiltPair(window, dir, reference, candidate));
+    data::CompareOpsModel table(context.comparison());
+    ASSERT_TRUE(waitFor([&] { return table.rowCount() == 1; })) << table.rowCount();
+    EXPECT_EQ(table.index(0, data::CompareOpsModel::VerdictColumn).data().toString(),
+              QStringLiteral("matches"));
+    EXPECT_EQ(table.index(0, data::CompareOpsModel::RuleColumn).data().toString(),
+              QStringLiteral("data unread"));
+    EXPECT_TRUE(table.index(0, data::CompareOpsModel::RuleColumn)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains("output 0 [float 2x2]: its data could not be read (see Notes), "
+                              "judged by its statistics"))
+        << table.index(0, data::CompareOpsModel::RuleColumn)
+               .data(Qt::ToolTipRole)
+               .toString()
+               .toStdString();
+}
+
 TEST(ComparePanelPlot, ATensorInOneRunOnlyIsSaidNotDrawnAsNothing) {
     test::TempDir dir("ui-compare-one-run");
     test::DumpBuilder reference(dir / "ref"), candidate(dir / "cand");

@@ -37,6 +37,20 @@ MadeMeasures madeMeasures(const RunComparison& comparison) {
     return made;
 }
 
+// A tensor of `op` that both runs kept the data of, in a file one of them could not read (a
+// truncated .bin, a FIFO): judged by its statistics alone, which its row said nowhere (the
+// Notes tab names the file). kNone when there is none.
+uint32_t tensorWithDataUnread(const analysis::CompareResult& r, const analysis::OpComparison& op) {
+    for (uint32_t t = op.firstTensor; t < op.firstTensor + op.tensorCount; ++t) {
+        const auto& tensor = r.tensors[t];
+        if (!tensor.hasData && tensor.referenceRow != kNone && tensor.candidateRow != kNone &&
+            r.reference->row(tensor.referenceRow).hasTensorFile &&
+            r.candidate->row(tensor.candidateRow).hasTensorFile)
+            return t;
+    }
+    return kNone;
+}
+
 // What compared op `i` shows in `column` (forSort: what it sorts by, numbers as numbers). Reads
 // the result only: data() on the GUI thread and the sort on a worker thread share it.
 QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made, uint32_t i,
@@ -65,9 +79,10 @@ QVariant columnValue(const analysis::CompareResult& r, const MadeMeasures& made,
             return op.cause == kNone ? QString()
                                      : QString::fromStdString(r.describeTensor(op.cause));
         case CompareOpsModel::RuleColumn:
-            return op.cause == kNone
-                       ? QString()
-                       : QString::fromLatin1(analysis::ruleName(r.tensors[op.cause].rule));
+            if (op.cause != kNone)
+                return QString::fromLatin1(analysis::ruleName(r.tensors[op.cause].rule));
+            return tensorWithDataUnread(r, op) != kNone ? CompareOpsModel::tr("data unread")
+                                                        : QString();
         case CompareOpsModel::MaxRelativeErrorColumn:
             return number(RunComparison::Measure::MaxRelativeError);
         case CompareOpsModel::CosineColumn:
@@ -321,6 +336,9 @@ QVariant CompareOpsModel::data(const QModelIndex& index, int role) const {
             if (op.cause != kNone)
                 tip += (tip.empty() ? "" : "\n") + r->describeTensor(op.cause) + ": " +
                        r->explain(op.cause);
+            else if (const uint32_t unread = tensorWithDataUnread(*r, op); unread != kNone)
+                tip += (tip.empty() ? "" : "\n") + r->describeTensor(unread) +
+                       ": its data could not be read (see Notes), judged by its statistics";
             return tip.empty() ? QVariant() : QVariant(QString::fromStdString(tip));
         }
         case SortRole:
