@@ -358,15 +358,15 @@ TEST(Compare, ALayerChangedByItsOwnStateAfterAnEarlierStepIsInheritedNotBornAgai
     // Born there, not carried from the first call (a call before is no step before).
     const auto writeShared = [&](const std::string& name, bool changed) {
         ApiRun run(dir, name);
-        std::vector<float> a = x, b = x, ya(8), yb(8);
-        for (float& v : b) v += 1;
-        if (changed) a[0] += 0.5f;
+        std::vector<float> first = x, second = x, ya(8), yb(8);
+        for (float& v : second) v += 1;
+        if (changed) first[0] += 0.5f;
         for (int k = 0; k < 8; ++k) {
-            ya[k] = 2 * a[k];
-            yb[k] = 2 * b[k] + (changed && k == 4 ? 0.5f : 0.f);
+            ya[k] = 2 * first[k];
+            yb[k] = 2 * second[k] + (changed && k == 4 ? 0.5f : 0.f);
         }
-        run.op("enc", {a}, {ya});
-        run.op("enc", {b}, {yb});
+        run.op("enc", {first}, {ya});
+        run.op("enc", {second}, {yb});
         return run.finish();
     };
     const DumpIndex e = indexOf(writeShared("e", false)), f = indexOf(writeShared("f", true));
@@ -374,6 +374,29 @@ TEST(Compare, ALayerChangedByItsOwnStateAfterAnEarlierStepIsInheritedNotBornAgai
     const std::string sharedReport = formatCompareReport(shared);
     EXPECT_EQ(shared.ops[opOfRound(shared, "enc", 1)].verdict, OpVerdict::BornHere) << sharedReport;
     EXPECT_EQ(shared.bornHereOps, 2u) << sharedReport;
+
+    // A weight changed from the start, carried at every step, then a NaN at step 3 in that
+    // layer's output: a new overflow, born there (it was taken as carried from step 0).
+    const auto writeNan = [&](const std::string& name, bool changed) {
+        ApiRun run(dir, name);
+        for (int step = 0; step < 5; ++step) {
+            std::vector<float> y(8);
+            for (int k = 0; k < 8; ++k) y[k] = (changed && k == 2 ? 1.6f : 1.5f) * x[k];
+            if (changed && step == 3) y[5] = NAN;
+            run.op("emb", {{3, 1, 4}}, {x});
+            run.op("layer", {x}, {y});
+        }
+        return run.finish();
+    };
+    const DumpIndex g = indexOf(writeNan("g", false)), h = indexOf(writeNan("h", true));
+    const auto nan = compareDumps(g, h, {});
+    const std::string nanReport = formatCompareReport(nan);
+    EXPECT_EQ(nan.ops[opOfRound(nan, "layer", 0)].verdict, OpVerdict::BornHere) << nanReport;
+    EXPECT_TRUE(nan.ops[opOfRound(nan, "layer", 2)].carriedInState()) << nanReport;
+    EXPECT_EQ(nan.ops[opOfRound(nan, "layer", 3)].verdict, OpVerdict::BornHere) << nanReport;
+    // After it, the NaN carried on is that birth's.
+    EXPECT_EQ(nan.ops[opOfRound(nan, "layer", 4)].inheritedFrom, opOfRound(nan, "layer", 3))
+        << nanReport;
 }
 
 // A changed bias, read again at each step, that addmm's copy_ also writes into its output: the

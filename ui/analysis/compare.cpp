@@ -1627,10 +1627,27 @@ private:
             return {forward, Reception::Direct};
         if (sourceInput == kNone && computesFromItsAtenParent(result_.ops[o]))
             return {result_.ops[o].parent, Reception::Direct};
-        if (const uint32_t earlier = divergenceFedBackTo(o, sourceInput, divergingOutput);
+        // NaN or Inf in one run only, where what an earlier step carried had none: a new
+        // overflow, born here (a NaN set at step 5 was taken as fed back, or carried in its op's
+        // state, from step 0's small change).
+        const uint32_t cause = sourceInput != kNone ? sourceInput : divergingOutput;
+        const bool nonFinite = result_.tensors[cause].rule == DivergenceRule::NonFinite;
+        const auto ifItCarriedThat = [&](uint32_t from) {
+            return from == kNone || !nonFinite || hasNonFiniteInOneRun(from) ? from : kNone;
+        };
+        if (const uint32_t earlier =
+                ifItCarriedThat(divergenceFedBackTo(o, sourceInput, divergingOutput));
             earlier != kNone)
             return {earlier, Reception::FedBack};
-        return {divergenceCarriedInStateTo(o, sourceInput, divergingOutput), Reception::InOwnState};
+        return {ifItCarriedThat(divergenceCarriedInStateTo(o, sourceInput, divergingOutput)),
+                Reception::InOwnState};
+    }
+
+    bool hasNonFiniteInOneRun(uint32_t o) const {
+        const OpComparison& op = result_.ops[o];
+        for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i)
+            if (result_.tensors[i].rule == DivergenceRule::NonFinite) return true;
+        return false;
     }
 
     // An op whose diverging inputs all came from outside the model, new in this pass, after an
