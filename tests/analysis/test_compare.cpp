@@ -399,6 +399,40 @@ TEST(Compare, ALayerChangedByItsOwnStateAfterAnEarlierStepIsInheritedNotBornAgai
         << nanReport;
 }
 
+// A generation loop whose generated token takes, at step 3, the value a position had at step 1:
+// the same numbers as an earlier output (the op that made the position) and as an earlier
+// outside input (the position embedding's), by statistics. Neither is that token: it is fed
+// back as the others are (it was born there, and so was step 2's).
+TEST(Compare, ATokenWithTheNumbersOfAnEarlierPositionIsStillFedBack) {
+    TempDir dir;
+    const auto write = [&](const std::string& name, const std::vector<float>& tokens, float nudge) {
+        ApiRun run(dir, name);
+        for (size_t step = 0; step < tokens.size(); ++step) {
+            const float position = 5.f + static_cast<float>(step);
+            std::vector<float> e = {2 * tokens[step], tokens[step] + 1},
+                               p = {position / 2, position / 3}, y(2);
+            for (int k = 0; k < 2; ++k) y[k] = e[k] + p[k] + (k == 1 ? nudge : 0.f);
+            run.op("unsqueeze", {{position - 1}}, {{position}});
+            run.op("emb", {{tokens[step]}}, {e});
+            run.op("pos", {{position}}, {p});
+            run.op("head", {e, p}, {y});
+        }
+        return run.finish();
+    };
+    // The candidate's head differs at step 0, and its tokens from step 1 on; the reference's
+    // token at step 3 is 6, step 1's position.
+    const DumpIndex a = indexOf(write("a", {1, 9, 2, 6}, 0)),
+                    b = indexOf(write("b", {1, 4, 3, 2}, 0.5f));
+    const auto result = compareDumps(a, b, {});
+    const std::string report = formatCompareReport(result);
+    ASSERT_TRUE(result.firstBornHere) << report;
+    EXPECT_EQ(*result.firstBornHere, opOfRound(result, "head", 0)) << report;
+    for (int step = 1; step < 4; ++step)
+        EXPECT_TRUE(result.ops[opOfRound(result, "emb", step)].fedBack()) << "step " << step << "\n"
+                                                                          << report;
+    EXPECT_EQ(result.bornHereOps, 1u) << report;
+}
+
 // A changed bias, read again at each step, that addmm's copy_ also writes into its output: the
 // same data as last step's copy_ output, it is the bias again, born here at each step (it was
 // said to come from last step's copy_, and the layer around it was born here over an inherited

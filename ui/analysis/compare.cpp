@@ -1671,7 +1671,11 @@ private:
         for (uint32_t i = op.firstTensor; i < op.firstTensor + op.tensorCount; ++i) {
             const TensorComparison& t = result_.tensors[i];
             if (t.isOutput || !t.source) continue;
-            if (t.producer != kNone) return kNone;  // changed by an op not dumped
+            // Changed by an op not dumped, in this pass. A producer of an earlier pass that
+            // matched is data of the same numbers only (a generated token 8 and the position 8
+            // an op made steps before: the token was born there): the program's, as any other.
+            if (t.producer != kNone && passOf_[result_.tensors[t.producer].op] == passOf_[o])
+                return kNone;
             if (outsideInputOfAnEarlierPass(i, o)) return kNone;
         }
         return earlier;
