@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 #include <set>
 #include <sstream>
@@ -170,6 +171,26 @@ uint32_t opOfRound(const CompareResult& r, const std::string& name, int round) {
         if (nameOf(r, o) == name && r.ops[o].referenceRound == round) return o;
     ADD_FAILURE() << "no op " << name << " in round " << round;
     return 0;
+}
+
+// Two runs written by `write(name, changed)`, the reference unchanged, compared: the result (it
+// points into the indexes, held here) and its report for the failure messages.
+struct WrittenPair {
+    std::unique_ptr<DumpIndex> reference, candidate;
+    CompareResult result;
+    std::string report;
+    const OpComparison& op(const std::string& name, int round) const {
+        return result.ops[opOfRound(result, name, round)];
+    }
+};
+template <typename Write>
+WrittenPair compareWritten(const std::string& name, const Write& write) {
+    WrittenPair pair;
+    pair.reference = std::make_unique<DumpIndex>(indexOf(write(name + "_reference", false)));
+    pair.candidate = std::make_unique<DumpIndex>(indexOf(write(name + "_candidate", true)));
+    pair.result = compareDumps(*pair.reference, *pair.candidate, {});
+    pair.report = formatCompareReport(pair.result);
+    return pair;
 }
 
 // A generation loop: each step's input is made outside the model from the last step's output
@@ -346,12 +367,10 @@ TEST(Compare, ALayerChangedByItsOwnStateAfterAnEarlierStepIsInheritedNotBornAgai
         }
         return run.finish();
     };
-    const DumpIndex c = indexOf(writeEval("c", false)), d = indexOf(writeEval("d", true));
-    const auto eval = compareDumps(c, d, {});
-    const std::string evalReport = formatCompareReport(eval);
-    EXPECT_EQ(eval.ops[opOfRound(eval, "head", 0)].verdict, OpVerdict::BornHere) << evalReport;
-    EXPECT_EQ(eval.ops[opOfRound(eval, "head", 4)].verdict, OpVerdict::BornHere) << evalReport;
-    EXPECT_EQ(eval.carriedInStateOps, 0u) << evalReport;
+    const WrittenPair eval = compareWritten("eval", writeEval);
+    EXPECT_EQ(eval.op("head", 0).verdict, OpVerdict::BornHere) << eval.report;
+    EXPECT_EQ(eval.op("head", 4).verdict, OpVerdict::BornHere) << eval.report;
+    EXPECT_EQ(eval.result.carriedInStateOps, 0u) << eval.report;
 
     // A module called twice in one forward, the first op of each (its calls begin the passes),
     // no backward: its first call's input differs, and its second call goes wrong by itself.
@@ -369,11 +388,9 @@ TEST(Compare, ALayerChangedByItsOwnStateAfterAnEarlierStepIsInheritedNotBornAgai
         run.op("enc", {second}, {yb});
         return run.finish();
     };
-    const DumpIndex e = indexOf(writeShared("e", false)), f = indexOf(writeShared("f", true));
-    const auto shared = compareDumps(e, f, {});
-    const std::string sharedReport = formatCompareReport(shared);
-    EXPECT_EQ(shared.ops[opOfRound(shared, "enc", 1)].verdict, OpVerdict::BornHere) << sharedReport;
-    EXPECT_EQ(shared.bornHereOps, 2u) << sharedReport;
+    const WrittenPair shared = compareWritten("shared", writeShared);
+    EXPECT_EQ(shared.op("enc", 1).verdict, OpVerdict::BornHere) << shared.report;
+    EXPECT_EQ(shared.result.bornHereOps, 2u) << shared.report;
 
     // A weight changed from the start, carried at every step, then a NaN at step 3 in that
     // layer's output: a new overflow, born there (it was taken as carried from step 0).
@@ -388,15 +405,12 @@ TEST(Compare, ALayerChangedByItsOwnStateAfterAnEarlierStepIsInheritedNotBornAgai
         }
         return run.finish();
     };
-    const DumpIndex g = indexOf(writeNan("g", false)), h = indexOf(writeNan("h", true));
-    const auto nan = compareDumps(g, h, {});
-    const std::string nanReport = formatCompareReport(nan);
-    EXPECT_EQ(nan.ops[opOfRound(nan, "layer", 0)].verdict, OpVerdict::BornHere) << nanReport;
-    EXPECT_TRUE(nan.ops[opOfRound(nan, "layer", 2)].carriedInState()) << nanReport;
-    EXPECT_EQ(nan.ops[opOfRound(nan, "layer", 3)].verdict, OpVerdict::BornHere) << nanReport;
+    const WrittenPair nan = compareWritten("nan", writeNan);
+    EXPECT_EQ(nan.op("layer", 0).verdict, OpVerdict::BornHere) << nan.report;
+    EXPECT_TRUE(nan.op("layer", 2).carriedInState()) << nan.report;
+    EXPECT_EQ(nan.op("layer", 3).verdict, OpVerdict::BornHere) << nan.report;
     // After it, the NaN carried on is that birth's.
-    EXPECT_EQ(nan.ops[opOfRound(nan, "layer", 4)].inheritedFrom, opOfRound(nan, "layer", 3))
-        << nanReport;
+    EXPECT_EQ(nan.op("layer", 4).inheritedFrom, opOfRound(nan.result, "layer", 3)) << nan.report;
 }
 
 // A generation loop whose generated token takes, at step 3, the value a position had at step 1:

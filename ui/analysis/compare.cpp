@@ -823,9 +823,8 @@ private:
                 std::vector<int32_t> left = other.rounds(byReference ? cp : rp);
                 left.erase(std::remove(left.begin(), left.end(), byReference ? b : a), left.end());
                 // msprobe's rounds are steps; said once, not for each rank of the step.
-                const std::string leftOut = other.layout() == DumpLayout::Msprobe
-                                                ? "step" + roundsText(left).substr(5)
-                                                : roundsText(left);
+                const std::string leftOut =
+                    roundsText(left, other.layout() == DumpLayout::Msprobe ? "step" : "round");
                 const std::string text =
                     describeScope(other.layout(), {{}, byReference ? b : a}) + " only, as the " +
                     (byReference ? "reference" : "candidate") + "'s folder names: the " +
@@ -872,9 +871,11 @@ private:
         }
     }
     // "no rounds", "round 0", "rounds 0..4".
-    static std::string roundsText(const std::vector<int32_t>& rounds) {
-        if (rounds.empty()) return "no rounds";
-        return (rounds.size() == 1 ? "round " : "rounds ") + roundList(rounds);
+    // `noun` "step": "steps 0..4" (msprobe's rounds).
+    static std::string roundsText(const std::vector<int32_t>& rounds,
+                                  const std::string& noun = "round") {
+        if (rounds.empty()) return "no " + noun + "s";
+        return noun + (rounds.size() == 1 ? " " : "s ") + roundList(rounds);
     }
     // Sorted rounds as ranges: "5..16", "0, 2, 4..6", "none"; past eight ranges, how many in all
     // (a live run's rounds, read with gaps, filled the app's summary with a hundred ranges).
@@ -1554,9 +1555,9 @@ private:
             carries = carries || t.carriesDivergence;
             differs = differs || t.differs;
         }
-        if (op.parent == kNone && carries) noteCarrying(carrying_, o);
-        if (op.parent == kNone && ref_.layout() != DumpLayout::Msprobe)
-            noteStateOf(o, carries, differs);
+        if (op.parent != kNone) return;
+        if (carries) noteCarrying(carrying_, o);
+        if (ref_.layout() != DumpLayout::Msprobe) noteStateOf(o, carries, differs);
     }
 
     // Op-level dumps, a layer-level op closed: what it says of its module's state
@@ -1569,12 +1570,12 @@ private:
     void noteStateOf(uint32_t o, bool outputCarries, bool outputDiffers) {
         const OpComparison& op = result_.ops[o];
         const uint32_t forward = forwardLayerOpOf(op);
+        if (forward == kNone) return;
         const bool backward = forward != op.referenceOp;
         bool carries = outputCarries;
         for (uint32_t i = op.firstTensor;
              backward && !carries && i < op.firstTensor + op.tensorCount; ++i)
             carries = result_.tensors[i].carriesDivergence;
-        if (forward == kNone) return;
         if (carries) {
             noteCarrying(carryingThrough_[forward], o);
         } else if (!backward && !outputDiffers && op.verdict == OpVerdict::Matches) {

@@ -748,7 +748,7 @@ QString OpTreeModel::roundsBehindVerdict(uint32_t op, uint32_t shownRow) const {
             : tr("Over the %1 rounds compared (%2..%3)").arg(rounds.size()).arg(*first).arg(*last);
     if (shownRow == kNone) return tip;
     const int32_t shownRound = store_->index().row(shownRow).round;
-    if (std::find(rounds.begin(), rounds.end(), shownRound) != rounds.end()) return tip;
+    if (comparison_->comparedIn(op, shownRound)) return tip;
     tip += tr("; the values beside it are round %1's, which was not compared").arg(shownRound);
     if (comparison_->verdictOf(op, shownRound) == RunComparison::Verdict::OnlyInOneRun)
         tip += tr(" (the reference has no such execution)");
